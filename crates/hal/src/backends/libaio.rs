@@ -1,0 +1,214 @@
+//! libaio: Linux native AIO through the raw system calls (no libaio.so).
+//!
+//! The structures are the kernel ABI of `include/uapi/linux/aio_abi.h`
+//! (little-endian layout, x86_64 and aarch64).
+
+use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
+use std::os::fd::RawFd;
+
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FSYNC: u16 = 2;
+
+/// `struct iocb` (64 bytes). On little-endian machines `aio_key` comes before
+/// `aio_rw_flags`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    aio_key: u32,
+    aio_rw_flags: i32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// `struct io_event` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
+const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
+
+pub struct AioEngine {
+    ctx: libc::c_ulong,
+    fds: Vec<RawFd>,
+    /// One control block per tag, never moved: the kernel keeps pointers to
+    /// them while commands are in flight.
+    iocbs: Box<[Iocb]>,
+    /// Pointers to staged control blocks, in issue order.
+    pending: Vec<*mut Iocb>,
+    /// How many of `pending` were already accepted by io_submit.
+    submitted_head: usize,
+    events: Box<[IoEvent]>,
+}
+
+impl AioEngine {
+    pub fn open(targets: &[Target], depth: u32) -> Result<AioEngine, HalError> {
+        let fds = targets
+            .iter()
+            .map(|t| t.fd("libaio"))
+            .collect::<Result<_, _>>()?;
+        let mut ctx: libc::c_ulong = 0;
+        // SAFETY: io_setup writes the context id into `ctx`, which is valid.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                depth as libc::c_long,
+                &mut ctx as *mut libc::c_ulong,
+            )
+        };
+        if rc < 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::EAGAIN) {
+                return Err(HalError::Unsupported {
+                    what: format!("libaio with queue depth {depth}"),
+                    why: "the system-wide AIO limit (/proc/sys/fs/aio-max-nr) is reached".into(),
+                    instead:
+                        "raise fs.aio-max-nr, lower --iodepth/--numjobs, or use --ioengine=io_uring"
+                            .into(),
+                });
+            }
+            return Err(HalError::Setup {
+                engine: "libaio",
+                what: "io_setup",
+                source: err,
+            });
+        }
+        Ok(AioEngine {
+            ctx,
+            fds,
+            iocbs: vec![Iocb::default(); depth as usize].into_boxed_slice(),
+            pending: Vec::with_capacity(depth as usize),
+            submitted_head: 0,
+            events: vec![IoEvent::default(); depth as usize].into_boxed_slice(),
+        })
+    }
+
+    fn submit_pending(&mut self) -> Result<u32, HalError> {
+        let mut sent = 0u32;
+        while self.submitted_head < self.pending.len() {
+            let rest = &mut self.pending[self.submitted_head..];
+            // SAFETY: every pointer in `rest` points into self.iocbs, which
+            // outlives the context; ctx is a live AIO context.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    rest.len() as libc::c_long,
+                    rest.as_mut_ptr(),
+                )
+            };
+            if rc < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EAGAIN) && sent > 0 {
+                    break; // the kernel queue is full: the rest goes next time
+                }
+                return Err(HalError::Io {
+                    engine: "libaio",
+                    what: "io_submit",
+                    source: err,
+                });
+            }
+            self.submitted_head += rc as usize;
+            sent += rc as u32;
+        }
+        if self.submitted_head == self.pending.len() {
+            self.pending.clear();
+            self.submitted_head = 0;
+        }
+        Ok(sent)
+    }
+}
+
+impl Engine for AioEngine {
+    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        let iocb = &mut self.iocbs[tag as usize];
+        *iocb = Iocb {
+            aio_data: tag as u64,
+            aio_lio_opcode: match cmd.op {
+                Op::Read => IOCB_CMD_PREAD,
+                Op::Write => IOCB_CMD_PWRITE,
+                Op::Fsync => IOCB_CMD_FSYNC,
+            },
+            aio_fildes: self.fds[cmd.target as usize] as u32,
+            aio_buf: buf as u64,
+            aio_nbytes: if cmd.op == Op::Fsync {
+                0
+            } else {
+                cmd.len as u64
+            },
+            aio_offset: cmd.offset as i64,
+            ..Iocb::default()
+        };
+        assert!(
+            self.pending.len() < self.pending.capacity(),
+            "more staged commands than tags"
+        );
+        self.pending.push(iocb as *mut Iocb);
+        Ok(())
+    }
+
+    fn issue(&mut self) -> Result<u32, HalError> {
+        self.submit_pending()
+    }
+
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
+        let max = out.len().min(self.events.len());
+        loop {
+            // SAFETY: events has room for `max` entries; a null timeout waits.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    min.min(max as u32) as libc::c_long,
+                    max as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+            if rc < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(HalError::Io {
+                    engine: "libaio",
+                    what: "io_getevents",
+                    source: err,
+                });
+            }
+            let n = rc as usize;
+            for (o, e) in out.iter_mut().zip(&self.events[..n]) {
+                *o = Completion {
+                    tag: e.data as Tag,
+                    result: e.res,
+                };
+            }
+            return Ok(n);
+        }
+    }
+
+    fn description(&self) -> String {
+        "libaio (io_submit/io_getevents)".into()
+    }
+}
+
+impl Drop for AioEngine {
+    fn drop(&mut self) {
+        // SAFETY: ctx is a live context; io_destroy waits for in-flight I/O.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    }
+}

@@ -1,0 +1,65 @@
+//! The low-level drivers.
+
+pub mod libaio;
+pub mod mem;
+pub mod null;
+pub mod sync;
+pub mod uring;
+
+use crate::{Completion, Tag};
+
+/// Completions produced inside `issue` by engines that finish commands at once,
+/// held until `reap`. Bounded by the queue depth, preallocated.
+#[derive(Debug)]
+pub(crate) struct ReadyList {
+    items: Vec<Completion>,
+    head: usize,
+}
+
+impl ReadyList {
+    pub(crate) fn with_capacity(depth: u32) -> ReadyList {
+        ReadyList {
+            items: Vec::with_capacity(depth as usize),
+            head: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, tag: Tag, result: i64) {
+        assert!(
+            self.items.len() < self.items.capacity(),
+            "more completions than tags"
+        );
+        self.items.push(Completion { tag, result });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    /// Moves up to `out.len()` completions out, oldest first.
+    pub(crate) fn drain_into(&mut self, out: &mut [Completion]) -> usize {
+        let n = self.len().min(out.len());
+        out[..n].copy_from_slice(&self.items[self.head..self.head + n]);
+        self.head += n;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        }
+        n
+    }
+}
+
+/// A staged command of a synchronous engine.
+#[derive(Clone, Copy)]
+pub(crate) struct Staged {
+    pub tag: Tag,
+    pub cmd: crate::Command,
+    pub buf: *mut u8,
+}
+
+/// Negated errno of the last failed libc call.
+pub(crate) fn neg_errno() -> i64 {
+    -(std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO) as i64)
+}

@@ -1,0 +1,361 @@
+//! io_uring: interrupt-driven by default, with SQPOLL, IOPOLL, registered
+//! buffers and files on request.
+//!
+//! Ring flags (see io_uring_setup(2)): COOP_TASKRUN (5.19) avoids an IPI to
+//! run completion work; SINGLE_ISSUER (6.0) + DEFER_TASKRUN (6.1) defer that
+//! work until the owning thread waits, so completions are processed in the
+//! waiting thread — the HIOPS "lazy completion" done by the kernel. In `Auto`
+//! mode flags are tried together and dropped one at a time on EINVAL (as fio's
+//! t/io_uring does); a flag asked for explicitly is never dropped.
+
+use crate::device::require_poll_queues;
+use crate::engine::Feature;
+use crate::{BufferArena, Command, Completion, Engine, EngineOptions, HalError, Op, Tag, Target};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::RawFd;
+
+/// `IORING_ENTER_GETEVENTS` (include/uapi/linux/io_uring.h); the crate keeps
+/// its constants private.
+const IORING_ENTER_GETEVENTS: u32 = 1;
+
+pub struct UringEngine {
+    ring: IoUring,
+    fds: Vec<RawFd>,
+    registered_files: bool,
+    /// Arena base and slot length when buffers are registered: a buffer's
+    /// index is its slot.
+    fixed_bufs: Option<(usize, usize)>,
+    /// SQEs pushed and not yet handed to the kernel.
+    staged: u32,
+    defer_taskrun: bool,
+    iopoll: bool,
+    described: String,
+}
+
+struct RingFlags {
+    coop: bool,
+    defer: bool,
+}
+
+fn build_ring(opts: &EngineOptions, depth: u32, flags: &RingFlags) -> std::io::Result<IoUring> {
+    let mut b = IoUring::builder();
+    // Room for every tag's completion even if the reaper falls behind.
+    b.setup_cqsize(depth.next_power_of_two() * 2);
+    if opts.sqpoll {
+        b.setup_sqpoll(opts.sqpoll_idle_ms);
+        if let Some(cpu) = opts.sqpoll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    if opts.iopoll {
+        b.setup_iopoll();
+    }
+    if flags.coop {
+        b.setup_coop_taskrun();
+        b.setup_taskrun_flag();
+    }
+    if flags.defer {
+        b.setup_single_issuer();
+        b.setup_defer_taskrun();
+    }
+    b.build(depth)
+}
+
+impl UringEngine {
+    pub fn open(
+        opts: &EngineOptions,
+        targets: &[Target],
+        depth: u32,
+        arena: &BufferArena,
+    ) -> Result<UringEngine, HalError> {
+        let fds: Vec<RawFd> = targets
+            .iter()
+            .map(|t| t.fd("io_uring"))
+            .collect::<Result<_, _>>()?;
+        if opts.iopoll {
+            require_poll_queues(
+                &fds,
+                "io_uring IOPOLL (--hipri)",
+                "drop --hipri, or give a device whose driver has poll queues (NVMe with nvme.poll_queues=N)",
+            )?;
+        }
+        // SQPOLL's thread submits for us, so DEFER_TASKRUN (which needs the
+        // submitter to be the waiter) cannot apply.
+        let want_coop = opts.coop_taskrun != Feature::Off && !opts.sqpoll;
+        let want_defer = opts.defer_taskrun != Feature::Off && !opts.sqpoll;
+        if opts.sqpoll && opts.defer_taskrun == Feature::On {
+            return Err(HalError::Unsupported {
+                what: "io_uring DEFER_TASKRUN with SQPOLL".into(),
+                why: "the kernel refuses DEFER_TASKRUN on a ring with a submission thread".into(),
+                instead: "choose one of --sqthread_poll and --defer_taskrun".into(),
+            });
+        }
+        let mut flags = RingFlags {
+            coop: want_coop,
+            defer: want_defer,
+        };
+        let ring = loop {
+            match build_ring(opts, depth, &flags) {
+                Ok(ring) => break ring,
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINVAL)
+                        && flags.defer
+                        && opts.defer_taskrun == Feature::Auto =>
+                {
+                    flags.defer = false;
+                }
+                Err(e)
+                    if e.raw_os_error() == Some(libc::EINVAL)
+                        && flags.coop
+                        && opts.coop_taskrun == Feature::Auto =>
+                {
+                    flags.coop = false;
+                }
+                Err(e) => {
+                    let what = if opts.sqpoll {
+                        "io_uring_setup with SQPOLL"
+                    } else {
+                        "io_uring_setup"
+                    };
+                    if e.raw_os_error() == Some(libc::EPERM) && opts.sqpoll {
+                        return Err(HalError::Unsupported {
+                            what: "io_uring SQPOLL".into(),
+                            why: "the kernel requires privileges for a submission thread here"
+                                .into(),
+                            instead: "run as root or drop --sqthread_poll".into(),
+                        });
+                    }
+                    return Err(HalError::Setup {
+                        engine: "io_uring",
+                        what,
+                        source: e,
+                    });
+                }
+            }
+        };
+        let registered_files = opts.registerfiles;
+        if registered_files {
+            ring.submitter()
+                .register_files(&fds)
+                .map_err(|e| HalError::Setup {
+                    engine: "io_uring",
+                    what: "registering files",
+                    source: e,
+                })?;
+        }
+        let fixed_bufs = if opts.fixedbufs {
+            let iovecs = arena.iovecs();
+            // SAFETY: the iovecs describe the arena's slots, which stay
+            // allocated and unmoved for the life of this ring (Queue drops the
+            // engine before the arena).
+            unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENOMEM) {
+                    HalError::Unsupported {
+                        what: "io_uring registered buffers".into(),
+                        why: "the locked-memory limit is too low (ulimit -l)".into(),
+                        instead: "raise ulimit -l or drop --fixedbufs".into(),
+                    }
+                } else {
+                    HalError::Setup {
+                        engine: "io_uring",
+                        what: "registering buffers",
+                        source: e,
+                    }
+                }
+            })?;
+            Some((arena.slot_ptr(0) as usize, arena.slot_len()))
+        } else {
+            None
+        };
+        let mut parts = vec!["io_uring".to_string()];
+        if opts.sqpoll {
+            parts.push(format!("SQPOLL(idle {} ms)", opts.sqpoll_idle_ms));
+        }
+        if opts.iopoll {
+            parts.push("IOPOLL".into());
+        }
+        if flags.coop {
+            parts.push("COOP_TASKRUN".into());
+        }
+        if flags.defer {
+            parts.push("SINGLE_ISSUER+DEFER_TASKRUN".into());
+        }
+        if fixed_bufs.is_some() {
+            parts.push("fixed buffers".into());
+        }
+        if registered_files {
+            parts.push("registered files".into());
+        }
+        if !opts.sqpoll && !opts.iopoll {
+            parts.push("interrupt-driven".into());
+        }
+        Ok(UringEngine {
+            ring,
+            fds,
+            registered_files,
+            fixed_bufs,
+            staged: 0,
+            defer_taskrun: flags.defer,
+            iopoll: opts.iopoll,
+            described: parts.join(", "),
+        })
+    }
+
+    fn entry(&self, tag: Tag, cmd: &Command, buf: *mut u8) -> squeue::Entry {
+        let index = cmd.target as usize;
+        macro_rules! with_fd {
+            ($build:expr) => {
+                if self.registered_files {
+                    $build(types::Fixed(index as u32))
+                } else {
+                    $build(types::Fd(self.fds[index]))
+                }
+            };
+        }
+        let entry = match (cmd.op, self.fixed_bufs) {
+            (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
+            (Op::Read, Some((base, slot_len))) => {
+                let i = (buf as usize - base) / slot_len;
+                with_fd!(|fd| opcode::ReadFixed::new(fd, buf, cmd.len, i as u16)
+                    .offset(cmd.offset)
+                    .build())
+            }
+            (Op::Write, Some((base, slot_len))) => {
+                let i = (buf as usize - base) / slot_len;
+                with_fd!(|fd| opcode::WriteFixed::new(fd, buf, cmd.len, i as u16)
+                    .offset(cmd.offset)
+                    .build())
+            }
+            (Op::Read, None) => with_fd!(|fd| opcode::Read::new(fd, buf, cmd.len)
+                .offset(cmd.offset)
+                .build()),
+            (Op::Write, None) => with_fd!(|fd| opcode::Write::new(fd, buf, cmd.len)
+                .offset(cmd.offset)
+                .build()),
+        };
+        entry.user_data(tag as u64)
+    }
+
+    fn drain(&mut self, out: &mut [Completion], mut n: usize) -> usize {
+        for cqe in self.ring.completion() {
+            out[n] = Completion {
+                tag: cqe.user_data() as Tag,
+                result: cqe.result() as i64,
+            };
+            n += 1;
+            if n == out.len() {
+                break;
+            }
+        }
+        n
+    }
+
+    /// One io_uring_enter: submit what is staged, wait for `want` completions.
+    fn enter(&mut self, want: u32) -> Result<(), HalError> {
+        loop {
+            match self.ring.submit_and_wait(want as usize) {
+                Ok(_) => {
+                    self.staged = 0;
+                    return Ok(());
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The CQ is full: the caller drains it and comes back.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) => {
+                    return Err(HalError::Io {
+                        engine: "io_uring",
+                        what: "io_uring_enter",
+                        source: e,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Peek without waiting; with DEFER_TASKRUN or IOPOLL nothing is posted
+    /// unless we enter the kernel, so enter with GETEVENTS and min 0.
+    fn poke(&mut self) -> Result<(), HalError> {
+        // SAFETY: plain io_uring_enter on our own ring with no argument.
+        let rc = unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(0, 0, IORING_ENTER_GETEVENTS, None)
+        };
+        match rc {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR) | Some(libc::EBUSY) | Some(libc::EAGAIN)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(HalError::Io {
+                engine: "io_uring",
+                what: "io_uring_enter",
+                source: e,
+            }),
+        }
+    }
+}
+
+impl Engine for UringEngine {
+    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        let entry = self.entry(tag, cmd, buf);
+        // SAFETY: the buffer is the tag's arena slot and the descriptor is kept
+        // open by the caller; both outlive the command, which completes
+        // before the tag (and so the slot) is reused or the queue is dropped.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        assert!(
+            pushed.is_ok(),
+            "submission queue full with {} staged (ring smaller than the tag count)",
+            self.staged
+        );
+        self.staged += 1;
+        Ok(())
+    }
+
+    fn issue(&mut self) -> Result<u32, HalError> {
+        let n = self.staged;
+        if n > 0 {
+            self.enter(0)?;
+        }
+        Ok(n)
+    }
+
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
+        let mut n = self.drain(out, 0);
+        if n == 0 && min == 0 && (self.defer_taskrun || self.iopoll) {
+            self.poke()?;
+            n = self.drain(out, n);
+        }
+        while (n as u32) < min {
+            self.enter(min - n as u32)?;
+            n = self.drain(out, n);
+        }
+        Ok(n)
+    }
+
+    fn issue_and_reap(
+        &mut self,
+        min: u32,
+        out: &mut [Completion],
+    ) -> Result<(u32, usize), HalError> {
+        let issued = self.staged;
+        let mut n = self.drain(out, 0);
+        if self.staged > 0 || (n as u32) < min {
+            self.enter(min.saturating_sub(n as u32))?;
+            n = self.drain(out, n);
+        }
+        while (n as u32) < min {
+            self.enter(min - n as u32)?;
+            n = self.drain(out, n);
+        }
+        Ok((issued, n))
+    }
+
+    fn description(&self) -> String {
+        self.described.clone()
+    }
+}

@@ -1,0 +1,52 @@
+//! Commands and completion events, the units that cross the HAL.
+
+/// A tag names one command slot of a queue (the paper's hardware tag). Tags are
+/// dense: `0..depth`. Each tag owns one buffer of the queue's arena.
+pub type Tag = u32;
+
+/// What a command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Read,
+    Write,
+    /// Flush the target's data to stable storage (fsync).
+    Fsync,
+}
+
+impl Op {
+    pub fn is_write(self) -> bool {
+        matches!(self, Op::Write)
+    }
+}
+
+/// One low-level command: the paper's "command" before `bind_tag_cmd`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Command {
+    pub op: Op,
+    /// Index into the queue's target list.
+    pub target: u32,
+    pub offset: u64,
+    /// Bytes to transfer; must fit the tag's buffer. Ignored for `Fsync`.
+    pub len: u32,
+}
+
+/// A completion event: which tag finished and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub tag: Tag,
+    /// Bytes transferred, or a negated errno.
+    pub result: i64,
+}
+
+impl Completion {
+    /// A placeholder for preallocated completion arrays.
+    pub const EMPTY: Completion = Completion {
+        tag: u32::MAX,
+        result: 0,
+    };
+
+    /// The errno of a failed command, if it failed.
+    pub fn errno(&self) -> Option<i32> {
+        (self.result < 0).then(|| (-self.result) as i32)
+    }
+}

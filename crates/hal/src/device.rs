@@ -1,0 +1,142 @@
+//! Facts about block devices from sysfs: which device backs a file, its
+//! logical block size, whether it has poll queues.
+
+use std::fs;
+use std::os::fd::RawFd;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+/// A block device (whole disk or partition) as sysfs names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDev {
+    /// Kernel name (`vda`, `vda1`, `zram0`, `nvme0n1`).
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    /// The whole disk a partition belongs to (itself for a whole disk).
+    pub disk: String,
+}
+
+impl BlockDev {
+    pub fn from_dev(major: u32, minor: u32) -> Option<BlockDev> {
+        let link = fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+        let name = link.file_name()?.to_string_lossy().into_owned();
+        let disk = if link.join("partition").exists() {
+            link.parent()?.file_name()?.to_string_lossy().into_owned()
+        } else {
+            name.clone()
+        };
+        Some(BlockDev {
+            name,
+            major,
+            minor,
+            disk,
+        })
+    }
+
+    /// The device a path is (block special file) or lives on (a file on a
+    /// filesystem). `None` for filesystems without a block device (tmpfs).
+    pub fn of_path(path: &Path) -> Option<BlockDev> {
+        let meta = fs::metadata(path).ok()?;
+        Self::of_metadata(&meta)
+    }
+
+    pub fn of_fd(fd: RawFd) -> Option<BlockDev> {
+        // SAFETY: fstat writes into a zeroed stat struct we own.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return None;
+        }
+        let dev = if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
+            st.st_rdev
+        } else {
+            st.st_dev
+        };
+        Self::from_dev(libc::major(dev), libc::minor(dev))
+    }
+
+    fn of_metadata(meta: &fs::Metadata) -> Option<BlockDev> {
+        use std::os::unix::fs::MetadataExt;
+        let dev = if meta.file_type().is_block_device() {
+            meta.rdev()
+        } else {
+            meta.dev()
+        };
+        Self::from_dev(libc::major(dev), libc::minor(dev))
+    }
+
+    /// `/sys/block/<disk>`: where the queue attributes live.
+    pub fn disk_sysfs(&self) -> PathBuf {
+        PathBuf::from("/sys/block").join(&self.disk)
+    }
+
+    fn queue_attr(&self, attr: &str) -> Option<String> {
+        fs::read_to_string(self.disk_sysfs().join("queue").join(attr))
+            .ok()
+            .map(|s| s.trim().to_string())
+    }
+
+    pub fn logical_block_size(&self) -> Option<u32> {
+        self.queue_attr("logical_block_size")?.parse().ok()
+    }
+
+    /// Whether polled completions (IOPOLL, RWF_HIPRI) can work: the driver
+    /// exposes poll queues.
+    pub fn has_poll_queues(&self) -> bool {
+        self.queue_attr("io_poll").as_deref() == Some("1")
+    }
+
+    /// Size in bytes (sysfs counts 512-byte sectors).
+    pub fn size_bytes(&self) -> Option<u64> {
+        let base = if self.name == self.disk {
+            self.disk_sysfs()
+        } else {
+            self.disk_sysfs().join(&self.name)
+        };
+        let sectors: u64 = fs::read_to_string(base.join("size"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        Some(sectors * 512)
+    }
+
+    /// The name under which the device's driver registers its interrupts
+    /// (`virtio1` for vda, `nvme0` for nvme0n1), if it has a device link.
+    pub fn interrupt_prefix(&self) -> Option<String> {
+        let dev = fs::canonicalize(self.disk_sysfs().join("device")).ok()?;
+        Some(dev.file_name()?.to_string_lossy().into_owned())
+    }
+}
+
+/// Refuses polled completion on targets whose devices have no poll queues:
+/// the kernel would fail every command (or silently fall back to interrupts).
+pub fn require_poll_queues(
+    fds: &[RawFd],
+    what: &str,
+    instead: &str,
+) -> Result<(), crate::HalError> {
+    for &fd in fds {
+        match BlockDev::of_fd(fd) {
+            Some(dev) if dev.has_poll_queues() => {}
+            Some(dev) => {
+                return Err(crate::HalError::Unsupported {
+                    what: what.into(),
+                    why: format!(
+                        "device {} has no poll queues (/sys/block/{}/queue/io_poll is 0)",
+                        dev.name, dev.disk
+                    ),
+                    instead: instead.into(),
+                })
+            }
+            None => {
+                return Err(crate::HalError::Unsupported {
+                    what: what.into(),
+                    why: "the target has no block device behind it".into(),
+                    instead: instead.into(),
+                })
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The low-level driver interface: what every backend implements.
+//!
+//! The shape follows fio's engine table (prep / queue / commit / getevents,
+//! fio's `ioengines.h`) with the HIOPS operation names: commands are bound to
+//! tags and staged (`prepare` = `bind_tag_cmd`), staged commands are sent
+//! together (`issue` = `issue_tags`), and completions are peeked or waited for
+//! and fetched in batches (`reap` = `check_event` + `fetch_event`).
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+
+use crate::backends::mem::MemDevice;
+use crate::{Command, Completion, HalError, Tag};
+
+/// Where commands go: an open file or block device, or a RAM device.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// A raw descriptor; the caller keeps it open for as long as any queue
+    /// that uses it lives.
+    Fd(RawFd),
+    Mem(Arc<MemDevice>),
+}
+
+impl Target {
+    pub fn from_file(file: &impl AsRawFd) -> Target {
+        Target::Fd(file.as_raw_fd())
+    }
+
+    pub(crate) fn fd(&self, engine: &'static str) -> Result<RawFd, HalError> {
+        match self {
+            Target::Fd(fd) => Ok(*fd),
+            Target::Mem(_) => Err(HalError::Unsupported {
+                what: format!("the {engine} engine on a RAM device"),
+                why: "it issues kernel I/O and a RAM device has no descriptor".into(),
+                instead: "use --ioengine=mem for the RAM device, or give a file or block device"
+                    .into(),
+            }),
+        }
+    }
+}
+
+/// A backend ("low level driver"). One instance serves one thread's queue.
+pub trait Engine {
+    /// Bind `tag` to `cmd` and stage it; `buf` is the tag's buffer, valid until
+    /// the tag completes. Staging never blocks and never fails for lack of
+    /// room: the queue hands out at most `depth` tags.
+    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError>;
+
+    /// Send every staged command to the device. Returns how many were sent.
+    fn issue(&mut self) -> Result<u32, HalError>;
+
+    /// Wait until at least `min` completions are available (0: only peek), then
+    /// move up to `out.len()` of them into `out`. Returns how many.
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError>;
+
+    /// `issue` then `reap`; engines that can do both in one system call do.
+    /// Returns (commands sent, completions fetched).
+    fn issue_and_reap(
+        &mut self,
+        min: u32,
+        out: &mut [Completion],
+    ) -> Result<(u32, usize), HalError> {
+        let sent = self.issue()?;
+        Ok((sent, self.reap(min, out)?))
+    }
+
+    /// What is in force (flags the kernel accepted, modes), for the report.
+    fn description(&self) -> String;
+}
+
+/// The backends, selectable by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// pread/pwrite: one synchronous I/O per thread at a time.
+    Psync,
+    /// preadv2/pwritev2, optionally with RWF_HIPRI (polled) or RWF_NOWAIT.
+    Pvsync2,
+    /// Linux native AIO through the raw io_setup/io_submit/io_getevents calls.
+    Libaio,
+    /// io_uring, interrupt-driven by default.
+    IoUring,
+    /// A RAM device behind the same HAL: the software cost alone.
+    Mem,
+    /// Completes every command at once without touching data.
+    Null,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 6] = [
+        EngineKind::Psync,
+        EngineKind::Pvsync2,
+        EngineKind::Libaio,
+        EngineKind::IoUring,
+        EngineKind::Mem,
+        EngineKind::Null,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Libaio => "libaio",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Mem => "mem",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// Parses an engine name; fio's spellings are accepted (`sync` is psync's
+    /// behaviour here: positioned synchronous I/O).
+    pub fn parse(name: &str) -> Option<EngineKind> {
+        Some(match name {
+            "psync" | "sync" => EngineKind::Psync,
+            "pvsync2" => EngineKind::Pvsync2,
+            "libaio" | "aio" => EngineKind::Libaio,
+            "io_uring" | "iouring" | "uring" => EngineKind::IoUring,
+            "mem" | "ram" => EngineKind::Mem,
+            "null" => EngineKind::Null,
+            _ => return None,
+        })
+    }
+
+    /// Synchronous engines complete each command inside `issue`: one I/O in
+    /// flight per thread, whatever the queue depth.
+    pub fn is_synchronous(self) -> bool {
+        matches!(self, EngineKind::Psync | EngineKind::Pvsync2)
+    }
+
+    /// Engines that move data through the kernel need a file or device.
+    pub fn needs_file(self) -> bool {
+        !matches!(self, EngineKind::Mem | EngineKind::Null)
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Tri-state for kernel features: use where available, require, or refuse.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Feature {
+    /// Use it where the kernel has it, and say in the description whether it was.
+    #[default]
+    Auto,
+    /// Fail with a clear error when the kernel lacks it.
+    On,
+    Off,
+}
+
+/// Backend options. Defaults are the fast, interrupt-driven configuration.
+#[derive(Clone, Debug, Default)]
+pub struct EngineOptions {
+    /// pvsync2: RWF_HIPRI (polled completion; needs poll queues).
+    pub hipri: bool,
+    /// pvsync2: RWF_NOWAIT (fail with EAGAIN instead of blocking).
+    pub nowait: bool,
+    /// io_uring: a kernel thread polls the submission queue.
+    pub sqpoll: bool,
+    /// io_uring: how long the SQ thread spins before sleeping (ms).
+    pub sqpoll_idle_ms: u32,
+    /// io_uring: pin the SQ thread to this CPU.
+    pub sqpoll_cpu: Option<u32>,
+    /// io_uring: completions by busy polling the device (IORING_SETUP_IOPOLL).
+    pub iopoll: bool,
+    /// io_uring: register the buffer arena (READ_FIXED / WRITE_FIXED).
+    pub fixedbufs: bool,
+    /// io_uring: register the target descriptors.
+    pub registerfiles: bool,
+    /// io_uring: IORING_SETUP_COOP_TASKRUN.
+    pub coop_taskrun: Feature,
+    /// io_uring: IORING_SETUP_SINGLE_ISSUER + DEFER_TASKRUN (completion work
+    /// runs in the thread that waits: the HIOPS lazy completion).
+    pub defer_taskrun: Feature,
+}
+
+/// Opens a backend for one queue.
+pub(crate) fn open_engine(
+    kind: EngineKind,
+    opts: &EngineOptions,
+    targets: &[Target],
+    depth: u32,
+    arena: &crate::BufferArena,
+) -> Result<Box<dyn Engine>, HalError> {
+    use crate::backends::*;
+    Ok(match kind {
+        EngineKind::Psync => Box::new(sync::SyncEngine::open(
+            targets,
+            depth,
+            sync::SyncMode::Psync,
+        )?),
+        EngineKind::Pvsync2 => Box::new(sync::SyncEngine::open(
+            targets,
+            depth,
+            sync::SyncMode::Pvsync2 {
+                hipri: opts.hipri,
+                nowait: opts.nowait,
+            },
+        )?),
+        EngineKind::Libaio => Box::new(libaio::AioEngine::open(targets, depth)?),
+        EngineKind::IoUring => Box::new(uring::UringEngine::open(opts, targets, depth, arena)?),
+        EngineKind::Mem => Box::new(mem::MemEngine::open(targets, depth)?),
+        EngineKind::Null => Box::new(null::NullEngine::new(depth)),
+    })
+}
