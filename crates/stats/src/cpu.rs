@@ -1,0 +1,219 @@
+//! CPU time over a measurement window: the process's own (getrusage) and the
+//! whole machine's (/proc/stat), split into user / kernel / irq+softirq.
+
+use serde::Serialize;
+use std::time::Duration;
+
+/// Process resource usage at one instant.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProcessSample {
+    pub user: Duration,
+    pub system: Duration,
+    pub voluntary_ctx: u64,
+    pub involuntary_ctx: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+fn tv(t: libc::timeval) -> Duration {
+    Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+}
+
+fn rusage(who: libc::c_int) -> ProcessSample {
+    // SAFETY: getrusage fills the zeroed struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut ru) };
+    ProcessSample {
+        user: tv(ru.ru_utime),
+        system: tv(ru.ru_stime),
+        voluntary_ctx: ru.ru_nvcsw as u64,
+        involuntary_ctx: ru.ru_nivcsw as u64,
+        minor_faults: ru.ru_minflt as u64,
+        major_faults: ru.ru_majflt as u64,
+    }
+}
+
+impl ProcessSample {
+    /// The whole process (every thread, kernel io_uring workers included).
+    pub fn process() -> ProcessSample {
+        rusage(libc::RUSAGE_SELF)
+    }
+
+    /// The calling thread alone.
+    pub fn thread() -> ProcessSample {
+        rusage(libc::RUSAGE_THREAD)
+    }
+
+    pub fn delta(&self, earlier: &ProcessSample) -> ProcessSample {
+        ProcessSample {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+            voluntary_ctx: self.voluntary_ctx.saturating_sub(earlier.voluntary_ctx),
+            involuntary_ctx: self.involuntary_ctx.saturating_sub(earlier.involuntary_ctx),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+        }
+    }
+
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_ctx + self.involuntary_ctx
+    }
+}
+
+/// The machine's CPU time from the aggregate `cpu` line of /proc/stat, in
+/// clock ticks (USER_HZ).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MachineSample {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl MachineSample {
+    pub fn read() -> Option<MachineSample> {
+        Self::parse(&std::fs::read_to_string("/proc/stat").ok()?)
+    }
+
+    pub fn parse(proc_stat: &str) -> Option<MachineSample> {
+        let line = proc_stat.lines().find(|l| l.starts_with("cpu "))?;
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if v.len() < 8 {
+            return None;
+        }
+        Some(MachineSample {
+            user: v[0],
+            nice: v[1],
+            system: v[2],
+            idle: v[3],
+            iowait: v[4],
+            irq: v[5],
+            softirq: v[6],
+            steal: v[7],
+        })
+    }
+
+    pub fn delta(&self, e: &MachineSample) -> MachineSample {
+        MachineSample {
+            user: self.user.saturating_sub(e.user),
+            nice: self.nice.saturating_sub(e.nice),
+            system: self.system.saturating_sub(e.system),
+            idle: self.idle.saturating_sub(e.idle),
+            iowait: self.iowait.saturating_sub(e.iowait),
+            irq: self.irq.saturating_sub(e.irq),
+            softirq: self.softirq.saturating_sub(e.softirq),
+            steal: self.steal.saturating_sub(e.steal),
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+/// USER_HZ: the unit of /proc/stat.
+pub fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        hz as f64
+    } else {
+        100.0
+    }
+}
+
+/// CPU seconds over a window, split as the reports show them.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct CpuSeconds {
+    pub user: f64,
+    pub kernel: f64,
+    /// Hard and soft interrupt time (machine view only).
+    pub irq: f64,
+}
+
+impl CpuSeconds {
+    pub fn total(&self) -> f64 {
+        self.user + self.kernel + self.irq
+    }
+
+    pub fn of_process(d: &ProcessSample) -> CpuSeconds {
+        CpuSeconds {
+            user: d.user.as_secs_f64(),
+            kernel: d.system.as_secs_f64(),
+            irq: 0.0,
+        }
+    }
+
+    /// Busy time of the machine (idle and iowait are not busy; steal is time
+    /// another guest had, not ours).
+    pub fn of_machine(d: &MachineSample) -> CpuSeconds {
+        let hz = ticks_per_second();
+        CpuSeconds {
+            user: (d.user + d.nice) as f64 / hz,
+            kernel: d.system as f64 / hz,
+            irq: (d.irq + d.softirq) as f64 / hz,
+        }
+    }
+
+    /// Clocks per I/O at `hz` ticks per second.
+    pub fn clocks_per_io(&self, ios: u64, hz: f64) -> Option<f64> {
+        (ios > 0).then(|| self.total() * hz / ios as f64)
+    }
+}
+
+/// Number of CPUs online (for utilisation percentages).
+pub fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_cpu_line_is_parsed_and_differenced() {
+        let a =
+            MachineSample::parse("cpu  10 1 20 300 4 5 6 7 0 0\ncpu0 1 2 3 4 5 6 7 8\n").unwrap();
+        let b = MachineSample::parse("cpu  15 1 30 310 4 6 8 7 0 0\n").unwrap();
+        let d = b.delta(&a);
+        assert_eq!(
+            (d.user, d.system, d.idle, d.irq, d.softirq),
+            (5, 10, 10, 1, 2)
+        );
+        assert_eq!(d.total(), 28);
+        assert!(MachineSample::parse("intr 1 2 3").is_none());
+    }
+
+    #[test]
+    fn burning_cpu_shows_up_in_process_time() {
+        let before = ProcessSample::thread();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(60) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let d = ProcessSample::thread().delta(&before);
+        assert!(
+            d.user + d.system >= Duration::from_millis(20),
+            "60 ms of spinning measured as {:?}",
+            d.user + d.system
+        );
+    }
+}
