@@ -1,1 +1,33 @@
+//! # hiops-bench: the benchmark engine behind `hiops run`
+//!
+//! A [`JobSpec`] is a validated plan (what fio calls a job). [`run`] opens
+//! its targets (creating and laying out files, refusing unsafe writes to block
+//! devices), starts `numjobs` worker threads that each drive a HAL
+//! [`hiops_hal::Queue`], excludes the ramp, and measures the window: per-I/O
+//! latency histograms, IOPS and bandwidth, a per-second series, the process's
+//! and the machine's CPU time, the device's own counters and interrupts.
+//!
+//! ```no_run
+//! use hiops_bench::{run, JobSpec, RunOptions};
+//! use std::sync::{atomic::AtomicBool, Arc};
+//! let spec = JobSpec::default_for("/tmp/hiops.data".into());
+//! let result = run(&[spec], RunOptions { interrupt: Arc::new(AtomicBool::new(false)), progress: None }).unwrap();
+//! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
+//! ```
 
+pub mod error;
+pub mod generator;
+pub mod result;
+pub mod rng;
+mod run;
+pub mod safety;
+pub mod spec;
+pub mod target;
+pub mod units;
+pub mod verify;
+mod worker;
+
+pub use error::BenchError;
+pub use result::{DirStats, JobResult, RunResult, ThreadResult};
+pub use run::{needs_path, run, Progress, RunOptions};
+pub use spec::{BlockSizes, Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};

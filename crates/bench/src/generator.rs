@@ -1,0 +1,410 @@
+//! What the next I/O is: direction, target, offset, length.
+
+use crate::rng::FastRng;
+use crate::spec::{Distribution, RwMode};
+use hiops_hal::Op;
+
+/// The next command a worker issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextIo {
+    pub op: Op,
+    pub target: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A range of one target that a worker uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Picks block indices in `0..n` by the job's random distribution.
+#[derive(Debug)]
+enum Picker {
+    Uniform,
+    Zipf(ZipfSampler),
+    /// fio's pareto: index = (n-1) * u^pow, pow = ln(h)/ln(1-h).
+    Pareto {
+        pow: f64,
+    },
+    /// Cumulative access share (0..1) and the zone's [start, end) as shares of the range.
+    Zoned(Vec<(f64, f64, f64)>),
+}
+
+/// Zipf over ranks 1..=n by rejection-inversion (W. Hörmann, G. Derflinger,
+/// "Rejection-inversion to generate variates from monotone discrete
+/// distributions", ACM TOMACS 1996). Constant time per sample, no tables,
+/// works for any exponent > 0 (YCSB's 0.99 included).
+#[derive(Debug, Clone)]
+pub struct ZipfSampler {
+    n: f64,
+    s: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    cutoff: f64,
+}
+
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x))
+    }
+}
+
+impl ZipfSampler {
+    pub fn new(n: u64, s: f64) -> ZipfSampler {
+        assert!(n >= 1 && s > 0.0);
+        let mut z = ZipfSampler {
+            n: n as f64,
+            s,
+            h_integral_x1: 0.0,
+            h_integral_n: 0.0,
+            cutoff: 0.0,
+        };
+        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        z.h_integral_n = z.h_integral(z.n + 0.5);
+        z.cutoff = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.s * x.ln()).exp()
+    }
+
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        helper2((1.0 - self.s) * lx) * lx
+    }
+
+    fn h_integral_inv(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.s)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+
+    /// A rank in 1..=n; rank 1 is the most frequent.
+    pub fn sample(&self, rng: &mut FastRng) -> u64 {
+        loop {
+            let u = self.h_integral_n + rng.unit() * (self.h_integral_x1 - self.h_integral_n);
+            let x = self.h_integral_inv(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.cutoff || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// A bijection of `0..n` that spreads hot ranks over the whole range (fio
+/// scatters zipf/pareto ranks too, so the hot set is not the first blocks).
+/// An odd-multiplier affine map mod 2^k is a permutation; values >= n walk
+/// the cycle again (fewer than two steps expected).
+#[derive(Clone, Copy, Debug)]
+struct Scatter {
+    n: u64,
+    mask: u64,
+}
+
+impl Scatter {
+    fn new(n: u64) -> Scatter {
+        Scatter {
+            n,
+            mask: n.next_power_of_two().wrapping_sub(1).max(1),
+        }
+    }
+
+    fn apply(&self, mut x: u64) -> u64 {
+        loop {
+            x = (x
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15 | 1)
+                .wrapping_add(0x632B_E59B_D9B4_E019))
+                & self.mask;
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
+/// Generates a worker's I/O stream. Allocation happens only in `new`.
+pub struct IoGen {
+    rng: FastRng,
+    random: bool,
+    read_pct: u32,
+    /// (cumulative percent, block size).
+    bs_cum: Vec<(u32, u32)>,
+    align: u64,
+    regions: Vec<Region>,
+    next_target: u32,
+    /// Sequential cursors per target, [read, write].
+    cursor: Vec<[u64; 2]>,
+    picker: Picker,
+    /// Blocks (of `align`) per region, for the picker.
+    blocks: Vec<u64>,
+    scatter: Vec<Scatter>,
+}
+
+impl IoGen {
+    pub fn new(
+        seed: u64,
+        rw: RwMode,
+        rwmixread: u32,
+        bs_split: &[(u32, u32)],
+        align: u32,
+        regions: Vec<Region>,
+        dist: &Distribution,
+    ) -> IoGen {
+        assert!(!regions.is_empty() && align > 0);
+        let max_bs = bs_split.iter().map(|s| s.0).max().unwrap() as u64;
+        for r in &regions {
+            assert!(
+                r.len >= max_bs,
+                "region of {} bytes is smaller than a block of {max_bs}",
+                r.len
+            );
+        }
+        let mut cum = 0;
+        let bs_cum = bs_split
+            .iter()
+            .map(|&(bs, pct)| {
+                cum += pct;
+                (cum, bs)
+            })
+            .collect();
+        assert_eq!(cum, 100, "block size split must add up to 100");
+        let blocks: Vec<u64> = regions
+            .iter()
+            .map(|r| (r.len - max_bs) / align as u64 + 1)
+            .collect();
+        let min_blocks = *blocks.iter().min().unwrap();
+        let picker = match dist {
+            Distribution::Uniform => Picker::Uniform,
+            Distribution::Zipf(theta) => Picker::Zipf(ZipfSampler::new(min_blocks, *theta)),
+            Distribution::Pareto(h) => Picker::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+            },
+            Distribution::Zoned(zones) => {
+                let (mut acc, mut start) = (0.0, 0.0);
+                Picker::Zoned(
+                    zones
+                        .iter()
+                        .map(|&(a, r)| {
+                            acc += a / 100.0;
+                            let z = (acc, start, start + r / 100.0);
+                            start += r / 100.0;
+                            z
+                        })
+                        .collect(),
+                )
+            }
+        };
+        let cursor = regions.iter().map(|r| [r.start, r.start]).collect();
+        let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
+        IoGen {
+            rng: FastRng::new(seed),
+            random: rw.is_random(),
+            read_pct: rw.read_pct(rwmixread),
+            bs_cum,
+            align: align as u64,
+            regions,
+            next_target: 0,
+            cursor,
+            picker,
+            blocks,
+            scatter,
+        }
+    }
+
+    pub fn rng(&mut self) -> &mut FastRng {
+        &mut self.rng
+    }
+
+    fn pick_block(&mut self, target: usize) -> u64 {
+        let n = self.blocks[target];
+        match &self.picker {
+            Picker::Uniform => self.rng.below(n),
+            Picker::Zipf(z) => {
+                let rank = z.sample(&mut self.rng) - 1;
+                self.scatter[target].apply(rank.min(n - 1))
+            }
+            Picker::Pareto { pow } => {
+                let rank = ((n - 1) as f64 * self.rng.unit().powf(*pow)) as u64;
+                self.scatter[target].apply(rank.min(n - 1))
+            }
+            Picker::Zoned(zones) => {
+                let u = self.rng.unit();
+                let &(_, lo, hi) = zones
+                    .iter()
+                    .find(|z| u < z.0)
+                    .unwrap_or(zones.last().unwrap());
+                let (a, b) = ((lo * n as f64) as u64, ((hi * n as f64) as u64).clamp(1, n));
+                let a = a.min(b - 1);
+                a + self.rng.below(b - a)
+            }
+        }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> NextIo {
+        let op = if self.read_pct == 100
+            || (self.read_pct > 0 && (self.rng.below(100) as u32) < self.read_pct)
+        {
+            Op::Read
+        } else {
+            Op::Write
+        };
+        let len = if self.bs_cum.len() == 1 {
+            self.bs_cum[0].1
+        } else {
+            let p = self.rng.below(100) as u32;
+            self.bs_cum.iter().find(|c| p < c.0).unwrap().1
+        };
+        let target = self.next_target as usize;
+        self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+        let region = self.regions[target];
+        let offset = if self.random {
+            region.start + self.pick_block(target) * self.align
+        } else {
+            let dir = usize::from(op == Op::Write);
+            let mut off = self.cursor[target][dir];
+            if off + len as u64 > region.start + region.len {
+                off = region.start; // wrap: time-based runs go round again
+            }
+            self.cursor[target][dir] = off + len as u64;
+            off
+        };
+        debug_assert!(offset + len as u64 <= region.start + region.len);
+        NextIo {
+            op,
+            target: target as u32,
+            offset,
+            len,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gen(rw: RwMode, dist: Distribution, len: u64) -> IoGen {
+        IoGen::new(
+            7,
+            rw,
+            70,
+            &[(4096, 100)],
+            4096,
+            vec![Region { start: 0, len }],
+            &dist,
+        )
+    }
+
+    #[test]
+    fn sequential_reads_walk_the_region_and_wrap() {
+        let mut g = gen(RwMode::Read, Distribution::Uniform, 3 * 4096);
+        let offs: Vec<u64> = (0..4).map(|_| g.next().offset).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 0]);
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_in_range_and_cover_it() {
+        let mut g = gen(RwMode::RandRead, Distribution::Uniform, 64 * 4096);
+        let mut seen = [false; 64];
+        for _ in 0..5000 {
+            let io = g.next();
+            assert_eq!(io.offset % 4096, 0);
+            assert!(io.offset + 4096 <= 64 * 4096);
+            seen[(io.offset / 4096) as usize] = true;
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "uniform offsets left blocks untouched"
+        );
+    }
+
+    #[test]
+    fn mix_follows_rwmixread() {
+        let mut g = gen(RwMode::RandRw, Distribution::Uniform, 1 << 20);
+        let reads = (0..20_000).filter(|_| g.next().op == Op::Read).count();
+        assert!(
+            (13_400..14_600).contains(&reads),
+            "70% reads expected, got {reads} of 20000"
+        );
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let a: Vec<NextIo> = {
+            let mut g = gen(RwMode::RandRw, Distribution::Zipf(1.1), 1 << 24);
+            (0..100).map(|_| g.next()).collect()
+        };
+        let mut g = gen(RwMode::RandRw, Distribution::Zipf(1.1), 1 << 24);
+        assert!(a.iter().all(|io| *io == g.next()));
+    }
+
+    #[test]
+    fn zipf_rank_one_has_its_theoretical_share() {
+        let z = ZipfSampler::new(1000, 0.99);
+        let mut rng = FastRng::new(1);
+        let n = 200_000;
+        let ones = (0..n).filter(|_| z.sample(&mut rng) == 1).count() as f64 / n as f64;
+        let h: f64 = (1..=1000).map(|k| 1.0 / (k as f64).powf(0.99)).sum();
+        let expect = 1.0 / h;
+        assert!(
+            (ones - expect).abs() < 0.01,
+            "rank 1 share {ones:.4}, theory {expect:.4}"
+        );
+    }
+
+    #[test]
+    fn zoned_puts_the_access_share_in_the_zone() {
+        let mut g = gen(
+            RwMode::RandRead,
+            Distribution::Zoned(vec![(80.0, 10.0), (20.0, 90.0)]),
+            1000 * 4096,
+        );
+        let hot = (0..20_000).filter(|_| g.next().offset < 100 * 4096).count();
+        assert!(
+            (15_400..16_600).contains(&hot),
+            "80% of accesses in the first 10% expected, got {hot}"
+        );
+    }
+
+    #[test]
+    fn skewed_distributions_concentrate_accesses() {
+        for dist in [Distribution::Zipf(1.2), Distribution::Pareto(0.2)] {
+            let mut g = gen(RwMode::RandRead, dist.clone(), 10_000 * 4096);
+            let mut counts = std::collections::HashMap::new();
+            for _ in 0..50_000 {
+                *counts.entry(g.next().offset).or_insert(0u32) += 1;
+            }
+            let mut c: Vec<u32> = counts.into_values().collect();
+            c.sort_unstable_by(|a, b| b.cmp(a));
+            let top: u32 = c.iter().take(100).sum();
+            assert!(
+                top > 20_000,
+                "{dist:?}: top 1% of blocks got only {top} of 50000"
+            );
+        }
+    }
+
+    #[test]
+    fn scatter_is_a_permutation() {
+        for n in [1u64, 2, 7, 100, 1000] {
+            let s = Scatter::new(n);
+            let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        }
+    }
+}

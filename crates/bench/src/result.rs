@@ -1,0 +1,194 @@
+//! What a run measured.
+
+use crate::spec::JobSpec;
+use crate::verify::VerifyReport;
+use hiops_stats::cpu::{CpuSeconds, MachineSample, ProcessSample};
+use hiops_stats::disk::DiskStats;
+use hiops_stats::Histogram;
+
+/// One direction's figures for a thread or a merged job.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Completions that moved fewer bytes than asked.
+    pub short_ios: u64,
+    /// Submit to complete (fio's clat).
+    pub clat: Histogram,
+    /// Intended issue to complete (fio's lat); equals clat without a rate limit.
+    pub lat: Histogram,
+}
+
+impl DirStats {
+    pub fn merge(&mut self, o: &DirStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.short_ios += o.short_ios;
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ThreadResult {
+    pub clone: u32,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub fsyncs: u64,
+    /// Measured time of this thread (ramp excluded).
+    pub runtime_ns: u64,
+    /// This thread's own CPU time and context switches over its window.
+    pub cpu: ProcessSample,
+    pub error: Option<String>,
+    pub verify: Option<VerifyReport>,
+    pub engine: String,
+    pub cpu_pinned: Option<Vec<usize>>,
+}
+
+/// A target as the report names it.
+#[derive(Clone, Debug)]
+pub struct TargetInfo {
+    pub name: String,
+    pub kind: crate::target::TargetKind,
+    pub len: u64,
+    pub device: Option<String>,
+    pub created: bool,
+    pub layout_s: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobResult {
+    pub spec: JobSpec,
+    pub threads: Vec<ThreadResult>,
+    pub targets: Vec<TargetInfo>,
+}
+
+impl JobResult {
+    /// Read and write figures of all threads merged (exact: same buckets).
+    pub fn merged(&self) -> (DirStats, DirStats) {
+        let (mut r, mut w) = (DirStats::default(), DirStats::default());
+        for t in &self.threads {
+            r.merge(&t.read);
+            w.merge(&t.write);
+        }
+        (r, w)
+    }
+
+    pub fn verify(&self) -> Option<VerifyReport> {
+        let mut any = false;
+        let mut all = VerifyReport::default();
+        for v in self.threads.iter().filter_map(|t| t.verify.as_ref()) {
+            any = true;
+            all.merge(v);
+        }
+        any.then_some(all)
+    }
+
+    pub fn errors(&self) -> Vec<&str> {
+        self.threads
+            .iter()
+            .filter_map(|t| t.error.as_deref())
+            .collect()
+    }
+
+    /// The longest thread window, for fio's per-job runtime.
+    pub fn runtime_ns(&self) -> u64 {
+        self.threads.iter().map(|t| t.runtime_ns).max().unwrap_or(0)
+    }
+
+    pub fn thread_cpu(&self) -> ProcessSample {
+        let mut s = ProcessSample::default();
+        for t in &self.threads {
+            s.user += t.cpu.user;
+            s.system += t.cpu.system;
+            s.voluntary_ctx += t.cpu.voluntary_ctx;
+            s.involuntary_ctx += t.cpu.involuntary_ctx;
+            s.minor_faults += t.cpu.minor_faults;
+            s.major_faults += t.cpu.major_faults;
+        }
+        s
+    }
+}
+
+/// A device's counters over the measured window.
+#[derive(Clone, Debug)]
+pub struct DeviceWindow {
+    pub name: String,
+    pub stats: DiskStats,
+    /// Interrupts of the device's queues and the vectors counted; `None` when
+    /// the device has no interrupts of its own (zram, loop) or they cannot be
+    /// found.
+    pub interrupts: Option<(u64, Vec<String>)>,
+}
+
+/// One second of the measured window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SeriesPoint {
+    pub t_s: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_bytes_per_s: f64,
+    pub write_bytes_per_s: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub jobs: Vec<JobResult>,
+    /// The measured window (ramp excluded).
+    pub window_ns: u64,
+    /// The whole process over the window.
+    pub process_cpu: ProcessSample,
+    /// The whole machine over the window (None without /proc/stat).
+    pub machine_cpu: Option<MachineSample>,
+    pub devices: Vec<DeviceWindow>,
+    pub tsc_hz: f64,
+    pub series: Vec<SeriesPoint>,
+    pub interrupted: bool,
+    pub started_unix_s: u64,
+    pub notes: Vec<String>,
+    pub cpus_online: usize,
+}
+
+impl RunResult {
+    pub fn total_ios(&self) -> u64 {
+        self.jobs
+            .iter()
+            .map(|j| {
+                j.threads
+                    .iter()
+                    .map(|t| t.read.ios + t.write.ios)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    pub fn window_s(&self) -> f64 {
+        self.window_ns as f64 / 1e9
+    }
+
+    pub fn process_seconds(&self) -> CpuSeconds {
+        CpuSeconds::of_process(&self.process_cpu)
+    }
+
+    pub fn machine_seconds(&self) -> Option<CpuSeconds> {
+        self.machine_cpu.as_ref().map(CpuSeconds::of_machine)
+    }
+
+    /// Clocks per I/O from the process's CPU time (user + system).
+    pub fn process_clocks_per_io(&self) -> Option<f64> {
+        self.process_seconds()
+            .clocks_per_io(self.total_ios(), self.tsc_hz)
+    }
+
+    /// Clocks per I/O from the whole machine's busy time (includes interrupt
+    /// handling on other CPUs and any other load).
+    pub fn machine_clocks_per_io(&self) -> Option<f64> {
+        self.machine_seconds()?
+            .clocks_per_io(self.total_ios(), self.tsc_hz)
+    }
+
+    pub fn context_switches_per_io(&self) -> Option<f64> {
+        let n = self.total_ios();
+        (n > 0).then(|| self.process_cpu.context_switches() as f64 / n as f64)
+    }
+}

@@ -1,0 +1,337 @@
+//! The validated plan of a job: what the workers do. Built from flags (and
+//! later job files) by the front end; every field here has passed validation.
+
+use hiops_hal::{EngineKind, EngineOptions};
+use std::path::PathBuf;
+
+/// fio's `rw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed.
+    ReadWrite,
+    /// Random mixed.
+    RandRw,
+}
+
+impl RwMode {
+    pub fn parse(s: &str) -> Option<RwMode> {
+        Some(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "readwrite" | "rw" => RwMode::ReadWrite,
+            "randrw" => RwMode::RandRw,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+        }
+    }
+
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+
+    /// Percentage of reads: pure modes are 100 or 0; mixed use `rwmixread`.
+    pub fn read_pct(self, rwmixread: u32) -> u32 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+        }
+    }
+}
+
+/// Block sizes: one size, or fio's `bssplit` (size, percent) list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSizes {
+    /// (bytes, percent); percents add up to 100.
+    pub split: Vec<(u32, u32)>,
+}
+
+impl BlockSizes {
+    pub fn fixed(bs: u32) -> BlockSizes {
+        BlockSizes {
+            split: vec![(bs, 100)],
+        }
+    }
+
+    pub fn max(&self) -> u32 {
+        self.split.iter().map(|s| s.0).max().unwrap_or(0)
+    }
+
+    pub fn min(&self) -> u32 {
+        self.split.iter().map(|s| s.0).min().unwrap_or(0)
+    }
+
+    pub fn is_fixed(&self) -> bool {
+        self.split.len() == 1
+    }
+
+    /// Parses `4k` or fio's bssplit `4k/50:64k/50` (an empty percent shares
+    /// what is left equally, as in fio).
+    pub fn parse(text: &str) -> Result<BlockSizes, String> {
+        if !text.contains('/') && !text.contains(':') {
+            let bs = crate::units::parse_size(text)?;
+            return Ok(BlockSizes::fixed(to_u32(bs, text)?));
+        }
+        let mut split = Vec::new();
+        let mut unspecified = Vec::new();
+        for part in text.split(':').filter(|p| !p.is_empty()) {
+            let (size, pct) = part.split_once('/').unwrap_or((part, ""));
+            let bs = to_u32(crate::units::parse_size(size)?, size)?;
+            if pct.is_empty() {
+                unspecified.push(split.len());
+                split.push((bs, 0));
+            } else {
+                let p: u32 = pct.parse().map_err(|_| {
+                    format!("'{part}' in bssplit: the percent after '/' must be a whole number")
+                })?;
+                split.push((bs, p));
+            }
+        }
+        let given: u32 = split.iter().map(|s| s.1).sum();
+        if given > 100 {
+            return Err(format!(
+                "bssplit '{text}' adds up to {given}%: make the percentages add up to 100"
+            ));
+        }
+        if !unspecified.is_empty() {
+            let each = (100 - given) / unspecified.len() as u32;
+            let mut rest = (100 - given) % unspecified.len() as u32;
+            for &i in &unspecified {
+                split[i].1 = each + u32::from(rest > 0);
+                rest = rest.saturating_sub(1);
+            }
+        } else if given != 100 {
+            return Err(format!(
+                "bssplit '{text}' adds up to {given}%: make the percentages add up to 100"
+            ));
+        }
+        split.retain(|s| s.1 > 0);
+        Ok(BlockSizes { split })
+    }
+}
+
+fn to_u32(v: u64, text: &str) -> Result<u32, String> {
+    u32::try_from(v)
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("block size '{text}' must be between 1 byte and 4GiB"))
+}
+
+/// fio's `random_distribution`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Uniform,
+    /// Zipf with exponent theta (fio's `zipf:1.2`).
+    Zipf(f64),
+    /// Pareto with shape h in (0,1) (fio's `pareto:0.9`).
+    Pareto(f64),
+    /// Zones: (share of accesses %, share of the range %), in order.
+    Zoned(Vec<(f64, f64)>),
+}
+
+impl Distribution {
+    pub fn parse(text: &str) -> Result<Distribution, String> {
+        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+        let num = |what: &str| -> Result<f64, String> {
+            arg.parse::<f64>().map_err(|_| {
+                format!("random_distribution '{text}': {what} needs a number, as in {what}:1.2")
+            })
+        };
+        Ok(match kind {
+            "random" | "uniform" => Distribution::Uniform,
+            "zipf" => {
+                let t = num("zipf")?;
+                if !(t > 0.0 && t != 1.0) {
+                    return Err(format!("zipf theta must be above 0 and not 1 (got {t})"));
+                }
+                Distribution::Zipf(t)
+            }
+            "pareto" => {
+                let h = num("pareto")?;
+                if !(h > 0.0 && h < 1.0) {
+                    return Err(format!("pareto h must be between 0 and 1 exclusive (got {h})"));
+                }
+                Distribution::Pareto(h)
+            }
+            "zoned" => {
+                let mut zones = Vec::new();
+                for z in arg.split(':').filter(|z| !z.is_empty()) {
+                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/range%, as in zoned:60/10:40/90"))?;
+                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
+                    let r: f64 = r.parse().map_err(|_| format!("zone '{z}': range% is not a number"))?;
+                    zones.push((a, r));
+                }
+                let (sa, sr): (f64, f64) = zones.iter().fold((0.0, 0.0), |(x, y), z| (x + z.0, y + z.1));
+                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 || (sr - 100.0).abs() > 1e-6 {
+                    return Err(format!("zoned '{arg}': access and range percentages must each add up to 100 (got {sa} and {sr})"));
+                }
+                Distribution::Zoned(zones)
+            }
+            _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H or zoned:A/R:...")),
+        })
+    }
+}
+
+/// What to verify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerifyMode {
+    Off,
+    /// Stamp every written block and check it when read back.
+    Crc32c,
+}
+
+/// Where a job's I/O goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// Files or block devices by path; I/O is spread over them round-robin by
+    /// block (JBOD-style: each I/O picks one target).
+    Paths(Vec<PathBuf>),
+    /// A RAM device of `size` bytes (the `mem` and `null` engines).
+    Ram,
+}
+
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    pub targets: TargetSpec,
+    /// Bytes of each target to use (from offset 0); `None`: the whole
+    /// existing file or device.
+    pub size: Option<u64>,
+    /// Remove files hiops created when the job ends.
+    pub unlink: bool,
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    pub bs: BlockSizes,
+    pub iodepth: u32,
+    /// Stage this many commands before issuing (0: all that fit).
+    pub iodepth_batch_submit: u32,
+    /// Wait for at least this many completions per reap.
+    pub iodepth_batch_complete_min: u32,
+    pub engine: EngineKind,
+    pub engine_opts: EngineOptions,
+    pub numjobs: u32,
+    /// CPUs each thread may run on; with `cpus_split`, thread i gets cpus[i % n].
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_split: bool,
+    pub direct: bool,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_ns: u64,
+    pub distribution: Distribution,
+    pub randseed: u64,
+    /// Per-thread target rate in IOPS (latency from the intended issue time).
+    pub rate_iops: Option<u64>,
+    pub verify: VerifyMode,
+    /// Read and check stamps already on the target without writing.
+    pub verify_only: bool,
+    /// Block devices the user named as writable despite the safety checks.
+    pub allow_write_devices: Vec<PathBuf>,
+}
+
+impl JobSpec {
+    /// The no-argument job: 4 KiB random reads at queue depth 32 with io_uring
+    /// for about 10 seconds, on a temporary file.
+    pub fn default_for(target: PathBuf) -> JobSpec {
+        JobSpec {
+            name: "hiops-default".into(),
+            targets: TargetSpec::Paths(vec![target]),
+            size: Some(1 << 30),
+            unlink: true,
+            rw: RwMode::RandRead,
+            rwmixread: 50,
+            bs: BlockSizes::fixed(4096),
+            iodepth: 32,
+            iodepth_batch_submit: 0,
+            iodepth_batch_complete_min: 1,
+            engine: EngineKind::IoUring,
+            engine_opts: EngineOptions::default(),
+            numjobs: 1,
+            cpus_allowed: None,
+            cpus_split: false,
+            direct: true,
+            runtime_ns: Some(9_000_000_000),
+            time_based: true,
+            ramp_ns: 1_000_000_000,
+            distribution: Distribution::Uniform,
+            randseed: 0x5EED_0F_1105,
+            rate_iops: None,
+            verify: VerifyMode::Off,
+            verify_only: false,
+            allow_write_devices: Vec::new(),
+        }
+    }
+
+    /// Commands a thread keeps in flight: synchronous engines do one at a time.
+    pub fn effective_depth(&self) -> u32 {
+        if self.engine.is_synchronous() {
+            1
+        } else {
+            self.iodepth
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bssplit_parses_and_shares_the_rest() {
+        assert_eq!(BlockSizes::parse("4k").unwrap(), BlockSizes::fixed(4096));
+        let b = BlockSizes::parse("4k/50:64k/50").unwrap();
+        assert_eq!(b.split, vec![(4096, 50), (65536, 50)]);
+        let b = BlockSizes::parse("4k/40:8k:16k").unwrap();
+        assert_eq!(b.split, vec![(4096, 40), (8192, 30), (16384, 30)]);
+        assert!(BlockSizes::parse("4k/60:8k/60")
+            .unwrap_err()
+            .contains("add up to 100"));
+        assert!(BlockSizes::parse("4k/30:8k/30")
+            .unwrap_err()
+            .contains("add up to 100"));
+    }
+
+    #[test]
+    fn distributions_parse_and_reject_nonsense() {
+        assert_eq!(
+            Distribution::parse("zipf:1.2").unwrap(),
+            Distribution::Zipf(1.2)
+        );
+        assert_eq!(
+            Distribution::parse("pareto:0.9").unwrap(),
+            Distribution::Pareto(0.9)
+        );
+        assert_eq!(
+            Distribution::parse("zoned:60/10:40/90").unwrap(),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
+        assert!(Distribution::parse("zoned:60/10:30/90").is_err());
+        assert!(Distribution::parse("pareto:1.5").is_err());
+        assert!(Distribution::parse("gauss:1")
+            .unwrap_err()
+            .contains("unknown random_distribution"));
+    }
+}

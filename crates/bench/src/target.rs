@@ -1,0 +1,274 @@
+//! Opening what a job targets: files (created and laid out when missing or
+//! short), block devices (with the safety checks), or a RAM device.
+
+use crate::error::{usage, BenchError};
+use crate::rng::FastRng;
+use crate::safety;
+use crate::spec::{JobSpec, TargetSpec};
+use hiops_hal::backends::mem::MemDevice;
+use hiops_hal::device::BlockDev;
+use hiops_hal::Target;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+    Ram,
+}
+
+/// An opened target, ready for queues.
+pub struct OpenTarget {
+    pub path: Option<PathBuf>,
+    pub kind: TargetKind,
+    /// Bytes the job uses, from offset 0.
+    pub len: u64,
+    /// The block device behind it (for diskstats and interrupts), if any.
+    pub device: Option<BlockDev>,
+    /// Logical block size that direct I/O must respect.
+    pub logical_block: u32,
+    /// hiops created this file (and removes it with `unlink`).
+    pub created: bool,
+    /// Seconds spent laying the file out.
+    pub layout_s: f64,
+    file: Option<File>,
+    mem: Option<Arc<MemDevice>>,
+}
+
+impl OpenTarget {
+    pub fn hal_target(&self) -> Target {
+        match (&self.file, &self.mem) {
+            (Some(f), _) => Target::Fd(f.as_raw_fd()),
+            (None, Some(m)) => Target::Mem(m.clone()),
+            (None, None) => unreachable!("a target is a file or a RAM device"),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match (self.kind, &self.path) {
+            (TargetKind::Ram, _) => "RAM device".into(),
+            (_, Some(p)) => p.display().to_string(),
+            _ => "?".into(),
+        }
+    }
+}
+
+/// Bytes written per layout chunk.
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+/// Opens every target of a job, creating and filling files as needed.
+/// `progress` is told about layout (bytes done, bytes total).
+pub fn open_targets(
+    spec: &JobSpec,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Vec<OpenTarget>, BenchError> {
+    match &spec.targets {
+        TargetSpec::Ram => {
+            let Some(size) = spec.size else {
+                return usage("the RAM device needs a size: add --size, e.g. --size=1g");
+            };
+            let mem = MemDevice::new(size).map_err(|e| BenchError::Failed(e.to_string()))?;
+            Ok(vec![OpenTarget {
+                path: None,
+                kind: TargetKind::Ram,
+                len: size,
+                device: None,
+                logical_block: 1,
+                created: true,
+                layout_s: 0.0,
+                file: None,
+                mem: Some(mem),
+            }])
+        }
+        TargetSpec::Paths(paths) => paths.iter().map(|p| open_path(spec, p, progress)).collect(),
+    }
+}
+
+fn open_path(
+    spec: &JobSpec,
+    path: &Path,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<OpenTarget, BenchError> {
+    let writes = spec.rw.writes() && !spec.verify_only;
+    let meta = std::fs::metadata(path);
+    let is_block = meta
+        .as_ref()
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false);
+    if let Ok(m) = &meta {
+        if !is_block && !m.is_file() {
+            return usage(format!(
+                "{} is neither a regular file nor a block device: point --filename at one",
+                path.display()
+            ));
+        }
+    }
+    let mut created = false;
+    let mut layout_s = 0.0;
+    let device = BlockDev::of_path(if meta.is_ok() {
+        path
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    });
+
+    if is_block {
+        let dev = device.clone().ok_or_else(|| {
+            BenchError::Failed(format!(
+                "{}: no sysfs entry for this block device",
+                path.display()
+            ))
+        })?;
+        if writes && !safety::is_allowed(path, &dev, &spec.allow_write_devices) {
+            if let Some(why) = safety::write_hazard(path, &dev) {
+                return Err(BenchError::Refused(format!(
+                    "refusing to write {}: {why}; writing would destroy its data. If you are sure, add --allow-write-device={}",
+                    path.display(),
+                    path.display()
+                )));
+            }
+        }
+    } else {
+        // A regular file: create it, or extend a short one, with incompressible data.
+        let existing = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+        let want = match spec.size {
+            Some(s) => s,
+            None if existing > 0 => existing,
+            None => {
+                return usage(format!(
+                    "{} does not exist and no size was given: add --size (e.g. --size=1g) so hiops can create it",
+                    path.display()
+                ))
+            }
+        };
+        if existing < want {
+            created = meta.is_err();
+            let t = std::time::Instant::now();
+            lay_out(path, existing, want, spec.randseed, progress)?;
+            layout_s = t.elapsed().as_secs_f64();
+        }
+    }
+
+    let mut oo = OpenOptions::new();
+    oo.read(true).write(writes);
+    if spec.direct {
+        oo.custom_flags(libc::O_DIRECT);
+    }
+    let file = oo.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) if spec.direct => BenchError::Usage(format!(
+            "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
+            path.display()
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            BenchError::Failed(format!("cannot open {}: permission denied; run as a user who may {}", path.display(), if writes { "write it" } else { "read it" }))
+        }
+        _ => BenchError::Failed(format!("cannot open {}: {e}", path.display())),
+    })?;
+
+    let full_len = if is_block {
+        device.as_ref().and_then(|d| d.size_bytes()).unwrap_or(0)
+    } else {
+        file.metadata().map(|m| m.len()).unwrap_or(0)
+    };
+    let len = match spec.size {
+        Some(s) if s <= full_len => s,
+        Some(s) => {
+            return usage(format!(
+                "{} has {full_len} bytes, fewer than --size={s}: lower --size",
+                path.display()
+            ))
+        }
+        None => full_len,
+    };
+    let logical_block = device
+        .as_ref()
+        .and_then(|d| d.logical_block_size())
+        .unwrap_or(512);
+    if !is_block && !spec.direct {
+        // Start from a cold page cache, as fio's invalidate=1 does.
+        // SAFETY: fadvise on our own open descriptor.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+    Ok(OpenTarget {
+        path: Some(path.to_path_buf()),
+        kind: if is_block {
+            TargetKind::BlockDevice
+        } else {
+            TargetKind::File
+        },
+        len,
+        device,
+        logical_block,
+        created,
+        layout_s,
+        file: Some(file),
+        mem: None,
+    })
+}
+
+/// Fills `path` from `from` to `to` with incompressible data and syncs it.
+fn lay_out(
+    path: &Path,
+    from: u64,
+    to: u64,
+    seed: u64,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<(), BenchError> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| {
+            BenchError::Failed(format!(
+                "cannot create {}: {e}; choose a writable --filename or --directory",
+                path.display()
+            ))
+        })?;
+    let fail = |e: std::io::Error| {
+        BenchError::Failed(format!(
+            "laying out {} failed: {e}{}",
+            path.display(),
+            if e.raw_os_error() == Some(libc::ENOSPC) {
+                "; free space or lower --size"
+            } else {
+                ""
+            }
+        ))
+    };
+    use std::io::Seek;
+    f.seek(std::io::SeekFrom::Start(from)).map_err(fail)?;
+    let mut rng = FastRng::new(seed ^ 0x1A70_07);
+    let mut chunk = vec![0u8; LAYOUT_CHUNK];
+    let mut at = from;
+    let what = format!("laying out {}", path.display());
+    while at < to {
+        let n = ((to - at) as usize).min(LAYOUT_CHUNK);
+        rng.fill(&mut chunk[..n]);
+        f.write_all(&chunk[..n]).map_err(fail)?;
+        at += n as u64;
+        progress(&what, at - from, to - from);
+    }
+    f.sync_all().map_err(fail)?;
+    // The job should not read the layout back from the page cache.
+    // SAFETY: fadvise on our own open descriptor.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Ok(())
+}
+
+/// Removes files hiops created for the job.
+pub fn remove_created(targets: &[OpenTarget]) {
+    for t in targets {
+        if t.created && t.kind == TargetKind::File {
+            if let Some(p) = &t.path {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
