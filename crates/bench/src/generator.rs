@@ -255,7 +255,7 @@ impl IoGen {
     }
 
     #[inline]
-    pub fn next(&mut self) -> NextIo {
+    pub fn next_io(&mut self) -> NextIo {
         let op = if self.read_pct == 100
             || (self.read_pct > 0 && (self.rng.below(100) as u32) < self.read_pct)
         {
@@ -312,7 +312,7 @@ mod tests {
     #[test]
     fn sequential_reads_walk_the_region_and_wrap() {
         let mut g = gen(RwMode::Read, Distribution::Uniform, 3 * 4096);
-        let offs: Vec<u64> = (0..4).map(|_| g.next().offset).collect();
+        let offs: Vec<u64> = (0..4).map(|_| g.next_io().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0]);
     }
 
@@ -321,7 +321,7 @@ mod tests {
         let mut g = gen(RwMode::RandRead, Distribution::Uniform, 64 * 4096);
         let mut seen = [false; 64];
         for _ in 0..5000 {
-            let io = g.next();
+            let io = g.next_io();
             assert_eq!(io.offset % 4096, 0);
             assert!(io.offset + 4096 <= 64 * 4096);
             seen[(io.offset / 4096) as usize] = true;
@@ -335,7 +335,7 @@ mod tests {
     #[test]
     fn mix_follows_rwmixread() {
         let mut g = gen(RwMode::RandRw, Distribution::Uniform, 1 << 20);
-        let reads = (0..20_000).filter(|_| g.next().op == Op::Read).count();
+        let reads = (0..20_000).filter(|_| g.next_io().op == Op::Read).count();
         assert!(
             (13_400..14_600).contains(&reads),
             "70% reads expected, got {reads} of 20000"
@@ -346,10 +346,10 @@ mod tests {
     fn same_seed_same_stream() {
         let a: Vec<NextIo> = {
             let mut g = gen(RwMode::RandRw, Distribution::Zipf(1.1), 1 << 24);
-            (0..100).map(|_| g.next()).collect()
+            (0..100).map(|_| g.next_io()).collect()
         };
         let mut g = gen(RwMode::RandRw, Distribution::Zipf(1.1), 1 << 24);
-        assert!(a.iter().all(|io| *io == g.next()));
+        assert!(a.iter().all(|io| *io == g.next_io()));
     }
 
     #[test]
@@ -373,7 +373,9 @@ mod tests {
             Distribution::Zoned(vec![(80.0, 10.0), (20.0, 90.0)]),
             1000 * 4096,
         );
-        let hot = (0..20_000).filter(|_| g.next().offset < 100 * 4096).count();
+        let hot = (0..20_000)
+            .filter(|_| g.next_io().offset < 100 * 4096)
+            .count();
         assert!(
             (15_400..16_600).contains(&hot),
             "80% of accesses in the first 10% expected, got {hot}"
@@ -386,7 +388,7 @@ mod tests {
             let mut g = gen(RwMode::RandRead, dist.clone(), 10_000 * 4096);
             let mut counts = std::collections::HashMap::new();
             for _ in 0..50_000 {
-                *counts.entry(g.next().offset).or_insert(0u32) += 1;
+                *counts.entry(g.next_io().offset).or_insert(0u32) += 1;
             }
             let mut c: Vec<u32> = counts.into_values().collect();
             c.sort_unstable_by(|a, b| b.cmp(a));

@@ -9,9 +9,9 @@
 //!
 //! ```no_run
 //! use hiops_bench::{run, JobSpec, RunOptions};
-//! use std::sync::{atomic::AtomicBool, Arc};
+//! use std::sync::atomic::AtomicBool;
 //! let spec = JobSpec::default_for("/tmp/hiops.data".into());
-//! let result = run(&[spec], RunOptions { interrupt: Arc::new(AtomicBool::new(false)), progress: None }).unwrap();
+//! let result = run(&[spec], RunOptions { interrupt: &AtomicBool::new(false), progress: None }).unwrap();
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 

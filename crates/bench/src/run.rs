@@ -11,7 +11,7 @@ use hiops_hal::EngineKind;
 use hiops_stats::cpu::{online_cpus, MachineSample, ProcessSample};
 use hiops_stats::disk::{read_interrupts, DiskStats};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{mpsc, Arc, Barrier, Mutex};
+use std::sync::{mpsc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// What the progress callback is told, about every 200 ms.
@@ -37,7 +37,7 @@ pub enum Progress {
 
 pub struct RunOptions<'a> {
     /// Set (from a signal handler) to stop early; the result is marked interrupted.
-    pub interrupt: Arc<AtomicBool>,
+    pub interrupt: &'a AtomicBool,
     pub progress: Option<&'a mut dyn FnMut(&Progress)>,
 }
 

@@ -259,7 +259,7 @@ impl JobSpec {
         JobSpec {
             name: "hiops-default".into(),
             targets: TargetSpec::Paths(vec![target]),
-            size: Some(1 << 30),
+            size: Some(512 << 20),
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,
@@ -277,7 +277,7 @@ impl JobSpec {
             time_based: true,
             ramp_ns: 1_000_000_000,
             distribution: Distribution::Uniform,
-            randseed: 0x5EED_0F_1105,
+            randseed: 0x005E_ED0F_1105,
             rate_iops: None,
             verify: VerifyMode::Off,
             verify_only: false,

@@ -244,7 +244,7 @@ fn lay_out(
     };
     use std::io::Seek;
     f.seek(std::io::SeekFrom::Start(from)).map_err(fail)?;
-    let mut rng = FastRng::new(seed ^ 0x1A70_07);
+    let mut rng = FastRng::new(seed ^ 0x001A_7007);
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
     let mut at = from;
     let what = format!("laying out {}", path.display());

@@ -236,7 +236,7 @@ pub(crate) fn run_worker(
             let Some(tag) = queue.get_free_tag() else {
                 break;
             };
-            let io = gen.next();
+            let io = gen.next_io();
             let mut generation = 0;
             if !maps.is_empty() {
                 let map = &mut maps[io.target as usize];
@@ -338,9 +338,9 @@ pub(crate) fn run_worker(
                 s.lat.record(done.saturating_sub(st.intended_ns));
             }
         }
-        for d in 0..2 {
-            counters.ios[d].store(totals[d].0, Relaxed);
-            counters.bytes[d].store(totals[d].1, Relaxed);
+        for (d, &(ios, bytes)) in totals.iter().enumerate() {
+            counters.ios[d].store(ios, Relaxed);
+            counters.bytes[d].store(bytes, Relaxed);
         }
     }
     let end = stop_ns.unwrap_or_else(|| now_ns(ctrl.epoch));

@@ -1,1 +1,11 @@
+//! # hiops-report: what a run prints
+//!
+//! [`text::summary`] is the terminal summary; [`json::to_fio_json`] writes
+//! fio 3.x's JSON schema for every field whose meaning hiops shares, and puts
+//! hiops' own figures (clocks per I/O, the device/platform latency split,
+//! machine CPU, the per-second series) under the `hiops` key. See
+//! docs/output.md for the field list.
 
+pub mod derived;
+pub mod json;
+pub mod text;

@@ -1,0 +1,294 @@
+//! The terminal summary, laid out like fio's so its readers feel at home.
+
+use crate::derived::{interrupts_per_io, iops, latency_splits};
+use hiops_bench::units::format_bytes;
+use hiops_bench::{DirStats, RunResult};
+use hiops_stats::Histogram;
+use std::fmt::Write;
+
+fn si(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Picks fio's unit for a latency set: nsec below 10 us, usec below 10 ms, else msec.
+fn unit(h: &Histogram) -> (&'static str, f64) {
+    let m = h.mean();
+    if m < 10_000.0 {
+        ("nsec", 1.0)
+    } else if m < 10_000_000.0 {
+        ("usec", 1e3)
+    } else {
+        ("msec", 1e6)
+    }
+}
+
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
+    if d.ios == 0 {
+        return;
+    }
+    let secs = runtime_ns as f64 / 1e9;
+    let bw = d.bytes as f64 / secs.max(1e-9);
+    let _ = writeln!(
+        out,
+        "  {name}: IOPS={}, BW={}/s ({:.1}MB/s)({}/{:.1}s)",
+        si(iops(d.ios, runtime_ns)),
+        format_bytes(bw),
+        bw / 1e6,
+        format_bytes(d.bytes as f64),
+        secs
+    );
+    let (u, div) = unit(&d.clat);
+    let _ = writeln!(
+        out,
+        "    clat ({u}): min={}, max={}, avg={}, stdev={}",
+        num(d.clat.min() as f64 / div),
+        num(d.clat.max() as f64 / div),
+        num(d.clat.mean() / div),
+        num(d.clat.stddev() / div)
+    );
+    if d.lat.mean() > d.clat.mean() * 1.01 {
+        let _ = writeln!(
+            out,
+            "     lat ({u}): avg={}, max={} (from the intended issue time)",
+            num(d.lat.mean() / div),
+            num(d.lat.max() as f64 / div)
+        );
+    }
+    let p = |q: f64| num(d.clat.percentile(q) as f64 / div);
+    let _ = writeln!(
+        out,
+        "    clat percentiles ({u}): p50={}, p90={}, p99={}, p99.9={}, p99.99={}, max={}",
+        p(50.0),
+        p(90.0),
+        p(99.0),
+        p(99.9),
+        p(99.99),
+        num(d.clat.max() as f64 / div)
+    );
+    if d.short_ios > 0 {
+        let _ = writeln!(out, "    short transfers: {}", d.short_ios);
+    }
+}
+
+pub fn summary(r: &RunResult) -> String {
+    let mut out = String::new();
+    if r.interrupted {
+        let _ = writeln!(
+            out,
+            "*** interrupted: partial result over {:.1} s of measurement ***",
+            r.window_s()
+        );
+    }
+    for (g, job) in r.jobs.iter().enumerate() {
+        let s = &job.spec;
+        let engine = job.threads.first().map(|t| t.engine.as_str()).unwrap_or("");
+        let bs = if s.bs.is_fixed() {
+            format!("{}", s.bs.max())
+        } else {
+            s.bs.split
+                .iter()
+                .map(|(b, p)| format!("{b}/{p}"))
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        let _ = writeln!(
+            out,
+            "{}: (groupid={g}, jobs={}): rw={}, bs={bs}, ioengine={} [{engine}], iodepth={}, direct={}",
+            s.name,
+            s.numjobs,
+            s.rw.name(),
+            s.engine,
+            s.effective_depth(),
+            u8::from(s.direct)
+        );
+        for t in &job.targets {
+            let dev = t
+                .device
+                .as_deref()
+                .map(|d| format!(" on {d}"))
+                .unwrap_or_default();
+            let made = if t.created {
+                format!(", created and laid out in {:.1} s", t.layout_s)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  target: {} ({:?}{dev}, {}{made})",
+                t.name,
+                t.kind,
+                format_bytes(t.len as f64)
+            );
+        }
+        let (rd, wr) = job.merged();
+        let rt = job.runtime_ns();
+        dir_block(&mut out, "read", &rd, rt);
+        dir_block(&mut out, "write", &wr, rt);
+        if rd.ios + wr.ios == 0 && job.verify().is_none() {
+            let _ = writeln!(out, "  no I/O completed in the measured window");
+        }
+        if let Some(v) = job.verify() {
+            match &v.first_bad {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  verify: {} blocks checked, all good",
+                        v.blocks_checked
+                    );
+                }
+                Some((off, why)) => {
+                    let _ = writeln!(
+                        out,
+                        "  verify: {} BAD of {} blocks checked; first bad offset {off}: {why}",
+                        v.bad_blocks, v.blocks_checked
+                    );
+                }
+            }
+        }
+        for e in job.errors() {
+            let _ = writeln!(out, "  error: {e}");
+        }
+        let cpu = job.thread_cpu();
+        let secs = rt as f64 / 1e9;
+        if secs > 0.0 {
+            let _ = writeln!(
+                out,
+                "  cpu (job threads): usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
+                cpu.user.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
+                cpu.system.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
+                cpu.context_switches(),
+                cpu.major_faults,
+                cpu.minor_faults
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nCost per I/O ({} I/Os in {:.2} s, TSC {:.3} GHz):",
+        r.total_ios(),
+        r.window_s(),
+        r.tsc_hz / 1e9
+    );
+    let ps = r.process_seconds();
+    match r.process_clocks_per_io() {
+        Some(c) => {
+            let ios = r.total_ios() as f64;
+            let _ = writeln!(
+                out,
+                "  process: {} clocks/IO (user {}, kernel {})",
+                si(c),
+                si(ps.user * r.tsc_hz / ios),
+                si(ps.kernel * r.tsc_hz / ios)
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  process: not measurable (no I/O completed)");
+        }
+    }
+    match (r.machine_seconds(), r.machine_clocks_per_io()) {
+        (Some(m), Some(c)) => {
+            let ios = r.total_ios() as f64;
+            let _ = writeln!(
+                out,
+                "  machine: {} clocks/IO (user {}, kernel {}, irq+softirq {}); CPU busy {:.0}% of {} CPUs",
+                si(c),
+                si(m.user * r.tsc_hz / ios),
+                si(m.kernel * r.tsc_hz / ios),
+                si(m.irq * r.tsc_hz / ios),
+                m.total() / r.window_s().max(1e-9) / r.cpus_online as f64 * 100.0,
+                r.cpus_online
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "  machine: not measurable (/proc/stat unreadable or no I/O)"
+            );
+        }
+    }
+    if let Some(c) = r.context_switches_per_io() {
+        let _ = writeln!(out, "  context switches: {c:.3} per I/O");
+    }
+    let irqs = interrupts_per_io(r);
+    if irqs.is_empty() {
+        let _ = writeln!(out, "  interrupts: not measurable (the target's device has no interrupt vectors of its own, or none were found)");
+    }
+    for (dev, names, per) in irqs {
+        let _ = writeln!(
+            out,
+            "  interrupts: {per:.3} per I/O ({dev}: {})",
+            names.join(", ")
+        );
+    }
+    match latency_splits(r) {
+        Ok(splits) => {
+            let _ = writeln!(out, "\nLatency split, device vs platform (diskstats service time vs application clat mean):");
+            for s in splits {
+                let _ = writeln!(
+                    out,
+                    "  {} {}: application {:.1} us = device {:.1} us + platform {:.1} us ({:.0}%)",
+                    s.device,
+                    s.direction,
+                    s.app_ns / 1e3,
+                    s.device_ns / 1e3,
+                    s.platform_ns / 1e3,
+                    s.platform_ns / s.app_ns.max(1e-9) * 100.0
+                );
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "\nLatency split: not measurable: {why}");
+        }
+    }
+    for d in &r.devices {
+        let _ = writeln!(
+            out,
+            "Disk stats ({}): ios={}/{}, merges={}/{}, ticks={}/{} ms, util={:.1}%",
+            d.name,
+            d.stats.reads,
+            d.stats.writes,
+            d.stats.read_merges,
+            d.stats.write_merges,
+            d.stats.read_ms,
+            d.stats.write_ms,
+            d.stats.utilisation_pct(r.window_ns as f64 / 1e6)
+        );
+    }
+    if r.series.len() >= 2 {
+        let v: Vec<f64> = r
+            .series
+            .iter()
+            .map(|p| p.read_iops + p.write_iops)
+            .collect();
+        let (mn, mx) = v
+            .iter()
+            .fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        let _ = writeln!(
+            out,
+            "Per-second IOPS over {} s: min {}, max {}",
+            v.len(),
+            si(mn),
+            si(mx)
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
