@@ -54,7 +54,10 @@ fn feature(s: &str) -> Result<Feature, String> {
 }
 
 #[derive(Args, Debug, Clone)]
-#[command(about = "Run a workload. Options carry fio's names and meanings.")]
+#[command(
+    about = "Run a workload. Options carry fio's names and meanings.",
+    rename_all = "snake_case"
+)]
 pub struct RunArgs {
     /// Job name; giving it switches to fio's defaults (see `hiops run --help`).
     #[arg(long)]
@@ -179,7 +182,7 @@ pub struct RunArgs {
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
     /// Never show the progress line.
-    #[arg(long)]
+    #[arg(long = "no-progress")]
     pub no_progress: bool,
 }
 

@@ -1,0 +1,488 @@
+//! `hiops` end to end through the binary.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn hiops() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hiops"));
+    c.stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    hiops().args(args).output().expect("hiops starts")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not pure JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn no_argument_run_measures_random_reads_and_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = hiops().env("TMPDIR", tmp.path()).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
+    assert!(
+        out.contains("rw=randread, bs=4096, ioengine=io_uring"),
+        "{out}"
+    );
+    assert!(out.contains("iodepth=32"), "{out}");
+    assert!(out.contains("read: IOPS="), "{out}");
+    assert!(out.contains("clat percentiles"), "{out}");
+    assert!(out.contains("clocks/IO"), "{out}");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "the temporary file and directory must be removed"
+    );
+}
+
+#[test]
+fn json_output_is_pure_fio_schema_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("data");
+    let o = run(&[
+        "run",
+        "--filename",
+        f.to_str().unwrap(),
+        "--size=8m",
+        "--runtime=1",
+        "--ramp_time=0",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert!(v["fio version"].as_str().unwrap().starts_with("hiops-"));
+    let read = &v["jobs"][0]["read"];
+    assert!(read["iops"].as_f64().unwrap() > 0.0);
+    assert!(read["total_ios"].as_u64().unwrap() > 0);
+    let p = &read["clat_ns"]["percentile"];
+    assert!(p["50.000000"].as_u64().unwrap() <= p["99.000000"].as_u64().unwrap());
+    assert!(read["clat_ns"]["max"].as_u64().unwrap() >= p["99.990000"].as_u64().unwrap());
+    assert_eq!(read["clat_ns"]["N"], read["total_ios"]);
+    assert!(v["hiops"]["process"]["clocks_per_io"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["jobs"][0]["job options"]["rw"], "randread");
+    // The file the user named stays.
+    assert!(f.exists());
+}
+
+#[test]
+fn json_plus_has_bins_that_add_up_to_the_io_count() {
+    let o = run(&[
+        "run",
+        "--ioengine=mem",
+        "--size=4m",
+        "--runtime=1",
+        "--ramp_time=0",
+        "--output-format=json+",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    let clat = &v["jobs"][0]["read"]["clat_ns"];
+    let total: u64 = clat["bins"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, clat["N"].as_u64().unwrap());
+}
+
+#[test]
+fn every_backend_writes_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    for engine in ["psync", "pvsync2", "libaio", "io_uring", "mem"] {
+        let f = tmp.path().join(engine);
+        let mut args = vec![
+            "run",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=4m",
+            "--runtime=1",
+            "--time_based",
+            "--ramp_time=0",
+            "--iodepth=8",
+            "--verify=crc32c",
+            "--output-format=json",
+        ];
+        let eng = format!("--ioengine={engine}");
+        args.push(&eng);
+        let fname = format!("--filename={}", f.display());
+        if engine != "mem" {
+            args.push(&fname);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{engine}: {}", stderr(&o));
+        let v = json_of(&o);
+        let ver = &v["jobs"][0]["hiops"]["verify"];
+        assert!(
+            ver["blocks_checked"].as_u64().unwrap() > 0,
+            "{engine}: nothing verified"
+        );
+        assert_eq!(ver["bad_blocks"], 0, "{engine}: {ver}");
+        assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn a_corrupted_block_is_caught_with_its_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("data");
+    let fname = format!("--filename={}", f.display());
+    let o = run(&[
+        "run",
+        &fname,
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--time_based=0",
+        "--ramp_time=0",
+        "--verify=crc32c",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let clean = run(&["run", &fname, "--bs=4k", "--verify_only"]);
+    assert!(
+        clean.status.success(),
+        "a clean file must verify: {}",
+        stderr(&clean)
+    );
+    assert!(String::from_utf8_lossy(&clean.stdout).contains("256 blocks checked, all good"));
+    // Flip one byte inside the fourth block.
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[3 * 4096 + 777] ^= 0xFF;
+    std::fs::write(&f, &bytes).unwrap();
+    let bad = run(&["run", &fname, "--bs=4k", "--verify_only"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(4),
+        "verify failure has its own exit code: {}",
+        stderr(&bad)
+    );
+    let err = stderr(&bad);
+    assert!(
+        err.contains("1 bad of 256")
+            && err.contains("first bad offset 12288")
+            && err.contains("checksum"),
+        "{err}"
+    );
+}
+
+fn refused(args: &[&str], code: i32, needle: &str) {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: message lacks '{needle}': {err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line, not more: {err}");
+}
+
+#[test]
+fn bad_options_end_with_one_line_and_exit_code_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("small");
+    std::fs::write(&f, vec![7u8; 2048]).unwrap();
+    let fname = format!("--filename={}", f.display());
+    refused(&["run", "--iodepth=0"], 2, "--iodepth must be at least 1");
+    refused(&["run", "--ioengine=spdk"], 2, "unknown --ioengine 'spdk'");
+    refused(
+        &[
+            "run",
+            "--ioengine=mem",
+            "--bs=1000",
+            "--direct=1",
+            "--size=1m",
+            "--verify",
+        ],
+        2,
+        "--verify checks blocks this run writes",
+    );
+    refused(
+        &["run", &fname, "--bs=4k", "--direct=0"],
+        2,
+        "less than one block",
+    );
+    refused(&["run", "--rw=sideways"], 2, "unknown --rw");
+    refused(&["run", "--bs=4k/60:8k/60"], 2, "add up to 100");
+    refused(
+        &["run", "--ioengine=psync", "--fixedbufs"],
+        2,
+        "io_uring option",
+    );
+    let big = tmp.path().join("big");
+    std::fs::write(&big, vec![7u8; 1 << 20]).unwrap();
+    if hiops_hal::device::BlockDev::of_path(tmp.path())
+        .and_then(|d| d.logical_block_size())
+        .unwrap_or(512)
+        > 1
+    {
+        refused(
+            &[
+                "run",
+                &format!("--filename={}", big.display()),
+                "--bs=1000",
+                "--direct=1",
+            ],
+            2,
+            "not a multiple of",
+        );
+    }
+    refused(
+        &["run", "--filename=/nonexistent-dir/x/data", "--size=1m"],
+        1,
+        "cannot create /nonexistent-dir/x/data",
+    );
+}
+
+#[test]
+fn ctrl_c_prints_the_partial_result_marked_interrupted() {
+    let child = hiops()
+        .args([
+            "run",
+            "--ioengine=mem",
+            "--size=16m",
+            "--runtime=60",
+            "--ramp_time=0",
+            "--output-format=json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["hiops"]["interrupted"], true);
+    assert!(v["hiops"]["window_s"].as_f64().unwrap() < 30.0);
+    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn rate_limit_holds_the_target_iops() {
+    let o = run(&[
+        "run",
+        "--ioengine=mem",
+        "--size=4m",
+        "--runtime=2",
+        "--ramp_time=0",
+        "--rate_iops=500",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let iops = json_of(&o)["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    // A limiter that does not limit would give millions; one that stalls, far less.
+    assert!(
+        (350.0..=560.0).contains(&iops),
+        "asked for 500 IOPS, got {iops}"
+    );
+}
+
+#[test]
+fn threads_pin_to_the_cpus_they_are_given() {
+    let o = run(&[
+        "run",
+        "--ioengine=null",
+        "--size=1m",
+        "--runtime=1",
+        "--ramp_time=0",
+        "--numjobs=2",
+        "--cpus_allowed=0",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(
+        v["jobs"][0]["hiops"]["cpus_pinned"],
+        serde_json::json!([[0], [0]])
+    );
+    assert_eq!(v["jobs"][0]["hiops"]["threads"], 2);
+}
+
+/// A loop device over a file in `dir`, detached on drop.
+struct Loop(String);
+
+impl Loop {
+    fn new(backing: &Path) -> Option<Loop> {
+        let o = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(backing)
+            .output()
+            .ok()?;
+        o.status
+            .success()
+            .then(|| Loop(String::from_utf8_lossy(&o.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg(&self.0)
+            .stderr(Stdio::null())
+            .status();
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn writes_to_a_device_with_a_filesystem_are_refused_unless_named() {
+    if !is_root() {
+        eprintln!("skipped: needs root to set up a loop device");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let backing = tmp.path().join("disk.img");
+    let mut img = vec![0u8; 8 << 20];
+    img[1080] = 0x53; // ext2/3/4 superblock magic 0xEF53 at byte 1080
+    img[1081] = 0xEF;
+    std::fs::write(&backing, &img).unwrap();
+    let Some(dev) = Loop::new(&backing) else {
+        eprintln!("skipped: losetup is missing or no loop device is free");
+        return;
+    };
+    let fname = format!("--filename={}", dev.0);
+    // Reads are harmless and allowed.
+    let o = run(&["run", &fname, "--runtime=1", "--ramp_time=0", "--iodepth=4"]);
+    assert!(
+        o.status.success(),
+        "reading must be allowed: {}",
+        stderr(&o)
+    );
+    refused(
+        &["run", &fname, "--rw=randwrite", "--runtime=1"],
+        3,
+        "carries an ext2/3/4 filesystem",
+    );
+    let ok = run(&[
+        "run",
+        &fname,
+        "--rw=randwrite",
+        "--runtime=1",
+        "--ramp_time=0",
+        &format!("--allow-write-device={}", dev.0),
+    ]);
+    assert!(
+        ok.status.success(),
+        "a named device must be writable: {}",
+        stderr(&ok)
+    );
+}
+
+#[test]
+fn writes_to_a_mounted_device_are_refused() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount a loop device");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let backing = tmp.path().join("fs.img");
+    std::fs::write(&backing, vec![0u8; 16 << 20]).unwrap();
+    let Some(dev) = Loop::new(&backing) else {
+        eprintln!("skipped: losetup is missing or no loop device is free");
+        return;
+    };
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &dev.0])
+        .status();
+    if !mkfs.map(|s| s.success()).unwrap_or(false) {
+        eprintln!("skipped: mkfs.ext4 is not available");
+        return;
+    }
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if !Command::new("mount")
+        .arg(&dev.0)
+        .arg(&mnt)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+    {
+        eprintln!("skipped: mount failed (no permission to mount here)");
+        return;
+    }
+    refused(
+        &[
+            "run",
+            &format!("--filename={}", dev.0),
+            "--rw=write",
+            "--runtime=1",
+        ],
+        3,
+        "is mounted",
+    );
+}
+
+#[test]
+fn a_fresh_zram_device_is_written_and_verified() {
+    if !is_root() || !Path::new("/sys/class/zram-control/hot_add").exists() {
+        eprintln!("skipped: needs root and the zram module (/sys/class/zram-control)");
+        return;
+    }
+    let Ok(n) = std::fs::read_to_string("/sys/class/zram-control/hot_add") else {
+        eprintln!("skipped: cannot add a zram device");
+        return;
+    };
+    let n = n.trim().to_string();
+    struct Zram(String);
+    impl Drop for Zram {
+        fn drop(&mut self) {
+            let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
+        }
+    }
+    let z = Zram(n.clone());
+    std::fs::write(format!("/sys/block/zram{n}/disksize"), "64M").unwrap();
+    let o = run(&[
+        "run",
+        &format!("--filename=/dev/zram{n}"),
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=16m",
+        "--runtime=1",
+        "--time_based",
+        "--ramp_time=0",
+        "--verify",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    assert_eq!(v["jobs"][0]["hiops"]["verify"]["bad_blocks"], 0);
+    // The split is either measured (device + platform = application) or
+    // says why not; it never prints a zero device time as if measured.
+    let split = &v["hiops"]["latency_split"];
+    match split.as_array() {
+        Some(entries) => {
+            for e in entries {
+                let (app, dev, plat) = (
+                    e["app_clat_mean_ns"].as_f64().unwrap(),
+                    e["device_service_ns"].as_f64().unwrap(),
+                    e["platform_ns"].as_f64().unwrap(),
+                );
+                assert!(dev > 0.0, "{e}");
+                assert!((app - dev - plat).abs() < 1e-6, "{e}");
+                assert!(e["device"].as_str().unwrap().starts_with("zram"), "{e}");
+            }
+        }
+        None => assert!(split["unavailable"].as_str().is_some(), "{split}"),
+    }
+    drop(z);
+}
