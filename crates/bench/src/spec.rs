@@ -265,7 +265,7 @@ impl JobSpec {
             rwmixread: 50,
             bs: BlockSizes::fixed(4096),
             iodepth: 32,
-            iodepth_batch_submit: 0,
+            iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),

@@ -309,7 +309,17 @@ pub(crate) fn run_worker(
             std::thread::sleep(Duration::from_nanos(wait));
             continue;
         }
-        let n = match queue.issue_and_reap(complete_min.min(outstanding), &mut out) {
+        // Wait for completions only when no more can be queued now (queue
+        // full, budget spent, or rate-limited); a batch cut short by
+        // iodepth_batch_submit is sent without waiting, as fio does.
+        let can_queue_more =
+            queue.busy() < queue.depth() && issued_bytes < plan.budget && rate_ns.is_none();
+        let min = if staged >= batch && can_queue_more {
+            0
+        } else {
+            complete_min.min(outstanding)
+        };
+        let n = match queue.issue_and_reap(min, &mut out) {
             Ok(n) => n,
             Err(e) => {
                 result.error = Some(format!("job {}: {e}", spec.name));

@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// Commands in flight per thread.
     #[arg(long, short = 'q')]
     pub iodepth: Option<u32>,
-    /// Stage at most this many commands per submission (0: as many as fit).
+    /// Stage at most this many commands per submission (0: as many as fit; default 1, as fio).
     #[arg(long, visible_alias = "iodepth_batch")]
     pub iodepth_batch_submit: Option<u32>,
     /// Wait for at least this many completions per reap.
@@ -336,7 +336,7 @@ pub fn to_plan(a: &RunArgs) -> Result<Plan, BenchError> {
         }
         spec.iodepth = q;
     }
-    spec.iodepth_batch_submit = a.iodepth_batch_submit.unwrap_or(0);
+    spec.iodepth_batch_submit = a.iodepth_batch_submit.unwrap_or(1);
     spec.iodepth_batch_complete_min = a.iodepth_batch_complete_min.unwrap_or(1).max(1);
     if let Some(n) = a.numjobs {
         if n == 0 {
