@@ -1,14 +1,19 @@
 //! Sizes and durations as fio writes them: `4k`, `1M`, `2GiB`, `512`, `10s`,
 //! `500ms`, `2m`, `100us`. Sizes use 1024 per step (fio's default kb_base).
 
-/// Parses a byte count: a number with an optional k/m/g/t/p suffix (any case,
-/// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+/// Splits `12.5ms` into ("12.5", "ms").
+fn number_and_suffix(text: &str) -> (&str, &str) {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    t.split_at(split)
+}
+
+/// Parses a byte count: a number with an optional k/m/g/t/p suffix (any case,
+/// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let (num, suffix) = number_and_suffix(text);
     if num.is_empty() {
         return Err(format!(
             "'{text}' is not a size: write a number with an optional k/m/g/t suffix, like 4k or 1g"
@@ -38,11 +43,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Parses a duration; a bare number is seconds (fio's default unit for
 /// runtime and ramp_time).
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    let (num, suffix) = number_and_suffix(text);
     let value: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not a duration: write e.g. 10s, 500ms, 2m"))?;
