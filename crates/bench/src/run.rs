@@ -217,30 +217,22 @@ fn measure(
             } else {
                 spec.bs.min() as u64
             };
-            let budget_per_thread = if spec.time_based {
-                u64::MAX
-            } else {
-                let per_region: u64 = regions_for(spec, targets, 0, align)
-                    .iter()
-                    .map(|r| r.len)
-                    .sum();
-                spec.size
-                    .map(|s| s * targets.len() as u64)
-                    .unwrap_or(per_region)
-                    .min(per_region.max(1) * 1_000_000)
-            };
             for clone in 0..spec.numjobs {
+                let regions = regions_for(spec, targets, clone, align);
+                // Size-based: one pass over this thread's own regions (the
+                // whole targets, or its slice of them under verify).
+                let budget = if spec.time_based {
+                    u64::MAX
+                } else {
+                    regions.iter().map(|r| r.len).sum()
+                };
                 let plan = WorkerPlan {
                     spec,
                     clone,
                     targets: targets.iter().map(|t| t.hal_target()).collect(),
-                    regions: regions_for(spec, targets, clone, align),
+                    regions,
                     align: align as u32,
-                    budget: if spec.verify != VerifyMode::Off && spec.numjobs > 1 {
-                        budget_per_thread / spec.numjobs as u64
-                    } else {
-                        budget_per_thread
-                    },
+                    budget,
                 };
                 let (ctrl, counters, tx) = (&ctrl, &counters[slot], done_tx.clone());
                 handles.push((

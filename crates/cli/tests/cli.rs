@@ -486,3 +486,31 @@ fn a_fresh_zram_device_is_written_and_verified() {
     }
     drop(z);
 }
+
+#[test]
+fn size_based_verify_with_several_threads_covers_the_whole_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("data");
+    // An existing file and no --size: the job uses the file as it is.
+    std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let o = run(&[
+        "run",
+        &format!("--filename={}", f.display()),
+        "--rw=write",
+        "--bs=4k",
+        "--numjobs=2",
+        "--time_based=0",
+        "--ramp_time=0",
+        "--verify",
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = json_of(&o);
+    // 1 MiB of 4 KiB blocks, split between two threads: every block written once and checked.
+    assert_eq!(
+        v["jobs"][0]["hiops"]["verify"]["blocks_checked"], 256,
+        "{}",
+        v["jobs"][0]["hiops"]["verify"]
+    );
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 256);
+}
