@@ -29,5 +29,5 @@ mod worker;
 
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, RunResult, ThreadResult};
-pub use run::{needs_path, run, Progress, RunOptions};
+pub use run::{run, Progress, RunOptions};
 pub use spec::{BlockSizes, Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};

@@ -4,7 +4,7 @@
 use crate::error::{usage, BenchError};
 use crate::generator::Region;
 use crate::result::{DeviceWindow, JobResult, RunResult, SeriesPoint, TargetInfo};
-use crate::spec::{JobSpec, TargetSpec, VerifyMode};
+use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
 use crate::worker::{run_worker, Control, Counters, WorkerPlan};
 use hiops_hal::EngineKind;
@@ -462,18 +462,4 @@ impl Window {
 fn irq_of(device: &str, irq: &[(String, Option<String>)]) -> Option<(u64, Vec<String>)> {
     let prefix = irq.iter().find(|(d, _)| d == device)?.1.as_ref()?;
     read_interrupts(prefix)
-}
-
-/// A RAM-device job needs no path; the CLI uses this to choose.
-pub fn needs_path(engine: EngineKind) -> bool {
-    engine.needs_file()
-}
-
-impl TargetSpec {
-    pub fn paths(&self) -> &[std::path::PathBuf] {
-        match self {
-            TargetSpec::Paths(p) => p,
-            TargetSpec::Ram => &[],
-        }
-    }
 }

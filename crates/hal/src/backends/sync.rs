@@ -20,8 +20,6 @@ pub struct SyncEngine {
     mode: SyncMode,
     staged: Vec<Staged>,
     ready: ReadyList,
-    /// RWF_NOWAIT commands that came back EAGAIN and were redone blocking.
-    pub nowait_retries: u64,
 }
 
 impl SyncEngine {
@@ -39,11 +37,10 @@ impl SyncEngine {
             mode,
             staged: Vec::with_capacity(depth as usize),
             ready: ReadyList::with_capacity(depth),
-            nowait_retries: 0,
         })
     }
 
-    fn execute(&mut self, s: Staged) -> i64 {
+    fn execute(&self, s: Staged) -> i64 {
         let fd = self.fds[s.cmd.target as usize];
         let Command {
             op, offset, len, ..
@@ -74,7 +71,7 @@ impl SyncEngine {
                         && nowait
                         && std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN)
                     {
-                        self.nowait_retries += 1;
+                        // Would block: redo it blocking, so the I/O is still measured.
                         rc = vectored(fd, op, &iov, offset, flags & !RWF_NOWAIT);
                     }
                     rc
