@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
 use crate::backends::mem::MemDevice;
-use crate::{Command, Completion, HalError, Tag};
+use crate::{Command, Completion, Doorbell, HalError, Tag};
 
 /// Where commands go: an open file or block device, or a RAM device.
 #[derive(Clone, Debug)]
@@ -39,8 +39,11 @@ impl Target {
     }
 }
 
-/// A backend ("low level driver"). One instance serves one thread's queue.
-pub trait Engine {
+/// A backend ("low level driver"). One instance serves one queue; the queue
+/// may move between threads (a shared queue sits behind a lock), except that
+/// an io_uring ring with SINGLE_ISSUER only accepts submissions from the
+/// thread that created it.
+pub trait Engine: Send {
     /// Bind `tag` to `cmd` and stage it; `buf` is the tag's buffer, valid until
     /// the tag completes. Staging never blocks and never fails for lack of
     /// room: the queue hands out at most `depth` tags.
@@ -66,6 +69,13 @@ pub trait Engine {
 
     /// What is in force (flags the kernel accepted, modes), for the report.
     fn description(&self) -> String;
+
+    /// The doorbell rung on each completion, when `EngineOptions::doorbell`
+    /// asked for one and the engine completes asynchronously. Engines that
+    /// complete inside `issue` have none: their completions are ready at once.
+    fn doorbell(&self) -> Option<Arc<Doorbell>> {
+        None
+    }
 }
 
 /// The backends, selectable by name.
@@ -173,6 +183,9 @@ pub struct EngineOptions {
     /// io_uring: IORING_SETUP_SINGLE_ISSUER + DEFER_TASKRUN (completion work
     /// runs in the thread that waits: the HIOPS lazy completion).
     pub defer_taskrun: Feature,
+    /// io_uring, libaio: ring a [`Doorbell`] on every completion, so a
+    /// thread can sleep until one is ready without owning the queue.
+    pub doorbell: bool,
 }
 
 /// Opens a backend for one queue.
@@ -198,7 +211,7 @@ pub(crate) fn open_engine(
                 nowait: opts.nowait,
             },
         )?),
-        EngineKind::Libaio => Box::new(libaio::AioEngine::open(targets, depth)?),
+        EngineKind::Libaio => Box::new(libaio::AioEngine::open(targets, depth, opts.doorbell)?),
         EngineKind::IoUring => Box::new(uring::UringEngine::open(opts, targets, depth, arena)?),
         EngineKind::Mem => Box::new(mem::MemEngine::open(targets, depth)?),
         EngineKind::Null => Box::new(null::NullEngine::new(depth)),

@@ -30,6 +30,7 @@
 
 mod buffer;
 mod command;
+mod doorbell;
 mod engine;
 mod error;
 mod queue;
@@ -40,6 +41,7 @@ pub mod device;
 
 pub use buffer::BufferArena;
 pub use command::{Command, Completion, Op, Tag};
+pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::HalError;
 pub use queue::Queue;

@@ -107,6 +107,38 @@ impl Queue {
         Ok(())
     }
 
+    /// `bind_tag_cmd` with the caller's buffer instead of the tag's: zero-copy
+    /// I/O for the path layer, whose callers bring their own buffers.
+    ///
+    /// # Safety
+    /// `buf` must be valid for `cmd.len` bytes (writes for a read), suitably
+    /// aligned for the target (O_DIRECT), and neither moved, freed nor
+    /// accessed by the caller until this tag's completion has been reaped.
+    pub unsafe fn bind_external(
+        &mut self,
+        tag: Tag,
+        cmd: Command,
+        buf: *mut u8,
+    ) -> Result<(), HalError> {
+        assert!(
+            self.tags.is_in_use(tag),
+            "tag {tag} bound without get_free_tag"
+        );
+        assert!(self.bound[tag as usize].is_none(), "tag {tag} bound twice");
+        assert!(cmd.op == Op::Fsync || (cmd.len > 0 && !buf.is_null()));
+        self.engine.prepare(tag, &cmd, buf)?;
+        self.bound[tag as usize] = Some(cmd);
+        self.staged += 1;
+        Ok(())
+    }
+
+    /// The doorbell rung on each completion (see [`crate::Doorbell`]), when
+    /// the queue was opened with `EngineOptions::doorbell` on an engine that
+    /// completes asynchronously.
+    pub fn doorbell(&self) -> Option<std::sync::Arc<crate::Doorbell>> {
+        self.engine.doorbell()
+    }
+
     /// Gives a tag back without issuing anything (nothing was bound to it).
     pub fn put_back_tag(&mut self, tag: Tag) {
         assert!(

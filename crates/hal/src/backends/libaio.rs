@@ -3,12 +3,15 @@
 //! The structures are the kernel ABI of `include/uapi/linux/aio_abi.h`
 //! (little-endian layout, x86_64 and aarch64).
 
-use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
-use std::os::fd::RawFd;
+use crate::{Command, Completion, Doorbell, Engine, HalError, Op, Tag, Target};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
+/// `aio_flags`: signal the eventfd in `aio_resfd` on completion.
+const IOCB_FLAG_RESFD: u32 = 1;
 
 /// `struct iocb` (64 bytes). On little-endian machines `aio_key` comes before
 /// `aio_rw_flags`.
@@ -53,10 +56,16 @@ pub struct AioEngine {
     /// How many of `pending` were already accepted by io_submit.
     submitted_head: usize,
     events: Box<[IoEvent]>,
+    doorbell: Option<Arc<Doorbell>>,
 }
 
+// SAFETY: the raw pointers in `pending` point into `iocbs`, a boxed slice this
+// engine owns and never reallocates; moving the engine to another thread moves
+// the owner, not the memory. The AIO context is not tied to a thread.
+unsafe impl Send for AioEngine {}
+
 impl AioEngine {
-    pub fn open(targets: &[Target], depth: u32) -> Result<AioEngine, HalError> {
+    pub fn open(targets: &[Target], depth: u32, doorbell: bool) -> Result<AioEngine, HalError> {
         let fds = targets
             .iter()
             .map(|t| t.fd("libaio"))
@@ -94,6 +103,15 @@ impl AioEngine {
             pending: Vec::with_capacity(depth as usize),
             submitted_head: 0,
             events: vec![IoEvent::default(); depth as usize].into_boxed_slice(),
+            doorbell: if doorbell {
+                Some(Arc::new(Doorbell::new().map_err(|e| HalError::Setup {
+                    engine: "libaio",
+                    what: "creating the completion eventfd",
+                    source: e,
+                })?))
+            } else {
+                None
+            },
         })
     }
 
@@ -153,6 +171,10 @@ impl Engine for AioEngine {
             aio_offset: cmd.offset as i64,
             ..Iocb::default()
         };
+        if let Some(bell) = &self.doorbell {
+            iocb.aio_flags = IOCB_FLAG_RESFD;
+            iocb.aio_resfd = bell.as_raw_fd() as u32;
+        }
         assert!(
             self.pending.len() < self.pending.capacity(),
             "more staged commands than tags"
@@ -203,6 +225,10 @@ impl Engine for AioEngine {
 
     fn description(&self) -> String {
         "libaio (io_submit/io_getevents)".into()
+    }
+
+    fn doorbell(&self) -> Option<Arc<Doorbell>> {
+        self.doorbell.clone()
     }
 }
 

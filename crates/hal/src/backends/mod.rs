@@ -57,6 +57,11 @@ pub(crate) struct Staged {
     pub buf: *mut u8,
 }
 
+// SAFETY: `buf` is a tag's buffer (or a caller's, see `Queue::bind_external`)
+// that stays valid until the command completes; which thread performs the
+// copy or system call does not matter to it.
+unsafe impl Send for Staged {}
+
 /// Negated errno of the last failed libc call.
 pub(crate) fn neg_errno() -> i64 {
     -(std::io::Error::last_os_error()

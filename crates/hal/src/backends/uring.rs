@@ -10,9 +10,13 @@
 
 use crate::device::require_poll_queues;
 use crate::engine::Feature;
-use crate::{BufferArena, Command, Completion, Engine, EngineOptions, HalError, Op, Tag, Target};
+use crate::{
+    BufferArena, Command, Completion, Doorbell, Engine, EngineOptions, HalError, Op, Tag, Target,
+};
 use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::AsRawFd;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 
 /// `IORING_ENTER_GETEVENTS` (include/uapi/linux/io_uring.h); the crate keeps
 /// its constants private.
@@ -22,9 +26,11 @@ pub struct UringEngine {
     ring: IoUring,
     fds: Vec<RawFd>,
     registered_files: bool,
-    /// Arena base and slot length when buffers are registered: a buffer's
-    /// index is its slot.
-    fixed_bufs: Option<(usize, usize)>,
+    /// Arena base, slot length and slot count when buffers are registered: a
+    /// buffer's index is its slot. Buffers outside the arena (a caller's own,
+    /// see `Queue::bind_external`) go as plain reads and writes.
+    fixed_bufs: Option<(usize, usize, usize)>,
+    doorbell: Option<Arc<Doorbell>>,
     /// SQEs pushed and not yet handed to the kernel.
     staged: u32,
     defer_taskrun: bool,
@@ -163,7 +169,28 @@ impl UringEngine {
                     }
                 }
             })?;
-            Some((arena.slot_ptr(0) as usize, arena.slot_len()))
+            Some((
+                arena.slot_ptr(0) as usize,
+                arena.slot_len(),
+                arena.slots() as usize,
+            ))
+        } else {
+            None
+        };
+        let doorbell = if opts.doorbell {
+            let bell = Doorbell::new().map_err(|e| HalError::Setup {
+                engine: "io_uring",
+                what: "creating the completion eventfd",
+                source: e,
+            })?;
+            ring.submitter()
+                .register_eventfd(bell.as_raw_fd())
+                .map_err(|e| HalError::Setup {
+                    engine: "io_uring",
+                    what: "registering the completion eventfd",
+                    source: e,
+                })?;
+            Some(Arc::new(bell))
         } else {
             None
         };
@@ -194,6 +221,7 @@ impl UringEngine {
             fds,
             registered_files,
             fixed_bufs,
+            doorbell,
             staged: 0,
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
@@ -212,7 +240,10 @@ impl UringEngine {
                 }
             };
         }
-        let entry = match (cmd.op, self.fixed_bufs) {
+        let fixed = self.fixed_bufs.filter(|&(base, slot_len, slots)| {
+            (buf as usize) >= base && (buf as usize) < base + slot_len * slots
+        });
+        let entry = match (cmd.op, fixed.map(|(base, slot_len, _)| (base, slot_len))) {
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
             (Op::Read, Some((base, slot_len))) => {
                 let i = (buf as usize - base) / slot_len;
@@ -357,5 +388,9 @@ impl Engine for UringEngine {
 
     fn description(&self) -> String {
         self.described.clone()
+    }
+
+    fn doorbell(&self) -> Option<Arc<Doorbell>> {
+        self.doorbell.clone()
     }
 }
