@@ -1,0 +1,549 @@
+//! # hiops-path: the HIOPS I/O path
+//!
+//! Many application threads doing synchronous I/O (`read_at`/`write_at`) on
+//! the same device, served by one of the strategies of the HIOPS paper (Shin
+//! et al., "OS I/O Path Optimizations for Flash Solid-state Drives", USENIX
+//! ATC'14, sections 2-3) mapped to user space. See [`Strategy`].
+//!
+//! ```no_run
+//! use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};
+//! use std::os::unix::fs::OpenOptionsExt;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let file = std::fs::OpenOptions::new()
+//!     .read(true)
+//!     .custom_flags(libc::O_DIRECT)
+//!     .open("/tmp/data")?;
+//! let path = IoPath::open(
+//!     PathConfig { strategy: Strategy::Coop, ..PathConfig::default() },
+//!     vec![hiops_hal::Target::from_file(&file)],
+//! )?;
+//! std::thread::scope(|s| {
+//!     for t in 0..8u64 {
+//!         let path = &path;
+//!         s.spawn(move || {
+//!             let mut buf = AlignedBuf::new(4096); // zero-copy: aligned
+//!             path.read_at(0, &mut buf, t * 4096).unwrap();
+//!         });
+//!     }
+//! });
+//! # Ok(()) }
+//! ```
+//!
+//! Buffers: an [`AlignedBuf`] (or any buffer aligned to the device's logical
+//! block) goes to the device as it is; any other buffer is copied through the
+//! tag's preallocated buffer. Nothing is allocated per I/O.
+//!
+//! For a single thread that wants to keep many I/Os in flight itself, the
+//! asynchronous view is the HAL queue: [`IoPath::open_async`].
+
+mod buf;
+mod local;
+mod request;
+mod shared;
+mod stats;
+mod strategy;
+
+pub use buf::{AlignedBuf, DIRECT_ALIGN};
+pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
+pub use strategy::Strategy;
+
+use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
+use request::Request;
+use shared::{Behaviour, SharedQueue, WakeList};
+use std::cell::Cell;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// When the hybrid strategy polls.
+#[derive(Clone, Copy, Debug)]
+pub struct HybridConfig {
+    /// Poll when at least this many commands are in flight on average...
+    pub poll_min_depth: f64,
+    /// ...and completions arrive at least this fast (per second). It goes
+    /// back to the doorbell below half of either.
+    pub poll_min_iops: f64,
+    /// How often the decision is taken.
+    pub window_ns: u64,
+}
+
+impl Default for HybridConfig {
+    fn default() -> HybridConfig {
+        HybridConfig {
+            poll_min_depth: 16.0,
+            poll_min_iops: 50_000.0,
+            window_ns: 2_000_000,
+        }
+    }
+}
+
+/// How a path is built. `PathConfig::default()` is `coop` over io_uring.
+#[derive(Clone, Debug)]
+pub struct PathConfig {
+    pub strategy: Strategy,
+    /// The backend of the shared queue or of each thread's ring. `pread`
+    /// always uses psync (mem for a RAM device).
+    pub engine: EngineKind,
+    pub engine_opts: EngineOptions,
+    /// Tags of each shared queue: how many commands may be at the device.
+    pub depth: u32,
+    /// Largest I/O through a bounce buffer (unaligned caller buffers).
+    pub max_io: usize,
+    /// Shared queues; a thread uses the one of the CPU it runs on. One queue
+    /// per core is the multi-queue layout.
+    pub rings: u32,
+    /// How long a waiting thread spins (peeking) before it sleeps.
+    pub spin_ns: u64,
+    /// `poll` and `hybrid`: time between two polls of the poll thread.
+    pub poll_interval: Duration,
+    /// `poll`: whether the application threads peek and reap too ("w/ Coop
+    /// Poll" in the paper's Fig 9) or leave it all to the poll thread.
+    pub coop_peeks: bool,
+    pub hybrid: HybridConfig,
+}
+
+impl Default for PathConfig {
+    fn default() -> PathConfig {
+        PathConfig {
+            strategy: Strategy::Coop,
+            engine: EngineKind::IoUring,
+            engine_opts: EngineOptions::default(),
+            depth: 128,
+            max_io: 128 * 1024,
+            rings: 1,
+            spin_ns: 0,
+            poll_interval: Duration::from_micros(16),
+            coop_peeks: true,
+            hybrid: HybridConfig::default(),
+        }
+    }
+}
+
+/// Why a path could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    #[error(transparent)]
+    Hal(#[from] HalError),
+    #[error("{what}: {why}; {instead}")]
+    Config {
+        what: String,
+        why: String,
+        instead: String,
+    },
+}
+
+static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Each thread's list of owners to wake, reused so waking allocates
+    /// nothing after warm-up.
+    static WAKE: Cell<WakeList> = const { Cell::new(Vec::new()) };
+}
+
+/// An I/O path shared by many threads (`&IoPath` is `Sync`).
+pub struct IoPath {
+    config: PathConfig,
+    targets: Vec<Target>,
+    id: u64,
+    /// Buffer address and length multiple for zero-copy I/O (1: any).
+    align: usize,
+    rings: Vec<Arc<SharedQueue>>,
+    threads: Vec<JoinHandle<()>>,
+    closing: AtomicBool,
+}
+
+impl IoPath {
+    /// Opens the path on `targets`; the caller keeps the descriptors open
+    /// for as long as the path lives.
+    pub fn open(config: PathConfig, targets: Vec<Target>) -> Result<IoPath, PathError> {
+        if targets.is_empty() {
+            return Err(config_error(
+                "an I/O path without targets",
+                "there is nothing to read or write",
+                "give at least one file, device or RAM device",
+            ));
+        }
+        assert!(config.depth > 0 && config.rings > 0 && config.max_io > 0);
+        let mut path = IoPath {
+            align: direct_alignment(&targets),
+            id: NEXT_PATH_ID.fetch_add(1, Ordering::Relaxed),
+            rings: Vec::new(),
+            threads: Vec::new(),
+            closing: AtomicBool::new(false),
+            targets,
+            config,
+        };
+        let strategy = path.config.strategy;
+        if !strategy.is_shared() {
+            return Ok(path);
+        }
+        let engine = path.config.engine;
+        if engine.is_synchronous() {
+            return Err(config_error(
+                &format!("the {strategy} strategy with the {engine} engine"),
+                "a shared queue needs an engine that completes asynchronously",
+                "use --ioengine=io_uring or libaio, or --strategy=pread for pread/pwrite",
+            ));
+        }
+        let mut opts = path.config.engine_opts.clone();
+        if opts.defer_taskrun == Feature::On {
+            return Err(config_error(
+                &format!("DEFER_TASKRUN with the {strategy} strategy"),
+                "a ring with SINGLE_ISSUER accepts submissions from one thread only, and this queue is shared",
+                "drop --defer_taskrun, or use --strategy=per-thread-ring",
+            ));
+        }
+        // Shared rings: any thread may submit, and completion work must not
+        // wait for one particular thread to enter the kernel (COOP_TASKRUN
+        // would leave it pending while its submitter sleeps on a futex).
+        opts.defer_taskrun = Feature::Off;
+        opts.coop_taskrun = Feature::Off;
+        opts.doorbell = true;
+        let tsc_hz = hiops_stats::tsc::tsc_hz();
+        for _ in 0..path.config.rings {
+            let queue = Queue::open(
+                engine,
+                &opts,
+                &path.targets,
+                path.config.depth,
+                path.config.max_io,
+            )?;
+            let immediate = queue.doorbell().is_none();
+            let how = Behaviour {
+                strategy,
+                cooperative: match strategy {
+                    Strategy::Coop | Strategy::Hybrid => true,
+                    Strategy::Poll => path.config.coop_peeks,
+                    _ => false,
+                },
+                spin_ticks: (path.config.spin_ns as f64 * tsc_hz / 1e9) as u64,
+                hybrid: path.config.hybrid,
+                tsc_hz,
+                immediate,
+            };
+            let ring = Arc::new(SharedQueue::new(queue, how));
+            if !immediate {
+                let worker = ring.clone();
+                let handle = match strategy {
+                    Strategy::CompletionThread => Some(
+                        std::thread::Builder::new()
+                            .name("hiops-complete".into())
+                            .spawn(move || worker.completion_loop()),
+                    ),
+                    Strategy::Poll | Strategy::Hybrid => {
+                        let interval = path.config.poll_interval;
+                        Some(
+                            std::thread::Builder::new()
+                                .name("hiops-poll".into())
+                                .spawn(move || worker.poll_loop(interval)),
+                        )
+                    }
+                    _ => None,
+                };
+                if let Some(handle) = handle {
+                    let handle = handle.map_err(|e| {
+                        config_error(
+                            "starting the path's background thread",
+                            &e.to_string(),
+                            "lower the thread count or raise the process limits",
+                        )
+                    })?;
+                    let _ = ring.poller.set(handle.thread().clone());
+                    path.threads.push(handle);
+                }
+            }
+            path.rings.push(ring);
+        }
+        Ok(path)
+    }
+
+    pub fn config(&self) -> &PathConfig {
+        &self.config
+    }
+
+    pub fn strategy(&self) -> Strategy {
+        self.config.strategy
+    }
+
+    /// Buffers aligned to this (address and length) go to the device as
+    /// they are; 1 means any buffer does.
+    pub fn alignment(&self) -> usize {
+        self.align
+    }
+
+    /// Reads `buf.len()` bytes at `offset` of target `target`; returns the
+    /// bytes read (short at the end of a file).
+    pub fn read_at(&self, target: u32, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.io(Op::Read, target, buf.as_mut_ptr(), buf.len(), offset, None)
+    }
+
+    pub fn write_at(&self, target: u32, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.io(
+            Op::Write,
+            target,
+            buf.as_ptr() as *mut u8,
+            buf.len(),
+            offset,
+            None,
+        )
+    }
+
+    /// `read_at` that also books its wait into `stats`.
+    pub fn read_at_with_stats(
+        &self,
+        target: u32,
+        buf: &mut [u8],
+        offset: u64,
+        stats: &mut ThreadStats,
+    ) -> io::Result<usize> {
+        self.io(
+            Op::Read,
+            target,
+            buf.as_mut_ptr(),
+            buf.len(),
+            offset,
+            Some(stats),
+        )
+    }
+
+    pub fn write_at_with_stats(
+        &self,
+        target: u32,
+        buf: &[u8],
+        offset: u64,
+        stats: &mut ThreadStats,
+    ) -> io::Result<usize> {
+        self.io(
+            Op::Write,
+            target,
+            buf.as_ptr() as *mut u8,
+            buf.len(),
+            offset,
+            Some(stats),
+        )
+    }
+
+    /// Flushes the target's written data to stable storage (fsync).
+    pub fn sync(&self, target: u32) -> io::Result<()> {
+        self.io(Op::Fsync, target, std::ptr::null_mut(), 0, 0, None)
+            .map(|_| ())
+    }
+
+    /// Counters of the shared queues (zero for `pread`/`per-thread-ring`).
+    pub fn counters(&self) -> PathCounters {
+        let mut sum = PathCounters::default();
+        for r in &self.rings {
+            sum.add(&r.counters());
+        }
+        sum
+    }
+
+    /// The hybrid's mode switches, in order, per ring.
+    pub fn switches(&self) -> Vec<SwitchPoint> {
+        let mut all: Vec<SwitchPoint> = self.rings.iter().flat_map(|r| r.switches()).collect();
+        all.sort_by_key(|s| s.at_ns);
+        all
+    }
+
+    /// One line per shared queue describing its state (in flight, FIFO,
+    /// who reaps), for diagnosing a stuck path.
+    pub fn debug_state(&self) -> Vec<String> {
+        self.rings.iter().map(|r| r.debug_state()).collect()
+    }
+
+    /// The hybrid's current mode (of the first ring).
+    pub fn mode(&self) -> Option<Mode> {
+        self.rings.first().map(|r| r.mode())
+    }
+
+    /// What is in force, for reports.
+    pub fn description(&self) -> String {
+        match self.rings.first() {
+            Some(r) => format!(
+                "{} over {} ring(s) of depth {}: {}",
+                self.config.strategy,
+                self.rings.len(),
+                self.config.depth,
+                r.description()
+            ),
+            None if self.config.strategy == Strategy::Pread => {
+                "pread: pread/pwrite per thread".into()
+            }
+            None => format!(
+                "{}: one {} queue per thread",
+                self.config.strategy, self.config.engine
+            ),
+        }
+    }
+
+    /// A single-threaded asynchronous queue on the same targets and engine:
+    /// bind commands to tags, issue, reap (the HAL's own interface).
+    pub fn open_async(&self, depth: u32, buf_len: usize) -> Result<Queue, HalError> {
+        Queue::open(
+            self.config.engine,
+            &self.config.engine_opts,
+            &self.targets,
+            depth,
+            buf_len,
+        )
+    }
+
+    /// Stops accepting I/O: later calls fail with `ESHUTDOWN`; I/O already
+    /// accepted completes normally. Dropping the path also does this, after
+    /// which it waits for its background threads.
+    pub fn shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        for r in &self.rings {
+            r.close();
+        }
+    }
+
+    fn io(
+        &self,
+        op: Op,
+        target: u32,
+        ptr: *mut u8,
+        len: usize,
+        offset: u64,
+        stats: Option<&mut ThreadStats>,
+    ) -> io::Result<usize> {
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(shut_down());
+        }
+        if target as usize >= self.targets.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "target {target} does not exist: the path has {}",
+                    self.targets.len()
+                ),
+            ));
+        }
+        let len32 = u32::try_from(len).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "one I/O moves at most 4 GiB - 1; split it",
+            )
+        })?;
+        if op != Op::Fsync && len == 0 {
+            return Ok(0);
+        }
+        let zero_copy = op == Op::Fsync
+            || ((ptr as usize).is_multiple_of(self.align) && len.is_multiple_of(self.align));
+        if !zero_copy && len > self.config.max_io {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "an unaligned buffer of {len} bytes is larger than the path's bounce buffers ({} bytes): use an AlignedBuf or raise max_io",
+                    self.config.max_io
+                ),
+            ));
+        }
+        let cmd = Command {
+            op,
+            target,
+            offset,
+            len: len32,
+        };
+        let res = if self.rings.is_empty() {
+            let engine = match (self.config.strategy, &self.targets[0]) {
+                (Strategy::Pread, Target::Mem(_)) => EngineKind::Mem,
+                (Strategy::Pread, _) => EngineKind::Psync,
+                _ => self.config.engine,
+            };
+            let spec = local::LocalSpec {
+                path_id: self.id,
+                engine,
+                opts: &self.config.engine_opts,
+                targets: &self.targets,
+                max_io: self.config.max_io,
+            };
+            let res = local::io(&spec, cmd, ptr, zero_copy).map_err(io::Error::other)?;
+            if let Some(s) = stats {
+                s.ios += 1;
+                s.handoff.record(0);
+            }
+            res
+        } else {
+            let ring = &self.rings[self.ring_index()];
+            let req = Request::new(cmd, ptr, zero_copy);
+            let mut wake = WAKE.take();
+            if ring.submit(&req, &mut wake).is_err() {
+                WAKE.set(wake);
+                return Err(shut_down());
+            }
+            // Wake whoever submit posted to before we may sleep ourselves.
+            shared::wake_all(&mut wake);
+            let counts = ring.wait(&req, &mut wake);
+            shared::wake_all(&mut wake);
+            WAKE.set(wake);
+            if let Some(s) = stats {
+                let now = hiops_stats::tsc::rdtsc();
+                let ticks = now.saturating_sub(req.reaped_tsc());
+                s.ios += 1;
+                s.handoff
+                    .record((ticks as f64 * 1e9 / hiops_stats::tsc::tsc_hz()) as u64);
+                s.parks += counts.parks;
+                s.doorbell_sleeps += counts.doorbell_sleeps;
+            }
+            req.result()
+        };
+        if res < 0 {
+            return Err(io::Error::from_raw_os_error((-res) as i32));
+        }
+        Ok(res as usize)
+    }
+
+    fn ring_index(&self) -> usize {
+        if self.rings.len() == 1 {
+            return 0;
+        }
+        // SAFETY: sched_getcpu has no arguments; -1 means unknown.
+        let cpu = unsafe { libc::sched_getcpu() };
+        cpu.max(0) as usize % self.rings.len()
+    }
+}
+
+impl Drop for IoPath {
+    fn drop(&mut self) {
+        self.shutdown();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        local::forget(self.id);
+    }
+}
+
+fn shut_down() -> io::Error {
+    io::Error::other("the I/O path is shut down (ESHUTDOWN)")
+}
+
+fn config_error(what: &str, why: &str, instead: &str) -> PathError {
+    PathError::Config {
+        what: what.into(),
+        why: why.into(),
+        instead: instead.into(),
+    }
+}
+
+/// The largest logical block of the targets opened with O_DIRECT (1 when
+/// none is): caller buffers aligned to it need no copy.
+fn direct_alignment(targets: &[Target]) -> usize {
+    let mut align = 1usize;
+    for t in targets {
+        if let Target::Fd(fd) = t {
+            // SAFETY: F_GETFL on a descriptor the caller keeps open.
+            let flags = unsafe { libc::fcntl(*fd, libc::F_GETFL) };
+            if flags >= 0 && flags & libc::O_DIRECT != 0 {
+                let lbs = hiops_hal::device::BlockDev::of_fd(*fd)
+                    .and_then(|d| d.logical_block_size())
+                    .unwrap_or(512);
+                align = align.max(lbs as usize);
+            }
+        }
+    }
+    align
+}

@@ -1,0 +1,85 @@
+//! Per-thread queues: the `pread` baseline (a psync queue per thread, which
+//! is pread/pwrite with no sharing) and `per-thread-ring` (an io_uring per
+//! thread). Each thread opens its queue on first use and keeps it in
+//! thread-local storage until it exits.
+
+use hiops_hal::{Command, Completion, EngineKind, EngineOptions, HalError, Op, Queue, Target};
+use std::cell::RefCell;
+
+struct LocalQueue {
+    path_id: u64,
+    queue: Queue,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Vec<LocalQueue>> = const { RefCell::new(Vec::new()) };
+}
+
+pub(crate) struct LocalSpec<'a> {
+    pub path_id: u64,
+    pub engine: EngineKind,
+    pub opts: &'a EngineOptions,
+    pub targets: &'a [Target],
+    pub max_io: usize,
+}
+
+/// One synchronous I/O through this thread's own queue. Returns bytes
+/// transferred or a negated errno.
+pub(crate) fn io(
+    spec: &LocalSpec<'_>,
+    cmd: Command,
+    user: *mut u8,
+    zero_copy: bool,
+) -> Result<i64, HalError> {
+    LOCAL.with(|cell| {
+        let mut list = cell.borrow_mut();
+        let i = match list.iter().position(|l| l.path_id == spec.path_id) {
+            Some(i) => i,
+            None => {
+                // Opened in this thread: a SINGLE_ISSUER ring belongs to it.
+                let queue = Queue::open(spec.engine, spec.opts, spec.targets, 1, spec.max_io)?;
+                list.push(LocalQueue {
+                    path_id: spec.path_id,
+                    queue,
+                });
+                list.len() - 1
+            }
+        };
+        let q = &mut list[i].queue;
+        let tag = q
+            .get_free_tag()
+            .expect("a per-thread queue is idle between calls");
+        if zero_copy {
+            // SAFETY: the caller's buffer is valid for cmd.len bytes and is
+            // borrowed for this whole call, which reaps the command.
+            unsafe { q.bind_external(tag, cmd, user) }?;
+        } else {
+            if cmd.op == Op::Write {
+                let len = cmd.len as usize;
+                // SAFETY: the caller's buffer of cmd.len bytes.
+                let src = unsafe { std::slice::from_raw_parts(user, len) };
+                q.buffer_mut(tag)[..len].copy_from_slice(src);
+            }
+            if let Err(e) = q.bind(tag, cmd) {
+                q.put_back_tag(tag);
+                return Err(e);
+            }
+        }
+        let mut out = [Completion::EMPTY; 1];
+        let n = q.issue_and_reap(1, &mut out)?;
+        assert_eq!(n, 1, "a synchronous wait returned no completion");
+        let res = out[0].result;
+        if !zero_copy && cmd.op == Op::Read && res > 0 {
+            let n = (res as usize).min(cmd.len as usize);
+            // SAFETY: the caller's buffer of cmd.len bytes.
+            let dst = unsafe { std::slice::from_raw_parts_mut(user, n) };
+            dst.copy_from_slice(&q.buffer(out[0].tag)[..n]);
+        }
+        Ok(res)
+    })
+}
+
+/// Drops this thread's queue of a path (the path is closing).
+pub(crate) fn forget(path_id: u64) {
+    let _ = LOCAL.try_with(|cell| cell.borrow_mut().retain(|l| l.path_id != path_id));
+}

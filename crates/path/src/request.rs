@@ -1,0 +1,81 @@
+//! One synchronous I/O on its way through a shared queue: the record an
+//! application thread keeps on its own stack while it waits.
+//!
+//! Other threads reach it through a raw pointer (in the FIFO or the tag's
+//! owner slot) and only while holding the queue's lock; the owner does not
+//! return, and so does not free it, before `state` is `DONE`, which is the
+//! last store anyone else makes to it.
+
+use hiops_hal::Command;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::thread::Thread;
+
+const PENDING: u32 = 0;
+const DONE: u32 = 1;
+
+pub(crate) struct Request {
+    pub cmd: Command,
+    /// The caller's buffer (read into, or written from).
+    pub user: *mut u8,
+    /// The device gets `user` itself; otherwise the tag's aligned buffer and
+    /// a copy.
+    pub zero_copy: bool,
+    /// Who to wake; cloned by the completer before it publishes `DONE`.
+    pub owner: Thread,
+    state: AtomicU32,
+    /// Set by a thread that leaves the doorbell: "you sleep on it now".
+    pub promoted: AtomicBool,
+    result: AtomicI64,
+    /// TSC when the completion was reaped, for the hand-off delay.
+    reaped_tsc: AtomicU64,
+    /// The software FIFO's link; touched only under the queue lock.
+    pub next: Cell<*const Request>,
+}
+
+impl Request {
+    pub fn new(cmd: Command, user: *mut u8, zero_copy: bool) -> Request {
+        Request {
+            cmd,
+            user,
+            zero_copy,
+            owner: std::thread::current(),
+            state: AtomicU32::new(PENDING),
+            promoted: AtomicBool::new(false),
+            result: AtomicI64::new(0),
+            reaped_tsc: AtomicU64::new(0),
+            next: Cell::new(std::ptr::null()),
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
+    }
+
+    pub fn result(&self) -> i64 {
+        debug_assert!(self.is_done());
+        self.result.load(Ordering::Relaxed)
+    }
+
+    pub fn reaped_tsc(&self) -> u64 {
+        self.reaped_tsc.load(Ordering::Relaxed)
+    }
+
+    /// Publishes the outcome. After this the owner may return at any moment:
+    /// the caller must not touch `self` again.
+    ///
+    /// # Safety
+    /// `this` points to a live request whose state is still pending.
+    pub unsafe fn complete(this: *const Request, result: i64, reaped_tsc: u64) {
+        // SAFETY: the caller guarantees `this` is live until the DONE store.
+        let req = unsafe { &*this };
+        assert_eq!(
+            req.state.load(Ordering::Relaxed),
+            PENDING,
+            "an I/O completed twice"
+        );
+        req.result.store(result, Ordering::Relaxed);
+        req.reaped_tsc.store(reaped_tsc, Ordering::Relaxed);
+        req.state.store(DONE, Ordering::Release);
+    }
+}

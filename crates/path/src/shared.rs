@@ -1,0 +1,591 @@
+//! A queue shared by many application threads: the software FIFO, the tag
+//! owners and the cooperative reaping that the coop, poll, hybrid and
+//! completion-thread strategies are built from.
+//!
+//! Everything that touches the HAL queue happens under one lock, held for a
+//! peek, a few completions and a few issues at a time; nobody blocks while
+//! holding it. A thread that must wait for the device sleeps either on its own
+//! request (futex park, woken by whoever reaps its completion) or, one thread
+//! at a time, on the queue's completion doorbell (woken by the kernel), after
+//! which it reaps for everybody: the paper's lazy, cooperative completion.
+
+use crate::request::Request;
+use crate::stats::{Mode, PathCounters, SwitchPoint};
+use crate::{HybridConfig, Strategy};
+use hiops_hal::{Completion, Doorbell, Op, Queue};
+use hiops_stats::tsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::{Thread, ThreadId};
+
+/// Threads to wake once the lock is released (unparking under the lock would
+/// stretch every critical section by a system call).
+pub(crate) type WakeList = Vec<Thread>;
+
+pub(crate) fn wake_all(list: &mut WakeList) {
+    for t in list.drain(..) {
+        t.unpark();
+    }
+}
+
+/// What one wait cost its thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WaitCounts {
+    pub parks: u64,
+    pub doorbell_sleeps: u64,
+}
+
+/// How the threads of a shared queue behave, fixed at open.
+#[derive(Clone, Copy)]
+pub(crate) struct Behaviour {
+    pub strategy: Strategy,
+    /// Issuing and waiting threads peek and reap for everybody.
+    pub cooperative: bool,
+    pub spin_ticks: u64,
+    pub hybrid: HybridConfig,
+    pub tsc_hz: f64,
+    /// The engine completes inside `issue` (mem, null): reap right after.
+    pub immediate: bool,
+}
+
+struct HybridWindow {
+    start_tsc: u64,
+    reaped: u64,
+    depth_sum: u64,
+    samples: u64,
+}
+
+pub(crate) struct Core {
+    queue: Queue,
+    /// The request each busy tag carries.
+    owners: Vec<*const Request>,
+    out: Vec<Completion>,
+    fifo_head: *const Request,
+    fifo_tail: *const Request,
+    fifo_len: u64,
+    /// A thread is blocked on the doorbell and will reap when it rings.
+    sleeper: bool,
+    poller_parked: bool,
+    mode: Mode,
+    window: HybridWindow,
+    pub counters: PathCounters,
+    pub switches: Vec<SwitchPoint>,
+    /// Where the last promotion scan stopped, so promotions rotate.
+    promote_cursor: usize,
+}
+
+// SAFETY: the raw pointers name requests whose owners wait (and keep them
+// alive) until the request is DONE; they are only dereferenced under the lock
+// that guards this value, by whichever thread holds it.
+unsafe impl Send for Core {}
+
+pub(crate) struct SharedQueue {
+    core: Mutex<Core>,
+    pub doorbell: Option<Arc<Doorbell>>,
+    pub poller: OnceLock<Thread>,
+    closing: AtomicBool,
+    how: Behaviour,
+    opened_tsc: u64,
+}
+
+/// Switch-points kept per queue; beyond this they are counted, not stored.
+const MAX_SWITCHES: usize = 4096;
+
+impl SharedQueue {
+    pub fn new(queue: Queue, how: Behaviour) -> SharedQueue {
+        let depth = queue.depth() as usize;
+        let doorbell = queue.doorbell();
+        SharedQueue {
+            core: Mutex::new(Core {
+                queue,
+                owners: vec![std::ptr::null(); depth],
+                out: vec![Completion::EMPTY; depth],
+                fifo_head: std::ptr::null(),
+                fifo_tail: std::ptr::null(),
+                fifo_len: 0,
+                sleeper: false,
+                poller_parked: false,
+                mode: if how.strategy == Strategy::Poll {
+                    Mode::Poll
+                } else {
+                    Mode::Coop
+                },
+                window: HybridWindow {
+                    start_tsc: tsc::rdtsc(),
+                    reaped: 0,
+                    depth_sum: 0,
+                    samples: 0,
+                },
+                counters: PathCounters::default(),
+                switches: Vec::new(),
+                promote_cursor: 0,
+            }),
+            doorbell,
+            poller: OnceLock::new(),
+            closing: AtomicBool::new(false),
+            how,
+            opened_tsc: tsc::rdtsc(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        // A panic under the lock is an assertion on the path's invariants;
+        // the state is not trustworthy after it, so neither is going on.
+        self.core
+            .lock()
+            .expect("I/O path state poisoned by a panic")
+    }
+
+    pub fn counters(&self) -> PathCounters {
+        self.lock().counters
+    }
+
+    pub fn switches(&self) -> Vec<SwitchPoint> {
+        self.lock().switches.clone()
+    }
+
+    pub fn description(&self) -> String {
+        self.lock().queue.description()
+    }
+
+    /// One line of the queue's state, for diagnosing a stuck path.
+    pub fn debug_state(&self) -> String {
+        let c = self.lock();
+        format!(
+            "in_flight={} staged={} busy={} fifo={} sleeper={} mode={:?} poller_parked={} closing={} counters={:?}",
+            c.queue.in_flight(),
+            c.queue.staged(),
+            c.queue.busy(),
+            c.fifo_len,
+            c.sleeper,
+            c.mode,
+            c.poller_parked,
+            self.closing.load(Ordering::Relaxed),
+            c.counters
+        )
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.lock().mode
+    }
+
+    /// Puts `req` in the FIFO and issues what the free tags allow. Never
+    /// blocks for a tag. Fails only when the path is shutting down.
+    pub fn submit(&self, req: &Request, wake: &mut WakeList) -> Result<(), ()> {
+        let me = req.owner.id();
+        let mut core = self.lock();
+        if self.closing.load(Ordering::Relaxed) {
+            return Err(());
+        }
+        if self.how.cooperative {
+            self.pump(&mut core, me, wake, false);
+        }
+        core.enqueue(req);
+        self.issue_fifo(&mut core, me, wake);
+        if core.fifo_len > 0 {
+            core.counters.fifo_queued += 1;
+        }
+        if self.how.immediate {
+            while self.pump(&mut core, me, wake, false) > 0 {}
+        }
+        if core.mode == Mode::Poll && core.poller_parked {
+            core.poller_parked = false;
+            if let Some(p) = self.poller.get() {
+                wake.push(p.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until `req` is done, helping the others as the strategy says.
+    pub fn wait(&self, req: &Request, wake: &mut WakeList) -> WaitCounts {
+        let mut counts = WaitCounts::default();
+        if !self.how.cooperative {
+            // Someone else (the completion or poll thread) reaps for us.
+            while !req.is_done() {
+                std::thread::park();
+                counts.parks += 1;
+            }
+            return counts;
+        }
+        let me = req.owner.id();
+        if self.how.cooperative && self.how.spin_ticks > 0 && !req.is_done() {
+            let deadline = tsc::rdtsc() + self.how.spin_ticks;
+            while !req.is_done() && tsc::rdtsc() < deadline {
+                if let Ok(mut core) = self.core.try_lock() {
+                    self.pump(&mut core, me, wake, false);
+                    drop(core);
+                    wake_all(wake);
+                }
+                for _ in 0..64 {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        // The baton: a thread promoted by a leaving doorbell sleeper is
+        // responsible for what is in flight until it sleeps on the doorbell
+        // itself or finds someone who does; it never just walks away.
+        let mut baton = false;
+        loop {
+            baton |= req.promoted.swap(false, Ordering::Relaxed);
+            if req.is_done() && !baton {
+                return counts;
+            }
+            let mut core = self.lock();
+            if !req.is_done() {
+                self.pump(&mut core, me, wake, false);
+            }
+            if req.is_done() {
+                if baton {
+                    self.hand_over(&mut core, me, wake);
+                }
+                drop(core);
+                wake_all(wake);
+                return counts;
+            }
+            let bell = self.doorbell.as_ref().filter(|_| {
+                self.how.strategy != Strategy::CompletionThread
+                    && core.mode == Mode::Coop
+                    && !core.sleeper
+                    && core.queue.in_flight() > 0
+            });
+            // Not sleeping on the doorbell means a sleeper exists, the poll
+            // thread reaps, or nothing is in flight: the baton is not needed.
+            baton = false;
+            if let Some(bell) = bell {
+                core.sleeper = true;
+                drop(core);
+                wake_all(wake);
+                bell.wait().expect("waiting on the completion eventfd");
+                counts.doorbell_sleeps += 1;
+                let mut core = self.lock();
+                core.sleeper = false;
+                core.counters.doorbell_wakes += 1;
+                self.pump(&mut core, me, wake, false);
+                if req.is_done() {
+                    // Leaving: someone else must reap what is still in flight.
+                    self.hand_over(&mut core, me, wake);
+                } else {
+                    // Still responsible: if another thread reaps our I/O
+                    // before we are back under the lock, we hand over then.
+                    baton = true;
+                }
+                drop(core);
+                wake_all(wake);
+                continue;
+            }
+            drop(core);
+            wake_all(wake);
+            // Woken by the completer (DONE), by a promotion, or spuriously.
+            while !req.is_done() && !req.promoted.load(Ordering::Relaxed) {
+                std::thread::park();
+                counts.parks += 1;
+            }
+        }
+    }
+
+    /// The dedicated completion thread: sleep on the doorbell, reap, wake.
+    pub fn completion_loop(&self) {
+        let bell = self
+            .doorbell
+            .as_ref()
+            .expect("completion-thread needs a doorbell")
+            .clone();
+        let me = std::thread::current().id();
+        let mut wake = WakeList::new();
+        loop {
+            bell.wait().expect("waiting on the completion eventfd");
+            let mut core = self.lock();
+            core.counters.doorbell_wakes += 1;
+            self.pump(&mut core, me, &mut wake, false);
+            let finished = self.closing.load(Ordering::Relaxed) && core.is_idle();
+            drop(core);
+            wake_all(&mut wake);
+            if finished {
+                return;
+            }
+        }
+    }
+
+    /// The poll thread: reap every `interval`, park while there is nothing
+    /// in flight (or while the hybrid is in coop mode).
+    pub fn poll_loop(&self, interval: std::time::Duration) {
+        let me = std::thread::current().id();
+        let mut wake = WakeList::new();
+        loop {
+            let mut core = self.lock();
+            let n = self.pump(&mut core, me, &mut wake, true);
+            core.counters.polls += 1;
+            if n == 0 {
+                core.counters.empty_polls += 1;
+            }
+            let idle = core.is_idle();
+            if self.closing.load(Ordering::Relaxed) && idle {
+                drop(core);
+                wake_all(&mut wake);
+                return;
+            }
+            let park = idle || core.mode == Mode::Coop;
+            if park {
+                core.poller_parked = true;
+            }
+            drop(core);
+            wake_all(&mut wake);
+            if park {
+                std::thread::park();
+            } else {
+                std::thread::sleep(interval);
+            }
+        }
+    }
+
+    /// Refuses new I/O; wakes the background threads so they finish once
+    /// what was accepted has completed.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
+        if let Some(bell) = &self.doorbell {
+            bell.ring();
+        }
+        if let Some(p) = self.poller.get() {
+            p.unpark();
+        }
+    }
+
+    /// Peek, post the completions found, issue from the FIFO into the freed
+    /// tags. Returns how many completions were reaped.
+    fn pump(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList, polling: bool) -> usize {
+        let in_flight = core.queue.in_flight();
+        if in_flight == 0 {
+            if !polling {
+                self.issue_fifo(core, me, wake);
+            }
+            return 0;
+        }
+        let mut out = std::mem::take(&mut core.out);
+        let n = core
+            .queue
+            .reap(0, &mut out)
+            .unwrap_or_else(|e| panic!("reaping a shared queue failed: {e}"));
+        if !polling {
+            core.counters.peeks += 1;
+            if n == 0 {
+                core.counters.empty_peeks += 1;
+            }
+        }
+        let now = tsc::rdtsc();
+        for c in &out[..n] {
+            core.post(c, now, me, wake);
+        }
+        core.out = out;
+        core.counters.reaped += n as u64;
+        self.issue_fifo(core, me, wake);
+        if self.how.strategy == Strategy::Hybrid {
+            self.steer(core, in_flight, n, now, me, wake);
+        }
+        n
+    }
+
+    /// Binds FIFO heads to free tags and issues them in one batch.
+    fn issue_fifo(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
+        let mut staged = 0;
+        while !core.fifo_head.is_null() {
+            let Some(tag) = core.queue.get_free_tag() else {
+                break;
+            };
+            let ptr = core.dequeue();
+            // SAFETY: a request in the FIFO is pending, so its owner keeps it
+            // (and its buffer) alive; we hold the lock.
+            let req = unsafe { &*ptr };
+            let bound = if req.zero_copy {
+                // SAFETY: the caller's buffer stays valid and untouched until
+                // the owner sees DONE, which is after this tag is reaped.
+                unsafe { core.queue.bind_external(tag, req.cmd, req.user) }
+            } else {
+                if req.cmd.op == Op::Write {
+                    let len = req.cmd.len as usize;
+                    // SAFETY: `user` is the caller's buffer of `len` bytes.
+                    let src = unsafe { std::slice::from_raw_parts(req.user, len) };
+                    core.queue.buffer_mut(tag)[..len].copy_from_slice(src);
+                }
+                core.queue.bind(tag, req.cmd)
+            };
+            match bound {
+                Ok(()) => {
+                    core.owners[tag as usize] = ptr;
+                    staged += 1;
+                }
+                Err(e) => {
+                    core.queue.put_back_tag(tag);
+                    let errno = match e {
+                        hiops_hal::HalError::Io { source, .. } => {
+                            source.raw_os_error().unwrap_or(libc::EIO)
+                        }
+                        _ => libc::EINVAL,
+                    };
+                    if req.owner.id() != me {
+                        wake.push(req.owner.clone());
+                    }
+                    // SAFETY: pending and live, see above; not touched after.
+                    unsafe { Request::complete(ptr, -(errno as i64), tsc::rdtsc()) };
+                }
+            }
+        }
+        if staged > 0 {
+            let sent = core
+                .queue
+                .issue()
+                .unwrap_or_else(|e| panic!("issuing to a shared queue failed: {e}"));
+            core.counters.issued += sent as u64;
+        }
+    }
+
+    /// Leaving the doorbell with I/O still in flight: wake one of its owners
+    /// to sleep on it in our place, unless someone already does.
+    fn hand_over(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
+        if core.sleeper || core.queue.in_flight() == 0 || core.mode != Mode::Coop {
+            return;
+        }
+        let depth = core.owners.len();
+        for k in 0..depth {
+            let i = (core.promote_cursor + k) % depth;
+            let ptr = core.owners[i];
+            if ptr.is_null() {
+                continue;
+            }
+            // SAFETY: an owner slot holds a pending, live request (lock held).
+            let req = unsafe { &*ptr };
+            if req.owner.id() == me {
+                continue;
+            }
+            req.promoted.store(true, Ordering::Relaxed);
+            wake.push(req.owner.clone());
+            core.counters.promotions += 1;
+            core.promote_cursor = i + 1;
+            return;
+        }
+    }
+
+    /// The hybrid's switch: poll while the queue is deep and busy, back to
+    /// the doorbell (interrupts) when it is not, with a 2x hysteresis.
+    fn steer(
+        &self,
+        core: &mut Core,
+        in_flight: u32,
+        reaped: usize,
+        now: u64,
+        me: ThreadId,
+        wake: &mut WakeList,
+    ) {
+        let cfg = self.how.hybrid;
+        let w = &mut core.window;
+        w.reaped += reaped as u64;
+        w.depth_sum += in_flight as u64;
+        w.samples += 1;
+        let window_ticks = (cfg.window_ns as f64 * self.how.tsc_hz / 1e9) as u64;
+        if now.saturating_sub(w.start_tsc) < window_ticks {
+            return;
+        }
+        let secs = (now - w.start_tsc) as f64 / self.how.tsc_hz;
+        let iops = w.reaped as f64 / secs;
+        let mean_depth = w.depth_sum as f64 / w.samples.max(1) as f64;
+        *w = HybridWindow {
+            start_tsc: now,
+            reaped: 0,
+            depth_sum: 0,
+            samples: 0,
+        };
+        let to = match core.mode {
+            Mode::Coop if mean_depth >= cfg.poll_min_depth && iops >= cfg.poll_min_iops => {
+                Mode::Poll
+            }
+            Mode::Poll
+                if mean_depth < cfg.poll_min_depth / 2.0 || iops < cfg.poll_min_iops / 2.0 =>
+            {
+                Mode::Coop
+            }
+            _ => return,
+        };
+        core.mode = to;
+        if core.switches.len() < MAX_SWITCHES {
+            core.switches.push(SwitchPoint {
+                at_ns: ((now - self.opened_tsc) as f64 * 1e9 / self.how.tsc_hz) as u64,
+                to,
+                mean_depth,
+                iops,
+            });
+        }
+        match to {
+            Mode::Poll => {
+                if core.poller_parked {
+                    core.poller_parked = false;
+                    if let Some(p) = self.poller.get() {
+                        wake.push(p.clone());
+                    }
+                }
+            }
+            // Waiters parked while polling: one of them takes the doorbell.
+            Mode::Coop => self.hand_over(core, me, wake),
+        }
+    }
+}
+
+impl Core {
+    fn is_idle(&self) -> bool {
+        self.queue.in_flight() == 0 && self.queue.staged() == 0 && self.fifo_head.is_null()
+    }
+
+    fn enqueue(&mut self, req: &Request) {
+        req.next.set(std::ptr::null());
+        let ptr = req as *const Request;
+        if self.fifo_tail.is_null() {
+            self.fifo_head = ptr;
+        } else {
+            // SAFETY: the tail is a pending request in the FIFO (lock held).
+            unsafe { (*self.fifo_tail).next.set(ptr) };
+        }
+        self.fifo_tail = ptr;
+        self.fifo_len += 1;
+        self.counters.fifo_max = self.counters.fifo_max.max(self.fifo_len);
+    }
+
+    fn dequeue(&mut self) -> *const Request {
+        let ptr = self.fifo_head;
+        assert!(!ptr.is_null());
+        // SAFETY: the head is a pending request in the FIFO (lock held).
+        self.fifo_head = unsafe { (*ptr).next.get() };
+        if self.fifo_head.is_null() {
+            self.fifo_tail = std::ptr::null();
+        }
+        self.fifo_len -= 1;
+        ptr
+    }
+
+    /// Hands one completion to its owner (copying a bounced read first).
+    fn post(&mut self, c: &Completion, now: u64, me: ThreadId, wake: &mut WakeList) {
+        let slot = &mut self.owners[c.tag as usize];
+        let ptr = std::mem::replace(slot, std::ptr::null());
+        assert!(
+            !ptr.is_null(),
+            "completion for tag {} that carries no request",
+            c.tag
+        );
+        // SAFETY: the owner slot held a pending request; its owner is waiting.
+        let req = unsafe { &*ptr };
+        if !req.zero_copy && req.cmd.op == Op::Read && c.result > 0 {
+            let n = (c.result as usize).min(req.cmd.len as usize);
+            // SAFETY: `user` is the caller's buffer of cmd.len bytes, which
+            // nobody else touches until DONE.
+            let dst = unsafe { std::slice::from_raw_parts_mut(req.user, n) };
+            // The tag was released by reap, but nothing is bound to it again
+            // before we drop the lock, so its buffer still holds the data.
+            dst.copy_from_slice(&self.queue.buffer(c.tag)[..n]);
+        }
+        if req.owner.id() != me {
+            wake.push(req.owner.clone());
+            self.counters.wakeups += 1;
+            self.counters.reaped_for_others += 1;
+        }
+        // SAFETY: pending and live; not touched after this call.
+        unsafe { Request::complete(ptr, c.result, now) };
+    }
+}

@@ -1,0 +1,113 @@
+//! What the path counts: the paper's instruments (wake-ups, hand-off delay,
+//! polls) per thread and per path.
+
+use hiops_stats::Histogram;
+
+/// Kept by an application thread and filled by `IoPath::*_with_stats`; merge
+/// several threads' with `merge`.
+#[derive(Clone, Debug, Default)]
+pub struct ThreadStats {
+    /// I/Os this thread completed through the path.
+    pub ios: u64,
+    /// From its completion being reaped (by any thread) to the owner running
+    /// again, ns: the paper's Fig 8 quantity, measured in user space. Zero
+    /// when the owner reaped its own completion.
+    pub handoff: Histogram,
+    /// Times this thread blocked waiting for its own completion (futex park).
+    pub parks: u64,
+    /// Times it slept on the queue's completion doorbell for everybody.
+    pub doorbell_sleeps: u64,
+}
+
+impl ThreadStats {
+    pub fn merge(&mut self, other: &ThreadStats) {
+        self.ios += other.ios;
+        self.handoff.merge(&other.handoff);
+        self.parks += other.parks;
+        self.doorbell_sleeps += other.doorbell_sleeps;
+    }
+}
+
+/// Counters of the shared queues of a path, summed over its rings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathCounters {
+    /// Commands handed to the device.
+    pub issued: u64,
+    /// Completions reaped (by anyone).
+    pub reaped: u64,
+    /// Completions reaped by a thread other than their owner.
+    pub reaped_for_others: u64,
+    /// Commands that found no free tag and waited in the software FIFO.
+    pub fifo_queued: u64,
+    /// Longest the FIFO has been.
+    pub fifo_max: u64,
+    /// Cooperative peeks at the completion queue (issue and wait paths).
+    pub peeks: u64,
+    /// Peeks that found nothing.
+    pub empty_peeks: u64,
+    /// Poll-thread cycles, and those that found nothing.
+    pub polls: u64,
+    pub empty_polls: u64,
+    /// Owners told their I/O is done while not running it themselves
+    /// (unpark calls; a wake-up when the owner was asleep).
+    pub wakeups: u64,
+    /// Threads woken to take over sleeping on the doorbell.
+    pub promotions: u64,
+    /// Returns from a doorbell sleep (the user-space "interrupt").
+    pub doorbell_wakes: u64,
+}
+
+impl PathCounters {
+    pub fn add(&mut self, o: &PathCounters) {
+        self.issued += o.issued;
+        self.reaped += o.reaped;
+        self.reaped_for_others += o.reaped_for_others;
+        self.fifo_queued += o.fifo_queued;
+        self.fifo_max = self.fifo_max.max(o.fifo_max);
+        self.peeks += o.peeks;
+        self.empty_peeks += o.empty_peeks;
+        self.polls += o.polls;
+        self.empty_polls += o.empty_polls;
+        self.wakeups += o.wakeups;
+        self.promotions += o.promotions;
+        self.doorbell_wakes += o.doorbell_wakes;
+    }
+
+    /// `a - b`, for a measured window.
+    pub fn since(&self, b: &PathCounters) -> PathCounters {
+        PathCounters {
+            issued: self.issued - b.issued,
+            reaped: self.reaped - b.reaped,
+            reaped_for_others: self.reaped_for_others - b.reaped_for_others,
+            fifo_queued: self.fifo_queued - b.fifo_queued,
+            fifo_max: self.fifo_max,
+            peeks: self.peeks - b.peeks,
+            empty_peeks: self.empty_peeks - b.empty_peeks,
+            polls: self.polls - b.polls,
+            empty_polls: self.empty_polls - b.empty_polls,
+            wakeups: self.wakeups - b.wakeups,
+            promotions: self.promotions - b.promotions,
+            doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,
+        }
+    }
+}
+
+/// How the hybrid strategy is reaping at the moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Waiters sleep on the completion doorbell (the interrupt analogue).
+    Coop,
+    /// A poll thread reaps on a timer; waiters do not sleep on the doorbell.
+    Poll,
+}
+
+/// A hybrid mode switch and the load that caused it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SwitchPoint {
+    /// Since the path opened.
+    pub at_ns: u64,
+    pub to: Mode,
+    /// Mean commands in flight over the window that decided.
+    pub mean_depth: f64,
+    pub iops: f64,
+}

@@ -1,0 +1,360 @@
+//! Every strategy moves the right bytes for many threads, loses no I/O and
+//! completes none twice, never blocks an issuer on a full device queue, and
+//! shuts down cleanly with I/O in flight.
+
+use hiops_hal::backends::mem::MemDevice;
+use hiops_hal::{EngineKind, Target};
+use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy, ThreadStats};
+use proptest::prelude::*;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runs `f` on a thread and fails the test if it takes longer than `secs`
+/// (a lost completion shows up as a hang).
+fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => v,
+        Err(_) => panic!("no answer within {secs} s: an I/O was lost or a thread hangs"),
+    }
+}
+
+fn fill(buf: &mut [u8], thread: u64, block: u64, round: u64) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = (thread
+            .wrapping_mul(31)
+            .wrapping_add(block.wrapping_mul(7))
+            .wrapping_add(round.wrapping_mul(13))
+            .wrapping_add(i as u64 / 3)) as u8;
+    }
+}
+
+/// A target for a test: a file (O_DIRECT where the filesystem allows it)
+/// or a RAM device; the file handle is kept alive with the target.
+struct TestTarget {
+    _dir: Option<tempfile::TempDir>,
+    _file: Option<std::fs::File>,
+    target: Target,
+}
+
+fn file_target(bytes: u64) -> TestTarget {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("data");
+    std::fs::File::create(&p).unwrap().set_len(bytes).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&p)
+        .or_else(|_| std::fs::OpenOptions::new().read(true).write(true).open(&p))
+        .unwrap();
+    TestTarget {
+        target: Target::from_file(&file),
+        _file: Some(file),
+        _dir: Some(dir),
+    }
+}
+
+fn mem_target(bytes: u64) -> TestTarget {
+    TestTarget {
+        target: Target::Mem(MemDevice::new(bytes).unwrap()),
+        _file: None,
+        _dir: None,
+    }
+}
+
+/// Each thread writes its own blocks, reads them back and compares; half
+/// the threads use unaligned buffers (the bounce path). Returns the threads'
+/// stats merged.
+fn exercise(path: &IoPath, threads: u64, blocks: u64, bs: usize, rounds: u64) -> ThreadStats {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut stats = ThreadStats::default();
+                    let mut aligned = AlignedBuf::new(bs);
+                    let mut back = AlignedBuf::new(bs);
+                    let mut unaligned_store = vec![0u8; bs + 1];
+                    for round in 0..rounds {
+                        for b in 0..blocks {
+                            let offset = (t * blocks + b) * bs as u64;
+                            let w: &mut [u8] = if t % 2 == 0 {
+                                &mut aligned
+                            } else {
+                                &mut unaligned_store[1..]
+                            };
+                            fill(w, t, b, round);
+                            let n = path.write_at_with_stats(0, w, offset, &mut stats).unwrap();
+                            assert_eq!(n, bs);
+                            let r: &mut [u8] = if t % 2 == 0 {
+                                &mut back
+                            } else {
+                                &mut unaligned_store[1..]
+                            };
+                            r.fill(0);
+                            let n = path.read_at_with_stats(0, r, offset, &mut stats).unwrap();
+                            assert_eq!(n, bs);
+                            let mut expect = vec![0u8; bs];
+                            fill(&mut expect, t, b, round);
+                            assert!(
+                                r == &expect[..],
+                                "thread {t} block {b} round {round}: read back other bytes"
+                            );
+                        }
+                    }
+                    stats
+                })
+            })
+            .collect();
+        let mut all = ThreadStats::default();
+        for h in handles {
+            all.merge(&h.join().unwrap());
+        }
+        all
+    })
+}
+
+fn config(strategy: Strategy, engine: EngineKind, depth: u32) -> PathConfig {
+    PathConfig {
+        strategy,
+        engine,
+        depth,
+        max_io: 64 * 1024,
+        spin_ns: 2_000,
+        poll_interval: Duration::from_micros(20),
+        ..PathConfig::default()
+    }
+}
+
+#[test]
+fn every_strategy_verifies_from_1_8_and_256_threads() {
+    within(240, || {
+        for strategy in Strategy::ALL {
+            for threads in [1u64, 8, 256] {
+                let blocks = if threads == 256 { 2 } else { 8 };
+                let t = file_target(threads * blocks * 4096);
+                let path = IoPath::open(
+                    config(strategy, EngineKind::IoUring, 32),
+                    vec![t.target.clone()],
+                )
+                .unwrap();
+                let stats = exercise(&path, threads, blocks, 4096, 2);
+                assert_eq!(stats.ios, threads * blocks * 2 * 2, "{strategy}");
+                let c = path.counters();
+                if strategy.is_shared() {
+                    assert_eq!(c.issued, stats.ios, "{strategy}: issued vs completed");
+                    assert_eq!(c.reaped, stats.ios, "{strategy}: reaped vs completed");
+                }
+                drop(path);
+            }
+        }
+    });
+}
+
+#[test]
+fn shared_strategies_work_over_libaio_and_the_ram_device() {
+    within(120, || {
+        for strategy in [
+            Strategy::CompletionThread,
+            Strategy::Coop,
+            Strategy::Poll,
+            Strategy::Hybrid,
+        ] {
+            let t = file_target(16 * 4 * 4096);
+            let path = IoPath::open(
+                config(strategy, EngineKind::Libaio, 8),
+                vec![t.target.clone()],
+            )
+            .unwrap();
+            let s = exercise(&path, 16, 4, 4096, 2);
+            assert_eq!(s.ios, 16 * 4 * 4);
+            let m = mem_target(16 * 4 * 8192);
+            let path =
+                IoPath::open(config(strategy, EngineKind::Mem, 8), vec![m.target.clone()]).unwrap();
+            let s = exercise(&path, 16, 4, 8192, 2);
+            assert_eq!(s.ios, 16 * 4 * 4);
+        }
+        let m = mem_target(8 * 4096);
+        let path = IoPath::open(
+            config(Strategy::Pread, EngineKind::Mem, 8),
+            vec![m.target.clone()],
+        )
+        .unwrap();
+        assert_eq!(exercise(&path, 4, 2, 4096, 1).ios, 16);
+    });
+}
+
+/// A depth-1 queue under 32 threads: all but one command wait in the FIFO at
+/// times, yet every issuer returns and every I/O completes.
+#[test]
+fn a_full_device_queue_never_blocks_an_issuer() {
+    within(60, || {
+        for strategy in [
+            Strategy::Coop,
+            Strategy::CompletionThread,
+            Strategy::Poll,
+            Strategy::Hybrid,
+        ] {
+            let t = file_target(32 * 4 * 4096);
+            let path = IoPath::open(
+                config(strategy, EngineKind::IoUring, 1),
+                vec![t.target.clone()],
+            )
+            .unwrap();
+            let s = exercise(&path, 32, 4, 4096, 2);
+            let c = path.counters();
+            assert_eq!(c.reaped, s.ios, "{strategy}");
+            assert!(
+                c.fifo_queued > 0,
+                "{strategy}: nothing ever waited for a tag"
+            );
+            assert!(
+                c.fifo_max > 1,
+                "{strategy}: the FIFO never held two commands"
+            );
+        }
+    });
+}
+
+#[test]
+fn shutdown_with_io_in_flight_completes_or_fails_each_io_cleanly() {
+    within(60, || {
+        for strategy in Strategy::ALL {
+            let t = file_target(16 * 4096);
+            let path = IoPath::open(
+                config(strategy, EngineKind::IoUring, 4),
+                vec![t.target.clone()],
+            )
+            .unwrap();
+            let mut seed = AlignedBuf::new(4096);
+            for b in 0..16u64 {
+                fill(&mut seed, 0, b, 0);
+                path.write_at(0, &seed, b * 4096).unwrap();
+            }
+            let (ok, refused) = std::thread::scope(|s| {
+                let workers: Vec<_> = (0..16u64)
+                    .map(|t| {
+                        let path = &path;
+                        s.spawn(move || {
+                            let mut buf = AlignedBuf::new(4096);
+                            let mut expect = vec![0u8; 4096];
+                            let mut ok = 0u64;
+                            let mut i = 0u64;
+                            loop {
+                                let b = (t + i) % 16;
+                                i += 1;
+                                match path.read_at(0, &mut buf, b * 4096) {
+                                    Ok(n) => {
+                                        assert_eq!(n, 4096);
+                                        fill(&mut expect, 0, b, 0);
+                                        assert!(buf[..] == expect[..], "{strategy}: bad data");
+                                        ok += 1;
+                                    }
+                                    Err(e) => {
+                                        assert!(e.to_string().contains("shut down"), "{e}");
+                                        return (ok, 1u64);
+                                    }
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                std::thread::sleep(Duration::from_millis(30));
+                path.shutdown();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap())
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            });
+            assert_eq!(refused, 16, "{strategy}: every thread sees the shutdown");
+            assert!(ok > 0, "{strategy}: no I/O completed before the shutdown");
+            if strategy.is_shared() {
+                let c = path.counters();
+                assert_eq!(
+                    c.issued, c.reaped,
+                    "{strategy}: an accepted I/O never completed"
+                );
+            }
+            drop(path);
+        }
+    });
+}
+
+#[test]
+fn errors_reach_their_owner_only() {
+    within(30, || {
+        for strategy in Strategy::ALL {
+            let m = mem_target(4 * 4096);
+            let path =
+                IoPath::open(config(strategy, EngineKind::Mem, 4), vec![m.target.clone()]).unwrap();
+            let mut buf = AlignedBuf::new(4096);
+            assert!(path.read_at(0, &mut buf, 100 * 4096).is_err(), "{strategy}");
+            assert_eq!(path.read_at(0, &mut buf, 4096).unwrap(), 4096, "{strategy}");
+            assert!(
+                path.read_at(3, &mut buf, 0).is_err(),
+                "{strategy}: no such target"
+            );
+            path.sync(0).unwrap();
+        }
+    });
+}
+
+#[test]
+fn shared_strategies_refuse_synchronous_engines_and_defer_taskrun() {
+    let t = file_target(4096);
+    let err = IoPath::open(
+        config(Strategy::Coop, EngineKind::Psync, 4),
+        vec![t.target.clone()],
+    )
+    .err()
+    .expect("coop over psync must be refused");
+    assert!(err.to_string().contains("--strategy=pread"), "{err}");
+    let mut c = config(Strategy::Coop, EngineKind::IoUring, 4);
+    c.engine_opts.defer_taskrun = hiops_hal::Feature::On;
+    let err = IoPath::open(c, vec![t.target.clone()]).err().unwrap();
+    assert!(err.to_string().contains("per-thread-ring"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random thread counts, I/O sizes, depths and strategies: every I/O
+    /// returns its own bytes exactly once (a double completion trips the
+    /// path's assertion; a lost one trips the watchdog).
+    #[test]
+    fn no_io_is_lost_or_completed_twice(
+        strategy in prop::sample::select(Strategy::ALL.to_vec()),
+        threads in 1u64..48,
+        sectors in 1usize..32,
+        depth in 1u32..40,
+        on_file in any::<bool>(),
+    ) {
+        let bs = sectors * 512;
+        let blocks = 3;
+        let bytes = threads * blocks * bs as u64;
+        let (t, engine) = if on_file {
+            (file_target(bytes), EngineKind::IoUring)
+        } else {
+            (mem_target(bytes), EngineKind::Mem)
+        };
+        let cfg = config(strategy, engine, depth);
+        let target = t.target.clone();
+        let (ios, counters) = within(60, move || {
+            let path = IoPath::open(cfg, vec![target]).unwrap();
+            let s = exercise(&path, threads, blocks, bs, 2);
+            let c = path.counters();
+            drop(path);
+            drop(t);
+            (s.ios, c)
+        });
+        prop_assert_eq!(ios, threads * blocks * 2 * 2);
+        if strategy.is_shared() {
+            prop_assert_eq!(counters.issued, ios);
+            prop_assert_eq!(counters.reaped, ios);
+        }
+    }
+}
