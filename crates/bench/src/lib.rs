@@ -22,12 +22,13 @@ pub mod rng;
 mod run;
 pub mod safety;
 pub mod spec;
+mod sync_worker;
 pub mod target;
 pub mod units;
 pub mod verify;
 mod worker;
 
 pub use error::BenchError;
-pub use result::{DirStats, JobResult, RunResult, ThreadResult};
+pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
 pub use run::{run, Progress, RunOptions};
-pub use spec::{BlockSizes, Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
+pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};

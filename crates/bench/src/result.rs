@@ -43,6 +43,8 @@ pub struct ThreadResult {
     pub verify: Option<VerifyReport>,
     pub engine: String,
     pub cpu_pinned: Option<Vec<usize>>,
+    /// Synchronous-thread mode: this thread's waits (hand-off delay, parks).
+    pub path: Option<hiops_path::ThreadStats>,
 }
 
 /// A target as the report names it.
@@ -61,6 +63,19 @@ pub struct JobResult {
     pub spec: JobSpec,
     pub threads: Vec<ThreadResult>,
     pub targets: Vec<TargetInfo>,
+    /// Synchronous-thread mode: the path's view of the measured window.
+    pub path: Option<PathReport>,
+}
+
+/// What the HIOPS path did during the measured window of a job.
+#[derive(Clone, Debug)]
+pub struct PathReport {
+    pub strategy: hiops_path::Strategy,
+    pub description: String,
+    /// Shared-queue counters over the measured window.
+    pub counters: hiops_path::PathCounters,
+    /// The hybrid's switches (whole run, times since the path opened).
+    pub switches: Vec<hiops_path::SwitchPoint>,
 }
 
 impl JobResult {
@@ -72,6 +87,15 @@ impl JobResult {
             w.merge(&t.write);
         }
         (r, w)
+    }
+
+    /// The threads' path statistics merged (synchronous-thread mode).
+    pub fn path_threads(&self) -> Option<hiops_path::ThreadStats> {
+        let mut all: Option<hiops_path::ThreadStats> = None;
+        for t in self.threads.iter().filter_map(|t| t.path.as_ref()) {
+            all.get_or_insert_with(Default::default).merge(t);
+        }
+        all
     }
 
     pub fn verify(&self) -> Option<VerifyReport> {

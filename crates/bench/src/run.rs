@@ -3,8 +3,9 @@
 
 use crate::error::{usage, BenchError};
 use crate::generator::Region;
-use crate::result::{DeviceWindow, JobResult, RunResult, SeriesPoint, TargetInfo};
+use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
+use crate::sync_worker::run_sync_worker;
 use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
 use crate::worker::{run_worker, Control, Counters, WorkerPlan};
 use hiops_hal::EngineKind;
@@ -49,6 +50,17 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     }
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
+    }
+    if let Some(p) = &spec.path {
+        if spec.verify != VerifyMode::Off {
+            return usage(format!(
+                "--verify is not available with --strategy={} yet: drop one (the path's own tests verify every strategy)",
+                p.strategy
+            ));
+        }
+        if spec.rate_iops.is_some() {
+            return usage("--rate_iops is not available with --strategy yet: drop one");
+        }
     }
     let (bs_min, bs_max) = (spec.bs.min(), spec.bs.max());
     for t in targets {
@@ -206,6 +218,40 @@ fn measure(
         .unwrap_or(0);
     let tsc_hz = hiops_stats::tsc::tsc_hz();
 
+    // Synchronous-thread jobs share one HIOPS path per job.
+    let mut paths: Vec<Option<hiops_path::IoPath>> = Vec::new();
+    for (spec, targets) in specs.iter().zip(opened) {
+        paths.push(match &spec.path {
+            None => None,
+            Some(p) => {
+                let config = hiops_path::PathConfig {
+                    strategy: p.strategy,
+                    engine: spec.engine,
+                    engine_opts: spec.engine_opts.clone(),
+                    depth: spec.iodepth,
+                    max_io: spec.bs.max() as usize,
+                    rings: p.rings,
+                    spin_ns: p.spin_ns,
+                    poll_interval: Duration::from_nanos(p.poll_interval_ns),
+                    coop_peeks: p.coop_peeks,
+                    hybrid: p.hybrid,
+                };
+                let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
+                Some(
+                    hiops_path::IoPath::open(config, hal)
+                        .map_err(|e| BenchError::Failed(format!("job {}: {e}", spec.name)))?,
+                )
+            }
+        });
+    }
+    let snap_paths = || -> Vec<hiops_path::PathCounters> {
+        paths
+            .iter()
+            .map(|p| p.as_ref().map(|p| p.counters()).unwrap_or_default())
+            .collect()
+    };
+    let mut path_c0 = snap_paths();
+
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let outcome = std::thread::scope(|scope| {
         let mut handles = Vec::new();
@@ -235,10 +281,14 @@ fn measure(
                     budget,
                 };
                 let (ctrl, counters, tx) = (&ctrl, &counters[slot], done_tx.clone());
+                let path = paths[j].as_ref();
                 handles.push((
                     j,
                     scope.spawn(move || {
-                        let r = run_worker(plan, ctrl, counters);
+                        let r = match path {
+                            Some(path) => run_sync_worker(plan, path, ctrl, counters),
+                            None => run_worker(plan, ctrl, counters),
+                        };
                         let _ = tx.send(());
                         r
                     }),
@@ -280,6 +330,7 @@ fn measure(
                     break;
                 }
                 if !window.started && el_ns >= ramp_ns {
+                    path_c0 = snap_paths();
                     ctrl.measuring.store(true, Relaxed);
                     window.begin(&devices, &irq_prefix);
                     last_second = (elapsed.as_secs_f64(), sum(&counters));
@@ -325,6 +376,7 @@ fn measure(
             }
             window.end(&devices, &irq_prefix);
         }
+        let path_c1 = snap_paths();
         ctrl.stop.store(true, Relaxed);
         let mut jobs: Vec<JobResult> = specs
             .iter()
@@ -343,8 +395,19 @@ fn measure(
                         layout_s: t.layout_s,
                     })
                     .collect(),
+                path: None,
             })
             .collect();
+        for (j, p) in paths.iter().enumerate() {
+            if let Some(p) = p {
+                jobs[j].path = Some(PathReport {
+                    strategy: p.strategy(),
+                    description: p.description(),
+                    counters: path_c1[j].since(&path_c0[j]),
+                    switches: p.switches(),
+                });
+            }
+        }
         for (j, h) in handles {
             match h.join() {
                 Ok(r) => jobs[j].threads.push(r),
@@ -364,7 +427,7 @@ fn measure(
     let (jobs, window, series, interrupted) = outcome?;
     let mut notes = Vec::new();
     for spec in specs {
-        if spec.engine.is_synchronous() && spec.iodepth > 1 {
+        if spec.path.is_none() && spec.engine.is_synchronous() && spec.iodepth > 1 {
             notes.push(format!(
                 "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
                 spec.name, spec.engine, spec.iodepth

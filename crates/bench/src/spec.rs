@@ -216,6 +216,10 @@ pub enum TargetSpec {
 
 #[derive(Clone, Debug)]
 pub struct JobSpec {
+    /// Synchronous-thread mode: each of `numjobs` threads does one blocking
+    /// I/O at a time through a shared HIOPS path (`--strategy`); `iodepth`
+    /// is then the path queue's depth. `None`: the asynchronous engine mode.
+    pub path: Option<PathSpec>,
     pub name: String,
     pub targets: TargetSpec,
     /// Bytes of each target to use (from offset 0); `None`: the whole
@@ -252,11 +256,24 @@ pub struct JobSpec {
     pub allow_write_devices: Vec<PathBuf>,
 }
 
+/// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
+/// mode.
+#[derive(Clone, Debug)]
+pub struct PathSpec {
+    pub strategy: hiops_path::Strategy,
+    pub spin_ns: u64,
+    pub poll_interval_ns: u64,
+    pub coop_peeks: bool,
+    pub rings: u32,
+    pub hybrid: hiops_path::HybridConfig,
+}
+
 impl JobSpec {
     /// The no-argument job: 4 KiB random reads at queue depth 32 with io_uring
     /// for about 10 seconds, on a temporary file.
     pub fn default_for(target: PathBuf) -> JobSpec {
         JobSpec {
+            path: None,
             name: "hiops-default".into(),
             targets: TargetSpec::Paths(vec![target]),
             size: Some(512 << 20),
@@ -287,7 +304,9 @@ impl JobSpec {
 
     /// Commands a thread keeps in flight: synchronous engines do one at a time.
     pub fn effective_depth(&self) -> u32 {
-        if self.engine.is_synchronous() {
+        if self.path.is_some() {
+            self.iodepth
+        } else if self.engine.is_synchronous() {
             1
         } else {
             self.iodepth

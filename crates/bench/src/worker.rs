@@ -70,7 +70,7 @@ fn dir(op: Op) -> usize {
     usize::from(op == Op::Write)
 }
 
-fn pin(cpus: &[usize]) -> Result<(), String> {
+pub(crate) fn pin(cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -90,7 +90,7 @@ fn pin(cpus: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
-fn now_ns(epoch: Instant) -> u64 {
+pub(crate) fn now_ns(epoch: Instant) -> u64 {
     epoch.elapsed().as_nanos() as u64
 }
 
@@ -111,6 +111,7 @@ pub(crate) fn run_worker(
         verify: None,
         engine: String::new(),
         cpu_pinned: None,
+        path: None,
     };
     let setup = (|| -> Result<Queue, String> {
         if let Some(cpus) = &spec.cpus_allowed {
@@ -462,7 +463,7 @@ fn op_name(op: Op) -> &'static str {
 
 /// Makes every written block distinct at the cost of one store per 512
 /// bytes, so deduplicating or compressing devices are not flattered.
-fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
+pub(crate) fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
     let stamp = offset ^ salt.rotate_left(29) ^ 0xA5A5_5A5A_0F0F_F0F0;
     for (i, sector) in buf.chunks_mut(512).enumerate() {
         if sector.len() >= 8 {

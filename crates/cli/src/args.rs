@@ -167,6 +167,31 @@ pub struct RunArgs {
     /// io_uring COOP_TASKRUN: auto, 1, 0.
     #[arg(long, value_parser = feature)]
     pub coop_taskrun: Option<Feature>,
+    /// Synchronous-thread mode: each of --numjobs threads does blocking I/O,
+    /// one at a time, through this HIOPS path strategy: pread,
+    /// completion-thread, per-thread-ring, coop, poll, hybrid. --iodepth is
+    /// then the shared queue's depth (default: --numjobs).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// coop/poll/hybrid: how long a waiting thread spins before sleeping.
+    #[arg(long, default_value = "0")]
+    pub spin: String,
+    /// poll/hybrid: time between two polls of the poll thread.
+    #[arg(long, default_value = "16us")]
+    pub poll_interval: String,
+    /// poll: whether application threads peek and reap too (1) or leave it
+    /// to the poll thread (0).
+    #[arg(long, default_value = "1", value_parser = bool_flag)]
+    pub coop_peeks: bool,
+    /// Shared queues of the path; threads use the one of their CPU.
+    #[arg(long, default_value_t = 1)]
+    pub rings: u32,
+    /// hybrid: poll while at least this many commands are in flight...
+    #[arg(long, default_value_t = 16.0)]
+    pub hybrid_depth: f64,
+    /// ...and completions arrive at least this fast (IOPS).
+    #[arg(long, default_value_t = 50_000.0)]
+    pub hybrid_iops: f64,
     /// Remove files hiops created when done (default: only its temporary file).
     #[arg(long, num_args = 0..=1, default_missing_value = "1", value_parser = bool_flag)]
     pub unlink: Option<bool>,
@@ -240,7 +265,7 @@ pub fn to_plan(a: &RunArgs) -> Result<Plan, BenchError> {
                 "unknown --ioengine '{e}': use one of psync, pvsync2, libaio, io_uring, mem, null"
             ))
         })?,
-        None if fio_mode => EngineKind::Psync,
+        None if fio_mode && a.strategy.is_none() => EngineKind::Psync,
         None => EngineKind::IoUring,
     };
     let mut temp_dir = None;
@@ -456,6 +481,33 @@ pub fn to_plan(a: &RunArgs) -> Result<Plan, BenchError> {
         return usage("--hipri (IOPOLL) needs --direct=1");
     }
     spec.allow_write_devices = a.allow_write_device.clone();
+    if let Some(name) = &a.strategy {
+        let strategy = hiops_path::Strategy::parse(name).ok_or_else(|| {
+            BenchError::Usage(format!(
+                "unknown --strategy '{name}': use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid"
+            ))
+        })?;
+        if a.rings == 0 {
+            return usage("--rings must be at least 1");
+        }
+        if a.iodepth.is_none() {
+            spec.iodepth = spec.numjobs.clamp(1, 4096);
+        }
+        spec.path = Some(hiops_bench::PathSpec {
+            strategy,
+            spin_ns: parse_duration_ns(&a.spin).map_err(BenchError::Usage)?,
+            poll_interval_ns: parse_duration_ns(&a.poll_interval)
+                .map_err(BenchError::Usage)?
+                .max(1_000),
+            coop_peeks: a.coop_peeks,
+            rings: a.rings,
+            hybrid: hiops_path::HybridConfig {
+                poll_min_depth: a.hybrid_depth,
+                poll_min_iops: a.hybrid_iops,
+                ..hiops_path::HybridConfig::default()
+            },
+        });
+    }
     if !spec.time_based
         && spec.size.is_none()
         && spec.runtime_ns.is_none()

@@ -74,3 +74,88 @@ pub fn iops(ios: u64, window_ns: u64) -> f64 {
         ios as f64 * 1e9 / window_ns as f64
     }
 }
+
+/// The HIOPS path figures of a synchronous-thread job, per I/O: what the
+/// paper measured to explain its strategies (wake-ups, polls, hand-off).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PathFigures {
+    pub strategy: String,
+    pub description: String,
+    pub ios: u64,
+    pub wakeups_per_io: f64,
+    pub parks_per_io: f64,
+    pub doorbell_sleeps_per_io: f64,
+    pub reaped_for_others_share: f64,
+    pub peeks_per_io: f64,
+    pub empty_peek_share: f64,
+    pub polls_per_io: f64,
+    pub empty_poll_share: f64,
+    pub fifo_queued_share: f64,
+    pub fifo_max: u64,
+    pub promotions_per_io: f64,
+    pub context_switches_per_io: f64,
+    pub handoff_ns: HandoffPercentiles,
+    pub switches: Vec<SwitchFigure>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct HandoffPercentiles {
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SwitchFigure {
+    pub at_s: f64,
+    pub to: String,
+    pub mean_depth: f64,
+    pub iops: f64,
+}
+
+pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
+    let p = job.path.as_ref()?;
+    let t = job.path_threads().unwrap_or_default();
+    let ios = t.ios.max(1) as f64;
+    let c = &p.counters;
+    let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    let h = &t.handoff;
+    Some(PathFigures {
+        strategy: p.strategy.to_string(),
+        description: p.description.clone(),
+        ios: t.ios,
+        wakeups_per_io: c.wakeups as f64 / ios,
+        parks_per_io: t.parks as f64 / ios,
+        doorbell_sleeps_per_io: t.doorbell_sleeps as f64 / ios,
+        reaped_for_others_share: share(c.reaped_for_others, c.reaped),
+        peeks_per_io: c.peeks as f64 / ios,
+        empty_peek_share: share(c.empty_peeks, c.peeks),
+        polls_per_io: c.polls as f64 / ios,
+        empty_poll_share: share(c.empty_polls, c.polls),
+        fifo_queued_share: share(c.fifo_queued, c.issued),
+        fifo_max: c.fifo_max,
+        promotions_per_io: c.promotions as f64 / ios,
+        context_switches_per_io: job.thread_cpu().context_switches() as f64 / ios,
+        handoff_ns: HandoffPercentiles {
+            mean: h.mean(),
+            p50: h.percentile(50.0),
+            p90: h.percentile(90.0),
+            p99: h.percentile(99.0),
+            p99_9: h.percentile(99.9),
+            max: h.max(),
+        },
+        switches: p
+            .switches
+            .iter()
+            .map(|s| SwitchFigure {
+                at_s: s.at_ns as f64 / 1e9,
+                to: format!("{:?}", s.to).to_lowercase(),
+                mean_depth: s.mean_depth,
+                iops: s.iops,
+            })
+            .collect(),
+    })
+}

@@ -187,6 +187,7 @@ fn job_obj(g: usize, job: &JobResult, r: &RunResult, bins: bool) -> Value {
                 "device": t.device, "created": t.created, "layout_s": t.layout_s,
             })).collect::<Vec<_>>(),
             "cpus_pinned": job.threads.iter().map(|t| t.cpu_pinned.clone()).collect::<Vec<_>>(),
+            "path": crate::derived::path_figures(job),
         },
     })
 }

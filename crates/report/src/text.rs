@@ -136,6 +136,44 @@ pub fn summary(r: &RunResult) -> String {
                 format_bytes(t.len as f64)
             );
         }
+        if let Some(f) = crate::derived::path_figures(job) {
+            let _ = writeln!(out, "  path: {}", f.description);
+            let _ = writeln!(
+                out,
+                "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%",
+                f.wakeups_per_io,
+                f.parks_per_io,
+                f.doorbell_sleeps_per_io,
+                f.peeks_per_io,
+                f.empty_peek_share * 100.0,
+                f.polls_per_io,
+                f.empty_poll_share * 100.0,
+                f.context_switches_per_io,
+                f.reaped_for_others_share * 100.0,
+                f.fifo_queued_share * 100.0
+            );
+            let h = &f.handoff_ns;
+            let _ = writeln!(
+                out,
+                "  hand-off delay (reaped -> owner running), usec: mean={:.1}, p50={:.1}, p99={:.1}, p99.9={:.1}, max={:.1}",
+                h.mean / 1e3,
+                h.p50 as f64 / 1e3,
+                h.p99 as f64 / 1e3,
+                h.p99_9 as f64 / 1e3,
+                h.max as f64 / 1e3
+            );
+            if !f.switches.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  hybrid switches: {} (first to {} at {:.2} s, depth {:.1}, {:.0} IOPS)",
+                    f.switches.len(),
+                    f.switches[0].to,
+                    f.switches[0].at_s,
+                    f.switches[0].mean_depth,
+                    f.switches[0].iops
+                );
+            }
+        }
         let (rd, wr) = job.merged();
         let rt = job.runtime_ns();
         dir_block(&mut out, "read", &rd, rt);

@@ -1,0 +1,136 @@
+//! Synchronous-thread mode: one application thread doing blocking I/O, one
+//! at a time, through a shared HIOPS path (the paper's "fio, 128 threads,
+//! O_DIRECT read()").
+
+use crate::generator::IoGen;
+use crate::result::{DirStats, ThreadResult};
+use crate::rng::FastRng;
+use crate::worker::{now_ns, pin, scramble, Control, Counters, WorkerPlan};
+use hiops_hal::Op;
+use hiops_path::{AlignedBuf, IoPath, ThreadStats};
+use hiops_stats::cpu::ProcessSample;
+use std::sync::atomic::Ordering::Relaxed;
+
+pub(crate) fn run_sync_worker(
+    plan: WorkerPlan<'_>,
+    path: &IoPath,
+    ctrl: &Control,
+    counters: &Counters,
+) -> ThreadResult {
+    let spec = plan.spec;
+    let mut result = ThreadResult {
+        clone: plan.clone,
+        read: DirStats::default(),
+        write: DirStats::default(),
+        fsyncs: 0,
+        runtime_ns: 0,
+        cpu: ProcessSample::default(),
+        error: None,
+        verify: None,
+        engine: path.description(),
+        cpu_pinned: None,
+        path: None,
+    };
+    if let Some(cpus) = &spec.cpus_allowed {
+        let mine = if spec.cpus_split {
+            vec![cpus[plan.clone as usize % cpus.len()]]
+        } else {
+            cpus.clone()
+        };
+        if let Err(e) = pin(&mine) {
+            ctrl.failed.lock().unwrap().get_or_insert(e.clone());
+            ctrl.start.wait();
+            result.error = Some(e);
+            return result;
+        }
+        result.cpu_pinned = Some(mine);
+    }
+    let mut buf = AlignedBuf::new(spec.bs.max() as usize);
+    let mut rng = FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9));
+    rng.fill(&mut buf);
+    let mut gen = IoGen::new(
+        spec.randseed.wrapping_add(plan.clone as u64),
+        spec.rw,
+        spec.rwmixread,
+        &spec.bs.split,
+        plan.align,
+        plan.regions.clone(),
+        &spec.distribution,
+    );
+    let mut stats = [DirStats::default(), DirStats::default()];
+    let mut path_stats = ThreadStats::default();
+    let mut totals = [(0u64, 0u64); 2];
+    let mut measuring = false;
+    let mut measure_start_ns = 0;
+    let mut cpu_start = ProcessSample::thread();
+    let mut issued_bytes = 0u64;
+    ctrl.start.wait();
+    if ctrl.failed.lock().unwrap().is_some() {
+        return result;
+    }
+    let mut stop_ns = None;
+    while issued_bytes < plan.budget {
+        let now = now_ns(ctrl.epoch);
+        if ctrl.stop.load(Relaxed) {
+            stop_ns = Some(now);
+            break;
+        }
+        if !measuring && ctrl.measuring.load(Relaxed) {
+            measuring = true;
+            measure_start_ns = now;
+            cpu_start = ProcessSample::thread();
+            stats = [DirStats::default(), DirStats::default()];
+            path_stats = ThreadStats::default();
+        }
+        let io = gen.next_io();
+        let len = io.len as usize;
+        let res = match io.op {
+            Op::Read => {
+                path.read_at_with_stats(io.target, &mut buf[..len], io.offset, &mut path_stats)
+            }
+            Op::Write => {
+                scramble(&mut buf[..len], io.offset, issued_bytes);
+                path.write_at_with_stats(io.target, &buf[..len], io.offset, &mut path_stats)
+            }
+            Op::Fsync => path.sync(io.target).map(|_| 0),
+        };
+        let done = now_ns(ctrl.epoch);
+        let n = match res {
+            Ok(n) => n as u64,
+            Err(e) => {
+                result.error = Some(format!(
+                    "job {}: {} of {len} bytes at offset {} failed: {e}",
+                    spec.name,
+                    if io.op == Op::Write { "write" } else { "read" },
+                    io.offset
+                ));
+                break;
+            }
+        };
+        issued_bytes += io.len as u64;
+        let d = usize::from(io.op == Op::Write);
+        totals[d].0 += 1;
+        totals[d].1 += n;
+        counters.ios[d].store(totals[d].0, Relaxed);
+        counters.bytes[d].store(totals[d].1, Relaxed);
+        if measuring {
+            let s = &mut stats[d];
+            s.ios += 1;
+            s.bytes += n;
+            if n < io.len as u64 {
+                s.short_ios += 1;
+            }
+            // One blocking call: submit and completion latency coincide.
+            s.clat.record(done.saturating_sub(now));
+            s.lat.record(done.saturating_sub(now));
+        }
+    }
+    let end = stop_ns.unwrap_or_else(|| now_ns(ctrl.epoch));
+    if measuring {
+        result.runtime_ns = end.saturating_sub(measure_start_ns);
+        result.cpu = ProcessSample::thread().delta(&cpu_start);
+        result.path = Some(path_stats);
+    }
+    [result.read, result.write] = stats;
+    result
+}
