@@ -237,10 +237,12 @@ fn measure(
                     hybrid: p.hybrid,
                 };
                 let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
-                Some(
-                    hiops_path::IoPath::open(config, hal)
-                        .map_err(|e| BenchError::Failed(format!("job {}: {e}", spec.name)))?,
-                )
+                Some(hiops_path::IoPath::open(config, hal).map_err(|e| match e {
+                    hiops_path::PathError::Config { .. } => {
+                        BenchError::Usage(format!("job {}: {e}", spec.name))
+                    }
+                    _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
+                })?)
             }
         });
     }

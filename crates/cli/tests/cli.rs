@@ -514,3 +514,79 @@ fn size_based_verify_with_several_threads_covers_the_whole_target() {
     );
     assert_eq!(v["jobs"][0]["write"]["total_ios"], 256);
 }
+
+/// Synchronous-thread mode: every strategy runs many threads through the
+/// HIOPS path and reports the path's own figures; bad combinations are
+/// refused with a usage error.
+#[test]
+fn every_strategy_runs_threads_through_the_path_and_reports_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("data");
+    let fname = format!("--filename={}", f.display());
+    for strategy in [
+        "pread",
+        "completion-thread",
+        "per-thread-ring",
+        "coop",
+        "poll",
+        "hybrid",
+    ] {
+        let strat = format!("--strategy={strategy}");
+        let o = run(&[
+            "run",
+            &fname,
+            "--size=8m",
+            "--rw=randrw",
+            "--numjobs=16",
+            "--runtime=1",
+            "--ramp_time=0",
+            &strat,
+            "--output-format=json",
+        ]);
+        assert!(o.status.success(), "{strategy}: {}", stderr(&o));
+        let v = json_of(&o);
+        let job = &v["jobs"][0];
+        let ios = job["read"]["total_ios"].as_u64().unwrap()
+            + job["write"]["total_ios"].as_u64().unwrap();
+        assert!(ios > 100, "{strategy}: only {ios} I/Os");
+        let p = &job["hiops"]["path"];
+        assert_eq!(p["strategy"], strategy, "{p}");
+        assert_eq!(
+            p["ios"].as_u64().unwrap(),
+            ios,
+            "{strategy}: path and job disagree"
+        );
+        if strategy != "pread" && strategy != "per-thread-ring" {
+            // 16 threads share one queue: someone reaps for someone else.
+            assert!(p["reaped_for_others_share"].as_f64().unwrap() > 0.0, "{p}");
+            assert!(p["wakeups_per_io"].as_f64().unwrap() > 0.0, "{p}");
+        }
+        assert_eq!(
+            job["hiops"]["effective_iodepth"], 16,
+            "depth defaults to numjobs"
+        );
+    }
+    refused(&["run", "--strategy=irq"], 2, "--strategy");
+    refused(
+        &[
+            "run",
+            &fname,
+            "--size=1m",
+            "--strategy=coop",
+            "--ioengine=psync",
+        ],
+        2,
+        "--strategy=pread",
+    );
+    refused(
+        &[
+            "run",
+            &fname,
+            "--size=1m",
+            "--strategy=coop",
+            "--verify=crc32c",
+        ],
+        2,
+        "--verify",
+    );
+}
