@@ -47,6 +47,25 @@ pub struct ThreadResult {
     pub path: Option<hiops_path::ThreadStats>,
 }
 
+impl ThreadResult {
+    /// Nothing measured yet: what a worker fills in.
+    pub fn starting(clone: u32) -> ThreadResult {
+        ThreadResult {
+            clone,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            fsyncs: 0,
+            runtime_ns: 0,
+            cpu: ProcessSample::default(),
+            error: None,
+            verify: None,
+            engine: String::new(),
+            cpu_pinned: None,
+            path: None,
+        }
+    }
+}
+
 /// A target as the report names it.
 #[derive(Clone, Debug)]
 pub struct TargetInfo {

@@ -5,7 +5,7 @@
 use crate::generator::IoGen;
 use crate::result::{DirStats, ThreadResult};
 use crate::rng::FastRng;
-use crate::worker::{now_ns, pin, scramble, Control, Counters, WorkerPlan};
+use crate::worker::{now_ns, pin_thread, scramble, Control, Counters, WorkerPlan};
 use hiops_hal::Op;
 use hiops_path::{AlignedBuf, IoPath, ThreadStats};
 use hiops_stats::cpu::ProcessSample;
@@ -18,32 +18,16 @@ pub(crate) fn run_sync_worker(
     counters: &Counters,
 ) -> ThreadResult {
     let spec = plan.spec;
-    let mut result = ThreadResult {
-        clone: plan.clone,
-        read: DirStats::default(),
-        write: DirStats::default(),
-        fsyncs: 0,
-        runtime_ns: 0,
-        cpu: ProcessSample::default(),
-        error: None,
-        verify: None,
-        engine: path.description(),
-        cpu_pinned: None,
-        path: None,
-    };
-    if let Some(cpus) = &spec.cpus_allowed {
-        let mine = if spec.cpus_split {
-            vec![cpus[plan.clone as usize % cpus.len()]]
-        } else {
-            cpus.clone()
-        };
-        if let Err(e) = pin(&mine) {
+    let mut result = ThreadResult::starting(plan.clone);
+    result.engine = path.description();
+    match pin_thread(spec, plan.clone) {
+        Ok(cpus) => result.cpu_pinned = cpus,
+        Err(e) => {
             ctrl.failed.lock().unwrap().get_or_insert(e.clone());
             ctrl.start.wait();
             result.error = Some(e);
             return result;
         }
-        result.cpu_pinned = Some(mine);
     }
     let mut buf = AlignedBuf::new(spec.bs.max() as usize);
     let mut rng = FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9));

@@ -70,7 +70,22 @@ fn dir(op: Op) -> usize {
     usize::from(op == Op::Write)
 }
 
-pub(crate) fn pin(cpus: &[usize]) -> Result<(), String> {
+/// Pins the calling thread as the job says (all its CPUs, or one of them per
+/// thread with cpus_split); returns the CPUs it was given.
+pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>>, String> {
+    let Some(cpus) = &spec.cpus_allowed else {
+        return Ok(None);
+    };
+    let mine = if spec.cpus_split {
+        vec![cpus[clone as usize % cpus.len()]]
+    } else {
+        cpus.clone()
+    };
+    pin(&mine)?;
+    Ok(Some(mine))
+}
+
+fn pin(cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -100,29 +115,9 @@ pub(crate) fn run_worker(
     counters: &Counters,
 ) -> ThreadResult {
     let spec = plan.spec;
-    let mut result = ThreadResult {
-        clone: plan.clone,
-        read: DirStats::default(),
-        write: DirStats::default(),
-        fsyncs: 0,
-        runtime_ns: 0,
-        cpu: ProcessSample::default(),
-        error: None,
-        verify: None,
-        engine: String::new(),
-        cpu_pinned: None,
-        path: None,
-    };
+    let mut result = ThreadResult::starting(plan.clone);
     let setup = (|| -> Result<Queue, String> {
-        if let Some(cpus) = &spec.cpus_allowed {
-            let mine = if spec.cpus_split {
-                vec![cpus[plan.clone as usize % cpus.len()]]
-            } else {
-                cpus.clone()
-            };
-            pin(&mine)?;
-            result.cpu_pinned = Some(mine);
-        }
+        result.cpu_pinned = pin_thread(spec, plan.clone)?;
         // Created here: io_uring's SINGLE_ISSUER ties the ring to this thread.
         Queue::open(
             spec.engine,
