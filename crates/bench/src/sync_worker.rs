@@ -2,7 +2,6 @@
 //! at a time, through a shared HIOPS path (the paper's "fio, 128 threads,
 //! O_DIRECT read()").
 
-use crate::generator::IoGen;
 use crate::result::{DirStats, ThreadResult};
 use crate::rng::FastRng;
 use crate::worker::{now_ns, pin_thread, scramble, Control, Counters, WorkerPlan};
@@ -32,15 +31,7 @@ pub(crate) fn run_sync_worker(
     let mut buf = AlignedBuf::new(spec.bs.max() as usize);
     let mut rng = FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9));
     rng.fill(&mut buf);
-    let mut gen = IoGen::new(
-        spec.randseed.wrapping_add(plan.clone as u64),
-        spec.rw,
-        spec.rwmixread,
-        &spec.bs.split,
-        plan.align,
-        plan.regions.clone(),
-        &spec.distribution,
-    );
+    let mut gen = plan.generator();
     let mut stats = [DirStats::default(), DirStats::default()];
     let mut path_stats = ThreadStats::default();
     let mut totals = [(0u64, 0u64); 2];

@@ -40,6 +40,22 @@ pub(crate) struct WorkerPlan<'a> {
     pub budget: u64,
 }
 
+impl WorkerPlan<'_> {
+    /// This thread's I/O generator: its own seed, over its own regions.
+    pub(crate) fn generator(&self) -> IoGen {
+        let spec = self.spec;
+        IoGen::new(
+            spec.randseed.wrapping_add(self.clone as u64),
+            spec.rw,
+            spec.rwmixread,
+            &spec.bs.split,
+            self.align,
+            self.regions.clone(),
+            &spec.distribution,
+        )
+    }
+}
+
 #[derive(Clone, Copy, Default)]
 struct TagState {
     intended_ns: u64,
@@ -159,15 +175,7 @@ pub(crate) fn run_worker(
     } else {
         Vec::new()
     };
-    let mut gen = IoGen::new(
-        spec.randseed.wrapping_add(plan.clone as u64),
-        spec.rw,
-        spec.rwmixread,
-        &spec.bs.split,
-        plan.align,
-        plan.regions.clone(),
-        &spec.distribution,
-    );
+    let mut gen = plan.generator();
     ctrl.start.wait();
     if ctrl.failed.lock().unwrap().is_some() {
         return result;

@@ -222,6 +222,7 @@ impl IoPath {
                 spin_ticks: (path.config.spin_ns as f64 * tsc_hz / 1e9) as u64,
                 hybrid: path.config.hybrid,
                 tsc_hz,
+                window_ticks: (path.config.hybrid.window_ns as f64 * tsc_hz / 1e9) as u64,
                 immediate,
             };
             let ring = Arc::new(SharedQueue::new(queue, how));

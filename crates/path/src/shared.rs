@@ -44,6 +44,8 @@ pub(crate) struct Behaviour {
     pub spin_ticks: u64,
     pub hybrid: HybridConfig,
     pub tsc_hz: f64,
+    /// The hybrid's decision window in TSC ticks.
+    pub window_ticks: u64,
     /// The engine completes inside `issue` (mem, null): reap right after.
     pub immediate: bool,
 }
@@ -485,8 +487,7 @@ impl SharedQueue {
         w.reaped += reaped as u64;
         w.depth_sum += in_flight as u64;
         w.samples += 1;
-        let window_ticks = (cfg.window_ns as f64 * self.how.tsc_hz / 1e9) as u64;
-        if now.saturating_sub(w.start_tsc) < window_ticks {
+        if now.saturating_sub(w.start_tsc) < self.how.window_ticks {
             return;
         }
         let secs = (now - w.start_tsc) as f64 / self.how.tsc_hz;
