@@ -31,6 +31,10 @@ enum Picker {
     },
     /// Cumulative access share (0..1) and the zone's [start, end) as shares of the range.
     Zoned(Vec<(f64, f64, f64)>),
+    /// Normal around the middle; standard deviation as a share of the range.
+    Normal {
+        dev: f64,
+    },
 }
 
 /// Zipf over ranks 1..=n by rejection-inversion (W. Hörmann, G. Derflinger,
@@ -152,6 +156,15 @@ pub struct IoGen {
     /// Blocks (of `align`) per region, for the picker.
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
+    /// fio's `rw=read:GAP`: bytes skipped after each sequential I/O.
+    gap: u64,
+    /// Percent of a random job's I/Os at random offsets; the rest sequential.
+    percentage_random: u32,
+    /// Uniform offsets walk a permutation of the blocks (each once per pass)
+    /// instead of drawing with replacement: fio's random map.
+    random_map: bool,
+    /// Position in each target's permutation.
+    map_next: Vec<u64>,
 }
 
 impl IoGen {
@@ -193,6 +206,24 @@ impl IoGen {
             Distribution::Pareto(h) => Picker::Pareto {
                 pow: h.ln() / (1.0 - h).ln(),
             },
+            Distribution::Normal(dev) => Picker::Normal { dev: dev / 100.0 },
+            Distribution::ZonedAbs(zones) => {
+                // Absolute zone sizes become shares of the (smallest) region.
+                let len = regions.iter().map(|r| r.len).min().unwrap() as f64;
+                let (mut acc, mut start) = (0.0, 0.0f64);
+                Picker::Zoned(
+                    zones
+                        .iter()
+                        .map(|&(a, bytes)| {
+                            acc += a / 100.0;
+                            let end = (start + bytes as f64 / len).min(1.0);
+                            let z = (acc, start.min(end), end);
+                            start = end;
+                            z
+                        })
+                        .collect(),
+                )
+            }
             Distribution::Zoned(zones) => {
                 let (mut acc, mut start) = (0.0, 0.0);
                 Picker::Zoned(
@@ -210,6 +241,7 @@ impl IoGen {
         };
         let cursor = regions.iter().map(|r| [r.start, r.start]).collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
+        let map_next = vec![seed; blocks.len()];
         IoGen {
             rng: FastRng::new(seed),
             random: rw.is_random(),
@@ -222,7 +254,21 @@ impl IoGen {
             picker,
             blocks,
             scatter,
+            gap: 0,
+            percentage_random: 100,
+            random_map: false,
+            map_next,
         }
+    }
+
+    /// fio's finer controls: `rw=...:GAP`, `percentage_random`, and the random
+    /// map (off: `norandommap`).
+    pub fn with_fio_options(mut self, gap: u64, percentage_random: u32, random_map: bool) -> IoGen {
+        assert!(percentage_random <= 100);
+        self.gap = gap;
+        self.percentage_random = percentage_random;
+        self.random_map = random_map;
+        self
     }
 
     pub fn rng(&mut self) -> &mut FastRng {
@@ -232,7 +278,19 @@ impl IoGen {
     fn pick_block(&mut self, target: usize) -> u64 {
         let n = self.blocks[target];
         match &self.picker {
+            Picker::Uniform if self.random_map => {
+                let i = self.map_next[target];
+                self.map_next[target] = i.wrapping_add(1);
+                self.scatter[target].apply(i % n)
+            }
             Picker::Uniform => self.rng.below(n),
+            Picker::Normal { dev } => {
+                // Box-Muller: one standard normal from two uniforms.
+                let (u1, u2) = (self.rng.unit().max(f64::MIN_POSITIVE), self.rng.unit());
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let x = (n as f64 / 2.0 + z * dev * n as f64).clamp(0.0, (n - 1) as f64);
+                self.scatter[target].apply(x as u64)
+            }
             Picker::Zipf(z) => {
                 let rank = z.sample(&mut self.rng) - 1;
                 self.scatter[target].apply(rank.min(n - 1))
@@ -272,7 +330,10 @@ impl IoGen {
         let target = self.next_target as usize;
         self.next_target = (self.next_target + 1) % self.regions.len() as u32;
         let region = self.regions[target];
-        let offset = if self.random {
+        let random = self.random
+            && (self.percentage_random == 100
+                || (self.rng.below(100) as u32) < self.percentage_random);
+        let offset = if random {
             region.start + self.pick_block(target) * self.align
         } else {
             let dir = usize::from(op == Op::Write);
@@ -280,7 +341,7 @@ impl IoGen {
             if off + len as u64 > region.start + region.len {
                 off = region.start; // wrap: time-based runs go round again
             }
-            self.cursor[target][dir] = off + len as u64;
+            self.cursor[target][dir] = off + len as u64 + self.gap;
             off
         };
         debug_assert!(offset + len as u64 <= region.start + region.len);

@@ -83,6 +83,23 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
             }
         }
     }
+    let align = job_align(spec);
+    for clone in 0..spec.numjobs {
+        let (_, mine) = targets_of(spec, targets, clone);
+        for r in regions_for(spec, mine, clone, align)? {
+            if r.len < bs_max as u64 {
+                return usage(format!(
+                    "job {} clone {clone} has {} bytes to work on, less than one block of {bs_max}: lower --bs, --offset or --offset_increment, or raise --size",
+                    spec.name, r.len
+                ));
+            }
+        }
+    }
+    if spec.direct && align % 512 != 0 && targets.iter().any(|t| t.kind != TargetKind::Ram) {
+        return usage(format!(
+            "blockalign={align} does not suit direct I/O: use a multiple of the logical block size"
+        ));
+    }
     if spec.verify != VerifyMode::Off {
         if !spec.bs.is_fixed() {
             return usage("--verify needs one block size: drop --bssplit or the bs range");
@@ -115,24 +132,74 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// The regions each clone of a job works on. With verify each clone owns a
-/// disjoint slice (so the last acknowledged write of a block is known);
-/// otherwise every clone uses the whole target, as fio's clones do.
-fn regions_for(spec: &JobSpec, targets: &[OpenTarget], clone: u32, align: u64) -> Vec<Region> {
+/// Offsets are multiples of this: the block (verify), fio's blockalign, or
+/// the smallest block size.
+fn job_align(spec: &JobSpec) -> u64 {
+    if spec.verify != VerifyMode::Off {
+        spec.bs.max() as u64
+    } else {
+        spec.block_align.unwrap_or(spec.bs.min()) as u64
+    }
+}
+
+/// The targets a clone uses: all of the job's, or (fio's layout without a
+/// filename) its own `files_per_clone` of them. Returns (first index, slice).
+fn targets_of<'t>(
+    spec: &JobSpec,
+    targets: &'t [OpenTarget],
+    clone: u32,
+) -> (usize, &'t [OpenTarget]) {
+    match spec.files_per_clone {
+        Some(n) => {
+            let first = clone as usize * n as usize;
+            (first, &targets[first..first + n as usize])
+        }
+        None => (0, targets),
+    }
+}
+
+/// The regions each clone of a job works on: from `offset` (plus
+/// `offset_increment` per clone) for `size` bytes, or to the end. With verify
+/// and shared targets each clone owns a disjoint slice (so the last
+/// acknowledged write of a block is known); otherwise every clone uses the
+/// whole range, as fio's clones do.
+fn regions_for(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+    clone: u32,
+    align: u64,
+) -> Result<Vec<Region>, BenchError> {
+    let shared = spec.files_per_clone.is_none();
     targets
         .iter()
         .map(|t| {
-            if spec.verify != VerifyMode::Off && spec.numjobs > 1 {
-                let slice = (t.len / spec.numjobs as u64) / align * align;
-                Region {
-                    start: clone as u64 * slice,
+            let start = spec.offset.of(t.len) + clone as u64 * spec.offset_increment.of(t.len);
+            let start = start.div_ceil(align) * align;
+            if start >= t.len {
+                return usage(format!(
+                    "job {} clone {clone} starts at byte {start}, past the end of {} ({} bytes): lower --offset or --offset_increment",
+                    spec.name,
+                    t.describe(),
+                    t.len
+                ));
+            }
+            let len = t.len - start;
+            let len = match (spec.size, spec.size_pct) {
+                (Some(s), _) => s.min(len),
+                (None, Some(p)) => ((t.len as f64 * p / 100.0) as u64).min(len),
+                (None, None) => len,
+            };
+            if spec.verify != VerifyMode::Off && spec.numjobs > 1 && shared {
+                let slice = (len / spec.numjobs as u64) / align * align;
+                Ok(Region {
+                    start: start + clone as u64 * slice,
                     len: slice,
-                }
+                })
             } else {
-                Region {
-                    start: 0,
-                    len: t.len / align * align,
-                }
+                Ok(Region {
+                    start,
+                    len: len / align * align,
+                })
             }
         })
         .collect()
@@ -194,7 +261,10 @@ fn measure(
     let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
     let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
     let time_based = specs.iter().all(|s| s.time_based);
-    let runtime_ns = specs.iter().filter_map(|s| s.runtime_ns).max();
+    let runtime_ns = specs
+        .iter()
+        .filter_map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns))
+        .max();
     let total_ns = runtime_ns.map(|r| r + ramp_ns);
     let mut devices: Vec<String> = opened
         .iter()
@@ -260,24 +330,23 @@ fn measure(
         let mut slot = 0;
         for (j, spec) in specs.iter().enumerate() {
             let targets = &opened[j];
-            let align = if spec.verify != VerifyMode::Off {
-                spec.bs.max() as u64
-            } else {
-                spec.bs.min() as u64
-            };
+            let align = job_align(spec);
             for clone in 0..spec.numjobs {
-                let regions = regions_for(spec, targets, clone, align);
-                // Size-based: one pass over this thread's own regions (the
-                // whole targets, or its slice of them under verify).
+                let (first, mine) = targets_of(spec, targets, clone);
+                let regions = regions_for(spec, mine, clone, align)
+                    .expect("validate checked every clone's regions");
+                // Size-based: `loops` passes over this thread's own regions
+                // (the whole targets, or its slice of them under verify).
                 let budget = if spec.time_based {
                     u64::MAX
                 } else {
-                    regions.iter().map(|r| r.len).sum()
+                    regions.iter().map(|r| r.len).sum::<u64>() * spec.loops.max(1) as u64
                 };
                 let plan = WorkerPlan {
                     spec,
                     clone,
-                    targets: targets.iter().map(|t| t.hal_target()).collect(),
+                    targets: mine.iter().map(|t| t.hal_target()).collect(),
+                    target_base: first as u32,
                     regions,
                     align: align as u32,
                     budget,

@@ -151,6 +151,12 @@ pub enum Distribution {
     Pareto(f64),
     /// Zones: (share of accesses %, share of the range %), in order.
     Zoned(Vec<(f64, f64)>),
+    /// Zones with absolute sizes: (share of accesses %, bytes), in order
+    /// (fio's `zoned_abs`); they must fit the region.
+    ZonedAbs(Vec<(f64, u64)>),
+    /// Normal around the middle of the range, standard deviation as a
+    /// percentage of the range (fio's `normal:DEV`).
+    Normal(f64),
 }
 
 impl Distribution {
@@ -177,6 +183,27 @@ impl Distribution {
                 }
                 Distribution::Pareto(h)
             }
+            "normal" => {
+                let dev = if arg.is_empty() { 0.0 } else { num("normal")? };
+                if !(0.0..=100.0).contains(&dev) {
+                    return Err(format!("normal deviation is a percentage of the range, 0 to 100 (got {dev})"));
+                }
+                Distribution::Normal(dev)
+            }
+            "zoned_abs" => {
+                let mut zones = Vec::new();
+                for z in arg.split(':').filter(|z| !z.is_empty()) {
+                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/size, as in zoned_abs:60/1g:40/9g"))?;
+                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
+                    let r = crate::units::parse_size(r).map_err(|e| format!("zone '{z}': {e}"))?;
+                    zones.push((a, r));
+                }
+                let sa: f64 = zones.iter().map(|z| z.0).sum();
+                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 {
+                    return Err(format!("zoned_abs '{arg}': access percentages must add up to 100 (got {sa})"));
+                }
+                Distribution::ZonedAbs(zones)
+            }
             "zoned" => {
                 let mut zones = Vec::new();
                 for z in arg.split(':').filter(|z| !z.is_empty()) {
@@ -191,7 +218,7 @@ impl Distribution {
                 }
                 Distribution::Zoned(zones)
             }
-            _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H or zoned:A/R:...")),
+            _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... or zoned_abs:A/SIZE:...")),
         })
     }
 }
@@ -202,6 +229,65 @@ pub enum VerifyMode {
     Off,
     /// Stamp every written block and check it when read back.
     Crc32c,
+}
+
+/// A byte count, or a share of the target (fio's `offset=10%`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amount {
+    Bytes(u64),
+    Percent(f64),
+}
+
+impl Amount {
+    /// The bytes this amounts to on a target of `len` bytes.
+    pub fn of(self, len: u64) -> u64 {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Percent(p) => (len as f64 * p / 100.0) as u64,
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        match self {
+            Amount::Bytes(b) => b == 0,
+            Amount::Percent(p) => p == 0.0,
+        }
+    }
+}
+
+/// What the report needs to know about how a job was given (job files).
+#[derive(Clone, Debug, Default)]
+pub struct JobMeta {
+    pub description: Option<String>,
+    /// The job's own options as written, for fio's `"job options"`.
+    pub options: Vec<(String, String)>,
+    /// fio's group (stonewall / new_group start a new one).
+    pub group: u32,
+    /// Report the job's threads merged (fio's group_reporting).
+    pub group_reporting: bool,
+    /// Completion-latency percentiles to report (fio's percentile_list).
+    pub percentiles: Option<Vec<f64>>,
+    /// Options that were ignored with --ignore-unsupported.
+    pub ignored: Vec<String>,
+}
+
+/// fio's steady-state detection (`ss`, `ss_dur`, `ss_ramp`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyState {
+    pub metric: SsMetric,
+    /// Judge the slope of a least-squares line instead of the spread.
+    pub slope: bool,
+    /// The limit: a percentage of the mean, or an absolute figure.
+    pub limit: f64,
+    pub percent: bool,
+    pub window_ns: u64,
+    pub ramp_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsMetric {
+    Iops,
+    Bandwidth,
 }
 
 /// Where a job's I/O goes.
@@ -254,6 +340,40 @@ pub struct JobSpec {
     pub verify_only: bool,
     /// Block devices the user named as writable despite the safety checks.
     pub allow_write_devices: Vec<PathBuf>,
+    pub meta: JobMeta,
+    /// `size` as a share of each existing target (fio's `size=50%`).
+    pub size_pct: Option<f64>,
+    /// Where the job's range starts in each target, and how much further
+    /// each clone starts (fio's offset, offset_increment).
+    pub offset: Amount,
+    pub offset_increment: Amount,
+    /// fio's default layout without `filename`: each clone has its own
+    /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
+    pub files_per_clone: Option<u32>,
+    /// Sequential jobs skip this many bytes after each I/O (fio's `rw=read:4k`).
+    pub rw_gap: u64,
+    /// Random offsets are multiples of this (fio's blockalign; default: the
+    /// smallest block size).
+    pub block_align: Option<u32>,
+    /// Size-based jobs repeat their pass this many times.
+    pub loops: u32,
+    /// Uniform random size-based jobs touch every block once per pass
+    /// (fio's random map; `norandommap` turns it off).
+    pub random_map: bool,
+    /// Share of random offsets in a random job, the rest sequential.
+    pub percentage_random: u32,
+    /// Issue an fsync / fdatasync after this many writes (0: never).
+    pub fsync_every: u32,
+    pub fdatasync_every: u32,
+    /// fsync each file when the job's I/O is done.
+    pub end_fsync: bool,
+    /// Drop the page cache of files before the job.
+    pub invalidate: bool,
+    /// Pause after each I/O completes (fio's thinktime).
+    pub thinktime_ns: u64,
+    /// Delay before the job starts, in the measured run (fio's startdelay).
+    pub startdelay_ns: u64,
+    pub steady_state: Option<SteadyState>,
 }
 
 /// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
@@ -299,6 +419,23 @@ impl JobSpec {
             verify: VerifyMode::Off,
             verify_only: false,
             allow_write_devices: Vec::new(),
+            meta: JobMeta::default(),
+            size_pct: None,
+            offset: Amount::Bytes(0),
+            offset_increment: Amount::Bytes(0),
+            files_per_clone: None,
+            rw_gap: 0,
+            block_align: None,
+            loops: 1,
+            random_map: false,
+            percentage_random: 100,
+            fsync_every: 0,
+            fdatasync_every: 0,
+            end_fsync: false,
+            invalidate: true,
+            thinktime_ns: 0,
+            startdelay_ns: 0,
+            steady_state: None,
         }
     }
 

@@ -40,10 +40,13 @@ pub(crate) fn run_sync_worker(
     let mut cpu_start = ProcessSample::thread();
     let mut issued_bytes = 0u64;
     ctrl.start.wait();
-    if ctrl.failed.lock().unwrap().is_some() {
+    if ctrl.failed.lock().unwrap().is_some() || !plan.start_delay(ctrl) {
         return result;
     }
     let mut stop_ns = None;
+    let flush = plan.flush_policy();
+    let mut writes_since_flush = 0u64;
+    let base = plan.target_base;
     while issued_bytes < plan.budget {
         let now = now_ns(ctrl.epoch);
         if ctrl.stop.load(Relaxed) {
@@ -57,7 +60,8 @@ pub(crate) fn run_sync_worker(
             stats = [DirStats::default(), DirStats::default()];
             path_stats = ThreadStats::default();
         }
-        let io = gen.next_io();
+        let mut io = gen.next_io();
+        io.target += base;
         let len = io.len as usize;
         let res = match io.op {
             Op::Read => {
@@ -68,6 +72,7 @@ pub(crate) fn run_sync_worker(
                 path.write_at_with_stats(io.target, &buf[..len], io.offset, &mut path_stats)
             }
             Op::Fsync => path.sync(io.target).map(|_| 0),
+            Op::Fdatasync => path.datasync(io.target).map(|_| 0),
         };
         let done = now_ns(ctrl.epoch);
         let n = match res {
@@ -83,6 +88,26 @@ pub(crate) fn run_sync_worker(
             }
         };
         issued_bytes += io.len as u64;
+        if spec.thinktime_ns > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(spec.thinktime_ns));
+        }
+        if let Some((op, every)) = flush.filter(|_| io.op == Op::Write) {
+            writes_since_flush += 1;
+            if writes_since_flush >= every {
+                writes_since_flush = 0;
+                let r = match op {
+                    Op::Fdatasync => path.datasync(io.target),
+                    _ => path.sync(io.target),
+                };
+                match r {
+                    Ok(()) => result.fsyncs += 1,
+                    Err(e) => {
+                        result.error = Some(format!("job {}: flush: {e}", spec.name));
+                        break;
+                    }
+                }
+            }
+        }
         let d = usize::from(io.op == Op::Write);
         totals[d].0 += 1;
         totals[d].1 += n;
@@ -107,5 +132,16 @@ pub(crate) fn run_sync_worker(
         result.path = Some(path_stats);
     }
     [result.read, result.write] = stats;
+    if spec.end_fsync && result.error.is_none() {
+        for t in 0..plan.regions.len() as u32 {
+            match path.sync(base + t) {
+                Ok(()) => result.fsyncs += 1,
+                Err(e) => {
+                    result.error = Some(format!("job {}: end_fsync: {e}", spec.name));
+                    break;
+                }
+            }
+        }
+    }
     result
 }

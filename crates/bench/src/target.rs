@@ -138,7 +138,7 @@ fn open_path(
         // A regular file: create it, or extend a short one, with incompressible data.
         let existing = meta.as_ref().map(|m| m.len()).unwrap_or(0);
         let want = match spec.size {
-            Some(s) => s,
+            Some(s) => s + fixed_offsets(spec),
             None if existing > 0 => existing,
             None => {
                 return usage(format!(
@@ -176,21 +176,21 @@ fn open_path(
     } else {
         file.metadata().map(|m| m.len()).unwrap_or(0)
     };
-    let len = match spec.size {
-        Some(s) if s <= full_len => s,
-        Some(s) => {
-            return usage(format!(
-                "{} has {full_len} bytes, fewer than --size={s}: lower --size",
-                path.display()
-            ))
-        }
-        None => full_len,
-    };
+    // Offsets and sizes are applied per clone when regions are cut; here
+    // only check that the target holds them.
+    let need = spec.size.map(|s| s + fixed_offsets(spec));
+    if let Some(need) = need.filter(|&n| n > full_len) {
+        return usage(format!(
+            "{} has {full_len} bytes, fewer than the {need} this job addresses (size plus offsets): lower --size or --offset",
+            path.display()
+        ));
+    }
+    let len = full_len;
     let logical_block = device
         .as_ref()
         .and_then(|d| d.logical_block_size())
         .unwrap_or(512);
-    if !is_block && !spec.direct {
+    if !is_block && !spec.direct && spec.invalidate {
         // Start from a cold page cache, as fio's invalidate=1 does.
         // SAFETY: fadvise on our own open descriptor.
         unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
@@ -210,6 +210,21 @@ fn open_path(
         file: Some(file),
         mem: None,
     })
+}
+
+/// Bytes before the last clone's range when offsets are absolute (percent
+/// offsets are shares of what exists).
+fn fixed_offsets(spec: &JobSpec) -> u64 {
+    use crate::spec::Amount;
+    let base = match spec.offset {
+        Amount::Bytes(b) => b,
+        Amount::Percent(_) => 0,
+    };
+    let step = match spec.offset_increment {
+        Amount::Bytes(b) => b,
+        _ => 0,
+    };
+    base + step * spec.numjobs.saturating_sub(1) as u64
 }
 
 /// Fills `path` from `from` to `to` with incompressible data and syncs it.

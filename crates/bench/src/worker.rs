@@ -34,6 +34,8 @@ pub(crate) struct WorkerPlan<'a> {
     pub spec: &'a JobSpec,
     pub clone: u32,
     pub targets: Vec<Target>,
+    /// Index of `targets[0]` among the job's targets (a shared path sees all).
+    pub target_base: u32,
     pub regions: Vec<Region>,
     pub align: u32,
     /// Bytes this thread transfers before it is done (size-based runs).
@@ -53,6 +55,37 @@ impl WorkerPlan<'_> {
             self.regions.clone(),
             &spec.distribution,
         )
+        .with_fio_options(
+            spec.rw_gap,
+            spec.percentage_random,
+            spec.random_map && spec.distribution == crate::spec::Distribution::Uniform,
+        )
+    }
+
+    /// Waits out fio's startdelay (stays responsive to stop); false if the
+    /// run stopped meanwhile.
+    pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
+        let until = Instant::now() + Duration::from_nanos(self.spec.startdelay_ns);
+        while Instant::now() < until {
+            if ctrl.stop.load(Relaxed) {
+                return false;
+            }
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+        }
+        true
+    }
+
+    /// The flush to issue after this many writes, if the job asks for one
+    /// (fio's fsync=N, fdatasync=N).
+    pub(crate) fn flush_policy(&self) -> Option<(Op, u64)> {
+        let s = self.spec;
+        if s.fsync_every > 0 {
+            Some((Op::Fsync, s.fsync_every as u64))
+        } else if s.fdatasync_every > 0 {
+            Some((Op::Fdatasync, s.fdatasync_every as u64))
+        } else {
+            None
+        }
     }
 }
 
@@ -177,7 +210,7 @@ pub(crate) fn run_worker(
     };
     let mut gen = plan.generator();
     ctrl.start.wait();
-    if ctrl.failed.lock().unwrap().is_some() {
+    if ctrl.failed.lock().unwrap().is_some() || !plan.start_delay(ctrl) {
         return result;
     }
 
@@ -219,6 +252,9 @@ pub(crate) fn run_worker(
     };
     let complete_min = spec.iodepth_batch_complete_min.max(1);
     let mut stop_ns = None;
+    let flush = plan.flush_policy();
+    let mut writes_since_flush = 0u64;
+    let mut last_write_target = 0;
 
     'run: loop {
         let now = now_ns(ctrl.epoch);
@@ -233,6 +269,31 @@ pub(crate) fn run_worker(
             stats = [DirStats::default(), DirStats::default()];
         }
         let mut staged = 0;
+        if let Some((op, every)) = flush {
+            if writes_since_flush >= every {
+                if let Some(tag) = queue.get_free_tag() {
+                    let cmd = Command {
+                        op,
+                        target: last_write_target,
+                        offset: 0,
+                        len: 0,
+                    };
+                    tags[tag as usize] = TagState {
+                        intended_ns: now,
+                        submit_ns: now,
+                        op: Some(op),
+                        ..TagState::default()
+                    };
+                    if let Err(e) = queue.bind(tag, cmd) {
+                        result.error = Some(format!("job {}: {e}", spec.name));
+                        queue.put_back_tag(tag);
+                        break 'run;
+                    }
+                    writes_since_flush = 0;
+                    staged += 1;
+                }
+            }
+        }
         while issued_bytes < plan.budget && staged < batch {
             if rate_ns.is_some() && next_intended > now {
                 break;
@@ -300,6 +361,13 @@ pub(crate) fn run_worker(
             }
             issued_bytes += io.len as u64;
             staged += 1;
+            if io.op == Op::Write && flush.is_some() {
+                last_write_target = io.target;
+                writes_since_flush += 1;
+                if writes_since_flush >= flush.unwrap().1 {
+                    break; // the flush goes first in the next round
+                }
+            }
         }
         let outstanding = queue.busy();
         if outstanding == 0 {
@@ -338,6 +406,9 @@ pub(crate) fn run_worker(
                 result.error = Some(format!("job {}: {e}", spec.name));
                 break 'run;
             }
+            if op.is_sync() {
+                continue; // counted in `fsyncs`, not as data I/O
+            }
             let d = dir(op);
             totals[d].0 += 1;
             totals[d].1 += c.result.max(0) as u64;
@@ -355,6 +426,9 @@ pub(crate) fn run_worker(
         for (d, &(ios, bytes)) in totals.iter().enumerate() {
             counters.ios[d].store(ios, Relaxed);
             counters.bytes[d].store(bytes, Relaxed);
+        }
+        if spec.thinktime_ns > 0 && n > 0 {
+            std::thread::sleep(Duration::from_nanos(spec.thinktime_ns));
         }
     }
     let end = stop_ns.unwrap_or_else(|| now_ns(ctrl.epoch));
@@ -385,6 +459,34 @@ pub(crate) fn run_worker(
         }
     }
     [result.read, result.write] = stats;
+    if spec.end_fsync && result.error.is_none() {
+        for t in 0..plan.targets.len() as u32 {
+            let cmd = Command {
+                op: Op::Fsync,
+                target: t,
+                offset: 0,
+                len: 0,
+            };
+            let tag = queue.get_free_tag().expect("all tags are free after the drain");
+            let done = queue
+                .bind(tag, cmd)
+                .and_then(|_| queue.issue_and_reap(1, &mut out))
+                .map_err(|e| e.to_string())
+                .and_then(|n| match out[..n].first() {
+                    Some(c) if c.result < 0 => {
+                        Err(std::io::Error::from_raw_os_error((-c.result) as i32).to_string())
+                    }
+                    _ => Ok(()),
+                });
+            match done {
+                Ok(()) => result.fsyncs += 1,
+                Err(e) => {
+                    result.error = Some(format!("job {}: end_fsync: {e}", spec.name));
+                    break;
+                }
+            }
+        }
+    }
     if !maps.is_empty() && result.error.is_none() {
         let mut report = result.verify.take().unwrap_or_default();
         if let Err(e) = verify_pass(
@@ -422,7 +524,7 @@ fn complete(
             st.offset
         ));
     }
-    if op == Op::Fsync {
+    if op.is_sync() {
         result.fsyncs += 1;
         return Ok(());
     }
@@ -461,6 +563,7 @@ fn op_name(op: Op) -> &'static str {
         Op::Read => "read",
         Op::Write => "write",
         Op::Fsync => "fsync",
+        Op::Fdatasync => "fdatasync",
     }
 }
 

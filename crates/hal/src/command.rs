@@ -11,9 +11,16 @@ pub enum Op {
     Write,
     /// Flush the target's data to stable storage (fsync).
     Fsync,
+    /// Flush the target's data but not metadata a read does not need (fdatasync).
+    Fdatasync,
 }
 
 impl Op {
+    /// A flush rather than a transfer: no buffer, no length.
+    pub fn is_sync(self) -> bool {
+        matches!(self, Op::Fsync | Op::Fdatasync)
+    }
+
     pub fn is_write(self) -> bool {
         matches!(self, Op::Write)
     }
@@ -26,7 +33,7 @@ pub struct Command {
     /// Index into the queue's target list.
     pub target: u32,
     pub offset: u64,
-    /// Bytes to transfer; must fit the tag's buffer. Ignored for `Fsync`.
+    /// Bytes to transfer; must fit the tag's buffer. Ignored for flushes.
     pub len: u32,
 }
 

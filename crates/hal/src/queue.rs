@@ -2,7 +2,7 @@
 
 use crate::engine::open_engine;
 use crate::{
-    BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Op, Tag,
+    BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag,
     TagPool, Target,
 };
 
@@ -100,7 +100,7 @@ impl Queue {
             "tag {tag} bound without get_free_tag"
         );
         assert!(self.bound[tag as usize].is_none(), "tag {tag} bound twice");
-        assert!(cmd.op == Op::Fsync || (cmd.len > 0 && cmd.len as usize <= self.arena.slot_len()));
+        assert!(cmd.op.is_sync() || (cmd.len > 0 && cmd.len as usize <= self.arena.slot_len()));
         self.engine.prepare(tag, &cmd, self.arena.slot_ptr(tag))?;
         self.bound[tag as usize] = Some(cmd);
         self.staged += 1;
@@ -125,7 +125,7 @@ impl Queue {
             "tag {tag} bound without get_free_tag"
         );
         assert!(self.bound[tag as usize].is_none(), "tag {tag} bound twice");
-        assert!(cmd.op == Op::Fsync || (cmd.len > 0 && !buf.is_null()));
+        assert!(cmd.op.is_sync() || (cmd.len > 0 && !buf.is_null()));
         self.engine.prepare(tag, &cmd, buf)?;
         self.bound[tag as usize] = Some(cmd);
         self.staged += 1;

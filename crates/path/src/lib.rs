@@ -333,6 +333,12 @@ impl IoPath {
             .map(|_| ())
     }
 
+    /// Flushes the target's data, not metadata a read does not need (fdatasync).
+    pub fn datasync(&self, target: u32) -> io::Result<()> {
+        self.io(Op::Fdatasync, target, std::ptr::null_mut(), 0, 0, None)
+            .map(|_| ())
+    }
+
     /// Counters of the shared queues (zero for `pread`/`per-thread-ring`).
     pub fn counters(&self) -> PathCounters {
         let mut sum = PathCounters::default();
@@ -429,10 +435,10 @@ impl IoPath {
                 "one I/O moves at most 4 GiB - 1; split it",
             )
         })?;
-        if op != Op::Fsync && len == 0 {
+        if !op.is_sync() && len == 0 {
             return Ok(0);
         }
-        let zero_copy = op == Op::Fsync
+        let zero_copy = op.is_sync()
             || ((ptr as usize).is_multiple_of(self.align) && len.is_multiple_of(self.align));
         if !zero_copy && len > self.config.max_io {
             return Err(io::Error::new(

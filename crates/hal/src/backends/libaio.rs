@@ -10,6 +10,7 @@ use std::sync::Arc;
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
+const IOCB_CMD_FDSYNC: u16 = 3;
 /// `aio_flags`: signal the eventfd in `aio_resfd` on completion.
 const IOCB_FLAG_RESFD: u32 = 1;
 
@@ -160,10 +161,11 @@ impl Engine for AioEngine {
                 Op::Read => IOCB_CMD_PREAD,
                 Op::Write => IOCB_CMD_PWRITE,
                 Op::Fsync => IOCB_CMD_FSYNC,
+                Op::Fdatasync => IOCB_CMD_FDSYNC,
             },
             aio_fildes: self.fds[cmd.target as usize] as u32,
             aio_buf: buf as u64,
-            aio_nbytes: if cmd.op == Op::Fsync {
+            aio_nbytes: if cmd.op.is_sync() {
                 0
             } else {
                 cmd.len as u64

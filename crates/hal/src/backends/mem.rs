@@ -95,7 +95,7 @@ impl MemDevice {
         match op {
             Op::Read => std::ptr::copy_nonoverlapping(dev, buf, len as usize),
             Op::Write => std::ptr::copy_nonoverlapping(buf, dev, len as usize),
-            Op::Fsync => return 0,
+            Op::Fsync | Op::Fdatasync => return 0,
         }
         len as i64
     }

@@ -28,7 +28,7 @@ impl Engine for NullEngine {
         let n = self.staged.len();
         for &(tag, len, op) in &self.staged {
             self.ready
-                .push(tag, if op == Op::Fsync { 0 } else { len as i64 });
+                .push(tag, if op.is_sync() { 0 } else { len as i64 });
         }
         self.staged.clear();
         Ok(n as u32)

@@ -51,6 +51,7 @@ impl SyncEngine {
         let rc = unsafe {
             match (op, self.mode) {
                 (Op::Fsync, _) => libc::fsync(fd) as isize,
+                (Op::Fdatasync, _) => libc::fdatasync(fd) as isize,
                 (Op::Read, SyncMode::Psync) => {
                     libc::pread(fd, s.buf.cast(), len as usize, offset as i64)
                 }
@@ -80,7 +81,7 @@ impl SyncEngine {
         };
         if rc < 0 {
             neg_errno()
-        } else if op == Op::Fsync {
+        } else if op.is_sync() {
             0
         } else {
             rc as i64

@@ -245,6 +245,9 @@ impl UringEngine {
         });
         let entry = match (cmd.op, fixed.map(|(base, slot_len, _)| (base, slot_len))) {
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
+            (Op::Fdatasync, _) => with_fd!(|fd| opcode::Fsync::new(fd)
+                .flags(types::FsyncFlags::DATASYNC)
+                .build()),
             (Op::Read, Some((base, slot_len))) => {
                 let i = (buf as usize - base) / slot_len;
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, cmd.len, i as u16)
