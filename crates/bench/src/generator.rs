@@ -145,7 +145,7 @@ pub struct IoGen {
     rng: FastRng,
     random: bool,
     read_pct: u32,
-    /// (cumulative percent, block size).
+    /// (cumulative weight, block size).
     bs_cum: Vec<(u32, u32)>,
     align: u64,
     regions: Vec<Region>,
@@ -194,7 +194,7 @@ impl IoGen {
                 (cum, bs)
             })
             .collect();
-        assert_eq!(cum, 100, "block size split must add up to 100");
+        assert!(cum > 0, "block size weights must add up to more than 0");
         let blocks: Vec<u64> = regions
             .iter()
             .map(|r| (r.len - max_bs) / align as u64 + 1)
@@ -324,7 +324,7 @@ impl IoGen {
         let len = if self.bs_cum.len() == 1 {
             self.bs_cum[0].1
         } else {
-            let p = self.rng.below(100) as u32;
+            let p = self.rng.below(self.bs_cum.last().unwrap().0 as u64) as u32;
             self.bs_cum.iter().find(|c| p < c.0).unwrap().1
         };
         let target = self.next_target as usize;

@@ -95,7 +95,10 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
             }
         }
     }
-    if spec.direct && align % 512 != 0 && targets.iter().any(|t| t.kind != TargetKind::Ram) {
+    if spec.direct
+        && !align.is_multiple_of(512)
+        && targets.iter().any(|t| t.kind != TargetKind::Ram)
+    {
         return usage(format!(
             "blockalign={align} does not suit direct I/O: use a multiple of the logical block size"
         ));

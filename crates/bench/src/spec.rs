@@ -63,10 +63,11 @@ impl RwMode {
     }
 }
 
-/// Block sizes: one size, or fio's `bssplit` (size, percent) list.
+/// Block sizes: one size, fio's `bssplit` (size, percent) list, or a
+/// `bsrange` (every multiple of the smallest, equally likely).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockSizes {
-    /// (bytes, percent); percents add up to 100.
+    /// (bytes, weight); for bssplit the weights are percents adding up to 100.
     pub split: Vec<(u32, u32)>,
 }
 
@@ -89,18 +90,44 @@ impl BlockSizes {
         self.split.len() == 1
     }
 
+    /// Each size equally likely.
+    pub fn equal(sizes: &[u32]) -> BlockSizes {
+        assert!(!sizes.is_empty() && sizes.iter().all(|&s| s > 0));
+        BlockSizes {
+            split: sizes.iter().map(|&s| (s, 1)).collect(),
+        }
+    }
+
+    /// Mean transfer size in bytes.
+    pub fn mean(&self) -> f64 {
+        let w: u64 = self.split.iter().map(|s| s.1 as u64).sum();
+        self.split
+            .iter()
+            .map(|s| s.0 as f64 * s.1 as f64)
+            .sum::<f64>()
+            / w.max(1) as f64
+    }
+
     /// Parses `4k` or fio's bssplit `4k/50:64k/50` (an empty percent shares
     /// what is left equally, as in fio).
     pub fn parse(text: &str) -> Result<BlockSizes, String> {
+        Self::parse_with(text, &crate::units::parse_size)
+    }
+
+    /// As `parse`, with the caller's size syntax (fio's kb_base).
+    pub fn parse_with(
+        text: &str,
+        parse_size: &dyn Fn(&str) -> Result<u64, String>,
+    ) -> Result<BlockSizes, String> {
         if !text.contains('/') && !text.contains(':') {
-            let bs = crate::units::parse_size(text)?;
+            let bs = parse_size(text)?;
             return Ok(BlockSizes::fixed(to_u32(bs, text)?));
         }
         let mut split = Vec::new();
         let mut unspecified = Vec::new();
         for part in text.split(':').filter(|p| !p.is_empty()) {
             let (size, pct) = part.split_once('/').unwrap_or((part, ""));
-            let bs = to_u32(crate::units::parse_size(size)?, size)?;
+            let bs = to_u32(parse_size(size)?, size)?;
             if pct.is_empty() {
                 unspecified.push(split.len());
                 split.push((bs, 0));

@@ -361,10 +361,10 @@ pub(crate) fn run_worker(
             }
             issued_bytes += io.len as u64;
             staged += 1;
-            if io.op == Op::Write && flush.is_some() {
+            if let Some((_, every)) = flush.filter(|_| io.op == Op::Write) {
                 last_write_target = io.target;
                 writes_since_flush += 1;
-                if writes_since_flush >= flush.unwrap().1 {
+                if writes_since_flush >= every {
                     break; // the flush goes first in the next round
                 }
             }
@@ -467,7 +467,9 @@ pub(crate) fn run_worker(
                 offset: 0,
                 len: 0,
             };
-            let tag = queue.get_free_tag().expect("all tags are free after the drain");
+            let tag = queue
+                .get_free_tag()
+                .expect("all tags are free after the drain");
             let done = queue
                 .bind(tag, cmd)
                 .and_then(|_| queue.issue_and_reap(1, &mut out))

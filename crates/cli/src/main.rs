@@ -22,13 +22,10 @@ const EXIT_INTERRUPTED: u8 = 130;
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let run_args = match cli.command {
-        Some(args::Command::Run(a)) => a,
-        None => match args::Cli::try_parse_from(["hiops", "run"]).map(|c| c.command) {
-            Ok(Some(args::Command::Run(a))) => a,
-            _ => unreachable!("`hiops run` with no options always parses"),
-        },
+        Some(args::Command::Run(a)) => a.args,
+        None => Vec::new(),
     };
-    match run(run_args) {
+    match run(&run_args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("hiops: {e}");
@@ -41,31 +38,80 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(a: args::RunArgs) -> Result<u8, BenchError> {
-    let plan = args::to_plan(&a)?;
+fn run(raw: &[String]) -> Result<u8, BenchError> {
+    let inv = match args::parse(raw)? {
+        args::Parsed::Help(text) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        args::Parsed::Run(inv) => inv,
+    };
+    let plan = &inv.plan;
+    for line in &plan.ignored {
+        eprintln!("hiops: warning: ignored: {line}");
+    }
     signals::install();
-    let mut bar = progress::ProgressLine::new(progress::stderr_is_terminal() && !a.no_progress);
-    let mut cb = |p: &hiops_bench::Progress| bar.update(p);
-    let result = hiops_bench::run(
-        &plan.jobs,
-        RunOptions {
-            interrupt: signals::flag(),
-            progress: Some(&mut cb),
-        },
-    );
-    bar.clear();
+    let mut bar = progress::ProgressLine::new(progress::stderr_is_terminal() && !inv.no_progress);
+    // Phases (stonewall, the next job file) run one after the other.
+    let mut results = Vec::new();
+    let mut failure = None;
+    let last_phase = plan.phases.last().copied().unwrap_or(0);
+    for phase in 0..=last_phase {
+        let jobs: Vec<hiops_bench::JobSpec> = plan
+            .jobs
+            .iter()
+            .zip(&plan.phases)
+            .filter(|(_, &p)| p == phase)
+            .map(|(j, _)| j.clone())
+            .collect();
+        if jobs.is_empty() {
+            continue;
+        }
+        let mut cb = |p: &hiops_bench::Progress| bar.update(p);
+        let result = hiops_bench::run(
+            &jobs,
+            RunOptions {
+                interrupt: signals::flag(),
+                progress: Some(&mut cb),
+            },
+        );
+        bar.clear();
+        match result {
+            Ok(r) => {
+                let stop = r.interrupted;
+                results.push(r);
+                if stop {
+                    break;
+                }
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
     if let Some(dir) = &plan.temp_dir {
         let _ = std::fs::remove_dir(dir);
     }
-    let result = result?;
-    let text = match plan.format {
-        args::Format::Normal => hiops_report::text::summary(&result),
+    if let Some(e) = failure {
+        if results.is_empty() {
+            return Err(e);
+        }
+        eprintln!("hiops: a later phase failed: {e}");
+    }
+    let text = match inv.format {
+        args::Format::Normal => hiops_report::text::summary_set(&results, &plan.ignored),
         args::Format::Json | args::Format::JsonPlus => {
-            let v = hiops_report::json::to_fio_json(&result, plan.format == args::Format::JsonPlus);
+            let set = hiops_report::json::RunSet {
+                runs: &results,
+                global_options: &plan.global_options,
+                ignored: &plan.ignored,
+            };
+            let v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };
-    match &a.output {
+    match &inv.output {
         Some(path) => std::fs::write(path, &text).map_err(|e| {
             BenchError::Failed(format!("cannot write --output {}: {e}", path.display()))
         })?,
@@ -79,8 +125,10 @@ fn run(a: args::RunArgs) -> Result<u8, BenchError> {
             }
         }
     }
-    let errors: Vec<&str> = result.jobs.iter().flat_map(|j| j.errors()).collect();
-    if result.interrupted {
+    let interrupted = results.iter().any(|r| r.interrupted);
+    let result = Merged(&results);
+    let errors: Vec<&str> = result.jobs().flat_map(|j| j.errors()).collect();
+    if interrupted {
         eprintln!("hiops: interrupted; the result above covers the measured part only");
         return Ok(EXIT_INTERRUPTED);
     }
@@ -89,8 +137,7 @@ fn run(a: args::RunArgs) -> Result<u8, BenchError> {
         return Ok(EXIT_FAILED);
     }
     if let Some((j, v)) = result
-        .jobs
-        .iter()
+        .jobs()
         .find_map(|j| j.verify().filter(|v| v.bad_blocks > 0).map(|v| (j, v)))
     {
         let (off, why) = v.first_bad.clone().unwrap();
@@ -101,4 +148,13 @@ fn run(a: args::RunArgs) -> Result<u8, BenchError> {
         return Ok(EXIT_VERIFY);
     }
     Ok(0)
+}
+
+/// The jobs of every phase.
+struct Merged<'a>(&'a [hiops_bench::RunResult]);
+
+impl<'a> Merged<'a> {
+    fn jobs(&self) -> impl Iterator<Item = &'a hiops_bench::JobResult> {
+        self.0.iter().flat_map(|r| r.jobs.iter())
+    }
 }

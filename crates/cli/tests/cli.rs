@@ -200,8 +200,16 @@ fn bad_options_end_with_one_line_and_exit_code_2() {
     let f = tmp.path().join("small");
     std::fs::write(&f, vec![7u8; 2048]).unwrap();
     let fname = format!("--filename={}", f.display());
-    refused(&["run", "--iodepth=0"], 2, "--iodepth must be at least 1");
-    refused(&["run", "--ioengine=spdk"], 2, "unknown --ioengine 'spdk'");
+    refused(
+        &["run", "--iodepth=0"],
+        2,
+        "--iodepth=0: must be at least 1",
+    );
+    refused(
+        &["run", "--ioengine=spdk"],
+        2,
+        "--ioengine=spdk: ioengine 'spdk' is not implemented",
+    );
     refused(
         &[
             "run",
@@ -219,8 +227,8 @@ fn bad_options_end_with_one_line_and_exit_code_2() {
         2,
         "less than one block",
     );
-    refused(&["run", "--rw=sideways"], 2, "unknown --rw");
-    refused(&["run", "--bs=4k/60:8k/60"], 2, "add up to 100");
+    refused(&["run", "--rw=sideways"], 2, "--rw=sideways: unknown rw");
+    refused(&["run", "--bssplit=4k/60:8k/60"], 2, "add up to 100");
     refused(
         &["run", "--ioengine=psync", "--fixedbufs"],
         2,

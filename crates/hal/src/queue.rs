@@ -2,8 +2,8 @@
 
 use crate::engine::open_engine;
 use crate::{
-    BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag,
-    TagPool, Target,
+    BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag, TagPool,
+    Target,
 };
 
 /// One hardware queue as the HIOPS HAL sees it. Field order matters: the

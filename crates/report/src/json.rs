@@ -12,15 +12,15 @@ fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
 
-fn lat_obj(h: &Histogram, percentiles: bool, bins: bool) -> Value {
+fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, bins: bool) -> Value {
     let mut o = Map::new();
     o.insert("min".into(), json!(h.min()));
     o.insert("max".into(), json!(h.max()));
     o.insert("mean".into(), json!(h.mean()));
     o.insert("stddev".into(), json!(h.stddev()));
     o.insert("N".into(), json!(h.count()));
-    if percentiles && h.count() > 0 {
-        let p: Map<String, Value> = DEFAULT_PERCENTILES
+    if let Some(list) = percentiles.filter(|_| h.count() > 0) {
+        let p: Map<String, Value> = list
             .iter()
             .map(|&q| (percentile_key(q), json!(h.percentile(q))))
             .collect();
@@ -33,7 +33,13 @@ fn lat_obj(h: &Histogram, percentiles: bool, bins: bool) -> Value {
     Value::Object(o)
 }
 
-fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], bins: bool) -> Value {
+fn dir_obj(
+    d: &DirStats,
+    runtime_ns: u64,
+    series: &[f64],
+    bins: bool,
+    percentiles: &[f64],
+) -> Value {
     let secs = runtime_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 {
         d.bytes as f64 / secs
@@ -52,8 +58,8 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], bins: bool) -> Value {
         "short_ios": d.short_ios,
         "drop_ios": 0,
         "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-        "clat_ns": lat_obj(&d.clat, true, bins),
-        "lat_ns": lat_obj(&d.lat, false, false),
+        "clat_ns": lat_obj(&d.clat, Some(percentiles), bins),
+        "lat_ns": lat_obj(&d.lat, None, false),
         "iops_min": mn.round() as u64,
         "iops_max": mx.round() as u64,
         "iops_mean": mean,
@@ -81,6 +87,16 @@ fn stats_of(v: &[f64]) -> (f64, f64, f64, f64) {
 
 fn job_options(job: &JobResult) -> Value {
     let s = &job.spec;
+    if !s.meta.options.is_empty() {
+        // From a job file or fio's command-line form: the options as written.
+        return Value::Object(
+            s.meta
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        );
+    }
     let mut o = Map::new();
     let mut put = |k: &str, v: String| {
         o.insert(k.into(), Value::String(v));
@@ -133,11 +149,17 @@ fn job_options(job: &JobResult) -> Value {
     Value::Object(o)
 }
 
-fn job_obj(g: usize, job: &JobResult, r: &RunResult, bins: bool) -> Value {
+fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
     // Per-second IOPS samples belong to the run; with one job they are the job's.
-    let single = r.jobs.len() == 1;
+    let single = r.jobs.len() == 1 && r.jobs[0].threads.len() == job.threads.len();
+    let percentiles = job
+        .spec
+        .meta
+        .percentiles
+        .as_deref()
+        .unwrap_or(&DEFAULT_PERCENTILES);
     let rs: Vec<f64> = if single {
         r.series.iter().map(|p| p.read_iops).collect()
     } else {
@@ -161,14 +183,14 @@ fn job_obj(g: usize, job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let errors = job.errors();
     json!({
         "jobname": job.spec.name,
-        "groupid": g,
+        "groupid": job.spec.meta.group,
         "error": if errors.is_empty() { 0 } else { 1 },
         "eta": 0,
         "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
-        "read": dir_obj(&rd, rt, &rs, bins),
-        "write": dir_obj(&wr, rt, &ws, bins),
-        "trim": dir_obj(&DirStats::default(), 0, &[], false),
+        "read": dir_obj(&rd, rt, &rs, bins, percentiles),
+        "write": dir_obj(&wr, rt, &ws, bins, percentiles),
+        "trim": dir_obj(&DirStats::default(), 0, &[], false, percentiles),
         "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
         "job_runtime": rt / 1_000_000,
         "usr_cpu": cpu.user.as_secs_f64() / secs * 100.0,
@@ -176,8 +198,11 @@ fn job_obj(g: usize, job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "ctx": cpu.context_switches(),
         "majf": cpu.major_faults,
         "minf": cpu.minor_faults,
+        "job_description": job.spec.meta.description,
         "hiops": {
             "engine": job.threads.first().map(|t| t.engine.clone()),
+            "clones": job.threads.iter().map(|t| t.clone).collect::<Vec<_>>(),
+            "ignored_options": job.spec.meta.ignored,
             "effective_iodepth": job.spec.effective_depth(),
             "threads": job.threads.len(),
             "errors": errors,
@@ -192,8 +217,126 @@ fn job_obj(g: usize, job: &JobResult, r: &RunResult, bins: bool) -> Value {
     })
 }
 
+/// The jobs as fio lists them: each clone on its own, or (group_reporting)
+/// all jobs of a reporting group merged into the first one's entry.
+pub fn fio_units(r: &RunResult) -> Vec<JobResult> {
+    let mut units: Vec<JobResult> = Vec::new();
+    let mut merged_group: Option<(u32, usize)> = None;
+    for job in &r.jobs {
+        let meta = &job.spec.meta;
+        if meta.group_reporting {
+            match merged_group {
+                Some((g, at)) if g == meta.group && units[at].spec.meta.group_reporting => {
+                    let u = &mut units[at];
+                    u.threads.extend(job.threads.iter().cloned());
+                    u.targets.extend(job.targets.iter().cloned());
+                }
+                _ => {
+                    merged_group = Some((meta.group, units.len()));
+                    units.push(job.clone());
+                }
+            }
+        } else {
+            for t in &job.threads {
+                let mut one = job.clone();
+                one.threads = vec![t.clone()];
+                units.push(one);
+            }
+        }
+    }
+    units
+}
+
+/// What a run of several phases (stonewalls, job files) reports together.
+pub struct RunSet<'a> {
+    pub runs: &'a [RunResult],
+    /// fio's `"global options"`, as written.
+    pub global_options: &'a [(String, String)],
+    /// Options skipped under --ignore-unsupported.
+    pub ignored: &'a [String],
+}
+
+/// Phases as one fio-schema JSON document.
+pub fn to_fio_json_set(set: &RunSet<'_>, bins: bool) -> Value {
+    assert!(!set.runs.is_empty());
+    let mut doc = to_fio_json(&set.runs[0], bins);
+    let mut jobs = Vec::new();
+    let mut disks: Vec<Value> = Vec::new();
+    for r in set.runs {
+        jobs.extend(fio_units(r).iter().map(|j| job_obj(j, r, bins)));
+        for d in disk_util(r) {
+            match disks.iter_mut().find(|x| x["name"] == d["name"]) {
+                Some(x) => {
+                    for k in [
+                        "read_ios",
+                        "write_ios",
+                        "read_merges",
+                        "write_merges",
+                        "read_ticks",
+                        "write_ticks",
+                        "in_queue",
+                    ] {
+                        x[k] = json!(x[k].as_u64().unwrap_or(0) + d[k].as_u64().unwrap_or(0));
+                    }
+                    let u = x["util"]
+                        .as_f64()
+                        .unwrap_or(0.0)
+                        .max(d["util"].as_f64().unwrap_or(0.0));
+                    x["util"] = json!(u);
+                }
+                None => disks.push(d),
+            }
+        }
+    }
+    doc["jobs"] = Value::Array(jobs);
+    doc["disk_util"] = Value::Array(disks);
+    doc["global options"] = Value::Object(
+        set.global_options
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    );
+    if set.runs.len() > 1 {
+        doc["hiops"] = json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "phases": set.runs.iter().map(run_figures).collect::<Vec<_>>(),
+        });
+    }
+    doc["hiops"]["ignored_options"] = json!(set.ignored);
+    doc
+}
+
+fn disk_util(r: &RunResult) -> Vec<Value> {
+    r.devices
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "read_ios": d.stats.reads, "write_ios": d.stats.writes,
+                "read_merges": d.stats.read_merges, "write_merges": d.stats.write_merges,
+                "read_ticks": d.stats.read_ms, "write_ticks": d.stats.write_ms,
+                "in_queue": d.stats.time_in_queue_ms,
+                "util": d.stats.utilisation_pct(r.window_ns as f64 / 1e6),
+            })
+        })
+        .collect()
+}
+
 /// The whole run as fio-schema JSON. `bins` adds fio json+'s latency bins.
 pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
+    json!({
+        "fio version": format!("hiops-{}", env!("CARGO_PKG_VERSION")),
+        "timestamp": r.started_unix_s,
+        "time": "",
+        "global options": {},
+        "jobs": fio_units(r).iter().map(|j| job_obj(j, r, bins)).collect::<Vec<_>>(),
+        "disk_util": disk_util(r),
+        "hiops": run_figures(r),
+    })
+}
+
+/// hiops' own figures of one run (one phase).
+fn run_figures(r: &RunResult) -> Value {
     let ios = r.total_ios() as f64;
     let ps = r.process_seconds();
     let per_io = |s: f64| {
@@ -221,43 +364,28 @@ pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
         Err(why) => json!({"unavailable": why}),
     };
     json!({
-        "fio version": format!("hiops-{}", env!("CARGO_PKG_VERSION")),
-        "timestamp": r.started_unix_s,
-        "time": "",
-        "global options": {},
-        "jobs": r.jobs.iter().enumerate().map(|(g, j)| job_obj(g, j, r, bins)).collect::<Vec<_>>(),
-        "disk_util": r.devices.iter().map(|d| json!({
-            "name": d.name,
-            "read_ios": d.stats.reads, "write_ios": d.stats.writes,
-            "read_merges": d.stats.read_merges, "write_merges": d.stats.write_merges,
-            "read_ticks": d.stats.read_ms, "write_ticks": d.stats.write_ms,
-            "in_queue": d.stats.time_in_queue_ms,
-            "util": d.stats.utilisation_pct(r.window_ns as f64 / 1e6),
-        })).collect::<Vec<_>>(),
-        "hiops": {
-            "version": env!("CARGO_PKG_VERSION"),
-            "interrupted": r.interrupted,
-            "window_s": r.window_s(),
-            "total_ios": r.total_ios(),
-            "iops": iops(r.total_ios(), r.window_ns),
-            "tsc_hz": r.tsc_hz,
-            "cpus_online": r.cpus_online,
-            "process": {
-                "clocks_per_io": r.process_clocks_per_io(),
-                "user_clocks_per_io": per_io(ps.user),
-                "kernel_clocks_per_io": per_io(ps.kernel),
-                "cpu_seconds": ps,
-                "context_switches": r.process_cpu.context_switches(),
-                "context_switches_per_io": r.context_switches_per_io(),
-            },
-            "machine": machine,
-            "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
-            "latency_split": split,
-            "series": r.series.iter().map(|p| json!({
-                "t_s": p.t_s, "read_iops": p.read_iops, "write_iops": p.write_iops,
-                "read_bytes_per_s": p.read_bytes_per_s, "write_bytes_per_s": p.write_bytes_per_s,
-            })).collect::<Vec<_>>(),
-            "notes": r.notes,
+        "version": env!("CARGO_PKG_VERSION"),
+        "interrupted": r.interrupted,
+        "window_s": r.window_s(),
+        "total_ios": r.total_ios(),
+        "iops": iops(r.total_ios(), r.window_ns),
+        "tsc_hz": r.tsc_hz,
+        "cpus_online": r.cpus_online,
+        "process": {
+            "clocks_per_io": r.process_clocks_per_io(),
+            "user_clocks_per_io": per_io(ps.user),
+            "kernel_clocks_per_io": per_io(ps.kernel),
+            "cpu_seconds": ps,
+            "context_switches": r.process_cpu.context_switches(),
+            "context_switches_per_io": r.context_switches_per_io(),
         },
+        "machine": machine,
+        "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
+        "latency_split": split,
+        "series": r.series.iter().map(|p| json!({
+            "t_s": p.t_s, "read_iops": p.read_iops, "write_iops": p.write_iops,
+            "read_bytes_per_s": p.read_bytes_per_s, "write_bytes_per_s": p.write_bytes_per_s,
+        })).collect::<Vec<_>>(),
+        "notes": r.notes,
     })
 }

@@ -86,6 +86,21 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
     }
 }
 
+/// Several phases (stonewalls, job files), one after the other.
+pub fn summary_set(runs: &[RunResult], ignored: &[String]) -> String {
+    let mut out = String::new();
+    for line in ignored {
+        let _ = writeln!(out, "ignored (--ignore-unsupported): {line}");
+    }
+    for (i, r) in runs.iter().enumerate() {
+        if runs.len() > 1 {
+            let _ = writeln!(out, "=== phase {} of {} ===", i + 1, runs.len());
+        }
+        out.push_str(&summary(r));
+    }
+    out
+}
+
 pub fn summary(r: &RunResult) -> String {
     let mut out = String::new();
     if r.interrupted {
@@ -95,7 +110,8 @@ pub fn summary(r: &RunResult) -> String {
             r.window_s()
         );
     }
-    for (g, job) in r.jobs.iter().enumerate() {
+    for job in &r.jobs {
+        let g = job.spec.meta.group;
         let s = &job.spec;
         let engine = job.threads.first().map(|t| t.engine.as_str()).unwrap_or("");
         let bs = if s.bs.is_fixed() {

@@ -165,11 +165,7 @@ impl Engine for AioEngine {
             },
             aio_fildes: self.fds[cmd.target as usize] as u32,
             aio_buf: buf as u64,
-            aio_nbytes: if cmd.op.is_sync() {
-                0
-            } else {
-                cmd.len as u64
-            },
+            aio_nbytes: if cmd.op.is_sync() { 0 } else { cmd.len as u64 },
             aio_offset: cmd.offset as i64,
             ..Iocb::default()
         };

@@ -1,0 +1,57 @@
+//! # hiops-fio: fio's job language for hiops
+//!
+//! Reads fio job files and fio's command-line job form into
+//! [`hiops_bench::JobSpec`]s: [`jobfile`] parses the INI format (sections,
+//! comments, `include`, `${ENV}`), [`options`] is the table of options with
+//! fio's names, meanings and defaults, [`value`] reads fio's sizes and times,
+//! and [`plan`] combines globals and jobs, assigns stonewall phases and
+//! reporting groups, and refuses options hiops does not implement with their
+//! file and line.
+//!
+//! ```
+//! use hiops_fio::{plan_text, Defaults};
+//! let p = plan_text("[global]\nbs=8k\n[a]\nrw=randread\nsize=16m\n", Defaults::Fio).unwrap();
+//! assert_eq!(p.jobs[0].bs.max(), 8192);
+//! ```
+
+pub mod jobfile;
+pub mod options;
+pub mod plan;
+pub mod value;
+
+pub use plan::{Defaults, FioPlan, Source};
+
+use std::path::Path;
+
+fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
+}
+
+/// Plans job files, run in order, with the process environment for `${VAR}`.
+pub fn plan_files(files: &[&Path], ignore_unsupported: bool) -> Result<FioPlan, String> {
+    let sources = files
+        .iter()
+        .map(|f| jobfile::parse_file(f, &process_env).map(|sections| Source { sections }))
+        .collect::<Result<Vec<_>, _>>()?;
+    plan::plan(&sources, Defaults::Fio, ignore_unsupported)
+}
+
+/// Plans job-file text (tests, embedded jobs).
+pub fn plan_text(text: &str, defaults: Defaults) -> Result<FioPlan, String> {
+    let sections = jobfile::parse_text(text, "<text>", Path::new("."), &process_env)?;
+    plan::plan(&[Source { sections }], defaults, false)
+}
+
+/// Plans fio's command-line form. With no `--name`, the options change
+/// hiops' embedded default job.
+pub fn plan_args(args: &[String], ignore_unsupported: bool) -> Result<FioPlan, String> {
+    let mut sections = jobfile::sections_from_args(args, &options::takes_value, &process_env)?;
+    let defaults = if sections.len() > 1 {
+        Defaults::Fio
+    } else {
+        // No --name: the options describe the embedded job itself.
+        sections[0].name = "hiops-default".into();
+        Defaults::Embedded
+    };
+    plan::plan(&[Source { sections }], defaults, ignore_unsupported)
+}

@@ -1,0 +1,600 @@
+//! The option table: every option hiops reads, in fio's names and meanings,
+//! each with its parser. Options fio has but hiops lacks are listed too, so a
+//! job file using one is refused by name (or skipped with
+//! `--ignore-unsupported`) instead of being silently misread.
+
+use crate::value::{self, KbBase};
+use hiops_bench::spec::{Amount, SsMetric, SteadyState};
+use hiops_bench::{BlockSizes, Distribution, RwMode};
+use hiops_hal::{EngineKind, Feature};
+use std::path::PathBuf;
+
+/// The options of one job as given, parsed but not yet combined.
+#[derive(Clone, Debug, Default)]
+pub struct Draft {
+    pub kb_base: KbBase,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub filename: Vec<PathBuf>,
+    pub directory: Option<PathBuf>,
+    pub size: Option<Amount>,
+    pub filesize: Option<u64>,
+    pub offset: Option<Amount>,
+    pub offset_increment: Option<Amount>,
+    pub nrfiles: Option<u32>,
+    pub rw: Option<RwMode>,
+    pub rw_gap: u64,
+    pub rwmixread: Option<u32>,
+    pub rwmixwrite: Option<u32>,
+    pub bs: Option<BlockSizes>,
+    pub blockalign: Option<u32>,
+    pub ioengine: Option<EngineKind>,
+    pub iodepth: Option<u32>,
+    pub iodepth_batch_submit: Option<u32>,
+    pub iodepth_batch_complete_min: Option<u32>,
+    pub numjobs: Option<u32>,
+    pub direct: Option<bool>,
+    pub buffered: Option<bool>,
+    pub runtime: Option<u64>,
+    pub time_based: Option<bool>,
+    pub ramp_time: Option<u64>,
+    pub startdelay: Option<u64>,
+    pub loops: Option<u32>,
+    pub randrepeat: Option<bool>,
+    pub randseed: Option<u64>,
+    pub norandommap: Option<bool>,
+    pub distribution: Option<Distribution>,
+    pub percentage_random: Option<u32>,
+    pub rate_iops: Option<u64>,
+    pub rate: Option<u64>,
+    pub thinktime: Option<u64>,
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_split: Option<bool>,
+    pub fsync: Option<u32>,
+    pub fdatasync: Option<u32>,
+    pub end_fsync: Option<bool>,
+    pub unlink: Option<bool>,
+    pub invalidate: Option<bool>,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub group_reporting: bool,
+    pub verify: Option<bool>,
+    pub do_verify: Option<bool>,
+    pub verify_only: Option<bool>,
+    pub hipri: Option<bool>,
+    pub nowait: Option<bool>,
+    pub fixedbufs: Option<bool>,
+    pub registerfiles: Option<bool>,
+    pub sqthread_poll: Option<bool>,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub sqthread_idle_ms: Option<u32>,
+    pub defer_taskrun: Option<Feature>,
+    pub coop_taskrun: Option<Feature>,
+    pub allow_mounted_write: bool,
+    pub allow_write_devices: Vec<PathBuf>,
+    pub fill_device: bool,
+    pub percentile_list: Option<Vec<f64>>,
+    pub strategy: Option<hiops_path::Strategy>,
+    pub spin: Option<u64>,
+    pub poll_interval: Option<u64>,
+    pub coop_peeks: Option<bool>,
+    pub rings: Option<u32>,
+    pub hybrid_depth: Option<f64>,
+    pub hybrid_iops: Option<f64>,
+    pub ss: Option<SteadyState>,
+    pub ss_dur: Option<u64>,
+    pub ss_ramp: Option<u64>,
+}
+
+type Apply = fn(&mut Draft, Option<&str>) -> Result<(), String>;
+
+/// One option hiops reads.
+pub struct OptDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// A bare `--key` (no value) means true; otherwise a value is required.
+    pub flag: bool,
+    pub help: &'static str,
+    pub apply: Apply,
+}
+
+const SEC: u64 = 1_000_000_000;
+const USEC: u64 = 1_000;
+
+fn need(v: Option<&str>) -> Result<&str, String> {
+    v.filter(|s| !s.is_empty())
+        .ok_or_else(|| "needs a value".to_string())
+}
+
+fn u32_of(v: u64, what: &str) -> Result<u32, String> {
+    u32::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+}
+
+fn cpus_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    let bad = || format!("'{text}': write CPU numbers and ranges like 0-3,6");
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if cpus.is_empty() {
+        return Err(format!("'{text}' names no CPU"));
+    }
+    Ok(cpus)
+}
+
+fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
+    let t = text.trim();
+    let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    }
+    .map_err(|_| format!("'{text}' is not a CPU mask: write e.g. 0x3 or 3"))?;
+    let cpus: Vec<usize> = (0..64).filter(|b| mask & (1 << b) != 0).collect();
+    if cpus.is_empty() {
+        return Err("a CPU mask of 0 names no CPU".into());
+    }
+    Ok(cpus)
+}
+
+fn feature(v: Option<&str>) -> Result<Feature, String> {
+    match need(v)? {
+        "auto" => Ok(Feature::Auto),
+        s => value::boolean(Some(s)).map(|b| if b { Feature::On } else { Feature::Off }),
+    }
+}
+
+/// First of fio's `read,write` pair that is given (hiops' rate limit is one
+/// figure per thread).
+fn first_of_pair(text: &str) -> &str {
+    text.split(',')
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or("")
+}
+
+fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
+    let text = need(v)?;
+    let (kind, limit) = text
+        .split_once(':')
+        .ok_or_else(|| format!("ss '{text}': write METRIC:LIMIT, as in iops:5% or bw_slope:2%"))?;
+    let (metric, slope) = match kind.to_ascii_lowercase().as_str() {
+        "iops" => (SsMetric::Iops, false),
+        "iops_slope" => (SsMetric::Iops, true),
+        "bw" => (SsMetric::Bandwidth, false),
+        "bw_slope" => (SsMetric::Bandwidth, true),
+        k => {
+            return Err(format!(
+                "ss metric '{k}': use iops, iops_slope, bw or bw_slope"
+            ))
+        }
+    };
+    let (num, percent) = match limit.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (limit, false),
+    };
+    let limit: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("ss limit '{limit}' is not a number"))?;
+    if limit < 0.0 {
+        return Err("ss limit must not be negative".into());
+    }
+    Ok(SteadyState {
+        metric,
+        slope,
+        limit,
+        percent,
+        window_ns: 0,
+        ramp_ns: 0,
+    })
+}
+
+macro_rules! opt {
+    ($name:literal, [$($alias:literal),*], flag, $help:literal, $f:expr) => {
+        OptDef { name: $name, aliases: &[$($alias),*], flag: true, help: $help, apply: $f }
+    };
+    ($name:literal, [$($alias:literal),*], value, $help:literal, $f:expr) => {
+        OptDef { name: $name, aliases: &[$($alias),*], flag: false, help: $help, apply: $f }
+    };
+}
+
+/// Every option hiops reads, in the order `hiops run --help-options` lists them.
+pub static OPTIONS: &[OptDef] = &[
+    opt!("name", [], value, "Job name; on the command line each --name starts a new job.", |d, v| { d.name = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("description", [], value, "Free text shown with the job.", |d, v| { d.description = v.map(str::to_string); Ok(()) }),
+    opt!("kb_base", [], value, "1024 (default: k=1024, KiB=1000, fio's compatibility mode) or 1000 (k=1000, KiB=1024).", |d, v| {
+        d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("'{s}': use 1000 or 1024")) }; Ok(())
+    }),
+    opt!("filename", [], value, "Files or block devices, ':'-separated ('\\:' for a literal colon).", |d, v| {
+        let text = need(v)?;
+        d.filename = split_filenames(text).into_iter().map(PathBuf::from).collect(); Ok(())
+    }),
+    opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
+    opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target.", |d, v| {
+        let a = value::size_or_percent(need(v)?, d.kb_base)?;
+        if a.is_zero() { return Err("must be above 0".into()); }
+        d.size = Some(a); Ok(())
+    }),
+    opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
+    opt!("offset", [], value, "Start of the job's range in each target (bytes or %).", |d, v| { d.offset = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("nrfiles", [], value, "Files per clone when filename is not given.", |d, v| {
+        let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
+        if n == 0 { return Err("must be at least 1".into()); }
+        d.nrfiles = Some(n); Ok(())
+    }),
+    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' skips N bytes after each sequential I/O.", |d, v| {
+        let text = need(v)?;
+        let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
+        d.rw = Some(RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?);
+        d.rw_gap = if gap.is_empty() { 0 } else { value::size(gap, d.kb_base)? };
+        Ok(())
+    }),
+    opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
+    opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent(need(v)?)?); Ok(()) }),
+    opt!("bs", ["blocksize"], value, "Block size (fio's 'r,w' pair: the first is used).", |d, v| {
+        d.bs = Some(BlockSizes::fixed(u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "bs")?.max(1))); Ok(())
+    }),
+    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely.", |d, v| {
+        let text = first_of_pair(need(v)?);
+        let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("'{text}': write MIN-MAX, as in 4k-64k"))?;
+        let (a, b) = (u32_of(value::size(a, d.kb_base)?, "bsrange")?, u32_of(value::size(b, d.kb_base)?, "bsrange")?);
+        if a == 0 || b < a { return Err(format!("'{text}': MIN must be above 0 and at most MAX")); }
+        let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
+        d.bs = Some(BlockSizes::equal(&sizes)); Ok(())
+    }),
+    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT...", |d, v| {
+        let text = first_of_pair(need(v)?);
+        d.bs = Some(BlockSizes::parse_with(text, &|s| value::size(s, d.kb_base))?); Ok(())
+    }),
+    opt!("blockalign", ["ba"], value, "Random offsets are multiples of this (default: the smallest block size).", |d, v| {
+        let a = u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "blockalign")?;
+        if a == 0 { return Err("must be above 0".into()); }
+        d.blockalign = Some(a); Ok(())
+    }),
+    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, io_uring, null (and hiops' mem).", |d, v| { d.ioengine = Some(engine(need(v)?)?); Ok(()) }),
+    opt!("iodepth", [], value, "Commands in flight per thread (async engines), or the shared queue's depth with strategy.", |d, v| {
+        let q = u32_of(value::int(need(v)?, d.kb_base)?, "iodepth")?;
+        if q == 0 { return Err("must be at least 1".into()); }
+        if q > 65536 { return Err("above 65536 is more than any device queue: lower it".into()); }
+        d.iodepth = Some(q); Ok(())
+    }),
+    opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
+        let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
+        if n == 0 { return Err("must be at least 1".into()); }
+        d.numjobs = Some(n); Ok(())
+    }),
+    opt!("thread", [], flag, "Accepted: hiops always runs jobs as threads.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("direct", [], flag, "O_DIRECT (bypass the page cache).", |d, v| { d.direct = Some(value::boolean(v)?); Ok(()) }),
+    opt!("buffered", [], flag, "The opposite of direct.", |d, v| { d.buffered = Some(value::boolean(v)?); Ok(()) }),
+    opt!("runtime", ["timeout"], value, "Stop after this long (seconds unless a unit is given).", |d, v| {
+        let t = value::time_ns(need(v)?, SEC)?;
+        d.runtime = (t > 0).then_some(t); Ok(())
+    }),
+    opt!("time_based", [], flag, "Run for runtime even when size is done (wrapping around).", |d, v| { d.time_based = Some(value::boolean(v)?); Ok(()) }),
+    opt!("ramp_time", [], value, "Run this long before measuring.", |d, v| { d.ramp_time = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
+    opt!("startdelay", [], value, "Wait this long before the job starts.", |d, v| { d.startdelay = Some(value::time_ns(first_of_pair(need(v)?).split('-').next().unwrap(), SEC)?); Ok(()) }),
+    opt!("loops", [], value, "Repeat a size-based job this many times.", |d, v| {
+        let n = u32_of(value::int(need(v)?, d.kb_base)?, "loops")?;
+        if n == 0 { return Err("must be at least 1".into()); }
+        d.loops = Some(n); Ok(())
+    }),
+    opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
+    opt!("randseed", [], value, "Seed of the random offsets.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
+    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:..., zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
+    opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
+    opt!("rate_iops", [], value, "Per-thread IOPS limit (latency counted from the intended time).", |d, v| {
+        let r = value::int(first_of_pair(need(v)?), d.kb_base)?;
+        if r == 0 { return Err("must be above 0".into()); }
+        d.rate_iops = Some(r); Ok(())
+    }),
+    opt!("rate", [], value, "Per-thread bandwidth limit in bytes/s (turned into IOPS by the mean block size).", |d, v| {
+        let r = value::size(first_of_pair(need(v)?), d.kb_base)?;
+        if r == 0 { return Err("must be above 0".into()); }
+        d.rate = Some(r); Ok(())
+    }),
+    opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
+    opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
+    opt!("cpus_allowed_policy", [], value, "shared (all threads all CPUs) or split (one CPU each).", |d, v| {
+        d.cpus_split = Some(match need(v)? { "shared" => false, "split" => true, p => return Err(format!("'{p}': use shared or split")) }); Ok(())
+    }),
+    opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
+    opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
+    opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
+    opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
+        match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("'{s}': use none, native, posix, keep or truncate")) }
+    }),
+    opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
+    opt!("invalidate", [], flag, "Drop files' page cache before the job (default 1).", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
+    opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
+    opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
+    opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
+    opt!("verify", [], flag, "crc32c, crc32c-intel, crc32, meta (hiops stamps each block with a crc32c, its offset and a generation), 0/none.", |d, v| {
+        d.verify = Some(match v.unwrap_or("crc32c") {
+            "0" | "none" => false,
+            "1" | "crc32c" | "crc32c-intel" | "crc32" | "meta" => true,
+            s => return Err(format!("verify={s} is not implemented: hiops verifies with crc32c stamps (verify=crc32c)")),
+        }); Ok(())
+    }),
+    opt!("do_verify", [], flag, "Check written blocks (1, default); 0 is not implemented.", |d, v| {
+        let b = value::boolean(v)?;
+        if !b { return Err("do_verify=0 (stamp without checking) is not implemented: drop verify instead".into()); }
+        d.do_verify = Some(b); Ok(())
+    }),
+    opt!("verify_only", [], flag, "Only read the target and check the stamps a previous verify run wrote.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
+    opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
+    opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
+    opt!("fixedbufs", [], flag, "io_uring: registered buffers.", |d, v| { d.fixedbufs = Some(value::boolean(v)?); Ok(()) }),
+    opt!("registerfiles", [], flag, "io_uring: registered files.", |d, v| { d.registerfiles = Some(value::boolean(v)?); Ok(()) }),
+    opt!("sqthread_poll", [], flag, "io_uring: a kernel thread polls the submission queue.", |d, v| { d.sqthread_poll = Some(value::boolean(v)?); Ok(()) }),
+    opt!("sqthread_poll_cpu", [], value, "io_uring: CPU of the submission-queue thread.", |d, v| { d.sqthread_poll_cpu = Some(u32_of(value::int(need(v)?, d.kb_base)?, "cpu")?); Ok(()) }),
+    opt!("sqthread_idle", [], value, "io_uring: SQ thread idle time before it sleeps (ms).", |d, v| { d.sqthread_idle_ms = Some(u32_of(value::time_ns(need(v)?, 1_000_000)? / 1_000_000, "idle")?); Ok(()) }),
+    opt!("nonvectored", [], flag, "Accepted: hiops' io_uring always uses non-vectored reads and writes.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("defer_taskrun", [], value, "io_uring SINGLE_ISSUER+DEFER_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.defer_taskrun = Some(feature(v)?); Ok(()) }),
+    opt!("coop_taskrun", [], value, "io_uring COOP_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.coop_taskrun = Some(feature(v)?); Ok(()) }),
+    opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices even though they look in use.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
+    opt!("allow-write-device", ["allow_write_device"], value, "Write to this block device even though it looks in use (hiops; repeatable).", |d, v| { d.allow_write_devices.push(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("fill_device", ["fill_fs"], flag, "Size the job to the free space of the file's filesystem (or the whole device).", |d, v| { d.fill_device = value::boolean(v)?; Ok(()) }),
+    opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
+        let mut list = Vec::new();
+        for p in need(v)?.split(':').filter(|p| !p.is_empty()) {
+            let x: f64 = p.parse().map_err(|_| format!("'{p}' is not a percentile"))?;
+            if !(0.0..=100.0).contains(&x) { return Err(format!("percentile {x} is outside 0..100")); }
+            list.push(x);
+        }
+        if list.is_empty() || list.len() > 20 { return Err("give 1 to 20 percentiles".into()); }
+        d.percentile_list = Some(list); Ok(())
+    }),
+    opt!("ss", ["steadystate"], value, "Stop at steady state: iops:LIMIT, iops_slope:LIMIT, bw:LIMIT, bw_slope:LIMIT (LIMIT absolute or %).", |d, v| { d.ss = Some(steady_state(v)?); Ok(()) }),
+    opt!("ss_dur", ["steadystate_duration"], value, "Steady-state window (seconds unless a unit is given).", |d, v| { d.ss_dur = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
+    opt!("ss_ramp", ["steadystate_ramp_time"], value, "Time before steady-state data collection starts.", |d, v| { d.ss_ramp = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
+    opt!("strategy", [], value, "hiops: synchronous-thread mode through a HIOPS path strategy: pread, completion-thread, per-thread-ring, coop, poll, hybrid.", |d, v| {
+        let s = need(v)?;
+        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy '{s}': use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid"))?); Ok(())
+    }),
+    opt!("spin", [], value, "hiops coop/poll/hybrid: spin this long before sleeping.", |d, v| { d.spin = Some(value::time_ns(need(v)?, 1)?); Ok(()) }),
+    opt!("poll_interval", [], value, "hiops poll/hybrid: time between two polls (default 16us).", |d, v| { d.poll_interval = Some(value::time_ns(need(v)?, USEC)?.max(1_000)); Ok(()) }),
+    opt!("coop_peeks", [], flag, "hiops poll: application threads peek and reap too (1) or not (0).", |d, v| { d.coop_peeks = Some(value::boolean(v)?); Ok(()) }),
+    opt!("rings", [], value, "hiops: shared queues of the path; threads use the one of their CPU.", |d, v| {
+        let n = u32_of(value::int(need(v)?, d.kb_base)?, "rings")?;
+        if n == 0 { return Err("must be at least 1".into()); }
+        d.rings = Some(n); Ok(())
+    }),
+    opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight.", |d, v| { d.hybrid_depth = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+    opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+];
+
+/// fio options hiops knows but does not implement, with what to do instead.
+pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
+    (
+        "verify_pattern",
+        "hiops verifies with crc32c stamps: use verify=crc32c",
+    ),
+    ("verify_interval", "hiops stamps whole blocks"),
+    (
+        "verify_backlog",
+        "hiops checks every read of a stamped block as it completes",
+    ),
+    ("zonemode", "zoned block devices are not supported"),
+    ("trim_percentage", "trims are not supported"),
+    ("rate_process", "hiops paces with fixed intervals"),
+    ("rate_min", "no minimum rate checks"),
+    ("rate_iops_min", "no minimum rate checks"),
+    (
+        "thinktime_blocks",
+        "hiops thinks after every round of completions",
+    ),
+    ("thinktime_spin", "hiops sleeps for the whole thinktime"),
+    (
+        "iodepth_low",
+        "hiops refills the queue as soon as tags are free",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "use iodepth_batch_complete_min",
+    ),
+    (
+        "write_bw_log",
+        "hiops writes a per-second series in its JSON (hiops.series)",
+    ),
+    (
+        "write_iops_log",
+        "hiops writes a per-second series in its JSON (hiops.series)",
+    ),
+    (
+        "write_lat_log",
+        "use --output-format=json+ for the latency histogram",
+    ),
+    (
+        "write_hist_log",
+        "use --output-format=json+ for the latency histogram",
+    ),
+    ("log_avg_msec", "hiops' series is per second"),
+    (
+        "buffer_compress_percentage",
+        "hiops writes incompressible data",
+    ),
+    (
+        "refill_buffers",
+        "hiops scrambles every written block already",
+    ),
+    (
+        "scramble_buffers",
+        "hiops scrambles every written block already",
+    ),
+    (
+        "dedupe_percentage",
+        "hiops writes incompressible, unique data",
+    ),
+    ("zero_buffers", "hiops writes incompressible data"),
+    (
+        "file_service_type",
+        "hiops spreads I/O over files round-robin",
+    ),
+    ("lockfile", "hiops does not lock files"),
+    (
+        "exitall",
+        "jobs of a group end together only when time-based",
+    ),
+    ("exitall_on_error", "an error stops only its own job"),
+    (
+        "continue_on_error",
+        "hiops stops a job at its first I/O error",
+    ),
+    ("io_size", "use size with loops"),
+    ("number_ios", "use size"),
+    ("mem", "hiops' buffers are page-aligned anonymous memory"),
+    ("iomem", "hiops' buffers are page-aligned anonymous memory"),
+    (
+        "bs_unaligned",
+        "block sizes are multiples of the smallest one",
+    ),
+    ("replay_redirect", "trace replay is not supported"),
+    ("read_iolog", "trace replay is not supported"),
+    ("write_iolog", "trace recording is not supported"),
+    ("uid", "hiops runs as the invoking user"),
+    ("gid", "hiops runs as the invoking user"),
+    ("nice", "use nice(1) on hiops"),
+    ("prio", "use ionice(1) on hiops"),
+    ("prioclass", "use ionice(1) on hiops"),
+    ("exec_prerun", "run the command before hiops"),
+    ("exec_postrun", "run the command after hiops"),
+    (
+        "ioscheduler",
+        "set /sys/block/DEV/queue/scheduler before the run",
+    ),
+    (
+        "disk_util",
+        "hiops always reports disk_util for block devices it can find",
+    ),
+    (
+        "clat_percentiles",
+        "hiops always reports completion-latency percentiles",
+    ),
+    (
+        "lat_percentiles",
+        "hiops reports completion-latency percentiles",
+    ),
+    (
+        "slat_percentiles",
+        "hiops does not time submission separately",
+    ),
+    ("sync", "use direct=1 or fsync=N"),
+    ("overwrite", "hiops lays files out before writing them"),
+    ("pre_read", "hiops starts from a cold cache (invalidate)"),
+    ("serialize_overlap", "overlapping writes are not serialised"),
+    ("cmdprio_percentage", "command priorities are not supported"),
+    ("atomic", "atomic writes are not supported"),
+];
+
+fn engine(name: &str) -> Result<EngineKind, String> {
+    Ok(match name {
+        // fio's sync is read/write after lseek; psync is the same work in one call.
+        "sync" | "psync" => EngineKind::Psync,
+        // pvsync is preadv; pvsync2 without flags is the same call.
+        "pvsync" | "pvsync2" => EngineKind::Pvsync2,
+        other => EngineKind::parse(other).ok_or_else(|| {
+            format!("ioengine '{other}' is not implemented in hiops: use one of sync, psync, pvsync, pvsync2, libaio, io_uring, null (or hiops' mem)")
+        })?,
+    })
+}
+
+/// Splits fio's `a:b:c` file list; `\:` is a literal colon.
+fn split_filenames(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().unwrap().push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// What a key names.
+pub enum Lookup {
+    Known(&'static OptDef),
+    NotImplemented(&'static str),
+    Unknown,
+}
+
+pub fn lookup(key: &str) -> Lookup {
+    let key = key.trim();
+    if let Some(d) = OPTIONS
+        .iter()
+        .find(|d| d.name == key || d.aliases.contains(&key))
+    {
+        return Lookup::Known(d);
+    }
+    if let Some((_, why)) = NOT_IMPLEMENTED.iter().find(|(n, _)| *n == key) {
+        return Lookup::NotImplemented(why);
+    }
+    Lookup::Unknown
+}
+
+/// Whether `--key VALUE` takes the next argument as the value.
+pub fn takes_value(key: &str) -> bool {
+    matches!(lookup(key), Lookup::Known(d) if !d.flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_documented() {
+        let mut seen = std::collections::HashSet::new();
+        for d in OPTIONS {
+            assert!(!d.help.is_empty(), "{} has no help", d.name);
+            for n in std::iter::once(&d.name).chain(d.aliases) {
+                assert!(seen.insert(*n), "{n} is listed twice");
+            }
+        }
+        for (n, _) in NOT_IMPLEMENTED {
+            assert!(seen.insert(*n), "{n} is both implemented and not");
+        }
+    }
+
+    #[test]
+    fn filenames_split_on_colons_but_not_escaped_ones() {
+        assert_eq!(split_filenames("/a:/b"), vec!["/a", "/b"]);
+        assert_eq!(split_filenames("c\\:d:/e"), vec!["c:d", "/e"]);
+    }
+
+    #[test]
+    fn engines_map_and_unknown_ones_are_named() {
+        assert_eq!(engine("sync"), Ok(EngineKind::Psync));
+        assert_eq!(engine("io_uring"), Ok(EngineKind::IoUring));
+        assert!(engine("spdk")
+            .unwrap_err()
+            .contains("'spdk' is not implemented"));
+    }
+
+    #[test]
+    fn cpumask_and_lists() {
+        assert_eq!(cpu_mask("0x5"), Ok(vec![0, 2]));
+        assert_eq!(cpus_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+        assert!(cpus_list("3-1").is_err());
+    }
+}

@@ -1,0 +1,499 @@
+//! From sections to job plans: `[global]` options apply to the jobs after
+//! them (within one file), each job's options are applied in order, and the
+//! combination is checked and turned into a `JobSpec`. Options hiops does not
+//! implement stop the plan with one line each (file and line), unless the
+//! caller ignores them.
+
+use crate::jobfile::{RawOption, Section};
+use crate::options::{lookup, Draft, Lookup};
+use hiops_bench::spec::{Amount, JobMeta};
+use hiops_bench::{JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
+use hiops_hal::EngineKind;
+use std::path::{Path, PathBuf};
+
+/// Which defaults a job starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Defaults {
+    /// hiops' embedded job (4 KiB random reads, QD32, io_uring, direct, 10 s
+    /// on a temporary file), changed by the flags given.
+    Embedded,
+    /// fio's own defaults (rw=read, iodepth=1, psync, buffered, size-based,
+    /// files named JOB.CLONE.FILE in the current directory).
+    Fio,
+}
+
+/// Jobs ready to run, in order. Jobs with the same `meta.phase` run side by
+/// side; phases run one after the other (stonewall, or the next job file).
+#[derive(Debug, Default)]
+pub struct FioPlan {
+    pub jobs: Vec<JobSpec>,
+    /// Each job's execution phase.
+    pub phases: Vec<u32>,
+    /// `[global]` options as written (the first file's), for fio's JSON.
+    pub global_options: Vec<(String, String)>,
+    /// Options skipped under --ignore-unsupported, one line each.
+    pub ignored: Vec<String>,
+    /// A temporary directory made for the embedded job's file (remove after).
+    pub temp_dir: Option<PathBuf>,
+}
+
+/// One unit of input: a job file's sections, or the command line's.
+pub struct Source {
+    pub sections: Vec<Section>,
+}
+
+/// Plans every source in order. Each source's globals apply to its own jobs.
+pub fn plan(
+    sources: &[Source],
+    defaults: Defaults,
+    ignore_unsupported: bool,
+) -> Result<FioPlan, String> {
+    let mut out = FioPlan::default();
+    let mut unsupported = Vec::new();
+    let mut phase = 0u32;
+    let mut group = 0u32;
+    let mut any_job = false;
+    for (si, source) in sources.iter().enumerate() {
+        if si > 0 && any_job {
+            phase += 1;
+            group += 1;
+        }
+        let mut globals: Vec<RawOption> = Vec::new();
+        for section in &source.sections {
+            if section.is_global() {
+                globals.extend(section.options.iter().cloned());
+                if si == 0 {
+                    out.global_options.extend(
+                        section
+                            .options
+                            .iter()
+                            .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default())),
+                    );
+                }
+                continue;
+            }
+            let mut draft = Draft::default();
+            // kb_base decides how every size reads: apply it first.
+            let all: Vec<&RawOption> = globals.iter().chain(&section.options).collect();
+            for o in all.iter().filter(|o| o.key == "kb_base") {
+                apply(&mut draft, o, &mut unsupported)?;
+            }
+            let mut ignored_here = Vec::new();
+            for o in all.iter().filter(|o| o.key != "kb_base") {
+                let before = unsupported.len();
+                apply(&mut draft, o, &mut unsupported)?;
+                if unsupported.len() > before {
+                    ignored_here.push(o.key.clone());
+                }
+            }
+            if draft.name.is_none() {
+                draft.name = Some(section.name.clone());
+            }
+            if any_job && draft.stonewall {
+                phase += 1;
+            }
+            if any_job && (draft.stonewall || draft.new_group) {
+                group += 1;
+            }
+            let (mut spec, temp) = draft.clone().into_spec(defaults).map_err(|e| {
+                match (&section.origin.file, defaults) {
+                    (None, Defaults::Embedded) => e,
+                    (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
+                    (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
+                }
+            })?;
+            spec.meta = JobMeta {
+                description: draft.description.clone(),
+                // The embedded job reports its effective options instead.
+                options: if defaults == Defaults::Fio {
+                    section
+                        .options
+                        .iter()
+                        .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                group,
+                // hiops' own job reports its clones merged; fio's jobs do
+                // only with group_reporting.
+                group_reporting: draft.group_reporting || defaults == Defaults::Embedded,
+                percentiles: draft.percentile_list.clone(),
+                ignored: ignored_here,
+            };
+            if temp.is_some() {
+                out.temp_dir = temp;
+            }
+            out.jobs.push(spec);
+            out.phases.push(phase);
+            any_job = true;
+        }
+    }
+    if !unsupported.is_empty() {
+        if !ignore_unsupported {
+            return Err(format!(
+                "{}\nhiops stops before any I/O; drop these options or add --ignore-unsupported to run without them",
+                unsupported.join("\n")
+            ));
+        }
+        out.ignored = unsupported;
+    }
+    if out.jobs.is_empty() {
+        return Err("no job to run: the job file has only [global] (add a [job] section)".into());
+    }
+    Ok(out)
+}
+
+fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Result<(), String> {
+    // On the command line the option speaks for itself; in a file, say where.
+    let (at, dashes) = match o.origin.file {
+        Some(_) => (format!("{}: ", o.origin), ""),
+        None => (String::new(), "--"),
+    };
+    let key = &o.key;
+    match lookup(key) {
+        Lookup::Known(def) => {
+            if !def.flag && o.value.as_deref().is_none_or(str::is_empty) {
+                return Err(format!(
+                    "{at}{dashes}{key} needs a value: {dashes}{key}=VALUE"
+                ));
+            }
+            (def.apply)(draft, o.value.as_deref()).map_err(|e| match o.value.as_deref() {
+                Some(v) => format!("{at}{dashes}{key}={v}: {e}"),
+                None => format!("{at}{dashes}{key}: {e}"),
+            })
+        }
+        Lookup::NotImplemented(why) => {
+            unsupported.push(format!(
+                "{at}option {dashes}{key} is not implemented in hiops ({why})"
+            ));
+            Ok(())
+        }
+        Lookup::Unknown => {
+            unsupported.push(format!("{at}unknown option {dashes}{key}"));
+            Ok(())
+        }
+    }
+}
+
+impl Draft {
+    /// Combines the options into a checked job. Returns the temporary
+    /// directory made for the embedded job's file, if any.
+    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, Option<PathBuf>), String> {
+        let fio = defaults == Defaults::Fio;
+        let engine = match self.ioengine {
+            Some(e) => e,
+            None if fio && self.strategy.is_none() => EngineKind::Psync,
+            None => EngineKind::IoUring,
+        };
+        let mut spec = JobSpec::default_for(PathBuf::new());
+        spec.engine = engine;
+        spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
+        if fio {
+            spec.rw = RwMode::Read;
+            spec.iodepth = 1;
+            spec.direct = false;
+            spec.time_based = false;
+            spec.runtime_ns = None;
+            spec.ramp_ns = 0;
+            spec.size = None;
+            spec.random_map = true;
+        }
+        if let Some(n) = self.numjobs {
+            spec.numjobs = n;
+        }
+        if let Some(rw) = self.rw {
+            spec.rw = rw;
+        }
+        spec.rw_gap = self.rw_gap;
+        match (self.rwmixread, self.rwmixwrite) {
+            (Some(r), Some(w)) if r + w != 100 => {
+                return Err("rwmixread and rwmixwrite must add up to 100".into())
+            }
+            (Some(r), _) => spec.rwmixread = r,
+            (None, Some(w)) => spec.rwmixread = 100 - w,
+            (None, None) => {}
+        }
+        if let Some(bs) = self.bs.clone() {
+            spec.bs = bs;
+        }
+        spec.block_align = self.blockalign;
+
+        // Targets and sizes.
+        let mut temp_dir = None;
+        let nrfiles = self.nrfiles.unwrap_or(1);
+        let size_bytes = match self.size {
+            Some(Amount::Bytes(b)) => Some(b),
+            _ => None,
+        };
+        spec.size_pct = match self.size {
+            Some(Amount::Percent(p)) => Some(p),
+            _ => None,
+        };
+        if !engine.needs_file() {
+            if !self.filename.is_empty() {
+                return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file"));
+            }
+            spec.targets = TargetSpec::Ram;
+            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+        } else if !self.filename.is_empty() {
+            let dir = self.directory.clone().unwrap_or_default();
+            let files: Vec<PathBuf> = self
+                .filename
+                .iter()
+                .map(|f| {
+                    if f.is_absolute() {
+                        f.clone()
+                    } else {
+                        dir.join(f)
+                    }
+                })
+                .collect();
+            // fio's size is the job's total, divided among its files.
+            spec.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
+            spec.targets = TargetSpec::Paths(files);
+        } else if fio {
+            let dir = self.directory.clone().unwrap_or_default();
+            let mut files = Vec::new();
+            for clone in 0..spec.numjobs {
+                for f in 0..nrfiles {
+                    files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
+                }
+            }
+            spec.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
+            spec.files_per_clone = Some(nrfiles);
+            spec.targets = TargetSpec::Paths(files);
+        } else {
+            let dir = match &self.directory {
+                Some(d) => d.clone(),
+                None => {
+                    let d = std::env::temp_dir().join(format!("hiops-{}", std::process::id()));
+                    std::fs::create_dir_all(&d).map_err(|e| {
+                        format!(
+                            "cannot create {}: {e}; set TMPDIR or directory= to a writable place",
+                            d.display()
+                        )
+                    })?;
+                    temp_dir = Some(d.clone());
+                    d
+                }
+            };
+            spec.targets = TargetSpec::Paths(vec![
+                dir.join(format!("{}.0.0", self.name.as_deref().unwrap_or("hiops")))
+            ]);
+            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+        }
+        let own_file = temp_dir.is_some();
+        spec.unlink = self.unlink.unwrap_or(own_file);
+        if self.fill_device {
+            if let TargetSpec::Paths(files) = &spec.targets {
+                spec.size = Some(fill_size(files)?);
+            }
+        }
+        if let Some(o) = self.offset {
+            spec.offset = o;
+        }
+        if let Some(o) = self.offset_increment {
+            spec.offset_increment = o;
+        }
+
+        if let Some(q) = self.iodepth {
+            spec.iodepth = q;
+        }
+        spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(1);
+        spec.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        spec.cpus_allowed = self.cpus_allowed.clone();
+        if let Some(cpus) = &spec.cpus_allowed {
+            let online = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            if let Some(&c) = cpus.iter().find(|&&c| c >= online) {
+                return Err(format!(
+                    "cpus_allowed names CPU {c}, but this machine has CPUs 0-{}",
+                    online - 1
+                ));
+            }
+        }
+        spec.cpus_split = self.cpus_split.unwrap_or(false);
+        match (self.direct, self.buffered) {
+            (Some(d), Some(b)) if d == b => {
+                return Err("direct and buffered contradict each other: give one".into())
+            }
+            (Some(d), _) => spec.direct = d,
+            (None, Some(b)) => spec.direct = !b,
+            (None, None) => {}
+        }
+        if let Some(r) = self.runtime {
+            spec.runtime_ns = Some(r);
+        }
+        if let Some(t) = self.time_based {
+            spec.time_based = t;
+        }
+        if spec.time_based && spec.runtime_ns.is_none() {
+            return Err("time_based needs runtime (how long to run)".into());
+        }
+        if let Some(r) = self.ramp_time {
+            spec.ramp_ns = r;
+        }
+        spec.startdelay_ns = self.startdelay.unwrap_or(0);
+        spec.loops = self.loops.unwrap_or(1);
+        if let Some(d) = self.distribution.clone() {
+            spec.distribution = d;
+        }
+        if let Some(s) = self.randseed {
+            spec.randseed = s;
+        }
+        if self.randrepeat == Some(false) {
+            spec.randseed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1);
+        }
+        if let Some(n) = self.norandommap {
+            spec.random_map = !n;
+        }
+        spec.percentage_random = self.percentage_random.unwrap_or(100);
+        spec.rate_iops = match (self.rate_iops, self.rate) {
+            (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
+            (Some(r), None) => Some(r),
+            (None, Some(bytes)) => Some(((bytes as f64 / spec.bs.mean()).round() as u64).max(1)),
+            (None, None) => None,
+        };
+        spec.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.fsync_every = self.fsync.unwrap_or(0);
+        spec.fdatasync_every = self.fdatasync.unwrap_or(0);
+        spec.end_fsync = self.end_fsync.unwrap_or(false);
+        spec.invalidate = self.invalidate.unwrap_or(true);
+        spec.verify = if self.verify == Some(true) {
+            VerifyMode::Crc32c
+        } else {
+            VerifyMode::Off
+        };
+        spec.verify_only = self.verify_only.unwrap_or(false);
+        if spec.verify_only {
+            spec.verify = VerifyMode::Crc32c;
+            spec.time_based = false;
+            spec.ramp_ns = 0;
+            spec.runtime_ns = None;
+            if own_file {
+                return Err("verify_only checks a target written before: give its filename".into());
+            }
+        }
+
+        // Engine options.
+        let o = &mut spec.engine_opts;
+        let hipri = self.hipri.unwrap_or(false);
+        match engine {
+            EngineKind::IoUring => o.iopoll = hipri,
+            EngineKind::Pvsync2 => o.hipri = hipri,
+            _ if hipri => {
+                return Err(format!(
+                    "hipri works with io_uring or pvsync2, not {engine}"
+                ))
+            }
+            _ => {}
+        }
+        let uring_only = [
+            ("fixedbufs", self.fixedbufs == Some(true)),
+            ("registerfiles", self.registerfiles == Some(true)),
+            ("sqthread_poll", self.sqthread_poll == Some(true)),
+            ("defer_taskrun", self.defer_taskrun.is_some()),
+            ("coop_taskrun", self.coop_taskrun.is_some()),
+        ];
+        if engine != EngineKind::IoUring {
+            if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
+                return Err(format!(
+                    "{flag} is an io_uring option: add ioengine=io_uring or drop it"
+                ));
+            }
+        }
+        if self.nowait == Some(true) && engine != EngineKind::Pvsync2 {
+            return Err("nowait is a pvsync2 option: add ioengine=pvsync2 or drop it".into());
+        }
+        o.nowait = self.nowait.unwrap_or(false);
+        o.fixedbufs = self.fixedbufs.unwrap_or(false);
+        o.registerfiles = self.registerfiles.unwrap_or(false);
+        o.sqpoll = self.sqthread_poll.unwrap_or(false);
+        o.sqpoll_cpu = self.sqthread_poll_cpu;
+        o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
+        o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
+        o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
+        if o.iopoll && !spec.direct {
+            return Err("hipri (IOPOLL) needs direct=1".into());
+        }
+        spec.allow_write_devices = self.allow_write_devices.clone();
+        if self.allow_mounted_write {
+            if let TargetSpec::Paths(p) = &spec.targets {
+                spec.allow_write_devices.extend(p.iter().cloned());
+            }
+        }
+        if let Some(strategy) = self.strategy {
+            if self.iodepth.is_none() {
+                spec.iodepth = spec.numjobs.clamp(1, 4096);
+            }
+            let defaults = hiops_path::HybridConfig::default();
+            spec.path = Some(PathSpec {
+                strategy,
+                spin_ns: self.spin.unwrap_or(0),
+                poll_interval_ns: self.poll_interval.unwrap_or(16_000),
+                coop_peeks: self.coop_peeks.unwrap_or(true),
+                rings: self.rings.unwrap_or(1),
+                hybrid: hiops_path::HybridConfig {
+                    poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),
+                    poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
+                    ..defaults
+                },
+            });
+        }
+        if let Some(mut ss) = self.ss {
+            ss.window_ns = self.ss_dur.unwrap_or(0);
+            ss.ramp_ns = self.ss_ramp.unwrap_or(0);
+            if ss.window_ns == 0 {
+                return Err("ss needs ss_dur (the window to judge, e.g. ss_dur=30s)".into());
+            }
+            if spec.runtime_ns.is_none() {
+                return Err("ss needs runtime (the longest to wait for steady state)".into());
+            }
+            spec.steady_state = Some(ss);
+        } else if self.ss_dur.is_some() || self.ss_ramp.is_some() {
+            return Err("ss_dur and ss_ramp need ss (e.g. ss=iops:5%)".into());
+        }
+        if !spec.time_based
+            && spec.size.is_none()
+            && spec.size_pct.is_none()
+            && spec.runtime_ns.is_none()
+            && spec.targets == TargetSpec::Ram
+        {
+            return Err("give size or runtime".into());
+        }
+        Ok((spec, temp_dir))
+    }
+}
+
+/// fill_device: the free space of the filesystem holding the (first) file,
+/// less 1% so metadata fits; a block device is used whole.
+fn fill_size(files: &[PathBuf]) -> Result<u64, String> {
+    let first = &files[0];
+    let dir: &Path = if first.exists() {
+        first
+    } else {
+        first
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| "a file name holds a NUL byte".to_string())?;
+    // SAFETY: statvfs writes only into `st`, which outlives the call; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(format!(
+            "fill_device: cannot stat the filesystem of {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    let per_file = free / 100 * 99 / files.len() as u64;
+    Ok(per_file / 4096 * 4096)
+}

@@ -1,0 +1,172 @@
+//! fio's value syntax: sizes with `kb_base`, times with a per-option default
+//! unit, booleans, percentages. Rules from fio's HOWTO ("Parameter types")
+//! and its parse.c.
+
+/// How `k`/`KiB` suffixes are read (fio's `kb_base`). With 1024 (fio's
+/// default, "compatibility mode") `k`, `kb` are powers of 1024 and `KiB` of
+/// 1000; with 1000 it is the other way round, as SI and IEC say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KbBase(pub u64);
+
+impl Default for KbBase {
+    fn default() -> KbBase {
+        KbBase(1024)
+    }
+}
+
+fn split_number(text: &str) -> (&str, &str) {
+    let t = text.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.split_at(end)
+}
+
+/// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
+pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {
+    let t = text.trim();
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).map_err(|_| format!("'{text}' is not a hex number"));
+    }
+    let (num, suffix) = split_number(t);
+    if num.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size: write a number with an optional suffix, like 4k or 1g"
+        ));
+    }
+    let value: f64 = num.parse().map_err(|_| format!("'{text}' is not a size"))?;
+    let s = suffix.to_ascii_lowercase();
+    let other = if kb.0 == 1000 { 1024 } else { 1000 };
+    let (pow, base) = match s.as_str() {
+        "" | "b" => (0, kb.0),
+        "k" | "kb" => (1, kb.0),
+        "m" | "mb" => (2, kb.0),
+        "g" | "gb" => (3, kb.0),
+        "t" | "tb" => (4, kb.0),
+        "p" | "pb" => (5, kb.0),
+        "kib" => (1, other),
+        "mib" => (2, other),
+        "gib" => (3, other),
+        "tib" => (4, other),
+        "pib" => (5, other),
+        _ => {
+            return Err(format!(
+                "'{text}' has an unknown size suffix '{suffix}': use k, m, g, t or p (with kb_base deciding 1000 or 1024)"
+            ))
+        }
+    };
+    let bytes = value * (base as f64).powi(pow);
+    if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
+        return Err(format!("'{text}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size or a percentage (`50%`), as fio's size and offset accept.
+pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, String> {
+    use hiops_bench::spec::Amount;
+    match text.trim().strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{text}' is not a percentage"))?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("'{text}': a percentage is 0 to 100"));
+            }
+            Ok(Amount::Percent(p))
+        }
+        None => size(text, kb).map(Amount::Bytes),
+    }
+}
+
+/// A time. `unit_ns` is the option's unit for a bare number (seconds for
+/// runtime, microseconds for thinktime).
+pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
+    let (num, suffix) = split_number(text);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a time: write e.g. 10s, 500ms, 2m, 100us"))?;
+    let per: f64 = match suffix.to_ascii_lowercase().as_str() {
+        "" => unit_ns as f64,
+        "ns" | "nsec" => 1.0,
+        "us" | "usec" => 1e3,
+        "ms" | "msec" => 1e6,
+        "s" | "sec" => 1e9,
+        "m" | "min" => 60e9,
+        "h" | "hour" => 3600e9,
+        "d" | "day" => 86400e9,
+        other => {
+            return Err(format!(
+                "'{text}' has an unknown time unit '{other}': use ns, us, ms, s, m, h or d"
+            ))
+        }
+    };
+    Ok((value * per).round() as u64)
+}
+
+/// A boolean; an option given without a value is true.
+pub fn boolean(value: Option<&str>) -> Result<bool, String> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
+        Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
+        Some(v) => Err(format!("'{v}' is not a boolean: use 1 or 0")),
+    }
+}
+
+/// A whole number (with fio's size suffixes allowed, as fio's int options do).
+pub fn int(text: &str, kb: KbBase) -> Result<u64, String> {
+    size(text, kb).map_err(|_| format!("'{text}' is not a whole number"))
+}
+
+/// A percentage 0..=100.
+pub fn percent(text: &str) -> Result<u32, String> {
+    match text.trim().trim_end_matches('%').parse::<u32>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_kb_base_as_fio_does() {
+        let k = KbBase::default();
+        assert_eq!(size("4k", k), Ok(4096));
+        assert_eq!(size("4KB", k), Ok(4096));
+        assert_eq!(size("4KiB", k), Ok(4000), "fio's compatibility mode");
+        assert_eq!(size("1m", k), Ok(1 << 20));
+        assert_eq!(size("0x200", k), Ok(512));
+        let si = KbBase(1000);
+        assert_eq!(size("4k", si), Ok(4000));
+        assert_eq!(size("4KiB", si), Ok(4096));
+        assert_eq!(size("1GiB", si), Ok(1 << 30));
+        assert!(size("4q", k).unwrap_err().contains("unknown size suffix"));
+        assert!(size("0.3", k).is_err());
+    }
+
+    #[test]
+    fn times_take_the_option_unit_for_bare_numbers() {
+        assert_eq!(time_ns("10", 1_000_000_000), Ok(10_000_000_000));
+        assert_eq!(time_ns("10", 1_000), Ok(10_000));
+        assert_eq!(time_ns("2m", 1), Ok(120_000_000_000));
+        assert_eq!(time_ns("1h", 1), Ok(3_600_000_000_000));
+        assert_eq!(time_ns("250ms", 1), Ok(250_000_000));
+        assert!(time_ns("5y", 1).is_err());
+    }
+
+    #[test]
+    fn booleans_and_percentages() {
+        assert_eq!(boolean(None), Ok(true));
+        assert_eq!(boolean(Some("0")), Ok(false));
+        assert!(boolean(Some("maybe")).is_err());
+        assert_eq!(percent("70"), Ok(70));
+        assert!(percent("170").is_err());
+        assert_eq!(
+            size_or_percent("25%", KbBase::default()),
+            Ok(hiops_bench::spec::Amount::Percent(25.0))
+        );
+    }
+}
