@@ -22,6 +22,7 @@ pub mod rng;
 mod run;
 pub mod safety;
 pub mod spec;
+pub mod steady;
 mod sync_worker;
 pub mod target;
 pub mod units;

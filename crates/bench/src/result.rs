@@ -187,6 +187,8 @@ pub struct RunResult {
     pub tsc_hz: f64,
     pub series: Vec<SeriesPoint>,
     pub interrupted: bool,
+    /// fio's steady-state judgement, when a job asked for one (`ss`).
+    pub steady: Option<crate::steady::SsOutcome>,
     pub started_unix_s: u64,
     pub notes: Vec<String>,
     pub cpus_online: usize,

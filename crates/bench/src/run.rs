@@ -379,6 +379,11 @@ fn measure(
         let mut window = Window::default();
         let mut series = Vec::new();
         let mut interrupted = false;
+        // fio's ss: the first job that asks judges the whole phase.
+        let mut steady = specs
+            .iter()
+            .find_map(|s| s.steady_state)
+            .map(crate::steady::SsTracker::new);
         if failed.is_none() {
             let t_start = Instant::now();
             if ramp_ns == 0 {
@@ -417,12 +422,22 @@ fn measure(
                 if window.started && elapsed.as_secs_f64() - last_second.0 >= 1.0 {
                     let now = sum(&counters);
                     let dt = elapsed.as_secs_f64() - last_second.0;
-                    series.push(point(
+                    let p = point(
                         window.t0.unwrap().elapsed().as_secs_f64(),
                         &last_second.1,
                         &now,
                         dt,
-                    ));
+                    );
+                    series.push(p);
+                    if let Some(t) = steady.as_mut() {
+                        if t.push(
+                            p.t_s,
+                            p.read_iops + p.write_iops,
+                            p.read_bytes_per_s + p.write_bytes_per_s,
+                        ) {
+                            break; // fio's ss: steady, stop here
+                        }
+                    }
                     last_second = (elapsed.as_secs_f64(), now);
                 }
                 if last_tick.0.elapsed() >= tick {
@@ -496,9 +511,15 @@ fn measure(
         if let Some(f) = failed {
             return Err(BenchError::Failed(f));
         }
-        Ok((jobs, window, series, interrupted))
+        Ok((
+            jobs,
+            window,
+            series,
+            interrupted,
+            steady.map(|t| t.outcome()),
+        ))
     });
-    let (jobs, window, series, interrupted) = outcome?;
+    let (jobs, window, series, interrupted, steady) = outcome?;
     let mut notes = Vec::new();
     for spec in specs {
         if spec.path.is_none() && spec.engine.is_synchronous() && spec.iodepth > 1 {
@@ -517,6 +538,7 @@ fn measure(
         tsc_hz,
         series,
         interrupted,
+        steady,
         started_unix_s,
         notes,
         cpus_online: online_cpus(),

@@ -3,6 +3,7 @@
 //! under `hiops`.
 
 use crate::derived::{interrupts_per_io, iops, latency_splits};
+use hiops_bench::spec::SsMetric;
 use hiops_bench::{DirStats, JobResult, RunResult};
 use hiops_stats::{Histogram, DEFAULT_PERCENTILES};
 use serde_json::{json, Map, Value};
@@ -181,7 +182,35 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         })
     });
     let errors = job.errors();
-    json!({
+    let steadystate = r
+        .steady
+        .as_ref()
+        .filter(|_| job.spec.steady_state.is_some())
+        .map(|o| {
+            let ss = &o.spec;
+            let name = match (ss.metric, ss.slope) {
+                (SsMetric::Iops, false) => "iops",
+                (SsMetric::Iops, true) => "iops_slope",
+                (SsMetric::Bandwidth, false) => "bw",
+                (SsMetric::Bandwidth, true) => "bw_slope",
+            };
+            let key = if ss.metric == SsMetric::Iops {
+                "iops"
+            } else {
+                "bw"
+            };
+            json!({
+                "ss": name,
+                "duration": ss.window_ns / 1_000_000_000,
+                "limit": ss.limit,
+                "percent": ss.percent,
+                "attained": u8::from(o.attained),
+                "attained_at_s": o.attained_at_s,
+                "criterion": if o.criterion.is_finite() { json!(o.criterion) } else { Value::Null },
+                "data": { key: o.samples },
+            })
+        });
+    let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
         "error": if errors.is_empty() { 0 } else { 1 },
@@ -214,7 +243,11 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
             "cpus_pinned": job.threads.iter().map(|t| t.cpu_pinned.clone()).collect::<Vec<_>>(),
             "path": crate::derived::path_figures(job),
         },
-    })
+    });
+    if let Some(ss) = steadystate {
+        obj["steadystate"] = ss;
+    }
+    obj
 }
 
 /// The jobs as fio lists them: each clone on its own, or (group_reporting)
@@ -335,6 +368,24 @@ pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
     })
 }
 
+/// The SNIA PTS check over the last five seconds of total IOPS.
+fn snia(r: &RunResult) -> Value {
+    let iops: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.read_iops + p.write_iops)
+        .collect();
+    match hiops_bench::steady::snia_check(&iops) {
+        Some(c) => json!({
+            "rounds": c.rounds, "round_s": 1, "average_iops": c.average,
+            "range_pct": c.range_pct, "slope_pct": c.slope_pct, "steady": c.steady,
+        }),
+        None => {
+            json!({"unavailable": format!("fewer than {} one-second rounds", hiops_bench::steady::SNIA_ROUNDS)})
+        }
+    }
+}
+
 /// hiops' own figures of one run (one phase).
 fn run_figures(r: &RunResult) -> Value {
     let ios = r.total_ios() as f64;
@@ -387,5 +438,6 @@ fn run_figures(r: &RunResult) -> Value {
             "read_bytes_per_s": p.read_bytes_per_s, "write_bytes_per_s": p.write_bytes_per_s,
         })).collect::<Vec<_>>(),
         "notes": r.notes,
+        "snia_steady_state": snia(r),
     })
 }

@@ -341,6 +341,36 @@ pub fn summary(r: &RunResult) -> String {
             si(mx)
         );
     }
+    if let Some(o) = &r.steady {
+        let _ = writeln!(
+            out,
+            "Steady state (ss, {} s window): {}; criterion {:.2}{} against a limit of {}{}",
+            o.spec.window_ns / 1_000_000_000,
+            match o.attained_at_s {
+                Some(t) => format!("attained at {t:.0} s"),
+                None => "not attained".into(),
+            },
+            o.criterion,
+            if o.spec.percent { "%" } else { "" },
+            o.spec.limit,
+            if o.spec.percent { "%" } else { "" },
+        );
+    }
+    let iops: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.read_iops + p.write_iops)
+        .collect();
+    if let Some(c) = hiops_bench::steady::snia_check(&iops) {
+        let _ = writeln!(
+            out,
+            "SNIA steady state (last {} one-second rounds): {} (range {:.1}% of the average, limit 20%; slope excursion {:.1}%, limit 10%)",
+            c.rounds,
+            if c.steady { "steady" } else { "not steady" },
+            c.range_pct,
+            c.slope_pct
+        );
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }
