@@ -1,0 +1,289 @@
+//! Parses every job file of the corpus (tests/jobs) and checks the plan it
+//! makes: offsets, sizes, mixes, phases and groups. No I/O runs here.
+
+use hiops_bench::spec::Amount;
+use hiops_bench::{Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
+use hiops_fio::{plan_files, FioPlan};
+use hiops_hal::EngineKind;
+use std::path::{Path, PathBuf};
+
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/jobs")
+        .join(name)
+}
+
+fn plan(name: &str) -> FioPlan {
+    plan_files(&[&corpus(name)], false).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn job<'a>(p: &'a FioPlan, name: &str) -> &'a JobSpec {
+    p.jobs
+        .iter()
+        .find(|j| j.name == name)
+        .unwrap_or_else(|| panic!("no job {name}"))
+}
+
+fn paths(j: &JobSpec) -> Vec<String> {
+    match &j.targets {
+        TargetSpec::Paths(p) => p.iter().map(|p| p.display().to_string()).collect(),
+        TargetSpec::Ram => vec![],
+    }
+}
+
+#[test]
+fn every_corpus_file_but_the_refused_one_plans() {
+    std::env::set_var("HIOPS_CORPUS_FILE", "/tmp/hiops-corpus-env");
+    std::env::set_var("HIOPS_CORPUS_SIZE", "24m");
+    let dir = corpus("");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) != Some("fio") {
+            continue;
+        }
+        let r = plan_files(&[&p], false);
+        if p.file_name().unwrap() == "unsupported.fio" {
+            assert!(r.is_err());
+        } else {
+            let plan = r.unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert!(!plan.jobs.is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 12, "only {n} job files found in {}", dir.display());
+}
+
+#[test]
+fn basic_globals_reach_the_job() {
+    let p = plan("basic.fio");
+    let j = job(&p, "randread");
+    assert_eq!(j.engine, EngineKind::Libaio);
+    assert!(j.direct && j.time_based);
+    assert_eq!(j.rw, RwMode::RandRead);
+    assert_eq!(j.bs.max(), 4096);
+    assert_eq!((j.iodepth, j.numjobs), (32, 2));
+    assert_eq!((j.iodepth_batch_submit, j.iodepth_batch_complete_min), (8, 4));
+    assert_eq!(j.runtime_ns, Some(10_000_000_000));
+    assert_eq!(j.ramp_ns, 2_000_000_000);
+    assert_eq!(j.meta.description.as_deref(), Some("4k random reads at QD32"));
+    assert!(j.meta.group_reporting);
+    // Without filename each clone has its own file, named as fio names them.
+    assert_eq!(paths(j), vec!["randread.0.0", "randread.1.0"]);
+    assert_eq!(j.files_per_clone, Some(1));
+    assert_eq!(j.size, Some(64 << 20));
+    assert!(j.random_map, "fio's random map is on by default");
+    // The JSON's "job options" are the job's own, as written.
+    assert!(j.meta.options.contains(&("numjobs".into(), "2".into())));
+    assert!(!j.meta.options.iter().any(|(k, _)| k == "ioengine"));
+    assert!(p.global_options.contains(&("ioengine".into(), "libaio".into())));
+}
+
+#[test]
+fn kb_base_switches_the_meaning_of_k_and_kib() {
+    let p = plan("kb_base.fio");
+    let compat = job(&p, "compat");
+    assert_eq!(compat.bs.max(), 4096);
+    assert_eq!(compat.size, Some(1_000_000), "MiB is 1000-based in compatibility mode");
+    let si = job(&p, "si");
+    assert_eq!(si.bs.max(), 4096);
+    assert_eq!(si.size, Some(1 << 20));
+    assert_eq!(si.offset, Amount::Bytes(4000));
+}
+
+#[test]
+fn mixes_and_distributions() {
+    let p = plan("mixes.fio");
+    let m = job(&p, "mix70");
+    assert_eq!((m.rw, m.rwmixread), (RwMode::RandRw, 70));
+    assert_eq!(m.bs.split, vec![(4096, 80), (65536, 20)]);
+    assert_eq!(m.block_align, Some(4096));
+    assert_eq!(m.percentage_random, 90);
+    assert_eq!(m.distribution, Distribution::Zipf(1.2));
+    assert!(!m.random_map, "norandommap");
+    let r = job(&p, "range");
+    assert_eq!(r.rwmixread, 50);
+    assert_eq!(
+        r.bs.split.iter().map(|s| s.0).collect::<Vec<_>>(),
+        vec![4096, 8192, 12288, 16384]
+    );
+    assert!((r.bs.mean() - 10240.0).abs() < 1e-9);
+    assert_eq!(r.distribution, Distribution::Pareto(0.9));
+    let n = job(&p, "normal");
+    assert_eq!(n.rw, RwMode::RandRead);
+    assert_eq!(n.distribution, Distribution::Normal(10.0));
+    assert_eq!(n.randseed, 42);
+    assert_eq!(
+        job(&p, "zones").distribution,
+        Distribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (10.0, 70.0)])
+    );
+    assert_eq!(
+        job(&p, "zones_abs").distribution,
+        Distribution::ZonedAbs(vec![(80.0, 16 << 20), (20.0, 240 << 20)])
+    );
+}
+
+#[test]
+fn stonewall_makes_phases_and_new_group_makes_groups() {
+    let p = plan("phases.fio");
+    let names: Vec<&str> = p.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["w1", "w2", "r1", "r2", "r3"]);
+    assert_eq!(p.phases, vec![0, 0, 1, 1, 2]);
+    let groups: Vec<u32> = p.jobs.iter().map(|j| j.meta.group).collect();
+    assert_eq!(groups, vec![0, 1, 2, 2, 3]);
+    assert!(p.jobs.iter().all(|j| j.targets == TargetSpec::Ram));
+}
+
+#[test]
+fn offsets_sizes_and_files() {
+    let p = plan("offsets.fio");
+    let s = job(&p, "slices");
+    // fio's size is the job's total, divided among its files.
+    assert_eq!(s.size, Some(64 << 20));
+    assert_eq!(s.offset, Amount::Bytes(1 << 20));
+    assert_eq!(s.offset_increment, Amount::Bytes(32 << 20));
+    assert_eq!(paths(s), vec!["/tmp/hiops-corpus-a", "/tmp/hiops-corpus-b"]);
+    assert_eq!(s.files_per_clone, None, "clones share named files");
+    let sh = job(&p, "share");
+    assert_eq!((sh.size, sh.size_pct), (None, Some(50.0)));
+    assert_eq!(sh.offset, Amount::Percent(10.0));
+    let pc = job(&p, "perclone");
+    assert_eq!(pc.files_per_clone, Some(4));
+    assert_eq!(pc.size, Some(16 << 20));
+    assert_eq!(paths(pc).len(), 8);
+    assert_eq!(paths(pc)[5], "/tmp/perclone.1.1");
+    let ff = job(&p, "fixedfiles");
+    assert_eq!(ff.size, Some(8 << 20));
+    assert_eq!(paths(ff), vec!["/tmp/fixedfiles.0.0", "/tmp/fixedfiles.0.1"]);
+}
+
+#[test]
+fn time_units_loops_and_rates() {
+    let p = plan("timing.fio");
+    let m = job(&p, "minutes");
+    assert_eq!(m.runtime_ns, Some(120_000_000_000));
+    assert_eq!((m.ramp_ns, m.startdelay_ns), (500_000_000, 3_000_000_000));
+    assert!(m.time_based);
+    let l = job(&p, "looped");
+    assert_eq!(l.loops, 3);
+    assert_eq!(l.thinktime_ns, 250_000, "thinktime is in microseconds");
+    assert!(!l.time_based && l.runtime_ns.is_none());
+    assert_eq!(job(&p, "paced_iops").rate_iops, Some(500));
+    // rate=1m at bs=8k: 128 I/Os per second.
+    assert_eq!(job(&p, "paced_bw").rate_iops, Some(128));
+}
+
+#[test]
+fn flushes_and_file_handling() {
+    let p = plan("sync.fio");
+    let a = job(&p, "fsync8");
+    assert_eq!((a.rw, a.rw_gap), (RwMode::Write, 4096));
+    assert_eq!((a.fsync_every, a.end_fsync), (8, true));
+    assert!(a.unlink && !a.invalidate);
+    let b = job(&p, "fdatasync4");
+    assert_eq!(b.fdatasync_every, 4);
+    assert!(!b.direct);
+}
+
+#[test]
+fn engine_knobs() {
+    let p = plan("uring.fio");
+    let u = job(&p, "uring");
+    let o = &u.engine_opts;
+    assert_eq!(u.engine, EngineKind::IoUring);
+    assert!(o.iopoll && o.fixedbufs && o.registerfiles && o.sqpoll);
+    assert_eq!(o.sqpoll_cpu, Some(0));
+    assert_eq!(u.iodepth, 64);
+    let v = job(&p, "pv2");
+    assert_eq!(v.engine, EngineKind::Pvsync2);
+    assert!(v.engine_opts.hipri && v.engine_opts.nowait);
+}
+
+#[test]
+fn verify_then_verify_only() {
+    let p = plan("verify.fio");
+    assert_eq!(p.phases, vec![0, 1]);
+    let w = job(&p, "write_and_check");
+    assert_eq!(w.verify, VerifyMode::Crc32c);
+    let c = job(&p, "check_again");
+    assert!(c.verify_only && c.verify == VerifyMode::Crc32c);
+}
+
+#[test]
+fn cpu_placement() {
+    let p = plan("cpus.fio");
+    let l = job(&p, "list");
+    if std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) >= 2 {
+        assert_eq!(l.cpus_allowed, Some(vec![0, 1]));
+        assert!(l.cpus_split);
+    }
+    assert_eq!(job(&p, "mask").cpus_allowed, Some(vec![0]));
+}
+
+#[test]
+fn environment_and_include() {
+    std::env::set_var("HIOPS_CORPUS_FILE", "/tmp/hiops-corpus-env");
+    std::env::set_var("HIOPS_CORPUS_SIZE", "24m");
+    let p = plan("env_include.fio");
+    let j = job(&p, "envjob");
+    assert_eq!(paths(j), vec!["/tmp/hiops-corpus-env"]);
+    assert_eq!(j.size, Some(24 << 20));
+    assert_eq!((j.bs.max(), j.iodepth), (8192, 16), "from common.inc");
+    let cpus = std::thread::available_parallelism().unwrap().get() as u32;
+    assert_eq!(j.numjobs, cpus);
+}
+
+#[test]
+fn engine_names_percentiles_and_filling() {
+    let p = plan("engines.fio");
+    assert_eq!(job(&p, "sync").engine, EngineKind::Psync);
+    assert_eq!(job(&p, "pvsync").engine, EngineKind::Pvsync2);
+    assert_eq!(job(&p, "ramdisk").targets, TargetSpec::Ram);
+    assert_eq!(
+        job(&p, "sync").meta.percentiles,
+        Some(vec![50.0, 99.0, 99.9, 99.99])
+    );
+    let f = job(&p, "filler");
+    let size = f.size.unwrap();
+    assert!(size > 0 && size % 4096 == 0);
+    assert!(f
+        .allow_write_devices
+        .contains(&PathBuf::from("/tmp/hiops-corpus-engines")));
+}
+
+#[test]
+fn steady_state_options() {
+    let p = plan("steady.fio");
+    let ss = job(&p, "steady").steady_state.unwrap();
+    assert_eq!(ss.metric, hiops_bench::spec::SsMetric::Iops);
+    assert!(!ss.slope && ss.percent);
+    assert_eq!(ss.limit, 5.0);
+    assert_eq!((ss.window_ns, ss.ramp_ns), (30_000_000_000, 10_000_000_000));
+}
+
+#[test]
+fn unsupported_options_are_listed_with_their_lines() {
+    let path = corpus("unsupported.fio");
+    let e = plan_files(&[&path], false).unwrap_err();
+    let lines: Vec<&str> = e.lines().collect();
+    assert!(lines[0].ends_with("unsupported.fio:6: option verify_pattern is not implemented in hiops (hiops verifies with crc32c stamps: use verify=crc32c)"), "{e}");
+    assert!(lines[1].contains("unsupported.fio:7: option write_lat_log"), "{e}");
+    assert!(lines[2].ends_with("unsupported.fio:8: unknown option frobnicate"), "{e}");
+    assert!(lines[3].contains("--ignore-unsupported"), "{e}");
+    // With --ignore-unsupported the job plans, and says what it dropped.
+    let p = plan_files(&[&path], true).unwrap();
+    assert_eq!(p.ignored.len(), 3);
+    assert_eq!(
+        p.jobs[0].meta.ignored,
+        vec!["verify_pattern", "write_lat_log", "frobnicate"]
+    );
+}
+
+#[test]
+fn several_files_run_in_order_with_their_own_globals() {
+    let p = plan_files(&[&corpus("basic.fio"), &corpus("cpus.fio")], false).unwrap();
+    assert_eq!(p.phases, vec![0, 1, 1]);
+    assert_eq!(job(&p, "list").engine, EngineKind::Null);
+    assert_eq!(job(&p, "randread").engine, EngineKind::Libaio);
+    assert_eq!(job(&p, "list").bs.max(), 4096, "basic.fio's bs stays in basic.fio");
+}
