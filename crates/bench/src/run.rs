@@ -343,7 +343,16 @@ fn measure(
                 let budget = if spec.time_based {
                     u64::MAX
                 } else {
-                    regions.iter().map(|r| r.len).sum::<u64>() * spec.loops.max(1) as u64
+                    let pass: u64 = regions.iter().map(|r| r.len).sum();
+                    // With fio's sequential gaps a pass moves only the blocks
+                    // between the holes.
+                    let pass = if spec.rw_gap > 0 && !spec.rw.is_random() {
+                        let bs = spec.bs.mean();
+                        (pass as f64 * bs / (bs + spec.rw_gap as f64)) as u64
+                    } else {
+                        pass
+                    };
+                    pass * spec.loops.max(1) as u64
                 };
                 let plan = WorkerPlan {
                     spec,

@@ -63,10 +63,16 @@ fn basic_globals_reach_the_job() {
     assert_eq!(j.rw, RwMode::RandRead);
     assert_eq!(j.bs.max(), 4096);
     assert_eq!((j.iodepth, j.numjobs), (32, 2));
-    assert_eq!((j.iodepth_batch_submit, j.iodepth_batch_complete_min), (8, 4));
+    assert_eq!(
+        (j.iodepth_batch_submit, j.iodepth_batch_complete_min),
+        (8, 4)
+    );
     assert_eq!(j.runtime_ns, Some(10_000_000_000));
     assert_eq!(j.ramp_ns, 2_000_000_000);
-    assert_eq!(j.meta.description.as_deref(), Some("4k random reads at QD32"));
+    assert_eq!(
+        j.meta.description.as_deref(),
+        Some("4k random reads at QD32")
+    );
     assert!(j.meta.group_reporting);
     // Without filename each clone has its own file, named as fio names them.
     assert_eq!(paths(j), vec!["randread.0.0", "randread.1.0"]);
@@ -76,7 +82,9 @@ fn basic_globals_reach_the_job() {
     // The JSON's "job options" are the job's own, as written.
     assert!(j.meta.options.contains(&("numjobs".into(), "2".into())));
     assert!(!j.meta.options.iter().any(|(k, _)| k == "ioengine"));
-    assert!(p.global_options.contains(&("ioengine".into(), "libaio".into())));
+    assert!(p
+        .global_options
+        .contains(&("ioengine".into(), "libaio".into())));
 }
 
 #[test]
@@ -84,7 +92,11 @@ fn kb_base_switches_the_meaning_of_k_and_kib() {
     let p = plan("kb_base.fio");
     let compat = job(&p, "compat");
     assert_eq!(compat.bs.max(), 4096);
-    assert_eq!(compat.size, Some(1_000_000), "MiB is 1000-based in compatibility mode");
+    assert_eq!(
+        compat.size,
+        Some(1_000_000),
+        "MiB is 1000-based in compatibility mode"
+    );
     let si = job(&p, "si");
     assert_eq!(si.bs.max(), 4096);
     assert_eq!(si.size, Some(1 << 20));
@@ -154,7 +166,10 @@ fn offsets_sizes_and_files() {
     assert_eq!(paths(pc)[5], "/tmp/perclone.1.1");
     let ff = job(&p, "fixedfiles");
     assert_eq!(ff.size, Some(8 << 20));
-    assert_eq!(paths(ff), vec!["/tmp/fixedfiles.0.0", "/tmp/fixedfiles.0.1"]);
+    assert_eq!(
+        paths(ff),
+        vec!["/tmp/fixedfiles.0.0", "/tmp/fixedfiles.0.1"]
+    );
 }
 
 #[test]
@@ -213,7 +228,11 @@ fn verify_then_verify_only() {
 fn cpu_placement() {
     let p = plan("cpus.fio");
     let l = job(&p, "list");
-    if std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) >= 2 {
+    if std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        >= 2
+    {
         assert_eq!(l.cpus_allowed, Some(vec![0, 1]));
         assert!(l.cpus_split);
     }
@@ -267,8 +286,14 @@ fn unsupported_options_are_listed_with_their_lines() {
     let e = plan_files(&[&path], false).unwrap_err();
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].ends_with("unsupported.fio:6: option verify_pattern is not implemented in hiops (hiops verifies with crc32c stamps: use verify=crc32c)"), "{e}");
-    assert!(lines[1].contains("unsupported.fio:7: option write_lat_log"), "{e}");
-    assert!(lines[2].ends_with("unsupported.fio:8: unknown option frobnicate"), "{e}");
+    assert!(
+        lines[1].contains("unsupported.fio:7: option write_lat_log"),
+        "{e}"
+    );
+    assert!(
+        lines[2].ends_with("unsupported.fio:8: unknown option frobnicate"),
+        "{e}"
+    );
     assert!(lines[3].contains("--ignore-unsupported"), "{e}");
     // With --ignore-unsupported the job plans, and says what it dropped.
     let p = plan_files(&[&path], true).unwrap();
@@ -285,5 +310,9 @@ fn several_files_run_in_order_with_their_own_globals() {
     assert_eq!(p.phases, vec![0, 1, 1]);
     assert_eq!(job(&p, "list").engine, EngineKind::Null);
     assert_eq!(job(&p, "randread").engine, EngineKind::Libaio);
-    assert_eq!(job(&p, "list").bs.max(), 4096, "basic.fio's bs stays in basic.fio");
+    assert_eq!(
+        job(&p, "list").bs.max(),
+        4096,
+        "basic.fio's bs stays in basic.fio"
+    );
 }

@@ -1,0 +1,273 @@
+//! fio job files and fio's command-line form through the binary, and fio's
+//! own JSON tooling reading hiops' output.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn hiops(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+fn corpus(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/jobs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "hiops failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not pure JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+fn write_job(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn stonewalled_phases_run_in_order_and_groups_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--output-format=json",
+            "--no-progress",
+            &corpus("phases.fio"),
+        ],
+    );
+    let v = json_of(&o);
+    let jobs = v["jobs"].as_array().unwrap();
+    // w1, w2, then r1+r2 merged by group_reporting, then r3.
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["w1", "w2", "r1", "r3"]);
+    let groups: Vec<u64> = jobs
+        .iter()
+        .map(|j| j["groupid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(groups, [0, 1, 2, 3]);
+    // Size-based: each job moves exactly its 64 MiB (16384 blocks of 4 KiB).
+    assert_eq!(jobs[0]["write"]["total_ios"], 16384);
+    assert_eq!(jobs[2]["read"]["total_ios"], 2 * 16384, "two jobs merged");
+    assert_eq!(jobs[2]["hiops"]["threads"], 2);
+    assert_eq!(v["hiops"]["phases"].as_array().unwrap().len(), 3);
+    assert_eq!(v["global options"]["ioengine"], "null");
+    assert_eq!(jobs[3]["job options"]["wait_for_previous"], "");
+}
+
+#[test]
+fn command_line_jobs_use_fio_defaults_and_per_clone_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = json_of(&hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--output-format=json",
+            "--size=1m",
+            "--bs=4k",
+            "--name=seq",
+            "--rw=write",
+            "--numjobs=2",
+            "--name=rand",
+            "--rw",
+            "randread",
+            "--size=512k",
+        ],
+    ));
+    let jobs = v["jobs"].as_array().unwrap();
+    // Without group_reporting, fio lists each clone.
+    assert_eq!(jobs.len(), 3);
+    assert_eq!(jobs[0]["jobname"], "seq");
+    assert_eq!(jobs[1]["jobname"], "seq");
+    assert_eq!(jobs[0]["write"]["io_bytes"], 1 << 20);
+    assert_eq!(jobs[2]["read"]["io_bytes"], 512 << 10);
+    // fio's defaults: psync, one file per clone in the current directory.
+    assert!(jobs[0]["hiops"]["engine"]
+        .as_str()
+        .unwrap()
+        .starts_with("psync"));
+    for f in ["seq.0.0", "seq.1.0", "rand.0.0"] {
+        assert!(tmp.path().join(f).exists(), "{f} was not created");
+    }
+    assert_eq!(v["global options"]["size"], "1m");
+}
+
+#[test]
+fn offsets_gaps_flushes_and_loops_do_what_fio_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("data");
+    let job = write_job(
+        tmp.path(),
+        "flush.fio",
+        &format!(
+            "[global]\nfilename={}\nbs=4k\nsize=64k\noffset=32k\n\n[gapped]\nrw=write:4k\nfsync=4\nend_fsync=1\n\n[looped]\nstonewall\nrw=read\nloops=3\n",
+            f.display()
+        ),
+    );
+    let v = json_of(&hiops(tmp.path(), &["run", "--output-format=json", &job]));
+    let jobs = v["jobs"].as_array().unwrap();
+    // 64 KiB range with a 4 KiB gap after each block: 8 writes of 4 KiB, then
+    // the pass is done (fio counts the range, not the bytes).
+    let gapped = &jobs[0];
+    let writes = gapped["write"]["total_ios"].as_u64().unwrap();
+    assert_eq!(writes, 8);
+    // One fsync per 4 writes, plus end_fsync.
+    let syncs = gapped["sync"]["total_ios"].as_u64().unwrap();
+    assert_eq!(syncs, writes / 4 + 1);
+    // The file holds offset + size.
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 96 << 10);
+    // loops=3 reads the 64 KiB range three times.
+    assert_eq!(jobs[1]["read"]["io_bytes"], 3 * (64 << 10));
+}
+
+#[test]
+fn unsupported_options_stop_the_run_unless_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = hiops(tmp.path(), &["run", &corpus("unsupported.fio")]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unsupported.fio:6: option verify_pattern"),
+        "{err}"
+    );
+    assert!(
+        err.contains("unsupported.fio:8: unknown option frobnicate"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "no result without a run");
+    assert!(
+        !tmp.path().join("job.0.0").exists(),
+        "nothing was written before refusing"
+    );
+    let o = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--ignore-unsupported",
+            "--output-format=json",
+            &corpus("unsupported.fio"),
+        ],
+    );
+    let v = json_of(&o);
+    assert_eq!(
+        v["jobs"][0]["hiops"]["ignored_options"],
+        serde_json::json!(["verify_pattern", "write_lat_log", "frobnicate"])
+    );
+    assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));
+    let o = hiops(tmp.path(), &["run", "--name=x", "--frobnicate=2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown option --frobnicate"));
+}
+
+#[test]
+fn percentile_list_and_steady_state_appear_in_the_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = json_of(&hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--output-format=json",
+            "--name=ss",
+            "--ioengine=null",
+            "--size=64m",
+            "--runtime=30",
+            "--time_based",
+            "--percentile_list=50:99.5",
+            "--ss=iops:50%",
+            "--ss_dur=2",
+        ],
+    ));
+    let j = &v["jobs"][0];
+    let p = j["read"]["clat_ns"]["percentile"].as_object().unwrap();
+    let keys: Vec<&String> = p.keys().collect();
+    assert_eq!(keys, ["50.000000", "99.500000"]);
+    // The null engine is steady within 50% at once: the run stops long
+    // before its 30 s.
+    assert_eq!(j["steadystate"]["attained"], 1);
+    assert_eq!(j["steadystate"]["ss"], "iops");
+    assert!(j["read"]["runtime"].as_u64().unwrap() < 20_000);
+}
+
+/// fio's own `fio_jsonplus_clat2csv` (Debian's fio package) reads hiops'
+/// json+ and writes the latency CDF; its last row must count every I/O.
+#[test]
+fn fio_jsonplus_clat2csv_reads_hiops_json_plus() {
+    let Some(tool) = [
+        "/usr/bin/fio_jsonplus_clat2csv",
+        "/usr/local/bin/fio_jsonplus_clat2csv",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists()) else {
+        eprintln!("skipped: fio_jsonplus_clat2csv not installed (Debian package fio)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--output-format=json+",
+            "--name=lat",
+            "--ioengine=mem",
+            "--rw=randread",
+            "--size=32m",
+        ],
+    );
+    let v = json_of(&out);
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(ios, 8192);
+    std::fs::write(tmp.path().join("lat.json"), &out.stdout).unwrap();
+    let st = Command::new("python3")
+        .arg(&tool)
+        .arg(tmp.path().join("lat.json"))
+        .arg(tmp.path().join("lat.csv"))
+        .output()
+        .expect("python3 runs the tool");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let csv = std::fs::read_to_string(tmp.path().join("lat_job0.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(", ").collect();
+    let cum = header
+        .iter()
+        .position(|h| *h == "read_clat_ns_cumulative")
+        .unwrap();
+    let pct = header
+        .iter()
+        .position(|h| *h == "read_clat_ns_percentile")
+        .unwrap();
+    let last: Vec<&str> = csv
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .last()
+        .unwrap()
+        .split(", ")
+        .collect();
+    assert_eq!(last[cum].trim().parse::<u64>().unwrap(), ios);
+    assert!((last[pct].trim().parse::<f64>().unwrap() - 1.0).abs() < 1e-9);
+}
