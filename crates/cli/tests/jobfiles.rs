@@ -263,8 +263,7 @@ fn fio_jsonplus_clat2csv_reads_hiops_json_plus() {
         .unwrap();
     let last: Vec<&str> = csv
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .unwrap()
         .split(", ")
         .collect();

@@ -264,7 +264,7 @@ fn engine_names_percentiles_and_filling() {
     );
     let f = job(&p, "filler");
     let size = f.size.unwrap();
-    assert!(size > 0 && size % 4096 == 0);
+    assert!(size > 0 && size.is_multiple_of(4096));
     assert!(f
         .allow_write_devices
         .contains(&PathBuf::from("/tmp/hiops-corpus-engines")));
