@@ -140,6 +140,23 @@ impl Scatter {
     }
 }
 
+/// Zones of (access %, share of the range) laid end to end, as (cumulative
+/// access share, start, end); a range past the end is cut at it.
+fn zoned(zones: impl Iterator<Item = (f64, f64)>) -> Picker {
+    let (mut acc, mut start) = (0.0, 0.0f64);
+    Picker::Zoned(
+        zones
+            .map(|(a, share)| {
+                acc += a / 100.0;
+                let end = (start + share).min(1.0);
+                let z = (acc, start.min(end), end);
+                start = end;
+                z
+            })
+            .collect(),
+    )
+}
+
 /// Generates a worker's I/O stream. Allocation happens only in `new`.
 pub struct IoGen {
     rng: FastRng,
@@ -210,34 +227,9 @@ impl IoGen {
             Distribution::ZonedAbs(zones) => {
                 // Absolute zone sizes become shares of the (smallest) region.
                 let len = regions.iter().map(|r| r.len).min().unwrap() as f64;
-                let (mut acc, mut start) = (0.0, 0.0f64);
-                Picker::Zoned(
-                    zones
-                        .iter()
-                        .map(|&(a, bytes)| {
-                            acc += a / 100.0;
-                            let end = (start + bytes as f64 / len).min(1.0);
-                            let z = (acc, start.min(end), end);
-                            start = end;
-                            z
-                        })
-                        .collect(),
-                )
+                zoned(zones.iter().map(|&(a, bytes)| (a, bytes as f64 / len)))
             }
-            Distribution::Zoned(zones) => {
-                let (mut acc, mut start) = (0.0, 0.0);
-                Picker::Zoned(
-                    zones
-                        .iter()
-                        .map(|&(a, r)| {
-                            acc += a / 100.0;
-                            let z = (acc, start, start + r / 100.0);
-                            start += r / 100.0;
-                            z
-                        })
-                        .collect(),
-                )
-            }
+            Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
         };
         let cursor = regions.iter().map(|r| [r.start, r.start]).collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();

@@ -2,7 +2,7 @@
 //! `500ms`, `2m`, `100us`. Sizes use 1024 per step (fio's default kb_base).
 
 /// Splits `12.5ms` into ("12.5", "ms").
-fn number_and_suffix(text: &str) -> (&str, &str) {
+pub fn number_and_suffix(text: &str) -> (&str, &str) {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

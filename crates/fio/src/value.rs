@@ -14,13 +14,7 @@ impl Default for KbBase {
     }
 }
 
-fn split_number(text: &str) -> (&str, &str) {
-    let t = text.trim();
-    let end = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    t.split_at(end)
-}
+use hiops_bench::units::number_and_suffix as split_number;
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {

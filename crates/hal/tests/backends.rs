@@ -81,6 +81,20 @@ fn round_trip(kind: EngineKind, opts: &EngineOptions, direct: bool, depth: u32) 
         Err(e) => panic!("{kind} failed to open: {e}"),
     };
     pass(&mut queue, Op::Write, false).unwrap();
+    // Flushes go through the queue like any command and succeed.
+    for op in [Op::Fsync, Op::Fdatasync] {
+        let tag = queue.get_free_tag().unwrap();
+        let cmd = Command {
+            op,
+            target: 0,
+            offset: 0,
+            len: 0,
+        };
+        queue.bind(tag, cmd).unwrap();
+        let mut out = [Completion::EMPTY; 1];
+        let n = queue.issue_and_reap(1, &mut out).unwrap();
+        assert_eq!((n, out[0].result), (1, 0), "{kind}: {op:?}");
+    }
     // Read back through the same engine, and independently through std.
     pass(&mut queue, Op::Read, true).unwrap();
     drop(queue);

@@ -164,11 +164,14 @@ impl Engine for AioEngine {
                 Op::Fdatasync => IOCB_CMD_FDSYNC,
             },
             aio_fildes: self.fds[cmd.target as usize] as u32,
-            aio_buf: buf as u64,
-            aio_nbytes: if cmd.op.is_sync() { 0 } else { cmd.len as u64 },
-            aio_offset: cmd.offset as i64,
             ..Iocb::default()
         };
+        // The kernel refuses a flush with a buffer, length or offset (EINVAL).
+        if !cmd.op.is_sync() {
+            iocb.aio_buf = buf as u64;
+            iocb.aio_nbytes = cmd.len as u64;
+            iocb.aio_offset = cmd.offset as i64;
+        }
         if let Some(bell) = &self.doorbell {
             iocb.aio_flags = IOCB_FLAG_RESFD;
             iocb.aio_resfd = bell.as_raw_fd() as u32;
