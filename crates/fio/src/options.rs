@@ -59,7 +59,6 @@ pub struct Draft {
     pub new_group: bool,
     pub group_reporting: bool,
     pub verify: Option<bool>,
-    pub do_verify: Option<bool>,
     pub verify_only: Option<bool>,
     pub hipri: Option<bool>,
     pub nowait: Option<bool>,
@@ -331,10 +330,10 @@ pub static OPTIONS: &[OptDef] = &[
             s => return Err(format!("verify={s} is not implemented: hiops verifies with crc32c stamps (verify=crc32c)")),
         }); Ok(())
     }),
-    opt!("do_verify", [], flag, "Check written blocks (1, default); 0 is not implemented.", |d, v| {
+    opt!("do_verify", [], flag, "Check written blocks (1, default); 0 is not implemented.", |_, v| {
         let b = value::boolean(v)?;
         if !b { return Err("do_verify=0 (stamp without checking) is not implemented: drop verify instead".into()); }
-        d.do_verify = Some(b); Ok(())
+        Ok(())
     }),
     opt!("verify_only", [], flag, "Only read the target and check the stamps a previous verify run wrote.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),

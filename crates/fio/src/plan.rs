@@ -95,15 +95,19 @@ pub fn plan(
             if any_job && (draft.stonewall || draft.new_group) {
                 group += 1;
             }
-            let (mut spec, temp) = draft.clone().into_spec(defaults).map_err(|e| {
-                match (&section.origin.file, defaults) {
-                    (None, Defaults::Embedded) => e,
-                    (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
-                    (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
-                }
-            })?;
+            let description = draft.description.take();
+            let percentiles = draft.percentile_list.take();
+            let group_reporting = draft.group_reporting;
+            let (mut spec, temp) =
+                draft
+                    .into_spec(defaults)
+                    .map_err(|e| match (&section.origin.file, defaults) {
+                        (None, Defaults::Embedded) => e,
+                        (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
+                        (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
+                    })?;
             spec.meta = JobMeta {
-                description: draft.description.clone(),
+                description,
                 // The embedded job reports its effective options instead.
                 options: if defaults == Defaults::Fio {
                     section
@@ -117,8 +121,8 @@ pub fn plan(
                 group,
                 // hiops' own job reports its clones merged; fio's jobs do
                 // only with group_reporting.
-                group_reporting: draft.group_reporting || defaults == Defaults::Embedded,
-                percentiles: draft.percentile_list.clone(),
+                group_reporting: group_reporting || defaults == Defaults::Embedded,
+                percentiles,
                 ignored: ignored_here,
             };
             if temp.is_some() {
