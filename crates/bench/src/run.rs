@@ -107,11 +107,14 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         if !spec.bs.is_fixed() {
             return usage("--verify needs one block size: drop --bssplit or the bs range");
         }
-        if bs_min < crate::verify::HEADER_LEN as u32 {
-            return usage(format!(
-                "--verify needs blocks of at least {} bytes",
-                crate::verify::HEADER_LEN
-            ));
+        let min = crate::verify::min_block(spec.verify);
+        if (bs_min as usize) < min {
+            return usage(format!("--verify needs blocks of at least {min} bytes"));
+        }
+        if spec.verify == VerifyMode::Pattern
+            && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
+        {
+            return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number or a \"quoted string\")");
         }
         if !spec.rw.writes() && !spec.verify_only {
             return usage("--verify checks blocks this run writes: use a workload that writes (write, randwrite, rw, randrw), or --verify_only to check a target written earlier");

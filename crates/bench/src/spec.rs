@@ -254,8 +254,14 @@ impl Distribution {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VerifyMode {
     Off,
-    /// Stamp every written block and check it when read back.
+    /// Stamp every written block with a CRC32C and check it when read back.
     Crc32c,
+    /// The same with an MD5 digest.
+    Md5,
+    /// The same with a SHA-256 digest.
+    Sha256,
+    /// A header plus `verify_pattern` repeated as the payload, compared byte by byte.
+    Pattern,
 }
 
 /// A byte count, or a share of the target (fio's `offset=10%`).
@@ -363,6 +369,10 @@ pub struct JobSpec {
     /// Per-thread target rate in IOPS (latency from the intended issue time).
     pub rate_iops: Option<u64>,
     pub verify: VerifyMode,
+    /// The payload of stamped blocks (fio's `verify_pattern`); random if None.
+    pub verify_pattern: Option<Vec<u8>>,
+    /// Check what was written (fio's `do_verify`); false only stamps.
+    pub do_verify: bool,
     /// Read and check stamps already on the target without writing.
     pub verify_only: bool,
     /// Block devices the user named as writable despite the safety checks.
@@ -444,6 +454,8 @@ impl JobSpec {
             randseed: 0x005E_ED0F_1105,
             rate_iops: None,
             verify: VerifyMode::Off,
+            verify_pattern: None,
+            do_verify: true,
             verify_only: false,
             allow_write_devices: Vec::new(),
             meta: JobMeta::default(),

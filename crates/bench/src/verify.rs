@@ -1,11 +1,26 @@
 //! Block stamps for `--verify`: every written block carries a header naming
-//! its offset and generation and a CRC32C over everything after the checksum
-//! field, followed by incompressible data.
+//! its offset, generation and checksum algorithm, and a checksum over the
+//! rest of the block.
 //!
 //! Layout (little-endian): magic u32 | crc32c u32 | offset u64 | generation u64
-//! | length u32 | reserved u32 | payload.
+//! | length u32 | algorithm u32 | [digest] | payload.
+//!
+//! - crc32c: the crc field covers everything after it.
+//! - md5 / sha256: the digest (16 / 32 bytes) follows the header and covers
+//!   header bytes 8..32 and the payload after the digest; the crc field is 0.
+//! - pattern: the crc field covers the header only; the payload must equal
+//!   the verify pattern repeated from the block's first byte (fio's
+//!   `verify=pattern` with a header naming the offset, so misplaced blocks
+//!   are still told apart from corrupted ones).
+//!
+//! With a verify pattern and a checksum algorithm, the payload is the pattern
+//! instead of random bytes and the checksum covers it as usual.
+
+use md5::Md5;
+use sha2::{Digest, Sha256};
 
 use crate::rng::FastRng;
+use crate::spec::VerifyMode;
 
 const MAGIC: u32 = u32::from_le_bytes(*b"HIO1");
 pub const HEADER_LEN: usize = 32;
@@ -19,6 +34,11 @@ pub enum BadBlock {
     WrongOffset { found: u64 },
     /// The data does not match its checksum: corruption.
     Checksum,
+    /// The payload differs from the verify pattern at this byte of the block.
+    Pattern { at: usize },
+    /// The stamp names an algorithm this job cannot check (another hiops
+    /// version, or a pattern block checked without `verify_pattern`).
+    Algorithm { id: u32 },
     /// An older generation than the last acknowledged write: a lost write.
     StaleGeneration { found: u64, expected: u64 },
 }
@@ -29,6 +49,13 @@ impl std::fmt::Display for BadBlock {
             BadBlock::NoStamp => write!(f, "no hiops stamp"),
             BadBlock::WrongOffset { found } => write!(f, "stamp names offset {found}"),
             BadBlock::Checksum => write!(f, "checksum mismatch (data corrupted)"),
+            BadBlock::Pattern { at } => {
+                write!(f, "payload differs from the verify pattern at byte {at}")
+            }
+            BadBlock::Algorithm { id } => write!(
+                f,
+                "stamp uses checksum algorithm {id}, which this job cannot check"
+            ),
             BadBlock::StaleGeneration { found, expected } => {
                 write!(
                     f,
@@ -39,39 +66,153 @@ impl std::fmt::Display for BadBlock {
     }
 }
 
-/// Writes a stamped block of `buf.len()` bytes for `offset`, generation `generation`.
-pub fn stamp(buf: &mut [u8], offset: u64, generation: u64, rng: &mut FastRng) {
-    assert!(
-        buf.len() >= HEADER_LEN,
-        "verify needs blocks of at least {HEADER_LEN} bytes"
-    );
-    rng.fill(&mut buf[HEADER_LEN..]);
-    buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-    buf[8..16].copy_from_slice(&offset.to_le_bytes());
-    buf[16..24].copy_from_slice(&generation.to_le_bytes());
-    let len = buf.len() as u32;
-    buf[24..28].copy_from_slice(&len.to_le_bytes());
-    buf[28..32].fill(0);
-    let crc = crc32c::crc32c(&buf[8..]);
-    buf[4..8].copy_from_slice(&crc.to_le_bytes());
+/// The on-disk id of each algorithm (the header's algorithm field).
+fn algorithm_id(mode: VerifyMode) -> u32 {
+    match mode {
+        VerifyMode::Off | VerifyMode::Crc32c => 0,
+        VerifyMode::Md5 => 1,
+        VerifyMode::Sha256 => 2,
+        VerifyMode::Pattern => 3,
+    }
 }
 
-/// Checks a block read from `offset`; returns its generation.
-pub fn check(buf: &[u8], offset: u64) -> Result<u64, BadBlock> {
-    let word = |r: std::ops::Range<usize>| u64::from_le_bytes(buf[r].try_into().unwrap());
-    if buf.len() < HEADER_LEN || u32::from_le_bytes(buf[0..4].try_into().unwrap()) != MAGIC {
-        return Err(BadBlock::NoStamp);
+fn digest_len(id: u32) -> usize {
+    match id {
+        1 => 16,
+        2 => 32,
+        _ => 0,
     }
-    let len = u32::from_le_bytes(buf[24..28].try_into().unwrap()) as usize;
-    let crc = u32::from_le_bytes(buf[4..8].try_into().unwrap());
-    if len != buf.len() || crc32c::crc32c(&buf[8..]) != crc {
-        return Err(BadBlock::Checksum);
+}
+
+/// The smallest block `mode` can stamp.
+pub fn min_block(mode: VerifyMode) -> usize {
+    HEADER_LEN + digest_len(algorithm_id(mode))
+}
+
+/// Stamps and checks blocks for one job: the algorithm and the optional
+/// payload pattern, fixed before the run (no allocation per block).
+#[derive(Clone, Debug)]
+pub struct Stamper {
+    mode: VerifyMode,
+    pattern: Option<Vec<u8>>,
+}
+
+impl Stamper {
+    /// `pattern` is required for `VerifyMode::Pattern` and optional otherwise.
+    pub fn new(mode: VerifyMode, pattern: Option<Vec<u8>>) -> Self {
+        assert!(
+            mode != VerifyMode::Pattern || pattern.as_ref().is_some_and(|p| !p.is_empty()),
+            "verify=pattern needs a non-empty pattern"
+        );
+        Stamper { mode, pattern }
     }
-    let found = word(8..16);
-    if found != offset {
-        return Err(BadBlock::WrongOffset { found });
+
+    /// Writes a stamped block of `buf.len()` bytes for `offset`, generation `generation`.
+    pub fn stamp(&self, buf: &mut [u8], offset: u64, generation: u64, rng: &mut FastRng) {
+        let id = algorithm_id(self.mode);
+        let body = HEADER_LEN + digest_len(id);
+        assert!(
+            buf.len() >= body,
+            "verify needs blocks of at least {body} bytes"
+        );
+        match &self.pattern {
+            Some(p) => fill_pattern(buf, p),
+            None => rng.fill(&mut buf[body..]),
+        }
+        buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        buf[8..16].copy_from_slice(&offset.to_le_bytes());
+        buf[16..24].copy_from_slice(&generation.to_le_bytes());
+        let len = buf.len() as u32;
+        buf[24..28].copy_from_slice(&len.to_le_bytes());
+        buf[28..32].copy_from_slice(&id.to_le_bytes());
+        let crc = match id {
+            0 => crc32c::crc32c(&buf[8..]),
+            1 => {
+                let d = digest_of::<Md5>(buf, 16);
+                buf[HEADER_LEN..body].copy_from_slice(&d[..16]);
+                0
+            }
+            2 => {
+                let d = digest_of::<Sha256>(buf, 32);
+                buf[HEADER_LEN..body].copy_from_slice(&d[..32]);
+                0
+            }
+            _ => crc32c::crc32c(&buf[8..HEADER_LEN]),
+        };
+        buf[4..8].copy_from_slice(&crc.to_le_bytes());
     }
-    Ok(word(16..24))
+
+    /// Checks a block read from `offset`; returns its generation. The
+    /// algorithm is the one the block's header names, so a target written
+    /// with any algorithm can be checked later.
+    pub fn check(&self, buf: &[u8], offset: u64) -> Result<u64, BadBlock> {
+        let u32_at = |at: usize| u32::from_le_bytes(buf[at..at + 4].try_into().unwrap());
+        let u64_at = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().unwrap());
+        if buf.len() < HEADER_LEN || u32_at(0) != MAGIC {
+            return Err(BadBlock::NoStamp);
+        }
+        let id = u32_at(28);
+        let body = HEADER_LEN + digest_len(id);
+        if u32_at(24) as usize != buf.len() || buf.len() < body {
+            return Err(BadBlock::Checksum);
+        }
+        let crc = u32_at(4);
+        match id {
+            0 if crc32c::crc32c(&buf[8..]) != crc => return Err(BadBlock::Checksum),
+            0 => {}
+            // The unused crc field must stay 0, so no header byte goes unchecked.
+            1 | 2 if crc != 0 => return Err(BadBlock::Checksum),
+            1 if digest_of::<Md5>(buf, 16)[..16] != buf[HEADER_LEN..body] => {
+                return Err(BadBlock::Checksum)
+            }
+            2 if digest_of::<Sha256>(buf, 32)[..32] != buf[HEADER_LEN..body] => {
+                return Err(BadBlock::Checksum)
+            }
+            1 | 2 => {}
+            3 => {
+                if crc32c::crc32c(&buf[8..HEADER_LEN]) != crc {
+                    return Err(BadBlock::Checksum);
+                }
+                let Some(p) = &self.pattern else {
+                    return Err(BadBlock::Algorithm { id });
+                };
+                if let Some(at) = pattern_mismatch(buf, p, HEADER_LEN) {
+                    return Err(BadBlock::Pattern { at });
+                }
+            }
+            _ => return Err(BadBlock::Algorithm { id }),
+        }
+        let found = u64_at(8);
+        if found != offset {
+            return Err(BadBlock::WrongOffset { found });
+        }
+        Ok(u64_at(16))
+    }
+}
+
+/// The digest of header bytes 8..32 and the payload after the `len`-byte
+/// digest slot, in a fixed 32-byte array (md5 uses the first 16).
+fn digest_of<D: Digest>(buf: &[u8], len: usize) -> [u8; 32] {
+    let mut h = D::new();
+    h.update(&buf[8..HEADER_LEN]);
+    h.update(&buf[HEADER_LEN + len..]);
+    let mut out = [0u8; 32];
+    out[..len].copy_from_slice(&h.finalize()[..len]);
+    out
+}
+
+/// Fills `buf` with `pattern` repeated from its first byte (the header is
+/// written over the start afterwards).
+fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    for chunk in buf.chunks_mut(pattern.len()) {
+        chunk.copy_from_slice(&pattern[..chunk.len()]);
+    }
+}
+
+/// The first byte at or after `from` where `buf` differs from `pattern`
+/// repeated from byte 0.
+fn pattern_mismatch(buf: &[u8], pattern: &[u8], from: usize) -> Option<usize> {
+    (from..buf.len()).find(|&i| buf[i] != pattern[i % pattern.len()])
 }
 
 /// Outcome of verification for a job.
@@ -106,22 +247,61 @@ impl VerifyReport {
 mod tests {
     use super::*;
 
-    #[test]
-    fn stamped_block_checks_and_any_flipped_bit_is_caught() {
+    fn flips_are_caught(stamper: &Stamper, bs: usize) {
         let mut rng = FastRng::new(3);
-        let mut buf = vec![0u8; 4096];
-        stamp(&mut buf, 8192, 5, &mut rng);
-        assert_eq!(check(&buf, 8192), Ok(5));
+        let mut buf = vec![0u8; bs];
+        stamper.stamp(&mut buf, 8192, 5, &mut rng);
+        assert_eq!(stamper.check(&buf, 8192), Ok(5));
         assert_eq!(
-            check(&buf, 4096),
+            stamper.check(&buf, 4096),
             Err(BadBlock::WrongOffset { found: 8192 })
         );
-        for pos in [4usize, 9, 17, 100, 4095] {
+        for pos in [4usize, 9, 17, 28, 33, 40, 100, bs - 1] {
             let mut bad = buf.clone();
             bad[pos] ^= 0x10;
-            assert!(check(&bad, 8192).is_err(), "flip at {pos} not caught");
+            assert!(
+                stamper.check(&bad, 8192).is_err(),
+                "{stamper:?}: flip at {pos} not caught"
+            );
         }
-        assert_eq!(check(&[0u8; 4096], 0), Err(BadBlock::NoStamp));
+        assert_eq!(stamper.check(&vec![0u8; bs], 0), Err(BadBlock::NoStamp));
+    }
+
+    #[test]
+    fn every_algorithm_checks_its_stamp_and_catches_any_flipped_bit() {
+        for mode in [VerifyMode::Crc32c, VerifyMode::Md5, VerifyMode::Sha256] {
+            flips_are_caught(&Stamper::new(mode, None), 4096);
+            flips_are_caught(&Stamper::new(mode, Some(b"\xde\xad".to_vec())), 512);
+        }
+        flips_are_caught(&Stamper::new(VerifyMode::Pattern, Some(vec![0xab])), 4096);
+        flips_are_caught(
+            &Stamper::new(VerifyMode::Pattern, Some(b"hiops".to_vec())),
+            512,
+        );
+    }
+
+    #[test]
+    fn digests_sit_after_the_header_and_patterns_fill_the_payload() {
+        let mut rng = FastRng::new(1);
+        let mut buf = vec![0u8; 512];
+        Stamper::new(VerifyMode::Sha256, Some(vec![0x5a])).stamp(&mut buf, 0, 1, &mut rng);
+        assert_eq!(&buf[4..8], &[0, 0, 0, 0], "crc field unused by sha256");
+        assert!(buf[64..].iter().all(|&b| b == 0x5a));
+        assert_eq!(min_block(VerifyMode::Sha256), 64);
+        assert_eq!(min_block(VerifyMode::Md5), 48);
+
+        let pat = Stamper::new(VerifyMode::Pattern, Some(b"abc".to_vec()));
+        pat.stamp(&mut buf, 512, 2, &mut rng);
+        assert_eq!(&buf[34..37], b"bca", "pattern counted from the block start");
+        let mut bad = buf.clone();
+        bad[300] = b'z';
+        assert_eq!(pat.check(&bad, 512), Err(BadBlock::Pattern { at: 300 }));
+        // A pattern block read by a job without the pattern is not passed.
+        let plain = Stamper::new(VerifyMode::Crc32c, None);
+        assert_eq!(plain.check(&buf, 512), Err(BadBlock::Algorithm { id: 3 }));
+        // Blocks written with md5 are checked by a crc32c job (verify_only).
+        Stamper::new(VerifyMode::Md5, None).stamp(&mut buf, 512, 7, &mut rng);
+        assert_eq!(plain.check(&buf, 512), Ok(7));
     }
 
     #[test]

@@ -208,6 +208,9 @@ pub(crate) fn run_worker(
     } else {
         Vec::new()
     };
+    let stamper = verify::Stamper::new(spec.verify, spec.verify_pattern.clone());
+    // do_verify=0 stamps blocks without checking them.
+    let checker = spec.do_verify.then_some(&stamper);
     let mut gen = plan.generator();
     ctrl.start.wait();
     if ctrl.failed.lock().unwrap().is_some() || !plan.start_delay(ctrl) {
@@ -220,6 +223,7 @@ pub(crate) fn run_worker(
         let cpu0 = ProcessSample::thread();
         if let Err(e) = verify_pass(
             &mut queue,
+            &stamper,
             &plan.regions,
             plan.align,
             None,
@@ -315,7 +319,7 @@ pub(crate) fn run_worker(
                 map.busy[b] = true;
                 if io.op == Op::Write {
                     generation = map.committed[b] + 1;
-                    verify::stamp(
+                    stamper.stamp(
                         &mut queue.buffer_mut(tag)[..io.len as usize],
                         io.offset,
                         generation,
@@ -402,7 +406,15 @@ pub(crate) fn run_worker(
         for c in &out[..n] {
             let st = tags[c.tag as usize];
             let op = st.op.expect("completion for a tag with no command");
-            if let Err(e) = complete(c.tag, c.result, &st, &mut maps, &queue, &mut result) {
+            if let Err(e) = complete(
+                c.tag,
+                c.result,
+                &st,
+                &mut maps,
+                &queue,
+                checker,
+                &mut result,
+            ) {
                 result.error = Some(format!("job {}: {e}", spec.name));
                 break 'run;
             }
@@ -443,7 +455,15 @@ pub(crate) fn run_worker(
             Ok(n) => {
                 for c in &out[..n] {
                     let st = tags[c.tag as usize];
-                    if let Err(e) = complete(c.tag, c.result, &st, &mut maps, &queue, &mut result) {
+                    if let Err(e) = complete(
+                        c.tag,
+                        c.result,
+                        &st,
+                        &mut maps,
+                        &queue,
+                        checker,
+                        &mut result,
+                    ) {
                         result
                             .error
                             .get_or_insert(format!("job {}: {e}", spec.name));
@@ -489,10 +509,11 @@ pub(crate) fn run_worker(
             }
         }
     }
-    if !maps.is_empty() && result.error.is_none() {
+    if !maps.is_empty() && spec.do_verify && result.error.is_none() {
         let mut report = result.verify.take().unwrap_or_default();
         if let Err(e) = verify_pass(
             &mut queue,
+            &stamper,
             &plan.regions,
             plan.align,
             Some(&maps),
@@ -514,6 +535,7 @@ fn complete(
     st: &TagState,
     maps: &mut [BlockMap],
     queue: &Queue,
+    checker: Option<&verify::Stamper>,
     result: &mut ThreadResult,
 ) -> Result<(), String> {
     let op = st.op.unwrap();
@@ -543,10 +565,13 @@ fn complete(
     match op {
         Op::Write => map.committed[b] = st.generation,
         Op::Read if map.committed[b] > 0 => {
+            let Some(stamper) = checker else {
+                return Ok(());
+            };
             let report = result.verify.get_or_insert_with(VerifyReport::default);
             report.blocks_checked += 1;
             let expected = map.committed[b];
-            match verify::check(&queue.buffer(tag)[..st.len as usize], st.offset) {
+            match stamper.check(&queue.buffer(tag)[..st.len as usize], st.offset) {
                 Ok(g) if g == expected => {}
                 Ok(found) => report.record_bad(
                     st.offset,
@@ -585,6 +610,7 @@ pub(crate) fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
 /// the regions for a well-formed stamp.
 fn verify_pass(
     queue: &mut Queue,
+    stamper: &verify::Stamper,
     regions: &[Region],
     bs: u32,
     maps: Option<&[BlockMap]>,
@@ -636,7 +662,7 @@ fn verify_pass(
                     ));
                 }
                 report.blocks_checked += 1;
-                match verify::check(&queue.buffer(c.tag)[..bs as usize], offset) {
+                match stamper.check(&queue.buffer(c.tag)[..bs as usize], offset) {
                     Ok(g) if maps.is_none() || g == expected => {}
                     Ok(found) => report.record_bad(
                         offset,

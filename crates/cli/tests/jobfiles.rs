@@ -148,7 +148,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unsupported.fio:6: option verify_pattern"),
+        err.contains("unsupported.fio:6: option verify_interval"),
         "{err}"
     );
     assert!(
@@ -172,7 +172,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["verify_pattern", "write_lat_log", "frobnicate"])
+        serde_json::json!(["verify_interval", "write_lat_log", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));
@@ -269,4 +269,103 @@ fn fio_jsonplus_clat2csv_reads_hiops_json_plus() {
         .collect();
     assert_eq!(last[cum].trim().parse::<u64>().unwrap(), ios);
     assert!((last[pct].trim().parse::<f64>().unwrap() - 1.0).abs() < 1e-9);
+}
+
+/// Flips one payload byte of the block at `offset` in `path`.
+fn corrupt(path: &Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, offset + 1000).unwrap();
+    b[0] ^= 0x40;
+    f.write_all_at(&b, offset + 1000).unwrap();
+}
+
+#[test]
+fn every_verify_algorithm_checks_its_blocks_and_catches_a_flipped_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = dir.join("v.dat");
+    let file = target.display();
+    // Each job writes every 4 KiB block of 1 MiB once (rw=write) and checks
+    // them; stamp_only writes md5 stamps without checking.
+    let jobs = write_job(
+        dir,
+        "verify.fio",
+        &format!(
+            "[global]\nfilename={file}\nsize=1m\nbs=4k\nioengine=psync\nrw=write\n\
+             [crc]\nverify=crc32c\n\
+             [md5]\nstonewall\nverify=md5\n\
+             [sha]\nstonewall\nverify=sha256\nverify_pattern=\"abc\"\n\
+             [pat]\nstonewall\nverify_pattern=0xdeadbeef\n\
+             [stamp_only]\nstonewall\nverify=md5\ndo_verify=0\n"
+        ),
+    );
+    let v = json_of(&hiops(
+        dir,
+        &["run", "--output-format=json", "--no-progress", &jobs],
+    ));
+    for (i, name) in ["crc", "md5", "sha", "pat"].iter().enumerate() {
+        let j = &v["jobs"][i];
+        assert_eq!(j["jobname"], *name);
+        let check = &j["hiops"]["verify"];
+        assert_eq!(check["blocks_checked"], 256, "{name}: {check}");
+        assert_eq!(check["bad_blocks"], 0, "{name}: {check}");
+    }
+    assert!(
+        v["jobs"][4]["hiops"]["verify"].is_null(),
+        "do_verify=0 checks nothing: {}",
+        v["jobs"][4]["hiops"]["verify"]
+    );
+
+    // The md5 stamps left by stamp_only check clean, then one flipped
+    // payload byte is found by a later verify_only pass.
+    let check = |extra: &str| {
+        let args = format!("--filename={file} --size=1m --bs=4k --rw=read --verify_only {extra}");
+        let mut a = vec!["run", "--output-format=json", "--no-progress"];
+        a.extend(args.split_whitespace());
+        hiops(dir, &a)
+    };
+    let clean = json_of(&check("--verify=md5"));
+    assert_eq!(clean["jobs"][0]["hiops"]["verify"]["bad_blocks"], 0);
+    corrupt(&target, 40960);
+    let o = check("--verify=md5");
+    assert!(!o.status.success(), "a corrupted block must fail the run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 bad of 256 blocks")
+            && err.contains("offset 40960")
+            && err.contains("checksum mismatch"),
+        "{err}"
+    );
+
+    // A pattern run, then a byte of its payload changed: the pattern check
+    // names the byte.
+    let o = hiops(
+        dir,
+        &[
+            "run",
+            "--no-progress",
+            "--output-format=json",
+            &format!("--filename={file}"),
+            "--size=1m",
+            "--bs=4k",
+            "--rw=write",
+            "--verify_pattern=0x5a",
+        ],
+    );
+    json_of(&o);
+    corrupt(&target, 8192);
+    let o = check("--verify_pattern=0x5a");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success()
+            && err.contains("offset 8192")
+            && err.contains("verify pattern at byte 1000"),
+        "{err}"
+    );
 }

@@ -5,7 +5,7 @@
 
 use crate::value::{self, KbBase};
 use hiops_bench::spec::{Amount, SsMetric, SteadyState};
-use hiops_bench::{BlockSizes, Distribution, RwMode};
+use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::{EngineKind, Feature};
 use std::path::PathBuf;
 
@@ -58,7 +58,9 @@ pub struct Draft {
     pub stonewall: bool,
     pub new_group: bool,
     pub group_reporting: bool,
-    pub verify: Option<bool>,
+    pub verify: Option<VerifyMode>,
+    pub verify_pattern: Option<Vec<u8>>,
+    pub do_verify: Option<bool>,
     pub verify_only: Option<bool>,
     pub hipri: Option<bool>,
     pub nowait: Option<bool>,
@@ -323,18 +325,18 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
-    opt!("verify", [], flag, "crc32c, crc32c-intel, crc32, meta (hiops stamps each block with a crc32c, its offset and a generation), 0/none.", |d, v| {
+    opt!("verify", [], flag, "crc32c (also crc32c-intel, crc32, meta), md5, sha256 or pattern: stamp each written block (offset, generation, checksum) and check it on read-back; 0/none.", |d, v| {
         d.verify = Some(match v.unwrap_or("crc32c") {
-            "0" | "none" => false,
-            "1" | "crc32c" | "crc32c-intel" | "crc32" | "meta" => true,
-            s => return Err(format!("verify={s} is not implemented: hiops verifies with crc32c stamps (verify=crc32c)")),
+            "0" | "none" => VerifyMode::Off,
+            "1" | "crc32c" | "crc32c-intel" | "crc32" | "meta" => VerifyMode::Crc32c,
+            "md5" => VerifyMode::Md5,
+            "sha256" => VerifyMode::Sha256,
+            "pattern" => VerifyMode::Pattern,
+            s => return Err(format!("verify={s} is not implemented: use crc32c, md5, sha256 or pattern")),
         }); Ok(())
     }),
-    opt!("do_verify", [], flag, "Check written blocks (1, default); 0 is not implemented.", |_, v| {
-        let b = value::boolean(v)?;
-        if !b { return Err("do_verify=0 (stamp without checking) is not implemented: drop verify instead".into()); }
-        Ok(())
-    }),
+    opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", or a mix; alone it means verify=pattern.", |d, v| { d.verify_pattern = Some(value::pattern(need(v)?)?); Ok(()) }),
+    opt!("do_verify", [], flag, "Check written blocks (1, default); 0 only stamps them.", |d, v| { d.do_verify = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_only", [], flag, "Only read the target and check the stamps a previous verify run wrote.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
@@ -380,10 +382,6 @@ pub static OPTIONS: &[OptDef] = &[
 
 /// fio options hiops knows but does not implement, with what to do instead.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "verify_pattern",
-        "hiops verifies with crc32c stamps: use verify=crc32c",
-    ),
     ("verify_interval", "hiops stamps whole blocks"),
     (
         "verify_backlog",

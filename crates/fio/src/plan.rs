@@ -368,14 +368,19 @@ impl Draft {
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.end_fsync = self.end_fsync.unwrap_or(false);
         spec.invalidate = self.invalidate.unwrap_or(true);
-        spec.verify = if self.verify == Some(true) {
-            VerifyMode::Crc32c
-        } else {
-            VerifyMode::Off
+        // fio: a verify_pattern without verify means verify=pattern.
+        spec.verify = match (self.verify, &self.verify_pattern) {
+            (Some(mode), _) => mode,
+            (None, Some(_)) => VerifyMode::Pattern,
+            (None, None) => VerifyMode::Off,
         };
+        spec.verify_pattern = self.verify_pattern.clone();
+        spec.do_verify = self.do_verify.unwrap_or(true);
         spec.verify_only = self.verify_only.unwrap_or(false);
         if spec.verify_only {
-            spec.verify = VerifyMode::Crc32c;
+            if spec.verify == VerifyMode::Off {
+                spec.verify = VerifyMode::Crc32c;
+            }
             spec.time_based = false;
             spec.ramp_ns = 0;
             spec.runtime_ns = None;

@@ -121,9 +121,113 @@ pub fn percent(text: &str) -> Result<u32, String> {
     }
 }
 
+/// A data pattern as fio's `verify_pattern` and `buffer_pattern` read it
+/// (fio's lib/pattern.c): a concatenation of hex runs (`0xdead`, bytes in
+/// the order written, an odd digit count padded at the front), decimal
+/// numbers in the i32 range (little-endian, as few bytes as the value needs,
+/// 0 as one byte) and double-quoted strings. `0xff0x14` is two runs.
+pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
+    let text = text.trim();
+    let bad = |why: &str| Err(format!("verify_pattern '{text}': {why}"));
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let lower = rest.to_ascii_lowercase();
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let Some(end) = quoted.find('"') else {
+                return bad("a string has no closing quote");
+            };
+            if end == 0 {
+                return bad("an empty string adds nothing");
+            }
+            out.extend_from_slice(&quoted.as_bytes()[..end]);
+            rest = &quoted[end + 1..];
+        } else if rest.starts_with('%') || rest.starts_with('\'') {
+            return bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\"");
+        } else if lower.starts_with("0x") {
+            let digits: &str = &rest[2..];
+            let mut n = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
+            if n == 0 {
+                return bad("0x without hex digits");
+            }
+            // `0xff0x14`: the 0 before the next x starts the next run.
+            if n > 1 && digits[n..].starts_with(['x', 'X']) && digits.as_bytes()[n - 1] == b'0' {
+                n -= 1;
+            }
+            let mut hex = digits[..n].to_string();
+            if hex.len() % 2 == 1 {
+                hex.insert(0, '0');
+            }
+            for pair in hex.as_bytes().chunks(2) {
+                let pair = std::str::from_utf8(pair).unwrap();
+                out.push(u8::from_str_radix(pair, 16).unwrap());
+            }
+            rest = &digits[n..];
+        } else {
+            // A decimal number, stopped before any following 0x run.
+            let limit = lower.find("0x").filter(|&i| i > 0).unwrap_or(rest.len());
+            let sign = usize::from(rest.starts_with(['-', '+']));
+            let n = sign
+                + rest[sign..limit]
+                    .bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .count();
+            if n == sign {
+                return bad(&format!(
+                    "unexpected '{}': give 0xHEX, a decimal number or a \"string\"",
+                    rest.chars().next().unwrap()
+                ));
+            }
+            let value: i64 = rest[..n]
+                .parse()
+                .map_err(|_| format!("verify_pattern '{text}': bad number"))?;
+            if value < i32::MIN as i64 || value > i32::MAX as i64 {
+                return bad("decimal numbers must fit in 32 bits: write larger values in hex");
+            }
+            let mut v = value as i32 as u32;
+            if v == 0 {
+                out.push(0);
+            }
+            while v != 0 {
+                out.push(v as u8);
+                v >>= 8;
+            }
+            rest = &rest[n..];
+        }
+    }
+    if out.is_empty() {
+        return bad("the pattern is empty");
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_read_as_fio_reads_them() {
+        // Examples from the comment in fio's lib/pattern.c.
+        assert_eq!(pattern("\"abcd\""), Ok(b"abcd".to_vec()));
+        assert_eq!(pattern("-1024"), Ok(vec![0x00, 0xfc, 0xff, 0xff]));
+        assert_eq!(pattern("66"), Ok(vec![0x42]));
+        assert_eq!(pattern("0xFF0X1"), Ok(vec![0xff, 0x01]));
+        assert_eq!(
+            pattern("\"123\"0xFFeeCC"),
+            Ok(vec![0x31, 0x32, 0x33, 0xff, 0xee, 0xcc])
+        );
+        assert_eq!(
+            pattern("-100xab\"1\""),
+            Ok(vec![0xf6, 0xff, 0xff, 0xff, 0xab, 0x31])
+        );
+        assert_eq!(pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
+        assert_eq!(pattern("0x123"), Ok(vec![0x01, 0x23]));
+        assert_eq!(pattern("0"), Ok(vec![0]));
+        assert!(pattern("%o").unwrap_err().contains("not implemented"));
+        assert!(pattern("5000000000").unwrap_err().contains("32 bits"));
+        assert!(pattern("\"abc").unwrap_err().contains("closing quote"));
+        assert!(pattern("zz").unwrap_err().contains("unexpected 'z'"));
+    }
 
     #[test]
     fn sizes_follow_kb_base_as_fio_does() {

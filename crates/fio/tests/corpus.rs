@@ -217,11 +217,22 @@ fn engine_knobs() {
 #[test]
 fn verify_then_verify_only() {
     let p = plan("verify.fio");
-    assert_eq!(p.phases, vec![0, 1]);
+    assert_eq!(p.phases, vec![0, 1, 2, 3, 4, 5]);
     let w = job(&p, "write_and_check");
     assert_eq!(w.verify, VerifyMode::Crc32c);
+    assert!(w.do_verify && w.verify_pattern.is_none());
     let c = job(&p, "check_again");
     assert!(c.verify_only && c.verify == VerifyMode::Crc32c);
+    assert_eq!(job(&p, "md5").verify, VerifyMode::Md5);
+    let s = job(&p, "sha256_pattern");
+    assert_eq!(s.verify, VerifyMode::Sha256);
+    assert_eq!(s.verify_pattern.as_deref(), Some(&b"hiops\xff"[..]));
+    // A pattern alone means verify=pattern (fio's rule).
+    let pt = job(&p, "pattern_only");
+    assert_eq!(pt.verify, VerifyMode::Pattern);
+    assert_eq!(pt.verify_pattern, Some(vec![0x00, 0xfc, 0xff, 0xff]));
+    let n = job(&p, "stamp_without_check");
+    assert!(n.verify == VerifyMode::Md5 && !n.do_verify);
 }
 
 #[test]
@@ -285,7 +296,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let path = corpus("unsupported.fio");
     let e = plan_files(&[&path], false).unwrap_err();
     let lines: Vec<&str> = e.lines().collect();
-    assert!(lines[0].ends_with("unsupported.fio:6: option verify_pattern is not implemented in hiops (hiops verifies with crc32c stamps: use verify=crc32c)"), "{e}");
+    assert!(lines[0].ends_with("unsupported.fio:6: option verify_interval is not implemented in hiops (hiops stamps whole blocks)"), "{e}");
     assert!(
         lines[1].contains("unsupported.fio:7: option write_lat_log"),
         "{e}"
@@ -300,7 +311,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["verify_pattern", "write_lat_log", "frobnicate"]
+        vec!["verify_interval", "write_lat_log", "frobnicate"]
     );
 }
 
