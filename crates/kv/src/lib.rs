@@ -1,0 +1,24 @@
+//! # hiops-kv: an SSD key-value store on the HIOPS path
+//!
+//! The application benchmark of the HIOPS paper (Shin et al., USENIX ATC'14,
+//! Fig 10 runs Aerospike under YCSB): a store built the way Aerospike
+//! stores data on flash, with every device I/O through [`hiops_path`], so
+//! each I/O strategy can be seen under a real application.
+//!
+//! ```no_run
+//! use hiops_kv::{Store, StoreConfig};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Store::open("/tmp/kv.dat".as_ref(), StoreConfig::default())?;
+//! store.set(b"user1", b"hello")?; // returns once durable
+//! assert_eq!(store.get(b"user1")?.as_deref(), Some(&b"hello"[..]));
+//! # Ok(()) }
+//! ```
+//!
+//! Modules: [`format`] (bytes on the device), [`index`] (the digest index),
+//! [`store`] (writes, reads, flush, defragmentation, recovery).
+
+pub mod format;
+pub mod index;
+pub mod store;
+
+pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};
