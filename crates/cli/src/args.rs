@@ -27,6 +27,10 @@ pub enum Command {
     /// Run a workload: fio job files, or fio's options on the command line
     /// (no options: the default job). `hiops run --help` lists the options.
     Run(RunArgs),
+    /// The SSD key-value store on the HIOPS path: serve it over the Redis
+    /// protocol, load it with YCSB, run the paper's Fig 10.
+    #[command(subcommand)]
+    Kv(crate::kv::KvCommand),
 }
 
 #[derive(Args, Debug, Clone)]

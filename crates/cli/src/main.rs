@@ -5,6 +5,7 @@
 //! found bad blocks, 130 interrupted by Ctrl-C (partial result printed).
 
 mod args;
+mod kv;
 mod progress;
 mod signals;
 
@@ -23,6 +24,15 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     let run_args = match cli.command {
         Some(args::Command::Run(a)) => a.args,
+        Some(args::Command::Kv(k)) => {
+            return match kv::main(k) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("hiops kv: {e}");
+                    ExitCode::from(EXIT_FAILED)
+                }
+            };
+        }
         None => Vec::new(),
     };
     match run(&run_args) {

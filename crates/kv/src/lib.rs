@@ -15,10 +15,15 @@
 //! ```
 //!
 //! Modules: [`format`] (bytes on the device), [`index`] (the digest index),
-//! [`store`] (writes, reads, flush, defragmentation, recovery).
+//! [`store`] (writes, reads, flush, defragmentation, recovery), [`resp`]
+//! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
+//! workloads).
 
 pub mod format;
 pub mod index;
+pub mod resp;
+pub mod server;
 pub mod store;
+pub mod ycsb;
 
 pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

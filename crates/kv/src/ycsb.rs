@@ -1,0 +1,788 @@
+//! YCSB's core workloads (Cooper et al., "Benchmarking Cloud Serving Systems
+//! with YCSB", SoCC'10; definitions from YCSB's `workloads/workload[a-f]`
+//! and `CoreWorkload`), against the embedded store or any Redis-protocol
+//! server.
+//!
+//! | workload | mix | key choice |
+//! | --- | --- | --- |
+//! | A | 50% read, 50% update | zipfian |
+//! | B | 95% read, 5% update | zipfian |
+//! | C | 100% read | zipfian |
+//! | D | 95% read, 5% insert | latest |
+//! | E | 95% scan (1..100 records, uniform), 5% insert | zipfian |
+//! | F | 50% read, 50% read-modify-write | zipfian |
+//!
+//! Keys are `user` + FNV-1a-64 of the record number (YCSB's hashed insert
+//! order); records are 10 fields of 100 bytes, stored as one 1000-byte value.
+//! Zipfian is YCSB's scrambled zipfian (constant 0.99, over 10^10 items,
+//! hashed onto the key space); "latest" is a zipfian over the records
+//! inserted so far, counted back from the newest.
+//!
+//! Differences from YCSB, because a key-value store has no fields or key
+//! order: an update writes the whole record; a scan reads `len` records
+//! with consecutive record numbers (MGET over the protocol), one read each,
+//! as YCSB's Redis binding costs.
+
+use crate::resp::{encode_command, parse_reply, Value};
+use crate::store::Store;
+use hiops_bench::rng::FastRng;
+use hiops_stats::Histogram;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const FNV_OFFSET: u64 = 0xCBF2_9CE4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01B3;
+
+/// YCSB's `Utils.fnvhash64`: FNV-1a over the 8 bytes of `v`, low byte
+/// first, made non-negative as Java's `Math.abs` would.
+pub fn fnv64(mut v: u64) -> u64 {
+    let mut h = FNV_OFFSET;
+    for _ in 0..8 {
+        h ^= v & 0xff;
+        h = h.wrapping_mul(FNV_PRIME);
+        v >>= 8;
+    }
+    (h as i64).unsigned_abs()
+}
+
+/// The key of record `n`.
+pub fn key_of(n: u64) -> String {
+    format!("user{}", fnv64(n))
+}
+
+/// A zipfian generator over `0..n` with constant `theta` (Gray et al.,
+/// "Quickly Generating Billion-Record Synthetic Databases", SIGMOD'94, as
+/// YCSB's `ZipfianGenerator`), growing `n` incrementally.
+pub struct Zipfian {
+    theta: f64,
+    n: u64,
+    zeta_n: f64,
+    zeta_2: f64,
+    alpha: f64,
+    eta: f64,
+}
+
+fn zeta(from: u64, to: u64, theta: f64, start: f64) -> f64 {
+    (from..to).fold(start, |acc, i| acc + 1.0 / ((i + 1) as f64).powf(theta))
+}
+
+impl Zipfian {
+    pub fn new(n: u64, theta: f64) -> Zipfian {
+        Self::with_zeta(n, theta, zeta(0, n, theta, 0.0))
+    }
+
+    /// With zeta(n) given (YCSB precomputes it for its 10^10 items).
+    pub fn with_zeta(n: u64, theta: f64, zeta_n: f64) -> Zipfian {
+        let zeta_2 = zeta(0, 2, theta, 0.0);
+        let mut z = Zipfian {
+            theta,
+            n,
+            zeta_n,
+            zeta_2,
+            alpha: 1.0 / (1.0 - theta),
+            eta: 0.0,
+        };
+        z.eta = z.eta_for();
+        z
+    }
+
+    fn eta_for(&self) -> f64 {
+        (1.0 - (2.0 / self.n as f64).powf(1.0 - self.theta)) / (1.0 - self.zeta_2 / self.zeta_n)
+    }
+
+    /// Grows the item count to `n` (only upwards, as inserts do).
+    pub fn grow(&mut self, n: u64) {
+        if n > self.n {
+            self.zeta_n = zeta(self.n, n, self.theta, self.zeta_n);
+            self.n = n;
+            self.eta = self.eta_for();
+        }
+    }
+
+    /// The next item, 0 the most popular.
+    pub fn next(&self, rng: &mut FastRng) -> u64 {
+        let u = rng.unit();
+        let uz = u * self.zeta_n;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 1;
+        }
+        let v = (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        v.min(self.n - 1)
+    }
+}
+
+/// YCSB's zipfian constant and its precomputed zeta over 10^10 items.
+pub const ZIPFIAN_CONSTANT: f64 = 0.99;
+const SCRAMBLED_ITEMS: u64 = 10_000_000_000;
+const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
+
+/// How keys are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyDist {
+    Zipfian,
+    Latest,
+    Uniform,
+}
+
+/// One of YCSB's core workloads.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Workload {
+    pub name: char,
+    pub read: f64,
+    pub update: f64,
+    pub insert: f64,
+    pub scan: f64,
+    pub rmw: f64,
+    pub dist: KeyDist,
+    pub max_scan: u64,
+    pub field_count: usize,
+    pub field_len: usize,
+}
+
+impl Workload {
+    pub fn core(name: char) -> Option<Workload> {
+        let w = |read, update, insert, scan, rmw, dist| Workload {
+            name: name.to_ascii_uppercase(),
+            read,
+            update,
+            insert,
+            scan,
+            rmw,
+            dist,
+            max_scan: 100,
+            field_count: 10,
+            field_len: 100,
+        };
+        Some(match name.to_ascii_uppercase() {
+            'A' => w(0.5, 0.5, 0.0, 0.0, 0.0, KeyDist::Zipfian),
+            'B' => w(0.95, 0.05, 0.0, 0.0, 0.0, KeyDist::Zipfian),
+            'C' => w(1.0, 0.0, 0.0, 0.0, 0.0, KeyDist::Zipfian),
+            'D' => w(0.95, 0.0, 0.05, 0.0, 0.0, KeyDist::Latest),
+            'E' => w(0.0, 0.0, 0.05, 0.95, 0.0, KeyDist::Zipfian),
+            'F' => w(0.5, 0.0, 0.0, 0.0, 0.5, KeyDist::Zipfian),
+            _ => return None,
+        })
+    }
+
+    pub fn record_len(&self) -> usize {
+        self.field_count * self.field_len
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Op {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    ReadModifyWrite,
+}
+
+impl Op {
+    pub const ALL: [Op; 5] = [Op::Read, Op::Update, Op::Insert, Op::Scan, Op::ReadModifyWrite];
+    pub fn label(self) -> &'static str {
+        match self {
+            Op::Read => "READ",
+            Op::Update => "UPDATE",
+            Op::Insert => "INSERT",
+            Op::Scan => "SCAN",
+            Op::ReadModifyWrite => "READ-MODIFY-WRITE",
+        }
+    }
+}
+
+/// Chooses operations and keys for one client thread.
+pub struct Chooser {
+    w: Workload,
+    records: u64,
+    zipf: Zipfian,
+    rng: FastRng,
+}
+
+impl Chooser {
+    pub fn new(w: &Workload, records: u64, expected_inserts: u64, seed: u64) -> Chooser {
+        let zipf = match w.dist {
+            KeyDist::Zipfian => {
+                Zipfian::with_zeta(SCRAMBLED_ITEMS, ZIPFIAN_CONSTANT, SCRAMBLED_ZETAN)
+            }
+            _ => Zipfian::new(records.max(2), ZIPFIAN_CONSTANT),
+        };
+        let _ = expected_inserts;
+        Chooser {
+            w: w.clone(),
+            records,
+            zipf,
+            rng: FastRng::new(seed),
+        }
+    }
+
+    pub fn op(&mut self) -> Op {
+        let mut u = self.rng.unit();
+        for (p, op) in [
+            (self.w.read, Op::Read),
+            (self.w.update, Op::Update),
+            (self.w.insert, Op::Insert),
+            (self.w.scan, Op::Scan),
+            (self.w.rmw, Op::ReadModifyWrite),
+        ] {
+            if u < p {
+                return op;
+            }
+            u -= p;
+        }
+        Op::Read
+    }
+
+    /// A record number among the `inserted` acknowledged so far.
+    pub fn key(&mut self, inserted: u64) -> u64 {
+        let n = inserted.max(1);
+        match self.w.dist {
+            KeyDist::Uniform => self.rng.below(n),
+            KeyDist::Zipfian => {
+                // Scrambled: spread the popular items over the key space.
+                // The space is the loaded records (plus inserts so far).
+                let space = self.records.max(n);
+                loop {
+                    let k = fnv64(self.zipf.next(&mut self.rng)) % space;
+                    if k < n {
+                        return k;
+                    }
+                }
+            }
+            KeyDist::Latest => {
+                self.zipf.grow(n);
+                n - 1 - self.zipf.next(&mut self.rng).min(n - 1)
+            }
+        }
+    }
+
+    pub fn scan_len(&mut self) -> u64 {
+        1 + self.rng.below(self.w.max_scan)
+    }
+
+    pub fn fill(&mut self, value: &mut [u8]) {
+        self.rng.fill(value);
+    }
+}
+
+/// A connection to the database under test, one per client thread.
+pub trait Conn: Send {
+    /// Reads `key` into `out`; false if absent.
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool>;
+    fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()>;
+    /// Reads every key; returns how many were found.
+    fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize>;
+}
+
+/// Where the clients connect.
+#[derive(Clone)]
+pub enum Target {
+    Embedded(Arc<Store>),
+    /// A Redis-protocol server (`host:port`).
+    Tcp(String),
+}
+
+impl Target {
+    pub fn connect(&self) -> io::Result<Box<dyn Conn>> {
+        Ok(match self {
+            Target::Embedded(s) => Box::new(EmbeddedConn(s.clone())),
+            Target::Tcp(addr) => Box::new(RespConn::connect(addr)?),
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Embedded(s) => format!("embedded store ({})", s.stats().strategy),
+            Target::Tcp(a) => format!("redis protocol at {a}"),
+        }
+    }
+}
+
+struct EmbeddedConn(Arc<Store>);
+
+fn to_io(e: crate::StoreError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl Conn for EmbeddedConn {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool> {
+        self.0.get_into(key, out).map_err(to_io)
+    }
+    fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        self.0.set(key, value).map_err(to_io)
+    }
+    fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize> {
+        let mut out = Vec::new();
+        let mut found = 0;
+        for k in keys {
+            found += usize::from(self.0.get_into(k, &mut out).map_err(to_io)?);
+        }
+        Ok(found)
+    }
+}
+
+/// A minimal blocking RESP2 client.
+pub struct RespConn {
+    stream: TcpStream,
+    out: Vec<u8>,
+    input: Vec<u8>,
+}
+
+impl RespConn {
+    pub fn connect(addr: &str) -> io::Result<RespConn> {
+        let stream = TcpStream::connect(addr).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}; is the server running?"))
+        })?;
+        stream.set_nodelay(true)?;
+        Ok(RespConn {
+            stream,
+            out: Vec::with_capacity(4096),
+            input: Vec::with_capacity(4096),
+        })
+    }
+
+    /// Sends one command and reads its reply.
+    pub fn call(&mut self, args: &[&[u8]]) -> io::Result<Value> {
+        self.out.clear();
+        encode_command(&mut self.out, args);
+        self.stream.write_all(&self.out)?;
+        loop {
+            if let Some((v, used)) = parse_reply(&self.input)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.0))?
+            {
+                self.input.drain(..used);
+                return Ok(v);
+            }
+            let len = self.input.len();
+            self.input.resize(len + 16384, 0);
+            let n = self.stream.read(&mut self.input[len..])?;
+            self.input.truncate(len + n);
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection",
+                ));
+            }
+        }
+    }
+}
+
+fn server_error(v: Value) -> io::Error {
+    io::Error::other(format!("unexpected reply {v:?}"))
+}
+
+impl Conn for RespConn {
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool> {
+        out.clear();
+        match self.call(&[b"GET", key])? {
+            Value::Bulk(Some(v)) => {
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            Value::Bulk(None) => Ok(false),
+            v => Err(server_error(v)),
+        }
+    }
+    fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        match self.call(&[b"SET", key, value])? {
+            Value::Simple(s) if s == "OK" => Ok(()),
+            v => Err(server_error(v)),
+        }
+    }
+    fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize> {
+        let mut args: Vec<&[u8]> = vec![b"MGET"];
+        args.extend(keys.iter().map(|k| k.as_slice()));
+        match self.call(&args)? {
+            Value::Array(Some(items)) => Ok(items
+                .iter()
+                .filter(|v| matches!(v, Value::Bulk(Some(_))))
+                .count()),
+            v => Err(server_error(v)),
+        }
+    }
+}
+
+/// A YCSB run's settings.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunConfig {
+    pub workload: Workload,
+    pub records: u64,
+    /// Operations in the run phase (all clients together).
+    pub operations: u64,
+    /// Stop the run phase after this long even if operations remain.
+    pub max_time: Option<Duration>,
+    pub clients: usize,
+    /// Open loop: this many operations per second in total, latency from
+    /// each operation's intended start. None: closed loop.
+    pub target_ops: Option<f64>,
+    pub seed: u64,
+}
+
+/// Per-operation results.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OpStats {
+    pub op: Op,
+    pub operations: u64,
+    pub ok: u64,
+    pub not_found: u64,
+    pub errors: u64,
+    pub average_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PhaseResult {
+    pub phase: String,
+    pub runtime_ms: f64,
+    pub operations: u64,
+    pub throughput: f64,
+    pub ops: Vec<OpStats>,
+    /// The first error seen, if any.
+    pub first_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Tally {
+    hist: Histogram,
+    ok: u64,
+    not_found: u64,
+    errors: u64,
+}
+
+impl Tally {
+    fn merge(&mut self, o: &Tally) {
+        self.hist.merge(&o.hist);
+        self.ok += o.ok;
+        self.not_found += o.not_found;
+        self.errors += o.errors;
+    }
+}
+
+fn summarize(phase: &str, elapsed: Duration, tallies: &[(Op, Tally)], err: Option<String>) -> PhaseResult {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let ops: Vec<OpStats> = Op::ALL
+        .iter()
+        .filter_map(|op| {
+            let mut t = Tally::default();
+            for (o, x) in tallies {
+                if o == op {
+                    t.merge(x);
+                }
+            }
+            (t.hist.count() > 0 || t.errors > 0).then(|| OpStats {
+                op: *op,
+                operations: t.ok + t.not_found + t.errors,
+                ok: t.ok,
+                not_found: t.not_found,
+                errors: t.errors,
+                average_us: t.hist.mean() / 1e3,
+                min_us: us(t.hist.min()),
+                max_us: us(t.hist.max()),
+                p50_us: us(t.hist.percentile(50.0)),
+                p95_us: us(t.hist.percentile(95.0)),
+                p99_us: us(t.hist.percentile(99.0)),
+                p999_us: us(t.hist.percentile(99.9)),
+            })
+        })
+        .collect();
+    let operations: u64 = ops.iter().map(|o| o.operations).sum();
+    let secs = elapsed.as_secs_f64();
+    PhaseResult {
+        phase: phase.into(),
+        runtime_ms: secs * 1e3,
+        operations,
+        throughput: if secs > 0.0 { operations as f64 / secs } else { 0.0 },
+        ops,
+        first_error: err,
+    }
+}
+
+/// Inserts records `0..records` from `clients` threads.
+pub fn load(
+    target: &Target,
+    w: &Workload,
+    records: u64,
+    clients: usize,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> io::Result<PhaseResult> {
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let first_error = Mutex::new(None);
+    let t0 = Instant::now();
+    let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients.max(1))
+            .map(|c| {
+                let (next, done, first_error) = (&next, &done, &first_error);
+                s.spawn(move || -> Tally {
+                    let mut t = Tally::default();
+                    let mut conn = match target.connect() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            first_error.lock().unwrap().get_or_insert(e.to_string());
+                            t.errors += 1;
+                            return t;
+                        }
+                    };
+                    let mut rng = FastRng::new(0x5EED ^ c as u64);
+                    let mut value = vec![0u8; w.record_len()];
+                    loop {
+                        let n = next.fetch_add(1, Relaxed);
+                        if n >= records || stop.load(Relaxed) {
+                            break;
+                        }
+                        rng.fill(&mut value);
+                        let start = Instant::now();
+                        match conn.write(key_of(n).as_bytes(), &value) {
+                            Ok(()) => t.ok += 1,
+                            Err(e) => {
+                                t.errors += 1;
+                                first_error.lock().unwrap().get_or_insert(e.to_string());
+                                break;
+                            }
+                        }
+                        t.hist.record(start.elapsed().as_nanos() as u64);
+                        let d = done.fetch_add(1, Relaxed) + 1;
+                        if c == 0 && d % 1024 == 0 {
+                            progress(d);
+                        }
+                    }
+                    t
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| (Op::Insert, h.join().unwrap()))
+            .collect()
+    });
+    Ok(summarize("load", t0.elapsed(), &tallies, first_error.into_inner().unwrap()))
+}
+
+/// The run phase: `cfg.clients` threads, closed or open loop.
+pub fn run(
+    target: &Target,
+    cfg: &RunConfig,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> io::Result<PhaseResult> {
+    let clients = cfg.clients.max(1);
+    let inserted = AtomicU64::new(cfg.records);
+    let issued = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let first_error = Mutex::new(None);
+    let deadline = cfg.max_time.map(|d| Instant::now() + d);
+    let per_client_rate = cfg.target_ops.map(|r| r / clients as f64);
+    let t0 = Instant::now();
+    let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                let (inserted, issued, done, first_error) = (&inserted, &issued, &done, &first_error);
+                s.spawn(move || -> Vec<(Op, Tally)> {
+                    let mut tallies: Vec<(Op, Tally)> =
+                        Op::ALL.iter().map(|o| (*o, Tally::default())).collect();
+                    let mut conn = match target.connect() {
+                        Ok(c) => c,
+                        Err(e) => {
+                            first_error.lock().unwrap().get_or_insert(e.to_string());
+                            tallies[0].1.errors += 1;
+                            return tallies;
+                        }
+                    };
+                    let mut ch = Chooser::new(
+                        &cfg.workload,
+                        cfg.records,
+                        0,
+                        cfg.seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    );
+                    let mut value = vec![0u8; cfg.workload.record_len()];
+                    let mut out = Vec::with_capacity(value.len());
+                    let mut keys: Vec<Vec<u8>> = Vec::new();
+                    let start = Instant::now();
+                    let mut mine = 0u64;
+                    loop {
+                        if issued.fetch_add(1, Relaxed) >= cfg.operations
+                            || stop.load(Relaxed)
+                            || deadline.is_some_and(|d| Instant::now() >= d)
+                        {
+                            break;
+                        }
+                        // Open loop: the operation's intended start.
+                        let intended = match per_client_rate {
+                            Some(r) => {
+                                let at = start + Duration::from_secs_f64(mine as f64 / r);
+                                let now = Instant::now();
+                                if at > now {
+                                    std::thread::sleep(at - now);
+                                }
+                                at
+                            }
+                            None => Instant::now(),
+                        };
+                        mine += 1;
+                        let op = ch.op();
+                        let n_ins = inserted.load(Acquire);
+                        let result: io::Result<bool> = match op {
+                            Op::Read => conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut out),
+                            Op::Update => {
+                                ch.fill(&mut value);
+                                conn.write(key_of(ch.key(n_ins)).as_bytes(), &value).map(|_| true)
+                            }
+                            Op::Insert => {
+                                ch.fill(&mut value);
+                                let n = inserted.fetch_add(1, AcqRel);
+                                conn.write(key_of(n).as_bytes(), &value).map(|_| true)
+                            }
+                            Op::Scan => {
+                                let first = ch.key(n_ins);
+                                let len = ch.scan_len();
+                                keys.clear();
+                                keys.extend(
+                                    (first..(first + len).min(n_ins))
+                                        .map(|k| key_of(k).into_bytes()),
+                                );
+                                conn.read_many(&keys).map(|found| found == keys.len())
+                            }
+                            Op::ReadModifyWrite => {
+                                let key = key_of(ch.key(n_ins));
+                                conn.read(key.as_bytes(), &mut out).and_then(|found| {
+                                    ch.fill(&mut value);
+                                    conn.write(key.as_bytes(), &value).map(|_| found)
+                                })
+                            }
+                        };
+                        let ns = intended.elapsed().as_nanos() as u64;
+                        let t = &mut tallies[op as usize].1;
+                        match result {
+                            Ok(true) => t.ok += 1,
+                            Ok(false) => t.not_found += 1,
+                            Err(e) => {
+                                t.errors += 1;
+                                first_error.lock().unwrap().get_or_insert(e.to_string());
+                                if matches!(
+                                    e.kind(),
+                                    io::ErrorKind::UnexpectedEof
+                                        | io::ErrorKind::ConnectionReset
+                                        | io::ErrorKind::BrokenPipe
+                                ) {
+                                    break;
+                                }
+                            }
+                        }
+                        t.hist.record(ns);
+                        let d = done.fetch_add(1, Relaxed) + 1;
+                        if c == 0 && d % 1024 == 0 {
+                            progress(d);
+                        }
+                    }
+                    tallies
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    Ok(summarize("run", t0.elapsed(), &tallies, first_error.into_inner().unwrap()))
+}
+
+/// YCSB's text output for one phase.
+pub fn ycsb_text(r: &PhaseResult) -> String {
+    let mut s = format!(
+        "[OVERALL], RunTime(ms), {:.0}\n[OVERALL], Throughput(ops/sec), {:.1}\n",
+        r.runtime_ms, r.throughput
+    );
+    for o in &r.ops {
+        let l = o.op.label();
+        s += &format!(
+            "[{l}], Operations, {}\n[{l}], AverageLatency(us), {:.1}\n[{l}], MinLatency(us), {:.0}\n[{l}], MaxLatency(us), {:.0}\n[{l}], 50thPercentileLatency(us), {:.0}\n[{l}], 95thPercentileLatency(us), {:.0}\n[{l}], 99thPercentileLatency(us), {:.0}\n[{l}], 99.9thPercentileLatency(us), {:.0}\n[{l}], Return=OK, {}\n",
+            o.operations, o.average_us, o.min_us, o.max_us, o.p50_us, o.p95_us, o.p99_us, o.p999_us, o.ok
+        );
+        if o.not_found > 0 {
+            s += &format!("[{l}], Return=NOT_FOUND, {}\n", o.not_found);
+        }
+        if o.errors > 0 {
+            s += &format!("[{l}], Return=ERROR, {}\n", o.errors);
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_ycsb_hashed_names() {
+        // FNV-1a-64 of eight zero bytes, as YCSB computes for record 0.
+        let mut h = FNV_OFFSET;
+        for _ in 0..8 {
+            h = h.wrapping_mul(FNV_PRIME);
+        }
+        assert_eq!(fnv64(0), (h as i64).unsigned_abs());
+        assert!(key_of(0).starts_with("user"));
+        assert_ne!(key_of(1), key_of(2));
+    }
+
+    #[test]
+    fn zipfian_favours_the_first_items_as_theory_says() {
+        let z = Zipfian::new(1000, ZIPFIAN_CONSTANT);
+        let mut rng = FastRng::new(7);
+        let mut counts = vec![0u64; 1000];
+        let n = 200_000;
+        for _ in 0..n {
+            counts[z.next(&mut rng) as usize] += 1;
+        }
+        // P(item 0) = 1 / zeta(1000, 0.99).
+        let p0 = 1.0 / zeta(0, 1000, 0.99, 0.0);
+        let got = counts[0] as f64 / n as f64;
+        assert!((got - p0).abs() < 0.01, "item 0: {got} vs {p0}");
+        assert!(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[500]);
+        // Growing equals building at the larger size.
+        let mut g = Zipfian::new(500, 0.99);
+        g.grow(1000);
+        assert!((g.zeta_n - z.zeta_n).abs() < 1e-9);
+    }
+
+    #[test]
+    fn workloads_have_ycsb_proportions() {
+        for (name, read, ops) in [('A', 0.5, 2), ('B', 0.95, 2), ('C', 1.0, 1), ('D', 0.95, 2), ('E', 0.0, 2), ('F', 0.5, 2)] {
+            let w = Workload::core(name).unwrap();
+            assert_eq!(w.read, read);
+            let total = w.read + w.update + w.insert + w.scan + w.rmw;
+            assert!((total - 1.0).abs() < 1e-9, "{name}");
+            let nonzero = [w.read, w.update, w.insert, w.scan, w.rmw].iter().filter(|p| **p > 0.0).count();
+            assert_eq!(nonzero, ops, "{name}");
+            assert_eq!(w.record_len(), 1000);
+        }
+        assert!(Workload::core('G').is_none());
+        let mut ch = Chooser::new(&Workload::core('A').unwrap(), 1000, 0, 1);
+        let reads = (0..10_000).filter(|_| ch.op() == Op::Read).count();
+        assert!((4700..5300).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn latest_prefers_the_newest_and_keys_stay_in_range() {
+        let mut ch = Chooser::new(&Workload::core('D').unwrap(), 1000, 0, 3);
+        let keys: Vec<u64> = (0..10_000).map(|_| ch.key(1000)).collect();
+        assert!(keys.iter().all(|&k| k < 1000));
+        let newest = keys.iter().filter(|&&k| k == 999).count();
+        assert!(newest > 500, "the newest record is the most popular: {newest}");
+        let mut z = Chooser::new(&Workload::core('C').unwrap(), 1000, 0, 3);
+        assert!((0..10_000).all(|_| z.key(1000) < 1000));
+    }
+}
