@@ -223,6 +223,9 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> 
     let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
         return Ok(None);
     };
+    if nl == 0 {
+        return Err(ProtocolError("a reply line without a type".into()));
+    }
     let line = buf[1..nl].strip_suffix(b"\r").unwrap_or(&buf[1..nl]);
     let text = || String::from_utf8_lossy(line).into_owned();
     let num = || -> Result<i64, ProtocolError> {

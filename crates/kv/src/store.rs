@@ -230,7 +230,9 @@ struct Inner {
     durable: Condvar,
     defrag_kick: Condvar,
     defrag_lock: Mutex<()>,
+    /// Stops the flusher (after the defragmenter, which needs it).
     stop: AtomicBool,
+    stop_defrag: AtomicBool,
     durability: Durability,
     defrag_threshold: f64,
     counters: Counters,
@@ -384,6 +386,7 @@ impl Store {
             defrag_kick: Condvar::new(),
             defrag_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
+            stop_defrag: AtomicBool::new(false),
             durability: cfg.durability,
             defrag_threshold: cfg.defrag_threshold,
             counters: Counters::default(),
@@ -560,12 +563,20 @@ impl Store {
 impl Drop for Store {
     fn drop(&mut self) {
         let i = &self.inner;
+        // The defragmenter first: its moves wait for the flusher.
+        {
+            let _w = i.writer.lock().unwrap();
+            i.stop_defrag.store(true, SeqCst);
+        }
+        i.defrag_kick.notify_all();
+        if let Some(t) = self.threads.pop() {
+            let _ = t.join();
+        }
         {
             let _w = i.writer.lock().unwrap();
             i.stop.store(true, SeqCst);
         }
         i.work.notify_all();
-        i.defrag_kick.notify_all();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -873,7 +884,7 @@ impl Inner {
         loop {
             {
                 let w = self.writer.lock().unwrap();
-                if self.stop.load(SeqCst) {
+                if self.stop_defrag.load(SeqCst) {
                     return;
                 }
                 let _ = self
@@ -881,7 +892,7 @@ impl Inner {
                     .wait_timeout(w, Duration::from_millis(200))
                     .unwrap();
             }
-            if self.stop.load(SeqCst) {
+            if self.stop_defrag.load(SeqCst) {
                 return;
             }
             if let Err(e) = self.defrag_pass() {
@@ -906,7 +917,7 @@ impl Inner {
         let mut freed = 0;
         let mut buf: Option<AlignedBuf> = None;
         for (_, idx) in candidates {
-            if self.stop.load(SeqCst) {
+            if self.stop_defrag.load(SeqCst) {
                 break;
             }
             let buf = buf.get_or_insert_with(|| AlignedBuf::new(self.sb.block_size as usize));

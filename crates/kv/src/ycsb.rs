@@ -183,6 +183,7 @@ pub enum Op {
     Update,
     Insert,
     Scan,
+    #[serde(rename = "READ-MODIFY-WRITE")]
     ReadModifyWrite,
 }
 
@@ -410,6 +411,44 @@ impl Conn for RespConn {
     }
 }
 
+/// Record numbers handed to inserts, and the highest below which every
+/// insert is acknowledged (YCSB's `AcknowledgedCounterGenerator`): reads
+/// only choose records under that limit, so they never miss a record still
+/// being inserted.
+struct InsertCounter {
+    next: AtomicU64,
+    limit: AtomicU64,
+    acked: Mutex<std::collections::BTreeSet<u64>>,
+}
+
+impl InsertCounter {
+    fn new(start: u64) -> Self {
+        InsertCounter {
+            next: AtomicU64::new(start),
+            limit: AtomicU64::new(start),
+            acked: Mutex::new(Default::default()),
+        }
+    }
+
+    fn take(&self) -> u64 {
+        self.next.fetch_add(1, Relaxed)
+    }
+
+    fn ack(&self, n: u64) {
+        let mut set = self.acked.lock().unwrap();
+        set.insert(n);
+        let mut limit = self.limit.load(Relaxed);
+        while set.remove(&limit) {
+            limit += 1;
+        }
+        self.limit.store(limit, Release);
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit.load(Acquire)
+    }
+}
+
 /// A YCSB run's settings.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunConfig {
@@ -580,7 +619,7 @@ pub fn run(
     progress: &(dyn Fn(u64) + Sync),
 ) -> io::Result<PhaseResult> {
     let clients = cfg.clients.max(1);
-    let inserted = AtomicU64::new(cfg.records);
+    let inserted = InsertCounter::new(cfg.records);
     let issued = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let first_error = Mutex::new(None);
@@ -634,7 +673,7 @@ pub fn run(
                         };
                         mine += 1;
                         let op = ch.op();
-                        let n_ins = inserted.load(Acquire);
+                        let n_ins = inserted.limit();
                         let result: io::Result<bool> = match op {
                             Op::Read => conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut out),
                             Op::Update => {
@@ -643,8 +682,12 @@ pub fn run(
                             }
                             Op::Insert => {
                                 ch.fill(&mut value);
-                                let n = inserted.fetch_add(1, AcqRel);
-                                conn.write(key_of(n).as_bytes(), &value).map(|_| true)
+                                let n = inserted.take();
+                                let r = conn.write(key_of(n).as_bytes(), &value);
+                                if r.is_ok() {
+                                    inserted.ack(n);
+                                }
+                                r.map(|_| true)
                             }
                             Op::Scan => {
                                 let first = ch.key(n_ins);

@@ -358,3 +358,54 @@ proptest! {
         }
     }
 }
+
+/// The key-value store's pattern: one thread writes large blocks and
+/// fdatasyncs, while bursts of small reads from other threads come and go
+/// (so the thread sleeping on the doorbell changes hands often, and at
+/// times the writer is alone in the path).
+#[test]
+fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
+    for strategy in [Strategy::Coop, Strategy::Hybrid, Strategy::Poll] {
+        within(120, move || {
+            let t = file_target(16 << 20);
+            let path = IoPath::open(config(strategy, EngineKind::IoUring, 32), vec![t.target.clone()])
+                .unwrap();
+            let done = std::sync::atomic::AtomicBool::new(false);
+            std::thread::scope(|s| {
+                // A hang prints the queue's state to say where it stuck.
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        std::thread::sleep(Duration::from_millis(100));
+                        if done.load(std::sync::atomic::Ordering::Relaxed) {
+                            return;
+                        }
+                    }
+                    eprintln!("{strategy} stuck: {:?}", path.debug_state());
+                });
+                for r in 0..8u64 {
+                    let (path, done) = (&path, &done);
+                    s.spawn(move || {
+                        let mut buf = AlignedBuf::new(4096);
+                        let mut x = r + 1;
+                        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            for _ in 0..(x >> 60) {
+                                let off = (x >> 20) % 4096 * 4096;
+                                path.read_at(0, &mut buf, off).unwrap();
+                            }
+                            std::thread::sleep(Duration::from_micros((x >> 50) % 500));
+                        }
+                    });
+                }
+                let mut big = AlignedBuf::new(256 << 10);
+                for i in 0..400u64 {
+                    let len = 4096 * (1 + (i * 7919) % 64) as usize;
+                    path.write_at(0, &big[..len], (i % 60) * (256 << 10)).unwrap();
+                    path.datasync(0).unwrap();
+                    big[0] = i as u8;
+                }
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+        });
+    }
+}
