@@ -30,7 +30,7 @@ pub enum Command {
     /// The SSD key-value store on the HIOPS path: serve it over the Redis
     /// protocol, load it with YCSB, run the paper's Fig 10.
     #[command(subcommand)]
-    Kv(crate::kv::KvCommand),
+    Kv(Box<crate::kv::KvCommand>),
 }
 
 #[derive(Args, Debug, Clone)]

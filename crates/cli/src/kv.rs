@@ -131,7 +131,8 @@ fn fail(msg: impl Into<String>) -> anyhow::Error {
 
 impl StoreArgs {
     pub fn config(&self) -> anyhow::Result<StoreConfig> {
-        let size = hiops_bench::units::parse_size(&self.size).map_err(|e| fail(format!("--size: {e}")))?;
+        let size =
+            hiops_bench::units::parse_size(&self.size).map_err(|e| fail(format!("--size: {e}")))?;
         let block = hiops_bench::units::parse_size(&self.block_size)
             .map_err(|e| fail(format!("--block-size: {e}")))?;
         let strategy = Strategy::parse(&self.strategy).ok_or_else(|| {
@@ -140,8 +141,12 @@ impl StoreArgs {
                 self.strategy
             ))
         })?;
-        let engine = EngineKind::parse(&self.ioengine)
-            .ok_or_else(|| fail(format!("--ioengine={}: use io_uring or libaio", self.ioengine)))?;
+        let engine = EngineKind::parse(&self.ioengine).ok_or_else(|| {
+            fail(format!(
+                "--ioengine={}: use io_uring or libaio",
+                self.ioengine
+            ))
+        })?;
         let durability = match self.durability.as_str() {
             "sync" => Durability::Sync,
             "buffered" => Durability::Buffered,
@@ -151,7 +156,8 @@ impl StoreArgs {
             return Err(fail("--defrag-threshold: give a percentage below 100"));
         }
         Ok(StoreConfig {
-            block_size: u32::try_from(block).map_err(|_| fail("--block-size: at most 4 GiB - 1"))?,
+            block_size: u32::try_from(block)
+                .map_err(|_| fail("--block-size: at most 4 GiB - 1"))?,
             create_size: size,
             durability,
             defrag_threshold: self.defrag_threshold / 100.0,
@@ -247,7 +253,10 @@ fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) + Sync {
     let tty = std::io::stderr().is_terminal();
     move |done| {
         if tty {
-            eprint!("\r{what}: {done} of {total} ({:.0}%)   ", done as f64 * 100.0 / total.max(1) as f64);
+            eprint!(
+                "\r{what}: {done} of {total} ({:.0}%)   ",
+                done as f64 * 100.0 / total.max(1) as f64
+            );
         }
     }
 }
@@ -289,7 +298,10 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     let p = progress_printer(a.operations, "run");
     phases.push(ycsb::run(&target, &cfg, stop, &p)?);
     eprint!("\r");
-    let errors: Vec<&String> = phases.iter().filter_map(|p| p.first_error.as_ref()).collect();
+    let errors: Vec<&String> = phases
+        .iter()
+        .filter_map(|p| p.first_error.as_ref())
+        .collect();
     if json {
         let doc = serde_json::json!({
             "target": target.describe(),
@@ -299,7 +311,11 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("# YCSB workload {} against {}", cfg.workload.name, target.describe());
+        println!(
+            "# YCSB workload {} against {}",
+            cfg.workload.name,
+            target.describe()
+        );
         for p in &phases {
             println!("# {} phase, {} clients", p.phase, a.clients);
             print!("{}", ycsb::ycsb_text(p));
@@ -322,12 +338,19 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     let clients: Vec<usize> = a
         .clients
         .split(',')
-        .map(|c| c.trim().parse().map_err(|_| fail(format!("--clients: '{c}' is not a number"))))
+        .map(|c| {
+            c.trim()
+                .parse()
+                .map_err(|_| fail(format!("--clients: '{c}' is not a number")))
+        })
         .collect::<anyhow::Result<_>>()?;
     let strategies: Vec<Strategy> = a
         .strategies
         .split(',')
-        .map(|s| Strategy::parse(s.trim()).ok_or_else(|| fail(format!("--strategies: unknown strategy '{s}'"))))
+        .map(|s| {
+            Strategy::parse(s.trim())
+                .ok_or_else(|| fail(format!("--strategies: unknown strategy '{s}'")))
+        })
         .collect::<anyhow::Result<_>>()?;
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
     std::fs::create_dir_all(&a.output)?;
@@ -345,8 +368,19 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         say_opened(&store, &path);
         if store.len() < a.records {
             let p = progress_printer(a.records, "load");
-            let r = ycsb::load(&Target::Embedded(store.clone()), &workload, a.records, 32, stop, &p)?;
-            eprintln!("\rloaded {} records in {:.1} s", r.operations, r.runtime_ms / 1e3);
+            let r = ycsb::load(
+                &Target::Embedded(store.clone()),
+                &workload,
+                a.records,
+                32,
+                stop,
+                &p,
+            )?;
+            eprintln!(
+                "\rloaded {} records in {:.1} s",
+                r.operations,
+                r.runtime_ms / 1e3
+            );
         }
     }
     let mut rows = Vec::new();

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let run_args = match cli.command {
         Some(args::Command::Run(a)) => a.args,
         Some(args::Command::Kv(k)) => {
-            return match kv::main(k) {
+            return match kv::main(*k) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("hiops kv: {e}");

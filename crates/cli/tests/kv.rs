@@ -19,7 +19,16 @@ fn hiops() -> Command {
 /// Starts `hiops kv serve` on a free port; returns it and its address.
 fn serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
     let mut child = hiops()
-        .args(["kv", "serve", "--port", "0", "--size", "64m", "--block-size", "256k"])
+        .args([
+            "kv",
+            "serve",
+            "--port",
+            "0",
+            "--size",
+            "64m",
+            "--block-size",
+            "256k",
+        ])
         .arg("--path")
         .arg(path)
         .args(extra)
@@ -96,7 +105,9 @@ fn kill_9_during_writes_loses_no_acknowledged_write() {
                     let mut x = t * 7919 + round * 104_729 + 1;
                     let mut acks = 0;
                     while !stop.load(Ordering::Relaxed) {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         let key = format!("w{t}:{}", (x >> 33) % 40);
                         let value: Option<Vec<u8>> = if (x >> 20) % 10 == 0 {
                             None
@@ -104,8 +115,11 @@ fn kill_9_during_writes_loses_no_acknowledged_write() {
                             let len = 1 + ((x >> 40) % 20_000) as usize;
                             Some((0..len).map(|i| (x >> (i % 50)) as u8).collect())
                         };
-                        keys.lock().unwrap().entry(key.clone()).or_default().in_flight =
-                            Some(value.clone());
+                        keys.lock()
+                            .unwrap()
+                            .entry(key.clone())
+                            .or_default()
+                            .in_flight = Some(value.clone());
                         let reply = match &value {
                             Some(v) => c.call(&[b"SET", key.as_bytes(), v]),
                             None => c.call(&[b"DEL", key.as_bytes()]),
@@ -131,7 +145,10 @@ fn kill_9_during_writes_loses_no_acknowledged_write() {
         child.wait().unwrap();
         stop.store(true, Ordering::Relaxed);
         let acks: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
-        assert!(acks > 0, "round {round}: no write was acknowledged before the kill");
+        assert!(
+            acks > 0,
+            "round {round}: no write was acknowledged before the kill"
+        );
     }
 }
 
@@ -160,8 +177,20 @@ fn ycsb_workloads_run_embedded_with_their_mixes() {
     for w in ["A", "B", "C", "D", "E", "F"] {
         let file = dir.path().join(format!("{w}.dat"));
         let v = ycsb_json(&[
-            "--path", file.to_str().unwrap(), "--size", "64m", "--block-size", "256k",
-            "--workload", w, "--records", "2000", "--operations", "4000", "--clients", "8",
+            "--path",
+            file.to_str().unwrap(),
+            "--size",
+            "64m",
+            "--block-size",
+            "256k",
+            "--workload",
+            w,
+            "--records",
+            "2000",
+            "--operations",
+            "4000",
+            "--clients",
+            "8",
         ]);
         let load = &v["phases"][0];
         assert_eq!(load["phase"], "load");
@@ -178,14 +207,21 @@ fn ycsb_workloads_run_embedded_with_their_mixes() {
             "E" => ("SCAN", 0.95),
             _ => ("READ-MODIFY-WRITE", 0.5),
         };
-        assert!((share(main) - p).abs() < 0.04, "{w}: {main} share {}", share(main));
+        assert!(
+            (share(main) - p).abs() < 0.04,
+            "{w}: {main} share {}",
+            share(main)
+        );
         // Every read finds its record (reads go only to inserted keys).
         for op in run["ops"].as_array().unwrap() {
             if op["op"] == "READ" || op["op"] == "READ-MODIFY-WRITE" {
                 assert_eq!(op["not_found"], 0, "{w}: {op}");
             }
         }
-        assert_eq!(v["store"]["keys"].as_u64().unwrap(), 2000 + count(run, "INSERT"));
+        assert_eq!(
+            v["store"]["keys"].as_u64().unwrap(),
+            2000 + count(run, "INSERT")
+        );
     }
 }
 
@@ -194,14 +230,36 @@ fn ycsb_over_tcp_and_open_loop() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, addr, _) = serve(&dir.path().join("kv.dat"), &["--durability", "buffered"]);
     let v = ycsb_json(&[
-        "--server", &addr, "--workload", "B", "--records", "1000", "--operations", "3000",
-        "--clients", "4",
+        "--server",
+        &addr,
+        "--workload",
+        "B",
+        "--records",
+        "1000",
+        "--operations",
+        "3000",
+        "--clients",
+        "4",
     ]);
-    assert_eq!(count(&v["phases"][1], "READ") + count(&v["phases"][1], "UPDATE"), 3000);
+    assert_eq!(
+        count(&v["phases"][1], "READ") + count(&v["phases"][1], "UPDATE"),
+        3000
+    );
     // Open loop at 2,000 ops/s for 1,000 operations takes about half a second.
     let v = ycsb_json(&[
-        "--server", &addr, "--no-load", "--workload", "C", "--records", "1000", "--operations",
-        "1000", "--clients", "2", "--target", "2000",
+        "--server",
+        &addr,
+        "--no-load",
+        "--workload",
+        "C",
+        "--records",
+        "1000",
+        "--operations",
+        "1000",
+        "--clients",
+        "2",
+        "--target",
+        "2000",
     ]);
     let ms = v["phases"][0]["runtime_ms"].as_f64().unwrap();
     assert!(ms >= 450.0, "the target rate paces the run: {ms} ms");

@@ -106,9 +106,9 @@ fn parse_len_line(
         return Ok(None);
     };
     let line = &buf[from..from + nl];
-    let line = line.strip_suffix(b"\r").ok_or_else(|| {
-        ProtocolError(format!("invalid {what} length (no CR before LF)"))
-    })?;
+    let line = line
+        .strip_suffix(b"\r")
+        .ok_or_else(|| ProtocolError(format!("invalid {what} length (no CR before LF)")))?;
     let n: i64 = std::str::from_utf8(line)
         .ok()
         .and_then(|s| s.parse().ok())
@@ -132,7 +132,11 @@ fn parse_inline(
         }
         return Ok(None);
     };
-    let end = if nl > 0 && buf[nl - 1] == b'\r' { nl - 1 } else { nl };
+    let end = if nl > 0 && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
     let mut i = 0;
     while i < end {
         if buf[i] == b' ' || buf[i] == b'\t' {
@@ -175,8 +179,10 @@ impl Reply<'_> {
     pub fn error(&mut self, msg: &str) {
         self.0.push(b'-');
         // A reply line cannot hold CR or LF.
-        self.0
-            .extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.0.extend(
+            msg.bytes()
+                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
         self.0.extend_from_slice(b"\r\n");
     }
 
@@ -291,7 +297,10 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn words(buf: &[u8]) -> Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError> {
+    /// A parsed command's words and the bytes it took.
+    type Parsed = Option<(Vec<Vec<u8>>, usize)>;
+
+    fn words(buf: &[u8]) -> Result<Parsed, ProtocolError> {
         let mut args = Vec::new();
         Ok(parse_command(buf, &Limits::default(), &mut args)?
             .map(|n| (args.iter().map(|r| buf[r.clone()].to_vec()).collect(), n)))
@@ -304,7 +313,10 @@ mod tests {
         encode_command(&mut buf, &[b"GET", b"k"]);
         buf.extend_from_slice(b"PING \"hello world\"\r\n");
         let (a, n) = words(&buf).unwrap().unwrap();
-        assert_eq!(a, vec![b"SET".to_vec(), b"k".to_vec(), b"v\r\nwith crlf".to_vec()]);
+        assert_eq!(
+            a,
+            vec![b"SET".to_vec(), b"k".to_vec(), b"v\r\nwith crlf".to_vec()]
+        );
         let (b, m) = words(&buf[n..]).unwrap().unwrap();
         assert_eq!(b.len(), 2);
         let (c, _) = words(&buf[n + m..]).unwrap().unwrap();
@@ -326,7 +338,11 @@ mod tests {
             b"*1\r\n$3\r\nabcXY",
             b"*2\n",
         ] {
-            assert!(words(bad).is_err(), "{:?} accepted", String::from_utf8_lossy(bad));
+            assert!(
+                words(bad).is_err(),
+                "{:?} accepted",
+                String::from_utf8_lossy(bad)
+            );
         }
         let long = vec![b'a'; 70_000];
         assert!(words(&long).is_err(), "an endless inline line is refused");

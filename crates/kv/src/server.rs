@@ -234,7 +234,7 @@ fn execute(argv: &[&[u8]], shared: &Shared, r: &mut Reply, scratch: &mut Vec<u8>
         "SET" if n > 2 => r.error(
             "ERR syntax error: hiops kv's SET takes a key and a value only (no EX/PX/NX/XX: the store has no expiry)",
         ),
-        "MSET" if n >= 2 && n % 2 == 0 => {
+        "MSET" if n >= 2 && n.is_multiple_of(2) => {
             let pairs: Vec<(&[u8], &[u8])> = args.chunks(2).map(|p| (p[0], p[1])).collect();
             match store.mset(&pairs) {
                 Ok(()) => r.simple("OK"),

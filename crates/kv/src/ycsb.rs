@@ -188,7 +188,13 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 5] = [Op::Read, Op::Update, Op::Insert, Op::Scan, Op::ReadModifyWrite];
+    pub const ALL: [Op; 5] = [
+        Op::Read,
+        Op::Update,
+        Op::Insert,
+        Op::Scan,
+        Op::ReadModifyWrite,
+    ];
     pub fn label(self) -> &'static str {
         match self {
             Op::Read => "READ",
@@ -340,7 +346,10 @@ pub struct RespConn {
 impl RespConn {
     pub fn connect(addr: &str) -> io::Result<RespConn> {
         let stream = TcpStream::connect(addr).map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}; is the server running?"))
+            io::Error::new(
+                e.kind(),
+                format!("cannot connect to {addr}: {e}; is the server running?"),
+            )
         })?;
         stream.set_nodelay(true)?;
         Ok(RespConn {
@@ -510,7 +519,12 @@ impl Tally {
     }
 }
 
-fn summarize(phase: &str, elapsed: Duration, tallies: &[(Op, Tally)], err: Option<String>) -> PhaseResult {
+fn summarize(
+    phase: &str,
+    elapsed: Duration,
+    tallies: &[(Op, Tally)],
+    err: Option<String>,
+) -> PhaseResult {
     let us = |ns: u64| ns as f64 / 1e3;
     let ops: Vec<OpStats> = Op::ALL
         .iter()
@@ -543,7 +557,11 @@ fn summarize(phase: &str, elapsed: Duration, tallies: &[(Op, Tally)], err: Optio
         phase: phase.into(),
         runtime_ms: secs * 1e3,
         operations,
-        throughput: if secs > 0.0 { operations as f64 / secs } else { 0.0 },
+        throughput: if secs > 0.0 {
+            operations as f64 / secs
+        } else {
+            0.0
+        },
         ops,
         first_error: err,
     }
@@ -608,7 +626,12 @@ pub fn load(
             .map(|h| (Op::Insert, h.join().unwrap()))
             .collect()
     });
-    Ok(summarize("load", t0.elapsed(), &tallies, first_error.into_inner().unwrap()))
+    Ok(summarize(
+        "load",
+        t0.elapsed(),
+        &tallies,
+        first_error.into_inner().unwrap(),
+    ))
 }
 
 /// The run phase: `cfg.clients` threads, closed or open loop.
@@ -629,7 +652,8 @@ pub fn run(
     let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
             .map(|c| {
-                let (inserted, issued, done, first_error) = (&inserted, &issued, &done, &first_error);
+                let (inserted, issued, done, first_error) =
+                    (&inserted, &issued, &done, &first_error);
                 s.spawn(move || -> Vec<(Op, Tally)> {
                     let mut tallies: Vec<(Op, Tally)> =
                         Op::ALL.iter().map(|o| (*o, Tally::default())).collect();
@@ -678,7 +702,8 @@ pub fn run(
                             Op::Read => conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut out),
                             Op::Update => {
                                 ch.fill(&mut value);
-                                conn.write(key_of(ch.key(n_ins)).as_bytes(), &value).map(|_| true)
+                                conn.write(key_of(ch.key(n_ins)).as_bytes(), &value)
+                                    .map(|_| true)
                             }
                             Op::Insert => {
                                 ch.fill(&mut value);
@@ -740,7 +765,12 @@ pub fn run(
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    Ok(summarize("run", t0.elapsed(), &tallies, first_error.into_inner().unwrap()))
+    Ok(summarize(
+        "run",
+        t0.elapsed(),
+        &tallies,
+        first_error.into_inner().unwrap(),
+    ))
 }
 
 /// YCSB's text output for one phase.
@@ -803,12 +833,22 @@ mod tests {
 
     #[test]
     fn workloads_have_ycsb_proportions() {
-        for (name, read, ops) in [('A', 0.5, 2), ('B', 0.95, 2), ('C', 1.0, 1), ('D', 0.95, 2), ('E', 0.0, 2), ('F', 0.5, 2)] {
+        for (name, read, ops) in [
+            ('A', 0.5, 2),
+            ('B', 0.95, 2),
+            ('C', 1.0, 1),
+            ('D', 0.95, 2),
+            ('E', 0.0, 2),
+            ('F', 0.5, 2),
+        ] {
             let w = Workload::core(name).unwrap();
             assert_eq!(w.read, read);
             let total = w.read + w.update + w.insert + w.scan + w.rmw;
             assert!((total - 1.0).abs() < 1e-9, "{name}");
-            let nonzero = [w.read, w.update, w.insert, w.scan, w.rmw].iter().filter(|p| **p > 0.0).count();
+            let nonzero = [w.read, w.update, w.insert, w.scan, w.rmw]
+                .iter()
+                .filter(|p| **p > 0.0)
+                .count();
             assert_eq!(nonzero, ops, "{name}");
             assert_eq!(w.record_len(), 1000);
         }
@@ -824,7 +864,10 @@ mod tests {
         let keys: Vec<u64> = (0..10_000).map(|_| ch.key(1000)).collect();
         assert!(keys.iter().all(|&k| k < 1000));
         let newest = keys.iter().filter(|&&k| k == 999).count();
-        assert!(newest > 500, "the newest record is the most popular: {newest}");
+        assert!(
+            newest > 500,
+            "the newest record is the most popular: {newest}"
+        );
         let mut z = Chooser::new(&Workload::core('C').unwrap(), 1000, 0, 3);
         assert!((0..10_000).all(|_| z.key(1000) < 1000));
     }

@@ -61,7 +61,10 @@ fn commands_answer_as_redis_does() {
     assert_eq!(call(&["SET", "k", "v1"]), Value::Simple("OK".into()));
     assert_eq!(call(&["GET", "k"]), bulk("v1"));
     assert_eq!(call(&["GET", "missing"]), Value::Bulk(None));
-    assert_eq!(call(&["MSET", "a", "1", "b", "2"]), Value::Simple("OK".into()));
+    assert_eq!(
+        call(&["MSET", "a", "1", "b", "2"]),
+        Value::Simple("OK".into())
+    );
     assert_eq!(
         call(&["MGET", "a", "nope", "b"]),
         Value::Array(Some(vec![bulk("1"), Value::Bulk(None), bulk("2")]))
@@ -86,7 +89,9 @@ fn commands_answer_as_redis_does() {
         call(&["GET"]),
         Value::Error("ERR wrong number of arguments for 'get' command".into())
     );
-    assert!(matches!(call(&["SET", "k", "v", "EX", "10"]), Value::Error(e) if e.contains("no expiry")));
+    assert!(
+        matches!(call(&["SET", "k", "v", "EX", "10"]), Value::Error(e) if e.contains("no expiry"))
+    );
     assert!(
         matches!(call(&["FROB", "x"]), Value::Error(e) if e.starts_with("ERR unknown command 'FROB'"))
     );
@@ -120,7 +125,10 @@ fn pipelined_and_inline_commands_are_answered_in_order() {
     input.extend_from_slice(b"PING\r\nGET p499\r\nQUIT\r\n");
     let out = exchange(s.addr, &input);
     let text = String::from_utf8(out).unwrap();
-    assert_eq!(text, format!("{}+PONG\r\n$1\r\nv\r\n+OK\r\n", "+OK\r\n".repeat(500)));
+    assert_eq!(
+        text,
+        format!("{}+PONG\r\n$1\r\nv\r\n+OK\r\n", "+OK\r\n".repeat(500))
+    );
 }
 
 #[test]
@@ -162,7 +170,7 @@ fn raise_fd_limit() -> u64 {
         lim.rlim_cur = lim.rlim_max;
         libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
     }
-    lim.rlim_cur as u64
+    lim.rlim_cur
 }
 
 #[test]
@@ -190,7 +198,10 @@ fn a_thousand_connections_at_once() {
 }
 
 fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 #[test]

@@ -229,11 +229,18 @@ impl SharedQueue {
         // itself or finds someone who does; it never just walks away.
         let mut baton = false;
         loop {
-            baton |= req.promoted.swap(false, Ordering::Relaxed);
-            if req.is_done() && !baton {
+            // DONE before the flag: a promotion can only precede our DONE
+            // (it picks requests still in flight), so reading DONE first and
+            // the flag second never misses a baton handed to us.
+            let done = req.is_done();
+            baton |= req.promoted.swap(false, Ordering::SeqCst);
+            if done && !baton {
                 return counts;
             }
             let mut core = self.lock();
+            // Promotions happen under this lock: one made since the check
+            // above is seen here, before we decide to leave.
+            baton |= req.promoted.swap(false, Ordering::SeqCst);
             if !req.is_done() {
                 self.pump(&mut core, me, wake, false);
             }
@@ -463,7 +470,7 @@ impl SharedQueue {
             if req.owner.id() == me {
                 continue;
             }
-            req.promoted.store(true, Ordering::Relaxed);
+            req.promoted.store(true, Ordering::SeqCst);
             wake.push(req.owner.clone());
             core.counters.promotions += 1;
             core.promote_cursor = i + 1;

@@ -368,8 +368,11 @@ fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
     for strategy in [Strategy::Coop, Strategy::Hybrid, Strategy::Poll] {
         within(120, move || {
             let t = file_target(16 << 20);
-            let path = IoPath::open(config(strategy, EngineKind::IoUring, 32), vec![t.target.clone()])
-                .unwrap();
+            let path = IoPath::open(
+                config(strategy, EngineKind::IoUring, 32),
+                vec![t.target.clone()],
+            )
+            .unwrap();
             let done = std::sync::atomic::AtomicBool::new(false);
             std::thread::scope(|s| {
                 // A hang prints the queue's state to say where it stuck.
@@ -400,7 +403,8 @@ fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
                 let mut big = AlignedBuf::new(256 << 10);
                 for i in 0..400u64 {
                     let len = 4096 * (1 + (i * 7919) % 64) as usize;
-                    path.write_at(0, &big[..len], (i % 60) * (256 << 10)).unwrap();
+                    path.write_at(0, &big[..len], (i % 60) * (256 << 10))
+                        .unwrap();
                     path.datasync(0).unwrap();
                     big[0] = i as u8;
                 }
