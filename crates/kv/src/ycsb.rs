@@ -215,14 +215,13 @@ pub struct Chooser {
 }
 
 impl Chooser {
-    pub fn new(w: &Workload, records: u64, expected_inserts: u64, seed: u64) -> Chooser {
+    pub fn new(w: &Workload, records: u64, seed: u64) -> Chooser {
         let zipf = match w.dist {
             KeyDist::Zipfian => {
                 Zipfian::with_zeta(SCRAMBLED_ITEMS, ZIPFIAN_CONSTANT, SCRAMBLED_ZETAN)
             }
             _ => Zipfian::new(records.max(2), ZIPFIAN_CONSTANT),
         };
-        let _ = expected_inserts;
         Chooser {
             w: w.clone(),
             records,
@@ -668,7 +667,6 @@ pub fn run(
                     let mut ch = Chooser::new(
                         &cfg.workload,
                         cfg.records,
-                        0,
                         cfg.seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                     );
                     let mut value = vec![0u8; cfg.workload.record_len()];
@@ -853,14 +851,14 @@ mod tests {
             assert_eq!(w.record_len(), 1000);
         }
         assert!(Workload::core('G').is_none());
-        let mut ch = Chooser::new(&Workload::core('A').unwrap(), 1000, 0, 1);
+        let mut ch = Chooser::new(&Workload::core('A').unwrap(), 1000, 1);
         let reads = (0..10_000).filter(|_| ch.op() == Op::Read).count();
         assert!((4700..5300).contains(&reads), "{reads}");
     }
 
     #[test]
     fn latest_prefers_the_newest_and_keys_stay_in_range() {
-        let mut ch = Chooser::new(&Workload::core('D').unwrap(), 1000, 0, 3);
+        let mut ch = Chooser::new(&Workload::core('D').unwrap(), 1000, 3);
         let keys: Vec<u64> = (0..10_000).map(|_| ch.key(1000)).collect();
         assert!(keys.iter().all(|&k| k < 1000));
         let newest = keys.iter().filter(|&&k| k == 999).count();
@@ -868,7 +866,7 @@ mod tests {
             newest > 500,
             "the newest record is the most popular: {newest}"
         );
-        let mut z = Chooser::new(&Workload::core('C').unwrap(), 1000, 0, 3);
+        let mut z = Chooser::new(&Workload::core('C').unwrap(), 1000, 3);
         assert!((0..10_000).all(|_| z.key(1000) < 1000));
     }
 }
