@@ -266,10 +266,11 @@ fn open_target(path: &Path, cfg: &StoreConfig) -> Result<(File, u64, bool), Stor
     if is_device && !cfg.allow_write_device {
         if let Some(dev) = hiops_hal::device::BlockDev::of_path(path) {
             if let Some(why) = hiops_bench::safety::write_hazard(path, &dev) {
-                // Our own superblock is not a hazard.
-                let ours = std::fs::read(path)
-                    .ok()
-                    .is_some_and(|b| b.starts_with(format::SUPER_MAGIC));
+                // Our own superblock is not a hazard (read its magic only).
+                let mut magic = [0u8; 8];
+                let ours = File::open(path)
+                    .and_then(|mut f| io::Read::read_exact(&mut f, &mut magic))
+                    .is_ok_and(|()| magic == *format::SUPER_MAGIC);
                 if !ours {
                     return Err(open_error(
                         path,

@@ -299,7 +299,7 @@ pub enum Target {
 impl Target {
     pub fn connect(&self) -> io::Result<Box<dyn Conn>> {
         Ok(match self {
-            Target::Embedded(s) => Box::new(EmbeddedConn(s.clone())),
+            Target::Embedded(s) => Box::new(EmbeddedConn(s.clone(), Vec::new())),
             Target::Tcp(addr) => Box::new(RespConn::connect(addr)?),
         })
     }
@@ -312,7 +312,8 @@ impl Target {
     }
 }
 
-struct EmbeddedConn(Arc<Store>);
+/// The store, and a value buffer scans reuse.
+struct EmbeddedConn(Arc<Store>, Vec<u8>);
 
 fn to_io(e: crate::StoreError) -> io::Error {
     io::Error::other(e.to_string())
@@ -326,10 +327,9 @@ impl Conn for EmbeddedConn {
         self.0.set(key, value).map_err(to_io)
     }
     fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize> {
-        let mut out = Vec::new();
         let mut found = 0;
         for k in keys {
-            found += usize::from(self.0.get_into(k, &mut out).map_err(to_io)?);
+            found += usize::from(self.0.get_into(k, &mut self.1).map_err(to_io)?);
         }
         Ok(found)
     }

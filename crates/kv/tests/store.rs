@@ -197,14 +197,7 @@ fn foreign_data_is_not_overwritten() {
 
 #[test]
 fn many_threads_read_and_write_through_every_strategy() {
-    for strategy in [
-        Strategy::Pread,
-        Strategy::CompletionThread,
-        Strategy::PerThreadRing,
-        Strategy::Coop,
-        Strategy::Poll,
-        Strategy::Hybrid,
-    ] {
+    for strategy in Strategy::ALL {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("kv.dat");
         let mut cfg = config(64);
