@@ -93,7 +93,7 @@ impl Axis {
 
     /// Where a value sits on the drawn (linear) axis; `None` where the
     /// scale cannot show it (zero or less on a log axis, NaN).
-    fn to_drawn(&self, v: f64) -> Option<f64> {
+    fn drawn_at(&self, v: f64) -> Option<f64> {
         if !v.is_finite() {
             return None;
         }
@@ -104,7 +104,7 @@ impl Axis {
         }
     }
 
-    fn from_drawn(&self, d: f64) -> f64 {
+    fn value_at(&self, d: f64) -> f64 {
         match self.scale {
             Scale::Linear => d,
             Scale::Log2 => d.exp2(),
@@ -113,7 +113,7 @@ impl Axis {
     }
 
     fn tick_label(&self, d: f64) -> String {
-        format_value(self.from_drawn(d), self.units)
+        format_value(self.value_at(d), self.units)
     }
 }
 
@@ -193,7 +193,7 @@ impl Chart {
                 let pts = s
                     .points
                     .iter()
-                    .filter_map(|&(x, y)| Some((self.x.to_drawn(x)?, self.y.to_drawn(y)?)))
+                    .filter_map(|&(x, y)| Some((self.x.drawn_at(x)?, self.y.drawn_at(y)?)))
                     .collect();
                 (s.name.as_str(), pts)
             })
