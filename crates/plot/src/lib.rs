@@ -62,28 +62,35 @@ pub struct Axis {
     pub label: String,
     pub scale: Scale,
     pub units: Units,
+    /// Named positions 0, 1, 2...: strategies, engines, devices. Empty for
+    /// a numeric axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
 }
 
 impl Axis {
-    pub fn linear(label: impl Into<String>) -> Axis {
+    fn numeric(label: impl Into<String>, scale: Scale) -> Axis {
         Axis {
             label: label.into(),
-            scale: Scale::Linear,
+            scale,
             units: Units::Number,
+            categories: Vec::new(),
         }
+    }
+    pub fn linear(label: impl Into<String>) -> Axis {
+        Axis::numeric(label, Scale::Linear)
     }
     pub fn log2(label: impl Into<String>) -> Axis {
-        Axis {
-            label: label.into(),
-            scale: Scale::Log2,
-            units: Units::Number,
-        }
+        Axis::numeric(label, Scale::Log2)
     }
     pub fn log10(label: impl Into<String>) -> Axis {
+        Axis::numeric(label, Scale::Log10)
+    }
+    /// An axis of names: series points are (index of the name, value).
+    pub fn categories(label: impl Into<String>, names: Vec<String>) -> Axis {
         Axis {
-            label: label.into(),
-            scale: Scale::Log10,
-            units: Units::Number,
+            categories: names,
+            ..Axis::numeric(label, Scale::Linear)
         }
     }
     pub fn bytes(mut self) -> Axis {
@@ -113,6 +120,14 @@ impl Axis {
     }
 
     fn tick_label(&self, d: f64) -> String {
+        if !self.categories.is_empty() {
+            let i = d.round();
+            return if (d - i).abs() < 1e-6 && i >= 0.0 {
+                self.categories.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            };
+        }
         format_value(self.value_at(d), self.units)
     }
 }
@@ -280,6 +295,8 @@ fn ranges(all: &[(f64, f64)], x: &Axis, y: &Axis) -> (std::ops::Range<f64>, std:
     let (x0, x1) = span(&mut all.iter().map(|p| p.0)).unwrap_or((0.0, 1.0));
     let (y0, y1) = span(&mut all.iter().map(|p| p.1)).unwrap_or((0.0, 1.0));
     let xr = match x.scale {
+        // Half a step of room around the first and last name.
+        Scale::Linear if !x.categories.is_empty() => -0.5..(x.categories.len() as f64 - 0.5),
         Scale::Linear if x0 == x1 => (x0 - 1.0)..(x1 + 1.0),
         Scale::Linear => x0..x1,
         // Whole powers at both ends.
@@ -305,6 +322,9 @@ fn ranges(all: &[(f64, f64)], x: &Axis, y: &Axis) -> (std::ops::Range<f64>, std:
 /// makes the labels exact), ten on a linear one.
 fn tick_count(axis: &Axis, r: &std::ops::Range<f64>) -> usize {
     match axis.scale {
+        // One tick per name needs a step of 1; plotters picks steps of
+        // 1, 2, 5 × 10^k, so a count above the span gives exactly that.
+        Scale::Linear if !axis.categories.is_empty() => axis.categories.len() + 1,
         Scale::Linear => 10,
         _ => ((r.end - r.start).floor() as usize + 1).clamp(2, 12),
     }
@@ -453,6 +473,24 @@ mod tests {
             vec![(1.0, 50f64.log10()), (3.0, 500f64.log10())]
         );
         assert!(c.svg().unwrap().contains("<circle"));
+    }
+
+    #[test]
+    fn a_category_axis_names_its_positions() {
+        let names: Vec<String> = ["pread", "coop", "poll"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Chart::new(
+            "hand-off",
+            Axis::categories("strategy", names),
+            Axis::linear("µs"),
+        )
+        .with_series("p99", vec![(0.0, 5.0), (1.0, 9.0), (2.0, 30.0)]);
+        let texts = svg_texts(&c.svg().unwrap());
+        for n in ["pread", "coop", "poll"] {
+            assert_eq!(texts.iter().filter(|t| *t == n).count(), 1, "{texts:?}");
+        }
     }
 
     #[test]

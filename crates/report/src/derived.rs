@@ -159,3 +159,93 @@ pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
             .collect(),
     })
 }
+
+/// Percentiles kept for a latency CDF: dense in the tail, where flash
+/// devices and the platform differ.
+pub const CDF_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99,
+    100.0,
+];
+
+/// One run reduced to the figures a sweep plots and compares, by stable
+/// name (docs/output.md lists them). Figures a run cannot give (no machine
+/// CPU, no path) are absent, never zero.
+pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
+    let mut m = std::collections::BTreeMap::new();
+    let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
+    for j in &r.jobs {
+        let (rd, wr) = j.merged();
+        reads.merge(&rd);
+        writes.merge(&wr);
+    }
+    let mut all = reads.clone();
+    all.merge(&writes);
+    let w = r.window_ns;
+    m.insert("iops".into(), iops(all.ios, w));
+    m.insert("read_iops".into(), iops(reads.ios, w));
+    m.insert("write_iops".into(), iops(writes.ios, w));
+    m.insert("bw_mbps".into(), iops(all.bytes, w) / 1e6);
+    m.insert("runtime_s".into(), r.window_s());
+    if !all.clat.is_empty() {
+        let us = |ns: u64| ns as f64 / 1e3;
+        m.insert("lat_mean_us".into(), all.clat.mean() / 1e3);
+        m.insert("lat_p50_us".into(), us(all.clat.percentile(50.0)));
+        m.insert("lat_p99_us".into(), us(all.clat.percentile(99.0)));
+        m.insert("lat_p99_9_us".into(), us(all.clat.percentile(99.9)));
+        m.insert("lat_max_us".into(), us(all.clat.max()));
+    }
+    if let Some(c) = r.machine_clocks_per_io() {
+        m.insert("clocks_per_io".into(), c);
+    }
+    if let Some(c) = r.process_clocks_per_io() {
+        m.insert("process_clocks_per_io".into(), c);
+    }
+    if let Some(s) = r.machine_seconds() {
+        let capacity = r.window_s().max(1e-9) * r.cpus_online.max(1) as f64;
+        m.insert("cpu_busy_pct".into(), s.total() / capacity * 100.0);
+        m.insert("irq_cpu_pct".into(), s.irq / capacity * 100.0);
+    }
+    if let Some(c) = r.context_switches_per_io() {
+        m.insert("ctx_per_io".into(), c);
+    }
+    let irqs = interrupts_per_io(r);
+    if !irqs.is_empty() {
+        m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());
+    }
+    if let Ok(splits) = latency_splits(r) {
+        if let Some(s) = splits.iter().find(|s| s.direction == "read").or(splits.first()) {
+            m.insert("device_us".into(), s.device_ns / 1e3);
+            m.insert("platform_us".into(), s.platform_ns / 1e3);
+        }
+    }
+    if let Some(p) = r.jobs.iter().find_map(path_figures) {
+        m.insert("handoff_p50_us".into(), p.handoff_ns.p50 as f64 / 1e3);
+        m.insert("handoff_p99_us".into(), p.handoff_ns.p99 as f64 / 1e3);
+        m.insert("handoff_max_us".into(), p.handoff_ns.max as f64 / 1e3);
+        m.insert("wakeups_per_io".into(), p.wakeups_per_io);
+        m.insert("polls_per_io".into(), p.polls_per_io);
+        m.insert("empty_poll_share".into(), p.empty_poll_share);
+        m.insert("reaped_for_others_share".into(), p.reaped_for_others_share);
+    }
+    m
+}
+
+/// The completion-latency CDF of all I/O of a run: (percentile, µs).
+pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
+    let mut all = DirStats::default();
+    for j in &r.jobs {
+        let (rd, wr) = j.merged();
+        all.merge(&rd);
+        all.merge(&wr);
+    }
+    if all.clat.is_empty() {
+        return Vec::new();
+    }
+    CDF_PERCENTILES
+        .iter()
+        .map(|&p| {
+            let ns = if p >= 100.0 { all.clat.max() } else { all.clat.percentile(p) };
+            (p, ns as f64 / 1e3)
+        })
+        .collect()
+}
