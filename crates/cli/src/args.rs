@@ -31,6 +31,13 @@ pub enum Command {
     /// protocol, load it with YCSB, run the paper's Fig 10.
     #[command(subcommand)]
     Kv(Box<crate::kv::KvCommand>),
+    /// Run one workload across parameters (a grid with several --over) into
+    /// a resumable directory with a report.
+    Sweep(crate::suites::SweepArgs),
+    /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
+    Report(crate::suites::ReportArgs),
+    /// Two runs or reports side by side, with ratios.
+    Compare(crate::suites::CompareArgs),
 }
 
 #[derive(Args, Debug, Clone)]

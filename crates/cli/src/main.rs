@@ -8,6 +8,7 @@ mod args;
 mod kv;
 mod progress;
 mod signals;
+mod suites;
 
 use clap::Parser;
 use hiops_bench::{BenchError, RunOptions};
@@ -33,6 +34,9 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Some(args::Command::Sweep(a)) => return suite_exit("hiops sweep", suites::sweep(a)),
+        Some(args::Command::Report(a)) => return suite_exit("hiops report", suites::report(a)),
+        Some(args::Command::Compare(a)) => return suite_exit("hiops compare", suites::compare(a)),
         None => Vec::new(),
     };
     match run(&run_args) {
@@ -44,6 +48,17 @@ fn main() -> ExitCode {
                 BenchError::Refused(_) => EXIT_REFUSED,
                 BenchError::Failed(_) => EXIT_FAILED,
             })
+        }
+    }
+}
+
+fn suite_exit(who: &str, r: Result<suites::Ended, String>) -> ExitCode {
+    match r {
+        Ok(suites::Ended::Done) => ExitCode::SUCCESS,
+        Ok(suites::Ended::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            ExitCode::from(EXIT_FAILED)
         }
     }
 }

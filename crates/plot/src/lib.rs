@@ -66,6 +66,10 @@ pub struct Axis {
     /// a numeric axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
+    /// Label only whole values (thread counts, queue depths): a tick at
+    /// 1.5 threads stays a grid line without a label.
+    #[serde(default)]
+    pub integers: bool,
 }
 
 impl Axis {
@@ -75,6 +79,7 @@ impl Axis {
             scale,
             units: Units::Number,
             categories: Vec::new(),
+            integers: false,
         }
     }
     pub fn linear(label: impl Into<String>) -> Axis {
@@ -92,6 +97,10 @@ impl Axis {
             categories: names,
             ..Axis::numeric(label, Scale::Linear)
         }
+    }
+    pub fn integers(mut self) -> Axis {
+        self.integers = true;
+        self
     }
     pub fn bytes(mut self) -> Axis {
         self.units = Units::Bytes;
@@ -128,7 +137,11 @@ impl Axis {
                 String::new()
             };
         }
-        format_value(self.value_at(d), self.units)
+        let v = self.value_at(d);
+        if self.integers && (v - v.round()).abs() > 1e-6 {
+            return String::new();
+        }
+        format_value(v, self.units)
     }
 }
 
@@ -473,6 +486,22 @@ mod tests {
             vec![(1.0, 50f64.log10()), (3.0, 500f64.log10())]
         );
         assert!(c.svg().unwrap().contains("<circle"));
+    }
+
+    #[test]
+    fn an_integer_axis_labels_only_whole_values() {
+        let c = Chart::new(
+            "t",
+            Axis::linear("threads").integers(),
+            Axis::linear("IOPS"),
+        )
+        .with_series("s", vec![(1.0, 5.0), (2.0, 6.0)]);
+        let texts = svg_texts(&c.svg().unwrap());
+        assert!(
+            texts.iter().any(|t| t == "1") && texts.iter().any(|t| t == "2"),
+            "{texts:?}"
+        );
+        assert!(!texts.iter().any(|t| t == "1.2" || t == "1.5"), "{texts:?}");
     }
 
     #[test]

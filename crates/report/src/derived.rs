@@ -213,7 +213,11 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());
     }
     if let Ok(splits) = latency_splits(r) {
-        if let Some(s) = splits.iter().find(|s| s.direction == "read").or(splits.first()) {
+        if let Some(s) = splits
+            .iter()
+            .find(|s| s.direction == "read")
+            .or(splits.first())
+        {
             m.insert("device_us".into(), s.device_ns / 1e3);
             m.insert("platform_us".into(), s.platform_ns / 1e3);
         }
@@ -244,7 +248,11 @@ pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
     CDF_PERCENTILES
         .iter()
         .map(|&p| {
-            let ns = if p >= 100.0 { all.clat.max() } else { all.clat.percentile(p) };
+            let ns = if p >= 100.0 {
+                all.clat.max()
+            } else {
+                all.clat.percentile(p)
+            };
             (p, ns as f64 / 1e3)
         })
         .collect()

@@ -1,0 +1,393 @@
+//! Charts and tables of a sweep's points: a metric against the first
+//! parameter, one line per combination of the others.
+
+use crate::page::Table;
+use crate::sweep::SweepDir;
+use hiops_plot::{Axis, Chart};
+use std::collections::BTreeMap;
+
+/// The metrics a report charts, in order, with their axis labels. A chart
+/// is drawn only when some point has the metric.
+pub const METRICS: &[(&str, &str)] = &[
+    ("iops", "IOPS"),
+    ("bw_mbps", "bandwidth (MB/s)"),
+    ("lat_p50_us", "median latency (µs)"),
+    ("lat_p99_us", "99th percentile latency (µs)"),
+    ("clocks_per_io", "CPU clocks per I/O (machine)"),
+    ("cpu_busy_pct", "CPU busy (% of all CPUs)"),
+    ("ctx_per_io", "context switches per I/O"),
+    ("irq_per_io", "interrupts per I/O"),
+    ("handoff_p99_us", "hand-off delay p99 (µs)"),
+    ("handoff_max_us", "hand-off delay max (µs)"),
+    ("polls_per_io", "polls per I/O"),
+];
+
+pub fn metric_label(name: &str) -> &str {
+    METRICS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, l)| *l)
+        .unwrap_or(name)
+}
+
+/// Parameters whose values are byte sizes.
+fn is_size_param(name: &str) -> bool {
+    matches!(
+        name,
+        "bs" | "blocksize" | "size" | "filesize" | "offset" | "iozone_size"
+    )
+}
+
+/// The x axis of a parameter and where each of its values sits on it:
+/// numbers (sizes read with fio's suffixes) on a log2 axis when they span
+/// a factor of 8 or more, names as categories.
+pub fn param_axis(name: &str, values: &[String]) -> (Axis, Vec<f64>) {
+    let numeric: Option<Vec<f64>> = values
+        .iter()
+        .map(|v| {
+            if is_size_param(name) {
+                hiops_fio::value::size(v, hiops_fio::value::KbBase::default())
+                    .ok()
+                    .map(|n| n as f64)
+            } else {
+                v.parse::<f64>().ok()
+            }
+        })
+        .collect();
+    let label = if is_size_param(name) {
+        format!("{name} (bytes)")
+    } else {
+        name.to_string()
+    };
+    match numeric {
+        Some(xs) if !xs.is_empty() => {
+            let lo = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let mut axis = if lo > 0.0 && hi / lo >= 8.0 {
+                Axis::log2(label)
+            } else {
+                Axis::linear(label)
+            };
+            if is_size_param(name) {
+                axis = axis.bytes();
+            } else if xs.iter().all(|x| x.fract() == 0.0) {
+                axis = axis.integers();
+            }
+            (axis, xs)
+        }
+        _ => (
+            Axis::categories(label, values.to_vec()),
+            (0..values.len()).map(|i| i as f64).collect(),
+        ),
+    }
+}
+
+/// One chart per metric present: the metric (median over rounds) against
+/// the first parameter, a line per combination of the other parameters.
+pub fn sweep_charts(s: &SweepDir, title_prefix: &str) -> Vec<Chart> {
+    let medians = s.medians();
+    let Some(first) = s.def.params.first() else {
+        return Vec::new();
+    };
+    let (x_axis, xs) = param_axis(&first.name, &first.values);
+    let position = |v: &String| first.values.iter().position(|x| x == v).map(|i| xs[i]);
+    let mut charts = Vec::new();
+    for (metric, label) in METRICS {
+        if !medians.iter().any(|(_, m)| m.contains_key(*metric)) {
+            continue;
+        }
+        let mut lines: BTreeMap<usize, (String, Vec<(f64, f64)>)> = BTreeMap::new();
+        for (values, m) in &medians {
+            let (Some(x), Some(y)) = (position(&values[0]), m.get(*metric)) else {
+                continue;
+            };
+            let rest = &values[1..];
+            let order = series_order(s, rest);
+            let name = s.def.params[1..]
+                .iter()
+                .zip(rest)
+                .map(|(p, v)| {
+                    if s.def.params.len() == 2 {
+                        v.clone()
+                    } else {
+                        format!("{}={v}", p.name)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            lines
+                .entry(order)
+                .or_insert_with(|| (name, Vec::new()))
+                .1
+                .push((x, *y));
+        }
+        let title = format!("{title_prefix}{label} vs {}", first.name);
+        let mut chart = Chart::new(title.trim(), x_axis.clone(), Axis::linear(*label));
+        for (_, (name, mut pts)) in lines {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart = chart.with_series(name, pts);
+        }
+        charts.push(chart);
+    }
+    charts
+}
+
+/// The index of a combination of the non-x parameters in grid order, so
+/// series keep the order the user gave.
+fn series_order(s: &SweepDir, rest: &[String]) -> usize {
+    let mut idx = 0;
+    for (p, v) in s.def.params[1..].iter().zip(rest) {
+        idx = idx * p.values.len() + p.values.iter().position(|x| x == v).unwrap_or(0);
+    }
+    idx
+}
+
+/// Latency CDFs of up to `max` grid points (spread over the grid), from the
+/// first round that has each.
+pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
+    let grid: Vec<Vec<String>> = s
+        .def
+        .points()
+        .into_iter()
+        .filter(|k| k.round == 0)
+        .map(|k| k.values)
+        .collect();
+    let with: Vec<&Vec<String>> = grid
+        .iter()
+        .filter(|v| {
+            s.points
+                .iter()
+                .any(|p| &&p.values == v && !p.cdf.is_empty())
+        })
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let step = with.len().div_ceil(max.max(1));
+    let mut chart = Chart::new(
+        "completion latency CDF",
+        Axis::log10("completion latency (µs)"),
+        Axis::linear("percentile"),
+    );
+    for v in with.into_iter().step_by(step) {
+        let p = s
+            .points
+            .iter()
+            .find(|p| &p.values == v)
+            .expect("filtered above");
+        chart = chart.with_series(
+            s.def.label(v),
+            p.cdf.iter().map(|&(pct, us)| (us, pct)).collect(),
+        );
+    }
+    Some(chart)
+}
+
+/// IOPS per second of up to `max` points of the first round.
+pub fn series_chart(s: &SweepDir, max: usize) -> Option<Chart> {
+    let pts: Vec<_> = s
+        .points
+        .iter()
+        .filter(|p| p.round == 0 && !p.series.is_empty())
+        .collect();
+    if pts.is_empty() {
+        return None;
+    }
+    let step = pts.len().div_ceil(max.max(1));
+    let mut chart = Chart::new(
+        "IOPS over time",
+        Axis::linear("time (s)"),
+        Axis::linear("IOPS"),
+    );
+    for p in pts.into_iter().step_by(step) {
+        chart = chart.with_series(s.def.label(&p.values), p.series.clone());
+    }
+    Some(chart)
+}
+
+/// One row per grid point: the parameters, then each metric's median.
+pub fn points_table(s: &SweepDir) -> Table {
+    let medians = s.medians();
+    let names: Vec<&str> = METRICS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| medians.iter().any(|(_, m)| m.contains_key(*n)))
+        .collect();
+    let mut header: Vec<String> = s.def.params.iter().map(|p| p.name.clone()).collect();
+    header.extend(names.iter().map(|n| n.to_string()));
+    let rows = medians
+        .iter()
+        .map(|(values, m)| {
+            let mut row = values.clone();
+            row.extend(
+                names
+                    .iter()
+                    .map(|n| m.get(*n).map(|v| fmt_num(*v)).unwrap_or_else(|| "-".into())),
+            );
+            row
+        })
+        .collect();
+    let rounds = s.def.rounds.max(1);
+    Table {
+        caption: if rounds > 1 {
+            format!("points (median of {rounds} rounds)")
+        } else {
+            "points".into()
+        },
+        header,
+        rows,
+    }
+}
+
+/// Three significant digits, no exponent: what a reader compares.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else if a >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// Findings of a one- or two-parameter sweep read from its medians: where
+/// IOPS peaks, and per line where it first comes within 5% of that peak.
+pub fn sweep_findings(s: &SweepDir) -> Vec<String> {
+    let medians = s.medians();
+    let mut out = Vec::new();
+    let best = medians
+        .iter()
+        .filter_map(|(v, m)| Some((v, *m.get("iops")?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((v, iops)) = best {
+        out.push(format!(
+            "Highest IOPS: {} at {}.",
+            fmt_num(iops),
+            s.def.label(v)
+        ));
+    }
+    if s.def.params.len() >= 2 {
+        // The best line at each x value.
+        let first = &s.def.params[0];
+        for x in &first.values {
+            let at: Vec<_> = medians
+                .iter()
+                .filter(|(v, m)| &v[0] == x && m.contains_key("iops"))
+                .collect();
+            if at.len() < 2 {
+                continue;
+            }
+            let top = at
+                .iter()
+                .max_by(|a, b| a.1["iops"].total_cmp(&b.1["iops"]))
+                .expect("two or more");
+            let low = at
+                .iter()
+                .min_by(|a, b| a.1["iops"].total_cmp(&b.1["iops"]))
+                .expect("two or more");
+            out.push(format!(
+                "At {}={x}: {} leads with {} IOPS, {:.2}x {} ({}).",
+                first.name,
+                top.0[1..].join(" "),
+                fmt_num(top.1["iops"]),
+                top.1["iops"] / low.1["iops"].max(1e-9),
+                low.0[1..].join(" "),
+                fmt_num(low.1["iops"])
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::{Param, Point, SweepDef};
+
+    fn sweep() -> SweepDir {
+        let def = SweepDef {
+            title: "t".into(),
+            base: vec![],
+            params: vec![
+                Param::parse("bs=512,4k,128k").unwrap(),
+                Param::parse("strategy=pread,coop").unwrap(),
+            ],
+            rounds: 1,
+        };
+        let mut points = Vec::new();
+        for (i, bs) in ["512", "4k", "128k"].iter().enumerate() {
+            for (j, s) in ["pread", "coop"].iter().enumerate() {
+                let mut metrics = BTreeMap::new();
+                metrics.insert("iops".into(), 1000.0 * (3 - i) as f64 * (1 + j) as f64);
+                if j == 1 {
+                    metrics.insert("handoff_p99_us".into(), 7.0);
+                }
+                points.push(Point {
+                    round: 0,
+                    values: vec![bs.to_string(), s.to_string()],
+                    metrics,
+                    cdf: vec![(50.0, 10.0 + i as f64), (99.0, 40.0)],
+                    series: vec![(1.0, 5.0)],
+                });
+            }
+        }
+        SweepDir {
+            path: "/nonexistent".into(),
+            def,
+            points,
+        }
+    }
+
+    #[test]
+    fn sizes_sit_on_a_log_axis_and_names_on_categories() {
+        let (a, xs) = param_axis("bs", &["512".into(), "4k".into(), "128k".into()]);
+        assert_eq!(a.scale, hiops_plot::Scale::Log2);
+        assert_eq!(a.units, hiops_plot::Units::Bytes);
+        assert_eq!(xs, vec![512.0, 4096.0, 131072.0]);
+        let (a, xs) = param_axis("numjobs", &["1".into(), "2".into()]);
+        assert_eq!(a.scale, hiops_plot::Scale::Linear);
+        assert_eq!(xs, vec![1.0, 2.0]);
+        let (a, xs) = param_axis("strategy", &["pread".into(), "coop".into()]);
+        assert_eq!(a.categories, vec!["pread", "coop"]);
+        assert_eq!(xs, vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn a_chart_per_metric_with_a_line_per_other_value() {
+        let charts = sweep_charts(&sweep(), "");
+        let names: Vec<&str> = charts.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(names, vec!["IOPS vs bs", "hand-off delay p99 (µs) vs bs"]);
+        let iops = &charts[0];
+        assert_eq!(iops.series.len(), 2);
+        assert_eq!(iops.series[0].name, "pread");
+        assert_eq!(
+            iops.series[1].points,
+            vec![(512.0, 6000.0), (4096.0, 4000.0), (131072.0, 2000.0)]
+        );
+        assert_eq!(charts[1].series.len(), 1, "only coop has a hand-off");
+    }
+
+    #[test]
+    fn the_table_and_findings_read_the_medians() {
+        let s = sweep();
+        let t = points_table(&s);
+        assert_eq!(t.header, vec!["bs", "strategy", "iops", "handoff_p99_us"]);
+        assert_eq!(t.rows[1], vec!["512", "coop", "6000", "7.000"]);
+        assert_eq!(t.rows[0][3], "-");
+        let f = sweep_findings(&s);
+        assert_eq!(f[0], "Highest IOPS: 6000 at bs=512 strategy=coop.");
+        assert!(
+            f.iter()
+                .any(|l| l == "At bs=4k: coop leads with 4000 IOPS, 2.00x pread (2000)."),
+            "{f:?}"
+        );
+        let cdf = cdf_chart(&s, 4).unwrap();
+        assert!(cdf.series.len() <= 4 && cdf.series.len() >= 2);
+        assert_eq!(cdf.series[0].points[0], (10.0, 50.0));
+    }
+}

@@ -1,0 +1,262 @@
+//! `hiops compare A B`: two runs or reports side by side, with ratios.
+//!
+//! Each side is a sweep or suite directory (its points' medians, matched by
+//! parameters) or a JSON result of `hiops run` or fio itself (matched by job
+//! name), so a hiops run compares with a fio run of the same job.
+
+use crate::chart_of::{fmt_num, metric_label};
+use crate::page::Table;
+use crate::sweep::SweepDir;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+type Entries = Vec<(String, BTreeMap<String, f64>)>;
+
+/// The figures compared, in order; others a side has are left out.
+const COMPARED: &[&str] = &[
+    "iops",
+    "bw_mbps",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p99_us",
+    "clocks_per_io",
+    "cpu_busy_pct",
+    "ctx_per_io",
+    "handoff_p99_us",
+];
+
+pub fn entries(path: &Path) -> Result<Entries, String> {
+    if path.is_dir() {
+        let mut dirs = Vec::new();
+        if path.join("sweep.json").exists() {
+            dirs.push((String::new(), path.to_path_buf()));
+        }
+        let mut subs: Vec<_> = std::fs::read_dir(path)
+            .map_err(|e| crate::sweep::io_err(path, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.join("sweep.json").exists())
+            .collect();
+        subs.sort();
+        for p in subs {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            dirs.push((format!("{name}: "), p));
+        }
+        if dirs.is_empty() {
+            return Err(format!("{}: no sweep.json here or one level down: give a sweep or suite directory, or a JSON result", path.display()));
+        }
+        let mut out = Vec::new();
+        for (prefix, d) in dirs {
+            let s = SweepDir::load(&d)?;
+            for (values, m) in s.medians() {
+                out.push((format!("{prefix}{}", s.def.label(&values)), m));
+            }
+        }
+        Ok(out)
+    } else {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::sweep::io_err(path, e))?;
+        let doc: Value = serde_json::from_str(&text).map_err(|e| {
+            format!("{}: not JSON ({e}): give `hiops run --output-format=json` or fio JSON output, or a report directory", path.display())
+        })?;
+        fio_json_entries(&doc).ok_or_else(|| {
+            format!(
+                "{}: no \"jobs\" array: not a hiops or fio JSON result",
+                path.display()
+            )
+        })
+    }
+}
+
+/// Per job of a fio-schema document: IOPS, bandwidth, completion latency
+/// and (hiops only) clocks per I/O.
+fn fio_json_entries(doc: &Value) -> Option<Entries> {
+    let jobs = doc.get("jobs")?.as_array()?;
+    let clocks = doc
+        .pointer("/hiops/machine/clocks_per_io")
+        .and_then(Value::as_f64);
+    let mut out = Vec::new();
+    for j in jobs {
+        let name = j
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("job")
+            .to_string();
+        let mut m = BTreeMap::new();
+        let (mut iops, mut kib, mut n, mut lat_sum, mut p50, mut p99) =
+            (0.0, 0.0, 0.0, 0.0, 0f64, 0f64);
+        for dir in ["read", "write"] {
+            let Some(d) = j.get(dir) else { continue };
+            let ios = d.get("total_ios").and_then(Value::as_f64).unwrap_or(0.0);
+            if ios == 0.0 {
+                continue;
+            }
+            iops += d.get("iops").and_then(Value::as_f64).unwrap_or(0.0);
+            kib += d.get("bw").and_then(Value::as_f64).unwrap_or(0.0);
+            let clat = d.get("clat_ns");
+            lat_sum += clat
+                .and_then(|c| c.get("mean"))
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+                * ios;
+            n += ios;
+            let pct = |k: &str| {
+                clat.and_then(|c| c.pointer(&format!("/percentile/{k}")))
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0)
+            };
+            p50 = p50.max(pct("50.000000"));
+            p99 = p99.max(pct("99.000000"));
+        }
+        m.insert("iops".to_string(), iops);
+        m.insert("bw_mbps".to_string(), kib * 1024.0 / 1e6);
+        if n > 0.0 {
+            m.insert("lat_mean_us".to_string(), lat_sum / n / 1e3);
+            if p50 > 0.0 {
+                m.insert("lat_p50_us".to_string(), p50 / 1e3);
+                m.insert("lat_p99_us".to_string(), p99 / 1e3);
+            }
+        }
+        if let Some(c) = clocks.filter(|_| jobs.len() == 1) {
+            m.insert("clocks_per_io".to_string(), c);
+        }
+        out.push((name, m));
+    }
+    Some(out)
+}
+
+/// Rows matched by key: a row per key and figure both sides have, with B/A.
+pub fn compare(a: &Entries, b: &Entries) -> Result<Table, String> {
+    let mut rows = Vec::new();
+    // One unnamed job on each side (two single runs): compare them as one.
+    let single = a.len() == 1 && b.len() == 1;
+    for (key, ma) in a {
+        let Some((_, mb)) = b.iter().find(|(k, _)| single || k == key) else {
+            continue;
+        };
+        for metric in COMPARED {
+            let (Some(va), Some(vb)) = (ma.get(*metric), mb.get(*metric)) else {
+                continue;
+            };
+            let ratio = if *va != 0.0 {
+                format!("{:.2}", vb / va)
+            } else {
+                "-".into()
+            };
+            rows.push(vec![
+                key.clone(),
+                metric_label(metric).to_string(),
+                fmt_num(*va),
+                fmt_num(*vb),
+                ratio,
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        let keys = |e: &Entries| {
+            e.iter()
+                .take(4)
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(format!(
+            "nothing to compare: no point or job is on both sides (A has {}; B has {})",
+            keys(a),
+            keys(b)
+        ));
+    }
+    Ok(Table {
+        caption: "B against A".into(),
+        header: vec![
+            "point".into(),
+            "figure".into(),
+            "A".into(),
+            "B".into(),
+            "B/A".into(),
+        ],
+        rows,
+    })
+}
+
+/// The table as aligned text for a terminal.
+pub fn text(t: &Table) -> String {
+    let mut widths: Vec<usize> = t.header.iter().map(|h| h.chars().count()).collect();
+    for r in &t.rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&t.header).chain(&t.rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                let pad = w - c.chars().count();
+                if i < 2 {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fio_doc(iops: f64, clat_mean: f64) -> Value {
+        serde_json::json!({"jobs": [{"jobname": "j", "read": {"total_ios": 100, "iops": iops, "bw": iops * 4.0,
+            "clat_ns": {"mean": clat_mean, "percentile": {"50.000000": 1000, "99.000000": 5000}}},
+            "write": {"total_ios": 0, "iops": 0.0, "bw": 0}}]})
+    }
+
+    #[test]
+    fn two_json_results_compare_job_by_job_with_ratios() {
+        let a = fio_json_entries(&fio_doc(1000.0, 2000.0)).unwrap();
+        let mut b_doc = fio_doc(1500.0, 1000.0);
+        b_doc["jobs"][0]["jobname"] = "other".into();
+        b_doc["hiops"] = serde_json::json!({"machine": {"clocks_per_io": 9000.0}});
+        let b = fio_json_entries(&b_doc).unwrap();
+        let t = compare(&a, &b).unwrap();
+        let iops = t.rows.iter().find(|r| r[1] == "IOPS").unwrap();
+        assert_eq!(iops[2..], ["1000", "1500", "1.50"]);
+        let bw = t.rows.iter().find(|r| r[1] == "bandwidth (MB/s)").unwrap();
+        assert_eq!(bw[2..], ["4.096", "6.144", "1.50"]);
+        let lat = t.rows.iter().find(|r| r[1] == "lat_mean_us").unwrap();
+        assert_eq!(lat[4], "0.50");
+        assert!(
+            !t.rows.iter().any(|r| r[1].contains("clocks")),
+            "only B has clocks"
+        );
+        assert!(text(&t).lines().count() == t.rows.len() + 1);
+    }
+
+    #[test]
+    fn nothing_in_common_is_an_error_that_names_both_sides() {
+        let a2 = vec![
+            (
+                "x=1".to_string(),
+                BTreeMap::from([("iops".to_string(), 1.0)]),
+            ),
+            ("x=2".to_string(), BTreeMap::new()),
+        ];
+        let b = vec![(
+            "y=1".to_string(),
+            BTreeMap::from([("iops".to_string(), 1.0)]),
+        )];
+        let e = compare(&a2, &b).unwrap_err();
+        assert!(e.contains("x=1") && e.contains("y=1"), "{e}");
+        assert!(entries(Path::new("/nonexistent.json")).is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! # hiops-suite: sweeps, suites and their reports
+//!
+//! A [`sweep::SweepDir`] runs one workload across a grid of parameters and
+//! keeps every finished point on disk, so an interrupted sweep resumes. A
+//! suite is a directory of named sweeps plus `suite.json`; its report is
+//! built from the points alone, so `hiops report DIR` can redraw it at any
+//! time. [`page`] writes the HTML page, plots and tables.
+
+pub mod chart_of;
+pub mod compare;
+pub mod page;
+pub mod sweep;
+
+use hiops_bench::{BenchError, RunOptions};
+use page::{Page, Section};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use sweep::{Measured, RunFailure, Runner, SweepDir};
+
+/// Runs points in this process through hiops-bench, as `hiops run` would.
+pub struct BenchRunner<'a> {
+    pub interrupt: &'a AtomicBool,
+    pub progress: Option<&'a mut dyn FnMut(&hiops_bench::Progress)>,
+}
+
+impl Runner for BenchRunner<'_> {
+    fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
+        let plan = hiops_fio::plan_args(args, false).map_err(RunFailure::Failed)?;
+        if plan.phases.iter().any(|&p| p != 0) {
+            return Err(RunFailure::Failed(
+                "a sweep point must run as one phase: drop stonewall/wait_for".into(),
+            ));
+        }
+        let progress = &mut self.progress;
+        let mut forward = |p: &hiops_bench::Progress| {
+            if let Some(f) = progress.as_mut() {
+                f(p)
+            }
+        };
+        let result = hiops_bench::run(
+            &plan.jobs,
+            RunOptions {
+                interrupt: self.interrupt,
+                progress: Some(&mut forward),
+            },
+        );
+        if let Some(dir) = &plan.temp_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        let r = result.map_err(|e| match e {
+            BenchError::Usage(m) | BenchError::Refused(m) | BenchError::Failed(m) => {
+                RunFailure::Failed(m)
+            }
+        })?;
+        if r.interrupted {
+            return Err(RunFailure::Interrupted);
+        }
+        if let Some(e) = r.jobs.iter().flat_map(|j| j.errors()).next() {
+            return Err(RunFailure::Failed(e.to_string()));
+        }
+        let set = hiops_report::json::RunSet {
+            runs: std::slice::from_ref(&r),
+            global_options: &plan.global_options,
+            ignored: &plan.ignored,
+        };
+        Ok(Measured {
+            metrics: hiops_report::derived::point_metrics(&r),
+            cdf: hiops_report::derived::latency_cdf(&r),
+            series: r
+                .series
+                .iter()
+                .map(|p| (p.t_s, p.read_iops + p.write_iops))
+                .collect(),
+            raw: hiops_report::json::to_fio_json_set(&set, false),
+        })
+    }
+}
+
+/// What `suite.json` says about a suite directory: which report to build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    /// "sweep", "hiops", "fig10", "iozone", "characterize".
+    pub kind: String,
+    pub title: String,
+    /// The command that made it, as typed.
+    pub command: String,
+    /// Facts of the machine and targets at the time.
+    pub about: Vec<String>,
+    /// Free-form inputs a report needs (prices, capacities, ...).
+    #[serde(default)]
+    pub extra: serde_json::Value,
+}
+
+impl SuiteInfo {
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| sweep::io_err(dir, e))?;
+        sweep::write_json_atomic(&dir.join("suite.json"), self)
+    }
+    pub fn load(dir: &Path) -> Result<SuiteInfo, String> {
+        sweep::read_json(&dir.join("suite.json"))
+    }
+}
+
+/// The generic report of one sweep: findings, a chart per metric, the
+/// latency CDFs and time series, the table of points.
+pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
+    let mut charts = chart_of::sweep_charts(s, "");
+    charts.extend(chart_of::cdf_chart(s, 8));
+    charts.extend(chart_of::series_chart(s, 8));
+    let total = s.def.points().len();
+    let mut notes = Vec::new();
+    if s.points.len() < total {
+        notes.push(format!(
+            "{} of {total} points measured so far: rerun the same command to finish the sweep.",
+            s.points.len()
+        ));
+    }
+    Section {
+        heading: heading.to_string(),
+        findings: chart_of::sweep_findings(s),
+        charts,
+        tables: vec![chart_of::points_table(s)],
+        notes,
+    }
+}
+
+/// A short description of the machine for a report's header.
+pub fn machine_about() -> String {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map(|kib| kib / 1024.0 / 1024.0)
+        .unwrap_or(0.0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "Machine: {cpus} CPUs ({model}), {mem_gib:.0} GiB, Linux {}.",
+        kernel.trim()
+    )
+}
+
+/// Rebuilds the report of a suite or sweep directory from its points.
+pub fn report(dir: &Path) -> Result<Page, String> {
+    let info = SuiteInfo::load(dir).map_err(|e| {
+        format!("{e}: {} is not a hiops report directory (made by hiops sweep, experiment, iozone, characterize or kv fig10)", dir.display())
+    })?;
+    let mut page = Page {
+        title: info.title.clone(),
+        about: std::iter::once(format!("Command: `{}`", info.command))
+            .chain(info.about.iter().cloned())
+            .collect(),
+        sections: Vec::new(),
+    };
+    match info.kind.as_str() {
+        "sweep" => {
+            let s = SweepDir::load(dir)?;
+            page.sections.push(sweep_section(&s, &s.def.title));
+        }
+        other => {
+            return Err(format!(
+                "{}: unknown suite kind '{other}' (made by a newer hiops?)",
+                dir.display()
+            ))
+        }
+    }
+    Ok(page)
+}
+
+/// Rebuilds and writes the report of `dir`; returns the HTML page's path.
+pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, String> {
+    let page = report(dir)?;
+    page::write(dir, &page)?;
+    Ok(dir.join("index.html"))
+}

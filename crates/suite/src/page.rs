@@ -1,0 +1,295 @@
+//! A report page: sections of findings, charts and tables, written as one
+//! self-contained HTML file (SVG inline, no scripts, no network) beside each
+//! chart as SVG and PNG files and each table as CSV.
+
+use crate::sweep::{io_err, write_atomic};
+use hiops_plot::Chart;
+use std::fmt::Write as _;
+use std::path::Path;
+
+#[derive(Clone, Debug, Default)]
+pub struct Page {
+    pub title: String,
+    /// Lines under the title: the command, the machine, the date.
+    pub about: Vec<String>,
+    pub sections: Vec<Section>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Section {
+    pub heading: String,
+    /// Sentences a reader should take away, read from the numbers.
+    pub findings: Vec<String>,
+    pub charts: Vec<Chart>,
+    pub tables: Vec<Table>,
+    /// Caveats: what could not be measured, and why.
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub caption: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn csv(&self) -> String {
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let cells: Vec<String> = row.iter().map(|c| csv_cell(c)).collect();
+            out.push_str(&cells.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// RFC 4180: quote cells holding a comma, quote or line break.
+pub fn csv_cell(c: &str) -> String {
+    if c.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", c.replace('"', "\"\""))
+    } else {
+        c.to_string()
+    }
+}
+
+/// Parses what [`Table::csv`] writes (RFC 4180 quoting).
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut cell = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                cell.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, '\n') => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, '\r') => {}
+            (false, c) => cell.push(c),
+        }
+    }
+    if !cell.is_empty() || !row.is_empty() {
+        row.push(cell);
+        rows.push(row);
+    }
+    rows
+}
+
+/// A file name from a title: lower case, dashes.
+pub fn slug(title: &str) -> String {
+    let mut s = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    let s = s.trim_matches('-');
+    s.chars()
+        .take(60)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_string()
+}
+
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "body{font-family:DejaVu Sans,Verdana,sans-serif;max-width:1700px;margin:1em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+.about{color:#555;font-size:.9em}.about code{background:#f4f4f4;padding:0 .3em}
+.charts{display:flex;flex-wrap:wrap;gap:12px}.chart{flex:0 1 800px;margin:0}.chart svg{width:100%;height:auto}
+.chart .files{font-size:.8em;color:#666}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}caption{text-align:left;font-weight:bold;padding:.3em 0}
+td,th{border:1px solid #ddd;padding:.25em .6em}td{text-align:right}th{background:#f4f4f4}
+td:first-child{text-align:left}.findings li{margin:.3em 0}.notes{color:#844;font-size:.9em}";
+
+/// Writes `dir/index.html`, `dir/plots/*.svg|png` and `dir/tables/*.csv`.
+/// Returns the paths of the chart files written.
+pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String> {
+    let plots = dir.join("plots");
+    let tables = dir.join("tables");
+    std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
+    std::fs::create_dir_all(&tables).map_err(|e| io_err(&tables, e))?;
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        escape(&page.title),
+        escape(&page.title)
+    );
+    for line in &page.about {
+        let _ = writeln!(html, "<p class=\"about\">{}</p>", code_spans(line));
+    }
+    let mut written = Vec::new();
+    let mut used = std::collections::HashSet::new();
+    for s in &page.sections {
+        let _ = writeln!(html, "<section><h2>{}</h2>", escape(&s.heading));
+        if !s.findings.is_empty() {
+            html.push_str("<ul class=\"findings\">\n");
+            for f in &s.findings {
+                let _ = writeln!(html, "<li>{}</li>", code_spans(f));
+            }
+            html.push_str("</ul>\n");
+        }
+        if !s.charts.is_empty() {
+            html.push_str("<div class=\"charts\">\n");
+            for c in &s.charts {
+                let mut name = slug(&c.title);
+                while !used.insert(name.clone()) {
+                    name.push('x');
+                }
+                let svg = c.svg().map_err(|e| e.to_string())?;
+                let svg_path = plots.join(format!("{name}.svg"));
+                let png_path = plots.join(format!("{name}.png"));
+                write_atomic(&svg_path, svg.as_bytes())?;
+                c.write_png(&png_path).map_err(|e| e.to_string())?;
+                let _ = writeln!(
+                    html,
+                    "<figure class=\"chart\">{}\n<figcaption class=\"files\">plots/{name}.svg · plots/{name}.png</figcaption></figure>",
+                    strip_xml_header(&svg)
+                );
+                written.push(svg_path);
+                written.push(png_path);
+            }
+            html.push_str("</div>\n");
+        }
+        for t in &s.tables {
+            let mut name = slug(&format!("{} {}", s.heading, t.caption));
+            while !used.insert(name.clone()) {
+                name.push('x');
+            }
+            write_atomic(&tables.join(format!("{name}.csv")), t.csv().as_bytes())?;
+            let _ = write!(html, "<table><caption>{} <span class=\"files\">(tables/{name}.csv)</span></caption>\n<tr>", escape(&t.caption));
+            for h in &t.header {
+                let _ = write!(html, "<th>{}</th>", escape(h));
+            }
+            html.push_str("</tr>\n");
+            for r in &t.rows {
+                html.push_str("<tr>");
+                for c in r {
+                    let _ = write!(html, "<td>{}</td>", escape(c));
+                }
+                html.push_str("</tr>\n");
+            }
+            html.push_str("</table>\n");
+        }
+        for n in &s.notes {
+            let _ = writeln!(html, "<p class=\"notes\">{}</p>", code_spans(n));
+        }
+        html.push_str("</section>\n");
+    }
+    html.push_str("</body></html>\n");
+    write_atomic(&dir.join("index.html"), html.as_bytes())?;
+    Ok(written)
+}
+
+/// Escapes text and renders `code` in backticks as <code>.
+fn code_spans(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{}</code>", escape(part));
+        } else {
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
+fn strip_xml_header(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hiops_plot::Axis;
+
+    #[test]
+    fn csv_round_trips_awkward_cells() {
+        let t = Table {
+            caption: "c".into(),
+            header: vec!["name".into(), "value".into()],
+            rows: vec![
+                vec!["a,b".into(), "1".into()],
+                vec!["say \"hi\"".into(), "two\nlines".into()],
+                vec!["".into(), "3".into()],
+            ],
+        };
+        let back = parse_csv(&t.csv());
+        assert_eq!(back[0], t.header);
+        assert_eq!(&back[1..], &t.rows[..]);
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(
+            slug("IOPS vs block size (128 threads)"),
+            "iops-vs-block-size-128-threads"
+        );
+        assert_eq!(slug("µs/IO"), "s-io");
+    }
+
+    #[test]
+    fn the_page_inlines_each_chart_and_writes_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let chart = Chart::new(
+            "IOPS <vs> threads",
+            Axis::log2("threads"),
+            Axis::linear("IOPS"),
+        )
+        .with_series("coop", vec![(1.0, 10.0), (2.0, 20.0)]);
+        let page = Page {
+            title: "a & b".into(),
+            about: vec!["made by `hiops sweep`".into()],
+            sections: vec![Section {
+                heading: "Scaling".into(),
+                findings: vec!["coop peaks at 2 threads".into()],
+                charts: vec![chart.clone(), chart],
+                tables: vec![Table {
+                    caption: "points".into(),
+                    header: vec!["x".into()],
+                    rows: vec![vec!["<1>".into()]],
+                }],
+                notes: vec![],
+            }],
+        };
+        let files = write(tmp.path(), &page).unwrap();
+        assert_eq!(
+            files.len(),
+            4,
+            "two charts with distinct names, SVG and PNG each"
+        );
+        assert!(files.iter().all(|f| f.exists()));
+        let html = std::fs::read_to_string(tmp.path().join("index.html")).unwrap();
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("<title>a &amp; b</title>"));
+        assert!(html.contains("<code>hiops sweep</code>"));
+        assert!(html.contains("<td>&lt;1&gt;</td>"));
+        assert!(
+            !html.contains("<script") && !html.contains("http://")
+                || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
+        );
+        assert!(tmp.path().join("tables/scaling-points.csv").exists());
+    }
+}

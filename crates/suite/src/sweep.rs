@@ -1,0 +1,607 @@
+//! A sweep: one workload run across the values of one or more parameters,
+//! kept point by point in a directory so an interrupted sweep continues
+//! where it stopped.
+//!
+//! Layout of a sweep directory:
+//! - `sweep.json`: the definition (base options, parameters, rounds);
+//! - `points.jsonl`: one finished point per line, appended and synced as
+//!   each point ends, so a crash loses at most the point in flight;
+//! - `raw/NNNN.json`: each point's full fio-schema JSON.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// One swept parameter: a `hiops run` option and the values it takes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+impl Param {
+    /// `numjobs=1,2,4` as on the command line.
+    pub fn parse(text: &str) -> Result<Param, String> {
+        let (name, values) = text.split_once('=').ok_or_else(|| {
+            format!("'{text}': give a parameter as NAME=V1,V2,... (for example numjobs=1,2,4)")
+        })?;
+        let name = name.trim().trim_start_matches("--").to_string();
+        let values: Vec<String> = values
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if name.is_empty() || values.is_empty() {
+            return Err(format!("'{text}': give a name and at least one value"));
+        }
+        Ok(Param { name, values })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepDef {
+    pub title: String,
+    /// `hiops run` options every point shares (`--key=value`).
+    pub base: Vec<String>,
+    /// The grid; the first parameter is the x axis of the plots.
+    pub params: Vec<Param>,
+    /// Rounds over the whole grid. Points of one round run back to back, so
+    /// with several rounds each point's neighbours alternate and a noisy
+    /// neighbour hurts every point alike; the report takes the median.
+    pub rounds: u32,
+}
+
+/// Which point: a round and one value per parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PointKey {
+    pub round: u32,
+    pub values: Vec<String>,
+}
+
+impl SweepDef {
+    /// Every point in run order: round by round; within a round the grid
+    /// starts one step later than in the round before (A B C, B C A, ...).
+    pub fn points(&self) -> Vec<PointKey> {
+        let mut grid: Vec<Vec<String>> = vec![Vec::new()];
+        for p in &self.params {
+            grid = grid
+                .into_iter()
+                .flat_map(|prefix| {
+                    p.values.iter().map(move |v| {
+                        let mut k = prefix.clone();
+                        k.push(v.clone());
+                        k
+                    })
+                })
+                .collect();
+        }
+        let n = grid.len();
+        (0..self.rounds.max(1))
+            .flat_map(|r| {
+                let grid = &grid;
+                (0..n).map(move |i| PointKey {
+                    round: r,
+                    values: grid[(i + r as usize) % n].clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The `hiops run` options of a point: the base, then each parameter
+    /// (a later option overrides an earlier one, as in fio).
+    pub fn args_for(&self, key: &PointKey) -> Vec<String> {
+        let mut args = self.base.clone();
+        for (p, v) in self.params.iter().zip(&key.values) {
+            args.push(format!("--{}={v}", p.name));
+        }
+        args
+    }
+
+    pub fn label(&self, values: &[String]) -> String {
+        self.params
+            .iter()
+            .zip(values)
+            .map(|(p, v)| format!("{}={v}", p.name))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What one point measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub round: u32,
+    pub values: Vec<String>,
+    /// [`hiops_report::derived::point_metrics`] of the run.
+    pub metrics: BTreeMap<String, f64>,
+    /// Completion latency CDF: (percentile, µs).
+    pub cdf: Vec<(f64, f64)>,
+    /// IOPS per second of the measured window: (s, IOPS).
+    pub series: Vec<(f64, f64)>,
+}
+
+impl Point {
+    pub fn key(&self) -> PointKey {
+        PointKey {
+            round: self.round,
+            values: self.values.clone(),
+        }
+    }
+}
+
+/// A point's measurement as a runner returns it.
+pub struct Measured {
+    pub metrics: BTreeMap<String, f64>,
+    pub cdf: Vec<(f64, f64)>,
+    pub series: Vec<(f64, f64)>,
+    /// The run's full fio-schema JSON, kept under raw/.
+    pub raw: serde_json::Value,
+}
+
+#[derive(Debug)]
+pub enum RunFailure {
+    /// Ctrl-C: the point is not kept; the sweep stops and can be resumed.
+    Interrupted,
+    Failed(String),
+}
+
+/// Runs one point's options. The suite's [`crate::BenchRunner`] runs them
+/// in this process; tests pass their own.
+pub trait Runner {
+    fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure>;
+}
+
+/// Progress of a sweep, for a terminal line.
+pub struct SweepProgress<'a> {
+    /// Points finished, counting those kept from an earlier run.
+    pub done: usize,
+    pub total: usize,
+    /// The point about to run.
+    pub label: &'a str,
+    /// From the mean time of the points run so far in this run.
+    pub eta_s: Option<f64>,
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    pub ran: usize,
+    pub kept: usize,
+    pub total: usize,
+    pub interrupted: bool,
+}
+
+/// An open sweep directory.
+pub struct SweepDir {
+    pub path: PathBuf,
+    pub def: SweepDef,
+    pub points: Vec<Point>,
+}
+
+impl SweepDir {
+    /// Opens `path` for `def`: creates it, or loads the points a run of the
+    /// same definition left there. A directory holding another sweep is
+    /// refused unless `restart`, which discards its points.
+    pub fn open(path: &Path, def: SweepDef, restart: bool) -> Result<SweepDir, String> {
+        let def_path = path.join("sweep.json");
+        if def_path.exists() {
+            let old: SweepDef = read_json(&def_path)?;
+            if old != def && !restart {
+                return Err(format!(
+                    "{} holds a different sweep ({}): choose another directory, or pass --restart to discard its points",
+                    path.display(),
+                    describe_difference(&old, &def)
+                ));
+            }
+            if restart {
+                let _ = fs::remove_file(path.join("points.jsonl"));
+                let _ = fs::remove_dir_all(path.join("raw"));
+            }
+        } else if path.exists()
+            && fs::read_dir(path)
+                .map_err(|e| io_err(path, e))?
+                .next()
+                .is_some()
+        {
+            return Err(format!(
+                "{} exists and is not a sweep directory: give a new or empty directory",
+                path.display()
+            ));
+        }
+        fs::create_dir_all(path.join("raw")).map_err(|e| io_err(path, e))?;
+        write_json_atomic(&def_path, &def)?;
+        let points = load_points(&path.join("points.jsonl"))?;
+        Ok(SweepDir {
+            path: path.to_path_buf(),
+            def,
+            points,
+        })
+    }
+
+    /// Loads a finished or partial sweep for a report.
+    pub fn load(path: &Path) -> Result<SweepDir, String> {
+        let def: SweepDef = read_json(&path.join("sweep.json"))?;
+        let points = load_points(&path.join("points.jsonl"))?;
+        Ok(SweepDir {
+            path: path.to_path_buf(),
+            def,
+            points,
+        })
+    }
+
+    /// Runs the points not yet kept.
+    pub fn run(
+        &mut self,
+        runner: &mut dyn Runner,
+        progress: &mut dyn FnMut(&SweepProgress),
+    ) -> Result<Outcome, String> {
+        let all = self.def.points();
+        let kept: std::collections::HashSet<PointKey> =
+            self.points.iter().map(Point::key).collect();
+        let todo: Vec<(usize, PointKey)> = all
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(_, k)| !kept.contains(k))
+            .collect();
+        let mut outcome = Outcome {
+            ran: 0,
+            kept: all.len() - todo.len(),
+            total: all.len(),
+            interrupted: false,
+        };
+        let started = std::time::Instant::now();
+        for (i, (index, key)) in todo.iter().enumerate() {
+            let label = format!("{} (round {})", self.def.label(&key.values), key.round + 1);
+            let eta_s = (i > 0)
+                .then(|| started.elapsed().as_secs_f64() / i as f64 * (todo.len() - i) as f64);
+            progress(&SweepProgress {
+                done: outcome.kept + i,
+                total: all.len(),
+                label: &label,
+                eta_s,
+            });
+            let m = match runner.run(&self.def.args_for(key)) {
+                Ok(m) => m,
+                Err(RunFailure::Interrupted) => {
+                    outcome.interrupted = true;
+                    break;
+                }
+                Err(RunFailure::Failed(e)) => return Err(format!("point {label}: {e}")),
+            };
+            let point = Point {
+                round: key.round,
+                values: key.values.clone(),
+                metrics: m.metrics,
+                cdf: m.cdf,
+                series: m.series,
+            };
+            self.keep(*index, &point, &m.raw)?;
+            self.points.push(point);
+            outcome.ran += 1;
+        }
+        Ok(outcome)
+    }
+
+    /// Raw JSON first, then the line: a point in points.jsonl always has
+    /// its raw file.
+    fn keep(&self, index: usize, point: &Point, raw: &serde_json::Value) -> Result<(), String> {
+        let raw_path = self.path.join("raw").join(format!("{index:04}.json"));
+        write_json_atomic(&raw_path, raw)?;
+        let path = self.path.join("points.jsonl");
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        let mut line = serde_json::to_string(point).expect("points serialise");
+        line.push('\n');
+        f.write_all(line.as_bytes())
+            .and_then(|_| f.sync_data())
+            .map_err(|e| io_err(&path, e))
+    }
+
+    /// The median of each metric over rounds, per grid point, in grid order.
+    pub fn medians(&self) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
+        let grid: Vec<Vec<String>> = self
+            .def
+            .points()
+            .into_iter()
+            .filter(|k| k.round == 0)
+            .map(|k| k.values)
+            .collect();
+        grid.into_iter()
+            .filter_map(|values| {
+                let rounds: Vec<&Point> =
+                    self.points.iter().filter(|p| p.values == values).collect();
+                if rounds.is_empty() {
+                    return None;
+                }
+                let mut names: Vec<&String> =
+                    rounds.iter().flat_map(|p| p.metrics.keys()).collect();
+                names.sort();
+                names.dedup();
+                let metrics = names
+                    .into_iter()
+                    .filter_map(|n| {
+                        let vals: Vec<f64> = rounds
+                            .iter()
+                            .filter_map(|p| p.metrics.get(n).copied())
+                            .collect();
+                        Some((n.clone(), median(vals)?))
+                    })
+                    .collect();
+                Some((values, metrics))
+            })
+            .collect()
+    }
+}
+
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn describe_difference(old: &SweepDef, new: &SweepDef) -> String {
+    if old.base != new.base {
+        format!("options {:?} there, {:?} now", old.base, new.base)
+    } else if old.params != new.params {
+        let show = |d: &SweepDef| {
+            d.params
+                .iter()
+                .map(|p| format!("{}={}", p.name, p.values.join(",")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        format!("parameters {} there, {} now", show(old), show(new))
+    } else if old.rounds != new.rounds {
+        format!("{} rounds there, {} now", old.rounds, new.rounds)
+    } else {
+        format!("titled '{}' there", old.title)
+    }
+}
+
+/// Points of a sweep file. A last line cut short by a crash is dropped (and
+/// cut from the file, so the next append starts a clean line).
+fn load_points(path: &Path) -> Result<Vec<Point>, String> {
+    let f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(path, e)),
+    };
+    let mut points = Vec::new();
+    let mut good_len = 0u64;
+    let mut torn = false;
+    for line in BufReader::new(f).split(b'\n') {
+        let line = line.map_err(|e| io_err(path, e))?;
+        match serde_json::from_slice::<Point>(&line) {
+            Ok(p) => {
+                points.push(p);
+                good_len += line.len() as u64 + 1;
+            }
+            Err(_) if line.iter().all(u8::is_ascii_whitespace) => good_len += line.len() as u64 + 1,
+            Err(e) => {
+                if torn {
+                    return Err(format!(
+                        "{}: a damaged line before the last: {e}",
+                        path.display()
+                    ));
+                }
+                torn = true;
+            }
+        }
+    }
+    if torn {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        f.set_len(good_len).map_err(|e| io_err(path, e))?;
+    }
+    Ok(points)
+}
+
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = fs::read_to_string(path).map_err(|e| io_err(path, e))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Write to a temporary name and rename, so a reader never sees half a file.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value).expect("values serialise") + "\n";
+    write_atomic(path, text.as_bytes())
+}
+
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|_| f.sync_data())
+        .map_err(|e| io_err(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+}
+
+pub fn io_err(path: &Path, e: std::io::Error) -> String {
+    format!("{}: {e}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(rounds: u32) -> SweepDef {
+        SweepDef {
+            title: "t".into(),
+            base: vec!["--rw=randread".into()],
+            params: vec![
+                Param::parse("numjobs=1,2,4").unwrap(),
+                Param::parse("strategy=pread,coop").unwrap(),
+            ],
+            rounds,
+        }
+    }
+
+    /// Measures nothing: returns the point's own options as its metrics,
+    /// and stops (as Ctrl-C would) before the `stop_at`th call.
+    struct Fake {
+        calls: Vec<Vec<String>>,
+        stop_at: Option<usize>,
+    }
+
+    impl Runner for Fake {
+        fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
+            if Some(self.calls.len()) == self.stop_at {
+                return Err(RunFailure::Interrupted);
+            }
+            self.calls.push(args.to_vec());
+            let jobs: f64 = args
+                .iter()
+                .find_map(|a| a.strip_prefix("--numjobs="))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let coop = args.iter().any(|a| a == "--strategy=coop");
+            let mut metrics = BTreeMap::new();
+            metrics.insert(
+                "iops".into(),
+                jobs * 1000.0 + if coop { 1.0 } else { 0.0 } + self.calls.len() as f64 * 0.001,
+            );
+            Ok(Measured {
+                metrics,
+                cdf: vec![(50.0, 10.0)],
+                series: vec![(1.0, 5.0)],
+                raw: serde_json::json!({"args": args}),
+            })
+        }
+    }
+
+    #[test]
+    fn the_grid_rotates_by_round_and_options_follow_the_base() {
+        let d = def(2);
+        let pts = d.points();
+        assert_eq!(pts.len(), 12);
+        assert_eq!(pts[0].values, vec!["1", "pread"]);
+        assert_eq!(pts[5].values, vec!["4", "coop"]);
+        assert_eq!(
+            pts[6],
+            PointKey {
+                round: 1,
+                values: vec!["1".into(), "coop".into()]
+            }
+        );
+        assert_eq!(
+            d.args_for(&pts[5]),
+            vec!["--rw=randread", "--numjobs=4", "--strategy=coop"]
+        );
+        assert!(Param::parse("numjobs").is_err());
+        assert!(Param::parse("numjobs=").is_err());
+    }
+
+    #[test]
+    fn an_interrupted_sweep_keeps_its_points_and_resumes_where_it_stopped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        let mut sweep = SweepDir::open(&dir, def(2), false).unwrap();
+        let mut first = Fake {
+            calls: Vec::new(),
+            stop_at: Some(5),
+        };
+        let out = sweep.run(&mut first, &mut |_| {}).unwrap();
+        assert_eq!(
+            out,
+            Outcome {
+                ran: 5,
+                kept: 0,
+                total: 12,
+                interrupted: true
+            }
+        );
+        assert_eq!(std::fs::read_dir(dir.join("raw")).unwrap().count(), 5);
+
+        // A crash mid-append leaves half a line: it is dropped, not fatal.
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.join("points.jsonl"))
+            .unwrap();
+        f.write_all(b"{\"round\":1,\"val").unwrap();
+        drop(f);
+
+        let mut again = SweepDir::open(&dir, def(2), false).unwrap();
+        assert_eq!(again.points.len(), 5);
+        let mut second = Fake {
+            calls: Vec::new(),
+            stop_at: None,
+        };
+        let mut seen = Vec::new();
+        let out = again
+            .run(&mut second, &mut |p| seen.push((p.done, p.total)))
+            .unwrap();
+        assert_eq!(
+            out,
+            Outcome {
+                ran: 7,
+                kept: 5,
+                total: 12,
+                interrupted: false
+            }
+        );
+        assert_eq!(seen.first(), Some(&(5, 12)));
+        // The resumed run did exactly the points the first did not.
+        let mut all: Vec<Vec<String>> = first.calls.into_iter().chain(second.calls).collect();
+        assert_eq!(all.len(), 12);
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 6, "each grid point twice (two rounds), no more");
+        let loaded = SweepDir::load(&dir).unwrap();
+        assert_eq!(loaded.points.len(), 12);
+        let med = loaded.medians();
+        assert_eq!(med.len(), 6);
+        assert_eq!(med[5].0, vec!["4", "coop"]);
+        assert!((med[5].1["iops"] - 4001.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn a_directory_of_another_sweep_is_refused_unless_restarted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        let mut s = SweepDir::open(&dir, def(1), false).unwrap();
+        s.run(
+            &mut Fake {
+                calls: Vec::new(),
+                stop_at: None,
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let e = SweepDir::open(&dir, def(2), false).err().unwrap();
+        assert!(
+            e.contains("1 rounds there, 2 now") && e.contains("--restart"),
+            "{e}"
+        );
+        let s = SweepDir::open(&dir, def(2), true).unwrap();
+        assert!(s.points.is_empty());
+        std::fs::create_dir_all(tmp.path().join("other")).unwrap();
+        std::fs::write(tmp.path().join("other/x"), "x").unwrap();
+        let e = SweepDir::open(&tmp.path().join("other"), def(1), false)
+            .err()
+            .unwrap();
+        assert!(e.contains("not a sweep directory"), "{e}");
+    }
+
+    #[test]
+    fn median_of_even_and_odd_counts() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(vec![f64::NAN]), None);
+    }
+}
