@@ -171,7 +171,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
             html.push_str("</div>\n");
         }
         for t in &s.tables {
-            let mut name = slug(&format!("{} {}", s.heading, t.caption));
+            let mut name = slug(&t.caption);
             while !used.insert(name.clone()) {
                 name.push('x');
             }
@@ -290,6 +290,6 @@ mod tests {
             !html.contains("<script") && !html.contains("http://")
                 || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
         );
-        assert!(tmp.path().join("tables/scaling-points.csv").exists());
+        assert!(tmp.path().join("tables/points.csv").exists());
     }
 }

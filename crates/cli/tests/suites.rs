@@ -1,0 +1,235 @@
+//! `hiops sweep`, `hiops report` and `hiops compare` end to end: a sweep
+//! interrupted by Ctrl-C resumes, the report opens in headless Chromium
+//! with its plots and no console errors, and compare reads both kinds of
+//! input.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn hiops() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+}
+
+fn sweep_cmd(dir: &Path, file: &Path) -> Command {
+    let mut c = hiops();
+    c.args(["sweep", "--dir"]).arg(dir).args([
+        "--over",
+        "iodepth=1,4",
+        "--over",
+        "ioengine=psync,io_uring",
+        "--no-progress",
+        "--",
+    ]);
+    c.arg(format!("--filename={}", file.display()));
+    c.args(["--size=16m", "--runtime=1", "--ramp_time=0", "--direct=0"]);
+    c
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_sweep_interrupted_by_ctrl_c_resumes_and_its_report_redraws() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sweep");
+    let file = tmp.path().join("f");
+
+    // Interrupt while the second point runs.
+    let mut child = sweep_cmd(&dir, &file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = Vec::new();
+    for line in err.lines() {
+        let line = line.unwrap();
+        let second = line.contains("point 2/4");
+        seen.push(line);
+        if second {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        }
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|l| l.contains("run the same command to continue")),
+        "{seen:?}"
+    );
+    assert_eq!(
+        lines(&dir.join("points.jsonl")),
+        1,
+        "the point in flight is not kept"
+    );
+    assert!(
+        dir.join("index.html").exists(),
+        "a partial report is written"
+    );
+
+    let out = sweep_cmd(&dir, &file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 of 4 points kept"), "{err}");
+    assert!(
+        !err.contains("point 1/4"),
+        "the kept point is not run again: {err}"
+    );
+    assert_eq!(lines(&dir.join("points.jsonl")), 4);
+    assert_eq!(std::fs::read_dir(dir.join("raw")).unwrap().count(), 4);
+
+    // The raw results are fio-schema JSON; the CSV has a row per point.
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("raw/0000.json")).unwrap()).unwrap();
+    assert!(raw["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+    let csv = std::fs::read_to_string(dir.join("tables/points.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(csv.starts_with("iodepth,ioengine,iops,"), "{csv}");
+
+    // A wrong sweep in the same directory is refused and names --restart.
+    let out = hiops()
+        .args(["sweep", "--dir"])
+        .arg(&dir)
+        .args(["--over", "iodepth=2", "--no-progress", "--"])
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--restart"));
+
+    // `hiops report` redraws everything from the points.
+    std::fs::remove_dir_all(dir.join("plots")).unwrap();
+    std::fs::remove_file(dir.join("index.html")).unwrap();
+    let out = hiops().arg("report").arg(&dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svgs = std::fs::read_dir(dir.join("plots"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "svg")
+        })
+        .count();
+    assert!(
+        svgs >= 5,
+        "IOPS, bandwidth, latencies, CDF, time series: {svgs}"
+    );
+
+    open_in_chromium(&dir, svgs);
+
+    // compare: a sweep against itself is all ones; a JSON run against a
+    // JSON run lines up job by job.
+    let out = hiops().arg("compare").arg(&dir).arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ratios: Vec<&str> = text
+        .lines()
+        .skip(4)
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert!(
+        !ratios.is_empty() && ratios.iter().all(|r| *r == "1.00" || *r == "-"),
+        "{text}"
+    );
+    let compare_json = hiops()
+        .arg("compare")
+        .arg(dir.join("raw/0000.json"))
+        .arg(dir.join("raw/0001.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&compare_json.stdout);
+    assert!(
+        compare_json.status.success() && text.contains("IOPS"),
+        "{text}"
+    );
+}
+
+fn chromium() -> Option<PathBuf> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.exists())
+}
+
+/// The page in headless Chromium: the DOM after load holds every plot, a
+/// screenshot is taken, and the console logged no error.
+fn open_in_chromium(dir: &Path, svgs: usize) {
+    let Some(chrome) = chromium() else {
+        eprintln!(
+            "skipped: Chromium is not installed (apt-get install chromium; .ci/run installs it)"
+        );
+        return;
+    };
+    let url = format!("file://{}", dir.join("index.html").display());
+    let profile = tempfile::tempdir().unwrap();
+    let base = |c: &mut Command| {
+        c.args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()));
+    };
+    let mut c = Command::new(&chrome);
+    base(&mut c);
+    let dom = c.arg("--dump-dom").arg(&url).output().unwrap();
+    let html = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    assert_eq!(
+        html.matches("<svg").count(),
+        svgs,
+        "every plot is in the page"
+    );
+    let console: Vec<String> = String::from_utf8_lossy(&dom.stderr)
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Failed to load") || l.contains("net::ERR"))
+        .map(String::from)
+        .collect();
+    assert!(console.is_empty(), "console: {console:?}");
+
+    let shot = dir.join("screenshot.png");
+    let mut c = Command::new(&chrome);
+    base(&mut c);
+    let out = c
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg("--window-size=1280,2000")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "a page of plots is not a blank image: {} bytes",
+        png.len()
+    );
+}
