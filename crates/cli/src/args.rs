@@ -34,6 +34,9 @@ pub enum Command {
     /// Run one workload across parameters (a grid with several --over) into
     /// a resumable directory with a report.
     Sweep(crate::suites::SweepArgs),
+    /// The source papers' experiments as one command each, with a report.
+    #[command(subcommand)]
+    Experiment(crate::suites::ExperimentCommand),
     /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
     Report(crate::suites::ReportArgs),
     /// Two runs or reports side by side, with ratios.

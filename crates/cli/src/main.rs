@@ -35,6 +35,9 @@ fn main() -> ExitCode {
             };
         }
         Some(args::Command::Sweep(a)) => return suite_exit("hiops sweep", suites::sweep(a)),
+        Some(args::Command::Experiment(a)) => {
+            return suite_exit("hiops experiment", suites::experiment(a))
+        }
         Some(args::Command::Report(a)) => return suite_exit("hiops report", suites::report(a)),
         Some(args::Command::Compare(a)) => return suite_exit("hiops compare", suites::compare(a)),
         None => Vec::new(),

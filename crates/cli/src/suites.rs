@@ -198,3 +198,152 @@ pub fn compare(a: CompareArgs) -> Result<Ended, String> {
 fn show(p: &Path) -> String {
     p.display().to_string()
 }
+
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum ExperimentCommand {
+    /// The HIOPS paper's experiments: block size (Fig 7), threads, hand-off
+    /// delay (Fig 8), poll interval (Fig 9) and devices (Fig 1), per
+    /// strategy, with plots and the targets judged.
+    Hiops(HiopsArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct HiopsArgs {
+    /// Where the sweeps and the report go (resumed if interrupted).
+    #[arg(long, default_value = "hiops-experiment-hiops")]
+    pub dir: PathBuf,
+    /// A target, LABEL=PATH or PATH (repeat for several). Default: a file
+    /// `disk.dat` in --dir, on the disk that holds it.
+    #[arg(long = "target", value_name = "[LABEL=]PATH")]
+    pub targets: Vec<String>,
+    /// Add a fresh zram device (root): the platform's cost without a device.
+    #[arg(long)]
+    pub zram: bool,
+    /// Add a loop device over a tmpfs file (root).
+    #[arg(long = "loop")]
+    pub loop_dev: bool,
+    /// Size of each target's region (a created file has this size).
+    #[arg(long, default_value = "1g")]
+    pub size: String,
+    /// Measured time per point, after the ramp.
+    #[arg(long, default_value = "3")]
+    pub runtime: String,
+    #[arg(long, default_value = "1")]
+    pub ramp: String,
+    /// Rounds over each grid; the report shows medians.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    /// A small grid that runs every part in about a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Discard points of a different earlier run in --dir.
+    #[arg(long)]
+    pub restart: bool,
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+pub fn experiment(cmd: ExperimentCommand) -> Result<Ended, String> {
+    match cmd {
+        ExperimentCommand::Hiops(a) => experiment_hiops(a),
+    }
+}
+
+fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
+    use hiops_suite::devices::RamDevice;
+    use hiops_suite::hiops_paper::{Plan, Target};
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    let mut targets = Vec::new();
+    for t in &a.targets {
+        let (label, path) = match t.split_once('=') {
+            Some((l, p)) => (l.to_string(), p.to_string()),
+            None => {
+                let stem = Path::new(t)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "target".into());
+                (stem, t.clone())
+            }
+        };
+        targets.push(Target { label, path });
+    }
+    let default_file = a.dir.join("disk.dat");
+    if targets.is_empty() {
+        targets.push(Target {
+            label: "disk".into(),
+            path: default_file.display().to_string(),
+        });
+    }
+    // Devices live until the end of the experiment (dropped last).
+    let mut devices = Vec::new();
+    let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())?;
+    if a.zram {
+        match RamDevice::zram(&a.size) {
+            Ok(d) => {
+                targets.push(Target {
+                    label: "zram".into(),
+                    path: d.path.display().to_string(),
+                });
+                devices.push(d);
+            }
+            Err(e) => eprintln!("hiops experiment: skipping zram: {e}"),
+        }
+    }
+    if a.loop_dev {
+        match RamDevice::loop_on(Path::new("/dev/shm"), size_bytes) {
+            Ok(d) => {
+                targets.push(Target {
+                    label: "loop".into(),
+                    path: d.path.display().to_string(),
+                });
+                devices.push(d);
+            }
+            Err(e) => eprintln!("hiops experiment: skipping the loop device: {e}"),
+        }
+    }
+    let plan = Plan::new(
+        targets,
+        a.quick,
+        &a.runtime,
+        &a.ramp,
+        &a.size,
+        a.rounds.max(1),
+    );
+    let mut about = vec![hiops_suite::machine_about()];
+    about.push(format!(
+        "Targets: {}. 4 KiB random reads unless swept; O_DIRECT; {} s per point after a {} s ramp; {} round(s).",
+        plan.targets.iter().map(|t| format!("{} ({})", t.label, t.path)).collect::<Vec<_>>().join(", "),
+        a.runtime,
+        a.ramp,
+        plan.rounds
+    ));
+    SuiteInfo {
+        kind: "hiops".into(),
+        title: "HIOPS path experiments".into(),
+        command: command_line(),
+        about,
+        extra: serde_json::to_value(&plan).expect("plans serialise"),
+    }
+    .save(&a.dir)?;
+    let sweeps = plan.sweeps();
+    let n = sweeps.len();
+    let mut ended = Ended::Done;
+    for (i, (name, def)) in sweeps.into_iter().enumerate() {
+        let mut dir = SweepDir::open(&a.dir.join(&name), def, a.restart)?;
+        eprintln!("hiops experiment: sweep {}/{n}: {}", i + 1, dir.def.title);
+        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops experiment")?;
+        hiops_suite::write_report(&a.dir)?;
+        if outcome.interrupted {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    drop(devices);
+    let html = hiops_suite::write_report(&a.dir)?;
+    if matches!(ended, Ended::Done) && a.targets.is_empty() {
+        // The data file is only needed to resume.
+        let _ = std::fs::remove_file(&default_file);
+    }
+    eprintln!("hiops experiment: report: {}", html.display());
+    Ok(ended)
+}

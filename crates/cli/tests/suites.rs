@@ -233,3 +233,54 @@ fn open_in_chromium(dir: &Path, svgs: usize) {
         png.len()
     );
 }
+
+#[test]
+fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("exp");
+    let out = hiops()
+        .args([
+            "experiment",
+            "hiops",
+            "--quick",
+            "--runtime=1",
+            "--ramp=0",
+            "--size=16m",
+            "--no-progress",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for sweep in ["disk-bs", "disk-threads", "disk-poll"] {
+        assert_eq!(
+            lines(&dir.join(sweep).join("points.jsonl")),
+            4,
+            "{sweep}: {err}"
+        );
+    }
+    assert!(
+        !dir.join("disk.dat").exists(),
+        "the data file goes once the suite is complete"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for heading in [
+        "The issue&#39;s targets",
+        "Fig 7 — disk: IOPS and bandwidth vs block size",
+        "disk: IOPS vs threads",
+        "Fig 8 — disk: hand-off delay per strategy",
+        "Fig 9 — disk: poll interval",
+    ] {
+        let h = heading.replace("&#39;", "'");
+        assert!(html.contains(&h), "no section '{h}'");
+    }
+    assert!(html.contains("Target (at 1 thread no strategy more than 5% slower than pread)"));
+    assert!(html.contains("lone poll thread") && html.contains("poll + cooperative peeks"));
+    // The coop hand-off chart exists (pread has no hand-off to draw).
+    assert!(dir
+        .join("plots/hand-off-delay-99th-percentile.svg")
+        .exists());
+    assert!(dir.join("plots/iops-vs-bs.png").exists());
+}

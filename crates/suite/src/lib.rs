@@ -8,6 +8,8 @@
 
 pub mod chart_of;
 pub mod compare;
+pub mod devices;
+pub mod hiops_paper;
 pub mod page;
 pub mod sweep;
 
@@ -170,6 +172,11 @@ pub fn report(dir: &Path) -> Result<Page, String> {
         "sweep" => {
             let s = SweepDir::load(dir)?;
             page.sections.push(sweep_section(&s, &s.def.title));
+        }
+        "hiops" => {
+            let plan: hiops_paper::Plan = serde_json::from_value(info.extra.clone())
+                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            page.sections = hiops_paper::sections(dir, &plan)?;
         }
         other => {
             return Err(format!(

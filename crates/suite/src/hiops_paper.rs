@@ -1,0 +1,616 @@
+//! `hiops experiment hiops`: the HIOPS paper's experiments
+//! (004_894c255006771886.txt) on this machine's targets, as sweeps of
+//! synchronous threads through each I/O strategy.
+//!
+//! - Fig 7: IOPS and bandwidth against block size 512 B..128 KiB at 128
+//!   threads, one line per strategy;
+//! - IOPS against threads 1..256 per strategy (the paper's scaling claim);
+//! - Fig 8: the hand-off delay (completion reaped → owner running) per
+//!   strategy, from the thread sweep;
+//! - Fig 9: poll interval 2..128 µs, a lone poll thread against polling
+//!   with cooperative peeks;
+//! - Fig 1: IOPS as devices are added (disk file, zram, loop).
+
+use crate::chart_of::{fmt_num, param_axis};
+use crate::page::{Section, Table};
+use crate::sweep::{Param, SweepDef, SweepDir};
+use hiops_plot::{Axis, Chart};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const STRATEGIES: [&str; 6] = [
+    "pread",
+    "completion-thread",
+    "per-thread-ring",
+    "coop",
+    "poll",
+    "hybrid",
+];
+
+/// One target the experiments run on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Short name for sections and sweep directories: "disk", "zram", "loop".
+    pub label: String,
+    pub path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub targets: Vec<Target>,
+    pub strategies: Vec<String>,
+    pub block_sizes: Vec<String>,
+    pub threads: Vec<String>,
+    pub poll_intervals_us: Vec<String>,
+    /// Threads of the block-size, poll and device sweeps (the paper's 128).
+    pub many_threads: u32,
+    /// Options every point shares: runtime, ramp, size, engine.
+    pub base: Vec<String>,
+    pub rounds: u32,
+}
+
+impl Plan {
+    /// The paper's grid; `quick` shrinks it to a smoke test of every part.
+    pub fn new(
+        targets: Vec<Target>,
+        quick: bool,
+        runtime: &str,
+        ramp: &str,
+        size: &str,
+        rounds: u32,
+    ) -> Plan {
+        let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut base = vec![
+            "--rw=randread".to_string(),
+            format!("--runtime={runtime}"),
+            format!("--ramp_time={ramp}"),
+            format!("--size={size}"),
+        ];
+        base.push("--direct=1".into());
+        if quick {
+            return Plan {
+                targets,
+                strategies: list(&["pread", "coop"]),
+                block_sizes: list(&["4k", "64k"]),
+                threads: list(&["1", "4"]),
+                poll_intervals_us: list(&["8", "64"]),
+                many_threads: 4,
+                base,
+                rounds,
+            };
+        }
+        Plan {
+            targets,
+            strategies: list(&STRATEGIES),
+            block_sizes: list(&["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]),
+            threads: list(&["1", "2", "4", "8", "16", "32", "64", "128", "256"]),
+            poll_intervals_us: list(&["2", "4", "8", "16", "32", "64", "128"]),
+            many_threads: 128,
+            base,
+            rounds,
+        }
+    }
+
+    fn def(&self, title: String, target: &str, extra: &[String], params: Vec<Param>) -> SweepDef {
+        let mut base = self.base.clone();
+        base.push(format!("--filename={target}"));
+        base.extend(extra.iter().cloned());
+        SweepDef {
+            title,
+            base,
+            params,
+            rounds: self.rounds,
+        }
+    }
+
+    /// Every sweep of the experiment: (directory name, definition).
+    pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
+        let strategy = Param {
+            name: "strategy".into(),
+            values: self.strategies.clone(),
+        };
+        let many = format!("--numjobs={}", self.many_threads);
+        let mut out = Vec::new();
+        for t in &self.targets {
+            out.push((
+                format!("{}-bs", t.label),
+                self.def(
+                    format!("{}: block size at {} threads", t.label, self.many_threads),
+                    &t.path,
+                    std::slice::from_ref(&many),
+                    vec![
+                        Param {
+                            name: "bs".into(),
+                            values: self.block_sizes.clone(),
+                        },
+                        strategy.clone(),
+                    ],
+                ),
+            ));
+            out.push((
+                format!("{}-threads", t.label),
+                self.def(
+                    format!("{}: threads", t.label),
+                    &t.path,
+                    &["--bs=4k".to_string()],
+                    vec![
+                        Param {
+                            name: "numjobs".into(),
+                            values: self.threads.clone(),
+                        },
+                        strategy.clone(),
+                    ],
+                ),
+            ));
+            out.push((
+                format!("{}-poll", t.label),
+                self.def(
+                    format!(
+                        "{}: poll interval at {} threads",
+                        t.label, self.many_threads
+                    ),
+                    &t.path,
+                    &[many.clone(), "--bs=4k".into(), "--strategy=poll".into()],
+                    vec![
+                        Param {
+                            name: "poll_interval".into(),
+                            values: self
+                                .poll_intervals_us
+                                .iter()
+                                .map(|v| format!("{v}us"))
+                                .collect(),
+                        },
+                        Param {
+                            name: "coop_peeks".into(),
+                            values: vec!["0".into(), "1".into()],
+                        },
+                    ],
+                ),
+            ));
+        }
+        if self.targets.len() > 1 {
+            let sets: Vec<String> = (1..=self.targets.len())
+                .map(|n| {
+                    self.targets[..n]
+                        .iter()
+                        .map(|t| t.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(":")
+                })
+                .collect();
+            let mut def = self.def(
+                format!("devices at {} threads", self.many_threads),
+                "",
+                &[many.clone(), "--bs=4k".into()],
+                vec![
+                    Param {
+                        name: "filename".into(),
+                        values: sets,
+                    },
+                    Param {
+                        name: "strategy".into(),
+                        values: vec!["pread".into(), "coop".into()],
+                    },
+                ],
+            );
+            def.base.retain(|a| a != "--filename=");
+            out.push(("devices".into(), def));
+        }
+        out
+    }
+}
+
+/// The report's sections, from whatever points the sweeps hold.
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+    let mut sweeps = BTreeMap::new();
+    for (name, _) in plan.sweeps() {
+        let p = dir.join(&name);
+        if p.join("sweep.json").exists() {
+            sweeps.insert(name, SweepDir::load(&p)?);
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(first) = plan.targets.first() {
+        if let Some(s) = sweeps.get(&format!("{}-threads", first.label)) {
+            out.push(targets_section(s, &first.label, plan.many_threads));
+        }
+    }
+    for t in &plan.targets {
+        if let Some(s) = sweeps.get(&format!("{}-bs", t.label)) {
+            let mut sec = crate::sweep_section(
+                s,
+                &format!(
+                    "Fig 7 — {}: IOPS and bandwidth vs block size, {} threads",
+                    t.label, plan.many_threads
+                ),
+            );
+            keep_charts(
+                &mut sec,
+                &[
+                    "IOPS vs bs",
+                    "bandwidth (MB/s) vs bs",
+                    "CPU clocks per I/O (machine) vs bs",
+                    "99th percentile latency (µs) vs bs",
+                ],
+            );
+            out.push(sec);
+        }
+        if let Some(s) = sweeps.get(&format!("{}-threads", t.label)) {
+            let mut sec = crate::sweep_section(
+                s,
+                &format!("{}: IOPS vs threads, 4 KiB random reads", t.label),
+            );
+            keep_charts(
+                &mut sec,
+                &[
+                    "IOPS vs numjobs",
+                    "CPU clocks per I/O (machine) vs numjobs",
+                    "context switches per I/O vs numjobs",
+                    "99th percentile latency (µs) vs numjobs",
+                ],
+            );
+            out.push(sec);
+            out.push(handoff_section(s, &t.label, plan.many_threads));
+        }
+        if let Some(s) = sweeps.get(&format!("{}-poll", t.label)) {
+            let mut sec = crate::sweep_section(
+                s,
+                &format!(
+                    "Fig 9 — {}: poll interval, lone poll thread vs cooperative peeks",
+                    t.label
+                ),
+            );
+            keep_charts(
+                &mut sec,
+                &[
+                    "IOPS vs poll_interval",
+                    "CPU clocks per I/O (machine) vs poll_interval",
+                    "polls per I/O vs poll_interval",
+                    "median latency (µs) vs poll_interval",
+                ],
+            );
+            for c in &mut sec.charts {
+                for s in &mut c.series {
+                    s.name = match s.name.as_str() {
+                        "0" => "lone poll thread".into(),
+                        "1" => "poll + cooperative peeks".into(),
+                        other => other.into(),
+                    };
+                }
+            }
+            out.push(sec);
+        }
+    }
+    if let Some(s) = sweeps.get("devices") {
+        let mut sec = crate::sweep_section(
+            s,
+            &format!(
+                "Fig 1: IOPS vs number of devices, {} threads",
+                plan.many_threads
+            ),
+        );
+        keep_charts(
+            &mut sec,
+            &[
+                "IOPS vs filename",
+                "CPU clocks per I/O (machine) vs filename",
+            ],
+        );
+        let names: Vec<String> = (1..=plan.targets.len())
+            .map(|n| {
+                format!(
+                    "{n} ({})",
+                    plan.targets[..n]
+                        .iter()
+                        .map(|t| t.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                )
+            })
+            .collect();
+        for c in &mut sec.charts {
+            c.x = Axis::categories("devices", names.clone());
+            c.title = c.title.replace("vs filename", "vs devices");
+        }
+        out.push(sec);
+    }
+    Ok(out)
+}
+
+fn keep_charts(sec: &mut Section, titles: &[&str]) {
+    sec.charts
+        .retain(|c| titles.contains(&c.title.as_str()) || c.title == "completion latency CDF");
+}
+
+/// Median metrics of one grid point, by its values.
+fn at<'a>(
+    medians: &'a [(Vec<String>, BTreeMap<String, f64>)],
+    values: &[&str],
+) -> Option<&'a BTreeMap<String, f64>> {
+    medians
+        .iter()
+        .find(|(v, _)| v.iter().map(String::as_str).eq(values.iter().copied()))
+        .map(|(_, m)| m)
+}
+
+/// The targets read from the thread sweep: at many threads the
+/// best strategy against pread (IOPS ≥ 1x with clocks ≤ 0.6x), coop
+/// against completion-thread, and at 1 thread no strategy more than 5%
+/// slower than pread.
+fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
+    let medians = s.medians();
+    let many_s = many.to_string();
+    let mut findings = Vec::new();
+    let mut rows = Vec::new();
+    let strategies = &s.def.params[1].values;
+    let base = at(&medians, &[&many_s, "pread"]);
+    for st in strategies {
+        if let Some(m) = at(&medians, &[&many_s, st]) {
+            let ratio = |k: &str| match (base.and_then(|b| b.get(k)), m.get(k)) {
+                (Some(b), Some(v)) if *b > 0.0 => format!("{:.2}", v / b),
+                _ => "-".into(),
+            };
+            rows.push(vec![
+                st.clone(),
+                m.get("iops").map(|v| fmt_num(*v)).unwrap_or_default(),
+                m.get("clocks_per_io")
+                    .map(|v| fmt_num(*v))
+                    .unwrap_or_default(),
+                ratio("iops"),
+                ratio("clocks_per_io"),
+            ]);
+        }
+    }
+    if let Some(b) = base {
+        let best = strategies
+            .iter()
+            .filter(|st| *st != "pread")
+            .filter_map(|st| Some((st, at(&medians, &[&many_s, st])?)))
+            .max_by(|a, b| {
+                a.1.get("iops")
+                    .unwrap_or(&0.0)
+                    .total_cmp(b.1.get("iops").unwrap_or(&0.0))
+            });
+        if let (Some((st, m)), Some(bi), Some(bc)) = (best, b.get("iops"), b.get("clocks_per_io")) {
+            let (ri, rc) = (
+                m.get("iops").unwrap_or(&0.0) / bi,
+                m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
+            );
+            let met = ri >= 1.0 && rc <= 0.6;
+            findings.push(format!(
+                "Target (best strategy ≥ pread's IOPS at ≤ 0.6x its clocks, {many} threads): {} — the best, {st}, reaches {ri:.2}x pread's IOPS at {rc:.2}x its clocks per I/O.",
+                if met { "met" } else { "missed" }
+            ));
+        }
+    }
+    if let (Some(c), Some(t)) = (
+        at(&medians, &[&many_s, "coop"]),
+        at(&medians, &[&many_s, "completion-thread"]),
+    ) {
+        if let (Some(ci), Some(ti), Some(cc), Some(tc)) = (
+            c.get("iops"),
+            t.get("iops"),
+            c.get("clocks_per_io"),
+            t.get("clocks_per_io"),
+        ) {
+            let met = ci > ti && cc < tc;
+            findings.push(format!(
+                "Target (coop beats completion-thread on IOPS and clocks): {} — coop {} IOPS at {} clocks, completion-thread {} at {}.",
+                if met { "met" } else { "missed" },
+                fmt_num(*ci), fmt_num(*cc), fmt_num(*ti), fmt_num(*tc)
+            ));
+        }
+    }
+    if let Some(pi) = at(&medians, &["1", "pread"]).and_then(|m| m.get("iops")) {
+        let slow: Vec<String> = strategies
+            .iter()
+            .filter_map(|st| {
+                let r = at(&medians, &["1", st])?.get("iops")? / pi;
+                (r < 0.95).then(|| format!("{st} {r:.2}x"))
+            })
+            .collect();
+        findings.push(if slow.is_empty() {
+            "Target (at 1 thread no strategy more than 5% slower than pread): met.".to_string()
+        } else {
+            format!(
+                "Target (at 1 thread no strategy more than 5% slower than pread): missed by {}.",
+                slow.join(", ")
+            )
+        });
+    }
+    Section {
+        heading: format!("The issue's targets ({label}, 4 KiB random reads)"),
+        findings,
+        charts: Vec::new(),
+        tables: vec![Table {
+            caption: format!("{many} threads against pread"),
+            header: vec!["strategy".into(), "IOPS".into(), "clocks/IO".into(), "IOPS vs pread".into(), "clocks vs pread".into()],
+            rows,
+        }],
+        notes: vec!["One run of the suite is one sample on a shared machine: rerun with --rounds 5 for medians that hold within a few percent.".into()],
+    }
+}
+
+/// Fig 8: the delay from a completion being reaped to its owner running,
+/// per strategy, against threads; the table at the many-threads point.
+fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
+    let medians = s.medians();
+    let (x_axis, xs) = param_axis("numjobs", &s.def.params[0].values);
+    let mut charts = Vec::new();
+    for (metric, what) in [
+        ("handoff_p50_us", "median"),
+        ("handoff_p99_us", "99th percentile"),
+        ("handoff_max_us", "maximum"),
+    ] {
+        let mut chart = Chart::new(
+            format!("hand-off delay, {what}"),
+            x_axis.clone(),
+            Axis::log10(format!("{what} hand-off delay (µs)")),
+        );
+        for st in &s.def.params[1].values {
+            let pts: Vec<(f64, f64)> = s.def.params[0]
+                .values
+                .iter()
+                .zip(&xs)
+                .filter_map(|(n, x)| Some((*x, *at(&medians, &[n, st])?.get(metric)?)))
+                .collect();
+            if !pts.is_empty() {
+                chart = chart.with_series(st.clone(), pts);
+            }
+        }
+        if !chart.series.is_empty() {
+            charts.push(chart);
+        }
+    }
+    let many_s = many.to_string();
+    let rows = s.def.params[1]
+        .values
+        .iter()
+        .filter_map(|st| {
+            let m = at(&medians, &[&many_s, st])?;
+            let g = |k: &str| m.get(k).map(|v| fmt_num(*v)).unwrap_or_else(|| "-".into());
+            Some(vec![
+                st.clone(),
+                g("handoff_p50_us"),
+                g("handoff_p99_us"),
+                g("handoff_max_us"),
+                g("ctx_per_io"),
+                g("wakeups_per_io"),
+            ])
+        })
+        .collect();
+    Section {
+        heading: format!("Fig 8 — {label}: hand-off delay per strategy"),
+        findings: vec![
+            "The hand-off delay is the time from a thread reaping a completion to the completion's owner running again; pread and per-thread-ring have none (the owner reaps its own).".into(),
+        ],
+        charts,
+        tables: vec![Table {
+            caption: format!("hand-off at {many} threads (µs)"),
+            header: vec!["strategy".into(), "p50".into(), "p99".into(), "max".into(), "ctx/IO".into(), "wake-ups/IO".into()],
+            rows,
+        }],
+        notes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets() -> Vec<Target> {
+        vec![
+            Target {
+                label: "disk".into(),
+                path: "/var/tmp/f".into(),
+            },
+            Target {
+                label: "zram".into(),
+                path: "/dev/zram0".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn the_paper_grid_covers_every_figure() {
+        let p = Plan::new(targets(), false, "3", "1", "1g", 1);
+        let names: Vec<String> = p.sweeps().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "disk-bs",
+                "disk-threads",
+                "disk-poll",
+                "zram-bs",
+                "zram-threads",
+                "zram-poll",
+                "devices"
+            ]
+        );
+        let sweeps = p.sweeps();
+        let bs = &sweeps[0].1;
+        assert_eq!(bs.points().len(), 9 * 6);
+        assert!(
+            bs.base.contains(&"--numjobs=128".to_string())
+                && bs.base.contains(&"--filename=/var/tmp/f".to_string())
+        );
+        assert_eq!(sweeps[1].1.params[0].values.last().unwrap(), "256");
+        assert_eq!(sweeps[2].1.params[0].values[0], "2us");
+        let dev = &sweeps[6].1;
+        assert_eq!(
+            dev.params[0].values,
+            ["/var/tmp/f", "/var/tmp/f:/dev/zram0"]
+        );
+        assert!(!dev.base.iter().any(|a| a.starts_with("--filename")));
+        for (_, d) in &sweeps {
+            for k in d.points() {
+                hiops_fio::plan_args(&d.args_for(&k), false).unwrap();
+            }
+        }
+    }
+
+    fn point(n: &str, st: &str, iops: f64, clocks: f64) -> crate::sweep::Point {
+        crate::sweep::Point {
+            round: 0,
+            values: vec![n.into(), st.into()],
+            metrics: BTreeMap::from([
+                ("iops".to_string(), iops),
+                ("clocks_per_io".to_string(), clocks),
+                ("handoff_p99_us".to_string(), 10.0),
+            ]),
+            cdf: vec![],
+            series: vec![],
+        }
+    }
+
+    #[test]
+    fn targets_are_judged_from_the_thread_sweep() {
+        let mut p = Plan::new(targets(), false, "3", "1", "1g", 1);
+        p.strategies = vec!["pread".into(), "completion-thread".into(), "coop".into()];
+        p.threads = vec!["1".into(), "128".into()];
+        let def = p
+            .sweeps()
+            .into_iter()
+            .find(|(n, _)| n == "disk-threads")
+            .unwrap()
+            .1;
+        let s = SweepDir {
+            path: "/x".into(),
+            def,
+            points: vec![
+                point("1", "pread", 100.0, 1000.0),
+                point("1", "completion-thread", 90.0, 1500.0),
+                point("1", "coop", 99.0, 900.0),
+                point("128", "pread", 1000.0, 1000.0),
+                point("128", "completion-thread", 800.0, 2000.0),
+                point("128", "coop", 1100.0, 500.0),
+            ],
+        };
+        let sec = targets_section(&s, "disk", 128);
+        assert!(
+            sec.findings[0].starts_with("Target (best strategy")
+                && sec.findings[0]
+                    .contains(": met — the best, coop, reaches 1.10x pread's IOPS at 0.50x"),
+            "{:?}",
+            sec.findings
+        );
+        assert!(
+            sec.findings[1].contains(": met — coop 1100 IOPS"),
+            "{:?}",
+            sec.findings
+        );
+        assert!(
+            sec.findings[2].ends_with("missed by completion-thread 0.90x."),
+            "{:?}",
+            sec.findings
+        );
+        assert_eq!(
+            sec.tables[0].rows[2],
+            vec!["coop", "1100", "500.0", "1.10", "0.50"]
+        );
+        let h = handoff_section(&s, "disk", 128);
+        assert_eq!(h.charts.len(), 1, "only p99 is present");
+        assert_eq!(h.charts[0].series.len(), 3);
+    }
+}
