@@ -120,9 +120,16 @@ pub struct Fig10Args {
     /// Length of each point.
     #[arg(long, default_value = "5s")]
     pub time: String,
-    /// Directory for fig10.csv and fig10.json.
+    /// Directory for the points, the report and its plots (resumed if
+    /// interrupted).
     #[arg(long, short = 'o', default_value = "hiops-fig10")]
     pub output: PathBuf,
+    /// Rounds over the whole grid; the report shows medians.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    /// Discard the points of a different earlier run in --output.
+    #[arg(long)]
+    pub restart: bool,
 }
 
 fn fail(msg: impl Into<String>) -> anyhow::Error {
@@ -335,34 +342,75 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
 }
 
 fn fig10(a: Fig10Args) -> anyhow::Result<()> {
-    let clients: Vec<usize> = a
-        .clients
-        .split(',')
-        .map(|c| {
-            c.trim()
-                .parse()
-                .map_err(|_| fail(format!("--clients: '{c}' is not a number")))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let strategies: Vec<Strategy> = a
+    use hiops_suite::sweep::{Param, SweepDef, SweepDir};
+    let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
+    for c in &clients {
+        c.parse::<usize>()
+            .map_err(|_| fail(format!("--clients: '{c}' is not a number")))?;
+    }
+    let strategies: Vec<String> = a
         .strategies
         .split(',')
-        .map(|s| {
-            Strategy::parse(s.trim())
-                .ok_or_else(|| fail(format!("--strategies: unknown strategy '{s}'")))
-        })
-        .collect::<anyhow::Result<_>>()?;
+        .map(|s| s.trim().to_string())
+        .collect();
+    for s in &strategies {
+        Strategy::parse(s).ok_or_else(|| fail(format!("--strategies: unknown strategy '{s}'")))?;
+    }
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
-    std::fs::create_dir_all(&a.output)?;
-    crate::signals::install();
-    let stop = crate::signals::flag();
     let path = a
         .store
         .path
         .clone()
         .ok_or_else(|| fail("give --path FILE_OR_DEVICE for the store"))?;
+    // The store's shape is part of the sweep: a different one is refused
+    // on resume like any other change.
+    let def = SweepDef {
+        title: format!(
+            "Fig 10: YCSB-C throughput vs clients, {} records",
+            a.records
+        ),
+        base: vec![
+            format!("--path={}", path.display()),
+            format!("--records={}", a.records),
+            format!("--time={}", a.time),
+            format!("--block-size={}", a.store.block_size),
+        ],
+        params: vec![
+            Param {
+                name: "strategy".into(),
+                values: strategies,
+            },
+            Param {
+                name: "clients".into(),
+                values: clients,
+            },
+        ],
+        rounds: a.rounds.max(1),
+    };
+    let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
+    hiops_suite::SuiteInfo {
+        kind: "fig10".into(),
+        title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
+        command: crate::suites::command_line(),
+        about: vec![
+            hiops_suite::machine_about(),
+            format!(
+                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point.",
+                path.display(),
+                a.store.block_size,
+                a.store.ioengine,
+                a.records,
+                a.time
+            ),
+        ],
+        extra: serde_json::Value::Null,
+    }
+    .save(&a.output)
+    .map_err(fail)?;
+    crate::signals::install();
+    let stop = crate::signals::flag();
     let workload = Workload::core('C').unwrap();
-    // Load once (coop), then reopen the same store per strategy.
+    // Load once (coop); each strategy reopens the same store.
     {
         let store = Arc::new(a.store.open()?);
         say_opened(&store, &path);
@@ -383,65 +431,118 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
             );
         }
     }
-    let mut rows = Vec::new();
-    let mut csv = String::from("strategy,clients,ops_per_s,read_p50_us,read_p99_us,read_mean_us\n");
-    let points = strategies.len() * clients.len();
-    let mut k = 0;
-    for &strategy in &strategies {
-        let mut args = a.store.clone();
-        args.strategy = strategy.name().to_string();
-        let store = Arc::new(args.open()?);
-        let target = Target::Embedded(store.clone());
-        for &c in &clients {
-            k += 1;
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                break;
-            }
+    let mut runner = YcsbRunner {
+        store: a.store.clone(),
+        open: None,
+        records: a.records,
+        time,
+        workload,
+        stop,
+    };
+    let outcome = dir
+        .run(&mut runner, &mut |p| {
+            let left = p
+                .eta_s
+                .map(|s| format!(", about {s:.0} s left"))
+                .unwrap_or_default();
             eprintln!(
-                "point {k} of {points}: {strategy} with {c} clients ({:.0} s left)",
-                (points - k + 1) as f64 * time.as_secs_f64()
+                "hiops kv fig10: point {}/{} {}{left}",
+                p.done + 1,
+                p.total,
+                p.label
             );
-            let cfg = RunConfig {
-                workload: workload.clone(),
-                records: a.records,
-                operations: u64::MAX,
-                max_time: Some(time),
-                clients: c,
-                target_ops: None,
-                seed: k as u64,
-            };
-            let r = ycsb::run(&target, &cfg, stop, &|_| {})?;
-            if let Some(e) = &r.first_error {
-                return Err(fail(format!("{strategy} at {c} clients: {e}")));
-            }
-            let read = &r.ops[0];
-            csv += &format!(
-                "{},{c},{:.0},{:.1},{:.1},{:.1}\n",
-                strategy.name(),
-                r.throughput,
-                read.p50_us,
-                read.p99_us,
-                read.average_us
-            );
-            println!(
-                "{:<18} {c:>4} clients  {:>9.0} ops/s  read p50 {:>7.1} us  p99 {:>8.1} us",
-                strategy.name(),
-                r.throughput,
-                read.p50_us,
-                read.p99_us
-            );
-            rows.push(serde_json::json!({
-                "strategy": strategy.name(), "clients": c, "result": r,
-            }));
-        }
+        })
+        .map_err(fail)?;
+    drop(runner);
+    let html = hiops_suite::write_report(&a.output).map_err(fail)?;
+    eprintln!(
+        "hiops kv fig10: {} of {} points; report: {}",
+        outcome.kept + outcome.ran,
+        outcome.total,
+        html.display()
+    );
+    if outcome.interrupted {
+        return Err(fail("interrupted: run the same command to continue"));
     }
-    std::fs::write(a.output.join("fig10.csv"), csv)?;
-    std::fs::write(
-        a.output.join("fig10.json"),
-        serde_json::to_string_pretty(&serde_json::json!({
-            "records": a.records, "time_s": time.as_secs_f64(), "points": rows,
-        }))?,
-    )?;
-    eprintln!("wrote {}/fig10.csv and fig10.json", a.output.display());
     Ok(())
+}
+
+/// Runs YCSB-C points; keeps the store open while the strategy stays.
+struct YcsbRunner {
+    store: StoreArgs,
+    open: Option<(String, Arc<Store>)>,
+    records: u64,
+    time: Duration,
+    workload: Workload,
+    stop: &'static std::sync::atomic::AtomicBool,
+}
+
+impl hiops_suite::sweep::Runner for YcsbRunner {
+    fn run(
+        &mut self,
+        args: &[String],
+    ) -> Result<hiops_suite::sweep::Measured, hiops_suite::sweep::RunFailure> {
+        use hiops_suite::sweep::{Measured, RunFailure};
+        let value = |k: &str| {
+            args.iter()
+                .rev()
+                .find_map(|a| a.strip_prefix(&format!("--{k}=")).map(String::from))
+        };
+        let strategy = value("strategy").ok_or_else(|| RunFailure::Failed("no strategy".into()))?;
+        let clients: usize = value("clients")
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
+        if self
+            .open
+            .as_ref()
+            .map(|(s, _)| s != &strategy)
+            .unwrap_or(true)
+        {
+            self.open = None; // close the old store before reopening the file
+            let mut args = self.store.clone();
+            args.strategy = strategy.clone();
+            let store = args.open().map_err(|e| RunFailure::Failed(e.to_string()))?;
+            self.open = Some((strategy.clone(), Arc::new(store)));
+        }
+        let store = self.open.as_ref().expect("opened above").1.clone();
+        let cfg = RunConfig {
+            workload: self.workload.clone(),
+            records: self.records,
+            operations: u64::MAX,
+            max_time: Some(self.time),
+            clients,
+            target_ops: None,
+            seed: clients as u64,
+        };
+        let r = ycsb::run(&Target::Embedded(store), &cfg, self.stop, &|_| {})
+            .map_err(|e| RunFailure::Failed(e.to_string()))?;
+        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(RunFailure::Interrupted);
+        }
+        if let Some(e) = &r.first_error {
+            return Err(RunFailure::Failed(format!(
+                "{strategy} at {clients} clients: {e}"
+            )));
+        }
+        let read = &r.ops[0];
+        let metrics = std::collections::BTreeMap::from([
+            ("ops_per_s".to_string(), r.throughput),
+            ("lat_mean_us".to_string(), read.average_us),
+            ("lat_p50_us".to_string(), read.p50_us),
+            ("lat_p99_us".to_string(), read.p99_us),
+        ]);
+        let cdf = vec![
+            (50.0, read.p50_us),
+            (95.0, read.p95_us),
+            (99.0, read.p99_us),
+            (99.9, read.p999_us),
+            (100.0, read.max_us),
+        ];
+        Ok(Measured {
+            metrics,
+            cdf,
+            series: Vec::new(),
+            raw: serde_json::to_value(&r).expect("results serialise"),
+        })
+    }
 }

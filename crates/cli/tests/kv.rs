@@ -266,3 +266,48 @@ fn ycsb_over_tcp_and_open_loop() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn fig10_draws_a_line_per_strategy_and_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("fig10");
+    let run = || {
+        hiops()
+            .args([
+                "kv",
+                "fig10",
+                "--size",
+                "64m",
+                "--records",
+                "2000",
+                "--clients",
+                "1,2",
+            ])
+            .args(["--strategies", "pread,coop", "--time", "300ms", "--path"])
+            .arg(tmp.path().join("kv.dat"))
+            .arg("-o")
+            .arg(&out_dir)
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let csv = std::fs::read_to_string(out_dir.join("tables/points.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for r in &rows {
+        assert!(r[2].parse::<f64>().unwrap() > 0.0, "ops/s measured: {csv}");
+    }
+    let svg = std::fs::read_to_string(out_dir.join("plots/operations-per-second-vs-clients.svg"))
+        .unwrap();
+    assert!(svg.contains("pread") && svg.contains("coop"));
+    // A second run finds every point and runs none.
+    let out = run();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("point 1/4"), "{err}");
+}

@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 /// is drawn only when some point has the metric.
 pub const METRICS: &[(&str, &str)] = &[
     ("iops", "IOPS"),
+    ("ops_per_s", "operations per second"),
     ("bw_mbps", "bandwidth (MB/s)"),
     ("lat_p50_us", "median latency (µs)"),
     ("lat_p99_us", "99th percentile latency (µs)"),
+    ("lat_mean_us", "mean latency (µs)"),
     ("clocks_per_io", "CPU clocks per I/O (machine)"),
     ("cpu_busy_pct", "CPU busy (% of all CPUs)"),
     ("ctx_per_io", "context switches per I/O"),
@@ -85,12 +87,18 @@ pub fn param_axis(name: &str, values: &[String]) -> (Axis, Vec<f64>) {
 /// One chart per metric present: the metric (median over rounds) against
 /// the first parameter, a line per combination of the other parameters.
 pub fn sweep_charts(s: &SweepDir, title_prefix: &str) -> Vec<Chart> {
+    sweep_charts_by(s, 0, title_prefix)
+}
+
+/// As [`sweep_charts`] with parameter `x` on the x axis.
+pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart> {
     let medians = s.medians();
-    let Some(first) = s.def.params.first() else {
+    let Some(xp) = s.def.params.get(x) else {
         return Vec::new();
     };
-    let (x_axis, xs) = param_axis(&first.name, &first.values);
-    let position = |v: &String| first.values.iter().position(|x| x == v).map(|i| xs[i]);
+    let (x_axis, xs) = param_axis(&xp.name, &xp.values);
+    let position = |v: &String| xp.values.iter().position(|x| x == v).map(|i| xs[i]);
+    let others: Vec<usize> = (0..s.def.params.len()).filter(|&i| i != x).collect();
     let mut charts = Vec::new();
     for (metric, label) in METRICS {
         if !medians.iter().any(|(_, m)| m.contains_key(*metric)) {
@@ -98,30 +106,30 @@ pub fn sweep_charts(s: &SweepDir, title_prefix: &str) -> Vec<Chart> {
         }
         let mut lines: BTreeMap<usize, (String, Vec<(f64, f64)>)> = BTreeMap::new();
         for (values, m) in &medians {
-            let (Some(x), Some(y)) = (position(&values[0]), m.get(*metric)) else {
+            let (Some(px), Some(y)) = (position(&values[x]), m.get(*metric)) else {
                 continue;
             };
-            let rest = &values[1..];
-            let order = series_order(s, rest);
-            let name = s.def.params[1..]
-                .iter()
-                .zip(rest)
-                .map(|(p, v)| {
-                    if s.def.params.len() == 2 {
-                        v.clone()
-                    } else {
-                        format!("{}={v}", p.name)
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
+            // The index of this combination of the other parameters in grid
+            // order, so lines keep the order the user gave.
+            let mut order = 0;
+            let mut names = Vec::new();
+            for &i in &others {
+                let p = &s.def.params[i];
+                order = order * p.values.len()
+                    + p.values.iter().position(|v| v == &values[i]).unwrap_or(0);
+                names.push(if others.len() == 1 {
+                    values[i].clone()
+                } else {
+                    format!("{}={}", p.name, values[i])
+                });
+            }
             lines
                 .entry(order)
-                .or_insert_with(|| (name, Vec::new()))
+                .or_insert_with(|| (names.join(" "), Vec::new()))
                 .1
-                .push((x, *y));
+                .push((px, *y));
         }
-        let title = format!("{title_prefix}{label} vs {}", first.name);
+        let title = format!("{title_prefix}{label} vs {}", xp.name);
         let mut chart = Chart::new(title.trim(), x_axis.clone(), Axis::linear(*label));
         for (_, (name, mut pts)) in lines {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -130,16 +138,6 @@ pub fn sweep_charts(s: &SweepDir, title_prefix: &str) -> Vec<Chart> {
         charts.push(chart);
     }
     charts
-}
-
-/// The index of a combination of the non-x parameters in grid order, so
-/// series keep the order the user gave.
-fn series_order(s: &SweepDir, rest: &[String]) -> usize {
-    let mut idx = 0;
-    for (p, v) in s.def.params[1..].iter().zip(rest) {
-        idx = idx * p.values.len() + p.values.iter().position(|x| x == v).unwrap_or(0);
-    }
-    idx
 }
 
 /// Latency CDFs of up to `max` grid points (spread over the grid), from the

@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(iops[2..], ["1000", "1500", "1.50"]);
         let bw = t.rows.iter().find(|r| r[1] == "bandwidth (MB/s)").unwrap();
         assert_eq!(bw[2..], ["4.096", "6.144", "1.50"]);
-        let lat = t.rows.iter().find(|r| r[1] == "lat_mean_us").unwrap();
+        let lat = t.rows.iter().find(|r| r[1] == "mean latency (µs)").unwrap();
         assert_eq!(lat[4], "0.50");
         assert!(
             !t.rows.iter().any(|r| r[1].contains("clocks")),

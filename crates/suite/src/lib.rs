@@ -173,6 +173,10 @@ pub fn report(dir: &Path) -> Result<Page, String> {
             let s = SweepDir::load(dir)?;
             page.sections.push(sweep_section(&s, &s.def.title));
         }
+        "fig10" => {
+            let s = SweepDir::load(dir)?;
+            page.sections.push(fig10_section(&s));
+        }
         "hiops" => {
             let plan: hiops_paper::Plan = serde_json::from_value(info.extra.clone())
                 .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
@@ -193,4 +197,53 @@ pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, String> {
     let page = report(dir)?;
     page::write(dir, &page)?;
     Ok(dir.join("index.html"))
+}
+
+/// The Fig 10 report: throughput and read latency against clients, a line
+/// per strategy (the sweep runs strategy-major, so clients are parameter 1).
+pub fn fig10_section(s: &SweepDir) -> Section {
+    let mut charts = chart_of::sweep_charts_by(s, 1, "");
+    charts.retain(|c| !c.title.starts_with("mean latency"));
+    let medians = s.medians();
+    let mut findings = Vec::new();
+    for st in &s.def.params[0].values {
+        let line: Vec<(&String, f64)> = medians
+            .iter()
+            .filter(|(v, _)| &v[0] == st)
+            .filter_map(|(v, m)| Some((&v[1], *m.get("ops_per_s")?)))
+            .collect();
+        let Some(peak) = line.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+            continue;
+        };
+        let last = line.last().expect("a peak implies a point");
+        let mut f = format!(
+            "{st}: peaks at {} ops/s with {} clients",
+            chart_of::fmt_num(peak.1),
+            peak.0
+        );
+        if last.0 != peak.0 {
+            f += &format!(
+                "; at {} clients it keeps {:.0}% of that",
+                last.0,
+                last.1 / peak.1 * 100.0
+            );
+        }
+        findings.push(f + ".");
+    }
+    let total = s.def.points().len();
+    let notes = if s.points.len() < total {
+        vec![format!(
+            "{} of {total} points measured so far: rerun the same command to finish.",
+            s.points.len()
+        )]
+    } else {
+        Vec::new()
+    };
+    Section {
+        heading: s.def.title.clone(),
+        findings,
+        charts,
+        tables: vec![chart_of::points_table(s)],
+        notes,
+    }
 }
