@@ -37,6 +37,9 @@ pub enum Command {
     /// The source papers' experiments as one command each, with a report.
     #[command(subcommand)]
     Experiment(crate::suites::ExperimentCommand),
+    /// The IOZone grid (sequential MB/s, random IOPS, 4K..64K) per target,
+    /// with price-per-performance tables.
+    Iozone(crate::suites::IozoneArgs),
     /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
     Report(crate::suites::ReportArgs),
     /// Two runs or reports side by side, with ratios.

@@ -347,3 +347,279 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
     eprintln!("hiops experiment: report: {}", html.display());
     Ok(ended)
 }
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Existing files and devices are only read unless --allow-write.\n\nPrices: --price LABEL=USD and --capacity LABEL=SIZE, or --devices FILE.toml:\n  [[device]]\n  label = \"disk\"\n  price = 89.0\n  capacity = \"1t\"                    # k/m/g/t are powers of 1024\n  advertised_rand_read_iops = 90000  # optional: Table VII\n\nExample:\n  hiops iozone ssd=/mnt/ssd hdd=/mnt/hdd --price ssd=120 --price hdd=60"
+)]
+pub struct IozoneArgs {
+    /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+    #[arg(long, default_value = "hiops-iozone")]
+    pub dir: PathBuf,
+    /// Request sizes.
+    #[arg(long, default_value = "4k,8k,16k,32k,64k")]
+    pub sizes: String,
+    /// Threads of synchronous I/O (IOZone's single thread by default).
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Region of each target (the file made in a directory has this size).
+    #[arg(long, default_value = "1g")]
+    pub size: String,
+    #[arg(long, default_value = "5")]
+    pub runtime: String,
+    #[arg(long, default_value = "1")]
+    pub ramp: String,
+    /// Go through the page cache instead of O_DIRECT (make --size larger
+    /// than RAM, or the cache flatters the figures).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Let write tests run on existing files and devices named as targets
+    /// (their data is overwritten).
+    #[arg(long)]
+    pub allow_write: bool,
+    /// SNIA-style: fill each writable target twice first, run every test
+    /// to steady state (up to --runtime, 60 s unless given).
+    #[arg(long)]
+    pub precondition: bool,
+    /// LABEL=PRICE (dollars) for the price tables.
+    #[arg(long = "price", value_name = "LABEL=USD")]
+    pub prices: Vec<String>,
+    /// LABEL=SIZE for price per GB.
+    #[arg(long = "capacity", value_name = "LABEL=SIZE")]
+    pub capacities: Vec<String>,
+    /// A TOML file of devices with prices (see below).
+    #[arg(long)]
+    pub devices: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    #[arg(long)]
+    pub restart: bool,
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn label_and_path(t: &str) -> (String, String) {
+    match t.split_once('=') {
+        Some((l, p)) if !l.contains('/') => (l.to_string(), p.to_string()),
+        _ => {
+            let name = Path::new(t)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "target".into());
+            (name, t.to_string())
+        }
+    }
+}
+
+pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
+    use hiops_suite::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    let raw_targets = if a.targets.is_empty() {
+        vec![format!("disk={}", a.dir.display())]
+    } else {
+        a.targets.clone()
+    };
+    let mut targets = Vec::new();
+    let mut made = Vec::new();
+    for t in &raw_targets {
+        let (label, path) = label_and_path(t);
+        let p = Path::new(&path);
+        let (path, writes) = if p.is_dir() {
+            let f = p.join(format!("hiops-iozone-{label}.dat"));
+            made.push(f.clone());
+            (f.display().to_string(), true)
+        } else if !p.exists() {
+            made.push(p.to_path_buf());
+            (path, true)
+        } else {
+            (path, a.allow_write)
+        };
+        if targets.iter().any(|x: &IozoneTarget| x.label == label) {
+            return Err(format!(
+                "two targets are labelled '{label}': name them, LABEL=PATH"
+            ));
+        }
+        targets.push(IozoneTarget {
+            label,
+            path,
+            writes,
+        });
+    }
+    let mut costs: Vec<DeviceCost> = match &a.devices {
+        Some(f) => parse_devices(
+            &std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?,
+        )?,
+        None => Vec::new(),
+    };
+    for p in &a.prices {
+        let (l, v) = p
+            .split_once('=')
+            .ok_or_else(|| format!("--price {p}: give LABEL=USD"))?;
+        let price: f64 = v
+            .trim_start_matches('$')
+            .parse()
+            .map_err(|_| format!("--price {p}: '{v}' is not a number"))?;
+        match costs.iter_mut().find(|c| c.label == l) {
+            Some(c) => c.price = price,
+            None => costs.push(DeviceCost {
+                label: l.into(),
+                price,
+                ..Default::default()
+            }),
+        }
+    }
+    for c in &a.capacities {
+        let (l, v) = c
+            .split_once('=')
+            .ok_or_else(|| format!("--capacity {c}: give LABEL=SIZE"))?;
+        let bytes =
+            hiops_bench::units::parse_size(v).map_err(|e| format!("--capacity {c}: {e}"))?;
+        let d = costs
+            .iter_mut()
+            .find(|d| d.label == l)
+            .ok_or_else(|| format!("--capacity {c}: no --price for '{l}'"))?;
+        d.capacity = Some(bytes);
+    }
+    for c in &costs {
+        if !targets.iter().any(|t| t.label == c.label) {
+            return Err(format!(
+                "a price is given for '{}' but no target has that label (targets: {})",
+                c.label,
+                targets
+                    .iter()
+                    .map(|t| t.label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    let runtime = if a.precondition && a.runtime == "5" {
+        "60".to_string()
+    } else {
+        a.runtime.clone()
+    };
+    let mut base = vec![
+        format!("--size={}", a.size),
+        format!("--runtime={runtime}"),
+        format!("--ramp_time={}", a.ramp),
+        "--time_based=1".into(),
+        "--ioengine=psync".into(),
+        "--iodepth=1".into(),
+        format!("--direct={}", if a.buffered { 0 } else { 1 }),
+    ];
+    if a.precondition {
+        base.push("--ss=iops:20%".into());
+        base.push("--ss_dur=5".into());
+    }
+    let plan = Plan {
+        targets,
+        sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
+        threads: a.threads.max(1),
+        base,
+        rounds: a.rounds.max(1),
+        costs,
+        precondition: a.precondition,
+    };
+    for s in &plan.sizes {
+        hiops_bench::units::parse_size(s).map_err(|e| format!("--sizes: {e}"))?;
+    }
+    SuiteInfo {
+        kind: "iozone".into(),
+        title: "IOZone grid".into(),
+        command: command_line(),
+        about: vec![
+            hiops_suite::machine_about(),
+            format!(
+                "Targets: {}. {} per point after a {} s ramp, {} of each target, {}.",
+                plan.targets
+                    .iter()
+                    .map(|t| format!("{} ({})", t.label, t.path))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if a.precondition {
+                    format!("up to {runtime} s (steady state)")
+                } else {
+                    format!("{runtime} s")
+                },
+                a.ramp,
+                a.size,
+                if a.buffered { "buffered" } else { "O_DIRECT" }
+            ),
+        ],
+        extra: serde_json::to_value(&plan).expect("plans serialise"),
+    }
+    .save(&a.dir)?;
+    signals::install();
+    let mut ended = Ended::Done;
+    let sweeps = plan.sweeps();
+    let n = sweeps.len();
+    for (i, ((label, def), target)) in sweeps.into_iter().zip(&plan.targets).enumerate() {
+        let mut dir = SweepDir::open(&a.dir.join(&label), def, a.restart)?;
+        eprintln!(
+            "hiops iozone: target {}/{n}: {label} ({})",
+            i + 1,
+            target.path
+        );
+        if a.precondition && target.writes && dir.points.is_empty() {
+            precondition(target, &a.size)?;
+        }
+        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops iozone")?;
+        hiops_suite::write_report(&a.dir)?;
+        if outcome.interrupted {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    let html = hiops_suite::write_report(&a.dir)?;
+    if matches!(ended, Ended::Done) {
+        for f in made {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    eprintln!("hiops iozone: report: {}", html.display());
+    Ok(ended)
+}
+
+/// Writes the whole region twice, sequentially, before write tests.
+fn precondition(t: &hiops_suite::iozone::IozoneTarget, size: &str) -> Result<(), String> {
+    use hiops_suite::sweep::{RunFailure, Runner};
+    eprintln!(
+        "hiops iozone: preconditioning {}: writing {size} twice",
+        t.label
+    );
+    let mut args = vec![
+        "--name=precondition".to_string(),
+        format!("--filename={}", t.path),
+        format!("--size={size}"),
+        "--rw=write".into(),
+        "--bs=128k".into(),
+        "--loops=2".into(),
+        "--direct=1".into(),
+        "--ioengine=io_uring".into(),
+        "--iodepth=16".into(),
+    ];
+    if t.path.starts_with("/dev/") {
+        args.push(format!("--allow-write-device={}", t.path));
+    }
+    let started = std::time::Instant::now();
+    let mut runner = BenchRunner {
+        interrupt: signals::flag(),
+        progress: None,
+    };
+    match runner.run(&args) {
+        Ok(m) => {
+            eprintln!(
+                "hiops iozone: preconditioned {} in {:.1} s ({:.0} MB/s)",
+                t.label,
+                started.elapsed().as_secs_f64(),
+                m.metrics.get("bw_mbps").copied().unwrap_or(0.0)
+            );
+            Ok(())
+        }
+        Err(RunFailure::Interrupted) => Err("interrupted while preconditioning".into()),
+        Err(RunFailure::Failed(e)) => Err(format!("preconditioning {}: {e}", t.label)),
+    }
+}

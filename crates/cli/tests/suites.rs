@@ -284,3 +284,85 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         .exists());
     assert!(dir.join("plots/iops-vs-bs.png").exists());
 }
+
+#[test]
+fn iozone_measures_the_grid_and_prices_it_and_never_writes_a_named_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ioz");
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    // An existing file named as a target holds data: it is only read.
+    let keep = tmp.path().join("data.bin");
+    let content: Vec<u8> = (0..(4u32 << 20)).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&keep, &content).unwrap();
+    let out = hiops()
+        .arg("iozone")
+        .arg(format!("fresh={}", work.display()))
+        .arg(format!("kept={}", keep.display()))
+        .args([
+            "--sizes=4k,16k",
+            "--size=4m",
+            "--runtime=1",
+            "--ramp=0",
+            "--no-progress",
+        ])
+        .args([
+            "--price",
+            "fresh=100",
+            "--capacity",
+            "fresh=1g",
+            "--price",
+            "kept=50",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        std::fs::read(&keep).unwrap(),
+        content,
+        "the named file is untouched"
+    );
+    assert_eq!(
+        lines(&dir.join("fresh/points.jsonl")),
+        8,
+        "4 tests x 2 sizes"
+    );
+    assert_eq!(lines(&dir.join("kept/points.jsonl")), 4, "reads only");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "the file made in a directory is removed"
+    );
+    let seq = std::fs::read_to_string(dir.join("tables/sequential-read-mb-s.csv")).unwrap();
+    assert_eq!(seq.lines().next(), Some("device,4k,16k"));
+    assert_eq!(seq.lines().count(), 3, "both targets side by side: {seq}");
+    let prices =
+        std::fs::read_to_string(dir.join("tables/table-vi-price-per-measured-performance.csv"))
+            .unwrap();
+    let fresh: Vec<&str> = prices
+        .lines()
+        .find(|l| l.starts_with("fresh,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert!(
+        fresh[1].starts_with('$') && fresh[4].starts_with('$'),
+        "{prices}"
+    );
+    let kept: Vec<&str> = prices
+        .lines()
+        .find(|l| l.starts_with("kept,"))
+        .unwrap()
+        .split(',')
+        .collect();
+    assert_eq!(
+        kept[2], "N/A",
+        "no write figure for a read-only target: {prices}"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("kept: reads only"));
+    assert!(dir.join("plots/random-read-iops.svg").exists());
+}

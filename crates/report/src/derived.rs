@@ -222,6 +222,15 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
             m.insert("platform_us".into(), s.platform_ns / 1e3);
         }
     }
+    if let Some(ss) = &r.steady {
+        // fio's steady-state stop: whether it came, when, after how many
+        // one-second rounds.
+        m.insert("ss_attained".into(), if ss.attained { 1.0 } else { 0.0 });
+        m.insert("ss_rounds".into(), ss.samples.len() as f64);
+        if let Some(t) = ss.attained_at_s {
+            m.insert("ss_attained_at_s".into(), t);
+        }
+    }
     if let Some(p) = r.jobs.iter().find_map(path_figures) {
         m.insert("handoff_p50_us".into(), p.handoff_ns.p50 as f64 / 1e3);
         m.insert("handoff_p99_us".into(), p.handoff_ns.p99 as f64 / 1e3);

@@ -10,6 +10,7 @@ pub mod chart_of;
 pub mod compare;
 pub mod devices;
 pub mod hiops_paper;
+pub mod iozone;
 pub mod page;
 pub mod sweep;
 
@@ -176,6 +177,11 @@ pub fn report(dir: &Path) -> Result<Page, String> {
         "fig10" => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
+        }
+        "iozone" => {
+            let plan: iozone::Plan = serde_json::from_value(info.extra.clone())
+                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            page.sections = iozone::sections(dir, &plan)?;
         }
         "hiops" => {
             let plan: hiops_paper::Plan = serde_json::from_value(info.extra.clone())

@@ -138,7 +138,9 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
         let _ = writeln!(html, "<p class=\"about\">{}</p>", code_spans(line));
     }
     let mut written = Vec::new();
-    let mut used = std::collections::HashSet::new();
+    // Plots and tables live in separate directories: names clash only within one.
+    let mut used_plots = std::collections::HashSet::new();
+    let mut used_tables = std::collections::HashSet::new();
     for s in &page.sections {
         let _ = writeln!(html, "<section><h2>{}</h2>", escape(&s.heading));
         if !s.findings.is_empty() {
@@ -152,7 +154,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
             html.push_str("<div class=\"charts\">\n");
             for c in &s.charts {
                 let mut name = slug(&c.title);
-                while !used.insert(name.clone()) {
+                while !used_plots.insert(name.clone()) {
                     name.push('x');
                 }
                 let svg = c.svg().map_err(|e| e.to_string())?;
@@ -172,7 +174,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
         }
         for t in &s.tables {
             let mut name = slug(&t.caption);
-            while !used.insert(name.clone()) {
+            while !used_tables.insert(name.clone()) {
                 name.push('x');
             }
             write_atomic(&tables.join(format!("{name}.csv")), t.csv().as_bytes())?;

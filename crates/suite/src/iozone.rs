@@ -1,0 +1,565 @@
+//! `hiops iozone`: the IOZone grid of 003_36a28ea01efc2d2a.txt for any
+//! set of targets: sequential read and write (MB/s) and random read and
+//! write (IOPS) for request sizes 4..64 KiB, one thread of synchronous
+//! I/O, O_DIRECT so the page cache does not flatter the device; with
+//! prices, the paper's Table VI (price per measured performance), $/GB and,
+//! given datasheet figures, Table VII (price per advertised performance).
+
+use crate::chart_of::{fmt_num, param_axis};
+use crate::page::{Section, Table};
+use crate::sweep::{Param, SweepDef, SweepDir};
+use hiops_plot::{Axis, Chart};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The four tests, as fio `rw` values, with what each reports.
+pub const TESTS: [(&str, &str, Measure); 4] = [
+    ("read", "sequential read", Measure::Mbps),
+    ("write", "sequential write", Measure::Mbps),
+    ("randread", "random read", Measure::Iops),
+    ("randwrite", "random write", Measure::Iops),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Measure {
+    Mbps,
+    Iops,
+}
+
+impl Measure {
+    fn metric(self) -> &'static str {
+        match self {
+            Measure::Mbps => "bw_mbps",
+            Measure::Iops => "iops",
+        }
+    }
+    fn unit(self) -> &'static str {
+        match self {
+            Measure::Mbps => "MB/s",
+            Measure::Iops => "IOPS",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IozoneTarget {
+    pub label: String,
+    /// The file or device the tests use.
+    pub path: String,
+    /// Write tests run only on files hiops created or devices the user
+    /// allowed; otherwise the grid has reads only.
+    pub writes: bool,
+}
+
+/// Price and capacity of a device, and optionally its datasheet figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceCost {
+    pub label: String,
+    /// Unit price in dollars (or any currency: the tables just divide).
+    pub price: f64,
+    /// Capacity in bytes (`capacity = "1t"` in TOML).
+    #[serde(default, deserialize_with = "size_or_number")]
+    pub capacity: Option<u64>,
+    #[serde(default)]
+    pub advertised_seq_read_mbps: Option<f64>,
+    #[serde(default)]
+    pub advertised_seq_write_mbps: Option<f64>,
+    #[serde(default)]
+    pub advertised_rand_read_iops: Option<f64>,
+    #[serde(default)]
+    pub advertised_rand_write_iops: Option<f64>,
+}
+
+fn size_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        N(u64),
+        S(String),
+    }
+    match Option::<V>::deserialize(d)? {
+        None => Ok(None),
+        Some(V::N(n)) => Ok(Some(n)),
+        Some(V::S(s)) => hiops_bench::units::parse_size(&s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DevicesFile {
+    #[serde(default)]
+    device: Vec<DeviceCost>,
+}
+
+/// Reads a devices file:
+/// ```toml
+/// [[device]]
+/// label = "disk"
+/// price = 89.0
+/// capacity = "1t"
+/// advertised_rand_read_iops = 90000   # optional, for Table VII
+/// ```
+pub fn parse_devices(text: &str) -> Result<Vec<DeviceCost>, String> {
+    let f: DevicesFile = toml::from_str(text).map_err(|e| format!("devices file: {e}"))?;
+    for d in &f.device {
+        if d.price.is_nan() || d.price <= 0.0 {
+            return Err(format!(
+                "devices file: device '{}': price must be above 0",
+                d.label
+            ));
+        }
+    }
+    Ok(f.device)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub targets: Vec<IozoneTarget>,
+    pub sizes: Vec<String>,
+    pub threads: u32,
+    /// Options every point shares.
+    pub base: Vec<String>,
+    pub rounds: u32,
+    pub costs: Vec<DeviceCost>,
+    /// SNIA-style: fill the region twice before write tests and run them
+    /// to steady state (fio's `ss`), reporting the rounds.
+    pub precondition: bool,
+}
+
+impl Plan {
+    pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
+        self.targets
+            .iter()
+            .map(|t| {
+                let tests: Vec<String> = TESTS
+                    .iter()
+                    .filter(|(rw, _, _)| t.writes || !rw.contains("write"))
+                    .map(|(rw, _, _)| rw.to_string())
+                    .collect();
+                let mut base = self.base.clone();
+                base.push(format!("--filename={}", t.path));
+                base.push(format!("--numjobs={}", self.threads));
+                if t.writes && t.path.starts_with("/dev/") {
+                    base.push(format!("--allow-write-device={}", t.path));
+                }
+                (
+                    t.label.clone(),
+                    SweepDef {
+                        title: format!("IOZone grid: {}", t.label),
+                        base,
+                        params: vec![
+                            Param {
+                                name: "rw".into(),
+                                values: tests,
+                            },
+                            Param {
+                                name: "bs".into(),
+                                values: self.sizes.clone(),
+                            },
+                        ],
+                        rounds: self.rounds,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// Measured medians: target → rw → bs → metrics.
+type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>>;
+
+fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
+    let mut g = Grid::new();
+    for (label, _) in plan.sweeps() {
+        let p = dir.join(&label);
+        if !p.join("sweep.json").exists() {
+            continue;
+        }
+        let s = SweepDir::load(&p)?;
+        for (values, m) in s.medians() {
+            g.entry(label.clone())
+                .or_default()
+                .entry(values[0].clone())
+                .or_default()
+                .insert(values[1].clone(), m);
+        }
+    }
+    Ok(g)
+}
+
+/// The best figure of a test over sizes (sequential), or at the smallest
+/// size (random: the paper's small-request case).
+fn headline(g: &Grid, target: &str, rw: &str, sizes: &[String], m: Measure) -> Option<f64> {
+    let by_size = g.get(target)?.get(rw)?;
+    match m {
+        Measure::Mbps => sizes
+            .iter()
+            .filter_map(|s| by_size.get(s)?.get(m.metric()).copied())
+            .max_by(f64::total_cmp),
+        Measure::Iops => by_size.get(sizes.first()?)?.get(m.metric()).copied(),
+    }
+}
+
+/// Table VI (price per measured performance) and $/GB; Table VII when
+/// datasheet figures are given.
+pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
+    if plan.costs.is_empty() {
+        return Vec::new();
+    }
+    // Cents where they matter; four decimals for fractions of a cent
+    // (today's $ per IOPS).
+    let dollars = |v: Option<f64>| match v {
+        Some(v) if v >= 0.1 => format!("${v:.2}"),
+        Some(v) => format!("${v:.4}"),
+        None => "N/A".into(),
+    };
+    let small = plan.sizes.first().cloned().unwrap_or_default();
+    let header = vec![
+        "device".to_string(),
+        "sequential reads ($ per MB/s)".into(),
+        "sequential writes ($ per MB/s)".into(),
+        format!("random reads ($ per IOPS, {small})"),
+        format!("random writes ($ per IOPS, {small})"),
+    ];
+    let mut measured = Vec::new();
+    let mut advertised = Vec::new();
+    let mut capacity = Vec::new();
+    for c in &plan.costs {
+        let per = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| c.price / v);
+        let h = |rw: &str, m: Measure| headline(g, &c.label, rw, &plan.sizes, m);
+        measured.push(vec![
+            c.label.clone(),
+            dollars(per(h("read", Measure::Mbps))),
+            dollars(per(h("write", Measure::Mbps))),
+            dollars(per(h("randread", Measure::Iops))),
+            dollars(per(h("randwrite", Measure::Iops))),
+        ]);
+        let adv = [
+            c.advertised_seq_read_mbps,
+            c.advertised_seq_write_mbps,
+            c.advertised_rand_read_iops,
+            c.advertised_rand_write_iops,
+        ];
+        if adv.iter().any(Option::is_some) {
+            let mut row = vec![c.label.clone()];
+            row.extend(adv.iter().map(|a| dollars(per(*a))));
+            advertised.push(row);
+        }
+        if let Some(bytes) = c.capacity {
+            let gb = bytes as f64 / 1e9;
+            capacity.push(vec![
+                c.label.clone(),
+                format!("${:.2}", c.price),
+                format!("{gb:.0}"),
+                format!("${:.3}", c.price / gb),
+            ]);
+        }
+    }
+    let mut out = vec![Table {
+        caption: "Table VI: price per measured performance".into(),
+        header: header.clone(),
+        rows: measured,
+    }];
+    if !advertised.is_empty() {
+        let mut h = header;
+        h[3] = "random reads ($ per IOPS)".into();
+        h[4] = "random writes ($ per IOPS)".into();
+        out.push(Table {
+            caption: "Table VII: price per advertised performance".into(),
+            header: h,
+            rows: advertised,
+        });
+    }
+    if !capacity.is_empty() {
+        out.push(Table {
+            caption: "price per capacity".into(),
+            header: vec![
+                "device".into(),
+                "price".into(),
+                "capacity (GB)".into(),
+                "$ per GB".into(),
+            ],
+            rows: capacity,
+        });
+    }
+    out
+}
+
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+    let g = grid(dir, plan)?;
+    let (x_axis, xs) = param_axis("bs", &plan.sizes);
+    let x_axis = Axis {
+        label: "request size (bytes)".into(),
+        ..x_axis
+    };
+    let mut charts = Vec::new();
+    let mut tables = Vec::new();
+    for (rw, name, m) in TESTS {
+        let mut chart = Chart::new(
+            format!("{name} ({})", m.unit()),
+            x_axis.clone(),
+            Axis::linear(m.unit()),
+        );
+        let mut rows = Vec::new();
+        for t in &plan.targets {
+            let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
+                continue;
+            };
+            let pts: Vec<(f64, f64)> = plan
+                .sizes
+                .iter()
+                .zip(&xs)
+                .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.get(m.metric())?)))
+                .collect();
+            let mut row = vec![t.label.clone()];
+            row.extend(plan.sizes.iter().map(|s| {
+                by_size
+                    .get(s)
+                    .and_then(|mm| mm.get(m.metric()))
+                    .map(|v| fmt_num(*v))
+                    .unwrap_or_else(|| "-".into())
+            }));
+            rows.push(row);
+            chart = chart.with_series(t.label.clone(), pts);
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        charts.push(chart);
+        let mut header = vec!["device".to_string()];
+        header.extend(plan.sizes.iter().cloned());
+        tables.push(Table {
+            caption: format!("{name}, {}", m.unit()),
+            header,
+            rows,
+        });
+    }
+    let mut findings = Vec::new();
+    for (rw, name, m) in TESTS {
+        let best = plan
+            .targets
+            .iter()
+            .filter_map(|t| Some((t, headline(&g, &t.label, rw, &plan.sizes, m)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((t, v)) = best {
+            let at = if m == Measure::Iops {
+                format!(
+                    " at {}",
+                    plan.sizes.first().map(String::as_str).unwrap_or("")
+                )
+            } else {
+                String::new()
+            };
+            findings.push(format!(
+                "Fastest {name}{at}: {} with {} {}.",
+                t.label,
+                fmt_num(v),
+                m.unit()
+            ));
+        }
+    }
+    let mut notes = Vec::new();
+    for t in plan.targets.iter().filter(|t| !t.writes) {
+        notes.push(format!(
+            "{}: reads only (an existing file or a device is never written without --allow-write).",
+            t.label
+        ));
+    }
+    if plan.precondition {
+        tables.push(steady_table(&g, plan));
+        notes.push("Preconditioned (SNIA-style): each writable target was written in full twice with 128 KiB sequential writes before the tests, and every test ran until fio's steady state (IOPS within 20% of the mean over a 5 s window) or its runtime.".into());
+    }
+    let mut out = vec![Section {
+        heading: format!("IOZone grid: {} thread(s), O_DIRECT", plan.threads),
+        findings,
+        charts,
+        tables,
+        notes,
+    }];
+    let prices = price_tables(&g, plan);
+    if !prices.is_empty() {
+        out.push(Section {
+            heading: "Price per performance".into(),
+            findings: vec![format!(
+                "Sequential figures use each device's best MB/s over the sizes; random figures its IOPS at {}.",
+                plan.sizes.first().map(String::as_str).unwrap_or("the smallest size")
+            )],
+            charts: Vec::new(),
+            tables: prices,
+            notes: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// Steady-state rounds per target, test and size.
+fn steady_table(g: &Grid, plan: &Plan) -> Table {
+    let mut rows = Vec::new();
+    for t in &plan.targets {
+        for (rw, name, _) in TESTS {
+            let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
+                continue;
+            };
+            for s in &plan.sizes {
+                let Some(m) = by_size.get(s) else { continue };
+                let attained = match m.get("ss_attained") {
+                    Some(v) if *v > 0.5 => format!(
+                        "yes, at {:.0} s",
+                        m.get("ss_attained_at_s").copied().unwrap_or(0.0)
+                    ),
+                    Some(_) => "no (runtime ended first)".into(),
+                    None => "-".into(),
+                };
+                let rounds = m
+                    .get("ss_rounds")
+                    .map(|r| format!("{r:.0}"))
+                    .unwrap_or_else(|| "-".into());
+                rows.push(vec![
+                    t.label.clone(),
+                    name.to_string(),
+                    s.clone(),
+                    attained,
+                    rounds,
+                ]);
+            }
+        }
+    }
+    Table {
+        caption: "steady state".into(),
+        header: vec![
+            "device".into(),
+            "test".into(),
+            "size".into(),
+            "steady".into(),
+            "one-second rounds".into(),
+        ],
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(costs: Vec<DeviceCost>) -> Plan {
+        Plan {
+            targets: vec![
+                IozoneTarget {
+                    label: "ssd".into(),
+                    path: "/tmp/a".into(),
+                    writes: true,
+                },
+                IozoneTarget {
+                    label: "hdd".into(),
+                    path: "/dev/sdz".into(),
+                    writes: false,
+                },
+            ],
+            sizes: vec!["4k".into(), "64k".into()],
+            threads: 1,
+            base: vec!["--direct=1".into()],
+            rounds: 1,
+            costs,
+            precondition: false,
+        }
+    }
+
+    fn m(k: &str, v: f64) -> BTreeMap<String, f64> {
+        BTreeMap::from([(k.to_string(), v)])
+    }
+
+    fn known_grid() -> Grid {
+        let mut g = Grid::new();
+        let ssd = g.entry("ssd".into()).or_default();
+        ssd.entry("read".into())
+            .or_default()
+            .insert("4k".into(), m("bw_mbps", 100.0));
+        ssd.entry("read".into())
+            .or_default()
+            .insert("64k".into(), m("bw_mbps", 250.0));
+        ssd.entry("write".into())
+            .or_default()
+            .insert("64k".into(), m("bw_mbps", 200.0));
+        ssd.entry("randread".into())
+            .or_default()
+            .insert("4k".into(), m("iops", 5000.0));
+        ssd.entry("randwrite".into())
+            .or_default()
+            .insert("4k".into(), m("iops", 200.0));
+        g
+    }
+
+    #[test]
+    fn price_tables_from_known_inputs() {
+        let costs = parse_devices(
+            "[[device]]\nlabel = \"ssd\"\nprice = 500.0\ncapacity = \"100g\"\nadvertised_rand_read_iops = 25000\n\n[[device]]\nlabel = \"hdd\"\nprice = 100\ncapacity = 1000000000000\n",
+        )
+        .unwrap();
+        assert_eq!(costs[0].capacity, Some(100 << 30));
+        let t = price_tables(&known_grid(), &plan(costs));
+        assert_eq!(t[0].caption, "Table VI: price per measured performance");
+        // $500 / 250 MB/s (best size), / 200 MB/s, / 5000 IOPS, / 200 IOPS.
+        assert_eq!(
+            t[0].rows[0],
+            vec!["ssd", "$2.00", "$2.50", "$0.10", "$2.50"]
+        );
+        let mut cheap = known_grid();
+        cheap
+            .get_mut("ssd")
+            .unwrap()
+            .get_mut("randread")
+            .unwrap()
+            .insert("4k".into(), m("iops", 200_000.0));
+        assert_eq!(
+            price_tables(
+                &cheap,
+                &plan(parse_devices("[[device]]\nlabel = \"ssd\"\nprice = 500\n").unwrap())
+            )[0]
+            .rows[0][3],
+            "$0.0025"
+        );
+        assert_eq!(t[0].rows[1], vec!["hdd", "N/A", "N/A", "N/A", "N/A"]);
+        assert_eq!(t[1].caption, "Table VII: price per advertised performance");
+        assert_eq!(t[1].rows, vec![vec!["ssd", "N/A", "N/A", "$0.0200", "N/A"]]);
+        assert_eq!(t[2].rows[0], vec!["ssd", "$500.00", "107", "$4.657"]);
+        assert_eq!(t[2].rows[1], vec!["hdd", "$100.00", "1000", "$0.100"]);
+    }
+
+    #[test]
+    fn a_devices_file_with_a_typo_or_no_price_is_refused() {
+        assert!(
+            parse_devices("[[device]]\nlabel = \"a\"\nprice = 1\ncapasity = 5\n")
+                .unwrap_err()
+                .contains("capasity")
+        );
+        assert!(parse_devices("[[device]]\nlabel = \"a\"\nprice = 0\n")
+            .unwrap_err()
+            .contains("above 0"));
+    }
+
+    #[test]
+    fn read_only_targets_get_no_write_tests_and_devices_need_permission() {
+        let p = plan(vec![]);
+        let sweeps = p.sweeps();
+        assert_eq!(
+            sweeps[0].1.params[0].values,
+            ["read", "write", "randread", "randwrite"]
+        );
+        assert_eq!(sweeps[1].1.params[0].values, ["read", "randread"]);
+        assert!(!sweeps[1]
+            .1
+            .base
+            .iter()
+            .any(|a| a.starts_with("--allow-write-device")));
+        let mut p = p;
+        p.targets[1].writes = true;
+        assert!(p.sweeps()[1]
+            .1
+            .base
+            .contains(&"--allow-write-device=/dev/sdz".to_string()));
+    }
+}
