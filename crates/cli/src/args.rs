@@ -37,6 +37,9 @@ pub enum Command {
     /// The source papers' experiments as one command each, with a report.
     #[command(subcommand)]
     Experiment(crate::suites::ExperimentCommand),
+    /// The platform study (ADMS'10): latency split, clocks per I/O by
+    /// engine and path, scaling with CPUs and devices, the ceiling. Read only.
+    Characterize(crate::suites::CharacterizeArgs),
     /// The IOZone grid (sequential MB/s, random IOPS, 4K..64K) per target,
     /// with price-per-performance tables.
     Iozone(crate::suites::IozoneArgs),

@@ -38,6 +38,9 @@ fn main() -> ExitCode {
         Some(args::Command::Experiment(a)) => {
             return suite_exit("hiops experiment", suites::experiment(a))
         }
+        Some(args::Command::Characterize(a)) => {
+            return suite_exit("hiops characterize", suites::characterize(a))
+        }
         Some(args::Command::Iozone(a)) => return suite_exit("hiops iozone", suites::iozone(a)),
         Some(args::Command::Report(a)) => return suite_exit("hiops report", suites::report(a)),
         Some(args::Command::Compare(a)) => return suite_exit("hiops compare", suites::compare(a)),

@@ -623,3 +623,125 @@ fn precondition(t: &hiops_suite::iozone::IozoneTarget, size: &str) -> Result<(),
         Err(RunFailure::Failed(e)) => Err(format!("preconditioning {}: {e}", t.label)),
     }
 }
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Everything is read only: no target is ever written (a file made in a directory is laid out once).\n\nExample:\n  hiops characterize disk=/var/tmp zram=/dev/zram0 --dir report/"
+)]
+pub struct CharacterizeArgs {
+    /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+    #[arg(long, default_value = "hiops-characterize")]
+    pub dir: PathBuf,
+    /// Region of each target (the file made in a directory has this size).
+    #[arg(long, default_value = "1g")]
+    pub size: String,
+    #[arg(long, default_value = "3")]
+    pub runtime: String,
+    #[arg(long, default_value = "1")]
+    pub ramp: String,
+    /// A small grid that runs every part quickly.
+    #[arg(long)]
+    pub quick: bool,
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    #[arg(long)]
+    pub restart: bool,
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
+    use hiops_suite::characterize::{CharTarget, Plan};
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    let raw = if a.targets.is_empty() {
+        vec![format!("disk={}", a.dir.display())]
+    } else {
+        a.targets.clone()
+    };
+    let mut targets = Vec::new();
+    let mut made = Vec::new();
+    for t in &raw {
+        let (label, path) = label_and_path(t);
+        let p = Path::new(&path);
+        let meta = std::fs::metadata(p).ok();
+        let block = meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_block_device());
+        let path = if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            let f = p.join(format!("hiops-characterize-{label}.dat"));
+            made.push(f.clone());
+            f.display().to_string()
+        } else if meta.is_none() {
+            made.push(p.to_path_buf());
+            path
+        } else {
+            path
+        };
+        if targets.iter().any(|x: &CharTarget| x.label == label) {
+            return Err(format!(
+                "two targets are labelled '{label}': name them, LABEL=PATH"
+            ));
+        }
+        targets.push(CharTarget { label, path, block });
+    }
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let base = vec![
+        format!("--size={}", a.size),
+        format!("--runtime={}", a.runtime),
+        format!("--ramp_time={}", a.ramp),
+        "--time_based=1".into(),
+    ];
+    let plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
+    SuiteInfo {
+        kind: "characterize".into(),
+        title: "Platform characterization".into(),
+        command: command_line(),
+        about: vec![
+            hiops_suite::machine_about(),
+            format!(
+                "Targets: {}. Read only. {} s per point after a {} s ramp; {} round(s).",
+                plan.targets
+                    .iter()
+                    .map(|t| format!(
+                        "{} ({}, {})",
+                        t.label,
+                        t.path,
+                        if t.block { "block device" } else { "file" }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                a.runtime,
+                a.ramp,
+                plan.rounds
+            ),
+        ],
+        extra: serde_json::to_value(&plan).expect("plans serialise"),
+    }
+    .save(&a.dir)?;
+    let sweeps = plan.sweeps();
+    let n = sweeps.len();
+    let mut ended = Ended::Done;
+    for (i, (name, def)) in sweeps.into_iter().enumerate() {
+        let mut dir = SweepDir::open(&a.dir.join(&name), def, a.restart)?;
+        eprintln!("hiops characterize: sweep {}/{n}: {}", i + 1, dir.def.title);
+        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops characterize")?;
+        hiops_suite::write_report(&a.dir)?;
+        if outcome.interrupted {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    let html = hiops_suite::write_report(&a.dir)?;
+    if matches!(ended, Ended::Done) {
+        for f in made {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    eprintln!("hiops characterize: report: {}", html.display());
+    Ok(ended)
+}

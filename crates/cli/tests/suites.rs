@@ -366,3 +366,59 @@ fn iozone_measures_the_grid_and_prices_it_and_never_writes_a_named_file() {
     assert!(html.contains("kept: reads only"));
     assert!(dir.join("plots/random-read-iops.svg").exists());
 }
+
+#[test]
+fn characterize_reads_an_existing_file_only_and_reports_every_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("char");
+    let data = tmp.path().join("data.bin");
+    let content: Vec<u8> = (0..(8u32 << 20)).map(|i| (i % 253) as u8).collect();
+    std::fs::write(&data, &content).unwrap();
+    let out = hiops()
+        .arg("characterize")
+        .arg(format!("file={}", data.display()))
+        .args([
+            "--quick",
+            "--size=8m",
+            "--runtime=1",
+            "--ramp=0",
+            "--no-progress",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(std::fs::read(&data).unwrap(), content, "read only");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for heading in [
+        "Fig 3: latency of a 4 KiB read at QD1",
+        "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path",
+        "Fig 8, 9 — file: IOPS and CPU use as CPUs are added",
+    ] {
+        assert!(html.contains(heading), "no section '{heading}'");
+    }
+    // The ceiling sentence names a component.
+    assert!(
+        [
+            "saturate first",
+            "saturates first",
+            "Neither saturated",
+            "With one CPU"
+        ]
+        .iter()
+        .any(|s| html.contains(s)),
+        "no ceiling finding"
+    );
+    let paths =
+        std::fs::read_to_string(dir.join("tables/clocks-per-4-kib-read-at-qd1.csv")).unwrap();
+    assert_eq!(
+        paths.lines().count(),
+        1 + 3 * 2,
+        "3 engines x direct/buffered: {paths}"
+    );
+    assert!(dir
+        .join("plots/file-clocks-per-i-o-vs-block-size.svg")
+        .exists());
+}

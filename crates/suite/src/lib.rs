@@ -6,6 +6,7 @@
 //! built from the points alone, so `hiops report DIR` can redraw it at any
 //! time. [`page`] writes the HTML page, plots and tables.
 
+pub mod characterize;
 pub mod chart_of;
 pub mod compare;
 pub mod devices;
@@ -177,6 +178,11 @@ pub fn report(dir: &Path) -> Result<Page, String> {
         "fig10" => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
+        }
+        "characterize" => {
+            let plan: characterize::Plan = serde_json::from_value(info.extra.clone())
+                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            page.sections = characterize::sections(dir, &plan)?;
         }
         "iozone" => {
             let plan: iozone::Plan = serde_json::from_value(info.extra.clone())

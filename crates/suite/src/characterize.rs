@@ -1,0 +1,620 @@
+//! `hiops characterize`: the ADMS'10 study ("Towards SSD-Ready Enterprise
+//! Platforms", 001_0049e6b3c932d017.txt) for this machine's targets, read
+//! only:
+//! - the latency of a 4 KiB read at QD1 split into device time (diskstats)
+//!   and platform time, per engine (Fig 3);
+//! - clocks per I/O by engine and path, direct or buffered (Table 1, Fig 5,
+//!   Fig 7), and the cost per byte of buffered copies from a block-size
+//!   sweep;
+//! - IOPS and CPU use as the CPUs allowed grow (Fig 8, 9) and as devices
+//!   are added (Fig 10, 11);
+//! - interrupts per I/O and CPU time in interrupt context (the slides);
+//! - which component saturates first, in a sentence.
+
+use crate::chart_of::{fmt_num, param_axis};
+use crate::page::{Section, Table};
+use crate::sweep::{Param, SweepDef, SweepDir};
+use hiops_plot::{Axis, Chart};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CharTarget {
+    pub label: String,
+    pub path: String,
+    /// A block device (the "block" path) or a file (the "file" path).
+    pub block: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub targets: Vec<CharTarget>,
+    pub engines: Vec<String>,
+    pub copy_sizes: Vec<String>,
+    /// `cpus_allowed` values, one more CPU each.
+    pub cpu_sets: Vec<String>,
+    /// Threads × depth of the scaling sweeps: enough to keep every CPU busy.
+    pub scaling_threads: u32,
+    pub scaling_depth: u32,
+    pub base: Vec<String>,
+    pub rounds: u32,
+}
+
+impl Plan {
+    pub fn new(
+        targets: Vec<CharTarget>,
+        cpus: usize,
+        quick: bool,
+        base: Vec<String>,
+        rounds: u32,
+    ) -> Plan {
+        let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let cpus = cpus.max(1);
+        Plan {
+            targets,
+            engines: list(&["psync", "libaio", "io_uring"]),
+            copy_sizes: if quick {
+                list(&["4k", "64k"])
+            } else {
+                list(&["4k", "8k", "16k", "32k", "64k", "128k"])
+            },
+            cpu_sets: (1..=cpus)
+                .map(|n| {
+                    if n == 1 {
+                        "0".to_string()
+                    } else {
+                        format!("0-{}", n - 1)
+                    }
+                })
+                .collect(),
+            scaling_threads: (cpus as u32 * 4).min(if quick { 4 } else { 64 }),
+            scaling_depth: 32,
+            base,
+            rounds,
+        }
+    }
+
+    fn def(&self, t: &CharTarget, title: String, extra: &[&str], params: Vec<Param>) -> SweepDef {
+        let mut base = self.base.clone();
+        base.push(format!("--filename={}", t.path));
+        base.push("--rw=randread".into());
+        base.extend(extra.iter().map(|s| s.to_string()));
+        SweepDef {
+            title,
+            base,
+            params,
+            rounds: self.rounds,
+        }
+    }
+
+    pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
+        let engines = Param {
+            name: "ioengine".into(),
+            values: self.engines.clone(),
+        };
+        let threads = format!("--numjobs={}", self.scaling_threads);
+        let depth = format!("--iodepth={}", self.scaling_depth);
+        let mut out = Vec::new();
+        for t in &self.targets {
+            out.push((
+                format!("{}-qd1", t.label),
+                self.def(
+                    t,
+                    format!("{}: 4 KiB read at QD1", t.label),
+                    &["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"],
+                    vec![engines.clone()],
+                ),
+            ));
+            out.push((
+                format!("{}-paths", t.label),
+                self.def(
+                    t,
+                    format!("{}: clocks per I/O by engine and path", t.label),
+                    &["--bs=4k", "--iodepth=1", "--numjobs=1"],
+                    vec![
+                        engines.clone(),
+                        Param {
+                            name: "direct".into(),
+                            values: vec!["1".into(), "0".into()],
+                        },
+                    ],
+                ),
+            ));
+            out.push((
+                format!("{}-copy", t.label),
+                self.def(
+                    t,
+                    format!("{}: block size, direct vs buffered", t.label),
+                    &["--ioengine=psync", "--iodepth=1", "--numjobs=1"],
+                    vec![
+                        Param {
+                            name: "bs".into(),
+                            values: self.copy_sizes.clone(),
+                        },
+                        Param {
+                            name: "direct".into(),
+                            values: vec!["1".into(), "0".into()],
+                        },
+                    ],
+                ),
+            ));
+            out.push((
+                format!("{}-cpus", t.label),
+                self.def(
+                    t,
+                    format!("{}: CPUs allowed", t.label),
+                    &[
+                        "--bs=4k",
+                        "--ioengine=io_uring",
+                        "--direct=1",
+                        &threads,
+                        &depth,
+                    ],
+                    vec![Param {
+                        name: "cpus_allowed".into(),
+                        values: self.cpu_sets.clone(),
+                    }],
+                ),
+            ));
+        }
+        if self.targets.len() > 1 {
+            let sets: Vec<String> = (1..=self.targets.len())
+                .map(|n| {
+                    self.targets[..n]
+                        .iter()
+                        .map(|t| t.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(":")
+                })
+                .collect();
+            let mut base = self.base.clone();
+            base.extend(
+                [
+                    "--rw=randread",
+                    "--bs=4k",
+                    "--ioengine=io_uring",
+                    "--direct=1",
+                ]
+                .map(String::from),
+            );
+            base.push(threads);
+            base.push(depth);
+            out.push((
+                "devices".into(),
+                SweepDef {
+                    title: "devices (JBOD)".into(),
+                    base,
+                    params: vec![Param {
+                        name: "filename".into(),
+                        values: sets,
+                    }],
+                    rounds: self.rounds,
+                },
+            ));
+        }
+        out
+    }
+}
+
+type Medians = Vec<(Vec<String>, BTreeMap<String, f64>)>;
+
+fn get<'a>(m: &'a Medians, values: &[&str]) -> Option<&'a BTreeMap<String, f64>> {
+    m.iter()
+        .find(|(v, _)| v.iter().map(String::as_str).eq(values.iter().copied()))
+        .map(|(_, x)| x)
+}
+
+fn cell(m: Option<&BTreeMap<String, f64>>, k: &str) -> String {
+    m.and_then(|m| m.get(k))
+        .map(|v| fmt_num(*v))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Least-squares slope of y on x.
+pub fn slope(pts: &[(f64, f64)]) -> Option<f64> {
+    if pts.len() < 2 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// Which component saturates first, from the CPU sweep: IOPS against the
+/// CPUs allowed and how busy those CPUs were.
+pub fn ceiling(cpus: &[(usize, f64, f64)], online: usize) -> String {
+    // (CPUs allowed, IOPS, machine busy % of all CPUs)
+    let Some(&(n_last, iops_last, busy_last)) = cpus.last() else {
+        return "No CPU sweep was measured.".into();
+    };
+    let (n_first, iops_first, _) = cpus[0];
+    // Busy share of the CPUs the job was allowed.
+    let allowed_busy = (busy_last * online as f64 / n_last as f64).min(100.0);
+    let gain = iops_last / iops_first.max(1e-9);
+    let ideal = n_last as f64 / n_first as f64;
+    if allowed_busy >= 85.0 {
+        if n_last >= online {
+            format!("All CPUs saturate first: with {n_last} CPUs they were {allowed_busy:.0}% busy at {} IOPS; more or faster cores would raise the ceiling.", fmt_num(iops_last))
+        } else {
+            format!("The allowed CPUs saturate first ({allowed_busy:.0}% busy with {n_last}); IOPS grew {gain:.2}x for {ideal:.0}x CPUs.")
+        }
+    } else if n_last > n_first && gain < 1.0 + 0.25 * (ideal - 1.0) {
+        format!(
+            "The device saturates first: IOPS grew only {gain:.2}x going from {n_first} to {n_last} CPUs while those CPUs were {allowed_busy:.0}% busy, so the device (or its queue) is the limit at {} IOPS.",
+            fmt_num(iops_last)
+        )
+    } else if n_last == n_first {
+        format!(
+            "With one CPU: {allowed_busy:.0}% busy at {} IOPS; the CPU is {} the limit.",
+            fmt_num(iops_last),
+            if allowed_busy >= 85.0 { "" } else { "not" }
+        )
+    } else {
+        format!(
+            "Neither saturated: IOPS grew {gain:.2}x for {ideal:.0}x CPUs with CPUs {allowed_busy:.0}% busy; more threads or queue depth may find the ceiling."
+        )
+    }
+}
+
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+    let mut sweeps = BTreeMap::new();
+    for (name, _) in plan.sweeps() {
+        let p = dir.join(&name);
+        if p.join("sweep.json").exists() {
+            sweeps.insert(name, SweepDir::load(&p)?);
+        }
+    }
+    let online = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut out = Vec::new();
+
+    // Fig 3: device vs platform time per engine, every target in one table.
+    let mut rows = Vec::new();
+    let mut split_chart = Vec::new();
+    let mut notes = Vec::new();
+    for t in &plan.targets {
+        let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
+            continue;
+        };
+        let m = s.medians();
+        let mut dev = Vec::new();
+        let mut plat = Vec::new();
+        for (i, e) in plan.engines.iter().enumerate() {
+            let p = get(&m, &[e]);
+            rows.push(vec![
+                t.label.clone(),
+                e.clone(),
+                cell(p, "lat_mean_us"),
+                cell(p, "device_us"),
+                cell(p, "platform_us"),
+                cell(p, "clocks_per_io"),
+                cell(p, "irq_per_io"),
+            ]);
+            if let Some(p) = p {
+                if p.get("platform_us").is_some_and(|v| *v < 0.0) {
+                    notes.push(format!("{} with {e}: the device's service time exceeds the latency the application saw, so other I/O reached the device during the run (diskstats counts all of it): rerun on a quiet machine.", t.label));
+                }
+                if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
+                    dev.push((i as f64, *d));
+                    plat.push((i as f64, *pl));
+                }
+            }
+        }
+        if dev.is_empty() {
+            notes.push(format!("{}: no device time (a RAM or synchronous device keeps none in diskstats, or the target is not on a block device): the split is not available.", t.label));
+        } else {
+            split_chart.push(
+                Chart::new(
+                    format!("{}: 4 KiB read latency at QD1, device vs platform", t.label),
+                    Axis::categories("engine", plan.engines.clone()),
+                    Axis::linear("mean latency (µs)"),
+                )
+                .with_series("device (diskstats)", dev)
+                .with_series("platform (application − device)", plat),
+            );
+        }
+    }
+    if !rows.is_empty() {
+        out.push(Section {
+            heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
+            findings: vec!["Device time is the device's own service time from /proc/diskstats; platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up).".into()],
+            charts: split_chart,
+            tables: vec![Table {
+                caption: "QD1 latency split".into(),
+                header: ["target", "engine", "latency (µs)", "device (µs)", "platform (µs)", "clocks/IO", "interrupts/IO"].map(String::from).to_vec(),
+                rows,
+            }],
+            notes,
+        });
+    }
+
+    // Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path.
+    let mut rows = Vec::new();
+    for t in &plan.targets {
+        let Some(s) = sweeps.get(&format!("{}-paths", t.label)) else {
+            continue;
+        };
+        let m = s.medians();
+        for e in &plan.engines {
+            for (d, name) in [("1", "direct"), ("0", "buffered")] {
+                let p = get(&m, &[e, d]);
+                rows.push(vec![
+                    t.label.clone(),
+                    if t.block { "block" } else { "file" }.into(),
+                    e.clone(),
+                    name.into(),
+                    cell(p, "iops"),
+                    cell(p, "clocks_per_io"),
+                    cell(p, "irq_cpu_pct"),
+                    cell(p, "ctx_per_io"),
+                ]);
+            }
+        }
+    }
+    let mut copy_charts = Vec::new();
+    let mut copy_findings = Vec::new();
+    for t in &plan.targets {
+        let Some(s) = sweeps.get(&format!("{}-copy", t.label)) else {
+            continue;
+        };
+        let m = s.medians();
+        let (axis, xs) = param_axis("bs", &plan.copy_sizes);
+        let mut chart = Chart::new(
+            format!("{}: clocks per I/O vs block size", t.label),
+            axis,
+            Axis::linear("CPU clocks per I/O"),
+        );
+        let mut fits = Vec::new();
+        for (d, name) in [("1", "direct"), ("0", "buffered")] {
+            let pts: Vec<(f64, f64)> = plan
+                .copy_sizes
+                .iter()
+                .zip(&xs)
+                .filter_map(|(b, x)| Some((*x, *get(&m, &[b, d])?.get("process_clocks_per_io")?)))
+                .collect();
+            fits.push(slope(&pts));
+            chart = chart.with_series(name, pts);
+        }
+        if let [Some(direct), Some(buffered)] = fits[..] {
+            copy_findings.push(format!(
+                "{}: buffered reads cost {:.2} clocks per byte more than direct ones (slope of the process's clocks per I/O over block size: {:.2} buffered, {:.2} direct); the paper measured about 2.1 for the copy.",
+                t.label,
+                buffered - direct,
+                buffered,
+                direct
+            ));
+        }
+        copy_charts.push(chart);
+    }
+    if !rows.is_empty() {
+        out.push(Section {
+            heading: "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path".into(),
+            findings: copy_findings,
+            charts: copy_charts,
+            tables: vec![Table {
+                caption: "clocks per 4 KiB read at QD1".into(),
+                header: ["target", "path", "engine", "mode", "IOPS", "clocks/IO", "CPU in interrupts (%)", "ctx/IO"].map(String::from).to_vec(),
+                rows,
+            }],
+            notes: vec!["Buffered reads of a region smaller than the page cache are served from memory after the first pass: that is the platform's cost without the device.".into()],
+        });
+    }
+
+    // Fig 8, 9: CPUs allowed.
+    for t in &plan.targets {
+        let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
+            continue;
+        };
+        let m = s.medians();
+        let mut iops = Vec::new();
+        let mut busy = Vec::new();
+        let mut rows = Vec::new();
+        let mut for_ceiling = Vec::new();
+        for (i, set) in plan.cpu_sets.iter().enumerate() {
+            let Some(p) = get(&m, &[set]) else { continue };
+            let n = i + 1;
+            if let (Some(io), Some(b)) = (p.get("iops"), p.get("cpu_busy_pct")) {
+                iops.push((n as f64, *io));
+                busy.push((n as f64, *b));
+                for_ceiling.push((n, *io, *b));
+            }
+            rows.push(vec![
+                n.to_string(),
+                set.clone(),
+                cell(Some(p), "iops"),
+                cell(Some(p), "cpu_busy_pct"),
+                cell(Some(p), "irq_cpu_pct"),
+                cell(Some(p), "clocks_per_io"),
+                cell(Some(p), "irq_per_io"),
+            ]);
+        }
+        let x = Axis::linear("CPUs allowed").integers();
+        out.push(Section {
+            heading: format!("Fig 8, 9 — {}: IOPS and CPU use as CPUs are added", t.label),
+            findings: vec![ceiling(&for_ceiling, online)],
+            charts: vec![
+                Chart::new(
+                    format!("{}: IOPS vs CPUs allowed", t.label),
+                    x.clone(),
+                    Axis::linear("IOPS"),
+                )
+                .with_series(t.label.clone(), iops),
+                Chart::new(
+                    format!("{}: CPU busy vs CPUs allowed", t.label),
+                    x,
+                    Axis::linear("CPU busy (% of all CPUs)"),
+                )
+                .with_series(t.label.clone(), busy),
+            ],
+            tables: vec![Table {
+                caption: format!(
+                    "{} threads x QD{} of 4 KiB random reads, io_uring",
+                    plan.scaling_threads, plan.scaling_depth
+                ),
+                header: [
+                    "CPUs",
+                    "cpus_allowed",
+                    "IOPS",
+                    "CPU busy (%)",
+                    "in interrupts (%)",
+                    "clocks/IO",
+                    "interrupts/IO",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows,
+            }],
+            notes: Vec::new(),
+        });
+    }
+
+    // Fig 10, 11: devices.
+    if let Some(s) = sweeps.get("devices") {
+        let m = s.medians();
+        let names: Vec<String> = (1..=plan.targets.len())
+            .map(|n| {
+                format!(
+                    "{n} ({})",
+                    plan.targets[..n]
+                        .iter()
+                        .map(|t| t.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                )
+            })
+            .collect();
+        let mut iops = Vec::new();
+        let mut rows = Vec::new();
+        for (i, set) in s.def.params[0].values.iter().enumerate() {
+            let Some(p) = get(&m, &[set]) else { continue };
+            if let Some(v) = p.get("iops") {
+                iops.push((i as f64, *v));
+            }
+            rows.push(vec![
+                names[i].clone(),
+                cell(Some(p), "iops"),
+                cell(Some(p), "bw_mbps"),
+                cell(Some(p), "cpu_busy_pct"),
+                cell(Some(p), "clocks_per_io"),
+            ]);
+        }
+        let mut findings = Vec::new();
+        if let (Some(first), Some(last)) = (iops.first(), iops.last()) {
+            let sum_alone: Option<f64> = plan
+                .targets
+                .iter()
+                .map(|t| {
+                    sweeps
+                        .get(&format!("{}-cpus", t.label))
+                        .and_then(|s| s.medians().last().and_then(|(_, m)| m.get("iops").copied()))
+                })
+                .sum();
+            let mut f = format!(
+                "{} devices give {:.2}x the IOPS of one",
+                iops.len(),
+                last.1 / first.1.max(1e-9)
+            );
+            if let Some(sum) = sum_alone {
+                f += &format!(
+                    "; {:.0}% of the sum of each device alone with all CPUs ({})",
+                    last.1 / sum * 100.0,
+                    fmt_num(sum)
+                );
+            }
+            findings.push(f + ".");
+        }
+        out.push(Section {
+            heading: "Fig 10, 11: IOPS as devices are added (JBOD)".into(),
+            findings,
+            charts: vec![Chart::new("IOPS vs devices", Axis::categories("devices", names), Axis::linear("IOPS")).with_series("JBOD", iops)],
+            tables: vec![Table {
+                caption: "devices".into(),
+                header: ["devices", "IOPS", "MB/s", "CPU busy (%)", "clocks/IO"].map(String::from).to_vec(),
+                rows,
+            }],
+            notes: vec!["RAID0 striping by hiops is not implemented yet: the devices are used side by side (I/O spread over the files), as JBOD.".into()],
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_least_squares_slope() {
+        assert_eq!(slope(&[(0.0, 1.0), (1.0, 3.0), (2.0, 5.0)]), Some(2.0));
+        assert_eq!(slope(&[(1.0, 1.0)]), None);
+        assert_eq!(slope(&[(1.0, 1.0), (1.0, 2.0)]), None);
+    }
+
+    #[test]
+    fn the_ceiling_is_named_from_the_numbers() {
+        // 2 CPUs online: one CPU busy (50% of all) then both busy.
+        let cpu_bound = ceiling(&[(1, 100_000.0, 50.0), (2, 190_000.0, 97.0)], 2);
+        assert!(
+            cpu_bound.starts_with("All CPUs saturate first"),
+            "{cpu_bound}"
+        );
+        let device_bound = ceiling(&[(1, 80_000.0, 30.0), (2, 82_000.0, 35.0)], 2);
+        assert!(
+            device_bound.starts_with("The device saturates first: IOPS grew only 1.02x"),
+            "{device_bound}"
+        );
+        let neither = ceiling(&[(1, 50_000.0, 20.0), (2, 95_000.0, 40.0)], 2);
+        assert!(neither.starts_with("Neither saturated"), "{neither}");
+    }
+
+    #[test]
+    fn the_plan_reads_only_and_covers_each_figure() {
+        let t = vec![
+            CharTarget {
+                label: "disk".into(),
+                path: "/var/tmp/f".into(),
+                block: false,
+            },
+            CharTarget {
+                label: "zram".into(),
+                path: "/dev/zram0".into(),
+                block: true,
+            },
+        ];
+        let p = Plan::new(
+            t,
+            2,
+            false,
+            vec!["--runtime=3".into(), "--size=1g".into()],
+            1,
+        );
+        let sweeps = p.sweeps();
+        let names: Vec<&str> = sweeps.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "disk-qd1",
+                "disk-paths",
+                "disk-copy",
+                "disk-cpus",
+                "zram-qd1",
+                "zram-paths",
+                "zram-copy",
+                "zram-cpus",
+                "devices"
+            ]
+        );
+        assert_eq!(sweeps[3].1.params[0].values, ["0", "0-1"]);
+        for (_, d) in &sweeps {
+            assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
+            for k in d.points() {
+                let plan = hiops_fio::plan_args(&d.args_for(&k), false).unwrap();
+                assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
+            }
+        }
+    }
+}
