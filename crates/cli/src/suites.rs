@@ -265,13 +265,19 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
                 (stem, t.clone())
             }
         };
-        targets.push(Target { label, path });
+        let min_bs = logical_block_size(Path::new(&path));
+        targets.push(Target {
+            label,
+            path,
+            min_bs,
+        });
     }
     let default_file = a.dir.join("disk.dat");
     if targets.is_empty() {
         targets.push(Target {
             label: "disk".into(),
             path: default_file.display().to_string(),
+            min_bs: 0,
         });
     }
     // Devices live until the end of the experiment (dropped last).
@@ -280,9 +286,11 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
     if a.zram {
         match RamDevice::zram(&a.size) {
             Ok(d) => {
+                let min_bs = logical_block_size(&d.path);
                 targets.push(Target {
                     label: "zram".into(),
                     path: d.path.display().to_string(),
+                    min_bs,
                 });
                 devices.push(d);
             }
@@ -292,9 +300,11 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
     if a.loop_dev {
         match RamDevice::loop_on(Path::new("/dev/shm"), size_bytes) {
             Ok(d) => {
+                let min_bs = logical_block_size(&d.path);
                 targets.push(Target {
                     label: "loop".into(),
                     path: d.path.display().to_string(),
+                    min_bs,
                 });
                 devices.push(d);
             }
@@ -328,10 +338,20 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
     let sweeps = plan.sweeps();
     let n = sweeps.len();
     let mut ended = Ended::Done;
+    let mut failed = Vec::new();
     for (i, (name, def)) in sweeps.into_iter().enumerate() {
         let mut dir = SweepDir::open(&a.dir.join(&name), def, a.restart)?;
         eprintln!("hiops experiment: sweep {}/{n}: {}", i + 1, dir.def.title);
-        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops experiment")?;
+        // One failing sweep (a device refusing a size) does not lose the
+        // others: they run, and the failure is reported at the end.
+        let outcome = match run_sweep(&mut dir, !a.no_progress, "hiops experiment") {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("hiops experiment: sweep {name} failed: {e}");
+                failed.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
         hiops_suite::write_report(&a.dir)?;
         if outcome.interrupted {
             ended = Ended::Interrupted;
@@ -339,6 +359,14 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
         }
     }
     drop(devices);
+    if !failed.is_empty() {
+        hiops_suite::write_report(&a.dir)?;
+        return Err(format!(
+            "{} sweep(s) failed (the others are in the report): {}",
+            failed.len(),
+            failed.join("; ")
+        ));
+    }
     let html = hiops_suite::write_report(&a.dir)?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {
         // The data file is only needed to resume.
@@ -744,4 +772,26 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
     }
     eprintln!("hiops characterize: report: {}", html.display());
     Ok(ended)
+}
+
+/// A block device's logical block size (0 for files: the filesystem's
+/// direct I/O alignment is checked when a job opens them).
+fn logical_block_size(path: &Path) -> u64 {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return 0;
+    };
+    if !meta.file_type().is_block_device() {
+        return 0;
+    }
+    let Some(name) = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
+        return 0;
+    };
+    std::fs::read_to_string(format!("/sys/class/block/{name}/queue/logical_block_size"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
 }

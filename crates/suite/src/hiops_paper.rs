@@ -34,6 +34,10 @@ pub struct Target {
     /// Short name for sections and sweep directories: "disk", "zram", "loop".
     pub label: String,
     pub path: String,
+    /// The device's logical block size: direct I/O needs block sizes that
+    /// are multiples of it, so smaller ones are left out for this target.
+    #[serde(default)]
+    pub min_bs: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -122,7 +126,16 @@ impl Plan {
                     vec![
                         Param {
                             name: "bs".into(),
-                            values: self.block_sizes.clone(),
+                            values: self
+                                .block_sizes
+                                .iter()
+                                .filter(|b| {
+                                    hiops_bench::units::parse_size(b)
+                                        .map(|n| n >= t.min_bs)
+                                        .unwrap_or(true)
+                                })
+                                .cloned()
+                                .collect(),
                         },
                         strategy.clone(),
                     ],
@@ -504,10 +517,12 @@ mod tests {
             Target {
                 label: "disk".into(),
                 path: "/var/tmp/f".into(),
+                min_bs: 0,
             },
             Target {
                 label: "zram".into(),
                 path: "/dev/zram0".into(),
+                min_bs: 4096,
             },
         ]
     }
@@ -537,6 +552,10 @@ mod tests {
         );
         assert_eq!(sweeps[1].1.params[0].values.last().unwrap(), "256");
         assert_eq!(sweeps[2].1.params[0].values[0], "2us");
+        assert_eq!(
+            sweeps[3].1.params[0].values[0], "4k",
+            "zram takes 4 KiB and up"
+        );
         let dev = &sweeps[6].1;
         assert_eq!(
             dev.params[0].values,
