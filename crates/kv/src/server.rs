@@ -282,7 +282,7 @@ fn execute(argv: &[&[u8]], shared: &Shared, r: &mut Reply, scratch: &mut Vec<u8>
             Ok(()) => r.simple("OK"),
             Err(e) => store_err(r, e),
         },
-        "INFO" if n <= 1 => r.bulk(info(shared).as_bytes()),
+        "INFO" => r.bulk(info_sections(&info(shared), args).as_bytes()),
         // Clients ask for command docs and counts when they connect; an
         // empty table is a valid answer.
         "COMMAND" => match args.first().map(|a| a.to_ascii_uppercase()) {
@@ -327,6 +327,38 @@ const COMMANDS: &[&str] = &[
     "PING", "ECHO", "GET", "SET", "MSET", "MGET", "DEL", "UNLINK", "EXISTS", "DBSIZE", "FLUSHDB",
     "FLUSHALL", "INFO", "COMMAND", "CONFIG", "SELECT", "CLIENT", "QUIT",
 ];
+
+/// Redis's INFO selection: no argument, `default`, `all` or `everything`
+/// give every section; otherwise the named sections (any case), in the
+/// server's order; an unknown name gives nothing.
+fn info_sections(full: &str, wanted: &[&[u8]]) -> String {
+    let names: Vec<String> = wanted
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+        .collect();
+    if names.is_empty()
+        || names
+            .iter()
+            .any(|n| matches!(n.as_str(), "default" | "all" | "everything"))
+    {
+        return full.to_string();
+    }
+    let blocks: Vec<&str> = full
+        .split("\r\n\r\n")
+        .map(|b| b.trim_end_matches("\r\n"))
+        .filter(|block| {
+            let title = block
+                .strip_prefix("# ")
+                .and_then(|b| b.split("\r\n").next())
+                .unwrap_or("");
+            names.iter().any(|n| n.eq_ignore_ascii_case(title))
+        })
+        .collect();
+    if blocks.is_empty() {
+        return String::new();
+    }
+    blocks.join("\r\n\r\n") + "\r\n"
+}
 
 fn info(shared: &Shared) -> String {
     let s = shared.store.stats();

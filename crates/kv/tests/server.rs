@@ -85,6 +85,25 @@ fn commands_answer_as_redis_does() {
         }
         v => panic!("INFO gave {v:?}"),
     }
+    // A section argument selects sections, in any case; unknown ones give
+    // nothing (as Redis does).
+    let mut info = |args: &[&str]| match call(&[&["INFO"], args].concat()) {
+        Value::Bulk(Some(t)) => String::from_utf8(t).unwrap(),
+        v => panic!("INFO {args:?} gave {v:?}"),
+    };
+    let keyspace = info(&["keyspace"]);
+    assert!(
+        keyspace.starts_with("# Keyspace\r\ndb0:keys=2,"),
+        "{keyspace:?}"
+    );
+    assert!(!keyspace.contains("# Server"), "{keyspace:?}");
+    let two = info(&["SERVER", "hiops"]);
+    assert!(
+        two.contains("# Server\r\n") && two.contains("# Hiops\r\n") && !two.contains("# Clients"),
+        "{two:?}"
+    );
+    assert_eq!(info(&["nosuch"]), "");
+    assert!(info(&["all"]).contains("# Clients"));
     assert_eq!(
         call(&["GET"]),
         Value::Error("ERR wrong number of arguments for 'get' command".into())
