@@ -311,10 +311,10 @@ impl Store {
     /// Opens (or creates and formats) the store at `path`.
     pub fn open(path: &Path, cfg: StoreConfig) -> Result<Store, StoreError> {
         let bs = cfg.block_size as usize;
-        if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE {
+        if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE || bs > crate::index::MAX_BLOCK_SIZE as usize {
             return Err(open_error(
                 path,
-                format!("a write block of {bs} bytes: use a multiple of 4 KiB, at least 8 KiB (1 MiB is the default)"),
+                format!("a write block of {bs} bytes: use a multiple of 4 KiB from 8 KiB to 8 MiB (1 MiB is the default)"),
             ));
         }
         let t0 = Instant::now();
@@ -331,6 +331,18 @@ impl Store {
         })?;
         let mut recovery = Recovery::default();
         let sb = match found {
+            Some(sb) if sb.block_size > crate::index::MAX_BLOCK_SIZE || sb.blocks > crate::index::MAX_BLOCKS => {
+                return Err(open_error(
+                    path,
+                    format!(
+                        "the store has {} blocks of {} bytes, beyond this hiops's index ({} blocks of up to {} bytes)",
+                        sb.blocks,
+                        sb.block_size,
+                        crate::index::MAX_BLOCKS,
+                        crate::index::MAX_BLOCK_SIZE
+                    ),
+                ))
+            }
             Some(sb) => sb,
             None => {
                 let blocks = (len / cfg.block_size as u64).saturating_sub(1);
@@ -346,7 +358,9 @@ impl Store {
                 }
                 let sb = Superblock {
                     block_size: cfg.block_size,
-                    blocks: blocks.min(u32::MAX as u64) as u32,
+                    // The index addresses MAX_BLOCKS (256 TiB of 8 MiB
+                    // blocks); a larger device uses its first part.
+                    blocks: blocks.min(crate::index::MAX_BLOCKS as u64) as u32,
                     epoch: 1,
                 };
                 sb.encode(&mut page);
