@@ -187,7 +187,9 @@ impl SweepDir {
         let def_path = path.join("sweep.json");
         if def_path.exists() {
             let old: SweepDef = read_json(&def_path)?;
-            if old != def && !restart {
+            // A sweep that measured nothing yet has nothing to lose.
+            let empty = load_points(&path.join("points.jsonl"))?.is_empty();
+            if old != def && !restart && !empty {
                 return Err(format!(
                     "{} holds a different sweep ({}): choose another directory, or pass --restart to discard its points",
                     path.display(),
@@ -574,6 +576,8 @@ mod tests {
     fn a_directory_of_another_sweep_is_refused_unless_restarted() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("s");
+        // Nothing measured yet: a new definition simply takes its place.
+        SweepDir::open(&dir, def(3), false).unwrap();
         let mut s = SweepDir::open(&dir, def(1), false).unwrap();
         s.run(
             &mut Fake {
