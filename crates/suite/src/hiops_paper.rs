@@ -283,6 +283,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
                     "median latency (µs) vs poll_interval",
                 ],
             );
+            // Name the coop_peeks values in the findings too.
+            for f in &mut sec.findings {
+                for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
+                    *f = f
+                        .replace(&format!(": {v} leads"), &format!(": {name} leads"))
+                        .replace(&format!("x {v} ("), &format!("x {name} ("));
+                }
+            }
             for c in &mut sec.charts {
                 for s in &mut c.series {
                     s.name = match s.name.as_str() {

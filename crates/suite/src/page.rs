@@ -127,6 +127,18 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
     let tables = dir.join("tables");
     std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
     std::fs::create_dir_all(&tables).map_err(|e| io_err(&tables, e))?;
+    // A redrawn report replaces the old files: names may have changed.
+    for (d, exts) in [(&plots, &["svg", "png"][..]), (&tables, &["csv"][..])] {
+        for e in std::fs::read_dir(d).map_err(|e| io_err(d, e))?.flatten() {
+            let p = e.path();
+            if p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| exts.contains(&x))
+            {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
     let mut html = String::new();
     let _ = write!(
         html,
@@ -153,10 +165,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
         if !s.charts.is_empty() {
             html.push_str("<div class=\"charts\">\n");
             for c in &s.charts {
-                let mut name = slug(&c.title);
-                while !used_plots.insert(name.clone()) {
-                    name.push('x');
-                }
+                let name = unique_name(&mut used_plots, &c.title, &s.heading);
                 let svg = c.svg().map_err(|e| e.to_string())?;
                 let svg_path = plots.join(format!("{name}.svg"));
                 let png_path = plots.join(format!("{name}.png"));
@@ -173,10 +182,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
             html.push_str("</div>\n");
         }
         for t in &s.tables {
-            let mut name = slug(&t.caption);
-            while !used_tables.insert(name.clone()) {
-                name.push('x');
-            }
+            let name = unique_name(&mut used_tables, &t.caption, &s.heading);
             write_atomic(&tables.join(format!("{name}.csv")), t.csv().as_bytes())?;
             let _ = write!(html, "<table><caption>{} <span class=\"files\">(tables/{name}.csv)</span></caption>\n<tr>", escape(&t.caption));
             for h in &t.header {
@@ -200,6 +206,23 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
     html.push_str("</body></html>\n");
     write_atomic(&dir.join("index.html"), html.as_bytes())?;
     Ok(written)
+}
+
+/// A file name from a title; where another section has the same title,
+/// the section's heading goes in front, then a number.
+fn unique_name(used: &mut std::collections::HashSet<String>, title: &str, heading: &str) -> String {
+    let plain = slug(title);
+    if used.insert(plain.clone()) {
+        return plain;
+    }
+    let long = format!("{}-{plain}", slug(heading));
+    if used.insert(long.clone()) {
+        return long;
+    }
+    (2..)
+        .map(|n| format!("{long}-{n}"))
+        .find(|n| used.insert(n.clone()))
+        .expect("some number is free")
 }
 
 /// Escapes text and renders `code` in backticks as <code>.
