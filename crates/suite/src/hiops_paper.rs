@@ -220,7 +220,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     for (name, _) in plan.sweeps() {
         let p = dir.join(&name);
         if p.join("sweep.json").exists() {
-            sweeps.insert(name, SweepDir::load(&p)?);
+            let s = SweepDir::load(&p)?;
+            // A sweep not started yet has nothing to show.
+            if !s.points.is_empty() {
+                sweeps.insert(name, s);
+            }
         }
     }
     let mut out = Vec::new();
