@@ -51,13 +51,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
     }
-    if let Some(p) = &spec.path {
-        if spec.verify != VerifyMode::Off {
-            return usage(format!(
-                "--verify is not available with --strategy={} yet: drop one (the path's own tests verify every strategy)",
-                p.strategy
-            ));
-        }
+    if spec.path.is_some() {
         if spec.rate_iops.is_some() {
             return usage("--rate_iops is not available with --strategy yet: drop one");
         }

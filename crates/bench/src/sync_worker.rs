@@ -4,7 +4,9 @@
 
 use crate::result::{DirStats, ThreadResult};
 use crate::rng::FastRng;
-use crate::worker::{now_ns, pin_thread, scramble, Control, Counters, WorkerPlan};
+use crate::spec::VerifyMode;
+use crate::verify::{self, VerifyReport};
+use crate::worker::{now_ns, pin_thread, scramble, BlockMap, Control, Counters, WorkerPlan};
 use hiops_hal::Op;
 use hiops_path::{AlignedBuf, IoPath, ThreadStats};
 use hiops_stats::cpu::ProcessSample;
@@ -43,6 +45,28 @@ pub(crate) fn run_sync_worker(
     if ctrl.failed.lock().unwrap().is_some() || !plan.start_delay(ctrl) {
         return result;
     }
+    // Verification as in the async workers: writes carry a stamp with the
+    // block's next generation; a read of a block written in this run must
+    // find the last acknowledged one. One I/O at a time per thread, so no
+    // block is ever in flight twice.
+    let mut maps = if spec.verify != VerifyMode::Off {
+        BlockMap::for_regions(&plan.regions, plan.align)
+    } else {
+        Vec::new()
+    };
+    let stamper = verify::Stamper::new(spec.verify, spec.verify_pattern.clone());
+    if spec.verify_only {
+        let t0 = now_ns(ctrl.epoch);
+        let cpu0 = ProcessSample::thread();
+        let mut report = VerifyReport::default();
+        if let Err(e) = verify_pass(path, &stamper, &plan, None, &mut report, ctrl, &mut buf) {
+            result.error = Some(format!("job {}: verify: {e}", spec.name));
+        }
+        result.runtime_ns = now_ns(ctrl.epoch) - t0;
+        result.cpu = ProcessSample::thread().delta(&cpu0);
+        result.verify = Some(report);
+        return result;
+    }
     let mut stop_ns = None;
     let flush = plan.flush_policy();
     let mut writes_since_flush = 0u64;
@@ -61,14 +85,22 @@ pub(crate) fn run_sync_worker(
             path_stats = ThreadStats::default();
         }
         let mut io = gen.next_io();
+        let region = io.target as usize;
         io.target += base;
         let len = io.len as usize;
+        let mut generation = 0;
         let res = match io.op {
             Op::Read => {
                 path.read_at_with_stats(io.target, &mut buf[..len], io.offset, &mut path_stats)
             }
             Op::Write => {
-                scramble(&mut buf[..len], io.offset, issued_bytes);
+                if maps.is_empty() {
+                    scramble(&mut buf[..len], io.offset, issued_bytes);
+                } else {
+                    let map = &maps[region];
+                    generation = map.committed[map.index(io.offset)] + 1;
+                    stamper.stamp(&mut buf[..len], io.offset, generation, gen.rng());
+                }
                 path.write_at_with_stats(io.target, &buf[..len], io.offset, &mut path_stats)
             }
             Op::Fsync => path.sync(io.target).map(|_| 0),
@@ -88,6 +120,27 @@ pub(crate) fn run_sync_worker(
             }
         };
         issued_bytes += io.len as u64;
+        if !maps.is_empty() && n == io.len as u64 {
+            let map = &mut maps[region];
+            let b = map.index(io.offset);
+            match io.op {
+                Op::Write => map.committed[b] = generation,
+                Op::Read if map.committed[b] > 0 && spec.do_verify => {
+                    let expected = map.committed[b];
+                    let report = result.verify.get_or_insert_with(VerifyReport::default);
+                    report.blocks_checked += 1;
+                    match stamper.check(&buf[..len], io.offset) {
+                        Ok(g) if g == expected => {}
+                        Ok(found) => report.record_bad(
+                            io.offset,
+                            verify::BadBlock::StaleGeneration { found, expected },
+                        ),
+                        Err(bad) => report.record_bad(io.offset, bad),
+                    }
+                }
+                _ => {}
+            }
+        }
         if spec.thinktime_ns > 0 {
             std::thread::sleep(std::time::Duration::from_nanos(spec.thinktime_ns));
         }
@@ -143,5 +196,63 @@ pub(crate) fn run_sync_worker(
             }
         }
     }
+    if !maps.is_empty() && spec.do_verify && result.error.is_none() {
+        let mut report = result.verify.take().unwrap_or_default();
+        if let Err(e) = verify_pass(
+            path,
+            &stamper,
+            &plan,
+            Some(&maps),
+            &mut report,
+            ctrl,
+            &mut buf,
+        ) {
+            result.error = Some(format!("job {}: verify: {e}", spec.name));
+        }
+        result.verify = Some(report);
+    }
     result
+}
+
+/// Reads back blocks through the path and checks their stamps: with
+/// `maps`, the blocks this thread wrote against their last generation;
+/// without (verify_only), every block of the regions.
+fn verify_pass(
+    path: &IoPath,
+    stamper: &verify::Stamper,
+    plan: &WorkerPlan<'_>,
+    maps: Option<&[BlockMap]>,
+    report: &mut VerifyReport,
+    ctrl: &Control,
+    buf: &mut AlignedBuf,
+) -> Result<(), String> {
+    let bs = plan.align as usize;
+    for (t, r) in plan.regions.iter().enumerate() {
+        for b in 0..(r.len / bs as u64) as usize {
+            let expected = maps.map_or(0, |m| m[t].committed[b]);
+            if maps.is_some() && expected == 0 {
+                continue;
+            }
+            if maps.is_none() && ctrl.stop.load(Relaxed) {
+                return Ok(()); // verify_only honours Ctrl-C
+            }
+            let offset = r.start + (b * bs) as u64;
+            let n = path
+                .read_at(plan.target_base + t as u32, &mut buf[..bs], offset)
+                .map_err(|e| format!("read-back at offset {offset}: {e}"))?;
+            if n != bs {
+                return Err(format!("read-back at offset {offset} returned {n} bytes"));
+            }
+            report.blocks_checked += 1;
+            match stamper.check(&buf[..bs], offset) {
+                Ok(g) if maps.is_none() || g == expected => {}
+                Ok(found) => report.record_bad(
+                    offset,
+                    verify::BadBlock::StaleGeneration { found, expected },
+                ),
+                Err(bad) => report.record_bad(offset, bad),
+            }
+        }
+    }
+    Ok(())
 }

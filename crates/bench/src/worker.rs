@@ -101,16 +101,32 @@ struct TagState {
 }
 
 /// Per-block verify state of one target region.
-struct BlockMap {
-    start: u64,
-    bs: u64,
+pub(crate) struct BlockMap {
+    pub(crate) start: u64,
+    pub(crate) bs: u64,
     /// Last acknowledged generation (0: not written in this run).
-    committed: Vec<u64>,
-    busy: Vec<bool>,
+    pub(crate) committed: Vec<u64>,
+    pub(crate) busy: Vec<bool>,
 }
 
 impl BlockMap {
-    fn index(&self, offset: u64) -> usize {
+    /// One map per region, in blocks of `bs` (the job's alignment).
+    pub(crate) fn for_regions(regions: &[Region], bs: u32) -> Vec<BlockMap> {
+        regions
+            .iter()
+            .map(|r| {
+                let n = (r.len / bs as u64) as usize;
+                BlockMap {
+                    start: r.start,
+                    bs: bs as u64,
+                    committed: vec![0; n],
+                    busy: vec![false; n],
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn index(&self, offset: u64) -> usize {
         ((offset - self.start) / self.bs) as usize
     }
 }
@@ -193,18 +209,7 @@ pub(crate) fn run_worker(
         rng.fill(queue.buffer_mut(t));
     }
     let mut maps: Vec<BlockMap> = if spec.verify != VerifyMode::Off {
-        plan.regions
-            .iter()
-            .map(|r| {
-                let n = (r.len / plan.align as u64) as usize;
-                BlockMap {
-                    start: r.start,
-                    bs: plan.align as u64,
-                    committed: vec![0; n],
-                    busy: vec![false; n],
-                }
-            })
-            .collect()
+        BlockMap::for_regions(&plan.regions, plan.align)
     } else {
         Vec::new()
     };

@@ -369,3 +369,84 @@ fn every_verify_algorithm_checks_its_blocks_and_catches_a_flipped_byte() {
         "{err}"
     );
 }
+
+#[test]
+fn every_strategy_verifies_from_1_8_and_256_threads_and_catches_a_flipped_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let target = dir.join("s.dat");
+    let file = format!("--filename={}", target.display());
+    for strategy in [
+        "pread",
+        "completion-thread",
+        "per-thread-ring",
+        "coop",
+        "poll",
+        "hybrid",
+    ] {
+        for threads in [1, 8, 256] {
+            let nj = format!("--numjobs={threads}");
+            let st = format!("--strategy={strategy}");
+            let v = json_of(&hiops(
+                dir,
+                &[
+                    "run",
+                    "--output-format=json",
+                    "--no-progress",
+                    &file,
+                    "--size=8m",
+                    "--bs=4k",
+                    "--rw=randrw",
+                    "--verify=crc32c",
+                    "--runtime=300ms",
+                    "--ramp_time=0",
+                    &nj,
+                    &st,
+                ],
+            ));
+            let check = &v["jobs"][0]["hiops"]["verify"];
+            let checked = check["blocks_checked"].as_u64().unwrap_or(0);
+            assert!(checked > 0, "{strategy} x {threads}: {check}");
+            assert_eq!(check["bad_blocks"], 0, "{strategy} x {threads}: {check}");
+        }
+    }
+    // Stamp every block through a path, flip a byte, and the path's
+    // verify_only pass finds it.
+    let write = hiops(
+        dir,
+        &[
+            "run",
+            "--output-format=json",
+            "--no-progress",
+            &file,
+            "--size=1m",
+            "--bs=4k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--strategy=coop",
+            "--numjobs=1",
+        ],
+    );
+    json_of(&write);
+    corrupt(&target, 12288);
+    let o = hiops(
+        dir,
+        &[
+            "run",
+            "--no-progress",
+            &file,
+            "--size=1m",
+            "--bs=4k",
+            "--rw=read",
+            "--verify=crc32c",
+            "--verify_only",
+            "--strategy=coop",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("1 bad of 256 blocks") && err.contains("offset 12288"),
+        "{err}"
+    );
+}
