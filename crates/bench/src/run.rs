@@ -51,10 +51,8 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
     }
-    if spec.path.is_some() {
-        if spec.rate_iops.is_some() {
-            return usage("--rate_iops is not available with --strategy yet: drop one");
-        }
+    if spec.path.is_some() && spec.rate_iops.is_some() {
+        return usage("--rate_iops is not available with --strategy yet: drop one");
     }
     let (bs_min, bs_max) = (spec.bs.min(), spec.bs.max());
     for t in targets {
