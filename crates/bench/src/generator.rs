@@ -20,6 +20,34 @@ pub struct Region {
     pub len: u64,
 }
 
+/// RAID0 over a job's regions: the volume's chunk k lives on member
+/// k mod n, at chunk k div n of it (the md driver's raid0 layout for equal
+/// members).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stripe {
+    pub chunk: u64,
+    pub members: Vec<Region>,
+}
+
+impl Stripe {
+    /// Whole stripes over the smallest member.
+    pub fn volume_len(&self) -> u64 {
+        let per = self.members.iter().map(|r| r.len).min().unwrap_or(0) / self.chunk * self.chunk;
+        per * self.members.len() as u64
+    }
+
+    /// A volume offset as (member, offset in the member's file).
+    pub fn map(&self, offset: u64) -> (u32, u64) {
+        let n = self.members.len() as u64;
+        let k = offset / self.chunk;
+        let m = (k % n) as usize;
+        (
+            m as u32,
+            self.members[m].start + (k / n) * self.chunk + offset % self.chunk,
+        )
+    }
+}
+
 /// Picks block indices in `0..n` by the job's random distribution.
 #[derive(Debug)]
 enum Picker {
@@ -182,6 +210,8 @@ pub struct IoGen {
     random_map: bool,
     /// Position in each target's permutation.
     map_next: Vec<u64>,
+    /// RAID0: offsets are drawn in the striped volume, then mapped.
+    stripe: Option<Stripe>,
 }
 
 impl IoGen {
@@ -250,7 +280,35 @@ impl IoGen {
             percentage_random: 100,
             random_map: false,
             map_next,
+            stripe: None,
         }
+    }
+
+    /// A generator over `stripe`'s volume: I/Os come out addressed to the
+    /// members. Blocks must not cross chunks: every block size and the
+    /// alignment divide the chunk (checked by the run's validation).
+    #[allow(clippy::too_many_arguments)]
+    pub fn striped(
+        seed: u64,
+        rw: RwMode,
+        rwmixread: u32,
+        bs_split: &[(u32, u32)],
+        align: u32,
+        stripe: Stripe,
+        dist: &Distribution,
+    ) -> IoGen {
+        assert!(stripe.members.len() > 1 && stripe.chunk > 0);
+        assert!(stripe.chunk.is_multiple_of(align as u64));
+        assert!(bs_split
+            .iter()
+            .all(|&(bs, _)| stripe.chunk.is_multiple_of(bs as u64)));
+        let volume = vec![Region {
+            start: 0,
+            len: stripe.volume_len(),
+        }];
+        let mut g = IoGen::new(seed, rw, rwmixread, bs_split, align, volume, dist);
+        g.stripe = Some(stripe);
+        g
     }
 
     /// fio's finer controls: `rw=...:GAP`, `percentage_random`, and the random
@@ -337,6 +395,18 @@ impl IoGen {
             off
         };
         debug_assert!(offset + len as u64 <= region.start + region.len);
+        if let Some(st) = &self.stripe {
+            // The block stays inside one chunk: sizes and offsets are
+            // multiples of sizes that divide the chunk.
+            debug_assert!(offset % st.chunk + len as u64 <= st.chunk);
+            let (member, at) = st.map(offset);
+            return NextIo {
+                op,
+                target: member,
+                offset: at,
+                len,
+            };
+        }
         NextIo {
             op,
             target: target as u32,
@@ -460,6 +530,68 @@ mod tests {
             let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
             seen.sort_unstable();
             assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn raid0_spreads_chunks_round_robin_and_never_crosses_one() {
+        let members = vec![
+            Region {
+                start: 0,
+                len: 1 << 20,
+            },
+            Region {
+                start: 4096,
+                len: (1 << 20) + 8192,
+            },
+            Region {
+                start: 0,
+                len: 3 << 20,
+            },
+        ];
+        let st = Stripe {
+            chunk: 64 << 10,
+            members: members.clone(),
+        };
+        assert_eq!(
+            st.volume_len(),
+            3 << 20,
+            "whole chunks of the smallest member, times 3"
+        );
+        assert_eq!(st.map(0), (0, 0));
+        assert_eq!(st.map(64 << 10), (1, 4096));
+        assert_eq!(st.map((128 << 10) + 5), (2, 5));
+        assert_eq!(st.map(192 << 10), (0, 64 << 10));
+        for (rw, name) in [(RwMode::RandRead, "random"), (RwMode::Read, "sequential")] {
+            let mut g = IoGen::striped(
+                7,
+                rw,
+                100,
+                &[(16384, 100)],
+                16384,
+                st.clone(),
+                &Distribution::Uniform,
+            );
+            let mut per = [0u32; 3];
+            for _ in 0..30_000 {
+                let io = g.next_io();
+                let m = &members[io.target as usize];
+                assert!(
+                    io.offset >= m.start && io.offset + io.len as u64 <= m.start + m.len,
+                    "{name}: {io:?}"
+                );
+                assert!(
+                    (io.offset - m.start) % (64 << 10) + io.len as u64 <= 64 << 10,
+                    "{name}: crosses a chunk: {io:?}"
+                );
+                per[io.target as usize] += 1;
+            }
+            for n in per {
+                assert!(
+                    (9_000..11_000).contains(&n),
+                    "{name}: members share I/O evenly: {per:?}"
+                );
+            }
         }
     }
 }

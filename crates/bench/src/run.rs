@@ -54,6 +54,31 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     if spec.path.is_some() && spec.rate_iops.is_some() {
         return usage("--rate_iops is not available with --strategy yet: drop one");
     }
+    if let Some(chunk) = spec.raid0_chunk {
+        if targets.len() < 2 {
+            return usage("--raid0 stripes several files: give them as --filename=a:b");
+        }
+        if let Some(bs) = spec
+            .bs
+            .split
+            .iter()
+            .map(|s| s.0)
+            .find(|&bs| chunk % bs as u64 != 0)
+        {
+            return usage(format!(
+                "--raid0={chunk}: every block size must divide the chunk, and {bs} does not"
+            ));
+        }
+        if spec.rw_gap != 0 {
+            return usage("--raid0 takes no sequential gap (rw=read:GAP)");
+        }
+        let align = spec.block_align.unwrap_or(spec.bs.min()) as u64;
+        if chunk % align != 0 {
+            return usage(format!(
+                "--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"
+            ));
+        }
+    }
     let (bs_min, bs_max) = (spec.bs.min(), spec.bs.max());
     for t in targets {
         if t.len < bs_max as u64 {

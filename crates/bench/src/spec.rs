@@ -399,6 +399,9 @@ pub struct JobSpec {
     pub random_map: bool,
     /// Share of random offsets in a random job, the rest sequential.
     pub percentage_random: u32,
+    /// hiops: the job's files striped as one RAID0 volume with chunks of
+    /// this many bytes (None: files take turns per I/O, JBOD).
+    pub raid0_chunk: Option<u64>,
     /// Issue an fsync / fdatasync after this many writes (0: never).
     pub fsync_every: u32,
     pub fdatasync_every: u32,
@@ -468,6 +471,7 @@ impl JobSpec {
             loops: 1,
             random_map: false,
             percentage_random: 100,
+            raid0_chunk: None,
             fsync_every: 0,
             fdatasync_every: 0,
             end_fsync: false,

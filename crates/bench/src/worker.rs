@@ -46,16 +46,31 @@ impl WorkerPlan<'_> {
     /// This thread's I/O generator: its own seed, over its own regions.
     pub(crate) fn generator(&self) -> IoGen {
         let spec = self.spec;
-        IoGen::new(
-            spec.randseed.wrapping_add(self.clone as u64),
-            spec.rw,
-            spec.rwmixread,
-            &spec.bs.split,
-            self.align,
-            self.regions.clone(),
-            &spec.distribution,
-        )
-        .with_fio_options(
+        let seed = spec.randseed.wrapping_add(self.clone as u64);
+        let gen = match spec.raid0_chunk.filter(|_| self.regions.len() > 1) {
+            Some(chunk) => IoGen::striped(
+                seed,
+                spec.rw,
+                spec.rwmixread,
+                &spec.bs.split,
+                self.align,
+                crate::generator::Stripe {
+                    chunk,
+                    members: self.regions.clone(),
+                },
+                &spec.distribution,
+            ),
+            None => IoGen::new(
+                seed,
+                spec.rw,
+                spec.rwmixread,
+                &spec.bs.split,
+                self.align,
+                self.regions.clone(),
+                &spec.distribution,
+            ),
+        };
+        gen.with_fio_options(
             spec.rw_gap,
             spec.percentage_random,
             spec.random_map && spec.distribution == crate::spec::Distribution::Uniform,

@@ -236,7 +236,8 @@ pub struct HiopsArgs {
     /// A small grid that runs every part in about a minute.
     #[arg(long)]
     pub quick: bool,
-    /// Discard points of a different earlier run in --dir.
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
     #[arg(long)]
     pub restart: bool,
     #[arg(long)]
@@ -335,44 +336,23 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
         extra: serde_json::to_value(&plan).expect("plans serialise"),
     }
     .save(&a.dir)?;
-    let sweeps = plan.sweeps();
-    let n = sweeps.len();
-    let mut ended = Ended::Done;
-    let mut failed = Vec::new();
-    for (i, (name, def)) in sweeps.into_iter().enumerate() {
-        let mut dir = SweepDir::open(&a.dir.join(&name), def, a.restart)?;
-        eprintln!("hiops experiment: sweep {}/{n}: {}", i + 1, dir.def.title);
-        // One failing sweep (a device refusing a size) does not lose the
-        // others: they run, and the failure is reported at the end.
-        let outcome = match run_sweep(&mut dir, !a.no_progress, "hiops experiment") {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("hiops experiment: sweep {name} failed: {e}");
-                failed.push(format!("{name}: {e}"));
-                continue;
-            }
-        };
-        hiops_suite::write_report(&a.dir)?;
-        if outcome.interrupted {
-            ended = Ended::Interrupted;
-            break;
-        }
-    }
+    // One failing sweep (a device refusing a size) does not lose the
+    // others: they run, and the failure is reported at the end.
+    let ended = run_suite(
+        &a.dir,
+        plan.sweeps(),
+        a.restart,
+        !a.no_progress,
+        "hiops experiment",
+        true,
+        |_, _| Ok(()),
+    );
     drop(devices);
-    if !failed.is_empty() {
-        hiops_suite::write_report(&a.dir)?;
-        return Err(format!(
-            "{} sweep(s) failed (the others are in the report): {}",
-            failed.len(),
-            failed.join("; ")
-        ));
-    }
-    let html = hiops_suite::write_report(&a.dir)?;
+    let ended = ended?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {
         // The data file is only needed to resume.
         let _ = std::fs::remove_file(&default_file);
     }
-    eprintln!("hiops experiment: report: {}", html.display());
     Ok(ended)
 }
 
@@ -422,6 +402,8 @@ pub struct IozoneArgs {
     pub devices: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
     #[arg(long)]
     pub restart: bool,
     #[arg(long)]
@@ -442,40 +424,121 @@ fn label_and_path(t: &str) -> (String, String) {
     }
 }
 
-pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
-    use hiops_suite::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
-    let raw_targets = if a.targets.is_empty() {
-        vec![format!("disk={}", a.dir.display())]
-    } else {
-        a.targets.clone()
-    };
-    let mut targets = Vec::new();
-    let mut made = Vec::new();
-    for t in &raw_targets {
+/// A target as a suite uses it.
+struct Resolved {
+    label: String,
+    path: String,
+    /// hiops made it (a file in a directory, or a path that did not exist):
+    /// writable, and removed once the suite is complete.
+    made: bool,
+    block: bool,
+}
+
+/// Reads `[LABEL=]PATH` targets (default: a file in `dir`). A directory
+/// gets a file of ours named `{prefix}-{label}.dat`.
+fn resolve_targets(raw: &[String], dir: &Path, prefix: &str) -> Result<Vec<Resolved>, String> {
+    use std::os::unix::fs::FileTypeExt;
+    let default = [format!("disk={}", dir.display())];
+    let raw = if raw.is_empty() { &default[..] } else { raw };
+    let mut out: Vec<Resolved> = Vec::new();
+    for t in raw {
         let (label, path) = label_and_path(t);
-        let p = Path::new(&path);
-        let (path, writes) = if p.is_dir() {
-            let f = p.join(format!("hiops-iozone-{label}.dat"));
-            made.push(f.clone());
-            (f.display().to_string(), true)
-        } else if !p.exists() {
-            made.push(p.to_path_buf());
-            (path, true)
-        } else {
-            (path, a.allow_write)
-        };
-        if targets.iter().any(|x: &IozoneTarget| x.label == label) {
+        if out.iter().any(|x| x.label == label) {
             return Err(format!(
                 "two targets are labelled '{label}': name them, LABEL=PATH"
             ));
         }
-        targets.push(IozoneTarget {
+        let p = Path::new(&path);
+        let meta = std::fs::metadata(p).ok();
+        let block = meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_block_device());
+        let (path, made) = match &meta {
+            Some(m) if m.is_dir() => (
+                p.join(format!("{prefix}-{label}.dat"))
+                    .display()
+                    .to_string(),
+                true,
+            ),
+            Some(_) => (path, false),
+            None => (path, true),
+        };
+        out.push(Resolved {
             label,
             path,
-            writes,
+            made,
+            block,
         });
     }
+    Ok(out)
+}
+
+/// Runs a suite's sweeps in order, redrawing the report after each. With
+/// `keep_going`, a failing sweep is reported at the end and the others run.
+fn run_suite(
+    root: &Path,
+    sweeps: Vec<(String, SweepDef)>,
+    restart: bool,
+    progress: bool,
+    who: &str,
+    keep_going: bool,
+    mut before: impl FnMut(usize, &SweepDir) -> Result<(), String>,
+) -> Result<Ended, String> {
+    let n = sweeps.len();
+    let mut failed = Vec::new();
+    let mut ended = Ended::Done;
+    for (i, (name, def)) in sweeps.into_iter().enumerate() {
+        let mut dir = SweepDir::open(&root.join(&name), def, restart)?;
+        eprintln!("{who}: sweep {}/{n}: {}", i + 1, dir.def.title);
+        let outcome = before(i, &dir).and_then(|_| run_sweep(&mut dir, progress, who));
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) if keep_going => {
+                eprintln!("{who}: sweep {name} failed: {e}");
+                failed.push(format!("{name}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        hiops_suite::write_report(root)?;
+        if outcome.interrupted {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    let html = hiops_suite::write_report(root)?;
+    eprintln!("{who}: report: {}", html.display());
+    if !failed.is_empty() {
+        return Err(format!(
+            "{} sweep(s) failed (the others are in the report): {}",
+            failed.len(),
+            failed.join("; ")
+        ));
+    }
+    Ok(ended)
+}
+
+/// Removes the files a complete suite made.
+fn remove_made(targets: &[Resolved], ended: &Ended) {
+    if matches!(ended, Ended::Done) {
+        for t in targets.iter().filter(|t| t.made) {
+            let _ = std::fs::remove_file(&t.path);
+        }
+    }
+}
+
+pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
+    use hiops_suite::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
+    let targets: Vec<IozoneTarget> = resolved
+        .iter()
+        .map(|r| IozoneTarget {
+            label: r.label.clone(),
+            path: r.path.clone(),
+            writes: r.made || a.allow_write,
+        })
+        .collect();
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
             &std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?,
@@ -580,34 +643,24 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
         extra: serde_json::to_value(&plan).expect("plans serialise"),
     }
     .save(&a.dir)?;
-    signals::install();
-    let mut ended = Ended::Done;
-    let sweeps = plan.sweeps();
-    let n = sweeps.len();
-    for (i, ((label, def), target)) in sweeps.into_iter().zip(&plan.targets).enumerate() {
-        let mut dir = SweepDir::open(&a.dir.join(&label), def, a.restart)?;
-        eprintln!(
-            "hiops iozone: target {}/{n}: {label} ({})",
-            i + 1,
-            target.path
-        );
-        if a.precondition && target.writes && dir.points.is_empty() {
-            precondition(target, &a.size)?;
-        }
-        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops iozone")?;
-        hiops_suite::write_report(&a.dir)?;
-        if outcome.interrupted {
-            ended = Ended::Interrupted;
-            break;
-        }
-    }
-    let html = hiops_suite::write_report(&a.dir)?;
-    if matches!(ended, Ended::Done) {
-        for f in made {
-            let _ = std::fs::remove_file(f);
-        }
-    }
-    eprintln!("hiops iozone: report: {}", html.display());
+    let targets = plan.targets.clone();
+    let ended = run_suite(
+        &a.dir,
+        plan.sweeps(),
+        a.restart,
+        !a.no_progress,
+        "hiops iozone",
+        false,
+        |i, dir| {
+            let t = &targets[i];
+            eprintln!("hiops iozone: target {}: {} ({})", i + 1, t.label, t.path);
+            if a.precondition && t.writes && dir.points.is_empty() {
+                precondition(t, &a.size)?;
+            }
+            Ok(())
+        },
+    )?;
+    remove_made(&resolved, &ended);
     Ok(ended)
 }
 
@@ -674,6 +727,8 @@ pub struct CharacterizeArgs {
     pub quick: bool,
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
     #[arg(long)]
     pub restart: bool,
     #[arg(long)]
@@ -682,39 +737,28 @@ pub struct CharacterizeArgs {
 
 pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
     use hiops_suite::characterize::{CharTarget, Plan};
-    use std::os::unix::fs::FileTypeExt;
     std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
-    let raw = if a.targets.is_empty() {
-        vec![format!("disk={}", a.dir.display())]
-    } else {
-        a.targets.clone()
-    };
-    let mut targets = Vec::new();
-    let mut made = Vec::new();
-    for t in &raw {
-        let (label, path) = label_and_path(t);
-        let p = Path::new(&path);
-        let meta = std::fs::metadata(p).ok();
-        let block = meta
-            .as_ref()
-            .is_some_and(|m| m.file_type().is_block_device());
-        let path = if meta.as_ref().is_some_and(|m| m.is_dir()) {
-            let f = p.join(format!("hiops-characterize-{label}.dat"));
-            made.push(f.clone());
-            f.display().to_string()
-        } else if meta.is_none() {
-            made.push(p.to_path_buf());
-            path
-        } else {
-            path
-        };
-        if targets.iter().any(|x: &CharTarget| x.label == label) {
+    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
+    // An existing file shorter than --size would be extended (written):
+    // characterize never writes to what it did not make.
+    let size = hiops_bench::units::parse_size(&a.size).map_err(|e| format!("--size: {e}"))?;
+    for r in resolved.iter().filter(|r| !r.made && !r.block) {
+        let len = std::fs::metadata(&r.path).map(|m| m.len()).unwrap_or(0);
+        if len < size {
             return Err(format!(
-                "two targets are labelled '{label}': name them, LABEL=PATH"
+                "{} is {len} bytes, smaller than --size={}: give --size={len} or less (characterize never writes to an existing file)",
+                r.path, a.size
             ));
         }
-        targets.push(CharTarget { label, path, block });
     }
+    let targets: Vec<CharTarget> = resolved
+        .iter()
+        .map(|r| CharTarget {
+            label: r.label.clone(),
+            path: r.path.clone(),
+            block: r.block,
+        })
+        .collect();
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -751,26 +795,16 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
         extra: serde_json::to_value(&plan).expect("plans serialise"),
     }
     .save(&a.dir)?;
-    let sweeps = plan.sweeps();
-    let n = sweeps.len();
-    let mut ended = Ended::Done;
-    for (i, (name, def)) in sweeps.into_iter().enumerate() {
-        let mut dir = SweepDir::open(&a.dir.join(&name), def, a.restart)?;
-        eprintln!("hiops characterize: sweep {}/{n}: {}", i + 1, dir.def.title);
-        let outcome = run_sweep(&mut dir, !a.no_progress, "hiops characterize")?;
-        hiops_suite::write_report(&a.dir)?;
-        if outcome.interrupted {
-            ended = Ended::Interrupted;
-            break;
-        }
-    }
-    let html = hiops_suite::write_report(&a.dir)?;
-    if matches!(ended, Ended::Done) {
-        for f in made {
-            let _ = std::fs::remove_file(f);
-        }
-    }
-    eprintln!("hiops characterize: report: {}", html.display());
+    let ended = run_suite(
+        &a.dir,
+        plan.sweeps(),
+        a.restart,
+        !a.no_progress,
+        "hiops characterize",
+        false,
+        |_, _| Ok(()),
+    )?;
+    remove_made(&resolved, &ended);
     Ok(ended)
 }
 

@@ -391,6 +391,20 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert_eq!(std::fs::read(&data).unwrap(), content, "read only");
+    // A region larger than the file would grow it: refused before any I/O.
+    let out = hiops()
+        .arg("characterize")
+        .arg(format!("file={}", data.display()))
+        .args(["--quick", "--size=16m", "--no-progress", "--dir"])
+        .arg(tmp.path().join("char2"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("smaller than --size=16m"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), content);
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     for heading in [
         "Fig 3: latency of a 4 KiB read at QD1",

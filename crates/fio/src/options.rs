@@ -80,6 +80,7 @@ pub struct Draft {
     pub poll_interval: Option<u64>,
     pub coop_peeks: Option<bool>,
     pub rings: Option<u32>,
+    pub raid0: Option<u64>,
     pub hybrid_depth: Option<f64>,
     pub hybrid_iops: Option<f64>,
     pub ss: Option<SteadyState>,
@@ -375,6 +376,10 @@ pub static OPTIONS: &[OptDef] = &[
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "rings")?;
         if n == 0 { return Err("must be at least 1".into()); }
         d.rings = Some(n); Ok(())
+    }),
+    opt!("raid0", [], value, "hiops: stripe the job's files (filename=a:b:...) as one RAID0 volume with chunks of this size (0: off, files take turns per I/O).", |d, v| {
+        let n = value::size(need(v)?, d.kb_base)?;
+        d.raid0 = (n > 0).then_some(n); Ok(())
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight.", |d, v| { d.hybrid_depth = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
     opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),

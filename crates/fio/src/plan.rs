@@ -357,6 +357,7 @@ impl Draft {
             spec.random_map = !n;
         }
         spec.percentage_random = self.percentage_random.unwrap_or(100);
+        spec.raid0_chunk = self.raid0;
         spec.rate_iops = match (self.rate_iops, self.rate) {
             (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
             (Some(r), None) => Some(r),

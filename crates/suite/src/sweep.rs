@@ -196,7 +196,9 @@ impl SweepDir {
                     describe_difference(&old, &def)
                 ));
             }
-            if restart {
+            // --restart discards the points of a *different* sweep only; the
+            // same sweep resumes.
+            if restart && old != def {
                 let _ = fs::remove_file(path.join("points.jsonl"));
                 let _ = fs::remove_dir_all(path.join("raw"));
             }
@@ -592,6 +594,8 @@ mod tests {
             e.contains("1 rounds there, 2 now") && e.contains("--restart"),
             "{e}"
         );
+        // --restart with the same definition keeps its points.
+        assert_eq!(SweepDir::open(&dir, def(1), true).unwrap().points.len(), 6);
         let s = SweepDir::open(&dir, def(2), true).unwrap();
         assert!(s.points.is_empty());
         std::fs::create_dir_all(tmp.path().join("other")).unwrap();
