@@ -55,9 +55,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         return usage("--rate_iops is not available with --strategy yet: drop one");
     }
     if let Some(chunk) = spec.raid0_chunk {
-        if targets.len() < 2 {
-            return usage("--raid0 stripes several files: give them as --filename=a:b");
-        }
+        // One file is a one-member RAID0: the file itself.
         if let Some(bs) = spec
             .bs
             .split

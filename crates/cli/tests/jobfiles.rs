@@ -450,3 +450,51 @@ fn every_strategy_verifies_from_1_8_and_256_threads_and_catches_a_flipped_byte()
         "{err}"
     );
 }
+
+#[test]
+fn raid0_over_two_files_writes_and_verifies_and_refuses_blocks_that_cross_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = format!(
+        "--filename={}:{}",
+        dir.join("a").display(),
+        dir.join("b").display()
+    );
+    let v = json_of(&hiops(
+        dir,
+        &[
+            "run",
+            "--output-format=json",
+            "--no-progress",
+            &files,
+            "--size=2m",
+            "--bs=16k",
+            "--rw=randwrite",
+            "--raid0=64k",
+            "--verify=crc32c",
+            "--runtime=300ms",
+            "--ramp_time=0",
+        ],
+    ));
+    let check = &v["jobs"][0]["hiops"]["verify"];
+    assert!(check["blocks_checked"].as_u64().unwrap() > 0, "{check}");
+    assert_eq!(check["bad_blocks"], 0, "{check}");
+    let o = hiops(
+        dir,
+        &[
+            "run",
+            "--no-progress",
+            &files,
+            "--size=2m",
+            "--bs=48k",
+            "--rw=randread",
+            "--raid0=64k",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("every block size must divide the chunk"),
+        "{err}"
+    );
+}

@@ -544,14 +544,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             let large = line("64k", "bw_mbps");
             if let (Some(a), Some(b)) = (small.first(), small.last()) {
                 findings.push(format!(
-                    "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one",
+                    "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one.",
                     small.len(),
                     b.1 / a.1.max(1e-9)
                 ));
             }
             if let (Some(a), Some(b)) = (large.first(), large.last()) {
                 findings.push(format!(
-                    "{layout}: {} devices give {:.2}x the 64 KiB bandwidth of one",
+                    "{layout}: {} devices give {:.2}x the 64 KiB bandwidth of one.",
                     large.len(),
                     b.1 / a.1.max(1e-9)
                 ));
