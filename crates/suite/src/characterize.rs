@@ -177,15 +177,8 @@ impl Plan {
             ));
         }
         if self.targets.len() > 1 {
-            let sets: Vec<String> = (1..=self.targets.len())
-                .map(|n| {
-                    self.targets[..n]
-                        .iter()
-                        .map(|t| t.path.as_str())
-                        .collect::<Vec<_>>()
-                        .join(":")
-                })
-                .collect();
+            let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
+            let sets = crate::device_sets(&paths);
             let mut base = self.base.clone();
             base.extend(["--rw=randread", "--ioengine=io_uring", "--direct=1"].map(String::from));
             base.push(threads);
@@ -505,18 +498,8 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     // Fig 10, 11: devices, JBOD and RAID0.
     if let Some(s) = sweeps.get("devices") {
         let m = s.medians();
-        let names: Vec<String> = (1..=plan.targets.len())
-            .map(|n| {
-                format!(
-                    "{n} ({})",
-                    plan.targets[..n]
-                        .iter()
-                        .map(|t| t.label.as_str())
-                        .collect::<Vec<_>>()
-                        .join("+")
-                )
-            })
-            .collect();
+        let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+        let names = crate::device_set_names(&labels);
         let sets = &s.def.params[0].values;
         let layouts = [("0", "JBOD"), ("64k", "RAID0 64K")];
         let mut iops_chart = Chart::new(

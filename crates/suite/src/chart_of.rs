@@ -143,13 +143,7 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
 /// Latency CDFs of up to `max` grid points (spread over the grid), from the
 /// first round that has each.
 pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
-    let grid: Vec<Vec<String>> = s
-        .def
-        .points()
-        .into_iter()
-        .filter(|k| k.round == 0)
-        .map(|k| k.values)
-        .collect();
+    let grid = s.def.grid();
     let with: Vec<&Vec<String>> = grid
         .iter()
         .filter(|v| {

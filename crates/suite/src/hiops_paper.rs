@@ -183,15 +183,8 @@ impl Plan {
             ));
         }
         if self.targets.len() > 1 {
-            let sets: Vec<String> = (1..=self.targets.len())
-                .map(|n| {
-                    self.targets[..n]
-                        .iter()
-                        .map(|t| t.path.as_str())
-                        .collect::<Vec<_>>()
-                        .join(":")
-                })
-                .collect();
+            let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
+            let sets = crate::device_sets(&paths);
             let mut def = self.def(
                 format!("devices at {} threads", self.many_threads),
                 "",
@@ -322,18 +315,8 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
                 "CPU clocks per I/O (machine) vs filename",
             ],
         );
-        let names: Vec<String> = (1..=plan.targets.len())
-            .map(|n| {
-                format!(
-                    "{n} ({})",
-                    plan.targets[..n]
-                        .iter()
-                        .map(|t| t.label.as_str())
-                        .collect::<Vec<_>>()
-                        .join("+")
-                )
-            })
-            .collect();
+        let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+        let names = crate::device_set_names(&labels);
         for c in &mut sec.charts {
             c.x = Axis::categories("devices", names.clone());
             c.title = c.title.replace("vs filename", "vs devices");

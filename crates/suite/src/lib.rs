@@ -81,6 +81,18 @@ impl Runner for BenchRunner<'_> {
     }
 }
 
+/// Devices added one at a time: `a`, `a:b`, `a:b:c` (a filename value).
+pub fn device_sets(paths: &[&str]) -> Vec<String> {
+    (1..=paths.len()).map(|n| paths[..n].join(":")).collect()
+}
+
+/// How a report names those sets: `1 (disk)`, `2 (disk+zram)`...
+pub fn device_set_names(labels: &[&str]) -> Vec<String> {
+    (1..=labels.len())
+        .map(|n| format!("{n} ({})", labels[..n].join("+")))
+        .collect()
+}
+
 /// What `suite.json` says about a suite directory: which report to build.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteInfo {

@@ -89,6 +89,15 @@ impl SweepDef {
             .collect()
     }
 
+    /// The grid points in order (one round's values).
+    pub fn grid(&self) -> Vec<Vec<String>> {
+        self.points()
+            .into_iter()
+            .filter(|k| k.round == 0)
+            .map(|k| k.values)
+            .collect()
+    }
+
     /// The `hiops run` options of a point: the base, then each parameter
     /// (a later option overrides an earlier one, as in fio).
     pub fn args_for(&self, key: &PointKey) -> Vec<String> {
@@ -308,14 +317,9 @@ impl SweepDir {
 
     /// The median of each metric over rounds, per grid point, in grid order.
     pub fn medians(&self) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
-        let grid: Vec<Vec<String>> = self
-            .def
-            .points()
+        self.def
+            .grid()
             .into_iter()
-            .filter(|k| k.round == 0)
-            .map(|k| k.values)
-            .collect();
-        grid.into_iter()
             .filter_map(|values| {
                 let rounds: Vec<&Point> =
                     self.points.iter().filter(|p| p.values == values).collect();
