@@ -128,15 +128,11 @@ pub(crate) fn run_sync_worker(
                 Op::Read if map.committed[b] > 0 && spec.do_verify => {
                     let expected = map.committed[b];
                     let report = result.verify.get_or_insert_with(VerifyReport::default);
-                    report.blocks_checked += 1;
-                    match stamper.check(&buf[..len], io.offset) {
-                        Ok(g) if g == expected => {}
-                        Ok(found) => report.record_bad(
-                            io.offset,
-                            verify::BadBlock::StaleGeneration { found, expected },
-                        ),
-                        Err(bad) => report.record_bad(io.offset, bad),
-                    }
+                    report.record_check(
+                        io.offset,
+                        stamper.check(&buf[..len], io.offset),
+                        Some(expected),
+                    );
                 }
                 _ => {}
             }
@@ -243,15 +239,11 @@ fn verify_pass(
             if n != bs {
                 return Err(format!("read-back at offset {offset} returned {n} bytes"));
             }
-            report.blocks_checked += 1;
-            match stamper.check(&buf[..bs], offset) {
-                Ok(g) if maps.is_none() || g == expected => {}
-                Ok(found) => report.record_bad(
-                    offset,
-                    verify::BadBlock::StaleGeneration { found, expected },
-                ),
-                Err(bad) => report.record_bad(offset, bad),
-            }
+            report.record_check(
+                offset,
+                stamper.check(&buf[..bs], offset),
+                maps.map(|_| expected),
+            );
         }
     }
     Ok(())

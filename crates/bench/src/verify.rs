@@ -225,6 +225,29 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
+    /// Books one checked block: what its stamp said against the generation
+    /// last acknowledged for it (`None`: any well-formed stamp will do, as
+    /// in verify_only).
+    pub fn record_check(
+        &mut self,
+        offset: u64,
+        found: Result<u64, BadBlock>,
+        expected: Option<u64>,
+    ) {
+        self.blocks_checked += 1;
+        match (found, expected) {
+            (Ok(g), Some(e)) if g != e => self.record_bad(
+                offset,
+                BadBlock::StaleGeneration {
+                    found: g,
+                    expected: e,
+                },
+            ),
+            (Ok(_), _) => {}
+            (Err(bad), _) => self.record_bad(offset, bad),
+        }
+    }
+
     pub fn record_bad(&mut self, offset: u64, why: BadBlock) {
         self.bad_blocks += 1;
         if self.first_bad.as_ref().is_none_or(|(o, _)| offset < *o) {

@@ -589,16 +589,8 @@ fn complete(
                 return Ok(());
             };
             let report = result.verify.get_or_insert_with(VerifyReport::default);
-            report.blocks_checked += 1;
-            let expected = map.committed[b];
-            match stamper.check(&queue.buffer(tag)[..st.len as usize], st.offset) {
-                Ok(g) if g == expected => {}
-                Ok(found) => report.record_bad(
-                    st.offset,
-                    verify::BadBlock::StaleGeneration { found, expected },
-                ),
-                Err(bad) => report.record_bad(st.offset, bad),
-            }
+            let found = stamper.check(&queue.buffer(tag)[..st.len as usize], st.offset);
+            report.record_check(st.offset, found, Some(map.committed[b]));
         }
         _ => {}
     }
@@ -681,15 +673,8 @@ fn verify_pass(
                         c.result
                     ));
                 }
-                report.blocks_checked += 1;
-                match stamper.check(&queue.buffer(c.tag)[..bs as usize], offset) {
-                    Ok(g) if maps.is_none() || g == expected => {}
-                    Ok(found) => report.record_bad(
-                        offset,
-                        verify::BadBlock::StaleGeneration { found, expected },
-                    ),
-                    Err(bad) => report.record_bad(offset, bad),
-                }
+                let found = stamper.check(&queue.buffer(c.tag)[..bs as usize], offset);
+                report.record_check(offset, found, maps.map(|_| expected));
             }
             if ctrl.stop.load(Relaxed) && maps.is_none() {
                 // verify_only honours Ctrl-C; a post-run check always finishes.
