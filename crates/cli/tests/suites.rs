@@ -436,3 +436,48 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
         .join("plots/file-clocks-per-i-o-vs-block-size.svg")
         .exists());
 }
+
+#[test]
+fn iozone_preconditions_writable_targets_and_reports_steady_state_rounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ioz");
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = hiops()
+        .arg("iozone")
+        .arg(format!("p={}", work.display()))
+        .args([
+            "--sizes=4k",
+            "--size=4m",
+            "--runtime=2",
+            "--ramp=0",
+            "--precondition",
+            "--no-progress",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("preconditioning p: writing 4m twice") && err.contains("preconditioned p in"),
+        "{err}"
+    );
+    let ss = std::fs::read_to_string(dir.join("tables/steady-state.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = ss.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4, "a row per test: {ss}");
+    for r in &rows {
+        assert!(
+            r[3].starts_with("yes, at") || r[3] == "no (runtime ended first)",
+            "{ss}"
+        );
+        assert!(
+            r[4].parse::<u32>().unwrap() >= 1,
+            "one-second rounds are counted: {ss}"
+        );
+    }
+    assert!(std::fs::read_to_string(dir.join("index.html"))
+        .unwrap()
+        .contains("Preconditioned (SNIA-style)"));
+}
