@@ -542,6 +542,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
             metrics,
             cdf,
             series: Vec::new(),
+            hist: Vec::new(),
             raw: serde_json::to_value(&r).expect("results serialise"),
         })
     }

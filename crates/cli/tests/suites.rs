@@ -121,9 +121,27 @@ fn a_sweep_interrupted_by_ctrl_c_resumes_and_its_report_redraws() {
         })
         .count();
     assert!(
-        svgs >= 5,
-        "IOPS, bandwidth, latencies, CDF, time series: {svgs}"
+        svgs >= 6,
+        "IOPS, bandwidth, latencies, CDF, histogram, time series: {svgs}"
     );
+    assert!(dir.join("plots/completion-latency-histogram.svg").exists());
+    // Each point's histogram covers all its I/Os.
+    for line in std::fs::read_to_string(dir.join("points.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let p: serde_json::Value = serde_json::from_str(line).unwrap();
+        let total: f64 = p["hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_f64().unwrap())
+            .sum();
+        assert!(
+            (total - 100.0).abs() < 1e-6,
+            "shares add up to 100%: {total}"
+        );
+    }
 
     open_in_chromium(&dir, svgs);
 

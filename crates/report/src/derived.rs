@@ -243,14 +243,42 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
     m
 }
 
-/// The completion-latency CDF of all I/O of a run: (percentile, µs).
-pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
+fn all_clat(r: &RunResult) -> DirStats {
     let mut all = DirStats::default();
     for j in &r.jobs {
         let (rd, wr) = j.merged();
         all.merge(&rd);
         all.merge(&wr);
     }
+    all
+}
+
+/// The completion-latency histogram of all I/O of a run in power-of-two
+/// buckets: (bucket's upper bound in µs, % of I/Os), empty buckets between
+/// the first and last included so the shape reads right.
+pub fn latency_histogram(r: &RunResult) -> Vec<(f64, f64)> {
+    let all = all_clat(r);
+    let total = all.clat.count();
+    if total == 0 {
+        return Vec::new();
+    }
+    // Bucket k holds latencies in (2^(k-1), 2^k] µs; bucket 0 is ≤ 1 µs.
+    let mut buckets = [0u64; 40];
+    for (ns, n) in all.clat.bins() {
+        let us = (ns as f64 / 1e3).max(1.0);
+        let k = (us.log2().ceil() as usize).min(buckets.len() - 1);
+        buckets[k] += n;
+    }
+    let first = buckets.iter().position(|&n| n > 0).unwrap_or(0);
+    let last = buckets.iter().rposition(|&n| n > 0).unwrap_or(0);
+    (first..=last)
+        .map(|k| ((1u64 << k) as f64, buckets[k] as f64 * 100.0 / total as f64))
+        .collect()
+}
+
+/// The completion-latency CDF of all I/O of a run: (percentile, µs).
+pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
+    let all = all_clat(r);
     if all.clat.is_empty() {
         return Vec::new();
     }

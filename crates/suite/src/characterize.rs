@@ -302,6 +302,17 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             continue;
         };
         let m = s.medians();
+        if let Some(mut c) = crate::chart_of::histogram_chart(s, 3, "") {
+            c.title = format!(
+                "{}: 4 KiB read latency at QD1, histogram per engine",
+                t.label
+            );
+            split_chart.push(c);
+        }
+        if let Some(mut c) = crate::chart_of::cdf_chart(s, 3) {
+            c.title = format!("{}: 4 KiB read latency at QD1, CDF per engine", t.label);
+            split_chart.push(c);
+        }
         let mut dev = Vec::new();
         let mut plat = Vec::new();
         for (i, e) in plan.engines.iter().enumerate() {

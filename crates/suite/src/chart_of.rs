@@ -175,6 +175,39 @@ pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
     Some(chart)
 }
 
+/// Latency histograms (share of I/Os per power-of-two bucket) of up to
+/// `max` grid points, spread over the grid, from the first round that has
+/// each; `title` names what the points are.
+pub fn histogram_chart(s: &SweepDir, max: usize, title: &str) -> Option<Chart> {
+    let grid = s.def.grid();
+    let with: Vec<&Vec<String>> = grid
+        .iter()
+        .filter(|v| {
+            s.points
+                .iter()
+                .any(|p| &&p.values == v && !p.hist.is_empty())
+        })
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let step = with.len().div_ceil(max.max(1));
+    let mut chart = Chart::new(
+        title,
+        Axis::log2("completion latency, bucket's upper bound (µs)"),
+        Axis::linear("I/Os (%)"),
+    );
+    for v in with.into_iter().step_by(step) {
+        let p = s
+            .points
+            .iter()
+            .find(|p| &p.values == v)
+            .expect("filtered above");
+        chart = chart.with_series(s.def.label(v), p.hist.clone());
+    }
+    Some(chart)
+}
+
 /// IOPS per second of up to `max` points of the first round.
 pub fn series_chart(s: &SweepDir, max: usize) -> Option<Chart> {
     let pts: Vec<_> = s
@@ -325,6 +358,11 @@ mod tests {
                     metrics,
                     cdf: vec![(50.0, 10.0 + i as f64), (99.0, 40.0)],
                     series: vec![(1.0, 5.0)],
+                    hist: vec![
+                        (32.0, 10.0),
+                        (64.0, 80.0 - i as f64),
+                        (128.0, 10.0 + i as f64),
+                    ],
                 });
             }
         }
@@ -378,6 +416,10 @@ mod tests {
                 .any(|l| l == "At bs=4k: coop leads with 4000 IOPS, 2.00x pread (2000)."),
             "{f:?}"
         );
+        let h = histogram_chart(&s, 2, "latency histogram").unwrap();
+        assert_eq!(h.series.len(), 2, "two of six points, spread over the grid");
+        assert_eq!(h.series[1].name, "bs=4k strategy=coop");
+        assert_eq!(h.series[1].points[1], (64.0, 79.0), "{:?}", h.series);
         let cdf = cdf_chart(&s, 4).unwrap();
         assert!(cdf.series.len() <= 4 && cdf.series.len() >= 2);
         assert_eq!(cdf.series[0].points[0], (10.0, 50.0));

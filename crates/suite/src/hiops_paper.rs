@@ -575,6 +575,7 @@ mod tests {
             ]),
             cdf: vec![],
             series: vec![],
+            hist: vec![],
         }
     }
 

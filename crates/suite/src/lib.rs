@@ -76,6 +76,7 @@ impl Runner for BenchRunner<'_> {
                 .iter()
                 .map(|p| (p.t_s, p.read_iops + p.write_iops))
                 .collect(),
+            hist: hiops_report::derived::latency_histogram(&r),
             raw: hiops_report::json::to_fio_json_set(&set, false),
         })
     }
@@ -123,6 +124,11 @@ impl SuiteInfo {
 pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
     let mut charts = chart_of::sweep_charts(s, "");
     charts.extend(chart_of::cdf_chart(s, 8));
+    charts.extend(chart_of::histogram_chart(
+        s,
+        6,
+        "completion latency histogram",
+    ));
     charts.extend(chart_of::series_chart(s, 8));
     let total = s.def.points().len();
     let mut notes = Vec::new();

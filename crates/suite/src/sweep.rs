@@ -129,6 +129,10 @@ pub struct Point {
     pub cdf: Vec<(f64, f64)>,
     /// IOPS per second of the measured window: (s, IOPS).
     pub series: Vec<(f64, f64)>,
+    /// Completion latency histogram: (power-of-two bucket's bound in µs,
+    /// % of I/Os). Absent in points of older hiops.
+    #[serde(default)]
+    pub hist: Vec<(f64, f64)>,
 }
 
 impl Point {
@@ -145,6 +149,7 @@ pub struct Measured {
     pub metrics: BTreeMap<String, f64>,
     pub cdf: Vec<(f64, f64)>,
     pub series: Vec<(f64, f64)>,
+    pub hist: Vec<(f64, f64)>,
     /// The run's full fio-schema JSON, kept under raw/.
     pub raw: serde_json::Value,
 }
@@ -289,6 +294,7 @@ impl SweepDir {
                 metrics: m.metrics,
                 cdf: m.cdf,
                 series: m.series,
+                hist: m.hist,
             };
             self.keep(*index, &point, &m.raw)?;
             self.points.push(point);
@@ -488,6 +494,7 @@ mod tests {
                 metrics,
                 cdf: vec![(50.0, 10.0)],
                 series: vec![(1.0, 5.0)],
+                hist: vec![(64.0, 100.0)],
                 raw: serde_json::json!({"args": args}),
             })
         }
