@@ -253,26 +253,36 @@ fn all_clat(r: &RunResult) -> DirStats {
     all
 }
 
-/// The completion-latency histogram of all I/O of a run in power-of-two
-/// buckets: (bucket's upper bound in µs, % of I/Os), empty buckets between
-/// the first and last included so the shape reads right.
+/// Histogram buckets per doubling of latency: fine enough to show a
+/// device's mode, coarse enough to stay readable.
+const HIST_STEPS_PER_OCTAVE: f64 = 4.0;
+
+/// The completion-latency histogram of all I/O of a run in buckets a
+/// quarter of an octave wide: (bucket's upper bound in µs, % of I/Os), empty
+/// buckets between the first and last included so the shape reads right.
 pub fn latency_histogram(r: &RunResult) -> Vec<(f64, f64)> {
     let all = all_clat(r);
     let total = all.clat.count();
     if total == 0 {
         return Vec::new();
     }
-    // Bucket k holds latencies in (2^(k-1), 2^k] µs; bucket 0 is ≤ 1 µs.
-    let mut buckets = [0u64; 40];
+    // Bucket k holds latencies in (2^((k-1)/4), 2^(k/4)] µs; bucket 0 is
+    // ≤ 1 µs; the last takes everything beyond 2^40 µs.
+    let mut buckets = [0u64; 160];
     for (ns, n) in all.clat.bins() {
         let us = (ns as f64 / 1e3).max(1.0);
-        let k = (us.log2().ceil() as usize).min(buckets.len() - 1);
+        let k = ((us.log2() * HIST_STEPS_PER_OCTAVE).ceil() as usize).min(buckets.len() - 1);
         buckets[k] += n;
     }
     let first = buckets.iter().position(|&n| n > 0).unwrap_or(0);
     let last = buckets.iter().rposition(|&n| n > 0).unwrap_or(0);
     (first..=last)
-        .map(|k| ((1u64 << k) as f64, buckets[k] as f64 * 100.0 / total as f64))
+        .map(|k| {
+            (
+                (k as f64 / HIST_STEPS_PER_OCTAVE).exp2(),
+                buckets[k] as f64 * 100.0 / total as f64,
+            )
+        })
         .collect()
 }
 

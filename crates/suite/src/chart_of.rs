@@ -175,7 +175,7 @@ pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
     Some(chart)
 }
 
-/// Latency histograms (share of I/Os per power-of-two bucket) of up to
+/// Latency histograms (share of I/Os per quarter-octave bucket) of up to
 /// `max` grid points, spread over the grid, from the first round that has
 /// each; `title` names what the points are.
 pub fn histogram_chart(s: &SweepDir, max: usize, title: &str) -> Option<Chart> {

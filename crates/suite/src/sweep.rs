@@ -129,8 +129,8 @@ pub struct Point {
     pub cdf: Vec<(f64, f64)>,
     /// IOPS per second of the measured window: (s, IOPS).
     pub series: Vec<(f64, f64)>,
-    /// Completion latency histogram: (power-of-two bucket's bound in µs,
-    /// % of I/Os). Absent in points of older hiops.
+    /// Completion latency histogram: (bucket's upper bound in µs, % of
+    /// I/Os), quarter-octave buckets. Absent in points of older hiops.
     #[serde(default)]
     pub hist: Vec<(f64, f64)>,
 }
