@@ -284,33 +284,26 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
     // Devices live until the end of the experiment (dropped last).
     let mut devices = Vec::new();
     let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())?;
-    if a.zram {
-        match RamDevice::zram(&a.size) {
-            Ok(d) => {
-                let min_bs = logical_block_size(&d.path);
-                targets.push(Target {
-                    label: "zram".into(),
-                    path: d.path.display().to_string(),
-                    min_bs,
-                });
-                devices.push(d);
-            }
-            Err(e) => eprintln!("hiops experiment: skipping zram: {e}"),
+    let mut add = |label: &str, made: Result<RamDevice, String>| match made {
+        Ok(d) => {
+            let min_bs = logical_block_size(&d.path);
+            targets.push(Target {
+                label: label.into(),
+                path: d.path.display().to_string(),
+                min_bs,
+            });
+            devices.push(d);
         }
+        Err(e) => eprintln!("hiops experiment: skipping {label}: {e}"),
+    };
+    if a.zram {
+        add("zram", RamDevice::zram(&a.size));
     }
     if a.loop_dev {
-        match RamDevice::loop_on(Path::new("/dev/shm"), size_bytes) {
-            Ok(d) => {
-                let min_bs = logical_block_size(&d.path);
-                targets.push(Target {
-                    label: "loop".into(),
-                    path: d.path.display().to_string(),
-                    min_bs,
-                });
-                devices.push(d);
-            }
-            Err(e) => eprintln!("hiops experiment: skipping the loop device: {e}"),
-        }
+        add(
+            "loop",
+            RamDevice::loop_on(Path::new("/dev/shm"), size_bytes),
+        );
     }
     let plan = Plan::new(
         targets,

@@ -2,7 +2,7 @@
 //! parameter, one line per combination of the others.
 
 use crate::page::Table;
-use crate::sweep::SweepDir;
+use crate::sweep::{Point, SweepDir};
 use hiops_plot::{Axis, Chart};
 use std::collections::BTreeMap;
 
@@ -140,35 +140,34 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
     charts
 }
 
+/// Up to `max` grid points spread over the grid, each as the first point
+/// measured for it that `has` the data a chart needs, in grid order.
+fn sample_points(s: &SweepDir, max: usize, has: impl Fn(&Point) -> bool) -> Vec<&Point> {
+    let with: Vec<&Point> = s
+        .def
+        .grid()
+        .iter()
+        .filter_map(|v| s.points.iter().find(|p| &p.values == v && has(p)))
+        .collect();
+    let step = with.len().div_ceil(max.max(1)).max(1);
+    with.into_iter().step_by(step).collect()
+}
+
 /// Latency CDFs of up to `max` grid points (spread over the grid), from the
 /// first round that has each.
 pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
-    let grid = s.def.grid();
-    let with: Vec<&Vec<String>> = grid
-        .iter()
-        .filter(|v| {
-            s.points
-                .iter()
-                .any(|p| &&p.values == v && !p.cdf.is_empty())
-        })
-        .collect();
-    if with.is_empty() {
+    let pts = sample_points(s, max, |p| !p.cdf.is_empty());
+    if pts.is_empty() {
         return None;
     }
-    let step = with.len().div_ceil(max.max(1));
     let mut chart = Chart::new(
         "completion latency CDF",
         Axis::log10("completion latency (µs)"),
         Axis::linear("percentile"),
     );
-    for v in with.into_iter().step_by(step) {
-        let p = s
-            .points
-            .iter()
-            .find(|p| &p.values == v)
-            .expect("filtered above");
+    for p in pts {
         chart = chart.with_series(
-            s.def.label(v),
+            s.def.label(&p.values),
             p.cdf.iter().map(|&(pct, us)| (us, pct)).collect(),
         );
     }
@@ -179,31 +178,17 @@ pub fn cdf_chart(s: &SweepDir, max: usize) -> Option<Chart> {
 /// `max` grid points, spread over the grid, from the first round that has
 /// each; `title` names what the points are.
 pub fn histogram_chart(s: &SweepDir, max: usize, title: &str) -> Option<Chart> {
-    let grid = s.def.grid();
-    let with: Vec<&Vec<String>> = grid
-        .iter()
-        .filter(|v| {
-            s.points
-                .iter()
-                .any(|p| &&p.values == v && !p.hist.is_empty())
-        })
-        .collect();
-    if with.is_empty() {
+    let pts = sample_points(s, max, |p| !p.hist.is_empty());
+    if pts.is_empty() {
         return None;
     }
-    let step = with.len().div_ceil(max.max(1));
     let mut chart = Chart::new(
         title,
         Axis::log2("completion latency, bucket's upper bound (µs)"),
         Axis::linear("I/Os (%)"),
     );
-    for v in with.into_iter().step_by(step) {
-        let p = s
-            .points
-            .iter()
-            .find(|p| &p.values == v)
-            .expect("filtered above");
-        chart = chart.with_series(s.def.label(v), p.hist.clone());
+    for p in pts {
+        chart = chart.with_series(s.def.label(&p.values), p.hist.clone());
     }
     Some(chart)
 }
