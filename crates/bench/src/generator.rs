@@ -1,8 +1,8 @@
 //! What the next I/O is: direction, target, offset, length.
 
-use crate::rng::FastRng;
 use crate::spec::{Distribution, RwMode};
 use hiops_hal::Op;
+use hiops_rng::FastRng;
 
 /// The next command a worker issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,8 +190,8 @@ pub struct IoGen {
     rng: FastRng,
     random: bool,
     read_pct: u32,
-    /// (cumulative weight, block size).
-    bs_cum: Vec<(u32, u32)>,
+    /// (cumulative weight, block size), for reads and for writes.
+    bs_cum: [Vec<(u32, u32)>; 2],
     align: u64,
     regions: Vec<Region>,
     next_target: u32,
@@ -219,13 +219,18 @@ impl IoGen {
         seed: u64,
         rw: RwMode,
         rwmixread: u32,
-        bs_split: &[(u32, u32)],
+        bs_split: [&[(u32, u32)]; 2],
         align: u32,
         regions: Vec<Region>,
         dist: &Distribution,
     ) -> IoGen {
         assert!(!regions.is_empty() && align > 0);
-        let max_bs = bs_split.iter().map(|s| s.0).max().unwrap() as u64;
+        let max_bs = bs_split
+            .iter()
+            .flat_map(|d| d.iter())
+            .map(|s| s.0)
+            .max()
+            .unwrap() as u64;
         for r in &regions {
             assert!(
                 r.len >= max_bs,
@@ -233,15 +238,18 @@ impl IoGen {
                 r.len
             );
         }
-        let mut cum = 0;
-        let bs_cum = bs_split
-            .iter()
-            .map(|&(bs, pct)| {
-                cum += pct;
-                (cum, bs)
-            })
-            .collect();
-        assert!(cum > 0, "block size weights must add up to more than 0");
+        let bs_cum = bs_split.map(|split| {
+            let mut cum = 0;
+            let c: Vec<(u32, u32)> = split
+                .iter()
+                .map(|&(bs, pct)| {
+                    cum += pct;
+                    (cum, bs)
+                })
+                .collect();
+            assert!(cum > 0, "block size weights must add up to more than 0");
+            c
+        });
         let blocks: Vec<u64> = regions
             .iter()
             .map(|r| (r.len - max_bs) / align as u64 + 1)
@@ -292,7 +300,7 @@ impl IoGen {
         seed: u64,
         rw: RwMode,
         rwmixread: u32,
-        bs_split: &[(u32, u32)],
+        bs_split: [&[(u32, u32)]; 2],
         align: u32,
         stripe: Stripe,
         dist: &Distribution,
@@ -301,6 +309,7 @@ impl IoGen {
         assert!(stripe.chunk.is_multiple_of(align as u64));
         assert!(bs_split
             .iter()
+            .flat_map(|d| d.iter())
             .all(|&(bs, _)| stripe.chunk.is_multiple_of(bs as u64)));
         let volume = vec![Region {
             start: 0,
@@ -371,11 +380,12 @@ impl IoGen {
         } else {
             Op::Write
         };
-        let len = if self.bs_cum.len() == 1 {
-            self.bs_cum[0].1
+        let cum = &self.bs_cum[usize::from(op == Op::Write)];
+        let len = if cum.len() == 1 {
+            cum[0].1
         } else {
-            let p = self.rng.below(self.bs_cum.last().unwrap().0 as u64) as u32;
-            self.bs_cum.iter().find(|c| p < c.0).unwrap().1
+            let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
+            cum.iter().find(|c| p < c.0).unwrap().1
         };
         let target = self.next_target as usize;
         self.next_target = (self.next_target + 1) % self.regions.len() as u32;
@@ -425,7 +435,7 @@ mod tests {
             7,
             rw,
             70,
-            &[(4096, 100)],
+            [&[(4096, 100)], &[(4096, 100)]],
             4096,
             vec![Region { start: 0, len }],
             &dist,
@@ -567,7 +577,7 @@ mod tests {
                 7,
                 rw,
                 100,
-                &[(16384, 100)],
+                [&[(16384, 100)], &[(16384, 100)]],
                 16384,
                 st.clone(),
                 &Distribution::Uniform,
@@ -593,5 +603,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn reads_and_writes_take_their_own_block_sizes() {
+        let mut g = IoGen::new(
+            3,
+            RwMode::RandRw,
+            50,
+            [&[(4096, 100)], &[(65536, 100)]],
+            4096,
+            vec![Region {
+                start: 0,
+                len: 1 << 20,
+            }],
+            &Distribution::Uniform,
+        );
+        let (mut reads, mut writes) = (0, 0);
+        for _ in 0..1000 {
+            let io = g.next_io();
+            match io.op {
+                Op::Read => (reads += 1, assert_eq!(io.len, 4096)).1,
+                _ => (writes += 1, assert_eq!(io.len, 65536)).1,
+            }
+            assert!(io.offset + io.len as u64 <= 1 << 20);
+        }
+        assert!(
+            reads > 400 && writes > 400,
+            "{reads} reads, {writes} writes"
+        );
     }
 }

@@ -15,15 +15,16 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+mod driver;
 pub mod error;
 pub mod generator;
+mod job;
 pub mod result;
-pub mod rng;
 mod run;
 pub mod safety;
+mod source;
 pub mod spec;
 pub mod steady;
-mod sync_worker;
 pub mod target;
 pub mod units;
 pub mod verify;
@@ -31,5 +32,5 @@ mod worker;
 
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
-pub use run::{run, Progress, RunOptions};
+pub use run::{run, run_phases, Progress, RunOptions, MAX_THREADS};
 pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};

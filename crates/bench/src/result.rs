@@ -13,10 +13,16 @@ pub struct DirStats {
     pub bytes: u64,
     /// Completions that moved fewer bytes than asked.
     pub short_ios: u64,
-    /// Submit to complete (fio's clat).
+    /// Creation to submitted (fio's slat).
+    pub slat: Histogram,
+    /// Submitted to completion reaped (fio's clat).
     pub clat: Histogram,
-    /// Intended issue to complete (fio's lat); equals clat without a rate limit.
+    /// Creation to completion reaped (fio's lat: slat + clat). A
+    /// rate-limited I/O is created when it was due.
     pub lat: Histogram,
+    /// The time these I/Os were measured over (the window; for reads, plus a
+    /// verify pass's read-back, as fio books it).
+    pub runtime_ns: u64,
 }
 
 impl DirStats {
@@ -24,8 +30,10 @@ impl DirStats {
         self.ios += o.ios;
         self.bytes += o.bytes;
         self.short_ios += o.short_ios;
+        self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
+        self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
     }
 }
 
@@ -45,6 +53,9 @@ pub struct ThreadResult {
     pub cpu_pinned: Option<Vec<usize>>,
     /// Synchronous-thread mode: this thread's waits (hand-off delay, parks).
     pub path: Option<hiops_path::ThreadStats>,
+    /// How deep this thread's queue was kept over its window (its driver's
+    /// own account).
+    pub depth: Option<hiops_hal::DepthWindow>,
 }
 
 impl ThreadResult {
@@ -62,6 +73,7 @@ impl ThreadResult {
             engine: String::new(),
             cpu_pinned: None,
             path: None,
+            depth: None,
         }
     }
 }
@@ -75,6 +87,19 @@ pub struct TargetInfo {
     pub device: Option<String>,
     pub created: bool,
     pub layout_s: f64,
+}
+
+impl TargetInfo {
+    pub(crate) fn of(t: &crate::target::OpenTarget) -> TargetInfo {
+        TargetInfo {
+            name: t.describe(),
+            kind: t.kind,
+            len: t.len,
+            device: t.device.as_ref().map(|d| d.name.clone()),
+            created: t.created,
+            layout_s: t.layout_s,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -125,6 +150,27 @@ impl JobResult {
             all.merge(v);
         }
         any.then_some(all)
+    }
+
+    /// The threads' depth accounts: commands issued and fio's depth levels
+    /// summed, the means averaged over threads (each thread has its own
+    /// queue of `iodepth`).
+    pub fn depth(&self) -> Option<hiops_hal::DepthWindow> {
+        let all: Vec<_> = self.threads.iter().filter_map(|t| t.depth).collect();
+        if all.is_empty() {
+            return None;
+        }
+        let n = all.len() as f64;
+        let mut d = hiops_hal::DepthWindow::default();
+        for t in &all {
+            d.issued += t.issued;
+            d.mean_at_issue += t.mean_at_issue / n;
+            d.mean_in_flight += t.mean_in_flight / n;
+            for (a, b) in d.levels.iter_mut().zip(t.levels) {
+                *a += b;
+            }
+        }
+        Some(d)
     }
 
     pub fn errors(&self) -> Vec<&str> {
@@ -195,6 +241,38 @@ pub struct RunResult {
 }
 
 impl RunResult {
+    /// A phase that failed before any I/O: its jobs, each with the error, so
+    /// the report still names them (as fio's JSON keeps a failed job).
+    pub fn failed(specs: &[JobSpec], error: &str) -> RunResult {
+        let jobs = specs
+            .iter()
+            .map(|spec| {
+                let mut t = ThreadResult::starting(0);
+                t.error = Some(error.to_string());
+                JobResult {
+                    spec: spec.clone(),
+                    threads: vec![t],
+                    targets: Vec::new(),
+                    path: None,
+                }
+            })
+            .collect();
+        RunResult {
+            jobs,
+            window_ns: 0,
+            process_cpu: ProcessSample::default(),
+            machine_cpu: None,
+            devices: Vec::new(),
+            tsc_hz: hiops_stats::tsc::tsc_hz(),
+            series: Vec::new(),
+            interrupted: false,
+            steady: None,
+            started_unix_s: 0,
+            notes: Vec::new(),
+            cpus_online: hiops_stats::cpu::online_cpus(),
+        }
+    }
+
     pub fn total_ios(&self) -> u64 {
         self.jobs
             .iter()

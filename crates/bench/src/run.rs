@@ -5,9 +5,8 @@ use crate::error::{usage, BenchError};
 use crate::generator::Region;
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
-use crate::sync_worker::run_sync_worker;
 use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
-use crate::worker::{run_worker, Control, Counters, WorkerPlan};
+use crate::worker::{run_thread, Control, Counters, WorkerPlan};
 use hiops_hal::EngineKind;
 use hiops_stats::cpu::{online_cpus, MachineSample, ProcessSample};
 use hiops_stats::disk::{read_interrupts, DiskStats};
@@ -34,6 +33,8 @@ pub enum Progress {
         read_bytes_per_s: f64,
         write_bytes_per_s: f64,
     },
+    /// A phase of `run_phases` is over (a progress line may be cleared).
+    PhaseEnded,
 }
 
 pub struct RunOptions<'a> {
@@ -51,18 +52,9 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
     }
-    if spec.path.is_some() && spec.rate_iops.is_some() {
-        return usage("--rate_iops is not available with --strategy yet: drop one");
-    }
     if let Some(chunk) = spec.raid0_chunk {
         // One file is a one-member RAID0: the file itself.
-        if let Some(bs) = spec
-            .bs
-            .split
-            .iter()
-            .map(|s| s.0)
-            .find(|&bs| chunk % bs as u64 != 0)
-        {
+        if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
             return usage(format!(
                 "--raid0={chunk}: every block size must divide the chunk, and {bs} does not"
             ));
@@ -70,14 +62,14 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         if spec.rw_gap != 0 {
             return usage("--raid0 takes no sequential gap (rw=read:GAP)");
         }
-        let align = spec.block_align.unwrap_or(spec.bs.min()) as u64;
+        let align = spec.block_align.unwrap_or(spec.bs_min()) as u64;
         if chunk % align != 0 {
             return usage(format!(
                 "--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"
             ));
         }
     }
-    let (bs_min, bs_max) = (spec.bs.min(), spec.bs.max());
+    let (bs_min, bs_max) = (spec.bs_min(), spec.bs_max());
     for t in targets {
         if t.len < bs_max as u64 {
             return usage(format!(
@@ -88,7 +80,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         }
         if spec.direct && t.kind != TargetKind::Ram {
             let lb = t.logical_block;
-            for &(bs, _) in &spec.bs.split {
+            for bs in spec.block_sizes() {
                 if bs % lb != 0 {
                     return usage(format!(
                         "--bs={bs} is not a multiple of {}'s logical block size ({lb} bytes), which direct I/O requires: use a multiple of {lb} or --direct=0",
@@ -119,7 +111,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         ));
     }
     if spec.verify != VerifyMode::Off {
-        if !spec.bs.is_fixed() {
+        if !spec.bs.is_fixed() || spec.bs_write.is_some() {
             return usage("--verify needs one block size: drop --bssplit or the bs range");
         }
         let min = crate::verify::min_block(spec.verify);
@@ -140,8 +132,13 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
             );
         }
     }
-    if spec.rate_iops == Some(0) {
-        return usage("--rate_iops must be above 0");
+    if spec
+        .rate_iops
+        .iter()
+        .flatten()
+        .any(|&r| r.is_nan() || r <= 0.0)
+    {
+        return usage("--rate and --rate_iops must be above 0");
     }
     if !spec.time_based
         && spec.runtime_ns.is_none()
@@ -157,9 +154,9 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
 /// the smallest block size.
 fn job_align(spec: &JobSpec) -> u64 {
     if spec.verify != VerifyMode::Off {
-        spec.bs.max() as u64
+        spec.bs_max() as u64
     } else {
-        spec.block_align.unwrap_or(spec.bs.min()) as u64
+        spec.block_align.unwrap_or(spec.bs_min()) as u64
     }
 }
 
@@ -181,9 +178,9 @@ fn targets_of<'t>(
 
 /// The regions each clone of a job works on: from `offset` (plus
 /// `offset_increment` per clone) for `size` bytes, or to the end. With verify
-/// and shared targets each clone owns a disjoint slice (so the last
-/// acknowledged write of a block is known); otherwise every clone uses the
-/// whole range, as fio's clones do.
+/// on shared targets, clones whose ranges overlap each own a disjoint slice
+/// of it (so the last acknowledged write of a block is known); otherwise
+/// every clone uses its whole range, as fio's clones do.
 fn regions_for(
     spec: &JobSpec,
     targets: &[OpenTarget],
@@ -210,7 +207,8 @@ fn regions_for(
                 (None, Some(p)) => ((t.len as f64 * p / 100.0) as u64).min(len),
                 (None, None) => len,
             };
-            if spec.verify != VerifyMode::Off && spec.numjobs > 1 && shared {
+            let overlapping = spec.offset_increment.of(t.len) < len;
+            if spec.verify != VerifyMode::Off && spec.numjobs > 1 && shared && overlapping {
                 let slice = (len / spec.numjobs as u64) / align * align;
                 Ok(Region {
                     start: start + clone as u64 * slice,
@@ -226,38 +224,71 @@ fn regions_for(
         .collect()
 }
 
-/// Runs jobs side by side (all start together) and measures them.
+/// Most threads one phase may start (fio's default --max-jobs is 4096).
+pub const MAX_THREADS: u64 = 4096;
+
+/// Refuses a phase whose threads or buffers could not be had, before
+/// anything is allocated or created.
+fn check_limits(specs: &[JobSpec]) -> Result<(), BenchError> {
+    let threads: u64 = specs.iter().map(|s| s.numjobs as u64).sum();
+    if threads > MAX_THREADS {
+        return usage(format!(
+            "{threads} threads in one phase is more than the {MAX_THREADS} hiops starts at once: lower --numjobs"
+        ));
+    }
+    let buffers: u64 = specs
+        .iter()
+        .map(|s| s.numjobs as u64 * s.effective_depth() as u64 * s.bs_max() as u64)
+        .sum();
+    let available = hiops_stats::cpu::mem_available_bytes().unwrap_or(u64::MAX);
+    if buffers > available / 2 {
+        return usage(format!(
+            "the I/O buffers (numjobs x iodepth x block size) would take {} MiB, more than half the {} MiB of memory available: lower --numjobs, --iodepth or --bs",
+            buffers >> 20,
+            available >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Runs jobs side by side (all start together) and measures them. A job
+/// whose threads fail (setup or I/O) is in the result with its error; only
+/// what stops the phase before any I/O (bad options, refusals, targets that
+/// cannot be opened) is an `Err`.
 pub fn run(specs: &[JobSpec], mut opts: RunOptions<'_>) -> Result<RunResult, BenchError> {
+    run_with(specs, &mut opts)
+}
+
+fn run_with(specs: &[JobSpec], opts: &mut RunOptions<'_>) -> Result<RunResult, BenchError> {
     assert!(!specs.is_empty());
+    check_limits(specs)?;
     let mut opened: Vec<Vec<OpenTarget>> = Vec::new();
     for spec in specs {
         let mut layout = |what: &str, done: u64, total: u64| {
             if let Some(p) = opts.progress.as_mut() {
-                p(&Progress::Layout {
-                    what: what.to_string(),
-                    done,
-                    total,
-                });
+                let what = what.to_string();
+                p(&Progress::Layout { what, done, total });
             }
         };
-        let targets = match open_targets(spec, &mut layout) {
-            Ok(t) => t,
+        let targets = open_targets(spec, &mut layout).and_then(|t| match validate(spec, &t) {
+            Ok(()) => Ok(t),
+            Err(e) => {
+                remove_created(&t);
+                Err(e)
+            }
+        });
+        match targets {
+            Ok(t) => opened.push(t),
             Err(e) => {
                 opened.iter().for_each(|t| remove_created(t));
                 return Err(e);
             }
-        };
-        if let Err(e) = validate(spec, &targets) {
-            remove_created(&targets);
-            opened.iter().for_each(|t| remove_created(t));
-            return Err(e);
         }
-        opened.push(targets);
         if opts.interrupt.load(Relaxed) {
             break;
         }
     }
-    let result = measure(specs, &opened, &mut opts);
+    let result = measure(specs, &opened, opts);
     for (spec, targets) in specs.iter().zip(&opened) {
         if spec.unlink {
             remove_created(targets);
@@ -266,310 +297,408 @@ pub fn run(specs: &[JobSpec], mut opts: RunOptions<'_>) -> Result<RunResult, Ben
     result
 }
 
+/// fio's phases (stonewall, the next job file) one after the other: the
+/// jobs whose `phases` entry is 0, then 1, ... A phase that cannot start
+/// keeps its jobs in the results with the error, and later phases still run
+/// (as in fio); a Ctrl-C ends the run after the phase it stopped.
+pub fn run_phases(
+    jobs: &[JobSpec],
+    phases: &[u32],
+    mut opts: RunOptions<'_>,
+) -> Result<Vec<RunResult>, BenchError> {
+    assert_eq!(jobs.len(), phases.len());
+    let mut results: Vec<RunResult> = Vec::new();
+    let last = phases.iter().copied().max().unwrap_or(0);
+    for phase in 0..=last {
+        let specs: Vec<JobSpec> = jobs
+            .iter()
+            .zip(phases)
+            .filter(|(_, &p)| p == phase)
+            .map(|(j, _)| j.clone())
+            .collect();
+        if specs.is_empty() {
+            continue;
+        }
+        let outcome = run_with(&specs, &mut opts);
+        if let Some(p) = opts.progress.as_mut() {
+            p(&Progress::PhaseEnded);
+        }
+        match outcome {
+            Ok(r) => {
+                let stop = r.interrupted;
+                results.push(r);
+                if stop {
+                    break;
+                }
+            }
+            // The first phase failing before any I/O is the run failing.
+            Err(e) if results.is_empty() => return Err(e),
+            Err(e) => results.push(RunResult::failed(&specs, &e.to_string())),
+        }
+    }
+    Ok(results)
+}
+
+/// The system's side of the window and the jobs' shared state.
+struct Phase<'a> {
+    specs: &'a [JobSpec],
+    opened: &'a [Vec<OpenTarget>],
+    ctrl: Control,
+    counters: Vec<Counters>,
+    devices: Vec<String>,
+    irq_prefix: Vec<(String, Option<String>)>,
+    paths: Vec<Option<hiops_path::IoPath>>,
+}
+
+/// What the main thread saw while the threads ran.
+struct Watched {
+    window: Window,
+    series: Vec<SeriesPoint>,
+    interrupted: bool,
+    steady: Option<crate::steady::SsOutcome>,
+    path_c0: Vec<hiops_path::PathCounters>,
+}
+
 fn measure(
     specs: &[JobSpec],
     opened: &[Vec<OpenTarget>],
     opts: &mut RunOptions<'_>,
 ) -> Result<RunResult, BenchError> {
-    let threads: usize = specs.iter().map(|s| s.numjobs as usize).sum();
-    let ctrl = Control {
-        start: Barrier::new(threads + 1),
-        stop: AtomicBool::new(false),
-        measuring: AtomicBool::new(false),
-        failed: Mutex::new(None),
-        epoch: Instant::now(),
-    };
-    let counters: Vec<Counters> = (0..threads).map(|_| Counters::default()).collect();
-    let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
-    let time_based = specs.iter().all(|s| s.time_based);
-    let runtime_ns = specs
-        .iter()
-        .filter_map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns))
-        .max();
-    let total_ns = runtime_ns.map(|r| r + ramp_ns);
-    let mut devices: Vec<String> = opened
-        .iter()
-        .flatten()
-        .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
-        .collect();
-    devices.sort();
-    devices.dedup();
-    let irq_prefix: Vec<(String, Option<String>)> = opened
-        .iter()
-        .flatten()
-        .filter_map(|t| {
-            t.device
-                .as_ref()
-                .map(|d| (d.name.clone(), d.interrupt_prefix()))
-        })
-        .collect();
     let started_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let tsc_hz = hiops_stats::tsc::tsc_hz();
+    let phase = Phase::new(specs, opened)?;
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (jobs, watched) = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (j, plan) in phase.plans(done_tx) {
+            let (ctrl, counters) = (&phase.ctrl, &phase.counters[handles.len()]);
+            let path = phase.paths[j].as_ref();
+            let h = scope.spawn(move || run_thread(plan, path, ctrl, counters));
+            handles.push((j, h));
+        }
+        let watched = phase.watch(&done_rx, opts);
+        phase.ctrl.stop.store(true, Relaxed);
+        let mut jobs = phase.job_results(&watched.path_c0);
+        for (j, h) in handles {
+            let r = h.join().map_err(|_| {
+                BenchError::Failed(format!(
+                    "a worker of job {} panicked: this is a bug in hiops",
+                    specs[j].name
+                ))
+            })?;
+            jobs[j].threads.push(r);
+        }
+        Ok::<_, BenchError>((jobs, watched))
+    })?;
+    Ok(RunResult {
+        jobs,
+        window_ns: watched.window.window_ns,
+        process_cpu: watched.window.process,
+        machine_cpu: watched.window.machine,
+        devices: watched.window.devices,
+        tsc_hz: hiops_stats::tsc::tsc_hz(),
+        series: watched.series,
+        interrupted: watched.interrupted,
+        steady: watched.steady,
+        started_unix_s,
+        notes: notes(specs),
+        cpus_online: online_cpus(),
+    })
+}
 
-    // Synchronous-thread jobs share one HIOPS path per job.
-    let mut paths: Vec<Option<hiops_path::IoPath>> = Vec::new();
-    for (spec, targets) in specs.iter().zip(opened) {
-        paths.push(match &spec.path {
-            None => None,
-            Some(p) => {
-                let config = hiops_path::PathConfig {
-                    strategy: p.strategy,
-                    engine: spec.engine,
-                    engine_opts: spec.engine_opts.clone(),
-                    depth: spec.iodepth,
-                    max_io: spec.bs.max() as usize,
-                    rings: p.rings,
-                    spin_ns: p.spin_ns,
-                    poll_interval: Duration::from_nanos(p.poll_interval_ns),
-                    coop_peeks: p.coop_peeks,
-                    hybrid: p.hybrid,
-                };
-                let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
-                Some(hiops_path::IoPath::open(config, hal).map_err(|e| match e {
-                    hiops_path::PathError::Config { .. } => {
-                        BenchError::Usage(format!("job {}: {e}", spec.name))
-                    }
-                    _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
-                })?)
-            }
-        });
+fn notes(specs: &[JobSpec]) -> Vec<String> {
+    specs
+        .iter()
+        .filter(|s| s.path.is_none() && s.engine.is_synchronous() && s.iodepth > 1)
+        .map(|s| format!(
+            "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
+            s.name, s.engine, s.iodepth
+        ))
+        .collect()
+}
+
+impl<'a> Phase<'a> {
+    fn new(specs: &'a [JobSpec], opened: &'a [Vec<OpenTarget>]) -> Result<Phase<'a>, BenchError> {
+        let threads: usize = specs.iter().map(|s| s.numjobs as usize).sum();
+        let mut devices: Vec<String> = opened
+            .iter()
+            .flatten()
+            .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
+            .collect();
+        devices.sort();
+        devices.dedup();
+        let irq_prefix = opened
+            .iter()
+            .flatten()
+            .filter_map(|t| {
+                t.device
+                    .as_ref()
+                    .map(|d| (d.name.clone(), d.interrupt_prefix()))
+            })
+            .collect();
+        let paths = specs
+            .iter()
+            .zip(opened)
+            .map(|(spec, targets)| open_path(spec, targets))
+            .collect::<Result<_, _>>()?;
+        Ok(Phase {
+            specs,
+            opened,
+            ctrl: Control {
+                start: Barrier::new(threads + 1),
+                stop: AtomicBool::new(false),
+                measuring: AtomicBool::new(false),
+                failed: Mutex::new(None),
+            },
+            counters: (0..threads).map(|_| Counters::default()).collect(),
+            devices,
+            irq_prefix,
+            paths,
+        })
     }
-    let snap_paths = || -> Vec<hiops_path::PathCounters> {
-        paths
+
+    /// Every thread's plan, with the index of its job.
+    fn plans(&self, finished: mpsc::Sender<()>) -> Vec<(usize, WorkerPlan<'a>)> {
+        let mut plans = Vec::new();
+        for (j, spec) in self.specs.iter().enumerate() {
+            let align = job_align(spec);
+            for clone in 0..spec.numjobs {
+                let (first, mine) = targets_of(spec, &self.opened[j], clone);
+                let regions = regions_for(spec, mine, clone, align)
+                    .expect("validate checked every clone's regions");
+                let budget = budget(spec, &regions);
+                plans.push((
+                    j,
+                    WorkerPlan {
+                        spec,
+                        clone,
+                        targets: mine.iter().map(|t| t.hal_target()).collect(),
+                        target_base: first as u32,
+                        regions,
+                        align: align as u32,
+                        budget,
+                        finished: finished.clone(),
+                    },
+                ));
+            }
+        }
+        plans
+    }
+
+    fn snap_paths(&self) -> Vec<hiops_path::PathCounters> {
+        self.paths
             .iter()
             .map(|p| p.as_ref().map(|p| p.counters()).unwrap_or_default())
             .collect()
-    };
-    let mut path_c0 = snap_paths();
+    }
 
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let outcome = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let mut slot = 0;
-        for (j, spec) in specs.iter().enumerate() {
-            let targets = &opened[j];
-            let align = job_align(spec);
-            for clone in 0..spec.numjobs {
-                let (first, mine) = targets_of(spec, targets, clone);
-                let regions = regions_for(spec, mine, clone, align)
-                    .expect("validate checked every clone's regions");
-                // Size-based: `loops` passes over this thread's own regions
-                // (the whole targets, or its slice of them under verify).
-                let budget = if spec.time_based {
-                    u64::MAX
-                } else {
-                    let pass: u64 = regions.iter().map(|r| r.len).sum();
-                    // With fio's sequential gaps a pass moves only the blocks
-                    // between the holes.
-                    let pass = if spec.rw_gap > 0 && !spec.rw.is_random() {
-                        let bs = spec.bs.mean();
-                        (pass as f64 * bs / (bs + spec.rw_gap as f64)) as u64
-                    } else {
-                        pass
-                    };
-                    pass * spec.loops.max(1) as u64
-                };
-                let plan = WorkerPlan {
-                    spec,
-                    clone,
-                    targets: mine.iter().map(|t| t.hal_target()).collect(),
-                    target_base: first as u32,
-                    regions,
-                    align: align as u32,
-                    budget,
-                };
-                let (ctrl, counters, tx) = (&ctrl, &counters[slot], done_tx.clone());
-                let path = paths[j].as_ref();
-                handles.push((
-                    j,
-                    scope.spawn(move || {
-                        let r = match path {
-                            Some(path) => run_sync_worker(plan, path, ctrl, counters),
-                            None => run_worker(plan, ctrl, counters),
-                        };
-                        let _ = tx.send(());
-                        r
-                    }),
-                ));
-                slot += 1;
-            }
-        }
-        drop(done_tx);
-        if ramp_ns == 0 {
-            ctrl.measuring.store(true, Relaxed);
-        }
-        ctrl.start.wait();
-        let failed = ctrl.failed.lock().unwrap().clone();
-        let mut window = Window::default();
-        let mut series = Vec::new();
-        let mut interrupted = false;
-        // fio's ss: the first job that asks judges the whole phase.
-        let mut steady = specs
+    fn job_results(&self, path_c0: &[hiops_path::PathCounters]) -> Vec<JobResult> {
+        let path_c1 = self.snap_paths();
+        self.specs
             .iter()
-            .find_map(|s| s.steady_state)
-            .map(crate::steady::SsTracker::new);
-        if failed.is_none() {
-            let t_start = Instant::now();
-            if ramp_ns == 0 {
-                window.begin(&devices, &irq_prefix);
-            }
-            let mut finished = 0;
-            let mut last_tick = (Instant::now(), [0u64; 4]);
-            let mut last_second = (0.0f64, [0u64; 4]);
-            let tick = Duration::from_millis(200);
-            loop {
-                match done_rx.recv_timeout(tick.min(Duration::from_millis(50))) {
-                    Ok(()) => finished += 1,
-                    Err(mpsc::RecvTimeoutError::Disconnected) => finished = threads,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                }
-                let elapsed = t_start.elapsed();
-                let el_ns = elapsed.as_nanos() as u64;
-                if finished >= threads {
-                    break;
-                }
-                if opts.interrupt.load(Relaxed) {
-                    interrupted = true;
-                    break;
-                }
-                if !window.started && el_ns >= ramp_ns {
-                    path_c0 = snap_paths();
-                    ctrl.measuring.store(true, Relaxed);
-                    window.begin(&devices, &irq_prefix);
-                    last_second = (elapsed.as_secs_f64(), sum(&counters));
-                }
-                if let Some(total) = total_ns {
-                    if el_ns >= total {
-                        break;
-                    }
-                }
-                if window.started && elapsed.as_secs_f64() - last_second.0 >= 1.0 {
-                    let now = sum(&counters);
-                    let dt = elapsed.as_secs_f64() - last_second.0;
-                    let p = point(
-                        window.t0.unwrap().elapsed().as_secs_f64(),
-                        &last_second.1,
-                        &now,
-                        dt,
-                    );
-                    series.push(p);
-                    if let Some(t) = steady.as_mut() {
-                        if t.push(
-                            p.t_s,
-                            p.read_iops + p.write_iops,
-                            p.read_bytes_per_s + p.write_bytes_per_s,
-                        ) {
-                            break; // fio's ss: steady, stop here
-                        }
-                    }
-                    last_second = (elapsed.as_secs_f64(), now);
-                }
-                if last_tick.0.elapsed() >= tick {
-                    let now = sum(&counters);
-                    let dt = last_tick.0.elapsed().as_secs_f64();
-                    let p = point(0.0, &last_tick.1, &now, dt);
-                    if let Some(cb) = opts.progress.as_mut() {
-                        cb(&Progress::Running {
-                            elapsed_s: elapsed.as_secs_f64(),
-                            total_s: total_ns.filter(|_| time_based).map(|t| t as f64 / 1e9),
-                            ramping: !window.started,
-                            read_iops: p.read_iops,
-                            write_iops: p.write_iops,
-                            read_bytes_per_s: p.read_bytes_per_s,
-                            write_bytes_per_s: p.write_bytes_per_s,
-                        });
-                    }
-                    last_tick = (Instant::now(), now);
-                }
-            }
-            if !window.started {
-                // Stopped (or finished) inside the ramp: measure nothing rather
-                // than report ramp figures as results.
-                window.begin(&devices, &irq_prefix);
-            }
-            window.end(&devices, &irq_prefix);
-        }
-        let path_c1 = snap_paths();
-        ctrl.stop.store(true, Relaxed);
-        let mut jobs: Vec<JobResult> = specs
-            .iter()
-            .zip(opened)
-            .map(|(spec, targets)| JobResult {
+            .zip(self.opened)
+            .enumerate()
+            .map(|(j, (spec, targets))| JobResult {
                 spec: spec.clone(),
                 threads: Vec::new(),
-                targets: targets
-                    .iter()
-                    .map(|t| TargetInfo {
-                        name: t.describe(),
-                        kind: t.kind,
-                        len: t.len,
-                        device: t.device.as_ref().map(|d| d.name.clone()),
-                        created: t.created,
-                        layout_s: t.layout_s,
-                    })
-                    .collect(),
-                path: None,
-            })
-            .collect();
-        for (j, p) in paths.iter().enumerate() {
-            if let Some(p) = p {
-                jobs[j].path = Some(PathReport {
+                targets: targets.iter().map(TargetInfo::of).collect(),
+                path: self.paths[j].as_ref().map(|p| PathReport {
                     strategy: p.strategy(),
                     description: p.description(),
                     counters: path_c1[j].since(&path_c0[j]),
                     switches: p.switches(),
-                });
-            }
-        }
-        for (j, h) in handles {
-            match h.join() {
-                Ok(r) => jobs[j].threads.push(r),
-                Err(_) => {
-                    return Err(BenchError::Failed(format!(
-                        "a worker of job {} panicked: this is a bug in hiops",
-                        specs[j].name
-                    )))
-                }
-            }
-        }
-        if let Some(f) = failed {
-            return Err(BenchError::Failed(f));
-        }
-        Ok((
-            jobs,
-            window,
-            series,
-            interrupted,
-            steady.map(|t| t.outcome()),
-        ))
-    });
-    let (jobs, window, series, interrupted, steady) = outcome?;
-    let mut notes = Vec::new();
-    for spec in specs {
-        if spec.path.is_none() && spec.engine.is_synchronous() && spec.iodepth > 1 {
-            notes.push(format!(
-                "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
-                spec.name, spec.engine, spec.iodepth
-            ));
-        }
+                }),
+            })
+            .collect()
     }
-    Ok(RunResult {
-        jobs,
-        window_ns: window.window_ns,
-        process_cpu: window.process,
-        machine_cpu: window.machine,
-        devices: window.devices,
-        tsc_hz,
-        series,
-        interrupted,
-        steady,
-        started_unix_s,
-        notes,
-        cpus_online: online_cpus(),
-    })
+}
+
+/// Size-based: `loops` passes over this thread's own regions; with fio's
+/// sequential gaps a pass moves only the blocks between the holes.
+fn budget(spec: &JobSpec, regions: &[Region]) -> u64 {
+    if spec.time_based {
+        return u64::MAX;
+    }
+    let pass: u64 = regions.iter().map(|r| r.len).sum();
+    let pass = if spec.rw_gap > 0 && !spec.rw.is_random() {
+        let bs = spec.bs.mean();
+        (pass as f64 * bs / (bs + spec.rw_gap as f64)) as u64
+    } else {
+        pass
+    };
+    pass * spec.loops.max(1) as u64
+}
+
+/// Synchronous-thread jobs share one HIOPS path per job.
+fn open_path(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+) -> Result<Option<hiops_path::IoPath>, BenchError> {
+    let Some(p) = &spec.path else {
+        return Ok(None);
+    };
+    let config = hiops_path::PathConfig {
+        strategy: p.strategy,
+        engine: spec.engine,
+        engine_opts: spec.engine_opts.clone(),
+        depth: spec.iodepth,
+        max_io: spec.bs_max() as usize,
+        rings: p.rings,
+        spin_ns: p.spin_ns,
+        poll_interval: Duration::from_nanos(p.poll_interval_ns),
+        coop_peeks: p.coop_peeks,
+        hybrid: p.hybrid,
+    };
+    let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
+    let path = hiops_path::IoPath::open(config, hal).map_err(|e| match e {
+        hiops_path::PathError::Config { .. } => {
+            BenchError::Usage(format!("job {}: {e}", spec.name))
+        }
+        _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
+    })?;
+    Ok(Some(path))
+}
+
+/// The main thread's clocks while the jobs run.
+struct Ticks {
+    /// (when, counters) of the last per-second point and progress report.
+    second: (f64, [u64; 4]),
+    progress: (Instant, [u64; 4]),
+    steady: Option<crate::steady::SsTracker>,
+}
+
+impl Phase<'_> {
+    /// The main thread while the jobs run: opens the window after the ramp,
+    /// records a point per second (and judges fio's ss on it), reports
+    /// progress, and closes the window when every thread's measured work is
+    /// over, on Ctrl-C or at steady state. Threads keep their own runtime;
+    /// the longest one (and a second's grace) is only a backstop here.
+    fn watch(&self, done_rx: &mpsc::Receiver<()>, opts: &mut RunOptions<'_>) -> Watched {
+        let specs = self.specs;
+        let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
+        let total_ns = specs
+            .iter()
+            .map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns + s.ramp_ns))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().max());
+        let time_based = specs.iter().all(|s| s.time_based);
+        if ramp_ns == 0 {
+            self.ctrl.measuring.store(true, Relaxed);
+        }
+        self.ctrl.start.wait();
+        let mut w = Watched {
+            window: Window::default(),
+            series: Vec::new(),
+            interrupted: false,
+            steady: None,
+            path_c0: self.snap_paths(),
+        };
+        if self.ctrl.failed.lock().unwrap().is_some() {
+            return w;
+        }
+        let t_start = Instant::now();
+        let mut ticks = Ticks {
+            second: (0.0, [0; 4]),
+            progress: (t_start, [0; 4]),
+            steady: specs
+                .iter()
+                .find_map(|s| s.steady_state)
+                .map(crate::steady::SsTracker::new),
+        };
+        if ramp_ns == 0 {
+            w.window.begin(&self.devices, &self.irq_prefix);
+        }
+        let mut finished = 0;
+        loop {
+            match done_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(()) => finished += 1,
+                Err(mpsc::RecvTimeoutError::Disconnected) => finished = self.counters.len(),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let elapsed = t_start.elapsed();
+            let el_ns = elapsed.as_nanos() as u64;
+            if finished >= self.counters.len() {
+                break;
+            }
+            if opts.interrupt.load(Relaxed) {
+                w.interrupted = true;
+                break;
+            }
+            if !w.window.started && el_ns >= ramp_ns {
+                w.path_c0 = self.snap_paths();
+                self.ctrl.measuring.store(true, Relaxed);
+                w.window.begin(&self.devices, &self.irq_prefix);
+                ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
+            }
+            if total_ns.is_some_and(|t| el_ns >= t + 1_000_000_000) {
+                break;
+            }
+            if w.window.started && self.second(&mut w, &mut ticks, elapsed) {
+                break; // fio's ss: steady, stop here
+            }
+            let total_s = total_ns.filter(|_| time_based).map(|t| t as f64 / 1e9);
+            self.progress(&mut ticks, elapsed, total_s, !w.window.started, opts);
+        }
+        if !w.window.started {
+            // Stopped (or finished) inside the ramp: measure nothing rather
+            // than report ramp figures as results.
+            w.window.begin(&self.devices, &self.irq_prefix);
+        }
+        w.window.end(&self.devices, &self.irq_prefix);
+        w.steady = ticks.steady.map(|t| t.outcome());
+        w
+    }
+
+    /// A point per second of the window; true when steady state is reached.
+    fn second(&self, w: &mut Watched, ticks: &mut Ticks, elapsed: Duration) -> bool {
+        let dt = elapsed.as_secs_f64() - ticks.second.0;
+        if dt < 1.0 {
+            return false;
+        }
+        let now = sum(&self.counters);
+        let t_s = w.window.t0.unwrap().elapsed().as_secs_f64();
+        let p = point(t_s, &ticks.second.1, &now, dt);
+        w.series.push(p);
+        ticks.second = (elapsed.as_secs_f64(), now);
+        let total = (
+            p.read_iops + p.write_iops,
+            p.read_bytes_per_s + p.write_bytes_per_s,
+        );
+        ticks
+            .steady
+            .as_mut()
+            .is_some_and(|t| t.push(p.t_s, total.0, total.1))
+    }
+
+    fn progress(
+        &self,
+        ticks: &mut Ticks,
+        elapsed: Duration,
+        total_s: Option<f64>,
+        ramping: bool,
+        opts: &mut RunOptions<'_>,
+    ) {
+        let since = ticks.progress.0.elapsed();
+        if since < Duration::from_millis(200) {
+            return;
+        }
+        let now = sum(&self.counters);
+        let p = point(0.0, &ticks.progress.1, &now, since.as_secs_f64());
+        if let Some(cb) = opts.progress.as_mut() {
+            cb(&Progress::Running {
+                elapsed_s: elapsed.as_secs_f64(),
+                total_s,
+                ramping,
+                read_iops: p.read_iops,
+                write_iops: p.write_iops,
+                read_bytes_per_s: p.read_bytes_per_s,
+                write_bytes_per_s: p.write_bytes_per_s,
+            });
+        }
+        ticks.progress = (Instant::now(), now);
+    }
 }
 
 fn sum(counters: &[Counters]) -> [u64; 4] {

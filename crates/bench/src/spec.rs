@@ -1,7 +1,7 @@
 //! The validated plan of a job: what the workers do. Built from flags (and
 //! later job files) by the front end; every field here has passed validation.
 
-use hiops_hal::{EngineKind, EngineOptions};
+use hiops_hal::{EngineKind, EngineOptions, Op};
 use std::path::PathBuf;
 
 /// fio's `rw`.
@@ -250,6 +250,13 @@ impl Distribution {
     }
 }
 
+/// A minimum rate (fio's rate_min in bytes/s, rate_iops_min in I/Os per second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateMin {
+    Bytes(u64),
+    Iops(u64),
+}
+
 /// What to verify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VerifyMode {
@@ -348,7 +355,10 @@ pub struct JobSpec {
     pub unlink: bool,
     pub rw: RwMode,
     pub rwmixread: u32,
+    /// Block sizes of reads, and of writes unless `bs_write` is given
+    /// (fio's `bs=READ,WRITE`).
     pub bs: BlockSizes,
+    pub bs_write: Option<BlockSizes>,
     pub iodepth: u32,
     /// Stage this many commands before issuing (0: all that fit).
     pub iodepth_batch_submit: u32,
@@ -366,8 +376,13 @@ pub struct JobSpec {
     pub ramp_ns: u64,
     pub distribution: Distribution,
     pub randseed: u64,
-    /// Per-thread target rate in IOPS (latency from the intended issue time).
-    pub rate_iops: Option<u64>,
+    /// Per-thread target rate of reads and of writes, in I/Os per second
+    /// (fractions below 1 space I/Os more than a second apart); latency is
+    /// counted from each I/O's intended issue time.
+    pub rate_iops: [Option<f64>; 2],
+    /// The least each direction must keep up over each second (fio's
+    /// rate_min, rate_iops_min): below it the job fails.
+    pub rate_min: [Option<RateMin>; 2],
     pub verify: VerifyMode,
     /// The payload of stamped blocks (fio's `verify_pattern`); random if None.
     pub verify_pattern: Option<Vec<u8>>,
@@ -441,8 +456,9 @@ impl JobSpec {
             rw: RwMode::RandRead,
             rwmixread: 50,
             bs: BlockSizes::fixed(4096),
+            bs_write: None,
             iodepth: 32,
-            iodepth_batch_submit: 1,
+            iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 1,
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
@@ -455,7 +471,8 @@ impl JobSpec {
             ramp_ns: 1_000_000_000,
             distribution: Distribution::Uniform,
             randseed: 0x005E_ED0F_1105,
-            rate_iops: None,
+            rate_iops: [None; 2],
+            rate_min: [None; 2],
             verify: VerifyMode::Off,
             verify_pattern: None,
             do_verify: true,
@@ -480,6 +497,34 @@ impl JobSpec {
             startdelay_ns: 0,
             steady_state: None,
         }
+    }
+
+    /// The block sizes of `op`'s direction.
+    pub fn bs_for(&self, op: Op) -> &BlockSizes {
+        match (op, &self.bs_write) {
+            (Op::Write, Some(w)) => w,
+            _ => &self.bs,
+        }
+    }
+
+    /// Every block size either direction may use.
+    pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
+        let w = self.bs_write.iter().flat_map(|b| b.split.iter());
+        self.bs.split.iter().chain(w).map(|s| s.0)
+    }
+
+    /// The largest transfer: what each buffer must hold.
+    pub fn bs_max(&self) -> u32 {
+        self.block_sizes().max().unwrap_or(0)
+    }
+
+    pub fn bs_min(&self) -> u32 {
+        self.block_sizes().min().unwrap_or(0)
+    }
+
+    /// Whether any direction is rate-limited.
+    pub fn rate_limited(&self) -> bool {
+        self.rate_iops.iter().any(Option::is_some)
     }
 
     /// Commands a thread keeps in flight: synchronous engines do one at a time.

@@ -2,12 +2,12 @@
 //! short), block devices (with the safety checks), or a RAM device.
 
 use crate::error::{usage, BenchError};
-use crate::rng::FastRng;
 use crate::safety;
 use crate::spec::{JobSpec, TargetSpec};
 use hiops_hal::backends::mem::MemDevice;
 use hiops_hal::device::BlockDev;
 use hiops_hal::Target;
+use hiops_rng::FastRng;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;

@@ -19,8 +19,8 @@
 use md5::Md5;
 use sha2::{Digest, Sha256};
 
-use crate::rng::FastRng;
 use crate::spec::VerifyMode;
+use hiops_rng::FastRng;
 
 const MAGIC: u32 = u32::from_le_bytes(*b"HIO1");
 pub const HEADER_LEN: usize = 32;
@@ -262,6 +262,111 @@ impl VerifyReport {
             if self.first_bad.as_ref().is_none_or(|(m, _)| o < m) {
                 self.first_bad = Some((*o, why.clone()));
             }
+        }
+    }
+}
+
+/// Per-block state of one target region: the generation last acknowledged
+/// for each block, and which blocks have a command in flight.
+pub(crate) struct BlockMap {
+    pub(crate) start: u64,
+    pub(crate) bs: u64,
+    /// Last acknowledged generation (0: not written in this run).
+    pub(crate) committed: Vec<u64>,
+    pub(crate) busy: Vec<bool>,
+}
+
+impl BlockMap {
+    /// One map per region, in blocks of `bs` (the job's alignment).
+    pub(crate) fn for_regions(regions: &[crate::generator::Region], bs: u32) -> Vec<BlockMap> {
+        regions
+            .iter()
+            .map(|r| {
+                let n = (r.len / bs as u64) as usize;
+                BlockMap {
+                    start: r.start,
+                    bs: bs as u64,
+                    committed: vec![0; n],
+                    busy: vec![false; n],
+                }
+            })
+            .collect()
+    }
+
+    pub(crate) fn index(&self, offset: u64) -> usize {
+        ((offset - self.start) / self.bs) as usize
+    }
+}
+
+/// A job thread's verification: what it stamped, what it must find.
+pub(crate) struct VerifyState {
+    pub(crate) stamper: Stamper,
+    /// Empty for verify_only (any well-formed stamp will do).
+    pub(crate) maps: Vec<BlockMap>,
+    /// do_verify: check reads (false: only stamp writes).
+    pub(crate) check: bool,
+    pub(crate) report: VerifyReport,
+}
+
+impl VerifyState {
+    /// Claims the block of a command about to be staged: the generation a
+    /// write stamps, or `None` when another command owns the block (its
+    /// outcome would be ambiguous: the caller offers it again later).
+    pub(crate) fn claim(&mut self, op: hiops_hal::Op, target: u32, offset: u64) -> Option<u64> {
+        let Some(map) = self.maps.get_mut(target as usize) else {
+            return Some(0);
+        };
+        if op.is_sync() {
+            return Some(0);
+        }
+        let b = map.index(offset);
+        if map.busy[b] {
+            return None;
+        }
+        map.busy[b] = true;
+        Some(if op.is_write() {
+            map.committed[b] + 1
+        } else {
+            0
+        })
+    }
+
+    /// Books a completed command: a full write commits its generation, a
+    /// full read of a block written in this run (or any block, for
+    /// verify_only) is checked.
+    pub(crate) fn settle(
+        &mut self,
+        op: hiops_hal::Op,
+        target: u32,
+        offset: u64,
+        moved: bool,
+        data: &[u8],
+    ) {
+        if op.is_sync() {
+            return;
+        }
+        let expected = match self.maps.get_mut(target as usize) {
+            None => None,
+            Some(map) => {
+                let b = map.index(offset);
+                debug_assert!(map.busy[b]);
+                map.busy[b] = false;
+                if !moved {
+                    return; // a short transfer is counted, not verified
+                }
+                if op.is_write() {
+                    map.committed[b] += 1;
+                    return;
+                }
+                if map.committed[b] == 0 {
+                    return;
+                }
+                Some(map.committed[b])
+            }
+        };
+        if self.check && moved {
+            let found = self.stamper.check(data, offset);
+            self.report.record_check(offset, found, expected);
         }
     }
 }

@@ -85,52 +85,20 @@ fn run(raw: &[String]) -> Result<u8, BenchError> {
     signals::install();
     let mut bar = progress::ProgressLine::new(progress::stderr_is_terminal() && !inv.no_progress);
     // Phases (stonewall, the next job file) run one after the other.
-    let mut results = Vec::new();
-    let mut failure = None;
-    let last_phase = plan.phases.last().copied().unwrap_or(0);
-    for phase in 0..=last_phase {
-        let jobs: Vec<hiops_bench::JobSpec> = plan
-            .jobs
-            .iter()
-            .zip(&plan.phases)
-            .filter(|(_, &p)| p == phase)
-            .map(|(j, _)| j.clone())
-            .collect();
-        if jobs.is_empty() {
-            continue;
-        }
-        let mut cb = |p: &hiops_bench::Progress| bar.update(p);
-        let result = hiops_bench::run(
-            &jobs,
-            RunOptions {
-                interrupt: signals::flag(),
-                progress: Some(&mut cb),
-            },
-        );
-        bar.clear();
-        match result {
-            Ok(r) => {
-                let stop = r.interrupted;
-                results.push(r);
-                if stop {
-                    break;
-                }
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    let mut cb = |p: &hiops_bench::Progress| bar.update(p);
+    let outcome = hiops_bench::run_phases(
+        &plan.jobs,
+        &plan.phases,
+        RunOptions {
+            interrupt: signals::flag(),
+            progress: Some(&mut cb),
+        },
+    );
+    bar.clear();
     if let Some(dir) = &plan.temp_dir {
         let _ = std::fs::remove_dir(dir);
     }
-    if let Some(e) = failure {
-        if results.is_empty() {
-            return Err(e);
-        }
-        eprintln!("hiops: a later phase failed: {e}");
-    }
+    let results = outcome?;
     let text = match inv.format {
         args::Format::Normal => hiops_report::text::summary_set(&results, &plan.ignored),
         args::Format::Json | args::Format::JsonPlus => {

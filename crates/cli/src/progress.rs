@@ -34,6 +34,10 @@ impl ProgressLine {
                     *done as f64 / (*total).max(1) as f64 * 100.0
                 )
             }
+            Progress::PhaseEnded => {
+                self.clear();
+                return;
+            }
             Progress::Running {
                 elapsed_s,
                 total_s,

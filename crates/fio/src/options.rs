@@ -26,7 +26,8 @@ pub struct Draft {
     pub rw_gap: u64,
     pub rwmixread: Option<u32>,
     pub rwmixwrite: Option<u32>,
-    pub bs: Option<BlockSizes>,
+    /// Per direction (read, write), from fio's `r,w` forms.
+    pub bs: [Option<BlockSizes>; 2],
     pub blockalign: Option<u32>,
     pub ioengine: Option<EngineKind>,
     pub iodepth: Option<u32>,
@@ -45,8 +46,10 @@ pub struct Draft {
     pub norandommap: Option<bool>,
     pub distribution: Option<Distribution>,
     pub percentage_random: Option<u32>,
-    pub rate_iops: Option<u64>,
-    pub rate: Option<u64>,
+    pub rate_iops: [Option<u64>; 2],
+    pub rate: [Option<u64>; 2],
+    pub rate_min: [Option<u64>; 2],
+    pub rate_iops_min: [Option<u64>; 2],
     pub thinktime: Option<u64>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
@@ -157,6 +160,39 @@ fn feature(v: Option<&str>) -> Result<Feature, String> {
 
 /// First of fio's `read,write` pair that is given (hiops' rate limit is one
 /// figure per thread).
+/// fio's split options (bs, rate, ...): `A` applies to every direction;
+/// `A,B` gives reads A and writes B; an empty side (`,B`, `A,`) keeps that
+/// direction's earlier value. A third (trim) value is accepted and unused:
+/// hiops does not trim.
+fn per_direction<T: Clone>(
+    text: &str,
+    current: [Option<T>; 2],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<[Option<T>; 2], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!("'{text}': give at most READ,WRITE,TRIM"));
+    }
+    if parts.len() == 1 {
+        let v = parse(parts[0])?;
+        return Ok([Some(v.clone()), Some(v)]);
+    }
+    let mut out = current;
+    for (slot, part) in out.iter_mut().zip(&parts) {
+        if !part.is_empty() {
+            *slot = Some(parse(part)?);
+        }
+    }
+    Ok(out)
+}
+
+fn positive(v: u64) -> Result<u64, String> {
+    if v == 0 {
+        return Err("must be above 0".into());
+    }
+    Ok(v)
+}
+
 fn first_of_pair(text: &str) -> &str {
     text.split(',')
         .map(str::trim)
@@ -244,20 +280,23 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
     opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent(need(v)?)?); Ok(()) }),
-    opt!("bs", ["blocksize"], value, "Block size (fio's 'r,w' pair: the first is used).", |d, v| {
-        d.bs = Some(BlockSizes::fixed(u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "bs")?.max(1))); Ok(())
+    opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE form sets each direction (bs=4k,64k).", |d, v| {
+        let kb = d.kb_base;
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(u32_of(value::size(t, kb)?, "bs")?.max(1))))?; Ok(())
     }),
-    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely.", |d, v| {
-        let text = first_of_pair(need(v)?);
-        let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("'{text}': write MIN-MAX, as in 4k-64k"))?;
-        let (a, b) = (u32_of(value::size(a, d.kb_base)?, "bsrange")?, u32_of(value::size(b, d.kb_base)?, "bsrange")?);
-        if a == 0 || b < a { return Err(format!("'{text}': MIN must be above 0 and at most MAX")); }
-        let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
-        d.bs = Some(BlockSizes::equal(&sizes)); Ok(())
+    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE ranges as in fio).", |d, v| {
+        let kb = d.kb_base;
+        d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
+            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("'{text}': write MIN-MAX, as in 4k-64k"))?;
+            let (a, b) = (u32_of(value::size(a, kb)?, "bsrange")?, u32_of(value::size(b, kb)?, "bsrange")?);
+            if a == 0 || b < a { return Err(format!("'{text}': MIN must be above 0 and at most MAX")); }
+            let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
+            Ok(BlockSizes::equal(&sizes))
+        })?; Ok(())
     }),
-    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT...", |d, v| {
-        let text = first_of_pair(need(v)?);
-        d.bs = Some(BlockSizes::parse_with(text, &|s| value::size(s, d.kb_base))?); Ok(())
+    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE mixes as in fio).", |d, v| {
+        let kb = d.kb_base;
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| BlockSizes::parse_with(t, &|s| value::size(s, kb)))?; Ok(())
     }),
     opt!("blockalign", ["ba"], value, "Random offsets are multiples of this (default: the smallest block size).", |d, v| {
         let a = u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "blockalign")?;
@@ -298,15 +337,21 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
     opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:..., zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
-    opt!("rate_iops", [], value, "Per-thread IOPS limit (latency counted from the intended time).", |d, v| {
-        let r = value::int(first_of_pair(need(v)?), d.kb_base)?;
-        if r == 0 { return Err("must be above 0".into()); }
-        d.rate_iops = Some(r); Ok(())
+    opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time).", |d, v| {
+        let kb = d.kb_base;
+        d.rate_iops = per_direction(need(v)?, d.rate_iops, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
-    opt!("rate", [], value, "Per-thread bandwidth limit in bytes/s (turned into IOPS by the mean block size).", |d, v| {
-        let r = value::size(first_of_pair(need(v)?), d.kb_base)?;
-        if r == 0 { return Err("must be above 0".into()); }
-        d.rate = Some(r); Ok(())
+    opt!("rate", [], value, "Per-thread bandwidth limit in bytes/s, READ,WRITE as in fio (paced per I/O by the direction's mean block size).", |d, v| {
+        let kb = d.kb_base;
+        d.rate = per_direction(need(v)?, d.rate, |t| positive(value::size(t, kb)?))?; Ok(())
+    }),
+    opt!("rate_min", [], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE).", |d, v| {
+        let kb = d.kb_base;
+        d.rate_min = per_direction(need(v)?, d.rate_min, |t| positive(value::size(t, kb)?))?; Ok(())
+    }),
+    opt!("rate_iops_min", [], value, "The job fails if a direction completes fewer I/Os than this over a second (READ,WRITE).", |d, v| {
+        let kb = d.kb_base;
+        d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
@@ -395,8 +440,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("zonemode", "zoned block devices are not supported"),
     ("trim_percentage", "trims are not supported"),
     ("rate_process", "hiops paces with fixed intervals"),
-    ("rate_min", "no minimum rate checks"),
-    ("rate_iops_min", "no minimum rate checks"),
     (
         "thinktime_blocks",
         "hiops thinks after every round of completions",

@@ -218,8 +218,14 @@ impl Draft {
             (None, Some(w)) => spec.rwmixread = 100 - w,
             (None, None) => {}
         }
-        if let Some(bs) = self.bs.clone() {
-            spec.bs = bs;
+        match self.bs.clone() {
+            [Some(r), Some(w)] => {
+                spec.bs_write = (w != r).then_some(w);
+                spec.bs = r;
+            }
+            [Some(r), None] => spec.bs = r,
+            [None, Some(w)] => spec.bs_write = (w != spec.bs).then_some(w),
+            [None, None] => {}
         }
         spec.block_align = self.blockalign;
 
@@ -304,7 +310,7 @@ impl Draft {
         if let Some(q) = self.iodepth {
             spec.iodepth = q;
         }
-        spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(1);
+        spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
         spec.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
         spec.cpus_allowed = self.cpus_allowed.clone();
         if let Some(cpus) = &spec.cpus_allowed {
@@ -358,12 +364,25 @@ impl Draft {
         }
         spec.percentage_random = self.percentage_random.unwrap_or(100);
         spec.raid0_chunk = self.raid0;
-        spec.rate_iops = match (self.rate_iops, self.rate) {
-            (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
-            (Some(r), None) => Some(r),
-            (None, Some(bytes)) => Some(((bytes as f64 / spec.bs.mean()).round() as u64).max(1)),
-            (None, None) => None,
-        };
+        for (d, op) in [hiops_hal::Op::Read, hiops_hal::Op::Write]
+            .into_iter()
+            .enumerate()
+        {
+            let mean = spec.bs_for(op).mean();
+            spec.rate_iops[d] = match (self.rate_iops[d], self.rate[d]) {
+                (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
+                (Some(r), None) => Some(r as f64),
+                // Below one block per second is honoured: I/Os are spaced.
+                (None, Some(bytes)) => Some(bytes as f64 / mean),
+                (None, None) => None,
+            };
+            spec.rate_min[d] = match (self.rate_iops_min[d], self.rate_min[d]) {
+                (Some(_), Some(_)) => return Err("give rate_min or rate_iops_min, not both".into()),
+                (Some(r), None) => Some(hiops_bench::spec::RateMin::Iops(r)),
+                (None, Some(b)) => Some(hiops_bench::spec::RateMin::Bytes(b)),
+                (None, None) => None,
+            };
+        }
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.fsync_every = self.fsync.unwrap_or(0);
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);

@@ -183,9 +183,20 @@ fn time_units_loops_and_rates() {
     assert_eq!(l.loops, 3);
     assert_eq!(l.thinktime_ns, 250_000, "thinktime is in microseconds");
     assert!(!l.time_based && l.runtime_ns.is_none());
-    assert_eq!(job(&p, "paced_iops").rate_iops, Some(500));
-    // rate=1m at bs=8k: 128 I/Os per second.
-    assert_eq!(job(&p, "paced_bw").rate_iops, Some(128));
+    assert_eq!(job(&p, "paced_iops").rate_iops, [Some(500.0); 2]);
+    // rate=1m at bs=8k: 128 I/Os per second, each direction.
+    assert_eq!(job(&p, "paced_bw").rate_iops, [Some(128.0); 2]);
+    let d = job(&p, "per_direction");
+    assert_eq!(d.bs, hiops_bench::BlockSizes::fixed(4096));
+    assert_eq!(d.bs_write, Some(hiops_bench::BlockSizes::fixed(65536)));
+    // 1m of 4k reads, 128k of 64k writes.
+    assert_eq!(d.rate_iops, [Some(256.0), Some(2.0)]);
+    assert_eq!(
+        d.rate_min,
+        [None, Some(hiops_bench::spec::RateMin::Iops(1))]
+    );
+    // rate=1k at bs=4k: a quarter of an I/O per second, not rounded up to 1.
+    assert_eq!(job(&p, "slow").rate_iops, [Some(0.25); 2]);
 }
 
 #[test]

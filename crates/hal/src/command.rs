@@ -37,20 +37,43 @@ pub struct Command {
     pub len: u32,
 }
 
-/// A completion event: which tag finished and how.
+/// A completion event: which tag finished and how. Engines fill `tag` and
+/// `result`; the [`crate::Queue`] adds what the command was, the caller's
+/// value bound with it and when it was issued, so no caller keeps its own
+/// copy of a command in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub tag: Tag,
     /// Bytes transferred, or a negated errno.
     pub result: i64,
+    /// The command that finished.
+    pub cmd: Command,
+    /// The value given with the command to [`crate::Queue::bind`] (as
+    /// io_uring's user_data).
+    pub user: u64,
+    /// When the command was sent to the device ([`crate::now_ns`]).
+    pub issued_ns: u64,
 }
 
 impl Completion {
     /// A placeholder for preallocated completion arrays.
-    pub const EMPTY: Completion = Completion {
-        tag: u32::MAX,
-        result: 0,
-    };
+    pub const EMPTY: Completion = Completion::new(u32::MAX, 0);
+
+    /// What an engine reports: the tag and its result.
+    pub const fn new(tag: Tag, result: i64) -> Completion {
+        Completion {
+            tag,
+            result,
+            cmd: Command {
+                op: Op::Read,
+                target: 0,
+                offset: 0,
+                len: 0,
+            },
+            user: 0,
+            issued_ns: 0,
+        }
+    }
 
     /// The errno of a failed command, if it failed.
     pub fn errno(&self) -> Option<i32> {

@@ -44,10 +44,17 @@ impl Target {
 /// an io_uring ring with SINGLE_ISSUER only accepts submissions from the
 /// thread that created it.
 pub trait Engine: Send {
-    /// Bind `tag` to `cmd` and stage it; `buf` is the tag's buffer, valid until
-    /// the tag completes. Staging never blocks and never fails for lack of
-    /// room: the queue hands out at most `depth` tags.
-    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError>;
+    /// Bind `tag` to `cmd` and stage it. Staging never blocks and never fails
+    /// for lack of room: the queue hands out at most `depth` tags.
+    ///
+    /// # Safety
+    /// The engine hands `buf` to the kernel (or copies through it). The caller
+    /// must keep it valid for `cmd.len` bytes (writable for a read), aligned
+    /// as the target requires (O_DIRECT), and neither move, free nor touch it
+    /// until this tag's completion has been reaped or the engine dropped
+    /// (dropping waits for in-flight commands). `cmd.target` must index the
+    /// targets the engine was opened with.
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError>;
 
     /// Send every staged command to the device. Returns how many were sent.
     fn issue(&mut self) -> Result<u32, HalError>;
@@ -69,6 +76,12 @@ pub trait Engine: Send {
 
     /// What is in force (flags the kernel accepted, modes), for the report.
     fn description(&self) -> String;
+
+    /// The command is done inside `issue` (pread, a RAM copy): the call is
+    /// the I/O, so its time is completion latency, not submission.
+    fn completes_in_issue(&self) -> bool {
+        false
+    }
 
     /// The doorbell rung on each completion, when `EngineOptions::doorbell`
     /// asked for one and the engine completes asynchronously. Engines that

@@ -20,7 +20,7 @@
 //! let targets = [Target::from_file(&file)];
 //! let mut queue = Queue::open(EngineKind::IoUring, &EngineOptions::default(), &targets, 32, 4096)?;
 //! let tag = queue.get_free_tag().expect("a fresh queue has free tags");
-//! queue.bind(tag, Command { op: Op::Read, target: 0, offset: 0, len: 4096 })?;
+//! queue.bind(tag, Command { op: Op::Read, target: 0, offset: 0, len: 4096 }, 0)?;
 //! queue.issue()?;
 //! let mut done = [Completion::EMPTY; 32];
 //! let n = queue.reap(1, &mut done)?;
@@ -29,6 +29,7 @@
 //! ```
 
 mod buffer;
+mod clock;
 mod command;
 mod doorbell;
 mod engine;
@@ -40,9 +41,10 @@ pub mod backends;
 pub mod device;
 
 pub use buffer::BufferArena;
+pub use clock::now_ns;
 pub use command::{Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::HalError;
-pub use queue::Queue;
+pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;

@@ -2,9 +2,79 @@
 
 use crate::engine::open_engine;
 use crate::{
-    BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag, TagPool,
-    Target,
+    now_ns, BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag,
+    TagPool, Target,
 };
+
+/// A command bound to a tag: stored once, here, until its completion is reaped.
+#[derive(Clone, Copy, Debug)]
+struct Bound {
+    cmd: Command,
+    user: u64,
+    /// 0 while staged.
+    issued_ns: u64,
+}
+
+/// The queue's own account of how deep it was kept, over its life. Two
+/// snapshots give a window: [`DepthStats::since`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepthStats {
+    /// Commands issued.
+    pub issued: u64,
+    /// Sum, over issued commands, of the commands in flight once each was
+    /// issued (fio's "IO depths" sample, taken per command).
+    pub depth_sum: u64,
+    /// Issued commands by that depth, in fio's `iodepth_level` buckets:
+    /// 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
+    pub levels: [u64; 7],
+    /// The integral of the commands in flight over time (command x ns):
+    /// divided by the time, the mean in flight (Little's law's L).
+    pub area: u128,
+    /// When `area` was last brought up to date.
+    pub at_ns: u64,
+}
+
+/// [`DepthStats`] over a window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepthWindow {
+    pub issued: u64,
+    /// Mean commands in flight right after an issue, per command.
+    pub mean_at_issue: f64,
+    /// Mean commands in flight over the window's time.
+    pub mean_in_flight: f64,
+    pub levels: [u64; 7],
+}
+
+impl DepthStats {
+    /// fio's bucket (stat.c's io_u depth map) for `depth` commands in flight.
+    pub fn level(depth: u32) -> usize {
+        match depth {
+            0 | 1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        }
+    }
+
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &DepthStats) -> DepthWindow {
+        let issued = self.issued - earlier.issued;
+        let span = self.at_ns.saturating_sub(earlier.at_ns);
+        let mut levels = self.levels;
+        for (l, e) in levels.iter_mut().zip(earlier.levels) {
+            *l -= e;
+        }
+        DepthWindow {
+            issued,
+            mean_at_issue: (self.depth_sum - earlier.depth_sum) as f64 / issued.max(1) as f64,
+            mean_in_flight: (self.area - earlier.area) as f64 / span.max(1) as f64,
+            levels,
+        }
+    }
+}
 
 /// One hardware queue as the HIOPS HAL sees it. Field order matters: the
 /// engine is dropped (ring closed, in-flight I/O cancelled) before the buffers
@@ -16,9 +86,14 @@ pub struct Queue {
     staged: u32,
     /// Commands issued and not reaped yet.
     in_flight: u32,
-    /// The command bound to each tag, for `detach` and assertions.
-    bound: Vec<Option<Command>>,
+    /// The command bound to each tag (the only copy while it is in flight).
+    bound: Vec<Option<Bound>>,
+    /// Tags staged since the last issue, in order (bounded by the depth).
+    staged_tags: Vec<Tag>,
+    depth_stats: DepthStats,
     kind: EngineKind,
+    /// How many targets the engine was opened with.
+    targets: usize,
     arena: BufferArena,
 }
 
@@ -41,7 +116,13 @@ impl Queue {
             staged: 0,
             in_flight: 0,
             bound: vec![None; depth as usize],
+            staged_tags: Vec::with_capacity(depth as usize),
+            depth_stats: DepthStats {
+                at_ns: now_ns(),
+                ..DepthStats::default()
+            },
             kind,
+            targets: targets.len(),
             arena,
         })
     }
@@ -93,16 +174,46 @@ impl Queue {
         self.arena.slot_len()
     }
 
-    /// `bind_tag_cmd`: attach `cmd` to a tag taken from `get_free_tag` and stage it.
-    pub fn bind(&mut self, tag: Tag, cmd: Command) -> Result<(), HalError> {
+    /// `bind_tag_cmd`: attach `cmd` to a tag taken from `get_free_tag` and
+    /// stage it. `user` comes back in the command's [`Completion`].
+    pub fn bind(&mut self, tag: Tag, cmd: Command, user: u64) -> Result<(), HalError> {
+        assert!(cmd.op.is_sync() || (cmd.len > 0 && cmd.len as usize <= self.arena.slot_len()));
+        let buf = self.arena.slot_ptr(tag);
+        // SAFETY: the tag's arena slot holds `slot_len` >= cmd.len bytes,
+        // aligned for O_DIRECT, and lives as long as the queue; the slot is
+        // not handed out again (`buffer_mut` asserts) until the completion is
+        // reaped, and dropping the queue drains in-flight commands first.
+        unsafe { self.stage(tag, cmd, user, buf) }
+    }
+
+    /// # Safety
+    /// As [`crate::Engine::prepare`]: `buf` stays valid, in place and
+    /// untouched until the tag's completion is reaped.
+    unsafe fn stage(
+        &mut self,
+        tag: Tag,
+        cmd: Command,
+        user: u64,
+        buf: *mut u8,
+    ) -> Result<(), HalError> {
         assert!(
             self.tags.is_in_use(tag),
             "tag {tag} bound without get_free_tag"
         );
         assert!(self.bound[tag as usize].is_none(), "tag {tag} bound twice");
-        assert!(cmd.op.is_sync() || (cmd.len > 0 && cmd.len as usize <= self.arena.slot_len()));
-        self.engine.prepare(tag, &cmd, self.arena.slot_ptr(tag))?;
-        self.bound[tag as usize] = Some(cmd);
+        assert!(
+            (cmd.target as usize) < self.targets,
+            "target {} out of range",
+            cmd.target
+        );
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.engine.prepare(tag, &cmd, buf)? };
+        self.bound[tag as usize] = Some(Bound {
+            cmd,
+            user,
+            issued_ns: 0,
+        });
+        self.staged_tags.push(tag);
         self.staged += 1;
         Ok(())
     }
@@ -120,16 +231,9 @@ impl Queue {
         cmd: Command,
         buf: *mut u8,
     ) -> Result<(), HalError> {
-        assert!(
-            self.tags.is_in_use(tag),
-            "tag {tag} bound without get_free_tag"
-        );
-        assert!(self.bound[tag as usize].is_none(), "tag {tag} bound twice");
         assert!(cmd.op.is_sync() || (cmd.len > 0 && !buf.is_null()));
-        self.engine.prepare(tag, &cmd, buf)?;
-        self.bound[tag as usize] = Some(cmd);
-        self.staged += 1;
-        Ok(())
+        // SAFETY: the caller keeps this function's contract, which is prepare's.
+        unsafe { self.stage(tag, cmd, 0, buf) }
     }
 
     /// The doorbell rung on each completion (see [`crate::Doorbell`]), when
@@ -150,8 +254,17 @@ impl Queue {
 
     /// `issue_tags`: send every staged command.
     pub fn issue(&mut self) -> Result<u32, HalError> {
+        if self.staged == 0 {
+            return Ok(0);
+        }
+        let begun = now_ns();
         let sent = self.engine.issue()?;
-        self.account_issued(sent);
+        let issued = if self.engine.completes_in_issue() {
+            begun
+        } else {
+            now_ns()
+        };
+        self.account_issued(sent, begun, issued);
         Ok(sent)
     }
 
@@ -165,42 +278,87 @@ impl Queue {
             self.in_flight + self.staged
         );
         let n = self.engine.reap(min, out)?;
-        self.account_reaped(&out[..n]);
+        self.account_reaped(&mut out[..n]);
         Ok(n)
     }
 
-    /// Issue staged commands and reap, in one system call where the engine can.
+    /// Issue staged commands and reap, in one system call where the engine
+    /// can. The commands are stamped as issued when the call begins.
     pub fn issue_and_reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         assert!(min <= self.in_flight + self.staged);
+        let t = now_ns();
         let (sent, n) = self.engine.issue_and_reap(min, out)?;
-        self.account_issued(sent);
-        self.account_reaped(&out[..n]);
+        self.account_issued(sent, t, t);
+        self.account_reaped(&mut out[..n]);
         Ok(n)
     }
 
     /// The command a tag carries (between bind and its completion being reaped).
     pub fn command(&self, tag: Tag) -> Option<&Command> {
-        self.bound.get(tag as usize).and_then(|c| c.as_ref())
+        self.bound
+            .get(tag as usize)
+            .and_then(|b| b.as_ref())
+            .map(|b| &b.cmd)
     }
 
-    fn account_issued(&mut self, sent: u32) {
+    /// The queue's depth account, brought up to now.
+    pub fn depth_stats(&mut self) -> DepthStats {
+        self.advance_area(now_ns());
+        self.depth_stats
+    }
+
+    fn advance_area(&mut self, now: u64) {
+        let d = &mut self.depth_stats;
+        let dt = now.saturating_sub(d.at_ns);
+        d.area += self.in_flight as u128 * dt as u128;
+        d.at_ns = d.at_ns.max(now);
+    }
+
+    /// `sent` commands went in a call that began at `begun` and returned at
+    /// `now`: the kernel had them from `begun` (they count as in flight from
+    /// then), and they are stamped issued at `now`, so the submission's own
+    /// time is in fio's slat.
+    fn account_issued(&mut self, sent: u32, begun: u64, now: u64) {
         assert!(
             sent <= self.staged,
             "engine issued {sent} of {} staged",
             self.staged
         );
+        assert_eq!(self.staged_tags.len(), self.staged as usize);
+        self.advance_area(begun);
+        // Engines send staged commands in order: the first `sent` went.
+        for (i, &tag) in self.staged_tags[..sent as usize].iter().enumerate() {
+            let b = self.bound[tag as usize]
+                .as_mut()
+                .expect("a staged tag carries a command");
+            b.issued_ns = now;
+            let depth = self.in_flight + i as u32 + 1;
+            self.depth_stats.depth_sum += depth as u64;
+            self.depth_stats.levels[DepthStats::level(depth)] += 1;
+        }
+        self.staged_tags.drain(..sent as usize);
+        self.depth_stats.issued += sent as u64;
         self.staged -= sent;
         self.in_flight += sent;
     }
 
-    fn account_reaped(&mut self, done: &[Completion]) {
-        for c in done {
-            let cmd = self.bound[c.tag as usize].take();
+    fn account_reaped(&mut self, done: &mut [Completion]) {
+        if done.is_empty() {
+            return;
+        }
+        self.advance_area(now_ns());
+        for c in done.iter_mut() {
+            let Some(b) = self.bound[c.tag as usize].take() else {
+                panic!("completion for tag {} that carries no command", c.tag)
+            };
             assert!(
-                cmd.is_some(),
-                "completion for tag {} that carries no command",
+                b.issued_ns > 0,
+                "tag {} completed before it was issued",
                 c.tag
             );
+            c.cmd = b.cmd;
+            c.user = b.user;
+            c.issued_ns = b.issued_ns;
             self.tags.release(c.tag);
         }
         assert!(

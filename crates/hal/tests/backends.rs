@@ -38,11 +38,17 @@ fn pass(queue: &mut Queue, op: Op, verify: bool) -> Result<(), HalError> {
                     offset: next * BS as u64,
                     len: BS as u32,
                 },
+                next,
             )?;
             next += 1;
         }
         let n = queue.issue_and_reap(1, &mut out)?;
         for c in &out[..n] {
+            // The queue hands back the command and the caller's value: the
+            // caller keeps no copy of its own.
+            assert_eq!(c.user, block_of_tag[c.tag as usize]);
+            assert_eq!((c.cmd.op, c.cmd.offset), (op, c.user * BS as u64));
+            assert!(c.issued_ns > 0);
             assert_eq!(
                 c.result,
                 BS as i64,
@@ -90,7 +96,7 @@ fn round_trip(kind: EngineKind, opts: &EngineOptions, direct: bool, depth: u32) 
             offset: 0,
             len: 0,
         };
-        queue.bind(tag, cmd).unwrap();
+        queue.bind(tag, cmd, 0).unwrap();
         let mut out = [Completion::EMPTY; 1];
         let n = queue.issue_and_reap(1, &mut out).unwrap();
         assert_eq!((n, out[0].result), (1, 0), "{kind}: {op:?}");
@@ -179,6 +185,7 @@ fn mem_device_refuses_out_of_range() {
             offset: BS as u64,
             len: BS as u32,
         },
+        0,
     )
     .unwrap();
     let mut out = [Completion::EMPTY; 2];
@@ -284,4 +291,41 @@ fn doorbell_rings_on_completion_and_external_buffers_are_filled() {
         assert_eq!(out[0].result, BS as i64);
         assert_eq!(&mine[..], &data[2 * BS..3 * BS], "{kind}");
     }
+}
+
+/// The queue's depth account: per command, the commands in flight once it was
+/// issued (fio's IO depths), and the time integral of the depth.
+#[test]
+fn depth_account_counts_each_issued_command_at_its_depth() {
+    let mut q = Queue::open(
+        EngineKind::Null,
+        &EngineOptions::default(),
+        &[Target::Mem(MemDevice::new(1 << 20).unwrap())],
+        8,
+        4096,
+    )
+    .unwrap();
+    let before = q.depth_stats();
+    for round in 0..3u64 {
+        while let Some(tag) = q.get_free_tag() {
+            let cmd = Command {
+                op: Op::Read,
+                target: 0,
+                offset: 0,
+                len: 4096,
+            };
+            q.bind(tag, cmd, round).unwrap();
+        }
+        assert_eq!(q.issue().unwrap(), 8);
+        let mut out = [Completion::EMPTY; 8];
+        assert_eq!(q.reap(8, &mut out).unwrap(), 8);
+        assert!(out.iter().all(|c| c.user == round));
+    }
+    let w = q.depth_stats().since(&before);
+    assert_eq!(w.issued, 24);
+    // Depths 1..=8 in each round: mean 4.5.
+    assert_eq!(w.mean_at_issue, 4.5);
+    // 1 | 2-3 | 4-7 | 8: 1, 2, 4, 1 commands per round.
+    assert_eq!(w.levels, [3, 6, 12, 3, 0, 0, 0]);
+    assert!(w.mean_in_flight >= 0.0 && w.mean_in_flight <= 8.0);
 }

@@ -25,7 +25,7 @@
 
 use crate::resp::{encode_command, parse_reply, Value};
 use crate::store::Store;
-use hiops_bench::rng::FastRng;
+use hiops_rng::FastRng;
 use hiops_stats::Histogram;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

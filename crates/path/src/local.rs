@@ -60,7 +60,7 @@ pub(crate) fn io(
                 let src = unsafe { std::slice::from_raw_parts(user, len) };
                 q.buffer_mut(tag)[..len].copy_from_slice(src);
             }
-            if let Err(e) = q.bind(tag, cmd) {
+            if let Err(e) = q.bind(tag, cmd, 0) {
                 q.put_back_tag(tag);
                 return Err(e);
             }

@@ -420,7 +420,7 @@ impl SharedQueue {
                     let src = unsafe { std::slice::from_raw_parts(req.user, len) };
                     core.queue.buffer_mut(tag)[..len].copy_from_slice(src);
                 }
-                core.queue.bind(tag, req.cmd)
+                core.queue.bind(tag, req.cmd, 0)
             };
             match bound {
                 Ok(()) => {

@@ -41,6 +41,12 @@ fn dir_obj(
     bins: bool,
     percentiles: &[f64],
 ) -> Value {
+    // A direction measured over a time of its own (reads of a verify pass).
+    let runtime_ns = if d.runtime_ns > 0 {
+        d.runtime_ns
+    } else {
+        runtime_ns
+    };
     let secs = runtime_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 {
         d.bytes as f64 / secs
@@ -58,7 +64,7 @@ fn dir_obj(
         "total_ios": d.ios,
         "short_ios": d.short_ios,
         "drop_ios": 0,
-        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+        "slat_ns": lat_obj(&d.slat, None, false),
         "clat_ns": lat_obj(&d.clat, Some(percentiles), bins),
         "lat_ns": lat_obj(&d.lat, None, false),
         "iops_min": mn.round() as u64,
@@ -67,6 +73,20 @@ fn dir_obj(
         "iops_stddev": dev,
         "iops_samples": series.len(),
     })
+}
+
+/// fio's `iodepth_level`: the share of issued commands (%) by the depth
+/// they were issued at, from the queue's own account.
+fn iodepth_level(job: &JobResult) -> Value {
+    let levels = job.depth().map(|d| d.levels).unwrap_or_default();
+    let total: u64 = levels.iter().sum();
+    let keys = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let o: Map<String, Value> = keys
+        .iter()
+        .zip(levels)
+        .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
+        .collect();
+    Value::Object(o)
 }
 
 fn stats_of(v: &[f64]) -> (f64, f64, f64, f64) {
@@ -115,7 +135,13 @@ fn job_options(job: &JobResult) -> Value {
     if s.rw.reads() && s.rw.writes() {
         put("rwmixread", s.rwmixread.to_string());
     }
-    if s.bs.is_fixed() {
+    if let Some(w) = s
+        .bs_write
+        .as_ref()
+        .filter(|w| w.is_fixed() && s.bs.is_fixed())
+    {
+        put("bs", format!("{},{}", s.bs.max(), w.max()));
+    } else if s.bs.is_fixed() {
         put("bs", s.bs.max().to_string());
     } else {
         put(
@@ -143,8 +169,12 @@ fn job_options(job: &JobResult) -> Value {
     if let Some(size) = s.size {
         put("size", size.to_string());
     }
-    if let Some(r) = s.rate_iops {
-        put("rate_iops", r.to_string());
+    if s.rate_limited() {
+        let side = |r: Option<f64>| r.map(|v| format!("{v}")).unwrap_or_default();
+        put(
+            "rate_iops",
+            format!("{},{}", side(s.rate_iops[0]), side(s.rate_iops[1])),
+        );
     }
     put("randseed", s.randseed.to_string());
     Value::Object(o)
@@ -221,6 +251,7 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "write": dir_obj(&wr, rt, &ws, bins, percentiles),
         "trim": dir_obj(&DirStats::default(), 0, &[], false, percentiles),
         "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
+        "iodepth_level": iodepth_level(job),
         "job_runtime": rt / 1_000_000,
         "usr_cpu": cpu.user.as_secs_f64() / secs * 100.0,
         "sys_cpu": cpu.system.as_secs_f64() / secs * 100.0,
@@ -233,6 +264,11 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
             "clones": job.threads.iter().map(|t| t.clone).collect::<Vec<_>>(),
             "ignored_options": job.spec.meta.ignored,
             "effective_iodepth": job.spec.effective_depth(),
+            "in_flight": job.depth().map(|d| json!({
+                "mean": d.mean_in_flight,
+                "mean_at_issue": d.mean_at_issue,
+                "issued": d.issued,
+            })),
             "threads": job.threads.len(),
             "errors": errors,
             "verify": verify,

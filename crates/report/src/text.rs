@@ -42,6 +42,12 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
     if d.ios == 0 {
         return;
     }
+    // A direction measured over a time of its own (reads of a verify pass).
+    let runtime_ns = if d.runtime_ns > 0 {
+        d.runtime_ns
+    } else {
+        runtime_ns
+    };
     let secs = runtime_ns as f64 / 1e9;
     let bw = d.bytes as f64 / secs.max(1e-9);
     let _ = writeln!(
@@ -54,20 +60,14 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
         secs
     );
     let (u, div) = unit(&d.clat);
-    let _ = writeln!(
-        out,
-        "    clat ({u}): min={}, max={}, avg={}, stdev={}",
-        num(d.clat.min() as f64 / div),
-        num(d.clat.max() as f64 / div),
-        num(d.clat.mean() / div),
-        num(d.clat.stddev() / div)
-    );
-    if d.lat.mean() > d.clat.mean() * 1.01 {
+    for (name, h) in [("slat", &d.slat), ("clat", &d.clat), (" lat", &d.lat)] {
         let _ = writeln!(
             out,
-            "     lat ({u}): avg={}, max={} (from the intended issue time)",
-            num(d.lat.mean() / div),
-            num(d.lat.max() as f64 / div)
+            "    {name} ({u}): min={}, max={}, avg={}, stdev={}",
+            num(h.min() as f64 / div),
+            num(h.max() as f64 / div),
+            num(h.mean() / div),
+            num(h.stddev() / div)
         );
     }
     let p = |q: f64| num(d.clat.percentile(q) as f64 / div);
@@ -194,6 +194,15 @@ pub fn summary(r: &RunResult) -> String {
         let rt = job.runtime_ns();
         dir_block(&mut out, "read", &rd, rt);
         dir_block(&mut out, "write", &wr, rt);
+        if let Some(d) = job.depth().filter(|d| d.issued > 0) {
+            let _ = writeln!(
+                out,
+                "  IO depths: {:.1} in flight on average of iodepth {} ({:.1} when each command was issued)",
+                d.mean_in_flight,
+                job.spec.effective_depth(),
+                d.mean_at_issue
+            );
+        }
         if rd.ios + wr.ios == 0 && job.verify().is_none() {
             let _ = writeln!(out, "  no I/O completed in the measured window");
         }

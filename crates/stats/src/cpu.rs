@@ -183,6 +183,15 @@ pub fn online_cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// Memory the kernel can give without swapping (/proc/meminfo's
+/// MemAvailable), in bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,7 +153,7 @@ impl AioEngine {
 }
 
 impl Engine for AioEngine {
-    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
         let iocb = &mut self.iocbs[tag as usize];
         *iocb = Iocb {
             aio_data: tag as u64,
@@ -215,10 +215,7 @@ impl Engine for AioEngine {
             }
             let n = rc as usize;
             for (o, e) in out.iter_mut().zip(&self.events[..n]) {
-                *o = Completion {
-                    tag: e.data as Tag,
-                    result: e.res,
-                };
+                *o = Completion::new(e.data as Tag, e.res);
             }
             return Ok(n);
         }

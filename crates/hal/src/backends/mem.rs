@@ -136,7 +136,7 @@ impl MemEngine {
 }
 
 impl Engine for MemEngine {
-    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
         assert!(self.staged.len() < self.staged.capacity());
         self.staged.push(Staged {
             tag,
@@ -160,6 +160,10 @@ impl Engine for MemEngine {
 
     fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         Ok(self.ready.drain_into(out))
+    }
+
+    fn completes_in_issue(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

@@ -29,7 +29,7 @@ impl ReadyList {
             self.items.len() < self.items.capacity(),
             "more completions than tags"
         );
-        self.items.push(Completion { tag, result });
+        self.items.push(Completion::new(tag, result));
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -18,7 +18,7 @@ impl NullEngine {
 }
 
 impl Engine for NullEngine {
-    fn prepare(&mut self, tag: Tag, cmd: &Command, _buf: *mut u8) -> Result<(), HalError> {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, _buf: *mut u8) -> Result<(), HalError> {
         assert!(self.staged.len() < self.staged.capacity());
         self.staged.push((tag, cmd.len, cmd.op));
         Ok(())
@@ -36,6 +36,10 @@ impl Engine for NullEngine {
 
     fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         Ok(self.ready.drain_into(out))
+    }
+
+    fn completes_in_issue(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

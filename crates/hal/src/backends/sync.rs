@@ -98,7 +98,7 @@ unsafe fn vectored(fd: RawFd, op: Op, iov: &libc::iovec, offset: u64, flags: lib
 }
 
 impl Engine for SyncEngine {
-    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
         assert!(
             self.staged.len() < self.staged.capacity(),
             "more staged commands than tags"
@@ -126,6 +126,10 @@ impl Engine for SyncEngine {
         // Everything issued has completed already: min is always met.
         debug_assert!(min as usize <= self.ready.len() + self.staged.len());
         Ok(self.ready.drain_into(out))
+    }
+
+    fn completes_in_issue(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

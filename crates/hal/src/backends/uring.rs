@@ -272,10 +272,7 @@ impl UringEngine {
 
     fn drain(&mut self, out: &mut [Completion], mut n: usize) -> usize {
         for cqe in self.ring.completion() {
-            out[n] = Completion {
-                tag: cqe.user_data() as Tag,
-                result: cqe.result() as i64,
-            };
+            out[n] = Completion::new(cqe.user_data() as Tag, cqe.result() as i64);
             n += 1;
             if n == out.len() {
                 break;
@@ -335,7 +332,7 @@ impl UringEngine {
 }
 
 impl Engine for UringEngine {
-    fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
         let entry = self.entry(tag, cmd, buf);
         // SAFETY: the buffer is the tag's arena slot and the descriptor is kept
         // open by the caller; both outlive the command, which completes

@@ -1,0 +1,268 @@
+//! What a job thread drives its I/O through. One job loop (crates/bench's
+//! `job` module) runs over any [`Driver`]: a HAL queue that keeps up to
+//! `iodepth` commands in flight, or a path thread that does one blocking I/O
+//! at a time through a shared HIOPS path. Each command carries a caller's
+//! value (as io_uring's user_data) that comes back with its completion, so
+//! the loop keeps no copy of what is in flight.
+
+use hiops_hal::{now_ns, Command, Completion, DepthStats, Op, Queue};
+use hiops_path::{AlignedBuf, IoPath, ThreadStats};
+
+/// A finished command, as the job loop books it.
+pub(crate) struct Finished<'a> {
+    pub cmd: Command,
+    /// The value staged with the command.
+    pub user: u64,
+    /// When the command went to the device.
+    pub issued_ns: u64,
+    /// Bytes moved, or a negated errno.
+    pub result: i64,
+    /// The command's buffer: what a read brought.
+    pub data: &'a [u8],
+}
+
+pub(crate) trait Driver {
+    /// Commands that may be staged or in flight at once.
+    fn depth(&self) -> u32;
+    /// Commands staged or in flight.
+    fn busy(&self) -> u32;
+    /// Commands staged and not yet submitted.
+    fn staged(&self) -> u32;
+    /// Stages `cmd`; `fill` writes a write's payload into its buffer first.
+    /// Only called while `busy() < depth()`.
+    fn stage(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), String>;
+    /// Sends every staged command. Returns how many went.
+    fn submit(&mut self) -> Result<u32, String>;
+    /// Waits for at least `min` completions (0: only looks) and hands each
+    /// one found to `each`. Returns how many.
+    fn reap(&mut self, min: u32, each: impl FnMut(Finished<'_>)) -> Result<usize, String>;
+    /// The depth account, brought up to now.
+    fn depth_stats(&mut self) -> DepthStats;
+    fn description(&self) -> String;
+    /// The measured window starts: per-thread path figures start over.
+    fn start_window(&mut self) {}
+    /// What this thread's waits on a shared path looked like.
+    fn path_stats(&self) -> Option<ThreadStats> {
+        None
+    }
+}
+
+/// A HAL queue of `iodepth` tags, owned by the job thread.
+pub(crate) struct QueueDriver {
+    queue: Queue,
+    out: Vec<Completion>,
+}
+
+impl QueueDriver {
+    pub(crate) fn new(queue: Queue) -> QueueDriver {
+        let out = vec![Completion::EMPTY; queue.depth() as usize];
+        QueueDriver { queue, out }
+    }
+
+    /// Every tag's buffer, to fill with incompressible data once.
+    pub(crate) fn fill_buffers(&mut self, mut fill: impl FnMut(&mut [u8])) {
+        for tag in 0..self.queue.depth() {
+            fill(self.queue.buffer_mut(tag));
+        }
+    }
+}
+
+impl Driver for QueueDriver {
+    fn depth(&self) -> u32 {
+        self.queue.depth()
+    }
+
+    fn busy(&self) -> u32 {
+        self.queue.busy()
+    }
+
+    fn staged(&self) -> u32 {
+        self.queue.staged()
+    }
+
+    fn stage(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), String> {
+        let tag = self
+            .queue
+            .get_free_tag()
+            .expect("the job loop stages only while a tag is free");
+        if cmd.op == Op::Write {
+            fill(&mut self.queue.buffer_mut(tag)[..cmd.len as usize]);
+        }
+        self.queue.bind(tag, cmd, user).map_err(|e| {
+            self.queue.put_back_tag(tag);
+            e.to_string()
+        })
+    }
+
+    fn submit(&mut self) -> Result<u32, String> {
+        self.queue.issue().map_err(|e| e.to_string())
+    }
+
+    fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+        let n = self
+            .queue
+            .reap(min, &mut self.out)
+            .map_err(|e| e.to_string())?;
+        for c in &self.out[..n] {
+            let len = if c.cmd.op.is_sync() { 0 } else { c.cmd.len };
+            each(Finished {
+                cmd: c.cmd,
+                user: c.user,
+                issued_ns: c.issued_ns,
+                result: c.result,
+                data: &self.queue.buffer(c.tag)[..len as usize],
+            });
+        }
+        Ok(n)
+    }
+
+    fn depth_stats(&mut self) -> DepthStats {
+        self.queue.depth_stats()
+    }
+
+    fn description(&self) -> String {
+        self.queue.description()
+    }
+}
+
+/// One application thread doing one blocking I/O at a time through a shared
+/// HIOPS path (the paper's "fio, 128 threads, O_DIRECT read()").
+pub(crate) struct PathDriver<'p> {
+    path: &'p IoPath,
+    /// The path's index of this thread's first target.
+    target_base: u32,
+    buf: AlignedBuf,
+    staged: Option<(Command, u64)>,
+    done: Option<(Command, u64, u64, i64)>,
+    stats: ThreadStats,
+    depth: DepthStats,
+}
+
+impl<'p> PathDriver<'p> {
+    pub(crate) fn new(path: &'p IoPath, target_base: u32, buf_len: usize) -> PathDriver<'p> {
+        PathDriver {
+            path,
+            target_base,
+            buf: AlignedBuf::new(buf_len),
+            staged: None,
+            done: None,
+            stats: ThreadStats::default(),
+            depth: DepthStats {
+                at_ns: now_ns(),
+                ..DepthStats::default()
+            },
+        }
+    }
+
+    pub(crate) fn buffer_mut(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    fn perform(&mut self, cmd: Command) -> i64 {
+        let (t, len, off) = (self.target_base + cmd.target, cmd.len as usize, cmd.offset);
+        let stats = &mut self.stats;
+        let r = match cmd.op {
+            Op::Read => self
+                .path
+                .read_at_with_stats(t, &mut self.buf[..len], off, stats),
+            Op::Write => self
+                .path
+                .write_at_with_stats(t, &self.buf[..len], off, stats),
+            Op::Fsync => self.path.sync(t).map(|_| 0),
+            Op::Fdatasync => self.path.datasync(t).map(|_| 0),
+        };
+        match r {
+            Ok(n) => n as i64,
+            Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+        }
+    }
+}
+
+impl Driver for PathDriver<'_> {
+    fn depth(&self) -> u32 {
+        1
+    }
+
+    fn busy(&self) -> u32 {
+        u32::from(self.staged.is_some() || self.done.is_some())
+    }
+
+    fn staged(&self) -> u32 {
+        u32::from(self.staged.is_some())
+    }
+
+    fn stage(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), String> {
+        assert_eq!(self.busy(), 0, "a path thread does one I/O at a time");
+        if cmd.op == Op::Write {
+            fill(&mut self.buf[..cmd.len as usize]);
+        }
+        self.staged = Some((cmd, user));
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<u32, String> {
+        let Some((cmd, user)) = self.staged.take() else {
+            return Ok(0);
+        };
+        let issued = now_ns();
+        let result = self.perform(cmd);
+        let done = now_ns();
+        // One I/O in flight from issue to completion.
+        let d = &mut self.depth;
+        d.issued += 1;
+        d.depth_sum += 1;
+        d.levels[0] += 1;
+        d.area += (done - issued) as u128;
+        d.at_ns = done;
+        self.done = Some((cmd, user, issued, result));
+        Ok(1)
+    }
+
+    fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+        let Some((cmd, user, issued_ns, result)) = self.done.take() else {
+            return Ok(0);
+        };
+        let len = if cmd.op.is_sync() { 0 } else { cmd.len };
+        each(Finished {
+            cmd,
+            user,
+            issued_ns,
+            result,
+            data: &self.buf[..len as usize],
+        });
+        Ok(1)
+    }
+
+    fn depth_stats(&mut self) -> DepthStats {
+        let mut d = self.depth;
+        d.at_ns = d.at_ns.max(now_ns());
+        d
+    }
+
+    fn description(&self) -> String {
+        self.path.description()
+    }
+
+    fn start_window(&mut self) {
+        self.stats = ThreadStats::default();
+    }
+
+    fn path_stats(&self) -> Option<ThreadStats> {
+        Some(self.stats.clone())
+    }
+}

@@ -1,0 +1,460 @@
+//! The job loop: one thread of a job, over any [`Driver`]. It stages what a
+//! [`Source`] offers while the driver has room, submits (adaptively
+//! batched), reaps and books each completion; the same loop runs the
+//! workload, the flushes of end_fsync and the read-back of a verify pass.
+//!
+//! Latencies are fio's (HOWTO, "Interpreting the output"): slat from the I/O's
+//! creation to its submission having returned, clat from there to its
+//! completion being reaped, lat from creation to completion (slat + clat).
+//! A rate-limited I/O is created at the time it was due, so a late one
+//! carries its lateness in slat and lat (no coordinated omission).
+
+use crate::driver::{Driver, Finished};
+use crate::generator::NextIo;
+use crate::result::{DirStats, ThreadResult};
+use crate::source::{Flushes, Next, ReadBack, Source, Workload};
+use crate::spec::{JobSpec, RateMin};
+use crate::verify::{Stamper, VerifyState};
+use crate::worker::{Control, Counters, WorkerPlan};
+use hiops_hal::{now_ns, Command, DepthStats, Op};
+use hiops_rng::FastRng;
+use hiops_stats::cpu::ProcessSample;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+/// What the loop books completions into (apart from the driver, so a
+/// completion borrowed from the driver can be booked).
+struct Books {
+    stats: [DirStats; 2],
+    /// Every I/O and byte since the start, published for the progress line.
+    totals: [(u64, u64); 2],
+    fsyncs: u64,
+    verify: Option<VerifyState>,
+    /// Completions count in `stats` (the measured window, a verify pass).
+    booking: bool,
+    error: Option<String>,
+}
+
+impl Books {
+    fn book(&mut self, f: Finished<'_>, done_ns: u64) {
+        let op = f.cmd.op;
+        if f.result < 0 {
+            let err = std::io::Error::from_raw_os_error((-f.result) as i32);
+            let what = format!(
+                "{} of {} bytes at offset {}",
+                op_name(op),
+                f.cmd.len,
+                f.cmd.offset
+            );
+            self.error.get_or_insert(format!("{what} failed: {err}"));
+            return;
+        }
+        let moved = f.result as u64 == f.cmd.len as u64;
+        if let Some(v) = self.verify.as_mut() {
+            v.settle(op, f.cmd.target, f.cmd.offset, moved, f.data);
+        }
+        if op.is_sync() {
+            self.fsyncs += 1; // counted on its own, not as data I/O
+            return;
+        }
+        let d = usize::from(op == Op::Write);
+        self.totals[d].0 += 1;
+        self.totals[d].1 += f.result as u64;
+        if self.booking {
+            let s = &mut self.stats[d];
+            s.ios += 1;
+            s.bytes += f.result as u64;
+            s.short_ios += u64::from(!moved);
+            s.slat.record(f.issued_ns.saturating_sub(f.user));
+            s.clat.record(done_ns.saturating_sub(f.issued_ns));
+            s.lat.record(done_ns.saturating_sub(f.user));
+        }
+    }
+}
+
+/// fio's rate_min check, once a second of the measured window.
+struct RateCheck {
+    at_ns: u64,
+    totals: [(u64, u64); 2],
+}
+
+/// The measured window of this thread, from its start.
+struct Window {
+    start_ns: u64,
+    cpu: ProcessSample,
+    depth: DepthStats,
+}
+
+pub(crate) struct JobThread<'a, D: Driver> {
+    spec: &'a JobSpec,
+    ctrl: &'a Control,
+    counters: &'a Counters,
+    driver: D,
+    books: Books,
+    /// Stamps and scrambled payloads.
+    rng: FastRng,
+    window: Option<Window>,
+    deadline_ns: Option<u64>,
+    rate_check: Option<RateCheck>,
+    /// Told when this thread's measured work is over (the run's window may close).
+    finished: Option<Sender<()>>,
+    result: ThreadResult,
+}
+
+impl<'a, D: Driver> JobThread<'a, D> {
+    pub(crate) fn new(
+        plan: &WorkerPlan<'a>,
+        ctrl: &'a Control,
+        counters: &'a Counters,
+        driver: D,
+    ) -> Self {
+        let spec = plan.spec;
+        let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
+            stamper: Stamper::new(spec.verify, spec.verify_pattern.clone()),
+            maps: if spec.verify_only {
+                Vec::new()
+            } else {
+                crate::verify::BlockMap::for_regions(&plan.regions, plan.align)
+            },
+            check: spec.do_verify,
+            report: Default::default(),
+        });
+        let mut result = ThreadResult::starting(plan.clone);
+        result.engine = driver.description();
+        JobThread {
+            spec,
+            ctrl,
+            counters,
+            driver,
+            books: Books {
+                stats: Default::default(),
+                totals: [(0, 0); 2],
+                fsyncs: 0,
+                verify,
+                booking: false,
+                error: None,
+            },
+            rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
+            window: None,
+            deadline_ns: None,
+            rate_check: None,
+            finished: Some(plan.finished.clone()),
+            result,
+        }
+    }
+
+    /// The whole life of the thread after setup: the job (or verify_only
+    /// pass), the drain, end_fsync and the verify pass.
+    pub(crate) fn run(mut self, plan: &WorkerPlan<'_>) -> ThreadResult {
+        if plan.start_delay(self.ctrl) {
+            if self.spec.verify_only {
+                self.verify_only(plan);
+            } else {
+                let mut work = Workload::new(plan.generator(), self.spec, plan.budget, now_ns());
+                self.pump(&mut work);
+                self.end_window();
+                self.drain();
+                self.end_fsync(plan.regions.len() as u32);
+                self.verify_pass(plan);
+            }
+        }
+        self.end_window();
+        self.finish()
+    }
+
+    fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
+        self.start_window(now_ns());
+        self.pump(&mut ReadBack::new(&plan.regions, None, plan.align));
+        self.end_window();
+        self.drain();
+    }
+
+    /// The read-back of blocks written in this run, booked as reads (as fio
+    /// books its verify phase) over a time of its own.
+    fn verify_pass(&mut self, plan: &WorkerPlan<'_>) {
+        let Some(v) = self.books.verify.as_mut() else {
+            return;
+        };
+        if !v.check || self.books.error.is_some() {
+            return;
+        }
+        // Which blocks to read: those acknowledged (the books keep the maps
+        // to check each read against its generation).
+        let written: Vec<Vec<u64>> = v.maps.iter().map(|m| m.committed.clone()).collect();
+        let t0 = now_ns();
+        self.books.booking = true;
+        self.pump(&mut ReadBack::new(
+            &plan.regions,
+            Some(&written),
+            plan.align,
+        ));
+        self.drain();
+        self.books.booking = false;
+        self.books.stats[0].runtime_ns += now_ns() - t0;
+    }
+
+    /// The loop over one source. Returns when the source is done, the job
+    /// stopped (for a stoppable source), or an I/O failed.
+    fn pump(&mut self, src: &mut impl Source) {
+        while self.books.error.is_none() {
+            let now = now_ns();
+            if src.stoppable() && self.should_stop(now) {
+                return;
+            }
+            self.tick(now);
+            let stopped_by = self.fill(src, now);
+            if let Err(e) = self.driver.submit() {
+                self.books.error.get_or_insert(e);
+                return;
+            }
+            if self.driver.busy() == 0 {
+                match stopped_by {
+                    Some(Next::Done) | None => return,
+                    Some(Next::Wait { until_ns }) => pause_until(until_ns),
+                    Some(Next::Io { .. }) => unreachable!("a block is busy with nothing in flight"),
+                }
+                continue;
+            }
+            let min = self
+                .spec
+                .iodepth_batch_complete_min
+                .clamp(1, self.driver.busy());
+            self.reap(min);
+            if self.spec.thinktime_ns > 0 {
+                std::thread::sleep(Duration::from_nanos(self.spec.thinktime_ns));
+            }
+        }
+    }
+
+    /// Stages what the source offers while there is room; submits at once
+    /// while the queue is shallow and in one batch when it is deep (or every
+    /// `iodepth_batch_submit` commands, when the job sets it). Returns what
+    /// stopped it: `None` for a full queue.
+    fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
+        let batch = self.spec.iodepth_batch_submit;
+        let low = 1;
+        let mut now = now;
+        while self.driver.busy() < self.driver.depth() {
+            let next = src.next(now);
+            let Next::Io { io, start_ns } = next else {
+                return Some(next);
+            };
+            match self.stage(io, start_ns) {
+                Ok(true) => {}
+                Ok(false) => {
+                    src.put_back(io, start_ns);
+                    return Some(next);
+                }
+                Err(e) => {
+                    self.books.error.get_or_insert(e);
+                    return Some(Next::Done);
+                }
+            }
+            let staged = self.driver.staged();
+            let in_flight = self.driver.busy() - staged;
+            let now_please = if batch == 0 {
+                in_flight < low
+            } else {
+                staged >= batch
+            };
+            if now_please {
+                if let Err(e) = self.driver.submit() {
+                    self.books.error.get_or_insert(e);
+                    return Some(Next::Done);
+                }
+                // The next command is created after this submission.
+                now = now_ns();
+            }
+        }
+        None
+    }
+
+    /// Stages one command; false when verification must wait for its block.
+    fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, String> {
+        let generation = match self.books.verify.as_mut() {
+            Some(v) => match v.claim(io.op, io.target, io.offset) {
+                Some(g) => g,
+                None => return Ok(false),
+            },
+            None => 0,
+        };
+        let cmd = Command {
+            op: io.op,
+            target: io.target,
+            offset: io.offset,
+            len: io.len,
+        };
+        let (verify, rng) = (&self.books.verify, &mut self.rng);
+        let salt = self.books.totals[1].0;
+        let fill = |buf: &mut [u8]| match verify {
+            Some(v) => v.stamper.stamp(buf, io.offset, generation, rng),
+            None => scramble(buf, io.offset, salt),
+        };
+        self.driver.stage(cmd, start_ns, fill).map(|()| true)
+    }
+
+    /// Reaps and books; false when the driver itself failed.
+    fn reap(&mut self, min: u32) -> bool {
+        let books = &mut self.books;
+        let r = self.driver.reap(min, |f| books.book(f, now_ns()));
+        for (d, &(ios, bytes)) in self.books.totals.iter().enumerate() {
+            self.counters.ios[d].store(ios, Relaxed);
+            self.counters.bytes[d].store(bytes, Relaxed);
+        }
+        r.map_err(|e| self.books.error.get_or_insert(e)).is_ok()
+    }
+
+    /// Waits for every command in flight: the kernel must not write into
+    /// buffers that go away, and acknowledged writes count for verify.
+    fn drain(&mut self) {
+        while self.driver.busy() > 0 {
+            if let Err(e) = self.driver.submit() {
+                self.books.error.get_or_insert(format!("draining: {e}"));
+                return;
+            }
+            if !self.reap(1) {
+                return;
+            }
+        }
+    }
+
+    fn end_fsync(&mut self, targets: u32) {
+        if self.spec.end_fsync && self.books.error.is_none() {
+            self.pump(&mut Flushes { next: 0, targets });
+            self.drain();
+        }
+    }
+
+    fn should_stop(&self, now: u64) -> bool {
+        self.ctrl.stop.load(Relaxed) || self.deadline_ns.is_some_and(|d| now >= d)
+    }
+
+    /// Opens the measured window when the run's ramp is over; checks
+    /// rate_min once a second inside it.
+    fn tick(&mut self, now: u64) {
+        if self.window.is_none() && self.result.runtime_ns == 0 && self.ctrl.measuring.load(Relaxed)
+        {
+            self.start_window(now);
+        }
+        if self.spec.rate_min.iter().any(Option::is_some) {
+            self.check_rate_min(now);
+        }
+    }
+
+    fn start_window(&mut self, now: u64) {
+        self.books.stats = Default::default();
+        self.books.booking = true;
+        self.driver.start_window();
+        self.window = Some(Window {
+            start_ns: now,
+            cpu: ProcessSample::thread(),
+            depth: self.driver.depth_stats(),
+        });
+        self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
+        self.rate_check = Some(RateCheck {
+            at_ns: now,
+            totals: self.books.totals,
+        });
+    }
+
+    fn end_window(&mut self) {
+        let Some(w) = self.window.take() else {
+            self.signal_finished();
+            return;
+        };
+        let end = now_ns();
+        self.books.booking = false;
+        let r = &mut self.result;
+        r.runtime_ns = end.saturating_sub(w.start_ns).max(1);
+        r.cpu = ProcessSample::thread().delta(&w.cpu);
+        r.depth = Some(self.driver.depth_stats().since(&w.depth));
+        r.path = self.driver.path_stats();
+        for s in &mut self.books.stats {
+            s.runtime_ns = r.runtime_ns;
+        }
+        self.signal_finished();
+    }
+
+    fn signal_finished(&mut self) {
+        if let Some(tx) = self.finished.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    fn check_rate_min(&mut self, now: u64) {
+        let Some(rc) = self.rate_check.as_mut() else {
+            return;
+        };
+        let dt = now.saturating_sub(rc.at_ns);
+        if dt < 1_000_000_000 {
+            return;
+        }
+        let secs = dt as f64 / 1e9;
+        for (d, min) in self.spec.rate_min.iter().enumerate() {
+            let wants = if d == 0 {
+                self.spec.rw.reads()
+            } else {
+                self.spec.rw.writes()
+            };
+            let Some(min) = min.filter(|_| wants) else {
+                continue;
+            };
+            let ios = (self.books.totals[d].0 - rc.totals[d].0) as f64 / secs;
+            let bytes = (self.books.totals[d].1 - rc.totals[d].1) as f64 / secs;
+            let (got, want, unit) = match min {
+                RateMin::Iops(m) => (ios, m as f64, "IOPS"),
+                RateMin::Bytes(m) => (bytes, m as f64, "bytes/s"),
+            };
+            if got < want {
+                let dir = if d == 0 { "read" } else { "write" };
+                self.books.error.get_or_insert(format!(
+                    "{dir} rate {got:.0} {unit} over the last {secs:.1} s is below rate_min {want:.0} {unit}"
+                ));
+            }
+        }
+        (rc.at_ns, rc.totals) = (now, self.books.totals);
+    }
+
+    fn finish(mut self) -> ThreadResult {
+        let b = self.books;
+        let r = &mut self.result;
+        [r.read, r.write] = b.stats;
+        r.fsyncs = b.fsyncs;
+        r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
+        if let Some(e) = b.error {
+            r.error = Some(if e.starts_with("job ") {
+                e
+            } else {
+                format!("job {}: {e}", self.spec.name)
+            });
+        }
+        self.result
+    }
+}
+
+/// Sleeps until `until_ns` in steps short enough to notice a stop.
+fn pause_until(until_ns: u64) {
+    let wait = until_ns.saturating_sub(now_ns()).clamp(1_000, 10_000_000);
+    std::thread::sleep(Duration::from_nanos(wait));
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Fsync => "fsync",
+        Op::Fdatasync => "fdatasync",
+    }
+}
+
+/// Makes every written block distinct at the cost of one store per 512
+/// bytes, so deduplicating or compressing devices are not flattered.
+pub(crate) fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
+    let stamp = offset ^ salt.rotate_left(29) ^ 0xA5A5_5A5A_0F0F_F0F0;
+    for (i, sector) in buf.chunks_mut(512).enumerate() {
+        if sector.len() >= 8 {
+            sector[..8].copy_from_slice(&(stamp.wrapping_add(i as u64)).to_le_bytes());
+        }
+    }
+}

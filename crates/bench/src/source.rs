@@ -1,0 +1,234 @@
+//! Where a job thread's commands come from: the workload (generator, size
+//! budget, rate limits, flush policy), the read-back of a verify pass, and
+//! the flushes of end_fsync. The job loop pulls from one of them at a time.
+
+use crate::generator::{IoGen, NextIo, Region};
+use crate::spec::JobSpec;
+use hiops_hal::Op;
+
+/// What a source offers next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// This command, created (fio's start_time) at `start_ns`.
+    Io { io: NextIo, start_ns: u64 },
+    /// Nothing before `until_ns` (rate limit).
+    Wait { until_ns: u64 },
+    /// Nothing more.
+    Done,
+}
+
+pub(crate) trait Source {
+    fn next(&mut self, now: u64) -> Next;
+    /// The job's stop (deadline, Ctrl-C, steady state) ends this source; a
+    /// verify pass after the workload and end_fsync always finish.
+    fn stoppable(&self) -> bool;
+    /// A command that was offered could not be staged (its block is busy):
+    /// offer it again next.
+    fn put_back(&mut self, io: NextIo, start_ns: u64);
+}
+
+/// Paces one direction: the next I/O is due `interval` after the last one
+/// was due, so a late start does not shift the schedule (latency is counted
+/// from the due time: no coordinated omission).
+#[derive(Clone, Copy, Debug)]
+struct Pacer {
+    interval_ns: f64,
+    next_due_ns: f64,
+}
+
+/// The job's own I/O.
+pub(crate) struct Workload {
+    gen: IoGen,
+    /// Bytes to move before the job is done (size-based), or u64::MAX.
+    budget: u64,
+    offered_bytes: u64,
+    pacers: [Option<Pacer>; 2],
+    /// fio's fsync=N / fdatasync=N: (flush, after this many writes).
+    flush: Option<(Op, u64)>,
+    writes_since_flush: u64,
+    last_write_target: u32,
+    /// A command offered and put back (its block was busy).
+    held: Option<(NextIo, u64)>,
+    /// A command generated before its direction's due time.
+    early: Option<NextIo>,
+}
+
+impl Workload {
+    pub(crate) fn new(gen: IoGen, spec: &JobSpec, budget: u64, now: u64) -> Workload {
+        let pacers = spec.rate_iops.map(|r| {
+            r.map(|iops| Pacer {
+                interval_ns: 1e9 / iops,
+                next_due_ns: now as f64,
+            })
+        });
+        let flush = if spec.fsync_every > 0 {
+            Some((Op::Fsync, spec.fsync_every as u64))
+        } else if spec.fdatasync_every > 0 {
+            Some((Op::Fdatasync, spec.fdatasync_every as u64))
+        } else {
+            None
+        };
+        Workload {
+            gen,
+            budget,
+            offered_bytes: 0,
+            pacers,
+            flush,
+            writes_since_flush: 0,
+            last_write_target: 0,
+            held: None,
+            early: None,
+        }
+    }
+
+    /// The flush that is due, if one is.
+    fn due_flush(&mut self, now: u64) -> Option<Next> {
+        let (op, every) = self.flush?;
+        if self.writes_since_flush < every {
+            return None;
+        }
+        self.writes_since_flush = 0;
+        let io = NextIo {
+            op,
+            target: self.last_write_target,
+            offset: 0,
+            len: 0,
+        };
+        Some(Next::Io { io, start_ns: now })
+    }
+}
+
+impl Source for Workload {
+    fn next(&mut self, now: u64) -> Next {
+        if let Some((io, start_ns)) = self.held.take() {
+            return Next::Io { io, start_ns };
+        }
+        if let Some(flush) = self.due_flush(now) {
+            return flush;
+        }
+        if self.offered_bytes >= self.budget {
+            return Next::Done;
+        }
+        let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
+        let mut start_ns = now;
+        if let Some(p) = self.pacers[usize::from(io.op == Op::Write)].as_mut() {
+            if p.next_due_ns > now as f64 {
+                self.early = Some(io);
+                return Next::Wait {
+                    until_ns: p.next_due_ns as u64,
+                };
+            }
+            start_ns = p.next_due_ns as u64;
+            p.next_due_ns += p.interval_ns;
+        }
+        self.offered_bytes += io.len as u64;
+        if io.op == Op::Write && self.flush.is_some() {
+            self.writes_since_flush += 1;
+            self.last_write_target = io.target;
+        }
+        Next::Io { io, start_ns }
+    }
+
+    fn stoppable(&self) -> bool {
+        true
+    }
+
+    fn put_back(&mut self, io: NextIo, start_ns: u64) {
+        assert!(self.held.is_none(), "one command held at a time");
+        self.held = Some((io, start_ns));
+    }
+}
+
+/// Reads back blocks to check their stamps: the blocks this thread wrote
+/// (`written`: each block's acknowledged generation, 0 for none), or every
+/// block of its regions (verify_only).
+pub(crate) struct ReadBack<'a> {
+    regions: &'a [Region],
+    written: Option<&'a [Vec<u64>]>,
+    bs: u32,
+    region: usize,
+    block: u64,
+    stoppable: bool,
+    held: Option<(NextIo, u64)>,
+}
+
+impl<'a> ReadBack<'a> {
+    pub(crate) fn new(regions: &'a [Region], written: Option<&'a [Vec<u64>]>, bs: u32) -> Self {
+        ReadBack {
+            regions,
+            written,
+            bs,
+            region: 0,
+            block: 0,
+            // verify_only is the job itself and honours Ctrl-C; a check
+            // after the workload always finishes.
+            stoppable: written.is_none(),
+            held: None,
+        }
+    }
+}
+
+impl Source for ReadBack<'_> {
+    fn next(&mut self, now: u64) -> Next {
+        if let Some((io, start_ns)) = self.held.take() {
+            return Next::Io { io, start_ns };
+        }
+        while let Some(r) = self.regions.get(self.region) {
+            let blocks = r.len / self.bs as u64;
+            if self.block >= blocks {
+                (self.region, self.block) = (self.region + 1, 0);
+                continue;
+            }
+            let b = self.block;
+            self.block += 1;
+            if self.written.is_none_or(|w| w[self.region][b as usize] > 0) {
+                let io = NextIo {
+                    op: Op::Read,
+                    target: self.region as u32,
+                    offset: r.start + b * self.bs as u64,
+                    len: self.bs,
+                };
+                return Next::Io { io, start_ns: now };
+            }
+        }
+        Next::Done
+    }
+
+    fn stoppable(&self) -> bool {
+        self.stoppable
+    }
+
+    fn put_back(&mut self, io: NextIo, start_ns: u64) {
+        self.held = Some((io, start_ns));
+    }
+}
+
+/// fio's end_fsync: one fsync per target.
+pub(crate) struct Flushes {
+    pub(crate) next: u32,
+    pub(crate) targets: u32,
+}
+
+impl Source for Flushes {
+    fn next(&mut self, now: u64) -> Next {
+        if self.next == self.targets {
+            return Next::Done;
+        }
+        self.next += 1;
+        let io = NextIo {
+            op: Op::Fsync,
+            target: self.next - 1,
+            offset: 0,
+            len: 0,
+        };
+        Next::Io { io, start_ns: now }
+    }
+
+    fn stoppable(&self) -> bool {
+        false
+    }
+
+    fn put_back(&mut self, _: NextIo, _: u64) {
+        unreachable!("flushes touch no block")
+    }
+}
