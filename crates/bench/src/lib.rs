@@ -20,7 +20,7 @@ pub mod generator;
 pub mod result;
 pub mod rng;
 mod run;
-pub mod safety;
+pub use hiops_safety as safety;
 pub mod spec;
 pub mod steady;
 mod sync_worker;
