@@ -27,13 +27,19 @@ impl Signature {
         if self.ambivalent {
             return "several signatures at once (`wipefs --no-act` lists them)".into();
         }
+        let k = &self.kind;
+        let a = if k.starts_with(['a', 'e', 'i', 'o', 'u', 'x']) {
+            "an"
+        } else {
+            "a"
+        };
         let what = match self.usage.as_str() {
-            "partition table" => format!("a {} partition table", self.kind),
-            "raid" => format!("a RAID member ({})", self.kind),
-            "crypto" => format!("an encrypted volume ({})", self.kind),
-            "filesystem" => format!("a {} filesystem", self.kind),
-            "" => format!("a {} signature", self.kind),
-            u => format!("a {} signature ({u})", self.kind),
+            "partition table" => format!("{a} {k} partition table"),
+            "raid" => format!("a RAID member ({k})"),
+            "crypto" => format!("an encrypted volume ({k})"),
+            "filesystem" => format!("{a} {k} filesystem"),
+            "" => format!("{a} {k} signature"),
+            u => format!("{a} {k} signature ({u})"),
         };
         let version = self
             .version
