@@ -21,7 +21,7 @@ pub mod generator;
 mod job;
 pub mod result;
 mod run;
-pub mod safety;
+pub use hiops_safety as safety;
 mod source;
 pub mod spec;
 pub mod steady;

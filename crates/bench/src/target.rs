@@ -119,20 +119,17 @@ fn open_path(
     });
 
     if is_block {
-        let dev = device.clone().ok_or_else(|| {
+        device.as_ref().ok_or_else(|| {
             BenchError::Failed(format!(
                 "{}: no sysfs entry for this block device",
                 path.display()
             ))
         })?;
-        if writes && !safety::is_allowed(path, &dev, &spec.allow_write_devices) {
-            if let Some(why) = safety::write_hazard(path, &dev) {
-                return Err(BenchError::Refused(format!(
-                    "refusing to write {}: {why}; writing would destroy its data. If you are sure, add --allow-write-device={}",
-                    path.display(),
-                    path.display()
-                )));
-            }
+        if writes {
+            // The one gate every writer asks (crates/safety).
+            let grants = safety::Grants::from_list(&spec.allow_write_devices);
+            safety::check_write(path, &grants)
+                .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
         }
     } else {
         // A regular file: create it, or extend a short one, with incompressible data.

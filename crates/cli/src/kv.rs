@@ -50,9 +50,17 @@ pub struct StoreArgs {
     /// Tags (commands in flight) of the shared queue.
     #[arg(long, default_value_t = 128)]
     pub iodepth: u32,
-    /// Use a block device even if it looks like it holds data.
-    #[arg(long)]
-    pub allow_write_device: bool,
+    /// Overwrite the --path block device even though libblkid finds a
+    /// filesystem, partition table or RAID label on it (bare, or naming
+    /// that device). A mounted device is never written.
+    #[arg(
+        long,
+        value_name = "DEVICE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub allow_write_device: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -136,20 +144,44 @@ fn fail(msg: impl Into<String>) -> anyhow::Error {
     anyhow::anyhow!(msg.into())
 }
 
+/// A bad option: `hiops kv` exits 2 for it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadOption(String);
+
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadOption(msg.into()))
+}
+
+/// The exit code of a failed `hiops kv` command: 2 a bad option, 3 refused
+/// by the safety gate, 1 anything else.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<BadOption>().is_some() {
+        2
+    } else if matches!(
+        e.downcast_ref::<hiops_kv::StoreError>(),
+        Some(hiops_kv::StoreError::Refused(_))
+    ) {
+        3
+    } else {
+        1
+    }
+}
+
 impl StoreArgs {
     pub fn config(&self) -> anyhow::Result<StoreConfig> {
         let size =
-            hiops_bench::units::parse_size(&self.size).map_err(|e| fail(format!("--size: {e}")))?;
+            hiops_bench::units::parse_size(&self.size).map_err(|e| bad(format!("--size: {e}")))?;
         let block = hiops_bench::units::parse_size(&self.block_size)
-            .map_err(|e| fail(format!("--block-size: {e}")))?;
+            .map_err(|e| bad(format!("--block-size: {e}")))?;
         let strategy = Strategy::parse(&self.strategy).ok_or_else(|| {
-            fail(format!(
+            bad(format!(
                 "--strategy={}: use pread, completion-thread, per-thread-ring, coop, poll or hybrid",
                 self.strategy
             ))
         })?;
         let engine = EngineKind::parse(&self.ioengine).ok_or_else(|| {
-            fail(format!(
+            bad(format!(
                 "--ioengine={}: use io_uring or libaio",
                 self.ioengine
             ))
@@ -157,14 +189,14 @@ impl StoreArgs {
         let durability = match self.durability.as_str() {
             "sync" => Durability::Sync,
             "buffered" => Durability::Buffered,
-            d => return Err(fail(format!("--durability={d}: use sync or buffered"))),
+            d => return Err(bad(format!("--durability={d}: use sync or buffered"))),
         };
         if !(0.0..100.0).contains(&self.defrag_threshold) {
-            return Err(fail("--defrag-threshold: give a percentage below 100"));
+            return Err(bad("--defrag-threshold: give a percentage below 100"));
         }
+        let allow_write_device = self.device_allowed()?;
         Ok(StoreConfig {
-            block_size: u32::try_from(block)
-                .map_err(|_| fail("--block-size: at most 4 GiB - 1"))?,
+            block_size: u32::try_from(block).map_err(|_| bad("--block-size: at most 4 GiB - 1"))?,
             create_size: size,
             durability,
             defrag_threshold: self.defrag_threshold / 100.0,
@@ -175,15 +207,39 @@ impl StoreArgs {
                 ..PathConfig::default()
             },
             direct: true,
-            allow_write_device: self.allow_write_device,
+            allow_write_device,
         })
+    }
+
+    /// `--allow-write-device`: bare, it names --path; with a value, the
+    /// value must be an existing block device and the one --path names.
+    fn device_allowed(&self) -> anyhow::Result<bool> {
+        let Some(dev) = self.allow_write_device.as_ref() else {
+            return Ok(false);
+        };
+        if dev.as_os_str().is_empty() {
+            return Ok(true);
+        }
+        hiops_bench::safety::check_grant(dev)
+            .map_err(|e| bad(format!("--allow-write-device={}: {e}", dev.display())))?;
+        let same = self
+            .path
+            .as_ref()
+            .is_some_and(|p| std::fs::canonicalize(p).ok() == std::fs::canonicalize(dev).ok());
+        if !same {
+            return Err(bad(format!(
+                "--allow-write-device={} is not the store's --path: name the device the store goes on",
+                dev.display()
+            )));
+        }
+        Ok(true)
     }
 
     pub fn open(&self) -> anyhow::Result<Store> {
         let path = self
             .path
             .as_ref()
-            .ok_or_else(|| fail("give --path FILE_OR_DEVICE for the store"))?;
+            .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
         Ok(Store::open(path, self.config()?)?)
     }
 }
@@ -220,6 +276,12 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    // Every option is checked before the store is opened (or formatted).
+    if a.max_clients == 0 {
+        return Err(bad("--max-clients=0: give at least 1"));
+    }
+    check_bind(&a.bind, a.port)?;
+    a.store.config()?;
     let store = Arc::new(a.store.open()?);
     say_opened(&store, a.store.path.as_ref().unwrap());
     let srv = server::Server::bind(
@@ -246,12 +308,33 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--bind` and `--port` must name an address of this machine's kind
+/// (an IP address or a host name that resolves).
+fn check_bind(bind: &str, port: u16) -> anyhow::Result<()> {
+    use std::net::{IpAddr, ToSocketAddrs};
+    if bind.parse::<IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let numeric = bind.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let resolves = !numeric
+        && (bind, port)
+            .to_socket_addrs()
+            .is_ok_and(|mut a| a.next().is_some());
+    if resolves {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "--bind={bind}: not an IP address or a host name that resolves; use e.g. 127.0.0.1, 0.0.0.0 or ::"
+        )))
+    }
+}
+
 fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
     t.as_ref()
         .map(|t| {
             hiops_bench::units::parse_duration_ns(t)
                 .map(Duration::from_nanos)
-                .map_err(|e| fail(format!("--time: {e}")))
+                .map_err(|e| bad(format!("--time: {e}")))
         })
         .transpose()
 }
@@ -270,12 +353,19 @@ fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) + Sync {
 
 fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     let workload = Workload::core(a.workload)
-        .ok_or_else(|| fail(format!("--workload={}: use A, B, C, D, E or F", a.workload)))?;
+        .ok_or_else(|| bad(format!("--workload={}: use A, B, C, D, E or F", a.workload)))?;
     let json = match a.output_format.as_str() {
         "text" => false,
         "json" => true,
-        f => return Err(fail(format!("--output-format={f}: use text or json"))),
+        f => return Err(bad(format!("--output-format={f}: use text or json"))),
     };
+    parse_time(&a.time)?;
+    if a.clients == 0 {
+        return Err(bad("--clients=0: give at least 1"));
+    }
+    if a.server.is_none() {
+        a.store.config()?;
+    }
     let (target, store) = match &a.server {
         Some(addr) => (Target::Tcp(addr.clone()), None),
         None => {
@@ -346,7 +436,9 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
     for c in &clients {
         c.parse::<usize>()
-            .map_err(|_| fail(format!("--clients: '{c}' is not a number")))?;
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| bad(format!("--clients: '{c}' is not a number above 0")))?;
     }
     let strategies: Vec<String> = a
         .strategies
@@ -354,14 +446,15 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         .map(|s| s.trim().to_string())
         .collect();
     for s in &strategies {
-        Strategy::parse(s).ok_or_else(|| fail(format!("--strategies: unknown strategy '{s}'")))?;
+        Strategy::parse(s).ok_or_else(|| bad(format!("--strategies: unknown strategy '{s}'")))?;
     }
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
     let path = a
         .store
         .path
         .clone()
-        .ok_or_else(|| fail("give --path FILE_OR_DEVICE for the store"))?;
+        .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
+    a.store.config()?;
     // The store's shape is part of the sweep: a different one is refused
     // on resume like any other change.
     let def = SweepDef {

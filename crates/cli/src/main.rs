@@ -30,7 +30,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("hiops kv: {e}");
-                    ExitCode::from(EXIT_FAILED)
+                    ExitCode::from(kv::exit_code(&e))
                 }
             };
         }
@@ -59,13 +59,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn suite_exit(who: &str, r: Result<suites::Ended, String>) -> ExitCode {
+fn suite_exit(who: &str, r: Result<suites::Ended, suites::Failure>) -> ExitCode {
     match r {
         Ok(suites::Ended::Done) => ExitCode::SUCCESS,
         Ok(suites::Ended::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
         Err(e) => {
             eprintln!("{who}: {e}");
-            ExitCode::from(EXIT_FAILED)
+            ExitCode::from(match e {
+                suites::Failure::Usage(_) => EXIT_USAGE,
+                suites::Failure::Refused(_) => EXIT_REFUSED,
+                suites::Failure::Failed(_) => EXIT_FAILED,
+            })
         }
     }
 }

@@ -58,6 +58,62 @@ pub enum Ended {
     Interrupted,
 }
 
+/// Why a command failed, for its exit code: 2 a bad option, 3 refused by
+/// the safety gate, 1 the run failed.
+#[derive(Debug)]
+pub enum Failure {
+    Usage(String),
+    Refused(String),
+    Failed(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(m) | Failure::Refused(m) | Failure::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Failed(m)
+    }
+}
+
+fn usage(m: impl Into<String>) -> Failure {
+    Failure::Usage(m.into())
+}
+
+/// Reads every point's options as `hiops run` would and asks the safety
+/// gate about every block device a point writes, before anything is made:
+/// a typo fails now, not at point 7, and a refusal writes nothing.
+fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), Failure> {
+    for def in defs {
+        for key in def.points().iter().filter(|k| k.round == 0) {
+            let plan = hiops_fio::plan_args(&def.args_for(key), false)
+                .map_err(|e| usage(format!("point {}: {e}", def.label(&key.values))))?;
+            gate(&plan)?;
+        }
+    }
+    Ok(())
+}
+
+/// The safety gate (crates/safety) for every target a plan's jobs write.
+fn gate(plan: &hiops_fio::FioPlan) -> Result<(), Failure> {
+    use hiops_bench::safety::{check_write, Grants};
+    for job in plan.jobs.iter().filter(|j| j.rw.writes() && !j.verify_only) {
+        let hiops_bench::TargetSpec::Paths(paths) = &job.targets else {
+            continue;
+        };
+        let grants = Grants::from_list(&job.allow_write_devices);
+        for p in paths {
+            check_write(p, &grants).map_err(|r| Failure::Refused(r.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn command_line() -> String {
     std::env::args()
         .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
@@ -65,21 +121,22 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-pub fn sweep(a: SweepArgs) -> Result<Ended, String> {
+pub fn sweep(a: SweepArgs) -> Result<Ended, Failure> {
     let params = a
         .over
         .iter()
         .map(|p| Param::parse(p))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::Usage)?;
     for p in &params {
         if !matches!(
             hiops_fio::options::lookup(&p.name),
             hiops_fio::options::Lookup::Known(_)
         ) {
-            return Err(format!(
+            return Err(usage(format!(
                 "--over {}: '{}' is not a `hiops run` option (see hiops run --help)",
                 p.name, p.name
-            ));
+            )));
         }
     }
     // Check the options once before any point runs: a typo fails now, not
@@ -99,10 +156,7 @@ pub fn sweep(a: SweepArgs) -> Result<Ended, String> {
         params,
         rounds: a.rounds.max(1),
     };
-    for key in def.points().iter().filter(|k| k.round == 0) {
-        hiops_fio::plan_args(&def.args_for(key), false)
-            .map_err(|e| format!("point {}: {e}", def.label(&key.values)))?;
-    }
+    check_points([&def])?;
     let mut dir = SweepDir::open(&a.dir, def, a.restart)?;
     SuiteInfo {
         kind: "sweep".into(),
@@ -180,16 +234,24 @@ fn duration(s: f64) -> String {
     }
 }
 
-pub fn report(a: ReportArgs) -> Result<Ended, String> {
+pub fn report(a: ReportArgs) -> Result<Ended, Failure> {
+    if !a.dir.join("suite.json").is_file() {
+        return Err(usage(format!(
+            "{} is not a hiops report directory (no suite.json): give a directory made by hiops sweep, experiment, iozone, characterize or kv fig10",
+            a.dir.display()
+        )));
+    }
     let html = hiops_suite::write_report(&a.dir)?;
     println!("{}", html.display());
     Ok(Ended::Done)
 }
 
-pub fn compare(a: CompareArgs) -> Result<Ended, String> {
-    let ea = hiops_suite::compare::entries(&a.a)?;
-    let eb = hiops_suite::compare::entries(&a.b)?;
-    let t = hiops_suite::compare::compare(&ea, &eb)?;
+pub fn compare(a: CompareArgs) -> Result<Ended, Failure> {
+    // Both arguments are inputs: what cannot be read or compared is a bad
+    // argument.
+    let ea = hiops_suite::compare::entries(&a.a).map_err(Failure::Usage)?;
+    let eb = hiops_suite::compare::entries(&a.b).map_err(Failure::Usage)?;
+    let t = hiops_suite::compare::compare(&ea, &eb).map_err(Failure::Usage)?;
     println!("A: {}\nB: {}\n", show(&a.a), show(&a.b));
     print!("{}", hiops_suite::compare::text(&t));
     Ok(Ended::Done)
@@ -244,16 +306,15 @@ pub struct HiopsArgs {
     pub no_progress: bool,
 }
 
-pub fn experiment(cmd: ExperimentCommand) -> Result<Ended, String> {
+pub fn experiment(cmd: ExperimentCommand) -> Result<Ended, Failure> {
     match cmd {
         ExperimentCommand::Hiops(a) => experiment_hiops(a),
     }
 }
 
-fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
+fn experiment_hiops(a: HiopsArgs) -> Result<Ended, Failure> {
     use hiops_suite::devices::RamDevice;
     use hiops_suite::hiops_paper::{Plan, Target};
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
     let mut targets = Vec::new();
     for t in &a.targets {
         let (label, path) = match t.split_once('=') {
@@ -281,9 +342,21 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, String> {
             min_bs: 0,
         });
     }
+    let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())
+        .map_err(|e| usage(format!("--size={}: {e}", a.size)))?;
+    // Every option is checked before the directory or a device is made.
+    let check = Plan::new(
+        targets.clone(),
+        a.quick,
+        &a.runtime,
+        &a.ramp,
+        &a.size,
+        a.rounds.max(1),
+    );
+    check_points(check.sweeps().iter().map(|(_, d)| d))?;
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
     // Devices live until the end of the experiment (dropped last).
     let mut devices = Vec::new();
-    let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())?;
     let mut add = |label: &str, made: Result<RamDevice, String>| match made {
         Ok(d) => {
             let min_bs = logical_block_size(&d.path);
@@ -377,9 +450,15 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub buffered: bool,
     /// Let write tests run on existing files and devices named as targets
-    /// (their data is overwritten).
+    /// (their data is overwritten). A device that carries a filesystem,
+    /// partition table or RAID label also needs --allow-write-device; a
+    /// mounted one is never written.
     #[arg(long)]
     pub allow_write: bool,
+    /// A target device to write even though libblkid finds a signature on
+    /// it (with --allow-write; repeatable; must be one of the targets).
+    #[arg(long = "allow-write-device", value_name = "DEVICE")]
+    pub allow_write_devices: Vec<PathBuf>,
     /// SNIA-style: fill each writable target twice first, run every test
     /// to steady state (up to --runtime, 60 s unless given).
     #[arg(long)]
@@ -427,19 +506,25 @@ struct Resolved {
     block: bool,
 }
 
-/// Reads `[LABEL=]PATH` targets (default: a file in `dir`). A directory
-/// gets a file of ours named `{prefix}-{label}.dat`.
-fn resolve_targets(raw: &[String], dir: &Path, prefix: &str) -> Result<Vec<Resolved>, String> {
+/// Reads `[LABEL=]PATH` targets (default: a file in `dir`, which need not
+/// exist yet). A directory gets a file of ours named `{prefix}-{label}.dat`.
+fn resolve_targets(raw: &[String], dir: &Path, prefix: &str) -> Result<Vec<Resolved>, Failure> {
     use std::os::unix::fs::FileTypeExt;
-    let default = [format!("disk={}", dir.display())];
-    let raw = if raw.is_empty() { &default[..] } else { raw };
+    if raw.is_empty() {
+        return Ok(vec![Resolved {
+            label: "disk".into(),
+            path: dir.join(format!("{prefix}-disk.dat")).display().to_string(),
+            made: true,
+            block: false,
+        }]);
+    }
     let mut out: Vec<Resolved> = Vec::new();
     for t in raw {
         let (label, path) = label_and_path(t);
         if out.iter().any(|x| x.label == label) {
-            return Err(format!(
+            return Err(usage(format!(
                 "two targets are labelled '{label}': name them, LABEL=PATH"
-            ));
+            )));
         }
         let p = Path::new(&path);
         let meta = std::fs::metadata(p).ok();
@@ -520,32 +605,27 @@ fn remove_made(targets: &[Resolved], ended: &Ended) {
     }
 }
 
-pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
-    use hiops_suite::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
-    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
-    let targets: Vec<IozoneTarget> = resolved
-        .iter()
-        .map(|r| IozoneTarget {
-            label: r.label.clone(),
-            path: r.path.clone(),
-            writes: r.made || a.allow_write,
-        })
-        .collect();
+/// Prices and capacities from --devices, --price and --capacity.
+fn iozone_costs(
+    a: &IozoneArgs,
+    labels: &[&str],
+) -> Result<Vec<hiops_suite::iozone::DeviceCost>, Failure> {
+    use hiops_suite::iozone::{parse_devices, DeviceCost};
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
-            &std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?,
-        )?,
+            &std::fs::read_to_string(f).map_err(|e| usage(format!("{}: {e}", f.display())))?,
+        )
+        .map_err(Failure::Usage)?,
         None => Vec::new(),
     };
     for p in &a.prices {
         let (l, v) = p
             .split_once('=')
-            .ok_or_else(|| format!("--price {p}: give LABEL=USD"))?;
+            .ok_or_else(|| usage(format!("--price {p}: give LABEL=USD")))?;
         let price: f64 = v
             .trim_start_matches('$')
             .parse()
-            .map_err(|_| format!("--price {p}: '{v}' is not a number"))?;
+            .map_err(|_| usage(format!("--price {p}: '{v}' is not a number")))?;
         match costs.iter_mut().find(|c| c.label == l) {
             Some(c) => c.price = price,
             None => costs.push(DeviceCost {
@@ -558,33 +638,114 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
     for c in &a.capacities {
         let (l, v) = c
             .split_once('=')
-            .ok_or_else(|| format!("--capacity {c}: give LABEL=SIZE"))?;
+            .ok_or_else(|| usage(format!("--capacity {c}: give LABEL=SIZE")))?;
         let bytes =
-            hiops_bench::units::parse_size(v).map_err(|e| format!("--capacity {c}: {e}"))?;
+            hiops_bench::units::parse_size(v).map_err(|e| usage(format!("--capacity {c}: {e}")))?;
         let d = costs
             .iter_mut()
             .find(|d| d.label == l)
-            .ok_or_else(|| format!("--capacity {c}: no --price for '{l}'"))?;
+            .ok_or_else(|| usage(format!("--capacity {c}: no --price for '{l}'")))?;
         d.capacity = Some(bytes);
     }
-    for c in &costs {
-        if !targets.iter().any(|t| t.label == c.label) {
-            return Err(format!(
-                "a price is given for '{}' but no target has that label (targets: {})",
-                c.label,
-                targets
-                    .iter()
-                    .map(|t| t.label.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+    if let Some(c) = costs.iter().find(|c| !labels.contains(&c.label.as_str())) {
+        return Err(usage(format!(
+            "a price is given for '{}' but no target has that label (targets: {})",
+            c.label,
+            labels.join(", ")
+        )));
     }
+    Ok(costs)
+}
+
+/// Which targets `--allow-write-device` names; each value must be an
+/// existing block device among the targets.
+fn devices_allowed(a: &IozoneArgs, resolved: &[Resolved]) -> Result<Vec<bool>, Failure> {
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let mut allowed = vec![false; resolved.len()];
+    for dev in &a.allow_write_devices {
+        hiops_bench::safety::check_grant(dev)
+            .map_err(|e| usage(format!("--allow-write-device={}: {e}", dev.display())))?;
+        let i = resolved
+            .iter()
+            .position(|r| r.block && real(Path::new(&r.path)) == real(dev))
+            .ok_or_else(|| {
+                usage(format!(
+                    "--allow-write-device={} is not one of the targets: name a target device",
+                    dev.display()
+                ))
+            })?;
+        if !a.allow_write {
+            return Err(usage(format!(
+                "--allow-write-device={} needs --allow-write (which lets write tests run on existing targets)",
+                dev.display()
+            )));
+        }
+        allowed[i] = true;
+    }
+    Ok(allowed)
+}
+
+pub fn iozone(a: IozoneArgs) -> Result<Ended, Failure> {
+    use hiops_suite::iozone::{IozoneTarget, Plan};
+    // Every option is checked, and the safety gate asked, before --dir or
+    // a file is made.
+    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
+    let allowed = devices_allowed(&a, &resolved)?;
+    let targets: Vec<IozoneTarget> = resolved
+        .iter()
+        .zip(&allowed)
+        .map(|(r, &device_allowed)| IozoneTarget {
+            label: r.label.clone(),
+            path: r.path.clone(),
+            writes: r.made || a.allow_write,
+            device_allowed,
+        })
+        .collect();
+    let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+    let costs = iozone_costs(&a, &labels)?;
     let runtime = if a.precondition && a.runtime == "5" {
         "60".to_string()
     } else {
         a.runtime.clone()
     };
+    let plan = Plan {
+        targets,
+        sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
+        threads: a.threads.max(1),
+        base: iozone_base(&a, &runtime),
+        rounds: a.rounds.max(1),
+        costs,
+        precondition: a.precondition,
+    };
+    for s in &plan.sizes {
+        hiops_bench::units::parse_size(s).map_err(|e| usage(format!("--sizes: {e}")))?;
+    }
+    check_points(plan.sweeps().iter().map(|(_, d)| d))?;
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    iozone_info(&a, &plan, &runtime).save(&a.dir)?;
+    let targets = plan.targets.clone();
+    let ended = run_suite(
+        &a.dir,
+        plan.sweeps(),
+        a.restart,
+        !a.no_progress,
+        "hiops iozone",
+        false,
+        |i, dir| {
+            let t = &targets[i];
+            eprintln!("hiops iozone: target {}: {} ({})", i + 1, t.label, t.path);
+            if a.precondition && t.writes && dir.points.is_empty() {
+                precondition(t, &a.size)?;
+            }
+            Ok(())
+        },
+    )?;
+    remove_made(&resolved, &ended);
+    Ok(ended)
+}
+
+/// The options every IOZone point shares.
+fn iozone_base(a: &IozoneArgs, runtime: &str) -> Vec<String> {
     let mut base = vec![
         format!("--size={}", a.size),
         format!("--runtime={runtime}"),
@@ -598,18 +759,10 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
         base.push("--ss=iops:20%".into());
         base.push("--ss_dur=5".into());
     }
-    let plan = Plan {
-        targets,
-        sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
-        threads: a.threads.max(1),
-        base,
-        rounds: a.rounds.max(1),
-        costs,
-        precondition: a.precondition,
-    };
-    for s in &plan.sizes {
-        hiops_bench::units::parse_size(s).map_err(|e| format!("--sizes: {e}"))?;
-    }
+    base
+}
+
+fn iozone_info(a: &IozoneArgs, plan: &hiops_suite::iozone::Plan, runtime: &str) -> SuiteInfo {
     SuiteInfo {
         kind: "iozone".into(),
         title: "IOZone grid".into(),
@@ -633,28 +786,8 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, String> {
                 if a.buffered { "buffered" } else { "O_DIRECT" }
             ),
         ],
-        extra: serde_json::to_value(&plan).expect("plans serialise"),
+        extra: serde_json::to_value(plan).expect("plans serialise"),
     }
-    .save(&a.dir)?;
-    let targets = plan.targets.clone();
-    let ended = run_suite(
-        &a.dir,
-        plan.sweeps(),
-        a.restart,
-        !a.no_progress,
-        "hiops iozone",
-        false,
-        |i, dir| {
-            let t = &targets[i];
-            eprintln!("hiops iozone: target {}: {} ({})", i + 1, t.label, t.path);
-            if a.precondition && t.writes && dir.points.is_empty() {
-                precondition(t, &a.size)?;
-            }
-            Ok(())
-        },
-    )?;
-    remove_made(&resolved, &ended);
-    Ok(ended)
 }
 
 /// Writes the whole region twice, sequentially, before write tests.
@@ -675,7 +808,7 @@ fn precondition(t: &hiops_suite::iozone::IozoneTarget, size: &str) -> Result<(),
         "--ioengine=io_uring".into(),
         "--iodepth=16".into(),
     ];
-    if t.path.starts_with("/dev/") {
+    if t.device_allowed {
         args.push(format!("--allow-write-device={}", t.path));
     }
     let started = std::time::Instant::now();
@@ -728,20 +861,20 @@ pub struct CharacterizeArgs {
     pub no_progress: bool,
 }
 
-pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
+pub fn characterize(a: CharacterizeArgs) -> Result<Ended, Failure> {
     use hiops_suite::characterize::{CharTarget, Plan};
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
     // An existing file shorter than --size would be extended (written):
     // characterize never writes to what it did not make.
-    let size = hiops_bench::units::parse_size(&a.size).map_err(|e| format!("--size: {e}"))?;
+    let size =
+        hiops_bench::units::parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
     for r in resolved.iter().filter(|r| !r.made && !r.block) {
         let len = std::fs::metadata(&r.path).map(|m| m.len()).unwrap_or(0);
         if len < size {
-            return Err(format!(
+            return Err(usage(format!(
                 "{} is {len} bytes, smaller than --size={}: give --size={len} or less (characterize never writes to an existing file)",
                 r.path, a.size
-            ));
+            )));
         }
     }
     let targets: Vec<CharTarget> = resolved
@@ -762,6 +895,9 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, String> {
         "--time_based=1".into(),
     ];
     let plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
+    // Every option is checked before --dir or a file is made.
+    check_points(plan.sweeps().iter().map(|(_, d)| d))?;
+    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
     SuiteInfo {
         kind: "characterize".into(),
         title: "Platform characterization".into(),

@@ -394,8 +394,13 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("nonvectored", [], flag, "Accepted: hiops' io_uring always uses non-vectored reads and writes.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("defer_taskrun", [], value, "io_uring SINGLE_ISSUER+DEFER_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.defer_taskrun = Some(feature(v)?); Ok(()) }),
     opt!("coop_taskrun", [], value, "io_uring COOP_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.coop_taskrun = Some(feature(v)?); Ok(()) }),
-    opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices even though they look in use.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
-    opt!("allow-write-device", ["allow_write_device"], value, "Write to this block device even though it looks in use (hiops; repeatable).", |d, v| { d.allow_write_devices.push(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
+    opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it (hiops; repeatable; must name an existing block device).", |d, v| {
+        let dev = PathBuf::from(need(v)?);
+        hiops_bench::safety::check_grant(&dev)?;
+        d.allow_write_devices.push(dev);
+        Ok(())
+    }),
     opt!("fill_device", ["fill_fs"], flag, "Size the job to the free space of the file's filesystem (or the whole device).", |d, v| { d.fill_device = value::boolean(v)?; Ok(()) }),
     opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
         let mut list = Vec::new();

@@ -6,9 +6,11 @@
 
 use crate::jobfile::{RawOption, Section};
 use crate::options::{lookup, Draft, Lookup};
+use hiops_bench::safety::Grants;
 use hiops_bench::spec::{Amount, JobMeta};
 use hiops_bench::{JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
 use hiops_hal::EngineKind;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Which defaults a job starts from.
@@ -33,8 +35,14 @@ pub struct FioPlan {
     pub global_options: Vec<(String, String)>,
     /// Options skipped under --ignore-unsupported, one line each.
     pub ignored: Vec<String>,
-    /// A temporary directory made for the embedded job's file (remove after).
+    /// No longer made (always `None`): the embedded job's file is unlinked
+    /// as soon as it is created (see `temp_files`). Kept for callers that
+    /// still remove it.
     pub temp_dir: Option<PathBuf>,
+    /// The embedded job's files, created and unlinked at once: jobs reach
+    /// them through `/proc/self/fd/N`, which stays valid while the plan
+    /// lives, and nothing is left behind whatever ends the process.
+    pub temp_files: Vec<File>,
 }
 
 /// One unit of input: a job file's sections, or the command line's.
@@ -53,6 +61,7 @@ pub fn plan(
     let mut phase = 0u32;
     let mut group = 0u32;
     let mut any_job = false;
+    let mut temp_jobs = Vec::new();
     for (si, source) in sources.iter().enumerate() {
         if si > 0 && any_job {
             phase += 1;
@@ -98,7 +107,7 @@ pub fn plan(
             let description = draft.description.take();
             let percentiles = draft.percentile_list.take();
             let group_reporting = draft.group_reporting;
-            let (mut spec, temp) =
+            let (mut spec, own_temp) =
                 draft
                     .into_spec(defaults)
                     .map_err(|e| match (&section.origin.file, defaults) {
@@ -125,8 +134,8 @@ pub fn plan(
                 percentiles,
                 ignored: ignored_here,
             };
-            if temp.is_some() {
-                out.temp_dir = temp;
+            if own_temp {
+                temp_jobs.push(out.jobs.len());
             }
             out.jobs.push(spec);
             out.phases.push(phase);
@@ -145,7 +154,58 @@ pub fn plan(
     if out.jobs.is_empty() {
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
+    make_temp_targets(&mut out, &temp_jobs)?;
     Ok(out)
+}
+
+/// Creates `path`, or `{path}.N` for the first N not taken (a file an older
+/// hiops left keeps its name).
+fn create_unique(path: &Path) -> Result<(File, PathBuf), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut n = 0u32;
+    loop {
+        let mut name = path.as_os_str().to_owned();
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        let name = PathBuf::from(name);
+        let made = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&name);
+        match made {
+            Ok(f) => return Ok((f, name)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => {
+                return Err(format!(
+                    "cannot create {}: {e}; set TMPDIR or directory= to a writable place",
+                    name.display()
+                ))
+            }
+        }
+    }
+}
+
+/// Creates the embedded jobs' files (every option has checked by now) and
+/// unlinks each at once; the job opens it again through `/proc/self/fd/N`
+/// (O_DIRECT included), so nothing is left in $TMPDIR even after SIGKILL.
+fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    for &j in jobs {
+        let TargetSpec::Paths(paths) = &mut out.jobs[j].targets else {
+            continue;
+        };
+        for path in paths.iter_mut() {
+            let (file, name) = create_unique(path)?;
+            std::fs::remove_file(&name)
+                .map_err(|e| format!("cannot unlink {} once open: {e}", name.display()))?;
+            *path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+            out.temp_files.push(file);
+        }
+    }
+    Ok(())
 }
 
 fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Result<(), String> {
@@ -181,9 +241,9 @@ fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Res
 }
 
 impl Draft {
-    /// Combines the options into a checked job. Returns the temporary
-    /// directory made for the embedded job's file, if any.
-    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, Option<PathBuf>), String> {
+    /// Combines the options into a checked job, and whether its target is
+    /// a temporary file of hiops' own (made once the whole plan checks).
+    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), String> {
         let fio = defaults == Defaults::Fio;
         let engine = match self.ioengine {
             Some(e) => e,
@@ -230,7 +290,7 @@ impl Draft {
         spec.block_align = self.blockalign;
 
         // Targets and sizes.
-        let mut temp_dir = None;
+        let mut own_file = false;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = match self.size {
             Some(Amount::Bytes(b)) => Some(b),
@@ -274,26 +334,20 @@ impl Draft {
             spec.files_per_clone = Some(nrfiles);
             spec.targets = TargetSpec::Paths(files);
         } else {
-            let dir = match &self.directory {
-                Some(d) => d.clone(),
+            let file = format!("{}.0.0", self.name.as_deref().unwrap_or("hiops"));
+            // Without a directory, a file of our own in $TMPDIR: its name
+            // here is a placeholder until the plan is complete (see
+            // `make_temp_targets`), so a bad option leaves nothing behind.
+            let target = match &self.directory {
+                Some(d) => d.join(file),
                 None => {
-                    let d = std::env::temp_dir().join(format!("hiops-{}", std::process::id()));
-                    std::fs::create_dir_all(&d).map_err(|e| {
-                        format!(
-                            "cannot create {}: {e}; set TMPDIR or directory= to a writable place",
-                            d.display()
-                        )
-                    })?;
-                    temp_dir = Some(d.clone());
-                    d
+                    own_file = true;
+                    std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()))
                 }
             };
-            spec.targets = TargetSpec::Paths(vec![
-                dir.join(format!("{}.0.0", self.name.as_deref().unwrap_or("hiops")))
-            ]);
+            spec.targets = TargetSpec::Paths(vec![target]);
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
         }
-        let own_file = temp_dir.is_some();
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {
@@ -452,8 +506,11 @@ impl Draft {
         }
         spec.allow_write_devices = self.allow_write_devices.clone();
         if self.allow_mounted_write {
+            // The safety gate lifts "in use" only where --allow-write-device
+            // names the device too.
             if let TargetSpec::Paths(p) = &spec.targets {
-                spec.allow_write_devices.extend(p.iter().cloned());
+                spec.allow_write_devices
+                    .extend(p.iter().map(|p| Grants::mounted_entry(p)));
             }
         }
         if let Some(strategy) = self.strategy {
@@ -495,7 +552,7 @@ impl Draft {
         {
             return Err("give size or runtime".into());
         }
-        Ok((spec, temp_dir))
+        Ok((spec, own_file))
     }
 }
 

@@ -287,9 +287,12 @@ fn engine_names_percentiles_and_filling() {
     let f = job(&p, "filler");
     let size = f.size.unwrap();
     assert!(size > 0 && size.is_multiple_of(4096));
+    // allow_mounted_write names the job's files to the safety gate.
     assert!(f
         .allow_write_devices
-        .contains(&PathBuf::from("/tmp/hiops-corpus-engines")));
+        .contains(&hiops_bench::safety::Grants::mounted_entry(&PathBuf::from(
+            "/tmp/hiops-corpus-engines"
+        ))));
 }
 
 #[test]

@@ -83,6 +83,9 @@ pub enum StoreError {
     Io(#[from] io::Error),
     #[error("{path}: {why}")]
     Open { path: PathBuf, why: String },
+    /// The safety gate refused the device.
+    #[error("{0}")]
+    Refused(#[from] hiops_safety::Refusal),
     #[error("the store is full: {live} live bytes in {blocks} blocks of {block_size} bytes; delete keys or use a larger file (--size)")]
     Full {
         live: u64,
@@ -257,28 +260,37 @@ fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
     }
 }
 
+/// The safety gate (crates/safety) for a device, which may hold a store of
+/// ours already: our own superblock is not a hazard, but being in use is.
+fn check_device(path: &Path, cfg: &StoreConfig) -> Result<(), StoreError> {
+    let grants = if cfg.allow_write_device {
+        hiops_safety::Grants::device(path)
+    } else {
+        hiops_safety::Grants::default()
+    };
+    match hiops_safety::check_write(path, &grants) {
+        Ok(()) => Ok(()),
+        Err(hiops_safety::Refusal::Signature { .. }) if holds_our_store(path) => Ok(()),
+        Err(refusal) => Err(StoreError::Refused(refusal)),
+    }
+}
+
+/// Whether the device starts with this store's superblock magic.
+fn holds_our_store(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| magic == *format::SUPER_MAGIC)
+}
+
 /// Opens the target file or device, creating a file of `cfg.create_size`.
 fn open_target(path: &Path, cfg: &StoreConfig) -> Result<(File, u64, bool), StoreError> {
     let meta = std::fs::metadata(path).ok();
     let is_device = meta
         .as_ref()
         .is_some_and(|m| m.file_type().is_block_device());
-    if is_device && !cfg.allow_write_device {
-        if let Some(dev) = hiops_hal::device::BlockDev::of_path(path) {
-            if let Some(why) = hiops_bench::safety::write_hazard(path, &dev) {
-                // Our own superblock is not a hazard (read its magic only).
-                let mut magic = [0u8; 8];
-                let ours = File::open(path)
-                    .and_then(|mut f| io::Read::read_exact(&mut f, &mut magic))
-                    .is_ok_and(|()| magic == *format::SUPER_MAGIC);
-                if !ours {
-                    return Err(open_error(
-                        path,
-                        format!("{why}; the store would overwrite it. Give --allow-write-device to use it anyway"),
-                    ));
-                }
-            }
-        }
+    if is_device {
+        check_device(path, cfg)?;
     }
     let create = meta.is_none();
     let open = |direct: bool| {

@@ -127,7 +127,7 @@ fn job_options(job: &JobResult) -> Value {
         "filename",
         job.targets
             .iter()
-            .map(|t| t.name.clone())
+            .map(|t| crate::text::target_name(&t.name).0)
             .collect::<Vec<_>>()
             .join(":"),
     );

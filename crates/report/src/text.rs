@@ -139,7 +139,13 @@ pub fn summary(r: &RunResult) -> String {
                 .as_deref()
                 .map(|d| format!(" on {d}"))
                 .unwrap_or_default();
-            let made = if t.created {
+            let (name, unlinked) = target_name(&t.name);
+            let made = if unlinked {
+                format!(
+                    ", a temporary file unlinked at open, laid out in {:.1} s",
+                    t.layout_s
+                )
+            } else if t.created {
                 format!(", created and laid out in {:.1} s", t.layout_s)
             } else {
                 String::new()
@@ -147,7 +153,7 @@ pub fn summary(r: &RunResult) -> String {
             let _ = writeln!(
                 out,
                 "  target: {} ({:?}{dev}, {}{made})",
-                t.name,
+                name,
                 t.kind,
                 format_bytes(t.len as f64)
             );
@@ -384,4 +390,20 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// A target's name as the user knows it. hiops' own temporary file is
+/// unlinked as soon as it is open and reached through `/proc/self/fd/N`:
+/// show the name it was created under, and say so (`true`).
+pub fn target_name(name: &str) -> (String, bool) {
+    if !name.starts_with("/proc/self/fd/") {
+        return (name.to_string(), false);
+    }
+    match std::fs::read_link(name) {
+        Ok(p) => {
+            let p = p.to_string_lossy();
+            (p.strip_suffix(" (deleted)").unwrap_or(&p).to_string(), true)
+        }
+        Err(_) => (name.to_string(), true),
+    }
 }

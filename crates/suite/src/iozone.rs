@@ -47,9 +47,13 @@ pub struct IozoneTarget {
     pub label: String,
     /// The file or device the tests use.
     pub path: String,
-    /// Write tests run only on files hiops created or devices the user
-    /// allowed; otherwise the grid has reads only.
+    /// Write tests run only on files hiops created or targets the user
+    /// allowed (`--allow-write`); otherwise the grid has reads only.
     pub writes: bool,
+    /// The user named this device with `--allow-write-device`: written
+    /// even though libblkid finds a signature on it (never while mounted).
+    #[serde(default)]
+    pub device_allowed: bool,
 }
 
 /// Price and capacity of a device, and optionally its datasheet figures.
@@ -143,7 +147,7 @@ impl Plan {
                 let mut base = self.base.clone();
                 base.push(format!("--filename={}", t.path));
                 base.push(format!("--numjobs={}", self.threads));
-                if t.writes && t.path.starts_with("/dev/") {
+                if t.writes && t.device_allowed {
                     base.push(format!("--allow-write-device={}", t.path));
                 }
                 (
@@ -452,11 +456,13 @@ mod tests {
                     label: "ssd".into(),
                     path: "/tmp/a".into(),
                     writes: true,
+                    device_allowed: false,
                 },
                 IozoneTarget {
                     label: "hdd".into(),
                     path: "/dev/sdz".into(),
                     writes: false,
+                    device_allowed: false,
                 },
             ],
             sizes: vec!["4k".into(), "64k".into()],
@@ -557,6 +563,14 @@ mod tests {
             .any(|a| a.starts_with("--allow-write-device")));
         let mut p = p;
         p.targets[1].writes = true;
+        // --allow-write alone writes a device only where the gate finds
+        // nothing on it; --allow-write-device names it past the gate.
+        assert!(!p.sweeps()[1]
+            .1
+            .base
+            .iter()
+            .any(|a| a.starts_with("--allow-write-device")));
+        p.targets[1].device_allowed = true;
         assert!(p.sweeps()[1]
             .1
             .base

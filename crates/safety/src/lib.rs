@@ -1,0 +1,209 @@
+//! # hiops-safety: the one gate before hiops writes a block device
+//!
+//! Reading a device is harmless; writing one destroys what it holds. Every
+//! writer in hiops (`run`, `sweep`, `iozone`, `characterize`, `experiment`,
+//! the key-value store) asks [`check_write`] before its first write. A block
+//! device is refused when
+//!
+//! - it, or a partition of it, is in use: mounted, swap, or held by md,
+//!   device-mapper or LVM. Only `allow_mounted_write` together with
+//!   `--allow-write-device` naming the device lifts this;
+//! - libblkid's low-level probe (the one `blkid -p` and `wipefs` use) finds a
+//!   superblock, partition table or RAID label anywhere on it, or the kernel
+//!   knows partitions on it, unless `--allow-write-device` names it.
+//!
+//! Regular files are not gated. A refusal names what was found and where,
+//! and ends with what to do.
+//!
+//! ```no_run
+//! use hiops_safety::{check_write, Grants};
+//! match check_write("/dev/loop3".as_ref(), &Grants::default()) {
+//!     Ok(()) => println!("nothing on it: safe to write"),
+//!     Err(refusal) => eprintln!("{refusal}"),
+//! }
+//! ```
+
+mod probe;
+mod usage;
+
+pub use probe::{find_signature, Signature};
+
+use hiops_hal::device::BlockDev;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+/// Why hiops will not write a device. Each message ends with what to do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Mounted, swap, or part of an md/dm/LVM set.
+    #[error("refusing to write {}: {what}; writing it now would corrupt it under its user. {todo}", .path.display())]
+    InUse {
+        path: PathBuf,
+        what: String,
+        todo: String,
+    },
+    /// libblkid found a signature, or the kernel knows partitions on it.
+    #[error("refusing to write {}: it carries {what}; writing would destroy it. If you are sure, pass --allow-write-device={} to overwrite it", .path.display(), .path.display())]
+    Signature { path: PathBuf, what: String },
+    /// The device could not be examined, so it is not written.
+    #[error("refusing to write {}: {why}; run as root (or a user who may read the device) so hiops can check it, or pass --allow-write-device={} to overwrite it unchecked", .path.display(), .path.display())]
+    Unchecked { path: PathBuf, why: String },
+}
+
+/// What the user allowed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// Devices named with `--allow-write-device`.
+    pub devices: Vec<PathBuf>,
+    /// Devices a job with `allow_mounted_write=1` names as its targets. They
+    /// may be written while in use only if `devices` names them too.
+    pub mounted: Vec<PathBuf>,
+}
+
+/// How a job's allow list (`JobSpec::allow_write_devices`, a list of paths)
+/// carries `allow_mounted_write`: a NUL can never come from a command line
+/// or a job file, so no user path is mistaken for it.
+const MOUNTED_MARK: &[u8] = b"\0allow_mounted_write:";
+
+impl Grants {
+    /// The entry that says "allow_mounted_write names `path`" in a job's
+    /// allow list.
+    pub fn mounted_entry(path: &Path) -> PathBuf {
+        let mut bytes = MOUNTED_MARK.to_vec();
+        bytes.extend_from_slice(path.as_os_str().as_bytes());
+        PathBuf::from(OsString::from_vec(bytes))
+    }
+
+    /// Reads a job's allow list: `--allow-write-device` paths and
+    /// [`Grants::mounted_entry`] entries.
+    pub fn from_list(list: &[PathBuf]) -> Grants {
+        let mut g = Grants::default();
+        for p in list {
+            match p.as_os_str().as_bytes().strip_prefix(MOUNTED_MARK) {
+                Some(rest) => g
+                    .mounted
+                    .push(PathBuf::from(OsString::from_vec(rest.to_vec()))),
+                None => g.devices.push(p.clone()),
+            }
+        }
+        g
+    }
+
+    /// Grants for one device named by the user (`kv --allow-write-device`).
+    pub fn device(path: &Path) -> Grants {
+        Grants {
+            devices: vec![path.to_path_buf()],
+            mounted: Vec::new(),
+        }
+    }
+}
+
+/// Whether one of `named` is `path` (by path, real path, or device number).
+fn names(named: &[PathBuf], path: &Path, dev: &BlockDev) -> bool {
+    named.iter().any(|a| {
+        a == path
+            || std::fs::canonicalize(a).ok() == std::fs::canonicalize(path).ok()
+            || BlockDev::of_path(a).as_ref() == Some(dev)
+    })
+}
+
+/// Checks a value of `--allow-write-device`: it must name an existing
+/// block device.
+pub fn check_grant(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => Ok(()),
+        Ok(_) => Err(
+            "not a block device: --allow-write-device names a device to overwrite, such as /dev/loop3 (files need no permission)"
+                .into(),
+        ),
+        Err(e) => Err(format!(
+            "{e}: --allow-write-device must name an existing block device, such as /dev/loop3"
+        )),
+    }
+}
+
+/// The gate: may hiops write `path`? Regular files (and paths that do not
+/// exist yet) always may; block devices as the crate documentation says.
+pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
+    let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if !is_block {
+        return Ok(());
+    }
+    let unchecked = |why: String| Refusal::Unchecked {
+        path: path.to_path_buf(),
+        why,
+    };
+    let dev = BlockDev::of_path(path)
+        .ok_or_else(|| unchecked("it has no sysfs entry under /sys/dev/block".into()))?;
+    let named = names(&grants.devices, path, &dev);
+    if let Some(u) = usage::in_use(path, &dev) {
+        if !(named && names(&grants.mounted, path, &dev)) {
+            return Err(Refusal::InUse {
+                path: path.to_path_buf(),
+                what: u.what,
+                todo: u.todo,
+            });
+        }
+    }
+    if named {
+        return Ok(());
+    }
+    let signature = |what: String| Refusal::Signature {
+        path: path.to_path_buf(),
+        what,
+    };
+    if let Some(sig) = find_signature(path).map_err(unchecked)? {
+        return Err(signature(sig.describe()));
+    }
+    if let Some(part) = usage::partition(&dev) {
+        return Err(signature(format!("partitions ({part})")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mounted_entries_round_trip_and_never_match_a_plain_path() {
+        let list = vec![
+            PathBuf::from("/dev/loop3"),
+            Grants::mounted_entry(Path::new("/dev/loop4")),
+        ];
+        let g = Grants::from_list(&list);
+        assert_eq!(g.devices, vec![PathBuf::from("/dev/loop3")]);
+        assert_eq!(g.mounted, vec![PathBuf::from("/dev/loop4")]);
+    }
+
+    #[test]
+    fn files_pass_and_grants_must_be_devices() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f");
+        std::fs::write(&f, b"XFSB").unwrap();
+        assert_eq!(check_write(&f, &Grants::default()), Ok(()));
+        assert!(check_grant(&f).unwrap_err().contains("not a block device"));
+        assert!(check_grant(Path::new("/dev/does-not-exist"))
+            .unwrap_err()
+            .contains("must name an existing block device"));
+    }
+
+    #[test]
+    fn the_probe_names_what_it_finds_in_an_image_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("swap.img");
+        let mut img = vec![0u8; 1 << 20];
+        img[4086..4096].copy_from_slice(b"SWAPSPACE2");
+        img[1024] = 1; // version 1
+        img[1028..1032].copy_from_slice(&255u32.to_le_bytes()); // last page
+        std::fs::write(&f, &img).unwrap();
+        let sig = find_signature(&f).unwrap().expect("swap is recognised");
+        assert_eq!(sig.kind, "swap");
+        let blank = tmp.path().join("blank.img");
+        std::fs::write(&blank, vec![0u8; 1 << 20]).unwrap();
+        assert_eq!(find_signature(&blank).unwrap(), None);
+    }
+}
