@@ -44,6 +44,9 @@ pub(crate) trait Driver {
     /// The depth account, brought up to now.
     fn depth_stats(&mut self) -> DepthStats;
     fn description(&self) -> String;
+    /// Commands are done inside `submit` (pread, a RAM copy): there is no
+    /// device to start early, so a batch is never split.
+    fn completes_in_submit(&self) -> bool;
     /// The measured window starts: per-thread path figures start over.
     fn start_window(&mut self) {}
     /// What this thread's waits on a shared path looked like.
@@ -128,6 +131,10 @@ impl Driver for QueueDriver {
 
     fn depth_stats(&mut self) -> DepthStats {
         self.queue.depth_stats()
+    }
+
+    fn completes_in_submit(&self) -> bool {
+        self.queue.completes_in_issue()
     }
 
     fn description(&self) -> String {
@@ -256,6 +263,10 @@ impl Driver for PathDriver<'_> {
 
     fn description(&self) -> String {
         self.path.description()
+    }
+
+    fn completes_in_submit(&self) -> bool {
+        true
     }
 
     fn start_window(&mut self) {

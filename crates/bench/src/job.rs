@@ -227,13 +227,16 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
-    /// Stages what the source offers while there is room; submits at once
-    /// while the queue is shallow and in one batch when it is deep (or every
-    /// `iodepth_batch_submit` commands, when the job sets it). Returns what
-    /// stopped it: `None` for a full queue.
+    /// Stages what the source offers while there is room, and submits:
+    /// adaptively by default (the first command at once when nothing is in
+    /// flight, so an idle device starts work; the rest in one batch, one
+    /// system call however deep the queue), or every `iodepth_batch_submit`
+    /// commands when the job sets it (fio's meaning). Returns what stopped
+    /// it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
         let batch = self.spec.iodepth_batch_submit;
-        let low = 1;
+        // Only a device that works while we stage gains from an early start.
+        let low = u32::from(!self.driver.completes_in_submit());
         let mut now = now;
         while self.driver.busy() < self.driver.depth() {
             let next = src.next(now);

@@ -52,6 +52,28 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
     }
+    validate_raid0(spec)?;
+    validate_sizes(spec, targets)?;
+    validate_verify(spec)?;
+    if spec
+        .rate_iops
+        .iter()
+        .flatten()
+        .any(|&r| r.is_nan() || r <= 0.0)
+    {
+        return usage("--rate and --rate_iops must be above 0");
+    }
+    if !spec.time_based
+        && spec.runtime_ns.is_none()
+        && spec.size.is_none()
+        && targets.iter().all(|t| t.len == 0)
+    {
+        return usage("nothing bounds this job: give --size or --runtime");
+    }
+    Ok(())
+}
+
+fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
     if let Some(chunk) = spec.raid0_chunk {
         // One file is a one-member RAID0: the file itself.
         if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
@@ -69,7 +91,12 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
             ));
         }
     }
-    let (bs_min, bs_max) = (spec.bs_min(), spec.bs_max());
+    Ok(())
+}
+
+/// Blocks against the targets and each clone's regions.
+fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
+    let bs_max = spec.bs_max();
     for t in targets {
         if t.len < bs_max as u64 {
             return usage(format!(
@@ -110,12 +137,16 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
             "blockalign={align} does not suit direct I/O: use a multiple of the logical block size"
         ));
     }
+    Ok(())
+}
+
+fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
     if spec.verify != VerifyMode::Off {
         if !spec.bs.is_fixed() || spec.bs_write.is_some() {
             return usage("--verify needs one block size: drop --bssplit or the bs range");
         }
         let min = crate::verify::min_block(spec.verify);
-        if (bs_min as usize) < min {
+        if (spec.bs_min() as usize) < min {
             return usage(format!("--verify needs blocks of at least {min} bytes"));
         }
         if spec.verify == VerifyMode::Pattern
@@ -131,21 +162,6 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
                 "--verify cannot check the null engine, which moves no data: use --ioengine=mem",
             );
         }
-    }
-    if spec
-        .rate_iops
-        .iter()
-        .flatten()
-        .any(|&r| r.is_nan() || r <= 0.0)
-    {
-        return usage("--rate and --rate_iops must be above 0");
-    }
-    if !spec.time_based
-        && spec.runtime_ns.is_none()
-        && spec.size.is_none()
-        && targets.iter().all(|t| t.len == 0)
-    {
-        return usage("nothing bounds this job: give --size or --runtime");
     }
     Ok(())
 }

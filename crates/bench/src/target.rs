@@ -119,55 +119,16 @@ fn open_path(
     });
 
     if is_block {
-        device.as_ref().ok_or_else(|| {
-            BenchError::Failed(format!(
-                "{}: no sysfs entry for this block device",
-                path.display()
-            ))
-        })?;
-        if writes {
-            // The one gate every writer asks (crates/safety).
-            let grants = safety::Grants::from_list(&spec.allow_write_devices);
-            safety::check_write(path, &grants)
-                .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
-        }
+        check_block_write(spec, path, device.as_ref(), writes)?;
     } else {
-        // A regular file: create it, or extend a short one, with incompressible data.
         let existing = meta.as_ref().map(|m| m.len()).unwrap_or(0);
-        let want = match spec.size {
-            Some(s) => s + fixed_offsets(spec),
-            None if existing > 0 => existing,
-            None => {
-                return usage(format!(
-                    "{} does not exist and no size was given: add --size (e.g. --size=1g) so hiops can create it",
-                    path.display()
-                ))
-            }
-        };
-        if existing < want {
+        if let Some(t) = grow_file(spec, path, existing, progress)? {
             created = meta.is_err();
-            let t = std::time::Instant::now();
-            lay_out(path, existing, want, spec.randseed, progress)?;
-            layout_s = t.elapsed().as_secs_f64();
+            layout_s = t;
         }
     }
 
-    let mut oo = OpenOptions::new();
-    oo.read(true).write(writes);
-    if spec.direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
-    let file = oo.open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EINVAL) if spec.direct => BenchError::Usage(format!(
-            "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
-            path.display()
-        )),
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            BenchError::Failed(format!("cannot open {}: permission denied; run as a user who may {}", path.display(), if writes { "write it" } else { "read it" }))
-        }
-        _ => BenchError::Failed(format!("cannot open {}: {e}", path.display())),
-    })?;
-
+    let file = open_file(spec, path, writes)?;
     let full_len = if is_block {
         device.as_ref().and_then(|d| d.size_bytes()).unwrap_or(0)
     } else {
@@ -206,6 +167,73 @@ fn open_path(
         layout_s,
         file: Some(file),
         mem: None,
+    })
+}
+
+/// A block device is written only past the one safety gate (crates/safety).
+fn check_block_write(
+    spec: &JobSpec,
+    path: &Path,
+    device: Option<&BlockDev>,
+    writes: bool,
+) -> Result<(), BenchError> {
+    if device.is_none() {
+        return Err(BenchError::Failed(format!(
+            "{}: no sysfs entry for this block device",
+            path.display()
+        )));
+    }
+    if writes {
+        let grants = safety::Grants::from_list(&spec.allow_write_devices);
+        safety::check_write(path, &grants)
+            .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
+    }
+    Ok(())
+}
+
+/// A regular file: created, or a short one extended, with incompressible
+/// data. Returns the seconds the layout took, when there was one.
+fn grow_file(
+    spec: &JobSpec,
+    path: &Path,
+    existing: u64,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Option<f64>, BenchError> {
+    let want = match spec.size {
+        Some(s) => s + fixed_offsets(spec),
+        None if existing > 0 => existing,
+        None => {
+            return usage(format!(
+                "{} does not exist and no size was given: add --size (e.g. --size=1g) so hiops can create it",
+                path.display()
+            ))
+        }
+    };
+    if existing >= want {
+        return Ok(None);
+    }
+    let t = std::time::Instant::now();
+    lay_out(path, existing, want, spec.randseed, progress)?;
+    Ok(Some(t.elapsed().as_secs_f64()))
+}
+
+fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
+    let mut oo = OpenOptions::new();
+    oo.read(true).write(writes);
+    if spec.direct {
+        oo.custom_flags(libc::O_DIRECT);
+    }
+    oo.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) if spec.direct => BenchError::Usage(format!(
+            "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
+            path.display()
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => BenchError::Failed(format!(
+            "cannot open {}: permission denied; run as a user who may {}",
+            path.display(),
+            if writes { "write it" } else { "read it" }
+        )),
+        _ => BenchError::Failed(format!("cannot open {}: {e}", path.display())),
     })
 }
 

@@ -21,8 +21,9 @@ struct Bound {
 pub struct DepthStats {
     /// Commands issued.
     pub issued: u64,
-    /// Sum, over issued commands, of the commands in flight once each was
-    /// issued (fio's "IO depths" sample, taken per command).
+    /// Sum, over issued commands, of the commands in flight once the call
+    /// that issued them returned (fio's "IO depths": each command of a
+    /// batch counts at the depth the batch brought the queue to).
     pub depth_sum: u64,
     /// Issued commands by that depth, in fio's `iodepth_level` buckets:
     /// 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
@@ -150,6 +151,11 @@ impl Queue {
 
     pub fn description(&self) -> String {
         self.engine.description()
+    }
+
+    /// Whether commands are done inside `issue` (pread, a RAM copy).
+    pub fn completes_in_issue(&self) -> bool {
+        self.engine.completes_in_issue()
     }
 
     /// `get_free_tags`: a free tag, or `None` when the device is busy.
@@ -327,15 +333,15 @@ impl Queue {
         assert_eq!(self.staged_tags.len(), self.staged as usize);
         self.advance_area(begun);
         // Engines send staged commands in order: the first `sent` went.
-        for (i, &tag) in self.staged_tags[..sent as usize].iter().enumerate() {
+        for &tag in &self.staged_tags[..sent as usize] {
             let b = self.bound[tag as usize]
                 .as_mut()
                 .expect("a staged tag carries a command");
             b.issued_ns = now;
-            let depth = self.in_flight + i as u32 + 1;
-            self.depth_stats.depth_sum += depth as u64;
-            self.depth_stats.levels[DepthStats::level(depth)] += 1;
         }
+        let depth = self.in_flight + sent;
+        self.depth_stats.depth_sum += depth as u64 * sent as u64;
+        self.depth_stats.levels[DepthStats::level(depth)] += sent as u64;
         self.staged_tags.drain(..sent as usize);
         self.depth_stats.issued += sent as u64;
         self.staged -= sent;

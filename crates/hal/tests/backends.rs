@@ -293,8 +293,9 @@ fn doorbell_rings_on_completion_and_external_buffers_are_filled() {
     }
 }
 
-/// The queue's depth account: per command, the commands in flight once it was
-/// issued (fio's IO depths), and the time integral of the depth.
+/// The queue's depth account: per command, the commands in flight once the
+/// call that issued it returned (fio's IO depths), and the time integral of
+/// the depth.
 #[test]
 fn depth_account_counts_each_issued_command_at_its_depth() {
     let mut q = Queue::open(
@@ -323,9 +324,8 @@ fn depth_account_counts_each_issued_command_at_its_depth() {
     }
     let w = q.depth_stats().since(&before);
     assert_eq!(w.issued, 24);
-    // Depths 1..=8 in each round: mean 4.5.
-    assert_eq!(w.mean_at_issue, 4.5);
-    // 1 | 2-3 | 4-7 | 8: 1, 2, 4, 1 commands per round.
-    assert_eq!(w.levels, [3, 6, 12, 3, 0, 0, 0]);
+    // Each round issues 8 in one call: each counts at depth 8 (fio's way).
+    assert_eq!(w.mean_at_issue, 8.0);
+    assert_eq!(w.levels, [0, 0, 0, 24, 0, 0, 0]);
     assert!(w.mean_in_flight >= 0.0 && w.mean_in_flight <= 8.0);
 }

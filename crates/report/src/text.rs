@@ -203,7 +203,7 @@ pub fn summary(r: &RunResult) -> String {
         if let Some(d) = job.depth().filter(|d| d.issued > 0) {
             let _ = writeln!(
                 out,
-                "  IO depths: {:.1} in flight on average of iodepth {} ({:.1} when each command was issued)",
+                "  IO depths: {:.1} in flight on average of iodepth {} (fio's IO depths: {:.1})",
                 d.mean_in_flight,
                 job.spec.effective_depth(),
                 d.mean_at_issue

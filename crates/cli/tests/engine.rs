@@ -1,0 +1,367 @@
+//! The job engine's figures mean what fio's mean, seen through the binary:
+//! slat + clat = lat, the queue kept at iodepth (from the queue's own
+//! account), verify reads booked as reads, per-direction block sizes and
+//! rates, runtime per job, failing phases kept in the JSON, limits checked
+//! before anything is allocated.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn hiops(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+/// Runs `hiops run --output-format=json --no-progress ARGS` and parses stdout.
+fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
+    let mut all = vec!["run", "--output-format=json", "--no-progress"];
+    all.extend_from_slice(args);
+    let o = hiops(dir, &all);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o, v)
+}
+
+fn ok_json(dir: &Path, args: &[&str]) -> Value {
+    let (o, v) = run_json(dir, args);
+    assert!(
+        o.status.success(),
+        "hiops failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    v
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn lat_is_slat_plus_clat_for_every_io() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("l.dat");
+    let v = ok_json(
+        tmp.path(),
+        &[
+            &format!("--filename={}", file.display()),
+            "--size=8m",
+            "--rw=randrw",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--runtime=1",
+            "--ramp_time=0",
+        ],
+    );
+    for dir in ["read", "write"] {
+        let d = &v["jobs"][0][dir];
+        let n = d["total_ios"].as_u64().unwrap();
+        assert!(n > 0, "{dir}: no I/O");
+        for h in ["slat_ns", "clat_ns", "lat_ns"] {
+            assert_eq!(d[h]["N"].as_u64(), Some(n), "{dir} {h} counts every I/O");
+        }
+        let (s, c, l) = (
+            f(&d["slat_ns"]["mean"]),
+            f(&d["clat_ns"]["mean"]),
+            f(&d["lat_ns"]["mean"]),
+        );
+        assert!(s > 0.0, "{dir}: an asynchronous submission takes time");
+        // Means of log-linear buckets: each within 1/64 of the truth.
+        assert!(
+            (l - (s + c)).abs() <= 0.04 * l,
+            "{dir}: lat {l} is not slat {s} + clat {c}"
+        );
+    }
+}
+
+/// The queue's own account: fio's "IO depths" (each command at the depth
+/// its submission brought the queue to) stays at iodepth on engines that
+/// complete at once, so nothing here depends on timing.
+#[test]
+fn the_queue_is_kept_at_iodepth_on_the_null_and_mem_engines() {
+    let tmp = tempfile::tempdir().unwrap();
+    for engine in ["null", "mem"] {
+        for depth in [32, 128, 512] {
+            let v = ok_json(
+                tmp.path(),
+                &[
+                    &format!("--ioengine={engine}"),
+                    &format!("--iodepth={depth}"),
+                    "--size=64m",
+                    "--runtime=1",
+                    "--ramp_time=0",
+                ],
+            );
+            let j = &v["jobs"][0];
+            let d = &j["hiops"]["in_flight"];
+            let issued = d["issued"].as_u64().unwrap();
+            assert!(issued >= depth, "{engine} QD{depth}: issued {issued}");
+            let mean = f(&d["mean_at_issue"]);
+            assert!(
+                mean >= 0.97 * depth as f64 && mean <= depth as f64,
+                "{engine} QD{depth}: mean in flight at issue {mean}"
+            );
+            let level = if depth >= 64 { ">=64" } else { "32" };
+            assert!(
+                f(&j["iodepth_level"][level]) > 99.0,
+                "{engine} QD{depth}: {}",
+                j["iodepth_level"]
+            );
+        }
+    }
+}
+
+#[test]
+fn verify_reads_are_booked_as_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("v.dat");
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=w",
+            &format!("--filename={}", file.display()),
+            "--size=1m",
+            "--bs=4k",
+            "--rw=write",
+            "--verify=crc32c",
+        ],
+    );
+    let j = &v["jobs"][0];
+    assert_eq!(j["write"]["total_ios"], 256);
+    assert_eq!(j["hiops"]["verify"]["blocks_checked"], 256);
+    // fio counts the verify phase's reads in the job's read statistics.
+    assert_eq!(j["read"]["total_ios"], 256, "{}", j["read"]);
+    assert_eq!(j["read"]["io_bytes"], 1 << 20);
+    assert!(f(&j["read"]["iops"]) > 0.0);
+}
+
+#[test]
+fn block_sizes_and_rates_are_per_direction() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=mix",
+            "--size=8m",
+            "--rw=randrw",
+            "--bs=4k,64k",
+            "--ioengine=mem",
+            "--iodepth=4",
+            // Reads unpaced... but writes at 2 per second.
+            "--rate_iops=,2",
+            "--runtime=2",
+            "--time_based",
+        ],
+    );
+    let j = &v["jobs"][0];
+    let (r, w) = (&j["read"], &j["write"]);
+    let (rn, wn) = (
+        r["total_ios"].as_u64().unwrap(),
+        w["total_ios"].as_u64().unwrap(),
+    );
+    assert!(rn > 0 && wn > 0, "{rn} reads, {wn} writes");
+    assert_eq!(r["io_bytes"].as_u64().unwrap(), rn * 4096, "reads are 4k");
+    assert_eq!(
+        w["io_bytes"].as_u64().unwrap(),
+        wn * 65536,
+        "writes are 64k"
+    );
+    // 2 writes per second over 2 s: the pacing allows at most one early.
+    assert!(wn <= 5, "{wn} writes at rate_iops=,2 over 2 s");
+    assert_eq!(
+        j["job options"]["bs"], "4k,64k",
+        "options as written, as fio keeps them"
+    );
+}
+
+#[test]
+fn a_rate_below_one_block_per_second_spaces_the_ios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=slow",
+            "--ioengine=mem",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=read",
+            // 1 KiB/s of 4 KiB blocks: one I/O every 4 s.
+            "--rate=1k",
+            "--runtime=3",
+            "--time_based",
+        ],
+    );
+    let n = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(n, 1, "one block due at 0 s, the next at 4 s");
+}
+
+#[test]
+fn rate_min_fails_a_job_that_falls_below_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (o, v) = run_json(
+        tmp.path(),
+        &[
+            "--name=starved",
+            "--ioengine=mem",
+            "--size=1m",
+            "--rw=randread",
+            "--rate_iops=10",
+            "--rate_iops_min=50",
+            "--runtime=3",
+            "--time_based",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(v["jobs"][0]["error"], 1);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("below rate_min"), "{err}");
+}
+
+#[test]
+fn runtime_is_per_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--ioengine=mem",
+            "--size=1m",
+            "--rw=randread",
+            "--time_based",
+            "--name=short",
+            "--startdelay=1",
+            "--runtime=1",
+            "--name=long",
+            "--runtime=3",
+        ],
+    );
+    let rt = |i: usize| v["jobs"][i]["job_runtime"].as_u64().unwrap();
+    assert_eq!(v["jobs"][0]["jobname"], "short");
+    assert!((900..1500).contains(&rt(0)), "short ran {} ms", rt(0));
+    assert!(rt(1) >= 2900, "long ran {} ms", rt(1));
+}
+
+#[test]
+fn a_failing_later_phase_stays_in_the_json_and_fails_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("ok.dat");
+    let job = tmp.path().join("phases.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[first]\nfilename={}\nsize=1m\nrw=write\n\
+             [second]\nstonewall\nfilename={}/no/such/dir/f\nsize=1m\nrw=write\n",
+            good.display(),
+            tmp.path().display()
+        ),
+    )
+    .unwrap();
+    let (o, v) = run_json(tmp.path(), &[job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "fio exits 1 when a job fails");
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "the failed phase's job is kept");
+    assert_eq!(
+        (&jobs[0]["jobname"], &jobs[0]["error"]),
+        (&"first".into(), &0.into())
+    );
+    assert_eq!(
+        (&jobs[1]["jobname"], &jobs[1]["error"]),
+        (&"second".into(), &1.into())
+    );
+    let errors = jobs[1]["hiops"]["errors"].to_string();
+    assert!(errors.contains("no/such/dir"), "{errors}");
+}
+
+#[test]
+fn verify_with_clones_stamps_each_clones_whole_region() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("c.dat");
+    let name = format!("--filename={}", file.display());
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=clones",
+            &name,
+            "--numjobs=4",
+            "--offset_increment=4m",
+            "--size=4m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--verify=crc32c",
+        ],
+    );
+    for t in v["jobs"].as_array().unwrap() {
+        assert_eq!(
+            t["write"]["io_bytes"],
+            4 << 20,
+            "each clone writes its 4 MiB"
+        );
+    }
+    // Every block of the 16 MiB now carries a good stamp.
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=check",
+            &name,
+            "--size=16m",
+            "--bs=4k",
+            "--rw=read",
+            "--verify=crc32c",
+            "--verify_only",
+        ],
+    );
+    let check = &v["jobs"][0]["hiops"]["verify"];
+    assert_eq!(
+        (&check["blocks_checked"], &check["bad_blocks"]),
+        (&4096.into(), &0.into())
+    );
+}
+
+#[test]
+fn limits_are_checked_before_anything_is_allocated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--no-progress",
+            "--ioengine=null",
+            "--numjobs=100000000",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the 4096 hiops starts")
+            && err.contains("--numjobs")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let o = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--no-progress",
+            "--ioengine=null",
+            "--numjobs=4000",
+            "--iodepth=4096",
+            "--bs=1m",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("memory available"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}
