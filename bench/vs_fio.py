@@ -2,9 +2,17 @@
 """hiops vs fio, side by side in one run, alternating A/B pairs.
 
 For each point, runs fio and hiops on the same target with the same workload,
-PAIRS times each, alternating, and prints the median of hiops/fio for IOPS
-and for CPU clocks per I/O (CPU time from each tool's own usr+sys CPU of the
-job x TSC frequency / I/Os). Usage:
+PAIRS times each, alternating, and prints medians and the median of the
+per-pair ratios hiops/fio for:
+- IOPS;
+- process clocks per I/O (each tool's own usr+sys CPU of the job x TSC / I/Os);
+- machine clocks per I/O: /proc/stat busy time (elapsed x CPUs - idle -
+  iowait - steal) over the tool's whole run, as a rate, divided by its IOPS
+  (ramp and startup count at the same rate for both tools);
+- mean commands in flight: fio's by Little's law (IOPS x mean lat, the time
+  a slot is held from the I/O's creation to its completion); hiops' from its
+  queue's own account (commands the kernel holds, time-weighted).
+Usage:
 
     bench/vs_fio.py [--pairs 5] [--runtime 4] [--points NAME,...] [--dir DIR]
 
@@ -33,13 +41,36 @@ def run_json(cmd):
     return json.loads(text[text.index("{"):])
 
 
-def figures(doc, tsc_hz):
+def machine_busy_s():
+    """Busy CPU seconds of the whole machine so far: all - idle - iowait - steal."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle, iowait, steal = f[3], f[4], f[7] if len(f) > 7 else 0
+    return (sum(f[:8]) - idle - iowait - steal) / hz
+
+
+def timed(cmd):
+    """Runs a tool; returns its JSON and the machine's busy CPU seconds per second of the run."""
+    import time
+    b0, t0 = machine_busy_s(), time.monotonic()
+    doc = run_json(cmd)
+    return doc, (machine_busy_s() - b0) / (time.monotonic() - t0)
+
+
+def figures(doc, busy_per_s, tsc_hz):
     job = doc["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     iops = job["read"]["iops"] + job["write"]["iops"]
     runtime_s = max(job["read"]["runtime"], job["write"]["runtime"]) / 1000.0
     cpu_s = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * runtime_s
-    return iops, cpu_s * tsc_hz / max(ios, 1)
+    machine = busy_per_s * tsc_hz / max(iops, 1)
+    own = (job.get("hiops") or {}).get("in_flight")
+    if own:
+        in_flight = own["mean"]
+    else:
+        lat = max(job["read"]["lat_ns"]["mean"], job["write"]["lat_ns"]["mean"])
+        in_flight = iops * lat / 1e9
+    return iops, cpu_s * tsc_hz / max(ios, 1), machine, in_flight
 
 
 def points(file, zram, runtime):
@@ -49,6 +80,7 @@ def points(file, zram, runtime):
         "disk-psync-qd1": (disk + ["--ioengine=psync", "--iodepth=1"], None),
         "disk-io_uring-qd32": (disk + ["--ioengine=io_uring", "--iodepth=32"], None),
         "disk-io_uring-qd128": (disk + ["--ioengine=io_uring", "--iodepth=128"], None),
+        "disk-io_uring-qd512": (disk + ["--ioengine=io_uring", "--iodepth=512"], None),
         "disk-libaio-qd32": (disk + ["--ioengine=libaio", "--iodepth=32"], None),
         "disk-io_uring-qd32-fixed": (disk + ["--ioengine=io_uring", "--iodepth=32", "--fixedbufs", "--registerfiles"], None),
         "null-qd32": (["--ioengine=null", "--size=1g", "--iodepth=32"] + t, ["--ioengine=null", "--size=1g", "--iodepth=32"] + t),
@@ -93,18 +125,21 @@ def main():
         print(f"# fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}, "
               f"hiops {subprocess.run([HIOPS, '--version'], capture_output=True, text=True).stdout.strip()}, "
               f"TSC {tsc/1e9:.3f} GHz, {a.pairs} pairs x {a.runtime}s (+1s ramp), alternating fio/hiops")
-        print(f"{'point':28} {'fio IOPS':>10} {'hiops IOPS':>11} {'IOPS ratio':>10} {'fio clk/IO':>11} {'hiops clk/IO':>12} {'clk ratio':>9}")
+        print("| point | fio IOPS | hiops IOPS | IOPS ratio | fio clk/IO | hiops clk/IO | clk ratio "
+              "| fio machine clk/IO | hiops machine clk/IO | machine ratio | fio in flight | hiops in flight |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for name, (common, hiops_only) in chosen.items():
-            ratios_iops, ratios_clk, fi, hi, fc, hc = [], [], [], [], [], []
+            fio_runs, hiops_runs = [], []
             for _ in range(a.pairs):
-                f_iops, f_clk = figures(run_json(fio_cmd(common)), tsc)
-                h_iops, h_clk = figures(run_json(hiops_cmd(hiops_only or common)), tsc)
-                ratios_iops.append(h_iops / f_iops)
-                ratios_clk.append(h_clk / f_clk)
-                fi.append(f_iops); hi.append(h_iops); fc.append(f_clk); hc.append(h_clk)
+                fio_runs.append(figures(*timed(fio_cmd(common)), tsc))
+                hiops_runs.append(figures(*timed(hiops_cmd(hiops_only or common)), tsc))
             med = statistics.median
-            print(f"{name:28} {med(fi):10.0f} {med(hi):11.0f} {med(ratios_iops):10.3f} {med(fc):11.0f} {med(hc):12.0f} {med(ratios_clk):9.3f}",
-                  flush=True)
+            col = lambda runs, i: med([r[i] for r in runs])
+            ratio = lambda i: med([h[i] / f[i] for f, h in zip(fio_runs, hiops_runs)])
+            print(f"| {name} | {col(fio_runs, 0):.0f} | {col(hiops_runs, 0):.0f} | {ratio(0):.3f} "
+                  f"| {col(fio_runs, 1):.0f} | {col(hiops_runs, 1):.0f} | {ratio(1):.3f} "
+                  f"| {col(fio_runs, 2):.0f} | {col(hiops_runs, 2):.0f} | {ratio(2):.3f} "
+                  f"| {col(fio_runs, 3):.1f} | {col(hiops_runs, 3):.1f} |", flush=True)
     finally:
         if os.path.exists(file):
             os.remove(file)

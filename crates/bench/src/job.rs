@@ -228,15 +228,21 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     /// Stages what the source offers while there is room, and submits:
-    /// adaptively by default (the first command at once when nothing is in
-    /// flight, so an idle device starts work; the rest in one batch, one
-    /// system call however deep the queue), or every `iodepth_batch_submit`
-    /// commands when the job sets it (fio's meaning). Returns what stopped
-    /// it: `None` for a full queue.
+    /// adaptively by default, or every `iodepth_batch_submit` commands when
+    /// the job sets it (fio's meaning). Adaptive: each command goes at once
+    /// while fewer than 3/4 of the depth are in flight (an underfed device
+    /// starts on it now: a batch is held in the kernel's plug until the call
+    /// ends), and the rest of the queue in one batch, one system call however
+    /// deep (BENCHMARKS.md, "Submission batching", has the measurements
+    /// behind the 3/4). Returns what stopped it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
         let batch = self.spec.iodepth_batch_submit;
         // Only a device that works while we stage gains from an early start.
-        let low = u32::from(!self.driver.completes_in_submit());
+        let low = if self.driver.completes_in_submit() {
+            0
+        } else {
+            (self.driver.depth() * 3 / 4).max(1)
+        };
         let mut now = now;
         while self.driver.busy() < self.driver.depth() {
             let next = src.next(now);
