@@ -66,6 +66,41 @@ impl Doorbell {
     }
 }
 
+impl Doorbell {
+    /// Makes `take` return at once when the bell has not rung (for event
+    /// loops that wait on the descriptor themselves).
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: F_GETFL/F_SETFL on a descriptor this bell owns.
+        let rc = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK)
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The rings since the last `take` (0 when none, on a non-blocking bell).
+    pub fn take(&self) -> u64 {
+        let mut count = 0u64;
+        // SAFETY: reads 8 bytes into a u64 on a descriptor this bell owns.
+        let rc = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut count as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        if rc == 8 {
+            count
+        } else {
+            0
+        }
+    }
+}
+
 impl AsRawFd for Doorbell {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()

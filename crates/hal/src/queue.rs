@@ -236,10 +236,11 @@ impl Queue {
         tag: Tag,
         cmd: Command,
         buf: *mut u8,
+        user: u64,
     ) -> Result<(), HalError> {
         assert!(cmd.op.is_sync() || (cmd.len > 0 && !buf.is_null()));
         // SAFETY: the caller keeps this function's contract, which is prepare's.
-        unsafe { self.stage(tag, cmd, 0, buf) }
+        unsafe { self.stage(tag, cmd, user, buf) }
     }
 
     /// The doorbell rung on each completion (see [`crate::Doorbell`]), when

@@ -281,7 +281,7 @@ fn doorbell_rings_on_completion_and_external_buffers_are_filled() {
             len: BS as u32,
         };
         // SAFETY: `mine` outlives the command, which is reaped below.
-        unsafe { q.bind_external(tag, cmd, mine.as_mut_ptr()) }.unwrap();
+        unsafe { q.bind_external(tag, cmd, mine.as_mut_ptr(), 0) }.unwrap();
         q.issue().unwrap();
         let rang = std::thread::scope(|s| s.spawn(|| bell.wait().unwrap()).join().unwrap());
         assert!(rang >= 1, "{kind}: doorbell count {rang}");

@@ -42,10 +42,14 @@ mod request;
 mod shared;
 mod stats;
 mod strategy;
+pub mod task;
+#[cfg(feature = "tokio")]
+pub mod tokio_driver;
 
 pub use buf::{AlignedBuf, DIRECT_ALIGN};
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
 pub use strategy::Strategy;
+pub use task::{IoFuture, TaskConfig, TaskRing};
 
 use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
 use request::Request;

@@ -52,7 +52,7 @@ pub(crate) fn io(
         if zero_copy {
             // SAFETY: the caller's buffer is valid for cmd.len bytes and is
             // borrowed for this whole call, which reaps the command.
-            unsafe { q.bind_external(tag, cmd, user) }?;
+            unsafe { q.bind_external(tag, cmd, user, 0) }?;
         } else {
             if cmd.op == Op::Write {
                 let len = cmd.len as usize;

@@ -412,7 +412,7 @@ impl SharedQueue {
             let bound = if req.zero_copy {
                 // SAFETY: the caller's buffer stays valid and untouched until
                 // the owner sees DONE, which is after this tag is reaped.
-                unsafe { core.queue.bind_external(tag, req.cmd, req.user) }
+                unsafe { core.queue.bind_external(tag, req.cmd, req.user, 0) }
             } else {
                 if req.cmd.op == Op::Write {
                     let len = req.cmd.len as usize;

@@ -58,11 +58,15 @@ fn build_ring(opts: &EngineOptions, depth: u32, flags: &RingFlags) -> std::io::R
     }
     if flags.coop {
         b.setup_coop_taskrun();
-        b.setup_taskrun_flag();
     }
     if flags.defer {
         b.setup_single_issuer();
         b.setup_defer_taskrun();
+    }
+    if flags.coop || flags.defer {
+        // The kernel raises IORING_SQ_TASKRUN while completion work waits
+        // for us: a peek needs a system call only then.
+        b.setup_taskrun_flag();
     }
     b.build(depth)
 }
@@ -357,7 +361,8 @@ impl Engine for UringEngine {
 
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         let mut n = self.drain(out, 0);
-        if n == 0 && min == 0 && (self.defer_taskrun || self.iopoll) {
+        let pending_work = self.defer_taskrun && self.ring.submission().taskrun();
+        if n == 0 && min == 0 && (pending_work || self.iopoll) {
             self.poke()?;
             n = self.drain(out, n);
         }

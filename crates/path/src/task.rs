@@ -1,0 +1,441 @@
+//! The path's async view: `read_at`/`write_at` as futures any executor can
+//! poll (std `Future` + `Waker`, no runtime type in a signature), over one
+//! ring per executor thread.
+//!
+//! The HIOPS paper's strategies (Shin et al., ATC'14, section 3) applied to
+//! user-level tasks: a task that waits costs no OS context switch, and
+//! whoever reaps the ring completes the others' I/O.
+//! - Non-blocking issue: a command takes a free tag, or waits in the software
+//!   FIFO when the device is busy; nothing blocks for a tag.
+//! - Lazy completion: a future polled for the first time peeks the
+//!   completion queue and completes what it finds, waking the owners.
+//! - Cooperative issue: whoever reaps issues FIFO commands with the tags it
+//!   freed.
+//! - Batched submission: commands are staged as tasks run and sent in one
+//!   `io_uring_enter` per executor turn ([`TaskRing::turn`], run by the
+//!   ring's driver task).
+//! - Sleep or poll: the driver sleeps on the ring's eventfd when the queue is
+//!   shallow and busy-peeks once per turn while it is deep (the hybrid).
+//!
+//! Buffers are owned: a future takes an [`AlignedBuf`] and gives it back with
+//! the result, so the kernel writes only into memory the ring holds. A
+//! future dropped with its I/O in flight leaves the buffer with the ring
+//! until the completion is reaped; its tag is not reused before that.
+
+use crate::{AlignedBuf, PathCounters};
+use hiops_hal::{
+    Command, Completion, Doorbell, EngineKind, EngineOptions, HalError, Op, Queue, Target,
+};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+/// How a task ring is built.
+#[derive(Clone, Debug)]
+pub struct TaskConfig {
+    /// io_uring (the default) or libaio; mem and null complete at once.
+    pub engine: EngineKind,
+    pub engine_opts: EngineOptions,
+    /// Tags: commands at the device at once; more wait in the FIFO.
+    pub depth: u32,
+    /// The driver busy-peeks while at least this many commands are in
+    /// flight, and sleeps on the eventfd below it.
+    pub poll_min_depth: u32,
+}
+
+impl Default for TaskConfig {
+    fn default() -> TaskConfig {
+        TaskConfig {
+            engine: EngineKind::IoUring,
+            engine_opts: EngineOptions::default(),
+            depth: 128,
+            poll_min_depth: 16,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Free,
+    /// Waiting in the FIFO for a tag.
+    Queued,
+    /// Bound to a tag (staged or at the device).
+    InFlight,
+    Done(i64),
+    /// In flight, its future dropped: freed when reaped.
+    Orphan,
+}
+
+struct Slot {
+    state: State,
+    cmd: Command,
+    buf: Option<AlignedBuf>,
+    waker: Option<Waker>,
+}
+
+/// What the driver should do after a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Nothing staged or in flight: wait for a task to start an I/O.
+    Idle,
+    /// A shallow queue: sleep on the ring's eventfd.
+    Bell,
+    /// A deep, busy queue: peek again next turn.
+    Busy,
+}
+
+/// Field order matters: the queue drops first, and waits for the commands
+/// at the device, before the slots free the buffers they may write into.
+struct Core {
+    queue: Queue,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    fifo: VecDeque<u32>,
+    out: Vec<Completion>,
+    driver: Option<Waker>,
+    counters: PathCounters,
+    /// The ring failed (an io_uring_enter error): every I/O fails with it.
+    broken: Option<io::ErrorKind>,
+}
+
+/// One ring of one executor thread. Not `Send`: each executor thread opens
+/// its own (its io_uring is SINGLE_ISSUER) and shares it with its tasks
+/// through an `Rc`.
+pub struct TaskRing {
+    core: RefCell<Core>,
+    closed: std::cell::Cell<bool>,
+    bell: Option<Arc<Doorbell>>,
+    poll_min_depth: u32,
+}
+
+impl TaskRing {
+    /// Opens a ring on `targets` (the caller keeps descriptors open).
+    pub fn open(config: &TaskConfig, targets: &[Target]) -> Result<TaskRing, HalError> {
+        let mut opts = config.engine_opts.clone();
+        opts.doorbell = true;
+        // Buffers are the tasks' own: the arena's slots stay unused.
+        let queue = Queue::open(config.engine, &opts, targets, config.depth, 512)?;
+        let bell = queue.doorbell();
+        if let Some(b) = &bell {
+            b.set_nonblocking().map_err(|source| HalError::Setup {
+                engine: "io_uring",
+                what: "making the completion eventfd non-blocking",
+                source,
+            })?;
+        }
+        Ok(TaskRing {
+            core: RefCell::new(Core {
+                out: vec![Completion::EMPTY; config.depth as usize],
+                queue,
+                slots: Vec::new(),
+                free: Vec::new(),
+                fifo: VecDeque::new(),
+                driver: None,
+                counters: PathCounters::default(),
+                broken: None,
+            }),
+            bell,
+            closed: std::cell::Cell::new(false),
+            poll_min_depth: config.poll_min_depth.max(1),
+        })
+    }
+
+    /// Reads `buf.len()` bytes at `offset` of `target`.
+    pub fn read_at(&self, target: u32, buf: AlignedBuf, offset: u64) -> IoFuture<'_> {
+        let len = buf.len() as u32;
+        self.io(Op::Read, target, offset, len, buf)
+    }
+
+    /// Writes `buf` at `offset` of `target`.
+    pub fn write_at(&self, target: u32, buf: AlignedBuf, offset: u64) -> IoFuture<'_> {
+        let len = buf.len() as u32;
+        self.io(Op::Write, target, offset, len, buf)
+    }
+
+    /// One command on the first `len` bytes of `buf` (a flush ignores both).
+    pub fn io(&self, op: Op, target: u32, offset: u64, len: u32, buf: AlignedBuf) -> IoFuture<'_> {
+        assert!(op.is_sync() || (len > 0 && len as usize <= buf.len()));
+        let cmd = Command {
+            op,
+            target,
+            offset,
+            len,
+        };
+        IoFuture {
+            ring: self,
+            step: Step::Start(cmd, Some(buf)),
+        }
+    }
+
+    /// One executor turn's work: reap what is done (waking the owners),
+    /// issue FIFO commands into freed tags, and submit everything staged
+    /// in one system call. Returns what the driver should do next.
+    pub fn turn(&self) -> Wait {
+        let mut c = self.core.borrow_mut();
+        c.reap();
+        c.submit();
+        let in_flight = c.queue.busy();
+        if in_flight == 0 && c.fifo.is_empty() {
+            Wait::Idle
+        } else if in_flight >= self.poll_min_depth || self.bell.is_none() {
+            Wait::Busy
+        } else {
+            Wait::Bell
+        }
+    }
+
+    /// No more I/O will be started: the driver returns once nothing is in
+    /// flight.
+    pub fn close(&self) {
+        self.closed.set(true);
+        if let Some(d) = self.core.borrow_mut().driver.take() {
+            d.wake();
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    /// The eventfd that rings on completions, non-blocking (none for
+    /// engines that complete at once: their driver never sleeps on it).
+    pub fn bell(&self) -> Option<Arc<Doorbell>> {
+        self.bell.clone()
+    }
+
+    /// Clears the eventfd after waking on it.
+    pub fn take_bell(&self) {
+        if let Some(b) = &self.bell {
+            b.take();
+            self.core.borrow_mut().counters.doorbell_wakes += 1;
+        }
+    }
+
+    /// Registers the driver to be woken when a task stages work.
+    pub fn set_driver_waker(&self, waker: &Waker) {
+        let mut c = self.core.borrow_mut();
+        if !c.driver.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            c.driver = Some(waker.clone());
+        }
+    }
+
+    /// Commands staged and not yet submitted, or waiting for a tag.
+    pub fn has_work(&self) -> bool {
+        let c = self.core.borrow();
+        c.queue.staged() > 0 || !c.fifo.is_empty()
+    }
+
+    /// Commands bound to tags (staged or at the device).
+    pub fn in_flight(&self) -> u32 {
+        self.core.borrow().queue.busy()
+    }
+
+    pub fn counters(&self) -> PathCounters {
+        self.core.borrow().counters
+    }
+
+    pub fn description(&self) -> String {
+        self.core.borrow().queue.description()
+    }
+}
+
+impl Core {
+    /// Starts a command: a free tag, or the FIFO. Returns its slot.
+    fn start(&mut self, cmd: Command, buf: AlignedBuf, waker: &Waker) -> u32 {
+        let op = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Slot {
+                state: State::Free,
+                cmd,
+                buf: None,
+                waker: None,
+            });
+            self.slots.len() as u32 - 1
+        });
+        let s = &mut self.slots[op as usize];
+        debug_assert!(matches!(s.state, State::Free));
+        (s.cmd, s.buf, s.waker) = (cmd, Some(buf), Some(waker.clone()));
+        s.state = State::Queued;
+        self.fifo.push_back(op);
+        self.issue_fifo();
+        if matches!(self.slots[op as usize].state, State::Queued) {
+            // No free tag: it waits for whoever frees one.
+            self.counters.fifo_queued += 1;
+            self.counters.fifo_max = self.counters.fifo_max.max(self.fifo.len() as u64);
+        }
+        if let Some(d) = self.driver.take() {
+            d.wake();
+        }
+        op
+    }
+
+    /// Binds FIFO heads to free tags (staged: the next submit sends them).
+    fn issue_fifo(&mut self) {
+        while let Some(&op) = self.fifo.front() {
+            let Some(tag) = self.queue.get_free_tag() else {
+                return;
+            };
+            self.fifo.pop_front();
+            let s = &mut self.slots[op as usize];
+            let buf = s.buf.as_mut().expect("a queued command owns its buffer");
+            // SAFETY: the buffer is owned by this slot, which keeps it (and
+            // does not touch it) until the tag's completion is reaped: a
+            // dropped future leaves it here as an orphan. Its heap memory
+            // does not move with the `AlignedBuf` value.
+            let bound = unsafe {
+                self.queue
+                    .bind_external(tag, s.cmd, buf.as_mut_ptr(), op as u64)
+            };
+            match bound {
+                Ok(()) => s.state = State::InFlight,
+                Err(e) => {
+                    self.queue.put_back_tag(tag);
+                    self.finish(op, -(libc::EINVAL as i64));
+                    debug_assert!(false, "binding a checked command failed: {e}");
+                }
+            }
+        }
+    }
+
+    fn submit(&mut self) {
+        if self.queue.staged() == 0 {
+            return;
+        }
+        match self.queue.issue() {
+            Ok(n) => self.counters.issued += n as u64,
+            Err(e) => self.fail_all(e),
+        }
+    }
+
+    /// Reaps what is there and completes it; returns how many.
+    fn reap(&mut self) -> usize {
+        self.counters.peeks += 1;
+        let mut out = std::mem::take(&mut self.out);
+        let n = match self.queue.reap(0, &mut out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.out = out;
+                self.fail_all(e);
+                return 0;
+            }
+        };
+        for c in &out[..n] {
+            self.finish(c.user as u32, c.result);
+        }
+        self.out = out;
+        self.counters.empty_peeks += u64::from(n == 0);
+        self.counters.reaped += n as u64;
+        self.issue_fifo();
+        n
+    }
+
+    /// Records a command's outcome and wakes its owner (or frees an orphan).
+    fn finish(&mut self, op: u32, result: i64) {
+        let s = &mut self.slots[op as usize];
+        match s.state {
+            State::InFlight | State::Queued => {
+                s.state = State::Done(result);
+                if let Some(w) = s.waker.take() {
+                    w.wake();
+                }
+            }
+            State::Orphan => self.release(op),
+            State::Free | State::Done(_) => unreachable!("slot {op} completed twice"),
+        }
+    }
+
+    fn release(&mut self, op: u32) {
+        let s = &mut self.slots[op as usize];
+        (s.state, s.buf, s.waker) = (State::Free, None, None);
+        self.free.push(op);
+    }
+
+    /// A ring that cannot enter the kernel fails what is waiting for it;
+    /// commands already at the device still complete through later reaps.
+    fn fail_all(&mut self, e: HalError) {
+        let kind = match &e {
+            HalError::Io { source, .. } => source.kind(),
+            _ => io::ErrorKind::Other,
+        };
+        self.broken = Some(kind);
+        while let Some(op) = self.fifo.pop_front() {
+            self.finish(op, -(libc::EIO as i64));
+        }
+    }
+}
+
+enum Step {
+    Start(Command, Option<AlignedBuf>),
+    Waiting(u32),
+    Finished,
+}
+
+/// A read, write or flush in progress. Resolves to the bytes moved (or the
+/// error) and the buffer.
+pub struct IoFuture<'r> {
+    ring: &'r TaskRing,
+    step: Step,
+}
+
+impl Future for IoFuture<'_> {
+    type Output = (io::Result<usize>, AlignedBuf);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut c = this.ring.core.borrow_mut();
+        match &mut this.step {
+            Step::Start(cmd, buf) => {
+                let buf = buf.take().expect("started once");
+                if c.broken.is_some() {
+                    this.step = Step::Finished;
+                    return Poll::Ready((Err(io::Error::other("the task ring failed")), buf));
+                }
+                // Lazy completion: whoever enters the path reaps for all.
+                c.reap();
+                let op = c.start(*cmd, buf, cx.waker());
+                this.step = Step::Waiting(op);
+                Poll::Pending
+            }
+            Step::Waiting(op) => {
+                let op = *op;
+                let s = &mut c.slots[op as usize];
+                let State::Done(result) = s.state else {
+                    if !s.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                        s.waker = Some(cx.waker().clone());
+                    }
+                    return Poll::Pending;
+                };
+                let buf = s.buf.take().expect("a finished command keeps its buffer");
+                c.release(op);
+                this.step = Step::Finished;
+                let r = if result < 0 {
+                    Err(io::Error::from_raw_os_error((-result) as i32))
+                } else {
+                    Ok(result as usize)
+                };
+                Poll::Ready((r, buf))
+            }
+            Step::Finished => panic!("an IoFuture polled after it finished"),
+        }
+    }
+}
+
+impl Drop for IoFuture<'_> {
+    fn drop(&mut self) {
+        let Step::Waiting(op) = self.step else { return };
+        let mut c = self.ring.core.borrow_mut();
+        match c.slots[op as usize].state {
+            State::Queued => {
+                c.fifo.retain(|&o| o != op);
+                c.release(op);
+            }
+            // The kernel may still write into the buffer: the ring keeps it.
+            State::InFlight => c.slots[op as usize].state = State::Orphan,
+            State::Done(_) => c.release(op),
+            State::Free | State::Orphan => unreachable!("slot {op} owned by a live future"),
+        }
+    }
+}
