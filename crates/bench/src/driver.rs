@@ -53,6 +53,10 @@ pub(crate) trait Driver {
     fn path_stats(&self) -> Option<ThreadStats> {
         None
     }
+    /// The task path: this thread's ring's counters over the window.
+    fn ring_counters(&self) -> Option<hiops_path::PathCounters> {
+        None
+    }
 }
 
 /// A HAL queue of `iodepth` tags, owned by the job thread.

@@ -379,6 +379,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.cpu = ProcessSample::thread().delta(&w.cpu);
         r.depth = Some(self.driver.depth_stats().since(&w.depth));
         r.path = self.driver.path_stats();
+        r.ring = self.driver.ring_counters();
         for s in &mut self.books.stats {
             s.runtime_ns = r.runtime_ns;
         }

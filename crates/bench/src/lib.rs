@@ -26,11 +26,13 @@ mod source;
 pub mod spec;
 pub mod steady;
 pub mod target;
+mod tasks;
 pub mod units;
 pub mod verify;
-mod worker;
+pub(crate) mod worker;
 
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
 pub use run::{run, run_phases, Progress, RunOptions, MAX_THREADS};
 pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
+pub use worker::allowed_cpus;

@@ -56,6 +56,8 @@ pub struct ThreadResult {
     /// How deep this thread's queue was kept over its window (its driver's
     /// own account).
     pub depth: Option<hiops_hal::DepthWindow>,
+    /// The task path: this thread's ring over its window.
+    pub ring: Option<hiops_path::PathCounters>,
 }
 
 impl ThreadResult {
@@ -74,6 +76,7 @@ impl ThreadResult {
             cpu_pinned: None,
             path: None,
             depth: None,
+            ring: None,
         }
     }
 }

@@ -406,6 +406,7 @@ fn measure(
             })?;
             jobs[j].threads.push(r);
         }
+        jobs.iter_mut().for_each(task_path_report);
         Ok::<_, BenchError>((jobs, watched))
     })?;
     Ok(RunResult {
@@ -422,6 +423,28 @@ fn measure(
         notes: notes(specs),
         cpus_online: online_cpus(),
     })
+}
+
+/// The task path's report: its threads' rings summed over their windows.
+fn task_path_report(job: &mut JobResult) {
+    let Some(tasks) = job.spec.path.as_ref().and_then(|p| p.tasks) else {
+        return;
+    };
+    let mut counters = hiops_path::PathCounters::default();
+    for r in job.threads.iter().filter_map(|t| t.ring.as_ref()) {
+        counters.add(r);
+    }
+    job.path = Some(PathReport {
+        strategy: hiops_path::Strategy::Coop,
+        description: format!(
+            "coop tasks: {tasks} tasks on {} threads, a ring of {} tags each ({})",
+            job.threads.len(),
+            job.spec.iodepth,
+            job.threads.first().map(|t| t.engine.as_str()).unwrap_or("")
+        ),
+        counters,
+        switches: Vec::new(),
+    });
 }
 
 fn notes(specs: &[JobSpec]) -> Vec<String> {
@@ -552,7 +575,8 @@ fn open_path(
     spec: &JobSpec,
     targets: &[OpenTarget],
 ) -> Result<Option<hiops_path::IoPath>, BenchError> {
-    let Some(p) = &spec.path else {
+    let Some(p) = spec.path.as_ref().filter(|p| p.tasks.is_none()) else {
+        // No path, or the task path (each thread opens its own ring).
         return Ok(None);
     };
     let config = hiops_path::PathConfig {

@@ -441,6 +441,13 @@ pub struct PathSpec {
     pub coop_peeks: bool,
     pub rings: u32,
     pub hybrid: hiops_path::HybridConfig,
+    /// The task path: this many application tasks, shared out over the
+    /// job's threads (one per allowed CPU), each with its own ring of
+    /// `iodepth` tags (`--tasks`). `None`: one application thread per clone.
+    pub tasks: Option<u32>,
+    /// The task path's driver busy-peeks from this depth (`--hybrid_depth`
+    /// with `--tasks`); `None`: it always sleeps.
+    pub task_poll_depth: Option<u32>,
 }
 
 impl JobSpec {
@@ -527,9 +534,18 @@ impl JobSpec {
         self.rate_iops.iter().any(Option::is_some)
     }
 
-    /// Commands a thread keeps in flight: synchronous engines do one at a time.
+    /// The task path: the tasks clone `clone` runs.
+    pub fn tasks_of(&self, clone: u32) -> Option<u32> {
+        let total = self.path.as_ref()?.tasks?;
+        Some(total / self.numjobs + u32::from(clone < total % self.numjobs))
+    }
+
+    /// Commands a thread keeps in flight: synchronous engines do one at a
+    /// time; with tasks, each task one.
     pub fn effective_depth(&self) -> u32 {
-        if self.path.is_some() {
+        if let Some(t) = self.tasks_of(0) {
+            t
+        } else if self.path.is_some() {
             self.iodepth
         } else if self.engine.is_synchronous() {
             1

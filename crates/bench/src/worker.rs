@@ -6,6 +6,7 @@ use crate::generator::{IoGen, Region};
 use crate::job::JobThread;
 use crate::result::ThreadResult;
 use crate::spec::JobSpec;
+use crate::tasks::TaskDriver;
 use hiops_hal::{Queue, Target};
 use hiops_rng::FastRng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -113,6 +114,20 @@ pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>
     Ok(Some(mine))
 }
 
+/// The CPUs this process may run on (its affinity mask).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data, filled by the kernel for this process.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..hiops_stats::cpu::online_cpus()).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
 fn pin(cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
     unsafe {
@@ -146,7 +161,16 @@ pub(crate) fn run_thread(
         Ok(p) => p,
         Err(e) => return failed_setup(&plan, ctrl, e),
     };
+    let tasks = spec.tasks_of(plan.clone);
     let mut result = match path {
+        None if tasks.is_some() => match open_tasks(&plan, tasks.unwrap_or(1)) {
+            Ok(mut driver) => {
+                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                driver.fill_buffers(|b| rng.fill(b));
+                start(&plan, ctrl, counters, driver)
+            }
+            Err(e) => return failed_setup(&plan, ctrl, e),
+        },
         Some(path) => {
             let mut driver = PathDriver::new(path, plan.target_base, spec.bs_max() as usize);
             FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
@@ -163,6 +187,26 @@ pub(crate) fn run_thread(
     };
     result.cpu_pinned = pinned;
     result
+}
+
+fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
+    let spec = plan.spec;
+    let config = hiops_path::TaskConfig {
+        engine: spec.engine,
+        engine_opts: spec.engine_opts.clone(),
+        depth: spec.iodepth,
+        // Busy-peeking costs more than it gains on the devices measured
+        // (BENCHMARKS.md): only when --hybrid_depth asks for it.
+        poll_min_depth: spec
+            .path
+            .as_ref()
+            .and_then(|p| p.task_poll_depth)
+            .unwrap_or(u32::MAX),
+        // The benchmark's executor threads wait on nothing but the ring.
+        sleep_in_ring: true,
+    };
+    TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize)
+        .map_err(|e| format!("job {}: {e}", spec.name))
 }
 
 fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {

@@ -28,6 +28,8 @@ fn job(path: Option<hiops_path::Strategy>) -> JobSpec {
         coop_peeks: true,
         rings: 1,
         hybrid: Default::default(),
+        tasks: None,
+        task_poll_depth: None,
     });
     s
 }

@@ -365,3 +365,67 @@ fn limits_are_checked_before_anything_is_allocated() {
         "nothing created"
     );
 }
+
+/// The task path through the binary: 1, 8 and 1,024 tasks write with
+/// stamps and read every block back through their rings.
+#[test]
+fn tasks_write_and_verify_through_the_task_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("t.dat");
+    for tasks in [1, 8, 1024] {
+        let v = ok_json(
+            tmp.path(),
+            &[
+                "--name=tasks",
+                &format!("--filename={}", file.display()),
+                "--size=8m",
+                "--bs=4k",
+                "--rw=randwrite",
+                "--direct=1",
+                "--ioengine=io_uring",
+                "--strategy=coop",
+                &format!("--tasks={tasks}"),
+                "--verify=crc32c",
+                "--group_reporting",
+            ],
+        );
+        let j = &v["jobs"][0];
+        assert_eq!(j["error"], 0, "{tasks} tasks: {}", j["hiops"]["errors"]);
+        let check = &j["hiops"]["verify"];
+        assert_eq!(check["bad_blocks"], 0, "{tasks} tasks: {check}");
+        let written = j["write"]["total_ios"].as_u64().unwrap();
+        assert_eq!(written, 2048, "{tasks} tasks write the 8 MiB once");
+        assert!(check["blocks_checked"].as_u64().unwrap() > 0);
+        let path = &j["hiops"]["path"];
+        assert!(
+            path.to_string().contains(&format!("{tasks} tasks")),
+            "{tasks} tasks: {path}"
+        );
+    }
+}
+
+#[test]
+fn tasks_need_the_coop_strategy() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["--tasks=8"], "add --strategy=coop"),
+        (
+            vec!["--tasks=8", "--strategy=pread"],
+            "drop --tasks or use --strategy=coop",
+        ),
+        (
+            vec!["--tasks=8", "--strategy=coop", "--numjobs=4"],
+            "drop --numjobs",
+        ),
+    ] {
+        let mut all = vec!["run", "--no-progress", "--ioengine=mem"];
+        all.extend(args.iter().copied());
+        let o = hiops(tmp.path(), &all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(says) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -83,6 +83,7 @@ pub struct Draft {
     pub poll_interval: Option<u64>,
     pub coop_peeks: Option<bool>,
     pub rings: Option<u32>,
+    pub tasks: Option<u32>,
     pub raid0: Option<u64>,
     pub hybrid_depth: Option<f64>,
     pub hybrid_iops: Option<f64>,
@@ -418,6 +419,11 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("strategy", [], value, "hiops: synchronous-thread mode through a HIOPS path strategy: pread, completion-thread, per-thread-ring, coop, poll, hybrid.", |d, v| {
         let s = need(v)?;
         d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy '{s}': use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid"))?); Ok(())
+    }),
+    opt!("tasks", [], value, "hiops coop: N application tasks (the task path) instead of threads, shared out over one thread per allowed CPU, each thread with its own ring of iodepth tags.", |d, v| {
+        let n = u32_of(value::int(need(v)?, d.kb_base)?, "tasks")?;
+        if n == 0 || n > 1 << 20 { return Err("give 1 to 1048576 tasks".into()); }
+        d.tasks = Some(n); Ok(())
     }),
     opt!("spin", [], value, "hiops coop/poll/hybrid: spin this long before sleeping.", |d, v| { d.spin = Some(value::time_ns(need(v)?, 1)?); Ok(()) }),
     opt!("poll_interval", [], value, "hiops poll/hybrid: time between two polls (default 16us).", |d, v| { d.poll_interval = Some(value::time_ns(need(v)?, USEC)?.max(1_000)); Ok(()) }),

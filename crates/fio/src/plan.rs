@@ -241,6 +241,35 @@ fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Res
 }
 
 impl Draft {
+    /// The task path: tasks run on one thread per allowed CPU, each pinned to
+    /// its CPU (thread per core), each with a ring of `iodepth` tags (by
+    /// default as many as its tasks). Only coop serves tasks.
+    fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), String> {
+        match self.strategy {
+            Some(hiops_path::Strategy::Coop) => {}
+            None => return Err("--tasks runs the task path: add --strategy=coop".into()),
+            Some(s) => {
+                return Err(format!(
+                    "--tasks runs tasks on the coop path; the {s} strategy serves threads: drop --tasks or use --strategy=coop"
+                ))
+            }
+        }
+        let cpus: Vec<usize> = match &self.cpus_allowed {
+            Some(c) => c.clone(),
+            None => hiops_bench::allowed_cpus(),
+        };
+        if self.numjobs.is_some() {
+            return Err("--tasks sets the threads itself (one per allowed CPU): drop --numjobs, narrow them with --cpus_allowed".into());
+        }
+        spec.numjobs = (cpus.len() as u32).min(tasks).max(1);
+        spec.cpus_allowed = Some(cpus);
+        spec.cpus_split = true;
+        if self.iodepth.is_none() {
+            spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
+        }
+        Ok(())
+    }
+
     /// Combines the options into a checked job, and whether its target is
     /// a temporary file of hiops' own (made once the whole plan checks).
     pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), String> {
@@ -513,8 +542,11 @@ impl Draft {
                     .extend(p.iter().map(|p| Grants::mounted_entry(p)));
             }
         }
+        if let Some(tasks) = self.tasks {
+            self.task_threads(&mut spec, tasks)?;
+        }
         if let Some(strategy) = self.strategy {
-            if self.iodepth.is_none() {
+            if self.iodepth.is_none() && self.tasks.is_none() {
                 spec.iodepth = spec.numjobs.clamp(1, 4096);
             }
             let defaults = hiops_path::HybridConfig::default();
@@ -529,6 +561,8 @@ impl Draft {
                     poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
                     ..defaults
                 },
+                tasks: self.tasks,
+                task_poll_depth: self.hybrid_depth.map(|d| d as u32),
             });
         }
         if let Some(mut ss) = self.ss {

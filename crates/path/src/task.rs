@@ -43,8 +43,13 @@ pub struct TaskConfig {
     /// Tags: commands at the device at once; more wait in the FIFO.
     pub depth: u32,
     /// The driver busy-peeks while at least this many commands are in
-    /// flight, and sleeps on the eventfd below it.
+    /// flight, and sleeps below it (u32::MAX: never busy-peeks).
     pub poll_min_depth: u32,
+    /// Sleep in the ring (`io_uring_enter` waiting for a completion, which
+    /// wakes this thread directly, as pread's own wait does) instead of on
+    /// the eventfd through the runtime's reactor. Only for an executor
+    /// thread that waits on nothing else: it blocks the thread.
+    pub sleep_in_ring: bool,
 }
 
 impl Default for TaskConfig {
@@ -53,7 +58,8 @@ impl Default for TaskConfig {
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
             depth: 128,
-            poll_min_depth: 16,
+            poll_min_depth: u32::MAX,
+            sleep_in_ring: false,
         }
     }
 }
@@ -110,6 +116,7 @@ pub struct TaskRing {
     closed: std::cell::Cell<bool>,
     bell: Option<Arc<Doorbell>>,
     poll_min_depth: u32,
+    sleep_in_ring: bool,
 }
 
 impl TaskRing {
@@ -141,6 +148,7 @@ impl TaskRing {
             bell,
             closed: std::cell::Cell::new(false),
             poll_min_depth: config.poll_min_depth.max(1),
+            sleep_in_ring: config.sleep_in_ring,
         })
     }
 
@@ -185,6 +193,36 @@ impl TaskRing {
             Wait::Busy
         } else {
             Wait::Bell
+        }
+    }
+
+    /// Whether the driver sleeps in the ring rather than on the eventfd.
+    pub fn sleeps_in_ring(&self) -> bool {
+        self.sleep_in_ring
+    }
+
+    /// Blocks this thread in the kernel until a completion arrives, then
+    /// completes what is there (the driver's sleep with `sleep_in_ring`).
+    pub fn wait_in_ring(&self) {
+        let mut c = self.core.borrow_mut();
+        if c.queue.busy() == 0 || c.queue.staged() > 0 {
+            return;
+        }
+        let mut out = std::mem::take(&mut c.out);
+        match c.queue.reap(1, &mut out) {
+            Ok(n) => {
+                for done in &out[..n] {
+                    c.finish(done.user as u32, done.result);
+                }
+                c.counters.reaped += n as u64;
+                c.counters.doorbell_wakes += 1;
+                c.out = out;
+                c.issue_fifo();
+            }
+            Err(e) => {
+                c.out = out;
+                c.fail_all(e);
+            }
         }
     }
 

@@ -44,6 +44,7 @@ pub async fn drive(ring: Rc<TaskRing>) -> io::Result<()> {
         }
         match (wait, &bell) {
             (Wait::Busy, _) | (Wait::Bell, None) => tokio::task::yield_now().await,
+            (Wait::Bell, Some(_)) if ring.sleeps_in_ring() => ring.wait_in_ring(),
             (Wait::Bell, Some(bell)) => sleep_on_bell(&ring, bell).await,
             (Wait::Idle, _) => wait_for_work(&ring).await,
         }
