@@ -429,3 +429,57 @@ fn tasks_need_the_coop_strategy() {
         );
     }
 }
+
+/// A zram device of 64 MiB for this test, removed on drop.
+struct Zram(String);
+
+impl Zram {
+    fn new() -> Option<Zram> {
+        let add = std::path::Path::new("/sys/class/zram-control/hot_add");
+        if unsafe { libc::geteuid() } != 0 || !add.exists() {
+            println!("skipped: needs root and zram (/sys/class/zram-control)");
+            return None;
+        }
+        let n = std::fs::read_to_string(add).ok()?.trim().to_string();
+        std::fs::write(format!("/sys/block/zram{n}/disksize"), "64M").ok()?;
+        Some(Zram(n))
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
+    }
+}
+
+/// zram completes reads inside the call: io_uring would hand each to a
+/// worker thread, so the path issues synchronously, for threads and tasks.
+#[test]
+fn devices_that_complete_inline_are_read_synchronously() {
+    let Some(z) = Zram::new() else { return };
+    let dev = format!("--filename=/dev/zram{}", z.0);
+    let tmp = tempfile::tempdir().unwrap();
+    for extra in [
+        ["--numjobs=8", "--strategy=coop"],
+        ["--tasks=8", "--strategy=coop"],
+    ] {
+        let mut args = vec![
+            dev.as_str(),
+            "--rw=randread",
+            "--direct=1",
+            "--runtime=1",
+            "--ramp_time=0",
+        ];
+        args.extend(extra);
+        let v = ok_json(tmp.path(), &args);
+        let j = &v["jobs"][0];
+        let engine = j["hiops"]["engine"].as_str().unwrap();
+        let synchronous = if extra[0] == "--tasks=8" {
+            engine.contains("psync") // each task ring reads with pread
+        } else {
+            engine.contains("issued synchronously") && engine.contains("zram")
+        };
+        assert!(synchronous, "{extra:?}: {engine}");
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 0);
+    }
+}

@@ -65,6 +65,31 @@ impl BlockDev {
         Self::from_dev(libc::major(dev), libc::minor(dev))
     }
 
+    /// Why this device completes reads inside the submitting call, if it
+    /// does: zram (a synchronous RAM device) and a loop device over a file
+    /// in RAM (tmpfs). io_uring cannot do their reads without blocking, so
+    /// it hands every one to an io-wq worker thread: a context switch and a
+    /// wake-up per I/O that a plain pread does not pay.
+    pub fn completes_inline(&self) -> Option<String> {
+        if self.disk.starts_with("zram") {
+            return Some(format!("{} is zram, a synchronous RAM device", self.disk));
+        }
+        let backing = fs::read_to_string(self.disk_sysfs().join("loop/backing_file")).ok()?;
+        let backing = backing.trim();
+        let c = std::ffi::CString::new(backing).ok()?;
+        // SAFETY: statfs fills a zeroed struct we own from a valid C string.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        (st.f_type == libc::TMPFS_MAGIC).then(|| {
+            format!(
+                "{} is a loop device over {backing}, a file in RAM (tmpfs)",
+                self.disk
+            )
+        })
+    }
+
     /// `/sys/block/<disk>`: where the queue attributes live.
     pub fn disk_sysfs(&self) -> PathBuf {
         PathBuf::from("/sys/block").join(&self.disk)

@@ -157,6 +157,9 @@ pub struct IoPath {
     rings: Vec<Arc<SharedQueue>>,
     threads: Vec<JoinHandle<()>>,
     closing: AtomicBool,
+    /// Every target completes reads inline (zram, loop over tmpfs): each
+    /// thread issues synchronously (pread), whatever the strategy.
+    inline: Option<String>,
 }
 
 impl IoPath {
@@ -177,11 +180,12 @@ impl IoPath {
             rings: Vec::new(),
             threads: Vec::new(),
             closing: AtomicBool::new(false),
+            inline: inline_reason(&targets),
             targets,
             config,
         };
         let strategy = path.config.strategy;
-        if !strategy.is_shared() {
+        if !strategy.is_shared() || path.inline.is_some() {
             return Ok(path);
         }
         let engine = path.config.engine;
@@ -383,6 +387,11 @@ impl IoPath {
             None if self.config.strategy == Strategy::Pread => {
                 "pread: pread/pwrite per thread".into()
             }
+            None if self.inline.is_some() => format!(
+                "{}: issued synchronously per thread (pread), as {}",
+                self.config.strategy,
+                self.inline.as_deref().unwrap_or("")
+            ),
             None => format!(
                 "{}: one {} queue per thread",
                 self.config.strategy, self.config.engine
@@ -463,6 +472,7 @@ impl IoPath {
             let engine = match (self.config.strategy, &self.targets[0]) {
                 (Strategy::Pread, Target::Mem(_)) => EngineKind::Mem,
                 (Strategy::Pread, _) => EngineKind::Psync,
+                _ if self.inline.is_some() => EngineKind::Psync,
                 _ => self.config.engine,
             };
             let spec = local::LocalSpec {
@@ -538,6 +548,19 @@ fn config_error(what: &str, why: &str, instead: &str) -> PathError {
         why: why.into(),
         instead: instead.into(),
     }
+}
+
+/// Why every target completes reads inline, if they all do (zram, a loop
+/// device over tmpfs): io_uring would punt each read to a worker thread, so
+/// the path issues synchronously instead.
+pub fn inline_reason(targets: &[Target]) -> Option<String> {
+    let mut why = Vec::new();
+    for t in targets {
+        let Target::Fd(fd) = t else { return None };
+        why.push(hiops_hal::device::BlockDev::of_fd(*fd)?.completes_inline()?);
+    }
+    why.dedup();
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// The largest logical block of the targets opened with O_DIRECT (1 when

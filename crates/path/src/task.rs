@@ -124,8 +124,14 @@ impl TaskRing {
     pub fn open(config: &TaskConfig, targets: &[Target]) -> Result<TaskRing, HalError> {
         let mut opts = config.engine_opts.clone();
         opts.doorbell = true;
+        // A device that completes inline is read synchronously: io_uring
+        // would hand each read to a worker thread.
+        let engine = match crate::inline_reason(targets) {
+            Some(_) if config.engine.needs_file() => EngineKind::Psync,
+            _ => config.engine,
+        };
         // Buffers are the tasks' own: the arena's slots stay unused.
-        let queue = Queue::open(config.engine, &opts, targets, config.depth, 512)?;
+        let queue = Queue::open(engine, &opts, targets, config.depth, 512)?;
         let bell = queue.doorbell();
         if let Some(b) = &bell {
             b.set_nonblocking().map_err(|source| HalError::Setup {

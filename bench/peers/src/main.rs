@@ -1,0 +1,292 @@
+//! One run of one reader model: R readers, each doing one 4 KiB random
+//! O_DIRECT read at a time from FILE for S seconds after a 1 s warm-up.
+//! Prints one JSON line: IOPS, p50/p99 latency, context switches per I/O and
+//! machine clocks per I/O ((elapsed x CPUs - idle - iowait - steal) x TSC /
+//! I/Os). bench/peers.py alternates the models and takes ratios.
+//!
+//! ```sh
+//! cargo run --release --manifest-path bench/peers/Cargo.toml -- MODEL FILE READERS SECONDS
+//! ```
+//! MODEL: pread | coop-threads | hiops-tasks | glommio | tokio-blocking
+
+use hiops_path::{tokio_driver, AlignedBuf, IoPath, PathConfig, Strategy, TaskConfig, TaskRing};
+use hiops_stats::Histogram;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BS: u64 = 4096;
+
+/// What every reader shares: when to count, when to stop, what it saw.
+struct Run {
+    blocks: u64,
+    measuring: AtomicBool,
+    stop: AtomicBool,
+    lat: Mutex<Histogram>,
+}
+
+impl Run {
+    /// A reader's loop body: the next offset, and booking one read.
+    fn offset(&self, x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        (*x % self.blocks) * BS
+    }
+
+    fn book(&self, local: &mut Histogram, t0: Instant) {
+        if self.measuring.load(Ordering::Relaxed) {
+            local.record(t0.elapsed().as_nanos() as u64);
+        }
+    }
+
+    fn merge(&self, local: &Histogram) {
+        self.lat.lock().unwrap().merge(local);
+    }
+
+    fn going(&self) -> bool {
+        !self.stop.load(Ordering::Relaxed)
+    }
+}
+
+fn open(path: &str) -> File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .expect("open FILE with O_DIRECT")
+}
+
+fn pread_threads(run: &Run, file: &File, readers: u64) {
+    std::thread::scope(|s| {
+        for r in 0..readers {
+            s.spawn(move || {
+                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
+                while run.going() {
+                    let t0 = Instant::now();
+                    file.read_exact_at(&mut buf, run.offset(&mut x)).unwrap();
+                    run.book(&mut h, t0);
+                }
+                run.merge(&h);
+            });
+        }
+    });
+}
+
+fn coop_threads(run: &Run, file: &File, readers: u64) {
+    let config = PathConfig {
+        strategy: Strategy::Coop,
+        depth: readers as u32,
+        ..PathConfig::default()
+    };
+    let path = IoPath::open(config, vec![hiops_hal::Target::from_file(file)]).unwrap();
+    std::thread::scope(|s| {
+        for r in 0..readers {
+            let path = &path;
+            s.spawn(move || {
+                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
+                while run.going() {
+                    let t0 = Instant::now();
+                    path.read_at(0, &mut buf, run.offset(&mut x)).unwrap();
+                    run.book(&mut h, t0);
+                }
+                run.merge(&h);
+            });
+        }
+    });
+}
+
+/// One current-thread tokio runtime per CPU, each with its ring.
+fn hiops_tasks(file: &File, readers: u64, cpus: u64) {
+    std::thread::scope(|s| {
+        for cpu in 0..cpus {
+            let mine = readers / cpus + u64::from(cpu < readers % cpus);
+            s.spawn(move || {
+                pin(cpu as usize);
+                let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+                let local = tokio::task::LocalSet::new();
+                let config = TaskConfig {
+                    depth: mine.max(1) as u32,
+                    sleep_in_ring: true,
+                    ..TaskConfig::default()
+                };
+                let ring = Rc::new(TaskRing::open(&config, &[hiops_hal::Target::from_file(file)]).unwrap());
+                local.block_on(&rt, async move {
+                    let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+                    let readers: Vec<_> = (0..mine)
+                        .map(|t| {
+                            let ring = ring.clone();
+                            tokio::task::spawn_local(async move {
+                                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), (cpu * 1000 + t) * 7919 + 1);
+                                while run_ref().going() {
+                                    let t0 = Instant::now();
+                                    let (r, b) = ring.read_at(0, buf, run_ref().offset(&mut x)).await;
+                                    buf = b;
+                                    r.unwrap();
+                                    run_ref().book(&mut h, t0);
+                                }
+                                run_ref().merge(&h);
+                            })
+                        })
+                        .collect();
+                    for r in readers {
+                        r.await.unwrap();
+                    }
+                    ring.close();
+                    driver.await.unwrap().unwrap();
+                });
+            });
+        }
+    });
+}
+
+/// glommio: one LocalExecutor per CPU, DmaFile reads.
+fn glommio_tasks(path: &str, readers: u64, cpus: u64) {
+    let handles: Vec<_> = (0..cpus)
+        .map(|cpu| {
+            let mine = readers / cpus + u64::from(cpu < readers % cpus);
+            let path = path.to_string();
+            glommio::LocalExecutorBuilder::new(glommio::Placement::Fixed(cpu as usize))
+                .spawn(move || async move {
+                    let file = Rc::new(glommio::io::DmaFile::open(&path).await.unwrap());
+                    let tasks: Vec<_> = (0..mine)
+                        .map(|t| {
+                            let file = file.clone();
+                            glommio::spawn_local(async move {
+                                let (mut h, mut x) = (Histogram::new(), (cpu * 1000 + t) * 7919 + 1);
+                                while run_ref().going() {
+                                    let t0 = Instant::now();
+                                    let r = file.read_at_aligned(run_ref().offset(&mut x), BS as usize).await.unwrap();
+                                    assert_eq!(r.len(), BS as usize);
+                                    run_ref().book(&mut h, t0);
+                                }
+                                run_ref().merge(&h);
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await;
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// What most Rust servers do today: tokio tasks with the read in
+/// spawn_blocking.
+fn tokio_blocking(file: &File, readers: u64) {
+    let rt = tokio::runtime::Builder::new_multi_thread().max_blocking_threads(readers as usize).build().unwrap();
+    let fd = file.as_raw_fd();
+    rt.block_on(async move {
+        let tasks: Vec<_> = (0..readers)
+            .map(|r| {
+                tokio::spawn(async move {
+                    let (mut buf, mut h, mut x) = (Some(AlignedBuf::new(BS as usize)), Histogram::new(), r * 7919 + 1);
+                    while run_ref().going() {
+                        let t0 = Instant::now();
+                        let off = run_ref().offset(&mut x);
+                        let mut b = buf.take().unwrap();
+                        b = tokio::task::spawn_blocking(move || {
+                            // SAFETY: the descriptor stays open for the run; b is ours.
+                            let n = unsafe { libc::pread(fd, b.as_mut_ptr().cast(), BS as usize, off as i64) };
+                            assert_eq!(n, BS as isize);
+                            b
+                        })
+                        .await
+                        .unwrap();
+                        buf = Some(b);
+                        run_ref().book(&mut h, t0);
+                    }
+                    run_ref().merge(&h);
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+}
+
+static RUN: std::sync::OnceLock<Arc<Run>> = std::sync::OnceLock::new();
+
+fn run_ref() -> &'static Run {
+    RUN.get().expect("the run is set up")
+}
+
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t with one CPU set, for this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn busy_s() -> f64 {
+    let f: Vec<u64> = std::fs::read_to_string("/proc/stat").unwrap().lines().next().unwrap()
+        .split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (f[..8].iter().sum::<u64>() - f[3] - f[4] - f[7]) as f64 / hz
+}
+
+fn ctx_switches() -> u64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills `u`.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    (u.ru_nvcsw + u.ru_nivcsw) as u64
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    if a.len() != 5 {
+        eprintln!("usage: hiops-peers MODEL FILE READERS SECONDS");
+        std::process::exit(2);
+    }
+    let (model, path, readers, secs) = (a[1].clone(), a[2].clone(), a[3].parse::<u64>().unwrap(), a[4].parse::<u64>().unwrap());
+    let file = open(&path);
+    let blocks = file.metadata().unwrap().len() / BS;
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    let run = Arc::new(Run { blocks, measuring: AtomicBool::new(false), stop: AtomicBool::new(false), lat: Mutex::new(Histogram::new()) });
+    RUN.set(run.clone()).ok();
+    let timer = {
+        let run = run.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            let (b0, c0, t0) = (busy_s(), ctx_switches(), Instant::now());
+            run.measuring.store(true, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_secs(secs));
+            run.measuring.store(false, Ordering::Relaxed);
+            let out = (busy_s() - b0, ctx_switches() - c0, t0.elapsed().as_secs_f64());
+            run.stop.store(true, Ordering::Relaxed);
+            out
+        })
+    };
+    match model.as_str() {
+        "pread" => pread_threads(&run, &file, readers),
+        "coop-threads" => coop_threads(&run, &file, readers),
+        "hiops-tasks" => hiops_tasks(&file, readers, cpus),
+        "glommio" => glommio_tasks(&path, readers, cpus),
+        "tokio-blocking" => tokio_blocking(&file, readers),
+        m => panic!("unknown model {m}"),
+    }
+    let (busy, ctx, window) = timer.join().unwrap();
+    let h = run.lat.lock().unwrap();
+    let ios = h.count();
+    let tsc = hiops_stats::tsc::tsc_hz();
+    println!(
+        "{{\"model\": \"{model}\", \"readers\": {readers}, \"iops\": {:.0}, \"p50_us\": {:.1}, \"p99_us\": {:.1}, \"ctx_per_io\": {:.3}, \"machine_clocks_per_io\": {:.0}}}",
+        ios as f64 / window,
+        h.percentile(50.0) as f64 / 1e3,
+        h.percentile(99.0) as f64 / 1e3,
+        ctx as f64 / ios.max(1) as f64,
+        busy * tsc / ios.max(1) as f64
+    );
+}
