@@ -90,7 +90,7 @@ pub enum Wait {
     Idle,
     /// A shallow queue: sleep on the ring's eventfd.
     Bell,
-    /// A deep, busy queue: peek again next turn.
+    /// Owners were just woken, or a deep, busy queue: peek again next turn.
     Busy,
 }
 
@@ -190,12 +190,14 @@ impl TaskRing {
     /// in one system call. Returns what the driver should do next.
     pub fn turn(&self) -> Wait {
         let mut c = self.core.borrow_mut();
-        c.reap();
+        let reaped = c.reap();
         c.submit();
         let in_flight = c.queue.busy();
         if in_flight == 0 && c.fifo.is_empty() {
             Wait::Idle
-        } else if in_flight >= self.poll_min_depth || self.bell.is_none() {
+        } else if reaped > 0 || in_flight >= self.poll_min_depth || self.bell.is_none() {
+            // Owners were woken: let them run (and stage their next I/O)
+            // before anyone sleeps.
             Wait::Busy
         } else {
             Wait::Bell

@@ -44,7 +44,11 @@ pub async fn drive(ring: Rc<TaskRing>) -> io::Result<()> {
         }
         match (wait, &bell) {
             (Wait::Busy, _) | (Wait::Bell, None) => tokio::task::yield_now().await,
-            (Wait::Bell, Some(_)) if ring.sleeps_in_ring() => ring.wait_in_ring(),
+            (Wait::Bell, Some(_)) if ring.sleeps_in_ring() => {
+                ring.wait_in_ring();
+                // Let the owners it woke run before the next turn.
+                tokio::task::yield_now().await
+            }
             (Wait::Bell, Some(bell)) => sleep_on_bell(&ring, bell).await,
             (Wait::Idle, _) => wait_for_work(&ring).await,
         }
