@@ -279,6 +279,11 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
             "{sweep}: {err}"
         );
     }
+    assert_eq!(
+        lines(&dir.join("disk-tasks").join("points.jsonl")),
+        3,
+        "the task path's sweep: 1, 4 and 8 tasks: {err}"
+    );
     assert!(
         !dir.join("disk.dat").exists(),
         "the data file goes once the suite is complete"
@@ -288,6 +293,7 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         "The issue&#39;s targets",
         "Fig 7 — disk: IOPS and bandwidth vs block size",
         "disk: IOPS vs threads",
+        "disk: the task path, IOPS vs tasks (coop)",
         "Fig 8 — disk: hand-off delay per strategy",
         "Fig 9 — disk: poll interval",
     ] {
@@ -295,6 +301,11 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         assert!(html.contains(&h), "no section '{h}'");
     }
     assert!(html.contains("Target (at 1 thread no strategy more than 5% slower than pread)"));
+    assert!(
+        html.contains("Target (8 tasks no lower than 4)"),
+        "the task sweep's target is judged"
+    );
+    assert!(html.contains("Target (4 tasks: ≥ 1.0x the IOPS of pread with 4 threads"));
     assert!(html.contains("lone poll thread") && html.contains("poll + cooperative peeks"));
     // The coop hand-off chart exists (pread has no hand-off to draw).
     assert!(dir

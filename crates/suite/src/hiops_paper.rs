@@ -46,6 +46,9 @@ pub struct Plan {
     pub strategies: Vec<String>,
     pub block_sizes: Vec<String>,
     pub threads: Vec<String>,
+    /// The task path's sweep (coop, `--tasks`), beside the threads'.
+    #[serde(default)]
+    pub tasks: Vec<String>,
     pub poll_intervals_us: Vec<String>,
     /// Threads of the block-size, poll and device sweeps (the paper's 128).
     pub many_threads: u32,
@@ -78,6 +81,7 @@ impl Plan {
                 strategies: list(&["pread", "coop"]),
                 block_sizes: list(&["4k", "64k"]),
                 threads: list(&["1", "4"]),
+                tasks: list(&["1", "4", "8"]),
                 poll_intervals_us: list(&["8", "64"]),
                 many_threads: 4,
                 base,
@@ -89,6 +93,7 @@ impl Plan {
             strategies: list(&STRATEGIES),
             block_sizes: list(&["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]),
             threads: list(&["1", "2", "4", "8", "16", "32", "64", "128", "256"]),
+            tasks: list(&["1", "8", "32", "128", "256", "1024"]),
             poll_intervals_us: list(&["2", "4", "8", "16", "32", "64", "128"]),
             many_threads: 128,
             base,
@@ -156,6 +161,20 @@ impl Plan {
                     ],
                 ),
             ));
+            if !self.tasks.is_empty() {
+                out.push((
+                    format!("{}-tasks", t.label),
+                    self.def(
+                        format!("{}: tasks on the coop task path", t.label),
+                        &t.path,
+                        &["--bs=4k".to_string(), "--strategy=coop".to_string()],
+                        vec![Param {
+                            name: "tasks".into(),
+                            values: self.tasks.clone(),
+                        }],
+                    ),
+                ));
+            }
             out.push((
                 format!("{}-poll", t.label),
                 self.def(
@@ -262,6 +281,10 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             );
             out.push(sec);
             out.push(handoff_section(s, &t.label, plan.many_threads));
+        }
+        if let Some(s) = sweeps.get(&format!("{}-tasks", t.label)) {
+            let threads = sweeps.get(&format!("{}-threads", t.label));
+            out.push(tasks_section(s, threads, &t.label, plan.many_threads));
         }
         if let Some(s) = sweeps.get(&format!("{}-poll", t.label)) {
             let mut sec = crate::sweep_section(
@@ -438,6 +461,48 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
         }],
         notes: vec!["One run of the suite is one sample on a shared machine: rerun with --rounds 5 for medians that hold within a few percent.".into()],
     }
+}
+
+/// The task path against threads: IOPS, clocks, context switches and p99
+/// vs tasks, and the targets read against pread with as many
+/// threads (from the thread sweep of the same run).
+fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u32) -> Section {
+    let mut sec = crate::sweep_section(s, &format!("{label}: the task path, IOPS vs tasks (coop)"));
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs tasks",
+            "CPU clocks per I/O (machine) vs tasks",
+            "context switches per I/O vs tasks",
+            "99th percentile latency (µs) vs tasks",
+        ],
+    );
+    let medians = s.medians();
+    let many_s = many.to_string();
+    let pread = threads.and_then(|t| {
+        let m = t.medians();
+        at(&m, &[&many_s, "pread"]).cloned()
+    });
+    if let (Some(p), Some(tk)) = (pread, at(&medians, &[&many_s])) {
+        let r = |k: &str| tk.get(k).unwrap_or(&f64::NAN) / p.get(k).unwrap_or(&f64::NAN);
+        let (ri, rc) = (r("iops"), r("clocks_per_io"));
+        sec.findings.push(format!(
+            "Target ({many} tasks: ≥ 1.0x the IOPS of pread with {many} threads at ≤ 0.55x its clocks per I/O): {} — {ri:.2}x the IOPS at {rc:.2}x the clocks.",
+            if ri >= 1.0 && rc <= 0.55 { "met" } else { "missed" }
+        ));
+    }
+    let iops = |n: &str| at(&medians, &[n]).and_then(|m| m.get("iops").copied());
+    if let (Some(most), Some(at_many)) = (s.def.params[0].values.last(), iops(&many_s)) {
+        if let Some(top) = iops(most) {
+            sec.findings.push(format!(
+                "Target ({most} tasks no lower than {many}): {} — {} against {} IOPS.",
+                if top >= at_many { "met" } else { "missed" },
+                fmt_num(top),
+                fmt_num(at_many)
+            ));
+        }
+    }
+    sec
 }
 
 /// Fig 8: the delay from a completion being reaped to its owner running,
