@@ -317,7 +317,9 @@ fn unsupported_options_are_listed_with_their_lines() {
         "{e}"
     );
     assert!(
-        lines[2].contains("unsupported.fio:8: unknown option frobnicate: neither fio 3.33 nor hiops has it"),
+        lines[2].contains(
+            "unsupported.fio:8: unknown option frobnicate: neither fio 3.33 nor hiops has it"
+        ),
         "{e}"
     );
     assert!(lines[3].contains("--ignore-unsupported"), "{e}");

@@ -20,7 +20,10 @@ fn every_fio_3_33_option_has_an_answer() {
         .copied()
         .filter(|n| matches!(lookup(n), Lookup::Unknown))
         .collect();
-    assert!(unknown.is_empty(), "fio options hiops does not know: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "fio options hiops does not know: {unknown:?}"
+    );
 }
 
 #[test]
@@ -33,20 +36,31 @@ fn no_op_options_say_why_in_their_help() {
             d.help
         );
     }
-    for n in ["gtod_reduce", "thread", "create_serialize", "random_generator"] {
+    for n in [
+        "gtod_reduce",
+        "thread",
+        "create_serialize",
+        "random_generator",
+    ] {
         match lookup(n) {
             Lookup::Known(d) => assert!(d.help.starts_with("Accepted"), "{n}: {}", d.help),
             _ => panic!("{n} is not accepted"),
         }
     }
-    assert!(matches!(lookup("threads"), Lookup::Unknown), "fio has thread, not threads");
+    assert!(
+        matches!(lookup("threads"), Lookup::Unknown),
+        "fio has thread, not threads"
+    );
 }
 
 /// With fio installed, what it lists itself (`fio --cmdhelp=all`) is covered
 /// too, whatever its version.
 #[test]
 fn the_installed_fio_lists_nothing_hiops_does_not_know() {
-    let Ok(out) = std::process::Command::new("fio").arg("--cmdhelp=all").output() else {
+    let Ok(out) = std::process::Command::new("fio")
+        .arg("--cmdhelp=all")
+        .output()
+    else {
         eprintln!("skipped: fio is not installed");
         return;
     };
@@ -63,8 +77,13 @@ fn the_installed_fio_lists_nothing_hiops_does_not_know() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     if version != "fio-3.33" && !unknown.is_empty() {
-        eprintln!("fio {version:?} has options newer than 3.33 that hiops does not know: {unknown:?}");
+        eprintln!(
+            "fio {version:?} has options newer than 3.33 that hiops does not know: {unknown:?}"
+        );
         return;
     }
-    assert!(unknown.is_empty(), "fio lists options hiops does not know: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "fio lists options hiops does not know: {unknown:?}"
+    );
 }
