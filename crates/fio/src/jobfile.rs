@@ -1,5 +1,6 @@
 //! fio's job-file format: an INI file of `[global]` and job sections, `;`
-//! and `#` comment lines, `key=value` or bare `key` (a boolean set to true),
+//! and `#` comments (whole lines, and as fio 3.x reads them, the rest of any
+//! line from its first `;` or `#`), `key=value` or bare `key` (a boolean set to true),
 //! `include FILE` (read in place, relative to the including file), and
 //! `${VAR}` environment expansion plus fio's `$ncpus`, `$pagesize` and
 //! `$mb_memory`. The command-line form (`--name=x --rw=read ...`) produces
@@ -100,8 +101,8 @@ fn parse_into(
             file: Some(file.clone()),
             line: i + 1,
         };
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
             continue;
         }
         if let Some(rest) = line.strip_prefix('[') {
@@ -160,6 +161,19 @@ fn parse_into(
         });
     }
     Ok(())
+}
+
+/// A job-file line without its comment. fio (parse.c `strip_blank_end`,
+/// applied by init.c to every line of a job file) ends a line at its first
+/// `;` and at its first `#` wherever they are, with or without blanks before
+/// them: `bs=4k # block` and `bs=4k#block` both read `bs=4k`, and a value
+/// cannot hold either character (`${VAR}` can: it is expanded afterwards).
+/// The command line keeps them, as fio does.
+pub fn strip_comment(line: &str) -> &str {
+    match line.find([';', '#']) {
+        Some(at) => &line[..at],
+        None => line,
+    }
 }
 
 /// Expands `${VAR}` from the environment and fio's `$ncpus`, `$pagesize`,
@@ -300,6 +314,34 @@ mod tests {
         assert_eq!(s[0].options[1].value, None);
         assert_eq!(s[1].options[0].origin.line, 8);
         assert_eq!(s[1].options[0].origin.to_string(), "t.fio:8");
+    }
+
+    #[test]
+    fn inline_comments_end_the_line_as_in_fio() {
+        let text = "[global] ; shared\nnumjobs=4 ; 4 jobs\nbs=4k # block\niodepth=8;tight\n\
+                    [j]#job\nrw=randread\t# random\ntime_based ; flag\n\
+                    filename=${F}\n";
+        let env = |v: &str| (v == "F").then(|| "/tmp/a;b#c".to_string());
+        let s = parse_text(text, "t", Path::new("."), &env).unwrap();
+        assert_eq!((s[0].name.as_str(), s[1].name.as_str()), ("global", "j"));
+        let kv: Vec<(&str, Option<&str>)> = s
+            .iter()
+            .flat_map(|s| &s.options)
+            .map(|o| (o.key.as_str(), o.value.as_deref()))
+            .collect();
+        assert_eq!(
+            kv,
+            [
+                ("numjobs", Some("4")),
+                ("bs", Some("4k")),
+                ("iodepth", Some("8")),
+                ("rw", Some("randread")),
+                ("time_based", None),
+                // Expanded after the comment is cut: the value keeps both.
+                ("filename", Some("/tmp/a;b#c")),
+            ]
+        );
+        assert_eq!(strip_comment("a=b"), "a=b");
     }
 
     #[test]

@@ -194,6 +194,25 @@ fn positive(v: u64) -> Result<u64, String> {
     Ok(v)
 }
 
+/// An accepted no-op option whose value must be one of `accepted`.
+fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
+    if accepted.contains(&v) {
+        return Ok(());
+    }
+    Err(format!(
+        "hiops does not implement '{v}': {instead} (accepted: {})",
+        accepted.join(", ")
+    ))
+}
+
+/// An accepted no-op option that must have the value hiops behaves as.
+fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), String> {
+    if got == want {
+        return Ok(());
+    }
+    Err(format!("hiops does not implement this setting: {instead}"))
+}
+
 fn first_of_pair(text: &str) -> &str {
     text.split(',')
         .map(str::trim)
@@ -265,9 +284,9 @@ pub static OPTIONS: &[OptDef] = &[
         d.size = Some(a); Ok(())
     }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
-    opt!("offset", [], value, "Start of the job's range in each target (bytes or %).", |d, v| { d.offset = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %).", |d, v| { d.offset = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("nrfiles", [], value, "Files per clone when filename is not given.", |d, v| {
+    opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
@@ -346,7 +365,7 @@ pub static OPTIONS: &[OptDef] = &[
         let kb = d.kb_base;
         d.rate = per_direction(need(v)?, d.rate, |t| positive(value::size(t, kb)?))?; Ok(())
     }),
-    opt!("rate_min", [], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE).", |d, v| {
+    opt!("rate_min", ["ratemin"], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE).", |d, v| {
         let kb = d.kb_base;
         d.rate_min = per_direction(need(v)?, d.rate_min, |t| positive(value::size(t, kb)?))?; Ok(())
     }),
@@ -439,124 +458,250 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight.", |d, v| { d.hybrid_depth = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
     opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+    // fio options that cannot change what hiops measures: accepted, with the
+    // reason in their help. Values are still checked, and a value that would
+    // change a result in fio is refused with what to do instead.
+    opt!("gtod_reduce", [], flag, "Accepted, no effect: fio's way to read the clock less; hiops reads it once per submit call and per reap batch anyway, and still reports slat, clat and lat.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("disable_lat", [], flag, "Accepted, no effect: hiops always measures lat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("disable_clat", [], flag, "Accepted, no effect: hiops always measures clat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("disable_slat", [], flag, "Accepted, no effect: hiops always measures slat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("disable_bw_measurement", ["disable_bw"], flag, "Accepted, no effect: hiops' per-second series reads shared counters once a second, which costs the I/O path nothing.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("clat_percentiles", [], flag, "Accepted, no effect: hiops always reports completion-latency percentiles.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("disk_util", [], flag, "Accepted, no effect: hiops reports disk_util for every block device it finds under the targets.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("clocksource", [], value, "Accepted (gettimeofday, clock_gettime, cpu), no effect: hiops times I/O with CLOCK_MONOTONIC through the vDSO whichever is named.", |_, v| {
+        one_of(need(v)?, &["gettimeofday", "clock_gettime", "cpu"], "hiops always uses CLOCK_MONOTONIC")
+    }),
+    opt!("random_generator", [], value, "Accepted (tausworthe, lfsr, tausworthe64), no effect on what is measured: hiops draws offsets from its own generator (hiops-rng), and with the random map every block is still read once per pass, as with lfsr.", |_, v| {
+        one_of(need(v)?, &["tausworthe", "lfsr", "tausworthe64"], "hiops uses its own generator")
+    }),
+    opt!("allrandrepeat", [], flag, "Accepted, no effect: hiops seeds every random stream of a job from randseed; randrepeat=0 is what makes runs differ.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("softrandommap", [], flag, "Accepted, no effect: it only changes what fio does when it cannot allocate its random map.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("create_serialize", [], flag, "Accepted, no effect: hiops lays out every file before any job starts measuring, so creation never overlaps measured I/O.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("create_fsync", [], flag, "Accepted when 1 (fio's default), no effect: hiops fsyncs every file it lays out. 0 is refused: the layout's write-back would overlap the run in fio.", |_, v| {
+        only_when(value::boolean(v)?, true, "hiops always fsyncs the files it lays out; drop create_fsync=0")
+    }),
+    opt!("allow_file_create", [], flag, "Accepted when 1 (fio's default), no effect: hiops creates missing files. 0 is refused.", |_, v| {
+        only_when(value::boolean(v)?, true, "hiops creates files that do not exist; make sure they exist and drop allow_file_create=0")
+    }),
+    opt!("fadvise_hint", [], value, "Accepted when 0, no effect: hiops gives the kernel no access-pattern hint. 1, sequential and random (fio's default is 1) are refused: they change buffered reads; with direct=1 drop it.", |_, v| {
+        match need(v)? { "0" => Ok(()), s => Err(format!("fadvise_hint={s} is an fio setting hiops does not implement: hiops gives the kernel no access-pattern hint (fio's fadvise_hint=0); use direct=1, where hints do not matter, or drop it")) }
+    }),
+    opt!("io_submit_mode", [], value, "Accepted when inline (fio's default), no effect: the job's own thread submits. offload is refused.", |_, v| {
+        one_of(need(v)?, &["inline"], "hiops submits from the job's own thread (inline); drop it")
+    }),
+    opt!("unified_rw_reporting", [], value, "Accepted when none or 0 (fio's default), no effect. mixed, both and 1 are refused: hiops reports reads and writes apart; add them from the JSON.", |_, v| {
+        one_of(need(v)?, &["none", "0"], "hiops reports reads and writes apart; add them up from the JSON")
+    }),
+    opt!("rate_cycle", ["ratecycle"], value, "Accepted when 1000 (ms, fio's default), no effect: hiops judges rate_min and rate_iops_min over one second. Other windows are refused.", |d, v| {
+        only_when(value::int(need(v)?, d.kb_base)?, 1000, "hiops judges rate_min over 1000 ms; drop it")
+    }),
+    opt!("stats", [], flag, "Accepted when 1 (fio's default), no effect. 0 is refused: hiops always reports a job's figures.", |_, v| {
+        only_when(value::boolean(v)?, true, "hiops always reports a job's figures; drop stats=0")
+    }),
+    opt!("verify_fatal", [], flag, "Accepted when 0 (fio's default), no effect: hiops checks every block and counts the bad ones (exit code 4). 1 is refused.", |_, v| {
+        only_when(value::boolean(v)?, false, "hiops checks every block and reports the count and the first bad one (exit code 4); drop verify_fatal=1")
+    }),
+    opt!("verify_state_save", [], flag, "Accepted, no effect: it only writes fio's verify state file as a job ends; hiops' verify_only reads the stamps back from the target itself.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("verify_state_load", [], flag, "Accepted when 0, no effect. 1 is refused: use verify_only, which checks the stamps a previous run wrote.", |_, v| {
+        only_when(value::boolean(v)?, false, "use verify_only=1, which checks the stamps a previous run wrote")
+    }),
+    opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
+        let a = value::int(need(v)?, d.kb_base)?;
+        if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it")) }
+    }),
+    opt!("unique_filename", [], flag, "Accepted, no effect: it only applies to fio's client/server mode, which hiops does not have.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("significant_figures", [], value, "Accepted (1 to 10), no effect: it only shapes fio's text output; hiops prints its own summary and full-precision JSON.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if (1..=10).contains(&n) { Ok(()) } else { Err("give 1 to 10".into()) }
+    }),
+    opt!("unit_base", [], value, "Accepted (0, 1, 8), no effect: it only shapes fio's text output; hiops' summary shows bytes and its JSON is fio's.", |_, v| {
+        one_of(need(v)?, &["0", "1", "8"], "use 0, 1 or 8")
+    }),
+    opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
+    opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("per_job_logs", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_entries", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_max_value", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_offset", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_prio", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_compression", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_compression_cpus", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_store_compressed", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_unix_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_alternate_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_alternate_epoch_clock_id", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_hist_coarseness", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("log_hist_msec", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
+    opt!("verifysort_nr", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
+    opt!("flow_watermark", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
+    opt!("percentage_sequential", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
+    opt!("rwmixcycle", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
 ];
 
-/// fio options hiops knows but does not implement, with what to do instead.
+/// fio options hiops knows but does not implement: why, and what to do
+/// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    ("verify_interval", "hiops stamps whole blocks"),
-    (
-        "verify_backlog",
-        "hiops checks every read of a stamped block as it completes",
-    ),
-    ("zonemode", "zoned block devices are not supported"),
-    ("trim_percentage", "trims are not supported"),
-    ("rate_process", "hiops paces with fixed intervals"),
-    (
-        "thinktime_blocks",
-        "hiops thinks after every round of completions",
-    ),
-    ("thinktime_spin", "hiops sleeps for the whole thinktime"),
-    (
-        "iodepth_low",
-        "hiops refills the queue as soon as tags are free",
-    ),
-    (
-        "iodepth_batch_complete_max",
-        "use iodepth_batch_complete_min",
-    ),
-    (
-        "write_bw_log",
-        "hiops writes a per-second series in its JSON (hiops.series)",
-    ),
-    (
-        "write_iops_log",
-        "hiops writes a per-second series in its JSON (hiops.series)",
-    ),
-    (
-        "write_lat_log",
-        "use --output-format=json+ for the latency histogram",
-    ),
-    (
-        "write_hist_log",
-        "use --output-format=json+ for the latency histogram",
-    ),
-    ("log_avg_msec", "hiops' series is per second"),
-    (
-        "buffer_compress_percentage",
-        "hiops writes incompressible data",
-    ),
-    (
-        "refill_buffers",
-        "hiops scrambles every written block already",
-    ),
-    (
-        "scramble_buffers",
-        "hiops scrambles every written block already",
-    ),
-    (
-        "dedupe_percentage",
-        "hiops writes incompressible, unique data",
-    ),
-    ("zero_buffers", "hiops writes incompressible data"),
-    (
-        "file_service_type",
-        "hiops spreads I/O over files round-robin",
-    ),
-    ("lockfile", "hiops does not lock files"),
-    (
-        "exitall",
-        "jobs of a group end together only when time-based",
-    ),
-    ("exitall_on_error", "an error stops only its own job"),
-    (
-        "continue_on_error",
-        "hiops stops a job at its first I/O error",
-    ),
+    ("verify_interval", "hiops stamps and checks whole blocks; drop it"),
+    ("verify_backlog", "hiops checks every read of a stamped block as it completes; drop it"),
+    ("verify_backlog_batch", "hiops checks every read of a stamped block as it completes; drop it"),
+    ("verify_async", "hiops checks blocks in the job's own thread as they complete; drop it"),
+    ("verify_async_cpus", "hiops checks blocks in the job's own thread as they complete; drop it"),
+    ("verify_dump", "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it"),
+    ("verify_offset", "hiops' stamp is at the start of each block; drop it"),
+    ("experimental_verify", "use verify=crc32c"),
+    ("zonemode", "zoned block devices and strided zones are not supported; drop the zone options"),
+    ("zonesize", "zoned block devices and strided zones are not supported; drop the zone options"),
+    ("zonecapacity", "zoned block devices and strided zones are not supported; drop the zone options"),
+    ("zonerange", "zoned block devices and strided zones are not supported; drop the zone options"),
+    ("zoneskip", "zoned block devices and strided zones are not supported; drop the zone options"),
+    ("read_beyond_wp", "zoned block devices are not supported; drop it"),
+    ("max_open_zones", "zoned block devices are not supported; drop it"),
+    ("job_max_open_zones", "zoned block devices are not supported; drop it"),
+    ("ignore_zone_limits", "zoned block devices are not supported; drop it"),
+    ("zone_reset_threshold", "zoned block devices are not supported; drop it"),
+    ("zone_reset_frequency", "zoned block devices are not supported; drop it"),
+    ("trim_percentage", "trims are not supported; drop it"),
+    ("trim_verify_zero", "trims are not supported; drop it"),
+    ("trim_backlog", "trims are not supported; drop it"),
+    ("trim_backlog_batch", "trims are not supported; drop it"),
+    ("block_error_percentiles", "trims are not supported; drop it"),
+    ("rate_process", "hiops paces I/O at fixed intervals (fio's linear); drop it"),
+    ("rate_ignore_thinktime", "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate"),
+    ("thinktime_blocks", "hiops thinks after every round of completions; drop it"),
+    ("thinktime_blocks_type", "hiops thinks after every round of completions; drop it"),
+    ("thinktime_iotime", "hiops thinks after every round of completions; drop it"),
+    ("thinktime_spin", "hiops sleeps for the whole thinktime; drop it"),
+    ("iodepth_low", "hiops refills the queue as soon as tags are free; drop it"),
+    ("iodepth_batch_complete_max", "use iodepth_batch_complete_min"),
+    ("latency_target", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
+    ("latency_window", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
+    ("latency_percentile", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
+    ("latency_run", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
+    ("max_latency", "hiops does not fail a job on latency; read clat max and percentiles from its output"),
+    ("write_bw_log", "hiops writes a per-second series in its JSON (hiops.series)"),
+    ("write_iops_log", "hiops writes a per-second series in its JSON (hiops.series)"),
+    ("write_lat_log", "use --output-format=json+ for the latency histogram"),
+    ("write_hist_log", "use --output-format=json+ for the latency histogram"),
+    ("log_avg_msec", "hiops' series is per second (hiops.series); drop it"),
+    ("bwavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
+    ("iopsavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
+    ("buffer_compress_percentage", "hiops writes incompressible data; drop it"),
+    ("buffer_compress_chunk", "hiops writes incompressible data; drop it"),
+    ("buffer_pattern", "hiops writes incompressible data; verify_pattern sets the payload of verified writes"),
+    ("refill_buffers", "hiops scrambles every written block already; drop it"),
+    ("scramble_buffers", "hiops scrambles every written block already; drop it"),
+    ("dedupe_percentage", "hiops writes incompressible, unique data; drop it"),
+    ("dedupe_mode", "hiops writes incompressible, unique data; drop it"),
+    ("dedupe_working_set_percentage", "hiops writes incompressible, unique data; drop it"),
+    ("dedupe_global", "hiops writes incompressible, unique data; drop it"),
+    ("zero_buffers", "hiops writes incompressible data; drop it"),
+    ("file_service_type", "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it"),
+    ("openfiles", "hiops keeps every file of a job open; drop it"),
+    ("opendir", "list the files with filename=a:b:c"),
+    ("filename_format", "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b"),
+    ("file_append", "give offset= (bytes or %) to start where you want"),
+    ("offset_align", "give offset in bytes, aligned as you need"),
+    ("lockfile", "hiops does not lock files; drop it"),
+    ("wait_for", "use stonewall to wait for the jobs before this one"),
+    ("exitall", "jobs of a group end together only when time-based; give them the same runtime"),
+    ("exit_what", "jobs of a group end together only when time-based; give them the same runtime"),
+    ("exitall_on_error", "an error stops only its own job; drop it"),
+    ("continue_on_error", "hiops stops a job at its first I/O error; drop it"),
+    ("ignore_error", "hiops stops a job at its first I/O error; drop it"),
     ("io_size", "use size with loops"),
+    ("io_limit", "io_limit is fio's alias of io_size: use size with loops"),
     ("number_ios", "use size"),
-    ("mem", "hiops' buffers are page-aligned anonymous memory"),
-    ("iomem", "hiops' buffers are page-aligned anonymous memory"),
-    (
-        "bs_unaligned",
-        "block sizes are multiples of the smallest one",
-    ),
+    ("mem", "hiops' buffers are page-aligned anonymous memory; drop it"),
+    ("iomem", "hiops' buffers are page-aligned anonymous memory; drop it"),
+    ("lockmem", "limit memory from outside, e.g. systemd-run -p MemoryMax=..."),
+    ("bs_unaligned", "block sizes are multiples of the smallest one; drop it"),
+    ("blocksize_unaligned", "block sizes are multiples of the smallest one; drop it"),
+    ("bs_is_seq_rand", "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own"),
+    ("rw_sequencer", "hiops draws a new offset for every random I/O; drop it"),
     ("replay_redirect", "trace replay is not supported"),
     ("read_iolog", "trace replay is not supported"),
-    ("write_iolog", "trace recording is not supported"),
-    ("uid", "hiops runs as the invoking user"),
-    ("gid", "hiops runs as the invoking user"),
+    ("read_iolog_chunked", "trace replay is not supported"),
+    ("replay_no_stall", "trace replay is not supported"),
+    ("replay_scale", "trace replay is not supported"),
+    ("replay_align", "trace replay is not supported"),
+    ("replay_time_scale", "trace replay is not supported"),
+    ("replay_skip", "trace replay is not supported"),
+    ("merge_blktrace_file", "trace replay is not supported"),
+    ("merge_blktrace_scalars", "trace replay is not supported"),
+    ("merge_blktrace_iters", "trace replay is not supported"),
+    ("write_iolog", "trace recording is not supported; record with blktrace"),
+    ("uid", "hiops runs as the invoking user; start it as the user you want"),
+    ("gid", "hiops runs as the invoking user; start it as the user you want"),
     ("nice", "use nice(1) on hiops"),
     ("prio", "use ionice(1) on hiops"),
     ("prioclass", "use ionice(1) on hiops"),
+    ("cgroup", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
+    ("cgroup_weight", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
+    ("numa_cpu_nodes", "run hiops under numactl, or pin it with cpus_allowed"),
+    ("numa_mem_policy", "run hiops under numactl"),
+    ("gtod_cpu", "hiops reads the clock through the vDSO, with no time thread; drop it"),
+    ("flow", "hiops has no flow control between jobs; limit each with rate_iops"),
+    ("flow_id", "hiops has no flow control between jobs; limit each with rate_iops"),
+    ("flow_sleep", "hiops has no flow control between jobs; limit each with rate_iops"),
+    ("profile", "write the workload as a job file"),
     ("exec_prerun", "run the command before hiops"),
     ("exec_postrun", "run the command after hiops"),
-    (
-        "ioscheduler",
-        "set /sys/block/DEV/queue/scheduler before the run",
-    ),
-    (
-        "disk_util",
-        "hiops always reports disk_util for block devices it can find",
-    ),
-    (
-        "clat_percentiles",
-        "hiops always reports completion-latency percentiles",
-    ),
-    (
-        "lat_percentiles",
-        "hiops reports completion-latency percentiles",
-    ),
-    (
-        "slat_percentiles",
-        "hiops does not time submission separately",
-    ),
+    ("ioscheduler", "set /sys/block/DEV/queue/scheduler before the run"),
+    ("lat_percentiles", "hiops reports completion-latency (clat) percentiles only; drop it"),
+    ("slat_percentiles", "hiops reports slat's min, max and mean, not its percentiles; drop it"),
     ("sync", "use direct=1 or fsync=N"),
-    ("overwrite", "hiops lays files out before writing them"),
-    ("pre_read", "hiops starts from a cold cache (invalidate)"),
-    ("serialize_overlap", "overlapping writes are not serialised"),
-    ("cmdprio_percentage", "command priorities are not supported"),
-    ("atomic", "atomic writes are not supported"),
+    ("sync_file_range", "use fdatasync=N"),
+    ("write_barrier", "use fsync=N"),
+    ("write_hint", "write lifetime hints are not supported; drop it"),
+    ("fsync_on_close", "use end_fsync=1"),
+    ("create_only", "run a write job over the same filename and size to lay the files out"),
+    ("unlink_each_loop", "use unlink=1, which removes the files when the job ends"),
+    ("overwrite", "hiops lays files out before writing them; drop it"),
+    ("pre_read", "hiops starts from a cold cache (invalidate); drop it"),
+    ("serialize_overlap", "overlapping writes are not serialised; drop it"),
+    ("atomic", "atomic writes are not supported; drop it"),
+    ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
+    // Options of engines hiops has.
+    ("cmdprio_percentage", "command priorities are not supported; drop it"),
+    ("cmdprio_class", "command priorities are not supported; drop it"),
+    ("cmdprio", "command priorities are not supported; drop it"),
+    ("cmdprio_bssplit", "command priorities are not supported; drop it"),
+    ("hipri_percentage", "use hipri=1 to poll every I/O"),
+    ("uncached", "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out"),
+    ("force_async", "hiops never sets IOSQE_ASYNC; drop it"),
+    ("userspace_reap", "hiops' libaio reaps with io_getevents; drop it"),
+    ("cmd_type", "io_uring_cmd (NVMe passthrough) is not supported"),
 ];
+
+/// Options of fio's engines that hiops does not have (fio 3.33's HOWTO),
+/// with the engines they belong to.
+#[rustfmt::skip]
+pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
+    ("cpuload", "cpuio"), ("cpuchunks", "cpuio"), ("cpumode", "cpuio"), ("exit_on_io_done", "cpuio"),
+    ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("port", "net, netsplice, rdma, libhdfs or librpma"),
+    ("hostname", "net, netsplice or rdma"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"),
+    ("nodelay", "net or netsplice"), ("protocol", "net or netsplice"), ("proto", "net or netsplice"),
+    ("listen", "net or netsplice"), ("pingpong", "net or netsplice"), ("window_size", "net or netsplice"),
+    ("mss", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
+    ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
+    ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
+    ("busy_poll", "rbd or rados"), ("touch_objects", "rados"), ("pool", "rbd, rados or dfs"), ("cont", "dfs"),
+    ("chunk_size", "dfs"), ("object_class", "dfs"), ("skip_bad", "mtd"), ("verb", "rdma"),
+    ("bindname", "rdma"), ("stat_type", "filestat"), ("readfua", "sg"), ("writefua", "sg"),
+    ("sg_write_mode", "sg"), ("stream_id", "sg"), ("http_host", "http"), ("http_user", "http"),
+    ("http_pass", "http"), ("https", "http"), ("http_mode", "http"), ("http_s3_region", "http"),
+    ("http_s3_key", "http"), ("http_s3_keyid", "http"), ("http_s3_sse_customer_key", "http"),
+    ("http_s3_sse_customer_algorithm", "http"), ("http_s3_storage_class", "http"),
+    ("http_swift_auth_token", "http"), ("http_verbose", "http"), ("uri", "nbd"),
+    ("gpu_dev_ids", "libcufile"), ("cuda_io", "libcufile"), ("nfs_url", "nfs"), ("program", "exec"),
+    ("arguments", "exec"), ("grace_time", "exec"), ("std_redirect", "exec"), ("xnvme_async", "xnvme"),
+    ("xnvme_sync", "xnvme"), ("xnvme_admin", "xnvme"), ("xnvme_dev_nsid", "xnvme"), ("xnvme_iovec", "xnvme"),
+];
+
+/// hiops' engines, for messages.
+pub const ENGINES: &str = "sync, psync, pvsync, pvsync2, libaio, io_uring, null (or hiops' mem)";
 
 fn engine(name: &str) -> Result<EngineKind, String> {
     Ok(match name {
@@ -565,7 +710,7 @@ fn engine(name: &str) -> Result<EngineKind, String> {
         // pvsync is preadv; pvsync2 without flags is the same call.
         "pvsync" | "pvsync2" => EngineKind::Pvsync2,
         other => EngineKind::parse(other).ok_or_else(|| {
-            format!("ioengine '{other}' is not implemented in hiops: use one of sync, psync, pvsync, pvsync2, libaio, io_uring, null (or hiops' mem)")
+            format!("ioengine '{other}' is not implemented in hiops: use one of {ENGINES}")
         })?,
     })
 }
@@ -591,7 +736,10 @@ fn split_filenames(text: &str) -> Vec<String> {
 /// What a key names.
 pub enum Lookup {
     Known(&'static OptDef),
+    /// An fio option hiops does not implement, with why and what to do.
     NotImplemented(&'static str),
+    /// An option of fio engines hiops does not have, naming them.
+    OtherEngine(&'static str),
     Unknown,
 }
 
@@ -606,7 +754,42 @@ pub fn lookup(key: &str) -> Lookup {
     if let Some((_, why)) = NOT_IMPLEMENTED.iter().find(|(n, _)| *n == key) {
         return Lookup::NotImplemented(why);
     }
+    if let Some((_, engines)) = OTHER_ENGINE_OPTIONS.iter().find(|(n, _)| *n == key) {
+        return Lookup::OtherEngine(engines);
+    }
     Lookup::Unknown
+}
+
+/// Every name a job may use: options, aliases, and the fio options hiops
+/// refuses by name.
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    OPTIONS
+        .iter()
+        .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+        .chain(NOT_IMPLEMENTED.iter().map(|(n, _)| *n))
+        .chain(OTHER_ENGINE_OPTIONS.iter().map(|(n, _)| *n))
+}
+
+/// The known name an unknown key most likely misspells: the closest by
+/// Damerau-Levenshtein distance (a swap of two letters is one edit), within
+/// about a third of the name's length; `None` when nothing is that close.
+pub fn suggest(key: &str) -> Option<&'static str> {
+    let key = key.trim();
+    let lower = key.to_ascii_lowercase();
+    let limit = match key.chars().count() {
+        0..=3 => 1,
+        4..=8 => 2,
+        _ => 3,
+    };
+    all_names()
+        .map(|n| (strsim::damerau_levenshtein(&lower, n), n))
+        .filter(|&(d, _)| d <= limit)
+        .min_by(|a, b| {
+            a.0.cmp(&b.0).then(
+                strsim::jaro_winkler(&lower, b.1).total_cmp(&strsim::jaro_winkler(&lower, a.1)),
+            )
+        })
+        .map(|(_, n)| n)
 }
 
 /// Whether `--key VALUE` takes the next argument as the value.
@@ -627,9 +810,66 @@ mod tests {
                 assert!(seen.insert(*n), "{n} is listed twice");
             }
         }
-        for (n, _) in NOT_IMPLEMENTED {
+        for (n, _) in NOT_IMPLEMENTED.iter().chain(OTHER_ENGINE_OPTIONS) {
             assert!(seen.insert(*n), "{n} is both implemented and not");
         }
+    }
+
+    #[test]
+    fn typos_get_the_closest_name_and_strangers_none() {
+        assert_eq!(suggest("iodpeth"), Some("iodepth"));
+        assert_eq!(suggest("threads"), Some("thread"));
+        assert_eq!(suggest("ramp_tme"), Some("ramp_time"));
+        assert_eq!(suggest("BS"), Some("bs"));
+        assert_eq!(suggest("rate_iops_mn"), Some("rate_iops_min"));
+        assert_eq!(suggest("frobnicate"), None);
+        assert_eq!(suggest("zz"), None);
+    }
+
+    #[test]
+    fn fio_aliases_name_the_same_option() {
+        for (alias, name) in [
+            ("ratemin", "rate_min"),
+            ("fileoffset", "offset"),
+            ("nr_files", "nrfiles"),
+            ("readwrite", "rw"),
+            ("blocksize", "bs"),
+            ("ba", "blockalign"),
+            ("timeout", "runtime"),
+            ("disable_bw", "disable_bw_measurement"),
+            ("ratecycle", "rate_cycle"),
+            ("mem_align", "iomem_align"),
+        ] {
+            match lookup(alias) {
+                Lookup::Known(d) => assert_eq!(d.name, name, "{alias}"),
+                _ => panic!("{alias} is not an alias of {name}"),
+            }
+        }
+        let mut d = Draft::default();
+        (match lookup("ratemin") {
+            Lookup::Known(d) => d.apply,
+            _ => unreachable!(),
+        })(&mut d, Some("1m,2m"))
+        .unwrap();
+        assert_eq!(d.rate_min, [Some(1 << 20), Some(2 << 20)]);
+    }
+
+    #[test]
+    fn no_op_options_refuse_values_that_would_change_a_result() {
+        let apply = |k: &str, v: &str| match lookup(k) {
+            Lookup::Known(d) => (d.apply)(&mut Draft::default(), Some(v)),
+            _ => panic!("{k} is not accepted"),
+        };
+        assert!(apply("gtod_reduce", "1").is_ok());
+        assert!(apply("random_generator", "lfsr").is_ok());
+        assert!(apply("random_generator", "mt").is_err());
+        assert!(apply("rate_cycle", "1000").is_ok());
+        let e = apply("rate_cycle", "500").unwrap_err();
+        assert!(e.contains("over 1000 ms"), "{e}");
+        assert!(apply("create_fsync", "0").is_err());
+        assert!(apply("io_submit_mode", "offload").is_err());
+        assert!(apply("iomem_align", "4k").is_ok());
+        assert!(apply("iomem_align", "64k").is_err());
     }
 
     #[test]

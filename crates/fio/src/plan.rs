@@ -57,7 +57,7 @@ pub fn plan(
     ignore_unsupported: bool,
 ) -> Result<FioPlan, String> {
     let mut out = FioPlan::default();
-    let mut unsupported = Vec::new();
+    let mut refusals = Refusals::default();
     let mut phase = 0u32;
     let mut group = 0u32;
     let mut any_job = false;
@@ -85,14 +85,13 @@ pub fn plan(
             // kb_base decides how every size reads: apply it first.
             let all: Vec<&RawOption> = globals.iter().chain(&section.options).collect();
             for o in all.iter().filter(|o| o.key == "kb_base") {
-                apply(&mut draft, o, &mut unsupported)?;
+                apply(&mut draft, o)?;
             }
             let mut ignored_here = Vec::new();
             for o in all.iter().filter(|o| o.key != "kb_base") {
-                let before = unsupported.len();
-                apply(&mut draft, o, &mut unsupported)?;
-                if unsupported.len() > before {
+                if let Some(r) = apply(&mut draft, o)? {
                     ignored_here.push(o.key.clone());
+                    refusals.add(r);
                 }
             }
             if draft.name.is_none() {
@@ -142,15 +141,7 @@ pub fn plan(
             any_job = true;
         }
     }
-    if !unsupported.is_empty() {
-        if !ignore_unsupported {
-            return Err(format!(
-                "{}\nhiops stops before any I/O; drop these options or add --ignore-unsupported to run without them",
-                unsupported.join("\n")
-            ));
-        }
-        out.ignored = unsupported;
-    }
+    out.ignored = refusals.settle(ignore_unsupported)?;
     if out.jobs.is_empty() {
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
@@ -208,14 +199,68 @@ fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
-fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Result<(), String> {
+/// An option the plan does not honour, as one line for the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// An fio option hiops does not implement (or a name nobody has):
+    /// `--ignore-unsupported` runs without it.
+    Unsupported(String),
+    /// A name close to a known one: a typo, which is never skipped.
+    Misspelt(String),
+}
+
+/// The refusals of a plan in the order written, each line once: a
+/// `[global]` option applies to every job after it but is one line of the
+/// file, so it is reported once.
+#[derive(Default)]
+struct Refusals(Vec<Refusal>);
+
+impl Refusals {
+    fn add(&mut self, r: Refusal) {
+        if !self.0.contains(&r) {
+            self.0.push(r);
+        }
+    }
+
+    /// The lines of the options skipped, or the error that stops the plan.
+    fn settle(self, ignore_unsupported: bool) -> Result<Vec<String>, String> {
+        let is_typo = |r: &Refusal| matches!(r, Refusal::Misspelt(_));
+        let text = |r: &Refusal| match r {
+            Refusal::Unsupported(l) | Refusal::Misspelt(l) => l.clone(),
+        };
+        let typos = self.0.iter().any(is_typo);
+        let unsupported = self.0.iter().any(|r| !is_typo(r));
+        if !typos && (ignore_unsupported || !unsupported) {
+            return Ok(self.0.iter().map(text).collect());
+        }
+        let shown: Vec<String> = self
+            .0
+            .iter()
+            .filter(|r| !ignore_unsupported || is_typo(r))
+            .map(text)
+            .collect();
+        let what = match (typos, unsupported && !ignore_unsupported) {
+            (true, false) => "fix the misspelt names (hiops run --help lists every option)",
+            (true, true) => "fix the misspelt names, and drop the other options or add --ignore-unsupported to run without them (it never skips a misspelt name)",
+            _ => "drop these options or add --ignore-unsupported to run without them",
+        };
+        Err(format!(
+            "{}\nhiops stops before any I/O; {what}",
+            shown.join("\n")
+        ))
+    }
+}
+
+/// Applies one option to the draft; an option the plan cannot honour comes
+/// back as a refusal (a bad value of a known option is an error at once).
+fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
     // On the command line the option speaks for itself; in a file, say where.
     let (at, dashes) = match o.origin.file {
         Some(_) => (format!("{}: ", o.origin), ""),
         None => (String::new(), "--"),
     };
     let key = &o.key;
-    match lookup(key) {
+    let refusal = match lookup(key) {
         Lookup::Known(def) => {
             if !def.flag && o.value.as_deref().is_none_or(str::is_empty) {
                 return Err(format!(
@@ -225,19 +270,26 @@ fn apply(draft: &mut Draft, o: &RawOption, unsupported: &mut Vec<String>) -> Res
             (def.apply)(draft, o.value.as_deref()).map_err(|e| match o.value.as_deref() {
                 Some(v) => format!("{at}{dashes}{key}={v}: {e}"),
                 None => format!("{at}{dashes}{key}: {e}"),
-            })
+            })?;
+            return Ok(None);
         }
-        Lookup::NotImplemented(why) => {
-            unsupported.push(format!(
-                "{at}option {dashes}{key} is not implemented in hiops ({why})"
-            ));
-            Ok(())
-        }
-        Lookup::Unknown => {
-            unsupported.push(format!("{at}unknown option {dashes}{key}"));
-            Ok(())
-        }
-    }
+        Lookup::NotImplemented(why) => Refusal::Unsupported(format!(
+            "{at}option {dashes}{key} is an fio option hiops does not implement: {why}"
+        )),
+        Lookup::OtherEngine(engines) => Refusal::Unsupported(format!(
+            "{at}option {dashes}{key} is for fio's ioengine {engines}, which hiops does not implement; drop it and use one of hiops' engines: {}",
+            crate::options::ENGINES
+        )),
+        Lookup::Unknown => match crate::options::suggest(key) {
+            Some(near) => Refusal::Misspelt(format!(
+                "{at}unknown option {dashes}{key}: did you mean {dashes}{near}?"
+            )),
+            None => Refusal::Unsupported(format!(
+                "{at}unknown option {dashes}{key}: neither fio 3.33 nor hiops has it; check the spelling (hiops run --help lists every option)"
+            )),
+        },
+    };
+    Ok(Some(refusal))
 }
 
 impl Draft {

@@ -89,6 +89,47 @@ fn iodepth_level(job: &JobResult) -> Value {
     Value::Object(o)
 }
 
+/// Upper bounds of fio's latency buckets (stat.c), in the unit of each of
+/// `latency_ns`, `latency_us` and `latency_ms`; the last ms bucket is `>=2000`.
+const LAT_BOUNDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
+/// fio's `latency_ns`, `latency_us`, `latency_ms`: the % of a job's I/Os
+/// (reads and writes) whose completion latency (clat, as fio counts them)
+/// falls in each bucket; a bucket that holds any I/O shows at least 0.01, as
+/// in fio. From the clat histogram: a histogram bucket that straddles a
+/// bound (above 512 ns, where they are wider than 1 ns) counts by its
+/// midpoint, within 1/64 of the value.
+fn latency_buckets(rd: &DirStats, wr: &DirStats) -> [(&'static str, Value); 3] {
+    let mut clat = rd.clat.clone();
+    clat.merge(&wr.clat);
+    let (mut ns, mut us, mut ms) = ([0u64; 10], [0u64; 10], [0u64; 12]);
+    let slot = |x: u64, n: usize| LAT_BOUNDS[..n].iter().position(|&b| x < b).unwrap_or(n);
+    for (v, n) in clat.bins() {
+        match v {
+            0..=999 => ns[slot(v, 9)] += n,
+            1_000..=999_999 => us[slot(v / 1_000, 9)] += n,
+            _ => ms[slot(v / 1_000_000, 11)] += n,
+        }
+    }
+    let total = clat.count();
+    let pct = |n: u64| match n as f64 * 100.0 / total.max(1) as f64 {
+        p if n > 0 && p < 0.01 => 0.01,
+        p => p,
+    };
+    let obj = |counts: &[u64]| -> Value {
+        let keys = LAT_BOUNDS
+            .iter()
+            .map(u64::to_string)
+            .chain([">=2000".to_string()]);
+        Value::Object(keys.zip(counts).map(|(k, &n)| (k, json!(pct(n)))).collect())
+    };
+    [
+        ("latency_ns", obj(&ns)),
+        ("latency_us", obj(&us)),
+        ("latency_ms", obj(&ms)),
+    ]
+}
+
 fn stats_of(v: &[f64]) -> (f64, f64, f64, f64) {
     if v.is_empty() {
         return (0.0, 0.0, 0.0, 0.0);
@@ -180,6 +221,65 @@ fn job_options(job: &JobResult) -> Value {
     Value::Object(o)
 }
 
+/// fio's `steadystate` block. `data` holds both of fio's per-second arrays
+/// over the judged window (IOPS, and bandwidth in bytes/s) and their means;
+/// where the window never filled, the arrays hold the seconds that ran
+/// (fio pads them with zeros to `duration`).
+fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult) -> Value {
+    let ss = &o.spec;
+    let name = match (ss.metric, ss.slope) {
+        (SsMetric::Iops, false) => "iops",
+        (SsMetric::Iops, true) => "iops_slope",
+        (SsMetric::Bandwidth, false) => "bw",
+        (SsMetric::Bandwidth, true) => "bw_slope",
+    };
+    // Every second of the series after ss_ramp was judged; the window is the
+    // last `samples.len()` of them.
+    let judged: Vec<_> = r
+        .series
+        .iter()
+        .filter(|p| p.t_s * 1e9 >= ss.ramp_ns as f64)
+        .collect();
+    let window = &judged[judged.len().saturating_sub(o.samples.len())..];
+    let mut iops: Vec<u64> = window
+        .iter()
+        .map(|p| (p.read_iops + p.write_iops).round() as u64)
+        .collect();
+    let mut bw: Vec<u64> = window
+        .iter()
+        .map(|p| (p.read_bytes_per_s + p.write_bytes_per_s).round() as u64)
+        .collect();
+    // The judged metric exactly as judged.
+    let judged_metric = o.samples.iter().map(|x| x.round() as u64).collect();
+    match ss.metric {
+        SsMetric::Iops => iops = judged_metric,
+        SsMetric::Bandwidth => bw = judged_metric,
+    }
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
+    json!({
+        "ss": name,
+        "duration": ss.window_ns / 1_000_000_000,
+        "limit": ss.limit,
+        "percent": ss.percent,
+        "attained": u8::from(o.attained),
+        "attained_at_s": o.attained_at_s,
+        "criterion": if o.criterion.is_finite() { json!(o.criterion) } else { Value::Null },
+        "data": {
+            "bw_mean": mean(&bw),
+            "iops_mean": mean(&iops),
+            "iops": iops,
+            "bw": bw,
+        },
+    })
+}
+
+/// fio's `job_runtime` (ms): the sum of the runtimes of the threads an
+/// entry covers, so under group_reporting the group's jobs add up (fio's
+/// `total_run_time`); usr_cpu and sys_cpu are shares of it.
+fn job_runtime_ns(job: &JobResult) -> u64 {
+    job.threads.iter().map(|t| t.runtime_ns).sum()
+}
+
 fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
@@ -202,7 +302,7 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         vec![]
     };
     let cpu = job.thread_cpu();
-    let secs = (rt as f64 / 1e9).max(1e-9) * job.threads.len().max(1) as f64;
+    let secs = (job_runtime_ns(job) as f64 / 1e9).max(1e-9);
     let verify = job.verify().map(|v| {
         json!({
             "blocks_checked": v.blocks_checked,
@@ -216,30 +316,7 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         .steady
         .as_ref()
         .filter(|_| job.spec.steady_state.is_some())
-        .map(|o| {
-            let ss = &o.spec;
-            let name = match (ss.metric, ss.slope) {
-                (SsMetric::Iops, false) => "iops",
-                (SsMetric::Iops, true) => "iops_slope",
-                (SsMetric::Bandwidth, false) => "bw",
-                (SsMetric::Bandwidth, true) => "bw_slope",
-            };
-            let key = if ss.metric == SsMetric::Iops {
-                "iops"
-            } else {
-                "bw"
-            };
-            json!({
-                "ss": name,
-                "duration": ss.window_ns / 1_000_000_000,
-                "limit": ss.limit,
-                "percent": ss.percent,
-                "attained": u8::from(o.attained),
-                "attained_at_s": o.attained_at_s,
-                "criterion": if o.criterion.is_finite() { json!(o.criterion) } else { Value::Null },
-                "data": { key: o.samples },
-            })
-        });
+        .map(|o| steadystate_obj(o, r));
     let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
@@ -252,7 +329,7 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "trim": dir_obj(&DirStats::default(), 0, &[], false, percentiles),
         "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
         "iodepth_level": iodepth_level(job),
-        "job_runtime": rt / 1_000_000,
+        "job_runtime": job_runtime_ns(job) / 1_000_000,
         "usr_cpu": cpu.user.as_secs_f64() / secs * 100.0,
         "sys_cpu": cpu.system.as_secs_f64() / secs * 100.0,
         "ctx": cpu.context_switches(),
@@ -282,6 +359,9 @@ fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     });
     if let Some(ss) = steadystate {
         obj["steadystate"] = ss;
+    }
+    for (key, buckets) in latency_buckets(&rd, &wr) {
+        obj[key] = buckets;
     }
     obj
 }
@@ -476,4 +556,69 @@ fn run_figures(r: &RunResult) -> Value {
         "notes": r.notes,
         "snia_steady_state": snia(r),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_buckets_follow_fios_bounds_and_keys() {
+        let (mut rd, mut wr) = (DirStats::default(), DirStats::default());
+        // ns: 1 -> "2", 3 -> "4", 999 -> "1000"; us: 1.5 -> "2", 5 -> "10";
+        // ms: 2 -> "4", 1500 -> "2000", 3000 -> ">=2000".
+        for v in [1, 3, 999, 1_500, 5_000] {
+            rd.clat.record(v);
+        }
+        for v in [2_000_000, 1_500_000_000, 3_000_000_000] {
+            wr.clat.record(v);
+        }
+        let [(kn, ns), (ku, us), (km, ms)] = latency_buckets(&rd, &wr);
+        assert_eq!((kn, ku, km), ("latency_ns", "latency_us", "latency_ms"));
+        // serde_json writes keys sorted; fio's readers (fio-plot) sort them.
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort_by_key(|k| {
+                k.trim_start_matches(">=").parse::<u64>().unwrap() * 2
+                    + u64::from(k.starts_with(">="))
+            });
+            k
+        };
+        let fio = [
+            "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+        ];
+        assert_eq!(keys(&ns), fio);
+        assert_eq!(keys(&us), fio);
+        let mut fio_ms: Vec<&str> = fio.to_vec();
+        fio_ms.extend(["2000", ">=2000"]);
+        assert_eq!(keys(&ms), fio_ms);
+        let share = 100.0 / 8.0;
+        for (obj, key) in [
+            (&ns, "2"),
+            (&ns, "4"),
+            (&ns, "1000"),
+            (&us, "2"),
+            (&us, "10"),
+            (&ms, "4"),
+            (&ms, "2000"),
+            (&ms, ">=2000"),
+        ] {
+            assert_eq!(obj[key], json!(share), "{key}");
+        }
+        assert_eq!(ns["10"], json!(0.0));
+    }
+
+    #[test]
+    fn a_rare_bucket_shows_at_least_a_hundredth_as_in_fio() {
+        let mut rd = DirStats::default();
+        for _ in 0..20_000 {
+            rd.clat.record(60_000);
+        }
+        rd.clat.record(7_000_000);
+        let [_, (_, us), (_, ms)] = latency_buckets(&rd, &DirStats::default());
+        assert_eq!(ms["10"], json!(0.01));
+        assert!((us["100"].as_f64().unwrap() - 99.995).abs() < 0.001);
+        let empty = latency_buckets(&DirStats::default(), &DirStats::default());
+        assert_eq!(empty[0].1["2"], json!(0.0));
+    }
 }
