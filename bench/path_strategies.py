@@ -9,10 +9,12 @@ each strategy, and its median per-round ratio against `pread`.
   python3 bench/path_strategies.py --threads 128 --rounds 5
   python3 bench/path_strategies.py --threads 1 --rounds 5
   python3 bench/path_strategies.py --zram --threads 128   # needs root
+
+"tasks" is the task path (`--strategy=coop --tasks=N`, N = --threads).
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
-STRATEGIES = ["pread", "completion-thread", "per-thread-ring", "coop", "poll", "hybrid"]
+STRATEGIES = ["pread", "completion-thread", "per-thread-ring", "coop", "poll", "hybrid", "tasks"]
 
 
 def hiops_bin():
@@ -30,6 +32,11 @@ def make_zram(size="1G"):
 
 
 def one(exe, target, args, strategy, extra):
+    if strategy == "tasks":
+        # The task path: as many tasks as the others have threads.
+        n = next(x for x in args if x.startswith("--numjobs=")).split("=")[1]
+        args = [x for x in args if not x.startswith("--numjobs=")] + [f"--tasks={n}"]
+        strategy = "coop"
     cmd = [exe, "run", f"--filename={target}", f"--strategy={strategy}",
            "--output-format=json", "--no-progress"] + args + extra
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -37,15 +44,17 @@ def one(exe, target, args, strategy, extra):
         sys.exit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
     d = json.loads(out.stdout)
     j = d["jobs"][0]
-    p = j["hiops"]["path"]
+    p = j["hiops"]["path"] or {}
+    h = p.get("handoff_ns") or {}
     return {
         "iops": j["read"]["iops"] + j["write"]["iops"],
         "clocks": d["hiops"]["machine"]["clocks_per_io"],
-        "ctx": p["context_switches_per_io"],
-        "handoff_p50_us": p["handoff_ns"]["p50"] / 1e3,
-        "handoff_p99_us": p["handoff_ns"]["p99"] / 1e3,
-        "handoff_max_us": p["handoff_ns"]["max"] / 1e3,
-        "wakeups": p["wakeups_per_io"],
+        "ctx": d["hiops"]["process"]["context_switches_per_io"],
+        "handoff_p50_us": h.get("p50", 0) / 1e3,
+        "handoff_p99_us": h.get("p99", 0) / 1e3,
+        "handoff_max_us": h.get("max", 0) / 1e3,
+        "wakeups": p.get("wakeups_per_io", 0),
+        "p50_us": (j["read"]["clat_ns"].get("percentile") or {}).get("50.000000", 0) / 1e3,
     }
 
 
@@ -94,18 +103,19 @@ def main():
     where = f"zram" if a.zram else "disk file (vda)"
     print(f"\n{a.rw} {a.bs}, {a.threads} threads, {where}, {a.ioengine} for shared/per-thread rings, "
           f"{a.rounds} rounds of {a.runtime}s, medians")
-    print("| strategy | IOPS | clocks/IO | ctx/IO | hand-off p50/p99/max us | IOPS vs pread | clocks vs pread |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | ---: |")
+    print("| strategy | IOPS | clocks/IO | ctx/IO | clat p50 us | hand-off p50/p99/max us | IOPS vs pread | clocks vs pread | p50 vs pread |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     for s in strategies:
         rs = results[s]
         med = lambda k: statistics.median(x[k] for x in rs)
         if base:
             ri = statistics.median(x["iops"] / b["iops"] for x, b in zip(rs, base))
             rc = statistics.median(x["clocks"] / b["clocks"] for x, b in zip(rs, base))
-            ratios = f"{ri:.2f} | {rc:.2f}"
+            rp = statistics.median(x["p50_us"] / max(b["p50_us"], 1e-9) for x, b in zip(rs, base))
+            ratios = f"{ri:.2f} | {rc:.2f} | {rp:.2f}"
         else:
-            ratios = "- | -"
-        print(f"| {s} | {med('iops'):.0f} | {med('clocks'):.0f} | {med('ctx'):.2f} | "
+            ratios = "- | - | -"
+        print(f"| {s} | {med('iops'):.0f} | {med('clocks'):.0f} | {med('ctx'):.2f} | {med('p50_us'):.1f} | "
               f"{med('handoff_p50_us'):.1f}/{med('handoff_p99_us'):.0f}/{med('handoff_max_us'):.0f} | {ratios} |")
 
 

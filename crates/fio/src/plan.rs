@@ -306,16 +306,18 @@ impl Draft {
                 ))
             }
         }
-        let cpus: Vec<usize> = match &self.cpus_allowed {
-            Some(c) => c.clone(),
-            None => hiops_bench::allowed_cpus(),
-        };
         if self.numjobs.is_some() {
             return Err("--tasks sets the threads itself (one per allowed CPU): drop --numjobs, narrow them with --cpus_allowed".into());
         }
+        // With --cpus_allowed each thread is pinned to one of them (thread
+        // per core); without, the scheduler places them, which lets a lone
+        // thread run where the device's interrupt lands.
+        let cpus = self
+            .cpus_allowed
+            .clone()
+            .unwrap_or_else(hiops_bench::allowed_cpus);
         spec.numjobs = (cpus.len() as u32).min(tasks).max(1);
-        spec.cpus_allowed = Some(cpus);
-        spec.cpus_split = true;
+        spec.cpus_split = self.cpus_allowed.is_some();
         if self.iodepth.is_none() {
             spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
         }

@@ -209,20 +209,23 @@ impl TaskRing {
         self.sleep_in_ring
     }
 
-    /// Blocks this thread in the kernel until a completion arrives, then
-    /// completes what is there (the driver's sleep with `sleep_in_ring`).
+    /// Submits what is staged and blocks this thread in the kernel until a
+    /// completion arrives, in one system call, then completes what is there
+    /// (the driver's sleep with `sleep_in_ring`).
     pub fn wait_in_ring(&self) {
         let mut c = self.core.borrow_mut();
-        if c.queue.busy() == 0 || c.queue.staged() > 0 {
+        if c.queue.busy() == 0 {
             return;
         }
         let mut out = std::mem::take(&mut c.out);
-        match c.queue.reap(1, &mut out) {
+        let staged = c.queue.staged();
+        match c.queue.issue_and_reap(1, &mut out) {
             Ok(n) => {
                 for done in &out[..n] {
                     c.finish(done.user as u32, done.result);
                 }
                 c.counters.reaped += n as u64;
+                c.counters.issued += staged as u64;
                 c.counters.doorbell_wakes += 1;
                 c.out = out;
                 c.issue_fifo();
@@ -245,6 +248,22 @@ impl TaskRing {
 
     pub fn is_closed(&self) -> bool {
         self.closed.get()
+    }
+
+    /// `turn`, except that a turn about to sleep in the ring leaves its
+    /// submission to `wait_in_ring` (one system call submits and waits).
+    pub fn turn_before_sleep(&self) -> Wait {
+        let mut c = self.core.borrow_mut();
+        let reaped = c.reap();
+        let in_flight = c.queue.busy();
+        if in_flight == 0 && c.fifo.is_empty() {
+            return Wait::Idle;
+        }
+        if reaped > 0 || in_flight >= self.poll_min_depth || self.bell.is_none() {
+            c.submit();
+            return Wait::Busy;
+        }
+        Wait::Bell
     }
 
     /// The eventfd that rings on completions, non-blocking (none for

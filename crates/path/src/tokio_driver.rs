@@ -38,7 +38,11 @@ pub async fn drive(ring: Rc<TaskRing>) -> io::Result<()> {
         None => None,
     };
     loop {
-        let wait = ring.turn();
+        let wait = if ring.sleeps_in_ring() {
+            ring.turn_before_sleep()
+        } else {
+            ring.turn()
+        };
         if wait == Wait::Idle && ring.is_closed() {
             return Ok(());
         }
