@@ -30,7 +30,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("hiops kv: {e}");
-                    ExitCode::from(kv::exit_code(&e))
+                    ExitCode::from(exit_code(&e))
                 }
             };
         }
@@ -50,31 +50,33 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("hiops: {e}");
-            ExitCode::from(match e {
-                BenchError::Usage(_) => EXIT_USAGE,
-                BenchError::Refused(_) => EXIT_REFUSED,
-                BenchError::Failed(_) => EXIT_FAILED,
-            })
+            ExitCode::from(exit_code(&e))
         }
     }
 }
 
-fn suite_exit(who: &str, r: Result<suites::Ended, suites::Failure>) -> ExitCode {
+fn suite_exit(who: &str, r: anyhow::Result<suites::Ended>) -> ExitCode {
     match r {
         Ok(suites::Ended::Done) => ExitCode::SUCCESS,
         Ok(suites::Ended::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
         Err(e) => {
             eprintln!("{who}: {e}");
-            ExitCode::from(match e {
-                suites::Failure::Usage(_) => EXIT_USAGE,
-                suites::Failure::Refused(_) => EXIT_REFUSED,
-                suites::Failure::Failed(_) => EXIT_FAILED,
-            })
+            ExitCode::from(exit_code(&e))
         }
     }
 }
 
-fn run(raw: &[String]) -> Result<u8, BenchError> {
+/// The exit code of an error: the libraries' own classification (a bad
+/// option, a refusal to protect data, a failure), found by downcasting.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    match e.downcast_ref::<BenchError>() {
+        Some(BenchError::Usage(_)) => EXIT_USAGE,
+        Some(BenchError::Refused(_)) => EXIT_REFUSED,
+        _ => kv::exit_code(e),
+    }
+}
+
+fn run(raw: &[String]) -> anyhow::Result<u8> {
     let inv = match args::parse(raw)? {
         args::Parsed::Help(text) => {
             print!("{text}");
@@ -124,7 +126,7 @@ fn run(raw: &[String]) -> Result<u8, BenchError> {
             if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
                 // A closed pipe (`hiops run | head`) is not an error.
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(BenchError::Failed(format!("cannot write the result: {e}")));
+                    return Err(BenchError::Failed(format!("cannot write the result: {e}")).into());
                 }
             }
         }

@@ -4,6 +4,7 @@
 use crate::progress::{stderr_is_terminal, ProgressLine};
 use crate::signals;
 use clap::Args;
+use hiops_bench::BenchError;
 use hiops_suite::sweep::{Outcome, Param, SweepDef, SweepDir, SweepProgress};
 use hiops_suite::{BenchRunner, SuiteInfo};
 use std::path::{Path, PathBuf};
@@ -58,37 +59,21 @@ pub enum Ended {
     Interrupted,
 }
 
-/// Why a command failed, for its exit code: 2 a bad option, 3 refused by
-/// the safety gate, 1 the run failed.
-#[derive(Debug)]
-pub enum Failure {
-    Usage(String),
-    Refused(String),
-    Failed(String),
+/// A bad option (exit 2): the library's own classification, so one
+/// downcast in `main` finds every kind (see `exit_code`).
+fn usage(m: impl Into<String>) -> anyhow::Error {
+    BenchError::Usage(m.into()).into()
 }
 
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Usage(m) | Failure::Refused(m) | Failure::Failed(m) => f.write_str(m),
-        }
-    }
-}
-
-impl From<String> for Failure {
-    fn from(m: String) -> Failure {
-        Failure::Failed(m)
-    }
-}
-
-fn usage(m: impl Into<String>) -> Failure {
-    Failure::Usage(m.into())
+/// A run that failed (exit 1), from the library's string errors.
+fn failed(m: impl Into<String>) -> anyhow::Error {
+    BenchError::Failed(m.into()).into()
 }
 
 /// Reads every point's options as `hiops run` would and asks the safety
 /// gate about every block device a point writes, before anything is made:
 /// a typo fails now, not at point 7, and a refusal writes nothing.
-fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), Failure> {
+fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Result<()> {
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
             let plan = hiops_fio::plan_args(&def.args_for(key), false)
@@ -100,7 +85,7 @@ fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), 
 }
 
 /// The safety gate (crates/safety) for every target a plan's jobs write.
-fn gate(plan: &hiops_fio::FioPlan) -> Result<(), Failure> {
+fn gate(plan: &hiops_fio::FioPlan) -> anyhow::Result<()> {
     use hiops_bench::safety::{check_write, Grants};
     for job in plan.jobs.iter().filter(|j| j.rw.writes() && !j.verify_only) {
         let hiops_bench::TargetSpec::Paths(paths) = &job.targets else {
@@ -108,7 +93,7 @@ fn gate(plan: &hiops_fio::FioPlan) -> Result<(), Failure> {
         };
         let grants = Grants::from_list(&job.allow_write_devices);
         for p in paths {
-            check_write(p, &grants).map_err(|r| Failure::Refused(r.to_string()))?;
+            check_write(p, &grants).map_err(|r| BenchError::Refused(r.to_string()))?;
         }
     }
     Ok(())
@@ -121,13 +106,13 @@ pub fn command_line() -> String {
         .join(" ")
 }
 
-pub fn sweep(a: SweepArgs) -> Result<Ended, Failure> {
+pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
     let params = a
         .over
         .iter()
         .map(|p| Param::parse(p))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::Usage)?;
+        .map_err(usage)?;
     for p in &params {
         if !matches!(
             hiops_fio::options::lookup(&p.name),
@@ -157,7 +142,7 @@ pub fn sweep(a: SweepArgs) -> Result<Ended, Failure> {
         rounds: a.rounds.max(1),
     };
     check_points([&def])?;
-    let mut dir = SweepDir::open(&a.dir, def, a.restart)?;
+    let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
     SuiteInfo {
         kind: "sweep".into(),
         title: dir.def.title.clone(),
@@ -165,9 +150,10 @@ pub fn sweep(a: SweepArgs) -> Result<Ended, Failure> {
         about: vec![hiops_suite::machine_about()],
         extra: serde_json::Value::Null,
     }
-    .save(&a.dir)?;
-    let outcome = run_sweep(&mut dir, !a.no_progress, "hiops sweep")?;
-    let html = hiops_suite::write_report(&a.dir)?;
+    .save(&a.dir)
+    .map_err(failed)?;
+    let outcome = run_sweep(&mut dir, !a.no_progress, "hiops sweep").map_err(failed)?;
+    let html = hiops_suite::write_report(&a.dir).map_err(failed)?;
     eprintln!(
         "hiops sweep: {} of {} points measured; report: {}",
         outcome.kept + outcome.ran,
@@ -234,24 +220,24 @@ fn duration(s: f64) -> String {
     }
 }
 
-pub fn report(a: ReportArgs) -> Result<Ended, Failure> {
+pub fn report(a: ReportArgs) -> anyhow::Result<Ended> {
     if !a.dir.join("suite.json").is_file() {
         return Err(usage(format!(
             "{} is not a hiops report directory (no suite.json): give a directory made by hiops sweep, experiment, iozone, characterize or kv fig10",
             a.dir.display()
         )));
     }
-    let html = hiops_suite::write_report(&a.dir)?;
+    let html = hiops_suite::write_report(&a.dir).map_err(failed)?;
     println!("{}", html.display());
     Ok(Ended::Done)
 }
 
-pub fn compare(a: CompareArgs) -> Result<Ended, Failure> {
+pub fn compare(a: CompareArgs) -> anyhow::Result<Ended> {
     // Both arguments are inputs: what cannot be read or compared is a bad
     // argument.
-    let ea = hiops_suite::compare::entries(&a.a).map_err(Failure::Usage)?;
-    let eb = hiops_suite::compare::entries(&a.b).map_err(Failure::Usage)?;
-    let t = hiops_suite::compare::compare(&ea, &eb).map_err(Failure::Usage)?;
+    let ea = hiops_suite::compare::entries(&a.a).map_err(usage)?;
+    let eb = hiops_suite::compare::entries(&a.b).map_err(usage)?;
+    let t = hiops_suite::compare::compare(&ea, &eb).map_err(usage)?;
     println!("A: {}\nB: {}\n", show(&a.a), show(&a.b));
     print!("{}", hiops_suite::compare::text(&t));
     Ok(Ended::Done)
@@ -306,13 +292,13 @@ pub struct HiopsArgs {
     pub no_progress: bool,
 }
 
-pub fn experiment(cmd: ExperimentCommand) -> Result<Ended, Failure> {
+pub fn experiment(cmd: ExperimentCommand) -> anyhow::Result<Ended> {
     match cmd {
         ExperimentCommand::Hiops(a) => experiment_hiops(a),
     }
 }
 
-fn experiment_hiops(a: HiopsArgs) -> Result<Ended, Failure> {
+fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
     use hiops_suite::devices::RamDevice;
     use hiops_suite::hiops_paper::{Plan, Target};
     let mut targets = Vec::new();
@@ -354,7 +340,9 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, Failure> {
         a.rounds.max(1),
     );
     check_points(check.sweeps().iter().map(|(_, d)| d))?;
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    std::fs::create_dir_all(&a.dir)
+        .map_err(|e| format!("{}: {e}", a.dir.display()))
+        .map_err(failed)?;
     // Devices live until the end of the experiment (dropped last).
     let mut devices = Vec::new();
     let mut add = |label: &str, made: Result<RamDevice, String>| match made {
@@ -401,7 +389,8 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, Failure> {
         about,
         extra: serde_json::to_value(&plan).expect("plans serialise"),
     }
-    .save(&a.dir)?;
+    .save(&a.dir)
+    .map_err(failed)?;
     // One failing sweep (a device refusing a size) does not lose the
     // others: they run, and the failure is reported at the end.
     let ended = run_suite(
@@ -414,7 +403,7 @@ fn experiment_hiops(a: HiopsArgs) -> Result<Ended, Failure> {
         |_, _| Ok(()),
     );
     drop(devices);
-    let ended = ended?;
+    let ended = ended.map_err(failed)?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {
         // The data file is only needed to resume.
         let _ = std::fs::remove_file(&default_file);
@@ -508,7 +497,7 @@ struct Resolved {
 
 /// Reads `[LABEL=]PATH` targets (default: a file in `dir`, which need not
 /// exist yet). A directory gets a file of ours named `{prefix}-{label}.dat`.
-fn resolve_targets(raw: &[String], dir: &Path, prefix: &str) -> Result<Vec<Resolved>, Failure> {
+fn resolve_targets(raw: &[String], dir: &Path, prefix: &str) -> anyhow::Result<Vec<Resolved>> {
     use std::os::unix::fs::FileTypeExt;
     if raw.is_empty() {
         return Ok(vec![Resolved {
@@ -609,13 +598,13 @@ fn remove_made(targets: &[Resolved], ended: &Ended) {
 fn iozone_costs(
     a: &IozoneArgs,
     labels: &[&str],
-) -> Result<Vec<hiops_suite::iozone::DeviceCost>, Failure> {
+) -> anyhow::Result<Vec<hiops_suite::iozone::DeviceCost>> {
     use hiops_suite::iozone::{parse_devices, DeviceCost};
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
             &std::fs::read_to_string(f).map_err(|e| usage(format!("{}: {e}", f.display())))?,
         )
-        .map_err(Failure::Usage)?,
+        .map_err(usage)?,
         None => Vec::new(),
     };
     for p in &a.prices {
@@ -659,7 +648,7 @@ fn iozone_costs(
 
 /// Which targets `--allow-write-device` names; each value must be an
 /// existing block device among the targets.
-fn devices_allowed(a: &IozoneArgs, resolved: &[Resolved]) -> Result<Vec<bool>, Failure> {
+fn devices_allowed(a: &IozoneArgs, resolved: &[Resolved]) -> anyhow::Result<Vec<bool>> {
     let real = |p: &Path| std::fs::canonicalize(p).ok();
     let mut allowed = vec![false; resolved.len()];
     for dev in &a.allow_write_devices {
@@ -685,7 +674,7 @@ fn devices_allowed(a: &IozoneArgs, resolved: &[Resolved]) -> Result<Vec<bool>, F
     Ok(allowed)
 }
 
-pub fn iozone(a: IozoneArgs) -> Result<Ended, Failure> {
+pub fn iozone(a: IozoneArgs) -> anyhow::Result<Ended> {
     use hiops_suite::iozone::{IozoneTarget, Plan};
     // Every option is checked, and the safety gate asked, before --dir or
     // a file is made.
@@ -721,8 +710,12 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, Failure> {
         hiops_bench::units::parse_size(s).map_err(|e| usage(format!("--sizes: {e}")))?;
     }
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
-    iozone_info(&a, &plan, &runtime).save(&a.dir)?;
+    std::fs::create_dir_all(&a.dir)
+        .map_err(|e| format!("{}: {e}", a.dir.display()))
+        .map_err(failed)?;
+    iozone_info(&a, &plan, &runtime)
+        .save(&a.dir)
+        .map_err(failed)?;
     let targets = plan.targets.clone();
     let ended = run_suite(
         &a.dir,
@@ -739,7 +732,8 @@ pub fn iozone(a: IozoneArgs) -> Result<Ended, Failure> {
             }
             Ok(())
         },
-    )?;
+    )
+    .map_err(failed)?;
     remove_made(&resolved, &ended);
     Ok(ended)
 }
@@ -861,7 +855,7 @@ pub struct CharacterizeArgs {
     pub no_progress: bool,
 }
 
-pub fn characterize(a: CharacterizeArgs) -> Result<Ended, Failure> {
+pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
     use hiops_suite::characterize::{CharTarget, Plan};
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
     // An existing file shorter than --size would be extended (written):
@@ -897,7 +891,9 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, Failure> {
     let plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
     // Every option is checked before --dir or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
-    std::fs::create_dir_all(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
+    std::fs::create_dir_all(&a.dir)
+        .map_err(|e| format!("{}: {e}", a.dir.display()))
+        .map_err(failed)?;
     SuiteInfo {
         kind: "characterize".into(),
         title: "Platform characterization".into(),
@@ -923,7 +919,8 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, Failure> {
         ],
         extra: serde_json::to_value(&plan).expect("plans serialise"),
     }
-    .save(&a.dir)?;
+    .save(&a.dir)
+    .map_err(failed)?;
     let ended = run_suite(
         &a.dir,
         plan.sweeps(),
@@ -932,7 +929,8 @@ pub fn characterize(a: CharacterizeArgs) -> Result<Ended, Failure> {
         "hiops characterize",
         false,
         |_, _| Ok(()),
-    )?;
+    )
+    .map_err(failed)?;
     remove_made(&resolved, &ended);
     Ok(ended)
 }

@@ -596,9 +596,11 @@ mod tests {
             [
                 "disk-bs",
                 "disk-threads",
+                "disk-tasks",
                 "disk-poll",
                 "zram-bs",
                 "zram-threads",
+                "zram-tasks",
                 "zram-poll",
                 "devices"
             ]
@@ -611,12 +613,15 @@ mod tests {
                 && bs.base.contains(&"--filename=/var/tmp/f".to_string())
         );
         assert_eq!(sweeps[1].1.params[0].values.last().unwrap(), "256");
-        assert_eq!(sweeps[2].1.params[0].values[0], "2us");
+        // The task path goes to 1,024 tasks, on coop.
+        assert_eq!(sweeps[2].1.params[0].values.last().unwrap(), "1024");
+        assert!(sweeps[2].1.base.contains(&"--strategy=coop".to_string()));
+        assert_eq!(sweeps[3].1.params[0].values[0], "2us");
         assert_eq!(
-            sweeps[3].1.params[0].values[0], "4k",
+            sweeps[4].1.params[0].values[0], "4k",
             "zram takes 4 KiB and up"
         );
-        let dev = &sweeps[6].1;
+        let dev = &sweeps[8].1;
         assert_eq!(
             dev.params[0].values,
             ["/var/tmp/f", "/var/tmp/f:/dev/zram0"]
