@@ -111,7 +111,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
     ) -> Self {
         let spec = plan.spec;
         let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
-            stamper: Stamper::new(spec.verify, spec.verify_pattern.clone()),
+            stamper: Stamper::new(spec.verify, spec.verify_pattern.clone())
+                .with_pass(crate::verify::pass_of(spec.randseed)),
             maps: if spec.verify_only {
                 Vec::new()
             } else {

@@ -41,6 +41,9 @@ pub enum BadBlock {
     Algorithm { id: u32 },
     /// An older generation than the last acknowledged write: a lost write.
     StaleGeneration { found: u64, expected: u64 },
+    /// Written by another pass (another seed) than the one checked: the
+    /// device returned an older pass's block.
+    StalePass { found: u32, expected: u32 },
 }
 
 impl std::fmt::Display for BadBlock {
@@ -62,6 +65,10 @@ impl std::fmt::Display for BadBlock {
                     "generation {found} where {expected} was acknowledged (lost write)"
                 )
             }
+            BadBlock::StalePass { found, expected } => write!(
+                f,
+                "written by pass {found:08x}, not the checked pass {expected:08x} (an older pass's block: a lost write)"
+            ),
         }
     }
 }
@@ -95,6 +102,17 @@ pub fn min_block(mode: VerifyMode) -> usize {
 pub struct Stamper {
     mode: VerifyMode,
     pattern: Option<Vec<u8>>,
+    /// Which pass writes (and is expected): the high half of the stamp's
+    /// generation field.
+    pass: u32,
+}
+
+/// The pass a job's stamps name: from its random seed, so a later check
+/// with the same seed expects exactly the blocks that pass wrote (fio
+/// regenerates its verify data from the seed the same way).
+pub fn pass_of(randseed: u64) -> u32 {
+    let x = randseed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((x >> 32) as u32) ^ (x as u32)
 }
 
 impl Stamper {
@@ -104,7 +122,35 @@ impl Stamper {
             mode != VerifyMode::Pattern || pattern.as_ref().is_some_and(|p| !p.is_empty()),
             "verify=pattern needs a non-empty pattern"
         );
-        Stamper { mode, pattern }
+        Stamper {
+            mode,
+            pattern,
+            pass: 0,
+        }
+    }
+
+    /// Stamps name, and checks expect, this pass.
+    pub fn with_pass(mut self, pass: u32) -> Self {
+        self.pass = pass;
+        self
+    }
+
+    pub fn pass(&self) -> u32 {
+        self.pass
+    }
+
+    /// `check`, then the pass: a well-formed block of another pass is
+    /// stale. Returns the block's generation within its pass.
+    pub fn check_pass(&self, buf: &[u8], offset: u64) -> Result<u64, BadBlock> {
+        let field = self.check(buf, offset)?;
+        let found = (field >> 32) as u32;
+        if found != self.pass {
+            return Err(BadBlock::StalePass {
+                found,
+                expected: self.pass,
+            });
+        }
+        Ok(field & 0xFFFF_FFFF)
     }
 
     /// Writes a stamped block of `buf.len()` bytes for `offset`, generation `generation`.
@@ -121,7 +167,12 @@ impl Stamper {
         }
         buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
         buf[8..16].copy_from_slice(&offset.to_le_bytes());
-        buf[16..24].copy_from_slice(&generation.to_le_bytes());
+        debug_assert!(
+            generation <= u32::MAX as u64,
+            "generations fit the low half"
+        );
+        let field = ((self.pass as u64) << 32) | (generation & 0xFFFF_FFFF);
+        buf[16..24].copy_from_slice(&field.to_le_bytes());
         let len = buf.len() as u32;
         buf[24..28].copy_from_slice(&len.to_le_bytes());
         buf[28..32].copy_from_slice(&id.to_le_bytes());
@@ -365,7 +416,7 @@ impl VerifyState {
             }
         };
         if self.check && moved {
-            let found = self.stamper.check(data, offset);
+            let found = self.stamper.check_pass(data, offset);
             self.report.record_check(offset, found, expected);
         }
     }
@@ -442,5 +493,23 @@ mod tests {
         r.merge(&other);
         assert_eq!(r.bad_blocks, 3);
         assert_eq!(r.first_bad.unwrap().0, 4096);
+    }
+
+    #[test]
+    fn a_block_of_another_pass_is_stale() {
+        let mut rng = FastRng::new(1);
+        let old = Stamper::new(VerifyMode::Crc32c, None).with_pass(pass_of(1));
+        let new = Stamper::new(VerifyMode::Crc32c, None).with_pass(pass_of(2));
+        assert_ne!(old.pass(), new.pass());
+        let mut buf = vec![0u8; 4096];
+        old.stamp(&mut buf, 4096, 3, &mut rng);
+        assert_eq!(old.check_pass(&buf, 4096), Ok(3));
+        assert_eq!(
+            new.check_pass(&buf, 4096),
+            Err(BadBlock::StalePass {
+                found: old.pass(),
+                expected: new.pass()
+            })
+        );
     }
 }

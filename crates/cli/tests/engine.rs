@@ -483,3 +483,64 @@ fn devices_that_complete_inline_are_read_synchronously() {
         assert!(j["read"]["total_ios"].as_u64().unwrap() > 0);
     }
 }
+
+/// A lost write: the device returns a block an earlier pass wrote. The
+/// stamp names its pass (from the seed), so a check of the later pass
+/// reports every such block.
+#[test]
+fn blocks_from_an_earlier_pass_are_all_reported_stale() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("p.dat");
+    let name = format!("--filename={}", file.display());
+    let write = |seed: &str| {
+        ok_json(
+            tmp.path(),
+            &[
+                "--name=w",
+                &name,
+                "--size=1m",
+                "--bs=4k",
+                "--rw=write",
+                "--verify=crc32c",
+                seed,
+            ],
+        )
+    };
+    write("--randseed=1");
+    let first = std::fs::read(&file).unwrap();
+    write("--randseed=2");
+    let check = |seed: &str| {
+        let args = [
+            "--name=c",
+            &name,
+            "--size=1m",
+            "--bs=4k",
+            "--rw=read",
+            "--verify=crc32c",
+            "--verify_only",
+            seed,
+        ];
+        run_json(tmp.path(), &args)
+    };
+    let (o, v) = check("--randseed=2");
+    assert!(
+        o.status.success(),
+        "the second pass checks clean: {}",
+        v["jobs"][0]["hiops"]["verify"]
+    );
+    // Ten blocks go back to what the first pass wrote.
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    for b in (0..256).step_by(25) {
+        let at = b * 4096;
+        f.write_all_at(&first[at..at + 4096], at as u64).unwrap();
+    }
+    drop(f);
+    let (o, v) = check("--randseed=2");
+    assert_eq!(o.status.code(), Some(4), "bad blocks fail the run");
+    let verify = &v["jobs"][0]["hiops"]["verify"];
+    assert_eq!(verify["bad_blocks"], 11, "every copied block: {verify}");
+    assert_eq!(verify["first_bad_offset"], 0);
+    let why = verify["first_bad_reason"].as_str().unwrap();
+    assert!(why.contains("older pass"), "{why}");
+}
