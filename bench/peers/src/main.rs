@@ -105,8 +105,16 @@ fn hiops_tasks(file: &File, readers: u64, cpus: u64) {
     std::thread::scope(|s| {
         for cpu in 0..cpus {
             let mine = readers / cpus + u64::from(cpu < readers % cpus);
+            if mine == 0 {
+                continue;
+            }
+            // As `hiops run --tasks`: one thread per CPU, pinned; a lone
+            // thread is left where the device's interrupt lands.
+            let pinned = readers >= cpus && cpus > 1;
             s.spawn(move || {
-                pin(cpu as usize);
+                if pinned {
+                    pin(cpu as usize);
+                }
                 let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
                 let local = tokio::task::LocalSet::new();
                 let config = TaskConfig {
@@ -220,6 +228,7 @@ static RUN: std::sync::OnceLock<Arc<Run>> = std::sync::OnceLock::new();
 fn run_ref() -> &'static Run {
     RUN.get().expect("the run is set up")
 }
+
 
 fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t with one CPU set, for this thread.

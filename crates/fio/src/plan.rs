@@ -309,15 +309,18 @@ impl Draft {
         if self.numjobs.is_some() {
             return Err("--tasks sets the threads itself (one per allowed CPU): drop --numjobs, narrow them with --cpus_allowed".into());
         }
-        // With --cpus_allowed each thread is pinned to one of them (thread
-        // per core); without, the scheduler places them, which lets a lone
-        // thread run where the device's interrupt lands.
+        // Thread per core: each thread pinned to one allowed CPU. A lone
+        // thread (one task, or one CPU allowed) is left to the scheduler,
+        // which runs it where the device's interrupt lands.
         let cpus = self
             .cpus_allowed
             .clone()
             .unwrap_or_else(hiops_bench::allowed_cpus);
         spec.numjobs = (cpus.len() as u32).min(tasks).max(1);
-        spec.cpus_split = self.cpus_allowed.is_some();
+        if spec.numjobs > 1 || self.cpus_allowed.is_some() {
+            spec.cpus_allowed = Some(cpus);
+            spec.cpus_split = true;
+        }
         if self.iodepth.is_none() {
             spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
         }

@@ -47,16 +47,32 @@ pub async fn drive(ring: Rc<TaskRing>) -> io::Result<()> {
             return Ok(());
         }
         match (wait, &bell) {
-            (Wait::Busy, _) | (Wait::Bell, None) => tokio::task::yield_now().await,
+            (Wait::Busy, _) | (Wait::Bell, None) => requeue().await,
             (Wait::Bell, Some(_)) if ring.sleeps_in_ring() => {
                 ring.wait_in_ring();
                 // Let the owners it woke run before the next turn.
-                tokio::task::yield_now().await
+                requeue().await
             }
             (Wait::Bell, Some(bell)) => sleep_on_bell(&ring, bell).await,
             (Wait::Idle, _) => wait_for_work(&ring).await,
         }
     }
+}
+
+/// Goes to the back of the run queue once. Not `tokio::task::yield_now`,
+/// which defers the task until the reactor has been polled: a system call
+/// per turn that the ring does not need (tokio still polls its reactor every
+/// `event_interval` ticks).
+async fn requeue() {
+    let mut queued = false;
+    poll_fn(|cx| {
+        if std::mem::replace(&mut queued, true) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
 }
 
 /// Until the eventfd rings or a task stages work.
