@@ -544,3 +544,23 @@ fn blocks_from_an_earlier_pass_are_all_reported_stale() {
     let why = verify["first_bad_reason"].as_str().unwrap();
     assert!(why.contains("older pass"), "{why}");
 }
+
+/// `--strategy=tasks` is the task path with as many tasks as `--numjobs`, so
+/// a sweep over threads and strategies draws it beside the threads.
+#[test]
+fn strategy_tasks_counts_numjobs_as_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--ioengine=mem",
+            "--strategy=tasks",
+            "--numjobs=8",
+            "--runtime=1",
+            "--ramp_time=0",
+        ],
+    );
+    let path = v["jobs"][0]["hiops"]["path"].to_string();
+    assert!(path.contains("8 tasks"), "{path}");
+    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+}

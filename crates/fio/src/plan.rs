@@ -306,7 +306,7 @@ impl Draft {
                 ))
             }
         }
-        if self.numjobs.is_some() {
+        if self.numjobs.is_some() && !self.tasks_from_numjobs {
             return Err("--tasks sets the threads itself (one per allowed CPU): drop --numjobs, narrow them with --cpus_allowed".into());
         }
         // Thread per core: each thread pinned to one allowed CPU. A lone
@@ -599,11 +599,16 @@ impl Draft {
                     .extend(p.iter().map(|p| Grants::mounted_entry(p)));
             }
         }
-        if let Some(tasks) = self.tasks {
+        // strategy=tasks: numjobs counts tasks (so sweeps over threads and
+        // strategies draw the task path beside the threads).
+        let tasks = self
+            .tasks
+            .or(self.tasks_from_numjobs.then(|| self.numjobs.unwrap_or(1)));
+        if let Some(tasks) = tasks {
             self.task_threads(&mut spec, tasks)?;
         }
         if let Some(strategy) = self.strategy {
-            if self.iodepth.is_none() && self.tasks.is_none() {
+            if self.iodepth.is_none() && tasks.is_none() {
                 spec.iodepth = spec.numjobs.clamp(1, 4096);
             }
             let defaults = hiops_path::HybridConfig::default();
@@ -618,7 +623,7 @@ impl Draft {
                     poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
                     ..defaults
                 },
-                tasks: self.tasks,
+                tasks,
                 task_poll_depth: self.hybrid_depth.map(|d| d as u32),
             });
         }

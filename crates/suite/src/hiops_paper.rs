@@ -19,13 +19,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub const STRATEGIES: [&str; 6] = [
+/// The thread strategies, and `tasks`: coop on the task path with as many
+/// tasks as the point has threads.
+pub const STRATEGIES: [&str; 7] = [
     "pread",
     "completion-thread",
     "per-thread-ring",
     "coop",
     "poll",
     "hybrid",
+    "tasks",
 ];
 
 /// One target the experiments run on.
@@ -607,7 +610,11 @@ mod tests {
         );
         let sweeps = p.sweeps();
         let bs = &sweeps[0].1;
-        assert_eq!(bs.points().len(), 9 * 6);
+        assert_eq!(
+            bs.points().len(),
+            9 * 7,
+            "9 block sizes x 6 strategies and the task path"
+        );
         assert!(
             bs.base.contains(&"--numjobs=128".to_string())
                 && bs.base.contains(&"--filename=/var/tmp/f".to_string())
