@@ -375,6 +375,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let end = now_ns();
         self.books.booking = false;
+        // rate_min judges the workload only, not end_fsync or a verify pass.
+        self.rate_check = None;
         let r = &mut self.result;
         r.runtime_ns = end.saturating_sub(w.start_ns).max(1);
         r.cpu = ProcessSample::thread().delta(&w.cpu);
