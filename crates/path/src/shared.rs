@@ -375,10 +375,14 @@ impl SharedQueue {
             return 0;
         }
         let mut out = std::mem::take(&mut core.out);
-        let n = core
-            .queue
-            .reap(0, &mut out)
-            .unwrap_or_else(|e| panic!("reaping a shared queue failed: {e}"));
+        // A failed reap leaves the completions in the ring for the next
+        // one: commands at the device cannot be failed early (the kernel
+        // may still write into their buffers), and a panic here would
+        // poison the lock for every thread.
+        let n = core.queue.reap(0, &mut out).unwrap_or_else(|_| {
+            core.counters.ring_errors += 1;
+            0
+        });
         if !polling {
             core.counters.peeks += 1;
             if n == 0 {
@@ -400,7 +404,6 @@ impl SharedQueue {
 
     /// Binds FIFO heads to free tags and issues them in one batch.
     fn issue_fifo(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
-        let mut staged = 0;
         while !core.fifo_head.is_null() {
             let Some(tag) = core.queue.get_free_tag() else {
                 break;
@@ -423,10 +426,7 @@ impl SharedQueue {
                 core.queue.bind(tag, req.cmd, 0)
             };
             match bound {
-                Ok(()) => {
-                    core.owners[tag as usize] = ptr;
-                    staged += 1;
-                }
+                Ok(()) => core.owners[tag as usize] = ptr,
                 Err(e) => {
                     core.queue.put_back_tag(tag);
                     let errno = match e {
@@ -443,12 +443,13 @@ impl SharedQueue {
                 }
             }
         }
-        if staged > 0 {
-            let sent = core
-                .queue
-                .issue()
-                .unwrap_or_else(|e| panic!("issuing to a shared queue failed: {e}"));
-            core.counters.issued += sent as u64;
+        if core.queue.staged() > 0 {
+            // A failed submission leaves the commands staged: the next
+            // entry into the path sends them.
+            match core.queue.issue() {
+                Ok(sent) => core.counters.issued += sent as u64,
+                Err(_) => core.counters.ring_errors += 1,
+            }
         }
     }
 

@@ -55,6 +55,9 @@ pub struct PathCounters {
     pub promotions: u64,
     /// Returns from a doorbell sleep (the user-space "interrupt").
     pub doorbell_wakes: u64,
+    /// System calls into the ring that failed (submit or reap): retried at
+    /// the next entry into the path, never a panic.
+    pub ring_errors: u64,
 }
 
 impl PathCounters {
@@ -71,6 +74,7 @@ impl PathCounters {
         self.wakeups += o.wakeups;
         self.promotions += o.promotions;
         self.doorbell_wakes += o.doorbell_wakes;
+        self.ring_errors += o.ring_errors;
     }
 
     /// `a - b`, for a measured window.
@@ -88,6 +92,7 @@ impl PathCounters {
             wakeups: self.wakeups - b.wakeups,
             promotions: self.promotions - b.promotions,
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,
+            ring_errors: self.ring_errors - b.ring_errors,
         }
     }
 }

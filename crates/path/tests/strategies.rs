@@ -413,3 +413,44 @@ fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
         });
     }
 }
+
+/// An I/O error fails that I/O alone: every strategy returns it to its
+/// caller and goes on serving the others (nothing panics, no lock poisoned).
+#[test]
+fn an_io_error_fails_only_its_io_on_every_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.dat");
+    std::fs::write(&path, vec![3u8; 64 * 4096]).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .unwrap();
+    for strategy in Strategy::ALL {
+        let config = PathConfig {
+            strategy,
+            depth: 4,
+            ..PathConfig::default()
+        };
+        let p = IoPath::open(config, vec![Target::from_file(&file)]).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let p = &p;
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::new(4096);
+                    for i in 0..20u64 {
+                        // O_DIRECT at an offset off the block: EINVAL.
+                        let bad = p.read_at(0, &mut buf, ((t * 20 + i) % 63) * 4096 + 100);
+                        assert_eq!(
+                            bad.unwrap_err().raw_os_error(),
+                            Some(libc::EINVAL),
+                            "{strategy}"
+                        );
+                        let good = p.read_at(0, &mut buf, ((t * 20 + i) % 64) * 4096);
+                        assert_eq!(good.unwrap(), 4096, "{strategy}");
+                    }
+                });
+            }
+        });
+    }
+}
