@@ -154,6 +154,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
             } else {
                 let mut work = Workload::new(plan.generator(), self.spec, plan.budget, now_ns());
                 self.pump(&mut work);
+                if self.spec.exitall {
+                    // fio's exitall: this thread is done, so is its phase.
+                    self.ctrl.stop.store(true, Relaxed);
+                }
                 self.end_window();
                 self.drain();
                 self.end_fsync(plan.regions.len() as u32);

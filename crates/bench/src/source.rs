@@ -42,6 +42,8 @@ pub(crate) struct Workload {
     /// Bytes to move before the job is done (size-based), or u64::MAX.
     budget: u64,
     offered_bytes: u64,
+    /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
+    ios_left: u64,
     pacers: [Option<Pacer>; 2],
     /// fio's fsync=N / fdatasync=N: (flush, after this many writes).
     flush: Option<(Op, u64)>,
@@ -72,6 +74,7 @@ impl Workload {
             gen,
             budget,
             offered_bytes: 0,
+            ios_left: spec.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
             writes_since_flush: 0,
@@ -106,7 +109,7 @@ impl Source for Workload {
         if let Some(flush) = self.due_flush(now) {
             return flush;
         }
-        if self.offered_bytes >= self.budget {
+        if self.offered_bytes >= self.budget || self.ios_left == 0 {
             return Next::Done;
         }
         let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
@@ -122,6 +125,7 @@ impl Source for Workload {
             p.next_due_ns += p.interval_ns;
         }
         self.offered_bytes += io.len as u64;
+        self.ios_left -= 1;
         if io.op == Op::Write && self.flush.is_some() {
             self.writes_since_flush += 1;
             self.last_write_target = io.target;

@@ -426,6 +426,10 @@ pub struct JobSpec {
     pub invalidate: bool,
     /// Pause after each I/O completes (fio's thinktime).
     pub thinktime_ns: u64,
+    /// Each thread stops after this many I/Os (fio's number_ios).
+    pub number_ios: Option<u64>,
+    /// When one of this job's threads is done, the phase stops (fio's exitall).
+    pub exitall: bool,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,
@@ -501,6 +505,8 @@ impl JobSpec {
             end_fsync: false,
             invalidate: true,
             thinktime_ns: 0,
+            number_ios: None,
+            exitall: false,
             startdelay_ns: 0,
             steady_state: None,
         }

@@ -564,3 +564,41 @@ fn strategy_tasks_counts_numjobs_as_tasks() {
     assert!(path.contains("8 tasks"), "{path}");
     assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn number_ios_and_exitall_end_jobs_as_fio_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--name=n",
+            "--ioengine=mem",
+            "--size=8m",
+            "--rw=randread",
+            "--number_ios=100",
+        ],
+    );
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 100);
+    // `quick` is done after 50 I/Os and exitall stops `slow` (a 30 s job)
+    // with it.
+    let v = ok_json(
+        tmp.path(),
+        &[
+            "--ioengine=mem",
+            "--size=8m",
+            "--rw=randread",
+            "--name=quick",
+            "--number_ios=50",
+            "--exitall",
+            "--name=slow",
+            "--runtime=30",
+            "--time_based",
+        ],
+    );
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 50);
+    let slow = v["jobs"][1]["job_runtime"].as_u64().unwrap();
+    assert!(
+        slow < 15_000,
+        "exitall stopped the 30 s job after {slow} ms"
+    );
+}

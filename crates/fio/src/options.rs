@@ -51,6 +51,8 @@ pub struct Draft {
     pub rate_min: [Option<u64>; 2],
     pub rate_iops_min: [Option<u64>; 2],
     pub thinktime: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub exitall: bool,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
     pub fsync: Option<u32>,
@@ -375,6 +377,12 @@ pub static OPTIONS: &[OptDef] = &[
         let kb = d.kb_base;
         d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
+    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n == 0 { return Err("must be above 0".into()); }
+        d.number_ios = Some(n); Ok(())
+    }),
+    opt!("exitall", [], flag, "When one thread of this job is done, every job running beside it (its phase) stops.", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -609,14 +617,12 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
     ("wait_for", "use stonewall to wait for the jobs before this one"),
-    ("exitall", "jobs of a group end together only when time-based; give them the same runtime"),
     ("exit_what", "jobs of a group end together only when time-based; give them the same runtime"),
     ("exitall_on_error", "an error stops only its own job; drop it"),
     ("continue_on_error", "hiops stops a job at its first I/O error; drop it"),
     ("ignore_error", "hiops stops a job at its first I/O error; drop it"),
     ("io_size", "use size with loops"),
     ("io_limit", "io_limit is fio's alias of io_size: use size with loops"),
-    ("number_ios", "use size"),
     ("mem", "hiops' buffers are page-aligned anonymous memory; drop it"),
     ("iomem", "hiops' buffers are page-aligned anonymous memory; drop it"),
     ("lockmem", "limit memory from outside, e.g. systemd-run -p MemoryMax=..."),

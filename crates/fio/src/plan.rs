@@ -524,6 +524,8 @@ impl Draft {
             };
         }
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.number_ios = self.number_ios;
+        spec.exitall = self.exitall;
         spec.fsync_every = self.fsync.unwrap_or(0);
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.end_fsync = self.end_fsync.unwrap_or(false);
