@@ -311,7 +311,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// Reaps and books; false when the driver itself failed.
     fn reap(&mut self, min: u32) -> bool {
         let books = &mut self.books;
-        let r = self.driver.reap(min, |f| books.book(f, now_ns()));
+        // One clock read per reap batch (its completions share it), as
+        // docs/output.md says, taken once the wait has returned.
+        let mut done = None;
+        let r = self
+            .driver
+            .reap(min, |f| books.book(f, *done.get_or_insert_with(now_ns)));
         for (d, &(ios, bytes)) in self.books.totals.iter().enumerate() {
             self.counters.ios[d].store(ios, Relaxed);
             self.counters.bytes[d].store(bytes, Relaxed);
