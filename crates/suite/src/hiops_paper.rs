@@ -116,6 +116,23 @@ impl Plan {
         }
     }
 
+    /// The task path's sweep on one target: IOPS and cost vs tasks on coop.
+    fn tasks_sweep(&self, t: &Target) -> Option<(String, SweepDef)> {
+        if self.tasks.is_empty() {
+            return None;
+        }
+        let def = self.def(
+            format!("{}: tasks on the coop task path", t.label),
+            &t.path,
+            &["--bs=4k".to_string(), "--strategy=coop".to_string()],
+            vec![Param {
+                name: "tasks".into(),
+                values: self.tasks.clone(),
+            }],
+        );
+        Some((format!("{}-tasks", t.label), def))
+    }
+
     /// Every sweep of the experiment: (directory name, definition).
     pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
         let strategy = Param {
@@ -164,20 +181,7 @@ impl Plan {
                     ],
                 ),
             ));
-            if !self.tasks.is_empty() {
-                out.push((
-                    format!("{}-tasks", t.label),
-                    self.def(
-                        format!("{}: tasks on the coop task path", t.label),
-                        &t.path,
-                        &["--bs=4k".to_string(), "--strategy=coop".to_string()],
-                        vec![Param {
-                            name: "tasks".into(),
-                            values: self.tasks.clone(),
-                        }],
-                    ),
-                ));
-            }
+            out.extend(self.tasks_sweep(t));
             out.push((
                 format!("{}-poll", t.label),
                 self.def(
