@@ -108,8 +108,10 @@ impl TaskDriver {
         }
     }
 
-    fn advance_area(&mut self, now: u64) {
-        let busy = self.busy() as u128;
+    /// Brings the in-flight integral up to `now`, with `busy` commands out
+    /// since the last call.
+    fn advance_area(&mut self, now: u64, busy: u32) {
+        let busy = busy as u128;
         let d = &mut self.depth;
         d.area += busy * now.saturating_sub(d.at_ns) as u128;
         d.at_ns = d.at_ns.max(now);
@@ -174,7 +176,6 @@ impl Driver for TaskDriver {
         user: u64,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), String> {
-        self.advance_area(now_ns());
         let mut m = self.mail.borrow_mut();
         let task = m
             .idle
@@ -197,6 +198,8 @@ impl Driver for TaskDriver {
     fn submit(&mut self) -> Result<u32, String> {
         let n = std::mem::take(&mut self.staged);
         let busy = self.busy();
+        // Staged commands count from here: one clock read per batch.
+        self.advance_area(now_ns(), busy - n);
         let d = &mut self.depth;
         d.issued += n as u64;
         d.depth_sum += busy as u64 * n as u64;
@@ -217,7 +220,7 @@ impl Driver for TaskDriver {
                 Poll::Pending
             }),
         );
-        self.advance_area(now_ns());
+        self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
         let n = m.done.len();
         for _ in 0..n {
@@ -241,7 +244,7 @@ impl Driver for TaskDriver {
     }
 
     fn depth_stats(&mut self) -> DepthStats {
-        self.advance_area(now_ns());
+        self.advance_area(now_ns(), self.busy() - self.staged);
         self.depth
     }
 
