@@ -430,34 +430,19 @@ fn tasks_need_the_coop_strategy() {
     }
 }
 
-/// A zram device of 64 MiB for this test, removed on drop.
-struct Zram(String);
-
-impl Zram {
-    fn new() -> Option<Zram> {
-        let add = std::path::Path::new("/sys/class/zram-control/hot_add");
-        if unsafe { libc::geteuid() } != 0 || !add.exists() {
-            println!("skipped: needs root and zram (/sys/class/zram-control)");
-            return None;
-        }
-        let n = std::fs::read_to_string(add).ok()?.trim().to_string();
-        std::fs::write(format!("/sys/block/zram{n}/disksize"), "64M").ok()?;
-        Some(Zram(n))
-    }
-}
-
-impl Drop for Zram {
-    fn drop(&mut self) {
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
-    }
-}
-
 /// zram completes reads inside the call: io_uring would hand each to a
 /// worker thread, so the path issues synchronously, for threads and tasks.
 #[test]
 fn devices_that_complete_inline_are_read_synchronously() {
-    let Some(z) = Zram::new() else { return };
-    let dev = format!("--filename=/dev/zram{}", z.0);
+    // The suites' own zram device (created here, removed on drop).
+    let z = match hiops_suite::devices::RamDevice::zram("64M") {
+        Ok(z) => z,
+        Err(why) => {
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let dev = format!("--filename={}", z.path.display());
     let tmp = tempfile::tempdir().unwrap();
     for extra in [
         ["--numjobs=8", "--strategy=coop"],
