@@ -114,39 +114,8 @@ pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>
     Ok(Some(mine))
 }
 
-/// The CPUs this process may run on (its affinity mask).
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data, filled by the kernel for this process.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return (0..hiops_stats::cpu::online_cpus()).collect();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-fn pin(cpus: &[usize]) -> Result<(), String> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            if c >= 1024 {
-                return Err(format!("CPU {c} is beyond the 1024 this build supports"));
-            }
-            libc::CPU_SET(c, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot pin to CPUs {cpus:?}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    Ok(())
-}
+pub use hiops_stats::cpu::allowed_cpus;
+use hiops_stats::cpu::pin_current_thread as pin;
 
 /// One thread of a job: its driver is set up here (io_uring's SINGLE_ISSUER
 /// ties a ring to the thread that creates it), then the job loop runs.

@@ -73,8 +73,27 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
+    /// Clients past this many get Redis' "max number of clients reached".
     #[arg(long, default_value_t = 10_000)]
     pub max_clients: u64,
+    /// How connections are served: `tasks` (a runtime thread per CPU, I/O
+    /// on the task path) or `threads` (a thread per connection, the
+    /// paper's server).
+    #[arg(long, default_value = "tasks", value_parser = ["tasks", "threads"])]
+    pub model: String,
+    /// Runtime threads of the tasks model (default: one per allowed CPU).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Most input one client may hold unparsed (Redis' client-query-buffer-limit).
+    #[arg(long, default_value = "1g")]
+    pub client_query_buffer_limit: String,
+    /// Most input all clients together may hold (default: a quarter of
+    /// available memory, at most 4 GiB).
+    #[arg(long)]
+    pub max_query_total: Option<String>,
+    /// Largest key or value (Redis' proto-max-bulk-len).
+    #[arg(long, default_value = "512m")]
+    pub proto_max_bulk_len: String,
 }
 
 #[derive(Args, Debug)]
@@ -281,20 +300,16 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         return Err(bad("--max-clients=0: give at least 1"));
     }
     check_bind(&a.bind, a.port)?;
+    let cfg = server_config(&a)?;
     a.store.config()?;
     let store = Arc::new(a.store.open()?);
     say_opened(&store, a.store.path.as_ref().unwrap());
-    let srv = server::Server::bind(
-        store.clone(),
-        server::ServerConfig {
-            addr: format!("{}:{}", a.bind, a.port),
-            max_clients: a.max_clients,
-            ..server::ServerConfig::default()
-        },
-    )?;
+    let srv = server::Server::bind(store.clone(), cfg)?;
     let addr = srv.local_addr()?;
     eprintln!(
-        "hiops kv: serving on {addr} ({}, durability {:?}); Ctrl-C stops",
+        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}); Ctrl-C stops",
+        a.model,
+        srv.backlog(),
         store.stats().strategy,
         store.stats().durability
     );
@@ -306,6 +321,41 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     store.sync()?;
     eprintln!("hiops kv: stopped; everything acknowledged is on the device");
     Ok(())
+}
+
+fn size_flag(flag: &str, v: &str) -> anyhow::Result<usize> {
+    hiops_bench::units::parse_size(v)
+        .ok()
+        .filter(|&n| n > 0)
+        .map(|n| n as usize)
+        .ok_or_else(|| bad(format!("--{flag}={v}: give a size such as 64m or 1g")))
+}
+
+fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
+    let mut cfg = server::ServerConfig {
+        addr: format!("{}:{}", a.bind, a.port),
+        max_clients: a.max_clients,
+        model: match a.model.as_str() {
+            "threads" => server::Model::Threads,
+            _ => server::Model::Tasks,
+        },
+        workers: a.workers.unwrap_or(0),
+        client_query_buffer_limit: size_flag(
+            "client-query-buffer-limit",
+            &a.client_query_buffer_limit,
+        )?,
+        ..server::ServerConfig::default()
+    };
+    cfg.limits.max_bulk = size_flag("proto-max-bulk-len", &a.proto_max_bulk_len)?;
+    if let Some(t) = &a.max_query_total {
+        cfg.max_query_total = size_flag("max-query-total", t)?;
+    }
+    if a.workers == Some(0) {
+        return Err(bad(
+            "--workers=0: give at least 1, or leave it out for one per CPU",
+        ));
+    }
+    Ok(cfg)
 }
 
 /// `--bind` and `--port` must name an address of this machine's kind

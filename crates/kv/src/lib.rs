@@ -19,10 +19,12 @@
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
 //! workloads).
 
+pub(crate) mod commands;
 pub mod format;
 pub mod index;
 pub mod resp;
 pub mod server;
+pub(crate) mod session;
 pub mod store;
 pub mod ycsb;
 

@@ -1,16 +1,21 @@
-//! RESP2, the Redis protocol: commands in (arrays of bulk strings, or
-//! inline lines as typed into telnet), replies out, and replies back in for
-//! the client side. See <https://redis.io/docs/latest/develop/reference/protocol-spec/>.
+//! RESP, the Redis protocol (RESP2, and RESP3 after `HELLO 3`): commands in
+//! (arrays of bulk strings, or inline lines as typed into telnet), replies
+//! out, and replies back in for the client side. See
+//! <https://redis.io/docs/latest/develop/reference/protocol-spec/>.
 //!
 //! The parser never trusts a length: every count and size is checked
-//! against [`Limits`] before anything is allocated for it.
+//! against [`Limits`] before anything is allocated for it. It is
+//! incremental: a command that arrives in many reads is parsed once, each
+//! read resuming where the last stopped, so the work is linear in the
+//! command's size (a 57 MB `MSET` is scanned once, not once per read).
 
+use std::io::Write;
 use std::ops::Range;
 
-/// Bounds on what a client may send.
+/// Bounds on what a client may send (Redis' names in the docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Largest bulk string (a key or a value).
+    /// Largest bulk string, a key or a value (Redis' `proto-max-bulk-len`).
     pub max_bulk: usize,
     /// Most arguments in one command.
     pub max_args: usize,
@@ -21,7 +26,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_bulk: 8 << 20,
+            // Redis' default proto-max-bulk-len.
+            max_bulk: 512 << 20,
             max_args: 1 << 20,
             max_inline: 64 << 10,
         }
@@ -33,27 +39,119 @@ impl Default for Limits {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtocolError(pub String);
 
-/// Parses one command from the start of `buf`. `Ok(None)`: incomplete, read
-/// more. `Ok(Some(n))`: the command's arguments are in `args` (ranges of
-/// `buf`) and it took `n` bytes.
-pub fn parse_command(
-    buf: &[u8],
-    limits: &Limits,
-    args: &mut Vec<Range<usize>>,
-) -> Result<Option<usize>, ProtocolError> {
-    args.clear();
-    if buf.is_empty() {
-        return Ok(None);
+/// The longest length line accepted (`*`/`$`, digits, sign, CRLF).
+const MAX_LEN_LINE: usize = 32;
+
+/// Parses commands one at a time, resuming an unfinished one where the
+/// previous call stopped.
+///
+/// Contract: until a call returns `Ok(Some(_))`, every call must get the
+/// same buffer (the unfinished command at its start), possibly longer.
+/// After `Ok(Some(n))` the command's arguments are [`args`](Self::args),
+/// ranges of that buffer, until the next call, which gets the bytes after
+/// the `n` consumed ones.
+#[derive(Debug, Default)]
+pub struct CommandParser {
+    args: Vec<Range<usize>>,
+    /// Bytes of the unfinished command parsed so far (header and whole
+    /// arguments).
+    pos: usize,
+    /// Arguments the multibulk header announced; `None` before the header.
+    expected: Option<usize>,
+    /// An inline command: bytes searched for its LF so far.
+    inline_scan: usize,
+    /// The bulk string being waited for: its length.
+    pending_bulk: usize,
+    /// Bytes the parser has looked at, over its life: the work it did.
+    scanned: u64,
+    done: bool,
+}
+
+impl CommandParser {
+    pub fn new() -> CommandParser {
+        CommandParser::default()
     }
-    if buf[0] != b'*' {
-        return parse_inline(buf, limits, args);
+
+    /// The last complete command's arguments, as ranges of its buffer.
+    pub fn args(&self) -> &[Range<usize>] {
+        &self.args
     }
-    let Some((count, mut pos)) = parse_len_line(buf, 1, limits.max_args as i64, "multibulk")?
-    else {
-        return Ok(None);
-    };
-    // *0 and *-1 are empty commands: skipped, as Redis does.
-    for _ in 0..count.max(0) {
+
+    /// Bytes examined so far, for checking that parsing is linear.
+    pub fn scanned(&self) -> u64 {
+        self.scanned
+    }
+
+    /// How many more bytes the unfinished command needs at least (0 when
+    /// unknown): lets a reader size its buffer once for a large value.
+    pub fn bytes_wanted(&self, buffered: usize) -> usize {
+        (self.pos + self.pending_bulk).saturating_sub(buffered)
+    }
+
+    /// Parses from the start of `buf`. `Ok(None)`: incomplete, call again
+    /// with more bytes. `Ok(Some(n))`: a command took `n` bytes; an empty
+    /// one (`*0`) has no arguments and is to be skipped, as Redis does.
+    pub fn parse(&mut self, buf: &[u8], limits: &Limits) -> Result<Option<usize>, ProtocolError> {
+        if self.done {
+            *self = CommandParser {
+                args: std::mem::take(&mut self.args),
+                scanned: self.scanned,
+                ..CommandParser::default()
+            };
+            self.args.clear();
+        }
+        debug_assert!(
+            self.pos <= buf.len(),
+            "the unfinished command's buffer shrank"
+        );
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let got = if buf[0] == b'*' {
+            self.parse_multibulk(buf, limits)?
+        } else {
+            self.parse_inline(buf, limits)?
+        };
+        self.done = got.is_some();
+        Ok(got)
+    }
+
+    fn parse_multibulk(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<usize>, ProtocolError> {
+        let expected = match self.expected {
+            Some(n) => n,
+            None => {
+                let Some((count, next)) = self.len_line(buf, 1, limits.max_args, "multibulk")?
+                else {
+                    return Ok(None);
+                };
+                // *-1 is an empty command too.
+                let n = count.max(0) as usize;
+                self.expected = Some(n);
+                self.pos = next;
+                self.args.reserve(n.min(1024));
+                n
+            }
+        };
+        while self.args.len() < expected {
+            let Some(arg) = self.parse_bulk(buf, limits)? else {
+                return Ok(None);
+            };
+            self.args.push(arg);
+        }
+        Ok(Some(self.pos))
+    }
+
+    /// One `$len\r\n<bytes>\r\n` at `self.pos`; advances past it.
+    fn parse_bulk(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<Range<usize>>, ProtocolError> {
+        let pos = self.pos;
         if pos >= buf.len() {
             return Ok(None);
         }
@@ -63,8 +161,7 @@ pub fn parse_command(
                 printable(buf[pos])
             )));
         }
-        let Some((len, start)) = parse_len_line(buf, pos + 1, limits.max_bulk as i64, "bulk")?
-        else {
+        let Some((len, start)) = self.len_line(buf, pos + 1, limits.max_bulk, "bulk")? else {
             return Ok(None);
         };
         if len < 0 {
@@ -72,86 +169,100 @@ pub fn parse_command(
         }
         let end = start + len as usize;
         if buf.len() < end + 2 {
+            self.pending_bulk = end + 2 - pos;
             return Ok(None);
         }
+        self.pending_bulk = 0;
+        self.scanned += 2;
         if &buf[end..end + 2] != b"\r\n" {
             return Err(ProtocolError("bulk string not ended by CRLF".into()));
         }
-        args.push(start..end);
-        pos = end + 2;
+        self.pos = end + 2;
+        Ok(Some(start..end))
     }
-    Ok(Some(pos))
-}
 
-fn printable(b: u8) -> char {
-    if b.is_ascii_graphic() {
-        b as char
-    } else {
-        '?'
-    }
-}
-
-/// Reads `<number>\r\n` at `from`; returns the number and where the next
-/// line starts.
-fn parse_len_line(
-    buf: &[u8],
-    from: usize,
-    max: i64,
-    what: &str,
-) -> Result<Option<(i64, usize)>, ProtocolError> {
-    let Some(nl) = buf[from..].iter().position(|&b| b == b'\n') else {
-        if buf.len() - from > 32 {
+    /// Reads `<number>\r\n` at `from`; returns the number and where the
+    /// next line starts. Looks at no more than one short line.
+    fn len_line(
+        &mut self,
+        buf: &[u8],
+        from: usize,
+        max: usize,
+        what: &str,
+    ) -> Result<Option<(i64, usize)>, ProtocolError> {
+        let window = &buf[from..buf.len().min(from + MAX_LEN_LINE)];
+        let Some(nl) = window.iter().position(|&b| b == b'\n') else {
+            self.scanned += window.len() as u64;
+            if window.len() == MAX_LEN_LINE {
+                return Err(ProtocolError(format!("invalid {what} length")));
+            }
+            return Ok(None);
+        };
+        self.scanned += nl as u64 + 1;
+        let line = window[..nl]
+            .strip_suffix(b"\r")
+            .ok_or_else(|| ProtocolError(format!("invalid {what} length (no CR before LF)")))?;
+        let n: i64 = std::str::from_utf8(line)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| ProtocolError(format!("invalid {what} length")))?;
+        if n > max as i64 || n < -1 {
             return Err(ProtocolError(format!("invalid {what} length")));
         }
-        return Ok(None);
-    };
-    let line = &buf[from..from + nl];
-    let line = line
-        .strip_suffix(b"\r")
-        .ok_or_else(|| ProtocolError(format!("invalid {what} length (no CR before LF)")))?;
-    let n: i64 = std::str::from_utf8(line)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| ProtocolError(format!("invalid {what} length")))?;
-    if n > max || n < -1 {
-        return Err(ProtocolError(format!("invalid {what} length")));
+        Ok(Some((n, from + nl + 1)))
     }
-    Ok(Some((n, from + nl + 1)))
+
+    /// An inline command: words separated by spaces, ended by LF (CRLF),
+    /// with double-quoted words allowed as redis-cli's shell does.
+    fn parse_inline(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<Option<usize>, ProtocolError> {
+        let from = self.inline_scan;
+        let Some(at) = buf[from..].iter().position(|&b| b == b'\n') else {
+            self.scanned += (buf.len() - from) as u64;
+            self.inline_scan = buf.len();
+            if buf.len() > limits.max_inline {
+                return Err(ProtocolError("too big inline request".into()));
+            }
+            return Ok(None);
+        };
+        let nl = from + at;
+        self.scanned += at as u64 + 1;
+        let end = if nl > 0 && buf[nl - 1] == b'\r' {
+            nl - 1
+        } else {
+            nl
+        };
+        split_words(&buf[..end], limits, &mut self.args)?;
+        self.scanned += end as u64;
+        Ok(Some(nl + 1))
+    }
 }
 
-/// An inline command: words separated by spaces, ended by LF (CRLF), with
-/// double-quoted words allowed as redis-cli's shell does.
-fn parse_inline(
-    buf: &[u8],
+/// Splits an inline line into words (double quotes group a word).
+fn split_words(
+    line: &[u8],
     limits: &Limits,
     args: &mut Vec<Range<usize>>,
-) -> Result<Option<usize>, ProtocolError> {
-    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
-        if buf.len() > limits.max_inline {
-            return Err(ProtocolError("too big inline request".into()));
-        }
-        return Ok(None);
-    };
-    let end = if nl > 0 && buf[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
+) -> Result<(), ProtocolError> {
+    let end = line.len();
     let mut i = 0;
     while i < end {
-        if buf[i] == b' ' || buf[i] == b'\t' {
+        if line[i] == b' ' || line[i] == b'\t' {
             i += 1;
             continue;
         }
-        if buf[i] == b'"' {
-            let close = buf[i + 1..end]
+        if line[i] == b'"' {
+            let close = line[i + 1..]
                 .iter()
                 .position(|&b| b == b'"')
                 .ok_or_else(|| ProtocolError("unbalanced quotes in request".into()))?;
             args.push(i + 1..i + 1 + close);
             i += close + 2;
         } else {
-            let len = buf[i..end]
+            let len = line[i..]
                 .iter()
                 .position(|&b| b == b' ' || b == b'\t')
                 .unwrap_or(end - i);
@@ -162,52 +273,113 @@ fn parse_inline(
             return Err(ProtocolError("too many arguments".into()));
         }
     }
-    Ok(Some(nl + 1))
+    Ok(())
 }
 
-/// Appends replies to an output buffer.
-pub struct Reply<'a>(pub &'a mut Vec<u8>);
+/// Parses one command from the start of `buf` in one go (no resumption):
+/// `Ok(None)` if incomplete; `Ok(Some(n))` with the arguments in `args`.
+pub fn parse_command(
+    buf: &[u8],
+    limits: &Limits,
+    args: &mut Vec<Range<usize>>,
+) -> Result<Option<usize>, ProtocolError> {
+    let mut p = CommandParser::new();
+    let got = p.parse(buf, limits)?;
+    args.clear();
+    if got.is_some() {
+        args.extend_from_slice(p.args());
+    }
+    Ok(got)
+}
 
-impl Reply<'_> {
-    pub fn simple(&mut self, s: &str) {
-        self.0.push(b'+');
-        self.0.extend_from_slice(s.as_bytes());
-        self.0.extend_from_slice(b"\r\n");
+fn printable(b: u8) -> char {
+    if b.is_ascii_graphic() {
+        b as char
+    } else {
+        '?'
+    }
+}
+
+/// Appends replies to an output buffer, in RESP2 or RESP3.
+pub struct Reply<'a> {
+    out: &'a mut Vec<u8>,
+    resp3: bool,
+}
+
+impl<'a> Reply<'a> {
+    pub fn new(out: &'a mut Vec<u8>, resp3: bool) -> Reply<'a> {
+        Reply { out, resp3 }
     }
 
-    /// An error line; `msg` starts with its code (`ERR ...`, `WRONGTYPE ...`).
+    pub fn resp2(out: &'a mut Vec<u8>) -> Reply<'a> {
+        Reply::new(out, false)
+    }
+
+    pub fn is_resp3(&self) -> bool {
+        self.resp3
+    }
+
+    fn header(&mut self, kind: u8, n: i64) {
+        self.out.push(kind);
+        // Writing into a Vec cannot fail.
+        let _ = write!(self.out, "{n}\r\n");
+    }
+
+    pub fn simple(&mut self, s: &str) {
+        self.out.push(b'+');
+        self.out.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
+    }
+
+    /// An error line; `msg` starts with its code (`ERR ...`, `NOPROTO ...`).
     pub fn error(&mut self, msg: &str) {
-        self.0.push(b'-');
+        self.out.push(b'-');
         // A reply line cannot hold CR or LF.
-        self.0.extend(
+        self.out.extend(
             msg.bytes()
                 .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
         );
-        self.0.extend_from_slice(b"\r\n");
+        self.out.extend_from_slice(b"\r\n");
     }
 
     pub fn int(&mut self, n: i64) {
-        self.0.push(b':');
-        self.0.extend_from_slice(n.to_string().as_bytes());
-        self.0.extend_from_slice(b"\r\n");
+        self.header(b':', n);
     }
 
     pub fn bulk(&mut self, b: &[u8]) {
-        self.0.push(b'$');
-        self.0.extend_from_slice(b.len().to_string().as_bytes());
-        self.0.extend_from_slice(b"\r\n");
-        self.0.extend_from_slice(b);
-        self.0.extend_from_slice(b"\r\n");
+        self.header(b'$', b.len() as i64);
+        self.out.extend_from_slice(b);
+        self.out.extend_from_slice(b"\r\n");
     }
 
+    /// No value: RESP3's null, RESP2's null bulk string.
     pub fn nil(&mut self) {
-        self.0.extend_from_slice(b"$-1\r\n");
+        let null: &[u8] = if self.resp3 { b"_\r\n" } else { b"$-1\r\n" };
+        self.out.extend_from_slice(null);
     }
 
     pub fn array(&mut self, n: usize) {
-        self.0.push(b'*');
-        self.0.extend_from_slice(n.to_string().as_bytes());
-        self.0.extend_from_slice(b"\r\n");
+        self.header(b'*', n as i64);
+    }
+
+    /// A map of `n` pairs: RESP3's map, or a flat array of 2n in RESP2.
+    pub fn map(&mut self, n: usize) {
+        if self.resp3 {
+            self.header(b'%', n as i64);
+        } else {
+            self.header(b'*', 2 * n as i64);
+        }
+    }
+
+    /// Text meant for people (INFO): RESP3's verbatim string, else bulk.
+    pub fn verbatim(&mut self, text: &str) {
+        if !self.resp3 {
+            return self.bulk(text.as_bytes());
+        }
+        self.header(b'=', text.len() as i64 + 4);
+        self.out.extend_from_slice(b"txt:");
+        self.out.extend_from_slice(text.as_bytes());
+        self.out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -219,6 +391,12 @@ pub enum Value {
     Int(i64),
     Bulk(Option<Vec<u8>>),
     Array(Option<Vec<Value>>),
+    /// RESP3's null (`_`).
+    Null,
+    /// RESP3's map (`%`), pairs in order.
+    Map(Vec<(Value, Value)>),
+    /// RESP3's verbatim string (`=`): its format and its text.
+    Verbatim(String, String),
 }
 
 /// Parses one reply from the start of `buf`: `Ok(None)` if incomplete.
@@ -241,38 +419,27 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> 
             .ok_or_else(|| ProtocolError(format!("bad number in reply: {}", text())))
     };
     let after = nl + 1;
-    Ok(Some(match kind {
-        b'+' => (Value::Simple(text()), after),
-        b'-' => (Value::Error(text()), after),
-        b':' => (Value::Int(num()?), after),
-        b'$' => {
+    Ok(match kind {
+        b'+' => Some((Value::Simple(text()), after)),
+        b'-' => Some((Value::Error(text()), after)),
+        b':' => Some((Value::Int(num()?), after)),
+        b'_' => Some((Value::Null, after)),
+        b'$' | b'=' => parse_string(buf, kind, num()?, after),
+        b'*' | b'~' => {
             let n = num()?;
             if n < 0 {
-                (Value::Bulk(None), after)
-            } else {
-                let end = after + n as usize;
-                if buf.len() < end + 2 {
-                    return Ok(None);
-                }
-                (Value::Bulk(Some(buf[after..end].to_vec())), end + 2)
+                return Ok(Some((Value::Array(None), after)));
             }
+            parse_items(buf, n as usize, after)?
+                .map(|(items, end)| (Value::Array(Some(items)), end))
         }
-        b'*' => {
-            let n = num()?;
-            if n < 0 {
-                (Value::Array(None), after)
-            } else {
-                let mut items = Vec::with_capacity(n.min(1024) as usize);
-                let mut pos = after;
-                for _ in 0..n {
-                    let Some((v, used)) = parse_reply(&buf[pos..])? else {
-                        return Ok(None);
-                    };
-                    items.push(v);
-                    pos += used;
-                }
-                (Value::Array(Some(items)), pos)
-            }
+        b'%' => {
+            let n = num()?.max(0) as usize;
+            parse_items(buf, 2 * n, after)?.map(|(items, end)| {
+                let mut it = items.into_iter();
+                let pairs = std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect();
+                (Value::Map(pairs), end)
+            })
         }
         other => {
             return Err(ProtocolError(format!(
@@ -280,12 +447,53 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> 
                 printable(other)
             )))
         }
-    }))
+    })
+}
+
+/// A bulk (`$`) or verbatim (`=`) string of `n` bytes starting at `at`.
+fn parse_string(buf: &[u8], kind: u8, n: i64, at: usize) -> Option<(Value, usize)> {
+    if n < 0 {
+        return Some((Value::Bulk(None), at));
+    }
+    let end = at + n as usize;
+    if buf.len() < end + 2 {
+        return None;
+    }
+    let bytes = &buf[at..end];
+    if kind == b'$' {
+        return Some((Value::Bulk(Some(bytes.to_vec())), end + 2));
+    }
+    let (format, text) = bytes.split_at(bytes.len().min(4));
+    let format = String::from_utf8_lossy(format)
+        .trim_end_matches(':')
+        .to_string();
+    Some((
+        Value::Verbatim(format, String::from_utf8_lossy(text).into_owned()),
+        end + 2,
+    ))
+}
+
+/// `n` replies in a row from `at`.
+fn parse_items(
+    buf: &[u8],
+    n: usize,
+    at: usize,
+) -> Result<Option<(Vec<Value>, usize)>, ProtocolError> {
+    let mut items = Vec::with_capacity(n.min(1024));
+    let mut pos = at;
+    for _ in 0..n {
+        let Some((v, used)) = parse_reply(&buf[pos..])? else {
+            return Ok(None);
+        };
+        items.push(v);
+        pos += used;
+    }
+    Ok(Some((items, pos)))
 }
 
 /// Encodes a command as an array of bulk strings.
 pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    let mut r = Reply(out);
+    let mut r = Reply::resp2(out);
     r.array(args.len());
     for a in args {
         r.bulk(a);
@@ -327,6 +535,61 @@ mod tests {
         }
     }
 
+    /// Feeds `input` in `chunk`-byte reads, as a connection does; returns
+    /// every command's words and the parser's work.
+    fn feed(input: &[u8], chunk: usize) -> (Vec<Vec<Vec<u8>>>, u64) {
+        let mut p = CommandParser::new();
+        let (mut start, mut have, mut cmds) = (0, 0, Vec::new());
+        while start < input.len() {
+            match p.parse(&input[start..have], &Limits::default()).unwrap() {
+                Some(n) => {
+                    let base = &input[start..];
+                    cmds.push(p.args().iter().map(|r| base[r.clone()].to_vec()).collect());
+                    start += n;
+                }
+                None if have == input.len() => panic!("input ended inside a command"),
+                None => have = (have + chunk).min(input.len()),
+            }
+        }
+        (cmds, p.scanned())
+    }
+
+    #[test]
+    fn a_command_read_in_many_pieces_is_parsed_once() {
+        let mut buf = Vec::new();
+        // The issue's case: a million 50-byte arguments, 57 MB.
+        let values: Vec<Vec<u8>> = (0..1_000_000u32)
+            .map(|i| format!("{i:050}").into_bytes())
+            .collect();
+        let mut args: Vec<&[u8]> = vec![b"MSET"];
+        args.extend(values.iter().map(|v| v.as_slice()));
+        encode_command(&mut buf, &args);
+        encode_command(&mut buf, &[b"GET", b"k"]);
+        for chunk in [7, 16 << 10] {
+            let (cmds, scanned) = feed(&buf, chunk);
+            assert_eq!(cmds.len(), 2);
+            assert_eq!(cmds[0].len(), 1_000_001);
+            assert_eq!(cmds[0][77_777], values[77_776]);
+            assert_eq!(cmds[1], vec![b"GET".to_vec(), b"k".to_vec()]);
+            // Linear: each byte of framing looked at about once per read
+            // that ends inside it, never the whole command per read.
+            assert!(
+                scanned <= 2 * buf.len() as u64,
+                "{scanned} bytes scanned for a {}-byte input in {chunk}-byte reads",
+                buf.len()
+            );
+        }
+    }
+
+    #[test]
+    fn inline_commands_resume_too() {
+        let line = format!("SET k {}\r\nPING\r\n", "v".repeat(30_000));
+        let (cmds, scanned) = feed(line.as_bytes(), 100);
+        assert_eq!(cmds.len(), 2);
+        assert_eq!(cmds[0][2].len(), 30_000);
+        assert!(scanned <= 3 * line.len() as u64, "{scanned}");
+    }
+
     #[test]
     fn hostile_lengths_are_refused_before_allocation() {
         for bad in [
@@ -337,6 +600,7 @@ mod tests {
             b"*x\r\n",
             b"*1\r\n$3\r\nabcXY",
             b"*2\n",
+            b"*1\r\n$11111111111111111111111111111111111111",
         ] {
             assert!(
                 words(bad).is_err(),
@@ -351,7 +615,7 @@ mod tests {
     #[test]
     fn replies_round_trip() {
         let mut out = Vec::new();
-        let mut r = Reply(&mut out);
+        let mut r = Reply::resp2(&mut out);
         r.array(4);
         r.simple("OK");
         r.int(-3);
@@ -372,6 +636,36 @@ mod tests {
         assert_eq!(e, Value::Error("ERR bad  thing".into()));
     }
 
+    #[test]
+    fn resp3_replies_round_trip_and_fall_back_in_resp2() {
+        for resp3 in [false, true] {
+            let mut out = Vec::new();
+            let mut r = Reply::new(&mut out, resp3);
+            r.map(1);
+            r.bulk(b"k");
+            r.nil();
+            r.verbatim("# Server\r\n");
+            let (v, n) = parse_reply(&out).unwrap().unwrap();
+            let (t, _) = parse_reply(&out[n..]).unwrap().unwrap();
+            if resp3 {
+                assert_eq!(
+                    v,
+                    Value::Map(vec![(Value::Bulk(Some(b"k".to_vec())), Value::Null)])
+                );
+                assert_eq!(t, Value::Verbatim("txt".into(), "# Server\r\n".into()));
+            } else {
+                assert_eq!(
+                    v,
+                    Value::Array(Some(vec![
+                        Value::Bulk(Some(b"k".to_vec())),
+                        Value::Bulk(None)
+                    ]))
+                );
+                assert_eq!(t, Value::Bulk(Some(b"# Server\r\n".to_vec())));
+            }
+        }
+    }
+
     proptest! {
         /// Any bytes: the parser answers Ok(None), an error, or a command
         /// whose ranges lie inside the input; it never panics.
@@ -385,6 +679,16 @@ mod tests {
                     prop_assert!(r.end <= n);
                 }
             }
+        }
+
+        /// Parsing in pieces gives what parsing at once gives.
+        #[test]
+        fn pieces_parse_as_a_whole(cut in 1usize..60, extra in 0usize..3) {
+            let mut buf = Vec::new();
+            encode_command(&mut buf, &[b"MSET", b"key", b"value", b"k2", b"v2"]);
+            buf.extend_from_slice(b"PING x\r\n");
+            let whole = feed(&buf, buf.len()).0;
+            prop_assert_eq!(feed(&buf, cut + extra).0, whole);
         }
 
         /// Mutations of a valid pipeline never panic either.

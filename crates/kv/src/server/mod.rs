@@ -1,0 +1,329 @@
+//! The Redis-protocol server, in two models:
+//!
+//! - **tasks** (the default): a few OS threads, one per CPU, each a tokio
+//!   current-thread runtime whose connections are tasks; every device read
+//!   goes through the task path (`hiops_path::TaskRing`), so a connection
+//!   waiting for the device costs no OS thread and no context switch.
+//! - **threads**: one OS thread per connection doing blocking I/O through
+//!   the store's path: the HIOPS paper's setup (Fig 10), kept to compare.
+//!
+//! Both run the same connection loop ([`crate::session`]) and the same
+//! commands ([`crate::commands`]). The listener takes the system's full
+//! backlog; past `max_clients`, a client gets Redis' error, never a silent
+//! close.
+
+mod tasks;
+mod threads;
+
+use crate::resp::Limits;
+use crate::store::Store;
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How connections are served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// Connections as tasks on one runtime per CPU, I/O on the task path.
+    Tasks,
+    /// One OS thread per connection, blocking I/O on the store's path.
+    Threads,
+}
+
+impl Model {
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Tasks => "tasks",
+            Model::Threads => "threads",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Address to listen on, e.g. `127.0.0.1:6380` (port 0: any free port).
+    pub addr: String,
+    pub max_clients: u64,
+    pub limits: Limits,
+    /// Most input one client may have buffered (Redis'
+    /// `client-query-buffer-limit`, 1 GiB).
+    pub client_query_buffer_limit: usize,
+    /// Most input all clients together may have buffered.
+    pub max_query_total: usize,
+    pub model: Model,
+    /// Runtime threads of the tasks model (0: one per allowed CPU).
+    pub workers: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            addr: "127.0.0.1:6380".into(),
+            max_clients: 10_000,
+            limits: Limits::default(),
+            client_query_buffer_limit: 1 << 30,
+            max_query_total: default_query_total(),
+            model: Model::Tasks,
+            workers: 0,
+        }
+    }
+}
+
+/// A quarter of the memory available, at most 4 GiB: a few clients with
+/// huge requests must not take the machine.
+fn default_query_total() -> usize {
+    let available = hiops_stats::cpu::mem_available_bytes().unwrap_or(16 << 30) as usize;
+    (available / 4).clamp(64 << 20, 4 << 30)
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub connected: AtomicU64,
+    pub connections: AtomicU64,
+    pub rejected: AtomicU64,
+    pub commands: AtomicU64,
+    /// Clients closed for sending more than the limits allow.
+    pub refused_input: AtomicU64,
+}
+
+/// What every connection of a server shares.
+pub(crate) struct Shared {
+    pub store: Arc<Store>,
+    pub cfg: ServerConfig,
+    pub counters: Counters,
+    started: Instant,
+    port: u16,
+    backlog: i32,
+    /// Input bytes held by all clients.
+    pub query_bytes: AtomicUsize,
+}
+
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// The system's listen backlog (`net.core.somaxconn`).
+fn system_backlog() -> i32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096)
+}
+
+fn listen(addr: &str, backlog: i32) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let sa: SocketAddr = addr
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address"))?;
+    let socket = Socket::new(Domain::for_address(sa), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&sa.into())?;
+    socket.listen(backlog)?;
+    Ok(socket.into())
+}
+
+/// Large buffers (a client's big request) from mmap, so freeing them gives
+/// the memory back to the system when the client leaves: glibc otherwise
+/// raises its threshold after the first such free and keeps later ones in
+/// a heap it cannot shrink.
+fn give_back_large_buffers() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets an allocator tunable.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+    }
+}
+
+impl Server {
+    pub fn bind(store: Arc<Store>, cfg: ServerConfig) -> io::Result<Server> {
+        give_back_large_buffers();
+        let backlog = system_backlog();
+        let listener = listen(&cfg.addr, backlog).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot listen on {}: {e}; choose another --port or --bind",
+                    cfg.addr
+                ),
+            )
+        })?;
+        let port = listener.local_addr()?.port();
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                store,
+                cfg,
+                counters: Counters::default(),
+                started: Instant::now(),
+                port,
+                backlog,
+                query_bytes: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The listen backlog asked for.
+    pub fn backlog(&self) -> i32 {
+        self.shared.backlog
+    }
+
+    /// Accepts connections until `stop` is set (checked every 100 ms), then
+    /// stops the runtime threads of the tasks model.
+    pub fn run(&self, stop: &AtomicBool) -> io::Result<()> {
+        let mut workers = match self.shared.cfg.model {
+            Model::Tasks => Some(tasks::Workers::start(self.shared.clone())?),
+            Model::Threads => None,
+        };
+        while !stop.load(Relaxed) {
+            let Some(conn) = self.accept()? else {
+                continue;
+            };
+            let c = &self.shared.counters;
+            if c.connected.load(Relaxed) >= self.shared.cfg.max_clients {
+                c.rejected.fetch_add(1, Relaxed);
+                let _ = (&conn).write_all(b"-ERR max number of clients reached\r\n");
+                continue;
+            }
+            c.connected.fetch_add(1, Relaxed);
+            let id = c.connections.fetch_add(1, Relaxed) + 1;
+            let handed = match &mut workers {
+                Some(w) => w.hand(conn, id),
+                None => threads::spawn(self.shared.clone(), conn, id),
+            };
+            if let Err(e) = handed {
+                c.connected.fetch_sub(1, Relaxed);
+                eprintln!("hiops kv: cannot serve a connection: {e}");
+            }
+        }
+        if let Some(w) = workers {
+            w.stop();
+        }
+        Ok(())
+    }
+
+    /// One connection, or None after 100 ms without one (or a transient
+    /// error).
+    fn accept(&self) -> io::Result<Option<TcpStream>> {
+        let mut pfd = libc::pollfd {
+            fd: self.listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut pfd, 1, 100) } <= 0 {
+            return Ok(None); // timeout, or EINTR from a signal
+        }
+        match self.listener.accept() {
+            Ok((conn, _)) => Ok(Some(conn)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::EMFILE) => {
+                eprintln!("hiops kv: out of file descriptors ({e}); raise `ulimit -n`");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Shared {
+    /// A connection ended, whichever model served it.
+    pub(crate) fn disconnected(&self) {
+        self.counters.connected.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Redis's INFO selection: no argument, `default`, `all` or `everything`
+/// give every section; otherwise the named sections (any case), in the
+/// server's order; an unknown name gives nothing.
+pub(crate) fn info_sections(full: &str, wanted: &[&[u8]]) -> String {
+    let names: Vec<String> = wanted
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+        .collect();
+    if names.is_empty()
+        || names
+            .iter()
+            .any(|n| matches!(n.as_str(), "default" | "all" | "everything"))
+    {
+        return full.to_string();
+    }
+    let blocks: Vec<&str> = full
+        .split("\r\n\r\n")
+        .map(|b| b.trim_end_matches("\r\n"))
+        .filter(|block| {
+            let title = block
+                .strip_prefix("# ")
+                .and_then(|b| b.split("\r\n").next())
+                .unwrap_or("");
+            names.iter().any(|n| n.eq_ignore_ascii_case(title))
+        })
+        .collect();
+    if blocks.is_empty() {
+        return String::new();
+    }
+    blocks.join("\r\n\r\n") + "\r\n"
+}
+
+impl Shared {
+    pub(crate) fn info(&self) -> String {
+        let shared = self;
+        let s = shared.store.stats();
+        let c = &shared.counters;
+        let p = shared.store.path().counters();
+        format!(
+        "# Server\r\nredis_version:{}\r\nhiops_version:{}\r\nredis_mode:standalone\r\nos:Linux\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nhiops_server_model:{}\r\nhiops_tcp_backlog:{}\r\n\r\n\
+         # Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nhiops_query_buffers_bytes:{}\r\nhiops_clients_refused_input:{}\r\n\r\n\
+         # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
+         # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
+         # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
+         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\n",
+        crate::commands::REDIS_VERSION,
+        env!("CARGO_PKG_VERSION"),
+        std::process::id(),
+        shared.port,
+        shared.started.elapsed().as_secs(),
+        shared.cfg.model.name(),
+        shared.backlog,
+        c.connected.load(Relaxed),
+        shared.cfg.max_clients,
+        shared.query_bytes.load(Relaxed),
+        c.refused_input.load(Relaxed),
+        c.connections.load(Relaxed),
+        c.commands.load(Relaxed),
+        c.rejected.load(Relaxed),
+        s.get_hits,
+        s.gets - s.get_hits,
+        s.durability,
+        s.recovery.millis,
+        s.recovery.records_scanned,
+        s.keys,
+        s.strategy,
+        s.index_bytes,
+        s.index_bytes_per_key,
+        s.tombstones,
+        s.blocks,
+        s.blocks_free,
+        s.block_size,
+        s.live_bytes,
+        s.device_reads,
+        s.memory_reads,
+        s.flushes,
+        s.flushed_bytes,
+        s.defrag_blocks,
+        s.defrag_moved,
+        p.issued,
+        p.wakeups,
+        p.reaped_for_others,
+    )
+    }
+}

@@ -1,0 +1,74 @@
+//! The thread-per-connection model, the HIOPS paper's server: each
+//! connection's thread blocks in the store's path for every device I/O.
+
+use super::Shared;
+use crate::commands::Backend;
+use crate::session::{serve, Transport};
+use crate::store::{Store, StoreError};
+use std::future::Future;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+pub(super) fn spawn(shared: Arc<Shared>, conn: TcpStream, id: u64) -> io::Result<()> {
+    std::thread::Builder::new()
+        .name("hiops-kv-conn".into())
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let _ = conn.set_nodelay(true);
+            let mut transport = Blocking(conn);
+            let backend = BlockingStore(&shared.store);
+            let _ = run_blocking(serve(&shared, id, &mut transport, &backend));
+            shared.disconnected();
+        })?;
+    Ok(())
+}
+
+/// Runs a future whose every step blocks the thread: it is done after one
+/// poll, as neither its transport nor its backend ever returns Pending.
+fn run_blocking<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => v,
+        Poll::Pending => unreachable!("a blocking transport and store never wait"),
+    }
+}
+
+struct Blocking(TcpStream);
+
+impl Transport for Blocking {
+    async fn readable(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+
+    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf)
+    }
+}
+
+/// The store's blocking calls, through its own I/O path.
+struct BlockingStore<'a>(&'a Store);
+
+impl Backend for BlockingStore<'_> {
+    async fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
+        self.0.get_into(key, out)
+    }
+
+    async fn set(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.0.set(key, value)
+    }
+
+    async fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
+        self.0.del(key)
+    }
+
+    async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
+        self.0.mset(pairs)
+    }
+}

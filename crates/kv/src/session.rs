@@ -1,0 +1,212 @@
+//! One connection, whatever carries it: the bytes read and not yet parsed,
+//! the replies not yet written, and the limits on both. The same loop
+//! ([`serve`]) runs under the thread-per-connection server (blocking
+//! transport, polled once) and under the event-driven one (tokio).
+//!
+//! Memory: an idle connection holds no buffer of its own. Reads land in a
+//! small stack buffer and are copied into the connection's input only while
+//! a command is unfinished; input and output buffers are given back when
+//! they empty. Every byte of input held counts against the client's limit
+//! (Redis' `client-query-buffer-limit`) and against a total for all
+//! clients.
+
+use crate::commands::{execute, Args, Backend, Client, Flow};
+use crate::resp::{CommandParser, Reply};
+use crate::server::Shared;
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Replies are written once this much is waiting, even mid-pipeline.
+const FLUSH_AT: usize = 256 << 10;
+/// Buffers larger than this are freed when they empty.
+const KEEP: usize = 4 << 10;
+/// One read's worth.
+pub(crate) const READ_CHUNK: usize = 16 << 10;
+
+/// Moves bytes between a connection and its session.
+pub(crate) trait Transport {
+    /// Waits until a read would not block (at once for a blocking
+    /// transport).
+    async fn readable(&mut self) -> io::Result<()>;
+    /// Reads what is there into `buf`, 0 at the end of the connection;
+    /// `WouldBlock` when nothing is.
+    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
+}
+
+/// What the session needs next.
+enum Step {
+    Input,
+    Flush,
+    Close,
+}
+
+pub(crate) struct Session<'s> {
+    shared: &'s Shared,
+    client: Client,
+    input: Vec<u8>,
+    /// Bytes at the front of `input` already parsed and answered.
+    consumed: usize,
+    parser: CommandParser,
+    out: Vec<u8>,
+    /// Input bytes charged to the total for all clients.
+    charged: usize,
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        self.shared.query_bytes.fetch_sub(self.charged, Relaxed);
+    }
+}
+
+/// Serves one connection until it closes, errs or sends QUIT.
+pub(crate) async fn serve<T: Transport, B: Backend>(
+    shared: &Shared,
+    id: u64,
+    conn: &mut T,
+    backend: &B,
+) -> io::Result<()> {
+    let mut s = Session {
+        shared,
+        client: Client::new(id),
+        input: Vec::new(),
+        consumed: 0,
+        parser: CommandParser::new(),
+        out: Vec::new(),
+        charged: 0,
+    };
+    loop {
+        let step = s.run_commands(backend).await;
+        if !s.out.is_empty() {
+            conn.write_all(&s.out).await?;
+            s.out.clear();
+            if s.out.capacity() > FLUSH_AT {
+                s.out = Vec::new();
+            }
+        }
+        match step {
+            Step::Flush => continue,
+            Step::Close => return Ok(()),
+            Step::Input => {}
+        }
+        conn.readable().await?;
+        match s.read_from(conn) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
+                Reply::resp2(&mut s.out).error(&e.to_string());
+                return conn.write_all(&s.out).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Parses and runs every complete command buffered, stopping early to
+    /// let a large pile of replies out.
+    async fn run_commands<B: Backend>(&mut self, backend: &B) -> Step {
+        let limits = self.shared.cfg.limits;
+        loop {
+            let buf = &self.input[self.consumed..];
+            let n = match self.parser.parse(buf, &limits) {
+                Ok(Some(n)) => n,
+                Ok(None) => break,
+                Err(e) => {
+                    Reply::resp2(&mut self.out).error(&format!("ERR Protocol error: {}", e.0));
+                    return Step::Close;
+                }
+            };
+            let args = Args {
+                buf,
+                ranges: self.parser.args(),
+            };
+            self.consumed += n;
+            if args.len() == 0 {
+                continue;
+            }
+            self.shared.counters.commands.fetch_add(1, Relaxed);
+            let flow = execute(args, &mut self.client, self.shared, backend, &mut self.out).await;
+            if flow == Flow::Close {
+                return Step::Close;
+            }
+            if self.out.len() >= FLUSH_AT {
+                return Step::Flush;
+            }
+        }
+        self.compact();
+        Step::Input
+    }
+
+    /// Drops the answered commands from the input; frees a large buffer
+    /// once it is empty.
+    fn compact(&mut self) {
+        self.input.drain(..self.consumed);
+        self.consumed = 0;
+        if self.input.is_empty() && self.input.capacity() > KEEP {
+            self.input = Vec::new();
+        }
+        self.recharge();
+    }
+
+    /// One read, through a stack buffer: not a future's state, so an idle
+    /// connection holds none of it. A refusal by the limits comes back as
+    /// `OutOfMemory` carrying the reply's text.
+    fn read_from<T: Transport>(&mut self, conn: &mut T) -> io::Result<usize> {
+        let mut chunk = [0u8; READ_CHUNK];
+        let n = conn.try_read(&mut chunk)?;
+        if n > 0 {
+            self.take_input(&chunk[..n])
+                .map_err(|msg| io::Error::new(io::ErrorKind::OutOfMemory, msg))?;
+        }
+        Ok(n)
+    }
+
+    /// Appends a read, within the client's and the total limit.
+    fn take_input(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let cfg = &self.shared.cfg;
+        let held = self.input.len() - self.consumed;
+        let wanted = self.parser.bytes_wanted(held).max(bytes.len());
+        if held + wanted > cfg.client_query_buffer_limit {
+            self.shared.counters.refused_input.fetch_add(1, Relaxed);
+            return Err(format!(
+                "ERR client-query-buffer-limit: this client's request would take over {} bytes; \
+                 send smaller requests or restart the server with a larger --client-query-buffer-limit",
+                cfg.client_query_buffer_limit
+            ));
+        }
+        let growth = (self.input.len() + wanted).saturating_sub(self.input.capacity());
+        let total = self.shared.query_bytes.load(Relaxed);
+        if growth > 0 && total + growth > cfg.max_query_total {
+            self.shared.counters.refused_input.fetch_add(1, Relaxed);
+            return Err(format!(
+                "ERR max-query-total: the requests of all clients together would hold over {} bytes; \
+                 retry later or restart the server with a larger --max-query-total",
+                cfg.max_query_total
+            ));
+        }
+        self.input
+            .try_reserve(wanted)
+            .map_err(|_| "ERR out of memory for this request".to_string())?;
+        self.input.extend_from_slice(bytes);
+        self.recharge();
+        Ok(())
+    }
+
+    /// Brings this client's share of the total up to date.
+    fn recharge(&mut self) {
+        let now = self.input.capacity();
+        if now >= self.charged {
+            self.shared
+                .query_bytes
+                .fetch_add(now - self.charged, Relaxed);
+        } else {
+            self.shared
+                .query_bytes
+                .fetch_sub(self.charged - now, Relaxed);
+        }
+        self.charged = now;
+    }
+}
