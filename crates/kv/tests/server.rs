@@ -3,7 +3,7 @@
 //! they are installed.
 
 use hiops_kv::resp::Value;
-use hiops_kv::server::{Server, ServerConfig};
+use hiops_kv::server::{Model, Server, ServerConfig};
 use hiops_kv::ycsb::RespConn;
 use hiops_kv::{Store, StoreConfig};
 use std::io::{Read, Write};
@@ -19,6 +19,11 @@ struct Running {
 }
 
 fn start() -> Running {
+    start_with(ServerConfig::default())
+}
+
+/// A server on a fresh 64 MiB store, on any free port.
+fn start_with(cfg: ServerConfig) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(
         &dir.path().join("kv.dat"),
@@ -32,7 +37,7 @@ fn start() -> Running {
         Arc::new(store),
         ServerConfig {
             addr: "127.0.0.1:0".into(),
-            ..ServerConfig::default()
+            ..cfg
         },
     )
     .unwrap();
@@ -49,7 +54,16 @@ fn bulk(s: &str) -> Value {
 
 #[test]
 fn commands_answer_as_redis_does() {
-    let s = start();
+    for model in [Model::Tasks, Model::Threads] {
+        commands_answer_as_redis_does_in(model);
+    }
+}
+
+fn commands_answer_as_redis_does_in(model: Model) {
+    let s = start_with(ServerConfig {
+        model,
+        ..ServerConfig::default()
+    });
     let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
     let mut call = |args: &[&str]| {
         let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
@@ -264,7 +278,14 @@ fn redis_cli_round_trip() {
 
 #[test]
 fn redis_py_client_round_trip() {
-    let python = "/usr/bin/python3";
+    // redis-py 8 from PyPI (.ci/setup's venv) speaks RESP3 by default;
+    // Debian's older one RESP2.
+    let venv = "/opt/redis-py-venv/bin/python";
+    let python = if std::path::Path::new(venv).exists() {
+        venv
+    } else {
+        "/usr/bin/python3"
+    };
     let has_module = Command::new(python)
         .args(["-c", "import redis"])
         .output()
@@ -291,15 +312,178 @@ assert r.get("p99") == b"99"
 assert r.exists("a", "zz") == 1
 assert r.delete("a", "b") == 2
 assert r.dbsize() == 101
-print("ok")
+assert r.info()["redis_version"].startswith("7.")
+assert r.client_id() >= 1
+print("ok", redis.__version__, r.connection_pool.get_connection().protocol)
 "#,
         port = s.addr.port()
     );
     let o = Command::new(python).args(["-c", &script]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        o.status.success() && o.stdout == b"ok\n",
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
+        o.status.success() && out.starts_with("ok "),
+        "{out}{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    eprintln!("redis-py said: {out}");
+    // Version 8 and later must have spoken RESP3 with their defaults.
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let major: u32 = words[1].split('.').next().unwrap().parse().unwrap();
+    if major >= 8 {
+        assert_eq!(words.get(2), Some(&"3"), "{out}");
+    }
+}
+
+#[test]
+fn hello_switches_to_resp3_as_redis_7_does() {
+    let s = start();
+    let mut input = Vec::new();
+    for cmd in [
+        &[&b"HELLO"[..], b"3", b"SETNAME", b"me"][..],
+        &[b"GET", b"nokey"],
+        &[b"CLIENT", b"GETNAME"],
+        &[b"CONFIG", b"GET", b"x"],
+        &[b"HELLO", b"4"],
+        &[b"HELLO", b"2"],
+        &[b"GET", b"nokey"],
+        &[b"QUIT"],
+    ] {
+        hiops_kv::resp::encode_command(&mut input, cmd);
+    }
+    let out = exchange(s.addr, &input);
+    let mut replies = Vec::new();
+    let mut at = 0;
+    while let Some((v, n)) = hiops_kv::resp::parse_reply(&out[at..]).unwrap() {
+        replies.push(v);
+        at += n;
+    }
+    assert_eq!(at, out.len(), "{:?}", String::from_utf8_lossy(&out));
+    let Value::Map(hello) = &replies[0] else {
+        panic!("HELLO 3 gave {:?}", replies[0]);
+    };
+    let field = |k: &str| {
+        hello
+            .iter()
+            .find(|(f, _)| *f == bulk(k))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(field("server"), Some(bulk("redis")));
+    assert_eq!(field("proto"), Some(Value::Int(3)));
+    assert!(matches!(field("id"), Some(Value::Int(id)) if id >= 1));
+    assert_eq!(field("modules"), Some(Value::Array(Some(vec![]))));
+    assert_eq!(replies[1], Value::Null, "RESP3's null for a missing key");
+    assert_eq!(replies[2], bulk("me"));
+    assert_eq!(replies[3], Value::Map(vec![]));
+    assert_eq!(
+        replies[4],
+        Value::Error("NOPROTO unsupported protocol version".into())
+    );
+    assert!(matches!(&replies[5], Value::Array(Some(a)) if a.len() == 14));
+    assert_eq!(replies[6], Value::Bulk(None), "RESP2's null again");
+    assert_eq!(replies[7], Value::Simple("OK".into()));
+}
+
+#[test]
+fn past_max_clients_a_client_gets_redis_error() {
+    let s = start_with(ServerConfig {
+        max_clients: 2,
+        ..ServerConfig::default()
+    });
+    let mut held: Vec<RespConn> = (0..2)
+        .map(|_| RespConn::connect(&s.addr.to_string()).unwrap())
+        .collect();
+    for c in &mut held {
+        assert_eq!(c.call(&[b"PING"]).unwrap(), Value::Simple("PONG".into()));
+    }
+    let out = exchange(s.addr, b"PING\r\n");
+    assert_eq!(out, b"-ERR max number of clients reached\r\n");
+    // One leaves: the next is served.
+    drop(held.pop());
+    let mut next = None;
+    for _ in 0..100 {
+        let o = exchange(s.addr, b"PING\r\nQUIT\r\n");
+        if o.starts_with(b"+PONG") {
+            next = Some(o);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(next.as_deref(), Some(&b"+PONG\r\n+OK\r\n"[..]));
+}
+
+/// INFO's value for `field`.
+fn info_field(c: &mut RespConn, field: &str) -> u64 {
+    let Value::Bulk(Some(text)) = c.call(&[b"INFO"]).unwrap() else {
+        panic!("INFO is not a bulk string");
+    };
+    let text = String::from_utf8(text).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO"));
+    line.parse().unwrap()
+}
+
+/// A client that sent the start of a `len`-byte SET and waits. The server
+/// may refuse it and close before all is sent.
+fn partial_set(addr: SocketAddr, len: usize, sent: usize) -> TcpStream {
+    let mut c = TcpStream::connect(addr).unwrap();
+    let header = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${len}\r\n");
+    let _ = c
+        .write_all(header.as_bytes())
+        .and_then(|()| c.write_all(&vec![b'x'; sent]));
+    c
+}
+
+#[test]
+fn query_buffer_limits_are_named_and_memory_is_given_back() {
+    let s = start_with(ServerConfig {
+        client_query_buffer_limit: 4 << 20,
+        max_query_total: 24 << 20,
+        ..ServerConfig::default()
+    });
+    // One client over its own limit.
+    let mut big = partial_set(s.addr, 8 << 20, 1 << 20);
+    big.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = String::new();
+    let _ = big.read_to_string(&mut reply);
+    assert!(
+        reply.starts_with("-ERR client-query-buffer-limit"),
+        "{reply:?}"
+    );
+    // Many clients, each within its limit, over the total together.
+    let mut admin = RespConn::connect(&s.addr.to_string()).unwrap();
+    let mut waiting: Vec<TcpStream> = (0..10)
+        .map(|_| partial_set(s.addr, 3 << 20, 2 << 20))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let held = info_field(&mut admin, "hiops_query_buffers_bytes");
+    assert!(held <= 24 << 20, "{held} bytes held past the 24 MiB total");
+    let refused = info_field(&mut admin, "hiops_clients_refused_input");
+    assert!(
+        refused >= 3,
+        "only {refused} clients refused; 10 x 3 MiB > 24 MiB"
+    );
+    let mut named = 0;
+    for c in &mut waiting {
+        c.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = [0u8; 200];
+        if let Ok(n) = c.read(&mut buf) {
+            named += usize::from(buf[..n].starts_with(b"-ERR max-query-total"));
+        }
+    }
+    assert!(named >= 3, "{named} clients told of the total limit");
+    // Those within the total finish their SET; then everyone leaves.
+    drop(waiting);
+    let mut gone = false;
+    for _ in 0..100 {
+        // Only the admin connection's own few bytes are left.
+        if info_field(&mut admin, "hiops_query_buffers_bytes") < 4096 {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone, "query buffers still held after every client left");
 }

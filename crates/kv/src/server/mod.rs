@@ -127,21 +127,8 @@ fn listen(addr: &str, backlog: i32) -> io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-/// Large buffers (a client's big request) from mmap, so freeing them gives
-/// the memory back to the system when the client leaves: glibc otherwise
-/// raises its threshold after the first such free and keeps later ones in
-/// a heap it cannot shrink.
-fn give_back_large_buffers() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only sets an allocator tunable.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
-    }
-}
-
 impl Server {
     pub fn bind(store: Arc<Store>, cfg: ServerConfig) -> io::Result<Server> {
-        give_back_large_buffers();
         let backlog = system_backlog();
         let listener = listen(&cfg.addr, backlog).map_err(|e| {
             io::Error::new(

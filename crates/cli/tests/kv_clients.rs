@@ -1,0 +1,181 @@
+//! `hiops kv serve` under many clients, through the binary in a process of
+//! its own (so its threads and memory can be read from /proc): thousands
+//! of idle clients on a few threads, and large requests' memory given back.
+
+use hiops_kv::resp::Value;
+use hiops_kv::ycsb::RespConn;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The server, killed when the test ends however it ends.
+struct Server {
+    child: Child,
+    addr: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(extra: &[&str]) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .args([
+            "kv",
+            "serve",
+            "--port",
+            "0",
+            "--size",
+            "64m",
+            "--block-size",
+            "256k",
+        ])
+        .arg("--path")
+        .arg(dir.path().join("kv.dat"))
+        .args(["--max-clients", "100000"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().strip_prefix("listening ").unwrap().to_string();
+    Server {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+/// A field of /proc/PID/status (Threads, VmRSS in KiB).
+fn status(pid: u32, field: &str) -> u64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// Lifts the soft descriptor limit to the hard one; the server inherits it.
+fn raise_fd_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+    }
+    lim.rlim_cur
+}
+
+#[test]
+fn five_thousand_clients_are_served_by_a_few_threads() {
+    if raise_fd_limit() < 10_200 {
+        eprintln!("skipped: the descriptor limit is below 10,200 (ulimit -Hn)");
+        return;
+    }
+    let s = serve(&[]);
+    let pid = s.child.id();
+    let mut conns: Vec<RespConn> = (0..5000)
+        .map(|i| RespConn::connect(&s.addr).unwrap_or_else(|e| panic!("client {i}: {e}")))
+        .collect();
+    for (i, c) in conns.iter_mut().enumerate() {
+        let key = format!("c{i}");
+        let set = c.call(&[b"SET", key.as_bytes(), key.as_bytes()]).unwrap();
+        assert_eq!(set, Value::Simple("OK".into()), "client {i}");
+    }
+    let cpus = hiops_stats::cpu::allowed_cpus().len() as u64;
+    let threads = status(pid, "Threads");
+    let rss_mib = status(pid, "VmRSS") / 1024;
+    eprintln!("5,000 clients: {threads} threads, {rss_mib} MiB resident ({cpus} CPUs)");
+    // One runtime thread per CPU, plus the acceptor, the store's flusher
+    // and defragmenter, and room for a path thread or two.
+    assert!(
+        threads <= cpus + 6,
+        "{threads} threads for 5,000 clients on {cpus} CPUs"
+    );
+    for (i, c) in conns.iter_mut().enumerate().step_by(97) {
+        let key = format!("c{i}");
+        let got = c.call(&[b"GET", key.as_bytes()]).unwrap();
+        assert_eq!(got, Value::Bulk(Some(key.into_bytes())));
+    }
+    assert_eq!(conns[0].call(&[b"DBSIZE"]).unwrap(), Value::Int(5000));
+}
+
+#[test]
+fn memory_of_large_requests_is_given_back_when_clients_leave() {
+    let s = serve(&[]);
+    let pid = s.child.id();
+    let mut probe = RespConn::connect(&s.addr).unwrap();
+    assert_eq!(
+        probe.call(&[b"PING"]).unwrap(),
+        Value::Simple("PONG".into())
+    );
+    let before = status(pid, "VmRSS");
+    // The case, twice: 20 clients each part-way through a 56 MiB
+    // value, then gone (the old server kept 271 MB of 1.55 GB).
+    for round in 1..=2 {
+        let after = large_requests_come_and_go(pid, &s.addr, before);
+        assert!(
+            after < before + (32 << 10),
+            "round {round}: {} MiB kept after the clients left",
+            (after - before) >> 10
+        );
+    }
+    assert_eq!(
+        probe.call(&[b"PING"]).unwrap(),
+        Value::Simple("PONG".into())
+    );
+}
+
+/// 20 clients hold large unfinished requests, then leave; returns the
+/// server's resident KiB once they are gone (or after 5 s).
+fn large_requests_come_and_go(pid: u32, addr: &str, before: u64) -> u64 {
+    let part = 50usize << 20;
+    let held = before + 20 * (part as u64 >> 10) * 9 / 10;
+    let clients: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut c = TcpStream::connect(addr).unwrap();
+            let header = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", 56 << 20);
+            c.write_all(header.as_bytes()).unwrap();
+            c.write_all(&vec![b'x'; part]).unwrap();
+            c
+        })
+        .collect();
+    let during = wait_for(|| status(pid, "VmRSS"), |kib| kib > held);
+    assert!(
+        during > held,
+        "the requests were not held: {before} -> {during} KiB"
+    );
+    drop(clients);
+    let after = wait_for(|| status(pid, "VmRSS"), |kib| kib < before + (32 << 10));
+    eprintln!(
+        "resident: {before} KiB idle, {during} KiB with 20 large requests, {after} KiB after"
+    );
+    after
+}
+
+/// Samples `read` every 50 ms until `done` holds or 5 s pass; the last sample.
+fn wait_for(read: impl Fn() -> u64, done: impl Fn(u64) -> bool) -> u64 {
+    let mut v = read();
+    for _ in 0..100 {
+        if done(v) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        v = read();
+    }
+    v
+}
