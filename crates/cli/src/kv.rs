@@ -139,10 +139,12 @@ pub struct Fig10Args {
     #[arg(long, default_value_t = 200_000)]
     pub records: u64,
     /// Client counts (comma-separated).
-    #[arg(long, default_value = "1,2,4,8,16,32,64,128,256")]
+    #[arg(long, default_value = "1,2,4,8,16,32,64,128,256,512,1024")]
     pub clients: String,
-    /// Strategies (comma-separated).
-    #[arg(long, default_value = "pread,completion-thread,coop,poll,hybrid")]
+    /// Servers (comma-separated): a blocking strategy names the
+    /// thread-per-connection server on that strategy (the paper's setup);
+    /// `tasks` the event-driven server on the task path.
+    #[arg(long, default_value = "pread,completion-thread,coop,poll,hybrid,tasks")]
     pub strategies: String,
     /// Length of each point.
     #[arg(long, default_value = "5s")]
@@ -496,8 +498,20 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         .map(|s| s.trim().to_string())
         .collect();
     for s in &strategies {
-        Strategy::parse(s).ok_or_else(|| bad(format!("--strategies: unknown strategy '{s}'")))?;
+        if s != TASKS && Strategy::parse(s).is_none() {
+            return Err(bad(format!(
+                "--strategies: unknown strategy '{s}'; give blocking strategies or '{TASKS}'"
+            )));
+        }
     }
+    raise_fd_limit(
+        2 * clients
+            .iter()
+            .map(|c| c.parse::<u64>().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+            + 256,
+    )?;
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
     let path = a
         .store
@@ -538,7 +552,7 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         about: vec![
             hiops_suite::machine_about(),
             format!(
-                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point.",
+                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads over TCP (Redis protocol) to a server in the same process: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).",
                 path.display(),
                 a.store.block_size,
                 a.store.ioengine,
@@ -576,7 +590,7 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     }
     let mut runner = YcsbRunner {
         store: a.store.clone(),
-        open: None,
+        server: None,
         records: a.records,
         time,
         workload,
@@ -610,10 +624,98 @@ fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs YCSB-C points; keeps the store open while the strategy stays.
+/// The event-driven server's name among fig10's strategies.
+const TASKS: &str = "tasks";
+
+/// A server on a store of its own, in this process, for fig10's points.
+struct PointServer {
+    label: String,
+    addr: String,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    store: Arc<Store>,
+}
+
+impl PointServer {
+    /// `label`: a blocking strategy (thread-per-connection) or `tasks`.
+    fn start(args: &StoreArgs, label: &str) -> anyhow::Result<PointServer> {
+        let mut args = args.clone();
+        let model = if label == TASKS {
+            server::Model::Tasks
+        } else {
+            args.strategy = label.to_string();
+            server::Model::Threads
+        };
+        let store = Arc::new(args.open()?);
+        let srv = server::Server::bind(
+            store.clone(),
+            server::ServerConfig {
+                addr: "127.0.0.1:0".into(),
+                max_clients: 1 << 20,
+                model,
+                ..server::ServerConfig::default()
+            },
+        )?;
+        let addr = srv.local_addr()?.to_string();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || srv.run(&flag));
+        Ok(PointServer {
+            label: label.to_string(),
+            addr,
+            stop,
+            thread: Some(thread),
+            store,
+        })
+    }
+}
+
+impl Drop for PointServer {
+    /// Stops the server and waits until every connection has let go of the
+    /// store, so the next one opens the file alone.
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        for _ in 0..500 {
+            if Arc::strong_count(&self.store) == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Lifts the soft limit on open files to `want` (or the hard limit): the
+/// clients and the server of a fig10 point share this process.
+fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        if lim.rlim_cur < want {
+            lim.rlim_cur = want.min(lim.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+    if lim.rlim_cur < want {
+        return Err(bad(format!(
+            "--clients needs {want} open files, the hard limit is {}: raise it (ulimit -Hn) or give fewer clients",
+            lim.rlim_max
+        )));
+    }
+    Ok(())
+}
+
+/// Runs YCSB-C points; keeps the server (and its store) while the
+/// strategy stays.
 struct YcsbRunner {
     store: StoreArgs,
-    open: Option<(String, Arc<Store>)>,
+    server: Option<PointServer>,
     records: u64,
     time: Duration,
     workload: Workload,
@@ -635,19 +737,13 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
         let clients: usize = value("clients")
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
-        if self
-            .open
-            .as_ref()
-            .map(|(s, _)| s != &strategy)
-            .unwrap_or(true)
-        {
-            self.open = None; // close the old store before reopening the file
-            let mut args = self.store.clone();
-            args.strategy = strategy.clone();
-            let store = args.open().map_err(|e| RunFailure::Failed(e.to_string()))?;
-            self.open = Some((strategy.clone(), Arc::new(store)));
+        if self.server.as_ref().is_none_or(|s| s.label != strategy) {
+            self.server = None; // close the old store before reopening the file
+            let srv = PointServer::start(&self.store, &strategy)
+                .map_err(|e| RunFailure::Failed(e.to_string()))?;
+            self.server = Some(srv);
         }
-        let store = self.open.as_ref().expect("opened above").1.clone();
+        let addr = self.server.as_ref().expect("started above").addr.clone();
         let cfg = RunConfig {
             workload: self.workload.clone(),
             records: self.records,
@@ -657,7 +753,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
             target_ops: None,
             seed: clients as u64,
         };
-        let r = ycsb::run(&Target::Embedded(store), &cfg, self.stop, &|_| {})
+        let r = ycsb::run(&Target::Tcp(addr), &cfg, self.stop, &|_| {})
             .map_err(|e| RunFailure::Failed(e.to_string()))?;
         if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(RunFailure::Interrupted);

@@ -283,7 +283,13 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
                 "--clients",
                 "1,2",
             ])
-            .args(["--strategies", "pread,coop", "--time", "300ms", "--path"])
+            .args([
+                "--strategies",
+                "pread,coop,tasks",
+                "--time",
+                "300ms",
+                "--path",
+            ])
             .arg(tmp.path().join("kv.dat"))
             .arg("-o")
             .arg(&out_dir)
@@ -299,13 +305,13 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    assert_eq!(rows.len(), 4, "{csv}");
+    assert_eq!(rows.len(), 6, "{csv}");
     for r in &rows {
         assert!(r[2].parse::<f64>().unwrap() > 0.0, "ops/s measured: {csv}");
     }
     let svg = std::fs::read_to_string(out_dir.join("plots/operations-per-second-vs-clients.svg"))
         .unwrap();
-    assert!(svg.contains("pread") && svg.contains("coop"));
+    assert!(svg.contains("pread") && svg.contains("coop") && svg.contains("tasks"));
     // A second run finds every point and runs none.
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);
