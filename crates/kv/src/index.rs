@@ -13,6 +13,7 @@
 //! Sharded by the digest's top bits so readers of different keys do not
 //! meet on one lock.
 
+use crate::store::wait::{read, write};
 use hashbrown::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::RwLock;
@@ -154,33 +155,25 @@ impl Index {
     }
 
     pub fn get(&self, d: Digest) -> Option<Location> {
-        self.shard(d)
-            .read()
-            .unwrap()
-            .get(&Key::of(d))
-            .map(|p| p.location())
+        read(self.shard(d)).get(&Key::of(d)).map(|p| p.location())
     }
 
     /// Points `d` at `loc`; returns where it pointed before.
     pub fn insert(&self, d: Digest, loc: Location) -> Option<Location> {
-        self.shard(d)
-            .write()
-            .unwrap()
+        write(self.shard(d))
             .insert(Key::of(d), Packed::of(loc))
             .map(Packed::location)
     }
 
     pub fn remove(&self, d: Digest) -> Option<Location> {
-        self.shard(d)
-            .write()
-            .unwrap()
+        write(self.shard(d))
             .remove(&Key::of(d))
             .map(Packed::location)
     }
 
     /// Removes `d` only if it still points at `loc`.
     pub fn remove_if(&self, d: Digest, loc: Location) -> bool {
-        let mut s = self.shard(d).write().unwrap();
+        let mut s = write(self.shard(d));
         if s.get(&Key::of(d)) == Some(&Packed::of(loc)) {
             s.remove(&Key::of(d));
             true
@@ -191,7 +184,7 @@ impl Index {
 
     pub fn clear(&self) {
         for s in &self.shards {
-            *s.write().unwrap() = Shard::default();
+            *write(s) = Shard::default();
         }
     }
 
@@ -199,36 +192,27 @@ impl Index {
     pub fn live_keys(&self) -> u64 {
         self.shards
             .iter()
-            .map(|s| {
-                s.read()
-                    .unwrap()
-                    .values()
-                    .filter(|p| !p.location().tombstone)
-                    .count() as u64
-            })
+            .map(|s| read(s).values().filter(|p| !p.location().tombstone).count() as u64)
             .sum()
     }
 
     /// Every entry, tombstones included.
     pub fn entries(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|s| s.read().unwrap().len() as u64)
-            .sum()
+        self.shards.iter().map(|s| read(s).len() as u64).sum()
     }
 
     /// Heap bytes the tables hold (slots and control bytes).
     pub fn heap_bytes(&self) -> u64 {
         self.shards
             .iter()
-            .map(|s| s.read().unwrap().allocation_size() as u64)
+            .map(|s| read(s).allocation_size() as u64)
             .sum()
     }
 
     /// Calls `f` for every entry (a consistent view per shard).
     pub fn for_each(&self, mut f: impl FnMut(Digest, Location)) {
         for s in &self.shards {
-            for (k, p) in s.read().unwrap().iter() {
+            for (k, p) in read(s).iter() {
                 f(k.digest(), p.location());
             }
         }

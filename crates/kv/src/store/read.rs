@@ -1,0 +1,221 @@
+//! GET: one lookup and decode path for the blocking and the async API.
+//!
+//! The index names the record's location; a record in a block still in
+//! memory is copied under the writer lock; otherwise the pages holding it
+//! are read from the device, by whichever [`DeviceRead`] the caller brings
+//! (the shared path, blocking; or the caller's task ring, an `IoFuture`).
+//! A record that moved between the lookup and the read (defragmentation,
+//! an overwrite) is looked up again.
+
+use super::wait::lock;
+use super::{Inner, StoreError, OPEN, SEALED};
+use crate::format::{self, PAGE};
+use crate::index::{digest, Digest, Location};
+use hiops_hal::Op;
+use hiops_path::{AlignedBuf, IoPath, TaskRing};
+use std::cell::RefCell;
+use std::future::Future;
+use std::io;
+use std::sync::atomic::Ordering::*;
+
+/// Lookups before a GET gives up on a record that keeps moving.
+const ATTEMPTS: usize = 16;
+/// Read buffers a thread keeps for reuse (an async thread has one per
+/// GET in flight; more are freed after use).
+const POOL_MAX: usize = 64;
+
+thread_local! {
+    /// Each thread's aligned read buffers, reused across GETs.
+    static POOL: RefCell<Vec<AlignedBuf>> = const { RefCell::new(Vec::new()) };
+}
+
+fn take_buf(len: usize) -> AlignedBuf {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        match p.iter().position(|b| b.len() >= len) {
+            Some(i) => p.swap_remove(i),
+            None => AlignedBuf::new(len.next_power_of_two().max(2 * PAGE)),
+        }
+    })
+}
+
+fn give_buf(buf: AlignedBuf) {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() < POOL_MAX {
+            p.push(buf);
+        }
+    })
+}
+
+/// How a GET reads the device: the first `len` bytes of `buf` at `offset`.
+pub(crate) trait DeviceRead {
+    fn read(
+        &self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)>;
+}
+
+/// The shared path: the calling thread blocks in the read (the future is
+/// ready when made).
+pub(crate) struct Blocking<'a>(pub &'a IoPath);
+
+impl DeviceRead for Blocking<'_> {
+    fn read(
+        &self,
+        mut buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        let got = self.0.read_at(0, &mut buf[..len], offset);
+        std::future::ready((got, buf))
+    }
+}
+
+/// A task ring opened on the store's target (as its target 0).
+pub(crate) struct OnRing<'a>(pub &'a TaskRing);
+
+impl DeviceRead for OnRing<'_> {
+    fn read(
+        &self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        self.0.io(Op::Read, 0, offset, len as u32, buf)
+    }
+}
+
+/// Where a lookup found the key.
+enum Found {
+    Absent,
+    /// Copied from a block in memory.
+    Copied,
+    /// On the device: read `len` bytes at `start`; the record is at `at`.
+    Device {
+        loc: Location,
+        start: u64,
+        len: usize,
+        at: usize,
+    },
+}
+
+impl Inner {
+    pub(crate) async fn get_with(
+        &self,
+        dev: impl DeviceRead,
+        key: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<bool, StoreError> {
+        out.clear();
+        self.counters.gets.fetch_add(1, Relaxed);
+        let d = digest(key);
+        for _ in 0..ATTEMPTS {
+            let (loc, start, len, at) = match self.locate(d, key, out) {
+                Found::Absent => return Ok(false),
+                Found::Copied => return Ok(self.hit()),
+                Found::Device {
+                    loc,
+                    start,
+                    len,
+                    at,
+                } => (loc, start, len, at),
+            };
+            let (got, buf) = dev.read(take_buf(len), len, start).await;
+            let decoded = got
+                .map_err(StoreError::from)
+                .and_then(|got| self.decode_read(key, loc, &buf[..got.min(len)], at, start, out));
+            give_buf(buf);
+            match decoded? {
+                Some(found) => return Ok(found && self.hit()),
+                None if self.index.get(d) == Some(loc) => {
+                    return Err(StoreError::Corrupt {
+                        block: loc.block,
+                        offset: loc.offset,
+                    })
+                }
+                // Moved or overwritten since the lookup: look again.
+                None => {
+                    self.counters.read_retries.fetch_add(1, Relaxed);
+                }
+            }
+        }
+        Err(StoreError::Moving { attempts: ATTEMPTS })
+    }
+
+    fn hit(&self) -> bool {
+        self.counters.get_hits.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// The index's answer for `d`; copies the value if its block is in memory.
+    fn locate(&self, d: Digest, key: &[u8], out: &mut Vec<u8>) -> Found {
+        loop {
+            let Some(loc) = self.index.get(d).filter(|l| !l.tombstone) else {
+                return Found::Absent;
+            };
+            let state = self.blocks[loc.block as usize].state.load(Acquire);
+            if state == OPEN || state == SEALED {
+                let w = lock(&self.writer);
+                if let Some(block) = w.mem_block(loc.block) {
+                    let at = loc.offset as usize;
+                    match format::decode_record(&block[at..at + loc.len as usize]) {
+                        Some(r) if r.key == key => {
+                            out.extend_from_slice(r.value);
+                            self.counters.memory_reads.fetch_add(1, Relaxed);
+                            return Found::Copied;
+                        }
+                        _ => {
+                            // Overwritten under us: look again.
+                            self.counters.read_retries.fetch_add(1, Relaxed);
+                            continue;
+                        }
+                    }
+                }
+            }
+            // One device read of the pages that hold the record.
+            let abs = self.sb.block_offset(loc.block) + loc.offset as u64;
+            let start = abs - abs % PAGE as u64;
+            let end = (abs + loc.len as u64).next_multiple_of(PAGE as u64);
+            return Found::Device {
+                loc,
+                start,
+                len: (end - start) as usize,
+                at: (abs - start) as usize,
+            };
+        }
+    }
+
+    /// `Some(true)`: the value is in `out`; `Some(false)`: the key is gone;
+    /// `None`: the record is not (or no longer) there.
+    fn decode_read(
+        &self,
+        key: &[u8],
+        loc: Location,
+        bytes: &[u8],
+        at: usize,
+        start: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<bool>, StoreError> {
+        self.counters.device_reads.fetch_add(1, Relaxed);
+        let need = at + loc.len as usize;
+        if bytes.len() < need {
+            return Err(StoreError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "short read: {} of {need} bytes at byte {start} of the store",
+                    bytes.len()
+                ),
+            )));
+        }
+        Ok(match format::decode_record(&bytes[at..need]) {
+            Some(r) if r.key == key && !r.is_tombstone() => {
+                out.extend_from_slice(r.value);
+                Some(true)
+            }
+            _ => None,
+        })
+    }
+}

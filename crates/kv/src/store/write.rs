@@ -1,0 +1,379 @@
+//! SET, MSET and DEL: the append under the writer lock, the space tiers,
+//! and the two waits a write may need (space from the defragmenter,
+//! durability from the flusher), blocking or async.
+
+use super::wait::{lock, WakeList};
+use super::{
+    Inner, OpenBlock, SealedBlock, StoreError, Writer, DEFRAG_RESERVE, ON_DEVICE, OPEN, SEALED,
+    SHRINK_RESERVE,
+};
+use crate::format::{self, BLOCK_HEADER};
+use crate::index::{digest, Location};
+use hiops_path::AlignedBuf;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// One user write.
+#[derive(Clone, Copy)]
+pub(super) enum Write<'a> {
+    Set(&'a [(&'a [u8], &'a [u8])]),
+    Del(&'a [u8]),
+}
+
+/// How far a write got: pairs appended, the LSN to wait for, flushes
+/// started before its first append, and its wait for space.
+#[derive(Default)]
+struct Progress {
+    done: usize,
+    last: Option<u64>,
+    since: Option<u64>,
+    seen_freed: Option<u64>,
+    pass: u64,
+}
+
+/// Which free blocks an append may take: each tier stops short of the
+/// blocks kept for the tiers below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Tier {
+    /// New data: a new key or a larger record.
+    Grow,
+    /// A DEL, or an overwrite no larger than the record it replaces.
+    Shrink,
+    /// The defragmenter's moves.
+    Defrag,
+}
+
+impl Tier {
+    /// Free blocks this tier leaves untouched.
+    fn floor(self) -> usize {
+        match self {
+            Tier::Grow => DEFRAG_RESERVE + SHRINK_RESERVE,
+            Tier::Shrink => DEFRAG_RESERVE,
+            Tier::Defrag => 0,
+        }
+    }
+}
+
+/// How a caller waits for the store's threads.
+pub(super) trait Waits {
+    fn durable<'a>(
+        &self,
+        inner: &'a Inner,
+        lsn: u64,
+        since: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + 'a;
+    /// Until defragmentation pass `pass` has ended.
+    fn space<'a>(&self, inner: &'a Inner, pass: u64) -> impl Future<Output = ()> + 'a;
+}
+
+/// Threads: the futures are ready when made (the wait blocks first).
+pub(super) struct BlockingWaits;
+
+impl Waits for BlockingWaits {
+    fn durable<'a>(
+        &self,
+        inner: &'a Inner,
+        lsn: u64,
+        since: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + 'a {
+        std::future::ready(inner.wait_durable(lsn, since))
+    }
+
+    fn space<'a>(&self, inner: &'a Inner, pass: u64) -> impl Future<Output = ()> + 'a {
+        let mut w = lock(&inner.writer);
+        while w.passes_done < pass {
+            w = super::wait::wait(&inner.durable, w);
+        }
+        std::future::ready(())
+    }
+}
+
+/// Tasks: the flusher or the defragmenter wakes the task's Waker.
+pub(super) struct AsyncWaits;
+
+impl Waits for AsyncWaits {
+    fn durable<'a>(
+        &self,
+        inner: &'a Inner,
+        lsn: u64,
+        since: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + 'a {
+        Wake {
+            inner,
+            key: lsn,
+            slot: None,
+            list: |w| &mut w.durable_wakers,
+            done: move |w: &Writer| w.durable_outcome(lsn, since),
+        }
+    }
+
+    fn space<'a>(&self, inner: &'a Inner, pass: u64) -> impl Future<Output = ()> + 'a {
+        Wake {
+            inner,
+            key: pass,
+            slot: None,
+            list: |w| &mut w.space_wakers,
+            done: move |w: &Writer| (w.passes_done >= pass).then_some(()),
+        }
+    }
+}
+
+/// A wait on the writer state: `done` says whether it is over; if not, the
+/// task's Waker waits in `list` under `key`.
+struct Wake<'a, F> {
+    inner: &'a Inner,
+    key: u64,
+    slot: Option<usize>,
+    list: fn(&mut Writer) -> &mut WakeList,
+    done: F,
+}
+
+impl<T, F: FnMut(&Writer) -> Option<T> + Unpin> Future for Wake<'_, F> {
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = self.get_mut();
+        let mut w = lock(&this.inner.writer);
+        let outcome = (this.done)(&w);
+        let list = (this.list)(&mut w);
+        match outcome {
+            Some(v) => {
+                list.release(&mut this.slot);
+                Poll::Ready(v)
+            }
+            None => {
+                list.register(&mut this.slot, this.key, cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<F> Drop for Wake<'_, F> {
+    fn drop(&mut self) {
+        if self.slot.is_some() {
+            let mut w = lock(&self.inner.writer);
+            (self.list)(&mut w).release(&mut self.slot);
+        }
+    }
+}
+
+impl Inner {
+    /// A write, waiting as `waits` does; true unless a DEL found no key.
+    pub(super) async fn write_with(
+        &self,
+        waits: impl Waits,
+        op: Write<'_>,
+    ) -> Result<bool, StoreError> {
+        self.check_sizes(op)?;
+        let mut p = Progress::default();
+        let present = loop {
+            match self.try_append(op, &mut p)? {
+                Some(present) => break present,
+                None => waits.space(self, p.pass).await,
+            }
+        };
+        let Some(lsn) = p.last else {
+            return Ok(present); // a DEL of an absent key
+        };
+        match op {
+            Write::Set(pairs) => self.counters.sets.fetch_add(pairs.len() as u64, Relaxed),
+            Write::Del(_) => self.counters.dels.fetch_add(1, Relaxed),
+        };
+        self.work.notify_one();
+        if self.durability == super::Durability::Buffered {
+            return Ok(present);
+        }
+        waits.durable(self, lsn, p.since.unwrap_or(0)).await?;
+        Ok(present)
+    }
+
+    /// Appends what is left of `op`: `Some(present)` when done, `None` to
+    /// wait for defragmentation pass `p.pass` first. Short of space, it
+    /// waits only while passes free blocks, else the store is full.
+    fn try_append(&self, op: Write<'_>, p: &mut Progress) -> Result<Option<bool>, StoreError> {
+        let mut w = lock(&self.writer);
+        p.since.get_or_insert(w.attempts);
+        match self.append_op(&mut w, op, &mut p.done, &mut p.last) {
+            Ok(present) => Ok(Some(present)),
+            Err(full @ StoreError::Full { .. }) => {
+                if p.seen_freed == Some(w.freed_total) || !self.reclaimable() {
+                    return Err(full);
+                }
+                p.seen_freed = Some(w.freed_total);
+                p.pass = w.passes_started + 1;
+                w.defrag_wanted = true;
+                drop(w);
+                self.defrag_kick.notify_one();
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn check_sizes(&self, op: Write<'_>) -> Result<(), StoreError> {
+        let max = self.max_value(0);
+        let check = |k: &[u8], v: &[u8]| {
+            let len = format::record_len(k.len(), v.len());
+            if len > self.sb.block_size as usize - BLOCK_HEADER || k.len() > u16::MAX as usize {
+                return Err(StoreError::TooLarge {
+                    len,
+                    block_size: self.sb.block_size,
+                    max,
+                });
+            }
+            Ok(())
+        };
+        match op {
+            Write::Set(pairs) => pairs.iter().try_for_each(|(k, v)| check(k, v)),
+            Write::Del(k) => check(k, &[]),
+        }
+    }
+
+    /// Appends what `op` has left (pairs from `*done`); `*last` is the LSN
+    /// to wait for. Returns whether a DEL found its key.
+    fn append_op(
+        &self,
+        w: &mut Writer,
+        op: Write<'_>,
+        done: &mut usize,
+        last: &mut Option<u64>,
+    ) -> Result<bool, StoreError> {
+        match op {
+            Write::Del(key) => {
+                if self.index.get(digest(key)).is_none_or(|l| l.tombstone) {
+                    return Ok(false);
+                }
+                let flags = format::FLAG_TOMBSTONE;
+                *last = self
+                    .append(w, key, &[], flags, None, Tier::Shrink)?
+                    .map(|a| a.1);
+                Ok(true)
+            }
+            Write::Set(pairs) => {
+                for (k, v) in &pairs[*done..] {
+                    let len = format::record_len(k.len(), v.len()) as u32;
+                    let tier = match self.index.get(digest(k)) {
+                        Some(old) if old.len >= len => Tier::Shrink,
+                        _ => Tier::Grow,
+                    };
+                    *last = self.append(w, k, v, 0, None, tier)?.map(|a| a.1);
+                    *done += 1;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Whether a defragmentation pass may free a block (a write short of
+    /// space waits for it; otherwise it fails at once).
+    fn reclaimable(&self) -> bool {
+        let limit = self.defrag_limit(true);
+        self.blocks.iter().any(|b| {
+            let s = b.state.load(Acquire);
+            (s == ON_DEVICE || s == SEALED) && b.live.load(Relaxed) < limit
+        })
+    }
+
+    /// Appends a record and points the index at it. With `expect`, only if
+    /// the index still points at `expect` (defragmentation's move), else
+    /// `Ok(None)`. Returns the location and the LSN to wait for.
+    pub(super) fn append(
+        &self,
+        w: &mut Writer,
+        key: &[u8],
+        value: &[u8],
+        flags: u8,
+        expect: Option<Location>,
+        tier: Tier,
+    ) -> Result<Option<(Location, u64)>, StoreError> {
+        let d = digest(key);
+        if expect.is_some() && self.index.get(d) != expect {
+            return Ok(None);
+        }
+        let len = format::record_len(key.len(), value.len());
+        let block_size = self.sb.block_size as usize;
+        assert!(len <= block_size - BLOCK_HEADER, "record of {len} bytes");
+        if w.open.as_ref().is_none_or(|o| o.used + len > block_size) {
+            self.seal(w);
+            self.open_block(w, tier)?;
+        }
+        let version = w.next_version;
+        w.next_version += 1;
+        let Some(o) = w.open.as_mut() else {
+            unreachable!("a block was just opened")
+        };
+        let at = o.used;
+        format::encode_record(&mut o.buf[at..at + len], key, value, flags, version, o.seq);
+        o.used += len;
+        let idx = o.idx;
+        let info = &self.blocks[idx as usize];
+        if at == BLOCK_HEADER {
+            info.min_version.store(version, Relaxed);
+        }
+        let loc = Location {
+            block: idx,
+            offset: at as u32,
+            len: len as u32,
+            tombstone: flags & format::FLAG_TOMBSTONE != 0,
+        };
+        info.live.fetch_add(len as u64, Relaxed);
+        if let Some(old) = self.index.insert(d, loc) {
+            self.blocks[old.block as usize]
+                .live
+                .fetch_sub(old.len as u64, Relaxed);
+        }
+        w.appended_lsn += len as u64;
+        w.flush_wanted = true;
+        Ok(Some((loc, w.appended_lsn)))
+    }
+
+    fn seal(&self, w: &mut Writer) {
+        if let Some(o) = w.open.take() {
+            self.blocks[o.idx as usize].state.store(SEALED, Release);
+            w.sealed.push_back(SealedBlock {
+                idx: o.idx,
+                buf: Arc::new(o.buf),
+                used: o.used,
+                flushed: o.flushed,
+            });
+        }
+    }
+
+    fn open_block(&self, w: &mut Writer, tier: Tier) -> Result<(), StoreError> {
+        if w.free.len() <= tier.floor() {
+            return Err(StoreError::Full {
+                live: self.blocks.iter().map(|b| b.live.load(Relaxed)).sum(),
+                blocks: self.sb.blocks,
+                block_size: self.sb.block_size,
+            });
+        }
+        let Some(idx) = w.free.pop() else {
+            unreachable!("more free blocks than the floor")
+        };
+        let mut buf = w
+            .pool
+            .pop()
+            .unwrap_or_else(|| AlignedBuf::new(self.sb.block_size as usize));
+        buf.fill(0);
+        let seq = w.next_seq;
+        w.next_seq += 1;
+        format::encode_block_header(&mut buf, w.epoch, seq);
+        let info = &self.blocks[idx as usize];
+        debug_assert_eq!(info.live.load(Relaxed), 0);
+        info.seq.store(seq, Relaxed);
+        info.min_version.store(u64::MAX, Relaxed);
+        info.state.store(OPEN, Release);
+        w.open = Some(OpenBlock {
+            idx,
+            seq,
+            buf,
+            used: BLOCK_HEADER,
+            flushed: 0,
+        });
+        Ok(())
+    }
+}

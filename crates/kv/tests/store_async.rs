@@ -1,0 +1,198 @@
+//! The store's async API: many tasks on one current-thread tokio runtime
+//! with their reads on the thread's task ring, and the same calls under a
+//! ten-line hand-written executor (no tokio anywhere).
+
+use hiops_kv::{Store, StoreConfig};
+use hiops_path::task::Wait;
+use hiops_path::{tokio_driver, TaskConfig, TaskRing};
+use std::future::Future;
+use std::path::Path;
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+const BLOCK: u32 = 64 * 1024;
+
+fn config() -> StoreConfig {
+    StoreConfig {
+        block_size: BLOCK,
+        create_size: 129 * BLOCK as u64,
+        ..StoreConfig::default()
+    }
+}
+
+fn value_of(key: u32, round: u32) -> Vec<u8> {
+    let len = 200 + (key as usize * 37) % 1500;
+    (0..len)
+        .map(|i| (key.wrapping_mul(131) ^ round.wrapping_mul(7) ^ i as u32) as u8)
+        .collect()
+}
+
+fn key_of(k: u32) -> Vec<u8> {
+    format!("task-key:{k}").into_bytes()
+}
+
+/// Task `t`: sets its keys, reads them back through the ring, overwrites
+/// some with MSET, deletes others. Returns the keys it left set.
+async fn one_task(store: &Store, ring: &TaskRing, t: u32) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let keys: Vec<u32> = (0..20).map(|i| t * 100 + i).collect();
+    let mut out = Vec::new();
+    for &k in &keys {
+        store.set_async(&key_of(k), &value_of(k, 0)).await.unwrap();
+    }
+    for &k in &keys {
+        assert!(store.get_async(ring, &key_of(k), &mut out).await.unwrap());
+        assert_eq!(out, value_of(k, 0), "key {k}");
+    }
+    let (a, b) = (key_of(keys[0]), key_of(keys[1]));
+    let (va, vb) = (value_of(keys[0], 1), value_of(keys[1], 1));
+    store.mset_async(&[(&a, &va), (&b, &vb)]).await.unwrap();
+    let mut left = vec![(a, va), (b, vb)];
+    for &k in &keys[2..] {
+        if k % 3 == 0 {
+            assert!(store.del_async(&key_of(k)).await.unwrap());
+            assert!(!store.del_async(&key_of(k)).await.unwrap(), "deleted once");
+            assert!(!store.get_async(ring, &key_of(k), &mut out).await.unwrap());
+        } else {
+            left.push((key_of(k), value_of(k, 0)));
+        }
+    }
+    for (k, v) in &left {
+        assert!(store.get_async(ring, k, &mut out).await.unwrap());
+        assert_eq!(&out, v);
+    }
+    left
+}
+
+fn check_reopened(path: &Path, expect: &[(Vec<u8>, Vec<u8>)], deleted: &[Vec<u8>]) {
+    let store = Store::open(path, config()).unwrap();
+    for (k, v) in expect {
+        assert_eq!(store.get(k).unwrap().as_ref(), Some(v));
+    }
+    for k in deleted {
+        assert_eq!(store.get(k).unwrap(), None);
+    }
+    assert_eq!(store.len(), expect.len() as u64);
+}
+
+#[test]
+fn tasks_on_a_current_thread_runtime_read_through_their_ring() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let store = Rc::new(Store::open(&path, config()).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap());
+    let tasks = 100u32;
+    let left = local.block_on(&rt, {
+        let (store, ring) = (store.clone(), ring.clone());
+        async move {
+            let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+            let handles: Vec<_> = (0..tasks)
+                .map(|t| {
+                    let (store, ring) = (store.clone(), ring.clone());
+                    tokio::task::spawn_local(async move { one_task(&store, &ring, t).await })
+                })
+                .collect();
+            let mut left = Vec::new();
+            for h in handles {
+                left.extend(h.await.unwrap());
+            }
+            ring.close();
+            driver.await.unwrap().unwrap();
+            left
+        }
+    });
+    let st = store.stats();
+    assert_eq!(st.sets, tasks as u64 * 22);
+    assert!(
+        st.device_reads > 0,
+        "2,000 values of up to 1.7 KB fill more than one 64 KiB block"
+    );
+    assert_eq!(
+        ring.counters().reaped,
+        st.device_reads,
+        "every device read went through the task ring"
+    );
+    let deleted: Vec<_> = (0..tasks * 100)
+        .filter(|k| k % 100 >= 2 && k % 100 < 20 && k % 3 == 0)
+        .map(key_of)
+        .collect();
+    drop(ring);
+    drop(store);
+    check_reopened(&path, &left, &deleted);
+}
+
+/// Wakes a parked thread.
+struct Unpark(std::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// The smallest executor for one future: poll, and between polls turn the
+/// ring (sleeping in it while I/O is in flight) or park until woken.
+fn block_on<F: Future>(ring: &TaskRing, f: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        match ring.turn() {
+            Wait::Busy => {}
+            Wait::Bell => ring.wait_in_ring(),
+            Wait::Idle => std::thread::park(),
+        }
+    }
+}
+
+#[test]
+fn a_hand_written_executor_runs_the_async_api_without_tokio() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let store = Store::open(&path, config()).unwrap();
+    let ring = TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap();
+    let left = block_on(&ring, async {
+        let mut left = Vec::new();
+        for t in 0..5 {
+            left.extend(one_task(&store, &ring, t).await);
+        }
+        // The first keys' block is sealed and on the device by now.
+        let mut out = Vec::new();
+        for (k, v) in &left {
+            assert!(store.get_async(&ring, k, &mut out).await.unwrap());
+            assert_eq!(&out, v);
+        }
+        left
+    });
+    assert!(ring.counters().reaped > 0, "reads went through the ring");
+    // A write whose future is dropped while it waits for the flusher: the
+    // store forgets the waiter and goes on.
+    {
+        let mut f = pin!(store.set_async(b"dropped", b"early"));
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let _ = f.as_mut().poll(&mut Context::from_waker(&waker));
+    }
+    block_on(&ring, store.set_async(b"after", b"drop")).unwrap();
+    store.sync().unwrap();
+    assert_eq!(store.get(b"after").unwrap().as_deref(), Some(&b"drop"[..]));
+    drop(ring);
+    drop(store);
+    let store = Store::open(&path, config()).unwrap();
+    for (k, v) in &left {
+        assert_eq!(store.get(k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(
+        store.get(b"dropped").unwrap().as_deref(),
+        Some(&b"early"[..]),
+        "appended before the drop, made durable by the sync"
+    );
+}
