@@ -29,6 +29,8 @@ fn start_with(cfg: ServerConfig) -> Running {
         &dir.path().join("kv.dat"),
         StoreConfig {
             create_size: 64 << 20,
+            // Small write blocks: a few hundred keys reach the device.
+            block_size: 64 << 10,
             ..StoreConfig::default()
         },
     )
@@ -486,4 +488,34 @@ fn query_buffer_limits_are_named_and_memory_is_given_back() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(gone, "query buffers still held after every client left");
+}
+
+#[test]
+fn the_tasks_model_reads_the_device_through_its_task_rings() {
+    for model in [Model::Tasks, Model::Threads] {
+        let s = start_with(ServerConfig {
+            model,
+            ..ServerConfig::default()
+        });
+        let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+        let value = vec![b'v'; 1000];
+        for i in 0..500 {
+            let key = format!("k{i}");
+            let r = c.call(&[b"SET", key.as_bytes(), &value]).unwrap();
+            assert_eq!(r, Value::Simple("OK".into()));
+        }
+        // The first keys' blocks are sealed and flushed: GETs read the device.
+        for i in 0..50 {
+            let key = format!("k{i}");
+            let r = c.call(&[b"GET", key.as_bytes()]).unwrap();
+            assert_eq!(r, Value::Bulk(Some(value.clone())));
+        }
+        let ring_ios = info_field(&mut c, "hiops_task_ring_ios");
+        let device_reads = info_field(&mut c, "hiops_device_reads");
+        assert!(device_reads >= 50, "{model:?}: {device_reads} device reads");
+        match model {
+            Model::Tasks => assert_eq!(ring_ios, device_reads, "every device read on a ring"),
+            Model::Threads => assert_eq!(ring_ios, 0),
+        }
+    }
 }

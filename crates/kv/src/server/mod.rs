@@ -56,6 +56,8 @@ pub struct ServerConfig {
     pub model: Model,
     /// Runtime threads of the tasks model (0: one per allowed CPU).
     pub workers: usize,
+    /// Each runtime thread's task ring (engine, depth).
+    pub task: hiops_path::TaskConfig,
 }
 
 impl Default for ServerConfig {
@@ -68,6 +70,7 @@ impl Default for ServerConfig {
             max_query_total: default_query_total(),
             model: Model::Tasks,
             workers: 0,
+            task: hiops_path::TaskConfig::default(),
         }
     }
 }
@@ -87,6 +90,8 @@ pub(crate) struct Counters {
     pub commands: AtomicU64,
     /// Clients closed for sending more than the limits allow.
     pub refused_input: AtomicU64,
+    /// Device I/Os the tasks model's rings issued for GETs.
+    pub ring_ios: AtomicU64,
 }
 
 /// What every connection of a server shares.
@@ -273,7 +278,7 @@ impl Shared {
          # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
          # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
-         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\n",
+         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\n",
         crate::commands::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
@@ -311,6 +316,7 @@ impl Shared {
         p.issued,
         p.wakeups,
         p.reaped_for_others,
+        c.ring_ios.load(Relaxed),
     )
     }
 }

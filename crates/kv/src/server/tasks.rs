@@ -6,11 +6,15 @@ use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport};
 use crate::store::{Store, StoreError};
+use hiops_path::{tokio_driver, TaskRing};
 use std::io;
 use std::net::TcpStream;
-use std::sync::Arc;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinSet;
 
 type Handoff = (TcpStream, u64);
 
@@ -34,15 +38,32 @@ impl Workers {
             threads: Vec::with_capacity(n),
             next: 0,
         };
+        let (ready_tx, ready) = mpsc::channel();
         for i in 0..n {
             let (tx, rx) = unbounded_channel();
             let shared = shared.clone();
             let cpu = (cpus.len() > 1).then(|| cpus[i % cpus.len()]);
+            let ready = ready_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("hiops-kv-w{i}"))
-                .spawn(move || worker(shared, rx, cpu))?;
+                .spawn(move || worker(shared, rx, cpu, ready))?;
             w.senders.push(tx);
             w.threads.push(t);
+        }
+        drop(ready_tx);
+        // Every runtime and ring is up, or the first failure is the answer.
+        for _ in 0..n {
+            match ready.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    w.stop();
+                    return Err(e);
+                }
+                Err(_) => {
+                    w.stop();
+                    return Err(io::Error::other("a runtime thread ended while starting"));
+                }
+            }
         }
         Ok(w)
     }
@@ -65,34 +86,69 @@ impl Workers {
     }
 }
 
-fn worker(shared: Arc<Shared>, mut handoffs: UnboundedReceiver<Handoff>, cpu: Option<usize>) {
+/// One runtime thread: its ring, the ring's driver, and the connections
+/// handed to it, until the acceptor stops handing.
+fn worker(
+    shared: Arc<Shared>,
+    handoffs: UnboundedReceiver<Handoff>,
+    cpu: Option<usize>,
+    ready: mpsc::Sender<io::Result<()>>,
+) {
     if let Some(cpu) = cpu {
         // Pinning is for locality only: a failure is not worth stopping.
         let _ = hiops_stats::cpu::pin_current_thread(&[cpu]);
     }
-    let rt = match tokio::runtime::Builder::new_current_thread()
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return eprintln!("hiops kv: cannot start a runtime thread: {e}"),
-    };
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
-        while let Some((conn, id)) = handoffs.recv().await {
-            let shared = shared.clone();
-            tokio::task::spawn_local(async move {
-                let _ = connection(&shared, conn, id).await;
-                shared.disconnected();
-            });
-        }
+        .build();
+    let targets = [shared.store.target()];
+    let ring = TaskRing::open(&shared.cfg.task, &targets).map_err(|e| {
+        io::Error::other(format!(
+            "cannot open a task ring on the store ({e}); serve with --model threads"
+        ))
     });
+    let (rt, ring) = match (rt, ring) {
+        (Ok(rt), Ok(ring)) => (rt, Rc::new(ring)),
+        (Err(e), _) | (_, Err(e)) => return drop(ready.send(Err(e))),
+    };
+    let _ = ready.send(Ok(()));
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, serve_handoffs(&shared, ring, handoffs));
 }
 
-async fn connection(shared: &Shared, conn: TcpStream, id: u64) -> io::Result<()> {
+async fn serve_handoffs(
+    shared: &Arc<Shared>,
+    ring: Rc<TaskRing>,
+    mut handoffs: UnboundedReceiver<Handoff>,
+) {
+    let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+    let mut connections = JoinSet::new();
+    while let Some((conn, id)) = handoffs.recv().await {
+        let shared = shared.clone();
+        let ring = ring.clone();
+        connections.spawn_local(async move {
+            let _ = connection(&shared, conn, id, &ring).await;
+            shared.disconnected();
+        });
+        // Forget the connections that ended.
+        while connections.try_join_next().is_some() {}
+    }
+    // Stopping: the connections' futures go first (an I/O in flight stays
+    // the ring's until reaped), then the driver reaps what is left.
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+    ring.close();
+    let _ = driver.await;
+}
+
+async fn connection(shared: &Shared, conn: TcpStream, id: u64, ring: &TaskRing) -> io::Result<()> {
     let stream = tokio::net::TcpStream::from_std(conn)?;
     stream.set_nodelay(true)?;
-    let backend = TaskStore(&shared.store);
+    let backend = TaskStore {
+        store: &shared.store,
+        ring,
+        ring_ios: &shared.counters.ring_ios,
+    };
     serve(shared, id, &mut Async(stream), &backend).await
 }
 
@@ -119,23 +175,33 @@ impl Transport for Async {
     }
 }
 
-/// The store reached from a runtime thread.
-struct TaskStore<'a>(&'a Store);
+/// The store reached from a runtime thread: reads on its task ring,
+/// writes awaiting the flusher.
+struct TaskStore<'a> {
+    store: &'a Store,
+    ring: &'a TaskRing,
+    /// The server's count of I/Os its rings issued (INFO).
+    ring_ios: &'a AtomicU64,
+}
 
 impl Backend for TaskStore<'_> {
     async fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
-        self.0.get_into(key, out)
+        let before = self.ring.counters().issued;
+        let got = self.store.get_async(self.ring, key, out).await;
+        let issued = self.ring.counters().issued - before;
+        self.ring_ios.fetch_add(issued, Relaxed);
+        got
     }
 
     async fn set(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.0.set(key, value)
+        self.store.set_async(key, value).await
     }
 
     async fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.0.del(key)
+        self.store.del_async(key).await
     }
 
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
-        self.0.mset(pairs)
+        self.store.mset_async(pairs).await
     }
 }
