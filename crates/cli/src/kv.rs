@@ -94,6 +94,18 @@ pub struct ServeArgs {
     /// Largest key or value (Redis' proto-max-bulk-len).
     #[arg(long, default_value = "512m")]
     pub proto_max_bulk_len: String,
+    /// A file whose first line is the password clients must AUTH with
+    /// (Redis' requirepass, kept off the command line where ps shows it).
+    #[arg(long, value_name = "FILE")]
+    pub requirepass_file: Option<PathBuf>,
+    /// The password itself (visible to every user through ps: prefer
+    /// --requirepass-file).
+    #[arg(long, value_name = "PASSWORD")]
+    pub requirepass: Option<String>,
+    /// With no password, serve loopback clients only (Redis' protected
+    /// mode); `no` serves anyone who can reach the port.
+    #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
+    pub protected_mode: String,
 }
 
 #[derive(Args, Debug)]
@@ -333,6 +345,31 @@ fn size_flag(flag: &str, v: &str) -> anyhow::Result<usize> {
         .ok_or_else(|| bad(format!("--{flag}={v}: give a size such as 64m or 1g")))
 }
 
+/// The password from --requirepass-file or --requirepass.
+fn password(a: &ServeArgs) -> anyhow::Result<Option<String>> {
+    let pass = match (&a.requirepass_file, &a.requirepass) {
+        (Some(_), Some(_)) => {
+            return Err(bad("give --requirepass-file or --requirepass, not both"));
+        }
+        (Some(f), None) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| bad(format!("--requirepass-file={}: {e}", f.display())))?;
+            text.lines().next().unwrap_or("").to_string()
+        }
+        (None, Some(p)) => {
+            eprintln!("hiops kv: --requirepass shows the password to every user through ps; prefer --requirepass-file");
+            p.clone()
+        }
+        (None, None) => return Ok(None),
+    };
+    if pass.is_empty() {
+        return Err(bad(
+            "the password is empty: put it on the first line of the file",
+        ));
+    }
+    Ok(Some(pass))
+}
+
 fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
     let mut cfg = server::ServerConfig {
         addr: format!("{}:{}", a.bind, a.port),
@@ -352,6 +389,8 @@ fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
     if let Some(t) = &a.max_query_total {
         cfg.max_query_total = size_flag("max-query-total", t)?;
     }
+    cfg.password = password(a)?;
+    cfg.protected_mode = a.protected_mode == "yes";
     if a.workers == Some(0) {
         return Err(bad(
             "--workers=0: give at least 1, or leave it out for one per CPU",

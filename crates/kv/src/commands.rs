@@ -3,8 +3,10 @@
 //! blocking calls for the thread-per-connection server, futures on the task
 //! path for the event-driven one.
 //!
-//! Commands: GET SET DEL UNLINK EXISTS MGET MSET PING ECHO HELLO INFO DBSIZE
-//! FLUSHDB FLUSHALL COMMAND CONFIG(GET) SELECT(0) CLIENT QUIT.
+//! Commands: GET SET DEL UNLINK EXISTS MGET MSET PING ECHO HELLO AUTH INFO
+//! DBSIZE FLUSHDB FLUSHALL COMMAND CONFIG(GET) SELECT(0) CLIENT QUIT. With a
+//! password set, everything but AUTH, HELLO and QUIT answers NOAUTH until
+//! the client authenticates.
 
 use crate::resp::Reply;
 use crate::server::Shared;
@@ -25,16 +27,19 @@ pub(crate) trait Backend {
 pub(crate) struct Client {
     pub id: u64,
     pub resp3: bool,
+    /// AUTH done, or no password set.
+    pub authenticated: bool,
     pub name: Option<Vec<u8>>,
     /// A value read for GET, reused.
     pub value: Vec<u8>,
 }
 
 impl Client {
-    pub fn new(id: u64) -> Client {
+    pub fn new(id: u64, authenticated: bool) -> Client {
         Client {
             id,
             resp3: false,
+            authenticated,
             name: None,
             value: Vec::new(),
         }
@@ -73,7 +78,7 @@ pub(crate) enum Flow {
 
 pub(crate) const COMMANDS: &[&str] = &[
     "PING", "ECHO", "GET", "SET", "MSET", "MGET", "DEL", "UNLINK", "EXISTS", "DBSIZE", "FLUSHDB",
-    "FLUSHALL", "INFO", "COMMAND", "CONFIG", "SELECT", "CLIENT", "QUIT", "HELLO",
+    "FLUSHALL", "INFO", "COMMAND", "CONFIG", "SELECT", "CLIENT", "QUIT", "HELLO", "AUTH",
 ];
 
 /// Runs one command (`args` is never empty) and appends its reply to `out`.
@@ -94,6 +99,10 @@ pub(crate) async fn execute<B: Backend>(
         ""
     };
     let n = args.len() - 1;
+    if !client.authenticated && !matches!(upper, "AUTH" | "HELLO" | "QUIT") {
+        Reply::new(out, client.resp3).error("NOAUTH Authentication required.");
+        return Flow::Continue;
+    }
     let resp3 = client.resp3;
     let mut r = Reply::new(out, resp3);
     match upper {
@@ -116,7 +125,14 @@ pub(crate) async fn execute<B: Backend>(
             r.simple("OK");
             return Flow::Close;
         }
-        "HELLO" => hello(args, client, out),
+        "HELLO" => hello(args, client, shared, out),
+        "AUTH" if n == 1 || n == 2 => {
+            let user = if n == 2 { args.at(1) } else { b"default" };
+            match authenticate(shared, client, user, args.at(n)) {
+                Ok(()) => r.simple("OK"),
+                Err(e) => r.error(e),
+            }
+        }
         _ => admin(upper, args, client, shared, &mut r),
     }
     Flow::Continue
@@ -172,7 +188,7 @@ async fn del<B: Backend>(args: Args<'_>, backend: &B, r: &mut Reply<'_>) {
 
 /// `HELLO [protover [AUTH user pass] [SETNAME name]]` as Redis 7 answers
 /// it: the protocol switches, and the server describes itself.
-fn hello(args: Args<'_>, client: &mut Client, out: &mut Vec<u8>) {
+fn hello(args: Args<'_>, client: &mut Client, shared: &Shared, out: &mut Vec<u8>) {
     let mut proto = if client.resp3 { 3 } else { 2 };
     if args.len() > 1 {
         match std::str::from_utf8(args.at(1))
@@ -191,9 +207,12 @@ fn hello(args: Args<'_>, client: &mut Client, out: &mut Vec<u8>) {
     while i < args.len() {
         let opt = args.at(i).to_ascii_uppercase();
         match opt.as_slice() {
-            // No users or passwords here: the default user needs none, and
-            // Redis accepts any password for it then.
-            b"AUTH" if i + 2 < args.len() => i += 3,
+            b"AUTH" if i + 2 < args.len() => {
+                if let Err(e) = authenticate(shared, client, args.at(i + 1), args.at(i + 2)) {
+                    return Reply::new(out, client.resp3).error(e);
+                }
+                i += 3;
+            }
             b"SETNAME" if i + 1 < args.len() => {
                 client.name = Some(args.at(i + 1).to_vec());
                 i += 2;
@@ -204,6 +223,11 @@ fn hello(args: Args<'_>, client: &mut Client, out: &mut Vec<u8>) {
                     .error(&format!("ERR Syntax error in HELLO option '{word}'"));
             }
         }
+    }
+    if !client.authenticated {
+        return Reply::new(out, client.resp3).error(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
+        );
     }
     client.resp3 = proto == 3;
     let mut r = Reply::new(out, client.resp3);
@@ -222,6 +246,35 @@ fn hello(args: Args<'_>, client: &mut Client, out: &mut Vec<u8>) {
     }
     r.bulk(b"modules");
     r.array(0);
+}
+
+/// AUTH for the one user, `default`, as Redis answers it. The password is
+/// compared in constant time; failures are counted for INFO.
+fn authenticate(
+    shared: &Shared,
+    client: &mut Client,
+    user: &[u8],
+    password: &[u8],
+) -> Result<(), &'static str> {
+    use subtle::ConstantTimeEq;
+    let Some(expected) = &shared.cfg.password else {
+        if user == b"default" {
+            // Redis accepts any password for a user that has none.
+            client.authenticated = true;
+            return Ok(());
+        }
+        return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+    };
+    let matches: bool = expected.as_bytes().ct_eq(password).into();
+    if user == b"default" && matches {
+        client.authenticated = true;
+        return Ok(());
+    }
+    shared
+        .counters
+        .auth_failures
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Err("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
 /// The Redis version clients are told, for the commands implemented.

@@ -68,7 +68,7 @@ pub(crate) async fn serve<T: Transport, B: Backend>(
 ) -> io::Result<()> {
     let mut s = Session {
         shared,
-        client: Client::new(id),
+        client: Client::new(id, shared.cfg.password.is_none()),
         input: Vec::new(),
         consumed: 0,
         parser: CommandParser::new(),

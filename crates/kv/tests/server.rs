@@ -38,7 +38,11 @@ fn start_with(cfg: ServerConfig) -> Running {
     let srv = Server::bind(
         Arc::new(store),
         ServerConfig {
-            addr: "127.0.0.1:0".into(),
+            addr: if cfg.addr.starts_with("0.0.0.0") {
+                cfg.addr.clone()
+            } else {
+                "127.0.0.1:0".into()
+            },
             ..cfg
         },
     )
@@ -516,6 +520,91 @@ fn the_tasks_model_reads_the_device_through_its_task_rings() {
         match model {
             Model::Tasks => assert_eq!(ring_ios, device_reads, "every device read on a ring"),
             Model::Threads => assert_eq!(ring_ios, 0),
+        }
+    }
+}
+
+#[test]
+fn a_password_is_asked_before_anything_else() {
+    let s = start_with(ServerConfig {
+        password: Some("s3cret".into()),
+        ..ServerConfig::default()
+    });
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    let mut call = |args: &[&str]| {
+        let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
+        c.call(&a).unwrap()
+    };
+    let noauth = Value::Error("NOAUTH Authentication required.".into());
+    assert_eq!(call(&["GET", "k"]), noauth);
+    assert_eq!(call(&["FLUSHALL"]), noauth);
+    assert!(matches!(call(&["HELLO", "3"]), Value::Error(e) if e.starts_with("NOAUTH HELLO")));
+    let wrong =
+        Value::Error("WRONGPASS invalid username-password pair or user is disabled.".into());
+    assert_eq!(call(&["AUTH", "guess"]), wrong);
+    assert_eq!(
+        call(&["AUTH", "admin", "s3cret"]),
+        wrong,
+        "only the default user"
+    );
+    assert_eq!(call(&["SET", "k", "v"]), noauth);
+    assert_eq!(call(&["AUTH", "s3cret"]), Value::Simple("OK".into()));
+    assert_eq!(call(&["SET", "k", "v"]), Value::Simple("OK".into()));
+    assert_eq!(info_field(&mut c, "acl_access_denied_auth"), 2);
+    // HELLO's AUTH authenticates and switches protocol at once.
+    let mut d = RespConn::connect(&s.addr.to_string()).unwrap();
+    let hello = d
+        .call(&[b"HELLO", b"3", b"AUTH", b"default", b"s3cret"])
+        .unwrap();
+    assert!(matches!(hello, Value::Map(_)), "{hello:?}");
+    assert_eq!(d.call(&[b"GET", b"k"]).unwrap(), bulk("v"));
+}
+
+/// This host's address on a non-loopback interface, if it has one.
+fn outside_address() -> Option<std::net::IpAddr> {
+    // A UDP "connection" only picks the route; nothing is sent.
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    sock.connect("192.0.2.1:9").ok()?;
+    let ip = sock.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn protected_mode_serves_loopback_only_until_a_password_is_set() {
+    let Some(ip) = outside_address() else {
+        eprintln!("skipped: this host has no non-loopback address");
+        return;
+    };
+    for (password, protected, served) in [
+        (None, true, false),
+        (None, false, true),
+        (Some("pw".to_string()), true, true),
+    ] {
+        let s = start_with(ServerConfig {
+            addr: "0.0.0.0:0".into(),
+            password: password.clone(),
+            protected_mode: protected,
+            ..ServerConfig::default()
+        });
+        let port = s.addr.port();
+        let from_outside = exchange(SocketAddr::new(ip, port), b"PING\r\nQUIT\r\n");
+        let text = String::from_utf8_lossy(&from_outside).into_owned();
+        let case = format!("password {password:?}, protected {protected}");
+        if served && password.is_none() {
+            assert_eq!(text, "+PONG\r\n+OK\r\n", "{case}");
+        } else if served {
+            assert!(text.starts_with("-NOAUTH"), "{case}: {text}");
+        } else {
+            assert!(
+                text.starts_with("-DENIED hiops kv is running in protected mode"),
+                "{case}: {text}"
+            );
+            // Loopback clients are still served.
+            let local = exchange(
+                SocketAddr::new([127, 0, 0, 1].into(), port),
+                b"PING\r\nQUIT\r\n",
+            );
+            assert_eq!(local, b"+PONG\r\n+OK\r\n");
         }
     }
 }

@@ -58,6 +58,11 @@ pub struct ServerConfig {
     pub workers: usize,
     /// Each runtime thread's task ring (engine, depth).
     pub task: hiops_path::TaskConfig,
+    /// The `default` user's password (Redis' requirepass); None: no AUTH.
+    pub password: Option<String>,
+    /// Without a password, serve loopback clients only (Redis' protected
+    /// mode).
+    pub protected_mode: bool,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +76,8 @@ impl Default for ServerConfig {
             model: Model::Tasks,
             workers: 0,
             task: hiops_path::TaskConfig::default(),
+            password: None,
+            protected_mode: true,
         }
     }
 }
@@ -92,6 +99,10 @@ pub(crate) struct Counters {
     pub refused_input: AtomicU64,
     /// Device I/Os the tasks model's rings issued for GETs.
     pub ring_ios: AtomicU64,
+    /// AUTHs refused (Redis' acl_access_denied_auth).
+    pub auth_failures: AtomicU64,
+    /// Clients refused by protected mode.
+    pub denied: AtomicU64,
 }
 
 /// What every connection of a server shares.
@@ -180,6 +191,11 @@ impl Server {
                 continue;
             };
             let c = &self.shared.counters;
+            if self.denied_by_protected_mode(&conn) {
+                c.denied.fetch_add(1, Relaxed);
+                let _ = (&conn).write_all(DENIED);
+                continue;
+            }
             if c.connected.load(Relaxed) >= self.shared.cfg.max_clients {
                 c.rejected.fetch_add(1, Relaxed);
                 let _ = (&conn).write_all(b"-ERR max number of clients reached\r\n");
@@ -200,6 +216,14 @@ impl Server {
             w.stop();
         }
         Ok(())
+    }
+
+    /// Protected mode: no password, and a client from beyond loopback.
+    fn denied_by_protected_mode(&self, conn: &TcpStream) -> bool {
+        let cfg = &self.shared.cfg;
+        cfg.protected_mode
+            && cfg.password.is_none()
+            && conn.peer_addr().is_ok_and(|a| !a.ip().is_loopback())
     }
 
     /// One connection, or None after 100 ms without one (or a transient
@@ -226,6 +250,8 @@ impl Server {
         }
     }
 }
+
+const DENIED: &[u8] = b"-DENIED hiops kv is running in protected mode: no password is set, so only clients on the loopback interface are served. Set a password with --requirepass-file (clients then AUTH), or, if every host that can reach this port may read and delete the data, restart with --protected-mode no.\r\n";
 
 impl Shared {
     /// A connection ended, whichever model served it.
@@ -275,7 +301,7 @@ impl Shared {
         format!(
         "# Server\r\nredis_version:{}\r\nhiops_version:{}\r\nredis_mode:standalone\r\nos:Linux\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nhiops_server_model:{}\r\nhiops_tcp_backlog:{}\r\n\r\n\
          # Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nhiops_query_buffers_bytes:{}\r\nhiops_clients_refused_input:{}\r\n\r\n\
-         # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
+         # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nacl_access_denied_auth:{}\r\nhiops_protected_mode_denied:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
          # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
          # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\n",
@@ -293,6 +319,8 @@ impl Shared {
         c.connections.load(Relaxed),
         c.commands.load(Relaxed),
         c.rejected.load(Relaxed),
+        c.auth_failures.load(Relaxed),
+        c.denied.load(Relaxed),
         s.get_hits,
         s.gets - s.get_hits,
         s.durability,
