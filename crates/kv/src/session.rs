@@ -20,17 +20,22 @@ use std::sync::atomic::Ordering::Relaxed;
 const FLUSH_AT: usize = 256 << 10;
 /// Buffers larger than this are freed when they empty.
 const KEEP: usize = 4 << 10;
-/// One read's worth.
+/// One read's worth (a refusal by the limits comes back from the sink as
+/// `OutOfMemory` carrying the reply's text).
 pub(crate) const READ_CHUNK: usize = 16 << 10;
 
 /// Moves bytes between a connection and its session.
+///
+/// A read hands its bytes to a sink instead of returning them, so the
+/// transport reads into a buffer on the stack of one poll: not part of a
+/// future's state, so an idle connection holds none of it.
 pub(crate) trait Transport {
-    /// Waits until a read would not block (at once for a blocking
-    /// transport).
-    async fn readable(&mut self) -> io::Result<()>;
-    /// Reads what is there into `buf`, 0 at the end of the connection;
-    /// `WouldBlock` when nothing is.
-    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Waits for bytes and passes what one read got to `sink`; 0 is the end
+    /// of the connection. An error from `sink` is returned as it is.
+    async fn read_with(
+        &mut self,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<usize>;
     async fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
 }
 
@@ -89,11 +94,15 @@ pub(crate) async fn serve<T: Transport, B: Backend>(
             Step::Close => return Ok(()),
             Step::Input => {}
         }
-        conn.readable().await?;
-        match s.read_from(conn) {
+        let got = conn
+            .read_with(&mut |bytes| {
+                s.take_input(bytes)
+                    .map_err(|msg| io::Error::new(io::ErrorKind::OutOfMemory, msg))
+            })
+            .await;
+        match got {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::OutOfMemory => {
                 Reply::resp2(&mut s.out).error(&e.to_string());
@@ -149,19 +158,6 @@ impl Session<'_> {
             self.input = Vec::new();
         }
         self.recharge();
-    }
-
-    /// One read, through a stack buffer: not a future's state, so an idle
-    /// connection holds none of it. A refusal by the limits comes back as
-    /// `OutOfMemory` carrying the reply's text.
-    fn read_from<T: Transport>(&mut self, conn: &mut T) -> io::Result<usize> {
-        let mut chunk = [0u8; READ_CHUNK];
-        let n = conn.try_read(&mut chunk)?;
-        if n > 0 {
-            self.take_input(&chunk[..n])
-                .map_err(|msg| io::Error::new(io::ErrorKind::OutOfMemory, msg))?;
-        }
-        Ok(n)
     }
 
     /// Appends a read, within the client's and the total limit.

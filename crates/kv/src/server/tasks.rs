@@ -4,7 +4,7 @@
 
 use super::Shared;
 use crate::commands::Backend;
-use crate::session::{serve, Transport};
+use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
 use hiops_path::{tokio_driver, TaskRing};
 use std::io;
@@ -155,12 +155,23 @@ async fn connection(shared: &Shared, conn: TcpStream, id: u64, ring: &TaskRing) 
 struct Async(tokio::net::TcpStream);
 
 impl Transport for Async {
-    async fn readable(&mut self) -> io::Result<()> {
-        self.0.readable().await
-    }
-
-    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.try_read(buf)
+    async fn read_with(
+        &mut self,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<usize> {
+        loop {
+            self.0.readable().await?;
+            // Lives between two awaits only: on the stack, not in the task.
+            let mut chunk = [0u8; READ_CHUNK];
+            match self.0.try_read(&mut chunk) {
+                Ok(n) => {
+                    sink(&chunk[..n])?;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {

@@ -3,7 +3,7 @@
 
 use super::Shared;
 use crate::commands::Backend;
-use crate::session::{serve, Transport};
+use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
 use std::future::Future;
 use std::io::{self, Read, Write};
@@ -39,12 +39,14 @@ fn run_blocking<F: Future>(f: F) -> F::Output {
 struct Blocking(TcpStream);
 
 impl Transport for Blocking {
-    async fn readable(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn try_read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
+    async fn read_with(
+        &mut self,
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<usize> {
+        let mut chunk = [0u8; READ_CHUNK];
+        let n = self.0.read(&mut chunk)?;
+        sink(&chunk[..n])?;
+        Ok(n)
     }
 
     async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
