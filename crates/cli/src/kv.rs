@@ -106,6 +106,13 @@ pub struct ServeArgs {
     /// mode); `no` serves anyone who can reach the port.
     #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
     pub protected_mode: String,
+    /// Serve TLS on the port with this certificate chain (PEM); needs
+    /// --tls-key-file. Clients: `redis-cli --tls`, `redis-benchmark --tls`.
+    #[arg(long, value_name = "FILE", requires = "tls_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_key_file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -391,6 +398,12 @@ fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
     }
     cfg.password = password(a)?;
     cfg.protected_mode = a.protected_mode == "yes";
+    if let (Some(cert), Some(key)) = (&a.tls_cert_file, &a.tls_key_file) {
+        cfg.tls = Some(server::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        });
+    }
     if a.workers == Some(0) {
         return Err(bad(
             "--workers=0: give at least 1, or leave it out for one per CPU",

@@ -608,3 +608,53 @@ fn protected_mode_serves_loopback_only_until_a_password_is_set() {
         }
     }
 }
+
+/// A self-signed certificate and key made with the openssl tool.
+fn self_signed(dir: &std::path::Path) -> Option<hiops_kv::server::TlsFiles> {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    made.then_some(hiops_kv::server::TlsFiles { cert, key })
+}
+
+#[test]
+fn tls_clients_are_served_in_both_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(files) = self_signed(dir.path()) else {
+        eprintln!("skipped: the openssl tool cannot make a test certificate");
+        return;
+    };
+    if !have("redis-cli") {
+        eprintln!("skipped: redis-cli not installed (apt-get install redis-tools)");
+        return;
+    }
+    for model in [Model::Tasks, Model::Threads] {
+        let s = start_with(ServerConfig {
+            model,
+            tls: Some(files.clone()),
+            ..ServerConfig::default()
+        });
+        let port = s.addr.port().to_string();
+        let cli = |tls: bool, args: &[&str]| {
+            let mut c = Command::new("redis-cli");
+            c.args(["-h", "127.0.0.1", "-p", &port]);
+            if tls {
+                c.args(["--tls", "--insecure"]);
+            }
+            let o = c.args(args).output().unwrap();
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        assert_eq!(cli(true, &["SET", "k", "over tls"]), "OK", "{model:?}");
+        assert_eq!(cli(true, &["GET", "k"]), "over tls", "{model:?}");
+        // A plain client gets no answer from a TLS port.
+        assert_ne!(cli(false, &["PING"]), "PONG", "{model:?}");
+    }
+}

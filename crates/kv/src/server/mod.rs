@@ -14,6 +14,9 @@
 
 mod tasks;
 mod threads;
+mod tls;
+
+pub use tls::TlsFiles;
 
 use crate::resp::Limits;
 use crate::store::Store;
@@ -63,6 +66,8 @@ pub struct ServerConfig {
     /// Without a password, serve loopback clients only (Redis' protected
     /// mode).
     pub protected_mode: bool,
+    /// TLS on every connection (None: plain TCP).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for ServerConfig {
@@ -78,6 +83,7 @@ impl Default for ServerConfig {
             task: hiops_path::TaskConfig::default(),
             password: None,
             protected_mode: true,
+            tls: None,
         }
     }
 }
@@ -115,6 +121,7 @@ pub(crate) struct Shared {
     backlog: i32,
     /// Input bytes held by all clients.
     pub query_bytes: AtomicUsize,
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 pub struct Server {
@@ -145,6 +152,7 @@ fn listen(addr: &str, backlog: i32) -> io::Result<TcpListener> {
 
 impl Server {
     pub fn bind(store: Arc<Store>, cfg: ServerConfig) -> io::Result<Server> {
+        let tls = cfg.tls.as_ref().map(tls::load).transpose()?;
         let backlog = system_backlog();
         let listener = listen(&cfg.addr, backlog).map_err(|e| {
             io::Error::new(
@@ -166,6 +174,7 @@ impl Server {
                 port,
                 backlog,
                 query_bytes: AtomicUsize::new(0),
+                tls,
             }),
         })
     }

@@ -2,6 +2,7 @@
 //! current-thread runtime with its own task ring; connections are tasks,
 //! handed out round-robin by the accepting thread.
 
+use super::tls::AsyncTls;
 use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport, READ_CHUNK};
@@ -149,7 +150,15 @@ async fn connection(shared: &Shared, conn: TcpStream, id: u64, ring: &TaskRing) 
         ring,
         ring_ios: &shared.counters.ring_ios,
     };
-    serve(shared, id, &mut Async(stream), &backend).await
+    match &shared.tls {
+        None => serve(shared, id, &mut Async(stream), &backend).await,
+        Some(tls) => {
+            let stream = tokio_rustls::TlsAcceptor::from(tls.clone())
+                .accept(stream)
+                .await?;
+            serve(shared, id, &mut AsyncTls(stream), &backend).await
+        }
+    }
 }
 
 struct Async(tokio::net::TcpStream);

@@ -1,12 +1,13 @@
 //! The thread-per-connection model, the HIOPS paper's server: each
 //! connection's thread blocks in the store's path for every device I/O.
 
+use super::tls::{self, Blocking};
 use super::Shared;
 use crate::commands::Backend;
-use crate::session::{serve, Transport, READ_CHUNK};
+use crate::session::serve;
 use crate::store::{Store, StoreError};
 use std::future::Future;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::TcpStream;
 use std::pin::pin;
 use std::sync::Arc;
@@ -18,9 +19,13 @@ pub(super) fn spawn(shared: Arc<Shared>, conn: TcpStream, id: u64) -> io::Result
         .stack_size(256 << 10)
         .spawn(move || {
             let _ = conn.set_nodelay(true);
-            let mut transport = Blocking(conn);
             let backend = BlockingStore(&shared.store);
-            let _ = run_blocking(serve(&shared, id, &mut transport, &backend));
+            let _ = match &shared.tls {
+                None => run_blocking(serve(&shared, id, &mut Blocking(conn), &backend)),
+                Some(tls) => tls::blocking(tls, conn).and_then(|stream| {
+                    run_blocking(serve(&shared, id, &mut Blocking(stream), &backend))
+                }),
+            };
             shared.disconnected();
         })?;
     Ok(())
@@ -33,24 +38,6 @@ fn run_blocking<F: Future>(f: F) -> F::Output {
     match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(v) => v,
         Poll::Pending => unreachable!("a blocking transport and store never wait"),
-    }
-}
-
-struct Blocking(TcpStream);
-
-impl Transport for Blocking {
-    async fn read_with(
-        &mut self,
-        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
-    ) -> io::Result<usize> {
-        let mut chunk = [0u8; READ_CHUNK];
-        let n = self.0.read(&mut chunk)?;
-        sink(&chunk[..n])?;
-        Ok(n)
-    }
-
-    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.0.write_all(buf)
     }
 }
 
