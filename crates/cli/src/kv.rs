@@ -180,7 +180,7 @@ pub struct Fig10Args {
     pub restart: bool,
 }
 
-fn fail(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn fail(msg: impl Into<String>) -> anyhow::Error {
     anyhow::anyhow!(msg.into())
 }
 
@@ -189,7 +189,7 @@ fn fail(msg: impl Into<String>) -> anyhow::Error {
 #[error("{0}")]
 struct BadOption(String);
 
-fn bad(msg: impl Into<String>) -> anyhow::Error {
+pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadOption(msg.into()))
 }
 
@@ -284,7 +284,7 @@ impl StoreArgs {
     }
 }
 
-fn say_opened(store: &Store, path: &std::path::Path) {
+pub(crate) fn say_opened(store: &Store, path: &std::path::Path) {
     let s = store.stats();
     let r = &s.recovery;
     if r.formatted {
@@ -311,7 +311,7 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
     match cmd {
         KvCommand::Serve(a) => serve(a),
         KvCommand::Ycsb(a) => ycsb_cmd(a),
-        KvCommand::Fig10(a) => fig10(a),
+        KvCommand::Fig10(a) => crate::kv_fig10::fig10(a),
     }
 }
 
@@ -433,7 +433,7 @@ fn check_bind(bind: &str, port: u16) -> anyhow::Result<()> {
     }
 }
 
-fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
+pub(crate) fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
     t.as_ref()
         .map(|t| {
             hiops_bench::units::parse_duration_ns(t)
@@ -443,7 +443,7 @@ fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
         .transpose()
 }
 
-fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) + Sync {
+pub(crate) fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) + Sync {
     let tty = std::io::stderr().is_terminal();
     move |done| {
         if tty {
@@ -533,308 +533,4 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         return Err(fail(format!("operations failed; the first error: {e}")));
     }
     Ok(())
-}
-
-fn fig10(a: Fig10Args) -> anyhow::Result<()> {
-    use hiops_suite::sweep::{Param, SweepDef, SweepDir};
-    let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
-    for c in &clients {
-        c.parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| bad(format!("--clients: '{c}' is not a number above 0")))?;
-    }
-    let strategies: Vec<String> = a
-        .strategies
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .collect();
-    for s in &strategies {
-        if s != TASKS && Strategy::parse(s).is_none() {
-            return Err(bad(format!(
-                "--strategies: unknown strategy '{s}'; give blocking strategies or '{TASKS}'"
-            )));
-        }
-    }
-    raise_fd_limit(
-        2 * clients
-            .iter()
-            .map(|c| c.parse::<u64>().unwrap_or(0))
-            .max()
-            .unwrap_or(0)
-            + 256,
-    )?;
-    let time = parse_time(&Some(a.time.clone()))?.unwrap();
-    let path = a
-        .store
-        .path
-        .clone()
-        .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
-    a.store.config()?;
-    // The store's shape is part of the sweep: a different one is refused
-    // on resume like any other change.
-    let def = SweepDef {
-        title: format!(
-            "Fig 10: YCSB-C throughput vs clients, {} records",
-            a.records
-        ),
-        base: vec![
-            format!("--path={}", path.display()),
-            format!("--records={}", a.records),
-            format!("--time={}", a.time),
-            format!("--block-size={}", a.store.block_size),
-        ],
-        params: vec![
-            Param {
-                name: "strategy".into(),
-                values: strategies,
-            },
-            Param {
-                name: "clients".into(),
-                values: clients,
-            },
-        ],
-        rounds: a.rounds.max(1),
-    };
-    let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
-    hiops_suite::SuiteInfo {
-        kind: "fig10".into(),
-        title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
-        command: crate::suites::command_line(),
-        about: vec![
-            hiops_suite::machine_about(),
-            format!(
-                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads over TCP (Redis protocol) to a server in the same process: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).",
-                path.display(),
-                a.store.block_size,
-                a.store.ioengine,
-                a.records,
-                a.time
-            ),
-        ],
-        extra: serde_json::Value::Null,
-    }
-    .save(&a.output)
-    .map_err(fail)?;
-    crate::signals::install();
-    let stop = crate::signals::flag();
-    let workload = Workload::core('C').unwrap();
-    // Load once (coop); each strategy reopens the same store.
-    {
-        let store = Arc::new(a.store.open()?);
-        say_opened(&store, &path);
-        if store.len() < a.records {
-            let p = progress_printer(a.records, "load");
-            let r = ycsb::load(
-                &Target::Embedded(store.clone()),
-                &workload,
-                a.records,
-                32,
-                stop,
-                &p,
-            )?;
-            eprintln!(
-                "\rloaded {} records in {:.1} s",
-                r.operations,
-                r.runtime_ms / 1e3
-            );
-        }
-    }
-    let mut runner = YcsbRunner {
-        store: a.store.clone(),
-        server: None,
-        records: a.records,
-        time,
-        workload,
-        stop,
-    };
-    let outcome = dir
-        .run(&mut runner, &mut |p| {
-            let left = p
-                .eta_s
-                .map(|s| format!(", about {s:.0} s left"))
-                .unwrap_or_default();
-            eprintln!(
-                "hiops kv fig10: point {}/{} {}{left}",
-                p.done + 1,
-                p.total,
-                p.label
-            );
-        })
-        .map_err(fail)?;
-    drop(runner);
-    let html = hiops_suite::write_report(&a.output).map_err(fail)?;
-    eprintln!(
-        "hiops kv fig10: {} of {} points; report: {}",
-        outcome.kept + outcome.ran,
-        outcome.total,
-        html.display()
-    );
-    if outcome.interrupted {
-        return Err(fail("interrupted: run the same command to continue"));
-    }
-    Ok(())
-}
-
-/// The event-driven server's name among fig10's strategies.
-const TASKS: &str = "tasks";
-
-/// A server on a store of its own, in this process, for fig10's points.
-struct PointServer {
-    label: String,
-    addr: String,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
-    store: Arc<Store>,
-}
-
-impl PointServer {
-    /// `label`: a blocking strategy (thread-per-connection) or `tasks`.
-    fn start(args: &StoreArgs, label: &str) -> anyhow::Result<PointServer> {
-        let mut args = args.clone();
-        let model = if label == TASKS {
-            server::Model::Tasks
-        } else {
-            args.strategy = label.to_string();
-            server::Model::Threads
-        };
-        let store = Arc::new(args.open()?);
-        let srv = server::Server::bind(
-            store.clone(),
-            server::ServerConfig {
-                addr: "127.0.0.1:0".into(),
-                max_clients: 1 << 20,
-                model,
-                ..server::ServerConfig::default()
-            },
-        )?;
-        let addr = srv.local_addr()?.to_string();
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || srv.run(&flag));
-        Ok(PointServer {
-            label: label.to_string(),
-            addr,
-            stop,
-            thread: Some(thread),
-            store,
-        })
-    }
-}
-
-impl Drop for PointServer {
-    /// Stops the server and waits until every connection has let go of the
-    /// store, so the next one opens the file alone.
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        for _ in 0..500 {
-            if Arc::strong_count(&self.store) == 1 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-/// Lifts the soft limit on open files to `want` (or the hard limit): the
-/// clients and the server of a fig10 point share this process.
-fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        if lim.rlim_cur < want {
-            lim.rlim_cur = want.min(lim.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
-    if lim.rlim_cur < want {
-        return Err(bad(format!(
-            "--clients needs {want} open files, the hard limit is {}: raise it (ulimit -Hn) or give fewer clients",
-            lim.rlim_max
-        )));
-    }
-    Ok(())
-}
-
-/// Runs YCSB-C points; keeps the server (and its store) while the
-/// strategy stays.
-struct YcsbRunner {
-    store: StoreArgs,
-    server: Option<PointServer>,
-    records: u64,
-    time: Duration,
-    workload: Workload,
-    stop: &'static std::sync::atomic::AtomicBool,
-}
-
-impl hiops_suite::sweep::Runner for YcsbRunner {
-    fn run(
-        &mut self,
-        args: &[String],
-    ) -> Result<hiops_suite::sweep::Measured, hiops_suite::sweep::RunFailure> {
-        use hiops_suite::sweep::{Measured, RunFailure};
-        let value = |k: &str| {
-            args.iter()
-                .rev()
-                .find_map(|a| a.strip_prefix(&format!("--{k}=")).map(String::from))
-        };
-        let strategy = value("strategy").ok_or_else(|| RunFailure::Failed("no strategy".into()))?;
-        let clients: usize = value("clients")
-            .and_then(|c| c.parse().ok())
-            .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
-        if self.server.as_ref().is_none_or(|s| s.label != strategy) {
-            self.server = None; // close the old store before reopening the file
-            let srv = PointServer::start(&self.store, &strategy)
-                .map_err(|e| RunFailure::Failed(e.to_string()))?;
-            self.server = Some(srv);
-        }
-        let addr = self.server.as_ref().expect("started above").addr.clone();
-        let cfg = RunConfig {
-            workload: self.workload.clone(),
-            records: self.records,
-            operations: u64::MAX,
-            max_time: Some(self.time),
-            clients,
-            target_ops: None,
-            seed: clients as u64,
-        };
-        let r = ycsb::run(&Target::Tcp(addr), &cfg, self.stop, &|_| {})
-            .map_err(|e| RunFailure::Failed(e.to_string()))?;
-        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(RunFailure::Interrupted);
-        }
-        if let Some(e) = &r.first_error {
-            return Err(RunFailure::Failed(format!(
-                "{strategy} at {clients} clients: {e}"
-            )));
-        }
-        let read = &r.ops[0];
-        let metrics = std::collections::BTreeMap::from([
-            ("ops_per_s".to_string(), r.throughput),
-            ("lat_mean_us".to_string(), read.average_us),
-            ("lat_p50_us".to_string(), read.p50_us),
-            ("lat_p99_us".to_string(), read.p99_us),
-        ]);
-        let cdf = vec![
-            (50.0, read.p50_us),
-            (95.0, read.p95_us),
-            (99.0, read.p99_us),
-            (99.9, read.p999_us),
-            (100.0, read.max_us),
-        ];
-        Ok(Measured {
-            metrics,
-            cdf,
-            series: Vec::new(),
-            hist: Vec::new(),
-            raw: serde_json::to_value(&r).expect("results serialise"),
-        })
-    }
 }

@@ -6,6 +6,7 @@
 
 mod args;
 mod kv;
+mod kv_fig10;
 mod progress;
 mod signals;
 mod suites;

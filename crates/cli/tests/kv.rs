@@ -312,6 +312,19 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
     let svg = std::fs::read_to_string(out_dir.join("plots/operations-per-second-vs-clients.svg"))
         .unwrap();
     assert!(svg.contains("pread") && svg.contains("coop") && svg.contains("tasks"));
+    // Each point has the platform's figures beside ops/s.
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for metric in [
+        "machine_clocks_per_op",
+        "server_clocks_per_op",
+        "server_ctx_switches_per_op",
+    ] {
+        let col = header.iter().position(|h| *h == metric);
+        let col = col.unwrap_or_else(|| panic!("no {metric} column: {csv}"));
+        for r in &rows {
+            assert!(r[col].parse::<f64>().unwrap() > 0.0, "{metric}: {csv}");
+        }
+    }
     // A second run finds every point and runs none.
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -22,6 +22,24 @@ pub const METRICS: &[(&str, &str)] = &[
     ("handoff_p99_us", "hand-off delay p99 (µs)"),
     ("handoff_max_us", "hand-off delay max (µs)"),
     ("polls_per_io", "polls per I/O"),
+    // hiops kv fig10's platform figures, per operation of the application.
+    ("device_iops", "device IOPS"),
+    (
+        "machine_clocks_per_op",
+        "CPU clocks per operation (machine)",
+    ),
+    (
+        "server_clocks_per_op",
+        "CPU clocks per operation (server process)",
+    ),
+    (
+        "machine_clocks_per_device_io",
+        "CPU clocks per device I/O (machine)",
+    ),
+    (
+        "server_ctx_switches_per_op",
+        "context switches per operation (server)",
+    ),
 ];
 
 pub fn metric_label(name: &str) -> &str {
