@@ -15,6 +15,7 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+pub mod coord;
 mod driver;
 pub mod error;
 pub mod generator;
@@ -31,8 +32,9 @@ pub mod units;
 pub mod verify;
 pub(crate) mod worker;
 
+pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
-pub use run::{run, run_phases, Progress, RunOptions, MAX_THREADS};
+pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
 pub use worker::allowed_cpus;

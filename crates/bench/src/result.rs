@@ -236,6 +236,9 @@ pub struct RunResult {
     pub tsc_hz: f64,
     pub series: Vec<SeriesPoint>,
     pub interrupted: bool,
+    /// Stopped when another rank finished its work first (the ranks'
+    /// stonewall, in IOR's sense).
+    pub stonewalled: bool,
     /// fio's steady-state judgement, when a job asked for one (`ss`).
     pub steady: Option<crate::steady::SsOutcome>,
     pub started_unix_s: u64,
@@ -269,6 +272,7 @@ impl RunResult {
             tsc_hz: hiops_stats::tsc::tsc_hz(),
             series: Vec::new(),
             interrupted: false,
+            stonewalled: false,
             steady: None,
             started_unix_s: 0,
             notes: Vec::new(),
