@@ -15,6 +15,7 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+pub mod cluster;
 pub mod coord;
 mod driver;
 pub mod error;
@@ -30,6 +31,7 @@ pub mod target;
 mod tasks;
 pub mod units;
 pub mod verify;
+pub mod wire;
 pub(crate) mod worker;
 
 pub use coord::{Coordinator, RankInfo, SingleHost};

@@ -7,7 +7,7 @@ use hiops_stats::disk::DiskStats;
 use hiops_stats::Histogram;
 
 /// One direction's figures for a thread or a merged job.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DirStats {
     pub ios: u64,
     pub bytes: u64,
@@ -203,7 +203,7 @@ impl JobResult {
 }
 
 /// A device's counters over the measured window.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DeviceWindow {
     pub name: String,
     pub stats: DiskStats,
