@@ -52,7 +52,7 @@ impl Cluster {
         for r in &ranks {
             match &r.outcome {
                 Ok(runs) => phases.push(runs),
-                Err(e) => return Err(named(r, e)),
+                Err(e) => return Err(rank_error(r.rank, &r.host, e)),
             }
         }
         let n = phases.first().map_or(0, |p| p.len());
@@ -129,13 +129,14 @@ impl Cluster {
     }
 }
 
-/// A rank's error, prefixed with its rank and host unless it names one.
-fn named(r: &RankRun, e: &BenchError) -> BenchError {
+/// A rank's error, prefixed with its rank and host unless it names one
+/// already (an error the ranks agreed on names the rank it came from).
+pub fn rank_error(rank: usize, host: &str, e: &BenchError) -> BenchError {
     let text = e.to_string();
     if text.starts_with("rank ") {
         return e.clone();
     }
-    crate::coord::with_message(e, format!("rank {} ({}): {text}", r.rank, r.host))
+    crate::coord::with_message(e, format!("rank {rank} ({host}): {text}"))
 }
 
 /// One phase of every rank (with its host) as one run. The machine-wide
@@ -187,7 +188,11 @@ fn merge_jobs(runs: &[&RunResult]) -> Vec<JobResult> {
         }
     }
     if runs.len() == 1 {
-        jobs = runs[0].jobs.clone();
+        return runs[0].jobs.clone();
+    }
+    for j in &mut jobs {
+        // The merged job ran every rank's clones.
+        j.spec.numjobs = j.threads.len() as u32;
     }
     jobs
 }
