@@ -314,7 +314,9 @@ fn run_with(
     }
     let result = measure(specs, &opened, opts, coord);
     for (spec, targets) in specs.iter().zip(&opened) {
-        if spec.unlink {
+        // A phase that could not start (here or on another rank) leaves
+        // nothing it created, as when opening a target fails.
+        if spec.unlink || result.is_err() {
             remove_created(targets);
         }
     }
