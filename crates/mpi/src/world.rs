@@ -6,16 +6,23 @@
 //! one-integer message tagged with the phase; the others poll for it.
 //! Ending the phase, the ranks add up how many announced, so each receives
 //! exactly the messages meant for it and none is left for the next phase.
+//!
+//! A rank often waits for the others (their layout, the rest of their
+//! phase) while they still work on the same host. MPI's blocking
+//! collectives spin a CPU while they wait, which would take it from those
+//! ranks' I/O threads. So every collective here is the non-blocking one,
+//! tested with short sleeps in between ([`wait_idle`]).
 
 use hiops_bench::coord::{host_name, with_message};
 use hiops_bench::{BenchError, Coordinator, RankInfo};
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
-use mpi::request::{Request, StaticScope};
+use mpi::request::{Request, Scope, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
+use std::time::{Duration, Instant};
 
 /// The message a finished rank sends (its content does not matter).
 static DONE: i32 = 1;
@@ -72,10 +79,22 @@ impl MpiCoordinator {
             .map(|e| encode_error(e, &self.info))
             .unwrap_or_default();
         let mut len = bytes.len() as i32;
-        root.broadcast_into(&mut len);
+        mpi::request::scope(|scope| wait_idle(root.immediate_broadcast_into(scope, &mut len)));
         bytes.resize(len as usize, 0);
-        root.broadcast_into(&mut bytes[..]);
+        mpi::request::scope(|scope| {
+            wait_idle(root.immediate_broadcast_into(scope, &mut bytes[..]))
+        });
         decode_error(&bytes)
+    }
+
+    /// Every rank's `mine` combined by `op`.
+    fn all_reduce(&self, mine: &[i32], op: SystemOperation) -> Vec<i32> {
+        let mut all = vec![0i32; mine.len()];
+        mpi::request::scope(|scope| {
+            let world = &self.world;
+            wait_idle(world.immediate_all_reduce_into(scope, mine, &mut all[..], op))
+        });
+        all
     }
 
     /// Receives the stonewall messages waiting for this rank.
@@ -87,6 +106,23 @@ impl MpiCoordinator {
         {
             let (_done, _): (i32, _) = msg.matched_receive();
             self.received += 1;
+        }
+    }
+}
+
+/// Waits for a request without holding a CPU: a millisecond of yields (for
+/// the ranks that arrive together), then a test every 200 us.
+fn wait_idle<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
+    let start = Instant::now();
+    loop {
+        match req.test() {
+            Ok(_) => return,
+            Err(pending) => req = pending,
+        }
+        if start.elapsed() < Duration::from_millis(1) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 }
@@ -130,9 +166,7 @@ impl Coordinator for MpiCoordinator {
         } else {
             size
         };
-        let mut lowest = size;
-        self.world
-            .all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+        let lowest = self.all_reduce(&[mine], SystemOperation::min())[0];
         if lowest == size {
             return Ok(());
         }
@@ -145,7 +179,7 @@ impl Coordinator for MpiCoordinator {
     }
 
     fn barrier(&mut self) {
-        self.world.barrier();
+        wait_idle(self.world.immediate_barrier());
     }
 
     fn work_done(&mut self) {
@@ -171,9 +205,7 @@ impl Coordinator for MpiCoordinator {
 
     fn finish_phase(&mut self, interrupted: bool) -> bool {
         let mine = [i32::from(self.announced), i32::from(interrupted)];
-        let mut all = [0i32; 2];
-        self.world
-            .all_reduce_into(&mine[..], &mut all[..], SystemOperation::sum());
+        let all = self.all_reduce(&mine, SystemOperation::sum());
         // Every announcement was sent before its sender got here.
         let expected = all[0] - i32::from(self.announced);
         while self.received < expected {
@@ -193,12 +225,16 @@ impl Coordinator for MpiCoordinator {
         let root = self.world.process_at_rank(0);
         let len = mine.len() as i32;
         if self.world.rank() != 0 {
-            root.gather_into(&len);
-            root.gather_varcount_into(&mine[..]);
+            mpi::request::scope(|scope| wait_idle(root.immediate_gather_into(scope, &len)));
+            mpi::request::scope(|scope| {
+                wait_idle(root.immediate_gather_varcount_into(scope, &mine[..]))
+            });
             return None;
         }
         let mut counts = vec![0i32; self.world.size() as usize];
-        root.gather_into_root(&len, &mut counts[..]);
+        mpi::request::scope(|scope| {
+            wait_idle(root.immediate_gather_into_root(scope, &len, &mut counts[..]))
+        });
         let displs: Vec<i32> = counts
             .iter()
             .scan(0, |at, &n| {
@@ -209,8 +245,12 @@ impl Coordinator for MpiCoordinator {
             .collect();
         let total: i32 = counts.iter().sum();
         let mut all = vec![0u8; total as usize];
-        let mut parts = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
-        root.gather_varcount_into_root(&mine[..], &mut parts);
+        {
+            let mut parts = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            mpi::request::scope(|scope| {
+                wait_idle(root.immediate_gather_varcount_into_root(scope, &mine[..], &mut parts))
+            });
+        }
         let split = counts
             .iter()
             .zip(&displs)
