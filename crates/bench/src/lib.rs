@@ -15,6 +15,8 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+pub mod cluster;
+pub mod coord;
 mod driver;
 pub mod error;
 pub mod generator;
@@ -29,10 +31,12 @@ pub mod target;
 mod tasks;
 pub mod units;
 pub mod verify;
+pub mod wire;
 pub(crate) mod worker;
 
+pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
-pub use run::{run, run_phases, Progress, RunOptions, MAX_THREADS};
+pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
 pub use worker::allowed_cpus;

@@ -7,7 +7,7 @@ use hiops_stats::disk::DiskStats;
 use hiops_stats::Histogram;
 
 /// One direction's figures for a thread or a merged job.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DirStats {
     pub ios: u64,
     pub bytes: u64,
@@ -203,7 +203,7 @@ impl JobResult {
 }
 
 /// A device's counters over the measured window.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DeviceWindow {
     pub name: String,
     pub stats: DiskStats,
@@ -236,6 +236,9 @@ pub struct RunResult {
     pub tsc_hz: f64,
     pub series: Vec<SeriesPoint>,
     pub interrupted: bool,
+    /// Stopped when another rank finished its work first (the ranks'
+    /// stonewall, in IOR's sense).
+    pub stonewalled: bool,
     /// fio's steady-state judgement, when a job asked for one (`ss`).
     pub steady: Option<crate::steady::SsOutcome>,
     pub started_unix_s: u64,
@@ -269,6 +272,7 @@ impl RunResult {
             tsc_hz: hiops_stats::tsc::tsc_hz(),
             series: Vec::new(),
             interrupted: false,
+            stonewalled: false,
             steady: None,
             started_unix_s: 0,
             notes: Vec::new(),

@@ -1,6 +1,7 @@
 //! Running jobs: targets, threads, the ramp, the measured window and the
 //! system counters around it.
 
+use crate::coord::{Coordinator, SingleHost};
 use crate::error::{usage, BenchError};
 use crate::generator::Region;
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
@@ -272,12 +273,18 @@ fn check_limits(specs: &[JobSpec]) -> Result<(), BenchError> {
 /// what stops the phase before any I/O (bad options, refusals, targets that
 /// cannot be opened) is an `Err`.
 pub fn run(specs: &[JobSpec], mut opts: RunOptions<'_>) -> Result<RunResult, BenchError> {
-    run_with(specs, &mut opts)
+    run_with(specs, &mut opts, &mut SingleHost::new())
 }
 
-fn run_with(specs: &[JobSpec], opts: &mut RunOptions<'_>) -> Result<RunResult, BenchError> {
+fn run_with(
+    specs: &[JobSpec],
+    opts: &mut RunOptions<'_>,
+    coord: &mut dyn Coordinator,
+) -> Result<RunResult, BenchError> {
     assert!(!specs.is_empty());
-    check_limits(specs)?;
+    if let Err(e) = check_limits(specs) {
+        return Err(coord.agree(Some(&e)).err().unwrap_or(e));
+    }
     let mut opened: Vec<Vec<OpenTarget>> = Vec::new();
     for spec in specs {
         let mut layout = |what: &str, done: u64, total: u64| {
@@ -297,16 +304,19 @@ fn run_with(specs: &[JobSpec], opts: &mut RunOptions<'_>) -> Result<RunResult, B
             Ok(t) => opened.push(t),
             Err(e) => {
                 opened.iter().for_each(|t| remove_created(t));
-                return Err(e);
+                // Every rank learns of it (and stops the same way).
+                return Err(coord.agree(Some(&e)).err().unwrap_or(e));
             }
         }
         if opts.interrupt.load(Relaxed) {
             break;
         }
     }
-    let result = measure(specs, &opened, opts);
+    let result = measure(specs, &opened, opts, coord);
     for (spec, targets) in specs.iter().zip(&opened) {
-        if spec.unlink {
+        // A phase that could not start (here or on another rank) leaves
+        // nothing it created, as when opening a target fails.
+        if spec.unlink || result.is_err() {
             remove_created(targets);
         }
     }
@@ -320,7 +330,19 @@ fn run_with(specs: &[JobSpec], opts: &mut RunOptions<'_>) -> Result<RunResult, B
 pub fn run_phases(
     jobs: &[JobSpec],
     phases: &[u32],
+    opts: RunOptions<'_>,
+) -> Result<Vec<RunResult>, BenchError> {
+    run_phases_with(jobs, phases, opts, &mut SingleHost::new())
+}
+
+/// [`run_phases`] as one rank of several (MPI): the ranks agree that each
+/// phase can start, start its I/O together, and (`coord`'s stonewall) stop
+/// when the first rank is done.
+pub fn run_phases_with(
+    jobs: &[JobSpec],
+    phases: &[u32],
     mut opts: RunOptions<'_>,
+    coord: &mut dyn Coordinator,
 ) -> Result<Vec<RunResult>, BenchError> {
     assert_eq!(jobs.len(), phases.len());
     let mut results: Vec<RunResult> = Vec::new();
@@ -335,7 +357,7 @@ pub fn run_phases(
         if specs.is_empty() {
             continue;
         }
-        let outcome = run_with(&specs, &mut opts);
+        let outcome = run_with(&specs, &mut opts, coord);
         if let Some(p) = opts.progress.as_mut() {
             p(&Progress::PhaseEnded);
         }
@@ -371,6 +393,8 @@ struct Watched {
     window: Window,
     series: Vec<SeriesPoint>,
     interrupted: bool,
+    /// Another rank finished first (the ranks' stonewall).
+    stonewalled: bool,
     steady: Option<crate::steady::SsOutcome>,
     path_c0: Vec<hiops_path::PathCounters>,
 }
@@ -379,14 +403,17 @@ fn measure(
     specs: &[JobSpec],
     opened: &[Vec<OpenTarget>],
     opts: &mut RunOptions<'_>,
+    coord: &mut dyn Coordinator,
 ) -> Result<RunResult, BenchError> {
     let started_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let phase = Phase::new(specs, opened)?;
+    let phase = Phase::new(specs, opened);
+    coord.agree(phase.as_ref().err())?;
+    let phase = phase?;
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let (jobs, watched) = std::thread::scope(|scope| {
+    let ran = std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for (j, plan) in phase.plans(done_tx) {
             let (ctrl, counters) = (&phase.ctrl, &phase.counters[handles.len()]);
@@ -394,7 +421,7 @@ fn measure(
             let h = scope.spawn(move || run_thread(plan, path, ctrl, counters));
             handles.push((j, h));
         }
-        let watched = phase.watch(&done_rx, opts);
+        let watched = phase.watch(&done_rx, opts, coord);
         phase.ctrl.stop.store(true, Relaxed);
         let mut jobs = phase.job_results(&watched.path_c0);
         for (j, h) in handles {
@@ -408,7 +435,11 @@ fn measure(
         }
         jobs.iter_mut().for_each(task_path_report);
         Ok::<_, BenchError>((jobs, watched))
-    })?;
+    });
+    // Every rank ends the phase, even this one's failing.
+    let local = ran.as_ref().is_ok_and(|(_, w)| w.interrupted);
+    let interrupted = coord.finish_phase(local);
+    let (jobs, watched) = ran?;
     Ok(RunResult {
         jobs,
         window_ns: watched.window.window_ns,
@@ -417,7 +448,8 @@ fn measure(
         devices: watched.window.devices,
         tsc_hz: hiops_stats::tsc::tsc_hz(),
         series: watched.series,
-        interrupted: watched.interrupted,
+        interrupted,
+        stonewalled: watched.stonewalled,
         steady: watched.steady,
         started_unix_s,
         notes: notes(specs),
@@ -615,7 +647,12 @@ impl Phase<'_> {
     /// progress, and closes the window when every thread's measured work is
     /// over, on Ctrl-C or at steady state. Threads keep their own runtime;
     /// the longest one (and a second's grace) is only a backstop here.
-    fn watch(&self, done_rx: &mpsc::Receiver<()>, opts: &mut RunOptions<'_>) -> Watched {
+    fn watch(
+        &self,
+        done_rx: &mpsc::Receiver<()>,
+        opts: &mut RunOptions<'_>,
+        coord: &mut dyn Coordinator,
+    ) -> Watched {
         let specs = self.specs;
         let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
         let total_ns = specs
@@ -627,15 +664,18 @@ impl Phase<'_> {
         if ramp_ns == 0 {
             self.ctrl.measuring.store(true, Relaxed);
         }
+        coord.barrier();
         self.ctrl.start.wait();
         let mut w = Watched {
             window: Window::default(),
             series: Vec::new(),
             interrupted: false,
+            stonewalled: false,
             steady: None,
             path_c0: self.snap_paths(),
         };
         if self.ctrl.failed.lock().unwrap().is_some() {
+            coord.work_done();
             return w;
         }
         let t_start = Instant::now();
@@ -666,6 +706,10 @@ impl Phase<'_> {
                 w.interrupted = true;
                 break;
             }
+            if coord.should_stop() {
+                w.stonewalled = true;
+                break;
+            }
             if !w.window.started && el_ns >= ramp_ns {
                 w.path_c0 = self.snap_paths();
                 self.ctrl.measuring.store(true, Relaxed);
@@ -688,6 +732,9 @@ impl Phase<'_> {
         }
         w.window.end(&self.devices, &self.irq_prefix);
         w.steady = ticks.steady.map(|t| t.outcome());
+        if !w.stonewalled {
+            coord.work_done();
+        }
         w
     }
 

@@ -267,7 +267,7 @@ fn pattern_mismatch(buf: &[u8], pattern: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Outcome of verification for a job.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyReport {
     pub blocks_checked: u64,
     pub bad_blocks: u64,

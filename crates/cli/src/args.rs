@@ -64,11 +64,36 @@ pub enum Format {
     JsonPlus,
 }
 
+/// The jobs as given: job files, or fio's command-line form.
+pub enum Jobs {
+    Files(Vec<PathBuf>),
+    Args(Vec<String>),
+}
+
 pub struct Invocation {
-    pub plan: FioPlan,
+    pub jobs: Jobs,
+    pub ignore_unsupported: bool,
     pub format: Format,
     pub output: Option<PathBuf>,
     pub no_progress: bool,
+    /// Across ranks (MPI): every rank stops when the first is done.
+    pub stonewall_ranks: bool,
+}
+
+impl Invocation {
+    /// The jobs planned as this rank runs them (`{rank}`, `{nranks}` and
+    /// `{host}` expanded; a single process is rank 0 of 1).
+    pub fn plan(&self, rank: &hiops_fio::Placeholders) -> Result<FioPlan, BenchError> {
+        let ignore = self.ignore_unsupported;
+        match &self.jobs {
+            Jobs::Args(args) => hiops_fio::plan_args_as(args, ignore, Some(rank)),
+            Jobs::Files(files) => {
+                let refs: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
+                hiops_fio::plan_files_as(&refs, ignore, Some(rank))
+            }
+        }
+        .map_err(BenchError::Usage)
+    }
 }
 
 pub enum Parsed {
@@ -93,6 +118,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
     let mut format = Format::Normal;
     let mut output = None;
     let mut no_progress = false;
+    let mut stonewall_ranks = false;
     let mut ignore_unsupported = false;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut fio_args: Vec<String> = Vec::new();
@@ -132,6 +158,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             no_progress = true;
         } else if arg == "--ignore-unsupported" {
             ignore_unsupported = true;
+        } else if arg == "--stonewall-ranks" {
+            stonewall_ranks = true;
         } else if arg.starts_with('-') {
             if !arg.starts_with("--") {
                 return usage(format!(
@@ -159,18 +187,18 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             fio_args[0]
         ));
     }
-    let plan = if files.is_empty() {
-        hiops_fio::plan_args(&fio_args, ignore_unsupported)
+    let jobs = if files.is_empty() {
+        Jobs::Args(fio_args)
     } else {
-        let refs: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
-        hiops_fio::plan_files(&refs, ignore_unsupported)
-    }
-    .map_err(BenchError::Usage)?;
+        Jobs::Files(files)
+    };
     Ok(Parsed::Run(Box::new(Invocation {
-        plan,
+        jobs,
+        ignore_unsupported,
         format,
         output,
         no_progress,
+        stonewall_ranks,
     })))
 }
 
@@ -180,6 +208,12 @@ fn help_text() -> String {
 
 Usage: hiops run [FLAGS] [JOBFILE...]
        hiops run [FLAGS] [--OPTION=VALUE...] [--name=JOB --OPTION=VALUE...]...
+
+Under mpirun (a build with --features mpi), every rank runs the jobs, the
+ranks start each phase together, and rank 0 prints them merged as fio's
+client mode does; {rank}, {nranks} and {host} in filename, directory and
+offset (offset={rank}*64g) place each rank, and an --output naming {rank}
+gets each rank's own result.
 
 Without --name or a job file, the options change hiops' default job (4 KiB
 random reads, iodepth 32, io_uring, direct, about 10 s on a temporary file).
@@ -192,6 +226,10 @@ hiops flags:
   --no-progress                        never show the progress line
   --ignore-unsupported                 skip options hiops does not implement
                                        (a warning; the JSON lists them)
+  --stonewall-ranks                    under mpirun: every rank stops when the
+                                       first has done its work (IOR's
+                                       stonewalling; fio's stonewall option
+                                       keeps its own meaning)
   --help, -h                           this text
 
 Job options (job files: key=value; command line: --key=value):

@@ -8,11 +8,12 @@ mod args;
 mod kv;
 mod kv_fig10;
 mod progress;
+mod ranks;
 mod signals;
 mod suites;
 
 use clap::Parser;
-use hiops_bench::{BenchError, RunOptions};
+use hiops_bench::{BenchError, Coordinator, RunOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -78,70 +79,126 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 }
 
 fn run(raw: &[String]) -> anyhow::Result<u8> {
-    let inv = match args::parse(raw)? {
+    let parsed = args::parse(raw);
+    let stonewall = matches!(&parsed, Ok(args::Parsed::Run(inv)) if inv.stonewall_ranks);
+    let mut coord = hiops_mpi::coordinator(stonewall)?;
+    let code = run_as(parsed, coord.as_mut());
+    // Rank 0 speaks for a run across ranks: the others have told it
+    // everything, and their own failing exit would have mpirun kill rank 0
+    // before it prints.
+    if coord.info().rank != 0 {
+        return Ok(0);
+    }
+    code
+}
+
+/// A step every rank takes: if it fails on any rank, it fails on all, with
+/// the lowest failing rank's error.
+fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Result<T, BenchError> {
+    match r {
+        Ok(v) => coord.agree(None).map(|()| v),
+        Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),
+    }
+}
+
+fn run_as(
+    parsed: Result<args::Parsed, BenchError>,
+    coord: &mut dyn Coordinator,
+) -> anyhow::Result<u8> {
+    let info = coord.info().clone();
+    let inv = match agreed(coord, parsed)? {
         args::Parsed::Help(text) => {
             print!("{text}");
             return Ok(0);
         }
         args::Parsed::Run(inv) => inv,
     };
-    let plan = &inv.plan;
-    for line in &plan.ignored {
-        eprintln!("hiops: warning: ignored: {line}");
+    let rank = hiops_fio::Placeholders {
+        rank: info.rank,
+        nranks: info.ranks,
+        host: info.host.clone(),
+    };
+    let plan = agreed(coord, inv.plan(&rank))?;
+    if info.rank == 0 {
+        for line in &plan.ignored {
+            eprintln!("hiops: warning: ignored: {line}");
+        }
     }
     signals::install();
-    let mut bar = progress::ProgressLine::new(progress::stderr_is_terminal() && !inv.no_progress);
+    let shown = info.rank == 0 && progress::stderr_is_terminal() && !inv.no_progress;
+    let mut bar = progress::ProgressLine::new(shown);
     // Phases (stonewall, the next job file) run one after the other.
     let mut cb = |p: &hiops_bench::Progress| bar.update(p);
-    let outcome = hiops_bench::run_phases(
-        &plan.jobs,
-        &plan.phases,
-        RunOptions {
-            interrupt: signals::flag(),
-            progress: Some(&mut cb),
-        },
-    );
+    let opts = RunOptions {
+        interrupt: signals::flag(),
+        progress: Some(&mut cb),
+    };
+    let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
     bar.clear();
     if let Some(dir) = &plan.temp_dir {
         let _ = std::fs::remove_dir(dir);
     }
+    if info.ranks > 1 {
+        return ranks::finish(&inv, &plan, outcome, coord);
+    }
     let results = outcome?;
-    let text = match inv.format {
-        args::Format::Normal => hiops_report::text::summary_set(&results, &plan.ignored),
+    let text = result_text(&inv, &plan, &results);
+    write_result(inv.output.as_deref(), &text)?;
+    Ok(status(&results, ""))
+}
+
+/// One process's result in the format asked for.
+fn result_text(
+    inv: &args::Invocation,
+    plan: &hiops_fio::FioPlan,
+    results: &[hiops_bench::RunResult],
+) -> String {
+    match inv.format {
+        args::Format::Normal => hiops_report::text::summary_set(results, &plan.ignored),
         args::Format::Json | args::Format::JsonPlus => {
             let set = hiops_report::json::RunSet {
-                runs: &results,
+                runs: results,
                 global_options: &plan.global_options,
                 ignored: &plan.ignored,
             };
             let v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
-    };
-    match &inv.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| {
+    }
+}
+
+/// The result to --output's file, or to stdout.
+fn write_result(output: Option<&std::path::Path>, text: &str) -> Result<(), BenchError> {
+    match output {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
             BenchError::Failed(format!("cannot write --output {}: {e}", path.display()))
-        })?,
+        }),
         None => {
             let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
                 // A closed pipe (`hiops run | head`) is not an error.
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(BenchError::Failed(format!("cannot write the result: {e}")).into());
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(BenchError::Failed(format!("cannot write the result: {e}")))
                 }
+                _ => Ok(()),
             }
         }
     }
+}
+
+/// The exit code of finished phases, with what went wrong on stderr.
+/// `who` names the rank ("rank 2 (host): "), or is empty.
+fn status(results: &[hiops_bench::RunResult], who: &str) -> u8 {
     let interrupted = results.iter().any(|r| r.interrupted);
-    let result = Merged(&results);
+    let result = Merged(results);
     let errors: Vec<&str> = result.jobs().flat_map(|j| j.errors()).collect();
     if interrupted {
         eprintln!("hiops: interrupted; the result above covers the measured part only");
-        return Ok(EXIT_INTERRUPTED);
+        return EXIT_INTERRUPTED;
     }
     if let Some(e) = errors.first() {
-        eprintln!("hiops: {e}");
-        return Ok(EXIT_FAILED);
+        eprintln!("hiops: {who}{e}");
+        return EXIT_FAILED;
     }
     if let Some((j, v)) = result
         .jobs()
@@ -149,12 +206,12 @@ fn run(raw: &[String]) -> anyhow::Result<u8> {
     {
         let (off, why) = v.first_bad.clone().unwrap();
         eprintln!(
-            "hiops: verify failed in job {}: {} bad of {} blocks; first bad offset {off}: {why}",
+            "hiops: {who}verify failed in job {}: {} bad of {} blocks; first bad offset {off}: {why}",
             j.spec.name, v.bad_blocks, v.blocks_checked
         );
-        return Ok(EXIT_VERIFY);
+        return EXIT_VERIFY;
     }
-    Ok(0)
+    0
 }
 
 /// The jobs of every phase.

@@ -16,9 +16,11 @@
 
 pub mod jobfile;
 pub mod options;
+pub mod placeholders;
 pub mod plan;
 pub mod value;
 
+pub use placeholders::Placeholders;
 pub use plan::{Defaults, FioPlan, Source};
 
 use std::path::Path;
@@ -29,10 +31,23 @@ fn process_env(var: &str) -> Option<String> {
 
 /// Plans job files, run in order, with the process environment for `${VAR}`.
 pub fn plan_files(files: &[&Path], ignore_unsupported: bool) -> Result<FioPlan, String> {
-    let sources = files
+    plan_files_as(files, ignore_unsupported, None)
+}
+
+/// [`plan_files`] as one rank of a run across processes: `{rank}`,
+/// `{nranks}` and `{host}` expanded (see [`placeholders`]).
+pub fn plan_files_as(
+    files: &[&Path],
+    ignore_unsupported: bool,
+    rank: Option<&Placeholders>,
+) -> Result<FioPlan, String> {
+    let mut sources = files
         .iter()
         .map(|f| jobfile::parse_file(f, &process_env).map(|sections| Source { sections }))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(p) = rank {
+        sources.iter_mut().for_each(|s| p.apply(&mut s.sections));
+    }
     plan::plan(&sources, Defaults::Fio, ignore_unsupported)
 }
 
@@ -45,7 +60,20 @@ pub fn plan_text(text: &str, defaults: Defaults) -> Result<FioPlan, String> {
 /// Plans fio's command-line form. With no `--name`, the options change
 /// hiops' embedded default job.
 pub fn plan_args(args: &[String], ignore_unsupported: bool) -> Result<FioPlan, String> {
+    plan_args_as(args, ignore_unsupported, None)
+}
+
+/// [`plan_args`] as one rank of a run across processes (see
+/// [`plan_files_as`]).
+pub fn plan_args_as(
+    args: &[String],
+    ignore_unsupported: bool,
+    rank: Option<&Placeholders>,
+) -> Result<FioPlan, String> {
     let mut sections = jobfile::sections_from_args(args, &options::takes_value, &process_env)?;
+    if let Some(p) = rank {
+        p.apply(&mut sections);
+    }
     let defaults = if sections.len() > 1 {
         Defaults::Fio
     } else {

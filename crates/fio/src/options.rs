@@ -288,7 +288,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.size = Some(a); Ok(())
     }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
-    opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %).", |d, v| { d.offset = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;

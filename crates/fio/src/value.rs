@@ -74,6 +74,27 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amou
     }
 }
 
+/// A size or a percentage, or a whole number of them (`3*64g`, `2*25%`):
+/// what an offset of `{rank}*SIZE` becomes on each rank.
+pub fn scaled_size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, String> {
+    use hiops_bench::spec::Amount;
+    let Some((n, unit)) = text.split_once('*') else {
+        return size_or_percent(text, kb);
+    };
+    let n: u64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}': before '*' goes a whole number, as in 3*64g"))?;
+    match size_or_percent(unit, kb)? {
+        Amount::Bytes(b) => b
+            .checked_mul(n)
+            .map(Amount::Bytes)
+            .ok_or_else(|| format!("'{text}' is too large")),
+        Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
+        Amount::Percent(_) => Err(format!("'{text}' is past 100%: lower the share")),
+    }
+}
+
 /// A time. `unit_ns` is the option's unit for a bare number (seconds for
 /// runtime, microseconds for thinktime).
 pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
@@ -266,5 +287,23 @@ mod tests {
             size_or_percent("25%", KbBase::default()),
             Ok(hiops_bench::spec::Amount::Percent(25.0))
         );
+    }
+
+    #[test]
+    fn offsets_may_be_a_whole_number_of_sizes_or_shares() {
+        use hiops_bench::spec::Amount;
+        let kb = KbBase::default();
+        assert_eq!(
+            scaled_size_or_percent("3*64m", kb),
+            Ok(Amount::Bytes(3 << 26))
+        );
+        assert_eq!(scaled_size_or_percent("0*1g", kb), Ok(Amount::Bytes(0)));
+        assert_eq!(
+            scaled_size_or_percent("2*25%", kb),
+            Ok(Amount::Percent(50.0))
+        );
+        assert_eq!(scaled_size_or_percent("4k", kb), Ok(Amount::Bytes(4096)));
+        assert!(scaled_size_or_percent("5*25%", kb).is_err());
+        assert!(scaled_size_or_percent("x*4k", kb).is_err());
     }
 }

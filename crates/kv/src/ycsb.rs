@@ -176,7 +176,9 @@ impl Workload {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Op {
     Read,
@@ -499,9 +501,12 @@ pub struct PhaseResult {
     pub ops: Vec<OpStats>,
     /// The first error seen, if any.
     pub first_error: Option<String>,
+    /// Each operation's latencies and outcomes, for [`merge`].
+    #[serde(skip)]
+    recorded: Vec<(Op, Tally)>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Tally {
     hist: Histogram,
     ok: u64,
@@ -525,29 +530,34 @@ fn summarize(
     err: Option<String>,
 ) -> PhaseResult {
     let us = |ns: u64| ns as f64 / 1e3;
-    let ops: Vec<OpStats> = Op::ALL
+    let recorded: Vec<(Op, Tally)> = Op::ALL
         .iter()
-        .filter_map(|op| {
+        .map(|op| {
             let mut t = Tally::default();
             for (o, x) in tallies {
                 if o == op {
                     t.merge(x);
                 }
             }
-            (t.hist.count() > 0 || t.errors > 0).then(|| OpStats {
-                op: *op,
-                operations: t.ok + t.not_found + t.errors,
-                ok: t.ok,
-                not_found: t.not_found,
-                errors: t.errors,
-                average_us: t.hist.mean() / 1e3,
-                min_us: us(t.hist.min()),
-                max_us: us(t.hist.max()),
-                p50_us: us(t.hist.percentile(50.0)),
-                p95_us: us(t.hist.percentile(95.0)),
-                p99_us: us(t.hist.percentile(99.0)),
-                p999_us: us(t.hist.percentile(99.9)),
-            })
+            (*op, t)
+        })
+        .filter(|(_, t)| t.hist.count() > 0 || t.errors > 0)
+        .collect();
+    let ops: Vec<OpStats> = recorded
+        .iter()
+        .map(|(op, t)| OpStats {
+            op: *op,
+            operations: t.ok + t.not_found + t.errors,
+            ok: t.ok,
+            not_found: t.not_found,
+            errors: t.errors,
+            average_us: t.hist.mean() / 1e3,
+            min_us: us(t.hist.min()),
+            max_us: us(t.hist.max()),
+            p50_us: us(t.hist.percentile(50.0)),
+            p95_us: us(t.hist.percentile(95.0)),
+            p99_us: us(t.hist.percentile(99.0)),
+            p999_us: us(t.hist.percentile(99.9)),
         })
         .collect();
     let operations: u64 = ops.iter().map(|o| o.operations).sum();
@@ -563,7 +573,53 @@ fn summarize(
         },
         ops,
         first_error: err,
+        recorded,
     }
+}
+
+/// One phase from several processes (the ranks of an MPI job) that drove
+/// one server at once, as one: each operation's latencies merged exactly
+/// (the same histogram buckets), operations added over the longest runtime
+/// (the ranks start the phase together).
+pub fn merge(parts: &[PhaseResult]) -> PhaseResult {
+    let runtime_ms = parts.iter().map(|p| p.runtime_ms).fold(0.0, f64::max);
+    let tallies: Vec<(Op, Tally)> = parts.iter().flat_map(|p| p.recorded.clone()).collect();
+    let err = parts.iter().find_map(|p| p.first_error.clone());
+    let phase = parts.first().map_or("run", |p| p.phase.as_str());
+    summarize(
+        phase,
+        Duration::from_secs_f64(runtime_ms / 1e3),
+        &tallies,
+        err,
+    )
+}
+
+/// A phase as it travels to the process that merges it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct PhaseWire {
+    phase: String,
+    runtime_ms: f64,
+    recorded: Vec<(Op, Tally)>,
+    first_error: Option<String>,
+}
+
+/// A phase as bytes, its latencies included.
+pub fn phase_to_bytes(p: &PhaseResult) -> Vec<u8> {
+    let wire = PhaseWire {
+        phase: p.phase.clone(),
+        runtime_ms: p.runtime_ms,
+        recorded: p.recorded.clone(),
+        first_error: p.first_error.clone(),
+    };
+    serde_json::to_vec(&wire).expect("a phase serialises")
+}
+
+/// A phase from [`phase_to_bytes`].
+pub fn phase_from_bytes(bytes: &[u8]) -> io::Result<PhaseResult> {
+    let w: PhaseWire =
+        serde_json::from_slice(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let elapsed = Duration::from_secs_f64(w.runtime_ms / 1e3);
+    Ok(summarize(&w.phase, elapsed, &w.recorded, w.first_error))
 }
 
 /// Inserts records `0..records` from `clients` threads.
@@ -796,6 +852,36 @@ pub fn ycsb_text(r: &PhaseResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phases_of_several_processes_merge_as_if_recorded_in_one() {
+        let tally = |lat: &[u64], errors: u64| {
+            let mut t = Tally::default();
+            lat.iter().for_each(|&ns| t.hist.record(ns));
+            t.ok = lat.len() as u64 - errors;
+            t.errors = errors;
+            t
+        };
+        let a = [(Op::Read, tally(&[1_000, 2_000, 90_000], 0))];
+        let b = [
+            (Op::Read, tally(&[3_000, 4_000_000], 1)),
+            (Op::Update, tally(&[7_000], 0)),
+        ];
+        let secs = |s: u64| Duration::from_secs(s);
+        let pa = summarize("run", secs(2), &a, None);
+        let pb = summarize("run", secs(4), &b, Some("refused".into()));
+        let back: Vec<PhaseResult> = [pa, pb]
+            .iter()
+            .map(|p| phase_from_bytes(&phase_to_bytes(p)).unwrap())
+            .collect();
+        let merged = merge(&back);
+        let all: Vec<(Op, Tally)> = a.iter().chain(&b).cloned().collect();
+        let one = summarize("run", secs(4), &all, Some("refused".into()));
+        assert_eq!(format!("{:?}", merged.ops), format!("{:?}", one.ops));
+        assert_eq!((merged.operations, merged.throughput), (6, 6.0 / 4.0));
+        assert_eq!(merged.first_error.as_deref(), Some("refused"));
+        assert_eq!(merged.ops[0].p99_us, 4_000.0);
+    }
 
     #[test]
     fn keys_are_ycsb_hashed_names() {

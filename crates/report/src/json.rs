@@ -280,7 +280,7 @@ fn job_runtime_ns(job: &JobResult) -> u64 {
     job.threads.iter().map(|t| t.runtime_ns).sum()
 }
 
-fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
+pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
     // Per-second IOPS samples belong to the run; with one job they are the job's.
@@ -455,7 +455,7 @@ pub fn to_fio_json_set(set: &RunSet<'_>, bins: bool) -> Value {
     doc
 }
 
-fn disk_util(r: &RunResult) -> Vec<Value> {
+pub(crate) fn disk_util(r: &RunResult) -> Vec<Value> {
     r.devices
         .iter()
         .map(|d| {
@@ -503,7 +503,7 @@ fn snia(r: &RunResult) -> Value {
 }
 
 /// hiops' own figures of one run (one phase).
-fn run_figures(r: &RunResult) -> Value {
+pub(crate) fn run_figures(r: &RunResult) -> Value {
     let ios = r.total_ios() as f64;
     let ps = r.process_seconds();
     let per_io = |s: f64| {

@@ -3,9 +3,11 @@
 //! [`text::summary`] is the terminal summary; [`json::to_fio_json`] writes
 //! fio 3.x's JSON schema for every field whose meaning hiops shares, and puts
 //! hiops' own figures (clocks per I/O, the device/platform latency split,
-//! machine CPU, the per-second series) under the `hiops` key. See
+//! machine CPU, the per-second series) under the `hiops` key; [`ranks`]
+//! prints a run across ranks (MPI) as fio's client mode does. See
 //! docs/output.md for the field list.
 
 pub mod derived;
 pub mod json;
+pub mod ranks;
 pub mod text;

@@ -1,11 +1,11 @@
 //! CPU time over a measurement window: the process's own (getrusage) and the
 //! whole machine's (/proc/stat), split into user / kernel / irq+softirq.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Process resource usage at one instant.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct ProcessSample {
     pub user: Duration,
     pub system: Duration,
@@ -62,7 +62,7 @@ impl ProcessSample {
 
 /// The machine's CPU time from the aggregate `cpu` line of /proc/stat, in
 /// clock ticks (USER_HZ).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MachineSample {
     pub user: u64,
     pub nice: u64,

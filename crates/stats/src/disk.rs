@@ -1,10 +1,10 @@
 //! Device counters: /proc/diskstats (service time, utilisation) and
 //! /proc/interrupts (interrupts of the device's queues).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One device's line of /proc/diskstats (Documentation/admin-guide/iostats.rst).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskStats {
     pub reads: u64,
     pub read_merges: u64,

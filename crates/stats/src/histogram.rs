@@ -19,7 +19,10 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-#[derive(Clone)]
+/// Serialised as its non-empty buckets (see [`Sparse`]): what another host
+/// sends to the one that merges, exactly.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "Sparse", try_from = "Sparse")]
 pub struct Histogram {
     buckets: Box<[u64]>,
     count: u64,
@@ -186,6 +189,65 @@ impl Histogram {
     }
 }
 
+/// A histogram as it travels: the non-empty buckets as (index, count) and
+/// the exact moments (the sum of squares as its bits, which no text format
+/// rounds), so the receiver rebuilds the very same histogram.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sparse {
+    buckets: Vec<(u32, u64)>,
+    count: u64,
+    sum: u128,
+    sum_sq_bits: u64,
+    min: u64,
+    max: u64,
+}
+
+impl From<Histogram> for Sparse {
+    fn from(h: Histogram) -> Sparse {
+        Sparse {
+            buckets: h
+                .buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(i, &n)| (i as u32, n))
+                .collect(),
+            count: h.count,
+            sum: h.sum,
+            sum_sq_bits: h.sum_sq.to_bits(),
+            min: h.min,
+            max: h.max,
+        }
+    }
+}
+
+impl TryFrom<Sparse> for Histogram {
+    type Error = String;
+
+    fn try_from(s: Sparse) -> Result<Histogram, String> {
+        let mut h = Histogram::new();
+        for &(i, n) in &s.buckets {
+            let slot = h.buckets.get_mut(i as usize).ok_or_else(|| {
+                format!("histogram bucket {i} is past fio's {FIO_PLAT_NR}: the sender is not this hiops")
+            })?;
+            *slot += n;
+        }
+        let total: u64 = s.buckets.iter().map(|&(_, n)| n).sum();
+        if total != s.count {
+            return Err(format!(
+                "histogram buckets hold {total} samples but its count says {}",
+                s.count
+            ));
+        }
+        h.count = s.count;
+        h.sum = s.sum;
+        h.sum_sq = f64::from_bits(s.sum_sq_bits);
+        h.min = s.min;
+        h.max = s.max;
+        Ok(h)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +305,34 @@ mod tests {
             prop_assert_eq!(ha.min(), all.min());
             for p in DEFAULT_PERCENTILES { prop_assert_eq!(ha.percentile(p), all.percentile(p)); }
         }
+    }
+
+    #[test]
+    fn a_histogram_travels_exactly_and_bad_ones_are_refused() {
+        let mut h = Histogram::new();
+        for v in [0, 1, 127, 128, 5_000, 77_777, 1 << 33, u64::MAX / 3] {
+            h.record(v);
+        }
+        let text = serde_json::to_string(&h).unwrap();
+        let back: Histogram = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.raw_buckets(), h.raw_buckets());
+        assert_eq!(
+            (
+                back.count(),
+                back.min(),
+                back.max(),
+                back.mean(),
+                back.stddev()
+            ),
+            (h.count(), h.min(), h.max(), h.mean(), h.stddev())
+        );
+        let empty: Histogram =
+            serde_json::from_str(&serde_json::to_string(&Histogram::new()).unwrap()).unwrap();
+        assert_eq!((empty.count(), empty.min(), empty.max()), (0, 0, 0));
+        let past = r#"{"buckets":[[1856,1]],"count":1,"sum":1,"sum_sq_bits":0,"min":1,"max":1}"#;
+        assert!(serde_json::from_str::<Histogram>(past).is_err());
+        let short = r#"{"buckets":[[3,1]],"count":2,"sum":6,"sum_sq_bits":0,"min":3,"max":3}"#;
+        assert!(serde_json::from_str::<Histogram>(short).is_err());
     }
 
     #[test]
