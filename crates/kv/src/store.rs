@@ -85,6 +85,9 @@ pub struct StoreConfig {
     pub direct: bool,
     /// Write a block device even when it looks like it holds data.
     pub allow_write_device: bool,
+    /// An existing store smaller than `create_size` grows to it (the CLI's
+    /// `--size` given for an existing store); one larger is refused.
+    pub grow: bool,
 }
 
 impl Default for StoreConfig {
@@ -97,6 +100,7 @@ impl Default for StoreConfig {
             path: PathConfig::default(),
             direct: true,
             allow_write_device: false,
+            grow: false,
         }
     }
 }
@@ -271,6 +275,7 @@ struct Counters {
     flushes: AtomicU64,
     flushed_bytes: AtomicU64,
     flush_errors: AtomicU64,
+    space_waits: AtomicU64,
     defrag_blocks: AtomicU64,
     defrag_moved: AtomicU64,
     tombstones_dropped: AtomicU64,
@@ -309,6 +314,8 @@ pub struct StoreStats {
     pub flushed_bytes: u64,
     /// Flushes that failed (their writers got `StoreError::Failed`).
     pub flush_errors: u64,
+    /// Writes short of space that waited for a defragmentation pass.
+    pub space_waits: u64,
     pub defrag_blocks: u64,
     pub defrag_moved: u64,
     pub tombstones_dropped: u64,
@@ -379,7 +386,7 @@ fn superblock(
         )),
         Some(sb) => Ok((sb, false)),
         None => {
-            let blocks = (len / cfg.block_size as u64).saturating_sub(1);
+            let blocks = target::blocks_in(len, cfg.block_size);
             let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
             if blocks < least {
                 return Err(open_error(
@@ -395,7 +402,7 @@ fn superblock(
                 block_size: cfg.block_size,
                 // The index addresses MAX_BLOCKS (256 TiB of 8 MiB
                 // blocks); a larger device uses its first part.
-                blocks: blocks.min(max_blocks as u64) as u32,
+                blocks: blocks as u32,
                 epoch: 1,
             };
             sb.encode(&mut page);
@@ -424,6 +431,7 @@ impl Store {
         )
         .map_err(|e| open_error(path, e.to_string()))?;
         let (sb, formatted) = superblock(path, &io, target.len, &cfg)?;
+        let sb = target::grow(path, &io, &target, sb, &cfg)?;
         let blocks = (0..sb.blocks)
             .map(|_| BlockInfo {
                 state: AtomicU8::new(FREE),
@@ -628,6 +636,7 @@ impl Store {
             flushes: c.flushes.load(Relaxed),
             flushed_bytes: c.flushed_bytes.load(Relaxed),
             flush_errors: c.flush_errors.load(Relaxed),
+            space_waits: c.space_waits.load(Relaxed),
             defrag_blocks: c.defrag_blocks.load(Relaxed),
             defrag_moved: c.defrag_moved.load(Relaxed),
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),

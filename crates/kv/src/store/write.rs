@@ -208,6 +208,7 @@ impl Inner {
                 w.defrag_wanted = true;
                 drop(w);
                 self.defrag_kick.notify_one();
+                self.counters.space_waits.fetch_add(1, Relaxed);
                 Ok(None)
             }
             Err(e) => Err(e),
