@@ -62,6 +62,11 @@ pub struct StoreArgs {
         default_missing_value = ""
     )]
     pub allow_write_device: Option<PathBuf>,
+    /// Open a damaged store: keep every record that checks, drop the keys
+    /// the damage may have made stale, and say which (without it, a
+    /// damaged store is refused and left as it is).
+    #[arg(long)]
+    pub repair: bool,
 }
 
 #[derive(Args, Debug)]
@@ -210,6 +215,7 @@ impl StoreArgs {
             direct: true,
             allow_write_device,
             grow: self.size.is_some(),
+            repair: self.repair,
         })
     }
 
@@ -242,7 +248,11 @@ impl StoreArgs {
             .path
             .as_ref()
             .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
-        Ok(Store::open(path, self.config()?)?)
+        let store = Store::open(path, self.config()?)?;
+        if let Some(line) = store.stats().recovery.repair_line() {
+            eprintln!("hiops kv: {}: {line}", path.display());
+        }
+        Ok(store)
     }
 }
 

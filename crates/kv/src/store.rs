@@ -40,6 +40,7 @@ mod defrag;
 mod flush;
 mod read;
 mod recover;
+mod repair;
 mod target;
 pub(crate) mod wait;
 mod write;
@@ -57,6 +58,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 use wait::{lock, now, WakeList};
 use write::{AsyncWaits, BlockingWaits, Write};
+
+pub use recover::Damage;
 
 /// When a write is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -88,6 +91,10 @@ pub struct StoreConfig {
     /// An existing store smaller than `create_size` grows to it (the CLI's
     /// `--size` given for an existing store); one larger is refused.
     pub grow: bool,
+    /// Open a damaged store: keep every record that checks, drop the keys
+    /// the damage may have made stale, and report them (`Recovery`).
+    /// Without it, a damaged store is refused.
+    pub repair: bool,
 }
 
 impl Default for StoreConfig {
@@ -101,6 +108,7 @@ impl Default for StoreConfig {
             direct: true,
             allow_write_device: false,
             grow: false,
+            repair: false,
         }
     }
 }
@@ -112,6 +120,17 @@ pub enum StoreError {
     Io(#[from] io::Error),
     #[error("{path}: {why}")]
     Open { path: PathBuf, why: String },
+    /// Opening found damage and `repair` was not asked for; nothing was
+    /// written.
+    #[error("{path}: damaged: {first}{more}; nothing was changed: open with --repair to keep every record that checks and drop the keys the damage may have made stale")]
+    Damaged {
+        path: PathBuf,
+        /// The first problem: what, block, byte offset.
+        first: String,
+        /// How many more ("" when none).
+        more: String,
+        damage: Vec<Damage>,
+    },
     /// The safety gate refused the device.
     #[error("{0}")]
     Refused(#[from] hiops_safety::Refusal),
@@ -153,9 +172,20 @@ const SHRINK_RESERVE: usize = 2;
 struct BlockInfo {
     state: AtomicU8,
     live: AtomicU64,
-    /// Version of the block's first record (u64::MAX while empty).
+    /// Version of the block's first record (u64::MAX while free).
     min_version: AtomicU64,
     seq: AtomicU64,
+}
+
+impl BlockInfo {
+    fn free() -> BlockInfo {
+        BlockInfo {
+            state: AtomicU8::new(FREE),
+            live: AtomicU64::new(0),
+            min_version: AtomicU64::new(u64::MAX),
+            seq: AtomicU64::new(0),
+        }
+    }
 }
 
 struct OpenBlock {
@@ -164,6 +194,8 @@ struct OpenBlock {
     buf: AlignedBuf,
     used: usize,
     flushed: usize,
+    /// The fingerprint of the last record's key (stamped into the next).
+    last_fingerprint: u32,
 }
 
 struct SealedBlock {
@@ -192,6 +224,8 @@ struct Writer {
     epoch: u64,
     appended_lsn: u64,
     durable_lsn: u64,
+    /// Every version up to this is durable (stamped into each record).
+    durable_version: u64,
     /// Something asked for a flush (an append, a sync) since the last one.
     flush_wanted: bool,
     /// Flushes started.
@@ -249,6 +283,7 @@ impl Writer {
             epoch: sb.epoch,
             appended_lsn: 0,
             durable_lsn: 0,
+            durable_version: 0,
             flush_wanted: false,
             attempts: 0,
             failure: None,
@@ -290,6 +325,47 @@ pub struct Recovery {
     pub keys: u64,
     pub tombstones: u64,
     pub millis: f64,
+    /// Every piece of damage found (empty: the store checked clean).
+    pub damage: Vec<Damage>,
+    /// Records the damage destroyed (versions the format says must be
+    /// there and are not).
+    pub lost_records: u64,
+    /// Records of writes a crash cut short (past the last durable point:
+    /// never acknowledged under sync durability), dropped.
+    pub torn_records: u64,
+    /// The damage was repaired (`StoreConfig::repair`).
+    pub repaired: bool,
+    /// Keys repair dropped: a lost record may have been newer than their
+    /// newest surviving one (or all of theirs were lost).
+    pub dropped_keys: u64,
+    /// The first of them, as text.
+    pub dropped_sample: Vec<String>,
+}
+
+impl Recovery {
+    /// One line saying what a repair dropped, if there was one.
+    pub fn repair_line(&self) -> Option<String> {
+        if !self.repaired {
+            return None;
+        }
+        let first = self.damage.first().map_or(String::new(), Damage::describe);
+        let mut names = self
+            .dropped_sample
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.dropped_keys > 10 {
+            names.push_str(", ...");
+        }
+        Some(format!(
+            "repaired {} problems (first: {first}): {} records lost, {} keys dropped ({names})",
+            self.damage.len(),
+            self.lost_records,
+            self.dropped_keys
+        ))
+    }
 }
 
 /// A snapshot of the store's state and counters.
@@ -344,7 +420,7 @@ struct Inner {
     durability: Durability,
     defrag_threshold: f64,
     counters: Counters,
-    recovery: Recovery,
+    recovery: Mutex<Recovery>,
 }
 
 /// An open store; `&Store` is shared by many threads.
@@ -404,7 +480,13 @@ fn superblock(
                 // blocks); a larger device uses its first part.
                 blocks: blocks as u32,
                 epoch: 1,
+                version_base: 1,
+                seq_base: 1,
             };
+            // Every block gets a free header before the superblock names
+            // them: a header that does not check is then always damage.
+            let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
+            defrag::write_free_headers(io, &sb, sb.epoch, &all)?;
             sb.encode(&mut page);
             io.write_at(0, &page, 0)?;
             io.datasync(0)?;
@@ -431,51 +513,39 @@ impl Store {
         )
         .map_err(|e| open_error(path, e.to_string()))?;
         let (sb, formatted) = superblock(path, &io, target.len, &cfg)?;
-        let sb = target::grow(path, &io, &target, sb, &cfg)?;
-        let blocks = (0..sb.blocks)
-            .map(|_| BlockInfo {
-                state: AtomicU8::new(FREE),
-                live: AtomicU64::new(0),
-                min_version: AtomicU64::new(u64::MAX),
-                seq: AtomicU64::new(0),
-            })
-            .collect();
-        let mut inner = Inner {
-            io,
-            file: target.file,
-            sb,
-            index: Index::default(),
-            blocks,
-            writer: Mutex::new(Writer::new(&sb)),
-            work: Condvar::new(),
-            durable: Condvar::new(),
-            defrag_kick: Condvar::new(),
-            defrag_lock: Mutex::new(()),
-            stop: AtomicBool::new(false),
-            stop_defrag: AtomicBool::new(false),
-            durability: cfg.durability,
-            defrag_threshold: cfg.defrag_threshold,
-            counters: Counters::default(),
-            recovery: Recovery::default(),
-        };
+        let mut inner = Inner::new(io, target.file, sb, &cfg);
         let mut recovery = Recovery {
             formatted,
             ..Recovery::default()
         };
-        if formatted {
+        let verdict = if formatted {
             inner
                 .writer
                 .get_mut()
                 .unwrap_or_else(|p| p.into_inner())
                 .free = (0..sb.blocks).rev().collect();
+            None
         } else {
-            inner.rebuild(&mut recovery)?;
-        }
+            Some(inner.recover(path, target.len, &cfg, &mut recovery)?)
+        };
+        let t = (&inner.file, target.len, target.is_device);
+        let grown = target::grow(path, &inner.io, t, inner.sb, &cfg)?;
+        inner.add_blocks(grown);
         recovery.keys = inner.index.live_keys();
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
-        inner.recovery = recovery;
-        Store::start(inner)
+        inner.recovery = Mutex::new(recovery);
+        let store = Store::start(inner)?;
+        if let Some(v) = verdict.filter(|v| !v.damage.is_empty()) {
+            let dropped = store.inner.repair(&v)?;
+            let mut r = lock(&store.inner.recovery);
+            r.repaired = true;
+            r.dropped_keys = (dropped.len() + v.lost_keys.len()) as u64;
+            r.dropped_sample = repair::sample(&[dropped, v.lost_keys].concat());
+            r.keys = store.inner.index.live_keys();
+            r.tombstones = store.inner.index.entries() - r.keys;
+        }
+        Ok(store)
     }
 
     /// Starts the flusher and the defragmenter.
@@ -587,13 +657,7 @@ impl Store {
 
     /// Waits until everything appended so far is on the device.
     pub fn sync(&self) -> Result<(), StoreError> {
-        let i = &self.inner;
-        let mut w = lock(&i.writer);
-        let (lsn, since) = (w.appended_lsn, w.attempts);
-        w.flush_wanted = true;
-        drop(w);
-        i.work.notify_one();
-        i.wait_durable(lsn, since)
+        self.inner.sync_now()
     }
 
     /// Runs one defragmentation pass now (tests, and `DEBUG DEFRAG`).
@@ -642,7 +706,7 @@ impl Store {
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
             durability: i.durability,
             strategy: i.io.description(),
-            recovery: i.recovery.clone(),
+            recovery: lock(&i.recovery).clone(),
         }
     }
 
@@ -664,6 +728,14 @@ impl Drop for Store {
         if let Some(t) = self.threads.pop() {
             let _ = t.join();
         }
+        // Seal the open block once everything before it is durable: after
+        // a clean close, the next open can check every version.
+        if i.sync_now().is_ok() {
+            let mut w = lock(&i.writer);
+            if w.open.is_some() {
+                i.seal(&mut w);
+            }
+        }
         {
             let mut w = lock(&i.writer);
             w.flush_wanted = true;
@@ -677,9 +749,46 @@ impl Drop for Store {
 }
 
 impl Inner {
+    fn new(io: IoPath, file: File, sb: Superblock, cfg: &StoreConfig) -> Inner {
+        Inner {
+            io,
+            file,
+            sb,
+            index: Index::default(),
+            blocks: (0..sb.blocks).map(|_| BlockInfo::free()).collect(),
+            writer: Mutex::new(Writer::new(&sb)),
+            work: Condvar::new(),
+            durable: Condvar::new(),
+            defrag_kick: Condvar::new(),
+            defrag_lock: Mutex::new(()),
+            stop: AtomicBool::new(false),
+            stop_defrag: AtomicBool::new(false),
+            durability: cfg.durability,
+            defrag_threshold: cfg.defrag_threshold,
+            counters: Counters::default(),
+            recovery: Mutex::new(Recovery::default()),
+        }
+    }
+
+    /// Takes in the blocks a grown superblock adds (free, on the device).
+    fn add_blocks(&mut self, grown: Superblock) {
+        let old = self.sb.blocks;
+        assert!(grown.blocks >= old, "a store never shrinks");
+        self.blocks
+            .extend((old..grown.blocks).map(|_| BlockInfo::free()));
+        let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
+        w.free.extend(old..grown.blocks);
+        w.free.sort_unstable_by(|a, b| b.cmp(a));
+        self.sb = grown;
+    }
+
+    /// The largest record a block takes (its header and seal aside).
+    fn room(&self) -> usize {
+        self.sb.block_size as usize - format::BLOCK_HEADER - format::RECORD_HEADER
+    }
+
     fn max_value(&self, key_len: usize) -> usize {
-        let room =
-            self.sb.block_size as usize - format::BLOCK_HEADER - format::RECORD_HEADER - key_len;
+        let room = self.room() - format::RECORD_HEADER - key_len;
         room - room % format::RECORD_ALIGN
     }
 
@@ -708,6 +817,8 @@ impl Inner {
         w.durable_outcome(lsn, since).unwrap_or(Ok(()))?;
         let sb = Superblock {
             epoch: w.epoch + 1,
+            version_base: w.next_version,
+            seq_base: w.next_seq,
             ..self.sb
         };
         let mut page = AlignedBuf::new(PAGE);

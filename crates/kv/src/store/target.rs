@@ -89,15 +89,16 @@ pub(crate) fn blocks_in(bytes: u64, block_size: u32) -> u64 {
 
 /// Grows the store to `cfg.create_size` when asked (`cfg.grow`, the CLI's
 /// `--size` on an existing store): the file is extended first and the
-/// superblock names the new blocks last, so a crash in between leaves the
-/// store as it was. A size below the store's is refused.
+/// superblock names the new blocks last (after their free headers), so a
+/// crash in between leaves the store as it was. A size below the store's is refused.
 pub(crate) fn grow(
     path: &Path,
     io: &IoPath,
-    target: &Opened,
+    target: (&File, u64, bool),
     sb: Superblock,
     cfg: &StoreConfig,
 ) -> Result<Superblock, StoreError> {
+    let (file, len, is_device) = target;
     let want = blocks_in(cfg.create_size, sb.block_size);
     let have_bytes = (sb.blocks as u64 + 1) * sb.block_size as u64;
     if !cfg.grow || want == sb.blocks as u64 {
@@ -113,23 +114,26 @@ pub(crate) fn grow(
         ));
     }
     let need = (want + 1) * sb.block_size as u64;
-    if target.len < need {
-        if target.is_device {
+    if len < need {
+        if is_device {
             return Err(open_error(
                 path,
                 format!(
                     "the device holds {} bytes; --size={} does not fit it: give at most {}",
-                    target.len, cfg.create_size, target.len
+                    len, cfg.create_size, len
                 ),
             ));
         }
-        target.file.set_len(need)?;
-        target.file.sync_all()?;
+        file.set_len(need)?;
+        file.sync_all()?;
     }
     let grown = Superblock {
         blocks: want as u32,
         ..sb
     };
+    // The new blocks' free headers before the superblock names them.
+    let new: Vec<(u32, u64)> = (sb.blocks..grown.blocks).map(|i| (i, 0)).collect();
+    super::defrag::write_free_headers(io, &grown, sb.epoch, &new)?;
     let mut page = AlignedBuf::new(PAGE);
     grown.encode(&mut page);
     io.write_at(0, &page, 0)?;
