@@ -9,9 +9,11 @@
 //!
 //! Superblock (offset 0, one page): magic "HIOPSKV1" | format u32 | block
 //! size u32 | block count u32 | epoch u64 | version base u64 | seq base u64
-//! | crc32c u32 (over bytes 0..44). FLUSHALL starts a new epoch; the bases
-//! are the next record version and block sequence at its start, so numbers
-//! never repeat across epochs.
+//! | durable u64 | crc32c u32 (over bytes 0..52). FLUSHALL starts a new
+//! epoch; the bases are the next record version and block sequence at its
+//! start, so numbers never repeat across epochs. `durable` is written by a
+//! clean close: every version up to it was durable then (and stays a true
+//! statement forever, so it is never cleared).
 //!
 //! Block header (first 48 bytes of a block): magic "HKVB" | crc32c u32
 //! (over bytes 8..48) | epoch u64 | block sequence u64 | first version u64 |
@@ -47,40 +49,48 @@
 //!
 //! # What opening concludes
 //!
-//! Let M be the highest `durable` field of any record that checks. Every
-//! version up to M was durable, and a crash loses nothing durable (a page
-//! write is all or nothing, as on devices with 4 KiB atomic writes). So in
-//! a block in use, a version missing from `first ..= seal` (a sealed
-//! block), or a missing version up to M (an unsealed block: the open block
-//! or one sealed in memory at a crash), is damage. A missing version above
-//! M in an unsealed block is a write cut short by a crash: never
-//! acknowledged under sync durability; the block is cut there (sealed at
-//! that version) and the records after it are dropped. A header that does
-//! not check, and a file shorter than the superblock says, are damage.
+//! Let M be the highest `durable` field of any record that checks, or of
+//! the superblock (a clean close writes it there). Every version up to M
+//! was durable, and a crash loses nothing durable (a page write is all or
+//! nothing, as on devices with 4 KiB atomic writes). So, in a block in use:
+//! - a version missing from `first ..= seal` of a sealed block is damage;
+//! - in an unsealed block (the open block, or one sealed in memory when a
+//!   crash came), a missing version up to M is damage, and the first one
+//!   above M is where a crash cut the writes short: never acknowledged
+//!   under sync durability, the block is sealed there and the records after
+//!   it dropped;
+//! - what is missing of a block cut by the end of the file is damage.
+//!
+//! A header that does not check is damage. If the block's first record
+//! (in the same page, written with the header) checks, it names the block's
+//! sequence and first version, and nothing else is lost; if the rest of the
+//! page is zeros, it was a free block (freeing zeroes the page). A block
+//! with neither is lost whole. A file shorter than the superblock says is
+//! damage.
 //!
 //! Without repair, any damage refuses the open (one line: what, block,
-//! byte offset). With repair, a key may be served only if no lost record
-//! can be newer than its newest surviving one:
-//! - a record whose value is damaged names its key and version: that key is
-//!   dropped if its newest surviving record is older;
-//! - records in a block whose header is damaged cannot be trusted (the
-//!   block may have been freed after a tombstone that has since gone), so
-//!   each key they hold is dropped if its newest trusted record is older;
-//! - a lost stretch whose keys are unknown (a record header or a whole
-//!   block) holds versions up to some bound H (the next record that
-//!   checks, the next block's first version, or M + 1, whichever is known
-//!   first), and every key whose newest surviving record is older than H is
-//!   dropped.
+//! byte offset), and nothing is written. With repair, a key is served only
+//! if no lost record can be newer than its newest surviving one:
+//! - a record whose value is damaged names its key and version; the record
+//!   after a lost one names its key's fingerprint: such a key is dropped if
+//!   its newest surviving record is older;
+//! - lost versions whose keys are unknown are bounded by H: the next
+//!   record that checks, the next block's first version, or a block's
+//!   capacity (every record takes at least a header); for blocks lost whole,
+//!   the highest version no surviving block covers, up to the newest
+//!   version known to exist (the highest seen, or M). Every key whose newest
+//!   surviving record is older than H is dropped.
 //!
 //! A dropped key gets a tombstone (so it stays absent, and older records of
 //! it never return), damaged blocks are emptied (their live records moved)
-//! and freed, and the report names the dropped keys. Deleted keys cannot
-//! return either: a tombstone is an ordinary record, so its loss makes its
-//! key's older records suspect by the same rules.
+//! and freed, lost blocks freed, and the report names the dropped keys.
+//! Deleted keys cannot return either: a tombstone is an ordinary record, so
+//! its loss makes its key's older records suspect by the same rules.
 //!
-//! What stays undecidable: after a crash (not a clean close, which seals
-//! with everything durable), damage to the records above M of the last
-//! flushes looks like the crash's torn tail and is cut as such.
+//! What stays undecidable: after a crash (not a clean close, which records
+//! in the superblock that everything was durable), damage to the records
+//! above M of the last flushes looks like the crash's torn tail and is cut
+//! as such.
 
 pub const SUPER_MAGIC: &[u8; 8] = b"HIOPSKV1";
 pub const FORMAT_VERSION: u32 = 2;
@@ -122,6 +132,8 @@ pub struct Superblock {
     pub version_base: u64,
     /// Block sequences of this epoch start here.
     pub seq_base: u64,
+    /// Every version up to this was durable at the last clean close.
+    pub durable: u64,
 }
 
 impl Superblock {
@@ -134,8 +146,9 @@ impl Superblock {
         page[20..28].copy_from_slice(&self.epoch.to_le_bytes());
         page[28..36].copy_from_slice(&self.version_base.to_le_bytes());
         page[36..44].copy_from_slice(&self.seq_base.to_le_bytes());
-        let crc = crc32c::crc32c(&page[0..44]);
-        page[44..48].copy_from_slice(&crc.to_le_bytes());
+        page[44..52].copy_from_slice(&self.durable.to_le_bytes());
+        let crc = crc32c::crc32c(&page[0..52]);
+        page[52..56].copy_from_slice(&crc.to_le_bytes());
     }
 
     /// `Ok(None)`: no superblock (a new or zeroed target). `Err`: another
@@ -154,7 +167,7 @@ impl Superblock {
                 "it is a hiops kv store of format 1, which this hiops does not read (it reads format {FORMAT_VERSION}, which finds and names damage): load its data into a new store"
             ));
         }
-        if crc32c::crc32c(&page[0..44]) != u32_at(page, 44) {
+        if crc32c::crc32c(&page[0..52]) != u32_at(page, 52) {
             return Err("its hiops kv superblock is damaged (checksum mismatch)".into());
         }
         if version != FORMAT_VERSION {
@@ -168,6 +181,7 @@ impl Superblock {
             epoch: u64_at(page, 20),
             version_base: u64_at(page, 28),
             seq_base: u64_at(page, 36),
+            durable: u64_at(page, 44),
         }))
     }
 
@@ -524,6 +538,7 @@ mod tests {
             epoch: 3,
             version_base: 11,
             seq_base: 5,
+            durable: 40,
         };
         let mut page = vec![0u8; PAGE];
         assert_eq!(Superblock::decode(&page), Ok(None));

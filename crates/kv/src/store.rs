@@ -226,6 +226,8 @@ struct Writer {
     durable_lsn: u64,
     /// Every version up to this is durable (stamped into each record).
     durable_version: u64,
+    /// The superblock on the device.
+    sb: Superblock,
     /// Something asked for a flush (an append, a sync) since the last one.
     flush_wanted: bool,
     /// Flushes started.
@@ -284,6 +286,7 @@ impl Writer {
             appended_lsn: 0,
             durable_lsn: 0,
             durable_version: 0,
+            sb: *sb,
             flush_wanted: false,
             attempts: 0,
             failure: None,
@@ -482,6 +485,7 @@ fn superblock(
                 epoch: 1,
                 version_base: 1,
                 seq_base: 1,
+                durable: 0,
             };
             // Every block gets a free header before the superblock names
             // them: a header that does not check is then always damage.
@@ -745,10 +749,32 @@ impl Drop for Store {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        if let Err(e) = i.close_clean() {
+            eprintln!("hiops kv: closing: {e}; the next open treats it as a crash");
+        }
     }
 }
 
 impl Inner {
+    /// After the flusher wrote everything: the superblock records that
+    /// every version so far is durable (the next open can check them all).
+    fn close_clean(&self) -> Result<(), StoreError> {
+        let mut w = lock(&self.writer);
+        if w.durable_lsn < w.appended_lsn {
+            return Ok(()); // a failed flush: not clean
+        }
+        let sb = Superblock {
+            durable: w.durable_version,
+            ..w.sb
+        };
+        let mut page = AlignedBuf::new(PAGE);
+        sb.encode(&mut page);
+        self.io.write_at(0, &page, 0)?;
+        self.io.datasync(0)?;
+        w.sb = sb;
+        Ok(())
+    }
+
     fn new(io: IoPath, file: File, sb: Superblock, cfg: &StoreConfig) -> Inner {
         Inner {
             io,
@@ -779,6 +805,7 @@ impl Inner {
         let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
         w.free.extend(old..grown.blocks);
         w.free.sort_unstable_by(|a, b| b.cmp(a));
+        w.sb = grown;
         self.sb = grown;
     }
 
@@ -819,13 +846,14 @@ impl Inner {
             epoch: w.epoch + 1,
             version_base: w.next_version,
             seq_base: w.next_seq,
-            ..self.sb
+            ..w.sb
         };
         let mut page = AlignedBuf::new(PAGE);
         sb.encode(&mut page);
         self.io.write_at(0, &page, 0)?;
         self.io.datasync(0)?;
         w.epoch = sb.epoch;
+        w.sb = sb;
         self.index.clear();
         if let Some(o) = w.open.take() {
             w.pool.push(o.buf);

@@ -126,9 +126,13 @@ fn defragmentation_frees_blocks_and_keeps_every_live_record() {
 
 /// Makes a cleanly closed store look like one a crash stopped right after
 /// its last write: the seal the close wrote is zeroed (as if its page never
-/// reached the device).
+/// reached the device), and the superblock's clean-close mark is undone.
 fn unseal_last_block(file: &Path) {
     let mut bytes = std::fs::read(file).unwrap();
+    let sb = format::Superblock::decode(&bytes[..format::PAGE])
+        .unwrap()
+        .unwrap();
+    format::Superblock { durable: 0, ..sb }.encode(&mut bytes[..format::PAGE]);
     let blocks = bytes.len() / BLOCK as usize - 1;
     let mut last = None;
     for b in 0..blocks {

@@ -64,6 +64,10 @@ pub(super) struct Used {
     pub holes: Vec<Hole>,
     /// Records of an unsealed block (indexed once M is known).
     pub pending: Vec<Kept>,
+    /// The end of the file cuts the block: what is missing is lost.
+    pub cut_by_eof: bool,
+    /// Its header did not check (its first record named its use).
+    pub headless: bool,
 }
 
 /// Everything the scan found, before judging.
@@ -72,6 +76,8 @@ pub(super) struct Scanned {
     pub used: Vec<Used>,
     /// Blocks whose header and first record do not check.
     pub unknown: Vec<u32>,
+    /// Free blocks whose header does not check.
+    pub refree: Vec<u32>,
     pub damage: Vec<Damage>,
     /// Highest `durable` stamp, highest version and sequence seen.
     pub max_durable: u64,
@@ -84,16 +90,37 @@ pub(super) struct Scanned {
     pub free: Vec<u32>,
 }
 
-/// A block's use found from its first record when its header is damaged:
-/// page 0 is written whole, so records at the header's end are from the
-/// same write as the header (a freed block's page 0 holds zeros there).
-fn use_from_first_record(block: &[u8], version_base: u64) -> Option<(u64, u64)> {
+/// What a block whose header does not check was, from the rest of its
+/// first page (written whole, with the header): a first record names the
+/// use; zeros after a header that is not zero were a free block (freeing
+/// zeroes the page).
+enum Headless {
+    Used { seq: u64, first: u64 },
+    Free,
+    Unknown,
+}
+
+fn headless(block: &[u8], version_base: u64) -> Headless {
     match format::decode(&block[BLOCK_HEADER..]) {
-        format::Decoded::Good(r) if r.version >= version_base => Some((r.seq, r.version)),
-        format::Decoded::BadValue { seq, version, .. } if version >= version_base => {
-            Some((seq, version))
+        format::Decoded::Good(r) if r.version >= version_base => {
+            return Headless::Used {
+                seq: r.seq,
+                first: r.version,
+            }
         }
-        _ => None,
+        format::Decoded::BadValue { seq, version, .. } if version >= version_base => {
+            return Headless::Used {
+                seq,
+                first: version,
+            }
+        }
+        _ => {}
+    }
+    let zero = |b: &[u8]| b.iter().all(|&x| x == 0);
+    if zero(&block[BLOCK_HEADER..format::PAGE]) && !zero(&block[..BLOCK_HEADER]) {
+        Headless::Free
+    } else {
+        Headless::Unknown
     }
 }
 
@@ -190,12 +217,18 @@ impl Inner {
         for idx in 0..self.sb.blocks {
             self.read_block(idx, &mut block, len)?;
             self.scan_block(idx, &block, &mut s);
+            if self.sb.block_offset(idx + 1) > len {
+                if let Some(u) = s.used.last_mut().filter(|u| u.idx == idx) {
+                    u.cut_by_eof = true;
+                }
+            }
         }
         Ok(s)
     }
 
     fn scan_block(&self, idx: u32, block: &[u8], s: &mut Scanned) {
         let byte = self.sb.block_offset(idx);
+        let mut headless_use = false;
         let (seq, first) = match format::decode_block_header(block) {
             Some(BlockHeader::InUse {
                 epoch,
@@ -221,16 +254,24 @@ impl Inner {
                     byte,
                     what: "its header does not check".into(),
                 });
-                match use_from_first_record(block, self.sb.version_base) {
-                    Some(found) => found,
-                    None => {
+                match headless(block, self.sb.version_base) {
+                    Headless::Used { seq, first } => {
+                        headless_use = true;
+                        (seq, first)
+                    }
+                    Headless::Free => {
+                        s.refree.push(idx);
+                        return;
+                    }
+                    Headless::Unknown => {
                         s.unknown.push(idx);
                         return;
                     }
                 }
             }
         };
-        let used = self.scan_records(idx, block, seq, first, s);
+        let mut used = self.scan_records(idx, block, seq, first, s);
+        used.headless = headless_use;
         s.used.push(used);
     }
 
@@ -247,6 +288,8 @@ impl Inner {
             end_at: BLOCK_HEADER,
             holes: Vec::new(),
             pending: Vec::new(),
+            cut_by_eof: false,
+            headless: false,
         };
         let mut kept = Vec::new();
         let mut gap_at = None;

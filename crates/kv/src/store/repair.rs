@@ -25,6 +25,8 @@ pub(super) struct Verdict {
     pub damaged: Vec<u32>,
     /// Blocks whose header and first record are lost: repair frees them.
     pub unknown: Vec<u32>,
+    /// Free blocks whose header is damaged: repair rewrites it.
+    pub refree: Vec<u32>,
     /// Keys whose newest surviving record a lost one may supersede.
     pub suspects: Vec<Digest>,
     /// Keys named by a lost record and with no surviving one.
@@ -52,10 +54,11 @@ impl Inner {
     /// Judges every block in use (see `format`'s rules) and indexes the
     /// records of unsealed blocks that stand.
     pub(super) fn judge(&self, s: &mut Scanned) -> Verdict {
-        let m = s.max_durable;
+        let m = s.max_durable.max(self.sb.durable);
         let mut v = Verdict {
             damage: std::mem::take(&mut s.damage),
             unknown: s.unknown.clone(),
+            refree: s.refree.clone(),
             next_version: s.max_version + 1,
             ..Verdict::default()
         };
@@ -66,11 +69,14 @@ impl Inner {
             let next_first = used.get(i + 1).map_or(u64::MAX, |n| n.first);
             self.judge_block(u, m, next_first, s, &mut v, &mut losses);
         }
-        if !v.unknown.is_empty() {
+        if !s.unknown.is_empty() {
+            // Lost blocks may hold any version no surviving block holds, up
+            // to the newest known to exist.
+            let top = s.max_version.max(m);
             losses.unnamed =
                 losses
                     .unnamed
-                    .max(highest_uncovered(&used, m + 1, self.sb.version_base));
+                    .max(highest_uncovered(&used, top, self.sb.version_base));
         }
         s.used = used;
         v.max_kept = s.newest.values().copied().max().unwrap_or(0);
@@ -89,7 +95,8 @@ impl Inner {
         losses: &mut Losses,
     ) {
         let base = self.sb.block_offset(u.idx);
-        let mut bad = false;
+        // A damaged header loses nothing more, but repair rewrites it.
+        let mut bad = u.headless;
         let mut cut = None;
         for h in &u.holes {
             if !u.sealed && h.from > m {
@@ -106,18 +113,22 @@ impl Inner {
             losses.add(h.from, h.to, h.key.as_deref(), h.fingerprint);
         }
         if !u.sealed && cut.is_none() {
-            if u.end <= m {
-                // Versions up to M were durable: the block's tail is lost.
-                let bound = next_first.min(m + 1);
+            if u.end <= m || u.cut_by_eof {
+                // Durable versions, or the file's end: the tail is lost, at
+                // most as many records as the rest of the block holds.
+                let room = (self.sb.block_size as usize - u.end_at) / RECORD_HEADER;
+                let bound = next_first.min(u.end + room.max(1) as u64);
                 bad = true;
                 v.lost_records += bound - u.end;
+                let why = if u.cut_by_eof {
+                    "past the end of the file".to_string()
+                } else {
+                    format!("versions up to {m} were durable")
+                };
                 v.damage.push(Damage {
                     block: Some(u.idx),
                     byte: base + u.end_at as u64,
-                    what: format!(
-                        "records from version {} on are missing, and versions up to {m} were durable",
-                        u.end
-                    ),
+                    what: format!("records from version {} on are missing ({why})", u.end),
                 });
                 losses.unnamed = losses.unnamed.max(bound - 1);
             } else {
@@ -198,7 +209,16 @@ impl Inner {
     /// stale record can come back if this is cut short), then the lost
     /// blocks freed and the damaged ones emptied and freed. Returns the
     /// keys dropped.
+    ///
+    /// The tombstones may go into lost blocks, all but one: while one is
+    /// left, an open after a crash here still finds a lost block and
+    /// suspects the same keys (their lost versions stay uncovered).
     pub(super) fn repair(&self, v: &Verdict) -> Result<Vec<Vec<u8>>, StoreError> {
+        let (keep, lend) = v
+            .unknown
+            .split_first()
+            .map_or((None, &[][..]), |(k, r)| (Some(*k), r));
+        self.give_free(&[&v.refree[..], lend].concat());
         let mut dropped = Vec::new();
         for &d in &v.suspects {
             let Some(loc) = self.index.get(d).filter(|l| !l.tombstone) else {
@@ -212,22 +232,28 @@ impl Inner {
                 &[],
                 format::FLAG_TOMBSTONE,
                 None,
-                Tier::Shrink,
-            )?;
+                Tier::Defrag,
+            )
+            .map_err(|e| match e {
+                StoreError::Full { .. } => StoreError::Failed(
+                    "no room to record the repair: reopen with a larger --size and --repair".into(),
+                ),
+                e => e,
+            })?;
             dropped.push(key);
         }
         self.sync_now()?;
-        let epoch = lock(&self.writer).epoch;
-        let lost: Vec<(u32, u64)> = v.unknown.iter().map(|&i| (i, 0)).collect();
-        super::defrag::write_free_headers(&self.io, &self.sb, epoch, &lost)?;
+        // Free headers for the lost blocks no tombstone went into.
+        let mut heal: Vec<u32> = [&v.refree[..], &v.unknown[..]].concat();
         {
             let mut w = lock(&self.writer);
-            for &idx in &v.unknown {
-                self.blocks[idx as usize].state.store(FREE, Release);
-                w.free.push(idx);
-            }
-            w.free.sort_unstable_by(|a, b| b.cmp(a));
+            heal.retain(|i| Some(*i) == keep || w.free.contains(i));
+            w.free.retain(|i| !heal.contains(i));
         }
+        let epoch = lock(&self.writer).epoch;
+        let pages: Vec<(u32, u64)> = heal.iter().map(|&i| (i, 0)).collect();
+        super::defrag::write_free_headers(&self.io, &self.sb, epoch, &pages)?;
+        self.give_free(&heal);
         let mut buf = AlignedBuf::new(self.sb.block_size as usize);
         for &idx in &v.damaged {
             if !self.defrag_block(idx, &mut buf)? {
@@ -237,6 +263,16 @@ impl Inner {
             }
         }
         Ok(dropped)
+    }
+
+    /// Puts blocks into the free list.
+    fn give_free(&self, blocks: &[u32]) {
+        let mut w = lock(&self.writer);
+        for &idx in blocks {
+            self.blocks[idx as usize].state.store(FREE, Release);
+            w.free.push(idx);
+        }
+        w.free.sort_unstable_by(|a, b| b.cmp(a));
     }
 
     /// The key of the record at `loc` (read from the device).
