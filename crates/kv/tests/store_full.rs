@@ -58,10 +58,9 @@ fn a_full_store_takes_deletes_and_smaller_overwrites_and_gives_space_back() {
     for k in 40..stored {
         assert!(store.del(&key(k)).unwrap(), "key {k}");
     }
-    assert!(
-        store.stats().blocks_free < 4,
-        "they used the shrink reserve"
-    );
+    // They took the blocks kept for them (or ones a pass freed meanwhile):
+    // none waited, none failed.
+    assert_eq!(store.stats().space_waits, 0);
     store.defrag_now().unwrap();
     let st = store.stats();
     assert!(st.defrag_blocks >= 4, "freed {}", st.defrag_blocks);

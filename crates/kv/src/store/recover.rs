@@ -178,12 +178,19 @@ impl Inner {
         Ok(v)
     }
 
-    /// Reads block `idx` into `buf`: the part past the end of a truncated
-    /// file reads as zeros; a short read inside the file is an error.
-    fn read_block(&self, idx: u32, buf: &mut AlignedBuf, len: u64) -> Result<(), StoreError> {
+    /// Reads the first `bytes` of block `idx` into `buf`: the part past the
+    /// end of a truncated file reads as zeros; a short read inside the file
+    /// is an error.
+    fn read_block(
+        &self,
+        idx: u32,
+        buf: &mut [u8],
+        bytes: usize,
+        len: u64,
+    ) -> Result<(), StoreError> {
         let off = self.sb.block_offset(idx);
-        let want = (self.sb.block_size as u64).min(len.saturating_sub(off)) as usize;
-        buf.fill(0);
+        let want = (bytes as u64).min(len.saturating_sub(off)) as usize;
+        buf[..bytes].fill(0);
         if want == 0 {
             return Ok(());
         }
@@ -196,8 +203,19 @@ impl Inner {
                 format!("short read: {got} of {want} bytes at byte {off} of the store"),
             )));
         }
-        buf[want..].fill(0);
+        buf[want..bytes].fill(0);
         Ok(())
+    }
+
+    /// Whether a block whose first page is `page` may have records to scan
+    /// (free blocks and blocks of older epochs need one page read only).
+    fn holds_records(&self, page: &[u8]) -> bool {
+        match format::decode_block_header(page) {
+            Some(BlockHeader::InUse { epoch, .. }) => epoch == self.sb.epoch,
+            Some(BlockHeader::Free { .. }) => false,
+            // Rare: read it all (a first record may be longer than a page).
+            None => true,
+        }
     }
 
     /// Scans every block; `len` is the file's (or device's) size.
@@ -214,8 +232,13 @@ impl Inner {
             });
         }
         let mut block = AlignedBuf::new(self.sb.block_size as usize);
+        let bs = self.sb.block_size as usize;
         for idx in 0..self.sb.blocks {
-            self.read_block(idx, &mut block, len)?;
+            self.read_block(idx, &mut block, format::PAGE, len)?;
+            // Only the header is looked at in a block without records.
+            if self.holds_records(&block[..format::PAGE]) {
+                self.read_block(idx, &mut block, bs, len)?;
+            }
             self.scan_block(idx, &block, &mut s);
             if self.sb.block_offset(idx + 1) > len {
                 if let Some(u) = s.used.last_mut().filter(|u| u.idx == idx) {
