@@ -429,7 +429,8 @@ struct Inner {
 /// An open store; `&Store` is shared by many threads.
 pub struct Store {
     inner: Arc<Inner>,
-    threads: Vec<JoinHandle<()>>,
+    flusher: Option<JoinHandle<()>>,
+    defragmenter: Option<JoinHandle<()>>,
 }
 
 fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
@@ -539,7 +540,14 @@ impl Store {
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
         inner.recovery = Mutex::new(recovery);
-        let store = Store::start(inner)?;
+        let mut store = Store {
+            inner: Arc::new(inner),
+            flusher: None,
+            defragmenter: None,
+        };
+        store.flusher = Some(store.spawn("hiops-kv-flush", Inner::flush_loop)?);
+        // Repair before the defragmenter starts: no block with damage in it
+        // may be freed before the tombstones that answer it are durable.
         if let Some(v) = verdict.filter(|v| !v.damage.is_empty()) {
             let dropped = store.inner.repair(&v)?;
             let mut r = lock(&store.inner.recovery);
@@ -549,25 +557,16 @@ impl Store {
             r.keys = store.inner.index.live_keys();
             r.tombstones = store.inner.index.entries() - r.keys;
         }
+        store.defragmenter = Some(store.spawn("hiops-kv-defrag", Inner::defrag_loop)?);
         Ok(store)
     }
 
-    /// Starts the flusher and the defragmenter.
-    fn start(inner: Inner) -> Result<Store, StoreError> {
-        let inner = Arc::new(inner);
-        let mut threads = Vec::new();
-        for (name, job) in [
-            ("hiops-kv-flush", Inner::flush_loop as fn(&Inner)),
-            ("hiops-kv-defrag", Inner::defrag_loop as fn(&Inner)),
-        ] {
-            let me = inner.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || job(&me))?,
-            );
-        }
-        Ok(Store { inner, threads })
+    /// Starts one of the store's threads.
+    fn spawn(&self, name: &str, job: fn(&Inner)) -> Result<JoinHandle<()>, StoreError> {
+        let me = self.inner.clone();
+        Ok(std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || job(&me))?)
     }
 
     /// Reads `key`'s value into `out` (cleared first); false if absent.
@@ -729,7 +728,7 @@ impl Drop for Store {
             i.stop_defrag.store(true, SeqCst);
         }
         i.defrag_kick.notify_all();
-        if let Some(t) = self.threads.pop() {
+        if let Some(t) = self.defragmenter.take() {
             let _ = t.join();
         }
         // Seal the open block once everything before it is durable: after
@@ -746,7 +745,7 @@ impl Drop for Store {
             i.stop.store(true, SeqCst);
         }
         i.work.notify_all();
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.flusher.take() {
             let _ = t.join();
         }
         if let Err(e) = i.close_clean() {

@@ -256,7 +256,8 @@ impl Inner {
         self.give_free(&heal);
         let mut buf = AlignedBuf::new(self.sb.block_size as usize);
         for &idx in &v.damaged {
-            if !self.defrag_block(idx, &mut buf)? {
+            let freed = self.defrag_block(idx, &mut buf)?;
+            if !freed && self.blocks[idx as usize].state.load(Acquire) != FREE {
                 return Err(StoreError::Failed(format!(
                     "block {idx} could not be emptied during repair"
                 )));
