@@ -28,9 +28,10 @@ pub struct StoreArgs {
     /// The store's file or block device (created as a file of --size if missing).
     #[arg(long)]
     pub path: Option<PathBuf>,
-    /// Size of a file created for the store.
-    #[arg(long, default_value = "1g")]
-    pub size: String,
+    /// Size of a file created for the store (1g when not given). Given for
+    /// an existing store, a larger size grows it; a smaller one is refused.
+    #[arg(long)]
+    pub size: Option<String>,
     /// Write block size (Aerospike's write-block-size).
     #[arg(long, default_value = "1m")]
     pub block_size: String,
@@ -61,6 +62,11 @@ pub struct StoreArgs {
         default_missing_value = ""
     )]
     pub allow_write_device: Option<PathBuf>,
+    /// Open a damaged store: keep every record that checks, drop the keys
+    /// the damage may have made stale, and say which (without it, a
+    /// damaged store is refused and left as it is).
+    #[arg(long)]
+    pub repair: bool,
 }
 
 #[derive(Args, Debug)]
@@ -210,8 +216,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 impl StoreArgs {
     pub fn config(&self) -> anyhow::Result<StoreConfig> {
-        let size =
-            hiops_bench::units::parse_size(&self.size).map_err(|e| bad(format!("--size: {e}")))?;
+        let size = hiops_bench::units::parse_size(self.size.as_deref().unwrap_or("1g"))
+            .map_err(|e| bad(format!("--size: {e}")))?;
         let block = hiops_bench::units::parse_size(&self.block_size)
             .map_err(|e| bad(format!("--block-size: {e}")))?;
         let strategy = Strategy::parse(&self.strategy).ok_or_else(|| {
@@ -248,6 +254,8 @@ impl StoreArgs {
             },
             direct: true,
             allow_write_device,
+            grow: self.size.is_some(),
+            repair: self.repair,
         })
     }
 
@@ -280,7 +288,11 @@ impl StoreArgs {
             .path
             .as_ref()
             .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
-        Ok(Store::open(path, self.config()?)?)
+        let store = Store::open(path, self.config()?)?;
+        if let Some(line) = store.stats().recovery.repair_line() {
+            eprintln!("hiops kv: {}: {line}", path.display());
+        }
+        Ok(store)
     }
 }
 

@@ -1,41 +1,124 @@
 //! The on-device format: a superblock, then fixed-size write blocks, each a
-//! header followed by records packed end to end (Aerospike's "write blocks").
+//! header followed by records packed end to end (Aerospike's "write
+//! blocks"), and the argument that damage is always found and never served.
 //!
-//! All integers little-endian. Every structure carries a CRC32C so a torn or
-//! stale write is recognised instead of trusted.
+//! All integers little-endian. Every structure carries a CRC32C so a torn,
+//! stale or damaged write is recognised instead of trusted.
 //!
-//! Superblock (offset 0, one page): magic "HIOPSKV1" | version u32 | block
-//! size u32 | block count u32 | epoch u64 | crc32c u32 (over bytes 0..28).
+//! # Layout (format 2)
 //!
-//! Block header (first 32 bytes of a block): magic "HKVB" | crc32c u32 (over
-//! bytes 8..32) | epoch u64 | block sequence u64 | reserved u64. A block whose
-//! header does not check, or names another epoch, holds nothing. The block
-//! sequence is new each time a block is reused, and every record repeats it,
-//! so records left from an earlier use of the block end the scan.
+//! Superblock (offset 0, one page): magic "HIOPSKV1" | format u32 | block
+//! size u32 | block count u32 | epoch u64 | version base u64 | seq base u64
+//! | durable u64 | crc32c u32 (over bytes 0..52). FLUSHALL starts a new
+//! epoch; the bases are the next record version and block sequence at its
+//! start, so numbers never repeat across epochs. `durable` is written by a
+//! clean close: every version up to it was durable then (and stays a true
+//! statement forever, so it is never cleared).
 //!
-//! Record (16-byte aligned): crc32c u32 (over bytes 4..len of the record) |
-//! magic u16 | flags u8 | reserved u8 | key length u16 | reserved u16 | value
-//! length u32 | version u64 | block sequence u64 | key | value | zero padding.
+//! Block header (first 48 bytes of a block): magic "HKVB" | crc32c u32
+//! (over bytes 8..48) | epoch u64 | block sequence u64 | first version u64 |
+//! kind u8 (1 in use, 2 free) | zeros. Every block always has a header that
+//! checks: formatting writes a free header into every block, freeing a
+//! block writes one, and opening a block writes an in-use one. A header
+//! that does not check is damage, never "an empty block".
+//!
+//! Record (16-byte aligned): header crc32c u32 (over bytes 4..48 and the
+//! key) | magic u16 | flags u8 (1 tombstone, 2 seal) | 0 u8 | key length
+//! u16 | 0 u16 | value length u32 | version u64 | block sequence u64 |
+//! durable u64 | value crc32c u32 (over the value and the padding) |
+//! previous fingerprint u32 | key | value | zero padding. With two
+//! checksums, a record whose value is damaged still names its key and
+//! version; the previous fingerprint (the low bits of the digest of the
+//! key of the record before it in the block, never 0; 0 for the first)
+//! names the key of a lost record from the record after it.
+//!
+//! # The rules the writer keeps
+//!
+//! 1. Versions are consecutive: every append (records, tombstones, seals)
+//!    takes the next version, under one lock, into the one open block. So a
+//!    block holds the consecutive versions `first ..= seal`, and a block
+//!    opened later holds only higher versions.
+//! 2. A block ends with a seal record (room for it is always kept), written
+//!    when the next record does not fit, when the store closes, and when an
+//!    open after a crash cuts a block's torn tail.
+//! 3. A record's `durable` field is the highest version known durable (on
+//!    the device and fdatasync'ed) when it was appended.
+//! 4. A block is freed (its free header written) only after copies of its
+//!    live records are durable; records of the block's earlier uses carry
+//!    other block sequences.
+//!
+//! # What opening concludes
+//!
+//! Let M be the highest `durable` field of any record that checks, or of
+//! the superblock (a clean close writes it there). Every version up to M
+//! was durable, and a crash loses nothing durable (a page write is all or
+//! nothing, as on devices with 4 KiB atomic writes). So, in a block in use:
+//! - a version missing from `first ..= seal` of a sealed block is damage;
+//! - in an unsealed block (the open block, or one sealed in memory when a
+//!   crash came), a missing version up to M is damage, and the first one
+//!   above M is where a crash cut the writes short: never acknowledged
+//!   under sync durability, the block is sealed there and the records after
+//!   it dropped;
+//! - what is missing of a block cut by the end of the file is damage.
+//!
+//! A header that does not check is damage. If the block's first record
+//! (in the same page, written with the header) checks, it names the block's
+//! sequence and first version, and nothing else is lost; if the rest of the
+//! page is zeros, it was a free block (freeing zeroes the page). A block
+//! with neither is lost whole. A file shorter than the superblock says is
+//! damage.
+//!
+//! Without repair, any damage refuses the open (one line: what, block,
+//! byte offset), and nothing is written. With repair, a key is served only
+//! if no lost record can be newer than its newest surviving one:
+//! - a record whose value is damaged names its key and version; the record
+//!   after a lost one names its key's fingerprint: such a key is dropped if
+//!   its newest surviving record is older;
+//! - lost versions whose keys are unknown are bounded by H: the next
+//!   record that checks, the next block's first version, or a block's
+//!   capacity (every record takes at least a header); for blocks lost whole,
+//!   the highest version no surviving block covers, up to the newest
+//!   version known to exist (the highest seen, or M). Every key whose newest
+//!   surviving record is older than H is dropped.
+//!
+//! A dropped key gets a tombstone (so it stays absent, and older records of
+//! it never return), damaged blocks are emptied (their live records moved)
+//! and freed, lost blocks freed, and the report names the dropped keys.
+//! Deleted keys cannot return either: a tombstone is an ordinary record, so
+//! its loss makes its key's older records suspect by the same rules.
+//!
+//! What stays undecidable: after a crash (not a clean close, which records
+//! in the superblock that everything was durable), damage to the records
+//! above M of the last flushes looks like the crash's torn tail and is cut
+//! as such.
 
 pub const SUPER_MAGIC: &[u8; 8] = b"HIOPSKV1";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const PAGE: usize = 4096;
-pub const BLOCK_HEADER: usize = 32;
-pub const RECORD_HEADER: usize = 32;
+pub const BLOCK_HEADER: usize = 48;
+pub const RECORD_HEADER: usize = 48;
 const BLOCK_MAGIC: &[u8; 4] = b"HKVB";
 const RECORD_MAGIC: u16 = 0x564B; // "KV"
 pub const FLAG_TOMBSTONE: u8 = 1;
+/// The block's last record: every version of the block comes before it.
+pub const FLAG_SEAL: u8 = 2;
 /// Records start at multiples of this inside a block.
 pub const RECORD_ALIGN: usize = 16;
+const KIND_IN_USE: u8 = 1;
+const KIND_FREE: u8 = 2;
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
+    u16::from_le_bytes([b[at], b[at + 1]])
 }
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
 }
 fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
 }
 
 /// What the superblock says about the device.
@@ -45,6 +128,12 @@ pub struct Superblock {
     pub blocks: u32,
     /// Bumped by FLUSHDB: blocks of older epochs are empty.
     pub epoch: u64,
+    /// Record versions of this epoch start here.
+    pub version_base: u64,
+    /// Block sequences of this epoch start here.
+    pub seq_base: u64,
+    /// Every version up to this was durable at the last clean close.
+    pub durable: u64,
 }
 
 impl Superblock {
@@ -55,8 +144,11 @@ impl Superblock {
         page[12..16].copy_from_slice(&self.block_size.to_le_bytes());
         page[16..20].copy_from_slice(&self.blocks.to_le_bytes());
         page[20..28].copy_from_slice(&self.epoch.to_le_bytes());
-        let crc = crc32c::crc32c(&page[0..28]);
-        page[28..32].copy_from_slice(&crc.to_le_bytes());
+        page[28..36].copy_from_slice(&self.version_base.to_le_bytes());
+        page[36..44].copy_from_slice(&self.seq_base.to_le_bytes());
+        page[44..52].copy_from_slice(&self.durable.to_le_bytes());
+        let crc = crc32c::crc32c(&page[0..52]);
+        page[52..56].copy_from_slice(&crc.to_le_bytes());
     }
 
     /// `Ok(None)`: no superblock (a new or zeroed target). `Err`: another
@@ -69,10 +161,15 @@ impl Superblock {
                 Err("it holds data that is not a hiops kv store".into())
             };
         }
-        if crc32c::crc32c(&page[0..28]) != u32_at(page, 28) {
+        let version = u32_at(page, 8);
+        if version == 1 && crc32c::crc32c(&page[0..28]) == u32_at(page, 28) {
+            return Err(format!(
+                "it is a hiops kv store of format 1, which this hiops does not read (it reads format {FORMAT_VERSION}, which finds and names damage): load its data into a new store"
+            ));
+        }
+        if crc32c::crc32c(&page[0..52]) != u32_at(page, 52) {
             return Err("its hiops kv superblock is damaged (checksum mismatch)".into());
         }
-        let version = u32_at(page, 8);
         if version != FORMAT_VERSION {
             return Err(format!(
                 "it is a hiops kv store of format {version}; this hiops reads format {FORMAT_VERSION}"
@@ -82,6 +179,9 @@ impl Superblock {
             block_size: u32_at(page, 12),
             blocks: u32_at(page, 16),
             epoch: u64_at(page, 20),
+            version_base: u64_at(page, 28),
+            seq_base: u64_at(page, 36),
+            durable: u64_at(page, 44),
         }))
     }
 
@@ -90,26 +190,64 @@ impl Superblock {
     pub fn block_offset(&self, i: u32) -> u64 {
         (i as u64 + 1) * self.block_size as u64
     }
+
+    /// Bytes the store takes on its device.
+    pub fn store_bytes(&self) -> u64 {
+        self.block_offset(self.blocks)
+    }
 }
 
-pub fn encode_block_header(buf: &mut [u8], epoch: u64, seq: u64) {
+/// A block header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockHeader {
+    /// In use in `epoch` since it was opened as block `seq`, its first
+    /// record of version `first_version`.
+    InUse {
+        epoch: u64,
+        seq: u64,
+        first_version: u64,
+    },
+    /// Free (since `epoch`; `seq` was its last use, 0 if none).
+    Free { epoch: u64, seq: u64 },
+}
+
+pub fn encode_block_header(buf: &mut [u8], h: BlockHeader) {
+    let (kind, epoch, seq, first) = match h {
+        BlockHeader::InUse {
+            epoch,
+            seq,
+            first_version,
+        } => (KIND_IN_USE, epoch, seq, first_version),
+        BlockHeader::Free { epoch, seq } => (KIND_FREE, epoch, seq, 0),
+    };
+    buf[..BLOCK_HEADER].fill(0);
     buf[0..4].copy_from_slice(BLOCK_MAGIC);
     buf[8..16].copy_from_slice(&epoch.to_le_bytes());
     buf[16..24].copy_from_slice(&seq.to_le_bytes());
-    buf[24..32].fill(0);
-    let crc = crc32c::crc32c(&buf[8..32]);
+    buf[24..32].copy_from_slice(&first.to_le_bytes());
+    buf[32] = kind;
+    let crc = crc32c::crc32c(&buf[8..BLOCK_HEADER]);
     buf[4..8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// The block sequence of a block in use in `epoch`, if the header says so.
-pub fn decode_block_header(buf: &[u8], epoch: u64) -> Option<u64> {
-    if buf[0..4] != BLOCK_MAGIC[..]
-        || crc32c::crc32c(&buf[8..32]) != u32_at(buf, 4)
-        || u64_at(buf, 8) != epoch
+/// The header at the start of `buf`, or `None` if it does not check.
+pub fn decode_block_header(buf: &[u8]) -> Option<BlockHeader> {
+    if buf.len() < BLOCK_HEADER
+        || buf[0..4] != BLOCK_MAGIC[..]
+        || crc32c::crc32c(&buf[8..BLOCK_HEADER]) != u32_at(buf, 4)
     {
         return None;
     }
-    Some(u64_at(buf, 16))
+    let (epoch, seq) = (u64_at(buf, 8), u64_at(buf, 16));
+    match buf[32] {
+        KIND_IN_USE => Some(BlockHeader::InUse {
+            epoch,
+            seq,
+            first_version: u64_at(buf, 24),
+        }),
+        KIND_FREE => Some(BlockHeader::Free { epoch, seq }),
+        _ => None,
+    }
 }
 
 /// Bytes a record of these sizes takes in a block.
@@ -117,24 +255,41 @@ pub fn record_len(key: usize, value: usize) -> usize {
     (RECORD_HEADER + key + value).next_multiple_of(RECORD_ALIGN)
 }
 
+/// What a record says besides its key and value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub flags: u8,
+    pub version: u64,
+    /// The block sequence of the block's use it was written in.
+    pub seq: u64,
+    /// Every version up to this was durable when it was appended.
+    pub durable: u64,
+    /// The fingerprint of the previous record's key in the block (0: none).
+    pub prev_fingerprint: u32,
+}
+
 /// Writes a record into `buf` (exactly `record_len(key, value)` bytes).
-pub fn encode_record(buf: &mut [u8], key: &[u8], value: &[u8], flags: u8, version: u64, seq: u64) {
+pub fn encode_record(buf: &mut [u8], key: &[u8], value: &[u8], s: Stamp) {
     let end = RECORD_HEADER + key.len() + value.len();
     assert_eq!(buf.len(), record_len(key.len(), value.len()));
-    assert!(key.len() <= u16::MAX as usize);
+    assert!(key.len() <= u16::MAX as usize && value.len() <= u32::MAX as usize);
     buf[4..6].copy_from_slice(&RECORD_MAGIC.to_le_bytes());
-    buf[6] = flags;
+    buf[6] = s.flags;
     buf[7] = 0;
     buf[8..10].copy_from_slice(&(key.len() as u16).to_le_bytes());
     buf[10..12].fill(0);
     buf[12..16].copy_from_slice(&(value.len() as u32).to_le_bytes());
-    buf[16..24].copy_from_slice(&version.to_le_bytes());
-    buf[24..32].copy_from_slice(&seq.to_le_bytes());
+    buf[16..24].copy_from_slice(&s.version.to_le_bytes());
+    buf[24..32].copy_from_slice(&s.seq.to_le_bytes());
+    buf[32..40].copy_from_slice(&s.durable.to_le_bytes());
+    buf[44..48].copy_from_slice(&s.prev_fingerprint.to_le_bytes());
     buf[RECORD_HEADER..RECORD_HEADER + key.len()].copy_from_slice(key);
     buf[RECORD_HEADER + key.len()..end].copy_from_slice(value);
     buf[end..].fill(0);
-    let crc = crc32c::crc32c(&buf[4..]);
-    buf[0..4].copy_from_slice(&crc.to_le_bytes());
+    let vcrc = crc32c::crc32c(&buf[RECORD_HEADER + key.len()..]);
+    buf[40..44].copy_from_slice(&vcrc.to_le_bytes());
+    let hcrc = crc32c::crc32c(&buf[4..RECORD_HEADER + key.len()]);
+    buf[0..4].copy_from_slice(&hcrc.to_le_bytes());
 }
 
 /// A record read back from a block.
@@ -145,6 +300,8 @@ pub struct Record<'a> {
     pub flags: u8,
     pub version: u64,
     pub seq: u64,
+    pub durable: u64,
+    pub prev_fingerprint: u32,
     /// Bytes it takes in the block (`record_len`).
     pub len: usize,
 }
@@ -153,42 +310,209 @@ impl Record<'_> {
     pub fn is_tombstone(&self) -> bool {
         self.flags & FLAG_TOMBSTONE != 0
     }
+    pub fn is_seal(&self) -> bool {
+        self.flags & FLAG_SEAL != 0
+    }
 }
 
-/// Decodes the record at the start of `buf`, or `None` if none checks there
-/// (the end of the block's records, a torn write, or garbage).
-pub fn decode_record(buf: &[u8]) -> Option<Record<'_>> {
+/// What the bytes at the start of a buffer hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded<'a> {
+    Good(Record<'a>),
+    /// The header and key check, the value does not: `key`'s record of
+    /// `version` is lost; it takes `len` bytes.
+    BadValue {
+        key: &'a [u8],
+        version: u64,
+        seq: u64,
+        len: usize,
+    },
+    /// No record starts here.
+    Nothing,
+}
+
+/// Decodes the record at the start of `buf`.
+pub fn decode(buf: &[u8]) -> Decoded<'_> {
     if buf.len() < RECORD_HEADER || u16_at(buf, 4) != RECORD_MAGIC {
-        return None;
+        return Decoded::Nothing;
     }
     let klen = u16_at(buf, 8) as usize;
     let vlen = u32_at(buf, 12) as usize;
     let len = record_len(klen, vlen);
-    if len > buf.len() || crc32c::crc32c(&buf[4..len]) != u32_at(buf, 0) {
-        return None;
+    if RECORD_HEADER + klen > buf.len()
+        || crc32c::crc32c(&buf[4..RECORD_HEADER + klen]) != u32_at(buf, 0)
+    {
+        return Decoded::Nothing;
     }
-    Some(Record {
-        key: &buf[RECORD_HEADER..RECORD_HEADER + klen],
+    let (key, version, seq) = (
+        &buf[RECORD_HEADER..RECORD_HEADER + klen],
+        u64_at(buf, 16),
+        u64_at(buf, 24),
+    );
+    if len > buf.len() || crc32c::crc32c(&buf[RECORD_HEADER + klen..len]) != u32_at(buf, 40) {
+        // A length past the buffer names no record of this block (a record
+        // never crosses its block's end).
+        return if len > buf.len() {
+            Decoded::Nothing
+        } else {
+            Decoded::BadValue {
+                key,
+                version,
+                seq,
+                len,
+            }
+        };
+    }
+    Decoded::Good(Record {
+        key,
         value: &buf[RECORD_HEADER + klen..RECORD_HEADER + klen + vlen],
         flags: buf[6],
-        version: u64_at(buf, 16),
-        seq: u64_at(buf, 24),
+        version,
+        seq,
+        durable: u64_at(buf, 32),
+        prev_fingerprint: u32_at(buf, 44),
         len,
     })
 }
 
-/// Walks the records of a block in use with sequence `seq`, stopping at the
-/// first that does not check or belongs to an earlier use of the block.
-pub fn records(block: &[u8], seq: u64) -> impl Iterator<Item = (usize, Record<'_>)> {
-    let mut off = BLOCK_HEADER;
-    std::iter::from_fn(move || {
-        let r = decode_record(block.get(off..)?)?;
-        if r.seq != seq {
+/// The record at the start of `buf` if it checks.
+pub fn decode_record(buf: &[u8]) -> Option<Record<'_>> {
+    match decode(buf) {
+        Decoded::Good(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// What a block's scan finds, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item<'a> {
+    Record {
+        at: usize,
+        r: Record<'a>,
+    },
+    /// A record whose value does not check.
+    BadValue {
+        at: usize,
+        key: &'a [u8],
+        version: u64,
+        len: usize,
+    },
+    /// Bytes `at..end` hold nothing that checks, and a record follows.
+    Garbage {
+        at: usize,
+        end: usize,
+    },
+}
+
+/// Walks the records of one use of a block (sequence `seq`, versions from
+/// `first_version`): a bad stretch ends itself, not the block (the scan
+/// looks for the next record of this use at each 16-byte step). Ends at the
+/// seal, or where nothing of this use follows ([`Scan::end`]).
+pub struct Scan<'a> {
+    block: &'a [u8],
+    seq: u64,
+    /// The lowest version the next record may have.
+    next_version: u64,
+    off: usize,
+    sealed: bool,
+    done: bool,
+}
+
+impl<'a> Scan<'a> {
+    pub fn new(block: &'a [u8], seq: u64, first_version: u64) -> Scan<'a> {
+        Scan {
+            block,
+            seq,
+            next_version: first_version,
+            off: BLOCK_HEADER,
+            sealed: false,
+            done: false,
+        }
+    }
+
+    /// Where the scan stopped: after the seal, or where nothing followed.
+    pub fn end(&self) -> usize {
+        self.off
+    }
+
+    /// Whether it stopped at the block's seal.
+    pub fn sealed(&self) -> bool {
+        self.sealed
+    }
+
+    /// The record of this use at `at`, if one starts there.
+    fn ours(&self, at: usize) -> Option<Decoded<'a>> {
+        let d = decode(&self.block[at..]);
+        match d {
+            Decoded::Good(r) if r.seq == self.seq && r.version >= self.next_version => Some(d),
+            Decoded::BadValue { seq, version, .. }
+                if seq == self.seq && version >= self.next_version =>
+            {
+                Some(d)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Iterator for Scan<'a> {
+    type Item = Item<'a>;
+
+    fn next(&mut self) -> Option<Item<'a>> {
+        if self.done || self.off + RECORD_HEADER > self.block.len() {
             return None;
         }
-        let at = off;
-        off += r.len;
-        Some((at, r))
+        let at = self.off;
+        let Some(d) = self.ours(at) else {
+            let next = (at + RECORD_ALIGN..=self.block.len() - RECORD_HEADER)
+                .step_by(RECORD_ALIGN)
+                .find(|&o| self.ours(o).is_some());
+            return match next {
+                Some(end) => {
+                    self.off = end;
+                    Some(Item::Garbage { at, end })
+                }
+                None => {
+                    self.done = true;
+                    None
+                }
+            };
+        };
+        match d {
+            Decoded::Good(r) => {
+                self.off += r.len;
+                self.next_version = r.version + 1;
+                if r.is_seal() {
+                    (self.sealed, self.done) = (true, true);
+                }
+                Some(Item::Record { at, r })
+            }
+            Decoded::BadValue {
+                key, version, len, ..
+            } => {
+                self.off += len;
+                self.next_version = version + 1;
+                Some(Item::BadValue {
+                    at,
+                    key,
+                    version,
+                    len,
+                })
+            }
+            Decoded::Nothing => unreachable!("ours() returns records only"),
+        }
+    }
+}
+
+/// The records that check in one use of a block, skipping bad stretches.
+pub fn records(
+    block: &[u8],
+    seq: u64,
+    first_version: u64,
+) -> impl Iterator<Item = (usize, Record<'_>)> {
+    Scan::new(block, seq, first_version).filter_map(|i| match i {
+        Item::Record { at, r } if !r.is_seal() => Some((at, r)),
+        _ => None,
     })
 }
 
@@ -196,12 +520,25 @@ pub fn records(block: &[u8], seq: u64) -> impl Iterator<Item = (usize, Record<'_
 mod tests {
     use super::*;
 
+    fn stamp(flags: u8, version: u64, seq: u64) -> Stamp {
+        Stamp {
+            flags,
+            version,
+            seq,
+            durable: version.saturating_sub(2),
+            prev_fingerprint: version as u32,
+        }
+    }
+
     #[test]
-    fn superblock_round_trips_and_refuses_foreign_data() {
+    fn superblock_round_trips_and_refuses_foreign_and_older_data() {
         let sb = Superblock {
             block_size: 1 << 20,
             blocks: 7,
             epoch: 3,
+            version_base: 11,
+            seq_base: 5,
+            durable: 40,
         };
         let mut page = vec![0u8; PAGE];
         assert_eq!(Superblock::decode(&page), Ok(None));
@@ -215,43 +552,119 @@ mod tests {
             .unwrap_err()
             .contains("not a hiops"));
         assert_eq!(sb.block_offset(0), 1 << 20);
+        assert_eq!(sb.store_bytes(), 8 << 20);
+        // Format 1's superblock: named, not called damaged.
+        let mut v1 = vec![0u8; PAGE];
+        v1[0..8].copy_from_slice(SUPER_MAGIC);
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let crc = crc32c::crc32c(&v1[0..28]);
+        v1[28..32].copy_from_slice(&crc.to_le_bytes());
+        assert!(Superblock::decode(&v1).unwrap_err().contains("format 1"));
     }
 
     #[test]
-    fn records_round_trip_and_the_scan_stops_at_a_torn_or_stale_record() {
-        let mut block = vec![0u8; 4096];
-        encode_block_header(&mut block, 5, 9);
-        assert_eq!(decode_block_header(&block, 5), Some(9));
-        assert_eq!(decode_block_header(&block, 6), None, "older epoch");
-        let mut off = BLOCK_HEADER;
-        for (i, (k, v)) in [
-            (&b"a"[..], &b"one"[..]),
-            (b"bb", b""),
-            (b"ccc", &[7u8; 300]),
-        ]
-        .iter()
-        .enumerate()
-        {
-            let len = record_len(k.len(), v.len());
+    fn block_headers_round_trip_and_a_zeroed_one_does_not_check() {
+        let mut b = vec![0u8; PAGE];
+        assert_eq!(decode_block_header(&b), None);
+        for h in [
+            BlockHeader::InUse {
+                epoch: 2,
+                seq: 9,
+                first_version: 100,
+            },
+            BlockHeader::Free { epoch: 2, seq: 9 },
+        ] {
+            encode_block_header(&mut b, h);
+            assert_eq!(decode_block_header(&b), Some(h));
+        }
+        b[20] ^= 4;
+        assert_eq!(decode_block_header(&b), None);
+    }
+
+    /// A block of `n` records of sequence 9 from version 100, sealed;
+    /// returns it and each record's offset.
+    fn block(n: usize) -> (Vec<u8>, Vec<usize>) {
+        let mut block = vec![0u8; 8192];
+        encode_block_header(
+            &mut block,
+            BlockHeader::InUse {
+                epoch: 1,
+                seq: 9,
+                first_version: 100,
+            },
+        );
+        let (mut off, mut at) = (BLOCK_HEADER, Vec::new());
+        for i in 0..=n {
+            let key = format!("key{i}");
+            let (value, flags) = match i {
+                _ if i == n => (vec![], FLAG_SEAL),
+                1 => (vec![], FLAG_TOMBSTONE),
+                _ => (vec![i as u8; 100 + i * 10], 0),
+            };
+            let key = if i == n { String::new() } else { key };
+            let len = record_len(key.len(), value.len());
             assert_eq!(len % RECORD_ALIGN, 0);
-            let flags = if v.is_empty() { FLAG_TOMBSTONE } else { 0 };
-            encode_record(&mut block[off..off + len], k, v, flags, 100 + i as u64, 9);
+            let s = stamp(flags, 100 + i as u64, 9);
+            encode_record(&mut block[off..off + len], key.as_bytes(), &value, s);
+            at.push(off);
             off += len;
         }
-        // A record of an earlier use of the block follows: not read.
+        (block, at)
+    }
+
+    #[test]
+    fn records_round_trip_and_the_scan_ends_at_the_seal() {
+        let (mut block, at) = block(5);
+        let got: Vec<_> = records(&block, 9, 100).collect();
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0].1.key, b"key0");
+        assert_eq!(got[2].1.value, &[2u8; 120][..]);
+        assert_eq!((got[4].1.version, got[4].1.durable), (104, 102));
+        assert_eq!(got[4].1.prev_fingerprint, 104);
+        assert!(got[1].1.is_tombstone() && !got[0].1.is_tombstone());
+        let mut scan = Scan::new(&block, 9, 100);
+        assert_eq!(scan.by_ref().count(), 6);
+        assert!(scan.sealed());
+        assert_eq!(scan.end(), at[5] + RECORD_HEADER);
+        // A record of an earlier use of the block after the seal: not read.
         let len = record_len(1, 1);
-        encode_record(&mut block[off..off + len], b"z", b"z", 0, 1, 8);
-        let got: Vec<_> = records(&block, 9).map(|(_, r)| r).collect();
-        assert_eq!(got.len(), 3);
-        assert_eq!(
-            (got[0].key, got[0].value, got[0].version),
-            (&b"a"[..], &b"one"[..], 100)
-        );
-        assert!(got[1].is_tombstone() && !got[0].is_tombstone());
-        assert_eq!(got[2].value, &[7u8; 300][..]);
-        // Tear the second record: the scan keeps only the first.
-        let second = records(&block, 9).nth(1).unwrap().0;
-        block[second + RECORD_HEADER] ^= 0xff;
-        assert_eq!(records(&block, 9).count(), 1);
+        let end = scan.end();
+        encode_record(&mut block[end..end + len], b"z", b"z", stamp(0, 1, 8));
+        assert_eq!(records(&block, 9, 100).count(), 5);
+        // Each use of the block sees its own records only.
+        let keys: Vec<&[u8]> = records(&block, 8, 0).map(|(_, r)| r.key).collect();
+        assert_eq!(keys, [b"z"]);
+        // No record of this use comes before its first version.
+        assert_eq!(records(&block, 9, 200).count(), 0);
+    }
+
+    #[test]
+    fn a_bad_record_ends_itself_not_its_block() {
+        let (mut block, at) = block(6);
+        // A damaged value: its key and version are still named.
+        block[at[2] + RECORD_HEADER + 6] ^= 0xff;
+        // A damaged header: a stretch of garbage, the scan resyncs after it.
+        block[at[4] + 8] ^= 0x10;
+        let items: Vec<_> = Scan::new(&block, 9, 100).collect();
+        assert_eq!(items.len(), 7, "{items:?}");
+        assert!(matches!(
+            items[2],
+            Item::BadValue {
+                key: b"key2",
+                version: 102,
+                ..
+            }
+        ));
+        let (bad, next) = (at[4], at[5]);
+        assert!(matches!(items[4], Item::Garbage { at, end } if at == bad && end == next));
+        let versions: Vec<u64> = records(&block, 9, 100).map(|(_, r)| r.version).collect();
+        assert_eq!(versions, [100, 101, 103, 105]);
+        // Zeroed from record 3 on: the scan ends there, unsealed.
+        let z = at[3];
+        block[z..].fill(0);
+        let mut scan = Scan::new(&block, 9, 100);
+        assert_eq!(scan.by_ref().count(), 3);
+        assert!(!scan.sealed());
+        assert_eq!(scan.end(), z);
     }
 }

@@ -27,6 +27,12 @@ pub fn digest(key: &[u8]) -> Digest {
     xxhash_rust::xxh3::xxh3_128(key)
 }
 
+/// A key's 31-bit fingerprint (never 0): a lost record's key, named by the
+/// record after it (see `format`).
+pub fn fingerprint(d: Digest) -> u32 {
+    d as u32 | 1
+}
+
 /// Where a record lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {

@@ -40,6 +40,7 @@ mod defrag;
 mod flush;
 mod read;
 mod recover;
+mod repair;
 mod target;
 pub(crate) mod wait;
 mod write;
@@ -57,6 +58,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 use wait::{lock, now, WakeList};
 use write::{AsyncWaits, BlockingWaits, Write};
+
+pub use recover::Damage;
 
 /// When a write is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -85,6 +88,13 @@ pub struct StoreConfig {
     pub direct: bool,
     /// Write a block device even when it looks like it holds data.
     pub allow_write_device: bool,
+    /// An existing store smaller than `create_size` grows to it (the CLI's
+    /// `--size` given for an existing store); one larger is refused.
+    pub grow: bool,
+    /// Open a damaged store: keep every record that checks, drop the keys
+    /// the damage may have made stale, and report them (`Recovery`).
+    /// Without it, a damaged store is refused.
+    pub repair: bool,
 }
 
 impl Default for StoreConfig {
@@ -97,6 +107,8 @@ impl Default for StoreConfig {
             path: PathConfig::default(),
             direct: true,
             allow_write_device: false,
+            grow: false,
+            repair: false,
         }
     }
 }
@@ -108,6 +120,17 @@ pub enum StoreError {
     Io(#[from] io::Error),
     #[error("{path}: {why}")]
     Open { path: PathBuf, why: String },
+    /// Opening found damage and `repair` was not asked for; nothing was
+    /// written.
+    #[error("{path}: damaged: {first}{more}; nothing was changed: open with --repair to keep every record that checks and drop the keys the damage may have made stale")]
+    Damaged {
+        path: PathBuf,
+        /// The first problem: what, block, byte offset.
+        first: String,
+        /// How many more ("" when none).
+        more: String,
+        damage: Vec<Damage>,
+    },
     /// The safety gate refused the device.
     #[error("{0}")]
     Refused(#[from] hiops_safety::Refusal),
@@ -149,9 +172,20 @@ const SHRINK_RESERVE: usize = 2;
 struct BlockInfo {
     state: AtomicU8,
     live: AtomicU64,
-    /// Version of the block's first record (u64::MAX while empty).
+    /// Version of the block's first record (u64::MAX while free).
     min_version: AtomicU64,
     seq: AtomicU64,
+}
+
+impl BlockInfo {
+    fn free() -> BlockInfo {
+        BlockInfo {
+            state: AtomicU8::new(FREE),
+            live: AtomicU64::new(0),
+            min_version: AtomicU64::new(u64::MAX),
+            seq: AtomicU64::new(0),
+        }
+    }
 }
 
 struct OpenBlock {
@@ -160,6 +194,8 @@ struct OpenBlock {
     buf: AlignedBuf,
     used: usize,
     flushed: usize,
+    /// The fingerprint of the last record's key (stamped into the next).
+    last_fingerprint: u32,
 }
 
 struct SealedBlock {
@@ -188,6 +224,10 @@ struct Writer {
     epoch: u64,
     appended_lsn: u64,
     durable_lsn: u64,
+    /// Every version up to this is durable (stamped into each record).
+    durable_version: u64,
+    /// The superblock on the device.
+    sb: Superblock,
     /// Something asked for a flush (an append, a sync) since the last one.
     flush_wanted: bool,
     /// Flushes started.
@@ -245,6 +285,8 @@ impl Writer {
             epoch: sb.epoch,
             appended_lsn: 0,
             durable_lsn: 0,
+            durable_version: 0,
+            sb: *sb,
             flush_wanted: false,
             attempts: 0,
             failure: None,
@@ -271,6 +313,7 @@ struct Counters {
     flushes: AtomicU64,
     flushed_bytes: AtomicU64,
     flush_errors: AtomicU64,
+    space_waits: AtomicU64,
     defrag_blocks: AtomicU64,
     defrag_moved: AtomicU64,
     tombstones_dropped: AtomicU64,
@@ -285,6 +328,47 @@ pub struct Recovery {
     pub keys: u64,
     pub tombstones: u64,
     pub millis: f64,
+    /// Every piece of damage found (empty: the store checked clean).
+    pub damage: Vec<Damage>,
+    /// Records the damage destroyed (versions the format says must be
+    /// there and are not).
+    pub lost_records: u64,
+    /// Records of writes a crash cut short (past the last durable point:
+    /// never acknowledged under sync durability), dropped.
+    pub torn_records: u64,
+    /// The damage was repaired (`StoreConfig::repair`).
+    pub repaired: bool,
+    /// Keys repair dropped: a lost record may have been newer than their
+    /// newest surviving one (or all of theirs were lost).
+    pub dropped_keys: u64,
+    /// The first of them, as text.
+    pub dropped_sample: Vec<String>,
+}
+
+impl Recovery {
+    /// One line saying what a repair dropped, if there was one.
+    pub fn repair_line(&self) -> Option<String> {
+        if !self.repaired {
+            return None;
+        }
+        let first = self.damage.first().map_or(String::new(), Damage::describe);
+        let mut names = self
+            .dropped_sample
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.dropped_keys > 10 {
+            names.push_str(", ...");
+        }
+        Some(format!(
+            "repaired {} problems (first: {first}): {} records lost, {} keys dropped ({names})",
+            self.damage.len(),
+            self.lost_records,
+            self.dropped_keys
+        ))
+    }
 }
 
 /// A snapshot of the store's state and counters.
@@ -309,6 +393,8 @@ pub struct StoreStats {
     pub flushed_bytes: u64,
     /// Flushes that failed (their writers got `StoreError::Failed`).
     pub flush_errors: u64,
+    /// Writes short of space that waited for a defragmentation pass.
+    pub space_waits: u64,
     pub defrag_blocks: u64,
     pub defrag_moved: u64,
     pub tombstones_dropped: u64,
@@ -337,13 +423,14 @@ struct Inner {
     durability: Durability,
     defrag_threshold: f64,
     counters: Counters,
-    recovery: Recovery,
+    recovery: Mutex<Recovery>,
 }
 
 /// An open store; `&Store` is shared by many threads.
 pub struct Store {
     inner: Arc<Inner>,
-    threads: Vec<JoinHandle<()>>,
+    flusher: Option<JoinHandle<()>>,
+    defragmenter: Option<JoinHandle<()>>,
 }
 
 fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
@@ -379,7 +466,7 @@ fn superblock(
         )),
         Some(sb) => Ok((sb, false)),
         None => {
-            let blocks = (len / cfg.block_size as u64).saturating_sub(1);
+            let blocks = target::blocks_in(len, cfg.block_size);
             let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
             if blocks < least {
                 return Err(open_error(
@@ -395,9 +482,16 @@ fn superblock(
                 block_size: cfg.block_size,
                 // The index addresses MAX_BLOCKS (256 TiB of 8 MiB
                 // blocks); a larger device uses its first part.
-                blocks: blocks.min(max_blocks as u64) as u32,
+                blocks: blocks as u32,
                 epoch: 1,
+                version_base: 1,
+                seq_base: 1,
+                durable: 0,
             };
+            // Every block gets a free header before the superblock names
+            // them: a header that does not check is then always damage.
+            let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
+            defrag::write_free_headers(io, &sb, sb.epoch, &all)?;
             sb.encode(&mut page);
             io.write_at(0, &page, 0)?;
             io.datasync(0)?;
@@ -424,68 +518,55 @@ impl Store {
         )
         .map_err(|e| open_error(path, e.to_string()))?;
         let (sb, formatted) = superblock(path, &io, target.len, &cfg)?;
-        let blocks = (0..sb.blocks)
-            .map(|_| BlockInfo {
-                state: AtomicU8::new(FREE),
-                live: AtomicU64::new(0),
-                min_version: AtomicU64::new(u64::MAX),
-                seq: AtomicU64::new(0),
-            })
-            .collect();
-        let mut inner = Inner {
-            io,
-            file: target.file,
-            sb,
-            index: Index::default(),
-            blocks,
-            writer: Mutex::new(Writer::new(&sb)),
-            work: Condvar::new(),
-            durable: Condvar::new(),
-            defrag_kick: Condvar::new(),
-            defrag_lock: Mutex::new(()),
-            stop: AtomicBool::new(false),
-            stop_defrag: AtomicBool::new(false),
-            durability: cfg.durability,
-            defrag_threshold: cfg.defrag_threshold,
-            counters: Counters::default(),
-            recovery: Recovery::default(),
-        };
+        let mut inner = Inner::new(io, target.file, sb, &cfg);
         let mut recovery = Recovery {
             formatted,
             ..Recovery::default()
         };
-        if formatted {
+        let verdict = if formatted {
             inner
                 .writer
                 .get_mut()
                 .unwrap_or_else(|p| p.into_inner())
                 .free = (0..sb.blocks).rev().collect();
+            None
         } else {
-            inner.rebuild(&mut recovery)?;
-        }
+            Some(inner.recover(path, target.len, &cfg, &mut recovery)?)
+        };
+        let t = (&inner.file, target.len, target.is_device);
+        let grown = target::grow(path, &inner.io, t, inner.sb, &cfg)?;
+        inner.add_blocks(grown);
         recovery.keys = inner.index.live_keys();
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
-        inner.recovery = recovery;
-        Store::start(inner)
+        inner.recovery = Mutex::new(recovery);
+        let mut store = Store {
+            inner: Arc::new(inner),
+            flusher: None,
+            defragmenter: None,
+        };
+        store.flusher = Some(store.spawn("hiops-kv-flush", Inner::flush_loop)?);
+        // Repair before the defragmenter starts: no block with damage in it
+        // may be freed before the tombstones that answer it are durable.
+        if let Some(v) = verdict.filter(|v| !v.damage.is_empty()) {
+            let dropped = store.inner.repair(&v)?;
+            let mut r = lock(&store.inner.recovery);
+            r.repaired = true;
+            r.dropped_keys = (dropped.len() + v.lost_keys.len()) as u64;
+            r.dropped_sample = repair::sample(&[dropped, v.lost_keys].concat());
+            r.keys = store.inner.index.live_keys();
+            r.tombstones = store.inner.index.entries() - r.keys;
+        }
+        store.defragmenter = Some(store.spawn("hiops-kv-defrag", Inner::defrag_loop)?);
+        Ok(store)
     }
 
-    /// Starts the flusher and the defragmenter.
-    fn start(inner: Inner) -> Result<Store, StoreError> {
-        let inner = Arc::new(inner);
-        let mut threads = Vec::new();
-        for (name, job) in [
-            ("hiops-kv-flush", Inner::flush_loop as fn(&Inner)),
-            ("hiops-kv-defrag", Inner::defrag_loop as fn(&Inner)),
-        ] {
-            let me = inner.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || job(&me))?,
-            );
-        }
-        Ok(Store { inner, threads })
+    /// Starts one of the store's threads.
+    fn spawn(&self, name: &str, job: fn(&Inner)) -> Result<JoinHandle<()>, StoreError> {
+        let me = self.inner.clone();
+        Ok(std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || job(&me))?)
     }
 
     /// Reads `key`'s value into `out` (cleared first); false if absent.
@@ -579,13 +660,7 @@ impl Store {
 
     /// Waits until everything appended so far is on the device.
     pub fn sync(&self) -> Result<(), StoreError> {
-        let i = &self.inner;
-        let mut w = lock(&i.writer);
-        let (lsn, since) = (w.appended_lsn, w.attempts);
-        w.flush_wanted = true;
-        drop(w);
-        i.work.notify_one();
-        i.wait_durable(lsn, since)
+        self.inner.sync_now()
     }
 
     /// Runs one defragmentation pass now (tests, and `DEBUG DEFRAG`).
@@ -628,12 +703,13 @@ impl Store {
             flushes: c.flushes.load(Relaxed),
             flushed_bytes: c.flushed_bytes.load(Relaxed),
             flush_errors: c.flush_errors.load(Relaxed),
+            space_waits: c.space_waits.load(Relaxed),
             defrag_blocks: c.defrag_blocks.load(Relaxed),
             defrag_moved: c.defrag_moved.load(Relaxed),
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
             durability: i.durability,
             strategy: i.io.description(),
-            recovery: i.recovery.clone(),
+            recovery: lock(&i.recovery).clone(),
         }
     }
 
@@ -652,8 +728,16 @@ impl Drop for Store {
             i.stop_defrag.store(true, SeqCst);
         }
         i.defrag_kick.notify_all();
-        if let Some(t) = self.threads.pop() {
+        if let Some(t) = self.defragmenter.take() {
             let _ = t.join();
+        }
+        // Seal the open block once everything before it is durable: after
+        // a clean close, the next open can check every version.
+        if i.sync_now().is_ok() {
+            let mut w = lock(&i.writer);
+            if w.open.is_some() {
+                i.seal(&mut w);
+            }
         }
         {
             let mut w = lock(&i.writer);
@@ -661,16 +745,76 @@ impl Drop for Store {
             i.stop.store(true, SeqCst);
         }
         i.work.notify_all();
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.flusher.take() {
             let _ = t.join();
+        }
+        if let Err(e) = i.close_clean() {
+            eprintln!("hiops kv: closing: {e}; the next open treats it as a crash");
         }
     }
 }
 
 impl Inner {
+    /// After the flusher wrote everything: the superblock records that
+    /// every version so far is durable (the next open can check them all).
+    fn close_clean(&self) -> Result<(), StoreError> {
+        let mut w = lock(&self.writer);
+        if w.durable_lsn < w.appended_lsn {
+            return Ok(()); // a failed flush: not clean
+        }
+        let sb = Superblock {
+            durable: w.durable_version,
+            ..w.sb
+        };
+        let mut page = AlignedBuf::new(PAGE);
+        sb.encode(&mut page);
+        self.io.write_at(0, &page, 0)?;
+        self.io.datasync(0)?;
+        w.sb = sb;
+        Ok(())
+    }
+
+    fn new(io: IoPath, file: File, sb: Superblock, cfg: &StoreConfig) -> Inner {
+        Inner {
+            io,
+            file,
+            sb,
+            index: Index::default(),
+            blocks: (0..sb.blocks).map(|_| BlockInfo::free()).collect(),
+            writer: Mutex::new(Writer::new(&sb)),
+            work: Condvar::new(),
+            durable: Condvar::new(),
+            defrag_kick: Condvar::new(),
+            defrag_lock: Mutex::new(()),
+            stop: AtomicBool::new(false),
+            stop_defrag: AtomicBool::new(false),
+            durability: cfg.durability,
+            defrag_threshold: cfg.defrag_threshold,
+            counters: Counters::default(),
+            recovery: Mutex::new(Recovery::default()),
+        }
+    }
+
+    /// Takes in the blocks a grown superblock adds (free, on the device).
+    fn add_blocks(&mut self, grown: Superblock) {
+        let old = self.sb.blocks;
+        assert!(grown.blocks >= old, "a store never shrinks");
+        self.blocks
+            .extend((old..grown.blocks).map(|_| BlockInfo::free()));
+        let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
+        w.free.extend(old..grown.blocks);
+        w.free.sort_unstable_by(|a, b| b.cmp(a));
+        w.sb = grown;
+        self.sb = grown;
+    }
+
+    /// The largest record a block takes (its header and seal aside).
+    fn room(&self) -> usize {
+        self.sb.block_size as usize - format::BLOCK_HEADER - format::RECORD_HEADER
+    }
+
     fn max_value(&self, key_len: usize) -> usize {
-        let room =
-            self.sb.block_size as usize - format::BLOCK_HEADER - format::RECORD_HEADER - key_len;
+        let room = self.room() - format::RECORD_HEADER - key_len;
         room - room % format::RECORD_ALIGN
     }
 
@@ -699,13 +843,16 @@ impl Inner {
         w.durable_outcome(lsn, since).unwrap_or(Ok(()))?;
         let sb = Superblock {
             epoch: w.epoch + 1,
-            ..self.sb
+            version_base: w.next_version,
+            seq_base: w.next_seq,
+            ..w.sb
         };
         let mut page = AlignedBuf::new(PAGE);
         sb.encode(&mut page);
         self.io.write_at(0, &page, 0)?;
         self.io.datasync(0)?;
         w.epoch = sb.epoch;
+        w.sb = sb;
         self.index.clear();
         if let Some(o) = w.open.take() {
             w.pool.push(o.buf);

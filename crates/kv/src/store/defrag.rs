@@ -10,9 +10,10 @@
 use super::wait::lock;
 use super::write::Tier;
 use super::{Inner, StoreError, DEFRAG, DEFRAG_RESERVE, FREE, ON_DEVICE, SHRINK_RESERVE};
-use crate::format::{self, PAGE};
+use crate::format::{self, BlockHeader, Superblock, PAGE};
 use crate::index::{digest, Digest, Location};
-use hiops_path::AlignedBuf;
+use hiops_path::{AlignedBuf, IoPath};
+use std::io;
 use std::sync::atomic::Ordering::*;
 use std::task::Waker;
 use std::time::Duration;
@@ -92,7 +93,7 @@ impl Inner {
         Ok(freed)
     }
 
-    fn defrag_block(&self, idx: u32, buf: &mut AlignedBuf) -> Result<bool, StoreError> {
+    pub(super) fn defrag_block(&self, idx: u32, buf: &mut AlignedBuf) -> Result<bool, StoreError> {
         let _guard = lock(&self.defrag_lock);
         let info = &self.blocks[idx as usize];
         if info
@@ -115,12 +116,10 @@ impl Inner {
             info.state.store(ON_DEVICE, Release);
             return Ok(false);
         }
-        // Invalidate the header on the device before the block is reused,
-        // so its old records can never come back after a restart.
-        let zero = AlignedBuf::new(PAGE);
-        self.io
-            .write_at(0, &zero, self.sb.block_offset(idx))
-            .and_then(|_| self.io.datasync(0))
+        // A free header on the device before the block is reused, so its
+        // old records can never come back after a restart.
+        let epoch = lock(&self.writer).epoch;
+        write_free_headers(&self.io, &self.sb, epoch, &[(idx, info.seq.load(Relaxed))])
             .map_err(|e| restore(e.into()))?;
         let mut w = lock(&self.writer);
         info.min_version.store(u64::MAX, Relaxed);
@@ -139,9 +138,9 @@ impl Inner {
     fn move_live(&self, idx: u32, buf: &mut AlignedBuf) -> Result<(), StoreError> {
         let info = &self.blocks[idx as usize];
         self.io.read_at(0, buf, self.sb.block_offset(idx))?;
-        let seq = info.seq.load(Relaxed);
+        let (seq, first) = (info.seq.load(Relaxed), info.min_version.load(Relaxed));
         let (mut last_lsn, mut since) = (0, None);
-        for (at, r) in format::records(buf, seq) {
+        for (at, r) in format::records(buf, seq, first) {
             let loc = Location {
                 block: idx,
                 offset: at as u32,
@@ -181,4 +180,26 @@ impl Inner {
                 || b.min_version.load(Relaxed) > version
         })
     }
+}
+
+/// Writes a free header (and zeros to the end of its page) into each
+/// `(block, last sequence)`, then fdatasyncs.
+pub(super) fn write_free_headers(
+    io: &IoPath,
+    sb: &Superblock,
+    epoch: u64,
+    blocks: &[(u32, u64)],
+) -> io::Result<()> {
+    let mut page = AlignedBuf::new(PAGE);
+    for &(idx, seq) in blocks {
+        page.fill(0);
+        format::encode_block_header(&mut page, BlockHeader::Free { epoch, seq });
+        let n = io.write_at(0, &page, sb.block_offset(idx))?;
+        if n != PAGE {
+            return Err(io::Error::other(format!(
+                "short write of {n} of {PAGE} bytes"
+            )));
+        }
+    }
+    io.datasync(0)
 }

@@ -40,6 +40,7 @@ impl Inner {
             w.flush_wanted = false;
             w.attempts += 1;
             let (attempt, lsn) = (w.attempts, w.appended_lsn);
+            let version = w.next_version - 1;
             spans.clear();
             for s in &w.sealed {
                 if s.flushed < s.used {
@@ -66,7 +67,7 @@ impl Inner {
             drop(w);
             let result = self.write_spans(&spans, &staging);
             let failed = result.is_err();
-            self.flushed(attempt, lsn, &mut spans, result, &mut wakers);
+            self.flushed((attempt, lsn, version), &mut spans, result, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);
             self.durable.notify_all();
             if failed && self.stop.load(SeqCst) {
@@ -97,11 +98,12 @@ impl Inner {
         Ok(bytes)
     }
 
-    /// Records a flush's outcome and collects the wakers it answers.
+    /// Records the outcome of flush `attempt`, which was to make durable the
+    /// LSN `lsn` and the versions up to `version`, and collects the wakers
+    /// it answers.
     fn flushed(
         &self,
-        attempt: u64,
-        lsn: u64,
+        (attempt, lsn, version): (u64, u64, u64),
         spans: &mut Vec<Span>,
         result: io::Result<u64>,
         wakers: &mut Vec<Waker>,
@@ -139,6 +141,7 @@ impl Inner {
             }
         }
         w.durable_lsn = w.durable_lsn.max(lsn);
+        w.durable_version = w.durable_version.max(version);
         let durable = w.durable_lsn;
         w.durable_wakers.take_upto(durable, wakers);
     }

@@ -2,16 +2,18 @@
 //! for a device), creating a file, and its size.
 
 use super::{open_error, StoreConfig, StoreError};
-use crate::format;
+use crate::format::{self, Superblock, PAGE};
+use hiops_path::{AlignedBuf, IoPath};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-/// The open target: its descriptor and its size.
+/// The open target: its descriptor, its size, and what it is.
 pub(crate) struct Opened {
     pub file: File,
     pub len: u64,
+    pub is_device: bool,
 }
 
 /// The safety gate (crates/safety) for a device, which may hold a store of
@@ -70,5 +72,71 @@ pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, Stor
     } else {
         file.metadata()?.len()
     };
-    Ok(Opened { file, len })
+    Ok(Opened {
+        file,
+        len,
+        is_device,
+    })
+}
+
+/// Blocks a store of `bytes` holds with blocks of `block_size` (the first
+/// block's worth holds the superblock), up to what the index addresses.
+pub(crate) fn blocks_in(bytes: u64, block_size: u32) -> u64 {
+    (bytes / block_size as u64)
+        .saturating_sub(1)
+        .min(crate::index::MAX_BLOCKS as u64)
+}
+
+/// Grows the store to `cfg.create_size` when asked (`cfg.grow`, the CLI's
+/// `--size` on an existing store): the file is extended first and the
+/// superblock names the new blocks last (after their free headers), so a
+/// crash in between leaves the store as it was. A size below the store's is refused.
+pub(crate) fn grow(
+    path: &Path,
+    io: &IoPath,
+    target: (&File, u64, bool),
+    sb: Superblock,
+    cfg: &StoreConfig,
+) -> Result<Superblock, StoreError> {
+    let (file, len, is_device) = target;
+    let want = blocks_in(cfg.create_size, sb.block_size);
+    let have_bytes = (sb.blocks as u64 + 1) * sb.block_size as u64;
+    if !cfg.grow || want == sb.blocks as u64 {
+        return Ok(sb);
+    }
+    if want < sb.blocks as u64 {
+        return Err(open_error(
+            path,
+            format!(
+                "the store holds {have_bytes} bytes ({} blocks of {}); --size={} would shrink it: give at least {have_bytes} or leave --size out",
+                sb.blocks, sb.block_size, cfg.create_size
+            ),
+        ));
+    }
+    let need = (want + 1) * sb.block_size as u64;
+    if len < need {
+        if is_device {
+            return Err(open_error(
+                path,
+                format!(
+                    "the device holds {} bytes; --size={} does not fit it: give at most {}",
+                    len, cfg.create_size, len
+                ),
+            ));
+        }
+        file.set_len(need)?;
+        file.sync_all()?;
+    }
+    let grown = Superblock {
+        blocks: want as u32,
+        ..sb
+    };
+    // The new blocks' free headers before the superblock names them.
+    let new: Vec<(u32, u64)> = (sb.blocks..grown.blocks).map(|i| (i, 0)).collect();
+    super::defrag::write_free_headers(io, &grown, sb.epoch, &new)?;
+    let mut page = AlignedBuf::new(PAGE);
+    grown.encode(&mut page);
+    io.write_at(0, &page, 0)?;
+    io.datasync(0)?;
+    Ok(grown)
 }

@@ -7,8 +7,8 @@ use super::{
     Inner, OpenBlock, SealedBlock, StoreError, Writer, DEFRAG_RESERVE, ON_DEVICE, OPEN, SEALED,
     SHRINK_RESERVE,
 };
-use crate::format::{self, BLOCK_HEADER};
-use crate::index::{digest, Location};
+use crate::format::{self, BlockHeader, Stamp, BLOCK_HEADER, RECORD_HEADER};
+use crate::index::{digest, fingerprint, Location};
 use hiops_path::AlignedBuf;
 use std::future::Future;
 use std::pin::Pin;
@@ -208,6 +208,7 @@ impl Inner {
                 w.defrag_wanted = true;
                 drop(w);
                 self.defrag_kick.notify_one();
+                self.counters.space_waits.fetch_add(1, Relaxed);
                 Ok(None)
             }
             Err(e) => Err(e),
@@ -218,7 +219,7 @@ impl Inner {
         let max = self.max_value(0);
         let check = |k: &[u8], v: &[u8]| {
             let len = format::record_len(k.len(), v.len());
-            if len > self.sb.block_size as usize - BLOCK_HEADER || k.len() > u16::MAX as usize {
+            if len > self.room() || k.len() > u16::MAX as usize {
                 return Err(StoreError::TooLarge {
                     len,
                     block_size: self.sb.block_size,
@@ -295,25 +296,31 @@ impl Inner {
             return Ok(None);
         }
         let len = format::record_len(key.len(), value.len());
-        let block_size = self.sb.block_size as usize;
-        assert!(len <= block_size - BLOCK_HEADER, "record of {len} bytes");
-        if w.open.as_ref().is_none_or(|o| o.used + len > block_size) {
-            self.seal(w);
+        assert!(len <= self.room(), "record of {len} bytes");
+        // The seal's room stays free at the end of every block.
+        let limit = self.sb.block_size as usize - RECORD_HEADER;
+        if w.open.as_ref().is_none_or(|o| o.used + len > limit) {
             self.open_block(w, tier)?;
         }
         let version = w.next_version;
         w.next_version += 1;
+        let durable = w.durable_version;
         let Some(o) = w.open.as_mut() else {
             unreachable!("a block was just opened")
         };
         let at = o.used;
-        format::encode_record(&mut o.buf[at..at + len], key, value, flags, version, o.seq);
+        let stamp = Stamp {
+            flags,
+            version,
+            seq: o.seq,
+            durable,
+            prev_fingerprint: o.last_fingerprint,
+        };
+        format::encode_record(&mut o.buf[at..at + len], key, value, stamp);
         o.used += len;
+        o.last_fingerprint = fingerprint(d);
         let idx = o.idx;
         let info = &self.blocks[idx as usize];
-        if at == BLOCK_HEADER {
-            info.min_version.store(version, Relaxed);
-        }
         let loc = Location {
             block: idx,
             offset: at as u32,
@@ -331,8 +338,25 @@ impl Inner {
         Ok(Some((loc, w.appended_lsn)))
     }
 
-    fn seal(&self, w: &mut Writer) {
-        if let Some(o) = w.open.take() {
+    /// Ends the open block with its seal record and queues it for the
+    /// flusher.
+    pub(super) fn seal(&self, w: &mut Writer) {
+        let (version, durable) = (w.next_version, w.durable_version);
+        if let Some(mut o) = w.open.take() {
+            let at = o.used;
+            assert!(at + RECORD_HEADER <= o.buf.len(), "no room for the seal");
+            let stamp = Stamp {
+                flags: format::FLAG_SEAL,
+                version,
+                seq: o.seq,
+                durable,
+                prev_fingerprint: o.last_fingerprint,
+            };
+            format::encode_record(&mut o.buf[at..at + RECORD_HEADER], &[], &[], stamp);
+            o.used += RECORD_HEADER;
+            w.next_version += 1;
+            w.appended_lsn += RECORD_HEADER as u64;
+            w.flush_wanted = true;
             self.blocks[o.idx as usize].state.store(SEALED, Release);
             w.sealed.push_back(SealedBlock {
                 idx: o.idx,
@@ -343,6 +367,8 @@ impl Inner {
         }
     }
 
+    /// Seals the open block and opens the lowest free one (if the tier may
+    /// take it: else the open block stays open).
     fn open_block(&self, w: &mut Writer, tier: Tier) -> Result<(), StoreError> {
         if w.free.len() <= tier.floor() {
             return Err(StoreError::Full {
@@ -351,6 +377,7 @@ impl Inner {
                 block_size: self.sb.block_size,
             });
         }
+        self.seal(w);
         let Some(idx) = w.free.pop() else {
             unreachable!("more free blocks than the floor")
         };
@@ -361,11 +388,17 @@ impl Inner {
         buf.fill(0);
         let seq = w.next_seq;
         w.next_seq += 1;
-        format::encode_block_header(&mut buf, w.epoch, seq);
+        let first_version = w.next_version;
+        let header = BlockHeader::InUse {
+            epoch: w.epoch,
+            seq,
+            first_version,
+        };
+        format::encode_block_header(&mut buf, header);
         let info = &self.blocks[idx as usize];
         debug_assert_eq!(info.live.load(Relaxed), 0);
         info.seq.store(seq, Relaxed);
-        info.min_version.store(u64::MAX, Relaxed);
+        info.min_version.store(first_version, Relaxed);
         info.state.store(OPEN, Release);
         w.open = Some(OpenBlock {
             idx,
@@ -373,6 +406,7 @@ impl Inner {
             buf,
             used: BLOCK_HEADER,
             flushed: 0,
+            last_fingerprint: 0,
         });
         Ok(())
     }

@@ -1,0 +1,147 @@
+//! Errors do not spread: a failed device write fails the writes its flush
+//! carried and the store goes on serving (and writing, once the device
+//! takes writes again); a failed read fails its GET alone. Nothing panics
+//! and no lock is poisoned (every call after the failure still works).
+//!
+//! Write errors come from the kernel itself, without root: a process's
+//! file size limit (RLIMIT_FSIZE) makes every write past an offset fail
+//! with EFBIG. The limit is the whole process's, so that test runs in a
+//! child process (this test binary again, for that one test).
+
+use hiops_kv::{Store, StoreConfig, StoreError};
+use std::path::Path;
+use std::process::Command;
+
+const BLOCK: u32 = 64 * 1024;
+const CHILD: &str = "HIOPS_KV_FAULT_DIR";
+const TEST: &str = "a_failed_device_write_fails_its_writes_and_the_store_goes_on";
+
+fn config() -> StoreConfig {
+    StoreConfig {
+        block_size: BLOCK,
+        create_size: 17 * BLOCK as u64,
+        ..StoreConfig::default()
+    }
+}
+
+fn key(k: u32) -> Vec<u8> {
+    format!("fault:{k:05}").into_bytes()
+}
+
+fn value(k: u32) -> Vec<u8> {
+    vec![(k % 251) as u8; 1000]
+}
+
+fn set_file_limit(bytes: u64) {
+    let lim = libc::rlimit {
+        rlim_cur: bytes,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads the struct we pass; no memory is shared.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &lim) }, 0);
+}
+
+#[test]
+fn a_failed_device_write_fails_its_writes_and_the_store_goes_on() {
+    if let Some(dir) = std::env::var_os(CHILD) {
+        return child(Path::new(&dir));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, dir.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(
+        text.contains("child: done"),
+        "the child did not run:\n{text}"
+    );
+}
+
+/// Runs in the child: writes until the size limit makes a flush fail,
+/// checks the store serves on, lifts the limit, and checks nothing acked
+/// was lost.
+fn child(dir: &Path) {
+    // SAFETY: ignoring a signal installs no handler code.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    let file = dir.join("kv.dat");
+    let store = Store::open(&file, config()).unwrap();
+    for k in 0..100 {
+        store.set(&key(k), &value(k)).unwrap();
+    }
+    // Blocks are taken lowest first: writes into block 4 and beyond fail.
+    set_file_limit(5 * BLOCK as u64);
+    let mut acked: Vec<u32> = (0..100).collect();
+    let mut failed = Vec::new();
+    for k in 100..400 {
+        match store.set(&key(k), &value(k)) {
+            Ok(()) => acked.push(k),
+            Err(e) => {
+                assert!(matches!(e, StoreError::Failed(_)), "{e}");
+                assert!(e.to_string().contains("may not be durable"), "{e}");
+                failed.push(k);
+            }
+        }
+    }
+    assert!(failed.len() > 100, "only {} writes failed", failed.len());
+    let st = store.stats();
+    assert!(st.flush_errors > 0);
+    // Reads, deletes and syncs answer; nothing is stuck or poisoned.
+    for &k in &acked {
+        assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "key {k}");
+    }
+    assert!(store.del(&key(0)).is_err(), "its flush fails too");
+    assert!(store.sync().is_err());
+    // The device takes writes again: the store writes what it kept.
+    set_file_limit(libc::RLIM_INFINITY);
+    store.set(b"after", b"the fault").unwrap();
+    store.sync().unwrap();
+    drop(store);
+    let store = Store::open(&file, config()).unwrap();
+    for &k in &acked[1..] {
+        assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "key {k}");
+    }
+    assert_eq!(
+        store.get(b"after").unwrap().as_deref(),
+        Some(&b"the fault"[..])
+    );
+    // A failed write's outcome was unknown; the retry made it durable.
+    for &k in &failed {
+        assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "key {k}");
+    }
+    println!("child: done");
+}
+
+#[test]
+fn a_failed_read_fails_its_get_and_the_store_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kv.dat");
+    let store = Store::open(&file, config()).unwrap();
+    for k in 0..300 {
+        store.set(&key(k), &value(k)).unwrap();
+    }
+    store.sync().unwrap();
+    // The file loses its tail under the store: reads there come up short.
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    f.set_len(3 * BLOCK as u64).unwrap();
+    let mut errors = 0;
+    for k in 0..300 {
+        match store.get(&key(k)) {
+            Ok(v) => assert_eq!(v, Some(value(k)), "key {k}"),
+            Err(e) => {
+                assert!(e.to_string().contains("short read"), "{e}");
+                errors += 1;
+            }
+        }
+    }
+    assert!(errors > 0 && errors < 300, "{errors} reads failed");
+    assert_eq!(store.get(&key(0)).unwrap(), Some(value(0)));
+    store.set(b"still", b"writing").unwrap();
+    assert_eq!(
+        store.get(b"still").unwrap().as_deref(),
+        Some(&b"writing"[..])
+    );
+}
