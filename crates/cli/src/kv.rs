@@ -329,7 +329,7 @@ fn check_bind(bind: &str, port: u16) -> anyhow::Result<()> {
     }
 }
 
-fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
+pub(crate) fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
     t.as_ref()
         .map(|t| {
             hiops_bench::units::parse_duration_ns(t)
@@ -362,6 +362,13 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     parse_time(&a.time)?;
     if a.clients == 0 {
         return Err(bad("--clients=0: give at least 1"));
+    }
+    let mut coord = hiops_mpi::coordinator(false)?;
+    if coord.info().ranks > 1 {
+        let rank = coord.info().rank;
+        let r = crate::kv_ranks::ycsb(&a, workload, json, coord.as_mut());
+        // Rank 0 speaks for the ranks (as in `hiops run`).
+        return if rank == 0 { r } else { Ok(()) };
     }
     if a.server.is_none() {
         a.store.config()?;
