@@ -3,7 +3,8 @@
 //! histogram is every rank's latencies recorded in one, the merged I/Os are
 //! the ranks' own, `{rank}` places each rank's file, the ranks' stonewall
 //! stops every rank when the first is done, and a rank that fails (before
-//! or during its I/O) fails the run, named.
+//! or during its I/O) fails the run, named. `hiops kv ycsb --server` from
+//! two ranks merges into one run phase.
 //!
 //! These need a build with the MPI feature and Open MPI's mpirun:
 //! `cargo test --release --features mpi -p hiops --test mpi` (`.ci/setup`
