@@ -479,6 +479,13 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     if a.clients == 0 {
         return Err(bad("--clients=0: give at least 1"));
     }
+    let mut coord = hiops_mpi::coordinator(false)?;
+    if coord.info().ranks > 1 {
+        let rank = coord.info().rank;
+        let r = crate::kv_ranks::ycsb(&a, workload, json, coord.as_mut());
+        // Rank 0 speaks for the ranks (as in `hiops run`).
+        return if rank == 0 { r } else { Ok(()) };
+    }
     if a.server.is_none() {
         a.store.config()?;
     }

@@ -7,6 +7,7 @@
 mod args;
 mod kv;
 mod kv_fig10;
+mod kv_ranks;
 mod progress;
 mod ranks;
 mod signals;
@@ -94,7 +95,10 @@ fn run(raw: &[String]) -> anyhow::Result<u8> {
 
 /// A step every rank takes: if it fails on any rank, it fails on all, with
 /// the lowest failing rank's error.
-fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Result<T, BenchError> {
+pub(crate) fn agreed<T>(
+    coord: &mut dyn Coordinator,
+    r: Result<T, BenchError>,
+) -> Result<T, BenchError> {
     match r {
         Ok(v) => coord.agree(None).map(|()| v),
         Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),

@@ -3,7 +3,8 @@
 //! histogram is every rank's latencies recorded in one, the merged I/Os are
 //! the ranks' own, `{rank}` places each rank's file, the ranks' stonewall
 //! stops every rank when the first is done, and a rank that fails (before
-//! or during its I/O) fails the run, named.
+//! or during its I/O) fails the run, named. `hiops kv ycsb --server` from
+//! two ranks merges into one run phase.
 //!
 //! These need a build with the MPI feature and Open MPI's mpirun:
 //! `cargo test --release --features mpi -p hiops --test mpi` (`.ci/setup`
@@ -331,4 +332,101 @@ fn without_mpirun_a_run_is_rank_0_of_1_and_prints_as_before() {
     let v = json(&out.stdout);
     assert!(v.get("client_stats").is_none() && v["jobs"].is_array());
     assert!(Path::new(&dir.path().join("f.0.of.1")).exists());
+}
+
+/// Starts `hiops kv serve` on a free port over a store in `dir`.
+fn kv_serve(dir: &Path) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(HIOPS)
+        .args([
+            "kv",
+            "serve",
+            "--port",
+            "0",
+            "--size",
+            "64m",
+            "--block-size",
+            "256k",
+        ])
+        .arg("--path")
+        .arg(dir.join("kv.dat"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().strip_prefix("listening ").unwrap().to_string();
+    (child, addr)
+}
+
+#[test]
+fn ycsb_clients_on_every_rank_merge_into_one_run() {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, addr) = kv_serve(dir.path());
+    let out = {
+        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+        Command::new("mpirun")
+            .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", HIOPS])
+            .args([
+                "kv",
+                "ycsb",
+                "--server",
+                &addr,
+                "--workload",
+                "C",
+                "--records",
+                "500",
+            ])
+            .args([
+                "--operations",
+                "1000",
+                "--clients",
+                "2",
+                "--output-format",
+                "json",
+            ])
+            .output()
+            .unwrap()
+    };
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = json(&out.stdout);
+    assert_eq!(v["ranks"], 2);
+    let (load, run) = (&v["phases"][0], &v["phases"][1]);
+    assert_eq!(load["operations"], 500, "rank 0 loads once");
+    let per_rank: Vec<&Value> = v["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["phase"])
+        .collect();
+    assert_eq!(per_rank.len(), 2);
+    let ops = |p: &Value| p["operations"].as_u64().unwrap();
+    assert_eq!(
+        per_rank.iter().map(|p| ops(p)).collect::<Vec<_>>(),
+        [1000, 1000]
+    );
+    assert_eq!(ops(run), 2000);
+    let read = |p: &Value, k: &str| p["ops"][0][k].as_f64().unwrap();
+    let max = per_rank
+        .iter()
+        .map(|p| read(p, "max_us"))
+        .fold(0.0, f64::max);
+    assert_eq!(read(run, "max_us"), max);
+    assert!(
+        read(run, "p99_us") <= max
+            && read(run, "p50_us")
+                >= per_rank
+                    .iter()
+                    .map(|p| read(p, "min_us"))
+                    .fold(f64::MAX, f64::min)
+    );
 }

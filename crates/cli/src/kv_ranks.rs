@@ -1,0 +1,126 @@
+//! `hiops kv ycsb --server` from every rank of an MPI job: many client
+//! hosts against one server. Rank 0 loads the records; the ranks start the
+//! run phase together, each with its own key sequence, and rank 0 prints
+//! the phase merged (latencies exactly, operations over the longest rank's
+//! runtime) with a line per rank.
+
+use crate::agreed;
+use hiops_bench::{BenchError, Coordinator};
+use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target, Workload};
+use serde_json::json;
+
+/// One rank's share; rank 0 returns the run's outcome.
+pub fn ycsb(
+    a: &crate::kv::YcsbArgs,
+    workload: Workload,
+    as_json: bool,
+    coord: &mut dyn Coordinator,
+) -> anyhow::Result<()> {
+    let info = coord.info().clone();
+    let addr = a.server.clone().ok_or_else(|| {
+        BenchError::Usage(
+            "across MPI ranks every rank is a client of one server: give --server HOST:PORT (hiops kv serve)".into(),
+        )
+    });
+    let target = Target::Tcp(agreed(coord, addr)?);
+    crate::signals::install();
+    let stop = crate::signals::flag();
+    let quiet = |_: u64| {};
+    let load = if info.rank == 0 && !a.no_load {
+        let r = ycsb::load(&target, &workload, a.records, a.clients, stop, &quiet);
+        Some(r.map_err(|e| BenchError::Failed(format!("load: {e}")))).transpose()
+    } else {
+        Ok(None)
+    };
+    let load = agreed(coord, load)?;
+    coord.barrier();
+    let cfg = RunConfig {
+        workload,
+        records: a.records,
+        operations: a.operations,
+        max_time: crate::kv::parse_time(&a.time)?,
+        clients: a.clients,
+        target_ops: a.target,
+        // Each rank its own key sequence.
+        seed: a.seed.wrapping_add(info.rank as u64),
+    };
+    let run =
+        ycsb::run(&target, &cfg, stop, &quiet).map_err(|e| BenchError::Failed(format!("run: {e}")));
+    let run = agreed(coord, run)?;
+    let mine = json!({
+        "host": info.host,
+        "phase": String::from_utf8(ycsb::phase_to_bytes(&run)).expect("JSON is UTF-8"),
+    });
+    let Some(all) = coord.gather(mine.to_string().into_bytes()) else {
+        return Ok(());
+    };
+    let ranks = decode(&all)?;
+    let parts: Vec<PhaseResult> = ranks.iter().map(|(_, p)| p.clone()).collect();
+    let merged = ycsb::merge(&parts);
+    print(&target, &cfg, as_json, load.as_ref(), &merged, &ranks)?;
+    match ranks
+        .iter()
+        .enumerate()
+        .find_map(|(r, (host, p))| p.first_error.as_ref().map(|e| (r, host, e)))
+    {
+        Some((r, host, e)) => Err(anyhow::anyhow!(
+            "rank {r} ({host}): operations failed; the first error: {e}"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Every rank's (host, run phase), in rank order.
+fn decode(all: &[Vec<u8>]) -> anyhow::Result<Vec<(String, PhaseResult)>> {
+    all.iter()
+        .map(|bytes| {
+            let v: serde_json::Value = serde_json::from_slice(bytes)?;
+            let host = v["host"].as_str().unwrap_or("?").to_string();
+            let phase = v["phase"].as_str().unwrap_or_default().as_bytes();
+            Ok((host, ycsb::phase_from_bytes(phase)?))
+        })
+        .collect()
+}
+
+fn print(
+    target: &Target,
+    cfg: &RunConfig,
+    as_json: bool,
+    load: Option<&PhaseResult>,
+    merged: &PhaseResult,
+    ranks: &[(String, PhaseResult)],
+) -> anyhow::Result<()> {
+    if as_json {
+        let doc = json!({
+            "target": target.describe(),
+            "config": cfg,
+            "ranks": ranks.len(),
+            "phases": load.into_iter().chain([merged]).collect::<Vec<_>>(),
+            "per_rank": ranks.iter().enumerate().map(|(r, (host, p))| json!({
+                "rank": r, "host": host, "phase": p,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    println!(
+        "# YCSB workload {} against {}, {} ranks of {} clients each",
+        cfg.workload.name,
+        target.describe(),
+        ranks.len(),
+        cfg.clients
+    );
+    if let Some(p) = load {
+        println!("# load phase, {} clients on rank 0", cfg.clients);
+        print!("{}", ycsb::ycsb_text(p));
+    }
+    println!("# run phase, all ranks merged");
+    print!("{}", ycsb::ycsb_text(merged));
+    for (r, (host, p)) in ranks.iter().enumerate() {
+        println!(
+            "# rank {r} ({host}): {} operations, {:.1} ops/sec, {:.0} ms",
+            p.operations, p.throughput, p.runtime_ms
+        );
+    }
+    Ok(())
+}
