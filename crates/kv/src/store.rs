@@ -11,14 +11,16 @@
 //!   memory while its block is not on the device yet).
 //! - A defragmentation thread rewrites the live records of blocks whose live
 //!   share fell below a threshold, waits until the copies are durable,
-//!   invalidates the block's header on the device, and frees it.
-//! - Opening a store scans every block in use and rebuilds the index; a
-//!   record that does not check (a torn last write) ends its block's scan.
+//!   writes a free header over the block's, and frees it.
+//! - Opening a store scans every block and rebuilds the index; it cuts what
+//!   a crash tore, and finds and names every damaged header and record
+//!   (refused unless `StoreConfig::repair`; see `crate::format` for why
+//!   nothing stale is ever served).
 //!
 //! Every call has a blocking form (for threads) and an async form (for
 //! tasks on an executor, see [`Store::get_async`]); both run the same code
-//! and differ only in how they wait ([`read`] for the device read, [`write`]
-//! for durability and space).
+//! and differ only in how they wait (module `read` for the device read,
+//! `write` for durability and space).
 //!
 //! Space: the last free blocks are kept back. New data stops
 //! `DEFRAG_RESERVE + SHRINK_RESERVE` blocks short of full; a DEL or an

@@ -196,3 +196,46 @@ fn a_hand_written_executor_runs_the_async_api_without_tokio() {
         "appended before the drop, made durable by the sync"
     );
 }
+
+#[test]
+fn an_async_write_short_of_space_awaits_defragmentation_or_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let store = Store::open(
+        &path,
+        StoreConfig {
+            create_size: 13 * BLOCK as u64,
+            ..config()
+        },
+    )
+    .unwrap();
+    let ring = TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap();
+    let big = vec![5u8; 4000];
+    let stored = block_on(&ring, async {
+        let mut n = 0u32;
+        while store.set_async(&key_of(n), &big).await.is_ok() {
+            n += 1;
+        }
+        n
+    });
+    // Full of live data: refused at once, without waiting for a pass.
+    assert_eq!(store.stats().space_waits, 0);
+    block_on(&ring, async {
+        for k in (0..stored).step_by(2) {
+            assert!(store.del_async(&key_of(k)).await.unwrap());
+        }
+        // Half of every block is dead now: new data fits again (the task
+        // awaits a pass when a periodic one has not freed space first).
+        for k in stored..stored + stored / 3 {
+            store.set_async(&key_of(k), &big).await.unwrap();
+        }
+        let mut out = Vec::new();
+        for k in (1..stored).step_by(2) {
+            assert!(store.get_async(&ring, &key_of(k), &mut out).await.unwrap());
+            assert_eq!(out, big);
+        }
+    });
+    let st = store.stats();
+    assert!(st.defrag_blocks > 0);
+    println!("{} writes awaited a pass", st.space_waits);
+}

@@ -137,7 +137,14 @@ impl Inner {
     /// durable; drops the tombstones no older record needs any more.
     fn move_live(&self, idx: u32, buf: &mut AlignedBuf) -> Result<(), StoreError> {
         let info = &self.blocks[idx as usize];
-        self.io.read_at(0, buf, self.sb.block_offset(idx))?;
+        let off = self.sb.block_offset(idx);
+        let got = self.io.read_at(0, buf, off)?;
+        if got != buf.len() {
+            return Err(StoreError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("short read: {got} of {} bytes at byte {off}", buf.len()),
+            )));
+        }
         let (seq, first) = (info.seq.load(Relaxed), info.min_version.load(Relaxed));
         let (mut last_lsn, mut since) = (0, None);
         for (at, r) in format::records(buf, seq, first) {
