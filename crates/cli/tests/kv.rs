@@ -330,3 +330,88 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && !err.contains("point 1/4"), "{err}");
 }
+
+/// Loads `records` of `workload` (plus flags) into a fresh server and
+/// returns every value's length, read back over the protocol.
+fn loaded_value_lengths(records: u64, flags: &[&str]) -> Vec<usize> {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, addr, _) = serve(&dir.path().join("kv.dat"), &["--durability", "buffered"]);
+    let n = records.to_string();
+    let base = [
+        "--server",
+        &addr,
+        "--records",
+        &n,
+        "--operations",
+        "1",
+        "--clients",
+        "4",
+    ];
+    ycsb_json(&[&base[..], flags].concat());
+    let mut c = RespConn::connect(&addr).unwrap();
+    let lengths = (0..records)
+        .map(|i| {
+            let key = hiops_kv::ycsb::key_of(i);
+            match c.call(&[b"GET", key.as_bytes()]).unwrap() {
+                Value::Bulk(Some(v)) => v.len(),
+                v => panic!("record {i}: {v:?}"),
+            }
+        })
+        .collect();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    lengths
+}
+
+#[test]
+fn value_sizes_follow_their_distribution() {
+    // ETC: 90% of values under 500 bytes (3 sigma over 2,000 records: 2%).
+    let etc = loaded_value_lengths(2000, &["--workload", "ETC"]);
+    let under = etc.iter().filter(|&&l| l < 500).count() as f64 / etc.len() as f64;
+    assert!(
+        (under - 0.9).abs() < 0.02,
+        "{under} of ETC values under 500 bytes"
+    );
+    assert!(etc.iter().any(|&l| l >= 2000), "no long tail");
+    // YCSB's uniform field lengths, 2 fields of 100..=300 bytes.
+    let flags = [
+        "--workload",
+        "C",
+        "--field-count",
+        "2",
+        "--field-length-distribution",
+        "uniform",
+        "--field-length",
+        "300",
+        "--min-field-length",
+        "100",
+    ];
+    let uni = loaded_value_lengths(1000, &flags);
+    assert!(uni.iter().all(|&l| (200..=600).contains(&l)), "{uni:?}");
+    let mean = uni.iter().sum::<usize>() as f64 / uni.len() as f64;
+    assert!((mean - 400.0).abs() < 12.0, "uniform mean {mean}");
+    // ETC's mix: 30 GETs per SET, embedded.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let doc = ycsb_json(&[
+        "--path",
+        path.to_str().unwrap(),
+        "--size",
+        "64m",
+        "--workload",
+        "ETC",
+        "--records",
+        "2000",
+        "--operations",
+        "31000",
+        "--clients",
+        "4",
+    ]);
+    let run = &doc["phases"][1];
+    let (reads, updates) = (count(run, "READ"), count(run, "UPDATE"));
+    assert_eq!(reads + updates, 31000);
+    assert!(
+        (850..=1150).contains(&updates),
+        "{updates} SETs of 31,000 (1,000 expected)"
+    );
+}

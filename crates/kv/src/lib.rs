@@ -26,6 +26,7 @@ pub mod resp;
 pub mod server;
 pub(crate) mod session;
 pub mod store;
+pub mod value_size;
 pub mod ycsb;
 
 pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

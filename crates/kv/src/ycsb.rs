@@ -11,9 +11,13 @@
 //! | D | 95% read, 5% insert | latest |
 //! | E | 95% scan (1..100 records, uniform), 5% insert | zipfian |
 //! | F | 50% read, 50% read-modify-write | zipfian |
+//! | ETC | 30 reads per update (Facebook's memcached pool) | zipfian |
 //!
 //! Keys are `user` + FNV-1a-64 of the record number (YCSB's hashed insert
-//! order); records are 10 fields of 100 bytes, stored as one 1000-byte value.
+//! order); records are 10 fields of 100 bytes, stored as one 1000-byte value,
+//! unless a field-length distribution says otherwise ([`crate::value_size`]:
+//! YCSB's constant, uniform and zipfian; ETC's values are 90% under 500
+//! bytes with a long tail).
 //! Zipfian is YCSB's scrambled zipfian (constant 0.99, over 10^10 items,
 //! hashed onto the key space); "latest" is a zipfian over the records
 //! inserted so far, counted back from the newest.
@@ -25,6 +29,7 @@
 
 use crate::resp::{encode_command, parse_reply, Value};
 use crate::store::Store;
+use crate::value_size::{FieldLength, LengthSampler};
 use hiops_rng::FastRng;
 use hiops_stats::Histogram;
 use std::io::{self, Read, Write};
@@ -134,7 +139,7 @@ pub enum KeyDist {
 /// One of YCSB's core workloads.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Workload {
-    pub name: char,
+    pub name: String,
     pub read: f64,
     pub update: f64,
     pub insert: f64,
@@ -143,13 +148,15 @@ pub struct Workload {
     pub dist: KeyDist,
     pub max_scan: u64,
     pub field_count: usize,
-    pub field_len: usize,
+    /// Each field's length (YCSB's fieldlengthdistribution); a record's
+    /// value is its fields end to end.
+    pub field_len: FieldLength,
 }
 
 impl Workload {
     pub fn core(name: char) -> Option<Workload> {
         let w = |read, update, insert, scan, rmw, dist| Workload {
-            name: name.to_ascii_uppercase(),
+            name: name.to_ascii_uppercase().to_string(),
             read,
             update,
             insert,
@@ -158,7 +165,7 @@ impl Workload {
             dist,
             max_scan: 100,
             field_count: 10,
-            field_len: 100,
+            field_len: FieldLength::Constant { len: 100 },
         };
         Some(match name.to_ascii_uppercase() {
             'A' => w(0.5, 0.5, 0.0, 0.0, 0.0, KeyDist::Zipfian),
@@ -171,8 +178,49 @@ impl Workload {
         })
     }
 
-    pub fn record_len(&self) -> usize {
-        self.field_count * self.field_len
+    /// An ETC-like workload (Facebook's memcached pool, as the HIOPS paper
+    /// describes its application): 30 GETs per SET, zipfian keys, one value
+    /// per record whose size is 90% under 500 bytes with a long tail.
+    pub fn etc() -> Workload {
+        Workload {
+            name: "ETC".into(),
+            read: 30.0 / 31.0,
+            update: 1.0 / 31.0,
+            insert: 0.0,
+            scan: 0.0,
+            rmw: 0.0,
+            dist: KeyDist::Zipfian,
+            max_scan: 100,
+            field_count: 1,
+            field_len: FieldLength::etc(),
+        }
+    }
+
+    /// A-F (YCSB's core workloads) or ETC.
+    pub fn named(name: &str) -> Option<Workload> {
+        match name.to_ascii_uppercase().as_str() {
+            "ETC" => Some(Workload::etc()),
+            n if n.len() == 1 => Workload::core(n.chars().next()?),
+            _ => None,
+        }
+    }
+
+    /// The longest value a record may have.
+    pub fn max_record_len(&self) -> usize {
+        self.field_count * self.field_len.max()
+    }
+
+    /// A value of a drawn length: the first bytes of `buf` (at least
+    /// [`Self::max_record_len`] long), filled with random bytes.
+    pub fn draw_value<'v>(
+        &self,
+        lengths: &LengthSampler,
+        rng: &mut FastRng,
+        buf: &'v mut [u8],
+    ) -> &'v [u8] {
+        let len: usize = (0..self.field_count).map(|_| lengths.draw(rng)).sum();
+        rng.fill(&mut buf[..len]);
+        &buf[..len]
     }
 }
 
@@ -213,6 +261,7 @@ pub struct Chooser {
     w: Workload,
     records: u64,
     zipf: Zipfian,
+    lengths: LengthSampler,
     rng: FastRng,
 }
 
@@ -228,6 +277,7 @@ impl Chooser {
             w: w.clone(),
             records,
             zipf,
+            lengths: w.field_len.sampler(),
             rng: FastRng::new(seed),
         }
     }
@@ -276,8 +326,9 @@ impl Chooser {
         1 + self.rng.below(self.w.max_scan)
     }
 
-    pub fn fill(&mut self, value: &mut [u8]) {
-        self.rng.fill(value);
+    /// A new value for a write, of the workload's drawn length.
+    pub fn value<'v>(&mut self, buf: &'v mut [u8]) -> &'v [u8] {
+        self.w.draw_value(&self.lengths, &mut self.rng, buf)
     }
 }
 
@@ -650,15 +701,16 @@ pub fn load(
                         }
                     };
                     let mut rng = FastRng::new(0x5EED ^ c as u64);
-                    let mut value = vec![0u8; w.record_len()];
+                    let mut value = vec![0u8; w.max_record_len()];
+                    let lengths = w.field_len.sampler();
                     loop {
                         let n = next.fetch_add(1, Relaxed);
                         if n >= records || stop.load(Relaxed) {
                             break;
                         }
-                        rng.fill(&mut value);
+                        let v = w.draw_value(&lengths, &mut rng, &mut value);
                         let start = Instant::now();
-                        match conn.write(key_of(n).as_bytes(), &value) {
+                        match conn.write(key_of(n).as_bytes(), v) {
                             Ok(()) => t.ok += 1,
                             Err(e) => {
                                 t.errors += 1;
@@ -725,7 +777,7 @@ pub fn run(
                         cfg.records,
                         cfg.seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
                     );
-                    let mut value = vec![0u8; cfg.workload.record_len()];
+                    let mut value = vec![0u8; cfg.workload.max_record_len()];
                     let mut out = Vec::with_capacity(value.len());
                     let mut keys: Vec<Vec<u8>> = Vec::new();
                     let start = Instant::now();
@@ -755,14 +807,14 @@ pub fn run(
                         let result: io::Result<bool> = match op {
                             Op::Read => conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut out),
                             Op::Update => {
-                                ch.fill(&mut value);
-                                conn.write(key_of(ch.key(n_ins)).as_bytes(), &value)
+                                let v = ch.value(&mut value);
+                                conn.write(key_of(ch.key(n_ins)).as_bytes(), v)
                                     .map(|_| true)
                             }
                             Op::Insert => {
-                                ch.fill(&mut value);
+                                let v = ch.value(&mut value);
                                 let n = inserted.take();
-                                let r = conn.write(key_of(n).as_bytes(), &value);
+                                let r = conn.write(key_of(n).as_bytes(), v);
                                 if r.is_ok() {
                                     inserted.ack(n);
                                 }
@@ -781,8 +833,8 @@ pub fn run(
                             Op::ReadModifyWrite => {
                                 let key = key_of(ch.key(n_ins));
                                 conn.read(key.as_bytes(), &mut out).and_then(|found| {
-                                    ch.fill(&mut value);
-                                    conn.write(key.as_bytes(), &value).map(|_| found)
+                                    let v = ch.value(&mut value);
+                                    conn.write(key.as_bytes(), v).map(|_| found)
                                 })
                             }
                         };
@@ -934,7 +986,7 @@ mod tests {
                 .filter(|p| **p > 0.0)
                 .count();
             assert_eq!(nonzero, ops, "{name}");
-            assert_eq!(w.record_len(), 1000);
+            assert_eq!(w.max_record_len(), 1000);
         }
         assert!(Workload::core('G').is_none());
         let mut ch = Chooser::new(&Workload::core('A').unwrap(), 1000, 1);
