@@ -415,3 +415,55 @@ fn value_sizes_follow_their_distribution() {
         "{updates} SETs of 31,000 (1,000 expected)"
     );
 }
+
+#[test]
+fn a_damaged_store_is_refused_then_repaired_and_a_larger_size_grows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let p = path.to_str().unwrap();
+    let store = ["--path", p, "--block-size", "256k"];
+    let small = ["--records", "300", "--operations", "1", "--clients", "2"];
+    ycsb_json(&[&store[..], &["--size", "16m"], &small[..]].concat());
+    // Flip 16 bytes of record 7's value, just past its key.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let key = hiops_kv::ycsb::key_of(7);
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key.as_bytes())
+        .expect("record 7's key is on the device")
+        + key.len();
+    for b in &mut bytes[at..at + 16] {
+        *b ^= 0xA5;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let run = |extra: &[&str]| {
+        hiops()
+            .args(["kv", "ycsb", "--no-load", "--output-format", "json"])
+            .args(store)
+            .args(small)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = run(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "a damaged store opened: {err}");
+    assert!(err.contains("block") && err.contains("--repair"), "{err}");
+    let repaired = run(&["--repair"]);
+    let err = String::from_utf8_lossy(&repaired.stderr);
+    assert!(repaired.status.success(), "{err}");
+    assert!(
+        err.to_lowercase().contains("repair"),
+        "no repair line: {err}"
+    );
+    // Clean now; a larger --size grows the file.
+    let grown = run(&["--size", "32m"]);
+    assert!(
+        grown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&grown.stderr)
+    );
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 32 << 20);
+    let shrink = run(&["--size", "8m"]);
+    assert!(!shrink.status.success(), "a smaller --size was taken");
+}
