@@ -19,6 +19,7 @@
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
 //! workloads).
 
+pub(crate) mod block;
 pub(crate) mod commands;
 pub mod format;
 pub mod index;

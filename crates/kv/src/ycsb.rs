@@ -558,7 +558,7 @@ pub struct PhaseResult {
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-struct Tally {
+pub(crate) struct Tally {
     hist: Histogram,
     ok: u64,
     not_found: u64,
@@ -566,6 +566,14 @@ struct Tally {
 }
 
 impl Tally {
+    /// A client that could not start.
+    fn failed() -> Tally {
+        Tally {
+            errors: 1,
+            ..Tally::default()
+        }
+    }
+
     fn merge(&mut self, o: &Tally) {
         self.hist.merge(&o.hist);
         self.ok += o.ok;
@@ -741,6 +749,87 @@ pub fn load(
     ))
 }
 
+/// How a client reaches the database: [`Conn`]'s calls as futures, so one
+/// client loop serves threads (blocking calls, polled once) and tasks (the
+/// store's async API on a task ring).
+pub(crate) trait AsyncConn {
+    async fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool>;
+    async fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()>;
+    async fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize>;
+}
+
+/// A blocking connection seen as an [`AsyncConn`] whose futures are ready
+/// at once.
+struct Blocking(Box<dyn Conn>);
+
+impl AsyncConn for Blocking {
+    async fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool> {
+        self.0.read(key, out)
+    }
+    async fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
+        self.0.write(key, value)
+    }
+    async fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize> {
+        self.0.read_many(keys)
+    }
+}
+
+/// What a run phase's clients share.
+pub(crate) struct RunShared<'a> {
+    pub cfg: &'a RunConfig,
+    inserted: InsertCounter,
+    issued: AtomicU64,
+    done: AtomicU64,
+    first_error: Mutex<Option<String>>,
+    deadline: Option<Instant>,
+    per_client_rate: Option<f64>,
+    stop: &'a AtomicBool,
+    progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl<'a> RunShared<'a> {
+    pub fn new(
+        cfg: &'a RunConfig,
+        stop: &'a AtomicBool,
+        progress: &'a (dyn Fn(u64) + Sync),
+    ) -> RunShared<'a> {
+        RunShared {
+            cfg,
+            inserted: InsertCounter::new(cfg.records),
+            issued: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            first_error: Mutex::new(None),
+            deadline: cfg.max_time.map(|d| Instant::now() + d),
+            per_client_rate: cfg.target_ops.map(|r| r / cfg.clients.max(1) as f64),
+            stop,
+            progress,
+        }
+    }
+
+    pub fn failed(&self, e: &dyn std::fmt::Display) {
+        self.first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e.to_string());
+    }
+
+    /// The phase's result from every client's tallies.
+    pub fn summarize(self, t0: Instant, tallies: &[(Op, Tally)]) -> PhaseResult {
+        let first = self
+            .first_error
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        summarize("run", t0.elapsed(), tallies, first)
+    }
+
+    /// Claims the next operation; false when the phase is over.
+    fn next_op(&self) -> bool {
+        self.issued.fetch_add(1, Relaxed) < self.cfg.operations
+            && !self.stop.load(Relaxed)
+            && !self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
 /// The run phase: `cfg.clients` threads, closed or open loop.
 pub fn run(
     target: &Target,
@@ -748,121 +837,22 @@ pub fn run(
     stop: &AtomicBool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> io::Result<PhaseResult> {
-    let clients = cfg.clients.max(1);
-    let inserted = InsertCounter::new(cfg.records);
-    let issued = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let first_error = Mutex::new(None);
-    let deadline = cfg.max_time.map(|d| Instant::now() + d);
-    let per_client_rate = cfg.target_ops.map(|r| r / clients as f64);
+    let shared = RunShared::new(cfg, stop, progress);
     let t0 = Instant::now();
     let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..clients)
+        let handles: Vec<_> = (0..cfg.clients.max(1))
             .map(|c| {
-                let (inserted, issued, done, first_error) =
-                    (&inserted, &issued, &done, &first_error);
+                let shared = &shared;
                 s.spawn(move || -> Vec<(Op, Tally)> {
-                    let mut tallies: Vec<(Op, Tally)> =
-                        Op::ALL.iter().map(|o| (*o, Tally::default())).collect();
-                    let mut conn = match target.connect() {
-                        Ok(c) => c,
+                    match target.connect() {
+                        Ok(conn) => {
+                            crate::block::run_blocking(client_loop(c, &mut Blocking(conn), shared))
+                        }
                         Err(e) => {
-                            first_error.lock().unwrap().get_or_insert(e.to_string());
-                            tallies[0].1.errors += 1;
-                            return tallies;
-                        }
-                    };
-                    let mut ch = Chooser::new(
-                        &cfg.workload,
-                        cfg.records,
-                        cfg.seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    );
-                    let mut value = vec![0u8; cfg.workload.max_record_len()];
-                    let mut out = Vec::with_capacity(value.len());
-                    let mut keys: Vec<Vec<u8>> = Vec::new();
-                    let start = Instant::now();
-                    let mut mine = 0u64;
-                    loop {
-                        if issued.fetch_add(1, Relaxed) >= cfg.operations
-                            || stop.load(Relaxed)
-                            || deadline.is_some_and(|d| Instant::now() >= d)
-                        {
-                            break;
-                        }
-                        // Open loop: the operation's intended start.
-                        let intended = match per_client_rate {
-                            Some(r) => {
-                                let at = start + Duration::from_secs_f64(mine as f64 / r);
-                                let now = Instant::now();
-                                if at > now {
-                                    std::thread::sleep(at - now);
-                                }
-                                at
-                            }
-                            None => Instant::now(),
-                        };
-                        mine += 1;
-                        let op = ch.op();
-                        let n_ins = inserted.limit();
-                        let result: io::Result<bool> = match op {
-                            Op::Read => conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut out),
-                            Op::Update => {
-                                let v = ch.value(&mut value);
-                                conn.write(key_of(ch.key(n_ins)).as_bytes(), v)
-                                    .map(|_| true)
-                            }
-                            Op::Insert => {
-                                let v = ch.value(&mut value);
-                                let n = inserted.take();
-                                let r = conn.write(key_of(n).as_bytes(), v);
-                                if r.is_ok() {
-                                    inserted.ack(n);
-                                }
-                                r.map(|_| true)
-                            }
-                            Op::Scan => {
-                                let first = ch.key(n_ins);
-                                let len = ch.scan_len();
-                                keys.clear();
-                                keys.extend(
-                                    (first..(first + len).min(n_ins))
-                                        .map(|k| key_of(k).into_bytes()),
-                                );
-                                conn.read_many(&keys).map(|found| found == keys.len())
-                            }
-                            Op::ReadModifyWrite => {
-                                let key = key_of(ch.key(n_ins));
-                                conn.read(key.as_bytes(), &mut out).and_then(|found| {
-                                    let v = ch.value(&mut value);
-                                    conn.write(key.as_bytes(), v).map(|_| found)
-                                })
-                            }
-                        };
-                        let ns = intended.elapsed().as_nanos() as u64;
-                        let t = &mut tallies[op as usize].1;
-                        match result {
-                            Ok(true) => t.ok += 1,
-                            Ok(false) => t.not_found += 1,
-                            Err(e) => {
-                                t.errors += 1;
-                                first_error.lock().unwrap().get_or_insert(e.to_string());
-                                if matches!(
-                                    e.kind(),
-                                    io::ErrorKind::UnexpectedEof
-                                        | io::ErrorKind::ConnectionReset
-                                        | io::ErrorKind::BrokenPipe
-                                ) {
-                                    break;
-                                }
-                            }
-                        }
-                        t.hist.record(ns);
-                        let d = done.fetch_add(1, Relaxed) + 1;
-                        if c == 0 && d % 1024 == 0 {
-                            progress(d);
+                            shared.failed(&e);
+                            vec![(Op::Read, Tally::failed())]
                         }
                     }
-                    tallies
                 })
             })
             .collect();
@@ -871,12 +861,131 @@ pub fn run(
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    Ok(summarize(
-        "run",
-        t0.elapsed(),
-        &tallies,
-        first_error.into_inner().unwrap(),
-    ))
+    Ok(shared.summarize(t0, &tallies))
+}
+
+/// One client: operations one at a time until the phase is over.
+pub(crate) async fn client_loop<C: AsyncConn>(
+    c: usize,
+    conn: &mut C,
+    shared: &RunShared<'_>,
+) -> Vec<(Op, Tally)> {
+    let cfg = shared.cfg;
+    let mut tallies: Vec<(Op, Tally)> = Op::ALL.iter().map(|o| (*o, Tally::default())).collect();
+    let seed = cfg.seed ^ (c as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut ch = Chooser::new(&cfg.workload, cfg.records, seed);
+    let mut bufs = OpBuffers::new(cfg.workload.max_record_len());
+    let start = Instant::now();
+    let mut mine = 0u64;
+    while shared.next_op() {
+        let intended = shared.intended_start(start, mine);
+        mine += 1;
+        let op = ch.op();
+        let result = one_op(op, &mut ch, conn, &mut bufs, &shared.inserted).await;
+        let ns = intended.elapsed().as_nanos() as u64;
+        let t = &mut tallies[op as usize].1;
+        match result {
+            Ok(true) => t.ok += 1,
+            Ok(false) => t.not_found += 1,
+            Err(e) => {
+                t.errors += 1;
+                shared.failed(&e);
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::UnexpectedEof
+                        | io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::BrokenPipe
+                ) {
+                    break;
+                }
+            }
+        }
+        t.hist.record(ns);
+        let d = shared.done.fetch_add(1, Relaxed) + 1;
+        if c == 0 && d % 1024 == 0 {
+            (shared.progress)(d);
+        }
+    }
+    tallies
+}
+
+impl RunShared<'_> {
+    /// Open loop: the operation's intended start (sleeping until it); closed
+    /// loop: now. Only threads run open loops (a task must not sleep).
+    fn intended_start(&self, start: Instant, mine: u64) -> Instant {
+        let Some(r) = self.per_client_rate else {
+            return Instant::now();
+        };
+        let at = start + Duration::from_secs_f64(mine as f64 / r);
+        let now = Instant::now();
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+        at
+    }
+}
+
+/// A client's reusable buffers.
+struct OpBuffers {
+    value: Vec<u8>,
+    out: Vec<u8>,
+    keys: Vec<Vec<u8>>,
+}
+
+impl OpBuffers {
+    fn new(max_value: usize) -> OpBuffers {
+        OpBuffers {
+            value: vec![0u8; max_value],
+            out: Vec::with_capacity(max_value),
+            keys: Vec::new(),
+        }
+    }
+}
+
+/// One operation; Ok(false) when a record read was not found.
+async fn one_op<C: AsyncConn>(
+    op: Op,
+    ch: &mut Chooser,
+    conn: &mut C,
+    b: &mut OpBuffers,
+    inserted: &InsertCounter,
+) -> io::Result<bool> {
+    let n_ins = inserted.limit();
+    match op {
+        Op::Read => {
+            conn.read(key_of(ch.key(n_ins)).as_bytes(), &mut b.out)
+                .await
+        }
+        Op::Update => {
+            let key = key_of(ch.key(n_ins));
+            let v = ch.value(&mut b.value);
+            conn.write(key.as_bytes(), v).await.map(|_| true)
+        }
+        Op::Insert => {
+            let v = ch.value(&mut b.value);
+            let n = inserted.take();
+            let r = conn.write(key_of(n).as_bytes(), v).await;
+            if r.is_ok() {
+                inserted.ack(n);
+            }
+            r.map(|_| true)
+        }
+        Op::Scan => {
+            let first = ch.key(n_ins);
+            let len = ch.scan_len();
+            b.keys.clear();
+            b.keys
+                .extend((first..(first + len).min(n_ins)).map(|k| key_of(k).into_bytes()));
+            let found = conn.read_many(&b.keys).await?;
+            Ok(found == b.keys.len())
+        }
+        Op::ReadModifyWrite => {
+            let key = key_of(ch.key(n_ins));
+            let found = conn.read(key.as_bytes(), &mut b.out).await?;
+            let v = ch.value(&mut b.value);
+            conn.write(key.as_bytes(), v).await.map(|_| found)
+        }
+    }
 }
 
 /// YCSB's text output for one phase.

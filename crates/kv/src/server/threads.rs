@@ -6,12 +6,9 @@ use super::Shared;
 use crate::commands::Backend;
 use crate::session::serve;
 use crate::store::{Store, StoreError};
-use std::future::Future;
 use std::io;
 use std::net::TcpStream;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 pub(super) fn spawn(shared: Arc<Shared>, conn: TcpStream, id: u64) -> io::Result<()> {
     std::thread::Builder::new()
@@ -21,24 +18,16 @@ pub(super) fn spawn(shared: Arc<Shared>, conn: TcpStream, id: u64) -> io::Result
             let _ = conn.set_nodelay(true);
             let backend = BlockingStore(&shared.store);
             let _ = match &shared.tls {
-                None => run_blocking(serve(&shared, id, &mut Blocking(conn), &backend)),
+                None => {
+                    crate::block::run_blocking(serve(&shared, id, &mut Blocking(conn), &backend))
+                }
                 Some(tls) => tls::blocking(tls, conn).and_then(|stream| {
-                    run_blocking(serve(&shared, id, &mut Blocking(stream), &backend))
+                    crate::block::run_blocking(serve(&shared, id, &mut Blocking(stream), &backend))
                 }),
             };
             shared.disconnected();
         })?;
     Ok(())
-}
-
-/// Runs a future whose every step blocks the thread: it is done after one
-/// poll, as neither its transport nor its backend ever returns Pending.
-fn run_blocking<F: Future>(f: F) -> F::Output {
-    let mut f = pin!(f);
-    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-        Poll::Ready(v) => v,
-        Poll::Pending => unreachable!("a blocking transport and store never wait"),
-    }
 }
 
 /// The store's blocking calls, through its own I/O path.
