@@ -728,7 +728,7 @@ pub fn load(
                         }
                         t.hist.record(start.elapsed().as_nanos() as u64);
                         let d = done.fetch_add(1, Relaxed) + 1;
-                        if c == 0 && d % 1024 == 0 {
+                        if c == 0 && d.is_multiple_of(1024) {
                             progress(d);
                         }
                     }
@@ -826,7 +826,7 @@ impl<'a> RunShared<'a> {
     fn next_op(&self) -> bool {
         self.issued.fetch_add(1, Relaxed) < self.cfg.operations
             && !self.stop.load(Relaxed)
-            && !self.deadline.is_some_and(|d| Instant::now() >= d)
+            && self.deadline.is_none_or(|d| Instant::now() < d)
     }
 }
 
@@ -902,7 +902,7 @@ pub(crate) async fn client_loop<C: AsyncConn>(
         }
         t.hist.record(ns);
         let d = shared.done.fetch_add(1, Relaxed) + 1;
-        if c == 0 && d % 1024 == 0 {
+        if c == 0 && d.is_multiple_of(1024) {
             (shared.progress)(d);
         }
     }
