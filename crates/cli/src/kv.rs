@@ -160,6 +160,11 @@ pub struct YcsbArgs {
     /// A Redis-protocol server (host:port) instead of the embedded store.
     #[arg(long)]
     pub server: Option<String>,
+    /// The run phase's clients as tasks on the task path (one runtime and
+    /// ring per CPU, the store's async API) instead of threads; embedded
+    /// store, closed loop.
+    #[arg(long, conflicts_with_all = ["server", "target"])]
+    pub tasks: bool,
     /// Skip the load phase (the records are there already).
     #[arg(long)]
     pub no_load: bool,
@@ -552,7 +557,13 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         seed: a.seed,
     };
     let p = progress_printer(a.operations, "run");
-    phases.push(ycsb::run(&target, &cfg, stop, &p)?);
+    phases.push(match (&store, a.tasks) {
+        (Some(store), true) => {
+            let task = hiops_path::TaskConfig::default();
+            hiops_kv::ycsb_tasks::run_tasks(store, &cfg, &task, stop, &p)?
+        }
+        _ => ycsb::run(&target, &cfg, stop, &p)?,
+    });
     eprint!("\r");
     let errors: Vec<&String> = phases
         .iter()

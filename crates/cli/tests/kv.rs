@@ -467,3 +467,44 @@ fn a_damaged_store_is_refused_then_repaired_and_a_larger_size_grows_it() {
     let shrink = run(&["--size", "8m"]);
     assert!(!shrink.status.success(), "a smaller --size was taken");
 }
+
+#[test]
+fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let p = path.to_str().unwrap();
+    let store = ["--path", p, "--size", "64m", "--block-size", "256k"];
+    let doc = ycsb_json(
+        &[
+            &store[..],
+            &[
+                "--workload",
+                "A",
+                "--records",
+                "3000",
+                "--operations",
+                "20000",
+            ],
+            &["--clients", "300", "--tasks"],
+        ]
+        .concat(),
+    );
+    let run = &doc["phases"][1];
+    assert!(run["first_error"].is_null(), "{}", run["first_error"]);
+    let (reads, updates) = (count(run, "READ"), count(run, "UPDATE"));
+    assert_eq!(reads + updates, 20000);
+    assert!(
+        reads > 9000 && updates > 9000,
+        "{reads} reads, {updates} updates"
+    );
+    assert!(doc["store"]["device_reads"].as_u64().unwrap() > 0);
+    // Tasks are for the embedded store in a closed loop.
+    for bad in [&["--server", "127.0.0.1:1"][..], &["--target", "100"]] {
+        let o = hiops()
+            .args(["kv", "ycsb", "--tasks", "--path", p])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "--tasks with {bad:?} was taken");
+    }
+}

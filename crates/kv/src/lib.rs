@@ -29,5 +29,6 @@ pub(crate) mod session;
 pub mod store;
 pub mod value_size;
 pub mod ycsb;
+pub mod ycsb_tasks;
 
 pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};
