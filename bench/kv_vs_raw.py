@@ -8,6 +8,8 @@ random-read IOPS that `hiops run` measures with the same strategy and the
 same number of threads. Prints both per pair and the median ratio.
 
   python3 bench/kv_vs_raw.py --clients 32 --pairs 5
+  python3 bench/kv_vs_raw.py --clients 128 --pairs 5 --tasks   # the task path:
+      # YCSB-C with `--tasks` against `hiops run --strategy=coop --tasks=N`
 """
 import argparse
 import json
@@ -23,7 +25,8 @@ def ycsb(path, a):
     out = subprocess.run(
         [EXE, "kv", "ycsb", "--path", path, "--no-load", "--workload", "C",
          "--records", str(a.records), "--operations", str(10**12), "--time", f"{a.runtime}s",
-         "--clients", str(a.clients), "--strategy", a.strategy, "--output-format", "json"],
+         "--clients", str(a.clients), "--strategy", a.strategy, "--output-format", "json"]
+        + (["--tasks"] if a.tasks else []),
         check=True, capture_output=True, text=True).stdout
     run = json.loads(out)["phases"][0]
     read = run["ops"][0]
@@ -33,7 +36,9 @@ def ycsb(path, a):
 def raw(path, a, size):
     out = subprocess.run(
         [EXE, "run", f"--filename={path}", "--rw=randread", "--bs=4k", "--direct=1",
-         f"--strategy={a.strategy}", f"--numjobs={a.clients}", f"--size={size}",
+         f"--strategy={a.strategy}", f"--size={size}"]
+        + ([f"--tasks={a.clients}"] if a.tasks else [f"--numjobs={a.clients}"])
+        + [
          f"--runtime={a.runtime}", "--time_based", "--group_reporting",
          "--output-format=json", "--no-progress"],
         check=True, capture_output=True, text=True).stdout
@@ -49,6 +54,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--runtime", type=int, default=5)
     ap.add_argument("--strategy", default="coop")
+    ap.add_argument("--tasks", action="store_true", help="clients as tasks on the task path, both sides")
     ap.add_argument("--dir", default=tempfile.gettempdir())
     a = ap.parse_args()
     path = os.path.join(a.dir, "hiops-kv-bench.dat")
@@ -60,7 +66,8 @@ def main():
     # Raw reads over the span the records occupy (blocks after the first).
     used = (a.records * 1056 // (1 << 20) + 2) << 20
     ratios = []
-    print(f"YCSB-C vs raw 4 KiB random reads, {a.clients} threads, strategy {a.strategy}, "
+    who = "tasks (task path)" if a.tasks else f"threads, strategy {a.strategy}"
+    print(f"YCSB-C vs raw 4 KiB random reads, {a.clients} {who}, "
           f"{a.records} records, {a.runtime} s each")
     print("| pair | YCSB-C ops/s | p50/p99 us | raw IOPS | p50/p99 us | ratio |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
