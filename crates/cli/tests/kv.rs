@@ -5,51 +5,12 @@ use hiops_kv::resp::Value;
 use hiops_kv::ycsb::RespConn;
 use serde_json::Value as Json;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn hiops() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hiops"))
-}
-
-/// Starts `hiops kv serve` on a free port; returns it and its address.
-fn serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
-    let mut child = hiops()
-        .args([
-            "kv",
-            "serve",
-            "--port",
-            "0",
-            "--size",
-            "64m",
-            "--block-size",
-            "256k",
-        ])
-        .arg("--path")
-        .arg(path)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening ")
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
-        .to_string();
-    let mut err = String::new();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    stderr.read_line(&mut err).unwrap();
-    (child, addr, err)
-}
+mod common;
+use common::{hiops, kv_serve as serve};
 
 /// What a key may hold after a crash: its last acknowledged state, or the
 /// state a write in flight at the kill was setting.

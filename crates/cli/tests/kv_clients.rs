@@ -2,11 +2,13 @@
 //! its own (so its threads and memory can be read from /proc): thousands
 //! of idle clients on a few threads, and large requests' memory given back.
 
+mod common;
+use common::raise_fd_limit;
 use hiops_kv::resp::Value;
 use hiops_kv::ycsb::RespConn;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 /// The server, killed when the test ends however it ends.
@@ -25,30 +27,9 @@ impl Drop for Server {
 
 fn serve(extra: &[&str]) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .args([
-            "kv",
-            "serve",
-            "--port",
-            "0",
-            "--size",
-            "64m",
-            "--block-size",
-            "256k",
-        ])
-        .arg("--path")
-        .arg(dir.path().join("kv.dat"))
-        .args(["--max-clients", "100000"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().strip_prefix("listening ").unwrap().to_string();
+    let mut flags = vec!["--max-clients", "100000"];
+    flags.extend_from_slice(extra);
+    let (child, addr, _) = common::kv_serve(&dir.path().join("kv.dat"), &flags);
     Server {
         child,
         addr,
@@ -63,21 +44,6 @@ fn status(pid: u32, field: &str) -> u64 {
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-}
-
-/// Lifts the soft descriptor limit to the hard one; the server inherits it.
-fn raise_fd_limit() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-    lim.rlim_cur
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! installs Open MPI). Otherwise each test says why it skips. The last test
 //! needs neither: without mpirun, a run is rank 0 of 1 and prints as before.
 
+mod common;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -336,29 +337,7 @@ fn without_mpirun_a_run_is_rank_0_of_1_and_prints_as_before() {
 
 /// Starts `hiops kv serve` on a free port over a store in `dir`.
 fn kv_serve(dir: &Path) -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let mut child = Command::new(HIOPS)
-        .args([
-            "kv",
-            "serve",
-            "--port",
-            "0",
-            "--size",
-            "64m",
-            "--block-size",
-            "256k",
-        ])
-        .arg("--path")
-        .arg(dir.join("kv.dat"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().strip_prefix("listening ").unwrap().to_string();
+    let (child, addr, _) = common::kv_serve(&dir.join("kv.dat"), &[]);
     (child, addr)
 }
 
