@@ -19,6 +19,7 @@ mod driver;
 pub mod error;
 pub mod generator;
 mod job;
+pub mod platform;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;

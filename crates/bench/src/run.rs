@@ -3,6 +3,7 @@
 
 use crate::error::{usage, BenchError};
 use crate::generator::Region;
+use crate::platform::{PlatformWatch, PlatformWindow};
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
@@ -414,6 +415,7 @@ fn measure(
         window_ns: watched.window.window_ns,
         process_cpu: watched.window.process,
         machine_cpu: watched.window.machine,
+        platform: watched.window.platform,
         devices: watched.window.devices,
         tsc_hz: hiops_stats::tsc::tsc_hz(),
         series: watched.series,
@@ -770,12 +772,13 @@ struct Window {
     t0: Option<Instant>,
     window_ns: u64,
     p0: ProcessSample,
-    m0: Option<MachineSample>,
     d0: Vec<(String, Option<DiskStats>)>,
     i0: Vec<Option<(u64, Vec<String>)>>,
     process: ProcessSample,
     machine: Option<MachineSample>,
     devices: Vec<DeviceWindow>,
+    watch: PlatformWatch,
+    platform: PlatformWindow,
 }
 
 impl Window {
@@ -786,7 +789,7 @@ impl Window {
             .map(|d| (d.clone(), DiskStats::read(d)))
             .collect();
         self.i0 = devices.iter().map(|d| irq_of(d, irq)).collect();
-        self.m0 = MachineSample::read();
+        self.watch.begin();
         self.p0 = ProcessSample::process();
         self.t0 = Some(Instant::now());
     }
@@ -794,7 +797,7 @@ impl Window {
     fn end(&mut self, devices: &[String], irq: &[(String, Option<String>)]) {
         self.window_ns = self.t0.map(|t| t.elapsed().as_nanos() as u64).unwrap_or(0);
         self.process = ProcessSample::process().delta(&self.p0);
-        self.machine = MachineSample::read().zip(self.m0).map(|(b, a)| b.delta(&a));
+        (self.platform, self.machine) = self.watch.end();
         self.devices = devices
             .iter()
             .zip(&self.d0)

@@ -67,6 +67,13 @@ pub fn interrupts_per_io(r: &RunResult) -> Vec<(String, Vec<String>, f64)> {
         .collect()
 }
 
+/// The process view checked against the machine's busy time: why the
+/// process used more than the machine was busy, when it did.
+pub fn process_check(r: &RunResult) -> Option<hiops_stats::busy::ProcessCheck> {
+    let m = r.platform.cpu.as_ref()?;
+    Some(m.check_process(r.process_seconds().total()))
+}
+
 pub fn iops(ios: u64, window_ns: u64) -> f64 {
     if window_ns == 0 {
         0.0
@@ -200,10 +207,11 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
     if let Some(c) = r.process_clocks_per_io() {
         m.insert("process_clocks_per_io".into(), c);
     }
-    if let Some(s) = r.machine_seconds() {
-        let capacity = r.window_s().max(1e-9) * r.cpus_online.max(1) as f64;
-        m.insert("cpu_busy_pct".into(), s.total() / capacity * 100.0);
-        m.insert("irq_cpu_pct".into(), s.irq / capacity * 100.0);
+    if let Some(c) = &r.platform.cpu {
+        let capacity = (c.window_s * c.cpus as f64).max(1e-9);
+        m.insert("cpu_busy_pct".into(), c.busy_pct());
+        m.insert("irq_cpu_pct".into(), c.split().irq / capacity * 100.0);
+        m.insert("steal_pct".into(), c.steal_s / capacity * 100.0);
     }
     if let Some(c) = r.context_switches_per_io() {
         m.insert("ctx_per_io".into(), c);
