@@ -1,9 +1,11 @@
 //! The platform's side of the measured window: what the whole machine did
-//! while the jobs ran (busy time from exact idle), read at the window's two
-//! ends around the process's own counters.
+//! while the jobs ran (busy time from exact idle; softirqs, IPIs, every
+//! interrupt and context switch), read at the window's two ends around the
+//! process's own counters.
 
 use hiops_stats::busy::MachineCpu;
 use hiops_stats::cpu::{online_cpus, MachineSample};
+use hiops_stats::interrupts::ContextSample;
 use std::time::Instant;
 
 /// What the machine did over the measured window.
@@ -11,12 +13,16 @@ use std::time::Instant;
 pub struct PlatformWindow {
     /// Busy time from idle, iowait and steal (None without /proc/stat).
     pub cpu: Option<MachineCpu>,
+    /// The machine's softirqs, IPIs, interrupts and context switches over
+    /// the window (None without /proc/stat).
+    pub contexts: Option<ContextSample>,
 }
 
 /// The readings taken when the window opens.
 #[derive(Default)]
 pub(crate) struct PlatformWatch {
     stat0: Option<(MachineSample, Instant)>,
+    contexts0: Option<ContextSample>,
 }
 
 impl PlatformWatch {
@@ -24,6 +30,7 @@ impl PlatformWatch {
     /// process's (read after this) and the process cannot be charged time
     /// the machine's window leaves out.
     pub(crate) fn begin(&mut self) {
+        self.contexts0 = ContextSample::read();
         self.stat0 = MachineSample::read().map(|s| (s, Instant::now()));
     }
 
@@ -35,6 +42,10 @@ impl PlatformWatch {
             Some((s1.delta(&s0), t0.elapsed().as_secs_f64()))
         });
         let cpu = stat.map(|(d, secs)| MachineCpu::of(&d, secs, online_cpus()));
-        (PlatformWindow { cpu }, stat.map(|(d, _)| d))
+        let contexts = self
+            .contexts0
+            .take()
+            .and_then(|c0| Some(ContextSample::read()?.delta(&c0)));
+        (PlatformWindow { cpu, contexts }, stat.map(|(d, _)| d))
     }
 }

@@ -216,6 +216,19 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
     if let Some(c) = r.context_switches_per_io() {
         m.insert("ctx_per_io".into(), c);
     }
+    if let Some(f) = crate::platform::context_figures(r) {
+        let mut put = |k: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                m.insert(k.into(), v);
+            }
+        };
+        put("machine_ctx_per_io", Some(f.machine_context_switches));
+        put("block_softirq_per_io", f.block_softirqs);
+        put("call_ipi_per_io", f.function_call_ipis);
+        put("resched_ipi_per_io", f.reschedule_ipis);
+        let per_irq = f.interrupt_cpu.as_ref().and_then(|i| i.us_per_interrupt);
+        put("irq_us_per_interrupt", per_irq);
+    }
     let irqs = interrupts_per_io(r);
     if !irqs.is_empty() {
         m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());

@@ -559,6 +559,7 @@ fn run_figures(r: &RunResult) -> Value {
             "context_switches_per_io": r.context_switches_per_io(),
         },
         "machine": machine,
+        "contexts": crate::platform::context_figures(r),
         "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
         "latency_split": split,
         "series": r.series.iter().map(|p| json!({

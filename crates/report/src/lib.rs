@@ -8,4 +8,5 @@
 
 pub mod derived;
 pub mod json;
+pub mod platform;
 pub mod text;

@@ -271,9 +271,7 @@ pub fn summary(r: &RunResult) -> String {
         }
     }
     machine_lines(&mut out, r);
-    if let Some(c) = r.context_switches_per_io() {
-        let _ = writeln!(out, "  context switches: {c:.3} per I/O");
-    }
+    crate::platform::context_lines(&mut out, r);
     let irqs = interrupts_per_io(r);
     if irqs.is_empty() {
         let _ = writeln!(out, "  interrupts: not measurable (the target's device has no interrupt vectors of its own, or none were found)");

@@ -7,6 +7,8 @@
 //!   window; [`busy`]: the machine's busy time from exact idle, iowait and
 //!   steal, checked against the process's; [`tsc`]: the TSC frequency that
 //!   turns CPU time into clocks.
+//! - [`interrupts`]: softirqs, IPIs, every interrupt and context switch of
+//!   the machine (/proc/softirqs, /proc/interrupts, /proc/stat).
 //! - [`disk`]: /proc/diskstats and /proc/interrupts for a device: the device
 //!   side of the device/platform latency split (ADMS'10 Fig 3).
 //!
@@ -23,6 +25,7 @@ pub mod busy;
 pub mod cpu;
 pub mod disk;
 mod histogram;
+pub mod interrupts;
 pub mod tsc;
 
 pub use histogram::{Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};
