@@ -42,6 +42,9 @@ pub struct RunOptions<'a> {
     /// Set (from a signal handler) to stop early; the result is marked interrupted.
     pub interrupt: &'a AtomicBool,
     pub progress: Option<&'a mut dyn FnMut(&Progress)>,
+    /// Sample every CPU over the measured window and split its time by
+    /// layer (`--profile`); `None`: no sampling.
+    pub profile: Option<hiops_profile::Config>,
 }
 
 /// Checks a job against its opened targets: everything that would fail later
@@ -629,9 +632,13 @@ impl Phase<'_> {
         if ramp_ns == 0 {
             self.ctrl.measuring.store(true, Relaxed);
         }
+        let watch = PlatformWatch::new(opts.profile);
         self.ctrl.start.wait();
         let mut w = Watched {
-            window: Window::default(),
+            window: Window {
+                watch,
+                ..Window::default()
+            },
             series: Vec::new(),
             interrupted: false,
             steady: None,

@@ -27,6 +27,7 @@ fn run_one(spec: JobSpec) -> RunResult {
     let opts = RunOptions {
         interrupt: &stop,
         progress: None,
+        profile: None,
     };
     run(&[spec], opts).expect("the job runs")
 }

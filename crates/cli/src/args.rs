@@ -69,6 +69,8 @@ pub struct Invocation {
     pub format: Format,
     pub output: Option<PathBuf>,
     pub no_progress: bool,
+    /// `--profile[=HZ]`: clocks by layer over the measured window.
+    pub profile: Option<hiops_profile::Config>,
 }
 
 pub enum Parsed {
@@ -94,6 +96,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
     let mut output = None;
     let mut no_progress = false;
     let mut ignore_unsupported = false;
+    let mut profile = None;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut fio_args: Vec<String> = Vec::new();
     let mut i = 0;
@@ -130,6 +133,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             output = Some(PathBuf::from(value_of(None, "output")?));
         } else if arg == "--no-progress" {
             no_progress = true;
+        } else if let Some(v) = own_flag(arg, "profile") {
+            profile = Some(profile_rate(v)?);
         } else if arg == "--ignore-unsupported" {
             ignore_unsupported = true;
         } else if arg.starts_with('-') {
@@ -171,7 +176,26 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
         format,
         output,
         no_progress,
+        profile,
     })))
+}
+
+/// `--profile` (the default rate) or `--profile=HZ`.
+fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
+    let Some(v) = v else {
+        return Ok(hiops_profile::Config::default());
+    };
+    match v
+        .trim_end_matches("hz")
+        .trim_end_matches("Hz")
+        .parse::<u32>()
+    {
+        Ok(hz) if (1..=100_000).contains(&hz) => Ok(hiops_profile::Config { hz }),
+        _ => usage(format!(
+            "--profile={v}: give the samples per second per CPU, 1 to 100000 (default {})",
+            hiops_profile::DEFAULT_HZ
+        )),
+    }
 }
 
 fn help_text() -> String {
@@ -190,6 +214,10 @@ hiops flags:
   --output-format=normal|json|json+   result format (json+ adds latency bins)
   --output=FILE, -o FILE               write the result to FILE
   --no-progress                        never show the progress line
+  --profile[=HZ]                       sample every CPU over the measured window
+                                       (HZ per CPU, default 1000) and split the
+                                       clocks per I/O by layer of the I/O path
+                                       (needs root or CAP_PERFMON)
   --ignore-unsupported                 skip options hiops does not implement
                                        (a warning; the JSON lists them)
   --help, -h                           this text

@@ -98,6 +98,7 @@ fn run(raw: &[String]) -> anyhow::Result<u8> {
         RunOptions {
             interrupt: signals::flag(),
             progress: Some(&mut cb),
+            profile: inv.profile,
         },
     );
     bar.clear();

@@ -34,6 +34,8 @@ pub(crate) struct Tally {
     pub samples: u64,
     pub lost: u64,
     pub layers: [u64; Layer::ALL.len()],
+    /// The samples of this process's own threads, by layer.
+    pub process_layers: [u64; Layer::ALL.len()],
     /// Samples whose chain passes through an interrupt or softirq entry.
     pub interrupt_context: u64,
     /// (layer, leaf symbol) -> samples.
@@ -65,6 +67,7 @@ impl Tally {
             samples: 0,
             lost: 0,
             layers: [0; Layer::ALL.len()],
+            process_layers: [0; Layer::ALL.len()],
             interrupt_context: 0,
             symbols: HashMap::with_capacity(1024),
             classes: vec![None; symbols],
@@ -102,7 +105,10 @@ impl Tally {
     }
 
     /// The layer of a kernel chain (leaf first), its leaf symbol, and
-    /// whether it ran in interrupt context.
+    /// whether it ran in interrupt context. Interrupt context is the
+    /// interrupt layer's whatever its code (a driver's completion handler,
+    /// the block layer's completion softirq): the other layers are work
+    /// done in the context of a task.
     fn walk(&mut self, syms: &Kallsyms, ip: u64, chain: &[u64]) -> (Layer, u32, bool) {
         let (mut layer, mut leaf, mut in_irq) = (None, None, false);
         let frames = chain.iter().copied().filter(|&a| !is_marker(a));
@@ -116,11 +122,12 @@ impl Tally {
             }
             in_irq |= c.entry;
         }
-        (
-            layer.unwrap_or(Layer::Other),
-            leaf.unwrap_or(USER_SPACE),
-            in_irq,
-        )
+        let layer = if in_irq {
+            Layer::Interrupt
+        } else {
+            layer.unwrap_or(Layer::Other)
+        };
+        (layer, leaf.unwrap_or(USER_SPACE), in_irq)
     }
 
     /// Charges one sample.
@@ -159,6 +166,9 @@ impl Tally {
             }
         };
         self.layers[layer.index()] += 1;
+        if pid == self.self_pid {
+            self.process_layers[layer.index()] += 1;
+        }
         *self.symbols.entry((layer, leaf)).or_insert(0) += 1;
     }
 }
@@ -203,15 +213,10 @@ ffffffff81000900 T another_mystery
             5,
             &[KERNEL, at(0x510), at(0x410), at(0x210)],
         );
-        // An interrupt: the handler's own frames come before the entry.
-        t.add(
-            &syms,
-            false,
-            at(0x810),
-            0,
-            0,
-            &[KERNEL, at(0x810), at(0x610), at(0x710)],
-        );
+        // An interrupt: whatever its handler's code, interrupt context is
+        // the interrupt layer's (here the doorbell, in the idle task).
+        let doorbell_in_irq = [KERNEL, at(0x510), at(0x410), at(0x610), at(0x710)];
+        t.add(&syms, false, at(0x510), 0, 0, &doorbell_in_irq);
         // No frame with a layer: other kernel.
         t.add(
             &syms,
@@ -237,6 +242,9 @@ ffffffff81000900 T another_mystery
         assert_eq!(t.samples, 7);
         assert_eq!(t.layers.iter().sum::<u64>(), t.samples);
         assert_eq!(t.interrupt_context, 1);
+        // This process's own samples: all but the two in the idle task.
+        assert_eq!(t.process_layers.iter().sum::<u64>(), 5);
+        assert_eq!(t.process_layers[Layer::Interrupt.index()], 0);
         // The top symbol of the block layer is the lock that ran.
         let lock_index = syms.find(at(0x300)).unwrap();
         assert_eq!(t.symbols.get(&(Layer::Block, lock_index)), Some(&1));

@@ -33,7 +33,9 @@ pub enum Layer {
     /// Device drivers: virtio (its doorbell included), NVMe, SCSI, zram
     /// and its compressor, loop, null_blk, device mapper.
     Driver,
-    /// Interrupt and softirq entry, dispatch and exit, IPIs.
+    /// Everything run in interrupt context (hard interrupts, softirqs,
+    /// IPIs), whatever its code: a driver's completion handler, the block
+    /// layer's completion softirq.
     Interrupt,
     /// The scheduler: switches, wake-ups, run queues, futexes, timers.
     Scheduler,
@@ -162,6 +164,12 @@ const RULES: &[(&str, Class)] = &[
     ("__bitmap_*", Class::Shared),
     ("static_key_*", Class::Shared),
     ("llist_*", Class::Shared),
+    // The roots of every kernel thread's chain: what runs under them says
+    // the layer.
+    ("kthread", Class::Shared),
+    ("worker_thread", Class::Shared),
+    ("process_one_work", Class::Shared),
+    ("ret_from_fork*", Class::Shared),
     // System call entry and exit.
     ("entry_SYSCALL_*", Class::Layer(Syscall)),
     ("do_syscall_*", Class::Layer(Syscall)),
@@ -373,6 +381,10 @@ const RULES: &[(&str, Class)] = &[
     ("flush_tlb_*", Class::Layer(Memory)),
     ("mas_*", Class::Layer(Memory)),
     ("find_vma*", Class::Layer(Memory)),
+    ("mtree_*", Class::Layer(Memory)),
+    ("damon_*", Class::Layer(Memory)),
+    ("kdamond*", Class::Layer(Memory)),
+    ("__damon_*", Class::Layer(Memory)),
     // The VFS.
     ("vfs_*", Class::Layer(Vfs)),
     ("__vfs_*", Class::Layer(Vfs)),
@@ -449,10 +461,6 @@ const RULES: &[(&str, Class)] = &[
     ("task_tick*", Class::Layer(Scheduler)),
     ("scheduler_tick", Class::Layer(Scheduler)),
     ("sched_tick", Class::Layer(Scheduler)),
-    ("kthread", Class::Layer(Scheduler)),
-    ("worker_thread", Class::Layer(Scheduler)),
-    ("process_one_work", Class::Layer(Scheduler)),
-    ("ret_from_fork*", Class::Layer(Scheduler)),
     // Entering and leaving idle.
     ("do_idle", Class::Layer(IdleExit)),
     ("cpu_startup_entry", Class::Layer(IdleExit)),

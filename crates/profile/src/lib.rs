@@ -74,6 +74,9 @@ pub struct LayerTime {
     pub samples: u64,
     /// Samples × period.
     pub seconds: f64,
+    /// Of these, the samples of this process's own threads.
+    pub process_samples: u64,
+    pub process_seconds: f64,
     /// The functions that ran (the chains' leaves), most samples first.
     pub top: Vec<SymbolTime>,
 }
@@ -147,11 +150,15 @@ impl Profile {
                 top.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
                 top.truncate(TOP);
                 let samples = tally.layers[layer.index()];
+                let process_samples = tally.process_layers[layer.index()];
+                let s = |n: u64| n as f64 * period_ns as f64 / 1e9;
                 LayerTime {
                     layer,
                     label: layer.label().into(),
                     samples,
-                    seconds: samples as f64 * period_ns as f64 / 1e9,
+                    seconds: s(samples),
+                    process_samples,
+                    process_seconds: s(process_samples),
                     top,
                 }
             })
@@ -189,6 +196,12 @@ impl Profile {
             .filter(|l| !l.layer.is_idle())
             .map(|l| l.seconds)
             .sum()
+    }
+
+    /// The sampled time of this process's own threads (what getrusage
+    /// counts for it).
+    pub fn process_s(&self) -> f64 {
+        self.layers.iter().map(|l| l.process_seconds).sum()
     }
 
     /// Sampled CPU time in interrupt context.

@@ -31,8 +31,7 @@ pub struct Prepared {
 /// Sampling under way.
 pub struct Profiler {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<(Tally, Kallsyms, f64)>,
-    started: Instant,
+    thread: JoinHandle<Drained>,
     config: Config,
     cpus: usize,
     per_sample_ns: Option<f64>,
@@ -105,24 +104,32 @@ fn thread_cpu_s() -> f64 {
     (t.user + t.system).as_secs_f64()
 }
 
+/// What the drain thread hands back.
+struct Drained {
+    tally: Tally,
+    syms: Kallsyms,
+    /// From enabling the rings to disabling them.
+    window_s: f64,
+    /// The thread's own CPU time.
+    cpu_s: f64,
+}
+
 /// The drain thread: enables the rings, says who it is, charges samples
-/// until told to stop, then disables, drains the rest and reports.
+/// until told to stop (it is unparked then, so the rings go off at once),
+/// then disables them, drains the rest and reports.
 fn drain_loop(
     mut rings: Vec<Ring>,
     syms: Kallsyms,
     stop: Arc<AtomicBool>,
-    ready: mpsc::Sender<Result<Instant, String>>,
-) -> (Tally, Kallsyms, f64) {
+    ready: mpsc::Sender<Result<(), String>>,
+) -> Drained {
     // SAFETY: gettid has no preconditions and cannot fail.
     let tid = unsafe { libc::gettid() } as u32;
     let cpu0 = thread_cpu_s();
     let mut tally = Tally::new(syms.len(), std::process::id(), tid);
     let enabled = rings.iter().try_for_each(|r| r.enable());
-    let _ = ready.send(
-        enabled
-            .map(|()| Instant::now())
-            .map_err(|e| format!("cannot start sampling: {e}")),
-    );
+    let started = Instant::now();
+    let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
     let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally| {
         for ring in rings.iter_mut() {
             ring.drain(|r| match r {
@@ -139,15 +146,21 @@ fn drain_loop(
         }
     };
     while !stop.load(Ordering::Acquire) {
-        std::thread::sleep(DRAIN_EVERY);
+        std::thread::park_timeout(DRAIN_EVERY);
         drain_all(&mut rings, &mut tally);
     }
     rings.iter().for_each(|r| {
         let _ = r.disable();
     });
+    let window_s = started.elapsed().as_secs_f64();
     drain_all(&mut rings, &mut tally);
-    let own = thread_cpu_s() - cpu0;
-    (tally, syms, own)
+    let cpu_s = thread_cpu_s() - cpu0;
+    Drained {
+        tally,
+        syms,
+        window_s,
+        cpu_s,
+    }
 }
 
 impl Prepared {
@@ -160,13 +173,11 @@ impl Prepared {
             .name("hiops-profile".into())
             .spawn(move || drain_loop(rings, syms, flag, tx))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
-        let started = rx
-            .recv()
+        rx.recv()
             .map_err(|_| "the profiler's thread ended at start".to_string())??;
         Ok(Profiler {
             stop,
             thread,
-            started,
             config: self.config,
             cpus: self.cpus.len(),
             per_sample_ns: self.per_sample_ns,
@@ -177,19 +188,19 @@ impl Prepared {
 impl Profiler {
     /// Stops sampling and returns the profile of the window.
     pub fn stop(self) -> Profile {
-        let window_s = self.started.elapsed().as_secs_f64();
         self.stop.store(true, Ordering::Release);
-        let (tally, syms, drain_s) = self
+        self.thread.thread().unpark();
+        let d = self
             .thread
             .join()
             .expect("the profiler's thread does not panic");
         Profile::of(
-            &tally,
-            &syms,
+            &d.tally,
+            &d.syms,
             self.config,
             self.cpus,
-            window_s,
-            drain_s,
+            d.window_s,
+            d.cpu_s,
             self.per_sample_ns,
         )
     }

@@ -560,6 +560,11 @@ fn run_figures(r: &RunResult) -> Value {
         },
         "machine": machine,
         "contexts": crate::platform::context_figures(r),
+        "profile": match r.platform.profile.as_ref() {
+            None => Value::Null,
+            Some(Err(why)) => json!({"unavailable": why}),
+            Some(Ok(_)) => json!(crate::layers::layer_figures(r)),
+        },
         "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
         "latency_split": split,
         "series": r.series.iter().map(|p| json!({

@@ -8,5 +8,6 @@
 
 pub mod derived;
 pub mod json;
+pub mod layers;
 pub mod platform;
 pub mod text;

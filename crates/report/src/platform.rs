@@ -57,12 +57,16 @@ fn device_interrupts(r: &RunResult) -> Option<u64> {
     (!counted.is_empty()).then(|| counted.iter().sum())
 }
 
-/// The window's interrupt-context CPU: the tick samples' irq+softirq share
-/// of the machine's busy time.
+/// The window's interrupt-context CPU: with `--profile`, the samples whose
+/// chain passes through an interrupt or softirq entry; else the tick
+/// samples' irq+softirq share of the machine's busy time.
 fn interrupt_cpu(r: &RunResult, ios: f64) -> Option<InterruptCpu> {
-    let cpu = r.platform.cpu.as_ref()?;
-    let seconds = cpu.split().irq;
-    let source = "tick samples".to_string();
+    let profiled = r.platform.profile.as_ref().and_then(|p| p.as_ref().ok());
+    let (seconds, source) = match profiled {
+        Some(p) => (p.interrupt_context_s(), "profile"),
+        None => (r.platform.cpu.as_ref()?.split().irq, "tick samples"),
+    };
+    let source = source.to_string();
     let irqs = device_interrupts(r).filter(|&n| n > 0);
     Some(InterruptCpu {
         source,

@@ -283,6 +283,7 @@ pub fn summary(r: &RunResult) -> String {
             names.join(", ")
         );
     }
+    crate::layers::layer_lines(&mut out, r);
     match latency_splits(r) {
         Ok(splits) => {
             let _ = writeln!(out, "\nLatency split, device vs platform (diskstats service time vs application clat mean):");

@@ -47,6 +47,7 @@ impl Runner for BenchRunner<'_> {
             RunOptions {
                 interrupt: self.interrupt,
                 progress: Some(&mut forward),
+                profile: None,
             },
         );
         if let Some(dir) = &plan.temp_dir {
