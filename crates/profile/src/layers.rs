@@ -96,6 +96,33 @@ impl Layer {
         }
     }
 
+    /// The name in JSON and in sweep metrics (`layer_KEY_clocks_per_io`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Layer::Application => "application",
+            Layer::Syscall => "syscall",
+            Layer::AsyncIo => "async_io",
+            Layer::Vfs => "vfs",
+            Layer::FileSystem => "file_system",
+            Layer::Memory => "memory",
+            Layer::Block => "block",
+            Layer::Driver => "driver",
+            Layer::Interrupt => "interrupt",
+            Layer::Scheduler => "scheduler",
+            Layer::IdleExit => "idle_exit",
+            Layer::Idle => "idle",
+            Layer::Other => "other",
+            Layer::OtherProcesses => "other_processes",
+            Layer::Profiler => "profiler",
+        }
+    }
+
+    /// Work the I/O path does (not idle, other programs or the profiler):
+    /// what a per-path breakdown draws.
+    pub fn is_path(self) -> bool {
+        !matches!(self, Layer::Idle | Layer::OtherProcesses | Layer::Profiler)
+    }
+
     /// Time the CPU was not busy (for the sum against the machine's busy
     /// time).
     pub fn is_idle(self) -> bool {
@@ -573,6 +600,27 @@ mod tests {
         assert!(is_interrupt_entry("asm_sysvec_apic_timer_interrupt"));
         assert!(is_interrupt_entry("handle_softirqs"));
         assert!(!is_interrupt_entry("blk_mq_complete_request"));
+    }
+
+    #[test]
+    fn a_layers_key_is_its_json_name() {
+        for l in Layer::ALL {
+            let json = format!("\"{}\"", l.key());
+            assert_eq!(serde_json_like(l), json);
+        }
+    }
+
+    /// serde's name of a unit variant, without a JSON crate: the Debug
+    /// name in snake case (what `rename_all = "snake_case"` writes).
+    fn serde_json_like(l: Layer) -> String {
+        let mut out = String::from("\"");
+        for (i, c) in format!("{l:?}").chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out + "\""
     }
 
     #[test]

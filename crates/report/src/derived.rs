@@ -229,6 +229,20 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         let per_irq = f.interrupt_cpu.as_ref().and_then(|i| i.us_per_interrupt);
         put("irq_us_per_interrupt", per_irq);
     }
+    if let Some(f) = crate::layers::layer_figures(r) {
+        for row in &f.rows {
+            let key = row.layer.key();
+            m.insert(format!("layer_{key}_clocks_per_io"), row.clocks_per_io);
+            let own = row.process_clocks_per_io;
+            m.insert(format!("layer_{key}_process_clocks_per_io"), own);
+        }
+        if let Some(gap) = f.sum_gap_pct {
+            m.insert("profile_sum_gap_pct".into(), gap);
+        }
+        if let Some(pct) = f.cost.busy_pct {
+            m.insert("profile_cost_pct".into(), pct);
+        }
+    }
     let irqs = interrupts_per_io(r);
     if !irqs.is_empty() {
         m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());
