@@ -39,6 +39,9 @@ pub struct Plan {
     pub scaling_depth: u32,
     pub base: Vec<String>,
     pub rounds: u32,
+    /// Profile the engine and path points (clocks by layer, ADMS Fig 5).
+    #[serde(default)]
+    pub profile: bool,
 }
 
 impl Plan {
@@ -72,6 +75,7 @@ impl Plan {
             scaling_depth: 32,
             base,
             rounds,
+            profile: true,
         }
     }
 
@@ -115,12 +119,16 @@ impl Plan {
                     vec![engines.clone()],
                 ),
             ));
+            let mut paths = vec!["--bs=4k", "--iodepth=1", "--numjobs=1"];
+            if self.profile {
+                paths.push("--profile");
+            }
             out.push((
                 format!("{}-paths", t.label),
                 self.def(
                     t,
                     format!("{}: clocks per I/O by engine and path", t.label),
-                    &["--bs=4k", "--iodepth=1", "--numjobs=1"],
+                    &paths,
                     vec![
                         engines.clone(),
                         Param {
@@ -438,6 +446,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         });
     }
 
+    // Fig 4, 5: the engine-and-path points' clocks by layer.
+    let profiled: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-paths", t.label))?)))
+        .collect();
+    out.extend(crate::by_layer::section(&profiled));
+
     // Fig 8, 9: CPUs allowed.
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
@@ -653,8 +669,11 @@ mod tests {
         for (_, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
-                let plan = hiops_fio::plan_args(&d.args_for(&k), false).unwrap();
+                let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
+                let plan = hiops_fio::plan_args(&args, false).unwrap();
                 assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
+                // The engine-and-path points are profiled (ADMS Fig 5).
+                assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
             }
         }
     }

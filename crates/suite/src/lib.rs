@@ -6,6 +6,7 @@
 //! built from the points alone, so `hiops report DIR` can redraw it at any
 //! time. [`page`] writes the HTML page, plots and tables.
 
+pub mod by_layer;
 pub mod characterize;
 pub mod chart_of;
 pub mod compare;
