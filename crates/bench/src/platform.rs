@@ -57,12 +57,13 @@ impl PlatformWatch {
     /// Opens the window: sampling first, then the counters, so that each
     /// window encloses the next (the process's, read after this, last).
     pub(crate) fn begin(&mut self) {
-        if let Sampling::Ready(p) = std::mem::take(&mut self.sampling) {
-            self.sampling = match p.start() {
+        self.sampling = match std::mem::take(&mut self.sampling) {
+            Sampling::Ready(p) => match p.start() {
                 Ok(running) => Sampling::Running(running),
                 Err(why) => Sampling::Failed(why),
-            };
-        }
+            },
+            other => other,
+        };
         self.contexts0 = ContextSample::read();
         self.stat0 = MachineSample::read().map(|s| (s, Instant::now()));
     }

@@ -198,3 +198,58 @@ fn layers_add_up_and_name_the_driver_only_where_there_is_one() {
         );
     }
 }
+
+#[test]
+fn without_the_right_to_sample_the_run_says_why_and_goes_on() {
+    let _one = machine();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run hiops as another user");
+        return;
+    }
+    // As nobody: no CAP_PERFMON, and (unless perf_event_paranoid is -1)
+    // no system-wide sampling.
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().parse::<i32>().unwrap_or(2))
+        .unwrap_or(2);
+    if paranoid < 0 {
+        eprintln!("skipped: kernel.perf_event_paranoid is -1: every user may sample");
+        return;
+    }
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_hiops"))
+        .args([
+            "run",
+            "--output-format=json",
+            "--no-progress",
+            "--ramp_time=0",
+        ])
+        .args(["--ioengine=null", "--runtime=1", "--profile"])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output();
+    let o = match o {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipped: setpriv: {e}");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("setpriv") {
+        eprintln!("skipped: setpriv failed: {stderr}");
+        return;
+    }
+    assert!(o.status.success(), "the run goes on: {stderr}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert!(v["hiops"]["total_ios"].as_u64().unwrap() > 0);
+    let why = v["hiops"]["profile"]["unavailable"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("root") && why.contains("perf_event_paranoid"),
+        "says why and what to do: {}",
+        v["hiops"]["profile"]
+    );
+}

@@ -20,7 +20,7 @@ impl Kallsyms {
         })?;
         let k = Self::parse(&text);
         if k.addrs.is_empty() {
-            return Err("/proc/kallsyms shows no kernel addresses: run as root, or set kernel.kptr_restrict=0 (sysctl)".into());
+            return Err("/proc/kallsyms shows no kernel addresses (kernel.kptr_restrict hides them from this user): run as root, or set kernel.kptr_restrict=0 with sysctl".into());
         }
         Ok(k)
     }

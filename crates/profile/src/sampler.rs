@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 /// it far from full even at 10 kHz with deep chains.
 const RING_PAGES: usize = 64;
 const DRAIN_EVERY: Duration = Duration::from_millis(20);
-/// How long each half of the cost calibration spins.
-const CALIBRATION_MS: u64 = 40;
+/// How long each half of a cost calibration pair spins.
+const CALIBRATION_MS: u64 = 20;
 
 /// Everything opened and loaded, nothing sampling yet: what the window's
 /// start should not wait for.
@@ -82,13 +82,14 @@ pub fn prepare(config: Config) -> Result<Prepared, String> {
     if config.hz == 0 {
         return Err("--profile needs a rate above 0 Hz".into());
     }
-    let syms = Kallsyms::load()?;
     let cpus = online_cpus();
     let period_ns = 1_000_000_000 / config.hz as u64;
+    // The permission first: it is what most often stands in the way.
     let rings = cpus
         .iter()
         .map(|&c| Ring::open_cpu(c, period_ns, RING_PAGES).map_err(|e| explain(c, &e, config.hz)))
         .collect::<Result<Vec<_>, _>>()?;
+    let syms = Kallsyms::load()?;
     let per_sample_ns = crate::cost::per_sample_ns(CALIBRATION_MS);
     Ok(Prepared {
         config,
