@@ -42,6 +42,10 @@ pub struct Plan {
     /// Profile the engine and path points (clocks by layer, ADMS Fig 5).
     #[serde(default)]
     pub profile: bool,
+    /// Completions waited for per reap (`iodepth_batch_complete_min`) at
+    /// QD32: the proxy for interrupt coalescing (ADMS Fig 6).
+    #[serde(default)]
+    pub batches: Vec<String>,
 }
 
 impl Plan {
@@ -76,6 +80,11 @@ impl Plan {
             base,
             rounds,
             profile: true,
+            batches: if quick {
+                list(&["1", "16"])
+            } else {
+                list(&["1", "2", "4", "8", "16", "32"])
+            },
         }
     }
 
@@ -165,6 +174,26 @@ impl Plan {
                     ],
                 ),
             ));
+            if !self.batches.is_empty() {
+                out.push((
+                    format!("{}-batch", t.label),
+                    self.def(
+                        t,
+                        format!("{}: completions per reap at QD32", t.label),
+                        &[
+                            "--bs=4k",
+                            "--ioengine=io_uring",
+                            "--direct=1",
+                            "--iodepth=32",
+                            "--numjobs=1",
+                        ],
+                        vec![Param {
+                            name: "iodepth_batch_complete_min".into(),
+                            values: self.batches.clone(),
+                        }],
+                    ),
+                ));
+            }
             out.push((
                 format!("{}-cpus", t.label),
                 self.def(
@@ -454,6 +483,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         .collect();
     out.extend(crate::by_layer::section(&profiled));
 
+    // Fig 6: completion batching, the proxy for interrupt coalescing.
+    let batched: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-batch", t.label))?)))
+        .collect();
+    out.extend(crate::coalescing::section(&batched, &plan.batches));
+
     // Fig 8, 9: CPUs allowed.
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
@@ -657,15 +694,18 @@ mod tests {
                 "disk-qd1",
                 "disk-paths",
                 "disk-copy",
+                "disk-batch",
                 "disk-cpus",
                 "zram-qd1",
                 "zram-paths",
                 "zram-copy",
+                "zram-batch",
                 "zram-cpus",
                 "devices"
             ]
         );
-        assert_eq!(sweeps[3].1.params[0].values, ["0", "0-1"]);
+        assert_eq!(sweeps[4].1.params[0].values, ["0", "0-1"]);
+        assert_eq!(sweeps[3].1.params[0].name, "iodepth_batch_complete_min");
         for (_, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {

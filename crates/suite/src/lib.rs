@@ -9,6 +9,7 @@
 pub mod by_layer;
 pub mod characterize;
 pub mod chart_of;
+pub mod coalescing;
 pub mod compare;
 pub mod devices;
 pub mod hiops_paper;
