@@ -10,7 +10,7 @@ use hiops_stats::interrupts::ContextSample;
 use std::time::Instant;
 
 /// What the machine did over the measured window.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PlatformWindow {
     /// Busy time from idle, iowait and steal (None without /proc/stat).
     pub cpu: Option<MachineCpu>,

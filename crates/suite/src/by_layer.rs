@@ -23,22 +23,39 @@ fn metric(layer: Layer) -> String {
 /// points that were profiled.
 type Points<'a> = Vec<(String, &'a BTreeMap<String, f64>)>;
 
-fn profiled<'a>(medians: &'a [(Vec<String>, BTreeMap<String, f64>)]) -> Points<'a> {
+fn profiled<'a>(
+    medians: &'a [(Vec<String>, BTreeMap<String, f64>)],
+    name: impl Fn(&[String]) -> String,
+) -> Points<'a> {
     medians
         .iter()
         .filter(|(_, m)| m.contains_key(&metric(Layer::Application)))
-        .map(|(v, m)| {
-            let mode = if v.get(1).map(String::as_str) == Some("0") {
-                "buffered"
-            } else {
-                "direct"
-            };
-            (
-                format!("{} {mode}", v.first().cloned().unwrap_or_default()),
-                m,
-            )
-        })
+        .map(|(v, m)| (name(v), m))
         .collect()
+}
+
+/// characterize's engine-and-path points: (engine, direct) as "psync direct".
+fn engine_and_mode(v: &[String]) -> String {
+    let mode = if v.get(1).map(String::as_str) == Some("0") {
+        "buffered"
+    } else {
+        "direct"
+    };
+    format!("{} {mode}", v.first().cloned().unwrap_or_default())
+}
+
+/// Any sweep run with `--profile`: a stacked bar per grid point, named by
+/// its parameter values.
+pub fn sweep_chart(s: &SweepDir) -> Option<Chart> {
+    let medians = s.medians();
+    let points = profiled(&medians, |v| s.def.label(v));
+    let layers = present(&points);
+    (!points.is_empty() && !layers.is_empty()).then(|| {
+        let title = format!("{}: clocks per I/O by layer", s.def.title);
+        let mut c = chart(title.trim_start_matches(": "), &points, &layers);
+        c.x.label = "point".into();
+        c
+    })
 }
 
 /// The layers that hold any clocks at any point (the others are left out
@@ -53,10 +70,10 @@ fn present(points: &Points<'_>) -> Vec<Layer> {
         .collect()
 }
 
-fn chart(label: &str, points: &Points<'_>, layers: &[Layer]) -> Chart {
+fn chart(title: &str, points: &Points<'_>, layers: &[Layer]) -> Chart {
     let names = points.iter().map(|(n, _)| n.clone()).collect();
     let mut c = Chart::new(
-        format!("{label}: clocks per 4 KiB read by layer"),
+        title,
         Axis::categories("engine and mode", names),
         Axis::linear("CPU clocks per I/O (whole machine)"),
     );
@@ -113,12 +130,13 @@ pub fn section(targets: &[(String, &SweepDir)]) -> Option<Section> {
     let mut table: Option<Table> = None;
     for (label, sweep) in targets {
         let medians = sweep.medians();
-        let points = profiled(&medians);
+        let points = profiled(&medians, engine_and_mode);
         let layers = present(&points);
         if points.is_empty() || layers.is_empty() {
             continue;
         }
-        s.charts.push(chart(label, &points, &layers));
+        let title = format!("{label}: clocks per 4 KiB read by layer");
+        s.charts.push(chart(&title, &points, &layers));
         s.findings.extend(finding(label, &points, &layers));
         let t = table.get_or_insert_with(|| Table {
             caption: "clocks per 4 KiB read at QD1 by layer (whole machine, median over rounds)"
@@ -166,13 +184,14 @@ mod tests {
             (vec!["psync".to_string(), "1".to_string()], with),
             (vec!["psync".to_string(), "0".to_string()], without),
         ];
-        let points = profiled(&medians);
+        let points = profiled(&medians, engine_and_mode);
         assert_eq!(points.len(), 1);
         assert_eq!(points[0].0, "psync direct");
         assert_eq!(present(&points), vec![Layer::Application, Layer::Block]);
         let f = finding("zram", &points, &present(&points)).unwrap();
         assert!(f.contains("block layer at 75%"), "{f}");
         let c = chart("zram", &points, &present(&points));
+        assert_eq!(c.title, "zram");
         assert!(c.stacked);
         assert_eq!(c.series.len(), 2);
     }

@@ -149,6 +149,7 @@ impl SuiteInfo {
 /// latency CDFs and time series, the table of points.
 pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
     let mut charts = chart_of::sweep_charts(s, "");
+    charts.extend(by_layer::sweep_chart(s));
     charts.extend(chart_of::cdf_chart(s, 8));
     charts.extend(chart_of::histogram_chart(
         s,
