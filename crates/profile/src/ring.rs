@@ -169,19 +169,27 @@ impl Ring {
         };
         // Kernels since 4.1 say where the data is; older ones put it right
         // after the control page, as set above.
-        let (off, size) = ring.control(|c| (c.data_offset, c.data_size));
+        let (off, size) = ring.data_area();
         if size != 0 {
             (ring.data_offset, ring.data_size) = (off as usize, size as usize);
         }
         Ok(ring)
     }
 
-    /// Reads fields of the control page that the kernel sets once.
-    fn control<T>(&self, f: impl FnOnce(&sys::perf_event_mmap_page) -> T) -> T {
+    /// Where the kernel put the data area: (data_offset, data_size).
+    fn data_area(&self) -> (u64, u64) {
+        let page = self.base.as_ptr().cast::<sys::perf_event_mmap_page>();
         // SAFETY: the first page of the mapping is the control page, valid
-        // for as long as `self`; data_offset/data_size are written before
-        // mmap returns and never change.
-        f(unsafe { &*self.base.as_ptr().cast::<sys::perf_event_mmap_page>() })
+        // for as long as `self`. Fields are read by value through raw
+        // pointers, never borrowed: the kernel updates other fields of the
+        // page (data_head, the time fields) at any moment. These two are
+        // set before mmap returns and never change.
+        unsafe {
+            (
+                std::ptr::read_volatile(std::ptr::addr_of!((*page).data_offset)),
+                std::ptr::read_volatile(std::ptr::addr_of!((*page).data_size)),
+            )
+        }
     }
 
     fn check(r: libc::c_int) -> io::Result<()> {
@@ -225,8 +233,11 @@ impl Ring {
         };
         while tail < head {
             let size = self.record_size(tail);
-            if size < 8 || tail + size as u64 > head {
-                break; // a torn header: nothing sane left to read
+            if size < 8 || !size.is_multiple_of(8) || tail + size as u64 > head {
+                // Not a record the protocol allows: give the rest back
+                // rather than stall on it.
+                tail = head;
+                break;
             }
             f(parse(self.record(tail, size)));
             tail += size as u64;
@@ -234,22 +245,33 @@ impl Ring {
         self.positions().1.store(tail, Ordering::Release);
     }
 
-    /// The data area as words. Records and the area are 8-byte aligned.
-    fn data(&self) -> &[u64] {
-        // SAFETY: [data_offset, data_offset + data_size) lies in the
-        // mapping, page-aligned; the kernel writes only beyond `head` while
-        // we read below it (the protocol above), so these words are stable.
+    /// `n` words of the data area from word `from` (no wrap), borrowed.
+    ///
+    /// Only for words below `data_head` that `data_tail` has not passed:
+    /// the kernel wrote them before publishing the head and writes there
+    /// again only after the tail moves past them, so they do not change
+    /// while borrowed. (A slice over the whole area would cover words the
+    /// kernel is writing.)
+    fn words(&self, from: usize, n: usize) -> &[u64] {
+        assert!(from + n <= self.data_size / 8);
+        // SAFETY: the range lies in the mapping's data area, 8-byte
+        // aligned (page-aligned area, whole words), valid as long as
+        // `self`; and it is stable while borrowed (see above).
         unsafe {
             std::slice::from_raw_parts(
-                self.base.as_ptr().add(self.data_offset).cast::<u64>(),
-                self.data_size / 8,
+                self.base
+                    .as_ptr()
+                    .add(self.data_offset)
+                    .cast::<u64>()
+                    .add(from),
+                n,
             )
         }
     }
 
+    /// The size of the record at `at` (whose header the head covers).
     fn record_size(&self, at: u64) -> usize {
-        let words = self.data();
-        let head = words[(at as usize % self.data_size) / 8].to_ne_bytes();
+        let head = self.words((at as usize % self.data_size) / 8, 1)[0].to_ne_bytes();
         u16::from_ne_bytes([head[6], head[7]]) as usize
     }
 
@@ -259,23 +281,13 @@ impl Ring {
         let n = size / 8;
         let len = self.data_size / 8;
         if start + n <= len {
-            // SAFETY: as in `data`; re-derived so `self.scratch` stays free.
-            return unsafe {
-                std::slice::from_raw_parts(
-                    self.base
-                        .as_ptr()
-                        .add(self.data_offset)
-                        .cast::<u64>()
-                        .add(start),
-                    n,
-                )
-            };
+            return self.words(start, n);
         }
         let first = len - start;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend_from_slice(&self.data()[start..]);
-        scratch.extend_from_slice(&self.data()[..n - first]);
+        scratch.extend_from_slice(self.words(start, first));
+        scratch.extend_from_slice(self.words(0, n - first));
         self.scratch = scratch;
         &self.scratch
     }
