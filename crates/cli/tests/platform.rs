@@ -207,13 +207,14 @@ fn without_the_right_to_sample_the_run_says_why_and_goes_on() {
         eprintln!("skipped: needs root to run hiops as another user");
         return;
     }
-    // As nobody: no CAP_PERFMON, and (unless perf_event_paranoid is -1)
+    // As nobody: no CAP_PERFMON, and (with perf_event_paranoid above 0)
     // no system-wide sampling.
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map(|s| s.trim().parse::<i32>().unwrap_or(2))
         .unwrap_or(2);
-    if paranoid < 0 {
-        eprintln!("skipped: kernel.perf_event_paranoid is -1: every user may sample");
+    // At 0 or below any user may sample every CPU.
+    if paranoid <= 0 {
+        eprintln!("skipped: kernel.perf_event_paranoid is {paranoid}: every user may sample");
         return;
     }
     let o = Command::new("setpriv")
