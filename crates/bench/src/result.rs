@@ -232,6 +232,8 @@ pub struct RunResult {
     pub process_cpu: ProcessSample,
     /// The whole machine over the window (None without /proc/stat).
     pub machine_cpu: Option<MachineSample>,
+    /// The platform over the window: busy time from exact idle.
+    pub platform: crate::platform::PlatformWindow,
     pub devices: Vec<DeviceWindow>,
     pub tsc_hz: f64,
     pub series: Vec<SeriesPoint>,
@@ -268,6 +270,7 @@ impl RunResult {
             window_ns: 0,
             process_cpu: ProcessSample::default(),
             machine_cpu: None,
+            platform: Default::default(),
             devices: Vec::new(),
             tsc_hz: hiops_stats::tsc::tsc_hz(),
             series: Vec::new(),
@@ -300,8 +303,10 @@ impl RunResult {
         CpuSeconds::of_process(&self.process_cpu)
     }
 
+    /// The machine's busy time (elapsed x CPUs - idle - iowait - steal),
+    /// split into user / kernel / irq as the tick samples split it.
     pub fn machine_seconds(&self) -> Option<CpuSeconds> {
-        self.machine_cpu.as_ref().map(CpuSeconds::of_machine)
+        self.platform.cpu.as_ref().map(|c| c.split())
     }
 
     /// Clocks per I/O from the process's CPU time (user + system).
@@ -311,7 +316,7 @@ impl RunResult {
     }
 
     /// Clocks per I/O from the whole machine's busy time (includes interrupt
-    /// handling on other CPUs and any other load).
+    /// handling on other CPUs and any other load; excludes steal).
     pub fn machine_clocks_per_io(&self) -> Option<f64> {
         self.machine_seconds()?
             .clocks_per_io(self.total_ios(), self.tsc_hz)

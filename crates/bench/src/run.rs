@@ -4,6 +4,7 @@
 use crate::coord::{Coordinator, SingleHost};
 use crate::error::{usage, BenchError};
 use crate::generator::Region;
+use crate::platform::{PlatformWatch, PlatformWindow};
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
@@ -42,6 +43,9 @@ pub struct RunOptions<'a> {
     /// Set (from a signal handler) to stop early; the result is marked interrupted.
     pub interrupt: &'a AtomicBool,
     pub progress: Option<&'a mut dyn FnMut(&Progress)>,
+    /// Sample every CPU over the measured window and split its time by
+    /// layer (`--profile`); `None`: no sampling.
+    pub profile: Option<hiops_profile::Config>,
 }
 
 /// Checks a job against its opened targets: everything that would fail later
@@ -445,6 +449,7 @@ fn measure(
         window_ns: watched.window.window_ns,
         process_cpu: watched.window.process,
         machine_cpu: watched.window.machine,
+        platform: watched.window.platform,
         devices: watched.window.devices,
         tsc_hz: hiops_stats::tsc::tsc_hz(),
         series: watched.series,
@@ -664,10 +669,14 @@ impl Phase<'_> {
         if ramp_ns == 0 {
             self.ctrl.measuring.store(true, Relaxed);
         }
+        let watch = PlatformWatch::new(opts.profile);
         coord.barrier();
         self.ctrl.start.wait();
         let mut w = Watched {
-            window: Window::default(),
+            window: Window {
+                watch,
+                ..Window::default()
+            },
             series: Vec::new(),
             interrupted: false,
             stonewalled: false,
@@ -817,12 +826,13 @@ struct Window {
     t0: Option<Instant>,
     window_ns: u64,
     p0: ProcessSample,
-    m0: Option<MachineSample>,
     d0: Vec<(String, Option<DiskStats>)>,
     i0: Vec<Option<(u64, Vec<String>)>>,
     process: ProcessSample,
     machine: Option<MachineSample>,
     devices: Vec<DeviceWindow>,
+    watch: PlatformWatch,
+    platform: PlatformWindow,
 }
 
 impl Window {
@@ -833,7 +843,7 @@ impl Window {
             .map(|d| (d.clone(), DiskStats::read(d)))
             .collect();
         self.i0 = devices.iter().map(|d| irq_of(d, irq)).collect();
-        self.m0 = MachineSample::read();
+        self.watch.begin();
         self.p0 = ProcessSample::process();
         self.t0 = Some(Instant::now());
     }
@@ -841,7 +851,7 @@ impl Window {
     fn end(&mut self, devices: &[String], irq: &[(String, Option<String>)]) {
         self.window_ns = self.t0.map(|t| t.elapsed().as_nanos() as u64).unwrap_or(0);
         self.process = ProcessSample::process().delta(&self.p0);
-        self.machine = MachineSample::read().zip(self.m0).map(|(b, a)| b.delta(&a));
+        (self.platform, self.machine) = self.watch.end();
         self.devices = devices
             .iter()
             .zip(&self.d0)

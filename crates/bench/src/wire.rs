@@ -44,6 +44,8 @@ struct PhaseWire {
     started_unix_s: u64,
     notes: Vec<String>,
     cpus_online: usize,
+    /// The host's platform window (busy from exact idle, interrupts).
+    platform: crate::platform::PlatformWindow,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -146,6 +148,7 @@ fn phase_wire(r: &RunResult) -> PhaseWire {
     PhaseWire {
         jobs: r.jobs.iter().map(job_wire).collect(),
         window_ns: r.window_ns,
+        platform: r.platform.clone(),
         process_cpu: r.process_cpu,
         machine_cpu: r.machine_cpu,
         devices: r.devices.clone(),
@@ -250,6 +253,7 @@ fn run_from(p: PhaseWire, own: &RunResult) -> RunResult {
             })
             .collect(),
         window_ns: p.window_ns,
+        platform: p.platform,
         process_cpu: p.process_cpu,
         machine_cpu: p.machine_cpu,
         devices: p.devices,

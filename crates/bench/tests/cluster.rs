@@ -32,6 +32,7 @@ fn rank_runs(seed: u64) -> Vec<RunResult> {
     let opts = RunOptions {
         interrupt: &stop,
         progress: None,
+        profile: None,
     };
     run_phases(&[job("a", seed), job("b", seed)], &[0, 1], opts).expect("runs")
 }

@@ -90,6 +90,7 @@ fn run(
     let opts = RunOptions {
         interrupt: &stop,
         progress: None,
+        profile: None,
     };
     run_phases_with(jobs, phases, opts, c)
 }

@@ -46,6 +46,7 @@ fn the_same_job_gives_the_same_counts_through_both_drivers() {
         let opts = RunOptions {
             interrupt: &stop,
             progress: None,
+            profile: None,
         };
         let r = run(&[job(path)], opts).expect("runs");
         let j = &r.jobs[0];

@@ -78,6 +78,8 @@ pub struct Invocation {
     pub no_progress: bool,
     /// Across ranks (MPI): every rank stops when the first is done.
     pub stonewall_ranks: bool,
+    /// `--profile[=HZ]`: clocks by layer over the measured window.
+    pub profile: Option<hiops_profile::Config>,
 }
 
 impl Invocation {
@@ -120,6 +122,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
     let mut no_progress = false;
     let mut stonewall_ranks = false;
     let mut ignore_unsupported = false;
+    let mut profile = None;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut fio_args: Vec<String> = Vec::new();
     let mut i = 0;
@@ -156,6 +159,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             output = Some(PathBuf::from(value_of(None, "output")?));
         } else if arg == "--no-progress" {
             no_progress = true;
+        } else if let Some(v) = own_flag(arg, "profile") {
+            profile = Some(profile_rate(v)?);
         } else if arg == "--ignore-unsupported" {
             ignore_unsupported = true;
         } else if arg == "--stonewall-ranks" {
@@ -199,7 +204,26 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
         output,
         no_progress,
         stonewall_ranks,
+        profile,
     })))
+}
+
+/// `--profile` (the default rate) or `--profile=HZ`.
+fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
+    let Some(v) = v else {
+        return Ok(hiops_profile::Config::default());
+    };
+    match v
+        .trim_end_matches("hz")
+        .trim_end_matches("Hz")
+        .parse::<u32>()
+    {
+        Ok(hz) if (1..=100_000).contains(&hz) => Ok(hiops_profile::Config { hz }),
+        _ => usage(format!(
+            "--profile={v}: give the samples per second per CPU, 1 to 100000 (default {})",
+            hiops_profile::DEFAULT_HZ
+        )),
+    }
 }
 
 fn help_text() -> String {
@@ -224,6 +248,10 @@ hiops flags:
   --output-format=normal|json|json+   result format (json+ adds latency bins)
   --output=FILE, -o FILE               write the result to FILE
   --no-progress                        never show the progress line
+  --profile[=HZ]                       sample every CPU over the measured window
+                                       (HZ per CPU, default 1000) and split the
+                                       clocks per I/O by layer of the I/O path
+                                       (needs root or CAP_PERFMON)
   --ignore-unsupported                 skip options hiops does not implement
                                        (a warning; the JSON lists them)
   --stonewall-ranks                    under mpirun: every rank stops when the

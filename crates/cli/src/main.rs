@@ -136,6 +136,7 @@ fn run_as(
     let opts = RunOptions {
         interrupt: signals::flag(),
         progress: Some(&mut cb),
+        profile: inv.profile,
     };
     let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
     bar.clear();

@@ -76,8 +76,9 @@ fn failed(m: impl Into<String>) -> anyhow::Error {
 fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Result<()> {
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
-            let plan = hiops_fio::plan_args(&def.args_for(key), false)
-                .map_err(|e| usage(format!("point {}: {e}", def.label(&key.values))))?;
+            let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
+            let (args, _) = hiops_suite::profile_flag(&def.args_for(key)).map_err(point)?;
+            let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
             gate(&plan)?;
         }
     }
@@ -853,6 +854,10 @@ pub struct CharacterizeArgs {
     pub restart: bool,
     #[arg(long)]
     pub no_progress: bool,
+    /// Do not sample the CPUs for clocks by layer (the engine and path
+    /// points are profiled by default; without root they say why not).
+    #[arg(long)]
+    pub no_profile: bool,
 }
 
 pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
@@ -888,7 +893,8 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
         format!("--ramp_time={}", a.ramp),
         "--time_based=1".into(),
     ];
-    let plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
+    let mut plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
+    plan.profile = !a.no_profile;
     // Every option is checked before --dir or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
     std::fs::create_dir_all(&a.dir)

@@ -438,6 +438,7 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     for heading in [
         "Fig 3: latency of a 4 KiB read at QD1",
         "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path",
+        "Fig 6: completion batching, the proxy for interrupt coalescing",
         "Fig 8, 9 — file: IOPS and CPU use as CPUs are added",
     ] {
         assert!(html.contains(heading), "no section '{heading}'");
@@ -464,6 +465,24 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     assert!(dir
         .join("plots/file-clocks-per-i-o-vs-block-size.svg")
         .exists());
+    // The engine-and-path points are profiled where this machine can
+    // sample: their clocks by layer, a stacked bar and a row per point.
+    match hiops_profile::prepare(hiops_profile::Config::default()) {
+        Err(why) => eprintln!("no clocks by layer to check: {why}"),
+        Ok(_) => {
+            assert!(html.contains("Fig 4, 5: CPU clocks per I/O by layer"));
+            assert!(dir
+                .join("plots/file-clocks-per-4-kib-read-by-layer.svg")
+                .exists());
+            let table = std::fs::read_dir(dir.join("tables"))
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.to_string_lossy().contains("by-layer"))
+                .expect("a by-layer table");
+            let layers = std::fs::read_to_string(table).unwrap();
+            assert_eq!(layers.lines().count(), 1 + 3 * 2, "{layers}");
+        }
+    }
 }
 
 #[test]

@@ -35,6 +35,25 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(240, 228, 66),
 ];
 
+/// Stacked bars' colours: the palette above, then lighter twins, so a
+/// dozen layers stay apart.
+const BAR_PALETTE: [RGBColor; 14] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(60, 60, 60),
+    RGBColor(240, 228, 66),
+    RGBColor(120, 170, 220),
+    RGBColor(240, 160, 110),
+    RGBColor(120, 210, 180),
+    RGBColor(230, 180, 210),
+    RGBColor(160, 160, 160),
+    RGBColor(180, 120, 60),
+];
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
@@ -157,6 +176,10 @@ pub struct Chart {
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
+    /// Stacked bars (one bar per x, each series a segment in order, on a
+    /// linear y axis) instead of lines.
+    #[serde(default)]
+    pub stacked: bool,
 }
 
 #[derive(Debug)]
@@ -181,7 +204,14 @@ impl Chart {
             x,
             y,
             series: Vec::new(),
+            stacked: false,
         }
+    }
+
+    /// Draws the series as stacked bars: a breakdown per category.
+    pub fn stacked(mut self) -> Chart {
+        self.stacked = true;
+        self
     }
 
     pub fn with_series(mut self, name: impl Into<String>, points: Vec<(f64, f64)>) -> Chart {
@@ -213,8 +243,56 @@ impl Chart {
             .map_err(|e| PlotError(format!("cannot write {}: {e}", path.display())))
     }
 
-    /// Points as drawn, per series, with what a scale cannot show left out.
+    /// Room above the data, as a share of its span: a quarter keeps a
+    /// legend off the lines; stacked bars' legend has a key per series.
+    fn headroom(&self) -> f64 {
+        if self.stacked {
+            0.25 + 0.085 * self.series.len() as f64
+        } else {
+            0.25
+        }
+    }
+
+    /// Stacked bars' segments: (series, x, bottom, top), each series on
+    /// top of the ones before it at the same x; negative values are left
+    /// out (a breakdown has none).
+    fn segments(&self) -> Vec<(usize, f64, f64, f64)> {
+        let mut tops: Vec<(f64, f64)> = Vec::new();
+        let mut out = Vec::new();
+        for (i, s) in self.series.iter().enumerate() {
+            for &(x, y) in s.points.iter().filter(|p| p.1 > 0.0) {
+                let base = match tops.iter_mut().find(|t| t.0 == x) {
+                    Some(t) => {
+                        let b = t.1;
+                        t.1 += y;
+                        b
+                    }
+                    None => {
+                        tops.push((x, y));
+                        0.0
+                    }
+                };
+                out.push((i, x, base, base + y));
+            }
+        }
+        out
+    }
+
+    /// Points as drawn, per series, with what a scale cannot show left out
+    /// (for stacked bars: each segment's top, so the ranges hold them).
     fn drawn_series(&self) -> Vec<(&str, Vec<(f64, f64)>)> {
+        if self.stacked {
+            let segs = self.segments();
+            return self
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let tops = segs.iter().filter(|g| g.0 == i).map(|g| (g.1, g.3));
+                    (s.name.as_str(), tops.collect())
+                })
+                .collect();
+        }
         self.series
             .iter()
             .map(|s| {
@@ -238,7 +316,7 @@ impl Chart {
         root.fill(&WHITE).map_err(err)?;
         let series = self.drawn_series();
         let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-        let (xr, yr) = ranges(&all, &self.x, &self.y);
+        let (xr, yr) = ranges(&all, &self.x, &self.y, self.headroom());
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FAMILY, 22))
             .margin(14)
@@ -270,6 +348,9 @@ impl Chart {
                 .map_err(err)?;
             return Ok(());
         }
+        if self.stacked {
+            return self.draw_bars(&mut chart);
+        }
         for (i, (name, pts)) in series.into_iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let style = ShapeStyle::from(&color).stroke_width(2);
@@ -296,9 +377,54 @@ impl Chart {
     }
 }
 
+impl Chart {
+    fn draw_bars<'a, DB: DrawingBackend + 'a>(
+        &self,
+        chart: &mut ChartContext<
+            'a,
+            DB,
+            Cartesian2d<
+                plotters::coord::types::RangedCoordf64,
+                plotters::coord::types::RangedCoordf64,
+            >,
+        >,
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let segs = self.segments();
+        for (i, s) in self.series.iter().enumerate() {
+            let color = BAR_PALETTE[i % BAR_PALETTE.len()];
+            let bars = segs.iter().filter(|g| g.0 == i).map(|&(_, x, y0, y1)| {
+                Rectangle::new([(x - 0.35, y0), (x + 0.35, y1)], color.filled())
+            });
+            chart
+                .draw_series(bars)
+                .map_err(err)?
+                .label(s.name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font((FAMILY, 12))
+            .draw()
+            .map_err(err)
+    }
+}
+
 /// The drawn ranges: linear y axes start at zero (IOPS and clocks are read
 /// against zero); headroom on top keeps the legend off the lines.
-fn ranges(all: &[(f64, f64)], x: &Axis, y: &Axis) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
+fn ranges(
+    all: &[(f64, f64)],
+    x: &Axis,
+    y: &Axis,
+    headroom: f64,
+) -> (std::ops::Range<f64>, std::ops::Range<f64>) {
     let span = |vals: &mut dyn Iterator<Item = f64>| {
         vals.fold(None, |acc: Option<(f64, f64)>, v| match acc {
             None => Some((v, v)),
@@ -320,7 +446,7 @@ fn ranges(all: &[(f64, f64)], x: &Axis, y: &Axis) -> (std::ops::Range<f64>, std:
         Scale::Linear => {
             let lo = y0.min(0.0);
             let hi = if y1 <= lo { lo + 1.0 } else { y1 };
-            lo..(hi + (hi - lo) * 0.25)
+            lo..(hi + (hi - lo) * headroom)
         }
         _ => {
             let lo = y0.floor();
@@ -520,6 +646,39 @@ mod tests {
         for n in ["pread", "coop", "poll"] {
             assert_eq!(texts.iter().filter(|t| *t == n).count(), 1, "{texts:?}");
         }
+    }
+
+    #[test]
+    fn stacked_bars_pile_each_series_on_the_ones_before() {
+        let names: Vec<String> = ["psync", "io_uring"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Chart::new(
+            "by layer",
+            Axis::categories("engine", names),
+            Axis::linear("clocks"),
+        )
+        .with_series("syscall", vec![(0.0, 100.0), (1.0, 50.0)])
+        .with_series("block", vec![(0.0, 300.0), (1.0, 0.0)])
+        .with_series("driver", vec![(1.0, 200.0)])
+        .stacked();
+        assert_eq!(
+            c.segments(),
+            vec![
+                (0, 0.0, 0.0, 100.0),
+                (0, 1.0, 0.0, 50.0),
+                (1, 0.0, 100.0, 400.0),
+                (2, 1.0, 50.0, 250.0)
+            ]
+        );
+        let svg = c.svg().unwrap();
+        let texts = svg_texts(&svg);
+        for n in ["psync", "io_uring", "syscall", "block", "driver"] {
+            assert!(texts.iter().any(|t| t == n), "{n}: {texts:?}");
+        }
+        // Four segments (the zero one is left out) and three legend keys.
+        assert!(svg.matches("<rect").count() >= 7);
     }
 
     #[test]

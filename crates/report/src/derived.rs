@@ -67,6 +67,13 @@ pub fn interrupts_per_io(r: &RunResult) -> Vec<(String, Vec<String>, f64)> {
         .collect()
 }
 
+/// The process view checked against the machine's busy time: why the
+/// process used more than the machine was busy, when it did.
+pub fn process_check(r: &RunResult) -> Option<hiops_stats::busy::ProcessCheck> {
+    let m = r.platform.cpu.as_ref()?;
+    Some(m.check_process(r.process_seconds().total()))
+}
+
 pub fn iops(ios: u64, window_ns: u64) -> f64 {
     if window_ns == 0 {
         0.0
@@ -200,13 +207,41 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
     if let Some(c) = r.process_clocks_per_io() {
         m.insert("process_clocks_per_io".into(), c);
     }
-    if let Some(s) = r.machine_seconds() {
-        let capacity = r.window_s().max(1e-9) * r.cpus_online.max(1) as f64;
-        m.insert("cpu_busy_pct".into(), s.total() / capacity * 100.0);
-        m.insert("irq_cpu_pct".into(), s.irq / capacity * 100.0);
+    if let Some(c) = &r.platform.cpu {
+        let capacity = (c.window_s * c.cpus as f64).max(1e-9);
+        m.insert("cpu_busy_pct".into(), c.busy_pct());
+        m.insert("irq_cpu_pct".into(), c.split().irq / capacity * 100.0);
+        m.insert("steal_pct".into(), c.steal_s / capacity * 100.0);
     }
     if let Some(c) = r.context_switches_per_io() {
         m.insert("ctx_per_io".into(), c);
+    }
+    if let Some(f) = crate::platform::context_figures(r) {
+        let mut put = |k: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                m.insert(k.into(), v);
+            }
+        };
+        put("machine_ctx_per_io", Some(f.machine_context_switches));
+        put("block_softirq_per_io", f.block_softirqs);
+        put("call_ipi_per_io", f.function_call_ipis);
+        put("resched_ipi_per_io", f.reschedule_ipis);
+        let per_irq = f.interrupt_cpu.as_ref().and_then(|i| i.us_per_interrupt);
+        put("irq_us_per_interrupt", per_irq);
+    }
+    if let Some(f) = crate::layers::layer_figures(r) {
+        for row in &f.rows {
+            let key = row.layer.key();
+            m.insert(format!("layer_{key}_clocks_per_io"), row.clocks_per_io);
+            let own = row.process_clocks_per_io;
+            m.insert(format!("layer_{key}_process_clocks_per_io"), own);
+        }
+        if let Some(gap) = f.sum_gap_pct {
+            m.insert("profile_sum_gap_pct".into(), gap);
+        }
+        if let Some(pct) = f.cost.busy_pct {
+            m.insert("profile_cost_pct".into(), pct);
+        }
     }
     let irqs = interrupts_per_io(r);
     if !irqs.is_empty() {

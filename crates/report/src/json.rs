@@ -513,14 +513,26 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             None
         }
     };
-    let machine = r.machine_seconds().map(|m| {
+    let machine = r.platform.cpu.as_ref().map(|c| {
+        let m = c.split();
         json!({
             "clocks_per_io": r.machine_clocks_per_io(),
             "user_clocks_per_io": per_io(m.user),
             "kernel_clocks_per_io": per_io(m.kernel),
             "irq_clocks_per_io": per_io(m.irq),
             "cpu_seconds": m,
-            "busy_pct": m.total() / r.window_s().max(1e-9) / r.cpus_online as f64 * 100.0,
+            "busy_pct": c.busy_pct(),
+            "busy_s": c.busy_s,
+            "idle_s": c.idle_s,
+            "iowait_s": c.iowait_s,
+            "steal_s": c.steal_s,
+            "steal_pct": c.steal_s / (c.window_s * c.cpus as f64).max(1e-9) * 100.0,
+            "window_s": c.window_s,
+            "cpus": c.cpus,
+            "tick_cpu_seconds": c.ticks,
+            "resolution_s": c.resolution_s,
+            "process_check": crate::derived::process_check(r),
+            "process_check_why": crate::derived::process_check(r).and_then(|c| c.why()),
         })
     });
     let split = match latency_splits(r) {
@@ -547,6 +559,12 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             "context_switches_per_io": r.context_switches_per_io(),
         },
         "machine": machine,
+        "contexts": crate::platform::context_figures(r),
+        "profile": match r.platform.profile.as_ref() {
+            None => Value::Null,
+            Some(Err(why)) => json!({"unavailable": why}),
+            Some(Ok(_)) => json!(crate::layers::layer_figures(r)),
+        },
         "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
         "latency_split": split,
         "series": r.series.iter().map(|p| json!({

@@ -9,5 +9,7 @@
 
 pub mod derived;
 pub mod json;
+pub mod layers;
+pub mod platform;
 pub mod ranks;
 pub mod text;

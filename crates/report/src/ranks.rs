@@ -276,6 +276,7 @@ mod tests {
         let opts = RunOptions {
             interrupt: &stop,
             progress: None,
+            profile: None,
         };
         let runs = hiops_bench::run_phases(&[s], &[0], opts).unwrap();
         RankRun {

@@ -270,30 +270,8 @@ pub fn summary(r: &RunResult) -> String {
             let _ = writeln!(out, "  process: not measurable (no I/O completed)");
         }
     }
-    match (r.machine_seconds(), r.machine_clocks_per_io()) {
-        (Some(m), Some(c)) => {
-            let ios = r.total_ios() as f64;
-            let _ = writeln!(
-                out,
-                "  machine: {} clocks/IO (user {}, kernel {}, irq+softirq {}); CPU busy {:.0}% of {} CPUs",
-                si(c),
-                si(m.user * r.tsc_hz / ios),
-                si(m.kernel * r.tsc_hz / ios),
-                si(m.irq * r.tsc_hz / ios),
-                m.total() / r.window_s().max(1e-9) / r.cpus_online as f64 * 100.0,
-                r.cpus_online
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                out,
-                "  machine: not measurable (/proc/stat unreadable or no I/O)"
-            );
-        }
-    }
-    if let Some(c) = r.context_switches_per_io() {
-        let _ = writeln!(out, "  context switches: {c:.3} per I/O");
-    }
+    machine_lines(&mut out, r);
+    crate::platform::context_lines(&mut out, r);
     let irqs = interrupts_per_io(r);
     if irqs.is_empty() {
         let _ = writeln!(out, "  interrupts: not measurable (the target's device has no interrupt vectors of its own, or none were found)");
@@ -305,6 +283,7 @@ pub fn summary(r: &RunResult) -> String {
             names.join(", ")
         );
     }
+    crate::layers::layer_lines(&mut out, r);
     match latency_splits(r) {
         Ok(splits) => {
             let _ = writeln!(out, "\nLatency split, device vs platform (diskstats service time vs application clat mean):");
@@ -390,6 +369,43 @@ pub fn summary(r: &RunResult) -> String {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// The machine's busy time (from exact idle), its tick-sampled split,
+/// steal on a line of its own, and the process view checked against it.
+fn machine_lines(out: &mut String, r: &RunResult) {
+    let (Some(m), Some(c), Some(cpu)) = (
+        r.machine_seconds(),
+        r.machine_clocks_per_io(),
+        r.platform.cpu.as_ref(),
+    ) else {
+        let _ = writeln!(
+            out,
+            "  machine: not measurable (/proc/stat unreadable or no I/O)"
+        );
+        return;
+    };
+    let ios = r.total_ios() as f64;
+    let _ = writeln!(
+        out,
+        "  machine: {} clocks/IO, busy {:.0}% of {} CPUs (all CPUs' time less idle, iowait and steal); split by tick samples: user {}, kernel {}, irq+softirq {}",
+        si(c),
+        cpu.busy_pct(),
+        cpu.cpus,
+        si(m.user * r.tsc_hz / ios),
+        si(m.kernel * r.tsc_hz / ios),
+        si(m.irq * r.tsc_hz / ios),
+    );
+    let capacity = (cpu.window_s * cpu.cpus as f64).max(1e-9);
+    let _ = writeln!(
+        out,
+        "  steal: {:.0} ms, {:.1}% of all CPUs' time (the hypervisor ran something else; neither busy nor idle)",
+        cpu.steal_s * 1e3,
+        cpu.steal_s / capacity * 100.0
+    );
+    if let Some(why) = crate::derived::process_check(r).and_then(|c| c.why()) {
+        let _ = writeln!(out, "  note: {why}");
+    }
 }
 
 /// A target's name as the user knows it. hiops' own temporary file is

@@ -138,7 +138,7 @@ pub fn ticks_per_second() -> f64 {
 }
 
 /// CPU seconds over a window, split as the reports show them.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct CpuSeconds {
     pub user: f64,
     pub kernel: f64,
@@ -176,11 +176,18 @@ impl CpuSeconds {
     }
 }
 
-/// Number of CPUs online (for utilisation percentages).
+/// Number of CPUs online: the machine's, as /proc/stat counts them (not
+/// this process's affinity or cgroup quota), for utilisation percentages.
 pub fn online_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n > 0 {
+        n as usize
+    } else {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    }
 }
 
 /// Memory the kernel can give without swapping (/proc/meminfo's

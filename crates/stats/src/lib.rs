@@ -4,7 +4,11 @@
 //!   1856 buckets, nanoseconds), so histograms from threads and hosts merge
 //!   exactly and fio's `json+` bins line up.
 //! - [`cpu`]: process (getrusage) and machine (/proc/stat) CPU time over a
-//!   window; [`tsc`]: the TSC frequency that turns CPU time into clocks.
+//!   window; [`busy`]: the machine's busy time from exact idle, iowait and
+//!   steal, checked against the process's; [`tsc`]: the TSC frequency that
+//!   turns CPU time into clocks.
+//! - [`interrupts`]: softirqs, IPIs, every interrupt and context switch of
+//!   the machine (/proc/softirqs, /proc/interrupts, /proc/stat).
 //! - [`disk`]: /proc/diskstats and /proc/interrupts for a device: the device
 //!   side of the device/platform latency split (ADMS'10 Fig 3).
 //!
@@ -17,9 +21,11 @@
 //! assert_eq!(h.max(), 1_000_000);
 //! ```
 
+pub mod busy;
 pub mod cpu;
 pub mod disk;
 mod histogram;
+pub mod interrupts;
 pub mod tsc;
 
 pub use histogram::{Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};

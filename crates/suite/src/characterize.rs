@@ -39,6 +39,13 @@ pub struct Plan {
     pub scaling_depth: u32,
     pub base: Vec<String>,
     pub rounds: u32,
+    /// Profile the engine and path points (clocks by layer, ADMS Fig 5).
+    #[serde(default)]
+    pub profile: bool,
+    /// Completions waited for per reap (`iodepth_batch_complete_min`) at
+    /// QD32: the proxy for interrupt coalescing (ADMS Fig 6).
+    #[serde(default)]
+    pub batches: Vec<String>,
 }
 
 impl Plan {
@@ -72,6 +79,12 @@ impl Plan {
             scaling_depth: 32,
             base,
             rounds,
+            profile: true,
+            batches: if quick {
+                list(&["1", "16"])
+            } else {
+                list(&["1", "2", "4", "8", "16", "32"])
+            },
         }
     }
 
@@ -115,12 +128,16 @@ impl Plan {
                     vec![engines.clone()],
                 ),
             ));
+            let mut paths = vec!["--bs=4k", "--iodepth=1", "--numjobs=1"];
+            if self.profile {
+                paths.push("--profile");
+            }
             out.push((
                 format!("{}-paths", t.label),
                 self.def(
                     t,
                     format!("{}: clocks per I/O by engine and path", t.label),
-                    &["--bs=4k", "--iodepth=1", "--numjobs=1"],
+                    &paths,
                     vec![
                         engines.clone(),
                         Param {
@@ -157,6 +174,26 @@ impl Plan {
                     ],
                 ),
             ));
+            if !self.batches.is_empty() {
+                out.push((
+                    format!("{}-batch", t.label),
+                    self.def(
+                        t,
+                        format!("{}: completions per reap at QD32", t.label),
+                        &[
+                            "--bs=4k",
+                            "--ioengine=io_uring",
+                            "--direct=1",
+                            "--iodepth=32",
+                            "--numjobs=1",
+                        ],
+                        vec![Param {
+                            name: "iodepth_batch_complete_min".into(),
+                            values: self.batches.clone(),
+                        }],
+                    ),
+                ));
+            }
             out.push((
                 format!("{}-cpus", t.label),
                 self.def(
@@ -438,6 +475,22 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         });
     }
 
+    // Fig 4, 5: the engine-and-path points' clocks by layer.
+    let profiled: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-paths", t.label))?)))
+        .collect();
+    out.extend(crate::by_layer::section(&profiled));
+
+    // Fig 6: completion batching, the proxy for interrupt coalescing.
+    let batched: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-batch", t.label))?)))
+        .collect();
+    out.extend(crate::coalescing::section(&batched, &plan.batches));
+
     // Fig 8, 9: CPUs allowed.
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
@@ -641,20 +694,26 @@ mod tests {
                 "disk-qd1",
                 "disk-paths",
                 "disk-copy",
+                "disk-batch",
                 "disk-cpus",
                 "zram-qd1",
                 "zram-paths",
                 "zram-copy",
+                "zram-batch",
                 "zram-cpus",
                 "devices"
             ]
         );
-        assert_eq!(sweeps[3].1.params[0].values, ["0", "0-1"]);
+        assert_eq!(sweeps[4].1.params[0].values, ["0", "0-1"]);
+        assert_eq!(sweeps[3].1.params[0].name, "iodepth_batch_complete_min");
         for (_, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
-                let plan = hiops_fio::plan_args(&d.args_for(&k), false).unwrap();
+                let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
+                let plan = hiops_fio::plan_args(&args, false).unwrap();
                 assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
+                // The engine-and-path points are profiled (ADMS Fig 5).
+                assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
             }
         }
     }

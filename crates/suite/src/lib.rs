@@ -6,8 +6,10 @@
 //! built from the points alone, so `hiops report DIR` can redraw it at any
 //! time. [`page`] writes the HTML page, plots and tables.
 
+pub mod by_layer;
 pub mod characterize;
 pub mod chart_of;
+pub mod coalescing;
 pub mod compare;
 pub mod devices;
 pub mod hiops_paper;
@@ -30,7 +32,8 @@ pub struct BenchRunner<'a> {
 
 impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
-        let plan = hiops_fio::plan_args(args, false).map_err(RunFailure::Failed)?;
+        let (args, profile) = profile_flag(args).map_err(RunFailure::Failed)?;
+        let plan = hiops_fio::plan_args(&args, false).map_err(RunFailure::Failed)?;
         if plan.phases.iter().any(|&p| p != 0) {
             return Err(RunFailure::Failed(
                 "a sweep point must run as one phase: drop stonewall/wait_for".into(),
@@ -47,6 +50,7 @@ impl Runner for BenchRunner<'_> {
             RunOptions {
                 interrupt: self.interrupt,
                 progress: Some(&mut forward),
+                profile,
             },
         );
         if let Some(dir) = &plan.temp_dir {
@@ -80,6 +84,28 @@ impl Runner for BenchRunner<'_> {
             raw: hiops_report::json::to_fio_json_set(&set, false),
         })
     }
+}
+
+/// A point's `--profile[=HZ]` (clocks by layer, as `hiops run` takes it),
+/// taken out of its job options.
+pub fn profile_flag(
+    args: &[String],
+) -> Result<(Vec<String>, Option<hiops_profile::Config>), String> {
+    let mut profile = None;
+    let mut rest = Vec::with_capacity(args.len());
+    for a in args {
+        match a.strip_prefix("--profile") {
+            Some("") => profile = Some(hiops_profile::Config::default()),
+            Some(v) if v.starts_with('=') => {
+                let hz = v[1..].parse().ok().filter(|&hz| hz > 0).ok_or_else(|| {
+                    format!("{a}: give the samples per second per CPU, as in --profile=1000")
+                })?;
+                profile = Some(hiops_profile::Config { hz });
+            }
+            _ => rest.push(a.clone()),
+        }
+    }
+    Ok((rest, profile))
 }
 
 /// Devices added one at a time: `a`, `a:b`, `a:b:c` (a filename value).
@@ -123,6 +149,7 @@ impl SuiteInfo {
 /// latency CDFs and time series, the table of points.
 pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
     let mut charts = chart_of::sweep_charts(s, "");
+    charts.extend(by_layer::sweep_chart(s));
     charts.extend(chart_of::cdf_chart(s, 8));
     charts.extend(chart_of::histogram_chart(
         s,

@@ -1,0 +1,382 @@
+//! One CPU's sampling event and its ring: perf_event_open(2) on the
+//! kernel's software CPU clock (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK:
+//! an hrtimer per CPU, so it works with no PMU, inside VMs too), every task
+//! on that CPU (pid -1), each sample carrying the interrupted instruction,
+//! the task and the kernel call chain, written by the kernel into a ring
+//! mapped into this process.
+//!
+//! The ring protocol is the one perf_event_open(2) and the comments of
+//! include/uapi/linux/perf_event.h (struct perf_event_mmap_page) give: the
+//! first page is the control page; `data_head` is written by the kernel and
+//! read with acquire ordering (its smp_rmb) before the data it covers;
+//! `data_tail` is written by the reader with release ordering (its smp_mb)
+//! after the data is read, and the kernel never overwrites unread data (it
+//! counts what it had to drop in PERF_RECORD_LOST records instead).
+
+use perf_event_open_sys::bindings as sys;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// One record of the ring, borrowed from it (or from the scratch copy of a
+/// record that wrapped around the ring's end).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Record<'a> {
+    Sample {
+        /// The sample interrupted user mode (else the kernel).
+        user: bool,
+        ip: u64,
+        pid: u32,
+        tid: u32,
+        /// Context markers and kernel addresses, leaf first.
+        chain: &'a [u64],
+    },
+    /// The kernel dropped this many samples (the ring was full).
+    Lost(u64),
+    Other,
+}
+
+/// The sample layout asked for: IP, then pid/tid, then the call chain.
+const SAMPLE_TYPE: u64 =
+    (sys::PERF_SAMPLE_IP | sys::PERF_SAMPLE_TID | sys::PERF_SAMPLE_CALLCHAIN) as u64;
+
+/// Deepest kernel chain kept: enough to reach the system call entry of any
+/// I/O path, and a bound on a record's size.
+const MAX_STACK: u16 = 64;
+
+/// Parses one record given as 8-byte words (records are 8-byte aligned and
+/// sized, so a record is whole words).
+pub(crate) fn parse(words: &[u64]) -> Record<'_> {
+    let Some(&head) = words.first() else {
+        return Record::Other;
+    };
+    let b = head.to_ne_bytes();
+    let kind = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+    let misc = u16::from_ne_bytes([b[4], b[5]]) as u32;
+    match kind {
+        sys::PERF_RECORD_SAMPLE if words.len() >= 4 => {
+            let pt = words[2].to_ne_bytes();
+            let nr = (words[3] as usize).min(words.len() - 4);
+            Record::Sample {
+                user: misc & sys::PERF_RECORD_MISC_CPUMODE_MASK == sys::PERF_RECORD_MISC_USER,
+                ip: words[1],
+                pid: u32::from_ne_bytes([pt[0], pt[1], pt[2], pt[3]]),
+                tid: u32::from_ne_bytes([pt[4], pt[5], pt[6], pt[7]]),
+                chain: &words[4..4 + nr],
+            }
+        }
+        sys::PERF_RECORD_LOST if words.len() >= 3 => Record::Lost(words[2]),
+        _ => Record::Other,
+    }
+}
+
+/// The event and its mapping, owned: dropped together.
+pub(crate) struct Ring {
+    fd: OwnedFd,
+    base: NonNull<u8>,
+    map_len: usize,
+    data_offset: usize,
+    data_size: usize,
+    /// A record that wraps around the ring's end is copied here (once
+    /// sized, never reallocated: records are at most 64 KiB).
+    scratch: Vec<u64>,
+}
+
+// SAFETY: the mapping belongs to this value alone (nothing else holds its
+// address), and the kernel's side of the protocol does not depend on which
+// thread reads it, so the value may move to another thread.
+unsafe impl Send for Ring {}
+
+fn attr(period_ns: u64) -> sys::perf_event_attr {
+    // SAFETY: perf_event_attr is plain integers and unions of integers:
+    // all zeroes is a valid value (and the ABI's "unset").
+    let mut a: sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    a.type_ = sys::PERF_TYPE_SOFTWARE;
+    a.size = std::mem::size_of::<sys::perf_event_attr>() as u32;
+    a.config = sys::PERF_COUNT_SW_CPU_CLOCK as u64;
+    a.__bindgen_anon_1.sample_period = period_ns;
+    a.sample_type = SAMPLE_TYPE;
+    a.sample_max_stack = MAX_STACK;
+    a.set_disabled(1);
+    // The user stack of other programs is neither needed (a user-mode
+    // sample is the application's, whatever its function) nor cheap.
+    a.set_exclude_callchain_user(1);
+    a
+}
+
+impl Ring {
+    /// Opens the event on `cpu` (every task) with a ring of `pages` data
+    /// pages (a power of two), disabled until [`Ring::enable`].
+    pub(crate) fn open_cpu(cpu: usize, period_ns: u64, pages: usize) -> io::Result<Ring> {
+        Self::open(-1, cpu as libc::c_int, period_ns, pages)
+    }
+
+    /// The same on the calling thread alone, wherever it runs.
+    pub(crate) fn open_thread(period_ns: u64, pages: usize) -> io::Result<Ring> {
+        Self::open(0, -1, period_ns, pages)
+    }
+
+    fn open(pid: libc::pid_t, cpu: libc::c_int, period_ns: u64, pages: usize) -> io::Result<Ring> {
+        assert!(pages.is_power_of_two());
+        let mut a = attr(period_ns);
+        // SAFETY: `a` is a valid, fully initialised attr that outlives the
+        // call; the kernel only reads it (and may write back its size).
+        let fd = unsafe {
+            perf_event_open_sys::perf_event_open(
+                &mut a,
+                pid,
+                cpu,
+                -1,
+                sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the kernel just returned this descriptor to us alone.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Self::map(fd, pages)
+    }
+
+    fn map(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let map_len = (pages + 1) * page;
+        // SAFETY: a fresh shared mapping of the event's ring, at an address
+        // the kernel chooses; checked for failure below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(p.cast::<u8>()).expect("mmap returned a null mapping");
+        let mut ring = Ring {
+            fd,
+            base,
+            map_len,
+            data_offset: page,
+            data_size: pages * page,
+            scratch: Vec::with_capacity(1 << 13),
+        };
+        // Kernels since 4.1 say where the data is; older ones put it right
+        // after the control page, as set above.
+        let (off, size) = ring.data_area();
+        if size != 0 {
+            (ring.data_offset, ring.data_size) = (off as usize, size as usize);
+        }
+        Ok(ring)
+    }
+
+    /// Where the kernel put the data area: (data_offset, data_size).
+    fn data_area(&self) -> (u64, u64) {
+        let page = self.base.as_ptr().cast::<sys::perf_event_mmap_page>();
+        // SAFETY: the first page of the mapping is the control page, valid
+        // for as long as `self`. Fields are read by value through raw
+        // pointers, never borrowed: the kernel updates other fields of the
+        // page (data_head, the time fields) at any moment. These two are
+        // set before mmap returns and never change.
+        unsafe {
+            (
+                std::ptr::read_volatile(std::ptr::addr_of!((*page).data_offset)),
+                std::ptr::read_volatile(std::ptr::addr_of!((*page).data_size)),
+            )
+        }
+    }
+
+    fn check(r: libc::c_int) -> io::Result<()> {
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn enable(&self) -> io::Result<()> {
+        // SAFETY: an ioctl without a pointer argument on an event we own.
+        Self::check(unsafe { perf_event_open_sys::ioctls::ENABLE(self.fd.as_raw_fd(), 0) })
+    }
+
+    pub(crate) fn disable(&self) -> io::Result<()> {
+        // SAFETY: as in `enable`.
+        Self::check(unsafe { perf_event_open_sys::ioctls::DISABLE(self.fd.as_raw_fd(), 0) })
+    }
+
+    /// The control page's head and tail words, as atomics.
+    fn positions(&self) -> (&AtomicU64, &AtomicU64) {
+        let page = self.base.as_ptr().cast::<sys::perf_event_mmap_page>();
+        // SAFETY: both fields are 8-byte aligned u64s in the control page,
+        // valid for as long as `self`, and accessed only atomically here
+        // (the kernel's side uses its own barriers, as documented above).
+        unsafe {
+            (
+                AtomicU64::from_ptr(std::ptr::addr_of_mut!((*page).data_head)),
+                AtomicU64::from_ptr(std::ptr::addr_of_mut!((*page).data_tail)),
+            )
+        }
+    }
+
+    /// Hands every record written since the last call to `f`, then gives
+    /// the space back to the kernel.
+    pub(crate) fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
+        let (head, mut tail) = {
+            let (head, tail) = self.positions();
+            (head.load(Ordering::Acquire), tail.load(Ordering::Relaxed))
+        };
+        while tail < head {
+            let size = self.record_size(tail);
+            if size < 8 || !size.is_multiple_of(8) || tail + size as u64 > head {
+                // Not a record the protocol allows: give the rest back
+                // rather than stall on it.
+                tail = head;
+                break;
+            }
+            f(parse(self.record(tail, size)));
+            tail += size as u64;
+        }
+        self.positions().1.store(tail, Ordering::Release);
+    }
+
+    /// `n` words of the data area from word `from` (no wrap), borrowed.
+    ///
+    /// Only for words below `data_head` that `data_tail` has not passed:
+    /// the kernel wrote them before publishing the head and writes there
+    /// again only after the tail moves past them, so they do not change
+    /// while borrowed. (A slice over the whole area would cover words the
+    /// kernel is writing.)
+    fn words(&self, from: usize, n: usize) -> &[u64] {
+        assert!(from + n <= self.data_size / 8);
+        // SAFETY: the range lies in the mapping's data area, 8-byte
+        // aligned (page-aligned area, whole words), valid as long as
+        // `self`; and it is stable while borrowed (see above).
+        unsafe {
+            std::slice::from_raw_parts(
+                self.base
+                    .as_ptr()
+                    .add(self.data_offset)
+                    .cast::<u64>()
+                    .add(from),
+                n,
+            )
+        }
+    }
+
+    /// The size of the record at `at` (whose header the head covers).
+    fn record_size(&self, at: u64) -> usize {
+        let head = self.words((at as usize % self.data_size) / 8, 1)[0].to_ne_bytes();
+        u16::from_ne_bytes([head[6], head[7]]) as usize
+    }
+
+    /// The record at `at`, in place, or copied whole when it wraps.
+    fn record(&mut self, at: u64, size: usize) -> &[u64] {
+        let start = (at as usize % self.data_size) / 8;
+        let n = size / 8;
+        let len = self.data_size / 8;
+        if start + n <= len {
+            return self.words(start, n);
+        }
+        let first = len - start;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.extend_from_slice(self.words(start, first));
+        scratch.extend_from_slice(self.words(0, n - first));
+        self.scratch = scratch;
+        &self.scratch
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `map` with this length and is
+        // unmapped once; nothing borrowed from it outlives `self`.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.map_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(kind: u32, misc: u16, size: u16) -> u64 {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&kind.to_ne_bytes());
+        b[4..6].copy_from_slice(&misc.to_ne_bytes());
+        b[6..].copy_from_slice(&size.to_ne_bytes());
+        u64::from_ne_bytes(b)
+    }
+
+    fn pid_tid(pid: u32, tid: u32) -> u64 {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&pid.to_ne_bytes());
+        b[4..].copy_from_slice(&tid.to_ne_bytes());
+        u64::from_ne_bytes(b)
+    }
+
+    #[test]
+    fn a_sample_record_gives_its_mode_task_and_chain() {
+        let kernel = sys::PERF_CONTEXT_KERNEL;
+        let words = [
+            header(
+                sys::PERF_RECORD_SAMPLE,
+                sys::PERF_RECORD_MISC_KERNEL as u16,
+                56,
+            ),
+            0xffff_ffff_8100_0010,
+            pid_tid(42, 43),
+            3,
+            kernel,
+            0xffff_ffff_8100_0010,
+            0xffff_ffff_8100_0200,
+        ];
+        assert_eq!(
+            parse(&words),
+            Record::Sample {
+                user: false,
+                ip: 0xffff_ffff_8100_0010,
+                pid: 42,
+                tid: 43,
+                chain: &words[4..7],
+            }
+        );
+        let user = [
+            header(
+                sys::PERF_RECORD_SAMPLE,
+                sys::PERF_RECORD_MISC_USER as u16,
+                32,
+            ),
+            0x4000,
+            pid_tid(7, 7),
+            0,
+        ];
+        assert!(matches!(
+            parse(&user),
+            Record::Sample {
+                user: true,
+                chain: &[],
+                ..
+            }
+        ));
+        // A chain longer than the record is cut to what is there.
+        let torn = [
+            header(sys::PERF_RECORD_SAMPLE, 1, 40),
+            1,
+            pid_tid(1, 1),
+            9,
+            kernel,
+        ];
+        assert!(matches!(parse(&torn), Record::Sample { chain, .. } if chain.len() == 1));
+        assert_eq!(
+            parse(&[header(sys::PERF_RECORD_LOST, 0, 24), 5, 17]),
+            Record::Lost(17)
+        );
+        assert_eq!(parse(&[header(3, 0, 8)]), Record::Other);
+    }
+}

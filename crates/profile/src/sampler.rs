@@ -1,0 +1,208 @@
+//! The machine sampled over a window: a ring per online CPU, drained by a
+//! thread of its own that charges each sample to its layer as it comes
+//! (no sample is kept), and stops with the window.
+
+use crate::attribute::Tally;
+use crate::kallsyms::Kallsyms;
+use crate::ring::{Record, Ring};
+use crate::{Config, Profile};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Data pages per CPU ring (256 KiB): a drain every `DRAIN_EVERY` keeps
+/// it far from full even at 10 kHz with deep chains.
+const RING_PAGES: usize = 64;
+const DRAIN_EVERY: Duration = Duration::from_millis(20);
+/// How long each half of a cost calibration pair spins.
+const CALIBRATION_MS: u64 = 20;
+
+/// Everything opened and loaded, nothing sampling yet: what the window's
+/// start should not wait for.
+pub struct Prepared {
+    config: Config,
+    cpus: Vec<usize>,
+    rings: Vec<Ring>,
+    syms: Kallsyms,
+    per_sample_ns: Option<f64>,
+}
+
+/// Sampling under way.
+pub struct Profiler {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Drained>,
+    config: Config,
+    cpus: usize,
+    per_sample_ns: Option<f64>,
+}
+
+/// The online CPUs (/sys/devices/system/cpu/online: "0-3,6").
+fn online_cpus() -> Vec<usize> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+            cpus.extend(a..=b);
+        }
+    }
+    if cpus.is_empty() {
+        cpus = (0..hiops_stats::cpu::online_cpus()).collect();
+    }
+    cpus
+}
+
+/// What to do about a failed perf_event_open, in one line.
+fn explain(cpu: usize, e: &std::io::Error, hz: u32) -> String {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".into())
+    };
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "sampling every CPU needs root or CAP_PERFMON (kernel.perf_event_paranoid is {}): run as root, or allow it with sysctl kernel.perf_event_paranoid=-1",
+            read("/proc/sys/kernel/perf_event_paranoid")
+        ),
+        Some(libc::EINVAL) => format!(
+            "the kernel refused a {hz} Hz sampling clock (kernel.perf_event_max_sample_rate is {}): give --profile a lower rate",
+            read("/proc/sys/kernel/perf_event_max_sample_rate")
+        ),
+        Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
+            "this kernel offers no perf software clock (built without CONFIG_PERF_EVENTS, or blocked by seccomp)".into()
+        }
+        _ => format!("perf_event_open on CPU {cpu} failed: {e}"),
+    }
+}
+
+/// Loads the kernel's symbols, opens a disabled ring per online CPU and
+/// measures what one sample costs; an `Err` says what to do.
+pub fn prepare(config: Config) -> Result<Prepared, String> {
+    if config.hz == 0 {
+        return Err("--profile needs a rate above 0 Hz".into());
+    }
+    let cpus = online_cpus();
+    let period_ns = 1_000_000_000 / config.hz as u64;
+    // The permission first: it is what most often stands in the way.
+    let rings = cpus
+        .iter()
+        .map(|&c| Ring::open_cpu(c, period_ns, RING_PAGES).map_err(|e| explain(c, &e, config.hz)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let syms = Kallsyms::load()?;
+    let per_sample_ns = crate::cost::per_sample_ns(CALIBRATION_MS);
+    Ok(Prepared {
+        config,
+        cpus,
+        rings,
+        syms,
+        per_sample_ns,
+    })
+}
+
+fn thread_cpu_s() -> f64 {
+    let t = hiops_stats::cpu::ProcessSample::thread();
+    (t.user + t.system).as_secs_f64()
+}
+
+/// What the drain thread hands back.
+struct Drained {
+    tally: Tally,
+    syms: Kallsyms,
+    /// From enabling the rings to disabling them.
+    window_s: f64,
+    /// The thread's own CPU time.
+    cpu_s: f64,
+}
+
+/// The drain thread: enables the rings, says who it is, charges samples
+/// until told to stop (it is unparked then, so the rings go off at once),
+/// then disables them, drains the rest and reports.
+fn drain_loop(
+    mut rings: Vec<Ring>,
+    syms: Kallsyms,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), String>>,
+) -> Drained {
+    // SAFETY: gettid has no preconditions and cannot fail.
+    let tid = unsafe { libc::gettid() } as u32;
+    let cpu0 = thread_cpu_s();
+    let mut tally = Tally::new(syms.len(), std::process::id(), tid);
+    let enabled = rings.iter().try_for_each(|r| r.enable());
+    let started = Instant::now();
+    let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
+    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally| {
+        for ring in rings.iter_mut() {
+            ring.drain(|r| match r {
+                Record::Sample {
+                    user,
+                    ip,
+                    pid,
+                    tid,
+                    chain,
+                } => tally.add(&syms, user, ip, pid, tid, chain),
+                Record::Lost(n) => tally.lost += n,
+                Record::Other => {}
+            });
+        }
+    };
+    while !stop.load(Ordering::Acquire) {
+        std::thread::park_timeout(DRAIN_EVERY);
+        drain_all(&mut rings, &mut tally);
+    }
+    rings.iter().for_each(|r| {
+        let _ = r.disable();
+    });
+    let window_s = started.elapsed().as_secs_f64();
+    drain_all(&mut rings, &mut tally);
+    let cpu_s = thread_cpu_s() - cpu0;
+    Drained {
+        tally,
+        syms,
+        window_s,
+        cpu_s,
+    }
+}
+
+impl Prepared {
+    /// Starts sampling every CPU; returns once samples are being taken.
+    pub fn start(self) -> Result<Profiler, String> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("hiops-profile".into())
+            .spawn(move || drain_loop(rings, syms, flag, tx))
+            .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
+        rx.recv()
+            .map_err(|_| "the profiler's thread ended at start".to_string())??;
+        Ok(Profiler {
+            stop,
+            thread,
+            config: self.config,
+            cpus: self.cpus.len(),
+            per_sample_ns: self.per_sample_ns,
+        })
+    }
+}
+
+impl Profiler {
+    /// Stops sampling and returns the profile of the window.
+    pub fn stop(self) -> Profile {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        let d = self
+            .thread
+            .join()
+            .expect("the profiler's thread does not panic");
+        Profile::of(
+            &d.tally,
+            &d.syms,
+            self.config,
+            self.cpus,
+            d.window_s,
+            d.cpu_s,
+            self.per_sample_ns,
+        )
+    }
+}

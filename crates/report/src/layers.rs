@@ -1,0 +1,247 @@
+//! Clocks per I/O by layer (`--profile`; ADMS'10 Fig 4/5): each layer's
+//! sampled CPU time per I/O, its top functions, the check that the layers
+//! add up to the machine's busy time, and what the sampling cost.
+
+use hiops_bench::RunResult;
+use hiops_profile::Profile;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// How far apart the sampled busy time and the machine's may be before
+/// the report says so (the bar).
+pub const SUM_TOLERANCE_PCT: f64 = 5.0;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LayerRow {
+    pub layer: hiops_profile::Layer,
+    pub label: String,
+    pub samples: u64,
+    pub seconds: f64,
+    pub clocks_per_io: f64,
+    /// The hiops process's own threads' part of it.
+    pub process_clocks_per_io: f64,
+    /// Share of the sampled busy time (idle excluded), percent.
+    pub busy_pct: f64,
+    /// (function, % of the layer's samples), most first.
+    pub top: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LayerFigures {
+    pub hz: u32,
+    pub cpus: usize,
+    pub samples: u64,
+    pub lost: u64,
+    pub window_s: f64,
+    pub rows: Vec<LayerRow>,
+    /// Sampled non-idle time (with the handler time of samples that woke
+    /// an idle CPU), scaled to the machine's window.
+    pub sampled_busy_s: f64,
+    /// The machine's busy time from idle (None without /proc/stat).
+    pub machine_busy_s: Option<f64>,
+    /// |sampled - machine| / machine, percent.
+    pub sum_gap_pct: Option<f64>,
+    /// The hiops process's sampled time, and its CPU time (getrusage).
+    pub sampled_process_s: f64,
+    pub process_s: f64,
+    /// |sampled - getrusage| / getrusage, percent.
+    pub process_gap_pct: Option<f64>,
+    pub cost: CostFigures,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CostFigures {
+    pub drain_thread_s: f64,
+    pub kernel_per_sample_ns: Option<f64>,
+    pub kernel_s: Option<f64>,
+    pub total_s: f64,
+    pub clocks_per_io: f64,
+    /// Of the machine's busy time, percent.
+    pub busy_pct: Option<f64>,
+}
+
+fn rows(p: &Profile, per_io: &dyn Fn(f64) -> f64) -> Vec<LayerRow> {
+    let busy = p.busy_s().max(1e-12);
+    p.layers
+        .iter()
+        .map(|l| LayerRow {
+            layer: l.layer,
+            label: l.label.clone(),
+            samples: l.samples,
+            seconds: l.seconds,
+            clocks_per_io: per_io(l.seconds),
+            process_clocks_per_io: per_io(l.process_seconds),
+            busy_pct: if l.layer.is_idle() {
+                0.0
+            } else {
+                l.seconds / busy * 100.0
+            },
+            top: l
+                .top
+                .iter()
+                .map(|s| {
+                    (
+                        s.name.clone(),
+                        s.samples as f64 * 100.0 / l.samples.max(1) as f64,
+                    )
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The figures of a profiled run; `None` without a profile or I/O.
+pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
+    let p = r.platform.profile.as_ref()?.as_ref().ok()?;
+    let ios = r.total_ios();
+    if ios == 0 {
+        return None;
+    }
+    let per_io = |s: f64| s * r.tsc_hz / ios as f64;
+    let machine = r.platform.cpu.as_ref();
+    // The profile's window encloses the machine's by the time a few
+    // /proc reads take: compare rates over each one's own window.
+    let scale = machine.map_or(1.0, |m| m.window_s / p.window_s.max(1e-9));
+    // A sample taken on an idle CPU wakes it: the handler's time is busy,
+    // the rest of the period idle. (On a busy CPU the period holds it.)
+    let idle_samples = p.layers[hiops_profile::Layer::Idle.index()].samples;
+    let woke_s = idle_samples as f64 * p.cost.kernel_per_sample_ns.unwrap_or(0.0) / 1e9;
+    let sampled_busy_s = (p.busy_s() + woke_s) * scale;
+    let machine_busy_s = machine.map(|m| m.busy_s);
+    let process_s = r.process_seconds().total();
+    let sampled_process_s = p.process_s() * r.window_s() / p.window_s.max(1e-9);
+    let cost = &p.cost;
+    Some(LayerFigures {
+        hz: p.hz,
+        cpus: p.cpus,
+        samples: p.samples,
+        lost: p.lost,
+        window_s: p.window_s,
+        rows: rows(p, &per_io),
+        sampled_busy_s,
+        machine_busy_s,
+        sum_gap_pct: machine_busy_s
+            .filter(|&b| b > 0.0)
+            .map(|b| (sampled_busy_s - b).abs() / b * 100.0),
+        sampled_process_s,
+        process_s,
+        process_gap_pct: (process_s > 0.0)
+            .then(|| (sampled_process_s - process_s).abs() / process_s * 100.0),
+        cost: CostFigures {
+            drain_thread_s: cost.drain_thread_s,
+            kernel_per_sample_ns: cost.kernel_per_sample_ns,
+            kernel_s: cost.kernel_s,
+            total_s: cost.total_s(),
+            clocks_per_io: per_io(cost.total_s()),
+            busy_pct: machine_busy_s
+                .filter(|&b| b > 0.0)
+                .map(|b| cost.total_s() / b * 100.0),
+        },
+    })
+}
+
+fn si(v: f64) -> String {
+    if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if v >= 10.0 || v == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// "sampled X s against Y s: Z% apart", with a word when over the bar.
+fn agreement(sampled: f64, measured: f64, gap: f64) -> String {
+    let why = if gap > SUM_TOLERANCE_PCT {
+        format!(" (over {SUM_TOLERANCE_PCT}%: long stretches with interrupts off, lost samples, or the hypervisor holding CPUs)")
+    } else {
+        String::new()
+    };
+    format!("sampled {sampled:.2} s against {measured:.2} s, {gap:.1}% apart{why}")
+}
+
+fn header(out: &mut String, f: &LayerFigures) {
+    let _ = writeln!(
+        out,
+        "\nClocks per I/O by layer (--profile: {} Hz on {} CPUs over {:.2} s, {} samples, {} lost):",
+        f.hz, f.cpus, f.window_s, f.samples, f.lost
+    );
+    if let (Some(b), Some(gap)) = (f.machine_busy_s, f.sum_gap_pct) {
+        let _ = writeln!(
+            out,
+            "  layers add up: machine busy {}",
+            agreement(f.sampled_busy_s, b, gap)
+        );
+    }
+    if let Some(gap) = f.process_gap_pct {
+        let _ = writeln!(
+            out,
+            "  layers add up: hiops process {}",
+            agreement(f.sampled_process_s, f.process_s, gap)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {:<20} {:>9} {:>7} {:>9}  top functions (share of the layer)",
+        "layer", "machine", "% busy", "hiops"
+    );
+}
+
+/// The text report's section: one line per layer that has samples.
+pub fn layer_lines(out: &mut String, r: &RunResult) {
+    match r.platform.profile.as_ref() {
+        None => return,
+        Some(Err(why)) => {
+            let _ = writeln!(out, "\nClocks by layer: not measured: {why}");
+            return;
+        }
+        Some(Ok(_)) => {}
+    }
+    let Some(f) = layer_figures(r) else {
+        let _ = writeln!(out, "\nClocks by layer: not measured: no I/O completed");
+        return;
+    };
+    header(out, &f);
+    for row in f.rows.iter().filter(|row| row.samples > 0) {
+        // Pseudo-names ("(user space)") say nothing the label does not.
+        let top: Vec<String> = row
+            .top
+            .iter()
+            .filter(|(name, _)| !name.starts_with('('))
+            .take(3)
+            .map(|(name, pct)| format!("{name} {pct:.0}%"))
+            .collect();
+        let share = if row.layer.is_idle() {
+            "-".to_string()
+        } else {
+            format!("{:.1}", row.busy_pct)
+        };
+        let _ = writeln!(
+            out,
+            "  {:<20} {:>9} {share:>7} {:>9}  {}",
+            row.label,
+            si(row.clocks_per_io),
+            si(row.process_clocks_per_io),
+            top.join(", ")
+        );
+    }
+    let c = &f.cost;
+    let kernel = match (c.kernel_per_sample_ns, c.kernel_s) {
+        (Some(ns), Some(s)) => format!(
+            "kernel {:.1} us x {} samples = {:.1} ms",
+            ns / 1e3,
+            f.samples,
+            s * 1e3
+        ),
+        _ => "kernel per-sample cost not measurable here".into(),
+    };
+    let _ = writeln!(
+        out,
+        "  sampling's own cost: drain thread {:.1} ms + {kernel}: {} clocks/IO{}",
+        c.drain_thread_s * 1e3,
+        si(c.clocks_per_io),
+        c.busy_pct
+            .map(|p| format!(", {p:.2}% of the machine's busy time"))
+            .unwrap_or_default()
+    );
+}
