@@ -11,6 +11,7 @@
 
 use crate::driver::{Driver, Finished};
 use crate::generator::NextIo;
+use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
@@ -34,6 +35,8 @@ struct Books {
     /// Completions count in `stats` (the measured window, a verify pass).
     booking: bool,
     error: Option<String>,
+    /// fio's logs, when the job writes any.
+    logs: Option<JobLogs>,
 }
 
 impl Books {
@@ -62,13 +65,25 @@ impl Books {
         self.totals[d].0 += 1;
         self.totals[d].1 += f.result as u64;
         if self.booking {
+            let io = LoggedIo {
+                done_ns,
+                dir: d,
+                bytes: f.result as u64,
+                offset: f.cmd.offset,
+                slat_ns: f.issued_ns.saturating_sub(f.user),
+                clat_ns: done_ns.saturating_sub(f.issued_ns),
+                lat_ns: done_ns.saturating_sub(f.user),
+            };
             let s = &mut self.stats[d];
             s.ios += 1;
-            s.bytes += f.result as u64;
+            s.bytes += io.bytes;
             s.short_ios += u64::from(!moved);
-            s.slat.record(f.issued_ns.saturating_sub(f.user));
-            s.clat.record(done_ns.saturating_sub(f.issued_ns));
-            s.lat.record(done_ns.saturating_sub(f.user));
+            s.slat.record(io.slat_ns);
+            s.clat.record(io.clat_ns);
+            s.lat.record(io.lat_ns);
+            if let Some(logs) = self.logs.as_mut() {
+                logs.io(&io);
+            }
         }
     }
 }
@@ -108,6 +123,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         ctrl: &'a Control,
         counters: &'a Counters,
         driver: D,
+        logs: Option<JobLogs>,
     ) -> Self {
         let spec = plan.spec;
         let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
@@ -135,6 +151,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 verify,
                 booking: false,
                 error: None,
+                logs,
             },
             rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
             window: None,
@@ -371,6 +388,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             depth: self.driver.depth_stats(),
         });
         self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
+        if let Some(logs) = self.books.logs.as_mut() {
+            logs.start(now);
+        }
         self.rate_check = Some(RateCheck {
             at_ns: now,
             totals: self.books.totals,
@@ -384,6 +404,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let end = now_ns();
         self.books.booking = false;
+        if let Some(logs) = self.books.logs.as_mut() {
+            logs.close_window(end);
+        }
         // rate_min judges the workload only, not end_fsync or a verify pass.
         self.rate_check = None;
         let r = &mut self.result;
@@ -444,7 +467,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
         [r.read, r.write] = b.stats;
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
-        if let Some(e) = b.error {
+        let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
+        if let Some(e) = b.error.or(log_error) {
             r.error = Some(if e.starts_with("job ") {
                 e
             } else {

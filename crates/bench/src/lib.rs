@@ -19,6 +19,7 @@ mod driver;
 pub mod error;
 pub mod generator;
 mod job;
+mod log;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;
@@ -34,5 +35,7 @@ pub(crate) mod worker;
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
 pub use run::{run, run_phases, Progress, RunOptions, MAX_THREADS};
-pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
+pub use spec::{
+    BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
+};
 pub use worker::allowed_cpus;

@@ -330,6 +330,68 @@ pub enum SsMetric {
     Bandwidth,
 }
 
+/// fio's logs (HOWTO, `write_bw_log` to `log_alternate_epoch_clock_id`):
+/// which are written, and how. The files are fio's: `PREFIX_bw.N.log`,
+/// `PREFIX_{lat,slat,clat}.N.log`, `PREFIX_iops.N.log`,
+/// `PREFIX_clat_hist.N.log`, with N the thread's number in the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSpec {
+    /// Each log's file name prefix; `None`: not written.
+    pub bw: Option<String>,
+    /// slat, clat and lat together (fio's write_lat_log).
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub hist: Option<String>,
+    /// Average each log over windows of this many ms (0: a line per I/O).
+    pub avg_msec: u64,
+    /// The histogram log's window (0: its file stays empty, as in fio).
+    pub hist_msec: u64,
+    /// Histogram bins merged 2^coarseness at a time (0 to 6).
+    pub hist_coarseness: u32,
+    /// Windows log their largest value instead of the mean.
+    pub max_value: bool,
+    /// Files per thread (`.N` in the name); false: the job's threads append
+    /// to one file.
+    pub per_job: bool,
+    /// Lines carry the I/O's offset.
+    pub offset: bool,
+    /// The last column is the priority value (0x0000) instead of 0/1.
+    pub prio: bool,
+    /// Times count from this clock's reading at the start (ms) instead of
+    /// from 0 (fio's log_unix_epoch, log_alternate_epoch).
+    pub epoch_clock: Option<i32>,
+    /// The run-wide number of the job's first thread (fio's thread_number,
+    /// from 1); clone c is number first_thread + c.
+    pub first_thread: u32,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            lat: None,
+            iops: None,
+            hist: None,
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            per_job: true,
+            offset: false,
+            prio: false,
+            epoch_clock: None,
+            first_thread: 1,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether any log is written.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
+}
+
 /// Where a job's I/O goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetSpec {
@@ -433,6 +495,8 @@ pub struct JobSpec {
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,
+    /// fio's logs.
+    pub logs: LogSpec,
 }
 
 /// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
@@ -509,6 +573,7 @@ impl JobSpec {
             exitall: false,
             startdelay_ns: 0,
             steady_state: None,
+            logs: LogSpec::default(),
         }
     }
 

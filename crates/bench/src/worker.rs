@@ -230,7 +230,11 @@ fn start<D: Driver>(
     counters: &Counters,
     driver: D,
 ) -> ThreadResult {
-    let job = JobThread::new(plan, ctrl, counters, driver);
+    let logs = match crate::log::JobLogs::open(plan.spec, plan.clone) {
+        Ok(l) => l,
+        Err(e) => return failed_setup(plan, ctrl, e),
+    };
+    let job = JobThread::new(plan, ctrl, counters, driver, logs);
     ctrl.start.wait();
     if ctrl.failed.lock().unwrap().is_some() {
         let _ = plan.finished.send(());

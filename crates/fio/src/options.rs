@@ -4,7 +4,7 @@
 //! `--ignore-unsupported`) instead of being silently misread.
 
 use crate::value::{self, KbBase};
-use hiops_bench::spec::{Amount, SsMetric, SteadyState};
+use hiops_bench::spec::{Amount, LogSpec, SsMetric, SteadyState};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::{EngineKind, Feature};
 use std::path::PathBuf;
@@ -94,6 +94,12 @@ pub struct Draft {
     pub ss: Option<SteadyState>,
     pub ss_dur: Option<u64>,
     pub ss_ramp: Option<u64>,
+    /// fio's logs; an empty prefix stands for the job's name.
+    pub logs: LogSpec,
+    /// log_unix_epoch, log_alternate_epoch: times from a clock's epoch.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub log_clock_id: i32,
 }
 
 type Apply = fn(&mut Draft, Option<&str>) -> Result<(), String>;
@@ -532,19 +538,33 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
     opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("per_job_logs", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_entries", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_max_value", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_offset", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_prio", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_compression", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_compression_cpus", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_store_compressed", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_unix_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_alternate_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_alternate_epoch_clock_id", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_hist_coarseness", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_hist_msec", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("write_bw_log", [], flag, "Write fio's bandwidth log, PREFIX_bw.N.log (PREFIX: the value, or the job's name; N: the thread's number).", |d, v| { d.logs.bw = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_lat_log", [], flag, "Write fio's latency logs, PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (ns).", |d, v| { d.logs.lat = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_hist_log", [], flag, "Write fio's completion-latency histogram log, PREFIX_clat_hist.N.log (empty without log_hist_msec, as in fio).", |d, v| { d.logs.hist = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_hist_coarseness", [], value, "0 to 6: the histogram log adds 2^N of fio's 1856 bins together per column.", |d, v| {
+        let c = value::int(need(v)?, d.kb_base)?;
+        if c > 6 { return Err("give 0 to 6".into()); }
+        d.logs.hist_coarseness = c as u32; Ok(())
+    }),
+    opt!("log_max_value", [], flag, "With log_avg_msec, latency logs hold each window's largest value instead of its mean.", |d, v| { d.logs.max_value = value::boolean(v)?; Ok(()) }),
+    opt!("per_job_logs", [], flag, "1 (default): a log file per thread (NAME_bw.N.log); 0: the job's threads append to NAME_bw.log.", |d, v| { d.logs.per_job = value::boolean(v)?; Ok(()) }),
+    opt!("log_offset", [], flag, "Log lines carry the I/O's offset (a column before the priority).", |d, v| { d.logs.offset = value::boolean(v)?; Ok(()) }),
+    opt!("log_prio", [], flag, "The logs' last column is the I/O priority value (0x0000: hiops uses the default priority) instead of 0/1.", |d, v| { d.logs.prio = value::boolean(v)?; Ok(()) }),
+    opt!("log_unix_epoch", [], flag, "Log times count from the Unix epoch (ms) instead of the job's start.", |d, v| { d.log_unix_epoch = value::boolean(v)?; Ok(()) }),
+    opt!("log_alternate_epoch", [], flag, "Log times count from the epoch of log_alternate_epoch_clock_id's clock.", |d, v| { d.log_alternate_epoch = value::boolean(v)?; Ok(()) }),
+    opt!("log_alternate_epoch_clock_id", [], value, "The clock (clock_gettime id, default 0: CLOCK_REALTIME) of log_unix_epoch and log_alternate_epoch.", |d, v| {
+        let id = value::int(need(v)?, d.kb_base)?;
+        d.log_clock_id = i32::try_from(id).map_err(|_| format!("clock id {id} is too large"))?; Ok(())
+    }),
+    opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses no log.", |_, v| { need(v).map(|_| ()) }),
+    opt!("log_store_compressed", [], flag, "Accepted when 0 (fio's default), no effect. 1 is refused: hiops writes its logs as text.", |_, v| {
+        only_when(value::boolean(v)?, false, "hiops writes logs as text; drop log_store_compressed=1")
+    }),
     opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("verifysort_nr", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("flow_watermark", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
@@ -592,11 +612,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("latency_percentile", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
     ("latency_run", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
     ("max_latency", "hiops does not fail a job on latency; read clat max and percentiles from its output"),
-    ("write_bw_log", "hiops writes a per-second series in its JSON (hiops.series)"),
-    ("write_iops_log", "hiops writes a per-second series in its JSON (hiops.series)"),
-    ("write_lat_log", "use --output-format=json+ for the latency histogram"),
-    ("write_hist_log", "use --output-format=json+ for the latency histogram"),
-    ("log_avg_msec", "hiops' series is per second (hiops.series); drop it"),
     ("bwavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
     ("iopsavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
     ("buffer_compress_percentage", "hiops writes incompressible data; drop it"),

@@ -62,6 +62,7 @@ pub fn plan(
     let mut group = 0u32;
     let mut any_job = false;
     let mut temp_jobs = Vec::new();
+    let mut threads = 0u32;
     for (si, source) in sources.iter().enumerate() {
         if si > 0 && any_job {
             phase += 1;
@@ -136,6 +137,9 @@ pub fn plan(
             if own_temp {
                 temp_jobs.push(out.jobs.len());
             }
+            // fio numbers threads from 1 across the run; logs are named so.
+            spec.logs.first_thread = threads + 1;
+            threads += spec.numjobs;
             out.jobs.push(spec);
             out.phases.push(phase);
             any_job = true;
@@ -325,6 +329,22 @@ impl Draft {
             spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
         }
         Ok(())
+    }
+
+    /// fio's logs: a prefix left empty is the job's name (fio's default).
+    fn logs_of(&self, job: &str) -> hiops_bench::LogSpec {
+        let mut logs = self.logs.clone();
+        for prefix in [&mut logs.bw, &mut logs.lat, &mut logs.iops, &mut logs.hist]
+            .into_iter()
+            .flatten()
+        {
+            if prefix.is_empty() {
+                *prefix = job.to_string();
+            }
+        }
+        logs.epoch_clock =
+            (self.log_unix_epoch || self.log_alternate_epoch).then_some(self.log_clock_id);
+        logs
     }
 
     /// Combines the options into a checked job, and whether its target is
@@ -629,6 +649,7 @@ impl Draft {
                 task_poll_depth: self.hybrid_depth.map(|d| d as u32),
             });
         }
+        spec.logs = self.logs_of(&spec.name);
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);

@@ -22,4 +22,4 @@ pub mod disk;
 mod histogram;
 pub mod tsc;
 
-pub use histogram::{Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};
+pub use histogram::{value_to_index, Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};
