@@ -169,8 +169,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if self.spec.verify_only {
                 self.verify_only(plan);
             } else {
-                let mut work = Workload::new(plan.generator(), self.spec, plan.budget, now_ns());
-                self.pump(&mut work);
+                self.workload(plan);
                 if self.spec.exitall {
                     // fio's exitall: this thread is done, so is its phase.
                     self.ctrl.stop.store(true, Relaxed);
@@ -185,7 +184,32 @@ impl<'a, D: Driver> JobThread<'a, D> {
         self.finish()
     }
 
+    /// The job's own I/O: `loops` passes of its size (or its runtime). With
+    /// fio's invalidate a buffered job starts from a cold cache, and each
+    /// pass of several does (fio reopens its files for each loop).
+    fn workload(&mut self, plan: &WorkerPlan<'_>) {
+        let spec = self.spec;
+        let invalidate = spec.invalidate && !spec.direct;
+        let mut work = Workload::new(plan.generator(), spec, plan.budget, now_ns());
+        if invalidate && spec.loops > 1 && !spec.time_based {
+            work = work.pausing_every(plan.budget / spec.loops as u64);
+        }
+        if invalidate {
+            crate::cache::drop_cached(&plan.targets, &plan.regions);
+        }
+        loop {
+            self.pump(&mut work);
+            let stopped = self.books.error.is_some() || self.should_stop(now_ns());
+            if stopped || !work.next_pass() {
+                return;
+            }
+            crate::cache::drop_cached(&plan.targets, &plan.regions);
+        }
+    }
+
     fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
+        // fio's verify reads the device, never a cached copy.
+        crate::cache::drop_cached(&plan.targets, &plan.regions);
         self.start_window(now_ns());
         self.pump(&mut ReadBack::new(&plan.regions, None, plan.align));
         self.end_window();
@@ -204,6 +228,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // Which blocks to read: those acknowledged (the books keep the maps
         // to check each read against its generation).
         let written: Vec<Vec<u64>> = v.maps.iter().map(|m| m.committed.clone()).collect();
+        // As fio: what the writes left in the page cache goes to the device
+        // and out of the cache, so the check reads the device.
+        if let Err(e) = crate::cache::sync(&plan.targets) {
+            self.books.error.get_or_insert(e);
+            return;
+        }
+        crate::cache::drop_cached(&plan.targets, &plan.regions);
         let t0 = now_ns();
         self.books.booking = true;
         self.pump(&mut ReadBack::new(

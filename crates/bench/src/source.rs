@@ -42,6 +42,10 @@ pub(crate) struct Workload {
     /// Bytes to move before the job is done (size-based), or u64::MAX.
     budget: u64,
     offered_bytes: u64,
+    /// Offer nothing past this many bytes until `next_pass` (fio's loops
+    /// reopen their files between passes); u64::MAX: never pause.
+    pause_at: u64,
+    pass_bytes: u64,
     /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
     ios_left: u64,
     pacers: [Option<Pacer>; 2],
@@ -74,6 +78,8 @@ impl Workload {
             gen,
             budget,
             offered_bytes: 0,
+            pause_at: u64::MAX,
+            pass_bytes: u64::MAX,
             ios_left: spec.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
@@ -82,6 +88,24 @@ impl Workload {
             held: None,
             early: None,
         }
+    }
+
+    /// Pauses (offers `Done`) after each pass of `pass_bytes`, until
+    /// `next_pass`.
+    pub(crate) fn pausing_every(mut self, pass_bytes: u64) -> Workload {
+        self.pass_bytes = pass_bytes.max(1);
+        self.pause_at = self.pass_bytes;
+        self
+    }
+
+    /// After a pause: whether there is more to do, and if so the next pass
+    /// may start.
+    pub(crate) fn next_pass(&mut self) -> bool {
+        if self.offered_bytes >= self.budget || self.ios_left == 0 {
+            return false;
+        }
+        self.pause_at = self.pause_at.saturating_add(self.pass_bytes);
+        true
     }
 
     /// The flush that is due, if one is.
@@ -109,7 +133,7 @@ impl Source for Workload {
         if let Some(flush) = self.due_flush(now) {
             return flush;
         }
-        if self.offered_bytes >= self.budget || self.ios_left == 0 {
+        if self.offered_bytes >= self.budget.min(self.pause_at) || self.ios_left == 0 {
             return Next::Done;
         }
         let io = self.early.take().unwrap_or_else(|| self.gen.next_io());

@@ -148,11 +148,8 @@ fn open_path(
         .as_ref()
         .and_then(|d| d.logical_block_size())
         .unwrap_or(512);
-    if !is_block && !spec.direct && spec.invalidate {
-        // Start from a cold page cache, as fio's invalidate=1 does.
-        // SAFETY: fadvise on our own open descriptor.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    }
+    // fio's invalidate: each thread drops its range's pages as it starts
+    // (crate::cache), not here.
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: if is_block {
