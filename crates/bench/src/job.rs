@@ -191,6 +191,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let spec = self.spec;
         let invalidate = spec.invalidate && !spec.direct;
         let mut work = Workload::new(plan.generator(), spec, plan.budget, now_ns());
+        if spec.rate_poisson {
+            work = work.poisson(spec.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9));
+        }
         if invalidate && spec.loops > 1 && !spec.time_based {
             work = work.pausing_every(plan.budget / spec.loops as u64);
         }

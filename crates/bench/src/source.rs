@@ -5,6 +5,7 @@
 use crate::generator::{IoGen, NextIo, Region};
 use crate::spec::JobSpec;
 use hiops_hal::Op;
+use hiops_rng::FastRng;
 
 /// What a source offers next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +30,25 @@ pub(crate) trait Source {
 
 /// Paces one direction: the next I/O is due `interval` after the last one
 /// was due, so a late start does not shift the schedule (latency is counted
-/// from the due time: no coordinated omission).
-#[derive(Clone, Copy, Debug)]
+/// from the due time: no coordinated omission). With fio's
+/// `rate_process=poisson` the gaps are drawn from an exponential
+/// distribution of that mean instead (HOWTO: a Poisson process of lambda
+/// 10^6 / IOPS per microsecond), from the thread's own seed.
+#[derive(Clone, Debug)]
 struct Pacer {
     interval_ns: f64,
     next_due_ns: f64,
+    poisson: Option<FastRng>,
+}
+
+impl Pacer {
+    fn advance(&mut self) {
+        self.next_due_ns += match self.poisson.as_mut() {
+            // 1 - U is in (0, 1]: the logarithm is finite.
+            Some(rng) => -self.interval_ns * (1.0 - rng.unit()).ln(),
+            None => self.interval_ns,
+        };
+    }
 }
 
 /// The job's own I/O.
@@ -65,6 +80,7 @@ impl Workload {
             r.map(|iops| Pacer {
                 interval_ns: 1e9 / iops,
                 next_due_ns: now as f64,
+                poisson: None,
             })
         });
         let flush = if spec.fsync_every > 0 {
@@ -88,6 +104,19 @@ impl Workload {
             held: None,
             early: None,
         }
+    }
+
+    /// fio's rate_process=poisson: exponential gaps between due times, each
+    /// direction drawing from its own stream of `seed`.
+    pub(crate) fn poisson(mut self, seed: u64) -> Workload {
+        for (d, p) in self.pacers.iter_mut().enumerate() {
+            if let Some(p) = p.as_mut() {
+                p.poisson = Some(FastRng::new(
+                    seed ^ (d as u64 + 1).wrapping_mul(0x5851_F42D),
+                ));
+            }
+        }
+        self
     }
 
     /// Pauses (offers `Done`) after each pass of `pass_bytes`, until
@@ -146,7 +175,7 @@ impl Source for Workload {
                 };
             }
             start_ns = p.next_due_ns as u64;
-            p.next_due_ns += p.interval_ns;
+            p.advance();
         }
         self.offered_bytes += io.len as u64;
         self.ios_left -= 1;
@@ -258,5 +287,49 @@ impl Source for Flushes {
 
     fn put_back(&mut self, _: NextIo, _: u64) {
         unreachable!("flushes touch no block")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gaps(poisson: bool) -> Vec<f64> {
+        let mut p = Pacer {
+            interval_ns: 1e6,
+            next_due_ns: 0.0,
+            poisson: poisson.then(|| FastRng::new(7)),
+        };
+        (0..20_000)
+            .map(|_| {
+                let before = p.next_due_ns;
+                p.advance();
+                p.next_due_ns - before
+            })
+            .collect()
+    }
+
+    fn mean_and_cv(g: &[f64]) -> (f64, f64) {
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rates_mean() {
+        let (mean, cv) = mean_and_cv(&gaps(true));
+        assert!(
+            (mean - 1e6).abs() < 0.03e6,
+            "mean gap {mean} ns for 1000 IOPS"
+        );
+        // An exponential's standard deviation is its mean.
+        assert!((cv - 1.0).abs() < 0.05, "coefficient of variation {cv}");
+        let g = gaps(true);
+        let short = g.iter().filter(|&&x| x < 1e6 * 0.5f64.ln().abs()).count();
+        assert!(
+            (short as f64 / g.len() as f64 - 0.5).abs() < 0.02,
+            "median at ln 2"
+        );
+        assert_eq!(mean_and_cv(&gaps(false)), (1e6, 0.0), "linear: fixed gaps");
     }
 }

@@ -442,6 +442,9 @@ pub struct JobSpec {
     /// (fractions below 1 space I/Os more than a second apart); latency is
     /// counted from each I/O's intended issue time.
     pub rate_iops: [Option<f64>; 2],
+    /// fio's rate_process=poisson: exponential gaps of the rate's mean
+    /// between due times, instead of fixed ones (linear).
+    pub rate_poisson: bool,
     /// The least each direction must keep up over each second (fio's
     /// rate_min, rate_iops_min): below it the job fails.
     pub rate_min: [Option<RateMin>; 2],
@@ -547,6 +550,7 @@ impl JobSpec {
             distribution: Distribution::Uniform,
             randseed: 0x005E_ED0F_1105,
             rate_iops: [None; 2],
+            rate_poisson: false,
             rate_min: [None; 2],
             verify: VerifyMode::Off,
             verify_pattern: None,

@@ -50,6 +50,7 @@ pub struct Draft {
     pub rate: [Option<u64>; 2],
     pub rate_min: [Option<u64>; 2],
     pub rate_iops_min: [Option<u64>; 2],
+    pub rate_poisson: Option<bool>,
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
@@ -383,6 +384,9 @@ pub static OPTIONS: &[OptDef] = &[
         let kb = d.kb_base;
         d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
+    opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
+        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("'{s}': use linear or poisson")) }); Ok(())
+    }),
     opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
         if n == 0 { return Err("must be above 0".into()); }
@@ -599,7 +603,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("trim_backlog", "trims are not supported; drop it"),
     ("trim_backlog_batch", "trims are not supported; drop it"),
     ("block_error_percentiles", "trims are not supported; drop it"),
-    ("rate_process", "hiops paces I/O at fixed intervals (fio's linear); drop it"),
     ("rate_ignore_thinktime", "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate"),
     ("thinktime_blocks", "hiops thinks after every round of completions; drop it"),
     ("thinktime_blocks_type", "hiops thinks after every round of completions; drop it"),

@@ -543,6 +543,7 @@ impl Draft {
                 (None, None) => None,
             };
         }
+        spec.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.number_ios = self.number_ios;
         spec.exitall = self.exitall;

@@ -1,0 +1,96 @@
+//! fio options of issue 16, item 4, through the binary on the corpus' job
+//! files (tests/jobs): what each changes, checked in the JSON and in fio's
+//! logs, never against the clock.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn corpus(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/jobs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn hiops(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(["run", "--no-progress"])
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+fn hiops_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["--output-format=json"];
+    all.extend(args);
+    let o = hiops(dir, &all);
+    assert!(
+        o.status.success(),
+        "hiops {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("the output is JSON")
+}
+
+fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == name)
+        .unwrap_or_else(|| panic!("no job {name}"))
+}
+
+/// A per-I/O log's (time ms, value) pairs.
+fn log(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
+            (c[0], c[1])
+        })
+        .collect()
+}
+
+/// The gaps between the times I/Os were due, from the lat log: an I/O's
+/// lat runs from its due time, so completion minus lat is when it was due
+/// (to the log's millisecond), however late it went.
+fn due_gaps_ms(path: &Path) -> Vec<f64> {
+    let due: Vec<f64> = log(path)
+        .iter()
+        .map(|&(t, lat)| t as f64 + 0.5 - lat as f64 / 1e6)
+        .collect();
+    due.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+fn mean_and_cv(g: &[f64]) -> (f64, f64) {
+    let mean = g.iter().sum::<f64>() / g.len() as f64;
+    let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+    (mean, var.sqrt() / mean)
+}
+
+#[test]
+fn rate_process_poisson_spaces_ios_exponentially() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("rate_poisson.fio")]);
+    for name in ["linear", "poisson"] {
+        assert_eq!(job(&v, name)["read"]["total_ios"], 200, "{name}");
+    }
+    // 200 IOPS: a gap of 5 ms on average either way; fixed when linear
+    // (within the log's millisecond), as spread as its mean when poisson.
+    let (mean, cv) = mean_and_cv(&due_gaps_ms(&tmp.path().join("linear_lat.1.log")));
+    assert!(
+        (mean - 5.0).abs() < 0.2 && cv < 0.25,
+        "linear: {mean} ms, cv {cv}"
+    );
+    let (mean, cv) = mean_and_cv(&due_gaps_ms(&tmp.path().join("poisson_lat.2.log")));
+    assert!(
+        (mean - 5.0).abs() < 1.0 && (0.7..1.3).contains(&cv),
+        "poisson: {mean} ms, cv {cv}"
+    );
+}
