@@ -1,9 +1,12 @@
 //! The page cache around a buffered job, as fio handles it (HOWTO
 //! `invalidate`, default 1): a thread drops the cached pages of its range of
 //! each file when it opens its files, which fio does at the job's start and
-//! again for each of `loops` passes; and before a verify pass every thread
-//! syncs its files and drops their pages, so the check reads the device,
-//! not what the writes left in memory.
+//! again for each of `loops` passes; a time-based job drops them each time
+//! it wraps around to a new pass (fio's io_u.c does so when a sequential
+//! job passes its end and when a random job has used its random map up; a
+//! random job without the map never wraps); and before a verify pass every
+//! thread syncs its files and drops their pages, so the check reads the
+//! device, not what the writes left in memory.
 //!
 //! Dropping is `posix_fadvise(POSIX_FADV_DONTNEED)` over the thread's range,
 //! as fio does for files; on block devices too (fio flushes those with the
@@ -22,6 +25,35 @@ pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
             // SAFETY: an advice on a descriptor the job keeps open; it changes
             // no memory of ours.
             unsafe { libc::posix_fadvise(*fd, start, len, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+/// A time-based job's drops as it wraps: every `every` bytes offered, while
+/// its I/O goes on (fio does not stop to reopen here).
+pub(crate) struct WrapDrops {
+    every: u64,
+    next_at: u64,
+    targets: Vec<Target>,
+    regions: Vec<Region>,
+}
+
+impl WrapDrops {
+    pub(crate) fn new(every: u64, targets: &[Target], regions: &[Region]) -> WrapDrops {
+        let every = every.max(1);
+        WrapDrops {
+            every,
+            next_at: every,
+            targets: targets.to_vec(),
+            regions: regions.to_vec(),
+        }
+    }
+
+    /// `offered` bytes have been offered in all: drops at a pass's end.
+    pub(crate) fn offered(&mut self, offered: u64) {
+        if offered >= self.next_at {
+            drop_cached(&self.targets, &self.regions);
+            self.next_at = (offered / self.every + 1) * self.every;
         }
     }
 }

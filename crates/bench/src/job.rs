@@ -185,8 +185,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     /// The job's own I/O: `loops` passes of its size (or its runtime). With
-    /// fio's invalidate a buffered job starts from a cold cache, and each
-    /// pass of several does (fio reopens its files for each loop).
+    /// fio's invalidate a buffered job starts from a cold cache, each pass of
+    /// several does (fio reopens its files for each loop, so the queue
+    /// drains first), and a time-based job drops the cache as it wraps.
     fn workload(&mut self, plan: &WorkerPlan<'_>) {
         let spec = self.spec;
         let invalidate = spec.invalidate && !spec.direct;
@@ -195,7 +196,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
             work = work.poisson(spec.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9));
         }
         if invalidate && spec.loops > 1 && !spec.time_based {
-            work = work.pausing_every(plan.budget / spec.loops as u64);
+            work = work.pausing_every(plan.pass);
+        }
+        // A random job without fio's random map never finishes a pass.
+        let wraps = !spec.rw.is_random() || plan.random_map();
+        if invalidate && spec.time_based && wraps {
+            let drops = crate::cache::WrapDrops::new(plan.pass, &plan.targets, &plan.regions);
+            work = work.dropping_caches(drops);
         }
         if invalidate {
             crate::cache::drop_cached(&plan.targets, &plan.regions);

@@ -507,7 +507,7 @@ impl<'a> Phase<'a> {
                 let (first, mine) = targets_of(spec, &self.opened[j], clone);
                 let regions = regions_for(spec, mine, clone, align)
                     .expect("validate checked every clone's regions");
-                let budget = budget(spec, &regions);
+                let pass = pass_bytes(spec, &regions);
                 plans.push((
                     j,
                     WorkerPlan {
@@ -517,7 +517,8 @@ impl<'a> Phase<'a> {
                         target_base: first as u32,
                         regions,
                         align: align as u32,
-                        budget,
+                        budget: budget(spec, pass),
+                        pass,
                         finished: finished.clone(),
                     },
                 ));
@@ -554,19 +555,23 @@ impl<'a> Phase<'a> {
     }
 }
 
-/// Size-based: `loops` passes over this thread's own regions; with fio's
-/// sequential gaps a pass moves only the blocks between the holes.
-fn budget(spec: &JobSpec, regions: &[Region]) -> u64 {
-    if spec.time_based {
-        return u64::MAX;
-    }
+/// Bytes of one pass over a thread's regions; with fio's sequential gaps a
+/// pass moves only the blocks between the holes.
+fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
     let pass: u64 = regions.iter().map(|r| r.len).sum();
-    let pass = if spec.rw_gap > 0 && !spec.rw.is_random() {
+    if spec.rw_gap > 0 && !spec.rw.is_random() {
         let bs = spec.bs.mean();
         (pass as f64 * bs / (bs + spec.rw_gap as f64)) as u64
     } else {
         pass
-    };
+    }
+}
+
+/// Size-based: `loops` passes; time-based: no end by size.
+fn budget(spec: &JobSpec, pass: u64) -> u64 {
+    if spec.time_based {
+        return u64::MAX;
+    }
     pass * spec.loops.max(1) as u64
 }
 

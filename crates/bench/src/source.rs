@@ -61,6 +61,8 @@ pub(crate) struct Workload {
     /// reopen their files between passes); u64::MAX: never pause.
     pause_at: u64,
     pass_bytes: u64,
+    /// A time-based job's cache drops as it wraps (fio's invalidate).
+    wrap_drops: Option<crate::cache::WrapDrops>,
     /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
     ios_left: u64,
     pacers: [Option<Pacer>; 2],
@@ -96,6 +98,7 @@ impl Workload {
             offered_bytes: 0,
             pause_at: u64::MAX,
             pass_bytes: u64::MAX,
+            wrap_drops: None,
             ios_left: spec.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
@@ -124,6 +127,12 @@ impl Workload {
     pub(crate) fn pausing_every(mut self, pass_bytes: u64) -> Workload {
         self.pass_bytes = pass_bytes.max(1);
         self.pause_at = self.pass_bytes;
+        self
+    }
+
+    /// Drops the cache as each pass ends (time-based jobs).
+    pub(crate) fn dropping_caches(mut self, drops: crate::cache::WrapDrops) -> Workload {
+        self.wrap_drops = Some(drops);
         self
     }
 
@@ -179,6 +188,9 @@ impl Source for Workload {
         }
         self.offered_bytes += io.len as u64;
         self.ios_left -= 1;
+        if let Some(d) = self.wrap_drops.as_mut() {
+            d.offered(self.offered_bytes);
+        }
         if io.op == Op::Write && self.flush.is_some() {
             self.writes_since_flush += 1;
             self.last_write_target = io.target;

@@ -42,6 +42,8 @@ pub(crate) struct WorkerPlan<'a> {
     pub align: u32,
     /// Bytes this thread transfers before it is done (size-based runs).
     pub budget: u64,
+    /// Bytes of one pass over its regions.
+    pub pass: u64,
     /// Told once, when this thread's measured work is over.
     pub finished: Sender<()>,
 }
@@ -78,11 +80,12 @@ impl WorkerPlan<'_> {
                 &spec.distribution,
             ),
         };
-        gen.with_fio_options(
-            spec.rw_gap,
-            spec.percentage_random,
-            spec.random_map && spec.distribution == crate::spec::Distribution::Uniform,
-        )
+        gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map())
+    }
+
+    /// Random offsets walk fio's random map (each block once per pass).
+    pub(crate) fn random_map(&self) -> bool {
+        self.spec.random_map && self.spec.distribution == crate::spec::Distribution::Uniform
     }
 
     /// Waits out fio's startdelay (stays responsive to stop); false if the

@@ -105,4 +105,20 @@ fn buffered_jobs_start_cold_each_loop_and_end_after_their_size() {
         read >= SIZE * 9 / 10,
         "the verify pass reads the device: {read} bytes"
     );
+    // Time-based: dropped at each wrap (sequential, and random with the
+    // random map), not without the map; number_ios ends each after 3 passes.
+    for (job, passes_from_device) in [
+        ("cache_timed.fio", 3),
+        ("cache_timed_rand.fio", 3),
+        ("cache_timed_norandommap.fio", 1),
+    ] {
+        cached_file(&file);
+        let (v, read) = run(dir, job);
+        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 3 * SIZE, "{job}");
+        let want = passes_from_device * SIZE;
+        assert!(
+            read >= want * 9 / 10 && read <= want + SIZE / 10,
+            "{job}: {read} bytes from the device, {want} expected"
+        );
+    }
 }

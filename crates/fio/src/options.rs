@@ -407,7 +407,7 @@ pub static OPTIONS: &[OptDef] = &[
         match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("'{s}': use none, native, posix, keep or truncate")) }
     }),
     opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
-    opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts and before each of its loops (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
+    opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts, before each of its loops and, time-based, each time it wraps around (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
     opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
