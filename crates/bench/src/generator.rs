@@ -195,14 +195,16 @@ pub struct IoGen {
     align: u64,
     regions: Vec<Region>,
     next_target: u32,
-    /// Sequential cursors per target, [read, write].
-    cursor: Vec<[u64; 2]>,
+    /// Sequential cursors per target, [read, write]: where the next I/O
+    /// goes (below the region's start after a backwards step).
+    cursor: Vec<[i64; 2]>,
     picker: Picker,
     /// Blocks (of `align`) per region, for the picker.
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
-    /// fio's `rw=read:GAP`: bytes skipped after each sequential I/O.
-    gap: u64,
+    /// fio's `rw=read:GAP`: bytes added after each sequential I/O (holes;
+    /// negative: backwards).
+    gap: i64,
     /// Percent of a random job's I/Os at random offsets; the rest sequential.
     percentage_random: u32,
     /// Uniform offsets walk a permutation of the blocks (each once per pass)
@@ -269,7 +271,10 @@ impl IoGen {
             }
             Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
         };
-        let cursor = regions.iter().map(|r| [r.start, r.start]).collect();
+        let cursor = regions
+            .iter()
+            .map(|r| [r.start as i64, r.start as i64])
+            .collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
         let map_next = vec![seed; blocks.len()];
         IoGen {
@@ -322,7 +327,7 @@ impl IoGen {
 
     /// fio's finer controls: `rw=...:GAP`, `percentage_random`, and the random
     /// map (off: `norandommap`).
-    pub fn with_fio_options(mut self, gap: u64, percentage_random: u32, random_map: bool) -> IoGen {
+    pub fn with_fio_options(mut self, gap: i64, percentage_random: u32, random_map: bool) -> IoGen {
         assert!(percentage_random <= 100);
         self.gap = gap;
         self.percentage_random = percentage_random;
@@ -371,6 +376,25 @@ impl IoGen {
         }
     }
 
+    /// The next sequential offset of `target` in `op`'s direction. Past the
+    /// end it wraps to the start (time-based runs go round again); a
+    /// backwards walk (negative gap) that steps below the start wraps to the
+    /// end plus the gap, as fio does (its io_u.c, get_next_seq_offset).
+    fn sequential(&mut self, target: usize, op: Op, len: u32) -> u64 {
+        let region = self.regions[target];
+        let (start, end) = (region.start as i64, (region.start + region.len) as i64);
+        let dir = usize::from(op == Op::Write);
+        let mut off = self.cursor[target][dir];
+        if off < start {
+            off = (end + self.gap).clamp(start, end - len as i64);
+        }
+        if off + len as i64 > end {
+            off = start;
+        }
+        self.cursor[target][dir] = off + len as i64 + self.gap;
+        off as u64
+    }
+
     #[inline]
     pub fn next_io(&mut self) -> NextIo {
         let op = if self.read_pct == 100
@@ -396,13 +420,7 @@ impl IoGen {
         let offset = if random {
             region.start + self.pick_block(target) * self.align
         } else {
-            let dir = usize::from(op == Op::Write);
-            let mut off = self.cursor[target][dir];
-            if off + len as u64 > region.start + region.len {
-                off = region.start; // wrap: time-based runs go round again
-            }
-            self.cursor[target][dir] = off + len as u64 + self.gap;
-            off
+            self.sequential(target, op, len)
         };
         debug_assert!(offset + len as u64 <= region.start + region.len);
         if let Some(st) = &self.stripe {
@@ -447,6 +465,18 @@ mod tests {
         let mut g = gen(RwMode::Read, Distribution::Uniform, 3 * 4096);
         let offs: Vec<u64> = (0..4).map(|_| g.next_io().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0]);
+    }
+
+    #[test]
+    fn a_negative_gap_walks_backwards_and_wraps_to_the_end_as_fio() {
+        // fio 3.33, rw=read:-8k bs=4k size=64k: 0, 56k, 52k, ..., 4k, 0, 56k.
+        let mut g =
+            gen(RwMode::Read, Distribution::Uniform, 64 << 10).with_fio_options(-8192, 100, false);
+        let offs: Vec<u64> = (0..17).map(|_| g.next_io().offset >> 10).collect();
+        let mut want = vec![0];
+        want.extend((1..=14).rev().map(|k| k * 4));
+        want.extend([0, 56]);
+        assert_eq!(offs, want);
     }
 
     #[test]

@@ -555,8 +555,8 @@ impl<'a> Phase<'a> {
     }
 }
 
-/// Bytes of one pass over a thread's regions; with fio's sequential gaps a
-/// pass moves only the blocks between the holes.
+/// Bytes of one pass over a thread's regions; with fio's sequential holes a
+/// pass moves only the blocks between them (a backwards walk moves them all).
 fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
     let pass: u64 = regions.iter().map(|r| r.len).sum();
     if spec.rw_gap > 0 && !spec.rw.is_random() {

@@ -467,8 +467,10 @@ pub struct JobSpec {
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
-    /// Sequential jobs skip this many bytes after each I/O (fio's `rw=read:4k`).
-    pub rw_gap: u64,
+    /// Sequential jobs add this many bytes after each I/O (fio's
+    /// `rw=read:4k`): holes, or with a negative gap a backwards walk
+    /// (`rw=read:-8k`).
+    pub rw_gap: i64,
     /// Random offsets are multiples of this (fio's blockalign; default: the
     /// smallest block size).
     pub block_align: Option<u32>,

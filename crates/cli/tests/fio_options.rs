@@ -94,3 +94,44 @@ fn rate_process_poisson_spaces_ios_exponentially() {
         "poisson: {mean} ms, cv {cv}"
     );
 }
+
+/// A per-I/O log's offsets (log_offset=1's fifth column).
+fn offsets(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(", ").nth(4).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_negative_rw_offset_reads_backwards_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("backwards.fio")]);
+    // Size-based: 64 KiB in 4 KiB reads.
+    assert_eq!(job(&v, "backwards")["read"]["total_ios"], 16);
+    let kib: Vec<u64> = offsets(&tmp.path().join("backwards_iops.1.log"))
+        .iter()
+        .map(|o| o >> 10)
+        .collect();
+    // fio 3.33 on the same job: 0, 56, 52, ..., 4, 0 (KiB).
+    let mut fio = vec![0];
+    fio.extend((1..=14).rev().map(|k| k * 4));
+    fio.push(0);
+    assert_eq!(kib, fio);
+}
+
+#[test]
+fn random_jobs_refuse_fios_ios_per_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = hiops(
+        tmp.path(),
+        &["--name=r", "--ioengine=mem", "--size=1m", "--rw=randread:8"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("rw=randread:8") && err.contains("drop ':8'"),
+        "{err}"
+    );
+}

@@ -23,7 +23,7 @@ pub struct Draft {
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,
     pub rw: Option<RwMode>,
-    pub rw_gap: u64,
+    pub rw_gap: i64,
     pub rwmixread: Option<u32>,
     pub rwmixwrite: Option<u32>,
     /// Per direction (read, write), from fio's `r,w` forms.
@@ -205,6 +205,28 @@ fn positive(v: u64) -> Result<u64, String> {
     Ok(v)
 }
 
+/// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
+/// each offset; a random job would take N I/Os per random offset
+/// (rw_sequencer), which hiops does not do.
+fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    if mode.is_random() {
+        return Err(format!(
+            "rw={}:{text} (a new random offset every {text} I/Os, fio's rw_sequencer) is not implemented in hiops: drop ':{text}'",
+            mode.name()
+        ));
+    }
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, text),
+    };
+    let n =
+        i64::try_from(value::size(magnitude, kb)?).map_err(|_| format!("'{text}' is too large"))?;
+    Ok(if negative { -n } else { n })
+}
+
 /// An accepted no-op option whose value must be one of `accepted`.
 fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
     if accepted.contains(&v) {
@@ -302,11 +324,12 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
     }),
-    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' skips N bytes after each sequential I/O.", |d, v| {
+    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        d.rw = Some(RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?);
-        d.rw_gap = if gap.is_empty() { 0 } else { value::size(gap, d.kb_base)? };
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?;
+        d.rw = Some(mode);
+        d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
     }),
     opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
