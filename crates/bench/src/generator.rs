@@ -49,7 +49,7 @@ impl Stripe {
 }
 
 /// Picks block indices in `0..n` by the job's random distribution.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Picker {
     Uniform,
     Zipf(ZipfSampler),
@@ -185,6 +185,27 @@ fn zoned(zones: impl Iterator<Item = (f64, f64)>) -> Picker {
     )
 }
 
+/// The picker of a distribution over `blocks` blocks of regions of at least
+/// `len` bytes.
+fn picker(dist: &Distribution, blocks: u64, len: u64) -> Picker {
+    match dist {
+        Distribution::Uniform => Picker::Uniform,
+        Distribution::Zipf(theta) => Picker::Zipf(ZipfSampler::new(blocks, *theta)),
+        Distribution::Pareto(h) => Picker::Pareto {
+            pow: h.ln() / (1.0 - h).ln(),
+        },
+        Distribution::Normal(dev) => Picker::Normal { dev: dev / 100.0 },
+        // Absolute zone sizes become shares of the (smallest) region.
+        Distribution::ZonedAbs(zones) => zoned(
+            zones
+                .iter()
+                .map(|&(a, bytes)| (a, bytes as f64 / len as f64)),
+        ),
+        Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
+        Distribution::PerDirection(_) => unreachable!("split by direction before"),
+    }
+}
+
 /// Generates a worker's I/O stream. Allocation happens only in `new`.
 pub struct IoGen {
     rng: FastRng,
@@ -198,7 +219,9 @@ pub struct IoGen {
     /// Sequential cursors per target, [read, write]: where the next I/O
     /// goes (below the region's start after a backwards step).
     cursor: Vec<[i64; 2]>,
-    picker: Picker,
+    /// Each direction's picker, [read, write] (the same but for fio's
+    /// per-direction zones).
+    pickers: [Picker; 2],
     /// Blocks (of `align`) per region, for the picker.
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
@@ -257,19 +280,10 @@ impl IoGen {
             .map(|r| (r.len - max_bs) / align as u64 + 1)
             .collect();
         let min_blocks = *blocks.iter().min().unwrap();
-        let picker = match dist {
-            Distribution::Uniform => Picker::Uniform,
-            Distribution::Zipf(theta) => Picker::Zipf(ZipfSampler::new(min_blocks, *theta)),
-            Distribution::Pareto(h) => Picker::Pareto {
-                pow: h.ln() / (1.0 - h).ln(),
-            },
-            Distribution::Normal(dev) => Picker::Normal { dev: dev / 100.0 },
-            Distribution::ZonedAbs(zones) => {
-                // Absolute zone sizes become shares of the (smallest) region.
-                let len = regions.iter().map(|r| r.len).min().unwrap() as f64;
-                zoned(zones.iter().map(|&(a, bytes)| (a, bytes as f64 / len)))
-            }
-            Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
+        let min_len = regions.iter().map(|r| r.len).min().unwrap();
+        let pickers = match dist {
+            Distribution::PerDirection(d) => d.each_ref().map(|d| picker(d, min_blocks, min_len)),
+            d => [(); 2].map(|()| picker(d, min_blocks, min_len)),
         };
         let cursor = regions
             .iter()
@@ -286,7 +300,7 @@ impl IoGen {
             regions,
             next_target: 0,
             cursor,
-            picker,
+            pickers,
             blocks,
             scatter,
             gap: 0,
@@ -339,9 +353,9 @@ impl IoGen {
         &mut self.rng
     }
 
-    fn pick_block(&mut self, target: usize) -> u64 {
+    fn pick_block(&mut self, target: usize, op: Op) -> u64 {
         let n = self.blocks[target];
-        match &self.picker {
+        match &self.pickers[usize::from(op == Op::Write)] {
             Picker::Uniform if self.random_map => {
                 let i = self.map_next[target];
                 self.map_next[target] = i.wrapping_add(1);
@@ -418,7 +432,7 @@ impl IoGen {
             && (self.percentage_random == 100
                 || (self.rng.below(100) as u32) < self.percentage_random);
         let offset = if random {
-            region.start + self.pick_block(target) * self.align
+            region.start + self.pick_block(target, op) * self.align
         } else {
             self.sequential(target, op, len)
         };

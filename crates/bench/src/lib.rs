@@ -32,6 +32,7 @@ mod tasks;
 pub mod units;
 pub mod verify;
 pub(crate) mod worker;
+mod zones;
 
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};

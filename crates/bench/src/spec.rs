@@ -184,6 +184,8 @@ pub enum Distribution {
     /// Normal around the middle of the range, standard deviation as a
     /// percentage of the range (fio's `normal:DEV`).
     Normal(f64),
+    /// Reads and writes each their own (fio's `zoned:READS,WRITES`).
+    PerDirection(Box<[Distribution; 2]>),
 }
 
 impl Distribution {
@@ -217,34 +219,8 @@ impl Distribution {
                 }
                 Distribution::Normal(dev)
             }
-            "zoned_abs" => {
-                let mut zones = Vec::new();
-                for z in arg.split(':').filter(|z| !z.is_empty()) {
-                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/size, as in zoned_abs:60/1g:40/9g"))?;
-                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
-                    let r = crate::units::parse_size(r).map_err(|e| format!("zone '{z}': {e}"))?;
-                    zones.push((a, r));
-                }
-                let sa: f64 = zones.iter().map(|z| z.0).sum();
-                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 {
-                    return Err(format!("zoned_abs '{arg}': access percentages must add up to 100 (got {sa})"));
-                }
-                Distribution::ZonedAbs(zones)
-            }
-            "zoned" => {
-                let mut zones = Vec::new();
-                for z in arg.split(':').filter(|z| !z.is_empty()) {
-                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/range%, as in zoned:60/10:40/90"))?;
-                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
-                    let r: f64 = r.parse().map_err(|_| format!("zone '{z}': range% is not a number"))?;
-                    zones.push((a, r));
-                }
-                let (sa, sr): (f64, f64) = zones.iter().fold((0.0, 0.0), |(x, y), z| (x + z.0, y + z.1));
-                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 || (sr - 100.0).abs() > 1e-6 {
-                    return Err(format!("zoned '{arg}': access and range percentages must each add up to 100 (got {sa} and {sr})"));
-                }
-                Distribution::Zoned(zones)
-            }
+            "zoned_abs" => crate::zones::parse(arg, true, &crate::units::parse_size)?,
+            "zoned" => crate::zones::parse(arg, false, &crate::units::parse_size)?,
             _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... or zoned_abs:A/SIZE:...")),
         })
     }
@@ -666,6 +642,10 @@ mod tests {
             Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
         );
         assert!(Distribution::parse("zoned:60/10:30/90").is_err());
+        assert_eq!(
+            Distribution::parse("zoned:80/10:20/").unwrap(),
+            Distribution::Zoned(vec![(80.0, 10.0), (20.0, 90.0)])
+        );
         assert!(Distribution::parse("pareto:1.5").is_err());
         assert!(Distribution::parse("gauss:1")
             .unwrap_err()

@@ -135,3 +135,55 @@ fn random_jobs_refuse_fios_ios_per_offset() {
         "{err}"
     );
 }
+
+/// (direction, offset) of each I/O in a per-I/O log with log_offset=1.
+fn dir_offsets(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
+            (c[2], c[4])
+        })
+        .collect()
+}
+
+/// The share of `dir`'s I/Os below `limit`.
+fn share_below(ios: &[(u64, u64)], dir: u64, limit: u64) -> f64 {
+    let mine: Vec<_> = ios.iter().filter(|x| x.0 == dir).collect();
+    mine.iter().filter(|x| x.1 < limit).count() as f64 / mine.len() as f64
+}
+
+#[test]
+fn zoned_distributions_take_fios_forms() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("zoned.fio")]);
+    let tenth = (16u64 << 20) / 10;
+    let ios = |n: u32, name: &str| dir_offsets(&tmp.path().join(format!("{name}_iops.{n}.log")));
+    // 80% of reads in the first 10%, the other 20% in the 90% after it.
+    let rest = ios(1, "rest");
+    assert_eq!(
+        rest.len() as u64,
+        job(&v, "rest")["read"]["total_ios"].as_u64().unwrap()
+    );
+    let hot = share_below(&rest, 0, tenth);
+    assert!((hot - 0.8).abs() < 0.03, "{hot} of reads in the first 10%");
+    assert!(
+        rest.iter().any(|x| x.1 >= 15 * tenth / 2),
+        "the 20% reach the end"
+    );
+    // Reads hot in the first 10%, writes hot after it.
+    let pd = ios(2, "per_direction");
+    let (r, w) = (share_below(&pd, 0, tenth), share_below(&pd, 1, tenth));
+    assert!(
+        (r - 0.9).abs() < 0.03 && (w - 0.1).abs() < 0.03,
+        "reads {r}, writes {w}"
+    );
+    // Ranges adding up to 20%: nothing past the first fifth.
+    let short = ios(3, "short");
+    assert!(
+        short.iter().all(|x| x.1 < 2 * tenth),
+        "all in the first 20%"
+    );
+    assert!((share_below(&short, 0, tenth) - 0.5).abs() < 0.04);
+}
