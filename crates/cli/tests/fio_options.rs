@@ -187,3 +187,42 @@ fn zoned_distributions_take_fios_forms() {
     );
     assert!((share_below(&short, 0, tenth) - 0.5).abs() < 0.04);
 }
+
+#[test]
+fn dev_null_and_dev_zero_are_a_sink_and_a_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("chardev.fio")]);
+    let (sink, source) = (job(&v, "sink"), job(&v, "source"));
+    assert_eq!(sink["write"]["total_ios"], 128, "8 MiB in 64 KiB writes");
+    assert_eq!(sink["write"]["short_ios"], 0);
+    assert_eq!(source["read"]["total_ios"], 128);
+    assert_eq!(source["read"]["io_bytes"], 8 << 20);
+    assert_eq!(sink["hiops"]["targets"][0]["kind"], "CharDevice");
+    // What fio cannot do either, and devices that are no sink, are refused
+    // before any I/O.
+    for (args, code, says) in [
+        (
+            "--filename=/dev/null --rw=write --size=1m --direct=1",
+            2,
+            "O_DIRECT",
+        ),
+        (
+            "--filename=/dev/null --rw=read --size=1m",
+            3,
+            "does not read",
+        ),
+        (
+            "--filename=/dev/urandom --rw=write --size=1m",
+            3,
+            "does not write",
+        ),
+        ("--filename=/dev/zero --rw=read", 2, "no size of its own"),
+    ] {
+        let mut all = vec!["--name=c"];
+        all.extend(args.split(' '));
+        let o = hiops(tmp.path(), &all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args}: {err}");
+        assert!(err.contains(says), "{args}: {err}");
+    }
+}
