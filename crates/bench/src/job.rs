@@ -103,6 +103,8 @@ struct Window {
 
 pub(crate) struct JobThread<'a, D: Driver> {
     spec: &'a JobSpec,
+    /// The job's index in its phase.
+    job: usize,
     ctrl: &'a Control,
     counters: &'a Counters,
     driver: D,
@@ -141,6 +143,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         result.engine = driver.description();
         JobThread {
             spec,
+            job: plan.job,
             ctrl,
             counters,
             driver,
@@ -171,8 +174,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
             } else {
                 self.workload(plan);
                 if self.spec.exitall {
-                    // fio's exitall: this thread is done, so is its phase.
-                    self.ctrl.stop.store(true, Relaxed);
+                    // fio's exitall: this thread is done, so are others.
+                    self.ctrl.exit_all(self.job, self.spec.exit_what);
                 }
                 self.end_window();
                 self.drain();
@@ -404,7 +407,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     fn should_stop(&self, now: u64) -> bool {
-        self.ctrl.stop.load(Relaxed) || self.deadline_ns.is_some_and(|d| now >= d)
+        self.ctrl.stopped(self.job) || self.deadline_ns.is_some_and(|d| now >= d)
     }
 
     /// Opens the measured window when the run's ramp is over; checks

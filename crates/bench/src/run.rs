@@ -341,9 +341,14 @@ pub fn run_phases(
         }
         match outcome {
             Ok(r) => {
-                let stop = r.interrupted;
+                let (stop, ended) = (r.interrupted, r.ended_run);
                 results.push(r);
                 if stop {
+                    break;
+                }
+                if ended {
+                    // fio's exit_what=all: later jobs are reported, not run.
+                    results.extend(later_phases(jobs, phases, phase).map(RunResult::not_run));
                     break;
                 }
             }
@@ -353,6 +358,24 @@ pub fn run_phases(
         }
     }
     Ok(results)
+}
+
+/// The jobs of each phase after `phase`.
+fn later_phases<'j>(
+    jobs: &'j [JobSpec],
+    phases: &'j [u32],
+    phase: u32,
+) -> impl Iterator<Item = Vec<JobSpec>> + 'j {
+    let last = phases.iter().copied().max().unwrap_or(0);
+    (phase + 1..=last).filter_map(move |p| {
+        let specs: Vec<JobSpec> = jobs
+            .iter()
+            .zip(phases)
+            .filter(|(_, &q)| q == p)
+            .map(|(j, _)| j.clone())
+            .collect();
+        (!specs.is_empty()).then_some(specs)
+    })
 }
 
 /// The system's side of the window and the jobs' shared state.
@@ -418,6 +441,7 @@ fn measure(
         tsc_hz: hiops_stats::tsc::tsc_hz(),
         series: watched.series,
         interrupted: watched.interrupted,
+        ended_run: phase.ctrl.run_over.load(Relaxed),
         steady: watched.steady,
         started_unix_s,
         notes: notes(specs),
@@ -488,6 +512,9 @@ impl<'a> Phase<'a> {
             ctrl: Control {
                 start: Barrier::new(threads + 1),
                 stop: AtomicBool::new(false),
+                job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
+                job_group: specs.iter().map(|s| s.meta.group).collect(),
+                run_over: AtomicBool::new(false),
                 measuring: AtomicBool::new(false),
                 failed: Mutex::new(None),
             },
@@ -512,6 +539,7 @@ impl<'a> Phase<'a> {
                     j,
                     WorkerPlan {
                         spec,
+                        job: j,
                         clone,
                         targets: mine.iter().map(|t| t.hal_target()).collect(),
                         target_base: first as u32,

@@ -233,6 +233,18 @@ pub enum RateMin {
     Iops(u64),
 }
 
+/// Which jobs fio's exitall stops (its `exit_what`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the same reporting group (fio's default).
+    Group,
+    /// Every job running: the phase, up to the next stonewall; later
+    /// phases still run.
+    Stonewall,
+    /// Every job: the phase, and no later phase runs.
+    All,
+}
+
 /// What to verify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VerifyMode {
@@ -471,8 +483,10 @@ pub struct JobSpec {
     pub thinktime_ns: u64,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
-    /// When one of this job's threads is done, the phase stops (fio's exitall).
+    /// When one of this job's threads is done, other jobs stop (fio's
+    /// exitall): which, `exit_what` says.
     pub exitall: bool,
+    pub exit_what: ExitWhat,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,
@@ -553,6 +567,7 @@ impl JobSpec {
             thinktime_ns: 0,
             number_ios: None,
             exitall: false,
+            exit_what: ExitWhat::Group,
             startdelay_ns: 0,
             steady_state: None,
             logs: LogSpec::default(),

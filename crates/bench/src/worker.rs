@@ -18,6 +18,12 @@ use std::time::{Duration, Instant};
 pub(crate) struct Control {
     pub start: Barrier,
     pub stop: AtomicBool,
+    /// Per job of the phase: stopped by a job of its group (fio's exitall).
+    pub job_stop: Vec<AtomicBool>,
+    /// Per job of the phase: its reporting group.
+    pub job_group: Vec<u32>,
+    /// exit_what=all: no later phase runs.
+    pub run_over: AtomicBool,
     pub measuring: AtomicBool,
     /// Set by a worker that could not start; the run is abandoned.
     pub failed: Mutex<Option<String>>,
@@ -34,6 +40,8 @@ pub(crate) struct Counters {
 
 pub(crate) struct WorkerPlan<'a> {
     pub spec: &'a JobSpec,
+    /// The job's index in its phase.
+    pub job: usize,
     pub clone: u32,
     pub targets: Vec<Target>,
     /// Index of `targets[0]` among the job's targets (a shared path sees all).
@@ -93,12 +101,39 @@ impl WorkerPlan<'_> {
     pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
         let until = Instant::now() + Duration::from_nanos(self.spec.startdelay_ns);
         while Instant::now() < until {
-            if ctrl.stop.load(Relaxed) {
+            if ctrl.stopped(self.job) {
                 return false;
             }
             std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
         }
         true
+    }
+}
+
+impl Control {
+    /// fio's exitall from a thread of job `job`: stops what its exit_what says.
+    pub(crate) fn exit_all(&self, job: usize, what: crate::spec::ExitWhat) {
+        use crate::spec::ExitWhat;
+        match what {
+            ExitWhat::Group => {
+                let group = self.job_group[job];
+                for (stop, g) in self.job_stop.iter().zip(&self.job_group) {
+                    if *g == group {
+                        stop.store(true, Relaxed);
+                    }
+                }
+            }
+            ExitWhat::Stonewall => self.stop.store(true, Relaxed),
+            ExitWhat::All => {
+                self.run_over.store(true, Relaxed);
+                self.stop.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// Whether job `job` must stop.
+    pub(crate) fn stopped(&self, job: usize) -> bool {
+        self.stop.load(Relaxed) || self.job_stop[job].load(Relaxed)
     }
 }
 

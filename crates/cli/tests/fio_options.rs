@@ -226,3 +226,31 @@ fn dev_null_and_dev_zero_are_a_sink_and_a_source() {
         assert!(err.contains(says), "{args}: {err}");
     }
 }
+
+fn ios(v: &Value, name: &str) -> u64 {
+    job(v, name)["read"]["total_ios"].as_u64().unwrap()
+}
+
+#[test]
+fn exit_what_chooses_what_exitall_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("exit_what.fio")]);
+    for quick in ["g_quick", "s_quick", "a_quick"] {
+        assert_eq!(ios(&v, quick), 20, "{quick}");
+    }
+    // The 30 s jobs at 1000 IOPS were stopped long before their end.
+    assert!(ios(&v, "g_same") < 15_000, "group: the same group stops");
+    assert!(
+        ios(&v, "s_other") < 15_000,
+        "stonewall: every running job stops"
+    );
+    // group: another group is not stopped and moves its whole 1 MiB.
+    assert_eq!(ios(&v, "g_other"), 256);
+    // all: the next phase is reported, never run (as fio reports it).
+    let never = job(&v, "never_runs");
+    assert_eq!(
+        (ios(&v, "never_runs"), never["error"].as_u64()),
+        (0, Some(0))
+    );
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 7);
+}

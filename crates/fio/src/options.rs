@@ -4,7 +4,7 @@
 //! `--ignore-unsupported`) instead of being silently misread.
 
 use crate::value::{self, KbBase};
-use hiops_bench::spec::{Amount, LogSpec, SsMetric, SteadyState};
+use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::{EngineKind, Feature};
 use std::path::PathBuf;
@@ -54,6 +54,7 @@ pub struct Draft {
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
+    pub exit_what: Option<ExitWhat>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
     pub fsync: Option<u32>,
@@ -415,7 +416,16 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be above 0".into()); }
         d.number_ios = Some(n); Ok(())
     }),
-    opt!("exitall", [], flag, "When one thread of this job is done, every job running beside it (its phase) stops.", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exitall", [], flag, "When one thread of this job is done, the jobs of its group stop (exit_what says which).", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exit_what", [], value, "What exitall stops: group (the job's reporting group, the default), stonewall (every job running, up to the next stonewall) or all (every job; later ones never run).", |d, v| {
+        d.exit_what = Some(match need(v)? {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            s => return Err(format!("'{s}': use group, stonewall or all")),
+        });
+        Ok(())
+    }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -658,7 +668,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
     ("wait_for", "use stonewall to wait for the jobs before this one"),
-    ("exit_what", "jobs of a group end together only when time-based; give them the same runtime"),
     ("exitall_on_error", "an error stops only its own job; drop it"),
     ("continue_on_error", "hiops stops a job at its first I/O error; drop it"),
     ("ignore_error", "hiops stops a job at its first I/O error; drop it"),

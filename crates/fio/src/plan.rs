@@ -547,6 +547,7 @@ impl Draft {
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.number_ios = self.number_ios;
         spec.exitall = self.exitall;
+        spec.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.fsync_every = self.fsync.unwrap_or(0);
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.end_fsync = self.end_fsync.unwrap_or(false);
