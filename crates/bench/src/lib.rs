@@ -21,6 +21,7 @@ pub mod error;
 pub mod generator;
 mod job;
 mod log;
+mod offload;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;

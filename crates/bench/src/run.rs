@@ -474,7 +474,7 @@ fn task_path_report(job: &mut JobResult) {
 fn notes(specs: &[JobSpec]) -> Vec<String> {
     specs
         .iter()
-        .filter(|s| s.path.is_none() && s.engine.is_synchronous() && s.iodepth > 1)
+        .filter(|s| s.path.is_none() && !s.offload && s.engine.is_synchronous() && s.iodepth > 1)
         .map(|s| format!(
             "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
             s.name, s.engine, s.iodepth

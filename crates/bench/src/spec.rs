@@ -492,6 +492,9 @@ pub struct JobSpec {
     pub steady_state: Option<SteadyState>,
     /// fio's logs.
     pub logs: LogSpec,
+    /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
+    /// one I/O at a time, fed by the job thread.
+    pub offload: bool,
 }
 
 /// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
@@ -571,6 +574,7 @@ impl JobSpec {
             startdelay_ns: 0,
             steady_state: None,
             logs: LogSpec::default(),
+            offload: false,
         }
     }
 
@@ -613,7 +617,7 @@ impl JobSpec {
     pub fn effective_depth(&self) -> u32 {
         if let Some(t) = self.tasks_of(0) {
             t
-        } else if self.path.is_some() {
+        } else if self.path.is_some() || self.offload {
             self.iodepth
         } else if self.engine.is_synchronous() {
             1

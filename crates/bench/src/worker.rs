@@ -214,6 +214,14 @@ pub(crate) fn run_thread(
             FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
+        None if spec.offload => match open_offload(&plan) {
+            Ok(mut driver) => {
+                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                driver.fill_buffers(|b| rng.fill(b));
+                start(&plan, ctrl, counters, driver)
+            }
+            Err(e) => return failed_setup(&plan, ctrl, e),
+        },
         None => match open_queue(&plan) {
             Ok(mut driver) => {
                 let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
@@ -245,6 +253,18 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
     };
     TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize)
         .map_err(|e| format!("job {}: {e}", spec.name))
+}
+
+fn open_offload(plan: &WorkerPlan<'_>) -> Result<crate::offload::OffloadDriver, String> {
+    let spec = plan.spec;
+    crate::offload::OffloadDriver::open(&crate::offload::OffloadConfig {
+        engine: spec.engine,
+        opts: &spec.engine_opts,
+        targets: &plan.targets,
+        workers: spec.iodepth,
+        buf_len: spec.bs_max() as usize,
+    })
+    .map_err(|e| format!("job {}: {e}", spec.name))
 }
 
 fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {

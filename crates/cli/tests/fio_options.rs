@@ -254,3 +254,30 @@ fn exit_what_chooses_what_exitall_stops() {
     );
     assert_eq!(v["jobs"].as_array().unwrap().len(), 7);
 }
+
+#[test]
+fn io_submit_mode_offload_runs_iodepth_worker_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("offload.fio")]);
+    let j = job(&v, "offload");
+    assert_eq!(j["write"]["total_ios"], 2048, "8 MiB in 4 KiB writes");
+    let verify = &j["hiops"]["verify"];
+    assert_eq!(
+        (
+            verify["blocks_checked"].as_u64(),
+            verify["bad_blocks"].as_u64()
+        ),
+        (Some(2048), Some(0))
+    );
+    let engine = j["hiops"]["engine"].as_str().unwrap();
+    assert!(
+        engine.starts_with("offload: 8 threads of psync"),
+        "{engine}"
+    );
+    // The job's thread keeps 8 in flight (inline psync keeps 1): it fills
+    // the 8 workers before it reaps, so each command goes at a depth of at
+    // least the 1..6, 8, 8 of a refill from empty.
+    let at_issue = j["hiops"]["in_flight"]["mean_at_issue"].as_f64().unwrap();
+    assert!(at_issue >= 4.6, "mean depth at issue {at_issue}");
+    assert_eq!(j["hiops"]["effective_iodepth"], 8);
+}

@@ -54,6 +54,7 @@ pub struct Draft {
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
+    pub offload: Option<bool>,
     pub exit_what: Option<ExitWhat>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
@@ -541,8 +542,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fadvise_hint", [], value, "Accepted when 0, no effect: hiops gives the kernel no access-pattern hint. 1, sequential and random (fio's default is 1) are refused: they change buffered reads; with direct=1 drop it.", |_, v| {
         match need(v)? { "0" => Ok(()), s => Err(format!("fadvise_hint={s} is an fio setting hiops does not implement: hiops gives the kernel no access-pattern hint (fio's fadvise_hint=0); use direct=1, where hints do not matter, or drop it")) }
     }),
-    opt!("io_submit_mode", [], value, "Accepted when inline (fio's default), no effect: the job's own thread submits. offload is refused.", |_, v| {
-        one_of(need(v)?, &["inline"], "hiops submits from the job's own thread (inline); drop it")
+    opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
+        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("'{s}': use inline or offload")) }); Ok(())
     }),
     opt!("unified_rw_reporting", [], value, "Accepted when none or 0 (fio's default), no effect. mixed, both and 1 are refused: hiops reports reads and writes apart; add them from the JSON.", |_, v| {
         one_of(need(v)?, &["none", "0"], "hiops reports reads and writes apart; add them up from the JSON")
@@ -927,7 +928,8 @@ mod tests {
         let e = apply("rate_cycle", "500").unwrap_err();
         assert!(e.contains("over 1000 ms"), "{e}");
         assert!(apply("create_fsync", "0").is_err());
-        assert!(apply("io_submit_mode", "offload").is_err());
+        assert!(apply("io_submit_mode", "offload").is_ok());
+        assert!(apply("io_submit_mode", "threads").is_err());
         assert!(apply("iomem_align", "4k").is_ok());
         assert!(apply("iomem_align", "64k").is_err());
     }

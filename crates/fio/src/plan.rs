@@ -652,6 +652,10 @@ impl Draft {
             });
         }
         spec.logs = self.logs_of(&spec.name);
+        spec.offload = self.offload.unwrap_or(false);
+        if spec.offload && spec.path.is_some() {
+            return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
+        }
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);
