@@ -198,6 +198,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if spec.rate_poisson {
             work = work.poisson(spec.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9));
         }
+        if let Some(f) = spec.flow {
+            let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep_ns);
+            work = work.in_flow(gate);
+        }
         if invalidate && spec.loops > 1 && !spec.time_based {
             work = work.pausing_every(plan.pass);
         }

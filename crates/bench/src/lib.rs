@@ -18,6 +18,7 @@
 mod cache;
 mod driver;
 pub mod error;
+mod flow;
 pub mod generator;
 mod job;
 mod log;

@@ -360,6 +360,14 @@ pub fn run_phases(
     Ok(results)
 }
 
+/// Counters for each flow id the phase's jobs use (fio's flow).
+fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)> {
+    let mut ids: Vec<u32> = specs.iter().filter_map(|s| s.flow.map(|f| f.id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter().map(|id| (id, Default::default())).collect()
+}
+
 /// The jobs of each phase after `phase`.
 fn later_phases<'j>(
     jobs: &'j [JobSpec],
@@ -515,6 +523,7 @@ impl<'a> Phase<'a> {
                 job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
                 job_group: specs.iter().map(|s| s.meta.group).collect(),
                 run_over: AtomicBool::new(false),
+                flows: flows_of(specs),
                 measuring: AtomicBool::new(false),
                 failed: Mutex::new(None),
             },

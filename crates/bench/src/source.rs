@@ -63,6 +63,8 @@ pub(crate) struct Workload {
     pass_bytes: u64,
     /// A time-based job's cache drops as it wraps (fio's invalidate).
     wrap_drops: Option<crate::cache::WrapDrops>,
+    /// fio's flow: I/O only while this thread is within its weight's share.
+    flow: Option<crate::flow::FlowGate>,
     /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
     ios_left: u64,
     pacers: [Option<Pacer>; 2],
@@ -99,6 +101,7 @@ impl Workload {
             pause_at: u64::MAX,
             pass_bytes: u64::MAX,
             wrap_drops: None,
+            flow: None,
             ios_left: spec.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
@@ -127,6 +130,12 @@ impl Workload {
     pub(crate) fn pausing_every(mut self, pass_bytes: u64) -> Workload {
         self.pass_bytes = pass_bytes.max(1);
         self.pause_at = self.pass_bytes;
+        self
+    }
+
+    /// Keeps to its share of a flow (fio's flow).
+    pub(crate) fn in_flow(mut self, gate: crate::flow::FlowGate) -> Workload {
+        self.flow = Some(gate);
         self
     }
 
@@ -173,6 +182,13 @@ impl Source for Workload {
         }
         if self.offered_bytes >= self.budget.min(self.pause_at) || self.ios_left == 0 {
             return Next::Done;
+        }
+        if let Some(f) = self.flow.as_mut().filter(|_| self.early.is_none()) {
+            if !f.admit() {
+                return Next::Wait {
+                    until_ns: now + f.sleep_ns,
+                };
+            }
         }
         let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
         let mut start_ns = now;

@@ -233,6 +233,16 @@ pub enum RateMin {
     Iops(u64),
 }
 
+/// fio's flow control: jobs of one flow id keep their I/O in proportion to
+/// their weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub id: u32,
+    pub weight: u32,
+    /// How long a thread held back waits before it asks again.
+    pub sleep_ns: u64,
+}
+
 /// Which jobs fio's exitall stops (its `exit_what`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -492,6 +502,8 @@ pub struct JobSpec {
     pub steady_state: Option<SteadyState>,
     /// fio's logs.
     pub logs: LogSpec,
+    /// fio's flow control: (flow id, weight, flow_sleep in ns).
+    pub flow: Option<FlowSpec>,
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
     /// one I/O at a time, fed by the job thread.
     pub offload: bool,
@@ -575,6 +587,7 @@ impl JobSpec {
             steady_state: None,
             logs: LogSpec::default(),
             offload: false,
+            flow: None,
         }
     }
 

@@ -24,6 +24,8 @@ pub(crate) struct Control {
     pub job_group: Vec<u32>,
     /// exit_what=all: no later phase runs.
     pub run_over: AtomicBool,
+    /// fio's flows of the phase, by id.
+    pub flows: Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)>,
     pub measuring: AtomicBool,
     /// Set by a worker that could not start; the run is abandoned.
     pub failed: Mutex<Option<String>>,
@@ -129,6 +131,12 @@ impl Control {
                 self.stop.store(true, Relaxed);
             }
         }
+    }
+
+    /// The counters of flow `id`.
+    pub(crate) fn flow(&self, id: u32) -> std::sync::Arc<crate::flow::FlowCounter> {
+        let f = self.flows.iter().find(|f| f.0 == id);
+        f.expect("every flow of the phase has counters").1.clone()
     }
 
     /// Whether job `job` must stop.

@@ -281,3 +281,19 @@ fn io_submit_mode_offload_runs_iodepth_worker_threads() {
     assert!(at_issue >= 4.6, "mean depth at issue {at_issue}");
     assert_eq!(j["hiops"]["effective_iodepth"], 8);
 }
+
+#[test]
+fn flow_keeps_jobs_of_one_flow_in_proportion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("flow.fio")]);
+    let (heavy, light, other) = (ios(&v, "heavy"), ios(&v, "light"), ios(&v, "other"));
+    let ratio = heavy as f64 / light as f64;
+    assert!(
+        (2.7..3.3).contains(&ratio),
+        "heavy {heavy} to light {light}"
+    );
+    assert!(
+        other > 2 * light,
+        "flow 1 is not held back by flow 0: {other} to {light}"
+    );
+}

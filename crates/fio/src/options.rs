@@ -55,6 +55,9 @@ pub struct Draft {
     pub number_ios: Option<u64>,
     pub exitall: bool,
     pub offload: Option<bool>,
+    pub flow: Option<u32>,
+    pub flow_id: Option<u32>,
+    pub flow_sleep: Option<u64>,
     pub exit_what: Option<ExitWhat>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
@@ -427,6 +430,13 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
+    opt!("flow", [], value, "Weight in flow control (0 to 1000, 0: off): jobs of one flow_id keep their I/O in proportion to their weights (flow=3 against flow=1: three I/Os to one).", |d, v| {
+        let w = value::int(need(v)?, d.kb_base)?;
+        if w > 1000 { return Err("give 0 to 1000".into()); }
+        d.flow = Some(w as u32); Ok(())
+    }),
+    opt!("flow_id", [], value, "The flow a job's weight counts in (default 0).", |d, v| { d.flow_id = Some(u32_of(value::int(need(v)?, d.kb_base)?, "flow_id")?); Ok(()) }),
+    opt!("flow_sleep", [], value, "How long a job held back by its flow waits before it asks again (microseconds unless a unit is given; default 0: at once).", |d, v| { d.flow_sleep = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -703,9 +713,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("numa_cpu_nodes", "run hiops under numactl, or pin it with cpus_allowed"),
     ("numa_mem_policy", "run hiops under numactl"),
     ("gtod_cpu", "hiops reads the clock through the vDSO, with no time thread; drop it"),
-    ("flow", "hiops has no flow control between jobs; limit each with rate_iops"),
-    ("flow_id", "hiops has no flow control between jobs; limit each with rate_iops"),
-    ("flow_sleep", "hiops has no flow control between jobs; limit each with rate_iops"),
     ("profile", "write the workload as a job file"),
     ("exec_prerun", "run the command before hiops"),
     ("exec_postrun", "run the command after hiops"),

@@ -653,6 +653,14 @@ impl Draft {
         }
         spec.logs = self.logs_of(&spec.name);
         spec.offload = self.offload.unwrap_or(false);
+        spec.flow = self
+            .flow
+            .filter(|&w| w > 0)
+            .map(|weight| hiops_bench::spec::FlowSpec {
+                id: self.flow_id.unwrap_or(0),
+                weight,
+                sleep_ns: self.flow_sleep.unwrap_or(0),
+            });
         if spec.offload && spec.path.is_some() {
             return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
         }
