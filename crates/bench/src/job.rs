@@ -11,6 +11,7 @@
 
 use crate::driver::{Driver, Finished};
 use crate::generator::NextIo;
+use crate::latency::{LatencySearch, Step};
 use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
@@ -37,6 +38,8 @@ struct Books {
     error: Option<String>,
     /// fio's logs, when the job writes any.
     logs: Option<JobLogs>,
+    /// fio's latency_target search, when the job has a target.
+    search: Option<LatencySearch>,
 }
 
 impl Books {
@@ -84,6 +87,9 @@ impl Books {
             if let Some(logs) = self.logs.as_mut() {
                 logs.io(&io);
             }
+            if let Some(s) = self.search.as_mut() {
+                s.completed(io.lat_ns);
+            }
         }
     }
 }
@@ -116,6 +122,8 @@ pub(crate) struct JobThread<'a, D: Driver> {
     rate_check: Option<RateCheck>,
     /// Told when this thread's measured work is over (the run's window may close).
     finished: Option<Sender<()>>,
+    /// fio's latency_target search found its depth and ran it: the job is over.
+    latency_done: bool,
     result: ThreadResult,
 }
 
@@ -141,6 +149,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         });
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
+        let depth = driver.depth();
         JobThread {
             spec,
             job: plan.job,
@@ -155,12 +164,16 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 booking: false,
                 error: None,
                 logs,
+                search: spec
+                    .latency_target
+                    .map(|t| LatencySearch::new(t, depth, now_ns())),
             },
             rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
             window: None,
             deadline_ns: None,
             rate_check: None,
             finished: Some(plan.finished.clone()),
+            latency_done: false,
             result,
         }
     }
@@ -291,6 +304,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
             self.reap(min);
+            if src.stoppable() {
+                self.latency_step();
+            }
             if self.spec.thinktime_ns > 0 {
                 std::thread::sleep(Duration::from_nanos(self.spec.thinktime_ns));
             }
@@ -307,14 +323,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// behind the 3/4). Returns what stopped it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
         let batch = self.spec.iodepth_batch_submit;
+        let depth = self.depth_limit();
         // Only a device that works while we stage gains from an early start.
         let low = if self.driver.completes_in_submit() {
             0
         } else {
-            (self.driver.depth() * 3 / 4).max(1)
+            (depth * 3 / 4).max(1)
         };
         let mut now = now;
-        while self.driver.busy() < self.driver.depth() {
+        while self.driver.busy() < depth {
             let next = src.next(now);
             let Next::Io { io, start_ns } = next else {
                 return Some(next);
@@ -410,7 +427,47 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
+    /// Commands the queue may hold now: its depth, or less while fio's
+    /// latency_target search tries a shallower one.
+    fn depth_limit(&self) -> u32 {
+        let d = self.driver.depth();
+        self.books.search.as_ref().map_or(d, |s| s.depth().min(d))
+    }
+
+    /// fio's latency_target: judges the window, and changes depth (after a
+    /// drain), starts the measurement again, or ends the job as it says.
+    fn latency_step(&mut self) {
+        let Some(s) = self.books.search.as_mut() else {
+            return;
+        };
+        match s.check(now_ns()) {
+            Step::Keep => return,
+            Step::Done => {
+                self.latency_done = true;
+                return;
+            }
+            Step::Fatal(lat) => {
+                let want = self.spec.latency_target.map_or(0, |t| t.target_ns);
+                self.books.error.get_or_insert(format!(
+                    "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
+                ));
+                return;
+            }
+            Step::Drain => self.drain(),
+            Step::Measure => {
+                self.drain();
+                self.start_window(now_ns());
+            }
+        }
+        if let Some(s) = self.books.search.as_mut() {
+            s.new_window(now_ns());
+        }
+    }
+
     fn should_stop(&self, now: u64) -> bool {
+        if self.latency_done {
+            return true;
+        }
         self.ctrl.stopped(self.job) || self.deadline_ns.is_some_and(|d| now >= d)
     }
 
@@ -436,6 +493,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             depth: self.driver.depth_stats(),
         });
         self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
+        if let Some(s) = self.books.search.as_mut() {
+            s.restart(now);
+        }
         if let Some(logs) = self.books.logs.as_mut() {
             logs.start(now);
         }
@@ -515,6 +575,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         [r.read, r.write] = b.stats;
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
+        r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
         let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
         if let Some(e) = b.error.or(log_error) {
             r.error = Some(if e.starts_with("job ") {

@@ -21,6 +21,7 @@ pub mod error;
 mod flow;
 pub mod generator;
 mod job;
+mod latency;
 mod log;
 mod offload;
 pub mod result;

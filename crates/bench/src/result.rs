@@ -58,6 +58,8 @@ pub struct ThreadResult {
     pub depth: Option<hiops_hal::DepthWindow>,
     /// The task path: this thread's ring over its window.
     pub ring: Option<hiops_path::PathCounters>,
+    /// latency_target: the depth the search ended at (fio's latency_depth).
+    pub latency_depth: Option<u32>,
 }
 
 impl ThreadResult {
@@ -77,6 +79,7 @@ impl ThreadResult {
             path: None,
             depth: None,
             ring: None,
+            latency_depth: None,
         }
     }
 }

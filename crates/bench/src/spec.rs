@@ -233,6 +233,20 @@ pub enum RateMin {
     Iops(u64),
 }
 
+/// fio's latency_target, latency_window, latency_percentile, latency_run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// An I/O's lat (creation to completion) meets the target at or below this.
+    pub target_ns: u64,
+    /// Each depth is judged over windows this long.
+    pub window_ns: u64,
+    /// The share of a window's I/Os that must meet the target, in percent.
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of ending the job
+    /// once the depth is found.
+    pub run: bool,
+}
+
 /// fio's flow control: jobs of one flow id keep their I/O in proportion to
 /// their weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -504,6 +518,8 @@ pub struct JobSpec {
     pub logs: LogSpec,
     /// fio's flow control: (flow id, weight, flow_sleep in ns).
     pub flow: Option<FlowSpec>,
+    /// fio's search for the deepest queue that meets a latency target.
+    pub latency_target: Option<LatencyTarget>,
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
     /// one I/O at a time, fed by the job thread.
     pub offload: bool,
@@ -588,6 +604,7 @@ impl JobSpec {
             logs: LogSpec::default(),
             offload: false,
             flow: None,
+            latency_target: None,
         }
     }
 

@@ -297,3 +297,30 @@ fn flow_keeps_jobs_of_one_flow_in_proportion() {
         "flow 1 is not held back by flow 0: {other} to {light}"
     );
 }
+
+#[test]
+fn latency_target_finds_the_depth_and_fails_when_none_meets_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("latency_target.fio")]);
+    let j = job(&v, "easy");
+    // fio's fields and units: the target in ns, the window in µs.
+    assert_eq!(j["latency_depth"], 16);
+    assert_eq!(j["latency_target"], 1_000_000_000u64);
+    assert_eq!(j["latency_window"], 20_000);
+    assert_eq!(j["latency_percentile"], 100.0);
+    // The figures are the last window's, at depth 16.
+    assert!(j["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(j["hiops"]["in_flight"]["mean_at_issue"].as_f64().unwrap() > 8.0);
+    // Found and measured: the job ended long before its 30 s.
+    assert!(j["job_runtime"].as_u64().unwrap() < 15_000);
+    let o = hiops(
+        tmp.path(),
+        &["--output-format=json", &corpus("latency_missed.fio")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("over latency_target (1 ns), even at depth 1"),
+        "{err}"
+    );
+}

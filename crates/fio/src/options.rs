@@ -58,6 +58,10 @@ pub struct Draft {
     pub flow: Option<u32>,
     pub flow_id: Option<u32>,
     pub flow_sleep: Option<u64>,
+    pub latency_target: Option<u64>,
+    pub latency_window: Option<u64>,
+    pub latency_percentile: Option<f64>,
+    pub latency_run: Option<bool>,
     pub exit_what: Option<ExitWhat>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
@@ -437,6 +441,17 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("flow_id", [], value, "The flow a job's weight counts in (default 0).", |d, v| { d.flow_id = Some(u32_of(value::int(need(v)?, d.kb_base)?, "flow_id")?); Ok(()) }),
     opt!("flow_sleep", [], value, "How long a job held back by its flow waits before it asks again (microseconds unless a unit is given; default 0: at once).", |d, v| { d.flow_sleep = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("latency_target", [], value, "Find the deepest queue (up to iodepth) whose I/Os meet this latency (microseconds unless a unit is given); the job reports that depth (latency_depth) and its figures at it.", |d, v| {
+        let t = value::time_ns(need(v)?, USEC)?;
+        d.latency_target = (t > 0).then_some(t); Ok(())
+    }),
+    opt!("latency_window", [], value, "latency_target judges each depth over windows this long (microseconds unless a unit is given).", |d, v| { d.latency_window = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("latency_percentile", [], value, "The share of a window's I/Os (percent, default 100) that must meet latency_target.", |d, v| {
+        let p: f64 = need(v)?.parse().map_err(|_| "not a number".to_string())?;
+        if !(p > 0.0 && p <= 100.0) { return Err("give a percentage above 0, up to 100".into()); }
+        d.latency_percentile = Some(p); Ok(())
+    }),
+    opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = Some(value::boolean(v)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -623,74 +638,229 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    ("verify_interval", "hiops stamps and checks whole blocks; drop it"),
-    ("verify_backlog", "hiops checks every read of a stamped block as it completes; drop it"),
-    ("verify_backlog_batch", "hiops checks every read of a stamped block as it completes; drop it"),
-    ("verify_async", "hiops checks blocks in the job's own thread as they complete; drop it"),
-    ("verify_async_cpus", "hiops checks blocks in the job's own thread as they complete; drop it"),
-    ("verify_dump", "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it"),
-    ("verify_offset", "hiops' stamp is at the start of each block; drop it"),
+    (
+        "verify_interval",
+        "hiops stamps and checks whole blocks; drop it",
+    ),
+    (
+        "verify_backlog",
+        "hiops checks every read of a stamped block as it completes; drop it",
+    ),
+    (
+        "verify_backlog_batch",
+        "hiops checks every read of a stamped block as it completes; drop it",
+    ),
+    (
+        "verify_async",
+        "hiops checks blocks in the job's own thread as they complete; drop it",
+    ),
+    (
+        "verify_async_cpus",
+        "hiops checks blocks in the job's own thread as they complete; drop it",
+    ),
+    (
+        "verify_dump",
+        "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it",
+    ),
+    (
+        "verify_offset",
+        "hiops' stamp is at the start of each block; drop it",
+    ),
     ("experimental_verify", "use verify=crc32c"),
-    ("zonemode", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonesize", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonecapacity", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonerange", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zoneskip", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("read_beyond_wp", "zoned block devices are not supported; drop it"),
-    ("max_open_zones", "zoned block devices are not supported; drop it"),
-    ("job_max_open_zones", "zoned block devices are not supported; drop it"),
-    ("ignore_zone_limits", "zoned block devices are not supported; drop it"),
-    ("zone_reset_threshold", "zoned block devices are not supported; drop it"),
-    ("zone_reset_frequency", "zoned block devices are not supported; drop it"),
+    (
+        "zonemode",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonesize",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonecapacity",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonerange",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zoneskip",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "read_beyond_wp",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "max_open_zones",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "job_max_open_zones",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "ignore_zone_limits",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "zone_reset_threshold",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "zone_reset_frequency",
+        "zoned block devices are not supported; drop it",
+    ),
     ("trim_percentage", "trims are not supported; drop it"),
     ("trim_verify_zero", "trims are not supported; drop it"),
     ("trim_backlog", "trims are not supported; drop it"),
     ("trim_backlog_batch", "trims are not supported; drop it"),
-    ("block_error_percentiles", "trims are not supported; drop it"),
-    ("rate_ignore_thinktime", "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate"),
-    ("thinktime_blocks", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_blocks_type", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_iotime", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_spin", "hiops sleeps for the whole thinktime; drop it"),
-    ("iodepth_low", "hiops refills the queue as soon as tags are free; drop it"),
-    ("iodepth_batch_complete_max", "use iodepth_batch_complete_min"),
-    ("latency_target", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_window", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_percentile", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_run", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("max_latency", "hiops does not fail a job on latency; read clat max and percentiles from its output"),
-    ("bwavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
-    ("iopsavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
-    ("buffer_compress_percentage", "hiops writes incompressible data; drop it"),
-    ("buffer_compress_chunk", "hiops writes incompressible data; drop it"),
-    ("buffer_pattern", "hiops writes incompressible data; verify_pattern sets the payload of verified writes"),
-    ("refill_buffers", "hiops scrambles every written block already; drop it"),
-    ("scramble_buffers", "hiops scrambles every written block already; drop it"),
-    ("dedupe_percentage", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_mode", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_working_set_percentage", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_global", "hiops writes incompressible, unique data; drop it"),
+    (
+        "block_error_percentiles",
+        "trims are not supported; drop it",
+    ),
+    (
+        "rate_ignore_thinktime",
+        "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
+    ),
+    (
+        "thinktime_blocks",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_blocks_type",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_iotime",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_spin",
+        "hiops sleeps for the whole thinktime; drop it",
+    ),
+    (
+        "iodepth_low",
+        "hiops refills the queue as soon as tags are free; drop it",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "use iodepth_batch_complete_min",
+    ),
+    (
+        "max_latency",
+        "hiops does not fail a job on latency; read clat max and percentiles from its output",
+    ),
+    (
+        "bwavgtime",
+        "hiops' iops_min/max/mean come from one-second samples; drop it",
+    ),
+    (
+        "iopsavgtime",
+        "hiops' iops_min/max/mean come from one-second samples; drop it",
+    ),
+    (
+        "buffer_compress_percentage",
+        "hiops writes incompressible data; drop it",
+    ),
+    (
+        "buffer_compress_chunk",
+        "hiops writes incompressible data; drop it",
+    ),
+    (
+        "buffer_pattern",
+        "hiops writes incompressible data; verify_pattern sets the payload of verified writes",
+    ),
+    (
+        "refill_buffers",
+        "hiops scrambles every written block already; drop it",
+    ),
+    (
+        "scramble_buffers",
+        "hiops scrambles every written block already; drop it",
+    ),
+    (
+        "dedupe_percentage",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_mode",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_working_set_percentage",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_global",
+        "hiops writes incompressible, unique data; drop it",
+    ),
     ("zero_buffers", "hiops writes incompressible data; drop it"),
-    ("file_service_type", "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it"),
+    (
+        "file_service_type",
+        "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it",
+    ),
     ("openfiles", "hiops keeps every file of a job open; drop it"),
     ("opendir", "list the files with filename=a:b:c"),
-    ("filename_format", "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b"),
-    ("file_append", "give offset= (bytes or %) to start where you want"),
+    (
+        "filename_format",
+        "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b",
+    ),
+    (
+        "file_append",
+        "give offset= (bytes or %) to start where you want",
+    ),
     ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
-    ("wait_for", "use stonewall to wait for the jobs before this one"),
-    ("exitall_on_error", "an error stops only its own job; drop it"),
-    ("continue_on_error", "hiops stops a job at its first I/O error; drop it"),
-    ("ignore_error", "hiops stops a job at its first I/O error; drop it"),
+    (
+        "wait_for",
+        "use stonewall to wait for the jobs before this one",
+    ),
+    (
+        "exitall_on_error",
+        "an error stops only its own job; drop it",
+    ),
+    (
+        "continue_on_error",
+        "hiops stops a job at its first I/O error; drop it",
+    ),
+    (
+        "ignore_error",
+        "hiops stops a job at its first I/O error; drop it",
+    ),
     ("io_size", "use size with loops"),
-    ("io_limit", "io_limit is fio's alias of io_size: use size with loops"),
-    ("mem", "hiops' buffers are page-aligned anonymous memory; drop it"),
-    ("iomem", "hiops' buffers are page-aligned anonymous memory; drop it"),
-    ("lockmem", "limit memory from outside, e.g. systemd-run -p MemoryMax=..."),
-    ("bs_unaligned", "block sizes are multiples of the smallest one; drop it"),
-    ("blocksize_unaligned", "block sizes are multiples of the smallest one; drop it"),
-    ("bs_is_seq_rand", "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own"),
-    ("rw_sequencer", "hiops draws a new offset for every random I/O; drop it"),
+    (
+        "io_limit",
+        "io_limit is fio's alias of io_size: use size with loops",
+    ),
+    (
+        "mem",
+        "hiops' buffers are page-aligned anonymous memory; drop it",
+    ),
+    (
+        "iomem",
+        "hiops' buffers are page-aligned anonymous memory; drop it",
+    ),
+    (
+        "lockmem",
+        "limit memory from outside, e.g. systemd-run -p MemoryMax=...",
+    ),
+    (
+        "bs_unaligned",
+        "block sizes are multiples of the smallest one; drop it",
+    ),
+    (
+        "blocksize_unaligned",
+        "block sizes are multiples of the smallest one; drop it",
+    ),
+    (
+        "bs_is_seq_rand",
+        "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own",
+    ),
+    (
+        "rw_sequencer",
+        "hiops draws a new offset for every random I/O; drop it",
+    ),
     ("replay_redirect", "trace replay is not supported"),
     ("read_iolog", "trace replay is not supported"),
     ("read_iolog_chunked", "trace replay is not supported"),
@@ -702,45 +872,111 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("merge_blktrace_file", "trace replay is not supported"),
     ("merge_blktrace_scalars", "trace replay is not supported"),
     ("merge_blktrace_iters", "trace replay is not supported"),
-    ("write_iolog", "trace recording is not supported; record with blktrace"),
-    ("uid", "hiops runs as the invoking user; start it as the user you want"),
-    ("gid", "hiops runs as the invoking user; start it as the user you want"),
+    (
+        "write_iolog",
+        "trace recording is not supported; record with blktrace",
+    ),
+    (
+        "uid",
+        "hiops runs as the invoking user; start it as the user you want",
+    ),
+    (
+        "gid",
+        "hiops runs as the invoking user; start it as the user you want",
+    ),
     ("nice", "use nice(1) on hiops"),
     ("prio", "use ionice(1) on hiops"),
     ("prioclass", "use ionice(1) on hiops"),
-    ("cgroup", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
-    ("cgroup_weight", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
-    ("numa_cpu_nodes", "run hiops under numactl, or pin it with cpus_allowed"),
+    (
+        "cgroup",
+        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
+    ),
+    (
+        "cgroup_weight",
+        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
+    ),
+    (
+        "numa_cpu_nodes",
+        "run hiops under numactl, or pin it with cpus_allowed",
+    ),
     ("numa_mem_policy", "run hiops under numactl"),
-    ("gtod_cpu", "hiops reads the clock through the vDSO, with no time thread; drop it"),
+    (
+        "gtod_cpu",
+        "hiops reads the clock through the vDSO, with no time thread; drop it",
+    ),
     ("profile", "write the workload as a job file"),
     ("exec_prerun", "run the command before hiops"),
     ("exec_postrun", "run the command after hiops"),
-    ("ioscheduler", "set /sys/block/DEV/queue/scheduler before the run"),
-    ("lat_percentiles", "hiops reports completion-latency (clat) percentiles only; drop it"),
-    ("slat_percentiles", "hiops reports slat's min, max and mean, not its percentiles; drop it"),
+    (
+        "ioscheduler",
+        "set /sys/block/DEV/queue/scheduler before the run",
+    ),
+    (
+        "lat_percentiles",
+        "hiops reports completion-latency (clat) percentiles only; drop it",
+    ),
+    (
+        "slat_percentiles",
+        "hiops reports slat's min, max and mean, not its percentiles; drop it",
+    ),
     ("sync", "use direct=1 or fsync=N"),
     ("sync_file_range", "use fdatasync=N"),
     ("write_barrier", "use fsync=N"),
-    ("write_hint", "write lifetime hints are not supported; drop it"),
+    (
+        "write_hint",
+        "write lifetime hints are not supported; drop it",
+    ),
     ("fsync_on_close", "use end_fsync=1"),
-    ("create_only", "run a write job over the same filename and size to lay the files out"),
-    ("unlink_each_loop", "use unlink=1, which removes the files when the job ends"),
-    ("overwrite", "hiops lays files out before writing them; drop it"),
-    ("pre_read", "hiops starts from a cold cache (invalidate); drop it"),
-    ("serialize_overlap", "overlapping writes are not serialised; drop it"),
+    (
+        "create_only",
+        "run a write job over the same filename and size to lay the files out",
+    ),
+    (
+        "unlink_each_loop",
+        "use unlink=1, which removes the files when the job ends",
+    ),
+    (
+        "overwrite",
+        "hiops lays files out before writing them; drop it",
+    ),
+    (
+        "pre_read",
+        "hiops starts from a cold cache (invalidate); drop it",
+    ),
+    (
+        "serialize_overlap",
+        "overlapping writes are not serialised; drop it",
+    ),
     ("atomic", "atomic writes are not supported; drop it"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
-    ("cmdprio_percentage", "command priorities are not supported; drop it"),
-    ("cmdprio_class", "command priorities are not supported; drop it"),
+    (
+        "cmdprio_percentage",
+        "command priorities are not supported; drop it",
+    ),
+    (
+        "cmdprio_class",
+        "command priorities are not supported; drop it",
+    ),
     ("cmdprio", "command priorities are not supported; drop it"),
-    ("cmdprio_bssplit", "command priorities are not supported; drop it"),
+    (
+        "cmdprio_bssplit",
+        "command priorities are not supported; drop it",
+    ),
     ("hipri_percentage", "use hipri=1 to poll every I/O"),
-    ("uncached", "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out"),
+    (
+        "uncached",
+        "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out",
+    ),
     ("force_async", "hiops never sets IOSQE_ASYNC; drop it"),
-    ("userspace_reap", "hiops' libaio reaps with io_getevents; drop it"),
-    ("cmd_type", "io_uring_cmd (NVMe passthrough) is not supported"),
+    (
+        "userspace_reap",
+        "hiops' libaio reaps with io_getevents; drop it",
+    ),
+    (
+        "cmd_type",
+        "io_uring_cmd (NVMe passthrough) is not supported",
+    ),
 ];
 
 /// Options of fio's engines that hiops does not have (fio 3.33's HOWTO),

@@ -653,6 +653,21 @@ impl Draft {
         }
         spec.logs = self.logs_of(&spec.name);
         spec.offload = self.offload.unwrap_or(false);
+        spec.latency_target =
+            self.latency_target
+                .map(|target_ns| hiops_bench::spec::LatencyTarget {
+                    target_ns,
+                    window_ns: self.latency_window.unwrap_or(0),
+                    percentile: self.latency_percentile.unwrap_or(100.0),
+                    run: self.latency_run.unwrap_or(false),
+                });
+        if spec.latency_target.is_none()
+            && (self.latency_window.is_some()
+                || self.latency_percentile.is_some()
+                || self.latency_run.is_some())
+        {
+            return Err("latency_window, latency_percentile and latency_run go with latency_target (e.g. latency_target=2ms)".into());
+        }
         spec.flow = self
             .flow
             .filter(|&w| w > 0)
