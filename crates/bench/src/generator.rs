@@ -235,6 +235,9 @@ pub struct IoGen {
     random_map: bool,
     /// Position in each target's permutation.
     map_next: Vec<u64>,
+    /// Blocks of several sizes under the random map: each target's covered
+    /// blocks, over its whole region.
+    fitting: Vec<crate::blockmap::BlockMap>,
     /// RAID0: offsets are drawn in the striped volume, then mapped.
     stripe: Option<Stripe>,
 }
@@ -307,6 +310,7 @@ impl IoGen {
             percentage_random: 100,
             random_map: false,
             map_next,
+            fitting: Vec::new(),
             stripe: None,
         }
     }
@@ -346,6 +350,19 @@ impl IoGen {
         self.gap = gap;
         self.percentage_random = percentage_random;
         self.random_map = random_map;
+        // One size, aligned to it: every block is its own I/O already.
+        let one_size = self
+            .bs_cum
+            .iter()
+            .flatten()
+            .all(|c| c.1 as u64 == self.align);
+        if random_map && !one_size {
+            self.fitting = self
+                .regions
+                .iter()
+                .map(|r| crate::blockmap::BlockMap::new(r.len / self.align))
+                .collect();
+        }
         self
     }
 
@@ -390,6 +407,28 @@ impl IoGen {
         }
     }
 
+    /// fio's random map with blocks of several sizes: a random block, or
+    /// the next one no I/O of this pass has covered, and `len` cut to the
+    /// uncovered run there. Returns (offset in the region, length).
+    fn fitted(&mut self, target: usize, len: u32) -> (u64, u32) {
+        let map = &mut self.fitting[target];
+        if map.full() {
+            map.clear();
+        }
+        let drawn = self.rng.below(map.blocks());
+        let block = match map.is_free(drawn) {
+            true => drawn,
+            false => map
+                .next_free(drawn)
+                .expect("a pass that is not over has a free block"),
+        };
+        let run = map.take(block, (len as u64).div_ceil(self.align));
+        (
+            block * self.align,
+            (run * self.align).min(len as u64) as u32,
+        )
+    }
+
     /// The next sequential offset of `target` in `op`'s direction. Past the
     /// end it wraps to the start (time-based runs go round again); a
     /// backwards walk (negative gap) that steps below the start wraps to the
@@ -419,7 +458,7 @@ impl IoGen {
             Op::Write
         };
         let cum = &self.bs_cum[usize::from(op == Op::Write)];
-        let len = if cum.len() == 1 {
+        let mut len = if cum.len() == 1 {
             cum[0].1
         } else {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
@@ -431,7 +470,11 @@ impl IoGen {
         let random = self.random
             && (self.percentage_random == 100
                 || (self.rng.below(100) as u32) < self.percentage_random);
-        let offset = if random {
+        let offset = if random && !self.fitting.is_empty() {
+            let (at, fitted) = self.fitted(target, len);
+            len = fitted;
+            region.start + at
+        } else if random {
             region.start + self.pick_block(target, op) * self.align
         } else {
             self.sequential(target, op, len)
@@ -472,6 +515,40 @@ mod tests {
             vec![Region { start: 0, len }],
             &dist,
         )
+    }
+
+    #[test]
+    fn mixed_sizes_under_the_random_map_cover_each_block_once_per_pass() {
+        let split: &[(u32, u32)] = &[(512, 10), (4096, 60), (65536, 30)];
+        let len = 4 << 20;
+        let mut g = IoGen::new(
+            7,
+            RwMode::RandRead,
+            100,
+            [split, split],
+            512,
+            vec![Region { start: 0, len }],
+            &Distribution::Uniform,
+        )
+        .with_fio_options(0, 100, true);
+        for _pass in 0..2 {
+            let mut covered = vec![0u8; (len / 512) as usize];
+            let (mut bytes, mut ios) = (0, 0);
+            while bytes < len {
+                let io = g.next_io();
+                assert!(
+                    io.len > 0 && io.len.is_multiple_of(512) && io.offset + io.len as u64 <= len
+                );
+                for b in io.offset / 512..(io.offset + io.len as u64) / 512 {
+                    covered[b as usize] += 1;
+                }
+                (bytes, ios) = (bytes + io.len as u64, ios + 1);
+            }
+            assert_eq!(bytes, len, "the pass ends on the region's end");
+            assert!(covered.iter().all(|&c| c == 1), "each block once");
+            // Cut to the gaps: well under the split's own mean of 22 KiB.
+            assert!(bytes / ios < 12 << 10, "mean block {}", bytes / ios);
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+mod blockmap;
 mod cache;
 mod driver;
 pub mod error;

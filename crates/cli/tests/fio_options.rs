@@ -324,3 +324,24 @@ fn latency_target_finds_the_depth_and_fails_when_none_meets_it() {
         "{err}"
     );
 }
+
+#[test]
+fn bssplit_blocks_fit_the_random_maps_gaps_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let v = hiops_json(tmp.path(), &[&corpus("bssplit_fit.fio")]);
+    let j = job(&v, "iometer");
+    let field = |k: &str| -> u64 {
+        ["read", "write"]
+            .iter()
+            .map(|d| j[*d][k].as_u64().unwrap())
+            .sum()
+    };
+    // Every 512-byte block exactly once: the pass moves the 32 MiB, no more.
+    assert_eq!(field("io_bytes"), 32 << 20);
+    let mean = field("io_bytes") as f64 / field("total_ios") as f64;
+    // fio 3.33 on this job: 33554432 bytes in 6874 I/Os, 4881 bytes each.
+    assert!(
+        (mean - 4881.0).abs() < 4881.0 * 0.1,
+        "mean block {mean:.0} bytes"
+    );
+}
