@@ -37,6 +37,11 @@ impl HistWindows {
         }
     }
 
+    /// Time starts over (what was counted has been logged).
+    pub(super) fn reset(&mut self) {
+        self.since_ms = [None; 2];
+    }
+
     pub(super) fn add(&mut self, t_ms: u64, io: &LoggedIo, file: &mut LogFile) {
         let d = io.dir;
         self.bins[d][value_to_index(io.clat_ns)] += 1;

@@ -150,8 +150,17 @@ impl JobLogs {
         }))
     }
 
-    /// The measured window opens at `now_ns`: the logs' time 0.
+    /// The measured window opens at `now_ns`: the logs' time 0. Opened
+    /// again (latency_target's final run), the windows so far are logged
+    /// first and time starts over, as fio's epoch does.
     pub(crate) fn start(&mut self, now_ns: u64) {
+        self.close_window(now_ns);
+        if let Some(w) = self.windows.as_mut() {
+            w.reset();
+        }
+        if let Some((_, Some(h))) = self.hist.as_mut() {
+            h.reset();
+        }
         self.epoch_ns = now_ns;
         self.base_ms = self.epoch_clock.map_or(0, clock_ms);
         self.active = true;

@@ -40,6 +40,12 @@ impl Windows {
         }
     }
 
+    /// Time starts over: the first window again.
+    pub(super) fn reset(&mut self) {
+        self.end_ms = self.msec;
+        self.acc = Default::default();
+    }
+
     /// Books an I/O that completed `t_ms` into the log, closing first the
     /// window it does not belong to (empty windows log nothing, as in fio).
     pub(super) fn add(&mut self, t_ms: u64, io: &LoggedIo, emit: Emit<'_>) {
