@@ -49,7 +49,7 @@ impl Stripe {
 }
 
 /// Picks block indices in `0..n` by the job's random distribution.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Picker {
     Uniform,
     Zipf(ZipfSampler),
@@ -185,6 +185,27 @@ fn zoned(zones: impl Iterator<Item = (f64, f64)>) -> Picker {
     )
 }
 
+/// The picker of a distribution over `blocks` blocks of regions of at least
+/// `len` bytes.
+fn picker(dist: &Distribution, blocks: u64, len: u64) -> Picker {
+    match dist {
+        Distribution::Uniform => Picker::Uniform,
+        Distribution::Zipf(theta) => Picker::Zipf(ZipfSampler::new(blocks, *theta)),
+        Distribution::Pareto(h) => Picker::Pareto {
+            pow: h.ln() / (1.0 - h).ln(),
+        },
+        Distribution::Normal(dev) => Picker::Normal { dev: dev / 100.0 },
+        // Absolute zone sizes become shares of the (smallest) region.
+        Distribution::ZonedAbs(zones) => zoned(
+            zones
+                .iter()
+                .map(|&(a, bytes)| (a, bytes as f64 / len as f64)),
+        ),
+        Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
+        Distribution::PerDirection(_) => unreachable!("split by direction before"),
+    }
+}
+
 /// Generates a worker's I/O stream. Allocation happens only in `new`.
 pub struct IoGen {
     rng: FastRng,
@@ -195,14 +216,18 @@ pub struct IoGen {
     align: u64,
     regions: Vec<Region>,
     next_target: u32,
-    /// Sequential cursors per target, [read, write].
-    cursor: Vec<[u64; 2]>,
-    picker: Picker,
+    /// Sequential cursors per target, [read, write]: where the next I/O
+    /// goes (below the region's start after a backwards step).
+    cursor: Vec<[i64; 2]>,
+    /// Each direction's picker, [read, write] (the same but for fio's
+    /// per-direction zones).
+    pickers: [Picker; 2],
     /// Blocks (of `align`) per region, for the picker.
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
-    /// fio's `rw=read:GAP`: bytes skipped after each sequential I/O.
-    gap: u64,
+    /// fio's `rw=read:GAP`: bytes added after each sequential I/O (holes;
+    /// negative: backwards).
+    gap: i64,
     /// Percent of a random job's I/Os at random offsets; the rest sequential.
     percentage_random: u32,
     /// Uniform offsets walk a permutation of the blocks (each once per pass)
@@ -210,6 +235,9 @@ pub struct IoGen {
     random_map: bool,
     /// Position in each target's permutation.
     map_next: Vec<u64>,
+    /// Blocks of several sizes under the random map: each target's covered
+    /// blocks, over its whole region.
+    fitting: Vec<crate::blockmap::BlockMap>,
     /// RAID0: offsets are drawn in the striped volume, then mapped.
     stripe: Option<Stripe>,
 }
@@ -255,21 +283,15 @@ impl IoGen {
             .map(|r| (r.len - max_bs) / align as u64 + 1)
             .collect();
         let min_blocks = *blocks.iter().min().unwrap();
-        let picker = match dist {
-            Distribution::Uniform => Picker::Uniform,
-            Distribution::Zipf(theta) => Picker::Zipf(ZipfSampler::new(min_blocks, *theta)),
-            Distribution::Pareto(h) => Picker::Pareto {
-                pow: h.ln() / (1.0 - h).ln(),
-            },
-            Distribution::Normal(dev) => Picker::Normal { dev: dev / 100.0 },
-            Distribution::ZonedAbs(zones) => {
-                // Absolute zone sizes become shares of the (smallest) region.
-                let len = regions.iter().map(|r| r.len).min().unwrap() as f64;
-                zoned(zones.iter().map(|&(a, bytes)| (a, bytes as f64 / len)))
-            }
-            Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
+        let min_len = regions.iter().map(|r| r.len).min().unwrap();
+        let pickers = match dist {
+            Distribution::PerDirection(d) => d.each_ref().map(|d| picker(d, min_blocks, min_len)),
+            d => [(); 2].map(|()| picker(d, min_blocks, min_len)),
         };
-        let cursor = regions.iter().map(|r| [r.start, r.start]).collect();
+        let cursor = regions
+            .iter()
+            .map(|r| [r.start as i64, r.start as i64])
+            .collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
         let map_next = vec![seed; blocks.len()];
         IoGen {
@@ -281,13 +303,14 @@ impl IoGen {
             regions,
             next_target: 0,
             cursor,
-            picker,
+            pickers,
             blocks,
             scatter,
             gap: 0,
             percentage_random: 100,
             random_map: false,
             map_next,
+            fitting: Vec::new(),
             stripe: None,
         }
     }
@@ -322,11 +345,24 @@ impl IoGen {
 
     /// fio's finer controls: `rw=...:GAP`, `percentage_random`, and the random
     /// map (off: `norandommap`).
-    pub fn with_fio_options(mut self, gap: u64, percentage_random: u32, random_map: bool) -> IoGen {
+    pub fn with_fio_options(mut self, gap: i64, percentage_random: u32, random_map: bool) -> IoGen {
         assert!(percentage_random <= 100);
         self.gap = gap;
         self.percentage_random = percentage_random;
         self.random_map = random_map;
+        // One size, aligned to it: every block is its own I/O already.
+        let one_size = self
+            .bs_cum
+            .iter()
+            .flatten()
+            .all(|c| c.1 as u64 == self.align);
+        if random_map && !one_size {
+            self.fitting = self
+                .regions
+                .iter()
+                .map(|r| crate::blockmap::BlockMap::new(r.len / self.align))
+                .collect();
+        }
         self
     }
 
@@ -334,9 +370,9 @@ impl IoGen {
         &mut self.rng
     }
 
-    fn pick_block(&mut self, target: usize) -> u64 {
+    fn pick_block(&mut self, target: usize, op: Op) -> u64 {
         let n = self.blocks[target];
-        match &self.picker {
+        match &self.pickers[usize::from(op == Op::Write)] {
             Picker::Uniform if self.random_map => {
                 let i = self.map_next[target];
                 self.map_next[target] = i.wrapping_add(1);
@@ -371,6 +407,47 @@ impl IoGen {
         }
     }
 
+    /// fio's random map with blocks of several sizes: a random block, or
+    /// the next one no I/O of this pass has covered, and `len` cut to the
+    /// uncovered run there. Returns (offset in the region, length).
+    fn fitted(&mut self, target: usize, len: u32) -> (u64, u32) {
+        let map = &mut self.fitting[target];
+        if map.full() {
+            map.clear();
+        }
+        let drawn = self.rng.below(map.blocks());
+        let block = match map.is_free(drawn) {
+            true => drawn,
+            false => map
+                .next_free(drawn)
+                .expect("a pass that is not over has a free block"),
+        };
+        let run = map.take(block, (len as u64).div_ceil(self.align));
+        (
+            block * self.align,
+            (run * self.align).min(len as u64) as u32,
+        )
+    }
+
+    /// The next sequential offset of `target` in `op`'s direction. Past the
+    /// end it wraps to the start (time-based runs go round again); a
+    /// backwards walk (negative gap) that steps below the start wraps to the
+    /// end plus the gap, as fio does (its io_u.c, get_next_seq_offset).
+    fn sequential(&mut self, target: usize, op: Op, len: u32) -> u64 {
+        let region = self.regions[target];
+        let (start, end) = (region.start as i64, (region.start + region.len) as i64);
+        let dir = usize::from(op == Op::Write);
+        let mut off = self.cursor[target][dir];
+        if off < start {
+            off = (end + self.gap).clamp(start, end - len as i64);
+        }
+        if off + len as i64 > end {
+            off = start;
+        }
+        self.cursor[target][dir] = off + len as i64 + self.gap;
+        off as u64
+    }
+
     #[inline]
     pub fn next_io(&mut self) -> NextIo {
         let op = if self.read_pct == 100
@@ -381,7 +458,7 @@ impl IoGen {
             Op::Write
         };
         let cum = &self.bs_cum[usize::from(op == Op::Write)];
-        let len = if cum.len() == 1 {
+        let mut len = if cum.len() == 1 {
             cum[0].1
         } else {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
@@ -393,16 +470,14 @@ impl IoGen {
         let random = self.random
             && (self.percentage_random == 100
                 || (self.rng.below(100) as u32) < self.percentage_random);
-        let offset = if random {
-            region.start + self.pick_block(target) * self.align
+        let offset = if random && !self.fitting.is_empty() {
+            let (at, fitted) = self.fitted(target, len);
+            len = fitted;
+            region.start + at
+        } else if random {
+            region.start + self.pick_block(target, op) * self.align
         } else {
-            let dir = usize::from(op == Op::Write);
-            let mut off = self.cursor[target][dir];
-            if off + len as u64 > region.start + region.len {
-                off = region.start; // wrap: time-based runs go round again
-            }
-            self.cursor[target][dir] = off + len as u64 + self.gap;
-            off
+            self.sequential(target, op, len)
         };
         debug_assert!(offset + len as u64 <= region.start + region.len);
         if let Some(st) = &self.stripe {
@@ -443,10 +518,56 @@ mod tests {
     }
 
     #[test]
+    fn mixed_sizes_under_the_random_map_cover_each_block_once_per_pass() {
+        let split: &[(u32, u32)] = &[(512, 10), (4096, 60), (65536, 30)];
+        let len = 4 << 20;
+        let mut g = IoGen::new(
+            7,
+            RwMode::RandRead,
+            100,
+            [split, split],
+            512,
+            vec![Region { start: 0, len }],
+            &Distribution::Uniform,
+        )
+        .with_fio_options(0, 100, true);
+        for _pass in 0..2 {
+            let mut covered = vec![0u8; (len / 512) as usize];
+            let (mut bytes, mut ios) = (0, 0);
+            while bytes < len {
+                let io = g.next_io();
+                assert!(
+                    io.len > 0 && io.len.is_multiple_of(512) && io.offset + io.len as u64 <= len
+                );
+                for b in io.offset / 512..(io.offset + io.len as u64) / 512 {
+                    covered[b as usize] += 1;
+                }
+                (bytes, ios) = (bytes + io.len as u64, ios + 1);
+            }
+            assert_eq!(bytes, len, "the pass ends on the region's end");
+            assert!(covered.iter().all(|&c| c == 1), "each block once");
+            // Cut to the gaps: well under the split's own mean of 22 KiB.
+            assert!(bytes / ios < 12 << 10, "mean block {}", bytes / ios);
+        }
+    }
+
+    #[test]
     fn sequential_reads_walk_the_region_and_wrap() {
         let mut g = gen(RwMode::Read, Distribution::Uniform, 3 * 4096);
         let offs: Vec<u64> = (0..4).map(|_| g.next_io().offset).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0]);
+    }
+
+    #[test]
+    fn a_negative_gap_walks_backwards_and_wraps_to_the_end_as_fio() {
+        // fio 3.33, rw=read:-8k bs=4k size=64k: 0, 56k, 52k, ..., 4k, 0, 56k.
+        let mut g =
+            gen(RwMode::Read, Distribution::Uniform, 64 << 10).with_fio_options(-8192, 100, false);
+        let offs: Vec<u64> = (0..17).map(|_| g.next_io().offset >> 10).collect();
+        let mut want = vec![0];
+        want.extend((1..=14).rev().map(|k| k * 4));
+        want.extend([0, 56]);
+        assert_eq!(offs, want);
     }
 
     #[test]

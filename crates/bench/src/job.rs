@@ -11,6 +11,8 @@
 
 use crate::driver::{Driver, Finished};
 use crate::generator::NextIo;
+use crate::latency::{LatencySearch, Step};
+use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
@@ -34,6 +36,10 @@ struct Books {
     /// Completions count in `stats` (the measured window, a verify pass).
     booking: bool,
     error: Option<String>,
+    /// fio's logs, when the job writes any.
+    logs: Option<JobLogs>,
+    /// fio's latency_target search, when the job has a target.
+    search: Option<LatencySearch>,
 }
 
 impl Books {
@@ -62,13 +68,28 @@ impl Books {
         self.totals[d].0 += 1;
         self.totals[d].1 += f.result as u64;
         if self.booking {
+            let io = LoggedIo {
+                done_ns,
+                dir: d,
+                bytes: f.result as u64,
+                offset: f.cmd.offset,
+                slat_ns: f.issued_ns.saturating_sub(f.user),
+                clat_ns: done_ns.saturating_sub(f.issued_ns),
+                lat_ns: done_ns.saturating_sub(f.user),
+            };
             let s = &mut self.stats[d];
             s.ios += 1;
-            s.bytes += f.result as u64;
+            s.bytes += io.bytes;
             s.short_ios += u64::from(!moved);
-            s.slat.record(f.issued_ns.saturating_sub(f.user));
-            s.clat.record(done_ns.saturating_sub(f.issued_ns));
-            s.lat.record(done_ns.saturating_sub(f.user));
+            s.slat.record(io.slat_ns);
+            s.clat.record(io.clat_ns);
+            s.lat.record(io.lat_ns);
+            if let Some(logs) = self.logs.as_mut() {
+                logs.io(&io);
+            }
+            if let Some(s) = self.search.as_mut() {
+                s.completed(io.lat_ns);
+            }
         }
     }
 }
@@ -88,6 +109,8 @@ struct Window {
 
 pub(crate) struct JobThread<'a, D: Driver> {
     spec: &'a JobSpec,
+    /// The job's index in its phase.
+    job: usize,
     ctrl: &'a Control,
     counters: &'a Counters,
     driver: D,
@@ -99,6 +122,8 @@ pub(crate) struct JobThread<'a, D: Driver> {
     rate_check: Option<RateCheck>,
     /// Told when this thread's measured work is over (the run's window may close).
     finished: Option<Sender<()>>,
+    /// fio's latency_target search found its depth and ran it: the job is over.
+    latency_done: bool,
     result: ThreadResult,
 }
 
@@ -108,6 +133,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         ctrl: &'a Control,
         counters: &'a Counters,
         driver: D,
+        logs: Option<JobLogs>,
     ) -> Self {
         let spec = plan.spec;
         let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
@@ -123,8 +149,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         });
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
+        let depth = driver.depth();
         JobThread {
             spec,
+            job: plan.job,
             ctrl,
             counters,
             driver,
@@ -135,12 +163,17 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 verify,
                 booking: false,
                 error: None,
+                logs,
+                search: spec
+                    .latency_target
+                    .map(|t| LatencySearch::new(t, depth, now_ns())),
             },
             rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
             window: None,
             deadline_ns: None,
             rate_check: None,
             finished: Some(plan.finished.clone()),
+            latency_done: false,
             result,
         }
     }
@@ -152,11 +185,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if self.spec.verify_only {
                 self.verify_only(plan);
             } else {
-                let mut work = Workload::new(plan.generator(), self.spec, plan.budget, now_ns());
-                self.pump(&mut work);
+                self.workload(plan);
                 if self.spec.exitall {
-                    // fio's exitall: this thread is done, so is its phase.
-                    self.ctrl.stop.store(true, Relaxed);
+                    // fio's exitall: this thread is done, so are others.
+                    self.ctrl.exit_all(self.job, self.spec.exit_what);
                 }
                 self.end_window();
                 self.drain();
@@ -168,7 +200,46 @@ impl<'a, D: Driver> JobThread<'a, D> {
         self.finish()
     }
 
+    /// The job's own I/O: `loops` passes of its size (or its runtime). With
+    /// fio's invalidate a buffered job starts from a cold cache, each pass of
+    /// several does (fio reopens its files for each loop, so the queue
+    /// drains first), and a time-based job drops the cache as it wraps.
+    fn workload(&mut self, plan: &WorkerPlan<'_>) {
+        let spec = self.spec;
+        let invalidate = spec.invalidate && !spec.direct;
+        let mut work = Workload::new(plan.generator(), spec, plan.budget, now_ns());
+        if spec.rate_poisson {
+            work = work.poisson(spec.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9));
+        }
+        if let Some(f) = spec.flow {
+            let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep_ns);
+            work = work.in_flow(gate);
+        }
+        if invalidate && spec.loops > 1 && !spec.time_based {
+            work = work.pausing_every(plan.pass);
+        }
+        // A random job without fio's random map never finishes a pass.
+        let wraps = !spec.rw.is_random() || plan.random_map();
+        if invalidate && spec.time_based && wraps {
+            let drops = crate::cache::WrapDrops::new(plan.pass, &plan.targets, &plan.regions);
+            work = work.dropping_caches(drops);
+        }
+        if invalidate {
+            crate::cache::drop_cached(&plan.targets, &plan.regions);
+        }
+        loop {
+            self.pump(&mut work);
+            let stopped = self.books.error.is_some() || self.should_stop(now_ns());
+            if stopped || !work.next_pass() {
+                return;
+            }
+            crate::cache::drop_cached(&plan.targets, &plan.regions);
+        }
+    }
+
     fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
+        // fio's verify reads the device, never a cached copy.
+        crate::cache::drop_cached(&plan.targets, &plan.regions);
         self.start_window(now_ns());
         self.pump(&mut ReadBack::new(&plan.regions, None, plan.align));
         self.end_window();
@@ -187,6 +258,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // Which blocks to read: those acknowledged (the books keep the maps
         // to check each read against its generation).
         let written: Vec<Vec<u64>> = v.maps.iter().map(|m| m.committed.clone()).collect();
+        // As fio: what the writes left in the page cache goes to the device
+        // and out of the cache, so the check reads the device.
+        if let Err(e) = crate::cache::sync(&plan.targets) {
+            self.books.error.get_or_insert(e);
+            return;
+        }
+        crate::cache::drop_cached(&plan.targets, &plan.regions);
         let t0 = now_ns();
         self.books.booking = true;
         self.pump(&mut ReadBack::new(
@@ -226,6 +304,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
             self.reap(min);
+            if src.stoppable() {
+                self.latency_step();
+            }
             if self.spec.thinktime_ns > 0 {
                 std::thread::sleep(Duration::from_nanos(self.spec.thinktime_ns));
             }
@@ -242,14 +323,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// behind the 3/4). Returns what stopped it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
         let batch = self.spec.iodepth_batch_submit;
+        let depth = self.depth_limit();
         // Only a device that works while we stage gains from an early start.
         let low = if self.driver.completes_in_submit() {
             0
         } else {
-            (self.driver.depth() * 3 / 4).max(1)
+            (depth * 3 / 4).max(1)
         };
         let mut now = now;
-        while self.driver.busy() < self.driver.depth() {
+        while self.driver.busy() < depth {
             let next = src.next(now);
             let Next::Io { io, start_ns } = next else {
                 return Some(next);
@@ -345,8 +427,48 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
+    /// Commands the queue may hold now: its depth, or less while fio's
+    /// latency_target search tries a shallower one.
+    fn depth_limit(&self) -> u32 {
+        let d = self.driver.depth();
+        self.books.search.as_ref().map_or(d, |s| s.depth().min(d))
+    }
+
+    /// fio's latency_target: judges the window, and changes depth (after a
+    /// drain), starts the measurement again, or ends the job as it says.
+    fn latency_step(&mut self) {
+        let Some(s) = self.books.search.as_mut() else {
+            return;
+        };
+        match s.check(now_ns()) {
+            Step::Keep => return,
+            Step::Done => {
+                self.latency_done = true;
+                return;
+            }
+            Step::Fatal(lat) => {
+                let want = self.spec.latency_target.map_or(0, |t| t.target_ns);
+                self.books.error.get_or_insert(format!(
+                    "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
+                ));
+                return;
+            }
+            Step::Drain => self.drain(),
+            Step::Measure => {
+                self.drain();
+                self.start_window(now_ns());
+            }
+        }
+        if let Some(s) = self.books.search.as_mut() {
+            s.new_window(now_ns());
+        }
+    }
+
     fn should_stop(&self, now: u64) -> bool {
-        self.ctrl.stop.load(Relaxed) || self.deadline_ns.is_some_and(|d| now >= d)
+        if self.latency_done {
+            return true;
+        }
+        self.ctrl.stopped(self.job) || self.deadline_ns.is_some_and(|d| now >= d)
     }
 
     /// Opens the measured window when the run's ramp is over; checks
@@ -371,6 +493,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
             depth: self.driver.depth_stats(),
         });
         self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
+        if let Some(s) = self.books.search.as_mut() {
+            s.restart(now);
+        }
+        if let Some(logs) = self.books.logs.as_mut() {
+            logs.start(now);
+        }
         self.rate_check = Some(RateCheck {
             at_ns: now,
             totals: self.books.totals,
@@ -384,6 +512,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let end = now_ns();
         self.books.booking = false;
+        if let Some(logs) = self.books.logs.as_mut() {
+            logs.close_window(end);
+        }
         // rate_min judges the workload only, not end_fsync or a verify pass.
         self.rate_check = None;
         let r = &mut self.result;
@@ -444,7 +575,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         [r.read, r.write] = b.stats;
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
-        if let Some(e) = b.error {
+        r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
+        let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
+        if let Some(e) = b.error.or(log_error) {
             r.error = Some(if e.starts_with("job ") {
                 e
             } else {

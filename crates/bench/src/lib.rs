@@ -15,12 +15,18 @@
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 
+mod blockmap;
+mod cache;
 pub mod cluster;
 pub mod coord;
 mod driver;
 pub mod error;
+mod flow;
 pub mod generator;
 mod job;
+mod latency;
+mod log;
+mod offload;
 pub mod platform;
 pub mod result;
 mod run;
@@ -34,10 +40,13 @@ pub mod units;
 pub mod verify;
 pub mod wire;
 pub(crate) mod worker;
+mod zones;
 
 pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::BenchError;
 pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
-pub use spec::{BlockSizes, Distribution, JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
+pub use spec::{
+    BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
+};
 pub use worker::allowed_cpus;

@@ -58,6 +58,8 @@ pub struct ThreadResult {
     pub depth: Option<hiops_hal::DepthWindow>,
     /// The task path: this thread's ring over its window.
     pub ring: Option<hiops_path::PathCounters>,
+    /// latency_target: the depth the search ended at (fio's latency_depth).
+    pub latency_depth: Option<u32>,
 }
 
 impl ThreadResult {
@@ -77,6 +79,7 @@ impl ThreadResult {
             path: None,
             depth: None,
             ring: None,
+            latency_depth: None,
         }
     }
 }
@@ -241,6 +244,8 @@ pub struct RunResult {
     /// Stopped when another rank finished its work first (the ranks'
     /// stonewall, in IOR's sense).
     pub stonewalled: bool,
+    /// A job's exitall with exit_what=all ended the run here.
+    pub ended_run: bool,
     /// fio's steady-state judgement, when a job asked for one (`ss`).
     pub steady: Option<crate::steady::SsOutcome>,
     pub started_unix_s: u64,
@@ -252,17 +257,24 @@ impl RunResult {
     /// A phase that failed before any I/O: its jobs, each with the error, so
     /// the report still names them (as fio's JSON keeps a failed job).
     pub fn failed(specs: &[JobSpec], error: &str) -> RunResult {
+        let mut r = RunResult::not_run(specs.to_vec());
+        for j in &mut r.jobs {
+            j.threads.truncate(1);
+            j.threads[0].error = Some(error.to_string());
+        }
+        r
+    }
+
+    /// Jobs that never ran (fio's exit_what=all stopped the run before
+    /// them): each thread there with nothing done, as fio reports them.
+    pub fn not_run(specs: Vec<JobSpec>) -> RunResult {
         let jobs = specs
-            .iter()
-            .map(|spec| {
-                let mut t = ThreadResult::starting(0);
-                t.error = Some(error.to_string());
-                JobResult {
-                    spec: spec.clone(),
-                    threads: vec![t],
-                    targets: Vec::new(),
-                    path: None,
-                }
+            .into_iter()
+            .map(|spec| JobResult {
+                threads: (0..spec.numjobs).map(ThreadResult::starting).collect(),
+                spec,
+                targets: Vec::new(),
+                path: None,
             })
             .collect();
         RunResult {
@@ -276,6 +288,7 @@ impl RunResult {
             series: Vec::new(),
             interrupted: false,
             stonewalled: false,
+            ended_run: false,
             steady: None,
             started_unix_s: 0,
             notes: Vec::new(),

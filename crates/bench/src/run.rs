@@ -367,9 +367,14 @@ pub fn run_phases_with(
         }
         match outcome {
             Ok(r) => {
-                let stop = r.interrupted;
+                let (stop, ended) = (r.interrupted, r.ended_run);
                 results.push(r);
                 if stop {
+                    break;
+                }
+                if ended {
+                    // fio's exit_what=all: later jobs are reported, not run.
+                    results.extend(later_phases(jobs, phases, phase).map(RunResult::not_run));
                     break;
                 }
             }
@@ -379,6 +384,32 @@ pub fn run_phases_with(
         }
     }
     Ok(results)
+}
+
+/// Counters for each flow id the phase's jobs use (fio's flow).
+fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)> {
+    let mut ids: Vec<u32> = specs.iter().filter_map(|s| s.flow.map(|f| f.id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter().map(|id| (id, Default::default())).collect()
+}
+
+/// The jobs of each phase after `phase`.
+fn later_phases<'j>(
+    jobs: &'j [JobSpec],
+    phases: &'j [u32],
+    phase: u32,
+) -> impl Iterator<Item = Vec<JobSpec>> + 'j {
+    let last = phases.iter().copied().max().unwrap_or(0);
+    (phase + 1..=last).filter_map(move |p| {
+        let specs: Vec<JobSpec> = jobs
+            .iter()
+            .zip(phases)
+            .filter(|(_, &q)| q == p)
+            .map(|(j, _)| j.clone())
+            .collect();
+        (!specs.is_empty()).then_some(specs)
+    })
 }
 
 /// The system's side of the window and the jobs' shared state.
@@ -455,6 +486,7 @@ fn measure(
         series: watched.series,
         interrupted,
         stonewalled: watched.stonewalled,
+        ended_run: phase.ctrl.run_over.load(Relaxed),
         steady: watched.steady,
         started_unix_s,
         notes: notes(specs),
@@ -487,7 +519,7 @@ fn task_path_report(job: &mut JobResult) {
 fn notes(specs: &[JobSpec]) -> Vec<String> {
     specs
         .iter()
-        .filter(|s| s.path.is_none() && s.engine.is_synchronous() && s.iodepth > 1)
+        .filter(|s| s.path.is_none() && !s.offload && s.engine.is_synchronous() && s.iodepth > 1)
         .map(|s| format!(
             "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
             s.name, s.engine, s.iodepth
@@ -525,6 +557,10 @@ impl<'a> Phase<'a> {
             ctrl: Control {
                 start: Barrier::new(threads + 1),
                 stop: AtomicBool::new(false),
+                job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
+                job_group: specs.iter().map(|s| s.meta.group).collect(),
+                run_over: AtomicBool::new(false),
+                flows: flows_of(specs),
                 measuring: AtomicBool::new(false),
                 failed: Mutex::new(None),
             },
@@ -544,17 +580,19 @@ impl<'a> Phase<'a> {
                 let (first, mine) = targets_of(spec, &self.opened[j], clone);
                 let regions = regions_for(spec, mine, clone, align)
                     .expect("validate checked every clone's regions");
-                let budget = budget(spec, &regions);
+                let pass = pass_bytes(spec, &regions);
                 plans.push((
                     j,
                     WorkerPlan {
                         spec,
+                        job: j,
                         clone,
                         targets: mine.iter().map(|t| t.hal_target()).collect(),
                         target_base: first as u32,
                         regions,
                         align: align as u32,
-                        budget,
+                        budget: budget(spec, pass),
+                        pass,
                         finished: finished.clone(),
                     },
                 ));
@@ -591,19 +629,23 @@ impl<'a> Phase<'a> {
     }
 }
 
-/// Size-based: `loops` passes over this thread's own regions; with fio's
-/// sequential gaps a pass moves only the blocks between the holes.
-fn budget(spec: &JobSpec, regions: &[Region]) -> u64 {
-    if spec.time_based {
-        return u64::MAX;
-    }
+/// Bytes of one pass over a thread's regions; with fio's sequential holes a
+/// pass moves only the blocks between them (a backwards walk moves them all).
+fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
     let pass: u64 = regions.iter().map(|r| r.len).sum();
-    let pass = if spec.rw_gap > 0 && !spec.rw.is_random() {
+    if spec.rw_gap > 0 && !spec.rw.is_random() {
         let bs = spec.bs.mean();
         (pass as f64 * bs / (bs + spec.rw_gap as f64)) as u64
     } else {
         pass
-    };
+    }
+}
+
+/// Size-based: `loops` passes; time-based: no end by size.
+fn budget(spec: &JobSpec, pass: u64) -> u64 {
+    if spec.time_based {
+        return u64::MAX;
+    }
     pass * spec.loops.max(1) as u64
 }
 

@@ -5,6 +5,7 @@
 use crate::generator::{IoGen, NextIo, Region};
 use crate::spec::JobSpec;
 use hiops_hal::Op;
+use hiops_rng::FastRng;
 
 /// What a source offers next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +30,25 @@ pub(crate) trait Source {
 
 /// Paces one direction: the next I/O is due `interval` after the last one
 /// was due, so a late start does not shift the schedule (latency is counted
-/// from the due time: no coordinated omission).
-#[derive(Clone, Copy, Debug)]
+/// from the due time: no coordinated omission). With fio's
+/// `rate_process=poisson` the gaps are drawn from an exponential
+/// distribution of that mean instead (HOWTO: a Poisson process of lambda
+/// 10^6 / IOPS per microsecond), from the thread's own seed.
+#[derive(Clone, Debug)]
 struct Pacer {
     interval_ns: f64,
     next_due_ns: f64,
+    poisson: Option<FastRng>,
+}
+
+impl Pacer {
+    fn advance(&mut self) {
+        self.next_due_ns += match self.poisson.as_mut() {
+            // 1 - U is in (0, 1]: the logarithm is finite.
+            Some(rng) => -self.interval_ns * (1.0 - rng.unit()).ln(),
+            None => self.interval_ns,
+        };
+    }
 }
 
 /// The job's own I/O.
@@ -42,6 +57,14 @@ pub(crate) struct Workload {
     /// Bytes to move before the job is done (size-based), or u64::MAX.
     budget: u64,
     offered_bytes: u64,
+    /// Offer nothing past this many bytes until `next_pass` (fio's loops
+    /// reopen their files between passes); u64::MAX: never pause.
+    pause_at: u64,
+    pass_bytes: u64,
+    /// A time-based job's cache drops as it wraps (fio's invalidate).
+    wrap_drops: Option<crate::cache::WrapDrops>,
+    /// fio's flow: I/O only while this thread is within its weight's share.
+    flow: Option<crate::flow::FlowGate>,
     /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
     ios_left: u64,
     pacers: [Option<Pacer>; 2],
@@ -61,6 +84,7 @@ impl Workload {
             r.map(|iops| Pacer {
                 interval_ns: 1e9 / iops,
                 next_due_ns: now as f64,
+                poisson: None,
             })
         });
         let flush = if spec.fsync_every > 0 {
@@ -74,6 +98,10 @@ impl Workload {
             gen,
             budget,
             offered_bytes: 0,
+            pause_at: u64::MAX,
+            pass_bytes: u64::MAX,
+            wrap_drops: None,
+            flow: None,
             ios_left: spec.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
@@ -82,6 +110,49 @@ impl Workload {
             held: None,
             early: None,
         }
+    }
+
+    /// fio's rate_process=poisson: exponential gaps between due times, each
+    /// direction drawing from its own stream of `seed`.
+    pub(crate) fn poisson(mut self, seed: u64) -> Workload {
+        for (d, p) in self.pacers.iter_mut().enumerate() {
+            if let Some(p) = p.as_mut() {
+                p.poisson = Some(FastRng::new(
+                    seed ^ (d as u64 + 1).wrapping_mul(0x5851_F42D),
+                ));
+            }
+        }
+        self
+    }
+
+    /// Pauses (offers `Done`) after each pass of `pass_bytes`, until
+    /// `next_pass`.
+    pub(crate) fn pausing_every(mut self, pass_bytes: u64) -> Workload {
+        self.pass_bytes = pass_bytes.max(1);
+        self.pause_at = self.pass_bytes;
+        self
+    }
+
+    /// Keeps to its share of a flow (fio's flow).
+    pub(crate) fn in_flow(mut self, gate: crate::flow::FlowGate) -> Workload {
+        self.flow = Some(gate);
+        self
+    }
+
+    /// Drops the cache as each pass ends (time-based jobs).
+    pub(crate) fn dropping_caches(mut self, drops: crate::cache::WrapDrops) -> Workload {
+        self.wrap_drops = Some(drops);
+        self
+    }
+
+    /// After a pause: whether there is more to do, and if so the next pass
+    /// may start.
+    pub(crate) fn next_pass(&mut self) -> bool {
+        if self.offered_bytes >= self.budget || self.ios_left == 0 {
+            return false;
+        }
+        self.pause_at = self.pause_at.saturating_add(self.pass_bytes);
+        true
     }
 
     /// The flush that is due, if one is.
@@ -109,8 +180,15 @@ impl Source for Workload {
         if let Some(flush) = self.due_flush(now) {
             return flush;
         }
-        if self.offered_bytes >= self.budget || self.ios_left == 0 {
+        if self.offered_bytes >= self.budget.min(self.pause_at) || self.ios_left == 0 {
             return Next::Done;
+        }
+        if let Some(f) = self.flow.as_mut().filter(|_| self.early.is_none()) {
+            if !f.admit() {
+                return Next::Wait {
+                    until_ns: now + f.sleep_ns,
+                };
+            }
         }
         let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
         let mut start_ns = now;
@@ -122,10 +200,13 @@ impl Source for Workload {
                 };
             }
             start_ns = p.next_due_ns as u64;
-            p.next_due_ns += p.interval_ns;
+            p.advance();
         }
         self.offered_bytes += io.len as u64;
         self.ios_left -= 1;
+        if let Some(d) = self.wrap_drops.as_mut() {
+            d.offered(self.offered_bytes);
+        }
         if io.op == Op::Write && self.flush.is_some() {
             self.writes_since_flush += 1;
             self.last_write_target = io.target;
@@ -234,5 +315,49 @@ impl Source for Flushes {
 
     fn put_back(&mut self, _: NextIo, _: u64) {
         unreachable!("flushes touch no block")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gaps(poisson: bool) -> Vec<f64> {
+        let mut p = Pacer {
+            interval_ns: 1e6,
+            next_due_ns: 0.0,
+            poisson: poisson.then(|| FastRng::new(7)),
+        };
+        (0..20_000)
+            .map(|_| {
+                let before = p.next_due_ns;
+                p.advance();
+                p.next_due_ns - before
+            })
+            .collect()
+    }
+
+    fn mean_and_cv(g: &[f64]) -> (f64, f64) {
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let var = g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64;
+        (mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rates_mean() {
+        let (mean, cv) = mean_and_cv(&gaps(true));
+        assert!(
+            (mean - 1e6).abs() < 0.03e6,
+            "mean gap {mean} ns for 1000 IOPS"
+        );
+        // An exponential's standard deviation is its mean.
+        assert!((cv - 1.0).abs() < 0.05, "coefficient of variation {cv}");
+        let g = gaps(true);
+        let short = g.iter().filter(|&&x| x < 1e6 * 0.5f64.ln().abs()).count();
+        assert!(
+            (short as f64 / g.len() as f64 - 0.5).abs() < 0.02,
+            "median at ln 2"
+        );
+        assert_eq!(mean_and_cv(&gaps(false)), (1e6, 0.0), "linear: fixed gaps");
     }
 }

@@ -184,6 +184,8 @@ pub enum Distribution {
     /// Normal around the middle of the range, standard deviation as a
     /// percentage of the range (fio's `normal:DEV`).
     Normal(f64),
+    /// Reads and writes each their own (fio's `zoned:READS,WRITES`).
+    PerDirection(Box<[Distribution; 2]>),
 }
 
 impl Distribution {
@@ -217,34 +219,8 @@ impl Distribution {
                 }
                 Distribution::Normal(dev)
             }
-            "zoned_abs" => {
-                let mut zones = Vec::new();
-                for z in arg.split(':').filter(|z| !z.is_empty()) {
-                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/size, as in zoned_abs:60/1g:40/9g"))?;
-                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
-                    let r = crate::units::parse_size(r).map_err(|e| format!("zone '{z}': {e}"))?;
-                    zones.push((a, r));
-                }
-                let sa: f64 = zones.iter().map(|z| z.0).sum();
-                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 {
-                    return Err(format!("zoned_abs '{arg}': access percentages must add up to 100 (got {sa})"));
-                }
-                Distribution::ZonedAbs(zones)
-            }
-            "zoned" => {
-                let mut zones = Vec::new();
-                for z in arg.split(':').filter(|z| !z.is_empty()) {
-                    let (a, r) = z.split_once('/').ok_or_else(|| format!("zone '{z}' must be access%/range%, as in zoned:60/10:40/90"))?;
-                    let a: f64 = a.parse().map_err(|_| format!("zone '{z}': access% is not a number"))?;
-                    let r: f64 = r.parse().map_err(|_| format!("zone '{z}': range% is not a number"))?;
-                    zones.push((a, r));
-                }
-                let (sa, sr): (f64, f64) = zones.iter().fold((0.0, 0.0), |(x, y), z| (x + z.0, y + z.1));
-                if zones.is_empty() || (sa - 100.0).abs() > 1e-6 || (sr - 100.0).abs() > 1e-6 {
-                    return Err(format!("zoned '{arg}': access and range percentages must each add up to 100 (got {sa} and {sr})"));
-                }
-                Distribution::Zoned(zones)
-            }
+            "zoned_abs" => crate::zones::parse(arg, true, &crate::units::parse_size)?,
+            "zoned" => crate::zones::parse(arg, false, &crate::units::parse_size)?,
             _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... or zoned_abs:A/SIZE:...")),
         })
     }
@@ -255,6 +231,42 @@ impl Distribution {
 pub enum RateMin {
     Bytes(u64),
     Iops(u64),
+}
+
+/// fio's latency_target, latency_window, latency_percentile, latency_run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// An I/O's lat (creation to completion) meets the target at or below this.
+    pub target_ns: u64,
+    /// Each depth is judged over windows this long.
+    pub window_ns: u64,
+    /// The share of a window's I/Os that must meet the target, in percent.
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of ending the job
+    /// once the depth is found.
+    pub run: bool,
+}
+
+/// fio's flow control: jobs of one flow id keep their I/O in proportion to
+/// their weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub id: u32,
+    pub weight: u32,
+    /// How long a thread held back waits before it asks again.
+    pub sleep_ns: u64,
+}
+
+/// Which jobs fio's exitall stops (its `exit_what`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of the same reporting group (fio's default).
+    Group,
+    /// Every job running: the phase, up to the next stonewall; later
+    /// phases still run.
+    Stonewall,
+    /// Every job: the phase, and no later phase runs.
+    All,
 }
 
 /// What to verify.
@@ -330,6 +342,68 @@ pub enum SsMetric {
     Bandwidth,
 }
 
+/// fio's logs (HOWTO, `write_bw_log` to `log_alternate_epoch_clock_id`):
+/// which are written, and how. The files are fio's: `PREFIX_bw.N.log`,
+/// `PREFIX_{lat,slat,clat}.N.log`, `PREFIX_iops.N.log`,
+/// `PREFIX_clat_hist.N.log`, with N the thread's number in the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSpec {
+    /// Each log's file name prefix; `None`: not written.
+    pub bw: Option<String>,
+    /// slat, clat and lat together (fio's write_lat_log).
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub hist: Option<String>,
+    /// Average each log over windows of this many ms (0: a line per I/O).
+    pub avg_msec: u64,
+    /// The histogram log's window (0: its file stays empty, as in fio).
+    pub hist_msec: u64,
+    /// Histogram bins merged 2^coarseness at a time (0 to 6).
+    pub hist_coarseness: u32,
+    /// Windows log their largest value instead of the mean.
+    pub max_value: bool,
+    /// Files per thread (`.N` in the name); false: the job's threads append
+    /// to one file.
+    pub per_job: bool,
+    /// Lines carry the I/O's offset.
+    pub offset: bool,
+    /// The last column is the priority value (0x0000) instead of 0/1.
+    pub prio: bool,
+    /// Times count from this clock's reading at the start (ms) instead of
+    /// from 0 (fio's log_unix_epoch, log_alternate_epoch).
+    pub epoch_clock: Option<i32>,
+    /// The run-wide number of the job's first thread (fio's thread_number,
+    /// from 1); clone c is number first_thread + c.
+    pub first_thread: u32,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            lat: None,
+            iops: None,
+            hist: None,
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            per_job: true,
+            offset: false,
+            prio: false,
+            epoch_clock: None,
+            first_thread: 1,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether any log is written.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
+}
+
 /// Where a job's I/O goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetSpec {
@@ -380,6 +454,9 @@ pub struct JobSpec {
     /// (fractions below 1 space I/Os more than a second apart); latency is
     /// counted from each I/O's intended issue time.
     pub rate_iops: [Option<f64>; 2],
+    /// fio's rate_process=poisson: exponential gaps of the rate's mean
+    /// between due times, instead of fixed ones (linear).
+    pub rate_poisson: bool,
     /// The least each direction must keep up over each second (fio's
     /// rate_min, rate_iops_min): below it the job fails.
     pub rate_min: [Option<RateMin>; 2],
@@ -402,8 +479,10 @@ pub struct JobSpec {
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
-    /// Sequential jobs skip this many bytes after each I/O (fio's `rw=read:4k`).
-    pub rw_gap: u64,
+    /// Sequential jobs add this many bytes after each I/O (fio's
+    /// `rw=read:4k`): holes, or with a negative gap a backwards walk
+    /// (`rw=read:-8k`).
+    pub rw_gap: i64,
     /// Random offsets are multiples of this (fio's blockalign; default: the
     /// smallest block size).
     pub block_align: Option<u32>,
@@ -428,11 +507,22 @@ pub struct JobSpec {
     pub thinktime_ns: u64,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
-    /// When one of this job's threads is done, the phase stops (fio's exitall).
+    /// When one of this job's threads is done, other jobs stop (fio's
+    /// exitall): which, `exit_what` says.
     pub exitall: bool,
+    pub exit_what: ExitWhat,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,
+    /// fio's logs.
+    pub logs: LogSpec,
+    /// fio's flow control: (flow id, weight, flow_sleep in ns).
+    pub flow: Option<FlowSpec>,
+    /// fio's search for the deepest queue that meets a latency target.
+    pub latency_target: Option<LatencyTarget>,
+    /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
+    /// one I/O at a time, fed by the job thread.
+    pub offload: bool,
 }
 
 /// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
@@ -483,6 +573,7 @@ impl JobSpec {
             distribution: Distribution::Uniform,
             randseed: 0x005E_ED0F_1105,
             rate_iops: [None; 2],
+            rate_poisson: false,
             rate_min: [None; 2],
             verify: VerifyMode::Off,
             verify_pattern: None,
@@ -507,8 +598,13 @@ impl JobSpec {
             thinktime_ns: 0,
             number_ios: None,
             exitall: false,
+            exit_what: ExitWhat::Group,
             startdelay_ns: 0,
             steady_state: None,
+            logs: LogSpec::default(),
+            offload: false,
+            flow: None,
+            latency_target: None,
         }
     }
 
@@ -551,7 +647,7 @@ impl JobSpec {
     pub fn effective_depth(&self) -> u32 {
         if let Some(t) = self.tasks_of(0) {
             t
-        } else if self.path.is_some() {
+        } else if self.path.is_some() || self.offload {
             self.iodepth
         } else if self.engine.is_synchronous() {
             1
@@ -595,6 +691,10 @@ mod tests {
             Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
         );
         assert!(Distribution::parse("zoned:60/10:30/90").is_err());
+        assert_eq!(
+            Distribution::parse("zoned:80/10:20/").unwrap(),
+            Distribution::Zoned(vec![(80.0, 10.0), (20.0, 90.0)])
+        );
         assert!(Distribution::parse("pareto:1.5").is_err());
         assert!(Distribution::parse("gauss:1")
             .unwrap_err()

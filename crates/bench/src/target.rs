@@ -19,6 +19,8 @@ use std::sync::Arc;
 pub enum TargetKind {
     File,
     BlockDevice,
+    /// /dev/null or /dev/zero (and the like) as a sink or a source.
+    CharDevice,
     Ram,
 }
 
@@ -101,9 +103,12 @@ fn open_path(
         .map(|m| m.file_type().is_block_device())
         .unwrap_or(false);
     if let Ok(m) = &meta {
+        if m.file_type().is_char_device() {
+            return open_char_device(spec, path, m, writes);
+        }
         if !is_block && !m.is_file() {
             return usage(format!(
-                "{} is neither a regular file nor a block device: point --filename at one",
+                "{} is neither a regular file, a block device nor /dev/null or /dev/zero: point --filename at one",
                 path.display()
             ));
         }
@@ -148,11 +153,8 @@ fn open_path(
         .as_ref()
         .and_then(|d| d.logical_block_size())
         .unwrap_or(512);
-    if !is_block && !spec.direct && spec.invalidate {
-        // Start from a cold page cache, as fio's invalidate=1 does.
-        // SAFETY: fadvise on our own open descriptor.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    }
+    // fio's invalidate: each thread drops its range's pages as it starts
+    // (crate::cache), not here.
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: if is_block {
@@ -165,6 +167,63 @@ fn open_path(
         logical_block,
         created,
         layout_s,
+        file: Some(file),
+        mem: None,
+    })
+}
+
+/// fio's character devices as a sink or a source: the kernel's memory
+/// devices (major 1) that neither keep nor yield anything that matters:
+/// writes go to /dev/null or /dev/zero; reads come from /dev/zero,
+/// /dev/full, /dev/random or /dev/urandom (/dev/null has nothing to read:
+/// fio fails there with EIO). They take no O_DIRECT (fio fails with EINVAL)
+/// and have no size of their own, so the job gives one.
+fn open_char_device(
+    spec: &JobSpec,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    writes: bool,
+) -> Result<OpenTarget, BenchError> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = meta.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let name = path.display();
+    let readable = major == 1 && matches!(minor, 5 | 7 | 8 | 9);
+    let writable = major == 1 && matches!(minor, 3 | 5);
+    if (writes && !writable) || (spec.rw.reads() && !readable) {
+        return Err(BenchError::Refused(format!(
+            "{name} is a character device hiops does not {}: it writes to /dev/null or /dev/zero and reads from /dev/zero, /dev/full, /dev/random or /dev/urandom",
+            if writes && !writable { "write" } else { "read" }
+        )));
+    }
+    if spec.direct {
+        return usage(format!(
+            "{name} takes no O_DIRECT (fio fails there too): use direct=0"
+        ));
+    }
+    if spec.verify != crate::spec::VerifyMode::Off {
+        return usage(format!(
+            "{name} keeps nothing to read back: drop verify, or verify a file"
+        ));
+    }
+    let Some(size) = spec.size else {
+        return usage(format!(
+            "{name} has no size of its own: give size= (how much to move)"
+        ));
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .write(writes)
+        .open(path)
+        .map_err(|e| BenchError::Failed(format!("cannot open {name}: {e}")))?;
+    Ok(OpenTarget {
+        path: Some(path.to_path_buf()),
+        kind: TargetKind::CharDevice,
+        len: size + fixed_offsets(spec),
+        device: None,
+        logical_block: 1,
+        created: false,
+        layout_s: 0.0,
         file: Some(file),
         mem: None,
     })

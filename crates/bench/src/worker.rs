@@ -18,6 +18,14 @@ use std::time::{Duration, Instant};
 pub(crate) struct Control {
     pub start: Barrier,
     pub stop: AtomicBool,
+    /// Per job of the phase: stopped by a job of its group (fio's exitall).
+    pub job_stop: Vec<AtomicBool>,
+    /// Per job of the phase: its reporting group.
+    pub job_group: Vec<u32>,
+    /// exit_what=all: no later phase runs.
+    pub run_over: AtomicBool,
+    /// fio's flows of the phase, by id.
+    pub flows: Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)>,
     pub measuring: AtomicBool,
     /// Set by a worker that could not start; the run is abandoned.
     pub failed: Mutex<Option<String>>,
@@ -34,6 +42,8 @@ pub(crate) struct Counters {
 
 pub(crate) struct WorkerPlan<'a> {
     pub spec: &'a JobSpec,
+    /// The job's index in its phase.
+    pub job: usize,
     pub clone: u32,
     pub targets: Vec<Target>,
     /// Index of `targets[0]` among the job's targets (a shared path sees all).
@@ -42,6 +52,8 @@ pub(crate) struct WorkerPlan<'a> {
     pub align: u32,
     /// Bytes this thread transfers before it is done (size-based runs).
     pub budget: u64,
+    /// Bytes of one pass over its regions.
+    pub pass: u64,
     /// Told once, when this thread's measured work is over.
     pub finished: Sender<()>,
 }
@@ -78,11 +90,12 @@ impl WorkerPlan<'_> {
                 &spec.distribution,
             ),
         };
-        gen.with_fio_options(
-            spec.rw_gap,
-            spec.percentage_random,
-            spec.random_map && spec.distribution == crate::spec::Distribution::Uniform,
-        )
+        gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map())
+    }
+
+    /// Random offsets walk fio's random map (each block once per pass).
+    pub(crate) fn random_map(&self) -> bool {
+        self.spec.random_map && self.spec.distribution == crate::spec::Distribution::Uniform
     }
 
     /// Waits out fio's startdelay (stays responsive to stop); false if the
@@ -90,12 +103,45 @@ impl WorkerPlan<'_> {
     pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
         let until = Instant::now() + Duration::from_nanos(self.spec.startdelay_ns);
         while Instant::now() < until {
-            if ctrl.stop.load(Relaxed) {
+            if ctrl.stopped(self.job) {
                 return false;
             }
             std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
         }
         true
+    }
+}
+
+impl Control {
+    /// fio's exitall from a thread of job `job`: stops what its exit_what says.
+    pub(crate) fn exit_all(&self, job: usize, what: crate::spec::ExitWhat) {
+        use crate::spec::ExitWhat;
+        match what {
+            ExitWhat::Group => {
+                let group = self.job_group[job];
+                for (stop, g) in self.job_stop.iter().zip(&self.job_group) {
+                    if *g == group {
+                        stop.store(true, Relaxed);
+                    }
+                }
+            }
+            ExitWhat::Stonewall => self.stop.store(true, Relaxed),
+            ExitWhat::All => {
+                self.run_over.store(true, Relaxed);
+                self.stop.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// The counters of flow `id`.
+    pub(crate) fn flow(&self, id: u32) -> std::sync::Arc<crate::flow::FlowCounter> {
+        let f = self.flows.iter().find(|f| f.0 == id);
+        f.expect("every flow of the phase has counters").1.clone()
+    }
+
+    /// Whether job `job` must stop.
+    pub(crate) fn stopped(&self, job: usize) -> bool {
+        self.stop.load(Relaxed) || self.job_stop[job].load(Relaxed)
     }
 }
 
@@ -145,6 +191,14 @@ pub(crate) fn run_thread(
             FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
+        None if spec.offload => match open_offload(&plan) {
+            Ok(mut driver) => {
+                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                driver.fill_buffers(|b| rng.fill(b));
+                start(&plan, ctrl, counters, driver)
+            }
+            Err(e) => return failed_setup(&plan, ctrl, e),
+        },
         None => match open_queue(&plan) {
             Ok(mut driver) => {
                 let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
@@ -178,6 +232,18 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
         .map_err(|e| format!("job {}: {e}", spec.name))
 }
 
+fn open_offload(plan: &WorkerPlan<'_>) -> Result<crate::offload::OffloadDriver, String> {
+    let spec = plan.spec;
+    crate::offload::OffloadDriver::open(&crate::offload::OffloadConfig {
+        engine: spec.engine,
+        opts: &spec.engine_opts,
+        targets: &plan.targets,
+        workers: spec.iodepth,
+        buf_len: spec.bs_max() as usize,
+    })
+    .map_err(|e| format!("job {}: {e}", spec.name))
+}
+
 fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {
     let spec = plan.spec;
     let queue = Queue::open(
@@ -199,7 +265,11 @@ fn start<D: Driver>(
     counters: &Counters,
     driver: D,
 ) -> ThreadResult {
-    let job = JobThread::new(plan, ctrl, counters, driver);
+    let logs = match crate::log::JobLogs::open(plan.spec, plan.clone) {
+        Ok(l) => l,
+        Err(e) => return failed_setup(plan, ctrl, e),
+    };
+    let job = JobThread::new(plan, ctrl, counters, driver, logs);
     ctrl.start.wait();
     if ctrl.failed.lock().unwrap().is_some() {
         let _ = plan.finished.send(());

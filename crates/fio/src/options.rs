@@ -4,7 +4,7 @@
 //! `--ignore-unsupported`) instead of being silently misread.
 
 use crate::value::{self, KbBase};
-use hiops_bench::spec::{Amount, SsMetric, SteadyState};
+use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::{EngineKind, Feature};
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ pub struct Draft {
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,
     pub rw: Option<RwMode>,
-    pub rw_gap: u64,
+    pub rw_gap: i64,
     pub rwmixread: Option<u32>,
     pub rwmixwrite: Option<u32>,
     /// Per direction (read, write), from fio's `r,w` forms.
@@ -50,9 +50,19 @@ pub struct Draft {
     pub rate: [Option<u64>; 2],
     pub rate_min: [Option<u64>; 2],
     pub rate_iops_min: [Option<u64>; 2],
+    pub rate_poisson: Option<bool>,
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
+    pub offload: Option<bool>,
+    pub flow: Option<u32>,
+    pub flow_id: Option<u32>,
+    pub flow_sleep: Option<u64>,
+    pub latency_target: Option<u64>,
+    pub latency_window: Option<u64>,
+    pub latency_percentile: Option<f64>,
+    pub latency_run: Option<bool>,
+    pub exit_what: Option<ExitWhat>,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_split: Option<bool>,
     pub fsync: Option<u32>,
@@ -94,6 +104,12 @@ pub struct Draft {
     pub ss: Option<SteadyState>,
     pub ss_dur: Option<u64>,
     pub ss_ramp: Option<u64>,
+    /// fio's logs; an empty prefix stands for the job's name.
+    pub logs: LogSpec,
+    /// log_unix_epoch, log_alternate_epoch: times from a clock's epoch.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub log_clock_id: i32,
 }
 
 type Apply = fn(&mut Draft, Option<&str>) -> Result<(), String>;
@@ -198,6 +214,28 @@ fn positive(v: u64) -> Result<u64, String> {
     Ok(v)
 }
 
+/// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
+/// each offset; a random job would take N I/Os per random offset
+/// (rw_sequencer), which hiops does not do.
+fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    if mode.is_random() {
+        return Err(format!(
+            "rw={}:{text} (a new random offset every {text} I/Os, fio's rw_sequencer) is not implemented in hiops: drop ':{text}'",
+            mode.name()
+        ));
+    }
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, text),
+    };
+    let n =
+        i64::try_from(value::size(magnitude, kb)?).map_err(|_| format!("'{text}' is too large"))?;
+    Ok(if negative { -n } else { n })
+}
+
 /// An accepted no-op option whose value must be one of `accepted`.
 fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
     if accepted.contains(&v) {
@@ -295,11 +333,12 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
     }),
-    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' skips N bytes after each sequential I/O.", |d, v| {
+    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        d.rw = Some(RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?);
-        d.rw_gap = if gap.is_empty() { 0 } else { value::size(gap, d.kb_base)? };
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?;
+        d.rw = Some(mode);
+        d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
     }),
     opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
@@ -359,7 +398,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("randseed", [], value, "Seed of the random offsets.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
-    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:..., zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
+    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
     opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time).", |d, v| {
         let kb = d.kb_base;
@@ -377,12 +416,42 @@ pub static OPTIONS: &[OptDef] = &[
         let kb = d.kb_base;
         d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
+    opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
+        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("'{s}': use linear or poisson")) }); Ok(())
+    }),
     opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
         if n == 0 { return Err("must be above 0".into()); }
         d.number_ios = Some(n); Ok(())
     }),
-    opt!("exitall", [], flag, "When one thread of this job is done, every job running beside it (its phase) stops.", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exitall", [], flag, "When one thread of this job is done, the jobs of its group stop (exit_what says which).", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exit_what", [], value, "What exitall stops: group (the job's reporting group, the default), stonewall (every job running, up to the next stonewall) or all (every job; later ones never run).", |d, v| {
+        d.exit_what = Some(match need(v)? {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            s => return Err(format!("'{s}': use group, stonewall or all")),
+        });
+        Ok(())
+    }),
+    opt!("flow", [], value, "Weight in flow control (0 to 1000, 0: off): jobs of one flow_id keep their I/O in proportion to their weights (flow=3 against flow=1: three I/Os to one).", |d, v| {
+        let w = value::int(need(v)?, d.kb_base)?;
+        if w > 1000 { return Err("give 0 to 1000".into()); }
+        d.flow = Some(w as u32); Ok(())
+    }),
+    opt!("flow_id", [], value, "The flow a job's weight counts in (default 0).", |d, v| { d.flow_id = Some(u32_of(value::int(need(v)?, d.kb_base)?, "flow_id")?); Ok(()) }),
+    opt!("flow_sleep", [], value, "How long a job held back by its flow waits before it asks again (microseconds unless a unit is given; default 0: at once).", |d, v| { d.flow_sleep = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("latency_target", [], value, "Find the deepest queue (up to iodepth) whose I/Os meet this latency (microseconds unless a unit is given); the job reports that depth (latency_depth) and its figures at it.", |d, v| {
+        let t = value::time_ns(need(v)?, USEC)?;
+        d.latency_target = (t > 0).then_some(t); Ok(())
+    }),
+    opt!("latency_window", [], value, "latency_target judges each depth over windows this long (microseconds unless a unit is given).", |d, v| { d.latency_window = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("latency_percentile", [], value, "The share of a window's I/Os (percent, default 100) that must meet latency_target.", |d, v| {
+        let p: f64 = need(v)?.parse().map_err(|_| "not a number".to_string())?;
+        if !(p > 0.0 && p <= 100.0) { return Err("give a percentage above 0, up to 100".into()); }
+        d.latency_percentile = Some(p); Ok(())
+    }),
+    opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = Some(value::boolean(v)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpus_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -397,7 +466,7 @@ pub static OPTIONS: &[OptDef] = &[
         match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("'{s}': use none, native, posix, keep or truncate")) }
     }),
     opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
-    opt!("invalidate", [], flag, "Drop files' page cache before the job (default 1).", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
+    opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts, before each of its loops and, time-based, each time it wraps around (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
     opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
@@ -498,8 +567,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fadvise_hint", [], value, "Accepted when 0, no effect: hiops gives the kernel no access-pattern hint. 1, sequential and random (fio's default is 1) are refused: they change buffered reads; with direct=1 drop it.", |_, v| {
         match need(v)? { "0" => Ok(()), s => Err(format!("fadvise_hint={s} is an fio setting hiops does not implement: hiops gives the kernel no access-pattern hint (fio's fadvise_hint=0); use direct=1, where hints do not matter, or drop it")) }
     }),
-    opt!("io_submit_mode", [], value, "Accepted when inline (fio's default), no effect: the job's own thread submits. offload is refused.", |_, v| {
-        one_of(need(v)?, &["inline"], "hiops submits from the job's own thread (inline); drop it")
+    opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
+        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("'{s}': use inline or offload")) }); Ok(())
     }),
     opt!("unified_rw_reporting", [], value, "Accepted when none or 0 (fio's default), no effect. mixed, both and 1 are refused: hiops reports reads and writes apart; add them from the JSON.", |_, v| {
         one_of(need(v)?, &["none", "0"], "hiops reports reads and writes apart; add them up from the JSON")
@@ -532,19 +601,33 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
     opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("per_job_logs", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_entries", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_max_value", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_offset", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_prio", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_compression", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_compression_cpus", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_store_compressed", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_unix_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_alternate_epoch", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_alternate_epoch_clock_id", [], flag, "Accepted, no effect: it only shapes fio's log files (write_*_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_hist_coarseness", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
-    opt!("log_hist_msec", [], flag, "Accepted, no effect: it only shapes fio's histogram log (write_hist_log), which hiops does not write.", |_, _| Ok(())),
+    opt!("write_bw_log", [], flag, "Write fio's bandwidth log, PREFIX_bw.N.log (PREFIX: the value, or the job's name; N: the thread's number).", |d, v| { d.logs.bw = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_lat_log", [], flag, "Write fio's latency logs, PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (ns).", |d, v| { d.logs.lat = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("write_hist_log", [], flag, "Write fio's completion-latency histogram log, PREFIX_clat_hist.N.log (empty without log_hist_msec, as in fio).", |d, v| { d.logs.hist = Some(v.unwrap_or("").to_string()); Ok(()) }),
+    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_hist_coarseness", [], value, "0 to 6: the histogram log adds 2^N of fio's 1856 bins together per column.", |d, v| {
+        let c = value::int(need(v)?, d.kb_base)?;
+        if c > 6 { return Err("give 0 to 6".into()); }
+        d.logs.hist_coarseness = c as u32; Ok(())
+    }),
+    opt!("log_max_value", [], flag, "With log_avg_msec, latency logs hold each window's largest value instead of its mean.", |d, v| { d.logs.max_value = value::boolean(v)?; Ok(()) }),
+    opt!("per_job_logs", [], flag, "1 (default): a log file per thread (NAME_bw.N.log); 0: the job's threads append to NAME_bw.log.", |d, v| { d.logs.per_job = value::boolean(v)?; Ok(()) }),
+    opt!("log_offset", [], flag, "Log lines carry the I/O's offset (a column before the priority).", |d, v| { d.logs.offset = value::boolean(v)?; Ok(()) }),
+    opt!("log_prio", [], flag, "The logs' last column is the I/O priority value (0x0000: hiops uses the default priority) instead of 0/1.", |d, v| { d.logs.prio = value::boolean(v)?; Ok(()) }),
+    opt!("log_unix_epoch", [], flag, "Log times count from the Unix epoch (ms) instead of the job's start.", |d, v| { d.log_unix_epoch = value::boolean(v)?; Ok(()) }),
+    opt!("log_alternate_epoch", [], flag, "Log times count from the epoch of log_alternate_epoch_clock_id's clock.", |d, v| { d.log_alternate_epoch = value::boolean(v)?; Ok(()) }),
+    opt!("log_alternate_epoch_clock_id", [], value, "The clock (clock_gettime id, default 0: CLOCK_REALTIME) of log_unix_epoch and log_alternate_epoch.", |d, v| {
+        let id = value::int(need(v)?, d.kb_base)?;
+        d.log_clock_id = i32::try_from(id).map_err(|_| format!("clock id {id} is too large"))?; Ok(())
+    }),
+    opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses no log.", |_, v| { need(v).map(|_| ()) }),
+    opt!("log_store_compressed", [], flag, "Accepted when 0 (fio's default), no effect. 1 is refused: hiops writes its logs as text.", |_, v| {
+        only_when(value::boolean(v)?, false, "hiops writes logs as text; drop log_store_compressed=1")
+    }),
     opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("verifysort_nr", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("flow_watermark", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
@@ -555,81 +638,229 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    ("verify_interval", "hiops stamps and checks whole blocks; drop it"),
-    ("verify_backlog", "hiops checks every read of a stamped block as it completes; drop it"),
-    ("verify_backlog_batch", "hiops checks every read of a stamped block as it completes; drop it"),
-    ("verify_async", "hiops checks blocks in the job's own thread as they complete; drop it"),
-    ("verify_async_cpus", "hiops checks blocks in the job's own thread as they complete; drop it"),
-    ("verify_dump", "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it"),
-    ("verify_offset", "hiops' stamp is at the start of each block; drop it"),
+    (
+        "verify_interval",
+        "hiops stamps and checks whole blocks; drop it",
+    ),
+    (
+        "verify_backlog",
+        "hiops checks every read of a stamped block as it completes; drop it",
+    ),
+    (
+        "verify_backlog_batch",
+        "hiops checks every read of a stamped block as it completes; drop it",
+    ),
+    (
+        "verify_async",
+        "hiops checks blocks in the job's own thread as they complete; drop it",
+    ),
+    (
+        "verify_async_cpus",
+        "hiops checks blocks in the job's own thread as they complete; drop it",
+    ),
+    (
+        "verify_dump",
+        "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it",
+    ),
+    (
+        "verify_offset",
+        "hiops' stamp is at the start of each block; drop it",
+    ),
     ("experimental_verify", "use verify=crc32c"),
-    ("zonemode", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonesize", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonecapacity", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zonerange", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("zoneskip", "zoned block devices and strided zones are not supported; drop the zone options"),
-    ("read_beyond_wp", "zoned block devices are not supported; drop it"),
-    ("max_open_zones", "zoned block devices are not supported; drop it"),
-    ("job_max_open_zones", "zoned block devices are not supported; drop it"),
-    ("ignore_zone_limits", "zoned block devices are not supported; drop it"),
-    ("zone_reset_threshold", "zoned block devices are not supported; drop it"),
-    ("zone_reset_frequency", "zoned block devices are not supported; drop it"),
+    (
+        "zonemode",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonesize",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonecapacity",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zonerange",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "zoneskip",
+        "zoned block devices and strided zones are not supported; drop the zone options",
+    ),
+    (
+        "read_beyond_wp",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "max_open_zones",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "job_max_open_zones",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "ignore_zone_limits",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "zone_reset_threshold",
+        "zoned block devices are not supported; drop it",
+    ),
+    (
+        "zone_reset_frequency",
+        "zoned block devices are not supported; drop it",
+    ),
     ("trim_percentage", "trims are not supported; drop it"),
     ("trim_verify_zero", "trims are not supported; drop it"),
     ("trim_backlog", "trims are not supported; drop it"),
     ("trim_backlog_batch", "trims are not supported; drop it"),
-    ("block_error_percentiles", "trims are not supported; drop it"),
-    ("rate_process", "hiops paces I/O at fixed intervals (fio's linear); drop it"),
-    ("rate_ignore_thinktime", "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate"),
-    ("thinktime_blocks", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_blocks_type", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_iotime", "hiops thinks after every round of completions; drop it"),
-    ("thinktime_spin", "hiops sleeps for the whole thinktime; drop it"),
-    ("iodepth_low", "hiops refills the queue as soon as tags are free; drop it"),
-    ("iodepth_batch_complete_max", "use iodepth_batch_complete_min"),
-    ("latency_target", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_window", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_percentile", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("latency_run", "hiops does not search for the depth that meets a latency; sweep the depth with hiops sweep --over iodepth=1,2,4,..."),
-    ("max_latency", "hiops does not fail a job on latency; read clat max and percentiles from its output"),
-    ("write_bw_log", "hiops writes a per-second series in its JSON (hiops.series)"),
-    ("write_iops_log", "hiops writes a per-second series in its JSON (hiops.series)"),
-    ("write_lat_log", "use --output-format=json+ for the latency histogram"),
-    ("write_hist_log", "use --output-format=json+ for the latency histogram"),
-    ("log_avg_msec", "hiops' series is per second (hiops.series); drop it"),
-    ("bwavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
-    ("iopsavgtime", "hiops' iops_min/max/mean come from one-second samples; drop it"),
-    ("buffer_compress_percentage", "hiops writes incompressible data; drop it"),
-    ("buffer_compress_chunk", "hiops writes incompressible data; drop it"),
-    ("buffer_pattern", "hiops writes incompressible data; verify_pattern sets the payload of verified writes"),
-    ("refill_buffers", "hiops scrambles every written block already; drop it"),
-    ("scramble_buffers", "hiops scrambles every written block already; drop it"),
-    ("dedupe_percentage", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_mode", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_working_set_percentage", "hiops writes incompressible, unique data; drop it"),
-    ("dedupe_global", "hiops writes incompressible, unique data; drop it"),
+    (
+        "block_error_percentiles",
+        "trims are not supported; drop it",
+    ),
+    (
+        "rate_ignore_thinktime",
+        "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
+    ),
+    (
+        "thinktime_blocks",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_blocks_type",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_iotime",
+        "hiops thinks after every round of completions; drop it",
+    ),
+    (
+        "thinktime_spin",
+        "hiops sleeps for the whole thinktime; drop it",
+    ),
+    (
+        "iodepth_low",
+        "hiops refills the queue as soon as tags are free; drop it",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "use iodepth_batch_complete_min",
+    ),
+    (
+        "max_latency",
+        "hiops does not fail a job on latency; read clat max and percentiles from its output",
+    ),
+    (
+        "bwavgtime",
+        "hiops' iops_min/max/mean come from one-second samples; drop it",
+    ),
+    (
+        "iopsavgtime",
+        "hiops' iops_min/max/mean come from one-second samples; drop it",
+    ),
+    (
+        "buffer_compress_percentage",
+        "hiops writes incompressible data; drop it",
+    ),
+    (
+        "buffer_compress_chunk",
+        "hiops writes incompressible data; drop it",
+    ),
+    (
+        "buffer_pattern",
+        "hiops writes incompressible data; verify_pattern sets the payload of verified writes",
+    ),
+    (
+        "refill_buffers",
+        "hiops scrambles every written block already; drop it",
+    ),
+    (
+        "scramble_buffers",
+        "hiops scrambles every written block already; drop it",
+    ),
+    (
+        "dedupe_percentage",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_mode",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_working_set_percentage",
+        "hiops writes incompressible, unique data; drop it",
+    ),
+    (
+        "dedupe_global",
+        "hiops writes incompressible, unique data; drop it",
+    ),
     ("zero_buffers", "hiops writes incompressible data; drop it"),
-    ("file_service_type", "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it"),
+    (
+        "file_service_type",
+        "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it",
+    ),
     ("openfiles", "hiops keeps every file of a job open; drop it"),
     ("opendir", "list the files with filename=a:b:c"),
-    ("filename_format", "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b"),
-    ("file_append", "give offset= (bytes or %) to start where you want"),
+    (
+        "filename_format",
+        "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b",
+    ),
+    (
+        "file_append",
+        "give offset= (bytes or %) to start where you want",
+    ),
     ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
-    ("wait_for", "use stonewall to wait for the jobs before this one"),
-    ("exit_what", "jobs of a group end together only when time-based; give them the same runtime"),
-    ("exitall_on_error", "an error stops only its own job; drop it"),
-    ("continue_on_error", "hiops stops a job at its first I/O error; drop it"),
-    ("ignore_error", "hiops stops a job at its first I/O error; drop it"),
+    (
+        "wait_for",
+        "use stonewall to wait for the jobs before this one",
+    ),
+    (
+        "exitall_on_error",
+        "an error stops only its own job; drop it",
+    ),
+    (
+        "continue_on_error",
+        "hiops stops a job at its first I/O error; drop it",
+    ),
+    (
+        "ignore_error",
+        "hiops stops a job at its first I/O error; drop it",
+    ),
     ("io_size", "use size with loops"),
-    ("io_limit", "io_limit is fio's alias of io_size: use size with loops"),
-    ("mem", "hiops' buffers are page-aligned anonymous memory; drop it"),
-    ("iomem", "hiops' buffers are page-aligned anonymous memory; drop it"),
-    ("lockmem", "limit memory from outside, e.g. systemd-run -p MemoryMax=..."),
-    ("bs_unaligned", "block sizes are multiples of the smallest one; drop it"),
-    ("blocksize_unaligned", "block sizes are multiples of the smallest one; drop it"),
-    ("bs_is_seq_rand", "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own"),
-    ("rw_sequencer", "hiops draws a new offset for every random I/O; drop it"),
+    (
+        "io_limit",
+        "io_limit is fio's alias of io_size: use size with loops",
+    ),
+    (
+        "mem",
+        "hiops' buffers are page-aligned anonymous memory; drop it",
+    ),
+    (
+        "iomem",
+        "hiops' buffers are page-aligned anonymous memory; drop it",
+    ),
+    (
+        "lockmem",
+        "limit memory from outside, e.g. systemd-run -p MemoryMax=...",
+    ),
+    (
+        "bs_unaligned",
+        "block sizes are multiples of the smallest one; drop it",
+    ),
+    (
+        "blocksize_unaligned",
+        "block sizes are multiples of the smallest one; drop it",
+    ),
+    (
+        "bs_is_seq_rand",
+        "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own",
+    ),
+    (
+        "rw_sequencer",
+        "hiops draws a new offset for every random I/O; drop it",
+    ),
     ("replay_redirect", "trace replay is not supported"),
     ("read_iolog", "trace replay is not supported"),
     ("read_iolog_chunked", "trace replay is not supported"),
@@ -641,48 +872,111 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("merge_blktrace_file", "trace replay is not supported"),
     ("merge_blktrace_scalars", "trace replay is not supported"),
     ("merge_blktrace_iters", "trace replay is not supported"),
-    ("write_iolog", "trace recording is not supported; record with blktrace"),
-    ("uid", "hiops runs as the invoking user; start it as the user you want"),
-    ("gid", "hiops runs as the invoking user; start it as the user you want"),
+    (
+        "write_iolog",
+        "trace recording is not supported; record with blktrace",
+    ),
+    (
+        "uid",
+        "hiops runs as the invoking user; start it as the user you want",
+    ),
+    (
+        "gid",
+        "hiops runs as the invoking user; start it as the user you want",
+    ),
     ("nice", "use nice(1) on hiops"),
     ("prio", "use ionice(1) on hiops"),
     ("prioclass", "use ionice(1) on hiops"),
-    ("cgroup", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
-    ("cgroup_weight", "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=..."),
-    ("numa_cpu_nodes", "run hiops under numactl, or pin it with cpus_allowed"),
+    (
+        "cgroup",
+        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
+    ),
+    (
+        "cgroup_weight",
+        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
+    ),
+    (
+        "numa_cpu_nodes",
+        "run hiops under numactl, or pin it with cpus_allowed",
+    ),
     ("numa_mem_policy", "run hiops under numactl"),
-    ("gtod_cpu", "hiops reads the clock through the vDSO, with no time thread; drop it"),
-    ("flow", "hiops has no flow control between jobs; limit each with rate_iops"),
-    ("flow_id", "hiops has no flow control between jobs; limit each with rate_iops"),
-    ("flow_sleep", "hiops has no flow control between jobs; limit each with rate_iops"),
+    (
+        "gtod_cpu",
+        "hiops reads the clock through the vDSO, with no time thread; drop it",
+    ),
     ("profile", "write the workload as a job file"),
     ("exec_prerun", "run the command before hiops"),
     ("exec_postrun", "run the command after hiops"),
-    ("ioscheduler", "set /sys/block/DEV/queue/scheduler before the run"),
-    ("lat_percentiles", "hiops reports completion-latency (clat) percentiles only; drop it"),
-    ("slat_percentiles", "hiops reports slat's min, max and mean, not its percentiles; drop it"),
+    (
+        "ioscheduler",
+        "set /sys/block/DEV/queue/scheduler before the run",
+    ),
+    (
+        "lat_percentiles",
+        "hiops reports completion-latency (clat) percentiles only; drop it",
+    ),
+    (
+        "slat_percentiles",
+        "hiops reports slat's min, max and mean, not its percentiles; drop it",
+    ),
     ("sync", "use direct=1 or fsync=N"),
     ("sync_file_range", "use fdatasync=N"),
     ("write_barrier", "use fsync=N"),
-    ("write_hint", "write lifetime hints are not supported; drop it"),
+    (
+        "write_hint",
+        "write lifetime hints are not supported; drop it",
+    ),
     ("fsync_on_close", "use end_fsync=1"),
-    ("create_only", "run a write job over the same filename and size to lay the files out"),
-    ("unlink_each_loop", "use unlink=1, which removes the files when the job ends"),
-    ("overwrite", "hiops lays files out before writing them; drop it"),
-    ("pre_read", "hiops starts from a cold cache (invalidate); drop it"),
-    ("serialize_overlap", "overlapping writes are not serialised; drop it"),
+    (
+        "create_only",
+        "run a write job over the same filename and size to lay the files out",
+    ),
+    (
+        "unlink_each_loop",
+        "use unlink=1, which removes the files when the job ends",
+    ),
+    (
+        "overwrite",
+        "hiops lays files out before writing them; drop it",
+    ),
+    (
+        "pre_read",
+        "hiops starts from a cold cache (invalidate); drop it",
+    ),
+    (
+        "serialize_overlap",
+        "overlapping writes are not serialised; drop it",
+    ),
     ("atomic", "atomic writes are not supported; drop it"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
-    ("cmdprio_percentage", "command priorities are not supported; drop it"),
-    ("cmdprio_class", "command priorities are not supported; drop it"),
+    (
+        "cmdprio_percentage",
+        "command priorities are not supported; drop it",
+    ),
+    (
+        "cmdprio_class",
+        "command priorities are not supported; drop it",
+    ),
     ("cmdprio", "command priorities are not supported; drop it"),
-    ("cmdprio_bssplit", "command priorities are not supported; drop it"),
+    (
+        "cmdprio_bssplit",
+        "command priorities are not supported; drop it",
+    ),
     ("hipri_percentage", "use hipri=1 to poll every I/O"),
-    ("uncached", "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out"),
+    (
+        "uncached",
+        "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out",
+    ),
     ("force_async", "hiops never sets IOSQE_ASYNC; drop it"),
-    ("userspace_reap", "hiops' libaio reaps with io_getevents; drop it"),
-    ("cmd_type", "io_uring_cmd (NVMe passthrough) is not supported"),
+    (
+        "userspace_reap",
+        "hiops' libaio reaps with io_getevents; drop it",
+    ),
+    (
+        "cmd_type",
+        "io_uring_cmd (NVMe passthrough) is not supported",
+    ),
 ];
 
 /// Options of fio's engines that hiops does not have (fio 3.33's HOWTO),
@@ -877,7 +1171,8 @@ mod tests {
         let e = apply("rate_cycle", "500").unwrap_err();
         assert!(e.contains("over 1000 ms"), "{e}");
         assert!(apply("create_fsync", "0").is_err());
-        assert!(apply("io_submit_mode", "offload").is_err());
+        assert!(apply("io_submit_mode", "offload").is_ok());
+        assert!(apply("io_submit_mode", "threads").is_err());
         assert!(apply("iomem_align", "4k").is_ok());
         assert!(apply("iomem_align", "64k").is_err());
     }

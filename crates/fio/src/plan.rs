@@ -62,6 +62,7 @@ pub fn plan(
     let mut group = 0u32;
     let mut any_job = false;
     let mut temp_jobs = Vec::new();
+    let mut threads = 0u32;
     for (si, source) in sources.iter().enumerate() {
         if si > 0 && any_job {
             phase += 1;
@@ -136,6 +137,9 @@ pub fn plan(
             if own_temp {
                 temp_jobs.push(out.jobs.len());
             }
+            // fio numbers threads from 1 across the run; logs are named so.
+            spec.logs.first_thread = threads + 1;
+            threads += spec.numjobs;
             out.jobs.push(spec);
             out.phases.push(phase);
             any_job = true;
@@ -325,6 +329,22 @@ impl Draft {
             spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
         }
         Ok(())
+    }
+
+    /// fio's logs: a prefix left empty is the job's name (fio's default).
+    fn logs_of(&self, job: &str) -> hiops_bench::LogSpec {
+        let mut logs = self.logs.clone();
+        for prefix in [&mut logs.bw, &mut logs.lat, &mut logs.iops, &mut logs.hist]
+            .into_iter()
+            .flatten()
+        {
+            if prefix.is_empty() {
+                *prefix = job.to_string();
+            }
+        }
+        logs.epoch_clock =
+            (self.log_unix_epoch || self.log_alternate_epoch).then_some(self.log_clock_id);
+        logs
     }
 
     /// Combines the options into a checked job, and whether its target is
@@ -523,9 +543,11 @@ impl Draft {
                 (None, None) => None,
             };
         }
+        spec.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.number_ios = self.number_ios;
         spec.exitall = self.exitall;
+        spec.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.fsync_every = self.fsync.unwrap_or(0);
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.end_fsync = self.end_fsync.unwrap_or(false);
@@ -628,6 +650,34 @@ impl Draft {
                 tasks,
                 task_poll_depth: self.hybrid_depth.map(|d| d as u32),
             });
+        }
+        spec.logs = self.logs_of(&spec.name);
+        spec.offload = self.offload.unwrap_or(false);
+        spec.latency_target =
+            self.latency_target
+                .map(|target_ns| hiops_bench::spec::LatencyTarget {
+                    target_ns,
+                    window_ns: self.latency_window.unwrap_or(0),
+                    percentile: self.latency_percentile.unwrap_or(100.0),
+                    run: self.latency_run.unwrap_or(false),
+                });
+        if spec.latency_target.is_none()
+            && (self.latency_window.is_some()
+                || self.latency_percentile.is_some()
+                || self.latency_run.is_some())
+        {
+            return Err("latency_window, latency_percentile and latency_run go with latency_target (e.g. latency_target=2ms)".into());
+        }
+        spec.flow = self
+            .flow
+            .filter(|&w| w > 0)
+            .map(|weight| hiops_bench::spec::FlowSpec {
+                id: self.flow_id.unwrap_or(0),
+                weight,
+                sleep_ns: self.flow_sleep.unwrap_or(0),
+            });
+        if spec.offload && spec.path.is_some() {
+            return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
         }
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);

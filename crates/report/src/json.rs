@@ -360,6 +360,14 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     if let Some(ss) = steadystate {
         obj["steadystate"] = ss;
     }
+    if let Some(t) = job.spec.latency_target {
+        // fio's units: the target in ns, the window in µs.
+        let depth = job.threads.iter().find_map(|t| t.latency_depth);
+        obj["latency_depth"] = json!(depth.unwrap_or(0));
+        obj["latency_target"] = json!(t.target_ns);
+        obj["latency_percentile"] = json!(t.percentile);
+        obj["latency_window"] = json!(t.window_ns / 1000);
+    }
     for (key, buckets) in latency_buckets(&rd, &wr) {
         obj[key] = buckets;
     }

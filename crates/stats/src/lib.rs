@@ -28,4 +28,4 @@ mod histogram;
 pub mod interrupts;
 pub mod tsc;
 
-pub use histogram::{Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};
+pub use histogram::{value_to_index, Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};

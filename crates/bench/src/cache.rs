@@ -1,0 +1,77 @@
+//! The page cache around a buffered job, as fio handles it (HOWTO
+//! `invalidate`, default 1): a thread drops the cached pages of its range of
+//! each file when it opens its files, which fio does at the job's start and
+//! again for each of `loops` passes; a time-based job drops them each time
+//! it wraps around to a new pass (fio's io_u.c does so when a sequential
+//! job passes its end and when a random job has used its random map up; a
+//! random job without the map never wraps); and before a verify pass every
+//! thread syncs its files and drops their pages, so the check reads the
+//! device, not what the writes left in memory.
+//!
+//! Dropping is `posix_fadvise(POSIX_FADV_DONTNEED)` over the thread's range,
+//! as fio does for files; on block devices too (fio flushes those with the
+//! BLKFLSBUF ioctl, which only root may do; the fadvise drops the same clean
+//! pages without privileges). A RAM device has no cache. Failures are not
+//! fatal (in fio neither): a cache that stays only makes reads faster.
+
+use crate::generator::Region;
+use hiops_hal::Target;
+
+/// Drops the cached pages of each target's region.
+pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
+    for (t, r) in targets.iter().zip(regions) {
+        if let Target::Fd(fd) = t {
+            let (start, len) = (r.start as libc::off_t, r.len as libc::off_t);
+            // SAFETY: an advice on a descriptor the job keeps open; it changes
+            // no memory of ours.
+            unsafe { libc::posix_fadvise(*fd, start, len, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+/// A time-based job's drops as it wraps: every `every` bytes offered, while
+/// its I/O goes on (fio does not stop to reopen here).
+pub(crate) struct WrapDrops {
+    every: u64,
+    next_at: u64,
+    targets: Vec<Target>,
+    regions: Vec<Region>,
+}
+
+impl WrapDrops {
+    pub(crate) fn new(every: u64, targets: &[Target], regions: &[Region]) -> WrapDrops {
+        let every = every.max(1);
+        WrapDrops {
+            every,
+            next_at: every,
+            targets: targets.to_vec(),
+            regions: regions.to_vec(),
+        }
+    }
+
+    /// `offered` bytes have been offered in all: drops at a pass's end.
+    pub(crate) fn offered(&mut self, offered: u64) {
+        if offered >= self.next_at {
+            drop_cached(&self.targets, &self.regions);
+            self.next_at = (offered / self.every + 1) * self.every;
+        }
+    }
+}
+
+/// Writes back what the targets hold in the page cache (fio's sync before
+/// its verify phase). Returns the first failure.
+pub(crate) fn sync(targets: &[Target]) -> Result<(), String> {
+    for t in targets {
+        if let Target::Fd(fd) = t {
+            // SAFETY: fsync of a descriptor the job keeps open.
+            if unsafe { libc::fsync(*fd) } != 0 {
+                let e = std::io::Error::last_os_error();
+                // Devices that cannot be synced (a pipe, /dev/null) hold nothing.
+                if e.raw_os_error() != Some(libc::EINVAL) {
+                    return Err(format!("syncing before the verify pass failed: {e}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! fio's logs of a job thread (HOWTO: `write_bw_log`, `write_lat_log`,
+//! `write_iops_log`, `write_hist_log`, and "Log File Formats"), so fio's
+//! tools (fio2gnuplot, fio_generate_plots, fio-plot's log graphs) read them.
+//!
+//! The files are fio's: `PREFIX_bw.N.log`, `PREFIX_slat.N.log`,
+//! `PREFIX_clat.N.log`, `PREFIX_lat.N.log`, `PREFIX_iops.N.log`,
+//! `PREFIX_clat_hist.N.log`, N the thread's number in the run from 1 (without
+//! `.N` under `per_job_logs=0`, the job's threads appending to one file).
+//! Times are ms from the start of the thread's measured window (after the
+//! ramp, as fio's epoch), or from the epoch of a clock with
+//! `log_unix_epoch`/`log_alternate_epoch`.
+//!
+//! Without `log_avg_msec` every I/O of the measured window is a line: its
+//! latencies in ns, the bandwidth log `bytes * 10^6 / clat_ns` (fio's
+//! per-I/O "KiB/s"), the IOPS log 1. With it, windows (see `window`). A
+//! verify pass after the workload is not logged.
+
+mod file;
+mod hist;
+mod window;
+
+use crate::spec::{JobSpec, LogSpec};
+use file::{Columns, LogFile};
+use hist::HistWindows;
+use std::path::PathBuf;
+use window::Windows;
+
+/// A completed I/O, as the logs see it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoggedIo {
+    pub done_ns: u64,
+    /// 0 read, 1 write (fio's data direction column).
+    pub dir: usize,
+    pub bytes: u64,
+    pub offset: u64,
+    pub slat_ns: u64,
+    pub clat_ns: u64,
+    pub lat_ns: u64,
+}
+
+/// The logs of one value per line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Bw,
+    Lat,
+    Slat,
+    Clat,
+    Iops,
+}
+
+const KINDS: [Kind; 5] = [Kind::Bw, Kind::Lat, Kind::Slat, Kind::Clat, Kind::Iops];
+
+impl Kind {
+    fn suffix(self) -> &'static str {
+        match self {
+            Kind::Bw => "bw",
+            Kind::Lat => "lat",
+            Kind::Slat => "slat",
+            Kind::Clat => "clat",
+            Kind::Iops => "iops",
+        }
+    }
+
+    fn prefix(self, logs: &LogSpec) -> Option<&str> {
+        match self {
+            Kind::Bw => logs.bw.as_deref(),
+            Kind::Lat | Kind::Slat | Kind::Clat => logs.lat.as_deref(),
+            Kind::Iops => logs.iops.as_deref(),
+        }
+    }
+
+    /// The value of a line per I/O (fio's add_*_sample).
+    fn per_io(self, io: &LoggedIo) -> u64 {
+        match self {
+            Kind::Bw => (io.bytes * 1_000_000).checked_div(io.clat_ns).unwrap_or(0),
+            Kind::Lat => io.lat_ns,
+            Kind::Slat => io.slat_ns,
+            Kind::Clat => io.clat_ns,
+            Kind::Iops => 1,
+        }
+    }
+
+    /// What a window adds up: bytes for bandwidth, latencies, I/Os.
+    fn window_sample(self, io: &LoggedIo) -> u64 {
+        match self {
+            Kind::Bw => io.bytes,
+            Kind::Iops => 1,
+            k => k.per_io(io),
+        }
+    }
+}
+
+/// A log file's name (fio's gen_log_name).
+fn log_path(prefix: &str, kind: &str, thread: u32, per_job: bool) -> PathBuf {
+    match per_job {
+        true => PathBuf::from(format!("{prefix}_{kind}.{thread}.log")),
+        false => PathBuf::from(format!("{prefix}_{kind}.log")),
+    }
+}
+
+pub(crate) struct JobLogs {
+    files: [Option<LogFile>; KINDS.len()],
+    hist: Option<(LogFile, Option<HistWindows>)>,
+    windows: Option<Windows>,
+    cols: Columns,
+    epoch_clock: Option<i32>,
+    epoch_ns: u64,
+    /// Added to every time: a clock's reading at the epoch, or 0.
+    base_ms: u64,
+    active: bool,
+}
+
+impl JobLogs {
+    /// Creates the logs clone `clone` of the job writes, if any.
+    pub(crate) fn open(spec: &JobSpec, clone: u32) -> Result<Option<JobLogs>, String> {
+        let l = &spec.logs;
+        if !l.any() {
+            return Ok(None);
+        }
+        let thread = l.first_thread + clone;
+        let open = |prefix: &str, kind: &str| {
+            LogFile::create(log_path(prefix, kind, thread, l.per_job), !l.per_job)
+                .map_err(|e| format!("job {}: {e}", spec.name))
+        };
+        let mut files: [Option<LogFile>; KINDS.len()] = Default::default();
+        for kind in KINDS {
+            if let Some(prefix) = kind.prefix(l) {
+                files[kind as usize] = Some(open(prefix, kind.suffix())?);
+            }
+        }
+        let hist = match l.hist.as_deref() {
+            Some(prefix) => Some((
+                open(prefix, "clat_hist")?,
+                (l.hist_msec > 0).then(|| HistWindows::new(l.hist_msec, l.hist_coarseness)),
+            )),
+            None => None,
+        };
+        Ok(Some(JobLogs {
+            files,
+            hist,
+            windows: (l.avg_msec > 0).then(|| Windows::new(l.avg_msec, l.max_value)),
+            cols: Columns {
+                offset: l.offset,
+                prio: l.prio,
+            },
+            epoch_clock: l.epoch_clock,
+            epoch_ns: 0,
+            base_ms: 0,
+            active: false,
+        }))
+    }
+
+    /// The measured window opens at `now_ns`: the logs' time 0. Opened
+    /// again (latency_target's final run), the windows so far are logged
+    /// first and time starts over, as fio's epoch does.
+    pub(crate) fn start(&mut self, now_ns: u64) {
+        self.close_window(now_ns);
+        if let Some(w) = self.windows.as_mut() {
+            w.reset();
+        }
+        if let Some((_, Some(h))) = self.hist.as_mut() {
+            h.reset();
+        }
+        self.epoch_ns = now_ns;
+        self.base_ms = self.epoch_clock.map_or(0, clock_ms);
+        self.active = true;
+    }
+
+    fn ms(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.epoch_ns) / 1_000_000
+    }
+
+    /// One completion of the measured window.
+    #[inline]
+    pub(crate) fn io(&mut self, io: &LoggedIo) {
+        if !self.active {
+            return;
+        }
+        let t = self.ms(io.done_ns);
+        let (base, cols, files) = (self.base_ms, self.cols, &mut self.files);
+        match self.windows.as_mut() {
+            Some(w) => w.add(t, io, &mut |kind, t, dir, v| {
+                if let Some(f) = files[kind as usize].as_mut() {
+                    f.line(t + base, v, dir, 0, 0, cols);
+                }
+            }),
+            None => {
+                for kind in KINDS {
+                    if let Some(f) = files[kind as usize].as_mut() {
+                        f.line(t + base, kind.per_io(io), io.dir, io.bytes, io.offset, cols);
+                    }
+                }
+            }
+        }
+        if let Some((f, Some(h))) = self.hist.as_mut() {
+            h.add(t + base, io, f);
+        }
+    }
+
+    /// The measured window closed at `end_ns`: the last windows' lines.
+    pub(crate) fn close_window(&mut self, end_ns: u64) {
+        if !std::mem::take(&mut self.active) {
+            return;
+        }
+        let t = self.ms(end_ns);
+        let (base, cols, files) = (self.base_ms, self.cols, &mut self.files);
+        if let Some(w) = self.windows.as_mut() {
+            w.finish(t, &mut |kind, t, dir, v| {
+                if let Some(f) = files[kind as usize].as_mut() {
+                    f.line(t + base, v, dir, 0, 0, cols);
+                }
+            });
+        }
+        if let Some((f, Some(h))) = self.hist.as_mut() {
+            h.finish(t + base, f);
+        }
+    }
+
+    /// Writes every file out; the first failure, if any.
+    pub(crate) fn finish(self) -> Result<(), String> {
+        let mut first = Ok(());
+        let hist = self.hist.map(|(f, _)| f);
+        for f in self.files.into_iter().flatten().chain(hist) {
+            let r = f.finish();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+}
+
+/// Milliseconds on clock `id` (fio's log_alternate_epoch_clock_id).
+fn clock_ms(id: i32) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into `ts`; a bad id leaves it zero.
+    unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}

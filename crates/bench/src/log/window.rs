@@ -1,0 +1,161 @@
+//! fio's windowed logging (`log_avg_msec`, HOWTO "Log File Formats"): each
+//! window logs one line per log and data direction that saw I/O in it, with
+//! block size and offset 0. Latency logs hold the window's mean (or its
+//! largest value with `log_max_value`); the bandwidth log the bytes moved
+//! over the window's time in KiB/s, the IOPS log the I/Os over that time.
+//!
+//! Windows are `avg_msec` long from the log's start, and a line is stamped
+//! with its window's end; the last window ends with the job, so its line is
+//! stamped with the job's end and covers only that part (a window is at
+//! least 1 ms). The windows thus tile the job's time: a bandwidth log's
+//! values weighted by their windows add up to the bytes moved.
+
+use super::{Kind, LoggedIo, KINDS};
+
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    sum: u128,
+    n: u64,
+    max: u64,
+}
+
+pub(super) struct Windows {
+    msec: u64,
+    max_value: bool,
+    /// The current window ends here (ms from the log's start).
+    end_ms: u64,
+    acc: [[Acc; 2]; KINDS.len()],
+}
+
+/// Where a closed window's lines go: (log, time, direction, value).
+pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, u64);
+
+impl Windows {
+    pub(super) fn new(msec: u64, max_value: bool) -> Windows {
+        Windows {
+            msec,
+            max_value,
+            end_ms: msec,
+            acc: Default::default(),
+        }
+    }
+
+    /// Time starts over: the first window again.
+    pub(super) fn reset(&mut self) {
+        self.end_ms = self.msec;
+        self.acc = Default::default();
+    }
+
+    /// Books an I/O that completed `t_ms` into the log, closing first the
+    /// window it does not belong to (empty windows log nothing, as in fio).
+    pub(super) fn add(&mut self, t_ms: u64, io: &LoggedIo, emit: Emit<'_>) {
+        if t_ms >= self.end_ms {
+            self.close(self.end_ms, self.msec, emit);
+            self.end_ms = (t_ms / self.msec + 1) * self.msec;
+        }
+        for kind in KINDS {
+            let v = kind.window_sample(io);
+            let a = &mut self.acc[kind as usize][io.dir];
+            a.sum += v as u128;
+            a.n += 1;
+            a.max = a.max.max(v);
+        }
+    }
+
+    /// The job ended `t_end_ms` into the log: the last window's lines.
+    pub(super) fn finish(&mut self, t_end_ms: u64, emit: Emit<'_>) {
+        if t_end_ms >= self.end_ms {
+            self.close(self.end_ms, self.msec, emit);
+            return;
+        }
+        let start = self.end_ms - self.msec;
+        let dur = t_end_ms.saturating_sub(start).max(1);
+        self.close(start + dur, dur, emit);
+    }
+
+    fn close(&mut self, t_ms: u64, dur_ms: u64, emit: Emit<'_>) {
+        for kind in KINDS {
+            for dir in 0..2 {
+                let a = std::mem::take(&mut self.acc[kind as usize][dir]);
+                if a.n > 0 {
+                    emit(kind, t_ms, dir, self.value(kind, a, dur_ms));
+                }
+            }
+        }
+    }
+
+    fn value(&self, kind: Kind, a: Acc, dur_ms: u64) -> u64 {
+        let per_s = |x: u128| x as f64 * 1000.0 / dur_ms as f64;
+        match kind {
+            // A rate is one figure per window: its mean and its max agree.
+            Kind::Bw => (per_s(a.sum) / 1024.0).round() as u64,
+            Kind::Iops => per_s(a.n as u128).round() as u64,
+            _ if self.max_value => a.max,
+            _ => (a.sum as f64 / a.n as f64).round() as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(dir: usize, lat: u64) -> LoggedIo {
+        LoggedIo {
+            done_ns: 0,
+            dir,
+            bytes: 4096,
+            offset: 0,
+            slat_ns: 1,
+            clat_ns: lat - 1,
+            lat_ns: lat,
+        }
+    }
+
+    fn lines(w: &mut Windows, ios: &[(u64, LoggedIo)], end: u64) -> Vec<(Kind, u64, usize, u64)> {
+        let mut out = Vec::new();
+        let mut emit = |k, t, d, v| out.push((k, t, d, v));
+        for (t, io) in ios {
+            w.add(*t, io, &mut emit);
+        }
+        w.finish(end, &mut emit);
+        out
+    }
+
+    #[test]
+    fn windows_average_per_direction_and_skip_empty_ones() {
+        let mut w = Windows::new(100, false);
+        let ios = [
+            (5, io(0, 100)),
+            (50, io(0, 300)),
+            (60, io(1, 7)),
+            (350, io(0, 10)),
+        ];
+        let out = lines(&mut w, &ios, 420);
+        let lat: Vec<_> = out.iter().filter(|l| l.0 == Kind::Lat).collect();
+        assert_eq!(
+            lat,
+            [
+                &(Kind::Lat, 100, 0, 200),
+                &(Kind::Lat, 100, 1, 7),
+                &(Kind::Lat, 400, 0, 10)
+            ]
+        );
+        // Two reads of 4 KiB over 100 ms: 80 KiB/s; 20 I/Os per second.
+        assert!(out.contains(&(Kind::Bw, 100, 0, 80)));
+        assert!(out.contains(&(Kind::Iops, 100, 0, 20)));
+    }
+
+    #[test]
+    fn the_last_window_covers_only_the_time_left_and_max_keeps_the_largest() {
+        let mut w = Windows::new(100, true);
+        let out = lines(&mut w, &[(120, io(0, 5)), (130, io(0, 9))], 150);
+        assert!(out.contains(&(Kind::Lat, 150, 0, 9)));
+        // Two I/Os over the 50 ms the window lasted: 40 IOPS.
+        assert!(out.contains(&(Kind::Iops, 150, 0, 40)));
+        // Ended on a window's edge: that window, whole.
+        let mut w = Windows::new(100, false);
+        let out = lines(&mut w, &[(20, io(1, 5))], 100);
+        assert!(out.contains(&(Kind::Iops, 100, 1, 10)));
+    }
+}
