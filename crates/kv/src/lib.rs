@@ -15,10 +15,12 @@
 //! ```
 //!
 //! Modules: [`format`] (bytes on the device), [`index`] (the digest index),
-//! [`store`] (writes, reads, flush, defragmentation, recovery), [`resp`]
+//! [`store`] (writes, reads, flush, defragmentation, recovery), [`cache`]
+//! (the RAM cache tier of recently read records), [`resp`]
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
 //! workloads).
 
+pub mod cache;
 pub(crate) mod commands;
 pub mod format;
 pub mod index;
@@ -28,4 +30,5 @@ pub(crate) mod session;
 pub mod store;
 pub mod ycsb;
 
+pub use cache::CacheStats;
 pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};
