@@ -10,6 +10,7 @@ pub mod characterize;
 pub mod chart_of;
 pub mod compare;
 pub mod devices;
+pub mod hdd_like;
 pub mod hiops_paper;
 pub mod iozone;
 pub mod page;
