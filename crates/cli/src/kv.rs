@@ -21,6 +21,10 @@ pub enum KvCommand {
     /// The HIOPS paper's Fig 10: YCSB-C throughput as clients grow 1..256,
     /// one curve per I/O strategy, on one loaded store.
     Fig10(Fig10Args),
+    /// YCSB-B and -C throughput and p99 as the data set grows from 1/4 to 8
+    /// times the RAM cache, on the flash against an HDD-like device (a
+    /// throttled loop device; needs root), the knee marked.
+    CacheSweep(crate::kv_cache_sweep::CacheSweepArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -342,6 +346,7 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
         KvCommand::Serve(a) => serve(a),
         KvCommand::Ycsb(a) => ycsb_cmd(a),
         KvCommand::Fig10(a) => crate::kv_fig10::fig10(a),
+        KvCommand::CacheSweep(a) => crate::kv_cache_sweep::cache_sweep(a),
     }
 }
 
