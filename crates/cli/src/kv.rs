@@ -362,12 +362,14 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     say_opened(&store, a.store.path.as_ref().unwrap());
     let srv = server::Server::bind(store.clone(), cfg)?;
     let addr = srv.local_addr()?;
+    let stats = store.stats();
     eprintln!(
-        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}); Ctrl-C stops",
+        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}, cache {} bytes); Ctrl-C stops",
         a.model,
         srv.backlog(),
-        store.stats().strategy,
-        store.stats().durability
+        stats.strategy,
+        stats.durability,
+        stats.cache.capacity
     );
     // A line on stdout that scripts can wait for.
     println!("listening {addr}");

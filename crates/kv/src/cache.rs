@@ -105,10 +105,21 @@ impl Weighter<Digest, Cached> for Weigh {
 #[derive(Clone, Default)]
 struct Evictions(Arc<AtomicU64>);
 
-impl Lifecycle<Digest, Cached> for Evictions {
-    type RequestState = ();
+/// One cache call's state: quick_cache reports the value a replace
+/// displaces as evicted; that one is not.
+#[derive(Default)]
+struct Call {
+    replacing: Option<Digest>,
+}
 
-    fn on_evict(&self, _: &mut (), _: Digest, _: Cached) {
+impl Lifecycle<Digest, Cached> for Evictions {
+    type RequestState = Call;
+
+    fn on_evict(&self, call: &mut Call, key: Digest, _: Cached) {
+        if call.replacing == Some(key) {
+            call.replacing = None;
+            return;
+        }
         self.0.fetch_add(1, Relaxed);
     }
 }
@@ -228,6 +239,11 @@ impl RecordCache {
             self.counters.fills_refused.fetch_add(1, Relaxed);
             return;
         }
+        // Filled by a concurrent GET of the same record (no write since:
+        // an entry here names `loc`).
+        if table.peek(&d).is_some() {
+            return;
+        }
         table.insert(d, entry);
         self.counters.fills.fetch_add(1, Relaxed);
     }
@@ -248,8 +264,9 @@ impl RecordCache {
         stripe.generation.fetch_add(1, Release);
         match (table.peek(&d), new) {
             (Some(c), Some(loc)) if moved && Some(c.loc) == old => {
+                let mut call = Call { replacing: Some(d) };
                 // Evicted meanwhile: nothing to follow.
-                let _ = table.replace(d, Cached { loc, ..c }, true);
+                let _ = table.replace_with_lifecycle(d, Cached { loc, ..c }, true, &mut call);
             }
             (Some(_), _) => {
                 table.remove(&d);

@@ -186,6 +186,8 @@ fn an_entry_follows_its_record_when_defragmentation_moves_it() {
         kept.len() as u64,
         "every moved record was still served from the cache: {c:?}"
     );
+    assert_eq!(c.evictions, 0, "a move is not an eviction: {c:?}");
+    assert_accounted(&c);
 }
 
 #[test]
@@ -381,6 +383,8 @@ fn no_get_returns_a_stale_value_under_concurrent_sets_and_moves() {
         s.cache
     );
     assert!(s.defrag_moved > 0, "records moved under the readers");
+    let c = &s.cache;
+    assert_eq!(c.entries, c.fills - c.evictions - c.invalidations, "{c:?}");
     // And after the dust settles, every key holds its last SET.
     for k in 0..KEYS {
         let v = store.get(&key(k)).unwrap().unwrap();
