@@ -8,7 +8,10 @@
 //!
 //! One store per device holds the largest data set; a point at ratio r
 //! runs YCSB over the first r x cache worth of its records, after emptying
-//! the cache and warming it for `--warmup`. Points are kept as they end
+//! the cache and warming it: the workload runs until the cache is full,
+//! holds the whole data set, or stops growing, for at most `--warmup` (a
+//! disk of 180 IOPS fills a cache of N records in no less than N/180 s;
+//! each point records how full the cache was when measuring began). Points are kept as they end
 //! (resumable, like every hiops sweep) and `hiops report DIR` redraws the
 //! report.
 
@@ -26,7 +29,7 @@ use std::time::Duration;
 #[derive(Args, Debug)]
 pub struct CacheSweepArgs {
     /// The store (--path: the flash store's file, OUTPUT/flash.kv when not
-    /// given; --cache-size: the cache every point runs with, 64m when not
+    /// given; --cache-size: the cache every point runs with, 8m when not
     /// given; --size: computed from the largest data set when not given).
     #[command(flatten)]
     pub store: StoreArgs,
@@ -55,8 +58,9 @@ pub struct CacheSweepArgs {
     /// Length of each point's measurement (10s; --quick: 300ms).
     #[arg(long)]
     pub time: Option<String>,
-    /// Each point first warms its empty cache this long, not measured
-    /// (10s; --quick: 200ms).
+    /// Each point first warms its empty cache, not measured, until it is
+    /// full, holds the data set or stops growing, for at most this long
+    /// (60s; --quick: 200ms).
     #[arg(long)]
     pub warmup: Option<String>,
     /// Directory for the stores, the points, the report and its plots
@@ -112,7 +116,7 @@ impl Plan {
             store.cache_size = Some("256k".into());
         }
         let cache = match store.cache_size {
-            None => 64 << 20,
+            None => 8 << 20,
             Some(_) => store.cache_bytes()?,
         };
         if cache == 0 {
@@ -154,7 +158,7 @@ impl Plan {
             })?;
         }
         let time = duration("time", &pick(&a.time, "300ms", "10s"))?;
-        let warmup = duration("warmup", &pick(&a.warmup, "200ms", "10s"))?;
+        let warmup = duration("warmup", &pick(&a.warmup, "200ms", "60s"))?;
         let clients = a.clients.unwrap_or(if a.quick { 4 } else { 16 });
         if clients == 0 {
             return Err(bad("--clients=0: give at least 1"));
@@ -412,7 +416,7 @@ fn save_info(
     let mut about = vec![
         hiops_suite::machine_about(),
         format!(
-            "Store: write blocks of {}, durability {}; a cache of {} bytes (each record weighs {} bytes in it); YCSB records of 10 fields x 100 bytes, {} request distribution, {} clients in this process; each point empties the cache, warms it {:?}, then measures {:?}.",
+            "Store: write blocks of {}, durability {}; a cache of {} bytes (each record weighs {} bytes in it); YCSB records of 10 fields x 100 bytes, {} request distribution, {} clients in this process; each point empties the cache, warms it until it is full, holds the data set or stops growing (at most {:?}), then measures {:?}.",
             plan.store.block_size, plan.store.durability, plan.cache, plan.weight, a.distribution, plan.clients, plan.warmup, plan.time
         ),
         format!("flash: {}", flash.display()),
@@ -486,6 +490,27 @@ impl Runner<'_> {
         Ok(store)
     }
 
+    /// Runs the workload in steps of up to a second until the cache is
+    /// 95% full, holds 95% of the data set, or grew by under 0.1% of its
+    /// capacity in the last step; for at most --warmup. Returns seconds.
+    fn warm(&self, store: &Arc<Store>, w: &str, records: u64) -> Result<f64, RunFailure> {
+        let t0 = std::time::Instant::now();
+        let cap = self.plan.warmup;
+        while t0.elapsed() < cap {
+            let before = store.stats().cache.bytes;
+            let step = (cap - t0.elapsed()).min(Duration::from_secs(1));
+            self.phase(store, w, records, step)?;
+            let c = store.stats().cache;
+            let full = c.bytes * 100 >= c.capacity * 95;
+            let holds_all = c.entries * 100 >= records * 95;
+            let still = (c.bytes.saturating_sub(before)) * 1000 < c.capacity;
+            if full || holds_all || still {
+                break;
+            }
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    }
+
     /// The kernel's name of `device`'s block device (for its IOPS).
     fn disk(&self, device: &str) -> Option<String> {
         match device {
@@ -537,9 +562,7 @@ impl hiops_suite::sweep::Runner for Runner<'_> {
         let records = self.plan.records(ratio);
         let store = self.store(&device, &strategy)?;
         store.drop_cache();
-        if !self.plan.warmup.is_zero() {
-            self.phase(&store, &w, records, self.plan.warmup)?;
-        }
+        let warm_s = self.warm(&store, &w, records)?;
         let disk = self.disk(&device);
         let read_disk = || disk.as_deref().and_then(hiops_stats::disk::DiskStats::read);
         let (cache0, disk0) = (store.stats().cache, read_disk());
@@ -549,7 +572,11 @@ impl hiops_suite::sweep::Runner for Runner<'_> {
             .zip(disk0)
             .map(|(b, a)| b.delta(&a))
             .map(|d| d.reads + d.writes);
-        Ok(measured(phase, records, &cache0, &cache1, ios))
+        let mut m = measured(phase, records, &cache0, &cache1, ios);
+        m.metrics.insert("warmup_s".into(), warm_s);
+        let full = cache0.bytes as f64 * 100.0 / cache0.capacity.max(1) as f64;
+        m.metrics.insert("cache_full_pct".into(), full);
+        Ok(m)
     }
 }
 

@@ -6,7 +6,9 @@
 //! The sweep's parameters are `device`, `strategy`, `workload` and `ratio`
 //! (the data set's size over the cache's, the x axis); each point has
 //! `ops_per_s`, `lat_p99_us` (reads), `update_p99_us` (workloads with
-//! updates), `hit_pct`, `device_iops` and `records`.
+//! updates), `hit_pct`, `device_iops`, `records`, and the warm-up's
+//! `warmup_s` and `cache_full_pct` (how full the cache was when measuring
+//! began).
 
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
@@ -144,6 +146,8 @@ fn table(workloads: &[String], s: &SweepDir) -> Table {
         ("update_p99_us", "update p99 (µs)"),
         ("hit_pct", "cache hits (%)"),
         ("device_iops", "device IOPS"),
+        ("cache_full_pct", "cache full at start (%)"),
+        ("warmup_s", "warm-up (s)"),
     ];
     let mut header: Vec<String> = ["workload", "device", "data set / cache"]
         .iter()
@@ -210,6 +214,7 @@ pub fn section(s: &SweepDir) -> Section {
         "The knee: the last data-set size before throughput falls below {:.0}% of the line's peak.",
         KNEE_SHARE * 100.0
     ));
+    notes.push("Device IOPS are the whole block device's over the measured phase (other processes' I/O on it included). Cache full at start: how full the warm-up left the cache; below 95% with a data set larger than the cache, the warm-up's limit (--warmup) ended it first.".into());
     Section {
         heading: s.def.title.clone(),
         findings,
