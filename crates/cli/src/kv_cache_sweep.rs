@@ -344,11 +344,22 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
 }
 
 /// The store's options on one device (`device`: a block device of ours).
+/// A store file larger than the sweep needs (an earlier, larger sweep) is
+/// opened at its size: a smaller --size would be refused.
 fn device_args(base: &StoreArgs, path: &Path, device: bool) -> StoreArgs {
     let mut s = base.clone();
     s.path = Some(path.to_path_buf());
     if device {
         s.allow_write_device = Some(path.to_path_buf());
+    }
+    let want = s
+        .size
+        .as_deref()
+        .and_then(|v| hiops_bench::units::parse_size(v).ok());
+    if let (Ok(m), Some(want)) = (std::fs::metadata(path), want) {
+        if !device && m.len() > want {
+            s.size = Some(m.len().to_string());
+        }
     }
     s
 }
