@@ -21,6 +21,10 @@ pub enum KvCommand {
     /// The HIOPS paper's Fig 10: YCSB-C throughput as clients grow 1..256,
     /// one curve per I/O strategy, on one loaded store.
     Fig10(Fig10Args),
+    /// YCSB-B and -C throughput and p99 as the data set grows from 1/4 to 8
+    /// times the RAM cache, on the flash against an HDD-like device (a
+    /// throttled loop device; needs root), the knee marked.
+    CacheSweep(crate::kv_cache_sweep::CacheSweepArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -67,6 +71,11 @@ pub struct StoreArgs {
     /// damaged store is refused and left as it is).
     #[arg(long)]
     pub repair: bool,
+    /// Bytes of the RAM cache of recently read records (keys, values and
+    /// 64 bytes per entry); 0 disables it. Default: 1/16 of the memory
+    /// available, at most 1g.
+    #[arg(long)]
+    pub cache_size: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -274,7 +283,20 @@ impl StoreArgs {
             allow_write_device,
             grow: self.size.is_some(),
             repair: self.repair,
+            cache_size: self.cache_bytes()?,
         })
+    }
+
+    /// `--cache-size` in bytes (the default when not given).
+    pub fn cache_bytes(&self) -> anyhow::Result<u64> {
+        match self.cache_size.as_deref() {
+            None => Ok(hiops_kv::cache::default_size()),
+            Some(v) => hiops_bench::units::parse_size(v).map_err(|e| {
+                bad(format!(
+                    "--cache-size: {e}; give a size such as 256m, or 0 for no cache"
+                ))
+            }),
+        }
     }
 
     /// `--allow-write-device`: bare, it names --path; with a value, the
@@ -342,6 +364,7 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
         KvCommand::Serve(a) => serve(a),
         KvCommand::Ycsb(a) => ycsb_cmd(a),
         KvCommand::Fig10(a) => crate::kv_fig10::fig10(a),
+        KvCommand::CacheSweep(a) => crate::kv_cache_sweep::cache_sweep(a),
     }
 }
 
@@ -357,12 +380,14 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     say_opened(&store, a.store.path.as_ref().unwrap());
     let srv = server::Server::bind(store.clone(), cfg)?;
     let addr = srv.local_addr()?;
+    let stats = store.stats();
     eprintln!(
-        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}); Ctrl-C stops",
+        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}, cache {} bytes); Ctrl-C stops",
         a.model,
         srv.backlog(),
-        store.stats().strategy,
-        store.stats().durability
+        stats.strategy,
+        stats.durability,
+        stats.cache.capacity
     );
     // A line on stdout that scripts can wait for.
     println!("listening {addr}");
@@ -569,12 +594,18 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         .iter()
         .filter_map(|p| p.first_error.as_ref())
         .collect();
+    let cache = match (&store, &a.server) {
+        (Some(s), _) => Some(s.stats().cache),
+        (None, Some(addr)) => server_cache(addr),
+        (None, None) => None,
+    };
     if json {
         let doc = serde_json::json!({
             "target": target.describe(),
             "config": cfg,
             "phases": phases,
             "store": store.as_ref().map(|s| s.stats()),
+            "cache": cache,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
@@ -594,9 +625,55 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
                 s.keys, s.index_bytes_per_key, s.device_reads, s.flushes
             );
         }
+        if let Some(c) = &cache {
+            println!("{}", cache_line(c));
+        }
     }
     if let Some(e) = errors.first() {
         return Err(fail(format!("operations failed; the first error: {e}")));
     }
     Ok(())
+}
+
+/// The RAM cache's counters of a hiops kv server, from its INFO (None for
+/// a server without them, such as redis-server).
+pub(crate) fn server_cache(addr: &str) -> Option<hiops_kv::CacheStats> {
+    let mut conn = ycsb::RespConn::connect(addr).ok()?;
+    let info = match conn.call(&[b"INFO", b"hiops"]).ok()? {
+        hiops_kv::resp::Value::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+        _ => return None,
+    };
+    let field = |name: &str| -> Option<u64> {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("hiops_cache_{name}:")))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(hiops_kv::CacheStats {
+        capacity: field("capacity")?,
+        bytes: field("bytes")?,
+        entries: field("entries")?,
+        hits: field("hits")?,
+        misses: field("misses")?,
+        evictions: field("evictions")?,
+        fills: field("fills")?,
+        fills_refused: field("fills_refused")?,
+        invalidations: field("invalidations")?,
+    })
+}
+
+/// The cache's counters as a report line.
+pub(crate) fn cache_line(c: &hiops_kv::CacheStats) -> String {
+    if c.capacity == 0 {
+        return "# cache: off (--cache-size 0)".into();
+    }
+    let found = c.hits + c.misses;
+    let rate = if found > 0 {
+        c.hits as f64 * 100.0 / found as f64
+    } else {
+        0.0
+    };
+    format!(
+        "# cache: {} hits, {} misses ({rate:.1}% hits), {} evictions, {} of {} bytes in {} entries",
+        c.hits, c.misses, c.evictions, c.bytes, c.capacity, c.entries
+    )
 }

@@ -90,10 +90,15 @@ fn print(
     merged: &PhaseResult,
     ranks: &[(String, PhaseResult)],
 ) -> anyhow::Result<()> {
+    let cache = match target {
+        Target::Tcp(addr) => crate::kv::server_cache(addr),
+        Target::Embedded(s) => Some(s.stats().cache),
+    };
     if as_json {
         let doc = json!({
             "target": target.describe(),
             "config": cfg,
+            "cache": cache,
             "ranks": ranks.len(),
             "phases": load.into_iter().chain([merged]).collect::<Vec<_>>(),
             "per_rank": ranks.iter().enumerate().map(|(r, (host, p))| json!({
@@ -121,6 +126,9 @@ fn print(
             "# rank {r} ({host}): {} operations, {:.1} ops/sec, {:.0} ms",
             p.operations, p.throughput, p.runtime_ms
         );
+    }
+    if let Some(c) = &cache {
+        println!("{}", crate::kv::cache_line(c));
     }
     Ok(())
 }

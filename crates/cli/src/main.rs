@@ -6,6 +6,7 @@
 
 mod args;
 mod kv;
+mod kv_cache_sweep;
 mod kv_fig10;
 mod kv_ranks;
 mod progress;

@@ -41,7 +41,7 @@ pub struct SweepArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// A directory made by hiops sweep, experiment, iozone, characterize or kv fig10.
+    /// A directory made by hiops sweep, experiment, iozone, characterize, kv fig10 or kv cache-sweep.
     pub dir: PathBuf,
 }
 
@@ -224,7 +224,7 @@ fn duration(s: f64) -> String {
 pub fn report(a: ReportArgs) -> anyhow::Result<Ended> {
     if !a.dir.join("suite.json").is_file() {
         return Err(usage(format!(
-            "{} is not a hiops report directory (no suite.json): give a directory made by hiops sweep, experiment, iozone, characterize or kv fig10",
+            "{} is not a hiops report directory (no suite.json): give a directory made by hiops sweep, experiment, iozone, characterize, kv fig10 or kv cache-sweep",
             a.dir.display()
         )));
     }

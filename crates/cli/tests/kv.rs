@@ -183,6 +183,14 @@ fn ycsb_workloads_run_embedded_with_their_mixes() {
             v["store"]["keys"].as_u64().unwrap(),
             2000 + count(run, "INSERT")
         );
+        // The report has the cache's counts: every READ of C found its
+        // record, from the cache or not.
+        let cache = &v["cache"];
+        assert!(cache["capacity"].as_u64().unwrap() > 0, "{w}: {cache}");
+        if w == "C" {
+            let found = cache["hits"].as_u64().unwrap() + cache["misses"].as_u64().unwrap();
+            assert_eq!(found, 4000, "{cache}");
+        }
     }
 }
 
@@ -206,6 +214,10 @@ fn ycsb_over_tcp_and_open_loop() {
         count(&v["phases"][1], "READ") + count(&v["phases"][1], "UPDATE"),
         3000
     );
+    // The server's cache counts, read from its INFO, are in the report.
+    let c = &v["cache"];
+    let found = c["hits"].as_u64().unwrap() + c["misses"].as_u64().unwrap();
+    assert_eq!(found, count(&v["phases"][1], "READ"), "{c}");
     // Open loop at 2,000 ops/s for 1,000 operations takes about half a second.
     let v = ycsb_json(&[
         "--server",

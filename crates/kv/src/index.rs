@@ -46,9 +46,10 @@ pub struct Location {
     pub tombstone: bool,
 }
 
-/// The digest is already a good hash: use its low bits as they are.
+/// The digest is already a good hash: use its low bits as they are (the
+/// index's tables and the record cache's).
 #[derive(Default)]
-struct DigestHasher(u64);
+pub(crate) struct DigestHasher(u64);
 
 impl Hasher for DigestHasher {
     fn finish(&self) -> u64 {

@@ -15,11 +15,13 @@
 //! ```
 //!
 //! Modules: [`format`] (bytes on the device), [`index`] (the digest index),
-//! [`store`] (writes, reads, flush, defragmentation, recovery), [`resp`]
+//! [`store`] (writes, reads, flush, defragmentation, recovery), [`cache`]
+//! (the RAM cache tier of recently read records), [`resp`]
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
 //! workloads).
 
 pub(crate) mod block;
+pub mod cache;
 pub(crate) mod commands;
 pub mod format;
 pub mod index;
@@ -31,4 +33,5 @@ pub mod value_size;
 pub mod ycsb;
 pub mod ycsb_tasks;
 
+pub use cache::CacheStats;
 pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

@@ -8,7 +8,9 @@
 //!   writer waiting at that moment). `Durability::Buffered` acknowledges at
 //!   the append instead and loses what was not flushed on a crash.
 //! - GET is one device read of the pages holding the record (or a copy from
-//!   memory while its block is not on the device yet).
+//!   memory while its block is not on the device yet), unless the RAM cache
+//!   tier holds the record (`crate::cache`: every write updates or drops
+//!   its key's entry before it is acknowledged).
 //! - A defragmentation thread rewrites the live records of blocks whose live
 //!   share fell below a threshold, waits until the copies are durable,
 //!   writes a free header over the block's, and frees it.
@@ -47,6 +49,7 @@ mod target;
 pub(crate) mod wait;
 mod write;
 
+use crate::cache::{CacheStats, RecordCache};
 use crate::format::{self, Superblock, PAGE};
 use crate::index::{digest, Index};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskRing};
@@ -97,6 +100,9 @@ pub struct StoreConfig {
     /// the damage may have made stale, and report them (`Recovery`).
     /// Without it, a damaged store is refused.
     pub repair: bool,
+    /// Bytes of the RAM cache of recently read records (`crate::cache`);
+    /// 0: no cache.
+    pub cache_size: u64,
 }
 
 impl Default for StoreConfig {
@@ -111,6 +117,7 @@ impl Default for StoreConfig {
             allow_write_device: false,
             grow: false,
             repair: false,
+            cache_size: crate::cache::default_size(),
         }
     }
 }
@@ -403,6 +410,8 @@ pub struct StoreStats {
     pub durability: Durability,
     pub strategy: String,
     pub recovery: Recovery,
+    /// The RAM cache tier's counters.
+    pub cache: CacheStats,
 }
 
 struct Inner {
@@ -426,6 +435,7 @@ struct Inner {
     defrag_threshold: f64,
     counters: Counters,
     recovery: Mutex<Recovery>,
+    cache: RecordCache,
 }
 
 /// An open store; `&Store` is shared by many threads.
@@ -665,6 +675,12 @@ impl Store {
         self.inner.sync_now()
     }
 
+    /// Empties the RAM cache (its counters go on): an experiment's fresh
+    /// start without reopening the store.
+    pub fn drop_cache(&self) {
+        self.inner.cache.clear();
+    }
+
     /// Runs one defragmentation pass now (tests, and `DEBUG DEFRAG`).
     pub fn defrag_now(&self) -> Result<u64, StoreError> {
         self.inner.defrag_pass()
@@ -712,6 +728,7 @@ impl Store {
             durability: i.durability,
             strategy: i.io.description(),
             recovery: lock(&i.recovery).clone(),
+            cache: i.cache.stats(),
         }
     }
 
@@ -794,6 +811,7 @@ impl Inner {
             defrag_threshold: cfg.defrag_threshold,
             counters: Counters::default(),
             recovery: Mutex::new(Recovery::default()),
+            cache: RecordCache::new(cfg.cache_size),
         }
     }
 
@@ -856,6 +874,7 @@ impl Inner {
         w.epoch = sb.epoch;
         w.sb = sb;
         self.index.clear();
+        self.cache.clear();
         if let Some(o) = w.open.take() {
             w.pool.push(o.buf);
         }

@@ -521,6 +521,21 @@ fn the_tasks_model_reads_the_device_through_its_task_rings() {
             Model::Tasks => assert_eq!(ring_ios, device_reads, "every device read on a ring"),
             Model::Threads => assert_eq!(ring_ios, 0),
         }
+        // Read again: the RAM cache serves all 50, on either model's path.
+        for i in 0..50 {
+            let key = format!("k{i}");
+            let r = c.call(&[b"GET", key.as_bytes()]).unwrap();
+            assert_eq!(r, Value::Bulk(Some(value.clone())));
+        }
+        assert_eq!(info_field(&mut c, "hiops_device_reads"), device_reads);
+        assert_eq!(info_field(&mut c, "hiops_cache_hits"), 50, "{model:?}");
+        assert_eq!(info_field(&mut c, "hiops_cache_misses"), 50, "{model:?}");
+        assert_eq!(info_field(&mut c, "hiops_cache_entries"), 50, "{model:?}");
+        let weight: u64 = (0..50)
+            .map(|i| hiops_kv::cache::entry_weight(format!("k{i}").len(), 1000))
+            .sum();
+        assert_eq!(info_field(&mut c, "hiops_cache_bytes"), weight);
+        assert!(info_field(&mut c, "hiops_cache_capacity") > 0);
     }
 }
 

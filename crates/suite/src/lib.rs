@@ -7,11 +7,13 @@
 //! time. [`page`] writes the HTML page, plots and tables.
 
 pub mod by_layer;
+pub mod cache_sweep;
 pub mod characterize;
 pub mod chart_of;
 pub mod coalescing;
 pub mod compare;
 pub mod devices;
+pub mod hdd_like;
 pub mod hiops_paper;
 pub mod iozone;
 pub mod page;
@@ -123,7 +125,7 @@ pub fn device_set_names(labels: &[&str]) -> Vec<String> {
 /// What `suite.json` says about a suite directory: which report to build.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteInfo {
-    /// "sweep", "hiops", "fig10", "iozone", "characterize".
+    /// "sweep", "hiops", "fig10", "cache-sweep", "iozone", "characterize".
     pub kind: String,
     pub title: String,
     /// The command that made it, as typed.
@@ -206,7 +208,7 @@ pub fn machine_about() -> String {
 /// Rebuilds the report of a suite or sweep directory from its points.
 pub fn report(dir: &Path) -> Result<Page, String> {
     let info = SuiteInfo::load(dir).map_err(|e| {
-        format!("{e}: {} is not a hiops report directory (made by hiops sweep, experiment, iozone, characterize or kv fig10)", dir.display())
+        format!("{e}: {} is not a hiops report directory (made by hiops sweep, experiment, iozone, characterize, kv fig10 or kv cache-sweep)", dir.display())
     })?;
     let mut page = Page {
         title: info.title.clone(),
@@ -223,6 +225,10 @@ pub fn report(dir: &Path) -> Result<Page, String> {
         "fig10" => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
+        }
+        "cache-sweep" => {
+            let s = SweepDir::load(dir)?;
+            page.sections.push(cache_sweep::section(&s));
         }
         "characterize" => {
             let plan: characterize::Plan = serde_json::from_value(info.extra.clone())

@@ -354,6 +354,22 @@ impl Shared {
         p.wakeups,
         p.reaped_for_others,
         c.ring_ios.load(Relaxed),
-    )
+    ) + &cache_info(&s.cache)
     }
+}
+
+/// The RAM cache tier's lines of INFO's Hiops section.
+fn cache_info(c: &crate::CacheStats) -> String {
+    format!(
+        "hiops_cache_capacity:{}\r\nhiops_cache_bytes:{}\r\nhiops_cache_entries:{}\r\nhiops_cache_hits:{}\r\nhiops_cache_misses:{}\r\nhiops_cache_evictions:{}\r\nhiops_cache_fills:{}\r\nhiops_cache_fills_refused:{}\r\nhiops_cache_invalidations:{}\r\n",
+        c.capacity,
+        c.bytes,
+        c.entries,
+        c.hits,
+        c.misses,
+        c.evictions,
+        c.fills,
+        c.fills_refused,
+        c.invalidations,
+    )
 }

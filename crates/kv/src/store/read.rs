@@ -1,11 +1,13 @@
 //! GET: one lookup and decode path for the blocking and the async API.
 //!
-//! The index names the record's location; a record in a block still in
-//! memory is copied under the writer lock; otherwise the pages holding it
-//! are read from the device, by whichever [`DeviceRead`] the caller brings
-//! (the shared path, blocking; or the caller's task ring, an `IoFuture`).
-//! A record that moved between the lookup and the read (defragmentation,
-//! an overwrite) is looked up again.
+//! The index names the record's location; the RAM cache serves it if it
+//! holds the record at that location; a record in a block still in memory
+//! is copied under the writer lock; otherwise the pages holding it are read
+//! from the device, by whichever [`DeviceRead`] the caller brings (the
+//! shared path, blocking; or the caller's task ring, an `IoFuture`). A
+//! record that moved between the lookup and the read (defragmentation, an
+//! overwrite) is looked up again. What a GET read goes into the cache,
+//! fenced against racing writes (`crate::cache`).
 
 use super::wait::lock;
 use super::{Inner, StoreError, OPEN, SEALED};
@@ -91,8 +93,10 @@ impl DeviceRead for OnRing<'_> {
 /// Where a lookup found the key.
 enum Found {
     Absent,
-    /// Copied from a block in memory.
-    Copied,
+    /// Copied from the RAM cache.
+    Cached,
+    /// Copied from a block in memory (the record at `Location`).
+    Copied(Location),
     /// On the device: read `len` bytes at `start`; the record is at `at`.
     Device {
         loc: Location,
@@ -113,9 +117,15 @@ impl Inner {
         self.counters.gets.fetch_add(1, Relaxed);
         let d = digest(key);
         for _ in 0..ATTEMPTS {
+            // Before the index is read: a write after it fences the fill.
+            let ticket = self.cache.ticket(d);
             let (loc, start, len, at) = match self.locate(d, key, out) {
                 Found::Absent => return Ok(false),
-                Found::Copied => return Ok(self.hit()),
+                Found::Cached => return Ok(self.hit(true)),
+                Found::Copied(loc) => {
+                    self.cache.fill(ticket, d, key, loc, out);
+                    return Ok(self.hit(false));
+                }
                 Found::Device {
                     loc,
                     start,
@@ -129,7 +139,11 @@ impl Inner {
                 .and_then(|got| self.decode_read(key, loc, &buf[..got.min(len)], at, start, out));
             give_buf(buf);
             match decoded? {
-                Some(found) => return Ok(found && self.hit()),
+                Some(true) => {
+                    self.cache.fill(ticket, d, key, loc, out);
+                    return Ok(self.hit(false));
+                }
+                Some(false) => return Ok(false),
                 None if self.index.get(d) == Some(loc) => {
                     return Err(StoreError::Corrupt {
                         block: loc.block,
@@ -145,17 +159,23 @@ impl Inner {
         Err(StoreError::Moving { attempts: ATTEMPTS })
     }
 
-    fn hit(&self) -> bool {
+    /// A GET found its key (`cached`: in the RAM cache).
+    fn hit(&self, cached: bool) -> bool {
         self.counters.get_hits.fetch_add(1, Relaxed);
+        self.cache.count(cached);
         true
     }
 
-    /// The index's answer for `d`; copies the value if its block is in memory.
+    /// The index's answer for `d`; copies the value if the cache holds it
+    /// or its block is in memory.
     fn locate(&self, d: Digest, key: &[u8], out: &mut Vec<u8>) -> Found {
         loop {
             let Some(loc) = self.index.get(d).filter(|l| !l.tombstone) else {
                 return Found::Absent;
             };
+            if self.cache.lookup(d, key, loc, out) {
+                return Found::Cached;
+            }
             let state = self.blocks[loc.block as usize].state.load(Acquire);
             if state == OPEN || state == SEALED {
                 let w = lock(&self.writer);
@@ -165,7 +185,7 @@ impl Inner {
                         Some(r) if r.key == key => {
                             out.extend_from_slice(r.value);
                             self.counters.memory_reads.fetch_add(1, Relaxed);
-                            return Found::Copied;
+                            return Found::Copied(loc);
                         }
                         _ => {
                             // Overwritten under us: look again.

@@ -328,11 +328,14 @@ impl Inner {
             tombstone: flags & format::FLAG_TOMBSTONE != 0,
         };
         info.live.fetch_add(len as u64, Relaxed);
-        if let Some(old) = self.index.insert(d, loc) {
+        let old = self.index.insert(d, loc);
+        if let Some(old) = old {
             self.blocks[old.block as usize]
                 .live
                 .fetch_sub(old.len as u64, Relaxed);
         }
+        // Before the write can be acknowledged (see crate::cache).
+        self.cache.changed(d, old, Some(loc), expect.is_some());
         w.appended_lsn += len as u64;
         w.flush_wanted = true;
         Ok(Some((loc, w.appended_lsn)))
