@@ -268,9 +268,12 @@ impl RecordCache {
                 // Evicted meanwhile: nothing to follow.
                 let _ = table.replace_with_lifecycle(d, Cached { loc, ..c }, true, &mut call);
             }
+            // A fill of another stripe may evict it between the peek and
+            // the remove: only a removal that found it is an invalidation.
             (Some(_), _) => {
-                table.remove(&d);
-                self.counters.invalidations.fetch_add(1, Relaxed);
+                if table.remove(&d).is_some() {
+                    self.counters.invalidations.fetch_add(1, Relaxed);
+                }
             }
             (None, _) => {}
         }
