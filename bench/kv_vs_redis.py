@@ -15,6 +15,7 @@ server's resident memory and thread count from /proc.
   python3 bench/kv_vs_redis.py --pairs 5 --clients 1000
   python3 bench/kv_vs_redis.py --idle 5000
   python3 bench/kv_vs_redis.py --model threads   # the thread-per-connection server
+  python3 bench/kv_vs_redis.py --workers 1       # one runtime thread (the client keeps a CPU)
 
 Needs redis-server and redis-benchmark (apt-get install redis-server).
 """
@@ -50,7 +51,7 @@ def start_hiops(a, durable, port, tmp):
     path = os.path.join(tmp, "kv.dat")
     cmd = [EXE, "kv", "serve", "--path", path, "--size", "2g", "--port", str(port),
            "--durability", "sync" if durable else "buffered", "--model", a.model,
-           "--max-clients", "100000"]
+           "--max-clients", "100000"] + (["--workers", str(a.workers)] if a.workers else [])
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, p)
     return p
@@ -130,7 +131,7 @@ def pairs(a, durable, tmp):
             ratios[t].append(h[t][0] / r[t][0])
         print(f"| {i + 1} | {h['SET'][0]:,.0f} | {r['SET'][0]:,.0f} | {h['GET'][0]:,.0f} | {r['GET'][0]:,.0f} "
               f"| {h['GET'][1]:.3f}/{h['GET'][2]:.3f} | {r['GET'][1]:.3f}/{r['GET'][2]:.3f} |")
-    print(f"median hiops/redis ({a.model} model, {label}): SET {statistics.median(ratios['SET']):.2f}, "
+    print(f"median hiops/redis ({a.model} model, workers {a.workers or 'per CPU'}, {label}): SET {statistics.median(ratios['SET']):.2f}, "
           f"GET {statistics.median(ratios['GET']):.2f}")
 
 
@@ -141,6 +142,8 @@ def main():
     ap.add_argument("--requests", type=int, default=200000)
     ap.add_argument("--keys", type=int, default=100000, help="redis-benchmark -r: random keys")
     ap.add_argument("--model", default="tasks", choices=["tasks", "threads"])
+    ap.add_argument("--workers", type=int, default=0,
+                    help="hiops' runtime threads (0: one per CPU); 1 leaves redis-benchmark a CPU, as single-threaded redis does")
     ap.add_argument("--idle", type=int, default=0, help="only the idle-clients check, with N clients")
     ap.add_argument("--only", choices=["memory", "durable"], help="one configuration only")
     a = ap.parse_args()
