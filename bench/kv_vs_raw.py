@@ -25,7 +25,9 @@ def ycsb(path, a):
     out = subprocess.run(
         [EXE, "kv", "ycsb", "--path", path, "--no-load", "--workload", "C",
          "--records", str(a.records), "--operations", str(10**12), "--time", f"{a.runtime}s",
-         "--clients", str(a.clients), "--strategy", a.strategy, "--output-format", "json"]
+         "--clients", str(a.clients), "--strategy", a.strategy, "--output-format", "json",
+         # Every GET from the device, as the raw reads are.
+         "--cache-size", "0"]
         + (["--tasks"] if a.tasks else []),
         check=True, capture_output=True, text=True).stdout
     run = json.loads(out)["phases"][0]
