@@ -18,25 +18,7 @@ use std::time::Duration;
 
 pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     use hiops_suite::sweep::{Param, SweepDef, SweepDir};
-    let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
-    for c in &clients {
-        c.parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| bad(format!("--clients: '{c}' is not a number above 0")))?;
-    }
-    let strategies: Vec<String> = a
-        .strategies
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .collect();
-    for s in &strategies {
-        if s != TASKS && Strategy::parse(s).is_none() {
-            return Err(bad(format!(
-                "--strategies: unknown strategy '{s}'; give blocking strategies or '{TASKS}'"
-            )));
-        }
-    }
+    let (clients, strategies) = grid(&a)?;
     raise_fd_limit(
         2 * clients
             .iter()
@@ -78,25 +60,7 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         rounds: a.rounds.max(1),
     };
     let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
-    hiops_suite::SuiteInfo {
-        kind: "fig10".into(),
-        title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
-        command: crate::suites::command_line(),
-        about: vec![
-            hiops_suite::machine_about(),
-            format!(
-                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads over TCP (Redis protocol) to a server in the same process: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).",
-                path.display(),
-                a.store.block_size,
-                a.store.ioengine,
-                a.records,
-                a.time
-            ),
-        ],
-        extra: serde_json::Value::Null,
-    }
-    .save(&a.output)
-    .map_err(fail)?;
+    save_info(&a, &path)?;
     crate::signals::install();
     let stop = crate::signals::flag();
     let workload = Workload::core('C').unwrap();
@@ -155,6 +119,53 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         return Err(fail("interrupted: run the same command to continue"));
     }
     Ok(())
+}
+
+/// The clients and strategies of the grid, checked.
+fn grid(a: &Fig10Args) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
+    for c in &clients {
+        c.parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| bad(format!("--clients: '{c}' is not a number above 0")))?;
+    }
+    let strategies: Vec<String> = a
+        .strategies
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    for s in &strategies {
+        if s != TASKS && Strategy::parse(s).is_none() {
+            return Err(bad(format!(
+                "--strategies: unknown strategy '{s}'; give blocking strategies or '{TASKS}'"
+            )));
+        }
+    }
+    Ok((clients, strategies))
+}
+
+/// What the report says about the run.
+fn save_info(a: &Fig10Args, path: &std::path::Path) -> anyhow::Result<()> {
+    hiops_suite::SuiteInfo {
+        kind: "fig10".into(),
+        title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
+        command: crate::suites::command_line(),
+        about: vec![
+            hiops_suite::machine_about(),
+            format!(
+                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).",
+                path.display(),
+                a.store.block_size,
+                a.store.ioengine,
+                a.records,
+                a.time
+            ),
+        ],
+        extra: serde_json::Value::Null,
+    }
+    .save(&a.output)
+    .map_err(fail)
 }
 
 /// The event-driven server's name among fig10's strategies.
