@@ -677,3 +677,22 @@ pub(crate) fn cache_line(c: &hiops_kv::CacheStats) -> String {
         c.hits, c.misses, c.evictions, c.bytes, c.capacity, c.entries
     )
 }
+
+/// The end of a kv suite: how many points it has and where its report is;
+/// an interrupted one fails, saying how to go on.
+pub(crate) fn suite_done(
+    suite: &str,
+    outcome: &hiops_suite::sweep::Outcome,
+    html: &std::path::Path,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "hiops kv {suite}: {} of {} points; report: {}",
+        outcome.kept + outcome.ran,
+        outcome.total,
+        html.display()
+    );
+    if outcome.interrupted {
+        return Err(fail("interrupted: run the same command to continue"));
+    }
+    Ok(())
+}

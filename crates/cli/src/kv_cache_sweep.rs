@@ -331,16 +331,7 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
     for f in &section.findings {
         println!("{f}");
     }
-    eprintln!(
-        "hiops kv cache-sweep: {} of {} points; report: {}",
-        outcome.kept + outcome.ran,
-        outcome.total,
-        html.display()
-    );
-    if outcome.interrupted {
-        return Err(fail("interrupted: run the same command to continue"));
-    }
-    Ok(())
+    crate::kv::suite_done("cache-sweep", &outcome, &html)
 }
 
 /// The store's options on one device (`device`: a block device of ours).

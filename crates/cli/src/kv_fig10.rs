@@ -109,16 +109,7 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         .map_err(fail)?;
     drop(runner);
     let html = hiops_suite::write_report(&a.output).map_err(fail)?;
-    eprintln!(
-        "hiops kv fig10: {} of {} points; report: {}",
-        outcome.kept + outcome.ran,
-        outcome.total,
-        html.display()
-    );
-    if outcome.interrupted {
-        return Err(fail("interrupted: run the same command to continue"));
-    }
-    Ok(())
+    crate::kv::suite_done("fig10", &outcome, &html)
 }
 
 /// The clients and strategies of the grid, checked.
