@@ -378,6 +378,15 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     a.store.config()?;
     let store = Arc::new(a.store.open()?);
     say_opened(&store, a.store.path.as_ref().unwrap());
+    // A descriptor per client, plus the store's and a few spare.
+    let want = a.max_clients.saturating_add(64);
+    let files = server::raise_open_files(want);
+    if files < want {
+        eprintln!(
+            "hiops kv: only {files} open files allowed (--max-clients={} wants {want}); raise `ulimit -Hn` to serve that many",
+            a.max_clients
+        );
+    }
     let srv = server::Server::bind(store.clone(), cfg)?;
     let addr = srv.local_addr()?;
     let stats = store.stats();

@@ -222,25 +222,13 @@ impl Drop for PointServer {
     }
 }
 
-/// Lifts the soft limit on open files to `want` (or the hard limit): the
-/// clients and the server of a fig10 point share this process.
+/// Lifts the open-file limit to what `want` descriptors need: the clients
+/// and the server of a fig10 point share this process.
 fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        if lim.rlim_cur < want {
-            lim.rlim_cur = want.min(lim.rlim_max);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
-    if lim.rlim_cur < want {
+    let got = server::raise_open_files(want);
+    if got < want {
         return Err(bad(format!(
-            "--clients needs {want} open files, the hard limit is {}: raise it (ulimit -Hn) or give fewer clients",
-            lim.rlim_max
+            "--clients needs {want} open files, the limit is {got}: raise the hard limit (ulimit -Hn) or give fewer clients"
         )));
     }
     Ok(())

@@ -199,17 +199,7 @@ fn malformed_input_gets_an_error_and_the_server_stays_up() {
 /// 1,000 client and 1,000 server sockets live in this one process: lift
 /// the soft descriptor limit to the hard one (often 1024 by default).
 fn raise_fd_limit() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-    lim.rlim_cur
+    hiops_kv::server::raise_open_files(u64::MAX)
 }
 
 #[test]

@@ -49,15 +49,5 @@ pub fn kv_serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
 /// Lifts the soft limit on open files to the hard one (children inherit
 /// it); returns the limit now in force.
 pub fn raise_fd_limit() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit.
-    unsafe {
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-    }
-    lim.rlim_cur
+    hiops_kv::server::raise_open_files(u64::MAX)
 }

@@ -129,6 +129,30 @@ pub struct Server {
     shared: Arc<Shared>,
 }
 
+/// Lifts this process's soft limit on open files towards `want` (at most
+/// the hard limit, which only root may raise); returns the limit in force.
+/// Each client is a descriptor, and Redis raises its limit the same way.
+pub fn raise_open_files(want: u64) -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid pointer to an rlimit we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        if lim.rlim_cur < want {
+            let old = lim.rlim_cur;
+            lim.rlim_cur = want.min(lim.rlim_max);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                lim.rlim_cur = old;
+            }
+        }
+    }
+    lim.rlim_cur
+}
+
 /// The system's listen backlog (`net.core.somaxconn`).
 fn system_backlog() -> i32 {
     std::fs::read_to_string("/proc/sys/net/core/somaxconn")
