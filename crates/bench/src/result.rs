@@ -126,6 +126,8 @@ pub struct PathReport {
     pub counters: hiops_path::PathCounters,
     /// The hybrid's switches (whole run, times since the path opened).
     pub switches: Vec<hiops_path::SwitchPoint>,
+    /// Completion contexts' occupancy per pass over the window, ns.
+    pub completion_passes: hiops_stats::Histogram,
 }
 
 impl JobResult {

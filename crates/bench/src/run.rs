@@ -513,6 +513,7 @@ fn task_path_report(job: &mut JobResult) {
         ),
         counters,
         switches: Vec::new(),
+        completion_passes: hiops_stats::Histogram::new(),
     });
 }
 
@@ -623,6 +624,7 @@ impl<'a> Phase<'a> {
                     description: p.description(),
                     counters: path_c1[j].since(&path_c0[j]),
                     switches: p.switches(),
+                    completion_passes: p.completion_passes(),
                 }),
             })
             .collect()
@@ -668,6 +670,7 @@ fn open_path(
         spin_ns: p.spin_ns,
         poll_interval: Duration::from_nanos(p.poll_interval_ns),
         coop_peeks: p.coop_peeks,
+        coop_parts: p.coop_parts,
         hybrid: p.hybrid,
     };
     let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
@@ -763,6 +766,10 @@ impl Phase<'_> {
             }
             if !w.window.started && el_ns >= ramp_ns {
                 w.path_c0 = self.snap_paths();
+                self.paths
+                    .iter()
+                    .flatten()
+                    .for_each(|p| p.restart_completion_passes());
                 self.ctrl.measuring.store(true, Relaxed);
                 w.window.begin(&self.devices, &self.irq_prefix);
                 ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));

@@ -533,6 +533,8 @@ pub struct PathSpec {
     pub spin_ns: u64,
     pub poll_interval_ns: u64,
     pub coop_peeks: bool,
+    /// coop: which of its parts are on (the Fig 8 ablation).
+    pub coop_parts: hiops_path::CoopParts,
     pub rings: u32,
     pub hybrid: hiops_path::HybridConfig,
     /// The task path: this many application tasks, shared out over the

@@ -26,6 +26,7 @@ fn job(path: Option<hiops_path::Strategy>) -> JobSpec {
         spin_ns: 0,
         poll_interval_ns: 10_000,
         coop_peeks: true,
+        coop_parts: Default::default(),
         rings: 1,
         hybrid: Default::default(),
         tasks: None,

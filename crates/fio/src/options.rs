@@ -94,6 +94,7 @@ pub struct Draft {
     pub spin: Option<u64>,
     pub poll_interval: Option<u64>,
     pub coop_peeks: Option<bool>,
+    pub coop_parts: Option<hiops_path::CoopParts>,
     pub rings: Option<u32>,
     pub tasks: Option<u32>,
     /// `strategy=tasks`: the task path with as many tasks as `numjobs`.
@@ -528,6 +529,11 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("spin", [], value, "hiops coop/poll/hybrid: spin this long before sleeping.", |d, v| { d.spin = Some(value::time_ns(need(v)?, 1)?); Ok(()) }),
     opt!("poll_interval", [], value, "hiops poll/hybrid: time between two polls (default 16us).", |d, v| { d.poll_interval = Some(value::time_ns(need(v)?, USEC)?.max(1_000)); Ok(()) }),
     opt!("coop_peeks", [], flag, "hiops poll: application threads peek and reap too (1) or not (0).", |d, v| { d.coop_peeks = Some(value::boolean(v)?); Ok(()) }),
+    opt!("coop_parts", [], value, "hiops coop: the parts of the strategy that are on, the paper's Fig 8 ablation: issue (non-blocking issue only; one completion thread reaps, wakes and issues), lazy (+ the waiting thread reaps on the doorbell), all (+ every thread reaps for the others; default).", |d, v| {
+        let v = need(v)?;
+        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| format!("unknown coop_parts '{v}': use issue, lazy or all"))?);
+        Ok(())
+    }),
     opt!("rings", [], value, "hiops: shared queues of the path; threads use the one of their CPU.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "rings")?;
         if n == 0 { return Err("must be at least 1".into()); }

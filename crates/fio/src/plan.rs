@@ -641,6 +641,7 @@ impl Draft {
                 spin_ns: self.spin.unwrap_or(0),
                 poll_interval_ns: self.poll_interval.unwrap_or(16_000),
                 coop_peeks: self.coop_peeks.unwrap_or(true),
+                coop_parts: self.coop_parts.unwrap_or_default(),
                 rings: self.rings.unwrap_or(1),
                 hybrid: hiops_path::HybridConfig {
                     poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),

@@ -48,10 +48,12 @@ pub mod tokio_driver;
 
 pub use buf::{AlignedBuf, DIRECT_ALIGN};
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
+pub use strategy::CoopParts;
 pub use strategy::Strategy;
 pub use task::{IoFuture, TaskConfig, TaskRing};
 
 use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
+use hiops_stats::Histogram;
 use request::Request;
 use shared::{Behaviour, SharedQueue, WakeList};
 use std::cell::Cell;
@@ -105,6 +107,8 @@ pub struct PathConfig {
     /// `poll`: whether the application threads peek and reap too ("w/ Coop
     /// Poll" in the paper's Fig 9) or leave it all to the poll thread.
     pub coop_peeks: bool,
+    /// `coop`: which of its parts are on (the Fig 8 ablation).
+    pub coop_parts: CoopParts,
     pub hybrid: HybridConfig,
 }
 
@@ -120,6 +124,7 @@ impl Default for PathConfig {
             spin_ns: 0,
             poll_interval: Duration::from_micros(16),
             coop_peeks: true,
+            coop_parts: CoopParts::All,
             hybrid: HybridConfig::default(),
         }
     }
@@ -211,6 +216,12 @@ impl IoPath {
         opts.coop_taskrun = Feature::Off;
         opts.doorbell = true;
         let tsc_hz = hiops_stats::tsc::tsc_hz();
+        // coop without lazy completion is served as the paper's interrupt
+        // handler served it: one completion context does all the work.
+        let strategy = match (strategy, path.config.coop_parts) {
+            (Strategy::Coop, CoopParts::Issue) => Strategy::CompletionThread,
+            _ => strategy,
+        };
         for _ in 0..path.config.rings {
             let queue = Queue::open(
                 engine,
@@ -227,6 +238,7 @@ impl IoPath {
                     Strategy::Poll => path.config.coop_peeks,
                     _ => false,
                 },
+                lazy_only: strategy == Strategy::Coop && path.config.coop_parts == CoopParts::Lazy,
                 spin_ticks: (path.config.spin_ns as f64 * tsc_hz / 1e9) as u64,
                 hybrid: path.config.hybrid,
                 tsc_hz,
@@ -356,6 +368,25 @@ impl IoPath {
         sum
     }
 
+    /// How long each completion context was occupied per pass that reaped
+    /// something (doorbell wake, completion or poll thread): reap, wake the
+    /// owners, issue from the FIFO; ns, over every ring since the last
+    /// [`IoPath::restart_completion_passes`]. Empty for per-thread queues.
+    pub fn completion_passes(&self) -> Histogram {
+        let mut sum = Histogram::new();
+        for r in &self.rings {
+            sum.merge(&r.passes());
+        }
+        sum
+    }
+
+    /// Forgets the passes so far (a measured window starts).
+    pub fn restart_completion_passes(&self) {
+        for r in &self.rings {
+            r.restart_passes();
+        }
+    }
+
     /// The hybrid's mode switches, in order, per ring.
     pub fn switches(&self) -> Vec<SwitchPoint> {
         let mut all: Vec<SwitchPoint> = self.rings.iter().flat_map(|r| r.switches()).collect();
@@ -378,8 +409,13 @@ impl IoPath {
     pub fn description(&self) -> String {
         match self.rings.first() {
             Some(r) => format!(
-                "{} over {} ring(s) of depth {}: {}",
+                "{}{} over {} ring(s) of depth {}: {}",
                 self.config.strategy,
+                match (self.config.strategy, self.config.coop_parts) {
+                    (Strategy::Coop, CoopParts::Issue) => " (non-blocking issue only)",
+                    (Strategy::Coop, CoopParts::Lazy) => " (non-blocking issue + lazy completion)",
+                    _ => "",
+                },
                 self.rings.len(),
                 self.config.depth,
                 r.description()

@@ -13,7 +13,7 @@ use crate::request::Request;
 use crate::stats::{Mode, PathCounters, SwitchPoint};
 use crate::{HybridConfig, Strategy};
 use hiops_hal::{Completion, Doorbell, Op, Queue};
-use hiops_stats::tsc;
+use hiops_stats::{tsc, Histogram};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{Thread, ThreadId};
@@ -41,6 +41,9 @@ pub(crate) struct Behaviour {
     pub strategy: Strategy,
     /// Issuing and waiting threads peek and reap for everybody.
     pub cooperative: bool,
+    /// Only the doorbell sleeper reaps (coop without its cooperative part):
+    /// issuing and waiting threads do not peek.
+    pub lazy_only: bool,
     pub spin_ticks: u64,
     pub hybrid: HybridConfig,
     pub tsc_hz: f64,
@@ -88,6 +91,9 @@ pub(crate) struct SharedQueue {
     closing: AtomicBool,
     how: Behaviour,
     opened_tsc: u64,
+    /// Each completion pass's occupancy, ns (the paper's Fig 8): only
+    /// completion contexts take this lock, once per pass.
+    passes: Mutex<Histogram>,
 }
 
 /// Switch-points kept per queue; beyond this they are counted, not stored.
@@ -127,6 +133,7 @@ impl SharedQueue {
             closing: AtomicBool::new(false),
             how,
             opened_tsc: tsc::rdtsc(),
+            passes: Mutex::new(Histogram::new()),
         }
     }
 
@@ -140,6 +147,26 @@ impl SharedQueue {
 
     pub fn counters(&self) -> PathCounters {
         self.lock().counters
+    }
+
+    pub fn passes(&self) -> Histogram {
+        self.passes.lock().expect("pass histogram").clone()
+    }
+
+    pub fn restart_passes(&self) {
+        self.passes.lock().expect("pass histogram").clear();
+    }
+
+    /// Books one completion pass that began at TSC `t0` and reaped `n`.
+    fn book_pass(&self, t0: u64, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let ns = tsc::rdtsc().saturating_sub(t0) as f64 * 1e9 / self.how.tsc_hz;
+        self.passes
+            .lock()
+            .expect("pass histogram")
+            .record(ns as u64);
     }
 
     pub fn switches(&self) -> Vec<SwitchPoint> {
@@ -179,7 +206,7 @@ impl SharedQueue {
         if self.closing.load(Ordering::Relaxed) {
             return Err(());
         }
-        if self.how.cooperative {
+        if self.how.cooperative && !self.how.lazy_only {
             self.pump(&mut core, me, wake, false);
         }
         core.enqueue(req);
@@ -211,7 +238,7 @@ impl SharedQueue {
             return counts;
         }
         let me = req.owner.id();
-        if self.how.cooperative && self.how.spin_ticks > 0 && !req.is_done() {
+        if !self.how.lazy_only && self.how.spin_ticks > 0 && !req.is_done() {
             let deadline = tsc::rdtsc() + self.how.spin_ticks;
             while !req.is_done() && tsc::rdtsc() < deadline {
                 if let Ok(mut core) = self.core.try_lock() {
@@ -241,7 +268,9 @@ impl SharedQueue {
             // Promotions happen under this lock: one made since the check
             // above is seen here, before we decide to leave.
             baton |= req.promoted.swap(false, Ordering::SeqCst);
-            if !req.is_done() {
+            // Lazy only: the doorbell sleeper reaps; a waiter still issues
+            // from the FIFO when nothing is in flight to free a tag.
+            if !req.is_done() && (!self.how.lazy_only || core.queue.in_flight() == 0) {
                 self.pump(&mut core, me, wake, false);
             }
             if req.is_done() {
@@ -266,11 +295,12 @@ impl SharedQueue {
                 drop(core);
                 wake_all(wake);
                 bell.wait().expect("waiting on the completion eventfd");
+                let t0 = tsc::rdtsc();
                 counts.doorbell_sleeps += 1;
                 let mut core = self.lock();
                 core.sleeper = false;
                 core.counters.doorbell_wakes += 1;
-                self.pump(&mut core, me, wake, false);
+                let reaped = self.pump(&mut core, me, wake, false);
                 if req.is_done() {
                     // Leaving: someone else must reap what is still in flight.
                     self.hand_over(&mut core, me, wake);
@@ -281,6 +311,7 @@ impl SharedQueue {
                 }
                 drop(core);
                 wake_all(wake);
+                self.book_pass(t0, reaped);
                 continue;
             }
             drop(core);
@@ -304,12 +335,14 @@ impl SharedQueue {
         let mut wake = WakeList::new();
         loop {
             bell.wait().expect("waiting on the completion eventfd");
+            let t0 = tsc::rdtsc();
             let mut core = self.lock();
             core.counters.doorbell_wakes += 1;
-            self.pump(&mut core, me, &mut wake, false);
+            let reaped = self.pump(&mut core, me, &mut wake, false);
             let finished = self.closing.load(Ordering::Relaxed) && core.is_idle();
             drop(core);
             wake_all(&mut wake);
+            self.book_pass(t0, reaped);
             if finished {
                 return;
             }
@@ -326,6 +359,7 @@ impl SharedQueue {
         let me = std::thread::current().id();
         let mut wake = WakeList::new();
         loop {
+            let t0 = tsc::rdtsc();
             let mut core = self.lock();
             let n = self.pump(&mut core, me, &mut wake, true);
             core.counters.polls += 1;
@@ -344,6 +378,7 @@ impl SharedQueue {
             }
             drop(core);
             wake_all(&mut wake);
+            self.book_pass(t0, n);
             if park {
                 std::thread::park();
             } else {

@@ -61,6 +61,39 @@ impl Strategy {
     }
 }
 
+/// Which parts of the cooperative strategy are on: the paper's Fig 8
+/// ablation (HIOPS section 3), each part added to the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum CoopParts {
+    /// Non-blocking issue only: commands wait in the software FIFO for a
+    /// tag, and one completion context (a dedicated thread, the interrupt
+    /// handler's place) reaps, wakes the owners and issues from the FIFO.
+    Issue,
+    /// Adds lazy completion: the waiting thread sleeps on the completion
+    /// doorbell and does that work itself; no other thread peeks.
+    Lazy,
+    /// Adds cooperative completion: every thread entering the path reaps
+    /// and issues for the others (the full strategy).
+    #[default]
+    All,
+}
+
+impl CoopParts {
+    pub const ALL: [CoopParts; 3] = [CoopParts::Issue, CoopParts::Lazy, CoopParts::All];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CoopParts::Issue => "issue",
+            CoopParts::Lazy => "lazy",
+            CoopParts::All => "all",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<CoopParts> {
+        CoopParts::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
 impl std::fmt::Display for Strategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -4,7 +4,7 @@
 
 use hiops_hal::backends::mem::MemDevice;
 use hiops_hal::{EngineKind, Target};
-use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy, ThreadStats};
+use hiops_path::{AlignedBuf, CoopParts, IoPath, PathConfig, Strategy, ThreadStats};
 use proptest::prelude::*;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::mpsc;
@@ -151,6 +151,45 @@ fn every_strategy_verifies_from_1_8_and_256_threads() {
                 }
                 drop(path);
             }
+        }
+    });
+}
+
+/// Fig 8's ablation: each part of coop verifies, and the counters show which
+/// threads did the completion work.
+#[test]
+fn coop_parts_verify_and_each_changes_who_reaps() {
+    within(120, || {
+        for parts in CoopParts::ALL {
+            let (threads, blocks) = (16u64, 8u64);
+            let t = file_target(threads * blocks * 4096);
+            let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 8);
+            cfg.coop_parts = parts;
+            cfg.spin_ns = 0;
+            let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+            let stats = exercise(&path, threads, blocks, 4096, 2);
+            assert_eq!(stats.ios, threads * blocks * 2 * 2, "{parts:?}");
+            let c = path.counters();
+            assert_eq!(c.reaped, stats.ios, "{parts:?}: reaped vs completed");
+            let passes = path.completion_passes();
+            assert!(passes.count() > 0, "{parts:?}: no completion pass booked");
+            assert!(
+                passes.count() <= c.reaped,
+                "{parts:?}: a pass reaps at least one"
+            );
+            match parts {
+                // The completion thread reaps everything; owners never peek.
+                CoopParts::Issue => {
+                    assert_eq!(c.reaped_for_others, c.reaped, "{parts:?}");
+                    assert_eq!(stats.doorbell_sleeps, 0, "{parts:?}");
+                }
+                // Only a thread woken from the doorbell peeks.
+                CoopParts::Lazy => assert_eq!(c.peeks, c.doorbell_wakes, "{parts:?}: {c:?}"),
+                // Issuers peek too: at least one peek per submission.
+                CoopParts::All => assert!(c.peeks >= stats.ios, "{parts:?}: {c:?}"),
+            }
+            path.restart_completion_passes();
+            assert_eq!(path.completion_passes().count(), 0);
         }
     });
 }

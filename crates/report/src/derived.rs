@@ -102,6 +102,9 @@ pub struct PathFigures {
     pub promotions_per_io: f64,
     pub context_switches_per_io: f64,
     pub handoff_ns: HandoffPercentiles,
+    /// How long a completion context was occupied per pass that reaped
+    /// something (the paper's Fig 8 quantity; hand-off is the owner's view).
+    pub completion_pass_ns: HandoffPercentiles,
     pub switches: Vec<SwitchFigure>,
 }
 
@@ -113,6 +116,19 @@ pub struct HandoffPercentiles {
     pub p99: u64,
     pub p99_9: u64,
     pub max: u64,
+}
+
+impl HandoffPercentiles {
+    fn of(h: &hiops_stats::Histogram) -> HandoffPercentiles {
+        HandoffPercentiles {
+            mean: h.mean(),
+            p50: h.percentile(50.0),
+            p90: h.percentile(90.0),
+            p99: h.percentile(99.0),
+            p99_9: h.percentile(99.9),
+            max: h.max(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -129,7 +145,6 @@ pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
     let ios = t.ios.max(1) as f64;
     let c = &p.counters;
     let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-    let h = &t.handoff;
     Some(PathFigures {
         strategy: p.strategy.to_string(),
         description: p.description.clone(),
@@ -146,14 +161,8 @@ pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
         fifo_max: c.fifo_max,
         promotions_per_io: c.promotions as f64 / ios,
         context_switches_per_io: job.thread_cpu().context_switches() as f64 / ios,
-        handoff_ns: HandoffPercentiles {
-            mean: h.mean(),
-            p50: h.percentile(50.0),
-            p90: h.percentile(90.0),
-            p99: h.percentile(99.0),
-            p99_9: h.percentile(99.9),
-            max: h.max(),
-        },
+        handoff_ns: HandoffPercentiles::of(&t.handoff),
+        completion_pass_ns: HandoffPercentiles::of(&p.completion_passes),
         switches: p
             .switches
             .iter()
@@ -270,6 +279,9 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         m.insert("handoff_p50_us".into(), p.handoff_ns.p50 as f64 / 1e3);
         m.insert("handoff_p99_us".into(), p.handoff_ns.p99 as f64 / 1e3);
         m.insert("handoff_max_us".into(), p.handoff_ns.max as f64 / 1e3);
+        let c = &p.completion_pass_ns;
+        m.insert("completion_pass_p99_us".into(), c.p99 as f64 / 1e3);
+        m.insert("completion_pass_max_us".into(), c.max as f64 / 1e3);
         m.insert("wakeups_per_io".into(), p.wakeups_per_io);
         m.insert("polls_per_io".into(), p.polls_per_io);
         m.insert("empty_poll_share".into(), p.empty_poll_share);

@@ -184,6 +184,16 @@ pub fn summary(r: &RunResult) -> String {
                 h.p99_9 as f64 / 1e3,
                 h.max as f64 / 1e3
             );
+            let c = &f.completion_pass_ns;
+            if c.max > 0 {
+                let _ = writeln!(
+                    out,
+                    "  completion context per pass (reap, wake owners, issue queued), usec: p50={:.1}, p99={:.1}, max={:.1}",
+                    c.p50 as f64 / 1e3,
+                    c.p99 as f64 / 1e3,
+                    c.max as f64 / 1e3
+                );
+            }
             if !f.switches.is_empty() {
                 let _ = writeln!(
                     out,
