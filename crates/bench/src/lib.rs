@@ -28,6 +28,7 @@ mod latency;
 mod log;
 mod offload;
 pub mod platform;
+pub mod platform_facts;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;

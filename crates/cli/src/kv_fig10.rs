@@ -154,6 +154,7 @@ fn save_info(a: &Fig10Args, path: &std::path::Path) -> anyhow::Result<()> {
             ),
         ],
         extra: serde_json::Value::Null,
+        platform: hiops_suite::platform_of(&[&path.to_string_lossy()]),
     }
     .save(&a.output)
     .map_err(fail)

@@ -150,6 +150,12 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
         command: command_line(),
         about: vec![hiops_suite::machine_about()],
         extra: serde_json::Value::Null,
+        platform: hiops_suite::platform_of(
+            &a.options
+                .iter()
+                .filter_map(|o| o.strip_prefix("--filename="))
+                .collect::<Vec<_>>(),
+        ),
     }
     .save(&a.dir)
     .map_err(failed)?;
@@ -389,6 +395,13 @@ fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
         command: command_line(),
         about,
         extra: serde_json::to_value(&plan).expect("plans serialise"),
+        platform: hiops_suite::platform_of(
+            &plan
+                .targets
+                .iter()
+                .map(|t| t.path.as_str())
+                .collect::<Vec<_>>(),
+        ),
     }
     .save(&a.dir)
     .map_err(failed)?;
@@ -782,6 +795,13 @@ fn iozone_info(a: &IozoneArgs, plan: &hiops_suite::iozone::Plan, runtime: &str) 
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),
+        platform: hiops_suite::platform_of(
+            &plan
+                .targets
+                .iter()
+                .map(|t| t.path.as_str())
+                .collect::<Vec<_>>(),
+        ),
     }
 }
 
@@ -924,6 +944,13 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
             ),
         ],
         extra: serde_json::to_value(&plan).expect("plans serialise"),
+        platform: hiops_suite::platform_of(
+            &plan
+                .targets
+                .iter()
+                .map(|t| t.path.as_str())
+                .collect::<Vec<_>>(),
+        ),
     }
     .save(&a.dir)
     .map_err(failed)?;

@@ -284,6 +284,19 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         3,
         "the task path's sweep: 1, 4 and 8 tasks: {err}"
     );
+    assert_eq!(
+        lines(&dir.join("disk-fig8").join("points.jsonl")),
+        3,
+        "Fig 8's ablation: issue, lazy, all: {err}"
+    );
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
+    assert!(
+        info["platform"]["kernel"]
+            .as_str()
+            .is_some_and(|k| !k.is_empty()),
+        "suite.json records the platform: {info}"
+    );
     assert!(
         !dir.join("disk.dat").exists(),
         "the data file goes once the suite is complete"
@@ -295,6 +308,8 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         "disk: IOPS vs threads",
         "disk: the task path, IOPS vs tasks (coop)",
         "Fig 8 — disk: hand-off delay per strategy",
+        "Fig 8 — disk: the completion context&#39;s occupancy as coop&#39;s parts are added",
+        "Platform",
         "Fig 9 — disk: poll interval",
     ] {
         let h = heading.replace("&#39;", "'");

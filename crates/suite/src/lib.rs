@@ -19,8 +19,9 @@ pub mod iozone;
 pub mod page;
 pub mod sweep;
 
+use hiops_bench::platform_facts::PlatformFacts;
 use hiops_bench::{BenchError, RunOptions};
-use page::{Page, Section};
+use page::{Page, Section, Table};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -135,6 +136,9 @@ pub struct SuiteInfo {
     /// Free-form inputs a report needs (prices, capacities, ...).
     #[serde(default)]
     pub extra: serde_json::Value,
+    /// The settings that move results, read when the suite started.
+    #[serde(default)]
+    pub platform: Option<PlatformFacts>,
 }
 
 impl SuiteInfo {
@@ -205,6 +209,34 @@ pub fn machine_about() -> String {
     )
 }
 
+/// The platform's settings with the devices behind `targets` (fio's `a:b`
+/// filename lists are split), for [`SuiteInfo::platform`].
+pub fn platform_of(targets: &[&str]) -> Option<PlatformFacts> {
+    let paths: Vec<&Path> = targets
+        .iter()
+        .flat_map(|t| t.split(':'))
+        .filter(|p| !p.is_empty())
+        .map(Path::new)
+        .collect();
+    Some(PlatformFacts::read(&paths))
+}
+
+/// The page's last section: the platform's settings, and a warning for each
+/// one that skews results.
+fn platform_section(p: &PlatformFacts) -> Section {
+    Section {
+        heading: "Platform".into(),
+        findings: p.warnings(),
+        charts: Vec::new(),
+        tables: vec![Table {
+            caption: "settings when the suite started".into(),
+            header: vec!["setting".into(), "value".into()],
+            rows: p.rows().into_iter().map(|(k, v)| vec![k, v]).collect(),
+        }],
+        notes: Vec::new(),
+    }
+}
+
 /// Rebuilds the report of a suite or sweep directory from its points.
 pub fn report(dir: &Path) -> Result<Page, String> {
     let info = SuiteInfo::load(dir).map_err(|e| {
@@ -252,6 +284,8 @@ pub fn report(dir: &Path) -> Result<Page, String> {
             ))
         }
     }
+    page.sections
+        .extend(info.platform.as_ref().map(platform_section));
     Ok(page)
 }
 

@@ -1,0 +1,327 @@
+//! The platform a result was measured on: the settings that move latency and
+//! CPU cost per I/O (CPU frequency governor, SMT, idle states, the block
+//! queue's scheduler and limits, where the device's interrupts go,
+//! virtualization, the kernel command line), read from sysfs and procfs so a
+//! suite's JSON and page record them, with a warning where one skews results.
+
+use hiops_hal::device::BlockDev;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+/// Machine-wide settings and those of each target's device.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlatformFacts {
+    pub kernel: String,
+    pub cmdline: String,
+    /// CPUs per scaling governor; empty where the kernel has no cpufreq
+    /// (common in VMs: the host decides the frequency).
+    pub governors: BTreeMap<String, usize>,
+    /// sysfs's smt/control: on, off, forceoff, notsupported.
+    pub smt: String,
+    pub cpuidle_driver: String,
+    /// CPU 0's idle states that are enabled, with their exit latency (µs).
+    pub idle_states: Vec<(String, u64)>,
+    /// "none" on bare metal, else what the machine says it runs under.
+    pub virtualization: String,
+    pub devices: Vec<DeviceFacts>,
+}
+
+/// One block device's queue settings and its interrupts' CPUs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceFacts {
+    pub name: String,
+    pub scheduler: String,
+    pub nr_requests: u64,
+    pub rq_affinity: u64,
+    pub nomerges: u64,
+    pub rotational: bool,
+    pub write_cache: String,
+    /// The device's interrupt lines (from /proc/interrupts) and the CPUs
+    /// each may run on (smp_affinity_list).
+    pub irqs: Vec<(String, String)>,
+}
+
+fn read(path: impl AsRef<Path>) -> String {
+    fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn read_u64(path: impl AsRef<Path>) -> u64 {
+    read(path).parse().unwrap_or(0)
+}
+
+impl PlatformFacts {
+    /// Reads the machine and the devices behind `targets` (files or block
+    /// devices; ones on no block device, such as tmpfs, are skipped).
+    pub fn read(targets: &[&Path]) -> PlatformFacts {
+        let mut devices: Vec<DeviceFacts> = Vec::new();
+        for t in targets {
+            let Some(dev) = BlockDev::of_path(t) else {
+                continue;
+            };
+            if !devices.iter().any(|d| d.name == dev.disk) {
+                devices.push(DeviceFacts::read(&dev.disk));
+            }
+        }
+        PlatformFacts {
+            kernel: read("/proc/sys/kernel/osrelease"),
+            cmdline: read("/proc/cmdline"),
+            governors: governors(),
+            smt: read("/sys/devices/system/cpu/smt/control"),
+            cpuidle_driver: read("/sys/devices/system/cpu/cpuidle/current_driver"),
+            idle_states: idle_states(),
+            virtualization: virtualization(),
+            devices,
+        }
+    }
+
+    /// Settings that skew what a benchmark measures, one sentence each.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let slow: Vec<&String> = self
+            .governors
+            .keys()
+            .filter(|g| g.as_str() != "performance")
+            .collect();
+        if !slow.is_empty() {
+            out.push(format!("CPU frequency governor {} (not performance): clocks per I/O and latency move with the frequency the governor picks; `cpupower frequency-set -g performance` fixes it for a run.", join(&slow)));
+        }
+        let deep: Vec<String> = self
+            .idle_states
+            .iter()
+            .filter(|(_, lat)| *lat > 10)
+            .map(|(n, lat)| format!("{n} ({lat} µs)"))
+            .collect();
+        if !deep.is_empty() {
+            out.push(format!("Deep CPU idle states enabled: {}; a CPU waking from one adds its exit latency to an I/O's completion (disable them through /sys/devices/system/cpu/cpu*/cpuidle/state*/disable for latency runs).", deep.join(", ")));
+        }
+        if self.smt == "on" {
+            out.push("SMT is on: two hardware threads share a core, so per-thread CPU time overstates a core's cost when both are busy.".into());
+        }
+        if self.virtualization != "none" {
+            out.push(format!("Virtual machine ({}): the device and interrupts are emulated or passed through by the host, and steal time takes CPU the guest cannot see; absolute figures describe this guest, not the hardware.", self.virtualization));
+        }
+        out.extend(self.devices.iter().filter_map(DeviceFacts::warning));
+        out
+    }
+
+    /// Rows for a report table: setting, value.
+    pub fn rows(&self) -> Vec<(String, String)> {
+        let governors = if self.governors.is_empty() {
+            "no cpufreq (frequency set by the host or firmware)".to_string()
+        } else {
+            let parts: Vec<String> = self
+                .governors
+                .iter()
+                .map(|(g, n)| format!("{g} ({n} CPUs)"))
+                .collect();
+            parts.join(", ")
+        };
+        let idle: Vec<String> = self
+            .idle_states
+            .iter()
+            .map(|(n, l)| format!("{n} {l} µs"))
+            .collect();
+        let mut rows = vec![
+            ("kernel".into(), self.kernel.clone()),
+            ("CPU governor".into(), governors),
+            ("SMT".into(), self.smt.clone()),
+            (
+                "cpuidle".into(),
+                format!("{}: {}", self.cpuidle_driver, or_none(&idle.join(", "))),
+            ),
+            ("virtualization".into(), self.virtualization.clone()),
+            ("kernel command line".into(), self.cmdline.clone()),
+        ];
+        rows.extend(self.devices.iter().map(|d| (d.name.clone(), d.summary())));
+        rows
+    }
+}
+
+impl DeviceFacts {
+    pub fn read(disk: &str) -> DeviceFacts {
+        let q = Path::new("/sys/block").join(disk).join("queue");
+        let scheduler = read(q.join("scheduler"));
+        DeviceFacts {
+            name: disk.to_string(),
+            // The active one is the bracketed name: "none [mq-deadline] kyber".
+            scheduler: scheduler
+                .split_whitespace()
+                .find(|s| s.starts_with('['))
+                .map(|s| s.trim_matches(['[', ']']).to_string())
+                .unwrap_or(scheduler),
+            nr_requests: read_u64(q.join("nr_requests")),
+            rq_affinity: read_u64(q.join("rq_affinity")),
+            nomerges: read_u64(q.join("nomerges")),
+            rotational: read_u64(q.join("rotational")) == 1,
+            write_cache: read(q.join("write_cache")),
+            irqs: device_irqs(disk),
+        }
+    }
+
+    fn summary(&self) -> String {
+        let irqs: Vec<String> = self
+            .irqs
+            .iter()
+            .map(|(name, cpus)| format!("{name} on CPUs {cpus}"))
+            .collect();
+        format!(
+            "scheduler {}, nr_requests {}, rq_affinity {}, nomerges {}, {}, write cache {}; interrupts: {}",
+            self.scheduler,
+            self.nr_requests,
+            self.rq_affinity,
+            self.nomerges,
+            if self.rotational { "rotational" } else { "non-rotational" },
+            or_none(&self.write_cache),
+            or_none(&irqs.join(", "))
+        )
+    }
+
+    fn warning(&self) -> Option<String> {
+        let sched = !self.rotational && !matches!(self.scheduler.as_str(), "none" | "");
+        sched.then(|| format!("{}: I/O scheduler {} on a non-rotational device adds CPU and latency per I/O that fast SSD runs usually avoid (`echo none > /sys/block/{}/queue/scheduler`).", self.name, self.scheduler, self.name))
+    }
+}
+
+fn join(v: &[&String]) -> String {
+    v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn or_none(s: &str) -> String {
+    if s.is_empty() {
+        "none found".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn governors() -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let Ok(dir) = fs::read_dir("/sys/devices/system/cpu") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let g = read(e.path().join("cpufreq/scaling_governor"));
+        if !g.is_empty() {
+            *out.entry(g).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+fn idle_states() -> Vec<(String, u64)> {
+    let base = Path::new("/sys/devices/system/cpu/cpu0/cpuidle");
+    (0..16)
+        .map(|i| base.join(format!("state{i}")))
+        .take_while(|p| p.exists())
+        .filter(|p| read_u64(p.join("disable")) == 0)
+        .map(|p| (read(p.join("name")), read_u64(p.join("latency"))))
+        .collect()
+}
+
+/// What the machine says it runs under: the hypervisor sysfs node, DMI's
+/// product name, or only cpuinfo's `hypervisor` flag.
+fn virtualization() -> String {
+    let hv = read("/sys/hypervisor/type");
+    if !hv.is_empty() {
+        return hv;
+    }
+    let flagged = read("/proc/cpuinfo")
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    if !flagged {
+        return "none".into();
+    }
+    let product = read("/sys/class/dmi/id/product_name");
+    if product.is_empty() {
+        "a hypervisor (cpuinfo's hypervisor flag; no DMI product name)".into()
+    } else {
+        product
+    }
+}
+
+/// The device's MSI interrupt lines: the `msi_irqs` of the first ancestor of
+/// its sysfs device that has them (the PCI function of an NVMe or virtio
+/// disk), named from /proc/interrupts.
+fn device_irqs(disk: &str) -> Vec<(String, String)> {
+    let Ok(mut dir) = fs::canonicalize(Path::new("/sys/block").join(disk).join("device")) else {
+        return Vec::new();
+    };
+    let names = read("/proc/interrupts");
+    loop {
+        if let Ok(list) = fs::read_dir(dir.join("msi_irqs")) {
+            let mut irqs: Vec<u64> = list
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect();
+            irqs.sort_unstable();
+            return irqs.into_iter().map(|n| irq_line(n, &names)).collect();
+        }
+        if !dir.pop() || dir == Path::new("/sys/devices") {
+            return Vec::new();
+        }
+    }
+}
+
+fn irq_line(n: u64, proc_interrupts: &str) -> (String, String) {
+    let prefix = format!("{n}:");
+    let name = proc_interrupts
+        .lines()
+        .find(|l| l.trim_start().starts_with(&prefix))
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap_or("")
+        .to_string();
+    let cpus = read(format!("/proc/irq/{n}/smp_affinity_list"));
+    (format!("{n} {name}").trim().to_string(), cpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scheduler_on_flash_and_a_slow_governor_are_warned_about() {
+        let mut f = PlatformFacts {
+            virtualization: "none".into(),
+            ..PlatformFacts::default()
+        };
+        assert!(f.warnings().is_empty());
+        f.governors.insert("powersave".into(), 4);
+        f.idle_states = vec![("POLL".into(), 0), ("C6".into(), 133)];
+        f.devices.push(DeviceFacts {
+            name: "nvme0n1".into(),
+            scheduler: "mq-deadline".into(),
+            ..DeviceFacts::default()
+        });
+        let w = f.warnings();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("powersave") && w[1].contains("C6 (133 µs)"));
+        assert!(w[2].starts_with("nvme0n1: I/O scheduler mq-deadline"));
+        f.devices[0].rotational = true;
+        assert_eq!(
+            f.warnings().len(),
+            2,
+            "a scheduler on a disk with heads is fine"
+        );
+    }
+
+    #[test]
+    fn this_machine_reads_and_a_file_names_its_device() {
+        let dir = std::env::temp_dir();
+        let f = PlatformFacts::read(&[dir.as_path()]);
+        assert!(!f.kernel.is_empty() && !f.cmdline.is_empty());
+        match BlockDev::of_path(&dir) {
+            Some(dev) => {
+                assert_eq!(f.devices.len(), 1);
+                assert_eq!(f.devices[0].name, dev.disk);
+                assert!(f.devices[0].nr_requests > 0, "{:?}", f.devices[0]);
+                assert!(!f.devices[0].scheduler.contains('['));
+            }
+            None => assert!(f.devices.is_empty(), "the temp dir is on no block device"),
+        }
+        assert_eq!(f.rows().len(), 6 + f.devices.len());
+    }
+}
