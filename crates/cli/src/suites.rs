@@ -863,11 +863,15 @@ pub struct CharacterizeArgs {
     pub runtime: String,
     #[arg(long, default_value = "1")]
     pub ramp: String,
-    /// A small grid that runs every part quickly.
+    /// A small grid that runs every part quickly (one round unless
+    /// --rounds says otherwise).
     #[arg(long)]
     pub quick: bool,
-    #[arg(long, default_value_t = 1)]
-    pub rounds: u32,
+    /// Rounds of every point, alternating: medians are reported and the
+    /// charts draw the lowest and highest round as error bars. Default 3
+    /// (1 with --quick).
+    #[arg(long)]
+    pub rounds: Option<u32>,
     /// Discard the points of sweeps whose definition changed (the others
     /// resume).
     #[arg(long)]
@@ -913,7 +917,8 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
         format!("--ramp_time={}", a.ramp),
         "--time_based=1".into(),
     ];
-    let mut plan = Plan::new(targets, cpus, a.quick, base, a.rounds.max(1));
+    let rounds = a.rounds.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
+    let mut plan = Plan::new(targets, cpus, a.quick, base, rounds);
     plan.profile = !a.no_profile;
     // Every option is checked before --dir or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;

@@ -168,6 +168,10 @@ impl Axis {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Error bars: (x, lowest, highest) of the rounds behind a point, drawn
+    /// as a vertical line through it; empty for a single round.
+    #[serde(default)]
+    pub spread: Vec<(f64, f64, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -218,8 +222,38 @@ impl Chart {
         self.series.push(Series {
             name: name.into(),
             points,
+            spread: Vec::new(),
         });
         self
+    }
+
+    /// Error bars for the last series added: (x, lowest, highest).
+    pub fn with_spread(mut self, spread: Vec<(f64, f64, f64)>) -> Chart {
+        if let Some(s) = self.series.last_mut() {
+            s.spread = spread;
+        }
+        self
+    }
+
+    /// Each series' error bars as drawn: (series, x, low, high).
+    fn drawn_spread(&self) -> Vec<(usize, f64, f64, f64)> {
+        if self.stacked {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, s) in self.series.iter().enumerate() {
+            for &(x, lo, hi) in &s.spread {
+                let (Some(x), Some(lo), Some(hi)) =
+                    (self.x.drawn_at(x), self.y.drawn_at(lo), self.y.drawn_at(hi))
+                else {
+                    continue;
+                };
+                if hi > lo {
+                    out.push((i, x, lo, hi));
+                }
+            }
+        }
+        out
     }
 
     /// The chart as an SVG document.
@@ -315,7 +349,12 @@ impl Chart {
     {
         root.fill(&WHITE).map_err(err)?;
         let series = self.drawn_series();
-        let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+        let spread = self.drawn_spread();
+        let all: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|(_, p)| p.iter().copied())
+            .chain(spread.iter().flat_map(|&(_, x, lo, hi)| [(x, lo), (x, hi)]))
+            .collect();
         let (xr, yr) = ranges(&all, &self.x, &self.y, self.headroom());
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FAMILY, 22))
@@ -361,6 +400,12 @@ impl Chart {
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
             chart
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(err)?;
+            let bars = spread.iter().filter(|b| b.0 == i);
+            chart
+                .draw_series(bars.map(|&(_, x, lo, hi)| {
+                    PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1))
+                }))
                 .map_err(err)?;
         }
         if self.series.len() > 1 || !self.series[0].name.is_empty() {
@@ -513,6 +558,16 @@ fn register_font() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_bars_are_drawn_where_the_scale_can_show_them() {
+        let c = Chart::new("t", Axis::linear("x"), Axis::log10("y"))
+            .with_series("a", vec![(1.0, 5.0), (2.0, 6.0)])
+            .with_spread(vec![(1.0, 2.0, 9.0), (2.0, 0.0, 7.0), (3.0, 4.0, 4.0)]);
+        // log10: a zero low end cannot be drawn; an empty range is no bar.
+        assert_eq!(c.drawn_spread(), vec![(0, 1.0, 2f64.log10(), 9f64.log10())]);
+        assert!(c.svg().unwrap().contains("<svg"));
+    }
 
     fn sample() -> Chart {
         Chart::new(

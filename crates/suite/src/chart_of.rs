@@ -111,6 +111,7 @@ pub fn sweep_charts(s: &SweepDir, title_prefix: &str) -> Vec<Chart> {
 /// As [`sweep_charts`] with parameter `x` on the x axis.
 pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart> {
     let medians = s.medians();
+    let spreads = s.spreads();
     let Some(xp) = s.def.params.get(x) else {
         return Vec::new();
     };
@@ -122,7 +123,8 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
         if !medians.iter().any(|(_, m)| m.contains_key(*metric)) {
             continue;
         }
-        let mut lines: BTreeMap<usize, (String, Vec<(f64, f64)>)> = BTreeMap::new();
+        type Line = (String, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+        let mut lines: BTreeMap<usize, Line> = BTreeMap::new();
         for (values, m) in &medians {
             let (Some(px), Some(y)) = (position(&values[x]), m.get(*metric)) else {
                 continue;
@@ -141,17 +143,23 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
                     format!("{}={}", p.name, values[i])
                 });
             }
-            lines
+            let line = lines
                 .entry(order)
-                .or_insert_with(|| (names.join(" "), Vec::new()))
-                .1
-                .push((px, *y));
+                .or_insert_with(|| (names.join(" "), Vec::new(), Vec::new()));
+            line.1.push((px, *y));
+            let range = spreads
+                .iter()
+                .find(|(v, _)| v == values)
+                .and_then(|(_, r)| r.get(*metric));
+            if let Some(&(lo, hi)) = range {
+                line.2.push((px, lo, hi));
+            }
         }
         let title = format!("{title_prefix}{label} vs {}", xp.name);
         let mut chart = Chart::new(title.trim(), x_axis.clone(), Axis::linear(*label));
-        for (_, (name, mut pts)) in lines {
+        for (_, (name, mut pts, spread)) in lines {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            chart = chart.with_series(name, pts);
+            chart = chart.with_series(name, pts).with_spread(spread);
         }
         charts.push(chart);
     }
@@ -403,6 +411,32 @@ mod tests {
             vec![(512.0, 6000.0), (4096.0, 4000.0), (131072.0, 2000.0)]
         );
         assert_eq!(charts[1].series.len(), 1, "only coop has a hand-off");
+    }
+
+    #[test]
+    fn rounds_give_medians_and_min_max_error_bars() {
+        let mut s = sweep();
+        let mut again: Vec<Point> = s.points.clone();
+        for p in &mut again {
+            p.round = 1;
+            *p.metrics.get_mut("iops").unwrap() += 300.0;
+        }
+        let mut third = again.clone();
+        third.iter_mut().for_each(|p| p.round = 2);
+        third[0].metrics.insert("iops".into(), 2000.0);
+        s.points.extend(again);
+        s.points.extend(third);
+        let charts = sweep_charts(&s, "");
+        let pread = &charts[0].series[0];
+        // 512/pread: rounds 3000, 3300, 2000: median 3000, bar 2000-3300.
+        assert_eq!(pread.points[0], (512.0, 3000.0));
+        assert_eq!(pread.spread[0], (512.0, 2000.0, 3300.0));
+        assert_eq!(pread.spread.len(), 3);
+        let one_round = sweep_charts(&sweep(), "");
+        assert!(
+            one_round[0].series[0].spread.is_empty(),
+            "no bars from one round"
+        );
     }
 
     #[test]

@@ -323,6 +323,25 @@ impl SweepDir {
 
     /// The median of each metric over rounds, per grid point, in grid order.
     pub fn medians(&self) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
+        self.over_rounds(median)
+    }
+
+    /// The lowest and highest of each metric over rounds, per grid point
+    /// measured in more than one round (the error bars of its charts).
+    pub fn spreads(&self) -> Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)> {
+        self.over_rounds(|v| {
+            let v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+            let lo = v.iter().copied().reduce(f64::min)?;
+            let hi = v.iter().copied().reduce(f64::max)?;
+            (v.len() > 1).then_some((lo, hi))
+        })
+    }
+
+    /// Each metric's rounds folded by `fold`, per grid point, in grid order.
+    fn over_rounds<T>(
+        &self,
+        fold: impl Fn(Vec<f64>) -> Option<T>,
+    ) -> Vec<(Vec<String>, BTreeMap<String, T>)> {
         self.def
             .grid()
             .into_iter()
@@ -343,7 +362,7 @@ impl SweepDir {
                             .iter()
                             .filter_map(|p| p.metrics.get(n).copied())
                             .collect();
-                        Some((n.clone(), median(vals)?))
+                        Some((n.clone(), fold(vals)?))
                     })
                     .collect();
                 Some((values, metrics))
