@@ -328,7 +328,7 @@ impl SweepDir {
 
     /// The lowest and highest of each metric over rounds, per grid point
     /// measured in more than one round (the error bars of its charts).
-    pub fn spreads(&self) -> Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)> {
+    pub fn spreads(&self) -> Vec<(Vec<String>, BTreeMap<String, Spread>)> {
         self.over_rounds(|v| {
             let v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
             let lo = v.iter().copied().reduce(f64::min)?;
@@ -370,6 +370,9 @@ impl SweepDir {
             .collect()
     }
 }
+
+/// The lowest and highest value of a metric over rounds.
+pub type Spread = (f64, f64);
 
 pub fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
