@@ -11,6 +11,11 @@ each strategy, and its median per-round ratio against `pread`.
   python3 bench/path_strategies.py --zram --threads 128   # needs root
 
 "tasks" is the task path (`--strategy=coop --tasks=N`, N = --threads).
+"coop:issue", "coop:lazy" and "coop:all" are coop with only some of its parts
+on (`--coop_parts`, HIOPS Fig 8's ablation):
+
+  python3 bench/path_strategies.py --threads 128 --rounds 5 \
+      --strategies pread,coop:issue,coop:lazy,coop:all
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -32,6 +37,10 @@ def make_zram(size="1G"):
 
 
 def one(exe, target, args, strategy, extra):
+    extra = list(extra)
+    if ":" in strategy:
+        strategy, parts = strategy.split(":", 1)
+        extra.append(f"--coop_parts={parts}")
     if strategy == "tasks":
         # The task path: as many tasks as the others have threads.
         n = next(x for x in args if x.startswith("--numjobs=")).split("=")[1]
@@ -46,7 +55,10 @@ def one(exe, target, args, strategy, extra):
     j = d["jobs"][0]
     p = j["hiops"]["path"] or {}
     h = p.get("handoff_ns") or {}
+    c = p.get("completion_pass_ns") or {}
     return {
+        "pass_p99_us": c.get("p99", 0) / 1e3,
+        "pass_max_us": c.get("max", 0) / 1e3,
         "iops": j["read"]["iops"] + j["write"]["iops"],
         "clocks": d["hiops"]["machine"]["clocks_per_io"],
         "ctx": d["hiops"]["process"]["context_switches_per_io"],
@@ -103,8 +115,8 @@ def main():
     where = f"zram" if a.zram else "disk file (vda)"
     print(f"\n{a.rw} {a.bs}, {a.threads} threads, {where}, {a.ioengine} for shared/per-thread rings, "
           f"{a.rounds} rounds of {a.runtime}s, medians")
-    print("| strategy | IOPS | clocks/IO | ctx/IO | clat p50 us | hand-off p50/p99/max us | IOPS vs pread | clocks vs pread | p50 vs pread |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+    print("| strategy | IOPS | clocks/IO | ctx/IO | clat p50 us | hand-off p50/p99/max us | completion pass p99/max us | IOPS vs pread | clocks vs pread | p50 vs pread |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |")
     for s in strategies:
         rs = results[s]
         med = lambda k: statistics.median(x[k] for x in rs)
@@ -116,7 +128,8 @@ def main():
         else:
             ratios = "- | - | -"
         print(f"| {s} | {med('iops'):.0f} | {med('clocks'):.0f} | {med('ctx'):.2f} | {med('p50_us'):.1f} | "
-              f"{med('handoff_p50_us'):.1f}/{med('handoff_p99_us'):.0f}/{med('handoff_max_us'):.0f} | {ratios} |")
+              f"{med('handoff_p50_us'):.1f}/{med('handoff_p99_us'):.0f}/{med('handoff_max_us'):.0f} | "
+              f"{med('pass_p99_us'):.1f}/{med('pass_max_us'):.0f} | {ratios} |")
 
 
 if __name__ == "__main__":
