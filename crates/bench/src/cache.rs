@@ -15,6 +15,7 @@
 //! fatal (in fio neither): a cache that stays only makes reads faster.
 
 use crate::generator::Region;
+use crate::spec::Fadvise;
 use hiops_hal::Target;
 
 /// Drops the cached pages of each target's region.
@@ -25,6 +26,26 @@ pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
             // SAFETY: an advice on a descriptor the job keeps open; it changes
             // no memory of ours.
             unsafe { libc::posix_fadvise(*fd, start, len, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+/// Gives the kernel the job's access-pattern hint for each file, over the
+/// thread's region (fio's fadvise_hint, at file open). Random and sequential
+/// set the open file's readahead, whatever the range; a failure only leaves
+/// the kernel's default readahead, as in fio (which logs it).
+pub(crate) fn advise(targets: &[Target], regions: &[Region], hint: Fadvise) {
+    let advice = match hint {
+        Fadvise::Random => libc::POSIX_FADV_RANDOM,
+        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+    };
+    for (t, r) in targets.iter().zip(regions) {
+        if let Target::Fd(fd) = t {
+            // SAFETY: an advice on a descriptor the job keeps open; it changes
+            // no memory of ours.
+            unsafe {
+                libc::posix_fadvise(*fd, r.start as libc::off_t, r.len as libc::off_t, advice)
+            };
         }
     }
 }

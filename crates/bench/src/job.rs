@@ -224,6 +224,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             let drops = crate::cache::WrapDrops::new(plan.pass, &plan.targets, &plan.regions);
             work = work.dropping_caches(drops);
         }
+        if let Some(hint) = spec.fadvise {
+            crate::cache::advise(&plan.targets, &plan.regions, hint);
+        }
         if invalidate {
             crate::cache::drop_cached(&plan.targets, &plan.regions);
         }

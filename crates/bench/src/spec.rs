@@ -283,6 +283,14 @@ pub enum VerifyMode {
     Pattern,
 }
 
+/// An access-pattern hint (posix_fadvise): random turns the file's
+/// readahead off, sequential doubles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fadvise {
+    Sequential,
+    Random,
+}
+
 /// A byte count, or a share of the target (fio's `offset=10%`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Amount {
@@ -503,6 +511,9 @@ pub struct JobSpec {
     pub end_fsync: bool,
     /// Drop the page cache of files before the job.
     pub invalidate: bool,
+    /// The access-pattern hint given to the kernel for each file as a job
+    /// thread starts (fio's fadvise_hint; `None`: no hint).
+    pub fadvise: Option<Fadvise>,
     /// Pause after each I/O completes (fio's thinktime).
     pub thinktime_ns: u64,
     /// Each thread stops after this many I/Os (fio's number_ios).
@@ -597,6 +608,7 @@ impl JobSpec {
             fdatasync_every: 0,
             end_fsync: false,
             invalidate: true,
+            fadvise: None,
             thinktime_ns: 0,
             number_ios: None,
             exitall: false,

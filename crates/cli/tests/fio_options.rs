@@ -345,3 +345,78 @@ fn bssplit_blocks_fit_the_random_maps_gaps_as_fio() {
         "mean block {mean:.0} bytes"
     );
 }
+
+/// Pages of `path` in the page cache (mincore over a mapping of it).
+fn resident_pages(path: &Path) -> usize {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a shared read-only mapping of our own file, unmapped before
+    // return; mincore writes one byte per page into `vec`, sized for it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|b| **b & 1 == 1).count()
+}
+
+/// fio's fadvise_hint: `random` turns readahead off, so eight buffered 4 KiB
+/// reads leave eight pages cached; with no hint the kernel reads ahead of a
+/// sequential reader; `sequential` reads ahead further still.
+#[test]
+fn fadvise_hint_sets_the_files_readahead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("ra.dat");
+    std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();
+    std::fs::File::open(&file).unwrap().sync_all().unwrap();
+    let cached_after = |hint: &str| {
+        let o = hiops(
+            tmp.path(),
+            &[
+                "--name=ra",
+                "--filename=ra.dat",
+                "--rw=read",
+                "--bs=4k",
+                "--number_ios=8",
+                "--ioengine=psync",
+                &format!("--fadvise_hint={hint}"),
+            ],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        resident_pages(&file)
+    };
+    let random = cached_after("random");
+    if random > 64 {
+        eprintln!(
+            "skipped: the page cache of {} is not observable here ({random} pages stay)",
+            file.display()
+        );
+        return;
+    }
+    assert_eq!(random, 8, "random: exactly the pages read");
+    let none = cached_after("0");
+    assert!(none > 8, "no hint: the kernel reads ahead ({none} pages)");
+    let sequential = cached_after("sequential");
+    assert!(
+        sequential >= none,
+        "sequential reads ahead at least as far ({sequential} vs {none})"
+    );
+    // fio's default (1) on a sequential job is the sequential hint.
+    assert!(cached_after("1") >= none);
+    let bad = hiops(
+        tmp.path(),
+        &["--name=x", "--filename=ra.dat", "--fadvise_hint=often"],
+    );
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("use 0, 1, sequential or random"));
+}

@@ -70,6 +70,8 @@ pub struct Draft {
     pub end_fsync: Option<bool>,
     pub unlink: Option<bool>,
     pub invalidate: Option<bool>,
+    /// fio's fadvise_hint: `Some(None)` for 0, `None` when not given (1).
+    pub fadvise_hint: Option<Option<FadviseHint>>,
     pub stonewall: bool,
     pub new_group: bool,
     pub group_reporting: bool,
@@ -111,6 +113,14 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
+}
+
+/// fio's fadvise_hint values other than 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// 1: random for a random workload, sequential otherwise.
+    ByWorkload,
+    Fixed(hiops_bench::spec::Fadvise),
 }
 
 type Apply = fn(&mut Draft, Option<&str>) -> Result<(), String>;
@@ -570,8 +580,15 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("allow_file_create", [], flag, "Accepted when 1 (fio's default), no effect: hiops creates missing files. 0 is refused.", |_, v| {
         only_when(value::boolean(v)?, true, "hiops creates files that do not exist; make sure they exist and drop allow_file_create=0")
     }),
-    opt!("fadvise_hint", [], value, "Accepted when 0, no effect: hiops gives the kernel no access-pattern hint. 1, sequential and random (fio's default is 1) are refused: they change buffered reads; with direct=1 drop it.", |_, v| {
-        match need(v)? { "0" => Ok(()), s => Err(format!("fadvise_hint={s} is an fio setting hiops does not implement: hiops gives the kernel no access-pattern hint (fio's fadvise_hint=0); use direct=1, where hints do not matter, or drop it")) }
+    opt!("fadvise_hint", [], value, "The access-pattern hint (posix_fadvise) each job thread gives for its files as it starts: 1 (fio's default) random for a random workload and sequential otherwise, random, sequential, or 0 for none. Random turns readahead off, which is what buffered random reads measure.", |d, v| {
+        d.fadvise_hint = Some(match need(v)? {
+            "0" => None,
+            "1" => Some(FadviseHint::ByWorkload),
+            "sequential" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Sequential)),
+            "random" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Random)),
+            s => return Err(format!("fadvise_hint={s}: use 0, 1, sequential or random")),
+        });
+        Ok(())
     }),
     opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
         d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("'{s}': use inline or offload")) }); Ok(())

@@ -5,8 +5,9 @@
 //! caller ignores them.
 
 use crate::jobfile::{RawOption, Section};
-use crate::options::{lookup, Draft, Lookup};
+use crate::options::{lookup, Draft, FadviseHint, Lookup};
 use hiops_bench::safety::Grants;
+use hiops_bench::spec::Fadvise;
 use hiops_bench::spec::{Amount, JobMeta};
 use hiops_bench::{JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
 use hiops_hal::EngineKind;
@@ -552,6 +553,12 @@ impl Draft {
         spec.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.end_fsync = self.end_fsync.unwrap_or(false);
         spec.invalidate = self.invalidate.unwrap_or(true);
+        spec.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
+            None => None,
+            Some(FadviseHint::Fixed(f)) => Some(f),
+            Some(FadviseHint::ByWorkload) if spec.rw.is_random() => Some(Fadvise::Random),
+            Some(FadviseHint::ByWorkload) => Some(Fadvise::Sequential),
+        };
         // fio: a verify_pattern without verify means verify=pattern.
         spec.verify = match (self.verify, &self.verify_pattern) {
             (Some(mode), _) => mode,
