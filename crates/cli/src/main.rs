@@ -9,8 +9,10 @@ mod kv;
 mod kv_cache_sweep;
 mod kv_fig10;
 mod kv_ranks;
+mod plan_view;
 mod progress;
 mod ranks;
+mod readonly;
 mod signals;
 mod suites;
 
@@ -112,7 +114,7 @@ fn run_as(
 ) -> anyhow::Result<u8> {
     let info = coord.info().clone();
     let inv = match agreed(coord, parsed)? {
-        args::Parsed::Help(text) => {
+        args::Parsed::Print(text) => {
             print!("{text}");
             return Ok(0);
         }
@@ -123,14 +125,31 @@ fn run_as(
         nranks: info.ranks,
         host: info.host.clone(),
     };
+    if inv.showcmd {
+        return showcmd(&inv, &rank);
+    }
     let plan = agreed(coord, inv.plan(&rank))?;
     if info.rank == 0 {
         for line in &plan.ignored {
             eprintln!("hiops: warning: ignored: {line}");
         }
+        for line in &inv.no_effect {
+            eprintln!("hiops: no effect here: {line}");
+        }
+    }
+    if inv.parse_only {
+        if info.rank == 0 {
+            print!("{}", plan_view::parse_only(&plan));
+        }
+        return Ok(0);
     }
     signals::install();
-    let shown = info.rank == 0 && progress::stderr_is_terminal() && !inv.no_progress;
+    let shown = info.rank == 0
+        && match inv.eta {
+            args::Eta::Auto => progress::stderr_is_terminal(),
+            args::Eta::Always => true,
+            args::Eta::Never => false,
+        };
     let mut bar = progress::ProgressLine::new(shown);
     // Phases (stonewall, the next job file) run one after the other.
     let mut cb = |p: &hiops_bench::Progress| bar.update(p);
@@ -153,22 +172,49 @@ fn run_as(
     Ok(status(&results, ""))
 }
 
-/// One process's result in the format asked for.
+/// fio's `--showcmd`: each job file as a command line; nothing runs.
+fn showcmd(inv: &args::Invocation, rank: &hiops_fio::Placeholders) -> anyhow::Result<u8> {
+    let (sources, _) = hiops_fio::command_line_sources(&inv.command_line, Some(rank))
+        .map_err(BenchError::Usage)?;
+    if inv.command_line.files.is_empty() {
+        return Err(BenchError::Usage(
+            "--showcmd turns job files into command lines: give a job file".into(),
+        )
+        .into());
+    }
+    if rank.rank == 0 {
+        for line in hiops_fio::cmdline::showcmd(&sources) {
+            println!("{line}");
+        }
+    }
+    Ok(0)
+}
+
+/// One process's result in the formats asked for (normal text first when
+/// JSON is asked for too, as fio prints them).
 fn result_text(
     inv: &args::Invocation,
     plan: &hiops_fio::FioPlan,
     results: &[hiops_bench::RunResult],
 ) -> String {
+    let normal = || hiops_report::text::summary_set(results, &plan.ignored);
     match inv.format {
-        args::Format::Normal => hiops_report::text::summary_set(results, &plan.ignored),
+        args::Format::Normal => normal(),
         args::Format::Json | args::Format::JsonPlus => {
             let set = hiops_report::json::RunSet {
                 runs: results,
                 global_options: &plan.global_options,
                 ignored: &plan.ignored,
             };
-            let v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
-            serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
+            let mut v =
+                hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
+            v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
+            let json = serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n";
+            if inv.normal_too {
+                normal() + &json
+            } else {
+                json
+            }
         }
     }
 }
