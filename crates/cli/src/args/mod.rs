@@ -9,9 +9,11 @@
 
 mod debug;
 mod fio_flags;
+mod formats;
 mod help;
 
 pub use debug::Debug;
+use formats::Formats;
 
 use clap::{Args, Parser, Subcommand};
 use hiops_bench::BenchError;
@@ -255,69 +257,6 @@ fn flag_value(
     }
 }
 
-/// The formats of --output-format, --minimal and --append-terse together
-/// (fio's `output_format` bits; normal unless told otherwise).
-struct Formats {
-    normal: bool,
-    terse: bool,
-    json: bool,
-    json_plus: bool,
-}
-
-impl Default for Formats {
-    fn default() -> Self {
-        Formats {
-            normal: true,
-            terse: false,
-            json: false,
-            json_plus: false,
-        }
-    }
-}
-
-impl Formats {
-    /// fio's `parse_output_format`: a comma-separated list that replaces
-    /// the formats before it (`minimal` and `csv` are terse).
-    fn read(&mut self, list: &str) -> Result<(), BenchError> {
-        *self = Formats {
-            normal: false,
-            ..Formats::default()
-        };
-        for f in list.split(',') {
-            match f.trim() {
-                "normal" => self.normal = true,
-                "terse" | "minimal" | "csv" => self.terse = true,
-                "json" => self.json = true,
-                "json+" => self.json_plus = true,
-                other => {
-                    return usage(format!(
-                        "--output-format={list}: '{other}' is not a format; use normal, terse, json or json+, or several joined by commas"
-                    ))
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn settle(self, inv: &mut Invocation) {
-        inv.format = match (self.json_plus, self.json) {
-            (true, _) => Format::JsonPlus,
-            (false, true) => Format::Json,
-            _ => Format::Normal,
-        };
-        inv.normal_too = inv.format != Format::Normal && self.normal;
-        if self.terse {
-            let instead = match inv.format {
-                Format::Normal => "the normal text is printed instead",
-                _ => "the JSON is printed",
-            };
-            inv.no_effect.push(format!(
-                "terse output (--output-format=terse, --minimal, --append-terse): hiops does not write fio's terse format; {instead}"
-            ));
-        }
-    }
-}
-
 /// Applies one of fio's flags; `Some(text)` is printed instead of a run.
 fn fio_flag(
     inv: &mut Invocation,
@@ -337,8 +276,12 @@ fn fio_flag(
                 // fio's --minimal replaces the formats; --append-terse adds.
                 "minimal" => formats.read("terse")?,
                 "append-terse" => formats.terse = true,
-                "terse-version" => terse_version(value.as_deref())?,
-                _ => inv.no_effect.push(format!("{shown}: {why}")),
+                _ => {
+                    if name == "terse-version" {
+                        terse_version(value.as_deref())?;
+                    }
+                    inv.no_effect.push(format!("{shown}: {why}"))
+                }
             }
             return Ok(None);
         }
@@ -368,8 +311,7 @@ fn fio_flag(
     Ok(None)
 }
 
-/// `--minimal` alone means terse only (fio sets the format to terse); after
-/// another format it adds terse. Either way terse itself is not written.
+/// fio accepts terse versions 2 to 5 (init.c, `--terse-version`).
 fn terse_version(v: Option<&str>) -> Result<(), BenchError> {
     match v.and_then(|v| v.parse::<u32>().ok()) {
         Some(2..=5) => Ok(()),
