@@ -60,7 +60,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("showcmd", NoValue, Implemented),
     flag("readonly", NoValue, Implemented),
     flag("eta", Required, Implemented),
-    flag("eta-interval", Required, NoEffect("hiops' progress line updates itself about four times a second")),
+    flag("eta-interval", Required, NoEffect("hiops' progress line keeps its own pace (about every 200 ms)")),
     flag("eta-newline", Required, NoEffect("hiops' progress line is redrawn in place, on a terminal only")),
     flag("debug", Required, Implemented),
     flag("parse-only", NoValue, Implemented),

@@ -1,6 +1,6 @@
 //! `hiops run --help`, and fio's `--cmdhelp` and `--enghelp`.
 
-use super::fio_flags::{Handling, FIO_FLAGS};
+use super::fio_flags::{FioFlag, Handling, FIO_FLAGS};
 use hiops_bench::BenchError;
 use hiops_fio::options::{lookup, Lookup, OptDef, OPTIONS};
 
@@ -26,7 +26,8 @@ job files start from the defaults, each in a phase of its own.
 
 hiops flags:
   --output-format=normal|json|json+   result format (json+ adds latency bins;
-                                       several joined by commas: normal,json)
+                                       several joined by commas: normal,json;
+                                       fio's terse is named but not written)
   --output=FILE, -o FILE               write the result to FILE
   --no-progress                        never show the progress line
   --profile[=HZ]                       sample every CPU over the measured window
@@ -58,29 +59,12 @@ fio's flags:
   accepted with a note that they have no effect here:
 ",
     );
-    let mut line = String::from("   ");
-    for f in FIO_FLAGS {
-        if matches!(f.handling, Handling::NoEffect(_)) {
-            if line.len() + f.name.len() > 72 {
-                s.push_str(&line);
-                s.push('\n');
-                line = String::from("   ");
-            }
-            line.push_str(&format!(" --{}", f.name));
-        }
-    }
-    s.push_str(&line);
-    s.push_str(
-        "\n  refused (client/server: use mpirun):
-   ",
-    );
-    let refused: Vec<String> = FIO_FLAGS
-        .iter()
-        .filter(|f| matches!(f.handling, Handling::Refused(_)))
-        .map(|f| format!("--{}", f.name))
-        .collect();
-    s.push_str(&refused.join(" "));
-    s.push_str("\n\nJob options (job files: key=value; command line: --key=value):\n");
+    let no_effect = |f: &&FioFlag| matches!(f.handling, Handling::NoEffect(_));
+    s.push_str(&wrapped(FIO_FLAGS.iter().filter(no_effect)));
+    s.push_str("  refused, each with a line saying what to use instead:\n");
+    let refused = |f: &&FioFlag| matches!(f.handling, Handling::Refused(_));
+    s.push_str(&wrapped(FIO_FLAGS.iter().filter(refused)));
+    s.push_str("\nJob options (job files: key=value; command line: --key=value):\n");
     for d in OPTIONS {
         s.push_str(&option_help(d));
     }
@@ -88,6 +72,21 @@ fio's flags:
         "\nSizes: 4k, 1m, 2g (kb_base decides 1000 or 1024); times: 10 (s), 500ms, 2m, 100us.\n",
     );
     s
+}
+
+/// Flag names as indented lines of at most about 76 columns.
+fn wrapped<'a>(flags: impl Iterator<Item = &'a FioFlag>) -> String {
+    let mut out = String::new();
+    let mut line = String::from("   ");
+    for f in flags {
+        if line.len() + f.name.len() + 3 > 76 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("   ");
+        }
+        line.push_str(&format!(" --{}", f.name));
+    }
+    out + &line + "\n"
 }
 
 fn option_help(d: &OptDef) -> String {
