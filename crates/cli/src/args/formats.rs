@@ -66,3 +66,36 @@ impl Formats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settled(lists: &[&str], append_terse: bool) -> Invocation {
+        let mut f = Formats::default();
+        for l in lists {
+            f.read(l).unwrap();
+        }
+        f.terse |= append_terse;
+        let mut inv = Invocation::default();
+        f.settle(&mut inv);
+        inv
+    }
+
+    #[test]
+    fn lists_combine_and_the_last_replaces_the_ones_before() {
+        let inv = settled(&["terse,json+"], false);
+        assert_eq!((inv.format, inv.normal_too), (Format::JsonPlus, false));
+        assert!(inv.no_effect[0].contains("terse"), "{:?}", inv.no_effect);
+        let inv = settled(&["normal,json"], false);
+        assert_eq!((inv.format, inv.normal_too), (Format::Json, true));
+        assert!(inv.no_effect.is_empty());
+        // fio's parse_output_format starts over at each --output-format.
+        let inv = settled(&["json", "normal"], false);
+        assert_eq!(inv.format, Format::Normal);
+        let inv = settled(&[], true);
+        assert_eq!(inv.format, Format::Normal);
+        assert!(inv.no_effect[0].contains("normal text is printed instead"));
+        assert!(Formats::default().read("json,xml").is_err());
+    }
+}
