@@ -573,3 +573,33 @@ fn single_dash_long_options_read_as_fio_reads_them() {
     let bad = hiops_in(dir.path(), &["-x"]);
     assert_eq!(bad.code, 2);
 }
+
+#[test]
+fn a_job_file_named_dash_is_read_from_standard_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = common::hiops()
+        .current_dir(dir.path())
+        .args(["run", "--parse-only", "--bs=8k", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let job = "[global]\nsize=64k\nfilename=f\n[fromstdin]\nrw=randread\n";
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    let j = jobs(&out);
+    assert_eq!(get(&j, "fromstdin", "rw"), "randread");
+    assert_eq!(get(&j, "fromstdin", "bs"), "8192");
+}

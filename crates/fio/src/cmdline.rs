@@ -47,7 +47,7 @@ pub fn sources(
     let mut files = cl
         .files
         .iter()
-        .map(|f| jobfile::parse_file(f, env))
+        .map(|f| read_job_file(f, env))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(p) = rank {
         p.apply(&mut command);
@@ -71,6 +71,20 @@ pub fn sources(
     };
     keep_sections(&mut sources, &cl.only_sections)?;
     Ok((sources, defaults))
+}
+
+/// A job file, or standard input for `-` (fio's init.c reads `-` so).
+fn read_job_file(
+    path: &std::path::Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Section>, String> {
+    if path.as_os_str() != "-" {
+        return jobfile::parse_file(path, env);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+        .map_err(|e| format!("cannot read the job file from standard input: {e}"))?;
+    jobfile::parse_text(&text, "<stdin>", std::path::Path::new("."), env)
 }
 
 /// fio's `--section`: only the named job sections run; `[global]` always
