@@ -15,6 +15,7 @@ mod ranks;
 mod readonly;
 mod signals;
 mod suites;
+mod terse;
 
 use clap::Parser;
 use hiops_bench::{BenchError, Coordinator, RunOptions};
@@ -120,6 +121,7 @@ fn run_as(
         }
         args::Parsed::Run(inv) => inv,
     };
+    let mut inv = inv;
     let rank = hiops_fio::Placeholders {
         rank: info.rank,
         nranks: info.ranks,
@@ -129,6 +131,12 @@ fn run_as(
         return showcmd(&inv, &rank);
     }
     let plan = agreed(coord, inv.plan(&rank))?;
+    if info.ranks > 1 && inv.terse {
+        inv.no_effect.push(
+            "terse output across ranks: hiops writes the merged result as normal text or JSON"
+                .into(),
+        );
+    }
     if info.rank == 0 {
         for line in &plan.ignored {
             eprintln!("hiops: warning: ignored: {line}");
@@ -190,33 +198,34 @@ fn showcmd(inv: &args::Invocation, rank: &hiops_fio::Placeholders) -> anyhow::Re
     Ok(0)
 }
 
-/// One process's result in the formats asked for (normal text first when
-/// JSON is asked for too, as fio prints them).
+/// One process's result in the formats asked for, in fio's order: terse
+/// lines, the JSON, the normal text (stat.c writes its buffers so).
 fn result_text(
     inv: &args::Invocation,
     plan: &hiops_fio::FioPlan,
     results: &[hiops_bench::RunResult],
 ) -> String {
-    let normal = || hiops_report::text::summary_set(results, &plan.ignored);
-    match inv.format {
-        args::Format::Normal => normal(),
-        args::Format::Json | args::Format::JsonPlus => {
-            let set = hiops_report::json::RunSet {
-                runs: results,
-                global_options: &plan.global_options,
-                ignored: &plan.ignored,
-            };
-            let mut v =
-                hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
-            v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
-            let json = serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n";
-            if inv.normal_too {
-                normal() + &json
-            } else {
-                json
-            }
+    let mut text = String::new();
+    let json = inv.format != args::Format::Normal;
+    if json || inv.terse {
+        let set = hiops_report::json::RunSet {
+            runs: results,
+            global_options: &plan.global_options,
+            ignored: &plan.ignored,
+        };
+        let mut v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
+        v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
+        if inv.terse {
+            text += &terse::lines(&v, inv.terse_version);
+        }
+        if json {
+            text += &(serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n");
         }
     }
+    if inv.normal {
+        text += &hiops_report::text::summary_set(results, &plan.ignored);
+    }
+    text
 }
 
 /// The result to --output's file, or to stdout.

@@ -416,40 +416,70 @@ fn cmdhelp_prints_an_options_help_from_the_table() {
 }
 
 #[test]
-fn output_format_lists_print_each_format_and_name_terse() {
+fn output_format_lists_print_each_format_in_fios_order() {
     let dir = tempfile::tempdir().unwrap();
     two_files(dir.path());
     let f = format!("--filename={}", dir.path().join("f").display());
     let job = ["--no-progress", "--name=t", "--size=64k", &f];
+    // fio writes terse, then JSON, then the normal text.
     let out = hiops_in(
         dir.path(),
         &[&["--output-format=normal,json"][..], &job].concat(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let at = out.stdout.find("\n{").expect("JSON after the text") + 1;
-    assert!(out.stdout.starts_with("t: (groupid=0"), "{}", out.stdout);
-    let v: serde_json::Value = serde_json::from_str(&out.stdout[at..]).unwrap();
+    let end = out.stdout.find("\n}\n").expect("the JSON first") + 3;
+    let v: serde_json::Value = serde_json::from_str(&out.stdout[..end]).unwrap();
     assert_eq!(v["jobs"][0]["jobname"], "t");
+    assert!(
+        out.stdout[end..].starts_with("t: (groupid=0"),
+        "{}",
+        out.stdout
+    );
     let out = hiops_in(
         dir.path(),
         &[&["--output-format=terse,json+"][..], &job].concat(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let (terse, json) = out.stdout.split_once('\n').unwrap();
+    assert!(terse.starts_with("3;fio-3.33;t;0;0;64;"), "{terse}");
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
     assert!(
         v["jobs"][0]["read"]["clat_ns"]["bins"].is_object(),
         "json+ has bins"
     );
-    let notes = v["hiops"]["no_effect_flags"].as_array().unwrap();
-    assert!(
-        notes.iter().any(|n| n.as_str().unwrap().contains("terse")),
-        "{notes:?}"
+}
+
+#[test]
+fn minimal_writes_fios_terse_line() {
+    let dir = tempfile::tempdir().unwrap();
+    two_files(dir.path());
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let args = [
+        "--minimal",
+        "--no-progress",
+        "--name=t",
+        "--size=64k",
+        "--description=d",
+        &f,
+    ];
+    let out = hiops_in(dir.path(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    let fields: Vec<&str> = out.stdout.trim_end().split(';').collect();
+    // 5 + 2 directions of 41 + 34 (cpu, depths, latency buckets) + 9 per
+    // disk + the description, as fio 3.33's version 3.
+    assert_eq!((fields.len() - 122) % 9, 0, "{}", fields.len());
+    assert_eq!(&fields[..6], ["3", "fio-3.33", "t", "0", "0", "64"]);
+    assert_eq!(fields[fields.len() - 1], "d");
+    let v5 = hiops_in(dir.path(), &[&args[..], &["--terse-version=5"]].concat());
+    let n5 = v5.stdout.trim_end().split(';').count();
+    assert_eq!(
+        n5,
+        fields.len() + 41 + 3 * 6,
+        "version 5 adds trim and IOPS statistics"
     );
-    assert!(
-        out.stderr.contains("no effect here: terse output"),
-        "{}",
-        out.stderr
-    );
+    let bad = hiops_in(dir.path(), &["--terse-version=6"]);
+    assert_eq!(bad.code, 2);
 }
 
 /// fio 3.33's `--help` flags, with a value for those that need one.

@@ -42,17 +42,15 @@ use Handling::{Implemented, NoEffect, Refused};
 use Value::{None as NoValue, Optional, Required};
 
 const MPI: &str = "hiops has no client/server mode; run one hiops per node under mpirun (a build with --features mpi): the ranks start each phase together and rank 0 prints the merged result, as fio's client does";
-const TERSE: &str =
-    "hiops does not write fio's terse (CSV) format; use --output-format=json for a machine-readable result";
 
 /// Every flag of fio 3.33's `l_opts` (Linux build), in its order.
 pub static FIO_FLAGS: &[FioFlag] = &[
     flag("output", Required, Implemented),
     flag("latency-log", Required, Refused("fio 3.33 refuses it too (deprecated): use the job option write_lat_log=NAME")),
     flag("bandwidth-log", Optional, NoEffect("hiops writes no aggregate bandwidth log; use the job option write_bw_log=NAME for each job's")),
-    flag("minimal", NoValue, NoEffect(TERSE)),
+    flag("minimal", NoValue, Implemented),
     flag("output-format", Required, Implemented),
-    flag("append-terse", Optional, NoEffect(TERSE)),
+    flag("append-terse", Optional, Implemented),
     flag("version", NoValue, Implemented),
     flag("help", NoValue, Implemented),
     flag("cmdhelp", Optional, Implemented),
@@ -70,7 +68,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("profile", Required, Implemented),
     flag("warnings-fatal", NoValue, Implemented),
     flag("max-jobs", Required, Implemented),
-    flag("terse-version", Required, NoEffect(TERSE)),
+    flag("terse-version", Required, Implemented),
     flag("server", Optional, Refused(MPI)),
     flag("daemonize", Required, Refused(MPI)),
     flag("client", Required, Refused(MPI)),

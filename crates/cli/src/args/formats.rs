@@ -54,16 +54,10 @@ impl Formats {
             (false, true) => Format::Json,
             _ => Format::Normal,
         };
-        inv.normal_too = inv.format != Format::Normal && self.normal;
-        if self.terse {
-            let instead = match inv.format {
-                Format::Normal => "the normal text is printed instead",
-                _ => "the JSON is printed",
-            };
-            inv.no_effect.push(format!(
-                "terse output (--output-format=terse, --minimal, --append-terse): hiops does not write fio's terse format; {instead}"
-            ));
-        }
+        inv.terse = self.terse;
+        // An empty list (`--output-format=`) is refused by fio; here it
+        // leaves the normal text.
+        inv.normal = self.normal || (!self.terse && inv.format == Format::Normal);
     }
 }
 
@@ -85,17 +79,20 @@ mod tests {
     #[test]
     fn lists_combine_and_the_last_replaces_the_ones_before() {
         let inv = settled(&["terse,json+"], false);
-        assert_eq!((inv.format, inv.normal_too), (Format::JsonPlus, false));
-        assert!(inv.no_effect[0].contains("terse"), "{:?}", inv.no_effect);
+        assert_eq!(inv.format, Format::JsonPlus);
+        assert!(inv.terse && !inv.normal);
         let inv = settled(&["normal,json"], false);
-        assert_eq!((inv.format, inv.normal_too), (Format::Json, true));
-        assert!(inv.no_effect.is_empty());
+        assert_eq!(inv.format, Format::Json);
+        assert!(inv.normal && !inv.terse);
         // fio's parse_output_format starts over at each --output-format.
         let inv = settled(&["json", "normal"], false);
         assert_eq!(inv.format, Format::Normal);
+        assert!(inv.normal);
+        // --append-terse adds terse to the normal text.
         let inv = settled(&[], true);
-        assert_eq!(inv.format, Format::Normal);
-        assert!(inv.no_effect[0].contains("normal text is printed instead"));
+        assert!(inv.normal && inv.terse);
+        let inv = settled(&["terse"], false);
+        assert!(!inv.normal && inv.terse && inv.format == Format::Normal);
         assert!(Formats::default().read("json,xml").is_err());
     }
 }

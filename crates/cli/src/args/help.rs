@@ -25,9 +25,9 @@ first job file (whose own [global] and job options win over them); later
 job files start from the defaults, each in a phase of its own.
 
 hiops flags:
-  --output-format=normal|json|json+   result format (json+ adds latency bins;
-                                       several joined by commas: normal,json;
-                                       fio's terse is named but not written)
+  --output-format=normal|terse|json|json+
+                                       result format (json+ adds latency bins;
+                                       several joined by commas: terse,json)
   --output=FILE, -o FILE               write the result to FILE
   --no-progress                        never show the progress line
   --profile[=HZ]                       sample every CPU over the measured window
@@ -55,6 +55,9 @@ fio's flags:
   --enghelp[=ENGINE]                   the I/O engines
   --eta=auto|always|never              when the progress line shows
   --warnings-fatal                     an ignored option stops the run
+  --minimal, --append-terse           fio's terse lines instead of, or with,
+                                       the normal text
+  --terse-version=2|3|4|5              the terse layout (default 3)
   --version                            hiops' version
   accepted with a note that they have no effect here:
 ",

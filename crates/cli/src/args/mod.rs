@@ -92,8 +92,12 @@ pub struct Invocation {
     pub ignore_unsupported: bool,
     /// The structured format asked for (JSON wins over normal text).
     pub format: Format,
-    /// `--output-format=normal,json`: the text before the JSON.
-    pub normal_too: bool,
+    /// Print the normal text (with or after the others).
+    pub normal: bool,
+    /// Print fio's terse lines (`--minimal`, `--output-format=terse`).
+    pub terse: bool,
+    /// `--terse-version` (fio's default 3).
+    pub terse_version: u32,
     pub output: Option<PathBuf>,
     pub eta: Eta,
     /// Across ranks (MPI): every rank stops when the first is done.
@@ -175,7 +179,10 @@ fn long_form(arg: &str) -> Option<String> {
 }
 
 pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
-    let mut inv = Invocation::default();
+    let mut inv = Invocation {
+        terse_version: 3,
+        ..Invocation::default()
+    };
     let mut formats = Formats::default();
     let mut i = 0;
     while i < args.len() {
@@ -272,17 +279,7 @@ fn fio_flag(
     match flag.handling {
         fio_flags::Handling::Refused(why) => return usage(format!("{shown}: {why}")),
         fio_flags::Handling::NoEffect(why) => {
-            match name {
-                // fio's --minimal replaces the formats; --append-terse adds.
-                "minimal" => formats.read("terse")?,
-                "append-terse" => formats.terse = true,
-                _ => {
-                    if name == "terse-version" {
-                        terse_version(value.as_deref())?;
-                    }
-                    inv.no_effect.push(format!("{shown}: {why}"))
-                }
-            }
+            inv.no_effect.push(format!("{shown}: {why}"));
             return Ok(None);
         }
         fio_flags::Handling::Implemented => {}
@@ -291,6 +288,10 @@ fn fio_flag(
     match name {
         "output" => inv.output = Some(PathBuf::from(v)),
         "output-format" => formats.read(&v)?,
+        // fio's --minimal replaces the formats; --append-terse adds terse.
+        "minimal" => formats.read("terse")?,
+        "append-terse" => formats.terse = true,
+        "terse-version" => inv.terse_version = terse_version(&v)?,
         "version" => return Ok(Some(format!("hiops-{}\n", env!("CARGO_PKG_VERSION")))),
         "help" => return Ok(Some(help::text())),
         "cmdhelp" => return help::cmdhelp(&v).map(Some),
@@ -312,13 +313,10 @@ fn fio_flag(
 }
 
 /// fio accepts terse versions 2 to 5 (init.c, `--terse-version`).
-fn terse_version(v: Option<&str>) -> Result<(), BenchError> {
-    match v.and_then(|v| v.parse::<u32>().ok()) {
-        Some(2..=5) => Ok(()),
-        _ => usage(format!(
-            "--terse-version={}: use 2, 3, 4 or 5 (hiops writes no terse output either way)",
-            v.unwrap_or_default()
-        )),
+fn terse_version(v: &str) -> Result<u32, BenchError> {
+    match v.parse::<u32>() {
+        Ok(n @ 2..=5) => Ok(n),
+        _ => usage(format!("--terse-version={v}: use 2, 3, 4 or 5")),
     }
 }
 
