@@ -68,11 +68,11 @@ pub fn describe(spec: &JobSpec) -> String {
         format!("numjobs={}", spec.numjobs),
         format!("direct={}", u8::from(spec.direct)),
         format!("size={}", opt(spec.size)),
-        format!("offset={:?}", spec.offset),
+        format!("offset={}", amount(spec.offset)),
         format!("runtime_ns={}", opt(spec.runtime_ns)),
         format!("time_based={}", u8::from(spec.time_based)),
         format!("ramp_ns={}", spec.ramp_ns),
-        format!("verify={:?}", spec.verify),
+        format!("verify={}", format!("{:?}", spec.verify).to_lowercase()),
         format!("randseed={}", spec.randseed),
     ]);
     if let Some(p) = &spec.path {
@@ -80,6 +80,14 @@ pub fn describe(spec: &JobSpec) -> String {
     }
     words.push(format!("targets={}", targets(spec)));
     words.join(" ")
+}
+
+/// Bytes, or a share of the target (`10%`).
+fn amount(a: hiops_bench::spec::Amount) -> String {
+    match a {
+        hiops_bench::spec::Amount::Bytes(b) => b.to_string(),
+        hiops_bench::spec::Amount::Percent(p) => format!("{p}%"),
+    }
 }
 
 fn targets(spec: &JobSpec) -> String {
