@@ -633,3 +633,86 @@ fn a_job_file_named_dash_is_read_from_standard_input() {
     assert_eq!(get(&j, "fromstdin", "rw"), "randread");
     assert_eq!(get(&j, "fromstdin", "bs"), "8192");
 }
+
+#[test]
+fn warnings_fatal_stops_on_an_ignored_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--parse-only",
+        "--ignore-unsupported",
+        "--name=t",
+        "--size=64k",
+        "--filename=f",
+        "--verify_interval=512",
+    ];
+    let ok = hiops_in(dir.path(), &args);
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stderr.contains("ignored"), "{}", ok.stderr);
+    let fatal = hiops_in(dir.path(), &[&["--warnings-fatal"][..], &args].concat());
+    assert_eq!(fatal.code, 2);
+    assert!(
+        fatal.stderr.contains("--warnings-fatal") && fatal.stderr.contains("verify_interval"),
+        "{}",
+        fatal.stderr
+    );
+}
+
+#[test]
+fn enghelp_lists_hiops_engines_and_answers_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = hiops_in(dir.path(), &["--enghelp"]);
+    assert_eq!(all.code, 0);
+    assert!(
+        all.stdout.contains("\tio_uring\n") && all.stdout.contains("\tlibaio\n"),
+        "{}",
+        all.stdout
+    );
+    let one = hiops_in(dir.path(), &["--enghelp=libaio"]);
+    assert!(
+        one.stdout.starts_with("ioengine libaio: in hiops"),
+        "{}",
+        one.stdout
+    );
+    let other = hiops_in(dir.path(), &["--enghelp=rbd"]);
+    assert!(
+        other.stdout.starts_with("ioengine rbd: not in hiops"),
+        "{}",
+        other.stdout
+    );
+}
+
+#[test]
+fn debug_file_and_process_describe_targets_and_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    two_files(dir.path());
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let args = [
+        "--parse-only",
+        "--debug=file,process,job:2",
+        "--name=a",
+        "--size=64k",
+        &f,
+        "--name=b",
+        "--numjobs=2",
+        "--size=64k",
+        &f,
+    ];
+    let out = hiops_in(dir.path(), &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // job:2 keeps job b only.
+    assert!(!out.stderr.contains("job 'a'"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l.starts_with("file ") && l.contains("a file of 65536 bytes")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .lines()
+            .any(|l| l.starts_with("process ") && l.contains("job 'b': 2 threads")),
+        "{}",
+        out.stderr
+    );
+}
