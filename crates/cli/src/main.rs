@@ -114,14 +114,13 @@ fn run_as(
     coord: &mut dyn Coordinator,
 ) -> anyhow::Result<u8> {
     let info = coord.info().clone();
-    let inv = match agreed(coord, parsed)? {
+    let mut inv = match agreed(coord, parsed)? {
         args::Parsed::Print(text) => {
             print!("{text}");
             return Ok(0);
         }
         args::Parsed::Run(inv) => inv,
     };
-    let mut inv = inv;
     let rank = hiops_fio::Placeholders {
         rank: info.rank,
         nranks: info.ranks,
@@ -138,12 +137,7 @@ fn run_as(
         );
     }
     if info.rank == 0 {
-        for line in &plan.ignored {
-            eprintln!("hiops: warning: ignored: {line}");
-        }
-        for line in &inv.no_effect {
-            eprintln!("hiops: no effect here: {line}");
-        }
+        warn(&inv, &plan);
     }
     if inv.parse_only {
         if info.rank == 0 {
@@ -178,6 +172,16 @@ fn run_as(
     let text = result_text(&inv, &plan, &results);
     write_result(inv.output.as_deref(), &text)?;
     Ok(status(&results, ""))
+}
+
+/// Options ignored and fio flags without effect, one line each on stderr.
+fn warn(inv: &args::Invocation, plan: &hiops_fio::FioPlan) {
+    for line in &plan.ignored {
+        eprintln!("hiops: warning: ignored: {line}");
+    }
+    for line in &inv.no_effect {
+        eprintln!("hiops: no effect here: {line}");
+    }
 }
 
 /// fio's `--showcmd`: each job file as a command line; nothing runs.
