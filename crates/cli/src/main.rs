@@ -9,10 +9,13 @@ mod kv;
 mod kv_cache_sweep;
 mod kv_fig10;
 mod kv_ranks;
+mod plan_view;
 mod progress;
 mod ranks;
+mod readonly;
 mod signals;
 mod suites;
+mod terse;
 
 use clap::Parser;
 use hiops_bench::{BenchError, Coordinator, RunOptions};
@@ -111,8 +114,8 @@ fn run_as(
     coord: &mut dyn Coordinator,
 ) -> anyhow::Result<u8> {
     let info = coord.info().clone();
-    let inv = match agreed(coord, parsed)? {
-        args::Parsed::Help(text) => {
+    let mut inv = match agreed(coord, parsed)? {
+        args::Parsed::Print(text) => {
             print!("{text}");
             return Ok(0);
         }
@@ -123,14 +126,32 @@ fn run_as(
         nranks: info.ranks,
         host: info.host.clone(),
     };
+    if inv.showcmd {
+        return showcmd(&inv, &rank);
+    }
     let plan = agreed(coord, inv.plan(&rank))?;
+    if info.ranks > 1 && inv.terse {
+        inv.no_effect.push(
+            "terse output across ranks: hiops writes the merged result as normal text or JSON"
+                .into(),
+        );
+    }
     if info.rank == 0 {
-        for line in &plan.ignored {
-            eprintln!("hiops: warning: ignored: {line}");
+        warn(&inv, &plan);
+    }
+    if inv.parse_only {
+        if info.rank == 0 {
+            print!("{}", plan_view::parse_only(&plan));
         }
+        return Ok(0);
     }
     signals::install();
-    let shown = info.rank == 0 && progress::stderr_is_terminal() && !inv.no_progress;
+    let shown = info.rank == 0
+        && match inv.eta {
+            args::Eta::Auto => progress::stderr_is_terminal(),
+            args::Eta::Always => true,
+            args::Eta::Never => false,
+        };
     let mut bar = progress::ProgressLine::new(shown);
     // Phases (stonewall, the next job file) run one after the other.
     let mut cb = |p: &hiops_bench::Progress| bar.update(p);
@@ -153,24 +174,62 @@ fn run_as(
     Ok(status(&results, ""))
 }
 
-/// One process's result in the format asked for.
+/// Options ignored and fio flags without effect, one line each on stderr.
+fn warn(inv: &args::Invocation, plan: &hiops_fio::FioPlan) {
+    for line in &plan.ignored {
+        eprintln!("hiops: warning: ignored: {line}");
+    }
+    for line in &inv.no_effect {
+        eprintln!("hiops: no effect here: {line}");
+    }
+}
+
+/// fio's `--showcmd`: each job file as a command line; nothing runs.
+fn showcmd(inv: &args::Invocation, rank: &hiops_fio::Placeholders) -> anyhow::Result<u8> {
+    let (sources, _) = hiops_fio::command_line_sources(&inv.command_line, Some(rank))
+        .map_err(BenchError::Usage)?;
+    if inv.command_line.files.is_empty() {
+        return Err(BenchError::Usage(
+            "--showcmd turns job files into command lines: give a job file".into(),
+        )
+        .into());
+    }
+    if rank.rank == 0 {
+        for line in hiops_fio::cmdline::showcmd(&sources) {
+            println!("{line}");
+        }
+    }
+    Ok(0)
+}
+
+/// One process's result in the formats asked for, in fio's order: terse
+/// lines, the JSON, the normal text (stat.c writes its buffers so).
 fn result_text(
     inv: &args::Invocation,
     plan: &hiops_fio::FioPlan,
     results: &[hiops_bench::RunResult],
 ) -> String {
-    match inv.format {
-        args::Format::Normal => hiops_report::text::summary_set(results, &plan.ignored),
-        args::Format::Json | args::Format::JsonPlus => {
-            let set = hiops_report::json::RunSet {
-                runs: results,
-                global_options: &plan.global_options,
-                ignored: &plan.ignored,
-            };
-            let v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
-            serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
+    let mut text = String::new();
+    let json = inv.format != args::Format::Normal;
+    if json || inv.terse {
+        let set = hiops_report::json::RunSet {
+            runs: results,
+            global_options: &plan.global_options,
+            ignored: &plan.ignored,
+        };
+        let mut v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
+        v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
+        if inv.terse {
+            text += &terse::lines(&v, inv.terse_version);
+        }
+        if json {
+            text += &(serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n");
         }
     }
+    if inv.normal {
+        text += &hiops_report::text::summary_set(results, &plan.ignored);
+    }
+    text
 }
 
 /// The result to --output's file, or to stdout.

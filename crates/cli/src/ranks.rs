@@ -42,12 +42,13 @@ pub fn finish(
         Format::Normal => hiops_report::ranks::summary(&cluster, &plan.ignored),
         Format::Json | Format::JsonPlus => {
             let bins = inv.format == Format::JsonPlus;
-            let v = hiops_report::ranks::to_fio_client_json(
+            let mut v = hiops_report::ranks::to_fio_client_json(
                 &cluster,
                 &plan.global_options,
                 &plan.ignored,
                 bins,
             );
+            v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };

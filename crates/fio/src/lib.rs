@@ -14,12 +14,14 @@
 //! assert_eq!(p.jobs[0].bs.max(), 8192);
 //! ```
 
+pub mod cmdline;
 pub mod jobfile;
 pub mod options;
 pub mod placeholders;
 pub mod plan;
 pub mod value;
 
+pub use cmdline::CommandLine;
 pub use placeholders::Placeholders;
 pub use plan::{Defaults, FioPlan, Source};
 
@@ -49,6 +51,25 @@ pub fn plan_files_as(
         sources.iter_mut().for_each(|s| p.apply(&mut s.sections));
     }
     plan::plan(&sources, Defaults::Fio, ignore_unsupported)
+}
+
+/// The sources of `hiops run`'s command line (job options beside job files,
+/// with fio's precedence: see [`cmdline`]) and the defaults their jobs
+/// start from, with the process environment for `${VAR}`.
+pub fn command_line_sources(
+    cl: &CommandLine,
+    rank: Option<&Placeholders>,
+) -> Result<(Vec<Source>, Defaults), String> {
+    cmdline::sources(cl, &process_env, rank)
+}
+
+/// Plans sources from [`command_line_sources`].
+pub fn plan_sources(
+    sources: &[Source],
+    defaults: Defaults,
+    ignore_unsupported: bool,
+) -> Result<FioPlan, String> {
+    plan::plan(sources, defaults, ignore_unsupported)
 }
 
 /// Plans job-file text (tests, embedded jobs).

@@ -1,0 +1,143 @@
+//! fio 3.33's own command-line flags (init.c `l_opts`, `fio --help`, HOWTO
+//! "Command line options"), as distinct from job options: what each takes
+//! and what hiops does with it. Flags hiops implements are handled in
+//! `args`; the rest are accepted with one line saying they have no effect
+//! here, or refused with one line saying what to use instead.
+
+/// How a flag takes its value, as getopt does: a required value may be the
+/// next argument; an optional one only follows `=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    None,
+    Required,
+    Optional,
+}
+
+/// What hiops does with a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handling {
+    /// Implemented: `args::parse` reads it.
+    Implemented,
+    /// Accepted; the run says it has no effect here, and why.
+    NoEffect(&'static str),
+    /// Refused with this reason and what to do instead.
+    Refused(&'static str),
+}
+
+pub struct FioFlag {
+    pub name: &'static str,
+    pub value: Value,
+    pub handling: Handling,
+}
+
+const fn flag(name: &'static str, value: Value, handling: Handling) -> FioFlag {
+    FioFlag {
+        name,
+        value,
+        handling,
+    }
+}
+
+use Handling::{Implemented, NoEffect, Refused};
+use Value::{None as NoValue, Optional, Required};
+
+const MPI: &str = "hiops has no client/server mode; run one hiops per node under mpirun (a build with --features mpi): the ranks start each phase together and rank 0 prints the merged result, as fio's client does";
+
+/// Every flag of fio 3.33's `l_opts` (Linux build), in its order.
+pub static FIO_FLAGS: &[FioFlag] = &[
+    flag("output", Required, Implemented),
+    flag("latency-log", Required, Refused("fio 3.33 refuses it too (deprecated): use the job option write_lat_log=NAME")),
+    flag("bandwidth-log", Optional, NoEffect("hiops writes no aggregate bandwidth log; use the job option write_bw_log=NAME for each job's")),
+    flag("minimal", NoValue, Implemented),
+    flag("output-format", Required, Implemented),
+    flag("append-terse", Optional, Implemented),
+    flag("version", NoValue, Implemented),
+    flag("help", NoValue, Implemented),
+    flag("cmdhelp", Optional, Implemented),
+    flag("enghelp", Optional, Implemented),
+    flag("showcmd", NoValue, Implemented),
+    flag("readonly", NoValue, Implemented),
+    flag("eta", Required, Implemented),
+    flag("eta-interval", Required, NoEffect("hiops' progress line keeps its own pace (about every 200 ms)")),
+    flag("eta-newline", Required, NoEffect("hiops' progress line is redrawn in place, on a terminal only")),
+    flag("debug", Required, Implemented),
+    flag("parse-only", NoValue, Implemented),
+    flag("section", Required, Implemented),
+    flag("inflate-log", Required, Refused("hiops reads and writes its logs uncompressed; inflate fio's compressed logs with fio --inflate-log")),
+    flag("alloc-size", Required, NoEffect("hiops has no shared smalloc pool to size")),
+    flag("profile", Required, Implemented),
+    flag("warnings-fatal", NoValue, Implemented),
+    flag("max-jobs", Required, Implemented),
+    flag("terse-version", Required, Implemented),
+    flag("server", Optional, Refused(MPI)),
+    flag("daemonize", Required, Refused(MPI)),
+    flag("client", Required, Refused(MPI)),
+    flag("remote-config", Required, Refused(MPI)),
+    flag("cpuclock-test", NoValue, Refused("hiops has no clock self-test; `hiops characterize` measures the clocks an I/O costs")),
+    flag("crctest", Optional, Refused("hiops has no checksum speed test; run fio --crctest")),
+    flag("memcpytest", Optional, Refused("hiops has no memcpy speed test; run fio --memcpytest")),
+    flag("idle-prof", Required, NoEffect("hiops does not measure CPU idleness; --profile splits the CPU clocks per I/O by layer")),
+    flag("status-interval", Required, NoEffect("hiops prints its result once, at the end")),
+    flag("trigger-file", Required, NoEffect("hiops runs no trigger commands")),
+    flag("trigger-timeout", Required, NoEffect("hiops runs no trigger commands")),
+    flag("trigger", Required, NoEffect("hiops runs no trigger commands")),
+    flag("trigger-remote", Required, NoEffect("hiops runs no trigger commands")),
+    flag("aux-path", Required, NoEffect("hiops writes no state files")),
+    flag("merge-blktrace-only", NoValue, Refused("hiops does not merge blktrace files; run fio --merge-blktrace-only")),
+];
+
+pub fn find(name: &str) -> Option<&'static FioFlag> {
+    FIO_FLAGS.iter().find(|f| f.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_of_fio_help_is_in_the_table_once() {
+        let help = [
+            "debug",
+            "parse-only",
+            "merge-blktrace-only",
+            "output",
+            "bandwidth-log",
+            "minimal",
+            "output-format",
+            "terse-version",
+            "version",
+            "help",
+            "cpuclock-test",
+            "crctest",
+            "cmdhelp",
+            "enghelp",
+            "showcmd",
+            "eta",
+            "eta-newline",
+            "status-interval",
+            "readonly",
+            "section",
+            "alloc-size",
+            "warnings-fatal",
+            "max-jobs",
+            "server",
+            "daemonize",
+            "client",
+            "remote-config",
+            "idle-prof",
+            "inflate-log",
+            "trigger-file",
+            "trigger-timeout",
+            "trigger",
+            "trigger-remote",
+            "aux-path",
+        ];
+        for name in help {
+            assert_eq!(
+                FIO_FLAGS.iter().filter(|f| f.name == name).count(),
+                1,
+                "{name}"
+            );
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! `hiops run --help`, and fio's `--cmdhelp` and `--enghelp`.
+
+use super::fio_flags::{FioFlag, Handling, FIO_FLAGS};
+use hiops_bench::BenchError;
+use hiops_fio::options::{lookup, Lookup, OptDef, OPTIONS};
+
+pub fn text() -> String {
+    let mut s = String::from(
+        "Run a workload. Options carry fio's names, meanings and defaults.
+
+Usage: hiops run [FLAGS] [--OPTION=VALUE...] [--name=JOB --OPTION=VALUE...]... [JOBFILE...]
+
+Under mpirun (a build with --features mpi), every rank runs the jobs, the
+ranks start each phase together, and rank 0 prints them merged as fio's
+client mode does; {rank}, {nranks} and {host} in filename, directory and
+offset (offset={rank}*64g) place each rank, and an --output naming {rank}
+gets each rank's own result.
+
+Without --name or a job file, the options change hiops' default job (4 KiB
+random reads, iodepth 32, io_uring, direct, about 10 s on a temporary file).
+With --name (each starts a job) or a job file, fio's defaults apply
+(rw=read, iodepth=1, psync, buffered). As in fio, wherever they stand,
+options outside any --name apply to the --name jobs and to the jobs of the
+first job file (whose own [global] and job options win over them); later
+job files start from the defaults, each in a phase of its own.
+
+hiops flags:
+  --output-format=normal|terse|json|json+
+                                       result format (json+ adds latency bins;
+                                       several joined by commas: terse,json)
+  --output=FILE, -o FILE               write the result to FILE
+  --no-progress                        never show the progress line
+  --profile[=HZ]                       sample every CPU over the measured window
+                                       (HZ per CPU, default 1000) and split the
+                                       clocks per I/O by layer of the I/O path
+                                       (needs root or CAP_PERFMON)
+  --ignore-unsupported                 skip options hiops does not implement
+                                       (a warning; the JSON lists them)
+  --stonewall-ranks                    under mpirun: every rank stops when the
+                                       first has done its work (IOR's
+                                       stonewalling; fio's stonewall option
+                                       keeps its own meaning)
+  --help, -h                           this text
+
+fio's flags:
+  --parse-only                         print the jobs, phases and each job's
+                                       resolved options; run nothing
+  --readonly                           refuse every job that would write
+  --section=NAME                       run only job section NAME (repeatable)
+  --max-jobs=N                         refuse jobs needing more than N threads
+  --showcmd                            print each job file as a command line
+  --debug=CAT[,CAT]                    trace parse, job, file, process on
+                                       stderr (--debug=help lists them)
+  --cmdhelp[=OPTION|all]               an option's help
+  --enghelp[=ENGINE]                   the I/O engines
+  --eta=auto|always|never              when the progress line shows
+  --warnings-fatal                     an ignored option stops the run
+  --minimal, --append-terse           fio's terse lines instead of, or with,
+                                       the normal text
+  --terse-version=2|3|4|5              the terse layout (default 3)
+  --version                            hiops' version
+  accepted with a note that they have no effect here:
+",
+    );
+    let no_effect = |f: &&FioFlag| matches!(f.handling, Handling::NoEffect(_));
+    s.push_str(&wrapped(FIO_FLAGS.iter().filter(no_effect)));
+    s.push_str("  refused, each with a line saying what to use instead:\n");
+    let refused = |f: &&FioFlag| matches!(f.handling, Handling::Refused(_));
+    s.push_str(&wrapped(FIO_FLAGS.iter().filter(refused)));
+    s.push_str("\nJob options (job files: key=value; command line: --key=value):\n");
+    for d in OPTIONS {
+        s.push_str(&option_help(d));
+    }
+    s.push_str(
+        "\nSizes: 4k, 1m, 2g (kb_base decides 1000 or 1024); times: 10 (s), 500ms, 2m, 100us.\n",
+    );
+    s
+}
+
+/// Flag names as indented lines of at most about 76 columns.
+fn wrapped<'a>(flags: impl Iterator<Item = &'a FioFlag>) -> String {
+    let mut out = String::new();
+    let mut line = String::from("   ");
+    for f in flags {
+        if line.len() + f.name.len() + 3 > 76 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("   ");
+        }
+        line.push_str(&format!(" --{}", f.name));
+    }
+    out + &line + "\n"
+}
+
+fn option_help(d: &OptDef) -> String {
+    let names = std::iter::once(d.name)
+        .chain(d.aliases.iter().copied())
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "  {names}{}\n      {}\n",
+        if d.flag { " [=BOOL]" } else { "=VALUE" },
+        d.help
+    )
+}
+
+/// fio's `--cmdhelp[=OPTION]`: one option's help, or all (`all` or none).
+pub fn cmdhelp(name: &str) -> Result<String, BenchError> {
+    if name.is_empty() || name == "all" {
+        return Ok(OPTIONS.iter().map(option_help).collect());
+    }
+    match lookup(name) {
+        Lookup::Known(d) => Ok(option_help(d)),
+        Lookup::NotImplemented(why) => Ok(format!(
+            "  {name}\n      an fio option hiops does not implement: {why}\n"
+        )),
+        Lookup::OtherEngine(engines) => Ok(format!(
+            "  {name}\n      an option of fio's ioengine {engines}, which hiops does not implement\n"
+        )),
+        Lookup::Unknown => {
+            let near = hiops_fio::options::suggest(name)
+                .map(|n| format!("did you mean {n}? "))
+                .unwrap_or_default();
+            Err(BenchError::Usage(format!(
+                "--cmdhelp={name}: no such option; {near}--cmdhelp=all lists them"
+            )))
+        }
+    }
+}
+
+/// fio's `--enghelp[=ENGINE[,OPTION]]`: hiops' engines, or whether it has
+/// one (hiops' engine options are in the option table with the others).
+pub fn enghelp(arg: &str) -> String {
+    let engine = arg.split(',').next().unwrap_or_default();
+    if engine.is_empty() {
+        return format!(
+            "Available IO engines:\n{}",
+            hiops_hal::EngineKind::ALL
+                .iter()
+                .map(|e| format!("\t{e}\n"))
+                .collect::<String>()
+        );
+    }
+    // fio's spellings hiops reads as one of its engines (options.rs).
+    let known = hiops_hal::EngineKind::parse(engine).is_some() || engine == "pvsync";
+    if known {
+        format!(
+            "ioengine {engine}: in hiops (ioengine={engine}); its options are in `hiops run --help` with the others\n"
+        )
+    } else {
+        format!(
+            "ioengine {engine}: not in hiops; its engines are {}\n",
+            hiops_fio::options::ENGINES
+        )
+    }
+}

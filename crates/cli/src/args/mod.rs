@@ -1,0 +1,363 @@
+//! `hiops run`'s command line, as fio reads its own: fio's flags
+//! (`fio_flags`: --output, --readonly, --section, ...) and hiops' (progress,
+//! --ignore-unsupported) are taken out; job files are positional; every
+//! other `--key[=value]` is a job option, read by hiops-fio with the same
+//! option table as job files and combined with the files as fio does (see
+//! `hiops_fio::cmdline`). Without `--name` or a job file the options change
+//! the embedded default job (4 KiB random reads, QD32, io_uring, direct,
+//! 10 s); with either, fio's own defaults apply.
+
+mod debug;
+mod fio_flags;
+mod formats;
+mod help;
+
+pub use debug::Debug;
+use formats::Formats;
+
+use clap::{Args, Parser, Subcommand};
+use hiops_bench::BenchError;
+use hiops_fio::FioPlan;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hiops",
+    version,
+    about = "Measure what flash devices and the platform really deliver.",
+    long_about = "Measure what flash devices and the platform really deliver.\n\nWith no command, runs the default job: 4 KiB random reads at queue depth 32 with io_uring on a temporary 512 MiB file, for about 10 seconds."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a workload: fio job files, or fio's options on the command line
+    /// (no options: the default job). `hiops run --help` lists the options.
+    Run(RunArgs),
+    /// The SSD key-value store on the HIOPS path: serve it over the Redis
+    /// protocol, load it with YCSB, run the paper's Fig 10.
+    #[command(subcommand)]
+    Kv(Box<crate::kv::KvCommand>),
+    /// Run one workload across parameters (a grid with several --over) into
+    /// a resumable directory with a report.
+    Sweep(crate::suites::SweepArgs),
+    /// The source papers' experiments as one command each, with a report.
+    #[command(subcommand)]
+    Experiment(crate::suites::ExperimentCommand),
+    /// The platform study (ADMS'10): latency split, clocks per I/O by
+    /// engine and path, scaling with CPUs and devices, the ceiling. Read only.
+    Characterize(crate::suites::CharacterizeArgs),
+    /// The IOZone grid (sequential MB/s, random IOPS, 4K..64K) per target,
+    /// with price-per-performance tables.
+    Iozone(crate::suites::IozoneArgs),
+    /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
+    Report(crate::suites::ReportArgs),
+    /// Two runs or reports side by side, with ratios.
+    Compare(crate::suites::CompareArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(disable_help_flag = true)]
+pub struct RunArgs {
+    /// Job files and options (see `hiops run --help`).
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    #[default]
+    Normal,
+    Json,
+    JsonPlus,
+}
+
+/// fio's `--eta`: when the progress line shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Eta {
+    /// On a terminal (fio's `auto`).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Default)]
+pub struct Invocation {
+    /// Job options, job files and `--section`s, as fio's command line.
+    pub command_line: hiops_fio::CommandLine,
+    pub ignore_unsupported: bool,
+    /// The structured format asked for (JSON wins over normal text).
+    pub format: Format,
+    /// Print the normal text (with or after the others).
+    pub normal: bool,
+    /// Print fio's terse lines (`--minimal`, `--output-format=terse`).
+    pub terse: bool,
+    /// `--terse-version` (fio's default 3).
+    pub terse_version: u32,
+    pub output: Option<PathBuf>,
+    pub eta: Eta,
+    /// Across ranks (MPI): every rank stops when the first is done.
+    pub stonewall_ranks: bool,
+    /// `--profile[=HZ]`: clocks by layer over the measured window.
+    pub profile: Option<hiops_profile::Config>,
+    /// fio's `--readonly`: refuse every job that would write.
+    pub readonly: bool,
+    /// fio's `--parse-only`: print the plan, run nothing.
+    pub parse_only: bool,
+    /// fio's `--showcmd`: print the job files as command lines.
+    pub showcmd: bool,
+    pub debug: Debug,
+    /// fio's `--max-jobs`: the most threads the jobs may use together.
+    pub max_jobs: Option<u32>,
+    /// fio's `--warnings-fatal`: an ignored option stops the run.
+    pub warnings_fatal: bool,
+    /// fio flags accepted that do nothing here, one line each.
+    pub no_effect: Vec<String>,
+}
+
+impl Invocation {
+    /// The jobs planned as this rank runs them (`{rank}`, `{nranks}` and
+    /// `{host}` expanded; a single process is rank 0 of 1), checked against
+    /// `--readonly`, `--max-jobs` and `--warnings-fatal`.
+    pub fn plan(&self, rank: &hiops_fio::Placeholders) -> Result<FioPlan, BenchError> {
+        let (sources, defaults) = hiops_fio::command_line_sources(&self.command_line, Some(rank))
+            .map_err(BenchError::Usage)?;
+        if rank.rank == 0 {
+            self.debug.trace_sources(&sources);
+        }
+        let plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
+            .map_err(BenchError::Usage)?;
+        if self.warnings_fatal && !plan.ignored.is_empty() {
+            return usage(format!(
+                "--warnings-fatal: options were ignored:\n{}\ndrop them, or drop --warnings-fatal",
+                plan.ignored.join("\n")
+            ));
+        }
+        if let Some(max) = self.max_jobs {
+            let threads: u32 = plan.jobs.iter().map(|j| j.numjobs).sum();
+            if threads > max {
+                return usage(format!(
+                    "--max-jobs={max}: the jobs need {threads} threads together; lower numjobs or raise --max-jobs"
+                ));
+            }
+        }
+        if self.readonly {
+            crate::readonly::check(&plan.jobs)?;
+        }
+        if rank.rank == 0 {
+            self.debug.trace_plan(&plan);
+        }
+        Ok(plan)
+    }
+}
+
+pub enum Parsed {
+    /// Text to print before exiting 0 (--help, --version, --cmdhelp...).
+    Print(String),
+    Run(Box<Invocation>),
+}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, BenchError> {
+    Err(BenchError::Usage(msg.into()))
+}
+
+/// `-name=x` as `--name=x`: fio reads single-dash long options too
+/// (getopt_long_only), for its own flags and job options alike.
+fn long_form(arg: &str) -> Option<String> {
+    let body = arg.strip_prefix('-').filter(|b| !b.starts_with('-'))?;
+    let key = body.split_once('=').map_or(body, |(k, _)| k);
+    let known = fio_flags::find(key).is_some()
+        || !matches!(
+            hiops_fio::options::lookup(key),
+            hiops_fio::options::Lookup::Unknown
+        );
+    (key.len() > 1 && known).then(|| format!("-{arg}"))
+}
+
+pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
+    let mut inv = Invocation {
+        terse_version: 3,
+        ..Invocation::default()
+    };
+    let mut formats = Formats::default();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = long_form(&args[i]).unwrap_or_else(|| args[i].clone());
+        let (key, inline) = match arg.strip_prefix("--") {
+            Some(body) => match body.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (body, None),
+            },
+            None => ("", None),
+        };
+        match arg.as_str() {
+            "--help" | "-h" => return Ok(Parsed::Print(help::text())),
+            "-o" => {
+                i += 1;
+                let v = args
+                    .get(i)
+                    .ok_or_else(|| BenchError::Usage("-o needs a file: -o FILE".into()))?;
+                inv.output = Some(PathBuf::from(v));
+            }
+            "--no-progress" => inv.eta = Eta::Never,
+            "--ignore-unsupported" => inv.ignore_unsupported = true,
+            "--stonewall-ranks" => inv.stonewall_ranks = true,
+            _ if key == "profile" => inv.profile = Some(profile_rate(inline)?),
+            _ if fio_flags::find(key).is_some() => {
+                let flag = fio_flags::find(key).unwrap();
+                let value = flag_value(flag, inline, args, &mut i)?;
+                if let Some(text) = fio_flag(&mut inv, &mut formats, flag, value)? {
+                    return Ok(Parsed::Print(text));
+                }
+            }
+            _ if arg.starts_with("--") => job_option(&mut inv, &arg, args, &mut i),
+            _ if arg.starts_with('-') && arg.len() > 1 => {
+                return usage(format!(
+                    "'{arg}' is not an option: fio's options take two dashes, as in --bs=4k"
+                ))
+            }
+            _ => inv.command_line.files.push(PathBuf::from(&arg)),
+        }
+        i += 1;
+    }
+    formats.settle(&mut inv);
+    Ok(Parsed::Run(Box::new(inv)))
+}
+
+/// A job option, with its separate value if it takes one.
+fn job_option(inv: &mut Invocation, arg: &str, args: &[String], i: &mut usize) {
+    inv.command_line.job_args.push(arg.to_string());
+    let key = arg.trim_start_matches('-');
+    if !key.contains('=') && hiops_fio::options::takes_value(key) {
+        if let Some(v) = args.get(*i + 1) {
+            inv.command_line.job_args.push(v.clone());
+            *i += 1;
+        }
+    }
+}
+
+/// A flag's value as getopt reads it: a required value may be the next
+/// argument, an optional one only follows `=`.
+fn flag_value(
+    flag: &fio_flags::FioFlag,
+    inline: Option<&str>,
+    args: &[String],
+    i: &mut usize,
+) -> Result<Option<String>, BenchError> {
+    let name = flag.name;
+    match (flag.value, inline) {
+        (fio_flags::Value::None, Some(v)) => {
+            usage(format!("--{name}={v}: --{name} takes no value"))
+        }
+        (fio_flags::Value::Required, None) => {
+            *i += 1;
+            match args.get(*i) {
+                Some(v) => Ok(Some(v.clone())),
+                None => usage(format!("--{name} needs a value: --{name}=VALUE")),
+            }
+        }
+        (_, v) => Ok(v.map(str::to_string)),
+    }
+}
+
+/// Applies one of fio's flags; `Some(text)` is printed instead of a run.
+fn fio_flag(
+    inv: &mut Invocation,
+    formats: &mut Formats,
+    flag: &fio_flags::FioFlag,
+    value: Option<String>,
+) -> Result<Option<String>, BenchError> {
+    let name = flag.name;
+    let shown = match &value {
+        Some(v) => format!("--{name}={v}"),
+        None => format!("--{name}"),
+    };
+    match flag.handling {
+        fio_flags::Handling::Refused(why) => return usage(format!("{shown}: {why}")),
+        fio_flags::Handling::NoEffect(why) => {
+            inv.no_effect.push(format!("{shown}: {why}"));
+            return Ok(None);
+        }
+        fio_flags::Handling::Implemented => {}
+    }
+    let v = value.unwrap_or_default();
+    match name {
+        "output" => inv.output = Some(PathBuf::from(v)),
+        "output-format" => formats.read(&v)?,
+        // fio's --minimal replaces the formats; --append-terse adds terse.
+        "minimal" => formats.read("terse")?,
+        "append-terse" => formats.terse = true,
+        "terse-version" => inv.terse_version = terse_version(&v)?,
+        "version" => return Ok(Some(format!("hiops-{}\n", env!("CARGO_PKG_VERSION")))),
+        "help" => return Ok(Some(help::text())),
+        "cmdhelp" => return help::cmdhelp(&v).map(Some),
+        "enghelp" => return Ok(Some(help::enghelp(&v))),
+        "showcmd" => inv.showcmd = true,
+        "readonly" => inv.readonly = true,
+        "eta" => inv.eta = eta(&v)?,
+        "debug" => match Debug::parse(&v)? {
+            Some(d) => inv.debug.add(d, &mut inv.no_effect),
+            None => return Ok(Some(debug::help())),
+        },
+        "parse-only" => inv.parse_only = true,
+        "section" => inv.command_line.only_sections.push(v),
+        "warnings-fatal" => inv.warnings_fatal = true,
+        "max-jobs" => inv.max_jobs = Some(max_jobs(&v)?),
+        other => unreachable!("fio flag {other} is marked implemented but not handled"),
+    }
+    Ok(None)
+}
+
+/// fio accepts terse versions 2 to 5 (init.c, `--terse-version`).
+fn terse_version(v: &str) -> Result<u32, BenchError> {
+    match v.parse::<u32>() {
+        Ok(n @ 2..=5) => Ok(n),
+        _ => usage(format!("--terse-version={v}: use 2, 3, 4 or 5")),
+    }
+}
+
+fn eta(v: &str) -> Result<Eta, BenchError> {
+    match v {
+        "auto" => Ok(Eta::Auto),
+        "always" => Ok(Eta::Always),
+        "never" => Ok(Eta::Never),
+        _ => usage(format!("--eta={v}: use always, never or auto")),
+    }
+}
+
+fn max_jobs(v: &str) -> Result<u32, BenchError> {
+    match v.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => usage(format!(
+            "--max-jobs={v}: give the most threads the jobs may use, 1 or more"
+        )),
+    }
+}
+
+/// `--profile` (the default rate) or `--profile=HZ`. fio's `--profile=NAME`
+/// (its built-in tiobench and act jobs) is another thing: refused by name.
+fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
+    let Some(v) = v else {
+        return Ok(hiops_profile::Config::default());
+    };
+    if matches!(v, "tiobench" | "act") {
+        return usage(format!(
+            "--profile={v}: fio's built-in job profiles are not in hiops; write the job as a job file. hiops' --profile[=HZ] samples the CPUs over the run"
+        ));
+    }
+    match v
+        .trim_end_matches("hz")
+        .trim_end_matches("Hz")
+        .parse::<u32>()
+    {
+        Ok(hz) if (1..=100_000).contains(&hz) => Ok(hiops_profile::Config { hz }),
+        _ => usage(format!(
+            "--profile={v}: give the samples per second per CPU, 1 to 100000 (default {})",
+            hiops_profile::DEFAULT_HZ
+        )),
+    }
+}
