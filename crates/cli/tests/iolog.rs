@@ -363,3 +363,217 @@ fn a_malformed_trace_is_refused_with_its_file_and_line() {
     let v = hiops_ok(dir, &["--name=r", &read, "--replay_skip=trim"]);
     assert_eq!(total_ios(&v), 1);
 }
+
+/// One blktrace event (blktrace_api.h, `struct blk_io_trace`: 48 bytes in
+/// the recording machine's order, here this one's).
+fn blk_event(time_ns: u64, sector: u64, bytes: u32, action: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(48);
+    b.extend(0x6561_7407u32.to_ne_bytes()); // magic | version 7
+    b.extend(0u32.to_ne_bytes()); // sequence
+    b.extend(time_ns.to_ne_bytes());
+    b.extend(sector.to_ne_bytes());
+    b.extend(bytes.to_ne_bytes());
+    b.extend(action.to_ne_bytes());
+    b.extend([0u8; 12]); // pid, device, cpu
+    b.extend([0u8; 4]); // error, pdu_len
+    b
+}
+
+const TA_QUEUE: u32 = 1;
+const TA_COMPLETE: u32 = 8;
+const TC_READ: u32 = 1 << 16;
+const TC_WRITE: u32 = 2 << 16;
+const TC_QUEUE: u32 = 16 << 16;
+
+/// The queue events of a blktrace file: (write, offset, bytes).
+fn blk_queued(path: &Path) -> Vec<(u64, u64, u64)> {
+    let b = std::fs::read(path).unwrap();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 48 <= b.len() {
+        let u32_at = |i: usize| u32::from_ne_bytes(b[at + i..at + i + 4].try_into().unwrap());
+        let sector = u64::from_ne_bytes(b[at + 16..at + 24].try_into().unwrap());
+        let (bytes, action) = (u32_at(24), u32_at(28));
+        let pdu = u16::from_ne_bytes(b[at + 46..at + 48].try_into().unwrap()) as usize;
+        let data = action & ((1 << 2 | 1 << 10 | 1 << 13) << 16) == 0; // no flush, notify, discard
+        if action & 0xffff == TA_QUEUE && data && bytes > 0 {
+            out.push((
+                u64::from(action & TC_WRITE != 0),
+                sector * 512,
+                bytes as u64,
+            ));
+        }
+        at += 48 + pdu;
+    }
+    out
+}
+
+/// Replays `trace` (a blktrace) onto `data` with hiops and, where it is
+/// installed, fio; each must issue exactly the trace's queued I/Os.
+fn replay_blktrace(dir: &Path, trace: &Path, data: &Path) {
+    let mut want = blk_queued(trace);
+    want.sort();
+    let again = dir.join("blk-again.iolog");
+    let v = hiops_ok(
+        dir,
+        &[
+            "--name=blk",
+            &format!("--read_iolog={}", trace.display()),
+            &format!("--replay_redirect={}", data.display()),
+            &format!("--write_iolog={}", again.display()),
+            "--strategy=coop",
+        ],
+    );
+    assert_eq!(total_ios(&v), want.len() as u64);
+    let mut got: Vec<(u64, u64, u64)> = ios_of(&again)
+        .into_iter()
+        .map(|(_, act, off, len)| (u64::from(act == "write"), off, len))
+        .collect();
+    got.sort();
+    assert_eq!(got, want, "hiops replays the trace's queued I/Os");
+    let Some(mut fio) = fio() else { return };
+    let o = fio
+        .current_dir(dir)
+        .args([
+            "--name=blk",
+            "--write_lat_log=fioblk",
+            "--log_offset=1",
+            "--output=/dev/null",
+        ])
+        .arg(format!("--read_iolog={}", trace.display()))
+        .arg(format!("--replay_redirect={}", data.display()))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("fioblk_lat.1.log")).unwrap();
+    let mut fio_got: Vec<(u64, u64, u64)> = text
+        .lines()
+        .map(|l| {
+            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
+            (c[2], c[4], c[3])
+        })
+        .collect();
+    fio_got.sort();
+    assert_eq!(fio_got, want, "fio replays the same I/Os");
+}
+
+/// A trace built here from the documented struct: blktrace cannot record
+/// on a kernel in lockdown (debugfs is closed to it), as on the machine
+/// this was written on.
+#[test]
+fn a_blktrace_replays_its_queued_ios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let data = data_file(dir, "data");
+    let mut t = Vec::new();
+    t.extend(blk_event(1_000, 8, 4096, TA_QUEUE | TC_QUEUE | TC_READ));
+    t.extend(blk_event(2_000, 8, 4096, TA_COMPLETE | TC_READ));
+    t.extend(blk_event(3_000, 64, 8192, TA_QUEUE | TC_QUEUE | TC_WRITE));
+    t.extend(blk_event(3_500, 72, 0, TA_QUEUE | TC_QUEUE | TC_READ)); // 0 bytes: skipped
+    t.extend(blk_event(4_000, 1024, 512, TA_QUEUE | TC_QUEUE | TC_READ));
+    let trace = dir.join("synthetic.blktrace.0");
+    std::fs::write(&trace, &t).unwrap();
+    assert_eq!(blk_queued(&trace).len(), 3);
+    replay_blktrace(dir, &trace, &data);
+    // Device numbers name no file: the replay needs a target.
+    let o = hiops(
+        dir,
+        &["--name=blk", &format!("--read_iolog={}", trace.display())],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("replay_redirect"),
+        "{err}"
+    );
+}
+
+/// Records reads on a loop device over a file made here with blktrace, and
+/// replays the trace. Needs root, blktrace, losetup and a kernel that lets
+/// blktrace read debugfs; skips with the reason otherwise.
+#[test]
+fn a_recorded_blktrace_replays() {
+    let skip = |why: &str| eprintln!("skipping the blktrace recording: {why}");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip("needs root");
+    }
+    if Command::new("blktrace").arg("-v").output().is_err() {
+        return skip("blktrace is not installed (.ci/setup installs it)");
+    }
+    if !Path::new("/sys/kernel/debug/block").exists() {
+        return skip("debugfs is not mounted at /sys/kernel/debug");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let backing = dir.join("loop.img");
+    std::fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
+    let Some(dev) = losetup(&backing) else {
+        return skip("losetup could not attach a loop device");
+    };
+    let recorded = record_reads(dir, &dev);
+    let _ = Command::new("losetup").arg("-d").arg(&dev).status();
+    let trace = match recorded {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let queued = blk_queued(&trace);
+    for b in [3u64, 17, 100] {
+        assert!(
+            queued.contains(&(0, b * 4096, 4096)),
+            "the read of block {b} was traced"
+        );
+    }
+    let data = dir.join("replay.data");
+    std::fs::write(&data, vec![0u8; 8 << 20]).unwrap();
+    replay_blktrace(dir, &trace, &data);
+}
+
+fn losetup(file: &Path) -> Option<String> {
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(file)
+        .output()
+        .ok()?;
+    let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    (o.status.success() && !dev.is_empty()).then_some(dev)
+}
+
+/// blktrace of `dev`'s queue events to one file while dd reads three
+/// blocks with O_DIRECT.
+fn record_reads(dir: &Path, dev: &str) -> Result<PathBuf, String> {
+    let trace = dir.join("rec.blktrace.0");
+    let mut bt = Command::new("blktrace")
+        .args(["-d", dev, "-a", "queue", "-o", "-"])
+        .stdout(std::fs::File::create(&trace).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("blktrace: {e}"))?;
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for block in [3, 17, 100] {
+        let _ = Command::new("dd")
+            .arg(format!("if={dev}"))
+            .args(["of=/dev/null", "bs=4k", "count=1", "iflag=direct"])
+            .arg(format!("skip={block}"))
+            .stderr(Stdio::null())
+            .status();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill with a pid of a child this test started and has not reaped.
+    unsafe { libc::kill(bt.id() as i32, libc::SIGINT) };
+    let out = bt
+        .wait_with_output()
+        .map_err(|e| format!("blktrace: {e}"))?;
+    let events = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
+    if events < 48 {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().next().unwrap_or("no events");
+        return Err(format!(
+            "blktrace recorded nothing ({first}); a kernel in lockdown keeps debugfs from it"
+        ));
+    }
+    Ok(trace)
+}
