@@ -546,7 +546,7 @@ fn losetup(file: &Path) -> Option<String> {
 /// blocks with O_DIRECT.
 fn record_reads(dir: &Path, dev: &str) -> Result<PathBuf, String> {
     let trace = dir.join("rec.blktrace.0");
-    let mut bt = Command::new("blktrace")
+    let bt = Command::new("blktrace")
         .args(["-d", dev, "-a", "queue", "-o", "-"])
         .stdout(std::fs::File::create(&trace).unwrap())
         .stderr(Stdio::piped())

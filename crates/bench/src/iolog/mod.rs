@@ -230,7 +230,9 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
         let offset = placed(spec, offset);
         s.max_len = s.max_len.max(len);
         s.max_end = s.max_end.max(offset + len as u64);
-        while s.align > 1 && (offset % s.align != 0 || len as u64 % s.align != 0) {
+        while s.align > 1
+            && !(offset.is_multiple_of(s.align) && (len as u64).is_multiple_of(s.align))
+        {
             s.align /= 2;
         }
     }
