@@ -633,7 +633,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
-    opt!("read_iolog_chunked", [], flag, "Accepted, no effect: hiops always reads a trace as it replays it, through a bounded buffer.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("read_iolog_chunked", [], flag, "hiops always reads a trace gradually as it replays it, through a bounded buffer (fio's read_iolog_chunked=1), whatever the value.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("replay_no_stall", [], flag, "Replay a v3 trace as fast as the queue takes it, ignoring its times.", |d, v| { d.replay_no_stall = Some(value::boolean(v)?); Ok(()) }),
     opt!("replay_time_scale", [], value, "Replay a v3 trace's times at this percentage of speed (default 100; 200 is twice as fast).", |d, v| {
         let p = value::int(need(v)?, d.kb_base)?;

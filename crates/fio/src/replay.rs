@@ -112,6 +112,7 @@ fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>,
 fn refuse_workload_options(d: &Draft) -> Result<(), String> {
     let set = [
         ("verify", d.verify.is_some() || d.verify_pattern.is_some()),
+        ("verify_only", d.verify_only == Some(true)),
         (
             "rate",
             d.rate.iter().chain(&d.rate_iops).any(Option::is_some),
@@ -124,9 +125,15 @@ fn refuse_workload_options(d: &Draft) -> Result<(), String> {
         ("raid0", d.raid0.is_some()),
     ];
     match set.iter().find(|(_, on)| *on) {
-        Some((name, _)) => Err(format!(
-            "{name} shapes a workload, and read_iolog replays a trace instead: drop {name} (replay_time_scale changes the trace's pace)"
-        )),
+        Some((name, _)) => {
+            let pace = match *name {
+                "rate" => " (replay_time_scale changes the trace's pace)",
+                _ => "",
+            };
+            Err(format!(
+                "{name} shapes a workload, and read_iolog replays a trace instead: drop {name}{pace}"
+            ))
+        }
         None => Ok(()),
     }
 }
