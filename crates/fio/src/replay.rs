@@ -47,6 +47,13 @@ pub(crate) fn replay_into(
             trace.display()
         ));
     }
+    let direct = d.direct == Some(true) || d.buffered == Some(false);
+    if direct && sum.align < 512 && !ram {
+        return Err(format!(
+            "the trace has I/Os aligned to only {} bytes, and direct I/O needs the logical block: drop direct=1, or give replay_align=4096",
+            sum.align
+        ));
+    }
     let targets = match &d.replay_redirect {
         Some(to) => match files {
             [] => vec![to.clone()],
