@@ -144,3 +144,48 @@ fn refuse_workload_options(d: &Draft) -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{plan_text, Defaults};
+    use hiops_bench::{RwMode, TargetSpec};
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_replay_job_takes_its_files_direction_and_sizes_from_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.iolog");
+        std::fs::write(
+            &trace,
+            "fio version 3 iolog\n0 /x/b add\n0 /x/a add\n\
+             5 /x/a read 8192 16384\n9 /x/b write 1048576 4096\n12 /x/a sync 0 0\n",
+        )
+        .unwrap();
+        let job = |extra: &str| {
+            let text = format!("[r]\nread_iolog={}\n{extra}", trace.display());
+            plan_text(&text, Defaults::Fio).map(|mut p| p.jobs.remove(0))
+        };
+        let s = job("").unwrap();
+        let files = vec![PathBuf::from("/x/b"), PathBuf::from("/x/a")];
+        assert_eq!(s.targets, TargetSpec::Paths(files));
+        let r = s.replay.as_ref().unwrap();
+        assert_eq!(r.files, ["/x/b", "/x/a"]);
+        assert_eq!(
+            (s.rw, s.bs.max(), s.size),
+            (RwMode::RandRw, 16384, Some(1052672))
+        );
+        assert_eq!(s.block_align, Some(4096));
+        // The job's filenames, in another order: the trace's names follow.
+        let s = job("filename=/x/a:/x/b\n").unwrap();
+        assert_eq!(s.replay.unwrap().files, ["/x/a", "/x/b"]);
+        // Redirected: one target, no names.
+        let s = job("replay_redirect=/x/c\nreplay_skip=write\n").unwrap();
+        assert_eq!(s.targets, TargetSpec::Paths(vec![PathBuf::from("/x/c")]));
+        assert!(s.replay.as_ref().unwrap().files.is_empty());
+        assert_eq!((s.rw, s.size), (RwMode::Read, Some(24576)));
+        let e = job("rate_iops=10\n").unwrap_err();
+        assert!(e.contains("rate shapes a workload"), "{e}");
+        let e = job("filename=/x/a\n").unwrap_err();
+        assert!(e.contains("names the file /x/b"), "{e}");
+    }
+}
