@@ -183,6 +183,18 @@ pub(crate) fn placed(spec: &ReplaySpec, offset: u64) -> u64 {
     }
 }
 
+/// A blktrace I/O's length under replay_align: rounded up to a multiple
+/// (fio's t_bytes_align); a text trace's lengths stay as they are.
+pub(crate) fn placed_len(spec: &ReplaySpec, len: u32) -> u32 {
+    match (spec.format, spec.align) {
+        (TraceFormat::Blktrace, a) if a > 1 => (len as u64)
+            .div_ceil(a)
+            .saturating_mul(a)
+            .min(u32::MAX as u64) as u32,
+        _ => len,
+    }
+}
+
 /// The format of `path`: blktrace's binary events, or fio's text.
 pub fn format_of(path: &Path) -> Result<TraceFormat, String> {
     if blktrace::is_blktrace(path)? {
@@ -227,7 +239,7 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
                 s.first_trim.get_or_insert_with(|| r.place());
             }
         }
-        let offset = placed(spec, offset);
+        let (offset, len) = (placed(spec, offset), placed_len(spec, len));
         s.max_len = s.max_len.max(len);
         s.max_end = s.max_end.max(offset + len as u64);
         while s.align > 1
@@ -240,4 +252,32 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
         s.files = if redirect { Vec::new() } else { t.names };
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ReplaySkip;
+
+    #[test]
+    fn scale_and_align_place_offsets_and_blktrace_lengths_as_fio() {
+        let mut spec = ReplaySpec {
+            trace: "t".into(),
+            format: TraceFormat::Blktrace,
+            files: Vec::new(),
+            no_stall: false,
+            time_scale_pct: 100,
+            offset_divisor: 2,
+            align: 4096,
+            skip: ReplaySkip::default(),
+        };
+        assert_eq!(placed(&spec, 3 * 4096 * 2 + 1000), 3 * 4096);
+        assert_eq!(placed_len(&spec, 4097), 8192);
+        spec.format = TraceFormat::Text { version: 3 };
+        assert_eq!(
+            placed_len(&spec, 4097),
+            4097,
+            "fio aligns only a blktrace's lengths"
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! from the last issue instead; scheduling against the trace's clock keeps
 //! a late I/O from delaying all that follow.
 
-use super::{placed, skipped, Entry, Reader, TraceOp};
+use super::{placed, placed_len, skipped, Entry, Reader, TraceOp};
 use crate::generator::{NextIo, Region};
 use crate::source::{Next, Source};
 use crate::spec::ReplaySpec;
@@ -106,7 +106,7 @@ impl<'a> Replay<'a> {
                 len: 0,
             });
         }
-        let offset = placed(self.spec, offset);
+        let (offset, len) = (placed(self.spec, offset), placed_len(self.spec, len));
         let end = r.start + r.len;
         if offset + len as u64 > end || len == 0 {
             return Err(format!(
