@@ -11,6 +11,8 @@
 
 use crate::driver::{Driver, Finished};
 use crate::generator::NextIo;
+use crate::iolog::replay::Replay;
+use crate::iolog::IoLogWriter;
 use crate::latency::{LatencySearch, Step};
 use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
@@ -124,6 +126,8 @@ pub(crate) struct JobThread<'a, D: Driver> {
     finished: Option<Sender<()>>,
     /// fio's latency_target search found its depth and ran it: the job is over.
     latency_done: bool,
+    /// fio's write_iolog: every command staged, as fio logs at issue.
+    iolog: Option<IoLogWriter>,
     result: ThreadResult,
 }
 
@@ -134,6 +138,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         counters: &'a Counters,
         driver: D,
         logs: Option<JobLogs>,
+        iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
         let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
@@ -174,6 +179,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             rate_check: None,
             finished: Some(plan.finished.clone()),
             latency_done: false,
+            iolog,
             result,
         }
     }
@@ -206,6 +212,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// drains first), and a time-based job drops the cache as it wraps.
     fn workload(&mut self, plan: &WorkerPlan<'_>) {
         let spec = self.spec;
+        if let Some(trace) = spec.replay.as_ref() {
+            return self.replay(trace, plan);
+        }
         let invalidate = spec.invalidate && !spec.direct;
         let mut work = Workload::new(plan.generator(), spec, plan.budget, now_ns());
         if spec.rate_poisson {
@@ -237,6 +246,21 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 return;
             }
             crate::cache::drop_cached(&plan.targets, &plan.regions);
+        }
+    }
+
+    /// fio's read_iolog: the trace's I/Os instead of the workload.
+    fn replay(&mut self, trace: &crate::spec::ReplaySpec, plan: &WorkerPlan<'_>) {
+        match Replay::open(trace, &plan.regions, now_ns()) {
+            Ok(mut r) => {
+                self.pump(&mut r);
+                if let Some(e) = r.error.take() {
+                    self.books.error.get_or_insert(e);
+                }
+            }
+            Err(e) => {
+                self.books.error.get_or_insert(e);
+            }
         }
     }
 
@@ -384,6 +408,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             offset: io.offset,
             len: io.len,
         };
+        if let Some(log) = self.iolog.as_mut() {
+            log.io(start_ns, io.op, io.target, io.offset, io.len);
+        }
         let (verify, rng) = (&self.books.verify, &mut self.rng);
         let salt = self.books.totals[1].0;
         let fill = |buf: &mut [u8]| match verify {
@@ -579,7 +606,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
+        let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
         let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
+        let log_error = log_error.or(iolog_error);
         if let Some(e) = b.error.or(log_error) {
             r.error = Some(if e.starts_with("job ") {
                 e

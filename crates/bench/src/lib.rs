@@ -23,6 +23,7 @@ mod driver;
 pub mod error;
 mod flow;
 pub mod generator;
+pub mod iolog;
 mod job;
 mod latency;
 mod log;

@@ -412,6 +412,47 @@ impl LogSpec {
     }
 }
 
+/// The trace formats fio's read_iolog takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// fio's iolog, version 2 (no times) or 3 (a time in µs per line).
+    Text { version: u8 },
+    /// blktrace's binary events (one device's file, e.g. `sda.blktrace.0`).
+    Blktrace,
+}
+
+/// fio's read_iolog and its replay_* options (HOWTO, "I/O replay").
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplaySpec {
+    pub trace: PathBuf,
+    pub format: TraceFormat,
+    /// The trace's file names, in the order of the job's targets: an I/O on
+    /// `files[i]` goes to target i. Empty: every I/O goes to target 0
+    /// (replay_redirect, or a blktrace).
+    pub files: Vec<String>,
+    /// replay_no_stall: issue as fast as the queue takes them, not at the
+    /// trace's times.
+    pub no_stall: bool,
+    /// replay_time_scale: the trace's clock runs at this percentage (200:
+    /// twice as fast).
+    pub time_scale_pct: u32,
+    /// replay_scale: offsets are divided by this.
+    pub offset_divisor: u64,
+    /// replay_align: offsets are rounded down to a multiple of this (0: not).
+    pub align: u64,
+    /// replay_skip: I/Os of these kinds are not replayed.
+    pub skip: ReplaySkip,
+}
+
+/// What replay_skip leaves out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplaySkip {
+    pub read: bool,
+    pub write: bool,
+    pub trim: bool,
+    pub sync: bool,
+}
+
 /// Where a job's I/O goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TargetSpec {
@@ -527,6 +568,11 @@ pub struct JobSpec {
     pub steady_state: Option<SteadyState>,
     /// fio's logs.
     pub logs: LogSpec,
+    /// fio's write_iolog: each thread records the I/Os it issues in fio's
+    /// iolog v3 text format (crate::iolog names a thread's file).
+    pub write_iolog: Option<PathBuf>,
+    /// fio's read_iolog: the job replays this trace instead of its workload.
+    pub replay: Option<ReplaySpec>,
     /// fio's flow control: (flow id, weight, flow_sleep in ns).
     pub flow: Option<FlowSpec>,
     /// fio's search for the deepest queue that meets a latency target.
@@ -616,6 +662,8 @@ impl JobSpec {
             startdelay_ns: 0,
             steady_state: None,
             logs: LogSpec::default(),
+            write_iolog: None,
+            replay: None,
             offload: false,
             flow: None,
             latency_target: None,

@@ -269,13 +269,36 @@ fn start<D: Driver>(
         Ok(l) => l,
         Err(e) => return failed_setup(plan, ctrl, e),
     };
-    let job = JobThread::new(plan, ctrl, counters, driver, logs);
+    let iolog = match open_iolog(plan) {
+        Ok(l) => l,
+        Err(e) => return failed_setup(plan, ctrl, e),
+    };
+    let job = JobThread::new(plan, ctrl, counters, driver, logs, iolog);
     ctrl.start.wait();
     if ctrl.failed.lock().unwrap().is_some() {
         let _ = plan.finished.send(());
         return ThreadResult::starting(plan.clone);
     }
     job.run(plan)
+}
+
+/// fio's write_iolog for this thread, naming its targets as the job does.
+fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>, String> {
+    let spec = plan.spec;
+    let Some(given) = spec.write_iolog.as_deref() else {
+        return Ok(None);
+    };
+    let path = crate::iolog::thread_log_path(given, spec.numjobs, plan.clone);
+    let names = match &spec.targets {
+        crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        crate::spec::TargetSpec::Ram => vec![spec.name.clone()],
+    };
+    crate::iolog::IoLogWriter::create(path, names, hiops_hal::now_ns())
+        .map(Some)
+        .map_err(|e| format!("job {}: {e}", spec.name))
 }
 
 fn failed_setup(plan: &WorkerPlan<'_>, ctrl: &Control, e: String) -> ThreadResult {

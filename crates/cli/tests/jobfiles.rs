@@ -172,7 +172,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["verify_interval", "write_iolog", "frobnicate"])
+        serde_json::json!(["verify_interval", "merge_blktrace_file", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));

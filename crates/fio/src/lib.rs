@@ -19,6 +19,7 @@ pub mod jobfile;
 pub mod options;
 pub mod placeholders;
 pub mod plan;
+mod replay;
 pub mod value;
 
 pub use cmdline::CommandLine;

@@ -113,6 +113,15 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
+    /// fio's write_iolog and read_iolog with its replay_* options.
+    pub write_iolog: Option<PathBuf>,
+    pub read_iolog: Option<PathBuf>,
+    pub replay_no_stall: Option<bool>,
+    pub replay_time_scale: Option<u32>,
+    pub replay_redirect: Option<PathBuf>,
+    pub replay_scale: Option<u64>,
+    pub replay_align: Option<u64>,
+    pub replay_skip: Option<hiops_bench::spec::ReplaySkip>,
 }
 
 /// fio's fadvise_hint values other than 0.
@@ -645,6 +654,39 @@ pub static OPTIONS: &[OptDef] = &[
         let id = value::int(need(v)?, d.kb_base)?;
         d.log_clock_id = i32::try_from(id).map_err(|_| format!("clock id {id} is too large"))?; Ok(())
     }),
+    opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("read_iolog_chunked", [], flag, "hiops always reads a trace gradually as it replays it, through a bounded buffer (fio's read_iolog_chunked=1), whatever the value.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("replay_no_stall", [], flag, "Replay a v3 trace as fast as the queue takes it, ignoring its times.", |d, v| { d.replay_no_stall = Some(value::boolean(v)?); Ok(()) }),
+    opt!("replay_time_scale", [], value, "Replay a v3 trace's times at this percentage of speed (default 100; 200 is twice as fast).", |d, v| {
+        let p = value::int(need(v)?, d.kb_base)?;
+        if p == 0 { return Err("must be at least 1 (a percentage)".into()); }
+        d.replay_time_scale = Some(u32_of(p, "replay_time_scale")?); Ok(())
+    }),
+    opt!("replay_redirect", [], value, "Replay every I/O of the trace on this file or device, whatever file the trace names (needed for blktrace traces).", |d, v| { d.replay_redirect = Some(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("replay_scale", [], value, "Divide the trace's offsets by this (default 1).", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n == 0 { return Err("must be at least 1".into()); }
+        d.replay_scale = Some(n); Ok(())
+    }),
+    opt!("replay_align", [], value, "Round the trace's offsets down to a multiple of this power of 2.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if !n.is_power_of_two() { return Err(format!("{n} is not a power of 2")); }
+        d.replay_align = Some(n); Ok(())
+    }),
+    opt!("replay_skip", [], value, "Leave these kinds of the trace's I/O out: a comma-separated list of read, write, trim, sync (fio 3.33 applies it to blktrace traces only; hiops to text traces too).", |d, v| {
+        let mut skip = hiops_bench::spec::ReplaySkip::default();
+        for kind in need(v)?.split(',').map(str::trim) {
+            match kind {
+                "read" => skip.read = true,
+                "write" => skip.write = true,
+                "trim" => skip.trim = true,
+                "sync" => skip.sync = true,
+                other => return Err(format!("unknown kind '{other}': give read, write, trim or sync")),
+            }
+        }
+        d.replay_skip = Some(skip); Ok(())
+    }),
     opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses no log.", |_, v| { need(v).map(|_| ()) }),
@@ -884,20 +926,17 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "rw_sequencer",
         "hiops draws a new offset for every random I/O; drop it",
     ),
-    ("replay_redirect", "trace replay is not supported"),
-    ("read_iolog", "trace replay is not supported"),
-    ("read_iolog_chunked", "trace replay is not supported"),
-    ("replay_no_stall", "trace replay is not supported"),
-    ("replay_scale", "trace replay is not supported"),
-    ("replay_align", "trace replay is not supported"),
-    ("replay_time_scale", "trace replay is not supported"),
-    ("replay_skip", "trace replay is not supported"),
-    ("merge_blktrace_file", "trace replay is not supported"),
-    ("merge_blktrace_scalars", "trace replay is not supported"),
-    ("merge_blktrace_iters", "trace replay is not supported"),
     (
-        "write_iolog",
-        "trace recording is not supported; record with blktrace",
+        "merge_blktrace_file",
+        "hiops replays one trace per job; merge traces with blkparse -d first",
+    ),
+    (
+        "merge_blktrace_scalars",
+        "hiops replays one trace per job; merge traces with blkparse -d first",
+    ),
+    (
+        "merge_blktrace_iters",
+        "hiops replays one trace per job; merge traces with blkparse -d first",
     ),
     (
         "uid",

@@ -455,6 +455,15 @@ impl Draft {
             spec.targets = TargetSpec::Paths(vec![target]);
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
         }
+        if let Some(trace) = &self.read_iolog {
+            let files = match &spec.targets {
+                TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
+                _ => Vec::new(),
+            };
+            crate::replay::replay_into(&self, &mut spec, trace, &files)?;
+            own_file = false;
+        }
+        spec.write_iolog = self.write_iolog.clone();
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {

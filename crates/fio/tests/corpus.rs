@@ -313,7 +313,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].ends_with("unsupported.fio:6: option verify_interval is an fio option hiops does not implement: hiops stamps and checks whole blocks; drop it"), "{e}");
     assert!(
-        lines[1].contains("unsupported.fio:7: option write_iolog"),
+        lines[1].contains("unsupported.fio:7: option merge_blktrace_file"),
         "{e}"
     );
     assert!(
@@ -328,7 +328,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["verify_interval", "write_iolog", "frobnicate"]
+        vec!["verify_interval", "merge_blktrace_file", "frobnicate"]
     );
 }
 

@@ -1,0 +1,283 @@
+//! fio's I/O logs: `write_iolog` records what a thread issues, `read_iolog`
+//! replays a trace (fio's iolog v2 and v3 text, or blktrace's binary
+//! events) in place of the job's workload (HOWTO, "I/O replay"; fio 3.33
+//! iolog.c and blktrace.c).
+//!
+//! A trace is read twice: once when the job is planned ([`scan`]: its
+//! files, how many I/Os of each kind, the largest I/O and the furthest byte,
+//! every line checked), and again as it replays, through a bounded buffer
+//! (`replay::Replay`), so a trace of any length replays in fixed memory.
+
+pub(crate) mod blktrace;
+pub(crate) mod replay;
+mod text;
+mod writer;
+
+use crate::spec::{ReplaySpec, TraceFormat};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+pub(crate) use text::TraceOp;
+pub(crate) use writer::{thread_log_path, IoLogWriter};
+
+/// One entry of a trace, as the replay needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    Io {
+        /// Since the trace's start (text v3, blktrace); None: no time.
+        time_ns: Option<u64>,
+        target: u32,
+        op: TraceOp,
+        offset: u64,
+        len: u32,
+    },
+    /// Nothing until this long after the replay's start (text v2 `wait`).
+    Wait { after_ns: u64 },
+}
+
+/// What a trace holds, found when the job is planned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub format: Option<TraceFormat>,
+    /// File names in the order the trace first names them (none for a
+    /// blktrace, or with replay_redirect).
+    pub files: Vec<String>,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    /// Trims not left out by replay_skip; the first one's place.
+    pub trims: u64,
+    pub first_trim: Option<String>,
+    /// The largest I/O and the byte after the furthest one (after
+    /// replay_scale and replay_align).
+    pub max_len: u32,
+    pub max_end: u64,
+    /// The largest power of two (up to 4096) dividing every offset and length.
+    pub align: u64,
+}
+
+/// Reads a trace's entries, in either format.
+pub(crate) enum Reader {
+    Text(TextReader),
+    Blk(blktrace::BlkReader),
+}
+
+/// fio's text trace, line by line through one reused line buffer.
+pub(crate) struct TextReader {
+    r: BufReader<File>,
+    line: String,
+    lineno: u64,
+    version: u8,
+    path: String,
+    /// The names that map to targets 0, 1, ...; empty: all to target 0.
+    names: Vec<String>,
+    redirect: bool,
+    /// Planning: an unknown name is a new file (else it is an error).
+    learn: bool,
+}
+
+impl Reader {
+    /// Opens `spec.trace`; `learn` while planning (file names are found).
+    pub(crate) fn open(spec: &ReplaySpec, learn: bool) -> Result<Reader, String> {
+        if spec.format == TraceFormat::Blktrace {
+            return blktrace::BlkReader::open(&spec.trace).map(Reader::Blk);
+        }
+        let (r, version) = text::open(&spec.trace)?;
+        Ok(Reader::Text(TextReader {
+            r,
+            line: String::with_capacity(512),
+            lineno: 1,
+            version,
+            path: spec.trace.display().to_string(),
+            names: spec.files.clone(),
+            redirect: spec.files.is_empty() && !learn,
+            learn,
+        }))
+    }
+
+    /// The next entry, None at the end. Errors name the trace and line.
+    pub(crate) fn next(&mut self) -> Result<Option<Entry>, String> {
+        match self {
+            Reader::Text(t) => t.next(),
+            Reader::Blk(b) => b.next(),
+        }
+    }
+
+    /// Where the last entry came from, for messages: `trace:line` or
+    /// `trace, event N`.
+    pub(crate) fn place(&self) -> String {
+        match self {
+            Reader::Text(t) => format!("{}:{}", t.path, t.lineno),
+            Reader::Blk(b) => b.place(),
+        }
+    }
+}
+
+impl TextReader {
+    fn next(&mut self) -> Result<Option<Entry>, String> {
+        loop {
+            self.line.clear();
+            let n = self
+                .r
+                .read_line(&mut self.line)
+                .map_err(|e| format!("{}:{}: {e}", self.path, self.lineno + 1))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.lineno += 1;
+            if self.line.trim().is_empty() {
+                continue;
+            }
+            let at = |e: String| format!("{}:{}: {e}", self.path, self.lineno);
+            let l = text::parse(self.version, &self.line).map_err(at)?;
+            let target = if self.redirect {
+                0
+            } else {
+                match self.names.iter().position(|n| n == l.file) {
+                    Some(i) => i as u32,
+                    None if self.learn => {
+                        self.names.push(l.file.to_string());
+                        self.names.len() as u32 - 1
+                    }
+                    None => return Err(at(format!("file '{}' is none of the job's files: add it to filename, or give replay_redirect", l.file))),
+                }
+            };
+            match l.action {
+                text::Action::File => continue,
+                text::Action::Wait { ms } => {
+                    return Ok(Some(Entry::Wait {
+                        after_ns: ms.saturating_mul(1_000_000),
+                    }))
+                }
+                text::Action::Io { op, offset, len } => {
+                    return Ok(Some(Entry::Io {
+                        time_ns: l.time_us.map(|t| t.saturating_mul(1_000)),
+                        target,
+                        op,
+                        offset,
+                        len,
+                    }))
+                }
+            }
+        }
+    }
+}
+
+/// Whether replay_skip leaves out `op`.
+pub(crate) fn skipped(spec: &ReplaySpec, op: TraceOp) -> bool {
+    let s = spec.skip;
+    match op {
+        TraceOp::Read => s.read,
+        TraceOp::Write => s.write,
+        TraceOp::Trim => s.trim,
+        TraceOp::Sync | TraceOp::Datasync => s.sync,
+    }
+}
+
+/// replay_scale, then replay_align (fio's read_iolog and ipo_bytes_align).
+pub(crate) fn placed(spec: &ReplaySpec, offset: u64) -> u64 {
+    let o = offset / spec.offset_divisor.max(1);
+    match spec.align {
+        0 => o,
+        a => o & !(a - 1),
+    }
+}
+
+/// A blktrace I/O's length under replay_align: rounded up to a multiple
+/// (fio's t_bytes_align); a text trace's lengths stay as they are.
+pub(crate) fn placed_len(spec: &ReplaySpec, len: u32) -> u32 {
+    match (spec.format, spec.align) {
+        (TraceFormat::Blktrace, a) if a > 1 => (len as u64)
+            .div_ceil(a)
+            .saturating_mul(a)
+            .min(u32::MAX as u64) as u32,
+        _ => len,
+    }
+}
+
+/// The format of `path`: blktrace's binary events, or fio's text.
+pub fn format_of(path: &Path) -> Result<TraceFormat, String> {
+    if blktrace::is_blktrace(path)? {
+        return Ok(TraceFormat::Blktrace);
+    }
+    let (_, version) = text::open(path)?;
+    Ok(TraceFormat::Text { version })
+}
+
+/// Reads the whole trace once, checking every entry: its files (with
+/// `spec.files` empty and no redirect, they are learnt), its kinds of I/O
+/// and its extent.
+pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
+    let mut r = Reader::open(spec, !redirect)?;
+    if let Reader::Text(t) = &mut r {
+        t.redirect = redirect;
+    }
+    let mut s = TraceSummary {
+        format: Some(spec.format),
+        align: 4096,
+        ..TraceSummary::default()
+    };
+    while let Some(e) = r.next()? {
+        let Entry::Io {
+            op, offset, len, ..
+        } = e
+        else {
+            continue;
+        };
+        if skipped(spec, op) {
+            continue;
+        }
+        match op {
+            TraceOp::Read => s.reads += 1,
+            TraceOp::Write => s.writes += 1,
+            TraceOp::Sync | TraceOp::Datasync => {
+                s.syncs += 1;
+                continue;
+            }
+            TraceOp::Trim => {
+                s.trims += 1;
+                s.first_trim.get_or_insert_with(|| r.place());
+            }
+        }
+        let (offset, len) = (placed(spec, offset), placed_len(spec, len));
+        s.max_len = s.max_len.max(len);
+        s.max_end = s.max_end.max(offset + len as u64);
+        while s.align > 1
+            && !(offset.is_multiple_of(s.align) && (len as u64).is_multiple_of(s.align))
+        {
+            s.align /= 2;
+        }
+    }
+    if let Reader::Text(t) = r {
+        s.files = if redirect { Vec::new() } else { t.names };
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ReplaySkip;
+
+    #[test]
+    fn scale_and_align_place_offsets_and_blktrace_lengths_as_fio() {
+        let mut spec = ReplaySpec {
+            trace: "t".into(),
+            format: TraceFormat::Blktrace,
+            files: Vec::new(),
+            no_stall: false,
+            time_scale_pct: 100,
+            offset_divisor: 2,
+            align: 4096,
+            skip: ReplaySkip::default(),
+        };
+        assert_eq!(placed(&spec, 3 * 4096 * 2 + 1000), 3 * 4096);
+        assert_eq!(placed_len(&spec, 4097), 8192);
+        spec.format = TraceFormat::Text { version: 3 };
+        assert_eq!(
+            placed_len(&spec, 4097),
+            4097,
+            "fio aligns only a blktrace's lengths"
+        );
+    }
+}

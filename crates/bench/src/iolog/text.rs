@@ -1,0 +1,190 @@
+//! fio's iolog text, versions 2 and 3 (fio 3.33 iolog.c: `init_iolog_read`
+//! checks the first line, `read_iolog` parses the rest). After the header
+//! ("fio version 2 iolog" or "fio version 3 iolog") each line is a file
+//! action, `[TIME] FILE add|open|close`, or an I/O,
+//! `[TIME] FILE read|write|trim|sync|datasync OFFSET LENGTH`; version 3
+//! puts the time (µs) first. Version 2 also has `FILE wait MS 0`: wait
+//! until MS ms after the job started.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+pub(crate) const V2: &str = "fio version 2 iolog";
+pub(crate) const V3: &str = "fio version 3 iolog";
+
+/// The kinds of I/O a trace holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TraceOp {
+    Read,
+    Write,
+    Trim,
+    Sync,
+    Datasync,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    Io {
+        op: TraceOp,
+        offset: u64,
+        len: u32,
+    },
+    /// add, open and close: hiops keeps a job's files open from start to end.
+    File,
+    /// Version 2: nothing until this many ms after the start.
+    Wait {
+        ms: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Line<'a> {
+    /// µs, version 3 only.
+    pub time_us: Option<u64>,
+    pub file: &'a str,
+    pub action: Action,
+}
+
+/// The version a trace's first line names, or None for a file that is no
+/// fio iolog.
+pub(crate) fn version_of(first_line: &str) -> Option<u8> {
+    let l = first_line.trim_end();
+    if l.starts_with(V3) {
+        Some(3)
+    } else if l.starts_with(V2) {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+/// Opens a text trace: its reader past the header, and its version.
+pub(crate) fn open(path: &Path) -> Result<(BufReader<File>, u8), String> {
+    let file = File::open(path).map_err(|e| {
+        format!(
+            "cannot open the trace {}: {e}; check read_iolog",
+            path.display()
+        )
+    })?;
+    let mut r = BufReader::with_capacity(256 << 10, file);
+    let mut first = String::new();
+    r.read_line(&mut first)
+        .map_err(|e| format!("{}:1: {e}", path.display()))?;
+    let Some(version) = version_of(&first) else {
+        return Err(format!(
+            "{}:1: not a fio iolog (the first line must be '{V2}' or '{V3}'; fio's version 1 logs are not read, as in fio 3.33) nor a blktrace file",
+            path.display()
+        ));
+    };
+    Ok((r, version))
+}
+
+/// One line after the header (not blank). The error says what is wrong,
+/// for the caller to prefix with file and line.
+pub(crate) fn parse(version: u8, text: &str) -> Result<Line<'_>, String> {
+    let mut words = text.split_ascii_whitespace();
+    let time_us = match version {
+        3 => {
+            let t = words.next().unwrap_or("");
+            Some(t.parse::<u64>().map_err(|_| {
+                format!("'{t}' is not a time in µs (a version 3 line starts with one)")
+            })?)
+        }
+        _ => None,
+    };
+    let file = words.next().ok_or("a file name is missing")?;
+    let act = words
+        .next()
+        .ok_or("an action is missing after the file name")?;
+    let rest: [Option<&str>; 3] = [words.next(), words.next(), words.next()];
+    let action = match (act, rest) {
+        ("add" | "open" | "close", [None, None, None]) => Action::File,
+        ("wait", _) if version == 3 => {
+            return Err("'wait' is not allowed in a version 3 iolog (fio ignores it too): drop the line".into())
+        }
+        (_, [Some(o), Some(l), None]) => {
+            let offset = o
+                .parse::<u64>()
+                .map_err(|_| format!("'{o}' is not an offset in bytes"))?;
+            let len = l
+                .parse::<u32>()
+                .map_err(|_| format!("'{l}' is not a length in bytes"))?;
+            match act {
+                "wait" => Action::Wait { ms: offset },
+                _ => Action::Io {
+                    op: op_of(act)?,
+                    offset,
+                    len,
+                },
+            }
+        }
+        _ => {
+            return Err(format!(
+                "'{act}' with {} values: expected FILE add|open|close, or FILE read|write|trim|sync|datasync OFFSET LENGTH",
+                rest.iter().flatten().count()
+            ))
+        }
+    };
+    Ok(Line {
+        time_us,
+        file,
+        action,
+    })
+}
+
+fn op_of(word: &str) -> Result<TraceOp, String> {
+    Ok(match word {
+        "read" => TraceOp::Read,
+        "write" => TraceOp::Write,
+        "trim" => TraceOp::Trim,
+        "sync" => TraceOp::Sync,
+        "datasync" => TraceOp::Datasync,
+        other => {
+            return Err(format!(
+                "unknown action '{other}': expected read, write, trim, sync, datasync, wait, add, open or close"
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fios_lines() {
+        let io = |op, offset, len| Action::Io { op, offset, len };
+        let l = parse(3, "12 /dev/sdb write 4096 512").unwrap();
+        assert_eq!(l.time_us, Some(12));
+        assert_eq!(
+            (l.file, l.action),
+            ("/dev/sdb", io(TraceOp::Write, 4096, 512))
+        );
+        let l = parse(2, "f read 0 4096").unwrap();
+        assert_eq!((l.time_us, l.action), (None, io(TraceOp::Read, 0, 4096)));
+        assert_eq!(parse(3, "0 f add").unwrap().action, Action::File);
+        assert_eq!(parse(2, "f close").unwrap().action, Action::File);
+        assert_eq!(
+            parse(2, "f wait 250 0").unwrap().action,
+            Action::Wait { ms: 250 }
+        );
+        assert_eq!(
+            parse(3, "9 f sync 0 0").unwrap().action,
+            io(TraceOp::Sync, 0, 0)
+        );
+        for bad in [
+            "x f read 0 1",
+            "1 f frob 0 1",
+            "1 f read zero 1",
+            "1 f",
+            "1 f read 1",
+            "1 f wait 1 0",
+        ] {
+            assert!(parse(3, bad).is_err(), "{bad} is refused");
+        }
+        assert_eq!(version_of("fio version 3 iolog\n"), Some(3));
+        assert_eq!(version_of("fio version 2 iolog"), Some(2));
+        assert_eq!(version_of("something else"), None);
+    }
+}

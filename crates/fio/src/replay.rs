@@ -1,0 +1,191 @@
+//! fio's read_iolog as a job: the trace is read once here (every line
+//! checked), and the job takes its files, direction, block size and extent
+//! from it, as fio does (iolog.c `read_iolog`: the trace's files are added,
+//! `td_ddir` and `max_bs` follow its I/Os).
+
+use crate::options::Draft;
+use hiops_bench::iolog::{format_of, scan, TraceSummary};
+use hiops_bench::spec::{ReplaySpec, TraceFormat};
+use hiops_bench::{BlockSizes, JobSpec, RwMode, TargetSpec};
+use std::path::{Path, PathBuf};
+
+/// Makes `spec` replay `trace`. `files`: the job's filenames (directory
+/// applied), empty when it gives none.
+pub(crate) fn replay_into(
+    d: &Draft,
+    spec: &mut JobSpec,
+    trace: &Path,
+    files: &[PathBuf],
+) -> Result<(), String> {
+    refuse_workload_options(d)?;
+    let format = format_of(trace)?;
+    let mut r = ReplaySpec {
+        trace: trace.to_path_buf(),
+        format,
+        files: Vec::new(),
+        no_stall: d.replay_no_stall.unwrap_or(false),
+        time_scale_pct: d.replay_time_scale.unwrap_or(100),
+        offset_divisor: d.replay_scale.unwrap_or(1),
+        align: d.replay_align.unwrap_or(0),
+        skip: d.replay_skip.unwrap_or_default(),
+    };
+    if format == TraceFormat::Blktrace && d.replay_redirect.is_none() {
+        return Err("a blktrace names devices by number: give replay_redirect=PATH (the device or file to replay on)".into());
+    }
+    // The RAM device of the mem and null engines is one target.
+    let ram = spec.targets == TargetSpec::Ram;
+    let one_target = ram || d.replay_redirect.is_some() || format == TraceFormat::Blktrace;
+    let sum = scan(&r, one_target)?;
+    if let Some(at) = &sum.first_trim {
+        return Err(format!(
+            "{at}: the trace trims, which hiops does not replay: add replay_skip=trim"
+        ));
+    }
+    if sum.reads + sum.writes + sum.syncs == 0 {
+        return Err(format!(
+            "the trace {} has no I/O to replay (after replay_skip)",
+            trace.display()
+        ));
+    }
+    let direct = d.direct == Some(true) || d.buffered == Some(false);
+    if direct && sum.align < 512 && !ram {
+        return Err(format!(
+            "the trace has I/Os aligned to only {} bytes, and direct I/O needs the logical block: drop direct=1, or give replay_align=4096",
+            sum.align
+        ));
+    }
+    let targets = match &d.replay_redirect {
+        Some(to) => match files {
+            [] => vec![to.clone()],
+            [f] if f == to => vec![to.clone()],
+            _ => return Err(
+                "replay_redirect sends every I/O to one file: drop filename, or make it that file"
+                    .into(),
+            ),
+        },
+        None if files.is_empty() => {
+            r.files = sum.files.clone();
+            sum.files.iter().map(PathBuf::from).collect()
+        }
+        None => {
+            r.files = names_by_target(&sum, files)?;
+            files.to_vec()
+        }
+    };
+    if !ram {
+        spec.targets = TargetSpec::Paths(targets);
+    }
+    shape(spec, &sum);
+    spec.replay = Some(r);
+    Ok(())
+}
+
+/// The job's direction, block size, alignment and size follow the trace.
+fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
+    spec.rw = match (sum.reads > 0, sum.writes > 0) {
+        (_, false) => RwMode::Read,
+        (false, true) => RwMode::Write,
+        (true, true) => RwMode::RandRw,
+    };
+    spec.bs = BlockSizes::fixed(if sum.max_len > 0 { sum.max_len } else { 4096 });
+    spec.bs_write = None;
+    spec.block_align = Some(sum.align.max(1) as u32);
+    spec.files_per_clone = None;
+    // Files are laid out (when missing or short) to hold the furthest I/O.
+    spec.size = Some(sum.max_end.max(spec.bs.max() as u64));
+    spec.size_pct = None;
+}
+
+/// For each of the job's files, the trace's name for it ("" when the trace
+/// never names it); every name the trace has must be one of the files.
+fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>, String> {
+    let same = |name: &str, f: &Path| {
+        Path::new(name) == f
+            || matches!((std::fs::canonicalize(name), std::fs::canonicalize(f)), (Ok(a), Ok(b)) if a == b)
+    };
+    let mut names = vec![String::new(); files.len()];
+    for n in &sum.files {
+        let Some(i) = files.iter().position(|f| same(n, f)) else {
+            return Err(format!(
+                "the trace names the file {n}, which is none of the job's files: add it to filename, or give replay_redirect"
+            ));
+        };
+        names[i] = n.clone();
+    }
+    Ok(names)
+}
+
+/// Options that shape a workload have nothing to shape in a replay.
+fn refuse_workload_options(d: &Draft) -> Result<(), String> {
+    let set = [
+        ("verify", d.verify.is_some() || d.verify_pattern.is_some()),
+        ("verify_only", d.verify_only == Some(true)),
+        (
+            "rate",
+            d.rate.iter().chain(&d.rate_iops).any(Option::is_some),
+        ),
+        ("number_ios", d.number_ios.is_some()),
+        ("fsync", d.fsync.is_some_and(|n| n > 0)),
+        ("fdatasync", d.fdatasync.is_some_and(|n| n > 0)),
+        ("flow", d.flow.is_some()),
+        ("loops", d.loops.is_some_and(|n| n > 1)),
+        ("raid0", d.raid0.is_some()),
+    ];
+    match set.iter().find(|(_, on)| *on) {
+        Some((name, _)) => {
+            let pace = match *name {
+                "rate" => " (replay_time_scale changes the trace's pace)",
+                _ => "",
+            };
+            Err(format!(
+                "{name} shapes a workload, and read_iolog replays a trace instead: drop {name}{pace}"
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{plan_text, Defaults};
+    use hiops_bench::{RwMode, TargetSpec};
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_replay_job_takes_its_files_direction_and_sizes_from_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.iolog");
+        std::fs::write(
+            &trace,
+            "fio version 3 iolog\n0 /x/b add\n0 /x/a add\n\
+             5 /x/a read 8192 16384\n9 /x/b write 1048576 4096\n12 /x/a sync 0 0\n",
+        )
+        .unwrap();
+        let job = |extra: &str| {
+            let text = format!("[r]\nread_iolog={}\n{extra}", trace.display());
+            plan_text(&text, Defaults::Fio).map(|mut p| p.jobs.remove(0))
+        };
+        let s = job("").unwrap();
+        let files = vec![PathBuf::from("/x/b"), PathBuf::from("/x/a")];
+        assert_eq!(s.targets, TargetSpec::Paths(files));
+        let r = s.replay.as_ref().unwrap();
+        assert_eq!(r.files, ["/x/b", "/x/a"]);
+        assert_eq!(
+            (s.rw, s.bs.max(), s.size),
+            (RwMode::RandRw, 16384, Some(1052672))
+        );
+        assert_eq!(s.block_align, Some(4096));
+        // The job's filenames, in another order: the trace's names follow.
+        let s = job("filename=/x/a:/x/b\n").unwrap();
+        assert_eq!(s.replay.unwrap().files, ["/x/a", "/x/b"]);
+        // Redirected: one target, no names.
+        let s = job("replay_redirect=/x/c\nreplay_skip=write\n").unwrap();
+        assert_eq!(s.targets, TargetSpec::Paths(vec![PathBuf::from("/x/c")]));
+        assert!(s.replay.as_ref().unwrap().files.is_empty());
+        assert_eq!((s.rw, s.size), (RwMode::Read, Some(24576)));
+        let e = job("rate_iops=10\n").unwrap_err();
+        assert!(e.contains("rate shapes a workload"), "{e}");
+        let e = job("filename=/x/a\n").unwrap_err();
+        assert!(e.contains("names the file /x/b"), "{e}");
+    }
+}
