@@ -65,15 +65,7 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
     if version >= 3 {
         for d in disks.as_array().into_iter().flatten() {
             f.push(d["name"].as_str().unwrap_or_default().to_string());
-            let counters = [
-                "read_ios",
-                "write_ios",
-                "read_merges",
-                "write_merges",
-                "read_ticks",
-                "write_ticks",
-                "in_queue",
-            ];
+            let counters = hiops_report::json::DISK_COUNTERS;
             f.extend(counters.map(|k| int(&d[k]).to_string()));
             f.push(format!("{:.2}%", num(&d["util"])));
         }

@@ -9,6 +9,17 @@ use hiops_stats::{Histogram, DEFAULT_PERCENTILES};
 use serde_json::{json, Map, Value};
 
 /// fio writes percentile keys with six decimals ("99.900000").
+/// fio's disk_util counters, in the order of its JSON and terse output.
+pub const DISK_COUNTERS: [&str; 7] = [
+    "read_ios",
+    "write_ios",
+    "read_merges",
+    "write_merges",
+    "read_ticks",
+    "write_ticks",
+    "in_queue",
+];
+
 fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
@@ -424,15 +435,7 @@ pub fn to_fio_json_set(set: &RunSet<'_>, bins: bool) -> Value {
         for d in disk_util(r) {
             match disks.iter_mut().find(|x| x["name"] == d["name"]) {
                 Some(x) => {
-                    for k in [
-                        "read_ios",
-                        "write_ios",
-                        "read_merges",
-                        "write_merges",
-                        "read_ticks",
-                        "write_ticks",
-                        "in_queue",
-                    ] {
+                    for k in DISK_COUNTERS {
                         x[k] = json!(x[k].as_u64().unwrap_or(0) + d[k].as_u64().unwrap_or(0));
                     }
                     let u = x["util"]
