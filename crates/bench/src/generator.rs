@@ -240,6 +240,32 @@ pub struct IoGen {
     fitting: Vec<crate::blockmap::BlockMap>,
     /// RAID0: offsets are drawn in the striped volume, then mapped.
     stripe: Option<Stripe>,
+    /// fio's trim modes: what the write-side stream becomes.
+    trim: TrimPlan,
+    /// trimwrite: the write of the block just trimmed, offered next.
+    write_after_trim: Option<NextIo>,
+}
+
+/// How a trim mode turns the generated write-side I/O into trims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TrimPlan {
+    None,
+    /// rw=trim, randtrim: every I/O is a trim.
+    Only,
+    /// rw=trimwrite, randtrimwrite: a trim, then a write of the same block
+    /// (fio's io_u.c, set_rw_ddir and get_next_offset: the write goes to
+    /// the trim's offset with its length).
+    ThenWrite,
+}
+
+impl TrimPlan {
+    fn of(rw: RwMode) -> TrimPlan {
+        match rw {
+            RwMode::Trim | RwMode::RandTrim => TrimPlan::Only,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => TrimPlan::ThenWrite,
+            _ => TrimPlan::None,
+        }
+    }
 }
 
 impl IoGen {
@@ -312,6 +338,8 @@ impl IoGen {
             map_next,
             fitting: Vec::new(),
             stripe: None,
+            trim: TrimPlan::of(rw),
+            write_after_trim: None,
         }
     }
 
@@ -448,8 +476,32 @@ impl IoGen {
         off as u64
     }
 
+    /// The next I/O, with a trim mode's trims (sized and placed as the
+    /// write side's I/O).
     #[inline]
     pub fn next_io(&mut self) -> NextIo {
+        match self.trim {
+            TrimPlan::None => self.fresh_io(),
+            TrimPlan::Only => NextIo {
+                op: Op::Trim,
+                ..self.fresh_io()
+            },
+            TrimPlan::ThenWrite => match self.write_after_trim.take() {
+                Some(write) => write,
+                None => {
+                    let write = self.fresh_io();
+                    self.write_after_trim = Some(write);
+                    NextIo {
+                        op: Op::Trim,
+                        ..write
+                    }
+                }
+            },
+        }
+    }
+
+    #[inline]
+    fn fresh_io(&mut self) -> NextIo {
         let op = if self.read_pct == 100
             || (self.read_pct > 0 && (self.rng.below(100) as u32) < self.read_pct)
         {
@@ -753,5 +805,44 @@ mod tests {
             reads > 400 && writes > 400,
             "{reads} reads, {writes} writes"
         );
+    }
+
+    #[test]
+    fn trim_modes_trim_where_writes_would_go() {
+        let mut g = gen(RwMode::Trim, Distribution::Uniform, 64 * 4096);
+        let offsets: Vec<u64> = (0..64)
+            .map(|_| g.next_io())
+            .inspect(|io| assert_eq!((io.op, io.len), (Op::Trim, 4096)))
+            .map(|io| io.offset)
+            .collect();
+        assert_eq!(offsets, (0..64).map(|i| i * 4096).collect::<Vec<_>>());
+        let mut g = gen(RwMode::RandTrim, Distribution::Uniform, 64 * 4096);
+        assert!((0..64).all(|_| g.next_io().op == Op::Trim));
+    }
+
+    #[test]
+    fn trimwrite_writes_each_block_it_trimmed_next() {
+        for rw in [RwMode::TrimWrite, RwMode::RandTrimWrite] {
+            let mut g = gen(rw, Distribution::Uniform, 64 * 4096);
+            let mut trimmed = Vec::new();
+            for _ in 0..64 {
+                let (trim, write) = (g.next_io(), g.next_io());
+                assert_eq!(trim.op, Op::Trim, "{rw:?}");
+                assert_eq!(
+                    write,
+                    NextIo {
+                        op: Op::Write,
+                        ..trim
+                    },
+                    "{rw:?}"
+                );
+                trimmed.push(trim.offset);
+            }
+            trimmed.sort();
+            trimmed.dedup();
+            if rw == RwMode::TrimWrite {
+                assert_eq!(trimmed.len(), 64, "sequential: every block once");
+            }
+        }
     }
 }

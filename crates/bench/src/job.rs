@@ -28,9 +28,11 @@ use std::time::Duration;
 /// What the loop books completions into (apart from the driver, so a
 /// completion borrowed from the driver can be booked).
 struct Books {
-    stats: [DirStats; 2],
-    /// Every I/O and byte since the start, published for the progress line.
-    totals: [(u64, u64); 2],
+    /// Read, write, trim.
+    stats: [DirStats; 3],
+    /// Every I/O and byte since the start (read, write, trim); reads and
+    /// writes are published for the progress line.
+    totals: [(u64, u64); 3],
     fsyncs: u64,
     verify: Option<VerifyState>,
     /// Completions count in `stats` (the measured window, a verify pass).
@@ -64,7 +66,7 @@ impl Books {
             self.fsyncs += 1; // counted on its own, not as data I/O
             return;
         }
-        let d = usize::from(op == Op::Write);
+        let d = op.dir();
         self.totals[d].0 += 1;
         self.totals[d].1 += f.result as u64;
         if self.booking {
@@ -97,7 +99,7 @@ impl Books {
 /// fio's rate_min check, once a second of the measured window.
 struct RateCheck {
     at_ns: u64,
-    totals: [(u64, u64); 2],
+    totals: [(u64, u64); 3],
 }
 
 /// The measured window of this thread, from its start.
@@ -158,7 +160,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             driver,
             books: Books {
                 stats: Default::default(),
-                totals: [(0, 0); 2],
+                totals: [(0, 0); 3],
                 fsyncs: 0,
                 verify,
                 booking: false,
@@ -399,7 +401,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let r = self
             .driver
             .reap(min, |f| books.book(f, *done.get_or_insert_with(now_ns)));
-        for (d, &(ios, bytes)) in self.books.totals.iter().enumerate() {
+        for (d, &(ios, bytes)) in self.books.totals.iter().take(2).enumerate() {
             self.counters.ios[d].store(ios, Relaxed);
             self.counters.bytes[d].store(bytes, Relaxed);
         }
@@ -572,7 +574,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn finish(mut self) -> ThreadResult {
         let b = self.books;
         let r = &mut self.result;
-        [r.read, r.write] = b.stats;
+        [r.read, r.write, r.trim] = b.stats;
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
@@ -598,6 +600,7 @@ fn op_name(op: Op) -> &'static str {
     match op {
         Op::Read => "read",
         Op::Write => "write",
+        Op::Trim => "trim",
         Op::Fsync => "fsync",
         Op::Fdatasync => "fdatasync",
     }

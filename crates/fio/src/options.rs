@@ -183,8 +183,9 @@ fn feature(v: Option<&str>) -> Result<Feature, String> {
 /// figure per thread).
 /// fio's split options (bs, rate, ...): `A` applies to every direction;
 /// `A,B` gives reads A and writes B; an empty side (`,B`, `A,`) keeps that
-/// direction's earlier value. A third (trim) value is accepted and unused:
-/// hiops does not trim.
+/// direction's earlier value. Trims take the write value (fio: a value not
+/// followed by a comma applies to the directions after it); a third value
+/// that differs from the write value is refused, since hiops keeps one.
 fn per_direction<T: Clone>(
     text: &str,
     current: [Option<T>; 2],
@@ -197,6 +198,11 @@ fn per_direction<T: Clone>(
     if parts.len() == 1 {
         let v = parse(parts[0])?;
         return Ok([Some(v.clone()), Some(v)]);
+    }
+    if parts.len() == 3 && !parts[2].is_empty() && parts[2] != parts[1] {
+        return Err(format!(
+            "'{text}': a trim value of its own is not implemented (trims take the write value): give READ,WRITE"
+        ));
     }
     let mut out = current;
     for (slot, part) in out.iter_mut().zip(&parts) {
@@ -333,10 +339,10 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
     }),
-    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
+    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw) or randrw"))?;
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite"))?;
         d.rw = Some(mode);
         d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
@@ -711,13 +717,13 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "zone_reset_frequency",
         "zoned block devices are not supported; drop it",
     ),
-    ("trim_percentage", "trims are not supported; drop it"),
-    ("trim_verify_zero", "trims are not supported; drop it"),
-    ("trim_backlog", "trims are not supported; drop it"),
-    ("trim_backlog_batch", "trims are not supported; drop it"),
+    ("trim_percentage", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
+    ("trim_verify_zero", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
+    ("trim_backlog", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
+    ("trim_backlog_batch", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
     (
         "block_error_percentiles",
-        "trims are not supported; drop it",
+        "hiops does not keep trim wear per block; drop it",
     ),
     (
         "rate_ignore_thinktime",
