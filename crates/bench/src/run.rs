@@ -583,7 +583,13 @@ impl<'a> Phase<'a> {
                 let (first, mine) = targets_of(spec, &self.opened[j], clone);
                 let regions = regions_for(spec, mine, clone, align)
                     .expect("validate checked every clone's regions");
-                let pass = pass_bytes(spec, &regions);
+                let whole = pass_bytes(spec, &regions);
+                // fio's loops each end at io_size when it is less (its
+                // do_io: io_issue_bytes_exceeded).
+                let pass = match spec.io_size.filter(|_| !spec.time_based) {
+                    Some(io) => io.min(whole),
+                    None => whole,
+                };
                 plans.push((
                     j,
                     WorkerPlan {
@@ -644,12 +650,15 @@ fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
     }
 }
 
-/// Size-based: `loops` passes; time-based: no end by size.
+/// Size-based: `loops` passes; time-based: no end by size. With io_size,
+/// fio goes on after its loops until io_size is done (backend.c,
+/// keep_running): at least io_size in all.
 fn budget(spec: &JobSpec, pass: u64) -> u64 {
     if spec.time_based {
         return u64::MAX;
     }
-    pass * spec.loops.max(1) as u64
+    let loops = pass * spec.loops.max(1) as u64;
+    spec.io_size.map_or(loops, |io| loops.max(io))
 }
 
 /// Synchronous-thread jobs share one HIOPS path per job.

@@ -464,6 +464,10 @@ pub struct JobSpec {
     /// Bytes of each target to use (from offset 0); `None`: the whole
     /// existing file or device.
     pub size: Option<u64>,
+    /// fio's io_size (io_limit): bytes each thread moves, apart from the
+    /// region `size` sets (fewer: it stops early; more: it goes round
+    /// again). `None`: size (times loops).
+    pub io_size: Option<u64>,
     /// Remove files hiops created when the job ends.
     pub unlink: bool,
     pub rw: RwMode,
@@ -592,6 +596,7 @@ impl JobSpec {
             name: "hiops-default".into(),
             targets: TargetSpec::Paths(vec![target]),
             size: Some(512 << 20),
+            io_size: None,
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,

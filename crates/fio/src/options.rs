@@ -18,6 +18,7 @@ pub struct Draft {
     pub filename: Vec<PathBuf>,
     pub directory: Option<PathBuf>,
     pub size: Option<Amount>,
+    pub io_size: Option<Amount>,
     pub filesize: Option<u64>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
@@ -330,6 +331,11 @@ pub static OPTIONS: &[OptDef] = &[
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
         if a.is_zero() { return Err("must be above 0".into()); }
         d.size = Some(a); Ok(())
+    }),
+    opt!("io_size", ["io_limit"], value, "Bytes of I/O each thread does within the size region, as fio: fewer than size stops early, more goes round the region again; with loops, each loop does up to io_size and the job at least io_size. A % is a share of size.", |d, v| {
+        let a = value::size_or_percent(need(v)?, d.kb_base)?;
+        if a.is_zero() { return Err("must be above 0".into()); }
+        d.io_size = Some(a); Ok(())
     }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
@@ -833,11 +839,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "ignore_error",
         "hiops stops a job at its first I/O error; drop it",
-    ),
-    ("io_size", "use size with loops"),
-    (
-        "io_limit",
-        "io_limit is fio's alias of io_size: use size with loops",
     ),
     (
         "mem",

@@ -454,6 +454,18 @@ impl Draft {
             spec.targets = TargetSpec::Paths(vec![target]);
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
         }
+        spec.io_size =
+            match self.io_size {
+                None => None,
+                Some(Amount::Bytes(b)) => Some(b),
+                Some(Amount::Percent(p)) => match size_bytes {
+                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
+                    None => return Err(
+                        "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
+                            .into(),
+                    ),
+                },
+            };
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {

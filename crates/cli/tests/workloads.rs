@@ -1,0 +1,105 @@
+//! fio's workload options through the binary: io_size (io_limit) moves the
+//! bytes fio moves for each combination with size, loops, number_ios and
+//! numjobs, checked against fio itself when it is installed.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn json_of(program: &str, dir: &Path, args: &[String]) -> Option<Value> {
+    let o = Command::new(program)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(
+        o.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let start = text.find('{').expect("JSON on stdout");
+    Some(serde_json::from_str(&text[start..]).expect("stdout is JSON"))
+}
+
+/// Bytes read by all the job's threads.
+fn read_bytes(v: &Value) -> u64 {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["io_bytes"].as_u64().unwrap())
+        .sum()
+}
+
+#[test]
+fn io_size_moves_what_fio_moves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("io.dat");
+    // (options, bytes fio 3.33 reads with them)
+    let cases: [(&[&str], u64); 9] = [
+        (&["--size=512k", "--io_size=256k", "--loops=2"], 512 << 10),
+        (&["--size=512k", "--io_size=256k", "--loops=3"], 768 << 10),
+        (&["--size=256k", "--io_size=512k", "--loops=2"], 512 << 10),
+        (&["--size=256k", "--io_size=640k"], 640 << 10),
+        (&["--size=256k", "--io_size=640k", "--loops=4"], 1 << 20),
+        (&["--size=1m", "--io_size=50%"], 512 << 10),
+        (
+            &["--size=1m", "--io_limit=256k", "--rw=randread"],
+            256 << 10,
+        ),
+        (
+            &["--size=1m", "--io_size=256k", "--number_ios=2"],
+            128 << 10,
+        ),
+        (&["--size=256k", "--io_size=1m", "--numjobs=2"], 2 << 20),
+    ];
+    let fio_here = Command::new("fio").arg("--version").output().is_ok();
+    if !fio_here {
+        println!("fio is not installed: checked against fio 3.33's recorded figures only");
+    }
+    for (opts, want) in cases {
+        let mut args: Vec<String> = [
+            "--name=io",
+            &format!("--filename={}", file.display()),
+            "--bs=64k",
+            "--rw=read",
+            "--output-format=json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let mut hiops_args = vec!["run".to_string(), "--no-progress".to_string()];
+        hiops_args.extend(args.iter().cloned());
+        let ours = json_of(env!("CARGO_BIN_EXE_hiops"), tmp.path(), &hiops_args).unwrap();
+        assert_eq!(read_bytes(&ours), want, "hiops {opts:?}");
+        if fio_here {
+            let theirs = json_of("fio", tmp.path(), &args).unwrap();
+            assert_eq!(read_bytes(&theirs), want, "fio {opts:?}");
+        }
+    }
+}
+
+#[test]
+fn io_size_as_a_percent_needs_size_in_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--name=p",
+            "--filename=p.dat",
+            "--io_size=50%",
+            "--rw=read",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("io_size") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
