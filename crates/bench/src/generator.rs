@@ -1,6 +1,7 @@
 //! What the next I/O is: direction, target, offset, length.
 
 use crate::spec::{Distribution, RwMode};
+use crate::strided::{StridedZones, ZoneCursor};
 use hiops_hal::Op;
 use hiops_rng::FastRng;
 
@@ -244,6 +245,9 @@ pub struct IoGen {
     trim: TrimPlan,
     /// trimwrite: the write of the block just trimmed, offered next.
     write_after_trim: Option<NextIo>,
+    /// fio's zonemode=strided, and each region's place in it.
+    strided: Option<StridedZones>,
+    zone_cursors: Vec<ZoneCursor>,
 }
 
 /// How a trim mode turns the generated write-side I/O into trims.
@@ -340,7 +344,46 @@ impl IoGen {
             stripe: None,
             trim: TrimPlan::of(rw),
             write_after_trim: None,
+            strided: None,
+            zone_cursors: Vec::new(),
         }
+    }
+
+    /// fio's zonemode=strided: offsets stay in a zone of `z.range` bytes
+    /// until `z.size` bytes moved there. Random offsets in a zone are drawn
+    /// uniformly with replacement (the run refuses a random map with it).
+    pub fn with_strided_zones(mut self, z: StridedZones) -> IoGen {
+        assert!(self.stripe.is_none() && self.fitting.is_empty());
+        assert!(z.size > 0 && z.range >= self.max_bs());
+        self.zone_cursors = vec![ZoneCursor::default(); self.regions.len()];
+        self.strided = Some(z);
+        self
+    }
+
+    fn max_bs(&self) -> u64 {
+        self.bs_cum
+            .iter()
+            .flatten()
+            .map(|c| c.1 as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The next offset of `target` in its strided zone.
+    fn in_zone(&mut self, target: usize, len: u32, random: bool) -> u64 {
+        let z = self.strided.expect("strided zones are set");
+        let region = self.regions[target];
+        let max_bs = self.max_bs();
+        let cursor = &mut self.zone_cursors[target];
+        let (start, zone_len) = cursor.zone(&z, region.len, max_bs);
+        let at = if random {
+            let blocks = (zone_len - len as u64) / self.align + 1;
+            start + self.rng.below(blocks) * self.align
+        } else {
+            cursor.sequential(zone_len, len)
+        };
+        cursor.moved(len);
+        region.start + at
     }
 
     /// A generator over `stripe`'s volume: I/Os come out addressed to the
@@ -522,7 +565,9 @@ impl IoGen {
         let random = self.random
             && (self.percentage_random == 100
                 || (self.rng.below(100) as u32) < self.percentage_random);
-        let offset = if random && !self.fitting.is_empty() {
+        let offset = if self.strided.is_some() {
+            self.in_zone(target, len, random)
+        } else if random && !self.fitting.is_empty() {
             let (at, fitted) = self.fitted(target, len);
             len = fitted;
             region.start + at
@@ -843,6 +888,51 @@ mod tests {
             if rw == RwMode::TrimWrite {
                 assert_eq!(trimmed.len(), 64, "sequential: every block once");
             }
+        }
+    }
+
+    fn strided(z: StridedZones, rw: RwMode, len: u64) -> Vec<u64> {
+        let mut g = IoGen::new(
+            1,
+            rw,
+            0,
+            [&[(16384, 100)], &[(16384, 100)]],
+            16384,
+            vec![Region { start: 0, len }],
+            &Distribution::Uniform,
+        )
+        .with_strided_zones(z);
+        (0..(len / 16384) as usize)
+            .map(|_| g.next_io().offset / 1024)
+            .collect()
+    }
+
+    /// The offsets fio 3.33 reads (its write_iolog) for the same options.
+    #[test]
+    fn strided_zones_walk_as_fio_does() {
+        let k = 1024;
+        let z = |size, range, skip| StridedZones { size, range, skip };
+        // zonesize=64k zonerange=128k zoneskip=128k: 64k of each 256k.
+        let got = strided(z(64 * k, 128 * k, 128 * k), RwMode::Read, 1 << 20);
+        let zone = |at: u64| (0..4).map(move |i| at + i * 16);
+        let want: Vec<u64> = [0, 256, 512, 768]
+            .repeat(4)
+            .into_iter()
+            .flat_map(zone)
+            .collect();
+        assert_eq!(got, want);
+        // zonerange=32k below zonesize=64k: each zone gone over twice.
+        let got = strided(z(64 * k, 32 * k, 0), RwMode::Read, 1 << 20);
+        assert_eq!(&got[..8], &[0, 16, 0, 16, 32, 48, 32, 48]);
+        assert_eq!(got.last(), Some(&496));
+        // Random: each zone's offsets stay inside it.
+        let got = strided(z(64 * k, 128 * k, 128 * k), RwMode::RandRead, 1 << 20);
+        for (i, chunk) in got.chunks(4).enumerate() {
+            let base = (i as u64 % 4) * 256;
+            assert!(
+                chunk.iter().all(|&o| o >= base && o < base + 128),
+                "{i}: {chunk:?}"
+            );
         }
     }
 }

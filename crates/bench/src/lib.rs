@@ -34,6 +34,7 @@ pub use hiops_safety as safety;
 mod source;
 pub mod spec;
 pub mod steady;
+pub mod strided;
 pub mod target;
 mod tasks;
 pub mod units;

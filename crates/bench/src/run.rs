@@ -60,6 +60,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     validate_raid0(spec)?;
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
+    validate_strided(spec)?;
     if spec
         .rate_iops
         .iter()
@@ -74,6 +75,35 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         && targets.iter().all(|t| t.len == 0)
     {
         return usage("nothing bounds this job: give --size or --runtime");
+    }
+    Ok(())
+}
+
+/// What hiops' strided zones do not combine with, refused by name.
+fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
+    let Some(z) = spec.strided else {
+        return Ok(());
+    };
+    let max_bs = spec
+        .bs
+        .max()
+        .max(spec.bs_write.as_ref().map_or(0, |b| b.max())) as u64;
+    if z.range < max_bs {
+        return usage(format!(
+            "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",
+            z.range
+        ));
+    }
+    if spec.raid0_chunk.is_some() {
+        return usage("zonemode=strided with raid0 is not implemented: drop one of them");
+    }
+    if spec.rw_gap != 0 {
+        return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
+    }
+    if spec.rw.is_random()
+        && (spec.random_map || spec.distribution != crate::spec::Distribution::Uniform)
+    {
+        return usage("zonemode=strided draws random offsets uniformly with replacement in hiops: add norandommap=1 (and keep random_distribution=random)");
     }
     Ok(())
 }

@@ -468,6 +468,8 @@ pub struct JobSpec {
     /// region `size` sets (fewer: it stops early; more: it goes round
     /// again). `None`: size (times loops).
     pub io_size: Option<u64>,
+    /// fio's zonemode=strided with zonesize, zonerange, zoneskip.
+    pub strided: Option<crate::strided::StridedZones>,
     /// Remove files hiops created when the job ends.
     pub unlink: bool,
     pub rw: RwMode,
@@ -597,6 +599,7 @@ impl JobSpec {
             targets: TargetSpec::Paths(vec![target]),
             size: Some(512 << 20),
             io_size: None,
+            strided: None,
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,

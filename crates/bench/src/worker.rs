@@ -90,7 +90,11 @@ impl WorkerPlan<'_> {
                 &spec.distribution,
             ),
         };
-        gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map())
+        let gen = gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map());
+        match spec.strided {
+            Some(z) => gen.with_strided_zones(z),
+            None => gen,
+        }
     }
 
     /// Random offsets walk fio's random map (each block once per pass).

@@ -103,3 +103,68 @@ fn io_size_as_a_percent_needs_size_in_bytes() {
         "{err}"
     );
 }
+
+/// zonemode=strided: trims show where the I/O went (the trimmed ranges
+/// read back as zeroes): zonesize=64k of each zone of 128k, then 128k
+/// skipped, so only the first 64 KiB of every 256 KiB.
+#[test]
+fn strided_zones_touch_only_their_zones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("z.dat");
+    let data: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8 | 1).collect();
+    std::fs::write(&file, &data).unwrap();
+    let args: Vec<String> = [
+        "run",
+        "--no-progress",
+        "--output-format=json",
+        "--name=z",
+        &format!("--filename={}", file.display()),
+        "--size=1m",
+        "--bs=16k",
+        "--rw=trim",
+        "--zonemode=strided",
+        "--zonesize=64k",
+        "--zonerange=128k",
+        "--zoneskip=128k",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let v = json_of(env!("CARGO_BIN_EXE_hiops"), tmp.path(), &args).unwrap();
+    let trim = &v["jobs"][0]["trim"];
+    assert_eq!(
+        trim["io_bytes"].as_u64(),
+        Some(1 << 20),
+        "size is moved, skips are not"
+    );
+    let back = std::fs::read(&file).unwrap();
+    for (i, block) in back.chunks(16 << 10).enumerate() {
+        let in_zone = (i * 16) % 256 < 64;
+        let zeroed = block.iter().all(|&b| b == 0);
+        assert_eq!(zeroed, in_zone, "block {i} ({} KiB)", i * 16);
+    }
+}
+
+#[test]
+fn zone_options_without_strided_are_refused_as_fio_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    for extra in [
+        vec!["--zonesize=64k"],
+        vec!["--zonemode=zbd"],
+        vec!["--zonemode=strided", "--zonesize=64k", "--rw=randread"],
+    ] {
+        let mut args = vec!["run", "--name=z", "--filename=z.dat", "--size=1m"];
+        args.extend(extra.iter().copied());
+        let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+            .current_dir(tmp.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{extra:?} ran");
+        assert!(
+            err.contains("zone") && err.trim().lines().count() == 1,
+            "{extra:?}: {err}"
+        );
+    }
+}

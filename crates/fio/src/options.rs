@@ -19,6 +19,11 @@ pub struct Draft {
     pub directory: Option<PathBuf>,
     pub size: Option<Amount>,
     pub io_size: Option<Amount>,
+    /// zonemode: Some(true) strided, Some(false) none.
+    pub zonemode_strided: Option<bool>,
+    pub zonesize: Option<u64>,
+    pub zonerange: Option<u64>,
+    pub zoneskip: Option<u64>,
     pub filesize: Option<u64>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
@@ -337,6 +342,18 @@ pub static OPTIONS: &[OptDef] = &[
         if a.is_zero() { return Err("must be above 0".into()); }
         d.io_size = Some(a); Ok(())
     }),
+    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd (zoned block devices) is not implemented.", |d, v| {
+        d.zonemode_strided = Some(match need(v)? {
+            "none" => false,
+            "strided" => true,
+            "zbd" => return Err("zonemode=zbd (zoned block devices) is not implemented in hiops: use zonemode=strided or drop it".into()),
+            s => return Err(format!("'{s}': use none or strided")),
+        });
+        Ok(())
+    }),
+    opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one.", |d, v| { d.zonesize = Some(positive(value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
+    opt!("zonerange", [], value, "zonemode=strided: the size of a zone (default zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(positive(value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
+    opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone.", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
@@ -680,24 +697,8 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ),
     ("experimental_verify", "use verify=crc32c"),
     (
-        "zonemode",
-        "zoned block devices and strided zones are not supported; drop the zone options",
-    ),
-    (
-        "zonesize",
-        "zoned block devices and strided zones are not supported; drop the zone options",
-    ),
-    (
         "zonecapacity",
-        "zoned block devices and strided zones are not supported; drop the zone options",
-    ),
-    (
-        "zonerange",
-        "zoned block devices and strided zones are not supported; drop the zone options",
-    ),
-    (
-        "zoneskip",
-        "zoned block devices and strided zones are not supported; drop the zone options",
+        "zoned block devices (zonemode=zbd) are not supported; drop it",
     ),
     (
         "read_beyond_wp",

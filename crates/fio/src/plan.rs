@@ -297,6 +297,27 @@ fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
 }
 
 impl Draft {
+    /// fio's zonemode=strided; zone options without it are refused, as
+    /// fio 3.33 refuses them ("--zonemode=none and --zonesize are not
+    /// compatible").
+    fn strided_zones(&self) -> Result<Option<hiops_bench::strided::StridedZones>, String> {
+        let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
+        if self.zonemode_strided != Some(true) {
+            return match given {
+                true => {
+                    Err("zonesize, zonerange and zoneskip need zonemode=strided: add it".into())
+                }
+                false => Ok(None),
+            };
+        }
+        let size = self.zonesize.ok_or("zonemode=strided needs zonesize")?;
+        Ok(Some(hiops_bench::strided::StridedZones {
+            size,
+            range: self.zonerange.unwrap_or(size),
+            skip: self.zoneskip.unwrap_or(0),
+        }))
+    }
+
     /// The task path: tasks run on one thread per allowed CPU, each pinned to
     /// its CPU (thread per core), each with a ring of `iodepth` tags (by
     /// default as many as its tasks). Only coop serves tasks.
@@ -466,6 +487,7 @@ impl Draft {
                     ),
                 },
             };
+        spec.strided = self.strided_zones()?;
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {
