@@ -1,5 +1,6 @@
 //! What the next I/O is: direction, target, offset, length.
 
+use crate::file_service::{FileChooser, FileService};
 use crate::spec::{Distribution, RwMode};
 use crate::strided::{StridedZones, ZoneCursor};
 use hiops_hal::Op;
@@ -248,6 +249,8 @@ pub struct IoGen {
     /// fio's zonemode=strided, and each region's place in it.
     strided: Option<StridedZones>,
     zone_cursors: Vec<ZoneCursor>,
+    /// fio's file_service_type other than round-robin per I/O.
+    files: Option<FileChooser>,
 }
 
 /// How a trim mode turns the generated write-side I/O into trims.
@@ -346,7 +349,15 @@ impl IoGen {
             write_after_trim: None,
             strided: None,
             zone_cursors: Vec::new(),
+            files: None,
         }
+    }
+
+    /// fio's file_service_type: which region the next I/O goes to.
+    pub fn with_file_service(mut self, s: &FileService) -> IoGen {
+        assert!(self.stripe.is_none(), "a striped volume is one region");
+        self.files = Some(FileChooser::new(s, self.regions.len() as u32));
+        self
     }
 
     /// fio's zonemode=strided: offsets stay in a zone of `z.range` bytes
@@ -559,8 +570,17 @@ impl IoGen {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
             cum.iter().find(|c| p < c.0).unwrap().1
         };
-        let target = self.next_target as usize;
-        self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+        let target = match self.files.as_mut() {
+            Some(files) => {
+                let regions = &self.regions;
+                files.next(&mut self.rng, len, |i| regions[i as usize].len) as usize
+            }
+            None => {
+                let t = self.next_target as usize;
+                self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+                t
+            }
+        };
         let region = self.regions[target];
         let random = self.random
             && (self.percentage_random == 100

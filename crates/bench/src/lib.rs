@@ -21,6 +21,7 @@ pub mod cluster;
 pub mod coord;
 mod driver;
 pub mod error;
+pub mod file_service;
 mod flow;
 pub mod generator;
 mod job;

@@ -109,6 +109,9 @@ fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
 }
 
 fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
+    if spec.raid0_chunk.is_some() && spec.file_service.is_some() {
+        return usage("file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them");
+    }
     if let Some(chunk) = spec.raid0_chunk {
         // One file is a one-member RAID0: the file itself.
         if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {

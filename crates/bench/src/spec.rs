@@ -524,6 +524,8 @@ pub struct JobSpec {
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
+    /// fio's file_service_type (None: each file in turn, one I/O each).
+    pub file_service: Option<crate::file_service::FileService>,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
@@ -600,6 +602,7 @@ impl JobSpec {
             size: Some(512 << 20),
             io_size: None,
             strided: None,
+            file_service: None,
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,

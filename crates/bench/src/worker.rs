@@ -91,9 +91,16 @@ impl WorkerPlan<'_> {
             ),
         };
         let gen = gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map());
-        match spec.strided {
+        let gen = match spec.strided {
             Some(z) => gen.with_strided_zones(z),
             None => gen,
+        };
+        match (
+            &spec.file_service,
+            self.regions.len() > 1 && spec.raid0_chunk.is_none(),
+        ) {
+            (Some(s), true) => gen.with_file_service(s),
+            _ => gen,
         }
     }
 

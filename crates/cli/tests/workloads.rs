@@ -168,3 +168,81 @@ fn zone_options_without_strided_are_refused_as_fio_does() {
         );
     }
 }
+
+/// Trimmed blocks (zeroes) of each file after 8 trims of 64 KiB over two
+/// files of 512 KiB, by file_service_type.
+#[test]
+fn file_service_type_chooses_the_files_fio_would() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..512 << 10).map(|i| (i % 251) as u8 | 1).collect();
+    let zeroed = |f: &Path| {
+        std::fs::read(f)
+            .unwrap()
+            .chunks(64 << 10)
+            .filter(|c| c.iter().all(|&b| b == 0))
+            .count()
+    };
+    for (service, want) in [
+        ("sequential", [8, 0]),
+        ("roundrobin", [4, 4]),
+        ("roundrobin:4", [4, 4]),
+    ] {
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::write(&a, &data).unwrap();
+        std::fs::write(&b, &data).unwrap();
+        let args: Vec<String> = [
+            "run",
+            "--no-progress",
+            "--output-format=json",
+            "--name=fs",
+            "--filename=a:b",
+            "--size=1m",
+            "--bs=64k",
+            "--rw=trim",
+            "--number_ios=8",
+            "--openfiles=2",
+            &format!("--file_service_type={service}"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        json_of(env!("CARGO_BIN_EXE_hiops"), tmp.path(), &args).unwrap();
+        assert_eq!([zeroed(&a), zeroed(&b)], want, "{service}");
+    }
+    // random:8 keeps the file it drew for all 8 I/Os.
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::write(&a, &data).unwrap();
+    std::fs::write(&b, &data).unwrap();
+    let args: Vec<String> = [
+        "run",
+        "--no-progress",
+        "--output-format=json",
+        "--name=fs",
+        "--filename=a:b",
+        "--size=1m",
+        "--bs=64k",
+        "--rw=randtrim",
+        "--number_ios=8",
+        "--file_service_type=random:8",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    json_of(env!("CARGO_BIN_EXE_hiops"), tmp.path(), &args).unwrap();
+    let mut got = [zeroed(&a), zeroed(&b)];
+    got.sort();
+    assert_eq!(got, [0, 8], "one file drawn, all 8 trims in it");
+    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--name=fs",
+            "--filename=a:b",
+            "--size=1m",
+            "--openfiles=1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("openfiles=1"), "{err}");
+}

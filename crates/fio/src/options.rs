@@ -25,6 +25,8 @@ pub struct Draft {
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
     pub filesize: Option<u64>,
+    pub file_service: Option<hiops_bench::file_service::FileService>,
+    pub openfiles: Option<u64>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,
@@ -342,6 +344,8 @@ pub static OPTIONS: &[OptDef] = &[
         if a.is_zero() { return Err("must be above 0".into()); }
         d.io_size = Some(a); Ok(())
     }),
+    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?)?); Ok(()) }),
+    opt!("openfiles", [], value, "Accepted when at least the job's number of files, no effect then: hiops keeps every file open, and file_service_type picks among all of them as fio does with all open. Fewer is refused (fio would finish the open ones before opening others).", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
     opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd (zoned block devices) is not implemented.", |d, v| {
         d.zonemode_strided = Some(match need(v)? {
             "none" => false,
@@ -809,11 +813,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops writes incompressible, unique data; drop it",
     ),
     ("zero_buffers", "hiops writes incompressible data; drop it"),
-    (
-        "file_service_type",
-        "hiops spreads I/O over a job's files round-robin (or as RAID0 with raid0=); drop it",
-    ),
-    ("openfiles", "hiops keeps every file of a job open; drop it"),
     ("opendir", "list the files with filename=a:b:c"),
     (
         "filename_format",

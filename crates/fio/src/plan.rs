@@ -488,6 +488,15 @@ impl Draft {
                 },
             };
         spec.strided = self.strided_zones()?;
+        spec.file_service = self.file_service.clone();
+        let files = match (&spec.targets, spec.files_per_clone) {
+            (_, Some(n)) => n as u64,
+            (TargetSpec::Paths(p), None) => p.len() as u64,
+            _ => 1,
+        };
+        if let Some(open) = self.openfiles.filter(|&n| n < files) {
+            return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
+        }
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {
