@@ -385,9 +385,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let (verify, rng) = (&self.books.verify, &mut self.rng);
         let salt = self.books.totals[1].0;
-        let fill = |buf: &mut [u8]| match verify {
-            Some(v) => v.stamper.stamp(buf, io.offset, generation, rng),
-            None => scramble(buf, io.offset, salt),
+        let pattern = self.spec.buffer_pattern.as_deref();
+        let fill = |buf: &mut [u8]| match (verify, pattern) {
+            (Some(v), _) => v.stamper.stamp(buf, io.offset, generation, rng),
+            (None, Some(p)) => fill_pattern(buf, p),
+            (None, None) => scramble(buf, io.offset, salt),
         };
         self.driver.stage(cmd, start_ns, fill).map(|()| true)
     }
@@ -608,6 +610,15 @@ fn op_name(op: Op) -> &'static str {
 
 /// Makes every written block distinct at the cost of one store per 512
 /// bytes, so deduplicating or compressing devices are not flattered.
+/// fio's buffer_pattern: the whole buffer is the pattern, repeated (a
+/// read into the same buffer may have overwritten it, so every write
+/// refills it).
+fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    for chunk in buf.chunks_mut(pattern.len()) {
+        chunk.copy_from_slice(&pattern[..chunk.len()]);
+    }
+}
+
 pub(crate) fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
     let stamp = offset ^ salt.rotate_left(29) ^ 0xA5A5_5A5A_0F0F_F0F0;
     for (i, sector) in buf.chunks_mut(512).enumerate() {

@@ -192,6 +192,9 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
         {
             return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number or a \"quoted string\")");
         }
+        if spec.buffer_pattern.is_some() {
+            return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
+        }
         if spec.rw.trims() {
             return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.rw.name()));
         }

@@ -530,6 +530,9 @@ pub struct JobSpec {
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
     pub rw_gap: i64,
+    /// fio's buffer_pattern: the payload of every write that verify does
+    /// not stamp (None: hiops' incompressible data).
+    pub buffer_pattern: Option<Vec<u8>>,
     /// Random offsets are multiples of this (fio's blockalign; default: the
     /// smallest block size).
     pub block_align: Option<u32>,
@@ -603,6 +606,7 @@ impl JobSpec {
             io_size: None,
             strided: None,
             file_service: None,
+            buffer_pattern: None,
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,

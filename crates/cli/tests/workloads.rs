@@ -246,3 +246,50 @@ fn file_service_type_chooses_the_files_fio_would() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("openfiles=1"), "{err}");
 }
+
+/// buffer_pattern is the payload of every write, byte for byte what fio
+/// writes with it.
+#[test]
+fn buffer_pattern_fills_written_blocks_as_fio_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fio_here = Command::new("fio").arg("--version").output().is_ok();
+    for pattern in ["0xdeadbeef", "\"hiops\"", "0x12\"ab\""] {
+        let args = |file: &str| -> Vec<String> {
+            [
+                "--name=bp",
+                &format!("--filename={file}"),
+                "--size=256k",
+                "--bs=4k",
+                "--rw=randwrite",
+                "--ioengine=psync",
+                &format!("--buffer_pattern={pattern}"),
+                "--output-format=json",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let mut ours = vec!["run".to_string(), "--no-progress".to_string()];
+        ours.extend(args("h.dat"));
+        json_of(env!("CARGO_BIN_EXE_hiops"), tmp.path(), &ours).unwrap();
+        let written = std::fs::read(tmp.path().join("h.dat")).unwrap();
+        let bytes: &[u8] = match pattern {
+            "0xdeadbeef" => &[0xde, 0xad, 0xbe, 0xef],
+            "\"hiops\"" => b"hiops",
+            _ => &[0x12, b'a', b'b'],
+        };
+        for block in written.chunks(4096) {
+            let want: Vec<u8> = bytes.iter().copied().cycle().take(block.len()).collect();
+            assert_eq!(
+                block,
+                &want[..],
+                "{pattern}: each block starts the pattern over"
+            );
+        }
+        if fio_here {
+            json_of("fio", tmp.path(), &args("f.dat")).unwrap();
+            let theirs = std::fs::read(tmp.path().join("f.dat")).unwrap();
+            assert!(written == theirs, "{pattern}: fio wrote other bytes");
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub struct Draft {
     pub filesize: Option<u64>,
     pub file_service: Option<hiops_bench::file_service::FileService>,
     pub openfiles: Option<u64>,
+    pub buffer_pattern: Option<Vec<u8>>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,
@@ -346,6 +347,11 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?)?); Ok(()) }),
     opt!("openfiles", [], value, "Accepted when at least the job's number of files, no effect then: hiops keeps every file open, and file_service_type picks among all of them as fio does with all open. Fewer is refused (fio would finish the open ones before opening others).", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
+    opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
+        let p = value::pattern(need(v)?)?;
+        if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
+        d.buffer_pattern = Some(p); Ok(())
+    }),
     opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd (zoned block devices) is not implemented.", |d, v| {
         d.zonemode_strided = Some(match need(v)? {
             "none" => false,
@@ -783,10 +789,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "buffer_compress_chunk",
         "hiops writes incompressible data; drop it",
-    ),
-    (
-        "buffer_pattern",
-        "hiops writes incompressible data; verify_pattern sets the payload of verified writes",
     ),
     (
         "refill_buffers",

@@ -489,6 +489,7 @@ impl Draft {
             };
         spec.strided = self.strided_zones()?;
         spec.file_service = self.file_service.clone();
+        spec.buffer_pattern = self.buffer_pattern.clone();
         let files = match (&spec.targets, spec.files_per_clone) {
             (_, Some(n)) => n as u64,
             (TargetSpec::Paths(p), None) => p.len() as u64,
