@@ -1022,6 +1022,9 @@ fn engine(name: &str) -> Result<EngineKind, String> {
         "sync" | "psync" => EngineKind::Psync,
         // pvsync is preadv; pvsync2 without flags is the same call.
         "pvsync" | "pvsync2" => EngineKind::Pvsync2,
+        // Named apart: neither is an alias of an engine hiops has.
+        "posixaio" => return Err("ioengine=posixaio (POSIX AIO, which glibc runs on a pool of threads calling pread/pwrite) is not implemented in hiops: use libaio or io_uring for asynchronous I/O, or psync with numjobs for threads".into()),
+        "filecreate" => return Err("ioengine=filecreate (fio's benchmark of creating files: each I/O is an open(O_CREAT)) is not implemented in hiops, which measures I/O to files it opened".into()),
         other => EngineKind::parse(other).ok_or_else(|| {
             format!("ioengine '{other}' is not implemented in hiops: use one of {ENGINES}")
         })?,
@@ -1196,6 +1199,12 @@ mod tests {
     fn engines_map_and_unknown_ones_are_named() {
         assert_eq!(engine("sync"), Ok(EngineKind::Psync));
         assert_eq!(engine("io_uring"), Ok(EngineKind::IoUring));
+        assert!(engine("posixaio")
+            .unwrap_err()
+            .contains("libaio or io_uring"));
+        assert!(engine("filecreate")
+            .unwrap_err()
+            .contains("not implemented"));
         assert!(engine("spdk")
             .unwrap_err()
             .contains("'spdk' is not implemented"));
