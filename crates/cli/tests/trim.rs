@@ -189,3 +189,33 @@ fn trim_discards_a_zram_device() {
     assert_eq!(counts(&v), [(0, 0), (0, 0), (128, 8 << 20)]);
     assert_eq!(stored(), 0, "every written block was discarded");
 }
+
+/// Trims go through the HIOPS path too: synchronous threads over a shared
+/// queue, and the task path.
+#[test]
+fn trims_go_through_the_path_strategies() {
+    let tmp = tempfile::tempdir().unwrap();
+    for extra in [
+        ["--strategy=coop", "--numjobs=2"],
+        ["--strategy=coop", "--tasks=4"],
+    ] {
+        let file = tmp.path().join("p.dat");
+        filled_file(&file, 1 << 20);
+        let mut args = vec![
+            "--name=p",
+            "--filename=p.dat",
+            "--size=1m",
+            "--bs=64k",
+            "--rw=trim",
+        ];
+        args.extend(extra);
+        let v = ok_json(tmp.path(), &args);
+        let [_, _, (ios, bytes)] = counts(&v);
+        assert!(
+            ios > 0 && bytes == ios * 65536,
+            "{extra:?}: {ios} trims, {bytes} bytes"
+        );
+        let blocks = std::fs::metadata(&file).unwrap().blocks();
+        assert_eq!(blocks, 0, "{extra:?}: every block was punched out");
+    }
+}
