@@ -189,6 +189,7 @@ impl<'p> PathDriver<'p> {
             Op::Write => self
                 .path
                 .write_at_with_stats(t, &self.buf[..len], off, stats),
+            Op::Trim => self.path.trim_at_with_stats(t, len, off, stats),
             Op::Fsync => self.path.sync(t).map(|_| 0),
             Op::Fdatasync => self.path.datasync(t).map(|_| 0),
         };

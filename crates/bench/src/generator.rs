@@ -1,6 +1,8 @@
 //! What the next I/O is: direction, target, offset, length.
 
+use crate::file_service::{FileChooser, FileService};
 use crate::spec::{Distribution, RwMode};
+use crate::strided::{StridedZones, ZoneCursor};
 use hiops_hal::Op;
 use hiops_rng::FastRng;
 
@@ -240,6 +242,37 @@ pub struct IoGen {
     fitting: Vec<crate::blockmap::BlockMap>,
     /// RAID0: offsets are drawn in the striped volume, then mapped.
     stripe: Option<Stripe>,
+    /// fio's trim modes: what the write-side stream becomes.
+    trim: TrimPlan,
+    /// trimwrite: the write of the block just trimmed, offered next.
+    write_after_trim: Option<NextIo>,
+    /// fio's zonemode=strided, and each region's place in it.
+    strided: Option<StridedZones>,
+    zone_cursors: Vec<ZoneCursor>,
+    /// fio's file_service_type other than round-robin per I/O.
+    files: Option<FileChooser>,
+}
+
+/// How a trim mode turns the generated write-side I/O into trims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TrimPlan {
+    None,
+    /// rw=trim, randtrim: every I/O is a trim.
+    Only,
+    /// rw=trimwrite, randtrimwrite: a trim, then a write of the same block
+    /// (fio's io_u.c, set_rw_ddir and get_next_offset: the write goes to
+    /// the trim's offset with its length).
+    ThenWrite,
+}
+
+impl TrimPlan {
+    fn of(rw: RwMode) -> TrimPlan {
+        match rw {
+            RwMode::Trim | RwMode::RandTrim => TrimPlan::Only,
+            RwMode::TrimWrite | RwMode::RandTrimWrite => TrimPlan::ThenWrite,
+            _ => TrimPlan::None,
+        }
+    }
 }
 
 impl IoGen {
@@ -312,7 +345,56 @@ impl IoGen {
             map_next,
             fitting: Vec::new(),
             stripe: None,
+            trim: TrimPlan::of(rw),
+            write_after_trim: None,
+            strided: None,
+            zone_cursors: Vec::new(),
+            files: None,
         }
+    }
+
+    /// fio's file_service_type: which region the next I/O goes to.
+    pub fn with_file_service(mut self, s: &FileService) -> IoGen {
+        assert!(self.stripe.is_none(), "a striped volume is one region");
+        self.files = Some(FileChooser::new(s, self.regions.len() as u32));
+        self
+    }
+
+    /// fio's zonemode=strided: offsets stay in a zone of `z.range` bytes
+    /// until `z.size` bytes moved there. Random offsets in a zone are drawn
+    /// uniformly with replacement (the run refuses a random map with it).
+    pub fn with_strided_zones(mut self, z: StridedZones) -> IoGen {
+        assert!(self.stripe.is_none() && self.fitting.is_empty());
+        assert!(z.size > 0 && z.range >= self.max_bs());
+        self.zone_cursors = vec![ZoneCursor::default(); self.regions.len()];
+        self.strided = Some(z);
+        self
+    }
+
+    fn max_bs(&self) -> u64 {
+        self.bs_cum
+            .iter()
+            .flatten()
+            .map(|c| c.1 as u64)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The next offset of `target` in its strided zone.
+    fn in_zone(&mut self, target: usize, len: u32, random: bool) -> u64 {
+        let z = self.strided.expect("strided zones are set");
+        let region = self.regions[target];
+        let max_bs = self.max_bs();
+        let cursor = &mut self.zone_cursors[target];
+        let (start, zone_len) = cursor.zone(&z, region.len, max_bs);
+        let at = if random {
+            let blocks = (zone_len - len as u64) / self.align + 1;
+            start + self.rng.below(blocks) * self.align
+        } else {
+            cursor.sequential(zone_len, len)
+        };
+        cursor.moved(len);
+        region.start + at
     }
 
     /// A generator over `stripe`'s volume: I/Os come out addressed to the
@@ -448,8 +530,32 @@ impl IoGen {
         off as u64
     }
 
+    /// The next I/O, with a trim mode's trims (sized and placed as the
+    /// write side's I/O).
     #[inline]
     pub fn next_io(&mut self) -> NextIo {
+        match self.trim {
+            TrimPlan::None => self.fresh_io(),
+            TrimPlan::Only => NextIo {
+                op: Op::Trim,
+                ..self.fresh_io()
+            },
+            TrimPlan::ThenWrite => match self.write_after_trim.take() {
+                Some(write) => write,
+                None => {
+                    let write = self.fresh_io();
+                    self.write_after_trim = Some(write);
+                    NextIo {
+                        op: Op::Trim,
+                        ..write
+                    }
+                }
+            },
+        }
+    }
+
+    #[inline]
+    fn fresh_io(&mut self) -> NextIo {
         let op = if self.read_pct == 100
             || (self.read_pct > 0 && (self.rng.below(100) as u32) < self.read_pct)
         {
@@ -464,13 +570,24 @@ impl IoGen {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
             cum.iter().find(|c| p < c.0).unwrap().1
         };
-        let target = self.next_target as usize;
-        self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+        let target = match self.files.as_mut() {
+            Some(files) => {
+                let regions = &self.regions;
+                files.next(&mut self.rng, len, |i| regions[i as usize].len) as usize
+            }
+            None => {
+                let t = self.next_target as usize;
+                self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+                t
+            }
+        };
         let region = self.regions[target];
         let random = self.random
             && (self.percentage_random == 100
                 || (self.rng.below(100) as u32) < self.percentage_random);
-        let offset = if random && !self.fitting.is_empty() {
+        let offset = if self.strided.is_some() {
+            self.in_zone(target, len, random)
+        } else if random && !self.fitting.is_empty() {
             let (at, fitted) = self.fitted(target, len);
             len = fitted;
             region.start + at
@@ -753,5 +870,89 @@ mod tests {
             reads > 400 && writes > 400,
             "{reads} reads, {writes} writes"
         );
+    }
+
+    #[test]
+    fn trim_modes_trim_where_writes_would_go() {
+        let mut g = gen(RwMode::Trim, Distribution::Uniform, 64 * 4096);
+        let offsets: Vec<u64> = (0..64)
+            .map(|_| g.next_io())
+            .inspect(|io| assert_eq!((io.op, io.len), (Op::Trim, 4096)))
+            .map(|io| io.offset)
+            .collect();
+        assert_eq!(offsets, (0..64).map(|i| i * 4096).collect::<Vec<_>>());
+        let mut g = gen(RwMode::RandTrim, Distribution::Uniform, 64 * 4096);
+        assert!((0..64).all(|_| g.next_io().op == Op::Trim));
+    }
+
+    #[test]
+    fn trimwrite_writes_each_block_it_trimmed_next() {
+        for rw in [RwMode::TrimWrite, RwMode::RandTrimWrite] {
+            let mut g = gen(rw, Distribution::Uniform, 64 * 4096);
+            let mut trimmed = Vec::new();
+            for _ in 0..64 {
+                let (trim, write) = (g.next_io(), g.next_io());
+                assert_eq!(trim.op, Op::Trim, "{rw:?}");
+                assert_eq!(
+                    write,
+                    NextIo {
+                        op: Op::Write,
+                        ..trim
+                    },
+                    "{rw:?}"
+                );
+                trimmed.push(trim.offset);
+            }
+            trimmed.sort();
+            trimmed.dedup();
+            if rw == RwMode::TrimWrite {
+                assert_eq!(trimmed.len(), 64, "sequential: every block once");
+            }
+        }
+    }
+
+    fn strided(z: StridedZones, rw: RwMode, len: u64) -> Vec<u64> {
+        let mut g = IoGen::new(
+            1,
+            rw,
+            0,
+            [&[(16384, 100)], &[(16384, 100)]],
+            16384,
+            vec![Region { start: 0, len }],
+            &Distribution::Uniform,
+        )
+        .with_strided_zones(z);
+        (0..(len / 16384) as usize)
+            .map(|_| g.next_io().offset / 1024)
+            .collect()
+    }
+
+    /// The offsets fio 3.33 reads (its write_iolog) for the same options.
+    #[test]
+    fn strided_zones_walk_as_fio_does() {
+        let k = 1024;
+        let z = |size, range, skip| StridedZones { size, range, skip };
+        // zonesize=64k zonerange=128k zoneskip=128k: 64k of each 256k.
+        let got = strided(z(64 * k, 128 * k, 128 * k), RwMode::Read, 1 << 20);
+        let zone = |at: u64| (0..4).map(move |i| at + i * 16);
+        let want: Vec<u64> = [0, 256, 512, 768]
+            .repeat(4)
+            .into_iter()
+            .flat_map(zone)
+            .collect();
+        assert_eq!(got, want);
+        // zonerange=32k below zonesize=64k: each zone gone over twice.
+        let got = strided(z(64 * k, 32 * k, 0), RwMode::Read, 1 << 20);
+        assert_eq!(&got[..8], &[0, 16, 0, 16, 32, 48, 32, 48]);
+        assert_eq!(got.last(), Some(&496));
+        // Random: each zone's offsets stay inside it.
+        let got = strided(z(64 * k, 128 * k, 128 * k), RwMode::RandRead, 1 << 20);
+        for (i, chunk) in got.chunks(4).enumerate() {
+            let base = (i as u64 % 4) * 256;
+            assert!(
+                chunk.iter().all(|&o| o >= base && o < base + 128),
+                "{i}: {chunk:?}"
+            );
+        }
     }
 }

@@ -30,9 +30,11 @@ use std::time::Duration;
 /// What the loop books completions into (apart from the driver, so a
 /// completion borrowed from the driver can be booked).
 struct Books {
-    stats: [DirStats; 2],
-    /// Every I/O and byte since the start, published for the progress line.
-    totals: [(u64, u64); 2],
+    /// Read, write, trim.
+    stats: [DirStats; 3],
+    /// Every I/O and byte since the start (read, write, trim); reads and
+    /// writes are published for the progress line.
+    totals: [(u64, u64); 3],
     fsyncs: u64,
     verify: Option<VerifyState>,
     /// Completions count in `stats` (the measured window, a verify pass).
@@ -66,7 +68,7 @@ impl Books {
             self.fsyncs += 1; // counted on its own, not as data I/O
             return;
         }
-        let d = usize::from(op == Op::Write);
+        let d = op.dir();
         self.totals[d].0 += 1;
         self.totals[d].1 += f.result as u64;
         if self.booking {
@@ -99,7 +101,7 @@ impl Books {
 /// fio's rate_min check, once a second of the measured window.
 struct RateCheck {
     at_ns: u64,
-    totals: [(u64, u64); 2],
+    totals: [(u64, u64); 3],
 }
 
 /// The measured window of this thread, from its start.
@@ -163,7 +165,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             driver,
             books: Books {
                 stats: Default::default(),
-                totals: [(0, 0); 2],
+                totals: [(0, 0); 3],
                 fsyncs: 0,
                 verify,
                 booking: false,
@@ -413,9 +415,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         let (verify, rng) = (&self.books.verify, &mut self.rng);
         let salt = self.books.totals[1].0;
-        let fill = |buf: &mut [u8]| match verify {
-            Some(v) => v.stamper.stamp(buf, io.offset, generation, rng),
-            None => scramble(buf, io.offset, salt),
+        let pattern = self.spec.buffer_pattern.as_deref();
+        let fill = |buf: &mut [u8]| match (verify, pattern) {
+            (Some(v), _) => v.stamper.stamp(buf, io.offset, generation, rng),
+            (None, Some(p)) => fill_pattern(buf, p),
+            (None, None) => scramble(buf, io.offset, salt),
         };
         self.driver.stage(cmd, start_ns, fill).map(|()| true)
     }
@@ -429,7 +433,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let r = self
             .driver
             .reap(min, |f| books.book(f, *done.get_or_insert_with(now_ns)));
-        for (d, &(ios, bytes)) in self.books.totals.iter().enumerate() {
+        for (d, &(ios, bytes)) in self.books.totals.iter().take(2).enumerate() {
             self.counters.ios[d].store(ios, Relaxed);
             self.counters.bytes[d].store(bytes, Relaxed);
         }
@@ -602,7 +606,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn finish(mut self) -> ThreadResult {
         let b = self.books;
         let r = &mut self.result;
-        [r.read, r.write] = b.stats;
+        [r.read, r.write, r.trim] = b.stats;
         r.fsyncs = b.fsyncs;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
@@ -630,6 +634,7 @@ fn op_name(op: Op) -> &'static str {
     match op {
         Op::Read => "read",
         Op::Write => "write",
+        Op::Trim => "trim",
         Op::Fsync => "fsync",
         Op::Fdatasync => "fdatasync",
     }
@@ -637,6 +642,15 @@ fn op_name(op: Op) -> &'static str {
 
 /// Makes every written block distinct at the cost of one store per 512
 /// bytes, so deduplicating or compressing devices are not flattered.
+/// fio's buffer_pattern: the whole buffer is the pattern, repeated (a
+/// read into the same buffer may have overwritten it, so every write
+/// refills it).
+fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    for chunk in buf.chunks_mut(pattern.len()) {
+        chunk.copy_from_slice(&pattern[..chunk.len()]);
+    }
+}
+
 pub(crate) fn scramble(buf: &mut [u8], offset: u64, salt: u64) {
     let stamp = offset ^ salt.rotate_left(29) ^ 0xA5A5_5A5A_0F0F_F0F0;
     for (i, sector) in buf.chunks_mut(512).enumerate() {

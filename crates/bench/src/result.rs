@@ -42,6 +42,8 @@ pub struct ThreadResult {
     pub clone: u32,
     pub read: DirStats,
     pub write: DirStats,
+    /// fio's third direction (rw=trim and friends).
+    pub trim: DirStats,
     pub fsyncs: u64,
     /// Measured time of this thread (ramp excluded).
     pub runtime_ns: u64,
@@ -69,6 +71,7 @@ impl ThreadResult {
             clone,
             read: DirStats::default(),
             write: DirStats::default(),
+            trim: DirStats::default(),
             fsyncs: 0,
             runtime_ns: 0,
             cpu: ProcessSample::default(),
@@ -139,6 +142,15 @@ impl JobResult {
             w.merge(&t.write);
         }
         (r, w)
+    }
+
+    /// Trim figures of all threads merged.
+    pub fn merged_trim(&self) -> DirStats {
+        let mut t = DirStats::default();
+        for th in &self.threads {
+            t.merge(&th.trim);
+        }
+        t
     }
 
     /// The threads' path statistics merged (synchronous-thread mode).
@@ -304,7 +316,7 @@ impl RunResult {
             .map(|j| {
                 j.threads
                     .iter()
-                    .map(|t| t.read.ios + t.write.ios)
+                    .map(|t| t.read.ios + t.write.ios + t.trim.ios)
                     .sum::<u64>()
             })
             .sum()

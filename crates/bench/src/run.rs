@@ -60,6 +60,7 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     validate_raid0(spec)?;
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
+    validate_strided(spec)?;
     if spec
         .rate_iops
         .iter()
@@ -78,7 +79,39 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// What hiops' strided zones do not combine with, refused by name.
+fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
+    let Some(z) = spec.strided else {
+        return Ok(());
+    };
+    let max_bs = spec
+        .bs
+        .max()
+        .max(spec.bs_write.as_ref().map_or(0, |b| b.max())) as u64;
+    if z.range < max_bs {
+        return usage(format!(
+            "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",
+            z.range
+        ));
+    }
+    if spec.raid0_chunk.is_some() {
+        return usage("zonemode=strided with raid0 is not implemented: drop one of them");
+    }
+    if spec.rw_gap != 0 {
+        return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
+    }
+    if spec.rw.is_random()
+        && (spec.random_map || spec.distribution != crate::spec::Distribution::Uniform)
+    {
+        return usage("zonemode=strided draws random offsets uniformly with replacement in hiops: add norandommap=1 (and keep random_distribution=random)");
+    }
+    Ok(())
+}
+
 fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
+    if spec.raid0_chunk.is_some() && spec.file_service.is_some() {
+        return usage("file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them");
+    }
     if let Some(chunk) = spec.raid0_chunk {
         // One file is a one-member RAID0: the file itself.
         if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
@@ -158,6 +191,12 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
             && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
         {
             return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number or a \"quoted string\")");
+        }
+        if spec.buffer_pattern.is_some() {
+            return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
+        }
+        if spec.rw.trims() {
+            return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.rw.name()));
         }
         if !spec.rw.writes() && !spec.verify_only {
             return usage("--verify checks blocks this run writes: use a workload that writes (write, randwrite, rw, randrw), or --verify_only to check a target written earlier");
@@ -581,7 +620,13 @@ impl<'a> Phase<'a> {
                 let (first, mine) = targets_of(spec, &self.opened[j], clone);
                 let regions = regions_for(spec, mine, clone, align)
                     .expect("validate checked every clone's regions");
-                let pass = pass_bytes(spec, &regions);
+                let whole = pass_bytes(spec, &regions);
+                // fio's loops each end at io_size when it is less (its
+                // do_io: io_issue_bytes_exceeded).
+                let pass = match spec.io_size.filter(|_| !spec.time_based) {
+                    Some(io) => io.min(whole),
+                    None => whole,
+                };
                 plans.push((
                     j,
                     WorkerPlan {
@@ -643,12 +688,15 @@ fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
     }
 }
 
-/// Size-based: `loops` passes; time-based: no end by size.
+/// Size-based: `loops` passes; time-based: no end by size. With io_size,
+/// fio goes on after its loops until io_size is done (backend.c,
+/// keep_running): at least io_size in all.
 fn budget(spec: &JobSpec, pass: u64) -> u64 {
     if spec.time_based {
         return u64::MAX;
     }
-    pass * spec.loops.max(1) as u64
+    let loops = pass * spec.loops.max(1) as u64;
+    spec.io_size.map_or(loops, |io| loops.max(io))
 }
 
 /// Synchronous-thread jobs share one HIOPS path per job.

@@ -76,6 +76,9 @@ pub(crate) struct Workload {
     held: Option<(NextIo, u64)>,
     /// A command generated before its direction's due time.
     early: Option<NextIo>,
+    /// trimwrite: the trims ride along with the writes, and only the
+    /// writes count toward size and number_ios (fio does size of each).
+    trims_uncounted: bool,
 }
 
 impl Workload {
@@ -109,6 +112,7 @@ impl Workload {
             last_write_target: 0,
             held: None,
             early: None,
+            trims_uncounted: spec.rw.trims() && spec.rw.writes_data(),
         }
     }
 
@@ -192,7 +196,9 @@ impl Source for Workload {
         }
         let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
         let mut start_ns = now;
-        if let Some(p) = self.pacers[usize::from(io.op == Op::Write)].as_mut() {
+        // Trims are paced with the write side, as fio's two-valued rate
+        // forms give trims the write value.
+        if let Some(p) = self.pacers[io.op.dir().min(1)].as_mut() {
             if p.next_due_ns > now as f64 {
                 self.early = Some(io);
                 return Next::Wait {
@@ -202,8 +208,10 @@ impl Source for Workload {
             start_ns = p.next_due_ns as u64;
             p.advance();
         }
-        self.offered_bytes += io.len as u64;
-        self.ios_left -= 1;
+        if !(self.trims_uncounted && io.op == Op::Trim) {
+            self.offered_bytes += io.len as u64;
+            self.ios_left -= 1;
+        }
         if let Some(d) = self.wrap_drops.as_mut() {
             d.offered(self.offered_bytes);
         }

@@ -15,6 +15,12 @@ pub enum RwMode {
     ReadWrite,
     /// Random mixed.
     RandRw,
+    /// Sequential trims (fio's `trim`).
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written (fio's `trimwrite`).
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl RwMode {
@@ -26,6 +32,10 @@ impl RwMode {
             "randwrite" => RwMode::RandWrite,
             "readwrite" | "rw" => RwMode::ReadWrite,
             "randrw" => RwMode::RandRw,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
+            "randtrimwrite" => RwMode::RandTrimWrite,
             _ => return None,
         })
     }
@@ -38,27 +48,56 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::ReadWrite => "rw",
             RwMode::RandRw => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandRw
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
+        )
     }
 
+    /// Changes the target's contents: writes, and trims too (a trim
+    /// destroys data as a write does; the safety gate treats them alike).
     pub fn writes(self) -> bool {
         !matches!(self, RwMode::Read | RwMode::RandRead)
     }
 
     pub fn reads(self) -> bool {
-        !matches!(self, RwMode::Write | RwMode::RandWrite)
+        matches!(
+            self,
+            RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw
+        )
+    }
+
+    /// Issues trims (fio's TD_DDIR_TRIM).
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
+    }
+
+    /// Issues data writes (trim-only modes do not).
+    pub fn writes_data(self) -> bool {
+        self.writes() && !matches!(self, RwMode::Trim | RwMode::RandTrim)
     }
 
     /// Percentage of reads: pure modes are 100 or 0; mixed use `rwmixread`.
     pub fn read_pct(self, rwmixread: u32) -> u32 {
         match self {
             RwMode::Read | RwMode::RandRead => 100,
-            RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+            _ => 0,
         }
     }
 }
@@ -474,6 +513,12 @@ pub struct JobSpec {
     /// Bytes of each target to use (from offset 0); `None`: the whole
     /// existing file or device.
     pub size: Option<u64>,
+    /// fio's io_size (io_limit): bytes each thread moves, apart from the
+    /// region `size` sets (fewer: it stops early; more: it goes round
+    /// again). `None`: size (times loops).
+    pub io_size: Option<u64>,
+    /// fio's zonemode=strided with zonesize, zonerange, zoneskip.
+    pub strided: Option<crate::strided::StridedZones>,
     /// Remove files hiops created when the job ends.
     pub unlink: bool,
     pub rw: RwMode,
@@ -528,10 +573,15 @@ pub struct JobSpec {
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
+    /// fio's file_service_type (None: each file in turn, one I/O each).
+    pub file_service: Option<crate::file_service::FileService>,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
     pub rw_gap: i64,
+    /// fio's buffer_pattern: the payload of every write that verify does
+    /// not stamp (None: hiops' incompressible data).
+    pub buffer_pattern: Option<Vec<u8>>,
     /// Random offsets are multiples of this (fio's blockalign; default: the
     /// smallest block size).
     pub block_align: Option<u32>,
@@ -612,6 +662,10 @@ impl JobSpec {
             name: "hiops-default".into(),
             targets: TargetSpec::Paths(vec![target]),
             size: Some(512 << 20),
+            io_size: None,
+            strided: None,
+            file_service: None,
+            buffer_pattern: None,
             unlink: true,
             rw: RwMode::RandRead,
             rwmixread: 50,

@@ -104,6 +104,13 @@ fn open_path(
         .unwrap_or(false);
     if let Ok(m) = &meta {
         if m.file_type().is_char_device() {
+            if spec.rw.trims() {
+                return usage(format!(
+                    "rw={}: {} is a character device, which has nothing to discard: trim a block device or a file",
+                    spec.rw.name(),
+                    path.display()
+                ));
+            }
             return open_char_device(spec, path, m, writes);
         }
         if !is_block && !m.is_file() {
@@ -139,6 +146,15 @@ fn open_path(
     } else {
         file.metadata().map(|m| m.len()).unwrap_or(0)
     };
+    if spec.rw.trims() && !spec.verify_only {
+        check_discard(
+            spec,
+            path,
+            &file,
+            device.as_ref().filter(|_| is_block),
+            full_len,
+        )?;
+    }
     // Offsets and sizes are applied per clone when regions are cut; here
     // only check that the target holds them.
     let need = spec.size.map(|s| s + fixed_offsets(spec));
@@ -227,6 +243,50 @@ fn open_char_device(
         file: Some(file),
         mem: None,
     })
+}
+
+/// fio refuses a trim job on a target that cannot discard before it
+/// starts; so does hiops: a device whose queue takes no discards, or a
+/// file system that cannot punch holes (probed past the end of the file,
+/// where a hole changes nothing).
+fn check_discard(
+    spec: &JobSpec,
+    path: &Path,
+    file: &File,
+    block: Option<&BlockDev>,
+    len: u64,
+) -> Result<(), BenchError> {
+    let why = match block {
+        Some(dev) => match dev.discard_max_bytes() {
+            Some(0) | None => Some(format!(
+                "{} does not discard (/sys/block/{}/queue/discard_max_bytes is 0)",
+                path.display(),
+                dev.disk
+            )),
+            Some(_) => None,
+        },
+        None => {
+            use std::os::fd::AsRawFd;
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: fallocate takes no pointer; the range lies past the
+            // end of the file, so no data is touched.
+            let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, len as libc::off_t, 4096) };
+            (rc != 0).then(|| {
+                format!(
+                    "the file system of {} cannot punch holes ({})",
+                    path.display(),
+                    std::io::Error::last_os_error()
+                )
+            })
+        }
+    };
+    match why {
+        Some(why) => usage(format!(
+            "rw={}: {why}: trim a target that supports discard",
+            spec.rw.name()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A block device is written only past the one safety gate (crates/safety).

@@ -63,6 +63,8 @@ struct ThreadWire {
     clone: u32,
     read: DirStats,
     write: DirStats,
+    #[serde(default)]
+    trim: DirStats,
     fsyncs: u64,
     runtime_ns: u64,
     cpu: ProcessSample,
@@ -201,6 +203,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         clone: t.clone,
         read: t.read.clone(),
         write: t.write.clone(),
+        trim: t.trim.clone(),
         fsyncs: t.fsyncs,
         runtime_ns: t.runtime_ns,
         cpu: t.cpu,
@@ -286,6 +289,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     let mut r = ThreadResult::starting(t.clone);
     r.read = t.read;
     r.write = t.write;
+    r.trim = t.trim;
     r.fsyncs = t.fsyncs;
     r.runtime_ns = t.runtime_ns;
     r.cpu = t.cpu;

@@ -90,7 +90,18 @@ impl WorkerPlan<'_> {
                 &spec.distribution,
             ),
         };
-        gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map())
+        let gen = gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map());
+        let gen = match spec.strided {
+            Some(z) => gen.with_strided_zones(z),
+            None => gen,
+        };
+        match (
+            &spec.file_service,
+            self.regions.len() > 1 && spec.raid0_chunk.is_none(),
+        ) {
+            (Some(s), true) => gen.with_file_service(s),
+            _ => gen,
+        }
     }
 
     /// Random offsets walk fio's random map (each block once per pass).

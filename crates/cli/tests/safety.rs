@@ -210,13 +210,16 @@ fn refused_and_untouched(kind: &str, size_mib: u64, partscan: bool, make: Make) 
     assert!(found.describe().contains(kind), "{found:?}");
     let before = checksum(&dev.dev);
     let fname = format!("--filename={}", dev.dev);
-    let o = run(&["run", &fname, "--rw=write", "--size=1m", "--runtime=1"]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(3), "hiops run: {err}");
-    assert!(
-        err.contains(kind) && err.contains("--allow-write-device="),
-        "{err}"
-    );
+    // A trim destroys data as a write does: the same gate refuses it.
+    for rw in ["--rw=write", "--rw=trim"] {
+        let o = run(&["run", &fname, rw, "--size=1m", "--runtime=1"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(3), "hiops run {rw}: {err}");
+        assert!(
+            err.contains(kind) && err.contains("--allow-write-device="),
+            "{err}"
+        );
+    }
     let io_dir = tmp.path().join("iozone");
     let target = format!("x={}", dev.dev);
     let o = run(&[

@@ -298,6 +298,27 @@ fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
 }
 
 impl Draft {
+    /// fio's zonemode=strided; zone options without it are refused, as
+    /// fio 3.33 refuses them ("--zonemode=none and --zonesize are not
+    /// compatible").
+    fn strided_zones(&self) -> Result<Option<hiops_bench::strided::StridedZones>, String> {
+        let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
+        if self.zonemode_strided != Some(true) {
+            return match given {
+                true => {
+                    Err("zonesize, zonerange and zoneskip need zonemode=strided: add it".into())
+                }
+                false => Ok(None),
+            };
+        }
+        let size = self.zonesize.ok_or("zonemode=strided needs zonesize")?;
+        Ok(Some(hiops_bench::strided::StridedZones {
+            size,
+            range: self.zonerange.unwrap_or(size),
+            skip: self.zoneskip.unwrap_or(0),
+        }))
+    }
+
     /// The task path: tasks run on one thread per allowed CPU, each pinned to
     /// its CPU (thread per core), each with a ring of `iodepth` tags (by
     /// default as many as its tasks). Only coop serves tasks.
@@ -464,6 +485,29 @@ impl Draft {
             own_file = false;
         }
         spec.write_iolog = self.write_iolog.clone();
+        spec.io_size =
+            match self.io_size {
+                None => None,
+                Some(Amount::Bytes(b)) => Some(b),
+                Some(Amount::Percent(p)) => match size_bytes {
+                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
+                    None => return Err(
+                        "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
+                            .into(),
+                    ),
+                },
+            };
+        spec.strided = self.strided_zones()?;
+        spec.file_service = self.file_service.clone();
+        spec.buffer_pattern = self.buffer_pattern.clone();
+        let files = match (&spec.targets, spec.files_per_clone) {
+            (_, Some(n)) => n as u64,
+            (TargetSpec::Paths(p), None) => p.len() as u64,
+            _ => 1,
+        };
+        if let Some(open) = self.openfiles.filter(|&n| n < files) {
+            return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
+        }
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {

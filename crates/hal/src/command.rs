@@ -13,6 +13,9 @@ pub enum Op {
     Fsync,
     /// Flush the target's data but not metadata a read does not need (fdatasync).
     Fdatasync,
+    /// Discard `len` bytes at `offset` (fio's trim): BLKDISCARD on a block
+    /// device, a punched hole in a file. No buffer.
+    Trim,
 }
 
 impl Op {
@@ -24,6 +27,22 @@ impl Op {
     pub fn is_write(self) -> bool {
         matches!(self, Op::Write)
     }
+
+    /// Changes the target's contents without a buffer (a discard).
+    pub fn is_trim(self) -> bool {
+        matches!(self, Op::Trim)
+    }
+
+    /// fio's direction index: 0 read, 1 write, 2 trim (flushes count as
+    /// neither and are never asked).
+    pub fn dir(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            Op::Fsync | Op::Fdatasync => 1,
+        }
+    }
 }
 
 /// One low-level command: the paper's "command" before `bind_tag_cmd`.
@@ -33,7 +52,8 @@ pub struct Command {
     /// Index into the queue's target list.
     pub target: u32,
     pub offset: u64,
-    /// Bytes to transfer; must fit the tag's buffer. Ignored for flushes.
+    /// Bytes to transfer (or to discard); must fit the tag's buffer. Ignored
+    /// for flushes.
     pub len: u32,
 }
 

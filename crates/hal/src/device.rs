@@ -105,6 +105,12 @@ impl BlockDev {
         self.queue_attr("logical_block_size")?.parse().ok()
     }
 
+    /// The largest discard the device takes in one command; 0 when it takes
+    /// none (the kernel's queue/discard_max_bytes).
+    pub fn discard_max_bytes(&self) -> Option<u64> {
+        self.queue_attr("discard_max_bytes")?.parse().ok()
+    }
+
     /// Whether polled completions (IOPOLL, RWF_HIPRI) can work: the driver
     /// exposes poll queues.
     pub fn has_poll_queues(&self) -> bool {

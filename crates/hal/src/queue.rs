@@ -238,7 +238,8 @@ impl Queue {
         buf: *mut u8,
         user: u64,
     ) -> Result<(), HalError> {
-        assert!(cmd.op.is_sync() || (cmd.len > 0 && !buf.is_null()));
+        // A trim carries a length but no data.
+        assert!(cmd.op.is_sync() || (cmd.len > 0 && (cmd.op.is_trim() || !buf.is_null())));
         // SAFETY: the caller keeps this function's contract, which is prepare's.
         unsafe { self.stage(tag, cmd, user, buf) }
     }

@@ -347,6 +347,19 @@ impl IoPath {
         )
     }
 
+    /// Discards `len` bytes at `offset` of target `target` (fio's trim);
+    /// returns the bytes discarded. Books its wait into `stats`.
+    pub fn trim_at_with_stats(
+        &self,
+        target: u32,
+        len: usize,
+        offset: u64,
+        stats: &mut ThreadStats,
+    ) -> io::Result<usize> {
+        let no_data = std::ptr::null_mut();
+        self.io(Op::Trim, target, no_data, len, offset, Some(stats))
+    }
+
     /// Flushes the target's written data to stable storage (fsync).
     pub fn sync(&self, target: u32) -> io::Result<()> {
         self.io(Op::Fsync, target, std::ptr::null_mut(), 0, 0, None)
@@ -487,7 +500,9 @@ impl IoPath {
         if !op.is_sync() && len == 0 {
             return Ok(0);
         }
+        // A flush or a trim has no data to bounce.
         let zero_copy = op.is_sync()
+            || op.is_trim()
             || ((ptr as usize).is_multiple_of(self.align) && len.is_multiple_of(self.align));
         if !zero_copy && len > self.config.max_io {
             return Err(io::Error::new(

@@ -337,7 +337,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "job options": job_options(job),
         "read": dir_obj(&rd, rt, &rs, bins, percentiles),
         "write": dir_obj(&wr, rt, &ws, bins, percentiles),
-        "trim": dir_obj(&DirStats::default(), 0, &[], false, percentiles),
+        "trim": dir_obj(&job.merged_trim(), rt, &[], bins, percentiles),
         "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
         "iodepth_level": iodepth_level(job),
         "job_runtime": job_runtime_ns(job) / 1_000_000,

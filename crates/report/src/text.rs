@@ -210,6 +210,8 @@ pub fn summary(r: &RunResult) -> String {
         let rt = job.runtime_ns();
         dir_block(&mut out, "read", &rd, rt);
         dir_block(&mut out, "write", &wr, rt);
+        let tr = job.merged_trim();
+        dir_block(&mut out, "trim", &tr, rt);
         if let Some(d) = job.depth().filter(|d| d.issued > 0) {
             let _ = writeln!(
                 out,
@@ -219,7 +221,7 @@ pub fn summary(r: &RunResult) -> String {
                 d.mean_at_issue
             );
         }
-        if rd.ios + wr.ios == 0 && job.verify().is_none() {
+        if rd.ios + wr.ios + tr.ios == 0 && job.verify().is_none() {
             let _ = writeln!(out, "  no I/O completed in the measured window");
         }
         if let Some(v) = job.verify() {

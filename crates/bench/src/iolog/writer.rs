@@ -44,6 +44,7 @@ fn op_word(op: Op) -> &'static str {
         Op::Write => "write",
         Op::Fsync => "sync",
         Op::Fdatasync => "datasync",
+        Op::Trim => "trim",
     }
 }
 

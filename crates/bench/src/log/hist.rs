@@ -15,13 +15,13 @@ use hiops_stats::{value_to_index, FIO_PLAT_NR};
 pub(super) struct HistWindows {
     msec: u64,
     stride: usize,
-    /// Per direction: counts since its last line (allocated once).
-    bins: [Box<[u64]>; 2],
-    n: [u64; 2],
+    /// Per direction (read, write, trim): counts since its last line (allocated once).
+    bins: [Box<[u64]>; 3],
+    n: [u64; 3],
     /// When the direction's current window started (ms into the log).
-    since_ms: [Option<u64>; 2],
+    since_ms: [Option<u64>; 3],
     /// The block size of the direction's last I/O.
-    bs: [u64; 2],
+    bs: [u64; 3],
 }
 
 impl HistWindows {
@@ -30,16 +30,16 @@ impl HistWindows {
         HistWindows {
             msec,
             stride: 1 << coarseness,
-            bins: [zeros(), zeros()],
-            n: [0; 2],
-            since_ms: [None; 2],
-            bs: [0; 2],
+            bins: [zeros(), zeros(), zeros()],
+            n: [0; 3],
+            since_ms: [None; 3],
+            bs: [0; 3],
         }
     }
 
     /// Time starts over (what was counted has been logged).
     pub(super) fn reset(&mut self) {
-        self.since_ms = [None; 2];
+        self.since_ms = [None; 3];
     }
 
     pub(super) fn add(&mut self, t_ms: u64, io: &LoggedIo, file: &mut LogFile) {
@@ -58,7 +58,7 @@ impl HistWindows {
 
     /// The job ended: what each direction saw since its last line.
     pub(super) fn finish(&mut self, t_end_ms: u64, file: &mut LogFile) {
-        for d in 0..2 {
+        for d in 0..3 {
             if self.n[d] > 0 {
                 self.line(t_end_ms, d, file);
             }

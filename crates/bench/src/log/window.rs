@@ -24,7 +24,7 @@ pub(super) struct Windows {
     max_value: bool,
     /// The current window ends here (ms from the log's start).
     end_ms: u64,
-    acc: [[Acc; 2]; KINDS.len()],
+    acc: [[Acc; 3]; KINDS.len()],
 }
 
 /// Where a closed window's lines go: (log, time, direction, value).
@@ -75,7 +75,7 @@ impl Windows {
 
     fn close(&mut self, t_ms: u64, dur_ms: u64, emit: Emit<'_>) {
         for kind in KINDS {
-            for dir in 0..2 {
+            for dir in 0..3 {
                 let a = std::mem::take(&mut self.acc[kind as usize][dir]);
                 if a.n > 0 {
                     emit(kind, t_ms, dir, self.value(kind, a, dur_ms));

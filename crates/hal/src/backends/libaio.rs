@@ -58,6 +58,8 @@ pub struct AioEngine {
     submitted_head: usize,
     events: Box<[IoEvent]>,
     doorbell: Option<Arc<Doorbell>>,
+    /// Trims: the kernel's AIO has no discard, so they are done here.
+    trims: super::SyncTrims,
 }
 
 // SAFETY: the raw pointers in `pending` point into `iocbs`, a boxed slice this
@@ -67,7 +69,7 @@ unsafe impl Send for AioEngine {}
 
 impl AioEngine {
     pub fn open(targets: &[Target], depth: u32, doorbell: bool) -> Result<AioEngine, HalError> {
-        let fds = targets
+        let fds: Vec<RawFd> = targets
             .iter()
             .map(|t| t.fd("libaio"))
             .collect::<Result<_, _>>()?;
@@ -99,6 +101,7 @@ impl AioEngine {
         }
         Ok(AioEngine {
             ctx,
+            trims: super::SyncTrims::new(&fds, depth),
             fds,
             iocbs: vec![Iocb::default(); depth as usize].into_boxed_slice(),
             pending: Vec::with_capacity(depth as usize),
@@ -154,6 +157,10 @@ impl AioEngine {
 
 impl Engine for AioEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        if cmd.op.is_trim() {
+            self.trims.stage(tag, cmd);
+            return Ok(());
+        }
         let iocb = &mut self.iocbs[tag as usize];
         *iocb = Iocb {
             aio_data: tag as u64,
@@ -162,6 +169,7 @@ impl Engine for AioEngine {
                 Op::Write => IOCB_CMD_PWRITE,
                 Op::Fsync => IOCB_CMD_FSYNC,
                 Op::Fdatasync => IOCB_CMD_FDSYNC,
+                Op::Trim => unreachable!("trims are staged apart"),
             },
             aio_fildes: self.fds[cmd.target as usize] as u32,
             ..Iocb::default()
@@ -185,10 +193,17 @@ impl Engine for AioEngine {
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        self.submit_pending()
+        let sent = self.submit_pending()?;
+        Ok(sent + self.trims.run(&self.fds, self.doorbell.as_deref()))
     }
 
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
+        let done = self.trims.drain_into(out);
+        if done > 0 && (done as u32 >= min || done == out.len()) {
+            return Ok(done);
+        }
+        let min = min - done as u32;
+        let out = &mut out[done..];
         let max = out.len().min(self.events.len());
         loop {
             // SAFETY: events has room for `max` entries; a null timeout waits.
@@ -217,7 +232,7 @@ impl Engine for AioEngine {
             for (o, e) in out.iter_mut().zip(&self.events[..n]) {
                 *o = Completion::new(e.data as Tag, e.res);
             }
-            return Ok(n);
+            return Ok(done + n);
         }
     }
 

@@ -83,7 +83,8 @@ impl MemDevice {
     /// Copies between the device and `buf`. Returns bytes moved, or -EINVAL for
     /// a range outside the device.
     ///
-    /// SAFETY: `buf` must be valid for `len` bytes of reads and writes.
+    /// SAFETY: `buf` must be valid for `len` bytes of reads and writes
+    /// (unused by a trim).
     unsafe fn transfer(&self, op: Op, offset: u64, len: u32, buf: *mut u8) -> i64 {
         let Some(end) = offset.checked_add(len as u64) else {
             return -(libc::EINVAL as i64);
@@ -96,6 +97,8 @@ impl MemDevice {
             Op::Read => std::ptr::copy_nonoverlapping(dev, buf, len as usize),
             Op::Write => std::ptr::copy_nonoverlapping(buf, dev, len as usize),
             Op::Fsync | Op::Fdatasync => return 0,
+            // A discarded range of a RAM device reads back as zeroes.
+            Op::Trim => std::ptr::write_bytes(dev, 0, len as usize),
         }
         len as i64
     }

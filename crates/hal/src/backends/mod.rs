@@ -4,7 +4,10 @@ pub mod libaio;
 pub mod mem;
 pub mod null;
 pub mod sync;
+mod trim;
 pub mod uring;
+
+pub(crate) use trim::{SyncTrims, Trimmer};
 
 use crate::{Completion, Tag};
 

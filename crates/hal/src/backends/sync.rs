@@ -1,6 +1,6 @@
 //! psync and pvsync2: synchronous positioned I/O, one command at a time.
 
-use super::{neg_errno, ReadyList, Staged};
+use super::{neg_errno, ReadyList, Staged, Trimmer};
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::os::fd::RawFd;
 
@@ -18,6 +18,7 @@ pub enum SyncMode {
 pub struct SyncEngine {
     fds: Vec<RawFd>,
     mode: SyncMode,
+    trimmer: Trimmer,
     staged: Vec<Staged>,
     ready: ReadyList,
 }
@@ -28,11 +29,12 @@ impl SyncEngine {
             SyncMode::Psync => "psync",
             SyncMode::Pvsync2 { .. } => "pvsync2",
         };
-        let fds = targets
+        let fds: Vec<RawFd> = targets
             .iter()
             .map(|t| t.fd(name))
             .collect::<Result<_, _>>()?;
         Ok(SyncEngine {
+            trimmer: Trimmer::of(&fds),
             fds,
             mode,
             staged: Vec::with_capacity(depth as usize),
@@ -45,6 +47,9 @@ impl SyncEngine {
         let Command {
             op, offset, len, ..
         } = s.cmd;
+        if op.is_trim() {
+            return self.trimmer.trim(s.cmd.target as usize, fd, offset, len);
+        }
         // SAFETY: buf points at the tag's arena slot of at least `len` bytes
         // (checked in Queue::bind), alive and untouched until the completion
         // is reaped; fd is kept open by the caller (Target contract).
@@ -58,6 +63,7 @@ impl SyncEngine {
                 (Op::Write, SyncMode::Psync) => {
                     libc::pwrite(fd, s.buf.cast(), len as usize, offset as i64)
                 }
+                (Op::Trim, _) => unreachable!("trims return above"),
                 (op, SyncMode::Pvsync2 { hipri, nowait }) => {
                     let iov = libc::iovec {
                         iov_base: s.buf.cast(),

@@ -36,6 +36,9 @@ pub struct UringEngine {
     defer_taskrun: bool,
     iopoll: bool,
     described: String,
+    /// Trims, done synchronously as fio's engine does (the ring has no
+    /// discard of a block device here).
+    trims: super::SyncTrims,
 }
 
 struct RingFlags {
@@ -222,6 +225,7 @@ impl UringEngine {
         }
         Ok(UringEngine {
             ring,
+            trims: super::SyncTrims::new(&fds, depth),
             fds,
             registered_files,
             fixed_bufs,
@@ -270,11 +274,15 @@ impl UringEngine {
             (Op::Write, None) => with_fd!(|fd| opcode::Write::new(fd, buf, cmd.len)
                 .offset(cmd.offset)
                 .build()),
+            (Op::Trim, _) => unreachable!("trims are staged apart"),
         };
         entry.user_data(tag as u64)
     }
 
     fn drain(&mut self, out: &mut [Completion], mut n: usize) -> usize {
+        if n == out.len() {
+            return n;
+        }
         for cqe in self.ring.completion() {
             out[n] = Completion::new(cqe.user_data() as Tag, cqe.result() as i64);
             n += 1;
@@ -337,6 +345,10 @@ impl UringEngine {
 
 impl Engine for UringEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        if cmd.op.is_trim() {
+            self.trims.stage(tag, cmd);
+            return Ok(());
+        }
         let entry = self.entry(tag, cmd, buf);
         // SAFETY: the buffer is the tag's arena slot and the descriptor is kept
         // open by the caller; both outlive the command, which completes
@@ -356,11 +368,12 @@ impl Engine for UringEngine {
         if n > 0 {
             self.enter(0)?;
         }
-        Ok(n)
+        Ok(n + self.trims.run(&self.fds, self.doorbell.as_deref()))
     }
 
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        let mut n = self.drain(out, 0);
+        let trimmed = self.trims.drain_into(out);
+        let mut n = self.drain(out, trimmed);
         let pending_work = self.defer_taskrun && self.ring.submission().taskrun();
         if n == 0 && min == 0 && (pending_work || self.iopoll) {
             self.poke()?;
@@ -378,8 +391,9 @@ impl Engine for UringEngine {
         min: u32,
         out: &mut [Completion],
     ) -> Result<(u32, usize), HalError> {
-        let issued = self.staged;
-        let mut n = self.drain(out, 0);
+        let issued = self.staged + self.trims.run(&self.fds, self.doorbell.as_deref());
+        let trimmed = self.trims.drain_into(out);
+        let mut n = self.drain(out, trimmed);
         if self.staged > 0 || (n as u32) < min {
             self.enter(min.saturating_sub(n as u32))?;
             n = self.drain(out, n);

@@ -1,0 +1,197 @@
+//! fio's `file_service_type`: which of a job's files the next I/O goes to
+//! (HOWTO "file_service_type"; io_u.c, get_next_file and
+//! __get_next_file_rand). `:N` keeps a chosen file for N I/Os.
+
+use crate::generator::ZipfSampler;
+use hiops_rng::FastRng;
+
+/// How files are chosen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileServiceKind {
+    /// Each file in turn (fio's default).
+    RoundRobin,
+    /// A file at random, uniformly.
+    Random,
+    /// One file until its range is done, then the next.
+    Sequential,
+    /// A random file by zipf (theta: the first file is the hottest),
+    /// pareto (h: fio's (n-1)*u^(ln h/ln(1-h)), the last file hottest) or
+    /// normal (deviation, % of the files, around the middle one).
+    Zipf(f64),
+    Pareto(f64),
+    Normal(f64),
+}
+
+/// fio's file_service_type: the kind and how many I/Os a file keeps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileService {
+    pub kind: FileServiceKind,
+    pub ios_per_pick: u32,
+}
+
+impl FileService {
+    /// Parses fio's `random`, `roundrobin`, `sequential`, `zipf:T`,
+    /// `pareto:H`, `normal:D`/`gauss:D`, each with an optional `:N`.
+    pub fn parse(text: &str) -> Result<FileService, String> {
+        let mut parts = text.split(':');
+        let name = parts.next().unwrap_or("").trim();
+        let arg = parts.next().map(str::trim);
+        let num = |what: &str| -> Result<f64, String> {
+            arg.and_then(|a| a.parse::<f64>().ok()).ok_or_else(|| {
+                format!("file_service_type={text}: {what} needs a number, as in {what}:1.2")
+            })
+        };
+        let (kind, count) = match name {
+            "roundrobin" => (FileServiceKind::RoundRobin, arg),
+            "random" => (FileServiceKind::Random, arg),
+            "sequential" => (FileServiceKind::Sequential, arg),
+            "zipf" => (FileServiceKind::Zipf(num("zipf")?), parts.next()),
+            "pareto" => (FileServiceKind::Pareto(num("pareto")?), parts.next()),
+            "normal" | "gauss" => (FileServiceKind::Normal(num(name)?), parts.next()),
+            _ => {
+                return Err(format!(
+                    "file_service_type '{text}': use roundrobin, random, sequential, zipf:THETA, pareto:H or normal:DEV, each with an optional :N"
+                ))
+            }
+        };
+        if let FileServiceKind::Zipf(t) | FileServiceKind::Pareto(t) = kind {
+            if t <= 0.0 || (matches!(kind, FileServiceKind::Pareto(_)) && t >= 1.0) {
+                return Err(format!("file_service_type '{text}': zipf needs THETA above 0, pareto H between 0 and 1"));
+            }
+        }
+        let ios_per_pick = match count {
+            None => 1,
+            Some(n) => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("file_service_type '{text}': the count after ':' must be a whole number above 0")
+            })?,
+        };
+        Ok(FileService { kind, ios_per_pick })
+    }
+}
+
+/// The generator's state of a file service.
+#[derive(Clone, Debug)]
+pub(crate) struct FileChooser {
+    kind: FileServiceKind,
+    ios_per_pick: u32,
+    files: u32,
+    current: u32,
+    /// I/Os left on `current` before the next pick.
+    ios_left: u32,
+    /// sequential: bytes moved to `current`, and what finishes it.
+    moved: u64,
+    zipf: Option<ZipfSampler>,
+}
+
+impl FileChooser {
+    pub(crate) fn new(s: &FileService, files: u32) -> FileChooser {
+        assert!(files > 0);
+        FileChooser {
+            zipf: match s.kind {
+                FileServiceKind::Zipf(t) => Some(ZipfSampler::new(files as u64, t)),
+                _ => None,
+            },
+            kind: s.kind.clone(),
+            ios_per_pick: s.ios_per_pick,
+            files,
+            // The first pick starts at file 0 (round-robin) or draws.
+            current: files - 1,
+            ios_left: 0,
+            moved: 0,
+        }
+    }
+
+    /// The file of the next I/O of `len` bytes; `file_len(i)` is file i's
+    /// range (what finishes it for the sequential service).
+    pub(crate) fn next(
+        &mut self,
+        rng: &mut FastRng,
+        len: u32,
+        file_len: impl Fn(u32) -> u64,
+    ) -> u32 {
+        if self.kind == FileServiceKind::Sequential {
+            if self.moved >= file_len(self.current) || self.ios_left == 0 {
+                self.current = (self.current + 1) % self.files;
+                (self.moved, self.ios_left) = (0, 1);
+            }
+            self.moved += len as u64;
+            return self.current;
+        }
+        if self.ios_left == 0 {
+            self.current = self.pick(rng);
+            self.ios_left = self.ios_per_pick;
+        }
+        self.ios_left -= 1;
+        self.current
+    }
+
+    fn pick(&mut self, rng: &mut FastRng) -> u32 {
+        let n = self.files as u64;
+        let last = (n - 1) as f64;
+        let i = match self.kind {
+            FileServiceKind::RoundRobin => (self.current as u64 + 1) % n,
+            FileServiceKind::Random => rng.below(n),
+            FileServiceKind::Zipf(_) => self.zipf.as_ref().unwrap().sample(rng) - 1,
+            FileServiceKind::Pareto(h) => {
+                let pow = h.ln() / (1.0 - h).ln();
+                (last * rng.unit().powf(pow)) as u64
+            }
+            FileServiceKind::Normal(dev) => {
+                let (u1, u2) = (rng.unit().max(f64::MIN_POSITIVE), rng.unit());
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                (n as f64 / 2.0 + z * dev / 100.0 * n as f64).clamp(0.0, last) as u64
+            }
+            FileServiceKind::Sequential => unreachable!("handled in next"),
+        };
+        i.min(n - 1) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picks(text: &str, files: u32, n: usize) -> Vec<u32> {
+        let mut c = FileChooser::new(&FileService::parse(text).unwrap(), files);
+        let mut rng = FastRng::new(5);
+        (0..n)
+            .map(|_| c.next(&mut rng, 4096, |_| 4 * 4096))
+            .collect()
+    }
+
+    #[test]
+    fn each_service_chooses_as_fio_describes() {
+        assert_eq!(picks("roundrobin", 3, 6), [0, 1, 2, 0, 1, 2]);
+        assert_eq!(picks("roundrobin:2", 3, 6), [0, 0, 1, 1, 2, 2]);
+        // sequential: a file's whole range (4 blocks here), then the next.
+        assert_eq!(picks("sequential", 2, 10), [0, 0, 0, 0, 1, 1, 1, 1, 0, 0]);
+        let r = picks("random", 4, 4000);
+        assert!((0..4).all(|f| r.iter().filter(|&&x| x == f).count() > 800));
+        let r = picks("random:4", 4, 400);
+        assert!(
+            r.chunks(4).all(|c| c.iter().all(|&x| x == c[0])),
+            "4 I/Os per pick"
+        );
+        let z = picks("zipf:1.2", 10, 10000);
+        let first = z.iter().filter(|&&x| x == 0).count();
+        let last = z.iter().filter(|&&x| x == 9).count();
+        assert!(
+            first > 5 * last,
+            "zipf favours the first file: {first} vs {last}"
+        );
+        let p = picks("pareto:0.9", 10, 10000);
+        assert!(
+            p.iter().filter(|&&x| x >= 8).count() > 5000,
+            "pareto: the last files"
+        );
+        let g = picks("gauss:10", 10, 10000);
+        assert!(g.iter().filter(|&&x| (4..=6).contains(&x)).count() > 8000);
+    }
+
+    #[test]
+    fn bad_forms_are_refused() {
+        for bad in ["zipf", "pareto:1.5", "random:0", "lru", "roundrobin:x"] {
+            assert!(FileService::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
