@@ -73,7 +73,7 @@ use std::time::Instant;
 use wait::{lock, now, WakeList};
 use write::{AsyncWaits, BlockingWaits, Write};
 
-pub use devices::{DeviceStats, Store};
+pub use devices::{check_devices, erase_stores, DeviceStats, Store};
 pub use recover::Damage;
 
 /// When a write is acknowledged.

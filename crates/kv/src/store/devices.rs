@@ -18,6 +18,33 @@ use hiops_path::{IoPath, TaskRing};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// Checks that `paths` are one store's devices in its order, or all new,
+/// without opening anything for writing (what [`Store::open_devices`]
+/// checks first).
+pub fn check_devices(paths: &[PathBuf]) -> Result<(), StoreError> {
+    identities(paths).map(|_| ())
+}
+
+/// Zeroes the superblock of each of `paths` that holds a hiops kv store,
+/// so the next open formats it anew: every record on it is lost. A path
+/// holding anything else is refused before any is changed; a missing or
+/// blank one is left alone. For experiments that re-form their stores
+/// (`hiops kv fig10` over 1..N devices).
+pub fn erase_stores(paths: &[PathBuf]) -> Result<(), StoreError> {
+    let mut stores = Vec::new();
+    for p in paths {
+        if peek(p)?.is_some() {
+            stores.push(p);
+        }
+    }
+    for p in stores {
+        let mut f = std::fs::OpenOptions::new().write(true).open(p)?;
+        std::io::Write::write_all(&mut f, &[0u8; PAGE])?;
+        f.sync_all()?;
+    }
+    Ok(())
+}
+
 /// One device's share of a store's records and work.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DeviceStats {
