@@ -62,7 +62,10 @@ fn the_server_spreads_keys_over_two_files_and_finds_them_after_a_restart() {
     assert_eq!(info_field(&text, "hiops_devices"), "2");
     let (k0, k1) = (device_keys(&text, 0), device_keys(&text, 1));
     assert_eq!(k0 + k1, KEYS as u64, "{text}");
-    assert!(k0 > KEYS as u64 / 4 && k1 > KEYS as u64 / 4, "spread: {k0} and {k1}");
+    assert!(
+        k0 > KEYS as u64 / 4 && k1 > KEYS as u64 / 4,
+        "spread: {k0} and {k1}"
+    );
     // Acknowledged under sync durability: a kill loses none of them.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -121,13 +124,29 @@ fn fig10_sweeps_one_and_two_devices() {
             .unwrap_or_else(|| panic!("no {name} column: {csv}"))
     };
     let (devices, ops) = (col("devices"), col("ops_per_s"));
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 4, "2 device counts x 2 strategies: {csv}");
     for n in ["1", "2"] {
         assert_eq!(rows.iter().filter(|r| r[devices] == n).count(), 2, "{csv}");
     }
     for r in &rows {
-        assert!(r[ops].parse::<f64>().unwrap() > 0.0, "ops/s measured: {csv}");
+        assert!(
+            r[ops].parse::<f64>().unwrap() > 0.0,
+            "ops/s measured: {csv}"
+        );
     }
     assert!(err.contains("formatting a store over 2 devices"), "{err}");
+    // The report's section over the device count, with its plot.
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("Fig 10 over 1..N devices"),
+        "no devices section"
+    );
+    assert!(out_dir
+        .join("plots/operations-per-second-vs-devices.svg")
+        .exists());
 }

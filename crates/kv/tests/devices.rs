@@ -25,7 +25,9 @@ fn key(k: u32) -> Vec<u8> {
 }
 
 fn value(k: u32) -> Vec<u8> {
-    format!("value of {k} ").repeat(1 + (k % 7) as usize).into_bytes()
+    format!("value of {k} ")
+        .repeat(1 + (k % 7) as usize)
+        .into_bytes()
 }
 
 fn files(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
@@ -86,7 +88,11 @@ fn keys_spread_over_three_files_and_all_come_back_after_a_restart() {
                 d.path.display(),
                 d.keys
             );
-            assert!(d.flushes > 0 || d.sets > 0, "{}: no writes", d.path.display());
+            assert!(
+                d.flushes > 0 || d.sets > 0,
+                "{}: no writes",
+                d.path.display()
+            );
         }
         assert_eq!(s.blocks, 3 * s.devices[0].blocks);
     }
@@ -169,13 +175,22 @@ fn a_device_missing_swapped_blank_or_foreign_is_refused_and_left_alone() {
     let before: Vec<Vec<u8>> = paths.iter().map(|p| superblock_page(p)).collect();
     let (a, b, c) = (paths[0].clone(), paths[1].clone(), paths[2].clone());
     let e = open_error(&[a.clone(), b.clone()]);
-    assert!(e.contains("device 1 of 3") && e.contains("2 devices were given"), "{e}");
+    assert!(
+        e.contains("device 1 of 3") && e.contains("2 devices were given"),
+        "{e}"
+    );
     let e = open_error(&[b.clone(), a.clone(), c.clone()]);
-    assert!(e.contains("is device 2 of the store, given as device 1"), "{e}");
+    assert!(
+        e.contains("is device 2 of the store, given as device 1"),
+        "{e}"
+    );
     let e = open_error(&[a.clone(), other[1].clone(), c.clone()]);
     assert!(e.contains("belongs to another store"), "{e}");
     let e = open_error(&[a.clone(), dir.path().join("new.kv"), c.clone()]);
-    assert!(e.contains("holds no store") && e.contains("device 2"), "{e}");
+    assert!(
+        e.contains("holds no store") && e.contains("device 2"),
+        "{e}"
+    );
     let e = open_error(std::slice::from_ref(&b));
     assert!(e.contains("device 2 of 3"), "{e}");
     let e = open_error(&[a.clone(), a.clone(), c.clone()]);
