@@ -150,3 +150,70 @@ fn fig10_sweeps_one_and_two_devices() {
         .join("plots/operations-per-second-vs-devices.svg")
         .exists());
 }
+
+/// A zram device of `size`, removed when dropped (None without root or
+/// the zram module).
+struct Zram(String);
+
+impl Zram {
+    fn add(size: &str) -> Option<Zram> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() == 0 };
+        if !root || !Path::new("/sys/class/zram-control/hot_add").exists() {
+            return None;
+        }
+        let n = std::fs::read_to_string("/sys/class/zram-control/hot_add").ok()?;
+        let z = Zram(n.trim().to_string());
+        std::fs::write(format!("/sys/block/zram{}/disksize", z.0), size).ok()?;
+        Some(z)
+    }
+
+    fn path(&self) -> String {
+        format!("/dev/zram{}", self.0)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
+    }
+}
+
+#[test]
+fn fig10_over_a_zram_device_and_a_file_needs_the_device_granted() {
+    let Some(zram) = Zram::add("64M") else {
+        eprintln!("skipped: needs root and the zram module (/sys/class/zram-control)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("fig10");
+    let paths = format!("{},{}", zram.path(), tmp.path().join("b.kv").display());
+    let fig10 = |grant: &[String]| {
+        hiops()
+            .args(["kv", "fig10", "--size", "64m", "--records", "1000"])
+            .args(["--clients", "1", "--strategies", "coop"])
+            .args(["--time", "200ms", "--path", &paths, "-o"])
+            .arg(&out_dir)
+            .args(grant)
+            .output()
+            .unwrap()
+    };
+    let out = fig10(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--allow-write-device"),
+        "{err}"
+    );
+    assert!(!out_dir.join("tables/points.csv").exists(), "nothing ran");
+    let out = fig10(&[format!("--allow-write-device={}", zram.path())]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let csv = std::fs::read_to_string(out_dir.join("tables/points.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        3,
+        "a point on 1 and on 2 devices: {csv}"
+    );
+    // The zram device held the 1-device store: erased and formatted anew.
+    assert!(err.contains("formatting a store over 2 devices"), "{err}");
+}
