@@ -334,8 +334,11 @@ impl StoreArgs {
             ));
         }
         let store = Store::open_devices(&self.path, self.config()?)?;
-        if let Some(line) = store.stats().recovery.repair_line() {
-            eprintln!("hiops kv: {}: {line}", shown(&self.path));
+        // Each device repairs its own damage: say which.
+        for d in store.stats().devices {
+            if let Some(line) = d.recovery.repair_line() {
+                eprintln!("hiops kv: {}: {line}", d.path.display());
+            }
         }
         Ok(store)
     }

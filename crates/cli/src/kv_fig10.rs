@@ -55,9 +55,10 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     };
     if paths.len() == 1 {
         // One store, loaded once; each strategy reopens it.
-        runner
-            .prepare(1, false)
-            .map_err(|e| fail(format!("{e:?}")))?;
+        runner.prepare(1, false).map_err(|e| match e {
+            hiops_suite::sweep::RunFailure::Failed(why) => fail(why),
+            hiops_suite::sweep::RunFailure::Interrupted => fail("interrupted while loading"),
+        })?;
     }
     let outcome = dir
         .run(&mut runner, &mut |p| {

@@ -239,3 +239,45 @@ fn a_store_of_format_2_still_opens_as_one_device() {
     let e = open_error(&[p.clone(), dir.path().join("more.kv")]);
     assert!(e.contains("device 1 of 1"), "{e}");
 }
+
+#[test]
+fn damage_on_one_device_is_refused_naming_it_and_repaired_there_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = files(dir.path(), &["a.kv", "b.kv"]);
+    load(&Store::open_devices(&paths, config()).unwrap());
+    // A run of bytes inside b.kv's first write block (block 0 starts one
+    // block in): records there no longer check.
+    let mut bytes = std::fs::read(&paths[1]).unwrap();
+    let at = BLOCK as usize + 4096;
+    for b in &mut bytes[at..at + 16] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&paths[1], bytes).unwrap();
+    let e = open_error(&paths);
+    assert!(e.contains("b.kv: damaged") && e.contains("--repair"), "{e}");
+    let cfg = StoreConfig {
+        repair: true,
+        ..config()
+    };
+    let store = Store::open_devices(&paths, cfg).unwrap();
+    let s = store.stats();
+    assert!(
+        s.recovery.repaired && s.recovery.lost_records > 0,
+        "{:?}",
+        s.recovery
+    );
+    assert!(!s.devices[0].recovery.repaired, "a.kv had no damage");
+    assert!(s.devices[1].recovery.repaired);
+    assert!(s.devices[1].recovery.repair_line().is_some());
+    // Every key still served reads its own value.
+    assert_eq!(s.devices[0].keys + s.devices[1].keys, store.len());
+    let mut served = 0;
+    for k in 0..KEYS {
+        if let Some(v) = store.get(&key(k)).unwrap() {
+            assert_eq!(v, value(k), "key {k}");
+            served += 1;
+        }
+    }
+    assert_eq!(served, store.len());
+    assert!(store.len() < KEYS as u64, "the lost record's key is gone");
+}

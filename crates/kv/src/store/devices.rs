@@ -62,6 +62,8 @@ pub struct DeviceStats {
     pub flushes: u64,
     pub flushed_bytes: u64,
     pub defrag_blocks: u64,
+    /// What opening found on this device (damage, repair).
+    pub recovery: Recovery,
 }
 
 /// An open store over one or more devices; `&Store` is shared by many
@@ -439,6 +441,7 @@ fn device_stats(s: &StoreStats, path: &Path) -> DeviceStats {
         flushes: s.flushes,
         flushed_bytes: s.flushed_bytes,
         defrag_blocks: s.defrag_blocks,
+        recovery: s.recovery.clone(),
     }
 }
 
