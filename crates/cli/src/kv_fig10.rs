@@ -305,17 +305,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
         let clients: usize = value("clients")
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
-        let n = match value(DEVICES) {
-            Some(v) => v
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| (1..=self.store.path.len()).contains(&n))
-                .ok_or_else(|| RunFailure::Failed(format!("--devices={v}: not 1..N")))?,
-            None => 1,
-        };
-        if self.store.path.len() > 1 {
-            self.prepare(n, true)?;
-        }
+        let n = self.device_count(value(DEVICES))?;
         let current = self.server.as_ref();
         if current.is_none_or(|s| s.label != strategy || s.devices != n) {
             self.server = None; // close the old store before reopening the file
@@ -363,6 +353,29 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
 }
 
 impl YcsbRunner {
+    /// The point's device count (1 without the parameter), its store made
+    /// ready when the sweep has several.
+    fn device_count(
+        &mut self,
+        value: Option<String>,
+    ) -> Result<usize, hiops_suite::sweep::RunFailure> {
+        let Some(v) = value else {
+            return Ok(1);
+        };
+        let n = v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=self.store.path.len()).contains(&n))
+            .ok_or_else(|| {
+                hiops_suite::sweep::RunFailure::Failed(format!(
+                    "--devices={v}: give 1 to {}",
+                    self.store.path.len()
+                ))
+            })?;
+        self.prepare(n, true)?;
+        Ok(n)
+    }
+
     /// Makes the store over the first `n` --path ready, loaded with the
     /// records (kept from an earlier run when they are there). `reform`:
     /// devices holding a store of another shape (another count) are

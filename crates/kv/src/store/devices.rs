@@ -120,48 +120,49 @@ fn new_id(paths: &[PathBuf]) -> u64 {
 /// devices, or the one their superblocks agree on. Refuses a device
 /// missing, swapped, added or from another store, and a path given twice.
 pub(super) fn identities(paths: &[PathBuf]) -> Result<Vec<Identity>, StoreError> {
-    let n = paths.len();
+    refuse_repeats(paths)?;
+    let found = paths
+        .iter()
+        .map(|p| peek(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = paths
+        .iter()
+        .zip(&found)
+        .find_map(|(p, s)| s.map(|s| (p, s)));
+    let id = match first {
+        // All blank: a new store.
+        None => new_id(paths),
+        Some((first, sb)) => {
+            let id = sb.identity.id;
+            for (i, (p, s)) in paths.iter().zip(&found).enumerate() {
+                check(p, i, paths.len(), s.map(|s| s.identity), (first, id))?;
+            }
+            id
+        }
+    };
+    let devices = paths.len() as u32;
+    Ok((0..devices)
+        .map(|device| Identity {
+            id,
+            device,
+            devices,
+        })
+        .collect())
+}
+
+/// A path given twice (or two names of one file) would be two devices
+/// writing one file.
+fn refuse_repeats(paths: &[PathBuf]) -> Result<(), StoreError> {
+    let real = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
     for (i, p) in paths.iter().enumerate() {
-        let same = |q: &PathBuf| {
-            q == p
-                || (q.canonicalize().ok()).is_some_and(|q| p.canonicalize().is_ok_and(|p| p == q))
-        };
-        if paths[..i].iter().any(same) {
+        if paths[..i].iter().any(|q| real(q) == real(p)) {
             return Err(open_error(
                 p,
                 "given twice: give each device of the store once",
             ));
         }
     }
-    let found = paths
-        .iter()
-        .map(|p| peek(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let Some((first, sb)) = paths
-        .iter()
-        .zip(&found)
-        .find_map(|(p, s)| s.map(|s| (p, s)))
-    else {
-        let id = new_id(paths);
-        return Ok((0..n as u32)
-            .map(|device| Identity {
-                id,
-                device,
-                devices: n as u32,
-            })
-            .collect());
-    };
-    let id = sb.identity.id;
-    for (i, (p, s)) in paths.iter().zip(&found).enumerate() {
-        check(p, i, n, s.map(|s| s.identity), (first, id))?;
-    }
-    Ok((0..n as u32)
-        .map(|device| Identity {
-            id,
-            device,
-            devices: n as u32,
-        })
-        .collect())
+    Ok(())
 }
 
 /// Whether the device at `path`, given as number `i` of `n`, belongs
