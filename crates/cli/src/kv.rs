@@ -60,14 +60,16 @@ pub struct StoreArgs {
     #[arg(long, default_value_t = 128)]
     pub iodepth: u32,
     /// Overwrite the --path block device even though libblkid finds a
-    /// filesystem, partition table or RAID label on it (bare, or naming
-    /// that device). A mounted device is never written.
+    /// filesystem, partition table or RAID label on it (bare: every --path;
+    /// or naming that device). A mounted device is never written.
     #[arg(
         long,
         value_name = "DEVICE",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = ""
+        default_missing_value = "",
+        // The bare flag is an empty path, which clap's PathBuf parser refuses.
+        value_parser = |s: &str| Ok::<PathBuf, std::convert::Infallible>(PathBuf::from(s))
     )]
     pub allow_write_device: Option<PathBuf>,
     /// Open a damaged store: keep every record that checks, drop the keys
