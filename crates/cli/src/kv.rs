@@ -29,11 +29,15 @@ pub enum KvCommand {
 
 #[derive(Args, Debug, Clone)]
 pub struct StoreArgs {
-    /// The store's file or block device (created as a file of --size if missing).
-    #[arg(long)]
-    pub path: Option<PathBuf>,
-    /// Size of a file created for the store (1g when not given). Given for
-    /// an existing store, a larger size grows it; a smaller one is refused.
+    /// The store's file or block device (created as a file of --size if
+    /// missing). Repeat it (or give a comma list) for a store over several
+    /// devices: each key lives on one, picked by its digest; reopen with
+    /// the same devices in the same order.
+    #[arg(long, value_delimiter = ',')]
+    pub path: Vec<PathBuf>,
+    /// Size of a file created for the store, per device (1g when not
+    /// given). Given for an existing store, a larger size grows it; a
+    /// smaller one is refused.
     #[arg(long)]
     pub size: Option<String>,
     /// Write block size (Aerospike's write-block-size).
@@ -56,14 +60,16 @@ pub struct StoreArgs {
     #[arg(long, default_value_t = 128)]
     pub iodepth: u32,
     /// Overwrite the --path block device even though libblkid finds a
-    /// filesystem, partition table or RAID label on it (bare, or naming
-    /// that device). A mounted device is never written.
+    /// filesystem, partition table or RAID label on it (bare: every --path;
+    /// or naming that device). A mounted device is never written.
     #[arg(
         long,
         value_name = "DEVICE",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = ""
+        default_missing_value = "",
+        // The bare flag is an empty path, which clap's PathBuf parser refuses.
+        value_parser = |s: &str| Ok::<PathBuf, std::convert::Infallible>(PathBuf::from(s))
     )]
     pub allow_write_device: Option<PathBuf>,
     /// Open a damaged store: keep every record that checks, drop the keys
@@ -299,8 +305,8 @@ impl StoreArgs {
         }
     }
 
-    /// `--allow-write-device`: bare, it names --path; with a value, the
-    /// value must be an existing block device and the one --path names.
+    /// `--allow-write-device`: bare, it names every --path; with a value,
+    /// the value must be an existing block device and one --path names.
     fn device_allowed(&self) -> anyhow::Result<bool> {
         let Some(dev) = self.allow_write_device.as_ref() else {
             return Ok(false);
@@ -312,8 +318,8 @@ impl StoreArgs {
             .map_err(|e| bad(format!("--allow-write-device={}: {e}", dev.display())))?;
         let same = self
             .path
-            .as_ref()
-            .is_some_and(|p| std::fs::canonicalize(p).ok() == std::fs::canonicalize(dev).ok());
+            .iter()
+            .any(|p| std::fs::canonicalize(p).ok() == std::fs::canonicalize(dev).ok());
         if !same {
             return Err(bad(format!(
                 "--allow-write-device={} is not the store's --path: name the device the store goes on",
@@ -324,32 +330,41 @@ impl StoreArgs {
     }
 
     pub fn open(&self) -> anyhow::Result<Store> {
-        let path = self
-            .path
-            .as_ref()
-            .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
-        let store = Store::open(path, self.config()?)?;
-        if let Some(line) = store.stats().recovery.repair_line() {
-            eprintln!("hiops kv: {}: {line}", path.display());
+        if self.path.is_empty() {
+            return Err(bad(
+                "give --path FILE_OR_DEVICE for the store (repeated for several devices)",
+            ));
+        }
+        let store = Store::open_devices(&self.path, self.config()?)?;
+        // Each device repairs its own damage: say which.
+        for d in store.stats().devices {
+            if let Some(line) = d.recovery.repair_line() {
+                eprintln!("hiops kv: {}: {line}", d.path.display());
+            }
         }
         Ok(store)
     }
 }
 
-pub(crate) fn say_opened(store: &Store, path: &std::path::Path) {
+/// The store's paths as one argument: comma-separated.
+pub(crate) fn shown(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    names.join(",")
+}
+
+pub(crate) fn say_opened(store: &Store) {
     let s = store.stats();
     let r = &s.recovery;
+    let path = shown(store.device_paths());
     if r.formatted {
         eprintln!(
-            "hiops kv: formatted {} ({} blocks of {} KiB)",
-            path.display(),
+            "hiops kv: formatted {path} ({} blocks of {} KiB)",
             s.blocks,
             s.block_size / 1024
         );
     } else {
         eprintln!(
-            "hiops kv: opened {}: {} keys ({} tombstones) from {} records in {} blocks, rebuilt in {:.1} ms",
-            path.display(),
+            "hiops kv: opened {path}: {} keys ({} tombstones) from {} records in {} blocks, rebuilt in {:.1} ms",
             r.keys,
             r.tombstones,
             r.records_scanned,
@@ -377,7 +392,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let cfg = server_config(&a)?;
     a.store.config()?;
     let store = Arc::new(a.store.open()?);
-    say_opened(&store, a.store.path.as_ref().unwrap());
+    say_opened(&store);
     // A descriptor per client, plus the store's and a few spare.
     let want = a.max_clients.saturating_add(64);
     let files = server::raise_open_files(want);
@@ -568,7 +583,7 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         Some(addr) => (Target::Tcp(addr.clone()), None),
         None => {
             let store = Arc::new(a.store.open()?);
-            say_opened(&store, a.store.path.as_ref().unwrap());
+            say_opened(&store);
             (Target::Embedded(store.clone()), Some(store))
         }
     };

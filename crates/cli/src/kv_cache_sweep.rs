@@ -286,11 +286,12 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let flash = a
-        .store
-        .path
-        .clone()
-        .unwrap_or_else(|| a.output.join("flash.kv"));
+    if a.store.path.len() > 1 {
+        return Err(bad(
+            "cache-sweep runs on one flash store: give one --path (fig10 sweeps several devices)",
+        ));
+    }
+    let flash = (a.store.path.first().cloned()).unwrap_or_else(|| a.output.join("flash.kv"));
     let def = definition(&plan, &a, &flash);
     let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
     crate::signals::install();
@@ -339,7 +340,7 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
 /// opened at its size: a smaller --size would be refused.
 fn device_args(base: &StoreArgs, path: &Path, device: bool) -> StoreArgs {
     let mut s = base.clone();
-    s.path = Some(path.to_path_buf());
+    s.path = vec![path.to_path_buf()];
     if device {
         s.allow_write_device = Some(path.to_path_buf());
     }
@@ -370,7 +371,7 @@ fn load(plan: &Plan, args: &StoreArgs, stop: &AtomicBool) -> anyhow::Result<()> 
     if let Some(e) = r.first_error {
         return Err(fail(format!(
             "loading {}: {e}",
-            args.path.as_ref().unwrap().display()
+            crate::kv::shown(&args.path)
         )));
     }
     if stop.load(Relaxed) {
@@ -381,7 +382,7 @@ fn load(plan: &Plan, args: &StoreArgs, stop: &AtomicBool) -> anyhow::Result<()> 
     eprintln!(
         "hiops kv cache-sweep: loaded {} records into {} in {:.1} s",
         r.operations,
-        args.path.as_ref().unwrap().display(),
+        crate::kv::shown(&args.path),
         r.runtime_ms / 1e3
     );
     Ok(())

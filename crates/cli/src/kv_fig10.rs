@@ -13,11 +13,12 @@ use hiops_kv::{server, Store};
 use hiops_path::Strategy;
 use hiops_stats::cpu::{CpuSeconds, MachineSample, ProcessSample};
 use hiops_stats::disk::DiskStats;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
-    use hiops_suite::sweep::{Param, SweepDef, SweepDir};
+    use hiops_suite::sweep::SweepDir;
     let (clients, strategies) = grid(&a)?;
     raise_fd_limit(
         2 * clients
@@ -28,71 +29,37 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
             + 256,
     )?;
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
-    let path = a
-        .store
-        .path
-        .clone()
-        .ok_or_else(|| bad("give --path FILE_OR_DEVICE for the store"))?;
-    a.store.config()?;
-    // The store's shape is part of the sweep: a different one is refused
-    // on resume like any other change.
-    let def = SweepDef {
-        title: format!(
-            "Fig 10: YCSB-C throughput vs clients, {} records",
-            a.records
-        ),
-        base: vec![
-            format!("--path={}", path.display()),
-            format!("--records={}", a.records),
-            format!("--time={}", a.time),
-            format!("--block-size={}", a.store.block_size),
-        ],
-        params: vec![
-            Param {
-                name: "strategy".into(),
-                values: strategies,
-            },
-            Param {
-                name: "clients".into(),
-                values: clients,
-            },
-        ],
-        rounds: a.rounds.max(1),
-    };
+    let paths = a.store.path.clone();
+    if paths.is_empty() {
+        return Err(bad(
+            "give --path FILE_OR_DEVICE for the store (several for a sweep over 1..N devices)",
+        ));
+    }
+    let cfg = a.store.config()?;
+    if paths.len() > 1 {
+        devices_allowed(&paths, cfg.allow_write_device)?;
+    }
+    let def = definition(&a, &paths, clients, strategies);
     let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
-    save_info(&a, &path)?;
+    save_info(&a, &paths)?;
     crate::signals::install();
     let stop = crate::signals::flag();
-    let workload = Workload::core('C').unwrap();
-    // Load once (coop); each strategy reopens the same store.
-    {
-        let store = Arc::new(a.store.open()?);
-        say_opened(&store, &path);
-        if store.len() < a.records {
-            let p = progress_printer(a.records, "load");
-            let r = ycsb::load(
-                &Target::Embedded(store.clone()),
-                &workload,
-                a.records,
-                32,
-                stop,
-                &p,
-            )?;
-            eprintln!(
-                "\rloaded {} records in {:.1} s",
-                r.operations,
-                r.runtime_ms / 1e3
-            );
-        }
-    }
     let mut runner = YcsbRunner {
         store: a.store.clone(),
         server: None,
+        loaded: None,
         records: a.records,
         time,
         stop,
-        device: hiops_hal::device::BlockDev::of_path(&path).map(|d| d.name),
+        devices: Vec::new(),
     };
+    if paths.len() == 1 {
+        // One store, loaded once; each strategy reopens it.
+        runner.prepare(1, false).map_err(|e| match e {
+            hiops_suite::sweep::RunFailure::Failed(why) => fail(why),
+            hiops_suite::sweep::RunFailure::Interrupted => fail("interrupted while loading"),
+        })?;
+    }
     let outcome = dir
         .run(&mut runner, &mut |p| {
             let left = p
@@ -110,6 +77,52 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     drop(runner);
     let html = hiops_suite::write_report(&a.output).map_err(fail)?;
     crate::kv::suite_done("fig10", &outcome, &html)
+}
+
+/// The sweep: strategies by clients, and over several --path the device
+/// count 1..N outermost.
+fn definition(
+    a: &Fig10Args,
+    paths: &[PathBuf],
+    clients: Vec<String>,
+    strategies: Vec<String>,
+) -> hiops_suite::sweep::SweepDef {
+    // The store's shape is part of the sweep: a different one is refused
+    // on resume like any other change.
+    let mut def = hiops_suite::sweep::SweepDef {
+        title: format!(
+            "Fig 10: YCSB-C throughput vs clients, {} records",
+            a.records
+        ),
+        base: vec![
+            format!("--path={}", crate::kv::shown(paths)),
+            format!("--records={}", a.records),
+            format!("--time={}", a.time),
+            format!("--block-size={}", a.store.block_size),
+        ],
+        params: vec![
+            hiops_suite::sweep::Param {
+                name: "strategy".into(),
+                values: strategies,
+            },
+            hiops_suite::sweep::Param {
+                name: "clients".into(),
+                values: clients,
+            },
+        ],
+        rounds: a.rounds.max(1),
+    };
+    if paths.len() > 1 {
+        let values = (1..=paths.len()).map(|n| n.to_string()).collect();
+        def.params.insert(
+            0,
+            hiops_suite::sweep::Param {
+                name: DEVICES.into(),
+                values,
+            },
+        );
+    }
+    def
 }
 
 /// The clients and strategies of the grid, checked.
@@ -136,8 +149,34 @@ fn grid(a: &Fig10Args) -> anyhow::Result<(Vec<String>, Vec<String>)> {
     Ok((clients, strategies))
 }
 
+/// The device count's parameter: a sweep over 1..N of the --path given.
+const DEVICES: &str = "devices";
+
+/// Several --path re-form stores over 1..N of them (their records lost):
+/// a block device among them must have been granted.
+fn devices_allowed(paths: &[PathBuf], granted: bool) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    for p in paths {
+        let block = std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device());
+        if block && !granted {
+            return Err(bad(format!(
+                "{}: fig10 over several devices formats a store over 1..N of them for each count, erasing what they hold: give --allow-write-device to let it write this block device",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What the report says about the run.
-fn save_info(a: &Fig10Args, path: &std::path::Path) -> anyhow::Result<()> {
+fn save_info(a: &Fig10Args, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let path = crate::kv::shown(paths);
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let devices = if paths.len() > 1 {
+        " Over several devices, each device count n is a store over the first n --path (records placed by digest, each device with its own write blocks, flusher and I/O path), formatted and loaded afresh when the count changes; each device is --size.".to_string()
+    } else {
+        String::new()
+    };
     hiops_suite::SuiteInfo {
         kind: "fig10".into(),
         title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
@@ -145,8 +184,7 @@ fn save_info(a: &Fig10Args, path: &std::path::Path) -> anyhow::Result<()> {
         about: vec![
             hiops_suite::machine_about(),
             format!(
-                "Store: {} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).",
-                path.display(),
+                "Store: {path} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
                 a.store.block_size,
                 a.store.ioengine,
                 a.records,
@@ -154,7 +192,7 @@ fn save_info(a: &Fig10Args, path: &std::path::Path) -> anyhow::Result<()> {
             ),
         ],
         extra: serde_json::Value::Null,
-        platform: hiops_suite::platform_of(&[&path.to_string_lossy()]),
+        platform: hiops_suite::platform_of(&names.iter().map(String::as_str).collect::<Vec<_>>()),
     }
     .save(&a.output)
     .map_err(fail)
@@ -166,6 +204,8 @@ const TASKS: &str = "tasks";
 /// A server on a store of its own, in this process, for fig10's points.
 struct PointServer {
     label: String,
+    /// The store's device count.
+    devices: usize,
     addr: String,
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
@@ -198,6 +238,7 @@ impl PointServer {
         let thread = std::thread::spawn(move || srv.run(&flag));
         Ok(PointServer {
             label: label.to_string(),
+            devices: args.path.len(),
             addr,
             stop,
             thread: Some(thread),
@@ -240,11 +281,13 @@ fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
 struct YcsbRunner {
     store: StoreArgs,
     server: Option<PointServer>,
+    /// The device count of the store loaded last.
+    loaded: Option<usize>,
     records: u64,
     time: Duration,
     stop: &'static std::sync::atomic::AtomicBool,
-    /// The block device holding the store (None on tmpfs).
-    device: Option<String>,
+    /// The block devices holding the store (none on tmpfs).
+    devices: Vec<String>,
 }
 
 impl hiops_suite::sweep::Runner for YcsbRunner {
@@ -262,16 +305,20 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
         let clients: usize = value("clients")
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
-        if self.server.as_ref().is_none_or(|s| s.label != strategy) {
+        let n = self.device_count(value(DEVICES))?;
+        let current = self.server.as_ref();
+        if current.is_none_or(|s| s.label != strategy || s.devices != n) {
             self.server = None; // close the old store before reopening the file
-            let srv = PointServer::start(&self.store, &strategy)
+            let mut args = self.store.clone();
+            args.path.truncate(n);
+            let srv = PointServer::start(&args, &strategy)
                 .map_err(|e| RunFailure::Failed(e.to_string()))?;
             self.server = Some(srv);
         }
         let addr = self.server.as_ref().expect("started above").addr.clone();
-        let before = Sample::take(self.device.as_deref());
+        let before = Sample::take(&self.devices);
         let phase = self.clients_process(&addr, clients)?;
-        let after = Sample::take(self.device.as_deref());
+        let after = Sample::take(&self.devices);
         if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(RunFailure::Interrupted);
         }
@@ -306,6 +353,75 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
 }
 
 impl YcsbRunner {
+    /// The point's device count (1 without the parameter), its store made
+    /// ready when the sweep has several.
+    fn device_count(
+        &mut self,
+        value: Option<String>,
+    ) -> Result<usize, hiops_suite::sweep::RunFailure> {
+        let Some(v) = value else {
+            return Ok(1);
+        };
+        let n = v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=self.store.path.len()).contains(&n))
+            .ok_or_else(|| {
+                hiops_suite::sweep::RunFailure::Failed(format!(
+                    "--devices={v}: give 1 to {}",
+                    self.store.path.len()
+                ))
+            })?;
+        self.prepare(n, true)?;
+        Ok(n)
+    }
+
+    /// Makes the store over the first `n` --path ready, loaded with the
+    /// records (kept from an earlier run when they are there). `reform`:
+    /// devices holding a store of another shape (another count) are
+    /// erased and formatted anew.
+    fn prepare(&mut self, n: usize, reform: bool) -> Result<(), hiops_suite::sweep::RunFailure> {
+        use hiops_suite::sweep::RunFailure;
+        if self.loaded == Some(n) {
+            return Ok(());
+        }
+        let failed = |e: &dyn std::fmt::Display| RunFailure::Failed(e.to_string());
+        self.server = None;
+        let mut args = self.store.clone();
+        args.path.truncate(n);
+        if reform && hiops_kv::store::check_devices(&args.path).is_err() {
+            eprintln!(
+                "hiops kv fig10: formatting a store over {n} devices ({}); what they held is erased",
+                crate::kv::shown(&args.path)
+            );
+            hiops_kv::store::erase_stores(&args.path).map_err(|e| failed(&e))?;
+        }
+        let store = Arc::new(args.open().map_err(|e| failed(&e))?);
+        say_opened(&store);
+        if store.len() < self.records {
+            let p = progress_printer(self.records, "load");
+            let workload = Workload::core('C').expect("YCSB-C is a core workload");
+            let target = Target::Embedded(store.clone());
+            let r = ycsb::load(&target, &workload, self.records, 32, self.stop, &p)
+                .map_err(|e| failed(&e))?;
+            if let Some(e) = r.first_error {
+                return Err(failed(&format!("loading the store: {e}")));
+            }
+            eprintln!(
+                "\rloaded {} records in {:.1} s",
+                r.operations,
+                r.runtime_ms / 1e3
+            );
+        }
+        self.devices = args
+            .path
+            .iter()
+            .filter_map(|p| hiops_hal::device::BlockDev::of_path(p).map(|d| d.name))
+            .collect();
+        self.loaded = Some(n);
+        Ok(())
+    }
+
     /// The point's clients: `hiops kv ycsb --server` in a process of its
     /// own, as the paper's clients ran on other machines. Returns its run
     /// phase (JSON).
@@ -364,16 +480,17 @@ struct Sample {
     at: std::time::Instant,
     machine: Option<MachineSample>,
     server: ProcessSample,
-    disk: Option<DiskStats>,
+    /// Each of the store's block devices.
+    disks: Vec<Option<DiskStats>>,
 }
 
 impl Sample {
-    fn take(device: Option<&str>) -> Sample {
+    fn take(devices: &[String]) -> Sample {
         Sample {
             at: std::time::Instant::now(),
             machine: MachineSample::read(),
             server: ProcessSample::process(),
-            disk: device.and_then(DiskStats::read),
+            disks: devices.iter().map(|d| DiskStats::read(d)).collect(),
         }
     }
 
@@ -382,12 +499,13 @@ impl Sample {
         let secs = self.at.duration_since(e.at).as_secs_f64();
         let hz = hiops_stats::tsc::tsc_hz();
         let server = self.server.delta(&e.server);
-        let device_ios = self
-            .disk
-            .as_ref()
-            .zip(e.disk.as_ref())
-            .map(|(b, a)| b.delta(a))
-            .map_or(0.0, |d| (d.reads + d.writes) as f64);
+        let device_ios: f64 = self
+            .disks
+            .iter()
+            .zip(&e.disks)
+            .filter_map(|(b, a)| Some(b.as_ref()?.delta(a.as_ref()?)))
+            .map(|d| (d.reads + d.writes) as f64)
+            .sum();
         let machine_clocks = self
             .machine
             .zip(e.machine)

@@ -5,11 +5,17 @@
 //! All integers little-endian. Every structure carries a CRC32C so a torn,
 //! stale or damaged write is recognised instead of trusted.
 //!
-//! # Layout (format 2)
+//! # Layout (format 3)
 //!
 //! Superblock (offset 0, one page): magic "HIOPSKV1" | format u32 | block
 //! size u32 | block count u32 | epoch u64 | version base u64 | seq base u64
-//! | durable u64 | crc32c u32 (over bytes 0..52). FLUSHALL starts a new
+//! | durable u64 | store id u64 | device u32 | devices u32 | crc32c u32
+//! (over bytes 0..68). A store over several devices has one superblock on
+//! each: the same random store id (made at format time), the device's
+//! place among them and their count, so an open finds a device missing,
+//! swapped or from another store. Format 2 (the same without the three
+//! identity fields, its crc32c over bytes 0..52) reads as a store of one
+//! device with id 0, and is written back as format 3. FLUSHALL starts a new
 //! epoch; the bases are the next record version and block sequence at its
 //! start, so numbers never repeat across epochs. `durable` is written by a
 //! clean close: every version up to it was durable then (and stays a true
@@ -93,7 +99,9 @@
 //! as such.
 
 pub const SUPER_MAGIC: &[u8; 8] = b"HIOPSKV1";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
+/// The format before stores over several devices: still read.
+const FORMAT_ONE_DEVICE: u32 = 2;
 pub const PAGE: usize = 4096;
 pub const BLOCK_HEADER: usize = 48;
 pub const RECORD_HEADER: usize = 48;
@@ -134,6 +142,27 @@ pub struct Superblock {
     pub seq_base: u64,
     /// Every version up to this was durable at the last clean close.
     pub durable: u64,
+    /// Which store and which of its devices this is.
+    pub identity: Identity,
+}
+
+/// A device's place in its store: every device of a store carries the
+/// same random `id`, its index `device` and the count `devices`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// 0 for a store formatted before identities (format 2).
+    pub id: u64,
+    pub device: u32,
+    pub devices: u32,
+}
+
+impl Identity {
+    /// The identity of a format 2 store: one device.
+    pub const ONE_DEVICE: Identity = Identity {
+        id: 0,
+        device: 0,
+        devices: 1,
+    };
 }
 
 impl Superblock {
@@ -147,8 +176,11 @@ impl Superblock {
         page[28..36].copy_from_slice(&self.version_base.to_le_bytes());
         page[36..44].copy_from_slice(&self.seq_base.to_le_bytes());
         page[44..52].copy_from_slice(&self.durable.to_le_bytes());
-        let crc = crc32c::crc32c(&page[0..52]);
-        page[52..56].copy_from_slice(&crc.to_le_bytes());
+        page[52..60].copy_from_slice(&self.identity.id.to_le_bytes());
+        page[60..64].copy_from_slice(&self.identity.device.to_le_bytes());
+        page[64..68].copy_from_slice(&self.identity.devices.to_le_bytes());
+        let crc = crc32c::crc32c(&page[0..68]);
+        page[68..72].copy_from_slice(&crc.to_le_bytes());
     }
 
     /// `Ok(None)`: no superblock (a new or zeroed target). `Err`: another
@@ -167,13 +199,27 @@ impl Superblock {
                 "it is a hiops kv store of format 1, which this hiops does not read (it reads format {FORMAT_VERSION}, which finds and names damage): load its data into a new store"
             ));
         }
-        if crc32c::crc32c(&page[0..52]) != u32_at(page, 52) {
+        let (checked, identity) = match version {
+            FORMAT_ONE_DEVICE => (52, Identity::ONE_DEVICE),
+            FORMAT_VERSION => (
+                68,
+                Identity {
+                    id: u64_at(page, 52),
+                    device: u32_at(page, 60),
+                    devices: u32_at(page, 64),
+                },
+            ),
+            _ => {
+                return Err(format!(
+                    "it is a hiops kv store of format {version}; this hiops reads formats {FORMAT_ONE_DEVICE} and {FORMAT_VERSION}"
+                ))
+            }
+        };
+        if crc32c::crc32c(&page[0..checked]) != u32_at(page, checked) {
             return Err("its hiops kv superblock is damaged (checksum mismatch)".into());
         }
-        if version != FORMAT_VERSION {
-            return Err(format!(
-                "it is a hiops kv store of format {version}; this hiops reads format {FORMAT_VERSION}"
-            ));
+        if identity.devices == 0 || identity.device >= identity.devices {
+            return Err("its hiops kv superblock names an impossible device place".into());
         }
         Ok(Some(Superblock {
             block_size: u32_at(page, 12),
@@ -182,6 +228,7 @@ impl Superblock {
             version_base: u64_at(page, 28),
             seq_base: u64_at(page, 36),
             durable: u64_at(page, 44),
+            identity,
         }))
     }
 
@@ -539,6 +586,11 @@ mod tests {
             version_base: 11,
             seq_base: 5,
             durable: 40,
+            identity: Identity {
+                id: 0xfeed,
+                device: 1,
+                devices: 3,
+            },
         };
         let mut page = vec![0u8; PAGE];
         assert_eq!(Superblock::decode(&page), Ok(None));
@@ -560,6 +612,40 @@ mod tests {
         let crc = crc32c::crc32c(&v1[0..28]);
         v1[28..32].copy_from_slice(&crc.to_le_bytes());
         assert!(Superblock::decode(&v1).unwrap_err().contains("format 1"));
+    }
+
+    #[test]
+    fn a_format_2_superblock_reads_as_a_store_of_one_device() {
+        let sb = Superblock {
+            block_size: 1 << 20,
+            blocks: 7,
+            epoch: 3,
+            version_base: 11,
+            seq_base: 5,
+            durable: 40,
+            identity: Identity::ONE_DEVICE,
+        };
+        let mut page = vec![0u8; PAGE];
+        sb.encode(&mut page);
+        // Format 2: the same fields up to `durable`, its crc32c at 52.
+        page[8..12].copy_from_slice(&2u32.to_le_bytes());
+        page[52..72].fill(0);
+        let crc = crc32c::crc32c(&page[0..52]);
+        page[52..56].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Superblock::decode(&page), Ok(Some(sb)));
+        // A device place beyond the count is refused, not trusted.
+        let bad = Superblock {
+            identity: Identity {
+                id: 9,
+                device: 2,
+                devices: 2,
+            },
+            ..sb
+        };
+        bad.encode(&mut page);
+        assert!(Superblock::decode(&page)
+            .unwrap_err()
+            .contains("impossible"));
     }
 
     #[test]

@@ -34,4 +34,4 @@ pub mod ycsb;
 pub mod ycsb_tasks;
 
 pub use cache::CacheStats;
-pub use store::{Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};
+pub use store::{DeviceStats, Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

@@ -19,6 +19,14 @@
 //!   (refused unless `StoreConfig::repair`; see `crate::format` for why
 //!   nothing stale is ever served).
 //!
+//! A store may span several devices (Aerospike's storage-engine with
+//! several `device` lines): each is a complete store of its own (module
+//! `devices`: write blocks, index, cache, flusher, defragmenter and I/O
+//! path), and every key lives on the one its digest picks, so devices work
+//! in parallel and the choice holds across restarts. Each device's
+//! superblock names the store and the device's place, and an open refuses
+//! a device missing, swapped or from another store.
+//!
 //! Every call has a blocking form (for threads) and an async form (for
 //! tasks on an executor, see [`Store::get_async`]); both run the same code
 //! and differ only in how they wait (module `read` for the device read,
@@ -41,6 +49,7 @@
 //! dropped only when every other block in use started after it.
 
 mod defrag;
+mod devices;
 mod flush;
 mod read;
 mod recover;
@@ -50,7 +59,7 @@ pub(crate) mod wait;
 mod write;
 
 use crate::cache::{CacheStats, RecordCache};
-use crate::format::{self, Superblock, PAGE};
+use crate::format::{self, Identity, Superblock, PAGE};
 use crate::index::{digest, Index};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskRing};
 use std::collections::VecDeque;
@@ -64,6 +73,7 @@ use std::time::Instant;
 use wait::{lock, now, WakeList};
 use write::{AsyncWaits, BlockingWaits, Write};
 
+pub use devices::{check_devices, erase_stores, DeviceStats, Store};
 pub use recover::Damage;
 
 /// When a write is acknowledged.
@@ -412,6 +422,8 @@ pub struct StoreStats {
     pub recovery: Recovery,
     /// The RAM cache tier's counters.
     pub cache: CacheStats,
+    /// Each device's share, in the store's device order.
+    pub devices: Vec<DeviceStats>,
 }
 
 struct Inner {
@@ -438,8 +450,9 @@ struct Inner {
     cache: RecordCache,
 }
 
-/// An open store; `&Store` is shared by many threads.
-pub struct Store {
+/// One device of a store: its write blocks, index, cache, flusher and
+/// defragmenter ([`Store`] routes each key to one).
+struct Shard {
     inner: Arc<Inner>,
     flusher: Option<JoinHandle<()>>,
     defragmenter: Option<JoinHandle<()>>,
@@ -458,6 +471,7 @@ fn superblock(
     io: &IoPath,
     len: u64,
     cfg: &StoreConfig,
+    identity: Identity,
 ) -> Result<(Superblock, bool), StoreError> {
     let mut page = AlignedBuf::new(PAGE);
     io.read_at(0, &mut page, 0)?;
@@ -475,6 +489,12 @@ fn superblock(
                 "the store has {} blocks of {} bytes, beyond this hiops's index ({max_blocks} blocks of up to {max_size} bytes)",
                 sb.blocks, sb.block_size
             ),
+        )),
+        // `devices::identities` checked it before; checked again here, on
+        // the bytes this open goes on with.
+        Some(sb) if sb.identity != identity => Err(open_error(
+            path,
+            "its store identity changed while the store was opening; open it again",
         )),
         Some(sb) => Ok((sb, false)),
         None => {
@@ -499,6 +519,7 @@ fn superblock(
                 version_base: 1,
                 seq_base: 1,
                 durable: 0,
+                identity,
             };
             // Every block gets a free header before the superblock names
             // them: a header that does not check is then always damage.
@@ -512,9 +533,10 @@ fn superblock(
     }
 }
 
-impl Store {
-    /// Opens (or creates and formats) the store at `path`.
-    pub fn open(path: &Path, cfg: StoreConfig) -> Result<Store, StoreError> {
+impl Shard {
+    /// Opens (or creates and formats) the device at `path` as the device
+    /// `identity` names.
+    fn open(path: &Path, cfg: StoreConfig, identity: Identity) -> Result<Shard, StoreError> {
         let bs = cfg.block_size as usize;
         if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE || bs > crate::index::MAX_BLOCK_SIZE as usize {
             return Err(open_error(
@@ -529,7 +551,7 @@ impl Store {
             vec![hiops_hal::Target::from_file(&target.file)],
         )
         .map_err(|e| open_error(path, e.to_string()))?;
-        let (sb, formatted) = superblock(path, &io, target.len, &cfg)?;
+        let (sb, formatted) = superblock(path, &io, target.len, &cfg, identity)?;
         let mut inner = Inner::new(io, target.file, sb, &cfg);
         let mut recovery = Recovery {
             formatted,
@@ -552,7 +574,7 @@ impl Store {
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
         inner.recovery = Mutex::new(recovery);
-        let mut store = Store {
+        let mut store = Shard {
             inner: Arc::new(inner),
             flusher: None,
             defragmenter: None,
@@ -582,66 +604,48 @@ impl Store {
     }
 
     /// Reads `key`'s value into `out` (cleared first); false if absent.
-    pub fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
+    fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
         now(self
             .inner
             .get_with(read::Blocking(&self.inner.io), key, out))
     }
 
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut v = Vec::new();
-        Ok(self.get_into(key, &mut v)?.then_some(v))
-    }
-
-    pub fn set(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.mset(&[(key, value)])
-    }
-
     /// Sets every pair; one durability wait covers them all. Not atomic: if
     /// the store fills part way, the pairs before stay set.
-    pub fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
+    fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         now(self.inner.write_with(BlockingWaits, Write::Set(pairs))).map(|_| ())
     }
 
     /// Deletes `key`; false if it was absent.
-    pub fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
+    fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
         now(self.inner.write_with(BlockingWaits, Write::Del(key)))
     }
 
-    /// The store's device as a target for a task ring
-    /// ([`hiops_hal::Target`]). Open the ring with it as target 0 to use
-    /// [`Store::get_async`]; the store keeps the descriptor open.
-    pub fn target(&self) -> hiops_hal::Target {
+    /// The device as a task ring's target (the store keeps it open).
+    fn target(&self) -> hiops_hal::Target {
         hiops_hal::Target::from_file(&self.inner.file)
     }
 
-    /// GET through the caller's task ring: the device read is an IoFuture
-    /// on `ring`, so the executor thread never blocks on the device.
-    /// `ring` must have [`Store::target`] as its target 0.
-    pub async fn get_async(
+    /// GET through the caller's task ring, opened on [`Store::targets`]
+    /// (this device is the one its superblock's place names).
+    async fn get_async(
         &self,
         ring: &TaskRing,
         key: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, StoreError> {
-        self.inner.get_with(read::OnRing(ring), key, out).await
+        self.inner
+            .get_with(read::OnRing(ring, self.inner.sb.identity.device), key, out)
+            .await
     }
 
-    /// SET that returns when the write is as durable as the store's
-    /// Durability says, awaiting (not blocking) for the flusher: the
-    /// flusher wakes a std Waker, so any executor can run it.
-    pub async fn set_async(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        let pairs = [(key, value)];
-        self.mset_async(&pairs).await
-    }
-
-    /// DEL as [`Store::set_async`] waits; false if the key was absent.
-    pub async fn del_async(&self, key: &[u8]) -> Result<bool, StoreError> {
+    /// DEL, awaiting durability; false if the key was absent.
+    async fn del_async(&self, key: &[u8]) -> Result<bool, StoreError> {
         self.inner.write_with(AsyncWaits, Write::Del(key)).await
     }
 
-    /// MSET as [`Store::set_async`] waits: one wait covers every pair.
-    pub async fn mset_async(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
+    /// MSET, awaiting durability: one wait covers every pair.
+    async fn mset_async(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         self.inner
             .write_with(AsyncWaits, Write::Set(pairs))
             .await
@@ -649,49 +653,45 @@ impl Store {
     }
 
     /// Whether `key` is present (from the index alone: no device read).
-    pub fn exists(&self, key: &[u8]) -> bool {
+    fn exists(&self, key: &[u8]) -> bool {
         self.inner
             .index
             .get(digest(key))
             .is_some_and(|l| !l.tombstone)
     }
 
-    pub fn len(&self) -> u64 {
+    fn len(&self) -> u64 {
         self.inner.index.live_keys()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Removes every key: a new epoch in the superblock makes every block
     /// empty at once.
-    pub fn flush_all(&self) -> Result<(), StoreError> {
+    fn flush_all(&self) -> Result<(), StoreError> {
         self.inner.flush_all()
     }
 
     /// Waits until everything appended so far is on the device.
-    pub fn sync(&self) -> Result<(), StoreError> {
+    fn sync(&self) -> Result<(), StoreError> {
         self.inner.sync_now()
     }
 
     /// Empties the RAM cache (its counters go on): an experiment's fresh
     /// start without reopening the store.
-    pub fn drop_cache(&self) {
+    fn drop_cache(&self) {
         self.inner.cache.clear();
     }
 
     /// Runs one defragmentation pass now (tests, and `DEBUG DEFRAG`).
-    pub fn defrag_now(&self) -> Result<u64, StoreError> {
+    fn defrag_now(&self) -> Result<u64, StoreError> {
         self.inner.defrag_pass()
     }
 
     /// The largest value that fits with a key of `key_len` bytes.
-    pub fn max_value(&self, key_len: usize) -> usize {
+    fn max_value(&self, key_len: usize) -> usize {
         self.inner.max_value(key_len)
     }
 
-    pub fn stats(&self) -> StoreStats {
+    fn stats(&self) -> StoreStats {
         let i = &self.inner;
         let c = &i.counters;
         let keys = i.index.live_keys();
@@ -729,16 +729,17 @@ impl Store {
             strategy: i.io.description(),
             recovery: lock(&i.recovery).clone(),
             cache: i.cache.stats(),
+            devices: Vec::new(),
         }
     }
 
     /// The I/O path's counters (context switches, polls, hand-offs).
-    pub fn path(&self) -> &IoPath {
+    fn path(&self) -> &IoPath {
         &self.inner.io
     }
 }
 
-impl Drop for Store {
+impl Drop for Shard {
     fn drop(&mut self) {
         let i = &self.inner;
         // The defragmenter first: its moves wait for the flusher.

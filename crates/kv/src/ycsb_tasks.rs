@@ -65,7 +65,7 @@ fn one_runtime(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build();
-    let ring = TaskRing::open(task, &[store.target()]).map_err(io::Error::other);
+    let ring = TaskRing::open(task, &store.targets()).map_err(io::Error::other);
     let (rt, ring) = match (rt, ring) {
         (Ok(rt), Ok(ring)) => (rt, Rc::new(ring)),
         (Err(e), _) | (_, Err(e)) => {

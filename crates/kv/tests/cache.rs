@@ -201,7 +201,7 @@ fn the_async_get_uses_the_cache() {
         .enable_io()
         .build()
         .unwrap();
-    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap());
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &store.targets()).unwrap());
     let local = tokio::task::LocalSet::new();
     let reads_per_pass = local.block_on(&rt, {
         let (store, ring) = (store.clone(), ring.clone());

@@ -86,7 +86,7 @@ fn tasks_on_a_current_thread_runtime_read_through_their_ring() {
         .build()
         .unwrap();
     let local = tokio::task::LocalSet::new();
-    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap());
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &store.targets()).unwrap());
     let tasks = 100u32;
     let left = local.block_on(&rt, {
         let (store, ring) = (store.clone(), ring.clone());
@@ -159,7 +159,7 @@ fn a_hand_written_executor_runs_the_async_api_without_tokio() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kv.dat");
     let store = Store::open(&path, config()).unwrap();
-    let ring = TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap();
+    let ring = TaskRing::open(&TaskConfig::default(), &store.targets()).unwrap();
     let left = block_on(&ring, async {
         let mut left = Vec::new();
         for t in 0..5 {
@@ -209,7 +209,7 @@ fn an_async_write_short_of_space_awaits_defragmentation_or_fails_at_once() {
         },
     )
     .unwrap();
-    let ring = TaskRing::open(&TaskConfig::default(), &[store.target()]).unwrap();
+    let ring = TaskRing::open(&TaskConfig::default(), &store.targets()).unwrap();
     let big = vec![5u8; 4000];
     let stored = block_on(&ring, async {
         let mut n = 0u32;

@@ -13,6 +13,7 @@ pub mod chart_of;
 pub mod coalescing;
 pub mod compare;
 pub mod devices;
+pub mod fig10_devices;
 pub mod hdd_like;
 pub mod hiops_paper;
 pub mod iozone;
@@ -257,6 +258,7 @@ pub fn report(dir: &Path) -> Result<Page, String> {
         "fig10" => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
+            page.sections.extend(fig10_devices::section(&s));
         }
         "cache-sweep" => {
             let s = SweepDir::load(dir)?;
@@ -297,24 +299,34 @@ pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, String> {
 }
 
 /// The Fig 10 report: throughput and read latency against clients, a line
-/// per strategy (the sweep runs strategy-major, so clients are parameter 1).
+/// per strategy (and device count, when the sweep has several: see
+/// [`fig10_devices::section`]).
 pub fn fig10_section(s: &SweepDir) -> Section {
-    let mut charts = chart_of::sweep_charts_by(s, 1, "");
+    let at = |name: &str, or: usize| {
+        s.def
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .unwrap_or(or)
+    };
+    let (st_i, cl_i) = (at("strategy", 0), at("clients", 1));
+    let mut charts = chart_of::sweep_charts_by(s, cl_i, "");
     charts.retain(|c| !c.title.starts_with("mean latency"));
     let medians = s.medians();
     let mut findings = Vec::new();
-    for st in &s.def.params[0].values {
+    for (dev, st) in fig10_devices::lines(s, st_i) {
         let line: Vec<(&String, f64)> = medians
             .iter()
-            .filter(|(v, _)| &v[0] == st)
-            .filter_map(|(v, m)| Some((&v[1], *m.get("ops_per_s")?)))
+            .filter(|(v, _)| v[st_i] == st && dev.as_ref().is_none_or(|(i, n)| &v[*i] == n))
+            .filter_map(|(v, m)| Some((&v[cl_i], *m.get("ops_per_s")?)))
             .collect();
         let Some(peak) = line.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;
         };
         let last = line.last().expect("a peak implies a point");
+        let on = dev.map_or(String::new(), |(_, n)| format!(" on {n} devices"));
         let mut f = format!(
-            "{st}: peaks at {} ops/s with {} clients",
+            "{st}{on}: peaks at {} ops/s with {} clients",
             chart_of::fmt_num(peak.1),
             peak.0
         );

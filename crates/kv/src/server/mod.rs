@@ -330,7 +330,7 @@ impl Shared {
         let shared = self;
         let s = shared.store.stats();
         let c = &shared.counters;
-        let p = shared.store.path().counters();
+        let p = path_counters(&shared.store);
         format!(
         "# Server\r\nredis_version:{}\r\nhiops_version:{}\r\nredis_mode:standalone\r\nos:Linux\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nhiops_server_model:{}\r\nhiops_tcp_backlog:{}\r\n\r\n\
          # Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nhiops_query_buffers_bytes:{}\r\nhiops_clients_refused_input:{}\r\n\r\n\
@@ -379,7 +379,39 @@ impl Shared {
         p.reaped_for_others,
         c.ring_ios.load(Relaxed),
     ) + &cache_info(&s.cache)
+            + &devices_info(&s.devices)
     }
+}
+
+/// The I/O paths' counters summed over the store's devices.
+fn path_counters(store: &Store) -> hiops_path::PathCounters {
+    let mut t = hiops_path::PathCounters::default();
+    store.paths().for_each(|p| t.add(&p.counters()));
+    t
+}
+
+/// One line per device (records, blocks, reads, writes), as `dbN` lines
+/// are in the Keyspace section.
+fn devices_info(devices: &[crate::DeviceStats]) -> String {
+    let mut out = format!("hiops_devices:{}\r\n", devices.len());
+    for (i, d) in devices.iter().enumerate() {
+        out += &format!(
+            "hiops_device{i}:path={},keys={},blocks={},blocks_free={},live_bytes={},gets={},sets={},dels={},device_reads={},flushes={},flushed_bytes={},defrag_blocks={}\r\n",
+            d.path.display(),
+            d.keys,
+            d.blocks,
+            d.blocks_free,
+            d.live_bytes,
+            d.gets,
+            d.sets,
+            d.dels,
+            d.device_reads,
+            d.flushes,
+            d.flushed_bytes,
+            d.defrag_blocks,
+        );
+    }
+    out
 }
 
 /// The RAM cache tier's lines of INFO's Hiops section.

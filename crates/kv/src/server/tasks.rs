@@ -102,7 +102,7 @@ fn worker(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build();
-    let targets = [shared.store.target()];
+    let targets = shared.store.targets();
     let ring = TaskRing::open(&shared.cfg.task, &targets).map_err(|e| {
         io::Error::other(format!(
             "cannot open a task ring on the store ({e}); serve with --model threads"

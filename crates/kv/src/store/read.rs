@@ -76,8 +76,9 @@ impl DeviceRead for Blocking<'_> {
     }
 }
 
-/// A task ring opened on the store's target (as its target 0).
-pub(crate) struct OnRing<'a>(pub &'a TaskRing);
+/// A task ring opened on the store's targets ([`crate::Store::targets`]),
+/// and the index of this device's among them.
+pub(crate) struct OnRing<'a>(pub &'a TaskRing, pub u32);
 
 impl DeviceRead for OnRing<'_> {
     fn read(
@@ -86,7 +87,7 @@ impl DeviceRead for OnRing<'_> {
         len: usize,
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        self.0.io(Op::Read, 0, offset, len as u32, buf)
+        self.0.io(Op::Read, self.1, offset, len as u32, buf)
     }
 }
 
