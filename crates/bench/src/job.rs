@@ -16,10 +16,9 @@ use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
-use crate::verify::{Stamper, VerifyState};
+use crate::verify::VerifyState;
 use crate::worker::{Control, Counters, WorkerPlan};
 use hiops_hal::{now_ns, Command, DepthStats, Op};
-use hiops_rng::FastRng;
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
@@ -58,7 +57,7 @@ impl Books {
         }
         let moved = f.result as u64 == f.cmd.len as u64;
         if let Some(v) = self.verify.as_mut() {
-            v.settle(op, f.cmd.target, f.cmd.offset, moved, f.data);
+            v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, moved, f.data);
         }
         if op.is_sync() {
             self.fsyncs += 1; // counted on its own, not as data I/O
@@ -115,8 +114,6 @@ pub(crate) struct JobThread<'a, D: Driver> {
     counters: &'a Counters,
     driver: D,
     books: Books,
-    /// Stamps and scrambled payloads.
-    rng: FastRng,
     window: Option<Window>,
     deadline_ns: Option<u64>,
     rate_check: Option<RateCheck>,
@@ -136,17 +133,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
         logs: Option<JobLogs>,
     ) -> Self {
         let spec = plan.spec;
-        let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
-            stamper: Stamper::new(spec.verify, spec.verify_pattern.clone())
-                .with_pass(crate::verify::pass_of(spec.randseed)),
-            maps: if spec.verify_only {
-                Vec::new()
-            } else {
-                crate::verify::BlockMap::for_regions(&plan.regions, plan.align)
-            },
-            check: spec.do_verify,
-            report: Default::default(),
-        });
+        let verify = (spec.verify != crate::spec::VerifyMode::Off)
+            .then(|| crate::verify::state::for_thread(plan));
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
         let depth = driver.depth();
@@ -168,7 +156,6 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
             },
-            rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
             window: None,
             deadline_ns: None,
             rate_check: None,
@@ -237,11 +224,42 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
+    /// fio's verify_only: the job's writes are replayed, not done, and
+    /// the blocks they would have written are read back and checked (a
+    /// read job checks every block of its regions).
     fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
+        let Some(v) = self.books.verify.as_mut() else {
+            return;
+        };
+        let spec = self.spec;
+        let interval = v.stamper.interval() as u32;
+        let replayed = spec.rw.writes();
+        if replayed {
+            crate::verify::state::replay(v, plan);
+        }
+        let chunks = v.to_read();
         // fio's verify reads the device, never a cached copy.
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         self.start_window(now_ns());
-        self.pump(&mut ReadBack::new(&plan.regions, None, plan.align));
+        if replayed {
+            let max = spec.bs_max();
+            self.pump(&mut ReadBack::written(
+                &plan.regions,
+                chunks,
+                interval,
+                max,
+                true,
+            ));
+        } else {
+            // Blocks of the read size, as fio's read job verifies its reads.
+            let read = spec.bs_for(hiops_hal::Op::Read);
+            let unit = if read.is_fixed() {
+                read.max()
+            } else {
+                interval
+            };
+            self.pump(&mut ReadBack::every(&plan.regions, unit));
+        }
         self.end_window();
         self.drain();
     }
@@ -252,12 +270,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let Some(v) = self.books.verify.as_mut() else {
             return;
         };
-        if !v.check || self.books.error.is_some() {
+        if !v.check || self.books.error.is_some() || v.halted() {
             return;
         }
-        // Which blocks to read: those acknowledged (the books keep the maps
-        // to check each read against its generation).
-        let written: Vec<Vec<u64>> = v.maps.iter().map(|m| m.committed.clone()).collect();
+        // Which chunks to read: those acknowledged (the books keep the maps
+        // to check each read against its write).
+        let chunks = v.to_read();
+        let interval = v.stamper.interval() as u32;
         // As fio: what the writes left in the page cache goes to the device
         // and out of the cache, so the check reads the device.
         if let Err(e) = crate::cache::sync(&plan.targets) {
@@ -267,10 +286,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         let t0 = now_ns();
         self.books.booking = true;
-        self.pump(&mut ReadBack::new(
+        let max = self.spec.bs_max();
+        self.pump(&mut ReadBack::written(
             &plan.regions,
-            Some(&written),
-            plan.align,
+            chunks,
+            interval,
+            max,
+            false,
         ));
         self.drain();
         self.books.booking = false;
@@ -280,7 +302,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// The loop over one source. Returns when the source is done, the job
     /// stopped (for a stoppable source), or an I/O failed.
     fn pump(&mut self, src: &mut impl Source) {
-        while self.books.error.is_none() {
+        while self.books.error.is_none() && !self.books.verify.as_ref().is_some_and(|v| v.halted())
+        {
             let now = now_ns();
             if src.stoppable() && self.should_stop(now) {
                 return;
@@ -368,12 +391,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
 
     /// Stages one command; false when verification must wait for its block.
     fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, String> {
-        let generation = match self.books.verify.as_mut() {
-            Some(v) => match v.claim(io.op, io.target, io.offset) {
-                Some(g) => g,
+        let stamp = match self.books.verify.as_mut() {
+            Some(v) => match v.claim(io.op, io.target, io.offset, io.len) {
+                Some(s) => s,
                 None => return Ok(false),
             },
-            None => 0,
+            None => Default::default(),
         };
         let cmd = Command {
             op: io.op,
@@ -381,10 +404,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
             offset: io.offset,
             len: io.len,
         };
-        let (verify, rng) = (&self.books.verify, &mut self.rng);
+        let verify = &self.books.verify;
         let salt = self.books.totals[1].0;
         let fill = |buf: &mut [u8]| match verify {
-            Some(v) => v.stamper.stamp(buf, io.offset, generation, rng),
+            Some(v) => v.stamper.stamp(buf, io.offset, &stamp),
             None => scramble(buf, io.offset, salt),
         };
         self.driver.stage(cmd, start_ns, fill).map(|()| true)
@@ -468,7 +491,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if self.latency_done {
             return true;
         }
-        self.ctrl.stopped(self.job) || self.deadline_ns.is_some_and(|d| now >= d)
+        self.ctrl.stopped(self.job)
+            || self.deadline_ns.is_some_and(|d| now >= d)
+            || self.books.verify.as_ref().is_some_and(|v| v.halted())
     }
 
     /// Opens the measured window when the run's ramp is over; checks

@@ -559,8 +559,19 @@ impl Draft {
             (None, None) => VerifyMode::Off,
         };
         spec.verify_pattern = self.verify_pattern.clone();
+        spec.verify_pattern_offsets = self.verify_pattern_offsets.clone();
         spec.do_verify = self.do_verify.unwrap_or(true);
         spec.verify_only = self.verify_only.unwrap_or(false);
+        spec.verify_interval = self.verify_interval;
+        // fio's per-block seeds start from its randseed (0x89 by default;
+        // randrepeat=0 without a randseed: this run's own seed).
+        spec.verify_seed = match (self.randseed, self.randrepeat) {
+            (Some(s), _) => s,
+            (None, Some(false)) => spec.randseed,
+            (None, _) => 0x89,
+        };
+        spec.verify_fatal = self.verify_fatal.unwrap_or(false);
+        spec.verify_dump = self.verify_dump.unwrap_or(false);
         if spec.verify_only {
             if spec.verify == VerifyMode::Off {
                 spec.verify = VerifyMode::Crc32c;

@@ -1,0 +1,250 @@
+//! Verify across tools: blocks fio 3.33 writes check in hiops and blocks
+//! hiops writes check in fio, for every checksum fio has, and a flipped
+//! byte is caught by both. Each test is skipped without /usr/bin/fio.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const FIO: &str = "/usr/bin/fio";
+
+fn have_fio() -> bool {
+    if Path::new(FIO).exists() {
+        return true;
+    }
+    eprintln!("skipped: {FIO} is not installed");
+    false
+}
+
+fn fio(dir: &Path, args: &[String]) -> Output {
+    Command::new(FIO)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("fio starts")
+}
+
+fn hiops(dir: &Path, args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("run")
+        .arg("--no-progress")
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// hiops' verify figures (checked, bad) of its first job.
+fn hiops_verify(o: &Output) -> (u64, u64, String) {
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("hiops JSON: {e}: {}", text(o)));
+    let ver = &v["jobs"][0]["hiops"]["verify"];
+    (
+        ver["blocks_checked"].as_u64().unwrap_or(0),
+        ver["bad_blocks"].as_u64().unwrap_or(0),
+        ver["first_bad_reason"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn args(list: &str) -> Vec<String> {
+    list.split_whitespace().map(String::from).collect()
+}
+
+fn flip(path: &Path, at: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    b[0] ^= 0x20;
+    f.write_all_at(&b, at).unwrap();
+}
+
+/// fio's verify_only: passes, or fails naming a verify error.
+fn fio_checks(dir: &Path, job: &str, file: &str) -> (bool, String) {
+    let mut a = args(job);
+    a.push(format!("--filename={file}"));
+    a.push("--verify_only=1".into());
+    let o = fio(dir, &a);
+    let t = text(&o);
+    let clean = o.status.success() && !t.contains("verify:") && !t.contains("err=84");
+    (clean, t)
+}
+
+/// The verify options of each case, and a byte of block 5 whose change
+/// the algorithm catches (meta checks the header alone; fio's sha512
+/// compares copies of some payload bytes only: the 100th is one).
+const CASES: &[(&str, u64)] = &[
+    ("--verify=md5", 1000),
+    ("--verify=crc64", 1000),
+    ("--verify=crc32", 1000),
+    ("--verify=crc32c", 1000),
+    ("--verify=crc32c-intel", 1000),
+    ("--verify=crc16", 1000),
+    ("--verify=crc7", 1000),
+    ("--verify=sha1", 1000),
+    ("--verify=sha256", 1000),
+    ("--verify=sha512", 40 + 128 + 100),
+    ("--verify=sha3-224", 1000),
+    ("--verify=sha3-256", 1000),
+    ("--verify=sha3-384", 1000),
+    ("--verify=sha3-512", 1000),
+    ("--verify=xxhash", 1000),
+    ("--verify=meta", 10),
+    ("--verify_pattern=0xdeadbeef", 1000),
+    ("--verify=pattern --verify_pattern=\"hiops\"", 1000),
+    ("--verify=meta --verify_pattern=%o", 1000),
+    ("--verify=md5 --verify_pattern=0x5a%o", 1000),
+];
+
+#[test]
+fn every_checksum_fio_writes_checks_in_hiops_and_the_other_way_round() {
+    if !have_fio() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (i, (opts, flip_at)) in CASES.iter().enumerate() {
+        let job = format!("--name=v --rw=write --bs=4k --size=256k --ioengine=psync {opts}");
+        let by_fio = format!("fio{i}");
+        let by_hiops = format!("hiops{i}");
+
+        // fio writes (without its own check), hiops checks.
+        let mut w = args(&job);
+        w.extend([format!("--filename={by_fio}"), "--do_verify=0".into()]);
+        let o = fio(dir, &w);
+        assert!(o.status.success(), "{opts}: fio write: {}", text(&o));
+        let mut c = args(&job);
+        c.extend([format!("--filename={by_fio}"), "--verify_only=1".into()]);
+        let o = hiops(dir, &c);
+        assert!(
+            o.status.success(),
+            "{opts}: hiops check of fio's blocks: {}",
+            text(&o)
+        );
+        let (checked, bad, why) = hiops_verify(&o);
+        assert_eq!((checked, bad), (64, 0), "{opts}: {why}");
+
+        // hiops writes, fio checks.
+        let mut w = args(&job);
+        w.extend([format!("--filename={by_hiops}"), "--do_verify=0".into()]);
+        let o = hiops(dir, &w);
+        assert!(o.status.success(), "{opts}: hiops write: {}", text(&o));
+        let (clean, t) = fio_checks(dir, &job, &by_hiops);
+        assert!(clean, "{opts}: fio's check of hiops' blocks: {t}");
+
+        // A flipped byte in block 5: both tools catch it in both files.
+        for file in [&by_fio, &by_hiops] {
+            flip(&dir.join(file), 5 * 4096 + flip_at);
+            let o = hiops(
+                dir,
+                &c.iter()
+                    .map(|a| a.replace(&by_fio, file))
+                    .collect::<Vec<_>>(),
+            );
+            assert_eq!(o.status.code(), Some(4), "{opts} {file}: {}", text(&o));
+            let (checked, bad, why) = hiops_verify(&o);
+            assert_eq!((checked, bad), (64, 1), "{opts} {file}: {why}");
+            let (clean, t) = fio_checks(dir, &job, file);
+            assert!(!clean, "{opts} {file}: fio missed the flipped byte: {t}");
+        }
+    }
+}
+
+/// A file fio writes and one hiops writes for the same job differ only in
+/// the header's time fields (hiops' pass and write number) and the header
+/// crc over them: the seeds, payload and checksums are fio's.
+#[test]
+fn hiops_writes_fios_bytes_but_for_the_time_fields() {
+    if !have_fio() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=v --rw=write --bs=8k --size=512k --verify=crc32c --do_verify=0";
+    let mut a = args(job);
+    a.push("--filename=a".into());
+    assert!(fio(dir, &a).status.success());
+    let mut b = args(job);
+    b.push("--filename=b".into());
+    assert!(hiops(dir, &b).status.success());
+    let (a, b) = (
+        std::fs::read(dir.join("a")).unwrap(),
+        std::fs::read(dir.join("b")).unwrap(),
+    );
+    assert_eq!(a.len(), b.len());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let in_block = i % 8192;
+        if x != y {
+            assert!(
+                (24..32).contains(&in_block) || (36..40).contains(&in_block),
+                "byte {i} differs ({x:#x} by fio, {y:#x} by hiops)"
+            );
+        }
+    }
+}
+
+/// fio checks the header's rand_seed in jobs that read and write: rw=rw
+/// with rwmixread=0 writes every block in order, as rw=write does, and
+/// fio's verify_only regenerates each block's seed from randseed and the
+/// thread's number. hiops' blocks pass; with another randseed they fail in
+/// both tools, and two threads (numbers 1 and 2) each pass.
+#[test]
+fn hiops_makes_the_rand_seeds_fio_expects() {
+    if !have_fio() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=v --rw=rw --rwmixread=0 --bs=4k --size=256k --verify=crc32c";
+    let two = "--name=v --rw=rw --rwmixread=0 --bs=4k --size=128k --numjobs=2 --offset_increment=128k --verify=sha1";
+    for (job, file) in [(job, "one"), (two, "two")] {
+        let mut w = args(job);
+        w.extend([format!("--filename={file}"), "--do_verify=0".into()]);
+        assert!(hiops(dir, &w).status.success());
+        let (clean, t) = fio_checks(dir, job, file);
+        assert!(clean, "fio's check of hiops' seeds ({job}): {t}");
+    }
+    // Another seed: fio says which seed it wanted.
+    let mut w = args(job);
+    w.extend([
+        "--filename=other".into(),
+        "--do_verify=0".into(),
+        "--randseed=5".into(),
+    ]);
+    assert!(hiops(dir, &w).status.success());
+    let (clean, t) = fio_checks(dir, job, "other");
+    assert!(!clean && t.contains("bad header rand_seed"), "{t}");
+    // fio writes with that seed: hiops finds the seed its own job would
+    // not have made, and passes it with the seed given.
+    let mut w = args(job);
+    w.extend([
+        "--filename=byfio".into(),
+        "--do_verify=0".into(),
+        "--randseed=5".into(),
+    ]);
+    assert!(fio(dir, &w).status.success());
+    let mut c = args(job);
+    c.extend(["--filename=byfio".into(), "--verify_only=1".into()]);
+    let o = hiops(dir, &c);
+    let (checked, bad, why) = hiops_verify(&o);
+    assert_eq!((checked, bad), (64, 64), "{why}");
+    assert!(why.contains("rand_seed"), "{why}");
+    c.push("--randseed=5".into());
+    let o = hiops(dir, &c);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(hiops_verify(&o).1, 0);
+}
