@@ -248,3 +248,103 @@ fn hiops_makes_the_rand_seeds_fio_expects() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(hiops_verify(&o).1, 0);
 }
+
+fn write_with_hiops(dir: &Path, job: &str, file: &str) {
+    let mut w = args(job);
+    w.extend([format!("--filename={file}"), "--do_verify=0".into()]);
+    let o = hiops(dir, &w);
+    assert!(o.status.success(), "{job}: {}", text(&o));
+}
+
+fn check_with_hiops(
+    dir: &Path,
+    job: &str,
+    file: &str,
+    extra: &[&str],
+) -> (Output, (u64, u64, String)) {
+    let mut c = args(job);
+    c.extend([format!("--filename={file}"), "--verify_only=1".into()]);
+    c.extend(extra.iter().map(|s| s.to_string()));
+    let o = hiops(dir, &c);
+    let v = hiops_verify(&o);
+    (o, v)
+}
+
+/// verify_fatal stops at the first bad block; verify_dump writes it as
+/// fio names it (verify.c, dump_buf): FILE.OFFSET.received and .expected,
+/// or FILE.OFFSET.hdr_fail for a bad header. Needs no fio.
+#[test]
+fn verify_fatal_stops_at_the_first_bad_block_and_verify_dump_writes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=v --rw=write --bs=4k --size=256k --verify=crc32c";
+    write_with_hiops(dir, job, "f");
+    let good = std::fs::read(dir.join("f")).unwrap();
+    flip(&dir.join("f"), 3 * 4096 + 700); // payload of block 3
+    flip(&dir.join("f"), 7 * 4096 + 17); // the offset in block 7's header
+    let (o, (checked, bad, _)) = check_with_hiops(dir, job, "f", &[]);
+    assert_eq!((o.status.code(), checked, bad), (Some(4), 64, 2));
+    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "f", &["--verify_fatal=1"]);
+    assert_eq!((o.status.code(), bad), (Some(4), 1), "{why}");
+    assert!(checked < 64, "verify_fatal read on: {checked} checked");
+    let (_, (_, bad, _)) = check_with_hiops(dir, job, "f", &["--verify_dump=1"]);
+    assert_eq!(bad, 2);
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    assert_eq!(read("f.12288.expected"), &good[12288..16384]);
+    let received = read("f.12288.received");
+    assert_eq!(received[700] ^ good[12288 + 700], 0x20);
+    assert_eq!(read("f.28672.hdr_fail").len(), 4096);
+}
+
+/// With a bs range or a bssplit, each chunk of the verify interval (the
+/// smallest block) carries its header: a run checks its own writes, and
+/// fio checks hiops' file (and hiops fio's) though each draws other sizes.
+#[test]
+fn a_bs_range_and_a_bssplit_verify_in_chunks_across_tools() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let own = "--name=v --rw=randwrite --bsrange=4k-16k --size=1m --verify=md5 --filename=r";
+    let o = hiops(dir, &args(own));
+    let (checked, bad, why) = hiops_verify(&o);
+    assert!(
+        o.status.success() && checked >= 256 && bad == 0,
+        "{checked} {bad} {why}"
+    );
+    let job = "--name=v --rw=write --bssplit=4k/50:16k/30:12k/20 --size=1m --verify=sha1";
+    write_with_hiops(dir, job, "s");
+    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "s", &[]);
+    assert!(o.status.success() && (checked, bad) == (256, 0), "{why}");
+    if !have_fio() {
+        return;
+    }
+    let (clean, t) = fio_checks(dir, job, "s");
+    assert!(clean, "fio's check of hiops' bssplit blocks: {t}");
+    let mut w = args(job);
+    w.extend(["--filename=byfio".into(), "--do_verify=0".into()]);
+    assert!(fio(dir, &w).status.success());
+    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "byfio", &[]);
+    assert!(o.status.success() && (checked, bad) == (256, 0), "{why}");
+}
+
+/// A mixed job checks the blocks it wrote, not those it only read: on a
+/// file of zeros, its reads of never-written blocks are not bad, and
+/// verify_only (a replay of its writes) reads back only what it wrote.
+#[test]
+fn a_readwrite_job_judges_only_the_blocks_it_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("z"), vec![0u8; 1 << 20]).unwrap();
+    let job = "--name=v --rw=randrw --rwmixread=50 --bs=4k --size=1m --verify=crc32c";
+    let mut w = args(job);
+    w.push("--filename=z".into());
+    let o = hiops(dir, &w);
+    let (checked, bad, why) = hiops_verify(&o);
+    assert!(o.status.success() && bad == 0, "{why}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let writes = v["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    assert!(writes > 64 && writes < 192, "{writes} writes of 256 I/Os");
+    assert!(checked >= writes, "{checked} checked");
+    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "z", &[]);
+    assert!(o.status.success() && bad == 0, "{why}");
+    assert_eq!(checked, writes, "verify_only checks what the job wrote");
+}
