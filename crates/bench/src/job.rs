@@ -179,6 +179,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
                 self.end_window();
                 self.drain();
+                if let Some(v) = self.books.verify.as_mut() {
+                    v.save_state(None);
+                }
                 self.end_fsync(plan.regions.len() as u32);
                 self.verify_pass(plan);
             }
@@ -235,7 +238,22 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let interval = v.stamper.interval() as u32;
         let replayed = spec.rw.writes();
         if replayed {
-            crate::verify::state::replay(v, plan);
+            let saved = if spec.verify_state_load {
+                let path = crate::verify::state::state_path(
+                    &spec.name,
+                    crate::verify::state::thread_number(plan),
+                );
+                match crate::verify::state::load(&path) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        self.books.error.get_or_insert(e);
+                        return;
+                    }
+                }
+            } else {
+                None
+            };
+            crate::verify::state::replay(v, plan, saved.as_ref());
         }
         let chunks = v.to_read();
         // fio's verify reads the device, never a cached copy.
@@ -505,6 +523,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         if self.spec.rate_min.iter().any(Option::is_some) {
             self.check_rate_min(now);
+        }
+        if let Some(v) = self.books.verify.as_mut() {
+            v.save_state(Some(now));
         }
     }
 

@@ -527,6 +527,12 @@ pub struct JobSpec {
     pub verify_fatal: bool,
     /// Write a bad block as read and as expected to files (fio's verify_dump).
     pub verify_dump: bool,
+    /// Keep fio's verify state file up to date while a writing job runs
+    /// (fio's verify_state_save).
+    pub verify_state_save: bool,
+    /// verify_only checks only the writes the state file names as done
+    /// (fio's verify_state_load).
+    pub verify_state_load: bool,
     /// Read and check stamps already on the target without writing.
     pub verify_only: bool,
     /// Block devices the user named as writable despite the safety checks.
@@ -645,6 +651,8 @@ impl JobSpec {
             verify_seed: 0x89,
             verify_fatal: false,
             verify_dump: false,
+            verify_state_save: false,
+            verify_state_load: false,
             verify_only: false,
             allow_write_devices: Vec::new(),
             meta: JobMeta::default(),

@@ -348,3 +348,90 @@ fn a_readwrite_job_judges_only_the_blocks_it_wrote() {
     assert!(o.status.success() && bad == 0, "{why}");
     assert_eq!(checked, writes, "verify_only checks what the job wrote");
 }
+
+const SLOW_WRITER: &str = "--name=k --rw=write --bs=4k --size=64m --verify=crc32c --rate_iops=2000 --iodepth=4 --ioengine=libaio --direct=1 --verify_state_save=1";
+
+/// A writer cut by its runtime saves fio's state file as it ends; the
+/// check with verify_state_load reads back exactly the blocks it wrote
+/// (the rest of the 64 MiB was never written and is not judged), and a
+/// corrupted written block is caught.
+#[test]
+fn verify_state_load_checks_exactly_what_a_runtime_cut_run_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut w = args(SLOW_WRITER);
+    w.extend([
+        "--filename=cut".into(),
+        "--runtime=1".into(),
+        "--do_verify=0".into(),
+    ]);
+    let o = hiops(dir, &w);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let written = v["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    assert!(written > 0 && written < 16384, "{written} writes");
+    assert!(dir.join("local-k-0-verify.state").exists());
+    let (o, (checked, bad, why)) =
+        check_with_hiops(dir, SLOW_WRITER, "cut", &["--verify_state_load=1"]);
+    assert!(o.status.success(), "{why}: {}", text(&o));
+    assert_eq!((checked, bad), (written, 0));
+    flip(&dir.join("cut"), 1000);
+    let (o, (_, bad, why)) = check_with_hiops(dir, SLOW_WRITER, "cut", &["--verify_state_load=1"]);
+    assert_eq!((o.status.code(), bad), (Some(4), 1), "{why}");
+}
+
+/// A writer killed with SIGKILL leaves the state file it last saved (every
+/// 250 ms): the check reads only writes that had completed by then, so
+/// nothing unwritten is judged; without the file the unwritten rest fails.
+/// fio's verify_state_load reads hiops' file the same way.
+#[test]
+fn verify_state_load_after_sigkill_judges_no_unwritten_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let state = dir.join("local-k-0-verify.state");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .args(["run", "--no-progress", "--filename=killed", "--do_verify=0"])
+        .args(args(SLOW_WRITER))
+        .spawn()
+        .unwrap();
+    // Until two saves have happened (64 MiB at 2000 IOPS takes 8 s).
+    for _ in 0..100 {
+        if state.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: kill(2) has no memory effects; the pid is our own child's,
+    // not yet waited on, so it names no other process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let (o, (checked, bad, why)) =
+        check_with_hiops(dir, SLOW_WRITER, "killed", &["--verify_state_load=1"]);
+    assert!(o.status.success(), "{why}: {}", text(&o));
+    assert!(
+        checked > 0 && checked < 16384 && bad == 0,
+        "{checked} {bad}"
+    );
+    let (_, (_, bad, _)) = check_with_hiops(dir, SLOW_WRITER, "killed", &[]);
+    assert!(bad > 0, "without the state file the unwritten blocks fail");
+    flip(&dir.join("killed"), 4096 + 100);
+    let (_, (_, bad, why)) =
+        check_with_hiops(dir, SLOW_WRITER, "killed", &["--verify_state_load=1"]);
+    assert_eq!(bad, 1, "{why}");
+    flip(&dir.join("killed"), 4096 + 100);
+    if have_fio() {
+        let mut c = args(SLOW_WRITER);
+        c.retain(|a| a != "--verify_state_save=1" && !a.starts_with("--rate_iops"));
+        let (clean, t) = fio_checks(
+            dir,
+            &format!("{} --verify_state_load=1", c.join(" ")),
+            "killed",
+        );
+        assert!(clean, "fio with hiops' state file: {t}");
+    }
+}

@@ -82,6 +82,8 @@ pub struct Draft {
     pub verify_interval: Option<u32>,
     pub verify_fatal: Option<bool>,
     pub verify_dump: Option<bool>,
+    pub verify_state_save: Option<bool>,
+    pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
     pub nowait: Option<bool>,
     pub fixedbufs: Option<bool>,
@@ -594,10 +596,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "Accepted when 1 (fio's default), no effect. 0 is refused: hiops always reports a job's figures.", |_, v| {
         only_when(value::boolean(v)?, true, "hiops always reports a job's figures; drop stats=0")
     }),
-    opt!("verify_state_save", [], flag, "Accepted, no effect: hiops does not write fio's verify state file yet; verify_only checks the blocks the job's writes would have left.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("verify_state_load", [], flag, "Accepted when 0, no effect. 1 is refused: hiops does not read fio's verify state file yet.", |_, v| {
-        only_when(value::boolean(v)?, false, "hiops does not read fio's verify state file yet; use verify_only=1 after a run that completed")
-    }),
+    opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_state_load", [], flag, "With verify_only: read local-JOB-N-verify.state and check only the writes it names as done (what a stopped or killed run completed).", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it")) }

@@ -572,6 +572,16 @@ impl Draft {
         };
         spec.verify_fatal = self.verify_fatal.unwrap_or(false);
         spec.verify_dump = self.verify_dump.unwrap_or(false);
+        // fio keeps its state file by default; hiops' own command line only
+        // when asked.
+        spec.verify_state_save = self.verify_state_save.unwrap_or(fio);
+        spec.verify_state_load = self.verify_state_load.unwrap_or(false);
+        if spec.verify_state_load && !spec.verify_only {
+            return Err(
+                "verify_state_load checks what a stopped run wrote: use it with verify_only=1"
+                    .into(),
+            );
+        }
         if spec.verify_only {
             if spec.verify == VerifyMode::Off {
                 spec.verify = VerifyMode::Crc32c;

@@ -624,6 +624,8 @@ pub(crate) struct VerifyState {
     /// Stop at the first bad chunk (verify_fatal).
     pub(crate) fatal: bool,
     pub(crate) dump: Option<Dump>,
+    /// fio's verify state file, kept while the job writes.
+    pub(crate) state: Option<state::StateLog>,
 }
 
 impl VerifyState {
@@ -639,6 +641,7 @@ impl VerifyState {
             write_seeds: Vec::new(),
             fatal: false,
             dump: None,
+            state: None,
         }
     }
 
@@ -655,6 +658,18 @@ impl VerifyState {
                     .collect()
             })
             .collect()
+    }
+
+    /// Keeps the state file up to date (at most every 250 ms), or writes it
+    /// now (`now_ns` None: the job's writes are over).
+    pub(crate) fn save_state(&mut self, now_ns: Option<u64>) {
+        let writes = self.writes;
+        if let Some(log) = self.state.as_mut() {
+            match now_ns {
+                Some(t) => log.tick(writes, t),
+                None => log.save(writes, hiops_hal::now_ns()),
+            }
+        }
     }
 
     /// verify_fatal: a bad chunk was found; the job stops.
@@ -702,6 +717,9 @@ impl VerifyState {
         } else {
             Stamp::default()
         };
+        if let Some(log) = self.state.as_mut().filter(|_| op.is_write()) {
+            log.claimed(self.writes, target, offset);
+        }
         if let Some(map) = self.maps.get_mut(target as usize) {
             let r = map.range(offset, len);
             for c in &mut map.chunks[r] {
@@ -714,12 +732,12 @@ impl VerifyState {
 
     /// A dry run's write (verify_only's replay, fio's do_dry_run): the
     /// chunks are recorded as written by it.
-    pub(crate) fn replay_write(&mut self, target: u32, offset: u64, len: u32) {
+    pub(crate) fn replay_write(&mut self, target: u32, offset: u64, len: u32, keep: bool) {
         let s = self.next_stamp();
         if matches!(self.knows, Knows::Replay { check_seed: true }) {
             self.write_seeds.push(s.rand_seed);
         }
-        if let Some(map) = self.maps.get_mut(target as usize) {
+        if let Some(map) = self.maps.get_mut(target as usize).filter(|_| keep) {
             let r = map.range(offset, len);
             for (k, c) in map.chunks[r].iter_mut().enumerate() {
                 (c.seq, c.part) = (s.seq, k as u16);
@@ -741,6 +759,9 @@ impl VerifyState {
     ) {
         if op.is_sync() {
             return;
+        }
+        if let Some(log) = self.state.as_mut().filter(|_| op.is_write()) {
+            log.completed(target, offset, moved);
         }
         let iv = self.stamper.interval();
         let Some(map) = self.maps.get_mut(target as usize) else {
