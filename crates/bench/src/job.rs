@@ -373,7 +373,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let mut now = now;
         while self.driver.busy() < depth {
-            let next = src.next(now);
+            // verify_backlog's reads go between the workload's I/Os.
+            let backlog = match self.books.verify.as_mut() {
+                Some(v) if src.stoppable() => v.backlog_read(),
+                _ => None,
+            };
+            let next = match backlog {
+                Some(io) => Next::Io { io, start_ns: now },
+                None => src.next(now),
+            };
             let Next::Io { io, start_ns } = next else {
                 return Some(next);
             };

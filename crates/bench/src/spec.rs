@@ -527,6 +527,11 @@ pub struct JobSpec {
     pub verify_fatal: bool,
     /// Write a bad block as read and as expected to files (fio's verify_dump).
     pub verify_dump: bool,
+    /// During the writes, check `verify_backlog_batch` done writes after
+    /// every this many writes (fio's verify_backlog; 0: off).
+    pub verify_backlog: u64,
+    /// 0: verify_backlog's count.
+    pub verify_backlog_batch: u64,
     /// Keep fio's verify state file up to date while a writing job runs
     /// (fio's verify_state_save).
     pub verify_state_save: bool,
@@ -651,6 +656,8 @@ impl JobSpec {
             verify_seed: 0x89,
             verify_fatal: false,
             verify_dump: false,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
             verify_state_save: false,
             verify_state_load: false,
             verify_only: false,

@@ -435,3 +435,41 @@ fn verify_state_load_after_sigkill_judges_no_unwritten_block() {
         assert!(clean, "fio with hiops' state file: {t}");
     }
 }
+
+/// verify_backlog checks written blocks during the writes (each block is
+/// read back once: the check after the writes reads only the rest), and
+/// draws a seed for each check as fio's get_next_verify does, so the file
+/// is fio's but for the time fields.
+#[test]
+fn verify_backlog_checks_during_the_writes_and_keeps_fios_seeds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=b --rw=write --bs=4k --size=256k --verify=crc32c --verify_backlog=8 --verify_backlog_batch=4 --verify_state_save=0";
+    let mut w = args(job);
+    w.push("--filename=h".into());
+    let o = hiops(dir, &w);
+    let (checked, bad, why) = hiops_verify(&o);
+    assert!(o.status.success() && (checked, bad) == (64, 0), "{why}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["jobs"][0]["read"]["total_ios"], 64,
+        "each block read once"
+    );
+    if !have_fio() {
+        return;
+    }
+    let mut w = args(job);
+    w.push("--filename=f".into());
+    assert!(fio(dir, &w).status.success());
+    let (a, b) = (
+        std::fs::read(dir.join("f")).unwrap(),
+        std::fs::read(dir.join("h")).unwrap(),
+    );
+    let differ = a
+        .iter()
+        .zip(&b)
+        .enumerate()
+        .filter(|(i, (x, y))| x != y && !matches!(i % 4096, 24..32 | 36..40))
+        .count();
+    assert_eq!(differ, 0, "bytes other than the time fields differ");
+}

@@ -82,6 +82,8 @@ pub struct Draft {
     pub verify_interval: Option<u32>,
     pub verify_fatal: Option<bool>,
     pub verify_dump: Option<bool>,
+    pub verify_backlog: Option<u64>,
+    pub verify_backlog_batch: Option<u64>,
     pub verify_state_save: Option<bool>,
     pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
@@ -497,6 +499,8 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("verify_fatal", [], flag, "Stop the job at the first bad block (default 0: hiops checks every block and counts the bad ones; either way a bad block makes the exit code 4).", |d, v| { d.verify_fatal = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_dump", [], flag, "Write each bad block (at most 64 a thread) as fio does: FILE.OFFSET.received and FILE.OFFSET.expected in the current directory, or FILE.OFFSET.hdr_fail when its header is wrong.", |d, v| { d.verify_dump = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("verify_backlog_batch", [], value, "How many writes each verify_backlog check reads back (default: verify_backlog).", |d, v| { d.verify_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("verify_async", [], value, "Accepted, no effect: hiops checks each block in the job's thread as its read completes (the checksum of a block costs less than a hand-off to another thread).", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops has no verify threads (see verify_async).", |_, v| { cpus_list(need(v)?).map(|_| ()) }),
     opt!("experimental_verify", [], flag, "Accepted: hiops' check already knows every block the job wrote last (its block map), which fio's experimental_verify rebuilds by replaying the workload; the same blocks are checked.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -650,14 +654,6 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "verify_backlog",
-        "hiops checks the written blocks after the writes (and every read of a written block as it completes); drop it",
-    ),
-    (
-        "verify_backlog_batch",
-        "hiops checks the written blocks after the writes (and every read of a written block as it completes); drop it",
-    ),
     (
         "verify_offset",
         "hiops' header is at the start of each verified chunk, where fio puts it by default; drop it",

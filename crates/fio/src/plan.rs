@@ -572,6 +572,8 @@ impl Draft {
         };
         spec.verify_fatal = self.verify_fatal.unwrap_or(false);
         spec.verify_dump = self.verify_dump.unwrap_or(false);
+        spec.verify_backlog = self.verify_backlog.unwrap_or(0);
+        spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
         // fio keeps its state file by default; hiops' own command line only
         // when asked.
         spec.verify_state_save = self.verify_state_save.unwrap_or(fio);

@@ -626,6 +626,33 @@ pub(crate) struct VerifyState {
     pub(crate) dump: Option<Dump>,
     /// fio's verify state file, kept while the job writes.
     pub(crate) state: Option<state::StateLog>,
+    /// fio's verify_backlog: checks during the writes.
+    pub(crate) backlog: Option<Backlog>,
+}
+
+/// fio's verify_backlog and verify_backlog_batch (io_u.c,
+/// check_get_verify): when the writes not checked yet are a multiple of
+/// `every` and the last I/O was a write, `batch` of the oldest are read
+/// back and checked.
+pub(crate) struct Backlog {
+    every: u64,
+    batch: u64,
+    /// Done writes not checked yet: (target, offset, len, write number).
+    pending: std::collections::VecDeque<(u32, u64, u32, u32)>,
+    last_was_write: bool,
+    due: u64,
+}
+
+impl Backlog {
+    pub(crate) fn new(every: u64, batch: u64) -> Backlog {
+        Backlog {
+            every: every.max(1),
+            batch: if batch == 0 { every } else { batch },
+            pending: Default::default(),
+            last_was_write: false,
+            due: 0,
+        }
+    }
 }
 
 impl VerifyState {
@@ -642,6 +669,7 @@ impl VerifyState {
             fatal: false,
             dump: None,
             state: None,
+            backlog: None,
         }
     }
 
@@ -670,6 +698,40 @@ impl VerifyState {
                 None => log.save(writes, hiops_hal::now_ns()),
             }
         }
+    }
+
+    /// The next read verify_backlog wants, if one is due: the oldest done
+    /// write still holding its chunks (a later write replaced the others).
+    /// Like fio's get_next_verify, each draws a seed from the verify
+    /// stream, so the writes after it carry fio's seeds.
+    pub(crate) fn backlog_read(&mut self) -> Option<crate::generator::NextIo> {
+        let b = self.backlog.as_mut()?;
+        let n = b.pending.len() as u64;
+        if b.due == 0 && n > 0 && n % b.every == 0 && b.last_was_write {
+            b.due = b.batch;
+        }
+        while b.due > 0 {
+            let (target, offset, len, seq) = b.pending.pop_front()?;
+            let map = &mut self.maps[target as usize];
+            let r = map.range(offset, len);
+            if map.chunks[r.clone()].iter().any(|c| c.seq != seq || c.busy) {
+                continue;
+            }
+            b.due -= 1;
+            for c in &mut map.chunks[r] {
+                c.verified = true;
+            }
+            if self.stamper.seeded() {
+                self.seeds.block_seed();
+            }
+            return Some(crate::generator::NextIo {
+                op: hiops_hal::Op::Read,
+                target,
+                offset,
+                len,
+            });
+        }
+        None
     }
 
     /// verify_fatal: a bad chunk was found; the job stops.
@@ -785,10 +847,18 @@ impl VerifyState {
             return; // a short transfer is counted, not verified
         }
         if op.is_write() {
+            let seq = map.chunks[r.start].pending;
             for (k, c) in map.chunks[r].iter_mut().enumerate() {
                 (c.seq, c.part, c.verified) = (c.pending, k as u16, false);
             }
+            if let Some(b) = self.backlog.as_mut() {
+                b.pending.push_back((target, offset, len, seq));
+                b.last_was_write = true;
+            }
             return;
+        }
+        if let Some(b) = self.backlog.as_mut() {
+            b.last_was_write = false;
         }
         if !self.check {
             return;

@@ -39,6 +39,12 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
         };
     }
     v.fatal = spec.verify_fatal;
+    if spec.verify_backlog > 0 && !spec.verify_only && spec.do_verify {
+        v.backlog = Some(super::Backlog::new(
+            spec.verify_backlog,
+            spec.verify_backlog_batch,
+        ));
+    }
     if spec.verify_state_save && spec.rw.writes() && !spec.verify_only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
