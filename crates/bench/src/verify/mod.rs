@@ -707,7 +707,7 @@ impl VerifyState {
     pub(crate) fn backlog_read(&mut self) -> Option<crate::generator::NextIo> {
         let b = self.backlog.as_mut()?;
         let n = b.pending.len() as u64;
-        if b.due == 0 && n > 0 && n % b.every == 0 && b.last_was_write {
+        if b.due == 0 && n > 0 && n.is_multiple_of(b.every) && b.last_was_write {
             b.due = b.batch;
         }
         while b.due > 0 {
