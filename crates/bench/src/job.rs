@@ -18,10 +18,9 @@ use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
-use crate::verify::{Stamper, VerifyState};
+use crate::verify::VerifyState;
 use crate::worker::{Control, Counters, WorkerPlan};
 use hiops_hal::{now_ns, Command, DepthStats, Op};
-use hiops_rng::FastRng;
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
@@ -62,7 +61,7 @@ impl Books {
         }
         let moved = f.result as u64 == f.cmd.len as u64;
         if let Some(v) = self.verify.as_mut() {
-            v.settle(op, f.cmd.target, f.cmd.offset, moved, f.data);
+            v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, moved, f.data);
         }
         if op.is_sync() {
             self.fsyncs += 1; // counted on its own, not as data I/O
@@ -119,8 +118,6 @@ pub(crate) struct JobThread<'a, D: Driver> {
     counters: &'a Counters,
     driver: D,
     books: Books,
-    /// Stamps and scrambled payloads.
-    rng: FastRng,
     window: Option<Window>,
     deadline_ns: Option<u64>,
     rate_check: Option<RateCheck>,
@@ -143,17 +140,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
         iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
-        let verify = (spec.verify != crate::spec::VerifyMode::Off).then(|| VerifyState {
-            stamper: Stamper::new(spec.verify, spec.verify_pattern.clone())
-                .with_pass(crate::verify::pass_of(spec.randseed)),
-            maps: if spec.verify_only {
-                Vec::new()
-            } else {
-                crate::verify::BlockMap::for_regions(&plan.regions, plan.align)
-            },
-            check: spec.do_verify,
-            report: Default::default(),
-        });
+        let verify = (spec.verify != crate::spec::VerifyMode::Off)
+            .then(|| crate::verify::state::for_thread(plan));
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
         let depth = driver.depth();
@@ -175,7 +163,6 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
             },
-            rng: FastRng::new(spec.randseed ^ (plan.clone as u64).wrapping_mul(0x9E37_79B9)),
             window: None,
             deadline_ns: None,
             rate_check: None,
@@ -200,6 +187,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
                 self.end_window();
                 self.drain();
+                if let Some(v) = self.books.verify.as_mut() {
+                    v.save_state(None);
+                }
                 self.end_fsync(plan.regions.len() as u32);
                 self.verify_pass(plan);
             }
@@ -266,11 +256,57 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
+    /// fio's verify_only: the job's writes are replayed, not done, and
+    /// the blocks they would have written are read back and checked (a
+    /// read job checks every block of its regions).
     fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
+        let Some(v) = self.books.verify.as_mut() else {
+            return;
+        };
+        let spec = self.spec;
+        let interval = v.stamper.interval() as u32;
+        let replayed = spec.rw.writes();
+        if replayed {
+            let saved = if spec.verify_state_load {
+                let path = crate::verify::state::state_path(
+                    &spec.name,
+                    crate::verify::state::thread_number(plan),
+                );
+                match crate::verify::state::load(&path) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        self.books.error.get_or_insert(e);
+                        return;
+                    }
+                }
+            } else {
+                None
+            };
+            crate::verify::state::replay(v, plan, saved.as_ref());
+        }
+        let chunks = v.to_read();
         // fio's verify reads the device, never a cached copy.
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         self.start_window(now_ns());
-        self.pump(&mut ReadBack::new(&plan.regions, None, plan.align));
+        if replayed {
+            let max = spec.bs_max();
+            self.pump(&mut ReadBack::written(
+                &plan.regions,
+                chunks,
+                interval,
+                max,
+                true,
+            ));
+        } else {
+            // Blocks of the read size, as fio's read job verifies its reads.
+            let read = spec.bs_for(hiops_hal::Op::Read);
+            let unit = if read.is_fixed() {
+                read.max()
+            } else {
+                interval
+            };
+            self.pump(&mut ReadBack::every(&plan.regions, unit));
+        }
         self.end_window();
         self.drain();
     }
@@ -281,12 +317,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let Some(v) = self.books.verify.as_mut() else {
             return;
         };
-        if !v.check || self.books.error.is_some() {
+        if !v.check || self.books.error.is_some() || v.halted() {
             return;
         }
-        // Which blocks to read: those acknowledged (the books keep the maps
-        // to check each read against its generation).
-        let written: Vec<Vec<u64>> = v.maps.iter().map(|m| m.committed.clone()).collect();
+        // Which chunks to read: those acknowledged (the books keep the maps
+        // to check each read against its write).
+        let chunks = v.to_read();
+        let interval = v.stamper.interval() as u32;
         // As fio: what the writes left in the page cache goes to the device
         // and out of the cache, so the check reads the device.
         if let Err(e) = crate::cache::sync(&plan.targets) {
@@ -296,10 +333,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         let t0 = now_ns();
         self.books.booking = true;
-        self.pump(&mut ReadBack::new(
+        let max = self.spec.bs_max();
+        self.pump(&mut ReadBack::written(
             &plan.regions,
-            Some(&written),
-            plan.align,
+            chunks,
+            interval,
+            max,
+            false,
         ));
         self.drain();
         self.books.booking = false;
@@ -309,7 +349,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// The loop over one source. Returns when the source is done, the job
     /// stopped (for a stoppable source), or an I/O failed.
     fn pump(&mut self, src: &mut impl Source) {
-        while self.books.error.is_none() {
+        while self.books.error.is_none() && !self.books.verify.as_ref().is_some_and(|v| v.halted())
+        {
             let now = now_ns();
             if src.stoppable() && self.should_stop(now) {
                 return;
@@ -361,7 +402,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let mut now = now;
         while self.driver.busy() < depth {
-            let next = src.next(now);
+            // verify_backlog's reads go between the workload's I/Os.
+            let backlog = match self.books.verify.as_mut() {
+                Some(v) if src.stoppable() => v.backlog_read(),
+                _ => None,
+            };
+            let next = match backlog {
+                Some(io) => Next::Io { io, start_ns: now },
+                None => src.next(now),
+            };
             let Next::Io { io, start_ns } = next else {
                 return Some(next);
             };
@@ -397,12 +446,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
 
     /// Stages one command; false when verification must wait for its block.
     fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, String> {
-        let generation = match self.books.verify.as_mut() {
-            Some(v) => match v.claim(io.op, io.target, io.offset) {
-                Some(g) => g,
+        let stamp = match self.books.verify.as_mut() {
+            Some(v) => match v.claim(io.op, io.target, io.offset, io.len) {
+                Some(s) => s,
                 None => return Ok(false),
             },
-            None => 0,
+            None => Default::default(),
         };
         let cmd = Command {
             op: io.op,
@@ -413,11 +462,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if let Some(log) = self.iolog.as_mut() {
             log.io(start_ns, io.op, io.target, io.offset, io.len);
         }
-        let (verify, rng) = (&self.books.verify, &mut self.rng);
+        let verify = &self.books.verify;
         let salt = self.books.totals[1].0;
         let pattern = self.spec.buffer_pattern.as_deref();
         let fill = |buf: &mut [u8]| match (verify, pattern) {
-            (Some(v), _) => v.stamper.stamp(buf, io.offset, generation, rng),
+            (Some(v), _) => v.stamper.stamp(buf, io.offset, &stamp),
             (None, Some(p)) => fill_pattern(buf, p),
             (None, None) => scramble(buf, io.offset, salt),
         };
@@ -502,7 +551,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if self.latency_done {
             return true;
         }
-        self.ctrl.stopped(self.job) || self.deadline_ns.is_some_and(|d| now >= d)
+        self.ctrl.stopped(self.job)
+            || self.deadline_ns.is_some_and(|d| now >= d)
+            || self.books.verify.as_ref().is_some_and(|v| v.halted())
     }
 
     /// Opens the measured window when the run's ramp is over; checks
@@ -514,6 +565,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         if self.spec.rate_min.iter().any(Option::is_some) {
             self.check_rate_min(now);
+        }
+        if let Some(v) = self.books.verify.as_mut() {
+            v.save_state(Some(now));
         }
     }
 

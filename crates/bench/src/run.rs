@@ -180,17 +180,31 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
 
 fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
     if spec.verify != VerifyMode::Off {
-        if !spec.bs.is_fixed() || spec.bs_write.is_some() {
-            return usage("--verify needs one block size: drop --bssplit or the bs range");
-        }
+        let interval = crate::verify::interval_of(spec);
         let min = crate::verify::min_block(spec.verify);
-        if (spec.bs_min() as usize) < min {
-            return usage(format!("--verify needs blocks of at least {min} bytes"));
+        if (interval as usize) < min {
+            return usage(format!(
+                "--verify={} needs blocks (or a verify_interval) of at least {min} bytes: each holds its header",
+                crate::verify::name_of(spec.verify)
+            ));
         }
-        if spec.verify == VerifyMode::Pattern
-            && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
+        if spec.bs_max() / interval > u16::MAX as u32 {
+            return usage(format!(
+                "--verify: a block of {} bytes is more than 65535 verify intervals of {interval}: raise verify_interval",
+                spec.bs_max()
+            ));
+        }
+        if let Some(a) = spec.block_align.filter(|a| a % interval != 0) {
+            return usage(format!(
+                "--blockalign={a} is not a multiple of the verify interval ({interval} bytes): each verified chunk starts on one"
+            ));
+        }
+        if matches!(
+            spec.verify,
+            VerifyMode::Pattern | VerifyMode::PatternNoHeader
+        ) && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
         {
-            return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number or a \"quoted string\")");
+            return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number, a \"quoted string\" or %o)");
         }
         if spec.buffer_pattern.is_some() {
             return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
@@ -210,14 +224,10 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Offsets are multiples of this: the block (verify), fio's blockalign, or
-/// the smallest block size.
+/// Offsets are multiples of this: fio's blockalign, or the smallest block
+/// size (with verify, a multiple of the verify interval: validated).
 fn job_align(spec: &JobSpec) -> u64 {
-    if spec.verify != VerifyMode::Off {
-        spec.bs_max() as u64
-    } else {
-        spec.block_align.unwrap_or(spec.bs_min()) as u64
-    }
+    spec.block_align.unwrap_or(spec.bs_min()) as u64
 }
 
 /// The targets a clone uses: all of the job's, or (fio's layout without a

@@ -232,30 +232,60 @@ impl Source for Workload {
     }
 }
 
-/// Reads back blocks to check their stamps: the blocks this thread wrote
-/// (`written`: each block's acknowledged generation, 0 for none), or every
-/// block of its regions (verify_only).
+/// Reads back blocks to check their stamps: the writes a thread made (or
+/// a replay says a writing job made), each read whole as fio reads back
+/// its io pieces, or every block of its regions (verify_only of a read job).
 pub(crate) struct ReadBack<'a> {
     regions: &'a [Region],
-    written: Option<&'a [Vec<u64>]>,
-    bs: u32,
+    what: What,
     region: usize,
     block: u64,
     stoppable: bool,
     held: Option<(NextIo, u64)>,
 }
 
+enum What {
+    /// Every block of this many bytes.
+    Every(u32),
+    /// Chunks of `chunk` bytes: each one's write number (0: skip) and place
+    /// in its write; reads of consecutive chunks of one write, up to `max`
+    /// bytes.
+    Written {
+        chunks: Vec<Vec<(u32, u16)>>,
+        chunk: u32,
+        max: u32,
+    },
+}
+
 impl<'a> ReadBack<'a> {
-    pub(crate) fn new(regions: &'a [Region], written: Option<&'a [Vec<u64>]>, bs: u32) -> Self {
+    /// Every block of `bs` bytes.
+    pub(crate) fn every(regions: &'a [Region], bs: u32) -> Self {
         ReadBack {
             regions,
-            written,
-            bs,
+            what: What::Every(bs),
             region: 0,
             block: 0,
-            // verify_only is the job itself and honours Ctrl-C; a check
-            // after the workload always finishes.
-            stoppable: written.is_none(),
+            stoppable: true,
+            held: None,
+        }
+    }
+
+    /// The written chunks (see `VerifyState::to_read`), in reads of at
+    /// most `max` bytes. `stoppable`: verify_only is the job itself and
+    /// honours Ctrl-C; a check after the workload always finishes.
+    pub(crate) fn written(
+        regions: &'a [Region],
+        chunks: Vec<Vec<(u32, u16)>>,
+        chunk: u32,
+        max: u32,
+        stoppable: bool,
+    ) -> Self {
+        ReadBack {
+            regions,
+            what: What::Written { chunks, chunk, max },
+            region: 0,
+            block: 0,
+            stoppable,
             held: None,
         }
     }
@@ -267,22 +297,50 @@ impl Source for ReadBack<'_> {
             return Next::Io { io, start_ns };
         }
         while let Some(r) = self.regions.get(self.region) {
-            let blocks = r.len / self.bs as u64;
-            if self.block >= blocks {
-                (self.region, self.block) = (self.region + 1, 0);
-                continue;
-            }
-            let b = self.block;
-            self.block += 1;
-            if self.written.is_none_or(|w| w[self.region][b as usize] > 0) {
-                let io = NextIo {
-                    op: Op::Read,
-                    target: self.region as u32,
-                    offset: r.start + b * self.bs as u64,
-                    len: self.bs,
-                };
-                return Next::Io { io, start_ns: now };
-            }
+            let (first, len) = match &self.what {
+                What::Every(bs) => {
+                    if self.block >= r.len / *bs as u64 {
+                        (self.region, self.block) = (self.region + 1, 0);
+                        continue;
+                    }
+                    self.block += 1;
+                    (self.block - 1, *bs)
+                }
+                What::Written { chunks, chunk, max } => {
+                    let w = &chunks[self.region];
+                    let i = self.block as usize;
+                    if i >= w.len() {
+                        (self.region, self.block) = (self.region + 1, 0);
+                        continue;
+                    }
+                    let (seq, _) = w[i];
+                    if seq == 0 {
+                        self.block += 1;
+                        continue;
+                    }
+                    let mut j = i + 1;
+                    while j < w.len()
+                        && w[j].0 == seq
+                        && w[j].1 == w[j - 1].1.wrapping_add(1)
+                        && (j + 1 - i) as u64 * *chunk as u64 <= *max as u64
+                    {
+                        j += 1;
+                    }
+                    self.block = j as u64;
+                    (i as u64, (j - i) as u32 * *chunk)
+                }
+            };
+            let unit = match &self.what {
+                What::Every(bs) => *bs,
+                What::Written { chunk, .. } => *chunk,
+            };
+            let io = NextIo {
+                op: Op::Read,
+                target: self.region as u32,
+                offset: r.start + first * unit as u64,
+                len,
+            };
+            return Next::Io { io, start_ns: now };
         }
         Next::Done
     }

@@ -308,18 +308,67 @@ pub enum ExitWhat {
     All,
 }
 
-/// What to verify.
+/// What to verify: fio's `verify` (verify.h names the kinds). Every kind
+/// but the pattern without a header and null writes fio's block layout
+/// (crates/bench/src/verify, docs/output.md "Verify").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VerifyMode {
     Off,
-    /// Stamp every written block with a CRC32C and check it when read back.
-    Crc32c,
-    /// The same with an MD5 digest.
+    /// fio's `meta`: the header alone (and the pattern, if one is given).
+    Meta,
     Md5,
-    /// The same with a SHA-256 digest.
+    Crc64,
+    Crc32,
+    /// crc32c (also fio's crc32c-intel).
+    Crc32c,
+    Crc16,
+    Crc7,
     Sha256,
-    /// A header plus `verify_pattern` repeated as the payload, compared byte by byte.
+    Sha512,
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    Xxhash,
+    Sha1,
+    /// A header plus `verify_pattern` repeated as the payload, compared byte
+    /// by byte (fio's choice for a verify_pattern without verify).
     Pattern,
+    /// fio's `verify=pattern`: the whole block is the pattern, no header.
+    PatternNoHeader,
+    /// fio's `null`: blocks are read back and not checked.
+    Null,
+}
+
+impl VerifyMode {
+    /// fio's name for `verify=` (`crc32c-intel` reads as crc32c, `0` and
+    /// `none` as off).
+    pub fn parse(name: &str) -> Option<VerifyMode> {
+        Some(match name {
+            "0" | "none" => VerifyMode::Off,
+            "1" | "crc32c" | "crc32c-intel" => VerifyMode::Crc32c,
+            "meta" => VerifyMode::Meta,
+            "md5" => VerifyMode::Md5,
+            "crc64" => VerifyMode::Crc64,
+            "crc32" => VerifyMode::Crc32,
+            "crc16" => VerifyMode::Crc16,
+            "crc7" => VerifyMode::Crc7,
+            "sha256" => VerifyMode::Sha256,
+            "sha512" => VerifyMode::Sha512,
+            "sha3-224" => VerifyMode::Sha3_224,
+            "sha3-256" => VerifyMode::Sha3_256,
+            "sha3-384" => VerifyMode::Sha3_384,
+            "sha3-512" => VerifyMode::Sha3_512,
+            "xxhash" => VerifyMode::Xxhash,
+            "sha1" => VerifyMode::Sha1,
+            "pattern" => VerifyMode::PatternNoHeader,
+            "null" => VerifyMode::Null,
+            _ => return None,
+        })
+    }
+
+    /// The names `parse` reads, for messages.
+    pub const NAMES: &'static str = "md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, null, 0";
 }
 
 /// An access-pattern hint (posix_fadvise): random turns the file's
@@ -557,8 +606,32 @@ pub struct JobSpec {
     pub verify: VerifyMode,
     /// The payload of stamped blocks (fio's `verify_pattern`); random if None.
     pub verify_pattern: Option<Vec<u8>>,
+    /// Where fio's `%o` stands in `verify_pattern`: the block's offset
+    /// (8 bytes, little-endian) is written there in each block.
+    pub verify_pattern_offsets: Vec<usize>,
     /// Check what was written (fio's `do_verify`); false only stamps.
     pub do_verify: bool,
+    /// A header every this many bytes of a block (fio's verify_interval;
+    /// `None`: fio's default, the smallest block).
+    pub verify_interval: Option<u32>,
+    /// fio's randseed (0x89 unless given), which fio's per-block rand_seed
+    /// stream starts from.
+    pub verify_seed: u64,
+    /// Stop at the first bad block (fio's verify_fatal).
+    pub verify_fatal: bool,
+    /// Write a bad block as read and as expected to files (fio's verify_dump).
+    pub verify_dump: bool,
+    /// During the writes, check `verify_backlog_batch` done writes after
+    /// every this many writes (fio's verify_backlog; 0: off).
+    pub verify_backlog: u64,
+    /// 0: verify_backlog's count.
+    pub verify_backlog_batch: u64,
+    /// Keep fio's verify state file up to date while a writing job runs
+    /// (fio's verify_state_save).
+    pub verify_state_save: bool,
+    /// verify_only checks only the writes the state file names as done
+    /// (fio's verify_state_load).
+    pub verify_state_load: bool,
     /// Read and check stamps already on the target without writing.
     pub verify_only: bool,
     /// Block devices the user named as writable despite the safety checks.
@@ -690,7 +763,16 @@ impl JobSpec {
             rate_min: [None; 2],
             verify: VerifyMode::Off,
             verify_pattern: None,
+            verify_pattern_offsets: Vec::new(),
             do_verify: true,
+            verify_interval: None,
+            verify_seed: 0x89,
+            verify_fatal: false,
+            verify_dump: false,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
+            verify_state_save: false,
+            verify_state_load: false,
             verify_only: false,
             allow_write_devices: Vec::new(),
             meta: JobMeta::default(),

@@ -290,6 +290,9 @@ fn a_rank_whose_blocks_fail_verification_fails_the_run_naming_it() {
         "--rw=write",
         "--bs=4k",
         "--verify=crc32c",
+        // Job files keep fio's verify state file in the current directory
+        // by default: not in this test's.
+        "--verify_state_save=0",
     ];
     let Some(out) = mpirun(4, &args(&job)) else {
         return;

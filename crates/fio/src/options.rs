@@ -86,8 +86,17 @@ pub struct Draft {
     pub group_reporting: bool,
     pub verify: Option<VerifyMode>,
     pub verify_pattern: Option<Vec<u8>>,
+    /// Where `%o` stands in verify_pattern.
+    pub verify_pattern_offsets: Vec<usize>,
     pub do_verify: Option<bool>,
     pub verify_only: Option<bool>,
+    pub verify_interval: Option<u32>,
+    pub verify_fatal: Option<bool>,
+    pub verify_dump: Option<bool>,
+    pub verify_backlog: Option<u64>,
+    pub verify_backlog_batch: Option<u64>,
+    pub verify_state_save: Option<bool>,
+    pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
     pub nowait: Option<bool>,
     pub fixedbufs: Option<bool>,
@@ -529,19 +538,31 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
-    opt!("verify", [], flag, "crc32c (also crc32c-intel, crc32, meta), md5, sha256 or pattern: stamp each written block (offset, generation, checksum) and check it on read-back; 0/none.", |d, v| {
-        d.verify = Some(match v.unwrap_or("crc32c") {
-            "0" | "none" => VerifyMode::Off,
-            "1" | "crc32c" | "crc32c-intel" | "crc32" | "meta" => VerifyMode::Crc32c,
-            "md5" => VerifyMode::Md5,
-            "sha256" => VerifyMode::Sha256,
-            "pattern" => VerifyMode::Pattern,
-            s => return Err(format!("verify={s} is not implemented: use crc32c, md5, sha256 or pattern")),
-        }); Ok(())
+    opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
+        let name = v.unwrap_or("crc32c");
+        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| format!("verify={name} is not one of fio's: use {}", VerifyMode::NAMES))?);
+        Ok(())
     }),
-    opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", or a mix; alone it means verify=pattern.", |d, v| { d.verify_pattern = Some(value::pattern(need(v)?)?); Ok(()) }),
+    opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
+        let (bytes, at) = value::pattern_with_offsets(need(v)?)?;
+        d.verify_pattern = Some(bytes);
+        d.verify_pattern_offsets = at;
+        Ok(())
+    }),
     opt!("do_verify", [], flag, "Check written blocks (1, default); 0 only stamps them.", |d, v| { d.do_verify = Some(value::boolean(v)?); Ok(()) }),
-    opt!("verify_only", [], flag, "Only read the target and check the stamps a previous verify run wrote.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_only", [], flag, "Do not write: check the blocks the job's writes would have left (a read job: every block), as a previous run with the same options wrote them.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_interval", [], value, "A verify header every this many bytes of a block (default: the smallest block size; it must divide every block size).", |d, v| {
+        let n = u32_of(value::size(need(v)?, d.kb_base)?, "verify_interval")?;
+        if n < 80 { return Err("must be at least 80 (twice fio's header)".into()); }
+        d.verify_interval = Some(n); Ok(())
+    }),
+    opt!("verify_fatal", [], flag, "Stop the job at the first bad block (default 0: hiops checks every block and counts the bad ones; either way a bad block makes the exit code 4).", |d, v| { d.verify_fatal = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_dump", [], flag, "Write each bad block (at most 64 a thread) as fio does: FILE.OFFSET.received and FILE.OFFSET.expected in the current directory, or FILE.OFFSET.hdr_fail when its header is wrong.", |d, v| { d.verify_dump = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("verify_backlog_batch", [], value, "How many writes each verify_backlog check reads back (default: verify_backlog).", |d, v| { d.verify_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("verify_async", [], value, "Accepted, no effect: hiops checks each block in the job's thread as its read completes (the checksum of a block costs less than a hand-off to another thread).", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops has no verify threads (see verify_async).", |_, v| { cpus_list(need(v)?).map(|_| ()) }),
+    opt!("experimental_verify", [], flag, "Accepted: hiops' check already knows every block the job wrote last (its block map), which fio's experimental_verify rebuilds by replaying the workload; the same blocks are checked.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
     opt!("fixedbufs", [], flag, "io_uring: registered buffers.", |d, v| { d.fixedbufs = Some(value::boolean(v)?); Ok(()) }),
@@ -650,13 +671,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "Accepted when 1 (fio's default), no effect. 0 is refused: hiops always reports a job's figures.", |_, v| {
         only_when(value::boolean(v)?, true, "hiops always reports a job's figures; drop stats=0")
     }),
-    opt!("verify_fatal", [], flag, "Accepted when 0 (fio's default), no effect: hiops checks every block and counts the bad ones (exit code 4). 1 is refused.", |_, v| {
-        only_when(value::boolean(v)?, false, "hiops checks every block and reports the count and the first bad one (exit code 4); drop verify_fatal=1")
-    }),
-    opt!("verify_state_save", [], flag, "Accepted, no effect: it only writes fio's verify state file as a job ends; hiops' verify_only reads the stamps back from the target itself.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("verify_state_load", [], flag, "Accepted when 0, no effect. 1 is refused: use verify_only, which checks the stamps a previous run wrote.", |_, v| {
-        only_when(value::boolean(v)?, false, "use verify_only=1, which checks the stamps a previous run wrote")
-    }),
+    opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_state_load", [], flag, "With verify_only: read local-JOB-N-verify.state and check only the writes it names as done (what a stopped or killed run completed).", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it")) }
@@ -743,34 +759,13 @@ pub static OPTIONS: &[OptDef] = &[
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
-        "verify_interval",
-        "hiops stamps and checks whole blocks; drop it",
-    ),
-    (
-        "verify_backlog",
-        "hiops checks every read of a stamped block as it completes; drop it",
-    ),
-    (
-        "verify_backlog_batch",
-        "hiops checks every read of a stamped block as it completes; drop it",
-    ),
-    (
-        "verify_async",
-        "hiops checks blocks in the job's own thread as they complete; drop it",
-    ),
-    (
-        "verify_async_cpus",
-        "hiops checks blocks in the job's own thread as they complete; drop it",
-    ),
-    (
-        "verify_dump",
-        "hiops reports the first bad block's offset and reason in the JSON (hiops.verify); drop it",
-    ),
-    (
         "verify_offset",
-        "hiops' stamp is at the start of each block; drop it",
+        "hiops' header is at the start of each verified chunk, where fio puts it by default; drop it",
     ),
-    ("experimental_verify", "use verify=crc32c"),
+    (
+        "verify_pattern_interval",
+        "fio 3.33 has no verify_pattern_interval (fio 3.40 added it); drop it",
+    ),
     (
         "zonecapacity",
         "zoned block devices (zonemode=zbd) are not supported; drop it",

@@ -619,8 +619,31 @@ impl Draft {
             (None, None) => VerifyMode::Off,
         };
         spec.verify_pattern = self.verify_pattern.clone();
+        spec.verify_pattern_offsets = self.verify_pattern_offsets.clone();
         spec.do_verify = self.do_verify.unwrap_or(true);
         spec.verify_only = self.verify_only.unwrap_or(false);
+        spec.verify_interval = self.verify_interval;
+        // fio's per-block seeds start from its randseed (0x89 by default;
+        // randrepeat=0 without a randseed: this run's own seed).
+        spec.verify_seed = match (self.randseed, self.randrepeat) {
+            (Some(s), _) => s,
+            (None, Some(false)) => spec.randseed,
+            (None, _) => 0x89,
+        };
+        spec.verify_fatal = self.verify_fatal.unwrap_or(false);
+        spec.verify_dump = self.verify_dump.unwrap_or(false);
+        spec.verify_backlog = self.verify_backlog.unwrap_or(0);
+        spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
+        // fio keeps its state file by default; hiops' own command line only
+        // when asked.
+        spec.verify_state_save = self.verify_state_save.unwrap_or(fio);
+        spec.verify_state_load = self.verify_state_load.unwrap_or(false);
+        if spec.verify_state_load && !spec.verify_only {
+            return Err(
+                "verify_state_load checks what a stopped run wrote: use it with verify_only=1"
+                    .into(),
+            );
+        }
         if spec.verify_only {
             if spec.verify == VerifyMode::Off {
                 spec.verify = VerifyMode::Crc32c;

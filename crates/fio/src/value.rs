@@ -148,9 +148,21 @@ pub fn percent(text: &str) -> Result<u32, String> {
 /// numbers in the i32 range (little-endian, as few bytes as the value needs,
 /// 0 as one byte) and double-quoted strings. `0xff0x14` is two runs.
 pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
+    pattern_parts(text, false).map(|(bytes, _)| bytes)
+}
+
+/// [`pattern`] with fio's `%o` (verify_pattern's format, lib/pattern.c
+/// parse_format): 8 bytes the block's offset goes into; returns the bytes
+/// and where each `%o` stands.
+pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
+    pattern_parts(text, true)
+}
+
+fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), String> {
     let text = text.trim();
     let bad = |why: &str| Err(format!("verify_pattern '{text}': {why}"));
     let mut out = Vec::new();
+    let mut at = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {
         let lower = rest.to_ascii_lowercase();
@@ -163,6 +175,10 @@ pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
             }
             out.extend_from_slice(&quoted.as_bytes()[..end]);
             rest = &quoted[end + 1..];
+        } else if offsets && rest.starts_with("%o") {
+            at.push(out.len());
+            out.extend_from_slice(&[0; 8]);
+            rest = &rest[2..];
         } else if rest.starts_with('%') || rest.starts_with('\'') {
             return bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\"");
         } else if lower.starts_with("0x") {
@@ -219,7 +235,7 @@ pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
     if out.is_empty() {
         return bad("the pattern is empty");
     }
-    Ok(out)
+    Ok((out, at))
 }
 
 #[cfg(test)]
@@ -245,6 +261,15 @@ mod tests {
         assert_eq!(pattern("0x123"), Ok(vec![0x01, 0x23]));
         assert_eq!(pattern("0"), Ok(vec![0]));
         assert!(pattern("%o").unwrap_err().contains("not implemented"));
+        // lib/pattern.c's example #7, and %o alone.
+        assert_eq!(
+            pattern_with_offsets("-100xab\"1\"%o\"2\""),
+            Ok((
+                vec![0xf6, 0xff, 0xff, 0xff, 0xab, 0x31, 0, 0, 0, 0, 0, 0, 0, 0, 0x32],
+                vec![6]
+            ))
+        );
+        assert_eq!(pattern_with_offsets("%o"), Ok((vec![0; 8], vec![0])));
         assert!(pattern("5000000000").unwrap_err().contains("32 bits"));
         assert!(pattern("\"abc").unwrap_err().contains("closing quote"));
         assert!(pattern("zz").unwrap_err().contains("unexpected 'z'"));

@@ -1,0 +1,265 @@
+//! A job thread's verification set up from its plan, and verify_only's
+//! replay of a writing job (fio's do_dry_run: the writes the job would
+//! make, so only those are checked).
+
+use super::{interval_of, pass_of, BlockMap, Dump, Knows, Pattern, Stamper, VerifyState};
+use crate::spec::TargetSpec;
+use crate::worker::WorkerPlan;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+/// Bad chunks one thread writes to files at most (verify_dump).
+const DUMPS: u32 = 64;
+
+/// fio's thread_number of a plan's thread (from 1, across the run).
+pub(crate) fn thread_number(plan: &WorkerPlan<'_>) -> u32 {
+    plan.spec.logs.first_thread + plan.clone
+}
+
+pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
+    let spec = plan.spec;
+    let interval = interval_of(spec);
+    let pattern = spec
+        .verify_pattern
+        .clone()
+        .map(|b| Pattern::new(b, spec.verify_pattern_offsets.clone()));
+    let thread = thread_number(plan);
+    let stamper = Stamper::new(spec.verify, pattern, interval as usize)
+        .with_pass(pass_of(spec.randseed))
+        .with_thread(thread);
+    let mut v = VerifyState::new(stamper, spec.verify_seed, thread, spec.do_verify);
+    if !spec.verify_only {
+        v.maps = BlockMap::for_regions(&plan.regions, interval);
+        v.knows = Knows::Run;
+    } else if spec.rw.writes() {
+        v.maps = BlockMap::for_regions(&plan.regions, interval);
+        let mixed = spec.rw.reads();
+        v.knows = Knows::Replay {
+            check_seed: mixed && v.stamper.seeded(),
+        };
+    }
+    v.fatal = spec.verify_fatal;
+    if spec.verify_backlog > 0 && !spec.verify_only && spec.do_verify {
+        v.backlog = Some(super::Backlog::new(
+            spec.verify_backlog,
+            spec.verify_backlog_batch,
+        ));
+    }
+    if spec.verify_state_save && spec.rw.writes() && !spec.verify_only {
+        v.state = Some(StateLog::new(plan, spec.effective_depth()));
+    }
+    if spec.verify_dump {
+        let names = (0..plan.regions.len())
+            .map(|i| match &spec.targets {
+                TargetSpec::Paths(p) => p
+                    .get(plan.target_base as usize + i)
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                TargetSpec::Ram => spec.name.clone(),
+            })
+            .collect();
+        v.dump = Some(Dump { names, left: DUMPS });
+    }
+    v
+}
+
+/// Replays the writes of the job's workload without doing them: each
+/// chunk is known by the write that would have left it (fio's io_piece
+/// log after do_dry_run), and draws its rand_seed in the same order.
+/// With a state file (`saved`), only the writes it names as done.
+pub(crate) fn replay(v: &mut VerifyState, plan: &WorkerPlan<'_>, saved: Option<&Saved>) {
+    let spec = plan.spec;
+    let mut gen = plan.generator();
+    let mut left = plan.budget;
+    let mut ios = spec.number_ios.unwrap_or(u64::MAX);
+    let mut writes = 0;
+    while left > 0 && ios > 0 {
+        let io = gen.next_io();
+        if io.op.is_write() {
+            writes += 1;
+            let keep = saved.is_none_or(|s| s.done(writes, io.target as u64, io.offset));
+            v.replay_write(io.target, io.offset, io.len, keep);
+        }
+        left = left.saturating_sub(io.len as u64);
+        ios -= 1;
+    }
+}
+
+/// fio's verify state file of a thread (verify-state.h,
+/// verify_state_gen_name): `local-NAME-INDEX-verify.state`, '/' in the
+/// name as '.', INDEX the thread's number from 0.
+pub(crate) fn state_path(name: &str, thread_number: u32) -> PathBuf {
+    let name = name.replace('/', ".");
+    PathBuf::from(format!("local-{name}-{}-verify.state", thread_number - 1))
+}
+
+/// What a writing thread keeps for its state file: its last writes, and
+/// those still in flight.
+pub(crate) struct StateLog {
+    path: PathBuf,
+    name: String,
+    index: u32,
+    files: u32,
+    /// The last claimed writes: (number from 1, target, offset, done).
+    ring: VecDeque<(u64, u32, u64, bool)>,
+    cap: usize,
+    in_flight: Vec<(u64, u32, u64)>,
+    saved_ns: u64,
+}
+
+impl StateLog {
+    pub(crate) fn new(plan: &WorkerPlan<'_>, depth: u32) -> StateLog {
+        let cap = (4 * depth as usize).max(16);
+        StateLog {
+            path: state_path(&plan.spec.name, thread_number(plan)),
+            name: plan.spec.name.clone(),
+            index: thread_number(plan) - 1,
+            files: plan.regions.len() as u32,
+            ring: VecDeque::with_capacity(cap + 1),
+            cap,
+            in_flight: Vec::with_capacity(depth as usize),
+            saved_ns: 0,
+        }
+    }
+
+    pub(crate) fn claimed(&mut self, n: u64, target: u32, offset: u64) {
+        self.ring.push_back((n, target, offset, false));
+        if self.ring.len() > self.cap {
+            self.ring.pop_front();
+        }
+        self.in_flight.push((n, target, offset));
+    }
+
+    pub(crate) fn completed(&mut self, target: u32, offset: u64, moved: bool) {
+        let Some(i) = self
+            .in_flight
+            .iter()
+            .position(|w| (w.1, w.2) == (target, offset))
+        else {
+            return;
+        };
+        let (n, ..) = self.in_flight.swap_remove(i);
+        if let Some(w) = self.ring.iter_mut().find(|w| w.0 == n) {
+            w.3 = moved;
+        }
+    }
+
+    /// Saves at most every 250 ms (a killed run leaves the last one).
+    pub(crate) fn tick(&mut self, writes: u64, now_ns: u64) {
+        if now_ns.saturating_sub(self.saved_ns) >= 250_000_000 {
+            self.save(writes, now_ns);
+        }
+    }
+
+    /// Writes the file in fio's format (a new file renamed over the old,
+    /// so a kill leaves a whole one). fio's rule on reading it
+    /// (verify.c, verify_state_should_stop): the first `numberio - depth`
+    /// writes are done, later ones up to `numberio` when listed. hiops
+    /// lists the done writes among its last ones as `depth`; when an older
+    /// write is still in flight, only the writes before it count.
+    pub(crate) fn save(&mut self, writes: u64, now_ns: u64) {
+        self.saved_ns = now_ns;
+        let oldest = self.in_flight.iter().map(|w| w.0).min();
+        let first_in_ring = self.ring.front().map_or(writes + 1, |w| w.0);
+        let (numberio, depth, comps): (u64, u32, Vec<(u64, u64)>) = match oldest {
+            Some(o) if o < first_in_ring => (o - 1, 0, Vec::new()),
+            _ => {
+                let done = self.ring.iter().filter(|w| w.3);
+                let comps = done.map(|w| (w.1 as u64, w.2)).collect();
+                (writes, (writes + 1 - first_in_ring) as u32, comps)
+            }
+        };
+        let bytes = encode(&self.name, self.index, self.files, numberio, depth, &comps);
+        let tmp = self.path.with_extension("state.tmp");
+        let r = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &self.path));
+        if let Err(e) = r {
+            eprintln!("hiops: verify_state_save: {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// verify-state.h: struct verify_state_hdr, then struct thread_io_list
+/// with `depth * nofiles` file_comp entries, little-endian; the header's
+/// crc is fio's crc32c of the list.
+fn encode(
+    name: &str,
+    index: u32,
+    files: u32,
+    numberio: u64,
+    depth: u32,
+    comps: &[(u64, u64)],
+) -> Vec<u8> {
+    let slots = (depth as usize * files as usize).max(comps.len());
+    let mut list = Vec::with_capacity(152 + slots * 16);
+    list.extend_from_slice(&(comps.len() as u64).to_le_bytes());
+    list.extend_from_slice(&(slots as u32 / files.max(1)).to_le_bytes());
+    list.extend_from_slice(&files.to_le_bytes());
+    list.extend_from_slice(&numberio.to_le_bytes());
+    list.extend_from_slice(&(index as u64).to_le_bytes());
+    // thread_rand_state: fio's offset generator, which its loader ignores.
+    list.extend_from_slice(&[0u8; 56]);
+    let mut n = [0u8; 64];
+    let b = name.as_bytes();
+    n[..b.len().min(63)].copy_from_slice(&b[..b.len().min(63)]);
+    list.extend_from_slice(&n);
+    for i in 0..slots {
+        let (f, o) = comps.get(i).copied().unwrap_or((0, 0));
+        list.extend_from_slice(&f.to_le_bytes());
+        list.extend_from_slice(&o.to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(24 + list.len());
+    out.extend_from_slice(&3u64.to_le_bytes());
+    out.extend_from_slice(&(list.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(super::fio_crc32c(&list) as u64).to_le_bytes());
+    out.extend_from_slice(&list);
+    out
+}
+
+/// A state file as read: which writes were done.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Saved {
+    pub(crate) numberio: u64,
+    pub(crate) depth: u64,
+    pub(crate) comps: Vec<(u64, u64)>,
+}
+
+impl Saved {
+    /// Whether write `n` (from 1) of `fileno` at `offset` was done.
+    pub(crate) fn done(&self, n: u64, fileno: u64, offset: u64) -> bool {
+        if n <= self.numberio.saturating_sub(self.depth) {
+            return true;
+        }
+        n <= self.numberio && self.comps.contains(&(fileno, offset))
+    }
+}
+
+/// Reads fio's (or hiops') state file (verify.c, verify_load_state).
+pub(crate) fn load(path: &Path) -> Result<Saved, String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!("verify_state_load: {}: {e} (written by a run with verify_state_save=1 in this directory)", path.display())
+    })?;
+    let bad = |why: &str| format!("verify_state_load: {}: {why}", path.display());
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    if bytes.len() < 24 + 152 || u64_at(&bytes, 0) != 3 {
+        return Err(bad("not a version 3 fio verify state file"));
+    }
+    let size = u64_at(&bytes, 8) as usize;
+    let list = bytes.get(24..24 + size).ok_or_else(|| bad("cut short"))?;
+    if super::fio_crc32c(list) as u64 != u64_at(&bytes, 16) {
+        return Err(bad("its crc does not match (the file is corrupt)"));
+    }
+    let no_comps = u64_at(list, 0) as usize;
+    if 152 + no_comps * 16 > list.len() {
+        return Err(bad("lists more completions than it holds"));
+    }
+    let depth = u32::from_le_bytes(list[8..12].try_into().unwrap()) as u64;
+    let comps = (0..no_comps)
+        .map(|i| (u64_at(list, 152 + i * 16), u64_at(list, 160 + i * 16)))
+        .collect();
+    Ok(Saved {
+        numberio: u64_at(list, 16),
+        depth,
+        comps,
+    })
+}

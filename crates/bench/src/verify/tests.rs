@@ -1,0 +1,168 @@
+use super::*;
+
+const ALL: [VerifyMode; 15] = [
+    VerifyMode::Meta,
+    VerifyMode::Md5,
+    VerifyMode::Crc64,
+    VerifyMode::Crc32,
+    VerifyMode::Crc32c,
+    VerifyMode::Crc16,
+    VerifyMode::Crc7,
+    VerifyMode::Sha256,
+    VerifyMode::Sha512,
+    VerifyMode::Sha3_224,
+    VerifyMode::Sha3_256,
+    VerifyMode::Sha3_384,
+    VerifyMode::Sha3_512,
+    VerifyMode::Xxhash,
+    VerifyMode::Sha1,
+];
+
+fn stamp_of(seq: u32) -> Stamp {
+    Stamp {
+        rand_seed: 0x1234_5678_9abc ^ seq as u64,
+        numberio: seq as u16,
+        seq,
+    }
+}
+
+/// Flips a byte in each place a checksum covers (and, for meta, in the
+/// header) and expects the check to fail.
+fn flips_are_caught(stamper: &Stamper, bs: usize) {
+    let mut buf = vec![0u8; bs];
+    stamper.stamp(&mut buf, 8192, &stamp_of(5));
+    let f = stamper.check(&buf, 8192, 0, 8192).unwrap();
+    assert_eq!(f.hiops, Some((stamper.pass(), 5)), "{stamper:?}");
+    assert_eq!(
+        stamper.check(&buf, 4096, 0, 4096),
+        Err(BadBlock::WrongOffset { found: 8192 })
+    );
+    let payload_checked = stamper.mode() != VerifyMode::Meta || stamper.pattern.is_some();
+    let hs = hdr_size(stamper.mode());
+    let mut places = vec![0usize, 3, 9, 17, 30, 37];
+    if stamper.mode() == VerifyMode::Sha512 {
+        // fio's sha512 keeps copies of some payload bytes only (here the
+        // last 88 and bytes 88..128).
+        places.extend([hs + 100, bs - 1]);
+    } else if payload_checked {
+        places.extend([hs, hs + 1000 % (bs - hs), bs - 1]);
+    }
+    if stamper.mode() != VerifyMode::Meta {
+        places.push(HEADER_LEN);
+    }
+    for pos in places {
+        let mut bad = buf.clone();
+        bad[pos] ^= 0x10;
+        assert!(
+            stamper.check(&bad, 8192, 0, 8192).is_err(),
+            "{stamper:?}: flip at {pos} not caught"
+        );
+    }
+    assert!(matches!(
+        stamper.check(&vec![0u8; bs], 0, 0, 0),
+        Err(BadBlock::NoStamp { .. })
+    ));
+}
+
+#[test]
+fn every_algorithm_checks_its_stamp_and_catches_flipped_bytes() {
+    for mode in ALL {
+        flips_are_caught(&Stamper::new(mode, None, 4096).with_pass(7), 4096);
+        let p = Pattern::new(b"\xde\xad".to_vec(), vec![]);
+        flips_are_caught(&Stamper::new(mode, Some(p), 512), 512);
+    }
+    let p = Pattern::new(vec![0xab], vec![]);
+    flips_are_caught(&Stamper::new(VerifyMode::Pattern, Some(p), 4096), 4096);
+}
+
+#[test]
+fn chunks_carry_their_own_headers_and_the_pattern_runs_across_them() {
+    // A 16 KiB write in 4 KiB chunks, pattern "abc" then %o.
+    let p = Pattern::new(b"abc\0\0\0\0\0\0\0\0".to_vec(), vec![3]);
+    let s = Stamper::new(VerifyMode::Crc32c, Some(p.clone()), 4096);
+    let mut buf = vec![0u8; 16384];
+    s.stamp(&mut buf, 1 << 20, &stamp_of(2));
+    for k in 0..4 {
+        let chunk = &buf[k * 4096..(k + 1) * 4096];
+        let at = (1 << 20) + (k * 4096) as u64;
+        assert!(s.check(chunk, at, k, 1 << 20).is_ok(), "chunk {k}");
+    }
+    // The pattern starts at the block's first byte: the write's offset
+    // follows "abc" at 3, 14, 25, ... (4194 = 381 * 11 + 3, in chunk 1).
+    assert_eq!(&buf[4194..4197], &(1u64 << 20).to_le_bytes()[..3]);
+    // meta and pattern check the payload against the pattern itself.
+    let m = Stamper::new(VerifyMode::Pattern, Some(p), 4096);
+    m.stamp(&mut buf, 1 << 20, &stamp_of(3));
+    assert!(m
+        .check(&buf[8192..12288], (1 << 20) + 8192, 2, 1 << 20)
+        .is_ok());
+    // Read as if it were its own block, chunk 2 is off phase.
+    assert!(matches!(
+        m.check(&buf[8192..12288], (1 << 20) + 8192, 0, (1 << 20) + 8192),
+        Err(BadBlock::Pattern { .. })
+    ));
+}
+
+#[test]
+fn without_a_pattern_the_payload_is_fios_fill_from_rand_seed() {
+    let s = Stamper::new(VerifyMode::Md5, None, 4096);
+    let mut buf = vec![0u8; 8192];
+    s.stamp(&mut buf, 0, &stamp_of(9));
+    let mut fill = vec![0u8; 8192];
+    fiorand::fill_random(&mut fill, stamp_of(9).rand_seed);
+    assert_eq!(&buf[56..4096], &fill[56..4096]);
+    assert_eq!(&buf[4096 + 56..], &fill[4096 + 56..]);
+    // The expected chunk of a corrupted read is what was written.
+    let mut bad = buf[4096..].to_vec();
+    bad[1000] ^= 1;
+    assert_eq!(
+        s.check(&bad, 4096, 1, 0),
+        Err(BadBlock::Checksum { kind: "md5" })
+    );
+    assert_eq!(s.expected(&bad, 4096, 1, 0), &buf[4096..]);
+}
+
+#[test]
+fn a_pattern_block_is_not_passed_without_the_pattern() {
+    let p = Pattern::new(b"abc".to_vec(), vec![]);
+    let mut buf = vec![0u8; 512];
+    Stamper::new(VerifyMode::Pattern, Some(p), 512).stamp(&mut buf, 512, &stamp_of(1));
+    let plain = Stamper::new(VerifyMode::Crc32c, None, 512);
+    assert_eq!(
+        plain.check(&buf, 512, 0, 512),
+        Err(BadBlock::Algorithm { id: 17 })
+    );
+    // Blocks written with md5 are checked by a crc32c job (verify_only).
+    Stamper::new(VerifyMode::Md5, None, 512).stamp(&mut buf, 512, &stamp_of(7));
+    assert_eq!(plain.check(&buf, 512, 0, 512).unwrap().hiops, Some((0, 7)));
+}
+
+#[test]
+fn report_keeps_the_lowest_bad_offset() {
+    let mut r = VerifyReport::default();
+    r.record_bad(8192, BadBlock::Checksum { kind: "crc32c" });
+    r.record_bad(4096, BadBlock::HeaderCrc);
+    let mut other = VerifyReport::default();
+    other.record_bad(12288, BadBlock::HeaderCrc);
+    r.merge(&other);
+    assert_eq!(r.bad_blocks, 3);
+    assert_eq!(r.first_bad.unwrap().0, 4096);
+}
+
+#[test]
+fn intervals_follow_fios_rules() {
+    let mut spec = JobSpec::default_for("x".into());
+    spec.bs = crate::spec::BlockSizes::fixed(16384);
+    assert_eq!(interval_of(&spec), 16384);
+    spec.verify_interval = Some(4096);
+    assert_eq!(interval_of(&spec), 4096);
+    spec.verify_interval = Some(3000);
+    assert_eq!(
+        interval_of(&spec),
+        16384,
+        "an interval that does not divide is dropped"
+    );
+    spec.verify_interval = None;
+    spec.bs = crate::spec::BlockSizes::equal(&[4096, 8192, 12288]);
+    assert_eq!(interval_of(&spec), 4096);
+}
