@@ -32,6 +32,8 @@ pub mod kallsyms;
 pub mod layers;
 mod ring;
 mod sampler;
+pub mod timeline;
+pub mod tracefs;
 
 pub use layers::Layer;
 pub use sampler::{prepare, Prepared, Profiler};
