@@ -80,6 +80,8 @@ pub struct Invocation {
     pub stonewall_ranks: bool,
     /// `--profile[=HZ]`: clocks by layer over the measured window.
     pub profile: Option<hiops_profile::Config>,
+    /// `--timeline`: every I/O followed through the kernel's tracepoints.
+    pub timeline: bool,
 }
 
 impl Invocation {
@@ -123,6 +125,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
     let mut stonewall_ranks = false;
     let mut ignore_unsupported = false;
     let mut profile = None;
+    let mut timeline = false;
     let mut files: Vec<PathBuf> = Vec::new();
     let mut fio_args: Vec<String> = Vec::new();
     let mut i = 0;
@@ -161,6 +164,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             no_progress = true;
         } else if let Some(v) = own_flag(arg, "profile") {
             profile = Some(profile_rate(v)?);
+        } else if arg == "--timeline" {
+            timeline = true;
         } else if arg == "--ignore-unsupported" {
             ignore_unsupported = true;
         } else if arg == "--stonewall-ranks" {
@@ -205,6 +210,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
         no_progress,
         stonewall_ranks,
         profile,
+        timeline,
     })))
 }
 
@@ -252,6 +258,12 @@ hiops flags:
                                        (HZ per CPU, default 1000) and split the
                                        clocks per I/O by layer of the I/O path
                                        (needs root or CAP_PERFMON)
+  --timeline                           follow every I/O through the kernel's
+                                       tracepoints (system call, block layer,
+                                       driver issue, completion, return): the
+                                       stages' distributions and the device
+                                       time (driver issue to completion);
+                                       needs root and tracefs
   --ignore-unsupported                 skip options hiops does not implement
                                        (a warning; the JSON lists them)
   --stonewall-ranks                    under mpirun: every rank stops when the

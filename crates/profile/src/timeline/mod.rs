@@ -22,6 +22,7 @@
 
 mod decode;
 mod matcher;
+mod order;
 mod tracer;
 
 pub use tracer::{prepare, Prepared, Tracer};

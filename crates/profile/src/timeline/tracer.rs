@@ -4,6 +4,7 @@
 
 use super::decode::{Decoded, Decoder, Kind};
 use super::matcher::Matcher;
+use super::order::{monotonic_ns, Ordered};
 use super::Timeline;
 use crate::ring::{open_event, Ring};
 use crate::tracefs::{self, Tracepoint};
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 /// leave room for 100k I/Os per second between two drains.
 const RING_PAGES: usize = 256;
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
+/// Events held for ordering, room made at start: a few drains' worth at
+/// 100k I/Os per second (it grows past that rather than drop events).
+const HELD: usize = 1 << 14;
 /// I/Os in flight at once that can be followed.
 const IN_FLIGHT: usize = 1 << 14;
 /// The system calls of the synchronous engines.
@@ -221,22 +225,27 @@ fn drain_loop(
     let enabled = toggle(&rings, true);
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start tracing: {e}")));
-    let drain = |rings: &mut Vec<Ring>, m: &mut Matcher| {
+    let mut held = Ordered::with_capacity(HELD);
+    let drain = |rings: &mut Vec<Ring>, m: &mut Matcher, held: &mut Ordered, all: bool| {
+        // Read before the rings: every event stamped before the horizon
+        // is in them by now.
+        let now = monotonic_ns();
         for ring in rings.iter_mut() {
             ring.drain_words(|w| match decoder.decode(w) {
-                Decoded::Event(t, e) => m.on(t, e),
+                Decoded::Event(t, e) => held.push(t, e),
                 Decoded::Lost(n) => m.lost += n,
                 Decoded::Skip => {}
             });
         }
+        held.flush(now, all, m);
     };
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
-        drain(&mut rings, &mut m);
+        drain(&mut rings, &mut m, &mut held, false);
     }
     let _ = toggle(&rings, false);
     let window_s = started.elapsed().as_secs_f64();
-    drain(&mut rings, &mut m);
+    drain(&mut rings, &mut m, &mut held, true);
     m.timeline(devices, window_s)
 }
 
