@@ -1,0 +1,132 @@
+//! `--timeline` through the binary, on a loop device the test sets up
+//! (root only; skipped with the reason otherwise): every I/O the jobs
+//! count is followed through each stage, no gap runs backwards, and the
+//! device time (driver issue to completion) is within /proc/diskstats'
+//! service time, which starts earlier, at block-layer entry (DESIGN.md,
+//! "Device vs platform latency").
+
+use hiops_suite::devices::RamDevice;
+use serde_json::Value;
+use std::process::{Command, Stdio};
+
+/// One at a time: each test's I/O must not land in another's window.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn traced_run(dev: &RamDevice, engine: &str, extra: &[&str]) -> Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .stdin(Stdio::null())
+        .args(["run", "--output-format=json", "--no-progress", "--timeline"])
+        .arg(format!("--filename={}", dev.path.display()))
+        .args(["--rw=randread", "--bs=4k", "--direct=1", "--size=64m"])
+        .arg(format!("--ioengine={engine}"))
+        .args(["--runtime=1", "--time_based"])
+        .args(extra)
+        .output()
+        .expect("hiops starts");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    v["hiops"].clone()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A loop device, or None with the reason printed.
+fn device() -> Option<RamDevice> {
+    match RamDevice::loop_on(std::path::Path::new("/dev/shm"), 64 << 20) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("skipped: no loop device to trace ({e})");
+            None
+        }
+    }
+}
+
+/// The timeline, or None (printed) where tracing is not possible here.
+fn timeline(h: &Value) -> Option<&Value> {
+    let t = &h["timeline"];
+    if let Some(why) = t["unavailable"].as_str() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(t)
+}
+
+#[test]
+fn device_time_from_the_driver_issue_is_within_diskstats_time() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = device() else { return };
+    // After a ramp the tracer starts mid-run: at most the one I/O in
+    // flight at each end of the window is counted by one side only.
+    let h = traced_run(&dev, "psync", &["--ramp_time=1"]);
+    let Some(t) = timeline(&h) else { return };
+    let (ios, lost) = (u(&t["ios"]), u(&t["lost"]));
+    let counted = u(&h["total_ios"]);
+    assert!(ios > 100, "too few I/Os followed: {t}");
+    assert!(
+        ios.abs_diff(counted) <= lost + 2,
+        "followed {ios}, counted {counted}: {t}"
+    );
+    for stage in [
+        "syscall",
+        "block_entry",
+        "driver_issue",
+        "completion",
+        "returned",
+    ] {
+        let n = u(&t["stages"][stage]);
+        assert!(n.abs_diff(ios) <= lost, "{stage}: {n} of {ios} I/Os: {t}");
+    }
+    for g in t["gaps"].as_array().unwrap() {
+        assert_eq!(u(&g["negative"]), 0, "a gap ran backwards: {g}");
+        assert!(u(&g["count"]) > 0, "a stage gap with no I/O: {g}");
+    }
+    let split = &h["latency_split"][0];
+    assert_eq!(
+        split["device_source"], "tracepoints: driver issue to completion",
+        "{split}"
+    );
+    let d = &t["device_read"];
+    let traced_total_ns = d["mean_ns"].as_f64().unwrap() * u(&d["count"]) as f64;
+    let disk = split["diskstats_service_ns"]
+        .as_f64()
+        .expect("loop keeps diskstats time");
+    let disk_total_ns = disk * counted as f64;
+    // Per request diskstats' time encloses D2C; over the window the sets
+    // differ by the edge I/Os (each at most the max), and diskstats'
+    // milliseconds are truncated (under 1 ms in all).
+    let slack_ns = 2.0 * d["max_ns"].as_f64().unwrap() + 1e6;
+    assert!(
+        traced_total_ns <= disk_total_ns + slack_ns,
+        "device time {traced_total_ns} ns in all above diskstats' {disk_total_ns} ns: {t}"
+    );
+}
+
+#[test]
+fn io_uring_requests_are_followed_from_submission_to_completion() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = device() else { return };
+    let h = traced_run(&dev, "io_uring", &["--iodepth=8", "--ramp_time=0"]);
+    let Some(t) = timeline(&h) else { return };
+    let (ios, lost) = (u(&t["ios"]), u(&t["lost"]));
+    // On from before the jobs start, off after they end: each I/O counted
+    // was followed; a request of a sector queued twice at once is joined
+    // to one submission only.
+    let counted = u(&h["total_ios"]);
+    assert!(
+        ios.abs_diff(counted) <= lost + 8,
+        "followed {ios}, counted {counted}: {t}"
+    );
+    let returned = u(&t["stages"]["returned"]);
+    assert!(returned.abs_diff(ios) <= lost + 8, "{t}");
+    assert!(u(&t["stages"]["driver_issue"]) + lost + 8 >= ios, "{t}");
+    assert!(
+        t["gaps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| u(&g["negative"]) == 0),
+        "{t}"
+    );
+}
