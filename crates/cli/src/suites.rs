@@ -78,6 +78,7 @@ fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Res
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
             let (args, _) = hiops_suite::profile_flag(&def.args_for(key)).map_err(point)?;
+            let (args, _) = hiops_suite::timeline_flag(&args);
             let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
             gate(&plan)?;
         }

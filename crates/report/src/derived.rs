@@ -92,6 +92,32 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
     Ok(out)
 }
 
+/// The keys of the timeline's gaps in a point's metrics, in its order.
+pub const TIMELINE_KEYS: [&str; 5] = [
+    "syscall_to_block",
+    "block_to_issue",
+    "device",
+    "completion_to_return",
+    "total",
+];
+
+/// `timeline_KEY_{mean,p50,p99}_us` for each gap of a `--timeline` run.
+fn timeline_metrics(m: &mut std::collections::BTreeMap<String, f64>, r: &RunResult) {
+    let Some(Ok(t)) = r.platform.timeline.as_ref() else {
+        return;
+    };
+    m.insert("timeline_ios".into(), t.ios as f64);
+    m.insert("timeline_lost".into(), t.lost as f64);
+    for (key, g) in TIMELINE_KEYS.iter().zip(&t.gaps) {
+        if g.count == 0 {
+            continue;
+        }
+        m.insert(format!("timeline_{key}_mean_us"), g.mean_ns / 1e3);
+        m.insert(format!("timeline_{key}_p50_us"), g.p50_ns as f64 / 1e3);
+        m.insert(format!("timeline_{key}_p99_us"), g.p99_ns as f64 / 1e3);
+    }
+}
+
 /// Interrupts per I/O of each device that has its own interrupt vectors.
 pub fn interrupts_per_io(r: &RunResult) -> Vec<(String, Vec<String>, f64)> {
     let ios = r.total_ios();
@@ -300,6 +326,7 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
             }
         }
     }
+    timeline_metrics(&mut m, r);
     if let Some(ss) = &r.steady {
         // fio's steady-state stop: whether it came, when, after how many
         // one-second rounds.
