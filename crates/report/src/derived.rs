@@ -327,6 +327,16 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         }
     }
     timeline_metrics(&mut m, r);
+    if !r.devices.is_empty() && all.ios > 0 {
+        // Requests that reached the devices per I/O: ~1 direct, ~0 for
+        // page-cache hits.
+        let dev_ios: u64 = r
+            .devices
+            .iter()
+            .map(|d| d.stats.reads + d.stats.writes)
+            .sum();
+        m.insert("device_ios_per_io".into(), dev_ios as f64 / all.ios as f64);
+    }
     if let Some(ss) = &r.steady {
         // fio's steady-state stop: whether it came, when, after how many
         // one-second rounds.

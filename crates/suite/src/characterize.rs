@@ -452,6 +452,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     }
 
     out.extend(timeline_section(&sweeps, plan));
+    out.extend(crate::table1::section(dir));
 
     // Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path.
     let mut rows = Vec::new();

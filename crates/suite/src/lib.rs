@@ -18,6 +18,7 @@ pub mod hiops_paper;
 pub mod iozone;
 pub mod page;
 pub mod sweep;
+pub mod table1;
 
 use hiops_bench::{BenchError, RunOptions};
 use page::{Page, Section};
