@@ -247,6 +247,6 @@ pub fn section(dir: &Path) -> Option<Section> {
             .to_vec(),
             rows,
         }],
-        notes: vec![format!("The loop device is over a file hiops made in the report's directory (direct I/O to it where its file system allows), so a miss goes to the disk beneath. Misses: the cache is dropped as the job starts and each time every block of the {} MiB region has been read once. Hits: a {} MiB region read once before the job, not dropped.", REGION >> 20, HIT_REGION >> 20)],
+        notes: vec![format!("The loop device is over a file hiops made in the report's directory (direct I/O to it where its file system allows), so a miss goes to the disk beneath. Misses: the cache is dropped as the job starts and each time every block of the {} MiB region has been read once. Hits: a {} MiB region read once before the job, not dropped.", REGION >> 20, HIT_REGION >> 20), "One round per cell: a difference smaller than the run-to-run spread of the same cell (rerun to see it) is not a finding; a busy machine moves process clocks per I/O at low IOPS most.".into()],
     })
 }
