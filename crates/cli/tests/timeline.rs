@@ -130,3 +130,59 @@ fn io_uring_requests_are_followed_from_submission_to_completion() {
         "{t}"
     );
 }
+
+#[test]
+fn without_root_the_run_says_why_and_goes_on() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to run hiops as another user");
+        return;
+    }
+    // A file nobody may read, on a block device.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = dir.path().join("data");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_hiops"))
+        .args(["run", "--output-format=json", "--no-progress", "--timeline"])
+        .arg(format!("--filename={}", file.display()))
+        .args(["--rw=randread", "--bs=4k", "--ioengine=psync", "--size=1m"])
+        .args(["--runtime=1", "--time_based", "--ramp_time=0"])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output();
+    let o = match o {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipped: setpriv: {e}");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() && stderr.contains("setpriv") {
+        eprintln!("skipped: setpriv failed: {stderr}");
+        return;
+    }
+    assert!(o.status.success(), "the run goes on: {stderr}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert!(u(&v["hiops"]["total_ios"]) > 0);
+    let why = v["hiops"]["timeline"]["unavailable"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no reason given: {}", v["hiops"]["timeline"]));
+    assert!(why.contains("root"), "{why}");
+    // The split falls back to diskstats, under its name.
+    if let Some(s) = v["hiops"]["latency_split"]
+        .as_array()
+        .and_then(|a| a.first())
+    {
+        assert_eq!(
+            s["device_source"],
+            "diskstats: block-layer entry to completion"
+        );
+    }
+}

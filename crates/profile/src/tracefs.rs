@@ -54,8 +54,13 @@ impl Tracepoint {
     pub fn load(root: &Path, group: &str, name: &str) -> Result<Tracepoint, String> {
         let dir = root.join("events").join(group).join(name);
         let read = |f: &str| {
-            std::fs::read_to_string(dir.join(f))
-                .map_err(|e| format!("tracepoint {group}:{name} is not available ({e})"))
+            std::fs::read_to_string(dir.join(f)).map_err(|e| match e.kind() {
+                std::io::ErrorKind::PermissionDenied => format!(
+                    "tracefs ({}) is readable by root only: run as root",
+                    root.display()
+                ),
+                _ => format!("tracepoint {group}:{name} is not available ({e})"),
+            })
         };
         let id = read("id")?
             .trim()
