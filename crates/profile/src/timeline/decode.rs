@@ -114,9 +114,14 @@ impl Decoder {
         }
     }
 
-    /// The whole disk of a traced device, or None.
+    /// The whole disk of a traced device, or None. A partition's bios
+    /// carry its own dev_t (and sectors already counted from the disk's
+    /// start); its requests carry the disk's.
     fn disk(&self, dev: u32) -> Option<u32> {
-        self.devs.iter().find(|(d, _)| *d == dev).map(|&(_, w)| w)
+        self.devs
+            .iter()
+            .find(|&&(d, w)| d == dev || w == dev)
+            .map(|&(_, w)| w)
     }
 
     fn event(&self, k: Kind, raw: &[u8], pid: u32, tid: u32) -> Option<Event> {
@@ -204,6 +209,18 @@ mod tests {
                 }
             ))
         );
+        // A partition's requests carry the whole disk's dev_t.
+        let w = sample(1, 2, 556, &issue_raw(7, 0x0070_0000, 4096));
+        assert!(matches!(
+            ev(&w),
+            Some((
+                556,
+                Event::Issue {
+                    dev: 0x0070_0000,
+                    ..
+                }
+            ))
+        ));
         // Another device, another process's system call, an unknown id.
         assert!(ev(&sample(1, 2, 5, &issue_raw(7, 0x0080_0000, 0))).is_none());
         assert!(ev(&sample(1, 2, 5, &issue_raw(9, 0, 0))).is_none());

@@ -92,9 +92,12 @@ fn events(
     root: &Path,
     devs: &[(u32, u32)],
 ) -> Result<Vec<(Tracepoint, Kind, Option<String>)>, String> {
-    let filter = devs
+    let mut ids: Vec<u32> = devs.iter().flat_map(|&(d, w)| [d, w]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let filter = ids
         .iter()
-        .map(|(d, _)| format!("dev == {d}"))
+        .map(|d| format!("dev == {d}"))
         .collect::<Vec<_>>()
         .join(" || ");
     let mut out = Vec::new();
