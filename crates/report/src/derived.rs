@@ -24,18 +24,11 @@ pub struct LatencySplit {
     pub platform_ns: f64,
 }
 
-/// The timeline's device time per direction, when it followed I/Os of
-/// this one device alone.
+/// The timeline's device time of `device` in one direction.
 fn traced_device_ns(r: &RunResult, device: &str, write: bool) -> Option<f64> {
     let t = r.platform.timeline.as_ref()?.as_ref().ok()?;
-    if t.devices.len() != 1 || t.devices[0] != device {
-        return None;
-    }
-    let g = if write {
-        &t.device_write
-    } else {
-        &t.device_read
-    };
+    let d = t.per_device.iter().find(|d| d.device == device)?;
+    let g = if write { &d.write } else { &d.read };
     g.as_ref().filter(|g| g.count > 0).map(|g| g.mean_ns)
 }
 

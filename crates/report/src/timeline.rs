@@ -68,6 +68,15 @@ pub fn timeline_lines(out: &mut String, r: &RunResult) {
     for g in [&t.device_read, &t.device_write].into_iter().flatten() {
         gap_line(out, g);
     }
+    if t.per_device.len() > 1 {
+        for d in &t.per_device {
+            for g in [&d.read, &d.write].into_iter().flatten() {
+                let mut g = g.clone();
+                g.name = format!("{} on {}", g.name, d.device);
+                gap_line(out, &g);
+            }
+        }
+    }
     if t.ios == 0 {
         let _ = writeln!(out, "  no I/O reached the traced devices through a traced call (pread/pwrite/preadv2/pwritev2, io_uring)");
     }

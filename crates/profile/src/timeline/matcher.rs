@@ -6,7 +6,7 @@
 //! completion of the same request) ends the I/O. Everything lives in
 //! tables sized at start: nothing is allocated per event.
 
-use super::{Gap, StageCounts, Timeline};
+use super::{DeviceTime, Gap, StageCounts, Timeline};
 use hiops_stats::Histogram;
 use std::collections::HashMap;
 
@@ -72,6 +72,8 @@ struct Slot {
     tid: u32,
     req: u64,
     key: Option<(u32, u64)>,
+    /// The disk its request went to (kept after the key is released).
+    dev: u32,
 }
 
 pub(crate) struct Matcher {
@@ -83,6 +85,9 @@ pub(crate) struct Matcher {
     gaps: [Histogram; GAPS.len()],
     negative: [u64; GAPS.len()],
     device: [Histogram; 2],
+    /// The traced disks' dev_t, and each one's device time (read, write).
+    disks: Vec<u32>,
+    per_disk: Vec<[Histogram; 2]>,
     stages: [u64; STAGES],
     ios: u64,
     without_block_io: u64,
@@ -93,8 +98,8 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    /// Room for `capacity` I/Os in flight at once.
-    pub(crate) fn new(capacity: usize) -> Matcher {
+    /// Room for `capacity` I/Os in flight at once, on `disks` (dev_t).
+    pub(crate) fn new(capacity: usize, disks: &[u32]) -> Matcher {
         Matcher {
             slots: vec![Slot::default(); capacity],
             free: (0..capacity as u32).rev().collect(),
@@ -104,6 +109,8 @@ impl Matcher {
             gaps: Default::default(),
             negative: [0; GAPS.len()],
             device: Default::default(),
+            disks: disks.to_vec(),
+            per_disk: disks.iter().map(|_| Default::default()).collect(),
             stages: [0; STAGES],
             ios: 0,
             without_block_io: 0,
@@ -218,6 +225,7 @@ impl Matcher {
         let s = &mut self.slots[i as usize];
         s.write = write;
         s.key = Some(key);
+        s.dev = key.0;
         if let Some(old) = self.by_sector.insert(key, i) {
             // The same sector queued again before it completed: the older
             // request's completion is lost to us.
@@ -260,12 +268,17 @@ impl Matcher {
             }
             self.gaps[g].record(b.saturating_sub(a));
             if (from, to) == (ISSUE, COMPLETE) {
-                self.device[usize::from(s.write)].record(b.saturating_sub(a));
+                let dir = usize::from(s.write);
+                self.device[dir].record(b.saturating_sub(a));
+                if let Some(d) = self.disks.iter().position(|&d| d == s.dev) {
+                    self.per_disk[d][dir].record(b.saturating_sub(a));
+                }
             }
         }
     }
 
     /// The figures so far; I/Os still open are counted, not charged.
+    /// `devices` names the disks given to [`Matcher::new`], in order.
     pub(crate) fn timeline(&self, devices: Vec<String>, window_s: f64) -> Timeline {
         let gap = |h: &Histogram, name: &str, negative: u64| Gap {
             name: name.to_string(),
@@ -278,7 +291,7 @@ impl Matcher {
         };
         let [enter, queue, issue, complete, exit] = self.stages;
         Timeline {
-            devices,
+            devices: devices.clone(),
             window_s,
             events: self.events,
             lost: self.lost,
@@ -300,6 +313,15 @@ impl Matcher {
                 .then(|| gap(&self.device[0], "device read", 0)),
             device_write: (self.device[1].count() > 0)
                 .then(|| gap(&self.device[1], "device write", 0)),
+            per_device: devices
+                .iter()
+                .zip(&self.per_disk)
+                .map(|(name, [r, w])| DeviceTime {
+                    device: name.clone(),
+                    read: (r.count() > 0).then(|| gap(r, "device read", 0)),
+                    write: (w.count() > 0).then(|| gap(w, "device write", 0)),
+                })
+                .collect(),
             without_block_io: self.without_block_io,
             block_only: self.block_only,
             in_flight_at_end: (self.slots.len() - self.free.len()) as u64,
@@ -332,11 +354,13 @@ mod tests {
 
     #[test]
     fn a_system_call_is_followed_through_its_request() {
-        let mut m = Matcher::new(8);
+        let mut m = Matcher::new(8, &[DEV]);
         sync_io(&mut m, 1_000_000, 10, 8);
         sync_io(&mut m, 2_000_000, 11, 16);
         let t = m.timeline(vec!["loop0".into()], 1.0);
         assert_eq!(t.ios, 2);
+        assert_eq!(t.per_device[0].device, "loop0");
+        assert_eq!(t.per_device[0].read.as_ref().unwrap().mean_ns, 20_000.0);
         assert_eq!(t.stages.syscall, 2);
         assert_eq!(t.stages.driver_issue, 2);
         assert_eq!(t.stages.returned, 2);
@@ -349,7 +373,7 @@ mod tests {
 
     #[test]
     fn io_uring_requests_interleave_and_cache_hits_reach_no_device() {
-        let mut m = Matcher::new(8);
+        let mut m = Matcher::new(8, &[DEV]);
         m.on(100, Event::Submit { tid: 5, req: 0xa });
         m.on(
             110,
@@ -414,7 +438,7 @@ mod tests {
 
     #[test]
     fn orphans_are_counted_and_the_table_does_not_overflow() {
-        let mut m = Matcher::new(2);
+        let mut m = Matcher::new(2, &[DEV]);
         // A bio with no system call (libaio): ended by its completion.
         m.on(
             10,

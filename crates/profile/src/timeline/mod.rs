@@ -43,6 +43,14 @@ pub struct Gap {
     pub negative: u64,
 }
 
+/// One device's time (driver issue to completion), reads and writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceTime {
+    pub device: String,
+    pub read: Option<Gap>,
+    pub write: Option<Gap>,
+}
+
 /// How many of the I/Os followed to their end had each stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StageCounts {
@@ -72,6 +80,9 @@ pub struct Timeline {
     /// Device time (driver issue to completion) of reads and of writes.
     pub device_read: Option<Gap>,
     pub device_write: Option<Gap>,
+    /// The same for each traced device.
+    #[serde(default)]
+    pub per_device: Vec<DeviceTime>,
     /// System calls that queued no bio on the devices (page-cache hits).
     pub without_block_io: u64,
     /// Requests no system call was seen to wait for (libaio, io_uring's

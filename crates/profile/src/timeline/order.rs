@@ -64,7 +64,7 @@ mod tests {
     fn events_read_out_of_order_are_joined_in_order() {
         let (dev, sector) = (1, 8);
         let mut o = Ordered::with_capacity(8);
-        let mut m = Matcher::new(4);
+        let mut m = Matcher::new(4, &[dev]);
         // CPU 1's ring (the return) read before CPU 0's (the rest).
         o.push(500, Event::Exit { tid: 3 });
         o.push(100, Event::Enter { tid: 3 });

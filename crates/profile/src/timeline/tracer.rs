@@ -203,7 +203,8 @@ fn drain_loop(
         decoder,
         devices,
     } = p;
-    let mut m = Matcher::new(IN_FLIGHT);
+    let disks: Vec<u32> = decoder.devs.iter().map(|&(_, w)| w).collect();
+    let mut m = Matcher::new(IN_FLIGHT, &disks);
     let toggle = |rings: &[Ring], on: bool| -> std::io::Result<()> {
         for r in rings {
             if on {
