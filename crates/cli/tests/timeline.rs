@@ -57,15 +57,18 @@ fn timeline(h: &Value) -> Option<&Value> {
 fn device_time_from_the_driver_issue_is_within_diskstats_time() {
     let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(dev) = device() else { return };
-    // After a ramp the tracer starts mid-run: at most the one I/O in
-    // flight at each end of the window is counted by one side only.
+    // After a ramp the tracer starts mid-run, just before the jobs begin
+    // counting: the I/O in flight at each end, and those done while the
+    // thread that opens the window wakes up between the two (a scheduling
+    // delay on a loaded machine), are seen by one side only; 1% allows
+    // for that edge, far below any I/O the tracer would miss.
     let h = traced_run(&dev, "psync", &["--ramp_time=1"]);
     let Some(t) = timeline(&h) else { return };
     let (ios, lost) = (u(&t["ios"]), u(&t["lost"]));
     let counted = u(&h["total_ios"]);
     assert!(ios > 100, "too few I/Os followed: {t}");
     assert!(
-        ios.abs_diff(counted) <= lost + 2,
+        ios.abs_diff(counted) <= lost + 2 + counted / 100,
         "followed {ios}, counted {counted}: {t}"
     );
     for stage in [
