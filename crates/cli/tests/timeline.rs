@@ -78,8 +78,15 @@ fn device_time_from_the_driver_issue_is_within_diskstats_time() {
         "completion",
         "returned",
     ] {
+        // The request in flight as the tracer started has no system call
+        // seen (block_only): at most one here, one thread at QD1.
         let n = u(&t["stages"][stage]);
-        assert!(n.abs_diff(ios) <= lost, "{stage}: {n} of {ios} I/Os: {t}");
+        let edge = u(&t["block_only"]);
+        assert!(edge <= 1, "{t}");
+        assert!(
+            n.abs_diff(ios) <= lost + edge,
+            "{stage}: {n} of {ios} I/Os: {t}"
+        );
     }
     for g in t["gaps"].as_array().unwrap() {
         assert_eq!(u(&g["negative"]), 0, "a gap ran backwards: {g}");
