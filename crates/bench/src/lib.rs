@@ -11,7 +11,7 @@
 //! use hiops_bench::{run, JobSpec, RunOptions};
 //! use std::sync::atomic::AtomicBool;
 //! let spec = JobSpec::default_for("/tmp/hiops.data".into());
-//! let result = run(&[spec], RunOptions { interrupt: &AtomicBool::new(false), progress: None, profile: None }).unwrap();
+//! let result = run(&[spec], RunOptions { interrupt: &AtomicBool::new(false), progress: None, profile: None, timeline: false }).unwrap();
 //! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
 //! ```
 

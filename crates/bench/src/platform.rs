@@ -3,6 +3,7 @@
 //! interrupt and context switch; with `--profile`, every CPU's samples by
 //! layer), read at the window's two ends around the process's own counters.
 
+use hiops_profile::timeline::{self, Timeline, Tracer};
 use hiops_profile::{Prepared, Profile, Profiler};
 use hiops_stats::busy::MachineCpu;
 use hiops_stats::cpu::{online_cpus, MachineSample};
@@ -19,6 +20,10 @@ pub struct PlatformWindow {
     pub contexts: Option<ContextSample>,
     /// Clocks by layer (`--profile`): the profile, or why none was taken.
     pub profile: Option<Result<Profile, String>>,
+    /// One I/O's timeline (`--timeline`): the stages of every I/O from
+    /// the tracepoints, or why none was taken.
+    #[serde(default)]
+    pub timeline: Option<Result<Timeline, String>>,
 }
 
 /// The profiler through the window's life.
@@ -31,27 +36,75 @@ enum Sampling {
     Failed(String),
 }
 
+/// The tracer through the window's life.
+#[derive(Default)]
+enum Tracing {
+    #[default]
+    Off,
+    Ready(Box<timeline::Prepared>),
+    Running(Tracer),
+    Failed(String),
+}
+
+impl Tracing {
+    fn start(self) -> Tracing {
+        match self {
+            Tracing::Ready(p) => match p.start() {
+                Ok(running) => Tracing::Running(running),
+                Err(why) => Tracing::Failed(why),
+            },
+            other => other,
+        }
+    }
+
+    fn stop(self) -> Option<Result<Timeline, String>> {
+        match self {
+            Tracing::Off => None,
+            Tracing::Running(t) => Some(Ok(t.stop())),
+            Tracing::Failed(why) => Some(Err(why)),
+            Tracing::Ready(_) => Some(Err("the window never opened".into())),
+        }
+    }
+}
+
 /// The readings taken when the window opens.
 #[derive(Default)]
 pub(crate) struct PlatformWatch {
     stat0: Option<(MachineSample, Instant)>,
     contexts0: Option<ContextSample>,
     sampling: Sampling,
+    tracing: Tracing,
 }
 
 impl PlatformWatch {
     /// Before the jobs start: loads what the profiler needs and measures
-    /// its cost, so the window's start does not wait for it.
-    pub(crate) fn new(profile: Option<hiops_profile::Config>) -> PlatformWatch {
+    /// its cost, and opens the tracepoints of `timeline`'s devices, so the
+    /// window's start does not wait for them.
+    pub(crate) fn new(
+        profile: Option<hiops_profile::Config>,
+        timeline: Option<&[String]>,
+    ) -> PlatformWatch {
         let sampling = match profile.map(hiops_profile::prepare) {
             None => Sampling::Off,
             Some(Ok(p)) => Sampling::Ready(Box::new(p)),
             Some(Err(why)) => Sampling::Failed(why),
         };
+        let tracing = match timeline.map(timeline::prepare) {
+            None => Tracing::Off,
+            Some(Ok(p)) => Tracing::Ready(Box::new(p)),
+            Some(Err(why)) => Tracing::Failed(why),
+        };
         PlatformWatch {
             sampling,
+            tracing,
             ..PlatformWatch::default()
         }
+    }
+
+    /// Starts following I/Os (`--timeline`), before the jobs count them,
+    /// so that every I/O they count was traced from its start.
+    pub(crate) fn start_tracing(&mut self) {
+        self.tracing = std::mem::take(&mut self.tracing).start();
     }
 
     /// Opens the window: sampling first, then the counters, so that each
@@ -64,6 +117,7 @@ impl PlatformWatch {
             },
             other => other,
         };
+        self.start_tracing(); // when not started already
         self.contexts0 = ContextSample::read();
         self.stat0 = MachineSample::read().map(|s| (s, Instant::now()));
     }
@@ -90,6 +144,7 @@ impl PlatformWatch {
             cpu,
             contexts,
             profile,
+            timeline: std::mem::take(&mut self.tracing).stop(),
         };
         (window, stat.map(|(d, _)| d))
     }

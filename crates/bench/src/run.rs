@@ -46,6 +46,9 @@ pub struct RunOptions<'a> {
     /// Sample every CPU over the measured window and split its time by
     /// layer (`--profile`); `None`: no sampling.
     pub profile: Option<hiops_profile::Config>,
+    /// Follow every I/O through the kernel's tracepoints over the window
+    /// (`--timeline`): one I/O's timeline and the device time.
+    pub timeline: bool,
 }
 
 /// Checks a job against its opened targets: everything that would fail later
@@ -769,10 +772,13 @@ impl Phase<'_> {
             .collect::<Option<Vec<_>>>()
             .and_then(|v| v.into_iter().max());
         let time_based = specs.iter().all(|s| s.time_based);
+        let mut watch =
+            PlatformWatch::new(opts.profile, opts.timeline.then_some(&self.devices[..]));
         if ramp_ns == 0 {
+            // The tracer follows every I/O the jobs count: on before they are.
+            watch.start_tracing();
             self.ctrl.measuring.store(true, Relaxed);
         }
-        let watch = PlatformWatch::new(opts.profile);
         coord.barrier();
         self.ctrl.start.wait();
         let mut w = Watched {
@@ -828,6 +834,7 @@ impl Phase<'_> {
                     .iter()
                     .flatten()
                     .for_each(|p| p.restart_completion_passes());
+                w.window.watch.start_tracing();
                 self.ctrl.measuring.store(true, Relaxed);
                 w.window.begin(&self.devices, &self.irq_prefix);
                 ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));

@@ -33,6 +33,7 @@ fn rank_runs(seed: u64) -> Vec<RunResult> {
         interrupt: &stop,
         progress: None,
         profile: None,
+        timeline: false,
     };
     run_phases(&[job("a", seed), job("b", seed)], &[0, 1], opts).expect("runs")
 }

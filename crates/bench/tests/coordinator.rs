@@ -91,6 +91,7 @@ fn run(
         interrupt: &stop,
         progress: None,
         profile: None,
+        timeline: false,
     };
     run_phases_with(jobs, phases, opts, c)
 }

@@ -48,6 +48,7 @@ fn the_same_job_gives_the_same_counts_through_both_drivers() {
             interrupt: &stop,
             progress: None,
             profile: None,
+            timeline: false,
         };
         let r = run(&[job(path)], opts).expect("runs");
         let j = &r.jobs[0];

@@ -28,6 +28,7 @@ fn run_one(spec: JobSpec) -> RunResult {
         interrupt: &stop,
         progress: None,
         profile: None,
+        timeline: false,
     };
     run(&[spec], opts).expect("the job runs")
 }

@@ -159,6 +159,7 @@ fn run_as(
         interrupt: signals::flag(),
         progress: Some(&mut cb),
         profile: inv.profile,
+        timeline: inv.timeline,
     };
     let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
     bar.clear();

@@ -78,6 +78,7 @@ fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Res
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
             let (args, _) = hiops_suite::profile_flag(&def.args_for(key)).map_err(point)?;
+            let (args, _) = hiops_suite::timeline_flag(&args);
             let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
             gate(&plan)?;
         }
@@ -882,6 +883,37 @@ pub struct CharacterizeArgs {
     /// points are profiled by default; without root they say why not).
     #[arg(long)]
     pub no_profile: bool,
+    /// Skip Table 1 (a loop device with an ext4 file system hiops sets up
+    /// in --dir: direct/buffered x block/file on it; root only).
+    #[arg(long)]
+    pub no_table1: bool,
+}
+
+/// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;
+/// without root (or mkfs.ext4) it says why in one line and the rest goes on.
+fn characterize_table1(a: &CharacterizeArgs) -> Result<Ended, String> {
+    use hiops_suite::sweep::RunFailure;
+    eprintln!(
+        "hiops characterize: Table 1 (direct/buffered x block/file on a loop device with ext4)"
+    );
+    let mut runner = BenchRunner {
+        interrupt: signals::flag(),
+        progress: None,
+    };
+    match hiops_suite::table1::measure(&a.dir, &a.runtime, &a.ramp, &mut runner) {
+        Ok(t) => {
+            let text = serde_json::to_string_pretty(&t).expect("a table serialises");
+            let path = a.dir.join(hiops_suite::table1::FILE);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            hiops_suite::write_report(&a.dir)?;
+            Ok(Ended::Done)
+        }
+        Err(RunFailure::Interrupted) => Ok(Ended::Interrupted),
+        Err(RunFailure::Failed(why)) => {
+            eprintln!("hiops characterize: Table 1 not measured: {why}");
+            Ok(Ended::Done)
+        }
+    }
 }
 
 pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
@@ -969,6 +1001,10 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
         |_, _| Ok(()),
     )
     .map_err(failed)?;
+    let ended = match ended {
+        Ended::Done if !a.no_table1 => characterize_table1(&a).map_err(failed)?,
+        other => other,
+    };
     remove_made(&resolved, &ended);
     Ok(ended)
 }

@@ -482,7 +482,7 @@ fn a_fresh_zram_device_is_written_and_verified() {
             for e in entries {
                 let (app, dev, plat) = (
                     e["app_clat_mean_ns"].as_f64().unwrap(),
-                    e["device_service_ns"].as_f64().unwrap(),
+                    e["device_ns"].as_f64().unwrap(),
                     e["platform_ns"].as_f64().unwrap(),
                 );
                 assert!(dev > 0.0, "{e}");

@@ -432,8 +432,9 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
         .arg(&dir)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{err}");
+    let first_err = err.clone();
     assert_eq!(std::fs::read(&data).unwrap(), content, "read only");
     // A region larger than the file would grow it: refused before any I/O.
     let out = hiops()
@@ -457,6 +458,26 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
         "Fig 8, 9 — file: IOPS and CPU use as CPUs are added",
     ] {
         assert!(html.contains(heading), "no section '{heading}'");
+    }
+    // Table 1 on a device of its own where hiops may set one up (root);
+    // elsewhere one line says why and the rest goes on.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            html.contains("Table 1: direct and buffered, block and file, on one device"),
+            "{first_err}"
+        );
+        assert!(dir.join("table1.json").exists());
+        // The QD1 points are traced: one I/O's timeline, and the split's
+        // device time from the driver's issue.
+        assert!(
+            html.contains("Fig 4: one 4 KiB read&#39;s timeline at QD1")
+                || html.contains("Fig 4: one 4 KiB read's timeline at QD1"),
+            "{first_err}"
+        );
+        assert!(html.contains("diskstats (µs)"));
+    } else {
+        assert!(first_err.contains("Table 1 not measured"), "{first_err}");
     }
     // The ceiling sentence names a component.
     assert!(

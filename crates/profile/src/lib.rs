@@ -18,6 +18,9 @@
 //! thread's CPU, and the kernel's per-sample cost from a calibration loop
 //! ([`SamplingCost`]).
 //!
+//! [`timeline`] follows every I/O through the kernel's tracepoints instead
+//! (ADMS Fig 4): the stages of one I/O and the device's own time.
+//!
 //! ```no_run
 //! let p = hiops_profile::prepare(hiops_profile::Config { hz: 1000 })?.start()?;
 //! // ... the measured window ...
@@ -32,6 +35,8 @@ pub mod kallsyms;
 pub mod layers;
 mod ring;
 mod sampler;
+pub mod timeline;
+pub mod tracefs;
 
 pub use layers::Layer;
 pub use sampler::{prepare, Prepared, Profiler};

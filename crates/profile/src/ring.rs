@@ -105,6 +105,31 @@ fn attr(period_ns: u64) -> sys::perf_event_attr {
     a
 }
 
+/// perf_event_open(2) on `attr` for `pid` (-1: every task) on `cpu` (-1:
+/// wherever the task runs), close-on-exec.
+pub(crate) fn open_event(
+    mut a: sys::perf_event_attr,
+    pid: libc::pid_t,
+    cpu: libc::c_int,
+) -> io::Result<OwnedFd> {
+    // SAFETY: `a` is a valid, fully initialised attr that outlives the
+    // call; the kernel only reads it (and may write back its size).
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(
+            &mut a,
+            pid,
+            cpu,
+            -1,
+            sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor to us alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 impl Ring {
     /// Opens the event on `cpu` (every task) with a ring of `pages` data
     /// pages (a power of two), disabled until [`Ring::enable`].
@@ -119,24 +144,26 @@ impl Ring {
 
     fn open(pid: libc::pid_t, cpu: libc::c_int, period_ns: u64, pages: usize) -> io::Result<Ring> {
         assert!(pages.is_power_of_two());
-        let mut a = attr(period_ns);
-        // SAFETY: `a` is a valid, fully initialised attr that outlives the
-        // call; the kernel only reads it (and may write back its size).
-        let fd = unsafe {
-            perf_event_open_sys::perf_event_open(
-                &mut a,
-                pid,
-                cpu,
-                -1,
-                sys::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the kernel just returned this descriptor to us alone.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let fd = open_event(attr(period_ns), pid, cpu)?;
         Self::map(fd, pages)
+    }
+
+    /// A ring of `pages` data pages (a power of two) over an event already
+    /// opened (a tracepoint, say): the event's own records go there, and
+    /// those of every event later pointed at it ([`Ring::redirect`]).
+    pub(crate) fn over(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
+        assert!(pages.is_power_of_two());
+        Self::map(fd, pages)
+    }
+
+    /// Sends `other`'s records (an event on the same CPU) into this ring
+    /// (PERF_EVENT_IOC_SET_OUTPUT), so one ring per CPU serves many events.
+    pub(crate) fn redirect(&self, other: &OwnedFd) -> io::Result<()> {
+        // SAFETY: an ioctl whose argument is a descriptor number, on an
+        // event we own; the kernel checks that both events are compatible.
+        Self::check(unsafe {
+            perf_event_open_sys::ioctls::SET_OUTPUT(other.as_raw_fd(), self.fd.as_raw_fd())
+        })
     }
 
     fn map(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
@@ -192,7 +219,7 @@ impl Ring {
         }
     }
 
-    fn check(r: libc::c_int) -> io::Result<()> {
+    pub(crate) fn check(r: libc::c_int) -> io::Result<()> {
         if r < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -227,6 +254,11 @@ impl Ring {
     /// Hands every record written since the last call to `f`, then gives
     /// the space back to the kernel.
     pub(crate) fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
+        self.drain_words(|words| f(parse(words)))
+    }
+
+    /// The same, each record given as its words (header first).
+    pub(crate) fn drain_words(&mut self, mut f: impl FnMut(&[u64])) {
         let (head, mut tail) = {
             let (head, tail) = self.positions();
             (head.load(Ordering::Acquire), tail.load(Ordering::Relaxed))
@@ -239,7 +271,7 @@ impl Ring {
                 tail = head;
                 break;
             }
-            f(parse(self.record(tail, size)));
+            f(self.record(tail, size));
             tail += size as u64;
         }
         self.positions().1.store(tail, Ordering::Release);

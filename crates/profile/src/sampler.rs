@@ -38,7 +38,7 @@ pub struct Profiler {
 }
 
 /// The online CPUs (/sys/devices/system/cpu/online: "0-3,6").
-fn online_cpus() -> Vec<usize> {
+pub(crate) fn online_cpus() -> Vec<usize> {
     let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
     let mut cpus = Vec::new();
     for part in text.trim().split(',').filter(|p| !p.is_empty()) {

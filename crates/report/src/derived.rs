@@ -2,15 +2,34 @@
 
 use hiops_bench::{DirStats, RunResult};
 
-/// The device/platform split of one device (ADMS'10 Fig 3): the device's own
-/// service time from /proc/diskstats against the latency the application saw.
+/// Where a split's device time comes from.
+pub const FROM_TRACEPOINTS: &str = "tracepoints: driver issue to completion";
+pub const FROM_DISKSTATS: &str = "diskstats: block-layer entry to completion";
+
+/// The device/platform split of one device (ADMS'10 Fig 3): the device's
+/// time against the latency the application saw. With `--timeline` the
+/// device time is the driver's issue to the completion (the tracepoints);
+/// without, /proc/diskstats' service time, which also holds the block
+/// layer's queueing and the driver, and is kept beside it under its name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LatencySplit {
     pub device: String,
     pub direction: &'static str,
     pub app_ns: f64,
     pub device_ns: f64,
+    /// [`FROM_TRACEPOINTS`] or [`FROM_DISKSTATS`].
+    pub source: &'static str,
+    /// /proc/diskstats' service time per I/O, where it keeps one.
+    pub diskstats_ns: Option<f64>,
     pub platform_ns: f64,
+}
+
+/// The timeline's device time of `device` in one direction.
+fn traced_device_ns(r: &RunResult, device: &str, write: bool) -> Option<f64> {
+    let t = r.platform.timeline.as_ref()?.as_ref().ok()?;
+    let d = t.per_device.iter().find(|d| d.device == device)?;
+    let g = if write { &d.write } else { &d.read };
+    g.as_ref().filter(|g| g.count > 0).map(|g| g.mean_ns)
 }
 
 /// Per direction, for each device that served it. `Err` explains why a
@@ -29,20 +48,31 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
     let mut out = Vec::new();
     let mut why = Vec::new();
     for d in &r.devices {
-        for (dir, app, dev) in [
-            ("read", &reads, d.stats.read_service_ns()),
-            ("write", &writes, d.stats.write_service_ns()),
+        for (dir, app, disk, write) in [
+            ("read", &reads, d.stats.read_service_ns(), false),
+            ("write", &writes, d.stats.write_service_ns(), true),
         ] {
             if app.ios == 0 {
                 continue;
             }
-            match dev {
-                Some(device_ns) => {
-                    let app_ns = app.clat.mean();
-                    out.push(LatencySplit { device: d.name.clone(), direction: dir, app_ns, device_ns, platform_ns: app_ns - device_ns });
+            let (device_ns, source) = match (traced_device_ns(r, &d.name, write), disk) {
+                (Some(ns), _) => (ns, FROM_TRACEPOINTS),
+                (None, Some(ns)) => (ns, FROM_DISKSTATS),
+                (None, None) => {
+                    why.push(format!("{} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)", d.name));
+                    continue;
                 }
-                None => why.push(format!("{} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)", d.name)),
-            }
+            };
+            let app_ns = app.clat.mean();
+            out.push(LatencySplit {
+                device: d.name.clone(),
+                direction: dir,
+                app_ns,
+                device_ns,
+                source,
+                diskstats_ns: disk,
+                platform_ns: app_ns - device_ns,
+            });
         }
     }
     if out.is_empty() {
@@ -53,6 +83,32 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
         });
     }
     Ok(out)
+}
+
+/// The keys of the timeline's gaps in a point's metrics, in its order.
+pub const TIMELINE_KEYS: [&str; 5] = [
+    "syscall_to_block",
+    "block_to_issue",
+    "device",
+    "completion_to_return",
+    "total",
+];
+
+/// `timeline_KEY_{mean,p50,p99}_us` for each gap of a `--timeline` run.
+fn timeline_metrics(m: &mut std::collections::BTreeMap<String, f64>, r: &RunResult) {
+    let Some(Ok(t)) = r.platform.timeline.as_ref() else {
+        return;
+    };
+    m.insert("timeline_ios".into(), t.ios as f64);
+    m.insert("timeline_lost".into(), t.lost as f64);
+    for (key, g) in TIMELINE_KEYS.iter().zip(&t.gaps) {
+        if g.count == 0 {
+            continue;
+        }
+        m.insert(format!("timeline_{key}_mean_us"), g.mean_ns / 1e3);
+        m.insert(format!("timeline_{key}_p50_us"), g.p50_ns as f64 / 1e3);
+        m.insert(format!("timeline_{key}_p99_us"), g.p99_ns as f64 / 1e3);
+    }
 }
 
 /// Interrupts per I/O of each device that has its own interrupt vectors.
@@ -264,7 +320,24 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         {
             m.insert("device_us".into(), s.device_ns / 1e3);
             m.insert("platform_us".into(), s.platform_ns / 1e3);
+            if s.source == FROM_TRACEPOINTS {
+                m.insert("device_traced".into(), 1.0);
+            }
+            if let Some(ns) = s.diskstats_ns {
+                m.insert("diskstats_us".into(), ns / 1e3);
+            }
         }
+    }
+    timeline_metrics(&mut m, r);
+    if !r.devices.is_empty() && all.ios > 0 {
+        // Requests that reached the devices per I/O: ~1 direct, ~0 for
+        // page-cache hits.
+        let dev_ios: u64 = r
+            .devices
+            .iter()
+            .map(|d| d.stats.reads + d.stats.writes)
+            .sum();
+        m.insert("device_ios_per_io".into(), dev_ios as f64 / all.ios as f64);
     }
     if let Some(ss) = &r.steady {
         // fio's steady-state stop: whether it came, when, after how many

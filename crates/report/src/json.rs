@@ -546,13 +546,15 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             "process_check_why": crate::derived::process_check(r).and_then(|c| c.why()),
         })
     });
-    let split = match latency_splits(r) {
-        Ok(v) => json!(v.iter().map(|s| json!({
+    let split =
+        match latency_splits(r) {
+            Ok(v) => json!(v.iter().map(|s| json!({
             "device": s.device, "direction": s.direction,
-            "app_clat_mean_ns": s.app_ns, "device_service_ns": s.device_ns, "platform_ns": s.platform_ns,
+            "app_clat_mean_ns": s.app_ns, "device_ns": s.device_ns, "device_source": s.source,
+            "diskstats_service_ns": s.diskstats_ns, "platform_ns": s.platform_ns,
         })).collect::<Vec<_>>()),
-        Err(why) => json!({"unavailable": why}),
-    };
+            Err(why) => json!({"unavailable": why}),
+        };
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "interrupted": r.interrupted,
@@ -575,6 +577,11 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             None => Value::Null,
             Some(Err(why)) => json!({"unavailable": why}),
             Some(Ok(_)) => json!(crate::layers::layer_figures(r)),
+        },
+        "timeline": match r.platform.timeline.as_ref() {
+            None => Value::Null,
+            Some(Err(why)) => json!({"unavailable": why}),
+            Some(Ok(t)) => json!(t),
         },
         "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
         "latency_split": split,

@@ -13,3 +13,4 @@ pub mod layers;
 pub mod platform;
 pub mod ranks;
 pub mod text;
+pub mod timeline;

@@ -277,6 +277,7 @@ mod tests {
             interrupt: &stop,
             progress: None,
             profile: None,
+            timeline: false,
         };
         let runs = hiops_bench::run_phases(&[s], &[0], opts).unwrap();
         RankRun {

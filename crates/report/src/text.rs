@@ -296,19 +296,33 @@ pub fn summary(r: &RunResult) -> String {
         );
     }
     crate::layers::layer_lines(&mut out, r);
+    crate::timeline::timeline_lines(&mut out, r);
     match latency_splits(r) {
         Ok(splits) => {
-            let _ = writeln!(out, "\nLatency split, device vs platform (diskstats service time vs application clat mean):");
+            let _ = writeln!(
+                out,
+                "\nLatency split, device vs platform (application clat mean = device + platform):"
+            );
             for s in splits {
+                let disk = match s.diskstats_ns {
+                    Some(ns) if s.source != crate::derived::FROM_DISKSTATS => {
+                        format!(
+                            "; diskstats service time {:.1} us (from block-layer entry)",
+                            ns / 1e3
+                        )
+                    }
+                    _ => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "  {} {}: application {:.1} us = device {:.1} us + platform {:.1} us ({:.0}%)",
+                    "  {} {}: application {:.1} us = device {:.1} us + platform {:.1} us ({:.0}%); device time from {}{disk}",
                     s.device,
                     s.direction,
                     s.app_ns / 1e3,
                     s.device_ns / 1e3,
                     s.platform_ns / 1e3,
-                    s.platform_ns / s.app_ns.max(1e-9) * 100.0
+                    s.platform_ns / s.app_ns.max(1e-9) * 100.0,
+                    s.source
                 );
             }
         }

@@ -119,12 +119,18 @@ impl Plan {
         let depth = format!("--iodepth={}", self.scaling_depth);
         let mut out = Vec::new();
         for t in &self.targets {
+            let mut qd1 = vec!["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"];
+            if self.profile {
+                // One I/O's timeline (Fig 4) and the device time from the
+                // driver's issue (Fig 3).
+                qd1.push("--timeline");
+            }
             out.push((
                 format!("{}-qd1", t.label),
                 self.def(
                     t,
                     format!("{}: 4 KiB read at QD1", t.label),
-                    &["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"],
+                    &qd1,
                     vec![engines.clone()],
                 ),
             ));
@@ -313,6 +319,43 @@ pub fn ceiling(cpus: &[(usize, f64, f64)], online: usize) -> String {
     }
 }
 
+/// Fig 4: one 4 KiB read's timeline at QD1 per target and engine, from
+/// the tracepoints (`--timeline` on the QD1 points).
+fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
+    let mut rows = Vec::new();
+    for t in &plan.targets {
+        let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
+            continue;
+        };
+        let m = s.medians();
+        for e in &plan.engines {
+            let Some(p) = get(&m, &[e]).filter(|p| p.contains_key("timeline_ios")) else {
+                continue;
+            };
+            let mut row = vec![t.label.clone(), e.clone()];
+            for key in hiops_report::derived::TIMELINE_KEYS {
+                let at = |q: &str| cell(Some(p), &format!("timeline_{key}_{q}_us"));
+                row.push(format!("{} / {}", at("p50"), at("p99")));
+            }
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        heading: "Fig 4: one 4 KiB read's timeline at QD1".into(),
+        findings: vec!["Each I/O followed through the kernel's tracepoints: system call entry, block-layer entry (block_bio_queue), driver issue (block_rq_issue), completion (block_rq_complete), return to the application (the system call's exit, or io_uring posting the completion). libaio's requests are followed from the block layer only (io_submit and io_getevents batch I/Os).".into()],
+        charts: Vec::new(),
+        tables: vec![Table {
+            caption: "p50 / p99 of each stage (µs)".into(),
+            header: ["target", "engine", "system call to block layer", "block layer to driver issue", "device", "completion to return", "total"].map(String::from).to_vec(),
+            rows,
+        }],
+        notes: vec!["A device with no request queue (zram and other bio-based drivers) has no driver issue or completion stage.".into()],
+    })
+}
+
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     let mut sweeps = BTreeMap::new();
     for (name, _) in plan.sweeps() {
@@ -334,6 +377,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     let mut rows = Vec::new();
     let mut split_chart = Vec::new();
     let mut notes = Vec::new();
+    let mut traced = false;
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
             continue;
@@ -359,6 +403,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
                 e.clone(),
                 cell(p, "lat_mean_us"),
                 cell(p, "device_us"),
+                cell(p, "diskstats_us"),
                 cell(p, "platform_us"),
                 cell(p, "clocks_per_io"),
                 cell(p, "irq_per_io"),
@@ -367,6 +412,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
                 if p.get("platform_us").is_some_and(|v| *v < 0.0) {
                     notes.push(format!("{} with {e}: the device's service time exceeds the latency the application saw, so other I/O reached the device during the run (diskstats counts all of it): rerun on a quiet machine.", t.label));
                 }
+                traced |= p.contains_key("device_traced");
                 if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
                     dev.push((i as f64, *d));
                     plat.push((i as f64, *pl));
@@ -382,7 +428,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
                     Axis::categories("engine", plan.engines.clone()),
                     Axis::linear("mean latency (µs)"),
                 )
-                .with_series("device (diskstats)", dev)
+                .with_series("device", dev)
                 .with_series("platform (application − device)", plat),
             );
         }
@@ -390,16 +436,23 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     if !rows.is_empty() {
         out.push(Section {
             heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
-            findings: vec!["Device time is the device's own service time from /proc/diskstats; platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up).".into()],
+            findings: vec![if traced {
+                "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete, as the paper's device time starts when the command reaches the device); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
+            } else {
+                "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
+            }],
             charts: split_chart,
             tables: vec![Table {
                 caption: "QD1 latency split".into(),
-                header: ["target", "engine", "latency (µs)", "device (µs)", "platform (µs)", "clocks/IO", "interrupts/IO"].map(String::from).to_vec(),
+                header: ["target", "engine", "latency (µs)", "device (µs)", "diskstats (µs)", "platform (µs)", "clocks/IO", "interrupts/IO"].map(String::from).to_vec(),
                 rows,
             }],
             notes,
         });
     }
+
+    out.extend(timeline_section(&sweeps, plan));
+    out.extend(crate::table1::section(dir));
 
     // Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path.
     let mut rows = Vec::new();
@@ -710,10 +763,13 @@ mod tests {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
                 let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
+                let (args, timeline) = crate::timeline_flag(&args);
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
                 assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
-                // The engine-and-path points are profiled (ADMS Fig 5).
+                // The engine-and-path points are profiled (ADMS Fig 5),
+                // the QD1 points traced (Fig 3, 4).
                 assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
+                assert_eq!(timeline, d.title.ends_with("read at QD1"));
             }
         }
     }

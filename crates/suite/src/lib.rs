@@ -19,6 +19,7 @@ pub mod hiops_paper;
 pub mod iozone;
 pub mod page;
 pub mod sweep;
+pub mod table1;
 
 use hiops_bench::platform_facts::PlatformFacts;
 use hiops_bench::{BenchError, RunOptions};
@@ -37,6 +38,7 @@ pub struct BenchRunner<'a> {
 impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
         let (args, profile) = profile_flag(args).map_err(RunFailure::Failed)?;
+        let (args, timeline) = timeline_flag(&args);
         let plan = hiops_fio::plan_args(&args, false).map_err(RunFailure::Failed)?;
         if plan.phases.iter().any(|&p| p != 0) {
             return Err(RunFailure::Failed(
@@ -55,6 +57,7 @@ impl Runner for BenchRunner<'_> {
                 interrupt: self.interrupt,
                 progress: Some(&mut forward),
                 profile,
+                timeline,
             },
         );
         if let Some(dir) = &plan.temp_dir {
@@ -110,6 +113,18 @@ pub fn profile_flag(
         }
     }
     Ok((rest, profile))
+}
+
+/// A point's `--timeline` (every I/O through the tracepoints, as `hiops
+/// run` takes it), taken out of its job options.
+pub fn timeline_flag(args: &[String]) -> (Vec<String>, bool) {
+    let rest: Vec<String> = args
+        .iter()
+        .filter(|a| *a != "--timeline")
+        .cloned()
+        .collect();
+    let on = rest.len() != args.len();
+    (rest, on)
 }
 
 /// Devices added one at a time: `a`, `a:b`, `a:b:c` (a filename value).

@@ -34,6 +34,12 @@ hiops flags:
                                        (HZ per CPU, default 1000) and split the
                                        clocks per I/O by layer of the I/O path
                                        (needs root or CAP_PERFMON)
+  --timeline                           follow every I/O through the kernel's
+                                       tracepoints (system call, block layer,
+                                       driver issue, completion, return): the
+                                       stages' distributions and the device
+                                       time (driver issue to completion);
+                                       needs root and tracefs
   --ignore-unsupported                 skip options hiops does not implement
                                        (a warning; the JSON lists them)
   --stonewall-ranks                    under mpirun: every rank stops when the

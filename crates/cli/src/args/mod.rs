@@ -104,6 +104,8 @@ pub struct Invocation {
     pub stonewall_ranks: bool,
     /// `--profile[=HZ]`: clocks by layer over the measured window.
     pub profile: Option<hiops_profile::Config>,
+    /// `--timeline`: every I/O followed through the kernel's tracepoints.
+    pub timeline: bool,
     /// fio's `--readonly`: refuse every job that would write.
     pub readonly: bool,
     /// fio's `--parse-only`: print the plan, run nothing.
@@ -206,6 +208,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             "--no-progress" => inv.eta = Eta::Never,
             "--ignore-unsupported" => inv.ignore_unsupported = true,
             "--stonewall-ranks" => inv.stonewall_ranks = true,
+            "--timeline" => inv.timeline = true,
             _ if key == "profile" => inv.profile = Some(profile_rate(inline)?),
             _ if fio_flags::find(key).is_some() => {
                 let flag = fio_flags::find(key).unwrap();

@@ -1,0 +1,484 @@
+//! Events joined into I/Os. A thread's system call (or io_uring
+//! submission) is joined to the first bio that thread queues on a traced
+//! device; the bio's request is followed by its device and first sector
+//! (the block tracepoints' `dev`, `sector`) to the driver's issue and the
+//! completion; the system call's exit on the same thread (or io_uring's
+//! completion of the same request) ends the I/O. Everything lives in
+//! tables sized at start: nothing is allocated per event.
+
+use super::{DeviceTime, Gap, StageCounts, Timeline};
+use hiops_stats::Histogram;
+use std::collections::HashMap;
+
+/// The stages of one I/O, in order.
+pub(crate) const ENTER: usize = 0;
+pub(crate) const QUEUE: usize = 1;
+pub(crate) const ISSUE: usize = 2;
+pub(crate) const COMPLETE: usize = 3;
+pub(crate) const EXIT: usize = 4;
+const STAGES: usize = 5;
+
+/// The gaps reported: (from, to, name).
+pub(crate) const GAPS: [(usize, usize, &str); 5] = [
+    (ENTER, QUEUE, "system call to block layer"),
+    (QUEUE, ISSUE, "block layer to driver issue"),
+    (ISSUE, COMPLETE, "device (driver issue to completion)"),
+    (COMPLETE, EXIT, "completion to return"),
+    (ENTER, EXIT, "total (system call to return)"),
+];
+
+/// One decoded event (already filtered to this process and the devices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// A read/write system call entered on `tid`.
+    Enter {
+        tid: u32,
+    },
+    /// io_uring took request `req` from the submission queue on `tid`.
+    Submit {
+        tid: u32,
+        req: u64,
+    },
+    /// `tid` queued a bio (block-layer entry).
+    Queue {
+        tid: u32,
+        dev: u32,
+        sector: u64,
+        write: bool,
+    },
+    Issue {
+        dev: u32,
+        sector: u64,
+    },
+    Complete {
+        dev: u32,
+        sector: u64,
+    },
+    /// The system call returned on `tid`.
+    Exit {
+        tid: u32,
+    },
+    /// io_uring posted `req`'s completion.
+    Posted {
+        req: u64,
+    },
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// CLOCK_MONOTONIC ns per stage; 0: not seen.
+    t: [u64; STAGES],
+    write: bool,
+    tid: u32,
+    req: u64,
+    key: Option<(u32, u64)>,
+    /// The disk its request went to (kept after the key is released).
+    dev: u32,
+}
+
+pub(crate) struct Matcher {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    by_tid: HashMap<u32, u32>,
+    by_sector: HashMap<(u32, u64), u32>,
+    by_req: HashMap<u64, u32>,
+    gaps: [Histogram; GAPS.len()],
+    negative: [u64; GAPS.len()],
+    device: [Histogram; 2],
+    /// The traced disks' dev_t, and each one's device time (read, write).
+    disks: Vec<u32>,
+    per_disk: Vec<[Histogram; 2]>,
+    stages: [u64; STAGES],
+    ios: u64,
+    without_block_io: u64,
+    block_only: u64,
+    untracked: u64,
+    pub(crate) events: u64,
+    pub(crate) lost: u64,
+}
+
+impl Matcher {
+    /// Room for `capacity` I/Os in flight at once, on `disks` (dev_t).
+    pub(crate) fn new(capacity: usize, disks: &[u32]) -> Matcher {
+        Matcher {
+            slots: vec![Slot::default(); capacity],
+            free: (0..capacity as u32).rev().collect(),
+            by_tid: HashMap::with_capacity(capacity),
+            by_sector: HashMap::with_capacity(capacity),
+            by_req: HashMap::with_capacity(capacity),
+            gaps: Default::default(),
+            negative: [0; GAPS.len()],
+            device: Default::default(),
+            disks: disks.to_vec(),
+            per_disk: disks.iter().map(|_| Default::default()).collect(),
+            stages: [0; STAGES],
+            ios: 0,
+            without_block_io: 0,
+            block_only: 0,
+            untracked: 0,
+            events: 0,
+            lost: 0,
+        }
+    }
+
+    fn alloc(&mut self, stage: usize, t: u64) -> Option<u32> {
+        let Some(i) = self.free.pop() else {
+            self.untracked += 1;
+            return None;
+        };
+        let s = &mut self.slots[i as usize];
+        *s = Slot::default();
+        s.t[stage] = t;
+        Some(i)
+    }
+
+    pub(crate) fn on(&mut self, t: u64, e: Event) {
+        self.events += 1;
+        match e {
+            Event::Enter { tid } => {
+                if let Some(old) = self.by_tid.remove(&tid) {
+                    if self.slots[old as usize].req == 0 {
+                        self.finish(old); // its exit was never seen
+                    }
+                }
+                if let Some(i) = self.alloc(ENTER, t) {
+                    self.slots[i as usize].tid = tid;
+                    self.by_tid.insert(tid, i);
+                }
+            }
+            Event::Submit { tid, req } => {
+                if let Some(i) = self.alloc(ENTER, t) {
+                    self.slots[i as usize].req = req;
+                    self.slots[i as usize].tid = tid;
+                    // An earlier submission that queued no bio is still
+                    // held by its request.
+                    self.by_tid.insert(tid, i);
+                    if let Some(old) = self.by_req.insert(req, i) {
+                        self.finish(old);
+                    }
+                }
+            }
+            Event::Queue {
+                tid,
+                dev,
+                sector,
+                write,
+            } => self.queue(t, tid, (dev, sector), write),
+            Event::Issue { dev, sector } => {
+                if let Some(&i) = self.by_sector.get(&(dev, sector)) {
+                    let s = &mut self.slots[i as usize];
+                    if s.t[ISSUE] == 0 {
+                        s.t[ISSUE] = t;
+                    }
+                }
+            }
+            Event::Complete { dev, sector } => {
+                if let Some(i) = self.by_sector.remove(&(dev, sector)) {
+                    let s = &mut self.slots[i as usize];
+                    s.t[COMPLETE] = t;
+                    s.key = None;
+                    if s.t[ENTER] == 0 {
+                        self.finish(i); // no system call waits for it
+                    }
+                }
+            }
+            Event::Exit { tid } => {
+                if let Some(i) = self.by_tid.remove(&tid) {
+                    if self.slots[i as usize].req == 0 {
+                        self.slots[i as usize].t[EXIT] = t;
+                        self.finish(i);
+                    } else {
+                        self.by_tid.insert(tid, i); // io_uring's: kept
+                    }
+                }
+            }
+            Event::Posted { req } => {
+                if let Some(i) = self.by_req.remove(&req) {
+                    self.slots[i as usize].t[EXIT] = t;
+                    self.finish(i);
+                }
+            }
+        }
+    }
+
+    fn queue(&mut self, t: u64, tid: u32, key: (u32, u64), write: bool) {
+        let waiting = self
+            .by_tid
+            .get(&tid)
+            .copied()
+            .filter(|&i| self.slots[i as usize].t[QUEUE] == 0);
+        let i = match waiting {
+            Some(i) => {
+                if self.slots[i as usize].req != 0 {
+                    self.by_tid.remove(&tid); // io_uring: one bio per request
+                }
+                self.slots[i as usize].t[QUEUE] = t;
+                i
+            }
+            // A bio no system call of ours is known to wait for (libaio,
+            // an io_uring worker, readahead's further bios).
+            None => match self.alloc(QUEUE, t) {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        let s = &mut self.slots[i as usize];
+        s.write = write;
+        s.key = Some(key);
+        s.dev = key.0;
+        if let Some(old) = self.by_sector.insert(key, i) {
+            // The same sector queued again before it completed: the older
+            // request's completion is lost to us.
+            self.slots[old as usize].key = None;
+        }
+    }
+
+    /// Records an I/O's stages and gaps, and frees its slot.
+    fn finish(&mut self, i: u32) {
+        let s = self.slots[i as usize];
+        if let Some(key) = s.key {
+            if self.by_sector.get(&key) == Some(&i) {
+                self.by_sector.remove(&key);
+            }
+        }
+        if s.req != 0 && self.by_req.get(&s.req) == Some(&i) {
+            self.by_req.remove(&s.req);
+        }
+        if s.tid != 0 && self.by_tid.get(&s.tid) == Some(&i) {
+            self.by_tid.remove(&s.tid);
+        }
+        self.free.push(i);
+        self.ios += 1;
+        for (n, &at) in self.stages.iter_mut().zip(&s.t) {
+            *n += u64::from(at != 0);
+        }
+        if s.t[ENTER] != 0 && s.t[QUEUE] == 0 {
+            self.without_block_io += 1;
+        }
+        if s.t[ENTER] == 0 {
+            self.block_only += 1;
+        }
+        for (g, &(from, to, _)) in GAPS.iter().enumerate() {
+            let (a, b) = (s.t[from], s.t[to]);
+            if a == 0 || b == 0 {
+                continue;
+            }
+            if b < a {
+                self.negative[g] += 1;
+            }
+            self.gaps[g].record(b.saturating_sub(a));
+            if (from, to) == (ISSUE, COMPLETE) {
+                let dir = usize::from(s.write);
+                self.device[dir].record(b.saturating_sub(a));
+                if let Some(d) = self.disks.iter().position(|&d| d == s.dev) {
+                    self.per_disk[d][dir].record(b.saturating_sub(a));
+                }
+            }
+        }
+    }
+
+    /// The figures so far; I/Os still open are counted, not charged.
+    /// `devices` names the disks given to [`Matcher::new`], in order.
+    pub(crate) fn timeline(&self, devices: Vec<String>, window_s: f64) -> Timeline {
+        let gap = |h: &Histogram, name: &str, negative: u64| Gap {
+            name: name.to_string(),
+            count: h.count(),
+            mean_ns: h.mean(),
+            p50_ns: h.percentile(50.0),
+            p99_ns: h.percentile(99.0),
+            max_ns: h.max(),
+            negative,
+        };
+        let [enter, queue, issue, complete, exit] = self.stages;
+        Timeline {
+            devices: devices.clone(),
+            window_s,
+            events: self.events,
+            lost: self.lost,
+            ios: self.ios,
+            stages: StageCounts {
+                syscall: enter,
+                block_entry: queue,
+                driver_issue: issue,
+                completion: complete,
+                returned: exit,
+            },
+            gaps: GAPS
+                .iter()
+                .zip(&self.gaps)
+                .zip(&self.negative)
+                .map(|((&(_, _, name), h), &n)| gap(h, name, n))
+                .collect(),
+            device_read: (self.device[0].count() > 0)
+                .then(|| gap(&self.device[0], "device read", 0)),
+            device_write: (self.device[1].count() > 0)
+                .then(|| gap(&self.device[1], "device write", 0)),
+            per_device: devices
+                .iter()
+                .zip(&self.per_disk)
+                .map(|(name, [r, w])| DeviceTime {
+                    device: name.clone(),
+                    read: (r.count() > 0).then(|| gap(r, "device read", 0)),
+                    write: (w.count() > 0).then(|| gap(w, "device write", 0)),
+                })
+                .collect(),
+            without_block_io: self.without_block_io,
+            block_only: self.block_only,
+            in_flight_at_end: (self.slots.len() - self.free.len()) as u64,
+            untracked: self.untracked,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEV: u32 = 7 << 20;
+
+    fn sync_io(m: &mut Matcher, t0: u64, tid: u32, sector: u64) {
+        m.on(t0, Event::Enter { tid });
+        m.on(
+            t0 + 1_000,
+            Event::Queue {
+                tid,
+                dev: DEV,
+                sector,
+                write: false,
+            },
+        );
+        m.on(t0 + 3_000, Event::Issue { dev: DEV, sector });
+        m.on(t0 + 23_000, Event::Complete { dev: DEV, sector });
+        m.on(t0 + 30_000, Event::Exit { tid });
+    }
+
+    #[test]
+    fn a_system_call_is_followed_through_its_request() {
+        let mut m = Matcher::new(8, &[DEV]);
+        sync_io(&mut m, 1_000_000, 10, 8);
+        sync_io(&mut m, 2_000_000, 11, 16);
+        let t = m.timeline(vec!["loop0".into()], 1.0);
+        assert_eq!(t.ios, 2);
+        assert_eq!(t.per_device[0].device, "loop0");
+        assert_eq!(t.per_device[0].read.as_ref().unwrap().mean_ns, 20_000.0);
+        assert_eq!(t.stages.syscall, 2);
+        assert_eq!(t.stages.driver_issue, 2);
+        assert_eq!(t.stages.returned, 2);
+        let means: Vec<f64> = t.gaps.iter().map(|g| g.mean_ns).collect();
+        assert_eq!(means, [1_000.0, 2_000.0, 20_000.0, 7_000.0, 30_000.0]);
+        assert_eq!(t.device_read.unwrap().count, 2);
+        assert!(t.device_write.is_none());
+        assert_eq!(t.in_flight_at_end, 0);
+    }
+
+    #[test]
+    fn io_uring_requests_interleave_and_cache_hits_reach_no_device() {
+        let mut m = Matcher::new(8, &[DEV]);
+        m.on(100, Event::Submit { tid: 5, req: 0xa });
+        m.on(
+            110,
+            Event::Queue {
+                tid: 5,
+                dev: DEV,
+                sector: 0,
+                write: true,
+            },
+        );
+        m.on(120, Event::Submit { tid: 5, req: 0xb });
+        m.on(
+            130,
+            Event::Queue {
+                tid: 5,
+                dev: DEV,
+                sector: 8,
+                write: false,
+            },
+        );
+        m.on(
+            140,
+            Event::Issue {
+                dev: DEV,
+                sector: 8,
+            },
+        );
+        m.on(
+            150,
+            Event::Issue {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(
+            200,
+            Event::Complete {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(210, Event::Posted { req: 0xa });
+        m.on(
+            300,
+            Event::Complete {
+                dev: DEV,
+                sector: 8,
+            },
+        );
+        m.on(310, Event::Posted { req: 0xb });
+        // A buffered read served by the page cache.
+        m.on(400, Event::Enter { tid: 6 });
+        m.on(450, Event::Exit { tid: 6 });
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!(t.ios, 3);
+        assert_eq!(t.without_block_io, 1);
+        assert_eq!(t.device_write.unwrap().mean_ns, 50.0);
+        assert_eq!(t.device_read.unwrap().mean_ns, 160.0);
+        assert_eq!(t.gaps[4].count, 3);
+        assert!(t.gaps.iter().all(|g| g.negative == 0));
+    }
+
+    #[test]
+    fn orphans_are_counted_and_the_table_does_not_overflow() {
+        let mut m = Matcher::new(2, &[DEV]);
+        // A bio with no system call (libaio): ended by its completion.
+        m.on(
+            10,
+            Event::Queue {
+                tid: 1,
+                dev: DEV,
+                sector: 0,
+                write: false,
+            },
+        );
+        m.on(
+            20,
+            Event::Issue {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(
+            30,
+            Event::Complete {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(40, Event::Enter { tid: 2 });
+        m.on(50, Event::Enter { tid: 3 });
+        m.on(60, Event::Enter { tid: 4 }); // no room
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!((t.ios, t.block_only), (1, 1));
+        assert_eq!(t.untracked, 1);
+        assert_eq!(t.in_flight_at_end, 2);
+        // Completions of requests never seen change nothing.
+        m.on(
+            70,
+            Event::Complete {
+                dev: DEV,
+                sector: 99,
+            },
+        );
+        m.on(80, Event::Exit { tid: 9 });
+        assert_eq!(m.timeline(vec![], 1.0).ios, 1);
+    }
+}

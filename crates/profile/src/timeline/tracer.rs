@@ -1,0 +1,281 @@
+//! The tracepoints opened on every online CPU, all of one CPU's events
+//! sharing one ring (PERF_EVENT_IOC_SET_OUTPUT), drained by a thread of
+//! its own that joins events into I/Os as they come.
+
+use super::decode::{Decoded, Decoder, Kind};
+use super::matcher::Matcher;
+use super::order::{monotonic_ns, Ordered};
+use super::Timeline;
+use crate::ring::{open_event, Ring};
+use crate::tracefs::{self, Tracepoint};
+use perf_event_open_sys::bindings as sys;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Data pages per CPU ring (1 MiB): ~64-byte records of ~5 events per I/O
+/// leave room for 100k I/Os per second between two drains.
+const RING_PAGES: usize = 256;
+const DRAIN_EVERY: Duration = Duration::from_millis(10);
+/// Events held for ordering, room made at start: a few drains' worth at
+/// 100k I/Os per second (it grows past that rather than drop events).
+const HELD: usize = 1 << 14;
+/// I/Os in flight at once that can be followed.
+const IN_FLIGHT: usize = 1 << 14;
+/// The system calls of the synchronous engines.
+const SYSCALLS: [&str; 6] = [
+    "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
+];
+
+/// Every event opened, disabled: what the window's start should not wait for.
+pub struct Prepared {
+    rings: Vec<Ring>,
+    /// Events whose records go to another event's ring; kept open.
+    others: Vec<OwnedFd>,
+    decoder: Decoder,
+    devices: Vec<String>,
+}
+
+/// Tracing under way.
+pub struct Tracer {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<Timeline>,
+}
+
+/// A device's dev_t as the block tracepoints print it (the kernel's
+/// MKDEV: major << 20 | minor), and that of its whole disk.
+fn dev_of(name: &str) -> Result<(u32, u32), String> {
+    let dir = Path::new("/sys/class/block").join(name);
+    let read = |p: &Path| -> Option<u32> {
+        let text = std::fs::read_to_string(p.join("dev")).ok()?;
+        let (ma, mi) = text.trim().split_once(':')?;
+        Some((ma.parse::<u32>().ok()? << 20) | mi.parse::<u32>().ok()?)
+    };
+    let dev =
+        read(&dir).ok_or_else(|| format!("{name}: no block device number in {}", dir.display()))?;
+    let disk = if dir.join("partition").exists() {
+        dir.canonicalize()
+            .ok()
+            .and_then(|p| read(p.parent()?))
+            .unwrap_or(dev)
+    } else {
+        dev
+    };
+    Ok((dev, disk))
+}
+
+fn attr(id: u16) -> sys::perf_event_attr {
+    // SAFETY: perf_event_attr is plain integers and unions of integers:
+    // all zeroes is a valid value (and the ABI's "unset").
+    let mut a: sys::perf_event_attr = unsafe { std::mem::zeroed() };
+    a.type_ = sys::PERF_TYPE_TRACEPOINT;
+    a.size = std::mem::size_of::<sys::perf_event_attr>() as u32;
+    a.config = u64::from(id);
+    a.__bindgen_anon_1.sample_period = 1;
+    a.sample_type = (sys::PERF_SAMPLE_TID
+        | sys::PERF_SAMPLE_TIME
+        | sys::PERF_SAMPLE_CPU
+        | sys::PERF_SAMPLE_RAW) as u64;
+    a.set_disabled(1);
+    // The application's clock, so stages compare with its own times.
+    a.set_use_clockid(1);
+    a.clockid = libc::CLOCK_MONOTONIC;
+    a
+}
+
+/// The events to open: (group, name, kind, kernel-side filter).
+fn events(
+    root: &Path,
+    devs: &[(u32, u32)],
+) -> Result<Vec<(Tracepoint, Kind, Option<String>)>, String> {
+    let mut ids: Vec<u32> = devs.iter().flat_map(|&(d, w)| [d, w]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let filter = ids
+        .iter()
+        .map(|d| format!("dev == {d}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    let mut out = Vec::new();
+    for name in ["block_bio_queue", "block_rq_issue", "block_rq_complete"] {
+        let tp = Tracepoint::load(root, "block", name)?;
+        let kind = Kind::block(name, &tp)?;
+        out.push((tp, kind, Some(filter.clone())));
+    }
+    for call in SYSCALLS {
+        for (dir, kind) in [("sys_enter_", Kind::Enter), ("sys_exit_", Kind::Exit)] {
+            // Not every architecture has every call: skip what is absent.
+            if let Ok(tp) = Tracepoint::load(root, "syscalls", &format!("{dir}{call}")) {
+                out.push((tp, kind, None));
+            }
+        }
+    }
+    for name in ["io_uring_submit_req", "io_uring_complete"] {
+        if let Ok(tp) = Tracepoint::load(root, "io_uring", name) {
+            let req = tp.field("req", 8)?;
+            let kind = if name.ends_with("req") {
+                Kind::Submit { req }
+            } else {
+                Kind::Posted { req }
+            };
+            out.push((tp, kind, None));
+        }
+    }
+    Ok(out)
+}
+
+/// What to do about a failed open, in one line.
+fn explain(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "reading tracepoints needs root or CAP_PERFMON: run as root".into()
+        }
+        _ => format!("cannot open a tracepoint event: {e}"),
+    }
+}
+
+fn set_filter(fd: &OwnedFd, filter: &str) -> std::io::Result<()> {
+    let c = CString::new(filter).expect("a filter has no NUL");
+    // SAFETY: SET_FILTER reads a NUL-terminated string that outlives the call.
+    Ring::check(unsafe {
+        perf_event_open_sys::ioctls::SET_FILTER(fd.as_raw_fd(), c.as_ptr().cast_mut())
+    })
+}
+
+/// Opens the tracepoints for `devices` (block device names, as in
+/// /sys/class/block), disabled; an `Err` says what to do.
+pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
+    if devices.is_empty() {
+        return Err("no block device behind the target (a RAM device, tmpfs or the like): there is no request to follow".into());
+    }
+    let root = tracefs::root()?;
+    let devs = devices
+        .iter()
+        .map(|d| dev_of(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    let evs = events(&root, &devs)?;
+    let (mut rings, mut others) = (Vec::new(), Vec::new());
+    for cpu in crate::sampler::online_cpus() {
+        let mut leader: Option<Ring> = None;
+        for (tp, _, filter) in &evs {
+            let fd = open_event(attr(tp.id), -1, cpu as libc::c_int).map_err(|e| explain(&e))?;
+            if let Some(f) = filter {
+                // The user-space filter stays in force if the kernel's fails.
+                let _ = set_filter(&fd, f);
+            }
+            match &leader {
+                None => leader = Some(Ring::over(fd, RING_PAGES).map_err(|e| explain(&e))?),
+                Some(ring) => {
+                    ring.redirect(&fd).map_err(|e| explain(&e))?;
+                    others.push(fd);
+                }
+            }
+        }
+        rings.extend(leader);
+    }
+    let decoder = Decoder {
+        kinds: evs.iter().map(|(tp, k, _)| (tp.id, *k)).collect(),
+        pid: std::process::id(),
+        devs,
+    };
+    Ok(Prepared {
+        rings,
+        others,
+        decoder,
+        devices: devices.to_vec(),
+    })
+}
+
+/// Enables every event, joins events into I/Os until told to stop, then
+/// disables them and drains the rest.
+fn drain_loop(
+    p: Prepared,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), String>>,
+) -> Timeline {
+    let Prepared {
+        mut rings,
+        others,
+        decoder,
+        devices,
+    } = p;
+    let disks: Vec<u32> = decoder.devs.iter().map(|&(_, w)| w).collect();
+    let mut m = Matcher::new(IN_FLIGHT, &disks);
+    let toggle = |rings: &[Ring], on: bool| -> std::io::Result<()> {
+        for r in rings {
+            if on {
+                r.enable()?
+            } else {
+                r.disable()?
+            }
+        }
+        for fd in &others {
+            // SAFETY: ioctls without a pointer argument on events we own.
+            let r = unsafe {
+                if on {
+                    perf_event_open_sys::ioctls::ENABLE(fd.as_raw_fd(), 0)
+                } else {
+                    perf_event_open_sys::ioctls::DISABLE(fd.as_raw_fd(), 0)
+                }
+            };
+            Ring::check(r)?;
+        }
+        Ok(())
+    };
+    let enabled = toggle(&rings, true);
+    let started = Instant::now();
+    let _ = ready.send(enabled.map_err(|e| format!("cannot start tracing: {e}")));
+    let mut held = Ordered::with_capacity(HELD);
+    let drain = |rings: &mut Vec<Ring>, m: &mut Matcher, held: &mut Ordered, all: bool| {
+        // Read before the rings: every event stamped before the horizon
+        // is in them by now.
+        let now = monotonic_ns();
+        for ring in rings.iter_mut() {
+            ring.drain_words(|w| match decoder.decode(w) {
+                Decoded::Event(t, e) => held.push(t, e),
+                Decoded::Lost(n) => m.lost += n,
+                Decoded::Skip => {}
+            });
+        }
+        held.flush(now, all, m);
+    };
+    while !stop.load(Ordering::Acquire) {
+        std::thread::park_timeout(DRAIN_EVERY);
+        drain(&mut rings, &mut m, &mut held, false);
+    }
+    let _ = toggle(&rings, false);
+    let window_s = started.elapsed().as_secs_f64();
+    drain(&mut rings, &mut m, &mut held, true);
+    m.timeline(devices, window_s)
+}
+
+impl Prepared {
+    /// Starts tracing; returns once the events are on.
+    pub fn start(self) -> Result<Tracer, String> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("hiops-timeline".into())
+            .spawn(move || drain_loop(self, flag, tx))
+            .map_err(|e| format!("cannot start the timeline's thread: {e}"))?;
+        rx.recv()
+            .map_err(|_| "the timeline's thread ended at start".to_string())??;
+        Ok(Tracer { stop, thread })
+    }
+}
+
+impl Tracer {
+    /// Stops tracing and returns the window's timeline.
+    pub fn stop(self) -> Timeline {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        self.thread
+            .join()
+            .expect("the timeline's thread does not panic")
+    }
+}

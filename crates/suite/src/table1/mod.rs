@@ -1,0 +1,252 @@
+//! ADMS'10 Table 1 as the paper measured it: 4 KiB random reads at QD1 on
+//! one device, direct or buffered, through the raw block device or a file
+//! of a file system on it. The device is a loop device hiops sets up, with
+//! an ext4 file system it makes ([`scratch`]); every cell reads the same
+//! device, so file − block is the file system's own cost.
+//!
+//! The buffered cells come in two: the miss path as the paper designed it
+//! (the cache dropped as the job starts and each time its random map has
+//! read every block once, so each read misses and goes to the device:
+//! fio's `invalidate`), and the hit path (a small region read once before,
+//! `invalidate=0`), which is a system call and a copy. The share of reads
+//! that reached the device (diskstats' reads per I/O) is shown per cell,
+//! so a miss path that hit, or a hit path that missed, shows.
+
+mod scratch;
+
+use crate::chart_of::fmt_num;
+use crate::page::{Section, Table};
+use crate::sweep::{RunFailure, Runner};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+/// Where the measurement is kept in a characterize directory.
+pub const FILE: &str = "table1.json";
+/// The region every miss and direct cell reads.
+const REGION: u64 = 256 << 20;
+/// The region the hit cells read, cached before.
+const HIT_REGION: u64 = 16 << 20;
+const BYTES_PER_IO: f64 = 4096.0;
+
+/// The cells: (mode, its job options).
+const MODES: [(&str, &[&str]); 3] = [
+    ("direct", &["--direct=1"]),
+    ("buffered miss", &["--direct=0", "--invalidate=1"]),
+    ("buffered hit", &["--direct=0", "--invalidate=0"]),
+];
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// "direct", "buffered miss" or "buffered hit".
+    pub mode: String,
+    /// "block" or "file".
+    pub path: String,
+    /// What was read: the loop device, or the file on it.
+    pub target: String,
+    pub region_bytes: u64,
+    /// The point's metrics (as a sweep point's).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table1 {
+    /// The loop device every cell read.
+    pub device: String,
+    pub file_system: String,
+    pub cells: Vec<Cell>,
+}
+
+impl Table1 {
+    pub fn cell(&self, mode: &str, path: &str) -> Option<&Cell> {
+        self.cells.iter().find(|c| c.mode == mode && c.path == path)
+    }
+
+    fn clocks(&self, mode: &str, path: &str) -> Option<f64> {
+        self.cell(mode, path)?
+            .metrics
+            .get("process_clocks_per_io")
+            .copied()
+    }
+}
+
+/// Reads `bytes` of `path` once, through the page cache.
+fn warm(path: &Path, bytes: u64) -> Result<(), String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut r = f.take(bytes);
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        }
+    }
+}
+
+/// Drops `path`'s cached pages (posix_fadvise DONTNEED), outside the
+/// measured window: the job's own drop at its start then finds the cache
+/// empty, and its cost does not land on the first second's I/Os.
+fn drop_cached(path: &Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: an advice on a descriptor we own; it changes no memory of ours.
+    let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(format!(
+            "{}: cannot drop its cached pages (errno {r})",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Measures the six cells on a device set up in `dir`: `runtime` and
+/// `ramp` are the job options' values. `Err` says why nothing was measured
+/// (no root, no mkfs.ext4...) or which cell failed.
+pub fn measure(
+    dir: &Path,
+    runtime: &str,
+    ramp: &str,
+    runner: &mut dyn Runner,
+) -> Result<Table1, RunFailure> {
+    let s = scratch::Scratch::make(dir, REGION).map_err(RunFailure::Failed)?;
+    let device = s.device.clone().expect("a made scratch has its device");
+    let mut cells = Vec::new();
+    for (mode, opts) in MODES {
+        for (path, target) in [("block", &device), ("file", &s.file)] {
+            let region = if mode == "buffered hit" {
+                HIT_REGION
+            } else {
+                REGION
+            };
+            drop_cached(target).map_err(RunFailure::Failed)?;
+            if mode == "buffered hit" {
+                warm(target, region).map_err(RunFailure::Failed)?;
+            }
+            let mut args: Vec<String> = [
+                "--rw=randread",
+                "--bs=4k",
+                "--ioengine=psync",
+                "--iodepth=1",
+                "--numjobs=1",
+                "--time_based=1",
+            ]
+            .map(String::from)
+            .to_vec();
+            args.extend(opts.iter().map(|o| o.to_string()));
+            args.push(format!("--runtime={runtime}"));
+            args.push(format!("--ramp_time={ramp}"));
+            args.push(format!("--size={region}"));
+            args.push(format!("--filename={}", target.display()));
+            let m = runner.run(&args)?;
+            cells.push(Cell {
+                mode: mode.into(),
+                path: path.into(),
+                target: target.display().to_string(),
+                region_bytes: region,
+                metrics: m.metrics,
+            });
+        }
+    }
+    Ok(Table1 {
+        device: device.display().to_string(),
+        file_system: "ext4".into(),
+        cells,
+    })
+}
+
+/// The figures the paper drew from its table, in sentences.
+pub fn findings(t: &Table1) -> Vec<String> {
+    let mut out = Vec::new();
+    for mode in ["direct", "buffered miss"] {
+        if let (Some(b), Some(f)) = (t.clocks(mode, "block"), t.clocks(mode, "file")) {
+            out.push(format!(
+                "The file system ({}) costs {} clocks per 4 KiB read, {mode}: file {} − block {} ({:.0}% of the file path; the paper: ext3 +3,400 clocks, under 15%).",
+                t.file_system,
+                fmt_num(f - b),
+                fmt_num(f),
+                fmt_num(b),
+                (f - b) / f.max(1e-9) * 100.0
+            ));
+        }
+    }
+    for path in ["block", "file"] {
+        let (d, miss, hit) = (
+            t.clocks("direct", path),
+            t.clocks("buffered miss", path),
+            t.clocks("buffered hit", path),
+        );
+        if let (Some(d), Some(miss)) = (d, miss) {
+            out.push(format!(
+                "Buffered miss path, {path}: {:.2} clocks per byte in all, {:.2} per byte more than direct (the paper: about 2.1 clocks per byte for buffered I/O's copies, page cache misses).",
+                miss / BYTES_PER_IO,
+                (miss - d) / BYTES_PER_IO
+            ));
+        }
+        if let Some(hit) = hit {
+            out.push(format!(
+                "Buffered hit path, {path}: {:.2} clocks per byte (a system call and the copy from the page cache; no device), a different quantity from the miss path.",
+                hit / BYTES_PER_IO
+            ));
+        }
+    }
+    out
+}
+
+/// The page's section, from `dir`'s table1.json when there is one.
+pub fn section(dir: &Path) -> Option<Section> {
+    let text = std::fs::read_to_string(dir.join(FILE)).ok()?;
+    let t: Table1 = serde_json::from_str(&text).ok()?;
+    let cell = |c: &Cell, k: &str| c.metrics.get(k).map_or("-".into(), |v| fmt_num(*v));
+    let rows = t
+        .cells
+        .iter()
+        .map(|c| {
+            let per_byte = c
+                .metrics
+                .get("process_clocks_per_io")
+                .map_or("-".into(), |v| format!("{:.2}", v / BYTES_PER_IO));
+            vec![
+                c.mode.clone(),
+                c.path.clone(),
+                c.target.clone(),
+                cell(c, "iops"),
+                cell(c, "lat_mean_us"),
+                cell(c, "lat_p99_us"),
+                cell(c, "process_clocks_per_io"),
+                cell(c, "clocks_per_io"),
+                per_byte,
+                cell(c, "device_ios_per_io"),
+            ]
+        })
+        .collect();
+    Some(Section {
+        heading: "Table 1: direct and buffered, block and file, on one device".into(),
+        findings: findings(&t),
+        charts: Vec::new(),
+        tables: vec![Table {
+            caption: format!(
+                "4 KiB random reads at QD1 (psync) on {} and a file of the {} file system made on it",
+                t.device, t.file_system
+            ),
+            header: [
+                "mode",
+                "path",
+                "target",
+                "IOPS",
+                "latency (µs)",
+                "p99 (µs)",
+                "process clocks/IO",
+                "machine clocks/IO",
+                "process clocks/byte",
+                "device reads/IO",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }],
+        notes: vec![format!("The loop device is over a file hiops made in the report's directory (direct I/O to it where its file system allows), so a miss goes to the disk beneath. Misses: the cache is dropped as the job starts and each time every block of the {} MiB region has been read once. Hits: a {} MiB region read once before the job, not dropped.", REGION >> 20, HIT_REGION >> 20), "One round per cell: a difference smaller than the run-to-run spread of the same cell (rerun to see it) is not a finding; a busy machine moves process clocks per I/O at low IOPS most.".into()],
+    })
+}
