@@ -143,10 +143,19 @@ impl ZipfSampler {
 /// scatters zipf/pareto ranks too, so the hot set is not the first blocks).
 /// An odd-multiplier affine map mod 2^k is a permutation; values >= n walk
 /// the cycle again (fewer than two steps expected).
+/// With a seed the map also xor-shifts (a bijection of k-bit values) and
+/// takes its constants from the seed, so each thread's random map is a
+/// permutation of its own: threads of one job sharing a file must not walk
+/// the same blocks in the same order (they would wait on each other's
+/// reads, and buffered ones would hit what the other just read).
 #[derive(Clone, Copy, Debug)]
 struct Scatter {
     n: u64,
     mask: u64,
+    mul: u64,
+    add: u64,
+    /// 0: no xor-shift step.
+    shift: u32,
 }
 
 impl Scatter {
@@ -154,15 +163,31 @@ impl Scatter {
         Scatter {
             n,
             mask: n.next_power_of_two().wrapping_sub(1).max(1),
+            mul: 0x9E37_79B9_7F4A_7C15 | 1,
+            add: 0x632B_E59B_D9B4_E019,
+            shift: 0,
+        }
+    }
+
+    fn seeded(n: u64, seed: u64) -> Scatter {
+        let mut rng = FastRng::new(seed ^ 0xA076_1D64_78BD_642F);
+        let base = Scatter::new(n);
+        let bits = base.mask.count_ones();
+        Scatter {
+            mul: rng.next_u64() | 1,
+            add: rng.next_u64(),
+            shift: (bits / 2).max(1),
+            ..base
         }
     }
 
     fn apply(&self, mut x: u64) -> u64 {
         loop {
-            x = (x
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15 | 1)
-                .wrapping_add(0x632B_E59B_D9B4_E019))
-                & self.mask;
+            x = x.wrapping_mul(self.mul).wrapping_add(self.add) & self.mask;
+            if self.shift > 0 {
+                x ^= x >> self.shift;
+                x = x.wrapping_mul(self.mul).wrapping_add(self.add) & self.mask;
+            }
             if x < self.n {
                 return x;
             }
@@ -227,6 +252,8 @@ pub struct IoGen {
     /// Blocks (of `align`) per region, for the picker.
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
+    /// The random map's permutation of each region's blocks, this thread's own.
+    map_order: Vec<Scatter>,
     /// fio's `rw=read:GAP`: bytes added after each sequential I/O (holes;
     /// negative: backwards).
     gap: i64,
@@ -326,6 +353,7 @@ impl IoGen {
             .map(|r| [r.start as i64, r.start as i64])
             .collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
+        let map_order = blocks.iter().map(|&b| Scatter::seeded(b, seed)).collect();
         let map_next = vec![seed; blocks.len()];
         IoGen {
             rng: FastRng::new(seed),
@@ -339,6 +367,7 @@ impl IoGen {
             pickers,
             blocks,
             scatter,
+            map_order,
             gap: 0,
             percentage_random: 100,
             random_map: false,
@@ -458,7 +487,7 @@ impl IoGen {
             Picker::Uniform if self.random_map => {
                 let i = self.map_next[target];
                 self.map_next[target] = i.wrapping_add(1);
-                self.scatter[target].apply(i % n)
+                self.map_order[target].apply(i % n)
             }
             Picker::Uniform => self.rng.below(n),
             Picker::Normal { dev } => {
@@ -773,12 +802,34 @@ mod tests {
 
     #[test]
     fn scatter_is_a_permutation() {
-        for n in [1u64, 2, 7, 100, 1000] {
-            let s = Scatter::new(n);
-            let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
-            seen.sort_unstable();
-            assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        for n in [1u64, 2, 7, 100, 1000, 65536] {
+            for s in [
+                Scatter::new(n),
+                Scatter::seeded(n, 7),
+                Scatter::seeded(n, 8),
+            ] {
+                let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..n).collect::<Vec<_>>());
+            }
         }
+    }
+
+    /// Two threads of a job (seeds one apart) walking a random map do not
+    /// read the same blocks in the same order: before, the second walked the
+    /// first's permutation one step behind.
+    #[test]
+    fn clones_walk_random_maps_of_their_own() {
+        let n = 65536u64;
+        let (a, b) = (Scatter::seeded(n, 100), Scatter::seeded(n, 101));
+        let first: std::collections::HashSet<u64> =
+            (100..100 + n / 4).map(|i| a.apply(i % n)).collect();
+        let shared = (101..101 + n / 4)
+            .filter(|i| first.contains(&b.apply(i % n)))
+            .count() as f64;
+        // Independent quarters of the blocks share about a quarter.
+        let share = shared / (n / 4) as f64;
+        assert!((0.15..0.35).contains(&share), "{share}");
     }
 
     #[test]
