@@ -276,6 +276,24 @@ fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The store's arguments over its first `n` --path. A grant naming a device
+/// this count leaves out grants nothing here (kept, it would be refused as
+/// naming no --path).
+fn store_of(all: &crate::kv::StoreArgs, n: usize) -> crate::kv::StoreArgs {
+    let mut args = all.clone();
+    args.path.truncate(n);
+    let named = |g: &std::path::PathBuf| {
+        let g = std::fs::canonicalize(g).ok();
+        args.path.iter().any(|p| std::fs::canonicalize(p).ok() == g)
+    };
+    if let Some(g) = &args.allow_write_device {
+        if !g.as_os_str().is_empty() && !named(g) {
+            args.allow_write_device = None;
+        }
+    }
+    args
+}
+
 /// Runs YCSB-C points; keeps the server (and its store) while the
 /// strategy stays.
 struct YcsbRunner {
@@ -309,8 +327,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
         let current = self.server.as_ref();
         if current.is_none_or(|s| s.label != strategy || s.devices != n) {
             self.server = None; // close the old store before reopening the file
-            let mut args = self.store.clone();
-            args.path.truncate(n);
+            let args = store_of(&self.store, n);
             let srv = PointServer::start(&args, &strategy)
                 .map_err(|e| RunFailure::Failed(e.to_string()))?;
             self.server = Some(srv);
@@ -387,8 +404,7 @@ impl YcsbRunner {
         }
         let failed = |e: &dyn std::fmt::Display| RunFailure::Failed(e.to_string());
         self.server = None;
-        let mut args = self.store.clone();
-        args.path.truncate(n);
+        let args = store_of(&self.store, n);
         if reform && hiops_kv::store::check_devices(&args.path).is_err() {
             eprintln!(
                 "hiops kv fig10: formatting a store over {n} devices ({}); what they held is erased",
