@@ -217,4 +217,21 @@ fn fig10_over_a_zram_device_and_a_file_needs_the_device_granted() {
     );
     // The zram device held the 1-device store: erased and formatted anew.
     assert!(err.contains("formatting a store over 2 devices"), "{err}");
+    // The device named, second: the 1-device points leave it out, and the
+    // grant with it (it was once refused there as naming no --path).
+    let named_dir = tmp.path().join("fig10-named");
+    let out = hiops()
+        .args(["kv", "fig10", "--size", "64m", "--records", "1000"])
+        .args(["--clients", "1", "--strategies", "coop", "--time", "200ms"])
+        .arg("--path")
+        .arg(tmp.path().join("c.kv"))
+        .args(["--path", &zram.path(), "-o"])
+        .arg(&named_dir)
+        .arg(format!("--allow-write-device={}", zram.path()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let csv = std::fs::read_to_string(named_dir.join("tables/points.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
 }
