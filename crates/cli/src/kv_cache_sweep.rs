@@ -434,7 +434,7 @@ fn save_info(
         command: crate::suites::command_line(),
         about,
         extra: serde_json::Value::Null,
-        platform: hiops_suite::platform_of(&[&flash.to_string_lossy()]),
+        platform: hiops_suite::platform_of([flash.to_string_lossy().as_ref()]),
     }
     .save(&a.output)
     .map_err(fail)

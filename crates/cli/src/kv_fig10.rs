@@ -192,7 +192,7 @@ fn save_info(a: &Fig10Args, paths: &[PathBuf]) -> anyhow::Result<()> {
             ),
         ],
         extra: serde_json::Value::Null,
-        platform: hiops_suite::platform_of(&names.iter().map(String::as_str).collect::<Vec<_>>()),
+        platform: hiops_suite::platform_of(names.iter().map(String::as_str)),
     }
     .save(&a.output)
     .map_err(fail)

@@ -152,10 +152,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
         about: vec![hiops_suite::machine_about()],
         extra: serde_json::Value::Null,
         platform: hiops_suite::platform_of(
-            &a.options
+            a.options
                 .iter()
-                .filter_map(|o| o.strip_prefix("--filename="))
-                .collect::<Vec<_>>(),
+                .filter_map(|o| o.strip_prefix("--filename=")),
         ),
     }
     .save(&a.dir)
@@ -396,13 +395,7 @@ fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
         command: command_line(),
         about,
         extra: serde_json::to_value(&plan).expect("plans serialise"),
-        platform: hiops_suite::platform_of(
-            &plan
-                .targets
-                .iter()
-                .map(|t| t.path.as_str())
-                .collect::<Vec<_>>(),
-        ),
+        platform: hiops_suite::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
     .save(&a.dir)
     .map_err(failed)?;
@@ -796,13 +789,7 @@ fn iozone_info(a: &IozoneArgs, plan: &hiops_suite::iozone::Plan, runtime: &str) 
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),
-        platform: hiops_suite::platform_of(
-            &plan
-                .targets
-                .iter()
-                .map(|t| t.path.as_str())
-                .collect::<Vec<_>>(),
-        ),
+        platform: hiops_suite::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
 }
 
@@ -981,13 +968,7 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
             ),
         ],
         extra: serde_json::to_value(&plan).expect("plans serialise"),
-        platform: hiops_suite::platform_of(
-            &plan
-                .targets
-                .iter()
-                .map(|t| t.path.as_str())
-                .collect::<Vec<_>>(),
-        ),
+        platform: hiops_suite::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
     .save(&a.dir)
     .map_err(failed)?;

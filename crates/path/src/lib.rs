@@ -144,6 +144,26 @@ pub enum PathError {
     },
 }
 
+/// How the threads of each shared queue behave under `strategy` (coop
+/// without its lazy part already mapped to the completion thread).
+fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bool) -> Behaviour {
+    let ticks = |ns: u64| (ns as f64 * tsc_hz / 1e9) as u64;
+    Behaviour {
+        strategy,
+        cooperative: match strategy {
+            Strategy::Coop | Strategy::Hybrid => true,
+            Strategy::Poll => config.coop_peeks,
+            _ => false,
+        },
+        lazy_only: strategy == Strategy::Coop && config.coop_parts == CoopParts::Lazy,
+        spin_ticks: ticks(config.spin_ns),
+        hybrid: config.hybrid,
+        tsc_hz,
+        window_ticks: ticks(config.hybrid.window_ns),
+        immediate,
+    }
+}
+
 static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
@@ -231,20 +251,7 @@ impl IoPath {
                 path.config.max_io,
             )?;
             let immediate = queue.doorbell().is_none();
-            let how = Behaviour {
-                strategy,
-                cooperative: match strategy {
-                    Strategy::Coop | Strategy::Hybrid => true,
-                    Strategy::Poll => path.config.coop_peeks,
-                    _ => false,
-                },
-                lazy_only: strategy == Strategy::Coop && path.config.coop_parts == CoopParts::Lazy,
-                spin_ticks: (path.config.spin_ns as f64 * tsc_hz / 1e9) as u64,
-                hybrid: path.config.hybrid,
-                tsc_hz,
-                window_ticks: (path.config.hybrid.window_ns as f64 * tsc_hz / 1e9) as u64,
-                immediate,
-            };
+            let how = behaviour(&path.config, strategy, tsc_hz, immediate);
             let ring = Arc::new(SharedQueue::new(queue, how));
             if !immediate {
                 let worker = ring.clone();

@@ -135,6 +135,24 @@ impl Plan {
         Some((format!("{}-tasks", t.label), def))
     }
 
+    /// Fig 8's ablation on one target: coop with its parts added one by one.
+    fn ablation_sweep(&self, t: &Target, many: &str) -> (String, SweepDef) {
+        let def = self.def(
+            format!(
+                "{}: coop's parts one by one at {} threads",
+                t.label, self.many_threads
+            ),
+            &t.path,
+            &[many.to_string(), "--bs=4k".into(), "--strategy=coop".into()],
+            vec![Param {
+                name: "coop_parts".into(),
+                // hiops_path::CoopParts, in the order the paper adds them.
+                values: ["issue", "lazy", "all"].map(String::from).to_vec(),
+            }],
+        );
+        (format!("{}-fig8", t.label), def)
+    }
+
     /// Every sweep of the experiment: (directory name, definition).
     pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
         let strategy = Param {
@@ -184,22 +202,7 @@ impl Plan {
                 ),
             ));
             out.extend(self.tasks_sweep(t));
-            out.push((
-                format!("{}-fig8", t.label),
-                self.def(
-                    format!(
-                        "{}: coop's parts one by one at {} threads",
-                        t.label, self.many_threads
-                    ),
-                    &t.path,
-                    &[many.clone(), "--bs=4k".into(), "--strategy=coop".into()],
-                    vec![Param {
-                        name: "coop_parts".into(),
-                        // hiops_path::CoopParts, in the order the paper adds them.
-                        values: ["issue", "lazy", "all"].map(String::from).to_vec(),
-                    }],
-                ),
-            ));
+            out.push(self.ablation_sweep(t, &many));
             out.push((
                 format!("{}-poll", t.label),
                 self.def(

@@ -227,9 +227,9 @@ pub fn machine_about() -> String {
 
 /// The platform's settings with the devices behind `targets` (fio's `a:b`
 /// filename lists are split), for [`SuiteInfo::platform`].
-pub fn platform_of(targets: &[&str]) -> Option<PlatformFacts> {
+pub fn platform_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Option<PlatformFacts> {
     let paths: Vec<&Path> = targets
-        .iter()
+        .into_iter()
         .flat_map(|t| t.split(':'))
         .filter(|p| !p.is_empty())
         .map(Path::new)
