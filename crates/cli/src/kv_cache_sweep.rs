@@ -310,16 +310,7 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
     };
     let outcome = dir
         .run(&mut runner, &mut |p| {
-            let left = p
-                .eta_s
-                .map(|s| format!(", about {s:.0} s left"))
-                .unwrap_or_default();
-            eprintln!(
-                "hiops kv cache-sweep: point {}/{} {}{left}",
-                p.done + 1,
-                p.total,
-                p.label
-            );
+            crate::suites::say_point("hiops kv cache-sweep", p)
         })
         .map_err(fail);
     // Every store on the HDD-like device closes before the device goes.

@@ -62,16 +62,7 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
     }
     let outcome = dir
         .run(&mut runner, &mut |p| {
-            let left = p
-                .eta_s
-                .map(|s| format!(", about {s:.0} s left"))
-                .unwrap_or_default();
-            eprintln!(
-                "hiops kv fig10: point {}/{} {}{left}",
-                p.done + 1,
-                p.total,
-                p.label
-            );
+            crate::suites::say_point("hiops kv fig10", p)
         })
         .map_err(fail)?;
     drop(runner);

@@ -197,13 +197,7 @@ pub fn run_sweep(dir: &mut SweepDir, progress: bool, who: &str) -> Result<Outcom
             dir.points.len()
         );
     }
-    let outcome = dir.run(&mut runner, &mut |p: &SweepProgress| {
-        let left = p
-            .eta_s
-            .map(|s| format!(", about {} left", duration(s)))
-            .unwrap_or_default();
-        eprintln!("{who}: point {}/{} {}{left}", p.done + 1, p.total, p.label);
-    });
+    let outcome = dir.run(&mut runner, &mut |p: &SweepProgress| say_point(who, p));
     if let Ok(o) = &outcome {
         if o.interrupted {
             eprintln!(
@@ -214,6 +208,16 @@ pub fn run_sweep(dir: &mut SweepDir, progress: bool, who: &str) -> Result<Outcom
         }
     }
     outcome
+}
+
+/// One line per point as a suite starts it: which, of how many, and the
+/// time left.
+pub fn say_point(who: &str, p: &SweepProgress) {
+    let left = p
+        .eta_s
+        .map(|s| format!(", about {} left", duration(s)))
+        .unwrap_or_default();
+    eprintln!("{who}: point {}/{} {}{left}", p.done + 1, p.total, p.label);
 }
 
 fn duration(s: f64) -> String {
