@@ -12,7 +12,8 @@ each strategy, and its median per-round ratio against `pread`.
 
 "tasks" is the task path (`--strategy=coop --tasks=N`, N = --threads).
 "coop:issue", "coop:lazy" and "coop:all" are coop with only some of its parts
-on (`--coop_parts`, HIOPS Fig 8's ablation):
+on (`--coop_parts`, HIOPS Fig 8's ablation); "coop:own" and "coop:doorbell"
+choose how coop's threads sleep (`--coop_wait`):
 
   python3 bench/path_strategies.py --threads 128 --rounds 5 \
       --strategies pread,coop:issue,coop:lazy,coop:all
@@ -40,7 +41,10 @@ def one(exe, target, args, strategy, extra):
     extra = list(extra)
     if ":" in strategy:
         strategy, parts = strategy.split(":", 1)
-        extra.append(f"--coop_parts={parts}")
+        if parts in ("own", "doorbell"):
+            extra.append(f"--coop_wait={parts}")
+        else:
+            extra.append(f"--coop_parts={parts}")
     if strategy == "tasks":
         # The task path: as many tasks as the others have threads.
         n = next(x for x in args if x.startswith("--numjobs=")).split("=")[1]

@@ -732,6 +732,7 @@ fn open_path(
         poll_interval: Duration::from_nanos(p.poll_interval_ns),
         coop_peeks: p.coop_peeks,
         coop_parts: p.coop_parts,
+        coop_wait: p.coop_wait,
         hybrid: p.hybrid,
     };
     let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();

@@ -715,6 +715,8 @@ pub struct PathSpec {
     pub coop_peeks: bool,
     /// coop: which of its parts are on (the Fig 8 ablation).
     pub coop_parts: hiops_path::CoopParts,
+    /// coop on io_uring: how waiting threads sleep.
+    pub coop_wait: hiops_path::CoopWait,
     pub rings: u32,
     pub hybrid: hiops_path::HybridConfig,
     /// The task path: this many application tasks, shared out over the

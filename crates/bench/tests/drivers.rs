@@ -27,6 +27,7 @@ fn job(path: Option<hiops_path::Strategy>) -> JobSpec {
         poll_interval_ns: 10_000,
         coop_peeks: true,
         coop_parts: Default::default(),
+        coop_wait: Default::default(),
         rings: 1,
         hybrid: Default::default(),
         tasks: None,

@@ -115,6 +115,7 @@ pub struct Draft {
     pub poll_interval: Option<u64>,
     pub coop_peeks: Option<bool>,
     pub coop_parts: Option<hiops_path::CoopParts>,
+    pub coop_wait: Option<hiops_path::CoopWait>,
     pub rings: Option<u32>,
     pub tasks: Option<u32>,
     /// `strategy=tasks`: the task path with as many tasks as `numjobs`.
@@ -611,6 +612,11 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("coop_parts", [], value, "hiops coop: the parts of the strategy that are on, the paper's Fig 8 ablation: issue (non-blocking issue only; one completion thread reaps, wakes and issues), lazy (+ the waiting thread reaps on the doorbell), all (+ every thread reaps for the others; default).", |d, v| {
         let v = need(v)?;
         d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| format!("unknown coop_parts '{v}': use issue, lazy or all"))?);
+        Ok(())
+    }),
+    opt!("coop_wait", [], value, "hiops coop on io_uring: how waiting threads sleep: own (each until its own completion is posted, which wakes it once; default) or doorbell (one thread sleeps on the completion eventfd and wakes the owners).", |d, v| {
+        let v = need(v)?;
+        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| format!("unknown coop_wait '{v}': use own or doorbell"))?);
         Ok(())
     }),
     opt!("rings", [], value, "hiops: shared queues of the path; threads use the one of their CPU.", |d, v| {

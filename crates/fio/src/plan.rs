@@ -322,6 +322,21 @@ impl Draft {
     /// The task path: tasks run on one thread per allowed CPU, each pinned to
     /// its CPU (thread per core), each with a ring of `iodepth` tags (by
     /// default as many as its tasks). Only coop serves tasks.
+    /// Coop sleeping on its own completions shares a ring among a few
+    /// threads; every other strategy has one ring unless told.
+    fn default_rings(&self, strategy: hiops_path::Strategy, threads: u32) -> u32 {
+        let own = strategy == hiops_path::Strategy::Coop
+            && self.coop_parts.unwrap_or_default() == hiops_path::CoopParts::All
+            && self.coop_wait.unwrap_or_default() == hiops_path::CoopWait::Own
+            && self.tasks.is_none()
+            && !self.tasks_from_numjobs;
+        if own {
+            threads.div_ceil(hiops_path::COOP_THREADS_PER_RING).max(1)
+        } else {
+            1
+        }
+    }
+
     fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), String> {
         match self.strategy {
             Some(hiops_path::Strategy::Coop) => {}
@@ -725,7 +740,10 @@ impl Draft {
                 poll_interval_ns: self.poll_interval.unwrap_or(16_000),
                 coop_peeks: self.coop_peeks.unwrap_or(true),
                 coop_parts: self.coop_parts.unwrap_or_default(),
-                rings: self.rings.unwrap_or(1),
+                coop_wait: self.coop_wait.unwrap_or_default(),
+                rings: self
+                    .rings
+                    .unwrap_or(self.default_rings(strategy, spec.numjobs)),
                 hybrid: hiops_path::HybridConfig {
                     poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),
                     poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),

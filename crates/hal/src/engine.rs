@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
 use crate::backends::mem::MemDevice;
-use crate::{Command, Completion, Doorbell, HalError, Tag};
+use crate::{Command, Completion, Doorbell, HalError, PostedCounter, Tag};
 
 /// Where commands go: an open file or block device, or a RAM device.
 #[derive(Clone, Debug)]
@@ -87,6 +87,13 @@ pub trait Engine: Send {
     /// asked for one and the engine completes asynchronously. Engines that
     /// complete inside `issue` have none: their completions are ready at once.
     fn doorbell(&self) -> Option<Arc<Doorbell>> {
+        None
+    }
+
+    /// The completion queue's posted/consumed counters, where completions
+    /// are posted in the submitting thread (interrupt-driven io_uring without
+    /// DEFER_TASKRUN): see [`PostedCounter`].
+    fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         None
     }
 }

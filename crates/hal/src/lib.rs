@@ -34,6 +34,7 @@ mod command;
 mod doorbell;
 mod engine;
 mod error;
+mod posted;
 mod queue;
 mod tags;
 
@@ -46,5 +47,6 @@ pub use command::{Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::HalError;
+pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;

@@ -251,6 +251,12 @@ impl Queue {
         self.engine.doorbell()
     }
 
+    /// The completion queue's counters, when the engine posts completions
+    /// in the submitting thread (see [`crate::PostedCounter`]).
+    pub fn posted_counter(&self) -> Option<std::sync::Arc<crate::PostedCounter>> {
+        self.engine.posted_counter()
+    }
+
     /// Gives a tag back without issuing anything (nothing was bound to it).
     pub fn put_back_tag(&mut self, tag: Tag) {
         assert!(

@@ -37,6 +37,7 @@
 //! asynchronous view is the HAL queue: [`IoPath::open_async`].
 
 mod buf;
+mod futex;
 mod local;
 mod request;
 mod shared;
@@ -48,8 +49,8 @@ pub mod tokio_driver;
 
 pub use buf::{AlignedBuf, DIRECT_ALIGN};
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
-pub use strategy::CoopParts;
 pub use strategy::Strategy;
+pub use strategy::{CoopParts, CoopWait};
 pub use task::{IoFuture, TaskConfig, TaskRing};
 
 use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
@@ -62,6 +63,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+/// Threads per ring that `hiops run` gives coop by default: measured on a
+/// 2-CPU virtio disk with 128 threads (BENCHMARKS.md, "Threads at parity"),
+/// one ring for all serialises on the ring's lock, and groups of a few keep
+/// the cooperation (a woken thread reaps for its group) at about one
+/// wake-up per I/O.
+pub const COOP_THREADS_PER_RING: u32 = 4;
 
 /// When the hybrid strategy polls.
 #[derive(Clone, Copy, Debug)]
@@ -97,8 +105,11 @@ pub struct PathConfig {
     pub depth: u32,
     /// Largest I/O through a bounce buffer (unaligned caller buffers).
     pub max_io: usize,
-    /// Shared queues; a thread uses the one of the CPU it runs on. One queue
-    /// per core is the multi-queue layout.
+    /// Shared queues; threads are given one each, round robin, at their
+    /// first I/O. Every ring has one lock, in user space and in the kernel
+    /// (io_uring's `uring_lock`, held across submission and the posting of
+    /// completions), so fewer threads per ring contend less:
+    /// [`COOP_THREADS_PER_RING`] is what `hiops run` gives coop.
     pub rings: u32,
     /// How long a waiting thread spins (peeking) before it sleeps.
     pub spin_ns: u64,
@@ -109,6 +120,8 @@ pub struct PathConfig {
     pub coop_peeks: bool,
     /// `coop`: which of its parts are on (the Fig 8 ablation).
     pub coop_parts: CoopParts,
+    /// `coop` (all parts) on io_uring: how waiting threads sleep.
+    pub coop_wait: CoopWait,
     pub hybrid: HybridConfig,
 }
 
@@ -125,6 +138,7 @@ impl Default for PathConfig {
             poll_interval: Duration::from_micros(16),
             coop_peeks: true,
             coop_parts: CoopParts::All,
+            coop_wait: CoopWait::Own,
             hybrid: HybridConfig::default(),
         }
     }
@@ -161,12 +175,16 @@ fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bo
         tsc_hz,
         window_ticks: ticks(config.hybrid.window_ns),
         immediate,
+        own_wake: false,
     }
 }
 
 static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
+/// Each thread's ring slot, handed out round robin at its first I/O.
+static NEXT_SLOT: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
+    static THREAD_SLOT: usize = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) as usize;
     /// Each thread's list of owners to wake, reused so waking allocates
     /// nothing after warm-up.
     static WAKE: Cell<WakeList> = const { Cell::new(Vec::new()) };
@@ -234,7 +252,16 @@ impl IoPath {
         // would leave it pending while its submitter sleeps on a futex).
         opts.defer_taskrun = Feature::Off;
         opts.coop_taskrun = Feature::Off;
-        opts.doorbell = true;
+        // Full coop on an interrupt-driven io_uring: each waiter is woken by
+        // its own completion (see SharedQueue::wait_own), so no doorbell.
+        let own_wake = strategy == Strategy::Coop
+            && path.config.coop_parts == CoopParts::All
+            && engine == EngineKind::IoUring
+            && !opts.sqpoll
+            && !opts.iopoll
+            && path.config.coop_wait == CoopWait::Own
+            && futex::have_waitv();
+        opts.doorbell = !own_wake;
         let tsc_hz = hiops_stats::tsc::tsc_hz();
         // coop without lazy completion is served as the paper's interrupt
         // handler served it: one completion context does all the work.
@@ -250,8 +277,10 @@ impl IoPath {
                 path.config.depth,
                 path.config.max_io,
             )?;
-            let immediate = queue.doorbell().is_none();
-            let how = behaviour(&path.config, strategy, tsc_hz, immediate);
+            let own = own_wake && queue.posted_counter().is_some();
+            let immediate = queue.doorbell().is_none() && !own;
+            let mut how = behaviour(&path.config, strategy, tsc_hz, immediate);
+            how.own_wake = own;
             let ring = Arc::new(SharedQueue::new(queue, how));
             if !immediate {
                 let worker = ring.clone();
@@ -580,9 +609,10 @@ impl IoPath {
         if self.rings.len() == 1 {
             return 0;
         }
-        // SAFETY: sched_getcpu has no arguments; -1 means unknown.
-        let cpu = unsafe { libc::sched_getcpu() };
-        cpu.max(0) as usize % self.rings.len()
+        // A thread keeps one ring: its completions are posted in it (the
+        // own-completion wait), and threads that moved between CPUs would
+        // otherwise spread every ring's lock over all of them.
+        THREAD_SLOT.with(|s| *s) % self.rings.len()
     }
 }
 

@@ -13,6 +13,10 @@ use std::thread::Thread;
 
 const PENDING: u32 = 0;
 const DONE: u32 = 1;
+/// Pending, and the owner sleeps (or is about to) on `state` itself: the
+/// completer must wake it with a futex wake on this word.
+const PARKED: u32 = 2;
+const NO_GRANT: u32 = u32::MAX;
 
 pub(crate) struct Request {
     pub cmd: Command,
@@ -29,6 +33,9 @@ pub(crate) struct Request {
     result: AtomicI64,
     /// TSC when the completion was reaped, for the hand-off delay.
     reaped_tsc: AtomicU64,
+    /// A tag granted to this request while it waited in the FIFO, for its
+    /// owner to issue with (the own-completion wait); `NO_GRANT` otherwise.
+    granted: AtomicU32,
     /// The software FIFO's link; touched only under the queue lock.
     pub next: Cell<*const Request>,
 }
@@ -44,12 +51,61 @@ impl Request {
             promoted: AtomicBool::new(false),
             result: AtomicI64::new(0),
             reaped_tsc: AtomicU64::new(0),
+            granted: AtomicU32::new(NO_GRANT),
             next: Cell::new(std::ptr::null()),
         }
     }
 
     pub fn is_done(&self) -> bool {
         self.state.load(Ordering::Acquire) == DONE
+    }
+
+    /// Marks the owner as about to sleep on [`Request::state_word`].
+    /// Returns false if the request is already done (do not sleep).
+    pub fn mark_parked(&self) -> bool {
+        match self
+            .state
+            .compare_exchange(PENDING, PARKED, Ordering::SeqCst, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(seen) => seen == PARKED,
+        }
+    }
+
+    /// The owner is awake again: PARKED back to PENDING (DONE stays).
+    pub fn unpark(&self) {
+        let _ = self
+            .state
+            .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed);
+    }
+
+    /// Grants `tag` to this pending request (under the queue lock). Returns
+    /// whether its owner sleeps on the state word and must be woken there.
+    pub fn grant(&self, tag: u32) -> bool {
+        assert_ne!(tag, NO_GRANT);
+        let was = self.granted.swap(tag, Ordering::SeqCst);
+        assert_eq!(was, NO_GRANT, "a request granted two tags");
+        self.state
+            .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    pub fn has_grant(&self) -> bool {
+        self.granted.load(Ordering::SeqCst) != NO_GRANT
+    }
+
+    /// The granted tag, once.
+    pub fn take_grant(&self) -> Option<u32> {
+        let tag = self.granted.swap(NO_GRANT, Ordering::SeqCst);
+        (tag != NO_GRANT).then_some(tag)
+    }
+
+    /// The state word's value while the owner sleeps on it.
+    pub const PARKED_STATE: u32 = PARKED;
+
+    /// The word the owner sleeps on while PARKED.
+    pub fn state_word(&self) -> *const AtomicU32 {
+        &self.state
     }
 
     pub fn result(&self) -> i64 {
@@ -62,20 +118,19 @@ impl Request {
     }
 
     /// Publishes the outcome. After this the owner may return at any moment:
-    /// the caller must not touch `self` again.
+    /// the caller must not touch `self` again. Returns whether the owner was
+    /// parked on the state word, and so must be woken through it (with
+    /// [`crate::futex::wake_one`], which does not touch the memory).
     ///
     /// # Safety
     /// `this` points to a live request whose state is still pending.
-    pub unsafe fn complete(this: *const Request, result: i64, reaped_tsc: u64) {
+    pub unsafe fn complete(this: *const Request, result: i64, reaped_tsc: u64) -> bool {
         // SAFETY: the caller guarantees `this` is live until the DONE store.
         let req = unsafe { &*this };
-        assert_eq!(
-            req.state.load(Ordering::Relaxed),
-            PENDING,
-            "an I/O completed twice"
-        );
         req.result.store(result, Ordering::Relaxed);
         req.reaped_tsc.store(reaped_tsc, Ordering::Relaxed);
-        req.state.store(DONE, Ordering::Release);
+        let was = req.state.swap(DONE, Ordering::SeqCst);
+        assert_ne!(was, DONE, "an I/O completed twice");
+        was == PARKED
     }
 }

@@ -9,22 +9,33 @@
 //! at a time, on the queue's completion doorbell (woken by the kernel), after
 //! which it reaps for everybody: the paper's lazy, cooperative completion.
 
+use crate::futex;
 use crate::request::Request;
 use crate::stats::{Mode, PathCounters, SwitchPoint};
 use crate::{HybridConfig, Strategy};
-use hiops_hal::{Completion, Doorbell, Op, Queue};
+use hiops_hal::{Completion, Doorbell, Op, PostedCounter, Queue};
 use hiops_stats::{tsc, Histogram};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{Thread, ThreadId};
 
+/// Someone to wake: a thread parked the std way, or one sleeping on its
+/// request's state word (the own-completion wait).
+pub(crate) enum Wake {
+    Thread(Thread),
+    Word(*const AtomicU32),
+}
+
 /// Threads to wake once the lock is released (unparking under the lock would
 /// stretch every critical section by a system call).
-pub(crate) type WakeList = Vec<Thread>;
+pub(crate) type WakeList = Vec<Wake>;
 
 pub(crate) fn wake_all(list: &mut WakeList) {
-    for t in list.drain(..) {
-        t.unpark();
+    for w in list.drain(..) {
+        match w {
+            Wake::Thread(t) => t.unpark(),
+            Wake::Word(word) => futex::wake_one(word),
+        }
     }
 }
 
@@ -51,6 +62,9 @@ pub(crate) struct Behaviour {
     pub window_ticks: u64,
     /// The engine completes inside `issue` (mem, null): reap right after.
     pub immediate: bool,
+    /// Each waiter sleeps until its own completion is posted (see
+    /// [`SharedQueue::wait_own`]); nobody sleeps on the doorbell.
+    pub own_wake: bool,
 }
 
 struct HybridWindow {
@@ -77,6 +91,8 @@ pub(crate) struct Core {
     pub switches: Vec<SwitchPoint>,
     /// Where the last promotion scan stopped, so promotions rotate.
     promote_cursor: usize,
+    /// Owners sleep on their request's state word, not with `park`.
+    own_wake: bool,
 }
 
 // SAFETY: the raw pointers name requests whose owners wait (and keep them
@@ -87,6 +103,8 @@ unsafe impl Send for Core {}
 pub(crate) struct SharedQueue {
     core: Mutex<Core>,
     pub doorbell: Option<Arc<Doorbell>>,
+    /// The CQ's counters, read without the lock by own-completion waiters.
+    posted: Option<Arc<PostedCounter>>,
     pub poller: OnceLock<Thread>,
     closing: AtomicBool,
     how: Behaviour,
@@ -103,6 +121,11 @@ impl SharedQueue {
     pub fn new(queue: Queue, how: Behaviour) -> SharedQueue {
         let depth = queue.depth() as usize;
         let doorbell = queue.doorbell();
+        let posted = queue.posted_counter().filter(|_| how.own_wake);
+        assert!(
+            !how.own_wake || posted.is_some(),
+            "own-completion wait without CQ counters"
+        );
         SharedQueue {
             core: Mutex::new(Core {
                 queue,
@@ -127,8 +150,10 @@ impl SharedQueue {
                 counters: PathCounters::default(),
                 switches: Vec::new(),
                 promote_cursor: 0,
+                own_wake: how.own_wake,
             }),
             doorbell,
+            posted,
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             how,
@@ -209,6 +234,14 @@ impl SharedQueue {
         if self.how.cooperative && !self.how.lazy_only {
             self.pump(&mut core, me, wake, false);
         }
+        if core.own_wake {
+            self.submit_own(&mut core, req, wake);
+            drop(core);
+            wake_all(wake);
+            let posted = self.posted.as_ref().expect("own wake has counters");
+            self.drain_posted(posted, me, wake);
+            return Ok(());
+        }
         core.enqueue(req);
         self.issue_fifo(&mut core, me, wake);
         if core.fifo_len > 0 {
@@ -220,7 +253,7 @@ impl SharedQueue {
         if core.mode == Mode::Poll && core.poller_parked {
             core.poller_parked = false;
             if let Some(p) = self.poller.get() {
-                wake.push(p.clone());
+                wake.push(Wake::Thread(p.clone()));
             }
         }
         Ok(())
@@ -236,6 +269,9 @@ impl SharedQueue {
                 counts.parks += 1;
             }
             return counts;
+        }
+        if let Some(posted) = &self.posted {
+            return self.wait_own(req, posted, wake);
         }
         let me = req.owner.id();
         if !self.how.lazy_only && self.how.spin_ticks > 0 && !req.is_done() {
@@ -321,6 +357,78 @@ impl SharedQueue {
                 std::thread::park();
                 counts.parks += 1;
             }
+        }
+    }
+
+    /// Waits for `req` on a ring whose completions are posted in their
+    /// submitter's context (see [`PostedCounter`]): sleep until the CQ tail
+    /// moves or someone completes `req`. Our own completion wakes us once,
+    /// through the kernel's task work; we then reap everything posted, so a
+    /// thread's wake-up also completes the others' I/O (the paper's
+    /// cooperative completion), and those owners, woken by their own task
+    /// work, find their I/O done. Only a command someone else submitted for
+    /// us (from the FIFO) needs an explicit wake, given by whoever reaps it.
+    fn wait_own(&self, req: &Request, posted: &PostedCounter, wake: &mut WakeList) -> WaitCounts {
+        let me = req.owner.id();
+        let mut counts = WaitCounts::default();
+        loop {
+            if req.is_done() {
+                return counts;
+            }
+            if let Some(tag) = req.take_grant() {
+                let mut core = self.lock();
+                self.issue_granted(&mut core, req, tag, wake);
+                drop(core);
+                wake_all(wake);
+                self.drain_posted(posted, me, wake);
+                continue;
+            }
+            let reaped_all = self.drain_posted(posted, me, wake);
+            // PARKED before reading the tail: a completer that finds us
+            // PARKED wakes the state word; a completion posted after this
+            // read moves the tail, which ends (or refuses) the sleep.
+            if !req.mark_parked() {
+                return counts;
+            }
+            let tail = posted.posted();
+            // Completions left by a busy lock are the holder's to reap (it
+            // looks again after unlocking) and it wakes us if one is ours;
+            // spinning here would only take the CPU from it.
+            if (reaped_all && tail != posted.consumed()) || req.has_grant() {
+                continue;
+            }
+            futex::wait2(
+                posted.posted_addr(),
+                tail,
+                req.state_word(),
+                Request::PARKED_STATE,
+            );
+            counts.parks += 1;
+            // Awake: a reaper need not wake us any more.
+            req.unpark();
+        }
+    }
+
+    /// Reaps what is posted, without ever blocking on the lock: a holder
+    /// looks at the counters again after unlocking (every own-wake holder
+    /// ends with this call), so what we leave is reaped. Returns false if it
+    /// left completions behind for the holder.
+    fn drain_posted(&self, posted: &PostedCounter, me: ThreadId, wake: &mut WakeList) -> bool {
+        loop {
+            // Pairs with the fence of a thread that failed try_lock: either
+            // it sees our unlock, or we see the completion it saw.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if posted.posted() == posted.consumed() {
+                return true;
+            }
+            let Ok(mut core) = self.core.try_lock() else {
+                return false;
+            };
+            let t0 = tsc::rdtsc();
+            let reaped = self.pump(&mut core, me, wake, false);
+            drop(core);
+            wake_all(wake);
+            self.book_pass(t0, reaped);
         }
     }
 
@@ -437,50 +545,62 @@ impl SharedQueue {
         n
     }
 
-    /// Binds FIFO heads to free tags and issues them in one batch.
+    /// Binds FIFO heads to free tags and issues them in one batch. With the
+    /// own-completion wait a command must be submitted by its owner (its
+    /// completion wakes the thread that submitted it), so the freed tags
+    /// are granted to the FIFO's owners instead, who issue on waking.
     fn issue_fifo(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
         while !core.fifo_head.is_null() {
             let Some(tag) = core.queue.get_free_tag() else {
                 break;
             };
             let ptr = core.dequeue();
+            if core.own_wake {
+                // SAFETY: a request in the FIFO is pending and live (lock held).
+                let req = unsafe { &*ptr };
+                if req.grant(tag) {
+                    wake.push(Wake::Word(req.state_word()));
+                    core.counters.wakeups += 1;
+                }
+                continue;
+            }
             // SAFETY: a request in the FIFO is pending, so its owner keeps it
             // (and its buffer) alive; we hold the lock.
-            let req = unsafe { &*ptr };
-            let bound = if req.zero_copy {
-                // SAFETY: the caller's buffer stays valid and untouched until
-                // the owner sees DONE, which is after this tag is reaped.
-                unsafe { core.queue.bind_external(tag, req.cmd, req.user, 0) }
-            } else {
-                if req.cmd.op == Op::Write {
-                    let len = req.cmd.len as usize;
-                    // SAFETY: `user` is the caller's buffer of `len` bytes.
-                    let src = unsafe { std::slice::from_raw_parts(req.user, len) };
-                    core.queue.buffer_mut(tag)[..len].copy_from_slice(src);
-                }
-                core.queue.bind(tag, req.cmd, 0)
-            };
-            match bound {
-                Ok(()) => core.owners[tag as usize] = ptr,
-                Err(e) => {
-                    core.queue.put_back_tag(tag);
-                    let errno = match e {
-                        hiops_hal::HalError::Io { source, .. } => {
-                            source.raw_os_error().unwrap_or(libc::EIO)
-                        }
-                        _ => libc::EINVAL,
-                    };
-                    if req.owner.id() != me {
-                        wake.push(req.owner.clone());
-                    }
-                    // SAFETY: pending and live, see above; not touched after.
-                    unsafe { Request::complete(ptr, -(errno as i64), tsc::rdtsc()) };
-                }
-            }
+            unsafe { core.bind_request(tag, ptr, me, wake) };
         }
         if core.queue.staged() > 0 {
             // A failed submission leaves the commands staged: the next
             // entry into the path sends them.
+            match core.queue.issue() {
+                Ok(sent) => core.counters.issued += sent as u64,
+                Err(_) => core.counters.ring_errors += 1,
+            }
+        }
+    }
+
+    /// Own-completion submit: issue `req` now if no one queues before it and
+    /// a tag is free, else wait in the FIFO for a tag to be granted.
+    fn submit_own(&self, core: &mut Core, req: &Request, wake: &mut WakeList) {
+        let tag = if core.fifo_head.is_null() {
+            core.queue.get_free_tag()
+        } else {
+            None
+        };
+        match tag {
+            Some(tag) => self.issue_granted(core, req, tag, wake),
+            None => {
+                core.enqueue(req);
+                core.counters.fifo_queued += 1;
+            }
+        }
+    }
+
+    /// Binds `req` to the tag it holds and submits it, from its owner.
+    fn issue_granted(&self, core: &mut Core, req: &Request, tag: u32, wake: &mut WakeList) {
+        let me = req.owner.id();
+        // SAFETY: `req` is ours, pending and live for the whole call.
+        unsafe { core.bind_request(tag, req, me, wake) };
+        if core.queue.staged() > 0 {
             match core.queue.issue() {
                 Ok(sent) => core.counters.issued += sent as u64,
                 Err(_) => core.counters.ring_errors += 1,
@@ -507,7 +627,7 @@ impl SharedQueue {
                 continue;
             }
             req.promoted.store(true, Ordering::SeqCst);
-            wake.push(req.owner.clone());
+            wake.push(Wake::Thread(req.owner.clone()));
             core.counters.promotions += 1;
             core.promote_cursor = i + 1;
             return;
@@ -567,7 +687,7 @@ impl SharedQueue {
                 if core.poller_parked {
                     core.poller_parked = false;
                     if let Some(p) = self.poller.get() {
-                        wake.push(p.clone());
+                        wake.push(Wake::Thread(p.clone()));
                     }
                 }
             }
@@ -608,6 +728,49 @@ impl Core {
         ptr
     }
 
+    /// Binds a pending request to `tag` and stages it; a request that cannot
+    /// be bound completes with the error.
+    ///
+    /// # Safety
+    /// `ptr` is a pending, live request whose owner waits for it.
+    unsafe fn bind_request(
+        &mut self,
+        tag: u32,
+        ptr: *const Request,
+        me: ThreadId,
+        wake: &mut WakeList,
+    ) {
+        // SAFETY: from the contract.
+        let req = unsafe { &*ptr };
+        let bound = if req.zero_copy {
+            // SAFETY: the caller's buffer stays valid and untouched until
+            // the owner sees DONE, which is after this tag is reaped.
+            unsafe { self.queue.bind_external(tag, req.cmd, req.user, 0) }
+        } else {
+            if req.cmd.op == Op::Write {
+                let len = req.cmd.len as usize;
+                // SAFETY: `user` is the caller's buffer of `len` bytes.
+                let src = unsafe { std::slice::from_raw_parts(req.user, len) };
+                self.queue.buffer_mut(tag)[..len].copy_from_slice(src);
+            }
+            self.queue.bind(tag, req.cmd, 0)
+        };
+        match bound {
+            Ok(()) => self.owners[tag as usize] = ptr,
+            Err(e) => {
+                self.queue.put_back_tag(tag);
+                let errno = match e {
+                    hiops_hal::HalError::Io { source, .. } => {
+                        source.raw_os_error().unwrap_or(libc::EIO)
+                    }
+                    _ => libc::EINVAL,
+                };
+                // SAFETY: pending and live, see above; not touched after.
+                unsafe { self.finish(ptr, -(errno as i64), tsc::rdtsc(), me, wake) };
+            }
+        }
+    }
+
     /// Hands one completion to its owner (copying a bounced read first).
     fn post(&mut self, c: &Completion, now: u64, me: ThreadId, wake: &mut WakeList) {
         let slot = &mut self.owners[c.tag as usize];
@@ -629,11 +792,38 @@ impl Core {
             dst.copy_from_slice(&self.queue.buffer(c.tag)[..n]);
         }
         if req.owner.id() != me {
-            wake.push(req.owner.clone());
-            self.counters.wakeups += 1;
             self.counters.reaped_for_others += 1;
         }
-        // SAFETY: pending and live; not touched after this call.
-        unsafe { Request::complete(ptr, c.result, now) };
+        // SAFETY: the owner slot held a pending, live request (lock held).
+        unsafe { self.finish(ptr, c.result, now, me, wake) };
+    }
+
+    /// Completes a request and, if its owner is another thread that needs
+    /// it, queues that thread's wake-up.
+    ///
+    /// # Safety
+    /// `ptr` is a pending, live request; it is not touched after this call.
+    unsafe fn finish(
+        &mut self,
+        ptr: *const Request,
+        result: i64,
+        now: u64,
+        me: ThreadId,
+        wake: &mut WakeList,
+    ) {
+        // SAFETY: live until the DONE store inside `complete`.
+        let req = unsafe { &*ptr };
+        let word = req.state_word();
+        let other = req.owner.id() != me;
+        let thread = (other && !self.own_wake).then(|| req.owner.clone());
+        // SAFETY: forwarded from this function's contract.
+        let parked = unsafe { Request::complete(ptr, result, now) };
+        if parked && other {
+            wake.push(Wake::Word(word));
+            self.counters.wakeups += 1;
+        } else if let Some(t) = thread {
+            wake.push(Wake::Thread(t));
+            self.counters.wakeups += 1;
+        }
     }
 }

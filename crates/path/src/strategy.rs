@@ -94,6 +94,35 @@ impl CoopParts {
     }
 }
 
+/// How coop's waiting threads sleep on an interrupt-driven io_uring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum CoopWait {
+    /// Each thread sleeps until its own completion is posted: io_uring posts
+    /// it in the submitter, so the kernel wakes the owner once, as pread's
+    /// path does; the woken thread reaps for everyone.
+    #[default]
+    Own,
+    /// One thread at a time sleeps on the completion eventfd and wakes the
+    /// owners of what it reaps (two wake-ups per I/O: the submitter's
+    /// completion work, then the owner's).
+    Doorbell,
+}
+
+impl CoopWait {
+    pub const ALL: [CoopWait; 2] = [CoopWait::Own, CoopWait::Doorbell];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CoopWait::Own => "own",
+            CoopWait::Doorbell => "doorbell",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<CoopWait> {
+        CoopWait::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
 impl std::fmt::Display for Strategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

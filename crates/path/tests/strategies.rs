@@ -4,7 +4,7 @@
 
 use hiops_hal::backends::mem::MemDevice;
 use hiops_hal::{EngineKind, Target};
-use hiops_path::{AlignedBuf, CoopParts, IoPath, PathConfig, Strategy, ThreadStats};
+use hiops_path::{AlignedBuf, CoopParts, CoopWait, IoPath, PathConfig, Strategy, ThreadStats};
 use proptest::prelude::*;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::mpsc;
@@ -190,6 +190,40 @@ fn coop_parts_verify_and_each_changes_who_reaps() {
             }
             path.restart_completion_passes();
             assert_eq!(path.completion_passes().count(), 0);
+        }
+    });
+}
+
+/// coop's own-completion wait: a lone thread is woken by nothing but its own
+/// completion (io_uring posts it as work in the submitting thread), so if
+/// that wake-up did not come the test would hang. The doorbell wait sleeps
+/// on the eventfd instead.
+#[test]
+fn coop_waits_for_its_own_completion_or_on_the_doorbell() {
+    within(60, || {
+        for wait in CoopWait::ALL {
+            let t = file_target(32 * 4096);
+            let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 8);
+            cfg.coop_wait = wait;
+            cfg.spin_ns = 0;
+            let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+            let stats = exercise(&path, 1, 32, 4096, 2);
+            let c = path.counters();
+            assert_eq!(c.reaped, stats.ios, "{wait:?}");
+            match wait {
+                CoopWait::Own => {
+                    assert_eq!(c.doorbell_wakes, 0, "{c:?}");
+                    assert_eq!(c.wakeups, 0, "nobody else to wake it: {c:?}");
+                    assert!(stats.parks > 0, "it never slept: {stats:?}");
+                }
+                CoopWait::Doorbell => {
+                    assert!(stats.doorbell_sleeps > 0, "{stats:?}");
+                    assert_eq!(
+                        stats.parks, 0,
+                        "alone, it sleeps on the doorbell: {stats:?}"
+                    );
+                }
+            }
         }
     });
 }

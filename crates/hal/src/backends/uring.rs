@@ -11,7 +11,8 @@
 use crate::device::require_poll_queues;
 use crate::engine::Feature;
 use crate::{
-    BufferArena, Command, Completion, Doorbell, Engine, EngineOptions, HalError, Op, Tag, Target,
+    BufferArena, Command, Completion, Doorbell, Engine, EngineOptions, HalError, Op, PostedCounter,
+    Tag, Target,
 };
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::AsRawFd;
@@ -31,6 +32,7 @@ pub struct UringEngine {
     /// see `Queue::bind_external`) go as plain reads and writes.
     fixed_bufs: Option<(usize, usize, usize)>,
     doorbell: Option<Arc<Doorbell>>,
+    posted: Option<Arc<PostedCounter>>,
     /// SQEs pushed and not yet handed to the kernel.
     staged: u32,
     defer_taskrun: bool,
@@ -39,6 +41,28 @@ pub struct UringEngine {
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
     trims: super::SyncTrims,
+}
+
+/// The head of `struct io_uring_params` up to the CQ ring's head and tail
+/// offsets (include/uapi/linux/io_uring.h): ten u32 fields, the 40-byte
+/// `io_sqring_offsets`, then `io_cqring_offsets` starting with head, tail.
+#[repr(C)]
+struct ParamsHead {
+    fields: [u32; 10],
+    sq_off: [u32; 10],
+    cq_head: u32,
+    cq_tail: u32,
+}
+
+/// The byte offsets of the CQ head and tail in the ring's memory; the crate
+/// keeps them private.
+fn cq_counter_offsets(params: &io_uring::Parameters) -> (u32, u32) {
+    const _: () = assert!(std::mem::size_of::<ParamsHead>() == 88);
+    // SAFETY: `Parameters` is documented as `repr(transparent)` over the
+    // kernel's `io_uring_params` (120 bytes), whose first 88 bytes are laid
+    // out as `ParamsHead`; we only read through the shared reference.
+    let head = unsafe { &*(params as *const io_uring::Parameters).cast::<ParamsHead>() };
+    (head.cq_head, head.cq_tail)
 }
 
 struct RingFlags {
@@ -201,6 +225,21 @@ impl UringEngine {
         } else {
             None
         };
+        // Completions are posted in the submitter's context only when
+        // interrupt-driven and not deferred (SQPOLL's thread, IOPOLL's
+        // reaper and DEFER_TASKRUN's waiter post them instead).
+        let posted = if opts.sqpoll || opts.iopoll || flags.defer {
+            None
+        } else {
+            let (head, tail) = cq_counter_offsets(ring.params());
+            let counter =
+                PostedCounter::map(ring.as_raw_fd(), head, tail).map_err(|e| HalError::Setup {
+                    engine: "io_uring",
+                    what: "mapping the completion queue's counters",
+                    source: e,
+                })?;
+            Some(Arc::new(counter))
+        };
         let mut parts = vec!["io_uring".to_string()];
         if opts.sqpoll {
             parts.push(format!("SQPOLL(idle {} ms)", opts.sqpoll_idle_ms));
@@ -230,6 +269,7 @@ impl UringEngine {
             registered_files,
             fixed_bufs,
             doorbell,
+            posted,
             staged: 0,
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
@@ -411,5 +451,9 @@ impl Engine for UringEngine {
 
     fn doorbell(&self) -> Option<Arc<Doorbell>> {
         self.doorbell.clone()
+    }
+
+    fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
+        self.posted.clone()
     }
 }
