@@ -16,7 +16,9 @@ pub enum Strategy {
     PerThreadRing,
     /// The paper's cooperative model: non-blocking issue through a software
     /// FIFO, lazy completion in the waiting thread, and every thread that
-    /// enters the path reaps and issues for the others.
+    /// enters the path reaps and issues for the others. On an
+    /// interrupt-driven io_uring each thread sleeps until its own completion
+    /// is posted ([`CoopWait::Own`]).
     Coop,
     /// A poll thread reaps every `poll_interval`, helped by the other threads'
     /// cooperative peeks (unless those are turned off).
