@@ -606,6 +606,12 @@ impl SharedQueue {
                 Err(_) => core.counters.ring_errors += 1,
             }
         }
+        // A trim is done inside the issue (the ring has no discard here) and
+        // its completion never reaches the CQ, so no completion work will
+        // wake us for it: reap it now.
+        if req.cmd.op.is_trim() {
+            self.pump(core, me, wake, false);
+        }
     }
 
     /// Leaving the doorbell with I/O still in flight: wake one of its owners

@@ -228,6 +228,42 @@ fn coop_waits_for_its_own_completion_or_on_the_doorbell() {
     });
 }
 
+/// A trim completes inside the issue, outside io_uring's CQ, so no
+/// completion work wakes its owner: every shared strategy must still return
+/// from it (under coop's own wait the issuer reaps it at once).
+#[test]
+fn trims_return_on_every_shared_strategy() {
+    within(60, || {
+        for strategy in [
+            Strategy::Coop,
+            Strategy::CompletionThread,
+            Strategy::Poll,
+            Strategy::Hybrid,
+        ] {
+            let t = file_target(8 * 65536);
+            let path = IoPath::open(
+                config(strategy, EngineKind::IoUring, 4),
+                vec![t.target.clone()],
+            )
+            .unwrap();
+            std::thread::scope(|s| {
+                for th in 0..2u64 {
+                    let path = &path;
+                    s.spawn(move || {
+                        let mut stats = ThreadStats::default();
+                        for b in 0..4u64 {
+                            let off = (th * 4 + b) * 65536;
+                            let n = path.trim_at_with_stats(0, 65536, off, &mut stats).unwrap();
+                            assert_eq!(n, 65536, "{strategy}");
+                        }
+                        assert_eq!(stats.ios, 4, "{strategy}");
+                    });
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn shared_strategies_work_over_libaio_and_the_ram_device() {
     within(120, || {
