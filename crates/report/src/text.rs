@@ -2,7 +2,7 @@
 
 use crate::derived::{interrupts_per_io, iops, latency_splits};
 use hiops_bench::units::format_bytes;
-use hiops_bench::{DirStats, RunResult};
+use hiops_bench::{DirStats, JobResult, RunResult};
 use hiops_stats::Histogram;
 use std::fmt::Write;
 
@@ -111,154 +111,187 @@ pub fn summary(r: &RunResult) -> String {
         );
     }
     for job in &r.jobs {
-        let g = job.spec.meta.group;
-        let s = &job.spec;
-        let engine = job.threads.first().map(|t| t.engine.as_str()).unwrap_or("");
-        let bs = if s.bs.is_fixed() {
-            format!("{}", s.bs.max())
+        job_header(&mut out, job);
+        target_lines(&mut out, job);
+        path_lines(&mut out, job);
+        job_results(&mut out, job);
+    }
+    cost_lines(&mut out, r);
+    crate::layers::layer_lines(&mut out, r);
+    crate::timeline::timeline_lines(&mut out, r);
+    split_lines(&mut out, r);
+    device_and_series_lines(&mut out, r);
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+/// The job's first line, as fio prints it.
+fn job_header(out: &mut String, job: &JobResult) {
+    let g = job.spec.meta.group;
+    let s = &job.spec;
+    let engine = job.threads.first().map(|t| t.engine.as_str()).unwrap_or("");
+    let bs = if s.bs.is_fixed() {
+        format!("{}", s.bs.max())
+    } else {
+        s.bs.split
+            .iter()
+            .map(|(b, p)| format!("{b}/{p}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    let _ = writeln!(
+        out,
+        "{}: (groupid={g}, jobs={}): rw={}, bs={bs}, ioengine={} [{engine}], iodepth={}, direct={}",
+        s.name,
+        s.numjobs,
+        s.rw.name(),
+        s.engine,
+        s.effective_depth(),
+        u8::from(s.direct)
+    );
+}
+
+/// What each target is and how it was made.
+fn target_lines(out: &mut String, job: &JobResult) {
+    for t in &job.targets {
+        let dev = t
+            .device
+            .as_deref()
+            .map(|d| format!(" on {d}"))
+            .unwrap_or_default();
+        let (name, unlinked) = target_name(&t.name);
+        let made = if unlinked {
+            format!(
+                ", a temporary file unlinked at open, laid out in {:.1} s",
+                t.layout_s
+            )
+        } else if t.created {
+            format!(", created and laid out in {:.1} s", t.layout_s)
         } else {
-            s.bs.split
-                .iter()
-                .map(|(b, p)| format!("{b}/{p}"))
-                .collect::<Vec<_>>()
-                .join(":")
+            String::new()
         };
         let _ = writeln!(
             out,
-            "{}: (groupid={g}, jobs={}): rw={}, bs={bs}, ioengine={} [{engine}], iodepth={}, direct={}",
-            s.name,
-            s.numjobs,
-            s.rw.name(),
-            s.engine,
-            s.effective_depth(),
-            u8::from(s.direct)
+            "  target: {} ({:?}{dev}, {}{made})",
+            name,
+            t.kind,
+            format_bytes(t.len as f64)
         );
-        for t in &job.targets {
-            let dev = t
-                .device
-                .as_deref()
-                .map(|d| format!(" on {d}"))
-                .unwrap_or_default();
-            let (name, unlinked) = target_name(&t.name);
-            let made = if unlinked {
-                format!(
-                    ", a temporary file unlinked at open, laid out in {:.1} s",
-                    t.layout_s
-                )
-            } else if t.created {
-                format!(", created and laid out in {:.1} s", t.layout_s)
-            } else {
-                String::new()
-            };
+    }
+}
+
+/// The I/O path's figures per I/O (strategies only).
+fn path_lines(out: &mut String, job: &JobResult) {
+    if let Some(f) = crate::derived::path_figures(job) {
+        let _ = writeln!(out, "  path: {}", f.description);
+        let _ = writeln!(
+            out,
+            "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%",
+            f.wakeups_per_io,
+            f.parks_per_io,
+            f.doorbell_sleeps_per_io,
+            f.peeks_per_io,
+            f.empty_peek_share * 100.0,
+            f.polls_per_io,
+            f.empty_poll_share * 100.0,
+            f.context_switches_per_io,
+            f.reaped_for_others_share * 100.0,
+            f.fifo_queued_share * 100.0
+        );
+        let h = &f.handoff_ns;
+        let _ = writeln!(
+            out,
+            "  hand-off delay (reaped -> owner running), usec: mean={:.1}, p50={:.1}, p99={:.1}, p99.9={:.1}, max={:.1}",
+            h.mean / 1e3,
+            h.p50 as f64 / 1e3,
+            h.p99 as f64 / 1e3,
+            h.p99_9 as f64 / 1e3,
+            h.max as f64 / 1e3
+        );
+        let c = &f.completion_pass_ns;
+        if c.max > 0 {
             let _ = writeln!(
                 out,
-                "  target: {} ({:?}{dev}, {}{made})",
-                name,
-                t.kind,
-                format_bytes(t.len as f64)
+                "  completion context per pass (reap, wake owners, issue queued), usec: p50={:.1}, p99={:.1}, max={:.1}",
+                c.p50 as f64 / 1e3,
+                c.p99 as f64 / 1e3,
+                c.max as f64 / 1e3
             );
         }
-        if let Some(f) = crate::derived::path_figures(job) {
-            let _ = writeln!(out, "  path: {}", f.description);
+        if !f.switches.is_empty() {
             let _ = writeln!(
                 out,
-                "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%",
-                f.wakeups_per_io,
-                f.parks_per_io,
-                f.doorbell_sleeps_per_io,
-                f.peeks_per_io,
-                f.empty_peek_share * 100.0,
-                f.polls_per_io,
-                f.empty_poll_share * 100.0,
-                f.context_switches_per_io,
-                f.reaped_for_others_share * 100.0,
-                f.fifo_queued_share * 100.0
-            );
-            let h = &f.handoff_ns;
-            let _ = writeln!(
-                out,
-                "  hand-off delay (reaped -> owner running), usec: mean={:.1}, p50={:.1}, p99={:.1}, p99.9={:.1}, max={:.1}",
-                h.mean / 1e3,
-                h.p50 as f64 / 1e3,
-                h.p99 as f64 / 1e3,
-                h.p99_9 as f64 / 1e3,
-                h.max as f64 / 1e3
-            );
-            let c = &f.completion_pass_ns;
-            if c.max > 0 {
-                let _ = writeln!(
-                    out,
-                    "  completion context per pass (reap, wake owners, issue queued), usec: p50={:.1}, p99={:.1}, max={:.1}",
-                    c.p50 as f64 / 1e3,
-                    c.p99 as f64 / 1e3,
-                    c.max as f64 / 1e3
-                );
-            }
-            if !f.switches.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  hybrid switches: {} (first to {} at {:.2} s, depth {:.1}, {:.0} IOPS)",
-                    f.switches.len(),
-                    f.switches[0].to,
-                    f.switches[0].at_s,
-                    f.switches[0].mean_depth,
-                    f.switches[0].iops
-                );
-            }
-        }
-        let (rd, wr) = job.merged();
-        let rt = job.runtime_ns();
-        dir_block(&mut out, "read", &rd, rt);
-        dir_block(&mut out, "write", &wr, rt);
-        let tr = job.merged_trim();
-        dir_block(&mut out, "trim", &tr, rt);
-        if let Some(d) = job.depth().filter(|d| d.issued > 0) {
-            let _ = writeln!(
-                out,
-                "  IO depths: {:.1} in flight on average of iodepth {} (fio's IO depths: {:.1})",
-                d.mean_in_flight,
-                job.spec.effective_depth(),
-                d.mean_at_issue
-            );
-        }
-        if rd.ios + wr.ios + tr.ios == 0 && job.verify().is_none() {
-            let _ = writeln!(out, "  no I/O completed in the measured window");
-        }
-        if let Some(v) = job.verify() {
-            match &v.first_bad {
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "  verify: {} blocks checked, all good",
-                        v.blocks_checked
-                    );
-                }
-                Some((off, why)) => {
-                    let _ = writeln!(
-                        out,
-                        "  verify: {} BAD of {} blocks checked; first bad offset {off}: {why}",
-                        v.bad_blocks, v.blocks_checked
-                    );
-                }
-            }
-        }
-        for e in job.errors() {
-            let _ = writeln!(out, "  error: {e}");
-        }
-        let cpu = job.thread_cpu();
-        let secs = rt as f64 / 1e9;
-        if secs > 0.0 {
-            let _ = writeln!(
-                out,
-                "  cpu (job threads): usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
-                cpu.user.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
-                cpu.system.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
-                cpu.context_switches(),
-                cpu.major_faults,
-                cpu.minor_faults
+                "  hybrid switches: {} (first to {} at {:.2} s, depth {:.1}, {:.0} IOPS)",
+                f.switches.len(),
+                f.switches[0].to,
+                f.switches[0].at_s,
+                f.switches[0].mean_depth,
+                f.switches[0].iops
             );
         }
     }
+}
+
+/// Per direction, depths, verify, errors and the job threads' CPU.
+fn job_results(out: &mut String, job: &JobResult) {
+    let (rd, wr) = job.merged();
+    let rt = job.runtime_ns();
+    dir_block(out, "read", &rd, rt);
+    dir_block(out, "write", &wr, rt);
+    let tr = job.merged_trim();
+    dir_block(out, "trim", &tr, rt);
+    if let Some(d) = job.depth().filter(|d| d.issued > 0) {
+        let _ = writeln!(
+            out,
+            "  IO depths: {:.1} in flight on average of iodepth {} (fio's IO depths: {:.1})",
+            d.mean_in_flight,
+            job.spec.effective_depth(),
+            d.mean_at_issue
+        );
+    }
+    if rd.ios + wr.ios + tr.ios == 0 && job.verify().is_none() {
+        let _ = writeln!(out, "  no I/O completed in the measured window");
+    }
+    if let Some(v) = job.verify() {
+        match &v.first_bad {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  verify: {} blocks checked, all good",
+                    v.blocks_checked
+                );
+            }
+            Some((off, why)) => {
+                let _ = writeln!(
+                    out,
+                    "  verify: {} BAD of {} blocks checked; first bad offset {off}: {why}",
+                    v.bad_blocks, v.blocks_checked
+                );
+            }
+        }
+    }
+    for e in job.errors() {
+        let _ = writeln!(out, "  error: {e}");
+    }
+    let cpu = job.thread_cpu();
+    let secs = rt as f64 / 1e9;
+    if secs > 0.0 {
+        let _ = writeln!(
+            out,
+            "  cpu (job threads): usr={:.2}%, sys={:.2}%, ctx={}, majf={}, minf={}",
+            cpu.user.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
+            cpu.system.as_secs_f64() / secs / job.threads.len().max(1) as f64 * 100.0,
+            cpu.context_switches(),
+            cpu.major_faults,
+            cpu.minor_faults
+        );
+    }
+}
+
+/// Cost per I/O: the process, the machine, interrupts.
+fn cost_lines(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
         "\nCost per I/O ({} I/Os in {:.2} s, TSC {:.3} GHz):",
@@ -282,8 +315,8 @@ pub fn summary(r: &RunResult) -> String {
             let _ = writeln!(out, "  process: not measurable (no I/O completed)");
         }
     }
-    machine_lines(&mut out, r);
-    crate::platform::context_lines(&mut out, r);
+    machine_lines(out, r);
+    crate::platform::context_lines(out, r);
     let irqs = interrupts_per_io(r);
     if irqs.is_empty() {
         let _ = writeln!(out, "  interrupts: not measurable (the target's device has no interrupt vectors of its own, or none were found)");
@@ -295,8 +328,10 @@ pub fn summary(r: &RunResult) -> String {
             names.join(", ")
         );
     }
-    crate::layers::layer_lines(&mut out, r);
-    crate::timeline::timeline_lines(&mut out, r);
+}
+
+/// The latency split, device against platform.
+fn split_lines(out: &mut String, r: &RunResult) {
     match latency_splits(r) {
         Ok(splits) => {
             let _ = writeln!(
@@ -330,6 +365,10 @@ pub fn summary(r: &RunResult) -> String {
             let _ = writeln!(out, "\nLatency split: not measurable: {why}");
         }
     }
+}
+
+/// Disk stats, per-second IOPS and the steady-state checks.
+fn device_and_series_lines(out: &mut String, r: &RunResult) {
     for d in &r.devices {
         let _ = writeln!(
             out,
@@ -391,10 +430,6 @@ pub fn summary(r: &RunResult) -> String {
             c.slope_pct
         );
     }
-    for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    out
 }
 
 /// The machine's busy time (from exact idle), its tick-sampled split,
