@@ -191,6 +191,21 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
                 crate::verify::name_of(spec.verify)
             ));
         }
+        let header = crate::verify::hdr_size(spec.verify) as u32;
+        if spec.verify_offset > 0 && spec.verify_offset < header {
+            return usage(format!(
+                "--verify_offset={}: the {header}-byte {} header would overlap the bytes it swaps with (fio 3.33 accepts this and then fails its own check); use at least {header}",
+                spec.verify_offset,
+                crate::verify::name_of(spec.verify)
+            ));
+        }
+        if spec.verify_offset > 0 && spec.verify_offset + header > interval {
+            return usage(format!(
+                "--verify_offset={}: the {header}-byte {} header would end past the {interval}-byte verify interval; lower verify_offset or raise verify_interval",
+                spec.verify_offset,
+                crate::verify::name_of(spec.verify)
+            ));
+        }
         if spec.bs_max() / interval > u16::MAX as u32 {
             return usage(format!(
                 "--verify: a block of {} bytes is more than 65535 verify intervals of {interval}: raise verify_interval",

@@ -614,6 +614,10 @@ pub struct JobSpec {
     /// A header every this many bytes of a block (fio's verify_interval;
     /// `None`: fio's default, the smallest block).
     pub verify_interval: Option<u32>,
+    /// fio's verify_offset: the header is swapped with the bytes this far
+    /// into each chunk before the write, and back before the check (0: the
+    /// header stays at the chunk's start).
+    pub verify_offset: u32,
     /// fio's randseed (0x89 unless given), which fio's per-block rand_seed
     /// stream starts from.
     pub verify_seed: u64,
@@ -768,6 +772,7 @@ impl JobSpec {
             verify_pattern_offsets: Vec::new(),
             do_verify: true,
             verify_interval: None,
+            verify_offset: 0,
             verify_seed: 0x89,
             verify_fatal: false,
             verify_dump: false,

@@ -643,7 +643,7 @@ fn warnings_fatal_stops_on_an_ignored_option() {
         "--name=t",
         "--size=64k",
         "--filename=f",
-        "--verify_offset=512",
+        "--iodepth_low=4",
     ];
     let ok = hiops_in(dir.path(), &args);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
@@ -651,7 +651,7 @@ fn warnings_fatal_stops_on_an_ignored_option() {
     let fatal = hiops_in(dir.path(), &[&["--warnings-fatal"][..], &args].concat());
     assert_eq!(fatal.code, 2);
     assert!(
-        fatal.stderr.contains("--warnings-fatal") && fatal.stderr.contains("verify_offset"),
+        fatal.stderr.contains("--warnings-fatal") && fatal.stderr.contains("iodepth_low"),
         "{}",
         fatal.stderr
     );

@@ -108,6 +108,9 @@ const CASES: &[(&str, u64)] = &[
     ("--verify=pattern --verify_pattern=\"hiops\"", 1000),
     ("--verify=meta --verify_pattern=%o", 1000),
     ("--verify=md5 --verify_pattern=0x5a%o", 1000),
+    ("--verify=md5 --verify_offset=512", 1000),
+    ("--verify=sha256 --verify_offset=1024", 1000),
+    ("--verify=crc32c --verify_offset=2048", 100),
 ];
 
 #[test]
@@ -472,4 +475,52 @@ fn verify_backlog_checks_during_the_writes_and_keeps_fios_seeds() {
         .filter(|(i, (x, y))| x != y && !matches!(i % 4096, 24..32 | 36..40))
         .count();
     assert_eq!(differ, 0, "bytes other than the time fields differ");
+}
+
+/// verify_offset moves each header into its chunk (the bytes at the start
+/// are payload then), a check with the same option finds every block good,
+/// a check without it finds no header, and an offset whose header would
+/// end past the interval is refused with the numbers. Needs no fio.
+#[test]
+fn verify_offset_moves_the_header_into_the_chunk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=v --rw=write --bs=4k --size=64k --ioengine=psync --verify=crc32c";
+    let mut w = args(job);
+    w.extend(["--filename=off".into(), "--verify_offset=1024".into()]);
+    let o = hiops(dir, &w);
+    assert!(o.status.success(), "write: {}", text(&o));
+    let (checked, bad, why) = hiops_verify(&o);
+    assert_eq!((checked, bad), (16, 0), "{why}");
+    let bytes = std::fs::read(dir.join("off")).unwrap();
+    let magic = 0xacca_u16.to_le_bytes();
+    for block in bytes.chunks(4096) {
+        assert_ne!(block[0..2], magic, "the header left the chunk's start");
+        assert_eq!(block[1024..1026], magic, "the header is 1024 bytes in");
+    }
+    let mut check = args(job);
+    check.extend(["--filename=off".into(), "--verify_only=1".into()]);
+    let mut with = check.clone();
+    with.push("--verify_offset=1024".into());
+    let (checked, bad, why) = hiops_verify(&hiops(dir, &with));
+    assert_eq!((checked, bad), (16, 0), "with the offset: {why}");
+    let o = hiops(dir, &check);
+    assert_eq!(o.status.code(), Some(4), "without it: {}", text(&o));
+    let (_, bad, why) = hiops_verify(&o);
+    assert_eq!(
+        bad, 16,
+        "without the offset no header is where it looks: {why}"
+    );
+    let mut far = args(job);
+    far.extend(["--filename=far".into(), "--verify_offset=4080".into()]);
+    let o = hiops(dir, &far);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("verify_offset=4080"), "{}", text(&o));
+    // Below the header's 44 bytes the two would overlap (fio then fails
+    // its own check): refused.
+    let mut near = args(job);
+    near.extend(["--filename=near".into(), "--verify_offset=40".into()]);
+    let o = hiops(dir, &near);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("overlap"), "{}", text(&o));
 }

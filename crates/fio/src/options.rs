@@ -91,6 +91,7 @@ pub struct Draft {
     pub do_verify: Option<bool>,
     pub verify_only: Option<bool>,
     pub verify_interval: Option<u32>,
+    pub verify_offset: Option<u32>,
     pub verify_fatal: Option<bool>,
     pub verify_dump: Option<bool>,
     pub verify_backlog: Option<u64>,
@@ -557,6 +558,11 @@ pub static OPTIONS: &[OptDef] = &[
         if n < 80 { return Err("must be at least 80 (twice fio's header)".into()); }
         d.verify_interval = Some(n); Ok(())
     }),
+    opt!("verify_offset", [], value, "Keep each verify header this many bytes into its chunk, swapped with the payload there (at least 40, fio's header; the header must end within verify_interval).", |d, v| {
+        let n = u32_of(value::size(need(v)?, d.kb_base)?, "verify_offset")?;
+        if n < 40 { return Err("must be at least 40 (fio's verify header)".into()); }
+        d.verify_offset = Some(n); Ok(())
+    }),
     opt!("verify_fatal", [], flag, "Stop the job at the first bad block (default 0: hiops checks every block and counts the bad ones; either way a bad block makes the exit code 4).", |d, v| { d.verify_fatal = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_dump", [], flag, "Write each bad block (at most 64 a thread) as fio does: FILE.OFFSET.received and FILE.OFFSET.expected in the current directory, or FILE.OFFSET.hdr_fail when its header is wrong.", |d, v| { d.verify_dump = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
@@ -764,10 +770,6 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "verify_offset",
-        "hiops' header is at the start of each verified chunk, where fio puts it by default; drop it",
-    ),
     (
         "verify_pattern_interval",
         "fio 3.33 has no verify_pattern_interval (fio 3.40 added it); drop it",

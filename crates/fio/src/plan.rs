@@ -638,6 +638,7 @@ impl Draft {
         spec.do_verify = self.do_verify.unwrap_or(true);
         spec.verify_only = self.verify_only.unwrap_or(false);
         spec.verify_interval = self.verify_interval;
+        spec.verify_offset = self.verify_offset.unwrap_or(0);
         // fio's per-block seeds start from its randseed (0x89 by default;
         // randrepeat=0 without a randseed: this run's own seed).
         spec.verify_seed = match (self.randseed, self.randrepeat) {

@@ -311,7 +311,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let path = corpus("unsupported.fio");
     let e = plan_files(&[&path], false).unwrap_err();
     let lines: Vec<&str> = e.lines().collect();
-    assert!(lines[0].ends_with("unsupported.fio:6: option verify_offset is an fio option hiops does not implement: hiops' header is at the start of each verified chunk, where fio puts it by default; drop it"), "{e}");
+    assert!(lines[0].ends_with("unsupported.fio:6: option iodepth_low is an fio option hiops does not implement: hiops refills the queue as soon as tags are free; drop it"), "{e}");
     assert!(
         lines[1].contains("unsupported.fio:7: option merge_blktrace_file"),
         "{e}"
@@ -328,7 +328,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["verify_offset", "merge_blktrace_file", "frobnicate"]
+        vec!["iodepth_low", "merge_blktrace_file", "frobnicate"]
     );
 }
 

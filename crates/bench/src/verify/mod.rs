@@ -259,6 +259,9 @@ pub struct Stamper {
     /// fio's thread_number of the writer.
     thread: u16,
     pass: u32,
+    /// fio's verify_offset: where in each chunk the header is kept (0: at
+    /// its start).
+    header_at: usize,
 }
 
 impl Stamper {
@@ -276,7 +279,41 @@ impl Stamper {
             interval,
             thread: 1,
             pass: 0,
+            header_at: 0,
         }
+    }
+
+    /// Keeps each chunk's header `at` bytes in, swapped with the payload
+    /// there (fio's verify_offset; verify.c swaps after stamping and back
+    /// before checking). The caller checks that it fits in the interval.
+    pub fn with_header_at(mut self, at: usize) -> Self {
+        let hs = hdr_size(self.mode);
+        assert!(at == 0 || (at >= hs && at + hs <= self.interval));
+        self.header_at = at;
+        self
+    }
+
+    /// fio's memswp of the header and the bytes `header_at` in: its own
+    /// inverse, as the two ranges do not overlap (the job refuses an
+    /// offset below the header's size).
+    fn swap_header(&self, chunk: &mut [u8]) {
+        let hs = hdr_size(self.mode);
+        if self.header_at == 0 || hs == 0 {
+            return;
+        }
+        let (head, rest) = chunk.split_at_mut(self.header_at);
+        head[..hs].swap_with_slice(&mut rest[..hs]);
+    }
+
+    /// The chunk as stamped, before its header was moved: a copy, only
+    /// when verify_offset is set (the check reads a caller's buffer).
+    fn unswapped<'a>(&self, chunk: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if self.header_at == 0 || hdr_size(self.mode) == 0 || chunk.len() < self.interval {
+            return std::borrow::Cow::Borrowed(chunk);
+        }
+        let mut owned = chunk.to_vec();
+        self.swap_header(&mut owned);
+        std::borrow::Cow::Owned(owned)
     }
 
     /// Stamps name, and checks expect, this pass.
@@ -336,6 +373,7 @@ impl Stamper {
                 self.pass,
                 HIOPS_MARK | s.seq,
             );
+            self.swap_header(chunk);
         }
     }
 
@@ -377,6 +415,7 @@ impl Stamper {
         part: usize,
         io_offset: u64,
     ) -> Result<Found, BadBlock> {
+        let chunk = &*self.unswapped(chunk);
         let base = part * self.interval;
         match self.mode {
             VerifyMode::Null => return Ok(Found::default()),
@@ -458,6 +497,7 @@ impl Stamper {
         part: usize,
         io_offset: u64,
     ) -> Vec<u8> {
+        let chunk = &*self.unswapped(chunk);
         let mut block = vec![0u8; (part + 1) * self.interval];
         let u64_at = |at: usize| u64::from_le_bytes(chunk[at..at + 8].try_into().unwrap());
         let u32_at = |at: usize| u32::from_le_bytes(chunk[at..at + 4].try_into().unwrap());
@@ -478,6 +518,7 @@ impl Stamper {
                 u32_at(24),
                 u32_at(28),
             );
+            self.swap_header(&mut out);
         }
         out
     }

@@ -26,7 +26,8 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
     let thread = thread_number(plan);
     let stamper = Stamper::new(spec.verify, pattern, interval as usize)
         .with_pass(pass_of(spec.randseed))
-        .with_thread(thread);
+        .with_thread(thread)
+        .with_header_at(spec.verify_offset as usize);
     let mut v = VerifyState::new(stamper, spec.verify_seed, thread, spec.do_verify);
     if !spec.verify_only {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
