@@ -131,12 +131,29 @@ fn gets_through_a_task_ring_over_every_device() {
             }
             store.set_async(b"async", b"set").await.unwrap();
             assert!(store.del_async(&key(0)).await.unwrap());
+            // An MSET over both devices: their durability waits run
+            // together, and every pair is set on the device of its digest.
+            let pairs: Vec<(Vec<u8>, Vec<u8>)> =
+                (KEYS..KEYS + 40).map(|k| (key(k), value(k))).collect();
+            let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+            store.mset_async(&refs).await.unwrap();
             ring.close();
             driver.await.unwrap().unwrap();
         }
     });
     assert_eq!(store.get(b"async").unwrap(), Some(b"set".to_vec()));
     assert_eq!(store.get(&key(0)).unwrap(), None);
+    for k in KEYS..KEYS + 40 {
+        assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "MSET key {k}");
+    }
+    assert!(
+        store
+            .stats()
+            .devices
+            .iter()
+            .all(|d| d.keys > KEYS as u64 / 3),
+        "the MSET's keys spread over both devices"
+    );
 }
 
 #[test]

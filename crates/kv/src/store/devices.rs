@@ -347,17 +347,24 @@ impl Store {
     }
 
     /// MSET as [`Store::set_async`] waits: one wait per device covers
-    /// every pair.
+    /// every pair, and the devices' waits run together, so their flushes
+    /// overlap. Every device's part is written even if another fails; the
+    /// first error is returned.
     pub async fn mset_async(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         if self.shards.len() == 1 {
             return self.shards[0].mset_async(pairs).await;
         }
-        for (shard, part) in self.shards.iter().zip(self.split(pairs)) {
-            if !part.is_empty() {
-                shard.mset_async(&part).await?;
-            }
-        }
-        Ok(())
+        let parts = self.split(pairs);
+        let waits = self
+            .shards
+            .iter()
+            .zip(&parts)
+            .filter(|(_, part)| !part.is_empty())
+            .map(|(shard, part)| shard.mset_async(part));
+        futures_util::future::join_all(waits)
+            .await
+            .into_iter()
+            .collect()
     }
 
     /// Whether `key` is present (from the index alone: no device read).
