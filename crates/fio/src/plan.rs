@@ -395,6 +395,7 @@ impl Draft {
         };
         let mut spec = JobSpec::default_for(PathBuf::new());
         spec.engine = engine;
+        spec.filecreate = self.filecreate;
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
             spec.rw = RwMode::Read;
@@ -520,7 +521,10 @@ impl Draft {
             (TargetSpec::Paths(p), None) => p.len() as u64,
             _ => 1,
         };
-        if let Some(open) = self.openfiles.filter(|&n| n < files) {
+        // filecreate opens and closes a file per I/O: one is open at a
+        // time whatever openfiles says.
+        let limit = self.openfiles.filter(|_| !self.filecreate);
+        if let Some(open) = limit.filter(|&n| n < files) {
             return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
         }
         spec.unlink = self.unlink.unwrap_or(own_file);

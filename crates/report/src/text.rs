@@ -129,7 +129,7 @@ pub fn summary(r: &RunResult) -> String {
             s.name,
             s.numjobs,
             s.rw.name(),
-            s.engine,
+            s.engine_name(),
             s.effective_depth(),
             u8::from(s.direct)
         );
@@ -145,6 +145,8 @@ pub fn summary(r: &RunResult) -> String {
                     ", a temporary file unlinked at open, laid out in {:.1} s",
                     t.layout_s
                 )
+            } else if job.spec.filecreate {
+                ", created (or opened) by each I/O".to_string()
             } else if t.created {
                 format!(", created and laid out in {:.1} s", t.layout_s)
             } else {
