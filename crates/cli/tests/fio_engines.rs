@@ -253,3 +253,33 @@ fn filecreate_refuses_files_of_more_than_one_block() {
     );
     assert!(names(&dir.path().join("files")).is_empty());
 }
+
+/// A shared queue needs a completion descriptor POSIX AIO lacks: refused
+/// with what to use, and a per-thread ring runs the same job.
+#[test]
+fn posixaio_on_a_shared_queue_is_refused_and_a_per_thread_ring_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |strategy: &'static str| {
+        [
+            "--name=pa",
+            "--ioengine=posixaio",
+            strategy,
+            "--numjobs=2",
+            "--iodepth=4",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--filename=data",
+        ]
+    };
+    let o = hiops(dir.path(), &args("--strategy=coop"));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--strategy=per-thread-ring"), "{err}");
+    let v = json_of(&hiops(dir.path(), &args("--strategy=per-thread-ring")));
+    let clones = v["jobs"].as_array().unwrap();
+    assert_eq!(clones.len(), 2, "one entry per clone, as fio");
+    for j in clones {
+        assert_eq!(ios(j), (0, 64), "256k of 4k writes per clone");
+    }
+}

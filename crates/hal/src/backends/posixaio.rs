@@ -54,7 +54,9 @@ impl PosixAioEngine {
             return Err(HalError::Unsupported {
                 what: "posixaio on a shared queue or with tasks".into(),
                 why: "POSIX AIO has no completion file descriptor to ring".into(),
-                instead: "use --ioengine=libaio or io_uring, or a per-thread queue".into(),
+                instead:
+                    "use --ioengine=libaio or io_uring, or --strategy=per-thread-ring (or none)"
+                        .into(),
             });
         }
         let fds: Vec<RawFd> = targets
