@@ -228,7 +228,8 @@ fn filecreate_creates_nrfiles_files_and_counts_one_io_each() {
 }
 
 /// Files bigger than one block are refused with what to do, before any
-/// file is made (fio would count filesize/bs I/Os but create once).
+/// file is made (fio would count filesize/bs I/Os but create once), and so
+/// is a job with no files of its own to create.
 #[test]
 fn filecreate_refuses_files_of_more_than_one_block() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,6 +253,21 @@ fn filecreate_refuses_files_of_more_than_one_block() {
         "{err}"
     );
     assert!(names(&dir.path().join("files")).is_empty());
+
+    // hiops' own form without a directory would use a temporary file that
+    // exists before the job: nothing to create.
+    let o = hiops(
+        dir.path(),
+        &[
+            "--ioengine=filecreate",
+            "--size=4k",
+            "--bs=4k",
+            "--rw=write",
+        ],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("give directory="), "{err}");
 }
 
 /// A shared queue needs a completion descriptor POSIX AIO lacks: refused

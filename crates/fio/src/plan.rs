@@ -484,6 +484,11 @@ impl Draft {
             // `make_temp_targets`), so a bad option leaves nothing behind.
             let target = match &self.directory {
                 Some(d) => d.join(file),
+                // A temporary file is open before the job starts: there
+                // would be nothing for filecreate to create.
+                None if self.filecreate => {
+                    return Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
+                }
                 None => {
                     own_file = true;
                     std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()))
