@@ -121,6 +121,7 @@ impl PosixAioEngine {
             // SAFETY: the request is done, so aio_return may be called.
             0 => Some(unsafe { libc::aio_return(cb) } as i64),
             e => {
+                // SAFETY: as above; the request failed or was cancelled.
                 unsafe { libc::aio_return(cb) };
                 Some(-(e as i64))
             }
@@ -187,7 +188,8 @@ impl Engine for PosixAioEngine {
             "more staged commands than tags"
         );
         // SAFETY: the tag is free (not in flight), so glibc holds no pointer
-        // to this control block and writing it races with nobody.
+        // to this control block and writing it races with nobody; all-zero
+        // is a valid aiocb.
         let cb = unsafe { &mut *self.cb(tag) };
         *cb = unsafe { std::mem::zeroed() };
         cb.aio_fildes = self.fds[cmd.target as usize];
