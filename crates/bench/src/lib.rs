@@ -22,6 +22,7 @@ pub mod coord;
 mod driver;
 pub mod error;
 pub mod file_service;
+mod filecreate;
 mod flow;
 pub mod generator;
 pub mod iolog;

@@ -61,6 +61,9 @@ fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
         return usage("--numjobs must be at least 1");
     }
     validate_raid0(spec)?;
+    if spec.filecreate {
+        crate::filecreate::check(spec)?;
+    }
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
     validate_strided(spec)?;

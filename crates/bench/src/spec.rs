@@ -583,6 +583,11 @@ pub struct JobSpec {
     pub iodepth_batch_complete_min: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
+    /// fio's `ioengine=filecreate`: each I/O creates (opens with O_CREAT)
+    /// one of the job's files and closes it; no data moves (see the
+    /// `filecreate` module). `engine` is then psync's, whose one-at-a-time
+    /// shape fio gives it (FIO_SYNCIO).
+    pub filecreate: bool,
     pub numjobs: u32,
     /// CPUs each thread may run on; with `cpus_split`, thread i gets cpus[i % n].
     pub cpus_allowed: Option<Vec<usize>>,
@@ -755,6 +760,7 @@ impl JobSpec {
             iodepth_batch_complete_min: 1,
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
+            filecreate: false,
             numjobs: 1,
             cpus_allowed: None,
             cpus_split: false,
@@ -845,6 +851,15 @@ impl JobSpec {
     pub fn tasks_of(&self, clone: u32) -> Option<u32> {
         let total = self.path.as_ref()?.tasks?;
         Some(total / self.numjobs + u32::from(clone < total % self.numjobs))
+    }
+
+    /// The engine's name as fio spells it in a job file.
+    pub fn engine_name(&self) -> &'static str {
+        if self.filecreate {
+            "filecreate"
+        } else {
+            self.engine.name()
+        }
     }
 
     /// Commands a thread keeps in flight: synchronous engines do one at a

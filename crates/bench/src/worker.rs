@@ -2,6 +2,7 @@
 //! state it shares with the run's main thread.
 
 use crate::driver::{Driver, PathDriver, QueueDriver};
+use crate::filecreate::FileCreateDriver;
 use crate::generator::{IoGen, Region};
 use crate::job::JobThread;
 use crate::result::ThreadResult;
@@ -201,6 +202,13 @@ pub(crate) fn run_thread(
             let mut driver = PathDriver::new(path, plan.target_base, spec.bs_max() as usize);
             FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
+        }
+        None if spec.filecreate => {
+            let base = plan.target_base as usize;
+            match FileCreateDriver::new(spec, base, plan.targets.len()) {
+                Ok(driver) => start(&plan, ctrl, counters, driver),
+                Err(e) => return failed_setup(&plan, ctrl, e),
+            }
         }
         None if spec.offload => match open_offload(&plan) {
             Ok(mut driver) => {

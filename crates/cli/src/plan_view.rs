@@ -64,7 +64,7 @@ pub fn describe(spec: &JobSpec) -> String {
     }
     words.extend([
         format!("iodepth={}", spec.iodepth),
-        format!("ioengine={}", spec.engine),
+        format!("ioengine={}", spec.engine_name()),
         format!("numjobs={}", spec.numjobs),
         format!("direct={}", u8::from(spec.direct)),
         format!("size={}", opt(spec.size)),

@@ -39,6 +39,10 @@ pub struct Draft {
     pub bs: [Option<BlockSizes>; 2],
     pub blockalign: Option<u32>,
     pub ioengine: Option<EngineKind>,
+    /// `ioengine=filecreate`: `ioengine` is then psync (fio runs it as a
+    /// synchronous engine) and each I/O creates a file (crates/bench's
+    /// filecreate module).
+    pub filecreate: bool,
     pub iodepth: Option<u32>,
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<u32>,
@@ -436,7 +440,12 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, io_uring, null (and hiops' mem).", |d, v| { d.ioengine = Some(engine(need(v)?)?); Ok(()) }),
+    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null (and hiops' mem), filecreate.", |d, v| {
+        let v = need(v)?;
+        d.filecreate = v == "filecreate";
+        d.ioengine = Some(if d.filecreate { EngineKind::Psync } else { engine(v)? });
+        Ok(())
+    }),
     opt!("iodepth", [], value, "Commands in flight per thread (async engines), or the shared queue's depth with strategy.", |d, v| {
         let q = u32_of(value::int(need(v)?, d.kb_base)?, "iodepth")?;
         if q == 0 { return Err("must be at least 1".into()); }
@@ -1079,7 +1088,8 @@ pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
 ];
 
 /// hiops' engines, for messages.
-pub const ENGINES: &str = "sync, psync, pvsync, pvsync2, libaio, io_uring, null (or hiops' mem)";
+pub const ENGINES: &str =
+    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null, filecreate (or hiops' mem)";
 
 fn engine(name: &str) -> Result<EngineKind, String> {
     Ok(match name {
@@ -1087,9 +1097,6 @@ fn engine(name: &str) -> Result<EngineKind, String> {
         "sync" | "psync" => EngineKind::Psync,
         // pvsync is preadv; pvsync2 without flags is the same call.
         "pvsync" | "pvsync2" => EngineKind::Pvsync2,
-        // Named apart: neither is an alias of an engine hiops has.
-        "posixaio" => return Err("ioengine=posixaio (POSIX AIO, which glibc runs on a pool of threads calling pread/pwrite) is not implemented in hiops: use libaio or io_uring for asynchronous I/O, or psync with numjobs for threads".into()),
-        "filecreate" => return Err("ioengine=filecreate (fio's benchmark of creating files: each I/O is an open(O_CREAT)) is not implemented in hiops, which measures I/O to files it opened".into()),
         other => EngineKind::parse(other).ok_or_else(|| {
             format!("ioengine '{other}' is not implemented in hiops: use one of {ENGINES}")
         })?,
@@ -1264,12 +1271,7 @@ mod tests {
     fn engines_map_and_unknown_ones_are_named() {
         assert_eq!(engine("sync"), Ok(EngineKind::Psync));
         assert_eq!(engine("io_uring"), Ok(EngineKind::IoUring));
-        assert!(engine("posixaio")
-            .unwrap_err()
-            .contains("libaio or io_uring"));
-        assert!(engine("filecreate")
-            .unwrap_err()
-            .contains("not implemented"));
+        assert_eq!(engine("posixaio"), Ok(EngineKind::PosixAio));
         assert!(engine("spdk")
             .unwrap_err()
             .contains("'spdk' is not implemented"));

@@ -395,6 +395,7 @@ impl Draft {
         };
         let mut spec = JobSpec::default_for(PathBuf::new());
         spec.engine = engine;
+        spec.filecreate = self.filecreate;
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
             spec.rw = RwMode::Read;
@@ -483,6 +484,11 @@ impl Draft {
             // `make_temp_targets`), so a bad option leaves nothing behind.
             let target = match &self.directory {
                 Some(d) => d.join(file),
+                // A temporary file is open before the job starts: there
+                // would be nothing for filecreate to create.
+                None if self.filecreate => {
+                    return Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
+                }
                 None => {
                     own_file = true;
                     std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()))
@@ -520,7 +526,10 @@ impl Draft {
             (TargetSpec::Paths(p), None) => p.len() as u64,
             _ => 1,
         };
-        if let Some(open) = self.openfiles.filter(|&n| n < files) {
+        // filecreate opens and closes a file per I/O: one is open at a
+        // time whatever openfiles says.
+        let limit = self.openfiles.filter(|_| !self.filecreate);
+        if let Some(open) = limit.filter(|&n| n < files) {
             return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
         }
         spec.unlink = self.unlink.unwrap_or(own_file);

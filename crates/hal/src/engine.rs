@@ -109,6 +109,8 @@ pub enum EngineKind {
     Libaio,
     /// io_uring, interrupt-driven by default.
     IoUring,
+    /// POSIX AIO (glibc's aio_read/aio_write, served by helper threads).
+    PosixAio,
     /// A RAM device behind the same HAL: the software cost alone.
     Mem,
     /// Completes every command at once without touching data.
@@ -116,11 +118,12 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 6] = [
+    pub const ALL: [EngineKind; 7] = [
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::IoUring,
+        EngineKind::PosixAio,
         EngineKind::Mem,
         EngineKind::Null,
     ];
@@ -131,6 +134,7 @@ impl EngineKind {
             EngineKind::Pvsync2 => "pvsync2",
             EngineKind::Libaio => "libaio",
             EngineKind::IoUring => "io_uring",
+            EngineKind::PosixAio => "posixaio",
             EngineKind::Mem => "mem",
             EngineKind::Null => "null",
         }
@@ -144,6 +148,7 @@ impl EngineKind {
             "pvsync2" => EngineKind::Pvsync2,
             "libaio" | "aio" => EngineKind::Libaio,
             "io_uring" | "iouring" | "uring" => EngineKind::IoUring,
+            "posixaio" => EngineKind::PosixAio,
             "mem" | "ram" => EngineKind::Mem,
             "null" => EngineKind::Null,
             _ => return None,
@@ -233,6 +238,11 @@ pub(crate) fn open_engine(
         )?),
         EngineKind::Libaio => Box::new(libaio::AioEngine::open(targets, depth, opts.doorbell)?),
         EngineKind::IoUring => Box::new(uring::UringEngine::open(opts, targets, depth, arena)?),
+        EngineKind::PosixAio => Box::new(posixaio::PosixAioEngine::open(
+            targets,
+            depth,
+            opts.doorbell,
+        )?),
         EngineKind::Mem => Box::new(mem::MemEngine::open(targets, depth)?),
         EngineKind::Null => Box::new(null::NullEngine::new(depth)),
     })

@@ -121,6 +121,7 @@ fn kernel_engines_round_trip_buffered_and_direct() {
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::IoUring,
+        EngineKind::PosixAio,
     ] {
         for direct in [false, true] {
             round_trip(kind, &EngineOptions::default(), direct, 8);
@@ -242,6 +243,28 @@ fn kernel_engine_on_ram_device_is_refused() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("--ioengine=mem"), "{err}");
+}
+
+/// POSIX AIO has no completion descriptor: a doorbell (shared queues,
+/// tasks) is refused with what to use instead, never silently left out.
+#[test]
+fn posixaio_refuses_a_doorbell_and_says_what_to_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("f")).unwrap();
+    let opts = EngineOptions {
+        doorbell: true,
+        ..EngineOptions::default()
+    };
+    let err = Queue::open(
+        EngineKind::PosixAio,
+        &opts,
+        &[Target::from_file(&file)],
+        4,
+        BS,
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("--ioengine=libaio"), "{err}");
 }
 
 /// A doorbell rings after a completion is ready and is readable from a thread

@@ -205,7 +205,7 @@ fn job_options(job: &JobResult) -> Value {
                 .join(":"),
         );
     }
-    put("ioengine", s.engine.name().into());
+    put("ioengine", s.engine_name().into());
     put("iodepth", s.iodepth.to_string());
     put("numjobs", s.numjobs.to_string());
     put("direct", u8::from(s.direct).to_string());

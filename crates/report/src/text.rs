@@ -147,7 +147,7 @@ fn job_header(out: &mut String, job: &JobResult) {
         s.name,
         s.numjobs,
         s.rw.name(),
-        s.engine,
+        s.engine_name(),
         s.effective_depth(),
         u8::from(s.direct)
     );
@@ -167,6 +167,8 @@ fn target_lines(out: &mut String, job: &JobResult) {
                 ", a temporary file unlinked at open, laid out in {:.1} s",
                 t.layout_s
             )
+        } else if job.spec.filecreate {
+            ", created (or opened) by each I/O".to_string()
         } else if t.created {
             format!(", created and laid out in {:.1} s", t.layout_s)
         } else {

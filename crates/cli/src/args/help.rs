@@ -140,15 +140,18 @@ pub fn enghelp(arg: &str) -> String {
     let engine = arg.split(',').next().unwrap_or_default();
     if engine.is_empty() {
         return format!(
-            "Available IO engines:\n{}",
+            "Available IO engines:\n{}\tfilecreate\n",
             hiops_hal::EngineKind::ALL
                 .iter()
                 .map(|e| format!("\t{e}\n"))
                 .collect::<String>()
         );
     }
-    // fio's spellings hiops reads as one of its engines (options.rs).
-    let known = hiops_hal::EngineKind::parse(engine).is_some() || engine == "pvsync";
+    // fio's spellings hiops reads as one of its engines, and filecreate,
+    // which is the job loop's rather than the HAL's (options.rs).
+    let known = hiops_hal::EngineKind::parse(engine).is_some()
+        || engine == "pvsync"
+        || engine == "filecreate";
     if known {
         format!(
             "ioengine {engine}: in hiops (ioengine={engine}); its options are in `hiops run --help` with the others\n"

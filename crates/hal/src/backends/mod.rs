@@ -3,6 +3,7 @@
 pub mod libaio;
 pub mod mem;
 pub mod null;
+pub mod posixaio;
 pub mod sync;
 mod trim;
 pub mod uring;

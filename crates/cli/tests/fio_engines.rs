@@ -1,0 +1,301 @@
+//! fio's posixaio and filecreate engines through the binary (issue 22,
+//! item 4): data written through POSIX AIO checks, several I/Os are in
+//! flight at once, filecreate makes exactly the job's files, and job files
+//! count the same I/Os as fio 3.33 does (those comparisons are skipped,
+//! with a printed reason, without fio).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn hiops(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(["run", "--no-progress", "--output-format=json"])
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+/// fio's JSON for `args`, or None (printed) when fio is not installed.
+fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
+    let o = match Command::new("fio")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipped the comparison with fio: cannot run fio ({e})");
+            return None;
+        }
+    };
+    assert!(o.status.success(), "fio {args:?}: {}", text(&o));
+    // fio prints notes ("queue depth will be capped") before the JSON.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let start = out.find('{').expect("fio printed JSON");
+    Some(serde_json::from_str(&out[start..]).expect("fio's output is JSON"))
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "hiops failed: {}", text(o));
+    serde_json::from_slice(&o.stdout).expect("hiops' output is JSON")
+}
+
+fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in {v}"))
+}
+
+/// (read, write) total_ios of a job.
+fn ios(j: &Value) -> (u64, u64) {
+    (
+        j["read"]["total_ios"].as_u64().unwrap(),
+        j["write"]["total_ios"].as_u64().unwrap(),
+    )
+}
+
+/// Writes through posixaio with verify, then reads the file back through
+/// posixaio (verify_only): every block checks, and fio's IO depths and
+/// hiops' in-flight figure show more than one I/O in flight. A block
+/// overwritten behind hiops' back is then caught by the same reads.
+#[test]
+fn posixaio_writes_and_reads_back_with_verify_and_keeps_several_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "--name=pa",
+        "--ioengine=posixaio",
+        "--iodepth=8",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=1m",
+        "--filename=data",
+        "--verify=crc32c",
+    ];
+    let w = json_of(&hiops(dir.path(), &common));
+    let j = job(&w, "pa");
+    assert_eq!(ios(j), (256, 256), "256 writes, each read back");
+    assert!(j["hiops"]["engine"].as_str().unwrap().contains("posixaio"));
+    assert_eq!(j["hiops"]["verify"]["blocks_checked"], 256);
+    assert_eq!(j["hiops"]["verify"]["bad_blocks"], 0);
+
+    let mut read_args = common.to_vec();
+    read_args.push("--verify_only");
+    let r = json_of(&hiops(dir.path(), &read_args));
+    let j = job(&r, "pa");
+    assert_eq!(ios(j), (256, 0));
+    assert_eq!(j["hiops"]["verify"]["bad_blocks"], 0);
+    let deeper: f64 = ["2", "4", "8"]
+        .iter()
+        .map(|l| j["iodepth_level"][l].as_f64().unwrap())
+        .sum();
+    assert!(deeper > 0.0, "no I/O issued beside another: {j}");
+    let mean = j["hiops"]["in_flight"]["mean"].as_f64().unwrap();
+    assert!(mean > 1.0, "mean in flight {mean}: one at a time");
+
+    // Block 5 replaced by bytes without a verify header: the reads see it.
+    let path = dir.path().join("data");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[5 * 4096..6 * 4096].fill(0x3c);
+    std::fs::write(&path, bytes).unwrap();
+    let o = hiops(dir.path(), &read_args);
+    assert!(!o.status.success(), "a bad block passed: {}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        job(&v, "pa")["hiops"]["verify"]["first_bad_offset"],
+        5 * 4096
+    );
+}
+
+const POSIXAIO_JOB: &str = "\
+[global]
+ioengine=posixaio
+iodepth=4
+bs=4k
+size=512k
+filename=data
+
+[w]
+rw=randwrite
+
+[r]
+stonewall
+rw=randread
+";
+
+/// The same posixaio job file counts the same I/Os in hiops and fio 3.33.
+#[test]
+fn posixaio_job_file_counts_what_fio_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pa.fio"), POSIXAIO_JOB).unwrap();
+    let h = json_of(&hiops(dir.path(), &["pa.fio"]));
+    assert_eq!(ios(job(&h, "w")), (0, 128));
+    assert_eq!(ios(job(&h, "r")), (128, 0));
+    let Some(f) = fio_json(dir.path(), &["pa.fio"]) else {
+        return;
+    };
+    for name in ["w", "r"] {
+        assert_eq!(ios(job(&h, name)), ios(job(&f, name)), "job {name}");
+        assert_eq!(job(&f, name)["error"], 0);
+    }
+}
+
+/// `--enghelp` lists posixaio among hiops' engines and answers for it.
+#[test]
+fn enghelp_lists_posixaio() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = hiops(dir.path(), &["--enghelp"]);
+    let list = String::from_utf8_lossy(&all.stdout);
+    assert!(list.contains("\tposixaio\n") && list.contains("\tfilecreate\n"));
+    let one = hiops(dir.path(), &["--enghelp=posixaio"]);
+    assert!(
+        String::from_utf8_lossy(&one.stdout).starts_with("ioengine posixaio: in hiops"),
+        "{}",
+        text(&one)
+    );
+}
+
+const FILECREATE_JOB: &str = "\
+[global]
+ioengine=filecreate
+nrfiles=6
+filesize=4k
+bs=4k
+directory=files
+
+[fc]
+rw=write
+";
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+/// filecreate with nrfiles=6 creates exactly those 6 files, empty (no data
+/// moves), and reports one write I/O of bs per create with its latency;
+/// fio 3.33 creates and counts the same on the same job file.
+#[test]
+fn filecreate_creates_nrfiles_files_and_counts_one_io_each() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("files")).unwrap();
+    std::fs::write(dir.path().join("fc.fio"), FILECREATE_JOB).unwrap();
+    let h = json_of(&hiops(dir.path(), &["fc.fio"]));
+    let j = job(&h, "fc");
+    let want: Vec<String> = (0..6).map(|f| format!("fc.0.{f}")).collect();
+    let files = dir.path().join("files");
+    assert_eq!(names(&files), want);
+    for f in &want {
+        assert_eq!(std::fs::metadata(files.join(f)).unwrap().len(), 0, "{f}");
+    }
+    assert_eq!(ios(j), (0, 6));
+    assert_eq!(j["write"]["io_bytes"], 6 * 4096);
+    assert_eq!(j["write"]["clat_ns"]["N"], 6, "one timed create per file");
+    assert!(j["hiops"]["engine"]
+        .as_str()
+        .unwrap()
+        .contains("filecreate"));
+
+    let fio_dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(fio_dir.path().join("files")).unwrap();
+    std::fs::write(fio_dir.path().join("fc.fio"), FILECREATE_JOB).unwrap();
+    let Some(f) = fio_json(fio_dir.path(), &["fc.fio"]) else {
+        return;
+    };
+    assert_eq!(names(&fio_dir.path().join("files")), want, "fio's files");
+    assert_eq!(ios(job(&f, "fc")), ios(j), "fio's count");
+    assert_eq!(job(&f, "fc")["write"]["io_bytes"], j["write"]["io_bytes"]);
+}
+
+/// Files bigger than one block are refused with what to do, before any
+/// file is made (fio would count filesize/bs I/Os but create once), and so
+/// is a job with no files of its own to create.
+#[test]
+fn filecreate_refuses_files_of_more_than_one_block() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("files")).unwrap();
+    let o = hiops(
+        dir.path(),
+        &[
+            "--name=fc",
+            "--ioengine=filecreate",
+            "--nrfiles=3",
+            "--filesize=8k",
+            "--bs=4k",
+            "--directory=files",
+            "--rw=write",
+        ],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("set filesize (or size/nrfiles) to bs"),
+        "{err}"
+    );
+    assert!(names(&dir.path().join("files")).is_empty());
+
+    // hiops' own form without a directory would use a temporary file that
+    // exists before the job: nothing to create.
+    let o = hiops(
+        dir.path(),
+        &[
+            "--ioengine=filecreate",
+            "--size=4k",
+            "--bs=4k",
+            "--rw=write",
+        ],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("give directory="), "{err}");
+}
+
+/// A shared queue needs a completion descriptor POSIX AIO lacks: refused
+/// with what to use, and a per-thread ring runs the same job.
+#[test]
+fn posixaio_on_a_shared_queue_is_refused_and_a_per_thread_ring_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = |strategy: &'static str| {
+        [
+            "--name=pa",
+            "--ioengine=posixaio",
+            strategy,
+            "--numjobs=2",
+            "--iodepth=4",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--filename=data",
+        ]
+    };
+    let o = hiops(dir.path(), &args("--strategy=coop"));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--strategy=per-thread-ring"), "{err}");
+    let v = json_of(&hiops(dir.path(), &args("--strategy=per-thread-ring")));
+    let clones = v["jobs"].as_array().unwrap();
+    assert_eq!(clones.len(), 2, "one entry per clone, as fio");
+    for j in clones {
+        assert_eq!(ios(j), (0, 64), "256k of 4k writes per clone");
+    }
+}
