@@ -66,8 +66,9 @@ fn five_thousand_clients_are_served_by_a_few_threads() {
     let threads = status(pid, "Threads");
     let rss_mib = status(pid, "VmRSS") / 1024;
     eprintln!("5,000 clients: {threads} threads, {rss_mib} MiB resident ({cpus} CPUs)");
-    // One runtime thread per CPU, plus the acceptor, the store's flusher
-    // and defragmenter, and room for a path thread or two.
+    // One runtime thread per CPU, plus the acceptor, the store's I/O thread
+    // (its flusher and defragmenter as tasks), and room for the kernel's
+    // io_uring workers.
     assert!(
         threads <= cpus + 6,
         "{threads} threads for 5,000 clients on {cpus} CPUs"

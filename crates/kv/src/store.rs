@@ -3,7 +3,7 @@
 //! path.
 //!
 //! - SET/DEL append a record into the open write block (in memory) under
-//!   one lock, point the index at it, and wait until a flusher thread has
+//!   one lock, point the index at it, and wait until the flusher has
 //!   written and fdatasync'ed it (group commit: one flush serves every
 //!   writer waiting at that moment). `Durability::Buffered` acknowledges at
 //!   the append instead and loses what was not flushed on a crash.
@@ -11,7 +11,7 @@
 //!   memory while its block is not on the device yet), unless the RAM cache
 //!   tier holds the record (`crate::cache`: every write updates or drops
 //!   its key's entry before it is acknowledged).
-//! - A defragmentation thread rewrites the live records of blocks whose live
+//! - The defragmenter rewrites the live records of blocks whose live
 //!   share fell below a threshold, waits until the copies are durable,
 //!   writes a free header over the block's, and frees it.
 //! - Opening a store scans every block and rebuilds the index; it cuts what
@@ -30,7 +30,10 @@
 //! Every call has a blocking form (for threads) and an async form (for
 //! tasks on an executor, see [`Store::get_async`]); both run the same code
 //! and differ only in how they wait (module `read` for the device read,
-//! `write` for durability and space).
+//! `write` for durability and space). The flusher and the defragmenter
+//! run on a blocking thread each, or as tasks on one I/O thread per device
+//! with their device I/O on its task ring (`StoreConfig::tasks`; module
+//! `worker`); opening and recovery run on the opening thread, blocking.
 //!
 //! Space: the last free blocks are kept back. New data stops
 //! `DEFRAG_RESERVE + SHRINK_RESERVE` blocks short of full; a DEL or an
