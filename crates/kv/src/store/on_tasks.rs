@@ -79,6 +79,7 @@ impl Worker for OnTasks<'_> {
             i.flusher_bell.listen(cx.waker());
             let due = lock(&i.writer).flush_due();
             if due || i.stop.load(SeqCst) {
+                i.flusher_bell.quiet();
                 Poll::Ready(())
             } else {
                 Poll::Pending
@@ -92,10 +93,11 @@ impl Worker for OnTasks<'_> {
         poll_fn(move |cx| {
             i.defrag_bell.listen(cx.waker());
             let wanted = lock(&i.writer).defrag_wanted;
-            if wanted || i.stop_defrag.load(SeqCst) {
+            if wanted || i.stop_defrag.load(SeqCst) || period.as_mut().poll(cx).is_ready() {
+                i.defrag_bell.quiet();
                 return Poll::Ready(());
             }
-            period.as_mut().poll(cx)
+            Poll::Pending
         })
     }
 

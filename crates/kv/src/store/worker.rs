@@ -46,8 +46,9 @@ pub(super) trait Worker: Device {
     fn settled(&self) {}
 }
 
-/// A waker a task left to be woken by the store's writers; `armed` spares
-/// the writers a lock while no task ever listened (the blocking workers).
+/// The waker of a task waiting for the store's writers. `armed` only
+/// while it waits: a write then costs no lock, and no cross-thread wake-up
+/// of a task busy elsewhere (a flush in progress; the blocking workers).
 #[derive(Default)]
 pub(super) struct Bell {
     armed: AtomicBool,
@@ -55,7 +56,7 @@ pub(super) struct Bell {
 }
 
 impl Bell {
-    /// Wakes the listening task, if any.
+    /// Wakes the waiting task, if any.
     pub(super) fn ring(&self) {
         if self.armed.load(SeqCst) {
             if let Some(w) = lock(&self.waker).as_ref() {
@@ -65,13 +66,18 @@ impl Bell {
     }
 
     /// Registers `waker`: call before checking the condition it waits
-    /// for, so a ring after the check is not lost.
+    /// for (under the writer lock), so a ring after the check is not lost.
     pub(super) fn listen(&self, waker: &Waker) {
-        self.armed.store(true, SeqCst);
         let mut w = lock(&self.waker);
         if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
             *w = Some(waker.clone());
         }
+        self.armed.store(true, SeqCst);
+    }
+
+    /// The wait is over: rings until the next `listen` wake nobody.
+    pub(super) fn quiet(&self) {
+        self.armed.store(false, SeqCst);
     }
 }
 
