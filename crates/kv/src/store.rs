@@ -439,6 +439,8 @@ pub struct StoreStats {
     /// Those issued on their I/O thread's task ring (`StoreConfig::tasks`),
     /// as the ring counts them.
     pub worker_ring_ios: u64,
+    /// Where they run: "tasks" (`StoreConfig::tasks`) or "threads".
+    pub workers: &'static str,
     pub durability: Durability,
     pub strategy: String,
     pub recovery: Recovery,
@@ -743,6 +745,7 @@ impl Shard {
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
             worker_ios: c.worker_ios.load(Relaxed),
             worker_ring_ios: c.worker_ring_ios.load(Relaxed),
+            workers: self.running.name(),
             durability: i.durability,
             strategy: i.io.description(),
             recovery: lock(&i.recovery).clone(),

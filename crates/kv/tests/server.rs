@@ -412,6 +412,10 @@ fn past_max_clients_a_client_gets_redis_error() {
 
 /// INFO's value for `field`.
 fn info_field(c: &mut RespConn, field: &str) -> u64 {
+    info_text(c, field).parse().unwrap()
+}
+
+fn info_text(c: &mut RespConn, field: &str) -> String {
     let Value::Bulk(Some(text)) = c.call(&[b"INFO"]).unwrap() else {
         panic!("INFO is not a bulk string");
     };
@@ -420,7 +424,7 @@ fn info_field(c: &mut RespConn, field: &str) -> u64 {
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .unwrap_or_else(|| panic!("no {field} in INFO"));
-    line.parse().unwrap()
+    line.to_string()
 }
 
 /// A client that sent the start of a `len`-byte SET and waits. The server
@@ -517,6 +521,7 @@ fn the_tasks_model_writes_the_device_through_a_task_ring() {
             ..ServerConfig::default()
         });
         let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+        assert_eq!(info_text(&mut c, "hiops_workers"), model.name());
         // 500 values fill about 8 write blocks; overwriting the first 400
         // leaves the first blocks nearly empty, for the defragmenter.
         for round in 0..2 {

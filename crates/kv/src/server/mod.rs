@@ -340,7 +340,7 @@ impl Shared {
          # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nacl_access_denied_auth:{}\r\nhiops_protected_mode_denied:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
          # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
-         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\nhiops_worker_ios:{}\r\nhiops_worker_ring_ios:{}\r\n",
+         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\nhiops_workers:{}\r\nhiops_worker_ios:{}\r\nhiops_worker_ring_ios:{}\r\n",
         crate::commands::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
@@ -381,6 +381,7 @@ impl Shared {
         p.wakeups,
         p.reaped_for_others,
         c.ring_ios.load(Relaxed),
+        s.workers,
         s.worker_ios,
         s.worker_ring_ios,
     ) + &cache_info(&s.cache)

@@ -181,6 +181,13 @@ impl Running {
         Ok(())
     }
 
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Running::Threads { .. } => "threads",
+            Running::Tasks(_) => "tasks",
+        }
+    }
+
     /// Waits for the defragmenter to end (told to by `stop_defrag`).
     pub(super) fn join_defrag(&mut self) {
         match self {
