@@ -595,7 +595,10 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     let (target, store) = match &a.server {
         Some(addr) => (Target::Tcp(addr.clone()), None),
         None => {
-            let store = Arc::new(a.store.open()?);
+            // --tasks: the store's flusher and defragmenter on a task ring
+            // too, as the tasks-model server runs them.
+            let tasks = a.tasks.then(hiops_path::TaskConfig::default);
+            let store = Arc::new(a.store.open_with(tasks)?);
             say_opened(&store);
             (Target::Embedded(store.clone()), Some(store))
         }

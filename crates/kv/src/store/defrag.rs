@@ -40,7 +40,6 @@ impl Inner {
                 w.passes_started
             };
             let result = self.defrag_pass(dev).await;
-            dev.settled();
             {
                 let mut w = lock(&self.writer);
                 w.passes_done = pass;

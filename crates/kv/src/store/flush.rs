@@ -55,7 +55,6 @@ impl Inner {
                 Next::Flush(attempt, lsn, version) => (attempt, lsn, version),
             };
             let result = self.write_spans(dev, &spans, &staging, &mut lent).await;
-            dev.settled();
             let failed = result.is_err();
             self.flushed(job, &mut spans, result, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);

@@ -15,7 +15,7 @@ use super::device::{Device, OnRing};
 use super::wait::lock;
 use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
-use super::{Inner, StoreError};
+use super::{Counters, Inner, StoreError};
 use hiops_path::{tokio_driver, AlignedBuf, TaskConfig, TaskRing};
 use std::future::{poll_fn, Future};
 use std::io;
@@ -36,12 +36,29 @@ pub(super) struct OnTasks<'a> {
     ring: OnRing<'a>,
 }
 
-impl OnTasks<'_> {
-    fn new<'a>(inner: &'a Inner, ring: &'a TaskRing) -> OnTasks<'a> {
+impl<'a> OnTasks<'a> {
+    fn new(inner: &'a Inner, ring: &'a TaskRing) -> OnTasks<'a> {
         OnTasks {
             inner,
             ring: OnRing(ring, 0),
         }
+    }
+}
+
+/// Counts a worker I/O, and once it is done publishes the ring's own count
+/// of the I/Os it issued (the I/O thread's ring is not shared: its counters
+/// are read here, on its thread).
+fn counted<'c, F: Future>(
+    counters: &'c Counters,
+    ring: &'c TaskRing,
+    io: F,
+) -> impl Future<Output = F::Output> + use<'c, F> {
+    counters.worker_ios.fetch_add(1, Relaxed);
+    async move {
+        let done = io.await;
+        let issued = ring.counters().issued;
+        counters.worker_ring_ios.store(issued, Relaxed);
+        done
     }
 }
 
@@ -52,8 +69,11 @@ impl Device for OnTasks<'_> {
         len: usize,
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        self.inner.counters.worker_ios.fetch_add(1, Relaxed);
-        self.ring.read(buf, len, offset)
+        counted(
+            &self.inner.counters,
+            self.ring.0,
+            self.ring.read(buf, len, offset),
+        )
     }
 
     fn write(
@@ -62,13 +82,12 @@ impl Device for OnTasks<'_> {
         spare: AlignedBuf,
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        self.inner.counters.worker_ios.fetch_add(1, Relaxed);
-        self.ring.write(data, spare, offset)
+        let write = self.ring.write(data, spare, offset);
+        counted(&self.inner.counters, self.ring.0, write)
     }
 
     fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
-        self.inner.counters.worker_ios.fetch_add(1, Relaxed);
-        self.ring.datasync(spare)
+        counted(&self.inner.counters, self.ring.0, self.ring.datasync(spare))
     }
 }
 
@@ -116,11 +135,6 @@ impl Worker for OnTasks<'_> {
                 }
             }
         }
-    }
-
-    fn settled(&self) {
-        let issued = self.ring.0.counters().issued;
-        self.inner.counters.worker_ring_ios.store(issued, Relaxed);
     }
 }
 

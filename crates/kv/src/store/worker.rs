@@ -42,8 +42,6 @@ pub(super) trait Worker: Device {
     fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>>;
     /// The defragmentation lock (FLUSHALL holds it too).
     fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>>;
-    /// After a flush or a pass: publishes what a ring has issued.
-    fn settled(&self) {}
 }
 
 /// The waker of a task waiting for the store's writers. `armed` only
