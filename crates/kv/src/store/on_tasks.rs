@@ -211,7 +211,7 @@ fn run(
     let target = hiops_hal::Target::from_file(&inner.file);
     let ring = TaskRing::open(cfg, &[target]).map_err(|e| {
         io::Error::other(format!(
-            "cannot open a task ring for the store's flusher ({e}); serve with --model threads"
+            "cannot open a task ring for the store's flusher and defragmenter ({e}); serve with --model threads (or run ycsb without --tasks)"
         ))
     });
     let (rt, ring) = match (rt, ring) {
