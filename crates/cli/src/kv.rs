@@ -290,6 +290,7 @@ impl StoreArgs {
             grow: self.size.is_some(),
             repair: self.repair,
             cache_size: self.cache_bytes()?,
+            tasks: None,
         })
     }
 
@@ -330,12 +331,23 @@ impl StoreArgs {
     }
 
     pub fn open(&self) -> anyhow::Result<Store> {
+        self.open_with(None)
+    }
+
+    /// Opens the store; with `tasks`, each device's flusher and
+    /// defragmenter are tasks on a task ring of that config (a server of
+    /// the tasks model: every device I/O on the async view).
+    pub fn open_with(&self, tasks: Option<hiops_path::TaskConfig>) -> anyhow::Result<Store> {
         if self.path.is_empty() {
             return Err(bad(
                 "give --path FILE_OR_DEVICE for the store (repeated for several devices)",
             ));
         }
-        let store = Store::open_devices(&self.path, self.config()?)?;
+        let cfg = StoreConfig {
+            tasks,
+            ..self.config()?
+        };
+        let store = Store::open_devices(&self.path, cfg)?;
         // Each device repairs its own damage: say which.
         for d in store.stats().devices {
             if let Some(line) = d.recovery.repair_line() {
@@ -391,7 +403,8 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     check_bind(&a.bind, a.port)?;
     let cfg = server_config(&a)?;
     a.store.config()?;
-    let store = Arc::new(a.store.open()?);
+    let tasks = (cfg.model == server::Model::Tasks).then(|| cfg.task.clone());
+    let store = Arc::new(a.store.open_with(tasks)?);
     say_opened(&store);
     // A descriptor per client, plus the store's and a few spare.
     let want = a.max_clients.saturating_add(64);
@@ -582,7 +595,10 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     let (target, store) = match &a.server {
         Some(addr) => (Target::Tcp(addr.clone()), None),
         None => {
-            let store = Arc::new(a.store.open()?);
+            // --tasks: the store's flusher and defragmenter on a task ring
+            // too, as the tasks-model server runs them.
+            let tasks = a.tasks.then(hiops_path::TaskConfig::default);
+            let store = Arc::new(a.store.open_with(tasks)?);
             say_opened(&store);
             (Target::Embedded(store.clone()), Some(store))
         }

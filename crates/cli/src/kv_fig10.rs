@@ -213,16 +213,15 @@ impl PointServer {
             args.strategy = label.to_string();
             server::Model::Threads
         };
-        let store = Arc::new(args.open()?);
-        let srv = server::Server::bind(
-            store.clone(),
-            server::ServerConfig {
-                addr: "127.0.0.1:0".into(),
-                max_clients: 1 << 20,
-                model,
-                ..server::ServerConfig::default()
-            },
-        )?;
+        let cfg = server::ServerConfig {
+            addr: "127.0.0.1:0".into(),
+            max_clients: 1 << 20,
+            model,
+            ..server::ServerConfig::default()
+        };
+        let tasks = (model == server::Model::Tasks).then(|| cfg.task.clone());
+        let store = Arc::new(args.open_with(tasks)?);
+        let srv = server::Server::bind(store.clone(), cfg)?;
         let addr = srv.local_addr()?.to_string();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();

@@ -471,6 +471,13 @@ fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
         "{reads} reads, {updates} updates"
     );
     assert!(doc["store"]["device_reads"].as_u64().unwrap() > 0);
+    // The store's flusher and defragmenter did their I/O on their task
+    // ring alone: all but the one each may have had in flight when the
+    // figures were taken.
+    let worker_ios = doc["store"]["worker_ios"].as_u64().unwrap();
+    let on_ring = doc["store"]["worker_ring_ios"].as_u64().unwrap();
+    assert!(on_ring > 0 && on_ring <= worker_ios && worker_ios - on_ring <= 2);
+    assert_eq!(doc["store"]["workers"], "tasks");
     // Tasks are for the embedded store in a closed loop.
     for bad in [&["--server", "127.0.0.1:1"][..], &["--target", "100"]] {
         let o = hiops()

@@ -46,6 +46,15 @@ fn status(pid: u32, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
 }
 
+/// The names of the process's threads.
+fn thread_names(pid: u32) -> Vec<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
 #[test]
 fn five_thousand_clients_are_served_by_a_few_threads() {
     if raise_fd_limit() < 10_200 {
@@ -66,11 +75,24 @@ fn five_thousand_clients_are_served_by_a_few_threads() {
     let threads = status(pid, "Threads");
     let rss_mib = status(pid, "VmRSS") / 1024;
     eprintln!("5,000 clients: {threads} threads, {rss_mib} MiB resident ({cpus} CPUs)");
-    // One runtime thread per CPU, plus the acceptor, the store's flusher
-    // and defragmenter, and room for a path thread or two.
+    // One runtime thread per CPU, plus the acceptor, the store's I/O thread
+    // (its flusher and defragmenter as tasks), and room for the kernel's
+    // io_uring workers.
     assert!(
         threads <= cpus + 6,
         "{threads} threads for 5,000 clients on {cpus} CPUs"
+    );
+    // The store's flusher and defragmenter are tasks on its I/O thread,
+    // not threads of their own.
+    let names = thread_names(pid);
+    assert_eq!(
+        names.iter().filter(|n| *n == "hiops-kv-io").count(),
+        1,
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("hiops-kv-flush")),
+        "{names:?}"
     );
     for (i, c) in conns.iter_mut().enumerate().step_by(97) {
         let key = format!("c{i}");

@@ -3,7 +3,7 @@
 //! path.
 //!
 //! - SET/DEL append a record into the open write block (in memory) under
-//!   one lock, point the index at it, and wait until a flusher thread has
+//!   one lock, point the index at it, and wait until the flusher has
 //!   written and fdatasync'ed it (group commit: one flush serves every
 //!   writer waiting at that moment). `Durability::Buffered` acknowledges at
 //!   the append instead and loses what was not flushed on a crash.
@@ -11,7 +11,7 @@
 //!   memory while its block is not on the device yet), unless the RAM cache
 //!   tier holds the record (`crate::cache`: every write updates or drops
 //!   its key's entry before it is acknowledged).
-//! - A defragmentation thread rewrites the live records of blocks whose live
+//! - The defragmenter rewrites the live records of blocks whose live
 //!   share fell below a threshold, waits until the copies are durable,
 //!   writes a free header over the block's, and frees it.
 //! - Opening a store scans every block and rebuilds the index; it cuts what
@@ -30,7 +30,10 @@
 //! Every call has a blocking form (for threads) and an async form (for
 //! tasks on an executor, see [`Store::get_async`]); both run the same code
 //! and differ only in how they wait (module `read` for the device read,
-//! `write` for durability and space).
+//! `write` for durability and space). The flusher and the defragmenter
+//! run on a blocking thread each, or as tasks on one I/O thread per device
+//! with their device I/O on its task ring (`StoreConfig::tasks`; module
+//! `worker`); opening and recovery run on the opening thread, blocking.
 //!
 //! Space: the last free blocks are kept back. New data stops
 //! `DEFRAG_RESERVE + SHRINK_RESERVE` blocks short of full; a DEL or an
@@ -49,28 +52,32 @@
 //! dropped only when every other block in use started after it.
 
 mod defrag;
+mod device;
 mod devices;
 mod flush;
+mod on_tasks;
 mod read;
 mod recover;
 mod repair;
 mod target;
 pub(crate) mod wait;
+mod worker;
 mod write;
 
 use crate::cache::{CacheStats, RecordCache};
 use crate::format::{self, Identity, Superblock, PAGE};
 use crate::index::{digest, Index};
-use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskRing};
+use device::Blocking;
+use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskConfig, TaskRing};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
 use std::time::Instant;
 use wait::{lock, now, WakeList};
+use worker::{Bell, OnThread, Running};
 use write::{AsyncWaits, BlockingWaits, Write};
 
 pub use devices::{check_devices, erase_stores, DeviceStats, Store};
@@ -113,6 +120,11 @@ pub struct StoreConfig {
     /// Bytes of the RAM cache of recently read records (`crate::cache`);
     /// 0: no cache.
     pub cache_size: u64,
+    /// Run each device's flusher and defragmenter as tasks on one I/O
+    /// thread, their device I/O on a task ring of this config (the
+    /// tasks-model server); None: a blocking thread each, on `path`.
+    /// Opening and recovery use `path` either way (module `worker`).
+    pub tasks: Option<TaskConfig>,
 }
 
 impl Default for StoreConfig {
@@ -128,6 +140,7 @@ impl Default for StoreConfig {
             grow: false,
             repair: false,
             cache_size: crate::cache::default_size(),
+            tasks: None,
         }
     }
 }
@@ -336,6 +349,10 @@ struct Counters {
     defrag_blocks: AtomicU64,
     defrag_moved: AtomicU64,
     tombstones_dropped: AtomicU64,
+    /// Device I/Os of the flusher and the defragmenter (reads, writes,
+    /// fdatasyncs), and how many of them the I/O thread's ring issued.
+    worker_ios: AtomicU64,
+    worker_ring_ios: AtomicU64,
 }
 
 /// What opening found.
@@ -417,6 +434,13 @@ pub struct StoreStats {
     pub defrag_blocks: u64,
     pub defrag_moved: u64,
     pub tombstones_dropped: u64,
+    /// Device I/Os of the flusher and the defragmenter.
+    pub worker_ios: u64,
+    /// Those issued on their I/O thread's task ring (`StoreConfig::tasks`),
+    /// as the ring counts them.
+    pub worker_ring_ios: u64,
+    /// Where they run: "tasks" (`StoreConfig::tasks`) or "threads".
+    pub workers: &'static str,
     pub durability: Durability,
     pub strategy: String,
     pub recovery: Recovery,
@@ -439,6 +463,9 @@ struct Inner {
     /// Blocking writers wait here for durability, and for space.
     durable: Condvar,
     defrag_kick: Condvar,
+    /// The flusher's and the defragmenter's wakers when they are tasks.
+    flusher_bell: Bell,
+    defrag_bell: Bell,
     defrag_lock: Mutex<()>,
     /// Stops the flusher (after the defragmenter, which needs it).
     stop: AtomicBool,
@@ -454,8 +481,7 @@ struct Inner {
 /// defragmenter ([`Store`] routes each key to one).
 struct Shard {
     inner: Arc<Inner>,
-    flusher: Option<JoinHandle<()>>,
-    defragmenter: Option<JoinHandle<()>>,
+    running: Running,
 }
 
 fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
@@ -524,7 +550,7 @@ fn superblock(
             // Every block gets a free header before the superblock names
             // them: a header that does not check is then always damage.
             let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
-            defrag::write_free_headers(io, &sb, sb.epoch, &all)?;
+            now(defrag::write_free_headers(&Blocking(io), &sb, sb.epoch, &all))?;
             sb.encode(&mut page);
             io.write_at(0, &page, 0)?;
             io.datasync(0)?;
@@ -574,12 +600,9 @@ impl Shard {
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
         inner.recovery = Mutex::new(recovery);
-        let mut store = Shard {
-            inner: Arc::new(inner),
-            flusher: None,
-            defragmenter: None,
-        };
-        store.flusher = Some(store.spawn("hiops-kv-flush", Inner::flush_loop)?);
+        let inner = Arc::new(inner);
+        let running = Running::start(&inner, cfg.tasks.as_ref())?;
+        let mut store = Shard { inner, running };
         // Repair before the defragmenter starts: no block with damage in it
         // may be freed before the tombstones that answer it are durable.
         if let Some(v) = verdict.filter(|v| !v.damage.is_empty()) {
@@ -591,23 +614,13 @@ impl Shard {
             r.keys = store.inner.index.live_keys();
             r.tombstones = store.inner.index.entries() - r.keys;
         }
-        store.defragmenter = Some(store.spawn("hiops-kv-defrag", Inner::defrag_loop)?);
+        store.running.start_defrag(&store.inner)?;
         Ok(store)
-    }
-
-    /// Starts one of the store's threads.
-    fn spawn(&self, name: &str, job: fn(&Inner)) -> Result<JoinHandle<()>, StoreError> {
-        let me = self.inner.clone();
-        Ok(std::thread::Builder::new()
-            .name(name.into())
-            .spawn(move || job(&me))?)
     }
 
     /// Reads `key`'s value into `out` (cleared first); false if absent.
     fn get_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
-        now(self
-            .inner
-            .get_with(read::Blocking(&self.inner.io), key, out))
+        now(self.inner.get_with(Blocking(&self.inner.io), key, out))
     }
 
     /// Sets every pair; one durability wait covers them all. Not atomic: if
@@ -635,7 +648,11 @@ impl Shard {
         out: &mut Vec<u8>,
     ) -> Result<bool, StoreError> {
         self.inner
-            .get_with(read::OnRing(ring, self.inner.sb.identity.device), key, out)
+            .get_with(
+                device::OnRing(ring, self.inner.sb.identity.device),
+                key,
+                out,
+            )
             .await
     }
 
@@ -681,9 +698,10 @@ impl Shard {
         self.inner.cache.clear();
     }
 
-    /// Runs one defragmentation pass now (tests, and `DEBUG DEFRAG`).
+    /// Runs one defragmentation pass now, on the calling thread and the
+    /// store's path (tests, and `DEBUG DEFRAG`).
     fn defrag_now(&self) -> Result<u64, StoreError> {
-        self.inner.defrag_pass()
+        now(self.inner.defrag_pass(&OnThread::new(&self.inner)))
     }
 
     /// The largest value that fits with a key of `key_len` bytes.
@@ -725,6 +743,9 @@ impl Shard {
             defrag_blocks: c.defrag_blocks.load(Relaxed),
             defrag_moved: c.defrag_moved.load(Relaxed),
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
+            worker_ios: c.worker_ios.load(Relaxed),
+            worker_ring_ios: c.worker_ring_ios.load(Relaxed),
+            workers: self.running.name(),
             durability: i.durability,
             strategy: i.io.description(),
             recovery: lock(&i.recovery).clone(),
@@ -747,10 +768,8 @@ impl Drop for Shard {
             let _w = lock(&i.writer);
             i.stop_defrag.store(true, SeqCst);
         }
-        i.defrag_kick.notify_all();
-        if let Some(t) = self.defragmenter.take() {
-            let _ = t.join();
-        }
+        i.wake_defrag();
+        self.running.join_defrag();
         // Seal the open block once everything before it is durable: after
         // a clean close, the next open can check every version.
         if i.sync_now().is_ok() {
@@ -764,10 +783,8 @@ impl Drop for Shard {
             w.flush_wanted = true;
             i.stop.store(true, SeqCst);
         }
-        i.work.notify_all();
-        if let Some(t) = self.flusher.take() {
-            let _ = t.join();
-        }
+        i.wake_flusher();
+        self.running.join_flusher();
         if let Err(e) = i.close_clean() {
             eprintln!("hiops kv: closing: {e}; the next open treats it as a crash");
         }
@@ -775,6 +792,18 @@ impl Drop for Shard {
 }
 
 impl Inner {
+    /// Tells the flusher to look for work, as a thread or a task.
+    fn wake_flusher(&self) {
+        self.work.notify_all();
+        self.flusher_bell.ring();
+    }
+
+    /// Tells the defragmenter to look for work, as a thread or a task.
+    fn wake_defrag(&self) {
+        self.defrag_kick.notify_all();
+        self.defrag_bell.ring();
+    }
+
     /// After the flusher wrote everything: the superblock records that
     /// every version so far is durable (the next open can check them all).
     fn close_clean(&self) -> Result<(), StoreError> {
@@ -805,6 +834,8 @@ impl Inner {
             work: Condvar::new(),
             durable: Condvar::new(),
             defrag_kick: Condvar::new(),
+            flusher_bell: Bell::default(),
+            defrag_bell: Bell::default(),
             defrag_lock: Mutex::new(()),
             stop: AtomicBool::new(false),
             stop_defrag: AtomicBool::new(false),
@@ -857,7 +888,7 @@ impl Inner {
         // Everything appended must be on the device before the new epoch.
         let (lsn, since) = (w.appended_lsn, w.attempts);
         w.flush_wanted = true;
-        self.work.notify_one();
+        self.wake_flusher();
         while w.durable_outcome(lsn, since).is_none() {
             w = wait::wait(&self.durable, w);
         }

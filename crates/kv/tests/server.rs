@@ -22,7 +22,9 @@ fn start() -> Running {
     start_with(ServerConfig::default())
 }
 
-/// A server on a fresh 64 MiB store, on any free port.
+/// A server on a fresh 64 MiB store, on any free port; for the tasks
+/// model, the store's flusher and defragmenter are on a task ring too (as
+/// `hiops kv serve` opens it).
 fn start_with(cfg: ServerConfig) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(
@@ -31,6 +33,7 @@ fn start_with(cfg: ServerConfig) -> Running {
             create_size: 64 << 20,
             // Small write blocks: a few hundred keys reach the device.
             block_size: 64 << 10,
+            tasks: (cfg.model == Model::Tasks).then(|| cfg.task.clone()),
             ..StoreConfig::default()
         },
     )
@@ -409,6 +412,10 @@ fn past_max_clients_a_client_gets_redis_error() {
 
 /// INFO's value for `field`.
 fn info_field(c: &mut RespConn, field: &str) -> u64 {
+    info_text(c, field).parse().unwrap()
+}
+
+fn info_text(c: &mut RespConn, field: &str) -> String {
     let Value::Bulk(Some(text)) = c.call(&[b"INFO"]).unwrap() else {
         panic!("INFO is not a bulk string");
     };
@@ -417,7 +424,7 @@ fn info_field(c: &mut RespConn, field: &str) -> u64 {
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .unwrap_or_else(|| panic!("no {field} in INFO"));
-    line.parse().unwrap()
+    line.to_string()
 }
 
 /// A client that sent the start of a `len`-byte SET and waits. The server
@@ -482,6 +489,68 @@ fn query_buffer_limits_are_named_and_memory_is_given_back() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(gone, "query buffers still held after every client left");
+}
+
+/// Every device I/O of the flusher and the defragmenter (once they have
+/// settled) went through a task ring in the tasks model, none in the
+/// threads model; true once both have done some.
+fn worker_ios_settled(c: &mut RespConn, model: Model) -> bool {
+    let ios = info_field(c, "hiops_worker_ios");
+    let on_ring = info_field(c, "hiops_worker_ring_ios");
+    let flushes = info_field(c, "hiops_flushes");
+    // A flush is at least a write and an fdatasync.
+    assert!(
+        ios >= 2 * flushes,
+        "{model:?}: {ios} I/Os for {flushes} flushes"
+    );
+    let moved = info_field(c, "hiops_defrag_blocks") > 0;
+    match model {
+        Model::Tasks => moved && flushes > 0 && on_ring == ios,
+        Model::Threads => {
+            assert_eq!(on_ring, 0, "no ring in the threads model");
+            moved && flushes > 0
+        }
+    }
+}
+
+#[test]
+fn the_tasks_model_writes_the_device_through_a_task_ring() {
+    for model in [Model::Tasks, Model::Threads] {
+        let s = start_with(ServerConfig {
+            model,
+            ..ServerConfig::default()
+        });
+        let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+        assert_eq!(info_text(&mut c, "hiops_workers"), model.name());
+        // 500 values fill about 8 write blocks; overwriting the first 400
+        // leaves the first blocks nearly empty, for the defragmenter.
+        for round in 0..2 {
+            for i in 0..(500 - 100 * round) {
+                let key = format!("k{i}");
+                let value = vec![b'a' + round as u8; 1000];
+                let r = c.call(&[b"SET", key.as_bytes(), &value]).unwrap();
+                assert_eq!(r, Value::Simple("OK".into()));
+            }
+        }
+        let t0 = std::time::Instant::now();
+        while !worker_ios_settled(&mut c, model) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "{model:?}: worker I/Os {} on a ring {}, defragmented blocks {}",
+                info_field(&mut c, "hiops_worker_ios"),
+                info_field(&mut c, "hiops_worker_ring_ios"),
+                info_field(&mut c, "hiops_defrag_blocks"),
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // What the defragmenter moved reads back.
+        for i in (0..500).step_by(37) {
+            let key = format!("k{i}");
+            let want = if i < 400 { b'b' } else { b'a' };
+            let r = c.call(&[b"GET", key.as_bytes()]).unwrap();
+            assert_eq!(r, Value::Bulk(Some(vec![want; 1000])), "{model:?}: {key}");
+        }
+    }
 }
 
 #[test]

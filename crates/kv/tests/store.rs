@@ -86,10 +86,20 @@ fn values_round_trip_and_survive_a_restart() {
 
 #[test]
 fn defragmentation_frees_blocks_and_keeps_every_live_record() {
+    // The flusher and defragmenter on threads of their own, then as tasks
+    // on the store's I/O thread, their I/O on its task ring.
+    for tasks in [None, Some(hiops_path::TaskConfig::default())] {
+        defragmentation_frees_blocks_with(tasks);
+    }
+}
+
+fn defragmentation_frees_blocks_with(tasks: Option<hiops_path::TaskConfig>) {
+    let on_ring = tasks.is_some();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("kv.dat");
     let mut cfg = config(24);
     cfg.defrag_threshold = 0.6;
+    cfg.tasks = tasks;
     let mut expect = HashMap::new();
     {
         let store = Store::open(&file, cfg.clone()).unwrap();
@@ -109,6 +119,8 @@ fn defragmentation_frees_blocks_and_keeps_every_live_record() {
                 expect.insert(key, Some(v));
             }
         }
+        let ring_ios = store.stats().worker_ring_ios;
+        assert_eq!(ring_ios > 0, on_ring, "{ring_ios} I/Os on the ring");
         store.defrag_now().unwrap();
         let st = store.stats();
         assert!(

@@ -14,6 +14,9 @@ use std::process::Command;
 
 const BLOCK: u32 = 64 * 1024;
 const CHILD: &str = "HIOPS_KV_FAULT_DIR";
+/// Set in the child: the flusher writes through a task ring
+/// (`StoreConfig::tasks`) rather than the store's blocking path.
+const ON_TASKS: &str = "HIOPS_KV_FAULT_TASKS";
 const TEST: &str = "a_failed_device_write_fails_its_writes_and_the_store_goes_on";
 
 fn config() -> StoreConfig {
@@ -21,6 +24,14 @@ fn config() -> StoreConfig {
         block_size: BLOCK,
         create_size: 17 * BLOCK as u64,
         ..StoreConfig::default()
+    }
+}
+
+/// The child's config: its flusher on a task ring when the parent says so.
+fn child_config() -> StoreConfig {
+    StoreConfig {
+        tasks: std::env::var_os(ON_TASKS).map(|_| hiops_path::TaskConfig::default()),
+        ..config()
     }
 }
 
@@ -46,15 +57,27 @@ fn a_failed_device_write_fails_its_writes_and_the_store_goes_on() {
     if let Some(dir) = std::env::var_os(CHILD) {
         return child(Path::new(&dir));
     }
+    // Once with the flusher on its blocking thread, once on a task ring.
+    for tasks in [false, true] {
+        run_child(tasks);
+    }
+}
+
+fn run_child(tasks: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, dir.path())
-        .output()
-        .unwrap();
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, dir.path());
+    if tasks {
+        cmd.env(ON_TASKS, "1");
+    }
+    let out = cmd.output().unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(
+        out.status.success(),
+        "the child (tasks: {tasks}) failed:\n{text}"
+    );
     assert!(
         text.contains("child: done"),
         "the child did not run:\n{text}"
@@ -68,7 +91,7 @@ fn child(dir: &Path) {
     // SAFETY: ignoring a signal installs no handler code.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let file = dir.join("kv.dat");
-    let store = Store::open(&file, config()).unwrap();
+    let store = Store::open(&file, child_config()).unwrap();
     for k in 0..100 {
         store.set(&key(k), &value(k)).unwrap();
     }
@@ -99,8 +122,13 @@ fn child(dir: &Path) {
     set_file_limit(libc::RLIM_INFINITY);
     store.set(b"after", b"the fault").unwrap();
     store.sync().unwrap();
+    if std::env::var_os(ON_TASKS).is_some() {
+        let st = store.stats();
+        assert!(st.worker_ring_ios > 0, "the flusher wrote on its ring");
+        assert_eq!(st.worker_ring_ios, st.worker_ios, "and only there");
+    }
     drop(store);
-    let store = Store::open(&file, config()).unwrap();
+    let store = Store::open(&file, child_config()).unwrap();
     for &k in &acked[1..] {
         assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "key {k}");
     }

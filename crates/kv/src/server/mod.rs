@@ -1,9 +1,12 @@
 //! The Redis-protocol server, in two models:
 //!
 //! - **tasks** (the default): a few OS threads, one per CPU, each a tokio
-//!   current-thread runtime whose connections are tasks; every device read
-//!   goes through the task path (`hiops_path::TaskRing`), so a connection
-//!   waiting for the device costs no OS thread and no context switch.
+//!   current-thread runtime whose connections are tasks; every GET's device
+//!   read goes through the task path (`hiops_path::TaskRing`), so a
+//!   connection waiting for the device costs no OS thread and no context
+//!   switch. Open the store with `StoreConfig::tasks` (as `hiops kv serve`
+//!   does) and its flusher's and defragmenter's device I/O is on a task
+//!   ring too, on one I/O thread per device.
 //! - **threads**: one OS thread per connection doing blocking I/O through
 //!   the store's path: the HIOPS paper's setup (Fig 10), kept to compare.
 //!
@@ -337,7 +340,7 @@ impl Shared {
          # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nacl_access_denied_auth:{}\r\nhiops_protected_mode_denied:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
          # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
-         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\n",
+         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\nhiops_workers:{}\r\nhiops_worker_ios:{}\r\nhiops_worker_ring_ios:{}\r\n",
         crate::commands::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
@@ -378,6 +381,9 @@ impl Shared {
         p.wakeups,
         p.reaped_for_others,
         c.ring_ios.load(Relaxed),
+        s.workers,
+        s.worker_ios,
+        s.worker_ring_ios,
     ) + &cache_info(&s.cache)
             + &devices_info(&s.devices)
     }

@@ -2,38 +2,36 @@
 //! below the threshold are appended anew; once the copies are durable the
 //! block's header is invalidated on the device and the block is free.
 //!
-//! Passes run every 200 ms, or at once when a writer is short of space
+//! Passes run on a `worker::Worker` (a thread of its own on the store's
+//! path, or a task whose reads and writes are a task ring's) every 200 ms,
+//! or at once when a writer is short of space
 //! (it waits for the end of the pass that starts after its request). When
 //! free blocks are down to the reserves, a pass also takes blocks up to
 //! `PRESSURE_LIVE` live: each still frees more than its copies take.
 
+use super::device::{Device, Lent};
 use super::wait::lock;
+use super::worker::Worker;
 use super::write::Tier;
 use super::{Inner, StoreError, DEFRAG, DEFRAG_RESERVE, FREE, ON_DEVICE, SHRINK_RESERVE};
 use crate::format::{self, BlockHeader, Superblock, PAGE};
 use crate::index::{digest, Digest, Location};
-use hiops_path::{AlignedBuf, IoPath};
+use hiops_path::AlignedBuf;
 use std::io;
 use std::sync::atomic::Ordering::*;
 use std::task::Waker;
-use std::time::Duration;
 
 /// Under space pressure, blocks up to this live share are defragmented.
 const PRESSURE_LIVE: f64 = 0.9;
 
 impl Inner {
-    pub(super) fn defrag_loop(&self) {
+    /// The defragmenter, on whichever worker runs it.
+    pub(super) async fn defrag_loop(&self, dev: &impl Worker) {
         let mut wakers: Vec<Waker> = Vec::new();
         loop {
+            dev.kick().await;
             let pass = {
                 let mut w = lock(&self.writer);
-                if !w.defrag_wanted && !self.stop_defrag.load(SeqCst) {
-                    w = self
-                        .defrag_kick
-                        .wait_timeout(w, Duration::from_millis(200))
-                        .map(|(g, _)| g)
-                        .unwrap_or_else(|p| p.into_inner().0);
-                }
                 if self.stop_defrag.load(SeqCst) {
                     return;
                 }
@@ -41,7 +39,7 @@ impl Inner {
                 w.passes_started += 1;
                 w.passes_started
             };
-            let result = self.defrag_pass();
+            let result = self.defrag_pass(dev).await;
             {
                 let mut w = lock(&self.writer);
                 w.passes_done = pass;
@@ -68,7 +66,7 @@ impl Inner {
 
     /// Frees every on-device block whose live share is below the limit;
     /// returns how many it freed.
-    pub(super) fn defrag_pass(&self) -> Result<u64, StoreError> {
+    pub(super) async fn defrag_pass(&self, dev: &impl Worker) -> Result<u64, StoreError> {
         let pressure = lock(&self.writer).free.len() <= DEFRAG_RESERVE + SHRINK_RESERVE;
         let limit = self.defrag_limit(pressure);
         let mut candidates: Vec<(u64, u32)> = self
@@ -80,21 +78,30 @@ impl Inner {
             .collect();
         candidates.sort_unstable();
         let mut freed = 0;
-        let mut buf: Option<AlignedBuf> = None;
+        let mut buf: Option<Lent> = None;
         for (_, idx) in candidates {
             if self.stop_defrag.load(SeqCst) {
                 break;
             }
-            let buf = buf.get_or_insert_with(|| AlignedBuf::new(self.sb.block_size as usize));
-            if self.defrag_block(idx, buf)? {
+            let buf = buf.get_or_insert_with(|| Lent::new(self.sb.block_size as usize));
+            if self.defrag_block(dev, idx, buf).await? {
                 freed += 1;
             }
         }
         Ok(freed)
     }
 
-    pub(super) fn defrag_block(&self, idx: u32, buf: &mut AlignedBuf) -> Result<bool, StoreError> {
-        let _guard = lock(&self.defrag_lock);
+    // The lock is held across the move's awaits on purpose: FLUSHALL must
+    // not renew the epoch under a half-moved block. Nothing the move awaits
+    // takes it, and a task never blocks on it (`Worker::defrag_lock`).
+    #[allow(clippy::await_holding_lock)]
+    pub(super) async fn defrag_block(
+        &self,
+        dev: &impl Worker,
+        idx: u32,
+        buf: &mut Lent,
+    ) -> Result<bool, StoreError> {
+        let _guard = dev.defrag_lock().await;
         let info = &self.blocks[idx as usize];
         if info
             .state
@@ -108,7 +115,7 @@ impl Inner {
             why
         };
         if info.live.load(Relaxed) > 0 {
-            self.move_live(idx, buf).map_err(restore)?;
+            self.move_live(dev, idx, buf).await.map_err(restore)?;
         }
         if info.live.load(Relaxed) != 0 {
             // Records the scan did not reach are still indexed here (cannot
@@ -119,7 +126,8 @@ impl Inner {
         // A free header on the device before the block is reused, so its
         // old records can never come back after a restart.
         let epoch = lock(&self.writer).epoch;
-        write_free_headers(&self.io, &self.sb, epoch, &[(idx, info.seq.load(Relaxed))])
+        write_free_headers(dev, &self.sb, epoch, &[(idx, info.seq.load(Relaxed))])
+            .await
             .map_err(|e| restore(e.into()))?;
         let mut w = lock(&self.writer);
         info.min_version.store(u64::MAX, Relaxed);
@@ -135,19 +143,17 @@ impl Inner {
 
     /// Appends the block's live records anew and waits until they are
     /// durable; drops the tombstones no older record needs any more.
-    fn move_live(&self, idx: u32, buf: &mut AlignedBuf) -> Result<(), StoreError> {
+    async fn move_live(
+        &self,
+        dev: &impl Worker,
+        idx: u32,
+        buf: &mut Lent,
+    ) -> Result<(), StoreError> {
         let info = &self.blocks[idx as usize];
-        let off = self.sb.block_offset(idx);
-        let got = self.io.read_at(0, buf, off)?;
-        if got != buf.len() {
-            return Err(StoreError::Io(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("short read: {got} of {} bytes at byte {off}", buf.len()),
-            )));
-        }
+        buf.read_all(dev, self.sb.block_offset(idx)).await?;
         let (seq, first) = (info.seq.load(Relaxed), info.min_version.load(Relaxed));
         let (mut last_lsn, mut since) = (0, None);
-        for (at, r) in format::records(buf, seq, first) {
+        for (at, r) in format::records(buf.bytes(), seq, first) {
             let loc = Location {
                 block: idx,
                 offset: at as u32,
@@ -175,8 +181,8 @@ impl Inner {
                 self.counters.defrag_moved.fetch_add(1, Relaxed);
             }
         }
-        self.work.notify_one();
-        self.wait_durable(last_lsn, since.unwrap_or(0))
+        self.wake_flusher();
+        dev.durable(last_lsn, since.unwrap_or(0)).await
     }
 
     /// No block in use other than `except` can hold a record older than
@@ -192,22 +198,18 @@ impl Inner {
 
 /// Writes a free header (and zeros to the end of its page) into each
 /// `(block, last sequence)`, then fdatasyncs.
-pub(super) fn write_free_headers(
-    io: &IoPath,
+pub(super) async fn write_free_headers(
+    dev: &impl Device,
     sb: &Superblock,
     epoch: u64,
     blocks: &[(u32, u64)],
 ) -> io::Result<()> {
     let mut page = AlignedBuf::new(PAGE);
+    let mut lent = Lent::new(PAGE);
     for &(idx, seq) in blocks {
         page.fill(0);
         format::encode_block_header(&mut page, BlockHeader::Free { epoch, seq });
-        let n = io.write_at(0, &page, sb.block_offset(idx))?;
-        if n != PAGE {
-            return Err(io::Error::other(format!(
-                "short write of {n} of {PAGE} bytes"
-            )));
-        }
+        lent.write_all(dev, &page, sb.block_offset(idx)).await?;
     }
-    io.datasync(0)
+    lent.datasync(dev).await
 }

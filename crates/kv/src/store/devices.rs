@@ -478,6 +478,8 @@ fn sum(parts: Vec<StoreStats>) -> StoreStats {
         t.defrag_blocks += s.defrag_blocks;
         t.defrag_moved += s.defrag_moved;
         t.tombstones_dropped += s.tombstones_dropped;
+        t.worker_ios += s.worker_ios;
+        t.worker_ring_ios += s.worker_ring_ios;
         add_recovery(&mut t.recovery, s.recovery);
         add_cache(&mut t.cache, &s.cache);
     }

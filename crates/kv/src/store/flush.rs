@@ -1,12 +1,16 @@
 //! The flusher: writes every block's unflushed pages, fdatasyncs once, and
-//! wakes the writers the flush covered (group commit).
+//! wakes the writers the flush covered (group commit). It runs on a
+//! `worker::Worker`: a thread of its own on the store's path, or a task
+//! whose writes are a task ring's.
 //!
 //! A flush that fails fails the writers it carried (their records stay in
 //! memory and go out with the next flush, so they may still become
 //! durable) and the flusher waits for the next request: a failing device
 //! is not retried in a loop, and the store goes on serving.
 
-use super::wait::{lock, wait};
+use super::device::{Device, Lent};
+use super::wait::lock;
+use super::worker::Worker;
 use super::{Failure, Inner, ON_DEVICE};
 use crate::format::PAGE;
 use hiops_path::AlignedBuf;
@@ -24,50 +28,35 @@ struct Span {
     buf: Option<Arc<AlignedBuf>>,
 }
 
+/// What the flusher does after a wake-up.
+enum Next {
+    /// Nothing is due yet.
+    Idle,
+    /// Stopping with nothing left.
+    Stop,
+    /// Write `spans`: flush `attempt`, to make the LSN `lsn` and the
+    /// versions up to `version` durable.
+    Flush(u64, u64, u64),
+}
+
 impl Inner {
-    pub(super) fn flush_loop(&self) {
-        let mut staging = AlignedBuf::new(self.sb.block_size as usize);
+    /// The flusher, on whichever worker runs it.
+    pub(super) async fn flush_loop(&self, dev: &impl Worker) {
+        let block = self.sb.block_size as usize;
+        let mut staging = AlignedBuf::new(block);
+        let mut lent = Lent::new(block);
         let mut spans = Vec::new();
         let mut wakers: Vec<Waker> = Vec::new();
         loop {
-            let mut w = lock(&self.writer);
-            while !w.flush_due() && !self.stop.load(SeqCst) {
-                w = wait(&self.work, w);
-            }
-            if w.appended_lsn == w.durable_lsn {
-                return; // stopping with nothing left
-            }
-            w.flush_wanted = false;
-            w.attempts += 1;
-            let (attempt, lsn) = (w.attempts, w.appended_lsn);
-            let version = w.next_version - 1;
-            spans.clear();
-            for s in &w.sealed {
-                if s.flushed < s.used {
-                    let from = s.flushed - s.flushed % PAGE;
-                    spans.push(Span {
-                        idx: s.idx,
-                        from,
-                        used: s.used,
-                        buf: Some(s.buf.clone()),
-                    });
-                }
-            }
-            if let Some(o) = w.open.as_ref().filter(|o| o.flushed < o.used) {
-                let from = o.flushed - o.flushed % PAGE;
-                let to = o.used.next_multiple_of(PAGE);
-                staging[from..to].copy_from_slice(&o.buf[from..to]);
-                spans.push(Span {
-                    idx: o.idx,
-                    from,
-                    used: o.used,
-                    buf: None,
-                });
-            }
-            drop(w);
-            let result = self.write_spans(&spans, &staging);
+            dev.work().await;
+            let job = match self.next_flush(&mut spans, &mut staging) {
+                Next::Idle => continue,
+                Next::Stop => return,
+                Next::Flush(attempt, lsn, version) => (attempt, lsn, version),
+            };
+            let result = self.write_spans(dev, &spans, &staging, &mut lent).await;
             let failed = result.is_err();
-            self.flushed((attempt, lsn, version), &mut spans, result, &mut wakers);
+            self.flushed(job, &mut spans, result, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);
             self.durable.notify_all();
             if failed && self.stop.load(SeqCst) {
@@ -76,7 +65,51 @@ impl Inner {
         }
     }
 
-    fn write_spans(&self, spans: &[Span], staging: &AlignedBuf) -> io::Result<u64> {
+    /// Takes the next flush's spans (the open block's pages copied into
+    /// `staging`), unless nothing is due.
+    fn next_flush(&self, spans: &mut Vec<Span>, staging: &mut AlignedBuf) -> Next {
+        let mut w = lock(&self.writer);
+        if !w.flush_due() && !self.stop.load(SeqCst) {
+            return Next::Idle;
+        }
+        if w.appended_lsn == w.durable_lsn {
+            return Next::Stop;
+        }
+        w.flush_wanted = false;
+        w.attempts += 1;
+        spans.clear();
+        for s in &w.sealed {
+            if s.flushed < s.used {
+                let from = s.flushed - s.flushed % PAGE;
+                spans.push(Span {
+                    idx: s.idx,
+                    from,
+                    used: s.used,
+                    buf: Some(s.buf.clone()),
+                });
+            }
+        }
+        if let Some(o) = w.open.as_ref().filter(|o| o.flushed < o.used) {
+            let from = o.flushed - o.flushed % PAGE;
+            let to = o.used.next_multiple_of(PAGE);
+            staging[from..to].copy_from_slice(&o.buf[from..to]);
+            spans.push(Span {
+                idx: o.idx,
+                from,
+                used: o.used,
+                buf: None,
+            });
+        }
+        Next::Flush(w.attempts, w.appended_lsn, w.next_version - 1)
+    }
+
+    async fn write_spans(
+        &self,
+        dev: &impl Device,
+        spans: &[Span],
+        staging: &AlignedBuf,
+        lent: &mut Lent,
+    ) -> io::Result<u64> {
         let mut bytes = 0;
         for s in spans.iter() {
             let to = s.used.next_multiple_of(PAGE);
@@ -85,16 +118,10 @@ impl Inner {
                 None => &staging[s.from..to],
             };
             let off = self.sb.block_offset(s.idx) + s.from as u64;
-            let n = self.io.write_at(0, data, off)?;
-            if n != data.len() {
-                return Err(io::Error::other(format!(
-                    "short write of {n} of {} bytes at byte {off}",
-                    data.len()
-                )));
-            }
-            bytes += n as u64;
+            lent.write_all(dev, data, off).await?;
+            bytes += data.len() as u64;
         }
-        self.io.datasync(0)?;
+        lent.datasync(dev).await?;
         Ok(bytes)
     }
 

@@ -3,20 +3,19 @@
 //! The index names the record's location; the RAM cache serves it if it
 //! holds the record at that location; a record in a block still in memory
 //! is copied under the writer lock; otherwise the pages holding it are read
-//! from the device, by whichever [`DeviceRead`] the caller brings (the
+//! from the device, by whichever `Device` the caller brings (the
 //! shared path, blocking; or the caller's task ring, an `IoFuture`). A
 //! record that moved between the lookup and the read (defragmentation, an
 //! overwrite) is looked up again. What a GET read goes into the cache,
 //! fenced against racing writes (`crate::cache`).
 
+use super::device::Device;
 use super::wait::lock;
 use super::{Inner, StoreError, OPEN, SEALED};
 use crate::format::{self, PAGE};
 use crate::index::{digest, Digest, Location};
-use hiops_hal::Op;
-use hiops_path::{AlignedBuf, IoPath, TaskRing};
+use hiops_path::AlignedBuf;
 use std::cell::RefCell;
-use std::future::Future;
 use std::io;
 use std::sync::atomic::Ordering::*;
 
@@ -50,47 +49,6 @@ fn give_buf(buf: AlignedBuf) {
     })
 }
 
-/// How a GET reads the device: the first `len` bytes of `buf` at `offset`.
-pub(crate) trait DeviceRead {
-    fn read(
-        &self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)>;
-}
-
-/// The shared path: the calling thread blocks in the read (the future is
-/// ready when made).
-pub(crate) struct Blocking<'a>(pub &'a IoPath);
-
-impl DeviceRead for Blocking<'_> {
-    fn read(
-        &self,
-        mut buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        let got = self.0.read_at(0, &mut buf[..len], offset);
-        std::future::ready((got, buf))
-    }
-}
-
-/// A task ring opened on the store's targets ([`crate::Store::targets`]),
-/// and the index of this device's among them.
-pub(crate) struct OnRing<'a>(pub &'a TaskRing, pub u32);
-
-impl DeviceRead for OnRing<'_> {
-    fn read(
-        &self,
-        buf: AlignedBuf,
-        len: usize,
-        offset: u64,
-    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        self.0.io(Op::Read, self.1, offset, len as u32, buf)
-    }
-}
-
 /// Where a lookup found the key.
 enum Found {
     Absent,
@@ -110,7 +68,7 @@ enum Found {
 impl Inner {
     pub(crate) async fn get_with(
         &self,
-        dev: impl DeviceRead,
+        dev: impl Device,
         key: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, StoreError> {

@@ -252,11 +252,19 @@ impl Inner {
         }
         let epoch = lock(&self.writer).epoch;
         let pages: Vec<(u32, u64)> = heal.iter().map(|&i| (i, 0)).collect();
-        super::defrag::write_free_headers(&self.io, &self.sb, epoch, &pages)?;
+        super::wait::now(super::defrag::write_free_headers(
+            &super::device::Blocking(&self.io),
+            &self.sb,
+            epoch,
+            &pages,
+        ))?;
         self.give_free(&heal);
-        let mut buf = AlignedBuf::new(self.sb.block_size as usize);
+        // On this (the opening) thread, blocking, whatever runs the
+        // defragmenter later: it has not started yet.
+        let mut buf = super::device::Lent::new(self.sb.block_size as usize);
+        let me = super::worker::OnThread::new(self);
         for &idx in &v.damaged {
-            let freed = self.defrag_block(idx, &mut buf)?;
+            let freed = super::wait::now(self.defrag_block(&me, idx, &mut buf))?;
             if !freed && self.blocks[idx as usize].state.load(Acquire) != FREE {
                 return Err(StoreError::Failed(format!(
                     "block {idx} could not be emptied during repair"
@@ -299,7 +307,7 @@ impl Inner {
         let (lsn, since) = (w.appended_lsn, w.attempts);
         w.flush_wanted = true;
         drop(w);
-        self.work.notify_one();
+        self.wake_flusher();
         self.wait_durable(lsn, since)
     }
 }

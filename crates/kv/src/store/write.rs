@@ -183,7 +183,7 @@ impl Inner {
             Write::Set(pairs) => self.counters.sets.fetch_add(pairs.len() as u64, Relaxed),
             Write::Del(_) => self.counters.dels.fetch_add(1, Relaxed),
         };
-        self.work.notify_one();
+        self.wake_flusher();
         if self.durability == super::Durability::Buffered {
             return Ok(present);
         }
@@ -207,7 +207,7 @@ impl Inner {
                 p.pass = w.passes_started + 1;
                 w.defrag_wanted = true;
                 drop(w);
-                self.defrag_kick.notify_one();
+                self.wake_defrag();
                 self.counters.space_waits.fetch_add(1, Relaxed);
                 Ok(None)
             }

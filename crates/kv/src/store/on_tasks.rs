@@ -1,0 +1,249 @@
+//! The flusher and the defragmenter as tasks on one I/O thread per device:
+//! a tokio current-thread runtime with its own task ring, so every device
+//! write of a flush and every read and write of a defragmentation pass is
+//! an `IoFuture` on that ring (the tasks-model server's "every device I/O
+//! through the async view"), and the store's thread count does not grow
+//! with its work: one thread per device, where the blocking workers take
+//! two.
+//!
+//! Nothing on this thread may block on something only this thread can
+//! finish: the defragmenter awaits durability (the flusher, a task here)
+//! through a `Waker`, and takes the defragmentation lock without blocking
+//! (FLUSHALL, on another thread, holds it while it waits for the flusher).
+
+use super::device::{Device, OnRing};
+use super::wait::lock;
+use super::worker::{Worker, PERIOD};
+use super::write::{AsyncWaits, Waits};
+use super::{Counters, Inner, StoreError};
+use hiops_path::{tokio_driver, AlignedBuf, TaskConfig, TaskRing};
+use std::future::{poll_fn, Future};
+use std::io;
+use std::rc::Rc;
+use std::sync::atomic::Ordering::*;
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, TryLockError};
+use std::task::Poll;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How long the defragmenter waits before trying the lock again.
+const LOCK_RETRY: Duration = Duration::from_millis(1);
+
+/// The worker on the I/O thread: its ring (target 0 is the device).
+pub(super) struct OnTasks<'a> {
+    inner: &'a Inner,
+    ring: OnRing<'a>,
+}
+
+impl<'a> OnTasks<'a> {
+    fn new(inner: &'a Inner, ring: &'a TaskRing) -> OnTasks<'a> {
+        OnTasks {
+            inner,
+            ring: OnRing(ring, 0),
+        }
+    }
+}
+
+/// Counts a worker I/O, and once it is done publishes the ring's own count
+/// of the I/Os it issued (the I/O thread's ring is not shared: its counters
+/// are read here, on its thread).
+fn counted<'c, F: Future>(
+    counters: &'c Counters,
+    ring: &'c TaskRing,
+    io: F,
+) -> impl Future<Output = F::Output> + use<'c, F> {
+    counters.worker_ios.fetch_add(1, Relaxed);
+    async move {
+        let done = io.await;
+        let issued = ring.counters().issued;
+        counters.worker_ring_ios.store(issued, Relaxed);
+        done
+    }
+}
+
+impl Device for OnTasks<'_> {
+    fn read(
+        &self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        counted(
+            &self.inner.counters,
+            self.ring.0,
+            self.ring.read(buf, len, offset),
+        )
+    }
+
+    fn write(
+        &self,
+        data: &[u8],
+        spare: AlignedBuf,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        let write = self.ring.write(data, spare, offset);
+        counted(&self.inner.counters, self.ring.0, write)
+    }
+
+    fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
+        counted(&self.inner.counters, self.ring.0, self.ring.datasync(spare))
+    }
+}
+
+impl Worker for OnTasks<'_> {
+    fn work(&self) -> impl Future<Output = ()> {
+        let i = self.inner;
+        poll_fn(move |cx| {
+            i.flusher_bell.listen(cx.waker());
+            let due = lock(&i.writer).flush_due();
+            if due || i.stop.load(SeqCst) {
+                i.flusher_bell.quiet();
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+    }
+
+    fn kick(&self) -> impl Future<Output = ()> {
+        let i = self.inner;
+        let mut period = Box::pin(tokio::time::sleep(PERIOD));
+        poll_fn(move |cx| {
+            i.defrag_bell.listen(cx.waker());
+            let wanted = lock(&i.writer).defrag_wanted;
+            if wanted || i.stop_defrag.load(SeqCst) || period.as_mut().poll(cx).is_ready() {
+                i.defrag_bell.quiet();
+                return Poll::Ready(());
+            }
+            Poll::Pending
+        })
+    }
+
+    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>> {
+        AsyncWaits.durable(self.inner, lsn, since)
+    }
+
+    fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>> {
+        let lock = &self.inner.defrag_lock;
+        async move {
+            loop {
+                match lock.try_lock() {
+                    Ok(g) => return g,
+                    Err(TryLockError::Poisoned(p)) => return p.into_inner(),
+                    Err(TryLockError::WouldBlock) => tokio::time::sleep(LOCK_RETRY).await,
+                }
+            }
+        }
+    }
+}
+
+/// A device's I/O thread: the flusher runs from the start, the
+/// defragmenter once told to (`start_defrag`: after a repair at open).
+pub(super) struct IoThread {
+    thread: Option<JoinHandle<()>>,
+    go: Option<oneshot::Sender<()>>,
+    /// Disconnected when the defragmenter's task has ended (in a Mutex:
+    /// a Receiver is not Sync, and the store is shared).
+    defrag_done: Mutex<mpsc::Receiver<()>>,
+}
+
+impl IoThread {
+    /// Starts the thread; returns once its runtime and ring are up.
+    pub(super) fn spawn(inner: Arc<Inner>, cfg: &TaskConfig) -> io::Result<IoThread> {
+        // This thread waits on more than its ring (wakers, a timer): it
+        // sleeps on the ring's eventfd, never in the ring.
+        let cfg = TaskConfig {
+            sleep_in_ring: false,
+            poll_min_depth: u32::MAX,
+            ..cfg.clone()
+        };
+        let (ready_tx, ready) = mpsc::channel();
+        let (go, go_rx) = oneshot::channel();
+        let (done_tx, defrag_done) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("hiops-kv-io".into())
+            .spawn(move || run(inner, &cfg, ready_tx, go_rx, done_tx))?;
+        let started = ready
+            .recv()
+            .unwrap_or_else(|_| Err(io::Error::other("the store's I/O thread ended")));
+        if let Err(e) = started {
+            let _ = thread.join();
+            return Err(e);
+        }
+        Ok(IoThread {
+            thread: Some(thread),
+            go: Some(go),
+            defrag_done: Mutex::new(defrag_done),
+        })
+    }
+
+    pub(super) fn start_defrag(&mut self) {
+        if let Some(go) = self.go.take() {
+            let _ = go.send(());
+        }
+    }
+
+    pub(super) fn join_defrag(&mut self) {
+        // Never started: the task ends at once.
+        self.go = None;
+        let _ = lock(&self.defrag_done).recv();
+    }
+
+    pub(super) fn join(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(
+    inner: Arc<Inner>,
+    cfg: &TaskConfig,
+    ready: mpsc::Sender<io::Result<()>>,
+    go: oneshot::Receiver<()>,
+    done: mpsc::Sender<()>,
+) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build();
+    let target = hiops_hal::Target::from_file(&inner.file);
+    let ring = TaskRing::open(cfg, &[target]).map_err(|e| {
+        io::Error::other(format!(
+            "cannot open a task ring for the store's flusher and defragmenter ({e}); serve with --model threads (or run ycsb without --tasks)"
+        ))
+    });
+    let (rt, ring) = match (rt, ring) {
+        (Ok(rt), Ok(ring)) => (rt, Rc::new(ring)),
+        (Err(e), _) | (_, Err(e)) => return drop(ready.send(Err(e))),
+    };
+    let _ = ready.send(Ok(()));
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, serve(inner, ring, go, done));
+}
+
+/// The ring's driver, the defragmenter and (here) the flusher, until the
+/// flusher stops; the defragmenter has stopped before it.
+async fn serve(
+    inner: Arc<Inner>,
+    ring: Rc<TaskRing>,
+    go: oneshot::Receiver<()>,
+    done: mpsc::Sender<()>,
+) {
+    let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+    let defrag = tokio::task::spawn_local({
+        let (inner, ring) = (inner.clone(), ring.clone());
+        async move {
+            if go.await.is_ok() {
+                inner.defrag_loop(&OnTasks::new(&inner, &ring)).await;
+            }
+            drop(done);
+        }
+    });
+    inner.flush_loop(&OnTasks::new(&inner, &ring)).await;
+    defrag.abort();
+    let _ = defrag.await;
+    ring.close();
+    let _ = driver.await;
+}

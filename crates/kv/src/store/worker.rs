@@ -1,0 +1,220 @@
+//! Where the flusher and the defragmenter run, and how they wait.
+//!
+//! Their logic (modules `flush` and `defrag`) is written once, as async
+//! code over a [`Worker`]: the device I/O it does and the waits it needs
+//! (for work, for a defragmentation kick, for durability, for the
+//! defragmentation lock). Two workers exist:
+//!
+//! - [`OnThread`]: a blocking thread each, I/O through the store's
+//!   `IoPath`, waits on condition variables. Its futures are ready when
+//!   made, so the thread runs the loop with `wait::now`. The embedded
+//!   store and the thread-per-connection server (the paper's setup) use it.
+//! - `on_tasks::OnTasks`: both as tasks on one I/O thread per device (a
+//!   tokio current-thread runtime), their device I/O on that thread's task
+//!   ring, their waits std `Waker`s. Chosen with `StoreConfig::tasks`
+//!   (the tasks-model server).
+
+use super::device::{Blocking, Device};
+use super::on_tasks::IoThread;
+use super::wait::{lock, now, wait};
+use super::{Inner, StoreError};
+use hiops_path::{AlignedBuf, TaskConfig};
+use std::future::Future;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A defragmentation pass runs at least this often.
+pub(super) const PERIOD: Duration = Duration::from_millis(200);
+
+/// The flusher's and the defragmenter's device and waits.
+pub(super) trait Worker: Device {
+    /// Until a flush is due, or the store is stopping.
+    fn work(&self) -> impl Future<Output = ()>;
+    /// Until a pass is wanted, the defragmenter is stopping, or `PERIOD`
+    /// has passed.
+    fn kick(&self) -> impl Future<Output = ()>;
+    /// Until the records up to `lsn` are durable or their flush failed
+    /// (`since`: flushes started when they were appended).
+    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>>;
+    /// The defragmentation lock (FLUSHALL holds it too).
+    fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>>;
+}
+
+/// The waker of a task waiting for the store's writers. `armed` only
+/// while it waits: a write then costs no lock, and no cross-thread wake-up
+/// of a task busy elsewhere (a flush in progress; the blocking workers).
+#[derive(Default)]
+pub(super) struct Bell {
+    armed: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Bell {
+    /// Wakes the waiting task, if any.
+    pub(super) fn ring(&self) {
+        if self.armed.load(SeqCst) {
+            if let Some(w) = lock(&self.waker).as_ref() {
+                w.wake_by_ref();
+            }
+        }
+    }
+
+    /// Registers `waker`: call before checking the condition it waits
+    /// for (under the writer lock), so a ring after the check is not lost.
+    pub(super) fn listen(&self, waker: &Waker) {
+        let mut w = lock(&self.waker);
+        if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *w = Some(waker.clone());
+        }
+        self.armed.store(true, SeqCst);
+    }
+
+    /// The wait is over: rings until the next `listen` wake nobody.
+    pub(super) fn quiet(&self) {
+        self.armed.store(false, SeqCst);
+    }
+}
+
+/// The blocking worker: the store's shared path, condition variables.
+pub(super) struct OnThread<'a>(&'a Inner, Blocking<'a>);
+
+impl OnThread<'_> {
+    pub(super) fn new(inner: &Inner) -> OnThread<'_> {
+        OnThread(inner, Blocking(&inner.io))
+    }
+}
+
+impl Device for OnThread<'_> {
+    fn read(
+        &self,
+        buf: AlignedBuf,
+        len: usize,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        self.0.counters.worker_ios.fetch_add(1, Relaxed);
+        self.1.read(buf, len, offset)
+    }
+
+    fn write(
+        &self,
+        data: &[u8],
+        spare: AlignedBuf,
+        offset: u64,
+    ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        self.0.counters.worker_ios.fetch_add(1, Relaxed);
+        self.1.write(data, spare, offset)
+    }
+
+    fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
+        self.0.counters.worker_ios.fetch_add(1, Relaxed);
+        self.1.datasync(spare)
+    }
+}
+
+impl Worker for OnThread<'_> {
+    fn work(&self) -> impl Future<Output = ()> {
+        let i = self.0;
+        let mut w = lock(&i.writer);
+        while !w.flush_due() && !i.stop.load(SeqCst) {
+            w = wait(&i.work, w);
+        }
+        std::future::ready(())
+    }
+
+    fn kick(&self) -> impl Future<Output = ()> {
+        let i = self.0;
+        let w = lock(&i.writer);
+        if !w.defrag_wanted && !i.stop_defrag.load(SeqCst) {
+            let _ = i.defrag_kick.wait_timeout(w, PERIOD);
+        }
+        std::future::ready(())
+    }
+
+    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>> {
+        std::future::ready(self.0.wait_durable(lsn, since))
+    }
+
+    fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>> {
+        std::future::ready(lock(&self.0.defrag_lock))
+    }
+}
+
+/// A device's running flusher and defragmenter.
+pub(super) enum Running {
+    Threads {
+        flusher: Option<JoinHandle<()>>,
+        defrag: Option<JoinHandle<()>>,
+    },
+    Tasks(IoThread),
+}
+
+impl Running {
+    /// Starts the flusher (the defragmenter waits for `start_defrag`):
+    /// on an I/O thread's ring with `tasks`, else on a thread of its own.
+    pub(super) fn start(inner: &Arc<Inner>, tasks: Option<&TaskConfig>) -> io::Result<Running> {
+        Ok(match tasks {
+            Some(cfg) => Running::Tasks(IoThread::spawn(inner.clone(), cfg)?),
+            None => Running::Threads {
+                flusher: Some(spawn(inner, "hiops-kv-flush", |i| {
+                    now(i.flush_loop(&OnThread::new(i)))
+                })?),
+                defrag: None,
+            },
+        })
+    }
+
+    pub(super) fn start_defrag(&mut self, inner: &Arc<Inner>) -> io::Result<()> {
+        match self {
+            Running::Threads { defrag, .. } => {
+                *defrag = Some(spawn(inner, "hiops-kv-defrag", |i| {
+                    now(i.defrag_loop(&OnThread::new(i)))
+                })?);
+            }
+            Running::Tasks(t) => t.start_defrag(),
+        }
+        Ok(())
+    }
+
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Running::Threads { .. } => "threads",
+            Running::Tasks(_) => "tasks",
+        }
+    }
+
+    /// Waits for the defragmenter to end (told to by `stop_defrag`).
+    pub(super) fn join_defrag(&mut self) {
+        match self {
+            Running::Threads { defrag, .. } => {
+                if let Some(t) = defrag.take() {
+                    let _ = t.join();
+                }
+            }
+            Running::Tasks(t) => t.join_defrag(),
+        }
+    }
+
+    /// Waits for the flusher to end (told to by `stop`), and the I/O
+    /// thread with it.
+    pub(super) fn join_flusher(&mut self) {
+        match self {
+            Running::Threads { flusher, .. } => {
+                if let Some(t) = flusher.take() {
+                    let _ = t.join();
+                }
+            }
+            Running::Tasks(t) => t.join(),
+        }
+    }
+}
+
+fn spawn(inner: &Arc<Inner>, name: &str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
+    let me = inner.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || job(&me))
+}
