@@ -65,6 +65,27 @@ fn cq_counter_offsets(params: &io_uring::Parameters) -> (u32, u32) {
     (head.cq_head, head.cq_tail)
 }
 
+/// The CQ counters of a ring whose completions are posted in the submitter's
+/// context: interrupt-driven and not deferred (SQPOLL's thread, IOPOLL's
+/// reaper and DEFER_TASKRUN's waiter post them instead).
+fn posted_counter_of(
+    ring: &IoUring,
+    opts: &EngineOptions,
+    flags: &RingFlags,
+) -> Result<Option<Arc<PostedCounter>>, HalError> {
+    if opts.sqpoll || opts.iopoll || flags.defer {
+        return Ok(None);
+    }
+    let (head, tail) = cq_counter_offsets(ring.params());
+    let counter =
+        PostedCounter::map(ring.as_raw_fd(), head, tail).map_err(|e| HalError::Setup {
+            engine: "io_uring",
+            what: "mapping the completion queue's counters",
+            source: e,
+        })?;
+    Ok(Some(Arc::new(counter)))
+}
+
 struct RingFlags {
     coop: bool,
     defer: bool,
@@ -225,21 +246,7 @@ impl UringEngine {
         } else {
             None
         };
-        // Completions are posted in the submitter's context only when
-        // interrupt-driven and not deferred (SQPOLL's thread, IOPOLL's
-        // reaper and DEFER_TASKRUN's waiter post them instead).
-        let posted = if opts.sqpoll || opts.iopoll || flags.defer {
-            None
-        } else {
-            let (head, tail) = cq_counter_offsets(ring.params());
-            let counter =
-                PostedCounter::map(ring.as_raw_fd(), head, tail).map_err(|e| HalError::Setup {
-                    engine: "io_uring",
-                    what: "mapping the completion queue's counters",
-                    source: e,
-                })?;
-            Some(Arc::new(counter))
-        };
+        let posted = posted_counter_of(&ring, opts, &flags)?;
         let mut parts = vec!["io_uring".to_string()];
         if opts.sqpoll {
             parts.push(format!("SQPOLL(idle {} ms)", opts.sqpoll_idle_ms));
