@@ -148,7 +148,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unsupported.fio:6: option verify_offset"),
+        err.contains("unsupported.fio:6: option iodepth_low"),
         "{err}"
     );
     assert!(
@@ -172,7 +172,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["verify_offset", "merge_blktrace_file", "frobnicate"])
+        serde_json::json!(["iodepth_low", "merge_blktrace_file", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));
