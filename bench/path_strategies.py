@@ -13,7 +13,8 @@ each strategy, and its median per-round ratio against `pread`.
 "tasks" is the task path (`--strategy=coop --tasks=N`, N = --threads).
 "coop:issue", "coop:lazy" and "coop:all" are coop with only some of its parts
 on (`--coop_parts`, HIOPS Fig 8's ablation); "coop:own" and "coop:doorbell"
-choose how coop's threads sleep (`--coop_wait`):
+choose how coop's threads sleep (`--coop_wait`); any other "name=value" part
+is passed as `--name=value` to that strategy alone ("coop:rings=128"):
 
   python3 bench/path_strategies.py --threads 128 --rounds 5 \
       --strategies pread,coop:issue,coop:lazy,coop:all
@@ -39,12 +40,14 @@ def make_zram(size="1G"):
 
 def one(exe, target, args, strategy, extra):
     extra = list(extra)
-    if ":" in strategy:
-        strategy, parts = strategy.split(":", 1)
-        if parts in ("own", "doorbell"):
-            extra.append(f"--coop_wait={parts}")
+    strategy, *parts = strategy.split(":")
+    for part in parts:
+        if part in ("own", "doorbell"):
+            extra.append(f"--coop_wait={part}")
+        elif "=" in part:
+            extra.append(f"--{part}")  # e.g. coop:rings=128
         else:
-            extra.append(f"--coop_parts={parts}")
+            extra.append(f"--coop_parts={part}")
     if strategy == "tasks":
         # The task path: as many tasks as the others have threads.
         n = next(x for x in args if x.startswith("--numjobs=")).split("=")[1]

@@ -57,7 +57,7 @@ use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue
 use hiops_stats::Histogram;
 use request::Request;
 use shared::{Behaviour, SharedQueue, WakeList};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -180,11 +180,14 @@ fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bo
 }
 
 static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
-/// Each thread's ring slot, handed out round robin at its first I/O.
-static NEXT_SLOT: AtomicU64 = AtomicU64::new(0);
+
+/// Paths a thread remembers its ring of; an older one forgotten is joined
+/// again (counted twice, which only ever turns solo issue off).
+const RING_MEMORY: usize = 16;
 
 thread_local! {
-    static THREAD_SLOT: usize = NEXT_SLOT.fetch_add(1, Ordering::Relaxed) as usize;
+    /// This thread's ring in each path it used: (path id, ring index).
+    static THREAD_RINGS: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
     /// Each thread's list of owners to wake, reused so waking allocates
     /// nothing after warm-up.
     static WAKE: Cell<WakeList> = const { Cell::new(Vec::new()) };
@@ -198,6 +201,8 @@ pub struct IoPath {
     /// Buffer address and length multiple for zero-copy I/O (1: any).
     align: usize,
     rings: Vec<Arc<SharedQueue>>,
+    /// Threads that have taken a ring so far (the round robin's cursor).
+    next_member: AtomicU64,
     threads: Vec<JoinHandle<()>>,
     closing: AtomicBool,
     /// Every target completes reads inline (zram, loop over tmpfs): each
@@ -221,6 +226,7 @@ impl IoPath {
             align: direct_alignment(&targets),
             id: NEXT_PATH_ID.fetch_add(1, Ordering::Relaxed),
             rings: Vec::new(),
+            next_member: AtomicU64::new(0),
             threads: Vec::new(),
             closing: AtomicBool::new(false),
             inline: inline_reason(&targets),
@@ -605,14 +611,24 @@ impl IoPath {
         Ok(res as usize)
     }
 
+    /// A thread keeps one ring, handed out round robin at its first I/O:
+    /// its completions are posted in it (the own-completion wait), and
+    /// threads that moved between CPUs would otherwise spread every ring's
+    /// lock over all of them.
     fn ring_index(&self) -> usize {
-        if self.rings.len() == 1 {
-            return 0;
-        }
-        // A thread keeps one ring: its completions are posted in it (the
-        // own-completion wait), and threads that moved between CPUs would
-        // otherwise spread every ring's lock over all of them.
-        THREAD_SLOT.with(|s| *s) % self.rings.len()
+        THREAD_RINGS.with(|cell| {
+            let mut list = cell.borrow_mut();
+            if let Some(&(_, i)) = list.iter().find(|(id, _)| *id == self.id) {
+                return i;
+            }
+            let i = self.next_member.fetch_add(1, Ordering::Relaxed) as usize % self.rings.len();
+            self.rings[i].join();
+            if list.len() == RING_MEMORY {
+                list.remove(0);
+            }
+            list.push((self.id, i));
+            i
+        })
     }
 }
 

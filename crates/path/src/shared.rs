@@ -107,6 +107,9 @@ pub(crate) struct SharedQueue {
     posted: Option<Arc<PostedCounter>>,
     pub poller: OnceLock<Thread>,
     closing: AtomicBool,
+    /// Threads that have joined this ring (never decreases): one alone on
+    /// it submits and waits in one system call.
+    members: AtomicU32,
     how: Behaviour,
     opened_tsc: u64,
     /// Each completion pass's occupancy, ns (the paper's Fig 8): only
@@ -156,6 +159,7 @@ impl SharedQueue {
             posted,
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
+            members: AtomicU32::new(0),
             how,
             opened_tsc: tsc::rdtsc(),
             passes: Mutex::new(Histogram::new()),
@@ -168,6 +172,11 @@ impl SharedQueue {
         self.core
             .lock()
             .expect("I/O path state poisoned by a panic")
+    }
+
+    /// A thread starts using this ring (once per thread).
+    pub fn join(&self) {
+        self.members.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn counters(&self) -> PathCounters {
@@ -235,6 +244,10 @@ impl SharedQueue {
             self.pump(&mut core, me, wake, false);
         }
         if core.own_wake {
+            if self.members.load(Ordering::SeqCst) == 1 && core.is_idle() {
+                self.submit_solo(&mut core, req, wake);
+                return Ok(());
+            }
             self.submit_own(&mut core, req, wake);
             drop(core);
             wake_all(wake);
@@ -593,6 +606,40 @@ impl SharedQueue {
                 core.counters.fifo_queued += 1;
             }
         }
+    }
+
+    /// A thread alone on its ring submits and waits for the completion in
+    /// one system call, holding the lock: nobody else has I/O here, and a
+    /// thread that joins meanwhile waits on the lock for one I/O, after
+    /// which both take the shared way. The completion is posted in our own
+    /// context, so the one wake-up is the kernel's, as pread's is. Whatever
+    /// fails here leaves the command to [`Self::wait_own`].
+    fn submit_solo(&self, core: &mut Core, req: &Request, wake: &mut WakeList) {
+        let me = req.owner.id();
+        let tag = core
+            .queue
+            .get_free_tag()
+            .expect("an idle ring has a free tag");
+        // SAFETY: `req` is ours, pending and live for the whole call.
+        unsafe { core.bind_request(tag, req, me, wake) };
+        if core.queue.staged() == 0 {
+            return; // refused at bind: already completed with the error
+        }
+        let mut out = std::mem::take(&mut core.out);
+        let staged = core.queue.staged();
+        match core.queue.issue_and_reap(1, &mut out) {
+            Ok(n) => {
+                core.counters.issued += staged as u64;
+                core.counters.reaped += n as u64;
+                core.counters.solo += 1;
+                let now = tsc::rdtsc();
+                for c in &out[..n] {
+                    core.post(c, now, me, wake);
+                }
+            }
+            Err(_) => core.counters.ring_errors += 1,
+        }
+        core.out = out;
     }
 
     /// Binds `req` to the tag it holds and submits it, from its owner.

@@ -58,6 +58,8 @@ pub struct PathCounters {
     /// System calls into the ring that failed (submit or reap): retried at
     /// the next entry into the path, never a panic.
     pub ring_errors: u64,
+    /// I/Os a thread alone on its ring submitted and reaped in one call.
+    pub solo: u64,
 }
 
 impl PathCounters {
@@ -75,6 +77,7 @@ impl PathCounters {
         self.promotions += o.promotions;
         self.doorbell_wakes += o.doorbell_wakes;
         self.ring_errors += o.ring_errors;
+        self.solo += o.solo;
     }
 
     /// `a - b`, for a measured window.
@@ -93,6 +96,7 @@ impl PathCounters {
             promotions: self.promotions - b.promotions,
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,
             ring_errors: self.ring_errors - b.ring_errors,
+            solo: self.solo - b.solo,
         }
     }
 }

@@ -202,25 +202,36 @@ fn coop_parts_verify_and_each_changes_who_reaps() {
 fn coop_waits_for_its_own_completion_or_on_the_doorbell() {
     within(60, || {
         for wait in CoopWait::ALL {
-            let t = file_target(32 * 4096);
+            let t = file_target(64 * 4096);
             let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 8);
             cfg.coop_wait = wait;
             cfg.spin_ns = 0;
             let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
-            let stats = exercise(&path, 1, 32, 4096, 2);
+            let alone = exercise(&path, 1, 32, 4096, 2);
+            let c1 = path.counters();
+            assert_eq!(c1.reaped, alone.ios, "{wait:?}");
+            let shared = exercise(&path, 2, 32, 4096, 2);
             let c = path.counters();
-            assert_eq!(c.reaped, stats.ios, "{wait:?}");
+            assert_eq!(c.reaped, alone.ios + shared.ios, "{wait:?}");
             match wait {
                 CoopWait::Own => {
+                    // Alone on its ring, a thread submits and waits in one
+                    // call: every I/O solo, no futex sleep, nobody to wake.
+                    assert_eq!(c1.solo, alone.ios, "{c1:?}");
+                    assert_eq!(alone.parks, 0, "{alone:?}");
+                    assert_eq!(c1.wakeups, 0, "{c1:?}");
+                    // Three threads have joined: none goes solo any more,
+                    // each sleeps until its own completion is posted.
+                    assert_eq!(c.solo, c1.solo, "{c:?}");
+                    assert!(shared.parks > 0, "they never slept: {shared:?}");
                     assert_eq!(c.doorbell_wakes, 0, "{c:?}");
-                    assert_eq!(c.wakeups, 0, "nobody else to wake it: {c:?}");
-                    assert!(stats.parks > 0, "it never slept: {stats:?}");
                 }
                 CoopWait::Doorbell => {
-                    assert!(stats.doorbell_sleeps > 0, "{stats:?}");
+                    assert_eq!(c.solo, 0, "{c:?}");
+                    assert!(alone.doorbell_sleeps > 0, "{alone:?}");
                     assert_eq!(
-                        stats.parks, 0,
-                        "alone, it sleeps on the doorbell: {stats:?}"
+                        alone.parks, 0,
+                        "alone, it sleeps on the doorbell: {alone:?}"
                     );
                 }
             }
