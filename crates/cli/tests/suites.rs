@@ -289,6 +289,11 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         3,
         "Fig 8's ablation: issue, lazy, all: {err}"
     );
+    assert_eq!(
+        lines(&dir.join("disk-taskpoll").join("points.jsonl")),
+        2,
+        "Fig 9 on the task path: busy-peek from depth 1, and off: {err}"
+    );
     let info: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
     assert!(
@@ -311,6 +316,7 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         "Fig 8 — disk: the completion context&#39;s occupancy as coop&#39;s parts are added",
         "Platform",
         "Fig 9 — disk: poll interval",
+        "Fig 9 (task path) — disk: busy-peek depth, 4 tasks",
     ] {
         let h = heading.replace("&#39;", "'");
         assert!(html.contains(&h), "no section '{h}'");

@@ -176,6 +176,17 @@ fn need(v: Option<&str>) -> Result<&str, String> {
         .ok_or_else(|| "needs a value".to_string())
 }
 
+/// `hybrid_depth`: a depth, or "off" for a threshold no queue reaches.
+fn hybrid_depth(v: &str) -> Result<f64, String> {
+    if v == "off" {
+        return Ok(f64::MAX);
+    }
+    match v.parse::<f64>() {
+        Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
+        _ => Err(format!("{v} is not a depth (a number, or off)")),
+    }
+}
+
 fn u32_of(v: u64, what: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{what} {v} is too large"))
 }
@@ -643,7 +654,7 @@ pub static OPTIONS: &[OptDef] = &[
         let n = value::size(need(v)?, d.kb_base)?;
         d.raid0 = (n > 0).then_some(n); Ok(())
     }),
-    opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight.", |d, v| { d.hybrid_depth = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+    opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight (off: never poll).", |d, v| { d.hybrid_depth = Some(hybrid_depth(need(v)?)?); Ok(()) }),
     opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
     // fio options that cannot change what hiops measures: accepted, with the
     // reason in their help. Values are still checked, and a value that would

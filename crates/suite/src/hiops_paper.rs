@@ -10,7 +10,8 @@
 //!   hand-off delay (completion reaped → owner running) per strategy, from
 //!   the thread sweep;
 //! - Fig 9: poll interval 2..128 µs, a lone poll thread against polling
-//!   with cooperative peeks;
+//!   with cooperative peeks; and its task counterpart, the depth from which
+//!   the task path's driver busy-peeks instead of sleeping (`hybrid_depth`);
 //! - Fig 1: IOPS as devices are added (disk file, zram, loop).
 
 use crate::chart_of::{fmt_num, param_axis};
@@ -55,6 +56,10 @@ pub struct Plan {
     #[serde(default)]
     pub tasks: Vec<String>,
     pub poll_intervals_us: Vec<String>,
+    /// Fig 9 on the task path: in-flight depths from which its driver
+    /// busy-peeks the ring ("off": it always sleeps).
+    #[serde(default)]
+    pub task_poll_depths: Vec<String>,
     /// Threads of the block-size, poll and device sweeps (the paper's 128).
     pub many_threads: u32,
     /// Options every point shares: runtime, ramp, size, engine.
@@ -88,6 +93,7 @@ impl Plan {
                 threads: list(&["1", "4"]),
                 tasks: list(&["1", "4", "8"]),
                 poll_intervals_us: list(&["8", "64"]),
+                task_poll_depths: list(&["1", "off"]),
                 many_threads: 4,
                 base,
                 rounds,
@@ -100,6 +106,7 @@ impl Plan {
             threads: list(&["1", "2", "4", "8", "16", "32", "64", "128", "256"]),
             tasks: list(&["1", "8", "32", "128", "256", "1024"]),
             poll_intervals_us: list(&["2", "4", "8", "16", "32", "64", "128"]),
+            task_poll_depths: list(&["1", "8", "32", "64", "96", "off"]),
             many_threads: 128,
             base,
             rounds,
@@ -133,6 +140,31 @@ impl Plan {
             }],
         );
         Some((format!("{}-tasks", t.label), def))
+    }
+
+    /// Fig 9's task counterpart: the task path's busy-peek threshold at
+    /// as many tasks as the other sweeps have threads.
+    fn task_poll_sweep(&self, t: &Target) -> Option<(String, SweepDef)> {
+        if self.task_poll_depths.is_empty() {
+            return None;
+        }
+        let def = self.def(
+            format!(
+                "{}: busy-peek depth on the task path at {} tasks",
+                t.label, self.many_threads
+            ),
+            &t.path,
+            &[
+                "--bs=4k".to_string(),
+                "--strategy=coop".to_string(),
+                format!("--tasks={}", self.many_threads),
+            ],
+            vec![Param {
+                name: "hybrid_depth".into(),
+                values: self.task_poll_depths.clone(),
+            }],
+        );
+        Some((format!("{}-taskpoll", t.label), def))
     }
 
     /// Fig 8's ablation on one target: coop with its parts added one by one.
@@ -202,6 +234,7 @@ impl Plan {
                 ),
             ));
             out.extend(self.tasks_sweep(t));
+            out.extend(self.task_poll_sweep(t));
             out.push(self.ablation_sweep(t, &many));
             out.push((
                 format!("{}-poll", t.label),
@@ -354,6 +387,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             out.push(sec);
         }
     }
+    for t in &plan.targets {
+        if let Some(s) = sweeps.get(&format!("{}-taskpoll", t.label)) {
+            out.push(task_poll_section(s, &t.label, plan.many_threads));
+        }
+    }
     if let Some(s) = sweeps.get("devices") {
         let mut sec = crate::sweep_section(
             s,
@@ -378,6 +416,32 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         out.push(sec);
     }
     Ok(out)
+}
+
+/// Fig 9 on the task path: where busy-peeking starts to pay.
+fn task_poll_section(s: &SweepDir, label: &str, many: u32) -> Section {
+    let mut sec = crate::sweep_section(
+        s,
+        &format!("Fig 9 (task path) — {label}: busy-peek depth, {many} tasks"),
+    );
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs hybrid_depth",
+            "CPU clocks per I/O (machine) vs hybrid_depth",
+            "median latency (µs) vs hybrid_depth",
+        ],
+    );
+    sec.findings.insert(
+        0,
+        "The task path's counterpart of the poll interval: its driver busy-peeks \
+         the completion queue while at least hybrid_depth commands are in flight \
+         and sleeps on the ring below it (off: it always sleeps). The paper polled \
+         on a timer; a task path has no thread to spare, so the question is from \
+         which depth peeking beats sleeping."
+            .into(),
+    );
+    sec
 }
 
 fn keep_charts(sec: &mut Section, titles: &[&str]) {
