@@ -34,3 +34,18 @@ pub enum HalError {
     #[error(transparent)]
     Os(#[from] io::Error),
 }
+
+impl HalError {
+    /// The kernel refused for now (no memory, try again): the same call may
+    /// succeed later, so the commands it carried are not failed.
+    pub fn is_transient(&self) -> bool {
+        let source = match self {
+            HalError::Io { source, .. } | HalError::Os(source) => source,
+            _ => return false,
+        };
+        matches!(
+            source.raw_os_error(),
+            Some(libc::EAGAIN) | Some(libc::ENOMEM) | Some(libc::EBUSY)
+        )
+    }
+}

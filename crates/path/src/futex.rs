@@ -21,8 +21,15 @@ struct FutexWaitv {
 /// Sleeps while `*a == va` and `*b == vb`, until a wake on either word or a
 /// signal (the kernel's task work counts: it interrupts and restarts the
 /// call, which then finds a changed word and returns). Spurious returns are
-/// possible; the caller re-checks its condition.
-pub(crate) fn wait2(a: *const AtomicU32, va: u32, b: *const AtomicU32, vb: u32) {
+/// possible; the caller re-checks its condition. With a `timeout` the
+/// sleep also ends after it.
+pub(crate) fn wait2(
+    a: *const AtomicU32,
+    va: u32,
+    b: *const AtomicU32,
+    vb: u32,
+    timeout: Option<std::time::Duration>,
+) {
     let waiters = [
         FutexWaitv {
             val: va as u64,
@@ -37,19 +44,38 @@ pub(crate) fn wait2(a: *const AtomicU32, va: u32, b: *const AtomicU32, vb: u32) 
             reserved: 0,
         },
     ];
-    // SAFETY: `waiters` is two valid futex_waitv records for the duration of
-    // the call; the kernel only reads the words they name (which the caller
-    // keeps mapped) and has no timeout pointer to read.
+    let deadline = timeout.map(deadline_after);
+    let deadline_ptr = deadline
+        .as_ref()
+        .map_or(std::ptr::null(), |d| d as *const libc::timespec);
+    // SAFETY: `waiters` is two valid futex_waitv records and `deadline_ptr`
+    // null or a live timespec, for the duration of the call; the kernel only
+    // reads the words they name, which the caller keeps mapped.
     unsafe {
         libc::syscall(
             libc::SYS_futex_waitv,
             waiters.as_ptr(),
             2u32,
             0u32,
-            std::ptr::null::<libc::timespec>(),
+            deadline_ptr,
             libc::CLOCK_MONOTONIC,
         )
     };
+}
+
+/// futex_waitv's timeout is absolute, on CLOCK_MONOTONIC.
+fn deadline_after(d: std::time::Duration) -> libc::timespec {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer to a local timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let ns = now.tv_nsec as u64 + d.subsec_nanos() as u64;
+    libc::timespec {
+        tv_sec: now.tv_sec + d.as_secs() as libc::time_t + (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }
 
 /// Wakes one thread sleeping on `word`. The kernel does not read the word

@@ -110,12 +110,18 @@ pub(crate) struct SharedQueue {
     /// Threads that have joined this ring (never decreases): one alone on
     /// it submits and waits in one system call.
     members: AtomicU32,
+    /// A submission was refused and commands wait in the ring: waiters
+    /// retry it instead of sleeping until a completion that cannot come.
+    stalled: AtomicBool,
     how: Behaviour,
     opened_tsc: u64,
     /// Each completion pass's occupancy, ns (the paper's Fig 8): only
     /// completion contexts take this lock, once per pass.
     passes: Mutex<Histogram>,
 }
+
+/// How often a waiter on a stalled ring retries the refused submission.
+const STALL_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Switch-points kept per queue; beyond this they are counted, not stored.
 const MAX_SWITCHES: usize = 4096;
@@ -160,6 +166,7 @@ impl SharedQueue {
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             members: AtomicU32::new(0),
+            stalled: AtomicBool::new(false),
             how,
             opened_tsc: tsc::rdtsc(),
             passes: Mutex::new(Histogram::new()),
@@ -278,7 +285,7 @@ impl SharedQueue {
         if !self.how.cooperative {
             // Someone else (the completion or poll thread) reaps for us.
             while !req.is_done() {
-                std::thread::park();
+                self.park_waiter();
                 counts.parks += 1;
             }
             return counts;
@@ -367,8 +374,10 @@ impl SharedQueue {
             wake_all(wake);
             // Woken by the completer (DONE), by a promotion, or spuriously.
             while !req.is_done() && !req.promoted.load(Ordering::Relaxed) {
-                std::thread::park();
                 counts.parks += 1;
+                if self.park_waiter() {
+                    break;
+                }
             }
         }
     }
@@ -396,6 +405,10 @@ impl SharedQueue {
                 self.drain_posted(posted, me, wake);
                 continue;
             }
+            let stalled = self.stalled.load(Ordering::SeqCst);
+            if stalled {
+                self.send_staged(&mut self.lock());
+            }
             let reaped_all = self.drain_posted(posted, me, wake);
             // PARKED before reading the tail: a completer that finds us
             // PARKED wakes the state word; a completion posted after this
@@ -415,6 +428,7 @@ impl SharedQueue {
                 tail,
                 req.state_word(),
                 Request::PARKED_STATE,
+                stalled.then_some(STALL_RETRY),
             );
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
@@ -581,14 +595,37 @@ impl SharedQueue {
             // (and its buffer) alive; we hold the lock.
             unsafe { core.bind_request(tag, ptr, me, wake) };
         }
-        if core.queue.staged() > 0 {
-            // A failed submission leaves the commands staged: the next
-            // entry into the path sends them.
-            match core.queue.issue() {
-                Ok(sent) => core.counters.issued += sent as u64,
-                Err(_) => core.counters.ring_errors += 1,
-            }
+        self.send_staged(core);
+    }
+
+    /// Parks a waiter until it is woken; on a stalled ring it retries the
+    /// refused submission every [`STALL_RETRY`] instead, since the
+    /// completion that would wake it cannot come before. Returns true after
+    /// a retry: what is in flight changed, so the caller decides again.
+    fn park_waiter(&self) -> bool {
+        if !self.stalled.load(Ordering::SeqCst) {
+            std::thread::park();
+            return false;
         }
+        self.send_staged(&mut self.lock());
+        std::thread::park_timeout(STALL_RETRY);
+        true
+    }
+
+    /// Hands the staged commands to the kernel. A refused submission
+    /// leaves them staged (still in the ring, so they cannot be failed
+    /// back: the kernel may take them yet) and marks the ring stalled;
+    /// the next entry into the path, or a waiter's retry, sends them.
+    fn send_staged(&self, core: &mut Core) {
+        if core.queue.staged() == 0 {
+            return;
+        }
+        match core.queue.issue() {
+            Ok(sent) => core.counters.issued += sent as u64,
+            Err(_) => core.counters.ring_errors += 1,
+        }
+        self.stalled
+            .store(core.queue.staged() > 0, Ordering::SeqCst);
     }
 
     /// Own-completion submit: issue `req` now if no one queues before it and
@@ -637,7 +674,11 @@ impl SharedQueue {
                     core.post(c, now, me, wake);
                 }
             }
-            Err(_) => core.counters.ring_errors += 1,
+            Err(_) => {
+                core.counters.ring_errors += 1;
+                self.stalled
+                    .store(core.queue.staged() > 0, Ordering::SeqCst);
+            }
         }
         core.out = out;
     }
@@ -647,12 +688,7 @@ impl SharedQueue {
         let me = req.owner.id();
         // SAFETY: `req` is ours, pending and live for the whole call.
         unsafe { core.bind_request(tag, req, me, wake) };
-        if core.queue.staged() > 0 {
-            match core.queue.issue() {
-                Ok(sent) => core.counters.issued += sent as u64,
-                Err(_) => core.counters.ring_errors += 1,
-            }
-        }
+        self.send_staged(core);
         // A trim is done inside the issue (the ring has no discard here) and
         // its completion never reaches the CQ, so no completion work will
         // wake us for it: reap it now.

@@ -195,9 +195,13 @@ impl TaskRing {
         let in_flight = c.queue.busy();
         if in_flight == 0 && c.fifo.is_empty() {
             Wait::Idle
-        } else if reaped > 0 || in_flight >= self.poll_min_depth || self.bell.is_none() {
+        } else if reaped > 0
+            || in_flight >= self.poll_min_depth
+            || self.bell.is_none()
+            || c.queue.staged() > 0
+        {
             // Owners were woken: let them run (and stage their next I/O)
-            // before anyone sleeps.
+            // before anyone sleeps; or a refused submission is retried.
             Wait::Busy
         } else {
             Wait::Bell
@@ -232,7 +236,11 @@ impl TaskRing {
             }
             Err(e) => {
                 c.out = out;
-                c.fail_all(e);
+                if e.is_transient() {
+                    c.counters.ring_errors += 1;
+                } else {
+                    c.fail_all(e);
+                }
             }
         }
     }
@@ -371,6 +379,8 @@ impl Core {
         }
         match self.queue.issue() {
             Ok(n) => self.counters.issued += n as u64,
+            // Still staged: the driver's next turn sends them again.
+            Err(e) if e.is_transient() => self.counters.ring_errors += 1,
             Err(e) => self.fail_all(e),
         }
     }

@@ -574,3 +574,48 @@ fn an_io_error_fails_only_its_io_on_every_strategy() {
         });
     }
 }
+
+/// A submission the kernel refuses (EAGAIN: the commands stay in the ring)
+/// delays the I/Os it touches and loses none: every strategy sends them
+/// again and goes on serving, for a lone thread (who has nobody else to
+/// enter the path for it) and for several.
+#[test]
+fn a_refused_submission_is_sent_again_on_every_shared_strategy() {
+    within(120, || {
+        let cases = [
+            (Strategy::Coop, CoopWait::Own),
+            (Strategy::Coop, CoopWait::Doorbell),
+            (Strategy::CompletionThread, CoopWait::Own),
+            (Strategy::Poll, CoopWait::Own),
+            (Strategy::Hybrid, CoopWait::Own),
+        ];
+        for (strategy, wait) in cases {
+            for threads in [1u64, 4] {
+                let t = file_target(threads * 16 * 4096);
+                let mut cfg = config(strategy, EngineKind::IoUring, 4);
+                cfg.coop_wait = wait;
+                let refusals = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+                cfg.engine_opts.refuse_submits = Some(refusals.clone());
+                let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+                refusals.store(6, std::sync::atomic::Ordering::SeqCst);
+                // Named here too: a hang shows only as the timeout.
+                eprintln!("{strategy} {wait:?} {threads} threads");
+                let stats = exercise(&path, threads, 16, 4096, 2);
+                let c = path.counters();
+                let case = format!("{strategy} {wait:?} {threads} threads");
+                assert_eq!(stats.ios, threads * 16 * 4, "{case}");
+                assert_eq!(
+                    refusals.load(std::sync::atomic::Ordering::SeqCst),
+                    0,
+                    "{case}"
+                );
+                assert!(c.ring_errors >= 1, "{case}: {c:?}");
+                assert_eq!(c.reaped, threads * 16 * 4, "{case}: {c:?}");
+                if (strategy, wait, threads) == (Strategy::Coop, CoopWait::Own, 1) {
+                    // Alone on its ring: the refusals hit the one-call way.
+                    assert!(c.solo > 0, "{case}: {c:?}");
+                }
+            }
+        }
+    });
+}

@@ -164,6 +164,36 @@ fn an_io_error_fails_that_io_and_the_ring_keeps_serving() {
     assert_eq!(good.unwrap(), 4096);
 }
 
+/// A submission the kernel refuses for now (EAGAIN) is sent again on a
+/// later turn: every task's I/O completes, whichever way the driver sleeps.
+#[test]
+fn a_refused_submission_is_sent_again() {
+    for sleep_in_ring in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.dat");
+        std::fs::write(&path, vec![0u8; 8 * 4096]).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+            .unwrap();
+        let refusals = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(6));
+        let mut config = TaskConfig {
+            sleep_in_ring,
+            ..TaskConfig::default()
+        };
+        config.engine_opts.refuse_submits = Some(refusals.clone());
+        let ring = Rc::new(TaskRing::open(&config, &[Target::from_file(&file)]).unwrap());
+        let done = with_driver(ring.clone(), |r| write_then_check(r, 8, 4096));
+        assert_eq!(done, 8, "sleep_in_ring={sleep_in_ring}");
+        assert_eq!(refusals.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let c = ring.counters();
+        assert!(c.ring_errors >= 1, "{c:?}");
+        assert_eq!(c.reaped, 16, "{c:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Tasks, sizes and depths mixed on the RAM device: every I/O completes

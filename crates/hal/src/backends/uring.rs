@@ -37,6 +37,7 @@ pub struct UringEngine {
     staged: u32,
     defer_taskrun: bool,
     iopoll: bool,
+    refuse_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
     described: String,
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
@@ -280,6 +281,7 @@ impl UringEngine {
             staged: 0,
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
+            refuse_submits: opts.refuse_submits.clone(),
             described: parts.join(", "),
         })
     }
@@ -342,6 +344,13 @@ impl UringEngine {
 
     /// One io_uring_enter: submit what is staged, wait for `want` completions.
     fn enter(&mut self, want: u32) -> Result<(), HalError> {
+        if self.staged > 0 && crate::engine::take_fault(&self.refuse_submits) {
+            return Err(HalError::Io {
+                engine: "io_uring",
+                what: "io_uring_enter (an injected refusal)",
+                source: std::io::Error::from_raw_os_error(libc::EAGAIN),
+            });
+        }
         loop {
             match self.ring.submit_and_wait(want as usize) {
                 Ok(_) => {
