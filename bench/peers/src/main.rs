@@ -7,7 +7,9 @@
 //! ```sh
 //! cargo run --release --manifest-path bench/peers/Cargo.toml -- MODEL FILE READERS SECONDS
 //! ```
-//! MODEL: pread | coop-threads | hiops-tasks | glommio | tokio-blocking
+//! MODEL: pread | coop-threads | hiops-tasks | glommio | tokio-blocking |
+//! tokio-uring-fs (tokio's own io_uring file reads; needs
+//! `RUSTFLAGS="--cfg tokio_unstable"`)
 
 use hiops_path::{tokio_driver, AlignedBuf, IoPath, PathConfig, Strategy, TaskConfig, TaskRing};
 use hiops_stats::Histogram;
@@ -223,6 +225,56 @@ fn tokio_blocking(file: &File, readers: u64) {
     });
 }
 
+/// tokio's unstable io_uring file reads, as a tokio user writes them: one
+/// `tokio::fs::File` per task (O_DIRECT, like every other model), a seek,
+/// then `read_exact`. The read goes through the runtime's ring; the read
+/// lands in tokio's own buffer first, so O_DIRECT may refuse it: the first
+/// error is printed as the result instead of a figure.
+#[cfg(tokio_unstable)]
+fn tokio_uring_fs(path: &str, readers: u64) {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().enable_io_uring().build().unwrap();
+    let path = path.to_string();
+    let failed = rt.block_on(async move {
+        let tasks: Vec<_> = (0..readers)
+            .map(|r| {
+                let path = path.clone();
+                tokio::spawn(async move {
+                    let mut f = tokio::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).await?;
+                    let (mut buf, mut h, mut x) = (vec![0u8; BS as usize], Histogram::new(), r * 7919 + 1);
+                    while run_ref().going() {
+                        let t0 = Instant::now();
+                        let off = run_ref().offset(&mut x);
+                        f.seek(std::io::SeekFrom::Start(off)).await?;
+                        f.read_exact(&mut buf).await?;
+                        run_ref().book(&mut h, t0);
+                    }
+                    run_ref().merge(&h);
+                    Ok::<(), std::io::Error>(())
+                })
+            })
+            .collect();
+        let mut first = None;
+        for t in tasks {
+            if let Err(e) = t.await.unwrap() {
+                run_ref().stop.store(true, Ordering::Relaxed);
+                first.get_or_insert(e);
+            }
+        }
+        first
+    });
+    if let Some(e) = failed {
+        println!("{{\"model\": \"tokio-uring-fs\", \"readers\": {readers}, \"error\": \"{e}\"}}");
+        std::process::exit(0);
+    }
+}
+
+#[cfg(not(tokio_unstable))]
+fn tokio_uring_fs(_: &str, _: u64) {
+    eprintln!("tokio-uring-fs needs tokio's unstable io_uring: build with RUSTFLAGS=\"--cfg tokio_unstable\"");
+    std::process::exit(2);
+}
+
 static RUN: std::sync::OnceLock<Arc<Run>> = std::sync::OnceLock::new();
 
 fn run_ref() -> &'static Run {
@@ -284,6 +336,7 @@ fn main() {
         "hiops-tasks" => hiops_tasks(&file, readers, cpus),
         "glommio" => glommio_tasks(&path, readers, cpus),
         "tokio-blocking" => tokio_blocking(&file, readers),
+        "tokio-uring-fs" => tokio_uring_fs(&path, readers),
         m => panic!("unknown model {m}"),
     }
     let (busy, ctx, window) = timer.join().unwrap();
