@@ -743,7 +743,8 @@ fn open_path(
         strategy: p.strategy,
         engine: spec.engine,
         engine_opts: spec.engine_opts.clone(),
-        depth: spec.iodepth,
+        // iodepth is the path's tags in all: each ring gets its share.
+        depth: spec.iodepth.div_ceil(p.rings.max(1)).max(1),
         max_io: spec.bs_max() as usize,
         rings: p.rings,
         spin_ns: p.spin_ns,

@@ -645,7 +645,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| format!("unknown coop_wait '{v}': use own or doorbell"))?);
         Ok(())
     }),
-    opt!("rings", [], value, "hiops: shared queues of the path; threads use the one of their CPU.", |d, v| {
+    opt!("rings", [], value, "hiops: shared queues of the path; each thread keeps one, given round robin; iodepth tags are split among them.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "rings")?;
         if n == 0 { return Err("must be at least 1".into()); }
         d.rings = Some(n); Ok(())
