@@ -141,6 +141,32 @@ fn io_uring_requests_are_followed_from_submission_to_completion() {
     );
 }
 
+/// libaio has no tracepoint of its own: its I/Os run from the io_submit
+/// that queued their bios to the first io_getevents that returned after
+/// their completion, so each is followed through every stage.
+#[test]
+fn libaio_ios_are_followed_from_io_submit_to_io_getevents() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = device() else { return };
+    let h = traced_run(&dev, "libaio", &["--iodepth=8", "--ramp_time=0"]);
+    let Some(t) = timeline(&h) else { return };
+    let (ios, lost) = (u(&t["ios"]), u(&t["lost"]));
+    let counted = u(&h["total_ios"]);
+    assert!(ios > 100, "too few I/Os followed: {t}");
+    assert!(
+        ios.abs_diff(counted) <= lost + 8,
+        "followed {ios}, counted {counted}: {t}"
+    );
+    for stage in ["syscall", "returned"] {
+        let n = u(&t["stages"][stage]);
+        assert!(n.abs_diff(ios) <= lost + 8, "{stage}: {n} of {ios}: {t}");
+    }
+    assert!(u(&t["block_only"]) <= 8, "bios with no io_submit: {t}");
+    for g in t["gaps"].as_array().unwrap() {
+        assert_eq!(u(&g["negative"]), 0, "a gap ran backwards: {g}");
+    }
+}
+
 #[test]
 fn without_root_the_run_says_why_and_goes_on() {
     let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());

@@ -13,6 +13,11 @@ use perf_event_open_sys::bindings as sys;
 pub(crate) enum Kind {
     Enter,
     Exit,
+    /// io_submit entered and returned (libaio: one call, many I/Os).
+    AioEnter,
+    AioExit,
+    /// io_getevents (or io_pgetevents) returned: completions reaped.
+    AioReaped,
     Submit {
         req: usize,
     },
@@ -129,6 +134,9 @@ impl Decoder {
         Some(match k {
             Kind::Enter if ours => Event::Enter { tid },
             Kind::Exit if ours => Event::Exit { tid },
+            Kind::AioEnter if ours => Event::AioEnter { tid },
+            Kind::AioExit if ours => Event::AioExit { tid },
+            Kind::AioReaped if ours => Event::AioReaped,
             Kind::Submit { req } if ours => Event::Submit {
                 tid,
                 req: u64_at(raw, req)?,

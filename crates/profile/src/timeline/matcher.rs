@@ -62,6 +62,17 @@ pub(crate) enum Event {
     Posted {
         req: u64,
     },
+    /// libaio: `tid` entered io_submit; every bio it queues before the
+    /// call returns belongs to an I/O submitted then.
+    AioEnter {
+        tid: u32,
+    },
+    AioExit {
+        tid: u32,
+    },
+    /// libaio: an io_getevents call returned; the I/Os completed before it
+    /// are returned to the application then.
+    AioReaped,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -74,6 +85,8 @@ struct Slot {
     key: Option<(u32, u64)>,
     /// The disk its request went to (kept after the key is released).
     dev: u32,
+    /// Submitted by io_submit: returned by the next io_getevents.
+    aio: bool,
 }
 
 pub(crate) struct Matcher {
@@ -82,6 +95,10 @@ pub(crate) struct Matcher {
     by_tid: HashMap<u32, u32>,
     by_sector: HashMap<(u32, u64), u32>,
     by_req: HashMap<u64, u32>,
+    /// libaio: threads inside io_submit, and when each entered.
+    aio_submitting: HashMap<u32, u64>,
+    /// libaio: I/Os completed and not yet reaped by io_getevents.
+    aio_done: Vec<u32>,
     gaps: [Histogram; GAPS.len()],
     negative: [u64; GAPS.len()],
     device: [Histogram; 2],
@@ -106,6 +123,8 @@ impl Matcher {
             by_tid: HashMap::with_capacity(capacity),
             by_sector: HashMap::with_capacity(capacity),
             by_req: HashMap::with_capacity(capacity),
+            aio_submitting: HashMap::with_capacity(capacity),
+            aio_done: Vec::with_capacity(capacity),
             gaps: Default::default(),
             negative: [0; GAPS.len()],
             device: Default::default(),
@@ -177,9 +196,23 @@ impl Matcher {
                     let s = &mut self.slots[i as usize];
                     s.t[COMPLETE] = t;
                     s.key = None;
-                    if s.t[ENTER] == 0 {
+                    if s.aio {
+                        self.aio_done.push(i);
+                    } else if s.t[ENTER] == 0 {
                         self.finish(i); // no system call waits for it
                     }
+                }
+            }
+            Event::AioEnter { tid } => {
+                self.aio_submitting.insert(tid, t);
+            }
+            Event::AioExit { tid } => {
+                self.aio_submitting.remove(&tid);
+            }
+            Event::AioReaped => {
+                while let Some(i) = self.aio_done.pop() {
+                    self.slots[i as usize].t[EXIT] = t;
+                    self.finish(i);
                 }
             }
             Event::Exit { tid } => {
@@ -215,10 +248,17 @@ impl Matcher {
                 self.slots[i as usize].t[QUEUE] = t;
                 i
             }
-            // A bio no system call of ours is known to wait for (libaio,
-            // an io_uring worker, readahead's further bios).
+            // A bio no system call of ours is known to wait for (an
+            // io_uring worker, readahead's further bios), or one of the
+            // I/Os of a libaio io_submit.
             None => match self.alloc(QUEUE, t) {
-                Some(i) => i,
+                Some(i) => {
+                    if let Some(&entered) = self.aio_submitting.get(&tid) {
+                        let s = &mut self.slots[i as usize];
+                        (s.t[ENTER], s.aio) = (entered, true);
+                    }
+                    i
+                }
                 None => return,
             },
         };
@@ -437,9 +477,66 @@ mod tests {
     }
 
     #[test]
+    fn libaio_ios_run_from_io_submit_to_the_io_getevents_after_completion() {
+        let mut m = Matcher::new(8, &[DEV]);
+        let q = |sector| Event::Queue {
+            tid: 7,
+            dev: DEV,
+            sector,
+            write: false,
+        };
+        // One io_submit of two iocbs, one bio each.
+        m.on(1_000, Event::AioEnter { tid: 7 });
+        m.on(1_100, q(0));
+        m.on(1_200, q(8));
+        m.on(1_300, Event::AioExit { tid: 7 });
+        // A bio queued outside io_submit (another path) is not one of them.
+        m.on(1_400, q(16));
+        for (t, sector) in [(1_500, 0), (1_600, 8), (1_700, 16)] {
+            m.on(t, Event::Issue { dev: DEV, sector });
+        }
+        m.on(
+            5_500,
+            Event::Complete {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(6_000, Event::AioReaped);
+        m.on(
+            7_600,
+            Event::Complete {
+                dev: DEV,
+                sector: 8,
+            },
+        );
+        m.on(
+            7_700,
+            Event::Complete {
+                dev: DEV,
+                sector: 16,
+            },
+        );
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!(t.ios, 2, "the orphan and the first, reaped");
+        m.on(9_000, Event::AioReaped);
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!((t.ios, t.stages.syscall, t.stages.returned), (3, 2, 2));
+        assert_eq!(t.block_only, 1);
+        // Totals: io_submit entry to the io_getevents return after each.
+        assert_eq!(t.gaps[4].count, 2);
+        assert_eq!(
+            t.gaps[4].mean_ns,
+            ((6_000 - 1_000) + (9_000 - 1_000)) as f64 / 2.0
+        );
+        assert!(t.gaps.iter().all(|g| g.negative == 0));
+    }
+
+    #[test]
     fn orphans_are_counted_and_the_table_does_not_overflow() {
         let mut m = Matcher::new(2, &[DEV]);
-        // A bio with no system call (libaio): ended by its completion.
+        // A bio with no system call (an io_uring worker's): ended by its
+        // completion.
         m.on(
             10,
             Event::Queue {

@@ -1,9 +1,11 @@
 //! One I/O's timeline (ADMS'10 Fig 4) from the kernel's tracepoints: the
-//! system call's entry (syscalls:sys_enter_pread64 and its kin, or
-//! io_uring:io_uring_submit_req), block-layer entry (block:block_bio_queue),
-//! the driver's issue (block:block_rq_issue), the completion
-//! (block:block_rq_complete) and the return to the application
-//! (syscalls:sys_exit_*, or io_uring:io_uring_complete), joined per I/O
+//! system call's entry (syscalls:sys_enter_pread64 and its kin,
+//! io_uring:io_uring_submit_req, or libaio's io_submit), block-layer entry
+//! (block:block_bio_queue), the driver's issue (block:block_rq_issue), the
+//! completion (block:block_rq_complete) and the return to the application
+//! (syscalls:sys_exit_*, io_uring:io_uring_complete, or for libaio the
+//! first io_getevents to return after the completion: the kernel has no aio
+//! tracepoint, and the application learns of the I/O then), joined per I/O
 //! and reported as distributions of the gaps between stages.
 //!
 //! **Device time** is the driver's issue to the completion (blktrace's

@@ -114,6 +114,17 @@ fn events(
             }
         }
     }
+    let aio = [
+        ("sys_enter_io_submit", Kind::AioEnter),
+        ("sys_exit_io_submit", Kind::AioExit),
+        ("sys_exit_io_getevents", Kind::AioReaped),
+        ("sys_exit_io_pgetevents", Kind::AioReaped),
+    ];
+    for (name, kind) in aio {
+        if let Ok(tp) = Tracepoint::load(root, "syscalls", name) {
+            out.push((tp, kind, None));
+        }
+    }
     for name in ["io_uring_submit_req", "io_uring_complete"] {
         if let Ok(tp) = Tracepoint::load(root, "io_uring", name) {
             let req = tp.field("req", 8)?;
