@@ -167,6 +167,42 @@ fn libaio_ios_are_followed_from_io_submit_to_io_getevents() {
     }
 }
 
+/// zram is bio-based: no request, no driver issue. Its device time is the
+/// bio's life, from block-layer entry to block_bio_complete, and the split
+/// says so instead of falling back to diskstats (which zram keeps none of).
+#[test]
+fn a_bio_based_device_is_timed_by_its_bios() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = match RamDevice::zram("64M") {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skipped: no zram device ({e})");
+            return;
+        }
+    };
+    let h = traced_run(&dev, "psync", &["--ramp_time=0"]);
+    let Some(t) = timeline(&h) else { return };
+    let (ios, lost) = (u(&t["ios"]), u(&t["lost"]));
+    assert!(ios > 100, "too few I/Os followed: {t}");
+    let d = &t["per_device"][0];
+    assert_eq!(d["bio_based"], true, "{t}");
+    let timed = u(&d["read"]["count"]);
+    assert!(
+        timed.abs_diff(ios) <= lost + 1,
+        "{timed} of {ios} timed: {t}"
+    );
+    assert_eq!(u(&t["stages"]["driver_issue"]), 0, "{t}");
+    let split = &h["latency_split"][0];
+    assert_eq!(
+        split["device_source"], "tracepoints: bio-based driver, block-layer entry to completion",
+        "{split}"
+    );
+    assert!(
+        split["device_ns"].as_f64().unwrap() < split["app_clat_mean_ns"].as_f64().unwrap(),
+        "the bio's life is inside the call's: {split}"
+    );
+}
+
 #[test]
 fn without_root_the_run_says_why_and_goes_on() {
     let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());

@@ -5,6 +5,9 @@ use hiops_bench::{DirStats, RunResult};
 /// Where a split's device time comes from.
 pub const FROM_TRACEPOINTS: &str = "tracepoints: driver issue to completion";
 pub const FROM_DISKSTATS: &str = "diskstats: block-layer entry to completion";
+/// A bio-based driver (zram) has no driver issue: its bios' lives.
+pub const FROM_BIO_TRACEPOINTS: &str =
+    "tracepoints: bio-based driver, block-layer entry to completion";
 
 /// The device/platform split of one device (ADMS'10 Fig 3): the device's
 /// time against the latency the application saw. With `--timeline` the
@@ -17,19 +20,27 @@ pub struct LatencySplit {
     pub direction: &'static str,
     pub app_ns: f64,
     pub device_ns: f64,
-    /// [`FROM_TRACEPOINTS`] or [`FROM_DISKSTATS`].
+    /// [`FROM_TRACEPOINTS`], [`FROM_BIO_TRACEPOINTS`] or [`FROM_DISKSTATS`].
     pub source: &'static str,
     /// /proc/diskstats' service time per I/O, where it keeps one.
     pub diskstats_ns: Option<f64>,
     pub platform_ns: f64,
 }
 
-/// The timeline's device time of `device` in one direction.
-fn traced_device_ns(r: &RunResult, device: &str, write: bool) -> Option<f64> {
+/// The timeline's device time of `device` in one direction, and where it
+/// starts.
+fn traced_device_ns(r: &RunResult, device: &str, write: bool) -> Option<(f64, &'static str)> {
     let t = r.platform.timeline.as_ref()?.as_ref().ok()?;
     let d = t.per_device.iter().find(|d| d.device == device)?;
     let g = if write { &d.write } else { &d.read };
-    g.as_ref().filter(|g| g.count > 0).map(|g| g.mean_ns)
+    let source = if d.bio_based {
+        FROM_BIO_TRACEPOINTS
+    } else {
+        FROM_TRACEPOINTS
+    };
+    g.as_ref()
+        .filter(|g| g.count > 0)
+        .map(|g| (g.mean_ns, source))
 }
 
 /// Per direction, for each device that served it. `Err` explains why a
@@ -56,7 +67,7 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
                 continue;
             }
             let (device_ns, source) = match (traced_device_ns(r, &d.name, write), disk) {
-                (Some(ns), _) => (ns, FROM_TRACEPOINTS),
+                (Some(traced), _) => traced,
                 (None, Some(ns)) => (ns, FROM_DISKSTATS),
                 (None, None) => {
                     why.push(format!("{} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)", d.name));
@@ -320,7 +331,7 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         {
             m.insert("device_us".into(), s.device_ns / 1e3);
             m.insert("platform_us".into(), s.platform_ns / 1e3);
-            if s.source == FROM_TRACEPOINTS {
+            if s.source != FROM_DISKSTATS {
                 m.insert("device_traced".into(), 1.0);
             }
             if let Some(ns) = s.diskstats_ns {

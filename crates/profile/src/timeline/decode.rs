@@ -37,6 +37,10 @@ pub(crate) enum Kind {
         dev: usize,
         sector: usize,
     },
+    BioComplete {
+        dev: usize,
+        sector: usize,
+    },
 }
 
 impl Kind {
@@ -50,6 +54,7 @@ impl Kind {
                 rwbs: tp.field("rwbs", 10)?,
             },
             "block_rq_issue" => Kind::Issue { dev, sector },
+            "block_bio_complete" => Kind::BioComplete { dev, sector },
             _ => Kind::Complete { dev, sector },
         })
     }
@@ -156,6 +161,10 @@ impl Decoder {
                 sector: u64_at(raw, sector)?,
             },
             Kind::Complete { dev, sector } => Event::Complete {
+                dev: self.disk(u32_at(raw, dev)?)?,
+                sector: u64_at(raw, sector)?,
+            },
+            Kind::BioComplete { dev, sector } => Event::BioComplete {
                 dev: self.disk(u32_at(raw, dev)?)?,
                 sector: u64_at(raw, sector)?,
             },

@@ -54,6 +54,13 @@ pub(crate) enum Event {
         dev: u32,
         sector: u64,
     },
+    /// A bio ended. For a request's bios this follows the request's
+    /// completion (already seen); a bio with no driver issue ends here, in
+    /// a bio-based driver (zram), whose work this completion closes.
+    BioComplete {
+        dev: u32,
+        sector: u64,
+    },
     /// The system call returned on `tid`.
     Exit {
         tid: u32,
@@ -105,6 +112,10 @@ pub(crate) struct Matcher {
     /// The traced disks' dev_t, and each one's device time (read, write).
     disks: Vec<u32>,
     per_disk: Vec<[Histogram; 2]>,
+    /// Disks whose device time came from bio completions, and disks seen
+    /// issuing requests (whose bios' completions are not the device's).
+    bio_based: Vec<bool>,
+    requests: Vec<bool>,
     stages: [u64; STAGES],
     ios: u64,
     without_block_io: u64,
@@ -130,6 +141,8 @@ impl Matcher {
             device: Default::default(),
             disks: disks.to_vec(),
             per_disk: disks.iter().map(|_| Default::default()).collect(),
+            bio_based: vec![false; disks.len()],
+            requests: vec![false; disks.len()],
             stages: [0; STAGES],
             ios: 0,
             without_block_io: 0,
@@ -184,11 +197,25 @@ impl Matcher {
                 write,
             } => self.queue(t, tid, (dev, sector), write),
             Event::Issue { dev, sector } => {
+                if let Some(d) = self.disks.iter().position(|&d| d == dev) {
+                    self.requests[d] = true;
+                }
                 if let Some(&i) = self.by_sector.get(&(dev, sector)) {
                     let s = &mut self.slots[i as usize];
                     if s.t[ISSUE] == 0 {
                         s.t[ISSUE] = t;
                     }
+                }
+            }
+            Event::BioComplete { dev, sector } => {
+                let requests = self.disks.iter().position(|&d| d == dev);
+                let bio_only = !requests.is_some_and(|d| self.requests[d])
+                    && self
+                        .by_sector
+                        .get(&(dev, sector))
+                        .is_some_and(|&i| self.slots[i as usize].t[ISSUE] == 0);
+                if bio_only {
+                    self.on(t, Event::Complete { dev, sector });
                 }
             }
             Event::Complete { dev, sector } => {
@@ -308,12 +335,22 @@ impl Matcher {
             }
             self.gaps[g].record(b.saturating_sub(a));
             if (from, to) == (ISSUE, COMPLETE) {
-                let dir = usize::from(s.write);
-                self.device[dir].record(b.saturating_sub(a));
-                if let Some(d) = self.disks.iter().position(|&d| d == s.dev) {
-                    self.per_disk[d][dir].record(b.saturating_sub(a));
-                }
+                self.record_device(&s, b.saturating_sub(a), false);
             }
+        }
+        let (queued, done) = (s.t[QUEUE], s.t[COMPLETE]);
+        if s.t[ISSUE] == 0 && queued != 0 && done >= queued {
+            // A bio-based driver: the bio's life is the device's time.
+            self.record_device(&s, done - queued, true);
+        }
+    }
+
+    fn record_device(&mut self, s: &Slot, ns: u64, bio_based: bool) {
+        let dir = usize::from(s.write);
+        self.device[dir].record(ns);
+        if let Some(d) = self.disks.iter().position(|&d| d == s.dev) {
+            self.per_disk[d][dir].record(ns);
+            self.bio_based[d] |= bio_based;
         }
     }
 
@@ -355,11 +392,12 @@ impl Matcher {
                 .then(|| gap(&self.device[1], "device write", 0)),
             per_device: devices
                 .iter()
-                .zip(&self.per_disk)
-                .map(|(name, [r, w])| DeviceTime {
+                .zip(self.per_disk.iter().zip(&self.bio_based))
+                .map(|(name, ([r, w], &bio_based))| DeviceTime {
                     device: name.clone(),
                     read: (r.count() > 0).then(|| gap(r, "device read", 0)),
                     write: (w.count() > 0).then(|| gap(w, "device write", 0)),
+                    bio_based,
                 })
                 .collect(),
             without_block_io: self.without_block_io,
@@ -474,6 +512,62 @@ mod tests {
         assert_eq!(t.device_read.unwrap().mean_ns, 160.0);
         assert_eq!(t.gaps[4].count, 3);
         assert!(t.gaps.iter().all(|g| g.negative == 0));
+    }
+
+    #[test]
+    fn a_bio_based_driver_is_timed_from_block_entry_to_bio_completion() {
+        const REQ: u32 = 8 << 20;
+        let mut m = Matcher::new(8, &[DEV, REQ]);
+        let q = |dev, sector| Event::Queue {
+            tid: 3,
+            dev,
+            sector,
+            write: false,
+        };
+        // zram: no request, the bio ends inside the call.
+        m.on(100, Event::Enter { tid: 3 });
+        m.on(110, q(DEV, 0));
+        m.on(
+            150,
+            Event::BioComplete {
+                dev: DEV,
+                sector: 0,
+            },
+        );
+        m.on(170, Event::Exit { tid: 3 });
+        // A request-based disk: its bio's completion follows the request's
+        // and is not the device's time.
+        m.on(200, Event::Enter { tid: 3 });
+        m.on(210, q(REQ, 8));
+        m.on(
+            220,
+            Event::Issue {
+                dev: REQ,
+                sector: 8,
+            },
+        );
+        m.on(
+            300,
+            Event::Complete {
+                dev: REQ,
+                sector: 8,
+            },
+        );
+        m.on(
+            305,
+            Event::BioComplete {
+                dev: REQ,
+                sector: 8,
+            },
+        );
+        m.on(310, Event::Exit { tid: 3 });
+        let t = m.timeline(vec!["zram0".into(), "vdb".into()], 1.0);
+        assert_eq!(t.ios, 2);
+        let (zram, disk) = (&t.per_device[0], &t.per_device[1]);
+        assert!(zram.bio_based && !disk.bio_based);
+        assert_eq!(zram.read.as_ref().unwrap().mean_ns, 40.0);
+        assert_eq!(disk.read.as_ref().unwrap().mean_ns, 80.0);
+        assert_eq!(t.stages.driver_issue, 1);
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub struct DeviceTime {
     pub device: String,
     pub read: Option<Gap>,
     pub write: Option<Gap>,
+    /// A bio-based driver (zram, brd): it has no request and no driver
+    /// issue, and does its work between the bio's block-layer entry and
+    /// its completion (block:block_bio_complete), which is then the time.
+    #[serde(default)]
+    pub bio_based: bool,
 }
 
 /// How many of the I/Os followed to their end had each stage.

@@ -101,7 +101,13 @@ fn events(
         .collect::<Vec<_>>()
         .join(" || ");
     let mut out = Vec::new();
-    for name in ["block_bio_queue", "block_rq_issue", "block_rq_complete"] {
+    let block = [
+        "block_bio_queue",
+        "block_rq_issue",
+        "block_rq_complete",
+        "block_bio_complete",
+    ];
+    for name in block {
         let tp = Tracepoint::load(root, "block", name)?;
         let kind = Kind::block(name, &tp)?;
         out.push((tp, kind, Some(filter.clone())));
