@@ -46,6 +46,10 @@
 //! Errors: a failed device write fails the writes its flush carried (they
 //! may or may not be durable) and the store goes on; a failed read fails
 //! its GET. Nothing panics on an I/O result and no lock is left poisoned.
+//! If a device's flusher stops (its thread panics, or its I/O thread's
+//! task ring fails), the device is halted (module `halt`): the writes
+//! waiting for it and every later one fail with an error naming it, its
+//! reads and the other devices go on.
 //!
 //! Deletes write a tombstone, kept (and moved by defragmentation) while an
 //! older record of the key may still be on the device: a tombstone is
@@ -55,6 +59,7 @@ mod defrag;
 mod device;
 mod devices;
 mod flush;
+mod halt;
 mod on_tasks;
 mod read;
 mod recover;
@@ -81,6 +86,8 @@ use worker::{Bell, OnThread, Running};
 use write::{AsyncWaits, BlockingWaits, Write};
 
 pub use devices::{check_devices, erase_stores, DeviceStats, Store};
+#[doc(hidden)]
+pub use halt::Fault;
 pub use recover::Damage;
 
 /// When a write is acknowledged.
@@ -186,6 +193,11 @@ pub enum StoreError {
     /// be durable. The store goes on serving.
     #[error("a device write failed ({0}); this write may not be durable; the store goes on serving, check the device")]
     Failed(String),
+    /// The device's flusher and defragmenter stopped (their I/O thread's
+    /// ring failed, or they panicked): writes to it fail, reads go on.
+    /// The text names the device and what to do.
+    #[error("{0}")]
+    Halted(String),
 }
 
 const FREE: u8 = 0;
@@ -265,6 +277,9 @@ struct Writer {
     /// Flushes started.
     attempts: u64,
     failure: Option<Failure>,
+    /// The flusher and the defragmenter are gone (module `halt`): what
+    /// every write not yet durable, and every later one, fails with.
+    halted: Option<String>,
     durable_wakers: WakeList,
     /// A writer is short of space: run a defragmentation pass now.
     defrag_wanted: bool,
@@ -292,6 +307,9 @@ impl Writer {
     fn durable_outcome(&self, lsn: u64, since: u64) -> Option<Result<(), StoreError>> {
         if self.durable_lsn >= lsn {
             return Some(Ok(()));
+        }
+        if let Some(why) = &self.halted {
+            return Some(Err(StoreError::Halted(why.clone())));
         }
         match &self.failure {
             Some(f) if f.attempt > since && f.through >= lsn => {
@@ -322,6 +340,7 @@ impl Writer {
             flush_wanted: false,
             attempts: 0,
             failure: None,
+            halted: None,
             durable_wakers: WakeList::default(),
             defrag_wanted: false,
             passes_started: 0,
@@ -475,6 +494,10 @@ struct Inner {
     counters: Counters,
     recovery: Mutex<Recovery>,
     cache: RecordCache,
+    /// The device's path, as errors name it.
+    name: String,
+    /// A fault a test asked for (`halt::Fault`); 0: none.
+    fault: AtomicU8,
 }
 
 /// One device of a store: its write blocks, index, cache, flusher and
@@ -579,6 +602,7 @@ impl Shard {
         .map_err(|e| open_error(path, e.to_string()))?;
         let (sb, formatted) = superblock(path, &io, target.len, &cfg, identity)?;
         let mut inner = Inner::new(io, target.file, sb, &cfg);
+        inner.name = path.display().to_string();
         let mut recovery = Recovery {
             formatted,
             ..Recovery::default()
@@ -844,6 +868,8 @@ impl Inner {
             counters: Counters::default(),
             recovery: Mutex::new(Recovery::default()),
             cache: RecordCache::new(cfg.cache_size),
+            name: String::new(),
+            fault: AtomicU8::new(0),
         }
     }
 
@@ -885,6 +911,7 @@ impl Inner {
     fn flush_all(&self) -> Result<(), StoreError> {
         let _guard = lock(&self.defrag_lock);
         let mut w = lock(&self.writer);
+        w.check_halted()?;
         // Everything appended must be on the device before the new epoch.
         let (lsn, since) = (w.appended_lsn, w.attempts);
         w.flush_wanted = true;

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 struct Running {
     addr: SocketAddr,
-    _dir: tempfile::TempDir,
+    store: Arc<Store>,
+    dir: tempfile::TempDir,
 }
 
 fn start() -> Running {
@@ -38,8 +39,9 @@ fn start_with(cfg: ServerConfig) -> Running {
         },
     )
     .unwrap();
+    let store = Arc::new(store);
     let srv = Server::bind(
-        Arc::new(store),
+        store.clone(),
         ServerConfig {
             addr: if cfg.addr.starts_with("0.0.0.0") {
                 cfg.addr.clone()
@@ -54,7 +56,7 @@ fn start_with(cfg: ServerConfig) -> Running {
     // The server thread lives until the test process ends.
     static NEVER: AtomicBool = AtomicBool::new(false);
     std::thread::spawn(move || srv.run(&NEVER).unwrap());
-    Running { addr, _dir: dir }
+    Running { addr, store, dir }
 }
 
 fn bulk(s: &str) -> Value {
@@ -730,5 +732,62 @@ fn tls_clients_are_served_in_both_models() {
         assert_eq!(cli(true, &["GET", "k"]), "over tls", "{model:?}");
         // A plain client gets no answer from a TLS port.
         assert_ne!(cli(false, &["PING"]), "PONG", "{model:?}");
+    }
+}
+
+/// Runs `f` on a thread of its own: if it hangs, the test fails (after a
+/// generous bound) instead of hanging.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(tx.send(f())));
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what} hung"),
+        Err(_) => panic!("{what} panicked"),
+    }
+}
+
+/// The store's flusher stops under the tasks-model server (its I/O
+/// thread's ring fails, or it panics) while a SET waits for it: that SET
+/// and every later write get `-ERR` naming the device and what to do;
+/// PING, GET and other clients are answered.
+#[test]
+fn a_stopped_flusher_fails_its_commands_and_the_server_goes_on() {
+    use hiops_kv::store::Fault;
+    for fault in [Fault::RingFails, Fault::WorkerPanics] {
+        let s = start_with(ServerConfig {
+            model: Model::Tasks,
+            ..ServerConfig::default()
+        });
+        let addr = s.addr.to_string();
+        let mut c = RespConn::connect(&addr).unwrap();
+        let ok = Value::Simple("OK".into());
+        assert_eq!(c.call(&[b"SET", b"before", b"fault"]).unwrap(), ok);
+        s.store.inject_fault(0, Some(fault));
+        let what = format!("commands after {fault:?}");
+        let replies = within(&what, move || {
+            let mut call = |args: &[&[u8]]| c.call(args).unwrap();
+            let set = call(&[b"SET", b"k", b"v"]);
+            let ping = call(&[b"PING"]);
+            let get = call(&[b"GET", b"before"]);
+            let writes = [call(&[b"DEL", b"before"]), call(&[b"MSET", b"a", b"1"])];
+            (set, ping, get, writes)
+        });
+        let (set, ping, get, writes) = replies;
+        let name = s.dir.path().join("kv.dat").display().to_string();
+        for r in [&set, &writes[0], &writes[1]] {
+            let Value::Error(e) = r else {
+                panic!("{what}: {r:?}")
+            };
+            assert!(e.starts_with("ERR device"), "{e}");
+            assert!(e.contains(&name) && e.contains("restart"), "{e}");
+        }
+        assert_eq!(ping, Value::Simple("PONG".into()));
+        assert_eq!(get, bulk("fault"), "{what}: reads go on");
+        let other = within(&what, move || {
+            let mut d = RespConn::connect(&addr).unwrap();
+            d.call(&[b"GET", b"before"]).unwrap()
+        });
+        assert_eq!(other, bulk("fault"), "{what}: another client");
     }
 }

@@ -404,6 +404,13 @@ impl Store {
         self.shards.iter().map(Shard::defrag_now).sum()
     }
 
+    /// Test hook: injects `fault` (None: clears it) into the flusher and
+    /// defragmenter of device `device` (in the store's order).
+    #[doc(hidden)]
+    pub fn inject_fault(&self, device: usize, fault: Option<super::Fault>) {
+        self.shards[device].inner.set_fault(fault);
+    }
+
     /// The largest value that fits with a key of `key_len` bytes.
     pub fn max_value(&self, key_len: usize) -> usize {
         self.shards[0].max_value(key_len)
