@@ -372,6 +372,7 @@ struct Counters {
     /// fdatasyncs), and how many of them the I/O thread's ring issued.
     worker_ios: AtomicU64,
     worker_ring_ios: AtomicU64,
+    flush_alls: AtomicU64,
 }
 
 /// What opening found.
@@ -458,6 +459,8 @@ pub struct StoreStats {
     /// Those issued on their I/O thread's task ring (`StoreConfig::tasks`),
     /// as the ring counts them.
     pub worker_ring_ios: u64,
+    /// FLUSHALLs begun (each counts once per device).
+    pub flush_alls: u64,
     /// Where they run: "tasks" (`StoreConfig::tasks`) or "threads".
     pub workers: &'static str,
     pub durability: Durability,
@@ -769,6 +772,7 @@ impl Shard {
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
             worker_ios: c.worker_ios.load(Relaxed),
             worker_ring_ios: c.worker_ring_ios.load(Relaxed),
+            flush_alls: c.flush_alls.load(Relaxed),
             workers: self.running.name(),
             durability: i.durability,
             strategy: i.io.description(),
@@ -909,6 +913,7 @@ impl Inner {
     }
 
     fn flush_all(&self) -> Result<(), StoreError> {
+        self.counters.flush_alls.fetch_add(1, Relaxed);
         let _guard = lock(&self.defrag_lock);
         let mut w = lock(&self.writer);
         w.check_halted()?;

@@ -791,3 +791,70 @@ fn a_stopped_flusher_fails_its_commands_and_the_server_goes_on() {
         assert_eq!(other, bulk("fault"), "{what}: another client");
     }
 }
+
+/// Reads `want` from a raw connection (a reply sent earlier).
+fn expect_reply(conn: &mut TcpStream, want: &[u8]) {
+    conn.set_nonblocking(false).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut got = vec![0u8; want.len()];
+    conn.read_exact(&mut got).unwrap();
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
+}
+
+/// A FLUSHALL waits for the flusher (stalled here, as on a slow device):
+/// on the tasks-model server it does not hold up its event loop, so
+/// another client on the same (only) runtime thread is answered while
+/// the FLUSHALL is still unanswered; then the FLUSHALL completes.
+#[test]
+fn a_waiting_flushall_does_not_hold_up_other_clients_on_its_thread() {
+    use hiops_kv::store::Fault;
+    let s = start_with(ServerConfig {
+        model: Model::Tasks,
+        workers: 1,
+        ..ServerConfig::default()
+    });
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    assert_eq!(
+        c.call(&[b"SET", b"a", b"1"]).unwrap(),
+        Value::Simple("OK".into())
+    );
+    s.store.inject_fault(0, Some(Fault::FlusherStalls));
+    // A SET waits for the stalled flusher; the FLUSHALL after it must too.
+    let mut writer = TcpStream::connect(s.addr).unwrap();
+    writer
+        .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n")
+        .unwrap();
+    let store = s.store.clone();
+    within("the SET's append", move || {
+        while store.stats().sets < 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let mut flushall = TcpStream::connect(s.addr).unwrap();
+    flushall.write_all(b"*1\r\n$8\r\nFLUSHALL\r\n").unwrap();
+    let store = s.store.clone();
+    within("the FLUSHALL's start", move || {
+        while store.stats().flush_alls == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let addr = s.addr.to_string();
+    let pong = within("a PING beside a waiting FLUSHALL", move || {
+        RespConn::connect(&addr).unwrap().call(&[b"PING"]).unwrap()
+    });
+    assert_eq!(pong, Value::Simple("PONG".into()));
+    flushall.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let early = flushall.read(&mut byte);
+    assert!(
+        matches!(&early, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the FLUSHALL was answered before its flush: {early:?}"
+    );
+    s.store.inject_fault(0, None);
+    expect_reply(&mut writer, b"+OK\r\n");
+    expect_reply(&mut flushall, b"+OK\r\n");
+    for key in [&b"a"[..], b"b"] {
+        assert_eq!(c.call(&[b"GET", key]).unwrap(), Value::Bulk(None));
+    }
+}

@@ -101,6 +101,8 @@ fn worker(
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
+        // FLUSHALL's thread (it runs one at a time per device anyway).
+        .max_blocking_threads(1)
         .build();
     let targets = shared.store.targets();
     let ring = TaskRing::open(&shared.cfg.task, &targets).map_err(|e| {
@@ -198,7 +200,7 @@ impl Transport for Async {
 /// The store reached from a runtime thread: reads on its task ring,
 /// writes awaiting the flusher.
 struct TaskStore<'a> {
-    store: &'a Store,
+    store: &'a Arc<Store>,
     ring: &'a TaskRing,
     /// The server's count of I/Os its rings issued (INFO).
     ring_ios: &'a AtomicU64,
@@ -223,5 +225,17 @@ impl Backend for TaskStore<'_> {
 
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         self.store.mset_async(pairs).await
+    }
+
+    /// On the runtime's blocking pool: FLUSHALL waits for the flusher and
+    /// writes each device's superblock under the writer lock, which no
+    /// task may hold across an await (a SET on the same thread would then
+    /// block the thread the FLUSHALL needs to go on). The same blocking
+    /// call, off the event loop, is the simple correct form.
+    async fn flush_all(&self) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.flush_all())
+            .await
+            .unwrap_or_else(|e| Err(StoreError::Io(io::Error::other(format!("FLUSHALL: {e}")))))
     }
 }

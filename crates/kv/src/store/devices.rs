@@ -487,6 +487,7 @@ fn sum(parts: Vec<StoreStats>) -> StoreStats {
         t.tombstones_dropped += s.tombstones_dropped;
         t.worker_ios += s.worker_ios;
         t.worker_ring_ios += s.worker_ring_ios;
+        t.flush_alls += s.flush_alls;
         add_recovery(&mut t.recovery, s.recovery);
         add_cache(&mut t.cache, &s.cache);
     }

@@ -25,6 +25,9 @@ pub enum Fault {
     RingFails = 1,
     /// The flusher (or the defragmenter) panics at its next device write.
     WorkerPanics = 2,
+    /// The flusher's (and the defragmenter's) device writes wait while
+    /// this is set: a slow device. Tasks model only.
+    FlusherStalls = 3,
 }
 
 impl Writer {
@@ -72,6 +75,16 @@ impl Inner {
     pub(super) fn panic_if_told(&self) {
         if self.injected(Fault::WorkerPanics) {
             panic!("injected fault: the flusher panics (a test asked for it)");
+        }
+    }
+}
+
+impl Inner {
+    /// The test hook of `Fault::FlusherStalls`, before a device write on
+    /// the I/O thread: waits, on its runtime's timer, while it is set.
+    pub(super) async fn stall_while_told(&self) {
+        while self.injected(Fault::FlusherStalls) {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
     }
 }

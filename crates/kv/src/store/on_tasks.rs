@@ -86,9 +86,14 @@ impl Device for OnTasks<'_> {
         spare: AlignedBuf,
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
-        self.inner.panic_if_told();
+        let inner = self.inner;
+        inner.panic_if_told();
         let write = self.ring.write(data, spare, offset);
-        counted(&self.inner.counters, self.ring.0, write)
+        let write = async move {
+            inner.stall_while_told().await;
+            write.await
+        };
+        counted(&inner.counters, self.ring.0, write)
     }
 
     fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
