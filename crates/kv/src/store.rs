@@ -373,6 +373,8 @@ struct Counters {
     worker_ios: AtomicU64,
     worker_ring_ios: AtomicU64,
     flush_alls: AtomicU64,
+    /// GET read buffers allocated (none to reuse in the thread's pool).
+    read_buffers: AtomicU64,
 }
 
 /// What opening found.
@@ -461,6 +463,9 @@ pub struct StoreStats {
     pub worker_ring_ios: u64,
     /// FLUSHALLs begun (each counts once per device).
     pub flush_alls: u64,
+    /// GET read buffers allocated: a thread reuses its buffers, so this
+    /// stops growing once the GETs in flight stop growing.
+    pub read_buffers: u64,
     /// Where they run: "tasks" (`StoreConfig::tasks`) or "threads".
     pub workers: &'static str,
     pub durability: Durability,
@@ -773,6 +778,7 @@ impl Shard {
             worker_ios: c.worker_ios.load(Relaxed),
             worker_ring_ios: c.worker_ring_ios.load(Relaxed),
             flush_alls: c.flush_alls.load(Relaxed),
+            read_buffers: c.read_buffers.load(Relaxed),
             workers: self.running.name(),
             durability: i.durability,
             strategy: i.io.description(),

@@ -488,6 +488,7 @@ fn sum(parts: Vec<StoreStats>) -> StoreStats {
         t.worker_ios += s.worker_ios;
         t.worker_ring_ios += s.worker_ring_ios;
         t.flush_alls += s.flush_alls;
+        t.read_buffers += s.read_buffers;
         add_recovery(&mut t.recovery, s.recovery);
         add_cache(&mut t.cache, &s.cache);
     }
