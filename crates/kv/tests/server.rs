@@ -858,3 +858,75 @@ fn a_waiting_flushall_does_not_hold_up_other_clients_on_its_thread() {
         assert_eq!(c.call(&[b"GET", key]).unwrap(), Value::Bulk(None));
     }
 }
+
+/// A runtime thread's task ring fails (tasks model) while a GET waits on
+/// it: that GET and every later one that needs the device get `-ERR`
+/// saying what failed and what to do; GETs from memory, SETs (the
+/// store's own I/O thread), PING and new connections are answered.
+#[test]
+fn a_failed_server_ring_fails_its_device_gets_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &dir.path().join("kv.dat"),
+        StoreConfig {
+            create_size: 16 << 20,
+            block_size: 64 << 10,
+            cache_size: 0,
+            tasks: Some(hiops_path::TaskConfig::default()),
+            ..StoreConfig::default()
+        },
+    )
+    .unwrap();
+    let fail = Arc::new(AtomicBool::new(false));
+    let srv = Server::bind(
+        Arc::new(store),
+        ServerConfig {
+            addr: "127.0.0.1:0".into(),
+            workers: 1,
+            fail_rings: Some(fail.clone()),
+            ..ServerConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = srv.local_addr().unwrap().to_string();
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    std::thread::spawn(move || srv.run(&NEVER).unwrap());
+    let mut c = RespConn::connect(&addr).unwrap();
+    let value = vec![b'v'; 1000];
+    for i in 0..200 {
+        let key = format!("k{i}");
+        let r = c.call(&[b"SET", key.as_bytes(), &value]).unwrap();
+        assert_eq!(r, Value::Simple("OK".into()));
+    }
+    // k0's block is on the device (the first of several), k199's in memory.
+    assert_eq!(
+        c.call(&[b"GET", b"k0"]).unwrap(),
+        Value::Bulk(Some(value.clone()))
+    );
+    fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    let replies = within("commands after the ring failed", move || {
+        let mut call = |args: &[&[u8]]| c.call(args).unwrap();
+        let gets = [call(&[b"GET", b"k0"]), call(&[b"GET", b"k1"])];
+        let rest = [
+            call(&[b"PING"]),
+            call(&[b"GET", b"k199"]),
+            call(&[b"SET", b"after", b"1"]),
+        ];
+        let other = RespConn::connect(&addr)
+            .unwrap()
+            .call(&[b"GET", b"k2"])
+            .unwrap();
+        (gets, rest, other)
+    });
+    let (gets, rest, other) = replies;
+    for r in gets.iter().chain([&other]) {
+        let Value::Error(e) = r else { panic!("{r:?}") };
+        assert!(
+            e.contains("task ring failed") && e.contains("restart"),
+            "{e}"
+        );
+    }
+    assert_eq!(rest[0], Value::Simple("PONG".into()));
+    assert_eq!(rest[1], Value::Bulk(Some(value)), "a GET from memory");
+    assert_eq!(rest[2], Value::Simple("OK".into()), "a SET");
+}

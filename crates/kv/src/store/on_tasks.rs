@@ -17,7 +17,7 @@ use super::wait::lock;
 use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
 use super::{Counters, Inner, StoreError};
-use hiops_path::{tokio_driver, AlignedBuf, TaskConfig, TaskRing};
+use hiops_path::{AlignedBuf, TaskConfig, TaskRing};
 use std::future::{poll_fn, Future};
 use std::io;
 use std::panic::AssertUnwindSafe;
@@ -259,7 +259,10 @@ async fn serve(
     go: oneshot::Receiver<()>,
     done: mpsc::Sender<()>,
 ) -> io::Result<()> {
-    let mut driver = tokio::task::spawn_local(watch(inner.clone(), ring.clone()));
+    let mut driver = tokio::task::spawn_local({
+        let inner = inner.clone();
+        crate::watched::drive(ring.clone(), move || inner.injected(Fault::RingFails))
+    });
     let mut defrag = Some(tokio::task::spawn_local({
         let (inner, ring) = (inner.clone(), ring.clone());
         async move {
@@ -297,28 +300,6 @@ async fn serve(
     ring.close();
     let _ = driver.await;
     Ok(())
-}
-
-/// The ring's driver, ended with an error when the ring has failed (what
-/// it had staged may then never complete) or a test injects that.
-async fn watch(inner: Arc<Inner>, ring: Rc<TaskRing>) -> io::Result<()> {
-    let mut drive = pin!(tokio_driver::drive(ring.clone()));
-    poll_fn(|cx| {
-        if inner.injected(Fault::RingFails) {
-            return Poll::Ready(Err(io::Error::other(
-                "injected fault: the task ring failed",
-            )));
-        }
-        let turn = drive.as_mut().poll(cx);
-        match ring.failure() {
-            Some(kind) => Poll::Ready(Err(io::Error::new(
-                kind,
-                format!("its task ring failed ({kind})"),
-            ))),
-            None => turn,
-        }
-    })
-    .await
 }
 
 /// Why the driver's task ended (it ends early only on an error).
