@@ -41,9 +41,9 @@ impl Writer {
 }
 
 impl Inner {
-    /// The flusher and the defragmenter are gone, for `why`: fails every
-    /// waiting write now (and, through `durable_outcome` and
-    /// `check_halted`, every later one).
+    /// The flusher or the defragmenter is gone, for `why` ("its ...
+    /// thread panicked: ..."): fails every waiting write now (and, through
+    /// `durable_outcome` and `check_halted`, every later one).
     pub(super) fn halt(&self, why: &str) {
         let mut wakers = Vec::new();
         {
@@ -51,14 +51,15 @@ impl Inner {
             if w.halted.is_some() {
                 return;
             }
-            w.halted = Some(format!(
-                "device {}: its flusher stopped ({why}); writes to this device fail until the store is reopened (reads go on): check the device, then restart the server",
+            let text = format!(
+                "device {}: {why}; writes to this device fail until the store is reopened (reads go on): check the device, then restart the server",
                 self.name
-            ));
+            );
+            eprintln!("hiops kv: {text}");
+            w.halted = Some(text);
             w.durable_wakers.take_upto(u64::MAX, &mut wakers);
             w.space_wakers.take_upto(u64::MAX, &mut wakers);
         }
-        eprintln!("hiops kv: device {}: the flusher stopped: {why}", self.name);
         wakers.into_iter().for_each(Waker::wake);
         self.durable.notify_all();
     }
@@ -96,5 +97,5 @@ pub(super) fn panic_text(payload: &(dyn Any + Send)) -> String {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("no message");
-    format!("it panicked: {text}")
+    format!("panicked: {text}")
 }

@@ -236,8 +236,8 @@ fn run(
     // Whatever ended the flusher early, the writes waiting for it fail now.
     match served {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => inner.halt(&e.to_string()),
-        Err(p) => inner.halt(&panic_text(&*p)),
+        Ok(Err(e)) => inner.halt(&format!("its I/O thread stopped: {e}")),
+        Err(p) => inner.halt(&format!("its I/O thread {}", panic_text(&*p))),
     }
 }
 
@@ -282,7 +282,7 @@ async fn serve(
             defrag = None;
             if let Err(e) = r {
                 return Poll::Ready(Ended::Early(io::Error::other(format!(
-                    "the defragmenter: {}",
+                    "the defragmenter {}",
                     joined(e)
                 ))));
             }
@@ -307,7 +307,7 @@ fn driver_ended(r: Result<io::Result<()>, JoinError>) -> io::Error {
     match r {
         Ok(Ok(())) => io::Error::other("the task ring's driver ended"),
         Ok(Err(e)) => io::Error::new(e.kind(), format!("the task ring's driver: {e}")),
-        Err(e) => io::Error::other(format!("the task ring's driver: {}", joined(e))),
+        Err(e) => io::Error::other(format!("the task ring's driver {}", joined(e))),
     }
 }
 

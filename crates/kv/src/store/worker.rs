@@ -217,13 +217,13 @@ impl Running {
 
 /// A worker thread; if it panics, its device is halted (`halt`): the
 /// writes waiting for it fail rather than wait forever.
-fn spawn(inner: &Arc<Inner>, name: &str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
+fn spawn(inner: &Arc<Inner>, name: &'static str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
     let me = inner.clone();
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| job(&me))) {
-                me.halt(&panic_text(&*p));
+                me.halt(&format!("its {name} thread {}", panic_text(&*p)));
             }
         })
 }
