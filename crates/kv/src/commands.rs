@@ -20,6 +20,8 @@ pub(crate) trait Backend {
     async fn set(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
     async fn del(&self, key: &[u8]) -> Result<bool, StoreError>;
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError>;
+    /// FLUSHALL: it waits for the flusher and writes each superblock.
+    async fn flush_all(&self) -> Result<(), StoreError>;
 }
 
 /// One connection's protocol state.
@@ -121,6 +123,10 @@ pub(crate) async fn execute<B: Backend>(
         "MSET" if n >= 2 && n.is_multiple_of(2) => mset(args, backend, &mut r).await,
         "MGET" if n >= 1 => mget(args, client, backend, out).await,
         "DEL" | "UNLINK" if n >= 1 => del(args, backend, &mut r).await,
+        "FLUSHDB" | "FLUSHALL" if n <= 1 => match backend.flush_all().await {
+            Ok(()) => r.simple("OK"),
+            Err(e) => store_error(&mut r, e),
+        },
         "QUIT" => {
             r.simple("OK");
             return Flow::Close;
@@ -294,10 +300,6 @@ fn admin(name: &str, args: Args<'_>, client: &mut Client, shared: &Shared, r: &m
         "ECHO" if n == 1 => r.bulk(arg(0)),
         "EXISTS" if n >= 1 => r.int(args.rest().filter(|k| store.exists(k)).count() as i64),
         "DBSIZE" if n == 0 => r.int(store.len() as i64),
-        "FLUSHDB" | "FLUSHALL" if n <= 1 => match store.flush_all() {
-            Ok(()) => r.simple("OK"),
-            Err(e) => store_error(r, e),
-        },
         "INFO" => {
             let wanted: Vec<&[u8]> = args.rest().collect();
             r.verbatim(&crate::server::info_sections(&shared.info(), &wanted))

@@ -30,6 +30,7 @@ pub mod server;
 pub(crate) mod session;
 pub mod store;
 pub mod value_size;
+pub(crate) mod watched;
 pub mod ycsb;
 pub mod ycsb_tasks;
 

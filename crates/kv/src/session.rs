@@ -192,10 +192,14 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// Brings this client's share of the total up to date.
+    /// Brings this client's share of the total up to date (the total is
+    /// shared by every runtime thread: untouched unless the share moved).
     fn recharge(&mut self) {
         let now = self.input.capacity();
-        if now >= self.charged {
+        if now == self.charged {
+            return;
+        }
+        if now > self.charged {
             self.shared
                 .query_bytes
                 .fetch_add(now - self.charged, Relaxed);

@@ -46,6 +46,10 @@
 //! Errors: a failed device write fails the writes its flush carried (they
 //! may or may not be durable) and the store goes on; a failed read fails
 //! its GET. Nothing panics on an I/O result and no lock is left poisoned.
+//! If a device's flusher stops (its thread panics, or its I/O thread's
+//! task ring fails), the device is halted (module `halt`): the writes
+//! waiting for it and every later one fail with an error naming it, its
+//! reads and the other devices go on.
 //!
 //! Deletes write a tombstone, kept (and moved by defragmentation) while an
 //! older record of the key may still be on the device: a tombstone is
@@ -55,6 +59,7 @@ mod defrag;
 mod device;
 mod devices;
 mod flush;
+mod halt;
 mod on_tasks;
 mod read;
 mod recover;
@@ -81,6 +86,8 @@ use worker::{Bell, OnThread, Running};
 use write::{AsyncWaits, BlockingWaits, Write};
 
 pub use devices::{check_devices, erase_stores, DeviceStats, Store};
+#[doc(hidden)]
+pub use halt::Fault;
 pub use recover::Damage;
 
 /// When a write is acknowledged.
@@ -186,6 +193,11 @@ pub enum StoreError {
     /// be durable. The store goes on serving.
     #[error("a device write failed ({0}); this write may not be durable; the store goes on serving, check the device")]
     Failed(String),
+    /// The device's flusher and defragmenter stopped (their I/O thread's
+    /// ring failed, or they panicked): writes to it fail, reads go on.
+    /// The text names the device and what to do.
+    #[error("{0}")]
+    Halted(String),
 }
 
 const FREE: u8 = 0;
@@ -265,6 +277,9 @@ struct Writer {
     /// Flushes started.
     attempts: u64,
     failure: Option<Failure>,
+    /// The flusher and the defragmenter are gone (module `halt`): what
+    /// every write not yet durable, and every later one, fails with.
+    halted: Option<String>,
     durable_wakers: WakeList,
     /// A writer is short of space: run a defragmentation pass now.
     defrag_wanted: bool,
@@ -292,6 +307,9 @@ impl Writer {
     fn durable_outcome(&self, lsn: u64, since: u64) -> Option<Result<(), StoreError>> {
         if self.durable_lsn >= lsn {
             return Some(Ok(()));
+        }
+        if let Some(why) = &self.halted {
+            return Some(Err(StoreError::Halted(why.clone())));
         }
         match &self.failure {
             Some(f) if f.attempt > since && f.through >= lsn => {
@@ -322,6 +340,7 @@ impl Writer {
             flush_wanted: false,
             attempts: 0,
             failure: None,
+            halted: None,
             durable_wakers: WakeList::default(),
             defrag_wanted: false,
             passes_started: 0,
@@ -353,6 +372,9 @@ struct Counters {
     /// fdatasyncs), and how many of them the I/O thread's ring issued.
     worker_ios: AtomicU64,
     worker_ring_ios: AtomicU64,
+    flush_alls: AtomicU64,
+    /// GET read buffers allocated (none to reuse in the thread's pool).
+    read_buffers: AtomicU64,
 }
 
 /// What opening found.
@@ -439,6 +461,11 @@ pub struct StoreStats {
     /// Those issued on their I/O thread's task ring (`StoreConfig::tasks`),
     /// as the ring counts them.
     pub worker_ring_ios: u64,
+    /// FLUSHALLs begun (each counts once per device).
+    pub flush_alls: u64,
+    /// GET read buffers allocated: a thread reuses its buffers, so this
+    /// stops growing once the GETs in flight stop growing.
+    pub read_buffers: u64,
     /// Where they run: "tasks" (`StoreConfig::tasks`) or "threads".
     pub workers: &'static str,
     pub durability: Durability,
@@ -475,6 +502,10 @@ struct Inner {
     counters: Counters,
     recovery: Mutex<Recovery>,
     cache: RecordCache,
+    /// The device's path, as errors name it.
+    name: String,
+    /// A fault a test asked for (`halt::Fault`); 0: none.
+    fault: AtomicU8,
 }
 
 /// One device of a store: its write blocks, index, cache, flusher and
@@ -579,6 +610,7 @@ impl Shard {
         .map_err(|e| open_error(path, e.to_string()))?;
         let (sb, formatted) = superblock(path, &io, target.len, &cfg, identity)?;
         let mut inner = Inner::new(io, target.file, sb, &cfg);
+        inner.name = path.display().to_string();
         let mut recovery = Recovery {
             formatted,
             ..Recovery::default()
@@ -745,6 +777,8 @@ impl Shard {
             tombstones_dropped: c.tombstones_dropped.load(Relaxed),
             worker_ios: c.worker_ios.load(Relaxed),
             worker_ring_ios: c.worker_ring_ios.load(Relaxed),
+            flush_alls: c.flush_alls.load(Relaxed),
+            read_buffers: c.read_buffers.load(Relaxed),
             workers: self.running.name(),
             durability: i.durability,
             strategy: i.io.description(),
@@ -844,6 +878,8 @@ impl Inner {
             counters: Counters::default(),
             recovery: Mutex::new(Recovery::default()),
             cache: RecordCache::new(cfg.cache_size),
+            name: String::new(),
+            fault: AtomicU8::new(0),
         }
     }
 
@@ -883,8 +919,10 @@ impl Inner {
     }
 
     fn flush_all(&self) -> Result<(), StoreError> {
+        self.counters.flush_alls.fetch_add(1, Relaxed);
         let _guard = lock(&self.defrag_lock);
         let mut w = lock(&self.writer);
+        w.check_halted()?;
         // Everything appended must be on the device before the new epoch.
         let (lsn, since) = (w.appended_lsn, w.attempts);
         w.flush_wanted = true;

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 struct Running {
     addr: SocketAddr,
-    _dir: tempfile::TempDir,
+    store: Arc<Store>,
+    dir: tempfile::TempDir,
 }
 
 fn start() -> Running {
@@ -38,8 +39,9 @@ fn start_with(cfg: ServerConfig) -> Running {
         },
     )
     .unwrap();
+    let store = Arc::new(store);
     let srv = Server::bind(
-        Arc::new(store),
+        store.clone(),
         ServerConfig {
             addr: if cfg.addr.starts_with("0.0.0.0") {
                 cfg.addr.clone()
@@ -54,7 +56,7 @@ fn start_with(cfg: ServerConfig) -> Running {
     // The server thread lives until the test process ends.
     static NEVER: AtomicBool = AtomicBool::new(false);
     std::thread::spawn(move || srv.run(&NEVER).unwrap());
-    Running { addr, _dir: dir }
+    Running { addr, store, dir }
 }
 
 fn bulk(s: &str) -> Value {
@@ -731,4 +733,200 @@ fn tls_clients_are_served_in_both_models() {
         // A plain client gets no answer from a TLS port.
         assert_ne!(cli(false, &["PING"]), "PONG", "{model:?}");
     }
+}
+
+/// Runs `f` on a thread of its own: if it hangs, the test fails (after a
+/// generous bound) instead of hanging.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(tx.send(f())));
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what} hung"),
+        Err(_) => panic!("{what} panicked"),
+    }
+}
+
+/// The store's flusher stops under the tasks-model server (its I/O
+/// thread's ring fails, or it panics) while a SET waits for it: that SET
+/// and every later write get `-ERR` naming the device and what to do;
+/// PING, GET and other clients are answered.
+#[test]
+fn a_stopped_flusher_fails_its_commands_and_the_server_goes_on() {
+    use hiops_kv::store::Fault;
+    for fault in [Fault::RingFails, Fault::WorkerPanics] {
+        let s = start_with(ServerConfig {
+            model: Model::Tasks,
+            ..ServerConfig::default()
+        });
+        let addr = s.addr.to_string();
+        let mut c = RespConn::connect(&addr).unwrap();
+        let ok = Value::Simple("OK".into());
+        assert_eq!(c.call(&[b"SET", b"before", b"fault"]).unwrap(), ok);
+        s.store.inject_fault(0, Some(fault));
+        let what = format!("commands after {fault:?}");
+        let replies = within(&what, move || {
+            let mut call = |args: &[&[u8]]| c.call(args).unwrap();
+            let set = call(&[b"SET", b"k", b"v"]);
+            let ping = call(&[b"PING"]);
+            let get = call(&[b"GET", b"before"]);
+            let writes = [call(&[b"DEL", b"before"]), call(&[b"MSET", b"a", b"1"])];
+            (set, ping, get, writes)
+        });
+        let (set, ping, get, writes) = replies;
+        let name = s.dir.path().join("kv.dat").display().to_string();
+        for r in [&set, &writes[0], &writes[1]] {
+            let Value::Error(e) = r else {
+                panic!("{what}: {r:?}")
+            };
+            assert!(e.starts_with("ERR device"), "{e}");
+            assert!(e.contains(&name) && e.contains("restart"), "{e}");
+        }
+        assert_eq!(ping, Value::Simple("PONG".into()));
+        assert_eq!(get, bulk("fault"), "{what}: reads go on");
+        let other = within(&what, move || {
+            let mut d = RespConn::connect(&addr).unwrap();
+            d.call(&[b"GET", b"before"]).unwrap()
+        });
+        assert_eq!(other, bulk("fault"), "{what}: another client");
+    }
+}
+
+/// Reads `want` from a raw connection (a reply sent earlier).
+fn expect_reply(conn: &mut TcpStream, want: &[u8]) {
+    conn.set_nonblocking(false).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut got = vec![0u8; want.len()];
+    conn.read_exact(&mut got).unwrap();
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
+}
+
+/// A FLUSHALL waits for the flusher (stalled here, as on a slow device):
+/// on the tasks-model server it does not hold up its event loop, so
+/// another client on the same (only) runtime thread is answered while
+/// the FLUSHALL is still unanswered; then the FLUSHALL completes.
+#[test]
+fn a_waiting_flushall_does_not_hold_up_other_clients_on_its_thread() {
+    use hiops_kv::store::Fault;
+    let s = start_with(ServerConfig {
+        model: Model::Tasks,
+        workers: 1,
+        ..ServerConfig::default()
+    });
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    assert_eq!(
+        c.call(&[b"SET", b"a", b"1"]).unwrap(),
+        Value::Simple("OK".into())
+    );
+    s.store.inject_fault(0, Some(Fault::FlusherStalls));
+    // A SET waits for the stalled flusher; the FLUSHALL after it must too.
+    let mut writer = TcpStream::connect(s.addr).unwrap();
+    writer
+        .write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n")
+        .unwrap();
+    let store = s.store.clone();
+    within("the SET's append", move || {
+        while store.stats().sets < 2 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let mut flushall = TcpStream::connect(s.addr).unwrap();
+    flushall.write_all(b"*1\r\n$8\r\nFLUSHALL\r\n").unwrap();
+    let store = s.store.clone();
+    within("the FLUSHALL's start", move || {
+        while store.stats().flush_alls == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    let addr = s.addr.to_string();
+    let pong = within("a PING beside a waiting FLUSHALL", move || {
+        RespConn::connect(&addr).unwrap().call(&[b"PING"]).unwrap()
+    });
+    assert_eq!(pong, Value::Simple("PONG".into()));
+    flushall.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let early = flushall.read(&mut byte);
+    assert!(
+        matches!(&early, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the FLUSHALL was answered before its flush: {early:?}"
+    );
+    s.store.inject_fault(0, None);
+    expect_reply(&mut writer, b"+OK\r\n");
+    expect_reply(&mut flushall, b"+OK\r\n");
+    for key in [&b"a"[..], b"b"] {
+        assert_eq!(c.call(&[b"GET", key]).unwrap(), Value::Bulk(None));
+    }
+}
+
+/// A runtime thread's task ring fails (tasks model) while a GET waits on
+/// it: that GET and every later one that needs the device get `-ERR`
+/// saying what failed and what to do; GETs from memory, SETs (the
+/// store's own I/O thread), PING and new connections are answered.
+#[test]
+fn a_failed_server_ring_fails_its_device_gets_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        &dir.path().join("kv.dat"),
+        StoreConfig {
+            create_size: 16 << 20,
+            block_size: 64 << 10,
+            cache_size: 0,
+            tasks: Some(hiops_path::TaskConfig::default()),
+            ..StoreConfig::default()
+        },
+    )
+    .unwrap();
+    let fail = Arc::new(AtomicBool::new(false));
+    let srv = Server::bind(
+        Arc::new(store),
+        ServerConfig {
+            addr: "127.0.0.1:0".into(),
+            workers: 1,
+            fail_rings: Some(fail.clone()),
+            ..ServerConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = srv.local_addr().unwrap().to_string();
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    std::thread::spawn(move || srv.run(&NEVER).unwrap());
+    let mut c = RespConn::connect(&addr).unwrap();
+    let value = vec![b'v'; 1000];
+    for i in 0..200 {
+        let key = format!("k{i}");
+        let r = c.call(&[b"SET", key.as_bytes(), &value]).unwrap();
+        assert_eq!(r, Value::Simple("OK".into()));
+    }
+    // k0's block is on the device (the first of several), k199's in memory.
+    assert_eq!(
+        c.call(&[b"GET", b"k0"]).unwrap(),
+        Value::Bulk(Some(value.clone()))
+    );
+    fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    let replies = within("commands after the ring failed", move || {
+        let mut call = |args: &[&[u8]]| c.call(args).unwrap();
+        let gets = [call(&[b"GET", b"k0"]), call(&[b"GET", b"k1"])];
+        let rest = [
+            call(&[b"PING"]),
+            call(&[b"GET", b"k199"]),
+            call(&[b"SET", b"after", b"1"]),
+        ];
+        let other = RespConn::connect(&addr)
+            .unwrap()
+            .call(&[b"GET", b"k2"])
+            .unwrap();
+        (gets, rest, other)
+    });
+    let (gets, rest, other) = replies;
+    for r in gets.iter().chain([&other]) {
+        let Value::Error(e) = r else { panic!("{r:?}") };
+        assert!(
+            e.contains("task ring failed") && e.contains("restart"),
+            "{e}"
+        );
+    }
+    assert_eq!(rest[0], Value::Simple("PONG".into()));
+    assert_eq!(rest[1], Value::Bulk(Some(value)), "a GET from memory");
+    assert_eq!(rest[2], Value::Simple("OK".into()), "a SET");
 }

@@ -239,3 +239,59 @@ fn an_async_write_short_of_space_awaits_defragmentation_or_fails_at_once() {
     assert!(st.defrag_blocks > 0);
     println!("{} writes awaited a pass", st.space_waits);
 }
+
+/// A thread's GETs reuse their read buffers however many are in flight at
+/// once: after a first round of 300 GETs in flight together on one thread
+/// (300 clients of one runtime), a second round allocates none. Counted,
+/// not timed: with a pool of 64, each GET past the 64th in flight
+/// allocated (and zeroed) a buffer, a per-GET cost growing with clients.
+#[test]
+fn concurrent_gets_reuse_their_read_buffers_however_many_are_in_flight() {
+    const GETS: u32 = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kv.dat");
+    let cfg = StoreConfig {
+        cache_size: 0,
+        ..config()
+    };
+    let store = Store::open(&path, cfg.clone()).unwrap();
+    for k in 0..GETS {
+        store.set(&key_of(k), &value_of(k, 0)).unwrap();
+    }
+    drop(store);
+    // Reopened: every record is on the device, none in a block in memory.
+    let store = Rc::new(Store::open(&path, cfg).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &store.targets()).unwrap());
+    let allocated = local.block_on(&rt, async {
+        let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+        let mut allocated = Vec::new();
+        for _round in 0..2 {
+            let before = store.stats().read_buffers;
+            let gets = (0..GETS).map(|k| {
+                let (store, ring) = (&store, &ring);
+                async move {
+                    let mut out = Vec::new();
+                    assert!(store.get_async(ring, &key_of(k), &mut out).await.unwrap());
+                    assert_eq!(out, value_of(k, 0), "key {k}");
+                }
+            });
+            futures_util::future::join_all(gets).await;
+            allocated.push(store.stats().read_buffers - before);
+        }
+        ring.close();
+        driver.await.unwrap().unwrap();
+        allocated
+    });
+    assert_eq!(
+        store.stats().device_reads,
+        2 * GETS as u64,
+        "all from the device"
+    );
+    assert_eq!(allocated[0], GETS as u64, "one buffer per GET in flight");
+    assert_eq!(allocated[1], 0, "the second round reuses them");
+}

@@ -173,3 +173,79 @@ fn a_failed_read_fails_its_get_and_the_store_goes_on() {
         Some(&b"writing"[..])
     );
 }
+
+/// Runs `f` on a thread of its own: if it hangs, the test fails (after a
+/// generous bound) instead of hanging.
+fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || drop(tx.send(f())));
+    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what} hung"),
+        Err(_) => panic!("{what} panicked"),
+    }
+}
+
+/// A device's flusher stops (its I/O thread's ring fails, or it panics)
+/// while writes wait for it: those writes and every later one to that
+/// device fail with an error naming the device and what to do; the other
+/// device goes on writing; reads of both go on; closing does not hang.
+#[test]
+fn a_stopped_flusher_fails_its_devices_writes_and_the_rest_goes_on() {
+    use hiops_kv::store::Fault;
+    let cases = [
+        (true, Fault::RingFails),
+        (true, Fault::WorkerPanics),
+        (false, Fault::WorkerPanics),
+    ];
+    for (tasks, fault) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = vec![dir.path().join("a.dat"), dir.path().join("b.dat")];
+        let cfg = StoreConfig {
+            tasks: tasks.then(hiops_path::TaskConfig::default),
+            ..config()
+        };
+        let store = std::sync::Arc::new(Store::open_devices(&paths, cfg).unwrap());
+        for k in 0..100 {
+            store.set(&key(k), &value(k)).unwrap();
+        }
+        store.inject_fault(0, Some(fault));
+        let s = store.clone();
+        let what = format!("writes after {fault:?} (tasks: {tasks})");
+        let failed = within(&what, move || failing_writes(&s));
+        assert!(
+            failed.len() > 10 && failed.len() < 90,
+            "{what}: {} of 100 failed (one device's share should)",
+            failed.len()
+        );
+        let name = paths[0].display().to_string();
+        for e in failed.values() {
+            assert!(matches!(e, StoreError::Halted(_)), "{what}: {e}");
+            let text = e.to_string();
+            assert!(text.contains(&name) && text.contains("restart"), "{text}");
+        }
+        // Reads go on, on both devices; a later write fails at once.
+        for k in 0..100 {
+            assert_eq!(store.get(&key(k)).unwrap(), Some(value(k)), "key {k}");
+        }
+        let &k = failed.keys().next().unwrap();
+        let s = store.clone();
+        let again = within(&what, move || (s.set(&key(k), b"x"), s.del(&key(k))));
+        assert!(matches!(again.0, Err(StoreError::Halted(_))), "{again:?}");
+        assert!(matches!(again.1, Err(StoreError::Halted(_))), "{again:?}");
+        assert!(matches!(store.flush_all(), Err(StoreError::Halted(_))));
+        let store = std::sync::Arc::into_inner(store).unwrap();
+        within(&format!("closing ({what})"), move || drop(store));
+    }
+}
+
+/// SETs keys 100..200; the keys whose SET failed, with the error.
+fn failing_writes(store: &Store) -> std::collections::BTreeMap<u32, StoreError> {
+    let mut failed = std::collections::BTreeMap::new();
+    for k in 100..200 {
+        if let Err(e) = store.set(&key(k), &value(k)) {
+            failed.insert(k, e);
+        }
+    }
+    failed
+}

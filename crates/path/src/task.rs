@@ -311,6 +311,14 @@ impl TaskRing {
         self.core.borrow().counters
     }
 
+    /// The error kind of the system call that broke the ring, if one did:
+    /// every I/O started since fails, and commands it had staged but not
+    /// submitted may never complete (the owner of the ring gives up on
+    /// them: see `hiops-kv`'s I/O thread).
+    pub fn failure(&self) -> Option<io::ErrorKind> {
+        self.core.borrow().broken
+    }
+
     pub fn description(&self) -> String {
         self.core.borrow().queue.description()
     }

@@ -71,6 +71,10 @@ pub struct ServerConfig {
     pub protected_mode: bool,
     /// TLS on every connection (None: plain TCP).
     pub tls: Option<TlsFiles>,
+    /// Test hook: once set, every runtime thread's task ring fails (its
+    /// driver ends with an error at its next turn).
+    #[doc(hidden)]
+    pub fail_rings: Option<Arc<AtomicBool>>,
 }
 
 impl Default for ServerConfig {
@@ -87,6 +91,7 @@ impl Default for ServerConfig {
             password: None,
             protected_mode: true,
             tls: None,
+            fail_rings: None,
         }
     }
 }

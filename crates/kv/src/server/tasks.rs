@@ -7,14 +7,19 @@ use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
-use hiops_path::{tokio_driver, TaskRing};
+use hiops_path::TaskRing;
+use std::cell::RefCell;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::net::TcpStream;
+use std::pin::pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
+use std::task::Poll;
 use std::thread::JoinHandle;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 type Handoff = (TcpStream, u64);
@@ -47,7 +52,7 @@ impl Workers {
             let ready = ready_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("hiops-kv-w{i}"))
-                .spawn(move || worker(shared, rx, cpu, ready))?;
+                .spawn(move || worker(i, shared, rx, cpu, ready))?;
             w.senders.push(tx);
             w.threads.push(t);
         }
@@ -90,6 +95,7 @@ impl Workers {
 /// One runtime thread: its ring, the ring's driver, and the connections
 /// handed to it, until the acceptor stops handing.
 fn worker(
+    i: usize,
     shared: Arc<Shared>,
     handoffs: UnboundedReceiver<Handoff>,
     cpu: Option<usize>,
@@ -101,6 +107,8 @@ fn worker(
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
+        // FLUSHALL's thread (it runs one at a time per device anyway).
+        .max_blocking_threads(1)
         .build();
     let targets = shared.store.targets();
     let ring = TaskRing::open(&shared.cfg.task, &targets).map_err(|e| {
@@ -114,21 +122,49 @@ fn worker(
     };
     let _ = ready.send(Ok(()));
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, serve_handoffs(&shared, ring, handoffs));
+    local.block_on(&rt, serve_handoffs(i, &shared, ring, handoffs));
+}
+
+/// The ring's driver; if the ring fails, `health` says so (with what to
+/// do), which fails the GETs waiting on it.
+fn spawn_driver(
+    i: usize,
+    shared: &Shared,
+    ring: &Rc<TaskRing>,
+    health: &Rc<Health>,
+) -> tokio::task::JoinHandle<io::Result<()>> {
+    let hook = shared.cfg.fail_rings.clone();
+    let (ring, health) = (ring.clone(), health.clone());
+    let devices: Vec<String> = (shared.store.device_paths().iter())
+        .map(|p| p.display().to_string())
+        .collect();
+    let devices = devices.join(",");
+    tokio::task::spawn_local(async move {
+        let injected = move || hook.as_ref().is_some_and(|h| h.load(Relaxed));
+        let driven = crate::watched::drive(ring, injected).await;
+        if let Err(e) = &driven {
+            health.fail(format!(
+                "server thread {i}: {e}; GETs of {devices} that wait for the device on this thread's connections fail: restart the server (or serve with --model threads)"
+            ));
+        }
+        driven
+    })
 }
 
 async fn serve_handoffs(
+    i: usize,
     shared: &Arc<Shared>,
     ring: Rc<TaskRing>,
     mut handoffs: UnboundedReceiver<Handoff>,
 ) {
-    let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
+    let health = Rc::new(Health::default());
+    let driver = spawn_driver(i, shared, &ring, &health);
     let mut connections = JoinSet::new();
     while let Some((conn, id)) = handoffs.recv().await {
         let shared = shared.clone();
-        let ring = ring.clone();
+        let (ring, health) = (ring.clone(), health.clone());
         connections.spawn_local(async move {
-            let _ = connection(&shared, conn, id, &ring).await;
+            let _ = connection(&shared, conn, id, &ring, &health).await;
             shared.disconnected();
         });
         // Forget the connections that ended.
@@ -142,12 +178,19 @@ async fn serve_handoffs(
     let _ = driver.await;
 }
 
-async fn connection(shared: &Shared, conn: TcpStream, id: u64, ring: &TaskRing) -> io::Result<()> {
+async fn connection(
+    shared: &Shared,
+    conn: TcpStream,
+    id: u64,
+    ring: &TaskRing,
+    health: &Health,
+) -> io::Result<()> {
     let stream = tokio::net::TcpStream::from_std(conn)?;
     stream.set_nodelay(true)?;
     let backend = TaskStore {
         store: &shared.store,
         ring,
+        health,
         ring_ios: &shared.counters.ring_ios,
     };
     match &shared.tls {
@@ -198,8 +241,9 @@ impl Transport for Async {
 /// The store reached from a runtime thread: reads on its task ring,
 /// writes awaiting the flusher.
 struct TaskStore<'a> {
-    store: &'a Store,
+    store: &'a Arc<Store>,
     ring: &'a TaskRing,
+    health: &'a Health,
     /// The server's count of I/Os its rings issued (INFO).
     ring_ios: &'a AtomicU64,
 }
@@ -207,7 +251,8 @@ struct TaskStore<'a> {
 impl Backend for TaskStore<'_> {
     async fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
         let before = self.ring.counters().issued;
-        let got = self.store.get_async(self.ring, key, out).await;
+        let get = self.store.get_async(self.ring, key, out);
+        let got = self.health.unless_failed(get).await;
         let issued = self.ring.counters().issued - before;
         self.ring_ios.fetch_add(issued, Relaxed);
         got
@@ -223,5 +268,62 @@ impl Backend for TaskStore<'_> {
 
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         self.store.mset_async(pairs).await
+    }
+
+    /// On the runtime's blocking pool: FLUSHALL waits for the flusher and
+    /// writes each device's superblock under the writer lock, which no
+    /// task may hold across an await (a SET on the same thread would then
+    /// block the thread the FLUSHALL needs to go on). The same blocking
+    /// call, off the event loop, is the simple correct form.
+    async fn flush_all(&self) -> Result<(), StoreError> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.flush_all())
+            .await
+            .unwrap_or_else(|e| Err(StoreError::Io(io::Error::other(format!("FLUSHALL: {e}")))))
+    }
+}
+
+/// Whether this runtime thread's ring still works. A GET waiting on a
+/// failed ring gives up (what the ring staged may never complete) with
+/// the ring's error; GETs served from memory go on.
+#[derive(Default)]
+struct Health {
+    failed: RefCell<Option<String>>,
+    changed: Notify,
+}
+
+impl Health {
+    fn fail(&self, why: String) {
+        eprintln!("hiops kv: {why}");
+        *self.failed.borrow_mut() = Some(why);
+        self.changed.notify_waiters();
+    }
+
+    fn error(&self) -> Option<StoreError> {
+        self.failed.borrow().clone().map(StoreError::Halted)
+    }
+
+    /// `io`, unless the ring fails first (or failed: its error, named).
+    async fn unless_failed<T>(
+        &self,
+        io: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let mut io = pin!(io);
+        let mut failed = pin!(self.changed.notified());
+        poll_fn(|cx| {
+            match io.as_mut().poll(cx) {
+                Poll::Ready(Ok(v)) => return Poll::Ready(Ok(v)),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(self.error().unwrap_or(e))),
+                Poll::Pending => {}
+            }
+            if let Some(e) = self.error() {
+                return Poll::Ready(Err(e));
+            }
+            // Registered before this task sleeps: `fail` wakes it (one
+            // thread: nothing runs between the check and this).
+            let _ = failed.as_mut().poll(cx);
+            Poll::Pending
+        })
+        .await
     }
 }

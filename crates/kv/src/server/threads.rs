@@ -49,4 +49,8 @@ impl Backend for BlockingStore<'_> {
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         self.0.mset(pairs)
     }
+
+    async fn flush_all(&self) -> Result<(), StoreError> {
+        self.0.flush_all()
+    }
 }

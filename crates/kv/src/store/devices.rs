@@ -404,6 +404,13 @@ impl Store {
         self.shards.iter().map(Shard::defrag_now).sum()
     }
 
+    /// Test hook: injects `fault` (None: clears it) into the flusher and
+    /// defragmenter of device `device` (in the store's order).
+    #[doc(hidden)]
+    pub fn inject_fault(&self, device: usize, fault: Option<super::Fault>) {
+        self.shards[device].inner.set_fault(fault);
+    }
+
     /// The largest value that fits with a key of `key_len` bytes.
     pub fn max_value(&self, key_len: usize) -> usize {
         self.shards[0].max_value(key_len)
@@ -480,6 +487,8 @@ fn sum(parts: Vec<StoreStats>) -> StoreStats {
         t.tombstones_dropped += s.tombstones_dropped;
         t.worker_ios += s.worker_ios;
         t.worker_ring_ios += s.worker_ring_ios;
+        t.flush_alls += s.flush_alls;
+        t.read_buffers += s.read_buffers;
         add_recovery(&mut t.recovery, s.recovery);
         add_cache(&mut t.cache, &s.cache);
     }

@@ -12,13 +12,16 @@
 //! (FLUSHALL, on another thread, holds it while it waits for the flusher).
 
 use super::device::{Device, OnRing};
+use super::halt::{panic_text, Fault};
 use super::wait::lock;
 use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
 use super::{Counters, Inner, StoreError};
-use hiops_path::{tokio_driver, AlignedBuf, TaskConfig, TaskRing};
+use hiops_path::{AlignedBuf, TaskConfig, TaskRing};
 use std::future::{poll_fn, Future};
 use std::io;
+use std::panic::AssertUnwindSafe;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::sync::atomic::Ordering::*;
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, TryLockError};
@@ -26,6 +29,7 @@ use std::task::Poll;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::oneshot;
+use tokio::task::JoinError;
 
 /// How long the defragmenter waits before trying the lock again.
 const LOCK_RETRY: Duration = Duration::from_millis(1);
@@ -82,8 +86,14 @@ impl Device for OnTasks<'_> {
         spare: AlignedBuf,
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
+        let inner = self.inner;
+        inner.panic_if_told();
         let write = self.ring.write(data, spare, offset);
-        counted(&self.inner.counters, self.ring.0, write)
+        let write = async move {
+            inner.stall_while_told().await;
+            write.await
+        };
+        counted(&inner.counters, self.ring.0, write)
     }
 
     fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
@@ -220,19 +230,40 @@ fn run(
     };
     let _ = ready.send(Ok(()));
     let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, serve(inner, ring, go, done));
+    let served = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        local.block_on(&rt, serve(inner.clone(), ring, go, done))
+    }));
+    // Whatever ended the flusher early, the writes waiting for it fail now.
+    match served {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => inner.halt(&format!("its I/O thread stopped: {e}")),
+        Err(p) => inner.halt(&format!("its I/O thread {}", panic_text(&*p))),
+    }
+}
+
+/// What ended first on the I/O thread.
+enum Ended {
+    /// The flusher, told to stop.
+    Flusher,
+    /// The ring's driver or the defragmenter, with why.
+    Early(io::Error),
 }
 
 /// The ring's driver, the defragmenter and (here) the flusher, until the
-/// flusher stops; the defragmenter has stopped before it.
+/// flusher stops; the defragmenter has stopped before it. If the driver
+/// ends first (its ring failed) or the defragmenter panics, the flusher
+/// is given up (its I/O may never complete) and the error returned.
 async fn serve(
     inner: Arc<Inner>,
     ring: Rc<TaskRing>,
     go: oneshot::Receiver<()>,
     done: mpsc::Sender<()>,
-) {
-    let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
-    let defrag = tokio::task::spawn_local({
+) -> io::Result<()> {
+    let mut driver = tokio::task::spawn_local({
+        let inner = inner.clone();
+        crate::watched::drive(ring.clone(), move || inner.injected(Fault::RingFails))
+    });
+    let mut defrag = Some(tokio::task::spawn_local({
         let (inner, ring) = (inner.clone(), ring.clone());
         async move {
             if go.await.is_ok() {
@@ -240,10 +271,49 @@ async fn serve(
             }
             drop(done);
         }
-    });
-    inner.flush_loop(&OnTasks::new(&inner, &ring)).await;
-    defrag.abort();
-    let _ = defrag.await;
+    }));
+    let worker = OnTasks::new(&inner, &ring);
+    let mut flush = pin!(inner.flush_loop(&worker));
+    let ended = poll_fn(|cx| {
+        if let Poll::Ready(r) = Pin::new(&mut driver).poll(cx) {
+            return Poll::Ready(Ended::Early(driver_ended(r)));
+        }
+        if let Some(Poll::Ready(r)) = defrag.as_mut().map(|d| Pin::new(d).poll(cx)) {
+            defrag = None;
+            if let Err(e) = r {
+                return Poll::Ready(Ended::Early(io::Error::other(format!(
+                    "the defragmenter {}",
+                    joined(e)
+                ))));
+            }
+        }
+        flush.as_mut().poll(cx).map(|()| Ended::Flusher)
+    })
+    .await;
+    if let Ended::Early(e) = ended {
+        return Err(e);
+    }
+    if let Some(d) = defrag {
+        d.abort();
+        let _ = d.await;
+    }
     ring.close();
     let _ = driver.await;
+    Ok(())
+}
+
+/// Why the driver's task ended (it ends early only on an error).
+fn driver_ended(r: Result<io::Result<()>, JoinError>) -> io::Error {
+    match r {
+        Ok(Ok(())) => io::Error::other("the task ring's driver ended"),
+        Ok(Err(e)) => io::Error::new(e.kind(), format!("the task ring's driver: {e}")),
+        Err(e) => io::Error::other(format!("the task ring's driver {}", joined(e))),
+    }
+}
+
+fn joined(e: JoinError) -> String {
+    match e.try_into_panic() {
+        Ok(p) => panic_text(&*p),
+        Err(e) => e.to_string(),
+    }
 }

@@ -11,7 +11,7 @@
 
 use super::device::Device;
 use super::wait::lock;
-use super::{Inner, StoreError, OPEN, SEALED};
+use super::{Counters, Inner, StoreError, OPEN, SEALED};
 use crate::format::{self, PAGE};
 use crate::index::{digest, Digest, Location};
 use hiops_path::AlignedBuf;
@@ -21,31 +21,62 @@ use std::sync::atomic::Ordering::*;
 
 /// Lookups before a GET gives up on a record that keeps moving.
 const ATTEMPTS: usize = 16;
-/// Read buffers a thread keeps for reuse (an async thread has one per
-/// GET in flight; more are freed after use).
-const POOL_MAX: usize = 64;
+/// Bytes of read buffers a thread keeps for reuse. An async thread holds
+/// one per GET in flight (one per client waiting for the device), so the
+/// pool keeps as many as were in flight at once, up to this: a steady
+/// load allocates none, however many clients (with 64 kept, every GET
+/// past the 64th in flight on a thread allocated and zeroed its buffer, a
+/// per-GET cost that grew with the clients). Past this, buffers are freed:
+/// 8 MiB is 1,024 GETs of 8 KiB in flight on one thread (a runtime thread
+/// of 2 serving 2,048 clients), kept after a burst at most.
+const POOL_BYTES: usize = 8 << 20;
+
+/// Free buffers by size class (their sizes are powers of two): taking
+/// and giving back are O(1), whatever the pool holds.
+struct Pool {
+    by_class: Vec<Vec<AlignedBuf>>,
+    bytes: usize,
+}
 
 thread_local! {
     /// Each thread's aligned read buffers, reused across GETs.
-    static POOL: RefCell<Vec<AlignedBuf>> = const { RefCell::new(Vec::new()) };
+    static POOL: RefCell<Pool> = const {
+        RefCell::new(Pool {
+            by_class: Vec::new(),
+            bytes: 0,
+        })
+    };
 }
 
-fn take_buf(len: usize) -> AlignedBuf {
-    POOL.with(|p| {
+/// A buffer of at least `len` bytes (a power of two, at least 8 KiB).
+fn take_buf(len: usize, counters: &Counters) -> AlignedBuf {
+    let size = len.next_power_of_two().max(2 * PAGE);
+    let class = size.trailing_zeros() as usize;
+    let reused = POOL.with(|p| {
         let mut p = p.borrow_mut();
-        match p.iter().position(|b| b.len() >= len) {
-            Some(i) => p.swap_remove(i),
-            None => AlignedBuf::new(len.next_power_of_two().max(2 * PAGE)),
-        }
+        let buf = p.by_class.get_mut(class).and_then(Vec::pop)?;
+        p.bytes -= buf.len();
+        Some(buf)
+    });
+    reused.unwrap_or_else(|| {
+        counters.read_buffers.fetch_add(1, Relaxed);
+        AlignedBuf::new(size)
     })
 }
 
 fn give_buf(buf: AlignedBuf) {
+    debug_assert!(buf.len().is_power_of_two(), "a buffer take_buf made");
     POOL.with(|p| {
         let mut p = p.borrow_mut();
-        if p.len() < POOL_MAX {
-            p.push(buf);
+        if p.bytes + buf.len() > POOL_BYTES {
+            return;
         }
+        let class = buf.len().trailing_zeros() as usize;
+        if p.by_class.len() <= class {
+            p.by_class.resize_with(class + 1, Vec::new);
+        }
+        p.bytes += buf.len();
+        p.by_class[class].push(buf);
     })
 }
 
@@ -92,7 +123,8 @@ impl Inner {
                     at,
                 } => (loc, start, len, at),
             };
-            let (got, buf) = dev.read(take_buf(len), len, start).await;
+            let buf = take_buf(len, &self.counters);
+            let (got, buf) = dev.read(buf, len, start).await;
             let decoded = got
                 .map_err(StoreError::from)
                 .and_then(|got| self.decode_read(key, loc, &buf[..got.min(len)], at, start, out));

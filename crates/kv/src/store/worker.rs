@@ -15,12 +15,14 @@
 //!   (the tasks-model server).
 
 use super::device::{Blocking, Device};
+use super::halt::panic_text;
 use super::on_tasks::IoThread;
 use super::wait::{lock, now, wait};
 use super::{Inner, StoreError};
 use hiops_path::{AlignedBuf, TaskConfig};
 use std::future::Future;
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -106,6 +108,7 @@ impl Device for OnThread<'_> {
         offset: u64,
     ) -> impl Future<Output = (io::Result<usize>, AlignedBuf)> {
         self.0.counters.worker_ios.fetch_add(1, Relaxed);
+        self.0.panic_if_told();
         self.1.write(data, spare, offset)
     }
 
@@ -212,9 +215,15 @@ impl Running {
     }
 }
 
-fn spawn(inner: &Arc<Inner>, name: &str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
+/// A worker thread; if it panics, its device is halted (`halt`): the
+/// writes waiting for it fail rather than wait forever.
+fn spawn(inner: &Arc<Inner>, name: &'static str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
     let me = inner.clone();
     std::thread::Builder::new()
         .name(name.into())
-        .spawn(move || job(&me))
+        .spawn(move || {
+            if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| job(&me))) {
+                me.halt(&format!("its {name} thread {}", panic_text(&*p)));
+            }
+        })
 }

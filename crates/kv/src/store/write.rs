@@ -84,7 +84,7 @@ impl Waits for BlockingWaits {
 
     fn space<'a>(&self, inner: &'a Inner, pass: u64) -> impl Future<Output = ()> + 'a {
         let mut w = lock(&inner.writer);
-        while w.passes_done < pass {
+        while w.passes_done < pass && w.halted.is_none() {
             w = super::wait::wait(&inner.durable, w);
         }
         std::future::ready(())
@@ -116,7 +116,7 @@ impl Waits for AsyncWaits {
             key: pass,
             slot: None,
             list: |w| &mut w.space_wakers,
-            done: move |w: &Writer| (w.passes_done >= pass).then_some(()),
+            done: move |w: &Writer| (w.passes_done >= pass || w.halted.is_some()).then_some(()),
         }
     }
 }
@@ -196,6 +196,7 @@ impl Inner {
     /// waits only while passes free blocks, else the store is full.
     fn try_append(&self, op: Write<'_>, p: &mut Progress) -> Result<Option<bool>, StoreError> {
         let mut w = lock(&self.writer);
+        w.check_halted()?;
         p.since.get_or_insert(w.attempts);
         match self.append_op(&mut w, op, &mut p.done, &mut p.last) {
             Ok(present) => Ok(Some(present)),
