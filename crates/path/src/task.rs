@@ -311,7 +311,8 @@ impl TaskRing {
         self.core.borrow().counters
     }
 
-    /// The error kind of the system call that broke the ring, if one did:
+    /// The error kind of the system call that broke the ring, if one did
+    /// (a refusal for now, EAGAIN or ENOMEM, does not: it is retried):
     /// every I/O started since fails, and commands it had staged but not
     /// submitted may never complete (the owner of the ring gives up on
     /// them: see `hiops-kv`'s I/O thread).
