@@ -9,6 +9,18 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::rc::Rc;
 use std::task::{Context, Waker};
 
+/// A file of `bytes` zeroes (or `fill`) in `dir`, opened O_DIRECT.
+fn direct_file(dir: &tempfile::TempDir, bytes: usize, fill: u8) -> std::fs::File {
+    let path = dir.path().join("data");
+    std::fs::write(&path, vec![fill; bytes]).unwrap();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .unwrap()
+}
+
 /// Runs `tasks` on a current-thread runtime beside the ring's driver.
 fn with_driver<F, T>(ring: Rc<TaskRing>, body: impl FnOnce(Rc<TaskRing>) -> F) -> T
 where
@@ -65,14 +77,7 @@ async fn write_then_check(ring: Rc<TaskRing>, tasks: u64, bs: usize) -> u64 {
 #[test]
 fn a_thousand_tasks_write_and_read_back_through_io_uring() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.dat");
-    std::fs::write(&path, vec![0u8; 1024 * 4096]).unwrap();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .unwrap();
+    let file = direct_file(&dir, 1024 * 4096, 0);
     for tasks in [1, 8, 1024] {
         let config = TaskConfig {
             depth: 64,
@@ -144,14 +149,7 @@ fn a_dropped_future_leaks_no_tag_and_keeps_its_buffer_until_reaped() {
 #[test]
 fn an_io_error_fails_that_io_and_the_ring_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("e.dat");
-    std::fs::write(&path, vec![1u8; 16 * 4096]).unwrap();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .unwrap();
+    let file = direct_file(&dir, 16 * 4096, 1);
     let ring =
         Rc::new(TaskRing::open(&TaskConfig::default(), &[Target::from_file(&file)]).unwrap());
     let (bad, good) = with_driver(ring, |r| async move {
@@ -170,14 +168,7 @@ fn an_io_error_fails_that_io_and_the_ring_keeps_serving() {
 fn a_refused_submission_is_sent_again() {
     for sleep_in_ring in [false, true] {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.dat");
-        std::fs::write(&path, vec![0u8; 8 * 4096]).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&path)
-            .unwrap();
+        let file = direct_file(&dir, 8 * 4096, 0);
         let refusals = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(6));
         let mut config = TaskConfig {
             sleep_in_ring,
