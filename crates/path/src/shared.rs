@@ -110,6 +110,10 @@ pub(crate) struct SharedQueue {
     /// Threads that have joined this ring (never decreases): one alone on
     /// it submits and waits in one system call.
     members: AtomicU32,
+    /// Readers outside the I/O (counters, state) waiting for the lock: a
+    /// solo thread holds it across its I/O's wait, so it stops going solo
+    /// while any wait, and each waits one I/O at most.
+    aside: AtomicU32,
     /// A submission was refused and commands wait in the ring: waiters
     /// retry it instead of sleeping until a completion that cannot come.
     stalled: AtomicBool,
@@ -166,6 +170,7 @@ impl SharedQueue {
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             members: AtomicU32::new(0),
+            aside: AtomicU32::new(0),
             stalled: AtomicBool::new(false),
             how,
             opened_tsc: tsc::rdtsc(),
@@ -181,13 +186,21 @@ impl SharedQueue {
             .expect("I/O path state poisoned by a panic")
     }
 
+    /// The lock, for a reader outside the I/O (see `aside`).
+    fn lock_aside(&self) -> MutexGuard<'_, Core> {
+        self.aside.fetch_add(1, Ordering::SeqCst);
+        let core = self.lock();
+        self.aside.fetch_sub(1, Ordering::SeqCst);
+        core
+    }
+
     /// A thread starts using this ring (once per thread).
     pub fn join(&self) {
         self.members.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn counters(&self) -> PathCounters {
-        self.lock().counters
+        self.lock_aside().counters
     }
 
     pub fn passes(&self) -> Histogram {
@@ -211,16 +224,16 @@ impl SharedQueue {
     }
 
     pub fn switches(&self) -> Vec<SwitchPoint> {
-        self.lock().switches.clone()
+        self.lock_aside().switches.clone()
     }
 
     pub fn description(&self) -> String {
-        self.lock().queue.description()
+        self.lock_aside().queue.description()
     }
 
     /// One line of the queue's state, for diagnosing a stuck path.
     pub fn debug_state(&self) -> String {
-        let c = self.lock();
+        let c = self.lock_aside();
         format!(
             "in_flight={} staged={} busy={} fifo={} sleeper={} mode={:?} poller_parked={} closing={} counters={:?}",
             c.queue.in_flight(),
@@ -236,7 +249,7 @@ impl SharedQueue {
     }
 
     pub fn mode(&self) -> Mode {
-        self.lock().mode
+        self.lock_aside().mode
     }
 
     /// Puts `req` in the FIFO and issues what the free tags allow. Never
@@ -251,7 +264,9 @@ impl SharedQueue {
             self.pump(&mut core, me, wake, false);
         }
         if core.own_wake {
-            if self.members.load(Ordering::SeqCst) == 1 && core.is_idle() {
+            let alone = self.members.load(Ordering::SeqCst) == 1
+                && self.aside.load(Ordering::SeqCst) == 0;
+            if alone && core.is_idle() {
                 self.submit_solo(&mut core, req, wake);
                 return Ok(());
             }
