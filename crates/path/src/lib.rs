@@ -64,12 +64,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Threads per ring that `hiops run` gives coop by default: measured on a
-/// 2-CPU virtio disk with 128 threads (BENCHMARKS.md, "Threads at parity"),
-/// one ring for all serialises on the ring's lock, and groups of a few keep
-/// the cooperation (a woken thread reaps for its group) at about one
-/// wake-up per I/O.
-pub const COOP_THREADS_PER_RING: u32 = 4;
+/// Threads per ring that `hiops run` gives coop by default. Measured on a
+/// 2-CPU virtio disk (BENCHMARKS.md, "Threads at parity"): a ring's kernel
+/// lock is held across the doorbell write, a VM exit, so threads sharing a
+/// ring queue behind each other's submissions; alone on its ring a thread
+/// submits and waits in one system call (solo), which beat groups of 4 by
+/// 1.2-1.4x at 128 and 256 threads. Fewer rings (`rings`) bring the
+/// cooperation back where sharing pays.
+pub const COOP_THREADS_PER_RING: u32 = 1;
 
 /// When the hybrid strategy polls.
 #[derive(Clone, Copy, Debug)]
