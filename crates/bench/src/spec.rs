@@ -530,6 +530,9 @@ pub struct ReplaySpec {
     pub align: u64,
     /// replay_skip: I/Os of these kinds are not replayed.
     pub skip: ReplaySkip,
+    /// The trace has trims to replay (after replay_skip): the targets are
+    /// opened for writing and must be able to discard, as for rw=trim.
+    pub trims: bool,
 }
 
 /// What replay_skip leaves out.
@@ -840,6 +843,17 @@ impl JobSpec {
 
     pub fn bs_min(&self) -> u32 {
         self.block_sizes().min().unwrap_or(0)
+    }
+
+    /// Issues trims: a trim workload, or a replayed trace that trims.
+    pub fn trims(&self) -> bool {
+        self.rw.trims() || self.replay.as_ref().is_some_and(|r| r.trims)
+    }
+
+    /// Changes what its targets hold: writes or trims (fio's write or trim
+    /// bit, which `--readonly` refuses).
+    pub fn modifies(&self) -> bool {
+        self.rw.writes() || self.trims()
     }
 
     /// Whether any direction is rate-limited.
