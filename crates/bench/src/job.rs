@@ -402,9 +402,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let mut now = now;
         while self.driver.busy() < depth {
-            // verify_backlog's reads go between the workload's I/Os.
+            // verify_backlog's reads and trim_backlog's trims go between
+            // the workload's I/Os (fio's get_io_u: verify first).
             let backlog = match self.books.verify.as_mut() {
-                Some(v) if src.stoppable() => v.backlog_read(),
+                Some(v) if src.stoppable() => v.backlog_read().or_else(|| v.trim_next()),
                 _ => None,
             };
             let next = match backlog {

@@ -535,6 +535,24 @@ pub struct ReplaySpec {
     pub trims: bool,
 }
 
+/// fio's trim_percentage, trim_backlog, trim_backlog_batch and
+/// trim_verify_zero (io_u.c `check_get_trim`, trim.c, verify.c
+/// `verify_trimmed_io_u`): each write a verify job logs is picked for a
+/// trim with this percentage's chance; when the logged writes reach a
+/// multiple of `every` (and the last I/O was not a read), `batch` of the
+/// oldest picked blocks are trimmed. The check then expects zeroes there
+/// (`zero`), or leaves them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyTrim {
+    pub percentage: u32,
+    /// trim_backlog, above 0 (without it fio issues no trim).
+    pub every: u64,
+    /// trim_backlog_batch; 0: `every`.
+    pub batch: u64,
+    /// trim_verify_zero (fio's default 1).
+    pub zero: bool,
+}
+
 /// What replay_skip leaves out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplaySkip {
@@ -638,6 +656,8 @@ pub struct JobSpec {
     pub verify_backlog: u64,
     /// 0: verify_backlog's count.
     pub verify_backlog_batch: u64,
+    /// fio's trim_percentage family (None: no trims mixed in).
+    pub verify_trim: Option<VerifyTrim>,
     /// Keep fio's verify state file up to date while a writing job runs
     /// (fio's verify_state_save).
     pub verify_state_save: bool,
@@ -787,6 +807,7 @@ impl JobSpec {
             verify_dump: false,
             verify_backlog: 0,
             verify_backlog_batch: 0,
+            verify_trim: None,
             verify_state_save: false,
             verify_state_load: false,
             verify_only: false,
@@ -847,7 +868,9 @@ impl JobSpec {
 
     /// Issues trims: a trim workload, or a replayed trace that trims.
     pub fn trims(&self) -> bool {
-        self.rw.trims() || self.replay.as_ref().is_some_and(|r| r.trims)
+        self.rw.trims()
+            || self.replay.as_ref().is_some_and(|r| r.trims)
+            || (self.verify_trim.is_some() && !self.verify_only)
     }
 
     /// Changes what its targets hold: writes or trims (fio's write or trim

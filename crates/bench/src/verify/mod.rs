@@ -48,6 +48,7 @@
 pub(crate) mod checksum;
 pub(crate) mod fiorand;
 pub(crate) mod state;
+pub(crate) mod trim;
 
 use crate::spec::{JobSpec, VerifyMode};
 use checksum::{fio_crc32c, fio_type, mode_of, sum, sum_len};
@@ -179,13 +180,19 @@ pub enum BadBlock {
     /// A chunk this run wrote reads back without this run's facts (another
     /// tool's block): the write was lost.
     Foreign,
+    /// Trimmed (trim_percentage), but this byte of the chunk is not zero
+    /// (trim_verify_zero).
+    NotZero { at: usize },
 }
 
 impl BadBlock {
     /// A header fact failed (fio dumps such a chunk as `hdr_fail`), not
     /// the payload.
     fn in_header(self) -> bool {
-        !matches!(self, BadBlock::Checksum { .. } | BadBlock::Pattern { .. })
+        !matches!(
+            self,
+            BadBlock::Checksum { .. } | BadBlock::Pattern { .. } | BadBlock::NotZero { .. }
+        )
     }
 }
 
@@ -224,6 +231,10 @@ impl std::fmt::Display for BadBlock {
             BadBlock::Foreign => write!(
                 f,
                 "written by another run or tool, not by this run's acknowledged write (lost write)"
+            ),
+            BadBlock::NotZero { at } => write!(
+                f,
+                "trimmed, but byte {at} is not zero (trim_verify_zero: a trimmed block reads zeroes)"
             ),
         }
     }
@@ -589,6 +600,8 @@ pub(crate) struct Chunk {
     busy: bool,
     /// Checked since it was written (verify_backlog).
     pub(crate) verified: bool,
+    /// Trimmed since it was written (trim_percentage): reads zeroes.
+    pub(crate) trimmed: bool,
 }
 
 /// The chunks of one target region.
@@ -669,6 +682,8 @@ pub(crate) struct VerifyState {
     pub(crate) state: Option<state::StateLog>,
     /// fio's verify_backlog: checks during the writes.
     pub(crate) backlog: Option<Backlog>,
+    /// fio's trim_backlog: trims of written blocks during the writes.
+    pub(crate) trim: Option<trim::TrimBacklog>,
 }
 
 /// fio's verify_backlog and verify_backlog_batch (io_u.c,
@@ -711,6 +726,7 @@ impl VerifyState {
             dump: None,
             state: None,
             backlog: None,
+            trim: None,
         }
     }
 
@@ -767,6 +783,31 @@ impl VerifyState {
             }
             return Some(crate::generator::NextIo {
                 op: hiops_hal::Op::Read,
+                target,
+                offset,
+                len,
+            });
+        }
+        None
+    }
+
+    /// The next trim trim_backlog wants, if one is due: the oldest picked
+    /// write still holding its chunks, not checked by verify_backlog since.
+    pub(crate) fn trim_next(&mut self) -> Option<crate::generator::NextIo> {
+        let t = self.trim.as_mut()?;
+        while t.ready() {
+            let (target, offset, len, seq) = t.picked.pop_front()?;
+            let map = &self.maps[target as usize];
+            let r = map.range(offset, len);
+            if map.chunks[r]
+                .iter()
+                .any(|c| c.seq != seq || c.busy || c.verified)
+            {
+                continue;
+            }
+            t.due -= 1;
+            return Some(crate::generator::NextIo {
+                op: hiops_hal::Op::Trim,
                 target,
                 offset,
                 len,
@@ -888,32 +929,77 @@ impl VerifyState {
             return; // a short transfer is counted, not verified
         }
         if op.is_write() {
-            let seq = map.chunks[r.start].pending;
-            for (k, c) in map.chunks[r].iter_mut().enumerate() {
-                (c.seq, c.part, c.verified) = (c.pending, k as u16, false);
-            }
-            if let Some(b) = self.backlog.as_mut() {
-                b.pending.push_back((target, offset, len, seq));
-                b.last_was_write = true;
-            }
-            return;
+            return self.wrote(target, offset, len);
         }
         if let Some(b) = self.backlog.as_mut() {
             b.last_was_write = false;
         }
-        if !self.check {
-            return;
+        if let Some(t) = self.trim.as_mut() {
+            t.last_read(op == hiops_hal::Op::Read);
         }
+        if op == hiops_hal::Op::Trim {
+            return self.trimmed(target, offset, len);
+        }
+        if self.check {
+            self.check_read(target, offset, len, data);
+        }
+    }
+
+    /// A full write is done: its chunks hold it, and the backlogs log it.
+    fn wrote(&mut self, target: u32, offset: u64, len: u32) {
+        let map = &mut self.maps[target as usize];
+        let r = map.range(offset, len);
+        let seq = map.chunks[r.start].pending;
+        for (k, c) in map.chunks[r].iter_mut().enumerate() {
+            (c.seq, c.part, c.verified, c.trimmed) = (c.pending, k as u16, false, false);
+        }
+        if let Some(b) = self.backlog.as_mut() {
+            b.pending.push_back((target, offset, len, seq));
+            b.last_was_write = true;
+        }
+        if let Some(t) = self.trim.as_mut() {
+            t.logged(target, offset, len, seq);
+        }
+    }
+
+    /// A trim_backlog trim is done (fio's get_next_trim): its chunks are
+    /// to read as zeroes (trim_verify_zero), or out of the check.
+    fn trimmed(&mut self, target: u32, offset: u64, len: u32) {
+        let zero = self.trim.as_ref().is_some_and(|t| t.zero);
+        let map = &mut self.maps[target as usize];
+        let r = map.range(offset, len);
+        for c in &mut map.chunks[r] {
+            if zero {
+                c.trimmed = true;
+            } else {
+                c.seq = 0;
+            }
+        }
+    }
+
+    /// Checks each chunk of a full read this run wrote.
+    fn check_read(&mut self, target: u32, offset: u64, len: u32, data: &[u8]) {
+        let iv = self.stamper.interval();
+        let r = self.maps[target as usize].range(offset, len);
         for (k, i) in r.enumerate() {
-            let map = &mut self.maps[target as usize];
+            let map = &self.maps[target as usize];
             let at = map.offset_of(i);
-            let c = &mut map.chunks[i];
+            let c = map.chunks[i];
             if c.seq == 0 {
                 continue; // never written: nothing to expect
             }
             let (seq, part) = (c.seq, c.part as usize);
             let io_offset = at - (part * iv) as u64;
             let chunk = &data[k * iv..(k + 1) * iv];
+            if c.trimmed {
+                // verify.c, verify_trimmed_io_u: zeroes, and nothing else.
+                let found = match chunk.iter().position(|&b| b != 0) {
+                    Some(at) => Err(BadBlock::NotZero { at }),
+                    None => Ok(Found::default()),
+                };
+                self.judge(target, at, chunk, part, io_offset, found, None, None);
+                continue;
+            }
             let found = self.stamper.check(chunk, at, part, io_offset);
             let (want_seq, want_seed) = match self.knows {
                 Knows::Run => (Some(seq), None),
@@ -985,6 +1071,9 @@ impl VerifyState {
             };
             if why.in_header() {
                 write("hdr_fail", chunk);
+            } else if matches!(why, BadBlock::NotZero { .. }) {
+                write("received", chunk);
+                write("expected", &vec![0; chunk.len()]);
             } else {
                 write("received", chunk);
                 write(

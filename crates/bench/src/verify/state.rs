@@ -46,6 +46,9 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             spec.verify_backlog_batch,
         ));
     }
+    if let Some(t) = spec.verify_trim.as_ref().filter(|_| !spec.verify_only) {
+        v.trim = Some(super::trim::TrimBacklog::new(t, spec.verify_seed, thread));
+    }
     if spec.verify_state_save && spec.rw.writes() && !spec.verify_only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
