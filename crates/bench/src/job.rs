@@ -9,7 +9,7 @@
 //! A rate-limited I/O is created at the time it was due, so a late one
 //! carries its lateness in slat and lat (no coordinated omission).
 
-use crate::driver::{Driver, Finished};
+use crate::driver::{Driver, Finished, Latency};
 use crate::generator::NextIo;
 use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
@@ -84,9 +84,17 @@ impl Books {
             s.ios += 1;
             s.bytes += io.bytes;
             s.short_ios += u64::from(!moved);
-            s.slat.record(io.slat_ns);
-            s.clat.record(io.clat_ns);
-            s.lat.record(io.lat_ns);
+            let timed = match f.latency {
+                Latency::Own => Some(d),
+                Latency::In(other) => Some(other),
+                Latency::None => None,
+            };
+            if let Some(t) = timed {
+                let s = &mut self.stats[t];
+                s.slat.record(io.slat_ns);
+                s.clat.record(io.clat_ns);
+                s.lat.record(io.lat_ns);
+            }
             if let Some(logs) = self.logs.as_mut() {
                 logs.io(&io);
             }

@@ -604,9 +604,10 @@ pub struct JobSpec {
     pub iodepth_batch_complete_min: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
-    /// fio's `ioengine=filecreate`: each I/O creates (opens with O_CREAT)
-    /// one of the job's files and closes it; no data moves (see the
-    /// `filecreate` module). `engine` is then psync's, whose one-at-a-time
+    /// fio's `ioengine=filecreate`: a file's first I/O in a loop creates
+    /// it (opens with O_CREAT), its other I/Os are counted untimed, and it
+    /// is closed after its last; no data moves (see the `filecreate`
+    /// module). `engine` is then psync's, whose one-at-a-time
     /// shape fio gives it (FIO_SYNCIO).
     pub filecreate: bool,
     pub numjobs: u32,

@@ -195,8 +195,9 @@ fn open_path(
 }
 
 /// A file `ioengine=filecreate` creates during the job: nothing is opened
-/// or laid out now; its region is one block (fio's filecreate sizes every
-/// file at the smallest bs). Only regular files are created, as in fio.
+/// or laid out now; its region is the job's file size, one block without
+/// one (fio's filecreate `get_file_size`). Only regular files are
+/// created, as in fio.
 fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
     let meta = std::fs::metadata(path);
     if meta.as_ref().is_ok_and(|m| !m.is_file()) {
