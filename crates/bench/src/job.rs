@@ -9,6 +9,7 @@
 //! A rate-limited I/O is created at the time it was due, so a late one
 //! carries its lateness in slat and lat (no coordinated omission).
 
+use crate::debug_trace::Trace;
 use crate::driver::{Driver, Finished, Latency};
 use crate::generator::NextIo;
 use crate::iolog::replay::Replay;
@@ -43,11 +44,16 @@ struct Books {
     logs: Option<JobLogs>,
     /// fio's latency_target search, when the job has a target.
     search: Option<LatencySearch>,
+    /// fio's --debug=io: a line per I/O queued and completed.
+    trace: Option<Trace>,
 }
 
 impl Books {
     fn book(&mut self, f: Finished<'_>, done_ns: u64) {
         let op = f.cmd.op;
+        if let Some(t) = &self.trace {
+            t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
         if f.result < 0 {
             let err = std::io::Error::from_raw_os_error((-f.result) as i32);
             let what = format!(
@@ -148,8 +154,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
-        let verify = (spec.verify != crate::spec::VerifyMode::Off)
+        let trace = (spec.trace.io || spec.trace.verify)
+            .then(|| Trace::new(crate::worker::target_names(plan)));
+        let mut verify = (spec.verify != crate::spec::VerifyMode::Off)
             .then(|| crate::verify::state::for_thread(plan));
+        if let Some(v) = verify.as_mut().filter(|_| spec.trace.verify) {
+            v.trace = trace.clone();
+        }
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
         let depth = driver.depth();
@@ -170,6 +181,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 search: spec
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
+                trace: trace.filter(|_| spec.trace.io),
             },
             window: None,
             deadline_ns: None,
@@ -470,6 +482,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         if let Some(log) = self.iolog.as_mut() {
             log.io(start_ns, io.op, io.target, io.offset, io.len);
+        }
+        if let Some(t) = &self.books.trace {
+            t.io("queue", io.op, io.target, io.offset, io.len);
         }
         let verify = &self.books.verify;
         let salt = self.books.totals[1].0;

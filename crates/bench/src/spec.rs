@@ -659,6 +659,8 @@ pub struct JobSpec {
     pub verify_backlog_batch: u64,
     /// fio's trim_percentage family (None: no trims mixed in).
     pub verify_trim: Option<VerifyTrim>,
+    /// fio's --debug=io and --debug=verify for this job's threads.
+    pub trace: crate::debug_trace::TraceSpec,
     /// Keep fio's verify state file up to date while a writing job runs
     /// (fio's verify_state_save).
     pub verify_state_save: bool,
@@ -809,6 +811,7 @@ impl JobSpec {
             verify_backlog: 0,
             verify_backlog_batch: 0,
             verify_trim: None,
+            trace: Default::default(),
             verify_state_save: false,
             verify_state_load: false,
             verify_only: false,

@@ -684,6 +684,8 @@ pub(crate) struct VerifyState {
     pub(crate) backlog: Option<Backlog>,
     /// fio's trim_backlog: trims of written blocks during the writes.
     pub(crate) trim: Option<trim::TrimBacklog>,
+    /// fio's --debug=verify: a line per checked chunk.
+    pub(crate) trace: Option<crate::debug_trace::Trace>,
 }
 
 /// fio's verify_backlog and verify_backlog_batch (io_u.c,
@@ -727,6 +729,7 @@ impl VerifyState {
             state: None,
             backlog: None,
             trim: None,
+            trace: None,
         }
     }
 
@@ -1056,6 +1059,10 @@ impl VerifyState {
                 _ => Ok(()),
             }
         });
+        if let Some(t) = &self.trace {
+            let bad = verdict.as_ref().err().map(ToString::to_string);
+            t.verify(target, at, chunk.len(), bad);
+        }
         let Err(why) = verdict else {
             return;
         };
