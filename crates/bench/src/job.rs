@@ -519,11 +519,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
         while self.driver.busy() > 0 {
             if let Err(e) = self.driver.submit() {
                 self.books.error.get_or_insert(format!("draining: {e}"));
-                return;
+                break;
             }
             if !self.reap(1) {
-                return;
+                break;
             }
+        }
+        // verify_async: what the verify threads still hold is booked.
+        if let Some(v) = self.books.verify.as_mut() {
+            v.flush();
         }
     }
 
@@ -682,6 +686,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     fn finish(mut self) -> ThreadResult {
+        if let Some(v) = self.books.verify.as_mut() {
+            v.flush();
+        }
         let b = self.books;
         let r = &mut self.result;
         [r.read, r.write, r.trim] = b.stats;

@@ -657,6 +657,9 @@ pub struct JobSpec {
     pub verify_backlog: u64,
     /// 0: verify_backlog's count.
     pub verify_backlog_batch: u64,
+    /// fio's verify_async: threads that check read-back blocks (0: the
+    /// job's own thread checks them).
+    pub verify_async: u32,
     /// fio's trim_percentage family (None: no trims mixed in).
     pub verify_trim: Option<VerifyTrim>,
     /// fio's --debug=io and --debug=verify for this job's threads.
@@ -810,6 +813,7 @@ impl JobSpec {
             verify_dump: false,
             verify_backlog: 0,
             verify_backlog_batch: 0,
+            verify_async: 0,
             verify_trim: None,
             trace: Default::default(),
             verify_state_save: false,

@@ -659,6 +659,7 @@ impl Draft {
         spec.verify_dump = self.verify_dump.unwrap_or(false);
         spec.verify_backlog = self.verify_backlog.unwrap_or(0);
         spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
+        spec.verify_async = self.verify_async.unwrap_or(0);
         // fio issues trims of picked blocks only with trim_backlog, and
         // picks only in a verify job (trim_percentage's parent is verify).
         spec.verify_trim = match (self.trim_percentage, self.trim_backlog) {

@@ -47,6 +47,7 @@
 
 pub(crate) mod checksum;
 pub(crate) mod fiorand;
+pub(crate) mod pool;
 pub(crate) mod state;
 pub(crate) mod trim;
 
@@ -686,6 +687,10 @@ pub(crate) struct VerifyState {
     pub(crate) trim: Option<trim::TrimBacklog>,
     /// fio's --debug=verify: a line per checked chunk.
     pub(crate) trace: Option<crate::debug_trace::Trace>,
+    /// fio's verify_async: threads that check reads off this one.
+    pub(crate) pool: Option<pool::Pool>,
+    /// The chunks of the read being checked (reused).
+    wants: Vec<pool::Want>,
 }
 
 /// fio's verify_backlog and verify_backlog_batch (io_u.c,
@@ -730,6 +735,8 @@ impl VerifyState {
             backlog: None,
             trim: None,
             trace: None,
+            pool: None,
+            wants: Vec::new(),
         }
     }
 
@@ -980,40 +987,111 @@ impl VerifyState {
         }
     }
 
-    /// Checks each chunk of a full read this run wrote.
+    /// Checks each chunk of a full read this run wrote, here or on a
+    /// verify_async thread.
     fn check_read(&mut self, target: u32, offset: u64, len: u32, data: &[u8]) {
+        let mut wants = std::mem::take(&mut self.wants);
+        self.wants_of(target, offset, len, &mut wants);
+        if self.pool.is_some() {
+            self.check_async(target, &wants, &data[..len as usize]);
+        } else {
+            let iv = self.stamper.interval();
+            for w in &wants {
+                let chunk = &data[w.k * iv..(w.k + 1) * iv];
+                let found = match w.trimmed {
+                    true => zeroes(chunk),
+                    false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
+                };
+                self.judge(
+                    target,
+                    w.at,
+                    chunk,
+                    w.part,
+                    w.io_offset,
+                    found,
+                    w.seq,
+                    w.seed,
+                );
+            }
+        }
+        self.wants = wants;
+    }
+
+    /// What the check of each written chunk of a read must find.
+    fn wants_of(&self, target: u32, offset: u64, len: u32, out: &mut Vec<pool::Want>) {
+        out.clear();
         let iv = self.stamper.interval();
-        let r = self.maps[target as usize].range(offset, len);
-        for (k, i) in r.enumerate() {
-            let map = &self.maps[target as usize];
-            let at = map.offset_of(i);
-            let c = map.chunks[i];
+        let map = &self.maps[target as usize];
+        for (k, i) in map.range(offset, len).enumerate() {
+            let (at, c) = (map.offset_of(i), map.chunks[i]);
             if c.seq == 0 {
                 continue; // never written: nothing to expect
             }
-            let (seq, part) = (c.seq, c.part as usize);
-            let io_offset = at - (part * iv) as u64;
-            let chunk = &data[k * iv..(k + 1) * iv];
-            if c.trimmed {
-                // verify.c, verify_trimmed_io_u: zeroes, and nothing else.
-                let found = match chunk.iter().position(|&b| b != 0) {
-                    Some(at) => Err(BadBlock::NotZero { at }),
-                    None => Ok(Found::default()),
-                };
-                self.judge(target, at, chunk, part, io_offset, found, None, None);
-                continue;
-            }
-            let found = self.stamper.check(chunk, at, part, io_offset);
-            let (want_seq, want_seed) = match self.knows {
-                Knows::Run => (Some(seq), None),
+            let part = c.part as usize;
+            let (seq, seed) = match self.knows {
+                _ if c.trimmed => (None, None),
+                Knows::Run => (Some(c.seq), None),
                 Knows::Replay { check_seed: true } => {
-                    (None, self.write_seeds.get(seq as usize - 1).copied())
+                    (None, self.write_seeds.get(c.seq as usize - 1).copied())
                 }
                 _ => (None, None),
             };
-            self.judge(
-                target, at, chunk, part, io_offset, found, want_seq, want_seed,
-            );
+            out.push(pool::Want {
+                k,
+                at,
+                part,
+                io_offset: at - (part * iv) as u64,
+                seq,
+                seed,
+                trimmed: c.trimmed,
+            });
+        }
+    }
+
+    /// verify_async: the read's bytes to a verify thread, in a free batch
+    /// (waiting for one, and booking what comes back, when none is).
+    fn check_async(&mut self, target: u32, wants: &[pool::Want], data: &[u8]) {
+        if wants.is_empty() {
+            return;
+        }
+        self.book_checked(false);
+        let mut b = loop {
+            if let Some(b) = self.pool.as_mut().and_then(pool::Pool::free) {
+                break b;
+            }
+            self.book_checked(true);
+        };
+        b.target = target;
+        b.data.clear();
+        b.data.extend_from_slice(data);
+        b.wants.clear();
+        b.wants.extend_from_slice(wants);
+        if let Some(p) = self.pool.as_mut() {
+            p.send(b);
+        }
+    }
+
+    /// Books the batches the verify threads gave back: one at least when
+    /// `wait` (if any is out), else those ready.
+    fn book_checked(&mut self, wait: bool) {
+        let mut wait = wait;
+        while let Some(b) = self.pool.as_mut().and_then(|p| p.checked(wait)) {
+            wait = false;
+            let iv = self.stamper.interval();
+            for (w, v) in b.wants.iter().zip(&b.verdicts) {
+                let chunk = &b.data[w.k * iv..(w.k + 1) * iv];
+                self.record(b.target, w.at, chunk, w.part, w.io_offset, *v);
+            }
+            if let Some(p) = self.pool.as_mut() {
+                p.give_back(b);
+            }
+        }
+    }
+
+    /// verify_async: waits for every batch out and books it.
+    pub(crate) fn flush(&mut self) {
+        while self.pool.as_ref().is_some_and(|p| p.out() > 0) {
+            self.book_checked(true);
         }
     }
 
@@ -1031,34 +1109,22 @@ impl VerifyState {
         want_seq: Option<u32>,
         want_seed: Option<u64>,
     ) {
+        let verdict = verdict(found, self.stamper.pass(), want_seq, want_seed);
+        self.record(target, at, chunk, part, io_offset, verdict);
+    }
+
+    /// Books one chunk's verdict: counted, traced, and a bad one reported
+    /// and dumped.
+    fn record(
+        &mut self,
+        target: u32,
+        at: u64,
+        chunk: &[u8],
+        part: usize,
+        io_offset: u64,
+        verdict: Result<(), BadBlock>,
+    ) {
         self.report.blocks_checked += 1;
-        let verdict = found.and_then(|f| {
-            match f.hiops {
-                Some((pass, _)) if pass != self.stamper.pass() => {
-                    return Err(BadBlock::StalePass {
-                        found: pass,
-                        expected: self.stamper.pass(),
-                    })
-                }
-                Some((_, seq)) => {
-                    if let Some(w) = want_seq.filter(|&w| w != seq) {
-                        return Err(BadBlock::LostWrite {
-                            found: seq,
-                            expected: w,
-                        });
-                    }
-                }
-                None if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
-                None => {}
-            }
-            match want_seed {
-                Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
-                    found: f.rand_seed,
-                    expected: w,
-                }),
-                _ => Ok(()),
-            }
-        });
         if let Some(t) = &self.trace {
             let bad = verdict.as_ref().err().map(ToString::to_string);
             t.verify(target, at, chunk.len(), bad);
@@ -1089,6 +1155,52 @@ impl VerifyState {
                 );
             }
         }
+    }
+}
+
+/// What a chunk's header says against what the checking thread knows of
+/// it: its pass (`pass`), the write acknowledged last there (`want_seq`),
+/// the seed the replayed write drew (`want_seed`).
+pub(crate) fn verdict(
+    found: Result<Found, BadBlock>,
+    pass: u32,
+    want_seq: Option<u32>,
+    want_seed: Option<u64>,
+) -> Result<(), BadBlock> {
+    let f = found?;
+    match f.hiops {
+        Some((p, _)) if p != pass => {
+            return Err(BadBlock::StalePass {
+                found: p,
+                expected: pass,
+            })
+        }
+        Some((_, seq)) => {
+            if let Some(w) = want_seq.filter(|&w| w != seq) {
+                return Err(BadBlock::LostWrite {
+                    found: seq,
+                    expected: w,
+                });
+            }
+        }
+        None if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
+        None => {}
+    }
+    match want_seed {
+        Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
+            found: f.rand_seed,
+            expected: w,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A trimmed chunk's check (verify.c, verify_trimmed_io_u): zeroes, and
+/// nothing else.
+pub(crate) fn zeroes(chunk: &[u8]) -> Result<Found, BadBlock> {
+    match chunk.iter().position(|&b| b != 0) {
+        Some(at) => Err(BadBlock::NotZero { at }),
+        None => Ok(Found::default()),
     }
 }
 
