@@ -303,8 +303,12 @@ fn filecreate_counts_files_of_several_blocks_and_mixes_as_fio() {
             assert_eq!(f, h, "{case:?}: one direction, the same counts");
         }
     }
-    // A file of a size that is no multiple of bs is refused before any
-    // file is made.
+}
+
+/// A file of a size that is no multiple of bs is refused before any file
+/// is made.
+#[test]
+fn filecreate_refuses_a_size_that_is_no_multiple_of_bs() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("files")).unwrap();
     let args = [

@@ -684,29 +684,38 @@ fn a_v3_trace_replays_its_trims() {
         let (o, l) = (o as usize, l as usize);
         assert!(back[o..o + l].iter().all(|&b| b != 0), "{o}: not trimmed");
     }
-    // --readonly refuses a replay that would trim (fio's read-only mode
-    // drops the trace's trims and writes; hiops refuses the job, as it
-    // refuses any job that writes).
+    readonly_refuses_the_trims(dir, &read);
+    fio_replays_the_text_trims(dir, &read, want);
+}
+
+/// --readonly refuses a replay that would trim (fio's read-only mode drops
+/// the trace's trims and writes; hiops refuses the job, as it refuses any
+/// job that writes).
+fn readonly_refuses_the_trims(dir: &Path, read: &str) {
     let o = hiops(
         dir,
-        &["--readonly", "--name=r", &read, "--replay_skip=write"],
+        &["--readonly", "--name=r", read, "--replay_skip=write"],
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && err.contains("trace it replays trims"),
         "{err}"
     );
+}
 
+/// fio replays the trace of [`a_v3_trace_replays_its_trims`]: the same
+/// reads and writes, and its trims from fio 3.34 on (fio 3.33's read_iolog
+/// logs each trim line as "bad ddir: 2" and drops it; fio 3.34 added
+/// trims, commit dd6500e9).
+fn fio_replays_the_text_trims(dir: &Path, read: &str, want: [(u64, u64); 3]) {
     let Some(mut fio) = fio() else { return };
     nonzero_file(dir, "data");
-    let (v, err) = fio_falloc(&mut fio, dir, std::slice::from_ref(&read));
+    let (v, err) = fio_falloc(&mut fio, dir, &[read.to_string()]);
     let got = direction_counts(&v);
     assert_eq!(&got[..2], &want[..2], "fio reads and writes the same");
     if fio_version() >= (3, 34) {
         assert_eq!(got[2], want[2], "fio replays the same trims");
     } else {
-        // fio 3.33's read_iolog logs each trim line as "bad ddir: 2" and
-        // drops it (iolog.c; fio 3.34 added trims, commit dd6500e9).
         eprintln!(
             "fio {:?} drops a text trace's trims: compared reads and writes",
             fio_version()
