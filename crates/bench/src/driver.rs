@@ -19,6 +19,18 @@ pub(crate) struct Finished<'a> {
     pub result: i64,
     /// The command's buffer: what a read brought.
     pub data: &'a [u8],
+    /// Where its latency is booked.
+    pub latency: Latency,
+}
+
+/// Where a completion's latency is booked: in its own direction (every
+/// engine but filecreate), another one, or nowhere (fio's FIO_NOSTATS:
+/// filecreate's I/Os after a file's create count but are not timed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Latency {
+    Own,
+    In(usize),
+    None,
 }
 
 pub(crate) trait Driver {
@@ -128,6 +140,7 @@ impl Driver for QueueDriver {
                 issued_ns: c.issued_ns,
                 result: c.result,
                 data: &self.queue.buffer(c.tag)[..len as usize],
+                latency: Latency::Own,
             });
         }
         Ok(n)
@@ -256,6 +269,7 @@ impl Driver for PathDriver<'_> {
             issued_ns,
             result,
             data: &self.buf[..len as usize],
+            latency: Latency::Own,
         });
         Ok(1)
     }

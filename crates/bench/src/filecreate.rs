@@ -1,17 +1,19 @@
-//! fio's `ioengine=filecreate` (fio's `engines/filecreate.c`): no data
-//! moves; each I/O opens one of the job's files with O_CREAT|O_RDWR, mode
-//! 0600, and the open is what is timed (fio adds the open's time as the
-//! I/O's completion latency). fio sizes every file at one block
-//! (`get_file_size` = the smallest bs) and gives the engine FIO_SYNCIO, so
-//! a job does one create per file per loop, one at a time: nrfiles files
-//! make nrfiles I/Os of bs bytes each, booked as reads when the job reads
-//! and as writes otherwise (fio's `init`).
+//! fio's `ioengine=filecreate` (fio 3.33 `engines/fileoperations.c`): no
+//! data moves; each file is opened with O_CREAT|O_RDWR, mode 0600, once a
+//! loop, and the open is what is timed (fio adds the open's time as a
+//! completion latency in the job's direction: reads when it reads, writes
+//! otherwise, `init`). The I/Os of a file (filesize/bs of them: fio's
+//! `get_file_size` makes a file one block only when no size is given) are
+//! fake: each is counted in its own direction, bytes and all, and none is
+//! timed (FIO_FAKEIO, FIO_NOSTATS). The engine is FIO_SYNCIO: one at a time.
 //!
-//! hiops does the same with its job loop: each file's region is one block,
-//! and this driver opens the file a command names and closes it once the
-//! completion is booked. What fio does differently is refused by [`check`].
+//! hiops does the same with its job loop: the first I/O of a file in a pass
+//! creates it (timed, in the job's direction), the rest of its I/Os
+//! complete at once untimed, and the file is closed after its last one (the
+//! next loop creates it again). What fio does differently is refused by
+//! [`check`].
 
-use crate::driver::{Driver, Finished};
+use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, TargetSpec, VerifyMode};
 use hiops_hal::{now_ns, Command, DepthStats};
@@ -25,8 +27,8 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     if spec.path.is_some() || spec.offload || spec.tasks_of(0).is_some() {
         return refuse("files are created by the job's own thread, one at a time: drop --strategy, --tasks and io_submit_mode=offload");
     }
-    if spec.rw.trims() || (spec.rw.reads() && spec.rw.writes()) {
-        return refuse("each create is booked in one direction (fio: reads when the job reads): use rw=write or rw=read");
+    if spec.rw.trims() {
+        return refuse("it creates files and moves no data, so there is nothing to trim: use rw=write, read or a mix of them");
     }
     if spec.verify != VerifyMode::Off || spec.verify_only {
         return refuse("no data is written or read, so there is nothing to verify: drop verify");
@@ -35,11 +37,11 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
         return refuse("it creates the job's files in order, not a trace's: drop read_iolog");
     }
     if !spec.bs.is_fixed() || spec.bs_write.is_some() {
-        return refuse("every file is one block: give one fixed bs");
+        return refuse("a file's I/Os are counted in blocks of one size: give one fixed bs");
     }
-    if spec.size.is_some_and(|s| s != bs) {
+    if spec.size.is_some_and(|s| !s.is_multiple_of(bs)) {
         return refuse(&format!(
-            "fio makes each file one block and counts filesize/bs I/Os of which only the first creates; hiops creates once per I/O: set filesize (or size/nrfiles) to bs ({bs}), or leave both out"
+            "each file is counted in {bs}-byte I/Os: make filesize (or size/nrfiles) a multiple of bs"
         ));
     }
     Ok(())
@@ -49,10 +51,18 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
 pub(crate) struct FileCreateDriver {
     /// This thread's files, by the job loop's target index.
     paths: Vec<CString>,
+    /// Each file's descriptor while its pass lasts (-1: not created yet).
+    fds: Vec<libc::c_int>,
+    /// Each file's I/Os left in this pass.
+    left: Vec<u64>,
+    /// I/Os of a file in a pass: filesize / bs.
+    per_file: u64,
+    /// fio's stat_ddir: where a create's time is booked.
+    stat_dir: usize,
     staged: Option<(Command, u64)>,
-    /// The finished create: command, value, issue time, result, descriptor
-    /// to close once booked (-1: none).
-    done: Option<(Command, u64, u64, i64, libc::c_int)>,
+    /// The finished I/O: command, value, issue time, result, where its
+    /// time goes, and the file to close once booked.
+    done: Option<(Command, u64, u64, i64, Latency, Option<usize>)>,
     depth: DepthStats,
 }
 
@@ -69,8 +79,13 @@ impl FileCreateDriver {
                     .map_err(|_| format!("{}: a file name with a NUL byte", p.display()))
             })
             .collect::<Result<_, _>>()?;
+        let bs = spec.bs.max() as u64;
         Ok(FileCreateDriver {
             paths,
+            fds: vec![-1; n],
+            left: vec![0; n],
+            per_file: (spec.size.unwrap_or(bs) / bs).max(1),
+            stat_dir: if spec.rw.reads() { 0 } else { 1 },
             staged: None,
             done: None,
             depth: DepthStats {
@@ -80,12 +95,10 @@ impl FileCreateDriver {
         })
     }
 
-    /// Opens the command's file as fio's filecreate does; (result, fd).
-    fn create(&self, cmd: &Command) -> (i64, libc::c_int) {
-        if cmd.op.is_sync() {
-            return (0, -1); // fio's queue completes everything without work
-        }
-        let path = &self.paths[cmd.target as usize];
+    /// Opens the file as fio's filecreate does: the descriptor, or a
+    /// negated errno.
+    fn create(&self, target: usize) -> Result<libc::c_int, i64> {
+        let path = &self.paths[target];
         // SAFETY: `path` is a NUL-terminated string that outlives the call.
         let fd = unsafe {
             libc::open(
@@ -96,9 +109,44 @@ impl FileCreateDriver {
         };
         if fd < 0 {
             let errno = std::io::Error::last_os_error().raw_os_error();
-            (-(errno.unwrap_or(libc::EIO) as i64), -1)
-        } else {
-            (cmd.len as i64, fd)
+            return Err(-(errno.unwrap_or(libc::EIO) as i64));
+        }
+        Ok(fd)
+    }
+
+    /// Does one I/O: the file's create if its pass starts, else nothing.
+    /// (result, where its time goes, the file to close after it).
+    fn io(&mut self, cmd: &Command) -> (i64, Latency, Option<usize>) {
+        if cmd.op.is_sync() {
+            return (0, Latency::None, None); // fio completes it without work
+        }
+        let t = cmd.target as usize;
+        let mut latency = Latency::None;
+        if self.fds[t] < 0 {
+            match self.create(t) {
+                Ok(fd) => (self.fds[t], self.left[t]) = (fd, self.per_file),
+                Err(e) => return (e, Latency::In(self.stat_dir), None),
+            }
+            latency = Latency::In(self.stat_dir);
+        }
+        self.left[t] = self.left[t].saturating_sub(1);
+        let close = (self.left[t] == 0).then_some(t);
+        (cmd.len as i64, latency, close)
+    }
+
+    fn close(&mut self, t: usize) {
+        if self.fds[t] >= 0 {
+            // SAFETY: the descriptor was opened by `create` and is closed once.
+            unsafe { libc::close(self.fds[t]) };
+            self.fds[t] = -1;
+        }
+    }
+}
+
+impl Drop for FileCreateDriver {
+    fn drop(&mut self) {
+        for t in 0..self.fds.len() {
+            self.close(t);
         }
     }
 }
@@ -127,7 +175,7 @@ impl Driver for FileCreateDriver {
             return Ok(0);
         };
         let issued = now_ns();
-        let (result, fd) = self.create(&cmd);
+        let (result, latency, close) = self.io(&cmd);
         let done = now_ns();
         let d = &mut self.depth;
         d.issued += 1;
@@ -135,12 +183,12 @@ impl Driver for FileCreateDriver {
         d.levels[0] += 1;
         d.area += (done - issued) as u128;
         d.at_ns = done;
-        self.done = Some((cmd, user, issued, result, fd));
+        self.done = Some((cmd, user, issued, result, latency, close));
         Ok(1)
     }
 
     fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
-        let Some((cmd, user, issued_ns, result, fd)) = self.done.take() else {
+        let Some((cmd, user, issued_ns, result, latency, close)) = self.done.take() else {
             return Ok(0);
         };
         each(Finished {
@@ -149,12 +197,12 @@ impl Driver for FileCreateDriver {
             issued_ns,
             result,
             data: &[],
+            latency,
         });
         // Closed after booking: the close is not part of the create's time
         // (fio closes in close_file, outside the timed open).
-        if fd >= 0 {
-            // SAFETY: fd was opened by `create` and is closed once.
-            unsafe { libc::close(fd) };
+        if let Some(t) = close {
+            self.close(t);
         }
         Ok(1)
     }

@@ -9,7 +9,8 @@
 //! A rate-limited I/O is created at the time it was due, so a late one
 //! carries its lateness in slat and lat (no coordinated omission).
 
-use crate::driver::{Driver, Finished};
+use crate::debug_trace::Trace;
+use crate::driver::{Driver, Finished, Latency};
 use crate::generator::NextIo;
 use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
@@ -43,11 +44,16 @@ struct Books {
     logs: Option<JobLogs>,
     /// fio's latency_target search, when the job has a target.
     search: Option<LatencySearch>,
+    /// fio's --debug=io: a line per I/O queued and completed.
+    trace: Option<Trace>,
 }
 
 impl Books {
     fn book(&mut self, f: Finished<'_>, done_ns: u64) {
         let op = f.cmd.op;
+        if let Some(t) = &self.trace {
+            t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
         if f.result < 0 {
             let err = std::io::Error::from_raw_os_error((-f.result) as i32);
             let what = format!(
@@ -84,9 +90,17 @@ impl Books {
             s.ios += 1;
             s.bytes += io.bytes;
             s.short_ios += u64::from(!moved);
-            s.slat.record(io.slat_ns);
-            s.clat.record(io.clat_ns);
-            s.lat.record(io.lat_ns);
+            let timed = match f.latency {
+                Latency::Own => Some(d),
+                Latency::In(other) => Some(other),
+                Latency::None => None,
+            };
+            if let Some(t) = timed {
+                let s = &mut self.stats[t];
+                s.slat.record(io.slat_ns);
+                s.clat.record(io.clat_ns);
+                s.lat.record(io.lat_ns);
+            }
             if let Some(logs) = self.logs.as_mut() {
                 logs.io(&io);
             }
@@ -140,8 +154,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
-        let verify = (spec.verify != crate::spec::VerifyMode::Off)
+        let trace = (spec.trace.io || spec.trace.verify)
+            .then(|| Trace::new(crate::worker::target_names(plan)));
+        let mut verify = (spec.verify != crate::spec::VerifyMode::Off)
             .then(|| crate::verify::state::for_thread(plan));
+        if let Some(v) = verify.as_mut().filter(|_| spec.trace.verify) {
+            v.trace = trace.clone();
+        }
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
         let depth = driver.depth();
@@ -162,6 +181,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 search: spec
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
+                trace: trace.filter(|_| spec.trace.io),
             },
             window: None,
             deadline_ns: None,
@@ -402,9 +422,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         };
         let mut now = now;
         while self.driver.busy() < depth {
-            // verify_backlog's reads go between the workload's I/Os.
+            // verify_backlog's reads and trim_backlog's trims go between
+            // the workload's I/Os (fio's get_io_u: verify first).
             let backlog = match self.books.verify.as_mut() {
-                Some(v) if src.stoppable() => v.backlog_read(),
+                Some(v) if src.stoppable() => v.backlog_read().or_else(|| v.trim_next()),
                 _ => None,
             };
             let next = match backlog {
@@ -462,6 +483,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if let Some(log) = self.iolog.as_mut() {
             log.io(start_ns, io.op, io.target, io.offset, io.len);
         }
+        if let Some(t) = &self.books.trace {
+            t.io("queue", io.op, io.target, io.offset, io.len);
+        }
         let verify = &self.books.verify;
         let salt = self.books.totals[1].0;
         let pattern = self.spec.buffer_pattern.as_deref();
@@ -495,11 +519,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
         while self.driver.busy() > 0 {
             if let Err(e) = self.driver.submit() {
                 self.books.error.get_or_insert(format!("draining: {e}"));
-                return;
+                break;
             }
             if !self.reap(1) {
-                return;
+                break;
             }
+        }
+        // verify_async: what the verify threads still hold is booked.
+        if let Some(v) = self.books.verify.as_mut() {
+            v.flush();
         }
     }
 
@@ -658,6 +686,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     fn finish(mut self) -> ThreadResult {
+        if let Some(v) = self.books.verify.as_mut() {
+            v.flush();
+        }
         let b = self.books;
         let r = &mut self.result;
         [r.read, r.write, r.trim] = b.stats;

@@ -19,6 +19,7 @@ mod blockmap;
 mod cache;
 pub mod cluster;
 pub mod coord;
+pub mod debug_trace;
 mod driver;
 pub mod error;
 pub mod file_service;

@@ -240,6 +240,7 @@ impl Driver for OffloadDriver {
                 issued_ns: d.issued_ns,
                 result: d.result,
                 data: &d.buf[..len as usize],
+                latency: crate::driver::Latency::Own,
             });
             free.push(d.buf);
         }

@@ -530,6 +530,27 @@ pub struct ReplaySpec {
     pub align: u64,
     /// replay_skip: I/Os of these kinds are not replayed.
     pub skip: ReplaySkip,
+    /// The trace has trims to replay (after replay_skip): the targets are
+    /// opened for writing and must be able to discard, as for rw=trim.
+    pub trims: bool,
+}
+
+/// fio's trim_percentage, trim_backlog, trim_backlog_batch and
+/// trim_verify_zero (io_u.c `check_get_trim`, trim.c, verify.c
+/// `verify_trimmed_io_u`): each write a verify job logs is picked for a
+/// trim with this percentage's chance; when the logged writes reach a
+/// multiple of `every` (and the last I/O was not a read), `batch` of the
+/// oldest picked blocks are trimmed. The check then expects zeroes there
+/// (`zero`), or leaves them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyTrim {
+    pub percentage: u32,
+    /// trim_backlog, above 0 (without it fio issues no trim).
+    pub every: u64,
+    /// trim_backlog_batch; 0: `every`.
+    pub batch: u64,
+    /// trim_verify_zero (fio's default 1).
+    pub zero: bool,
 }
 
 /// What replay_skip leaves out.
@@ -583,9 +604,10 @@ pub struct JobSpec {
     pub iodepth_batch_complete_min: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
-    /// fio's `ioengine=filecreate`: each I/O creates (opens with O_CREAT)
-    /// one of the job's files and closes it; no data moves (see the
-    /// `filecreate` module). `engine` is then psync's, whose one-at-a-time
+    /// fio's `ioengine=filecreate`: a file's first I/O in a loop creates
+    /// it (opens with O_CREAT), its other I/Os are counted untimed, and it
+    /// is closed after its last; no data moves (see the `filecreate`
+    /// module). `engine` is then psync's, whose one-at-a-time
     /// shape fio gives it (FIO_SYNCIO).
     pub filecreate: bool,
     pub numjobs: u32,
@@ -635,6 +657,13 @@ pub struct JobSpec {
     pub verify_backlog: u64,
     /// 0: verify_backlog's count.
     pub verify_backlog_batch: u64,
+    /// fio's verify_async: threads that check read-back blocks (0: the
+    /// job's own thread checks them).
+    pub verify_async: u32,
+    /// fio's trim_percentage family (None: no trims mixed in).
+    pub verify_trim: Option<VerifyTrim>,
+    /// fio's --debug=io and --debug=verify for this job's threads.
+    pub trace: crate::debug_trace::TraceSpec,
     /// Keep fio's verify state file up to date while a writing job runs
     /// (fio's verify_state_save).
     pub verify_state_save: bool,
@@ -784,6 +813,9 @@ impl JobSpec {
             verify_dump: false,
             verify_backlog: 0,
             verify_backlog_batch: 0,
+            verify_async: 0,
+            verify_trim: None,
+            trace: Default::default(),
             verify_state_save: false,
             verify_state_load: false,
             verify_only: false,
@@ -840,6 +872,19 @@ impl JobSpec {
 
     pub fn bs_min(&self) -> u32 {
         self.block_sizes().min().unwrap_or(0)
+    }
+
+    /// Issues trims: a trim workload, or a replayed trace that trims.
+    pub fn trims(&self) -> bool {
+        self.rw.trims()
+            || self.replay.as_ref().is_some_and(|r| r.trims)
+            || (self.verify_trim.is_some() && !self.verify_only)
+    }
+
+    /// Changes what its targets hold: writes or trims (fio's write or trim
+    /// bit, which `--readonly` refuses).
+    pub fn modifies(&self) -> bool {
+        self.rw.writes() || self.trims()
     }
 
     /// Whether any direction is rate-limited.

@@ -102,7 +102,7 @@ fn open_path(
     path: &Path,
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<OpenTarget, BenchError> {
-    let writes = spec.rw.writes() && !spec.verify_only;
+    let writes = spec.modifies() && !spec.verify_only;
     let meta = std::fs::metadata(path);
     let is_block = meta
         .as_ref()
@@ -110,7 +110,7 @@ fn open_path(
         .unwrap_or(false);
     if let Ok(m) = &meta {
         if m.file_type().is_char_device() {
-            if spec.rw.trims() {
+            if spec.trims() {
                 return usage(format!(
                     "rw={}: {} is a character device, which has nothing to discard: trim a block device or a file",
                     spec.rw.name(),
@@ -152,7 +152,7 @@ fn open_path(
     } else {
         file.metadata().map(|m| m.len()).unwrap_or(0)
     };
-    if spec.rw.trims() && !spec.verify_only {
+    if spec.trims() && !spec.verify_only {
         check_discard(
             spec,
             path,
@@ -195,8 +195,9 @@ fn open_path(
 }
 
 /// A file `ioengine=filecreate` creates during the job: nothing is opened
-/// or laid out now; its region is one block (fio's filecreate sizes every
-/// file at the smallest bs). Only regular files are created, as in fio.
+/// or laid out now; its region is the job's file size, one block without
+/// one (fio's filecreate `get_file_size`). Only regular files are
+/// created, as in fio.
 fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
     let meta = std::fs::metadata(path);
     if meta.as_ref().is_ok_and(|m| !m.is_file()) {
@@ -321,10 +322,18 @@ fn check_discard(
             })
         }
     };
+    let what = match spec.replay.as_ref().filter(|r| r.trims) {
+        Some(_) => "the replayed trace trims".to_string(),
+        None => format!("rw={}", spec.rw.name()),
+    };
     match why {
         Some(why) => usage(format!(
-            "rw={}: {why}: trim a target that supports discard",
-            spec.rw.name()
+            "{what}: {why}: trim a target that supports discard{}",
+            if spec.replay.is_some() {
+                ", or add replay_skip=trim"
+            } else {
+                ""
+            }
         )),
         None => Ok(()),
     }

@@ -236,6 +236,7 @@ impl Driver for TaskDriver {
                 issued_ns: d.issued_ns,
                 result: d.result,
                 data: &d.buf[..len],
+                latency: crate::driver::Latency::Own,
             });
             m.bufs[d.task] = Some(d.buf);
             m.idle.push(d.task);

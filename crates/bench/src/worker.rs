@@ -301,6 +301,19 @@ fn start<D: Driver>(
     job.run(plan)
 }
 
+/// The names of this thread's targets, as the job gives them (the job's
+/// name for the RAM device).
+pub(crate) fn target_names(plan: &WorkerPlan<'_>) -> Vec<String> {
+    let spec = plan.spec;
+    match &spec.targets {
+        crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        crate::spec::TargetSpec::Ram => vec![spec.name.clone()],
+    }
+}
+
 /// fio's write_iolog for this thread, naming its targets as the job does.
 fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>, String> {
     let spec = plan.spec;
@@ -308,14 +321,7 @@ fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>
         return Ok(None);
     };
     let path = crate::iolog::thread_log_path(given, spec.numjobs, plan.clone);
-    let names = match &spec.targets {
-        crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
-        crate::spec::TargetSpec::Ram => vec![spec.name.clone()],
-    };
-    crate::iolog::IoLogWriter::create(path, names, hiops_hal::now_ns())
+    crate::iolog::IoLogWriter::create(path, target_names(plan), hiops_hal::now_ns())
         .map(Some)
         .map_err(|e| format!("job {}: {e}", spec.name))
 }

@@ -23,6 +23,9 @@ fn writes(spec: &JobSpec) -> Option<String> {
     if spec.rw.writes() {
         return Some(format!("rw={}", spec.rw.name()));
     }
+    if spec.trims() {
+        return Some("the trace it replays trims".into());
+    }
     if spec.unlink {
         return Some("unlink=1 removes its files".into());
     }

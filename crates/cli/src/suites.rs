@@ -89,7 +89,7 @@ fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Res
 /// The safety gate (crates/safety) for every target a plan's jobs write.
 fn gate(plan: &hiops_fio::FioPlan) -> anyhow::Result<()> {
     use hiops_bench::safety::{check_write, Grants};
-    for job in plan.jobs.iter().filter(|j| j.rw.writes() && !j.verify_only) {
+    for job in plan.jobs.iter().filter(|j| j.modifies() && !j.verify_only) {
         let hiops_bench::TargetSpec::Paths(paths) = &job.targets else {
             continue;
         };

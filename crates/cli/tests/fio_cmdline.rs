@@ -360,7 +360,7 @@ fn debug_traces_parse_and_job_and_names_the_rest() {
     two_files(dir.path());
     let out = hiops_in(
         dir.path(),
-        &["--parse-only", "--debug=parse,job,verify", "a.fio"],
+        &["--parse-only", "--debug=parse,job,mutex", "a.fio"],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -378,7 +378,7 @@ fn debug_traces_parse_and_job_and_names_the_rest() {
         out.stderr
     );
     assert!(
-        out.stderr.contains("--debug=verify: hiops has no trace"),
+        out.stderr.contains("--debug=mutex: hiops has no trace"),
         "{}",
         out.stderr
     );
@@ -714,5 +714,104 @@ fn debug_file_and_process_describe_targets_and_threads() {
             .any(|l| l.starts_with("process ") && l.contains("job 'b': 2 threads")),
         "{}",
         out.stderr
+    );
+}
+
+/// The `io` debug lines of stderr for `what` ("queue" or "complete"):
+/// (direction, offset, length, file).
+fn io_lines(stderr: &str, what: &str) -> Vec<(u8, u64, u64, String)> {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("io "))
+        .filter_map(|l| l.split_once(&format!(" {what}: ")))
+        .map(|(_, rest)| {
+            let f: HashMap<&str, &str> = rest
+                .split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .collect();
+            (
+                f["ddir"].parse().unwrap(),
+                hex(f["off"]),
+                hex(f["len"]),
+                f["file"].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// --debug=io prints a line for each I/O queued (the offsets, lengths and
+/// direction write_iolog records, in its order) and each completed;
+/// --debug=verify a line for each chunk the check reads back, with its
+/// verdict, and a run without them prints neither.
+#[test]
+fn debug_io_and_verify_trace_each_io_and_checked_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("io.log");
+    let file = format!("--filename={}", data.display());
+    let iolog = format!("--write_iolog={}", log.display());
+    let job = [
+        "--name=d",
+        &file,
+        "--size=64k",
+        "--bs=4k",
+        "--rw=randwrite",
+        "--output-format=json",
+        "--no-progress",
+    ];
+    let out = hiops_in(dir.path(), &[&job[..], &["--debug=io", &iolog]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let queued = io_lines(&out.stderr, "queue");
+    assert_eq!(queued.len(), 16, "{}", out.stderr);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let logged: Vec<(u8, u64, u64, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            (w.len() == 5).then(|| {
+                (
+                    u8::from(w[2] == "write"),
+                    w[3].parse().unwrap(),
+                    w[4].parse().unwrap(),
+                    w[1].to_string(),
+                )
+            })
+        })
+        .collect();
+    assert_eq!(queued, logged, "the iolog's I/Os, in its order");
+    let mut done = io_lines(&out.stderr, "complete");
+    let mut want = queued.clone();
+    done.sort();
+    want.sort();
+    assert_eq!(done, want, "each I/O completes once");
+
+    let out = hiops_in(
+        dir.path(),
+        &[&job[..], &["--verify=crc32c", "--debug=verify"]].concat(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let checks: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("verify "))
+        .collect();
+    assert_eq!(checks.len(), 16, "{}", out.stderr);
+    assert!(checks
+        .iter()
+        .all(|l| l.ends_with(": ok") && l.contains(&format!("file={}", data.display()))));
+    assert!(
+        io_lines(&out.stderr, "queue").is_empty(),
+        "io was not asked for"
+    );
+
+    let quiet = hiops_in(dir.path(), &job);
+    assert!(
+        !quiet
+            .stderr
+            .lines()
+            .any(|l| l.starts_with("io ") || l.starts_with("verify ")),
+        "{}",
+        quiet.stderr
     );
 }

@@ -347,21 +347,6 @@ fn a_malformed_trace_is_refused_with_its_file_and_line() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(":1: not a fio iolog"), "{err}");
-    // A trim is refused unless replay_skip leaves it out.
-    std::fs::write(
-        &trace,
-        format!("fio version 3 iolog\n0 {d} add\n1 {d} trim 0 4096\n2 {d} read 0 4096\n"),
-    )
-    .unwrap();
-    let read = format!("--read_iolog={}", trace.display());
-    let o = hiops(dir, &["--name=r", &read]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains(":3: the trace trims") && err.contains("replay_skip=trim"),
-        "{err}"
-    );
-    let v = hiops_ok(dir, &["--name=r", &read, "--replay_skip=trim"]);
-    assert_eq!(total_ios(&v), 1);
 }
 
 /// One blktrace event (blktrace_api.h, `struct blk_io_trace`: 48 bytes in
@@ -576,4 +561,213 @@ fn record_reads(dir: &Path, dev: &str) -> Result<PathBuf, String> {
         ));
     }
     Ok(trace)
+}
+
+/// (total_ios, io_bytes) of read, write and trim, summed over the jobs of
+/// hiops' or fio's JSON.
+fn direction_counts(v: &serde_json::Value) -> [(u64, u64); 3] {
+    ["read", "write", "trim"].map(|d| {
+        v["jobs"].as_array().unwrap().iter().fold((0, 0), |a, j| {
+            (
+                a.0 + j[d]["total_ios"].as_u64().unwrap(),
+                a.1 + j[d]["io_bytes"].as_u64().unwrap(),
+            )
+        })
+    })
+}
+
+/// A 1 MiB file of bytes that are never zero, on disk (allocated).
+fn nonzero_file(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    let data: Vec<u8> = (0..1usize << 20).map(|i| (i % 251) as u8 | 1).collect();
+    std::fs::write(&p, data).unwrap();
+    std::fs::File::open(&p).unwrap().sync_all().unwrap();
+    p
+}
+
+/// 512-byte blocks the file has allocated.
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks()
+}
+
+/// fio's version as (major, minor), e.g. (3, 33) for "fio-3.33".
+fn fio_version() -> (u32, u32) {
+    let o = Command::new("fio").arg("--version").output().unwrap();
+    let v = String::from_utf8_lossy(&o.stdout);
+    let mut n = v.trim().trim_start_matches("fio-").split(['.', '-']);
+    let mut next = || n.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+    (next(), next())
+}
+
+/// fio replays `args` with its falloc engine (the one that punches holes
+/// for trims in a regular file: fio's other engines trim with BLKDISCARD,
+/// which a regular file refuses); returns its JSON and stderr.
+fn fio_falloc(fio: &mut Command, dir: &Path, args: &[String]) -> (serde_json::Value, String) {
+    let out = dir.join("fio.json");
+    let o = fio
+        .current_dir(dir)
+        .args(["--name=replay", "--ioengine=falloc", "--output-format=json"])
+        .arg(format!("--output={}", out.display()))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "fio: {err}");
+    let v = serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("fio's JSON");
+    (v, err)
+}
+
+/// A v3 trace's trims replay as trims (fio's read_iolog since 3.34):
+/// through each engine and path strategy the JSON's trim direction counts
+/// them, the file gets holes there and the rest keeps its data.
+#[test]
+fn a_v3_trace_replays_its_trims() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let trace = dir.join("trims.iolog");
+    let d = dir.join("data");
+    let d = d.display();
+    std::fs::write(
+        &trace,
+        format!(
+            "fio version 3 iolog\n0 {d} add\n0 {d} open\n1 {d} read 0 4096\n\
+             2 {d} write 4096 4096\n3 {d} trim 65536 65536\n4 {d} read 8192 4096\n\
+             5 {d} trim 262144 4096\n6 {d} write 12288 8192\n7 {d} trim 524288 131072\n\
+             8 {d} read 786432 4096\n9 {d} close\n"
+        ),
+    )
+    .unwrap();
+    let want = [(3, 12288), (2, 12288), (3, 200704)];
+    let holes = [(65536, 65536), (262144, 4096), (524288, 131072)];
+    let read = format!("--read_iolog={}", trace.display());
+    for extra in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=io_uring", "--iodepth=4"],
+        &["--ioengine=libaio", "--iodepth=2", "--replay_no_stall=1"],
+        &["--strategy=coop"],
+        &["--strategy=coop", "--tasks=1"],
+    ] {
+        let data = nonzero_file(dir, "data");
+        let before = allocated(&data);
+        let again = dir.join("again.iolog");
+        let mut args = vec!["--name=r", &read];
+        let write = format!("--write_iolog={}", again.display());
+        args.push(&write);
+        args.extend_from_slice(extra);
+        let v = hiops_ok(dir, &args);
+        assert_eq!(direction_counts(&v), want, "{extra:?}");
+        let trims: Vec<(u64, u64)> = ios_of(&again)
+            .into_iter()
+            .filter(|io| io.1 == "trim")
+            .map(|io| (io.2, io.3))
+            .collect();
+        assert_eq!(trims, holes, "{extra:?}: the trims, in the trace's order");
+        assert_eq!(before - allocated(&data), 200704 / 512, "{extra:?}");
+        let back = std::fs::read(&data).unwrap();
+        let within =
+            |r: &[(u64, u64)], i: usize| r.iter().any(|&(o, l)| (o..o + l).contains(&(i as u64)));
+        for (i, &b) in back.iter().enumerate() {
+            if within(&holes, i) {
+                assert_eq!(b, 0, "{extra:?}: byte {i} of a hole");
+            } else if !within(&[(4096, 4096), (12288, 8192)], i) {
+                assert_eq!(b, (i % 251) as u8 | 1, "{extra:?}: byte {i} kept");
+            }
+        }
+    }
+    // replay_skip=trim leaves them out, as in fio.
+    let data = nonzero_file(dir, "data");
+    let v = hiops_ok(dir, &["--name=r", &read, "--replay_skip=trim"]);
+    assert_eq!(direction_counts(&v), [want[0], want[1], (0, 0)]);
+    let back = std::fs::read(&data).unwrap();
+    for (o, l) in holes {
+        let (o, l) = (o as usize, l as usize);
+        assert!(back[o..o + l].iter().all(|&b| b != 0), "{o}: not trimmed");
+    }
+    readonly_refuses_the_trims(dir, &read);
+    fio_replays_the_text_trims(dir, &read, want);
+}
+
+/// --readonly refuses a replay that would trim (fio's read-only mode drops
+/// the trace's trims and writes; hiops refuses the job, as it refuses any
+/// job that writes).
+fn readonly_refuses_the_trims(dir: &Path, read: &str) {
+    let o = hiops(
+        dir,
+        &["--readonly", "--name=r", read, "--replay_skip=write"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("trace it replays trims"),
+        "{err}"
+    );
+}
+
+/// fio replays the trace of [`a_v3_trace_replays_its_trims`]: the same
+/// reads and writes, and its trims from fio 3.34 on (fio 3.33's read_iolog
+/// logs each trim line as "bad ddir: 2" and drops it; fio 3.34 added
+/// trims, commit dd6500e9).
+fn fio_replays_the_text_trims(dir: &Path, read: &str, want: [(u64, u64); 3]) {
+    let Some(mut fio) = fio() else { return };
+    nonzero_file(dir, "data");
+    let (v, err) = fio_falloc(&mut fio, dir, &[read.to_string()]);
+    let got = direction_counts(&v);
+    assert_eq!(&got[..2], &want[..2], "fio reads and writes the same");
+    if fio_version() >= (3, 34) {
+        assert_eq!(got[2], want[2], "fio replays the same trims");
+    } else {
+        eprintln!(
+            "fio {:?} drops a text trace's trims: compared reads and writes",
+            fio_version()
+        );
+        assert_eq!(got[2], (0, 0));
+        assert_eq!(err.matches("bad ddir: 2").count(), 3, "{err}");
+    }
+}
+
+const TC_DISCARD: u32 = 1 << (13 + 16);
+
+/// A blktrace's discards replay as trims, by hiops and by fio (3.33 does,
+/// blktrace.c `handle_trace_discard`), with the same counts and holes.
+#[test]
+fn a_blktraces_discards_replay_as_trims_as_in_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut t = Vec::new();
+    // The kernel marks a discard as a write too (blk_add_trace_rq).
+    let discard = TA_QUEUE | TC_QUEUE | TC_WRITE | TC_DISCARD;
+    t.extend(blk_event(1_000, 8, 4096, TA_QUEUE | TC_QUEUE | TC_READ));
+    t.extend(blk_event(2_000, 64, 8192, TA_QUEUE | TC_QUEUE | TC_WRITE));
+    t.extend(blk_event(3_000, 256, 65536, discard));
+    t.extend(blk_event(
+        3_500,
+        256,
+        65536,
+        TA_COMPLETE | TC_WRITE | TC_DISCARD,
+    ));
+    t.extend(blk_event(4_000, 1024, 4096, discard));
+    let trace = dir.join("discard.blktrace.0");
+    std::fs::write(&trace, &t).unwrap();
+    let want = [(1, 4096), (1, 8192), (2, 69632)];
+    let data = nonzero_file(dir, "data");
+    let before = allocated(&data);
+    let args = [
+        format!("--read_iolog={}", trace.display()),
+        format!("--replay_redirect={}", data.display()),
+    ];
+    let mut all = vec!["--name=blk", "--strategy=coop"];
+    all.extend(args.iter().map(String::as_str));
+    let v = hiops_ok(dir, &all);
+    assert_eq!(direction_counts(&v), want);
+    let punched = before - allocated(&data);
+    assert_eq!(punched, 69632 / 512, "hiops punched the discarded ranges");
+    let skip: Vec<&str> = all.iter().copied().chain(["--replay_skip=trim"]).collect();
+    let v = hiops_ok(dir, &skip);
+    assert_eq!(direction_counts(&v)[2], (0, 0), "replay_skip=trim");
+
+    let Some(mut fio) = fio() else { return };
+    let data = nonzero_file(dir, "data");
+    let (v, _) = fio_falloc(&mut fio, dir, &args);
+    assert_eq!(direction_counts(&v), want, "fio counts the same");
+    assert_eq!(before - allocated(&data), punched, "fio punched the same");
 }

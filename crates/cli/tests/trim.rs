@@ -219,3 +219,138 @@ fn trims_go_through_the_path_strategies() {
         assert_eq!(blocks, 0, "{extra:?}: every block was punched out");
     }
 }
+
+/// The `hiops.verify` figures of the first job: (checked, bad).
+fn verify_figures(v: &Value) -> (u64, u64) {
+    let ver = &v["jobs"][0]["hiops"]["verify"];
+    (
+        ver["blocks_checked"].as_u64().unwrap(),
+        ver["bad_blocks"].as_u64().unwrap(),
+    )
+}
+
+/// 4 KiB blocks of the file that read as zeroes.
+fn zero_blocks(path: &Path) -> u64 {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .filter(|b| b.iter().all(|&x| x == 0))
+        .count() as u64
+}
+
+/// fio's trim_percentage family: a verify job trims about the given share
+/// of the blocks it wrote (the JSON's trim direction counts them), the
+/// check after the writes takes the zeroes there and finds no bad block,
+/// trim_verify_zero=0 leaves them out of the check, and without
+/// trim_backlog (as in fio) or verify nothing is trimmed. A flipped byte
+/// beside trimmed blocks is caught in crates/bench's verify tests, where the
+/// books are driven between the writes and the check.
+#[test]
+fn trim_percentage_trims_about_half_of_a_verify_jobs_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = |file: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--name=t",
+            "--bs=4k",
+            "--size=1m",
+            "--verify=crc32c",
+            "--trim_percentage=50",
+        ];
+        let f = format!("--filename={}", tmp.path().join(file).display());
+        a.push(&f);
+        a.extend_from_slice(extra);
+        ok_json(tmp.path(), &a)
+    };
+    for (file, extra) in [
+        ("w", &["--rw=write", "--trim_backlog=1"][..]),
+        (
+            "r",
+            &[
+                "--rw=randwrite",
+                "--ioengine=io_uring",
+                "--iodepth=8",
+                "--trim_backlog=8",
+                "--trim_backlog_batch=4",
+            ],
+        ),
+    ] {
+        let v = job(file, extra);
+        let [read, write, trim] = counts(&v);
+        assert_eq!(write, (256, 1 << 20), "{extra:?}");
+        assert!((90..=166).contains(&trim.0), "{extra:?}: {} trims", trim.0);
+        assert_eq!(trim.1, trim.0 * 4096);
+        assert_eq!(read.0, 256, "{extra:?}: every block checked");
+        assert_eq!(verify_figures(&v), (256, 0), "{extra:?}");
+        let zeroes = zero_blocks(&tmp.path().join(file));
+        assert_eq!(zeroes, trim.0, "{extra:?}: trimmed blocks read zeroes");
+    }
+    let v = job(
+        "z",
+        &["--rw=write", "--trim_backlog=1", "--trim_verify_zero=0"],
+    );
+    let [read, _, trim] = counts(&v);
+    assert!(trim.0 > 0);
+    assert_eq!(read.0, 256 - trim.0, "trimmed blocks are not read back");
+    assert_eq!(verify_figures(&v), (256 - trim.0, 0));
+    let v = job("n", &["--rw=write"]);
+    assert_eq!(counts(&v)[2], (0, 0), "no trim_backlog: no trims, as fio");
+    let v = job("o", &["--rw=write", "--trim_backlog=1", "--verify=0"]);
+    assert_eq!(counts(&v)[2], (0, 0), "no verify: no trims, as fio");
+}
+
+/// hiops picks the blocks fio picks: its trim stream is fio's (init.c
+/// FIO_RAND_TRIM_OFF, trim.c io_u_should_trim), so a 1 MiB verify write
+/// job trims as many blocks as fio's trim_percentage adds to a trimwrite
+/// job's own trims. fio 3.33 trims only block devices (BLKDISCARD) and
+/// aborts on a picked trim in a job without trim in its rw, hence a loop
+/// device over a file made here and rw=trimwrite. Needs root, losetup and
+/// fio; skips with the reason otherwise.
+#[test]
+fn trim_percentage_picks_the_blocks_fio_picks() {
+    let skip = |why: &str| eprintln!("skipping the fio comparison: {why}");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip("needs root for a loop device");
+    }
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip("fio is not installed");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let backing = tmp.path().join("loop.img");
+    std::fs::write(&backing, vec![0u8; 2 << 20]).unwrap();
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&backing)
+        .output();
+    let dev = match o {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => return skip("losetup could not attach a loop device"),
+    };
+    let job = "--name=t --bs=4k --size=1m --verify=crc32c --trim_percentage=50 --trim_backlog=1";
+    let out = tmp.path().join("fio.json");
+    let fio = Command::new("fio")
+        .current_dir(tmp.path())
+        .args(job.split(' '))
+        .args(["--rw=trimwrite", "--direct=1", "--output-format=json"])
+        .arg(format!("--filename={dev}"))
+        .arg(format!("--output={}", out.display()))
+        .output()
+        .unwrap();
+    let _ = Command::new("losetup").arg("-d").arg(&dev).status();
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let f: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let [_, fio_write, fio_trim] = counts(&f);
+    let file = format!("--filename={}", tmp.path().join("h").display());
+    let mut args: Vec<&str> = job.split(' ').collect();
+    args.extend(["--rw=write", &file]);
+    let [_, write, trim] = counts(&ok_json(tmp.path(), &args));
+    assert_eq!(write, fio_write);
+    assert_eq!(
+        trim.0,
+        fio_trim.0 - fio_write.0,
+        "fio's picks beyond trimwrite's own trims"
+    );
+}

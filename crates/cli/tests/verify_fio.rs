@@ -524,3 +524,53 @@ fn verify_offset_moves_the_header_into_the_chunk() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("overlap"), "{}", text(&o));
 }
+
+/// verify_async=N checks on N threads what the job's thread would: the
+/// same blocks checked, the same bad ones (a flipped payload byte, a
+/// flipped header byte) and the same first reason, through a synchronous
+/// engine and a deep queue; a clean write-and-check run finds none bad;
+/// verify_fatal still stops the job with exit code 4. Needs no fio.
+#[test]
+fn verify_async_finds_what_the_synchronous_check_finds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = "--name=a --rw=randwrite --bs=4k --size=1m --verify=crc32c";
+    write_with_hiops(dir, job, "f");
+    flip(&dir.join("f"), 9 * 4096 + 1000); // payload of block 9
+    flip(&dir.join("f"), 200 * 4096 + 20); // block 200's header offset
+    flip(&dir.join("f"), 201 * 4096 + 4000); // payload of block 201
+    let (o, want) = check_with_hiops(dir, job, "f", &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!((want.0, want.1), (256, 3));
+    for extra in [
+        &["--verify_async=1"][..],
+        &["--verify_async=3", "--ioengine=io_uring", "--iodepth=16"],
+        &["--verify_async=2", "--ioengine=libaio", "--iodepth=4"],
+    ] {
+        let (o, got) = check_with_hiops(dir, job, "f", extra);
+        assert_eq!(o.status.code(), Some(4), "{extra:?}: {}", text(&o));
+        assert_eq!(got, want, "{extra:?}");
+    }
+    let (o, (_, bad, _)) =
+        check_with_hiops(dir, job, "f", &["--verify_async=2", "--verify_fatal=1"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(bad >= 1, "verify_fatal with verify_async still reports");
+
+    let mut w = args(job);
+    w.extend(
+        [
+            "--filename=g",
+            "--verify_async=2",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+        ]
+        .map(String::from),
+    );
+    let o = hiops(dir, &w);
+    let (checked, bad, why) = hiops_verify(&o);
+    assert!(
+        o.status.success() && (checked, bad) == (256, 0),
+        "{why}: {}",
+        text(&o)
+    );
+}

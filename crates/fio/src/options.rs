@@ -100,6 +100,11 @@ pub struct Draft {
     pub verify_dump: Option<bool>,
     pub verify_backlog: Option<u64>,
     pub verify_backlog_batch: Option<u64>,
+    pub trim_percentage: Option<u32>,
+    pub verify_async: Option<u32>,
+    pub trim_verify_zero: Option<bool>,
+    pub trim_backlog: Option<u64>,
+    pub trim_backlog_batch: Option<u64>,
     pub verify_state_save: Option<bool>,
     pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
@@ -587,8 +592,16 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("verify_dump", [], flag, "Write each bad block (at most 64 a thread) as fio does: FILE.OFFSET.received and FILE.OFFSET.expected in the current directory, or FILE.OFFSET.hdr_fail when its header is wrong.", |d, v| { d.verify_dump = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("verify_backlog_batch", [], value, "How many writes each verify_backlog check reads back (default: verify_backlog).", |d, v| { d.verify_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("verify_async", [], value, "Accepted, no effect: hiops checks each block in the job's thread as its read completes (the checksum of a block costs less than a hand-off to another thread).", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
-    opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops has no verify threads (see verify_async).", |_, v| { cpus_list(need(v)?).map(|_| ()) }),
+    opt!("trim_percentage", [], value, "Verify jobs: each written block is picked for a trim with this chance (0-100, %); trim_backlog says when picked blocks are trimmed, and the check expects zeroes there (trim_verify_zero). Without trim_backlog no trim is issued, as in fio 3.33 (which then warns of 'trim entries leaked'); without verify it has no effect, as in fio.", |d, v| {
+        let n = u32_of(value::int(need(v)?.trim_end_matches('%'), d.kb_base)?, "trim_percentage")?;
+        if n > 100 { return Err("must be 0 to 100".into()); }
+        d.trim_percentage = Some(n); Ok(())
+    }),
+    opt!("trim_verify_zero", [], flag, "Check that trimmed blocks read back as zeroes (1, default); 0 leaves them out of the check.", |d, v| { d.trim_verify_zero = Some(value::boolean(v)?); Ok(()) }),
+    opt!("trim_backlog", [], value, "Trim picked blocks (trim_percentage) when the written blocks reach a multiple of this and the last I/O was not a read (fio: trim after this many blocks are written).", |d, v| { d.trim_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("trim_backlog_batch", [], value, "How many picked blocks each trim_backlog round trims (default: trim_backlog).", |d, v| { d.trim_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("verify_async", [], value, "This many threads per job thread check the blocks it reads back (0, default: the job's thread checks each as its read completes); a read's bytes are copied to one of two preallocated buffers a verify thread, and the verdicts are booked as the job reaps, so verify_fatal stops a few reads later.", |d, v| { d.verify_async = Some(u32_of(value::int(need(v)?, d.kb_base)?, "verify_async")?); Ok(()) }),
+    opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops' verify threads run where the scheduler puts them.", |_, v| { cpus_list(need(v)?).map(|_| ()) }),
     opt!("experimental_verify", [], flag, "Accepted: hiops' check already knows every block the job wrote last (its block map), which fio's experimental_verify rebuilds by replaying the workload; the same blocks are checked.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
@@ -822,10 +835,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "zone_reset_frequency",
         "zoned block devices are not supported; drop it",
     ),
-    ("trim_percentage", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
-    ("trim_verify_zero", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
-    ("trim_backlog", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
-    ("trim_backlog_batch", "trims mixed into a verify job are not implemented; use rw=trim or trimwrite in a job of their own"),
     (
         "block_error_percentiles",
         "hiops does not keep trim wear per block; drop it",

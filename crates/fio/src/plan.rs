@@ -659,6 +659,20 @@ impl Draft {
         spec.verify_dump = self.verify_dump.unwrap_or(false);
         spec.verify_backlog = self.verify_backlog.unwrap_or(0);
         spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
+        spec.verify_async = self.verify_async.unwrap_or(0);
+        // fio issues trims of picked blocks only with trim_backlog, and
+        // picks only in a verify job (trim_percentage's parent is verify).
+        spec.verify_trim = match (self.trim_percentage, self.trim_backlog) {
+            (Some(p), Some(every)) if p > 0 && every > 0 && spec.verify != VerifyMode::Off => {
+                Some(hiops_bench::spec::VerifyTrim {
+                    percentage: p,
+                    every,
+                    batch: self.trim_backlog_batch.unwrap_or(0),
+                    zero: self.trim_verify_zero.unwrap_or(true),
+                })
+            }
+            _ => None,
+        };
         // fio keeps its state file by default; hiops' own command line only
         // when asked.
         spec.verify_state_save = self.verify_state_save.unwrap_or(fio);

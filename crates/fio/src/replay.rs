@@ -28,6 +28,7 @@ pub(crate) fn replay_into(
         offset_divisor: d.replay_scale.unwrap_or(1),
         align: d.replay_align.unwrap_or(0),
         skip: d.replay_skip.unwrap_or_default(),
+        trims: false,
     };
     if format == TraceFormat::Blktrace && d.replay_redirect.is_none() {
         return Err("a blktrace names devices by number: give replay_redirect=PATH (the device or file to replay on)".into());
@@ -36,12 +37,8 @@ pub(crate) fn replay_into(
     let ram = spec.targets == TargetSpec::Ram;
     let one_target = ram || d.replay_redirect.is_some() || format == TraceFormat::Blktrace;
     let sum = scan(&r, one_target)?;
-    if let Some(at) = &sum.first_trim {
-        return Err(format!(
-            "{at}: the trace trims, which hiops does not replay: add replay_skip=trim"
-        ));
-    }
-    if sum.reads + sum.writes + sum.syncs == 0 {
+    r.trims = sum.trims > 0;
+    if sum.reads + sum.writes + sum.trims + sum.syncs == 0 {
         return Err(format!(
             "the trace {} has no I/O to replay (after replay_skip)",
             trace.display()
@@ -80,9 +77,12 @@ pub(crate) fn replay_into(
     Ok(())
 }
 
-/// The job's direction, block size, alignment and size follow the trace.
+/// The job's direction, block size, alignment and size follow the trace
+/// (trims beside reads or writes are the replay's `trims`, see
+/// `JobSpec::trims`).
 fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
     spec.rw = match (sum.reads > 0, sum.writes > 0) {
+        (false, false) if sum.trims > 0 => RwMode::Trim,
         (_, false) => RwMode::Read,
         (false, true) => RwMode::Write,
         (true, true) => RwMode::RandRw,

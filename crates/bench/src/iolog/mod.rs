@@ -45,9 +45,8 @@ pub struct TraceSummary {
     pub reads: u64,
     pub writes: u64,
     pub syncs: u64,
-    /// Trims not left out by replay_skip; the first one's place.
+    /// Trims not left out by replay_skip.
     pub trims: u64,
-    pub first_trim: Option<String>,
     /// The largest I/O and the byte after the furthest one (after
     /// replay_scale and replay_align).
     pub max_len: u32,
@@ -234,10 +233,7 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
                 s.syncs += 1;
                 continue;
             }
-            TraceOp::Trim => {
-                s.trims += 1;
-                s.first_trim.get_or_insert_with(|| r.place());
-            }
+            TraceOp::Trim => s.trims += 1,
         }
         let (offset, len) = (placed(spec, offset), placed_len(spec, len));
         s.max_len = s.max_len.max(len);
@@ -270,6 +266,7 @@ mod tests {
             offset_divisor: 2,
             align: 4096,
             skip: ReplaySkip::default(),
+            trims: false,
         };
         assert_eq!(placed(&spec, 3 * 4096 * 2 + 1000), 3 * 4096);
         assert_eq!(placed_len(&spec, 4097), 8192);

@@ -85,12 +85,9 @@ impl<'a> Replay<'a> {
             TraceOp::Write => Op::Write,
             TraceOp::Sync => Op::Fsync,
             TraceOp::Datasync => Op::Fdatasync,
-            TraceOp::Trim => {
-                return Err(format!(
-                    "{}: hiops does not replay trims: add replay_skip=trim",
-                    self.reader.place()
-                ))
-            }
+            // fio 3.34 (iolog.c, "iolog: handle trim commands when reading
+            // iologs") and blktrace.c's handle_trace_discard replay them.
+            TraceOp::Trim => Op::Trim,
         };
         let Some(r) = self.regions.get(target as usize) else {
             return Err(format!(
@@ -190,6 +187,7 @@ mod tests {
                 write: true,
                 ..ReplaySkip::default()
             },
+            trims: true,
         }
     }
 

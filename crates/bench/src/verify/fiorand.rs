@@ -69,19 +69,25 @@ impl Taus88 {
 /// The verify stream of thread `thread_number` (from 1) of a run whose
 /// randseed is `randseed`.
 pub(crate) fn verify_stream(randseed: u64, thread_number: u32) -> Taus88 {
+    stream(randseed, thread_number, VER_OFF)
+}
+
+/// fio's FIO_RAND_VER_OFF and FIO_RAND_TRIM_OFF (fio.h): which of a
+/// thread's random streams.
+pub(crate) const VER_OFF: u64 = 3;
+pub(crate) const TRIM_OFF: u64 = 8;
+
+/// A thread's random stream number `off` (init.c, setup_random_seeds with
+/// a set seed: the seed times 0x9e370001 four times, then once more for
+/// each stream before it; times the thread's number, plus `off`).
+pub(crate) fn stream(randseed: u64, thread_number: u32, off: u64) -> Taus88 {
     const K: u64 = 0x9e37_0001;
-    const VER_OFF: u64 = 3;
     let mut seed = randseed;
-    for _ in 0..4 {
+    for _ in 0..4 + off {
         seed = seed.wrapping_mul(K);
     }
-    for _ in 0..VER_OFF {
-        seed = seed.wrapping_mul(K);
-    }
-    let ver = seed
-        .wrapping_mul(thread_number as u64)
-        .wrapping_add(VER_OFF);
-    Taus88::new(ver as u32)
+    let s = seed.wrapping_mul(thread_number as u64).wrapping_add(off);
+    Taus88::new(s as u32)
 }
 
 const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;

@@ -47,7 +47,9 @@
 
 pub(crate) mod checksum;
 pub(crate) mod fiorand;
+pub(crate) mod pool;
 pub(crate) mod state;
+pub(crate) mod trim;
 
 use crate::spec::{JobSpec, VerifyMode};
 use checksum::{fio_crc32c, fio_type, mode_of, sum, sum_len};
@@ -179,13 +181,19 @@ pub enum BadBlock {
     /// A chunk this run wrote reads back without this run's facts (another
     /// tool's block): the write was lost.
     Foreign,
+    /// Trimmed (trim_percentage), but this byte of the chunk is not zero
+    /// (trim_verify_zero).
+    NotZero { at: usize },
 }
 
 impl BadBlock {
     /// A header fact failed (fio dumps such a chunk as `hdr_fail`), not
     /// the payload.
     fn in_header(self) -> bool {
-        !matches!(self, BadBlock::Checksum { .. } | BadBlock::Pattern { .. })
+        !matches!(
+            self,
+            BadBlock::Checksum { .. } | BadBlock::Pattern { .. } | BadBlock::NotZero { .. }
+        )
     }
 }
 
@@ -224,6 +232,10 @@ impl std::fmt::Display for BadBlock {
             BadBlock::Foreign => write!(
                 f,
                 "written by another run or tool, not by this run's acknowledged write (lost write)"
+            ),
+            BadBlock::NotZero { at } => write!(
+                f,
+                "trimmed, but byte {at} is not zero (trim_verify_zero: a trimmed block reads zeroes)"
             ),
         }
     }
@@ -589,6 +601,8 @@ pub(crate) struct Chunk {
     busy: bool,
     /// Checked since it was written (verify_backlog).
     pub(crate) verified: bool,
+    /// Trimmed since it was written (trim_percentage): reads zeroes.
+    pub(crate) trimmed: bool,
 }
 
 /// The chunks of one target region.
@@ -669,6 +683,14 @@ pub(crate) struct VerifyState {
     pub(crate) state: Option<state::StateLog>,
     /// fio's verify_backlog: checks during the writes.
     pub(crate) backlog: Option<Backlog>,
+    /// fio's trim_backlog: trims of written blocks during the writes.
+    pub(crate) trim: Option<trim::TrimBacklog>,
+    /// fio's --debug=verify: a line per checked chunk.
+    pub(crate) trace: Option<crate::debug_trace::Trace>,
+    /// fio's verify_async: threads that check reads off this one.
+    pub(crate) pool: Option<pool::Pool>,
+    /// The chunks of the read being checked (reused).
+    wants: Vec<pool::Want>,
 }
 
 /// fio's verify_backlog and verify_backlog_batch (io_u.c,
@@ -711,6 +733,10 @@ impl VerifyState {
             dump: None,
             state: None,
             backlog: None,
+            trim: None,
+            trace: None,
+            pool: None,
+            wants: Vec::new(),
         }
     }
 
@@ -767,6 +793,31 @@ impl VerifyState {
             }
             return Some(crate::generator::NextIo {
                 op: hiops_hal::Op::Read,
+                target,
+                offset,
+                len,
+            });
+        }
+        None
+    }
+
+    /// The next trim trim_backlog wants, if one is due: the oldest picked
+    /// write still holding its chunks, not checked by verify_backlog since.
+    pub(crate) fn trim_next(&mut self) -> Option<crate::generator::NextIo> {
+        let t = self.trim.as_mut()?;
+        while t.ready() {
+            let (target, offset, len, seq) = t.picked.pop_front()?;
+            let map = &self.maps[target as usize];
+            let r = map.range(offset, len);
+            if map.chunks[r]
+                .iter()
+                .any(|c| c.seq != seq || c.busy || c.verified)
+            {
+                continue;
+            }
+            t.due -= 1;
+            return Some(crate::generator::NextIo {
+                op: hiops_hal::Op::Trim,
                 target,
                 offset,
                 len,
@@ -888,43 +939,159 @@ impl VerifyState {
             return; // a short transfer is counted, not verified
         }
         if op.is_write() {
-            let seq = map.chunks[r.start].pending;
-            for (k, c) in map.chunks[r].iter_mut().enumerate() {
-                (c.seq, c.part, c.verified) = (c.pending, k as u16, false);
-            }
-            if let Some(b) = self.backlog.as_mut() {
-                b.pending.push_back((target, offset, len, seq));
-                b.last_was_write = true;
-            }
-            return;
+            return self.wrote(target, offset, len);
         }
         if let Some(b) = self.backlog.as_mut() {
             b.last_was_write = false;
         }
-        if !self.check {
-            return;
+        if let Some(t) = self.trim.as_mut() {
+            t.last_read(op == hiops_hal::Op::Read);
         }
-        for (k, i) in r.enumerate() {
-            let map = &mut self.maps[target as usize];
-            let at = map.offset_of(i);
-            let c = &mut map.chunks[i];
+        if op == hiops_hal::Op::Trim {
+            return self.trimmed(target, offset, len);
+        }
+        if self.check {
+            self.check_read(target, offset, len, data);
+        }
+    }
+
+    /// A full write is done: its chunks hold it, and the backlogs log it.
+    fn wrote(&mut self, target: u32, offset: u64, len: u32) {
+        let map = &mut self.maps[target as usize];
+        let r = map.range(offset, len);
+        let seq = map.chunks[r.start].pending;
+        for (k, c) in map.chunks[r].iter_mut().enumerate() {
+            (c.seq, c.part, c.verified, c.trimmed) = (c.pending, k as u16, false, false);
+        }
+        if let Some(b) = self.backlog.as_mut() {
+            b.pending.push_back((target, offset, len, seq));
+            b.last_was_write = true;
+        }
+        if let Some(t) = self.trim.as_mut() {
+            t.logged(target, offset, len, seq);
+        }
+    }
+
+    /// A trim_backlog trim is done (fio's get_next_trim): its chunks are
+    /// to read as zeroes (trim_verify_zero), or out of the check.
+    fn trimmed(&mut self, target: u32, offset: u64, len: u32) {
+        let zero = self.trim.as_ref().is_some_and(|t| t.zero);
+        let map = &mut self.maps[target as usize];
+        let r = map.range(offset, len);
+        for c in &mut map.chunks[r] {
+            if zero {
+                c.trimmed = true;
+            } else {
+                c.seq = 0;
+            }
+        }
+    }
+
+    /// Checks each chunk of a full read this run wrote, here or on a
+    /// verify_async thread.
+    fn check_read(&mut self, target: u32, offset: u64, len: u32, data: &[u8]) {
+        let mut wants = std::mem::take(&mut self.wants);
+        self.wants_of(target, offset, len, &mut wants);
+        if self.pool.is_some() {
+            self.check_async(target, &wants, &data[..len as usize]);
+        } else {
+            let iv = self.stamper.interval();
+            for w in &wants {
+                let chunk = &data[w.k * iv..(w.k + 1) * iv];
+                let found = match w.trimmed {
+                    true => zeroes(chunk),
+                    false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
+                };
+                self.judge(
+                    target,
+                    w.at,
+                    chunk,
+                    w.part,
+                    w.io_offset,
+                    found,
+                    w.seq,
+                    w.seed,
+                );
+            }
+        }
+        self.wants = wants;
+    }
+
+    /// What the check of each written chunk of a read must find.
+    fn wants_of(&self, target: u32, offset: u64, len: u32, out: &mut Vec<pool::Want>) {
+        out.clear();
+        let iv = self.stamper.interval();
+        let map = &self.maps[target as usize];
+        for (k, i) in map.range(offset, len).enumerate() {
+            let (at, c) = (map.offset_of(i), map.chunks[i]);
             if c.seq == 0 {
                 continue; // never written: nothing to expect
             }
-            let (seq, part) = (c.seq, c.part as usize);
-            let io_offset = at - (part * iv) as u64;
-            let chunk = &data[k * iv..(k + 1) * iv];
-            let found = self.stamper.check(chunk, at, part, io_offset);
-            let (want_seq, want_seed) = match self.knows {
-                Knows::Run => (Some(seq), None),
+            let part = c.part as usize;
+            let (seq, seed) = match self.knows {
+                _ if c.trimmed => (None, None),
+                Knows::Run => (Some(c.seq), None),
                 Knows::Replay { check_seed: true } => {
-                    (None, self.write_seeds.get(seq as usize - 1).copied())
+                    (None, self.write_seeds.get(c.seq as usize - 1).copied())
                 }
                 _ => (None, None),
             };
-            self.judge(
-                target, at, chunk, part, io_offset, found, want_seq, want_seed,
-            );
+            out.push(pool::Want {
+                k,
+                at,
+                part,
+                io_offset: at - (part * iv) as u64,
+                seq,
+                seed,
+                trimmed: c.trimmed,
+            });
+        }
+    }
+
+    /// verify_async: the read's bytes to a verify thread, in a free batch
+    /// (waiting for one, and booking what comes back, when none is).
+    fn check_async(&mut self, target: u32, wants: &[pool::Want], data: &[u8]) {
+        if wants.is_empty() {
+            return;
+        }
+        self.book_checked(false);
+        let mut b = loop {
+            if let Some(b) = self.pool.as_mut().and_then(pool::Pool::free) {
+                break b;
+            }
+            self.book_checked(true);
+        };
+        b.target = target;
+        b.data.clear();
+        b.data.extend_from_slice(data);
+        b.wants.clear();
+        b.wants.extend_from_slice(wants);
+        if let Some(p) = self.pool.as_mut() {
+            p.send(b);
+        }
+    }
+
+    /// Books the batches the verify threads gave back: one at least when
+    /// `wait` (if any is out), else those ready.
+    fn book_checked(&mut self, wait: bool) {
+        let mut wait = wait;
+        while let Some(b) = self.pool.as_mut().and_then(|p| p.checked(wait)) {
+            wait = false;
+            let iv = self.stamper.interval();
+            for (w, v) in b.wants.iter().zip(&b.verdicts) {
+                let chunk = &b.data[w.k * iv..(w.k + 1) * iv];
+                self.record(b.target, w.at, chunk, w.part, w.io_offset, *v);
+            }
+            if let Some(p) = self.pool.as_mut() {
+                p.give_back(b);
+            }
+        }
+    }
+
+    /// verify_async: waits for every batch out and books it.
+    pub(crate) fn flush(&mut self) {
+        while self.pool.as_ref().is_some_and(|p| p.out() > 0) {
+            self.book_checked(true);
         }
     }
 
@@ -942,34 +1109,26 @@ impl VerifyState {
         want_seq: Option<u32>,
         want_seed: Option<u64>,
     ) {
+        let verdict = verdict(found, self.stamper.pass(), want_seq, want_seed);
+        self.record(target, at, chunk, part, io_offset, verdict);
+    }
+
+    /// Books one chunk's verdict: counted, traced, and a bad one reported
+    /// and dumped.
+    fn record(
+        &mut self,
+        target: u32,
+        at: u64,
+        chunk: &[u8],
+        part: usize,
+        io_offset: u64,
+        verdict: Result<(), BadBlock>,
+    ) {
         self.report.blocks_checked += 1;
-        let verdict = found.and_then(|f| {
-            match f.hiops {
-                Some((pass, _)) if pass != self.stamper.pass() => {
-                    return Err(BadBlock::StalePass {
-                        found: pass,
-                        expected: self.stamper.pass(),
-                    })
-                }
-                Some((_, seq)) => {
-                    if let Some(w) = want_seq.filter(|&w| w != seq) {
-                        return Err(BadBlock::LostWrite {
-                            found: seq,
-                            expected: w,
-                        });
-                    }
-                }
-                None if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
-                None => {}
-            }
-            match want_seed {
-                Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
-                    found: f.rand_seed,
-                    expected: w,
-                }),
-                _ => Ok(()),
-            }
-        });
+        if let Some(t) = &self.trace {
+            let bad = verdict.as_ref().err().map(ToString::to_string);
+            t.verify(target, at, chunk.len(), bad);
+        }
         let Err(why) = verdict else {
             return;
         };
@@ -985,6 +1144,9 @@ impl VerifyState {
             };
             if why.in_header() {
                 write("hdr_fail", chunk);
+            } else if matches!(why, BadBlock::NotZero { .. }) {
+                write("received", chunk);
+                write("expected", &vec![0; chunk.len()]);
             } else {
                 write("received", chunk);
                 write(
@@ -993,6 +1155,52 @@ impl VerifyState {
                 );
             }
         }
+    }
+}
+
+/// What a chunk's header says against what the checking thread knows of
+/// it: its pass (`pass`), the write acknowledged last there (`want_seq`),
+/// the seed the replayed write drew (`want_seed`).
+pub(crate) fn verdict(
+    found: Result<Found, BadBlock>,
+    pass: u32,
+    want_seq: Option<u32>,
+    want_seed: Option<u64>,
+) -> Result<(), BadBlock> {
+    let f = found?;
+    match f.hiops {
+        Some((p, _)) if p != pass => {
+            return Err(BadBlock::StalePass {
+                found: p,
+                expected: pass,
+            })
+        }
+        Some((_, seq)) => {
+            if let Some(w) = want_seq.filter(|&w| w != seq) {
+                return Err(BadBlock::LostWrite {
+                    found: seq,
+                    expected: w,
+                });
+            }
+        }
+        None if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
+        None => {}
+    }
+    match want_seed {
+        Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
+            found: f.rand_seed,
+            expected: w,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A trimmed chunk's check (verify.c, verify_trimmed_io_u): zeroes, and
+/// nothing else.
+pub(crate) fn zeroes(chunk: &[u8]) -> Result<Found, BadBlock> {
+    match chunk.iter().position(|&b| b != 0) {
+        Some(at) => Err(BadBlock::NotZero { at }),
+        None => Ok(Found::default()),
     }
 }
 

@@ -46,6 +46,15 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             spec.verify_backlog_batch,
         ));
     }
+    if spec.verify_async > 0 && spec.do_verify {
+        match super::pool::Pool::new(spec.verify_async, &v.stamper, spec.bs_max() as usize) {
+            Ok(p) => v.pool = Some(p),
+            Err(e) => eprintln!("hiops: {e}; the job's thread checks its reads"),
+        }
+    }
+    if let Some(t) = spec.verify_trim.as_ref().filter(|_| !spec.verify_only) {
+        v.trim = Some(super::trim::TrimBacklog::new(t, spec.verify_seed, thread));
+    }
     if spec.verify_state_save && spec.rw.writes() && !spec.verify_only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }

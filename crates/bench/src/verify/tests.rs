@@ -166,3 +166,94 @@ fn intervals_follow_fios_rules() {
     spec.bs = crate::spec::BlockSizes::equal(&[4096, 8192, 12288]);
     assert_eq!(interval_of(&spec), 4096);
 }
+
+const TBS: u32 = 4096;
+const TBLOCKS: u64 = 64;
+
+/// A thread's books after a write job of 64 blocks with trim_percentage=50
+/// and trim_backlog=1: the books, the "disk" and the blocks trimmed.
+fn trim_books(zero: bool) -> (VerifyState, Vec<u8>, Vec<u64>) {
+    use crate::generator::Region;
+    use hiops_hal::Op;
+    let stamper = Stamper::new(VerifyMode::Crc32c, None, TBS as usize);
+    let mut v = VerifyState::new(stamper, 0x89, 1, true);
+    let region = Region {
+        start: 0,
+        len: TBLOCKS * TBS as u64,
+    };
+    v.maps = BlockMap::for_regions(&[region], TBS);
+    v.knows = Knows::Run;
+    let t = crate::spec::VerifyTrim {
+        percentage: 50,
+        every: 1,
+        batch: 0,
+        zero,
+    };
+    v.trim = Some(trim::TrimBacklog::new(&t, 0x89, 1));
+    let mut disk = vec![0u8; (TBLOCKS * TBS as u64) as usize];
+    let mut trimmed = Vec::new();
+    for b in 0..TBLOCKS {
+        let off = b * TBS as u64;
+        let s = v.claim(Op::Write, 0, off, TBS).unwrap();
+        v.stamper.stamp(block_mut(&mut disk, off), off, &s);
+        v.settle(Op::Write, 0, off, TBS, true, &[]);
+        while let Some(io) = v.trim_next() {
+            assert_eq!((io.op, io.len), (Op::Trim, TBS));
+            v.claim(io.op, 0, io.offset, io.len).unwrap();
+            block_mut(&mut disk, io.offset).fill(0);
+            v.settle(io.op, 0, io.offset, io.len, true, &[]);
+            trimmed.push(io.offset / TBS as u64);
+        }
+    }
+    (v, disk, trimmed)
+}
+
+fn block_mut(disk: &mut [u8], off: u64) -> &mut [u8] {
+    &mut disk[off as usize..off as usize + TBS as usize]
+}
+
+/// Reads back `blocks` (those still in the check) into a fresh report.
+fn check_blocks(v: &mut VerifyState, disk: &[u8], blocks: &[u64]) -> VerifyReport {
+    use hiops_hal::Op;
+    v.report = VerifyReport::default();
+    for &b in blocks {
+        let off = b * TBS as u64;
+        if v.maps[0].chunks[b as usize].seq == 0 {
+            continue; // out of the check
+        }
+        v.claim(Op::Read, 0, off, TBS).unwrap();
+        let blk = &disk[off as usize..(off + TBS as u64) as usize];
+        v.settle(Op::Read, 0, off, TBS, true, blk);
+    }
+    v.report.clone()
+}
+
+/// trim_percentage in a thread's books: picked writes are trimmed between
+/// the workload's I/Os; the check takes zeroes for a trimmed block, catches
+/// a byte that is not zero there and a flipped byte in a block kept, and
+/// with trim_verify_zero=0 leaves trimmed blocks out.
+#[test]
+fn trimmed_blocks_check_as_zeroes_and_flips_elsewhere_are_caught() {
+    let all: Vec<u64> = (0..TBLOCKS).collect();
+    let (mut v, mut disk, trimmed) = trim_books(true);
+    let n = trimmed.len() as u64;
+    assert!((20..=44).contains(&n), "{n} of {TBLOCKS} trimmed at 50%");
+    let r = check_blocks(&mut v, &disk, &all);
+    assert_eq!((r.blocks_checked, r.bad_blocks), (TBLOCKS, 0), "{r:?}");
+    let t = trimmed[0];
+    let k = (0..TBLOCKS).find(|b| !trimmed.contains(b)).unwrap();
+    disk[(t * TBS as u64) as usize + 100] = 7; // a trimmed block not zero
+    disk[(k * TBS as u64) as usize + 1000] ^= 0x20; // a flip in a block kept
+    let r = check_blocks(&mut v, &disk, &all);
+    assert_eq!(r.bad_blocks, 2, "{r:?}");
+    let mut why = |b| check_blocks(&mut v, &disk, &[b]).first_bad.unwrap().1;
+    let (wt, wk) = (why(t), why(k));
+    assert!(wt.contains("byte 100 is not zero"), "{wt}");
+    assert!(wk.contains("crc32c checksum mismatch"), "{wk}");
+
+    // trim_verify_zero=0: trimmed blocks are out of the check.
+    let (mut v, disk, trimmed) = trim_books(false);
+    let r = check_blocks(&mut v, &disk, &all);
+    assert_eq!(r.blocks_checked, TBLOCKS - trimmed.len() as u64);
+    assert_eq!(r.bad_blocks, 0);
+}

@@ -1,6 +1,8 @@
 //! fio's `--debug=CAT[,CAT]`: the categories that make sense for hiops
-//! print what hiops knows of them on stderr, before the run, in fio's
-//! layout (debug.c: the category in 8 columns, the pid in 5, the text). The
+//! print what hiops knows of them on stderr, in fio's layout (debug.c: the
+//! category in 8 columns, the pid in 5, the text): parse, job, file and
+//! process before the run, io and verify as the job threads go
+//! (crates/bench's `debug_trace`). The
 //! categories of fio's own internals (its mutexes, smalloc, helper thread)
 //! are accepted with one line saying hiops has no trace of them.
 
@@ -13,6 +15,8 @@ pub enum Category {
     Job,
     File,
     Process,
+    Io,
+    Verify,
 }
 
 /// The categories hiops traces, and what each prints.
@@ -37,14 +41,22 @@ const TRACED: &[(&str, Category, &str)] = &[
         Category::Process,
         "each job's threads and the CPUs they may run on",
     ),
+    (
+        "io",
+        Category::Io,
+        "each I/O as it is queued and as it completes: offset, length, direction, file",
+    ),
+    (
+        "verify",
+        Category::Verify,
+        "each chunk a verify check reads back: offset, length, file and verdict",
+    ),
 ];
 
 /// fio 3.33's other categories (HOWTO "--debug").
 const UNTRACED: &[&str] = &[
-    "io",
     "mem",
     "blktrace",
-    "verify",
     "random",
     "diskutil",
     "mutex",
@@ -117,6 +129,17 @@ impl Debug {
         self.on.contains(&c)
     }
 
+    /// `io` and `verify`: the planned jobs' threads trace as they go.
+    pub fn apply(&self, plan: &mut FioPlan) {
+        for (i, spec) in plan.jobs.iter_mut().enumerate() {
+            if self.only_job.is_some_and(|n| n != i + 1) {
+                continue;
+            }
+            spec.trace.io = self.is_on(Category::Io);
+            spec.trace.verify = self.is_on(Category::Verify);
+        }
+    }
+
     /// `parse`: every option of every source as read.
     pub fn trace_sources(&self, sources: &[Source]) {
         if !self.is_on(Category::Parse) {
@@ -179,7 +202,9 @@ fn names() -> String {
 
 /// `--debug=help`.
 pub fn help() -> String {
-    let mut s = String::from("--debug categories hiops traces (on stderr, before the run):\n");
+    let mut s = String::from(
+        "--debug categories hiops traces (on stderr; io and verify as the run goes, the rest before it):\n",
+    );
     for (name, _, what) in TRACED {
         s.push_str(&format!("  {name:<8} {what}\n"));
     }

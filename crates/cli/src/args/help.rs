@@ -55,8 +55,9 @@ fio's flags:
   --section=NAME                       run only job section NAME (repeatable)
   --max-jobs=N                         refuse jobs needing more than N threads
   --showcmd                            print each job file as a command line
-  --debug=CAT[,CAT]                    trace parse, job, file, process on
-                                       stderr (--debug=help lists them)
+  --debug=CAT[,CAT]                    trace parse, job, file, process, io,
+                                       verify on stderr (--debug=help lists
+                                       them)
   --cmdhelp[=OPTION|all]               an option's help
   --enghelp[=ENGINE]                   the I/O engines
   --eta=auto|always|never              when the progress line shows

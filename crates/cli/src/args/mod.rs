@@ -131,8 +131,9 @@ impl Invocation {
         if rank.rank == 0 {
             self.debug.trace_sources(&sources);
         }
-        let plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
+        let mut plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
             .map_err(BenchError::Usage)?;
+        self.debug.apply(&mut plan);
         if self.warnings_fatal && !plan.ignored.is_empty() {
             return usage(format!(
                 "--warnings-fatal: options were ignored:\n{}\ndrop them, or drop --warnings-fatal",
