@@ -264,8 +264,8 @@ impl SharedQueue {
             self.pump(&mut core, me, wake, false);
         }
         if core.own_wake {
-            let alone = self.members.load(Ordering::SeqCst) == 1
-                && self.aside.load(Ordering::SeqCst) == 0;
+            let alone =
+                self.members.load(Ordering::SeqCst) == 1 && self.aside.load(Ordering::SeqCst) == 0;
             if alone && core.is_idle() {
                 self.submit_solo(&mut core, req, wake);
                 return Ok(());
