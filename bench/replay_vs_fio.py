@@ -9,7 +9,8 @@ trace:
 
 - fio: `ioengine=psync`, READERS jobs (fio's synchronous replay);
 - hiops pread: `--strategy=pread`, READERS threads (the same system calls);
-- hiops coop: `--strategy=coop`, READERS threads on one shared ring;
+- hiops coop: `--strategy=coop`, READERS threads, each on a ring of its own
+  (`hiops run`'s default for coop);
 - hiops tasks: `--strategy=coop --tasks=READERS`, one thread per CPU.
 
 Rounds rotate the order; ratios are medians of per-round ratios to fio.

@@ -540,6 +540,12 @@ fn every_strategy_runs_threads_through_the_path_and_reports_it() {
         "hybrid",
     ] {
         let strat = format!("--strategy={strategy}");
+        // coop gives each thread its own ring unless told: share two here.
+        let rings = if strategy == "coop" {
+            "--rings=2"
+        } else {
+            "--rings=1"
+        };
         let o = run(&[
             "run",
             &fname,
@@ -549,6 +555,7 @@ fn every_strategy_runs_threads_through_the_path_and_reports_it() {
             "--runtime=1",
             "--ramp_time=0",
             &strat,
+            rings,
             "--output-format=json",
         ]);
         assert!(o.status.success(), "{strategy}: {}", stderr(&o));
@@ -574,6 +581,27 @@ fn every_strategy_runs_threads_through_the_path_and_reports_it() {
             "depth defaults to numjobs"
         );
     }
+    // By default coop runs each thread solo on a ring of its own: nobody
+    // reaps for anybody, nobody is woken by another thread.
+    let o = run(&[
+        "run",
+        &fname,
+        "--size=8m",
+        "--numjobs=16",
+        "--runtime=1",
+        "--ramp_time=0",
+        "--strategy=coop",
+        "--output-format=json",
+    ]);
+    let p = &json_of(&o)["jobs"][0]["hiops"]["path"];
+    assert!(
+        p["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("coop over 16 ring(s) of depth 1"),
+        "{p}"
+    );
+    assert_eq!(p["reaped_for_others_share"].as_f64(), Some(0.0), "{p}");
     refused(&["run", "--strategy=irq"], 2, "--strategy");
     refused(
         &[
