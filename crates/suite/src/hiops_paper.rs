@@ -795,11 +795,13 @@ mod tests {
                 "disk-bs",
                 "disk-threads",
                 "disk-tasks",
+                "disk-taskpoll",
                 "disk-fig8",
                 "disk-poll",
                 "zram-bs",
                 "zram-threads",
                 "zram-tasks",
+                "zram-taskpoll",
                 "zram-fig8",
                 "zram-poll",
                 "devices"
@@ -820,15 +822,19 @@ mod tests {
         // The task path goes to 1,024 tasks, on coop.
         assert_eq!(sweeps[2].1.params[0].values.last().unwrap(), "1024");
         assert!(sweeps[2].1.base.contains(&"--strategy=coop".to_string()));
+        // Fig 9 on the task path: busy-peek depths at 128 tasks, then off.
+        assert_eq!(sweeps[3].1.params[0].name, "hybrid_depth");
+        assert_eq!(sweeps[3].1.params[0].values.last().unwrap(), "off");
+        assert!(sweeps[3].1.base.contains(&"--tasks=128".to_string()));
         // Fig 8's ablation: coop's parts in the paper's order.
-        assert_eq!(sweeps[3].1.params[0].values, ["issue", "lazy", "all"]);
-        assert!(sweeps[3].1.base.contains(&"--strategy=coop".to_string()));
-        assert_eq!(sweeps[4].1.params[0].values[0], "2us");
+        assert_eq!(sweeps[4].1.params[0].values, ["issue", "lazy", "all"]);
+        assert!(sweeps[4].1.base.contains(&"--strategy=coop".to_string()));
+        assert_eq!(sweeps[5].1.params[0].values[0], "2us");
         assert_eq!(
-            sweeps[5].1.params[0].values[0], "4k",
+            sweeps[6].1.params[0].values[0], "4k",
             "zram takes 4 KiB and up"
         );
-        let dev = &sweeps[10].1;
+        let dev = &sweeps[12].1;
         assert_eq!(
             dev.params[0].values,
             ["/var/tmp/f", "/var/tmp/f:/dev/zram0"]

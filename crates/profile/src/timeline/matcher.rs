@@ -94,6 +94,8 @@ struct Slot {
     dev: u32,
     /// Submitted by io_submit: returned by the next io_getevents.
     aio: bool,
+    /// Ended by its bio's completion in a bio-based driver.
+    bio_done: bool,
 }
 
 pub(crate) struct Matcher {
@@ -215,6 +217,8 @@ impl Matcher {
                         .get(&(dev, sector))
                         .is_some_and(|&i| self.slots[i as usize].t[ISSUE] == 0);
                 if bio_only {
+                    let i = self.by_sector[&(dev, sector)];
+                    self.slots[i as usize].bio_done = true;
                     self.on(t, Event::Complete { dev, sector });
                 }
             }
@@ -339,7 +343,7 @@ impl Matcher {
             }
         }
         let (queued, done) = (s.t[QUEUE], s.t[COMPLETE]);
-        if s.t[ISSUE] == 0 && queued != 0 && done >= queued {
+        if s.bio_done && queued != 0 && done >= queued {
             // A bio-based driver: the bio's life is the device's time.
             self.record_device(&s, done - queued, true);
         }
@@ -561,8 +565,19 @@ mod tests {
             },
         );
         m.on(310, Event::Exit { tid: 3 });
+        // A request whose driver issue the tracer missed: not bio-based.
+        m.on(400, Event::Enter { tid: 3 });
+        m.on(410, q(REQ, 16));
+        m.on(
+            500,
+            Event::Complete {
+                dev: REQ,
+                sector: 16,
+            },
+        );
+        m.on(510, Event::Exit { tid: 3 });
         let t = m.timeline(vec!["zram0".into(), "vdb".into()], 1.0);
-        assert_eq!(t.ios, 2);
+        assert_eq!(t.ios, 3);
         let (zram, disk) = (&t.per_device[0], &t.per_device[1]);
         assert!(zram.bio_based && !disk.bio_based);
         assert_eq!(zram.read.as_ref().unwrap().mean_ns, 40.0);
