@@ -80,9 +80,12 @@ fn pread_threads(run: &Run, file: &File, readers: u64) {
 }
 
 fn coop_threads(run: &Run, file: &File, readers: u64) {
+    // As `hiops run` gives coop: a ring per thread (each runs solo).
+    let rings = (readers as u32).div_ceil(hiops_path::COOP_THREADS_PER_RING);
     let config = PathConfig {
         strategy: Strategy::Coop,
-        depth: readers as u32,
+        depth: (readers as u32).div_ceil(rings),
+        rings,
         ..PathConfig::default()
     };
     let path = IoPath::open(config, vec![hiops_hal::Target::from_file(file)]).unwrap();
