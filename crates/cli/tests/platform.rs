@@ -155,15 +155,17 @@ fn layers_add_up_and_name_the_driver_only_where_there_is_one() {
         // (other programs' I/O may reach them machine-wide).
         let own = |l: &str| layer(&p, l)["process_clocks_per_io"].as_f64().unwrap();
         assert!(own("application") > 0.0, "{engine}: {p}");
-        assert_eq!(
-            own("driver"),
-            0.0,
-            "{engine}: the driver layer of hiops' threads"
+        // None of the I/O goes there; a page of hiops' own binary faulted
+        // in from the disk during the run may (seen once in a full test
+        // run: 0.13 clocks per I/O), so allow a thousandth of the work.
+        let bound = own("application") / 1000.0;
+        assert!(
+            own("driver") <= bound,
+            "{engine}: the driver layer of hiops' threads: {p}"
         );
-        assert_eq!(
-            own("block"),
-            0.0,
-            "{engine}: the block layer of hiops' threads"
+        assert!(
+            own("block") <= bound,
+            "{engine}: the block layer of hiops' threads: {p}"
         );
     }
     // zram through pread: the driver is zram's own code, in hiops' threads.
