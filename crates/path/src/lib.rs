@@ -570,47 +570,79 @@ impl IoPath {
                 _ if self.inline.is_some() => EngineKind::Psync,
                 _ => self.config.engine,
             };
-            let spec = local::LocalSpec {
-                path_id: self.id,
-                engine,
-                opts: &self.config.engine_opts,
-                targets: &self.targets,
-                max_io: self.config.max_io,
-            };
-            let res = local::io(&spec, cmd, ptr, zero_copy).map_err(io::Error::other)?;
-            if let Some(s) = stats {
-                s.ios += 1;
-                s.handoff.record(0);
-            }
-            res
+            self.local_io(engine, cmd, ptr, zero_copy, stats)?.result
         } else {
             let ring = &self.rings[self.ring_index()];
-            let req = Request::new(cmd, ptr, zero_copy);
-            let mut wake = WAKE.take();
-            if ring.submit(&req, &mut wake).is_err() {
-                WAKE.set(wake);
-                return Err(shut_down());
+            if ring.alone() {
+                // Nobody to cooperate with: the thread's own ring, which the
+                // kernel lets it own (SINGLE_ISSUER, DEFER_TASKRUN).
+                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats)?;
+                ring.count_solo(done.refused);
+                done.result
+            } else {
+                self.shared_io(ring, cmd, ptr, zero_copy, stats)?
             }
-            // Wake whoever submit posted to before we may sleep ourselves.
-            shared::wake_all(&mut wake);
-            let counts = ring.wait(&req, &mut wake);
-            shared::wake_all(&mut wake);
-            WAKE.set(wake);
-            if let Some(s) = stats {
-                let now = hiops_stats::tsc::rdtsc();
-                let ticks = now.saturating_sub(req.reaped_tsc());
-                s.ios += 1;
-                s.handoff
-                    .record((ticks as f64 * 1e9 / hiops_stats::tsc::tsc_hz()) as u64);
-                s.parks += counts.parks;
-                s.doorbell_sleeps += counts.doorbell_sleeps;
-            }
-            req.result()
         };
         if res < 0 {
             return Err(io::Error::from_raw_os_error((-res) as i32));
         }
         Ok(res as usize)
+    }
+
+    /// One I/O through this thread's own queue of `engine`.
+    fn local_io(
+        &self,
+        engine: EngineKind,
+        cmd: Command,
+        ptr: *mut u8,
+        zero_copy: bool,
+        stats: Option<&mut ThreadStats>,
+    ) -> io::Result<local::Done> {
+        let spec = local::LocalSpec {
+            path_id: self.id,
+            engine,
+            opts: &self.config.engine_opts,
+            targets: &self.targets,
+            max_io: self.config.max_io,
+        };
+        let done = local::io(&spec, cmd, ptr, zero_copy).map_err(io::Error::other)?;
+        if let Some(s) = stats {
+            s.ios += 1;
+            s.handoff.record(0);
+        }
+        Ok(done)
+    }
+
+    /// One I/O through a ring this thread shares.
+    fn shared_io(
+        &self,
+        ring: &SharedQueue,
+        cmd: Command,
+        ptr: *mut u8,
+        zero_copy: bool,
+        stats: Option<&mut ThreadStats>,
+    ) -> io::Result<i64> {
+        let req = Request::new(cmd, ptr, zero_copy);
+        let mut wake = WAKE.take();
+        if ring.submit(&req, &mut wake).is_err() {
+            WAKE.set(wake);
+            return Err(shut_down());
+        }
+        // Wake whoever submit posted to before we may sleep ourselves.
+        shared::wake_all(&mut wake);
+        let counts = ring.wait(&req, &mut wake);
+        shared::wake_all(&mut wake);
+        WAKE.set(wake);
+        if let Some(s) = stats {
+            let now = hiops_stats::tsc::rdtsc();
+            let ticks = now.saturating_sub(req.reaped_tsc());
+            s.ios += 1;
+            s.handoff
+                .record((ticks as f64 * 1e9 / hiops_stats::tsc::tsc_hz()) as u64);
+            s.parks += counts.parks;
+            s.doorbell_sleeps += counts.doorbell_sleeps;
+        }
+        Ok(req.result())
     }
 
     /// A thread keeps one ring, handed out round robin at its first I/O:

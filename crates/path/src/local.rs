@@ -23,14 +23,21 @@ pub(crate) struct LocalSpec<'a> {
     pub max_io: usize,
 }
 
-/// One synchronous I/O through this thread's own queue. Returns bytes
-/// transferred or a negated errno.
+/// One I/O done through a thread's own queue.
+pub(crate) struct Done {
+    /// Bytes transferred or a negated errno.
+    pub result: i64,
+    /// Submissions the kernel refused before it took the command.
+    pub refused: u32,
+}
+
+/// One synchronous I/O through this thread's own queue.
 pub(crate) fn io(
     spec: &LocalSpec<'_>,
     cmd: Command,
     user: *mut u8,
     zero_copy: bool,
-) -> Result<i64, HalError> {
+) -> Result<Done, HalError> {
     LOCAL.with(|cell| {
         let mut list = cell.borrow_mut();
         let i = match list.iter().position(|l| l.path_id == spec.path_id) {
@@ -66,7 +73,8 @@ pub(crate) fn io(
             }
         }
         let mut out = [Completion::EMPTY; 1];
-        let n = q.issue_and_reap(1, &mut out)?;
+        let mut refused = 0;
+        let n = issue_and_reap_one(q, &mut out, &mut refused)?;
         assert_eq!(n, 1, "a synchronous wait returned no completion");
         let res = out[0].result;
         if !zero_copy && cmd.op == Op::Read && res > 0 {
@@ -75,8 +83,33 @@ pub(crate) fn io(
             let dst = unsafe { std::slice::from_raw_parts_mut(user, n) };
             dst.copy_from_slice(&q.buffer(out[0].tag)[..n]);
         }
-        Ok(res)
+        Ok(Done {
+            result: res,
+            refused,
+        })
     })
+}
+
+/// How long a refused submission waits before it is sent again.
+const REFUSED_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Submits the staged command and waits for it; a refused submission
+/// (EAGAIN, ENOMEM, EBUSY) stays staged and is sent again; each counted
+/// in `refused`.
+fn issue_and_reap_one(
+    q: &mut Queue,
+    out: &mut [Completion; 1],
+    refused: &mut u32,
+) -> Result<usize, HalError> {
+    loop {
+        match q.issue_and_reap(1, out) {
+            Err(e) if e.is_transient() => {
+                *refused += 1;
+                std::thread::sleep(REFUSED_RETRY);
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Drops this thread's queue of a path (the path is closing).

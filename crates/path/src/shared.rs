@@ -15,7 +15,7 @@ use crate::stats::{Mode, PathCounters, SwitchPoint};
 use crate::{HybridConfig, Strategy};
 use hiops_hal::{Completion, Doorbell, Op, PostedCounter, Queue};
 use hiops_stats::{tsc, Histogram};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::{Thread, ThreadId};
 
@@ -108,12 +108,12 @@ pub(crate) struct SharedQueue {
     pub poller: OnceLock<Thread>,
     closing: AtomicBool,
     /// Threads that have joined this ring (never decreases): one alone on
-    /// it submits and waits in one system call.
+    /// it does its I/O on a ring of its own instead (see [`Self::alone`]).
     members: AtomicU32,
-    /// Readers outside the I/O (counters, state) waiting for the lock: a
-    /// solo thread holds it across its I/O's wait, so it stops going solo
-    /// while any wait, and each waits one I/O at most.
-    aside: AtomicU32,
+    /// I/Os done so by a thread alone on this ring, and submissions of
+    /// them the kernel refused.
+    solo_ios: AtomicU64,
+    solo_refused: AtomicU64,
     /// A submission was refused and commands wait in the ring: waiters
     /// retry it instead of sleeping until a completion that cannot come.
     stalled: AtomicBool,
@@ -170,7 +170,8 @@ impl SharedQueue {
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             members: AtomicU32::new(0),
-            aside: AtomicU32::new(0),
+            solo_ios: AtomicU64::new(0),
+            solo_refused: AtomicU64::new(0),
             stalled: AtomicBool::new(false),
             how,
             opened_tsc: tsc::rdtsc(),
@@ -186,21 +187,39 @@ impl SharedQueue {
             .expect("I/O path state poisoned by a panic")
     }
 
-    /// The lock, for a reader outside the I/O (see `aside`).
-    fn lock_aside(&self) -> MutexGuard<'_, Core> {
-        self.aside.fetch_add(1, Ordering::SeqCst);
-        let core = self.lock();
-        self.aside.fetch_sub(1, Ordering::SeqCst);
-        core
-    }
-
     /// A thread starts using this ring (once per thread).
     pub fn join(&self) {
         self.members.fetch_add(1, Ordering::SeqCst);
     }
 
+    /// Whether the calling thread, a member, is this ring's only one and
+    /// waits on its own completions: then nobody could reap for it or be
+    /// helped by it, and a ring of its own (which the kernel lets one
+    /// thread own: SINGLE_ISSUER, DEFER_TASKRUN) serves it in one system
+    /// call per I/O with no lock. Its I/Os are synchronous, so a thread
+    /// that joins later never finds one of them in this ring.
+    pub fn alone(&self) -> bool {
+        self.how.own_wake && self.members.load(Ordering::SeqCst) == 1
+    }
+
+    /// Books an I/O done by the member alone on its own ring, which the
+    /// kernel refused `refused` times first.
+    pub fn count_solo(&self, refused: u32) {
+        self.solo_ios.fetch_add(1, Ordering::Relaxed);
+        if refused > 0 {
+            self.solo_refused
+                .fetch_add(refused as u64, Ordering::Relaxed);
+        }
+    }
+
     pub fn counters(&self) -> PathCounters {
-        self.lock_aside().counters
+        let mut c = self.lock().counters;
+        let solo = self.solo_ios.load(Ordering::Relaxed);
+        c.solo += solo;
+        c.issued += solo;
+        c.reaped += solo;
+        c.ring_errors += self.solo_refused.load(Ordering::Relaxed);
+        c
     }
 
     pub fn passes(&self) -> Histogram {
@@ -224,16 +243,16 @@ impl SharedQueue {
     }
 
     pub fn switches(&self) -> Vec<SwitchPoint> {
-        self.lock_aside().switches.clone()
+        self.lock().switches.clone()
     }
 
     pub fn description(&self) -> String {
-        self.lock_aside().queue.description()
+        self.lock().queue.description()
     }
 
     /// One line of the queue's state, for diagnosing a stuck path.
     pub fn debug_state(&self) -> String {
-        let c = self.lock_aside();
+        let c = self.lock();
         format!(
             "in_flight={} staged={} busy={} fifo={} sleeper={} mode={:?} poller_parked={} closing={} counters={:?}",
             c.queue.in_flight(),
@@ -249,7 +268,7 @@ impl SharedQueue {
     }
 
     pub fn mode(&self) -> Mode {
-        self.lock_aside().mode
+        self.lock().mode
     }
 
     /// Puts `req` in the FIFO and issues what the free tags allow. Never
@@ -264,12 +283,6 @@ impl SharedQueue {
             self.pump(&mut core, me, wake, false);
         }
         if core.own_wake {
-            let alone =
-                self.members.load(Ordering::SeqCst) == 1 && self.aside.load(Ordering::SeqCst) == 0;
-            if alone && core.is_idle() {
-                self.submit_solo(&mut core, req, wake);
-                return Ok(());
-            }
             self.submit_own(&mut core, req, wake);
             drop(core);
             wake_all(wake);
@@ -296,32 +309,49 @@ impl SharedQueue {
 
     /// Waits until `req` is done, helping the others as the strategy says.
     pub fn wait(&self, req: &Request, wake: &mut WakeList) -> WaitCounts {
-        let mut counts = WaitCounts::default();
         if !self.how.cooperative {
-            // Someone else (the completion or poll thread) reaps for us.
-            while !req.is_done() {
-                self.park_waiter();
-                counts.parks += 1;
-            }
-            return counts;
+            return self.wait_parked(req);
         }
         if let Some(posted) = &self.posted {
             return self.wait_own(req, posted, wake);
         }
+        if !self.how.lazy_only && self.how.spin_ticks > 0 {
+            self.spin(req, wake);
+        }
+        self.wait_doorbell(req, wake)
+    }
+
+    /// Someone else (the completion or poll thread) reaps for us.
+    fn wait_parked(&self, req: &Request) -> WaitCounts {
+        let mut counts = WaitCounts::default();
+        while !req.is_done() {
+            self.park_waiter();
+            counts.parks += 1;
+        }
+        counts
+    }
+
+    /// Reaps whenever the lock is free, for up to the spin time.
+    fn spin(&self, req: &Request, wake: &mut WakeList) {
         let me = req.owner.id();
-        if !self.how.lazy_only && self.how.spin_ticks > 0 && !req.is_done() {
-            let deadline = tsc::rdtsc() + self.how.spin_ticks;
-            while !req.is_done() && tsc::rdtsc() < deadline {
-                if let Ok(mut core) = self.core.try_lock() {
-                    self.pump(&mut core, me, wake, false);
-                    drop(core);
-                    wake_all(wake);
-                }
-                for _ in 0..64 {
-                    std::hint::spin_loop();
-                }
+        let deadline = tsc::rdtsc() + self.how.spin_ticks;
+        while !req.is_done() && tsc::rdtsc() < deadline {
+            if let Ok(mut core) = self.core.try_lock() {
+                self.pump(&mut core, me, wake, false);
+                drop(core);
+                wake_all(wake);
+            }
+            for _ in 0..64 {
+                std::hint::spin_loop();
             }
         }
+    }
+
+    /// Reaps what is there, then sleeps on the doorbell if nobody does, or
+    /// parks until the sleeper completes `req` or hands us the baton.
+    fn wait_doorbell(&self, req: &Request, wake: &mut WakeList) -> WaitCounts {
+        let mut counts = WaitCounts::default();
+        let me = req.owner.id();
         // The baton: a thread promoted by a leaving doorbell sleeper is
         // responsible for what is in flight until it sleeps on the doorbell
         // itself or finds someone who does; it never just walks away.
@@ -358,33 +388,13 @@ impl SharedQueue {
                     && !core.sleeper
                     && core.queue.in_flight() > 0
             });
+            if let Some(bell) = bell {
+                baton = self.sleep_on_bell(bell, core, req, wake, &mut counts);
+                continue;
+            }
             // Not sleeping on the doorbell means a sleeper exists, the poll
             // thread reaps, or nothing is in flight: the baton is not needed.
             baton = false;
-            if let Some(bell) = bell {
-                core.sleeper = true;
-                drop(core);
-                wake_all(wake);
-                bell.wait().expect("waiting on the completion eventfd");
-                let t0 = tsc::rdtsc();
-                counts.doorbell_sleeps += 1;
-                let mut core = self.lock();
-                core.sleeper = false;
-                core.counters.doorbell_wakes += 1;
-                let reaped = self.pump(&mut core, me, wake, false);
-                if req.is_done() {
-                    // Leaving: someone else must reap what is still in flight.
-                    self.hand_over(&mut core, me, wake);
-                } else {
-                    // Still responsible: if another thread reaps our I/O
-                    // before we are back under the lock, we hand over then.
-                    baton = true;
-                }
-                drop(core);
-                wake_all(wake);
-                self.book_pass(t0, reaped);
-                continue;
-            }
             drop(core);
             wake_all(wake);
             // Woken by the completer (DONE), by a promotion, or spuriously.
@@ -395,6 +405,40 @@ impl SharedQueue {
                 }
             }
         }
+    }
+
+    /// Sleeps on the doorbell as the ring's sleeper, then reaps. Returns
+    /// whether we still hold the baton (`req` not yet done).
+    fn sleep_on_bell(
+        &self,
+        bell: &Doorbell,
+        mut core: MutexGuard<'_, Core>,
+        req: &Request,
+        wake: &mut WakeList,
+        counts: &mut WaitCounts,
+    ) -> bool {
+        let me = req.owner.id();
+        core.sleeper = true;
+        drop(core);
+        wake_all(wake);
+        bell.wait().expect("waiting on the completion eventfd");
+        let t0 = tsc::rdtsc();
+        counts.doorbell_sleeps += 1;
+        let mut core = self.lock();
+        core.sleeper = false;
+        core.counters.doorbell_wakes += 1;
+        let reaped = self.pump(&mut core, me, wake, false);
+        let done = req.is_done();
+        if done {
+            // Leaving: someone else must reap what is still in flight.
+            self.hand_over(&mut core, me, wake);
+        }
+        // Not done: still responsible; if another thread reaps our I/O
+        // before we are back under the lock, we hand over then.
+        drop(core);
+        wake_all(wake);
+        self.book_pass(t0, reaped);
+        !done
     }
 
     /// Waits for `req` on a ring whose completions are posted in their
@@ -658,44 +702,6 @@ impl SharedQueue {
                 core.counters.fifo_queued += 1;
             }
         }
-    }
-
-    /// A thread alone on its ring submits and waits for the completion in
-    /// one system call, holding the lock: nobody else has I/O here, and a
-    /// thread that joins meanwhile waits on the lock for one I/O, after
-    /// which both take the shared way. The completion is posted in our own
-    /// context, so the one wake-up is the kernel's, as pread's is. Whatever
-    /// fails here leaves the command to [`Self::wait_own`].
-    fn submit_solo(&self, core: &mut Core, req: &Request, wake: &mut WakeList) {
-        let me = req.owner.id();
-        let tag = core
-            .queue
-            .get_free_tag()
-            .expect("an idle ring has a free tag");
-        // SAFETY: `req` is ours, pending and live for the whole call.
-        unsafe { core.bind_request(tag, req, me, wake) };
-        if core.queue.staged() == 0 {
-            return; // refused at bind: already completed with the error
-        }
-        let mut out = std::mem::take(&mut core.out);
-        let staged = core.queue.staged();
-        match core.queue.issue_and_reap(1, &mut out) {
-            Ok(n) => {
-                core.counters.issued += staged as u64;
-                core.counters.reaped += n as u64;
-                core.counters.solo += 1;
-                let now = tsc::rdtsc();
-                for c in &out[..n] {
-                    core.post(c, now, me, wake);
-                }
-            }
-            Err(_) => {
-                core.counters.ring_errors += 1;
-                self.stalled
-                    .store(core.queue.staged() > 0, Ordering::SeqCst);
-            }
-        }
-        core.out = out;
     }
 
     /// Binds `req` to the tag it holds and submits it, from its owner.
