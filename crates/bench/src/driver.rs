@@ -5,7 +5,8 @@
 //! value (as io_uring's user_data) that comes back with its completion, so
 //! the loop keeps no copy of what is in flight.
 
-use hiops_hal::{now_ns, Command, Completion, DepthStats, Op, Queue};
+use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
+use hiops_hal::{Command, Completion, DepthStats, Op, Queue};
 use hiops_path::{AlignedBuf, IoPath, ThreadStats};
 
 /// A finished command, as the job loop books it.
@@ -166,10 +167,9 @@ pub(crate) struct PathDriver<'p> {
     /// The path's index of this thread's first target.
     target_base: u32,
     buf: AlignedBuf,
-    staged: Option<(Command, u64)>,
-    done: Option<(Command, u64, u64, i64)>,
+    /// The one I/O; its outcome is bytes moved or a negated errno.
+    slot: OneSlot<i64>,
     stats: ThreadStats,
-    depth: DepthStats,
 }
 
 impl<'p> PathDriver<'p> {
@@ -178,21 +178,24 @@ impl<'p> PathDriver<'p> {
             path,
             target_base,
             buf: AlignedBuf::new(buf_len),
-            staged: None,
-            done: None,
+            slot: OneSlot::new(),
             stats: ThreadStats::default(),
-            depth: DepthStats {
-                at_ns: now_ns(),
-                ..DepthStats::default()
-            },
         }
     }
 
     pub(crate) fn buffer_mut(&mut self) -> &mut [u8] {
         &mut self.buf
     }
+}
 
-    fn perform(&mut self, cmd: Command) -> i64 {
+impl OneAtATime for PathDriver<'_> {
+    type Outcome = i64;
+
+    fn slot(&mut self) -> &mut OneSlot<i64> {
+        &mut self.slot
+    }
+
+    fn perform(&mut self, cmd: &Command) -> i64 {
         let (t, len, off) = (self.target_base + cmd.target, cmd.len as usize, cmd.offset);
         let stats = &mut self.stats;
         let r = match cmd.op {
@@ -219,11 +222,11 @@ impl Driver for PathDriver<'_> {
     }
 
     fn busy(&self) -> u32 {
-        u32::from(self.staged.is_some() || self.done.is_some())
+        self.slot.busy()
     }
 
     fn staged(&self) -> u32 {
-        u32::from(self.staged.is_some())
+        self.slot.staged()
     }
 
     fn stage(
@@ -236,38 +239,25 @@ impl Driver for PathDriver<'_> {
         if cmd.op == Op::Write {
             fill(&mut self.buf[..cmd.len as usize]);
         }
-        self.staged = Some((cmd, user));
+        self.slot.stage(cmd, user);
         Ok(())
     }
 
     fn submit(&mut self) -> Result<u32, String> {
-        let Some((cmd, user)) = self.staged.take() else {
-            return Ok(0);
-        };
-        let issued = now_ns();
-        let result = self.perform(cmd);
-        let done = now_ns();
-        // One I/O in flight from issue to completion.
-        let d = &mut self.depth;
-        d.issued += 1;
-        d.depth_sum += 1;
-        d.levels[0] += 1;
-        d.area += (done - issued) as u128;
-        d.at_ns = done;
-        self.done = Some((cmd, user, issued, result));
-        Ok(1)
+        Ok(submit_one(self))
     }
 
     fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
-        let Some((cmd, user, issued_ns, result)) = self.done.take() else {
+        let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };
+        let cmd = done.cmd;
         let len = if cmd.op.is_sync() { 0 } else { cmd.len };
         each(Finished {
             cmd,
-            user,
-            issued_ns,
-            result,
+            user: done.user,
+            issued_ns: done.issued_ns,
+            result: done.outcome,
             data: &self.buf[..len as usize],
             latency: Latency::Own,
         });
@@ -275,9 +265,7 @@ impl Driver for PathDriver<'_> {
     }
 
     fn depth_stats(&mut self) -> DepthStats {
-        let mut d = self.depth;
-        d.at_ns = d.at_ns.max(now_ns());
-        d
+        self.slot.depth_stats()
     }
 
     fn description(&self) -> String {

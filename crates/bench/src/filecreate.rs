@@ -15,8 +15,9 @@
 
 use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
+use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
 use crate::spec::{JobSpec, TargetSpec, VerifyMode};
-use hiops_hal::{now_ns, Command, DepthStats};
+use hiops_hal::{Command, DepthStats};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -59,11 +60,9 @@ pub(crate) struct FileCreateDriver {
     per_file: u64,
     /// fio's stat_ddir: where a create's time is booked.
     stat_dir: usize,
-    staged: Option<(Command, u64)>,
-    /// The finished I/O: command, value, issue time, result, where its
-    /// time goes, and the file to close once booked.
-    done: Option<(Command, u64, u64, i64, Latency, Option<usize>)>,
-    depth: DepthStats,
+    /// The one I/O; its outcome is the result, where its time goes, and
+    /// the file to close once booked.
+    slot: OneSlot<(i64, Latency, Option<usize>)>,
 }
 
 impl FileCreateDriver {
@@ -86,12 +85,7 @@ impl FileCreateDriver {
             left: vec![0; n],
             per_file: (spec.size.unwrap_or(bs) / bs).max(1),
             stat_dir: if spec.rw.reads() { 0 } else { 1 },
-            staged: None,
-            done: None,
-            depth: DepthStats {
-                at_ns: now_ns(),
-                ..DepthStats::default()
-            },
+            slot: OneSlot::new(),
         })
     }
 
@@ -114,26 +108,6 @@ impl FileCreateDriver {
         Ok(fd)
     }
 
-    /// Does one I/O: the file's create if its pass starts, else nothing.
-    /// (result, where its time goes, the file to close after it).
-    fn io(&mut self, cmd: &Command) -> (i64, Latency, Option<usize>) {
-        if cmd.op.is_sync() {
-            return (0, Latency::None, None); // fio completes it without work
-        }
-        let t = cmd.target as usize;
-        let mut latency = Latency::None;
-        if self.fds[t] < 0 {
-            match self.create(t) {
-                Ok(fd) => (self.fds[t], self.left[t]) = (fd, self.per_file),
-                Err(e) => return (e, Latency::In(self.stat_dir), None),
-            }
-            latency = Latency::In(self.stat_dir);
-        }
-        self.left[t] = self.left[t].saturating_sub(1);
-        let close = (self.left[t] == 0).then_some(t);
-        (cmd.len as i64, latency, close)
-    }
-
     fn close(&mut self, t: usize) {
         if self.fds[t] >= 0 {
             // SAFETY: the descriptor was opened by `create` and is closed once.
@@ -151,50 +125,66 @@ impl Drop for FileCreateDriver {
     }
 }
 
+impl OneAtATime for FileCreateDriver {
+    type Outcome = (i64, Latency, Option<usize>);
+
+    fn slot(&mut self) -> &mut OneSlot<Self::Outcome> {
+        &mut self.slot
+    }
+
+    /// Does one I/O: the file's create if its pass starts, else nothing.
+    /// (result, where its time goes, the file to close after it).
+    fn perform(&mut self, cmd: &Command) -> (i64, Latency, Option<usize>) {
+        if cmd.op.is_sync() {
+            return (0, Latency::None, None); // fio completes it without work
+        }
+        let t = cmd.target as usize;
+        let mut latency = Latency::None;
+        if self.fds[t] < 0 {
+            match self.create(t) {
+                Ok(fd) => (self.fds[t], self.left[t]) = (fd, self.per_file),
+                Err(e) => return (e, Latency::In(self.stat_dir), None),
+            }
+            latency = Latency::In(self.stat_dir);
+        }
+        self.left[t] = self.left[t].saturating_sub(1);
+        let close = (self.left[t] == 0).then_some(t);
+        (cmd.len as i64, latency, close)
+    }
+}
+
 impl Driver for FileCreateDriver {
     fn depth(&self) -> u32 {
         1
     }
 
     fn busy(&self) -> u32 {
-        u32::from(self.staged.is_some() || self.done.is_some())
+        self.slot.busy()
     }
 
     fn staged(&self) -> u32 {
-        u32::from(self.staged.is_some())
+        self.slot.staged()
     }
 
     fn stage(&mut self, cmd: Command, user: u64, _: impl FnOnce(&mut [u8])) -> Result<(), String> {
         assert_eq!(self.busy(), 0, "filecreate does one create at a time");
-        self.staged = Some((cmd, user));
+        self.slot.stage(cmd, user);
         Ok(())
     }
 
     fn submit(&mut self) -> Result<u32, String> {
-        let Some((cmd, user)) = self.staged.take() else {
-            return Ok(0);
-        };
-        let issued = now_ns();
-        let (result, latency, close) = self.io(&cmd);
-        let done = now_ns();
-        let d = &mut self.depth;
-        d.issued += 1;
-        d.depth_sum += 1;
-        d.levels[0] += 1;
-        d.area += (done - issued) as u128;
-        d.at_ns = done;
-        self.done = Some((cmd, user, issued, result, latency, close));
-        Ok(1)
+        Ok(submit_one(self))
     }
 
     fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
-        let Some((cmd, user, issued_ns, result, latency, close)) = self.done.take() else {
+        let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };
+        let (result, latency, close) = done.outcome;
         each(Finished {
-            cmd,
-            user,
-            issued_ns,
+            cmd: done.cmd,
+            user: done.user,
+            issued_ns: done.issued_ns,
             result,
             data: &[],
             latency,
@@ -208,9 +198,7 @@ impl Driver for FileCreateDriver {
     }
 
     fn depth_stats(&mut self) -> DepthStats {
-        let mut d = self.depth;
-        d.at_ns = d.at_ns.max(now_ns());
-        d
+        self.slot.depth_stats()
     }
 
     fn description(&self) -> String {

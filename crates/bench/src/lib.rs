@@ -31,6 +31,7 @@ mod job;
 mod latency;
 mod log;
 mod offload;
+mod one_at_a_time;
 pub mod platform;
 pub mod platform_facts;
 pub mod result;

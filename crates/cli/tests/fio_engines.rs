@@ -4,19 +4,12 @@
 //! count the same I/Os as fio 3.33 does (those comparisons are skipped,
 //! with a printed reason, without fio).
 
+mod common;
+
+use common::{ios_in, job, json_of, run_json_in, text};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn hiops(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--no-progress", "--output-format=json"])
-        .args(args)
-        .output()
-        .expect("hiops starts")
-}
+use std::process::{Command, Stdio};
 
 /// fio's JSON for `args`, or None (printed) when fio is not installed.
 fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
@@ -40,34 +33,9 @@ fn fio_json(dir: &Path, args: &[&str]) -> Option<Value> {
     Some(serde_json::from_str(&out[start..]).expect("fio's output is JSON"))
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "hiops failed: {}", text(o));
-    serde_json::from_slice(&o.stdout).expect("hiops' output is JSON")
-}
-
-fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["jobname"] == name)
-        .unwrap_or_else(|| panic!("no job {name} in {v}"))
-}
-
 /// (read, write) total_ios of a job.
 fn ios(j: &Value) -> (u64, u64) {
-    (
-        j["read"]["total_ios"].as_u64().unwrap(),
-        j["write"]["total_ios"].as_u64().unwrap(),
-    )
+    (ios_in(j, "read"), ios_in(j, "write"))
 }
 
 /// Writes through posixaio with verify, then reads the file back through
@@ -87,7 +55,7 @@ fn posixaio_writes_and_reads_back_with_verify_and_keeps_several_in_flight() {
         "--filename=data",
         "--verify=crc32c",
     ];
-    let w = json_of(&hiops(dir.path(), &common));
+    let w = json_of(&run_json_in(dir.path(), &common));
     let j = job(&w, "pa");
     assert_eq!(ios(j), (256, 256), "256 writes, each read back");
     assert!(j["hiops"]["engine"].as_str().unwrap().contains("posixaio"));
@@ -96,7 +64,7 @@ fn posixaio_writes_and_reads_back_with_verify_and_keeps_several_in_flight() {
 
     let mut read_args = common.to_vec();
     read_args.push("--verify_only");
-    let r = json_of(&hiops(dir.path(), &read_args));
+    let r = json_of(&run_json_in(dir.path(), &read_args));
     let j = job(&r, "pa");
     assert_eq!(ios(j), (256, 0));
     assert_eq!(j["hiops"]["verify"]["bad_blocks"], 0);
@@ -113,7 +81,7 @@ fn posixaio_writes_and_reads_back_with_verify_and_keeps_several_in_flight() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[5 * 4096..6 * 4096].fill(0x3c);
     std::fs::write(&path, bytes).unwrap();
-    let o = hiops(dir.path(), &read_args);
+    let o = run_json_in(dir.path(), &read_args);
     assert!(!o.status.success(), "a bad block passed: {}", text(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
@@ -143,7 +111,7 @@ rw=randread
 fn posixaio_job_file_counts_what_fio_counts() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("pa.fio"), POSIXAIO_JOB).unwrap();
-    let h = json_of(&hiops(dir.path(), &["pa.fio"]));
+    let h = json_of(&run_json_in(dir.path(), &["pa.fio"]));
     assert_eq!(ios(job(&h, "w")), (0, 128));
     assert_eq!(ios(job(&h, "r")), (128, 0));
     let Some(f) = fio_json(dir.path(), &["pa.fio"]) else {
@@ -159,10 +127,10 @@ fn posixaio_job_file_counts_what_fio_counts() {
 #[test]
 fn enghelp_lists_posixaio() {
     let dir = tempfile::tempdir().unwrap();
-    let all = hiops(dir.path(), &["--enghelp"]);
+    let all = run_json_in(dir.path(), &["--enghelp"]);
     let list = String::from_utf8_lossy(&all.stdout);
     assert!(list.contains("\tposixaio\n") && list.contains("\tfilecreate\n"));
-    let one = hiops(dir.path(), &["--enghelp=posixaio"]);
+    let one = run_json_in(dir.path(), &["--enghelp=posixaio"]);
     assert!(
         String::from_utf8_lossy(&one.stdout).starts_with("ioengine posixaio: in hiops"),
         "{}",
@@ -200,7 +168,7 @@ fn filecreate_creates_nrfiles_files_and_counts_one_io_each() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("files")).unwrap();
     std::fs::write(dir.path().join("fc.fio"), FILECREATE_JOB).unwrap();
-    let h = json_of(&hiops(dir.path(), &["fc.fio"]));
+    let h = json_of(&run_json_in(dir.path(), &["fc.fio"]));
     let j = job(&h, "fc");
     let want: Vec<String> = (0..6).map(|f| format!("fc.0.{f}")).collect();
     let files = dir.path().join("files");
@@ -266,7 +234,7 @@ fn filecreate_counts_files_of_several_blocks_and_mixes_as_fio() {
             args.extend_from_slice(&["--directory=files"]);
             args.extend_from_slice(case);
             let v = match fio {
-                false => Some(json_of(&hiops(dir.path(), &args))),
+                false => Some(json_of(&run_json_in(dir.path(), &args))),
                 true => fio_json(dir.path(), &args),
             };
             v.map(|v| (counted(job(&v, "fc")), names(&dir.path().join("files"))))
@@ -319,7 +287,7 @@ fn filecreate_refuses_a_size_that_is_no_multiple_of_bs() {
         "--bs=4k",
         "--directory=files",
     ];
-    let o = hiops(dir.path(), &args);
+    let o = run_json_in(dir.path(), &args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         !o.status.success() && err.contains("a multiple of bs"),
@@ -334,7 +302,7 @@ fn filecreate_refuses_a_size_that_is_no_multiple_of_bs() {
 #[test]
 fn filecreate_without_files_to_create_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let o = hiops(
+    let o = run_json_in(
         dir.path(),
         &[
             "--ioengine=filecreate",
@@ -366,11 +334,14 @@ fn posixaio_on_a_shared_queue_is_refused_and_a_per_thread_ring_runs() {
             "--filename=data",
         ]
     };
-    let o = hiops(dir.path(), &args("--strategy=coop"));
+    let o = run_json_in(dir.path(), &args("--strategy=coop"));
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--strategy=per-thread-ring"), "{err}");
-    let v = json_of(&hiops(dir.path(), &args("--strategy=per-thread-ring")));
+    let v = json_of(&run_json_in(
+        dir.path(),
+        &args("--strategy=per-thread-ring"),
+    ));
     let clones = v["jobs"].as_array().unwrap();
     assert_eq!(clones.len(), 2, "one entry per clone, as fio");
     for j in clones {

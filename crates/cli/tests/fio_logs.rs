@@ -4,72 +4,22 @@
 //! fio-plot's log graphs) draw them. A tool that is missing is skipped with
 //! the reason (.ci/setup installs fio, gnuplot and fio-plot).
 
+mod common;
+
+use common::{corpus, ios_in, job, log_lines, run_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn corpus(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/jobs")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-/// Runs hiops in `dir` and returns its JSON.
-fn hiops_json(dir: &Path, args: &[&str]) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--output-format=json", "--no-progress"])
-        .args(args)
-        .output()
-        .expect("hiops starts");
-    assert!(
-        o.status.success(),
-        "hiops {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("the output is JSON")
-}
-
-/// A log's lines, each column a number (fio's `a, b, c` format).
-fn lines(path: &Path) -> Vec<Vec<u64>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .map(|l| {
-            l.split(", ")
-                .map(|c| {
-                    c.parse()
-                        .unwrap_or_else(|_| panic!("{}: '{c}' in '{l}'", path.display()))
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["jobname"] == name)
-        .unwrap_or_else(|| panic!("no job {name}"))
-}
-
-fn ios(j: &Value, dir: &str) -> u64 {
-    j[dir]["total_ios"].as_u64().unwrap()
-}
+use std::process::Command;
 
 #[test]
 fn a_line_per_io_with_fios_columns() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let v = hiops_json(dir, &[&corpus("logs_per_io.fio")]);
+    let v = run_json(dir, &[&corpus("logs_per_io.fio")]);
     let j = job(&v, "pio");
-    let (reads, writes) = (ios(j, "read"), ios(j, "write"));
+    let (reads, writes) = (ios_in(j, "read"), ios_in(j, "write"));
     assert_eq!(reads + writes, 1024, "4 MiB in 4 KiB blocks");
-    let log = |k: &str| lines(&dir.join(format!("pio_{k}.1.log")));
+    let log = |k: &str| log_lines(&dir.join(format!("pio_{k}.1.log")));
     let (bw, lat, slat, clat, iops) =
         (log("bw"), log("lat"), log("slat"), log("clat"), log("iops"));
     for (name, l) in [
@@ -115,9 +65,12 @@ fn a_line_per_io_with_fios_columns() {
     );
     // Threads number across the run: the second job's clones are 2 and 3,
     // each reading its 1 MiB.
-    assert_eq!(ios(job(&v, "clones"), "read"), 256);
+    assert_eq!(ios_in(job(&v, "clones"), "read"), 256);
     for n in [2, 3] {
-        assert_eq!(lines(&dir.join(format!("clones_iops.{n}.log"))).len(), 256);
+        assert_eq!(
+            log_lines(&dir.join(format!("clones_iops.{n}.log"))).len(),
+            256
+        );
     }
     assert!(!dir.join("clones_iops.1.log").exists());
 }
@@ -141,9 +94,9 @@ fn durations(times: &[u64], avg: u64) -> Vec<u64> {
 fn windowed_logs_add_up_to_the_json_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let v = hiops_json(dir, &[&corpus("logs_windows.fio")]);
+    let v = run_json(dir, &[&corpus("logs_windows.fio")]);
     let j = job(&v, "win");
-    let bw = lines(&dir.join("win_bw.1.log"));
+    let bw = log_lines(&dir.join("win_bw.1.log"));
     let times: Vec<u64> = bw.iter().map(|l| l[0]).collect();
     let dur = durations(&times, 100);
     for (l, d) in bw.iter().zip(&dur) {
@@ -176,7 +129,7 @@ fn windowed_logs_add_up_to_the_json_figures() {
             "{name}: {log_bw} vs {json_bw} KiB/s"
         );
     }
-    let iops = lines(&dir.join("win_iops.1.log"));
+    let iops = log_lines(&dir.join("win_iops.1.log"));
     let n: f64 = iops
         .iter()
         .zip(durations(
@@ -185,7 +138,7 @@ fn windowed_logs_add_up_to_the_json_figures() {
         ))
         .map(|(l, ms)| l[1] as f64 * ms as f64 / 1000.0)
         .sum();
-    let total = (ios(j, "read") + ios(j, "write")) as f64;
+    let total = (ios_in(j, "read") + ios_in(j, "write")) as f64;
     assert!(
         (n - total).abs() <= iops.len() as f64,
         "{n} I/Os in the log, {total} in the JSON"
@@ -196,20 +149,20 @@ fn windowed_logs_add_up_to_the_json_figures() {
 
 /// The histogram log: 1856 / 4 bins a line, adding up to every I/O.
 fn assert_hist_adds_up(path: &Path, j: &Value) {
-    let hist = lines(path);
+    let hist = log_lines(path);
     let mut per_dir = [0u64; 2];
     for l in &hist {
         assert_eq!(l.len(), 3 + 1856 / 4, "time, direction, block size, bins");
         assert_eq!(l[2], 4096);
         per_dir[l[1] as usize] += l[3..].iter().sum::<u64>();
     }
-    assert_eq!(per_dir, [ios(j, "read"), ios(j, "write")]);
+    assert_eq!(per_dir, [ios_in(j, "read"), ios_in(j, "write")]);
 }
 
 /// per_job_logs=0: both clones' lines in one file; log_max_value: the
 /// largest window value is the largest latency of the run.
 fn assert_shared_max(path: &Path, v: &Value) {
-    let lat = lines(path);
+    let lat = log_lines(path);
     let clones: Vec<&Value> = v["jobs"]
         .as_array()
         .unwrap()
@@ -254,7 +207,7 @@ fn fio_generate_plots_and_fio2gnuplot_draw_hiops_logs() {
     for (file, avg) in [("logs_per_io.fio", None), ("logs_windows.fio", Some("win"))] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        hiops_json(dir, &[&corpus(file)]);
+        run_json(dir, &[&corpus(file)]);
         let logs = dir.join("logs");
         std::fs::create_dir(&logs).unwrap();
         let job = avg.unwrap_or("pio");
@@ -321,7 +274,7 @@ fn fio_plot_graphs_hiops_logs() {
     let prefix = "randrw-iodepth-4-numjobs-1";
     let log = format!("--write_bw_log={prefix}");
     let (iops, lat) = (log.replace("bw", "iops"), log.replace("bw", "lat"));
-    hiops_json(
+    run_json(
         dir,
         &[
             "--name=randrw",

@@ -2,59 +2,15 @@
 //! files (tests/jobs): what each changes, checked in the JSON and in fio's
 //! logs, never against the clock.
 
+mod common;
+
+use common::{corpus, ios_in, job, log_lines, run_in, run_json};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn corpus(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/jobs")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn hiops(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--no-progress"])
-        .args(args)
-        .output()
-        .expect("hiops starts")
-}
-
-fn hiops_json(dir: &Path, args: &[&str]) -> Value {
-    let mut all = vec!["--output-format=json"];
-    all.extend(args);
-    let o = hiops(dir, &all);
-    assert!(
-        o.status.success(),
-        "hiops {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("the output is JSON")
-}
-
-fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
-    v["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|j| j["jobname"] == name)
-        .unwrap_or_else(|| panic!("no job {name}"))
-}
 
 /// A per-I/O log's (time ms, value) pairs.
 fn log(path: &Path) -> Vec<(u64, u64)> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
-            (c[0], c[1])
-        })
-        .collect()
+    log_lines(path).iter().map(|c| (c[0], c[1])).collect()
 }
 
 /// The gaps between the times I/Os were due, from the lat log: an I/O's
@@ -77,7 +33,7 @@ fn mean_and_cv(g: &[f64]) -> (f64, f64) {
 #[test]
 fn rate_process_poisson_spaces_ios_exponentially() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("rate_poisson.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("rate_poisson.fio")]);
     for name in ["linear", "poisson"] {
         assert_eq!(job(&v, name)["read"]["total_ios"], 200, "{name}");
     }
@@ -107,7 +63,7 @@ fn offsets(path: &Path) -> Vec<u64> {
 #[test]
 fn a_negative_rw_offset_reads_backwards_as_fio() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("backwards.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("backwards.fio")]);
     // Size-based: 64 KiB in 4 KiB reads.
     assert_eq!(job(&v, "backwards")["read"]["total_ios"], 16);
     let kib: Vec<u64> = offsets(&tmp.path().join("backwards_iops.1.log"))
@@ -124,7 +80,7 @@ fn a_negative_rw_offset_reads_backwards_as_fio() {
 #[test]
 fn random_jobs_refuse_fios_ios_per_offset() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = hiops(
+    let o = run_in(
         tmp.path(),
         &["--name=r", "--ioengine=mem", "--size=1m", "--rw=randread:8"],
     );
@@ -138,14 +94,7 @@ fn random_jobs_refuse_fios_ios_per_offset() {
 
 /// (direction, offset) of each I/O in a per-I/O log with log_offset=1.
 fn dir_offsets(path: &Path) -> Vec<(u64, u64)> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
-            (c[2], c[4])
-        })
-        .collect()
+    log_lines(path).iter().map(|c| (c[2], c[4])).collect()
 }
 
 /// The share of `dir`'s I/Os below `limit`.
@@ -157,7 +106,7 @@ fn share_below(ios: &[(u64, u64)], dir: u64, limit: u64) -> f64 {
 #[test]
 fn zoned_distributions_take_fios_forms() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("zoned.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("zoned.fio")]);
     let tenth = (16u64 << 20) / 10;
     let ios = |n: u32, name: &str| dir_offsets(&tmp.path().join(format!("{name}_iops.{n}.log")));
     // 80% of reads in the first 10%, the other 20% in the 90% after it.
@@ -191,7 +140,7 @@ fn zoned_distributions_take_fios_forms() {
 #[test]
 fn dev_null_and_dev_zero_are_a_sink_and_a_source() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("chardev.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("chardev.fio")]);
     let (sink, source) = (job(&v, "sink"), job(&v, "source"));
     assert_eq!(sink["write"]["total_ios"], 128, "8 MiB in 64 KiB writes");
     assert_eq!(sink["write"]["short_ios"], 0);
@@ -220,7 +169,7 @@ fn dev_null_and_dev_zero_are_a_sink_and_a_source() {
     ] {
         let mut all = vec!["--name=c"];
         all.extend(args.split(' '));
-        let o = hiops(tmp.path(), &all);
+        let o = run_in(tmp.path(), &all);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{args}: {err}");
         assert!(err.contains(says), "{args}: {err}");
@@ -228,13 +177,13 @@ fn dev_null_and_dev_zero_are_a_sink_and_a_source() {
 }
 
 fn ios(v: &Value, name: &str) -> u64 {
-    job(v, name)["read"]["total_ios"].as_u64().unwrap()
+    ios_in(job(v, name), "read")
 }
 
 #[test]
 fn exit_what_chooses_what_exitall_stops() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("exit_what.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("exit_what.fio")]);
     for quick in ["g_quick", "s_quick", "a_quick"] {
         assert_eq!(ios(&v, quick), 20, "{quick}");
     }
@@ -258,7 +207,7 @@ fn exit_what_chooses_what_exitall_stops() {
 #[test]
 fn io_submit_mode_offload_runs_iodepth_worker_threads() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("offload.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("offload.fio")]);
     let j = job(&v, "offload");
     assert_eq!(j["write"]["total_ios"], 2048, "8 MiB in 4 KiB writes");
     let verify = &j["hiops"]["verify"];
@@ -285,7 +234,7 @@ fn io_submit_mode_offload_runs_iodepth_worker_threads() {
 #[test]
 fn flow_keeps_jobs_of_one_flow_in_proportion() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("flow.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("flow.fio")]);
     let (heavy, light, other) = (ios(&v, "heavy"), ios(&v, "light"), ios(&v, "other"));
     let ratio = heavy as f64 / light as f64;
     assert!(
@@ -301,7 +250,7 @@ fn flow_keeps_jobs_of_one_flow_in_proportion() {
 #[test]
 fn latency_target_finds_the_depth_and_fails_when_none_meets_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("latency_target.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("latency_target.fio")]);
     let j = job(&v, "easy");
     // fio's fields and units: the target in ns, the window in µs.
     assert_eq!(j["latency_depth"], 16);
@@ -313,7 +262,7 @@ fn latency_target_finds_the_depth_and_fails_when_none_meets_it() {
     assert!(j["hiops"]["in_flight"]["mean_at_issue"].as_f64().unwrap() > 8.0);
     // Found and measured: the job ended long before its 30 s.
     assert!(j["job_runtime"].as_u64().unwrap() < 15_000);
-    let o = hiops(
+    let o = run_in(
         tmp.path(),
         &["--output-format=json", &corpus("latency_missed.fio")],
     );
@@ -328,7 +277,7 @@ fn latency_target_finds_the_depth_and_fails_when_none_meets_it() {
 #[test]
 fn bssplit_blocks_fit_the_random_maps_gaps_as_fio() {
     let tmp = tempfile::tempdir().unwrap();
-    let v = hiops_json(tmp.path(), &[&corpus("bssplit_fit.fio")]);
+    let v = run_json(tmp.path(), &[&corpus("bssplit_fit.fio")]);
     let j = job(&v, "iometer");
     let field = |k: &str| -> u64 {
         ["read", "write"]
@@ -381,7 +330,7 @@ fn fadvise_hint_sets_the_files_readahead() {
     std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();
     std::fs::File::open(&file).unwrap().sync_all().unwrap();
     let cached_after = |hint: &str| {
-        let o = hiops(
+        let o = run_in(
             tmp.path(),
             &[
                 "--name=ra",
@@ -414,7 +363,7 @@ fn fadvise_hint_sets_the_files_readahead() {
     );
     // fio's default (1) on a sequential job is the sequential hint.
     assert!(cached_after("1") >= none);
-    let bad = hiops(
+    let bad = run_in(
         tmp.path(),
         &["--name=x", "--filename=ra.dat", "--fadvise_hint=often"],
     );

@@ -5,28 +5,11 @@
 //! I/Os it issued: hiops' own write_iolog of the replay, or fio's latency
 //! log with log_offset=1.
 
+mod common;
+
+use common::{ios_in, log_lines, run_json, run_json_in};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn hiops(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--no-progress", "--output-format=json"])
-        .args(args)
-        .output()
-        .expect("hiops starts")
-}
-
-fn hiops_ok(dir: &Path, args: &[&str]) -> serde_json::Value {
-    let o = hiops(dir, args);
-    assert!(
-        o.status.success(),
-        "hiops {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("the output is JSON")
-}
+use std::process::{Command, Stdio};
 
 /// fio, or None (with the reason printed) where it is not installed.
 fn fio() -> Option<Command> {
@@ -79,9 +62,7 @@ fn total_ios(v: &serde_json::Value) -> u64 {
         .as_array()
         .unwrap()
         .iter()
-        .map(|j| {
-            j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap()
-        })
+        .map(|j| ios_in(j, "read") + ios_in(j, "write"))
         .sum()
 }
 
@@ -90,7 +71,7 @@ fn hiops_trace(dir: &Path, data: &Path) -> PathBuf {
     let trace = dir.join("hiops.iolog");
     let file = format!("--filename={}", data.display());
     let log = format!("--write_iolog={}", trace.display());
-    let v = hiops_ok(
+    let v = run_json(
         dir,
         &[
             "--name=rec",
@@ -158,7 +139,7 @@ fn replay_through_engines_coop_and_tasks_issues_the_trace() {
         let write = format!("--write_iolog={}", again.display());
         let mut args = vec!["--name=replay", &read, &write];
         args.extend_from_slice(extra);
-        let v = hiops_ok(dir, &args);
+        let v = run_json(dir, &args);
         assert_eq!(total_ios(&v), 256, "{extra:?}");
         assert_eq!(
             ios_of(&again),
@@ -196,7 +177,7 @@ fn hiops_replays_a_trace_fio_wrote() {
     let want = ios_of(&trace);
     assert_eq!(want.len(), 256, "fio's trace of 1 MiB in 4 KiB I/Os");
     let again = dir.join("replay.iolog");
-    let v = hiops_ok(
+    let v = run_json(
         dir,
         &[
             "--name=replay",
@@ -234,13 +215,9 @@ fn fio_replays_a_trace_hiops_wrote() {
         "fio: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let text = std::fs::read_to_string(dir.join("fio_lat.1.log")).unwrap();
-    let mut got: Vec<(u64, u64, u64)> = text
-        .lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
-            (c[2], c[4], c[3])
-        })
+    let mut got: Vec<(u64, u64, u64)> = log_lines(&dir.join("fio_lat.1.log"))
+        .iter()
+        .map(|c| (c[2], c[4], c[3]))
         .collect();
     let mut want: Vec<(u64, u64, u64)> = ios_of(&trace)
         .into_iter()
@@ -273,7 +250,7 @@ fn a_v2_trace_maps_its_files_to_the_jobs_by_name_or_redirect() {
     let again = dir.join("again.iolog");
     let write = format!("--write_iolog={}", again.display());
     let files = format!("--filename={bn}:{an}");
-    let v = hiops_ok(dir, &["--name=r", &read, &write, &files]);
+    let v = run_json(dir, &["--name=r", &read, &write, &files]);
     assert_eq!(total_ios(&v), 3);
     let s = |x: &dyn std::fmt::Display| x.to_string();
     let want = vec![
@@ -286,12 +263,12 @@ fn a_v2_trace_maps_its_files_to_the_jobs_by_name_or_redirect() {
     // replay_redirect: everything on one file.
     let c = data_file(dir, "c");
     let redirect = format!("--replay_redirect={}", c.display());
-    hiops_ok(dir, &["--name=r", &read, &write, &redirect]);
+    run_json(dir, &["--name=r", &read, &write, &redirect]);
     let cn = c.display().to_string();
     assert!(ios_of(&again).iter().all(|io| io.0 == cn));
     // A file the job does not have is refused by name.
     let only_a = format!("--filename={an}");
-    let o = hiops(dir, &["--name=r", &read, &only_a]);
+    let o = run_json_in(dir, &["--name=r", &read, &only_a]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&format!("names the file {bn}")), "{err}");
@@ -327,7 +304,7 @@ fn a_malformed_trace_is_refused_with_its_file_and_line() {
         ),
     ] {
         std::fs::write(&trace, format!("fio version 3 iolog\n{body}")).unwrap();
-        let o = hiops(
+        let o = run_json_in(
             dir,
             &["--name=r", &format!("--read_iolog={}", trace.display())],
         );
@@ -341,7 +318,7 @@ fn a_malformed_trace_is_refused_with_its_file_and_line() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
     std::fs::write(&trace, "fio version 1 iolog\n").unwrap();
-    let o = hiops(
+    let o = run_json_in(
         dir,
         &["--name=r", &format!("--read_iolog={}", trace.display())],
     );
@@ -399,7 +376,7 @@ fn replay_blktrace(dir: &Path, trace: &Path, data: &Path) {
     let mut want = blk_queued(trace);
     want.sort();
     let again = dir.join("blk-again.iolog");
-    let v = hiops_ok(
+    let v = run_json(
         dir,
         &[
             "--name=blk",
@@ -434,13 +411,9 @@ fn replay_blktrace(dir: &Path, trace: &Path, data: &Path) {
         "fio: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let text = std::fs::read_to_string(dir.join("fioblk_lat.1.log")).unwrap();
-    let mut fio_got: Vec<(u64, u64, u64)> = text
-        .lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
-            (c[2], c[4], c[3])
-        })
+    let mut fio_got: Vec<(u64, u64, u64)> = log_lines(&dir.join("fioblk_lat.1.log"))
+        .iter()
+        .map(|c| (c[2], c[4], c[3]))
         .collect();
     fio_got.sort();
     assert_eq!(fio_got, want, "fio replays the same I/Os");
@@ -465,7 +438,7 @@ fn a_blktrace_replays_its_queued_ios() {
     assert_eq!(blk_queued(&trace).len(), 3);
     replay_blktrace(dir, &trace, &data);
     // Device numbers name no file: the replay needs a target.
-    let o = hiops(
+    let o = run_json_in(
         dir,
         &["--name=blk", &format!("--read_iolog={}", trace.display())],
     );
@@ -655,7 +628,7 @@ fn a_v3_trace_replays_its_trims() {
         let write = format!("--write_iolog={}", again.display());
         args.push(&write);
         args.extend_from_slice(extra);
-        let v = hiops_ok(dir, &args);
+        let v = run_json(dir, &args);
         assert_eq!(direction_counts(&v), want, "{extra:?}");
         let trims: Vec<(u64, u64)> = ios_of(&again)
             .into_iter()
@@ -677,7 +650,7 @@ fn a_v3_trace_replays_its_trims() {
     }
     // replay_skip=trim leaves them out, as in fio.
     let data = nonzero_file(dir, "data");
-    let v = hiops_ok(dir, &["--name=r", &read, "--replay_skip=trim"]);
+    let v = run_json(dir, &["--name=r", &read, "--replay_skip=trim"]);
     assert_eq!(direction_counts(&v), [want[0], want[1], (0, 0)]);
     let back = std::fs::read(&data).unwrap();
     for (o, l) in holes {
@@ -692,7 +665,7 @@ fn a_v3_trace_replays_its_trims() {
 /// the trace's trims and writes; hiops refuses the job, as it refuses any
 /// job that writes).
 fn readonly_refuses_the_trims(dir: &Path, read: &str) {
-    let o = hiops(
+    let o = run_json_in(
         dir,
         &["--readonly", "--name=r", read, "--replay_skip=write"],
     );
@@ -757,12 +730,12 @@ fn a_blktraces_discards_replay_as_trims_as_in_fio() {
     ];
     let mut all = vec!["--name=blk", "--strategy=coop"];
     all.extend(args.iter().map(String::as_str));
-    let v = hiops_ok(dir, &all);
+    let v = run_json(dir, &all);
     assert_eq!(direction_counts(&v), want);
     let punched = before - allocated(&data);
     assert_eq!(punched, 69632 / 512, "hiops punched the discarded ranges");
     let skip: Vec<&str> = all.iter().copied().chain(["--replay_skip=trim"]).collect();
-    let v = hiops_ok(dir, &skip);
+    let v = run_json(dir, &skip);
     assert_eq!(direction_counts(&v)[2], (0, 0), "replay_skip=trim");
 
     let Some(mut fio) = fio() else { return };

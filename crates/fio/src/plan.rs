@@ -386,8 +386,42 @@ impl Draft {
 
     /// Combines the options into a checked job, and whether its target is
     /// a temporary file of hiops' own (made once the whole plan checks).
+    /// Each step reads its own options; the order is that of the checks,
+    /// so the first wrong option is the one reported.
     pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), String> {
         let fio = defaults == Defaults::Fio;
+        let mut spec = self.base_spec(fio);
+        self.set_workload(&mut spec)?;
+        let own_target = self.set_targets(&mut spec, fio)?;
+        // Both run: a replay takes the targets over whatever they were.
+        let replayed = self.set_replay(&mut spec)?;
+        let own_file = own_target && !replayed;
+        self.set_file_options(&mut spec, own_file)?;
+        self.set_queue_and_cpus(&mut spec)?;
+        self.set_direct_and_timing(&mut spec)?;
+        self.set_randomness(&mut spec);
+        self.set_rates(&mut spec)?;
+        self.set_syncs_and_exits(&mut spec);
+        self.set_verify(&mut spec, fio, own_file)?;
+        self.set_engine_options(&mut spec)?;
+        self.set_write_grants(&mut spec);
+        self.set_tasks_and_path(&mut spec)?;
+        self.set_logs_latency_and_flow(&mut spec)?;
+        self.set_steady_state(&mut spec)?;
+        if !spec.time_based
+            && spec.size.is_none()
+            && spec.size_pct.is_none()
+            && spec.runtime_ns.is_none()
+            && spec.targets == TargetSpec::Ram
+        {
+            return Err("give size or runtime".into());
+        }
+        Ok((spec, own_file))
+    }
+
+    /// The job's engine and name, on fio's defaults where they differ
+    /// from hiops' own.
+    fn base_spec(&self, fio: bool) -> JobSpec {
         let engine = match self.ioengine {
             Some(e) => e,
             None if fio && self.strategy.is_none() => EngineKind::Psync,
@@ -407,6 +441,11 @@ impl Draft {
             spec.size = None;
             spec.random_map = true;
         }
+        spec
+    }
+
+    /// Clones, the read/write mix and the block sizes.
+    fn set_workload(&self, spec: &mut JobSpec) -> Result<(), String> {
         if let Some(n) = self.numjobs {
             spec.numjobs = n;
         }
@@ -432,14 +471,23 @@ impl Draft {
             [None, None] => {}
         }
         spec.block_align = self.blockalign;
+        Ok(())
+    }
 
-        // Targets and sizes.
-        let mut own_file = false;
-        let nrfiles = self.nrfiles.unwrap_or(1);
-        let size_bytes = match self.size {
+    /// size= in bytes, when it is not a percentage.
+    fn size_bytes(&self) -> Option<u64> {
+        match self.size {
             Some(Amount::Bytes(b)) => Some(b),
             _ => None,
-        };
+        }
+    }
+
+    /// The targets and their sizes; true when the target is a temporary
+    /// file of hiops' own.
+    fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, String> {
+        let engine = spec.engine;
+        let nrfiles = self.nrfiles.unwrap_or(1);
+        let size_bytes = self.size_bytes();
         spec.size_pct = match self.size {
             Some(Amount::Percent(p)) => Some(p),
             _ => None,
@@ -451,87 +499,93 @@ impl Draft {
             spec.targets = TargetSpec::Ram;
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
         } else if !self.filename.is_empty() {
-            let dir = self.directory.clone().unwrap_or_default();
-            let files: Vec<PathBuf> = self
-                .filename
-                .iter()
-                .map(|f| {
-                    if f.is_absolute() {
-                        f.clone()
-                    } else {
-                        dir.join(f)
-                    }
-                })
-                .collect();
+            let files = self.named_files();
             // fio's size is the job's total, divided among its files.
             spec.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
             spec.targets = TargetSpec::Paths(files);
         } else if fio {
-            let dir = self.directory.clone().unwrap_or_default();
-            let mut files = Vec::new();
-            for clone in 0..spec.numjobs {
-                for f in 0..nrfiles {
-                    files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
-                }
-            }
+            spec.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles));
             spec.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
             spec.files_per_clone = Some(nrfiles);
-            spec.targets = TargetSpec::Paths(files);
         } else {
-            let file = format!("{}.0.0", self.name.as_deref().unwrap_or("hiops"));
-            // Without a directory, a file of our own in $TMPDIR: its name
-            // here is a placeholder until the plan is complete (see
-            // `make_temp_targets`), so a bad option leaves nothing behind.
-            let target = match &self.directory {
-                Some(d) => d.join(file),
-                // A temporary file is open before the job starts: there
-                // would be nothing for filecreate to create.
-                None if self.filecreate => {
-                    return Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
-                }
-                None => {
-                    own_file = true;
-                    std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()))
-                }
-            };
+            let (target, own_file) = self.one_target()?;
             spec.targets = TargetSpec::Paths(vec![target]);
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            return Ok(own_file);
         }
-        if let Some(trace) = &self.read_iolog {
-            let files = match &spec.targets {
-                TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
-                _ => Vec::new(),
-            };
-            crate::replay::replay_into(&self, &mut spec, trace, &files)?;
-            own_file = false;
+        Ok(false)
+    }
+
+    /// read_iolog: the trace's I/Os on the job's files; true when a trace
+    /// is replayed (its targets are then no temporary file of hiops').
+    fn set_replay(&self, spec: &mut JobSpec) -> Result<bool, String> {
+        let Some(trace) = &self.read_iolog else {
+            return Ok(false);
+        };
+        let files = match &spec.targets {
+            TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
+            _ => Vec::new(),
+        };
+        crate::replay::replay_into(self, spec, trace, &files)?;
+        Ok(true)
+    }
+
+    /// filename= entries, relative ones in directory=.
+    fn named_files(&self) -> Vec<PathBuf> {
+        let dir = self.directory.clone().unwrap_or_default();
+        self.filename
+            .iter()
+            .map(|f| {
+                if f.is_absolute() {
+                    f.clone()
+                } else {
+                    dir.join(f)
+                }
+            })
+            .collect()
+    }
+
+    /// fio's own file names: `name.clone.file` in directory=.
+    fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Vec<PathBuf> {
+        let dir = self.directory.clone().unwrap_or_default();
+        let mut files = Vec::new();
+        for clone in 0..spec.numjobs {
+            for f in 0..nrfiles {
+                files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
+            }
         }
+        files
+    }
+
+    /// hiops' one file, and whether it is a temporary one of its own.
+    fn one_target(&self) -> Result<(PathBuf, bool), String> {
+        let file = format!("{}.0.0", self.name.as_deref().unwrap_or("hiops"));
+        // Without a directory, a file of our own in $TMPDIR: its name
+        // here is a placeholder until the plan is complete (see
+        // `make_temp_targets`), so a bad option leaves nothing behind.
+        match &self.directory {
+            Some(d) => Ok((d.join(file), false)),
+            // A temporary file is open before the job starts: there
+            // would be nothing for filecreate to create.
+            None if self.filecreate => {
+                Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
+            }
+            None => {
+                let temp = std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()));
+                Ok((temp, true))
+            }
+        }
+    }
+
+    /// What is done with the files: the trace written, how much, where,
+    /// their data, how many open, and whether they go at the end.
+    fn set_file_options(&self, spec: &mut JobSpec, own_file: bool) -> Result<(), String> {
         spec.write_iolog = self.write_iolog.clone();
-        spec.io_size =
-            match self.io_size {
-                None => None,
-                Some(Amount::Bytes(b)) => Some(b),
-                Some(Amount::Percent(p)) => match size_bytes {
-                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
-                    None => return Err(
-                        "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
-                            .into(),
-                    ),
-                },
-            };
+        spec.io_size = self.io_size()?;
         spec.strided = self.strided_zones()?;
         spec.file_service = self.file_service.clone();
         spec.buffer_pattern = self.buffer_pattern.clone();
-        let files = match (&spec.targets, spec.files_per_clone) {
-            (_, Some(n)) => n as u64,
-            (TargetSpec::Paths(p), None) => p.len() as u64,
-            _ => 1,
-        };
-        // filecreate opens and closes a file per I/O: one is open at a
-        // time whatever openfiles says.
-        let limit = self.openfiles.filter(|_| !self.filecreate);
-        if let Some(open) = limit.filter(|&n| n < files) {
-            return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
-        }
+        self.check_openfiles(spec)?;
         spec.unlink = self.unlink.unwrap_or(own_file);
         if self.fill_device {
             if let TargetSpec::Paths(files) = &spec.targets {
@@ -544,7 +598,44 @@ impl Draft {
         if let Some(o) = self.offset_increment {
             spec.offset_increment = o;
         }
+        Ok(())
+    }
 
+    /// io_size in bytes; a percentage is a share of size= in bytes.
+    fn io_size(&self) -> Result<Option<u64>, String> {
+        Ok(match self.io_size {
+            None => None,
+            Some(Amount::Bytes(b)) => Some(b),
+            Some(Amount::Percent(p)) => {
+                match self.size_bytes() {
+                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
+                    None => return Err(
+                        "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
+                            .into(),
+                    ),
+                }
+            }
+        })
+    }
+
+    /// openfiles below the job's files is refused (not implemented).
+    fn check_openfiles(&self, spec: &JobSpec) -> Result<(), String> {
+        let files = match (&spec.targets, spec.files_per_clone) {
+            (_, Some(n)) => n as u64,
+            (TargetSpec::Paths(p), None) => p.len() as u64,
+            _ => 1,
+        };
+        // filecreate opens and closes a file per I/O: one is open at a
+        // time whatever openfiles says.
+        let limit = self.openfiles.filter(|_| !self.filecreate);
+        if let Some(open) = limit.filter(|&n| n < files) {
+            return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
+        }
+        Ok(())
+    }
+
+    /// The queue depth, its batches, and the CPUs the job may run on.
+    fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), String> {
         if let Some(q) = self.iodepth {
             spec.iodepth = q;
         }
@@ -563,6 +654,11 @@ impl Draft {
             }
         }
         spec.cpus_split = self.cpus_split.unwrap_or(false);
+        Ok(())
+    }
+
+    /// Direct or buffered I/O, and how long the job runs.
+    fn set_direct_and_timing(&self, spec: &mut JobSpec) -> Result<(), String> {
         match (self.direct, self.buffered) {
             (Some(d), Some(b)) if d == b => {
                 return Err("direct and buffered contradict each other: give one".into())
@@ -585,6 +681,11 @@ impl Draft {
         }
         spec.startdelay_ns = self.startdelay.unwrap_or(0);
         spec.loops = self.loops.unwrap_or(1);
+        Ok(())
+    }
+
+    /// Where random I/Os fall, and their seed.
+    fn set_randomness(&self, spec: &mut JobSpec) {
         if let Some(d) = self.distribution.clone() {
             spec.distribution = d;
         }
@@ -602,6 +703,10 @@ impl Draft {
         }
         spec.percentage_random = self.percentage_random.unwrap_or(100);
         spec.raid0_chunk = self.raid0;
+    }
+
+    /// Each direction's rate cap and floor, and the pacing between I/Os.
+    fn set_rates(&self, spec: &mut JobSpec) -> Result<(), String> {
         for (d, op) in [hiops_hal::Op::Read, hiops_hal::Op::Write]
             .into_iter()
             .enumerate()
@@ -623,6 +728,11 @@ impl Draft {
         }
         spec.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
+        Ok(())
+    }
+
+    /// When the job stops, what it syncs, and the page cache hints.
+    fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
         spec.number_ios = self.number_ios;
         spec.exitall = self.exitall;
         spec.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
@@ -636,6 +746,10 @@ impl Draft {
             Some(FadviseHint::ByWorkload) if spec.rw.is_random() => Some(Fadvise::Random),
             Some(FadviseHint::ByWorkload) => Some(Fadvise::Sequential),
         };
+    }
+
+    /// The verify options. Needs the seed (`set_randomness`) first.
+    fn set_verify(&self, spec: &mut JobSpec, fio: bool, own_file: bool) -> Result<(), String> {
         // fio: a verify_pattern without verify means verify=pattern.
         spec.verify = match (self.verify, &self.verify_pattern) {
             (Some(mode), _) => mode,
@@ -660,10 +774,19 @@ impl Draft {
         spec.verify_backlog = self.verify_backlog.unwrap_or(0);
         spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
         spec.verify_async = self.verify_async.unwrap_or(0);
-        // fio issues trims of picked blocks only with trim_backlog, and
-        // picks only in a verify job (trim_percentage's parent is verify).
-        spec.verify_trim = match (self.trim_percentage, self.trim_backlog) {
-            (Some(p), Some(every)) if p > 0 && every > 0 && spec.verify != VerifyMode::Off => {
+        spec.verify_trim = self.verify_trim(spec.verify);
+        // fio keeps its state file by default; hiops' own command line only
+        // when asked.
+        spec.verify_state_save = self.verify_state_save.unwrap_or(fio);
+        spec.verify_state_load = self.verify_state_load.unwrap_or(false);
+        self.check_verify_only(spec, own_file)
+    }
+
+    /// fio issues trims of picked blocks only with trim_backlog, and
+    /// picks only in a verify job (trim_percentage's parent is verify).
+    fn verify_trim(&self, verify: VerifyMode) -> Option<hiops_bench::spec::VerifyTrim> {
+        match (self.trim_percentage, self.trim_backlog) {
+            (Some(p), Some(every)) if p > 0 && every > 0 && verify != VerifyMode::Off => {
                 Some(hiops_bench::spec::VerifyTrim {
                     percentage: p,
                     every,
@@ -672,11 +795,12 @@ impl Draft {
                 })
             }
             _ => None,
-        };
-        // fio keeps its state file by default; hiops' own command line only
-        // when asked.
-        spec.verify_state_save = self.verify_state_save.unwrap_or(fio);
-        spec.verify_state_load = self.verify_state_load.unwrap_or(false);
+        }
+    }
+
+    /// verify_only (and verify_state_load with it) reads back a target
+    /// written before, once through.
+    fn check_verify_only(&self, spec: &mut JobSpec, own_file: bool) -> Result<(), String> {
         if spec.verify_state_load && !spec.verify_only {
             return Err(
                 "verify_state_load checks what a stopped run wrote: use it with verify_only=1"
@@ -694,8 +818,13 @@ impl Draft {
                 return Err("verify_only checks a target written before: give its filename".into());
             }
         }
+        Ok(())
+    }
 
-        // Engine options.
+    /// The engine's own options; each refused with an engine that has
+    /// no such option.
+    fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), String> {
+        let engine = spec.engine;
         let o = &mut spec.engine_opts;
         let hipri = self.hipri.unwrap_or(false);
         match engine {
@@ -708,6 +837,23 @@ impl Draft {
             }
             _ => {}
         }
+        self.check_engine_flags(engine)?;
+        o.nowait = self.nowait.unwrap_or(false);
+        o.fixedbufs = self.fixedbufs.unwrap_or(false);
+        o.registerfiles = self.registerfiles.unwrap_or(false);
+        o.sqpoll = self.sqthread_poll.unwrap_or(false);
+        o.sqpoll_cpu = self.sqthread_poll_cpu;
+        o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
+        o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
+        o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
+        if o.iopoll && !spec.direct {
+            return Err("hipri (IOPOLL) needs direct=1".into());
+        }
+        Ok(())
+    }
+
+    /// io_uring's and pvsync2's flags are refused with other engines.
+    fn check_engine_flags(&self, engine: EngineKind) -> Result<(), String> {
         let uring_only = [
             ("fixedbufs", self.fixedbufs == Some(true)),
             ("registerfiles", self.registerfiles == Some(true)),
@@ -725,17 +871,11 @@ impl Draft {
         if self.nowait == Some(true) && engine != EngineKind::Pvsync2 {
             return Err("nowait is a pvsync2 option: add ioengine=pvsync2 or drop it".into());
         }
-        o.nowait = self.nowait.unwrap_or(false);
-        o.fixedbufs = self.fixedbufs.unwrap_or(false);
-        o.registerfiles = self.registerfiles.unwrap_or(false);
-        o.sqpoll = self.sqthread_poll.unwrap_or(false);
-        o.sqpoll_cpu = self.sqthread_poll_cpu;
-        o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
-        o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
-        o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
-        if o.iopoll && !spec.direct {
-            return Err("hipri (IOPOLL) needs direct=1".into());
-        }
+        Ok(())
+    }
+
+    /// The devices the job may write to.
+    fn set_write_grants(&self, spec: &mut JobSpec) {
         spec.allow_write_devices = self.allow_write_devices.clone();
         if self.allow_mounted_write {
             // The safety gate lifts "in use" only where --allow-write-device
@@ -745,38 +885,54 @@ impl Draft {
                     .extend(p.iter().map(|p| Grants::mounted_entry(p)));
             }
         }
+    }
+
+    /// The task path's threads, and the shared HIOPS path of a strategy.
+    fn set_tasks_and_path(&self, spec: &mut JobSpec) -> Result<(), String> {
         // strategy=tasks: numjobs counts tasks (so sweeps over threads and
         // strategies draw the task path beside the threads).
         let tasks = self
             .tasks
             .or(self.tasks_from_numjobs.then(|| self.numjobs.unwrap_or(1)));
         if let Some(tasks) = tasks {
-            self.task_threads(&mut spec, tasks)?;
+            self.task_threads(spec, tasks)?;
         }
         if let Some(strategy) = self.strategy {
             if self.iodepth.is_none() && tasks.is_none() {
                 spec.iodepth = spec.numjobs.clamp(1, 4096);
             }
-            let defaults = hiops_path::HybridConfig::default();
-            spec.path = Some(PathSpec {
-                strategy,
-                spin_ns: self.spin.unwrap_or(0),
-                poll_interval_ns: self.poll_interval.unwrap_or(16_000),
-                coop_peeks: self.coop_peeks.unwrap_or(true),
-                coop_parts: self.coop_parts.unwrap_or_default(),
-                coop_wait: self.coop_wait.unwrap_or_default(),
-                rings: self
-                    .rings
-                    .unwrap_or(self.default_rings(strategy, spec.numjobs)),
-                hybrid: hiops_path::HybridConfig {
-                    poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),
-                    poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
-                    ..defaults
-                },
-                tasks,
-                task_poll_depth: self.hybrid_depth.map(|d| d as u32),
-            });
+            spec.path = Some(self.path_spec(strategy, spec.numjobs, tasks));
         }
+        Ok(())
+    }
+
+    fn path_spec(
+        &self,
+        strategy: hiops_path::Strategy,
+        threads: u32,
+        tasks: Option<u32>,
+    ) -> PathSpec {
+        let defaults = hiops_path::HybridConfig::default();
+        PathSpec {
+            strategy,
+            spin_ns: self.spin.unwrap_or(0),
+            poll_interval_ns: self.poll_interval.unwrap_or(16_000),
+            coop_peeks: self.coop_peeks.unwrap_or(true),
+            coop_parts: self.coop_parts.unwrap_or_default(),
+            coop_wait: self.coop_wait.unwrap_or_default(),
+            rings: self.rings.unwrap_or(self.default_rings(strategy, threads)),
+            hybrid: hiops_path::HybridConfig {
+                poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),
+                poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
+                ..defaults
+            },
+            tasks,
+            task_poll_depth: self.hybrid_depth.map(|d| d as u32),
+        }
+    }
+
+    /// Logs, offload, the latency target and the flow share.
+    fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), String> {
         spec.logs = self.logs_of(&spec.name);
         spec.offload = self.offload.unwrap_or(false);
         spec.latency_target =
@@ -805,6 +961,11 @@ impl Draft {
         if spec.offload && spec.path.is_some() {
             return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
         }
+        Ok(())
+    }
+
+    /// ss: stop once steady, within runtime.
+    fn set_steady_state(&self, spec: &mut JobSpec) -> Result<(), String> {
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);
@@ -818,15 +979,7 @@ impl Draft {
         } else if self.ss_dur.is_some() || self.ss_ramp.is_some() {
             return Err("ss_dur and ss_ramp need ss (e.g. ss=iops:5%)".into());
         }
-        if !spec.time_based
-            && spec.size.is_none()
-            && spec.size_pct.is_none()
-            && spec.runtime_ns.is_none()
-            && spec.targets == TargetSpec::Ram
-        {
-            return Err("give size or runtime".into());
-        }
-        Ok((spec, own_file))
+        Ok(())
     }
 }
 

@@ -1,13 +1,94 @@
-//! What the binary's tests share: the binary, a key-value server on a free
-//! port, and the descriptor limit. (Each test file uses a part of it.)
+//! What the binary's tests share: the binary, runs of `hiops run` and
+//! their JSON, the corpus' job files, fio's logs, a key-value server on a
+//! free port, and the descriptor limit. (Each test file uses a part of it.)
 #![allow(dead_code)]
 
+use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 pub fn hiops() -> Command {
     Command::new(env!("CARGO_BIN_EXE_hiops"))
+}
+
+/// `hiops run --no-progress <args>` in `dir`, with no stdin.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    hiops()
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(["run", "--no-progress"])
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+/// [`run_in`] with JSON output.
+pub fn run_json_in(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["--output-format=json"];
+    all.extend(args);
+    run_in(dir, &all)
+}
+
+/// [`run_json_in`]'s JSON; the run must succeed.
+pub fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let o = run_json_in(dir, args);
+    assert!(o.status.success(), "hiops {args:?}: {}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("the output is JSON")
+}
+
+/// The JSON of a run that must have succeeded.
+pub fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "hiops failed: {}", text(o));
+    serde_json::from_slice(&o.stdout).expect("hiops' output is JSON")
+}
+
+/// A process's stdout then stderr, for failure messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The path of a job file of the corpus (tests/jobs).
+pub fn corpus(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/jobs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The job named `name` in a run's JSON.
+pub fn job<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in {v}"))
+}
+
+/// A job's total_ios in direction `dir` ("read", "write").
+pub fn ios_in(j: &Value, dir: &str) -> u64 {
+    j[dir]["total_ios"].as_u64().unwrap()
+}
+
+/// A log's lines, each column a number (fio's `a, b, c` format).
+pub fn log_lines(path: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|c| {
+                    c.parse()
+                        .unwrap_or_else(|_| panic!("{}: '{c}' in '{l}'", path.display()))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Starts `hiops kv serve` on a free port over a 64 MiB store at `path`;
