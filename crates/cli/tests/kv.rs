@@ -478,13 +478,21 @@ fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
     let on_ring = doc["store"]["worker_ring_ios"].as_u64().unwrap();
     assert!(on_ring > 0 && on_ring <= worker_ios && worker_ios - on_ring <= 2);
     assert_eq!(doc["store"]["workers"], "tasks");
-    // Tasks are for the embedded store in a closed loop.
-    for bad in [&["--server", "127.0.0.1:1"][..], &["--target", "100"]] {
+    // Tasks run a closed loop, on the embedded store or over TCP.
+    for place in [
+        &["--path", p][..],
+        &["--server", "127.0.0.1:1", "--no-load"],
+    ] {
         let o = hiops()
-            .args(["kv", "ycsb", "--tasks", "--path", p])
-            .args(bad)
+            .args(["kv", "ycsb", "--tasks", "--target", "100"])
+            .args(place)
             .output()
             .unwrap();
-        assert!(!o.status.success(), "--tasks with {bad:?} was taken");
+        assert!(
+            !o.status.success(),
+            "--tasks --target on {place:?} was taken"
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--target"), "{err}");
     }
 }
