@@ -219,6 +219,11 @@ pub struct Fig10Args {
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]
     pub restart: bool,
+    /// Run each point's YCSB clients as one thread each (the old client),
+    /// not as tasks on a runtime thread per CPU. A thousand client threads
+    /// take CPU time from the server they share the machine with.
+    #[arg(long)]
+    pub client_threads: bool,
 }
 
 pub(crate) fn fail(msg: impl Into<String>) -> anyhow::Error {

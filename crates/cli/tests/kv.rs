@@ -302,6 +302,24 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && !err.contains("point 1/4"), "{err}");
+    // The clients ran as tasks, and the report says so; points of thread
+    // clients are not added to theirs.
+    let info = std::fs::read_to_string(out_dir.join("suite.json")).unwrap();
+    assert!(info.contains("Clients are YCSB tasks"), "{info}");
+    let threads = hiops()
+        .args(["kv", "fig10", "--client-threads", "--records", "2000"])
+        .args(["--clients", "1,2", "--strategies", "pread,coop,tasks"])
+        .args(["--time", "300ms", "--size", "64m", "--path"])
+        .arg(tmp.path().join("kv.dat"))
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&threads.stderr);
+    assert!(
+        !threads.status.success() && err.contains("--clients-as"),
+        "{err}"
+    );
 }
 
 /// Loads `records` of `workload` (plus flags) into a fresh server and
