@@ -771,7 +771,8 @@ pub fn load(
 
 /// How a client reaches the database: [`Conn`]'s calls as futures, so one
 /// client loop serves threads (blocking calls, polled once) and tasks (the
-/// store's async API on a task ring).
+/// store's async API on a task ring, or RESP over tokio's TCP:
+/// [`crate::ycsb_tcp`]).
 pub(crate) trait AsyncConn {
     async fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool>;
     async fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()>;

@@ -1,7 +1,7 @@
 //! YCSB's clients as tasks against a Redis-protocol server: one
 //! current-thread runtime per allowed CPU, its share of the clients as
 //! futures of the same client loop the threads run
-//! ([`crate::ycsb::client_loop`]), each over its own TCP connection. A
+//! (`ycsb::client_loop`), each over its own TCP connection. A
 //! client waiting for its reply costs no OS thread and no context switch,
 //! so a thousand clients sharing the server's CPUs take little from it
 //! (as the paper's clients, on other machines, took nothing).
