@@ -175,10 +175,12 @@ pub struct YcsbArgs {
     /// A Redis-protocol server (host:port) instead of the embedded store.
     #[arg(long)]
     pub server: Option<String>,
-    /// The run phase's clients as tasks on the task path (one runtime and
-    /// ring per CPU, the store's async API) instead of threads; embedded
-    /// store, closed loop.
-    #[arg(long, conflicts_with_all = ["server", "target"])]
+    /// The run phase's clients as tasks instead of one thread each: one
+    /// current-thread runtime per allowed CPU, the clients split among
+    /// them. On the embedded store each runtime has a task ring and calls
+    /// the store's async API; with --server each client is a future over
+    /// its own TCP connection. Closed loop only (no --target).
+    #[arg(long, conflicts_with = "target")]
     pub tasks: bool,
     /// Skip the load phase (the records are there already).
     #[arg(long)]
@@ -217,6 +219,11 @@ pub struct Fig10Args {
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]
     pub restart: bool,
+    /// Run each point's YCSB clients as one thread each (the old client),
+    /// not as tasks on a runtime thread per CPU. A thousand client threads
+    /// take CPU time from the server they share the machine with.
+    #[arg(long)]
+    pub client_threads: bool,
 }
 
 pub(crate) fn fail(msg: impl Into<String>) -> anyhow::Error {
@@ -622,13 +629,15 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         seed: a.seed,
     };
     let p = progress_printer(a.operations, "run");
-    phases.push(match (&store, a.tasks) {
-        (Some(store), true) => {
+    phases.push(match (&store, &a.server, a.tasks) {
+        (Some(store), _, true) => {
             let task = hiops_path::TaskConfig::default();
             hiops_kv::ycsb_tasks::run_tasks(store, &cfg, &task, stop, &p)?
         }
+        (None, Some(addr), true) => hiops_kv::ycsb_tcp::run_tcp_tasks(addr, &cfg, stop, &p)?,
         _ => ycsb::run(&target, &cfg, stop, &p)?,
     });
+    let clients_as = if a.tasks { "tasks" } else { "threads" };
     eprint!("\r");
     let errors: Vec<&String> = phases
         .iter()
@@ -642,6 +651,7 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
     if json {
         let doc = serde_json::json!({
             "target": target.describe(),
+            "clients_as": clients_as,
             "config": cfg,
             "phases": phases,
             "store": store.as_ref().map(|s| s.stats()),
@@ -655,7 +665,13 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
             target.describe()
         );
         for p in &phases {
-            println!("# {} phase, {} clients", p.phase, a.clients);
+            // The load phase always runs on threads.
+            let how = if p.phase == "run" {
+                clients_as
+            } else {
+                "threads"
+            };
+            println!("# {} phase, {} clients as {how}", p.phase, a.clients);
             print!("{}", ycsb::ycsb_text(p));
         }
         if let Some(s) = &store {

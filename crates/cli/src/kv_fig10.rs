@@ -1,8 +1,9 @@
 //! `hiops kv fig10`: the HIOPS paper's Fig 10 (YCSB-C throughput against
-//! clients) for any machine. Each point's clients are YCSB threads in a
-//! child process (`hiops kv ycsb --server`), over TCP to a server in this
-//! one: the thread-per-connection server on each blocking strategy (the
-//! paper's setup) and the event-driven server on the task path. Beside
+//! clients) for any machine. Each point's clients are YCSB tasks (or, with
+//! `--client-threads`, a thread each) in a child process (`hiops kv ycsb
+//! --server`), over TCP to a server in this one: the thread-per-connection
+//! server on each blocking strategy (the paper's setup) and the
+//! event-driven server on the task path. Beside
 //! ops/s, each point records the device's IOPS, the machine's and the
 //! server's clocks per operation and per device I/O, and the server's
 //! context switches per operation.
@@ -52,6 +53,7 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         time,
         stop,
         devices: Vec::new(),
+        client_threads: a.client_threads,
     };
     if paths.len() == 1 {
         // One store, loaded once; each strategy reopens it.
@@ -90,6 +92,8 @@ fn definition(
             format!("--records={}", a.records),
             format!("--time={}", a.time),
             format!("--block-size={}", a.store.block_size),
+            // Points of task and thread clients are not mixed on resume.
+            format!("--clients-as={}", clients_as(a)),
         ],
         params: vec![
             hiops_suite::sweep::Param {
@@ -175,11 +179,12 @@ fn save_info(a: &Fig10Args, paths: &[PathBuf]) -> anyhow::Result<()> {
         about: vec![
             hiops_suite::machine_about(),
             format!(
-                "Store: {path} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are YCSB threads in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
+                "Store: {path} ({} write blocks, {} I/O rings); {} records of 10 fields x 100 bytes; {} per point. Clients are {} in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
                 a.store.block_size,
                 a.store.ioengine,
                 a.records,
-                a.time
+                a.time,
+                clients_about(a)
             ),
         ],
         extra: serde_json::Value::Null,
@@ -187,6 +192,24 @@ fn save_info(a: &Fig10Args, paths: &[PathBuf]) -> anyhow::Result<()> {
     }
     .save(&a.output)
     .map_err(fail)
+}
+
+/// How the clients run: "tasks" or "threads".
+fn clients_as(a: &Fig10Args) -> &'static str {
+    if a.client_threads {
+        "threads"
+    } else {
+        "tasks"
+    }
+}
+
+/// The report's words for how the clients run.
+fn clients_about(a: &Fig10Args) -> &'static str {
+    if a.client_threads {
+        "YCSB threads, one per client (--client-threads)"
+    } else {
+        "YCSB tasks (one runtime thread per CPU, each client a future over its own connection; --client-threads for a thread per client)"
+    }
 }
 
 /// The event-driven server's name among fig10's strategies.
@@ -296,6 +319,8 @@ struct YcsbRunner {
     stop: &'static std::sync::atomic::AtomicBool,
     /// The block devices holding the store (none on tmpfs).
     devices: Vec<String>,
+    /// The clients as a thread each (`--client-threads`), not as tasks.
+    client_threads: bool,
 }
 
 impl hiops_suite::sweep::Runner for YcsbRunner {
@@ -458,6 +483,7 @@ impl YcsbRunner {
                 &clients.to_string(),
             ])
             .args(["--output-format", "json"])
+            .args((!self.client_threads).then_some("--tasks"))
             .output()
             .map_err(|e| RunFailure::Failed(format!("cannot start the YCSB clients: {e}")))?;
         if self.stop.load(std::sync::atomic::Ordering::Relaxed) {

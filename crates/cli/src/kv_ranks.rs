@@ -2,7 +2,8 @@
 //! hosts against one server. Rank 0 loads the records; the ranks start the
 //! run phase together, each with its own key sequence, and rank 0 prints
 //! the phase merged (latencies exactly, operations over the longest rank's
-//! runtime) with a line per rank.
+//! runtime) with a line per rank. With `--tasks`, each rank's clients are
+//! tasks, as on one host.
 
 use crate::agreed;
 use hiops_bench::{BenchError, Coordinator};
@@ -22,7 +23,8 @@ pub fn ycsb(
             "across MPI ranks every rank is a client of one server: give --server HOST:PORT (hiops kv serve)".into(),
         )
     });
-    let target = Target::Tcp(agreed(coord, addr)?);
+    let addr = agreed(coord, addr)?;
+    let target = Target::Tcp(addr.clone());
     crate::signals::install();
     let stop = crate::signals::flag();
     let quiet = |_: u64| {};
@@ -44,8 +46,12 @@ pub fn ycsb(
         // Each rank its own key sequence.
         seed: a.seed.wrapping_add(info.rank as u64),
     };
-    let run =
-        ycsb::run(&target, &cfg, stop, &quiet).map_err(|e| BenchError::Failed(format!("run: {e}")));
+    let run = if a.tasks {
+        hiops_kv::ycsb_tcp::run_tcp_tasks(&addr, &cfg, stop, &quiet)
+    } else {
+        ycsb::run(&target, &cfg, stop, &quiet)
+    };
+    let run = run.map_err(|e| BenchError::Failed(format!("run: {e}")));
     let run = agreed(coord, run)?;
     let mine = json!({
         "host": info.host,

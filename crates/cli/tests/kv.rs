@@ -302,6 +302,24 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && !err.contains("point 1/4"), "{err}");
+    // The clients ran as tasks, and the report says so; points of thread
+    // clients are not added to theirs.
+    let info = std::fs::read_to_string(out_dir.join("suite.json")).unwrap();
+    assert!(info.contains("Clients are YCSB tasks"), "{info}");
+    let threads = hiops()
+        .args(["kv", "fig10", "--client-threads", "--records", "2000"])
+        .args(["--clients", "1,2", "--strategies", "pread,coop,tasks"])
+        .args(["--time", "300ms", "--size", "64m", "--path"])
+        .arg(tmp.path().join("kv.dat"))
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&threads.stderr);
+    assert!(
+        !threads.status.success() && err.contains("--clients-as"),
+        "{err}"
+    );
 }
 
 /// Loads `records` of `workload` (plus flags) into a fresh server and
@@ -478,13 +496,21 @@ fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
     let on_ring = doc["store"]["worker_ring_ios"].as_u64().unwrap();
     assert!(on_ring > 0 && on_ring <= worker_ios && worker_ios - on_ring <= 2);
     assert_eq!(doc["store"]["workers"], "tasks");
-    // Tasks are for the embedded store in a closed loop.
-    for bad in [&["--server", "127.0.0.1:1"][..], &["--target", "100"]] {
+    // Tasks run a closed loop, on the embedded store or over TCP.
+    for place in [
+        &["--path", p][..],
+        &["--server", "127.0.0.1:1", "--no-load"],
+    ] {
         let o = hiops()
-            .args(["kv", "ycsb", "--tasks", "--path", p])
-            .args(bad)
+            .args(["kv", "ycsb", "--tasks", "--target", "100"])
+            .args(place)
             .output()
             .unwrap();
-        assert!(!o.status.success(), "--tasks with {bad:?} was taken");
+        assert!(
+            !o.status.success(),
+            "--tasks --target on {place:?} was taken"
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--target"), "{err}");
     }
 }

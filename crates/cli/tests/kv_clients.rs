@@ -1,6 +1,7 @@
 //! `hiops kv serve` under many clients, through the binary in a process of
 //! its own (so its threads and memory can be read from /proc): thousands
-//! of idle clients on a few threads, and large requests' memory given back.
+//! of idle clients on a few threads, and large requests' memory given back;
+//! and `hiops kv ycsb --server --tasks`, many clients on a few threads.
 
 mod common;
 use common::raise_fd_limit;
@@ -8,7 +9,7 @@ use hiops_kv::resp::Value;
 use hiops_kv::ycsb::RespConn;
 use std::io::Write;
 use std::net::TcpStream;
-use std::process::Child;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// The server, killed when the test ends however it ends.
@@ -166,4 +167,60 @@ fn wait_for(read: impl Fn() -> u64, done: impl Fn(u64) -> bool) -> u64 {
         v = read();
     }
     v
+}
+
+/// `hiops kv ycsb` against the server, its JSON report.
+fn ycsb(addr: &str, flags: &[&str]) -> serde_json::Value {
+    let o = ycsb_command(addr, flags).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn ycsb_command(addr: &str, flags: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hiops"));
+    c.args(["kv", "ycsb", "--server", addr, "--output-format", "json"])
+        .args(["--records", "2000"])
+        .args(flags);
+    c
+}
+
+#[test]
+fn ycsb_clients_as_tasks_over_tcp_use_a_few_threads() {
+    let s = serve(&[]);
+    ycsb(&s.addr, &["--operations", "100", "--clients", "4"]);
+    let clients = 64;
+    let mut child = ycsb_command(&s.addr, &["--no-load", "--tasks", "--workload", "A"])
+        .args(["--operations", "40000", "--clients", &clients.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The most threads the client process had, sampled while it ran (the
+    // load phase, a thread per client, was done by the run above).
+    let mut most = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(text) = std::fs::read_to_string(format!("/proc/{}/status", child.id())) {
+            let threads = text.lines().find_map(|l| l.strip_prefix("Threads:"));
+            most = most.max(threads.map_or(0, |t| t.trim().parse().unwrap_or(0)));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["clients_as"], "tasks");
+    let run = &doc["phases"][0];
+    assert!(run["first_error"].is_null(), "{}", run["first_error"]);
+    let ops = run["ops"].as_array().unwrap();
+    let sum = |field: &str| ops.iter().map(|o| o[field].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum("operations"), 40000, "{run}");
+    assert_eq!(sum("ok"), 40000, "every operation succeeded: {run}");
+    let cpus = hiops_stats::cpu::allowed_cpus().len() as u64;
+    eprintln!("{clients} task clients: at most {most} threads ({cpus} CPUs)");
+    // A runtime thread per CPU beside the main thread; seen at least once.
+    assert!(most > 1, "the client process was never seen running");
+    assert!(
+        most <= cpus + 2 && most < clients,
+        "{most} threads for {clients} clients on {cpus} CPUs"
+    );
 }

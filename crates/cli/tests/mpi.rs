@@ -4,7 +4,7 @@
 //! the ranks' own, `{rank}` places each rank's file, the ranks' stonewall
 //! stops every rank when the first is done, and a rank that fails (before
 //! or during its I/O) fails the run, named. `hiops kv ycsb --server` from
-//! two ranks merges into one run phase.
+//! two ranks merges into one run phase, with clients as threads or tasks.
 //!
 //! These need a build with the MPI feature and Open MPI's mpirun:
 //! `cargo test --release --features mpi -p hiops --test mpi` (`.ci/setup`
@@ -344,6 +344,19 @@ fn kv_serve(dir: &Path) -> (std::process::Child, String) {
     (child, addr)
 }
 
+/// `hiops kv ycsb` of YCSB-C against `addr` from two ranks.
+fn ycsb_on_two_ranks(addr: &str, extra: &[&str]) -> Output {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", HIOPS])
+        .args(["kv", "ycsb", "--server", addr, "--workload", "C"])
+        .args(["--records", "500", "--operations", "1000", "--clients", "2"])
+        .args(["--output-format", "json"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn ycsb_clients_on_every_rank_merge_into_one_run() {
     if let Some(why) = unavailable() {
@@ -352,33 +365,15 @@ fn ycsb_clients_on_every_rank_merge_into_one_run() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (mut server, addr) = kv_serve(dir.path());
-    let out = {
-        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-        Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", HIOPS])
-            .args([
-                "kv",
-                "ycsb",
-                "--server",
-                &addr,
-                "--workload",
-                "C",
-                "--records",
-                "500",
-            ])
-            .args([
-                "--operations",
-                "1000",
-                "--clients",
-                "2",
-                "--output-format",
-                "json",
-            ])
-            .output()
-            .unwrap()
-    };
+    let out = ycsb_on_two_ranks(&addr, &[]);
+    // Each rank's clients as tasks (over the records loaded above).
+    let tasks = ycsb_on_two_ranks(&addr, &["--no-load", "--tasks"]);
     server.kill().unwrap();
     server.wait().unwrap();
+    assert!(tasks.status.success(), "{}", stderr(&tasks));
+    let t = json(&tasks.stdout);
+    assert_eq!(t["phases"][0]["operations"], 2000, "{t}");
+    assert!(t["phases"][0]["first_error"].is_null(), "{t}");
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json(&out.stdout);
     assert_eq!(v["ranks"], 2);

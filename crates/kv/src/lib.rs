@@ -33,6 +33,7 @@ pub mod value_size;
 pub(crate) mod watched;
 pub mod ycsb;
 pub mod ycsb_tasks;
+pub mod ycsb_tcp;
 
 pub use cache::CacheStats;
 pub use store::{DeviceStats, Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

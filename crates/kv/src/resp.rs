@@ -500,6 +500,16 @@ pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
     }
 }
 
+/// Encodes `MGET` of `keys` (no argument list to build per call).
+pub fn encode_mget(out: &mut Vec<u8>, keys: &[Vec<u8>]) {
+    let mut r = Reply::resp2(out);
+    r.array(keys.len() + 1);
+    r.bulk(b"MGET");
+    for k in keys {
+        r.bulk(k);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -437,38 +437,58 @@ impl RespConn {
     }
 }
 
-fn server_error(v: Value) -> io::Error {
-    io::Error::other(format!("unexpected reply {v:?}"))
+/// A reply the client did not expect; a server's error reply is named as
+/// the server's own words.
+pub(crate) fn server_error(v: Value) -> io::Error {
+    match v {
+        Value::Error(e) => io::Error::other(format!("the server answered an error: {e}")),
+        v => io::Error::other(format!("unexpected reply {v:?}")),
+    }
+}
+
+/// GET's reply: the value into `out`, false when absent.
+pub(crate) fn get_reply(v: Value, out: &mut Vec<u8>) -> io::Result<bool> {
+    out.clear();
+    match v {
+        Value::Bulk(Some(v)) => {
+            out.extend_from_slice(&v);
+            Ok(true)
+        }
+        Value::Bulk(None) => Ok(false),
+        v => Err(server_error(v)),
+    }
+}
+
+/// SET's reply.
+pub(crate) fn set_reply(v: Value) -> io::Result<()> {
+    match v {
+        Value::Simple(s) if s == "OK" => Ok(()),
+        v => Err(server_error(v)),
+    }
+}
+
+/// MGET's reply: how many keys were found.
+pub(crate) fn mget_reply(v: Value) -> io::Result<usize> {
+    match v {
+        Value::Array(Some(items)) => Ok(items
+            .iter()
+            .filter(|v| matches!(v, Value::Bulk(Some(_))))
+            .count()),
+        v => Err(server_error(v)),
+    }
 }
 
 impl Conn for RespConn {
     fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool> {
-        out.clear();
-        match self.call(&[b"GET", key])? {
-            Value::Bulk(Some(v)) => {
-                out.extend_from_slice(&v);
-                Ok(true)
-            }
-            Value::Bulk(None) => Ok(false),
-            v => Err(server_error(v)),
-        }
+        get_reply(self.call(&[b"GET", key])?, out)
     }
     fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()> {
-        match self.call(&[b"SET", key, value])? {
-            Value::Simple(s) if s == "OK" => Ok(()),
-            v => Err(server_error(v)),
-        }
+        set_reply(self.call(&[b"SET", key, value])?)
     }
     fn read_many(&mut self, keys: &[Vec<u8>]) -> io::Result<usize> {
         let mut args: Vec<&[u8]> = vec![b"MGET"];
         args.extend(keys.iter().map(|k| k.as_slice()));
-        match self.call(&args)? {
-            Value::Array(Some(items)) => Ok(items
-                .iter()
-                .filter(|v| matches!(v, Value::Bulk(Some(_))))
-                .count()),
-            v => Err(server_error(v)),
-        }
+        mget_reply(self.call(&args)?)
     }
 }
 
@@ -567,7 +587,7 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// A client that could not start.
-    fn failed() -> Tally {
+    pub(crate) fn failed() -> Tally {
         Tally {
             errors: 1,
             ..Tally::default()
@@ -751,7 +771,8 @@ pub fn load(
 
 /// How a client reaches the database: [`Conn`]'s calls as futures, so one
 /// client loop serves threads (blocking calls, polled once) and tasks (the
-/// store's async API on a task ring).
+/// store's async API on a task ring, or RESP over tokio's TCP:
+/// [`crate::ycsb_tcp`]).
 pub(crate) trait AsyncConn {
     async fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> io::Result<bool>;
     async fn write(&mut self, key: &[u8], value: &[u8]) -> io::Result<()>;
