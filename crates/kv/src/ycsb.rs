@@ -417,10 +417,7 @@ impl RespConn {
         encode_command(&mut self.out, args);
         self.stream.write_all(&self.out)?;
         loop {
-            if let Some((v, used)) = parse_reply(&self.input)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.0))?
-            {
-                self.input.drain(..used);
+            if let Some(v) = take_reply(&mut self.input)? {
                 return Ok(v);
             }
             let len = self.input.len();
@@ -434,6 +431,17 @@ impl RespConn {
                 ));
             }
         }
+    }
+}
+
+/// The first whole reply in `input`, taken out of it (None: not all here).
+pub(crate) fn take_reply(input: &mut Vec<u8>) -> io::Result<Option<Value>> {
+    match parse_reply(input).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.0))? {
+        Some((v, used)) => {
+            input.drain(..used);
+            Ok(Some(v))
+        }
+        None => Ok(None),
     }
 }
 
@@ -874,6 +882,46 @@ pub fn run(
                             vec![(Op::Read, Tally::failed())]
                         }
                     }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    Ok(shared.summarize(t0, &tallies))
+}
+
+/// The run phase's clients as tasks, on one runtime thread per allowed
+/// CPU, each pinned to its CPU: `runtime(i, n, shared)` runs runtime `i`
+/// of `n` (its clients i, i+n, i+2n...). Closed loop only: an open loop
+/// sleeps between operations, which a task must not do to its runtime.
+pub(crate) fn run_on_runtimes(
+    cfg: &RunConfig,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64) + Sync),
+    runtime: impl Fn(usize, usize, &RunShared<'_>) -> Vec<(Op, Tally)> + Sync,
+) -> io::Result<PhaseResult> {
+    if cfg.target_ops.is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an open loop (--target) runs on client threads: drop --tasks or --target",
+        ));
+    }
+    let cpus = hiops_stats::cpu::allowed_cpus();
+    let runtimes = cpus.len().clamp(1, cfg.clients.max(1));
+    let shared = RunShared::new(cfg, stop, progress);
+    let t0 = Instant::now();
+    let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..runtimes)
+            .map(|i| {
+                let (shared, cpu, runtime) = (&shared, cpus.get(i).copied(), &runtime);
+                s.spawn(move || {
+                    if let (Some(cpu), true) = (cpu, runtimes > 1) {
+                        let _ = hiops_stats::cpu::pin_current_thread(&[cpu]);
+                    }
+                    runtime(i, runtimes, shared)
                 })
             })
             .collect();

@@ -6,7 +6,9 @@
 //! store's overhead on the task path, to set beside `hiops run --tasks`.
 
 use crate::store::Store;
-use crate::ycsb::{client_loop, AsyncConn, Op, PhaseResult, RunConfig, RunShared, Tally};
+use crate::ycsb::{
+    client_loop, run_on_runtimes, AsyncConn, Op, PhaseResult, RunConfig, RunShared, Tally,
+};
 use futures_util::stream::{FuturesUnordered, Stream};
 use hiops_path::{tokio_driver, TaskConfig, TaskRing};
 use std::future::poll_fn;
@@ -14,7 +16,6 @@ use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 /// The run phase with `cfg.clients` tasks. Closed loop only: an open loop
 /// sleeps between operations, which a task must not do to its runtime.
@@ -25,43 +26,19 @@ pub fn run_tasks(
     stop: &AtomicBool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> io::Result<PhaseResult> {
-    if cfg.target_ops.is_some() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "an open loop (--target) runs on client threads: drop --tasks or --target",
-        ));
-    }
-    let cpus = hiops_stats::cpu::allowed_cpus();
-    let runtimes = cpus.len().clamp(1, cfg.clients.max(1));
-    let shared = RunShared::new(cfg, stop, progress);
-    let t0 = Instant::now();
-    let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..runtimes)
-            .map(|i| {
-                let (shared, cpu) = (&shared, cpus.get(i).copied());
-                s.spawn(move || one_runtime(i, runtimes, cpu, store, task, shared))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    Ok(shared.summarize(t0, &tallies))
+    run_on_runtimes(cfg, stop, progress, |i, n, shared| {
+        one_runtime(i, n, store, task, shared)
+    })
 }
 
 /// Runtime `i` of `n`: clients i, i+n, i+2n... on its own ring.
 fn one_runtime(
     i: usize,
     n: usize,
-    cpu: Option<usize>,
     store: &Store,
     task: &TaskConfig,
     shared: &RunShared<'_>,
 ) -> Vec<(Op, Tally)> {
-    if let (Some(cpu), true) = (cpu, n > 1) {
-        let _ = hiops_stats::cpu::pin_current_thread(&[cpu]);
-    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build();

@@ -6,17 +6,16 @@
 //! so a thousand clients sharing the server's CPUs take little from it
 //! (as the paper's clients, on other machines, took nothing).
 
-use crate::resp::{encode_command, encode_mget, parse_reply, Value};
+use crate::resp::{encode_command, encode_mget, Value};
 use crate::ycsb::{
-    client_loop, get_reply, mget_reply, set_reply, AsyncConn, Op, PhaseResult, RunConfig,
-    RunShared, Tally,
+    client_loop, get_reply, mget_reply, run_on_runtimes, set_reply, take_reply, AsyncConn, Op,
+    PhaseResult, RunConfig, RunShared, Tally,
 };
 use futures_util::stream::{FuturesUnordered, Stream};
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -29,42 +28,13 @@ pub fn run_tcp_tasks(
     stop: &AtomicBool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> io::Result<PhaseResult> {
-    if cfg.target_ops.is_some() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "an open loop (--target) runs on client threads: drop --tasks or --target",
-        ));
-    }
-    let cpus = hiops_stats::cpu::allowed_cpus();
-    let runtimes = cpus.len().clamp(1, cfg.clients.max(1));
-    let shared = RunShared::new(cfg, stop, progress);
-    let t0 = Instant::now();
-    let tallies: Vec<(Op, Tally)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..runtimes)
-            .map(|i| {
-                let (shared, cpu) = (&shared, cpus.get(i).copied());
-                s.spawn(move || one_runtime(i, runtimes, cpu, addr, shared))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    Ok(shared.summarize(t0, &tallies))
+    run_on_runtimes(cfg, stop, progress, |i, n, shared| {
+        one_runtime(i, n, addr, shared)
+    })
 }
 
 /// Runtime `i` of `n`: clients i, i+n, i+2n...
-fn one_runtime(
-    i: usize,
-    n: usize,
-    cpu: Option<usize>,
-    addr: &str,
-    shared: &RunShared<'_>,
-) -> Vec<(Op, Tally)> {
-    if let (Some(cpu), true) = (cpu, n > 1) {
-        let _ = hiops_stats::cpu::pin_current_thread(&[cpu]);
-    }
+fn one_runtime(i: usize, n: usize, addr: &str, shared: &RunShared<'_>) -> Vec<(Op, Tally)> {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
@@ -126,10 +96,7 @@ impl AsyncRespConn {
     async fn send(&mut self) -> io::Result<Value> {
         self.stream.write_all(&self.out).await?;
         loop {
-            if let Some((v, used)) = parse_reply(&self.input)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.0))?
-            {
-                self.input.drain(..used);
+            if let Some(v) = take_reply(&mut self.input)? {
                 return Ok(v);
             }
             let len = self.input.len();
