@@ -291,32 +291,8 @@ impl IoPath {
             how.own_wake = own;
             let ring = Arc::new(SharedQueue::new(queue, how));
             if !immediate {
-                let worker = ring.clone();
-                let handle = match strategy {
-                    Strategy::CompletionThread => Some(
-                        std::thread::Builder::new()
-                            .name("hiops-complete".into())
-                            .spawn(move || worker.completion_loop()),
-                    ),
-                    Strategy::Poll | Strategy::Hybrid => {
-                        let interval = path.config.poll_interval;
-                        Some(
-                            std::thread::Builder::new()
-                                .name("hiops-poll".into())
-                                .spawn(move || worker.poll_loop(interval)),
-                        )
-                    }
-                    _ => None,
-                };
-                if let Some(handle) = handle {
-                    let handle = handle.map_err(|e| {
-                        config_error(
-                            "starting the path's background thread",
-                            &e.to_string(),
-                            "lower the thread count or raise the process limits",
-                        )
-                    })?;
-                    let _ = ring.poller.set(handle.thread().clone());
+                if let Some(handle) = start_background(&ring, strategy, path.config.poll_interval)?
+                {
                     path.threads.push(handle);
                 }
             }
@@ -674,6 +650,34 @@ impl Drop for IoPath {
         }
         local::forget(self.id);
     }
+}
+
+/// Starts the ring's completion or poll thread, where the strategy has
+/// one, and tells the ring who it is.
+fn start_background(
+    ring: &Arc<SharedQueue>,
+    strategy: Strategy,
+    interval: Duration,
+) -> Result<Option<JoinHandle<()>>, PathError> {
+    let worker = ring.clone();
+    let spawned = match strategy {
+        Strategy::CompletionThread => std::thread::Builder::new()
+            .name("hiops-complete".into())
+            .spawn(move || worker.completion_loop()),
+        Strategy::Poll | Strategy::Hybrid => std::thread::Builder::new()
+            .name("hiops-poll".into())
+            .spawn(move || worker.poll_loop(interval)),
+        _ => return Ok(None),
+    };
+    let handle = spawned.map_err(|e| {
+        config_error(
+            "starting the path's background thread",
+            &e.to_string(),
+            "lower the thread count or raise the process limits",
+        )
+    })?;
+    let _ = ring.poller.set(handle.thread().clone());
+    Ok(Some(handle))
 }
 
 fn shut_down() -> io::Error {
