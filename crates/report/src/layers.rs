@@ -41,6 +41,10 @@ pub struct LayerFigures {
     pub machine_busy_s: Option<f64>,
     /// |sampled - machine| / machine, percent.
     pub sum_gap_pct: Option<f64>,
+    /// The hypervisor's steal over the machine's window: the busy time is
+    /// uncertain by up to this much, since a CPU woken from idle that waits
+    /// for its host is booked both idle (by the guest's clock) and stolen.
+    pub machine_steal_s: Option<f64>,
     /// The hiops process's sampled time, and its CPU time (getrusage).
     pub sampled_process_s: f64,
     pub process_s: f64,
@@ -123,6 +127,7 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
         sum_gap_pct: machine_busy_s
             .filter(|&b| b > 0.0)
             .map(|b| (sampled_busy_s - b).abs() / b * 100.0),
+        machine_steal_s: machine.map(|m| m.steal_s),
         sampled_process_s,
         process_s,
         process_gap_pct: (process_s > 0.0)

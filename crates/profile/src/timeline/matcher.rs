@@ -125,6 +125,7 @@ pub(crate) struct Matcher {
     untracked: u64,
     pub(crate) events: u64,
     pub(crate) lost: u64,
+    pub(crate) late: u64,
 }
 
 impl Matcher {
@@ -152,6 +153,7 @@ impl Matcher {
             untracked: 0,
             events: 0,
             lost: 0,
+            late: 0,
         }
     }
 
@@ -376,6 +378,7 @@ impl Matcher {
             window_s,
             events: self.events,
             lost: self.lost,
+            late: self.late,
             ios: self.ios,
             stages: StageCounts {
                 syscall: enter,

@@ -78,6 +78,10 @@ pub struct Timeline {
     pub events: u64,
     /// Events the kernel dropped because a ring was full.
     pub lost: u64,
+    /// Events read too late to be joined in time order (their writer was
+    /// held up past the ordering horizon): their I/Os may miss a stage.
+    #[serde(default)]
+    pub late: u64,
     /// I/Os followed to their end (a return, or a completion no system
     /// call waited for).
     pub ios: u64,

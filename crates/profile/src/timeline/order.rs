@@ -7,12 +7,24 @@
 
 use super::matcher::{Event, Matcher};
 
-/// How far behind the clock the horizon stays: far more than an event
-/// takes from its time stamp to its ring.
-const HORIZON_NS: u64 = 2_000_000;
+/// How far behind the clock the horizon starts: far more than an event
+/// takes from its time stamp to its ring on a machine of its own.
+const HORIZON_NS: u64 = 10_000_000;
+/// How far it may grow when events arrive later than that (a virtual CPU
+/// stopped by its host between an event's stamp and its write).
+const HORIZON_MAX_NS: u64 = 500_000_000;
 
 pub(crate) struct Ordered {
     held: Vec<(u64, Event)>,
+    horizon_ns: u64,
+    /// The horizon of the last hand-on.
+    handed_with: u64,
+    /// Every event stamped up to here has been handed on.
+    handed_until: u64,
+    /// Events read after the horizon had passed their stamp: handed on
+    /// out of order (a writer delayed past the horizon, such as a virtual
+    /// CPU the host stopped between the stamp and the write).
+    pub(crate) late: u64,
 }
 
 /// CLOCK_MONOTONIC now, in ns: the clock the events are stamped with.
@@ -31,10 +43,21 @@ impl Ordered {
     pub(crate) fn with_capacity(n: usize) -> Ordered {
         Ordered {
             held: Vec::with_capacity(n),
+            horizon_ns: HORIZON_NS,
+            handed_with: HORIZON_NS,
+            handed_until: 0,
+            late: 0,
         }
     }
 
     pub(crate) fn push(&mut self, t: u64, e: Event) {
+        if t < self.handed_until {
+            // Handed on out of order; keep later ones in order by waiting
+            // at least this much longer from now on.
+            self.late += 1;
+            let needed = self.handed_with + (self.handed_until - t);
+            self.horizon_ns = self.horizon_ns.max(needed).min(HORIZON_MAX_NS);
+        }
         self.held.push((t, e));
     }
 
@@ -46,9 +69,11 @@ impl Ordered {
         let until = if all {
             u64::MAX
         } else {
-            now_ns.saturating_sub(HORIZON_NS)
+            now_ns.saturating_sub(self.horizon_ns)
         };
         let n = self.held.partition_point(|&(t, _)| t <= until);
+        self.handed_until = self.handed_until.max(until.min(u64::MAX - 1));
+        self.handed_with = self.horizon_ns;
         for &(t, e) in &self.held[..n] {
             m.on(t, e);
         }
@@ -86,5 +111,25 @@ mod tests {
         let t = m.timeline(vec![], 1.0);
         assert_eq!((t.ios, t.stages.completion), (1, 1));
         assert_eq!(t.gaps[2].mean_ns, 100.0);
+        assert_eq!(o.late, 0);
+    }
+
+    #[test]
+    fn an_event_read_after_its_time_was_handed_on_is_counted_and_widens_the_horizon() {
+        let mut o = Ordered::with_capacity(8);
+        let mut m = Matcher::new(4, &[1]);
+        let now = 10 * HORIZON_NS;
+        o.push(now - 2 * HORIZON_NS, Event::Enter { tid: 3 });
+        o.flush(now, false, &mut m);
+        assert_eq!((m.events, o.late), (1, 0));
+        // Stamped 3 ms before what was handed on, read only now.
+        let stamp = now - HORIZON_NS - 3_000_000;
+        o.push(stamp, Event::Exit { tid: 3 });
+        assert_eq!(o.late, 1);
+        assert_eq!(o.horizon_ns, HORIZON_NS + 3_000_000);
+        // The next event 11 ms old waits now: a 12 ms delay is covered.
+        o.push(now + 1_000_000 - 11_000_000, Event::Enter { tid: 4 });
+        o.flush(now + 1_000_000, false, &mut m);
+        assert_eq!(m.events, 2, "only the late one went on");
     }
 }

@@ -267,6 +267,7 @@ fn drain_loop(
     let _ = toggle(&rings, false);
     let window_s = started.elapsed().as_secs_f64();
     drain(&mut rings, &mut m, &mut held, true);
+    m.late = held.late;
     m.timeline(devices, window_s)
 }
 
