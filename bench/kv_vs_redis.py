@@ -16,6 +16,10 @@ server's resident memory and thread count from /proc.
   python3 bench/kv_vs_redis.py --idle 5000
   python3 bench/kv_vs_redis.py --model threads   # the thread-per-connection server
   python3 bench/kv_vs_redis.py --workers 1       # one runtime thread (the client keeps a CPU)
+  python3 bench/kv_vs_redis.py --tls             # both servers over TLS (a self-signed certificate)
+  python3 bench/kv_vs_redis.py --tls-cost        # hiops plain against hiops over TLS
+
+Needs openssl for --tls and --tls-cost.
 
 Needs redis-server and redis-benchmark (apt-get install redis-server).
 """
@@ -47,28 +51,44 @@ def wait_port(port, proc):
     sys.exit(f"nothing listens on {port}")
 
 
-def start_hiops(a, durable, port, tmp):
+def make_certificate(tmp):
+    """A self-signed certificate and key for localhost: (cert, key)."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+def start_hiops(a, durable, port, tmp, tls=None):
     path = os.path.join(tmp, "kv.dat")
     cmd = [EXE, "kv", "serve", "--path", path, "--size", "2g", "--port", str(port),
            "--durability", "sync" if durable else "buffered", "--model", a.model,
            "--max-clients", "100000"] + (["--workers", str(a.workers)] if a.workers else [])
+    if tls:
+        cmd += ["--tls-cert-file", tls[0], "--tls-key-file", tls[1]]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, p)
     return p
 
 
-def start_redis(durable, port, tmp):
-    cmd = ["redis-server", "--port", str(port), "--save", "", "--dir", tmp,
-           "--maxclients", "100000"]
+def start_redis(durable, port, tmp, tls=None):
+    cmd = ["redis-server", "--save", "", "--dir", tmp, "--maxclients", "100000"]
+    if tls:
+        cmd += ["--port", "0", "--tls-port", str(port), "--tls-cert-file", tls[0],
+                "--tls-key-file", tls[1], "--tls-ca-cert-file", tls[0], "--tls-auth-clients", "no"]
+    else:
+        cmd += ["--port", str(port)]
     cmd += ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, p)
     return p
 
 
-def bench(port, a):
+def bench(port, a, tls=False):
     cmd = ["redis-benchmark", "-p", str(port), "-t", "set,get", "-n", str(a.requests),
            "-c", str(a.clients), "-d", "100", "-r", str(a.keys), "--csv"]
+    cmd += ["--tls", "--insecure"] if tls else []
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows = {r["test"]: r for r in csv.DictReader(io.StringIO(out))}
     return {t: (float(rows[t]["rps"]), float(rows[t]["p50_latency_ms"]),
@@ -108,30 +128,40 @@ def idle_check(a, tmp):
         proc.wait()
 
 
-def pairs(a, durable, tmp):
-    label = "durable" if durable else "memory"
+def sides(a, tls):
+    """The two servers of a pair: (name, start(durable, port, dir), TLS on)."""
+    hiops = lambda t: (lambda d, p, dir: start_hiops(a, d, p, dir, t))
+    if a.tls_cost:
+        return [("hiops", hiops(None), False), ("hiops-tls", hiops(tls), True)]
+    redis = lambda d, p, dir: start_redis(d, p, dir, tls)
+    return [("hiops", hiops(tls), bool(tls)), ("redis", redis, bool(tls))]
+
+
+def pairs(a, durable, tmp, tls):
+    label = ("durable" if durable else "memory") + (" over TLS" if a.tls else "")
+    (na, _, _), (nb, _, _) = both = sides(a, tls)
     ratios = {"SET": [], "GET": []}
     print(f"\n{label}: redis-benchmark -t set,get -n {a.requests} -c {a.clients} -d 100 -r {a.keys}")
-    print("| round | hiops SET/s | redis SET/s | hiops GET/s | redis GET/s | hiops GET p50/p99 ms | redis GET p50/p99 ms |")
+    print(f"| round | {na} SET/s | {nb} SET/s | {na} GET/s | {nb} GET/s | {na} GET p50/p99 ms | {nb} GET p50/p99 ms |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for i in range(a.pairs):
         res = {}
-        order = ("hiops", "redis") if i % 2 == 0 else ("redis", "hiops")
-        for who in order:
+        for k, (who, start, on_tls) in enumerate(both if i % 2 == 0 else both[::-1]):
             d = tempfile.mkdtemp(dir=tmp)
-            proc = start_hiops(a, durable, 7410, d) if who == "hiops" else start_redis(durable, 7411, d)
+            port = 7410 + k
+            proc = start(durable, port, d)
             try:
-                res[who] = bench(7410 if who == "hiops" else 7411, a)
+                res[who] = bench(port, a, on_tls)
             finally:
                 proc.terminate()
                 proc.wait()
                 shutil.rmtree(d, ignore_errors=True)
-        h, r = res["hiops"], res["redis"]
+        h, r = res[na], res[nb]
         for t in ratios:
             ratios[t].append(h[t][0] / r[t][0])
         print(f"| {i + 1} | {h['SET'][0]:,.0f} | {r['SET'][0]:,.0f} | {h['GET'][0]:,.0f} | {r['GET'][0]:,.0f} "
               f"| {h['GET'][1]:.3f}/{h['GET'][2]:.3f} | {r['GET'][1]:.3f}/{r['GET'][2]:.3f} |")
-    print(f"median hiops/redis ({a.model} model, workers {a.workers or 'per CPU'}, {label}): SET {statistics.median(ratios['SET']):.2f}, "
+    print(f"median {na}/{nb} ({a.model} model, workers {a.workers or 'per CPU'}, {label}): SET {statistics.median(ratios['SET']):.2f}, "
           f"GET {statistics.median(ratios['GET']):.2f}")
 
 
@@ -146,7 +176,11 @@ def main():
                     help="hiops' runtime threads (0: one per CPU); 1 leaves redis-benchmark a CPU, as single-threaded redis does")
     ap.add_argument("--idle", type=int, default=0, help="only the idle-clients check, with N clients")
     ap.add_argument("--only", choices=["memory", "durable"], help="one configuration only")
+    ap.add_argument("--tls", action="store_true", help="both servers over TLS")
+    ap.add_argument("--tls-cost", action="store_true", help="hiops plain against hiops over TLS")
     a = ap.parse_args()
+    if (a.tls or a.tls_cost) and not shutil.which("openssl"):
+        sys.exit("openssl not found (for the test certificate): apt-get install openssl")
     for tool in ("redis-server", "redis-benchmark"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found: apt-get install redis-server")
@@ -156,10 +190,11 @@ def main():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         if a.idle:
             return idle_check(a, tmp)
+        tls = make_certificate(tmp) if (a.tls or a.tls_cost) else None
         for durable in (False, True):
             if a.only and a.only != ("durable" if durable else "memory"):
                 continue
-            pairs(a, durable, tmp)
+            pairs(a, durable, tmp, tls)
 
 
 if __name__ == "__main__":
