@@ -18,6 +18,7 @@ server's resident memory and thread count from /proc.
   python3 bench/kv_vs_redis.py --workers 1       # one runtime thread (the client keeps a CPU)
   python3 bench/kv_vs_redis.py --tls             # both servers over TLS (a self-signed certificate)
   python3 bench/kv_vs_redis.py --tls-cost        # hiops plain against hiops over TLS
+  python3 bench/kv_vs_redis.py --tls-cost redis  # the same for redis-server
 
 Needs openssl for --tls and --tls-cost.
 
@@ -131,9 +132,11 @@ def idle_check(a, tmp):
 def sides(a, tls):
     """The two servers of a pair: (name, start(durable, port, dir), TLS on)."""
     hiops = lambda t: (lambda d, p, dir: start_hiops(a, d, p, dir, t))
+    redis_on = lambda t: (lambda d, p, dir: start_redis(d, p, dir, t))
     if a.tls_cost:
-        return [("hiops", hiops(None), False), ("hiops-tls", hiops(tls), True)]
-    redis = lambda d, p, dir: start_redis(d, p, dir, tls)
+        start = hiops if a.tls_cost == "hiops" else redis_on
+        return [(a.tls_cost, start(None), False), (f"{a.tls_cost}-tls", start(tls), True)]
+    redis = redis_on(tls)
     return [("hiops", hiops(tls), bool(tls)), ("redis", redis, bool(tls))]
 
 
@@ -177,7 +180,8 @@ def main():
     ap.add_argument("--idle", type=int, default=0, help="only the idle-clients check, with N clients")
     ap.add_argument("--only", choices=["memory", "durable"], help="one configuration only")
     ap.add_argument("--tls", action="store_true", help="both servers over TLS")
-    ap.add_argument("--tls-cost", action="store_true", help="hiops plain against hiops over TLS")
+    ap.add_argument("--tls-cost", nargs="?", const="hiops", choices=["hiops", "redis"],
+                    help="one server plain against itself over TLS (hiops unless named)")
     a = ap.parse_args()
     if (a.tls or a.tls_cost) and not shutil.which("openssl"):
         sys.exit("openssl not found (for the test certificate): apt-get install openssl")
