@@ -589,7 +589,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn tick(&mut self, now: u64) {
         if self.window.is_none() && self.result.runtime_ns == 0 && self.ctrl.measuring.load(Relaxed)
         {
-            self.start_window(now);
+            self.start_window(self.ctrl.window_start(now));
         }
         if self.spec.rate_min.iter().any(Option::is_some) {
             self.check_rate_min(now);

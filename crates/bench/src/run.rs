@@ -12,7 +12,7 @@ use crate::worker::{run_thread, Control, Counters, WorkerPlan};
 use hiops_hal::EngineKind;
 use hiops_stats::cpu::{online_cpus, MachineSample, ProcessSample};
 use hiops_stats::disk::{read_interrupts, DiskStats};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
@@ -633,6 +633,7 @@ impl<'a> Phase<'a> {
                 run_over: AtomicBool::new(false),
                 flows: flows_of(specs),
                 measuring: AtomicBool::new(false),
+                measuring_since_ns: AtomicU64::new(0),
                 failed: Mutex::new(None),
             },
             counters: (0..threads).map(|_| Counters::default()).collect(),
@@ -826,6 +827,8 @@ impl Phase<'_> {
                 .map(crate::steady::SsTracker::new),
         };
         if ramp_ns == 0 {
+            // Open since before the start barrier; from here on it is timed.
+            self.ctrl.start_measuring();
             w.window.begin(&self.devices, &self.irq_prefix);
         }
         let mut finished = 0;
@@ -855,7 +858,7 @@ impl Phase<'_> {
                     .flatten()
                     .for_each(|p| p.restart_completion_passes());
                 w.window.watch.start_tracing();
-                self.ctrl.measuring.store(true, Relaxed);
+                self.ctrl.start_measuring();
                 w.window.begin(&self.devices, &self.irq_prefix);
                 ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
             }

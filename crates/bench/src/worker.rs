@@ -28,8 +28,35 @@ pub(crate) struct Control {
     /// fio's flows of the phase, by id.
     pub flows: Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)>,
     pub measuring: AtomicBool,
+    /// When the run's measured window opened (now_ns; 0: not yet). Every
+    /// thread's window starts here, not when it next runs: with more
+    /// threads than CPUs one may wait long for a CPU, and windows that
+    /// start (and so end) that late would leave the run's window, over
+    /// which the machine's CPU is read, longer than the jobs' own.
+    pub measuring_since_ns: AtomicU64,
     /// Set by a worker that could not start; the run is abandoned.
     pub failed: Mutex<Option<String>>,
+}
+
+impl Control {
+    /// Opens the measured window for every thread, from now.
+    pub(crate) fn start_measuring(&self) {
+        self.measuring_since_ns
+            .store(hiops_hal::now_ns(), std::sync::atomic::Ordering::Release);
+        self.measuring
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Where a thread that has seen the window open starts its own.
+    pub(crate) fn window_start(&self, now: u64) -> u64 {
+        match self
+            .measuring_since_ns
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            0 => now,
+            since => since.min(now),
+        }
+    }
 }
 
 /// Live counters a worker publishes for the progress line and time series.
