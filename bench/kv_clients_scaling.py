@@ -20,26 +20,13 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-EXE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "release", "hiops")
-
-
-def wait_port(port, proc):
-    for _ in range(600):
-        if proc.poll() is not None:
-            sys.exit(f"server on port {port} exited: {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kv_vs_redis import EXE, wait_port  # noqa: E402
 
 
 def ycsb(port, clients, a, seed, load=False):
