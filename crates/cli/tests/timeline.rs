@@ -264,3 +264,29 @@ fn without_root_the_run_says_why_and_goes_on() {
         );
     }
 }
+
+/// Sequential reads submitted in batches are merged by the block layer:
+/// several bios, one request. Each bio's I/O is still followed through
+/// the request's issue and completion.
+#[test]
+fn bios_merged_into_one_request_are_each_followed() {
+    let _one = MACHINE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = device() else { return };
+    let h = traced_run(
+        &dev,
+        "libaio",
+        &[
+            "--rw=read",
+            "--iodepth=8",
+            "--iodepth_batch_submit=8",
+            "--ramp_time=0",
+        ],
+    );
+    let Some(t) = timeline(&h) else { return };
+    let (ios, lost) = (u(&t["ios"]), missed(t));
+    assert!(u(&t["merged"]) > ios / 10, "hardly any merges: {t}");
+    for stage in ["driver_issue", "completion", "returned"] {
+        let n = u(&t["stages"][stage]);
+        assert!(n.abs_diff(ios) <= lost + 8, "{stage}: {n} of {ios}: {t}");
+    }
+}

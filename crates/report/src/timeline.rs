@@ -85,6 +85,9 @@ pub fn timeline_lines(out: &mut String, r: &RunResult) {
         "  not on the whole path: {} system calls without block I/O (page-cache hits), {} requests without a system call (libaio, io_uring workers, readahead), {} in flight at the end, {} untracked",
         t.without_block_io, t.block_only, t.in_flight_at_end, t.untracked
     );
+    if t.merged > 0 {
+        let _ = writeln!(out, "  {} bios were merged into another's request: each is timed with that request (its issue and completion)", t.merged);
+    }
     if t.late > 0 {
         let _ = writeln!(out, "  warning: {} events reached the tracer after their time had been joined (a CPU held up past the ordering horizon, as a host may stop a virtual CPU): their I/Os may miss a stage", t.late);
     }

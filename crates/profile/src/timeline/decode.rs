@@ -28,6 +28,14 @@ pub(crate) enum Kind {
         dev: usize,
         sector: usize,
         rwbs: usize,
+        sectors: usize,
+    },
+    /// block_bio_backmerge (front: false) or block_bio_frontmerge.
+    Merge {
+        dev: usize,
+        sector: usize,
+        sectors: usize,
+        front: bool,
     },
     Issue {
         dev: usize,
@@ -52,6 +60,13 @@ impl Kind {
                 dev,
                 sector,
                 rwbs: tp.field("rwbs", 10)?,
+                sectors: tp.field("nr_sector", 4)?,
+            },
+            "block_bio_backmerge" | "block_bio_frontmerge" => Kind::Merge {
+                dev,
+                sector,
+                sectors: tp.field("nr_sector", 4)?,
+                front: name == "block_bio_frontmerge",
             },
             "block_rq_issue" => Kind::Issue { dev, sector },
             "block_bio_complete" => Kind::BioComplete { dev, sector },
@@ -150,11 +165,28 @@ impl Decoder {
             Kind::Posted { req } => Event::Posted {
                 req: u64_at(raw, req)?,
             },
-            Kind::Queue { dev, sector, rwbs } if ours => Event::Queue {
+            Kind::Queue {
+                dev,
+                sector,
+                rwbs,
+                sectors,
+            } if ours => Event::Queue {
                 tid,
                 dev: self.disk(u32_at(raw, dev)?)?,
                 sector: u64_at(raw, sector)?,
                 write: raw.get(rwbs..rwbs + 10)?.contains(&b'W'),
+                sectors: u32_at(raw, sectors)?,
+            },
+            Kind::Merge {
+                dev,
+                sector,
+                sectors,
+                front,
+            } if ours => Event::Merge {
+                dev: self.disk(u32_at(raw, dev)?)?,
+                sector: u64_at(raw, sector)?,
+                sectors: u32_at(raw, sectors)?,
+                front,
             },
             Kind::Issue { dev, sector } => Event::Issue {
                 dev: self.disk(u32_at(raw, dev)?)?,

@@ -3,8 +3,10 @@
 //! device; the bio's request is followed by its device and first sector
 //! (the block tracepoints' `dev`, `sector`) to the driver's issue and the
 //! completion; the system call's exit on the same thread (or io_uring's
-//! completion of the same request) ends the I/O. Everything lives in
-//! tables sized at start: nothing is allocated per event.
+//! completion of the same request) ends the I/O. A bio merged into
+//! another's request (block_bio_backmerge/frontmerge) is chained to that
+//! request's first bio and shares its issue and completion. Everything
+//! lives in tables sized at start: nothing is allocated per event.
 
 use super::{DeviceTime, Gap, StageCounts, Timeline};
 use hiops_stats::Histogram;
@@ -39,12 +41,21 @@ pub(crate) enum Event {
         tid: u32,
         req: u64,
     },
-    /// `tid` queued a bio (block-layer entry).
+    /// `tid` queued a bio (block-layer entry) of `sectors` sectors.
     Queue {
         tid: u32,
         dev: u32,
         sector: u64,
         write: bool,
+        sectors: u32,
+    },
+    /// The bio queued at `sector` was merged into a request: after the
+    /// bios it holds (a back merge) or before them (a front merge).
+    Merge {
+        dev: u32,
+        sector: u64,
+        sectors: u32,
+        front: bool,
     },
     Issue {
         dev: u32,
@@ -90,6 +101,15 @@ struct Slot {
     tid: u32,
     req: u64,
     key: Option<(u32, u64)>,
+    /// Where its bio ends (the sector after it).
+    end: u64,
+    /// The first bio of the request it was merged into (itself if none),
+    /// and the next bio of that request after this one.
+    head: u32,
+    next: Option<u32>,
+    /// The next request queued at the same sector while this one was in
+    /// flight: the sector's requests are issued and completed in order.
+    behind: Option<u32>,
     /// The disk its request went to (kept after the key is released).
     dev: u32,
     /// Submitted by io_submit: returned by the next io_getevents.
@@ -103,6 +123,9 @@ pub(crate) struct Matcher {
     free: Vec<u32>,
     by_tid: HashMap<u32, u32>,
     by_sector: HashMap<(u32, u64), u32>,
+    /// Bios by where they end: a back merge joins the request whose bio
+    /// ends where the merged one starts.
+    by_end: HashMap<(u32, u64), u32>,
     by_req: HashMap<u64, u32>,
     /// libaio: threads inside io_submit, and when each entered.
     aio_submitting: HashMap<u32, u64>,
@@ -123,6 +146,7 @@ pub(crate) struct Matcher {
     without_block_io: u64,
     block_only: u64,
     untracked: u64,
+    merged: u64,
     pub(crate) events: u64,
     pub(crate) lost: u64,
     pub(crate) late: u64,
@@ -136,6 +160,7 @@ impl Matcher {
             free: (0..capacity as u32).rev().collect(),
             by_tid: HashMap::with_capacity(capacity),
             by_sector: HashMap::with_capacity(capacity),
+            by_end: HashMap::with_capacity(capacity),
             by_req: HashMap::with_capacity(capacity),
             aio_submitting: HashMap::with_capacity(capacity),
             aio_done: Vec::with_capacity(capacity),
@@ -151,6 +176,7 @@ impl Matcher {
             without_block_io: 0,
             block_only: 0,
             untracked: 0,
+            merged: 0,
             events: 0,
             lost: 0,
             late: 0,
@@ -164,6 +190,7 @@ impl Matcher {
         };
         let s = &mut self.slots[i as usize];
         *s = Slot::default();
+        s.head = i;
         s.t[stage] = t;
         Some(i)
     }
@@ -199,16 +226,34 @@ impl Matcher {
                 dev,
                 sector,
                 write,
-            } => self.queue(t, tid, (dev, sector), write),
+                sectors,
+            } => {
+                self.queue(t, tid, (dev, sector), write);
+                if let Some(&i) = self.by_sector.get(&(dev, sector)) {
+                    let end = sector + u64::from(sectors);
+                    self.slots[i as usize].end = end;
+                    self.by_end.insert((dev, end), i);
+                }
+            }
+            Event::Merge {
+                dev,
+                sector,
+                sectors,
+                front,
+            } => self.merge(dev, sector, sectors, front),
             Event::Issue { dev, sector } => {
                 if let Some(d) = self.disks.iter().position(|&d| d == dev) {
                     self.requests[d] = true;
                 }
-                if let Some(&i) = self.by_sector.get(&(dev, sector)) {
+                let mut line = self.by_sector.get(&(dev, sector)).copied();
+                while let Some(i) = line.filter(|&i| self.slots[i as usize].t[ISSUE] != 0) {
+                    line = self.slots[i as usize].behind;
+                }
+                let mut at = line;
+                while let Some(i) = at {
                     let s = &mut self.slots[i as usize];
-                    if s.t[ISSUE] == 0 {
-                        s.t[ISSUE] = t;
-                    }
+                    s.t[ISSUE] = t;
+                    at = s.next;
                 }
             }
             Event::BioComplete { dev, sector } => {
@@ -225,10 +270,17 @@ impl Matcher {
                 }
             }
             Event::Complete { dev, sector } => {
-                if let Some(i) = self.by_sector.remove(&(dev, sector)) {
+                let mut at = self.by_sector.remove(&(dev, sector));
+                if let Some(b) = at.and_then(|i| self.slots[i as usize].behind.take()) {
+                    self.by_sector.insert((dev, sector), b);
+                }
+                while let Some(i) = at {
                     let s = &mut self.slots[i as usize];
-                    s.t[COMPLETE] = t;
-                    s.key = None;
+                    (s.t[COMPLETE], s.key, at) = (t, None, s.next.take());
+                    s.head = i;
+                    if self.by_end.get(&(s.dev, s.end)) == Some(&i) {
+                        self.by_end.remove(&(s.dev, s.end));
+                    }
                     if s.aio {
                         self.aio_done.push(i);
                     } else if s.t[ENTER] == 0 {
@@ -299,10 +351,75 @@ impl Matcher {
         s.write = write;
         s.key = Some(key);
         s.dev = key.0;
-        if let Some(old) = self.by_sector.insert(key, i) {
-            // The same sector queued again before it completed: the older
-            // request's completion is lost to us.
-            self.slots[old as usize].key = None;
+        if let Some(first) = self.by_sector.insert(key, i) {
+            // The same sector queued again before it completed: this one
+            // waits behind the others there.
+            self.by_sector.insert(key, first);
+            let mut last = first;
+            while let Some(b) = self.slots[last as usize].behind {
+                last = b;
+            }
+            self.slots[last as usize].behind = Some(i);
+        }
+    }
+
+    /// Chains the bio queued at `sector` to the request it was merged
+    /// into. A back merge joins the request whose bio ends at `sector`; a
+    /// front merge makes this bio the request's first, whose sector its
+    /// issue and completion will carry.
+    fn merge(&mut self, dev: u32, sector: u64, sectors: u32, front: bool) {
+        let Some(&bio) = self.by_sector.get(&(dev, sector)) else {
+            return; // not a bio we follow
+        };
+        let after = (dev, sector + u64::from(sectors));
+        let into = if front {
+            self.by_sector.get(&after)
+        } else {
+            self.by_end.get(&(dev, sector))
+        };
+        let Some(&other) = into.filter(|&&o| o != bio) else {
+            return;
+        };
+        let head = self.slots[other as usize].head;
+        if front {
+            // This bio leads now: the old first bio and its chain follow.
+            self.unlink_sector(after, head);
+            self.slots[head as usize].key = None;
+            self.slots[bio as usize].next = Some(head);
+            let mut at = Some(head);
+            while let Some(i) = at {
+                self.slots[i as usize].head = bio;
+                at = self.slots[i as usize].next;
+            }
+        } else {
+            self.unlink_sector((dev, sector), bio);
+            let next = self.slots[head as usize].next.replace(bio);
+            let s = &mut self.slots[bio as usize];
+            (s.key, s.head, s.next) = (None, head, next);
+        }
+        self.merged += 1;
+    }
+
+    /// Takes slot `i` out of the line of requests at `key`.
+    fn unlink_sector(&mut self, key: (u32, u64), i: u32) {
+        let behind = self.slots[i as usize].behind.take();
+        let Some(&first) = self.by_sector.get(&key) else {
+            return;
+        };
+        if first == i {
+            match behind {
+                Some(b) => self.by_sector.insert(key, b),
+                None => self.by_sector.remove(&key),
+            };
+            return;
+        }
+        let mut at = first;
+        while let Some(b) = self.slots[at as usize].behind {
+            if b == i {
+                self.slots[at as usize].behind = behind;
+                return;
+            }
+            at = b;
         }
     }
 
@@ -310,9 +427,10 @@ impl Matcher {
     fn finish(&mut self, i: u32) {
         let s = self.slots[i as usize];
         if let Some(key) = s.key {
-            if self.by_sector.get(&key) == Some(&i) {
-                self.by_sector.remove(&key);
-            }
+            self.unlink_sector(key, i);
+        }
+        if self.by_end.get(&(s.dev, s.end)) == Some(&i) {
+            self.by_end.remove(&(s.dev, s.end));
         }
         if s.req != 0 && self.by_req.get(&s.req) == Some(&i) {
             self.by_req.remove(&s.req);
@@ -411,6 +529,7 @@ impl Matcher {
             block_only: self.block_only,
             in_flight_at_end: (self.slots.len() - self.free.len()) as u64,
             untracked: self.untracked,
+            merged: self.merged,
         }
     }
 }
@@ -430,6 +549,7 @@ mod tests {
                 dev: DEV,
                 sector,
                 write: false,
+                sectors: 8,
             },
         );
         m.on(t0 + 3_000, Event::Issue { dev: DEV, sector });
@@ -467,6 +587,7 @@ mod tests {
                 dev: DEV,
                 sector: 0,
                 write: true,
+                sectors: 8,
             },
         );
         m.on(120, Event::Submit { tid: 5, req: 0xb });
@@ -477,6 +598,7 @@ mod tests {
                 dev: DEV,
                 sector: 8,
                 write: false,
+                sectors: 8,
             },
         );
         m.on(
@@ -530,6 +652,7 @@ mod tests {
             dev,
             sector,
             write: false,
+            sectors: 8,
         };
         // zram: no request, the bio ends inside the call.
         m.on(100, Event::Enter { tid: 3 });
@@ -589,6 +712,89 @@ mod tests {
     }
 
     #[test]
+    fn bios_merged_into_one_request_share_its_issue_and_completion() {
+        let mut m = Matcher::new(8, &[DEV]);
+        let q = |sector| Event::Queue {
+            tid: 7,
+            dev: DEV,
+            sector,
+            write: false,
+            sectors: 8,
+        };
+        let merge = |sector, front| Event::Merge {
+            dev: DEV,
+            sector,
+            sectors: 8,
+            front,
+        };
+        // One io_submit: 8 and 16 back-merged into the request at 0; 32
+        // and 24 front-merged into the one at 40, which starts at 24 then.
+        m.on(1_000, Event::AioEnter { tid: 7 });
+        for (t, sector, merged) in [
+            (1_100, 0, None),
+            (1_200, 8, Some(false)),
+            (1_300, 16, Some(false)),
+            (1_400, 40, None),
+            (1_500, 32, Some(true)),
+            (1_600, 24, Some(true)),
+        ] {
+            m.on(t, q(sector));
+            if let Some(front) = merged {
+                m.on(t + 1, merge(sector, front));
+            }
+        }
+        m.on(1_700, Event::AioExit { tid: 7 });
+        let mut keys: Vec<_> = m.by_sector.keys().copied().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [(DEV, 0), (DEV, 24)]);
+        for (t, sector) in [(2_000, 0), (2_100, 24)] {
+            m.on(t, Event::Issue { dev: DEV, sector });
+        }
+        for (t, sector) in [(5_000, 0), (5_100, 24)] {
+            m.on(t, Event::Complete { dev: DEV, sector });
+        }
+        m.on(6_000, Event::AioReaped);
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!((t.ios, t.merged, t.in_flight_at_end), (6, 4, 0));
+        assert_eq!((t.stages.driver_issue, t.stages.completion), (6, 6));
+        // Each bio's device time is its request's.
+        assert_eq!((t.gaps[2].count, t.gaps[2].max_ns), (6, 3_000));
+        assert!(m.by_end.is_empty() && m.by_sector.is_empty());
+    }
+
+    #[test]
+    fn requests_of_one_sector_in_flight_at_once_complete_in_turn() {
+        let mut m = Matcher::new(8, &[DEV]);
+        let sector = 64;
+        // Two threads read the same block at once.
+        for (t, tid) in [(1_000, 1), (1_100, 2)] {
+            m.on(t, Event::Enter { tid });
+            m.on(
+                t + 10,
+                Event::Queue {
+                    tid,
+                    dev: DEV,
+                    sector,
+                    write: false,
+                    sectors: 8,
+                },
+            );
+        }
+        for t in [2_000, 2_100] {
+            m.on(t, Event::Issue { dev: DEV, sector });
+        }
+        for (t, tid) in [(3_000, 1), (3_200, 2)] {
+            m.on(t, Event::Complete { dev: DEV, sector });
+            m.on(t + 50, Event::Exit { tid });
+        }
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!((t.ios, t.in_flight_at_end), (2, 0));
+        assert_eq!((t.stages.driver_issue, t.stages.completion), (2, 2));
+        assert_eq!((t.gaps[2].count, t.gaps[2].max_ns), (2, 1_100));
+        assert!(m.by_sector.is_empty());
+    }
+
+    #[test]
     fn libaio_ios_run_from_io_submit_to_the_io_getevents_after_completion() {
         let mut m = Matcher::new(8, &[DEV]);
         let q = |sector| Event::Queue {
@@ -596,6 +802,7 @@ mod tests {
             dev: DEV,
             sector,
             write: false,
+            sectors: 8,
         };
         // One io_submit of two iocbs, one bio each.
         m.on(1_000, Event::AioEnter { tid: 7 });
@@ -656,6 +863,7 @@ mod tests {
                 dev: DEV,
                 sector: 0,
                 write: false,
+                sectors: 8,
             },
         );
         m.on(

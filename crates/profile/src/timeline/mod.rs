@@ -103,6 +103,9 @@ pub struct Timeline {
     pub in_flight_at_end: u64,
     /// I/Os not followed because the table of I/Os in flight was full.
     pub untracked: u64,
+    /// Bios merged into another bio's request (followed with it).
+    #[serde(default)]
+    pub merged: u64,
 }
 
 impl Timeline {

@@ -100,6 +100,7 @@ mod tests {
                 dev,
                 sector,
                 write: false,
+                sectors: 8,
             },
         );
         o.push(300, Event::Issue { dev, sector });

@@ -103,6 +103,8 @@ fn events(
     let mut out = Vec::new();
     let block = [
         "block_bio_queue",
+        "block_bio_backmerge",
+        "block_bio_frontmerge",
         "block_rq_issue",
         "block_rq_complete",
         "block_bio_complete",
