@@ -82,8 +82,8 @@ pub fn timeline_lines(out: &mut String, r: &RunResult) {
     }
     let _ = writeln!(
         out,
-        "  not on the whole path: {} system calls without block I/O (page-cache hits), {} requests without a system call (libaio, io_uring workers, readahead), {} in flight at the end, {} untracked",
-        t.without_block_io, t.block_only, t.in_flight_at_end, t.untracked
+        "  not on the whole path: {} system calls without block I/O (page-cache hits), {} requests without a system call (libaio, io_uring workers, readahead), {} under way as tracing started, {} in flight at the end, {} untracked",
+        t.without_block_io, t.block_only, t.partial, t.in_flight_at_end, t.untracked
     );
     if t.merged > 0 {
         let _ = writeln!(out, "  {} bios were merged into another's request: each is timed with that request (its issue and completion)", t.merged);

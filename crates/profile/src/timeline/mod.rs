@@ -106,6 +106,11 @@ pub struct Timeline {
     /// Bios merged into another bio's request (followed with it).
     #[serde(default)]
     pub merged: u64,
+    /// I/Os already under way while tracing was being turned on (one
+    /// CPU's events after another's): left out, as some of their stages
+    /// may have gone unseen.
+    #[serde(default)]
+    pub partial: u64,
 }
 
 impl Timeline {

@@ -246,6 +246,7 @@ fn drain_loop(
         Ok(())
     };
     let enabled = toggle(&rings, true);
+    m.on_ns = monotonic_ns();
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start tracing: {e}")));
     let mut held = Ordered::with_capacity(HELD);
