@@ -481,7 +481,7 @@ fn a_fresh_zram_device_is_written_and_verified() {
         Some(entries) => {
             for e in entries {
                 let (app, dev, plat) = (
-                    e["app_clat_mean_ns"].as_f64().unwrap(),
+                    e["app_lat_mean_ns"].as_f64().unwrap(),
                     e["device_ns"].as_f64().unwrap(),
                     e["platform_ns"].as_f64().unwrap(),
                 );

@@ -550,7 +550,7 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
         match latency_splits(r) {
             Ok(v) => json!(v.iter().map(|s| json!({
             "device": s.device, "direction": s.direction,
-            "app_clat_mean_ns": s.app_ns, "device_ns": s.device_ns, "device_source": s.source,
+            "app_lat_mean_ns": s.app_ns, "app_clat_mean_ns": s.app_clat_ns, "device_ns": s.device_ns, "device_source": s.source,
             "diskstats_service_ns": s.diskstats_ns, "platform_ns": s.platform_ns,
         })).collect::<Vec<_>>()),
             Err(why) => json!({"unavailable": why}),

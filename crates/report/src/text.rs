@@ -338,7 +338,7 @@ fn split_lines(out: &mut String, r: &RunResult) {
         Ok(splits) => {
             let _ = writeln!(
                 out,
-                "\nLatency split, device vs platform (application clat mean = device + platform):"
+                "\nLatency split, device vs platform (application latency mean, fio's lat = device + platform):"
             );
             for s in splits {
                 let disk = match s.diskstats_ns {

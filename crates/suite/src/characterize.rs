@@ -401,7 +401,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             rows.push(vec![
                 t.label.clone(),
                 e.clone(),
-                cell(p, "lat_mean_us"),
+                cell(p, "split_app_us"),
                 cell(p, "device_us"),
                 cell(p, "diskstats_us"),
                 cell(p, "platform_us"),
