@@ -246,21 +246,7 @@ impl Matcher {
                 sectors,
                 front,
             } => self.merge(dev, sector, sectors, front),
-            Event::Issue { dev, sector } => {
-                if let Some(d) = self.disks.iter().position(|&d| d == dev) {
-                    self.requests[d] = true;
-                }
-                let mut line = self.by_sector.get(&(dev, sector)).copied();
-                while let Some(i) = line.filter(|&i| self.slots[i as usize].t[ISSUE] != 0) {
-                    line = self.slots[i as usize].behind;
-                }
-                let mut at = line;
-                while let Some(i) = at {
-                    let s = &mut self.slots[i as usize];
-                    s.t[ISSUE] = t;
-                    at = s.next;
-                }
-            }
+            Event::Issue { dev, sector } => self.issue(t, (dev, sector)),
             Event::BioComplete { dev, sector } => {
                 let requests = self.disks.iter().position(|&d| d == dev);
                 let bio_only = !requests.is_some_and(|d| self.requests[d])
@@ -274,25 +260,7 @@ impl Matcher {
                     self.on(t, Event::Complete { dev, sector });
                 }
             }
-            Event::Complete { dev, sector } => {
-                let mut at = self.by_sector.remove(&(dev, sector));
-                if let Some(b) = at.and_then(|i| self.slots[i as usize].behind.take()) {
-                    self.by_sector.insert((dev, sector), b);
-                }
-                while let Some(i) = at {
-                    let s = &mut self.slots[i as usize];
-                    (s.t[COMPLETE], s.key, at) = (t, None, s.next.take());
-                    s.head = i;
-                    if self.by_end.get(&(s.dev, s.end)) == Some(&i) {
-                        self.by_end.remove(&(s.dev, s.end));
-                    }
-                    if s.aio {
-                        self.aio_done.push(i);
-                    } else if s.t[ENTER] == 0 {
-                        self.finish(i); // no system call waits for it
-                    }
-                }
-            }
+            Event::Complete { dev, sector } => self.complete(t, (dev, sector)),
             Event::AioEnter { tid } => {
                 self.aio_submitting.insert(tid, t);
             }
@@ -371,6 +339,46 @@ impl Matcher {
                 last = b;
             }
             self.slots[last as usize].behind = Some(i);
+        }
+    }
+
+    /// The driver issued the request at `key`: the first in its line not
+    /// issued yet, with the bios merged into it.
+    fn issue(&mut self, t: u64, key: (u32, u64)) {
+        if let Some(d) = self.disks.iter().position(|&d| d == key.0) {
+            self.requests[d] = true;
+        }
+        let mut line = self.by_sector.get(&key).copied();
+        while let Some(i) = line.filter(|&i| self.slots[i as usize].t[ISSUE] != 0) {
+            line = self.slots[i as usize].behind;
+        }
+        let mut at = line;
+        while let Some(i) = at {
+            let s = &mut self.slots[i as usize];
+            s.t[ISSUE] = t;
+            at = s.next;
+        }
+    }
+
+    /// The request at `key` completed: the first in its line, with the
+    /// bios merged into it; the next in line moves up.
+    fn complete(&mut self, t: u64, key: (u32, u64)) {
+        let mut at = self.by_sector.remove(&key);
+        if let Some(b) = at.and_then(|i| self.slots[i as usize].behind.take()) {
+            self.by_sector.insert(key, b);
+        }
+        while let Some(i) = at {
+            let s = &mut self.slots[i as usize];
+            (s.t[COMPLETE], s.key, at) = (t, None, s.next.take());
+            s.head = i;
+            if self.by_end.get(&(s.dev, s.end)) == Some(&i) {
+                self.by_end.remove(&(s.dev, s.end));
+            }
+            if s.aio {
+                self.aio_done.push(i);
+            } else if s.t[ENTER] == 0 {
+                self.finish(i); // no system call waits for it
+            }
         }
     }
 
