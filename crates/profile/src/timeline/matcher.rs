@@ -567,6 +567,17 @@ mod tests {
 
     const DEV: u32 = 7 << 20;
 
+    /// `tid` queues a 4 KiB read bio at `sector` of DEV.
+    fn read_bio(tid: u32, sector: u64) -> Event {
+        Event::Queue {
+            tid,
+            dev: DEV,
+            sector,
+            write: false,
+            sectors: 8,
+        }
+    }
+
     fn sync_io(m: &mut Matcher, t0: u64, tid: u32, sector: u64) {
         m.on(t0, Event::Enter { tid });
         m.on(
@@ -741,13 +752,7 @@ mod tests {
     #[test]
     fn bios_merged_into_one_request_share_its_issue_and_completion() {
         let mut m = Matcher::new(8, &[DEV]);
-        let q = |sector| Event::Queue {
-            tid: 7,
-            dev: DEV,
-            sector,
-            write: false,
-            sectors: 8,
-        };
+        let q = |sector| read_bio(7, sector);
         let merge = |sector, front| Event::Merge {
             dev: DEV,
             sector,
@@ -793,13 +798,7 @@ mod tests {
     fn an_io_under_way_while_tracing_was_turned_on_is_left_out() {
         let mut m = Matcher::new(8, &[DEV]);
         m.on_ns = 1_500;
-        let q = |tid, sector| Event::Queue {
-            tid,
-            dev: DEV,
-            sector,
-            write: false,
-            sectors: 8,
-        };
+        let q = read_bio;
         // Thread 1 entered before every ring was on (its completion, on
         // the other CPU, went unseen); thread 2 after.
         m.on(1_000, Event::Enter { tid: 1 });
@@ -872,13 +871,7 @@ mod tests {
     #[test]
     fn libaio_ios_run_from_io_submit_to_the_io_getevents_after_completion() {
         let mut m = Matcher::new(8, &[DEV]);
-        let q = |sector| Event::Queue {
-            tid: 7,
-            dev: DEV,
-            sector,
-            write: false,
-            sectors: 8,
-        };
+        let q = |sector| read_bio(7, sector);
         // One io_submit of two iocbs, one bio each.
         m.on(1_000, Event::AioEnter { tid: 7 });
         m.on(1_100, q(0));
