@@ -555,6 +555,34 @@ fn the_tasks_model_writes_the_device_through_a_task_ring() {
     }
 }
 
+/// Clients GETting at once overlap on a runtime thread's ring: the
+/// server's count of ring I/Os still equals the device reads.
+fn gets_at_once_count_each_ring_io_once(s: &Running, model: Model, value: &[u8]) {
+    let addr = s.addr.to_string();
+    let mut c = RespConn::connect(&addr).unwrap();
+    let before = info_field(&mut c, "hiops_device_reads");
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            let addr = addr.clone();
+            scope.spawn(move || {
+                let mut c = RespConn::connect(&addr).unwrap();
+                for i in (50 + t..450).step_by(8) {
+                    let key = format!("k{i}");
+                    let r = c.call(&[b"GET", key.as_bytes()]).unwrap();
+                    assert_eq!(r, Value::Bulk(Some(value.to_vec())));
+                }
+            });
+        }
+    });
+    let device_reads = info_field(&mut c, "hiops_device_reads");
+    assert!(device_reads > before, "{model:?}: the GETs read the device");
+    let ring_ios = info_field(&mut c, "hiops_task_ring_ios");
+    match model {
+        Model::Tasks => assert_eq!(ring_ios, device_reads, "each ring I/O counted once"),
+        Model::Threads => assert_eq!(ring_ios, 0),
+    }
+}
+
 #[test]
 fn the_tasks_model_reads_the_device_through_its_task_rings() {
     for model in [Model::Tasks, Model::Threads] {
@@ -597,6 +625,7 @@ fn the_tasks_model_reads_the_device_through_its_task_rings() {
             .sum();
         assert_eq!(info_field(&mut c, "hiops_cache_bytes"), weight);
         assert!(info_field(&mut c, "hiops_cache_capacity") > 0);
+        gets_at_once_count_each_ring_io_once(&s, model, &value);
     }
 }
 

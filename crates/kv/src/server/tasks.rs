@@ -2,22 +2,23 @@
 //! current-thread runtime with its own task ring; connections are tasks,
 //! handed out round-robin by the accepting thread.
 
-use super::tls::AsyncTls;
 use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
 use hiops_path::TaskRing;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::TcpStream;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc};
 use std::task::Poll;
 use std::thread::JoinHandle;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -158,13 +159,19 @@ async fn serve_handoffs(
     mut handoffs: UnboundedReceiver<Handoff>,
 ) {
     let health = Rc::new(Health::default());
+    let published = Rc::new(Cell::new(0));
     let driver = spawn_driver(i, shared, &ring, &health);
     let mut connections = JoinSet::new();
     while let Some((conn, id)) = handoffs.recv().await {
         let shared = shared.clone();
-        let (ring, health) = (ring.clone(), health.clone());
+        let (ring, health, published) = (ring.clone(), health.clone(), published.clone());
         connections.spawn_local(async move {
-            let _ = connection(&shared, conn, id, &ring, &health).await;
+            let worker = Worker {
+                ring: &ring,
+                health: &health,
+                published: &published,
+            };
+            let _ = connection(&shared, conn, id, worker).await;
             shared.disconnected();
         });
         // Forget the connections that ended.
@@ -178,63 +185,73 @@ async fn serve_handoffs(
     let _ = driver.await;
 }
 
+/// What the connections of one runtime thread share.
+#[derive(Clone, Copy)]
+struct Worker<'w> {
+    ring: &'w TaskRing,
+    health: &'w Health,
+    /// How many of the ring's issued I/Os are already in the server's count.
+    published: &'w Cell<u64>,
+}
+
 async fn connection(
     shared: &Shared,
     conn: TcpStream,
     id: u64,
-    ring: &TaskRing,
-    health: &Health,
+    worker: Worker<'_>,
 ) -> io::Result<()> {
     let stream = tokio::net::TcpStream::from_std(conn)?;
     stream.set_nodelay(true)?;
     let backend = TaskStore {
         store: &shared.store,
-        ring,
-        health,
+        worker,
         ring_ios: &shared.counters.ring_ios,
     };
     match &shared.tls {
-        None => serve(shared, id, &mut Async(stream), &backend).await,
+        None => serve(shared, id, &mut AsyncStream(stream), &backend).await,
         Some(tls) => {
             let stream = tokio_rustls::TlsAcceptor::from(tls.clone())
                 .accept(stream)
                 .await?;
-            serve(shared, id, &mut AsyncTls(stream), &backend).await
+            serve(shared, id, &mut AsyncStream(stream), &backend).await
         }
     }
 }
 
-struct Async(tokio::net::TcpStream);
+/// A connection of the tasks model, plain or TLS. Reads go through
+/// `poll_read`, which tokio answers from a short read by forgetting the
+/// socket's readiness: the next read waits for epoll instead of asking the
+/// kernel once more for an `EAGAIN` (one system call per request saved;
+/// `try_read` keeps the readiness until it sees `WouldBlock`).
+struct AsyncStream<S>(S);
 
-impl Transport for Async {
+impl<S: AsyncRead + AsyncWrite + Unpin> Transport for AsyncStream<S> {
     async fn read_with(
         &mut self,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> io::Result<usize> {
-        loop {
-            self.0.readable().await?;
-            // Lives between two awaits only: on the stack, not in the task.
-            let mut chunk = [0u8; READ_CHUNK];
-            match self.0.try_read(&mut chunk) {
-                Ok(n) => {
-                    sink(&chunk[..n])?;
-                    return Ok(n);
+        poll_fn(|cx| {
+            // Lives for one poll only: on the stack, not in the task; not
+            // zeroed (ReadBuf tracks what the read filled).
+            let mut chunk = [MaybeUninit::<u8>::uninit(); READ_CHUNK];
+            let mut buf = ReadBuf::uninit(&mut chunk);
+            match Pin::new(&mut self.0).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) => {
+                    let n = buf.filled().len();
+                    Poll::Ready(sink(buf.filled()).map(|()| n))
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(e),
+                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                Poll::Pending => Poll::Pending,
             }
-        }
+        })
+        .await
     }
 
-    async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match self.0.try_write(buf) {
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.0.writable().await?,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf).await?;
+        // TLS holds what it encrypted until flushed; a plain socket's
+        // flush returns at once.
+        self.0.flush().await
     }
 }
 
@@ -242,19 +259,28 @@ impl Transport for Async {
 /// writes awaiting the flusher.
 struct TaskStore<'a> {
     store: &'a Arc<Store>,
-    ring: &'a TaskRing,
-    health: &'a Health,
+    worker: Worker<'a>,
     /// The server's count of I/Os its rings issued (INFO).
     ring_ios: &'a AtomicU64,
 }
 
 impl Backend for TaskStore<'_> {
     async fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError> {
-        let before = self.ring.counters().issued;
-        let get = self.store.get_async(self.ring, key, out);
-        let got = self.health.unless_failed(get).await;
-        let issued = self.ring.counters().issued - before;
-        self.ring_ios.fetch_add(issued, Relaxed);
+        let Worker {
+            ring,
+            health,
+            published,
+        } = self.worker;
+        let got = health
+            .unless_failed(self.store.get_async(ring, key, out))
+            .await;
+        // What the ring issued since the last GET on this thread published,
+        // its own I/Os or those of GETs still waiting: each counted once
+        // (a difference around this GET's await would count the others'
+        // again, once for every GET they overlap).
+        let issued = ring.counters().issued;
+        self.ring_ios
+            .fetch_add(issued - published.replace(issued), Relaxed);
         got
     }
 

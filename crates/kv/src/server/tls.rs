@@ -1,18 +1,15 @@
 //! TLS (rustls, with the ring provider): the certificate and key files
-//! loaded once at start, and the transports over a TLS stream for both
-//! server models. With TLS on, every connection on the port is TLS (as
-//! Redis' `--port 0 --tls-port P`).
+//! loaded once at start, and the blocking transport of the
+//! thread-per-connection model (the tasks model reads a TLS stream as it
+//! reads TCP: `AsyncStream` in tasks.rs). With TLS on, every connection on
+//! the port is TLS (as Redis' `--port 0 --tls-port P`).
 
 use crate::session::{Transport, READ_CHUNK};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
-use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
 /// Where the server's certificate chain and private key are (PEM).
 #[derive(Clone, Debug)]
@@ -54,36 +51,6 @@ pub(crate) fn load(files: &TlsFiles) -> io::Result<Arc<rustls::ServerConfig>> {
             )
         })?;
     Ok(Arc::new(config))
-}
-
-/// A TLS connection of the tasks model.
-pub(super) struct AsyncTls(pub tokio_rustls::server::TlsStream<tokio::net::TcpStream>);
-
-impl Transport for AsyncTls {
-    async fn read_with(
-        &mut self,
-        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
-    ) -> io::Result<usize> {
-        poll_fn(|cx| {
-            // Lives for one poll only: on the stack, not in the task.
-            let mut chunk = [0u8; READ_CHUNK];
-            let mut buf = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut self.0).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) => {
-                    let n = buf.filled().len();
-                    Poll::Ready(sink(buf.filled()).map(|()| n))
-                }
-                Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-                Poll::Pending => Poll::Pending,
-            }
-        })
-        .await
-    }
-
-    async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.0.write_all(buf).await?;
-        self.0.flush().await
-    }
 }
 
 /// A TLS connection of the thread-per-connection model.
