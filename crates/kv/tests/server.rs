@@ -555,6 +555,45 @@ fn the_tasks_model_writes_the_device_through_a_task_ring() {
     }
 }
 
+#[test]
+fn a_lone_runtime_thread_runs_on_a_cpu_that_takes_the_stores_interrupts() {
+    let allowed = hiops_stats::cpu::allowed_cpus();
+    if allowed.len() < 2 {
+        eprintln!("skipped: one CPU allowed, nothing to choose");
+        return;
+    }
+    let s = start_with(ServerConfig {
+        model: Model::Tasks,
+        workers: 1,
+        ..ServerConfig::default()
+    });
+    let dev = hiops_hal::device::BlockDev::of_path(s.dir.path());
+    let irq = dev
+        .and_then(|d| d.interrupt_prefix())
+        .map(|p| hiops_stats::disk::interrupt_cpus(&p));
+    let irq: Vec<usize> = irq
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| allowed.contains(c))
+        .collect();
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    let cpus = info_text(&mut c, "hiops_runtime_cpus");
+    let cpu: usize = cpus
+        .parse()
+        .unwrap_or_else(|_| panic!("one runtime CPU, not '{cpus}'"));
+    if irq.is_empty() {
+        eprintln!(
+            "the store's device has no interrupt this process may take; the thread is on CPU {cpu}"
+        );
+        assert!(allowed.contains(&cpu));
+    } else {
+        assert!(
+            irq.contains(&cpu),
+            "runtime thread on CPU {cpu}, interrupts on {irq:?}"
+        );
+    }
+}
+
 /// Clients GETting at once overlap on a runtime thread's ring: the
 /// server's count of ring I/Os still equals the device reads.
 fn gets_at_once_count_each_ring_io_once(s: &Running, model: Model, value: &[u8]) {

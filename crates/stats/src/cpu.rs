@@ -213,6 +213,30 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
+/// A CPU list in the kernel's format (`0-3,6`, as in cpuset files, IRQ
+/// affinity lists and fio's `cpus_allowed`).
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut cpus = Vec::new();
+    let bad = || format!("'{text}': write CPU numbers and ranges like 0-3,6");
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) =
+                    (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    if cpus.is_empty() {
+        return Err(format!("'{text}' names no CPU"));
+    }
+    Ok(cpus)
+}
+
 /// Lets the calling thread run only on `cpus`.
 pub fn pin_current_thread(cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
@@ -250,6 +274,15 @@ mod tests {
         );
         assert_eq!(d.total(), 28);
         assert!(MachineSample::parse("intr 1 2 3").is_none());
+    }
+
+    #[test]
+    fn cpu_lists_in_the_kernel_format() {
+        assert_eq!(parse_cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+        assert_eq!(parse_cpu_list("1\n".trim()), Ok(vec![1]));
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("").is_err());
+        assert!(parse_cpu_list("a").is_err());
     }
 
     #[test]

@@ -93,9 +93,21 @@ impl DiskStats {
     }
 }
 
-/// Total interrupts (all CPUs) of the /proc/interrupts lines whose action
-/// name starts with `prefix` followed by a separator (`virtio1-req.0`,
-/// `nvme0q3`). Returns the sum and the names matched.
+/// The IRQ number of a /proc/interrupts line if it is one of the device's
+/// I/O vectors: its action name starts with `prefix` followed by a
+/// separator (`virtio1-req.0`, `nvme0q3`); config and admin vectors carry
+/// no I/O completions and are left out.
+fn device_vector<'l>(line: &'l str, prefix: &str) -> Option<(&'l str, &'l str)> {
+    let irq = line.split_whitespace().next()?.strip_suffix(':')?;
+    let name = line.split_whitespace().last()?;
+    let matches = name
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with('-') || rest.starts_with('q'));
+    (matches && !name.ends_with("-config") && !name.ends_with("q0")).then_some((irq, name))
+}
+
+/// Total interrupts (all CPUs) of the device's I/O vectors (see
+/// `device_vector`). Returns the sum and the names matched.
 pub fn interrupts_matching(proc_interrupts: &str, prefix: &str) -> (u64, Vec<String>) {
     let mut total = 0;
     let mut names = Vec::new();
@@ -105,24 +117,43 @@ pub fn interrupts_matching(proc_interrupts: &str, prefix: &str) -> (u64, Vec<Str
         .map(|l| l.split_whitespace().count())
         .unwrap_or(0);
     for line in proc_interrupts.lines().skip(1) {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let Some(name) = f.last() else { continue };
-        let matches = name
-            .strip_prefix(prefix)
-            .is_some_and(|rest| rest.starts_with('-') || rest.starts_with('q'));
-        // Config/admin vectors carry no I/O completions.
-        if !matches || name.ends_with("-config") || name.ends_with("q0") {
+        let Some((_, name)) = device_vector(line, prefix) else {
             continue;
-        }
-        total += f
-            .iter()
-            .skip(1)
-            .take(cpus)
+        };
+        total += (line.split_whitespace().skip(1).take(cpus))
             .filter_map(|x| x.parse::<u64>().ok())
             .sum::<u64>();
         names.push(name.to_string());
     }
     (total, names)
+}
+
+/// The IRQ numbers of the device's I/O vectors.
+pub fn vectors_matching(proc_interrupts: &str, prefix: &str) -> Vec<u32> {
+    (proc_interrupts.lines().skip(1))
+        .filter_map(|line| device_vector(line, prefix)?.0.parse().ok())
+        .collect()
+}
+
+/// The CPUs the device's I/O interrupts are delivered to now (each
+/// vector's effective affinity, else its allowed one), in order; empty
+/// when unknown.
+pub fn interrupt_cpus(prefix: &str) -> Vec<usize> {
+    let Ok(text) = std::fs::read_to_string("/proc/interrupts") else {
+        return Vec::new();
+    };
+    let mut cpus: Vec<usize> = vectors_matching(&text, prefix)
+        .into_iter()
+        .filter_map(|irq| {
+            let read = |f: &str| std::fs::read_to_string(format!("/proc/irq/{irq}/{f}")).ok();
+            let list = read("effective_affinity_list").or_else(|| read("smp_affinity_list"))?;
+            crate::cpu::parse_cpu_list(list.trim()).ok()
+        })
+        .flatten()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 pub fn read_interrupts(prefix: &str) -> Option<(u64, Vec<String>)> {
@@ -171,5 +202,8 @@ mod tests {
         assert_eq!(n, 27089);
         assert_eq!(names, vec!["virtio1-req.0".to_string()]);
         assert_eq!(interrupts_matching(text, "nvme0").0, 7);
+        assert_eq!(vectors_matching(text, "virtio1"), vec![36]);
+        assert_eq!(vectors_matching(text, "nvme0"), vec![40]);
+        assert!(vectors_matching(text, "virtio2").is_empty());
     }
 }

@@ -130,6 +130,9 @@ pub(crate) struct Shared {
     /// Input bytes held by all clients.
     pub query_bytes: AtomicUsize,
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The CPUs the tasks model's runtime threads are pinned to, in the
+    /// threads' order (INFO's `hiops_runtime_cpus`; empty when unpinned).
+    pub runtime_cpus: std::sync::OnceLock<String>,
 }
 
 pub struct Server {
@@ -206,6 +209,7 @@ impl Server {
                 port,
                 backlog,
                 query_bytes: AtomicUsize::new(0),
+                runtime_cpus: std::sync::OnceLock::new(),
                 tls,
             }),
         })
@@ -340,7 +344,7 @@ impl Shared {
         let c = &shared.counters;
         let p = path_counters(&shared.store);
         format!(
-        "# Server\r\nredis_version:{}\r\nhiops_version:{}\r\nredis_mode:standalone\r\nos:Linux\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nhiops_server_model:{}\r\nhiops_tcp_backlog:{}\r\n\r\n\
+        "# Server\r\nredis_version:{}\r\nhiops_version:{}\r\nredis_mode:standalone\r\nos:Linux\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nhiops_server_model:{}\r\nhiops_tcp_backlog:{}\r\nhiops_runtime_cpus:{}\r\n\r\n\
          # Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nhiops_query_buffers_bytes:{}\r\nhiops_clients_refused_input:{}\r\n\r\n\
          # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nacl_access_denied_auth:{}\r\nhiops_protected_mode_denied:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
@@ -353,6 +357,7 @@ impl Shared {
         shared.started.elapsed().as_secs(),
         shared.cfg.model.name(),
         shared.backlog,
+        shared.runtime_cpus.get().map_or("", String::as_str),
         c.connected.load(Relaxed),
         shared.cfg.max_clients,
         shared.query_bytes.load(Relaxed),

@@ -6,6 +6,7 @@ use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
+use hiops_hal::device::BlockDev;
 use hiops_path::TaskRing;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -35,11 +36,15 @@ impl Workers {
     /// One runtime thread per allowed CPU (or `cfg.workers`), each pinned
     /// to its CPU.
     pub fn start(shared: Arc<Shared>) -> io::Result<Workers> {
-        let cpus = hiops_stats::cpu::allowed_cpus();
+        let cpus = irq_cpus_first(hiops_stats::cpu::allowed_cpus(), &store_irq_cpus(&shared));
         let n = match shared.cfg.workers {
             0 => cpus.len().max(1),
             n => n,
         };
+        if cpus.len() > 1 {
+            let pinned: Vec<String> = (0..n).map(|i| cpus[i % cpus.len()].to_string()).collect();
+            let _ = shared.runtime_cpus.set(pinned.join(","));
+        }
         let mut w = Workers {
             senders: Vec::with_capacity(n),
             threads: Vec::with_capacity(n),
@@ -91,6 +96,26 @@ impl Workers {
             let _ = t.join();
         }
     }
+}
+
+/// The CPUs that take the store devices' I/O interrupts (empty where
+/// unknown: a file in RAM, no /proc).
+fn store_irq_cpus(shared: &Shared) -> Vec<usize> {
+    (shared.store.device_paths().iter())
+        .filter_map(|p| BlockDev::of_path(p)?.interrupt_prefix())
+        .flat_map(|prefix| hiops_stats::disk::interrupt_cpus(&prefix))
+        .collect()
+}
+
+/// `allowed` with the CPUs in `irq` first, each part in its order: the
+/// runtime threads are pinned in this order. A read's completion is then
+/// posted on the CPU of the thread that waits for it, with no interrupt
+/// sent to wake a thread elsewhere (the HIOPS paper's completion where the
+/// I/O is awaited); and with fewer threads than CPUs, the device's
+/// interrupts stay off the CPUs left to other work.
+fn irq_cpus_first(mut allowed: Vec<usize>, irq: &[usize]) -> Vec<usize> {
+    allowed.sort_by_key(|c| !irq.contains(c));
+    allowed
 }
 
 /// One runtime thread: its ring, the ring's driver, and the connections
@@ -351,5 +376,19 @@ impl Health {
             Poll::Pending
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::irq_cpus_first;
+
+    #[test]
+    fn runtime_threads_go_first_on_the_interrupts_cpus() {
+        assert_eq!(irq_cpus_first(vec![0, 1], &[1]), vec![1, 0]);
+        assert_eq!(irq_cpus_first(vec![0, 1, 2, 3], &[3, 1]), vec![1, 3, 0, 2]);
+        // Interrupts on a CPU this process may not use change nothing.
+        assert_eq!(irq_cpus_first(vec![0, 1], &[5]), vec![0, 1]);
+        assert_eq!(irq_cpus_first(vec![2, 3], &[]), vec![2, 3]);
     }
 }
