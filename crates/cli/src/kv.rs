@@ -44,9 +44,15 @@ pub struct StoreArgs {
     #[arg(long, default_value = "1m")]
     pub block_size: String,
     /// sync: a write is acknowledged once durable; buffered: once in the
-    /// write buffer (a crash loses the unflushed tail).
+    /// write buffer (a crash loses the unflushed tail: at most
+    /// --flush-max-ms of writes).
     #[arg(long, default_value = "sync")]
     pub durability: String,
+    /// With --durability buffered, the longest a write waits in memory
+    /// before it is flushed (Aerospike's flush-max-ms); full blocks are
+    /// flushed at once.
+    #[arg(long, default_value_t = hiops_kv::store::DEFAULT_FLUSH_MAX.as_millis() as u64)]
+    pub flush_max_ms: u64,
     /// Defragment blocks whose live share falls below this percentage.
     #[arg(long, default_value_t = 50.0)]
     pub defrag_threshold: f64,
@@ -285,6 +291,7 @@ impl StoreArgs {
             block_size: u32::try_from(block).map_err(|_| bad("--block-size: at most 4 GiB - 1"))?,
             create_size: size,
             durability,
+            flush_max: std::time::Duration::from_millis(self.flush_max_ms),
             defrag_threshold: self.defrag_threshold / 100.0,
             path: PathConfig {
                 strategy,

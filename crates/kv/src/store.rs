@@ -80,7 +80,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use wait::{lock, now, WakeList};
 use worker::{Bell, OnThread, Running};
 use write::{AsyncWaits, BlockingWaits, Write};
@@ -100,6 +100,10 @@ pub enum Durability {
     Buffered,
 }
 
+/// `StoreConfig::flush_max` unless set: a tenth of Aerospike's 1 s, so a
+/// crash loses at most 100 ms of buffered writes, at ten flushes a second.
+pub const DEFAULT_FLUSH_MAX: Duration = Duration::from_millis(100);
+
 /// How a store is opened.
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
@@ -108,6 +112,10 @@ pub struct StoreConfig {
     /// Size of a file created for the store.
     pub create_size: u64,
     pub durability: Durability,
+    /// With `Durability::Buffered`, the longest a write waits in memory
+    /// before the flusher writes it (Aerospike's flush-max-ms): what a
+    /// crash may lose. Sealed blocks and syncs are flushed at once.
+    pub flush_max: Duration,
     /// Defragment blocks whose live share is below this (Aerospike's
     /// defrag-lwm-pct, 50% by default).
     pub defrag_threshold: f64,
@@ -140,6 +148,7 @@ impl Default for StoreConfig {
             block_size: 1 << 20,
             create_size: 1 << 30,
             durability: Durability::Sync,
+            flush_max: DEFAULT_FLUSH_MAX,
             defrag_threshold: 0.5,
             path: PathConfig::default(),
             direct: true,
@@ -272,8 +281,14 @@ struct Writer {
     durable_version: u64,
     /// The superblock on the device.
     sb: Superblock,
-    /// Something asked for a flush (an append, a sync) since the last one.
+    /// Someone waits for a flush (a durable write, a sync, a sealed block,
+    /// the defragmenter) since the last one.
     flush_wanted: bool,
+    /// When the oldest buffered write not yet in a flush was appended: it
+    /// goes out at the latest `flush_max` later, with whatever joined it.
+    tail_since: Option<Instant>,
+    /// `StoreConfig::flush_max`.
+    flush_max: Duration,
     /// Flushes started.
     attempts: u64,
     failure: Option<Failure>,
@@ -319,12 +334,46 @@ impl Writer {
         }
     }
 
-    /// A flush was asked for and has something to write.
+    /// A flush was asked for, or the buffered tail's time is up, and there
+    /// is something to write.
     fn flush_due(&self) -> bool {
-        self.flush_wanted && self.appended_lsn > self.durable_lsn
+        let tail_due = self.tail_due_at().is_some_and(|at| Instant::now() >= at);
+        (self.flush_wanted || tail_due) && self.appended_lsn > self.durable_lsn
     }
 
-    fn new(sb: &Superblock) -> Writer {
+    /// When the buffered tail must be flushed, if there is one.
+    fn tail_due_at(&self) -> Option<Instant> {
+        self.tail_since.map(|t| t + self.flush_max)
+    }
+
+    /// Books an append: a flush is wanted now if someone will wait for it
+    /// (`urgent`), else the record joins the buffered tail.
+    fn appended(&mut self, urgent: bool) {
+        if urgent {
+            self.flush_wanted = true;
+        } else {
+            self.tail_since.get_or_insert_with(Instant::now);
+        }
+    }
+
+    /// Whether the flusher may be asleep without knowing what is now due:
+    /// only a change from `before` (a flush wanted with something to
+    /// write, a tail) needs a wake-up, so a burst of writes costs one, not
+    /// one each.
+    fn wake_needed(&self, before: (bool, bool)) -> bool {
+        let now = self.wake_state();
+        (now.0 && !before.0) || (now.1 && !before.1)
+    }
+
+    /// What the flusher already knows to do. A `flush_wanted` with nothing
+    /// to write (a sync after everything was durable) is not a reason it
+    /// is awake.
+    fn wake_state(&self) -> (bool, bool) {
+        let wanted = self.flush_wanted && self.appended_lsn > self.durable_lsn;
+        (wanted, self.tail_since.is_some())
+    }
+
+    fn new(sb: &Superblock, flush_max: Duration) -> Writer {
         Writer {
             open: None,
             sealed: VecDeque::new(),
@@ -338,6 +387,8 @@ impl Writer {
             durable_version: 0,
             sb: *sb,
             flush_wanted: false,
+            tail_since: None,
+            flush_max,
             attempts: 0,
             failure: None,
             halted: None,
@@ -864,7 +915,7 @@ impl Inner {
             sb,
             index: Index::default(),
             blocks: (0..sb.blocks).map(|_| BlockInfo::free()).collect(),
-            writer: Mutex::new(Writer::new(&sb)),
+            writer: Mutex::new(Writer::new(&sb, cfg.flush_max)),
             work: Condvar::new(),
             durable: Condvar::new(),
             defrag_kick: Condvar::new(),

@@ -279,6 +279,46 @@ fn many_threads_read_and_write_through_every_strategy() {
 }
 
 #[test]
+fn buffered_writes_wait_for_flush_max_and_go_out_together() {
+    for tasks in [None, Some(hiops_path::TaskConfig::default())] {
+        let worker = if tasks.is_some() { "tasks" } else { "threads" };
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kv.dat");
+        let mut cfg = config(16);
+        cfg.durability = Durability::Buffered;
+        cfg.tasks = tasks;
+        // A long interval: a burst is not flushed before it, nor per write.
+        cfg.flush_max = std::time::Duration::from_secs(30);
+        let store = Store::open(&file, cfg.clone()).unwrap();
+        for k in 0..100u32 {
+            store.set(format!("k{k}").as_bytes(), b"v").unwrap();
+        }
+        assert_eq!(
+            store.stats().flushes,
+            0,
+            "{worker}: flushed before flush_max"
+        );
+        store.sync().unwrap();
+        assert_eq!(
+            store.stats().flushes,
+            1,
+            "{worker}: one flush for the burst"
+        );
+        drop(store);
+        // A short one: the write goes out with nobody asking.
+        cfg.flush_max = std::time::Duration::from_millis(20);
+        let store = Store::open(&file, cfg).unwrap();
+        let before = store.stats().flushes;
+        store.set(b"late", b"v").unwrap();
+        let t = std::time::Instant::now();
+        while store.stats().flushes == before {
+            assert!(t.elapsed().as_secs() < 10, "{worker}: never flushed");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+#[test]
 fn buffered_durability_and_flush_all() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("kv.dat");

@@ -76,6 +76,7 @@ impl Inner {
             return Next::Stop;
         }
         w.flush_wanted = false;
+        w.tail_since = None;
         w.attempts += 1;
         spans.clear();
         for s in &w.sealed {

@@ -104,15 +104,28 @@ impl Device for OnTasks<'_> {
 impl Worker for OnTasks<'_> {
     fn work(&self) -> impl Future<Output = ()> {
         let i = self.inner;
+        // The buffered tail's deadline, when there is one.
+        let mut tail: Option<Pin<Box<tokio::time::Sleep>>> = None;
         poll_fn(move |cx| {
             i.flusher_bell.listen(cx.waker());
-            let due = lock(&i.writer).flush_due();
+            let (due, at) = {
+                let w = lock(&i.writer);
+                (w.flush_due(), w.tail_due_at())
+            };
             if due || i.stop.load(SeqCst) {
                 i.flusher_bell.quiet();
-                Poll::Ready(())
-            } else {
-                Poll::Pending
+                return Poll::Ready(());
             }
+            if let Some(at) = at {
+                let at = tokio::time::Instant::from_std(at);
+                let sleep = tail.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+                sleep.as_mut().reset(at);
+                if sleep.as_mut().poll(cx).is_ready() {
+                    i.flusher_bell.quiet();
+                    return Poll::Ready(()); // the tail is due now
+                }
+            }
+            Poll::Pending
         })
     }
 

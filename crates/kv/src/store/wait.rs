@@ -29,6 +29,19 @@ pub(crate) fn wait<'a, T>(c: &Condvar, g: MutexGuard<'a, T>) -> MutexGuard<'a, T
     c.wait(g).unwrap_or_else(|p| p.into_inner())
 }
 
+/// `wait` for at most `d` (a spurious or timed-out return is the
+/// caller's to tell from its condition).
+pub(crate) fn wait_for<'a, T>(
+    c: &Condvar,
+    g: MutexGuard<'a, T>,
+    d: std::time::Duration,
+) -> MutexGuard<'a, T> {
+    match c.wait_timeout(g, d) {
+        Ok((g, _)) => g,
+        Err(p) => p.into_inner().0,
+    }
+}
+
 /// Runs a future that never waits (the blocking callers' futures finish in
 /// their first poll: their waits block inside it). Shares one code path
 /// between the blocking and the async API.

@@ -17,7 +17,7 @@
 use super::device::{Blocking, Device};
 use super::halt::panic_text;
 use super::on_tasks::IoThread;
-use super::wait::{lock, now, wait};
+use super::wait::{lock, now, wait, wait_for};
 use super::{Inner, StoreError};
 use hiops_path::{AlignedBuf, TaskConfig};
 use std::future::Future;
@@ -27,14 +27,15 @@ use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A defragmentation pass runs at least this often.
 pub(super) const PERIOD: Duration = Duration::from_millis(200);
 
 /// The flusher's and the defragmenter's device and waits.
 pub(super) trait Worker: Device {
-    /// Until a flush is due, or the store is stopping.
+    /// Until a flush is due (asked for, or the buffered tail's time is
+    /// up), or the store is stopping.
     fn work(&self) -> impl Future<Output = ()>;
     /// Until a pass is wanted, the defragmenter is stopping, or `PERIOD`
     /// has passed.
@@ -123,7 +124,10 @@ impl Worker for OnThread<'_> {
         let i = self.0;
         let mut w = lock(&i.writer);
         while !w.flush_due() && !i.stop.load(SeqCst) {
-            w = wait(&i.work, w);
+            w = match w.tail_due_at() {
+                Some(at) => wait_for(&i.work, w, at.saturating_duration_since(Instant::now())),
+                None => wait(&i.work, w),
+            };
         }
         std::future::ready(())
     }

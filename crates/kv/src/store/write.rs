@@ -32,6 +32,8 @@ struct Progress {
     since: Option<u64>,
     seen_freed: Option<u64>,
     pass: u64,
+    /// The flusher must be told (see `Writer::wake_needed`).
+    wake: bool,
 }
 
 /// Which free blocks an append may take: each tier stops short of the
@@ -183,7 +185,9 @@ impl Inner {
             Write::Set(pairs) => self.counters.sets.fetch_add(pairs.len() as u64, Relaxed),
             Write::Del(_) => self.counters.dels.fetch_add(1, Relaxed),
         };
-        self.wake_flusher();
+        if p.wake {
+            self.wake_flusher();
+        }
         if self.durability == super::Durability::Buffered {
             return Ok(present);
         }
@@ -198,7 +202,10 @@ impl Inner {
         let mut w = lock(&self.writer);
         w.check_halted()?;
         p.since.get_or_insert(w.attempts);
-        match self.append_op(&mut w, op, &mut p.done, &mut p.last) {
+        let before = w.wake_state();
+        let appended = self.append_op(&mut w, op, &mut p.done, &mut p.last);
+        p.wake |= w.wake_needed(before);
+        match appended {
             Ok(present) => Ok(Some(present)),
             Err(full @ StoreError::Full { .. }) => {
                 if p.seen_freed == Some(w.freed_total) || !self.reclaimable() {
@@ -338,7 +345,7 @@ impl Inner {
         // Before the write can be acknowledged (see crate::cache).
         self.cache.changed(d, old, Some(loc), expect.is_some());
         w.appended_lsn += len as u64;
-        w.flush_wanted = true;
+        w.appended(self.durability == super::Durability::Sync || tier == Tier::Defrag);
         Ok(Some((loc, w.appended_lsn)))
     }
 
