@@ -278,6 +278,29 @@ fn many_threads_read_and_write_through_every_strategy() {
     }
 }
 
+/// A durable SET on the I/O thread's ring is one write, durable when it
+/// completes (O_DSYNC); the blocking flusher writes and then fdatasyncs.
+#[test]
+fn a_flush_on_the_io_thread_is_one_durable_write() {
+    for (tasks, ios_per_flush) in [(None, 2), (Some(hiops_path::TaskConfig::default()), 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = config(16);
+        cfg.tasks = tasks;
+        let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+        let before = store.stats();
+        for k in 0..10u32 {
+            store.set(format!("k{k}").as_bytes(), b"v").unwrap();
+        }
+        let after = store.stats();
+        let flushes = after.flushes - before.flushes;
+        assert_eq!(flushes, 10, "one flush per acknowledged SET");
+        assert_eq!(
+            after.worker_ios - before.worker_ios,
+            ios_per_flush * flushes
+        );
+    }
+}
+
 #[test]
 fn buffered_writes_wait_for_flush_max_and_go_out_together() {
     for tasks in [None, Some(hiops_path::TaskConfig::default())] {

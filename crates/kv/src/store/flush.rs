@@ -1,7 +1,8 @@
 //! The flusher: writes every block's unflushed pages, fdatasyncs once, and
 //! wakes the writers the flush covered (group commit). It runs on a
 //! `worker::Worker`: a thread of its own on the store's path, or a task
-//! whose writes are a task ring's.
+//! whose writes are a task ring's (there the descriptor is O_DSYNC, each
+//! write durable when it completes, and the fdatasync is nothing).
 //!
 //! A flush that fails fails the writers it carried (their records stay in
 //! memory and go out with the next flush, so they may still become

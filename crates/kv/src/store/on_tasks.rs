@@ -18,8 +18,11 @@ use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
 use super::{Counters, Inner, StoreError};
 use hiops_path::{AlignedBuf, TaskConfig, TaskRing};
+use std::fs::File;
 use std::future::{poll_fn, Future};
 use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::panic::AssertUnwindSafe;
 use std::pin::{pin, Pin};
 use std::rc::Rc;
@@ -38,15 +41,38 @@ const LOCK_RETRY: Duration = Duration::from_millis(1);
 pub(super) struct OnTasks<'a> {
     inner: &'a Inner,
     ring: OnRing<'a>,
+    /// The ring's descriptor was opened with O_DSYNC: a write is durable
+    /// when it completes, and a datasync has nothing left to do.
+    writes_durable: bool,
 }
 
 impl<'a> OnTasks<'a> {
-    fn new(inner: &'a Inner, ring: &'a TaskRing) -> OnTasks<'a> {
+    fn new(inner: &'a Inner, ring: &'a TaskRing, writes_durable: bool) -> OnTasks<'a> {
         OnTasks {
             inner,
             ring: OnRing(ring, 0),
+            writes_durable,
         }
     }
+}
+
+/// The store's file opened again with O_DSYNC (and O_DIRECT if it has
+/// it), for the I/O thread's ring. A flush is then one write per span that
+/// is durable on completion, instead of writes and an fdatasync, which
+/// io_uring always hands to an io-wq worker (a thread hop and a second
+/// round trip: SETs at 50 clients ran 16% faster without it). `None`
+/// (no /proc, or the file cannot be opened so): writes and an fdatasync.
+fn reopen_dsync(file: &File) -> Option<File> {
+    // SAFETY: F_GETFL reads the flags of a descriptor this File owns.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0 {
+        return None;
+    }
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    (std::fs::OpenOptions::new().read(true).write(true))
+        .custom_flags(libc::O_DSYNC | (flags & libc::O_DIRECT))
+        .open(path)
+        .ok()
 }
 
 /// Counts a worker I/O, and once it is done publishes the ring's own count
@@ -96,8 +122,13 @@ impl Device for OnTasks<'_> {
         counted(&inner.counters, self.ring.0, write)
     }
 
-    fn datasync(&self, spare: AlignedBuf) -> impl Future<Output = (io::Result<()>, AlignedBuf)> {
-        counted(&self.inner.counters, self.ring.0, self.ring.datasync(spare))
+    async fn datasync(&self, spare: AlignedBuf) -> (io::Result<()>, AlignedBuf) {
+        if self.writes_durable {
+            // Every write through this ring was durable when it completed.
+            return (Ok(()), spare);
+        }
+        let sync = self.ring.datasync(spare);
+        counted(&self.inner.counters, self.ring.0, sync).await
     }
 }
 
@@ -231,7 +262,10 @@ fn run(
         .enable_io()
         .enable_time()
         .build();
-    let target = hiops_hal::Target::from_file(&inner.file);
+    // Declared before the ring: the descriptor outlives it.
+    let dsync = reopen_dsync(&inner.file);
+    let writes_durable = dsync.is_some();
+    let target = hiops_hal::Target::from_file(dsync.as_ref().unwrap_or(&inner.file));
     let ring = TaskRing::open(cfg, &[target]).map_err(|e| {
         io::Error::other(format!(
             "cannot open a task ring for the store's flusher and defragmenter ({e}); serve with --model threads (or run ycsb without --tasks)"
@@ -244,7 +278,7 @@ fn run(
     let _ = ready.send(Ok(()));
     let local = tokio::task::LocalSet::new();
     let served = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        local.block_on(&rt, serve(inner.clone(), ring, go, done))
+        local.block_on(&rt, serve(inner.clone(), ring, writes_durable, go, done))
     }));
     // Whatever ended the flusher early, the writes waiting for it fail now.
     match served {
@@ -269,6 +303,7 @@ enum Ended {
 async fn serve(
     inner: Arc<Inner>,
     ring: Rc<TaskRing>,
+    writes_durable: bool,
     go: oneshot::Receiver<()>,
     done: mpsc::Sender<()>,
 ) -> io::Result<()> {
@@ -280,12 +315,14 @@ async fn serve(
         let (inner, ring) = (inner.clone(), ring.clone());
         async move {
             if go.await.is_ok() {
-                inner.defrag_loop(&OnTasks::new(&inner, &ring)).await;
+                inner
+                    .defrag_loop(&OnTasks::new(&inner, &ring, writes_durable))
+                    .await;
             }
             drop(done);
         }
     }));
-    let worker = OnTasks::new(&inner, &ring);
+    let worker = OnTasks::new(&inner, &ring, writes_durable);
     let mut flush = pin!(inner.flush_loop(&worker));
     let ended = poll_fn(|cx| {
         if let Poll::Ready(r) = Pin::new(&mut driver).poll(cx) {
