@@ -278,6 +278,53 @@ fn many_threads_read_and_write_through_every_strategy() {
     }
 }
 
+/// This process's threads named `name`: (tid, the CPUs it may run on).
+fn threads_named(name: &str) -> Vec<(String, String)> {
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+    tasks
+        .filter_map(|t| {
+            let dir = t.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            (comm.trim() == name).then_some(())?;
+            let status = std::fs::read_to_string(dir.join("status")).ok()?;
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            Some((
+                dir.file_name()?.to_string_lossy().into_owned(),
+                cpus.trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn the_io_thread_runs_where_the_device_interrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = threads_named("hiops-kv-io");
+    let mut cfg = config(16);
+    cfg.tasks = Some(hiops_path::TaskConfig::default());
+    let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+    let irq = store.interrupt_cpus();
+    if irq.is_empty() {
+        eprintln!(
+            "skipped: no interrupt this process may take is known for the device of {}",
+            dir.path().display()
+        );
+        return;
+    }
+    let new: Vec<_> = threads_named("hiops-kv-io")
+        .into_iter()
+        .filter(|t| !before.contains(t))
+        .collect();
+    // Other tests' stores may start I/O threads meanwhile: ours is one of them.
+    assert!(
+        new.iter()
+            .any(|(_, cpus)| hiops_stats::cpu::parse_cpu_list(cpus) == Ok(irq.clone())),
+        "I/O threads {new:?}, interrupts on {irq:?}"
+    );
+}
+
 /// A durable SET on the I/O thread's ring is one write, durable when it
 /// completes (O_DSYNC); the blocking flusher writes and then fdatasyncs.
 #[test]

@@ -6,7 +6,6 @@ use super::Shared;
 use crate::commands::Backend;
 use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
-use hiops_hal::device::BlockDev;
 use hiops_path::TaskRing;
 use std::cell::{Cell, RefCell};
 use std::future::{poll_fn, Future};
@@ -36,7 +35,10 @@ impl Workers {
     /// One runtime thread per allowed CPU (or `cfg.workers`), each pinned
     /// to its CPU.
     pub fn start(shared: Arc<Shared>) -> io::Result<Workers> {
-        let cpus = irq_cpus_first(hiops_stats::cpu::allowed_cpus(), &store_irq_cpus(&shared));
+        let cpus = irq_cpus_first(
+            hiops_stats::cpu::allowed_cpus(),
+            &shared.store.interrupt_cpus(),
+        );
         let n = match shared.cfg.workers {
             0 => cpus.len().max(1),
             n => n,
@@ -96,15 +98,6 @@ impl Workers {
             let _ = t.join();
         }
     }
-}
-
-/// The CPUs that take the store devices' I/O interrupts (empty where
-/// unknown: a file in RAM, no /proc).
-fn store_irq_cpus(shared: &Shared) -> Vec<usize> {
-    (shared.store.device_paths().iter())
-        .filter_map(|p| BlockDev::of_path(p)?.interrupt_prefix())
-        .flat_map(|prefix| hiops_stats::disk::interrupt_cpus(&prefix))
-        .collect()
 }
 
 /// `allowed` with the CPUs in `irq` first, each part in its order: the

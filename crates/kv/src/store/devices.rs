@@ -421,6 +421,17 @@ impl Store {
         &self.paths
     }
 
+    /// The CPUs (of those this process may use) that take the devices' I/O
+    /// interrupts, in order; empty where unknown.
+    pub fn interrupt_cpus(&self) -> Vec<usize> {
+        let mut cpus: Vec<usize> = (self.shards.iter())
+            .flat_map(|s| super::target::interrupt_cpus(&s.inner.file))
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+
     /// Each device's I/O path (context switches, polls, hand-offs).
     pub fn paths(&self) -> impl Iterator<Item = &IoPath> {
         self.shards.iter().map(Shard::path)

@@ -258,6 +258,13 @@ fn run(
     go: oneshot::Receiver<()>,
     done: mpsc::Sender<()>,
 ) {
+    // Where the device's completions arrive (pinning is for locality only:
+    // a failure is not worth stopping for). SETs at 50 clients ran 7%
+    // faster than where the scheduler put the thread.
+    let cpus = super::target::interrupt_cpus(&inner.file);
+    if !cpus.is_empty() {
+        let _ = hiops_stats::cpu::pin_current_thread(&cpus);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()

@@ -9,6 +9,23 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
+/// The CPUs this process may use that take the I/O interrupts of the
+/// device `fd` is or lives on (empty where unknown: tmpfs, no /proc). A
+/// thread that waits for the device's completions runs best there: the
+/// completion is posted on its own CPU, with no interrupt sent to wake it
+/// elsewhere (the HIOPS paper's completion where the I/O is awaited).
+pub(crate) fn interrupt_cpus(fd: &impl std::os::fd::AsRawFd) -> Vec<usize> {
+    let Some(prefix) =
+        hiops_hal::device::BlockDev::of_fd(fd.as_raw_fd()).and_then(|d| d.interrupt_prefix())
+    else {
+        return Vec::new();
+    };
+    let allowed = hiops_stats::cpu::allowed_cpus();
+    (hiops_stats::disk::interrupt_cpus(&prefix).into_iter())
+        .filter(|c| allowed.contains(c))
+        .collect()
+}
+
 /// The open target: its descriptor, its size, and what it is.
 pub(crate) struct Opened {
     pub file: File,
