@@ -176,7 +176,11 @@ impl Session<'_> {
         }
         let growth = (self.input.len() + wanted).saturating_sub(self.input.capacity());
         let total = self.shared.query_bytes.load(Relaxed);
-        if growth > 0 && total + growth > cfg.max_query_total {
+        // A buffer of ordinary commands (up to KEEP) is never refused: the
+        // total is there to stop a few huge requests, and refusing an INFO
+        // because others hold the memory would lock an operator out.
+        let small = self.input.len() + wanted <= KEEP;
+        if growth > 0 && !small && total + growth > cfg.max_query_total {
             self.shared.counters.refused_input.fetch_add(1, Relaxed);
             return Err(format!(
                 "ERR max-query-total: the requests of all clients together would hold over {} bytes; \

@@ -440,6 +440,24 @@ fn partial_set(addr: SocketAddr, len: usize, sent: usize) -> TcpStream {
     c
 }
 
+/// With the total for all clients exhausted, ordinary commands still get
+/// in (an operator's INFO must); only requests past 4 KiB are refused.
+#[test]
+fn the_total_query_limit_never_refuses_small_commands() {
+    let s = start_with(ServerConfig {
+        max_query_total: 1,
+        ..ServerConfig::default()
+    });
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    assert_eq!(c.call(&[b"PING"]).unwrap(), Value::Simple("PONG".into()));
+    assert!(info_field(&mut c, "hiops_clients_refused_input") == 0);
+    let mut big = partial_set(s.addr, 64 << 10, 64 << 10);
+    big.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut reply = String::new();
+    let _ = big.read_to_string(&mut reply);
+    assert!(reply.starts_with("-ERR max-query-total"), "{reply:?}");
+}
+
 #[test]
 fn query_buffer_limits_are_named_and_memory_is_given_back() {
     let s = start_with(ServerConfig {

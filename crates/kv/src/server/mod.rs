@@ -57,7 +57,8 @@ pub struct ServerConfig {
     /// Most input one client may have buffered (Redis'
     /// `client-query-buffer-limit`, 1 GiB).
     pub client_query_buffer_limit: usize,
-    /// Most input all clients together may have buffered.
+    /// Most input all clients together may have buffered; a client's
+    /// buffer of up to 4 KiB (ordinary commands) is never refused by it.
     pub max_query_total: usize,
     pub model: Model,
     /// Runtime threads of the tasks model (0: one per allowed CPU).
