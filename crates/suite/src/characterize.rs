@@ -372,8 +372,35 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         .map(|n| n.get())
         .unwrap_or(1);
     let mut out = Vec::new();
+    out.extend(latency_split_section(&sweeps, plan));
+    out.extend(timeline_section(&sweeps, plan));
+    out.extend(crate::table1::section(dir));
 
-    // Fig 3: device vs platform time per engine, every target in one table.
+    out.extend(clocks_section(&sweeps, plan));
+
+    // Fig 4, 5: the engine-and-path points' clocks by layer.
+    let profiled: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-paths", t.label))?)))
+        .collect();
+    out.extend(crate::by_layer::section(&profiled));
+
+    // Fig 6: completion batching, the proxy for interrupt coalescing.
+    let batched: Vec<(String, &SweepDir)> = plan
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-batch", t.label))?)))
+        .collect();
+    out.extend(crate::coalescing::section(&batched, &plan.batches));
+
+    out.extend(cpus_sections(&sweeps, plan, online));
+    out.extend(devices_section(&sweeps, plan));
+    Ok(out)
+}
+
+/// Fig 3: device vs platform time per engine, every target in one table.
+fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
     let mut rows = Vec::new();
     let mut split_chart = Vec::new();
     let mut notes = Vec::new();
@@ -433,28 +460,40 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             );
         }
     }
-    if !rows.is_empty() {
-        out.push(Section {
-            heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
-            findings: vec![if traced {
-                "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete, as the paper's device time starts when the command reaches the device); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
-            } else {
-                "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
-            }],
-            charts: split_chart,
-            tables: vec![Table {
-                caption: "QD1 latency split".into(),
-                header: ["target", "engine", "latency (µs)", "device (µs)", "diskstats (µs)", "platform (µs)", "clocks/IO", "interrupts/IO"].map(String::from).to_vec(),
-                rows,
-            }],
-            notes,
-        });
+    if rows.is_empty() {
+        return None;
     }
+    Some(Section {
+        heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
+        findings: vec![if traced {
+            "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete, as the paper's device time starts when the command reaches the device); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
+        } else {
+            "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
+        }],
+        charts: split_chart,
+        tables: vec![Table {
+            caption: "QD1 latency split".into(),
+            header: [
+                "target",
+                "engine",
+                "latency (µs)",
+                "device (µs)",
+                "diskstats (µs)",
+                "platform (µs)",
+                "clocks/IO",
+                "interrupts/IO",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }],
+        notes,
+    })
+}
 
-    out.extend(timeline_section(&sweeps, plan));
-    out.extend(crate::table1::section(dir));
-
-    // Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path.
+/// Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path, and the
+/// copy's cost per byte.
+fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
     let mut rows = Vec::new();
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-paths", t.label)) else {
@@ -514,37 +553,25 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         }
         copy_charts.push(chart);
     }
-    if !rows.is_empty() {
-        out.push(Section {
-            heading: "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path".into(),
-            findings: copy_findings,
-            charts: copy_charts,
-            tables: vec![Table {
-                caption: "clocks per 4 KiB read at QD1".into(),
-                header: ["target", "path", "engine", "mode", "IOPS", "process clocks/IO", "machine clocks/IO", "CPU in interrupts (%)", "ctx/IO"].map(String::from).to_vec(),
-                rows,
-            }],
-            notes: vec!["Process clocks count hiops' own CPU time (system calls, the kernel's work in its threads); machine clocks count every CPU's busy time, interrupts on other CPUs and any other load included. The block-size sweep reads 64 MiB sequentially, so buffered reads come from the page cache after the first pass: its slope is the copy.".into()],
-        });
+    if rows.is_empty() {
+        return None;
     }
+    Some(Section {
+        heading: "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path".into(),
+        findings: copy_findings,
+        charts: copy_charts,
+        tables: vec![Table {
+            caption: "clocks per 4 KiB read at QD1".into(),
+            header: ["target", "path", "engine", "mode", "IOPS", "process clocks/IO", "machine clocks/IO", "CPU in interrupts (%)", "ctx/IO"].map(String::from).to_vec(),
+            rows,
+        }],
+        notes: vec!["Process clocks count hiops' own CPU time (system calls, the kernel's work in its threads); machine clocks count every CPU's busy time, interrupts on other CPUs and any other load included. The block-size sweep reads 64 MiB sequentially, so buffered reads come from the page cache after the first pass: its slope is the copy.".into()],
+    })
+}
 
-    // Fig 4, 5: the engine-and-path points' clocks by layer.
-    let profiled: Vec<(String, &SweepDir)> = plan
-        .targets
-        .iter()
-        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-paths", t.label))?)))
-        .collect();
-    out.extend(crate::by_layer::section(&profiled));
-
-    // Fig 6: completion batching, the proxy for interrupt coalescing.
-    let batched: Vec<(String, &SweepDir)> = plan
-        .targets
-        .iter()
-        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-batch", t.label))?)))
-        .collect();
-    out.extend(crate::coalescing::section(&batched, &plan.batches));
-
-    // Fig 8, 9: CPUs allowed.
+/// Fig 8, 9: IOPS and CPU use as CPUs are allowed, one section per target.
+fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize) -> Vec<Section> {
+    let mut out = Vec::new();
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
             continue;
@@ -611,83 +638,82 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
             notes: Vec::new(),
         });
     }
+    out
+}
 
-    // Fig 10, 11: devices, JBOD and RAID0.
-    if let Some(s) = sweeps.get("devices") {
-        let m = s.medians();
-        let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-        let names = crate::device_set_names(&labels);
-        let sets = &s.def.params[0].values;
-        let layouts = [("0", "JBOD"), ("64k", "RAID0 64K")];
-        let mut iops_chart = Chart::new(
-            "IOPS vs devices, 4 KiB",
-            Axis::categories("devices", names.clone()),
-            Axis::linear("IOPS"),
-        );
-        let mut bw_chart = Chart::new(
-            "bandwidth vs devices, 64 KiB",
-            Axis::categories("devices", names.clone()),
-            Axis::linear("bandwidth (MB/s)"),
-        );
-        let mut rows = Vec::new();
-        let mut findings = Vec::new();
-        for (raid, layout) in layouts {
-            let line = |bs: &str, metric: &str| -> Vec<(f64, f64)> {
-                sets.iter()
-                    .enumerate()
-                    .filter_map(|(i, set)| {
-                        Some((i as f64, *get(&m, &[set, raid, bs])?.get(metric)?))
-                    })
-                    .collect()
-            };
-            let small = line("4k", "iops");
-            let large = line("64k", "bw_mbps");
-            if let (Some(a), Some(b)) = (small.first(), small.last()) {
-                findings.push(format!(
-                    "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one.",
-                    small.len(),
-                    b.1 / a.1.max(1e-9)
-                ));
-            }
-            if let (Some(a), Some(b)) = (large.first(), large.last()) {
-                findings.push(format!(
-                    "{layout}: {} devices give {:.2}x the 64 KiB bandwidth of one.",
-                    large.len(),
-                    b.1 / a.1.max(1e-9)
-                ));
-            }
-            iops_chart = iops_chart.with_series(layout, small);
-            bw_chart = bw_chart.with_series(layout, large);
-            for (i, set) in sets.iter().enumerate() {
-                for bs in ["4k", "64k"] {
-                    let Some(p) = get(&m, &[set, raid, bs]) else {
-                        continue;
-                    };
-                    rows.push(vec![
-                        names[i].clone(),
-                        layout.to_string(),
-                        bs.to_string(),
-                        cell(Some(p), "iops"),
-                        cell(Some(p), "bw_mbps"),
-                        cell(Some(p), "cpu_busy_pct"),
-                        cell(Some(p), "clocks_per_io"),
-                    ]);
-                }
+/// Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0.
+fn devices_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
+    let s = sweeps.get("devices")?;
+    let m = s.medians();
+    let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+    let names = crate::device_set_names(&labels);
+    let sets = &s.def.params[0].values;
+    let layouts = [("0", "JBOD"), ("64k", "RAID0 64K")];
+    let mut iops_chart = Chart::new(
+        "IOPS vs devices, 4 KiB",
+        Axis::categories("devices", names.clone()),
+        Axis::linear("IOPS"),
+    );
+    let mut bw_chart = Chart::new(
+        "bandwidth vs devices, 64 KiB",
+        Axis::categories("devices", names.clone()),
+        Axis::linear("bandwidth (MB/s)"),
+    );
+    let mut rows = Vec::new();
+    let mut findings = Vec::new();
+    for (raid, layout) in layouts {
+        let line = |bs: &str, metric: &str| -> Vec<(f64, f64)> {
+            sets.iter()
+                .enumerate()
+                .filter_map(|(i, set)| Some((i as f64, *get(&m, &[set, raid, bs])?.get(metric)?)))
+                .collect()
+        };
+        let small = line("4k", "iops");
+        let large = line("64k", "bw_mbps");
+        if let (Some(a), Some(b)) = (small.first(), small.last()) {
+            findings.push(format!(
+                "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one.",
+                small.len(),
+                b.1 / a.1.max(1e-9)
+            ));
+        }
+        if let (Some(a), Some(b)) = (large.first(), large.last()) {
+            findings.push(format!(
+                "{layout}: {} devices give {:.2}x the 64 KiB bandwidth of one.",
+                large.len(),
+                b.1 / a.1.max(1e-9)
+            ));
+        }
+        iops_chart = iops_chart.with_series(layout, small);
+        bw_chart = bw_chart.with_series(layout, large);
+        for (i, set) in sets.iter().enumerate() {
+            for bs in ["4k", "64k"] {
+                let Some(p) = get(&m, &[set, raid, bs]) else {
+                    continue;
+                };
+                rows.push(vec![
+                    names[i].clone(),
+                    layout.to_string(),
+                    bs.to_string(),
+                    cell(Some(p), "iops"),
+                    cell(Some(p), "bw_mbps"),
+                    cell(Some(p), "cpu_busy_pct"),
+                    cell(Some(p), "clocks_per_io"),
+                ]);
             }
         }
-        out.push(Section {
-            heading: "Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0".into(),
-            findings,
-            charts: vec![iops_chart, bw_chart],
-            tables: vec![Table {
-                caption: "devices".into(),
-                header: ["devices", "layout", "bs", "IOPS", "MB/s", "CPU busy (%)", "clocks/IO"].map(String::from).to_vec(),
-                rows,
-            }],
-            notes: vec!["JBOD: the job's I/Os take turns over the devices. RAID0: hiops stripes them as one volume in 64 KiB chunks (`--raid0=64k`), the md driver's layout; a 4 KiB request touches one device, a 64 KiB one a whole chunk.".into()],
-        });
     }
-    Ok(out)
+    Some(Section {
+        heading: "Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0".into(),
+        findings,
+        charts: vec![iops_chart, bw_chart],
+        tables: vec![Table {
+            caption: "devices".into(),
+            header: ["devices", "layout", "bs", "IOPS", "MB/s", "CPU busy (%)", "clocks/IO"].map(String::from).to_vec(),
+            rows,
+        }],
+        notes: vec!["JBOD: the job's I/Os take turns over the devices. RAID0: hiops stripes them as one volume in 64 KiB chunks (`--raid0=64k`), the md driver's layout; a 4 KiB request touches one device, a 64 KiB one a whole chunk.".into()],
+    })
 }
 
 #[cfg(test)]
