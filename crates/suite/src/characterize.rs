@@ -102,62 +102,53 @@ impl Plan {
     }
 
     pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
-        // The copy sweep's region: 64 MiB, or less when the targets are
-        // smaller (a target is never grown: that would write to it).
-        let size = self
-            .base
-            .iter()
-            .rev()
-            .find_map(|a| a.strip_prefix("--size="))
-            .and_then(|v| hiops_bench::units::parse_size(v).ok());
-        let copy_region = format!("--size={}", size.map_or(64 << 20, |s| s.min(64 << 20)));
-        let engines = Param {
-            name: "ioengine".into(),
-            values: self.engines.clone(),
-        };
-        let threads = format!("--numjobs={}", self.scaling_threads);
-        let depth = format!("--iodepth={}", self.scaling_depth);
-        let mut out = Vec::new();
-        for t in &self.targets {
-            let mut qd1 = vec!["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"];
-            if self.profile {
-                // One I/O's timeline (Fig 4) and the device time from the
-                // driver's issue (Fig 3).
-                qd1.push("--timeline");
-            }
-            out.push((
-                format!("{}-qd1", t.label),
+        let mut out: Vec<_> = (self.targets.iter())
+            .flat_map(|t| self.target_sweeps(t))
+            .collect();
+        out.extend(self.devices_sweep());
+        out
+    }
+
+    /// One target's sweeps: QD1 latency, clocks by path, the copy's cost,
+    /// completion batching, CPUs allowed.
+    fn target_sweeps(&self, t: &CharTarget) -> Vec<(String, SweepDef)> {
+        let engines = param("ioengine", self.engines.clone());
+        let direct_buffered = || param("direct", vec!["1".into(), "0".into()]);
+        let mut qd1 = vec!["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"];
+        let mut paths = vec!["--bs=4k", "--iodepth=1", "--numjobs=1"];
+        if self.profile {
+            // One I/O's timeline (Fig 4) and the device time from the
+            // driver's issue (Fig 3); clocks by layer (Fig 4, 5).
+            qd1.push("--timeline");
+            paths.push("--profile");
+        }
+        let label = &t.label;
+        let copy_region = self.copy_region();
+        let (threads, depth) = self.scaling_args();
+        let mut out = vec![
+            (
+                format!("{label}-qd1"),
                 self.def(
                     t,
-                    format!("{}: 4 KiB read at QD1", t.label),
+                    format!("{label}: 4 KiB read at QD1"),
                     &qd1,
                     vec![engines.clone()],
                 ),
-            ));
-            let mut paths = vec!["--bs=4k", "--iodepth=1", "--numjobs=1"];
-            if self.profile {
-                paths.push("--profile");
-            }
-            out.push((
-                format!("{}-paths", t.label),
+            ),
+            (
+                format!("{label}-paths"),
                 self.def(
                     t,
-                    format!("{}: clocks per I/O by engine and path", t.label),
+                    format!("{label}: clocks per I/O by engine and path"),
                     &paths,
-                    vec![
-                        engines.clone(),
-                        Param {
-                            name: "direct".into(),
-                            values: vec!["1".into(), "0".into()],
-                        },
-                    ],
+                    vec![engines, direct_buffered()],
                 ),
-            ));
-            out.push((
-                format!("{}-copy", t.label),
+            ),
+            (
+                format!("{label}-copy"),
                 self.def(
                     t,
-                    format!("{}: block size, direct vs buffered", t.label),
+                    format!("{label}: block size, direct vs buffered"),
                     // Sequential over a small region: after the first pass
                     // buffered reads come from the page cache, so what
                     // grows with the block size is the copy.
@@ -168,91 +159,92 @@ impl Plan {
                         "--rw=read",
                         &copy_region,
                     ],
-                    vec![
-                        Param {
-                            name: "bs".into(),
-                            values: self.copy_sizes.clone(),
-                        },
-                        Param {
-                            name: "direct".into(),
-                            values: vec!["1".into(), "0".into()],
-                        },
-                    ],
+                    vec![param("bs", self.copy_sizes.clone()), direct_buffered()],
                 ),
-            ));
-            if !self.batches.is_empty() {
-                out.push((
-                    format!("{}-batch", t.label),
-                    self.def(
-                        t,
-                        format!("{}: completions per reap at QD32", t.label),
-                        &[
-                            "--bs=4k",
-                            "--ioengine=io_uring",
-                            "--direct=1",
-                            "--iodepth=32",
-                            "--numjobs=1",
-                        ],
-                        vec![Param {
-                            name: "iodepth_batch_complete_min".into(),
-                            values: self.batches.clone(),
-                        }],
-                    ),
-                ));
-            }
+            ),
+        ];
+        if !self.batches.is_empty() {
             out.push((
-                format!("{}-cpus", t.label),
+                format!("{label}-batch"),
                 self.def(
                     t,
-                    format!("{}: CPUs allowed", t.label),
+                    format!("{label}: completions per reap at QD32"),
                     &[
                         "--bs=4k",
                         "--ioengine=io_uring",
                         "--direct=1",
-                        &threads,
-                        &depth,
+                        "--iodepth=32",
+                        "--numjobs=1",
                     ],
-                    vec![Param {
-                        name: "cpus_allowed".into(),
-                        values: self.cpu_sets.clone(),
-                    }],
+                    vec![param("iodepth_batch_complete_min", self.batches.clone())],
                 ),
             ));
         }
-        if self.targets.len() > 1 {
-            let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
-            let sets = crate::device_sets(&paths);
-            let mut base = self.base.clone();
-            base.extend(["--rw=randread", "--ioengine=io_uring", "--direct=1"].map(String::from));
-            base.push(threads);
-            base.push(depth);
-            // JBOD (files take turns) and RAID0 striped by hiops, for small
-            // requests (IOPS) and large ones (bandwidth): the slides' RAID
-            // saturation.
-            out.push((
-                "devices".into(),
-                SweepDef {
-                    title: "devices: JBOD and RAID0".into(),
-                    base,
-                    params: vec![
-                        Param {
-                            name: "filename".into(),
-                            values: sets,
-                        },
-                        Param {
-                            name: "raid0".into(),
-                            values: vec!["0".into(), "64k".into()],
-                        },
-                        Param {
-                            name: "bs".into(),
-                            values: vec!["4k".into(), "64k".into()],
-                        },
-                    ],
-                    rounds: self.rounds,
-                },
-            ));
-        }
+        out.push((
+            format!("{label}-cpus"),
+            self.def(
+                t,
+                format!("{label}: CPUs allowed"),
+                &[
+                    "--bs=4k",
+                    "--ioengine=io_uring",
+                    "--direct=1",
+                    &threads,
+                    &depth,
+                ],
+                vec![param("cpus_allowed", self.cpu_sets.clone())],
+            ),
+        ));
         out
+    }
+
+    /// The copy sweep's region: 64 MiB, or less when the targets are
+    /// smaller (a target is never grown: that would write to it).
+    fn copy_region(&self) -> String {
+        let size = (self.base.iter().rev())
+            .find_map(|a| a.strip_prefix("--size="))
+            .and_then(|v| hiops_bench::units::parse_size(v).ok());
+        format!("--size={}", size.map_or(64 << 20, |s| s.min(64 << 20)))
+    }
+
+    /// The scaling sweeps' threads and depth, as flags.
+    fn scaling_args(&self) -> (String, String) {
+        (
+            format!("--numjobs={}", self.scaling_threads),
+            format!("--iodepth={}", self.scaling_depth),
+        )
+    }
+
+    /// JBOD (files take turns) and RAID0 striped by hiops, for small
+    /// requests (IOPS) and large ones (bandwidth): the slides' RAID
+    /// saturation. Only with more than one target.
+    fn devices_sweep(&self) -> Option<(String, SweepDef)> {
+        if self.targets.len() < 2 {
+            return None;
+        }
+        let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
+        let (threads, depth) = self.scaling_args();
+        let mut base = self.base.clone();
+        base.extend(["--rw=randread", "--ioengine=io_uring", "--direct=1"].map(String::from));
+        base.extend([threads, depth]);
+        let def = SweepDef {
+            title: "devices: JBOD and RAID0".into(),
+            base,
+            params: vec![
+                param("filename", crate::device_sets(&paths)),
+                param("raid0", vec!["0".into(), "64k".into()]),
+                param("bs", vec!["4k".into(), "64k".into()]),
+            ],
+            rounds: self.rounds,
+        };
+        Some(("devices".into(), def))
+    }
+}
+
+fn param(name: &str, values: Vec<String>) -> Param {
+    Param {
+        name: name.into(),
+        values,
     }
 }
 
