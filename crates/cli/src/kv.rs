@@ -666,36 +666,49 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!(
-            "# YCSB workload {} against {}",
+        let what = format!(
+            "workload {} against {}",
             cfg.workload.name,
             target.describe()
         );
-        for p in &phases {
-            // The load phase always runs on threads.
-            let how = if p.phase == "run" {
-                clients_as
-            } else {
-                "threads"
-            };
-            println!("# {} phase, {} clients as {how}", p.phase, a.clients);
-            print!("{}", ycsb::ycsb_text(p));
-        }
-        if let Some(s) = &store {
-            let s = s.stats();
-            println!(
-                "# store: {} keys, index {:.1} bytes per key, {} device reads, {} flushes",
-                s.keys, s.index_bytes_per_key, s.device_reads, s.flushes
-            );
-        }
-        if let Some(c) = &cache {
-            println!("{}", cache_line(c));
-        }
+        let store = store.as_ref().map(|s| s.stats());
+        print_ycsb_text(&what, &phases, (a.clients, clients_as), store, cache);
     }
     if let Some(e) = errors.first() {
         return Err(fail(format!("operations failed; the first error: {e}")));
     }
     Ok(())
+}
+
+/// The text report of `hiops kv ycsb`: each phase, then the embedded
+/// store's and the cache's counters where there are some.
+fn print_ycsb_text(
+    what: &str,
+    phases: &[PhaseResult],
+    (clients, clients_as): (usize, &str),
+    store: Option<hiops_kv::StoreStats>,
+    cache: Option<hiops_kv::CacheStats>,
+) {
+    println!("# YCSB {what}");
+    for p in phases {
+        // The load phase always runs on threads.
+        let how = if p.phase == "run" {
+            clients_as
+        } else {
+            "threads"
+        };
+        println!("# {} phase, {clients} clients as {how}", p.phase);
+        print!("{}", ycsb::ycsb_text(p));
+    }
+    if let Some(s) = &store {
+        println!(
+            "# store: {} keys, index {:.1} bytes per key, {} device reads, {} flushes",
+            s.keys, s.index_bytes_per_key, s.device_reads, s.flushes
+        );
+    }
+    if let Some(c) = &cache {
+        println!("{}", cache_line(c));
+    }
 }
 
 /// The RAM cache's counters of a hiops kv server, from its INFO (None for
