@@ -580,16 +580,7 @@ mod tests {
 
     fn sync_io(m: &mut Matcher, t0: u64, tid: u32, sector: u64) {
         m.on(t0, Event::Enter { tid });
-        m.on(
-            t0 + 1_000,
-            Event::Queue {
-                tid,
-                dev: DEV,
-                sector,
-                write: false,
-                sectors: 8,
-            },
-        );
+        m.on(t0 + 1_000, read_bio(tid, sector));
         m.on(t0 + 3_000, Event::Issue { dev: DEV, sector });
         m.on(t0 + 23_000, Event::Complete { dev: DEV, sector });
         m.on(t0 + 30_000, Event::Exit { tid });
