@@ -28,9 +28,11 @@ fn with_many_busy_threads_the_machine_window_is_the_jobs_window() {
     };
     let runtime_s = v["jobs"][0]["read"]["runtime"].as_f64().expect("runtime") / 1e3;
     // A thread stops at the deadline as soon as it next runs: a scheduler
-    // slice or two late, far under a quarter second.
+    // slice or two late, but with 256 threads on 2 vCPUs and the host
+    // stealing time it was 1.31 s once in a full CI run. The staggered
+    // windows this guards against made it 2.0 s every time.
     assert!(
-        (0.95..=1.25).contains(&runtime_s),
+        (0.95..=1.5).contains(&runtime_s),
         "the jobs ran {runtime_s} s for a 1 s runtime"
     );
     assert!(
