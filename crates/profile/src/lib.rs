@@ -105,6 +105,49 @@ impl SamplingCost {
     }
 }
 
+/// One CPU's samples over the window, beside what /proc/stat says of it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CpuSamples {
+    pub cpu: usize,
+    pub samples: u64,
+    /// Of these, in the idle loop.
+    pub idle_samples: u64,
+    /// Times the kernel stopped this CPU's sampling for exceeding
+    /// kernel.perf_event_max_sample_rate within one of its ticks.
+    #[serde(default)]
+    pub throttled: u64,
+    /// Its busy time over the window: the window less its idle, iowait
+    /// and steal (exact counters; None without /proc/stat).
+    pub busy_s: Option<f64>,
+    pub steal_s: Option<f64>,
+}
+
+/// A CPU with fewer than this share of its expected samples was not
+/// sampled throughout (its clock stopped, not the odd missed period).
+pub const SPARSE_SHARE: f64 = 0.5;
+
+impl CpuSamples {
+    /// What a clock firing every period would have taken: the window less
+    /// what the hypervisor held, times the rate.
+    pub fn expected(&self, window_s: f64, hz: u32) -> f64 {
+        (window_s - self.steal_s.unwrap_or(0.0)).max(0.0) * hz as f64
+    }
+
+    /// Whether this CPU's sampling clock stopped for a large part of the
+    /// window. Seen on VMs whose idle vCPU stops its timers: the clock
+    /// then fires only while the CPU runs long enough for a period to
+    /// pass, and neither its idle nor its short busy stretches (interrupt
+    /// handlers) are seen.
+    pub fn sparse(&self, window_s: f64, hz: u32) -> bool {
+        (self.samples as f64) < SPARSE_SHARE * self.expected(window_s, hz)
+    }
+
+    /// Its sampled non-idle time.
+    pub fn sampled_busy_s(&self, period_ns: u64) -> f64 {
+        (self.samples - self.idle_samples) as f64 * period_ns as f64 / 1e9
+    }
+}
+
 /// The window's profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
@@ -121,6 +164,9 @@ pub struct Profile {
     /// Samples whose chain passes through an interrupt or softirq entry.
     pub interrupt_context_samples: u64,
     pub cost: SamplingCost,
+    /// Samples per online CPU (empty in profiles stored before it was).
+    #[serde(default)]
+    pub per_cpu: Vec<CpuSamples>,
 }
 
 fn symbol_name(syms: &Kallsyms, layer: Layer, index: u32) -> String {
@@ -182,6 +228,7 @@ impl Profile {
                 kernel_per_sample_ns: per_sample_ns,
                 kernel_s: per_sample_ns.map(|ns| ns * tally.samples as f64 / 1e9),
             },
+            per_cpu: Vec::new(),
         }
     }
 
@@ -207,6 +254,13 @@ impl Profile {
     /// counts for it).
     pub fn process_s(&self) -> f64 {
         self.layers.iter().map(|l| l.process_seconds).sum()
+    }
+
+    /// The CPUs whose sampling clock stopped for much of the window.
+    pub fn sparse_cpus(&self) -> impl Iterator<Item = &CpuSamples> {
+        self.per_cpu
+            .iter()
+            .filter(|c| c.sparse(self.window_s, self.hz))
     }
 
     /// Sampled CPU time in interrupt context.

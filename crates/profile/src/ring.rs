@@ -34,6 +34,10 @@ pub(crate) enum Record<'a> {
     },
     /// The kernel dropped this many samples (the ring was full).
     Lost(u64),
+    /// The kernel stopped (true) or resumed (false) this CPU's sampling:
+    /// more interrupts in one of its ticks than
+    /// kernel.perf_event_max_sample_rate allows.
+    Throttle(bool),
     Other,
 }
 
@@ -67,6 +71,8 @@ pub(crate) fn parse(words: &[u64]) -> Record<'_> {
             }
         }
         sys::PERF_RECORD_LOST if words.len() >= 3 => Record::Lost(words[2]),
+        sys::PERF_RECORD_THROTTLE => Record::Throttle(true),
+        sys::PERF_RECORD_UNTHROTTLE => Record::Throttle(false),
         _ => Record::Other,
     }
 }
@@ -410,5 +416,9 @@ mod tests {
             Record::Lost(17)
         );
         assert_eq!(parse(&[header(3, 0, 8)]), Record::Other);
+        let on = [header(sys::PERF_RECORD_THROTTLE, 0, 24), 1, 2];
+        let off = [header(sys::PERF_RECORD_UNTHROTTLE, 0, 24), 1, 2];
+        assert_eq!(parse(&on), Record::Throttle(true));
+        assert_eq!(parse(&off), Record::Throttle(false));
     }
 }

@@ -5,7 +5,8 @@
 use crate::attribute::Tally;
 use crate::kallsyms::Kallsyms;
 use crate::ring::{Record, Ring};
-use crate::{Config, Profile};
+use crate::{Config, CpuSamples, Layer, Profile};
+use hiops_stats::cpu::MachineSample;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -33,7 +34,7 @@ pub struct Profiler {
     stop: Arc<AtomicBool>,
     thread: JoinHandle<Drained>,
     config: Config,
-    cpus: usize,
+    cpus: Vec<usize>,
     per_sample_ns: Option<f64>,
 }
 
@@ -113,6 +114,11 @@ struct Drained {
     window_s: f64,
     /// The thread's own CPU time.
     cpu_s: f64,
+    /// Samples, idle samples and throttle records read from each CPU's
+    /// ring, in `online_cpus` order.
+    per_ring: Vec<(u64, u64, u64)>,
+    /// /proc/stat's per-CPU times when the rings went on and off.
+    stat: Option<(String, String)>,
 }
 
 /// The drain thread: enables the rings, says who it is, charges samples
@@ -128,11 +134,15 @@ fn drain_loop(
     let tid = unsafe { libc::gettid() } as u32;
     let cpu0 = thread_cpu_s();
     let mut tally = Tally::new(syms.len(), std::process::id(), tid);
+    let stat0 = std::fs::read_to_string("/proc/stat").ok();
     let enabled = rings.iter().try_for_each(|r| r.enable());
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
-    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally| {
-        for ring in rings.iter_mut() {
+    let mut per_ring = vec![(0u64, 0u64, 0u64); rings.len()];
+    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [(u64, u64, u64)]| {
+        for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
+            let before = (tally.samples, tally.layers[Layer::Idle.index()]);
+            let mut throttled = 0;
             ring.drain(|r| match r {
                 Record::Sample {
                     user,
@@ -142,25 +152,32 @@ fn drain_loop(
                     chain,
                 } => tally.add(&syms, user, ip, pid, tid, chain),
                 Record::Lost(n) => tally.lost += n,
-                Record::Other => {}
+                Record::Throttle(true) => throttled += 1,
+                Record::Throttle(false) | Record::Other => {}
             });
+            count.0 += tally.samples - before.0;
+            count.1 += tally.layers[Layer::Idle.index()] - before.1;
+            count.2 += throttled;
         }
     };
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
-        drain_all(&mut rings, &mut tally);
+        drain_all(&mut rings, &mut tally, &mut per_ring);
     }
     rings.iter().for_each(|r| {
         let _ = r.disable();
     });
     let window_s = started.elapsed().as_secs_f64();
-    drain_all(&mut rings, &mut tally);
+    let stat1 = std::fs::read_to_string("/proc/stat").ok();
+    drain_all(&mut rings, &mut tally, &mut per_ring);
     let cpu_s = thread_cpu_s() - cpu0;
     Drained {
         tally,
         syms,
         window_s,
         cpu_s,
+        per_ring,
+        stat: stat0.zip(stat1),
     }
 }
 
@@ -180,7 +197,7 @@ impl Prepared {
             stop,
             thread,
             config: self.config,
-            cpus: self.cpus.len(),
+            cpus: self.cpus,
             per_sample_ns: self.per_sample_ns,
         })
     }
@@ -195,14 +212,49 @@ impl Profiler {
             .thread
             .join()
             .expect("the profiler's thread does not panic");
-        Profile::of(
+        let mut p = Profile::of(
             &d.tally,
             &d.syms,
             self.config,
-            self.cpus,
+            self.cpus.len(),
             d.window_s,
             d.cpu_s,
             self.per_sample_ns,
-        )
+        );
+        p.per_cpu = per_cpu(&self.cpus, &d.per_ring, d.stat.as_ref(), d.window_s);
+        p
     }
+}
+
+/// Each CPU's samples beside its busy time and steal from /proc/stat (read
+/// at both ends of the window): idle and iowait are exact counters, so the
+/// busy time is the window less them and the steal.
+fn per_cpu(
+    cpus: &[usize],
+    per_ring: &[(u64, u64, u64)],
+    stat: Option<&(String, String)>,
+    window_s: f64,
+) -> Vec<CpuSamples> {
+    let times = |text: &str| MachineSample::parse_per_cpu(text);
+    let (before, after) = stat.map_or((Vec::new(), Vec::new()), |(a, b)| (times(a), times(b)));
+    let tick = hiops_stats::cpu::ticks_per_second();
+    cpus.iter()
+        .zip(per_ring)
+        .map(|(&cpu, &(samples, idle_samples, throttled))| {
+            let find =
+                |v: &[(usize, MachineSample)]| v.iter().find(|(c, _)| *c == cpu).map(|x| x.1);
+            let d = find(&after).zip(find(&before)).map(|(b, a)| b.delta(&a));
+            let steal_s = d.map(|d| d.steal as f64 / tick);
+            let busy_s =
+                d.map(|d| (window_s - (d.idle + d.iowait + d.steal) as f64 / tick).max(0.0));
+            CpuSamples {
+                cpu,
+                samples,
+                idle_samples,
+                throttled,
+                busy_s,
+                steal_s,
+            }
+        })
+        .collect()
 }

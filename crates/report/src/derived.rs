@@ -342,6 +342,11 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         if let Some(gap) = f.sum_gap_pct {
             m.insert("profile_sum_gap_pct".into(), gap);
         }
+        let unsampled = f.unsampled_clocks_per_io;
+        m.insert("profile_unsampled_clocks_per_io".into(), unsampled);
+        if let Some(c) = &f.sampled_throughout {
+            m.insert("profile_sampled_throughout_gap_pct".into(), c.gap_pct);
+        }
         if let Some(pct) = f.cost.busy_pct {
             m.insert("profile_cost_pct".into(), pct);
         }

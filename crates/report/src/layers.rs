@@ -50,7 +50,72 @@ pub struct LayerFigures {
     pub process_s: f64,
     /// |sampled - getrusage| / getrusage, percent.
     pub process_gap_pct: Option<f64>,
+    /// CPUs whose sampling clock stopped for much of the window (their
+    /// time is missing from the layers), and the check on the others.
+    pub sparse_cpus: Vec<SparseCpu>,
+    /// The sparse CPUs' busy time per I/O, in clocks: what no layer shows.
+    pub unsampled_clocks_per_io: f64,
+    pub sampled_throughout: Option<Coverage>,
     pub cost: CostFigures,
+}
+
+/// A CPU with fewer than half its expected samples.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SparseCpu {
+    pub cpu: usize,
+    pub samples: u64,
+    pub expected: f64,
+    /// The kernel throttled its sampling this many times.
+    pub throttled: u64,
+    /// Its busy time from /proc/stat, none of which a layer can show.
+    pub busy_s: Option<f64>,
+}
+
+/// The layers-add-up check over the CPUs sampled throughout.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Coverage {
+    pub cpus: Vec<usize>,
+    pub sampled_busy_s: f64,
+    pub busy_s: f64,
+    /// |sampled - busy| / busy, percent.
+    pub gap_pct: f64,
+}
+
+fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
+    p.sparse_cpus()
+        .map(|c| SparseCpu {
+            cpu: c.cpu,
+            samples: c.samples,
+            expected: c.expected(p.window_s, p.hz),
+            throttled: c.throttled,
+            busy_s: c.busy_s,
+        })
+        .collect()
+}
+
+/// Sampled against /proc/stat's busy time on the CPUs whose clock fired
+/// throughout (the profile's own window: both ends were read by the drain
+/// thread). None when some CPU was sparse but none was not, or when
+/// /proc/stat was not read.
+fn sampled_throughout(p: &Profile) -> Option<Coverage> {
+    let woke_ns = p.cost.kernel_per_sample_ns.unwrap_or(0.0);
+    let full: Vec<_> = p
+        .per_cpu
+        .iter()
+        .filter(|c| !c.sparse(p.window_s, p.hz))
+        .collect();
+    let busy: Option<f64> = full.iter().map(|c| c.busy_s).sum();
+    let busy = busy.filter(|&b| b > 0.0 && !full.is_empty())?;
+    let sampled: f64 = full
+        .iter()
+        .map(|c| c.sampled_busy_s(p.period_ns) + c.idle_samples as f64 * woke_ns / 1e9)
+        .sum();
+    Some(Coverage {
+        cpus: full.iter().map(|c| c.cpu).collect(),
+        sampled_busy_s: sampled,
+        busy_s: busy,
+        gap_pct: (sampled - busy).abs() / busy * 100.0,
+    })
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -132,6 +197,9 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
         process_s,
         process_gap_pct: (process_s > 0.0)
             .then(|| (sampled_process_s - process_s).abs() / process_s * 100.0),
+        sparse_cpus: sparse_cpus(p),
+        unsampled_clocks_per_io: per_io(p.sparse_cpus().filter_map(|c| c.busy_s).sum()),
+        sampled_throughout: sampled_throughout(p),
         cost: CostFigures {
             drain_thread_s: cost.drain_thread_s,
             kernel_per_sample_ns: cost.kernel_per_sample_ns,
@@ -185,11 +253,41 @@ fn header(out: &mut String, f: &LayerFigures) {
             agreement(f.sampled_process_s, f.process_s, gap)
         );
     }
+    sparse_lines(out, f);
     let _ = writeln!(
         out,
         "  {:<20} {:>9} {:>7} {:>9}  top functions (share of the layer)",
         "layer", "machine", "% busy", "hiops"
     );
+}
+
+/// The CPUs the sampler did not see throughout, and the check without them.
+fn sparse_lines(out: &mut String, f: &LayerFigures) {
+    for c in &f.sparse_cpus {
+        let busy = c
+            .busy_s
+            .map(|b| format!(": its {b:.2} s busy are in no layer"))
+            .unwrap_or_default();
+        let why = if c.throttled > 0 {
+            "the kernel throttled its sampling: give --profile a lower rate"
+        } else {
+            "its clock stops while it idles, as on VMs whose idle vCPUs stop their timers"
+        };
+        let _ = writeln!(
+            out,
+            "  CPU {} took {} of {:.0} samples ({why}){busy}",
+            c.cpu, c.samples, c.expected
+        );
+    }
+    if let (false, Some(c)) = (f.sparse_cpus.is_empty(), &f.sampled_throughout) {
+        let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  layers add up on the CPUs sampled throughout ({}): busy {}",
+            cpus.join(","),
+            agreement(c.sampled_busy_s, c.busy_s, c.gap_pct)
+        );
+    }
 }
 
 /// The text report's section: one line per layer that has samples.
@@ -249,4 +347,66 @@ pub fn layer_lines(out: &mut String, r: &RunResult) {
             .map(|p| format!(", {p:.2}% of the machine's busy time"))
             .unwrap_or_default()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hiops_profile::{CpuSamples, SamplingCost};
+
+    fn cpu(cpu: usize, samples: u64, idle_samples: u64, busy_s: f64) -> CpuSamples {
+        CpuSamples {
+            cpu,
+            samples,
+            idle_samples,
+            throttled: 0,
+            busy_s: Some(busy_s),
+            steal_s: Some(0.0),
+        }
+    }
+
+    /// One second at 1 kHz on two CPUs.
+    fn profile(per_cpu: Vec<CpuSamples>) -> Profile {
+        Profile {
+            hz: 1000,
+            period_ns: 1_000_000,
+            cpus: per_cpu.len(),
+            window_s: 1.0,
+            samples: per_cpu.iter().map(|c| c.samples).sum(),
+            lost: 0,
+            layers: Vec::new(),
+            interrupt_context_samples: 0,
+            cost: SamplingCost::default(),
+            per_cpu,
+        }
+    }
+
+    #[test]
+    fn a_cpu_whose_clock_stopped_is_named_and_left_out_of_the_check() {
+        // CPU 1 took 3 samples in a second, though busy for 0.2 s of it.
+        let p = profile(vec![cpu(0, 1000, 600, 0.42), cpu(1, 3, 1, 0.2)]);
+        let sparse = sparse_cpus(&p);
+        assert_eq!(sparse.len(), 1);
+        assert_eq!((sparse[0].cpu, sparse[0].samples), (1, 3));
+        assert_eq!(sparse[0].busy_s, Some(0.2));
+        let c = sampled_throughout(&p).expect("CPU 0 was sampled throughout");
+        assert_eq!(c.cpus, vec![0]);
+        assert!((c.sampled_busy_s - 0.4).abs() < 1e-9, "{c:?}");
+        assert!((c.busy_s - 0.42).abs() < 1e-9);
+        assert!((c.gap_pct - 100.0 * 0.02 / 0.42).abs() < 1e-6);
+    }
+
+    #[test]
+    fn steal_lowers_what_a_cpu_is_expected_to_take() {
+        // 0.6 s stolen: 400 samples are all a clock could take.
+        let mut c = cpu(0, 390, 0, 0.4);
+        c.steal_s = Some(0.6);
+        let p = profile(vec![c]);
+        assert!(sparse_cpus(&p).is_empty());
+        c.steal_s = Some(0.0);
+        assert_eq!(sparse_cpus(&profile(vec![c])).len(), 1);
+        // No /proc/stat: no check.
+        c.busy_s = None;
+        assert!(sampled_throughout(&profile(vec![c])).is_none());
+    }
 }

@@ -81,6 +81,23 @@ impl MachineSample {
 
     pub fn parse(proc_stat: &str) -> Option<MachineSample> {
         let line = proc_stat.lines().find(|l| l.starts_with("cpu "))?;
+        Self::fields(line)
+    }
+
+    /// Every CPU's own line (`cpuN ...`), as (N, its times).
+    pub fn parse_per_cpu(proc_stat: &str) -> Vec<(usize, MachineSample)> {
+        proc_stat
+            .lines()
+            .filter_map(|l| {
+                // "cpu  ..." (the total) has no number in its first word.
+                let n = l.split_whitespace().next()?.strip_prefix("cpu")?;
+                Some((n.parse().ok()?, Self::fields(l)?))
+            })
+            .collect()
+    }
+
+    /// The times after a line's first word.
+    fn fields(line: &str) -> Option<MachineSample> {
         let v: Vec<u64> = line
             .split_whitespace()
             .skip(1)
@@ -274,6 +291,15 @@ mod tests {
         );
         assert_eq!(d.total(), 28);
         assert!(MachineSample::parse("intr 1 2 3").is_none());
+    }
+
+    #[test]
+    fn each_cpus_own_line_is_parsed_and_the_total_is_not_one() {
+        let text = "cpu  10 1 20 300 4 5 6 7 0 0\ncpu0 1 2 3 4 5 6 7 8\ncpu12 8 7 6 5 4 3 2 1 0 0\nintr 1 2\n";
+        let per = MachineSample::parse_per_cpu(text);
+        assert_eq!(per.len(), 2);
+        assert_eq!((per[0].0, per[0].1.idle, per[0].1.steal), (0, 4, 8));
+        assert_eq!((per[1].0, per[1].1.user, per[1].1.iowait), (12, 8, 4));
     }
 
     #[test]
