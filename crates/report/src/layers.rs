@@ -67,8 +67,17 @@ pub struct SparseCpu {
     pub expected: f64,
     /// The kernel throttled its sampling this many times.
     pub throttled: u64,
-    /// Its busy time from /proc/stat, none of which a layer can show.
+    /// Its busy time from /proc/stat, and how much of it was sampled
+    /// (its clock fires in long busy stretches, not in short ones).
     pub busy_s: Option<f64>,
+    pub sampled_busy_s: f64,
+}
+
+impl SparseCpu {
+    /// Its busy time that no layer shows.
+    pub fn unsampled_s(&self) -> Option<f64> {
+        self.busy_s.map(|b| (b - self.sampled_busy_s).max(0.0))
+    }
 }
 
 /// The layers-add-up check over the CPUs sampled throughout.
@@ -89,6 +98,7 @@ fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
             expected: c.expected(p.window_s, p.hz),
             throttled: c.throttled,
             busy_s: c.busy_s,
+            sampled_busy_s: c.sampled_busy_s(p.period_ns),
         })
         .collect()
 }
@@ -180,6 +190,7 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
     let process_s = r.process_seconds().total();
     let sampled_process_s = p.process_s() * r.window_s() / p.window_s.max(1e-9);
     let cost = &p.cost;
+    let sparse = sparse_cpus(p);
     Some(LayerFigures {
         hz: p.hz,
         cpus: p.cpus,
@@ -197,8 +208,8 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
         process_s,
         process_gap_pct: (process_s > 0.0)
             .then(|| (sampled_process_s - process_s).abs() / process_s * 100.0),
-        sparse_cpus: sparse_cpus(p),
-        unsampled_clocks_per_io: per_io(p.sparse_cpus().filter_map(|c| c.busy_s).sum()),
+        unsampled_clocks_per_io: per_io(sparse.iter().filter_map(SparseCpu::unsampled_s).sum()),
+        sparse_cpus: sparse,
         sampled_throughout: sampled_throughout(p),
         cost: CostFigures {
             drain_thread_s: cost.drain_thread_s,
@@ -264,10 +275,13 @@ fn header(out: &mut String, f: &LayerFigures) {
 /// The CPUs the sampler did not see throughout, and the check without them.
 fn sparse_lines(out: &mut String, f: &LayerFigures) {
     for c in &f.sparse_cpus {
-        let busy = c
-            .busy_s
-            .map(|b| format!(": its {b:.2} s busy are in no layer"))
-            .unwrap_or_default();
+        let busy = match (c.busy_s, c.unsampled_s()) {
+            (Some(b), Some(u)) => format!(
+                ": {:.2} s of its {b:.2} s busy sampled, {u:.2} s in no layer",
+                c.sampled_busy_s
+            ),
+            _ => String::new(),
+        };
         let why = if c.throttled > 0 {
             "the kernel throttled its sampling: give --profile a lower rate"
         } else {
@@ -389,6 +403,7 @@ mod tests {
         assert_eq!(sparse.len(), 1);
         assert_eq!((sparse[0].cpu, sparse[0].samples), (1, 3));
         assert_eq!(sparse[0].busy_s, Some(0.2));
+        assert!((sparse[0].unsampled_s().unwrap() - 0.198).abs() < 1e-9);
         let c = sampled_throughout(&p).expect("CPU 0 was sampled throughout");
         assert_eq!(c.cpus, vec![0]);
         assert!((c.sampled_busy_s - 0.4).abs() < 1e-9, "{c:?}");

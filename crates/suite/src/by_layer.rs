@@ -169,7 +169,7 @@ pub fn section(targets: &[(String, &SweepDir)]) -> Option<Section> {
     if s.charts.is_empty() {
         return None;
     }
-    s.notes.push("Every CPU sampled with the kernel's software clock during each point (hiops run --profile); a sample is charged to the innermost function of its call chain that a layer claims, anything in interrupt context to irq/softirq, other programs' time left out of the bars. Layers vs busy: the sampled busy time against the machine's busy time from idle (docs/output.md). A CPU that took fewer than half its expected samples was not sampled throughout (on VMs whose idle vCPUs stop their timers, the CPU that takes the disk's interrupts often is): its busy time is in no layer and is shown on its own, and the check is repeated on the other CPUs.".into());
+    s.notes.push("Every CPU sampled with the kernel's software clock during each point (hiops run --profile); a sample is charged to the innermost function of its call chain that a layer claims, anything in interrupt context to irq/softirq, other programs' time left out of the bars. Layers vs busy: the sampled busy time against the machine's busy time from idle (docs/output.md). A CPU that took fewer than half its expected samples was not sampled throughout (on VMs whose idle vCPUs stop their timers, the CPU that takes the disk's interrupts often is): its busy time less what was sampled is in no layer and is shown on its own, and the check is repeated on the other CPUs.".into());
     Some(s)
 }
 
