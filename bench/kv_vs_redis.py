@@ -8,6 +8,11 @@ p50/p99 per round, and the median hiops/redis ratio. Configurations:
   memory   hiops --durability buffered  vs  redis --save '' --appendonly no
   durable  hiops --durability sync      vs  redis --appendonly yes --appendfsync always
 
+Beside each round's rates, the CPU each server and the client
+(redis-benchmark) spent per GET (/proc and getrusage: 10 ms ticks here),
+so a round limited by the single-threaded client (over TLS it spends most
+of the crypto) reads as such.
+
 and the idle-clients check: N idle connections to each server, then each
 server's resident memory and thread count from /proc.
 
@@ -86,14 +91,30 @@ def start_redis(durable, port, tmp, tls=None):
     return p
 
 
-def bench(port, a, tls=False):
-    cmd = ["redis-benchmark", "-p", str(port), "-t", "set,get", "-n", str(a.requests),
-           "-c", str(a.clients), "-d", "100", "-r", str(a.keys), "--csv"]
-    cmd += ["--tls", "--insecure"] if tls else []
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    rows = {r["test"]: r for r in csv.DictReader(io.StringIO(out))}
-    return {t: (float(rows[t]["rps"]), float(rows[t]["p50_latency_ms"]),
-                float(rows[t]["p99_latency_ms"])) for t in ("SET", "GET")}
+def cpu_seconds(pid):
+    """utime + stime of a process, from /proc (USER_HZ ticks)."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench(port, a, tls, server_pid):
+    """Each test in a redis-benchmark run of its own (as -t set,get runs
+    them, one after the other): {test: (rps, p50, p99, server us/request,
+    client us/request)}; CPU from /proc and getrusage."""
+    out = {}
+    for t in ("SET", "GET"):
+        cmd = ["redis-benchmark", "-p", str(port), "-t", t.lower(), "-n", str(a.requests),
+               "-c", str(a.clients), "-d", "100", "-r", str(a.keys), "--csv"]
+        cmd += ["--tls", "--insecure"] if tls else []
+        s0, c0 = cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_CHILDREN)
+        text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        s1, c1 = cpu_seconds(server_pid), resource.getrusage(resource.RUSAGE_CHILDREN)
+        row = next(r for r in csv.DictReader(io.StringIO(text)) if r["test"] == t)
+        client = (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime)
+        per = lambda sec: sec / a.requests * 1e6
+        out[t] = (float(row["rps"]), float(row["p50_latency_ms"]), float(row["p99_latency_ms"]),
+                  per(s1 - s0), per(client))
+    return out
 
 
 def proc_status(pid, field):
@@ -144,9 +165,11 @@ def pairs(a, durable, tmp, tls):
     label = ("durable" if durable else "memory") + (" over TLS" if a.tls else "")
     (na, _, _), (nb, _, _) = both = sides(a, tls)
     ratios = {"SET": [], "GET": []}
-    print(f"\n{label}: redis-benchmark -t set,get -n {a.requests} -c {a.clients} -d 100 -r {a.keys}")
-    print(f"| round | {na} SET/s | {nb} SET/s | {na} GET/s | {nb} GET/s | {na} GET p50/p99 ms | {nb} GET p50/p99 ms |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    cpu = {"SET": [], "GET": []}
+    print(f"\n{label}: redis-benchmark -t set (then get) -n {a.requests} -c {a.clients} -d 100 -r {a.keys}")
+    print(f"| round | {na} SET/s | {nb} SET/s | {na} GET/s | {nb} GET/s | {na} GET p50/p99 ms | {nb} GET p50/p99 ms "
+          f"| GET server us/req {na} / {nb} | GET client us/req {na} / {nb} |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for i in range(a.pairs):
         res = {}
         for k, (who, start, on_tls) in enumerate(both if i % 2 == 0 else both[::-1]):
@@ -154,7 +177,7 @@ def pairs(a, durable, tmp, tls):
             port = 7410 + k
             proc = start(durable, port, d)
             try:
-                res[who] = bench(port, a, on_tls)
+                res[who] = bench(port, a, on_tls, proc.pid)
             finally:
                 proc.terminate()
                 proc.wait()
@@ -162,10 +185,13 @@ def pairs(a, durable, tmp, tls):
         h, r = res[na], res[nb]
         for t in ratios:
             ratios[t].append(h[t][0] / r[t][0])
+            cpu[t].append(h[t][3] / r[t][3])
         print(f"| {i + 1} | {h['SET'][0]:,.0f} | {r['SET'][0]:,.0f} | {h['GET'][0]:,.0f} | {r['GET'][0]:,.0f} "
-              f"| {h['GET'][1]:.3f}/{h['GET'][2]:.3f} | {r['GET'][1]:.3f}/{r['GET'][2]:.3f} |")
+              f"| {h['GET'][1]:.3f}/{h['GET'][2]:.3f} | {r['GET'][1]:.3f}/{r['GET'][2]:.3f} "
+              f"| {h['GET'][3]:.1f} / {r['GET'][3]:.1f} | {h['GET'][4]:.1f} / {r['GET'][4]:.1f} |")
     print(f"median {na}/{nb} ({a.model} model, workers {a.workers or 'per CPU'}, {label}): SET {statistics.median(ratios['SET']):.2f}, "
-          f"GET {statistics.median(ratios['GET']):.2f}")
+          f"GET {statistics.median(ratios['GET']):.2f}; server CPU per request: SET {statistics.median(cpu['SET']):.2f}, "
+          f"GET {statistics.median(cpu['GET']):.2f}")
 
 
 def main():

@@ -280,8 +280,22 @@ pub const CDF_PERCENTILES: [f64; 17] = [
 /// One run reduced to the figures a sweep plots and compares, by stable
 /// name (docs/output.md lists them). Figures a run cannot give (no machine
 /// CPU, no path) are absent, never zero.
-pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
-    let mut m = std::collections::BTreeMap::new();
+pub fn point_metrics(r: &RunResult) -> Metrics {
+    let mut m = Metrics::new();
+    let all = rate_metrics(&mut m, r);
+    cpu_metrics(&mut m, r);
+    layer_metrics(&mut m, r);
+    split_metrics(&mut m, r, all.ios);
+    timeline_metrics(&mut m, r);
+    run_metrics(&mut m, r);
+    m
+}
+
+/// A point's figures by name.
+type Metrics = std::collections::BTreeMap<String, f64>;
+
+/// Rates and latency percentiles; returns reads and writes merged.
+fn rate_metrics(m: &mut Metrics, r: &RunResult) -> DirStats {
     let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
     for j in &r.jobs {
         let (rd, wr) = j.merged();
@@ -304,6 +318,11 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         m.insert("lat_p99_9_us".into(), us(all.clat.percentile(99.9)));
         m.insert("lat_max_us".into(), us(all.clat.max()));
     }
+    all
+}
+
+/// Clocks per I/O, the machine's CPU, contexts and interrupts.
+fn cpu_metrics(m: &mut Metrics, r: &RunResult) {
     if let Some(c) = r.machine_clocks_per_io() {
         m.insert("clocks_per_io".into(), c);
     }
@@ -332,29 +351,38 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         let per_irq = f.interrupt_cpu.as_ref().and_then(|i| i.us_per_interrupt);
         put("irq_us_per_interrupt", per_irq);
     }
-    if let Some(f) = crate::layers::layer_figures(r) {
-        for row in &f.rows {
-            let key = row.layer.key();
-            m.insert(format!("layer_{key}_clocks_per_io"), row.clocks_per_io);
-            let own = row.process_clocks_per_io;
-            m.insert(format!("layer_{key}_process_clocks_per_io"), own);
-        }
-        if let Some(gap) = f.sum_gap_pct {
-            m.insert("profile_sum_gap_pct".into(), gap);
-        }
-        let unsampled = f.unsampled_clocks_per_io;
-        m.insert("profile_unsampled_clocks_per_io".into(), unsampled);
-        if let Some(c) = &f.sampled_throughout {
-            m.insert("profile_sampled_throughout_gap_pct".into(), c.gap_pct);
-        }
-        if let Some(pct) = f.cost.busy_pct {
-            m.insert("profile_cost_pct".into(), pct);
-        }
-    }
     let irqs = interrupts_per_io(r);
     if !irqs.is_empty() {
         m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());
     }
+}
+
+/// Clocks per I/O by layer (`--profile`) and how well they add up.
+fn layer_metrics(m: &mut Metrics, r: &RunResult) {
+    let Some(f) = crate::layers::layer_figures(r) else {
+        return;
+    };
+    for row in &f.rows {
+        let key = row.layer.key();
+        m.insert(format!("layer_{key}_clocks_per_io"), row.clocks_per_io);
+        let own = row.process_clocks_per_io;
+        m.insert(format!("layer_{key}_process_clocks_per_io"), own);
+    }
+    if let Some(gap) = f.sum_gap_pct {
+        m.insert("profile_sum_gap_pct".into(), gap);
+    }
+    let unsampled = f.unsampled_clocks_per_io;
+    m.insert("profile_unsampled_clocks_per_io".into(), unsampled);
+    if let Some(c) = &f.sampled_throughout {
+        m.insert("profile_sampled_throughout_gap_pct".into(), c.gap_pct);
+    }
+    if let Some(pct) = f.cost.busy_pct {
+        m.insert("profile_cost_pct".into(), pct);
+    }
+}
+
+/// The latency split (device and platform) and device requests per I/O.
+fn split_metrics(m: &mut Metrics, r: &RunResult, ios: u64) {
     if let Ok(splits) = latency_splits(r) {
         if let Some(s) = splits
             .iter()
@@ -372,8 +400,7 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
             }
         }
     }
-    timeline_metrics(&mut m, r);
-    if !r.devices.is_empty() && all.ios > 0 {
+    if !r.devices.is_empty() && ios > 0 {
         // Requests that reached the devices per I/O: ~1 direct, ~0 for
         // page-cache hits.
         let dev_ios: u64 = r
@@ -381,8 +408,12 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
             .iter()
             .map(|d| d.stats.reads + d.stats.writes)
             .sum();
-        m.insert("device_ios_per_io".into(), dev_ios as f64 / all.ios as f64);
+        m.insert("device_ios_per_io".into(), dev_ios as f64 / ios as f64);
     }
+}
+
+/// fio's steady-state stop and the I/O path's own counters.
+fn run_metrics(m: &mut Metrics, r: &RunResult) {
     if let Some(ss) = &r.steady {
         // fio's steady-state stop: whether it came, when, after how many
         // one-second rounds.
@@ -404,7 +435,6 @@ pub fn point_metrics(r: &RunResult) -> std::collections::BTreeMap<String, f64> {
         m.insert("empty_poll_share".into(), p.empty_poll_share);
         m.insert("reaped_for_others_share".into(), p.reaped_for_others_share);
     }
-    m
 }
 
 fn all_clat(r: &RunResult) -> DirStats {
