@@ -765,12 +765,38 @@ fn open_path(
     Ok(Some(path))
 }
 
+/// The jobs' longest ramp, their longest run from the start (startdelay,
+/// ramp and runtime; None if some job has no runtime), and whether every
+/// job is time based.
+fn time_limits(specs: &[JobSpec]) -> (u64, Option<u64>, bool) {
+    let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
+    let total_ns = specs
+        .iter()
+        .map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns + s.ramp_ns))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max());
+    (ramp_ns, total_ns, specs.iter().all(|s| s.time_based))
+}
+
 /// The main thread's clocks while the jobs run.
 struct Ticks {
     /// (when, counters) of the last per-second point and progress report.
     second: (f64, [u64; 4]),
     progress: (Instant, [u64; 4]),
     steady: Option<crate::steady::SsTracker>,
+}
+
+impl Ticks {
+    fn new(specs: &[JobSpec], start: Instant) -> Ticks {
+        Ticks {
+            second: (0.0, [0; 4]),
+            progress: (start, [0; 4]),
+            steady: specs
+                .iter()
+                .find_map(|s| s.steady_state)
+                .map(crate::steady::SsTracker::new),
+        }
+    }
 }
 
 impl Phase<'_> {
@@ -786,13 +812,7 @@ impl Phase<'_> {
         coord: &mut dyn Coordinator,
     ) -> Watched {
         let specs = self.specs;
-        let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
-        let total_ns = specs
-            .iter()
-            .map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns + s.ramp_ns))
-            .collect::<Option<Vec<_>>>()
-            .and_then(|v| v.into_iter().max());
-        let time_based = specs.iter().all(|s| s.time_based);
+        let (ramp_ns, total_ns, time_based) = time_limits(specs);
         let mut watch =
             PlatformWatch::new(opts.profile, opts.timeline.then_some(&self.devices[..]));
         if ramp_ns == 0 {
@@ -818,14 +838,7 @@ impl Phase<'_> {
             return w;
         }
         let t_start = Instant::now();
-        let mut ticks = Ticks {
-            second: (0.0, [0; 4]),
-            progress: (t_start, [0; 4]),
-            steady: specs
-                .iter()
-                .find_map(|s| s.steady_state)
-                .map(crate::steady::SsTracker::new),
-        };
+        let mut ticks = Ticks::new(specs, t_start);
         if ramp_ns == 0 {
             // Open since before the start barrier; from here on it is timed.
             self.ctrl.start_measuring();
@@ -852,15 +865,7 @@ impl Phase<'_> {
                 break;
             }
             if !w.window.started && el_ns >= ramp_ns {
-                w.path_c0 = self.snap_paths();
-                self.paths
-                    .iter()
-                    .flatten()
-                    .for_each(|p| p.restart_completion_passes());
-                w.window.watch.start_tracing();
-                self.ctrl.start_measuring();
-                w.window.begin(&self.devices, &self.irq_prefix);
-                ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
+                self.end_ramp(&mut w, &mut ticks, elapsed);
             }
             if total_ns.is_some_and(|t| el_ns >= t + 1_000_000_000) {
                 break;
@@ -882,6 +887,19 @@ impl Phase<'_> {
             coord.work_done();
         }
         w
+    }
+
+    /// The ramp is over: path counters, tracing and the window start here.
+    fn end_ramp(&self, w: &mut Watched, ticks: &mut Ticks, elapsed: Duration) {
+        w.path_c0 = self.snap_paths();
+        self.paths
+            .iter()
+            .flatten()
+            .for_each(|p| p.restart_completion_passes());
+        w.window.watch.start_tracing();
+        self.ctrl.start_measuring();
+        w.window.begin(&self.devices, &self.irq_prefix);
+        ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
     }
 
     /// A point per second of the window; true when steady state is reached.

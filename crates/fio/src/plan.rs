@@ -83,58 +83,14 @@ pub fn plan(
                 }
                 continue;
             }
-            let mut draft = Draft::default();
-            // kb_base decides how every size reads: apply it first.
-            let all: Vec<&RawOption> = globals.iter().chain(&section.options).collect();
-            for o in all.iter().filter(|o| o.key == "kb_base") {
-                apply(&mut draft, o)?;
-            }
-            let mut ignored_here = Vec::new();
-            for o in all.iter().filter(|o| o.key != "kb_base") {
-                if let Some(r) = apply(&mut draft, o)? {
-                    ignored_here.push(o.key.clone());
-                    refusals.add(r);
-                }
-            }
-            if draft.name.is_none() {
-                draft.name = Some(section.name.clone());
-            }
+            let (draft, ignored) = draft_of(section, &globals, &mut refusals)?;
             if any_job && draft.stonewall {
                 phase += 1;
             }
             if any_job && (draft.stonewall || draft.new_group) {
                 group += 1;
             }
-            let description = draft.description.take();
-            let percentiles = draft.percentile_list.take();
-            let group_reporting = draft.group_reporting;
-            let (mut spec, own_temp) =
-                draft
-                    .into_spec(defaults)
-                    .map_err(|e| match (&section.origin.file, defaults) {
-                        (None, Defaults::Embedded) => e,
-                        (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
-                        (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
-                    })?;
-            spec.meta = JobMeta {
-                description,
-                // The embedded job reports its effective options instead.
-                options: if defaults == Defaults::Fio {
-                    section
-                        .options
-                        .iter()
-                        .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                group,
-                // hiops' own job reports its clones merged; fio's jobs do
-                // only with group_reporting.
-                group_reporting: group_reporting || defaults == Defaults::Embedded,
-                percentiles,
-                ignored: ignored_here,
-            };
+            let (mut spec, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
             if own_temp {
                 temp_jobs.push(out.jobs.len());
             }
@@ -152,6 +108,75 @@ pub fn plan(
     }
     make_temp_targets(&mut out, &temp_jobs)?;
     Ok(out)
+}
+
+/// A section's options after its globals, applied to a draft (kb_base
+/// first: it decides how every size reads); returns the draft and the keys
+/// ignored there (each refusal is added to `refusals`).
+fn draft_of(
+    section: &Section,
+    globals: &[RawOption],
+    refusals: &mut Refusals,
+) -> Result<(Draft, Vec<String>), String> {
+    let mut draft = Draft::default();
+    let all: Vec<&RawOption> = globals.iter().chain(&section.options).collect();
+    for o in all.iter().filter(|o| o.key == "kb_base") {
+        apply(&mut draft, o)?;
+    }
+    let mut ignored = Vec::new();
+    for o in all.iter().filter(|o| o.key != "kb_base") {
+        if let Some(r) = apply(&mut draft, o)? {
+            ignored.push(o.key.clone());
+            refusals.add(r);
+        }
+    }
+    if draft.name.is_none() {
+        draft.name = Some(section.name.clone());
+    }
+    Ok((draft, ignored))
+}
+
+/// The job a section's draft makes, with its report metadata; true when
+/// it needs a temporary target. Errors name the job (and its file) as fio's
+/// job files do; the embedded job's need no name.
+fn spec_of(
+    mut draft: Draft,
+    section: &Section,
+    defaults: Defaults,
+    group: u32,
+    ignored: Vec<String>,
+) -> Result<(JobSpec, bool), String> {
+    let description = draft.description.take();
+    let percentiles = draft.percentile_list.take();
+    let group_reporting = draft.group_reporting;
+    let (mut spec, own_temp) =
+        draft
+            .into_spec(defaults)
+            .map_err(|e| match (&section.origin.file, defaults) {
+                (None, Defaults::Embedded) => e,
+                (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
+                (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
+            })?;
+    spec.meta = JobMeta {
+        description,
+        // The embedded job reports its effective options instead.
+        options: if defaults == Defaults::Fio {
+            section
+                .options
+                .iter()
+                .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        group,
+        // hiops' own job reports its clones merged; fio's jobs do
+        // only with group_reporting.
+        group_reporting: group_reporting || defaults == Defaults::Embedded,
+        percentiles,
+        ignored,
+    };
+    Ok((spec, own_temp))
 }
 
 /// Creates `path`, or `{path}.N` for the first N not taken (a file an older
