@@ -120,6 +120,134 @@ fn build_ring(opts: &EngineOptions, depth: u32, flags: &RingFlags) -> std::io::R
     b.build(depth)
 }
 
+/// The ring `opts` ask for; an optional feature (`Feature::Auto`) the
+/// kernel refuses is dropped from `flags` and the ring built without it.
+fn ring_with_fallback(
+    opts: &EngineOptions,
+    depth: u32,
+    flags: &mut RingFlags,
+) -> Result<IoUring, HalError> {
+    loop {
+        match build_ring(opts, depth, flags) {
+            Ok(ring) => return Ok(ring),
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINVAL)
+                    && flags.defer
+                    && opts.defer_taskrun == Feature::Auto =>
+            {
+                flags.defer = false;
+            }
+            Err(e)
+                if e.raw_os_error() == Some(libc::EINVAL)
+                    && flags.coop
+                    && opts.coop_taskrun == Feature::Auto =>
+            {
+                flags.coop = false;
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) && opts.sqpoll => {
+                return Err(HalError::Unsupported {
+                    what: "io_uring SQPOLL".into(),
+                    why: "the kernel requires privileges for a submission thread here".into(),
+                    instead: "run as root or drop --sqthread_poll".into(),
+                });
+            }
+            Err(e) => {
+                let what = if opts.sqpoll {
+                    "io_uring_setup with SQPOLL"
+                } else {
+                    "io_uring_setup"
+                };
+                return Err(HalError::Setup {
+                    engine: "io_uring",
+                    what,
+                    source: e,
+                });
+            }
+        }
+    }
+}
+
+/// Registers the arena's slots as the ring's fixed buffers; returns (first
+/// slot's address, slot length, slots) to find a buffer's index by.
+fn register_buffers(
+    ring: &IoUring,
+    arena: &BufferArena,
+) -> Result<(usize, usize, usize), HalError> {
+    let iovecs = arena.iovecs();
+    // SAFETY: the iovecs describe the arena's slots, which stay
+    // allocated and unmoved for the life of this ring (Queue drops the
+    // engine before the arena).
+    unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+        if e.raw_os_error() == Some(libc::ENOMEM) {
+            HalError::Unsupported {
+                what: "io_uring registered buffers".into(),
+                why: "the locked-memory limit is too low (ulimit -l)".into(),
+                instead: "raise ulimit -l or drop --fixedbufs".into(),
+            }
+        } else {
+            HalError::Setup {
+                engine: "io_uring",
+                what: "registering buffers",
+                source: e,
+            }
+        }
+    })?;
+    Ok((
+        arena.slot_ptr(0) as usize,
+        arena.slot_len(),
+        arena.slots() as usize,
+    ))
+}
+
+/// An eventfd the kernel signals on every completion posted to the ring.
+fn register_doorbell(ring: &IoUring) -> Result<Arc<Doorbell>, HalError> {
+    let bell = Doorbell::new().map_err(|e| HalError::Setup {
+        engine: "io_uring",
+        what: "creating the completion eventfd",
+        source: e,
+    })?;
+    ring.submitter()
+        .register_eventfd(bell.as_raw_fd())
+        .map_err(|e| HalError::Setup {
+            engine: "io_uring",
+            what: "registering the completion eventfd",
+            source: e,
+        })?;
+    Ok(Arc::new(bell))
+}
+
+/// The ring's setup in words, for reports ("io_uring, COOP_TASKRUN, ...").
+fn describe(
+    opts: &EngineOptions,
+    flags: &RingFlags,
+    fixed_bufs: bool,
+    registered_files: bool,
+) -> String {
+    let mut parts = vec!["io_uring".to_string()];
+    if opts.sqpoll {
+        parts.push(format!("SQPOLL(idle {} ms)", opts.sqpoll_idle_ms));
+    }
+    if opts.iopoll {
+        parts.push("IOPOLL".into());
+    }
+    if flags.coop {
+        parts.push("COOP_TASKRUN".into());
+    }
+    if flags.defer {
+        parts.push("SINGLE_ISSUER+DEFER_TASKRUN".into());
+    }
+    if fixed_bufs {
+        parts.push("fixed buffers".into());
+    }
+    if registered_files {
+        parts.push("registered files".into());
+    }
+    if !opts.sqpoll && !opts.iopoll {
+        parts.push("interrupt-driven".into());
+    }
+    parts.join(", ")
+}
+
 impl UringEngine {
     pub fn open(
         opts: &EngineOptions,
@@ -153,45 +281,7 @@ impl UringEngine {
             coop: want_coop,
             defer: want_defer,
         };
-        let ring = loop {
-            match build_ring(opts, depth, &flags) {
-                Ok(ring) => break ring,
-                Err(e)
-                    if e.raw_os_error() == Some(libc::EINVAL)
-                        && flags.defer
-                        && opts.defer_taskrun == Feature::Auto =>
-                {
-                    flags.defer = false;
-                }
-                Err(e)
-                    if e.raw_os_error() == Some(libc::EINVAL)
-                        && flags.coop
-                        && opts.coop_taskrun == Feature::Auto =>
-                {
-                    flags.coop = false;
-                }
-                Err(e) => {
-                    let what = if opts.sqpoll {
-                        "io_uring_setup with SQPOLL"
-                    } else {
-                        "io_uring_setup"
-                    };
-                    if e.raw_os_error() == Some(libc::EPERM) && opts.sqpoll {
-                        return Err(HalError::Unsupported {
-                            what: "io_uring SQPOLL".into(),
-                            why: "the kernel requires privileges for a submission thread here"
-                                .into(),
-                            instead: "run as root or drop --sqthread_poll".into(),
-                        });
-                    }
-                    return Err(HalError::Setup {
-                        engine: "io_uring",
-                        what,
-                        source: e,
-                    });
-                }
-            }
-        };
+        let ring = ring_with_fallback(opts, depth, &mut flags)?;
         let registered_files = opts.registerfiles;
         if registered_files {
             ring.submitter()
@@ -203,73 +293,16 @@ impl UringEngine {
                 })?;
         }
         let fixed_bufs = if opts.fixedbufs {
-            let iovecs = arena.iovecs();
-            // SAFETY: the iovecs describe the arena's slots, which stay
-            // allocated and unmoved for the life of this ring (Queue drops the
-            // engine before the arena).
-            unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
-                if e.raw_os_error() == Some(libc::ENOMEM) {
-                    HalError::Unsupported {
-                        what: "io_uring registered buffers".into(),
-                        why: "the locked-memory limit is too low (ulimit -l)".into(),
-                        instead: "raise ulimit -l or drop --fixedbufs".into(),
-                    }
-                } else {
-                    HalError::Setup {
-                        engine: "io_uring",
-                        what: "registering buffers",
-                        source: e,
-                    }
-                }
-            })?;
-            Some((
-                arena.slot_ptr(0) as usize,
-                arena.slot_len(),
-                arena.slots() as usize,
-            ))
+            Some(register_buffers(&ring, arena)?)
         } else {
             None
         };
         let doorbell = if opts.doorbell {
-            let bell = Doorbell::new().map_err(|e| HalError::Setup {
-                engine: "io_uring",
-                what: "creating the completion eventfd",
-                source: e,
-            })?;
-            ring.submitter()
-                .register_eventfd(bell.as_raw_fd())
-                .map_err(|e| HalError::Setup {
-                    engine: "io_uring",
-                    what: "registering the completion eventfd",
-                    source: e,
-                })?;
-            Some(Arc::new(bell))
+            Some(register_doorbell(&ring)?)
         } else {
             None
         };
         let posted = posted_counter_of(&ring, opts, &flags)?;
-        let mut parts = vec!["io_uring".to_string()];
-        if opts.sqpoll {
-            parts.push(format!("SQPOLL(idle {} ms)", opts.sqpoll_idle_ms));
-        }
-        if opts.iopoll {
-            parts.push("IOPOLL".into());
-        }
-        if flags.coop {
-            parts.push("COOP_TASKRUN".into());
-        }
-        if flags.defer {
-            parts.push("SINGLE_ISSUER+DEFER_TASKRUN".into());
-        }
-        if fixed_bufs.is_some() {
-            parts.push("fixed buffers".into());
-        }
-        if registered_files {
-            parts.push("registered files".into());
-        }
-        if !opts.sqpoll && !opts.iopoll {
-            parts.push("interrupt-driven".into());
-        }
         Ok(UringEngine {
             ring,
             trims: super::SyncTrims::new(&fds, depth),
@@ -282,7 +315,7 @@ impl UringEngine {
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
             refuse_submits: opts.refuse_submits.clone(),
-            described: parts.join(", "),
+            described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
         })
     }
 
