@@ -289,133 +289,151 @@ impl Plan {
 
 /// The report's sections, from whatever points the sweeps hold.
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+    let sweeps = started_sweeps(dir, plan)?;
+    let many = plan.many_threads;
+    let mut out = Vec::new();
+    if let Some(first) = plan.targets.first() {
+        if let Some(s) = sweeps.get(&format!("{}-threads", first.label)) {
+            out.push(targets_section(s, &first.label, many));
+        }
+    }
+    for t in &plan.targets {
+        let sweep = |kind: &str| sweeps.get(&format!("{}-{kind}", t.label));
+        if let Some(s) = sweep("bs") {
+            out.push(block_size_section(s, &t.label, many));
+        }
+        if let Some(s) = sweep("threads") {
+            out.push(threads_section(s, &t.label));
+            out.push(handoff_section(s, &t.label, many));
+        }
+        if let Some(s) = sweep("fig8") {
+            out.push(ablation_section(s, &t.label, many));
+        }
+        if let Some(s) = sweep("tasks") {
+            out.push(tasks_section(s, sweep("threads"), &t.label, many));
+        }
+        if let Some(s) = sweep("poll") {
+            out.push(poll_section(s, &t.label));
+        }
+    }
+    for t in &plan.targets {
+        if let Some(s) = sweeps.get(&format!("{}-taskpoll", t.label)) {
+            out.push(task_poll_section(s, &t.label, many));
+        }
+    }
+    if let Some(s) = sweeps.get("devices") {
+        out.push(devices_section(s, plan));
+    }
+    Ok(out)
+}
+
+/// The plan's sweeps that have points, by name (a sweep not started yet
+/// has nothing to show).
+fn started_sweeps(dir: &Path, plan: &Plan) -> Result<BTreeMap<String, SweepDir>, String> {
     let mut sweeps = BTreeMap::new();
     for (name, _) in plan.sweeps() {
         let p = dir.join(&name);
         if p.join("sweep.json").exists() {
             let s = SweepDir::load(&p)?;
-            // A sweep not started yet has nothing to show.
             if !s.points.is_empty() {
                 sweeps.insert(name, s);
             }
         }
     }
-    let mut out = Vec::new();
-    if let Some(first) = plan.targets.first() {
-        if let Some(s) = sweeps.get(&format!("{}-threads", first.label)) {
-            out.push(targets_section(s, &first.label, plan.many_threads));
+    Ok(sweeps)
+}
+
+/// Fig 7: IOPS and bandwidth against the block size.
+fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
+    let mut sec = crate::sweep_section(
+        s,
+        &format!("Fig 7 — {label}: IOPS and bandwidth vs block size, {many} threads"),
+    );
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs bs",
+            "bandwidth (MB/s) vs bs",
+            "CPU clocks per I/O (machine) vs bs",
+            "99th percentile latency (µs) vs bs",
+        ],
+    );
+    sec
+}
+
+/// IOPS, clocks and switches against the thread count.
+fn threads_section(s: &SweepDir, label: &str) -> Section {
+    let mut sec = crate::sweep_section(s, &format!("{label}: IOPS vs threads, 4 KiB random reads"));
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs numjobs",
+            "CPU clocks per I/O (machine) vs numjobs",
+            "context switches per I/O vs numjobs",
+            "99th percentile latency (µs) vs numjobs",
+        ],
+    );
+    sec
+}
+
+/// Fig 9: the poll interval, with coop_peeks' values named.
+fn poll_section(s: &SweepDir, label: &str) -> Section {
+    let mut sec = crate::sweep_section(
+        s,
+        &format!("Fig 9 — {label}: poll interval, lone poll thread vs cooperative peeks"),
+    );
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs poll_interval",
+            "CPU clocks per I/O (machine) vs poll_interval",
+            "polls per I/O vs poll_interval",
+            "median latency (µs) vs poll_interval",
+        ],
+    );
+    // Name the coop_peeks values in the findings too.
+    for f in &mut sec.findings {
+        for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
+            *f = f
+                .replace(&format!(": {v} leads"), &format!(": {name} leads"))
+                .replace(&format!("x {v} ("), &format!("x {name} ("));
         }
     }
-    for t in &plan.targets {
-        if let Some(s) = sweeps.get(&format!("{}-bs", t.label)) {
-            let mut sec = crate::sweep_section(
-                s,
-                &format!(
-                    "Fig 7 — {}: IOPS and bandwidth vs block size, {} threads",
-                    t.label, plan.many_threads
-                ),
-            );
-            keep_charts(
-                &mut sec,
-                &[
-                    "IOPS vs bs",
-                    "bandwidth (MB/s) vs bs",
-                    "CPU clocks per I/O (machine) vs bs",
-                    "99th percentile latency (µs) vs bs",
-                ],
-            );
-            out.push(sec);
-        }
-        if let Some(s) = sweeps.get(&format!("{}-threads", t.label)) {
-            let mut sec = crate::sweep_section(
-                s,
-                &format!("{}: IOPS vs threads, 4 KiB random reads", t.label),
-            );
-            keep_charts(
-                &mut sec,
-                &[
-                    "IOPS vs numjobs",
-                    "CPU clocks per I/O (machine) vs numjobs",
-                    "context switches per I/O vs numjobs",
-                    "99th percentile latency (µs) vs numjobs",
-                ],
-            );
-            out.push(sec);
-            out.push(handoff_section(s, &t.label, plan.many_threads));
-        }
-        if let Some(s) = sweeps.get(&format!("{}-fig8", t.label)) {
-            out.push(ablation_section(s, &t.label, plan.many_threads));
-        }
-        if let Some(s) = sweeps.get(&format!("{}-tasks", t.label)) {
-            let threads = sweeps.get(&format!("{}-threads", t.label));
-            out.push(tasks_section(s, threads, &t.label, plan.many_threads));
-        }
-        if let Some(s) = sweeps.get(&format!("{}-poll", t.label)) {
-            let mut sec = crate::sweep_section(
-                s,
-                &format!(
-                    "Fig 9 — {}: poll interval, lone poll thread vs cooperative peeks",
-                    t.label
-                ),
-            );
-            keep_charts(
-                &mut sec,
-                &[
-                    "IOPS vs poll_interval",
-                    "CPU clocks per I/O (machine) vs poll_interval",
-                    "polls per I/O vs poll_interval",
-                    "median latency (µs) vs poll_interval",
-                ],
-            );
-            // Name the coop_peeks values in the findings too.
-            for f in &mut sec.findings {
-                for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
-                    *f = f
-                        .replace(&format!(": {v} leads"), &format!(": {name} leads"))
-                        .replace(&format!("x {v} ("), &format!("x {name} ("));
-                }
-            }
-            for c in &mut sec.charts {
-                for s in &mut c.series {
-                    s.name = match s.name.as_str() {
-                        "0" => "lone poll thread".into(),
-                        "1" => "poll + cooperative peeks".into(),
-                        other => other.into(),
-                    };
-                }
-            }
-            out.push(sec);
+    for c in &mut sec.charts {
+        for s in &mut c.series {
+            s.name = match s.name.as_str() {
+                "0" => "lone poll thread".into(),
+                "1" => "poll + cooperative peeks".into(),
+                other => other.into(),
+            };
         }
     }
-    for t in &plan.targets {
-        if let Some(s) = sweeps.get(&format!("{}-taskpoll", t.label)) {
-            out.push(task_poll_section(s, &t.label, plan.many_threads));
-        }
+    sec
+}
+
+/// Fig 1: IOPS against the number of devices, the x axis named by sets.
+fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
+    let mut sec = crate::sweep_section(
+        s,
+        &format!(
+            "Fig 1: IOPS vs number of devices, {} threads",
+            plan.many_threads
+        ),
+    );
+    keep_charts(
+        &mut sec,
+        &[
+            "IOPS vs filename",
+            "CPU clocks per I/O (machine) vs filename",
+        ],
+    );
+    let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
+    let names = crate::device_set_names(&labels);
+    for c in &mut sec.charts {
+        c.x = Axis::categories("devices", names.clone());
+        c.title = c.title.replace("vs filename", "vs devices");
     }
-    if let Some(s) = sweeps.get("devices") {
-        let mut sec = crate::sweep_section(
-            s,
-            &format!(
-                "Fig 1: IOPS vs number of devices, {} threads",
-                plan.many_threads
-            ),
-        );
-        keep_charts(
-            &mut sec,
-            &[
-                "IOPS vs filename",
-                "CPU clocks per I/O (machine) vs filename",
-            ],
-        );
-        let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-        let names = crate::device_set_names(&labels);
-        for c in &mut sec.charts {
-            c.x = Axis::categories("devices", names.clone());
-            c.title = c.title.replace("vs filename", "vs devices");
-        }
-        out.push(sec);
-    }
-    Ok(out)
+    sec
 }
 
 /// Fig 9 on the task path: where busy-peeking starts to pay.
