@@ -300,70 +300,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         label: "request size (bytes)".into(),
         ..x_axis
     };
-    let mut charts = Vec::new();
-    let mut tables = Vec::new();
+    let (mut charts, mut tables) = (Vec::new(), Vec::new());
     for (rw, name, m) in TESTS {
-        let mut chart = Chart::new(
-            format!("{name} ({})", m.unit()),
-            x_axis.clone(),
-            Axis::linear(m.unit()),
-        );
-        let mut rows = Vec::new();
-        for t in &plan.targets {
-            let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
-                continue;
-            };
-            let pts: Vec<(f64, f64)> = plan
-                .sizes
-                .iter()
-                .zip(&xs)
-                .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.get(m.metric())?)))
-                .collect();
-            let mut row = vec![t.label.clone()];
-            row.extend(plan.sizes.iter().map(|s| {
-                by_size
-                    .get(s)
-                    .and_then(|mm| mm.get(m.metric()))
-                    .map(|v| fmt_num(*v))
-                    .unwrap_or_else(|| "-".into())
-            }));
-            rows.push(row);
-            chart = chart.with_series(t.label.clone(), pts);
-        }
-        if rows.is_empty() {
-            continue;
-        }
-        charts.push(chart);
-        let mut header = vec!["device".to_string()];
-        header.extend(plan.sizes.iter().cloned());
-        tables.push(Table {
-            caption: format!("{name}, {}", m.unit()),
-            header,
-            rows,
-        });
-    }
-    let mut findings = Vec::new();
-    for (rw, name, m) in TESTS {
-        let best = plan
-            .targets
-            .iter()
-            .filter_map(|t| Some((t, headline(&g, &t.label, rw, &plan.sizes, m)?)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((t, v)) = best {
-            let at = if m == Measure::Iops {
-                format!(
-                    " at {}",
-                    plan.sizes.first().map(String::as_str).unwrap_or("")
-                )
-            } else {
-                String::new()
-            };
-            findings.push(format!(
-                "Fastest {name}{at}: {} with {} {}.",
-                t.label,
-                fmt_num(v),
-                m.unit()
-            ));
+        if let Some((chart, table)) = test_figures(&g, plan, (rw, name, m), (&x_axis, &xs)) {
+            charts.push(chart);
+            tables.push(table);
         }
     }
     let mut notes = Vec::new();
@@ -379,7 +320,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     }
     let mut out = vec![Section {
         heading: format!("IOZone grid: {} thread(s), O_DIRECT", plan.threads),
-        findings,
+        findings: fastest(&g, plan),
         charts,
         tables,
         notes,
@@ -398,6 +339,83 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         });
     }
     Ok(out)
+}
+
+/// One test's chart and table over the request sizes, a series and a row
+/// per target that has it; None when no target does.
+fn test_figures(
+    g: &Grid,
+    plan: &Plan,
+    (rw, name, m): (&str, &str, Measure),
+    (x_axis, xs): (&Axis, &[f64]),
+) -> Option<(Chart, Table)> {
+    let mut chart = Chart::new(
+        format!("{name} ({})", m.unit()),
+        x_axis.clone(),
+        Axis::linear(m.unit()),
+    );
+    let mut rows = Vec::new();
+    for t in &plan.targets {
+        let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
+            continue;
+        };
+        let pts: Vec<(f64, f64)> = plan
+            .sizes
+            .iter()
+            .zip(xs)
+            .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.get(m.metric())?)))
+            .collect();
+        let mut row = vec![t.label.clone()];
+        row.extend(plan.sizes.iter().map(|s| {
+            by_size
+                .get(s)
+                .and_then(|mm| mm.get(m.metric()))
+                .map(|v| fmt_num(*v))
+                .unwrap_or_else(|| "-".into())
+        }));
+        rows.push(row);
+        chart = chart.with_series(t.label.clone(), pts);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut header = vec!["device".to_string()];
+    header.extend(plan.sizes.iter().cloned());
+    let table = Table {
+        caption: format!("{name}, {}", m.unit()),
+        header,
+        rows,
+    };
+    Some((chart, table))
+}
+
+/// The fastest target of each test, in a sentence.
+fn fastest(g: &Grid, plan: &Plan) -> Vec<String> {
+    let mut findings = Vec::new();
+    for (rw, name, m) in TESTS {
+        let best = plan
+            .targets
+            .iter()
+            .filter_map(|t| Some((t, headline(g, &t.label, rw, &plan.sizes, m)?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((t, v)) = best {
+            let at = if m == Measure::Iops {
+                format!(
+                    " at {}",
+                    plan.sizes.first().map(String::as_str).unwrap_or("")
+                )
+            } else {
+                String::new()
+            };
+            findings.push(format!(
+                "Fastest {name}{at}: {} with {} {}.",
+                t.label,
+                fmt_num(v),
+                m.unit()
+            ));
+        }
+    }
+    findings
 }
 
 /// Steady-state rounds per target, test and size.
