@@ -114,11 +114,19 @@ struct Drained {
     window_s: f64,
     /// The thread's own CPU time.
     cpu_s: f64,
-    /// Samples, idle samples and throttle records read from each CPU's
-    /// ring, in `online_cpus` order.
-    per_ring: Vec<(u64, u64, u64)>,
+    /// What was read from each CPU's ring, in `online_cpus` order.
+    per_ring: Vec<RingCounts>,
     /// /proc/stat's per-CPU times when the rings went on and off.
     stat: Option<(String, String)>,
+}
+
+/// What one CPU's ring held over the window.
+#[derive(Clone, Copy, Default)]
+struct RingCounts {
+    samples: u64,
+    idle_samples: u64,
+    /// PERF_RECORD_THROTTLE records.
+    throttled: u64,
 }
 
 /// The drain thread: enables the rings, says who it is, charges samples
@@ -138,8 +146,8 @@ fn drain_loop(
     let enabled = rings.iter().try_for_each(|r| r.enable());
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
-    let mut per_ring = vec![(0u64, 0u64, 0u64); rings.len()];
-    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [(u64, u64, u64)]| {
+    let mut per_ring = vec![RingCounts::default(); rings.len()];
+    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
         for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
             let before = (tally.samples, tally.layers[Layer::Idle.index()]);
             let mut throttled = 0;
@@ -155,9 +163,9 @@ fn drain_loop(
                 Record::Throttle(true) => throttled += 1,
                 Record::Throttle(false) | Record::Other => {}
             });
-            count.0 += tally.samples - before.0;
-            count.1 += tally.layers[Layer::Idle.index()] - before.1;
-            count.2 += throttled;
+            count.samples += tally.samples - before.0;
+            count.idle_samples += tally.layers[Layer::Idle.index()] - before.1;
+            count.throttled += throttled;
         }
     };
     while !stop.load(Ordering::Acquire) {
@@ -231,7 +239,7 @@ impl Profiler {
 /// busy time is the window less them and the steal.
 fn per_cpu(
     cpus: &[usize],
-    per_ring: &[(u64, u64, u64)],
+    per_ring: &[RingCounts],
     stat: Option<&(String, String)>,
     window_s: f64,
 ) -> Vec<CpuSamples> {
@@ -240,7 +248,7 @@ fn per_cpu(
     let tick = hiops_stats::cpu::ticks_per_second();
     cpus.iter()
         .zip(per_ring)
-        .map(|(&cpu, &(samples, idle_samples, throttled))| {
+        .map(|(&cpu, counts)| {
             let find =
                 |v: &[(usize, MachineSample)]| v.iter().find(|(c, _)| *c == cpu).map(|x| x.1);
             let d = find(&after).zip(find(&before)).map(|(b, a)| b.delta(&a));
@@ -249,9 +257,9 @@ fn per_cpu(
                 d.map(|d| (window_s - (d.idle + d.iowait + d.steal) as f64 / tick).max(0.0));
             CpuSamples {
                 cpu,
-                samples,
-                idle_samples,
-                throttled,
+                samples: counts.samples,
+                idle_samples: counts.idle_samples,
+                throttled: counts.throttled,
                 busy_s,
                 steal_s,
             }

@@ -90,6 +90,13 @@ pub struct Coverage {
     pub gap_pct: f64,
 }
 
+/// A sample taken on an idle CPU wakes it: the handler's time is busy,
+/// the rest of the period idle (on a busy CPU the period holds it). The
+/// busy time `idle_samples` such samples took.
+fn woke_s(p: &Profile, idle_samples: u64) -> f64 {
+    idle_samples as f64 * p.cost.kernel_per_sample_ns.unwrap_or(0.0) / 1e9
+}
+
 fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
     p.sparse_cpus()
         .map(|c| SparseCpu {
@@ -108,7 +115,6 @@ fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
 /// thread). None when some CPU was sparse but none was not, or when
 /// /proc/stat was not read.
 fn sampled_throughout(p: &Profile) -> Option<Coverage> {
-    let woke_ns = p.cost.kernel_per_sample_ns.unwrap_or(0.0);
     let full: Vec<_> = p
         .per_cpu
         .iter()
@@ -118,7 +124,7 @@ fn sampled_throughout(p: &Profile) -> Option<Coverage> {
     let busy = busy.filter(|&b| b > 0.0 && !full.is_empty())?;
     let sampled: f64 = full
         .iter()
-        .map(|c| c.sampled_busy_s(p.period_ns) + c.idle_samples as f64 * woke_ns / 1e9)
+        .map(|c| c.sampled_busy_s(p.period_ns) + woke_s(p, c.idle_samples))
         .sum();
     Some(Coverage {
         cpus: full.iter().map(|c| c.cpu).collect(),
@@ -181,11 +187,8 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
     // The profile's window encloses the machine's by the time a few
     // /proc reads take: compare rates over each one's own window.
     let scale = machine.map_or(1.0, |m| m.window_s / p.window_s.max(1e-9));
-    // A sample taken on an idle CPU wakes it: the handler's time is busy,
-    // the rest of the period idle. (On a busy CPU the period holds it.)
     let idle_samples = p.layers[hiops_profile::Layer::Idle.index()].samples;
-    let woke_s = idle_samples as f64 * p.cost.kernel_per_sample_ns.unwrap_or(0.0) / 1e9;
-    let sampled_busy_s = (p.busy_s() + woke_s) * scale;
+    let sampled_busy_s = (p.busy_s() + woke_s(p, idle_samples)) * scale;
     let machine_busy_s = machine.map(|m| m.busy_s);
     let process_s = r.process_seconds().total();
     let sampled_process_s = p.process_s() * r.window_s() / p.window_s.max(1e-9);
@@ -234,10 +237,17 @@ fn si(v: f64) -> String {
     }
 }
 
-/// "sampled X s against Y s: Z% apart", with a word when over the bar.
-fn agreement(sampled: f64, measured: f64, gap: f64) -> String {
+/// "sampled X s against Y s: Z% apart", with a word when over the bar:
+/// `known` when the cause is known (CPUs not sampled throughout), else
+/// the usual suspects.
+fn agreement(sampled: f64, measured: f64, gap: f64, known: Option<&str>) -> String {
+    let suspects =
+        "long stretches with interrupts off, lost samples, or the hypervisor holding CPUs";
     let why = if gap > SUM_TOLERANCE_PCT {
-        format!(" (over {SUM_TOLERANCE_PCT}%: long stretches with interrupts off, lost samples, or the hypervisor holding CPUs)")
+        format!(
+            " (over {SUM_TOLERANCE_PCT}%: {})",
+            known.unwrap_or(suspects)
+        )
     } else {
         String::new()
     };
@@ -250,18 +260,19 @@ fn header(out: &mut String, f: &LayerFigures) {
         "\nClocks per I/O by layer (--profile: {} Hz on {} CPUs over {:.2} s, {} samples, {} lost):",
         f.hz, f.cpus, f.window_s, f.samples, f.lost
     );
+    let sparse = (!f.sparse_cpus.is_empty()).then_some("CPUs not sampled throughout, below");
     if let (Some(b), Some(gap)) = (f.machine_busy_s, f.sum_gap_pct) {
         let _ = writeln!(
             out,
             "  layers add up: machine busy {}",
-            agreement(f.sampled_busy_s, b, gap)
+            agreement(f.sampled_busy_s, b, gap, sparse)
         );
     }
     if let Some(gap) = f.process_gap_pct {
         let _ = writeln!(
             out,
             "  layers add up: hiops process {}",
-            agreement(f.sampled_process_s, f.process_s, gap)
+            agreement(f.sampled_process_s, f.process_s, gap, sparse)
         );
     }
     sparse_lines(out, f);
@@ -299,7 +310,7 @@ fn sparse_lines(out: &mut String, f: &LayerFigures) {
             out,
             "  layers add up on the CPUs sampled throughout ({}): busy {}",
             cpus.join(","),
-            agreement(c.sampled_busy_s, c.busy_s, c.gap_pct)
+            agreement(c.sampled_busy_s, c.busy_s, c.gap_pct, None)
         );
     }
 }
