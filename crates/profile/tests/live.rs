@@ -40,9 +40,6 @@ fn a_spinning_thread_is_the_application_and_its_cpu_is_sampled_throughout() {
     assert_eq!(p.layers.len(), Layer::ALL.len());
     assert_eq!(p.per_cpu.len(), p.cpus);
     assert_eq!(p.per_cpu.iter().map(|c| c.samples).sum::<u64>(), p.samples);
-    if std::env::var_os("HIOPS_PER_CPU").is_some() {
-        eprintln!("per CPU: {:?} stolen {stolen}", p.per_cpu);
-    }
     assert_eq!(p.layers.iter().map(|l| l.samples).sum::<u64>(), p.samples);
     // At most one sample per period on every CPU.
     assert!(
