@@ -349,17 +349,7 @@ fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<
 }
 
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
-    let mut sweeps = BTreeMap::new();
-    for (name, _) in plan.sweeps() {
-        let p = dir.join(&name);
-        if p.join("sweep.json").exists() {
-            let s = SweepDir::load(&p)?;
-            // A sweep not started yet has nothing to show.
-            if !s.points.is_empty() {
-                sweeps.insert(name, s);
-            }
-        }
-    }
+    let sweeps = SweepDir::load_started(dir, plan.sweeps().into_iter().map(|(name, _)| name))?;
     let online = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

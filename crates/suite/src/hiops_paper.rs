@@ -289,7 +289,7 @@ impl Plan {
 
 /// The report's sections, from whatever points the sweeps hold.
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
-    let sweeps = started_sweeps(dir, plan)?;
+    let sweeps = SweepDir::load_started(dir, plan.sweeps().into_iter().map(|(name, _)| name))?;
     let many = plan.many_threads;
     let mut out = Vec::new();
     if let Some(first) = plan.targets.first() {
@@ -325,22 +325,6 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         out.push(devices_section(s, plan));
     }
     Ok(out)
-}
-
-/// The plan's sweeps that have points, by name (a sweep not started yet
-/// has nothing to show).
-fn started_sweeps(dir: &Path, plan: &Plan) -> Result<BTreeMap<String, SweepDir>, String> {
-    let mut sweeps = BTreeMap::new();
-    for (name, _) in plan.sweeps() {
-        let p = dir.join(&name);
-        if p.join("sweep.json").exists() {
-            let s = SweepDir::load(&p)?;
-            if !s.points.is_empty() {
-                sweeps.insert(name, s);
-            }
-        }
-    }
-    Ok(sweeps)
 }
 
 /// Fig 7: IOPS and bandwidth against the block size.

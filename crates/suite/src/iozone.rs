@@ -178,12 +178,8 @@ type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<String, 
 
 fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
     let mut g = Grid::new();
-    for (label, _) in plan.sweeps() {
-        let p = dir.join(&label);
-        if !p.join("sweep.json").exists() {
-            continue;
-        }
-        let s = SweepDir::load(&p)?;
+    let labels = plan.sweeps().into_iter().map(|(label, _)| label);
+    for (label, s) in SweepDir::load_started(dir, labels)? {
         for (values, m) in s.medians() {
             g.entry(label.clone())
                 .or_default()

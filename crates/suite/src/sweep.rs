@@ -237,6 +237,25 @@ impl SweepDir {
         })
     }
 
+    /// The named sweeps under `dir` that have points, by name: one not
+    /// started yet has nothing to show, one never made is left out.
+    pub fn load_started(
+        dir: &Path,
+        names: impl IntoIterator<Item = String>,
+    ) -> Result<BTreeMap<String, SweepDir>, String> {
+        let mut sweeps = BTreeMap::new();
+        for name in names {
+            let p = dir.join(&name);
+            if p.join("sweep.json").exists() {
+                let s = SweepDir::load(&p)?;
+                if !s.points.is_empty() {
+                    sweeps.insert(name, s);
+                }
+            }
+        }
+        Ok(sweeps)
+    }
+
     /// Loads a finished or partial sweep for a report.
     pub fn load(path: &Path) -> Result<SweepDir, String> {
         let def: SweepDef = read_json(&path.join("sweep.json"))?;
