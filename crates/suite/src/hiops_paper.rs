@@ -329,45 +329,37 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
 
 /// Fig 7: IOPS and bandwidth against the block size.
 fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
-    let mut sec = crate::sweep_section(
+    figure(
         s,
         &format!("Fig 7 — {label}: IOPS and bandwidth vs block size, {many} threads"),
-    );
-    keep_charts(
-        &mut sec,
         &[
             "IOPS vs bs",
             "bandwidth (MB/s) vs bs",
             "CPU clocks per I/O (machine) vs bs",
             "99th percentile latency (µs) vs bs",
         ],
-    );
-    sec
+    )
 }
 
 /// IOPS, clocks and switches against the thread count.
 fn threads_section(s: &SweepDir, label: &str) -> Section {
-    let mut sec = crate::sweep_section(s, &format!("{label}: IOPS vs threads, 4 KiB random reads"));
-    keep_charts(
-        &mut sec,
+    figure(
+        s,
+        &format!("{label}: IOPS vs threads, 4 KiB random reads"),
         &[
             "IOPS vs numjobs",
             "CPU clocks per I/O (machine) vs numjobs",
             "context switches per I/O vs numjobs",
             "99th percentile latency (µs) vs numjobs",
         ],
-    );
-    sec
+    )
 }
 
 /// Fig 9: the poll interval, with coop_peeks' values named.
 fn poll_section(s: &SweepDir, label: &str) -> Section {
-    let mut sec = crate::sweep_section(
+    let mut sec = figure(
         s,
         &format!("Fig 9 — {label}: poll interval, lone poll thread vs cooperative peeks"),
-    );
-    keep_charts(
-        &mut sec,
         &[
             "IOPS vs poll_interval",
             "CPU clocks per I/O (machine) vs poll_interval",
@@ -397,15 +389,12 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
 
 /// Fig 1: IOPS against the number of devices, the x axis named by sets.
 fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
-    let mut sec = crate::sweep_section(
+    let mut sec = figure(
         s,
         &format!(
             "Fig 1: IOPS vs number of devices, {} threads",
             plan.many_threads
         ),
-    );
-    keep_charts(
-        &mut sec,
         &[
             "IOPS vs filename",
             "CPU clocks per I/O (machine) vs filename",
@@ -422,12 +411,9 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
 
 /// Fig 9 on the task path: where busy-peeking starts to pay.
 fn task_poll_section(s: &SweepDir, label: &str, many: u32) -> Section {
-    let mut sec = crate::sweep_section(
+    let mut sec = figure(
         s,
         &format!("Fig 9 (task path) — {label}: busy-peek depth, {many} tasks"),
-    );
-    keep_charts(
-        &mut sec,
         &[
             "IOPS vs hybrid_depth",
             "CPU clocks per I/O (machine) vs hybrid_depth",
@@ -446,9 +432,12 @@ fn task_poll_section(s: &SweepDir, label: &str, many: u32) -> Section {
     sec
 }
 
-fn keep_charts(sec: &mut Section, titles: &[&str]) {
+/// A sweep's section with only the charts named (and the latency CDF).
+fn figure(s: &SweepDir, heading: &str, titles: &[&str]) -> Section {
+    let mut sec = crate::sweep_section(s, heading);
     sec.charts
         .retain(|c| titles.contains(&c.title.as_str()) || c.title == "completion latency CDF");
+    sec
 }
 
 /// Median metrics of one grid point, by its values.
@@ -564,9 +553,9 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
 /// vs tasks, and the targets read against pread with as many
 /// threads (from the thread sweep of the same run).
 fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u32) -> Section {
-    let mut sec = crate::sweep_section(s, &format!("{label}: the task path, IOPS vs tasks (coop)"));
-    keep_charts(
-        &mut sec,
+    let mut sec = figure(
+        s,
+        &format!("{label}: the task path, IOPS vs tasks (coop)"),
         &[
             "IOPS vs tasks",
             "CPU clocks per I/O (machine) vs tasks",
