@@ -31,6 +31,8 @@
 
 mod attribute;
 mod cost;
+mod dither;
+pub use dither::RATE_SPREAD;
 pub mod kallsyms;
 pub mod layers;
 mod ring;
@@ -39,7 +41,7 @@ pub mod timeline;
 pub mod tracefs;
 
 pub use layers::Layer;
-pub use sampler::{prepare, Prepared, Profiler};
+pub use sampler::{prepare, Prepared, Profiler, DRAIN_EVERY};
 
 use attribute::{Tally, USER_SPACE};
 use kallsyms::Kallsyms;
@@ -167,6 +169,11 @@ pub struct Profile {
     /// Samples per online CPU (empty in profiles stored before it was).
     #[serde(default)]
     pub per_cpu: Vec<CpuSamples>,
+    /// Whether each CPU's clock was restarted at a random rate (nominal
+    /// +-10%) at every drain, so that it cannot fall into step with the
+    /// work (false in profiles stored before it was).
+    #[serde(default)]
+    pub dithered: bool,
 }
 
 fn symbol_name(syms: &Kallsyms, layer: Layer, index: u32) -> String {
@@ -229,6 +236,7 @@ impl Profile {
                 kernel_s: per_sample_ns.map(|ns| ns * tally.samples as f64 / 1e9),
             },
             per_cpu: Vec::new(),
+            dithered: false,
         }
     }
 

@@ -238,6 +238,18 @@ impl Ring {
         Self::check(unsafe { perf_event_open_sys::ioctls::ENABLE(self.fd.as_raw_fd(), 0) })
     }
 
+    /// Restarts the sampling clock, its next sample one new period from now
+    /// (kernel/events/core.c, `__perf_event_period`: stop, then start).
+    pub(crate) fn restart_clock(&self, period_ns: u64) -> io::Result<()> {
+        let period = period_ns;
+        // SAFETY: PERF_EVENT_IOC_PERIOD reads one u64 through its argument,
+        // a pointer (the binding types it as the integer it is passed as);
+        // `period` outlives the call, and the kernel does not keep it.
+        Self::check(unsafe {
+            perf_event_open_sys::ioctls::PERIOD(self.fd.as_raw_fd(), &period as *const u64 as u64)
+        })
+    }
+
     pub(crate) fn disable(&self) -> io::Result<()> {
         // SAFETY: as in `enable`.
         Self::check(unsafe { perf_event_open_sys::ioctls::DISABLE(self.fd.as_raw_fd(), 0) })
@@ -356,6 +368,41 @@ mod tests {
         b[..4].copy_from_slice(&pid.to_ne_bytes());
         b[4..].copy_from_slice(&tid.to_ne_bytes());
         u64::from_ne_bytes(b)
+    }
+
+    /// Samples a ring of this thread takes while it spins for `ms`.
+    fn spin_samples(ring: &mut Ring, ms: u64) -> u64 {
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(ms) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let mut samples = 0;
+        ring.drain(|r| samples += u64::from(matches!(r, Record::Sample { .. })));
+        samples
+    }
+
+    #[test]
+    fn a_restarted_clock_samples_at_its_new_rate() {
+        let mut ring = match Ring::open_thread(1_000_000, 64) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skipped: no sampling clock for this thread ({e})");
+                return;
+            }
+        };
+        ring.enable().expect("enable");
+        let at_1khz = spin_samples(&mut ring, 300);
+        ring.restart_clock(5_000_000)
+            .expect("PERF_EVENT_IOC_PERIOD");
+        let at_200hz = spin_samples(&mut ring, 300);
+        ring.disable().expect("disable");
+        // 300 and 60 expected; the thread may be switched out for a while.
+        assert!(at_1khz >= 150, "{at_1khz} samples in 300 ms at 1 kHz");
+        assert!(
+            (at_200hz as f64) < at_1khz as f64 / 2.5 && at_200hz >= 20,
+            "{at_200hz} samples at 200 Hz against {at_1khz} at 1 kHz"
+        );
     }
 
     #[test]

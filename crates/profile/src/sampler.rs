@@ -3,6 +3,7 @@
 //! (no sample is kept), and stops with the window.
 
 use crate::attribute::Tally;
+use crate::dither::Dither;
 use crate::kallsyms::Kallsyms;
 use crate::ring::{Record, Ring};
 use crate::{Config, CpuSamples, Layer, Profile};
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 /// Data pages per CPU ring (256 KiB): a drain every `DRAIN_EVERY` keeps
 /// it far from full even at 10 kHz with deep chains.
 const RING_PAGES: usize = 64;
-const DRAIN_EVERY: Duration = Duration::from_millis(20);
+pub const DRAIN_EVERY: Duration = Duration::from_millis(20);
 /// How long each half of a cost calibration pair spins.
 const CALIBRATION_MS: u64 = 20;
 
@@ -118,6 +119,8 @@ struct Drained {
     per_ring: Vec<RingCounts>,
     /// /proc/stat's per-CPU times when the rings went on and off.
     stat: Option<(String, String)>,
+    /// Whether every clock was restarted at a random rate at every drain.
+    dithered: bool,
 }
 
 /// What one CPU's ring held over the window.
@@ -137,6 +140,7 @@ fn drain_loop(
     syms: Kallsyms,
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
+    dither: Dither,
 ) -> Drained {
     // SAFETY: gettid has no preconditions and cannot fail.
     let tid = unsafe { libc::gettid() } as u32;
@@ -147,6 +151,7 @@ fn drain_loop(
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
     let mut per_ring = vec![RingCounts::default(); rings.len()];
+    let mut dither = Some(dither);
     let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
         for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
             let before = (tally.samples, tally.layers[Layer::Idle.index()]);
@@ -171,6 +176,16 @@ fn drain_loop(
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
         drain_all(&mut rings, &mut tally, &mut per_ring);
+        // A new phase and rate for every clock (see dither.rs). A kernel
+        // that refuses it leaves the clocks at their fixed rate.
+        if let Some(d) = dither.as_mut() {
+            if rings
+                .iter()
+                .any(|r| r.restart_clock(d.next_period_ns()).is_err())
+            {
+                dither = None;
+            }
+        }
     }
     rings.iter().for_each(|r| {
         let _ = r.disable();
@@ -186,6 +201,7 @@ fn drain_loop(
         cpu_s,
         per_ring,
         stat: stat0.zip(stat1),
+        dithered: dither.is_some(),
     }
 }
 
@@ -195,9 +211,10 @@ impl Prepared {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
+        let dither = Dither::new(self.config.hz, std::process::id() as u64);
         let thread = std::thread::Builder::new()
             .name("hiops-profile".into())
-            .spawn(move || drain_loop(rings, syms, flag, tx))
+            .spawn(move || drain_loop(rings, syms, flag, tx, dither))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
         rx.recv()
             .map_err(|_| "the profiler's thread ended at start".to_string())??;
@@ -230,6 +247,7 @@ impl Profiler {
             self.per_sample_ns,
         );
         p.per_cpu = per_cpu(&self.cpus, &d.per_ring, d.stat.as_ref(), d.window_s);
+        p.dithered = d.dithered;
         p
     }
 }

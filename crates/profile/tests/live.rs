@@ -37,6 +37,7 @@ fn a_spinning_thread_is_the_application_and_its_cpu_is_sampled_throughout() {
         (Some(a), Some(b)) => b.delta(&a).steal as f64 / hiops_stats::cpu::ticks_per_second(),
         _ => 0.0,
     };
+    assert!(p.dithered, "every clock was restarted at a random rate");
     assert_eq!(p.layers.len(), Layer::ALL.len());
     assert_eq!(p.per_cpu.len(), p.cpus);
     assert_eq!(p.per_cpu.iter().map(|c| c.samples).sum::<u64>(), p.samples);

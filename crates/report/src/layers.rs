@@ -29,6 +29,9 @@ pub struct LayerRow {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LayerFigures {
     pub hz: u32,
+    /// Each CPU's clock restarted at a random rate around `hz` at every
+    /// drain, so that it cannot fall into step with the work.
+    pub dithered: bool,
     pub cpus: usize,
     pub samples: u64,
     pub lost: u64,
@@ -196,6 +199,7 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
     let sparse = sparse_cpus(p);
     Some(LayerFigures {
         hz: p.hz,
+        dithered: p.dithered,
         cpus: p.cpus,
         samples: p.samples,
         lost: p.lost,
@@ -255,10 +259,23 @@ fn agreement(sampled: f64, measured: f64, gap: f64, known: Option<&str>) -> Stri
 }
 
 fn header(out: &mut String, f: &LayerFigures) {
+    let dither = if f.dithered {
+        format!(
+            ", rate redrawn within {:.0}% every {} ms",
+            hiops_profile::RATE_SPREAD * 100.0,
+            hiops_profile::DRAIN_EVERY.as_millis()
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "\nClocks per I/O by layer (--profile: {} Hz on {} CPUs over {:.2} s, {} samples, {} lost):",
-        f.hz, f.cpus, f.window_s, f.samples, f.lost
+        "\nClocks per I/O by layer (--profile: {} Hz{dither} on {} CPUs over {:.2} s, {} samples, {} lost):",
+        f.hz,
+        f.cpus,
+        f.window_s,
+        f.samples,
+        f.lost
     );
     let sparse = (!f.sparse_cpus.is_empty()).then_some("CPUs not sampled throughout, below");
     if let (Some(b), Some(gap)) = (f.machine_busy_s, f.sum_gap_pct) {
@@ -403,6 +420,7 @@ mod tests {
             interrupt_context_samples: 0,
             cost: SamplingCost::default(),
             per_cpu,
+            dithered: true,
         }
     }
 
