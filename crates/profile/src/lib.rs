@@ -130,9 +130,9 @@ pub const SPARSE_SHARE: f64 = 0.5;
 
 impl CpuSamples {
     /// What a clock firing every period would have taken: the window less
-    /// what the hypervisor held, times the rate.
-    pub fn expected(&self, window_s: f64, hz: u32) -> f64 {
-        (window_s - self.steal_s.unwrap_or(0.0)).max(0.0) * hz as f64
+    /// what the hypervisor held, over what one sample stands for.
+    pub fn expected(&self, window_s: f64, period_ns: u64) -> f64 {
+        (window_s - self.steal_s.unwrap_or(0.0)).max(0.0) * 1e9 / period_ns.max(1) as f64
     }
 
     /// Whether this CPU's sampling clock stopped for a large part of the
@@ -140,8 +140,8 @@ impl CpuSamples {
     /// then fires only while the CPU runs long enough for a period to
     /// pass, and neither its idle nor its short busy stretches (interrupt
     /// handlers) are seen.
-    pub fn sparse(&self, window_s: f64, hz: u32) -> bool {
-        (self.samples as f64) < SPARSE_SHARE * self.expected(window_s, hz)
+    pub fn sparse(&self, window_s: f64, period_ns: u64) -> bool {
+        (self.samples as f64) < SPARSE_SHARE * self.expected(window_s, period_ns)
     }
 
     /// Its sampled non-idle time.
@@ -185,17 +185,20 @@ fn symbol_name(syms: &Kallsyms, layer: Layer, index: u32) -> String {
     }
 }
 
+/// How the window was sampled, beside what the samples say.
+pub(crate) struct Sampling {
+    pub hz: u32,
+    /// What one sample stands for (see `dither::Clocks`).
+    pub period_ns: u64,
+    pub cpus: usize,
+    pub window_s: f64,
+    pub drain_thread_s: f64,
+    pub per_sample_ns: Option<f64>,
+}
+
 impl Profile {
-    fn of(
-        tally: &Tally,
-        syms: &Kallsyms,
-        config: Config,
-        cpus: usize,
-        window_s: f64,
-        drain_thread_s: f64,
-        per_sample_ns: Option<f64>,
-    ) -> Profile {
-        let period_ns = 1_000_000_000 / config.hz.max(1) as u64;
+    fn of(tally: &Tally, syms: &Kallsyms, w: &Sampling) -> Profile {
+        let period_ns = w.period_ns;
         let mut tops: Vec<Vec<SymbolTime>> = vec![Vec::new(); Layer::ALL.len()];
         for (&(layer, index), &samples) in &tally.symbols {
             let name = symbol_name(syms, layer, index);
@@ -221,17 +224,18 @@ impl Profile {
                 }
             })
             .collect();
+        let per_sample_ns = w.per_sample_ns;
         Profile {
-            hz: config.hz,
+            hz: w.hz,
             period_ns,
-            cpus,
-            window_s,
+            cpus: w.cpus,
+            window_s: w.window_s,
             samples: tally.samples,
             lost: tally.lost,
             layers,
             interrupt_context_samples: tally.interrupt_context,
             cost: SamplingCost {
-                drain_thread_s,
+                drain_thread_s: w.drain_thread_s,
                 kernel_per_sample_ns: per_sample_ns,
                 kernel_s: per_sample_ns.map(|ns| ns * tally.samples as f64 / 1e9),
             },
@@ -268,7 +272,7 @@ impl Profile {
     pub fn sparse_cpus(&self) -> impl Iterator<Item = &CpuSamples> {
         self.per_cpu
             .iter()
-            .filter(|c| c.sparse(self.window_s, self.hz))
+            .filter(|c| c.sparse(self.window_s, self.period_ns))
     }
 
     /// Sampled CPU time in interrupt context.

@@ -3,10 +3,10 @@
 //! (no sample is kept), and stops with the window.
 
 use crate::attribute::Tally;
-use crate::dither::Dither;
+use crate::dither::{Clocks, Dither};
 use crate::kallsyms::Kallsyms;
 use crate::ring::{Record, Ring};
-use crate::{Config, CpuSamples, Layer, Profile};
+use crate::{Config, CpuSamples, Layer, Profile, Sampling};
 use hiops_stats::cpu::MachineSample;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -121,6 +121,25 @@ struct Drained {
     stat: Option<(String, String)>,
     /// Whether every clock was restarted at a random rate at every drain.
     dithered: bool,
+    /// What a sample stands for: the window over a clock's periods.
+    period_ns: u64,
+}
+
+/// The window over the periods a clock completed, in nanoseconds; the
+/// nominal period where too few were counted to say.
+fn effective_period_ns(window_s: f64, periods: f64, hz: u32) -> u64 {
+    let nominal = 1_000_000_000 / hz as u64;
+    if periods < 1.0 {
+        return nominal;
+    }
+    let ns = (window_s * 1e9 / periods).round() as u64;
+    // Restarts drop at most one period each, so the effective period is
+    // longer than the shortest drawn, and far from twice the nominal.
+    debug_assert!(
+        ns as f64 >= nominal as f64 * 0.9,
+        "{ns} ns against {nominal}"
+    );
+    ns
 }
 
 /// What one CPU's ring held over the window.
@@ -141,6 +160,7 @@ fn drain_loop(
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
     dither: Dither,
+    hz: u32,
 ) -> Drained {
     // SAFETY: gettid has no preconditions and cannot fail.
     let tid = unsafe { libc::gettid() } as u32;
@@ -151,7 +171,7 @@ fn drain_loop(
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
     let mut per_ring = vec![RingCounts::default(); rings.len()];
-    let mut dither = Some(dither);
+    let mut clocks = Clocks::new(Some(dither), rings.len(), hz, started);
     let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
         for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
             let before = (tally.samples, tally.layers[Layer::Idle.index()]);
@@ -176,21 +196,15 @@ fn drain_loop(
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
         drain_all(&mut rings, &mut tally, &mut per_ring);
-        // A new phase and rate for every clock (see dither.rs). A kernel
-        // that refuses it leaves the clocks at their fixed rate.
-        if let Some(d) = dither.as_mut() {
-            if rings
-                .iter()
-                .any(|r| r.restart_clock(d.next_period_ns()).is_err())
-            {
-                dither = None;
-            }
-        }
+        // A new phase and rate for every clock (see dither.rs).
+        clocks.restart(&rings);
     }
     rings.iter().for_each(|r| {
         let _ = r.disable();
     });
-    let window_s = started.elapsed().as_secs_f64();
+    let stopped = Instant::now();
+    let window_s = stopped.duration_since(started).as_secs_f64();
+    let periods = clocks.stop(stopped);
     let stat1 = std::fs::read_to_string("/proc/stat").ok();
     drain_all(&mut rings, &mut tally, &mut per_ring);
     let cpu_s = thread_cpu_s() - cpu0;
@@ -201,7 +215,8 @@ fn drain_loop(
         cpu_s,
         per_ring,
         stat: stat0.zip(stat1),
-        dithered: dither.is_some(),
+        dithered: clocks.dithered(),
+        period_ns: effective_period_ns(window_s, periods, hz),
     }
 }
 
@@ -211,10 +226,11 @@ impl Prepared {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
-        let dither = Dither::new(self.config.hz, std::process::id() as u64);
+        let hz = self.config.hz;
+        let dither = Dither::new(hz, std::process::id() as u64);
         let thread = std::thread::Builder::new()
             .name("hiops-profile".into())
-            .spawn(move || drain_loop(rings, syms, flag, tx, dither))
+            .spawn(move || drain_loop(rings, syms, flag, tx, dither, hz))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
         rx.recv()
             .map_err(|_| "the profiler's thread ended at start".to_string())??;
@@ -237,15 +253,15 @@ impl Profiler {
             .thread
             .join()
             .expect("the profiler's thread does not panic");
-        let mut p = Profile::of(
-            &d.tally,
-            &d.syms,
-            self.config,
-            self.cpus.len(),
-            d.window_s,
-            d.cpu_s,
-            self.per_sample_ns,
-        );
+        let sampling = Sampling {
+            hz: self.config.hz,
+            period_ns: d.period_ns,
+            cpus: self.cpus.len(),
+            window_s: d.window_s,
+            drain_thread_s: d.cpu_s,
+            per_sample_ns: self.per_sample_ns,
+        };
+        let mut p = Profile::of(&d.tally, &d.syms, &sampling);
         p.per_cpu = per_cpu(&self.cpus, &d.per_ring, d.stat.as_ref(), d.window_s);
         p.dithered = d.dithered;
         p

@@ -57,9 +57,9 @@ fn a_spinning_thread_is_the_application_and_its_cpu_is_sampled_throughout() {
         .iter()
         .find(|c| c.cpu == me)
         .expect("the spinner's CPU is online");
-    let expected = mine.expected(p.window_s, p.hz);
+    let expected = mine.expected(p.window_s, p.period_ns);
     assert!(
-        !mine.sparse(p.window_s, p.hz) && mine.samples as f64 <= 1.05 * expected + 2.0,
+        !mine.sparse(p.window_s, p.period_ns) && mine.samples as f64 <= 1.05 * expected + 2.0,
         "the spinner's CPU {me} took {} samples, {expected:.0} expected; per CPU: {:?}",
         mine.samples,
         p.per_cpu

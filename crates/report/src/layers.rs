@@ -105,7 +105,7 @@ fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
         .map(|c| SparseCpu {
             cpu: c.cpu,
             samples: c.samples,
-            expected: c.expected(p.window_s, p.hz),
+            expected: c.expected(p.window_s, p.period_ns),
             throttled: c.throttled,
             busy_s: c.busy_s,
             sampled_busy_s: c.sampled_busy_s(p.period_ns),
@@ -121,7 +121,7 @@ fn sampled_throughout(p: &Profile) -> Option<Coverage> {
     let full: Vec<_> = p
         .per_cpu
         .iter()
-        .filter(|c| !c.sparse(p.window_s, p.hz))
+        .filter(|c| !c.sparse(p.window_s, p.period_ns))
         .collect();
     let busy: Option<f64> = full.iter().map(|c| c.busy_s).sum();
     let busy = busy.filter(|&b| b > 0.0 && !full.is_empty())?;
