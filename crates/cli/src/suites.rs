@@ -310,56 +310,95 @@ pub fn experiment(cmd: ExperimentCommand) -> anyhow::Result<Ended> {
 }
 
 fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
-    use hiops_suite::devices::RamDevice;
-    use hiops_suite::hiops_paper::{Plan, Target};
-    let mut targets = Vec::new();
-    for t in &a.targets {
-        let (label, path) = match t.split_once('=') {
-            Some((l, p)) => (l.to_string(), p.to_string()),
-            None => {
-                let stem = Path::new(t)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "target".into());
-                (stem, t.clone())
-            }
-        };
-        let min_bs = logical_block_size(Path::new(&path));
-        targets.push(Target {
-            label,
-            path,
-            min_bs,
-        });
-    }
-    let default_file = a.dir.join("disk.dat");
-    if targets.is_empty() {
-        targets.push(Target {
-            label: "disk".into(),
-            path: default_file.display().to_string(),
-            min_bs: 0,
-        });
-    }
+    use hiops_suite::hiops_paper::Plan;
+    let mut targets = hiops_targets(&a);
     let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())
         .map_err(|e| usage(format!("--size={}: {e}", a.size)))?;
+    let plan_of = |targets| {
+        let rounds = a.rounds.max(1);
+        Plan::new(targets, a.quick, &a.runtime, &a.ramp, &a.size, rounds)
+    };
     // Every option is checked before the directory or a device is made.
-    let check = Plan::new(
-        targets.clone(),
-        a.quick,
-        &a.runtime,
-        &a.ramp,
-        &a.size,
-        a.rounds.max(1),
-    );
-    check_points(check.sweeps().iter().map(|(_, d)| d))?;
+    check_points(plan_of(targets.clone()).sweeps().iter().map(|(_, d)| d))?;
     std::fs::create_dir_all(&a.dir)
         .map_err(|e| format!("{}: {e}", a.dir.display()))
         .map_err(failed)?;
     // Devices live until the end of the experiment (dropped last).
+    let devices = ram_devices(&a, size_bytes, &mut targets);
+    let plan = plan_of(targets);
+    save_hiops_info(&a, &plan)?;
+    // One failing sweep (a device refusing a size) does not lose the
+    // others: they run, and the failure is reported at the end.
+    let ended = run_suite(
+        &a.dir,
+        plan.sweeps(),
+        a.restart,
+        !a.no_progress,
+        "hiops experiment",
+        true,
+        |_, _| Ok(()),
+    );
+    drop(devices);
+    let ended = ended.map_err(failed)?;
+    if matches!(ended, Ended::Done) && a.targets.is_empty() {
+        // The data file is only needed to resume.
+        let _ = std::fs::remove_file(a.dir.join(HIOPS_DEFAULT_FILE));
+    }
+    Ok(ended)
+}
+
+/// The file `experiment hiops` makes in --dir when no target is given.
+const HIOPS_DEFAULT_FILE: &str = "disk.dat";
+
+/// The --target arguments (LABEL=PATH, or PATH labelled by its stem), or
+/// the default file in --dir.
+fn hiops_targets(a: &HiopsArgs) -> Vec<hiops_suite::hiops_paper::Target> {
+    use hiops_suite::hiops_paper::Target;
+    let mut targets: Vec<Target> = a
+        .targets
+        .iter()
+        .map(|t| {
+            let (label, path) = match t.split_once('=') {
+                Some((l, p)) => (l.to_string(), p.to_string()),
+                None => {
+                    let stem = Path::new(t)
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| "target".into());
+                    (stem, t.clone())
+                }
+            };
+            let min_bs = logical_block_size(Path::new(&path));
+            Target {
+                label,
+                path,
+                min_bs,
+            }
+        })
+        .collect();
+    if targets.is_empty() {
+        targets.push(Target {
+            label: "disk".into(),
+            path: a.dir.join(HIOPS_DEFAULT_FILE).display().to_string(),
+            min_bs: 0,
+        });
+    }
+    targets
+}
+
+/// The zram and loop devices asked for, each added to `targets`; one that
+/// cannot be made is skipped with a line saying why.
+fn ram_devices(
+    a: &HiopsArgs,
+    size_bytes: u64,
+    targets: &mut Vec<hiops_suite::hiops_paper::Target>,
+) -> Vec<hiops_suite::devices::RamDevice> {
+    use hiops_suite::devices::RamDevice;
     let mut devices = Vec::new();
     let mut add = |label: &str, made: Result<RamDevice, String>| match made {
         Ok(d) => {
             let min_bs = logical_block_size(&d.path);
-            targets.push(Target {
+            targets.push(hiops_suite::hiops_paper::Target {
                 label: label.into(),
                 path: d.path.display().to_string(),
                 min_bs,
@@ -377,14 +416,11 @@ fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
             RamDevice::loop_on(Path::new("/dev/shm"), size_bytes),
         );
     }
-    let plan = Plan::new(
-        targets,
-        a.quick,
-        &a.runtime,
-        &a.ramp,
-        &a.size,
-        a.rounds.max(1),
-    );
+    devices
+}
+
+/// suite.json for `experiment hiops`: the plan, the machine and the targets.
+fn save_hiops_info(a: &HiopsArgs, plan: &hiops_suite::hiops_paper::Plan) -> anyhow::Result<()> {
     let mut about = vec![hiops_suite::machine_about()];
     about.push(format!(
         "Targets: {}. 4 KiB random reads unless swept; O_DIRECT; {} s per point after a {} s ramp; {} round(s).",
@@ -398,29 +434,11 @@ fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
         title: "HIOPS path experiments".into(),
         command: command_line(),
         about,
-        extra: serde_json::to_value(&plan).expect("plans serialise"),
+        extra: serde_json::to_value(plan).expect("plans serialise"),
         platform: hiops_suite::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
     .save(&a.dir)
-    .map_err(failed)?;
-    // One failing sweep (a device refusing a size) does not lose the
-    // others: they run, and the failure is reported at the end.
-    let ended = run_suite(
-        &a.dir,
-        plan.sweeps(),
-        a.restart,
-        !a.no_progress,
-        "hiops experiment",
-        true,
-        |_, _| Ok(()),
-    );
-    drop(devices);
-    let ended = ended.map_err(failed)?;
-    if matches!(ended, Ended::Done) && a.targets.is_empty() {
-        // The data file is only needed to resume.
-        let _ = std::fs::remove_file(&default_file);
-    }
-    Ok(ended)
+    .map_err(failed)
 }
 
 #[derive(Args, Debug, Clone)]
