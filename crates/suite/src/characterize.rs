@@ -381,78 +381,88 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     Ok(out)
 }
 
-/// Fig 3: device vs platform time per engine, every target in one table.
-fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let mut rows = Vec::new();
-    let mut split_chart = Vec::new();
-    let mut notes = Vec::new();
-    let mut traced = false;
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
-            continue;
-        };
+/// Fig 3's table rows, charts and notes, gathered target by target.
+#[derive(Default)]
+struct SplitParts {
+    rows: Vec<Vec<String>>,
+    charts: Vec<Chart>,
+    notes: Vec<String>,
+    /// Some point's device time came from tracing the driver's issue.
+    traced: bool,
+}
+
+impl SplitParts {
+    /// One target's QD1 sweep: its latency charts, a row per engine, and
+    /// the device-vs-platform chart (or a note saying why there is none).
+    fn add(&mut self, label: &str, s: &SweepDir, engines: &[String]) {
         let m = s.medians();
         if let Some(mut c) = crate::chart_of::histogram_chart(s, 3, "") {
-            c.title = format!(
-                "{}: 4 KiB read latency at QD1, histogram per engine",
-                t.label
-            );
-            split_chart.push(c);
+            c.title = format!("{label}: 4 KiB read latency at QD1, histogram per engine");
+            self.charts.push(c);
         }
         if let Some(mut c) = crate::chart_of::cdf_chart(s, 3) {
-            c.title = format!("{}: 4 KiB read latency at QD1, CDF per engine", t.label);
-            split_chart.push(c);
+            c.title = format!("{label}: 4 KiB read latency at QD1, CDF per engine");
+            self.charts.push(c);
         }
-        let mut dev = Vec::new();
-        let mut plat = Vec::new();
-        for (i, e) in plan.engines.iter().enumerate() {
+        let (mut dev, mut plat) = (Vec::new(), Vec::new());
+        for (i, e) in engines.iter().enumerate() {
             let p = get(&m, &[e]);
-            rows.push(vec![
-                t.label.clone(),
-                e.clone(),
-                cell(p, "split_app_us"),
-                cell(p, "device_us"),
-                cell(p, "diskstats_us"),
-                cell(p, "platform_us"),
-                cell(p, "clocks_per_io"),
-                cell(p, "irq_per_io"),
-            ]);
-            if let Some(p) = p {
-                if p.get("platform_us").is_some_and(|v| *v < 0.0) {
-                    notes.push(format!("{} with {e}: the device's service time exceeds the latency the application saw, so other I/O reached the device during the run (diskstats counts all of it): rerun on a quiet machine.", t.label));
-                }
-                traced |= p.contains_key("device_traced");
-                if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
-                    dev.push((i as f64, *d));
-                    plat.push((i as f64, *pl));
-                }
+            let keys = [
+                "split_app_us",
+                "device_us",
+                "diskstats_us",
+                "platform_us",
+                "clocks_per_io",
+                "irq_per_io",
+            ];
+            let mut row = vec![label.to_string(), e.clone()];
+            row.extend(keys.iter().map(|k| cell(p, k)));
+            self.rows.push(row);
+            let Some(p) = p else { continue };
+            if p.get("platform_us").is_some_and(|v| *v < 0.0) {
+                self.notes.push(format!("{label} with {e}: the device's service time exceeds the latency the application saw, so other I/O reached the device during the run (diskstats counts all of it): rerun on a quiet machine."));
+            }
+            self.traced |= p.contains_key("device_traced");
+            if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
+                dev.push((i as f64, *d));
+                plat.push((i as f64, *pl));
             }
         }
         if dev.is_empty() {
-            notes.push(format!("{}: no device time (a RAM or synchronous device keeps none in diskstats, or the target is not on a block device): the split is not available.", t.label));
-        } else {
-            split_chart.push(
-                Chart::new(
-                    format!("{}: 4 KiB read latency at QD1, device vs platform", t.label),
-                    Axis::categories("engine", plan.engines.clone()),
-                    Axis::linear("mean latency (µs)"),
-                )
-                .with_series("device", dev)
-                .with_series("platform (application − device)", plat),
-            );
+            self.notes.push(format!("{label}: no device time (a RAM or synchronous device keeps none in diskstats, or the target is not on a block device): the split is not available."));
+            return;
+        }
+        self.charts.push(
+            Chart::new(
+                format!("{label}: 4 KiB read latency at QD1, device vs platform"),
+                Axis::categories("engine", engines.to_vec()),
+                Axis::linear("mean latency (µs)"),
+            )
+            .with_series("device", dev)
+            .with_series("platform (application − device)", plat),
+        );
+    }
+}
+
+/// Fig 3: device vs platform time per engine, every target in one table.
+fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
+    let mut parts = SplitParts::default();
+    for t in &plan.targets {
+        if let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) {
+            parts.add(&t.label, s, &plan.engines);
         }
     }
-    if rows.is_empty() {
+    if parts.rows.is_empty() {
         return None;
     }
     Some(Section {
         heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
-        findings: vec![if traced {
+        findings: vec![if parts.traced {
             "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete, as the paper's device time starts when the command reaches the device); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
         } else {
             "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
         }],
-        charts: split_chart,
+        charts: parts.charts,
         tables: vec![Table {
             caption: "QD1 latency split".into(),
             header: [
@@ -467,9 +477,9 @@ fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Op
             ]
             .map(String::from)
             .to_vec(),
-            rows,
+            rows: parts.rows,
         }],
-        notes,
+        notes: parts.notes,
     })
 }
 
