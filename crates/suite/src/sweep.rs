@@ -513,6 +513,33 @@ mod tests {
         stop_at: Option<usize>,
     }
 
+    /// A runner that stops (as if interrupted) after `stop_at` points.
+    fn fake(stop_at: Option<usize>) -> Fake {
+        Fake {
+            calls: Vec::new(),
+            stop_at,
+        }
+    }
+
+    /// What a run of `def(2)`'s 12 points did.
+    fn outcome(ran: usize, kept: usize, interrupted: bool) -> Outcome {
+        Outcome {
+            ran,
+            kept,
+            total: 12,
+            interrupted,
+        }
+    }
+
+    /// Half a line at the end of points.jsonl, as a crash mid-append leaves.
+    fn append_torn_line(dir: &Path) {
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.join("points.jsonl"))
+            .unwrap();
+        f.write_all(b"{\"round\":1,\"val").unwrap();
+    }
+
     impl Runner for Fake {
         fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
             if Some(self.calls.len()) == self.stop_at {
@@ -568,49 +595,21 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("s");
         let mut sweep = SweepDir::open(&dir, def(2), false).unwrap();
-        let mut first = Fake {
-            calls: Vec::new(),
-            stop_at: Some(5),
-        };
+        let mut first = fake(Some(5));
         let out = sweep.run(&mut first, &mut |_| {}).unwrap();
-        assert_eq!(
-            out,
-            Outcome {
-                ran: 5,
-                kept: 0,
-                total: 12,
-                interrupted: true
-            }
-        );
+        assert_eq!(out, outcome(5, 0, true));
         assert_eq!(std::fs::read_dir(dir.join("raw")).unwrap().count(), 5);
 
         // A crash mid-append leaves half a line: it is dropped, not fatal.
-        let mut f = OpenOptions::new()
-            .append(true)
-            .open(dir.join("points.jsonl"))
-            .unwrap();
-        f.write_all(b"{\"round\":1,\"val").unwrap();
-        drop(f);
-
+        append_torn_line(&dir);
         let mut again = SweepDir::open(&dir, def(2), false).unwrap();
         assert_eq!(again.points.len(), 5);
-        let mut second = Fake {
-            calls: Vec::new(),
-            stop_at: None,
-        };
+        let mut second = fake(None);
         let mut seen = Vec::new();
         let out = again
             .run(&mut second, &mut |p| seen.push((p.done, p.total)))
             .unwrap();
-        assert_eq!(
-            out,
-            Outcome {
-                ran: 7,
-                kept: 5,
-                total: 12,
-                interrupted: false
-            }
-        );
+        assert_eq!(out, outcome(7, 5, false));
         assert_eq!(seen.first(), Some(&(5, 12)));
         // The resumed run did exactly the points the first did not.
         let mut all: Vec<Vec<String>> = first.calls.into_iter().chain(second.calls).collect();
@@ -633,14 +632,7 @@ mod tests {
         // Nothing measured yet: a new definition simply takes its place.
         SweepDir::open(&dir, def(3), false).unwrap();
         let mut s = SweepDir::open(&dir, def(1), false).unwrap();
-        s.run(
-            &mut Fake {
-                calls: Vec::new(),
-                stop_at: None,
-            },
-            &mut |_| {},
-        )
-        .unwrap();
+        s.run(&mut fake(None), &mut |_| {}).unwrap();
         let e = SweepDir::open(&dir, def(2), false).err().unwrap();
         assert!(
             e.contains("1 rounds there, 2 now") && e.contains("--restart"),
