@@ -526,6 +526,7 @@ mod completion_tests {
             without_block_io: 0,
             block_only: 0,
             in_flight_at_end: 0,
+            completions_unseen: 0,
             untracked: 0,
             merged: 0,
             partial: 0,

@@ -82,8 +82,8 @@ pub fn timeline_lines(out: &mut String, r: &RunResult) {
     }
     let _ = writeln!(
         out,
-        "  not on the whole path: {} system calls without block I/O (page-cache hits), {} requests without a system call (libaio, io_uring workers, readahead), {} under way as tracing started, {} in flight at the end, {} untracked",
-        t.without_block_io, t.block_only, t.partial, t.in_flight_at_end, t.untracked
+        "  not on the whole path: {} system calls without block I/O (page-cache hits), {} requests without a system call (libaio, io_uring workers, readahead), {} under way as tracing started, {} in flight at the end, {} untracked, {} whose completion was never seen",
+        t.without_block_io, t.block_only, t.partial, t.in_flight_at_end, t.untracked, t.completions_unseen
     );
     if !crate::derived::completions_seen(t) {
         let _ = writeln!(out, "  warning: completions seen for only {} of the {} requests issued: this kernel dropped the rest (tracepoint samples in the disk's interrupt; `perf record` loses them too), so the device time above is a biased few and the latency split uses /proc/diskstats instead", t.stages.completion, t.stages.driver_issue);

@@ -118,6 +118,13 @@ struct Slot {
     bio_done: bool,
 }
 
+/// A request still first in its sector's line this long after its issue,
+/// when a later request issued there completes, lost its completion event:
+/// it is dropped, not given the later one's (which would shift every
+/// completion at that sector by one, with device times of hundreds of ms).
+/// Far beyond any device time of a request at the head of its line.
+const UNSEEN_AFTER_NS: u64 = 100_000_000;
+
 pub(crate) struct Matcher {
     slots: Vec<Slot>,
     free: Vec<u32>,
@@ -150,6 +157,9 @@ pub(crate) struct Matcher {
     /// Every event is on from here (ns); I/Os begun before are partial.
     pub(crate) on_ns: u64,
     partial: u64,
+    completions_unseen: u64,
+    /// The latest event's time.
+    last_ns: u64,
     pub(crate) events: u64,
     pub(crate) lost: u64,
     pub(crate) late: u64,
@@ -182,6 +192,8 @@ impl Matcher {
             merged: 0,
             on_ns: 0,
             partial: 0,
+            completions_unseen: 0,
+            last_ns: 0,
             events: 0,
             lost: 0,
             late: 0,
@@ -202,6 +214,7 @@ impl Matcher {
 
     pub(crate) fn on(&mut self, t: u64, e: Event) {
         self.events += 1;
+        self.last_ns = self.last_ns.max(t);
         match e {
             Event::Enter { tid } => {
                 if let Some(old) = self.by_tid.remove(&tid) {
@@ -363,6 +376,9 @@ impl Matcher {
     /// The request at `key` completed: the first in its line, with the
     /// bios merged into it; the next in line moves up.
     fn complete(&mut self, t: u64, key: (u32, u64)) {
+        while let Some(&first) = self.by_sector.get(&key).filter(|&&i| self.unseen(i, t)) {
+            self.drop_unseen(first, key);
+        }
         let mut at = self.by_sector.remove(&key);
         if let Some(b) = at.and_then(|i| self.slots[i as usize].behind.take()) {
             self.by_sector.insert(key, b);
@@ -379,6 +395,34 @@ impl Matcher {
             } else if s.t[ENTER] == 0 {
                 self.finish(i); // no system call waits for it
             }
+        }
+    }
+
+    /// Whether request `i`, first in its line at a completion at `t`, lost
+    /// its own completion: issued long before, with a later request behind
+    /// it issued too.
+    fn unseen(&self, i: u32, t: u64) -> bool {
+        let s = &self.slots[i as usize];
+        let issued = s.t[ISSUE];
+        let next_issued = s
+            .behind
+            .is_some_and(|b| self.slots[b as usize].t[ISSUE] != 0);
+        issued != 0 && next_issued && t > issued + UNSEEN_AFTER_NS
+    }
+
+    /// Drops request `i` (first at `key`) and the bios merged into it; the
+    /// next in line moves up.
+    fn drop_unseen(&mut self, i: u32, key: (u32, u64)) {
+        self.by_sector.remove(&key);
+        if let Some(b) = self.slots[i as usize].behind.take() {
+            self.by_sector.insert(key, b);
+        }
+        let mut at = Some(i);
+        while let Some(j) = at {
+            at = self.slots[j as usize].next.take();
+            self.slots[j as usize].key = None;
+            self.release(j);
+            self.completions_unseen += 1;
         }
     }
 
@@ -442,8 +486,8 @@ impl Matcher {
         }
     }
 
-    /// Records an I/O's stages and gaps, and frees its slot.
-    fn finish(&mut self, i: u32) {
+    /// Frees I/O `i`'s slot and every index that points at it.
+    fn release(&mut self, i: u32) {
         let s = self.slots[i as usize];
         if let Some(key) = s.key {
             self.unlink_sector(key, i);
@@ -458,6 +502,12 @@ impl Matcher {
             self.by_tid.remove(&s.tid);
         }
         self.free.push(i);
+    }
+
+    /// Records an I/O's stages and gaps, and frees its slot.
+    fn finish(&mut self, i: u32) {
+        let s = self.slots[i as usize];
+        self.release(i);
         let first = s.t.iter().copied().filter(|&at| at != 0).min().unwrap_or(0);
         if first < self.on_ns {
             // Under way while the events were being turned on, one CPU's
@@ -493,6 +543,18 @@ impl Matcher {
             // A bio-based driver: the bio's life is the device's time.
             self.record_device(&s, done - queued, true);
         }
+    }
+
+    /// Requests open at the end that were issued long before the last
+    /// event and not completed.
+    fn unseen_at_end(&self) -> u64 {
+        let free: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        (0..self.slots.len() as u32)
+            .filter(|i| !free.contains(i))
+            .map(|i| self.slots[i as usize].t)
+            .filter(|t| t[ISSUE] != 0 && t[COMPLETE] == 0)
+            .filter(|t| t[ISSUE] + UNSEEN_AFTER_NS < self.last_ns)
+            .count() as u64
     }
 
     fn record_device(&mut self, s: &Slot, ns: u64, bio_based: bool) {
@@ -554,6 +616,7 @@ impl Matcher {
             without_block_io: self.without_block_io,
             block_only: self.block_only,
             in_flight_at_end: (self.slots.len() - self.free.len()) as u64,
+            completions_unseen: self.completions_unseen + self.unseen_at_end(),
             untracked: self.untracked,
             merged: self.merged,
             partial: self.partial,
@@ -857,6 +920,35 @@ mod tests {
         assert_eq!((t.stages.driver_issue, t.stages.completion), (2, 2));
         assert_eq!((t.gaps[2].count, t.gaps[2].max_ns), (2, 1_100));
         assert!(m.by_sector.is_empty());
+    }
+
+    #[test]
+    fn a_completion_never_seen_does_not_take_the_next_one_at_its_sector() {
+        let mut m = Matcher::new(8, &[DEV]);
+        let sector = 64;
+        let ms = 1_000_000;
+        // One libaio read: it waits for its completion and a reap.
+        let read = |m: &mut Matcher, t: u64| {
+            m.on(t, Event::AioEnter { tid: 7 });
+            m.on(t + 10, read_bio(7, sector));
+            m.on(t + 15, Event::AioExit { tid: 7 });
+            m.on(t + 20, Event::Issue { dev: DEV, sector });
+        };
+        // The first read's completion event never comes; 300 ms later
+        // another read of the same block is issued and completes in 7 us.
+        read(&mut m, ms);
+        read(&mut m, 301 * ms);
+        m.on(301 * ms + 7_020, Event::Complete { dev: DEV, sector });
+        m.on(301 * ms + 7_100, Event::AioReaped);
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!(t.completions_unseen, 1);
+        assert_eq!(t.device_read.as_ref().map(|g| g.max_ns), Some(7_000));
+        assert_eq!((t.ios, t.in_flight_at_end), (1, 0));
+        assert!(m.by_sector.is_empty());
+        // A request still open long after its issue is named too.
+        read(&mut m, 302 * ms);
+        m.on(500 * ms, Event::AioReaped);
+        assert_eq!(m.timeline(vec![], 1.0).completions_unseen, 2);
     }
 
     #[test]

@@ -101,6 +101,12 @@ pub struct Timeline {
     pub block_only: u64,
     /// I/Os still open when the window closed (not charged).
     pub in_flight_at_end: u64,
+    /// Requests issued whose completion event never came (none was lost
+    /// by the kernel's count; seen here around pauses of the VM): dropped
+    /// from their sector's line when a later request there completed, or
+    /// still open at the end long after their issue. Not charged.
+    #[serde(default)]
+    pub completions_unseen: u64,
     /// I/Os not followed because the table of I/Os in flight was full.
     pub untracked: u64,
     /// Bios merged into another bio's request (followed with it).
