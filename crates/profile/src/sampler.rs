@@ -159,7 +159,6 @@ fn drain_loop(
     syms: Kallsyms,
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
-    dither: Dither,
     hz: u32,
 ) -> Drained {
     // SAFETY: gettid has no preconditions and cannot fail.
@@ -171,6 +170,7 @@ fn drain_loop(
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
     let mut per_ring = vec![RingCounts::default(); rings.len()];
+    let dither = Dither::new(hz, std::process::id() as u64);
     let mut clocks = Clocks::new(Some(dither), rings.len(), hz, started);
     let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
         for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
@@ -227,10 +227,9 @@ impl Prepared {
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
         let hz = self.config.hz;
-        let dither = Dither::new(hz, std::process::id() as u64);
         let thread = std::thread::Builder::new()
             .name("hiops-profile".into())
-            .spawn(move || drain_loop(rings, syms, flag, tx, dither, hz))
+            .spawn(move || drain_loop(rings, syms, flag, tx, hz))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
         rx.recv()
             .map_err(|_| "the profiler's thread ended at start".to_string())??;
