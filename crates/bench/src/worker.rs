@@ -273,6 +273,11 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
             .unwrap_or(u32::MAX),
         // The benchmark's executor threads wait on nothing but the ring.
         sleep_in_ring: true,
+        // fio's iodepth_batch_submit where the job sets it.
+        submit_batch: match spec.iodepth_batch_submit {
+            0 => hiops_path::SUBMIT_BATCH,
+            n => n,
+        },
     };
     TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize)
         .map_err(|e| format!("job {}: {e}", spec.name))

@@ -98,6 +98,38 @@ fn a_thousand_tasks_write_and_read_back_through_io_uring() {
     }
 }
 
+/// Staged reads go to the kernel once `submit_batch` of them wait, before
+/// the driver's turn; with 0 they wait for the turn.
+#[test]
+fn staged_commands_go_out_once_a_batch_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = direct_file(&dir, 64 * 4096, 0);
+    let mut cx = Context::from_waker(Waker::noop());
+    for (batch, issued_after) in [(2u32, [0u64, 2, 2, 4]), (0, [0, 0, 0, 0])] {
+        let config = TaskConfig {
+            depth: 16,
+            submit_batch: batch,
+            ..TaskConfig::default()
+        };
+        let ring = TaskRing::open(&config, &[Target::from_file(&file)]).unwrap();
+        let mut reads: Vec<_> = (0..4u64)
+            .map(|i| Box::pin(ring.read_at(0, AlignedBuf::new(4096), i * 4096)))
+            .collect();
+        for (f, &want) in reads.iter_mut().zip(&issued_after) {
+            assert!(f.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(ring.counters().issued, want, "submit_batch {batch}");
+        }
+        // The turn sends what is left, and the reads complete.
+        while reads
+            .iter_mut()
+            .any(|f| f.as_mut().poll(&mut cx).is_pending())
+        {
+            ring.turn();
+        }
+        assert_eq!(ring.counters().issued, 4);
+    }
+}
+
 /// A future dropped with its read at the device: the ring keeps the
 /// buffer until the completion is reaped, and the tag comes back.
 #[test]
