@@ -516,6 +516,10 @@ impl Matcher {
             return;
         }
         self.ios += 1;
+        if s.t[ISSUE] != 0 && s.t[COMPLETE] == 0 && s.t[EXIT] != 0 {
+            // Returned to its caller, so its request did complete.
+            self.completions_unseen += 1;
+        }
         for (n, &at) in self.stages.iter_mut().zip(&s.t) {
             *n += u64::from(at != 0);
         }
@@ -945,10 +949,23 @@ mod tests {
         assert_eq!(t.device_read.as_ref().map(|g| g.max_ns), Some(7_000));
         assert_eq!((t.ios, t.in_flight_at_end), (1, 0));
         assert!(m.by_sector.is_empty());
+        // A system call that returned with its request's completion unseen.
+        m.on(303 * ms, Event::Enter { tid: 9 });
+        m.on(303 * ms + 10, read_bio(9, 512));
+        m.on(
+            303 * ms + 20,
+            Event::Issue {
+                dev: DEV,
+                sector: 512,
+            },
+        );
+        m.on(303 * ms + 9_000, Event::Exit { tid: 9 });
+        let t = m.timeline(vec![], 1.0);
+        assert_eq!((t.completions_unseen, t.ios), (2, 2));
         // A request still open long after its issue is named too.
-        read(&mut m, 302 * ms);
+        read(&mut m, 304 * ms);
         m.on(500 * ms, Event::AioReaped);
-        assert_eq!(m.timeline(vec![], 1.0).completions_unseen, 2);
+        assert_eq!(m.timeline(vec![], 1.0).completions_unseen, 3);
     }
 
     #[test]

@@ -103,8 +103,10 @@ pub struct Timeline {
     pub in_flight_at_end: u64,
     /// Requests issued whose completion event never came (none was lost
     /// by the kernel's count; seen here around pauses of the VM): dropped
-    /// from their sector's line when a later request there completed, or
-    /// still open at the end long after their issue. Not charged.
+    /// from their sector's line when a later request there completed, still
+    /// open at the end long after their issue (neither charged), or
+    /// returned to their system call with none seen (charged, without a
+    /// device time).
     #[serde(default)]
     pub completions_unseen: u64,
     /// I/Os not followed because the table of I/Os in flight was full.
