@@ -481,7 +481,13 @@ fn query_buffer_limits_are_named_and_memory_is_given_back() {
         .collect();
     std::thread::sleep(Duration::from_millis(300));
     let held = info_field(&mut admin, "hiops_query_buffers_bytes");
-    assert!(held <= 24 << 20, "{held} bytes held past the 24 MiB total");
+    // A client's first 4 KiB (ordinary commands) is never refused by the
+    // total, so each of the 11 connected may hold that much beyond it.
+    let exempt = 11 * (4 << 10);
+    assert!(
+        held <= (24 << 20) + exempt,
+        "{held} bytes held past the 24 MiB total and 11 clients' first 4 KiB"
+    );
     let refused = info_field(&mut admin, "hiops_clients_refused_input");
     assert!(
         refused >= 3,
