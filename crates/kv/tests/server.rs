@@ -491,7 +491,7 @@ fn query_buffer_limits_are_named_and_memory_is_given_back() {
     let refused = info_field(&mut admin, "hiops_clients_refused_input");
     assert!(
         refused >= 3,
-        "only {refused} clients refused; 10 x 3 MiB > 24 MiB"
+        "only {refused} clients refused (the big one, and 2 of 10 x 3 MiB > 24 MiB)"
     );
     let mut named = 0;
     for c in &mut waiting {
@@ -502,7 +502,9 @@ fn query_buffer_limits_are_named_and_memory_is_given_back() {
             named += usize::from(buf[..n].starts_with(b"-ERR max-query-total"));
         }
     }
-    assert!(named >= 3, "{named} clients told of the total limit");
+    // Each holds room for its whole 3 MiB request, so at most 8 fit in
+    // 24 MiB: 2 are refused, or 3 when the others' first bytes count first.
+    assert!(named >= 2, "{named} clients told of the total limit");
     // Those within the total finish their SET; then everyone leaves.
     drop(waiting);
     let mut gone = false;
