@@ -21,6 +21,11 @@ pub struct PlatformFacts {
     /// sysfs's smt/control: on, off, forceoff, notsupported.
     pub smt: String,
     pub cpuidle_driver: String,
+    /// The guest's halt-polling limit (ns) under the haltpoll cpuidle
+    /// driver (/sys/module/haltpoll/parameters/guest_halt_poll_ns); None
+    /// where there is no such driver.
+    #[serde(default)]
+    pub guest_halt_poll_ns: Option<u64>,
     /// CPU 0's idle states that are enabled, with their exit latency (µs).
     pub idle_states: Vec<(String, u64)>,
     /// "none" on bare metal, else what the machine says it runs under.
@@ -42,6 +47,8 @@ pub struct DeviceFacts {
     /// each may run on (smp_affinity_list).
     pub irqs: Vec<(String, String)>,
 }
+
+const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
 
 fn read(path: impl AsRef<Path>) -> String {
     fs::read_to_string(path)
@@ -72,6 +79,7 @@ impl PlatformFacts {
             governors: governors(),
             smt: read("/sys/devices/system/cpu/smt/control"),
             cpuidle_driver: read("/sys/devices/system/cpu/cpuidle/current_driver"),
+            guest_halt_poll_ns: read(HALT_POLL_NS).parse().ok(),
             idle_states: idle_states(),
             virtualization: virtualization(),
             devices,
@@ -97,6 +105,9 @@ impl PlatformFacts {
             .collect();
         if !deep.is_empty() {
             out.push(format!("Deep CPU idle states enabled: {}; a CPU waking from one adds its exit latency to an I/O's completion (disable them through /sys/devices/system/cpu/cpu*/cpuidle/state*/disable for latency runs).", deep.join(", ")));
+        }
+        if self.cpuidle_driver == "haltpoll" && self.guest_halt_poll_ns == Some(0) {
+            out.push(format!("Guest halt-polling is off ({HALT_POLL_NS} is 0): an idle vCPU halts at once, so every wake-up for a completion is an interrupt to a halted CPU, and --profile books that interrupt's time to idle (a pinned psync job's layers came to 0.85-0.95x its busy time, 0.99-1.03x with polling at 400000 ns: BENCHMARKS.md)."));
         }
         if self.smt == "on" {
             out.push("SMT is on: two hardware threads share a core, so per-thread CPU time overstates a core's cost when both are busy.".into());
@@ -131,7 +142,14 @@ impl PlatformFacts {
             ("SMT".into(), self.smt.clone()),
             (
                 "cpuidle".into(),
-                format!("{}: {}", self.cpuidle_driver, or_none(&idle.join(", "))),
+                format!(
+                    "{}: {}{}",
+                    self.cpuidle_driver,
+                    or_none(&idle.join(", ")),
+                    self.guest_halt_poll_ns
+                        .map(|ns| format!("; guest halt-polling up to {ns} ns"))
+                        .unwrap_or_default()
+                ),
             ),
             ("virtualization".into(), self.virtualization.clone()),
             ("kernel command line".into(), self.cmdline.clone()),
@@ -306,6 +324,12 @@ mod tests {
             2,
             "a scheduler on a disk with heads is fine"
         );
+        // A VM guest that halts at once between I/Os.
+        f.cpuidle_driver = "haltpoll".into();
+        f.guest_halt_poll_ns = Some(0);
+        assert!(f.warnings()[2].starts_with("Guest halt-polling is off"));
+        f.guest_halt_poll_ns = Some(200_000);
+        assert_eq!(f.warnings().len(), 2, "polling on: nothing to say");
     }
 
     #[test]
