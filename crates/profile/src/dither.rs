@@ -3,13 +3,13 @@
 //! A clock that fires on a fixed grid can fall into step with the work it
 //! samples. On the 2-vCPU VM this was measured on, a fixed 1 kHz clock over
 //! 4 KiB io_uring reads pinned to one CPU put that CPU's sampled busy time at
-//! 0.98-1.14x its busy time from /proc/stat over six runs. In 0.25 s slices of
-//! one run, the ratio swung from 0.45x to 1.38x for stretches of a second,
-//! where the binomial error is 5%. A period off the millisecond grid
-//! (1,013,377 or 1,031,267 ns) swung as much. Restarting each CPU's clock at
-//! every drain with a rate drawn at random gave 0.97-1.03x over six runs,
-//! alternated with the fixed clock (BENCHMARKS.md, "The sampling clock falls
-//! into step with the I/O").
+//! 1.03-1.19x its busy time from /proc/stat over six runs (0.72-1.63x over
+//! all runs). In 0.25 s slices of one run, perf's own clock swung from 0.45x
+//! to 1.38x for stretches of a second, where the binomial error is 5%. A
+//! period off the millisecond grid (1,013,377 or 1,031,267 ns) swung as much.
+//! Restarting each CPU's clock at every drain with a rate drawn at random gave
+//! 0.98-1.05x over six runs alternated with the fixed clock (BENCHMARKS.md,
+//! "The sampling clock falls into step with the I/O").
 //!
 //! Rates, not periods, are drawn uniformly around the nominal rate, so a
 //! clock's expected number of periods over a window is the window times the
@@ -82,22 +82,20 @@ impl Clocks {
     /// Restarts every ring's clock at a rate of its own. A kernel that
     /// refuses it leaves that clock, and from then on every clock, as it is.
     pub(crate) fn restart(&mut self, rings: &[Ring]) {
-        if self.dither.is_none() {
+        // Taken out while the clocks are restarted; put back unless refused.
+        let Some(mut dither) = self.dither.take() else {
             return;
-        }
+        };
         assert_eq!(rings.len(), self.rates.len());
         for (i, ring) in rings.iter().enumerate() {
-            let Some(d) = self.dither.as_mut() else {
-                return;
-            };
-            let period_ns = d.next_period_ns();
+            let period_ns = dither.next_period_ns();
             if ring.restart_clock(period_ns).is_err() {
-                self.dither = None;
                 return;
             }
             self.close(i, Instant::now());
             self.rates[i] = 1e9 / period_ns as f64;
         }
+        self.dither = Some(dither);
     }
 
     /// The clocks were stopped at `stopped`: the mean periods per clock.
