@@ -119,12 +119,14 @@ fn staged_commands_go_out_once_a_batch_waits() {
             assert!(f.as_mut().poll(&mut cx).is_pending());
             assert_eq!(ring.counters().issued, want, "submit_batch {batch}");
         }
-        // The turn sends what is left, and the reads complete.
-        while reads
-            .iter_mut()
-            .any(|f| f.as_mut().poll(&mut cx).is_pending())
-        {
+        // The turn sends what is left, and the reads complete (each future
+        // polled until it is ready, never after).
+        let mut done = [false; 4];
+        while done.contains(&false) {
             ring.turn();
+            for (f, d) in reads.iter_mut().zip(&mut done) {
+                *d = *d || f.as_mut().poll(&mut cx).is_ready();
+            }
         }
         assert_eq!(ring.counters().issued, 4);
     }
