@@ -39,7 +39,19 @@ struct Mail {
     task_wakers: Vec<Option<Waker>>,
     done: VecDeque<Done>,
     reaper: Option<Waker>,
+    /// Tasks handed a command that have not started it yet.
+    starting: u32,
+    /// The job loop waits for this many finished commands.
+    reap_min: usize,
     closed: bool,
+}
+
+impl Mail {
+    /// Nothing here is about to run: no task is starting a command, and
+    /// the job loop is not ready to book what finished.
+    fn settled(&self) -> bool {
+        self.starting == 0 && self.done.len() < self.reap_min
+    }
 }
 
 pub(crate) struct TaskDriver {
@@ -79,8 +91,12 @@ impl TaskDriver {
             task_wakers: vec![None; n],
             done: VecDeque::with_capacity(n),
             reaper: None,
+            starting: 0,
+            reap_min: usize::MAX,
             closed: false,
         }));
+        let gate = mail.clone();
+        ring.set_sleep_gate(Box::new(move || gate.borrow().settled()));
         let local = tokio::task::LocalSet::new();
         local.spawn_local(tokio_driver::drive(ring.clone()));
         for task in 0..n {
@@ -124,6 +140,7 @@ async fn task_loop(task: usize, ring: Rc<TaskRing>, mail: Rc<RefCell<Mail>>) {
         let next = poll_fn(|cx| {
             let mut m = mail.borrow_mut();
             if let Some(w) = m.inbox[task].take() {
+                m.starting -= 1;
                 return Poll::Ready(Some(w));
             }
             if m.closed {
@@ -186,6 +203,7 @@ impl Driver for TaskDriver {
             fill(&mut buf[..cmd.len as usize]);
         }
         m.inbox[task] = Some(Work { cmd, user, buf });
+        m.starting += 1;
         if let Some(w) = m.task_wakers[task].take() {
             w.wake();
         }
@@ -209,6 +227,7 @@ impl Driver for TaskDriver {
 
     fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
         let mail = self.mail.clone();
+        mail.borrow_mut().reap_min = min as usize;
         self.local.block_on(
             &self.rt,
             poll_fn(|cx| {
@@ -222,6 +241,7 @@ impl Driver for TaskDriver {
         );
         self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
+        m.reap_min = usize::MAX;
         let n = m.done.len();
         for _ in 0..n {
             let d = m.done.pop_front().expect("counted");

@@ -92,6 +92,8 @@ struct Slot {
     cmd: Command,
     buf: Option<AlignedBuf>,
     waker: Option<Waker>,
+    /// Its owner was woken with the result and has not yet taken it.
+    woken: bool,
 }
 
 /// What the driver should do after a turn.
@@ -119,6 +121,9 @@ struct Core {
     broken: Option<io::ErrorKind>,
     /// Submit once this many commands are staged (0: at the turn's end).
     submit_batch: u32,
+    /// Owners woken with a result who have not run yet: the driver does
+    /// not sleep in the ring before they have (they start the next I/O).
+    woken: u32,
 }
 
 /// One ring of one executor thread. Not `Send`: each executor thread opens
@@ -130,7 +135,14 @@ pub struct TaskRing {
     bell: Option<Arc<Doorbell>>,
     poll_min_depth: u32,
     sleep_in_ring: bool,
+    /// The embedder's say in whether the driver may block the thread now.
+    sleep_gate: RefCell<Option<SleepGate>>,
 }
+
+/// Whether the thread has nothing to run but the ring's wait: true when
+/// every task the embedder has woken has run (see
+/// [`TaskRing::set_sleep_gate`]).
+pub type SleepGate = Box<dyn Fn() -> bool>;
 
 impl TaskRing {
     /// Opens a ring on `targets` (the caller keeps descriptors open).
@@ -164,11 +176,13 @@ impl TaskRing {
                 counters: PathCounters::default(),
                 broken: None,
                 submit_batch: config.submit_batch,
+                woken: 0,
             }),
             bell,
             closed: std::cell::Cell::new(false),
             poll_min_depth: config.poll_min_depth.max(1),
             sleep_in_ring: config.sleep_in_ring,
+            sleep_gate: RefCell::new(None),
         })
     }
 
@@ -225,6 +239,24 @@ impl TaskRing {
     /// Whether the driver sleeps in the ring rather than on the eventfd.
     pub fn sleeps_in_ring(&self) -> bool {
         self.sleep_in_ring
+    }
+
+    /// With `sleep_in_ring`, a wait in the ring blocks the whole thread, so
+    /// it is taken only when nothing else could run: every owner the ring
+    /// woke has taken its result, and `gate` (the embedder's tasks woken by
+    /// other means, such as a job loop handing out work) allows it. An
+    /// executor gives no way to ask whether its run queue is empty, so the
+    /// parties that wake tasks say so. Without this, a driver polled ahead
+    /// of woken tasks slept for a whole device latency while they waited
+    /// to start their I/O (BENCHMARKS.md, "The driver slept ahead of its
+    /// tasks").
+    pub fn set_sleep_gate(&self, gate: SleepGate) {
+        *self.sleep_gate.borrow_mut() = Some(gate);
+    }
+
+    /// Whether the driver may block the thread in the ring now.
+    pub fn may_sleep(&self) -> bool {
+        self.core.borrow().woken == 0 && self.sleep_gate.borrow().as_ref().is_none_or(|g| g())
     }
 
     /// Submits what is staged and blocks this thread in the kernel until a
@@ -348,6 +380,7 @@ impl Core {
                 cmd,
                 buf: None,
                 waker: None,
+                woken: false,
             });
             self.slots.len() as u32 - 1
         });
@@ -440,6 +473,8 @@ impl Core {
             State::InFlight | State::Queued => {
                 s.state = State::Done(result);
                 if let Some(w) = s.waker.take() {
+                    s.woken = true;
+                    self.woken += 1;
                     w.wake();
                 }
             }
@@ -450,6 +485,9 @@ impl Core {
 
     fn release(&mut self, op: u32) {
         let s = &mut self.slots[op as usize];
+        if std::mem::take(&mut s.woken) {
+            self.woken -= 1;
+        }
         (s.state, s.buf, s.waker) = (State::Free, None, None);
         self.free.push(op);
     }

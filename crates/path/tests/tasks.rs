@@ -235,3 +235,68 @@ proptest! {
         prop_assert_eq!((c.issued, c.reaped), (2 * tasks, 2 * tasks));
     }
 }
+
+/// The driver may block the thread in the ring only once every owner it
+/// woke has taken its result: a woken owner starts the next I/O, and a
+/// driver that slept first would keep it waiting a whole device latency.
+#[test]
+fn a_woken_owner_holds_the_driver_awake_until_it_runs() {
+    let dev = MemDevice::new(4 * 4096).unwrap();
+    let config = TaskConfig {
+        engine: EngineKind::Mem,
+        sleep_in_ring: true,
+        ..TaskConfig::default()
+    };
+    let ring = TaskRing::open(&config, &[Target::Mem(dev)]).unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut reads: Vec<_> = (0..3u64)
+        .map(|i| Box::pin(ring.read_at(0, AlignedBuf::new(4096), i * 4096)))
+        .collect();
+    for r in &mut reads {
+        assert!(r.as_mut().poll(&mut cx).is_pending());
+    }
+    assert!(ring.may_sleep(), "nobody was woken yet");
+    // The first turn submits (the RAM device completes at once), the second reaps.
+    ring.turn();
+    ring.turn();
+    assert_eq!(ring.counters().reaped, 3);
+    for (i, r) in reads.iter_mut().enumerate() {
+        assert!(!ring.may_sleep(), "{} woken owners have not run", 3 - i);
+        assert!(r.as_mut().poll(&mut cx).is_ready());
+    }
+    assert!(ring.may_sleep());
+    // An owner dropped after its wake-up no longer holds the driver.
+    let mut dropped = Box::pin(ring.read_at(0, AlignedBuf::new(4096), 0));
+    assert!(dropped.as_mut().poll(&mut cx).is_pending());
+    ring.turn();
+    ring.turn();
+    assert!(!ring.may_sleep());
+    drop(dropped);
+    assert!(ring.may_sleep());
+}
+
+/// The embedder's gate is obeyed: while it says others are about to run,
+/// the driver never blocks in the ring (it yields to the executor), and
+/// every I/O still completes; with the gate open it sleeps there.
+#[test]
+fn the_driver_sleeps_in_the_ring_only_when_the_gate_allows() {
+    for open in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = direct_file(&dir, 64 * 4096, 0);
+        let config = TaskConfig {
+            sleep_in_ring: true,
+            ..TaskConfig::default()
+        };
+        let ring = Rc::new(TaskRing::open(&config, &[Target::from_file(&file)]).unwrap());
+        ring.set_sleep_gate(Box::new(move || open));
+        let done = with_driver(ring.clone(), |r| write_then_check(r, 64, 4096));
+        assert_eq!(done, 64);
+        let c = ring.counters();
+        assert_eq!(c.reaped, 128, "{c:?}");
+        if open {
+            assert!(c.doorbell_wakes > 0, "never slept in the ring: {c:?}");
+        } else {
+            assert_eq!(c.doorbell_wakes, 0, "slept against the gate: {c:?}");
+        }
+    }
+}

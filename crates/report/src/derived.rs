@@ -236,7 +236,13 @@ pub struct SwitchFigure {
 pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
     let p = job.path.as_ref()?;
     let t = job.path_threads().unwrap_or_default();
-    let ios = t.ios.max(1) as f64;
+    // Task runs have no path threads: their I/Os are the job's.
+    let job_ios: u64 = job
+        .threads
+        .iter()
+        .map(|t| t.read.ios + t.write.ios + t.trim.ios)
+        .sum();
+    let ios = if t.ios > 0 { t.ios } else { job_ios }.max(1) as f64;
     let c = &p.counters;
     let share = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     Some(PathFigures {
