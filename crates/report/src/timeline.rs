@@ -86,7 +86,7 @@ pub fn timeline_lines(out: &mut String, r: &RunResult) {
         t.without_block_io, t.block_only, t.partial, t.in_flight_at_end, t.untracked, t.completions_unseen
     );
     if !crate::derived::completions_seen(t) {
-        let _ = writeln!(out, "  warning: completions seen for only {} of the {} requests issued: this kernel dropped the rest (tracepoint samples in the disk's interrupt; `perf record` loses them too), so the device time above is a biased few and the latency split uses /proc/diskstats instead", t.stages.completion, t.stages.driver_issue);
+        let _ = writeln!(out, "  warning: completions seen for only {} of the {} requests issued: the rest were dropped (perf loses completion records on idle CPUs; hiops reads them from a tracefs instance, which could not be made here: is /sys/kernel/tracing/instances writable?), so the device time above is a biased few and the latency split uses /proc/diskstats instead", t.stages.completion, t.stages.driver_issue);
     }
     if t.merged > 0 {
         let _ = writeln!(out, "  {} bios were merged into another's request: each is timed with that request (its issue and completion)", t.merged);

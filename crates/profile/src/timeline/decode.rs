@@ -139,6 +139,21 @@ impl Decoder {
         }
     }
 
+    /// A record read from a tracefs ring (no perf header): only kinds that
+    /// are not tied to this process, such as completions, come this way.
+    pub(crate) fn decode_raw(&self, time: u64, raw: &[u8]) -> Decoded {
+        let Some(id) = raw.get(..2).map(|x| u16::from_ne_bytes([x[0], x[1]])) else {
+            return Decoded::Skip;
+        };
+        let Some(&(_, k)) = self.kinds.iter().find(|(i, _)| *i == id) else {
+            return Decoded::Skip;
+        };
+        match self.event(k, raw, u32::MAX, 0) {
+            Some(e) => Decoded::Event(time, e),
+            None => Decoded::Skip,
+        }
+    }
+
     /// The whole disk of a traced device, or None. A partition's bios
     /// carry its own dev_t (and sectors already counted from the disk's
     /// start); its requests carry the disk's.

@@ -21,8 +21,12 @@
 //! would save (joining in the kernel, fewer bytes per event) matters past
 //! a few hundred thousand I/Os per second, and lost records are counted
 //! ([`Timeline::lost`]) rather than hidden when the rings cannot keep up.
+//! The completions are the exception: perf loses most of those that fire
+//! on an idle CPU, so they are read from a tracefs instance of their own
+//! (`ftrace`), on the same clock.
 
 mod decode;
+mod ftrace;
 mod matcher;
 mod order;
 mod tracer;

@@ -3,6 +3,7 @@
 //! its own that joins events into I/Os as they come.
 
 use super::decode::{Decoded, Decoder, Kind};
+use super::ftrace::Instance;
 use super::matcher::Matcher;
 use super::order::{monotonic_ns, Ordered};
 use super::Timeline;
@@ -17,9 +18,10 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Data pages per CPU ring (1 MiB): ~64-byte records of ~5 events per I/O
-/// leave room for 100k I/Os per second between two drains.
-const RING_PAGES: usize = 256;
+/// Data pages per CPU ring (4 MiB): ~64-byte records of ~5 events per I/O
+/// leave room for 100k I/Os per second over 100 ms, the drain thread's
+/// wait for a CPU among 128 busy threads (1 MiB lost records there).
+const RING_PAGES: usize = 1024;
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
 /// Events held for ordering, room made at start: a few drains' worth at
 /// 100k I/Os per second (it grows past that rather than drop events).
@@ -36,6 +38,9 @@ pub struct Prepared {
     rings: Vec<Ring>,
     /// Events whose records go to another event's ring; kept open.
     others: Vec<OwnedFd>,
+    /// The completions, read from tracefs (see `ftrace`): None where an
+    /// instance cannot be made, and perf reads them as the rest.
+    ftrace: Option<Instance>,
     decoder: Decoder,
     devices: Vec<String>,
 }
@@ -165,6 +170,33 @@ fn set_filter(fd: &OwnedFd, filter: &str) -> std::io::Result<()> {
     })
 }
 
+/// The events that fire where the disk's completion runs (its interrupt
+/// or softirq, often on an idle CPU): perf loses most of those there.
+fn in_interrupt(kind: &Kind) -> bool {
+    matches!(kind, Kind::Complete { .. } | Kind::BioComplete { .. })
+}
+
+/// A tracefs instance with the completion events on, or None (perf then
+/// reads them, and loses those that fire on an idle CPU).
+fn completions_from_tracefs(
+    root: &Path,
+    evs: &[(Tracepoint, Kind, Option<String>)],
+    cpus: &[usize],
+) -> Option<Instance> {
+    let names: Vec<(&str, &str, Option<String>)> = evs
+        .iter()
+        .filter(|(_, k, _)| in_interrupt(k))
+        .map(|(_, k, f)| {
+            let name = match k {
+                Kind::BioComplete { .. } => "block_bio_complete",
+                _ => "block_rq_complete",
+            };
+            ("block", name, f.clone())
+        })
+        .collect();
+    Instance::create(root, &names, cpus).ok()
+}
+
 /// Opens the tracepoints for `devices` (block device names, as in
 /// /sys/class/block), disabled; an `Err` says what to do.
 pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
@@ -177,10 +209,15 @@ pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
         .map(|d| dev_of(d))
         .collect::<Result<Vec<_>, _>>()?;
     let evs = events(&root, &devs)?;
+    let cpus = crate::sampler::online_cpus();
+    let ftrace = completions_from_tracefs(&root, &evs, &cpus);
     let (mut rings, mut others) = (Vec::new(), Vec::new());
-    for cpu in crate::sampler::online_cpus() {
+    for &cpu in &cpus {
         let mut leader: Option<Ring> = None;
-        for (tp, _, filter) in &evs {
+        for (tp, kind, filter) in &evs {
+            if ftrace.is_some() && in_interrupt(kind) {
+                continue;
+            }
             let fd = open_event(attr(tp.id), -1, cpu as libc::c_int).map_err(|e| explain(&e))?;
             if let Some(f) = filter {
                 // The user-space filter stays in force if the kernel's fails.
@@ -204,6 +241,7 @@ pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
     Ok(Prepared {
         rings,
         others,
+        ftrace,
         decoder,
         devices: devices.to_vec(),
     })
@@ -219,38 +257,22 @@ fn drain_loop(
     let Prepared {
         mut rings,
         others,
+        mut ftrace,
         decoder,
         devices,
     } = p;
     let disks: Vec<u32> = decoder.devs.iter().map(|&(_, w)| w).collect();
     let mut m = Matcher::new(IN_FLIGHT, &disks);
-    let toggle = |rings: &[Ring], on: bool| -> std::io::Result<()> {
-        for r in rings {
-            if on {
-                r.enable()?
-            } else {
-                r.disable()?
-            }
-        }
-        for fd in &others {
-            // SAFETY: ioctls without a pointer argument on events we own.
-            let r = unsafe {
-                if on {
-                    perf_event_open_sys::ioctls::ENABLE(fd.as_raw_fd(), 0)
-                } else {
-                    perf_event_open_sys::ioctls::DISABLE(fd.as_raw_fd(), 0)
-                }
-            };
-            Ring::check(r)?;
-        }
-        Ok(())
-    };
-    let enabled = toggle(&rings, true);
+    let enabled = toggle(&rings, &others, ftrace.as_ref(), true);
     m.on_ns = monotonic_ns();
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start tracing: {e}")));
     let mut held = Ordered::with_capacity(HELD);
-    let drain = |rings: &mut Vec<Ring>, m: &mut Matcher, held: &mut Ordered, all: bool| {
+    let drain = |rings: &mut [Ring],
+                 ftrace: &mut Option<Instance>,
+                 m: &mut Matcher,
+                 held: &mut Ordered,
+                 all: bool| {
         // Read before the rings: every event stamped before the horizon
         // is in them by now.
         let now = monotonic_ns();
@@ -261,17 +283,57 @@ fn drain_loop(
                 Decoded::Skip => {}
             });
         }
+        if let Some(f) = ftrace.as_mut() {
+            let dropped = f.drain(|t, raw| {
+                if let Decoded::Event(t, e) = decoder.decode_raw(t, raw) {
+                    held.push(t, e);
+                }
+            });
+            // A page that says records were dropped but not how many: one.
+            m.lost += if dropped == u64::MAX { 1 } else { dropped };
+        }
         held.flush(now, all, m);
     };
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
-        drain(&mut rings, &mut m, &mut held, false);
+        drain(&mut rings, &mut ftrace, &mut m, &mut held, false);
     }
-    let _ = toggle(&rings, false);
     let window_s = started.elapsed().as_secs_f64();
-    drain(&mut rings, &mut m, &mut held, true);
+    let _ = toggle(&rings, &others, ftrace.as_ref(), false);
+    drain(&mut rings, &mut ftrace, &mut m, &mut held, true);
     m.late = held.late;
     m.timeline(devices, window_s)
+}
+
+/// Turns every event on or off.
+fn toggle(
+    rings: &[Ring],
+    others: &[OwnedFd],
+    ftrace: Option<&Instance>,
+    on: bool,
+) -> std::io::Result<()> {
+    for r in rings {
+        if on {
+            r.enable()?
+        } else {
+            r.disable()?
+        }
+    }
+    for fd in others {
+        // SAFETY: ioctls without a pointer argument on events we own.
+        let r = unsafe {
+            if on {
+                perf_event_open_sys::ioctls::ENABLE(fd.as_raw_fd(), 0)
+            } else {
+                perf_event_open_sys::ioctls::DISABLE(fd.as_raw_fd(), 0)
+            }
+        };
+        Ring::check(r)?;
+    }
+    if let Some(f) = ftrace {
+        f.set_on(on).map_err(std::io::Error::other)?;
+    }
+    Ok(())
 }
 
 impl Prepared {
