@@ -50,7 +50,9 @@ pub struct TaskConfig {
     /// Sleep in the ring (`io_uring_enter` waiting for a completion, which
     /// wakes this thread directly, as pread's own wait does) instead of on
     /// the eventfd through the runtime's reactor. Only for an executor
-    /// thread that waits on nothing else: it blocks the thread.
+    /// thread that waits on nothing else: it blocks the thread, so the
+    /// driver takes it only when no woken task is left to run (see
+    /// [`TaskRing::set_sleep_gate`]).
     pub sleep_in_ring: bool,
     /// Staged commands go to the kernel as soon as this many wait, not at
     /// the end of the turn (0: only at the end of the turn). At 128 tasks
