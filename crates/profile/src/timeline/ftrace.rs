@@ -116,11 +116,9 @@ impl Instance {
         events: &[(&str, &str, Option<String>)],
         cpus: &[usize],
     ) -> Result<Instance, String> {
-        let dir = root
-            .join("instances")
-            .join(format!("hiops-timeline-{}", std::process::id()));
-        // A leftover of an earlier run of this process id (killed) goes.
-        let _ = std::fs::remove_dir(&dir);
+        let instances = root.join("instances");
+        remove_orphans(&instances);
+        let dir = instances.join(format!("hiops-timeline-{}", std::process::id()));
         std::fs::create_dir(&dir)
             .map_err(|e| format!("cannot create the tracefs instance {}: {e}", dir.display()))?;
         let mut me = Instance {
@@ -161,7 +159,8 @@ impl Instance {
         self.write("tracing_on", if on { "1" } else { "0" })
     }
 
-    /// Reads every page there is now; returns records the kernel dropped.
+    /// Reads every page there is now; returns records the kernel dropped
+    /// (at least one for a page that does not say how many).
     pub(crate) fn drain(&mut self, mut each: impl FnMut(u64, &[u8])) -> u64 {
         let mut missed = 0u64;
         for pipe in &mut self.pipes {
@@ -171,7 +170,11 @@ impl Instance {
                 if n == 0 {
                     break;
                 }
-                missed = missed.saturating_add(parse_page(&self.page[..n], &mut each));
+                // A page that says records were dropped but not how many: one.
+                missed += match parse_page(&self.page[..n], &mut each) {
+                    u64::MAX => 1,
+                    m => m,
+                };
             }
         }
         missed
@@ -184,6 +187,27 @@ impl Drop for Instance {
         self.pipes.clear();
         // rmdir removes an instance with everything in it.
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Removes the instances of hiops runs that were killed before their
+/// clean-up (each holds a buffer per CPU): those whose process is gone.
+fn remove_orphans(instances: &Path) {
+    let Ok(entries) = std::fs::read_dir(instances) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("hiops-timeline-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 

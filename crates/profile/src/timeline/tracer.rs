@@ -284,13 +284,11 @@ fn drain_loop(
             });
         }
         if let Some(f) = ftrace.as_mut() {
-            let dropped = f.drain(|t, raw| {
+            m.lost += f.drain(|t, raw| {
                 if let Decoded::Event(t, e) = decoder.decode_raw(t, raw) {
                     held.push(t, e);
                 }
             });
-            // A page that says records were dropped but not how many: one.
-            m.lost += if dropped == u64::MAX { 1 } else { dropped };
         }
         held.flush(now, all, m);
     };
@@ -298,8 +296,8 @@ fn drain_loop(
         std::thread::park_timeout(DRAIN_EVERY);
         drain(&mut rings, &mut ftrace, &mut m, &mut held, false);
     }
-    let window_s = started.elapsed().as_secs_f64();
     let _ = toggle(&rings, &others, ftrace.as_ref(), false);
+    let window_s = started.elapsed().as_secs_f64();
     drain(&mut rings, &mut ftrace, &mut m, &mut held, true);
     m.late = held.late;
     m.timeline(devices, window_s)
