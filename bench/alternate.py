@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Labelled `hiops run` commands alternated in rounds, on one file.
 
-Each spec is LABEL=COMMAND: a hiops binary and its flags (so two builds
-can be compared: an old one built in a worktree with its own target dir).
+Each spec is LABEL=COMMAND: a hiops binary, `run`, and flags that
+override the defaults (4 KiB random reads); two builds can be compared,
+an old one built in a worktree with its own target dir.
 Every round runs every spec once, in order; the table gives medians and
 the median of per-round ratios against the first spec.
 
@@ -16,8 +17,10 @@ COMMON = ["--rw=randread", "--bs=4k", "--output-format=json", "--no-progress"]
 
 
 def one(cmd, args):
-    full = shlex.split(cmd) + [f"--filename={args.file}", f"--runtime={args.runtime}",
-                               f"--ramp_time={args.ramp}"] + COMMON
+    # The spec's own flags come last, so they override the defaults.
+    words = shlex.split(cmd)
+    full = words[:2] + [f"--filename={args.file}", f"--runtime={args.runtime}",
+                        f"--ramp_time={args.ramp}"] + COMMON + words[2:]
     out = subprocess.run(full, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(full)} failed: {out.stderr.strip()}")

@@ -210,6 +210,8 @@ pub struct IoPath {
     /// Every target completes reads inline (zram, loop over tmpfs): each
     /// thread issues synchronously (pread), whatever the strategy.
     inline: Option<String>,
+    /// I/Os of threads' own rings copied through a registered buffer.
+    bounced: AtomicU64,
 }
 
 impl IoPath {
@@ -232,6 +234,7 @@ impl IoPath {
             threads: Vec::new(),
             closing: AtomicBool::new(false),
             inline: inline_reason(&targets),
+            bounced: AtomicU64::new(0),
             targets,
             config,
         };
@@ -398,6 +401,7 @@ impl IoPath {
         for r in &self.rings {
             sum.add(&r.counters());
         }
+        sum.bounced = self.bounced.load(Ordering::Relaxed);
         sum
     }
 
@@ -582,6 +586,9 @@ impl IoPath {
             max_io: self.config.max_io,
         };
         let done = local::io(&spec, cmd, ptr, zero_copy).map_err(io::Error::other)?;
+        if done.bounced {
+            self.bounced.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(s) = stats {
             s.ios += 1;
             s.handoff.record(0);

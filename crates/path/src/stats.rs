@@ -60,6 +60,9 @@ pub struct PathCounters {
     pub ring_errors: u64,
     /// I/Os a thread alone on its ring submitted and reaped in one call.
     pub solo: u64,
+    /// I/Os of threads' own rings copied through the ring's registered
+    /// buffer (io_uring fixed buffers) instead of the caller's pages.
+    pub bounced: u64,
 }
 
 impl PathCounters {
@@ -78,6 +81,7 @@ impl PathCounters {
         self.doorbell_wakes += o.doorbell_wakes;
         self.ring_errors += o.ring_errors;
         self.solo += o.solo;
+        self.bounced += o.bounced;
     }
 
     /// `a - b`, for a measured window.
@@ -97,6 +101,7 @@ impl PathCounters {
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,
             ring_errors: self.ring_errors - b.ring_errors,
             solo: self.solo - b.solo,
+            bounced: self.bounced - b.bounced,
         }
     }
 }

@@ -619,3 +619,31 @@ fn a_refused_submission_is_sent_again_on_every_shared_strategy() {
         }
     });
 }
+
+/// A thread alone on its ring copies small I/O through the ring's
+/// registered buffer (the kernel pins no page of the caller's) and hands
+/// the kernel the caller's pages above `BOUNCE_MAX` (64 KiB), where the
+/// copy would cost more; the data is right either way.
+#[test]
+fn a_threads_own_ring_copies_small_io_through_its_registered_buffer() {
+    within(60, || {
+        for (strategy, bs, bounced) in [
+            (Strategy::Coop, 4096, true),
+            (Strategy::PerThreadRing, 4096, true),
+            (Strategy::Coop, 256 << 10, false),
+        ] {
+            let t = file_target(8 * bs as u64);
+            let mut cfg = config(strategy, EngineKind::IoUring, 8);
+            cfg.max_io = 256 << 10;
+            let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+            if let Some(why) = hiops_path::inline_reason(std::slice::from_ref(&t.target)) {
+                eprintln!("skipped: the file completes inline ({why}): no ring");
+                return;
+            }
+            let s = exercise(&path, 1, 8, bs, 2);
+            let c = path.counters();
+            let expect = if bounced { s.ios } else { 0 };
+            assert_eq!(c.bounced, expect, "{strategy:?} {bs}: {c:?}");
+        }
+    });
+}

@@ -192,6 +192,8 @@ pub struct PathFigures {
     pub polls_per_io: f64,
     pub empty_poll_share: f64,
     pub fifo_queued_share: f64,
+    /// I/Os copied through a thread's own ring's registered buffer.
+    pub bounced_share: f64,
     pub fifo_max: u64,
     pub promotions_per_io: f64,
     pub context_switches_per_io: f64,
@@ -258,6 +260,7 @@ pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
         polls_per_io: c.polls as f64 / ios,
         empty_poll_share: share(c.empty_polls, c.polls),
         fifo_queued_share: share(c.fifo_queued, c.issued),
+        bounced_share: c.bounced as f64 / ios,
         fifo_max: c.fifo_max,
         promotions_per_io: c.promotions as f64 / ios,
         context_switches_per_io: job.thread_cpu().context_switches() as f64 / ios,
