@@ -157,8 +157,17 @@ impl TaskRing {
             Some(_) if config.engine.needs_file() => EngineKind::Psync,
             _ => config.engine,
         };
-        // Buffers are the tasks' own: the arena's slots stay unused.
-        let queue = Queue::open(engine, &opts, targets, config.depth, 512)?;
+        // Buffers are the tasks' own: the arena's slots stay unused. The
+        // files are registered (no shared reference taken and dropped per
+        // I/O) unless the kernel refuses.
+        let registered = EngineOptions {
+            registerfiles: engine == EngineKind::IoUring,
+            ..opts.clone()
+        };
+        let queue = match Queue::open(engine, &registered, targets, config.depth, 512) {
+            Ok(q) => q,
+            Err(_) => Queue::open(engine, &opts, targets, config.depth, 512)?,
+        };
         let bell = queue.doorbell();
         if let Some(b) = &bell {
             b.set_nonblocking().map_err(|source| HalError::Setup {

@@ -300,3 +300,20 @@ fn the_driver_sleeps_in_the_ring_only_when_the_gate_allows() {
         }
     }
 }
+
+/// A task ring registers its files with io_uring: no shared file reference
+/// is taken and dropped per I/O.
+#[test]
+fn a_task_ring_registers_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = direct_file(&dir, 8 * 4096, 0);
+    let ring =
+        Rc::new(TaskRing::open(&TaskConfig::default(), &[Target::from_file(&file)]).unwrap());
+    let d = ring.description();
+    if !d.contains("io_uring") {
+        eprintln!("skipped: not on io_uring here ({d})");
+        return;
+    }
+    assert!(d.contains("registered files"), "{d}");
+    assert_eq!(with_driver(ring, |r| write_then_check(r, 8, 4096)), 8);
+}
