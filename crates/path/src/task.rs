@@ -265,6 +265,12 @@ impl TaskRing {
         *self.sleep_gate.borrow_mut() = Some(gate);
     }
 
+    /// Sends what is staged now (a driver that does not sleep in the ring
+    /// after a turn that left its submission to that sleep).
+    pub fn submit_staged(&self) {
+        self.core.borrow_mut().submit();
+    }
+
     /// Whether the driver may block the thread in the ring now.
     pub fn may_sleep(&self) -> bool {
         self.core.borrow().woken == 0 && self.sleep_gate.borrow().as_ref().is_none_or(|g| g())

@@ -49,9 +49,10 @@ pub async fn drive(ring: Rc<TaskRing>) -> io::Result<()> {
         match (wait, &bell) {
             (Wait::Busy, _) | (Wait::Bell, None) => requeue().await,
             (Wait::Bell, Some(_)) if ring.sleeps_in_ring() && !ring.may_sleep() => {
-                // Others are runnable: run after them (tokio defers a
-                // yielding task until its run queue is empty), then look
-                // again.
+                // Others are runnable: send what is staged (the sleep would
+                // have), run after them (tokio defers a yielding task until
+                // its run queue is empty), then look again.
+                ring.submit_staged();
                 tokio::task::yield_now().await
             }
             (Wait::Bell, Some(_)) if ring.sleeps_in_ring() => {
