@@ -22,6 +22,10 @@ pub(crate) struct Finished<'a> {
     pub data: &'a [u8],
     /// Where its latency is booked.
     pub latency: Latency,
+    /// When its owner saw it complete, where that is earlier than the job
+    /// loop's reap: a task's await returned (the task path), as a thread's
+    /// call returns. None: the reap's own clock read.
+    pub seen_ns: Option<u64>,
 }
 
 /// Where a completion's latency is booked: in its own direction (every
@@ -142,6 +146,7 @@ impl Driver for QueueDriver {
                 result: c.result,
                 data: &self.queue.buffer(c.tag)[..len as usize],
                 latency: Latency::Own,
+                seen_ns: None,
             });
         }
         Ok(n)
@@ -260,6 +265,7 @@ impl Driver for PathDriver<'_> {
             result: done.outcome,
             data: &self.buf[..len as usize],
             latency: Latency::Own,
+            seen_ns: None,
         });
         Ok(1)
     }

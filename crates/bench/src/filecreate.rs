@@ -188,6 +188,7 @@ impl Driver for FileCreateDriver {
             result,
             data: &[],
             latency,
+            seen_ns: None,
         });
         // Closed after booking: the close is not part of the create's time
         // (fio closes in close_file, outside the timed open).

@@ -503,9 +503,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // One clock read per reap batch (its completions share it), as
         // docs/output.md says, taken once the wait has returned.
         let mut done = None;
-        let r = self
-            .driver
-            .reap(min, |f| books.book(f, *done.get_or_insert_with(now_ns)));
+        let r = self.driver.reap(min, |f| {
+            let at = f
+                .seen_ns
+                .unwrap_or_else(|| *done.get_or_insert_with(now_ns));
+            books.book(f, at)
+        });
         for (d, &(ios, bytes)) in self.books.totals.iter().take(2).enumerate() {
             self.counters.ios[d].store(ios, Relaxed);
             self.counters.bytes[d].store(bytes, Relaxed);

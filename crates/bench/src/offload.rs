@@ -241,6 +241,7 @@ impl Driver for OffloadDriver {
                 result: d.result,
                 data: &d.buf[..len as usize],
                 latency: crate::driver::Latency::Own,
+                seen_ns: None,
             });
             free.push(d.buf);
         }

@@ -26,6 +26,8 @@ struct Done {
     cmd: Command,
     user: u64,
     issued_ns: u64,
+    /// When the task's await returned.
+    seen_ns: u64,
     result: i64,
     buf: AlignedBuf,
 }
@@ -155,6 +157,7 @@ async fn task_loop(task: usize, ring: Rc<TaskRing>, mail: Rc<RefCell<Mail>>) {
         };
         let issued_ns = now_ns();
         let (r, buf) = ring.io(cmd.op, cmd.target, cmd.offset, cmd.len, buf).await;
+        let seen_ns = now_ns();
         let result = match r {
             Ok(n) => n as i64,
             Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
@@ -165,6 +168,7 @@ async fn task_loop(task: usize, ring: Rc<TaskRing>, mail: Rc<RefCell<Mail>>) {
             cmd,
             user,
             issued_ns,
+            seen_ns,
             result,
             buf,
         });
@@ -257,6 +261,7 @@ impl Driver for TaskDriver {
                 result: d.result,
                 data: &d.buf[..len],
                 latency: crate::driver::Latency::Own,
+                seen_ns: Some(d.seen_ns),
             });
             m.bufs[d.task] = Some(d.buf);
             m.idle.push(d.task);
@@ -317,5 +322,48 @@ impl Drop for TaskDriver {
                 }
             }),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hiops_hal::backends::mem::MemDevice;
+    use hiops_hal::{EngineKind, Op};
+
+    /// A task's I/O is timed to when its await returned, as a thread's
+    /// call is timed to its return, not to when the job loop books it.
+    #[test]
+    fn a_tasks_io_is_timed_to_when_its_await_returned() {
+        let config = TaskConfig {
+            engine: EngineKind::Mem,
+            ..TaskConfig::default()
+        };
+        let targets = [Target::Mem(MemDevice::new(1 << 20).unwrap())];
+        let mut d = TaskDriver::open(&config, &targets, 2, 4096).unwrap();
+        for i in 0..2u64 {
+            let cmd = Command {
+                op: Op::Read,
+                target: 0,
+                offset: i * 4096,
+                len: 4096,
+            };
+            d.stage(cmd, i, |_| {}).unwrap();
+        }
+        d.submit().unwrap();
+        let mut seen = Vec::new();
+        let mut n = 0;
+        while n < 2 {
+            n += d
+                .reap(1, |f| seen.push((f.issued_ns, f.seen_ns, f.result)))
+                .unwrap();
+        }
+        let booked = now_ns();
+        assert_eq!(seen.len(), 2);
+        for (issued, at, result) in seen {
+            assert_eq!(result, 4096);
+            let at = at.expect("the task stamps its completion");
+            assert!(issued <= at && at <= booked, "{issued} {at} {booked}");
+        }
     }
 }
