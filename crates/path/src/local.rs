@@ -60,7 +60,8 @@ pub(crate) fn io(
                 list.len() - 1
             }
         };
-        let bounce = list[i].fixed
+        let fixed = list[i].fixed;
+        let bounce = fixed
             && !cmd.op.is_sync()
             && !cmd.op.is_trim()
             && cmd.len as usize <= spec.max_io.min(BOUNCE_MAX);
@@ -99,7 +100,9 @@ pub(crate) fn io(
         Ok(Done {
             result: res,
             refused,
-            bounced: !zero_copy,
+            // An unaligned caller's buffer is copied too, through the
+            // registered buffer only where there is one.
+            bounced: !zero_copy && fixed,
         })
     })
 }
