@@ -622,6 +622,28 @@ fn a_lone_runtime_thread_runs_on_a_cpu_that_takes_the_stores_interrupts() {
     }
 }
 
+#[test]
+fn runtime_threads_on_every_cpu_are_not_pinned() {
+    let allowed = hiops_stats::cpu::allowed_cpus();
+    let s = start_with(ServerConfig {
+        model: Model::Tasks,
+        workers: 0, // one per allowed CPU
+        ..ServerConfig::default()
+    });
+    let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+    let cpus = info_text(&mut c, "hiops_runtime_cpus");
+    assert_eq!(
+        cpus,
+        "",
+        "{} runtime threads on {} allowed CPUs are left to the scheduler",
+        allowed.len(),
+        allowed.len()
+    );
+    // And the server serves.
+    let r = c.call(&[b"SET", b"k", b"v"]).unwrap();
+    assert_eq!(r, Value::Simple("OK".into()));
+}
+
 /// Clients GETting at once overlap on a runtime thread's ring: the
 /// server's count of ring I/Os still equals the device reads.
 fn gets_at_once_count_each_ring_io_once(s: &Running, model: Model, value: &[u8]) {

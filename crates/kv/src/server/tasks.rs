@@ -32,19 +32,17 @@ pub(super) struct Workers {
 }
 
 impl Workers {
-    /// One runtime thread per allowed CPU (or `cfg.workers`), each pinned
-    /// to its CPU.
+    /// One runtime thread per allowed CPU (or `cfg.workers`); pinned when
+    /// fewer than the allowed CPUs (see [`runtime_cpus`]).
     pub fn start(shared: Arc<Shared>) -> io::Result<Workers> {
-        let cpus = irq_cpus_first(
-            hiops_stats::cpu::allowed_cpus(),
-            &shared.store.interrupt_cpus(),
-        );
+        let allowed = hiops_stats::cpu::allowed_cpus();
         let n = match shared.cfg.workers {
-            0 => cpus.len().max(1),
+            0 => allowed.len().max(1),
             n => n,
         };
-        if cpus.len() > 1 {
-            let pinned: Vec<String> = (0..n).map(|i| cpus[i % cpus.len()].to_string()).collect();
+        let cpus = runtime_cpus(n, allowed, &shared.store.interrupt_cpus());
+        if let Some(cpus) = &cpus {
+            let pinned: Vec<String> = cpus.iter().map(usize::to_string).collect();
             let _ = shared.runtime_cpus.set(pinned.join(","));
         }
         let mut w = Workers {
@@ -56,7 +54,7 @@ impl Workers {
         for i in 0..n {
             let (tx, rx) = unbounded_channel();
             let shared = shared.clone();
-            let cpu = (cpus.len() > 1).then(|| cpus[i % cpus.len()]);
+            let cpu = cpus.as_ref().map(|c| c[i]);
             let ready = ready_tx.clone();
             let t = std::thread::Builder::new()
                 .name(format!("hiops-kv-w{i}"))
@@ -100,15 +98,22 @@ impl Workers {
     }
 }
 
-/// `allowed` with the CPUs in `irq` first, each part in its order: the
-/// runtime threads are pinned in this order. A read's completion is then
-/// posted on the CPU of the thread that waits for it, with no interrupt
-/// sent to wake a thread elsewhere (the HIOPS paper's completion where the
-/// I/O is awaited); and with fewer threads than CPUs, the device's
-/// interrupts stay off the CPUs left to other work.
-fn irq_cpus_first(mut allowed: Vec<usize>, irq: &[usize]) -> Vec<usize> {
+/// The CPU of each of `n` runtime threads, or `None` to leave them to the
+/// scheduler. Pinned only when there are fewer threads than allowed CPUs:
+/// then the threads sit on the CPUs that take the store's interrupts (a
+/// read's completion is posted on the CPU of the thread that waits for it,
+/// the HIOPS paper's completion where the I/O is awaited: GET 0.84 -> 0.89x
+/// redis at 50 clients with one thread), and the other CPUs are left to
+/// other work. With a thread on every CPU, pinning would tie each to a CPU
+/// it must share with whatever else runs there (a client on the same host:
+/// 1,000 clients GET at 0.67x redis pinned, 0.92x unpinned, BENCHMARKS.md).
+fn runtime_cpus(n: usize, mut allowed: Vec<usize>, irq: &[usize]) -> Option<Vec<usize>> {
+    if n >= allowed.len() {
+        return None;
+    }
     allowed.sort_by_key(|c| !irq.contains(c));
-    allowed
+    allowed.truncate(n);
+    Some(allowed)
 }
 
 /// One runtime thread: its ring, the ring's driver, and the connections
@@ -374,14 +379,25 @@ impl Health {
 
 #[cfg(test)]
 mod tests {
-    use super::irq_cpus_first;
+    use super::runtime_cpus;
 
     #[test]
-    fn runtime_threads_go_first_on_the_interrupts_cpus() {
-        assert_eq!(irq_cpus_first(vec![0, 1], &[1]), vec![1, 0]);
-        assert_eq!(irq_cpus_first(vec![0, 1, 2, 3], &[3, 1]), vec![1, 3, 0, 2]);
+    fn fewer_threads_than_cpus_go_first_on_the_interrupts_cpus() {
+        assert_eq!(runtime_cpus(1, vec![0, 1], &[1]), Some(vec![1]));
+        assert_eq!(runtime_cpus(2, vec![0, 1, 2, 3], &[3, 1]), Some(vec![1, 3]));
+        assert_eq!(
+            runtime_cpus(3, vec![0, 1, 2, 3], &[3, 1]),
+            Some(vec![1, 3, 0])
+        );
         // Interrupts on a CPU this process may not use change nothing.
-        assert_eq!(irq_cpus_first(vec![0, 1], &[5]), vec![0, 1]);
-        assert_eq!(irq_cpus_first(vec![2, 3], &[]), vec![2, 3]);
+        assert_eq!(runtime_cpus(1, vec![0, 1], &[5]), Some(vec![0]));
+        assert_eq!(runtime_cpus(1, vec![2, 3], &[]), Some(vec![2]));
+    }
+
+    #[test]
+    fn a_thread_on_every_cpu_is_left_to_the_scheduler() {
+        assert_eq!(runtime_cpus(2, vec![0, 1], &[1]), None);
+        assert_eq!(runtime_cpus(4, vec![0, 1], &[1]), None);
+        assert_eq!(runtime_cpus(1, vec![0], &[0]), None);
     }
 }
