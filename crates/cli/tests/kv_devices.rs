@@ -151,43 +151,16 @@ fn fig10_sweeps_one_and_two_devices() {
         .exists());
 }
 
-/// A zram device of `size`, removed when dropped (None without root or
-/// the zram module).
-struct Zram(String);
-
-impl Zram {
-    fn add(size: &str) -> Option<Zram> {
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() == 0 };
-        if !root || !Path::new("/sys/class/zram-control/hot_add").exists() {
-            return None;
-        }
-        let n = std::fs::read_to_string("/sys/class/zram-control/hot_add").ok()?;
-        let z = Zram(n.trim().to_string());
-        std::fs::write(format!("/sys/block/zram{}/disksize", z.0), size).ok()?;
-        Some(z)
-    }
-
-    fn path(&self) -> String {
-        format!("/dev/zram{}", self.0)
-    }
-}
-
-impl Drop for Zram {
-    fn drop(&mut self) {
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.0);
-    }
-}
-
 #[test]
 fn fig10_over_a_zram_device_and_a_file_needs_the_device_granted() {
-    let Some(zram) = Zram::add("64M") else {
-        eprintln!("skipped: needs root and the zram module (/sys/class/zram-control)");
-        return;
+    let zram = match hiops_hal::ramdev::RamDevice::zram("64M") {
+        Ok(z) => z,
+        Err(why) => return eprintln!("skipped: {why}"),
     };
+    let zram_path = zram.path.display().to_string();
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("fig10");
-    let paths = format!("{},{}", zram.path(), tmp.path().join("b.kv").display());
+    let paths = format!("{},{}", zram_path, tmp.path().join("b.kv").display());
     let fig10 = |grant: &[String]| {
         hiops()
             .args(["kv", "fig10", "--size", "64m", "--records", "1000"])
@@ -225,9 +198,9 @@ fn fig10_over_a_zram_device_and_a_file_needs_the_device_granted() {
         .args(["--clients", "1", "--strategies", "coop", "--time", "200ms"])
         .arg("--path")
         .arg(tmp.path().join("c.kv"))
-        .args(["--path", &zram.path(), "-o"])
+        .args(["--path", &zram_path, "-o"])
         .arg(&named_dir)
-        .arg(format!("--allow-write-device={}", zram.path()))
+        .arg(format!("--allow-write-device={}", zram_path))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

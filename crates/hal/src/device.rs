@@ -65,14 +65,27 @@ impl BlockDev {
         Self::from_dev(libc::major(dev), libc::minor(dev))
     }
 
-    /// Why this device completes reads inside the submitting call, if it
-    /// does: zram (a synchronous RAM device) and a loop device over a file
-    /// in RAM (tmpfs). io_uring cannot do their reads without blocking, so
-    /// it hands every one to an io-wq worker thread: a context switch and a
-    /// wake-up per I/O that a plain pread does not pay.
+    /// Why this device completes a bio inside the submitting call itself,
+    /// if it does: zram, a synchronous RAM device. io_uring cannot read it
+    /// without blocking, so it hands every read to an io-wq worker thread;
+    /// a plain pread (or a task's poll) does it at once.
+    pub fn completes_in_submitter(&self) -> Option<String> {
+        self.disk
+            .starts_with("zram")
+            .then(|| format!("{} is zram, a synchronous RAM device", self.disk))
+    }
+
+    /// Why a thread that blocks for each I/O does best to read this device
+    /// with a plain pread, if so: what [`Self::completes_in_submitter`]
+    /// names, and a loop device over a file in RAM (tmpfs), whose reads the
+    /// loop's own worker thread does in microseconds (128 coop threads:
+    /// 181k IOPS so, 168k through io_uring). Not for a task ring: blocking
+    /// its executor on the loop's worker cost 128 tasks 4x (109k against
+    /// 440k through io_uring, where the loop device takes reads without
+    /// an io-wq worker; BENCHMARKS.md, twelfth session).
     pub fn completes_inline(&self) -> Option<String> {
-        if self.disk.starts_with("zram") {
-            return Some(format!("{} is zram, a synchronous RAM device", self.disk));
+        if let Some(why) = self.completes_in_submitter() {
+            return Some(why);
         }
         let backing = fs::read_to_string(self.disk_sysfs().join("loop/backing_file")).ok()?;
         let backing = backing.trim();

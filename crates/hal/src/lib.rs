@@ -40,6 +40,7 @@ mod tags;
 
 pub mod backends;
 pub mod device;
+pub mod ramdev;
 
 pub use buffer::BufferArena;
 pub use clock::now_ns;

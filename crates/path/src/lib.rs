@@ -700,16 +700,35 @@ fn config_error(what: &str, why: &str, instead: &str) -> PathError {
 }
 
 /// Why every target completes reads inline, if they all do (zram, a loop
-/// device over tmpfs): io_uring would punt each read to a worker thread, so
-/// the path issues synchronously instead.
+/// device over tmpfs): a thread then does best with a plain pread, so the
+/// path issues synchronously ([`hiops_hal::device::BlockDev::completes_inline`]).
 pub fn inline_reason(targets: &[Target]) -> Option<String> {
-    let mut why = Vec::new();
+    every_target(targets, hiops_hal::device::BlockDev::completes_inline)
+}
+
+/// Why every target completes a bio in the submitting call (zram), if
+/// they all do: a task ring then reads them synchronously.
+pub fn in_submitter_reason(targets: &[Target]) -> Option<String> {
+    every_target(targets, hiops_hal::device::BlockDev::completes_in_submitter)
+}
+
+/// Why `target` completes a bio in the submitting call, if it does.
+pub fn target_completes_in_submitter(target: &Target) -> Option<String> {
+    let Target::Fd(fd) = target else { return None };
+    hiops_hal::device::BlockDev::of_fd(*fd)?.completes_in_submitter()
+}
+
+fn every_target(
+    targets: &[Target],
+    why: impl Fn(&hiops_hal::device::BlockDev) -> Option<String>,
+) -> Option<String> {
+    let mut all = Vec::new();
     for t in targets {
         let Target::Fd(fd) = t else { return None };
-        why.push(hiops_hal::device::BlockDev::of_fd(*fd)?.completes_inline()?);
+        all.push(why(&hiops_hal::device::BlockDev::of_fd(*fd)?)?);
     }
-    why.dedup();
-    (!why.is_empty()).then(|| why.join("; "))
+    all.dedup();
+    (!all.is_empty()).then(|| all.join("; "))
 }
 
 /// The largest logical block of the targets opened with O_DIRECT (1 when

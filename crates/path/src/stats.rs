@@ -63,6 +63,10 @@ pub struct PathCounters {
     /// I/Os of threads' own rings copied through the ring's registered
     /// buffer (io_uring fixed buffers) instead of the caller's pages.
     pub bounced: u64,
+    /// I/Os a task ring did at once in the task's poll, on a target that
+    /// completes inline (zram, a loop device over tmpfs) beside others
+    /// that do not.
+    pub inline: u64,
 }
 
 impl PathCounters {
@@ -82,6 +86,7 @@ impl PathCounters {
         self.ring_errors += o.ring_errors;
         self.solo += o.solo;
         self.bounced += o.bounced;
+        self.inline += o.inline;
     }
 
     /// `a - b`, for a measured window.
@@ -102,6 +107,7 @@ impl PathCounters {
             ring_errors: self.ring_errors - b.ring_errors,
             solo: self.solo - b.solo,
             bounced: self.bounced - b.bounced,
+            inline: self.inline - b.inline,
         }
     }
 }

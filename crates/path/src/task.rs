@@ -126,6 +126,14 @@ struct Core {
     /// Owners woken with a result who have not run yet: the driver does
     /// not sleep in the ring before they have (they start the next I/O).
     woken: u32,
+    /// Where some targets, not all, complete a bio in the submitting call
+    /// (zram): a one-tag synchronous queue on the same targets, and which
+    /// targets go through it. io_uring would hand each of their reads to a
+    /// worker thread (a context switch or two per I/O); done in the task's
+    /// poll, they cost a system call. Empty when no target, or every
+    /// target, does (then `queue` is synchronous).
+    inline: Option<Queue>,
+    inline_targets: Vec<bool>,
 }
 
 /// One ring of one executor thread. Not `Send`: each executor thread opens
@@ -151,11 +159,28 @@ impl TaskRing {
     pub fn open(config: &TaskConfig, targets: &[Target]) -> Result<TaskRing, HalError> {
         let mut opts = config.engine_opts.clone();
         opts.doorbell = true;
-        // A device that completes inline is read synchronously: io_uring
-        // would hand each read to a worker thread.
-        let engine = match crate::inline_reason(targets) {
+        // A device that completes a bio in the submitting call (zram) is
+        // read at once in its task's poll: io_uring would hand each read to
+        // a worker thread. (A ring whose targets all do needs no io_uring.)
+        // Not a loop device over tmpfs: the loop's worker does its reads,
+        // and the executor must not block on them.
+        let engine = match crate::in_submitter_reason(targets) {
             Some(_) if config.engine.needs_file() => EngineKind::Psync,
             _ => config.engine,
+        };
+        let inline_targets: Vec<bool> = targets
+            .iter()
+            .map(|t| crate::target_completes_in_submitter(t).is_some())
+            .collect();
+        let inline = match engine.needs_file() && inline_targets.contains(&true) {
+            true => Some(Queue::open(
+                EngineKind::Psync,
+                &config.engine_opts,
+                targets,
+                1,
+                512,
+            )?),
+            false => None,
         };
         // Buffers are the tasks' own: the arena's slots stay unused. The
         // files are registered (no shared reference taken and dropped per
@@ -188,6 +213,12 @@ impl TaskRing {
                 broken: None,
                 submit_batch: config.submit_batch,
                 woken: 0,
+                inline_targets: if inline.is_some() {
+                    inline_targets
+                } else {
+                    Vec::new()
+                },
+                inline,
             }),
             bell,
             closed: std::cell::Cell::new(false),
@@ -384,7 +415,19 @@ impl TaskRing {
     }
 
     pub fn description(&self) -> String {
-        self.core.borrow().queue.description()
+        let c = self.core.borrow();
+        let inline = c.inline_targets.iter().filter(|&&i| i).count();
+        match inline {
+            0 => c.queue.description(),
+            n if n == c.inline_targets.len() => {
+                "every target completes in the submitting call: I/O done at once in the task's poll (psync)".to_string()
+            }
+            n => format!(
+                "{}; {n} of {} targets complete in the submitting call: their I/O done at once in the task's poll (psync)",
+                c.queue.description(),
+                c.inline_targets.len()
+            ),
+        }
     }
 }
 
@@ -419,6 +462,35 @@ impl Core {
             d.wake();
         }
         op
+    }
+
+    /// Whether a command on `target` is done at once, in its task's poll.
+    fn is_inline(&self, target: u32) -> bool {
+        self.inline_targets.get(target as usize) == Some(&true)
+    }
+
+    /// Does `cmd` on the synchronous queue now: its result.
+    fn run_inline(&mut self, cmd: Command, buf: &mut AlignedBuf) -> i64 {
+        let q = self.inline.as_mut().expect("a ring with inline targets");
+        let tag = q.get_free_tag().expect("the one tag is free between polls");
+        // SAFETY: `buf` is borrowed for this call, and the synchronous
+        // queue's command completes in `issue` below, before it returns.
+        let bound = unsafe { q.bind_external(tag, cmd, buf.as_mut_ptr(), 0) };
+        if let Err(e) = bound {
+            q.put_back_tag(tag);
+            debug_assert!(false, "binding a checked command failed: {e}");
+            return -(libc::EINVAL as i64);
+        }
+        let mut out = [Completion::EMPTY];
+        let result = match q.issue().and_then(|_| q.reap(1, &mut out)) {
+            Ok(1) => out[0].result,
+            Ok(_) => unreachable!("a synchronous queue completes in its issue"),
+            Err(_) => -(libc::EIO as i64),
+        };
+        self.counters.issued += 1;
+        self.counters.reaped += 1;
+        self.counters.inline += 1;
+        result
     }
 
     /// Binds FIFO heads to free tags (staged: the next submit sends them).
@@ -551,6 +623,12 @@ impl Future for IoFuture<'_> {
                 }
                 // Lazy completion: whoever enters the path reaps for all.
                 c.reap();
+                if c.is_inline(cmd.target) {
+                    let mut buf = buf;
+                    let result = c.run_inline(*cmd, &mut buf);
+                    this.step = Step::Finished;
+                    return Poll::Ready((outcome(result), buf));
+                }
                 let op = c.start(*cmd, buf, cx.waker());
                 this.step = Step::Waiting(op);
                 Poll::Pending
@@ -567,15 +645,19 @@ impl Future for IoFuture<'_> {
                 let buf = s.buf.take().expect("a finished command keeps its buffer");
                 c.release(op);
                 this.step = Step::Finished;
-                let r = if result < 0 {
-                    Err(io::Error::from_raw_os_error((-result) as i32))
-                } else {
-                    Ok(result as usize)
-                };
-                Poll::Ready((r, buf))
+                Poll::Ready((outcome(result), buf))
             }
             Step::Finished => panic!("an IoFuture polled after it finished"),
         }
+    }
+}
+
+/// A command's result as the future gives it: bytes moved, or the errno.
+fn outcome(result: i64) -> io::Result<usize> {
+    if result < 0 {
+        Err(io::Error::from_raw_os_error((-result) as i32))
+    } else {
+        Ok(result as usize)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The task path: futures over one ring per executor thread.
 
 use hiops_hal::backends::mem::MemDevice;
+use hiops_hal::ramdev::RamDevice;
 use hiops_hal::{EngineKind, Op, Target};
 use hiops_path::{tokio_driver, AlignedBuf, TaskConfig, TaskRing};
 use proptest::prelude::*;
@@ -325,4 +326,99 @@ fn a_task_ring_registers_its_files() {
     }
     assert!(d.contains("registered files"), "{d}");
     assert_eq!(with_driver(ring, |r| write_then_check(r, 8, 4096)), 8);
+}
+
+/// On a ring over a file and zram (which completes a bio in the
+/// submitting call), zram's I/Os are done at once in their task's poll (no
+/// io-wq worker), the file's go through io_uring, and both read back what
+/// was written.
+#[test]
+fn a_target_that_completes_in_the_submitter_is_served_in_the_tasks_poll() {
+    let zram = match RamDevice::zram("16M") {
+        Ok(z) => z,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = direct_file(&dir, 1 << 20, 0);
+    let dev = open_direct(&zram.path);
+    let targets = [Target::from_file(&file), Target::from_file(&dev)];
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &targets).unwrap());
+    assert!(
+        ring.description().contains("io_uring"),
+        "the file keeps io_uring: {}",
+        ring.description()
+    );
+    let tasks = 32u64;
+    let done = with_driver(ring.clone(), move |ring| {
+        each_target_round_trip(ring, 2, tasks)
+    });
+    assert_eq!(done, tasks);
+    let c = ring.counters();
+    assert_eq!(c.inline, 2 * tasks, "zram's writes and reads: {c:?}");
+    assert_eq!(c.issued, 4 * tasks, "every I/O counted once: {c:?}");
+    assert_eq!(c.reaped, 4 * tasks, "{c:?}");
+    assert_eq!(ring.in_flight(), 0);
+}
+
+/// A loop device over tmpfs is not read in the task's poll: the loop's
+/// worker does its reads, and the executor must not block on them (128
+/// tasks ran 4x faster through io_uring).
+#[test]
+fn a_loop_device_over_tmpfs_stays_on_io_uring_for_tasks() {
+    let lo = match RamDevice::loop_on(std::path::Path::new("/dev/shm"), 1 << 20) {
+        Ok(l) => l,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let dev = open_direct(&lo.path);
+    let targets = [Target::from_file(&dev)];
+    let ring = Rc::new(TaskRing::open(&TaskConfig::default(), &targets).unwrap());
+    assert!(
+        ring.description().contains("io_uring"),
+        "{}",
+        ring.description()
+    );
+    let done = with_driver(ring.clone(), move |ring| each_target_round_trip(ring, 1, 8));
+    assert_eq!(done, 8);
+    let c = ring.counters();
+    assert_eq!((c.inline, c.issued), (0, 16), "{c:?}");
+}
+
+fn open_direct(path: &std::path::Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap()
+}
+
+/// Each task writes a block of its own to each of the ring's `targets`, then
+/// reads each back and checks it. Returns the tasks that finished.
+async fn each_target_round_trip(ring: Rc<TaskRing>, targets: u32, tasks: u64) -> u64 {
+    let bs = 4096;
+    let handles: Vec<_> = (0..tasks)
+        .map(|t| {
+            let ring = ring.clone();
+            tokio::task::spawn_local(async move {
+                let at = t * bs as u64;
+                for target in 0..targets {
+                    let data = pattern(t + 100 * target as u64, bs);
+                    let (w, _) = ring.write_at(target, data, at).await;
+                    assert_eq!(w.unwrap(), bs);
+                }
+                for target in 0..targets {
+                    let (r, got) = ring.read_at(target, AlignedBuf::new(bs), at).await;
+                    assert_eq!(r.unwrap(), bs);
+                    let want = pattern(t + 100 * target as u64, bs);
+                    assert!(got[..] == want[..], "task {t} target {target}: other data");
+                }
+            })
+        })
+        .collect();
+    let mut n = 0;
+    for h in handles {
+        h.await.unwrap();
+        n += 1;
+    }
+    n
 }

@@ -194,6 +194,8 @@ pub struct PathFigures {
     pub fifo_queued_share: f64,
     /// I/Os copied through a thread's own ring's registered buffer.
     pub bounced_share: f64,
+    /// I/Os a task ring did at once on a target that completes inline.
+    pub inline_share: f64,
     pub fifo_max: u64,
     pub promotions_per_io: f64,
     pub context_switches_per_io: f64,
@@ -261,6 +263,7 @@ pub fn path_figures(job: &hiops_bench::JobResult) -> Option<PathFigures> {
         empty_poll_share: share(c.empty_polls, c.polls),
         fifo_queued_share: share(c.fifo_queued, c.issued),
         bounced_share: c.bounced as f64 / ios,
+        inline_share: c.inline as f64 / ios,
         fifo_max: c.fifo_max,
         promotions_per_io: c.promotions as f64 / ios,
         context_switches_per_io: job.thread_cpu().context_switches() as f64 / ios,

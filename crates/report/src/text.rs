@@ -203,6 +203,13 @@ fn path_lines(out: &mut String, job: &JobResult) {
             f.fifo_queued_share * 100.0,
             f.bounced_share * 100.0
         );
+        if f.inline_share > 0.0 {
+            let _ = writeln!(
+                out,
+                "  done at once in the task's poll (a target that completes inline): {:.0}% of I/Os",
+                f.inline_share * 100.0
+            );
+        }
         let h = &f.handoff_ns;
         let _ = writeln!(
             out,

@@ -1,0 +1,94 @@
+//! RAM block devices set up for a suite or a test, and removed after:
+//! zram (a synchronous device: software cost without a device model) and a
+//! loop device over a tmpfs file. Both need root; without it the caller
+//! says so and goes on with what it has.
+
+use std::path::{Path, PathBuf};
+
+/// A device this process created; removed on drop.
+pub struct RamDevice {
+    pub path: PathBuf,
+    kind: Kind,
+}
+
+enum Kind {
+    Zram(String),
+    Loop { backing: PathBuf },
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl RamDevice {
+    /// A fresh zram device of `size` (`1G`).
+    pub fn zram(size: &str) -> Result<RamDevice, String> {
+        if !is_root() {
+            return Err("zram needs root".into());
+        }
+        let ctl = Path::new("/sys/class/zram-control/hot_add");
+        let n = std::fs::read_to_string(ctl)
+            .map_err(|e| format!("no zram ({}: {e}); try modprobe zram", ctl.display()))?
+            .trim()
+            .to_string();
+        let dev = RamDevice {
+            path: PathBuf::from(format!("/dev/zram{n}")),
+            kind: Kind::Zram(n.clone()),
+        };
+        std::fs::write(format!("/sys/block/zram{n}/disksize"), size)
+            .map_err(|e| format!("zram{n}: cannot set its size to {size}: {e}"))?;
+        Ok(dev)
+    }
+
+    /// A loop device over a new file of `size_bytes` in `dir` (tmpfs keeps
+    /// it in RAM).
+    pub fn loop_on(dir: &Path, size_bytes: u64) -> Result<RamDevice, String> {
+        if !is_root() {
+            return Err("loop devices need root".into());
+        }
+        let backing = dir.join(format!("hiops-loop-{}.img", std::process::id()));
+        let f =
+            std::fs::File::create(&backing).map_err(|e| format!("{}: {e}", backing.display()))?;
+        f.set_len(size_bytes)
+            .map_err(|e| format!("{}: {e}", backing.display()))?;
+        drop(f);
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&backing);
+                format!("losetup: {e} (apt-get install mount)")
+            })?;
+        if !out.status.success() {
+            let _ = std::fs::remove_file(&backing);
+            return Err(format!(
+                "losetup: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Ok(RamDevice {
+            path,
+            kind: Kind::Loop { backing },
+        })
+    }
+}
+
+impl Drop for RamDevice {
+    fn drop(&mut self) {
+        match &self.kind {
+            Kind::Zram(n) => {
+                let _ = std::fs::write("/sys/class/zram-control/hot_remove", n);
+            }
+            Kind::Loop { backing } => {
+                let _ = std::process::Command::new("losetup")
+                    .arg("-d")
+                    .arg(&self.path)
+                    .status();
+                let _ = std::fs::remove_file(backing);
+            }
+        }
+    }
+}
