@@ -422,7 +422,8 @@ impl YcsbRunner {
         let args = store_of(&self.store, n);
         if reform && hiops_kv::store::check_devices(&args.path).is_err() {
             eprintln!(
-                "hiops kv fig10: formatting a store over {n} devices ({}); what they held is erased",
+                "hiops kv fig10: formatting a store over {n} device{} ({}); what they held is erased",
+                if n == 1 { "" } else { "s" },
                 crate::kv::shown(&args.path)
             );
             hiops_kv::store::erase_stores(&args.path).map_err(|e| failed(&e))?;
