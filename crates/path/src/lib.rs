@@ -210,6 +210,11 @@ pub struct IoPath {
     /// Every target completes reads inline (zram, loop over tmpfs): each
     /// thread issues synchronously (pread), whatever the strategy.
     inline: Option<String>,
+    /// Per target: it completes reads inline. Beside targets that do not,
+    /// a thread reads it with pread itself, not through a ring.
+    inline_targets: Vec<bool>,
+    /// I/Os done so (`PathCounters::inline`).
+    inline_ios: AtomicU64,
     /// I/Os of threads' own rings copied through a registered buffer.
     bounced: AtomicU64,
 }
@@ -234,6 +239,10 @@ impl IoPath {
             threads: Vec::new(),
             closing: AtomicBool::new(false),
             inline: inline_reason(&targets),
+            inline_targets: (targets.iter())
+                .map(|t| target_completes_inline(t).is_some())
+                .collect(),
+            inline_ios: AtomicU64::new(0),
             bounced: AtomicU64::new(0),
             targets,
             config,
@@ -402,6 +411,7 @@ impl IoPath {
             sum.add(&r.counters());
         }
         sum.bounced = self.bounced.load(Ordering::Relaxed);
+        sum.inline = self.inline_ios.load(Ordering::Relaxed);
         sum
     }
 
@@ -444,6 +454,18 @@ impl IoPath {
 
     /// What is in force, for reports.
     pub fn description(&self) -> String {
+        let inline = self.inline_targets.iter().filter(|&&i| i).count();
+        let mut d = self.engine_description();
+        if self.inline.is_none() && inline > 0 && self.config.strategy != Strategy::Pread {
+            d += &format!(
+                "; {inline} of {} targets complete inline: each thread reads them with pread",
+                self.targets.len()
+            );
+        }
+        d
+    }
+
+    fn engine_description(&self) -> String {
         match self.rings.first() {
             Some(r) => format!(
                 "{}{} over {} ring(s) of depth {}: {}",
@@ -543,13 +565,17 @@ impl IoPath {
             offset,
             len: len32,
         };
-        let res = if self.rings.is_empty() {
+        let inline = self.inline.is_none() && self.inline_targets[target as usize];
+        let res = if self.rings.is_empty() || inline {
             let engine = match (self.config.strategy, &self.targets[0]) {
                 (Strategy::Pread, Target::Mem(_)) => EngineKind::Mem,
                 (Strategy::Pread, _) => EngineKind::Psync,
-                _ if self.inline.is_some() => EngineKind::Psync,
+                _ if self.inline.is_some() || inline => EngineKind::Psync,
                 _ => self.config.engine,
             };
+            if inline && self.config.strategy != Strategy::Pread {
+                self.inline_ios.fetch_add(1, Ordering::Relaxed);
+            }
             self.local_io(engine, cmd, ptr, zero_copy, stats)?.result
         } else {
             let ring = &self.rings[self.ring_index()];
@@ -710,6 +736,12 @@ pub fn inline_reason(targets: &[Target]) -> Option<String> {
 /// they all do: a task ring then reads them synchronously.
 pub fn in_submitter_reason(targets: &[Target]) -> Option<String> {
     every_target(targets, hiops_hal::device::BlockDev::completes_in_submitter)
+}
+
+/// Why `target` completes reads inline, if it does.
+pub fn target_completes_inline(target: &Target) -> Option<String> {
+    let Target::Fd(fd) = target else { return None };
+    hiops_hal::device::BlockDev::of_fd(*fd)?.completes_inline()
 }
 
 /// Why `target` completes a bio in the submitting call, if it does.

@@ -53,7 +53,10 @@ pub(crate) fn io(
 ) -> Result<Done, HalError> {
     LOCAL.with(|cell| {
         let mut list = cell.borrow_mut();
-        let i = match list.iter().position(|l| l.path_id == spec.path_id) {
+        // A path's thread may hold two: its engine's, and psync for a
+        // target that completes inline.
+        let mine = |l: &LocalQueue| l.path_id == spec.path_id && l.queue.kind() == spec.engine;
+        let i = match list.iter().position(mine) {
             Some(i) => i,
             None => {
                 list.push(open(spec)?);

@@ -63,9 +63,9 @@ pub struct PathCounters {
     /// I/Os of threads' own rings copied through the ring's registered
     /// buffer (io_uring fixed buffers) instead of the caller's pages.
     pub bounced: u64,
-    /// I/Os a task ring did at once in the task's poll, on a target that
-    /// completes inline (zram, a loop device over tmpfs) beside others
-    /// that do not.
+    /// I/Os done at once on a target that completes inline beside others
+    /// that do not: in the task's poll (a task ring; zram), or with the
+    /// thread's own pread (a thread's path; zram, a loop device over tmpfs).
     pub inline: u64,
 }
 

@@ -3,6 +3,7 @@
 //! shuts down cleanly with I/O in flight.
 
 use hiops_hal::backends::mem::MemDevice;
+use hiops_hal::ramdev::RamDevice;
 use hiops_hal::{EngineKind, Target};
 use hiops_path::{AlignedBuf, CoopParts, CoopWait, IoPath, PathConfig, Strategy, ThreadStats};
 use proptest::prelude::*;
@@ -71,6 +72,18 @@ fn mem_target(bytes: u64) -> TestTarget {
 /// the threads use unaligned buffers (the bounce path). Returns the threads'
 /// stats merged.
 fn exercise(path: &IoPath, threads: u64, blocks: u64, bs: usize, rounds: u64) -> ThreadStats {
+    exercise_on(path, 0, threads, blocks, bs, rounds)
+}
+
+/// [`exercise`] on target `target` of the path.
+fn exercise_on(
+    path: &IoPath,
+    target: u32,
+    threads: u64,
+    blocks: u64,
+    bs: usize,
+    rounds: u64,
+) -> ThreadStats {
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -88,7 +101,9 @@ fn exercise(path: &IoPath, threads: u64, blocks: u64, bs: usize, rounds: u64) ->
                                 &mut unaligned_store[1..]
                             };
                             fill(w, t, b, round);
-                            let n = path.write_at_with_stats(0, w, offset, &mut stats).unwrap();
+                            let n = path
+                                .write_at_with_stats(target, w, offset, &mut stats)
+                                .unwrap();
                             assert_eq!(n, bs);
                             let r: &mut [u8] = if t % 2 == 0 {
                                 &mut back
@@ -96,7 +111,9 @@ fn exercise(path: &IoPath, threads: u64, blocks: u64, bs: usize, rounds: u64) ->
                                 &mut unaligned_store[1..]
                             };
                             r.fill(0);
-                            let n = path.read_at_with_stats(0, r, offset, &mut stats).unwrap();
+                            let n = path
+                                .read_at_with_stats(target, r, offset, &mut stats)
+                                .unwrap();
                             assert_eq!(n, bs);
                             let mut expect = vec![0u8; bs];
                             fill(&mut expect, t, b, round);
@@ -644,6 +661,44 @@ fn a_threads_own_ring_copies_small_io_through_its_registered_buffer() {
             let c = path.counters();
             let expect = if bounced { s.ios } else { 0 };
             assert_eq!(c.bounced, expect, "{strategy:?} {bs}: {c:?}");
+        }
+    });
+}
+
+/// On a path over zram and a file, each thread reads and writes zram with
+/// its own pread (io_uring would hand zram's I/O to a worker thread), and
+/// the file through the strategy's rings; both read back what was written.
+#[test]
+fn a_target_that_completes_inline_beside_a_file_is_read_with_pread() {
+    let zram = match RamDevice::zram("16M") {
+        Ok(z) => z,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let dev = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&zram.path)
+        .unwrap();
+    within(60, move || {
+        for strategy in [
+            Strategy::Coop,
+            Strategy::PerThreadRing,
+            Strategy::CompletionThread,
+        ] {
+            let file = file_target(8 * 8 * 4096);
+            let targets = vec![Target::from_file(&dev), file.target.clone()];
+            let path = IoPath::open(config(strategy, EngineKind::IoUring, 16), targets).unwrap();
+            assert!(
+                path.description()
+                    .contains("1 of 2 targets complete inline"),
+                "{strategy:?}: {}",
+                path.description()
+            );
+            let on_zram = exercise_on(&path, 0, 8, 8, 4096, 2);
+            exercise_on(&path, 1, 8, 8, 4096, 2);
+            let c = path.counters();
+            assert_eq!(c.inline, on_zram.ios, "{strategy:?}: zram's I/Os: {c:?}");
         }
     });
 }

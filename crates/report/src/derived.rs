@@ -194,7 +194,7 @@ pub struct PathFigures {
     pub fifo_queued_share: f64,
     /// I/Os copied through a thread's own ring's registered buffer.
     pub bounced_share: f64,
-    /// I/Os a task ring did at once on a target that completes inline.
+    /// I/Os done at once on a target that completes inline, beside others.
     pub inline_share: f64,
     pub fifo_max: u64,
     pub promotions_per_io: f64,

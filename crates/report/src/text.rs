@@ -206,7 +206,7 @@ fn path_lines(out: &mut String, job: &JobResult) {
         if f.inline_share > 0.0 {
             let _ = writeln!(
                 out,
-                "  done at once in the task's poll (a target that completes inline): {:.0}% of I/Os",
+                "  done at once, not through a ring (a target that completes inline): {:.0}% of I/Os",
                 f.inline_share * 100.0
             );
         }
