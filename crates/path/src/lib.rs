@@ -740,14 +740,17 @@ pub fn in_submitter_reason(targets: &[Target]) -> Option<String> {
 
 /// Why `target` completes reads inline, if it does.
 pub fn target_completes_inline(target: &Target) -> Option<String> {
-    let Target::Fd(fd) = target else { return None };
-    hiops_hal::device::BlockDev::of_fd(*fd)?.completes_inline()
+    block_dev(target)?.completes_inline()
 }
 
 /// Why `target` completes a bio in the submitting call, if it does.
 pub fn target_completes_in_submitter(target: &Target) -> Option<String> {
+    block_dev(target)?.completes_in_submitter()
+}
+
+fn block_dev(target: &Target) -> Option<hiops_hal::device::BlockDev> {
     let Target::Fd(fd) = target else { return None };
-    hiops_hal::device::BlockDev::of_fd(*fd)?.completes_in_submitter()
+    hiops_hal::device::BlockDev::of_fd(*fd)
 }
 
 fn every_target(
@@ -756,8 +759,7 @@ fn every_target(
 ) -> Option<String> {
     let mut all = Vec::new();
     for t in targets {
-        let Target::Fd(fd) = t else { return None };
-        all.push(why(&hiops_hal::device::BlockDev::of_fd(*fd)?)?);
+        all.push(why(&block_dev(t)?)?);
     }
     all.dedup();
     (!all.is_empty()).then(|| all.join("; "))

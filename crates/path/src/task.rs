@@ -126,12 +126,12 @@ struct Core {
     /// Owners woken with a result who have not run yet: the driver does
     /// not sleep in the ring before they have (they start the next I/O).
     woken: u32,
-    /// Where some targets, not all, complete a bio in the submitting call
-    /// (zram): a one-tag synchronous queue on the same targets, and which
-    /// targets go through it. io_uring would hand each of their reads to a
-    /// worker thread (a context switch or two per I/O); done in the task's
-    /// poll, they cost a system call. Empty when no target, or every
-    /// target, does (then `queue` is synchronous).
+    /// Where targets complete a bio in the submitting call (zram): a
+    /// one-tag synchronous queue on the same targets, and which targets go
+    /// through it. io_uring would hand each of their reads to a worker
+    /// thread (a context switch or two per I/O); done in the task's poll,
+    /// they cost a system call. None when no target does; when every
+    /// target does, all I/O goes this way and `queue` (psync) stays idle.
     inline: Option<Queue>,
     inline_targets: Vec<bool>,
 }
@@ -482,11 +482,12 @@ impl Core {
             return -(libc::EINVAL as i64);
         }
         let mut out = [Completion::EMPTY];
-        let result = match q.issue().and_then(|_| q.reap(1, &mut out)) {
-            Ok(1) => out[0].result,
-            Ok(_) => unreachable!("a synchronous queue completes in its issue"),
-            Err(_) => -(libc::EIO as i64),
-        };
+        // psync does the I/O in `issue`; neither call fails (an I/O error
+        // is the command's result).
+        let n = (q.issue().and_then(|_| q.reap(1, &mut out)))
+            .expect("a psync queue's issue and reap do not fail");
+        assert_eq!(n, 1, "a synchronous queue completes in its issue");
+        let result = out[0].result;
         self.counters.issued += 1;
         self.counters.reaped += 1;
         self.counters.inline += 1;
