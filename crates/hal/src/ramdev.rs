@@ -79,9 +79,7 @@ impl RamDevice {
 impl Drop for RamDevice {
     fn drop(&mut self) {
         match &self.kind {
-            Kind::Zram(n) => {
-                let _ = std::fs::write("/sys/class/zram-control/hot_remove", n);
-            }
+            Kind::Zram(n) => remove_zram(n),
             Kind::Loop { backing } => {
                 let _ = std::process::Command::new("losetup")
                     .arg("-d")
@@ -89,6 +87,28 @@ impl Drop for RamDevice {
                     .status();
                 let _ = std::fs::remove_file(backing);
             }
+        }
+    }
+}
+
+/// How long a zram device's removal waits for its last user to let go.
+const REMOVE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Removes zram device `n`. The kernel refuses (EBUSY) while anything
+/// holds it open, and an io_uring that registered it as a file lets go
+/// only when its ring is torn down, in a kernel worker after the ring's
+/// descriptor closes: so try again for a while rather than leave it.
+fn remove_zram(n: &str) {
+    let started = std::time::Instant::now();
+    loop {
+        match std::fs::write("/sys/class/zram-control/hot_remove", n) {
+            Err(e)
+                if e.raw_os_error() == Some(libc::EBUSY) && started.elapsed() < REMOVE_PATIENCE =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return eprintln!("zram{n} was not removed: {e}"),
+            Ok(()) => return,
         }
     }
 }
