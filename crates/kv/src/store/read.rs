@@ -88,11 +88,13 @@ enum Found {
     /// Copied from a block in memory (the record at `Location`).
     Copied(Location),
     /// On the device: read `len` bytes at `start`; the record is at `at`.
+    /// `seq` is the block's sequence number when it was looked up.
     Device {
         loc: Location,
         start: u64,
         len: usize,
         at: usize,
+        seq: u64,
     },
 }
 
@@ -109,7 +111,7 @@ impl Inner {
         for _ in 0..ATTEMPTS {
             // Before the index is read: a write after it fences the fill.
             let ticket = self.cache.ticket(d);
-            let (loc, start, len, at) = match self.locate(d, key, out) {
+            let (loc, start, len, at, seq) = match self.locate(d, key, out) {
                 Found::Absent => return Ok(false),
                 Found::Cached => return Ok(self.hit(true)),
                 Found::Copied(loc) => {
@@ -121,7 +123,8 @@ impl Inner {
                     start,
                     len,
                     at,
-                } => (loc, start, len, at),
+                    seq,
+                } => (loc, start, len, at, seq),
             };
             let buf = take_buf(len, &self.counters);
             let (got, buf) = dev.read(buf, len, start).await;
@@ -135,7 +138,12 @@ impl Inner {
                     return Ok(self.hit(false));
                 }
                 Some(false) => return Ok(false),
-                None if self.index.get(d) == Some(loc) => {
+                // Damage only if the record is still where it was looked
+                // up, in the same use of its block: a block the
+                // defragmenter freed may be reopened, and the key's next
+                // record land at the very same place (the index then says
+                // `loc` again) while the read saw the block in between.
+                None if self.index.get(d) == Some(loc) && self.block_seq(loc) == seq => {
                     return Err(StoreError::Corrupt {
                         block: loc.block,
                         offset: loc.offset,
@@ -148,6 +156,10 @@ impl Inner {
             }
         }
         Err(StoreError::Moving { attempts: ATTEMPTS })
+    }
+
+    fn block_seq(&self, loc: Location) -> u64 {
+        self.blocks[loc.block as usize].seq.load(Acquire)
     }
 
     /// A GET found its key (`cached`: in the RAM cache).
@@ -166,6 +178,13 @@ impl Inner {
             };
             if self.cache.lookup(d, key, loc, out) {
                 return Found::Cached;
+            }
+            // The block's use that holds `loc`: the index still says `loc`
+            // after the sequence number is read.
+            let seq = self.block_seq(loc);
+            if self.index.get(d) != Some(loc) {
+                self.counters.read_retries.fetch_add(1, Relaxed);
+                continue;
             }
             let state = self.blocks[loc.block as usize].state.load(Acquire);
             if state == OPEN || state == SEALED {
@@ -195,6 +214,7 @@ impl Inner {
                 start,
                 len: (end - start) as usize,
                 at: (abs - start) as usize,
+                seq,
             };
         }
     }

@@ -408,7 +408,9 @@ impl Inner {
         format::encode_block_header(&mut buf, header);
         let info = &self.blocks[idx as usize];
         debug_assert_eq!(info.live.load(Relaxed), 0);
-        info.seq.store(seq, Relaxed);
+        // Release: a reader that sees the block's new use in the index
+        // sees its new sequence number (get_with's damage check).
+        info.seq.store(seq, Release);
         info.min_version.store(first_version, Relaxed);
         info.state.store(OPEN, Release);
         w.open = Some(OpenBlock {
