@@ -179,13 +179,6 @@ impl Inner {
             if self.cache.lookup(d, key, loc, out) {
                 return Found::Cached;
             }
-            // The block's use that holds `loc`: the index still says `loc`
-            // after the sequence number is read.
-            let seq = self.block_seq(loc);
-            if self.index.get(d) != Some(loc) {
-                self.counters.read_retries.fetch_add(1, Relaxed);
-                continue;
-            }
             let state = self.blocks[loc.block as usize].state.load(Acquire);
             if state == OPEN || state == SEALED {
                 let w = lock(&self.writer);
@@ -204,6 +197,13 @@ impl Inner {
                         }
                     }
                 }
+            }
+            // The block's use that holds `loc`: the index still says `loc`
+            // after the sequence number is read.
+            let seq = self.block_seq(loc);
+            if self.index.get(d) != Some(loc) {
+                self.counters.read_retries.fetch_add(1, Relaxed);
+                continue;
             }
             // One device read of the pages that hold the record.
             let abs = self.sb.block_offset(loc.block) + loc.offset as u64;
