@@ -273,10 +273,15 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
             .unwrap_or(u32::MAX),
         // The benchmark's executor threads wait on nothing but the ring.
         sleep_in_ring: true,
-        // fio's iodepth_batch_submit where the job sets it.
+        // fio's iodepth_batch_submit where the job sets it, as it is;
+        // else the path's batch, which grows with the queue.
         submit_batch: match spec.iodepth_batch_submit {
             0 => hiops_path::SUBMIT_BATCH,
             n => n,
+        },
+        submit_share: match spec.iodepth_batch_submit {
+            0 => hiops_path::SUBMIT_SHARE,
+            _ => 0,
         },
     };
     TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize)

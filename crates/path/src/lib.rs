@@ -51,7 +51,7 @@ pub use buf::{AlignedBuf, DIRECT_ALIGN};
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
 pub use strategy::Strategy;
 pub use strategy::{CoopParts, CoopWait};
-pub use task::{IoFuture, TaskConfig, TaskRing, SUBMIT_BATCH};
+pub use task::{IoFuture, TaskConfig, TaskRing, SUBMIT_BATCH, SUBMIT_SHARE};
 
 use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
 use hiops_stats::Histogram;
