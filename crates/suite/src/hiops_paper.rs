@@ -276,7 +276,8 @@ impl Plan {
                     },
                     Param {
                         name: "strategy".into(),
-                        values: vec!["pread".into(), "coop".into()],
+                        // The task path with as many tasks as the threads.
+                        values: vec!["pread".into(), "coop".into(), "tasks".into()],
                     },
                 ],
             );
@@ -831,6 +832,8 @@ mod tests {
             ["/var/tmp/f", "/var/tmp/f:/dev/zram0"]
         );
         assert!(!dev.base.iter().any(|a| a.starts_with("--filename")));
+        // Fig 1 has the task path beside the threads.
+        assert_eq!(dev.params[1].values, ["pread", "coop", "tasks"]);
         for (_, d) in &sweeps {
             for k in d.points() {
                 hiops_fio::plan_args(&d.args_for(&k), false).unwrap();
