@@ -75,6 +75,13 @@ pub trait Engine: Send {
         Ok((sent, self.reap(min, out)?))
     }
 
+    /// After `issue` or `issue_and_reap` failed: how many staged commands
+    /// the kernel did not take (the rest are in flight). None where a
+    /// failed call sends none.
+    fn unsent(&self) -> Option<u32> {
+        None
+    }
+
     /// What is in force (flags the kernel accepted, modes), for the report.
     fn description(&self) -> String;
 
@@ -217,6 +224,12 @@ pub struct EngineOptions {
     /// fault, as the kernel refuses one when it lacks memory; the commands
     /// stay in the submission queue). For tests of the layers above.
     pub refuse_submits: Option<Arc<AtomicU32>>,
+    /// io_uring: fail submissions with EIO, a failure that is not
+    /// transient, while this count is above zero, one per call, before
+    /// they reach the kernel (the commands stay in the submission queue,
+    /// unsent, as after a failed io_uring_enter). For tests of the layers
+    /// above.
+    pub fail_submits: Option<Arc<AtomicU32>>,
 }
 
 /// Takes one injected refusal from `faults`, if any are left.

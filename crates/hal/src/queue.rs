@@ -272,7 +272,10 @@ impl Queue {
             return Ok(0);
         }
         let begun = now_ns();
-        let sent = self.engine.issue()?;
+        let sent = self
+            .engine
+            .issue()
+            .inspect_err(|_| self.settle_failed_issue(begun))?;
         let issued = if self.engine.completes_in_issue() {
             begun
         } else {
@@ -301,7 +304,10 @@ impl Queue {
     pub fn issue_and_reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         assert!(min <= self.in_flight + self.staged);
         let t = now_ns();
-        let (sent, n) = self.engine.issue_and_reap(min, out)?;
+        let (sent, n) = self
+            .engine
+            .issue_and_reap(min, out)
+            .inspect_err(|_| self.settle_failed_issue(t))?;
         self.account_issued(sent, t, t);
         self.account_reaped(&mut out[..n]);
         Ok(n)
@@ -332,6 +338,17 @@ impl Queue {
     /// `now`: the kernel had them from `begun` (they count as in flight from
     /// then), and they are stamped issued at `now`, so the submission's own
     /// time is in fio's slat.
+    /// A failed issue may have sent some commands before it failed: those
+    /// are in flight, and complete through `reap` as any other.
+    fn settle_failed_issue(&mut self, begun: u64) {
+        if let Some(unsent) = self.engine.unsent() {
+            let sent = self.staged.saturating_sub(unsent);
+            if sent > 0 {
+                self.account_issued(sent, begun, now_ns());
+            }
+        }
+    }
+
     fn account_issued(&mut self, sent: u32, begun: u64, now: u64) {
         assert!(
             sent <= self.staged,

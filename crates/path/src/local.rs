@@ -63,6 +63,7 @@ pub(crate) fn io(
                 list.len() - 1
             }
         };
+        settle(&mut list[i].queue)?;
         let fixed = list[i].fixed;
         let bounce = fixed
             && !cmd.op.is_sync()
@@ -91,7 +92,25 @@ pub(crate) fn io(
         }
         let mut out = [Completion::EMPTY; 1];
         let mut refused = 0;
-        let n = issue_and_reap_one(q, &mut out, &mut refused)?;
+        let n = match issue_and_reap_one(q, &mut out, &mut refused) {
+            Ok(n) => n,
+            Err(e) => {
+                // Unsent, the command goes with the queue and this
+                // thread's next I/O opens a new one. Sent (the wait, not
+                // the submission, failed), it is reaped before the
+                // caller's buffer is given back, which the kernel may
+                // still write; a command into the ring's buffer is reaped
+                // by the next I/O.
+                if q.in_flight() == 0 {
+                    list.swap_remove(i);
+                } else if zero_copy {
+                    while settle(q).is_err() {
+                        std::thread::sleep(REFUSED_RETRY);
+                    }
+                }
+                return Err(e);
+            }
+        };
         assert_eq!(n, 1, "a synchronous wait returned no completion");
         let res = out[0].result;
         if !zero_copy && cmd.op == Op::Read && res > 0 {
@@ -129,6 +148,16 @@ fn open(spec: &LocalSpec<'_>) -> Result<LocalQueue, HalError> {
     }
     let queue = Queue::open(spec.engine, spec.opts, spec.targets, 1, spec.max_io)?;
     Ok(own(queue, spec.opts.fixedbufs))
+}
+
+/// Reaps, and drops, a command an earlier call left at the kernel when
+/// its wait failed, so the queue is idle for the next.
+fn settle(q: &mut Queue) -> Result<(), HalError> {
+    let mut out = [Completion::EMPTY; 1];
+    while q.in_flight() > 0 {
+        q.reap(1, &mut out)?;
+    }
+    Ok(())
 }
 
 /// How long a refused submission waits before it is sent again.

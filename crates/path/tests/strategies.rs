@@ -637,6 +637,56 @@ fn a_refused_submission_is_sent_again_on_every_shared_strategy() {
     });
 }
 
+/// A submission that fails for good (EIO, not EAGAIN) fails the I/O it
+/// touches; the thread's own ring serves its next I/Os with the right data
+/// (before, the failed command kept the ring's one tag, and the thread's
+/// next I/O panicked).
+#[test]
+fn a_failed_submission_fails_its_io_and_the_threads_ring_serves_on() {
+    within(60, || {
+        use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+        let dir = tempfile::tempdir().unwrap();
+        let name = dir.path().join("f.dat");
+        let data: Vec<u8> = (0..16 * 4096u32).map(|i| (i / 4096) as u8 + 1).collect();
+        std::fs::write(&name, &data).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&name)
+            .unwrap();
+        let target = Target::from_file(&file);
+        if let Some(why) = hiops_path::inline_reason(std::slice::from_ref(&target)) {
+            eprintln!("skipped: the file completes inline ({why}): no ring");
+            return;
+        }
+        for strategy in [Strategy::PerThreadRing, Strategy::Coop] {
+            let failures = std::sync::Arc::new(AtomicU32::new(0));
+            let mut cfg = config(strategy, EngineKind::IoUring, 4);
+            cfg.engine_opts.fail_submits = Some(failures.clone());
+            let p = IoPath::open(cfg, vec![target.clone()]).unwrap();
+            let mut buf = AlignedBuf::new(4096);
+            for block in 0..16u64 {
+                failures.store(1, SeqCst);
+                let err = p.read_at(0, &mut buf, block * 4096).unwrap_err();
+                assert!(
+                    err.to_string().contains("injected failure"),
+                    "{strategy}: {err}"
+                );
+                assert_eq!(
+                    failures.load(SeqCst),
+                    0,
+                    "{strategy}: the read reached the ring"
+                );
+                assert_eq!(p.read_at(0, &mut buf, block * 4096).unwrap(), 4096);
+                assert!(
+                    buf.iter().all(|&b| b == block as u8 + 1),
+                    "{strategy} block {block}"
+                );
+            }
+        }
+    });
+}
+
 /// A thread alone on its ring copies small I/O through the ring's
 /// registered buffer (the kernel pins no page of the caller's) and hands
 /// the kernel the caller's pages above `BOUNCE_MAX` (64 KiB), where the

@@ -38,6 +38,7 @@ pub struct UringEngine {
     defer_taskrun: bool,
     iopoll: bool,
     refuse_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
+    fail_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
     described: String,
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
@@ -315,6 +316,7 @@ impl UringEngine {
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
             refuse_submits: opts.refuse_submits.clone(),
+            fail_submits: opts.fail_submits.clone(),
             described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
         })
     }
@@ -382,6 +384,13 @@ impl UringEngine {
                 engine: "io_uring",
                 what: "io_uring_enter (an injected refusal)",
                 source: std::io::Error::from_raw_os_error(libc::EAGAIN),
+            });
+        }
+        if self.staged > 0 && crate::engine::take_fault(&self.fail_submits) {
+            return Err(HalError::Io {
+                engine: "io_uring",
+                what: "io_uring_enter (an injected failure)",
+                source: std::io::Error::from_raw_os_error(libc::EIO),
             });
         }
         loop {
@@ -492,6 +501,13 @@ impl Engine for UringEngine {
             n = self.drain(out, n);
         }
         Ok((issued, n))
+    }
+
+    fn unsent(&self) -> Option<u32> {
+        // A failed io_uring_enter takes none of the entries it was given
+        // (the kernel returns the count it took if that is not zero); the
+        // trims run after it, so none of them ran either.
+        Some(self.staged + self.trims.staged())
     }
 
     fn description(&self) -> String {
