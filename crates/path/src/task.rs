@@ -415,6 +415,16 @@ impl TaskRing {
         self.core.borrow().queue.busy()
     }
 
+    /// Commands whose futures were dropped while the kernel had them: the
+    /// ring holds their buffers until their completions are reaped.
+    pub fn orphans(&self) -> u32 {
+        let c = self.core.borrow();
+        c.slots
+            .iter()
+            .filter(|s| matches!(s.state, State::Orphan))
+            .count() as u32
+    }
+
     pub fn counters(&self) -> PathCounters {
         self.core.borrow().counters
     }

@@ -306,6 +306,9 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         if let Some(s) = sweep("threads") {
             out.push(threads_section(s, &t.label));
             out.push(handoff_section(s, &t.label, many));
+            if t.path.starts_with("/dev/zram") {
+                out.push(inline_device_target(s, &t.label, many));
+            }
         }
         if let Some(s) = sweep("fig8") {
             out.push(ablation_section(s, &t.label, many));
@@ -520,6 +523,7 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
             ));
         }
     }
+    findings.extend(coop_targets(&medians, many));
     if let Some(pi) = at(&medians, &["1", "pread"]).and_then(|m| m.get("iops")) {
         let slow: Vec<String> = strategies
             .iter()
@@ -550,6 +554,76 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
     }
 }
 
+/// The HIOPS path issue's targets for coop threads: at `many` threads
+/// pread's IOPS at <= 1.05x its clocks and <= 1.1 switches per I/O; at one
+/// thread >= 0.98x pread's IOPS.
+fn coop_targets(medians: &[(Vec<String>, BTreeMap<String, f64>)], many: u32) -> Vec<String> {
+    let get = |n: &str, st: &str, k: &str| at(medians, &[n, st])?.get(k).copied();
+    let mut out = Vec::new();
+    let many_s = many.to_string();
+    let ratio = |k: &str| Some(get(&many_s, "coop", k)? / get(&many_s, "pread", k)?);
+    if let (Some(ri), Some(rc), Some(ctx)) = (
+        ratio("iops"),
+        ratio("clocks_per_io"),
+        get(&many_s, "coop", "ctx_per_io"),
+    ) {
+        out.push(format!(
+            "Target (coop, {many} threads: ≥ 1.0x pread's IOPS at ≤ 1.05x its clocks and ≤ 1.1 context switches per I/O): {} — {ri:.2}x the IOPS at {rc:.2}x the clocks, {ctx:.2} switches per I/O.",
+            met(ri >= 1.0 && rc <= 1.05 && ctx <= 1.1)
+        ));
+    }
+    if let (Some(c), Some(p)) = (get("1", "coop", "iops"), get("1", "pread", "iops")) {
+        out.push(format!(
+            "Target (coop, 1 thread: ≥ 0.98x pread's IOPS): {} — {:.2}x.",
+            met(c / p >= 0.98),
+            c / p
+        ));
+    }
+    out
+}
+
+fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "missed"
+    }
+}
+
+/// The target for a device that completes in the submitter
+/// (zram): every strategy, and the task path, >= 0.9x pread's IOPS at
+/// `many` threads.
+fn inline_device_target(s: &SweepDir, label: &str, many: u32) -> Section {
+    let medians = s.medians();
+    let many_s = many.to_string();
+    let iops = |st: &str| at(&medians, &[&many_s, st])?.get("iops").copied();
+    let mut findings = Vec::new();
+    if let Some(p) = iops("pread") {
+        let slow: Vec<String> = s.def.params[1]
+            .values
+            .iter()
+            .filter_map(|st| Some((st, iops(st)? / p)))
+            .filter(|(_, r)| *r < 0.9)
+            .map(|(st, r)| format!("{st} {r:.2}x"))
+            .collect();
+        findings.push(if slow.is_empty() {
+            format!("Target ({label}, {many} threads or tasks: every strategy ≥ 0.9x pread's IOPS): met.")
+        } else {
+            format!(
+                "Target ({label}, {many} threads or tasks: every strategy ≥ 0.9x pread's IOPS): missed by {}.",
+                slow.join(", ")
+            )
+        });
+    }
+    Section {
+        heading: format!("The issue's target on {label}, a device that completes in the submitter"),
+        findings,
+        charts: Vec::new(),
+        tables: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
 /// The task path against threads: IOPS, clocks, context switches and p99
 /// vs tasks, and the targets read against pread with as many
 /// threads (from the thread sweep of the same run).
@@ -576,6 +650,21 @@ fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u3
         sec.findings.push(format!(
             "Target ({many} tasks: ≥ 1.0x the IOPS of pread with {many} threads at ≤ 0.55x its clocks per I/O): {} — {ri:.2}x the IOPS at {rc:.2}x the clocks.",
             if ri >= 1.0 && rc <= 0.55 { "met" } else { "missed" }
+        ));
+    }
+    let one_pread = threads.and_then(|t| {
+        at(&t.medians(), &["1", "pread"])?
+            .get("lat_p50_us")
+            .copied()
+    });
+    if let (Some(p), Some(t)) = (
+        one_pread,
+        at(&medians, &["1"]).and_then(|m| m.get("lat_p50_us")),
+    ) {
+        sec.findings.push(format!(
+            "Target (1 task: median latency ≤ 1.03x pread's at 1 thread): {} — {t:.1} against {p:.1} µs ({:.2}x).",
+            met(*t <= 1.03 * p),
+            t / p
         ));
     }
     let iops = |n: &str| at(&medians, &[n]).and_then(|m| m.get("iops").copied());
@@ -849,6 +938,8 @@ mod tests {
                 ("iops".to_string(), iops),
                 ("clocks_per_io".to_string(), clocks),
                 ("handoff_p99_us".to_string(), 10.0),
+                ("ctx_per_io".to_string(), 1.0),
+                ("lat_p50_us".to_string(), clocks / 10.0),
             ]),
             cdf: vec![],
             series: vec![],
@@ -910,7 +1001,7 @@ mod tests {
             .find(|(n, _)| n == "disk-threads")
             .unwrap()
             .1;
-        let s = SweepDir {
+        let mut s = SweepDir {
             path: "/x".into(),
             def,
             points: vec![
@@ -936,7 +1027,18 @@ mod tests {
             sec.findings
         );
         assert!(
-            sec.findings[2].ends_with("missed by completion-thread 0.90x."),
+            sec.findings[2].starts_with("Target (coop, 128 threads")
+                && sec.findings[2].contains(": met — 1.10x the IOPS at 0.50x the clocks, 1.00"),
+            "{:?}",
+            sec.findings
+        );
+        assert!(
+            sec.findings[3].ends_with("1 thread: ≥ 0.98x pread's IOPS): met — 0.99x."),
+            "{:?}",
+            sec.findings
+        );
+        assert!(
+            sec.findings[4].ends_with("missed by completion-thread 0.90x."),
             "{:?}",
             sec.findings
         );
@@ -947,5 +1049,77 @@ mod tests {
         let h = handoff_section(&s, "disk", 128);
         assert_eq!(h.charts.len(), 1, "only p99 is present");
         assert_eq!(h.charts[0].series.len(), 3);
+        // Below the coop bars: both missed.
+        s.points[2] = point("1", "coop", 97.0, 900.0);
+        s.points[5] = point("128", "coop", 1000.0, 1100.0);
+        let sec = targets_section(&s, "disk", 128);
+        assert!(
+            sec.findings[2].contains(": missed — 1.00x the IOPS at 1.10x"),
+            "{:?}",
+            sec.findings
+        );
+        assert!(
+            sec.findings[3].contains(": missed — 0.97x"),
+            "{:?}",
+            sec.findings
+        );
+        // On a device that completes in the submitter: every strategy
+        // within 0.9x of pread, or the ones that are not.
+        let z = inline_device_target(&s, "zram", 128);
+        assert!(
+            z.findings[0].ends_with("missed by completion-thread 0.80x."),
+            "{:?}",
+            z.findings
+        );
+        s.points[4] = point("128", "completion-thread", 950.0, 1000.0);
+        let z = inline_device_target(&s, "zram", 128);
+        assert!(z.findings[0].ends_with(": met."), "{:?}", z.findings);
+    }
+
+    #[test]
+    fn the_task_path_is_judged_against_pread_threads() {
+        let mut p = Plan::new(targets(), false, "3", "1", "1g", 1);
+        p.strategies = vec!["pread".into()];
+        p.threads = vec!["1".into(), "128".into()];
+        p.tasks = vec!["1".into(), "128".into(), "1024".into()];
+        let sweeps = p.sweeps();
+        let def = |name: &str| sweeps.iter().find(|(n, _)| n == name).unwrap().1.clone();
+        let threads = SweepDir {
+            path: "/x".into(),
+            def: def("disk-threads"),
+            points: vec![
+                point("1", "pread", 100.0, 1000.0),
+                point("128", "pread", 1000.0, 2000.0),
+            ],
+        };
+        let task = |n: &str, iops: f64, clocks: f64| {
+            let mut pt = point(n, "", iops, clocks);
+            pt.values = vec![n.into()];
+            pt
+        };
+        let tasks = SweepDir {
+            path: "/x".into(),
+            def: def("disk-tasks"),
+            // 1 task: p50 102 us against pread's 100 (clocks / 10 in point()).
+            points: vec![
+                task("1", 100.0, 1020.0),
+                task("128", 1010.0, 1000.0),
+                task("1024", 1000.0, 900.0),
+            ],
+        };
+        let sec = tasks_section(&tasks, Some(&threads), "disk", 128);
+        let f = &sec.findings[1..]; // after the figure's own "Highest IOPS"
+        assert!(
+            f[0].contains(": met — 1.01x the IOPS at 0.50x the clocks."),
+            "{f:?}"
+        );
+        assert!(
+            f[1].starts_with("Target (1 task") && f[1].contains(": met — 102.0 against 100.0 µs"),
+            "{f:?}"
+        );
+        assert!(
+            f[2].starts_with("Target (1024 tasks no lower than 128): missed"),
+            "{f:?}"
+        );
     }
 }
