@@ -898,6 +898,11 @@ pub struct CharacterizeArgs {
     pub no_table1: bool,
 }
 
+/// Rounds of every point: 3 by default, 1 with --quick.
+fn rounds_of(a: &CharacterizeArgs) -> u32 {
+    a.rounds.unwrap_or(if a.quick { 1 } else { 3 }).max(1)
+}
+
 /// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;
 /// without root (or mkfs.ext4) it says why in one line and the rest goes on.
 fn characterize_table1(a: &CharacterizeArgs) -> Result<Ended, String> {
@@ -909,7 +914,7 @@ fn characterize_table1(a: &CharacterizeArgs) -> Result<Ended, String> {
         interrupt: signals::flag(),
         progress: None,
     };
-    match hiops_suite::table1::measure(&a.dir, &a.runtime, &a.ramp, &mut runner) {
+    match hiops_suite::table1::measure(&a.dir, &a.runtime, &a.ramp, rounds_of(a), &mut runner) {
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
             let path = a.dir.join(hiops_suite::table1::FILE);
@@ -958,7 +963,7 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
         format!("--ramp_time={}", a.ramp),
         "--time_based=1".into(),
     ];
-    let rounds = a.rounds.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
+    let rounds = rounds_of(&a);
     let mut plan = Plan::new(targets, cpus, a.quick, base, rounds);
     plan.profile = !a.no_profile;
     // Every option is checked before --dir or a file is made.

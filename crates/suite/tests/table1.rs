@@ -25,7 +25,7 @@ fn the_two_by_two_reads_one_device_four_ways() {
         interrupt: &stop,
         progress: None,
     };
-    let t = match measure(dir.path(), "1", "0", &mut runner) {
+    let t = match measure(dir.path(), "1", "0", 2, &mut runner) {
         Ok(t) => t,
         Err(RunFailure::Failed(why)) if why.contains("root") => {
             eprintln!("skipped: {why}");
@@ -34,6 +34,10 @@ fn the_two_by_two_reads_one_device_four_ways() {
         Err(e) => panic!("{e:?}"),
     };
     assert!(t.device.starts_with("/dev/loop"), "{t:?}");
+    assert!(
+        t.cells.iter().all(|c| c.rounds == 2),
+        "every cell in both rounds"
+    );
     for c in &t.cells {
         let m = |k: &str| c.metrics.get(k).copied().unwrap_or(f64::NAN);
         eprintln!(

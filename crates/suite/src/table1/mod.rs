@@ -46,8 +46,16 @@ pub struct Cell {
     /// What was read: the loop device, or the file on it.
     pub target: String,
     pub region_bytes: u64,
-    /// The point's metrics (as a sweep point's).
+    /// The point's metrics (as a sweep point's): each the median of its
+    /// rounds.
     pub metrics: BTreeMap<String, f64>,
+    /// Rounds measured (the cells alternate within each round).
+    #[serde(default = "one")]
+    pub rounds: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,52 +117,103 @@ pub fn measure(
     dir: &Path,
     runtime: &str,
     ramp: &str,
+    rounds: u32,
     runner: &mut dyn Runner,
 ) -> Result<Table1, RunFailure> {
     let s = scratch::Scratch::make(dir, REGION).map_err(RunFailure::Failed)?;
     let device = s.device.clone().expect("a made scratch has its device");
+    let rounds = rounds.max(1);
     let mut cells = Vec::new();
-    for (mode, opts) in MODES {
+    for (mode, _) in MODES {
         for (path, target) in [("block", &device), ("file", &s.file)] {
-            let region = if mode == "buffered hit" {
-                HIT_REGION
-            } else {
-                REGION
-            };
-            drop_cached(target).map_err(RunFailure::Failed)?;
-            if mode == "buffered hit" {
-                warm(target, region).map_err(RunFailure::Failed)?;
-            }
-            let mut args: Vec<String> = [
-                "--rw=randread",
-                "--bs=4k",
-                "--ioengine=psync",
-                "--iodepth=1",
-                "--numjobs=1",
-                "--time_based=1",
-            ]
-            .map(String::from)
-            .to_vec();
-            args.extend(opts.iter().map(|o| o.to_string()));
-            args.push(format!("--runtime={runtime}"));
-            args.push(format!("--ramp_time={ramp}"));
-            args.push(format!("--size={region}"));
-            args.push(format!("--filename={}", target.display()));
-            let m = runner.run(&args)?;
             cells.push(Cell {
                 mode: mode.into(),
                 path: path.into(),
                 target: target.display().to_string(),
-                region_bytes: region,
-                metrics: m.metrics,
+                region_bytes: if mode == "buffered hit" {
+                    HIT_REGION
+                } else {
+                    REGION
+                },
+                metrics: BTreeMap::new(),
+                rounds,
             });
         }
+    }
+    // Every round measures every cell, so a drift of the machine falls on
+    // all cells alike; each figure is then the median of its rounds.
+    let mut samples: Vec<Vec<BTreeMap<String, f64>>> = vec![Vec::new(); cells.len()];
+    for _ in 0..rounds {
+        for (cell, got) in cells.iter().zip(&mut samples) {
+            got.push(measure_cell(cell, runtime, ramp, runner)?);
+        }
+    }
+    for (cell, got) in cells.iter_mut().zip(&samples) {
+        cell.metrics = medians(got);
     }
     Ok(Table1 {
         device: device.display().to_string(),
         file_system: "ext4".into(),
         cells,
     })
+}
+
+/// One run of one cell: the cache dropped (and the hit region read once).
+fn measure_cell(
+    cell: &Cell,
+    runtime: &str,
+    ramp: &str,
+    runner: &mut dyn Runner,
+) -> Result<BTreeMap<String, f64>, RunFailure> {
+    let target = Path::new(&cell.target);
+    let opts = MODES
+        .iter()
+        .find(|(m, _)| *m == cell.mode)
+        .map(|(_, o)| *o)
+        .expect("a cell of a known mode");
+    drop_cached(target).map_err(RunFailure::Failed)?;
+    if cell.mode == "buffered hit" {
+        warm(target, cell.region_bytes).map_err(RunFailure::Failed)?;
+    }
+    let mut args: Vec<String> = [
+        "--rw=randread",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--iodepth=1",
+        "--numjobs=1",
+        "--time_based=1",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(opts.iter().map(|o| o.to_string()));
+    args.push(format!("--runtime={runtime}"));
+    args.push(format!("--ramp_time={ramp}"));
+    args.push(format!("--size={}", cell.region_bytes));
+    args.push(format!("--filename={}", target.display()));
+    Ok(runner.run(&args)?.metrics)
+}
+
+/// Each metric's median over the rounds that have it.
+fn medians(rounds: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
+    let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for m in rounds {
+        for (k, v) in m {
+            by_key.entry(k).or_default().push(*v);
+        }
+    }
+    by_key
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let mid = if n % 2 == 1 {
+                v[n / 2]
+            } else {
+                (v[n / 2 - 1] + v[n / 2]) / 2.0
+            };
+            (k.to_string(), mid)
+        })
+        .collect()
 }
 
 /// The figures the paper drew from its table, in sentences.
@@ -196,6 +255,14 @@ pub fn findings(t: &Table1) -> Vec<String> {
 }
 
 /// The page's section, from `dir`'s table1.json when there is one.
+/// How many rounds stand behind each cell, and what that lets one read.
+fn rounds_note(t: &Table1) -> String {
+    match t.cells.iter().map(|c| c.rounds).min().unwrap_or(1) {
+        1 => "One round per cell: a difference smaller than the run-to-run spread of the same cell (rerun with --rounds 3 to see it) is not a finding; a busy machine moves process clocks per I/O at low IOPS most.".into(),
+        n => format!("Each figure is the median of {n} rounds; every round measured every cell in turn, so a drift of the machine fell on all cells alike."),
+    }
+}
+
 pub fn section(dir: &Path) -> Option<Section> {
     let text = std::fs::read_to_string(dir.join(FILE)).ok()?;
     let t: Table1 = serde_json::from_str(&text).ok()?;
@@ -247,6 +314,33 @@ pub fn section(dir: &Path) -> Option<Section> {
             .to_vec(),
             rows,
         }],
-        notes: vec![format!("The loop device is over a file hiops made in the report's directory (direct I/O to it where its file system allows), so a miss goes to the disk beneath. Misses: the cache is dropped as the job starts and each time every block of the {} MiB region has been read once. Hits: a {} MiB region read once before the job, not dropped.", REGION >> 20, HIT_REGION >> 20), "One round per cell: a difference smaller than the run-to-run spread of the same cell (rerun to see it) is not a finding; a busy machine moves process clocks per I/O at low IOPS most.".into()],
+        notes: vec![format!("The loop device is over a file hiops made in the report's directory (direct I/O to it where its file system allows), so a miss goes to the disk beneath. Misses: the cache is dropped as the job starts and each time every block of the {} MiB region has been read once. Hits: a {} MiB region read once before the job, not dropped.", REGION >> 20, HIT_REGION >> 20), rounds_note(&t)],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::medians;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn each_figure_is_the_median_of_the_rounds_that_have_it() {
+        let round = |iops: f64, extra: Option<f64>| {
+            let mut m = BTreeMap::from([("iops".to_string(), iops)]);
+            if let Some(v) = extra {
+                m.insert("device_us".to_string(), v);
+            }
+            m
+        };
+        let m = medians(&[
+            round(30.0, Some(4.0)),
+            round(10.0, None),
+            round(20.0, Some(2.0)),
+        ]);
+        assert_eq!(m["iops"], 20.0, "odd count: the middle one");
+        assert_eq!(
+            m["device_us"], 3.0,
+            "even count: the mean of the middle two"
+        );
+    }
 }
