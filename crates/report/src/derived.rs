@@ -134,13 +134,28 @@ pub const TIMELINE_KEYS: [&str; 5] = [
 
 /// `timeline_KEY_{mean,p50,p99}_us` for each gap of a `--timeline` run.
 fn timeline_metrics(m: &mut std::collections::BTreeMap<String, f64>, r: &RunResult) {
-    let Some(Ok(t)) = r.platform.timeline.as_ref() else {
-        return;
-    };
+    if let Some(Ok(t)) = r.platform.timeline.as_ref() {
+        timeline_gaps(m, t);
+    }
+}
+
+/// The gaps of one timeline; the two that end or start at the device's
+/// completion only where nearly every completion was seen (the few that
+/// arrive otherwise are not a fair sample: a libaio p99 of 2.5 s).
+fn timeline_gaps(
+    m: &mut std::collections::BTreeMap<String, f64>,
+    t: &hiops_profile::timeline::Timeline,
+) {
     m.insert("timeline_ios".into(), t.ios as f64);
     m.insert("timeline_lost".into(), t.lost as f64);
+    let seen = completions_seen(t);
+    m.insert(
+        "timeline_completions_seen".into(),
+        f64::from(u8::from(seen)),
+    );
     for (key, g) in TIMELINE_KEYS.iter().zip(&t.gaps) {
-        if g.count == 0 {
+        let at_completion = matches!(*key, "device" | "completion_to_return");
+        if g.count == 0 || (at_completion && !seen) {
             continue;
         }
         m.insert(format!("timeline_{key}_mean_us"), g.mean_ns / 1e3);
@@ -543,6 +558,32 @@ mod completion_tests {
             merged: 0,
             partial: 0,
         }
+    }
+
+    #[test]
+    fn a_timeline_without_its_completions_gives_no_device_stage() {
+        let gap = |name: &str| hiops_profile::timeline::Gap {
+            name: name.into(),
+            count: 100,
+            mean_ns: 5e3,
+            p50_ns: 4_000,
+            p99_ns: 9_000,
+            max_ns: 10_000,
+            negative: 0,
+        };
+        let mut t = timeline(1000, 1000);
+        t.gaps = super::TIMELINE_KEYS.iter().map(|k| gap(k)).collect();
+        let mut m = std::collections::BTreeMap::new();
+        super::timeline_gaps(&mut m, &t);
+        assert_eq!(m["timeline_device_p99_us"], 9.0);
+        assert_eq!(m["timeline_completions_seen"], 1.0);
+        t.stages.completion = 57;
+        let mut m = std::collections::BTreeMap::new();
+        super::timeline_gaps(&mut m, &t);
+        assert!(!m.contains_key("timeline_device_p99_us"), "{m:?}");
+        assert!(!m.contains_key("timeline_completion_to_return_p50_us"));
+        assert_eq!(m["timeline_block_to_issue_p50_us"], 4.0);
+        assert_eq!(m["timeline_completions_seen"], 0.0);
     }
 
     #[test]
