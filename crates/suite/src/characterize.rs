@@ -337,7 +337,7 @@ fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<
     }
     Some(Section {
         heading: "Fig 4: one 4 KiB read's timeline at QD1".into(),
-        findings: vec!["Each I/O followed through the kernel's tracepoints: system call entry, block-layer entry (block_bio_queue), driver issue (block_rq_issue), completion (block_rq_complete), return to the application (the system call's exit, or io_uring posting the completion). libaio's requests are followed from the block layer only (io_submit and io_getevents batch I/Os).".into()],
+        findings: vec!["Each I/O followed through the kernel's tracepoints: system call entry, block-layer entry (block_bio_queue), driver issue (block_rq_issue), completion (block_rq_complete), return to the application (the system call's exit, io_uring posting the completion, or for libaio the io_getevents call that reaped it; its start is the io_submit that queued the bio).".into()],
         charts: Vec::new(),
         tables: vec![Table {
             caption: "p50 / p99 of each stage (µs)".into(),
