@@ -480,3 +480,66 @@ async fn each_target_round_trip(ring: Rc<TaskRing>, targets: u32, tasks: u64) ->
     }
     n
 }
+
+/// The hybrid: the driver busy-peeks while at least `poll_min_depth`
+/// commands are out (or owners were just woken), and sleeps on the
+/// eventfd below that. Reads of an empty pipe stay out until it is
+/// written, so each turn sees exactly the depth the test set.
+#[test]
+fn the_driver_peeks_while_the_queue_is_deep_and_sleeps_when_it_is_shallow() {
+    use hiops_path::task::Wait;
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe writes two descriptors into the array we own.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (rd, wr) = (fds[0], fds[1]);
+    let config = TaskConfig {
+        depth: 8,
+        poll_min_depth: 3,
+        ..TaskConfig::default()
+    };
+    let ring = TaskRing::open(&config, &[Target::Fd(rd)]).unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut reads = Vec::new();
+    let mut start = |reads: &mut Vec<_>| {
+        let mut f = Box::pin(ring.read_at(0, AlignedBuf::new(4096), 0));
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        reads.push(f);
+    };
+    assert_eq!(ring.turn(), Wait::Idle, "nothing out");
+    start(&mut reads);
+    start(&mut reads);
+    assert_eq!(
+        ring.turn(),
+        Wait::Bell,
+        "2 out, under the depth of 3: sleep"
+    );
+    start(&mut reads);
+    assert_eq!(ring.turn(), Wait::Busy, "3 out: peek");
+    // Data for every read: they complete, their owners are woken (Busy),
+    // and once they have taken their results nothing is out (Idle).
+    let data = [5u8; 3 * 4096];
+    // SAFETY: a write of our own buffer to the pipe we opened.
+    let n = unsafe { libc::write(wr, data.as_ptr().cast(), data.len()) };
+    assert_eq!(n, data.len() as isize);
+    let mut got = 0;
+    for _ in 0..1000 {
+        ring.turn();
+        reads.retain_mut(|f| match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready((r, _)) => {
+                got += r.unwrap();
+                false
+            }
+            std::task::Poll::Pending => true,
+        });
+        if reads.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(got, 3 * 4096);
+    assert_eq!(ring.turn(), Wait::Idle);
+    drop(reads);
+    drop(ring);
+    // SAFETY: closing the descriptors pipe gave us, once.
+    unsafe { (libc::close(rd), libc::close(wr)) };
+}

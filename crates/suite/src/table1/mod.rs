@@ -36,7 +36,10 @@ const MODES: [(&str, &[&str]); 3] = [
     // The random map: each block once per pass, and the cache dropped as
     // the pass ends. Drawn with replacement (hiops' own default), a pass
     // never ends, and after the first ~65k reads every read was a hit.
-    ("buffered miss", &["--direct=0", "--invalidate=1", "--norandommap=0"]),
+    (
+        "buffered miss",
+        &["--direct=0", "--invalidate=1", "--norandommap=0"],
+    ),
     ("buffered hit", &["--direct=0", "--invalidate=0"]),
 ];
 
