@@ -74,36 +74,24 @@ pub(crate) fn io(
         let tag = q
             .get_free_tag()
             .expect("a per-thread queue is idle between calls");
-        if zero_copy {
-            // SAFETY: the caller's buffer is valid for cmd.len bytes and is
-            // borrowed for this whole call, which reaps the command.
-            unsafe { q.bind_external(tag, cmd, user, 0) }?;
-        } else {
-            if cmd.op == Op::Write {
-                let len = cmd.len as usize;
-                // SAFETY: the caller's buffer of cmd.len bytes.
-                let src = unsafe { std::slice::from_raw_parts(user, len) };
-                q.buffer_mut(tag)[..len].copy_from_slice(src);
-            }
-            if let Err(e) = q.bind(tag, cmd, 0) {
-                q.put_back_tag(tag);
-                return Err(e);
-            }
-        }
+        // SAFETY: the caller's buffer is valid for cmd.len bytes and is
+        // borrowed for this whole call, which reaps the command (or, if
+        // the call fails with it at the kernel, waits for it below).
+        unsafe { stage(q, tag, cmd, user, zero_copy) }?;
         let mut out = [Completion::EMPTY; 1];
         let mut refused = 0;
         let n = match issue_and_reap_one(q, &mut out, &mut refused) {
             Ok(n) => n,
             Err(e) => {
-                // Unsent, the command goes with the queue and this
-                // thread's next I/O opens a new one. Sent (the wait, not
-                // the submission, failed), it is reaped before the
-                // caller's buffer is given back, which the kernel may
-                // still write; a command into the ring's buffer is reaped
-                // by the next I/O.
                 if q.in_flight() == 0 {
+                    // Unsent: the command goes with the queue, and this
+                    // thread's next I/O opens a new one.
                     list.swap_remove(i);
                 } else if zero_copy {
+                    // Sent, and the wait failed: the kernel may still
+                    // write the caller's buffer, so it is not given back
+                    // before the command is reaped. (Into the ring's own
+                    // buffer, the next I/O reaps it.)
                     while settle(q).is_err() {
                         std::thread::sleep(REFUSED_RETRY);
                     }
@@ -148,6 +136,37 @@ fn open(spec: &LocalSpec<'_>) -> Result<LocalQueue, HalError> {
     }
     let queue = Queue::open(spec.engine, spec.opts, spec.targets, 1, spec.max_io)?;
     Ok(own(queue, spec.opts.fixedbufs))
+}
+
+/// Binds `cmd` to `tag`: the caller's buffer as it is, or a copy through
+/// the tag's own buffer. A refused bind gives the tag back.
+///
+/// # Safety
+/// With `zero_copy`, `user` is valid for `cmd.len` bytes, in place and
+/// untouched until the command is reaped; otherwise for the copy only.
+unsafe fn stage(
+    q: &mut Queue,
+    tag: hiops_hal::Tag,
+    cmd: Command,
+    user: *mut u8,
+    zero_copy: bool,
+) -> Result<(), HalError> {
+    let bound = if zero_copy {
+        // SAFETY: this function's contract.
+        unsafe { q.bind_external(tag, cmd, user, 0) }
+    } else {
+        if cmd.op == Op::Write {
+            let len = cmd.len as usize;
+            // SAFETY: the caller's buffer of cmd.len bytes.
+            let src = unsafe { std::slice::from_raw_parts(user, len) };
+            q.buffer_mut(tag)[..len].copy_from_slice(src);
+        }
+        q.bind(tag, cmd, 0)
+    };
+    if bound.is_err() {
+        q.put_back_tag(tag);
+    }
+    bound
 }
 
 /// Reaps, and drops, a command an earlier call left at the kernel when
