@@ -334,10 +334,6 @@ impl Queue {
         d.at_ns = d.at_ns.max(now);
     }
 
-    /// `sent` commands went in a call that began at `begun` and returned at
-    /// `now`: the kernel had them from `begun` (they count as in flight from
-    /// then), and they are stamped issued at `now`, so the submission's own
-    /// time is in fio's slat.
     /// A failed issue may have sent some commands before it failed: those
     /// are in flight, and complete through `reap` as any other.
     fn settle_failed_issue(&mut self, begun: u64) {
@@ -349,6 +345,10 @@ impl Queue {
         }
     }
 
+    /// `sent` commands went in a call that began at `begun` and returned at
+    /// `now`: the kernel had them from `begun` (they count as in flight from
+    /// then), and they are stamped issued at `now`, so the submission's own
+    /// time is in fio's slat.
     fn account_issued(&mut self, sent: u32, begun: u64, now: u64) {
         assert!(
             sent <= self.staged,

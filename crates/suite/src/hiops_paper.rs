@@ -498,10 +498,10 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
                 m.get("iops").unwrap_or(&0.0) / bi,
                 m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
             );
-            let met = ri >= 1.0 && rc <= 0.6;
+            let ok = ri >= 1.0 && rc <= 0.6;
             findings.push(format!(
                 "Target (best strategy ≥ pread's IOPS at ≤ 0.6x its clocks, {many} threads): {} — the best, {st}, reaches {ri:.2}x pread's IOPS at {rc:.2}x its clocks per I/O.",
-                if met { "met" } else { "missed" }
+                met(ok)
             ));
         }
     }
@@ -515,10 +515,10 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
             c.get("clocks_per_io"),
             t.get("clocks_per_io"),
         ) {
-            let met = ci > ti && cc < tc;
+            let ok = ci > ti && cc < tc;
             findings.push(format!(
                 "Target (coop beats completion-thread on IOPS and clocks): {} — coop {} IOPS at {} clocks, completion-thread {} at {}.",
-                if met { "met" } else { "missed" },
+                met(ok),
                 fmt_num(*ci), fmt_num(*cc), fmt_num(*ti), fmt_num(*tc)
             ));
         }
@@ -649,7 +649,7 @@ fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u3
         let (ri, rc) = (r("iops"), r("clocks_per_io"));
         sec.findings.push(format!(
             "Target ({many} tasks: ≥ 1.0x the IOPS of pread with {many} threads at ≤ 0.55x its clocks per I/O): {} — {ri:.2}x the IOPS at {rc:.2}x the clocks.",
-            if ri >= 1.0 && rc <= 0.55 { "met" } else { "missed" }
+            met(ri >= 1.0 && rc <= 0.55)
         ));
     }
     let one_pread = threads.and_then(|t| {
@@ -672,7 +672,7 @@ fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u3
         if let Some(top) = iops(most) {
             sec.findings.push(format!(
                 "Target ({most} tasks no lower than {many}): {} — {} against {} IOPS.",
-                if top >= at_many { "met" } else { "missed" },
+                met(top >= at_many),
                 fmt_num(top),
                 fmt_num(at_many)
             ));

@@ -85,13 +85,13 @@ impl SyncTrims {
         self.staged.push((tag, *cmd));
     }
 
-    /// Does the staged trims; how many. A doorbell is rung for them, since
-    /// the kernel will not signal a completion it never saw.
     /// Trims waiting for the next `run`.
     pub(crate) fn staged(&self) -> u32 {
         self.staged.len() as u32
     }
 
+    /// Does the staged trims; how many. A doorbell is rung for them, since
+    /// the kernel will not signal a completion it never saw.
     pub(crate) fn run(&mut self, fds: &[RawFd], bell: Option<&crate::Doorbell>) -> u32 {
         let n = self.staged.len();
         for &(tag, cmd) in &self.staged {

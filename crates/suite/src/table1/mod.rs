@@ -209,16 +209,7 @@ fn medians(rounds: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
     }
     by_key
         .into_iter()
-        .map(|(k, mut v)| {
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            let mid = if n % 2 == 1 {
-                v[n / 2]
-            } else {
-                (v[n / 2 - 1] + v[n / 2]) / 2.0
-            };
-            (k.to_string(), mid)
-        })
+        .filter_map(|(k, v)| Some((k.to_string(), crate::sweep::median(v)?)))
         .collect()
 }
 
