@@ -172,17 +172,27 @@ pub(crate) struct PathDriver<'p> {
     /// The path's index of this thread's first target.
     target_base: u32,
     buf: AlignedBuf,
+    /// Reads land in `buf` (a verifying job checks them there); otherwise
+    /// the path may lend its own buffer, and nobody reads the bytes, as
+    /// nobody reads what pread or fio put in their buffers.
+    keep_reads: bool,
     /// The one I/O; its outcome is bytes moved or a negated errno.
     slot: OneSlot<i64>,
     stats: ThreadStats,
 }
 
 impl<'p> PathDriver<'p> {
-    pub(crate) fn new(path: &'p IoPath, target_base: u32, buf_len: usize) -> PathDriver<'p> {
+    pub(crate) fn new(
+        path: &'p IoPath,
+        target_base: u32,
+        buf_len: usize,
+        keep_reads: bool,
+    ) -> PathDriver<'p> {
         PathDriver {
             path,
             target_base,
             buf: AlignedBuf::new(buf_len),
+            keep_reads,
             slot: OneSlot::new(),
             stats: ThreadStats::default(),
         }
@@ -204,9 +214,15 @@ impl OneAtATime for PathDriver<'_> {
         let (t, len, off) = (self.target_base + cmd.target, cmd.len as usize, cmd.offset);
         let stats = &mut self.stats;
         let r = match cmd.op {
-            Op::Read => self
-                .path
-                .read_at_with_stats(t, &mut self.buf[..len], off, stats),
+            Op::Read if self.keep_reads => {
+                let buf = &mut self.buf[..len];
+                self.path.read_at_with_stats(t, buf, off, stats)
+            }
+            Op::Read => {
+                let buf = &mut self.buf[..len];
+                self.path
+                    .read_lent_with_stats(t, buf, off, stats, |data| data.len())
+            }
             Op::Write => self
                 .path
                 .write_at_with_stats(t, &self.buf[..len], off, stats),

@@ -226,7 +226,9 @@ pub(crate) fn run_thread(
             Err(e) => return failed_setup(&plan, ctrl, e),
         },
         Some(path) => {
-            let mut driver = PathDriver::new(path, plan.target_base, spec.bs_max() as usize);
+            let keep_reads = spec.verify != crate::spec::VerifyMode::Off;
+            let len = spec.bs_max() as usize;
+            let mut driver = PathDriver::new(path, plan.target_base, len, keep_reads);
             FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }

@@ -31,7 +31,10 @@
 //!
 //! Buffers: an [`AlignedBuf`] (or any buffer aligned to the device's logical
 //! block) goes to the device as it is; any other buffer is copied through the
-//! tag's preallocated buffer. Nothing is allocated per I/O.
+//! tag's preallocated buffer. Nothing is allocated per I/O. A thread alone on
+//! its own io_uring copies I/O of up to 64 KiB through the ring's registered
+//! buffer (cheaper than pinning the caller's pages); [`IoPath::read_lent`]
+//! reads it there in place instead, with no copy.
 //!
 //! For a single thread that wants to keep many I/Os in flight itself, the
 //! asynchronous view is the HAL queue: [`IoPath::open_async`].
@@ -91,6 +94,23 @@ impl Default for HybridConfig {
             poll_min_depth: 16.0,
             poll_min_iops: 50_000.0,
             window_ns: 2_000_000,
+        }
+    }
+}
+
+/// What an I/O's caller brings besides the command: where to book its
+/// wait, and a reader to lend a thread's ring buffer to.
+#[derive(Default)]
+struct Caller<'a> {
+    stats: Option<&'a mut ThreadStats>,
+    lend: local::Lend<'a>,
+}
+
+impl<'a> Caller<'a> {
+    fn stats(stats: &'a mut ThreadStats) -> Caller<'a> {
+        Caller {
+            stats: Some(stats),
+            lend: None,
         }
     }
 }
@@ -215,7 +235,8 @@ pub struct IoPath {
     inline_targets: Vec<bool>,
     /// I/Os done so (`PathCounters::inline`).
     inline_ios: AtomicU64,
-    /// I/Os of threads' own rings copied through a registered buffer.
+    /// I/Os of threads' own rings through a registered buffer (copied,
+    /// or read in place by `read_lent`).
     bounced: AtomicU64,
 }
 
@@ -330,7 +351,14 @@ impl IoPath {
     /// Reads `buf.len()` bytes at `offset` of target `target`; returns the
     /// bytes read (short at the end of a file).
     pub fn read_at(&self, target: u32, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.io(Op::Read, target, buf.as_mut_ptr(), buf.len(), offset, None)
+        self.io(
+            Op::Read,
+            target,
+            buf.as_mut_ptr(),
+            buf.len(),
+            offset,
+            Caller::default(),
+        )
     }
 
     pub fn write_at(&self, target: u32, buf: &[u8], offset: u64) -> io::Result<usize> {
@@ -340,7 +368,7 @@ impl IoPath {
             buf.as_ptr() as *mut u8,
             buf.len(),
             offset,
-            None,
+            Caller::default(),
         )
     }
 
@@ -358,8 +386,69 @@ impl IoPath {
             buf.as_mut_ptr(),
             buf.len(),
             offset,
-            Some(stats),
+            Caller::stats(stats),
         )
+    }
+
+    /// Reads `buf.len()` bytes at `offset` of target `target` and hands
+    /// the bytes read to `reader`, whose result it returns. A thread alone
+    /// on its own io_uring (coop's default, per-thread-ring) reads I/O of
+    /// up to 64 KiB into its ring's registered buffer, and `reader` reads
+    /// them there: no copy and no pinned pages (as fio's `--fixedbufs`),
+    /// and `buf` is left as it was. Elsewhere the read fills `buf`, and
+    /// `reader` reads that. `reader` must not do I/O on this path (that
+    /// I/O fails with an error).
+    pub fn read_lent<R>(
+        &self,
+        target: u32,
+        buf: &mut [u8],
+        offset: u64,
+        reader: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<R> {
+        self.lent(target, buf, offset, None, reader)
+    }
+
+    /// `read_lent` that also books its wait into `stats`.
+    pub fn read_lent_with_stats<R>(
+        &self,
+        target: u32,
+        buf: &mut [u8],
+        offset: u64,
+        stats: &mut ThreadStats,
+        reader: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<R> {
+        self.lent(target, buf, offset, Some(stats), reader)
+    }
+
+    fn lent<R>(
+        &self,
+        target: u32,
+        buf: &mut [u8],
+        offset: u64,
+        stats: Option<&mut ThreadStats>,
+        reader: impl FnOnce(&[u8]) -> R,
+    ) -> io::Result<R> {
+        let mut reader = Some(reader);
+        let mut read = None;
+        let mut lend = |data: &[u8]| read = reader.take().map(|r| r(data));
+        let ptr = buf.as_mut_ptr();
+        let n = self.io(
+            Op::Read,
+            target,
+            ptr,
+            buf.len(),
+            offset,
+            Caller {
+                stats,
+                lend: Some(&mut lend),
+            },
+        )?;
+        match (read, reader) {
+            (Some(read), _) => Ok(read),
+            // Not lent: the bytes are in the caller's buffer.
+            (None, Some(r)) => Ok(r(&buf[..n])),
+            (None, None) => unreachable!("a reader is either lent the bytes or kept"),
+        }
     }
 
     pub fn write_at_with_stats(
@@ -375,7 +464,7 @@ impl IoPath {
             buf.as_ptr() as *mut u8,
             buf.len(),
             offset,
-            Some(stats),
+            Caller::stats(stats),
         )
     }
 
@@ -389,19 +478,33 @@ impl IoPath {
         stats: &mut ThreadStats,
     ) -> io::Result<usize> {
         let no_data = std::ptr::null_mut();
-        self.io(Op::Trim, target, no_data, len, offset, Some(stats))
+        self.io(Op::Trim, target, no_data, len, offset, Caller::stats(stats))
     }
 
     /// Flushes the target's written data to stable storage (fsync).
     pub fn sync(&self, target: u32) -> io::Result<()> {
-        self.io(Op::Fsync, target, std::ptr::null_mut(), 0, 0, None)
-            .map(|_| ())
+        self.io(
+            Op::Fsync,
+            target,
+            std::ptr::null_mut(),
+            0,
+            0,
+            Caller::default(),
+        )
+        .map(|_| ())
     }
 
     /// Flushes the target's data, not metadata a read does not need (fdatasync).
     pub fn datasync(&self, target: u32) -> io::Result<()> {
-        self.io(Op::Fdatasync, target, std::ptr::null_mut(), 0, 0, None)
-            .map(|_| ())
+        self.io(
+            Op::Fdatasync,
+            target,
+            std::ptr::null_mut(),
+            0,
+            0,
+            Caller::default(),
+        )
+        .map(|_| ())
     }
 
     /// Counters of the shared queues (zero for `pread`/`per-thread-ring`).
@@ -523,8 +626,9 @@ impl IoPath {
         ptr: *mut u8,
         len: usize,
         offset: u64,
-        stats: Option<&mut ThreadStats>,
+        caller: Caller<'_>,
     ) -> io::Result<usize> {
+        let Caller { stats, lend } = caller;
         if self.closing.load(Ordering::Relaxed) {
             return Err(shut_down());
         }
@@ -576,13 +680,14 @@ impl IoPath {
             if inline && self.config.strategy != Strategy::Pread {
                 self.inline_ios.fetch_add(1, Ordering::Relaxed);
             }
-            self.local_io(engine, cmd, ptr, zero_copy, stats)?.result
+            self.local_io(engine, cmd, ptr, zero_copy, stats, lend)?
+                .result
         } else {
             let ring = &self.rings[self.ring_index()];
             if ring.alone() {
                 // Nobody to cooperate with: the thread's own ring, which the
                 // kernel lets it own (SINGLE_ISSUER, DEFER_TASKRUN).
-                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats)?;
+                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend)?;
                 ring.count_solo(done.refused);
                 done.result
             } else {
@@ -603,6 +708,7 @@ impl IoPath {
         ptr: *mut u8,
         zero_copy: bool,
         stats: Option<&mut ThreadStats>,
+        lend: local::Lend<'_>,
     ) -> io::Result<local::Done> {
         let spec = local::LocalSpec {
             path_id: self.id,
@@ -611,7 +717,7 @@ impl IoPath {
             targets: &self.targets,
             max_io: self.config.max_io,
         };
-        let done = local::io(&spec, cmd, ptr, zero_copy).map_err(io::Error::other)?;
+        let done = local::io(&spec, cmd, ptr, zero_copy, lend).map_err(io::Error::other)?;
         if done.bounced {
             self.bounced.fetch_add(1, Ordering::Relaxed);
         }

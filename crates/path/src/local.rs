@@ -40,19 +40,36 @@ pub(crate) struct Done {
     pub result: i64,
     /// Submissions the kernel refused before it took the command.
     pub refused: u32,
-    /// Copied through the ring's registered buffer.
+    /// Through the ring's registered buffer: copied, or read in place.
     pub bounced: bool,
 }
 
-/// One synchronous I/O through this thread's own queue.
+/// Where a read's bytes go from a thread's own ring with a registered
+/// buffer: copied into the caller's buffer, or lent in place to a reader
+/// (no copy; the caller's buffer is left as it was).
+pub(crate) type Lend<'a> = Option<&'a mut dyn FnMut(&[u8])>;
+
+/// One synchronous I/O through this thread's own queue. A read copied
+/// through the registered buffer is handed to `lend` in place instead,
+/// where there is one.
 pub(crate) fn io(
     spec: &LocalSpec<'_>,
     cmd: Command,
     user: *mut u8,
     zero_copy: bool,
+    lend: Lend<'_>,
 ) -> Result<Done, HalError> {
     LOCAL.with(|cell| {
-        let mut list = cell.borrow_mut();
+        // Taken already: an I/O from inside a lent read's reader, which
+        // holds this thread's queue (its buffer is the one being read).
+        let Ok(mut list) = cell.try_borrow_mut() else {
+            return Err(HalError::Unsupported {
+                what: "an I/O on this path from inside read_lent's reader".into(),
+                why: "the reader is reading this thread's ring buffer in place".into(),
+                instead: "keep what the reader needs and do the next I/O after read_lent returns"
+                    .into(),
+            });
+        };
         // A path's thread may hold two: its engine's, and psync for a
         // target that completes inline.
         let mine = |l: &LocalQueue| l.path_id == spec.path_id && l.queue.kind() == spec.engine;
@@ -103,9 +120,15 @@ pub(crate) fn io(
         let res = out[0].result;
         if !zero_copy && cmd.op == Op::Read && res > 0 {
             let n = (res as usize).min(cmd.len as usize);
-            // SAFETY: the caller's buffer of cmd.len bytes.
-            let dst = unsafe { std::slice::from_raw_parts_mut(user, n) };
-            dst.copy_from_slice(&q.buffer(out[0].tag)[..n]);
+            let data = &q.buffer(out[0].tag)[..n];
+            match lend {
+                Some(reader) => reader(data),
+                None => {
+                    // SAFETY: the caller's buffer of cmd.len bytes.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(user, n) };
+                    dst.copy_from_slice(data);
+                }
+            }
         }
         Ok(Done {
             result: res,

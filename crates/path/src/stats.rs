@@ -60,8 +60,9 @@ pub struct PathCounters {
     pub ring_errors: u64,
     /// I/Os a thread alone on its ring submitted and reaped in one call.
     pub solo: u64,
-    /// I/Os of threads' own rings copied through the ring's registered
-    /// buffer (io_uring fixed buffers) instead of the caller's pages.
+    /// I/Os of threads' own rings through the ring's registered buffer
+    /// (io_uring fixed buffers) instead of the caller's pages: copied, or,
+    /// for `read_lent`, read there in place.
     pub bounced: u64,
     /// I/Os done at once on a target that completes inline beside others
     /// that do not: in the task's poll (a task ring; zram), or with the

@@ -715,6 +715,66 @@ fn a_threads_own_ring_copies_small_io_through_its_registered_buffer() {
     });
 }
 
+/// `read_lent` on a thread's own ring hands the reader the bytes in the
+/// ring's registered buffer and leaves the caller's buffer as it was; on
+/// every other path (pread, a shared ring, an I/O above 64 KiB) the read
+/// fills the caller's buffer and the reader reads that. The bytes are
+/// right either way, and an I/O from inside the reader fails, not panics.
+#[test]
+fn read_lent_reads_in_place_on_a_threads_own_ring_and_in_the_callers_buffer_elsewhere() {
+    within(60, || {
+        const UNTOUCHED: u8 = 0xEE;
+        for (strategy, bs, in_place) in [
+            (Strategy::Coop, 4096, true),
+            (Strategy::PerThreadRing, 4096, true),
+            (Strategy::Coop, 256 << 10, false),
+            (Strategy::Pread, 4096, false),
+            (Strategy::CompletionThread, 4096, false),
+        ] {
+            let t = file_target(8 * bs as u64);
+            if let Some(why) = hiops_path::inline_reason(std::slice::from_ref(&t.target)) {
+                eprintln!("skipped: the file completes inline ({why}): no ring");
+                return;
+            }
+            let mut cfg = config(strategy, EngineKind::IoUring, 8);
+            cfg.max_io = 256 << 10;
+            let p = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+            let mut buf = AlignedBuf::new(bs);
+            for block in 0..8u64 {
+                fill(&mut buf, 0, block, 0);
+                p.write_at(0, &buf, block * bs as u64).unwrap();
+            }
+            let mut want = AlignedBuf::new(bs);
+            for block in 0..8u64 {
+                fill(&mut want, 0, block, 0);
+                buf.fill(UNTOUCHED);
+                let got = p.read_lent(0, &mut buf, block * bs as u64, |data| data == &want[..]);
+                assert!(got.unwrap(), "{strategy} {bs}: block {block}'s bytes");
+                let untouched = buf.iter().all(|&b| b == UNTOUCHED);
+                assert_eq!(untouched, in_place, "{strategy} {bs}: block {block}");
+            }
+            let c = p.counters();
+            assert_eq!(
+                c.bounced,
+                if in_place { 16 } else { 0 },
+                "{strategy} {bs}: {c:?}"
+            );
+            let mut other = AlignedBuf::new(bs);
+            let inner = p.read_lent(0, &mut buf, 0, |_| p.read_at(0, &mut other, 0));
+            match (in_place, inner.unwrap()) {
+                (true, Err(e)) => assert!(e.to_string().contains("read_lent"), "{e}"),
+                (false, Ok(n)) => assert_eq!(n, bs, "{strategy} {bs}"),
+                (_, r) => panic!("{strategy} {bs}: an I/O inside the reader gave {r:?}"),
+            }
+            assert_eq!(
+                p.read_at(0, &mut buf, 0).unwrap(),
+                bs,
+                "{strategy}: serves on"
+            );
+        }
+    });
+}
+
 /// On a path over zram and a file, each thread reads and writes zram with
 /// its own pread (io_uring would hand zram's I/O to a worker thread), and
 /// the file through the strategy's rings; both read back what was written.

@@ -207,7 +207,8 @@ pub struct PathFigures {
     pub polls_per_io: f64,
     pub empty_poll_share: f64,
     pub fifo_queued_share: f64,
-    /// I/Os copied through a thread's own ring's registered buffer.
+    /// I/Os through a thread's own ring's registered buffer (copied, or
+    /// read in place).
     pub bounced_share: f64,
     /// I/Os done at once on a target that completes inline, beside others.
     pub inline_share: f64,

@@ -190,7 +190,7 @@ fn path_lines(out: &mut String, job: &JobResult) {
         let _ = writeln!(out, "  path: {}", f.description);
         let _ = writeln!(
             out,
-            "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%, copied through a registered buffer={:.0}%",
+            "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%, through a registered buffer (copied or read in place)={:.0}%",
             f.wakeups_per_io,
             f.parks_per_io,
             f.doorbell_sleeps_per_io,
