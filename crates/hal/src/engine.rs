@@ -82,6 +82,13 @@ pub trait Engine: Send {
         None
     }
 
+    /// After `issue` failed: takes the unsent commands back, so that no
+    /// later call sends them and they can be failed; false where the
+    /// engine cannot (they stay staged, to be sent again).
+    fn withdraw_unsent(&mut self) -> bool {
+        false
+    }
+
     /// What is in force (flags the kernel accepted, modes), for the report.
     fn description(&self) -> String;
 

@@ -39,13 +39,17 @@ impl HalError {
     /// The kernel refused for now (no memory, try again): the same call may
     /// succeed later, so the commands it carried are not failed.
     pub fn is_transient(&self) -> bool {
-        let source = match self {
-            HalError::Io { source, .. } | HalError::Os(source) => source,
-            _ => return false,
-        };
         matches!(
-            source.raw_os_error(),
+            self.raw_os_error(),
             Some(libc::EAGAIN) | Some(libc::ENOMEM) | Some(libc::EBUSY)
         )
+    }
+
+    /// The errno of a failed system call, if this is one.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        match self {
+            HalError::Io { source, .. } | HalError::Os(source) => source.raw_os_error(),
+            _ => None,
+        }
     }
 }

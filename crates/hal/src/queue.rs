@@ -334,6 +334,39 @@ impl Queue {
         d.at_ns = d.at_ns.max(now);
     }
 
+    /// After a failed `issue`: takes the commands the kernel did not take
+    /// back out of the engine, before anything sends them, and completes
+    /// each into `out` with `-errno` (their tags are free again). Returns
+    /// how many; 0 where the engine cannot take them back (they stay
+    /// staged, and the next `issue` sends them).
+    pub fn withdraw_staged(&mut self, errno: i32, out: &mut [Completion]) -> usize {
+        assert!(
+            out.len() >= self.staged as usize,
+            "room for every staged command"
+        );
+        if self.staged == 0 || !self.engine.withdraw_unsent() {
+            return 0;
+        }
+        assert_eq!(self.staged_tags.len(), self.staged as usize);
+        let now = now_ns();
+        for (slot, tag) in out.iter_mut().zip(self.staged_tags.drain(..)) {
+            let b = self.bound[tag as usize]
+                .take()
+                .expect("a staged tag carries a command");
+            *slot = Completion {
+                tag,
+                result: -(errno as i64),
+                cmd: b.cmd,
+                user: b.user,
+                issued_ns: now,
+            };
+            self.tags.release(tag);
+        }
+        let n = self.staged as usize;
+        self.staged = 0;
+        n
+    }
+
     /// A failed issue may have sent some commands before it failed: those
     /// are in flight, and complete through `reap` as any other.
     fn settle_failed_issue(&mut self, begun: u64) {

@@ -421,3 +421,83 @@ fn posted_counter_counts_completions_and_reaps() {
     // The counters' own mapping outlives the queue.
     assert_eq!(counter.consumed(), counter.posted());
 }
+
+/// Commands a failed io_uring_enter did not take are taken back out of the
+/// ring and complete with the error, their tags free; the next issue sends
+/// only what was staged after, so the withdrawn never reach the kernel.
+#[test]
+fn withdrawn_commands_fail_and_are_never_sent() {
+    // A withdrawn command that still reached the kernel shows as a stray
+    // completion, which can leave a reap waiting: bound the wait.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        withdraw_and_reissue();
+        let _ = tx.send(());
+    });
+    if let Err(e) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        // Disconnected: the body panicked (its message is above).
+        panic!("no answer within 60 s ({e}): a withdrawn command was sent after all");
+    }
+}
+
+fn withdraw_and_reissue() {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let data: Vec<u8> = (0..BS * 8).map(|i| (i / BS) as u8 + 1).collect();
+    std::fs::write(&path, &data).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let targets = [Target::from_file(&file)];
+    for defer in [hiops_hal::Feature::Off, hiops_hal::Feature::On] {
+        let failures = std::sync::Arc::new(AtomicU32::new(1));
+        let opts = EngineOptions {
+            defer_taskrun: defer,
+            fail_submits: Some(failures.clone()),
+            ..EngineOptions::default()
+        };
+        let mut q = Queue::open(EngineKind::IoUring, &opts, &targets, 8, BS).unwrap();
+        let read = |block: u64| Command {
+            op: Op::Read,
+            target: 0,
+            offset: block * BS as u64,
+            len: BS as u32,
+        };
+        for b in 0..3u64 {
+            let tag = q.get_free_tag().unwrap();
+            q.bind(tag, read(b), 100 + b).unwrap();
+        }
+        let e = q.issue().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+        let mut out = [Completion::EMPTY; 8];
+        assert_eq!(q.withdraw_staged(libc::EIO, &mut out), 3, "{defer:?}");
+        for (b, c) in out[..3].iter().enumerate() {
+            assert_eq!((c.user, c.result), (100 + b as u64, -(libc::EIO as i64)));
+        }
+        assert_eq!(
+            (q.staged(), q.in_flight(), q.busy()),
+            (0, 0, 0),
+            "{defer:?}"
+        );
+        // Two new reads into the freed tags: only they complete.
+        for b in 5..7u64 {
+            let tag = q.get_free_tag().unwrap();
+            q.bind(tag, read(b), b).unwrap();
+        }
+        assert_eq!(q.issue().unwrap(), 2);
+        let mut n = 0;
+        while n < 2 {
+            n += q.reap(1, &mut out[n..]).unwrap();
+        }
+        for c in &out[..2] {
+            assert_eq!(c.result, BS as i64);
+            assert!(q.buffer(c.tag).iter().all(|&x| x == c.user as u8 + 1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(
+            q.reap(0, &mut out).unwrap(),
+            0,
+            "{defer:?}: a withdrawn read was sent"
+        );
+        assert_eq!(failures.load(SeqCst), 0);
+    }
+}

@@ -687,7 +687,8 @@ impl IoPath {
             if ring.alone() {
                 // Nobody to cooperate with: the thread's own ring, which the
                 // kernel lets it own (SINGLE_ISSUER, DEFER_TASKRUN).
-                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend)?;
+                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend);
+                let done = done.inspect_err(|_| ring.count_solo_failure())?;
                 ring.count_solo(done.refused);
                 done.result
             } else {
@@ -717,7 +718,7 @@ impl IoPath {
             targets: &self.targets,
             max_io: self.config.max_io,
         };
-        let done = local::io(&spec, cmd, ptr, zero_copy, lend).map_err(io::Error::other)?;
+        let done = local::io(&spec, cmd, ptr, zero_copy, lend).map_err(ring_error)?;
         if done.bounced {
             self.bounced.fetch_add(1, Ordering::Relaxed);
         }
@@ -817,6 +818,16 @@ fn start_background(
     })?;
     let _ = ring.poller.set(handle.thread().clone());
     Ok(Some(handle))
+}
+
+/// A failed system call of a thread's own ring as its errno, as a shared
+/// ring reports it, so callers match one kind of error whichever path the
+/// I/O took; anything else (a refused setup) with its message.
+fn ring_error(e: HalError) -> io::Error {
+    match e.raw_os_error() {
+        Some(errno) => io::Error::from_raw_os_error(errno),
+        None => io::Error::other(e),
+    }
 }
 
 fn shut_down() -> io::Error {

@@ -13,7 +13,7 @@ use crate::futex;
 use crate::request::Request;
 use crate::stats::{Mode, PathCounters, SwitchPoint};
 use crate::{HybridConfig, Strategy};
-use hiops_hal::{Completion, Doorbell, Op, PostedCounter, Queue};
+use hiops_hal::{Completion, Doorbell, HalError, Op, PostedCounter, Queue};
 use hiops_stats::{tsc, Histogram};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -110,8 +110,8 @@ pub(crate) struct SharedQueue {
     /// Threads that have joined this ring (never decreases): one alone on
     /// it does its I/O on a ring of its own instead (see [`Self::alone`]).
     members: AtomicU32,
-    /// I/Os done so by a thread alone on this ring, and submissions of
-    /// them the kernel refused.
+    /// I/Os done so by a thread alone on this ring, and its system calls
+    /// that failed (refused submissions, and failures that failed an I/O).
     solo_ios: AtomicU64,
     solo_refused: AtomicU64,
     /// A submission was refused and commands wait in the ring: waiters
@@ -210,6 +210,12 @@ impl SharedQueue {
             self.solo_refused
                 .fetch_add(refused as u64, Ordering::Relaxed);
         }
+    }
+
+    /// Books a system call of the member alone on its own ring that
+    /// failed, and failed its I/O.
+    pub fn count_solo_failure(&self) {
+        self.solo_refused.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn counters(&self) -> PathCounters {
@@ -466,7 +472,8 @@ impl SharedQueue {
             }
             let stalled = self.stalled.load(Ordering::SeqCst);
             if stalled {
-                self.send_staged(&mut self.lock());
+                self.send_staged(&mut self.lock(), me, wake);
+                wake_all(wake);
             }
             let reaped_all = self.drain_posted(posted, me, wake);
             // PARKED before reading the tail: a completer that finds us
@@ -654,7 +661,7 @@ impl SharedQueue {
             // (and its buffer) alive; we hold the lock.
             unsafe { core.bind_request(tag, ptr, me, wake) };
         }
-        self.send_staged(core);
+        self.send_staged(core, me, wake);
     }
 
     /// Parks a waiter until it is woken; on a stalled ring it retries the
@@ -666,25 +673,49 @@ impl SharedQueue {
             std::thread::park();
             return false;
         }
-        self.send_staged(&mut self.lock());
+        let mut wake = WakeList::new();
+        let me = std::thread::current().id();
+        self.send_staged(&mut self.lock(), me, &mut wake);
+        wake_all(&mut wake);
         std::thread::park_timeout(STALL_RETRY);
         true
     }
 
     /// Hands the staged commands to the kernel. A refused submission
-    /// leaves them staged (still in the ring, so they cannot be failed
-    /// back: the kernel may take them yet) and marks the ring stalled;
-    /// the next entry into the path, or a waiter's retry, sends them.
-    fn send_staged(&self, core: &mut Core) {
+    /// (EAGAIN, ENOMEM, EBUSY) leaves them staged and marks the ring
+    /// stalled; the next entry into the path, or a waiter's retry, sends
+    /// them. Any other failure fails them (see [`Self::fail_unsent`]).
+    fn send_staged(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
         if core.queue.staged() == 0 {
             return;
         }
         match core.queue.issue() {
             Ok(sent) => core.counters.issued += sent as u64,
-            Err(_) => core.counters.ring_errors += 1,
+            Err(e) => {
+                core.counters.ring_errors += 1;
+                if !e.is_transient() {
+                    self.fail_unsent(core, &e, me, wake);
+                }
+            }
         }
         self.stalled
             .store(core.queue.staged() > 0, Ordering::SeqCst);
+    }
+
+    /// After a submission the kernel refused for good: the commands it did
+    /// not take are taken back out of the ring and their owners get its
+    /// error. No kernel saw them, so none of their buffers can still be
+    /// written. Where the engine cannot take them back they stay staged,
+    /// and are sent again as after a refusal.
+    fn fail_unsent(&self, core: &mut Core, e: &HalError, me: ThreadId, wake: &mut WakeList) {
+        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+        let mut out = std::mem::take(&mut core.out);
+        let n = core.queue.withdraw_staged(errno, &mut out);
+        let now = tsc::rdtsc();
+        for c in &out[..n] {
+            core.post(c, now, me, wake);
+        }
+        core.out = out;
     }
 
     /// Own-completion submit: issue `req` now if no one queues before it and
@@ -709,7 +740,7 @@ impl SharedQueue {
         let me = req.owner.id();
         // SAFETY: `req` is ours, pending and live for the whole call.
         unsafe { core.bind_request(tag, req, me, wake) };
-        self.send_staged(core);
+        self.send_staged(core, me, wake);
         // A trim is done inside the issue (the ring has no discard here) and
         // its completion never reaches the CQ, so no completion work will
         // wake us for it: reap it now.

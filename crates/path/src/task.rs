@@ -344,9 +344,8 @@ impl TaskRing {
             }
             Err(e) => {
                 c.out = out;
-                if e.is_transient() {
-                    c.counters.ring_errors += 1;
-                } else {
+                c.counters.ring_errors += 1;
+                if !e.is_transient() && !c.fail_unsent(&e) {
                     c.fail_all(e);
                 }
             }
@@ -564,8 +563,29 @@ impl Core {
             Ok(n) => self.counters.issued += n as u64,
             // Still staged: the driver's next turn sends them again.
             Err(e) if e.is_transient() => self.counters.ring_errors += 1,
-            Err(e) => self.fail_all(e),
+            Err(e) => {
+                self.counters.ring_errors += 1;
+                if !self.fail_unsent(&e) {
+                    self.fail_all(e);
+                }
+            }
         }
+    }
+
+    /// A submission the kernel refused for good: the commands it did not
+    /// take are taken back out of the ring (no kernel saw them, so no
+    /// buffer of theirs can still be written) and fail with its error; the
+    /// ring serves on. False if there were none, or the engine cannot take
+    /// them back.
+    fn fail_unsent(&mut self, e: &HalError) -> bool {
+        let errno = e.raw_os_error().unwrap_or(libc::EIO);
+        let mut out = std::mem::take(&mut self.out);
+        let n = self.queue.withdraw_staged(errno, &mut out);
+        for c in &out[..n] {
+            self.finish(c.user as u32, c.result);
+        }
+        self.out = out;
+        n > 0
     }
 
     /// Reaps what is there and completes it; returns how many.

@@ -227,6 +227,57 @@ fn a_refused_submission_is_sent_again() {
     }
 }
 
+/// A submission that fails for good (EIO) fails the I/Os it carried, with
+/// that error, and the ring serves on: the next reads of every task return
+/// their data (before, the ring failed every later I/O at once).
+#[test]
+fn a_failed_submission_fails_its_ios_and_the_ring_serves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let blocks: Vec<u8> = (0..8 * 4096).map(|i| (i / 4096) as u8 + 1).collect();
+    std::fs::write(&path, &blocks).unwrap();
+    let file = open_direct(&path);
+    let failures = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(2));
+    let mut config = TaskConfig::default();
+    config.engine_opts.fail_submits = Some(failures.clone());
+    let ring = Rc::new(TaskRing::open(&config, &[Target::from_file(&file)]).unwrap());
+    let (failed, second) = with_driver(ring.clone(), |r| async move {
+        let read_all = |r: Rc<TaskRing>| async move {
+            let handles: Vec<_> = (0..8u64)
+                .map(|t| {
+                    let r = r.clone();
+                    tokio::task::spawn_local(async move {
+                        let (n, buf) = r.read_at(0, AlignedBuf::new(4096), t * 4096).await;
+                        n.map(|n| {
+                            assert_eq!(n, 4096);
+                            assert!(buf.iter().all(|&b| b == t as u8 + 1), "block {t}");
+                        })
+                    })
+                })
+                .collect();
+            let mut failed = 0;
+            for h in handles {
+                if let Err(e) = h.await.unwrap() {
+                    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+                    failed += 1;
+                }
+            }
+            failed
+        };
+        let failed = read_all(r.clone()).await;
+        let failed = failed + read_all(r.clone()).await;
+        let second = read_all(r).await;
+        (failed, second)
+    });
+    assert_eq!(failures.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!((2..=16).contains(&failed), "{failed} reads failed");
+    assert_eq!(second, 0, "the ring serves on");
+    let c = ring.counters();
+    let done = 24 - failed as u64;
+    assert_eq!((c.issued, c.reaped), (done, done), "{c:?}");
+    assert!(c.ring_errors >= 2, "{c:?}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     /// Tasks, sizes and depths mixed on the RAM device: every I/O completes

@@ -242,6 +242,15 @@ impl Engine for AioEngine {
         Some((self.pending.len() - self.submitted_head) as u32 + self.trims.staged())
     }
 
+    fn withdraw_unsent(&mut self) -> bool {
+        // The unsent iocbs never left this process: forget them (the sent
+        // ones are in flight, and complete through reap).
+        self.pending.clear();
+        self.submitted_head = 0;
+        self.trims.clear();
+        true
+    }
+
     fn description(&self) -> String {
         "libaio (io_submit/io_getevents)".into()
     }

@@ -4,6 +4,7 @@ pub mod libaio;
 pub mod mem;
 pub mod null;
 pub mod posixaio;
+mod sq_words;
 pub mod sync;
 mod trim;
 pub mod uring;

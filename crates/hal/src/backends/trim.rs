@@ -106,6 +106,11 @@ impl SyncTrims {
         n as u32
     }
 
+    /// Forgets the staged trims (taken back after a failed issue).
+    pub(crate) fn clear(&mut self) {
+        self.staged.clear();
+    }
+
     /// Moves finished trims into `out`; how many.
     pub(crate) fn drain_into(&mut self, out: &mut [crate::Completion]) -> usize {
         self.ready.drain_into(out)

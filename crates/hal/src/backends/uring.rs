@@ -37,6 +37,9 @@ pub struct UringEngine {
     staged: u32,
     defer_taskrun: bool,
     iopoll: bool,
+    sqpoll: bool,
+    /// The SQ's head and tail, mapped at the first withdrawal.
+    sq_words: Option<super::sq_words::SqWords>,
     refuse_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
     fail_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
     described: String,
@@ -54,6 +57,15 @@ struct ParamsHead {
     sq_off: [u32; 10],
     cq_head: u32,
     cq_tail: u32,
+}
+
+/// The byte offsets of the SQ head and tail in the ring's memory
+/// (`io_sqring_offsets` begins with head, tail); the crate keeps them
+/// private.
+fn sq_counter_offsets(params: &io_uring::Parameters) -> (u32, u32) {
+    // SAFETY: as in `cq_counter_offsets`.
+    let head = unsafe { &*(params as *const io_uring::Parameters).cast::<ParamsHead>() };
+    (head.sq_off[0], head.sq_off[1])
 }
 
 /// The byte offsets of the CQ head and tail in the ring's memory; the crate
@@ -315,6 +327,8 @@ impl UringEngine {
             staged: 0,
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
+            sqpoll: opts.sqpoll,
+            sq_words: None,
             refuse_submits: opts.refuse_submits.clone(),
             fail_submits: opts.fail_submits.clone(),
             described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
@@ -508,6 +522,29 @@ impl Engine for UringEngine {
         // (the kernel returns the count it took if that is not zero); the
         // trims run after it, so none of them ran either.
         Some(self.staged + self.trims.staged())
+    }
+
+    fn withdraw_unsent(&mut self) -> bool {
+        if self.sqpoll {
+            return false; // its thread may be consuming them now
+        }
+        if self.sq_words.is_none() {
+            let (head, tail) = sq_counter_offsets(self.ring.params());
+            let fd = self.ring.as_raw_fd();
+            match super::sq_words::SqWords::map(fd, head, tail) {
+                Ok(words) => self.sq_words = Some(words),
+                Err(_) => return false,
+            }
+        }
+        let words = self.sq_words.as_ref().expect("mapped above");
+        // SAFETY: `&mut self` holds the ring, so no io_uring_enter runs on
+        // it meanwhile, and it has no SQPOLL thread; `staged` drops to 0.
+        if self.staged > 0 && !unsafe { words.take_back(self.staged) } {
+            return false;
+        }
+        self.staged = 0;
+        self.trims.clear();
+        true
     }
 
     fn description(&self) -> String {
