@@ -55,8 +55,10 @@ pub struct PathCounters {
     pub promotions: u64,
     /// Returns from a doorbell sleep (the user-space "interrupt").
     pub doorbell_wakes: u64,
-    /// System calls into the ring that failed (submit or reap): retried at
-    /// the next entry into the path, never a panic.
+    /// System calls into the ring that failed (submit or reap), never a
+    /// panic: a refusal for now (EAGAIN, ENOMEM, EBUSY) is retried at the
+    /// next entry into the path; a submission that fails for good fails
+    /// the I/Os it carried, taken back out of the ring.
     pub ring_errors: u64,
     /// I/Os a thread alone on its ring submitted and reaped in one call.
     pub solo: u64,
