@@ -3,8 +3,9 @@
 //! ADMS'10 (Fig 4/5) followed one 4 KiB read from the system call through
 //! the file system, block layer, driver and interrupt, and split the clocks
 //! per I/O into those layers with OProfile. This crate does it for any
-//! window of any run: every CPU is sampled with the kernel's software CPU
-//! clock (an hrtimer: no PMU needed, so it works in VMs), each sample's
+//! window of any run: every CPU is sampled with its cycle counter where it
+//! has one to sample (a PMU), else with the kernel's software CPU clock (an
+//! hrtimer: no PMU needed, so it works in VMs), each sample's
 //! kernel call chain is read from a ring per CPU, and the sample is charged
 //! to one layer ([`Layer`]) by the innermost function of its chain that
 //! belongs to one ([`layers`]). Samples × period are CPU seconds; summed
@@ -22,7 +23,8 @@
 //! (ADMS Fig 4): the stages of one I/O and the device's own time.
 //!
 //! ```no_run
-//! let p = hiops_profile::prepare(hiops_profile::Config { hz: 1000 })?.start()?;
+//! let config = hiops_profile::Config { hz: 1000, ..Default::default() };
+//! let p = hiops_profile::prepare(config)?.start()?;
 //! // ... the measured window ...
 //! let profile = p.stop();
 //! println!("{} samples", profile.samples);
@@ -56,13 +58,79 @@ const TOP: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
-    /// Samples per second per CPU.
+    /// Samples per second per CPU (per busy second with `cycles`).
     pub hz: u32,
+    #[serde(default)]
+    pub event: Event,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { hz: DEFAULT_HZ }
+        Config {
+            hz: DEFAULT_HZ,
+            event: Event::Auto,
+        }
+    }
+}
+
+impl Config {
+    /// `--profile`'s value: `HZ`, `EVENT` or `EVENT:HZ`, the event one of
+    /// `auto`, `cpu-clock`, `cycles` (as in `cycles:2000`).
+    pub fn parse(value: &str) -> Result<Config, String> {
+        let (event, hz) = match value.split_once(':') {
+            Some((e, hz)) => (Some(e), Some(hz)),
+            None if value.starts_with(|c: char| c.is_ascii_digit()) => (None, Some(value)),
+            None => (Some(value), None),
+        };
+        let event = match event {
+            None => Event::Auto,
+            Some(e) => Event::parse(e).ok_or_else(|| {
+                format!("--profile={value}: the event is auto, cpu-clock or cycles, not '{e}'")
+            })?,
+        };
+        let hz = match hz.map(|h| h.trim_end_matches("hz").trim_end_matches("Hz")) {
+            None => DEFAULT_HZ,
+            Some(h) => h.parse::<u32>().ok().filter(|hz| (1..=100_000).contains(hz)).ok_or_else(|| {
+                format!("--profile={value}: give the samples per second per CPU, 1 to 100000 (default {DEFAULT_HZ})")
+            })?,
+        };
+        Ok(Config { hz, event })
+    }
+}
+
+/// What fires the samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Event {
+    /// The CPU's cycle counter where the CPU has one to sample (a PMU),
+    /// else the software clock.
+    #[default]
+    Auto,
+    /// The kernel's software CPU clock (an hrtimer per CPU): needs no PMU,
+    /// works in VMs, and samples the idle loop too.
+    CpuClock,
+    /// The CPU's cycle counter (PERF_COUNT_HW_CPU_CYCLES, one sample every
+    /// TSC-rate/hz cycles): what OProfile sampled for the paper. It does
+    /// not count while a CPU halts, so idle time is not sampled; each
+    /// CPU's counted cycles over its busy time say what one sample stands
+    /// for (see [`Profile::period_ns`]).
+    Cycles,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Auto => "auto",
+            Event::CpuClock => "cpu-clock",
+            Event::Cycles => "cycles",
+        }
+    }
+
+    /// `auto`, `cpu-clock` or `cycles`.
+    pub fn parse(s: &str) -> Option<Event> {
+        [Event::Auto, Event::CpuClock, Event::Cycles]
+            .into_iter()
+            .find(|e| e.name() == s)
     }
 }
 
@@ -118,6 +186,9 @@ pub struct CpuSamples {
     /// kernel.perf_event_max_sample_rate within one of its ticks.
     #[serde(default)]
     pub throttled: u64,
+    /// Cycles its counter counted over the window (the `cycles` event).
+    #[serde(default)]
+    pub cycles: Option<u64>,
     /// Its busy time over the window: the window less its idle, iowait
     /// and steal (exact counters; None without /proc/stat).
     pub busy_s: Option<f64>,
@@ -142,6 +213,12 @@ impl CpuSamples {
     /// handlers) are seen.
     pub fn sparse(&self, window_s: f64, period_ns: u64) -> bool {
         (self.samples as f64) < SPARSE_SHARE * self.expected(window_s, period_ns)
+    }
+
+    /// With the `cycles` event: samples it should have taken, one per
+    /// `period` cycles it counted.
+    pub fn expected_by_cycles(&self, period: u64) -> Option<f64> {
+        self.cycles.map(|c| c as f64 / period.max(1) as f64)
     }
 
     /// Its sampled non-idle time.
@@ -174,6 +251,20 @@ pub struct Profile {
     /// work (false in profiles stored before it was).
     #[serde(default)]
     pub dithered: bool,
+    /// The event that fired the samples: "cpu-clock" or "cycles".
+    #[serde(default = "cpu_clock")]
+    pub event: String,
+    /// Why it is not the one asked for (`auto` on a CPU with no cycle
+    /// counter to sample).
+    #[serde(default)]
+    pub event_note: Option<String>,
+    /// With `cycles`: cycles per sample.
+    #[serde(default)]
+    pub cycles_period: Option<u64>,
+}
+
+fn cpu_clock() -> String {
+    Event::CpuClock.name().into()
 }
 
 fn symbol_name(syms: &Kallsyms, layer: Layer, index: u32) -> String {
@@ -241,6 +332,9 @@ impl Profile {
             },
             per_cpu: Vec::new(),
             dithered: false,
+            event: cpu_clock(),
+            event_note: None,
+            cycles_period: None,
         }
     }
 
@@ -270,13 +364,53 @@ impl Profile {
 
     /// The CPUs whose sampling clock stopped for much of the window.
     pub fn sparse_cpus(&self) -> impl Iterator<Item = &CpuSamples> {
-        self.per_cpu
-            .iter()
-            .filter(|c| c.sparse(self.window_s, self.period_ns))
+        self.per_cpu.iter().filter(|c| self.is_sparse(c))
+    }
+
+    /// Whether `c` took fewer than half the samples it should have: of the
+    /// window with the software clock, of the cycles it counted with the
+    /// cycle counter (which is still while a CPU halts).
+    pub fn is_sparse(&self, c: &CpuSamples) -> bool {
+        match self.cycles_period.and_then(|p| c.expected_by_cycles(p)) {
+            Some(expected) => (c.samples as f64) < SPARSE_SHARE * expected,
+            None => c.sparse(self.window_s, self.period_ns),
+        }
+    }
+
+    /// Samples `c` should have taken (see [`Self::is_sparse`]).
+    pub fn expected_samples(&self, c: &CpuSamples) -> f64 {
+        match self.cycles_period.and_then(|p| c.expected_by_cycles(p)) {
+            Some(expected) => expected,
+            None => c.expected(self.window_s, self.period_ns),
+        }
     }
 
     /// Sampled CPU time in interrupt context.
     pub fn interrupt_context_s(&self) -> f64 {
         self.interrupt_context_samples as f64 * self.period_ns as f64 / 1e9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_values_name_a_rate_an_event_or_both() {
+        let c = |hz, event| Config { hz, event };
+        assert_eq!(Config::parse("2000"), Ok(c(2000, Event::Auto)));
+        assert_eq!(Config::parse("500hz"), Ok(c(500, Event::Auto)));
+        assert_eq!(Config::parse("cycles"), Ok(c(DEFAULT_HZ, Event::Cycles)));
+        assert_eq!(Config::parse("cpu-clock:250"), Ok(c(250, Event::CpuClock)));
+        assert_eq!(Config::parse("auto:10"), Ok(c(10, Event::Auto)));
+        let bad_event = Config::parse("instructions:100").unwrap_err();
+        assert!(
+            bad_event.contains("auto, cpu-clock or cycles"),
+            "{bad_event}"
+        );
+        for bad in ["0", "100001", "cycles:", "cycles:x"] {
+            let e = Config::parse(bad).unwrap_err();
+            assert!(e.contains("1 to 100000"), "{bad}: {e}");
+        }
     }
 }

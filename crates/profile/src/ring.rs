@@ -94,14 +94,28 @@ pub(crate) struct Ring {
 // thread reads it, so the value may move to another thread.
 unsafe impl Send for Ring {}
 
-fn attr(period_ns: u64) -> sys::perf_event_attr {
+/// What fires a ring's samples, and what its period counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Clock {
+    /// The software CPU clock; periods in nanoseconds.
+    Software,
+    /// The CPU's cycle counter; periods in cycles.
+    Cycles,
+}
+
+pub(crate) fn attr(clock: Clock, period: u64) -> sys::perf_event_attr {
     // SAFETY: perf_event_attr is plain integers and unions of integers:
     // all zeroes is a valid value (and the ABI's "unset").
     let mut a: sys::perf_event_attr = unsafe { std::mem::zeroed() };
-    a.type_ = sys::PERF_TYPE_SOFTWARE;
+    (a.type_, a.config) = match clock {
+        Clock::Software => (sys::PERF_TYPE_SOFTWARE, sys::PERF_COUNT_SW_CPU_CLOCK as u64),
+        Clock::Cycles => (
+            sys::PERF_TYPE_HARDWARE,
+            sys::PERF_COUNT_HW_CPU_CYCLES as u64,
+        ),
+    };
     a.size = std::mem::size_of::<sys::perf_event_attr>() as u32;
-    a.config = sys::PERF_COUNT_SW_CPU_CLOCK as u64;
-    a.__bindgen_anon_1.sample_period = period_ns;
+    a.__bindgen_anon_1.sample_period = period;
     a.sample_type = SAMPLE_TYPE;
     a.sample_max_stack = MAX_STACK;
     a.set_disabled(1);
@@ -137,21 +151,44 @@ pub(crate) fn open_event(
 }
 
 impl Ring {
-    /// Opens the event on `cpu` (every task) with a ring of `pages` data
+    /// Opens `clock` on `cpu` (every task) with a ring of `pages` data
     /// pages (a power of two), disabled until [`Ring::enable`].
-    pub(crate) fn open_cpu(cpu: usize, period_ns: u64, pages: usize) -> io::Result<Ring> {
-        Self::open(-1, cpu as libc::c_int, period_ns, pages)
-    }
-
-    /// The same on the calling thread alone, wherever it runs.
-    pub(crate) fn open_thread(period_ns: u64, pages: usize) -> io::Result<Ring> {
-        Self::open(0, -1, period_ns, pages)
-    }
-
-    fn open(pid: libc::pid_t, cpu: libc::c_int, period_ns: u64, pages: usize) -> io::Result<Ring> {
+    pub(crate) fn open_cpu(
+        cpu: usize,
+        clock: Clock,
+        period: u64,
+        pages: usize,
+    ) -> io::Result<Ring> {
         assert!(pages.is_power_of_two());
-        let fd = open_event(attr(period_ns), pid, cpu)?;
+        let fd = open_event(attr(clock, period), -1, cpu as libc::c_int)?;
         Self::map(fd, pages)
+    }
+
+    /// The software clock on the calling thread alone, wherever it runs.
+    pub(crate) fn open_thread(period_ns: u64, pages: usize) -> io::Result<Ring> {
+        assert!(pages.is_power_of_two());
+        let fd = open_event(attr(Clock::Software, period_ns), 0, -1)?;
+        Self::map(fd, pages)
+    }
+
+    /// The event's count so far (read(2) of its value: nanoseconds for the
+    /// software clock, cycles for the cycle counter).
+    pub(crate) fn count(&self) -> io::Result<u64> {
+        let mut value = 0u64;
+        // SAFETY: reads at most 8 bytes into a u64 on this frame; with no
+        // read_format the kernel writes exactly the one u64 value.
+        let n = unsafe {
+            libc::read(
+                self.fd.as_raw_fd(),
+                (&mut value as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        match n {
+            8 => Ok(value),
+            n if n < 0 => Err(io::Error::last_os_error()),
+            _ => Err(io::Error::other("a short read of a perf event's count")),
+        }
     }
 
     /// A ring of `pages` data pages (a power of two) over an event already
@@ -370,11 +407,25 @@ mod tests {
         u64::from_ne_bytes(b)
     }
 
-    /// Samples a ring of this thread takes while it spins for `ms`.
+    /// This thread's CPU time (exact: the scheduler's own account).
+    fn thread_cpu_ns() -> u64 {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec on this frame.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        assert_eq!(rc, 0, "clock_gettime");
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    /// Samples a ring of this thread takes while it runs for `ms` of its
+    /// own CPU time (the clock counts only while it runs, so time other
+    /// tests take the CPU for does not count).
     fn spin_samples(ring: &mut Ring, ms: u64) -> u64 {
-        let t = std::time::Instant::now();
+        let end = thread_cpu_ns() + ms * 1_000_000;
         let mut x = 0u64;
-        while t.elapsed() < std::time::Duration::from_millis(ms) {
+        while thread_cpu_ns() < end {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
         let mut samples = 0;
@@ -397,8 +448,8 @@ mod tests {
             .expect("PERF_EVENT_IOC_PERIOD");
         let at_200hz = spin_samples(&mut ring, 300);
         ring.disable().expect("disable");
-        // 300 and 60 expected; the thread may be switched out for a while.
-        assert!(at_1khz >= 150, "{at_1khz} samples in 300 ms at 1 kHz");
+        // 300 and 60 expected over 300 ms of the thread's own CPU time.
+        assert!(at_1khz >= 240, "{at_1khz} samples in 300 ms at 1 kHz");
         assert!(
             (at_200hz as f64) < at_1khz as f64 / 2.5 && at_200hz >= 20,
             "{at_200hz} samples at 200 Hz against {at_1khz} at 1 kHz"

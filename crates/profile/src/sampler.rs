@@ -5,8 +5,8 @@
 use crate::attribute::Tally;
 use crate::dither::{Clocks, Dither};
 use crate::kallsyms::Kallsyms;
-use crate::ring::{Record, Ring};
-use crate::{Config, CpuSamples, Layer, Profile, Sampling};
+use crate::ring::{Clock, Record, Ring};
+use crate::{Config, CpuSamples, Event, Layer, Profile, Sampling};
 use hiops_stats::cpu::MachineSample;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -26,6 +26,7 @@ pub struct Prepared {
     config: Config,
     cpus: Vec<usize>,
     rings: Vec<Ring>,
+    clock: ChosenClock,
     syms: Kallsyms,
     per_sample_ns: Option<f64>,
 }
@@ -36,6 +37,7 @@ pub struct Profiler {
     thread: JoinHandle<Drained>,
     config: Config,
     cpus: Vec<usize>,
+    clock: ChosenClock,
     per_sample_ns: Option<f64>,
 }
 
@@ -78,6 +80,59 @@ fn explain(cpu: usize, e: &std::io::Error, hz: u32) -> String {
     }
 }
 
+/// The clock the samples are taken with, its period (nanoseconds or
+/// cycles), and why it is not the one asked for.
+#[derive(Clone, Debug)]
+struct ChosenClock {
+    clock: Clock,
+    period: u64,
+    note: Option<String>,
+}
+
+/// Why the cycle counter could not be opened, in words.
+fn cycles_refused(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+            "this CPU offers no cycle counter to sample (no PMU, as in a VM without a virtual one)"
+                .into()
+        }
+        _ => format!("the cycle counter could not be opened ({e})"),
+    }
+}
+
+/// The clock `config` asks for: the cycle counter (one sample every
+/// TSC-rate/hz cycles) where `auto` or `cycles` finds one on `cpu`, else
+/// the software clock; `cycles` without a counter is an error.
+fn choose_clock(config: &Config, cpu: usize) -> Result<ChosenClock, String> {
+    let software = |note| ChosenClock {
+        clock: Clock::Software,
+        period: 1_000_000_000 / config.hz as u64,
+        note,
+    };
+    if config.event == Event::CpuClock {
+        return Ok(software(None));
+    }
+    let period = (hiops_stats::tsc::tsc_hz() / config.hz as f64)
+        .round()
+        .max(1.0) as u64;
+    let probe = crate::ring::attr(Clock::Cycles, period);
+    match crate::ring::open_event(probe, -1, cpu as libc::c_int) {
+        Ok(_) => Ok(ChosenClock {
+            clock: Clock::Cycles,
+            period,
+            note: None,
+        }),
+        Err(e) if config.event == Event::Cycles => Err(format!(
+            "--profile=cycles: {}: use --profile=cpu-clock, the kernel's software clock",
+            cycles_refused(&e)
+        )),
+        Err(e) => Ok(software(Some(format!(
+            "{}: sampled with the software CPU clock",
+            cycles_refused(&e)
+        )))),
+    }
+}
+
 /// Loads the kernel's symbols, opens a disabled ring per online CPU and
 /// measures what one sample costs; an `Err` says what to do.
 pub fn prepare(config: Config) -> Result<Prepared, String> {
@@ -85,11 +140,11 @@ pub fn prepare(config: Config) -> Result<Prepared, String> {
         return Err("--profile needs a rate above 0 Hz".into());
     }
     let cpus = online_cpus();
-    let period_ns = 1_000_000_000 / config.hz as u64;
+    let clock = choose_clock(&config, cpus.first().copied().unwrap_or(0))?;
     // The permission first: it is what most often stands in the way.
-    let rings = cpus
-        .iter()
-        .map(|&c| Ring::open_cpu(c, period_ns, RING_PAGES).map_err(|e| explain(c, &e, config.hz)))
+    let open = |c| Ring::open_cpu(c, clock.clock, clock.period, RING_PAGES);
+    let rings = (cpus.iter())
+        .map(|&c| open(c).map_err(|e| explain(c, &e, config.hz)))
         .collect::<Result<Vec<_>, _>>()?;
     let syms = Kallsyms::load()?;
     let per_sample_ns = crate::cost::per_sample_ns(CALIBRATION_MS);
@@ -97,6 +152,7 @@ pub fn prepare(config: Config) -> Result<Prepared, String> {
         config,
         cpus,
         rings,
+        clock,
         syms,
         per_sample_ns,
     })
@@ -123,6 +179,9 @@ struct Drained {
     dithered: bool,
     /// What a sample stands for: the window over a clock's periods.
     period_ns: u64,
+    /// With the cycle counter: what each CPU's counted, in `online_cpus`
+    /// order.
+    cycles: Vec<Option<u64>>,
 }
 
 /// The window over the periods a clock completed, in nanoseconds; the
@@ -160,6 +219,7 @@ fn drain_loop(
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
     hz: u32,
+    clock: Clock,
 ) -> Drained {
     // SAFETY: gettid has no preconditions and cannot fail.
     let tid = unsafe { libc::gettid() } as u32;
@@ -170,8 +230,10 @@ fn drain_loop(
     let started = Instant::now();
     let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
     let mut per_ring = vec![RingCounts::default(); rings.len()];
-    let dither = Dither::new(hz, std::process::id() as u64);
-    let mut clocks = Clocks::new(Some(dither), rings.len(), hz, started);
+    // The cycle counter is not a timer: it cannot fall into step with the
+    // work's timing as a clock on a fixed grid can (see dither.rs).
+    let dither = (clock == Clock::Software).then(|| Dither::new(hz, std::process::id() as u64));
+    let mut clocks = Clocks::new(dither, rings.len(), hz, started);
     let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
         for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
             let before = (tally.samples, tally.layers[Layer::Idle.index()]);
@@ -206,6 +268,10 @@ fn drain_loop(
     let window_s = stopped.duration_since(started).as_secs_f64();
     let periods = clocks.stop(stopped);
     let stat1 = std::fs::read_to_string("/proc/stat").ok();
+    let cycles = match clock {
+        Clock::Cycles => rings.iter().map(|r| r.count().ok()).collect(),
+        Clock::Software => Vec::new(),
+    };
     drain_all(&mut rings, &mut tally, &mut per_ring);
     let cpu_s = thread_cpu_s() - cpu0;
     Drained {
@@ -217,6 +283,7 @@ fn drain_loop(
         stat: stat0.zip(stat1),
         dithered: clocks.dithered(),
         period_ns: effective_period_ns(window_s, periods, hz),
+        cycles,
     }
 }
 
@@ -226,10 +293,10 @@ impl Prepared {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
-        let hz = self.config.hz;
+        let (hz, clock) = (self.config.hz, self.clock.clock);
         let thread = std::thread::Builder::new()
             .name("hiops-profile".into())
-            .spawn(move || drain_loop(rings, syms, flag, tx, hz))
+            .spawn(move || drain_loop(rings, syms, flag, tx, hz, clock))
             .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
         rx.recv()
             .map_err(|_| "the profiler's thread ended at start".to_string())??;
@@ -238,6 +305,7 @@ impl Prepared {
             thread,
             config: self.config,
             cpus: self.cpus,
+            clock: self.clock,
             per_sample_ns: self.per_sample_ns,
         })
     }
@@ -252,19 +320,58 @@ impl Profiler {
             .thread
             .join()
             .expect("the profiler's thread does not panic");
+        let per_cpu = per_cpu(&self.cpus, &d.per_ring, d.stat.as_ref(), d.window_s);
+        let per_cpu = with_cycles(per_cpu, &d.cycles);
+        let period_ns = match self.clock.clock {
+            Clock::Software => d.period_ns,
+            Clock::Cycles => cycles_period_ns(self.clock.period, &per_cpu, tsc_hz()),
+        };
         let sampling = Sampling {
             hz: self.config.hz,
-            period_ns: d.period_ns,
+            period_ns,
             cpus: self.cpus.len(),
             window_s: d.window_s,
             drain_thread_s: d.cpu_s,
             per_sample_ns: self.per_sample_ns,
         };
         let mut p = Profile::of(&d.tally, &d.syms, &sampling);
-        p.per_cpu = per_cpu(&self.cpus, &d.per_ring, d.stat.as_ref(), d.window_s);
+        p.per_cpu = per_cpu;
         p.dithered = d.dithered;
+        p.event = match self.clock.clock {
+            Clock::Software => Event::CpuClock.name().into(),
+            Clock::Cycles => Event::Cycles.name().into(),
+        };
+        p.event_note = self.clock.note.clone();
+        p.cycles_period = (self.clock.clock == Clock::Cycles).then_some(self.clock.period);
         p
     }
+}
+
+fn tsc_hz() -> f64 {
+    hiops_stats::tsc::tsc_hz()
+}
+
+/// Each CPU's counted cycles beside its samples.
+fn with_cycles(mut per_cpu: Vec<CpuSamples>, cycles: &[Option<u64>]) -> Vec<CpuSamples> {
+    for (c, &n) in per_cpu.iter_mut().zip(cycles) {
+        c.cycles = n;
+    }
+    per_cpu
+}
+
+/// What one sample of `period` cycles stands for, in nanoseconds: at the
+/// CPUs' own rate while busy (the cycles they counted over their busy
+/// time from /proc/stat), which a CPU whose clock is not the TSC's
+/// (turbo, power saving) needs; at the TSC's rate where that is unknown.
+fn cycles_period_ns(period: u64, per_cpu: &[CpuSamples], tsc_hz: f64) -> u64 {
+    let known = per_cpu.iter().filter_map(|c| Some((c.cycles?, c.busy_s?)));
+    let (cycles, busy_s) = known.fold((0u64, 0.0f64), |(n, b), (c, s)| (n + c, b + s));
+    let hz = if cycles > 0 && busy_s > 0.0 {
+        cycles as f64 / busy_s
+    } else {
+        tsc_hz
+    };
+    (period as f64 * 1e9 / hz).round().max(1.0) as u64
 }
 
 /// Each CPU's samples beside its busy time and steal from /proc/stat (read
@@ -293,9 +400,45 @@ fn per_cpu(
                 samples: counts.samples,
                 idle_samples: counts.idle_samples,
                 throttled: counts.throttled,
+                cycles: None,
                 busy_s,
                 steal_s,
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(cycles: Option<u64>, busy_s: Option<f64>) -> CpuSamples {
+        CpuSamples {
+            cpu: 0,
+            samples: 0,
+            idle_samples: 0,
+            throttled: 0,
+            cycles,
+            busy_s,
+            steal_s: None,
+        }
+    }
+
+    #[test]
+    fn a_cycles_sample_stands_for_its_cycles_at_the_rate_the_cpus_ran() {
+        // 4e9 cycles over 2 busy seconds: 2 GHz, so 2e6 cycles are 1 ms,
+        // whatever the TSC's rate.
+        let both = [
+            cpu(Some(3_000_000_000), Some(1.5)),
+            cpu(Some(1_000_000_000), Some(0.5)),
+        ];
+        assert_eq!(cycles_period_ns(2_000_000, &both, 3e9), 1_000_000);
+        // A CPU without both figures does not count; with none, the TSC's.
+        let one = [both[0], cpu(None, Some(9.0)), cpu(Some(7), None)];
+        assert_eq!(cycles_period_ns(2_000_000, &one, 3e9), 1_000_000);
+        assert_eq!(
+            cycles_period_ns(3_000_000, &[cpu(None, None)], 3e9),
+            1_000_000
+        );
+    }
 }

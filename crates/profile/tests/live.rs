@@ -3,12 +3,16 @@
 //! idle CPU's may not be: on some VMs an idle vCPU stops its timers, and
 //! the profile names such a CPU as sparse.)
 
-use hiops_profile::{prepare, Config, Layer};
+use hiops_profile::{prepare, Config, Event, Layer};
 use std::time::{Duration, Instant};
 
 #[test]
 fn a_spinning_thread_is_the_application_and_its_cpu_is_sampled_throughout() {
-    let prepared = match prepare(Config { hz: 1000 }) {
+    let config = Config {
+        hz: 1000,
+        event: Event::CpuClock,
+    };
+    let prepared = match prepare(config) {
         Ok(p) => p,
         Err(why) => {
             eprintln!("skipped: {why}");
@@ -84,4 +88,59 @@ fn a_spinning_thread_is_the_application_and_its_cpu_is_sampled_throughout() {
     );
     assert_eq!(p.lost, 0);
     assert!(p.cost.drain_thread_s >= 0.0);
+}
+
+/// `cycles` samples the CPU's cycle counter where there is one: a spinning
+/// thread's CPU takes about one sample per period of the cycles it counted,
+/// and the layers' busy time is that CPU's busy time. Where there is none
+/// (a VM without a virtual PMU) it is refused in a line that says what to
+/// use, and `auto` falls back to the software clock and says why.
+#[test]
+fn cycles_are_sampled_where_there_is_a_counter_and_refused_with_a_reason_where_not() {
+    let cycles = Config {
+        hz: 1000,
+        event: Event::Cycles,
+    };
+    let prepared = match prepare(cycles) {
+        Ok(p) => p,
+        Err(why) if why.contains("cycle counter") => {
+            assert!(why.contains("--profile=cpu-clock"), "{why}");
+            let auto = match prepare(Config::default()) {
+                Ok(p) => p.start().expect("sampling starts").stop(),
+                Err(why) => return eprintln!("skipped the fallback: {why}"),
+            };
+            assert_eq!(auto.event, "cpu-clock");
+            let note = auto.event_note.expect("auto says why it fell back");
+            assert!(note.contains("software CPU clock"), "{note}");
+            return eprintln!("no cycle counter here: {why}");
+        }
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    // SAFETY: sched_getcpu has no preconditions.
+    let me = unsafe { libc::sched_getcpu() } as usize;
+    hiops_stats::cpu::pin_current_thread(&[me]).expect("pin the spinner");
+    let profiler = prepared.start().expect("sampling starts");
+    let t = Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < Duration::from_millis(400) {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    let p = profiler.stop();
+    assert_eq!(p.event, "cycles");
+    assert!(!p.dithered, "the cycle counter is no timer");
+    let mine = p.per_cpu.iter().find(|c| c.cpu == me).expect("online");
+    let period = p.cycles_period.expect("cycles per sample");
+    let expected = mine.expected_by_cycles(period).expect("counted cycles");
+    assert!(
+        (mine.samples as f64 - expected).abs() <= 0.05 * expected + 2.0,
+        "CPU {me}: {} samples for {expected:.0} periods counted",
+        mine.samples
+    );
+    if let Some(busy) = mine.busy_s {
+        let sampled = mine.sampled_busy_s(p.period_ns);
+        assert!(
+            (sampled - busy).abs() <= 0.1 * busy + 0.02,
+            "CPU {me}: {sampled} s sampled, {busy} s busy"
+        );
+    }
 }

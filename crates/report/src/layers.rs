@@ -29,6 +29,11 @@ pub struct LayerRow {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LayerFigures {
     pub hz: u32,
+    /// What fired the samples: "cpu-clock" or "cycles" (one sample every
+    /// `cycles_period` cycles), and why not the one asked for.
+    pub event: String,
+    pub cycles_period: Option<u64>,
+    pub event_note: Option<String>,
     /// Each CPU's clock restarted at a random rate around `hz` at every
     /// drain, so that it cannot fall into step with the work.
     pub dithered: bool,
@@ -105,7 +110,7 @@ fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
         .map(|c| SparseCpu {
             cpu: c.cpu,
             samples: c.samples,
-            expected: c.expected(p.window_s, p.period_ns),
+            expected: p.expected_samples(c),
             throttled: c.throttled,
             busy_s: c.busy_s,
             sampled_busy_s: c.sampled_busy_s(p.period_ns),
@@ -118,11 +123,7 @@ fn sparse_cpus(p: &Profile) -> Vec<SparseCpu> {
 /// thread). None when some CPU was sparse but none was not, or when
 /// /proc/stat was not read.
 fn sampled_throughout(p: &Profile) -> Option<Coverage> {
-    let full: Vec<_> = p
-        .per_cpu
-        .iter()
-        .filter(|c| !c.sparse(p.window_s, p.period_ns))
-        .collect();
+    let full: Vec<_> = p.per_cpu.iter().filter(|c| !p.is_sparse(c)).collect();
     let busy: Option<f64> = full.iter().map(|c| c.busy_s).sum();
     let busy = busy.filter(|&b| b > 0.0 && !full.is_empty())?;
     let sampled: f64 = full
@@ -199,6 +200,9 @@ pub fn layer_figures(r: &RunResult) -> Option<LayerFigures> {
     let sparse = sparse_cpus(p);
     Some(LayerFigures {
         hz: p.hz,
+        event: p.event.clone(),
+        cycles_period: p.cycles_period,
+        event_note: p.event_note.clone(),
         dithered: p.dithered,
         cpus: p.cpus,
         samples: p.samples,
@@ -274,15 +278,21 @@ fn header(out: &mut String, f: &LayerFigures) {
     } else {
         String::new()
     };
+    let clock = match f.cycles_period {
+        Some(n) => format!("the cycle counter, a sample every {n} cycles"),
+        None => format!("the software CPU clock, {} Hz{dither}", f.hz),
+    };
     let _ = writeln!(
         out,
-        "\nClocks per I/O by layer (--profile: {} Hz{dither} on {} CPUs over {:.2} s, {} samples, {} lost):",
-        f.hz,
+        "\nClocks per I/O by layer (--profile: {clock} on {} CPUs over {:.2} s, {} samples, {} lost):",
         f.cpus,
         f.window_s,
         f.samples,
         f.lost
     );
+    if let Some(note) = &f.event_note {
+        let _ = writeln!(out, "  sampling: {note}");
+    }
     let sparse = (!f.sparse_cpus.is_empty()).then_some("CPUs not sampled throughout, below");
     if let (Some(b), Some(gap)) = (f.machine_busy_s, f.sum_gap_pct) {
         let _ = writeln!(
@@ -408,6 +418,7 @@ mod tests {
             samples,
             idle_samples,
             throttled: 0,
+            cycles: None,
             busy_s: Some(busy_s),
             steal_s: Some(0.0),
         }
@@ -427,7 +438,31 @@ mod tests {
             cost: SamplingCost::default(),
             per_cpu,
             dithered: true,
+            event: "cpu-clock".into(),
+            event_note: None,
+            cycles_period: None,
         }
+    }
+
+    #[test]
+    fn with_the_cycle_counter_a_cpu_is_expected_to_take_a_sample_per_period_it_counted() {
+        // One sample per 2e6 cycles. CPU 0 ran 2e9 cycles (busy 1 s at
+        // 2 GHz) and took 980 samples; CPU 1 counted 4e8 but took 60.
+        let mut a = cpu(0, 980, 0, 1.0);
+        let mut b = cpu(1, 60, 0, 0.2);
+        (a.cycles, b.cycles) = (Some(2_000_000_000), Some(400_000_000));
+        let mut p = profile(vec![a, b]);
+        (p.event, p.cycles_period) = ("cycles".into(), Some(2_000_000));
+        let sparse = sparse_cpus(&p);
+        assert_eq!(sparse.len(), 1, "{sparse:?}");
+        assert_eq!((sparse[0].cpu, sparse[0].expected), (1, 200.0));
+        // By the window, a CPU busy a fifth of the second (a halted CPU
+        // counts no cycles) would have been called sparse at 200 samples.
+        b.samples = 200;
+        p.per_cpu[1] = b;
+        assert!(sparse_cpus(&p).is_empty());
+        p.cycles_period = None;
+        assert_eq!(sparse_cpus(&p).len(), 1, "by the window");
     }
 
     #[test]

@@ -93,7 +93,7 @@ impl Runner for BenchRunner<'_> {
     }
 }
 
-/// A point's `--profile[=HZ]` (clocks by layer, as `hiops run` takes it),
+/// A point's `--profile[=EVENT:HZ]` (clocks by layer, as `hiops run` takes it),
 /// taken out of its job options.
 pub fn profile_flag(
     args: &[String],
@@ -104,10 +104,7 @@ pub fn profile_flag(
         match a.strip_prefix("--profile") {
             Some("") => profile = Some(hiops_profile::Config::default()),
             Some(v) if v.starts_with('=') => {
-                let hz = v[1..].parse().ok().filter(|&hz| hz > 0).ok_or_else(|| {
-                    format!("{a}: give the samples per second per CPU, as in --profile=1000")
-                })?;
-                profile = Some(hiops_profile::Config { hz });
+                profile = Some(hiops_profile::Config::parse(&v[1..])?);
             }
             _ => rest.push(a.clone()),
         }

@@ -30,10 +30,13 @@ hiops flags:
                                        several joined by commas: terse,json)
   --output=FILE, -o FILE               write the result to FILE
   --no-progress                        never show the progress line
-  --profile[=HZ]                       sample every CPU over the measured window
+  --profile[=EVENT:HZ]                 sample every CPU over the measured window
                                        (HZ per CPU, default 1000) and split the
                                        clocks per I/O by layer of the I/O path
-                                       (needs root or CAP_PERFMON)
+                                       (needs root or CAP_PERFMON); EVENT auto
+                                       (the cycle counter where there is one,
+                                       else the software clock), cpu-clock or
+                                       cycles
   --timeline                           follow every I/O through the kernel's
                                        tracepoints (system call, block layer,
                                        driver issue, completion, return): the

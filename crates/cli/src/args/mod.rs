@@ -102,7 +102,7 @@ pub struct Invocation {
     pub eta: Eta,
     /// Across ranks (MPI): every rank stops when the first is done.
     pub stonewall_ranks: bool,
-    /// `--profile[=HZ]`: clocks by layer over the measured window.
+    /// `--profile[=EVENT:HZ]`: clocks by layer over the measured window.
     pub profile: Option<hiops_profile::Config>,
     /// `--timeline`: every I/O followed through the kernel's tracepoints.
     pub timeline: bool,
@@ -342,7 +342,8 @@ fn max_jobs(v: &str) -> Result<u32, BenchError> {
     }
 }
 
-/// `--profile` (the default rate) or `--profile=HZ`. fio's `--profile=NAME`
+/// `--profile` (the default rate and event) or `--profile=[EVENT:]HZ` or
+/// `--profile=EVENT` (see `hiops_profile::Config::parse`). fio's `--profile=NAME`
 /// (its built-in tiobench and act jobs) is another thing: refused by name.
 fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
     let Some(v) = v else {
@@ -350,18 +351,8 @@ fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
     };
     if matches!(v, "tiobench" | "act") {
         return usage(format!(
-            "--profile={v}: fio's built-in job profiles are not in hiops; write the job as a job file. hiops' --profile[=HZ] samples the CPUs over the run"
+            "--profile={v}: fio's built-in job profiles are not in hiops; write the job as a job file. hiops' --profile[=EVENT:HZ] samples the CPUs over the run"
         ));
     }
-    match v
-        .trim_end_matches("hz")
-        .trim_end_matches("Hz")
-        .parse::<u32>()
-    {
-        Ok(hz) if (1..=100_000).contains(&hz) => Ok(hiops_profile::Config { hz }),
-        _ => usage(format!(
-            "--profile={v}: give the samples per second per CPU, 1 to 100000 (default {})",
-            hiops_profile::DEFAULT_HZ
-        )),
-    }
+    hiops_profile::Config::parse(v).or_else(usage)
 }
