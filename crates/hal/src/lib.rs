@@ -36,6 +36,7 @@ mod engine;
 mod error;
 mod posted;
 mod queue;
+mod ring_words;
 mod tags;
 
 pub mod backends;

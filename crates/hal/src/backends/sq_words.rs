@@ -13,58 +13,20 @@
 //! queue (`SubmissionQueue` is built from the shared tail, see io-uring
 //! 0.7's squeue.rs, `borrow_shared`).
 
+use crate::ring_words::{RingWords, IORING_OFF_SQ_RING};
 use std::io;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-/// `IORING_OFF_SQ_RING` (include/uapi/linux/io_uring.h).
-const IORING_OFF_SQ_RING: libc::off_t = 0;
+use std::sync::atomic::Ordering;
 
 pub(crate) struct SqWords {
-    map: *mut libc::c_void,
-    len: usize,
-    head: usize,
-    tail: usize,
+    words: RingWords,
 }
-
-// SAFETY: the mapping belongs to this value alone and is only touched
-// through atomics; the engine that owns it moves between threads whole.
-unsafe impl Send for SqWords {}
 
 impl SqWords {
     /// Maps the SQ ring of `ring_fd`, whose head and tail sit at byte
-    /// offsets `head` and `tail` (`io_sqring_offsets`).
+    /// offsets `head` and `tail` (`io_sqring_offsets`), writable.
     pub(crate) fn map(ring_fd: i32, head: u32, tail: u32) -> io::Result<SqWords> {
-        // SAFETY: sysconf has no pointer arguments.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let end = head.max(tail) as usize + 4;
-        let len = end.div_ceil(page) * page;
-        // SAFETY: a fresh shared mapping of the ring's own memory, at an
-        // address the kernel chooses; it checks the offset and length.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                ring_fd,
-                IORING_OFF_SQ_RING,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(SqWords {
-            map,
-            len,
-            head: head as usize,
-            tail: tail as usize,
-        })
-    }
-
-    fn word(&self, offset: usize) -> &AtomicU32 {
-        // SAFETY: offset + 4 <= len (see `map`), the ring aligns its u32
-        // counters, and the mapping lives as long as `self`.
-        unsafe { &*(self.map.cast::<u8>().add(offset).cast::<AtomicU32>()) }
+        let words = RingWords::map(ring_fd, IORING_OFF_SQ_RING, head, tail, true)?;
+        Ok(SqWords { words })
     }
 
     /// Withdraws the last `n` published entries; false (nothing changed)
@@ -75,20 +37,12 @@ impl SqWords {
     /// no SQPOLL thread (either could consume the entries under us); the
     /// caller's own count of staged entries drops by `n`.
     pub(crate) unsafe fn take_back(&self, n: u32) -> bool {
-        let head = self.word(self.head).load(Ordering::Acquire);
-        let tail = self.word(self.tail).load(Ordering::Relaxed);
+        let head = self.words.head().load(Ordering::Acquire);
+        let tail = self.words.tail().load(Ordering::Relaxed);
         if tail.wrapping_sub(head) < n {
             return false;
         }
-        self.word(self.tail)
-            .store(tail.wrapping_sub(n), Ordering::Release);
+        (self.words.tail()).store(tail.wrapping_sub(n), Ordering::Release);
         true
-    }
-}
-
-impl Drop for SqWords {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, unmapped once.
-        unsafe { libc::munmap(self.map, self.len) };
     }
 }
