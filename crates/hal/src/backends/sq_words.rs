@@ -42,7 +42,9 @@ impl SqWords {
         if tail.wrapping_sub(head) < n {
             return false;
         }
-        (self.words.tail()).store(tail.wrapping_sub(n), Ordering::Release);
+        self.words
+            .tail()
+            .store(tail.wrapping_sub(n), Ordering::Release);
         true
     }
 }
