@@ -427,16 +427,24 @@ fn posted_counter_counts_completions_and_reaps() {
 /// only what was staged after, so the withdrawn never reach the kernel.
 #[test]
 fn withdrawn_commands_fail_and_are_never_sent() {
-    // A withdrawn command that still reached the kernel shows as a stray
-    // completion, which can leave a reap waiting: bound the wait.
+    within_60_s(withdraw_and_reissue);
+}
+
+/// Runs `body` on a thread of its own and fails if it has not answered in
+/// 60 s: a command booked wrongly after a failed submission can leave a
+/// reap (or the queue's drop, which drains what it thinks is in flight)
+/// waiting for a completion that never comes.
+fn within_60_s(body: fn()) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        withdraw_and_reissue();
+        body();
         let _ = tx.send(());
     });
-    if let Err(e) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
-        // Disconnected: the body panicked (its message is above).
-        panic!("no answer within 60 s ({e}): a withdrawn command was sent after all");
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => {}
+        // The body panicked (its message is above).
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("the body panicked"),
+        Err(e) => panic!("no answer within 60 s ({e})"),
     }
 }
 
@@ -500,4 +508,58 @@ fn withdraw_and_reissue() {
         );
         assert_eq!(failures.load(SeqCst), 0);
     }
+}
+
+/// A trim staged beside a read on a ring whose submission fails is not
+/// done: both are taken back and fail, and the trimmed range keeps its
+/// data (a trim run before the failed submission destroyed it, and its
+/// completion then came for a tag that had been given back).
+#[test]
+fn a_failed_submission_does_no_trim_of_its_batch() {
+    within_60_s(fail_a_read_and_a_trim);
+}
+
+fn fail_a_read_and_a_trim() {
+    use std::sync::atomic::AtomicU32;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    std::fs::write(&path, vec![9u8; BS * 4]).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let targets = [Target::from_file(&file)];
+    let failures = std::sync::Arc::new(AtomicU32::new(1));
+    let opts = EngineOptions {
+        fail_submits: Some(failures.clone()),
+        ..EngineOptions::default()
+    };
+    let mut q = Queue::open(EngineKind::IoUring, &opts, &targets, 4, BS).unwrap();
+    let cmd = |op, block: u64| Command {
+        op,
+        target: 0,
+        offset: block * BS as u64,
+        len: BS as u32,
+    };
+    for (op, block) in [(Op::Read, 0), (Op::Trim, 2)] {
+        let tag = q.get_free_tag().unwrap();
+        q.bind(tag, cmd(op, block), block).unwrap();
+    }
+    let mut out = [Completion::EMPTY; 4];
+    let e = q.issue_and_reap(1, &mut out).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    assert_eq!(q.withdraw_staged(libc::EIO, &mut out), 2);
+    assert_eq!((q.staged(), q.in_flight(), q.busy()), (0, 0, 0));
+    let on_disk = std::fs::read(&path).unwrap();
+    assert!(
+        on_disk[2 * BS..3 * BS].iter().all(|&b| b == 9),
+        "the trim ran"
+    );
+    // Nothing of the failed batch comes back later.
+    assert_eq!(q.reap(0, &mut out).unwrap(), 0);
+    let tag = q.get_free_tag().unwrap();
+    q.bind(tag, cmd(Op::Read, 1), 1).unwrap();
+    assert_eq!(q.issue_and_reap(1, &mut out).unwrap(), 1);
+    assert_eq!((out[0].user, out[0].result), (1, BS as i64));
 }

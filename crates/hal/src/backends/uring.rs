@@ -503,7 +503,15 @@ impl Engine for UringEngine {
         min: u32,
         out: &mut [Completion],
     ) -> Result<(u32, usize), HalError> {
-        let issued = self.staged + self.trims.run(&self.fds, self.doorbell.as_deref());
+        // Trims are done here, before the wait (their completions may be
+        // the ones it needs), but after the ring's commands are sent: a
+        // submission that fails then leaves every command unsent, none of
+        // them done (see `unsent`).
+        let ring = self.staged;
+        if ring > 0 && self.trims.staged() > 0 {
+            self.enter(0)?;
+        }
+        let issued = ring + self.trims.run(&self.fds, self.doorbell.as_deref());
         let trimmed = self.trims.drain_into(out);
         let mut n = self.drain(out, trimmed);
         if self.staged > 0 || (n as u32) < min {
