@@ -483,28 +483,18 @@ impl IoPath {
 
     /// Flushes the target's written data to stable storage (fsync).
     pub fn sync(&self, target: u32) -> io::Result<()> {
-        self.io(
-            Op::Fsync,
-            target,
-            std::ptr::null_mut(),
-            0,
-            0,
-            Caller::default(),
-        )
-        .map(|_| ())
+        self.flush(Op::Fsync, target)
     }
 
     /// Flushes the target's data, not metadata a read does not need (fdatasync).
     pub fn datasync(&self, target: u32) -> io::Result<()> {
-        self.io(
-            Op::Fdatasync,
-            target,
-            std::ptr::null_mut(),
-            0,
-            0,
-            Caller::default(),
-        )
-        .map(|_| ())
+        self.flush(Op::Fdatasync, target)
+    }
+
+    fn flush(&self, op: Op, target: u32) -> io::Result<()> {
+        let no_data = std::ptr::null_mut();
+        self.io(op, target, no_data, 0, 0, Caller::default())
+            .map(|_| ())
     }
 
     /// Counters of the shared queues (zero for `pread`/`per-thread-ring`).
