@@ -351,25 +351,11 @@ impl IoPath {
     /// Reads `buf.len()` bytes at `offset` of target `target`; returns the
     /// bytes read (short at the end of a file).
     pub fn read_at(&self, target: u32, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.io(
-            Op::Read,
-            target,
-            buf.as_mut_ptr(),
-            buf.len(),
-            offset,
-            Caller::default(),
-        )
+        self.read(target, buf, offset, Caller::default())
     }
 
     pub fn write_at(&self, target: u32, buf: &[u8], offset: u64) -> io::Result<usize> {
-        self.io(
-            Op::Write,
-            target,
-            buf.as_ptr() as *mut u8,
-            buf.len(),
-            offset,
-            Caller::default(),
-        )
+        self.write(target, buf, offset, Caller::default())
     }
 
     /// `read_at` that also books its wait into `stats`.
@@ -380,14 +366,7 @@ impl IoPath {
         offset: u64,
         stats: &mut ThreadStats,
     ) -> io::Result<usize> {
-        self.io(
-            Op::Read,
-            target,
-            buf.as_mut_ptr(),
-            buf.len(),
-            offset,
-            Caller::stats(stats),
-        )
+        self.read(target, buf, offset, Caller::stats(stats))
     }
 
     /// Reads `buf.len()` bytes at `offset` of target `target` and hands
@@ -431,18 +410,11 @@ impl IoPath {
         let mut reader = Some(reader);
         let mut read = None;
         let mut lend = |data: &[u8]| read = reader.take().map(|r| r(data));
-        let ptr = buf.as_mut_ptr();
-        let n = self.io(
-            Op::Read,
-            target,
-            ptr,
-            buf.len(),
-            offset,
-            Caller {
-                stats,
-                lend: Some(&mut lend),
-            },
-        )?;
+        let caller = Caller {
+            stats,
+            lend: Some(&mut lend),
+        };
+        let n = self.read(target, buf, offset, caller)?;
         match (read, reader) {
             (Some(read), _) => Ok(read),
             // Not lent: the bytes are in the caller's buffer.
@@ -458,14 +430,7 @@ impl IoPath {
         offset: u64,
         stats: &mut ThreadStats,
     ) -> io::Result<usize> {
-        self.io(
-            Op::Write,
-            target,
-            buf.as_ptr() as *mut u8,
-            buf.len(),
-            offset,
-            Caller::stats(stats),
-        )
+        self.write(target, buf, offset, Caller::stats(stats))
     }
 
     /// Discards `len` bytes at `offset` of target `target` (fio's trim);
@@ -479,6 +444,29 @@ impl IoPath {
     ) -> io::Result<usize> {
         let no_data = std::ptr::null_mut();
         self.io(Op::Trim, target, no_data, len, offset, Caller::stats(stats))
+    }
+
+    fn read(
+        &self,
+        target: u32,
+        buf: &mut [u8],
+        offset: u64,
+        caller: Caller<'_>,
+    ) -> io::Result<usize> {
+        self.io(
+            Op::Read,
+            target,
+            buf.as_mut_ptr(),
+            buf.len(),
+            offset,
+            caller,
+        )
+    }
+
+    fn write(&self, target: u32, buf: &[u8], offset: u64, caller: Caller<'_>) -> io::Result<usize> {
+        // The pointer is only read from: a write's data goes out.
+        let ptr = buf.as_ptr() as *mut u8;
+        self.io(Op::Write, target, ptr, buf.len(), offset, caller)
     }
 
     /// Flushes the target's written data to stable storage (fsync).
