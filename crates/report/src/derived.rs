@@ -2,35 +2,9 @@
 
 use hiops_bench::{DirStats, RunResult};
 
-/// Where a split's device time comes from.
-pub const FROM_TRACEPOINTS: &str = "tracepoints: driver issue to completion";
-pub const FROM_DISKSTATS: &str = "diskstats: block-layer entry to completion";
-/// A bio-based driver (zram) has no driver issue: its bios' lives.
-pub const FROM_BIO_TRACEPOINTS: &str =
-    "tracepoints: bio-based driver, block-layer entry to completion";
-
-/// The device/platform split of one device (ADMS'10 Fig 3): the device's
-/// time against the latency the application saw. With `--timeline` the
-/// device time is the driver's issue to the completion (the tracepoints);
-/// without, /proc/diskstats' service time, which also holds the block
-/// layer's queueing and the driver, and is kept beside it under its name.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LatencySplit {
-    pub device: String,
-    pub direction: &'static str,
-    /// The application's latency: fio's lat (creation to completion
-    /// reaped), which for an asynchronous engine includes the submission
-    /// that clat leaves out.
-    pub app_ns: f64,
-    /// fio's clat (submitted to reaped), kept under its name.
-    pub app_clat_ns: f64,
-    pub device_ns: f64,
-    /// [`FROM_TRACEPOINTS`], [`FROM_BIO_TRACEPOINTS`] or [`FROM_DISKSTATS`].
-    pub source: &'static str,
-    /// /proc/diskstats' service time per I/O, where it keeps one.
-    pub diskstats_ns: Option<f64>,
-    pub platform_ns: f64,
-}
+pub use crate::split::{
+    latency_splits, LatencySplit, FROM_BIO_TRACEPOINTS, FROM_DISKSTATS, FROM_TRACEPOINTS,
+};
 
 /// Whether the tracer saw the completion of (nearly) every request it saw
 /// issued. Some kernels drop tracepoint samples taken in a disk's
@@ -44,83 +18,6 @@ pub fn completions_seen(t: &hiops_profile::timeline::Timeline) -> bool {
     let (issued, done) = (t.stages.driver_issue, t.stages.completion);
     let open = t.in_flight_at_end as f64;
     (issued == 0 || done as f64 >= 0.9 * issued as f64) && open <= 0.1 * t.ios.max(1) as f64
-}
-
-/// The timeline's device time of `device` in one direction, and where it
-/// starts.
-fn traced_device_ns(r: &RunResult, device: &str, write: bool) -> Option<(f64, &'static str)> {
-    let t = r.platform.timeline.as_ref()?.as_ref().ok()?;
-    if !completions_seen(t) {
-        return None; // a biased few: diskstats' figure is the honest one
-    }
-    let d = t.per_device.iter().find(|d| d.device == device)?;
-    let g = if write { &d.write } else { &d.read };
-    let source = if d.bio_based {
-        FROM_BIO_TRACEPOINTS
-    } else {
-        FROM_TRACEPOINTS
-    };
-    g.as_ref()
-        .filter(|g| g.count > 0)
-        .map(|g| (g.mean_ns, source))
-}
-
-/// Per direction, for each device that served it. `Err` explains why a
-/// split cannot be measured (no block device, a synchronous device that keeps
-/// no time).
-pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
-    if r.devices.is_empty() {
-        return Err("no block device behind the target (RAM device, tmpfs or similar): device time cannot be measured".into());
-    }
-    let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
-    for j in &r.jobs {
-        let (rd, wr) = j.merged();
-        reads.merge(&rd);
-        writes.merge(&wr);
-    }
-    let mut out = Vec::new();
-    let mut why = Vec::new();
-    for d in &r.devices {
-        for (dir, app, disk, write) in [
-            ("read", &reads, d.stats.read_service_ns(), false),
-            ("write", &writes, d.stats.write_service_ns(), true),
-        ] {
-            if app.ios == 0 {
-                continue;
-            }
-            let (device_ns, source) = match (traced_device_ns(r, &d.name, write), disk) {
-                (Some(traced), _) => traced,
-                (None, Some(ns)) => (ns, FROM_DISKSTATS),
-                (None, None) => {
-                    why.push(format!("{} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)", d.name));
-                    continue;
-                }
-            };
-            let app_ns = if app.lat.is_empty() {
-                app.clat.mean()
-            } else {
-                app.lat.mean()
-            };
-            out.push(LatencySplit {
-                device: d.name.clone(),
-                direction: dir,
-                app_ns,
-                app_clat_ns: app.clat.mean(),
-                device_ns,
-                source,
-                diskstats_ns: disk,
-                platform_ns: app_ns - device_ns,
-            });
-        }
-    }
-    if out.is_empty() {
-        return Err(if why.is_empty() {
-            "no I/O was measured".into()
-        } else {
-            why.join("; ")
-        });
-    }
-    Ok(out)
 }
 
 /// The keys of the timeline's gaps in a point's metrics, in its order.
@@ -419,7 +316,10 @@ fn split_metrics(m: &mut Metrics, r: &RunResult, ios: u64) {
         {
             m.insert("device_us".into(), s.device_ns / 1e3);
             m.insert("split_app_us".into(), s.app_ns / 1e3);
-            m.insert("platform_us".into(), s.platform_ns / 1e3);
+            match s.platform() {
+                Some(ns) => m.insert("platform_us".into(), ns / 1e3),
+                None => m.insert("platform_not_split".into(), 1.0),
+            };
             if s.source != FROM_DISKSTATS {
                 m.insert("device_traced".into(), 1.0);
             }

@@ -551,7 +551,8 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             Ok(v) => json!(v.iter().map(|s| json!({
             "device": s.device, "direction": s.direction,
             "app_lat_mean_ns": s.app_ns, "app_clat_mean_ns": s.app_clat_ns, "device_ns": s.device_ns, "device_source": s.source,
-            "diskstats_service_ns": s.diskstats_ns, "platform_ns": s.platform_ns,
+            "diskstats_service_ns": s.diskstats_ns, "platform_ns": s.platform(),
+            "platform_not_split": s.not_split(),
         })).collect::<Vec<_>>()),
             Err(why) => json!({"unavailable": why}),
         };

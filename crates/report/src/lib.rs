@@ -12,5 +12,6 @@ pub mod json;
 pub mod layers;
 pub mod platform;
 pub mod ranks;
+pub mod split;
 pub mod text;
 pub mod timeline;

@@ -349,32 +349,42 @@ fn split_lines(out: &mut String, r: &RunResult) {
                 "\nLatency split, device vs platform (application latency mean, fio's lat = device + platform):"
             );
             for s in splits {
-                let disk = match s.diskstats_ns {
-                    Some(ns) if s.source != crate::derived::FROM_DISKSTATS => {
-                        format!(
-                            "; diskstats service time {:.1} us (from block-layer entry)",
-                            ns / 1e3
-                        )
-                    }
-                    _ => String::new(),
-                };
-                let _ = writeln!(
-                    out,
-                    "  {} {}: application {:.1} us = device {:.1} us + platform {:.1} us ({:.0}%); device time from {}{disk}",
-                    s.device,
-                    s.direction,
-                    s.app_ns / 1e3,
-                    s.device_ns / 1e3,
-                    s.platform_ns / 1e3,
-                    s.platform_ns / s.app_ns.max(1e-9) * 100.0,
-                    s.source
-                );
+                let _ = writeln!(out, "  {}", split_line(&s));
             }
         }
         Err(why) => {
             let _ = writeln!(out, "\nLatency split: not measurable: {why}");
         }
     }
+}
+
+/// One device and direction: the sum where the split is made, the device's
+/// time and the reason where it is not.
+fn split_line(s: &crate::split::LatencySplit) -> String {
+    let disk = match s.diskstats_ns {
+        Some(ns) if s.source != crate::split::FROM_DISKSTATS => {
+            format!(
+                "; diskstats service time {:.1} us (from block-layer entry)",
+                ns / 1e3
+            )
+        }
+        _ => String::new(),
+    };
+    let (app, dev) = (s.app_ns / 1e3, s.device_ns / 1e3);
+    let figures = match &s.platform_ns {
+        Ok(p) => format!(
+            "application {app:.1} us = device {dev:.1} us + platform {:.1} us ({:.0}%)",
+            p / 1e3,
+            p / s.app_ns.max(1e-9) * 100.0
+        ),
+        Err(why) => {
+            format!("application {app:.1} us, device {dev:.1} us; platform: not split ({why})")
+        }
+    };
+    format!(
+        "{} {}: {figures}; device time from {}{disk}",
+        s.device, s.direction, s.source
+    )
 }
 
 /// Disk stats, per-second IOPS and the steady-state checks.
