@@ -5,13 +5,22 @@
 //! the key-value store) asks [`check_write`] before its first write. A block
 //! device is refused when
 //!
-//! - it, or a partition of it, is in use: mounted, swap, or held by md,
-//!   device-mapper or LVM. Only `allow_mounted_write` together with
+//! - it, or a partition of it, is in use: the kernel refuses the gate's
+//!   exclusive (`O_EXCL`) open when it is mounted (any filesystem, btrfs
+//!   and its other devices included), swap, held by md, device-mapper or
+//!   LVM, or opened exclusively by another program (mkfs, a database, a VM
+//!   monitor). The refusal names the user where the system tells: mounts,
+//!   btrfs' device lists, /proc/swaps, sysfs `holders/`, the processes
+//!   with it open. Only `allow_mounted_write` together with
 //!   `--allow-write-device` naming the device lifts this;
 //! - libblkid's low-level probe (the one `blkid -p` and `wipefs` use) finds a
 //!   superblock, partition table or RAID label anywhere on it, or the kernel
 //!   knows partitions on it, unless `--allow-write-device` names it.
 //!
+//! A device that passes stays open exclusively for the rest of the process
+//! (one hold per device, shared by every later check and by the process's
+//! own non-exclusive opens), so nothing can mount or claim it while hiops
+//! writes it; [`release`] and [`release_all`] give holds back early.
 //! Regular files are not gated. A refusal names what was found and where,
 //! and ends with what to do.
 //!
@@ -21,11 +30,17 @@
 //!     Ok(()) => println!("nothing on it: safe to write"),
 //!     Err(refusal) => eprintln!("{refusal}"),
 //! }
+//! // ... write it; then, if the process goes on, let others have it:
+//! hiops_safety::release("/dev/loop3".as_ref());
 //! ```
 
+mod hold;
+mod mounts;
+mod openers;
 mod probe;
 mod usage;
 
+pub use hold::{is_held, release, release_all};
 pub use probe::{find_signature, Signature};
 
 use hiops_hal::device::BlockDev;
@@ -38,7 +53,8 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Refusal {
-    /// Mounted, swap, or part of an md/dm/LVM set.
+    /// Mounted, swap, part of an md/dm/LVM set, or opened exclusively by
+    /// another program.
     #[error("refusing to write {}: {what}; writing it now would corrupt it under its user. {todo}", .path.display())]
     InUse {
         path: PathBuf,
@@ -127,6 +143,14 @@ pub fn check_grant(path: &Path) -> Result<(), String> {
 
 /// The gate: may hiops write `path`? Regular files (and paths that do not
 /// exist yet) always may; block devices as the crate documentation says.
+///
+/// A device that passes is kept open with `O_EXCL` until the process exits
+/// or [`release`] gives it back, so nothing can mount or claim it while
+/// hiops writes it. The hold is taken before the signature probe and kept
+/// whatever that finds, so a caller that overrides a
+/// [`Refusal::Signature`] (the key-value store does for its own
+/// superblock) writes a device nobody else can claim. Checking a device
+/// this process holds again passes on the same hold.
 pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
     let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
     if !is_block {
@@ -139,15 +163,12 @@ pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
     let dev = BlockDev::of_path(path)
         .ok_or_else(|| unchecked("it has no sysfs entry under /sys/dev/block".into()))?;
     let named = names(&grants.devices, path, &dev);
-    if let Some(u) = usage::in_use(path, &dev) {
-        if !(named && names(&grants.mounted, path, &dev)) {
-            return Err(Refusal::InUse {
-                path: path.to_path_buf(),
-                what: u.what,
-                todo: u.todo,
-            });
-        }
+    if named && names(&grants.mounted, path, &dev) {
+        // Written in use by request: an exclusive open would fail, so the
+        // device is not held.
+        return Ok(());
     }
+    claim(path, &dev)?;
     if named {
         return Ok(());
     }
@@ -162,6 +183,34 @@ pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
         return Err(signature(format!("partitions ({part})")));
     }
     Ok(())
+}
+
+/// Holds the device exclusively: the kernel's EBUSY means someone uses it
+/// (mounted, swap, md/dm, or a program's exclusive open), and the system's
+/// tables say who. Where the open is not allowed (no permission), those
+/// tables alone decide.
+fn claim(path: &Path, dev: &BlockDev) -> Result<(), Refusal> {
+    let in_use = |u: usage::InUse| Refusal::InUse {
+        path: path.to_path_buf(),
+        what: u.what,
+        todo: u.todo,
+    };
+    let sys = usage::System::real();
+    let devs = usage::with_partitions(dev);
+    match hold::claim(path, dev) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            let ours = || {
+                let related = usage::related(dev);
+                let other = related.into_iter().find(hold::holds_dev)?;
+                Some(usage::ours(path, &other))
+            };
+            let u =
+                (sys.who(path, &devs).or_else(ours)).unwrap_or_else(|| sys.exclusive(path, dev));
+            Err(in_use(u))
+        }
+        Err(_) => sys.who(path, &devs).map_or(Ok(()), |u| Err(in_use(u))),
+    }
 }
 
 #[cfg(test)]
