@@ -137,6 +137,7 @@ impl Driver for QueueDriver {
             .queue
             .reap(min, &mut self.out)
             .map_err(|e| e.to_string())?;
+        let seen_ns = Some(self.queue.reaped_ns());
         for c in &self.out[..n] {
             let len = if c.cmd.op.is_sync() { 0 } else { c.cmd.len };
             each(Finished {
@@ -146,7 +147,7 @@ impl Driver for QueueDriver {
                 result: c.result,
                 data: &self.queue.buffer(c.tag)[..len as usize],
                 latency: Latency::Own,
-                seen_ns: None,
+                seen_ns,
             });
         }
         Ok(n)

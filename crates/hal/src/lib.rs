@@ -29,7 +29,7 @@
 //! ```
 
 mod buffer;
-mod clock;
+pub mod clock;
 mod command;
 mod doorbell;
 mod engine;

@@ -92,6 +92,9 @@ pub struct Queue {
     /// Tags staged since the last issue, in order (bounded by the depth).
     staged_tags: Vec<Tag>,
     depth_stats: DepthStats,
+    /// When the last reap that found completions returned: their
+    /// completion time, read once for the batch.
+    reaped_ns: u64,
     kind: EngineKind,
     /// How many targets the engine was opened with.
     targets: usize,
@@ -122,6 +125,7 @@ impl Queue {
                 at_ns: now_ns(),
                 ..DepthStats::default()
             },
+            reaped_ns: 0,
             kind,
             targets: targets.len(),
             arena,
@@ -313,6 +317,12 @@ impl Queue {
         Ok(n)
     }
 
+    /// When the last reap that found completions returned (the clock is
+    /// read once per batch): the completion time of what it reaped.
+    pub fn reaped_ns(&self) -> u64 {
+        self.reaped_ns
+    }
+
     /// The command a tag carries (between bind and its completion being reaped).
     pub fn command(&self, tag: Tag) -> Option<&Command> {
         self.bound
@@ -410,7 +420,8 @@ impl Queue {
         if done.is_empty() {
             return;
         }
-        self.advance_area(now_ns());
+        self.reaped_ns = now_ns();
+        self.advance_area(self.reaped_ns);
         for c in done.iter_mut() {
             let Some(b) = self.bound[c.tag as usize].take() else {
                 panic!("completion for tag {} that carries no command", c.tag)

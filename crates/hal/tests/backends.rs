@@ -563,3 +563,37 @@ fn fail_a_read_and_a_trim() {
     assert_eq!(q.issue_and_reap(1, &mut out).unwrap(), 1);
     assert_eq!((out[0].user, out[0].result), (1, BS as i64));
 }
+
+#[test]
+fn a_reap_batch_shares_one_completion_time_after_its_issue() {
+    let dev = MemDevice::new(BLOCKS * BS as u64).unwrap();
+    let targets = [Target::Mem(dev)];
+    let mut q = Queue::open(EngineKind::Null, &EngineOptions::default(), &targets, 4, BS).unwrap();
+    assert_eq!(q.reaped_ns(), 0, "nothing reaped yet");
+    for i in 0..4u64 {
+        let tag = q.get_free_tag().unwrap();
+        let cmd = Command {
+            op: Op::Read,
+            target: 0,
+            offset: i * BS as u64,
+            len: BS as u32,
+        };
+        q.bind(tag, cmd, i).unwrap();
+    }
+    q.issue().unwrap();
+    let mut out = [Completion::EMPTY; 4];
+    let n = q.reap(4, &mut out).unwrap();
+    assert_eq!(n, 4);
+    let reaped = q.reaped_ns();
+    assert!(reaped <= hiops_hal::now_ns());
+    for c in &out[..n] {
+        assert!(
+            c.issued_ns <= reaped,
+            "issued at {} after the batch's reap at {reaped}",
+            c.issued_ns
+        );
+    }
+    // A reap that finds nothing leaves the last batch's time.
+    assert_eq!(q.reap(0, &mut out).unwrap(), 0);
+    assert_eq!(q.reaped_ns(), reaped);
+}
