@@ -67,7 +67,8 @@ fn pread_threads(run: &Run, file: &File, readers: u64) {
     std::thread::scope(|s| {
         for r in 0..readers {
             s.spawn(move || {
-                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
+                let (mut buf, mut h, mut x) =
+                    (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
                 while run.going() {
                     let t0 = Instant::now();
                     file.read_exact_at(&mut buf, run.offset(&mut x)).unwrap();
@@ -93,12 +94,14 @@ fn coop_threads(run: &Run, file: &File, readers: u64) {
         for r in 0..readers {
             let path = &path;
             s.spawn(move || {
-                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
+                let (mut buf, mut h, mut x) =
+                    (AlignedBuf::new(BS as usize), Histogram::new(), r * 7919 + 1);
                 while run.going() {
                     let t0 = Instant::now();
                     // Read in place in the ring's registered buffer: no
                     // reader here looks at the bytes (pread's neither).
-                    path.read_lent(0, &mut buf, run.offset(&mut x), |d| d.len()).unwrap();
+                    path.read_lent(0, &mut buf, run.offset(&mut x), |d| d.len())
+                        .unwrap();
                     run.book(&mut h, t0);
                 }
                 run.merge(&h);
@@ -122,24 +125,34 @@ fn hiops_tasks(file: &File, readers: u64, cpus: u64) {
                 if pinned {
                     pin(cpu as usize);
                 }
-                let rt = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_io()
+                    .build()
+                    .unwrap();
                 let local = tokio::task::LocalSet::new();
                 let config = TaskConfig {
                     depth: mine.max(1) as u32,
                     sleep_in_ring: true,
                     ..TaskConfig::default()
                 };
-                let ring = Rc::new(TaskRing::open(&config, &[hiops_hal::Target::from_file(file)]).unwrap());
+                let ring = Rc::new(
+                    TaskRing::open(&config, &[hiops_hal::Target::from_file(file)]).unwrap(),
+                );
                 local.block_on(&rt, async move {
                     let driver = tokio::task::spawn_local(tokio_driver::drive(ring.clone()));
                     let readers: Vec<_> = (0..mine)
                         .map(|t| {
                             let ring = ring.clone();
                             tokio::task::spawn_local(async move {
-                                let (mut buf, mut h, mut x) = (AlignedBuf::new(BS as usize), Histogram::new(), (cpu * 1000 + t) * 7919 + 1);
+                                let (mut buf, mut h, mut x) = (
+                                    AlignedBuf::new(BS as usize),
+                                    Histogram::new(),
+                                    (cpu * 1000 + t) * 7919 + 1,
+                                );
                                 while run_ref().going() {
                                     let t0 = Instant::now();
-                                    let (r, b) = ring.read_at(0, buf, run_ref().offset(&mut x)).await;
+                                    let (r, b) =
+                                        ring.read_at(0, buf, run_ref().offset(&mut x)).await;
                                     buf = b;
                                     r.unwrap();
                                     run_ref().book(&mut h, t0);
@@ -172,10 +185,14 @@ fn glommio_tasks(path: &str, readers: u64, cpus: u64) {
                         .map(|t| {
                             let file = file.clone();
                             glommio::spawn_local(async move {
-                                let (mut h, mut x) = (Histogram::new(), (cpu * 1000 + t) * 7919 + 1);
+                                let (mut h, mut x) =
+                                    (Histogram::new(), (cpu * 1000 + t) * 7919 + 1);
                                 while run_ref().going() {
                                     let t0 = Instant::now();
-                                    let r = file.read_at_aligned(run_ref().offset(&mut x), BS as usize).await.unwrap();
+                                    let r = file
+                                        .read_at_aligned(run_ref().offset(&mut x), BS as usize)
+                                        .await
+                                        .unwrap();
                                     assert_eq!(r.len(), BS as usize);
                                     run_ref().book(&mut h, t0);
                                 }
@@ -198,20 +215,29 @@ fn glommio_tasks(path: &str, readers: u64, cpus: u64) {
 /// What most Rust servers do today: tokio tasks with the read in
 /// spawn_blocking.
 fn tokio_blocking(file: &File, readers: u64) {
-    let rt = tokio::runtime::Builder::new_multi_thread().max_blocking_threads(readers as usize).build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(readers as usize)
+        .build()
+        .unwrap();
     let fd = file.as_raw_fd();
     rt.block_on(async move {
         let tasks: Vec<_> = (0..readers)
             .map(|r| {
                 tokio::spawn(async move {
-                    let (mut buf, mut h, mut x) = (Some(AlignedBuf::new(BS as usize)), Histogram::new(), r * 7919 + 1);
+                    let (mut buf, mut h, mut x) = (
+                        Some(AlignedBuf::new(BS as usize)),
+                        Histogram::new(),
+                        r * 7919 + 1,
+                    );
                     while run_ref().going() {
                         let t0 = Instant::now();
                         let off = run_ref().offset(&mut x);
                         let mut b = buf.take().unwrap();
                         b = tokio::task::spawn_blocking(move || {
                             // SAFETY: the descriptor stays open for the run; b is ours.
-                            let n = unsafe { libc::pread(fd, b.as_mut_ptr().cast(), BS as usize, off as i64) };
+                            let n = unsafe {
+                                libc::pread(fd, b.as_mut_ptr().cast(), BS as usize, off as i64)
+                            };
                             assert_eq!(n, BS as isize);
                             b
                         })
@@ -238,15 +264,24 @@ fn tokio_blocking(file: &File, readers: u64) {
 #[cfg(tokio_unstable)]
 fn tokio_uring_fs(path: &str, readers: u64) {
     use tokio::io::{AsyncReadExt, AsyncSeekExt};
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().enable_io_uring().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .enable_io_uring()
+        .build()
+        .unwrap();
     let path = path.to_string();
     let failed = rt.block_on(async move {
         let tasks: Vec<_> = (0..readers)
             .map(|r| {
                 let path = path.clone();
                 tokio::spawn(async move {
-                    let mut f = tokio::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).await?;
-                    let (mut buf, mut h, mut x) = (vec![0u8; BS as usize], Histogram::new(), r * 7919 + 1);
+                    let mut f = tokio::fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_DIRECT)
+                        .open(&path)
+                        .await?;
+                    let (mut buf, mut h, mut x) =
+                        (vec![0u8; BS as usize], Histogram::new(), r * 7919 + 1);
                     while run_ref().going() {
                         let t0 = Instant::now();
                         let off = run_ref().offset(&mut x);
@@ -286,7 +321,6 @@ fn run_ref() -> &'static Run {
     RUN.get().expect("the run is set up")
 }
 
-
 fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t with one CPU set, for this thread.
     unsafe {
@@ -297,8 +331,15 @@ fn pin(cpu: usize) {
 }
 
 fn busy_s() -> f64 {
-    let f: Vec<u64> = std::fs::read_to_string("/proc/stat").unwrap().lines().next().unwrap()
-        .split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
+    let f: Vec<u64> = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap())
+        .collect();
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (f[..8].iter().sum::<u64>() - f[3] - f[4] - f[7]) as f64 / hz
 }
@@ -316,11 +357,21 @@ fn main() {
         eprintln!("usage: hiops-peers MODEL FILE READERS SECONDS");
         std::process::exit(2);
     }
-    let (model, path, readers, secs) = (a[1].clone(), a[2].clone(), a[3].parse::<u64>().unwrap(), a[4].parse::<u64>().unwrap());
+    let (model, path, readers, secs) = (
+        a[1].clone(),
+        a[2].clone(),
+        a[3].parse::<u64>().unwrap(),
+        a[4].parse::<u64>().unwrap(),
+    );
     let file = open(&path);
     let blocks = file.metadata().unwrap().len() / BS;
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
-    let run = Arc::new(Run { blocks, measuring: AtomicBool::new(false), stop: AtomicBool::new(false), lat: Mutex::new(Histogram::new()) });
+    let run = Arc::new(Run {
+        blocks,
+        measuring: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        lat: Mutex::new(Histogram::new()),
+    });
     RUN.set(run.clone()).ok();
     let timer = {
         let run = run.clone();
@@ -330,7 +381,11 @@ fn main() {
             run.measuring.store(true, Ordering::Relaxed);
             std::thread::sleep(Duration::from_secs(secs));
             run.measuring.store(false, Ordering::Relaxed);
-            let out = (busy_s() - b0, ctx_switches() - c0, t0.elapsed().as_secs_f64());
+            let out = (
+                busy_s() - b0,
+                ctx_switches() - c0,
+                t0.elapsed().as_secs_f64(),
+            );
             run.stop.store(true, Ordering::Relaxed);
             out
         })
