@@ -2,15 +2,19 @@
 """The task path against its peers, in one run: READERS concurrent readers,
 each doing one 4 KiB random O_DIRECT read at a time from one file, as
 (a) pread threads, (b) hiops coop threads, (c) hiops tasks, (d) glommio
-DmaFile tasks, (e) tokio tasks with spawn_blocking(pread), and, with
-`--models ...,tokio-uring-fs`, (f) tokio's unstable io_uring file reads
+DmaFile tasks, (e) monoio, (f) compio and (g) tokio-uring tasks (each of
+these three thread-per-core like glommio: one runtime per CPU, owned aligned
+buffers, File::read_at), (h) tokio tasks with spawn_blocking(pread), and, with
+`--models ...,tokio-uring-fs`, (i) tokio's unstable io_uring file reads
 (a second build of bench/peers with --cfg tokio_unstable, in its own target
 directory). Rounds run the models in rotated order; each figure is the
 median over rounds of its ratio to pread in the same round. A model that
 cannot do the reads (tokio's io_uring reads refuse O_DIRECT: they land in
-tokio's own unaligned buffer) is reported with its error.
+tokio's own unaligned buffer; a runtime that opened the file without O_DIRECT
+would read the page cache) is reported with its error.
 
     python3 bench/peers.py [--readers 128] [--rounds 5] [--seconds 5] [--file F]
+                           [--models pread,monoio,...]
 
 Builds bench/peers (its own Cargo project, so the main build never depends
 on glommio) and lays out a 1 GiB file with hiops when none is given.
@@ -22,7 +26,7 @@ PEERS = os.path.join(ROOT, "bench", "peers", "target", "release", "hiops-peers")
 HIOPS = os.path.join(ROOT, "target", "release", "hiops")
 UNSTABLE_TARGET = os.path.join(ROOT, "bench", "peers", "target-tokio-unstable")
 PEERS_UNSTABLE = os.path.join(UNSTABLE_TARGET, "release", "hiops-peers")
-MODELS = ["pread", "coop-threads", "hiops-tasks", "glommio", "tokio-blocking"]
+MODELS = ["pread", "coop-threads", "hiops-tasks", "glommio", "monoio", "compio", "tokio-uring", "tokio-blocking"]
 
 
 def one(model, file, readers, seconds):

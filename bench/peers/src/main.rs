@@ -7,9 +7,14 @@
 //! ```sh
 //! cargo run --release --manifest-path bench/peers/Cargo.toml -- MODEL FILE READERS SECONDS
 //! ```
-//! MODEL: pread | coop-threads | hiops-tasks | glommio | tokio-blocking |
-//! tokio-uring-fs (tokio's own io_uring file reads; needs
-//! `RUSTFLAGS="--cfg tokio_unstable"`)
+//! MODEL: pread | coop-threads | hiops-tasks | glommio | monoio | compio |
+//! tokio-uring | tokio-blocking | tokio-uring-fs (tokio's own io_uring file
+//! reads; needs `RUSTFLAGS="--cfg tokio_unstable"`). monoio, compio and
+//! tokio-uring (the tokio-uring crate) are thread-per-core like glommio: one
+//! runtime per CPU (ring_runtimes.rs).
+
+mod direct_buf;
+mod ring_runtimes;
 
 use hiops_path::{tokio_driver, AlignedBuf, IoPath, PathConfig, Strategy, TaskConfig, TaskRing};
 use hiops_stats::Histogram;
@@ -22,6 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BS: u64 = 4096;
+
+const USAGE: &str = "usage: hiops-peers MODEL FILE READERS SECONDS
+MODEL: pread | coop-threads | hiops-tasks | glommio | monoio | compio | tokio-uring | tokio-blocking | tokio-uring-fs";
 
 /// What every reader shares: when to count, when to stop, what it saw.
 struct Run {
@@ -315,6 +323,16 @@ fn tokio_uring_fs(_: &str, _: u64) {
     std::process::exit(2);
 }
 
+/// A model that could not do the reads (one the run asks for) prints why
+/// instead of figures, as bench/peers.py expects.
+fn refused(model: &str, readers: u64, r: std::io::Result<()>) {
+    if let Err(e) = r {
+        let why = e.to_string().replace('"', "'");
+        println!("{{\"model\": \"{model}\", \"readers\": {readers}, \"error\": \"{why}\"}}");
+        std::process::exit(0);
+    }
+}
+
 static RUN: std::sync::OnceLock<Arc<Run>> = std::sync::OnceLock::new();
 
 fn run_ref() -> &'static Run {
@@ -354,7 +372,7 @@ fn ctx_switches() -> u64 {
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     if a.len() != 5 {
-        eprintln!("usage: hiops-peers MODEL FILE READERS SECONDS");
+        eprintln!("{USAGE}");
         std::process::exit(2);
     }
     let (model, path, readers, secs) = (
@@ -395,9 +413,19 @@ fn main() {
         "coop-threads" => coop_threads(&run, &file, readers),
         "hiops-tasks" => hiops_tasks(&file, readers, cpus),
         "glommio" => glommio_tasks(&path, readers, cpus),
+        "monoio" => refused(&model, readers, ring_runtimes::monoio(&path, readers, cpus)),
+        "compio" => refused(&model, readers, ring_runtimes::compio(&path, readers, cpus)),
+        "tokio-uring" => refused(
+            &model,
+            readers,
+            ring_runtimes::tokio_uring(&path, readers, cpus),
+        ),
         "tokio-blocking" => tokio_blocking(&file, readers),
         "tokio-uring-fs" => tokio_uring_fs(&path, readers),
-        m => panic!("unknown model {m}"),
+        m => {
+            eprintln!("unknown model {m}\n{USAGE}");
+            std::process::exit(2);
+        }
     }
     let (busy, ctx, window) = timer.join().unwrap();
     let h = run.lat.lock().unwrap();
