@@ -1,7 +1,8 @@
 //! The platform's figures through the binary: the extra contexts per I/O
 //! (BLOCK softirqs, IPIs) follow the I/O count, not the time; with
 //! `--profile` the layers add up to the machine's and the process's time
-//! and name the driver only where one runs.
+//! and name the driver only where one runs; the latency split of
+//! buffered writers says why it is not made, with no negative figure.
 
 use hiops_suite::devices::RamDevice;
 use serde_json::Value;
@@ -261,4 +262,65 @@ fn without_the_right_to_sample_the_run_says_why_and_goes_on() {
         "says why and what to do: {}",
         v["hiops"]["profile"]
     );
+}
+
+/// `hiops run` of two buffered writers of one file (numjobs=2), fsync'd
+/// often so that the device sees writeback during the window; its stdout.
+fn two_buffered_writers(file: &std::path::Path, format: &str) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .stdin(Stdio::null())
+        .args(["run", "--no-progress", "--ramp_time=0", "--direct=0"])
+        .args(["--rw=randwrite", "--bs=4k", "--size=4m", "--numjobs=2"])
+        .args(["--fsync=16", "--time_based=0"])
+        .arg(format!("--output-format={format}"))
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .expect("hiops starts");
+    assert!(
+        o.status.success(),
+        "hiops failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn two_buffered_writers_of_one_file_get_no_platform_time() {
+    let _one = machine();
+    // A file on a disk (the build's own directory), not on tmpfs.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("shared");
+    let v: Value = serde_json::from_str(&two_buffered_writers(&file, "json")).unwrap();
+    let split = &v["hiops"]["latency_split"];
+    let Some(entries) = split.as_array() else {
+        eprintln!("skipped: no device time to split here: {split}");
+        return;
+    };
+    let writes: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["direction"] == "write")
+        .collect();
+    assert!(!writes.is_empty(), "no write split: {split}");
+    for e in writes {
+        assert!(e["platform_ns"].is_null(), "{e}");
+        let why = e["platform_not_split"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no reason: {e}"));
+        assert!(why.starts_with("several writers"), "{e}");
+        assert!(e["device_ns"].as_f64().unwrap() > 0.0, "{e}");
+    }
+    let text = two_buffered_writers(&file, "normal");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" write: application "))
+        .collect();
+    assert!(!lines.is_empty(), "no split line for the writes:\n{text}");
+    for l in lines {
+        assert!(l.contains("platform: not split (several writers"), "{l}");
+        let negative = l.split(|c: char| c.is_whitespace() || c == '(').any(|w| {
+            w.strip_prefix('-')
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        });
+        assert!(!negative, "a negative figure: {l}");
+    }
 }
