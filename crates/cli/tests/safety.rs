@@ -1,7 +1,10 @@
 //! The safety gate end to end: every signature family libblkid knows is
 //! refused on a loop device by `hiops run` and `hiops iozone --allow-write`
-//! and the device is left bit for bit as it was; a mounted device is
-//! refused even when named; a killed default run leaves nothing in TMPDIR;
+//! and the device is left bit for bit as it was; a device in use (mounted
+//! ext4, xfs or btrfs, a btrfs' other device, active swap, another
+//! program's exclusive open) is refused even when named, and written only
+//! with allow_mounted_write=1 too; the jobs of one run share the gate's
+//! hold; a killed default run leaves nothing in TMPDIR;
 //! a bad option exits 2 in every subcommand. Device tests need root and the
 //! mkfs tools (.ci/run installs them) and skip with a reason without them.
 //! Only loop devices over files these tests create are ever touched.
@@ -37,11 +40,12 @@ fn ok(cmd: &mut Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A loop device over a file of ours, detached (and unmounted) on drop,
-/// whatever the test did.
+/// A loop device over a file of ours, detached (and unmounted, or its
+/// swap turned off) on drop, whatever the test did.
 struct Loop {
     dev: String,
     mounted: Option<PathBuf>,
+    swap: bool,
 }
 
 impl Loop {
@@ -55,15 +59,33 @@ impl Loop {
         o.status.success().then(|| Loop {
             dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
             mounted: None,
+            swap: false,
         })
     }
 
     fn mount(&mut self, at: &Path) -> bool {
-        let done = ok(Command::new("mount").arg(&self.dev).arg(at));
+        self.mount_with(at, "rw")
+    }
+
+    /// Mounts with `-o options` (`ro`: the filesystem itself then writes
+    /// nothing, so any change to the device is someone else's).
+    fn mount_with(&mut self, at: &Path, options: &str) -> bool {
+        let done = ok(Command::new("mount")
+            .args(["-o", options])
+            .arg(&self.dev)
+            .arg(at));
         if done {
             self.mounted = Some(at.to_path_buf());
         }
         done
+    }
+
+    /// mkswap and swapon, at the lowest priority.
+    fn swapon(&mut self) -> Result<(), String> {
+        tool("mkswap", &[], Path::new(&self.dev))?;
+        tool("swapon", &["--priority=0"], Path::new(&self.dev))?;
+        self.swap = true;
+        Ok(())
     }
 }
 
@@ -71,6 +93,9 @@ impl Drop for Loop {
     fn drop(&mut self) {
         if let Some(m) = &self.mounted {
             let _ = Command::new("umount").arg(m).status();
+        }
+        if self.swap {
+            let _ = Command::new("swapoff").arg(&self.dev).status();
         }
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
@@ -552,4 +577,210 @@ fn a_bad_option_exits_2_everywhere_and_leaves_nothing() {
         let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
         assert!(left.is_empty(), "{args:?} left {left:?}");
     }
+}
+
+/// A file of `mib` MiB of zeros in `dir`.
+fn blank_image(dir: &Path, name: &str, mib: u64) -> PathBuf {
+    let img = dir.join(name);
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(mib << 20)
+        .unwrap();
+    img
+}
+
+/// `hiops run --rw=write` with `--allow-write-device` naming the device
+/// (so the signature check is lifted and being in use is what refuses):
+/// exit 3, a message holding each of `want`, and not a byte changed.
+fn refused_in_use(dev: &str, want: &[&str]) {
+    let before = checksum(dev);
+    let fname = format!("--filename={dev}");
+    let named = format!("--allow-write-device={dev}");
+    let o = run(&[
+        "run",
+        &fname,
+        "--rw=write",
+        "--size=1m",
+        "--runtime=1",
+        "--ramp_time=0",
+        &named,
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "hiops run: {err}");
+    for w in want {
+        assert!(err.contains(w), "no '{w}' in: {err}");
+    }
+    assert_eq!(checksum(dev), before, "the device in use was written");
+}
+
+/// Makes a `kind` filesystem on an image with `mkfs args`, mounts it
+/// read-only over a loop device and shows it refused in use.
+fn mounted_is_refused(kind: &str, mib: u64, args: &[&str]) {
+    if !is_root() {
+        return eprintln!("skipped: needs root to mount a loop device");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "fs.img", mib);
+    if let Err(why) = tool(&format!("mkfs.{kind}"), args, &img) {
+        return eprintln!("skipped: {why}");
+    }
+    let Some(mut dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if !dev.mount_with(&mnt, "ro") {
+        return eprintln!("skipped: mounting {kind} failed (no {kind} in this kernel?)");
+    }
+    let at = mnt.display().to_string();
+    refused_in_use(&dev.dev, &["is mounted", &at, "allow_mounted_write=1"]);
+}
+
+#[test]
+fn a_mounted_btrfs_is_refused_even_when_named() {
+    // btrfs shows an anonymous 0:N in mountinfo, not the device's number.
+    mounted_is_refused("btrfs", 128, &["-q", "-f"]);
+}
+
+#[test]
+fn a_mounted_xfs_is_refused_even_when_named() {
+    mounted_is_refused("xfs", 320, &["-q", "-f"]);
+}
+
+#[test]
+fn the_other_device_of_a_mounted_btrfs_is_refused_even_when_named() {
+    if !is_root() {
+        return eprintln!("skipped: needs root for loop devices");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        blank_image(tmp.path(), "a.img", 128),
+        blank_image(tmp.path(), "b.img", 128),
+    );
+    // Dropped in reverse: the mount goes before the second device.
+    let Some(second) = Loop::new(&b, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    let Some(mut first) = Loop::new(&a, false) else {
+        return eprintln!("skipped: no second loop device is free");
+    };
+    let both = ["-q", "-f", "-d", "single", "-m", "single", &first.dev];
+    if let Err(why) = tool("mkfs.btrfs", &both, Path::new(&second.dev)) {
+        return eprintln!("skipped: {why}");
+    }
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if !first.mount_with(&mnt, &format!("ro,device={}", second.dev)) {
+        return eprintln!("skipped: mounting btrfs failed (no btrfs in this kernel?)");
+    }
+    // mountinfo names only the first device: btrfs' own list names this one.
+    let at = mnt.display().to_string();
+    refused_in_use(&second.dev, &["btrfs filesystem", &at, "umount"]);
+}
+
+#[test]
+fn an_active_swap_is_refused_even_when_named() {
+    if !is_root() {
+        return eprintln!("skipped: needs root for swap on a loop device");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "swap.img", 16);
+    let Some(mut dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    if let Err(why) = dev.swapon() {
+        return eprintln!("skipped: {why}");
+    }
+    refused_in_use(&dev.dev, &["in use as swap", "swapoff"]);
+}
+
+#[test]
+fn a_device_another_program_holds_exclusively_is_refused_even_when_named() {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !is_root() {
+        return eprintln!("skipped: needs root for loop devices");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "disk.img", 16);
+    let Some(dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    // This test process is the other program, as mkfs or a VM monitor.
+    let holder = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&dev.dev)
+        .expect("the loop device opens exclusively");
+    let me = format!("{} (", std::process::id());
+    refused_in_use(&dev.dev, &["opened exclusively", &me, "fuser"]);
+    drop(holder);
+}
+
+#[test]
+fn a_mounted_device_is_written_with_allow_mounted_write_and_the_device_named() {
+    if !is_root() {
+        return eprintln!("skipped: needs root to mount a loop device");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "fs.img", 32);
+    if let Err(why) = tool("mkfs.ext4", &["-q", "-F"], &img) {
+        return eprintln!("skipped: {why}");
+    }
+    let Some(mut dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if !dev.mount_with(&mnt, "ro") {
+        return eprintln!("skipped: mount failed (no permission to mount here)");
+    }
+    let before = checksum(&dev.dev);
+    let fname = format!("--filename={}", dev.dev);
+    let named = format!("--allow-write-device={}", dev.dev);
+    let o = run(&[
+        "run",
+        &fname,
+        "--rw=write",
+        "--size=1m",
+        "--runtime=1",
+        "--ramp_time=0",
+        &named,
+        "--allow_mounted_write=1",
+    ]);
+    let err = stderr(&o);
+    if o.status.code() != Some(3) && err.contains("busy") {
+        return eprintln!("skipped: this kernel refuses writes to mounted devices: {err}");
+    }
+    assert!(
+        o.status.success(),
+        "both grants: the write goes ahead: {err}"
+    );
+    assert_ne!(checksum(&dev.dev), before, "the mounted device was written");
+}
+
+#[test]
+fn a_gated_device_is_written_by_several_jobs_of_one_run() {
+    if !is_root() {
+        return eprintln!("skipped: needs root for loop devices");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "disk.img", 16);
+    let Some(dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    let before = checksum(&dev.dev);
+    let fname = format!("--filename={}", dev.dev);
+    // Each job passes the gate: the second reuses the first's hold (a
+    // second exclusive open would fail with EBUSY).
+    let o = run(&[
+        "run",
+        &fname,
+        "--rw=write",
+        "--numjobs=2",
+        "--size=1m",
+        "--runtime=1",
+        "--ramp_time=0",
+    ]);
+    assert!(o.status.success(), "two jobs on one device: {}", stderr(&o));
+    assert_ne!(checksum(&dev.dev), before, "the jobs wrote the device");
 }
