@@ -1,12 +1,13 @@
-//! The task path as a job thread's driver: `tasks` application tasks on a
-//! current-thread tokio runtime, each doing one synchronous-looking I/O at a
-//! time (`ring.io(..).await`, then the next) through this thread's
+//! The task path as a job thread's driver: `tasks` application tasks on
+//! the path's own executor ([`Executor`]: no reactor, it sleeps in the
+//! ring), each doing one synchronous-looking I/O at a time
+//! (`ring.io(..).await`, then the next) through this thread's
 //! [`TaskRing`]. The job loop hands each idle task its next command and
-//! runs the runtime until enough tasks have finished theirs.
+//! runs the executor until enough tasks have finished theirs.
 
 use crate::driver::{Driver, Finished};
 use hiops_hal::{now_ns, Command, DepthStats, HalError, Target};
-use hiops_path::{tokio_driver, AlignedBuf, PathCounters, TaskConfig, TaskRing};
+use hiops_path::{AlignedBuf, Executor, PathCounters, TaskConfig, TaskRing};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -41,24 +42,11 @@ struct Mail {
     task_wakers: Vec<Option<Waker>>,
     done: VecDeque<Done>,
     reaper: Option<Waker>,
-    /// Tasks handed a command that have not started it yet.
-    starting: u32,
-    /// The job loop waits for this many finished commands.
-    reap_min: usize,
     closed: bool,
 }
 
-impl Mail {
-    /// Nothing here is about to run: no task is starting a command, and
-    /// the job loop is not ready to book what finished.
-    fn settled(&self) -> bool {
-        self.starting == 0 && self.done.len() < self.reap_min
-    }
-}
-
 pub(crate) struct TaskDriver {
-    rt: tokio::runtime::Runtime,
-    local: tokio::task::LocalSet,
+    exec: Executor,
     ring: Rc<TaskRing>,
     mail: Rc<RefCell<Mail>>,
     tasks: u32,
@@ -69,21 +57,13 @@ pub(crate) struct TaskDriver {
 }
 
 impl TaskDriver {
-    /// A runtime, a ring of `ring_depth` tags and `tasks` tasks, in this thread.
+    /// An executor, a ring of `ring_depth` tags and `tasks` tasks, in this thread.
     pub(crate) fn open(
         config: &TaskConfig,
         targets: &[Target],
         tasks: u32,
         buf_len: usize,
     ) -> Result<TaskDriver, HalError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .map_err(|source| HalError::Setup {
-                engine: "tokio",
-                what: "starting the task runtime",
-                source,
-            })?;
         let ring = Rc::new(TaskRing::open(config, targets)?);
         let n = tasks as usize;
         let mail = Rc::new(RefCell::new(Mail {
@@ -93,20 +73,14 @@ impl TaskDriver {
             task_wakers: vec![None; n],
             done: VecDeque::with_capacity(n),
             reaper: None,
-            starting: 0,
-            reap_min: usize::MAX,
             closed: false,
         }));
-        let gate = mail.clone();
-        ring.set_sleep_gate(Box::new(move || gate.borrow().settled()));
-        let local = tokio::task::LocalSet::new();
-        local.spawn_local(tokio_driver::drive(ring.clone()));
+        let exec = Executor::new(ring.clone());
         for task in 0..n {
-            local.spawn_local(task_loop(task, ring.clone(), mail.clone()));
+            exec.spawn(task_loop(task, ring.clone(), mail.clone()));
         }
         Ok(TaskDriver {
-            rt,
-            local,
+            exec,
             ring,
             mail,
             tasks,
@@ -142,7 +116,6 @@ async fn task_loop(task: usize, ring: Rc<TaskRing>, mail: Rc<RefCell<Mail>>) {
         let next = poll_fn(|cx| {
             let mut m = mail.borrow_mut();
             if let Some(w) = m.inbox[task].take() {
-                m.starting -= 1;
                 return Poll::Ready(Some(w));
             }
             if m.closed {
@@ -207,7 +180,6 @@ impl Driver for TaskDriver {
             fill(&mut buf[..cmd.len as usize]);
         }
         m.inbox[task] = Some(Work { cmd, user, buf });
-        m.starting += 1;
         if let Some(w) = m.task_wakers[task].take() {
             w.wake();
         }
@@ -231,21 +203,16 @@ impl Driver for TaskDriver {
 
     fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
         let mail = self.mail.clone();
-        mail.borrow_mut().reap_min = min as usize;
-        self.local.block_on(
-            &self.rt,
-            poll_fn(|cx| {
-                let mut m = mail.borrow_mut();
-                if m.done.len() >= min as usize {
-                    return Poll::Ready(());
-                }
-                m.reaper = Some(cx.waker().clone());
-                Poll::Pending
-            }),
-        );
+        self.exec.block_on(poll_fn(|cx| {
+            let mut m = mail.borrow_mut();
+            if m.done.len() >= min as usize {
+                return Poll::Ready(());
+            }
+            m.reaper = Some(cx.waker().clone());
+            Poll::Pending
+        }));
         self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
-        m.reap_min = usize::MAX;
         let n = m.done.len();
         for _ in 0..n {
             let d = m.done.pop_front().expect("counted");
@@ -311,17 +278,14 @@ impl Drop for TaskDriver {
         wakers.into_iter().for_each(Waker::wake);
         self.ring.close();
         let ring = self.ring.clone();
-        self.local.block_on(
-            &self.rt,
-            poll_fn(|cx| {
-                if ring.in_flight() == 0 && !ring.has_work() {
-                    Poll::Ready(())
-                } else {
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                }
-            }),
-        );
+        self.exec.block_on(poll_fn(|cx| {
+            if ring.in_flight() == 0 && !ring.has_work() {
+                Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }));
     }
 }
 

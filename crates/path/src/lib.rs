@@ -40,6 +40,7 @@
 //! asynchronous view is the HAL queue: [`IoPath::open_async`].
 
 mod buf;
+pub mod executor;
 mod futex;
 mod local;
 mod request;
@@ -51,6 +52,7 @@ pub mod task;
 pub mod tokio_driver;
 
 pub use buf::{AlignedBuf, DIRECT_ALIGN};
+pub use executor::Executor;
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
 pub use strategy::Strategy;
 pub use strategy::{CoopParts, CoopWait};
