@@ -337,7 +337,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let Some(v) = self.books.verify.as_mut() else {
             return;
         };
-        if !v.check || self.books.error.is_some() || v.halted() {
+        if !v.check || self.books.error.is_some() || v.halted() || self.ctrl.interrupted() {
             return;
         }
         // Which chunks to read: those acknowledged (the books keep the maps
@@ -372,7 +372,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         while self.books.error.is_none() && !self.books.verify.as_ref().is_some_and(|v| v.halted())
         {
             let now = now_ns();
-            if src.stoppable() && self.should_stop(now) {
+            if self.ctrl.interrupted() || (src.stoppable() && self.should_stop(now)) {
                 return;
             }
             self.tick(now);
@@ -398,8 +398,22 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 self.latency_step();
             }
             if self.spec.thinktime_ns > 0 {
-                std::thread::sleep(Duration::from_nanos(self.spec.thinktime_ns));
+                self.think(src.stoppable());
             }
+        }
+    }
+
+    /// fio's thinktime, slept in short steps so that a stop (an interrupt
+    /// always, the job's end when the source stops) is seen at once.
+    fn think(&self, stoppable: bool) {
+        let until = now_ns() + self.spec.thinktime_ns;
+        loop {
+            let now = now_ns();
+            let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));
+            if stop || now >= until {
+                return;
+            }
+            std::thread::sleep(Duration::from_nanos((until - now).min(20_000_000)));
         }
     }
 

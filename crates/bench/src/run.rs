@@ -7,7 +7,7 @@ use crate::generator::Region;
 use crate::platform::{PlatformWatch, PlatformWindow};
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
-use crate::target::{open_targets, remove_created, OpenTarget, TargetKind};
+use crate::target::{check_room, open_targets, remove_created, Layout, OpenTarget, TargetKind};
 use crate::worker::{run_thread, Control, Counters, WorkerPlan};
 use hiops_hal::EngineKind;
 use hiops_stats::cpu::{online_cpus, MachineSample, ProcessSample};
@@ -356,23 +356,17 @@ fn run_with(
     coord: &mut dyn Coordinator,
 ) -> Result<RunResult, BenchError> {
     assert!(!specs.is_empty());
-    if let Err(e) = check_limits(specs) {
+    if let Err(e) = check_limits(specs).and_then(|()| check_room(specs)) {
         return Err(coord.agree(Some(&e)).err().unwrap_or(e));
     }
     let mut opened: Vec<Vec<OpenTarget>> = Vec::new();
     for spec in specs {
-        let mut layout = |what: &str, done: u64, total: u64| {
-            if let Some(p) = opts.progress.as_mut() {
-                let what = what.to_string();
-                p(&Progress::Layout { what, done, total });
-            }
-        };
-        let targets = open_targets(spec, &mut layout).and_then(|t| match validate(spec, &t) {
-            Ok(()) => Ok(t),
-            Err(e) => {
+        let targets = open_job(spec, opts).and_then(|t| {
+            if opts.interrupt.load(Relaxed) {
                 remove_created(&t);
-                Err(e)
+                return Err(BenchError::Failed("interrupted before any I/O".into()));
             }
+            Ok(t)
         });
         match targets {
             Ok(t) => opened.push(t),
@@ -381,9 +375,6 @@ fn run_with(
                 // Every rank learns of it (and stops the same way).
                 return Err(coord.agree(Some(&e)).err().unwrap_or(e));
             }
-        }
-        if opts.interrupt.load(Relaxed) {
-            break;
         }
     }
     let result = measure(specs, &opened, opts, coord);
@@ -395,6 +386,28 @@ fn run_with(
         }
     }
     result
+}
+
+/// A job's targets, opened (files laid out as needed) and checked.
+fn open_job(spec: &JobSpec, opts: &mut RunOptions<'_>) -> Result<Vec<OpenTarget>, BenchError> {
+    let mut progress = |what: &str, done: u64, total: u64| {
+        if let Some(p) = opts.progress.as_mut() {
+            let what = what.to_string();
+            p(&Progress::Layout { what, done, total });
+        }
+    };
+    let mut layout = Layout {
+        progress: &mut progress,
+        interrupt: opts.interrupt,
+    };
+    let targets = open_targets(spec, &mut layout)?;
+    match validate(spec, &targets) {
+        Ok(()) => Ok(targets),
+        Err(e) => {
+            remove_created(&targets);
+            Err(e)
+        }
+    }
 }
 
 /// fio's phases (stonewall, the next job file) one after the other: the
@@ -447,6 +460,14 @@ pub fn run_phases_with(
                     results.extend(later_phases(jobs, phases, phase).map(RunResult::not_run));
                     break;
                 }
+            }
+            // Ctrl-C before the phase's I/O (a layout): its jobs are
+            // reported with why, and the run ends there.
+            Err(e) if opts.interrupt.load(Relaxed) => {
+                let mut r = RunResult::failed(&specs, &e.to_string());
+                r.interrupted = true;
+                results.push(r);
+                break;
             }
             // The first phase failing before any I/O is the run failing.
             Err(e) if results.is_empty() => return Err(e),
@@ -526,8 +547,9 @@ fn measure(
             let h = scope.spawn(move || run_thread(plan, path, ctrl, counters));
             handles.push((j, h));
         }
-        let watched = phase.watch(&done_rx, opts, coord);
+        let mut watched = phase.watch(&done_rx, opts, coord);
         phase.ctrl.stop.store(true, Relaxed);
+        watched.interrupted = phase.await_threads(&handles, opts.interrupt, watched.interrupted);
         let mut jobs = phase.job_results(&watched.path_c0);
         for (j, h) in handles {
             let r = h.join().map_err(|_| {
@@ -628,6 +650,7 @@ impl<'a> Phase<'a> {
             ctrl: Control {
                 start: Barrier::new(threads + 1),
                 stop: AtomicBool::new(false),
+                interrupted: AtomicBool::new(false),
                 job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
                 job_group: specs.iter().map(|s| s.meta.group).collect(),
                 run_over: AtomicBool::new(false),
@@ -641,6 +664,30 @@ impl<'a> Phase<'a> {
             irq_prefix,
             paths,
         })
+    }
+
+    /// Waits for the threads to end their work after the window (drain,
+    /// end_fsync, a verify pass). An interrupt, before or now, stops that
+    /// work too. Returns whether the run was interrupted.
+    fn await_threads<T>(
+        &self,
+        handles: &[(usize, std::thread::ScopedJoinHandle<'_, T>)],
+        interrupt: &AtomicBool,
+        interrupted: bool,
+    ) -> bool {
+        let mut interrupted = interrupted;
+        loop {
+            if !interrupted && interrupt.load(Relaxed) {
+                interrupted = true;
+            }
+            if interrupted {
+                self.ctrl.interrupted.store(true, Relaxed);
+            }
+            if handles.iter().all(|(_, h)| h.is_finished()) {
+                return interrupted;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Every thread's plan, with the index of its job.

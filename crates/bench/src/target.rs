@@ -13,6 +13,7 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,11 +67,19 @@ impl OpenTarget {
 /// Bytes written per layout chunk.
 const LAYOUT_CHUNK: usize = 1 << 20;
 
-/// Opens every target of a job, creating and filling files as needed.
-/// `progress` is told about layout (bytes done, bytes total).
+/// What a layout reports to and listens to.
+pub struct Layout<'a> {
+    /// Told after each chunk: (what, bytes done, bytes total).
+    pub progress: &'a mut dyn FnMut(&str, u64, u64),
+    /// Set on Ctrl-C: the layout stops and leaves nothing it made.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Opens every target of a job, creating and filling files as needed. A
+/// target that cannot be opened leaves none of the files made for the job.
 pub fn open_targets(
     spec: &JobSpec,
-    progress: &mut dyn FnMut(&str, u64, u64),
+    layout: &mut Layout<'_>,
 ) -> Result<Vec<OpenTarget>, BenchError> {
     match &spec.targets {
         TargetSpec::Ram => {
@@ -93,14 +102,26 @@ pub fn open_targets(
         TargetSpec::Paths(paths) if spec.filecreate => {
             paths.iter().map(|p| to_create(spec, p)).collect()
         }
-        TargetSpec::Paths(paths) => paths.iter().map(|p| open_path(spec, p, progress)).collect(),
+        TargetSpec::Paths(paths) => {
+            let mut opened = Vec::with_capacity(paths.len());
+            for p in paths {
+                match open_path(spec, p, layout) {
+                    Ok(t) => opened.push(t),
+                    Err(e) => {
+                        remove_created(&opened);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(opened)
+        }
     }
 }
 
 fn open_path(
     spec: &JobSpec,
     path: &Path,
-    progress: &mut dyn FnMut(&str, u64, u64),
+    layout: &mut Layout<'_>,
 ) -> Result<OpenTarget, BenchError> {
     let writes = spec.modifies() && !spec.verify_only;
     let meta = std::fs::metadata(path);
@@ -139,8 +160,8 @@ fn open_path(
     if is_block {
         check_block_write(spec, path, device.as_ref(), writes)?;
     } else {
-        let existing = meta.as_ref().map(|m| m.len()).unwrap_or(0);
-        if let Some(t) = grow_file(spec, path, existing, progress)? {
+        let existing = meta.as_ref().ok().map(|m| m.len());
+        if let Some(t) = grow_file(spec, path, existing, layout)? {
             created = meta.is_err();
             layout_s = t;
         }
@@ -361,13 +382,16 @@ fn check_block_write(
 }
 
 /// A regular file: created, or a short one extended, with incompressible
-/// data. Returns the seconds the layout took, when there was one.
+/// data. `existing`: its length, if it exists. Returns the seconds the
+/// layout took, when there was one.
 fn grow_file(
     spec: &JobSpec,
     path: &Path,
-    existing: u64,
-    progress: &mut dyn FnMut(&str, u64, u64),
+    existing: Option<u64>,
+    layout: &mut Layout<'_>,
 ) -> Result<Option<f64>, BenchError> {
+    let old_len = existing;
+    let existing = existing.unwrap_or(0);
     let want = match spec.size {
         Some(s) => s + fixed_offsets(spec),
         None if existing > 0 => existing,
@@ -382,7 +406,7 @@ fn grow_file(
         return Ok(None);
     }
     let t = std::time::Instant::now();
-    lay_out(path, existing, want, spec.randseed, progress)?;
+    lay_out(path, old_len, want, spec.randseed, layout)?;
     Ok(Some(t.elapsed().as_secs_f64()))
 }
 
@@ -421,13 +445,16 @@ fn fixed_offsets(spec: &JobSpec) -> u64 {
     base + step * spec.numjobs.saturating_sub(1) as u64
 }
 
-/// Fills `path` from `from` to `to` with incompressible data and syncs it.
+/// Fills `path` from its old length (`None`: it does not exist) to `to`
+/// with incompressible data and syncs it. A layout that stops midway (an
+/// error such as ENOSPC, or Ctrl-C) leaves nothing it made: a file it
+/// created is removed, a file it extended is cut back to its old length.
 fn lay_out(
     path: &Path,
-    from: u64,
+    old_len: Option<u64>,
     to: u64,
     seed: u64,
-    progress: &mut dyn FnMut(&str, u64, u64),
+    layout: &mut Layout<'_>,
 ) -> Result<(), BenchError> {
     let mut f = OpenOptions::new()
         .write(true)
@@ -440,35 +467,162 @@ fn lay_out(
                 path.display()
             ))
         })?;
-    let fail = |e: std::io::Error| {
-        BenchError::Failed(format!(
-            "laying out {} failed: {e}{}",
-            path.display(),
-            if e.raw_os_error() == Some(libc::ENOSPC) {
-                "; free space or lower --size"
-            } else {
-                ""
-            }
-        ))
+    let from = old_len.unwrap_or(0);
+    let Err(stopped) = fill(&mut f, path, from, to, seed, layout) else {
+        // The job should not read the layout back from the page cache.
+        // SAFETY: fadvise on our own open descriptor.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        return Ok(());
     };
+    let undone = undo_layout(&f, path, old_len);
+    let name = path.display();
+    Err(BenchError::Failed(match stopped {
+        None => format!("interrupted while laying out {name}; {undone}"),
+        Some(e) if e.raw_os_error() == Some(libc::ENOSPC) => format!(
+            "laying out {name} failed: {e}; {undone}: free space on its file system or lower --size or --offset"
+        ),
+        Some(e) => format!(
+            "laying out {name} failed: {e}; {undone}: choose another --filename or --directory"
+        ),
+    }))
+}
+
+/// Writes `from..to` of `f` and syncs it. Err(None): interrupted.
+fn fill(
+    f: &mut File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    seed: u64,
+    layout: &mut Layout<'_>,
+) -> Result<(), Option<std::io::Error>> {
     use std::io::Seek;
-    f.seek(std::io::SeekFrom::Start(from)).map_err(fail)?;
+    f.seek(std::io::SeekFrom::Start(from))?;
     let mut rng = FastRng::new(seed ^ 0x001A_7007);
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
     let mut at = from;
     let what = format!("laying out {}", path.display());
     while at < to {
+        if layout.interrupt.load(Relaxed) {
+            return Err(None);
+        }
         let n = ((to - at) as usize).min(LAYOUT_CHUNK);
         rng.fill(&mut chunk[..n]);
-        f.write_all(&chunk[..n]).map_err(fail)?;
+        f.write_all(&chunk[..n])?;
         at += n as u64;
-        progress(&what, at - from, to - from);
+        (layout.progress)(&what, at - from, to - from);
     }
-    f.sync_all().map_err(fail)?;
-    // The job should not read the layout back from the page cache.
-    // SAFETY: fadvise on our own open descriptor.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    Ok(())
+    Ok(f.sync_all()?)
+}
+
+/// Takes back a layout that stopped: removes the file it created, or cuts
+/// the file it extended back to `old_len`. Says what was done.
+fn undo_layout(f: &File, path: &Path, old_len: Option<u64>) -> String {
+    let name = path.display();
+    match old_len {
+        None => match std::fs::remove_file(path) {
+            Ok(()) => format!("{name}, which hiops created, was removed"),
+            Err(e) => format!("{name} could not be removed ({e}): remove it"),
+        },
+        Some(len) => match f.set_len(len).and_then(|()| f.sync_all()) {
+            Ok(()) => format!("{name} was cut back to its {len} bytes"),
+            Err(e) => format!("{name} could not be cut back to its {len} bytes ({e}): truncate it"),
+        },
+    }
+}
+
+/// Refuses, before any file is made, a phase whose layouts need more than
+/// the file systems they go to have free (statvfs: f_bavail * f_frsize).
+/// Each file counts once, at the largest size a job lays it out to.
+pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
+    let mut wants: Vec<(&Path, u64)> = Vec::new();
+    for spec in specs.iter().filter(|s| !s.filecreate) {
+        let (TargetSpec::Paths(paths), Some(size)) = (&spec.targets, spec.size) else {
+            continue;
+        };
+        let want = size.saturating_add(fixed_offsets(spec));
+        for p in paths {
+            match wants.iter_mut().find(|(q, _)| q == p) {
+                Some((_, w)) => *w = (*w).max(want),
+                None => wants.push((p, want)),
+            }
+        }
+    }
+    let mut rooms: Vec<Room> = Vec::new();
+    for (path, want) in wants {
+        let existing = match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => continue,
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        };
+        let Some((fsid, free)) = room_at(path).filter(|_| want > existing) else {
+            continue;
+        };
+        match rooms.iter_mut().find(|r| r.fsid == fsid) {
+            Some(r) => (r.need, r.files) = (r.need.saturating_add(want - existing), r.files + 1),
+            None => rooms.push(Room {
+                fsid,
+                free,
+                need: want - existing,
+                first: path,
+                files: 1,
+            }),
+        }
+    }
+    match rooms.iter().find(|r| r.need > r.free) {
+        Some(r) => usage(r.refusal()),
+        None => Ok(()),
+    }
+}
+
+/// The layouts of a phase on one file system.
+struct Room<'a> {
+    fsid: u64,
+    free: u64,
+    need: u64,
+    first: &'a Path,
+    files: usize,
+}
+
+impl Room<'_> {
+    fn refusal(&self) -> String {
+        use crate::units::format_bytes;
+        let what = match self.files {
+            1 => self.first.display().to_string(),
+            n => format!("{n} files ({} and others)", self.first.display()),
+        };
+        format!(
+            "laying out {what} would write {} ({} bytes), but its file system has {} ({} bytes) free: lower --size or --offset, or put the file on a file system with room",
+            format_bytes(self.need as f64),
+            self.need,
+            format_bytes(self.free as f64),
+            self.free
+        )
+    }
+}
+
+/// The file system holding `path` (its directory while it does not exist):
+/// its id and the bytes an unprivileged writer may still use.
+fn room_at(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let at = match path.exists() {
+        true => path,
+        false => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    };
+    let c = std::ffi::CString::new(at.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is valid for statvfs(3) to fill; `c` is a
+    // NUL-terminated path that outlives the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((
+        st.f_fsid as u64,
+        (st.f_bavail as u64).saturating_mul(st.f_frsize as u64),
+    ))
 }
 
 /// Removes files hiops created for the job.
@@ -479,5 +633,60 @@ pub fn remove_created(targets: &[OpenTarget]) {
                 let _ = std::fs::remove_file(p);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lays `path` out to 4 MiB from `old_len`; Ctrl-C comes once 2 MiB
+    /// of it are written.
+    fn interrupted_layout(path: &Path, old_len: Option<u64>) -> Result<(), BenchError> {
+        let stop = AtomicBool::new(false);
+        let mut progress = |_: &str, done: u64, _: u64| {
+            if done >= 2 << 20 {
+                stop.store(true, Relaxed);
+            }
+        };
+        let mut layout = Layout {
+            progress: &mut progress,
+            interrupt: &stop,
+        };
+        lay_out(path, old_len, 4 << 20, 1, &mut layout)
+    }
+
+    #[test]
+    fn an_interrupted_layout_removes_the_file_it_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        let e = interrupted_layout(&path, None).unwrap_err();
+        assert!(e.to_string().contains("interrupted"), "{e}");
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn an_interrupted_layout_cuts_an_extended_file_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        std::fs::write(&path, [5u8; 1000]).unwrap();
+        let e = interrupted_layout(&path, Some(1000)).unwrap_err();
+        assert!(e.to_string().contains("cut back"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), [5u8; 1000]);
+    }
+
+    #[test]
+    fn room_counts_each_file_once_at_its_largest_layout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, free) = room_at(tmp.path()).unwrap();
+        let job = |size: u64| JobSpec {
+            size: Some(size),
+            ..JobSpec::default_for(tmp.path().join("f"))
+        };
+        // Two jobs on one file need the larger of them, not the sum.
+        let half = free / 2 + 1;
+        assert!(check_room(&[job(half), job(half)]).is_ok());
+        let e = check_room(&[job(free + (1 << 30))]).unwrap_err();
+        assert!(matches!(e, BenchError::Usage(_)), "{e}");
     }
 }

@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 pub(crate) struct Control {
     pub start: Barrier,
     pub stop: AtomicBool,
+    /// Ctrl-C or SIGTERM: every thread stops what it does, its verify pass
+    /// and end_fsync included (`stop` ends only the measured work).
+    pub interrupted: AtomicBool,
     /// Per job of the phase: stopped by a job of its group (fio's exitall).
     pub job_stop: Vec<AtomicBool>,
     /// Per job of the phase: its reporting group.
@@ -181,6 +184,11 @@ impl Control {
     /// Whether job `job` must stop.
     pub(crate) fn stopped(&self, job: usize) -> bool {
         self.stop.load(Relaxed) || self.job_stop[job].load(Relaxed)
+    }
+
+    /// Whether the run was interrupted: nothing more is done.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupted.load(Relaxed)
     }
 }
 

@@ -1,23 +1,45 @@
-//! Ctrl-C: the first SIGINT asks the run to stop and print what it has; a
-//! second one kills the process as usual.
+//! Ctrl-C and SIGTERM: the first asks the run to stop (the workload and a
+//! verify pass alike) and print what it has; a second one ends the process
+//! at once with exit code 130, saying so on stderr.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// stderr shows a progress line: the message first clears it.
+static TERMINAL: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-    // SAFETY: signal() is async-signal-safe; restoring the default makes a
-    // second Ctrl-C terminate at once.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+const STOPPING: &[u8] = b"hiops: stopping now\n";
+const CLEAR_LINE: &[u8] = b"\r\x1b[2K";
+
+extern "C" fn on_signal(_: libc::c_int) {
+    if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffers are
+    // statics. Nothing else runs here: no allocation, no lock, no stdio.
+    unsafe {
+        if TERMINAL.load(Ordering::Relaxed) {
+            libc::write(2, CLEAR_LINE.as_ptr().cast(), CLEAR_LINE.len());
+        }
+        libc::write(2, STOPPING.as_ptr().cast(), STOPPING.len());
+        libc::_exit(130);
+    }
 }
 
 pub fn install() {
-    // SAFETY: the handler only stores to an atomic and calls signal(), both
-    // async-signal-safe.
+    TERMINAL.store(crate::progress::stderr_is_terminal(), Ordering::Relaxed);
+    // SAFETY: a zeroed sigaction is a valid start; the handler only touches
+    // atomics and calls async-signal-safe functions. Each signal is blocked
+    // while the handler runs, so two at once are handled one after the other.
     unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_sigint as *const () as libc::sighandler_t);
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaddset(&mut sa.sa_mask, libc::SIGINT);
+        libc::sigaddset(&mut sa.sa_mask, libc::SIGTERM);
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
     }
 }
 
