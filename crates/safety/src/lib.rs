@@ -187,8 +187,8 @@ pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
 
 /// Holds the device exclusively: the kernel's EBUSY means someone uses it
 /// (mounted, swap, md/dm, or a program's exclusive open), and the system's
-/// tables say who. Where the open is not allowed (no permission), those
-/// tables alone decide.
+/// tables say who. Where the kernel cannot be asked (no permission to open
+/// the device, say), those tables alone decide.
 fn claim(path: &Path, dev: &BlockDev) -> Result<(), Refusal> {
     let in_use = |u: usage::InUse| Refusal::InUse {
         path: path.to_path_buf(),
@@ -196,20 +196,22 @@ fn claim(path: &Path, dev: &BlockDev) -> Result<(), Refusal> {
         todo: u.todo,
     };
     let sys = usage::System::real();
-    let devs = usage::with_partitions(dev);
+    let who = || sys.who(path, &usage::with_partitions(dev));
     match hold::claim(path, dev) {
         Ok(()) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            // This process holding the disk of a partition (or a partition
+            // of the disk) is the one user no table names.
             let ours = || {
-                let related = usage::related(dev);
-                let other = related.into_iter().find(hold::holds_dev)?;
+                let other = usage::related(dev).into_iter().find(hold::holds_dev)?;
                 Some(usage::ours(path, &other))
             };
-            let u =
-                (sys.who(path, &devs).or_else(ours)).unwrap_or_else(|| sys.exclusive(path, dev));
+            let u = who()
+                .or_else(ours)
+                .unwrap_or_else(|| sys.exclusive(path, dev));
             Err(in_use(u))
         }
-        Err(_) => sys.who(path, &devs).map_or(Ok(()), |u| Err(in_use(u))),
+        Err(_) => who().map_or(Ok(()), |u| Err(in_use(u))),
     }
 }
 
