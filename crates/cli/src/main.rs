@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 success, 1 the run failed (I/O error, setup failure),
 //! 2 bad option or combination, 3 refused to protect data, 4 verification
-//! found bad blocks, 130 interrupted by Ctrl-C (partial result printed).
+//! found bad blocks, 130 interrupted by Ctrl-C or SIGTERM (partial result
+//! printed; a second signal ends the process at once).
 
 mod args;
 mod kv;
@@ -145,6 +146,10 @@ fn run_as(
         }
         return Ok(0);
     }
+    // fio opens --output before the jobs run: a path that cannot be
+    // written is refused now, not found after the run with its result.
+    let output = ranks::output_of(&inv, coord);
+    let made = agreed(coord, output.as_deref().map(prepare_output).transpose())?;
     signals::install();
     let shown = info.rank == 0
         && match inv.eta {
@@ -166,13 +171,42 @@ fn run_as(
     if let Some(dir) = &plan.temp_dir {
         let _ = std::fs::remove_dir(dir);
     }
+    if let (Err(_), Some(path), Some(true)) = (&outcome, &output, made) {
+        // No result will go there: the empty file hiops made goes.
+        let _ = std::fs::remove_file(path);
+    }
     if info.ranks > 1 {
         return ranks::finish(&inv, &plan, outcome, coord);
     }
     let results = outcome?;
     let text = result_text(&inv, &plan, &results);
-    write_result(inv.output.as_deref(), &text)?;
-    Ok(status(&results, ""))
+    let written = write_result(output.as_deref(), &text);
+    let code = status(&results, "");
+    match written {
+        Ok(()) => Ok(code),
+        Err(e) => {
+            eprintln!("hiops: {e}");
+            Ok(if code == 0 { EXIT_FAILED } else { code })
+        }
+    }
+}
+
+/// Opens --output's file for writing (creating it, leaving what it holds
+/// until the result replaces it). Returns whether hiops created it.
+fn prepare_output(path: &std::path::Path) -> Result<bool, BenchError> {
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map(|_| !existed)
+        .map_err(|e| {
+            BenchError::Usage(format!(
+                "--output {}: cannot open it for writing ({e}): give a file in a directory that exists and that you may write",
+                path.display()
+            ))
+        })
 }
 
 /// Options ignored and fio flags without effect, one line each on stderr.
@@ -233,22 +267,31 @@ fn result_text(
     text
 }
 
-/// The result to --output's file, or to stdout.
+/// The result to --output's file, or to stdout. A file that cannot be
+/// written after all (a full file system) does not lose the result: it
+/// goes to stdout, and the error says so.
 fn write_result(output: Option<&std::path::Path>, text: &str) -> Result<(), BenchError> {
-    match output {
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            BenchError::Failed(format!("cannot write --output {}: {e}", path.display()))
-        }),
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                // A closed pipe (`hiops run | head`) is not an error.
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                    Err(BenchError::Failed(format!("cannot write the result: {e}")))
-                }
-                _ => Ok(()),
-            }
+    let Some(path) = output else {
+        return print_result(text);
+    };
+    let Err(e) = std::fs::write(path, text) else {
+        return Ok(());
+    };
+    print_result(text)?;
+    Err(BenchError::Failed(format!(
+        "cannot write the result to --output {} ({e}), so it was printed on stdout: free space or choose another --output",
+        path.display()
+    )))
+}
+
+fn print_result(text: &str) -> Result<(), BenchError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        // A closed pipe (`hiops run | head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(BenchError::Failed(format!("cannot write the result: {e}")))
         }
+        _ => Ok(()),
     }
 }
 

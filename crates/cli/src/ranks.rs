@@ -60,6 +60,15 @@ pub fn finish(
     Ok(exit_code(&cluster))
 }
 
+/// The file this rank writes, if any: its own (`--output` naming
+/// `{rank}`), or on rank 0 the merged result's (a single process is rank 0).
+pub fn output_of(inv: &Invocation, coord: &dyn Coordinator) -> Option<PathBuf> {
+    if coord.info().ranks <= 1 {
+        return inv.output.clone();
+    }
+    own_output(inv, coord).or_else(|| inv.output.clone().filter(|_| coord.info().rank == 0))
+}
+
 /// Where this rank writes its own result: `--output` when it names
 /// `{rank}` (then the merged result goes to stdout).
 fn own_output(inv: &Invocation, coord: &dyn Coordinator) -> Option<PathBuf> {

@@ -23,7 +23,7 @@ pub struct SweepArgs {
     #[arg(long = "over", required = true, value_name = "NAME=VALUES")]
     pub over: Vec<String>,
     /// Rounds over the whole grid; the report shows medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = rounds)]
     pub rounds: u32,
     /// Discard the points a different sweep left in --dir.
     #[arg(long)]
@@ -51,6 +51,35 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The same kind of thing to hold against A.
     pub b: PathBuf,
+}
+
+/// Most rounds a suite takes: more would run for days.
+const MAX_ROUNDS: u32 = 1000;
+
+/// `--rounds`: 1 to [`MAX_ROUNDS`] (clap refuses others with exit 2).
+fn rounds(v: &str) -> Result<u32, String> {
+    count(v, MAX_ROUNDS, "rounds")
+}
+
+/// `--threads`: 1 to the threads one phase may start.
+fn threads(v: &str) -> Result<u32, String> {
+    count(v, hiops_bench::MAX_THREADS as u32, "threads")
+}
+
+fn count(v: &str, max: u32, what: &str) -> Result<u32, String> {
+    match v.parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("give 1 to {max} {what}")),
+    }
+}
+
+/// `--runtime` of a suite's points: a time above 0 (fio's runtime=0 would
+/// leave a time-based point without an end).
+fn runtime(v: &str) -> Result<String, String> {
+    match hiops_bench::units::parse_duration_ns(v)? {
+        0 => Err("give a time above 0, e.g. 3 (seconds) or 500ms".into()),
+        _ => Ok(v.to_string()),
+    }
 }
 
 /// What a command ended with, for the exit code.
@@ -141,7 +170,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
         }),
         base: a.options.clone(),
         params,
-        rounds: a.rounds.max(1),
+        rounds: a.rounds,
     };
     check_points([&def])?;
     let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
@@ -285,12 +314,12 @@ pub struct HiopsArgs {
     #[arg(long, default_value = "1g")]
     pub size: String,
     /// Measured time per point, after the ramp.
-    #[arg(long, default_value = "3")]
+    #[arg(long, default_value = "3", value_parser = runtime)]
     pub runtime: String,
     #[arg(long, default_value = "1")]
     pub ramp: String,
     /// Rounds over each grid; the report shows medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = rounds)]
     pub rounds: u32,
     /// A small grid that runs every part in about a minute.
     #[arg(long)]
@@ -314,10 +343,7 @@ fn experiment_hiops(a: HiopsArgs) -> anyhow::Result<Ended> {
     let mut targets = hiops_targets(&a);
     let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())
         .map_err(|e| usage(format!("--size={}: {e}", a.size)))?;
-    let plan_of = |targets| {
-        let rounds = a.rounds.max(1);
-        Plan::new(targets, a.quick, &a.runtime, &a.ramp, &a.size, rounds)
-    };
+    let plan_of = |targets| Plan::new(targets, a.quick, &a.runtime, &a.ramp, &a.size, a.rounds);
     // Every option is checked before the directory or a device is made.
     check_points(plan_of(targets.clone()).sweeps().iter().map(|(_, d)| d))?;
     std::fs::create_dir_all(&a.dir)
@@ -455,12 +481,12 @@ pub struct IozoneArgs {
     #[arg(long, default_value = "4k,8k,16k,32k,64k")]
     pub sizes: String,
     /// Threads of synchronous I/O (IOZone's single thread by default).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = threads)]
     pub threads: u32,
     /// Region of each target (the file made in a directory has this size).
     #[arg(long, default_value = "1g")]
     pub size: String,
-    #[arg(long, default_value = "5")]
+    #[arg(long, default_value = "5", value_parser = runtime)]
     pub runtime: String,
     #[arg(long, default_value = "1")]
     pub ramp: String,
@@ -491,7 +517,7 @@ pub struct IozoneArgs {
     /// A TOML file of devices with prices (see below).
     #[arg(long)]
     pub devices: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = rounds)]
     pub rounds: u32,
     /// Discard the points of sweeps whose definition changed (the others
     /// resume).
@@ -730,14 +756,22 @@ pub fn iozone(a: IozoneArgs) -> anyhow::Result<Ended> {
     let plan = Plan {
         targets,
         sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
-        threads: a.threads.max(1),
+        threads: a.threads,
         base: iozone_base(&a, &runtime),
-        rounds: a.rounds.max(1),
+        rounds: a.rounds,
         costs,
         precondition: a.precondition,
     };
     for s in &plan.sizes {
-        hiops_bench::units::parse_size(s).map_err(|e| usage(format!("--sizes: {e}")))?;
+        match hiops_bench::units::parse_size(s) {
+            Ok(0) => {
+                return Err(usage(format!(
+                    "--sizes: {s} is no block size: give sizes above 0, e.g. 4k,64k"
+                )))
+            }
+            Ok(_) => {}
+            Err(e) => return Err(usage(format!("--sizes: {e}"))),
+        }
     }
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
     std::fs::create_dir_all(&a.dir)
@@ -869,7 +903,7 @@ pub struct CharacterizeArgs {
     /// Region of each target (the file made in a directory has this size).
     #[arg(long, default_value = "1g")]
     pub size: String,
-    #[arg(long, default_value = "3")]
+    #[arg(long, default_value = "3", value_parser = runtime)]
     pub runtime: String,
     #[arg(long, default_value = "1")]
     pub ramp: String,
@@ -880,7 +914,7 @@ pub struct CharacterizeArgs {
     /// Rounds of every point, alternating: medians are reported and the
     /// charts draw the lowest and highest round as error bars. Default 3
     /// (1 with --quick).
-    #[arg(long)]
+    #[arg(long, value_parser = rounds)]
     pub rounds: Option<u32>,
     /// Discard the points of sweeps whose definition changed (the others
     /// resume).
@@ -900,7 +934,7 @@ pub struct CharacterizeArgs {
 
 /// Rounds of every point: 3 by default, 1 with --quick.
 fn rounds_of(a: &CharacterizeArgs) -> u32 {
-    a.rounds.unwrap_or(if a.quick { 1 } else { 3 }).max(1)
+    a.rounds.unwrap_or(if a.quick { 1 } else { 3 })
 }
 
 /// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;
