@@ -1,6 +1,34 @@
 //! Sizes and durations as fio writes them: `4k`, `1M`, `2GiB`, `512`, `10s`,
 //! `500ms`, `2m`, `100us`. Sizes use 1024 per step (fio's default kb_base).
 
+/// The most characters of a value a message shows.
+pub const SHOWN_CHARS: usize = 64;
+
+/// A value the user gave as a message shows it: whole when short, else its
+/// first [`SHOWN_CHARS`] characters and its length, so an error stays one
+/// readable line whatever was given; control characters are escaped, so a
+/// message cannot move the terminal about.
+pub fn shown(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(SHOWN_CHARS) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if chars.next().is_some() {
+        out.push_str(&format!("... ({} bytes)", text.len()));
+    }
+    out
+}
+
+/// [`shown`] in quotes, as messages quote a value: `'4q'`.
+pub fn quoted(text: &str) -> String {
+    format!("'{}'", shown(text))
+}
+
 /// Splits `12.5ms` into ("12.5", "ms").
 pub fn number_and_suffix(text: &str) -> (&str, &str) {
     let t = text.trim();
@@ -16,10 +44,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (num, suffix) = number_and_suffix(text);
     if num.is_empty() {
         return Err(format!(
-            "'{text}' is not a size: write a number with an optional k/m/g/t suffix, like 4k or 1g"
+            "{} is not a size: write a number with an optional k/m/g/t suffix, like 4k or 1g",
+            quoted(text)
         ));
     }
-    let value: f64 = num.parse().map_err(|_| format!("'{text}' is not a size"))?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{} is not a size", quoted(text)))?;
     let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -29,13 +60,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "p" | "pb" | "pib" => 1 << 50,
         other => {
             return Err(format!(
-                "'{text}' has an unknown size suffix '{other}': use k, m, g, t or p"
+                "{} has an unknown size suffix {}: use k, m, g, t or p",
+                quoted(text),
+                quoted(other)
             ))
         }
     };
     let bytes = value * mult as f64;
     if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(format!("'{text}' is not a whole number of bytes"));
+        return Err(format!("{} is not a whole number of bytes", quoted(text)));
     }
     Ok(bytes as u64)
 }
@@ -44,9 +77,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// runtime and ramp_time).
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let (num, suffix) = number_and_suffix(text);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration: write e.g. 10s, 500ms, 2m"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        format!(
+            "{} is not a duration: write e.g. 10s, 500ms, 2m",
+            quoted(text)
+        )
+    })?;
     let ns_per: f64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "s" | "sec" => 1e9,
         "ms" | "msec" => 1e6,
@@ -57,7 +93,9 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "d" => 86400e9,
         other => {
             return Err(format!(
-                "'{text}' has an unknown time unit '{other}': use ns, us, ms, s, m, h or d"
+                "{} has an unknown time unit {}: use ns, us, ms, s, m, h or d",
+                quoted(text),
+                quoted(other)
             ))
         }
     };
@@ -96,6 +134,24 @@ mod tests {
             .contains("unknown size suffix"));
         assert!(parse_size("k").is_err());
         assert!(parse_size("0.3").is_err());
+    }
+
+    #[test]
+    fn long_values_are_shown_cut_and_control_characters_escaped() {
+        assert_eq!(shown("4k"), "4k");
+        assert_eq!(quoted("4q"), "'4q'");
+        let long = "x".repeat(120_000);
+        let s = shown(&long);
+        assert_eq!(s, format!("{}... (120000 bytes)", "x".repeat(64)));
+        // Cut at a character, never inside one.
+        assert_eq!(
+            shown(&"é".repeat(65)),
+            format!("{}... (130 bytes)", "é".repeat(64))
+        );
+        assert_eq!(shown("a\x1b[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(shown("a\u{1b}b\n"), "a\\u{1b}b\\n");
+        let e = parse_size(&long).unwrap_err();
+        assert!(e.len() < 200 && e.contains("(120000 bytes)"), "{e}");
     }
 
     #[test]
