@@ -21,6 +21,7 @@
 
 use crate::jobfile::{self, Section};
 use crate::plan::{Defaults, Source};
+use crate::value::shown;
 use crate::Placeholders;
 use std::path::PathBuf;
 
@@ -81,10 +82,8 @@ fn read_job_file(
     if path.as_os_str() != "-" {
         return jobfile::parse_file(path, env);
     }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-        .map_err(|e| format!("cannot read the job file from standard input: {e}"))?;
-    jobfile::parse_text(&text, "<stdin>", std::path::Path::new("."), env)
+    let bytes = jobfile::read_bounded(std::io::stdin().lock(), "standard input")?;
+    jobfile::parse_bytes(&bytes, "<stdin>", std::path::Path::new("."), env)
 }
 
 /// fio's `--section`: only the named job sections run; `[global]` always
@@ -105,8 +104,11 @@ fn keep_sections(sources: &mut [Source], only: &[String]) -> Result<(), String> 
         .map(|s| s.name.clone())
         .collect();
     if let Some(missing) = only.iter().find(|n| !names.contains(n)) {
+        let more = if names.len() > 16 { ", ..." } else { "" };
+        let names: Vec<String> = names.iter().take(16).map(|n| shown(n)).collect();
         return Err(format!(
-            "--section={missing}: no job section has that name (there are: {}); check the spelling",
+            "--section={}: no job section has that name (there are: {}{more}); check the spelling",
+            shown(missing),
             names.join(", ")
         ));
     }

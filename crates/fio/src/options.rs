@@ -3,11 +3,10 @@
 //! job file using one is refused by name (or skipped with
 //! `--ignore-unsupported`) instead of being silently misread.
 
-use crate::value::{self, KbBase};
+use crate::value::{self, quoted, shown, KbBase};
 use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::{EngineKind, Feature};
-use hiops_stats::cpu::parse_cpu_list;
 use std::path::PathBuf;
 
 /// The options of one job as given, parsed but not yet combined.
@@ -189,12 +188,41 @@ fn hybrid_depth(v: &str) -> Result<f64, String> {
     }
     match v.parse::<f64>() {
         Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
-        _ => Err(format!("{v} is not a depth (a number, or off)")),
+        _ => Err(format!("{} is not a depth (a number, or off)", quoted(v))),
     }
 }
 
 fn u32_of(v: u64, what: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+}
+
+/// The most CPUs hiops pins to (a cpu_set_t's), and the most a list may
+/// name, repeats counted.
+const MAX_CPUS: usize = 1024;
+const MAX_LISTED: usize = 64 * MAX_CPUS;
+
+/// A CPU list (`0-3,6`), its numbers bounded before it is expanded: a
+/// range stands for every CPU in it, and `0-4000000000` would fill memory.
+fn cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut listed = 0usize;
+    for part in text.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) else {
+            continue; // the list's own parser says what is wrong
+        };
+        if b >= MAX_CPUS {
+            return Err(format!(
+                "CPU {b} is past the {MAX_CPUS} CPUs hiops can pin to: name CPUs below {MAX_CPUS}"
+            ));
+        }
+        listed += b.saturating_sub(a) + 1;
+        if listed > MAX_LISTED {
+            return Err(format!(
+                "the list names more than {MAX_LISTED} CPUs, repeats counted: name each CPU once"
+            ));
+        }
+    }
+    hiops_stats::cpu::parse_cpu_list(text)
 }
 
 fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
@@ -203,7 +231,7 @@ fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
         Some(h) => u64::from_str_radix(h, 16),
         None => t.parse::<u64>(),
     }
-    .map_err(|_| format!("'{text}' is not a CPU mask: write e.g. 0x3 or 3"))?;
+    .map_err(|_| format!("{} is not a CPU mask: write e.g. 0x3 or 3", quoted(text)))?;
     let cpus: Vec<usize> = (0..64).filter(|b| mask & (1 << b) != 0).collect();
     if cpus.is_empty() {
         return Err("a CPU mask of 0 names no CPU".into());
@@ -232,7 +260,7 @@ fn per_direction<T: Clone>(
 ) -> Result<[Option<T>; 2], String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() > 3 {
-        return Err(format!("'{text}': give at most READ,WRITE,TRIM"));
+        return Err(format!("{}: give at most READ,WRITE,TRIM", quoted(text)));
     }
     if parts.len() == 1 {
         let v = parse(parts[0])?;
@@ -240,7 +268,8 @@ fn per_direction<T: Clone>(
     }
     if parts.len() == 3 && !parts[2].is_empty() && parts[2] != parts[1] {
         return Err(format!(
-            "'{text}': a trim value of its own is not implemented (trims take the write value): give READ,WRITE"
+            "{}: a trim value of its own is not implemented (trims take the write value): give READ,WRITE",
+            quoted(text)
         ));
     }
     let mut out = current;
@@ -250,6 +279,18 @@ fn per_direction<T: Clone>(
         }
     }
     Ok(out)
+}
+
+/// One block size, 1 byte to 4 GiB. 0 is refused as given (it was once
+/// read as 1, and a later check then spoke of a block size of 1).
+fn block_size(text: &str, kb: KbBase) -> Result<u32, String> {
+    match value::size(text, kb)? {
+        0 => Err(format!(
+            "a block size of {} moves no data: give one above 0, as in 4k",
+            quoted(text)
+        )),
+        bs => u32_of(bs, "block size"),
+    }
 }
 
 fn positive(v: u64) -> Result<u64, String> {
@@ -267,17 +308,21 @@ fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String> {
         return Ok(0);
     }
     if mode.is_random() {
+        // The line shows the value already: name the part to drop when short.
+        let part = match shown(text) == text && text.len() <= 16 {
+            true => format!("':{text}'"),
+            false => "the ':N'".to_string(),
+        };
         return Err(format!(
-            "rw={}:{text} (a new random offset every {text} I/Os, fio's rw_sequencer) is not implemented in hiops: drop ':{text}'",
-            mode.name()
+            "a random job's ':N' (a new random offset every N I/Os, fio's rw_sequencer) is not implemented in hiops: drop {part}"
         ));
     }
     let (negative, magnitude) = match text.strip_prefix('-') {
         Some(m) => (true, m),
         None => (false, text),
     };
-    let n =
-        i64::try_from(value::size(magnitude, kb)?).map_err(|_| format!("'{text}' is too large"))?;
+    let n = i64::try_from(value::size(magnitude, kb)?)
+        .map_err(|_| format!("{} is too large", quoted(text)))?;
     Ok(if negative { -n } else { n })
 }
 
@@ -287,7 +332,8 @@ fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "hiops does not implement '{v}': {instead} (accepted: {})",
+        "hiops does not implement {}: {instead} (accepted: {})",
+        quoted(v),
         accepted.join(", ")
     ))
 }
@@ -309,9 +355,12 @@ fn first_of_pair(text: &str) -> &str {
 
 fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
     let text = need(v)?;
-    let (kind, limit) = text
-        .split_once(':')
-        .ok_or_else(|| format!("ss '{text}': write METRIC:LIMIT, as in iops:5% or bw_slope:2%"))?;
+    let (kind, limit) = text.split_once(':').ok_or_else(|| {
+        format!(
+            "ss {}: write METRIC:LIMIT, as in iops:5% or bw_slope:2%",
+            quoted(text)
+        )
+    })?;
     let (metric, slope) = match kind.to_ascii_lowercase().as_str() {
         "iops" => (SsMetric::Iops, false),
         "iops_slope" => (SsMetric::Iops, true),
@@ -319,7 +368,8 @@ fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
         "bw_slope" => (SsMetric::Bandwidth, true),
         k => {
             return Err(format!(
-                "ss metric '{k}': use iops, iops_slope, bw or bw_slope"
+                "ss metric {}: use iops, iops_slope, bw or bw_slope",
+                quoted(k)
             ))
         }
     };
@@ -330,7 +380,7 @@ fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
     let limit: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("ss limit '{limit}' is not a number"))?;
+        .map_err(|_| format!("ss limit {} is not a number", quoted(limit)))?;
     if limit < 0.0 {
         return Err("ss limit must not be negative".into());
     }
@@ -358,7 +408,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("name", [], value, "Job name; on the command line each --name starts a new job.", |d, v| { d.name = Some(need(v)?.to_string()); Ok(()) }),
     opt!("description", [], value, "Free text shown with the job.", |d, v| { d.description = v.map(str::to_string); Ok(()) }),
     opt!("kb_base", [], value, "1024 (default: k=1024, KiB=1000, fio's compatibility mode) or 1000 (k=1000, KiB=1024).", |d, v| {
-        d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("'{s}': use 1000 or 1024")) }; Ok(())
+        d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("{}: use 1000 or 1024", quoted(s))) }; Ok(())
     }),
     opt!("filename", [], value, "Files or block devices, ':'-separated ('\\:' for a literal colon).", |d, v| {
         let text = need(v)?;
@@ -387,7 +437,7 @@ pub static OPTIONS: &[OptDef] = &[
             "none" => false,
             "strided" => true,
             "zbd" => return Err("zonemode=zbd (zoned block devices) is not implemented in hiops: use zonemode=strided or drop it".into()),
-            s => return Err(format!("'{s}': use none or strided")),
+            s => return Err(format!("{}: use none or strided", quoted(s))),
         });
         Ok(())
     }),
@@ -405,7 +455,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw '{mode}': use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite"))?;
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode)))?;
         d.rw = Some(mode);
         d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
@@ -414,14 +464,14 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent(need(v)?)?); Ok(()) }),
     opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE form sets each direction (bs=4k,64k).", |d, v| {
         let kb = d.kb_base;
-        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(u32_of(value::size(t, kb)?, "bs")?.max(1))))?; Ok(())
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?; Ok(())
     }),
     opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE ranges as in fio).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
-            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("'{text}': write MIN-MAX, as in 4k-64k"))?;
-            let (a, b) = (u32_of(value::size(a, kb)?, "bsrange")?, u32_of(value::size(b, kb)?, "bsrange")?);
-            if a == 0 || b < a { return Err(format!("'{text}': MIN must be above 0 and at most MAX")); }
+            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("{}: write MIN-MAX, as in 4k-64k", quoted(text)))?;
+            let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
+            if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text))); }
             let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
             Ok(BlockSizes::equal(&sizes))
         })?; Ok(())
@@ -491,7 +541,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
     opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
-        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("'{s}': use linear or poisson")) }); Ok(())
+        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s))) }); Ok(())
     }),
     opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
@@ -504,7 +554,7 @@ pub static OPTIONS: &[OptDef] = &[
             "group" => ExitWhat::Group,
             "stonewall" => ExitWhat::Stonewall,
             "all" => ExitWhat::All,
-            s => return Err(format!("'{s}': use group, stonewall or all")),
+            s => return Err(format!("{}: use group, stonewall or all", quoted(s))),
         });
         Ok(())
     }),
@@ -527,17 +577,17 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = Some(value::boolean(v)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
-    opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(parse_cpu_list(need(v)?)?); Ok(()) }),
+    opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpu_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
     opt!("cpus_allowed_policy", [], value, "shared (all threads all CPUs) or split (one CPU each).", |d, v| {
-        d.cpus_split = Some(match need(v)? { "shared" => false, "split" => true, p => return Err(format!("'{p}': use shared or split")) }); Ok(())
+        d.cpus_split = Some(match need(v)? { "shared" => false, "split" => true, p => return Err(format!("{}: use shared or split", quoted(p))) }); Ok(())
     }),
     opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
     opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
     opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
-        match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("'{s}': use none, native, posix, keep or truncate")) }
+        match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("{}: use none, native, posix, keep or truncate", quoted(s))) }
     }),
     opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
     opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts, before each of its loops and, time-based, each time it wraps around (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
@@ -546,7 +596,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
     opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
         let name = v.unwrap_or("crc32c");
-        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| format!("verify={name} is not one of fio's: use {}", VerifyMode::NAMES))?);
+        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES))?);
         Ok(())
     }),
     opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
@@ -580,7 +630,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("trim_backlog", [], value, "Trim picked blocks (trim_percentage) when the written blocks reach a multiple of this and the last I/O was not a read (fio: trim after this many blocks are written).", |d, v| { d.trim_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("trim_backlog_batch", [], value, "How many picked blocks each trim_backlog round trims (default: trim_backlog).", |d, v| { d.trim_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("verify_async", [], value, "This many threads per job thread check the blocks it reads back (0, default: the job's thread checks each as its read completes); a read's bytes are copied to one of two preallocated buffers a verify thread, and the verdicts are booked as the job reaps, so verify_fatal stops a few reads later.", |d, v| { d.verify_async = Some(u32_of(value::int(need(v)?, d.kb_base)?, "verify_async")?); Ok(()) }),
-    opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops' verify threads run where the scheduler puts them.", |_, v| { parse_cpu_list(need(v)?).map(|_| ()) }),
+    opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops' verify threads run where the scheduler puts them.", |_, v| { cpu_list(need(v)?).map(|_| ()) }),
     opt!("experimental_verify", [], flag, "Accepted: hiops' check already knows every block the job wrote last (its block map), which fio's experimental_verify rebuilds by replaying the workload; the same blocks are checked.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
@@ -603,7 +653,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
         let mut list = Vec::new();
         for p in need(v)?.split(':').filter(|p| !p.is_empty()) {
-            let x: f64 = p.parse().map_err(|_| format!("'{p}' is not a percentile"))?;
+            let x: f64 = p.parse().map_err(|_| format!("{} is not a percentile", quoted(p)))?;
             if !(0.0..=100.0).contains(&x) { return Err(format!("percentile {x} is outside 0..100")); }
             list.push(x);
         }
@@ -617,7 +667,7 @@ pub static OPTIONS: &[OptDef] = &[
         let s = need(v)?;
         d.tasks_from_numjobs = s == "tasks";
         let s = if d.tasks_from_numjobs { "coop" } else { s };
-        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy '{s}': use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid, tasks"))?); Ok(())
+        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid, tasks", quoted(s)))?); Ok(())
     }),
     opt!("tasks", [], value, "hiops coop: N application tasks (the task path) instead of threads, shared out over one thread per allowed CPU, each thread with its own ring of iodepth tags.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "tasks")?;
@@ -629,12 +679,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("coop_peeks", [], flag, "hiops poll: application threads peek and reap too (1) or not (0).", |d, v| { d.coop_peeks = Some(value::boolean(v)?); Ok(()) }),
     opt!("coop_parts", [], value, "hiops coop: the parts of the strategy that are on, the paper's Fig 8 ablation: issue (non-blocking issue only; one completion thread reaps, wakes and issues), lazy (+ the waiting thread reaps on the doorbell), all (+ every thread reaps for the others; default).", |d, v| {
         let v = need(v)?;
-        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| format!("unknown coop_parts '{v}': use issue, lazy or all"))?);
+        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| format!("unknown coop_parts {}: use issue, lazy or all", quoted(v)))?);
         Ok(())
     }),
     opt!("coop_wait", [], value, "hiops coop on io_uring: how waiting threads sleep: own (each until its own completion is posted, which wakes it once; default) or doorbell (one thread sleeps on the completion eventfd and wakes the owners).", |d, v| {
         let v = need(v)?;
-        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| format!("unknown coop_wait '{v}': use own or doorbell"))?);
+        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| format!("unknown coop_wait {}: use own or doorbell", quoted(v)))?);
         Ok(())
     }),
     opt!("rings", [], value, "hiops: shared queues of the path; each thread keeps one, given round robin; iodepth tags are split among them.", |d, v| {
@@ -679,12 +729,12 @@ pub static OPTIONS: &[OptDef] = &[
             "1" => Some(FadviseHint::ByWorkload),
             "sequential" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Sequential)),
             "random" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Random)),
-            s => return Err(format!("fadvise_hint={s}: use 0, 1, sequential or random")),
+            s => return Err(format!("{}: use 0, 1, sequential or random", quoted(s))),
         });
         Ok(())
     }),
     opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
-        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("'{s}': use inline or offload")) }); Ok(())
+        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("{}: use inline or offload", quoted(s))) }); Ok(())
     }),
     opt!("unified_rw_reporting", [], value, "Accepted when none or 0 (fio's default), no effect. mixed, both and 1 are refused: hiops reports reads and writes apart; add them from the JSON.", |_, v| {
         one_of(need(v)?, &["none", "0"], "hiops reports reads and writes apart; add them up from the JSON")
@@ -761,7 +811,7 @@ pub static OPTIONS: &[OptDef] = &[
                 "write" => skip.write = true,
                 "trim" => skip.trim = true,
                 "sync" => skip.sync = true,
-                other => return Err(format!("unknown kind '{other}': give read, write, trim or sync")),
+                other => return Err(format!("unknown kind {}: give read, write, trim or sync", quoted(other))),
             }
         }
         d.replay_skip = Some(skip); Ok(())
@@ -1097,7 +1147,10 @@ fn engine(name: &str) -> Result<EngineKind, String> {
         // pvsync is preadv; pvsync2 without flags is the same call.
         "pvsync" | "pvsync2" => EngineKind::Pvsync2,
         other => EngineKind::parse(other).ok_or_else(|| {
-            format!("ioengine '{other}' is not implemented in hiops: use one of {ENGINES}")
+            format!(
+                "ioengine {} is not implemented in hiops: use one of {ENGINES}",
+                quoted(other)
+            )
         })?,
     })
 }
@@ -1118,6 +1171,25 @@ fn split_filenames(text: &str) -> Vec<String> {
     }
     out.retain(|s| !s.is_empty());
     out
+}
+
+/// Parses one option's value into a draft, as `key=value` in a job file or
+/// `--key=value` gives it: the entry point for any text (fuzzing too), Ok
+/// or an error line, never a panic, and no file touched. Options hiops
+/// does not read are errors here (a plan may skip them instead).
+pub fn parse_option(draft: &mut Draft, key: &str, value: Option<&str>) -> Result<(), String> {
+    match lookup(key) {
+        Lookup::Known(def) if !def.flag && value.is_none_or(str::is_empty) => {
+            Err(format!("{} needs a value: {0}=VALUE", shown(key.trim())))
+        }
+        Lookup::Known(def) => {
+            (def.apply)(draft, value).map_err(|e| value::option_error(key.trim(), value, &e))
+        }
+        _ => Err(format!(
+            "{} is not an option hiops reads (hiops run --help lists them)",
+            quoted(key)
+        )),
+    }
 }
 
 /// What a key names.
@@ -1162,6 +1234,11 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
 /// about a third of the name's length; `None` when nothing is that close.
 pub fn suggest(key: &str) -> Option<&'static str> {
     let key = key.trim();
+    // No name is within 3 edits of a longer key; and the distance costs
+    // the product of the lengths, for every name.
+    if key.len() > 64 {
+        return None;
+    }
     let lower = key.to_ascii_lowercase();
     let limit = match key.chars().count() {
         0..=3 => 1,
@@ -1211,6 +1288,7 @@ mod tests {
         assert_eq!(suggest("rate_iops_mn"), Some("rate_iops_min"));
         assert_eq!(suggest("frobnicate"), None);
         assert_eq!(suggest("zz"), None);
+        assert_eq!(suggest(&"iodepth".repeat(20_000)), None);
     }
 
     #[test]
@@ -1279,5 +1357,63 @@ mod tests {
     #[test]
     fn cpumask_and_lists() {
         assert_eq!(cpu_mask("0x5"), Ok(vec![0, 2]));
+        assert_eq!(cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+        assert!(cpu_list("0-4000000000")
+            .unwrap_err()
+            .contains("past the 1024"));
+        let many = vec!["0-1023"; 65].join(",");
+        assert!(cpu_list(&many).unwrap_err().contains("more than 65536"));
+    }
+
+    /// Every option against values a mutated job file holds: each comes
+    /// back Ok or as one bounded line (no panic, no runaway).
+    #[test]
+    fn every_option_takes_any_value_without_panic() {
+        let long = "9".repeat(120_000);
+        let values = [
+            "",
+            "0",
+            "-1",
+            "1e400",
+            "nan",
+            "0x",
+            "0xffffffffffffffffff",
+            "18446744073709551616",
+            ":",
+            ",",
+            ",,,",
+            "/",
+            "%",
+            "-",
+            "0-0",
+            "4k-",
+            "1/",
+            "a:b:c",
+            "\u{0}",
+            "é",
+            "\u{1b}[2J",
+            "100%",
+            "1:1",
+            "zoned:",
+            "zipf:",
+            "1,2,3,4",
+            long.as_str(),
+        ];
+        for def in OPTIONS {
+            for v in values.iter().map(|v| Some(*v)).chain([None]) {
+                let mut d = Draft::default();
+                if let Err(e) = parse_option(&mut d, def.name, v) {
+                    assert!(
+                        !e.contains('\n') && e.len() < 400,
+                        "{}={v:?}: {e}",
+                        def.name
+                    );
+                }
+            }
+        }
+        let e = parse_option(&mut Draft::default(), "bs", Some(&long)).unwrap_err();
+        assert!(e.len() < 300 && e.matches("999").count() < 30, "{e}");
+        let e = parse_option(&mut Draft::default(), "nope", None).unwrap_err();
+        assert!(e.contains("'nope' is not an option"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::jobfile::{RawOption, Section};
 use crate::options::{lookup, Draft, FadviseHint, Lookup};
+use crate::value::{quoted, shown, KbBase};
 use hiops_bench::safety::Grants;
 use hiops_bench::spec::Fadvise;
 use hiops_bench::spec::{Amount, JobMeta};
@@ -70,6 +71,7 @@ pub fn plan(
             group += 1;
         }
         let mut globals: Vec<RawOption> = Vec::new();
+        let mut cache = GlobalDrafts::default();
         for section in &source.sections {
             if section.is_global() {
                 globals.extend(section.options.iter().cloned());
@@ -83,7 +85,7 @@ pub fn plan(
                 }
                 continue;
             }
-            let (draft, ignored) = draft_of(section, &globals, &mut refusals)?;
+            let (draft, ignored) = draft_of(section, &globals, &mut refusals, &mut cache)?;
             if any_job && draft.stonewall {
                 phase += 1;
             }
@@ -95,8 +97,8 @@ pub fn plan(
                 temp_jobs.push(out.jobs.len());
             }
             // fio numbers threads from 1 across the run; logs are named so.
-            spec.logs.first_thread = threads + 1;
-            threads += spec.numjobs;
+            spec.logs.first_thread = threads.saturating_add(1);
+            threads = threads.saturating_add(spec.numjobs);
             out.jobs.push(spec);
             out.phases.push(phase);
             any_job = true;
@@ -112,28 +114,71 @@ pub fn plan(
 
 /// A section's options after its globals, applied to a draft (kb_base
 /// first: it decides how every size reads); returns the draft and the keys
-/// ignored there (each refusal is added to `refusals`).
+/// ignored there (each refusal is added to `refusals`). The globals' part
+/// comes from `cache`.
 fn draft_of(
     section: &Section,
     globals: &[RawOption],
     refusals: &mut Refusals,
+    cache: &mut GlobalDrafts,
 ) -> Result<(Draft, Vec<String>), String> {
-    let mut draft = Draft::default();
-    let all: Vec<&RawOption> = globals.iter().chain(&section.options).collect();
-    for o in all.iter().filter(|o| o.key == "kb_base") {
-        apply(&mut draft, o)?;
+    let mut kb = Draft::default();
+    for o in globals.iter().chain(&section.options) {
+        if o.key == "kb_base" {
+            apply(&mut kb, o)?;
+        }
     }
-    let mut ignored = Vec::new();
-    for o in all.iter().filter(|o| o.key != "kb_base") {
+    let (mut draft, mut ignored) = cache.draft(globals, kb.kb_base, refusals)?;
+    for o in section.options.iter().filter(|o| o.key != "kb_base") {
         if let Some(r) = apply(&mut draft, o)? {
             ignored.push(o.key.clone());
-            refusals.add(r);
+            refusals.add(r)?;
         }
     }
     if draft.name.is_none() {
         draft.name = Some(section.name.clone());
     }
     Ok((draft, ignored))
+}
+
+/// The globals applied to a draft, once for all the jobs under them (per
+/// kb_base, the one thing a job's own options change in how globals read):
+/// N jobs under G globals apply G + N's own options, not N times G.
+#[derive(Default)]
+struct GlobalDrafts {
+    /// How many globals the drafts hold, and a draft per kb_base.
+    applied: usize,
+    drafts: Vec<(KbBase, Draft, Vec<String>)>,
+}
+
+impl GlobalDrafts {
+    fn draft(
+        &mut self,
+        globals: &[RawOption],
+        kb: KbBase,
+        refusals: &mut Refusals,
+    ) -> Result<(Draft, Vec<String>), String> {
+        if self.applied != globals.len() {
+            self.applied = globals.len();
+            self.drafts.clear();
+        }
+        if let Some((_, d, ignored)) = self.drafts.iter().find(|(k, ..)| *k == kb) {
+            return Ok((d.clone(), ignored.clone()));
+        }
+        let mut draft = Draft {
+            kb_base: kb,
+            ..Draft::default()
+        };
+        let mut ignored = Vec::new();
+        for o in globals.iter().filter(|o| o.key != "kb_base") {
+            if let Some(r) = apply(&mut draft, o)? {
+                ignored.push(o.key.clone());
+                refusals.add(r)?;
+            }
+        }
+        self.drafts.push((kb, draft.clone(), ignored.clone()));
+        Ok((draft, ignored))
+    }
 }
 
 /// The job a section's draft makes, with its report metadata; true when
@@ -154,8 +199,8 @@ fn spec_of(
             .into_spec(defaults)
             .map_err(|e| match (&section.origin.file, defaults) {
                 (None, Defaults::Embedded) => e,
-                (None, Defaults::Fio) => format!("job '{}': {e}", section.name),
-                (Some(_), _) => format!("job '{}' ({}): {e}", section.name, section.origin),
+                (None, Defaults::Fio) => format!("job {}: {e}", quoted(&section.name)),
+                (Some(_), _) => format!("job {} ({}): {e}", quoted(&section.name), section.origin),
             })?;
     spec.meta = JobMeta {
         description,
@@ -230,7 +275,7 @@ fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), String> {
 }
 
 /// An option the plan does not honour, as one line for the user.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Refusal {
     /// An fio option hiops does not implement (or a name nobody has):
     /// `--ignore-unsupported` runs without it.
@@ -243,13 +288,40 @@ enum Refusal {
 /// `[global]` option applies to every job after it but is one line of the
 /// file, so it is reported once.
 #[derive(Default)]
-struct Refusals(Vec<Refusal>);
+struct Refusals(Vec<Refusal>, std::collections::HashSet<Refusal>);
+
+/// More refusals than this stop the plan at once, whatever
+/// `--ignore-unsupported` says: no fio job file has that many.
+const MAX_REFUSALS: usize = 1024;
+/// The most refusal lines an error shows.
+const SHOWN_REFUSALS: usize = 32;
 
 impl Refusals {
-    fn add(&mut self, r: Refusal) {
-        if !self.0.contains(&r) {
+    fn add(&mut self, r: Refusal) -> Result<(), String> {
+        if self.1.insert(r.clone()) {
             self.0.push(r);
         }
+        if self.0.len() > MAX_REFUSALS {
+            return Err(format!(
+                "{}\nhiops stops before any I/O: more than {MAX_REFUSALS} options it does not read; is this an fio job file?",
+                self.lines(self.0.iter())
+            ));
+        }
+        Ok(())
+    }
+
+    /// The first refusals' lines, and how many more there are.
+    fn lines<'a>(&self, refusals: impl Iterator<Item = &'a Refusal>) -> String {
+        let all: Vec<&str> = refusals
+            .map(|r| match r {
+                Refusal::Unsupported(l) | Refusal::Misspelt(l) => l.as_str(),
+            })
+            .collect();
+        let mut out = all[..all.len().min(SHOWN_REFUSALS)].join("\n");
+        if all.len() > SHOWN_REFUSALS {
+            out.push_str(&format!("\n... and {} more", all.len() - SHOWN_REFUSALS));
+        }
+        out
     }
 
     /// The lines of the options skipped, or the error that stops the plan.
@@ -263,21 +335,13 @@ impl Refusals {
         if !typos && (ignore_unsupported || !unsupported) {
             return Ok(self.0.iter().map(text).collect());
         }
-        let shown: Vec<String> = self
-            .0
-            .iter()
-            .filter(|r| !ignore_unsupported || is_typo(r))
-            .map(text)
-            .collect();
+        let shown = self.lines(self.0.iter().filter(|r| !ignore_unsupported || is_typo(r)));
         let what = match (typos, unsupported && !ignore_unsupported) {
             (true, false) => "fix the misspelt names (hiops run --help lists every option)",
             (true, true) => "fix the misspelt names, and drop the other options or add --ignore-unsupported to run without them (it never skips a misspelt name)",
             _ => "drop these options or add --ignore-unsupported to run without them",
         };
-        Err(format!(
-            "{}\nhiops stops before any I/O; {what}",
-            shown.join("\n")
-        ))
+        Err(format!("{shown}\nhiops stops before any I/O; {what}"))
     }
 }
 
@@ -289,17 +353,16 @@ fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
         Some(_) => (format!("{}: ", o.origin), ""),
         None => (String::new(), "--"),
     };
-    let key = &o.key;
-    let refusal = match lookup(key) {
+    let key = &shown(&o.key);
+    let refusal = match lookup(&o.key) {
         Lookup::Known(def) => {
             if !def.flag && o.value.as_deref().is_none_or(str::is_empty) {
                 return Err(format!(
                     "{at}{dashes}{key} needs a value: {dashes}{key}=VALUE"
                 ));
             }
-            (def.apply)(draft, o.value.as_deref()).map_err(|e| match o.value.as_deref() {
-                Some(v) => format!("{at}{dashes}{key}={v}: {e}"),
-                None => format!("{at}{dashes}{key}: {e}"),
+            (def.apply)(draft, o.value.as_deref()).map_err(|e| {
+                crate::value::option_error(&format!("{at}{dashes}{key}"), o.value.as_deref(), &e)
             })?;
             return Ok(None);
         }
@@ -310,7 +373,7 @@ fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
             "{at}option {dashes}{key} is for fio's ioengine {engines}, which hiops does not implement; drop it and use one of hiops' engines: {}",
             crate::options::ENGINES
         )),
-        Lookup::Unknown => match crate::options::suggest(key) {
+        Lookup::Unknown => match crate::options::suggest(&o.key) {
             Some(near) => Refusal::Misspelt(format!(
                 "{at}unknown option {dashes}{key}: did you mean {dashes}{near}?"
             )),
@@ -320,6 +383,34 @@ fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
         },
     };
     Ok(Some(refusal))
+}
+
+/// zoned_abs zones laid end to end must end within the bytes the job works
+/// on in each file, `size` (when known here: a device's or an existing
+/// file's size is known only when the run opens it). fio stops such a job
+/// at run time ("zoned_abs sizes exceed file size", io_u.c).
+fn zones_fit(dist: &hiops_bench::Distribution, size: Option<u64>) -> Result<(), String> {
+    use hiops_bench::units::format_bytes;
+    use hiops_bench::Distribution::{PerDirection, ZonedAbs};
+    let Some(size) = size else {
+        return Ok(());
+    };
+    let dists: Vec<&hiops_bench::Distribution> = match dist {
+        PerDirection(both) => both.iter().collect(),
+        d => vec![d],
+    };
+    for d in dists {
+        let ZonedAbs(zones) = d else { continue };
+        let total = zones.iter().fold(0u64, |sum, z| sum.saturating_add(z.1));
+        if total > size {
+            return Err(format!(
+                "random_distribution=zoned_abs: the zones add up to {total} bytes ({}), past the end of the {size} bytes ({}) the job works on in each file: shrink the zones or raise size",
+                format_bytes(total as f64),
+                format_bytes(size as f64)
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Draft {
@@ -425,6 +516,7 @@ impl Draft {
         self.set_queue_and_cpus(&mut spec)?;
         self.set_direct_and_timing(&mut spec)?;
         self.set_randomness(&mut spec);
+        zones_fit(&spec.distribution, spec.size)?;
         self.set_rates(&mut spec)?;
         self.set_syncs_and_exits(&mut spec);
         self.set_verify(&mut spec, fio, own_file)?;

@@ -15,20 +15,68 @@ impl Default for KbBase {
 }
 
 use hiops_bench::units::number_and_suffix as split_number;
+pub use hiops_bench::units::{quoted, shown};
+
+/// A value and its parts between `,`, `:` or `/` (each also trimmed): what
+/// a parser, maybe of another crate, may quote in its message.
+fn parts(text: &str) -> impl Iterator<Item = &str> {
+    let pieces = [',', ':', '/']
+        .into_iter()
+        .flat_map(move |sep| text.split(sep));
+    std::iter::once(text)
+        .chain(pieces)
+        .flat_map(|p| [p, p.trim()])
+}
+
+/// Whether a value (or part) is longer than messages show whole.
+fn is_long(part: &str) -> bool {
+    !part.is_empty() && shown(part) != part
+}
+
+/// A value's echoes in a message cut as [`shown`] cuts them: the whole
+/// value's, and each long part's ([`parts`]).
+pub fn cap_echo(err: &str, text: &str) -> String {
+    parts(text)
+        .filter(|p| is_long(p))
+        .fold(err.to_string(), |e, p| e.replace(p, &shown(p)))
+}
+
+/// An option's error line, the one way every option error shows its value:
+/// `KEY=VALUE: ERROR`, or `KEY: ERROR` when the parser's error quotes the
+/// value already (or, for a long value, its long part), so the value is
+/// shown once, and cut ([`shown`]). `key` is how the option is named there
+/// (`--bs`, `a.fio:3: bs`).
+pub fn option_error(key: &str, value: Option<&str>, err: &str) -> String {
+    let Some(v) = value else {
+        return format!("{key}: {err}");
+    };
+    let err = cap_echo(err, v);
+    let whole = [v, v.trim()].into_iter();
+    let quotes = |p: &str| err.contains(&quoted(p));
+    if whole.chain(parts(v).filter(|p| is_long(p))).any(quotes) {
+        format!("{key}: {err}")
+    } else {
+        format!("{key}={}: {err}", shown(v))
+    }
+}
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16).map_err(|_| format!("'{text}' is not a hex number"));
+        return u64::from_str_radix(hex, 16)
+            .map_err(|_| format!("{} is not a hex number", quoted(text)));
     }
     let (num, suffix) = split_number(t);
     if num.is_empty() {
         return Err(format!(
-            "'{text}' is not a size: write a number with an optional suffix, like 4k or 1g"
+            "{} is not a size: write a number with an optional suffix, like 4k or 1g",
+            quoted(text)
         ));
     }
-    let value: f64 = num.parse().map_err(|_| format!("'{text}' is not a size"))?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("{} is not a size", quoted(text)))?;
     let s = suffix.to_ascii_lowercase();
     let other = if kb.0 == 1000 { 1024 } else { 1000 };
     let (pow, base) = match s.as_str() {
@@ -45,13 +93,15 @@ pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {
         "pib" => (5, other),
         _ => {
             return Err(format!(
-                "'{text}' has an unknown size suffix '{suffix}': use k, m, g, t or p (with kb_base deciding 1000 or 1024)"
+                "{} has an unknown size suffix {}: use k, m, g, t or p (with kb_base deciding 1000 or 1024)",
+                quoted(text),
+                quoted(suffix)
             ))
         }
     };
     let bytes = value * (base as f64).powi(pow);
     if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(format!("'{text}' is not a whole number of bytes"));
+        return Err(format!("{} is not a whole number of bytes", quoted(text)));
     }
     Ok(bytes as u64)
 }
@@ -64,9 +114,9 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amou
             let p: f64 = p
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{text}' is not a percentage"))?;
+                .map_err(|_| format!("{} is not a percentage", quoted(text)))?;
             if !(0.0..=100.0).contains(&p) {
-                return Err(format!("'{text}': a percentage is 0 to 100"));
+                return Err(format!("{}: a percentage is 0 to 100", quoted(text)));
             }
             Ok(Amount::Percent(p))
         }
@@ -81,17 +131,19 @@ pub fn scaled_size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spe
     let Some((n, unit)) = text.split_once('*') else {
         return size_or_percent(text, kb);
     };
-    let n: u64 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}': before '*' goes a whole number, as in 3*64g"))?;
+    let n: u64 = n.trim().parse().map_err(|_| {
+        format!(
+            "{}: before '*' goes a whole number, as in 3*64g",
+            quoted(text)
+        )
+    })?;
     match size_or_percent(unit, kb)? {
         Amount::Bytes(b) => b
             .checked_mul(n)
             .map(Amount::Bytes)
-            .ok_or_else(|| format!("'{text}' is too large")),
+            .ok_or_else(|| format!("{} is too large", quoted(text))),
         Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
-        Amount::Percent(_) => Err(format!("'{text}' is past 100%: lower the share")),
+        Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text))),
     }
 }
 
@@ -99,9 +151,12 @@ pub fn scaled_size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spe
 /// runtime, microseconds for thinktime).
 pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
     let (num, suffix) = split_number(text);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a time: write e.g. 10s, 500ms, 2m, 100us"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        format!(
+            "{} is not a time: write e.g. 10s, 500ms, 2m, 100us",
+            quoted(text)
+        )
+    })?;
     let per: f64 = match suffix.to_ascii_lowercase().as_str() {
         "" => unit_ns as f64,
         "ns" | "nsec" => 1.0,
@@ -113,7 +168,9 @@ pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
         "d" | "day" => 86400e9,
         other => {
             return Err(format!(
-                "'{text}' has an unknown time unit '{other}': use ns, us, ms, s, m, h or d"
+                "{} has an unknown time unit {}: use ns, us, ms, s, m, h or d",
+                quoted(text),
+                quoted(other)
             ))
         }
     };
@@ -125,20 +182,23 @@ pub fn boolean(value: Option<&str>) -> Result<bool, String> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
         None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
         Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
-        Some(v) => Err(format!("'{v}' is not a boolean: use 1 or 0")),
+        Some(v) => Err(format!("{} is not a boolean: use 1 or 0", quoted(v))),
     }
 }
 
 /// A whole number (with fio's size suffixes allowed, as fio's int options do).
 pub fn int(text: &str, kb: KbBase) -> Result<u64, String> {
-    size(text, kb).map_err(|_| format!("'{text}' is not a whole number"))
+    size(text, kb).map_err(|_| format!("{} is not a whole number", quoted(text)))
 }
 
 /// A percentage 0..=100.
 pub fn percent(text: &str) -> Result<u32, String> {
     match text.trim().trim_end_matches('%').parse::<u32>() {
         Ok(p) if p <= 100 => Ok(p),
-        _ => Err(format!("'{text}' is not a percentage from 0 to 100")),
+        _ => Err(format!(
+            "{} is not a percentage from 0 to 100",
+            quoted(text)
+        )),
     }
 }
 
@@ -160,7 +220,7 @@ pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), String>
 
 fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), String> {
     let text = text.trim();
-    let bad = |why: &str| Err(format!("verify_pattern '{text}': {why}"));
+    let bad = |why: &str| Err(format!("verify_pattern {}: {why}", quoted(text)));
     let mut out = Vec::new();
     let mut at = Vec::new();
     let mut rest = text;
@@ -211,13 +271,13 @@ fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), Str
                     .count();
             if n == sign {
                 return bad(&format!(
-                    "unexpected '{}': give 0xHEX, a decimal number or a \"string\"",
-                    rest.chars().next().unwrap()
+                    "unexpected {}: give 0xHEX, a decimal number or a \"string\"",
+                    quoted(&rest[..rest.chars().next().map_or(0, char::len_utf8)])
                 ));
             }
             let value: i64 = rest[..n]
                 .parse()
-                .map_err(|_| format!("verify_pattern '{text}': bad number"))?;
+                .map_err(|_| format!("verify_pattern {}: bad number", quoted(text)))?;
             if value < i32::MIN as i64 || value > i32::MAX as i64 {
                 return bad("decimal numbers must fit in 32 bits: write larger values in hex");
             }
