@@ -68,6 +68,9 @@ pub struct TaskConfig {
     pub submit_share: u32,
 }
 
+/// A sleep in the ring waits for 1/this of the commands at the device.
+const WAIT_SHARE: u32 = 8;
+
 /// [`TaskConfig::submit_batch`]'s default.
 pub const SUBMIT_BATCH: u32 = 4;
 
@@ -331,7 +334,8 @@ impl TaskRing {
         }
         let mut out = std::mem::take(&mut c.out);
         let staged = c.queue.staged();
-        match c.queue.issue_and_reap(1, &mut out) {
+        let want = c.wait_batch();
+        match c.queue.issue_and_reap(want, &mut out) {
             Ok(n) => {
                 for done in &out[..n] {
                     c.finish(done.user as u32, done.result);
@@ -455,6 +459,16 @@ impl TaskRing {
 }
 
 impl Core {
+    /// How many completions a sleep in the ring waits for: one in
+    /// `WAIT_SHARE` of those at the device (at least one). With
+    /// DEFER_TASKRUN the kernel wakes a waiter for one as soon as the first
+    /// completion of an interrupt's batch is queued, before the rest are:
+    /// each wake-up then finds a few. Waiting for a share of the queue lets
+    /// one wake-up take the batch, as t/io_uring's `-c` does.
+    fn wait_batch(&self) -> u32 {
+        (self.queue.busy() / WAIT_SHARE).max(1)
+    }
+
     /// Starts a command: a free tag, or the FIFO. Returns its slot.
     fn start(&mut self, cmd: Command, buf: AlignedBuf, waker: &Waker) -> u32 {
         let op = self.free.pop().unwrap_or_else(|| {
