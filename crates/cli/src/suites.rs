@@ -57,7 +57,8 @@ pub struct CompareArgs {
 const MAX_ROUNDS: u32 = 1000;
 
 /// `--rounds`: 1 to [`MAX_ROUNDS`] (clap refuses others with exit 2).
-fn rounds(v: &str) -> Result<u32, String> {
+/// Every command's --rounds takes it.
+pub(crate) fn rounds(v: &str) -> Result<u32, String> {
     count(v, MAX_ROUNDS, "rounds")
 }
 
