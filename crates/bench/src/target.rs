@@ -555,13 +555,13 @@ pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
             Ok(m) => m.len(),
             Err(_) => 0,
         };
-        let Some((fsid, free)) = room_at(path).filter(|_| want > existing) else {
+        let Some((dev, free)) = room_at(path).filter(|_| want > existing) else {
             continue;
         };
-        match rooms.iter_mut().find(|r| r.fsid == fsid) {
+        match rooms.iter_mut().find(|r| r.dev == dev) {
             Some(r) => (r.need, r.files) = (r.need.saturating_add(want - existing), r.files + 1),
             None => rooms.push(Room {
-                fsid,
+                dev,
                 free,
                 need: want - existing,
                 first: path,
@@ -577,7 +577,7 @@ pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
 
 /// The layouts of a phase on one file system.
 struct Room<'a> {
-    fsid: u64,
+    dev: u64,
     free: u64,
     need: u64,
     first: &'a Path,
@@ -602,7 +602,7 @@ impl Room<'_> {
 }
 
 /// The file system holding `path` (its directory while it does not exist):
-/// its id and the bytes an unprivileged writer may still use.
+/// its device number and the bytes an unprivileged writer may still use.
 fn room_at(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
     let at = match path.exists() {
@@ -612,6 +612,8 @@ fn room_at(path: &Path) -> Option<(u64, u64)> {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new(".")),
     };
+    // The device number tells file systems apart (some report f_fsid 0).
+    let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(at).ok()?);
     let c = std::ffi::CString::new(at.as_os_str().as_bytes()).ok()?;
     // SAFETY: a zeroed statvfs is valid for statvfs(3) to fill; `c` is a
     // NUL-terminated path that outlives the call.
@@ -619,10 +621,7 @@ fn room_at(path: &Path) -> Option<(u64, u64)> {
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
-    Some((
-        st.f_fsid as u64,
-        (st.f_bavail as u64).saturating_mul(st.f_frsize as u64),
-    ))
+    Some((dev, (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)))
 }
 
 /// Removes files hiops created for the job.
