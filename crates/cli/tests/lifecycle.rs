@@ -222,6 +222,8 @@ fn a_result_the_output_cannot_take_goes_to_stdout() {
             "--ioengine=mem",
             "--size=1m",
             "--rw=read",
+            "--runtime=1",
+            "--ramp_time=0",
             "--output-format=json",
             "--output=/dev/full",
         ],
