@@ -281,6 +281,10 @@ fn per_direction<T: Clone>(
     Ok(out)
 }
 
+/// The most block sizes a bsrange lists (hiops keeps them all, where fio
+/// draws any multiple of MIN).
+const MAX_BSRANGE_SIZES: u32 = 65536;
+
 /// One block size, 1 byte to 4 GiB. 0 is refused as given (it was once
 /// read as 1, and a later check then spoke of a block size of 1).
 fn block_size(text: &str, kb: KbBase) -> Result<u32, String> {
@@ -411,8 +415,9 @@ pub static OPTIONS: &[OptDef] = &[
         d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("{}: use 1000 or 1024", quoted(s))) }; Ok(())
     }),
     opt!("filename", [], value, "Files or block devices, ':'-separated ('\\:' for a literal colon).", |d, v| {
-        let text = need(v)?;
-        d.filename = split_filenames(text).into_iter().map(PathBuf::from).collect(); Ok(())
+        let names = split_filenames(need(v)?);
+        if names.len() > 1 << 20 { return Err(format!("{} files are more than a process may open: name fewer", names.len())); }
+        d.filename = names.into_iter().map(PathBuf::from).collect(); Ok(())
     }),
     opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
     opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target.", |d, v| {
@@ -472,6 +477,7 @@ pub static OPTIONS: &[OptDef] = &[
             let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("{}: write MIN-MAX, as in 4k-64k", quoted(text)))?;
             let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
             if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text))); }
+            if b / a > MAX_BSRANGE_SIZES { return Err(format!("{}: MIN to MAX in steps of MIN is {} block sizes, more than the {MAX_BSRANGE_SIZES} hiops draws from: raise MIN or lower MAX", quoted(text), b / a)); }
             let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
             Ok(BlockSizes::equal(&sizes))
         })?; Ok(())
@@ -502,6 +508,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
         if n == 0 { return Err("must be at least 1".into()); }
+        if n as u64 > hiops_bench::MAX_THREADS { return Err(format!("more threads than the {} hiops starts at once: lower it", hiops_bench::MAX_THREADS)); }
         d.numjobs = Some(n); Ok(())
     }),
     opt!("thread", [], flag, "Accepted: hiops always runs jobs as threads.", |_, v| { value::boolean(v).map(|_| ()) }),

@@ -621,7 +621,7 @@ impl Draft {
             spec.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
             spec.targets = TargetSpec::Paths(files);
         } else if fio {
-            spec.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles));
+            spec.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles)?);
             spec.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
             spec.files_per_clone = Some(nrfiles);
         } else {
@@ -663,7 +663,17 @@ impl Draft {
     }
 
     /// fio's own file names: `name.clone.file` in directory=.
-    fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Vec<PathBuf> {
+    fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, String> {
+        // hiops keeps every file open: more than a process may open is refused
+        // here, before a list of them fills memory.
+        const MAX_FILES: u64 = 1 << 20;
+        let total = spec.numjobs as u64 * nrfiles as u64;
+        if total > MAX_FILES {
+            return Err(format!(
+                "numjobs={} times nrfiles={nrfiles} is {total} files, more than the {MAX_FILES} a process may open: lower nrfiles or numjobs",
+                spec.numjobs
+            ));
+        }
         let dir = self.directory.clone().unwrap_or_default();
         let mut files = Vec::new();
         for clone in 0..spec.numjobs {
@@ -671,7 +681,7 @@ impl Draft {
                 files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
             }
         }
-        files
+        Ok(files)
     }
 
     /// hiops' one file, and whether it is a temporary one of its own.

@@ -85,6 +85,35 @@ fn a_long_bad_value_is_shown_once_and_cut() {
     assert!(e.len() < 300, "{e}");
 }
 
+#[test]
+fn counts_that_would_fill_memory_are_refused_before() {
+    for (line, says) in [
+        (
+            "numjobs=100000000",
+            "numjobs=100000000: more threads than the 4096 hiops starts",
+        ),
+        (
+            "bsrange=1-1g",
+            "is 1073741824 block sizes, more than the 65536",
+        ),
+        (
+            "numjobs=4096\nnrfiles=1000",
+            "is 4096000 files, more than the 1048576",
+        ),
+        (
+            "cpus_allowed=0-4000000000",
+            "CPU 4000000000 is past the 1024",
+        ),
+    ] {
+        let text = format!("[j]\nsize=1g\n{line}\n");
+        let e = refused(&text);
+        assert!(e.contains(says), "{line}: {e}");
+    }
+    let files = vec!["f"; (1 << 20) + 1].join(":");
+    let e = refused(&format!("[j]\nfilename={files}\n"));
+    assert!(e.contains("1048577 files are more") && e.len() < 300, "{e}");
+}
+
 /// A tiny deterministic generator (no dependency), for the mutations.
 struct Lcg(u64);
 
