@@ -8,7 +8,7 @@
 
 use hiops_bench::spec::Amount;
 use hiops_bench::{BlockSizes, Distribution};
-use hiops_fio::options::{lookup, suggest, Draft, Lookup, OPTIONS};
+use hiops_fio::options::{lookup, parse_option, suggest, Draft, Lookup, OPTIONS};
 use hiops_fio::value::{self, KbBase};
 use libfuzzer_sys::fuzz_target;
 
@@ -30,8 +30,8 @@ fuzz_target!(|data: &[u8]| {
         _ => key.parse::<usize>().ok().and_then(|i| OPTIONS.get(i)),
     };
     if let Some(def) = def {
-        let _ = (def.apply)(&mut Draft::default(), Some(v));
-        let _ = (def.apply)(&mut Draft::default(), None);
+        let _ = parse_option(&mut Draft::default(), def.name, Some(v));
+        let _ = parse_option(&mut Draft::default(), def.name, None);
     }
     for kb in [KbBase(1024), KbBase(1000)] {
         sizes(v, kb);

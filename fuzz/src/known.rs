@@ -16,10 +16,9 @@ fn guarded() -> bool {
 
 /// A job whose draft reaches a known fault when made into a spec.
 pub fn skip_draft(d: &Draft) -> bool {
-    // numjobs has no bound before the run's thread limit:
-    // found/jobfile-numjobs-oom.fio, fio's file names are made for every
-    // clone and file; found/jobfile-threads-overflow.fio, the plan's count
-    // of threads overflows.
+    // found/jobfile-numjobs-oom.fio: numjobs has no bound before the
+    // run's thread limit, and fio's file names are made for every clone
+    // and file.
     let names = u64::from(d.numjobs.unwrap_or(1)) * u64::from(d.nrfiles.unwrap_or(1));
     guarded() && names > 1 << 16
 }
