@@ -65,6 +65,7 @@ pub fn plan(
     let mut any_job = false;
     let mut temp_jobs = Vec::new();
     let mut threads = 0u32;
+    let mut budget = TextBudget(0);
     for (si, source) in sources.iter().enumerate() {
         if si > 0 && any_job {
             phase += 1;
@@ -72,9 +73,11 @@ pub fn plan(
         }
         let mut globals: Vec<RawOption> = Vec::new();
         let mut cache = GlobalDrafts::default();
+        let mut global_bytes = 0;
         for section in &source.sections {
             if section.is_global() {
                 globals.extend(section.options.iter().cloned());
+                global_bytes += text_bytes(&section.options);
                 if si == 0 {
                     out.global_options.extend(
                         section
@@ -85,6 +88,7 @@ pub fn plan(
                 }
                 continue;
             }
+            budget.take(global_bytes + text_bytes(&section.options))?;
             let (draft, ignored) = draft_of(section, &globals, &mut refusals, &mut cache)?;
             if any_job && draft.stonewall {
                 phase += 1;
@@ -110,6 +114,33 @@ pub fn plan(
     }
     make_temp_targets(&mut out, &temp_jobs)?;
     Ok(out)
+}
+
+/// The option text the jobs of a plan take, globals counted once a job:
+/// each job keeps its own copy of what it was given, so 4096 jobs under a
+/// [global] of 16 MiB would hold 64 GiB.
+struct TextBudget(usize);
+
+impl TextBudget {
+    const MAX: usize = 64 << 20;
+
+    fn take(&mut self, bytes: usize) -> Result<(), String> {
+        self.0 = self.0.saturating_add(bytes);
+        if self.0 > Self::MAX {
+            return Err(format!(
+                "the jobs and the [global] options each of them takes hold more than {} MiB of text together: shorten the values or use fewer jobs",
+                Self::MAX >> 20
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn text_bytes(options: &[RawOption]) -> usize {
+    options
+        .iter()
+        .map(|o| o.key.len() + o.value.as_ref().map_or(0, String::len))
+        .sum()
 }
 
 /// A section's options after its globals, applied to a draft (kb_base

@@ -109,6 +109,12 @@ fn counts_that_would_fill_memory_are_refused_before() {
         let e = refused(&text);
         assert!(e.contains(says), "{line}: {e}");
     }
+    // Each job keeps its own copy of the globals: 4096 jobs under 16 MiB
+    // of them would hold 64 GiB.
+    let jobs = "[j]\n".repeat(100);
+    let text = format!("[global]\ndescription={}\n{jobs}", "d".repeat(1 << 20));
+    let e = refused(&text);
+    assert!(e.contains("more than 64 MiB of text together"), "{e}");
     let files = vec!["f"; (1 << 20) + 1].join(":");
     let e = refused(&format!("[j]\nfilename={files}\n"));
     assert!(e.contains("1048577 files are more") && e.len() < 300, "{e}");
