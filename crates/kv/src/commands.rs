@@ -18,7 +18,8 @@ use std::ops::Range;
 pub(crate) trait Backend {
     async fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool, StoreError>;
     async fn set(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
-    async fn del(&self, key: &[u8]) -> Result<bool, StoreError>;
+    /// DEL k1 k2 ...: how many were there (all or none per device).
+    async fn del(&self, keys: &[&[u8]]) -> Result<u64, StoreError>;
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError>;
     /// FLUSHALL: it waits for the flusher and writes each superblock.
     async fn flush_all(&self) -> Result<(), StoreError>;
@@ -182,14 +183,11 @@ async fn mget<B: Backend>(args: Args<'_>, client: &mut Client, backend: &B, out:
 }
 
 async fn del<B: Backend>(args: Args<'_>, backend: &B, r: &mut Reply<'_>) {
-    let mut count = 0;
-    for key in args.rest() {
-        match backend.del(key).await {
-            Ok(gone) => count += i64::from(gone),
-            Err(e) => return store_error(r, e),
-        }
+    let keys: Vec<&[u8]> = args.rest().collect();
+    match backend.del(&keys).await {
+        Ok(gone) => r.int(gone as i64),
+        Err(e) => store_error(r, e),
     }
-    r.int(count);
 }
 
 /// `HELLO [protover [AUTH user pass] [SETNAME name]]` as Redis 7 answers

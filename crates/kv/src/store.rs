@@ -55,6 +55,7 @@
 //! older record of the key may still be on the device: a tombstone is
 //! dropped only when every other block in use started after it.
 
+mod commit;
 mod defrag;
 mod device;
 mod devices;
@@ -71,11 +72,12 @@ mod write;
 
 use crate::cache::{CacheStats, RecordCache};
 use crate::format::{self, Identity, Superblock, PAGE};
-use crate::index::{digest, Index};
+use crate::index::{digest, Digest, DigestHasher, Index, Location};
 use device::Blocking;
 use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskConfig, TaskRing};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
+use std::hash::BuildHasherDefault;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
@@ -188,9 +190,13 @@ pub enum StoreError {
         blocks: u32,
         block_size: u32,
     },
-    #[error("a record of {len} bytes does not fit a write block of {block_size} bytes; keep values below {max} bytes or raise --block-size")]
+    /// A key and value larger than a write block stores (`max` bytes
+    /// together, [`Store::max_value`] with an empty key), or a key over
+    /// 64 KiB.
+    #[error("a key of {key} bytes and a value of {value} bytes: the store takes at most {max} bytes of key and value together (its write blocks are {block_size} bytes) and keys of at most 65535 bytes; store smaller values, or use a new store with a larger --block-size (8m takes {} bytes)", max_value_of(crate::index::MAX_BLOCK_SIZE))]
     TooLarge {
-        len: usize,
+        key: usize,
+        value: usize,
         block_size: u32,
         max: usize,
     },
@@ -198,9 +204,10 @@ pub enum StoreError {
     Corrupt { block: u32, offset: u32 },
     #[error("the record kept moving during {attempts} lookups; try again")]
     Moving { attempts: usize },
-    /// A device write or flush failed: the writes it carried may or may not
-    /// be durable. The store goes on serving.
-    #[error("a device write failed ({0}); this write may not be durable; the store goes on serving, check the device")]
+    /// A device write or flush failed; the text says what became of the
+    /// write (under sync durability: not made, never served). The store
+    /// goes on serving.
+    #[error("a device write failed: {0}")]
     Failed(String),
     /// The device's flusher and defragmenter stopped (their I/O thread's
     /// ring failed, or they panicked): writes to it fail, reads go on.
@@ -249,6 +256,9 @@ struct OpenBlock {
     flushed: usize,
     /// The fingerprint of the last record's key (stamped into the next).
     last_fingerprint: u32,
+    /// How far a failed flush may have written into the block beyond
+    /// `used` (0: not past it): the next flush writes (zeros) that far.
+    dirty: usize,
 }
 
 struct SealedBlock {
@@ -256,6 +266,35 @@ struct SealedBlock {
     buf: Arc<AlignedBuf>,
     used: usize,
     flushed: usize,
+    dirty: usize,
+}
+
+/// Where the writer stood when the last successful flush began: every
+/// record appended before is durable, and a failed flush takes the writer
+/// back here (module `commit`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Checkpoint {
+    /// The open block then: its index, bytes used and last fingerprint.
+    open: Option<(u32, usize, u32)>,
+    next_version: u64,
+    lsn: u64,
+}
+
+/// A record appended under sync durability, not yet durable.
+struct Pending {
+    lsn: u64,
+    digest: Digest,
+    loc: Location,
+    /// A defragmentation move: the location it copies (the index must
+    /// still point there when it lands).
+    moved_from: Option<Location>,
+}
+
+/// When a write was appended: flushes started and rollbacks done by then.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Since {
+    attempts: u64,
+    rollbacks: usize,
 }
 
 /// The last failed flush: writers whose records it carried fail with it.
@@ -268,6 +307,20 @@ struct Failure {
 
 struct Writer {
     open: Option<OpenBlock>,
+    /// Where the last successful flush began (module `commit`).
+    checkpoint: Checkpoint,
+    /// Sync durability: records appended and not yet durable, in LSN
+    /// order; the index points at them once their flush succeeds.
+    pending: VecDeque<Pending>,
+    /// The newest of `pending` for each key: what writers decide on (a
+    /// DEL's key present, an overwrite's size, a move's record current).
+    newest: HashMap<Digest, Location, BuildHasherDefault<DigestHasher>>,
+    /// The checkpoint LSN and the error of each rollback so far: a write
+    /// appended before rollback N failed with it if its LSN is past it.
+    rollbacks: Vec<(u64, String)>,
+    /// Blocks a failed flush may have written an in-use header into: free
+    /// once their free headers are written (by the next flush).
+    refree: Vec<u32>,
     sealed: VecDeque<SealedBlock>,
     /// Free blocks, highest first (pop takes the lowest).
     free: Vec<u32>,
@@ -317,9 +370,19 @@ impl Writer {
             .map(|s| &s.buf[..s.used])
     }
 
-    /// What became of the records up to `lsn`, appended when `since`
-    /// flushes had started: durable, failed, or not known yet.
-    fn durable_outcome(&self, lsn: u64, since: u64) -> Option<Result<(), StoreError>> {
+    /// What became of the records up to `lsn`, appended `since`:
+    /// durable, failed (rolled back, or their flush failed), or not known
+    /// yet.
+    fn durable_outcome(&self, lsn: u64, since: Since) -> Option<Result<(), StoreError>> {
+        // The first rollback after the append took back everything past
+        // its checkpoint.
+        if let Some((ck, why)) = self.rollbacks.get(since.rollbacks) {
+            return Some(if lsn > *ck {
+                Err(StoreError::Failed(why.clone()))
+            } else {
+                Ok(())
+            });
+        }
         if self.durable_lsn >= lsn {
             return Some(Ok(()));
         }
@@ -327,18 +390,51 @@ impl Writer {
             return Some(Err(StoreError::Halted(why.clone())));
         }
         match &self.failure {
-            Some(f) if f.attempt > since && f.through >= lsn => {
+            Some(f) if f.attempt > since.attempts && f.through >= lsn => {
                 Some(Err(StoreError::Failed(f.why.clone())))
             }
             _ => None,
         }
     }
 
+    /// Free blocks, counting those waiting for their free header.
+    fn free_blocks(&self) -> usize {
+        self.free.len() + self.refree.len()
+    }
+
+    /// A block to open, and whether a failed flush wrote into it: such a
+    /// block first (its new in-use header, written from its first page,
+    /// supersedes what that flush left; records of the use that never was
+    /// carry another block sequence), else the lowest free one.
+    fn take_block(&mut self) -> Option<(u32, bool)> {
+        match self.refree.pop() {
+            Some(idx) => Some((idx, true)),
+            None => self.free.pop().map(|idx| (idx, false)),
+        }
+    }
+
+    /// Flushes and rollbacks so far: a write's `since`.
+    fn since(&self) -> Since {
+        Since {
+            attempts: self.attempts,
+            rollbacks: self.rollbacks.len(),
+        }
+    }
+
+    /// Something to write: records not yet durable, or what a failed flush
+    /// left on the device to overwrite.
+    fn unwritten(&self) -> bool {
+        self.appended_lsn > self.durable_lsn
+            || !self.refree.is_empty()
+            || self.open.as_ref().is_some_and(|o| o.dirty > 0)
+            || self.sealed.iter().any(|s| s.dirty > 0)
+    }
+
     /// A flush was asked for, or the buffered tail's time is up, and there
     /// is something to write.
     fn flush_due(&self) -> bool {
         let tail_due = self.tail_due_at().is_some_and(|at| Instant::now() >= at);
-        (self.flush_wanted || tail_due) && self.appended_lsn > self.durable_lsn
+        (self.flush_wanted || tail_due) && self.unwritten()
     }
 
     /// When the buffered tail must be flushed, if there is one.
@@ -369,13 +465,18 @@ impl Writer {
     /// to write (a sync after everything was durable) is not a reason it
     /// is awake.
     fn wake_state(&self) -> (bool, bool) {
-        let wanted = self.flush_wanted && self.appended_lsn > self.durable_lsn;
+        let wanted = self.flush_wanted && self.unwritten();
         (wanted, self.tail_since.is_some())
     }
 
     fn new(sb: &Superblock, flush_max: Duration) -> Writer {
         Writer {
             open: None,
+            checkpoint: Checkpoint::default(),
+            pending: VecDeque::new(),
+            newest: HashMap::default(),
+            rollbacks: Vec::new(),
+            refree: Vec::new(),
             sealed: VecDeque::new(),
             free: Vec::new(),
             pool: Vec::new(),
@@ -566,6 +667,14 @@ struct Shard {
     running: Running,
 }
 
+/// The most bytes of key and value one record may take in write blocks
+/// of `block_size` bytes: the block's header, the record's header and
+/// the seal's are left (a block's room is 16-byte aligned, so nothing is
+/// lost to padding).
+pub fn max_value_of(block_size: u32) -> usize {
+    (block_size as usize).saturating_sub(format::BLOCK_HEADER + 2 * format::RECORD_HEADER)
+}
+
 fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
     StoreError::Open {
         path: path.to_path_buf(),
@@ -706,15 +815,14 @@ impl Shard {
         now(self.inner.get_with(Blocking(&self.inner.io), key, out))
     }
 
-    /// Sets every pair; one durability wait covers them all. Not atomic: if
-    /// the store fills part way, the pairs before stay set.
+    /// Sets every pair, all or none: one durability wait covers them all.
     fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         now(self.inner.write_with(BlockingWaits, Write::Set(pairs))).map(|_| ())
     }
 
-    /// Deletes `key`; false if it was absent.
-    fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
-        now(self.inner.write_with(BlockingWaits, Write::Del(key)))
+    /// Deletes `keys`; how many were there.
+    fn del(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        now(self.inner.write_with(BlockingWaits, Write::Del(keys)))
     }
 
     /// The device as a task ring's target (the store keeps it open).
@@ -739,9 +847,9 @@ impl Shard {
             .await
     }
 
-    /// DEL, awaiting durability; false if the key was absent.
-    async fn del_async(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.inner.write_with(AsyncWaits, Write::Del(key)).await
+    /// DEL, awaiting durability; how many of `keys` were there.
+    async fn del_async(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        self.inner.write_with(AsyncWaits, Write::Del(keys)).await
     }
 
     /// MSET, awaiting durability: one wait covers every pair.
@@ -798,7 +906,7 @@ impl Shard {
         let keys = i.index.live_keys();
         let entries = i.index.entries();
         let index_bytes = i.index.heap_bytes();
-        let blocks_free = lock(&i.writer).free.len() as u32;
+        let blocks_free = lock(&i.writer).free_blocks() as u32;
         StoreStats {
             keys,
             tombstones: entries - keys,
@@ -893,19 +1001,24 @@ impl Inner {
     /// every version so far is durable (the next open can check them all).
     fn close_clean(&self) -> Result<(), StoreError> {
         let mut w = lock(&self.writer);
-        if w.durable_lsn < w.appended_lsn {
+        if w.unwritten() {
             return Ok(()); // a failed flush: not clean
         }
         let sb = Superblock {
             durable: w.durable_version,
             ..w.sb
         };
+        self.write_superblock(&sb)?;
+        w.sb = sb;
+        Ok(())
+    }
+
+    /// Writes `sb` over the superblock and fdatasyncs.
+    fn write_superblock(&self, sb: &Superblock) -> io::Result<()> {
         let mut page = AlignedBuf::new(PAGE);
         sb.encode(&mut page);
         self.io.write_at(0, &page, 0)?;
-        self.io.datasync(0)?;
-        w.sb = sb;
-        Ok(())
+        self.io.datasync(0)
     }
 
     fn new(io: IoPath, file: File, sb: Superblock, cfg: &StoreConfig) -> Inner {
@@ -953,13 +1066,12 @@ impl Inner {
     }
 
     fn max_value(&self, key_len: usize) -> usize {
-        let room = self.room() - format::RECORD_HEADER - key_len;
-        room - room % format::RECORD_ALIGN
+        max_value_of(self.sb.block_size).saturating_sub(key_len)
     }
 
     /// Blocks until the records up to `lsn` are durable or their flush
     /// failed (`since`: flushes started when they were appended).
-    fn wait_durable(&self, lsn: u64, since: u64) -> Result<(), StoreError> {
+    fn wait_durable(&self, lsn: u64, since: Since) -> Result<(), StoreError> {
         let mut w = lock(&self.writer);
         loop {
             if let Some(r) = w.durable_outcome(lsn, since) {
@@ -975,7 +1087,7 @@ impl Inner {
         let mut w = lock(&self.writer);
         w.check_halted()?;
         // Everything appended must be on the device before the new epoch.
-        let (lsn, since) = (w.appended_lsn, w.attempts);
+        let (lsn, since) = (w.appended_lsn, w.since());
         w.flush_wanted = true;
         self.wake_flusher();
         while w.durable_outcome(lsn, since).is_none() {
@@ -988,10 +1100,15 @@ impl Inner {
             seq_base: w.next_seq,
             ..w.sb
         };
-        let mut page = AlignedBuf::new(PAGE);
-        sb.encode(&mut page);
-        self.io.write_at(0, &page, 0)?;
-        self.io.datasync(0)?;
+        if let Err(e) = self.write_superblock(&sb) {
+            // The new epoch may be on the device: put the old superblock
+            // back, so a restart finds the keys this FLUSHALL failed to
+            // remove (best effort: the device just failed a write).
+            let _ = self.write_superblock(&w.sb);
+            return Err(StoreError::Failed(format!(
+                "{e}; FLUSHALL did not happen: every key is still there"
+            )));
+        }
         w.epoch = sb.epoch;
         w.sb = sb;
         self.index.clear();
@@ -1006,6 +1123,17 @@ impl Inner {
             b.min_version.store(u64::MAX, Relaxed);
         }
         w.free = (0..self.sb.blocks).rev().collect();
+        // Writes appended while this waited come before it: gone with the
+        // rest, their writers answered.
+        w.refree.clear();
+        w.pending.clear();
+        w.newest.clear();
+        w.durable_lsn = w.appended_lsn;
+        w.checkpoint = Checkpoint {
+            open: None,
+            next_version: w.next_version,
+            lsn: w.appended_lsn,
+        };
         Ok(())
     }
 }

@@ -311,8 +311,8 @@ impl Backend for TaskStore<'_> {
         self.store.set_async(key, value).await
     }
 
-    async fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.store.del_async(key).await
+    async fn del(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        self.store.del_keys_async(keys).await
     }
 
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {

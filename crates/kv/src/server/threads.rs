@@ -42,8 +42,8 @@ impl Backend for BlockingStore<'_> {
         self.0.set(key, value)
     }
 
-    async fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.0.del(key)
+    async fn del(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        self.0.del_keys(keys)
     }
 
     async fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {

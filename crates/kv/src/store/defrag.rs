@@ -67,7 +67,7 @@ impl Inner {
     /// Frees every on-device block whose live share is below the limit;
     /// returns how many it freed.
     pub(super) async fn defrag_pass(&self, dev: &impl Worker) -> Result<u64, StoreError> {
-        let pressure = lock(&self.writer).free.len() <= DEFRAG_RESERVE + SHRINK_RESERVE;
+        let pressure = lock(&self.writer).free_blocks() <= DEFRAG_RESERVE + SHRINK_RESERVE;
         let limit = self.defrag_limit(pressure);
         let mut candidates: Vec<(u64, u32)> = self
             .blocks
@@ -162,8 +162,8 @@ impl Inner {
             };
             let d: Digest = digest(r.key);
             let mut w = lock(&self.writer);
-            if self.index.get(d) != Some(loc) {
-                continue; // overwritten or deleted since
+            if self.current(&w, d) != Some(loc) {
+                continue; // overwritten or deleted since (or about to be)
             }
             if loc.tombstone && self.older_blocks_gone(idx, r.version) {
                 if self.index.remove_if(d, loc) {
@@ -173,7 +173,7 @@ impl Inner {
                 }
                 continue;
             }
-            since.get_or_insert(w.attempts);
+            since.get_or_insert(w.since());
             if let Some((_, lsn)) =
                 self.append(&mut w, r.key, r.value, r.flags, Some(loc), Tier::Defrag)?
             {
@@ -182,7 +182,7 @@ impl Inner {
             }
         }
         self.wake_flusher();
-        dev.durable(last_lsn, since.unwrap_or(0)).await
+        dev.durable(last_lsn, since.unwrap_or_default()).await
     }
 
     /// No block in use other than `except` can hold a record older than

@@ -286,8 +286,9 @@ impl Store {
     }
 
     /// Sets every pair; one durability wait per device covers them all.
-    /// Not atomic: if the store fills part way, the pairs before (on each
-    /// device) stay set.
+    /// On one device all or none are set (a full store or a failed device
+    /// write sets none); over several, each device's part is, and a part
+    /// that failed on one device does not undo another's.
     pub fn mset(&self, pairs: &[(&[u8], &[u8])]) -> Result<(), StoreError> {
         if self.shards.len() == 1 {
             return self.shards[0].mset(pairs);
@@ -311,7 +312,31 @@ impl Store {
 
     /// Deletes `key`; false if it was absent.
     pub fn del(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.shard(key).1.del(key)
+        Ok(self.shard(key).1.del(&[key])? == 1)
+    }
+
+    /// Deletes `keys` (DEL k1 k2 ...); how many were there. All or none
+    /// per device, as [`Store::mset`].
+    pub fn del_keys(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        if self.shards.len() == 1 {
+            return self.shards[0].del(keys);
+        }
+        let mut gone = 0;
+        for (shard, part) in self.shards.iter().zip(self.split_keys(keys)) {
+            if !part.is_empty() {
+                gone += shard.del(&part)?;
+            }
+        }
+        Ok(gone)
+    }
+
+    /// `keys` by device, in their order.
+    fn split_keys<'a>(&self, keys: &[&'a [u8]]) -> Vec<Vec<&'a [u8]>> {
+        let mut parts = vec![Vec::new(); self.shards.len()];
+        for &k in keys {
+            parts[self.shard(k).0].push(k);
+        }
+        parts
     }
 
     /// The store's devices as targets for a task ring
@@ -343,7 +368,24 @@ impl Store {
 
     /// DEL as [`Store::set_async`] waits; false if the key was absent.
     pub async fn del_async(&self, key: &[u8]) -> Result<bool, StoreError> {
-        self.shard(key).1.del_async(key).await
+        Ok(self.shard(key).1.del_async(&[key]).await? == 1)
+    }
+
+    /// [`Store::del_keys`] as [`Store::mset_async`] waits: how many of
+    /// `keys` were there.
+    pub async fn del_keys_async(&self, keys: &[&[u8]]) -> Result<u64, StoreError> {
+        if self.shards.len() == 1 {
+            return self.shards[0].del_async(keys).await;
+        }
+        let parts = self.split_keys(keys);
+        let waits = self
+            .shards
+            .iter()
+            .zip(&parts)
+            .filter(|(_, part)| !part.is_empty())
+            .map(|(shard, part)| shard.del_async(part));
+        let done = futures_util::future::join_all(waits).await;
+        done.into_iter().sum()
     }
 
     /// MSET as [`Store::set_async`] waits: one wait per device covers

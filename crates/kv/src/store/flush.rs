@@ -4,15 +4,20 @@
 //! whose writes are a task ring's (there the descriptor is O_DSYNC, each
 //! write durable when it completes, and the fdatasync is nothing).
 //!
-//! A flush that fails fails the writers it carried (their records stay in
-//! memory and go out with the next flush, so they may still become
-//! durable) and the flusher waits for the next request: a failing device
-//! is not retried in a loop, and the store goes on serving.
+//! A flush that fails, under sync durability, fails every write not yet
+//! durable and takes the writer back to where the last successful flush
+//! began (module `commit`): none of them is ever served. Under buffered
+//! durability (the writes were acknowledged already) their records stay
+//! in memory and go out with the next flush. Either way the flusher waits
+//! for the next request: a failing device is not retried in a loop, and
+//! the store goes on serving.
 
+use super::defrag::write_free_headers;
 use super::device::{Device, Lent};
+use super::halt::Fault;
 use super::wait::lock;
 use super::worker::Worker;
-use super::{Failure, Inner, ON_DEVICE};
+use super::{Checkpoint, Durability, Failure, Inner, Writer, ON_DEVICE};
 use crate::format::PAGE;
 use hiops_path::AlignedBuf;
 use std::io;
@@ -20,13 +25,30 @@ use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 use std::task::Waker;
 
-/// One block's pages to write: `from` (page aligned) to `used`, from a
-/// sealed block's buffer or (None) the staged copy of the open block.
+/// One block's pages to write: `from` to `to` (page aligned; past `used`
+/// only to overwrite what a failed flush left), from a sealed block's
+/// buffer or (None) the staged copy of the open block.
 struct Span {
     idx: u32,
     from: usize,
     used: usize,
+    to: usize,
     buf: Option<Arc<AlignedBuf>>,
+}
+
+/// One flush: `attempt`, to make the LSN `lsn` and the versions up to
+/// `version` durable; the writer as it began (the next checkpoint), and
+/// the blocks whose free headers it writes.
+struct Job {
+    attempt: u64,
+    lsn: u64,
+    version: u64,
+    start: Checkpoint,
+    refree: Vec<u32>,
+    /// The store was closing when it began: if it fails, the flusher ends
+    /// (a failure before the close does not end it: the close's flush
+    /// still writes over what that one left).
+    closing: bool,
 }
 
 /// What the flusher does after a wake-up.
@@ -35,9 +57,8 @@ enum Next {
     Idle,
     /// Stopping with nothing left.
     Stop,
-    /// Write `spans`: flush `attempt`, to make the LSN `lsn` and the
-    /// versions up to `version` durable.
-    Flush(u64, u64, u64),
+    /// Write the spans and the free headers.
+    Flush(Job),
 }
 
 impl Inner {
@@ -53,14 +74,15 @@ impl Inner {
             let job = match self.next_flush(&mut spans, &mut staging) {
                 Next::Idle => continue,
                 Next::Stop => return,
-                Next::Flush(attempt, lsn, version) => (attempt, lsn, version),
+                Next::Flush(job) => job,
             };
-            let result = self.write_spans(dev, &spans, &staging, &mut lent).await;
-            let failed = result.is_err();
+            let result = self.write_spans(dev, (&spans, &job.refree), &staging, &mut lent);
+            let result = result.await;
+            let give_up = result.is_err() && job.closing;
             self.flushed(job, &mut spans, result, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);
             self.durable.notify_all();
-            if failed && self.stop.load(SeqCst) {
+            if give_up {
                 return; // closing: what failed stays where it was
             }
         }
@@ -73,7 +95,7 @@ impl Inner {
         if !w.flush_due() && !self.stop.load(SeqCst) {
             return Next::Idle;
         }
-        if w.appended_lsn == w.durable_lsn {
+        if !w.unwritten() {
             return Next::Stop;
         }
         w.flush_wanted = false;
@@ -81,58 +103,72 @@ impl Inner {
         w.attempts += 1;
         spans.clear();
         for s in &w.sealed {
-            if s.flushed < s.used {
-                let from = s.flushed - s.flushed % PAGE;
-                spans.push(Span {
-                    idx: s.idx,
-                    from,
-                    used: s.used,
-                    buf: Some(s.buf.clone()),
-                });
+            if s.flushed < s.used || s.dirty > 0 {
+                spans.push(span(
+                    s.idx,
+                    (s.flushed, s.used, s.dirty),
+                    Some(s.buf.clone()),
+                ));
             }
         }
-        if let Some(o) = w.open.as_ref().filter(|o| o.flushed < o.used) {
-            let from = o.flushed - o.flushed % PAGE;
-            let to = o.used.next_multiple_of(PAGE);
-            staging[from..to].copy_from_slice(&o.buf[from..to]);
-            spans.push(Span {
-                idx: o.idx,
-                from,
-                used: o.used,
-                buf: None,
-            });
+        if let Some(o) = w.open.as_ref() {
+            if o.flushed < o.used || o.dirty > 0 {
+                let s = span(o.idx, (o.flushed, o.used, o.dirty), None);
+                staging[s.from..s.to].copy_from_slice(&o.buf[s.from..s.to]);
+                spans.push(s);
+            }
         }
-        Next::Flush(w.attempts, w.appended_lsn, w.next_version - 1)
+        Next::Flush(Job {
+            attempt: w.attempts,
+            lsn: w.appended_lsn,
+            version: w.next_version - 1,
+            start: Checkpoint::of(&w),
+            refree: w.refree.clone(),
+            closing: self.stop.load(SeqCst),
+        })
     }
 
+    /// Writes the spans, then the free headers of `refree`'s blocks, then
+    /// fdatasyncs; the bytes of the spans.
     async fn write_spans(
         &self,
         dev: &impl Device,
-        spans: &[Span],
+        (spans, refree): (&[Span], &[u32]),
         staging: &AlignedBuf,
         lent: &mut Lent,
     ) -> io::Result<u64> {
         let mut bytes = 0;
         for s in spans.iter() {
-            let to = s.used.next_multiple_of(PAGE);
             let data = match &s.buf {
-                Some(b) => &b[s.from..to],
-                None => &staging[s.from..to],
+                Some(b) => &b[s.from..s.to],
+                None => &staging[s.from..s.to],
             };
             let off = self.sb.block_offset(s.idx) + s.from as u64;
             lent.write_all(dev, data, off).await?;
             bytes += data.len() as u64;
         }
-        lent.datasync(dev).await?;
+        if self.injected(Fault::FlushFails) {
+            // After the writes: the worst case, a failed flush whose
+            // records are on the device.
+            return Err(io::Error::other(
+                "injected fault: the flush fails (a test asked for it)",
+            ));
+        }
+        if refree.is_empty() {
+            lent.datasync(dev).await?;
+        } else {
+            let epoch = lock(&self.writer).epoch;
+            let last_use = |&i: &u32| (i, self.blocks[i as usize].seq.load(Relaxed));
+            let blocks: Vec<(u32, u64)> = refree.iter().map(last_use).collect();
+            write_free_headers(dev, &self.sb, epoch, &blocks).await?;
+        }
         Ok(bytes)
     }
 
-    /// Records the outcome of flush `attempt`, which was to make durable the
-    /// LSN `lsn` and the versions up to `version`, and collects the wakers
-    /// it answers.
+    /// Records the outcome of a flush and collects the wakers it answers.
     fn flushed(
         &self,
-        (attempt, lsn, version): (u64, u64, u64),
+        job: Job,
         spans: &mut Vec<Span>,
         result: io::Result<u64>,
         wakers: &mut Vec<Waker>,
@@ -140,24 +176,17 @@ impl Inner {
         let mut w = lock(&self.writer);
         let bytes = match result {
             Ok(bytes) => bytes,
-            Err(e) => {
-                self.counters.flush_errors.fetch_add(1, Relaxed);
-                w.failure = Some(Failure {
-                    attempt,
-                    through: lsn,
-                    why: e.to_string(),
-                });
-                w.durable_wakers.take_upto(lsn, wakers);
-                return;
-            }
+            Err(e) => return self.failed(&mut w, job, spans, e, wakers),
         };
         self.counters.flushes.fetch_add(1, Relaxed);
         self.counters.flushed_bytes.fetch_add(bytes, Relaxed);
         for s in spans.iter() {
             if let Some(o) = w.open.as_mut().filter(|o| o.idx == s.idx) {
                 o.flushed = o.flushed.max(s.used);
+                o.dirty = 0;
             } else if let Some(b) = w.sealed.iter_mut().find(|b| b.idx == s.idx) {
                 b.flushed = b.flushed.max(s.used);
+                b.dirty = 0;
             }
         }
         // Our references to sealed buffers go, so they can return to the pool.
@@ -169,9 +198,71 @@ impl Inner {
                 w.pool.push(buf);
             }
         }
-        w.durable_lsn = w.durable_lsn.max(lsn);
-        w.durable_version = w.durable_version.max(version);
+        // Their free headers are on the device (unless reopened since:
+        // then their in-use headers go out with the next flush).
+        let freed: Vec<u32> = (job.refree.iter())
+            .filter(|i| w.refree.contains(i))
+            .copied()
+            .collect();
+        w.refree.retain(|i| !freed.contains(i));
+        w.free.extend(freed);
+        w.free.sort_unstable_by(|a, b| b.cmp(a));
+        w.checkpoint = job.start;
+        // Readers see the writes before their writers are answered.
+        self.land(&mut w, job.lsn);
+        w.durable_lsn = w.durable_lsn.max(job.lsn);
+        w.durable_version = w.durable_version.max(job.version);
         let durable = w.durable_lsn;
         w.durable_wakers.take_upto(durable, wakers);
+    }
+
+    /// A flush failed with `e`: under sync durability every write not yet
+    /// durable fails and the writer goes back to its checkpoint (module
+    /// `commit`); under buffered durability the writes it carried stay in
+    /// memory for the next flush.
+    fn failed(
+        &self,
+        w: &mut Writer,
+        job: Job,
+        spans: &mut Vec<Span>,
+        e: io::Error,
+        wakers: &mut Vec<Waker>,
+    ) {
+        self.counters.flush_errors.fetch_add(1, Relaxed);
+        if self.durability == Durability::Sync {
+            let written: Vec<(u32, usize)> = spans.iter().map(|s| (s.idx, s.to)).collect();
+            spans.clear();
+            let why = format!(
+                "{e}; the write was not made: it is not served, now or after a restart (the store goes on serving: check the device)"
+            );
+            self.roll_back(w, &written, why);
+            w.durable_wakers.take_upto(u64::MAX, wakers);
+            return;
+        }
+        spans.clear();
+        w.failure = Some(Failure {
+            attempt: job.attempt,
+            through: job.lsn,
+            why: format!(
+                "{e}; the writes it carried stay in memory and go out with the next flush (the store goes on serving: check the device)"
+            ),
+        });
+        w.durable_wakers.take_upto(job.lsn, wakers);
+    }
+}
+
+/// The span of a block flushed up to `flushed` of its `used` bytes, a
+/// failed flush having maybe written up to `dirty`.
+fn span(
+    idx: u32,
+    (flushed, used, dirty): (usize, usize, usize),
+    buf: Option<Arc<AlignedBuf>>,
+) -> Span {
+    Span {
+        idx,
+        from: flushed - flushed % PAGE,
+        used,
+        to: used.max(dirty).next_multiple_of(PAGE),
+        buf,
     }
 }

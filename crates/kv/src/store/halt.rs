@@ -28,6 +28,9 @@ pub enum Fault {
     /// The flusher's (and the defragmenter's) device writes wait while
     /// this is set: a slow device. Tasks model only.
     FlusherStalls = 3,
+    /// Every flush fails after its writes (their records on the device,
+    /// not made durable), while this is set; either model.
+    FlushFails = 4,
 }
 
 impl Writer {

@@ -16,7 +16,7 @@ use super::halt::{panic_text, Fault};
 use super::wait::lock;
 use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
-use super::{Counters, Inner, StoreError};
+use super::{Counters, Inner, Since, StoreError};
 use hiops_path::{AlignedBuf, TaskConfig, TaskRing};
 use std::fs::File;
 use std::future::{poll_fn, Future};
@@ -174,7 +174,7 @@ impl Worker for OnTasks<'_> {
         })
     }
 
-    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>> {
+    fn durable(&self, lsn: u64, since: Since) -> impl Future<Output = Result<(), StoreError>> {
         AsyncWaits.durable(self.inner, lsn, since)
     }
 

@@ -304,7 +304,7 @@ impl Inner {
     /// Flushes everything appended and waits for it.
     pub(super) fn sync_now(&self) -> Result<(), StoreError> {
         let mut w = lock(&self.writer);
-        let (lsn, since) = (w.appended_lsn, w.attempts);
+        let (lsn, since) = (w.appended_lsn, w.since());
         w.flush_wanted = true;
         drop(w);
         self.wake_flusher();

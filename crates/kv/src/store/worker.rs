@@ -18,7 +18,7 @@ use super::device::{Blocking, Device};
 use super::halt::panic_text;
 use super::on_tasks::IoThread;
 use super::wait::{lock, now, wait, wait_for};
-use super::{Inner, StoreError};
+use super::{Inner, Since, StoreError};
 use hiops_path::{AlignedBuf, TaskConfig};
 use std::future::Future;
 use std::io;
@@ -42,7 +42,7 @@ pub(super) trait Worker: Device {
     fn kick(&self) -> impl Future<Output = ()>;
     /// Until the records up to `lsn` are durable or their flush failed
     /// (`since`: flushes started when they were appended).
-    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>>;
+    fn durable(&self, lsn: u64, since: Since) -> impl Future<Output = Result<(), StoreError>>;
     /// The defragmentation lock (FLUSHALL holds it too).
     fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>>;
 }
@@ -141,7 +141,7 @@ impl Worker for OnThread<'_> {
         std::future::ready(())
     }
 
-    fn durable(&self, lsn: u64, since: u64) -> impl Future<Output = Result<(), StoreError>> {
+    fn durable(&self, lsn: u64, since: Since) -> impl Future<Output = Result<(), StoreError>> {
         std::future::ready(self.0.wait_durable(lsn, since))
     }
 

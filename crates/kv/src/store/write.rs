@@ -4,11 +4,11 @@
 
 use super::wait::{lock, WakeList};
 use super::{
-    Inner, OpenBlock, SealedBlock, StoreError, Writer, DEFRAG_RESERVE, ON_DEVICE, OPEN, SEALED,
-    SHRINK_RESERVE,
+    Inner, OpenBlock, Pending, SealedBlock, Since, StoreError, Writer, DEFRAG_RESERVE, ON_DEVICE,
+    OPEN, SEALED, SHRINK_RESERVE,
 };
-use crate::format::{self, BlockHeader, Stamp, BLOCK_HEADER, RECORD_HEADER};
-use crate::index::{digest, fingerprint, Location};
+use crate::format::{self, BlockHeader, Stamp, BLOCK_HEADER, PAGE, RECORD_HEADER};
+use crate::index::{digest, fingerprint, Digest, Location};
 use hiops_path::AlignedBuf;
 use std::future::Future;
 use std::pin::Pin;
@@ -20,20 +20,27 @@ use std::task::{Context, Poll};
 #[derive(Clone, Copy)]
 pub(super) enum Write<'a> {
     Set(&'a [(&'a [u8], &'a [u8])]),
-    Del(&'a [u8]),
+    Del(&'a [&'a [u8]]),
 }
 
-/// How far a write got: pairs appended, the LSN to wait for, flushes
-/// started before its first append, and its wait for space.
+/// How far a write got: the LSN to wait for, when it was appended, and
+/// its wait for space.
 #[derive(Default)]
 struct Progress {
-    done: usize,
     last: Option<u64>,
-    since: Option<u64>,
+    since: Since,
     seen_freed: Option<u64>,
     pass: u64,
     /// The flusher must be told (see `Writer::wake_needed`).
     wake: bool,
+}
+
+/// One record a write appends.
+struct Item<'a> {
+    key: &'a [u8],
+    value: &'a [u8],
+    flags: u8,
+    tier: Tier,
 }
 
 /// Which free blocks an append may take: each tier stops short of the
@@ -65,7 +72,7 @@ pub(super) trait Waits {
         &self,
         inner: &'a Inner,
         lsn: u64,
-        since: u64,
+        since: Since,
     ) -> impl Future<Output = Result<(), StoreError>> + 'a;
     /// Until defragmentation pass `pass` has ended.
     fn space<'a>(&self, inner: &'a Inner, pass: u64) -> impl Future<Output = ()> + 'a;
@@ -79,7 +86,7 @@ impl Waits for BlockingWaits {
         &self,
         inner: &'a Inner,
         lsn: u64,
-        since: u64,
+        since: Since,
     ) -> impl Future<Output = Result<(), StoreError>> + 'a {
         std::future::ready(inner.wait_durable(lsn, since))
     }
@@ -101,7 +108,7 @@ impl Waits for AsyncWaits {
         &self,
         inner: &'a Inner,
         lsn: u64,
-        since: u64,
+        since: Since,
     ) -> impl Future<Output = Result<(), StoreError>> + 'a {
         Wake {
             inner,
@@ -164,49 +171,51 @@ impl<F> Drop for Wake<'_, F> {
 }
 
 impl Inner {
-    /// A write, waiting as `waits` does; true unless a DEL found no key.
+    /// A write, waiting as `waits` does; returns the pairs set, or the
+    /// keys a DEL found. All or nothing: its records are appended
+    /// together (after any wait for space), and under sync durability, if
+    /// their flush fails, none of them is ever served.
     pub(super) async fn write_with(
         &self,
         waits: impl Waits,
         op: Write<'_>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<u64, StoreError> {
         self.check_sizes(op)?;
         let mut p = Progress::default();
-        let present = loop {
+        let count = loop {
             match self.try_append(op, &mut p)? {
-                Some(present) => break present,
+                Some(count) => break count,
                 None => waits.space(self, p.pass).await,
             }
         };
         let Some(lsn) = p.last else {
-            return Ok(present); // a DEL of an absent key
+            return Ok(count); // a DEL of absent keys
         };
         match op {
             Write::Set(pairs) => self.counters.sets.fetch_add(pairs.len() as u64, Relaxed),
-            Write::Del(_) => self.counters.dels.fetch_add(1, Relaxed),
+            Write::Del(_) => self.counters.dels.fetch_add(count, Relaxed),
         };
         if p.wake {
             self.wake_flusher();
         }
         if self.durability == super::Durability::Buffered {
-            return Ok(present);
+            return Ok(count);
         }
-        waits.durable(self, lsn, p.since.unwrap_or(0)).await?;
-        Ok(present)
+        waits.durable(self, lsn, p.since).await?;
+        Ok(count)
     }
 
-    /// Appends what is left of `op`: `Some(present)` when done, `None` to
-    /// wait for defragmentation pass `p.pass` first. Short of space, it
-    /// waits only while passes free blocks, else the store is full.
-    fn try_append(&self, op: Write<'_>, p: &mut Progress) -> Result<Option<bool>, StoreError> {
+    /// Appends `op`: `Some(count)` when done, `None` to wait for
+    /// defragmentation pass `p.pass` first. Short of space, it waits only
+    /// while passes free blocks, else the store is full.
+    fn try_append(&self, op: Write<'_>, p: &mut Progress) -> Result<Option<u64>, StoreError> {
         let mut w = lock(&self.writer);
         w.check_halted()?;
-        p.since.get_or_insert(w.attempts);
         let before = w.wake_state();
-        let appended = self.append_op(&mut w, op, &mut p.done, &mut p.last);
+        let appended = self.append_op(&mut w, op, p);
         p.wake |= w.wake_needed(before);
         match appended {
-            Ok(present) => Ok(Some(present)),
+            Ok(count) => Ok(Some(count)),
             Err(full @ StoreError::Full { .. }) => {
                 if p.seen_freed == Some(w.freed_total) || !self.reclaimable() {
                     return Err(full);
@@ -226,10 +235,10 @@ impl Inner {
     fn check_sizes(&self, op: Write<'_>) -> Result<(), StoreError> {
         let max = self.max_value(0);
         let check = |k: &[u8], v: &[u8]| {
-            let len = format::record_len(k.len(), v.len());
-            if len > self.room() || k.len() > u16::MAX as usize {
+            if k.len() + v.len() > max || k.len() > u16::MAX as usize {
                 return Err(StoreError::TooLarge {
-                    len,
+                    key: k.len(),
+                    value: v.len(),
                     block_size: self.sb.block_size,
                     max,
                 });
@@ -238,43 +247,108 @@ impl Inner {
         };
         match op {
             Write::Set(pairs) => pairs.iter().try_for_each(|(k, v)| check(k, v)),
-            Write::Del(k) => check(k, &[]),
+            Write::Del(keys) => keys.iter().try_for_each(|k| check(k, &[])),
         }
     }
 
-    /// Appends what `op` has left (pairs from `*done`); `*last` is the LSN
-    /// to wait for. Returns whether a DEL found its key.
+    /// Where the index will point `d` once every write appended so far is
+    /// durable: what writers decide on.
+    pub(super) fn current(&self, w: &Writer, d: Digest) -> Option<Location> {
+        match w.newest.get(&d) {
+            Some(&loc) => Some(loc),
+            None => self.index.get(d),
+        }
+    }
+
+    /// The records `op` appends, each with its space tier: a SET of a new
+    /// key or of a larger record grows, a DEL or a smaller overwrite
+    /// shrinks. A DEL of a key that is absent appends nothing.
+    fn items<'a>(&self, w: &Writer, op: Write<'a>) -> Vec<Item<'a>> {
+        // The write's own earlier records: (digest, length, tombstone).
+        let mut seen: Vec<(Digest, u32, bool)> = Vec::new();
+        let mut items = Vec::new();
+        let mut add = |key: &'a [u8], value: &'a [u8], flags: u8| {
+            let d = digest(key);
+            let len = format::record_len(key.len(), value.len()) as u32;
+            let mine = seen.iter().rev().find(|s| s.0 == d).map(|s| (s.1, s.2));
+            let before = mine.or_else(|| self.current(w, d).map(|l| (l.len, l.tombstone)));
+            let tombstone = flags & format::FLAG_TOMBSTONE != 0;
+            let tier = match before {
+                _ if tombstone => Tier::Shrink,
+                Some((old, _)) if old >= len => Tier::Shrink,
+                _ => Tier::Grow,
+            };
+            if tombstone && before.is_none_or(|(_, gone)| gone) {
+                return;
+            }
+            seen.push((d, len, tombstone));
+            items.push(Item {
+                key,
+                value,
+                flags,
+                tier,
+            });
+        };
+        match op {
+            Write::Set(pairs) => pairs.iter().for_each(|&(k, v)| add(k, v, 0)),
+            Write::Del(keys) => keys
+                .iter()
+                .for_each(|&k| add(k, &[], format::FLAG_TOMBSTONE)),
+        }
+        items
+    }
+
+    /// `Full` unless every record fits where `append` will place it: a
+    /// write is appended whole or not at all.
+    fn fits(&self, w: &Writer, items: &[Item<'_>]) -> Result<(), StoreError> {
+        let limit = self.sb.block_size as usize - RECORD_HEADER;
+        let mut used = w.open.as_ref().map(|o| o.used);
+        let mut taken = 0;
+        for it in items {
+            let len = format::record_len(it.key.len(), it.value.len());
+            if used.is_none_or(|u| u + len > limit) {
+                if w.free_blocks() <= it.tier.floor() + taken {
+                    return Err(self.full());
+                }
+                taken += 1;
+                used = Some(BLOCK_HEADER);
+            }
+            used = used.map(|u| u + len);
+        }
+        Ok(())
+    }
+
+    fn full(&self) -> StoreError {
+        StoreError::Full {
+            live: self.blocks.iter().map(|b| b.live.load(Relaxed)).sum(),
+            blocks: self.sb.blocks,
+            block_size: self.sb.block_size,
+        }
+    }
+
+    /// Appends every record of `op` (or none, if they do not all fit);
+    /// `p.last` is the LSN to wait for. Returns the pairs set, or the keys
+    /// a DEL found.
     fn append_op(
         &self,
         w: &mut Writer,
         op: Write<'_>,
-        done: &mut usize,
-        last: &mut Option<u64>,
-    ) -> Result<bool, StoreError> {
-        match op {
-            Write::Del(key) => {
-                if self.index.get(digest(key)).is_none_or(|l| l.tombstone) {
-                    return Ok(false);
-                }
-                let flags = format::FLAG_TOMBSTONE;
-                *last = self
-                    .append(w, key, &[], flags, None, Tier::Shrink)?
-                    .map(|a| a.1);
-                Ok(true)
-            }
-            Write::Set(pairs) => {
-                for (k, v) in &pairs[*done..] {
-                    let len = format::record_len(k.len(), v.len()) as u32;
-                    let tier = match self.index.get(digest(k)) {
-                        Some(old) if old.len >= len => Tier::Shrink,
-                        _ => Tier::Grow,
-                    };
-                    *last = self.append(w, k, v, 0, None, tier)?.map(|a| a.1);
-                    *done += 1;
-                }
-                Ok(true)
-            }
+        p: &mut Progress,
+    ) -> Result<u64, StoreError> {
+        let items = self.items(w, op);
+        self.fits(w, &items)?;
+        // Taken at the append: a rollback while the write waited for
+        // space took back nothing of it.
+        p.since = w.since();
+        for it in &items {
+            p.last = self
+                .append(w, it.key, it.value, it.flags, None, it.tier)?
+                .map(|a| a.1);
         }
+        Ok(match op {
+            Write::Set(pairs) => pairs.len() as u64,
+            Write::Del(_) => items.len() as u64,
+        })
     }
 
     /// Whether a defragmentation pass may free a block (a write short of
@@ -287,9 +361,11 @@ impl Inner {
         })
     }
 
-    /// Appends a record and points the index at it. With `expect`, only if
-    /// the index still points at `expect` (defragmentation's move), else
-    /// `Ok(None)`. Returns the location and the LSN to wait for.
+    /// Appends a record: under sync durability the index points at it
+    /// once it is durable (module `commit`), under buffered durability at
+    /// once. With `expect`, only if the key's record is still `expect`
+    /// (defragmentation's move), else `Ok(None)`. Returns the location
+    /// and the LSN to wait for.
     pub(super) fn append(
         &self,
         w: &mut Writer,
@@ -300,7 +376,7 @@ impl Inner {
         tier: Tier,
     ) -> Result<Option<(Location, u64)>, StoreError> {
         let d = digest(key);
-        if expect.is_some() && self.index.get(d) != expect {
+        if expect.is_some() && self.current(w, d) != expect {
             return Ok(None);
         }
         let len = format::record_len(key.len(), value.len());
@@ -328,25 +404,29 @@ impl Inner {
         o.used += len;
         o.last_fingerprint = fingerprint(d);
         let idx = o.idx;
-        let info = &self.blocks[idx as usize];
         let loc = Location {
             block: idx,
             offset: at as u32,
             len: len as u32,
             tombstone: flags & format::FLAG_TOMBSTONE != 0,
         };
-        info.live.fetch_add(len as u64, Relaxed);
-        let old = self.index.insert(d, loc);
-        if let Some(old) = old {
-            self.blocks[old.block as usize]
-                .live
-                .fetch_sub(old.len as u64, Relaxed);
-        }
-        // Before the write can be acknowledged (see crate::cache).
-        self.cache.changed(d, old, Some(loc), expect.is_some());
         w.appended_lsn += len as u64;
-        w.appended(self.durability == super::Durability::Sync || tier == Tier::Defrag);
-        Ok(Some((loc, w.appended_lsn)))
+        let lsn = w.appended_lsn;
+        let sync = self.durability == super::Durability::Sync;
+        if sync {
+            w.pending.push_back(Pending {
+                lsn,
+                digest: d,
+                loc,
+                moved_from: expect,
+            });
+            w.newest.insert(d, loc);
+        } else {
+            // Acknowledged at the append: readers see it now.
+            self.point(d, loc, expect);
+        }
+        w.appended(sync || tier == Tier::Defrag);
+        Ok(Some((loc, lsn)))
     }
 
     /// Ends the open block with its seal record and queues it for the
@@ -374,6 +454,7 @@ impl Inner {
                 buf: Arc::new(o.buf),
                 used: o.used,
                 flushed: o.flushed,
+                dirty: o.dirty,
             });
         }
     }
@@ -381,15 +462,11 @@ impl Inner {
     /// Seals the open block and opens the lowest free one (if the tier may
     /// take it: else the open block stays open).
     fn open_block(&self, w: &mut Writer, tier: Tier) -> Result<(), StoreError> {
-        if w.free.len() <= tier.floor() {
-            return Err(StoreError::Full {
-                live: self.blocks.iter().map(|b| b.live.load(Relaxed)).sum(),
-                blocks: self.sb.blocks,
-                block_size: self.sb.block_size,
-            });
+        if w.free_blocks() <= tier.floor() {
+            return Err(self.full());
         }
         self.seal(w);
-        let Some(idx) = w.free.pop() else {
+        let Some((idx, written)) = w.take_block() else {
             unreachable!("more free blocks than the floor")
         };
         let mut buf = w
@@ -420,6 +497,9 @@ impl Inner {
             used: BLOCK_HEADER,
             flushed: 0,
             last_fingerprint: 0,
+            // Its first page is written anyway; marked, so a rollback
+            // gives it back as a block a failed flush wrote into.
+            dirty: if written { PAGE } else { 0 },
         });
         Ok(())
     }
