@@ -508,7 +508,6 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
         if n == 0 { return Err("must be at least 1".into()); }
-        if n as u64 > hiops_bench::MAX_THREADS { return Err(format!("more threads than the {} hiops starts at once: lower it", hiops_bench::MAX_THREADS)); }
         d.numjobs = Some(n); Ok(())
     }),
     opt!("thread", [], flag, "Accepted: hiops always runs jobs as threads.", |_, v| { value::boolean(v).map(|_| ()) }),

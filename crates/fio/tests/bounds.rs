@@ -90,7 +90,7 @@ fn counts_that_would_fill_memory_are_refused_before() {
     for (line, says) in [
         (
             "numjobs=100000000",
-            "numjobs=100000000: more threads than the 4096 hiops starts",
+            "numjobs=100000000 times nrfiles=1 is 100000000 files",
         ),
         (
             "bsrange=1-1g",
