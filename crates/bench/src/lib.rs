@@ -22,7 +22,7 @@ pub mod coord;
 pub mod debug_trace;
 mod driver;
 pub mod error;
-pub mod file_lock;
+mod file_lock;
 pub mod file_service;
 mod filecreate;
 mod flow;

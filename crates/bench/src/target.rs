@@ -168,6 +168,7 @@ fn open_path(
     }
 
     let file = open_file(spec, path, writes)?;
+    crate::file_lock::lock_and_warn(&file, path, writes);
     let full_len = if is_block {
         device.as_ref().and_then(|d| d.size_bytes()).unwrap_or(0)
     } else {

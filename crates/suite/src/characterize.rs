@@ -422,8 +422,8 @@ impl SplitParts {
             row.extend(keys.iter().map(|k| cell(p, k)));
             self.rows.push(row);
             let Some(p) = p else { continue };
-            if p.get("platform_us").is_some_and(|v| *v < 0.0) {
-                self.notes.push(format!("{label} with {e}: the device's service time exceeds the latency the application saw, so other I/O reached the device during the run (diskstats counts all of it): rerun on a quiet machine."));
+            if p.contains_key("platform_not_split") {
+                self.notes.push(format!("{label} with {e}: the device's time could not be set against the application's (other I/O reached the device during the run, or it took longer than the application saw): rerun on a quiet machine."));
             }
             self.traced |= p.contains_key("device_traced");
             if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
