@@ -30,7 +30,10 @@ const EXIT_VERIFY: u8 = 4;
 const EXIT_INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(e),
+    };
     let run_args = match cli.command {
         Some(args::Command::Run(a)) => a.args,
         Some(args::Command::Kv(k)) => {
@@ -61,6 +64,33 @@ fn main() -> ExitCode {
             ExitCode::from(exit_code(&e))
         }
     }
+}
+
+/// A command line clap refuses: help and version as clap prints them; an
+/// error in one line (its tips kept, its usage and "--help" hint left to
+/// --help), exit 2, as every other bad option.
+fn clap_exit(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+        || matches!(
+            e.kind(),
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        )
+    {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| {
+        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+    });
+    let first = lines.next().unwrap_or("bad command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
+    match tips.is_empty() {
+        true => eprintln!("hiops: {first}"),
+        false => eprintln!("hiops: {first} ({})", tips.join("; ")),
+    }
+    ExitCode::from(EXIT_USAGE)
 }
 
 fn suite_exit(who: &str, r: anyhow::Result<suites::Ended>) -> ExitCode {
