@@ -90,7 +90,8 @@ impl Event {
         if data && self.bytes == 0 {
             return None;
         }
-        Some((op, self.sector * 512, self.bytes))
+        // A sector past 2^55 has no byte offset: not an I/O of any device.
+        Some((op, self.sector.checked_mul(512)?, self.bytes))
     }
 }
 
@@ -263,5 +264,14 @@ mod tests {
         assert_eq!(byte_order(&swapped), Some(true));
         std::fs::write(&path, b"fio version 3 iolog\n").unwrap();
         assert!(!is_blktrace(&path).unwrap());
+    }
+
+    #[test]
+    fn a_sector_with_no_byte_offset_is_no_io() {
+        let queued = TA_QUEUE | TC_QUEUE | TC_READ;
+        let last = u64::MAX / 512;
+        let ev = |sector| Event::decode(&encode(1, sector, 4096, queued), false);
+        assert_eq!(ev(last).io(), Some((TraceOp::Read, last * 512, 4096)));
+        assert_eq!(ev(last + 1).io(), None);
     }
 }

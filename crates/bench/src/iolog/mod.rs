@@ -237,7 +237,13 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
         }
         let (offset, len) = (placed(spec, offset), placed_len(spec, len));
         s.max_len = s.max_len.max(len);
-        s.max_end = s.max_end.max(offset + len as u64);
+        let Some(end) = offset.checked_add(len as u64) else {
+            return Err(format!(
+                "{}: an I/O of {len} bytes at offset {offset} ends past the largest offset there is: the trace is damaged",
+                spec.trace.display()
+            ));
+        };
+        s.max_end = s.max_end.max(end);
         while s.align > 1
             && !(offset.is_multiple_of(s.align) && (len as u64).is_multiple_of(s.align))
         {
@@ -276,5 +282,31 @@ mod tests {
             4097,
             "fio aligns only a blktrace's lengths"
         );
+    }
+
+    #[test]
+    fn an_io_that_ends_past_the_largest_offset_refuses_the_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.log");
+        let text =
+            "fio version 2 iolog\n/f add\n/f open\n/f read 18446744073709551615 1\n/f close\n";
+        std::fs::write(&trace, text).unwrap();
+        let spec = ReplaySpec {
+            trace: trace.clone(),
+            format: TraceFormat::Text { version: 2 },
+            files: Vec::new(),
+            no_stall: false,
+            time_scale_pct: 100,
+            offset_divisor: 1,
+            align: 0,
+            skip: ReplaySkip::default(),
+            trims: false,
+        };
+        let err = scan(&spec, true).unwrap_err();
+        assert!(err.contains("ends past the largest offset"), "{err}");
+        assert!(err.contains("t.log"), "{err}");
+        // One byte less ends at the largest offset and is a trace.
+        std::fs::write(&trace, text.replace("551615 1", "551614 1")).unwrap();
+        assert_eq!(scan(&spec, true).unwrap().max_end, u64::MAX);
     }
 }
