@@ -5,7 +5,10 @@ Each spec is LABEL=COMMAND: a hiops binary, `run`, and flags that
 override the defaults (4 KiB random reads); two builds can be compared,
 an old one built in a worktree with its own target dir. A COMMAND that
 starts with `fio` runs fio on the same file and workload instead
-(threads, not processes, as hiops runs them; its flags follow).
+(threads, not processes, as hiops runs them; its flags follow). A
+COMMAND `bench/peers/target/release/hiops-peers MODEL READERS` runs one of
+bench/peers' reader models (monoio, compio, glommio, ...) on the same file
+for the same window.
 Every round runs every spec once, in order; the table gives medians and
 the median of per-round ratios against the first spec.
 
@@ -29,6 +32,31 @@ def is_fio(cmd):
     return os.path.basename(shlex.split(cmd)[0]) == "fio"
 
 
+def is_peer(cmd):
+    """bench/peers' program: `hiops-peers MODEL READERS` (bench/peers.py)."""
+    return os.path.basename(shlex.split(cmd)[0]) == "hiops-peers"
+
+
+def foreign(cmd):
+    return is_fio(cmd) or is_peer(cmd)
+
+
+def one_peer(cmd, args, tsc):
+    """A peer reader model on the same file for the same window (it warms up
+    1 s itself); machine clocks as for fio, over the whole run."""
+    exe, model, readers = shlex.split(cmd)[:3]
+    b0, t0 = machine_busy_s(), time.monotonic()
+    out = subprocess.run([exe, model, args.file, readers, args.runtime], capture_output=True, text=True)
+    busy_per_s = (machine_busy_s() - b0) / (time.monotonic() - t0)
+    if out.returncode != 0:
+        sys.exit(f"{cmd} failed: {out.stderr.strip()}")
+    d = json.loads(out.stdout.strip().splitlines()[-1])
+    if "error" in d:
+        sys.exit(f"{cmd}: {d['error']}")
+    return {"iops": d["iops"], "clocks": busy_per_s * tsc / max(d["iops"], 1), "ctx": d["ctx_per_io"],
+            "p50": d["p50_us"], "p99": d["p99_us"]}
+
+
 def machine_busy_s():
     """Busy CPU seconds of the whole machine so far: all - idle - iowait - steal."""
     f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
@@ -43,6 +71,8 @@ def tsc_hz(hiops):
 
 
 def one(cmd, args, tsc):
+    if is_peer(cmd):
+        return one_peer(cmd, args, tsc)
     # The spec's own flags come last, so they override the defaults.
     words = shlex.split(cmd)
     common = [f"--filename={args.file}", f"--runtime={args.runtime}", f"--ramp_time={args.ramp}"] + COMMON
@@ -80,10 +110,10 @@ def main():
     args = ap.parse_args()
     specs = [s.split("=", 1) for s in args.specs]
     runs = {label: [] for label, _ in specs}
-    hiops = next((shlex.split(c)[0] for _, c in specs if not is_fio(c)), "target/release/hiops")
-    tsc = tsc_hz(hiops) if any(is_fio(c) for _, c in specs) else None
+    hiops = next((shlex.split(c)[0] for _, c in specs if not foreign(c)), "target/release/hiops")
+    tsc = tsc_hz(hiops) if any(foreign(c) for _, c in specs) else None
     if tsc:
-        print(f"# machine clocks over each whole run (a fio spec is here), TSC {tsc / 1e9:.3f} GHz")
+        print(f"# machine clocks over each whole run (a fio or peer spec is here), TSC {tsc / 1e9:.3f} GHz")
     for r in range(args.rounds):
         for label, cmd in specs:
             x = one(cmd, args, tsc)
