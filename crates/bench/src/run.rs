@@ -171,6 +171,11 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
                     spec.name, r.len
                 ));
             }
+            // zoned_abs zones past the region (a device's or an existing
+            // file's size is known only now).
+            if let Err(e) = crate::zones::fits(&spec.distribution, r.len) {
+                return usage(format!("job {}: {e}", spec.name));
+            }
         }
     }
     if spec.direct

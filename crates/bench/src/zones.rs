@@ -175,7 +175,6 @@ fn absolute_zones(
 /// requires ("zoned_abs sizes exceed file size"). Other distributions fit
 /// any range.
 // Until run.rs checks each region with it, only the tests call it.
-#[allow(dead_code)]
 pub(crate) fn fits(dist: &Distribution, len: u64) -> Result<(), String> {
     match dist {
         Distribution::PerDirection(both) => both.iter().try_for_each(|d| fits(d, len)),

@@ -188,6 +188,21 @@ fn zone_lists_without_zones_or_past_the_end_are_refused() {
         args.push(&arg);
         refused(tmp.path(), &args, Stdio::null(), says);
     }
+    // A file's own size, known only when it is opened, bounds the zones too.
+    let f = write(tmp.path(), "four-mib", &vec![7u8; 4 << 20]);
+    let file = format!("--filename={f}");
+    let args = [
+        "--name=x",
+        &file,
+        "--rw=randread",
+        "--random_distribution=zoned_abs:50/1m:50/8m",
+    ];
+    refused(
+        tmp.path(),
+        &args,
+        Stdio::null(),
+        "past the end of the 4194304 bytes",
+    );
 }
 
 #[test]
