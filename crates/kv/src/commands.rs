@@ -309,7 +309,7 @@ fn admin(name: &str, args: Args<'_>, client: &mut Client, shared: &Shared, r: &m
             Some(sub) if sub == b"DOCS" => r.map(0),
             _ => r.array(0),
         },
-        "CONFIG" if n >= 1 && arg(0).eq_ignore_ascii_case(b"GET") => r.map(0),
+        "CONFIG" if n >= 1 && arg(0).eq_ignore_ascii_case(b"GET") => config_get(args, shared, r),
         "CONFIG" => r.error("ERR hiops kv has no runtime configuration: restart with other flags"),
         "SELECT" if n == 1 => {
             if arg(0) == b"0" {
@@ -322,6 +322,22 @@ fn admin(name: &str, args: Args<'_>, client: &mut Client, shared: &Shared, r: &m
         _ if COMMANDS.contains(&name) => wrong_args(r, name),
         _ => unknown(args, r),
     }
+}
+
+/// CONFIG GET: proto-max-bulk-len (named, or `*`), the limit in force;
+/// nothing else is configurable at run time.
+fn config_get(args: Args<'_>, shared: &Shared, r: &mut Reply) {
+    const NAME: &[u8] = b"proto-max-bulk-len";
+    let asked = args
+        .rest()
+        .skip(1)
+        .any(|p| p == b"*" || p.eq_ignore_ascii_case(NAME));
+    if !asked {
+        return r.map(0);
+    }
+    r.map(1);
+    r.bulk(NAME);
+    r.bulk(shared.cfg.limits.max_bulk.to_string().as_bytes());
 }
 
 fn client_command(args: Args<'_>, client: &mut Client, r: &mut Reply) {

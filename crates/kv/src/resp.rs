@@ -206,7 +206,12 @@ impl CommandParser {
             .ok()
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| ProtocolError(format!("invalid {what} length")))?;
-        if n > max as i64 || n < -1 {
+        if n > max as i64 {
+            return Err(ProtocolError(format!(
+                "invalid {what} length {n}: the largest accepted is {max}"
+            )));
+        }
+        if n < -1 {
             return Err(ProtocolError(format!("invalid {what} length")));
         }
         Ok(Some((n, from + nl + 1)))

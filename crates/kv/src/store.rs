@@ -55,6 +55,7 @@
 //! older record of the key may still be on the device: a tombstone is
 //! dropped only when every other block in use started after it.
 
+mod check;
 mod commit;
 mod defrag;
 mod device;
@@ -87,6 +88,7 @@ use wait::{lock, now, WakeList};
 use worker::{Bell, OnThread, Running};
 use write::{AsyncWaits, BlockingWaits, Write};
 
+pub use check::{check_store, Check};
 pub use devices::{check_devices, erase_stores, DeviceStats, Store};
 #[doc(hidden)]
 pub use halt::Fault;

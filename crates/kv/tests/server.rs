@@ -23,17 +23,22 @@ fn start() -> Running {
     start_with(ServerConfig::default())
 }
 
-/// A server on a fresh 64 MiB store, on any free port; for the tasks
-/// model, the store's flusher and defragmenter are on a task ring too (as
-/// `hiops kv serve` opens it).
+/// A server on a fresh 64 MiB store of 64 KiB write blocks (a few hundred
+/// keys reach the device), on any free port.
 fn start_with(cfg: ServerConfig) -> Running {
+    start_on(cfg, 64 << 10)
+}
+
+/// A server on a fresh 64 MiB store of `block_size` write blocks, on any
+/// free port; for the tasks model, the store's flusher and defragmenter
+/// are on a task ring too (as `hiops kv serve` opens it).
+fn start_on(cfg: ServerConfig, block_size: u32) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(
         &dir.path().join("kv.dat"),
         StoreConfig {
             create_size: 64 << 20,
-            // Small write blocks: a few hundred keys reach the device.
-            block_size: 64 << 10,
+            block_size,
             tasks: (cfg.model == Model::Tasks).then(|| cfg.task.clone()),
             ..StoreConfig::default()
         },
@@ -142,6 +147,54 @@ fn commands_answer_as_redis_does_in(model: Model) {
     assert_eq!(call(&["FLUSHDB"]), Value::Simple("OK".into()));
     assert_eq!(call(&["DBSIZE"]), Value::Int(0));
     assert_eq!(call(&["QUIT"]), Value::Simple("OK".into()));
+}
+
+/// The largest value INFO and CONFIG GET name is stored; one byte more is
+/// refused with an error naming the limit, by the store (the connection
+/// goes on) or, past proto-max-bulk-len, by the parser (it closes).
+#[test]
+fn the_largest_value_is_the_one_info_names_and_one_byte_more_is_refused() {
+    for model in [Model::Tasks, Model::Threads] {
+        let s = start_with(ServerConfig {
+            model,
+            ..ServerConfig::default()
+        });
+        let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+        let max = info_field(&mut c, "hiops_max_value_bytes") as usize;
+        assert_eq!(max, s.store.max_value(0));
+        assert_eq!(max, (64 << 10) - 144, "a 64 KiB block's room");
+        // The 512 MiB default is lowered to what the store takes.
+        assert_eq!(info_field(&mut c, "hiops_proto_max_bulk_len") as usize, max);
+        let got = c.call(&[b"CONFIG", b"GET", b"proto-max-bulk-len"]).unwrap();
+        let want = Value::Array(Some(vec![
+            bulk("proto-max-bulk-len"),
+            bulk(&max.to_string()),
+        ]));
+        assert_eq!(got, want);
+        let at = vec![7u8; max - 1];
+        assert_eq!(
+            c.call(&[b"SET", b"k", &at]).unwrap(),
+            Value::Simple("OK".into())
+        );
+        assert_eq!(c.call(&[b"GET", b"k"]).unwrap(), Value::Bulk(Some(at)));
+        let over = vec![8u8; max];
+        match c.call(&[b"SET", b"k", &over]).unwrap() {
+            Value::Error(e) => assert!(e.contains(&format!("at most {max} bytes")), "{e}"),
+            v => panic!("{v:?}"),
+        }
+        assert_eq!(c.call(&[b"PING"]).unwrap(), Value::Simple("PONG".into()));
+        let past = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", max + 1);
+        let out = String::from_utf8_lossy(&exchange(s.addr, past.as_bytes())).into_owned();
+        assert!(
+            out.starts_with("-ERR Protocol error: invalid bulk length"),
+            "{out}"
+        );
+        assert!(out.contains(&max.to_string()), "{out}");
+        assert_eq!(
+            c.call(&[b"GET", b"k"]).unwrap(),
+            Value::Bulk(Some(vec![7u8; max - 1]))
+        );
+    }
 }
 
 /// Raw bytes in, everything the server answers until it closes (or 2 s).
@@ -444,10 +497,14 @@ fn partial_set(addr: SocketAddr, len: usize, sent: usize) -> TcpStream {
 /// in (an operator's INFO must); only requests past 4 KiB are refused.
 #[test]
 fn the_total_query_limit_never_refuses_small_commands() {
-    let s = start_with(ServerConfig {
-        max_query_total: 1,
-        ..ServerConfig::default()
-    });
+    // Large write blocks: the requests are within what the store takes.
+    let s = start_on(
+        ServerConfig {
+            max_query_total: 1,
+            ..ServerConfig::default()
+        },
+        8 << 20,
+    );
     let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
     assert_eq!(c.call(&[b"PING"]).unwrap(), Value::Simple("PONG".into()));
     assert!(info_field(&mut c, "hiops_clients_refused_input") == 0);
@@ -460,13 +517,16 @@ fn the_total_query_limit_never_refuses_small_commands() {
 
 #[test]
 fn query_buffer_limits_are_named_and_memory_is_given_back() {
-    let s = start_with(ServerConfig {
-        client_query_buffer_limit: 4 << 20,
-        max_query_total: 24 << 20,
-        ..ServerConfig::default()
-    });
+    let s = start_on(
+        ServerConfig {
+            client_query_buffer_limit: 4 << 20,
+            max_query_total: 24 << 20,
+            ..ServerConfig::default()
+        },
+        8 << 20,
+    );
     // One client over its own limit.
-    let mut big = partial_set(s.addr, 8 << 20, 1 << 20);
+    let mut big = partial_set(s.addr, 6 << 20, 1 << 20);
     big.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut reply = String::new();
     let _ = big.read_to_string(&mut reply);

@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// Address to listen on, e.g. `127.0.0.1:6380` (port 0: any free port).
     pub addr: String,
     pub max_clients: u64,
+    /// `limits.max_bulk` (proto-max-bulk-len) is at most what the store
+    /// takes (`Store::max_value(0)`: key and value together): `bind` lowers
+    /// a larger one to it, so the limit clients meet is the one in force.
     pub limits: Limits,
     /// Most input one client may have buffered (Redis'
     /// `client-query-buffer-limit`, 1 GiB).
@@ -187,7 +190,8 @@ fn listen(addr: &str, backlog: i32) -> io::Result<TcpListener> {
 }
 
 impl Server {
-    pub fn bind(store: Arc<Store>, cfg: ServerConfig) -> io::Result<Server> {
+    pub fn bind(store: Arc<Store>, mut cfg: ServerConfig) -> io::Result<Server> {
+        cfg.limits.max_bulk = cfg.limits.max_bulk.min(store.max_value(0));
         let tls = cfg.tls.as_ref().map(tls::load).transpose()?;
         let backlog = system_backlog();
         let listener = listen(&cfg.addr, backlog).map_err(|e| {
@@ -350,7 +354,7 @@ impl Shared {
          # Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nacl_access_denied_auth:{}\r\nhiops_protected_mode_denied:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n\r\n\
          # Persistence\r\nloading:0\r\nhiops_durability:{:?}\r\nhiops_recovery_ms:{:.1}\r\nhiops_recovery_records:{}\r\n\r\n\
          # Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n\r\n\
-         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\nhiops_workers:{}\r\nhiops_worker_ios:{}\r\nhiops_worker_ring_ios:{}\r\n",
+         # Hiops\r\nhiops_path:{}\r\nhiops_index_bytes:{}\r\nhiops_index_bytes_per_key:{:.1}\r\nhiops_tombstones:{}\r\nhiops_blocks:{}\r\nhiops_blocks_free:{}\r\nhiops_block_size:{}\r\nhiops_live_bytes:{}\r\nhiops_device_reads:{}\r\nhiops_memory_reads:{}\r\nhiops_flushes:{}\r\nhiops_flushed_bytes:{}\r\nhiops_defrag_blocks:{}\r\nhiops_defrag_moved:{}\r\nhiops_path_issued:{}\r\nhiops_path_wakeups:{}\r\nhiops_path_reaped_for_others:{}\r\nhiops_task_ring_ios:{}\r\nhiops_workers:{}\r\nhiops_worker_ios:{}\r\nhiops_worker_ring_ios:{}\r\nhiops_max_value_bytes:{}\r\nhiops_proto_max_bulk_len:{}\r\n",
         crate::commands::REDIS_VERSION,
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
@@ -395,6 +399,8 @@ impl Shared {
         s.workers,
         s.worker_ios,
         s.worker_ring_ios,
+        shared.store.max_value(0),
+        shared.cfg.limits.max_bulk,
     ) + &cache_info(&s.cache)
             + &devices_info(&s.devices)
     }
