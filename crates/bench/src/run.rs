@@ -430,6 +430,21 @@ pub fn run_phases(
 /// [`run_phases`] as one rank of several (MPI): the ranks agree that each
 /// phase can start, start its I/O together, and (`coord`'s stonewall) stop
 /// when the first rank is done.
+/// The clock a job names (fio's clocksource) times the whole process: the
+/// first job's choice holds, and a source that cannot be used here is
+/// refused with why.
+fn choose_clock(jobs: &[JobSpec]) -> Result<(), BenchError> {
+    let Some(want) = jobs.iter().find_map(|j| j.clocksource) else {
+        return Ok(());
+    };
+    hiops_hal::clock::choose(want).map(|_| ()).map_err(|why| {
+        BenchError::Usage(format!(
+            "clocksource={}: {why}: use clocksource=clock_gettime",
+            want.fio_name()
+        ))
+    })
+}
+
 pub fn run_phases_with(
     jobs: &[JobSpec],
     phases: &[u32],
@@ -437,6 +452,7 @@ pub fn run_phases_with(
     coord: &mut dyn Coordinator,
 ) -> Result<Vec<RunResult>, BenchError> {
     assert_eq!(jobs.len(), phases.len());
+    choose_clock(jobs)?;
     let mut results: Vec<RunResult> = Vec::new();
     let last = phases.iter().copied().max().unwrap_or(0);
     for phase in 0..=last {

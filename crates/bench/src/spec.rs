@@ -718,6 +718,9 @@ pub struct JobSpec {
     pub fadvise: Option<Fadvise>,
     /// Pause after each I/O completes (fio's thinktime).
     pub thinktime_ns: u64,
+    /// How I/O is timed (fio's clocksource; `None`: the time-stamp counter
+    /// where reliable). One clock serves the whole process.
+    pub clocksource: Option<hiops_hal::clock::ClockSource>,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
     /// When one of this job's threads is done, other jobs stop (fio's
@@ -837,6 +840,7 @@ impl JobSpec {
             invalidate: true,
             fadvise: None,
             thinktime_ns: 0,
+            clocksource: None,
             number_ios: None,
             exitall: false,
             exit_what: ExitWhat::Group,

@@ -6,6 +6,7 @@
 use crate::value::{self, quoted, shown, KbBase};
 use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
+use hiops_hal::clock::ClockSource;
 use hiops_hal::{EngineKind, Feature};
 use std::path::PathBuf;
 
@@ -132,6 +133,7 @@ pub struct Draft {
     pub tasks_from_numjobs: bool,
     pub raid0: Option<u64>,
     pub hybrid_depth: Option<f64>,
+    pub clocksource: Option<ClockSource>,
     pub hybrid_iops: Option<f64>,
     pub ss: Option<SteadyState>,
     pub ss_dur: Option<u64>,
@@ -714,8 +716,13 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("disable_bw_measurement", ["disable_bw"], flag, "Accepted, no effect: hiops' per-second series reads shared counters once a second, which costs the I/O path nothing.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("clat_percentiles", [], flag, "Accepted, no effect: hiops always reports completion-latency percentiles.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("disk_util", [], flag, "Accepted, no effect: hiops reports disk_util for every block device it finds under the targets.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("clocksource", [], value, "Accepted (gettimeofday, clock_gettime, cpu), no effect: hiops times I/O with CLOCK_MONOTONIC through the vDSO whichever is named.", |_, v| {
-        one_of(need(v)?, &["gettimeofday", "clock_gettime", "cpu"], "hiops always uses CLOCK_MONOTONIC")
+    opt!("clocksource", [], value, "How I/O is timed, as in fio: cpu (the time-stamp counter scaled to CLOCK_MONOTONIC's nanoseconds; the default where the kernel itself keeps time with it) or clock_gettime (CLOCK_MONOTONIC through the vDSO; gettimeofday reads it too).", |d, v| {
+        d.clocksource = Some(match need(v)? {
+            "cpu" => ClockSource::Tsc,
+            "clock_gettime" | "gettimeofday" => ClockSource::ClockGettime,
+            other => return Err(format!("unknown clocksource {}: use cpu, clock_gettime or gettimeofday", crate::value::quoted(other))),
+        });
+        Ok(())
     }),
     opt!("random_generator", [], value, "Accepted (tausworthe, lfsr, tausworthe64), no effect on what is measured: hiops draws offsets from its own generator (hiops-rng), and with the random map every block is still read once per pass, as with lfsr.", |_, v| {
         one_of(need(v)?, &["tausworthe", "lfsr", "tausworthe64"], "hiops uses its own generator")
@@ -1323,6 +1330,20 @@ mod tests {
         })(&mut d, Some("1m,2m"))
         .unwrap();
         assert_eq!(d.rate_min, [Some(1 << 20), Some(2 << 20)]);
+    }
+
+    #[test]
+    fn clocksource_names_the_clock_as_fio_does() {
+        let source = |v: &str| {
+            let mut d = Draft::default();
+            parse_option(&mut d, "clocksource", Some(v)).map(|()| d.clocksource)
+        };
+        assert_eq!(source("cpu"), Ok(Some(ClockSource::Tsc)));
+        assert_eq!(source("clock_gettime"), Ok(Some(ClockSource::ClockGettime)));
+        assert_eq!(source("gettimeofday"), Ok(Some(ClockSource::ClockGettime)));
+        assert!(source("hpet")
+            .unwrap_err()
+            .contains("use cpu, clock_gettime"));
     }
 
     #[test]

@@ -886,6 +886,7 @@ impl Draft {
         }
         spec.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.clocksource = self.clocksource;
         Ok(())
     }
 
