@@ -75,7 +75,9 @@ def one(cmd, args, tsc):
         return one_peer(cmd, args, tsc)
     # The spec's own flags come last, so they override the defaults.
     words = shlex.split(cmd)
-    common = [f"--filename={args.file}", f"--runtime={args.runtime}", f"--ramp_time={args.ramp}"] + COMMON
+    # --file "" : no file (ioengine=null and hiops' mem bring their own target).
+    named = [f"--filename={args.file}"] if args.file else []
+    common = named + [f"--runtime={args.runtime}", f"--ramp_time={args.ramp}"] + COMMON
     if is_fio(cmd):
         full = words[:1] + FIO + common + words[1:]
     else:
