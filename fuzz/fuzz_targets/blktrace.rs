@@ -8,16 +8,13 @@
 
 use hiops_bench::iolog::{format_of, scan, TraceSummary};
 use hiops_bench::spec::{ReplaySkip, ReplaySpec, TraceFormat};
-use hiops_fuzz::{known, MemFile};
+use hiops_fuzz::MemFile;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
 static FILE: OnceLock<MemFile> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
-    if known::blktrace_sector_overflows(data) {
-        return;
-    }
     let file = FILE.get_or_init(MemFile::new);
     file.set(data);
     let Ok(TraceFormat::Blktrace) = format_of(&file.path) else {

@@ -34,10 +34,8 @@ pub fn draft(globals: &[RawOption], job: &Section) -> Option<Draft> {
 
 /// Every job of `sections` planned as far as a job's spec, without the
 /// parts that read files (a trace to replay, fill_device's free space):
-/// each spec is checked, or refused with a message. False when a job was
-/// left out for a known fault (see [`known`]).
-pub fn plan_jobs(sections: &[Section], defaults: Defaults) -> bool {
-    let mut clean = true;
+/// each spec is checked, or refused with a message.
+pub fn plan_jobs(sections: &[Section], defaults: Defaults) {
     let mut globals: Vec<RawOption> = Vec::new();
     for s in sections {
         if s.is_global() {
@@ -49,16 +47,11 @@ pub fn plan_jobs(sections: &[Section], defaults: Defaults) -> bool {
         };
         d.read_iolog = None;
         d.fill_device = false;
-        if known::skip_draft(&d) {
-            clean = false;
-            continue;
-        }
         if let Ok((spec, _)) = d.into_spec(defaults) {
             assert!(spec.numjobs >= 1, "a job of no threads: {spec:?}");
             assert!(spec.bs.max() >= 1, "a block size of 0: {spec:?}");
         }
     }
-    clean
 }
 
 /// Whether every key names an option (hiops' own, or fio's that hiops
