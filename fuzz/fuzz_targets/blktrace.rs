@@ -36,7 +36,13 @@ fuzz_target!(|data: &[u8]| {
     };
     consistent(&s, data);
     spec.align = 4096;
-    let aligned = scan(&spec, true).expect("a trace that scans scans aligned");
+    // Aligned lengths grow: an I/O near the last offset may then end past
+    // it, and only that refuses a trace that scanned.
+    let aligned = match scan(&spec, true) {
+        Ok(a) => a,
+        Err(e) if e.contains("ends past the largest offset") => return,
+        Err(e) => panic!("a trace that scans scans aligned: {e}"),
+    };
     // Lengths are rounded up to the alignment, within u32 (one of nearly
     // 4 GiB stays as it is).
     if aligned.max_len <= u32::MAX - 4095 {
