@@ -105,7 +105,8 @@ fn five_thousand_clients_are_served_by_a_few_threads() {
 
 #[test]
 fn memory_of_large_requests_is_given_back_when_clients_leave() {
-    let s = serve(&[]);
+    // The largest block, for the largest value a store takes (8 MiB).
+    let s = serve(&["--block-size", "8m"]);
     let pid = s.child.id();
     let mut probe = RespConn::connect(&s.addr).unwrap();
     assert_eq!(
@@ -113,8 +114,8 @@ fn memory_of_large_requests_is_given_back_when_clients_leave() {
         Value::Simple("PONG".into())
     );
     let before = status(pid, "VmRSS");
-    // The case, twice: 20 clients each part-way through a 56 MiB
-    // value, then gone (the old server kept 271 MB of 1.55 GB).
+    // Twice: 20 clients each part-way through the largest value, then
+    // gone (a server that kept their buffers once held 271 MB of 1.55 GB).
     for round in 1..=2 {
         let after = large_requests_come_and_go(pid, &s.addr, before);
         assert!(
@@ -132,12 +133,13 @@ fn memory_of_large_requests_is_given_back_when_clients_leave() {
 /// 20 clients hold large unfinished requests, then leave; returns the
 /// server's resident KiB once they are gone (or after 5 s).
 fn large_requests_come_and_go(pid: u32, addr: &str, before: u64) -> u64 {
-    let part = 50usize << 20;
+    let part = 7usize << 20;
     let held = before + 20 * (part as u64 >> 10) * 9 / 10;
     let clients: Vec<TcpStream> = (0..20)
         .map(|_| {
             let mut c = TcpStream::connect(addr).unwrap();
-            let header = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", 56 << 20);
+            let value = (8 << 20) - (1 << 12);
+            let header = format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${value}\r\n");
             c.write_all(header.as_bytes()).unwrap();
             c.write_all(&vec![b'x'; part]).unwrap();
             c

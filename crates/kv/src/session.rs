@@ -59,9 +59,25 @@ pub(crate) struct Session<'s> {
     charged: usize,
 }
 
+/// A client's input buffer past this size is given back to the system
+/// when the client leaves.
+const TRIM_AT: usize = 1 << 20;
+
 impl Drop for Session<'_> {
     fn drop(&mut self) {
         self.shared.query_bytes.fetch_sub(self.charged, Relaxed);
+        if self.input.capacity() > TRIM_AT {
+            self.input = Vec::new();
+            // glibc keeps freed blocks below its mmap threshold, which rises
+            // to the size of the largest block freed (up to 32 MiB): values
+            // of a few MiB then stay in the heap after their clients left.
+            #[cfg(all(target_os = "linux", target_env = "gnu"))]
+            // SAFETY: malloc_trim only returns free heap pages to the
+            // system; it touches no memory in use.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
     }
 }
 

@@ -94,17 +94,14 @@ pub fn log_lines(path: &Path) -> Vec<Vec<u64>> {
 /// Starts `hiops kv serve` on a free port over a 64 MiB store at `path`;
 /// returns it, its address and the first line of its stderr.
 pub fn kv_serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
+    // A small block unless the test names its own.
+    let block = match extra.contains(&"--block-size") {
+        true => &[][..],
+        false => &["--block-size", "256k"][..],
+    };
     let mut child = hiops()
-        .args([
-            "kv",
-            "serve",
-            "--port",
-            "0",
-            "--size",
-            "64m",
-            "--block-size",
-            "256k",
-        ])
+        .args(["kv", "serve", "--port", "0", "--size", "64m"])
+        .args(block)
         .arg("--path")
         .arg(path)
         .args(extra)
