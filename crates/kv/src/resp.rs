@@ -406,6 +406,15 @@ pub enum Value {
 
 /// Parses one reply from the start of `buf`: `Ok(None)` if incomplete.
 pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> {
+    parse_nested(buf, 0)
+}
+
+/// How deep arrays and maps of a reply may nest: each level is a frame of
+/// the parser's stack, and a client thread's stack is 2 MiB.
+pub const MAX_REPLY_DEPTH: usize = 512;
+
+/// A reply inside `depth` arrays or maps.
+fn parse_nested(buf: &[u8], depth: usize) -> Result<Option<(Value, usize)>, ProtocolError> {
     let Some(&kind) = buf.first() else {
         return Ok(None);
     };
@@ -424,6 +433,11 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> 
             .ok_or_else(|| ProtocolError(format!("bad number in reply: {}", text())))
     };
     let after = nl + 1;
+    if matches!(kind, b'*' | b'~' | b'%') && depth >= MAX_REPLY_DEPTH {
+        return Err(ProtocolError(format!(
+            "a reply nested deeper than {MAX_REPLY_DEPTH} arrays or maps"
+        )));
+    }
     Ok(match kind {
         b'+' => Some((Value::Simple(text()), after)),
         b'-' => Some((Value::Error(text()), after)),
@@ -435,12 +449,12 @@ pub fn parse_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> 
             if n < 0 {
                 return Ok(Some((Value::Array(None), after)));
             }
-            parse_items(buf, n as usize, after)?
+            parse_items(buf, n as usize, after, depth)?
                 .map(|(items, end)| (Value::Array(Some(items)), end))
         }
         b'%' => {
             let n = num()?.max(0) as usize;
-            parse_items(buf, 2 * n, after)?.map(|(items, end)| {
+            parse_items(buf, 2 * n, after, depth)?.map(|(items, end)| {
                 let mut it = items.into_iter();
                 let pairs = std::iter::from_fn(|| Some((it.next()?, it.next()?))).collect();
                 (Value::Map(pairs), end)
@@ -478,16 +492,17 @@ fn parse_string(buf: &[u8], kind: u8, n: i64, at: usize) -> Option<(Value, usize
     ))
 }
 
-/// `n` replies in a row from `at`.
+/// `n` replies in a row from `at`, the items of an aggregate at `depth`.
 fn parse_items(
     buf: &[u8],
     n: usize,
     at: usize,
+    depth: usize,
 ) -> Result<Option<(Vec<Value>, usize)>, ProtocolError> {
     let mut items = Vec::with_capacity(n.min(1024));
     let mut pos = at;
     for _ in 0..n {
-        let Some((v, used)) = parse_reply(&buf[pos..])? else {
+        let Some((v, used)) = parse_nested(&buf[pos..], depth + 1)? else {
             return Ok(None);
         };
         items.push(v);
@@ -522,6 +537,29 @@ mod tests {
 
     /// A parsed command's words and the bytes it took.
     type Parsed = Option<(Vec<Vec<u8>>, usize)>;
+
+    #[test]
+    fn replies_nest_to_the_limit_and_no_deeper() {
+        let nested = |levels: usize| {
+            let mut buf = b"*1\r\n".repeat(levels);
+            buf.extend_from_slice(b":7\r\n");
+            buf
+        };
+        let (mut v, used) = parse_reply(&nested(MAX_REPLY_DEPTH)).unwrap().unwrap();
+        assert_eq!(used, MAX_REPLY_DEPTH * 4 + 4);
+        for _ in 0..MAX_REPLY_DEPTH {
+            let Value::Array(Some(mut items)) = v else {
+                panic!("an array at every level")
+            };
+            v = items.pop().unwrap();
+        }
+        assert_eq!(v, Value::Int(7));
+        // 20,000 levels once overflowed the stack; now one error.
+        for levels in [MAX_REPLY_DEPTH + 1, 20_000] {
+            let e = parse_reply(&nested(levels)).unwrap_err();
+            assert!(e.0.contains("nested deeper than 512"), "{}", e.0);
+        }
+    }
 
     fn words(buf: &[u8]) -> Result<Parsed, ProtocolError> {
         let mut args = Vec::new();
