@@ -25,6 +25,21 @@ pub enum KvCommand {
     /// times the RAM cache, on the flash against an HDD-like device (a
     /// throttled loop device; needs root), the knee marked.
     CacheSweep(crate::kv_cache_sweep::CacheSweepArgs),
+    /// Check every record of a store, the superseded and deleted ones too
+    /// (a scrub), reading only; damage is named by block and byte. Exit 0:
+    /// clean; 4: damage found. Run it on a store no hiops kv has open.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The store's files or devices, as given to `hiops kv serve`
+    /// (repeated, or a comma list).
+    #[arg(long, value_delimiter = ',')]
+    pub path: Vec<PathBuf>,
+    /// text or json.
+    #[arg(long, default_value = "text")]
+    pub output_format: String,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -37,9 +52,16 @@ pub struct StoreArgs {
     pub path: Vec<PathBuf>,
     /// Size of a file created for the store, per device (1g when not
     /// given). Given for an existing store, a larger size grows it; a
-    /// smaller one is refused.
+    /// smaller one is refused. More than the file system's free space is
+    /// refused unless --sparse.
     #[arg(long)]
     pub size: Option<String>,
+    /// Create (or grow) the store's file even where --size is more than
+    /// its file system's free space: the file is sparse, and writes fail
+    /// (their clients told so, nothing of them served) once the file
+    /// system is full.
+    #[arg(long)]
+    pub sparse: bool,
     /// Write block size (Aerospike's write-block-size).
     #[arg(long, default_value = "1m")]
     pub block_size: String,
@@ -118,9 +140,12 @@ pub struct ServeArgs {
     /// available memory, at most 4 GiB).
     #[arg(long)]
     pub max_query_total: Option<String>,
-    /// Largest key or value (Redis' proto-max-bulk-len).
-    #[arg(long, default_value = "512m")]
-    pub proto_max_bulk_len: String,
+    /// Largest key or value a client may send (Redis' proto-max-bulk-len).
+    /// By default, and at most, what a write block takes: key and value
+    /// together, the block size less 144 bytes (INFO's
+    /// hiops_max_value_bytes).
+    #[arg(long)]
+    pub proto_max_bulk_len: Option<String>,
     /// A file whose first line is the password clients must AUTH with
     /// (Redis' requirepass, kept off the command line where ps shows it).
     #[arg(long, value_name = "FILE")]
@@ -245,19 +270,34 @@ pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadOption(msg.into()))
 }
 
+/// `hiops kv check` found damage: it exits 4.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Damaged(String);
+
 /// The exit code of a failed `hiops kv` command: 2 a bad option, 3 refused
-/// by the safety gate, 1 anything else.
+/// by the safety gate, 4 `check` found damage, 1 anything else.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if e.downcast_ref::<BadOption>().is_some() {
         2
-    } else if matches!(
-        e.downcast_ref::<hiops_kv::StoreError>(),
-        Some(hiops_kv::StoreError::Refused(_))
-    ) {
-        3
+    } else if e.downcast_ref::<Damaged>().is_some() {
+        4
     } else {
-        1
+        match e.downcast_ref::<hiops_kv::StoreError>() {
+            Some(hiops_kv::StoreError::Refused(_)) => 3,
+            // Options the target cannot take (nothing was created).
+            Some(hiops_kv::StoreError::Config { .. }) => 2,
+            _ => 1,
+        }
     }
+}
+
+/// A count option must be within `min..=max`.
+fn count(flag: &str, v: u64, min: u64, max: u64) -> anyhow::Result<()> {
+    if (min..=max).contains(&v) {
+        return Ok(());
+    }
+    Err(bad(format!("--{flag}={v}: give {min} to {max}")))
 }
 
 impl StoreArgs {
@@ -266,6 +306,19 @@ impl StoreArgs {
             .map_err(|e| bad(format!("--size: {e}")))?;
         let block = hiops_bench::units::parse_size(&self.block_size)
             .map_err(|e| bad(format!("--block-size: {e}")))?;
+        let block = u32::try_from(block)
+            .map_err(|_| bad(format!("--block-size={}: at most 8m", self.block_size)))?;
+        hiops_kv::store::check_block_size(block)
+            .map_err(|why| bad(format!("--block-size={}: {why}", self.block_size)))?;
+        let least = hiops_kv::store::min_store_bytes(block);
+        if size < least {
+            return Err(bad(format!(
+                "--size={}: a store of write blocks of {block} bytes needs at least {least} bytes (its superblock and the blocks it keeps in reserve)",
+                self.size.as_deref().unwrap_or("1g")
+            )));
+        }
+        count("iodepth", self.iodepth.into(), 1, 65536)?;
+        count("flush-max-ms", self.flush_max_ms, 0, 3_600_000)?;
         let strategy = Strategy::parse(&self.strategy).ok_or_else(|| {
             bad(format!(
                 "--strategy={}: use pread, completion-thread, per-thread-ring, coop, poll or hybrid",
@@ -288,7 +341,7 @@ impl StoreArgs {
         }
         let allow_write_device = self.device_allowed()?;
         Ok(StoreConfig {
-            block_size: u32::try_from(block).map_err(|_| bad("--block-size: at most 4 GiB - 1"))?,
+            block_size: block,
             create_size: size,
             durability,
             flush_max: std::time::Duration::from_millis(self.flush_max_ms),
@@ -296,12 +349,13 @@ impl StoreArgs {
             path: PathConfig {
                 strategy,
                 engine,
-                depth: self.iodepth.max(1),
+                depth: self.iodepth,
                 ..PathConfig::default()
             },
             direct: true,
             allow_write_device,
             grow: self.size.is_some(),
+            sparse: self.sparse,
             repair: self.repair,
             cache_size: self.cache_bytes()?,
             tasks: None,
@@ -406,19 +460,56 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
         KvCommand::Ycsb(a) => ycsb_cmd(a),
         KvCommand::Fig10(a) => crate::kv_fig10::fig10(a),
         KvCommand::CacheSweep(a) => crate::kv_cache_sweep::cache_sweep(a),
+        KvCommand::Check(a) => check(a),
     }
+}
+
+/// `hiops kv check`: a line of counts per device, a line per damage.
+fn check(a: CheckArgs) -> anyhow::Result<()> {
+    if a.path.is_empty() {
+        return Err(bad(
+            "give --path FILE_OR_DEVICE: the store's paths, as given to hiops kv serve",
+        ));
+    }
+    let json = match a.output_format.as_str() {
+        "text" => false,
+        "json" => true,
+        f => return Err(bad(format!("--output-format={f}: use text or json"))),
+    };
+    let checks = hiops_kv::store::check_store(&a.path)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&checks)?);
+    } else {
+        for c in &checks {
+            let path = c.path.display();
+            println!("{path}: {}", c.summary());
+            for d in &c.damage {
+                println!("{path}: damaged: {}", d.describe());
+            }
+        }
+    }
+    let damaged: usize = checks.iter().map(|c| c.damage.len()).sum();
+    if damaged > 0 {
+        return Err(anyhow::Error::new(Damaged(format!(
+            "{damaged} problems found in {}; the store refuses to open until repaired: open it with --repair to keep every record that checks and drop the keys the damage may have made stale",
+            shown(&a.path)
+        ))));
+    }
+    Ok(())
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
     // Every option is checked before the store is opened (or formatted).
-    if a.max_clients == 0 {
-        return Err(bad("--max-clients=0: give at least 1"));
-    }
+    count("max-clients", a.max_clients, 1, 10_000_000)?;
     check_bind(&a.bind, a.port)?;
-    let cfg = server_config(&a)?;
-    a.store.config()?;
+    let mut cfg = server_config(&a)?;
+    let store_cfg = a.store.config()?;
+    // A new store's blocks are --block-size; an existing store's are its
+    // own (checked again once it is open).
+    bulk_limit(a.proto_max_bulk_len.as_deref(), store_cfg.block_size)?;
     let tasks = (cfg.model == server::Model::Tasks).then(|| cfg.task.clone());
     let store = Arc::new(a.store.open_with(tasks)?);
+    cfg.limits.max_bulk = bulk_limit(a.proto_max_bulk_len.as_deref(), store.stats().block_size)?;
     say_opened(&store);
     // A descriptor per client, plus the store's and a few spare.
     let want = a.max_clients.saturating_add(64);
@@ -498,7 +589,6 @@ fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
         )?,
         ..server::ServerConfig::default()
     };
-    cfg.limits.max_bulk = size_flag("proto-max-bulk-len", &a.proto_max_bulk_len)?;
     if let Some(t) = &a.max_query_total {
         cfg.max_query_total = size_flag("max-query-total", t)?;
     }
@@ -515,7 +605,26 @@ fn server_config(a: &ServeArgs) -> anyhow::Result<server::ServerConfig> {
             "--workers=0: give at least 1, or leave it out for one per CPU",
         ));
     }
+    if let Some(w) = a.workers {
+        count("workers", w as u64, 1, 1024)?;
+    }
     Ok(cfg)
+}
+
+/// proto-max-bulk-len for write blocks of `block_size` bytes: what they
+/// take (key and value together) unless a lower limit is given; a higher
+/// one is refused.
+fn bulk_limit(given: Option<&str>, block_size: u32) -> anyhow::Result<usize> {
+    let most = hiops_kv::store::max_value_of(block_size);
+    let Some(v) = given else { return Ok(most) };
+    let n = size_flag("proto-max-bulk-len", v)?;
+    if n > most {
+        return Err(bad(format!(
+            "--proto-max-bulk-len={v}: the store's write blocks of {block_size} bytes take at most {most} bytes of key and value together; give at most {most}, or leave it out (a new store with --block-size 8m takes {})",
+            hiops_kv::store::max_value_of(8 << 20)
+        )));
+    }
+    Ok(n)
 }
 
 /// `--bind` and `--port` must name an address of this machine's kind
@@ -561,6 +670,21 @@ pub(crate) fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) +
     }
 }
 
+/// The workload's largest value, with YCSB's longest key, must fit write
+/// blocks of `block_size` bytes.
+fn values_fit(w: &Workload, block_size: u32) -> anyhow::Result<()> {
+    let key = "user".len() + u64::MAX.to_string().len();
+    let most = hiops_kv::store::max_value_of(block_size).saturating_sub(key);
+    if w.max_record_len() <= most {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "workload {}: values of up to {} bytes, and the store's write blocks of {block_size} bytes take at most {most} with a {key}-byte key: give smaller fields (--field-count, --field-length), or a new store with a larger --block-size (up to 8m)",
+        w.name,
+        w.max_record_len()
+    )))
+}
+
 /// The workload and its value sizes from the flags.
 fn workload_of(a: &YcsbArgs) -> anyhow::Result<Workload> {
     let mut w = Workload::named(&a.workload).ok_or_else(|| {
@@ -572,9 +696,8 @@ fn workload_of(a: &YcsbArgs) -> anyhow::Result<Workload> {
     if w.name == "ETC" {
         return Ok(w);
     }
-    if a.field_count == 0 {
-        return Err(bad("--field-count=0: give at least 1"));
-    }
+    count("field-count", a.field_count as u64, 1, 10_000)?;
+    count("field-length", a.field_length as u64, 1, 8 << 20)?;
     w.field_count = a.field_count;
     w.field_len = hiops_kv::value_size::FieldLength::ycsb(
         &a.field_length_distribution,
@@ -593,9 +716,9 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         f => return Err(bad(format!("--output-format={f}: use text or json"))),
     };
     parse_time(&a.time)?;
-    if a.clients == 0 {
-        return Err(bad("--clients=0: give at least 1"));
-    }
+    count("clients", a.clients as u64, 1, 100_000)?;
+    count("records", a.records, 1, 1 << 40)?;
+    count("operations", a.operations, 1, u64::MAX)?;
     let mut coord = hiops_mpi::coordinator(false)?;
     if coord.info().ranks > 1 {
         let rank = coord.info().rank;
@@ -604,7 +727,9 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
         return if rank == 0 { r } else { Ok(()) };
     }
     if a.server.is_none() {
-        a.store.config()?;
+        // A new store's blocks are --block-size; an existing one's are
+        // checked once it is open.
+        values_fit(&workload, a.store.config()?.block_size)?;
     }
     let (target, store) = match &a.server {
         Some(addr) => (Target::Tcp(addr.clone()), None),
@@ -613,6 +738,7 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<()> {
             // too, as the tasks-model server runs them.
             let tasks = a.tasks.then(hiops_path::TaskConfig::default);
             let store = Arc::new(a.store.open_with(tasks)?);
+            values_fit(&workload, store.stats().block_size)?;
             say_opened(&store);
             (Target::Embedded(store.clone()), Some(store))
         }

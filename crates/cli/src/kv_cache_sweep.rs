@@ -163,6 +163,12 @@ impl Plan {
         if clients == 0 {
             return Err(bad("--clients=0: give at least 1"));
         }
+        if a.rounds == 0 || a.hdd_iops == 0 {
+            return Err(bad(format!(
+                "--rounds={} --hdd-iops={}: give at least 1 of each",
+                a.rounds, a.hdd_iops
+            )));
+        }
         let dist = match a.distribution.as_str() {
             "uniform" => KeyDist::Uniform,
             _ => KeyDist::Zipfian,

@@ -37,6 +37,12 @@ pub fn fig10(a: Fig10Args) -> anyhow::Result<()> {
         ));
     }
     let cfg = a.store.config()?;
+    if a.records == 0 || a.rounds == 0 {
+        return Err(bad(format!(
+            "--records={} --rounds={}: give at least 1 of each",
+            a.records, a.rounds
+        )));
+    }
     if paths.len() > 1 {
         devices_allowed(&paths, cfg.allow_write_device)?;
     }

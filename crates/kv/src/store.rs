@@ -132,6 +132,11 @@ pub struct StoreConfig {
     /// An existing store smaller than `create_size` grows to it (the CLI's
     /// `--size` given for an existing store); one larger is refused.
     pub grow: bool,
+    /// Create (or grow) a file larger than its file system's free space: it
+    /// is sparse, and writes fail once the file system is full. Without
+    /// it, such a size is refused (`StoreError::Config`) before anything is
+    /// created.
+    pub sparse: bool,
     /// Open a damaged store: keep every record that checks, drop the keys
     /// the damage may have made stale, and report them (`Recovery`).
     /// Without it, a damaged store is refused.
@@ -158,6 +163,7 @@ impl Default for StoreConfig {
             direct: true,
             allow_write_device: false,
             grow: false,
+            sparse: false,
             repair: false,
             cache_size: crate::cache::default_size(),
             tasks: None,
@@ -186,6 +192,11 @@ pub enum StoreError {
     /// The safety gate refused the device.
     #[error("{0}")]
     Refused(#[from] hiops_safety::Refusal),
+    /// The configuration does not fit the target (a block size, a size
+    /// too small, larger than the free space or the device, or shrinking
+    /// the store): nothing was created or changed.
+    #[error("{path}: {why}")]
+    Config { path: PathBuf, why: String },
     #[error("the store is full: {live} live bytes in {blocks} blocks of {block_size} bytes; delete keys, overwrite with smaller values or reopen with a larger --size")]
     Full {
         live: u64,
@@ -667,6 +678,8 @@ struct Inner {
 struct Shard {
     inner: Arc<Inner>,
     running: Running,
+    /// This open created its file.
+    created: bool,
 }
 
 /// The most bytes of key and value one record may take in write blocks
@@ -675,6 +688,31 @@ struct Shard {
 /// lost to padding).
 pub fn max_value_of(block_size: u32) -> usize {
     (block_size as usize).saturating_sub(format::BLOCK_HEADER + 2 * format::RECORD_HEADER)
+}
+
+/// Whether write blocks of `bytes` are possible: a multiple of 4 KiB from
+/// 8 KiB to 8 MiB; the reason if not.
+pub fn check_block_size(bytes: u32) -> Result<(), String> {
+    let bs = bytes as usize;
+    if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE || bytes > crate::index::MAX_BLOCK_SIZE {
+        return Err(format!(
+            "a write block of {bytes} bytes: use a multiple of 4 KiB from 8 KiB to 8 MiB (1 MiB is the default)"
+        ));
+    }
+    Ok(())
+}
+
+/// The smallest store (superblock and blocks) with write blocks of
+/// `block_size` bytes: the reserved blocks and two more.
+pub fn min_store_bytes(block_size: u32) -> u64 {
+    (DEFRAG_RESERVE + SHRINK_RESERVE + 3) as u64 * block_size as u64
+}
+
+fn config_error(path: &Path, why: impl Into<String>) -> StoreError {
+    StoreError::Config {
+        path: path.to_path_buf(),
+        why: why.into(),
+    }
 }
 
 fn open_error(path: &Path, why: impl Into<String>) -> StoreError {
@@ -720,12 +758,12 @@ fn superblock(
             let blocks = target::blocks_in(len, cfg.block_size);
             let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
             if blocks < least {
-                return Err(open_error(
+                return Err(config_error(
                     path,
                     format!(
                         "{len} bytes hold only {blocks} write blocks of {}; give at least {} bytes",
                         cfg.block_size,
-                        (least + 1) * cfg.block_size as u64
+                        min_store_bytes(cfg.block_size)
                     ),
                 ));
             }
@@ -756,15 +794,28 @@ impl Shard {
     /// Opens (or creates and formats) the device at `path` as the device
     /// `identity` names.
     fn open(path: &Path, cfg: StoreConfig, identity: Identity) -> Result<Shard, StoreError> {
-        let bs = cfg.block_size as usize;
-        if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE || bs > crate::index::MAX_BLOCK_SIZE as usize {
-            return Err(open_error(
-                path,
-                format!("a write block of {bs} bytes: use a multiple of 4 KiB from 8 KiB to 8 MiB (1 MiB is the default)"),
-            ));
-        }
-        let t0 = Instant::now();
+        check_block_size(cfg.block_size).map_err(|why| config_error(path, why))?;
         let target = target::open_target(path, &cfg)?;
+        let created = target.created;
+        let opened = Shard::open_on(path, cfg, identity, target);
+        if opened.is_err() && created {
+            // Nothing of a store that never opened is left behind.
+            let _ = std::fs::remove_file(path);
+        }
+        opened.map(|mut s| {
+            s.created = created;
+            s
+        })
+    }
+
+    /// Opens the store on `target`, formatting it if it holds none.
+    fn open_on(
+        path: &Path,
+        cfg: StoreConfig,
+        identity: Identity,
+        target: target::Opened,
+    ) -> Result<Shard, StoreError> {
+        let t0 = Instant::now();
         let io = IoPath::open(
             cfg.path.clone(),
             vec![hiops_hal::Target::from_file(&target.file)],
@@ -796,7 +847,11 @@ impl Shard {
         inner.recovery = Mutex::new(recovery);
         let inner = Arc::new(inner);
         let running = Running::start(&inner, cfg.tasks.as_ref())?;
-        let mut store = Shard { inner, running };
+        let mut store = Shard {
+            inner,
+            running,
+            created: false,
+        };
         // Repair before the defragmenter starts: no block with damage in it
         // may be freed before the tombstones that answer it are durable.
         if let Some(v) = verdict.filter(|v| !v.damage.is_empty()) {

@@ -85,12 +85,22 @@ fn place(d: Digest, n: usize) -> usize {
 /// device has been checked.
 fn peek(path: &Path) -> Result<Option<Superblock>, StoreError> {
     let mut page = vec![0u8; PAGE];
+    let unreadable = |e: std::io::Error| {
+        open_error(
+            path,
+            format!("reading its first page: {e}; give a file or a block device for the store"),
+        )
+    };
     match std::fs::File::open(path) {
+        Ok(_) if path.is_dir() => return Err(super::config_error(
+            path,
+            "is a directory: give a file in it (such as kv.dat) or a block device for the store",
+        )),
         Ok(f) => {
             let mut got = 0;
             let mut f = f.take(PAGE as u64);
             while got < PAGE {
-                match f.read(&mut page[got..])? {
+                match f.read(&mut page[got..]).map_err(unreadable)? {
                     0 => break,
                     n => got += n,
                 }
@@ -105,6 +115,28 @@ fn peek(path: &Path) -> Result<Option<Superblock>, StoreError> {
             format!("{why}; give a new file or one a hiops kv store created"),
         )
     })
+}
+
+/// One device failed to open: the others close, and the files this open
+/// created are removed (a store that never opened leaves nothing behind).
+/// Returns the first error.
+fn undo_opens(paths: &[PathBuf], opened: Vec<Result<Shard, StoreError>>) -> StoreError {
+    let mut first = None;
+    for (p, r) in paths.iter().zip(opened) {
+        match r {
+            Ok(shard) => {
+                let created = shard.created;
+                drop(shard);
+                if created {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first.unwrap_or_else(|| StoreError::Io(std::io::Error::other("no device failed")))
 }
 
 /// A new store's id: never 0 (the id of stores made before ids).
@@ -242,7 +274,7 @@ impl Store {
             cache_size: cfg.cache_size / paths.len() as u64,
             ..cfg
         };
-        let shards = std::thread::scope(|s| {
+        let opened: Vec<Result<Shard, StoreError>> = std::thread::scope(|s| {
             let opening: Vec<_> = paths
                 .iter()
                 .zip(identities)
@@ -254,10 +286,13 @@ impl Store {
             opening
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect::<Result<Vec<_>, _>>()
-        })?;
+                .collect()
+        });
+        if opened.iter().any(Result::is_err) {
+            return Err(undo_opens(paths, opened));
+        }
         Ok(Store {
-            shards,
+            shards: opened.into_iter().flatten().collect(),
             paths: paths.to_vec(),
         })
     }

@@ -1,7 +1,7 @@
 //! The store's file or block device: opening it (through the safety gate
 //! for a device), creating a file, and its size.
 
-use super::{open_error, StoreConfig, StoreError};
+use super::{config_error, open_error, StoreConfig, StoreError};
 use crate::format::{self, Superblock, PAGE};
 use hiops_path::{AlignedBuf, IoPath};
 use std::fs::{File, OpenOptions};
@@ -31,6 +31,8 @@ pub(crate) struct Opened {
     pub file: File,
     pub len: u64,
     pub is_device: bool,
+    /// This open created the file.
+    pub created: bool,
 }
 
 /// The safety gate (crates/safety) for a device, which may hold a store of
@@ -56,7 +58,9 @@ fn holds_our_store(path: &Path) -> bool {
         .is_ok_and(|()| magic == *format::SUPER_MAGIC)
 }
 
-/// Opens the target file or device, creating a file of `cfg.create_size`.
+/// Opens the target file or device, creating a file of `cfg.create_size`
+/// (refused, before anything is created, if its file system has less free
+/// space, unless `cfg.sparse`).
 pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, StoreError> {
     let meta = std::fs::metadata(path).ok();
     let is_device = meta
@@ -65,7 +69,22 @@ pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, Stor
     if is_device {
         check_device(path, cfg)?;
     }
+    if meta.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(config_error(
+            path,
+            "is a directory: give a file in it (such as kv.dat) or a block device for the store",
+        ));
+    }
     let create = meta.is_none();
+    if create {
+        fits_free_space(path, cfg.create_size, cfg.sparse)?;
+    }
+    let named = |e: io::Error| {
+        open_error(
+            path,
+            format!("{e}; give a file or a block device for the store"),
+        )
+    };
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true).write(true).create(!is_device);
@@ -76,24 +95,88 @@ pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, Stor
     };
     let file = match open(cfg.direct) {
         Ok(f) => f,
-        Err(e) if cfg.direct && e.raw_os_error() == Some(libc::EINVAL) => open(false)?,
-        Err(e) => return Err(open_error(path, e.to_string())),
+        Err(e) if cfg.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            open(false).map_err(named)?
+        }
+        Err(e) => return Err(named(e)),
     };
     if create {
-        file.set_len(cfg.create_size)?;
+        if let Err(e) = file.set_len(cfg.create_size) {
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(named(e));
+        }
     }
     let len = if is_device {
         hiops_hal::device::BlockDev::of_path(path)
             .and_then(|d| d.size_bytes())
             .ok_or_else(|| open_error(path, "the size of this block device could not be read"))?
     } else {
-        file.metadata()?.len()
+        file.metadata().map_err(named)?.len()
     };
     Ok(Opened {
         file,
         len,
         is_device,
+        created: create,
     })
+}
+
+/// Bytes free to an unprivileged writer on the file system that holds (or
+/// will hold) `path`; an error naming the path if its directory is missing.
+pub fn free_space(path: &Path) -> Result<u64, StoreError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| open_error(path, "the path holds a NUL byte"))?;
+    // SAFETY: statvfs writes into the struct we own; `c` is a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        let e = io::Error::last_os_error();
+        return Err(config_error(
+            path,
+            format!(
+                "its directory {}: {e}; create the directory first or give another path",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Refuses `more` bytes for a file at `path` beyond its file system's free
+/// space, unless `sparse`.
+fn fits_free_space(path: &Path, more: u64, sparse: bool) -> Result<(), StoreError> {
+    let free = free_space(path)?;
+    if sparse || more <= free {
+        return Ok(());
+    }
+    Err(config_error(
+        path,
+        format!(
+            "--size needs {more} more bytes ({}), its file system has {free} free ({}): give a smaller --size, free some space, or give --sparse to make a sparse file that fails its writes once the file system is full",
+            in_units(more),
+            in_units(free)
+        ),
+    ))
+}
+
+/// `bytes` in binary units, one decimal ("1.5 GiB").
+fn in_units(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
 
 /// Blocks a store of `bytes` holds with blocks of `block_size` (the first
@@ -122,7 +205,7 @@ pub(crate) fn grow(
         return Ok(sb);
     }
     if want < sb.blocks as u64 {
-        return Err(open_error(
+        return Err(config_error(
             path,
             format!(
                 "the store holds {have_bytes} bytes ({} blocks of {}); --size={} would shrink it: give at least {have_bytes} or leave --size out",
@@ -133,7 +216,7 @@ pub(crate) fn grow(
     let need = (want + 1) * sb.block_size as u64;
     if len < need {
         if is_device {
-            return Err(open_error(
+            return Err(config_error(
                 path,
                 format!(
                     "the device holds {} bytes; --size={} does not fit it: give at most {}",
@@ -141,6 +224,7 @@ pub(crate) fn grow(
                 ),
             ));
         }
+        fits_free_space(path, need - len, cfg.sparse)?;
         file.set_len(need)?;
         file.sync_all()?;
     }
