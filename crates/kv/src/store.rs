@@ -3,10 +3,12 @@
 //! path.
 //!
 //! - SET/DEL append a record into the open write block (in memory) under
-//!   one lock, point the index at it, and wait until the flusher has
-//!   written and fdatasync'ed it (group commit: one flush serves every
-//!   writer waiting at that moment). `Durability::Buffered` acknowledges at
-//!   the append instead and loses what was not flushed on a crash.
+//!   one lock and wait until the flusher has written and fdatasync'ed it
+//!   (group commit: one flush serves every writer waiting at that moment);
+//!   only then does the index point at it (module `commit`), so readers
+//!   see acknowledged writes only. `Durability::Buffered` acknowledges
+//!   (and indexes) at the append instead and loses what was not flushed
+//!   on a crash.
 //! - GET is one device read of the pages holding the record (or a copy from
 //!   memory while its block is not on the device yet), unless the RAM cache
 //!   tier holds the record (`crate::cache`: every write updates or drops
@@ -43,9 +45,9 @@
 //! defragmentation pass may free a block, which it waits for (one pass at
 //! a time, while passes free something).
 //!
-//! Errors: a failed device write fails the writes its flush carried (they
-//! may or may not be durable) and the store goes on; a failed read fails
-//! its GET. Nothing panics on an I/O result and no lock is left poisoned.
+//! Errors: a failed device write fails every write not yet durable, and
+//! (sync durability) takes them back: none is ever served (module
+//! `commit`); the store goes on. A failed read fails its GET. Nothing panics on an I/O result and no lock is left poisoned.
 //! If a device's flusher stops (its thread panics, or its I/O thread's
 //! task ring fails), the device is halted (module `halt`): the writes
 //! waiting for it and every later one fail with an error naming it, its
