@@ -245,7 +245,7 @@ pub struct Fig10Args {
     #[arg(long, short = 'o', default_value = "hiops-fig10")]
     pub output: PathBuf,
     /// Rounds over the whole grid; the report shows medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::suites::rounds)]
     pub rounds: u32,
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]

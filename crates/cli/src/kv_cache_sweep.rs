@@ -68,7 +68,7 @@ pub struct CacheSweepArgs {
     #[arg(long, short = 'o', default_value = "hiops-cache-sweep")]
     pub output: PathBuf,
     /// Rounds over the whole grid; the report shows medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::suites::rounds)]
     pub rounds: u32,
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]
@@ -275,7 +275,7 @@ fn definition(plan: &Plan, a: &CacheSweepArgs, flash: &Path) -> SweepDef {
             param("workload", &plan.workloads),
             param("ratio", &plan.ratios),
         ],
-        rounds: a.rounds.max(1),
+        rounds: a.rounds,
     }
 }
 

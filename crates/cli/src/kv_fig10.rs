@@ -111,7 +111,7 @@ fn definition(
                 values: clients,
             },
         ],
-        rounds: a.rounds.max(1),
+        rounds: a.rounds,
     };
     if paths.len() > 1 {
         let values = (1..=paths.len()).map(|n| n.to_string()).collect();

@@ -276,5 +276,8 @@ fn suites_refuse_counts_of_zero() {
     refused(dir, &zero_time, "--runtime");
     let experiment = ["experiment", "hiops", "--dir=out", "--quick", "--rounds=0"];
     refused(dir, &[&experiment[..], &short].concat(), "--rounds");
+    let fig10 = ["kv", "fig10", "--path=out/kv.dat", "--rounds=0"];
+    refused(dir, &fig10, "--rounds");
+    refused(dir, &["kv", "cache-sweep", "--rounds=0"], "--rounds");
     assert!(!dir.join("out").exists(), "nothing was made");
 }
