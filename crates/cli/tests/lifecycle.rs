@@ -11,13 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    hiops()
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--no-progress"])
-        .args(args)
-        .output()
-        .expect("hiops starts")
+    common::run_in(dir, args)
 }
 
 fn stderr(o: &Output) -> String {
