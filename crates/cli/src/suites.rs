@@ -292,7 +292,7 @@ fn show(p: &Path) -> String {
 pub enum ExperimentCommand {
     /// The HIOPS paper's experiments: block size (Fig 7), threads, hand-off
     /// delay (Fig 8), poll interval (Fig 9) and devices (Fig 1), per
-    /// strategy, with plots and the targets judged.
+    /// strategy, with plots and each strategy judged against pread.
     Hiops(HiopsArgs),
 }
 

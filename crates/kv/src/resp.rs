@@ -610,7 +610,7 @@ mod tests {
     #[test]
     fn a_command_read_in_many_pieces_is_parsed_once() {
         let mut buf = Vec::new();
-        // The case: a million 50-byte arguments, 57 MB.
+        // A client's hostile case: a million 50-byte arguments, 57 MB.
         let values: Vec<Vec<u8>> = (0..1_000_000u32)
             .map(|i| format!("{i:050}").into_bytes())
             .collect();

@@ -455,7 +455,7 @@ fn at<'a>(
         .map(|(_, m)| m)
 }
 
-/// The targets read from the thread sweep: at many threads the
+/// The strategies against pread, read from the thread sweep: at many threads the
 /// best strategy against pread (IOPS ≥ 1x with clocks ≤ 0.6x), coop
 /// against completion-thread, and at 1 thread no strategy more than 5%
 /// slower than pread.
@@ -532,7 +532,7 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
         "at 1 thread no strategy more than 5% slower than pread",
     ));
     Section {
-        heading: format!("The issue's targets ({label}, 4 KiB random reads)"),
+        heading: format!("The path strategies against pread ({label}, 4 KiB random reads)"),
         findings,
         charts: Vec::new(),
         tables: vec![Table {
@@ -544,7 +544,7 @@ fn targets_section(s: &SweepDir, label: &str, many: u32) -> Section {
     }
 }
 
-/// The HIOPS path issue's targets for coop threads: at `many` threads
+/// What coop threads must reach against pread: at `many` threads
 /// pread's IOPS at <= 1.05x its clocks and <= 1.1 switches per I/O; at one
 /// thread >= 0.98x pread's IOPS.
 fn coop_targets(medians: &[(Vec<String>, BTreeMap<String, f64>)], many: u32) -> Vec<String> {
@@ -580,7 +580,7 @@ fn met(ok: bool) -> &'static str {
     }
 }
 
-/// The target for a device that completes in the submitter
+/// Every strategy on a device that completes in the submitter
 /// (zram): every strategy, and the task path, >= 0.9x pread's IOPS at
 /// `many` threads.
 fn inline_device_target(s: &SweepDir, label: &str, many: u32) -> Section {
@@ -592,7 +592,7 @@ fn inline_device_target(s: &SweepDir, label: &str, many: u32) -> Section {
         &format!("{label}, {many} threads or tasks: every strategy ≥ 0.9x pread's IOPS"),
     );
     Section {
-        heading: format!("The issue's target on {label}, a device that completes in the submitter"),
+        heading: format!("Every strategy on {label}, a device that completes in the submitter"),
         findings: findings.into_iter().collect(),
         charts: Vec::new(),
         tables: Vec::new(),
@@ -625,7 +625,7 @@ fn all_near_pread(
 }
 
 /// The task path against threads: IOPS, clocks, context switches and p99
-/// vs tasks, and the targets read against pread with as many
+/// vs tasks, and each strategy read against pread with as many
 /// threads (from the thread sweep of the same run).
 fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u32) -> Section {
     let mut sec = figure(
