@@ -308,7 +308,7 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
     );
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     for heading in [
-        "The issue&#39;s targets",
+        "The path strategies against pread",
         "Fig 7 — disk: IOPS and bandwidth vs block size",
         "disk: IOPS vs threads",
         "disk: the task path, IOPS vs tasks (coop)",
