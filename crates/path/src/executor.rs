@@ -67,8 +67,11 @@ impl Wake for TaskWaker {
     }
 }
 
+/// A task and its waker, made once at spawn: a poll takes both out of the
+/// slot (a task may spawn others while it runs) and puts them back, with
+/// no reference count touched per poll.
 struct Slot {
-    task: Option<Task>,
+    running: Option<(Task, Waker)>,
     waker: Arc<TaskWaker>,
 }
 
@@ -118,7 +121,7 @@ impl Executor {
             ready: self.ready.clone(),
         });
         let slot = Slot {
-            task: Some(task),
+            running: Some((task, Waker::from(waker.clone()))),
             waker: waker.clone(),
         };
         match reused {
@@ -173,19 +176,19 @@ impl Executor {
     }
 
     fn poll_task(&self, id: usize) {
-        let (task, waker) = {
+        let (mut task, waker) = {
             let mut slots = self.slots.borrow_mut();
             let slot = &mut slots[id];
             // A task that finished was woken late: nothing to run.
-            let Some(task) = slot.task.take() else { return };
-            (task, slot.waker.clone())
+            let Some(running) = slot.running.take() else {
+                return;
+            };
+            slot.waker.queued.store(false, Ordering::Release);
+            running
         };
-        waker.queued.store(false, Ordering::Release);
-        let mut task = task;
-        let w = Waker::from(waker);
-        match task.as_mut().poll(&mut Context::from_waker(&w)) {
+        match task.as_mut().poll(&mut Context::from_waker(&waker)) {
             Poll::Ready(()) => self.free.borrow_mut().push(id),
-            Poll::Pending => self.slots.borrow_mut()[id].task = Some(task),
+            Poll::Pending => self.slots.borrow_mut()[id].running = Some((task, waker)),
         }
     }
 
