@@ -498,8 +498,16 @@ impl YcsbRunner {
         }
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
+            let stuck = if err.contains("sent no reply") {
+                format!(
+                    "\nthe server's threads (name: where each waits): {}",
+                    thread_states()
+                )
+            } else {
+                String::new()
+            };
             return Err(RunFailure::Failed(format!(
-                "{clients} clients: {}",
+                "{clients} clients: {}{stuck}",
                 err.trim()
             )));
         }
@@ -511,6 +519,29 @@ impl YcsbRunner {
             .cloned()
             .ok_or_else(|| RunFailure::Failed("the clients ran no phase".into()))
     }
+}
+
+/// Each thread of this process with the kernel function it waits in
+/// (`/proc/self/task/*/wchan`), for a server that stopped answering.
+fn thread_states() -> String {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return "unknown (no /proc)".into();
+    };
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    let states: Vec<String> = tasks
+        .flatten()
+        .map(|t| {
+            let comm = read(t.path().join("comm"));
+            let wchan = read(t.path().join("wchan"));
+            let wchan = if wchan.is_empty() || wchan == "0" {
+                "running"
+            } else {
+                wchan.as_str()
+            };
+            format!("{}: {wchan}", comm.trim())
+        })
+        .collect();
+    states.join(", ")
 }
 
 /// What the machine, this process (the server) and the store's device had

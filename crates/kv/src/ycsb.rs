@@ -388,6 +388,23 @@ impl Conn for EmbeddedConn {
     }
 }
 
+/// How long a client waits for a reply before it gives up on the server.
+/// A store's slowest command (FLUSHALL, a write behind a stalled flush)
+/// answers in well under this; a server that stops answering ends the
+/// run with an error instead of holding its clients forever.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The error of a reply that did not come within [`REPLY_TIMEOUT`].
+pub(crate) fn no_reply() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "the server sent no reply in {} s; it may be stuck (its threads: /proc/PID/task/*/wchan)",
+            REPLY_TIMEOUT.as_secs()
+        ),
+    )
+}
+
 /// A minimal blocking RESP2 client.
 pub struct RespConn {
     stream: TcpStream,
@@ -404,6 +421,7 @@ impl RespConn {
             )
         })?;
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
         Ok(RespConn {
             stream,
             out: Vec::with_capacity(4096),
@@ -422,7 +440,13 @@ impl RespConn {
             }
             let len = self.input.len();
             self.input.resize(len + 16384, 0);
-            let n = self.stream.read(&mut self.input[len..])?;
+            let n = self
+                .stream
+                .read(&mut self.input[len..])
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => no_reply(),
+                    _ => e,
+                })?;
             self.input.truncate(len + n);
             if n == 0 {
                 return Err(io::Error::new(

@@ -8,8 +8,8 @@
 
 use crate::resp::{encode_command, encode_mget, Value};
 use crate::ycsb::{
-    client_loop, get_reply, mget_reply, run_on_runtimes, set_reply, take_reply, AsyncConn, Op,
-    PhaseResult, RunConfig, RunShared, Tally,
+    client_loop, get_reply, mget_reply, no_reply, run_on_runtimes, set_reply, take_reply,
+    AsyncConn, Op, PhaseResult, RunConfig, RunShared, Tally, REPLY_TIMEOUT,
 };
 use futures_util::stream::{FuturesUnordered, Stream};
 use std::future::poll_fn;
@@ -37,6 +37,7 @@ pub fn run_tcp_tasks(
 fn one_runtime(i: usize, n: usize, addr: &str, shared: &RunShared<'_>) -> Vec<(Op, Tally)> {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
+        .enable_time()
         .build()
     {
         Ok(rt) => rt,
@@ -101,7 +102,10 @@ impl AsyncRespConn {
             }
             let len = self.input.len();
             self.input.resize(len + 16384, 0);
-            let n = self.stream.read(&mut self.input[len..]).await?;
+            let read = self.stream.read(&mut self.input[len..]);
+            let n = tokio::time::timeout(REPLY_TIMEOUT, read)
+                .await
+                .map_err(|_| no_reply())??;
             self.input.truncate(len + n);
             if n == 0 {
                 return Err(io::Error::new(
@@ -159,6 +163,7 @@ mod tests {
     fn replies_become_values_and_a_server_error_is_named() {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
+            .enable_time()
             .build()
             .unwrap();
         rt.block_on(async {
