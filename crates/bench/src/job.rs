@@ -46,6 +46,8 @@ struct Books {
     search: Option<LatencySearch>,
     /// fio's --debug=io: a line per I/O queued and completed.
     trace: Option<Trace>,
+    /// Latencies are recorded (not under fio's gtod_reduce).
+    timed: bool,
 }
 
 impl Books {
@@ -91,6 +93,7 @@ impl Books {
             s.bytes += io.bytes;
             s.short_ios += u64::from(!moved);
             let timed = match f.latency {
+                _ if !self.timed => None,
                 Latency::Own => Some(d),
                 Latency::In(other) => Some(other),
                 Latency::None => None,
@@ -182,6 +185,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
                 trace: trace.filter(|_| spec.trace.io),
+                timed: !spec.gtod_reduce,
             },
             window: None,
             deadline_ns: None,
@@ -371,7 +375,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn pump(&mut self, src: &mut impl Source) {
         while self.books.error.is_none() && !self.books.verify.as_ref().is_some_and(|v| v.halted())
         {
-            let now = now_ns();
+            let now = self.loop_now();
             if self.ctrl.interrupted() || (src.stoppable() && self.should_stop(now)) {
                 return;
             }
@@ -400,6 +404,18 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if self.spec.thinktime_ns > 0 {
                 self.think(src.stoppable());
             }
+        }
+    }
+
+    /// The time a turn of the loop starts and its commands are created:
+    /// the I/O clock, or under gtod_reduce the tick-grained one (the
+    /// runtime and the per-second series need the time, no I/O does).
+    #[inline]
+    fn loop_now(&self) -> u64 {
+        if self.books.timed {
+            now_ns()
+        } else {
+            hiops_hal::clock::coarse_now_ns()
         }
     }
 
@@ -473,7 +489,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     return Some(Next::Done);
                 }
                 // The next command is created after this submission.
-                now = now_ns();
+                now = self.loop_now();
             }
         }
         None
@@ -516,10 +532,16 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let books = &mut self.books;
         // One clock read per reap batch (its completions share it), as
         // docs/output.md says, taken once the wait has returned.
-        let mut done = None;
+        // Under gtod_reduce the tick-grained clock stamps the batch (for
+        // the bandwidth and IOPS logs); the queue stamped nothing.
+        let (mut done, seen) = match books.timed {
+            true => (None, true),
+            false => (Some(hiops_hal::clock::coarse_now_ns()), false),
+        };
         let r = self.driver.reap(min, |f| {
             let at = f
                 .seen_ns
+                .filter(|_| seen)
                 .unwrap_or_else(|| *done.get_or_insert_with(now_ns));
             books.book(f, at)
         });

@@ -721,6 +721,10 @@ pub struct JobSpec {
     /// How I/O is timed (fio's clocksource; `None`: the time-stamp counter
     /// where reliable). One clock serves the whole process.
     pub clocksource: Option<hiops_hal::clock::ClockSource>,
+    /// fio's gtod_reduce: no clock read per I/O. No latency is recorded,
+    /// the job's queue stamps nothing ([`hiops_hal::Queue::untimed`]) and
+    /// the loop keeps the runtime with the tick-grained clock.
+    pub gtod_reduce: bool,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
     /// When one of this job's threads is done, other jobs stop (fio's
@@ -841,6 +845,7 @@ impl JobSpec {
             fadvise: None,
             thinktime_ns: 0,
             clocksource: None,
+            gtod_reduce: false,
             number_ios: None,
             exitall: false,
             exit_what: ExitWhat::Group,

@@ -73,7 +73,9 @@ struct ThreadWire {
     engine: String,
     cpu_pinned: Option<Vec<usize>>,
     /// (issued, mean at issue, mean in flight, fio's depth levels).
-    depth: Option<(u64, f64, f64, [u64; 7])>,
+    /// Commands issued, mean depth at issue, mean in flight (`None`: not
+    /// measured, which JSON cannot carry as NaN), fio's depth levels.
+    depth: Option<(u64, f64, Option<f64>, [u64; 7])>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -211,9 +213,10 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         verify: t.verify.clone(),
         engine: t.engine.clone(),
         cpu_pinned: t.cpu_pinned.clone(),
-        depth: t
-            .depth
-            .map(|d| (d.issued, d.mean_at_issue, d.mean_in_flight, d.levels)),
+        depth: t.depth.map(|d| {
+            let in_flight = (!d.mean_in_flight.is_nan()).then_some(d.mean_in_flight);
+            (d.issued, d.mean_at_issue, in_flight, d.levels)
+        }),
     }
 }
 
@@ -302,7 +305,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
             |(issued, mean_at_issue, mean_in_flight, levels)| hiops_hal::DepthWindow {
                 issued,
                 mean_at_issue,
-                mean_in_flight,
+                mean_in_flight: mean_in_flight.unwrap_or(f64::NAN),
                 levels,
             },
         );

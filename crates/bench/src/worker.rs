@@ -320,6 +320,11 @@ fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {
         spec.bs_max() as usize,
     )
     .map_err(|e| format!("job {}: {e}", spec.name))?;
+    let queue = if spec.gtod_reduce {
+        queue.untimed()
+    } else {
+        queue
+    };
     Ok(QueueDriver::new(queue))
 }
 

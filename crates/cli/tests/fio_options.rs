@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{corpus, ios_in, job, log_lines, run_in, run_json};
+use common::{corpus, ios_in, job, log_lines, run_in, run_json, text};
 use serde_json::Value;
 use std::path::Path;
 
@@ -368,4 +368,57 @@ fn fadvise_hint_sets_the_files_readahead() {
         &["--name=x", "--filename=ra.dat", "--fadvise_hint=often"],
     );
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use 0, 1, sequential or random"));
+}
+
+#[test]
+fn gtod_reduce_counts_every_io_and_measures_no_latency() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = |gtod: &'static str| {
+        [
+            "--name=g",
+            "--filename=g.dat",
+            "--size=4m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--write_bw_log=g",
+            gtod,
+        ]
+    };
+    let timed = run_json(tmp.path(), &args("--gtod_reduce=0"));
+    let j = job(&timed, "g");
+    assert_eq!(
+        j["write"]["clat_ns"]["N"], 1024,
+        "timed: every I/O has a clat"
+    );
+    let reduced = run_json(tmp.path(), &args("--gtod_reduce=1"));
+    let j = job(&reduced, "g");
+    assert_eq!(ios_in(j, "write"), 1024, "4 MiB in 4 KiB writes");
+    assert_eq!(j["write"]["io_bytes"], 4 << 20);
+    for lat in ["slat_ns", "clat_ns", "lat_ns"] {
+        assert_eq!(j["write"][lat]["N"], 0, "{lat} is not measured");
+    }
+    assert!(j["hiops"]["in_flight"]["mean"].is_null(), "{}", j["hiops"]);
+    assert!(j["hiops"]["in_flight"]["mean_at_issue"].as_f64().unwrap() >= 1.0);
+    // The bandwidth log still adds up to every byte, at sane times.
+    let lines = log_lines(&tmp.path().join("g_bw.1.log"));
+    let ms: Vec<u64> = lines.iter().map(|c| c[0]).collect();
+    assert!(ms.windows(2).all(|w| w[0] <= w[1]), "{ms:?}");
+    assert!(*ms.last().unwrap() < 60_000, "{ms:?}");
+    // Text says so; a latency log or target is refused.
+    let o = run_in(tmp.path(), &args("--gtod_reduce=1"));
+    assert!(o.status.success());
+    assert!(
+        text(&o).contains("slat, clat, lat: not measured"),
+        "{}",
+        text(&o)
+    );
+    for bad in ["--write_lat_log=g", "--latency_target=1ms"] {
+        let mut a = args("--gtod_reduce=1").to_vec();
+        a.push(bad);
+        let o = run_in(tmp.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("gtod_reduce"), "{bad}: {}", text(&o));
+    }
 }

@@ -198,7 +198,7 @@ fn help_lists_the_no_op_options_with_their_reason() {
     let o = hiops(tmp.path(), &["run", "--help"]);
     let help = String::from_utf8_lossy(&o.stdout);
     for n in [
-        "gtod_reduce",
+        "disable_lat",
         "create_serialize",
         "random_generator",
         "thread",

@@ -134,6 +134,7 @@ pub struct Draft {
     pub raid0: Option<u64>,
     pub hybrid_depth: Option<f64>,
     pub clocksource: Option<ClockSource>,
+    pub gtod_reduce: Option<bool>,
     pub hybrid_iops: Option<f64>,
     pub ss: Option<SteadyState>,
     pub ss_dur: Option<u64>,
@@ -709,7 +710,7 @@ pub static OPTIONS: &[OptDef] = &[
     // fio options that cannot change what hiops measures: accepted, with the
     // reason in their help. Values are still checked, and a value that would
     // change a result in fio is refused with what to do instead.
-    opt!("gtod_reduce", [], flag, "Accepted, no effect: fio's way to read the clock less; hiops reads it once per submit call and per reap batch anyway, and still reports slat, clat and lat.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("gtod_reduce", [], flag, "No clock read per I/O, as in fio: IOPS and bandwidth are measured; slat, clat, lat, their percentiles and the time-weighted depth are not (the output says so). The runtime is kept with a tick-grained clock. The HIOPS strategies (strategy=, tasks=) still time I/O inside the path, but report no latency either.", |d, v| { d.gtod_reduce = Some(value::boolean(v)?); Ok(()) }),
     opt!("disable_lat", [], flag, "Accepted, no effect: hiops always measures lat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("disable_clat", [], flag, "Accepted, no effect: hiops always measures clat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("disable_slat", [], flag, "Accepted, no effect: hiops always measures slat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),

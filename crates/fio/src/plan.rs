@@ -887,6 +887,7 @@ impl Draft {
         spec.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.clocksource = self.clocksource;
+        spec.gtod_reduce = self.gtod_reduce.unwrap_or(false);
         Ok(())
     }
 
@@ -1117,6 +1118,14 @@ impl Draft {
                 weight,
                 sleep_ns: self.flow_sleep.unwrap_or(0),
             });
+        if self.gtod_reduce == Some(true) {
+            if spec.logs.lat.is_some() || spec.logs.hist.is_some() {
+                return Err("gtod_reduce=1 measures no latency, so a latency log would hold none: drop write_lat_log/write_hist_log or gtod_reduce".into());
+            }
+            if spec.latency_target.is_some() {
+                return Err("latency_target needs each I/O's latency, which gtod_reduce=1 does not measure: drop one of them".into());
+            }
+        }
         if spec.offload && spec.path.is_some() {
             return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
         }

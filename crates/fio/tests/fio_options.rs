@@ -37,7 +37,7 @@ fn no_op_options_say_why_in_their_help() {
         );
     }
     for n in [
-        "gtod_reduce",
+        "disable_lat",
         "thread",
         "create_serialize",
         "random_generator",

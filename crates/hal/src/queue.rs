@@ -33,6 +33,8 @@ pub struct DepthStats {
     pub area: u128,
     /// When `area` was last brought up to date.
     pub at_ns: u64,
+    /// The queue read no clock ([`Queue::untimed`]): `area` is not kept.
+    pub untimed: bool,
 }
 
 /// [`DepthStats`] over a window.
@@ -41,7 +43,8 @@ pub struct DepthWindow {
     pub issued: u64,
     /// Mean commands in flight right after an issue, per command.
     pub mean_at_issue: f64,
-    /// Mean commands in flight over the window's time.
+    /// Mean commands in flight over the window's time (NaN: not measured,
+    /// the queue read no clock).
     pub mean_in_flight: f64,
     pub levels: [u64; 7],
 }
@@ -71,7 +74,11 @@ impl DepthStats {
         DepthWindow {
             issued,
             mean_at_issue: (self.depth_sum - earlier.depth_sum) as f64 / issued.max(1) as f64,
-            mean_in_flight: (self.area - earlier.area) as f64 / span.max(1) as f64,
+            mean_in_flight: if self.untimed {
+                f64::NAN
+            } else {
+                (self.area - earlier.area) as f64 / span.max(1) as f64
+            },
             levels,
         }
     }
@@ -99,7 +106,12 @@ pub struct Queue {
     /// How many targets the engine was opened with.
     targets: usize,
     arena: BufferArena,
+    /// Whether commands are stamped with the clock ([`Queue::untimed`]).
+    timed: bool,
 }
+
+/// The stamp of an untimed queue: never 0, which means "not issued".
+const UNTIMED_NS: u64 = 1;
 
 impl Queue {
     /// Opens a queue of `depth` tags, each with a buffer of `buf_len` bytes.
@@ -129,7 +141,28 @@ impl Queue {
             kind,
             targets: targets.len(),
             arena,
+            timed: true,
         })
+    }
+
+    /// A queue that reads no clock (fio's `gtod_reduce`): every command's
+    /// issue time and the batch's reap time are a constant, and the
+    /// time-weighted depth is not kept ([`DepthWindow::mean_in_flight`] is
+    /// NaN). Counts (commands, the depth at each issue) are kept as before.
+    pub fn untimed(mut self) -> Queue {
+        self.timed = false;
+        self.depth_stats.untimed = true;
+        self
+    }
+
+    /// The time of an issue or a reap: the clock, unless untimed.
+    #[inline]
+    fn stamp(&self) -> u64 {
+        if self.timed {
+            now_ns()
+        } else {
+            UNTIMED_NS
+        }
     }
 
     pub fn kind(&self) -> EngineKind {
@@ -275,7 +308,7 @@ impl Queue {
         if self.staged == 0 {
             return Ok(0);
         }
-        let begun = now_ns();
+        let begun = self.stamp();
         let sent = self
             .engine
             .issue()
@@ -283,7 +316,7 @@ impl Queue {
         let issued = if self.engine.completes_in_issue() {
             begun
         } else {
-            now_ns()
+            self.stamp()
         };
         self.account_issued(sent, begun, issued);
         Ok(sent)
@@ -307,7 +340,7 @@ impl Queue {
     /// can. The commands are stamped as issued when the call begins.
     pub fn issue_and_reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         assert!(min <= self.in_flight + self.staged);
-        let t = now_ns();
+        let t = self.stamp();
         let (sent, n) = self
             .engine
             .issue_and_reap(min, out)
@@ -333,11 +366,15 @@ impl Queue {
 
     /// The queue's depth account, brought up to now.
     pub fn depth_stats(&mut self) -> DepthStats {
-        self.advance_area(now_ns());
+        let now = self.stamp();
+        self.advance_area(now);
         self.depth_stats
     }
 
     fn advance_area(&mut self, now: u64) {
+        if !self.timed {
+            return;
+        }
         let d = &mut self.depth_stats;
         let dt = now.saturating_sub(d.at_ns);
         d.area += self.in_flight as u128 * dt as u128;
@@ -358,7 +395,7 @@ impl Queue {
             return 0;
         }
         assert_eq!(self.staged_tags.len(), self.staged as usize);
-        let now = now_ns();
+        let now = self.stamp();
         for (slot, tag) in out.iter_mut().zip(self.staged_tags.drain(..)) {
             let b = self.bound[tag as usize]
                 .take()
@@ -383,7 +420,8 @@ impl Queue {
         if let Some(unsent) = self.engine.unsent() {
             let sent = self.staged.saturating_sub(unsent);
             if sent > 0 {
-                self.account_issued(sent, begun, now_ns());
+                let now = self.stamp();
+                self.account_issued(sent, begun, now);
             }
         }
     }
@@ -420,7 +458,7 @@ impl Queue {
         if done.is_empty() {
             return;
         }
-        self.reaped_ns = now_ns();
+        self.reaped_ns = self.stamp();
         self.advance_area(self.reaped_ns);
         for c in done.iter_mut() {
             let Some(b) = self.bound[c.tag as usize].take() else {

@@ -597,3 +597,40 @@ fn a_reap_batch_shares_one_completion_time_after_its_issue() {
     assert_eq!(q.reap(0, &mut out).unwrap(), 0);
     assert_eq!(q.reaped_ns(), reaped);
 }
+
+#[test]
+fn an_untimed_queue_stamps_nothing_and_keeps_its_counts() {
+    let dev = MemDevice::new(BLOCKS * BS as u64).unwrap();
+    let targets = [Target::Mem(dev)];
+    let q = Queue::open(EngineKind::Null, &EngineOptions::default(), &targets, 4, BS).unwrap();
+    let mut q = q.untimed();
+    let before = q.depth_stats();
+    let mut out = [Completion::EMPTY; 4];
+    let mut stamps = Vec::new();
+    for round in 0..3u64 {
+        for i in 0..4u64 {
+            let tag = q.get_free_tag().unwrap();
+            let cmd = Command {
+                op: Op::Read,
+                target: 0,
+                offset: i * BS as u64,
+                len: BS as u32,
+            };
+            q.bind(tag, cmd, round * 4 + i).unwrap();
+        }
+        q.issue().unwrap();
+        assert_eq!(q.reap(4, &mut out).unwrap(), 4);
+        // Every stamp, of every batch, is one constant: no clock was read.
+        stamps.extend(out.iter().map(|c| c.issued_ns));
+        stamps.push(q.reaped_ns());
+        assert!(stamps.iter().all(|&s| s == stamps[0]), "{stamps:?}");
+        assert_eq!(out[3].user, round * 4 + 3);
+    }
+    let w = q.depth_stats().since(&before);
+    assert_eq!(w.issued, 12);
+    assert_eq!(
+        w.mean_at_issue, 4.0,
+        "each batch of 4 brought the queue to 4"
+    );
+    assert!(w.mean_in_flight.is_nan(), "not measured");
+}

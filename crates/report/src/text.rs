@@ -38,7 +38,9 @@ fn num(v: f64) -> String {
     }
 }
 
-fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
+/// `untimed`: the job read no clock per I/O (fio's gtod_reduce), so it has
+/// no latency to show.
+fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64, untimed: bool) {
     if d.ios == 0 {
         return;
     }
@@ -59,6 +61,21 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
         format_bytes(d.bytes as f64),
         secs
     );
+    if untimed {
+        let _ = writeln!(
+            out,
+            "    slat, clat, lat: not measured (gtod_reduce=1 reads no clock per I/O)"
+        );
+    } else {
+        latency_lines(out, d);
+    }
+    if d.short_ios > 0 {
+        let _ = writeln!(out, "    short transfers: {}", d.short_ios);
+    }
+}
+
+/// slat, clat and lat, and clat's percentiles.
+fn latency_lines(out: &mut String, d: &DirStats) {
     let (u, div) = unit(&d.clat);
     for (name, h) in [("slat", &d.slat), ("clat", &d.clat), (" lat", &d.lat)] {
         let _ = writeln!(
@@ -81,9 +98,6 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64) {
         p(99.99),
         num(d.clat.max() as f64 / div)
     );
-    if d.short_ios > 0 {
-        let _ = writeln!(out, "    short transfers: {}", d.short_ios);
-    }
 }
 
 /// Several phases (stonewalls, job files), one after the other.
@@ -248,18 +262,26 @@ fn path_lines(out: &mut String, job: &JobResult) {
 fn job_results(out: &mut String, job: &JobResult) {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
-    dir_block(out, "read", &rd, rt);
-    dir_block(out, "write", &wr, rt);
+    let untimed = job.spec.gtod_reduce;
+    dir_block(out, "read", &rd, rt, untimed);
+    dir_block(out, "write", &wr, rt, untimed);
     let tr = job.merged_trim();
-    dir_block(out, "trim", &tr, rt);
+    dir_block(out, "trim", &tr, rt, untimed);
     if let Some(d) = job.depth().filter(|d| d.issued > 0) {
-        let _ = writeln!(
-            out,
-            "  IO depths: {:.1} in flight on average of iodepth {} (fio's IO depths: {:.1})",
-            d.mean_in_flight,
-            job.spec.effective_depth(),
-            d.mean_at_issue
-        );
+        let depth = job.spec.effective_depth();
+        let _ = if d.mean_in_flight.is_nan() {
+            writeln!(
+                out,
+                "  IO depths: fio's IO depths {:.1} of iodepth {depth} (the mean in flight over time is not measured: no clock read per I/O)",
+                d.mean_at_issue
+            )
+        } else {
+            writeln!(
+                out,
+                "  IO depths: {:.1} in flight on average of iodepth {depth} (fio's IO depths: {:.1})",
+                d.mean_in_flight, d.mean_at_issue
+            )
+        };
     }
     if rd.ios + wr.ios + tr.ios == 0 && job.verify().is_none() {
         let _ = writeln!(out, "  no I/O completed in the measured window");
