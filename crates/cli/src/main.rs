@@ -6,6 +6,7 @@
 //! printed; a second signal ends the process at once).
 
 mod args;
+mod fio_link;
 mod kv;
 mod kv_cache_sweep;
 mod kv_fig10;
@@ -30,12 +31,28 @@ const EXIT_VERIFY: u8 = 4;
 const EXIT_INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
+    if fio_link::invoked_as_fio() {
+        return as_fio(std::env::args().skip(1).collect());
+    }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };
     let run_args = match cli.command {
         Some(args::Command::Run(a)) => a.args,
+        Some(args::Command::Fio(a)) => return as_fio(a.args),
+        Some(args::Command::InstallFioLink(a)) => {
+            return match fio_link::install(&a) {
+                Ok(told) => {
+                    println!("{told}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("hiops install-fio-link: {e}");
+                    ExitCode::from(exit_code(&e.into()))
+                }
+            };
+        }
         Some(args::Command::Kv(k)) => {
             return match kv::main(*k) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -57,12 +74,38 @@ fn main() -> ExitCode {
         Some(args::Command::Compare(a)) => return suite_exit("hiops compare", suites::compare(a)),
         None => Vec::new(),
     };
-    match run(&run_args) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("hiops: {e}");
-            ExitCode::from(exit_code(&e))
+    run_exit(&run_args)
+}
+
+fn run_exit(args: &[String]) -> ExitCode {
+    ExitCode::from(run_code(args))
+}
+
+/// `hiops run`'s exit code, its error printed.
+fn run_code(args: &[String]) -> u8 {
+    run(args).unwrap_or_else(|e| {
+        eprintln!("hiops: {e}");
+        exit_code(&e)
+    })
+}
+
+/// hiops as fio (a link named fio, or `hiops fio`): `hiops run`, with
+/// fio's own answers to --version and to a command line with no job.
+fn as_fio(args: Vec<String>) -> ExitCode {
+    match fio_link::answer(&args) {
+        Some((text, 0)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
         }
+        Some((text, code)) => {
+            eprint!("{text}");
+            ExitCode::from(code)
+        }
+        // fio exits 1 for any failure, a bad option among them.
+        None => match run_code(&args) {
+            code @ (0 | EXIT_INTERRUPTED) => ExitCode::from(code),
+            _ => ExitCode::from(EXIT_FAILED),
+        },
     }
 }
 

@@ -276,3 +276,71 @@ fn fio_plot_draws_every_json_chart_from_hiops_output() {
         &["-l", "--show-ss", "-d", "1", "-n", "1"],
     );
 }
+
+/// bench-fio, fio-plot's sweep driver, finds hiops as `fio` on PATH (a link
+/// `hiops install-fio-link` made), runs its depth sweep through it, and
+/// fio-plot draws the result.
+#[test]
+fn bench_fio_sweeps_through_hiops_as_fio_and_fio_plot_draws_it() {
+    let Some(plot) = fio_plot() else {
+        eprintln!("skipped: fio-plot not found at /opt/fio-plot-venv/bin/fio-plot (pip install fio-plot into that venv, or set FIO_PLOT)");
+        return;
+    };
+    let bench_fio = plot.with_file_name("bench-fio");
+    if !bench_fio.exists() {
+        return eprintln!("skipped: no bench-fio beside {}", plot.display());
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .arg("install-fio-link")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let target = tmp.path().join("target.dat");
+    std::fs::write(&target, vec![7u8; 16 << 20]).unwrap();
+    let results = tmp.path().join("results");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(&bench_fio)
+        .env("PATH", path)
+        .arg("-d")
+        .arg(&target)
+        .args(["-t", "file", "-s", "16M", "-o"])
+        .arg(&results)
+        .args(["--iodepth", "1", "4", "--numjobs", "1", "--runtime", "1"])
+        .args(["-m", "randread", "-e", "io_uring"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("bench-fio starts");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "bench-fio: {said}");
+    let dir = results.join("target.dat/4k");
+    for qd in [1, 4] {
+        let file = dir.join(format!("randread-{qd}-1.json"));
+        let v: Value = serde_json::from_slice(
+            &std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}; {said}", file.display())),
+        )
+        .unwrap();
+        let ran = v["fio version"].as_str().unwrap_or_default();
+        assert!(ran.starts_with("hiops"), "run by {ran}, not hiops");
+        assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    }
+    let out = tmp.path().join("charts");
+    std::fs::create_dir(&out).unwrap();
+    draw(
+        &plot,
+        &out,
+        "bench-fio",
+        &[&dir],
+        &["-l", "-n", "1", "-d", "1", "4"],
+    );
+}

@@ -57,6 +57,13 @@ pub enum Command {
     Report(crate::suites::ReportArgs),
     /// Two runs or reports side by side, with ratios.
     Compare(crate::suites::CompareArgs),
+    /// Answer as fio: fio's command line, job files and output, with
+    /// `--version` in fio's form naming hiops. A link named `fio` to hiops
+    /// does the same.
+    Fio(RunArgs),
+    /// Put a link named `fio` to hiops in DIR, so that tools which run
+    /// `fio` (bench-fio, scripts, CI) run hiops.
+    InstallFioLink(crate::fio_link::InstallArgs),
 }
 
 #[derive(Args, Debug, Clone)]
