@@ -115,7 +115,7 @@ fn a_typo_is_named_once_with_the_closest_option_and_never_skipped() {
         // The [global] typo reaches eight jobs but is one line of the file.
         let line = "typo.fio:7: unknown option iodpeth: did you mean iodepth?";
         assert_eq!(err.matches(line).count(), 1, "{err}");
-        let threads = "typo.fio:16: unknown option threads: did you mean thread?";
+        let threads = "typo.fio:16: unknown option thred: did you mean thread?";
         assert_eq!(err.matches(threads).count(), 1, "{err}");
         assert!(!err.contains("--ignore-unsupported"), "{err}");
         assert!(o.stdout.is_empty());
@@ -212,4 +212,42 @@ fn help_lists_the_no_op_options_with_their_reason() {
             "{n}"
         );
     }
+}
+
+/// fio reads its profiles' options (tiobench's threads, act's device-names,
+/// ...) in any job file and they change nothing there; fio's null engine
+/// takes a filename and opens nothing.
+#[test]
+fn profile_options_and_a_null_engines_filename_run_as_in_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("profiles.fio");
+    std::fs::write(
+        &job,
+        "[global]\nthreads=1\nnumruns=2\ndevice-names=/dev/null\nprep=0\n\
+         [j]\nioengine=null\nfilename=absent.dat\nsize=1m\nbs=4k\n",
+    )
+    .unwrap();
+    let o = hiops(
+        tmp.path(),
+        &["run", "--output-format=json", job.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 256);
+    assert!(
+        !tmp.path().join("absent.dat").exists(),
+        "null opens no file"
+    );
+    // hiops' own RAM engine still refuses one: it would not be the file.
+    let o = hiops(
+        tmp.path(),
+        &[
+            "run",
+            "--name=m",
+            "--ioengine=mem",
+            "--filename=absent.dat",
+            "--size=1m",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

@@ -730,6 +730,17 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("allrandrepeat", [], flag, "Accepted, no effect: hiops seeds every random stream of a job from randseed; randrepeat=0 is what makes runs differ.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("softrandommap", [], flag, "Accepted, no effect: it only changes what fio does when it cannot allocate its random map.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("threads", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("block", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("numruns", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("dir", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("device-names", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("load", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("test-duration", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("threads-per-queue", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("read-req-num-512-blocks", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("large-block-op-kbytes", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
+    opt!("prep", [], flag, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("create_serialize", [], flag, "Accepted, no effect: hiops lays out every file before any job starts measuring, so creation never overlaps measured I/O.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("create_fsync", [], flag, "Accepted when 1 (fio's default), no effect: hiops fsyncs every file it lays out. 0 is refused: the layout's write-back would overlap the run in fio.", |_, v| {
         only_when(value::boolean(v)?, true, "hiops always fsyncs the files it lays out; drop create_fsync=0")
@@ -1296,7 +1307,7 @@ mod tests {
     #[test]
     fn typos_get_the_closest_name_and_strangers_none() {
         assert_eq!(suggest("iodpeth"), Some("iodepth"));
-        assert_eq!(suggest("threads"), Some("thread"));
+        assert_eq!(suggest("thred"), Some("thread"));
         assert_eq!(suggest("ramp_tme"), Some("ramp_time"));
         assert_eq!(suggest("BS"), Some("bs"));
         assert_eq!(suggest("rate_iops_mn"), Some("rate_iops_min"));

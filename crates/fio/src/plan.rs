@@ -641,7 +641,9 @@ impl Draft {
             _ => None,
         };
         if !engine.needs_file() {
-            if !self.filename.is_empty() {
+            // fio's null engine takes a filename and opens nothing (it is
+            // diskless): job files written for a device run on it as is.
+            if !self.filename.is_empty() && engine != EngineKind::Null {
                 return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file"));
             }
             spec.targets = TargetSpec::Ram;
