@@ -391,8 +391,11 @@ impl UringEngine {
         n
     }
 
-    /// One io_uring_enter: submit what is staged, wait for `want` completions.
-    fn enter(&mut self, want: u32) -> Result<(), HalError> {
+    /// One io_uring_enter: submit what is staged, wait for `want`
+    /// completions. Returns how many staged entries the kernel took: all of
+    /// them unless one failed to start (the rest stay in the ring, staged,
+    /// for the next call), or none when the completion queue is full.
+    fn enter(&mut self, want: u32) -> Result<u32, HalError> {
         if self.staged > 0 && crate::engine::take_fault(&self.refuse_submits) {
             return Err(HalError::Io {
                 engine: "io_uring",
@@ -409,13 +412,16 @@ impl UringEngine {
         }
         loop {
             match self.ring.submit_and_wait(want as usize) {
-                Ok(_) => {
-                    self.staged = 0;
-                    return Ok(());
+                Ok(took) => {
+                    // The kernel's count of entries consumed; with SQPOLL,
+                    // those handed to its thread (all in the ring).
+                    let took = (took as u32).min(self.staged);
+                    self.staged -= took;
+                    return Ok(took);
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 // The CQ is full: the caller drains it and comes back.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Ok(0),
                 Err(e) => {
                     return Err(HalError::Io {
                         engine: "io_uring",
@@ -476,11 +482,8 @@ impl Engine for UringEngine {
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let n = self.staged;
-        if n > 0 {
-            self.enter(0)?;
-        }
-        Ok(n + self.trims.run(&self.fds, self.doorbell.as_deref()))
+        let sent = if self.staged > 0 { self.enter(0)? } else { 0 };
+        Ok(sent + self.trims.run(&self.fds, self.doorbell.as_deref()))
     }
 
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
@@ -507,22 +510,22 @@ impl Engine for UringEngine {
         // the ones it needs), but after the ring's commands are sent: a
         // submission that fails then leaves every command unsent, none of
         // them done (see `unsent`).
-        let ring = self.staged;
-        if ring > 0 && self.trims.staged() > 0 {
-            self.enter(0)?;
+        let mut sent = 0;
+        if self.staged > 0 && self.trims.staged() > 0 {
+            sent += self.enter(0)?;
         }
-        let issued = ring + self.trims.run(&self.fds, self.doorbell.as_deref());
+        let trims = self.trims.run(&self.fds, self.doorbell.as_deref());
         let trimmed = self.trims.drain_into(out);
         let mut n = self.drain(out, trimmed);
         if self.staged > 0 || (n as u32) < min {
-            self.enter(min.saturating_sub(n as u32))?;
+            sent += self.enter(min.saturating_sub(n as u32))?;
             n = self.drain(out, n);
         }
         while (n as u32) < min {
-            self.enter(min - n as u32)?;
+            sent += self.enter(min - n as u32)?;
             n = self.drain(out, n);
         }
-        Ok((issued, n))
+        Ok((sent + trims, n))
     }
 
     fn unsent(&self) -> Option<u32> {
