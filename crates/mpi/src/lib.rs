@@ -10,6 +10,8 @@
 //! cargo feature `mpi`; a build without it still recognises mpirun's
 //! launch and refuses to run as many unconnected copies.
 
+#![forbid(unsafe_code)]
+
 pub mod launch;
 #[cfg(feature = "mpi")]
 mod world;

@@ -445,7 +445,8 @@ impl IoPath {
         stats: &mut ThreadStats,
     ) -> io::Result<usize> {
         let no_data = std::ptr::null_mut();
-        self.io(Op::Trim, target, no_data, len, offset, Caller::stats(stats))
+        // SAFETY: a trim moves no data, so no buffer is handed over.
+        unsafe { self.io(Op::Trim, target, no_data, len, offset, Caller::stats(stats)) }
     }
 
     fn read(
@@ -455,20 +456,26 @@ impl IoPath {
         offset: u64,
         caller: Caller<'_>,
     ) -> io::Result<usize> {
-        self.io(
-            Op::Read,
-            target,
-            buf.as_mut_ptr(),
-            buf.len(),
-            offset,
-            caller,
-        )
+        // SAFETY: `buf` is borrowed mutably, valid for its length, for the
+        // whole call, which returns only once the read is done with it.
+        unsafe {
+            self.io(
+                Op::Read,
+                target,
+                buf.as_mut_ptr(),
+                buf.len(),
+                offset,
+                caller,
+            )
+        }
     }
 
     fn write(&self, target: u32, buf: &[u8], offset: u64, caller: Caller<'_>) -> io::Result<usize> {
         // The pointer is only read from: a write's data goes out.
         let ptr = buf.as_ptr() as *mut u8;
-        self.io(Op::Write, target, ptr, buf.len(), offset, caller)
+        // SAFETY: `buf` is borrowed, valid for its length, for the whole
+        // call, and a write only reads it.
+        unsafe { self.io(Op::Write, target, ptr, buf.len(), offset, caller) }
     }
 
     /// Flushes the target's written data to stable storage (fsync).
@@ -483,8 +490,8 @@ impl IoPath {
 
     fn flush(&self, op: Op, target: u32) -> io::Result<()> {
         let no_data = std::ptr::null_mut();
-        self.io(op, target, no_data, 0, 0, Caller::default())
-            .map(|_| ())
+        // SAFETY: a flush moves no data, so no buffer is handed over.
+        unsafe { self.io(op, target, no_data, 0, 0, Caller::default()) }.map(|_| ())
     }
 
     /// Counters of the shared queues (zero for `pread`/`per-thread-ring`).
@@ -599,7 +606,14 @@ impl IoPath {
         }
     }
 
-    fn io(
+    /// One I/O of `len` bytes at `ptr`, done when this returns.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for `len` bytes (writable for a read) until this
+    /// returns, and not accessed otherwise meanwhile: the kernel (or a
+    /// thread completing for this one) reads or writes it until then. A
+    /// flush or a trim may pass a null pointer.
+    unsafe fn io(
         &self,
         op: Op,
         target: u32,
@@ -660,19 +674,22 @@ impl IoPath {
             if inline && self.config.strategy != Strategy::Pread {
                 self.inline_ios.fetch_add(1, Ordering::Relaxed);
             }
-            self.local_io(engine, cmd, ptr, zero_copy, stats, lend)?
-                .result
+            // SAFETY: `ptr` as this function's own contract gives it.
+            unsafe { self.local_io(engine, cmd, ptr, zero_copy, stats, lend) }?.result
         } else {
             let ring = &self.rings[self.ring_index()];
             if ring.alone() {
                 // Nobody to cooperate with: the thread's own ring, which the
                 // kernel lets it own (SINGLE_ISSUER, DEFER_TASKRUN).
-                let done = self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend);
+                // SAFETY: `ptr` as this function's own contract gives it.
+                let done =
+                    unsafe { self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend) };
                 let done = done.inspect_err(|_| ring.count_solo_failure())?;
                 ring.count_solo(done.refused);
                 done.result
             } else {
-                self.shared_io(ring, cmd, ptr, zero_copy, stats)?
+                // SAFETY: `ptr` as this function's own contract gives it.
+                unsafe { self.shared_io(ring, cmd, ptr, zero_copy, stats) }?
             }
         };
         if res < 0 {
@@ -682,7 +699,10 @@ impl IoPath {
     }
 
     /// One I/O through this thread's own queue of `engine`.
-    fn local_io(
+    ///
+    /// # Safety
+    /// As [`IoPath::io`]: `ptr` valid for `cmd.len` bytes until this returns.
+    unsafe fn local_io(
         &self,
         engine: EngineKind,
         cmd: Command,
@@ -698,7 +718,8 @@ impl IoPath {
             targets: &self.targets,
             max_io: self.config.max_io,
         };
-        let done = local::io(&spec, cmd, ptr, zero_copy, lend).map_err(ring_error)?;
+        // SAFETY: `ptr` as this function's own contract gives it.
+        let done = unsafe { local::io(&spec, cmd, ptr, zero_copy, lend) }.map_err(ring_error)?;
         if done.bounced {
             self.bounced.fetch_add(1, Ordering::Relaxed);
         }
@@ -710,7 +731,11 @@ impl IoPath {
     }
 
     /// One I/O through a ring this thread shares.
-    fn shared_io(
+    ///
+    /// # Safety
+    /// As [`IoPath::io`]: `ptr` valid for `cmd.len` bytes until this returns
+    /// (another thread may complete the command into it meanwhile).
+    unsafe fn shared_io(
         &self,
         ring: &SharedQueue,
         cmd: Command,

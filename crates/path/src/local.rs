@@ -52,7 +52,12 @@ pub(crate) type Lend<'a> = Option<&'a mut dyn FnMut(&[u8])>;
 /// One synchronous I/O through this thread's own queue. A read copied
 /// through the registered buffer is handed to `lend` in place instead,
 /// where there is one.
-pub(crate) fn io(
+///
+/// # Safety
+/// `user` must be valid for `cmd.len` bytes (writable for a read) until
+/// this returns, and not accessed otherwise meanwhile: with `zero_copy` the
+/// kernel reads or writes it directly (null for a flush or a trim).
+pub(crate) unsafe fn io(
     spec: &LocalSpec<'_>,
     cmd: Command,
     user: *mut u8,

@@ -11,6 +11,8 @@
 //! back in the axis' units: ticks then fall on powers (1K, 2K, 4K...), which
 //! is how block sizes and thread counts are read.
 
+#![forbid(unsafe_code)]
+
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;

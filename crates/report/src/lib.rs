@@ -7,6 +7,8 @@
 //! prints a run across ranks (MPI) as fio's client mode does. See
 //! docs/output.md for the field list.
 
+#![forbid(unsafe_code)]
+
 pub mod derived;
 pub mod json;
 pub mod layers;

@@ -2,6 +2,8 @@
 //! One u64 of state, a multiply per number; not cryptographic, and does not
 //! need to be.
 
+#![forbid(unsafe_code)]
+
 #[derive(Clone, Debug)]
 pub struct FastRng {
     state: u64,

@@ -34,6 +34,8 @@
 //! hiops_safety::release("/dev/loop3".as_ref());
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod hold;
 mod mounts;
 mod openers;
