@@ -200,8 +200,13 @@ impl Queue {
         self.tags.get()
     }
 
-    /// The tag's buffer, to fill before a write or read after a read.
+    /// The tag's buffer, to read after its read was reaped. Never while a
+    /// command is bound to the tag: the kernel may be writing it then.
     pub fn buffer(&self, tag: Tag) -> &[u8] {
+        assert!(
+            self.bound[tag as usize].is_none(),
+            "buffer of tag {tag} read while its command is bound"
+        );
         self.arena.slot(tag)
     }
 

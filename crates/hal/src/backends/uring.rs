@@ -413,9 +413,13 @@ impl UringEngine {
         loop {
             match self.ring.submit_and_wait(want as usize) {
                 Ok(took) => {
-                    // The kernel's count of entries consumed; with SQPOLL,
-                    // those handed to its thread (all in the ring).
-                    let took = (took as u32).min(self.staged);
+                    // The kernel's count of entries consumed. With SQPOLL
+                    // every entry in the ring is its thread's, and the count
+                    // is only those it had not taken yet when we looked.
+                    let took = match self.sqpoll {
+                        true => self.staged,
+                        false => (took as u32).min(self.staged),
+                    };
                     self.staged -= took;
                     return Ok(took);
                 }
