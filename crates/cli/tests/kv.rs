@@ -298,6 +298,16 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
             assert!(r[col].parse::<f64>().unwrap() > 0.0, "{metric}: {csv}");
         }
     }
+    // The cache is off by default: no read is a hit, and no note says so.
+    let col = header.iter().position(|h| *h == "cache_hit_pct");
+    let col = col.unwrap_or_else(|| panic!("no cache_hit_pct column: {csv}"));
+    assert!(rows.iter().all(|r| r[col] == "0"), "{csv}");
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("RAM cache off"),
+        "the report says the cache is off"
+    );
+    assert!(!html.contains("served by the store's RAM cache"));
     // A second run finds every point and runs none.
     let out = run();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -513,4 +523,35 @@ fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("--target"), "{err}");
     }
+}
+
+#[test]
+fn fig10_with_the_cache_on_says_its_points_measure_the_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("fig10");
+    let out = hiops()
+        .args(["kv", "fig10", "--size", "64m", "--records", "1000"])
+        .args(["--clients", "1", "--strategies", "pread", "--time", "300ms"])
+        .args(["--cache-size", "64m", "--path"])
+        .arg(tmp.path().join("kv.dat"))
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // 1,000 records fit in 64 MiB: after the first reads, all are hits.
+    let csv = std::fs::read_to_string(out_dir.join("tables/points.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "cache_hit_pct").unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let pct: f64 = row[col].parse().unwrap();
+    assert!(pct > 50.0, "hits {pct}%: {csv}");
+    assert!(err.contains("served by the RAM cache"), "{err}");
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("served by the store&#39;s RAM cache")
+            || html.contains("served by the store's RAM cache"),
+        "no note in the report"
+    );
 }
