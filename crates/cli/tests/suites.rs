@@ -272,13 +272,19 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    for sweep in ["disk-bs", "disk-threads", "disk-poll"] {
+    // Two sizes or thread counts x pread, coop and coop-shared.
+    for sweep in ["disk-bs", "disk-threads"] {
         assert_eq!(
             lines(&dir.join(sweep).join("points.jsonl")),
-            4,
+            6,
             "{sweep}: {err}"
         );
     }
+    assert_eq!(
+        lines(&dir.join("disk-poll").join("points.jsonl")),
+        4,
+        "two intervals x peeks on and off: {err}"
+    );
     assert_eq!(
         lines(&dir.join("disk-tasks").join("points.jsonl")),
         3,

@@ -131,6 +131,9 @@ pub struct Draft {
     pub tasks: Option<u32>,
     /// `strategy=tasks`: the task path with as many tasks as `numjobs`.
     pub tasks_from_numjobs: bool,
+    /// `strategy=coop-shared`: coop with every thread on one shared ring
+    /// (the HIOPS paper's single queue) unless `rings` says otherwise.
+    pub coop_shared: bool,
     pub raid0: Option<u64>,
     pub hybrid_depth: Option<f64>,
     pub clocksource: Option<ClockSource>,
@@ -672,11 +675,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("ss", ["steadystate"], value, "Stop at steady state: iops:LIMIT, iops_slope:LIMIT, bw:LIMIT, bw_slope:LIMIT (LIMIT absolute or %).", |d, v| { d.ss = Some(steady_state(v)?); Ok(()) }),
     opt!("ss_dur", ["steadystate_duration"], value, "Steady-state window (seconds unless a unit is given).", |d, v| { d.ss_dur = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
     opt!("ss_ramp", ["steadystate_ramp_time"], value, "Time before steady-state data collection starts.", |d, v| { d.ss_ramp = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
-    opt!("strategy", [], value, "hiops: synchronous-thread mode through a HIOPS path strategy: pread, completion-thread, per-thread-ring, coop, poll, hybrid; or tasks (coop on the task path, as many tasks as numjobs).", |d, v| {
+    opt!("strategy", [], value, "hiops: synchronous-thread mode through a HIOPS path strategy: pread, completion-thread, per-thread-ring, coop (a ring per thread by default), coop-shared (coop with every thread on one ring, the paper's single queue), poll, hybrid; or tasks (coop on the task path, as many tasks as numjobs).", |d, v| {
         let s = need(v)?;
         d.tasks_from_numjobs = s == "tasks";
-        let s = if d.tasks_from_numjobs { "coop" } else { s };
-        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, poll, hybrid, tasks", quoted(s)))?); Ok(())
+        d.coop_shared = s == "coop-shared";
+        let s = if d.tasks_from_numjobs || d.coop_shared { "coop" } else { s };
+        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, coop-shared, poll, hybrid, tasks", quoted(s)))?); Ok(())
     }),
     opt!("tasks", [], value, "hiops coop: N application tasks (the task path) instead of threads, shared out over one thread per allowed CPU, each thread with its own ring of iodepth tags.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "tasks")?;

@@ -472,6 +472,9 @@ impl Draft {
     /// Coop sleeping on its own completions shares a ring among a few
     /// threads; every other strategy has one ring unless told.
     fn default_rings(&self, strategy: hiops_path::Strategy, threads: u32) -> u32 {
+        if self.coop_shared {
+            return 1;
+        }
         let own = strategy == hiops_path::Strategy::Coop
             && self.coop_parts.unwrap_or_default() == hiops_path::CoopParts::All
             && self.coop_wait.unwrap_or_default() == hiops_path::CoopWait::Own

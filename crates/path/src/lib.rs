@@ -724,8 +724,9 @@ impl IoPath {
             self.bounced.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(s) = stats {
+            // The thread reaped its own completion: no hand-off happened,
+            // so none is recorded (a 0 would read as the shortest delay).
             s.ios += 1;
-            s.handoff.record(0);
         }
         Ok(done)
     }

@@ -10,8 +10,10 @@ pub struct ThreadStats {
     /// I/Os this thread completed through the path.
     pub ios: u64,
     /// From its completion being reaped (by any thread) to the owner running
-    /// again, ns: the paper's Fig 8 quantity, measured in user space. Zero
-    /// when the owner reaped its own completion.
+    /// again, ns: the paper's Fig 8 quantity, measured in user space. An
+    /// I/O through the thread's own queue has no hand-off and records
+    /// nothing; through a shared ring it records the delay, near zero when
+    /// the owner reaped its completion itself.
     pub handoff: Histogram,
     /// Times this thread blocked waiting for its own completion (futex park).
     pub parks: u64,

@@ -112,10 +112,13 @@ pub struct PathFigures {
     pub fifo_max: u64,
     pub promotions_per_io: f64,
     pub context_switches_per_io: f64,
-    pub handoff_ns: HandoffPercentiles,
+    /// None (JSON null) when no completion was handed to another thread:
+    /// every owner reaped its own, so there is no delay to state.
+    pub handoff_ns: Option<HandoffPercentiles>,
     /// How long a completion context was occupied per pass that reaped
-    /// something (the paper's Fig 8 quantity; hand-off is the owner's view).
-    pub completion_pass_ns: HandoffPercentiles,
+    /// something (the paper's Fig 8 quantity; hand-off is the owner's view);
+    /// None when no pass was timed.
+    pub completion_pass_ns: Option<HandoffPercentiles>,
     pub switches: Vec<SwitchFigure>,
 }
 
@@ -130,15 +133,20 @@ pub struct HandoffPercentiles {
 }
 
 impl HandoffPercentiles {
-    fn of(h: &hiops_stats::Histogram) -> HandoffPercentiles {
-        HandoffPercentiles {
+    /// The percentiles of `h`, None when it has no samples (never zeros
+    /// that would read as the shortest delay).
+    fn of(h: &hiops_stats::Histogram) -> Option<HandoffPercentiles> {
+        if h.count() == 0 {
+            return None;
+        }
+        Some(HandoffPercentiles {
             mean: h.mean(),
             p50: h.percentile(50.0),
             p90: h.percentile(90.0),
             p99: h.percentile(99.0),
             p99_9: h.percentile(99.9),
             max: h.max(),
-        }
+        })
     }
 }
 
@@ -352,12 +360,16 @@ fn run_metrics(m: &mut Metrics, r: &RunResult) {
         }
     }
     if let Some(p) = r.jobs.iter().find_map(path_figures) {
-        m.insert("handoff_p50_us".into(), p.handoff_ns.p50 as f64 / 1e3);
-        m.insert("handoff_p99_us".into(), p.handoff_ns.p99 as f64 / 1e3);
-        m.insert("handoff_max_us".into(), p.handoff_ns.max as f64 / 1e3);
-        let c = &p.completion_pass_ns;
-        m.insert("completion_pass_p99_us".into(), c.p99 as f64 / 1e3);
-        m.insert("completion_pass_max_us".into(), c.max as f64 / 1e3);
+        // No samples, no figure: a table shows "none", never 0 µs.
+        if let Some(h) = &p.handoff_ns {
+            m.insert("handoff_p50_us".into(), h.p50 as f64 / 1e3);
+            m.insert("handoff_p99_us".into(), h.p99 as f64 / 1e3);
+            m.insert("handoff_max_us".into(), h.max as f64 / 1e3);
+        }
+        if let Some(c) = &p.completion_pass_ns {
+            m.insert("completion_pass_p99_us".into(), c.p99 as f64 / 1e3);
+            m.insert("completion_pass_max_us".into(), c.max as f64 / 1e3);
+        }
         m.insert("wakeups_per_io".into(), p.wakeups_per_io);
         m.insert("polls_per_io".into(), p.polls_per_io);
         m.insert("empty_poll_share".into(), p.empty_poll_share);

@@ -224,18 +224,22 @@ fn path_lines(out: &mut String, job: &JobResult) {
                 f.inline_share * 100.0
             );
         }
-        let h = &f.handoff_ns;
-        let _ = writeln!(
-            out,
-            "  hand-off delay (reaped -> owner running), usec: mean={:.1}, p50={:.1}, p99={:.1}, p99.9={:.1}, max={:.1}",
-            h.mean / 1e3,
-            h.p50 as f64 / 1e3,
-            h.p99 as f64 / 1e3,
-            h.p99_9 as f64 / 1e3,
-            h.max as f64 / 1e3
-        );
-        let c = &f.completion_pass_ns;
-        if c.max > 0 {
+        let _ = match &f.handoff_ns {
+            Some(h) => writeln!(
+                out,
+                "  hand-off delay (reaped -> owner running), usec: mean={:.1}, p50={:.1}, p99={:.1}, p99.9={:.1}, max={:.1}",
+                h.mean / 1e3,
+                h.p50 as f64 / 1e3,
+                h.p99 as f64 / 1e3,
+                h.p99_9 as f64 / 1e3,
+                h.max as f64 / 1e3
+            ),
+            None => writeln!(
+                out,
+                "  hand-off delay (reaped -> owner running): none, every owner reaped its own completions"
+            ),
+        };
+        if let Some(c) = &f.completion_pass_ns {
             let _ = writeln!(
                 out,
                 "  completion context per pass (reap, wake owners, issue queued), usec: p50={:.1}, p99={:.1}, max={:.1}",

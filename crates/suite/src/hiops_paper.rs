@@ -24,11 +24,15 @@ use std::path::Path;
 
 /// The thread strategies, and `tasks`: coop on the task path with as many
 /// tasks as the point has threads.
-pub const STRATEGIES: [&str; 7] = [
+/// `coop` keeps a ring per thread (hiops' default, where sharing one costs
+/// more than cooperation saves); `coop-shared` puts every thread on one
+/// ring, the paper's single queue, where its hand-offs happen.
+pub const STRATEGIES: [&str; 8] = [
     "pread",
     "completion-thread",
     "per-thread-ring",
     "coop",
+    "coop-shared",
     "poll",
     "hybrid",
     "tasks",
@@ -88,7 +92,7 @@ impl Plan {
         if quick {
             return Plan {
                 targets,
-                strategies: list(&["pread", "coop"]),
+                strategies: list(&["pread", "coop", "coop-shared"]),
                 block_sizes: list(&["4k", "64k"]),
                 threads: list(&["1", "4"]),
                 tasks: list(&["1", "4", "8"]),
@@ -167,15 +171,21 @@ impl Plan {
         Some((format!("{}-taskpoll", t.label), def))
     }
 
-    /// Fig 8's ablation on one target: coop with its parts added one by one.
+    /// Fig 8's ablation on one target: coop with its parts added one by
+    /// one, every thread on one shared ring as the paper's queue served
+    /// them (with a ring each, the last part would have nobody to hand to).
     fn ablation_sweep(&self, t: &Target, many: &str) -> (String, SweepDef) {
         let def = self.def(
             format!(
-                "{}: coop's parts one by one at {} threads",
+                "{}: coop's parts one by one at {} threads on one shared ring",
                 t.label, self.many_threads
             ),
             &t.path,
-            &[many.to_string(), "--bs=4k".into(), "--strategy=coop".into()],
+            &[
+                many.to_string(),
+                "--bs=4k".into(),
+                "--strategy=coop-shared".into(),
+            ],
             vec![Param {
                 name: "coop_parts".into(),
                 // hiops_path::CoopParts, in the order the paper adds them.
@@ -718,7 +728,12 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
         .iter()
         .filter_map(|st| {
             let m = at(&medians, &[&many_s, st])?;
-            let g = |k: &str| m.get(k).map(|v| fmt_num(*v)).unwrap_or_else(|| "-".into());
+            // A figure with no samples (no hand-offs) is "none", never 0.
+            let g = |k: &str| {
+                m.get(k)
+                    .map(|v| fmt_num(*v))
+                    .unwrap_or_else(|| "none".into())
+            };
             Some(vec![
                 st.clone(),
                 g("handoff_p50_us"),
@@ -732,7 +747,7 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
     Section {
         heading: format!("Fig 8 — {label}: hand-off delay per strategy"),
         findings: vec![
-            "The hand-off delay is the time from a thread reaping a completion to the completion's owner running again; pread and per-thread-ring have none (the owner reaps its own).".into(),
+            "The hand-off delay is the time from a thread reaping a completion to the completion's owner running again. pread, per-thread-ring and coop with a ring per thread (hiops' default) have none: the owner reaps its own, and their figures read \"none\". coop-shared is the paper's design, every thread on one ring, where cooperation hands completions over.".into(),
         ],
         charts,
         tables: vec![Table {
@@ -764,7 +779,11 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
         .iter()
         .filter_map(|v| {
             let m = row(v)?;
-            let g = |k: &str| m.get(k).map(|x| fmt_num(*x)).unwrap_or_else(|| "-".into());
+            let g = |k: &str| {
+                m.get(k)
+                    .map(|x| fmt_num(*x))
+                    .unwrap_or_else(|| "none".into())
+            };
             Some(vec![
                 parts_name(v).to_string(),
                 g("completion_pass_max_us"),
@@ -892,8 +911,8 @@ mod tests {
         let bs = &sweeps[0].1;
         assert_eq!(
             bs.points().len(),
-            9 * 7,
-            "9 block sizes x 6 strategies and the task path"
+            9 * 8,
+            "9 block sizes x 7 strategies (coop with a ring per thread and on one) and the task path"
         );
         assert!(
             bs.base.contains(&"--numjobs=128".to_string())
@@ -907,9 +926,10 @@ mod tests {
         assert_eq!(sweeps[3].1.params[0].name, "hybrid_depth");
         assert_eq!(sweeps[3].1.params[0].values.last().unwrap(), "off");
         assert!(sweeps[3].1.base.contains(&"--tasks=128".to_string()));
-        // Fig 8's ablation: coop's parts in the paper's order.
+        // Fig 8's ablation: coop's parts in the paper's order, every thread
+        // on one ring as the paper's queue.
         assert_eq!(sweeps[4].1.params[0].values, ["issue", "lazy", "all"]);
-        assert!(sweeps[4].1.base.contains(&"--strategy=coop".to_string()));
+        assert!(sweeps[4].1.base.contains(&"--strategy=coop-shared".to_string()));
         assert_eq!(sweeps[5].1.params[0].values[0], "2us");
         assert_eq!(
             sweeps[6].1.params[0].values[0], "4k",
@@ -1048,6 +1068,9 @@ mod tests {
         );
         let h = handoff_section(&s, "disk", 128);
         assert_eq!(h.charts.len(), 1, "only p99 is present");
+        // No p50 or max samples: "none", never a 0 that reads as shortest.
+        assert_eq!(h.tables[0].rows[0][1], "none", "{:?}", h.tables[0].rows);
+        assert_eq!(h.tables[0].rows[0][3], "none", "{:?}", h.tables[0].rows);
         assert_eq!(h.charts[0].series.len(), 3);
         // Below the coop bars: both missed.
         s.points[2] = point("1", "coop", 97.0, 900.0);
