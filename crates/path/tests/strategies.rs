@@ -551,6 +551,49 @@ fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
     }
 }
 
+/// A key-value store's compaction thread flushes while the ring's other
+/// member (its flusher) reads now and then and sleeps off the ring: every
+/// flush must end. (Its hang, once in hundreds of fig10 runs, was a flush
+/// whose completion went to the other thread's task work while that thread
+/// slept elsewhere; this pattern is the guard, the waiter's bounded sleep
+/// the fix, as timing rarely reproduces it.)
+#[test]
+fn a_flush_of_a_thread_alone_on_a_shared_ring_ends() {
+    within(120, || {
+        let t = file_target(4 << 20);
+        let path = IoPath::open(
+            config(Strategy::Coop, EngineKind::IoUring, 8),
+            vec![t.target.clone()],
+        )
+        .unwrap();
+        let (tx, rx) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let path = &path;
+            let idle = s.spawn(move || {
+                // A read now and then, each followed by a sleep off the
+                // ring: a flush this thread's call happened to submit is
+                // completed in its task work, which leaves it asleep.
+                let mut buf = AlignedBuf::new(4096);
+                let mut x = 1u64;
+                while rx.try_recv().is_err() {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    path.read_at(0, &mut buf, (x >> 40) % 1024 * 4096).unwrap();
+                    std::thread::sleep(Duration::from_micros((x >> 50) % 300));
+                }
+            });
+            let mut buf = AlignedBuf::new(4096);
+            path.read_at(0, &mut buf, 0).unwrap();
+            for i in 0..2000u64 {
+                buf[0] = i as u8;
+                path.write_at(0, &buf, (i % 1024) * 4096).unwrap();
+                path.datasync(0).unwrap();
+            }
+            tx.send(()).unwrap();
+            idle.join().unwrap();
+        });
+    });
+}
+
 /// An I/O error fails that I/O alone: every strategy returns it to its
 /// caller and goes on serving the others (nothing panics, no lock poisoned).
 #[test]
