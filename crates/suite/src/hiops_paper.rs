@@ -929,7 +929,10 @@ mod tests {
         // Fig 8's ablation: coop's parts in the paper's order, every thread
         // on one ring as the paper's queue.
         assert_eq!(sweeps[4].1.params[0].values, ["issue", "lazy", "all"]);
-        assert!(sweeps[4].1.base.contains(&"--strategy=coop-shared".to_string()));
+        assert!(sweeps[4]
+            .1
+            .base
+            .contains(&"--strategy=coop-shared".to_string()));
         assert_eq!(sweeps[5].1.params[0].values[0], "2us");
         assert_eq!(
             sweeps[6].1.params[0].values[0], "4k",
