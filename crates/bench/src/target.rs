@@ -86,7 +86,12 @@ pub fn open_targets(
             let Some(size) = spec.size else {
                 return usage("the RAM device needs a size: add --size, e.g. --size=1g");
             };
-            let mem = MemDevice::new(size).map_err(|e| BenchError::Failed(e.to_string()))?;
+            // The null engine moves no data: its device is never touched.
+            let mem = match spec.engine {
+                hiops_hal::EngineKind::Null => MemDevice::untouched(size),
+                _ => MemDevice::new(size),
+            };
+            let mem = mem.map_err(|e| BenchError::Failed(e.to_string()))?;
             Ok(vec![OpenTarget {
                 path: None,
                 kind: TargetKind::Ram,

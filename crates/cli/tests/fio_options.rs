@@ -422,3 +422,33 @@ fn gtod_reduce_counts_every_io_and_measures_no_latency() {
         assert!(text(&o).contains("gtod_reduce"), "{bad}: {}", text(&o));
     }
 }
+
+/// fio's null engine allocates nothing: a job of 4 GiB on it maps its RAM
+/// device and never touches it (its peak memory stays far below the size).
+#[test]
+fn the_null_engine_touches_no_memory_of_its_size() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let child = common::hiops()
+        .current_dir(tmp.path())
+        .args([
+            "run",
+            "--no-progress",
+            "--name=n",
+            "--ioengine=null",
+            "--size=4g",
+        ])
+        .args(["--number_ios=100000", "--output-format=json"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a child of this process, and valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(std::process::ExitStatus::from_raw(status).success());
+    let peak_mib = usage.ru_maxrss / 1024;
+    assert!(peak_mib < 512, "peak {peak_mib} MiB for a 4 GiB null job");
+}

@@ -26,6 +26,19 @@ impl MemDevice {
     /// real pages (untouched anonymous pages all map the shared zero page,
     /// which would flatter reads with a perfect cache hit).
     pub fn new(len: u64) -> Result<Arc<MemDevice>, HalError> {
+        let dev = MemDevice::map(len)?;
+        dev.fill_incompressible();
+        Ok(Arc::new(dev))
+    }
+
+    /// Maps `len` bytes and touches none of them: for the null engine,
+    /// which moves no data, so a run costs no page faults or fill (fio's
+    /// null allocates nothing either). Reads from it would see zeros.
+    pub fn untouched(len: u64) -> Result<Arc<MemDevice>, HalError> {
+        Ok(Arc::new(MemDevice::map(len)?))
+    }
+
+    fn map(len: u64) -> Result<MemDevice, HalError> {
         assert!(len > 0);
         // SAFETY: anonymous private mapping; arguments are valid for mmap.
         let ptr = unsafe {
@@ -45,12 +58,10 @@ impl MemDevice {
                 source: std::io::Error::last_os_error(),
             });
         }
-        let dev = MemDevice {
+        Ok(MemDevice {
             base: ptr.cast(),
             len,
-        };
-        dev.fill_incompressible();
-        Ok(Arc::new(dev))
+        })
     }
 
     pub fn len(&self) -> u64 {
