@@ -429,6 +429,8 @@ fn gtod_reduce_counts_every_io_and_measures_no_latency() {
 fn the_null_engine_touches_no_memory_of_its_size() {
     use std::os::unix::process::ExitStatusExt;
     let tmp = tempfile::tempdir().unwrap();
+    // Reaped by wait4 below, which gives its peak memory (wait() would not).
+    #[allow(clippy::zombie_processes)]
     let child = common::hiops()
         .current_dir(tmp.path())
         .args([
