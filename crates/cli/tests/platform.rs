@@ -315,6 +315,13 @@ fn two_buffered_writers_of_one_file_get_no_platform_time() {
         .filter(|l| l.contains(" write: application "))
         .collect();
     assert!(!lines.is_empty(), "no split line for the writes:\n{text}");
+    // What the device time holds is said, and that the papers' bus-level
+    // split cannot be had in software.
+    assert!(
+        text.contains("The device time is the kernel's view, issue to completion")
+            && text.contains("analyzer on the SSD's link"),
+        "{text}"
+    );
     for l in lines {
         assert!(l.contains("platform: not split (several writers"), "{l}");
         let negative = l.split(|c: char| c.is_whitespace() || c == '(').any(|w| {

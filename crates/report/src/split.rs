@@ -15,6 +15,28 @@ pub const FROM_DISKSTATS: &str = "diskstats: block-layer entry to completion";
 pub const FROM_BIO_TRACEPOINTS: &str =
     "tracepoints: bio-based driver, block-layer entry to completion";
 
+/// What a split's device time holds, in words for the report: the
+/// kernel's view from the driver's issue (or block-layer entry) to the
+/// completion, which on a virtual machine also holds the host. The papers
+/// split at the bus, with an analyzer on the SSD's link; software cannot.
+pub fn device_time_contents() -> &'static str {
+    if on_virtual_machine() {
+        "The device time is the kernel's view, issue to completion: on this virtual machine it holds the doorbell's exit to the host, the host's own I/O path and the interrupt's delivery as well as the device. The papers split at the bus with an analyzer on the SSD's link, which software cannot do."
+    } else {
+        "The device time is the kernel's view, issue to completion: it holds the driver's submission, the bus and the interrupt's delivery as well as the device. The papers split at the bus with an analyzer on the SSD's link, which software cannot do."
+    }
+}
+
+/// Whether the CPU says a hypervisor runs this machine (the `hypervisor`
+/// flag of /proc/cpuinfo).
+fn on_virtual_machine() -> bool {
+    std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| {
+        c.lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"))
+    })
+}
+
 /// The split of one device in one direction. With `--timeline` the device
 /// time is the driver's issue to the completion (the tracepoints); without,
 /// /proc/diskstats' service time, which also holds the block layer's

@@ -377,6 +377,7 @@ fn split_lines(out: &mut String, r: &RunResult) {
             for s in splits {
                 let _ = writeln!(out, "  {}", split_line(&s));
             }
+            let _ = writeln!(out, "  {}", crate::split::device_time_contents());
         }
         Err(why) => {
             let _ = writeln!(out, "\nLatency split: not measurable: {why}");

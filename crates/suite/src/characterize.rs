@@ -460,11 +460,14 @@ fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Op
     }
     Some(Section {
         heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
-        findings: vec![if parts.traced {
-            "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete, as the paper's device time starts when the command reaches the device); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
-        } else {
-            "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
-        }],
+        findings: vec![
+            if parts.traced {
+                "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
+            } else {
+                "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
+            },
+            hiops_report::split::device_time_contents().into(),
+        ],
         charts: parts.charts,
         tables: vec![Table {
             caption: "QD1 latency split".into(),
