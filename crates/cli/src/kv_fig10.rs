@@ -396,7 +396,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
             ("lat_mean_us".to_string(), num(&read["average_us"])),
             ("lat_p50_us".to_string(), num(&read["p50_us"])),
             ("lat_p99_us".to_string(), num(&read["p99_us"])),
-            ("cache_hit_pct".to_string(), hits),
+            ("hit_pct".to_string(), hits),
         ]);
         let cdf = [
             (50.0, "p50_us"),

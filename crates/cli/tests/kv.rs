@@ -299,8 +299,8 @@ fn fig10_draws_a_line_per_strategy_and_resumes() {
         }
     }
     // The cache is off by default: no read is a hit, and no note says so.
-    let col = header.iter().position(|h| *h == "cache_hit_pct");
-    let col = col.unwrap_or_else(|| panic!("no cache_hit_pct column: {csv}"));
+    let col = header.iter().position(|h| *h == "hit_pct");
+    let col = col.unwrap_or_else(|| panic!("no hit_pct column: {csv}"));
     assert!(rows.iter().all(|r| r[col] == "0"), "{csv}");
     let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
     assert!(
@@ -543,7 +543,7 @@ fn fig10_with_the_cache_on_says_its_points_measure_the_cache() {
     // 1,000 records fit in 64 MiB: after the first reads, all are hits.
     let csv = std::fs::read_to_string(out_dir.join("tables/points.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "cache_hit_pct").unwrap();
+    let col = header.iter().position(|h| *h == "hit_pct").unwrap();
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     let pct: f64 = row[col].parse().unwrap();
     assert!(pct > 50.0, "hits {pct}%: {csv}");

@@ -40,7 +40,7 @@ pub const METRICS: &[(&str, &str)] = &[
         "server_ctx_switches_per_op",
         "context switches per operation (server)",
     ),
-    ("cache_hit_pct", "reads served by the RAM cache (%)"),
+    ("hit_pct", "reads served by the RAM cache (%)"),
 ];
 
 pub fn metric_label(name: &str) -> &str {

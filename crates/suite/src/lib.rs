@@ -312,7 +312,7 @@ pub const CACHE_HITS_NOTED_PCT: f64 = 10.0;
 fn cache_note(medians: &[(Vec<String>, BTreeMap<String, f64>)]) -> Option<String> {
     let most = medians
         .iter()
-        .filter_map(|(_, m)| m.get("cache_hit_pct").copied())
+        .filter_map(|(_, m)| m.get("hit_pct").copied())
         .fold(f64::NAN, f64::max);
     (most > CACHE_HITS_NOTED_PCT).then(|| {
         format!(
