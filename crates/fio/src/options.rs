@@ -88,6 +88,8 @@ pub struct Draft {
     pub fadvise_hint: Option<Option<FadviseHint>>,
     pub stonewall: bool,
     pub new_group: bool,
+    /// fio's wait_for: the name of an earlier job this one starts after.
+    pub wait_for: Option<String>,
     pub group_reporting: bool,
     pub verify: Option<VerifyMode>,
     pub verify_pattern: Option<Vec<u8>>,
@@ -604,6 +606,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
     opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts, before each of its loops and, time-based, each time it wraps around (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
     opt!("stonewall", ["wait_for_previous"], flag, "Wait for the jobs before this one to finish; starts a new group.", |d, v| { d.stonewall = value::boolean(v)?; Ok(()) }),
+    opt!("wait_for", [], value, "Start this job once the named earlier job is done, as in fio. hiops runs jobs in phases: this job starts when the phase holding the named job ends, so jobs running beside that one are waited for too.", |d, v| { d.wait_for = Some(need(v)?.to_string()); Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
     opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
@@ -981,10 +984,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ),
     ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
-    (
-        "wait_for",
-        "use stonewall to wait for the jobs before this one",
-    ),
     (
         "exitall_on_error",
         "an error stops only its own job; drop it",

@@ -61,6 +61,12 @@ pub fn plan(
     let mut out = FioPlan::default();
     let mut refusals = Refusals::default();
     let mut phase = 0u32;
+    // The last phase any job got: a stonewall or the next job file starts
+    // after it (a job of wait_for may have gone past `phase`).
+    let mut last_phase = 0u32;
+    // Each earlier job's phase by name, for wait_for (None: the name is
+    // shared, which fio refuses as a waitee).
+    let mut named: std::collections::HashMap<String, Option<u32>> = Default::default();
     let mut group = 0u32;
     let mut any_job = false;
     let mut temp_jobs = Vec::new();
@@ -68,7 +74,7 @@ pub fn plan(
     let mut budget = TextBudget(0);
     for (si, source) in sources.iter().enumerate() {
         if si > 0 && any_job {
-            phase += 1;
+            phase = last_phase + 1;
             group += 1;
         }
         let mut globals: Vec<RawOption> = Vec::new();
@@ -91,11 +97,15 @@ pub fn plan(
             budget.take(global_bytes + text_bytes(&section.options))?;
             let (draft, ignored) = draft_of(section, &globals, &mut refusals, &mut cache)?;
             if any_job && draft.stonewall {
-                phase += 1;
+                phase = last_phase + 1;
             }
             if any_job && (draft.stonewall || draft.new_group) {
                 group += 1;
             }
+            let job_phase = match &draft.wait_for {
+                Some(w) => phase.max(waitee_phase(&named, w, &section.name)? + 1),
+                None => phase,
+            };
             let (mut spec, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
             if own_temp {
                 temp_jobs.push(out.jobs.len());
@@ -103,8 +113,13 @@ pub fn plan(
             // fio numbers threads from 1 across the run; logs are named so.
             spec.logs.first_thread = threads.saturating_add(1);
             threads = threads.saturating_add(spec.numjobs);
+            named
+                .entry(spec.name.clone())
+                .and_modify(|p| *p = None)
+                .or_insert(Some(job_phase));
             out.jobs.push(spec);
-            out.phases.push(phase);
+            out.phases.push(job_phase);
+            last_phase = last_phase.max(job_phase);
             any_job = true;
         }
     }
@@ -114,6 +129,24 @@ pub fn plan(
     }
     make_temp_targets(&mut out, &temp_jobs)?;
     Ok(out)
+}
+
+/// The phase of the job `wait_for` names, which fio requires to be an
+/// earlier job of a name no other job has.
+fn waitee_phase(
+    named: &std::collections::HashMap<String, Option<u32>>,
+    waitee: &str,
+    job: &str,
+) -> Result<u32, String> {
+    match named.get(waitee) {
+        Some(Some(p)) => Ok(*p),
+        Some(None) => Err(format!(
+            "job {job}: wait_for={waitee}: several jobs have that name; a job waited for must have a name of its own, as in fio"
+        )),
+        None => Err(format!(
+            "job {job}: wait_for={waitee}: no earlier job has that name (fio waits only for a job defined before)"
+        )),
+    }
 }
 
 /// The option text the jobs of a plan take, globals counted once a job:
