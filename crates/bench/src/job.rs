@@ -533,15 +533,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // One clock read per reap batch (its completions share it), as
         // docs/output.md says, taken once the wait has returned.
         // Under gtod_reduce the tick-grained clock stamps the batch (for
-        // the bandwidth and IOPS logs); the queue stamped nothing.
-        let (mut done, seen) = match books.timed {
-            true => (None, true),
-            false => (Some(hiops_hal::clock::coarse_now_ns()), false),
-        };
+        // the bandwidth and IOPS logs): the queue stamped nothing.
+        let coarse = (!books.timed).then(hiops_hal::clock::coarse_now_ns);
+        let mut done = None;
         let r = self.driver.reap(min, |f| {
-            let at = f
-                .seen_ns
-                .filter(|_| seen)
+            let at = coarse
+                .or(f.seen_ns)
                 .unwrap_or_else(|| *done.get_or_insert_with(now_ns));
             books.book(f, at)
         });

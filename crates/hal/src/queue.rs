@@ -106,8 +106,6 @@ pub struct Queue {
     /// How many targets the engine was opened with.
     targets: usize,
     arena: BufferArena,
-    /// Whether commands are stamped with the clock ([`Queue::untimed`]).
-    timed: bool,
 }
 
 /// The stamp of an untimed queue: never 0, which means "not issued".
@@ -141,7 +139,6 @@ impl Queue {
             kind,
             targets: targets.len(),
             arena,
-            timed: true,
         })
     }
 
@@ -150,7 +147,6 @@ impl Queue {
     /// time-weighted depth is not kept ([`DepthWindow::mean_in_flight`] is
     /// NaN). Counts (commands, the depth at each issue) are kept as before.
     pub fn untimed(mut self) -> Queue {
-        self.timed = false;
         self.depth_stats.untimed = true;
         self
     }
@@ -158,10 +154,10 @@ impl Queue {
     /// The time of an issue or a reap: the clock, unless untimed.
     #[inline]
     fn stamp(&self) -> u64 {
-        if self.timed {
-            now_ns()
-        } else {
+        if self.depth_stats.untimed {
             UNTIMED_NS
+        } else {
+            now_ns()
         }
     }
 
@@ -377,7 +373,7 @@ impl Queue {
     }
 
     fn advance_area(&mut self, now: u64) {
-        if !self.timed {
+        if self.depth_stats.untimed {
             return;
         }
         let d = &mut self.depth_stats;
