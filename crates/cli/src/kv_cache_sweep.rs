@@ -592,14 +592,10 @@ fn measured(
 ) -> Measured {
     let secs = phase.runtime_ms / 1e3;
     let op = |o: Op| phase.ops.iter().find(|s| s.op == o);
-    let (hits, misses) = (c1.hits - c0.hits, c1.misses - c0.misses);
     let mut metrics = std::collections::BTreeMap::from([
         ("ops_per_s".to_string(), phase.throughput),
         ("records".to_string(), records as f64),
-        (
-            "hit_pct".to_string(),
-            hits as f64 * 100.0 / (hits + misses).max(1) as f64,
-        ),
+        ("hit_pct".to_string(), c1.hit_pct_since(c0)),
     ]);
     if let Some(n) = ios.filter(|_| secs > 0.0) {
         metrics.insert("device_iops".into(), n as f64 / secs);

@@ -383,7 +383,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
         if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(RunFailure::Interrupted);
         }
-        let hits = hit_pct(&cache_before, &cache_after);
+        let hits = cache_after.hit_pct_since(&cache_before);
         if hits > hiops_suite::CACHE_HITS_NOTED_PCT {
             eprintln!("hiops kv fig10: {hits:.0}% of this point's reads were served by the RAM cache: it measures the cache more than the device path");
         }
@@ -546,17 +546,6 @@ impl YcsbRunner {
             .and_then(|p| p.last())
             .cloned()
             .ok_or_else(|| RunFailure::Failed("the clients ran no phase".into()))
-    }
-}
-
-/// The share of the reads between two cache samples that the cache served
-/// (0 when there were none, or no cache).
-fn hit_pct(before: &hiops_kv::CacheStats, after: &hiops_kv::CacheStats) -> f64 {
-    let hits = after.hits.saturating_sub(before.hits);
-    let misses = after.misses.saturating_sub(before.misses);
-    match hits + misses {
-        0 => 0.0,
-        reads => hits as f64 * 100.0 / reads as f64,
     }
 }
 

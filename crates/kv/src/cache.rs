@@ -84,6 +84,16 @@ pub struct CacheStats {
     pub invalidations: u64,
 }
 
+impl CacheStats {
+    /// The share (%) of the reads since `before` that the cache served; 0
+    /// when there were none, or no cache.
+    pub fn hit_pct_since(&self, before: &CacheStats) -> f64 {
+        let hits = self.hits.saturating_sub(before.hits);
+        let misses = self.misses.saturating_sub(before.misses);
+        hits as f64 * 100.0 / (hits + misses).max(1) as f64
+    }
+}
+
 /// One cached record: where it was read from, its key and its value.
 #[derive(Clone)]
 struct Cached {
