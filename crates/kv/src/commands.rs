@@ -8,6 +8,7 @@
 //! password set, everything but AUTH, HELLO and QUIT answers NOAUTH until
 //! the client authenticates.
 
+use crate::info::REDIS_VERSION;
 use crate::resp::Reply;
 use crate::server::Shared;
 use crate::store::StoreError;
@@ -281,9 +282,6 @@ fn authenticate(
     Err("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
-/// The Redis version clients are told, for the commands implemented.
-pub(crate) const REDIS_VERSION: &str = "7.0.0";
-
 /// The commands that never touch the device.
 fn admin(name: &str, args: Args<'_>, client: &mut Client, shared: &Shared, r: &mut Reply) {
     let store = &shared.store;
@@ -300,7 +298,7 @@ fn admin(name: &str, args: Args<'_>, client: &mut Client, shared: &Shared, r: &m
         "DBSIZE" if n == 0 => r.int(store.len() as i64),
         "INFO" => {
             let wanted: Vec<&[u8]> = args.rest().collect();
-            r.verbatim(&crate::server::info_sections(&shared.info(), &wanted))
+            r.verbatim(&crate::info::info_sections(&shared.info(), &wanted))
         }
         // Clients ask for command docs and counts when they connect; an
         // empty table is a valid answer.

@@ -25,6 +25,7 @@ pub mod cache;
 pub(crate) mod commands;
 pub mod format;
 pub mod index;
+mod info;
 pub mod resp;
 pub mod server;
 pub(crate) mod session;
@@ -34,6 +35,7 @@ pub(crate) mod watched;
 pub mod ycsb;
 pub mod ycsb_tasks;
 pub mod ycsb_tcp;
+pub mod zipfian;
 
 pub use cache::CacheStats;
 pub use store::{DeviceStats, Durability, Recovery, Store, StoreConfig, StoreError, StoreStats};

@@ -68,6 +68,8 @@ mod on_tasks;
 mod read;
 mod recover;
 mod repair;
+mod running;
+mod scanned;
 mod target;
 pub(crate) mod wait;
 mod worker;
@@ -78,6 +80,7 @@ use crate::format::{self, Identity, Superblock, PAGE};
 use crate::index::{digest, Digest, DigestHasher, Index, Location};
 use device::Blocking;
 use hiops_path::{AlignedBuf, IoPath, PathConfig, TaskConfig, TaskRing};
+use running::Running;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::hash::BuildHasherDefault;
@@ -87,14 +90,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use wait::{lock, now, WakeList};
-use worker::{Bell, OnThread, Running};
+use worker::{Bell, OnThread};
 use write::{AsyncWaits, BlockingWaits, Write};
 
 pub use check::{check_store, Check};
 pub use devices::{check_devices, erase_stores, DeviceStats, Store};
 #[doc(hidden)]
 pub use halt::Fault;
-pub use recover::Damage;
+pub use scanned::Damage;
 
 /// When a write is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -783,7 +786,7 @@ fn superblock(
             // Every block gets a free header before the superblock names
             // them: a header that does not check is then always damage.
             let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
-            now(defrag::write_free_headers(&Blocking(io), &sb, sb.epoch, &all))?;
+            now(device::write_free_headers(&Blocking(io), &sb, sb.epoch, &all))?;
             sb.encode(&mut page);
             io.write_at(0, &page, 0)?;
             io.datasync(0)?;

@@ -5,7 +5,7 @@
 //! Large-Scale Key-Value Store", SIGMETRICS'12), which the HIOPS paper
 //! cites: most values small, a long tail.
 
-use crate::ycsb::{Zipfian, ZIPFIAN_CONSTANT};
+use crate::zipfian::{Zipfian, ZIPFIAN_CONSTANT};
 use hiops_rng::FastRng;
 
 /// The ETC fit's shape (Atikoglu et al., Table 5: value sizes follow a

@@ -30,6 +30,7 @@
 use crate::resp::{encode_command, parse_reply, Value};
 use crate::store::Store;
 use crate::value_size::{FieldLength, LengthSampler};
+pub use crate::zipfian::{Zipfian, ZIPFIAN_CONSTANT};
 use hiops_rng::FastRng;
 use hiops_stats::Histogram;
 use std::io::{self, Read, Write};
@@ -58,72 +59,7 @@ pub fn key_of(n: u64) -> String {
     format!("user{}", fnv64(n))
 }
 
-/// A zipfian generator over `0..n` with constant `theta` (Gray et al.,
-/// "Quickly Generating Billion-Record Synthetic Databases", SIGMOD'94, as
-/// YCSB's `ZipfianGenerator`), growing `n` incrementally.
-pub struct Zipfian {
-    theta: f64,
-    n: u64,
-    zeta_n: f64,
-    zeta_2: f64,
-    alpha: f64,
-    eta: f64,
-}
-
-fn zeta(from: u64, to: u64, theta: f64, start: f64) -> f64 {
-    (from..to).fold(start, |acc, i| acc + 1.0 / ((i + 1) as f64).powf(theta))
-}
-
-impl Zipfian {
-    pub fn new(n: u64, theta: f64) -> Zipfian {
-        Self::with_zeta(n, theta, zeta(0, n, theta, 0.0))
-    }
-
-    /// With zeta(n) given (YCSB precomputes it for its 10^10 items).
-    pub fn with_zeta(n: u64, theta: f64, zeta_n: f64) -> Zipfian {
-        let zeta_2 = zeta(0, 2, theta, 0.0);
-        let mut z = Zipfian {
-            theta,
-            n,
-            zeta_n,
-            zeta_2,
-            alpha: 1.0 / (1.0 - theta),
-            eta: 0.0,
-        };
-        z.eta = z.eta_for();
-        z
-    }
-
-    fn eta_for(&self) -> f64 {
-        (1.0 - (2.0 / self.n as f64).powf(1.0 - self.theta)) / (1.0 - self.zeta_2 / self.zeta_n)
-    }
-
-    /// Grows the item count to `n` (only upwards, as inserts do).
-    pub fn grow(&mut self, n: u64) {
-        if n > self.n {
-            self.zeta_n = zeta(self.n, n, self.theta, self.zeta_n);
-            self.n = n;
-            self.eta = self.eta_for();
-        }
-    }
-
-    /// The next item, 0 the most popular.
-    pub fn next(&self, rng: &mut FastRng) -> u64 {
-        let u = rng.unit();
-        let uz = u * self.zeta_n;
-        if uz < 1.0 {
-            return 0;
-        }
-        if uz < 1.0 + 0.5f64.powf(self.theta) {
-            return 1;
-        }
-        let v = (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
-        v.min(self.n - 1)
-    }
-}
-
-/// YCSB's zipfian constant and its precomputed zeta over 10^10 items.
-pub const ZIPFIAN_CONSTANT: f64 = 0.99;
+/// The scrambled zipfian's item count and its precomputed zeta (YCSB's).
 const SCRAMBLED_ITEMS: u64 = 10_000_000_000;
 const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
 
@@ -1147,26 +1083,6 @@ mod tests {
         assert_eq!(fnv64(0), (h as i64).unsigned_abs());
         assert!(key_of(0).starts_with("user"));
         assert_ne!(key_of(1), key_of(2));
-    }
-
-    #[test]
-    fn zipfian_favours_the_first_items_as_theory_says() {
-        let z = Zipfian::new(1000, ZIPFIAN_CONSTANT);
-        let mut rng = FastRng::new(7);
-        let mut counts = vec![0u64; 1000];
-        let n = 200_000;
-        for _ in 0..n {
-            counts[z.next(&mut rng) as usize] += 1;
-        }
-        // P(item 0) = 1 / zeta(1000, 0.99).
-        let p0 = 1.0 / zeta(0, 1000, 0.99, 0.0);
-        let got = counts[0] as f64 / n as f64;
-        assert!((got - p0).abs() < 0.01, "item 0: {got} vs {p0}");
-        assert!(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[500]);
-        // Growing equals building at the larger size.
-        let mut g = Zipfian::new(500, 0.99);
-        g.grow(1000);
-        assert!((g.zeta_n - z.zeta_n).abs() < 1e-9);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! names exactly what an open would refuse) on a store no `hiops kv` has
 //! open, and counts what it found.
 
-use super::recover::Damage;
+use super::scanned::Damage;
 use super::{open_error, Inner, StoreConfig, StoreError};
 use crate::format::{Superblock, PAGE, SUPER_MAGIC};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};

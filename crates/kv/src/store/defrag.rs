@@ -9,15 +9,13 @@
 //! free blocks are down to the reserves, a pass also takes blocks up to
 //! `PRESSURE_LIVE` live: each still frees more than its copies take.
 
-use super::device::{Device, Lent};
+use super::device::{write_free_headers, Lent};
 use super::wait::lock;
 use super::worker::Worker;
 use super::write::Tier;
 use super::{Inner, StoreError, DEFRAG, DEFRAG_RESERVE, FREE, ON_DEVICE, SHRINK_RESERVE};
-use crate::format::{self, BlockHeader, Superblock, PAGE};
+use crate::format::{self};
 use crate::index::{digest, Digest, Location};
-use hiops_path::AlignedBuf;
-use std::io;
 use std::sync::atomic::Ordering::*;
 use std::task::Waker;
 
@@ -194,22 +192,4 @@ impl Inner {
                 || b.min_version.load(Relaxed) > version
         })
     }
-}
-
-/// Writes a free header (and zeros to the end of its page) into each
-/// `(block, last sequence)`, then fdatasyncs.
-pub(super) async fn write_free_headers(
-    dev: &impl Device,
-    sb: &Superblock,
-    epoch: u64,
-    blocks: &[(u32, u64)],
-) -> io::Result<()> {
-    let mut page = AlignedBuf::new(PAGE);
-    let mut lent = Lent::new(PAGE);
-    for &(idx, seq) in blocks {
-        page.fill(0);
-        format::encode_block_header(&mut page, BlockHeader::Free { epoch, seq });
-        lent.write_all(dev, &page, sb.block_offset(idx)).await?;
-    }
-    lent.datasync(dev).await
 }

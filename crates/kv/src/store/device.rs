@@ -7,6 +7,7 @@
 //! when made (the call blocks first), so blocking callers run the same
 //! async code with `wait::now`.
 
+use crate::format::{self, BlockHeader, Superblock, PAGE};
 use hiops_hal::Op;
 use hiops_path::{AlignedBuf, IoPath, TaskRing};
 use std::future::Future;
@@ -159,4 +160,22 @@ impl Lent {
         self.0 = Some(buf);
         r
     }
+}
+
+/// Writes a free header (and zeros to the end of its page) into each
+/// `(block, last sequence)`, then fdatasyncs.
+pub(super) async fn write_free_headers(
+    dev: &impl Device,
+    sb: &Superblock,
+    epoch: u64,
+    blocks: &[(u32, u64)],
+) -> io::Result<()> {
+    let mut page = AlignedBuf::new(PAGE);
+    let mut lent = Lent::new(PAGE);
+    for &(idx, seq) in blocks {
+        page.fill(0);
+        format::encode_block_header(&mut page, BlockHeader::Free { epoch, seq });
+        lent.write_all(dev, &page, sb.block_offset(idx)).await?;
+    }
+    lent.datasync(dev).await
 }

@@ -12,7 +12,7 @@
 //! for the next request: a failing device is not retried in a loop, and
 //! the store goes on serving.
 
-use super::defrag::write_free_headers;
+use super::device::write_free_headers;
 use super::device::{Device, Lent};
 use super::halt::Fault;
 use super::wait::lock;

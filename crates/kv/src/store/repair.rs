@@ -2,7 +2,7 @@
 //! stale) and acting on it: sealing the blocks a crash cut short, and, with
 //! repair, dropping the suspect keys and emptying the damaged blocks.
 
-use super::recover::{Damage, Scanned, Used};
+use super::scanned::{Damage, Scanned, Used};
 use super::wait::lock;
 use super::write::Tier;
 use super::{Inner, StoreError, FREE};
@@ -252,7 +252,7 @@ impl Inner {
         }
         let epoch = lock(&self.writer).epoch;
         let pages: Vec<(u32, u64)> = heal.iter().map(|&i| (i, 0)).collect();
-        super::wait::now(super::defrag::write_free_headers(
+        super::wait::now(super::device::write_free_headers(
             &super::device::Blocking(&self.io),
             &self.sb,
             epoch,

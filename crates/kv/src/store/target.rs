@@ -235,7 +235,7 @@ pub(crate) fn grow(
     // The new blocks' free headers before the superblock names them.
     let new: Vec<(u32, u64)> = (sb.blocks..grown.blocks).map(|i| (i, 0)).collect();
     let dev = super::device::Blocking(io);
-    super::wait::now(super::defrag::write_free_headers(
+    super::wait::now(super::device::write_free_headers(
         &dev, &grown, sb.epoch, &new,
     ))?;
     let mut page = AlignedBuf::new(PAGE);

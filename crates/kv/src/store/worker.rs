@@ -15,18 +15,14 @@
 //!   (the tasks-model server).
 
 use super::device::{Blocking, Device};
-use super::halt::panic_text;
-use super::on_tasks::IoThread;
-use super::wait::{lock, now, wait, wait_for};
+use super::wait::{lock, wait, wait_for};
 use super::{Inner, Since, StoreError};
-use hiops_path::{AlignedBuf, TaskConfig};
+use hiops_path::AlignedBuf;
 use std::future::Future;
 use std::io;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::task::Waker;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A defragmentation pass runs at least this often.
@@ -148,86 +144,4 @@ impl Worker for OnThread<'_> {
     fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>> {
         std::future::ready(lock(&self.0.defrag_lock))
     }
-}
-
-/// A device's running flusher and defragmenter.
-pub(super) enum Running {
-    Threads {
-        flusher: Option<JoinHandle<()>>,
-        defrag: Option<JoinHandle<()>>,
-    },
-    Tasks(IoThread),
-}
-
-impl Running {
-    /// Starts the flusher (the defragmenter waits for `start_defrag`):
-    /// on an I/O thread's ring with `tasks`, else on a thread of its own.
-    pub(super) fn start(inner: &Arc<Inner>, tasks: Option<&TaskConfig>) -> io::Result<Running> {
-        Ok(match tasks {
-            Some(cfg) => Running::Tasks(IoThread::spawn(inner.clone(), cfg)?),
-            None => Running::Threads {
-                flusher: Some(spawn(inner, "hiops-kv-flush", |i| {
-                    now(i.flush_loop(&OnThread::new(i)))
-                })?),
-                defrag: None,
-            },
-        })
-    }
-
-    pub(super) fn start_defrag(&mut self, inner: &Arc<Inner>) -> io::Result<()> {
-        match self {
-            Running::Threads { defrag, .. } => {
-                *defrag = Some(spawn(inner, "hiops-kv-defrag", |i| {
-                    now(i.defrag_loop(&OnThread::new(i)))
-                })?);
-            }
-            Running::Tasks(t) => t.start_defrag(),
-        }
-        Ok(())
-    }
-
-    pub(super) fn name(&self) -> &'static str {
-        match self {
-            Running::Threads { .. } => "threads",
-            Running::Tasks(_) => "tasks",
-        }
-    }
-
-    /// Waits for the defragmenter to end (told to by `stop_defrag`).
-    pub(super) fn join_defrag(&mut self) {
-        match self {
-            Running::Threads { defrag, .. } => {
-                if let Some(t) = defrag.take() {
-                    let _ = t.join();
-                }
-            }
-            Running::Tasks(t) => t.join_defrag(),
-        }
-    }
-
-    /// Waits for the flusher to end (told to by `stop`), and the I/O
-    /// thread with it.
-    pub(super) fn join_flusher(&mut self) {
-        match self {
-            Running::Threads { flusher, .. } => {
-                if let Some(t) = flusher.take() {
-                    let _ = t.join();
-                }
-            }
-            Running::Tasks(t) => t.join(),
-        }
-    }
-}
-
-/// A worker thread; if it panics, its device is halted (`halt`): the
-/// writes waiting for it fail rather than wait forever.
-fn spawn(inner: &Arc<Inner>, name: &'static str, job: fn(&Inner)) -> io::Result<JoinHandle<()>> {
-    let me = inner.clone();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| job(&me))) {
-                me.halt(&format!("its {name} thread {}", panic_text(&*p)));
-            }
-        })
 }

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Counts of the code's shape, over the non-test Rust code under crates/.
+
+Prints what a reader of the code tends to trip on: errors carried as
+strings, figures looked up by string key, long functions and files, module
+cycles inside a crate, crates that could forbid unsafe code, and the CLI's
+size. Run from the repository's root: `python3 tools/code_shape.py`.
+Approximate by design (a line scanner, not a Rust parser): the counts are
+for comparing two versions of the tree, not for exact audits.
+"""
+
+import os
+import re
+import sys
+from collections import defaultdict
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+CRATES = os.path.join(ROOT, "crates")
+FN_RE = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?(extern\s+\"C\"\s+)?fn\s+(\w+)")
+TEST_MOD_RE = re.compile(r"^\s*#\[cfg\(test\)\]\s*$")
+
+
+def source_files():
+    """(crate, path relative to the crate's src/, full path) of non-test code."""
+    for crate in sorted(os.listdir(CRATES)):
+        src = os.path.join(CRATES, crate, "src")
+        for dirpath, _, names in os.walk(src):
+            for name in sorted(names):
+                if not name.endswith(".rs") or name == "tests.rs":
+                    continue
+                full = os.path.join(dirpath, name)
+                yield crate, os.path.relpath(full, src), full
+
+
+def non_test_lines(full):
+    """The file's lines up to its first `#[cfg(test)]` item (tests sit last)."""
+    lines = open(full, encoding="utf-8").read().split("\n")
+    for i, line in enumerate(lines):
+        if TEST_MOD_RE.match(line) and i + 1 < len(lines) and "mod " in lines[i + 1]:
+            return lines[:i]
+    return lines
+
+
+def strip_strings(line):
+    line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    line = re.sub(r"'(\\.|[^'\\])'", "' '", line)
+    return line.split("//", 1)[0]
+
+
+def long_functions(lines, limit=70):
+    """(name, length) of each fn whose body runs over `limit` lines."""
+    out = []
+    i = 0
+    while i < len(lines):
+        m = FN_RE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        depth, start, opened = 0, i, False
+        j = i
+        while j < len(lines):
+            code = strip_strings(lines[j])
+            if not opened and ";" in code and "{" not in code:
+                break  # a declaration without a body
+            depth += code.count("{") - code.count("}")
+            opened = opened or "{" in code
+            if opened and depth <= 0:
+                break
+            j += 1
+        length = j - start + 1
+        if opened and length > limit:
+            out.append((m.group(7), length))
+        i = j + 1 if opened else i + 1
+    return out
+
+
+def module_of(rel):
+    """src-relative path to a module path: a/b.rs -> a::b, a/mod.rs -> a."""
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return "::".join(parts)
+
+
+def module_edges(crate_files):
+    """Edges between a crate's modules from `crate::` and `super::` paths."""
+    modules = {module_of(rel) for rel, _ in crate_files}
+    edges = defaultdict(set)
+    for rel, lines in crate_files:
+        me = module_of(rel)
+        here = me.split("::") if me else []
+        if rel.endswith("mod.rs") or rel in ("lib.rs", "main.rs"):
+            parent = here[:-1]
+        else:
+            parent = here[:-1]
+        for line in lines:
+            code = strip_strings(line)
+            for m in re.finditer(r"\b(crate|super)((?:::\w+)+)", code):
+                path = [p for p in m.group(2).split("::") if p]
+                base = [] if m.group(1) == "crate" else parent
+                full = base + path
+                target = None
+                for k in range(len(full), 0, -1):
+                    cand = "::".join(full[:k])
+                    if cand in modules:
+                        target = cand
+                        break
+                if target is not None and target != me and target != "":
+                    edges[me].add(target)
+    return modules, edges
+
+
+def cycles(modules, edges):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(modules):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    by_crate = defaultdict(list)
+    string_results = defaultdict(int)
+    string_maps = 0
+    long_fns = []
+    long_files = []
+    unsafe_crates = set()
+    forbidding = set()
+    for crate, rel, full in source_files():
+        lines = non_test_lines(full)
+        by_crate[crate].append((rel, lines))
+        text = "\n".join(lines)
+        string_results[crate] += len(re.findall(r"Result<[^;{]*?,\s*String>", text))
+        string_maps += len(re.findall(r"BTreeMap<String,\s*f64>", text))
+        long_fns += [(f"{crate}/{rel}", n, k) for n, k in long_functions(lines)]
+        if len(lines) > 600:
+            long_files.append((len(lines), f"{crate}/{rel}"))
+        if re.search(r"\bunsafe\b", text):
+            unsafe_crates.add(crate)
+        if "#![forbid(unsafe_code)]" in text:
+            forbidding.add(crate)
+    print("Result<_, String> in non-test code:", sum(string_results.values()))
+    for crate, n in sorted(string_results.items(), key=lambda kv: -kv[1]):
+        if n:
+            print(f"  {crate}: {n}")
+    print("BTreeMap<String, f64>:", string_maps)
+    print(f"functions over 70 lines: {len(long_fns)}")
+    for path, name, n in sorted(long_fns, key=lambda t: -t[2]):
+        print(f"  {n:5} {path} {name}")
+    print(f"files over 600 lines: {len(long_files)}")
+    for n, path in sorted(long_files, reverse=True):
+        print(f"  {n:5} {path}")
+    cli = sum(len(lines) for _, lines in by_crate.get("cli", []))
+    print("CLI lines (crates/cli/src, non-test):", cli)
+    print("module cycles:")
+    found = 0
+    for crate, files in sorted(by_crate.items()):
+        modules, edges = module_edges(files)
+        for comp in cycles(modules, edges):
+            found += 1
+            print(f"  {crate}: {{{', '.join(comp)}}}")
+    print(f"  {found} in all")
+    could = sorted(set(by_crate) - unsafe_crates - forbidding)
+    print("crates with no unsafe code that do not forbid it:", ", ".join(could) or "none")
+
+
+if __name__ == "__main__":
+    main()
