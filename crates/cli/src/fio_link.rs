@@ -4,10 +4,9 @@
 //! `--version` in fio's form, and a command line with no job refused as fio
 //! refuses it. `hiops install-fio-link DIR` makes the link.
 
-use crate::args::{self, Parsed};
-use clap::Args;
+use crate::args::{self, InstallArgs, Parsed};
 use hiops_bench::BenchError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The fio release whose options, job files and output hiops follows.
 pub const FIO_RELEASE: &str = "3.33";
@@ -50,18 +49,6 @@ pub fn answer(args: &[String]) -> Option<(String, u8)> {
 
 fn is_name(arg: &str) -> bool {
     arg == "--name" || arg.starts_with("--name=")
-}
-
-/// `hiops install-fio-link`.
-#[derive(Args, Debug, Clone)]
-pub struct InstallArgs {
-    /// The directory the link goes in (made if missing); tools find it
-    /// when DIR comes first in PATH.
-    pub dir: PathBuf,
-    /// Replace a `fio` that is there already (a real fio is never replaced
-    /// without it).
-    #[arg(long)]
-    pub force: bool,
 }
 
 /// Makes DIR/fio a link to this hiops. Returns what to tell the user.

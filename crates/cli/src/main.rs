@@ -8,9 +8,6 @@
 mod args;
 mod fio_link;
 mod kv;
-mod kv_cache_sweep;
-mod kv_fig10;
-mod kv_ranks;
 mod plan_view;
 mod progress;
 mod ranks;

@@ -3,22 +3,9 @@
 use hiops_bench::{DirStats, RunResult};
 
 pub use crate::split::{
-    latency_splits, LatencySplit, FROM_BIO_TRACEPOINTS, FROM_DISKSTATS, FROM_TRACEPOINTS,
+    completions_seen, latency_splits, LatencySplit, FROM_BIO_TRACEPOINTS, FROM_DISKSTATS,
+    FROM_TRACEPOINTS,
 };
-
-/// Whether the tracer saw the completion of (nearly) every request it saw
-/// issued. Some kernels drop tracepoint samples taken in a disk's
-/// interrupt (seen here on a virtio disk whose interrupt shares the CPU
-/// with the I/O thread, `perf record` itself included); the few that
-/// arrive are not a fair sample of the device's time.
-/// (An I/O whose completion went unseen either ends without one, a
-/// system call's return closing it, or stays open to the end, as libaio's
-/// wait for their reap: both count.)
-pub fn completions_seen(t: &hiops_profile::timeline::Timeline) -> bool {
-    let (issued, done) = (t.stages.driver_issue, t.stages.completion);
-    let open = t.in_flight_at_end as f64;
-    (issued == 0 || done as f64 >= 0.9 * issued as f64) && open <= 0.1 * t.ios.max(1) as f64
-}
 
 /// The keys of the timeline's gaps in a point's metrics, in its order.
 pub const TIMELINE_KEYS: [&str; 5] = [

@@ -63,7 +63,7 @@ pub enum Command {
     Fio(RunArgs),
     /// Put a link named `fio` to hiops in DIR, so that tools which run
     /// `fio` (bench-fio, scripts, CI) run hiops.
-    InstallFioLink(crate::fio_link::InstallArgs),
+    InstallFioLink(InstallArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -362,4 +362,16 @@ fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
         ));
     }
     hiops_profile::Config::parse(v).or_else(usage)
+}
+
+/// `hiops install-fio-link`.
+#[derive(Args, Debug, Clone)]
+pub struct InstallArgs {
+    /// The directory the link goes in (made if missing); tools find it
+    /// when DIR comes first in PATH.
+    pub dir: PathBuf,
+    /// Replace a `fio` that is there already (a real fio is never replaced
+    /// without it).
+    #[arg(long)]
+    pub force: bool,
 }

@@ -15,7 +15,7 @@
 //! (resumable, like every hiops sweep) and `hiops report DIR` redraws the
 //! report.
 
-use crate::kv::{bad, fail, progress_printer, StoreArgs};
+use super::common::{bad, fail, progress_printer, StoreArgs};
 use clap::Args;
 use hiops_kv::ycsb::{self, KeyDist, Op, PhaseResult, RunConfig, Target, Workload};
 use hiops_kv::{CacheStats, Store};
@@ -329,7 +329,7 @@ pub fn cache_sweep(a: CacheSweepArgs) -> anyhow::Result<()> {
     for f in &section.findings {
         println!("{f}");
     }
-    crate::kv::suite_done("cache-sweep", &outcome, &html)
+    super::common::suite_done("cache-sweep", &outcome, &html)
 }
 
 /// The store's options on one device (`device`: a block device of ours).
@@ -368,7 +368,7 @@ fn load(plan: &Plan, args: &StoreArgs, stop: &AtomicBool) -> anyhow::Result<()> 
     if let Some(e) = r.first_error {
         return Err(fail(format!(
             "loading {}: {e}",
-            crate::kv::shown(&args.path)
+            super::common::shown(&args.path)
         )));
     }
     if stop.load(Relaxed) {
@@ -379,7 +379,7 @@ fn load(plan: &Plan, args: &StoreArgs, stop: &AtomicBool) -> anyhow::Result<()> 
     eprintln!(
         "hiops kv cache-sweep: loaded {} records into {} in {:.1} s",
         r.operations,
-        crate::kv::shown(&args.path),
+        super::common::shown(&args.path),
         r.runtime_ms / 1e3
     );
     Ok(())

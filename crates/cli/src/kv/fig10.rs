@@ -8,7 +8,7 @@
 //! server's clocks per operation and per device I/O, and the server's
 //! context switches per operation.
 
-use crate::kv::{bad, fail, parse_time, progress_printer, say_opened, Fig10Args, StoreArgs};
+use super::common::{bad, fail, parse_time, progress_printer, say_opened, Fig10Args, StoreArgs};
 use hiops_kv::ycsb::{self, Target, Workload};
 use hiops_kv::{server, Store};
 use hiops_path::Strategy;
@@ -78,7 +78,7 @@ pub fn fig10(mut a: Fig10Args) -> anyhow::Result<()> {
         .map_err(fail)?;
     drop(runner);
     let html = hiops_suite::write_report(&a.output).map_err(fail)?;
-    crate::kv::suite_done("fig10", &outcome, &html)
+    super::common::suite_done("fig10", &outcome, &html)
 }
 
 /// The sweep: strategies by clients, and over several --path the device
@@ -97,7 +97,7 @@ fn definition(
             a.records
         ),
         base: vec![
-            format!("--path={}", crate::kv::shown(paths)),
+            format!("--path={}", super::common::shown(paths)),
             format!("--records={}", a.records),
             format!("--time={}", a.time),
             format!("--block-size={}", a.store.block_size),
@@ -178,7 +178,7 @@ fn devices_allowed(paths: &[PathBuf], granted: bool) -> anyhow::Result<()> {
 
 /// What the report says about the run.
 fn save_info(a: &Fig10Args, paths: &[PathBuf]) -> anyhow::Result<()> {
-    let path = crate::kv::shown(paths);
+    let path = super::common::shown(paths);
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let devices = if paths.len() > 1 {
         " Over several devices, each device count n is a store over the first n --path (records placed by digest, each device with its own write blocks, flusher and I/O path), formatted and loaded afresh when the count changes; each device is --size.".to_string()
@@ -318,7 +318,7 @@ fn raise_fd_limit(want: u64) -> anyhow::Result<()> {
 /// The store's arguments over its first `n` --path. A grant naming a device
 /// this count leaves out grants nothing here (kept, it would be refused as
 /// naming no --path).
-fn store_of(all: &crate::kv::StoreArgs, n: usize) -> crate::kv::StoreArgs {
+fn store_of(all: &super::common::StoreArgs, n: usize) -> super::common::StoreArgs {
     let mut args = all.clone();
     args.path.truncate(n);
     let named = |g: &std::path::PathBuf| {
@@ -458,7 +458,7 @@ impl YcsbRunner {
             eprintln!(
                 "hiops kv fig10: formatting a store over {n} device{} ({}); what they held is erased",
                 if n == 1 { "" } else { "s" },
-                crate::kv::shown(&args.path)
+                super::common::shown(&args.path)
             );
             hiops_kv::store::erase_stores(&args.path).map_err(|e| failed(&e))?;
         }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 /// One rank's share; rank 0 returns the run's outcome.
 pub fn ycsb(
-    a: &crate::kv::YcsbArgs,
+    a: &super::common::YcsbArgs,
     workload: Workload,
     as_json: bool,
     coord: &mut dyn Coordinator,
@@ -40,7 +40,7 @@ pub fn ycsb(
         workload,
         records: a.records,
         operations: a.operations,
-        max_time: crate::kv::parse_time(&a.time)?,
+        max_time: super::common::parse_time(&a.time)?,
         clients: a.clients,
         target_ops: a.target,
         // Each rank its own key sequence.
@@ -97,7 +97,7 @@ fn print(
     ranks: &[(String, PhaseResult)],
 ) -> anyhow::Result<()> {
     let cache = match target {
-        Target::Tcp(addr) => crate::kv::server_cache(addr),
+        Target::Tcp(addr) => super::common::server_cache(addr),
         Target::Embedded(s) => Some(s.stats().cache),
     };
     if as_json {
@@ -134,7 +134,7 @@ fn print(
         );
     }
     if let Some(c) = &cache {
-        println!("{}", crate::kv::cache_line(c));
+        println!("{}", super::common::cache_line(c));
     }
     Ok(())
 }
