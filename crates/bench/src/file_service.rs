@@ -2,7 +2,7 @@
 //! (HOWTO "file_service_type"; io_u.c, get_next_file and
 //! __get_next_file_rand). `:N` keeps a chosen file for N I/Os.
 
-use crate::generator::ZipfSampler;
+use crate::distribution::zipf::ZipfSampler;
 use hiops_rng::FastRng;
 
 /// How files are chosen.

@@ -19,8 +19,8 @@ use crate::log::{JobLogs, LoggedIo};
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
+use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
 use crate::verify::VerifyState;
-use crate::worker::{Control, Counters, WorkerPlan};
 use hiops_hal::{now_ns, Command, DepthStats, Op};
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
@@ -157,8 +157,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
-        let trace = (spec.trace.io || spec.trace.verify)
-            .then(|| Trace::new(crate::worker::target_names(plan)));
+        let trace = (spec.trace.io || spec.trace.verify).then(|| Trace::new(target_names(plan)));
         let mut verify = (spec.verify != crate::spec::VerifyMode::Off)
             .then(|| crate::verify::state::for_thread(plan));
         if let Some(v) = verify.as_mut().filter(|_| spec.trace.verify) {

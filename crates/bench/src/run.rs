@@ -8,7 +8,8 @@ use crate::platform::{PlatformWatch, PlatformWindow};
 use crate::result::{DeviceWindow, JobResult, PathReport, RunResult, SeriesPoint, TargetInfo};
 use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{check_room, open_targets, remove_created, Layout, OpenTarget, TargetKind};
-use crate::worker::{run_thread, Control, Counters, WorkerPlan};
+use crate::thread_plan::{Control, Counters, WorkerPlan};
+use crate::worker::run_thread;
 use hiops_hal::EngineKind;
 use hiops_stats::cpu::{online_cpus, MachineSample, ProcessSample};
 use hiops_stats::disk::{read_interrupts, DiskStats};
@@ -173,7 +174,7 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
             }
             // zoned_abs zones past the region (a device's or an existing
             // file's size is known only now).
-            if let Err(e) = crate::zones::fits(&spec.distribution, r.len) {
+            if let Err(e) = crate::distribution::zones::fits(&spec.distribution, r.len) {
                 return usage(format!("job {}: {e}", spec.name));
             }
         }

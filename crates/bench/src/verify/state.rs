@@ -4,7 +4,7 @@
 
 use super::{interval_of, pass_of, BlockMap, Dump, Knows, Pattern, Stamper, VerifyState};
 use crate::spec::TargetSpec;
-use crate::worker::WorkerPlan;
+use crate::thread_plan::WorkerPlan;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 

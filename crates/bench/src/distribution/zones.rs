@@ -18,7 +18,7 @@
 //!   the job works on ([`fits`]): fio stops the job at run time with
 //!   "zoned_abs sizes exceed file size" (io_u.c); hiops refuses it before.
 
-use crate::spec::Distribution;
+use super::Distribution;
 use crate::units::shown;
 
 /// Parses what follows `zoned:` (or `zoned_abs:` when `absolute`).

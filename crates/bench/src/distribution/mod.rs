@@ -1,0 +1,63 @@
+//! fio's `random_distribution`: what the job asks for, and the samplers
+//! and zone lists behind it.
+
+pub(crate) mod zipf;
+pub(crate) mod zones;
+
+/// fio's `random_distribution`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Uniform,
+    /// Zipf with exponent theta (fio's `zipf:1.2`).
+    Zipf(f64),
+    /// Pareto with shape h in (0,1) (fio's `pareto:0.9`).
+    Pareto(f64),
+    /// Zones: (share of accesses %, share of the range %), in order.
+    Zoned(Vec<(f64, f64)>),
+    /// Zones with absolute sizes: (share of accesses %, bytes), in order
+    /// (fio's `zoned_abs`); they must fit the region.
+    ZonedAbs(Vec<(f64, u64)>),
+    /// Normal around the middle of the range, standard deviation as a
+    /// percentage of the range (fio's `normal:DEV`).
+    Normal(f64),
+    /// Reads and writes each their own (fio's `zoned:READS,WRITES`).
+    PerDirection(Box<[Distribution; 2]>),
+}
+
+impl Distribution {
+    pub fn parse(text: &str) -> Result<Distribution, String> {
+        let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
+        let num = |what: &str| -> Result<f64, String> {
+            arg.parse::<f64>().map_err(|_| {
+                format!("random_distribution '{text}': {what} needs a number, as in {what}:1.2")
+            })
+        };
+        Ok(match kind {
+            "random" | "uniform" => Distribution::Uniform,
+            "zipf" => {
+                let t = num("zipf")?;
+                if !(t > 0.0 && t != 1.0) {
+                    return Err(format!("zipf theta must be above 0 and not 1 (got {t})"));
+                }
+                Distribution::Zipf(t)
+            }
+            "pareto" => {
+                let h = num("pareto")?;
+                if !(h > 0.0 && h < 1.0) {
+                    return Err(format!("pareto h must be between 0 and 1 exclusive (got {h})"));
+                }
+                Distribution::Pareto(h)
+            }
+            "normal" => {
+                let dev = if arg.is_empty() { 0.0 } else { num("normal")? };
+                if !(0.0..=100.0).contains(&dev) {
+                    return Err(format!("normal deviation is a percentage of the range, 0 to 100 (got {dev})"));
+                }
+                Distribution::Normal(dev)
+            }
+            "zoned_abs" => zones::parse(arg, true, &crate::units::parse_size)?,
+            "zoned" => zones::parse(arg, false, &crate::units::parse_size)?,
+            _ => return Err(format!("unknown random_distribution '{kind}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... or zoned_abs:A/SIZE:...")),
+        })
+    }
+}

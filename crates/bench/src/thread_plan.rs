@@ -1,0 +1,202 @@
+//! What a worker thread is given: its plan (its targets, regions and
+//! budget), the run's control it shares with the main thread, and the live
+//! counters it publishes. The job loop, verify and the run's main thread
+//! all read these; none of them needs the thread's start-up code.
+
+use crate::generator::{IoGen, Region};
+use crate::spec::JobSpec;
+use hiops_hal::Target;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::Sender;
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// Shared between the run's main thread and its workers.
+pub(crate) struct Control {
+    pub start: Barrier,
+    pub stop: AtomicBool,
+    /// Ctrl-C or SIGTERM: every thread stops what it does, its verify pass
+    /// and end_fsync included (`stop` ends only the measured work).
+    pub interrupted: AtomicBool,
+    /// Per job of the phase: stopped by a job of its group (fio's exitall).
+    pub job_stop: Vec<AtomicBool>,
+    /// Per job of the phase: its reporting group.
+    pub job_group: Vec<u32>,
+    /// exit_what=all: no later phase runs.
+    pub run_over: AtomicBool,
+    /// fio's flows of the phase, by id.
+    pub flows: Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)>,
+    pub measuring: AtomicBool,
+    /// When the run's measured window opened (now_ns; 0: not yet). Every
+    /// thread's window starts here, not when it next runs: with more
+    /// threads than CPUs one may wait long for a CPU, and windows that
+    /// start (and so end) that late would leave the run's window, over
+    /// which the machine's CPU is read, longer than the jobs' own.
+    pub measuring_since_ns: AtomicU64,
+    /// Set by a worker that could not start; the run is abandoned.
+    pub failed: Mutex<Option<String>>,
+}
+
+impl Control {
+    /// Opens the measured window for every thread, from now.
+    pub(crate) fn start_measuring(&self) {
+        self.measuring_since_ns
+            .store(hiops_hal::now_ns(), std::sync::atomic::Ordering::Release);
+        self.measuring
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Where a thread that has seen the window open starts its own.
+    pub(crate) fn window_start(&self, now: u64) -> u64 {
+        match self
+            .measuring_since_ns
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            0 => now,
+            since => since.min(now),
+        }
+    }
+}
+
+/// Live counters a worker publishes for the progress line and time series.
+/// Padded to a cache line so workers do not share lines.
+#[repr(align(128))]
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub ios: [AtomicU64; 2],
+    pub bytes: [AtomicU64; 2],
+}
+
+pub(crate) struct WorkerPlan<'a> {
+    pub spec: &'a JobSpec,
+    /// The job's index in its phase.
+    pub job: usize,
+    pub clone: u32,
+    pub targets: Vec<Target>,
+    /// Index of `targets[0]` among the job's targets (a shared path sees all).
+    pub target_base: u32,
+    pub regions: Vec<Region>,
+    pub align: u32,
+    /// Bytes this thread transfers before it is done (size-based runs).
+    pub budget: u64,
+    /// Bytes of one pass over its regions.
+    pub pass: u64,
+    /// Told once, when this thread's measured work is over.
+    pub finished: Sender<()>,
+}
+
+impl WorkerPlan<'_> {
+    /// This thread's I/O generator: its own seed, over its own regions.
+    pub(crate) fn generator(&self) -> IoGen {
+        let spec = self.spec;
+        let seed = spec.randseed.wrapping_add(self.clone as u64);
+        let sizes = [
+            &spec.bs_for(hiops_hal::Op::Read).split[..],
+            &spec.bs_for(hiops_hal::Op::Write).split[..],
+        ];
+        let gen = match spec.raid0_chunk.filter(|_| self.regions.len() > 1) {
+            Some(chunk) => IoGen::striped(
+                seed,
+                spec.rw,
+                spec.rwmixread,
+                sizes,
+                self.align,
+                crate::generator::Stripe {
+                    chunk,
+                    members: self.regions.clone(),
+                },
+                &spec.distribution,
+            ),
+            None => IoGen::new(
+                seed,
+                spec.rw,
+                spec.rwmixread,
+                sizes,
+                self.align,
+                self.regions.clone(),
+                &spec.distribution,
+            ),
+        };
+        let gen = gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map());
+        let gen = match spec.strided {
+            Some(z) => gen.with_strided_zones(z),
+            None => gen,
+        };
+        match (
+            &spec.file_service,
+            self.regions.len() > 1 && spec.raid0_chunk.is_none(),
+        ) {
+            (Some(s), true) => gen.with_file_service(s),
+            _ => gen,
+        }
+    }
+
+    /// Random offsets walk fio's random map (each block once per pass).
+    pub(crate) fn random_map(&self) -> bool {
+        self.spec.random_map && self.spec.distribution == crate::spec::Distribution::Uniform
+    }
+
+    /// Waits out fio's startdelay (stays responsive to stop); false if the
+    /// run stopped meanwhile.
+    pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
+        let until = Instant::now() + Duration::from_nanos(self.spec.startdelay_ns);
+        while Instant::now() < until {
+            if ctrl.stopped(self.job) {
+                return false;
+            }
+            std::thread::sleep((until - Instant::now()).min(Duration::from_millis(20)));
+        }
+        true
+    }
+}
+
+impl Control {
+    /// fio's exitall from a thread of job `job`: stops what its exit_what says.
+    pub(crate) fn exit_all(&self, job: usize, what: crate::spec::ExitWhat) {
+        use crate::spec::ExitWhat;
+        match what {
+            ExitWhat::Group => {
+                let group = self.job_group[job];
+                for (stop, g) in self.job_stop.iter().zip(&self.job_group) {
+                    if *g == group {
+                        stop.store(true, Relaxed);
+                    }
+                }
+            }
+            ExitWhat::Stonewall => self.stop.store(true, Relaxed),
+            ExitWhat::All => {
+                self.run_over.store(true, Relaxed);
+                self.stop.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// The counters of flow `id`.
+    pub(crate) fn flow(&self, id: u32) -> std::sync::Arc<crate::flow::FlowCounter> {
+        let f = self.flows.iter().find(|f| f.0 == id);
+        f.expect("every flow of the phase has counters").1.clone()
+    }
+
+    /// Whether job `job` must stop.
+    pub(crate) fn stopped(&self, job: usize) -> bool {
+        self.stop.load(Relaxed) || self.job_stop[job].load(Relaxed)
+    }
+
+    /// Whether the run was interrupted: nothing more is done.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.interrupted.load(Relaxed)
+    }
+}
+
+/// The names of this thread's targets, as the job gives them (the job's
+/// name for the RAM device).
+pub(crate) fn target_names(plan: &WorkerPlan<'_>) -> Vec<String> {
+    let spec = plan.spec;
+    match &spec.targets {
+        crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        crate::spec::TargetSpec::Ram => vec![spec.name.clone()],
+    }
+}
