@@ -1,11 +1,10 @@
 //! `hiops`: a thin front end over hiops-bench and hiops-report.
 //!
-//! Exit codes: 0 success, 1 the run failed (I/O error, setup failure),
-//! 2 bad option or combination, 3 refused to protect data, 4 verification
-//! found bad blocks, 130 interrupted by Ctrl-C or SIGTERM (partial result
-//! printed; a second signal ends the process at once).
+//! Exit codes are in [`exit`]; on Ctrl-C or SIGTERM a run prints its
+//! partial result (a second signal ends the process at once).
 
 mod args;
+mod exit;
 mod fio_link;
 mod kv;
 mod plan_view;
@@ -21,11 +20,7 @@ use hiops_bench::{BenchError, Coordinator, RunOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
-const EXIT_FAILED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_REFUSED: u8 = 3;
-const EXIT_VERIFY: u8 = 4;
-const EXIT_INTERRUPTED: u8 = 130;
+use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERIFY};
 
 fn main() -> ExitCode {
     if fio_link::invoked_as_fio() {
@@ -141,16 +136,6 @@ fn suite_exit(who: &str, r: anyhow::Result<suites::Ended>) -> ExitCode {
             eprintln!("{who}: {e}");
             ExitCode::from(exit_code(&e))
         }
-    }
-}
-
-/// The exit code of an error: the libraries' own classification (a bad
-/// option, a refusal to protect data, a failure), found by downcasting.
-fn exit_code(e: &anyhow::Error) -> u8 {
-    match e.downcast_ref::<BenchError>() {
-        Some(BenchError::Usage(_)) => EXIT_USAGE,
-        Some(BenchError::Refused(_)) => EXIT_REFUSED,
-        _ => kv::exit_code(e),
     }
 }
 

@@ -240,36 +240,19 @@ pub(crate) fn fail(msg: impl Into<String>) -> anyhow::Error {
     anyhow::anyhow!(msg.into())
 }
 
-/// A bad option: `hiops kv` exits 2 for it.
+/// A bad option of a `hiops kv` command (exit code: [`crate::exit`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(super) struct BadOption(pub String);
+pub(crate) struct BadOption(pub String);
 
 pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadOption(msg.into()))
 }
 
-/// `hiops kv check` found damage: it exits 4.
+/// `hiops kv check` found damage (exit code: [`crate::exit`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(super) struct Damaged(pub String);
-
-/// The exit code of a failed `hiops kv` command: 2 a bad option, 3 refused
-/// by the safety gate, 4 `check` found damage, 1 anything else.
-pub fn exit_code(e: &anyhow::Error) -> u8 {
-    if e.downcast_ref::<BadOption>().is_some() {
-        2
-    } else if e.downcast_ref::<Damaged>().is_some() {
-        4
-    } else {
-        match e.downcast_ref::<hiops_kv::StoreError>() {
-            Some(hiops_kv::StoreError::Refused(_)) => 3,
-            // Options the target cannot take (nothing was created).
-            Some(hiops_kv::StoreError::Config { .. }) => 2,
-            _ => 1,
-        }
-    }
-}
+pub(crate) struct Damaged(pub String);
 
 /// A count option must be within `min..=max`.
 pub(super) fn count(flag: &str, v: u64, min: u64, max: u64) -> anyhow::Result<()> {

@@ -12,8 +12,8 @@ mod common;
 mod fig10;
 mod ranks;
 
-pub use common::exit_code;
 use common::*;
+pub(crate) use common::{BadOption, Damaged};
 
 #[derive(Subcommand, Debug)]
 pub enum KvCommand {

@@ -1,0 +1,41 @@
+//! hiops' exit codes, and the one place an error is given its code.
+//!
+//! 0 success, 1 the run failed (I/O error, setup failure), 2 a bad option
+//! or combination, 3 refused to protect data, 4 verification found bad
+//! blocks (or `hiops kv check` found damage), 130 interrupted by Ctrl-C
+//! or SIGTERM.
+
+use crate::kv::{BadOption, Damaged};
+use hiops_bench::BenchError;
+use hiops_kv::StoreError;
+
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_REFUSED: u8 = 3;
+pub const EXIT_VERIFY: u8 = 4;
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// The exit code of an error, from the libraries' own classification
+/// (found by downcasting): a bad option, a refusal to protect data, damage
+/// found, or a failure.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    if let Some(b) = e.downcast_ref::<BenchError>() {
+        return match b {
+            BenchError::Usage(_) => EXIT_USAGE,
+            BenchError::Refused(_) => EXIT_REFUSED,
+            BenchError::Failed(_) => EXIT_FAILED,
+        };
+    }
+    if e.downcast_ref::<BadOption>().is_some() {
+        return EXIT_USAGE;
+    }
+    if e.downcast_ref::<Damaged>().is_some() {
+        return EXIT_VERIFY;
+    }
+    match e.downcast_ref::<StoreError>() {
+        Some(StoreError::Refused(_)) => EXIT_REFUSED,
+        // Options the target cannot take (nothing was created).
+        Some(StoreError::Config { .. }) => EXIT_USAGE,
+        _ => EXIT_FAILED,
+    }
+}
