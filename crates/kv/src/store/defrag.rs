@@ -128,6 +128,14 @@ impl Inner {
             .await
             .map_err(|e| restore(e.into()))?;
         let mut w = lock(&self.writer);
+        // Only this pass (holding the defragmentation lock) moves a block
+        // out of DEFRAG, and a block in the free list is never in use.
+        assert_eq!(
+            info.state.load(Acquire),
+            DEFRAG,
+            "block {idx} left DEFRAG during its pass"
+        );
+        assert!(!w.free.contains(&idx), "block {idx} is free already");
         info.min_version.store(u64::MAX, Relaxed);
         info.state.store(FREE, Release);
         w.free.push(idx);

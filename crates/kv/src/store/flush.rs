@@ -114,6 +114,13 @@ impl Inner {
         if let Some(o) = w.open.as_ref() {
             if o.flushed < o.used || o.dirty > 0 {
                 let s = span(o.idx, (o.flushed, o.used, o.dirty), None);
+                assert!(
+                    s.from < s.to && s.to <= staging.len(),
+                    "span {}..{} of a {}-byte block",
+                    s.from,
+                    s.to,
+                    staging.len()
+                );
                 staging[s.from..s.to].copy_from_slice(&o.buf[s.from..s.to]);
                 spans.push(s);
             }

@@ -92,6 +92,13 @@ impl Inner {
         w.next_version = v.next_version;
         w.next_seq = (s.max_seq + 1).max(self.sb.seq_base);
         w.durable_version = v.max_kept;
+        // A new write must outrank every record the index kept.
+        assert!(
+            w.next_version > v.max_kept,
+            "next version {} not above the newest kept {}",
+            w.next_version,
+            v.max_kept
+        );
         Ok(v)
     }
 
@@ -163,6 +170,14 @@ impl Inner {
                 }
             }
         }
+        // Every block is judged exactly once: in use, free, free with a
+        // damaged header, or lost.
+        let sorted = s.used.len() + s.free.len() + s.refree.len() + s.unknown.len();
+        assert_eq!(
+            sorted, self.sb.blocks as usize,
+            "the scan sorted {sorted} blocks of {}",
+            self.sb.blocks
+        );
         Ok(s)
     }
 

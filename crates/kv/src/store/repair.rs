@@ -278,6 +278,7 @@ impl Inner {
     fn give_free(&self, blocks: &[u32]) {
         let mut w = lock(&self.writer);
         for &idx in blocks {
+            assert!(!w.free.contains(&idx), "block {idx} is free already");
             self.blocks[idx as usize].state.store(FREE, Release);
             w.free.push(idx);
         }
