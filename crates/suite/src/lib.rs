@@ -10,6 +10,7 @@ pub mod by_layer;
 pub mod cache_sweep;
 pub mod characterize;
 pub mod chart_of;
+pub mod claims;
 pub mod coalescing;
 pub mod compare;
 pub mod devices;

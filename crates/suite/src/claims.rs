@@ -1,0 +1,109 @@
+//! A source paper's claim read against this machine's figure: one line that
+//! names the paper and figure, says what it claimed, what was measured here
+//! and whether the claim holds, and why not where it does not.
+
+use std::fmt;
+
+/// How a claim fares on this machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The figure here has the paper's shape and reaches its size.
+    Reproduced,
+    /// The direction holds, the size does not.
+    Partly,
+    /// The figure here goes the other way, or shows no effect.
+    NotReproduced,
+    /// This machine cannot show it (the hardware the claim needs is absent).
+    CannotHere,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::Partly => "partly reproduced",
+            Verdict::NotReproduced => "not reproduced",
+            Verdict::CannotHere => "cannot be reproduced here",
+        })
+    }
+}
+
+/// One claim and its reading here.
+pub struct Claim<'a> {
+    /// The paper and figure, e.g. "HIOPS Fig 7".
+    pub source: &'a str,
+    /// What the paper found, in a phrase.
+    pub claim: &'a str,
+    /// What this machine showed, in a phrase (empty when nothing could be).
+    pub measured: String,
+    pub verdict: Verdict,
+    /// Why it differs; said for every verdict but `Reproduced`.
+    pub why: &'a str,
+}
+
+impl Claim<'_> {
+    /// "HIOPS Fig 7 (+32% IOPS at 4 KiB): partly reproduced — here +10% …; why."
+    pub fn line(&self) -> String {
+        let mut out = format!("{} ({}): {}", self.source, self.claim, self.verdict);
+        if !self.measured.is_empty() {
+            out += &format!(" — here {}", self.measured);
+        }
+        if self.verdict != Verdict::Reproduced && !self.why.is_empty() {
+            out += &format!(". {}", self.why);
+        }
+        if !out.ends_with('.') {
+            out.push('.');
+        }
+        out
+    }
+}
+
+/// A gain as a signed percentage: 1.32 -> "+32%", 0.9 -> "-10%".
+pub fn gain(ratio: f64) -> String {
+    format!("{:+.0}%", (ratio - 1.0) * 100.0)
+}
+
+/// The verdict on a claimed gain (`claimed`, a ratio above 1): reaching it
+/// reproduces it, any gain short of it partly, none not.
+pub fn on_gain(ratio: f64, claimed: f64) -> Verdict {
+    if ratio >= claimed {
+        Verdict::Reproduced
+    } else if ratio > 1.0 {
+        Verdict::Partly
+    } else {
+        Verdict::NotReproduced
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_names_the_source_the_verdict_and_why_only_when_it_differs() {
+        let c = |verdict| Claim {
+            source: "HIOPS Fig 7",
+            claim: "+32% IOPS at 4 KiB",
+            measured: "+10%".into(),
+            verdict,
+            why: "The baseline differs",
+        };
+        assert_eq!(
+            c(Verdict::Reproduced).line(),
+            "HIOPS Fig 7 (+32% IOPS at 4 KiB): reproduced — here +10%."
+        );
+        assert_eq!(
+            c(Verdict::Partly).line(),
+            "HIOPS Fig 7 (+32% IOPS at 4 KiB): partly reproduced — here +10%. The baseline differs."
+        );
+    }
+
+    #[test]
+    fn a_gain_is_judged_against_the_claimed_one() {
+        assert_eq!(on_gain(1.40, 1.32), Verdict::Reproduced);
+        assert_eq!(on_gain(1.10, 1.32), Verdict::Partly);
+        assert_eq!(on_gain(0.99, 1.32), Verdict::NotReproduced);
+        assert_eq!(gain(1.32), "+32%");
+        assert_eq!(gain(0.9), "-10%");
+    }
+}
