@@ -491,10 +491,16 @@ pub struct IozoneArgs {
     pub runtime: String,
     #[arg(long, default_value = "1")]
     pub ramp: String,
-    /// Go through the page cache instead of O_DIRECT (make --size larger
-    /// than RAM, or the cache flatters the figures).
+    /// Go through the page cache instead of O_DIRECT (each test starts with
+    /// the file's cached pages dropped, fio's invalidate).
     #[arg(long)]
     pub buffered: bool,
+    /// The IOZone study's mode: buffered through each target's file system
+    /// (directories or files, not devices), writes timed through their
+    /// final fsync, 5 rounds unless --rounds says otherwise, and each
+    /// figure the mean of the rounds with its standard deviation.
+    #[arg(long)]
+    pub study: bool,
     /// Let write tests run on existing files and devices named as targets
     /// (their data is overwritten). A device that carries a filesystem,
     /// partition table or RAID label also needs --allow-write-device; a
@@ -518,8 +524,9 @@ pub struct IozoneArgs {
     /// A TOML file of devices with prices (see below).
     #[arg(long)]
     pub devices: Option<PathBuf>,
-    #[arg(long, default_value_t = 1, value_parser = rounds)]
-    pub rounds: u32,
+    /// Rounds of the whole grid (default 1; 5 with --study).
+    #[arg(long, value_parser = rounds)]
+    pub rounds: Option<u32>,
     /// Discard the points of sweeps whose definition changed (the others
     /// resume).
     #[arg(long)]
@@ -736,6 +743,9 @@ pub fn iozone(a: IozoneArgs) -> anyhow::Result<Ended> {
     // Every option is checked, and the safety gate asked, before --dir or
     // a file is made.
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
+    if a.study {
+        on_file_systems(&resolved)?;
+    }
     let allowed = devices_allowed(&a, &resolved)?;
     let targets: Vec<IozoneTarget> = resolved
         .iter()
@@ -759,9 +769,10 @@ pub fn iozone(a: IozoneArgs) -> anyhow::Result<Ended> {
         sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
         threads: a.threads,
         base: iozone_base(&a, &runtime),
-        rounds: a.rounds,
+        rounds: a.rounds.unwrap_or(if a.study { 5 } else { 1 }),
         costs,
         precondition: a.precondition,
+        study: a.study,
     };
     for s in &plan.sizes {
         match hiops_bench::units::parse_size(s) {
@@ -803,6 +814,19 @@ pub fn iozone(a: IozoneArgs) -> anyhow::Result<Ended> {
     Ok(ended)
 }
 
+/// The study ran on a file system: a device target is refused in its mode.
+fn on_file_systems(targets: &[Resolved]) -> anyhow::Result<()> {
+    for t in targets {
+        if t.block {
+            return Err(usage(format!(
+                "--study runs on a file system, as the IOZone study did: {} is a block device; give a directory or a file on its file system instead",
+                t.path
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The options every IOZone point shares.
 fn iozone_base(a: &IozoneArgs, runtime: &str) -> Vec<String> {
     let mut base = vec![
@@ -812,8 +836,12 @@ fn iozone_base(a: &IozoneArgs, runtime: &str) -> Vec<String> {
         "--time_based=1".into(),
         "--ioengine=psync".into(),
         "--iodepth=1".into(),
-        format!("--direct={}", if a.buffered { 0 } else { 1 }),
+        format!("--direct={}", if a.buffered || a.study { 0 } else { 1 }),
     ];
+    if a.study {
+        // IOZone's -e: a write test's time includes flushing what it wrote.
+        base.push("--end_fsync=1".into());
+    }
     if a.precondition {
         base.push("--ss=iops:20%".into());
         base.push("--ss_dur=5".into());
@@ -842,7 +870,11 @@ fn iozone_info(a: &IozoneArgs, plan: &hiops_suite::iozone::Plan, runtime: &str) 
                 },
                 a.ramp,
                 a.size,
-                if a.buffered { "buffered" } else { "O_DIRECT" }
+                match (a.study, a.buffered) {
+                    (true, _) => "buffered as the IOZone study ran, writes through their fsync",
+                    (false, true) => "buffered",
+                    (false, false) => "O_DIRECT",
+                }
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),

@@ -432,6 +432,67 @@ fn iozone_measures_the_grid_and_prices_it_and_never_writes_a_named_file() {
 }
 
 #[test]
+fn iozone_in_the_study_mode_reports_means_and_deviations_on_a_file_system() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("study");
+    let work = tmp.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = hiops()
+        .arg("iozone")
+        .arg(format!("fs={}", work.display()))
+        .args([
+            "--study",
+            "--sizes=4k",
+            "--size=4m",
+            "--runtime=1",
+            "--ramp=0",
+        ])
+        .args(["--rounds=2", "--no-progress", "--price", "fs=100", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        lines(&dir.join("fs/points.jsonl")),
+        8,
+        "4 tests x 1 size x 2 rounds"
+    );
+    let def = std::fs::read_to_string(dir.join("fs/sweep.json")).unwrap();
+    assert!(
+        def.contains("--direct=0") && def.contains("--end_fsync=1"),
+        "buffered, writes through their fsync: {def}"
+    );
+    let seq = std::fs::read_to_string(dir.join("tables/sequential-read-mb-s.csv")).unwrap();
+    let row = seq.lines().nth(1).unwrap();
+    assert!(
+        row.starts_with("fs,") && row.contains(" ± "),
+        "mean ± sd: {seq}"
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains("the study") && html.contains("the mean of 2 runs"));
+    // A device is refused in the study's mode, before anything is read.
+    let Some(dev) = std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| Path::new("/dev").join(e.file_name()))
+        .find(|d| d.exists())
+    else {
+        eprintln!("skipped the device refusal: no block device here");
+        return;
+    };
+    let out = hiops()
+        .args(["iozone", "--study", "--no-progress", "--dir"])
+        .arg(tmp.path().join("dev"))
+        .arg(&dev)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--study runs on a file system"));
+}
+
+#[test]
 fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("char");

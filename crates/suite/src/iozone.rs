@@ -132,6 +132,11 @@ pub struct Plan {
     /// SNIA-style: fill the region twice before write tests and run them
     /// to steady state (fio's `ss`), reporting the rounds.
     pub precondition: bool,
+    /// The study's mode: buffered on the target's file system, the file's
+    /// cached pages dropped as each test starts, each figure the mean of the
+    /// rounds with its standard deviation.
+    #[serde(default)]
+    pub study: bool,
 }
 
 impl Plan {
@@ -173,14 +178,24 @@ impl Plan {
     }
 }
 
-/// Measured medians: target → rw → bs → metrics.
+/// Measured figures: target → rw → bs → metrics. Medians over rounds, or
+/// in the study's mode means, with each metric's standard deviation beside
+/// it as `METRIC_sd`.
 type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>>;
+
+/// The suffix of a metric's standard deviation over rounds in a [`Grid`].
+const SD: &str = "_sd";
 
 fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
     let mut g = Grid::new();
     let labels = plan.sweeps().into_iter().map(|(label, _)| label);
     for (label, s) in SweepDir::load_started(dir, labels)? {
-        for (values, m) in s.medians() {
+        let figures = if plan.study {
+            with_deviations(s.means_and_deviations())
+        } else {
+            s.medians()
+        };
+        for (values, m) in figures {
             g.entry(label.clone())
                 .or_default()
                 .entry(values[0].clone())
@@ -191,17 +206,39 @@ fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
     Ok(g)
 }
 
-/// The best figure of a test over sizes (sequential), or at the smallest
-/// size (random: the paper's small-request case).
+/// Each point's means, with each metric's deviation as `METRIC_sd`.
+fn with_deviations(
+    points: Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)>,
+) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
+    points
+        .into_iter()
+        .map(|(values, m)| {
+            let mut out = BTreeMap::new();
+            for (k, (mean, sd)) in m {
+                if sd.is_finite() {
+                    out.insert(format!("{k}{SD}"), sd);
+                }
+                out.insert(k, mean);
+            }
+            (values, out)
+        })
+        .collect()
+}
+
+/// A test's figure at the smallest request size: the study's Table VI row
+/// (4 KB), for sequential and random tests alike.
 fn headline(g: &Grid, target: &str, rw: &str, sizes: &[String], m: Measure) -> Option<f64> {
     let by_size = g.get(target)?.get(rw)?;
-    match m {
-        Measure::Mbps => sizes
-            .iter()
-            .filter_map(|s| by_size.get(s)?.get(m.metric()).copied())
-            .max_by(f64::total_cmp),
-        Measure::Iops => by_size.get(sizes.first()?)?.get(m.metric()).copied(),
-    }
+    by_size.get(sizes.first()?)?.get(m.metric()).copied()
+}
+
+/// A cell of the grid: the figure, and `± SD` where rounds give one.
+fn cell(m: &BTreeMap<String, f64>, metric: &str) -> Option<String> {
+    let v = m.get(metric)?;
+    Some(match m.get(&format!("{metric}{SD}")) {
+        Some(sd) => format!("{} ± {}", fmt_num(*v), fmt_num(*sd)),
+        None => fmt_num(*v),
+    })
 }
 
 /// Table VI (price per measured performance) and $/GB; Table VII when
@@ -220,8 +257,8 @@ pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
     let small = plan.sizes.first().cloned().unwrap_or_default();
     let header = vec![
         "device".to_string(),
-        "sequential reads ($ per MB/s)".into(),
-        "sequential writes ($ per MB/s)".into(),
+        format!("sequential reads ($ per MB/s, {small})"),
+        format!("sequential writes ($ per MB/s, {small})"),
         format!("random reads ($ per IOPS, {small})"),
         format!("random writes ($ per IOPS, {small})"),
     ];
@@ -266,6 +303,8 @@ pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
     }];
     if !advertised.is_empty() {
         let mut h = header;
+        h[1] = "sequential reads ($ per MB/s)".into();
+        h[2] = "sequential writes ($ per MB/s)".into();
         h[3] = "random reads ($ per IOPS)".into();
         h[4] = "random writes ($ per IOPS)".into();
         out.push(Table {
@@ -314,8 +353,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         tables.push(steady_table(&g, plan));
         notes.push("Preconditioned (SNIA-style): each writable target was written in full twice with 128 KiB sequential writes before the tests, and every test ran until fio's steady state (IOPS within 20% of the mean over a 5 s window) or its runtime.".into());
     }
+    if plan.study {
+        notes.push(study_note(plan));
+    }
     let mut out = vec![Section {
-        heading: format!("IOZone grid: {} thread(s), O_DIRECT", plan.threads),
+        heading: format!("IOZone grid: {} thread(s), {}", plan.threads, mode(plan)),
         findings: fastest(&g, plan),
         charts,
         tables,
@@ -326,8 +368,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         out.push(Section {
             heading: "Price per performance".into(),
             findings: vec![format!(
-                "Sequential figures use each device's best MB/s over the sizes; random figures its IOPS at {}.",
-                plan.sizes.first().map(String::as_str).unwrap_or("the smallest size")
+                "Every figure is each device's at {}, the study's Table VI row.",
+                plan.sizes
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("the smallest size")
             )],
             charts: Vec::new(),
             tables: prices,
@@ -335,6 +380,25 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         });
     }
     Ok(out)
+}
+
+/// How the grid's I/O went, for its heading.
+fn mode(plan: &Plan) -> &'static str {
+    if plan.study {
+        "the study's mode (buffered, mean ± standard deviation)"
+    } else if plan.base.iter().any(|a| a == "--direct=0") {
+        "buffered"
+    } else {
+        "O_DIRECT"
+    }
+}
+
+/// What the study's mode did, against the study.
+fn study_note(plan: &Plan) -> String {
+    format!(
+        "As the IOZone study ran it: buffered I/O through each target's file system, the file's cached pages dropped as each test starts (so every sequential pass and every random read, each block once, reaches the device), writes timed through their final fsync, and each figure the mean of {} runs ± their standard deviation. The study used a 4 GB ext3 file on 2008 devices.",
+        plan.rounds
+    )
 }
 
 /// One test's chart and table over the request sizes, a series and a row
@@ -365,8 +429,7 @@ fn test_figures(
         row.extend(plan.sizes.iter().map(|s| {
             by_size
                 .get(s)
-                .and_then(|mm| mm.get(m.metric()))
-                .map(|v| fmt_num(*v))
+                .and_then(|mm| cell(mm, m.metric()))
                 .unwrap_or_else(|| "-".into())
         }));
         rows.push(row);
@@ -395,14 +458,10 @@ fn fastest(g: &Grid, plan: &Plan) -> Vec<String> {
             .filter_map(|t| Some((t, headline(g, &t.label, rw, &plan.sizes, m)?)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((t, v)) = best {
-            let at = if m == Measure::Iops {
-                format!(
-                    " at {}",
-                    plan.sizes.first().map(String::as_str).unwrap_or("")
-                )
-            } else {
-                String::new()
-            };
+            let at = format!(
+                " at {}",
+                plan.sizes.first().map(String::as_str).unwrap_or("")
+            );
             findings.push(format!(
                 "Fastest {name}{at}: {} with {} {}.",
                 t.label,
@@ -485,6 +544,7 @@ mod tests {
             rounds: 1,
             costs,
             precondition: false,
+            study: false,
         }
     }
 
@@ -501,6 +561,9 @@ mod tests {
         ssd.entry("read".into())
             .or_default()
             .insert("64k".into(), m("bw_mbps", 250.0));
+        ssd.entry("write".into())
+            .or_default()
+            .insert("4k".into(), m("bw_mbps", 80.0));
         ssd.entry("write".into())
             .or_default()
             .insert("64k".into(), m("bw_mbps", 200.0));
@@ -522,11 +585,13 @@ mod tests {
         assert_eq!(costs[0].capacity, Some(100 << 30));
         let t = price_tables(&known_grid(), &plan(costs));
         assert_eq!(t[0].caption, "Table VI: price per measured performance");
-        // $500 / 250 MB/s (best size), / 200 MB/s, / 5000 IOPS, / 200 IOPS.
+        // The 4k row, the study's: $500 / 100 MB/s, / 80 MB/s, / 5000
+        // IOPS, / 200 IOPS (not the best size's 250 MB/s).
         assert_eq!(
             t[0].rows[0],
-            vec!["ssd", "$2.00", "$2.50", "$0.10", "$2.50"]
+            vec!["ssd", "$5.00", "$6.25", "$0.10", "$2.50"]
         );
+        assert_eq!(t[0].header[1], "sequential reads ($ per MB/s, 4k)");
         let mut cheap = known_grid();
         cheap
             .get_mut("ssd")
@@ -547,6 +612,31 @@ mod tests {
         assert_eq!(t[1].rows, vec![vec!["ssd", "N/A", "N/A", "$0.0200", "N/A"]]);
         assert_eq!(t[2].rows[0], vec!["ssd", "$500.00", "107", "$4.657"]);
         assert_eq!(t[2].rows[1], vec!["hdd", "$100.00", "1000", "$0.100"]);
+    }
+
+    #[test]
+    fn the_study_mode_shows_each_figure_as_mean_and_deviation() {
+        let points = vec![(
+            vec!["randread".to_string(), "4k".to_string()],
+            BTreeMap::from([
+                ("iops".to_string(), (100.0, 5.0)),
+                ("bw_mbps".to_string(), (0.4, f64::NAN)),
+            ]),
+        )];
+        let figures = with_deviations(points);
+        let m = &figures[0].1;
+        assert_eq!(cell(m, "iops").as_deref(), Some("100.0 ± 5.000"));
+        // One round: no deviation to show.
+        assert_eq!(cell(m, "bw_mbps").as_deref(), Some("0.4000"));
+        assert_eq!(
+            crate::sweep::mean_and_deviation(vec![1.0, 2.0, 3.0]),
+            Some((2.0, 1.0))
+        );
+        let mut p = plan(Vec::new());
+        p.study = true;
+        p.rounds = 5;
+        assert!(mode(&p).starts_with("the study's mode"));
+        assert!(study_note(&p).contains("the mean of 5 runs"));
     }
 
     #[test]

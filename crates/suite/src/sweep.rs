@@ -345,6 +345,12 @@ impl SweepDir {
         self.over_rounds(median)
     }
 
+    /// The mean of each metric over rounds and its sample standard
+    /// deviation (NaN from a single round), per grid point, in grid order.
+    pub fn means_and_deviations(&self) -> Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)> {
+        self.over_rounds(mean_and_deviation)
+    }
+
     /// The lowest and highest of each metric over rounds, per grid point
     /// measured in more than one round (the error bars of its charts).
     pub fn spreads(&self) -> Vec<(Vec<String>, BTreeMap<String, Spread>)> {
@@ -392,6 +398,19 @@ impl SweepDir {
 
 /// The lowest and highest value of a metric over rounds.
 pub type Spread = (f64, f64);
+
+/// The mean of the finite values and their sample standard deviation
+/// (n - 1; NaN for one value); None for none.
+pub fn mean_and_deviation(mut v: Vec<f64>) -> Option<(f64, f64)> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((mean, if v.len() > 1 { var.sqrt() } else { f64::NAN }))
+}
 
 pub fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
