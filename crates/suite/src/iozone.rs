@@ -208,7 +208,7 @@ fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
 
 /// Each point's means, with each metric's deviation as `METRIC_sd`.
 fn with_deviations(
-    points: Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)>,
+    points: crate::sweep::PerPoint<(f64, f64)>,
 ) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
     points
         .into_iter()

@@ -347,7 +347,7 @@ impl SweepDir {
 
     /// The mean of each metric over rounds and its sample standard
     /// deviation (NaN from a single round), per grid point, in grid order.
-    pub fn means_and_deviations(&self) -> Vec<(Vec<String>, BTreeMap<String, (f64, f64)>)> {
+    pub fn means_and_deviations(&self) -> PerPoint<(f64, f64)> {
         self.over_rounds(mean_and_deviation)
     }
 
@@ -398,6 +398,9 @@ impl SweepDir {
 
 /// The lowest and highest value of a metric over rounds.
 pub type Spread = (f64, f64);
+
+/// A figure per metric, per grid point (its values), in grid order.
+pub type PerPoint<T> = Vec<(Vec<String>, BTreeMap<String, T>)>;
 
 /// The mean of the finite values and their sample standard deviation
 /// (n - 1; NaN for one value); None for none.
