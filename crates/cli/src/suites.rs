@@ -109,6 +109,7 @@ fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> anyhow::Res
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
             let (args, _) = hiops_suite::profile_flag(&def.args_for(key)).map_err(point)?;
             let (args, _) = hiops_suite::timeline_flag(&args);
+            let (args, _) = hiops_suite::irq_affinity::confine_flag(&args);
             let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
             gate(&plan)?;
         }

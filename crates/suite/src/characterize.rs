@@ -191,6 +191,7 @@ impl Plan {
                     "--direct=1",
                     &threads,
                     &depth,
+                    crate::irq_affinity::FLAG,
                 ],
                 vec![param("cpus_allowed", self.cpu_sets.clone())],
             ),
@@ -633,10 +634,23 @@ fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize
                 .to_vec(),
                 rows,
             }],
-            notes: Vec::new(),
+            notes: cpus_notes(s),
         });
     }
     out
+}
+
+/// What the points say of the devices' interrupts (one line each, said
+/// once), and what the CPU column counts.
+fn cpus_notes(s: &SweepDir) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for n in s.points.iter().flat_map(|p| &p.notes) {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
+    notes.push("CPU busy counts every CPU of the machine, interrupts and kernel threads outside the allowed CPUs included: where the interrupts could not follow the threads, it shows the work cpus_allowed did not confine.".into());
+    notes
 }
 
 /// Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0.
@@ -788,6 +802,10 @@ mod tests {
             for k in d.points() {
                 let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
                 let (args, timeline) = crate::timeline_flag(&args);
+                let (args, confined) = crate::irq_affinity::confine_flag(&args);
+                // The CPU sweeps move the devices' interrupts with the
+                // threads.
+                assert_eq!(confined, d.params[0].name == "cpus_allowed");
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
                 assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
                 // The engine-and-path points are profiled (ADMS Fig 5),

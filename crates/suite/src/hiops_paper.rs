@@ -1011,6 +1011,7 @@ mod tests {
             cdf: vec![],
             series: vec![],
             hist: vec![],
+            notes: vec![],
         }
     }
 
@@ -1033,6 +1034,7 @@ mod tests {
             cdf: vec![],
             series: vec![],
             hist: vec![],
+            notes: vec![],
         };
         let mut s = SweepDir {
             path: "/x".into(),

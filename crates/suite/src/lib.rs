@@ -18,6 +18,7 @@ pub mod fig10_devices;
 pub mod hdd_like;
 pub mod hiops_paper;
 pub mod iozone;
+pub mod irq_affinity;
 pub mod page;
 pub mod sweep;
 pub mod table1;
@@ -41,12 +42,16 @@ impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
         let (args, profile) = profile_flag(args).map_err(RunFailure::Failed)?;
         let (args, timeline) = timeline_flag(&args);
+        let (args, confine_irqs) = irq_affinity::confine_flag(&args);
         let plan = hiops_fio::plan_args(&args, false).map_err(RunFailure::Failed)?;
         if plan.phases.iter().any(|&p| p != 0) {
             return Err(RunFailure::Failed(
                 "a sweep point must run as one phase: drop stonewall/wait_for".into(),
             ));
         }
+        // Held until this function returns, the run's error or Ctrl-C
+        // included: the interrupts go back where they were.
+        let confinement = confine_irqs.then(|| irq_affinity::confine(&plan.jobs));
         let progress = &mut self.progress;
         let mut forward = |p: &hiops_bench::Progress| {
             if let Some(f) = progress.as_mut() {
@@ -90,6 +95,7 @@ impl Runner for BenchRunner<'_> {
                 .map(|p| (p.t_s, p.read_iops + p.write_iops))
                 .collect(),
             hist: hiops_report::derived::latency_histogram(&r),
+            notes: confinement.map(|c| c.note).into_iter().collect(),
             raw: hiops_report::json::to_fio_json_set(&set, false),
         })
     }

@@ -133,6 +133,10 @@ pub struct Point {
     /// I/Os), quarter-octave buckets. Absent in points of older hiops.
     #[serde(default)]
     pub hist: Vec<(f64, f64)>,
+    /// What the runner says of the point in words (which interrupts
+    /// followed its CPUs, or why none did). Absent in older points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Point {
@@ -150,6 +154,8 @@ pub struct Measured {
     pub cdf: Vec<(f64, f64)>,
     pub series: Vec<(f64, f64)>,
     pub hist: Vec<(f64, f64)>,
+    /// Lines for the report, kept with the point.
+    pub notes: Vec<String>,
     /// The run's full fio-schema JSON, kept under raw/.
     pub raw: serde_json::Value,
 }
@@ -314,6 +320,7 @@ impl SweepDir {
                 cdf: m.cdf,
                 series: m.series,
                 hist: m.hist,
+                notes: m.notes,
             };
             self.keep(*index, &point, &m.raw)?;
             self.points.push(point);
@@ -587,6 +594,7 @@ mod tests {
                 cdf: vec![(50.0, 10.0)],
                 series: vec![(1.0, 5.0)],
                 hist: vec![(64.0, 100.0)],
+                notes: Vec::new(),
                 raw: serde_json::json!({"args": args}),
             })
         }

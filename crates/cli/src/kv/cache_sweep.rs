@@ -621,6 +621,7 @@ fn measured(
         cdf,
         series: Vec::new(),
         hist: Vec::new(),
+        notes: Vec::new(),
         raw,
     }
 }

@@ -413,6 +413,7 @@ impl hiops_suite::sweep::Runner for YcsbRunner {
             cdf,
             series: Vec::new(),
             hist: Vec::new(),
+            notes: Vec::new(),
             raw: phase,
         })
     }
