@@ -926,7 +926,7 @@ fn precondition(t: &hiops_suite::iozone::IozoneTarget, size: &str) -> Result<(),
 
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Everything is read only: no target is ever written (a file made in a directory is laid out once).\n\nExample:\n  hiops characterize disk=/var/tmp zram=/dev/zram0 --dir report/"
+    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Everything is read only: no target is ever written (a file made in a directory is laid out once).\n\nExample:\n  hiops characterize disk=/var/tmp zram=/dev/zram0 --dir report/\n\nWith two or more targets it also measures the cores x devices grid (ADMS'10 Fig 10): each device its own job, devices 1..N by CPUs allowed 1..M, each point against linear (the 1 device, 1 CPU point's IOPS x min(devices, CPUs)). As root, a point with a CPU set moves its devices' interrupts to those CPUs and puts them back after; where it cannot, the report says why."
 )]
 pub struct CharacterizeArgs {
     /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
@@ -964,6 +964,12 @@ pub struct CharacterizeArgs {
     /// in --dir: direct/buffered x block/file on it; root only).
     #[arg(long)]
     pub no_table1: bool,
+    /// Measure only the cores x devices grid (ADMS'10 Fig 10: devices
+    /// 1..N, a job each, by CPUs allowed 1..M, against linear); it needs
+    /// two or more targets, and is part of the full run whenever there
+    /// are.
+    #[arg(long)]
+    pub grid_only: bool,
 }
 
 /// Rounds of every point: 3 by default, 1 with --quick.
@@ -1034,6 +1040,12 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
     let rounds = rounds_of(&a);
     let mut plan = Plan::new(targets, cpus, a.quick, base, rounds);
     plan.profile = !a.no_profile;
+    plan.grid_only = a.grid_only;
+    if a.grid_only && plan.grid_devices.is_empty() {
+        return Err(usage(
+            "--grid-only scales devices: give two or more targets, LABEL=PATH each",
+        ));
+    }
     // Every option is checked before --dir or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
     std::fs::create_dir_all(&a.dir)
@@ -1078,7 +1090,7 @@ pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
     )
     .map_err(failed)?;
     let ended = match ended {
-        Ended::Done if !a.no_table1 => characterize_table1(&a).map_err(failed)?,
+        Ended::Done if !a.no_table1 && !a.grid_only => characterize_table1(&a).map_err(failed)?,
         other => other,
     };
     remove_made(&resolved, &ended);

@@ -646,3 +646,89 @@ fn iozone_preconditions_writable_targets_and_reports_steady_state_rounds() {
         .unwrap()
         .contains("Preconditioned (SNIA-style)"));
 }
+
+/// The cores x devices grid (ADMS'10 Fig 10) through the binary on two
+/// files it only reads: a row per devices x CPUs point, each against
+/// linear, and no other study with --grid-only.
+#[test]
+fn characterize_grid_only_scales_devices_and_cpus_against_linear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("grid");
+    let content: Vec<u8> = (0..(8u32 << 20)).map(|i| (i % 251) as u8).collect();
+    let files = [tmp.path().join("a.bin"), tmp.path().join("b.bin")];
+    for f in &files {
+        std::fs::write(f, &content).unwrap();
+    }
+    let out = hiops()
+        .arg("characterize")
+        .arg(format!("a={}", files[0].display()))
+        .arg(format!("b={}", files[1].display()))
+        .args([
+            "--grid-only",
+            "--quick",
+            "--size=8m",
+            "--runtime=1",
+            "--ramp=0",
+            "--no-progress",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for f in &files {
+        assert_eq!(std::fs::read(f).unwrap(), content, "read only");
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("Fig 10: cores and devices scaled together"),
+        "{err}"
+    );
+    assert!(
+        html.contains("1 device on 1 CPU × min(devices, CPUs)"),
+        "the formula is said"
+    );
+    assert!(!html.contains("Fig 3: latency"), "the grid alone");
+    assert!(
+        html.contains("Interrupts "),
+        "each sweep says what its interrupts did"
+    );
+    let table = std::fs::read_dir(dir.join("tables"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|t| t.starts_with("devices,CPUs,cpus_allowed,IOPS,linear IOPS,from linear (%)"))
+        .expect("the grid's table");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut want: Vec<(String, String)> = Vec::new();
+    for d in ["1", "2"] {
+        for c in [1, cpus] {
+            let row = (d.to_string(), c.to_string());
+            if !want.contains(&row) {
+                want.push(row);
+            }
+        }
+    }
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let got: Vec<(String, String)> = rows.iter().map(|r| (r[0].into(), r[1].into())).collect();
+    assert_eq!(got, want, "{table}");
+    assert_eq!(rows[0][5], "+0.0", "1x1 is its own linear ideal: {table}");
+    assert!(rows.iter().all(|r| r[5].parse::<f64>().is_ok()), "{table}");
+    // A single target has no grid to measure.
+    let out = hiops()
+        .arg("characterize")
+        .arg(format!("a={}", files[0].display()))
+        .args(["--grid-only", "--size=8m", "--dir"])
+        .arg(tmp.path().join("one"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("two or more targets"),
+        "{err}"
+    );
+}

@@ -46,6 +46,20 @@ pub struct Plan {
     /// QD32: the proxy for interrupt coalescing (ADMS Fig 6).
     #[serde(default)]
     pub batches: Vec<String>,
+    /// The cores x devices grid (ADMS Fig 10): how many of the targets
+    /// each row uses, one job per device. Empty with one target.
+    #[serde(default)]
+    pub grid_devices: Vec<usize>,
+    /// The grid's `cpus_allowed` values.
+    #[serde(default)]
+    pub grid_cpu_sets: Vec<String>,
+    /// Threads of each device's job in the grid: enough for one device to
+    /// keep every CPU busy.
+    #[serde(default)]
+    pub grid_threads: u32,
+    /// Measure the grid alone (`--grid-only`).
+    #[serde(default)]
+    pub grid_only: bool,
 }
 
 impl Plan {
@@ -58,7 +72,22 @@ impl Plan {
     ) -> Plan {
         let list = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let cpus = cpus.max(1);
+        let cpu_sets: Vec<String> = (1..=cpus)
+            .map(|n| {
+                if n == 1 {
+                    "0".to_string()
+                } else {
+                    format!("0-{}", n - 1)
+                }
+            })
+            .collect();
+        let scaling_threads = (cpus as u32 * 4).min(if quick { 4 } else { 64 });
+        let (grid_devices, grid_cpu_sets) = grid_axes(targets.len(), &cpu_sets, quick);
         Plan {
+            grid_devices,
+            grid_cpu_sets,
+            grid_threads: scaling_threads.min(cpus as u32),
+            grid_only: false,
             targets,
             engines: list(&["psync", "libaio", "io_uring"]),
             copy_sizes: if quick {
@@ -66,16 +95,8 @@ impl Plan {
             } else {
                 list(&["4k", "8k", "16k", "32k", "64k", "128k"])
             },
-            cpu_sets: (1..=cpus)
-                .map(|n| {
-                    if n == 1 {
-                        "0".to_string()
-                    } else {
-                        format!("0-{}", n - 1)
-                    }
-                })
-                .collect(),
-            scaling_threads: (cpus as u32 * 4).min(if quick { 4 } else { 64 }),
+            cpu_sets,
+            scaling_threads,
             scaling_depth: 32,
             base,
             rounds,
@@ -102,11 +123,46 @@ impl Plan {
     }
 
     pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
-        let mut out: Vec<_> = (self.targets.iter())
-            .flat_map(|t| self.target_sweeps(t))
-            .collect();
-        out.extend(self.devices_sweep());
+        let mut out = Vec::new();
+        if !self.grid_only {
+            out.extend(self.targets.iter().flat_map(|t| self.target_sweeps(t)));
+            out.extend(self.devices_sweep());
+        }
+        out.extend(self.grid_sweeps());
         out
+    }
+
+    /// ADMS Fig 10, cores and devices scaled together: per device count n,
+    /// a sweep over the CPU sets of n jobs, one per device (fio's way: a
+    /// job section per device, so each device runs at its own pace).
+    fn grid_sweeps(&self) -> Vec<(String, SweepDef)> {
+        let options = [
+            "--rw=randread",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--bs=4k",
+        ];
+        (self.grid_devices.iter())
+            .map(|&n| {
+                // Global options first: the sweep's cpus_allowed joins them.
+                let mut base = self.base.clone();
+                base.extend(options.map(String::from));
+                base.push(format!("--numjobs={}", self.grid_threads.max(1)));
+                base.push(format!("--iodepth={}", self.scaling_depth));
+                base.push(crate::irq_affinity::FLAG.into());
+                for t in self.targets.iter().take(n) {
+                    base.push(format!("--name={}", t.label));
+                    base.push(format!("--filename={}", t.path));
+                }
+                let def = SweepDef {
+                    title: format!("cores x devices: {n} device(s), a job each"),
+                    base,
+                    params: vec![param("cpus_allowed", self.grid_cpu_sets.clone())],
+                    rounds: self.rounds,
+                };
+                (crate::cores_devices::sweep_name(n), def)
+            })
+            .collect()
     }
 
     /// One target's sweeps: QD1 latency, clocks by path, the copy's cost,
@@ -240,6 +296,25 @@ impl Plan {
         };
         Some(("devices".into(), def))
     }
+}
+
+/// The grid's device counts and CPU sets: every count and set, or in
+/// quick mode the first and last of each. No grid with one target.
+fn grid_axes(targets: usize, cpu_sets: &[String], quick: bool) -> (Vec<usize>, Vec<String>) {
+    if targets < 2 {
+        return (Vec::new(), Vec::new());
+    }
+    if !quick {
+        return ((1..=targets).collect(), cpu_sets.to_vec());
+    }
+    let mut sets: Vec<String> = cpu_sets
+        .first()
+        .into_iter()
+        .chain(cpu_sets.last())
+        .cloned()
+        .collect();
+    sets.dedup();
+    (vec![1, targets], sets)
 }
 
 fn param(name: &str, values: Vec<String>) -> Param {
@@ -382,6 +457,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
 
     out.extend(cpus_sections(&sweeps, plan, online));
     out.extend(devices_section(&sweeps, plan));
+    out.extend(crate::cores_devices::section(&sweeps, plan));
     Ok(out)
 }
 
@@ -643,13 +719,23 @@ fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize
 /// What the points say of the devices' interrupts (one line each, said
 /// once), and what the CPU column counts.
 fn cpus_notes(s: &SweepDir) -> Vec<String> {
+    let mut notes = point_notes([s]);
+    notes.push("CPU busy counts every CPU of the machine, interrupts and kernel threads outside the allowed CPUs included: where the interrupts could not follow the threads, it shows the work cpus_allowed did not confine.".into());
+    notes
+}
+
+/// The points' notes of some sweeps, each said once.
+pub(crate) fn point_notes<'a>(sweeps: impl IntoIterator<Item = &'a SweepDir>) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
-    for n in s.points.iter().flat_map(|p| &p.notes) {
+    for n in sweeps
+        .into_iter()
+        .flat_map(|s| &s.points)
+        .flat_map(|p| &p.notes)
+    {
         if !notes.contains(n) {
             notes.push(n.clone());
         }
     }
-    notes.push("CPU busy counts every CPU of the machine, interrupts and kernel threads outside the allowed CPUs included: where the interrupts could not follow the threads, it shows the work cpus_allowed did not confine.".into());
     notes
 }
 
@@ -792,9 +878,38 @@ mod tests {
                 "zram-copy",
                 "zram-batch",
                 "zram-cpus",
-                "devices"
+                "devices",
+                "grid-1",
+                "grid-2"
             ]
         );
+        // The grid: a job per device, every job on the point's CPUs.
+        for (n, (_, d)) in sweeps[11..].iter().enumerate() {
+            for k in d.points() {
+                let (args, _) = crate::irq_affinity::confine_flag(&d.args_for(&k));
+                let plan = hiops_fio::plan_args(&args, false).unwrap();
+                assert_eq!(plan.jobs.len(), n + 1);
+                assert!(plan.jobs.iter().all(|j| j.numjobs == 2), "a thread per CPU");
+                let cpus: Vec<usize> = if k.values[0] == "0" {
+                    vec![0]
+                } else {
+                    vec![0, 1]
+                };
+                assert!(plan
+                    .jobs
+                    .iter()
+                    .all(|j| j.cpus_allowed == Some(cpus.clone())));
+            }
+        }
+        let quick = Plan::new(p.targets.clone(), 4, true, Vec::new(), 1);
+        assert_eq!(quick.grid_devices, [1, 2]);
+        assert_eq!(quick.grid_cpu_sets, ["0", "0-3"]);
+        let alone = Plan {
+            grid_only: true,
+            ..p.clone()
+        };
+        let names: Vec<String> = alone.sweeps().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["grid-1", "grid-2"]);
         assert_eq!(sweeps[4].1.params[0].values, ["0", "0-1"]);
         assert_eq!(sweeps[3].1.params[0].name, "iodepth_batch_complete_min");
         for (_, d) in &sweeps {

@@ -13,6 +13,7 @@ pub mod chart_of;
 pub mod claims;
 pub mod coalescing;
 pub mod compare;
+pub mod cores_devices;
 pub mod devices;
 pub mod fig10_devices;
 pub mod hdd_like;

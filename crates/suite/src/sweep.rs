@@ -99,12 +99,21 @@ impl SweepDef {
     }
 
     /// The `hiops run` options of a point: the base, then each parameter
-    /// (a later option overrides an earlier one, as in fio).
+    /// (a later option overrides an earlier one, as in fio). A base of
+    /// several jobs (`--name=...` sections) takes the parameters with its
+    /// global options, before the first `--name`, so they apply to every
+    /// job, as a `[global]` option does in fio.
     pub fn args_for(&self, key: &PointKey) -> Vec<String> {
-        let mut args = self.base.clone();
+        let first_job = self
+            .base
+            .iter()
+            .position(|a| a == "--name" || a.starts_with("--name="))
+            .unwrap_or(self.base.len());
+        let mut args = self.base[..first_job].to_vec();
         for (p, v) in self.params.iter().zip(&key.values) {
             args.push(format!("--{}={v}", p.name));
         }
+        args.extend_from_slice(&self.base[first_job..]);
         args
     }
 
@@ -617,6 +626,24 @@ mod tests {
         assert_eq!(
             d.args_for(&pts[5]),
             vec!["--rw=randread", "--numjobs=4", "--strategy=coop"]
+        );
+        // With job sections in the base, the parameters are global.
+        let jobs = SweepDef {
+            base: ["--bs=4k", "--name=a", "--filename=x", "--name=b"]
+                .map(String::from)
+                .to_vec(),
+            ..d.clone()
+        };
+        assert_eq!(
+            jobs.args_for(&pts[5]),
+            [
+                "--bs=4k",
+                "--numjobs=4",
+                "--strategy=coop",
+                "--name=a",
+                "--filename=x",
+                "--name=b"
+            ]
         );
         assert!(Param::parse("numjobs").is_err());
         assert!(Param::parse("numjobs=").is_err());

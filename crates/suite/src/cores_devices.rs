@@ -1,0 +1,308 @@
+//! ADMS'10 Fig 10: cores and devices scaled together. The paper added
+//! adapters and cores in step and found IOPS within 15% of linear; the
+//! HIOPS slides put it as one core per 2 SSDs. `characterize` with two or
+//! more targets measures the grid: devices 1..N, each its own job (as fio
+//! runs one job section per device, so each device runs at its own pace),
+//! by CPUs allowed 1..M, and sets each point against the linear ideal
+//! [`linear_iops`].
+
+use crate::characterize::Plan;
+use crate::chart_of::fmt_num;
+use crate::page::{Section, Table};
+use crate::sweep::SweepDir;
+use hiops_plot::{Axis, Chart};
+use std::collections::BTreeMap;
+
+/// The sweep of the grid's row of `devices` devices.
+pub fn sweep_name(devices: usize) -> String {
+    format!("grid-{devices}")
+}
+
+/// The papers' linear ideal of a point: the 1-device, 1-CPU point's IOPS
+/// times min(devices, CPUs). Each device adds the one-device rate as long
+/// as a CPU comes with it; CPUs beyond the devices, or devices beyond the
+/// CPUs, add nothing to the ideal.
+pub fn linear_iops(one_by_one: f64, devices: usize, cpus: usize) -> f64 {
+    one_by_one * devices.min(cpus) as f64
+}
+
+/// One measured point of the grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridPoint {
+    pub devices: usize,
+    pub cpus: usize,
+    pub iops: f64,
+}
+
+/// Each point's linear ideal and its distance from it in % (measured /
+/// linear − 1; negative below linear), or `None` for all of them when
+/// the 1-device, 1-CPU point was not measured.
+pub fn from_linear(points: &[GridPoint]) -> Option<Vec<(f64, f64)>> {
+    let base = points
+        .iter()
+        .find(|p| p.devices == 1 && p.cpus == 1)
+        .map(|p| p.iops)
+        .filter(|&v| v > 0.0)?;
+    Some(
+        points
+            .iter()
+            .map(|p| {
+                let linear = linear_iops(base, p.devices, p.cpus);
+                (linear, (p.iops / linear - 1.0) * 100.0)
+            })
+            .collect(),
+    )
+}
+
+/// A measured point with its metrics and CPU set.
+struct Cell {
+    point: GridPoint,
+    set: String,
+    m: BTreeMap<String, f64>,
+}
+
+/// The grid's points in order: by devices, then by CPU set.
+fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Vec<Cell> {
+    let mut out = Vec::new();
+    for &devices in &plan.grid_devices {
+        let Some(s) = sweeps.get(&sweep_name(devices)) else {
+            continue;
+        };
+        for (values, m) in s.medians() {
+            let set = values[0].clone();
+            let cpus = hiops_stats::cpu::parse_cpu_list(&set).map_or(0, |c| c.len());
+            let Some(&iops) = m.get("iops") else { continue };
+            out.push(Cell {
+                point: GridPoint {
+                    devices,
+                    cpus,
+                    iops,
+                },
+                set,
+                m,
+            });
+        }
+    }
+    out
+}
+
+/// The cores x devices section, once any of its points is measured.
+pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
+    let cells = cells(sweeps, plan);
+    if cells.is_empty() {
+        return None;
+    }
+    let points: Vec<GridPoint> = cells.iter().map(|c| c.point.clone()).collect();
+    let linear = from_linear(&points);
+    let rows = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let at = |k: &str| c.m.get(k).map_or("-".into(), |v| fmt_num(*v));
+            let (ideal, pct) = match &linear {
+                Some(l) => (fmt_num(l[i].0), format!("{:+.1}", l[i].1)),
+                None => ("-".into(), "-".into()),
+            };
+            vec![
+                c.point.devices.to_string(),
+                c.point.cpus.to_string(),
+                c.set.clone(),
+                fmt_num(c.point.iops),
+                ideal,
+                pct,
+                at("cpu_busy_pct"),
+                at("irq_cpu_pct"),
+                at("clocks_per_io"),
+            ]
+        })
+        .collect();
+    let grid_sweeps = plan
+        .grid_devices
+        .iter()
+        .filter_map(|&n| sweeps.get(&sweep_name(n)));
+    let mut notes = vec![
+        "Linear = the IOPS of 1 device on 1 CPU × min(devices, CPUs): each device adds the one-device rate as long as a CPU comes with it, the sense of ADMS'10 Fig 10 (cores and adapters scaled together, within 15% of linear there). From linear = measured / linear − 1; above linear, one CPU drove more than one device's worth (the HIOPS slides' one core per 2 SSDs).".into(),
+        format!("Each device is its own job ({} threads x QD{} of 4 KiB random reads, io_uring, direct), as fio runs one job section per device, so a slower device does not hold back the others; all of a point's jobs share its cpus_allowed. CPU busy counts every CPU of the machine.", plan.grid_threads, plan.scaling_depth),
+    ];
+    if linear.is_none() {
+        notes.push(
+            "The 1 device, 1 CPU point is not measured yet: no linear ideal to compare with."
+                .into(),
+        );
+    }
+    notes.extend(crate::characterize::point_notes(grid_sweeps));
+    Some(Section {
+        heading: "Fig 10: cores and devices scaled together".into(),
+        findings: findings(&points, linear.as_deref()),
+        charts: charts(&cells, linear.is_some()),
+        tables: vec![Table {
+            caption: "cores x devices, IOPS against linear".into(),
+            header: [
+                "devices",
+                "CPUs",
+                "cpus_allowed",
+                "IOPS",
+                "linear IOPS",
+                "from linear (%)",
+                "CPU busy (%)",
+                "in interrupts (%)",
+                "clocks/IO",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        }],
+        notes,
+    })
+}
+
+/// The diagonal (one CPU per device) against linear, and what one CPU
+/// does with two devices.
+fn findings(points: &[GridPoint], linear: Option<&[(f64, f64)]>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(linear) = linear else {
+        return out;
+    };
+    let diagonal: Vec<(usize, f64)> = (points.iter().zip(linear))
+        .filter(|(p, _)| p.devices == p.cpus && p.devices > 1)
+        .map(|(p, l)| (p.devices, l.1))
+        .collect();
+    if !diagonal.is_empty() {
+        let each: Vec<String> = (diagonal.iter())
+            .map(|(n, pct)| format!("{n} devices on {n} CPUs {pct:+.0}%"))
+            .collect();
+        let lowest = diagonal.iter().map(|d| d.1).fold(f64::INFINITY, f64::min);
+        let highest = diagonal
+            .iter()
+            .map(|d| d.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let verdict = if lowest < -15.0 {
+            "more than 15% below linear somewhere, where ADMS'10 Fig 10 stayed within 15%: a shared part (a device, the interrupt path, a lock) limits the scaling"
+        } else if highest > 15.0 {
+            "more than 15% above linear somewhere: the 1 device, 1 CPU point was held back by something the added CPUs or devices relieve (a device that one CPU cannot keep busy, or one that scales with CPUs, as a RAM disk does), so the pairs do not add up as the paper's did"
+        } else {
+            "within 15% of linear, as ADMS'10 Fig 10 found"
+        };
+        out.push(format!(
+            "One CPU per device: {} from linear; {verdict}.",
+            each.join(", ")
+        ));
+    }
+    let at = |d: usize, c: usize| points.iter().find(|p| p.devices == d && p.cpus == c);
+    if let (Some(one), Some(two)) = (at(1, 1), at(2, 1)) {
+        out.push(format!(
+            "One CPU with 2 devices gives {:.2}x the IOPS of one device on it (2x would mean one CPU keeps both busy, the HIOPS slides' one core per 2 SSDs).",
+            two.iops / one.iops.max(1e-9)
+        ));
+    }
+    out
+}
+
+/// IOPS and CPU busy against devices, a line per CPU count, with the
+/// linear ideal of the most CPUs.
+fn charts(cells: &[Cell], has_linear: bool) -> Vec<Chart> {
+    let mut cpu_counts: Vec<usize> = cells.iter().map(|c| c.point.cpus).collect();
+    cpu_counts.sort_unstable();
+    cpu_counts.dedup();
+    let x = Axis::linear("devices, a job each").integers();
+    let mut iops = Chart::new(
+        "IOPS vs devices, a line per CPU count",
+        x.clone(),
+        Axis::linear("IOPS"),
+    );
+    let mut busy = Chart::new(
+        "CPU busy vs devices, a line per CPU count",
+        x,
+        Axis::linear("CPU busy (% of all CPUs)"),
+    );
+    for &c in &cpu_counts {
+        let line = |key: &str| -> Vec<(f64, f64)> {
+            (cells.iter().filter(|cell| cell.point.cpus == c))
+                .filter_map(|cell| Some((cell.point.devices as f64, *cell.m.get(key)?)))
+                .collect()
+        };
+        let name = format!("{c} CPU{}", if c == 1 { "" } else { "s" });
+        iops = iops.with_series(name.clone(), line("iops"));
+        busy = busy.with_series(name, line("cpu_busy_pct"));
+    }
+    let one = (cells.iter()).find(|c| c.point.devices == 1 && c.point.cpus == 1);
+    if let (true, Some(one), Some(&most)) = (has_linear, one, cpu_counts.last()) {
+        let mut devices: Vec<usize> = cells.iter().map(|c| c.point.devices).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        let ideal = (devices.iter())
+            .map(|&d| (d as f64, linear_iops(one.point.iops, d, most)))
+            .collect();
+        iops = iops.with_series(format!("linear: 1x1 IOPS x min(devices, {most})"), ideal);
+    }
+    vec![iops, busy]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(devices: usize, cpus: usize, iops: f64) -> GridPoint {
+        GridPoint {
+            devices,
+            cpus,
+            iops,
+        }
+    }
+
+    #[test]
+    fn the_distance_from_linear_is_measured_over_the_one_by_one_point() {
+        let grid = [
+            p(1, 1, 100_000.0),
+            p(1, 2, 110_000.0),
+            p(2, 1, 150_000.0),
+            p(2, 2, 180_000.0),
+            p(3, 2, 260_000.0),
+            p(3, 3, 300_000.0),
+        ];
+        let l = from_linear(&grid).unwrap();
+        let linear: Vec<f64> = l.iter().map(|x| x.0).collect();
+        // 1x1 times min(devices, CPUs).
+        assert_eq!(linear, [100e3, 100e3, 100e3, 200e3, 200e3, 300e3]);
+        let pct: Vec<String> = l.iter().map(|x| format!("{:.1}", x.1)).collect();
+        assert_eq!(pct, ["0.0", "10.0", "50.0", "-10.0", "30.0", "0.0"]);
+        // No 1x1 point, no ideal.
+        assert_eq!(from_linear(&grid[1..]), None);
+        assert_eq!(linear_iops(50.0, 4, 2), 100.0);
+    }
+
+    #[test]
+    fn the_findings_name_the_diagonal_and_one_cpu_with_two_devices() {
+        let grid = [
+            p(1, 1, 100.0),
+            p(2, 1, 190.0),
+            p(2, 2, 180.0),
+            p(3, 3, 240.0),
+        ];
+        let l = from_linear(&grid).unwrap();
+        let f = findings(&grid, Some(&l));
+        assert_eq!(
+            f[0],
+            "One CPU per device: 2 devices on 2 CPUs -10%, 3 devices on 3 CPUs -20% from linear; more than 15% below linear somewhere, where ADMS'10 Fig 10 stayed within 15%: a shared part (a device, the interrupt path, a lock) limits the scaling."
+        );
+        assert!(
+            f[1].starts_with("One CPU with 2 devices gives 1.90x"),
+            "{}",
+            f[1]
+        );
+        let close = [p(1, 1, 100.0), p(2, 2, 190.0)];
+        let f = findings(&close, from_linear(&close).as_deref());
+        assert!(
+            f[0].ends_with("within 15% of linear, as ADMS'10 Fig 10 found."),
+            "{}",
+            f[0]
+        );
+        let above = [p(1, 1, 100.0), p(2, 2, 240.0)];
+        let f = findings(&above, from_linear(&above).as_deref());
+        assert!(
+            f[0].contains("+20% from linear; more than 15% above"),
+            "{}",
+            f[0]
+        );
+    }
+}
