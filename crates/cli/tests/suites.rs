@@ -560,6 +560,12 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     } else {
         assert!(first_err.contains("Table 1 not measured"), "{first_err}");
     }
+    // The CPU sweep says in one line whether the device's interrupts
+    // followed the allowed CPUs, and why not where they did not.
+    assert!(
+        html.contains("Interrupts confined: ") || html.contains("Interrupts not confined: "),
+        "no interrupt line under the CPU sweep"
+    );
     // The ceiling sentence names a component.
     assert!(
         [
