@@ -151,7 +151,13 @@ impl Plan {
                 base.push(format!("--iodepth={}", self.scaling_depth));
                 base.push(crate::irq_affinity::FLAG.into());
                 for t in self.targets.iter().take(n) {
-                    base.push(format!("--name={}", t.label));
+                    // A job named "global" would be fio's global section.
+                    let job = if t.label.eq_ignore_ascii_case("global") {
+                        format!("{}-device", t.label)
+                    } else {
+                        t.label.clone()
+                    };
+                    base.push(format!("--name={job}"));
                     base.push(format!("--filename={}", t.path));
                 }
                 let def = SweepDef {
@@ -842,6 +848,10 @@ mod tests {
         assert!(neither.starts_with("Neither saturated"), "{neither}");
     }
 
+    fn confine_flag_off(args: &[String]) -> Vec<String> {
+        crate::irq_affinity::confine_flag(args).0
+    }
+
     #[test]
     fn the_plan_reads_only_and_covers_each_figure() {
         let t = vec![
@@ -910,6 +920,12 @@ mod tests {
         };
         let names: Vec<String> = alone.sweeps().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["grid-1", "grid-2"]);
+        // A target labelled "global" is still a job of its own.
+        let mut odd = alone.clone();
+        odd.targets[0].label = "global".into();
+        let (_, two) = odd.grid_sweeps().pop().unwrap();
+        let args = confine_flag_off(&two.args_for(&two.points()[0]));
+        assert_eq!(hiops_fio::plan_args(&args, false).unwrap().jobs.len(), 2);
         assert_eq!(sweeps[4].1.params[0].values, ["0", "0-1"]);
         assert_eq!(sweeps[3].1.params[0].name, "iodepth_batch_complete_min");
         for (_, d) in &sweeps {
