@@ -211,33 +211,68 @@ pub fn cpu_list_text(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
+/// Where affinities are written, and where the ones to put back are kept
+/// while vectors are moved: a hiops killed mid-point (a second Ctrl-C,
+/// SIGKILL) cannot run its guard, so the next one puts them back from
+/// there ([`put_back_left_over`]).
+#[derive(Clone, Debug)]
+pub struct IrqFiles {
+    /// `/proc/irq`.
+    pub proc_irq: PathBuf,
+    /// `/run`, which holds `hiops-irq-affinity.PID.txt` (`IRQ LIST` per
+    /// vector) while process PID has vectors moved.
+    pub journal_dir: PathBuf,
+}
+
+impl IrqFiles {
+    pub fn system() -> IrqFiles {
+        IrqFiles {
+            proc_irq: PROC_IRQ.into(),
+            // /run is cleared at boot, as the affinities are.
+            journal_dir: "/run".into(),
+        }
+    }
+
+    /// The journal of process `pid`.
+    pub fn journal(&self, pid: u32) -> PathBuf {
+        self.journal_dir
+            .join(format!("hiops-irq-affinity.{pid}.txt"))
+    }
+}
+
 /// Vectors moved to a point's CPUs; dropping it writes back what each had.
 #[derive(Debug)]
 pub struct AffinityGuard {
-    proc_irq: PathBuf,
+    files: IrqFiles,
     /// (vector, its smp_affinity_list before the move)
     saved: Vec<(Vector, String)>,
 }
 
 impl AffinityGuard {
-    /// Moves every vector to `cpus` under `proc_irq` (`/proc/irq`), or none:
-    /// a vector the kernel will not move undoes the ones moved before it,
-    /// and the error says which and why.
-    pub fn move_to(vectors: &[Vector], cpus: &[usize], proc_irq: &Path) -> Result<Self, String> {
+    /// Moves every vector to `cpus`, or none: a vector the kernel will not
+    /// move undoes the ones moved before it, and the error says which and
+    /// why.
+    pub fn move_to(vectors: &[Vector], cpus: &[usize], files: &IrqFiles) -> Result<Self, String> {
         let mut guard = AffinityGuard {
-            proc_irq: proc_irq.to_path_buf(),
+            files: files.clone(),
             saved: Vec::new(),
         };
         let list = cpu_list_text(cpus);
         for v in vectors {
-            let file = affinity_file(proc_irq, v.irq);
+            let file = affinity_file(&files.proc_irq, v.irq);
             let before =
                 fs::read_to_string(&file).map_err(|e| format!("{v}: {}: {e}", file.display()))?;
             if is_read_only(&file) {
                 return Err(format!("{v} is managed by the kernel, which places it by the CPUs its queue serves and refuses to move it"));
             }
-            fs::write(&file, &list).map_err(|e| refused(v, &file, e))?;
             guard.saved.push((v.clone(), before.trim().to_string()));
+            // Kept before the move: a kill between the two leaves a vector
+            // to put back on the CPUs it already has, no harm.
+            guard.keep_journal()?;
+            if let Err(e) = fs::write(&file, &list) {
+                guard.saved.pop();
+                return Err(refused(v, &file, e));
+            }
         }
         Ok(guard)
     }
@@ -246,20 +281,76 @@ impl AffinityGuard {
     pub fn saved(&self) -> &[(Vector, String)] {
         &self.saved
     }
+
+    fn keep_journal(&self) -> Result<(), String> {
+        let text: String = (self.saved.iter())
+            .map(|(v, before)| format!("{} {before}\n", v.irq))
+            .collect();
+        crate::sweep::write_atomic(&self.files.journal(std::process::id()), text.as_bytes())
+            .map_err(|e| format!("cannot keep the interrupts' affinities to put back: {e}"))
+    }
 }
 
 impl Drop for AffinityGuard {
     fn drop(&mut self) {
+        let mut all_back = true;
         for (v, before) in self.saved.iter().rev() {
-            let file = affinity_file(&self.proc_irq, v.irq);
-            if let Err(e) = fs::write(&file, before) {
-                eprintln!(
-                    "hiops: could not put {v} back on CPUs {before} ({e}): run `echo {before} > {}` as root",
-                    file.display()
-                );
-            }
+            all_back &= put_back(&self.files.proc_irq, &v.to_string(), v.irq, before);
+        }
+        if all_back && !self.saved.is_empty() {
+            let _ = fs::remove_file(self.files.journal(std::process::id()));
         }
     }
+}
+
+/// Writes `before` back to a vector's affinity, or says how to by hand.
+fn put_back(proc_irq: &Path, what: &str, irq: u32, before: &str) -> bool {
+    let file = affinity_file(proc_irq, irq);
+    match fs::write(&file, before) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!(
+                "hiops: could not put {what} back on CPUs {before} ({e}): run `echo {before} > {}` as root",
+                file.display()
+            );
+            false
+        }
+    }
+}
+
+/// Puts back the affinities hiops processes that are no longer running
+/// left moved (killed before their guards ran); says what it did.
+pub fn put_back_left_over(files: &IrqFiles) -> Option<String> {
+    let dead = |pid: &u32| !Path::new(&format!("/proc/{pid}")).exists();
+    let pids: Vec<u32> = fs::read_dir(&files.journal_dir)
+        .ok()?
+        .filter_map(|e| {
+            let name = e.ok()?.file_name();
+            let pid = name.to_str()?.strip_prefix("hiops-irq-affinity.")?;
+            pid.strip_suffix(".txt")?.parse().ok()
+        })
+        .filter(dead)
+        .collect();
+    let mut said = Vec::new();
+    for pid in pids {
+        let journal = files.journal(pid);
+        let text = fs::read_to_string(&journal).unwrap_or_default();
+        let mut back = Vec::new();
+        for (irq, before) in text.lines().filter_map(|l| l.split_once(' ')) {
+            let Ok(irq) = irq.parse::<u32>() else {
+                continue;
+            };
+            if put_back(&files.proc_irq, &format!("IRQ {irq}"), irq, before) {
+                back.push(format!("IRQ {irq} on CPUs {before}"));
+            }
+        }
+        let _ = fs::remove_file(&journal);
+        said.push(format!(
+            "put back {}, left moved by a hiops (pid {pid}) that ended before it could",
+            back.join(", ")
+        ));
+    }
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 fn affinity_file(proc_irq: &Path, irq: u32) -> PathBuf {
@@ -303,6 +394,10 @@ pub struct Confinement {
 /// Moves the interrupts of the devices `jobs` read or write to the CPUs
 /// they are allowed, if they are confined to some.
 pub fn confine(jobs: &[JobSpec]) -> Confinement {
+    let files = IrqFiles::system();
+    if let Some(done) = put_back_left_over(&files) {
+        eprintln!("hiops: {done}");
+    }
     let mut cpus: Vec<usize> = jobs
         .iter()
         .filter_map(|j| j.cpus_allowed.as_ref())
@@ -339,7 +434,7 @@ pub fn confine(jobs: &[JobSpec]) -> Confinement {
                 .into(),
         );
     }
-    match AffinityGuard::move_to(&vectors, &cpus, Path::new(PROC_IRQ)) {
+    match AffinityGuard::move_to(&vectors, &cpus, &files) {
         Ok(guard) => Confinement {
             guard: Some(guard),
             note: format!(
@@ -476,6 +571,13 @@ ERR:          0
         assert!(!confine_flag(&rest).1);
     }
 
+    fn files(t: &tempfile::TempDir) -> IrqFiles {
+        IrqFiles {
+            proc_irq: t.path().into(),
+            journal_dir: t.path().into(),
+        }
+    }
+
     fn fake_proc_irq(irqs: &[(u32, &str, bool)]) -> tempfile::TempDir {
         let t = tempfile::tempdir().unwrap();
         for &(irq, list, writable) in irqs {
@@ -506,20 +608,39 @@ ERR:          0
     fn the_guard_moves_the_vectors_and_puts_them_back() {
         let t = fake_proc_irq(&[(35, "0-3", true), (36, "2", true)]);
         let vs = [vector(35, "virtio1-config"), vector(36, "virtio1-req.0")];
-        let guard = AffinityGuard::move_to(&vs, &[0, 1], t.path()).unwrap();
+        let guard = AffinityGuard::move_to(&vs, &[0, 1], &files(&t)).unwrap();
         assert_eq!(affinity(t.path(), 35), "0-1");
         assert_eq!(affinity(t.path(), 36), "0-1");
         assert_eq!(guard.saved()[1], (vs[1].clone(), "2".to_string()));
+        // What to put back is kept while moved, under this process's id.
+        let mine = files(&t).journal(std::process::id());
+        assert_eq!(fs::read_to_string(&mine).unwrap(), "35 0-3\n36 2\n");
+        assert_eq!(put_back_left_over(&files(&t)), None, "a live process's");
         drop(guard);
         assert_eq!(affinity(t.path(), 35), "0-3");
         assert_eq!(affinity(t.path(), 36), "2");
+        assert!(!mine.exists());
+    }
+
+    #[test]
+    fn what_a_killed_hiops_left_moved_is_put_back() {
+        let t = fake_proc_irq(&[(35, "1", true), (36, "1", true)]);
+        // Above any pid_max: no such process.
+        let theirs = files(&t).journal(99999999);
+        fs::write(&theirs, "35 0-3\n36 2\n").unwrap();
+        let said = put_back_left_over(&files(&t)).unwrap();
+        assert_eq!(said, "put back IRQ 35 on CPUs 0-3, IRQ 36 on CPUs 2, left moved by a hiops (pid 99999999) that ended before it could");
+        assert_eq!(affinity(t.path(), 35), "0-3");
+        assert_eq!(affinity(t.path(), 36), "2");
+        assert!(!theirs.exists());
+        assert_eq!(put_back_left_over(&files(&t)), None);
     }
 
     #[test]
     fn a_managed_vector_undoes_the_move_and_says_why() {
         let t = fake_proc_irq(&[(35, "0-3", true), (36, "0-3", false)]);
         let vs = [vector(35, "virtio1-config"), vector(36, "virtio1-req.0")];
-        let e = AffinityGuard::move_to(&vs, &[0], t.path()).unwrap_err();
+        let e = AffinityGuard::move_to(&vs, &[0], &files(&t)).unwrap_err();
         assert!(
             e.starts_with("IRQ 36 (virtio1-req.0) is managed by the kernel"),
             "{e}"
@@ -529,5 +650,6 @@ ERR:          0
             "0-3",
             "the vector moved first is back"
         );
+        assert!(!files(&t).journal(std::process::id()).exists());
     }
 }

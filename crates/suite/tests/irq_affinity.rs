@@ -3,10 +3,10 @@
 //! platform's work). Needs root and a device whose interrupts the kernel
 //! lets user space move: skipped with the reason otherwise.
 
-use hiops_suite::irq_affinity::{self, AffinityGuard, Vector};
+use hiops_suite::irq_affinity::{self, AffinityGuard, IrqFiles, Vector};
 use hiops_suite::sweep::Runner;
 use hiops_suite::BenchRunner;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 fn affinity(irq: u32) -> String {
@@ -117,10 +117,14 @@ fn the_guard_moves_a_named_interrupt_and_puts_it_back() {
     }
     let before = affinity(irq);
     let cpu = last_cpu();
-    let guard = AffinityGuard::move_to(std::slice::from_ref(&v), &[cpu], Path::new("/proc/irq"))
+    let files = IrqFiles::system();
+    let guard = AffinityGuard::move_to(std::slice::from_ref(&v), &[cpu], &files)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(affinity(irq), cpu.to_string(), "while the guard lives");
     assert_eq!(guard.saved()[0].1, before);
+    let journal = files.journal(std::process::id());
+    assert!(journal.exists(), "what to put back is kept while moved");
     drop(guard);
     assert_eq!(affinity(irq), before, "put back");
+    assert!(!journal.exists());
 }
