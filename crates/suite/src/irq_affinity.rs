@@ -171,22 +171,35 @@ pub fn vectors_of(paths: &[PathBuf]) -> Result<(Vec<String>, Vec<Vector>), Strin
             }
         }
     }
+    let vectors = disks_vectors(Path::new(SYS), &disks, &names)?;
+    Ok((disks, vectors))
+}
+
+/// The vectors of `disks` named from /proc/interrupts, or why a disk has
+/// none of its own.
+pub fn disks_vectors(
+    sys: &Path,
+    disks: &[String],
+    names: &BTreeMap<u32, String>,
+) -> Result<Vec<Vector>, String> {
     let mut vectors: Vec<Vector> = Vec::new();
-    for d in &disks {
+    for d in disks {
         if let Some(why) = without_interrupt(d) {
             return Err(why);
         }
-        let irqs = disk_irqs(Path::new(SYS), d);
+        let irqs = disk_irqs(sys, d);
         if irqs.is_empty() {
             return Err(format!("no interrupt of {d} was found in sysfs (/sys/block/{d}/device and above have no msi_irqs or irq)"));
         }
-        vectors.extend(irqs.into_iter().map(|irq| Vector {
-            irq,
-            name: names.get(&irq).cloned().unwrap_or_default(),
-        }));
+        // Two disks of one controller (NVMe namespaces) share its vectors.
+        for irq in irqs {
+            if !vectors.iter().any(|v| v.irq == irq) {
+                let name = names.get(&irq).cloned().unwrap_or_default();
+                vectors.push(Vector { irq, name });
+            }
+        }
     }
-    vectors.dedup();
-    Ok((disks, vectors))
+    Ok(vectors)
 }
 
 /// `0-3,6` from CPU numbers, as the kernel writes affinity lists.
@@ -499,6 +512,7 @@ ERR:          0
         mk(&format!("{pci}/msi_irqs/35"));
         mk(&format!("{pci}/msi_irqs/36"));
         mk(&format!("{pci}/virtio1/block/vda/vda1"));
+        mk(&format!("{pci}/virtio1/block/vdb"));
         fs::write(
             root.join(format!("{pci}/virtio1/block/vda/vda1/partition")),
             "1",
@@ -513,6 +527,11 @@ ERR:          0
         mk("class/block");
         let link = |to: &str, at: &str| symlink(root.join(to), root.join(at)).unwrap();
         link(&format!("{pci}/virtio1/block/vda"), "block/vda");
+        link(&format!("{pci}/virtio1/block/vdb"), "block/vdb");
+        link(
+            &format!("{pci}/virtio1"),
+            &format!("{pci}/virtio1/block/vdb/device"),
+        );
         link(
             &format!("{pci}/virtio1"),
             &format!("{pci}/virtio1/block/vda/device"),
@@ -551,6 +570,17 @@ ERR:          0
         // its disk).
         assert_eq!(underlying_disks(sys, "dm-0"), ["sdb", "vda"]);
         assert_eq!(underlying_disks(sys, "vda"), ["vda"]);
+        // Disks of one controller share its vectors: each moved once, named
+        // from /proc/interrupts.
+        let names = interrupt_names(INTERRUPTS);
+        let disks = |d: &[&str]| d.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let vs = disks_vectors(sys, &disks(&["vda", "vdb"]), &names).unwrap();
+        let shown: Vec<String> = vs.iter().map(Vector::to_string).collect();
+        assert_eq!(shown, ["IRQ 35 (virtio1-config)", "IRQ 36 (virtio1-req.0)"]);
+        let e = disks_vectors(sys, &disks(&["vda", "zram1"]), &names).unwrap_err();
+        assert!(e.starts_with("zram1 is a RAM disk"), "{e}");
+        let e = disks_vectors(sys, &disks(&["nvme9n1"]), &names).unwrap_err();
+        assert!(e.starts_with("no interrupt of nvme9n1 was found"), "{e}");
     }
 
     #[test]
