@@ -276,7 +276,9 @@ impl AffinityGuard {
             let before =
                 fs::read_to_string(&file).map_err(|e| format!("{v}: {}: {e}", file.display()))?;
             if is_read_only(&file) {
-                return Err(format!("{v} is managed by the kernel, which places it by the CPUs its queue serves and refuses to move it"));
+                let on = fs::read_to_string(file.with_file_name("effective_affinity_list"))
+                    .map_or(String::new(), |e| format!(", delivered to {}", e.trim()));
+                return Err(format!("{v} is managed by the kernel, which places it by the CPUs its queue serves (CPUs {}{on}) and refuses to move it", before.trim()));
             }
             guard.saved.push((v.clone(), before.trim().to_string()));
             // Kept before the move: a kill between the two leaves a vector
