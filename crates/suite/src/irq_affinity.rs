@@ -6,7 +6,8 @@
 //! count the whole platform's work). A point run with [`FLAG`] moves the
 //! interrupt vectors of its targets' devices to its allowed CPUs
 //! (`/proc/irq/N/smp_affinity_list`, root only) for the point's lifetime
-//! and puts them back after, by a guard, on error and Ctrl-C too.
+//! and puts them back after, by a guard, on error and Ctrl-C too; a hiops
+//! killed mid-point leaves a journal the next one puts them back from.
 //!
 //! What happened is one line, [`Confinement::note`], kept with the point so
 //! the report can say it for the sweep.
