@@ -463,7 +463,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
 
     out.extend(cpus_sections(&sweeps, plan, online));
     out.extend(devices_section(&sweeps, plan));
-    out.extend(crate::cores_devices::section(&sweeps, plan));
+    out.extend(crate::cores_devices::section(
+        &sweeps,
+        &crate::cores_devices::Shape {
+            devices: &plan.grid_devices,
+            threads: plan.grid_threads,
+            depth: plan.scaling_depth,
+        },
+    ));
     Ok(out)
 }
 
@@ -725,23 +732,8 @@ fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize
 /// What the points say of the devices' interrupts (one line each, said
 /// once), and what the CPU column counts.
 fn cpus_notes(s: &SweepDir) -> Vec<String> {
-    let mut notes = point_notes([s]);
+    let mut notes = crate::sweep::point_notes([s]);
     notes.push("CPU busy counts every CPU of the machine, interrupts and kernel threads outside the allowed CPUs included: where the interrupts could not follow the threads, it shows the work cpus_allowed did not confine.".into());
-    notes
-}
-
-/// The points' notes of some sweeps, each said once.
-pub(crate) fn point_notes<'a>(sweeps: impl IntoIterator<Item = &'a SweepDir>) -> Vec<String> {
-    let mut notes: Vec<String> = Vec::new();
-    for n in sweeps
-        .into_iter()
-        .flat_map(|s| &s.points)
-        .flat_map(|p| &p.notes)
-    {
-        if !notes.contains(n) {
-            notes.push(n.clone());
-        }
-    }
     notes
 }
 

@@ -6,7 +6,6 @@
 //! by CPUs allowed 1..M, and sets each point against the linear ideal
 //! [`linear_iops`].
 
-use crate::characterize::Plan;
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
@@ -61,10 +60,17 @@ struct Cell {
     m: BTreeMap<String, f64>,
 }
 
+/// What the grid ran: its device counts, and each job's threads and depth.
+pub struct Shape<'a> {
+    pub devices: &'a [usize],
+    pub threads: u32,
+    pub depth: u32,
+}
+
 /// The grid's points in order: by devices, then by CPU set.
-fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Vec<Cell> {
+fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Vec<Cell> {
     let mut out = Vec::new();
-    for &devices in &plan.grid_devices {
+    for &devices in plan.devices {
         let Some(s) = sweeps.get(&sweep_name(devices)) else {
             continue;
         };
@@ -87,7 +93,7 @@ fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Vec<Cell> {
 }
 
 /// The cores x devices section, once any of its points is measured.
-pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
+pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<Section> {
     let cells = cells(sweeps, plan);
     if cells.is_empty() {
         return None;
@@ -117,12 +123,12 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Secti
         })
         .collect();
     let grid_sweeps = plan
-        .grid_devices
+        .devices
         .iter()
         .filter_map(|&n| sweeps.get(&sweep_name(n)));
     let mut notes = vec![
         "Linear = the IOPS of 1 device on 1 CPU × min(devices, CPUs): each device adds the one-device rate as long as a CPU comes with it, the sense of ADMS'10 Fig 10 (cores and adapters scaled together, within 15% of linear there). From linear = measured / linear − 1; above linear, one CPU drove more than one device's worth (the HIOPS slides' one core per 2 SSDs).".into(),
-        format!("Each device is its own job ({} threads x QD{} of 4 KiB random reads, io_uring, direct), as fio runs one job section per device, so a slower device does not hold back the others; all of a point's jobs share its cpus_allowed. CPU busy counts every CPU of the machine.", plan.grid_threads, plan.scaling_depth),
+        format!("Each device is its own job ({} threads x QD{} of 4 KiB random reads, io_uring, direct), as fio runs one job section per device, so a slower device does not hold back the others; all of a point's jobs share its cpus_allowed. CPU busy counts every CPU of the machine.", plan.threads, plan.depth),
     ];
     if linear.is_none() {
         notes.push(
@@ -130,7 +136,7 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Secti
                 .into(),
         );
     }
-    notes.extend(crate::characterize::point_notes(grid_sweeps));
+    notes.extend(crate::sweep::point_notes(grid_sweeps));
     Some(Section {
         heading: "Fig 10: cores and devices scaled together".into(),
         findings: findings(&points, linear.as_deref()),

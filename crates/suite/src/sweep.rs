@@ -528,6 +528,21 @@ pub fn io_err(path: &Path, e: std::io::Error) -> String {
     format!("{}: {e}", path.display())
 }
 
+/// The points' notes of some sweeps, each said once.
+pub fn point_notes<'a>(sweeps: impl IntoIterator<Item = &'a SweepDir>) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    for n in sweeps
+        .into_iter()
+        .flat_map(|s| &s.points)
+        .flat_map(|p| &p.notes)
+    {
+        if !notes.contains(n) {
+            notes.push(n.clone());
+        }
+    }
+    notes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
