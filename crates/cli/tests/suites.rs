@@ -540,6 +540,10 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     ] {
         assert!(html.contains(heading), "no section '{heading}'");
     }
+    assert!(
+        html.contains("file: a buffered read that misses the page cache costs"),
+        "the miss path's cost per byte is read"
+    );
     // Table 1 on a device of its own where hiops may set one up (root);
     // elsewhere one line says why and the rest goes on.
     // SAFETY: geteuid has no preconditions and cannot fail.
