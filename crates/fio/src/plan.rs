@@ -783,9 +783,10 @@ impl Draft {
         spec.buffer_pattern = self.buffer_pattern.clone();
         self.check_openfiles(spec)?;
         spec.unlink = self.unlink.unwrap_or(own_file);
-        if self.fill_device {
+        // fio fills only when no size is given (init.c: size = -1).
+        if self.fill_device && self.size.is_none() && self.filesize.is_none() {
             if let TargetSpec::Paths(files) = &spec.targets {
-                spec.size = Some(fill_size(files)?);
+                spec.size = fill_size(files)?;
             }
         }
         if let Some(o) = self.offset {
@@ -1190,9 +1191,14 @@ impl Draft {
 }
 
 /// fill_device: the free space of the filesystem holding the (first) file,
-/// less 1% so metadata fits; a block device is used whole.
-fn fill_size(files: &[PathBuf]) -> Result<u64, String> {
+/// less 1% so metadata fits; a block device is used whole (None: its own
+/// size; the filesystem of its node in /dev says nothing of it).
+fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, String> {
+    use std::os::unix::fs::FileTypeExt;
     let first = &files[0];
+    if std::fs::metadata(first).is_ok_and(|m| m.file_type().is_block_device()) {
+        return Ok(None);
+    }
     let dir: &Path = if first.exists() {
         first
     } else {
@@ -1214,5 +1220,5 @@ fn fill_size(files: &[PathBuf]) -> Result<u64, String> {
     }
     let free = st.f_bavail as u64 * st.f_frsize as u64;
     let per_file = free / 100 * 99 / files.len() as u64;
-    Ok(per_file / 4096 * 4096)
+    Ok(Some(per_file / 4096 * 4096))
 }
