@@ -239,6 +239,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
             let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep_ns);
             work = work.in_flow(gate);
         }
+        if spec.verify_state_load && !spec.rw.writes() {
+            match crate::verify::state::load_for(plan) {
+                Ok(saved) => work = work.until_unwritten(saved),
+                Err(e) => {
+                    self.books.error.get_or_insert(e);
+                    return;
+                }
+            }
+        }
         if invalidate && spec.loops > 1 && !spec.time_based {
             work = work.pausing_every(plan.pass);
         }
@@ -291,11 +300,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let replayed = spec.rw.writes();
         if replayed {
             let saved = if spec.verify_state_load {
-                let path = crate::verify::state::state_path(
-                    &spec.name,
-                    crate::verify::state::thread_number(plan),
-                );
-                match crate::verify::state::load(&path) {
+                match crate::verify::state::load_for(plan) {
                     Ok(s) => Some(s),
                     Err(e) => {
                         self.books.error.get_or_insert(e);
@@ -340,7 +345,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let Some(v) = self.books.verify.as_mut() else {
             return;
         };
-        if !v.check || self.books.error.is_some() || v.halted() || self.ctrl.interrupted() {
+        // A read job checked each read as it came: it wrote nothing to read back.
+        let wrote = !v.maps.is_empty();
+        if !(v.check && wrote)
+            || self.books.error.is_some()
+            || v.halted()
+            || self.ctrl.interrupted()
+        {
             return;
         }
         // Which chunks to read: those acknowledged (the books keep the maps

@@ -239,9 +239,6 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
         if spec.rw.trims() {
             return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.rw.name()));
         }
-        if !spec.rw.writes() && !spec.verify_only {
-            return usage("--verify checks blocks this run writes: use a workload that writes (write, randwrite, rw, randrw), or --verify_only to check a target written earlier");
-        }
         if spec.engine == EngineKind::Null {
             return usage(
                 "--verify cannot check the null engine, which moves no data: use --ioengine=mem",

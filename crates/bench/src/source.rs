@@ -79,6 +79,17 @@ pub(crate) struct Workload {
     /// trimwrite: the trims ride along with the writes, and only the
     /// writes count toward size and number_ios (fio does size of each).
     trims_uncounted: bool,
+    /// verify_state_load in a read job: reads end at the first write the
+    /// state file does not name as done.
+    state: Option<StateLimit>,
+}
+
+/// A read job's verify state (fio's verify_state_should_stop): its n-th
+/// read checks the writer's n-th write, which must have completed.
+struct StateLimit {
+    saved: crate::verify::state::Saved,
+    reads: u64,
+    ended: bool,
 }
 
 impl Workload {
@@ -113,6 +124,7 @@ impl Workload {
             held: None,
             early: None,
             trims_uncounted: spec.rw.trims() && spec.rw.writes_data(),
+            state: None,
         }
     }
 
@@ -149,10 +161,36 @@ impl Workload {
         self
     }
 
+    /// Reads only what the verify state file names as written (fio's
+    /// verify_state_load in a read job), and ends at the first other.
+    pub(crate) fn until_unwritten(mut self, saved: crate::verify::state::Saved) -> Workload {
+        self.state = Some(StateLimit {
+            saved,
+            reads: 0,
+            ended: false,
+        });
+        self
+    }
+
+    /// Whether a new command may go: false once a read reached a write
+    /// the state file does not name as done.
+    fn written_before(&mut self, io: &NextIo) -> bool {
+        let Some(s) = self.state.as_mut().filter(|_| io.op == Op::Read) else {
+            return true;
+        };
+        s.reads += 1;
+        s.ended |= !s.saved.done(s.reads, io.target as u64, io.offset);
+        !s.ended
+    }
+
+    fn state_ended(&self) -> bool {
+        self.state.as_ref().is_some_and(|s| s.ended)
+    }
+
     /// After a pause: whether there is more to do, and if so the next pass
     /// may start.
     pub(crate) fn next_pass(&mut self) -> bool {
-        if self.offered_bytes >= self.budget || self.ios_left == 0 {
+        if self.offered_bytes >= self.budget || self.ios_left == 0 || self.state_ended() {
             return false;
         }
         self.pause_at = self.pause_at.saturating_add(self.pass_bytes);
@@ -184,7 +222,10 @@ impl Source for Workload {
         if let Some(flush) = self.due_flush(now) {
             return flush;
         }
-        if self.offered_bytes >= self.budget.min(self.pause_at) || self.ios_left == 0 {
+        if self.offered_bytes >= self.budget.min(self.pause_at)
+            || self.ios_left == 0
+            || self.state_ended()
+        {
             return Next::Done;
         }
         if let Some(f) = self.flow.as_mut().filter(|_| self.early.is_none()) {
@@ -194,7 +235,16 @@ impl Source for Workload {
                 };
             }
         }
-        let io = self.early.take().unwrap_or_else(|| self.gen.next_io());
+        let io = match self.early.take() {
+            Some(io) => io,
+            None => {
+                let io = self.gen.next_io();
+                if !self.written_before(&io) {
+                    return Next::Done;
+                }
+                io
+            }
+        };
         let mut start_ns = now;
         // Trims are paced with the write side, as fio's two-valued rate
         // forms give trims the write value.

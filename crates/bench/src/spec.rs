@@ -616,6 +616,9 @@ pub struct JobSpec {
     pub verify_state_load: bool,
     /// Read and check stamps already on the target without writing.
     pub verify_only: bool,
+    /// Where verify state files and verify_dump's files go (fio's
+    /// --aux-path; None: the current directory).
+    pub aux_path: Option<PathBuf>,
     /// Block devices the user named as writable despite the safety checks.
     pub allow_write_devices: Vec<PathBuf>,
     pub meta: JobMeta,
@@ -770,6 +773,7 @@ impl JobSpec {
             verify_state_save: false,
             verify_state_load: false,
             verify_only: false,
+            aux_path: None,
             allow_write_devices: Vec::new(),
             meta: JobMeta::default(),
             size_pct: None,

@@ -570,7 +570,6 @@ fn every_flag_of_fio_help_is_accepted_or_refused_by_name() {
         "--bandwidth-log",
         "--alloc-size=32768",
         "--status-interval=2",
-        "--aux-path=x",
     ] {
         let out = hiops_in(
             dir.path(),

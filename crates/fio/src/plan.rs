@@ -1000,9 +1000,10 @@ impl Draft {
     /// verify_only (and verify_state_load with it) reads back a target
     /// written before, once through.
     fn check_verify_only(&self, spec: &mut JobSpec, own_file: bool) -> Result<(), String> {
-        if spec.verify_state_load && !spec.verify_only {
+        let read_verify = !spec.rw.writes() && spec.verify != VerifyMode::Off;
+        if spec.verify_state_load && !spec.verify_only && !read_verify {
             return Err(
-                "verify_state_load checks what a stopped run wrote: use it with verify_only=1"
+                "verify_state_load checks what a stopped run wrote: use it with verify_only=1, or in a read job with verify (rw=read, verify=crc32c)"
                     .into(),
             );
         }

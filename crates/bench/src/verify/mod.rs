@@ -35,7 +35,8 @@
 //!
 //! - time_sec is the pass, a hash of the job's randseed: a check with the
 //!   same seed knows a block an older run (another seed) wrote, even when
-//!   it does not know the write order (verify_only of a read job);
+//!   it does not know the write order (verify_only of a read job; a
+//!   read job without verify_only checks as fio does, any pass);
 //! - the low 31 bits of time_nsec number the writer thread's writes from 1:
 //!   within a run hiops knows which write it last saw acknowledged for each
 //!   chunk, so an older write of the same run (a lost write) is caught.
@@ -274,6 +275,9 @@ pub struct Stamper {
     /// fio's verify_offset: where in each chunk the header is kept (0: at
     /// its start).
     header_at: usize,
+    /// A hiops block must carry `pass` (false in a read job: fio's read
+    /// verify judges what is on the target, whoever wrote it when).
+    pass_checked: bool,
 }
 
 impl Stamper {
@@ -292,6 +296,7 @@ impl Stamper {
             thread: 1,
             pass: 0,
             header_at: 0,
+            pass_checked: true,
         }
     }
 
@@ -342,6 +347,18 @@ impl Stamper {
 
     pub fn pass(&self) -> u32 {
         self.pass
+    }
+
+    /// Checks pass a hiops block of any pass, as fio passes any block whose
+    /// header and payload agree (a read job's verify).
+    pub fn any_pass(mut self) -> Self {
+        self.pass_checked = false;
+        self
+    }
+
+    /// The pass a checked hiops block must carry, if any.
+    pub fn checked_pass(&self) -> Option<u32> {
+        self.pass_checked.then_some(self.pass)
     }
 
     pub fn interval(&self) -> usize {
@@ -648,8 +665,10 @@ pub(crate) enum Knows {
     /// and writes the header's rand_seed must be the replayed write's
     /// (fio's check).
     Replay { check_seed: bool },
-    /// verify_only of a read job: every chunk, read in blocks of the read
-    /// size; a hiops chunk must be of this pass.
+    /// A read job: every chunk of each block it reads must hold its own
+    /// header and payload (fio's read verify); with verify_only (every
+    /// block, in blocks of the read size) a hiops chunk must also be of
+    /// this pass.
     Every,
 }
 
@@ -658,13 +677,15 @@ pub(crate) enum Knows {
 pub(crate) struct Dump {
     /// Each target's file name, without its directory.
     pub(crate) names: Vec<String>,
+    /// Where the files go (fio's --aux-path; None: the current directory).
+    pub(crate) dir: Option<std::path::PathBuf>,
     pub(crate) left: u32,
 }
 
 /// A job thread's verification: what it stamped, what it must find.
 pub(crate) struct VerifyState {
     pub(crate) stamper: Stamper,
-    /// Empty for verify_only of a read job.
+    /// Empty for a read job.
     pub(crate) maps: Vec<BlockMap>,
     pub(crate) knows: Knows,
     /// do_verify: check reads (false: only stamp writes).
@@ -900,8 +921,8 @@ impl VerifyState {
     }
 
     /// Books a completed command: a full write commits its chunks, a full
-    /// read checks the chunks written in this run (or every chunk, for
-    /// verify_only of a read job).
+    /// read checks the chunks written in this run (or every chunk, in a
+    /// read job).
     pub(crate) fn settle(
         &mut self,
         op: hiops_hal::Op,
@@ -917,16 +938,14 @@ impl VerifyState {
         if let Some(log) = self.state.as_mut().filter(|_| op.is_write()) {
             log.completed(target, offset, moved);
         }
-        let iv = self.stamper.interval();
         let Some(map) = self.maps.get_mut(target as usize) else {
-            // verify_only of a read job: every chunk of the block.
-            if !(self.check && moved) {
-                return;
-            }
-            for (k, chunk) in data[..len as usize].chunks_exact(iv).enumerate() {
-                let at = offset + (k * iv) as u64;
-                let found = self.stamper.check(chunk, at, k, offset);
-                self.judge(target, at, chunk, k, offset, found, None, None);
+            // A read job (or verify_only of one): every chunk of the block,
+            // as fio's read verify checks each block it reads.
+            if self.check && moved && !op.is_write() {
+                let mut wants = std::mem::take(&mut self.wants);
+                every_chunk(offset, len, self.stamper.interval(), &mut wants);
+                self.check_wants(target, &wants, data, len);
+                self.wants = wants;
             }
             return;
         };
@@ -987,34 +1006,38 @@ impl VerifyState {
         }
     }
 
-    /// Checks each chunk of a full read this run wrote, here or on a
-    /// verify_async thread.
+    /// Checks each chunk of a full read this run wrote.
     fn check_read(&mut self, target: u32, offset: u64, len: u32, data: &[u8]) {
         let mut wants = std::mem::take(&mut self.wants);
         self.wants_of(target, offset, len, &mut wants);
-        if self.pool.is_some() {
-            self.check_async(target, &wants, &data[..len as usize]);
-        } else {
-            let iv = self.stamper.interval();
-            for w in &wants {
-                let chunk = &data[w.k * iv..(w.k + 1) * iv];
-                let found = match w.trimmed {
-                    true => zeroes(chunk),
-                    false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
-                };
-                self.judge(
-                    target,
-                    w.at,
-                    chunk,
-                    w.part,
-                    w.io_offset,
-                    found,
-                    w.seq,
-                    w.seed,
-                );
-            }
-        }
+        self.check_wants(target, &wants, data, len);
         self.wants = wants;
+    }
+
+    /// Checks the chunks `wants` names of a read's `len` bytes, here or
+    /// on a verify_async thread.
+    fn check_wants(&mut self, target: u32, wants: &[pool::Want], data: &[u8], len: u32) {
+        if self.pool.is_some() {
+            return self.check_async(target, wants, &data[..len as usize]);
+        }
+        let iv = self.stamper.interval();
+        for w in wants {
+            let chunk = &data[w.k * iv..(w.k + 1) * iv];
+            let found = match w.trimmed {
+                true => zeroes(chunk),
+                false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
+            };
+            self.judge(
+                target,
+                w.at,
+                chunk,
+                w.part,
+                w.io_offset,
+                found,
+                w.seq,
+                w.seed,
+            );
+        }
     }
 
     /// What the check of each written chunk of a read must find.
@@ -1109,7 +1132,7 @@ impl VerifyState {
         want_seq: Option<u32>,
         want_seed: Option<u64>,
     ) {
-        let verdict = verdict(found, self.stamper.pass(), want_seq, want_seed);
+        let verdict = verdict(found, self.stamper.checked_pass(), want_seq, want_seed);
         self.record(target, at, chunk, part, io_offset, verdict);
     }
 
@@ -1136,10 +1159,11 @@ impl VerifyState {
         if let Some(d) = self.dump.as_mut().filter(|d| d.left > 0) {
             d.left -= 1;
             let name = d.names.get(target as usize).cloned().unwrap_or_default();
+            let dir = d.dir.clone().unwrap_or_default();
             let write = |kind: &str, bytes: &[u8]| {
-                let file = format!("{name}.{at}.{kind}");
+                let file = dir.join(format!("{name}.{at}.{kind}"));
                 if let Err(e) = std::fs::write(&file, bytes) {
-                    eprintln!("hiops: verify_dump could not write {file}: {e}");
+                    eprintln!("hiops: verify_dump could not write {}: {e}", file.display());
                 }
             };
             if why.in_header() {
@@ -1159,23 +1183,20 @@ impl VerifyState {
 }
 
 /// What a chunk's header says against what the checking thread knows of
-/// it: its pass (`pass`), the write acknowledged last there (`want_seq`),
-/// the seed the replayed write drew (`want_seed`).
+/// it: its pass (`pass`; None: any), the write acknowledged last there
+/// (`want_seq`), the seed the replayed write drew (`want_seed`).
 pub(crate) fn verdict(
     found: Result<Found, BadBlock>,
-    pass: u32,
+    pass: Option<u32>,
     want_seq: Option<u32>,
     want_seed: Option<u64>,
 ) -> Result<(), BadBlock> {
     let f = found?;
-    match f.hiops {
-        Some((p, _)) if p != pass => {
-            return Err(BadBlock::StalePass {
-                found: p,
-                expected: pass,
-            })
+    match (f.hiops, pass) {
+        (Some((p, _)), Some(expected)) if p != expected => {
+            return Err(BadBlock::StalePass { found: p, expected })
         }
-        Some((_, seq)) => {
+        (Some((_, seq)), _) => {
             if let Some(w) = want_seq.filter(|&w| w != seq) {
                 return Err(BadBlock::LostWrite {
                     found: seq,
@@ -1183,8 +1204,8 @@ pub(crate) fn verdict(
                 });
             }
         }
-        None if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
-        None => {}
+        (None, _) if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
+        (None, _) => {}
     }
     match want_seed {
         Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
@@ -1193,6 +1214,21 @@ pub(crate) fn verdict(
         }),
         _ => Ok(()),
     }
+}
+
+/// What a read job's check of a block read at `offset` must find: every
+/// chunk holds a header of its own offset, as the block's part `k`.
+fn every_chunk(offset: u64, len: u32, interval: usize, out: &mut Vec<pool::Want>) {
+    out.clear();
+    out.extend((0..len as usize / interval).map(|k| pool::Want {
+        k,
+        at: offset + (k * interval) as u64,
+        part: k,
+        io_offset: offset,
+        seq: None,
+        seed: None,
+        trimmed: false,
+    }));
 }
 
 /// A trimmed chunk's check (verify.c, verify_trimmed_io_u): zeroes, and

@@ -146,7 +146,7 @@ fn check_batches(work: &Mutex<Receiver<Batch>>, done: &SyncSender<Batch>, stampe
                 stamper.check(chunk, w.at, w.part, w.io_offset)
             };
             b.verdicts
-                .push(verdict(found, stamper.pass(), w.seq, w.seed));
+                .push(verdict(found, stamper.checked_pass(), w.seq, w.seed));
         }
         if done.send(b).is_err() {
             return;

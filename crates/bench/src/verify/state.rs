@@ -24,15 +24,23 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
         .clone()
         .map(|b| Pattern::new(b, spec.verify_pattern_offsets.clone()));
     let thread = thread_number(plan);
-    let stamper = Stamper::new(spec.verify, pattern, interval as usize)
+    let mut stamper = Stamper::new(spec.verify, pattern, interval as usize)
         .with_pass(pass_of(spec.randseed))
         .with_thread(thread)
         .with_header_at(spec.verify_offset as usize);
-    let mut v = VerifyState::new(stamper, spec.verify_seed, thread, spec.do_verify);
-    if !spec.verify_only {
+    let read_job = !spec.rw.writes();
+    if read_job && !spec.verify_only {
+        stamper = stamper.any_pass();
+    }
+    // fio checks every read of a read job with verify, do_verify or not.
+    let check = spec.do_verify || read_job;
+    let mut v = VerifyState::new(stamper, spec.verify_seed, thread, check);
+    if read_job {
+        // No maps: each read is checked whole (Knows::Every).
+    } else if !spec.verify_only {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
         v.knows = Knows::Run;
-    } else if spec.rw.writes() {
+    } else {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
         let mixed = spec.rw.reads();
         v.knows = Knows::Replay {
@@ -46,7 +54,7 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             spec.verify_backlog_batch,
         ));
     }
-    if spec.verify_async > 0 && spec.do_verify {
+    if spec.verify_async > 0 && check {
         match super::pool::Pool::new(spec.verify_async, &v.stamper, spec.bs_max() as usize) {
             Ok(p) => v.pool = Some(p),
             Err(e) => eprintln!("hiops: {e}; the job's thread checks its reads"),
@@ -69,7 +77,11 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
                 TargetSpec::Ram => spec.name.clone(),
             })
             .collect();
-        v.dump = Some(Dump { names, left: DUMPS });
+        v.dump = Some(Dump {
+            names,
+            dir: spec.aux_path.clone(),
+            left: DUMPS,
+        });
     }
     v
 }
@@ -98,10 +110,25 @@ pub(crate) fn replay(v: &mut VerifyState, plan: &WorkerPlan<'_>, saved: Option<&
 
 /// fio's verify state file of a thread (verify-state.h,
 /// verify_state_gen_name): `local-NAME-INDEX-verify.state`, '/' in the
-/// name as '.', INDEX the thread's number from 0.
-pub(crate) fn state_path(name: &str, thread_number: u32) -> PathBuf {
+/// name as '.', INDEX the thread's number from 0; in fio's --aux-path
+/// when given, else the current directory.
+pub(crate) fn state_path(aux: Option<&Path>, name: &str, thread_number: u32) -> PathBuf {
     let name = name.replace('/', ".");
-    PathBuf::from(format!("local-{name}-{}-verify.state", thread_number - 1))
+    let file = format!("local-{name}-{}-verify.state", thread_number - 1);
+    match aux {
+        Some(dir) => dir.join(file),
+        None => PathBuf::from(file),
+    }
+}
+
+/// The state file a thread's verify_state_load reads, read.
+pub(crate) fn load_for(plan: &WorkerPlan<'_>) -> Result<Saved, String> {
+    let spec = plan.spec;
+    load(&state_path(
+        spec.aux_path.as_deref(),
+        &spec.name,
+        thread_number(plan),
+    ))
 }
 
 /// What a writing thread keeps for its state file: its last writes, and
@@ -122,7 +149,11 @@ impl StateLog {
     pub(crate) fn new(plan: &WorkerPlan<'_>, depth: u32) -> StateLog {
         let cap = (4 * depth as usize).max(16);
         StateLog {
-            path: state_path(&plan.spec.name, thread_number(plan)),
+            path: state_path(
+                plan.spec.aux_path.as_deref(),
+                &plan.spec.name,
+                thread_number(plan),
+            ),
             name: plan.spec.name.clone(),
             index: thread_number(plan) - 1,
             files: plan.regions.len() as u32,
@@ -247,7 +278,7 @@ impl Saved {
 /// Reads fio's (or hiops') state file (verify.c, verify_load_state).
 pub(crate) fn load(path: &Path) -> Result<Saved, String> {
     let bytes = std::fs::read(path).map_err(|e| {
-        format!("verify_state_load: {}: {e} (written by a run with verify_state_save=1 in this directory)", path.display())
+        format!("verify_state_load: {}: {e} (written by a run with verify_state_save=1 in this directory, or in the --aux-path directory it was given)", path.display())
     })?;
     let bad = |why: &str| format!("verify_state_load: {}: {why}", path.display());
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());

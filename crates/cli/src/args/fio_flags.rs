@@ -82,7 +82,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("trigger-timeout", Required, NoEffect("hiops runs no trigger commands")),
     flag("trigger", Required, NoEffect("hiops runs no trigger commands")),
     flag("trigger-remote", Required, NoEffect("hiops runs no trigger commands")),
-    flag("aux-path", Required, NoEffect("hiops writes no state files")),
+    flag("aux-path", Required, Implemented),
     flag("merge-blktrace-only", NoValue, Refused("hiops does not merge blktrace files; run fio --merge-blktrace-only")),
 ];
 

@@ -124,6 +124,9 @@ pub struct Invocation {
     pub max_jobs: Option<u32>,
     /// fio's `--warnings-fatal`: an ignored option stops the run.
     pub warnings_fatal: bool,
+    /// fio's `--aux-path`: the directory of verify state files and
+    /// verify_dump's files.
+    pub aux_path: Option<PathBuf>,
     /// fio flags accepted that do nothing here, one line each.
     pub no_effect: Vec<String>,
 }
@@ -157,6 +160,11 @@ impl Invocation {
         }
         if self.readonly {
             crate::readonly::check(&plan.jobs)?;
+        }
+        if let Some(dir) = &self.aux_path {
+            for job in &mut plan.jobs {
+                job.aux_path = Some(dir.clone());
+            }
         }
         if rank.rank == 0 {
             self.debug.trace_plan(&plan);
@@ -318,6 +326,7 @@ fn fio_flag(
         "section" => inv.command_line.only_sections.push(v),
         "warnings-fatal" => inv.warnings_fatal = true,
         "max-jobs" => inv.max_jobs = Some(max_jobs(&v)?),
+        "aux-path" => inv.aux_path = Some(aux_path(&v)?),
         other => unreachable!("fio flag {other} is marked implemented but not handled"),
     }
     Ok(None)
@@ -338,6 +347,18 @@ fn eta(v: &str) -> Result<Eta, BenchError> {
         "never" => Ok(Eta::Never),
         _ => usage(format!("--eta={v}: use always, never or auto")),
     }
+}
+
+/// fio's --aux-path names a directory that exists (fio writes its state
+/// files there and fails on a missing one).
+fn aux_path(v: &str) -> Result<PathBuf, BenchError> {
+    let dir = PathBuf::from(v);
+    if !dir.is_dir() {
+        return usage(format!(
+            "--aux-path={v}: not a directory; create it or name one that exists"
+        ));
+    }
+    Ok(dir)
 }
 
 fn max_jobs(v: &str) -> Result<u32, BenchError> {

@@ -1,0 +1,363 @@
+//! A read job with verify checks each block it reads, as fio's read verify
+//! does: blocks fio writes check in hiops' read job and blocks hiops writes
+//! in fio's, for every checksum fio has; a flipped byte fails both; fio's
+//! write-then-stonewall-read job files run; verify_state_load limits a
+//! read job to the completed writes, and --aux-path holds the state files. Tests needing fio are skipped (with a
+//! line saying so) without /usr/bin/fio.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const FIO: &str = "/usr/bin/fio";
+
+fn have_fio() -> bool {
+    if Path::new(FIO).exists() {
+        return true;
+    }
+    eprintln!("skipped: {FIO} is not installed");
+    false
+}
+
+fn fio(dir: &Path, args: &[String]) -> Output {
+    Command::new(FIO)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("fio starts")
+}
+
+fn hiops(dir: &Path, args: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("run")
+        .arg("--no-progress")
+        .arg("--output-format=json")
+        .args(args)
+        .output()
+        .expect("hiops starts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("hiops JSON: {e}: {}", text(o)))
+}
+
+/// hiops' verify figures (checked, bad, first reason) of job `i`.
+fn verify_of(o: &Output, i: usize) -> (u64, u64, String) {
+    let v = json(o);
+    let ver = &v["jobs"][i]["hiops"]["verify"];
+    (
+        ver["blocks_checked"].as_u64().unwrap_or(0),
+        ver["bad_blocks"].as_u64().unwrap_or(0),
+        ver["first_bad_reason"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn args(list: &str) -> Vec<String> {
+    list.split_whitespace().map(String::from).collect()
+}
+
+fn with(list: &str, more: &[&str]) -> Vec<String> {
+    let mut a = args(list);
+    a.extend(more.iter().map(|s| s.to_string()));
+    a
+}
+
+fn flip(path: &Path, at: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, at).unwrap();
+    b[0] ^= 0x20;
+    f.write_all_at(&b, at).unwrap();
+}
+
+/// fio's run passed without a verify error. fio 3.33 returns only its
+/// last chunk's verdict for a block: a bad chunk before it is reported
+/// ("verify failed") with exit status 0, so the text is read too.
+fn fio_clean(o: &Output) -> bool {
+    let t = text(o);
+    o.status.success()
+        && !t.contains("verify:")
+        && !t.contains("verify failed")
+        && !t.contains("err=84")
+}
+
+/// The verify options of each case, and a byte of block 5 whose change
+/// the algorithm catches (meta checks the header alone; fio's sha512
+/// compares copies of some payload bytes only: the 100th is one).
+const CASES: &[(&str, u64)] = &[
+    ("--verify=md5", 1000),
+    ("--verify=crc64", 1000),
+    ("--verify=crc32", 1000),
+    ("--verify=crc32c", 1000),
+    ("--verify=crc32c-intel", 1000),
+    ("--verify=crc16", 1000),
+    ("--verify=crc7", 1000),
+    ("--verify=sha1", 1000),
+    ("--verify=sha256", 1000),
+    ("--verify=sha512", 40 + 128 + 100),
+    ("--verify=sha3-224", 1000),
+    ("--verify=sha3-256", 1000),
+    ("--verify=sha3-384", 1000),
+    ("--verify=sha3-512", 1000),
+    ("--verify=xxhash", 1000),
+    ("--verify=meta", 10),
+    ("--verify_pattern=0xdeadbeef", 1000),
+    ("--verify=pattern --verify_pattern=\"hiops\"", 1000),
+    ("--verify=meta --verify_pattern=%o", 1000),
+    ("--verify=md5 --verify_pattern=0x5a%o", 1000),
+    ("--verify=sha256 --verify_offset=1024", 1000),
+    ("--verify=crc32c --verify_interval=512", 3000),
+];
+
+/// For each checksum: fio writes and hiops' read job (rw=read, or
+/// randread every other case) checks all 64 blocks (their 512 chunks with
+/// verify_interval=512); hiops writes and
+/// fio's read job checks them; then a byte flipped in block 5 of each
+/// file fails hiops' read job (exit 4, one bad block, named on stderr)
+/// and fio's.
+#[test]
+fn a_read_job_checks_every_checksum_across_tools_and_catches_a_flipped_byte() {
+    if !have_fio() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (i, (opts, flip_at)) in CASES.iter().enumerate() {
+        let common = format!("--name=v --bs=4k --size=256k --ioengine=psync {opts}");
+        let write = format!("{common} --rw=write --do_verify=0");
+        let read_rw = if i % 2 == 0 { "read" } else { "randread" };
+        let read = format!("{common} --rw={read_rw}");
+        let (by_fio, by_hiops) = (format!("--filename=fio{i}"), format!("--filename=hiops{i}"));
+        // Each chunk of the verify interval is checked on its own.
+        let chunks = if opts.contains("verify_interval=512") {
+            512
+        } else {
+            64
+        };
+
+        let o = fio(dir, &with(&write, &[&by_fio]));
+        assert!(o.status.success(), "{opts}: fio write: {}", text(&o));
+        let o = hiops(dir, &with(&read, &[&by_fio]));
+        assert!(
+            o.status.success(),
+            "{opts}: hiops reads fio's: {}",
+            text(&o)
+        );
+        let (checked, bad, why) = verify_of(&o, 0);
+        assert_eq!((checked, bad), (chunks, 0), "{opts}: {why}");
+
+        let o = hiops(dir, &with(&write, &[&by_hiops]));
+        assert!(o.status.success(), "{opts}: hiops write: {}", text(&o));
+        let o = fio(dir, &with(&read, &[&by_hiops]));
+        assert!(fio_clean(&o), "{opts}: fio reads hiops': {}", text(&o));
+
+        for file in [&by_fio, &by_hiops] {
+            let name = file.trim_start_matches("--filename=");
+            flip(&dir.join(name), 5 * 4096 + flip_at);
+            let o = hiops(dir, &with(&read, &[file]));
+            assert_eq!(o.status.code(), Some(4), "{opts} {name}: {}", text(&o));
+            let (checked, bad, why) = verify_of(&o, 0);
+            assert_eq!((checked, bad), (chunks, 1), "{opts} {name}: {why}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains("verify failed in job v"), "{opts}: {err}");
+            let o = fio(dir, &with(&read, &[file]));
+            assert!(!fio_clean(&o), "{opts} {name}: fio missed it: {}", text(&o));
+        }
+    }
+}
+
+const WRITE_THEN_READ: &str = "[global]
+filename=data
+bs=4k
+size=1m
+ioengine=psync
+verify=crc32c
+
+[writer]
+rw=randwrite
+do_verify=0
+
+[reader]
+stonewall
+rw=read
+";
+
+/// fio's write-then-verify idiom: a write job with do_verify=0, then a
+/// stonewalled read job with verify that checks every block; the reader
+/// alone (--section) then catches a flipped byte, on the job's thread and
+/// on verify_async's, and fio runs the same file clean over hiops' blocks.
+#[test]
+fn the_write_then_stonewall_read_job_file_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("wr.fio"), WRITE_THEN_READ).unwrap();
+    let o = hiops(dir, &args("wr.fio"));
+    assert!(o.status.success(), "{}", text(&o));
+    let v = json(&o);
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 256, "{v}");
+    assert_eq!(v["jobs"][1]["read"]["total_ios"], 256, "{v}");
+    let (checked, bad, why) = verify_of(&o, 1);
+    assert_eq!((checked, bad), (256, 0), "{why}");
+    if have_fio() {
+        let o = fio(dir, &args("--section=reader wr.fio"));
+        assert!(
+            fio_clean(&o),
+            "fio's reader over hiops' blocks: {}",
+            text(&o)
+        );
+    }
+    flip(&dir.join("data"), 77 * 4096 + 2000);
+    let o = hiops(dir, &args("--section=reader wr.fio"));
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    let (checked, bad, why) = verify_of(&o, 0);
+    assert_eq!((checked, bad), (256, 1), "{why}");
+    assert!(why.contains("crc32c checksum mismatch"), "{why}");
+    assert_eq!(
+        json(&o)["jobs"][0]["hiops"]["verify"]["first_bad_offset"],
+        77 * 4096
+    );
+    // verify_async's threads find the same.
+    let o = hiops(dir, &args("--section=reader --verify_async=2 wr.fio"));
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!(verify_of(&o, 0), (256, 1, why));
+}
+
+/// A read job's verify judges blocks of another pass (randseed) and
+/// do_verify=0 as fio does: it passes any block whose header and payload
+/// agree, and checks every read whatever do_verify says.
+#[test]
+fn a_read_job_passes_blocks_of_any_seed_and_ignores_do_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let common = "--name=v --bs=8k --size=512k --verify=xxhash --filename=s";
+    let o = hiops(dir, &with(common, &["--rw=write", "--randseed=77"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = hiops(
+        dir,
+        &with(common, &["--rw=randread", "--randseed=5", "--do_verify=0"]),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(verify_of(&o, 0), (64, 0, String::new()));
+    // verify_only keeps its stricter rule: another pass is a lost write.
+    let o = hiops(
+        dir,
+        &with(common, &["--rw=read", "--randseed=5", "--verify_only=1"]),
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(verify_of(&o, 0).2.contains("pass"), "{}", text(&o));
+}
+
+const CUT_WRITER: &str = "--name=k --rw=write --bs=4k --size=64m --verify=crc32c --rate_iops=2000 --iodepth=4 --ioengine=libaio --direct=1 --verify_state_save=1 --runtime=1 --do_verify=0";
+const STATE_READER: &str = "--name=k --rw=read --bs=4k --size=64m --verify=crc32c --iodepth=4 --ioengine=libaio --direct=1 --verify_state_load=1";
+
+/// A writer cut by its runtime leaves fio's state file; a read job with
+/// verify_state_load reads and checks exactly the writes it completed
+/// (hiops' and fio's files both), without it the unwritten rest fails,
+/// and fio's read job takes hiops' state file the same way.
+#[test]
+fn a_read_job_with_verify_state_load_checks_exactly_the_completed_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let o = hiops(dir, &with(CUT_WRITER, &["--filename=h"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let written = json(&o)["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    assert!(written > 0 && written < 16384, "{written} writes");
+    let o = hiops(dir, &with(STATE_READER, &["--filename=h"]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(verify_of(&o, 0), (written, 0, String::new()));
+    assert_eq!(json(&o)["jobs"][0]["read"]["total_ios"], written);
+    let unlimited: Vec<String> = with(STATE_READER, &["--filename=h"])
+        .into_iter()
+        .filter(|a| a != "--verify_state_load=1")
+        .collect();
+    let o = hiops(dir, &unlimited);
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(verify_of(&o, 0).1 > 0, "the unwritten rest is judged");
+    flip(&dir.join("h"), 3 * 4096 + 500);
+    let o = hiops(dir, &with(STATE_READER, &["--filename=h"]));
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert_eq!(verify_of(&o, 0).1, 1);
+    flip(&dir.join("h"), 3 * 4096 + 500);
+    if !have_fio() {
+        return;
+    }
+    let o = fio(dir, &with(STATE_READER, &["--filename=h"]));
+    assert!(fio_clean(&o), "fio with hiops' state file: {}", text(&o));
+    assert!(
+        text(&o).contains(&format!("total={written},0,0,0")),
+        "fio read {written} blocks: {}",
+        text(&o)
+    );
+    let o = fio(dir, &with(CUT_WRITER, &["--filename=f"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = hiops(dir, &with(STATE_READER, &["--filename=f"]));
+    assert!(
+        o.status.success(),
+        "hiops with fio's state file: {}",
+        text(&o)
+    );
+    let (checked, bad, why) = verify_of(&o, 0);
+    assert!(
+        checked > 0 && checked < 16384 && bad == 0,
+        "{checked} {bad} {why}"
+    );
+}
+
+/// --aux-path puts the state file there (not in the current directory),
+/// a reader given it finds it (hiops' and fio's), a reader without it
+/// says where it looked; verify_dump's files go there too.
+#[test]
+fn aux_path_holds_the_verify_state_files_and_dumps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let aux = dir.join("aux");
+    std::fs::create_dir(&aux).unwrap();
+    let aux_flag = format!("--aux-path={}", aux.display());
+    let o = hiops(dir, &with(CUT_WRITER, &["--filename=a", &aux_flag]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(aux.join("local-k-0-verify.state").exists());
+    assert!(!dir.join("local-k-0-verify.state").exists());
+    let written = json(&o)["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    let o = hiops(dir, &with(STATE_READER, &["--filename=a", &aux_flag]));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(verify_of(&o, 0).0, written);
+    let o = hiops(dir, &with(STATE_READER, &["--filename=a"]));
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("local-k-0-verify.state"), "{}", text(&o));
+    flip(&dir.join("a"), 2 * 4096 + 600);
+    let o = hiops(
+        dir,
+        &with(
+            STATE_READER,
+            &["--filename=a", &aux_flag, "--verify_dump=1"],
+        ),
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+    assert!(aux.join("a.8192.received").exists() && aux.join("a.8192.expected").exists());
+    flip(&dir.join("a"), 2 * 4096 + 600);
+    if have_fio() {
+        let o = fio(dir, &with(STATE_READER, &["--filename=a", &aux_flag]));
+        assert!(fio_clean(&o), "fio with --aux-path: {}", text(&o));
+    }
+    let o = hiops(
+        dir,
+        &with(STATE_READER, &["--filename=a", "--aux-path=missing"]),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--aux-path=missing"), "{}", text(&o));
+}
