@@ -1,11 +1,12 @@
 //! A read job with verify checks each block it reads, as fio's read verify
 //! does: blocks fio writes check in hiops' read job and blocks hiops writes
 //! in fio's, for every checksum fio has; a flipped byte fails both; fio's
-//! write-then-stonewall-read job files run; verify_state_load limits a
-//! read job to the completed writes, and --aux-path holds the state files. Tests needing fio are skipped (with a
+//! write-then-stonewall-read job files and its surface-scan example run;
+//! verify_state_load limits a read job to the completed writes, and
+//! --aux-path holds the state files. Tests needing fio are skipped (with a
 //! line saying so) without /usr/bin/fio.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const FIO: &str = "/usr/bin/fio";
@@ -16,6 +17,11 @@ fn have_fio() -> bool {
     }
     eprintln!("skipped: {FIO} is not installed");
     false
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }
 
 fn fio(dir: &Path, args: &[String]) -> Output {
@@ -360,4 +366,124 @@ fn aux_path_holds_the_verify_state_files_and_dumps() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--aux-path=missing"), "{}", text(&o));
+}
+
+/// A loop device over a file, detached on drop (after any mount on it).
+struct Loop {
+    dev: String,
+    mount: Option<PathBuf>,
+}
+
+impl Loop {
+    fn new(backing: &Path) -> Option<Loop> {
+        let o = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(backing)
+            .output()
+            .ok()?;
+        let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        o.status.success().then_some(Loop { dev, mount: None })
+    }
+
+    /// A fresh ext4 filesystem on the device, mounted at `at`.
+    fn mount_ext4(&mut self, at: &Path) -> bool {
+        let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+        std::fs::create_dir_all(at).unwrap();
+        if !ok(Command::new("mkfs.ext4").args(["-q", "-F", &self.dev])) {
+            return false;
+        }
+        if !ok(Command::new("mount").arg(&self.dev).arg(at)) {
+            return false;
+        }
+        self.mount = Some(at.to_path_buf());
+        true
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// Runs a job file with hiops in `dir`, killed (and failed) after a minute.
+fn hiops_bounded(dir: &Path, job: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hiops"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .args(["run", "--no-progress", "--output-format=json", job])
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    panic!("{job} did not end within a minute: {}", text(&o));
+}
+
+const SURFACE_SCAN: &str = "/var/tmp/fio-src/examples/surface-scan.fio";
+
+/// Checks a surface-scan run: the write phase filled the target, the
+/// verify phase read back all of it and found every 512-byte chunk good.
+fn assert_scanned(o: &Output, at_least: u64) {
+    assert!(o.status.success(), "{}", text(o));
+    let v = json(o);
+    let written = v["jobs"][0]["write"]["io_bytes"].as_u64().unwrap();
+    let read = v["jobs"][1]["read"]["io_bytes"].as_u64().unwrap();
+    assert!(written >= at_least, "{written} bytes written");
+    assert_eq!(read, written, "the verify phase reads what was written");
+    assert_eq!(verify_of(o, 1), (written / 512, 0, String::new()));
+}
+
+/// fio's examples/surface-scan.fio (fill_device, verify=meta with a
+/// pattern, verify_interval=512, then a stonewalled read job) ends as in
+/// fio: on a small ext4 filesystem the writes stop at its free space and
+/// the read job checks every 512-byte chunk; with its filename pointed at
+/// a loop device the device is filled whole (fill_device sized a device
+/// from the filesystem its /dev node is on before). Needs root.
+#[test]
+fn fios_surface_scan_example_ends_and_verifies() {
+    let Ok(example) = std::fs::read_to_string(SURFACE_SCAN) else {
+        eprintln!("skipped: {SURFACE_SCAN} (fio's source) is not here");
+        return;
+    };
+    if !is_root() {
+        eprintln!("skipped: needs root to set up a loop device");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("fs.img");
+    std::fs::write(&img, vec![0u8; 24 << 20]).unwrap();
+    let Some(mut fs) = Loop::new(&img) else {
+        eprintln!("skipped: losetup is missing or no loop device is free");
+        return;
+    };
+    let mnt = tmp.path().join("mnt");
+    if !fs.mount_ext4(&mnt) {
+        eprintln!("skipped: mkfs.ext4 or mount failed");
+        return;
+    }
+    std::fs::write(mnt.join("scan.fio"), &example).unwrap();
+    assert_scanned(&hiops_bounded(&mnt, "scan.fio"), 8 << 20);
+
+    let raw = tmp.path().join("raw.img");
+    std::fs::write(&raw, vec![0u8; 16 << 20]).unwrap();
+    let Some(dev) = Loop::new(&raw) else {
+        eprintln!("skipped: no second loop device is free");
+        return;
+    };
+    let on_dev = example.replace("datafile.tmp", &dev.dev);
+    std::fs::write(tmp.path().join("dev.fio"), on_dev).unwrap();
+    let o = hiops_bounded(tmp.path(), "dev.fio");
+    assert_scanned(&o, 16 << 20);
+    assert_eq!(json(&o)["jobs"][0]["write"]["io_bytes"], 16 << 20);
 }
