@@ -147,6 +147,73 @@ impl FileChooser {
     }
 }
 
+/// Where a file stands under fio's openfiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FileState {
+    Unopened,
+    Open,
+    Done,
+}
+
+/// fio's openfiles below the job's files (io_u.c, get_next_file_rr): the
+/// files are served in turn, but at most `limit` are in service; one not
+/// yet in service is skipped while the limit is reached, and a file leaves
+/// when its range is done. So the first files finish before the others
+/// start, as in fio (hiops keeps every file open all the same). When all
+/// are done, the next pass starts over.
+#[derive(Clone, Debug)]
+pub(crate) struct OpenFiles {
+    limit: u32,
+    open: u32,
+    state: Vec<FileState>,
+    /// Bytes each file moved this pass, and its range's length.
+    moved: Vec<u64>,
+    lens: Vec<u64>,
+    /// The round-robin's next file.
+    next: usize,
+}
+
+impl OpenFiles {
+    pub(crate) fn new(limit: u32, lens: Vec<u64>) -> OpenFiles {
+        assert!(limit > 0 && !lens.is_empty());
+        OpenFiles {
+            limit,
+            open: 0,
+            state: vec![FileState::Unopened; lens.len()],
+            moved: vec![0; lens.len()],
+            lens,
+            next: 0,
+        }
+    }
+
+    /// The file of the next I/O of `len` bytes.
+    pub(crate) fn next(&mut self, len: u32) -> u32 {
+        if self.state.iter().all(|&s| s == FileState::Done) {
+            self.state.fill(FileState::Unopened);
+            self.moved.fill(0);
+        }
+        loop {
+            let f = self.next;
+            self.next = (self.next + 1) % self.state.len();
+            match self.state[f] {
+                FileState::Done => continue,
+                FileState::Unopened if self.open >= self.limit => continue,
+                FileState::Unopened => {
+                    self.state[f] = FileState::Open;
+                    self.open += 1;
+                }
+                FileState::Open => {}
+            }
+            self.moved[f] += len as u64;
+            if self.moved[f] >= self.lens[f] {
+                self.state[f] = FileState::Done;
+                self.open -= 1;
+            }
+            return f as u32;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +253,21 @@ mod tests {
         );
         let g = picks("gauss:10", 10, 10000);
         assert!(g.iter().filter(|&&x| (4..=6).contains(&x)).count() > 8000);
+    }
+
+    #[test]
+    fn openfiles_finishes_the_files_in_service_before_the_next_joins() {
+        // Three files of 3 blocks, two in service at a time.
+        let mut o = OpenFiles::new(2, vec![3 * 4096; 3]);
+        let order: Vec<u32> = (0..18).map(|_| o.next(4096)).collect();
+        assert_eq!(
+            order,
+            [0, 1, 0, 1, 0, 1, 2, 2, 2, 0, 1, 0, 1, 0, 1, 2, 2, 2],
+            "files 0 and 1, then 2; then the next pass"
+        );
+        let mut one = OpenFiles::new(1, vec![2 * 4096, 4096]);
+        let order: Vec<u32> = (0..6).map(|_| one.next(4096)).collect();
+        assert_eq!(order, [0, 0, 1, 0, 0, 1]);
     }
 
     #[test]

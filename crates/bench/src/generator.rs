@@ -1,7 +1,7 @@
 //! What the next I/O is: direction, target, offset, length.
 
 use crate::distribution::zipf::ZipfSampler;
-use crate::file_service::{FileChooser, FileService};
+use crate::file_service::{FileChooser, FileService, OpenFiles};
 use crate::spec::{Distribution, RwMode};
 use crate::strided::{StridedZones, ZoneCursor};
 use hiops_hal::Op;
@@ -207,6 +207,8 @@ pub struct IoGen {
     zone_cursors: Vec<ZoneCursor>,
     /// fio's file_service_type other than round-robin per I/O.
     files: Option<FileChooser>,
+    /// fio's openfiles below the job's files.
+    open_files: Option<OpenFiles>,
 }
 
 /// How a trim mode turns the generated write-side I/O into trims.
@@ -308,6 +310,7 @@ impl IoGen {
             strided: None,
             zone_cursors: Vec::new(),
             files: None,
+            open_files: None,
         }
     }
 
@@ -315,6 +318,15 @@ impl IoGen {
     pub fn with_file_service(mut self, s: &FileService) -> IoGen {
         assert!(self.stripe.is_none(), "a striped volume is one region");
         self.files = Some(FileChooser::new(s, self.regions.len() as u32));
+        self
+    }
+
+    /// fio's openfiles below the job's files: at most `limit` files are
+    /// in service, each until its range is done (round-robin among them).
+    pub fn with_open_files(mut self, limit: u32) -> IoGen {
+        assert!(self.stripe.is_none() && self.files.is_none());
+        let lens = self.regions.iter().map(|r| r.len).collect();
+        self.open_files = Some(OpenFiles::new(limit, lens));
         self
     }
 
@@ -528,12 +540,13 @@ impl IoGen {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
             cum.iter().find(|c| p < c.0).unwrap().1
         };
-        let target = match self.files.as_mut() {
-            Some(files) => {
+        let target = match (self.files.as_mut(), self.open_files.as_mut()) {
+            (Some(files), _) => {
                 let regions = &self.regions;
                 files.next(&mut self.rng, len, |i| regions[i as usize].len) as usize
             }
-            None => {
+            (None, Some(open)) => open.next(len) as usize,
+            (None, None) => {
                 let t = self.next_target as usize;
                 self.next_target = (self.next_target + 1) % self.regions.len() as u32;
                 t

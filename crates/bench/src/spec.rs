@@ -633,6 +633,9 @@ pub struct JobSpec {
     pub files_per_clone: Option<u32>,
     /// fio's file_service_type (None: each file in turn, one I/O each).
     pub file_service: Option<crate::file_service::FileService>,
+    /// fio's openfiles when below the job's files: at most this many are
+    /// served at a time, each until its range is done.
+    pub open_files: Option<u32>,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
@@ -732,6 +735,7 @@ impl JobSpec {
             io_size: None,
             strided: None,
             file_service: None,
+            open_files: None,
             buffer_pattern: None,
             unlink: true,
             rw: RwMode::RandRead,

@@ -122,11 +122,13 @@ impl WorkerPlan<'_> {
             Some(z) => gen.with_strided_zones(z),
             None => gen,
         };
-        match (
-            &spec.file_service,
-            self.regions.len() > 1 && spec.raid0_chunk.is_none(),
-        ) {
-            (Some(s), true) => gen.with_file_service(s),
+        let several = self.regions.len() > 1 && spec.raid0_chunk.is_none();
+        let open_limit = spec
+            .open_files
+            .filter(|&n| (n as usize) < self.regions.len());
+        match (&spec.file_service, open_limit) {
+            (Some(s), _) if several => gen.with_file_service(s),
+            (None, Some(n)) if several => gen.with_open_files(n),
             _ => gen,
         }
     }

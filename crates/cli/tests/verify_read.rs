@@ -487,3 +487,52 @@ fn fios_surface_scan_example_ends_and_verifies() {
     assert_scanned(&o, 16 << 20);
     assert_eq!(json(&o)["jobs"][0]["write"]["io_bytes"], 16 << 20);
 }
+
+const OPENFILES: &str = "--name=o --rw=rw --rwmixread=0 --bs=4k --filesize=64k --nrfiles=3 --openfiles=2 --verify=crc32c";
+
+/// openfiles=2 of 3 files serves the first two until they are done, then
+/// the third, as fio does: the write order decides the rand_seed fio
+/// checks in a job that reads and writes, so hiops' files pass fio's
+/// verify_only with openfiles=2 and fail it with all three open, fio's
+/// files pass hiops', a write-and-check run with two clones is clean, and
+/// a read job checks fio's files. A random file service with it is refused.
+#[test]
+fn openfiles_below_nrfiles_writes_in_fios_order_and_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (by_hiops, by_fio) = (tmp.path().join("h"), tmp.path().join("f"));
+    std::fs::create_dir(&by_hiops).unwrap();
+    std::fs::create_dir(&by_fio).unwrap();
+    let o = hiops(&by_hiops, &with(OPENFILES, &["--do_verify=0"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = hiops(&by_hiops, &with(OPENFILES, &["--verify_only=1"]));
+    assert_eq!(verify_of(&o, 0), (48, 0, String::new()), "{}", text(&o));
+    let all_open = OPENFILES.replace("--openfiles=2", "--openfiles=3");
+    let o = hiops(&by_hiops, &with(&all_open, &["--verify_only=1"]));
+    assert!(verify_of(&o, 0).2.contains("rand_seed"), "{}", text(&o));
+    let o = hiops(
+        &by_hiops,
+        &with(
+            OPENFILES,
+            &["--numjobs=2", "--ioengine=libaio", "--iodepth=8"],
+        ),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(verify_of(&o, 1), (48, 0, String::new()));
+    let o = hiops(&by_hiops, &with(OPENFILES, &["--file_service_type=random"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("openfiles=2"), "{}", text(&o));
+    if !have_fio() {
+        return;
+    }
+    let o = fio(&by_hiops, &with(OPENFILES, &["--verify_only=1"]));
+    assert!(fio_clean(&o), "fio checks hiops' order: {}", text(&o));
+    let o = fio(&by_hiops, &with(&all_open, &["--verify_only=1"]));
+    assert!(text(&o).contains("bad header rand_seed"), "{}", text(&o));
+    let o = fio(&by_fio, &with(OPENFILES, &["--do_verify=0"]));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = hiops(&by_fio, &with(OPENFILES, &["--verify_only=1"]));
+    assert_eq!(verify_of(&o, 0), (48, 0, String::new()), "{}", text(&o));
+    let read = OPENFILES.replace("--rw=rw --rwmixread=0", "--rw=randread");
+    let o = hiops(&by_fio, &args(&read));
+    assert_eq!(verify_of(&o, 0), (48, 0, String::new()), "{}", text(&o));
+}

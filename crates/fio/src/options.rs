@@ -439,7 +439,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.io_size = Some(a); Ok(())
     }),
     opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?)?); Ok(()) }),
-    opt!("openfiles", [], value, "Accepted when at least the job's number of files, no effect then: hiops keeps every file open, and file_service_type picks among all of them as fio does with all open. Fewer is refused (fio would finish the open ones before opening others).", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
+    opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files: no effect.", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
     opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }

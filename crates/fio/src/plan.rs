@@ -781,7 +781,7 @@ impl Draft {
         spec.strided = self.strided_zones()?;
         spec.file_service = self.file_service.clone();
         spec.buffer_pattern = self.buffer_pattern.clone();
-        self.check_openfiles(spec)?;
+        self.set_openfiles(spec)?;
         spec.unlink = self.unlink.unwrap_or(own_file);
         // fio fills only when no size is given (init.c: size = -1).
         if self.fill_device && self.size.is_none() && self.filesize.is_none() {
@@ -815,8 +815,11 @@ impl Draft {
         })
     }
 
-    /// openfiles below the job's files is refused (not implemented).
-    fn check_openfiles(&self, spec: &JobSpec) -> Result<(), String> {
+    /// openfiles below the job's files: served as fio serves them, each
+    /// in turn, at most openfiles at a time, each until its range is done
+    /// (fio's get_next_file_rr). The random file services are refused.
+    fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), String> {
+        use hiops_bench::file_service::FileServiceKind;
         let files = match (&spec.targets, spec.files_per_clone) {
             (_, Some(n)) => n as u64,
             (TargetSpec::Paths(p), None) => p.len() as u64,
@@ -825,8 +828,17 @@ impl Draft {
         // filecreate opens and closes a file per I/O: one is open at a
         // time whatever openfiles says.
         let limit = self.openfiles.filter(|_| !self.filecreate);
-        if let Some(open) = limit.filter(|&n| n < files) {
-            return Err(format!("openfiles={open} below the job's {files} files is not implemented (fio finishes the open files before opening others): drop openfiles or give openfiles={files}"));
+        let Some(open) = limit.filter(|&n| n < files) else {
+            return Ok(());
+        };
+        match spec.file_service.as_ref().map(|s| (&s.kind, s.ios_per_pick)) {
+            // sequential serves one file until it is done: within any limit.
+            Some((FileServiceKind::Sequential, _)) => {}
+            None | Some((FileServiceKind::RoundRobin, 1)) => {
+                spec.file_service = None;
+                spec.open_files = Some(open as u32);
+            }
+            Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles")),
         }
         Ok(())
     }
