@@ -536,3 +536,53 @@ fn openfiles_below_nrfiles_writes_in_fios_order_and_verifies() {
     let o = hiops(&by_fio, &args(&read));
     assert_eq!(verify_of(&o, 0), (48, 0, String::new()), "{}", text(&o));
 }
+
+/// fio's t/verify.py runs six jobs on one command line for each checksum:
+/// a layout write, a verify_only and a read job that pass, a random write
+/// of one block without verify, then the verify_only and the read job
+/// again, which must fail with fio's verify errno (EILSEQ, 84) as the
+/// jobs' `error` in the JSON; the others' is 0.
+#[test]
+fn fios_verify_script_phases_pass_and_fail_as_it_expects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = "--fallocate=truncate --filename=verify --stonewall --ioengine=psync";
+    for csum in [
+        "md5", "crc64", "crc32", "crc32c", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224",
+        "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
+    ] {
+        let only =
+            format!("--verify_only --rw=write --verify={csum} {base} --filesize=1M --bs=4096");
+        let read = format!("--rw=read --verify={csum} {base} --filesize=1M --bs=4096");
+        let line = format!(
+            "--name=layout --rw=write --verify={csum} {base} --filesize=1M --bs=4096 \
+             --name=success_only {only} --name=success_read {read} \
+             --name=mangle --rw=randwrite --randrepeat=0 --bs=4096 --number_ios=1 {base} --filesize=1M \
+             --name=failure_only {only} --name=failure_read {read}"
+        );
+        let o = hiops(tmp.path(), &args(&line));
+        assert_eq!(o.status.code(), Some(4), "{csum}: {}", text(&o));
+        let v = json(&o);
+        let errors: Vec<(String, u64)> = v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["jobname"].as_str().unwrap().into(),
+                    j["error"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, u64)> = [
+            ("layout", 0),
+            ("success_only", 0),
+            ("success_read", 0),
+            ("mangle", 0),
+            ("failure_only", 84),
+            ("failure_read", 84),
+        ]
+        .map(|(n, e)| (n.to_string(), e))
+        .into();
+        assert_eq!(errors, want, "{csum}");
+    }
+}

@@ -323,6 +323,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         })
     });
     let errors = job.errors();
+    let verify_bad = job.verify().is_some_and(|v| v.bad_blocks > 0);
     let steadystate = r
         .steady
         .as_ref()
@@ -331,7 +332,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
-        "error": if errors.is_empty() { 0 } else { 1 },
+        "error": job_error(&errors, verify_bad),
         "eta": 0,
         "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
@@ -593,6 +594,18 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
         "notes": r.notes,
         "snia_steady_state": snia(r),
     })
+}
+
+/// fio's job error: another failure's 1, else EILSEQ (84) when verify found
+/// a bad block, the errno fio's verify gives the job (scripts such as fio's
+/// t/verify.py read it), else 0.
+fn job_error(errors: &[&str], verify_bad: bool) -> u32 {
+    const EILSEQ: u32 = 84;
+    match (errors.is_empty(), verify_bad) {
+        (false, _) => 1,
+        (true, true) => EILSEQ,
+        (true, false) => 0,
+    }
 }
 
 #[cfg(test)]
