@@ -257,3 +257,31 @@ fn trimmed_blocks_check_as_zeroes_and_flips_elsewhere_are_caught() {
     assert_eq!(r.blocks_checked, TBLOCKS - trimmed.len() as u64);
     assert_eq!(r.bad_blocks, 0);
 }
+
+/// A read job's check (any_pass) passes a whole block of another pass, as
+/// fio's read verify does; verify_only's (this pass) reports it stale; a
+/// flipped payload byte fails both.
+#[test]
+fn a_read_jobs_check_passes_any_pass_but_not_a_bad_payload() {
+    let writer = Stamper::new(VerifyMode::Crc32c, None, 4096).with_pass(7);
+    let mut buf = vec![0u8; 4096];
+    writer.stamp(&mut buf, 8192, &stamp_of(3));
+    let read_job = Stamper::new(VerifyMode::Crc32c, None, 4096)
+        .with_pass(8)
+        .any_pass();
+    let verify_only = Stamper::new(VerifyMode::Crc32c, None, 4096).with_pass(8);
+    let judge =
+        |s: &Stamper, b: &[u8]| verdict(s.check(b, 8192, 0, 8192), s.checked_pass(), None, None);
+    assert_eq!(judge(&read_job, &buf), Ok(()));
+    assert_eq!(
+        judge(&verify_only, &buf),
+        Err(BadBlock::StalePass {
+            found: 7,
+            expected: 8
+        })
+    );
+    buf[2000] ^= 1;
+    for s in [&read_job, &verify_only] {
+        assert_eq!(judge(s, &buf), Err(BadBlock::Checksum { kind: "crc32c" }));
+    }
+}
