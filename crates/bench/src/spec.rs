@@ -636,6 +636,9 @@ pub struct JobSpec {
     /// fio's openfiles when below the job's files: at most this many are
     /// served at a time, each until its range is done.
     pub open_files: Option<u32>,
+    /// fio's fill_device: the size is the free space of the file's
+    /// filesystem, and a new file is not laid out first (the writes fill it).
+    pub fill_device: bool,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
@@ -736,6 +739,7 @@ impl JobSpec {
             strided: None,
             file_service: None,
             open_files: None,
+            fill_device: false,
             buffer_pattern: None,
             unlink: true,
             rw: RwMode::RandRead,

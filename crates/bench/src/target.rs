@@ -412,8 +412,30 @@ fn grow_file(
         return Ok(None);
     }
     let t = std::time::Instant::now();
-    lay_out(path, old_len, want, spec.randseed, layout)?;
+    if spec.fill_device && !spec.rw.reads() {
+        // fio lays out no data for fill_device: the job's writes fill the
+        // file (a layout would write a whole filesystem's free space twice).
+        extend_sparse(path, want)?;
+    } else {
+        lay_out(path, old_len, want, spec.randseed, layout)?;
+    }
     Ok(Some(t.elapsed().as_secs_f64()))
+}
+
+/// Creates or extends `path` to `len` bytes without writing data.
+fn extend_sparse(path: &Path, len: u64) -> Result<(), BenchError> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| {
+            BenchError::Failed(format!(
+                "cannot create {} ({len} bytes): {e}; choose a writable --filename or --directory",
+                path.display()
+            ))
+        })
 }
 
 fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {

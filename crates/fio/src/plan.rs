@@ -783,6 +783,7 @@ impl Draft {
         spec.buffer_pattern = self.buffer_pattern.clone();
         self.set_openfiles(spec)?;
         spec.unlink = self.unlink.unwrap_or(own_file);
+        spec.fill_device = self.fill_device;
         // fio fills only when no size is given (init.c: size = -1).
         if self.fill_device && self.size.is_none() && self.filesize.is_none() {
             if let TargetSpec::Paths(files) = &spec.targets {
