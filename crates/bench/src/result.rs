@@ -144,6 +144,14 @@ impl JobResult {
         (r, w)
     }
 
+    /// Every direction of every thread merged (fio's unified_rw_reporting).
+    pub fn merged_all(&self) -> DirStats {
+        let (mut all, w) = self.merged();
+        all.merge(&w);
+        all.merge(&self.merged_trim());
+        all
+    }
+
     /// Trim figures of all threads merged.
     pub fn merged_trim(&self) -> DirStats {
         let mut t = DirStats::default();

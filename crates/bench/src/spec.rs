@@ -361,6 +361,18 @@ pub struct JobMeta {
     pub percentiles: Option<Vec<f64>>,
     /// Options that were ignored with --ignore-unsupported.
     pub ignored: Vec<String>,
+    /// fio's unified_rw_reporting.
+    pub unified_rw: UnifiedRw,
+}
+
+/// fio's unified_rw_reporting: reads, writes and trims reported apart (its
+/// default), summed into one "mixed" direction, or both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnifiedRw {
+    #[default]
+    Apart,
+    Mixed,
+    Both,
 }
 
 /// fio's steady-state detection (`ss`, `ss_dur`, `ss_ramp`).

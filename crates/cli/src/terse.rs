@@ -43,12 +43,22 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
     } else {
         vec![format!("{version};fio-3.33;{name};{group};{error}")]
     };
-    let mut dirs = vec!["read", "write"];
-    if matches!(version, 2 | 4 | 5) {
+    // fio's unified_rw_reporting: "mixed" alone takes the read slot; beside
+    // the three directions it follows them.
+    let (has_read, has_mixed) = (job.get("read").is_some(), job.get("mixed").is_some());
+    let mut dirs = if has_read {
+        vec!["read", "write"]
+    } else {
+        vec!["mixed"]
+    };
+    if has_read && matches!(version, 2 | 4 | 5) {
         dirs.push("trim");
     }
+    if has_read && has_mixed {
+        dirs.push("mixed");
+    }
     // A direction without I/O still lists the job's percentiles, at 0.
-    let list = ["read", "write", "trim"]
+    let list = ["read", "write", "trim", "mixed"]
         .iter()
         .map(|d| percentiles(&job[*d]))
         .find(|p| !p.is_empty())

@@ -4,7 +4,7 @@
 //! `--ignore-unsupported`) instead of being silently misread.
 
 use crate::value::{self, quoted, shown, KbBase};
-use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState};
+use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SsMetric, SteadyState, UnifiedRw};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::{EngineKind, Feature};
@@ -91,6 +91,8 @@ pub struct Draft {
     /// fio's wait_for: the name of an earlier job this one starts after.
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// fio's unified_rw_reporting (a report option: kept for JobMeta).
+    pub unified_rw: Option<UnifiedRw>,
     pub verify: Option<VerifyMode>,
     pub verify_pattern: Option<Vec<u8>>,
     /// Where `%o` stands in verify_pattern.
@@ -768,8 +770,14 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
         d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("{}: use inline or offload", quoted(s))) }); Ok(())
     }),
-    opt!("unified_rw_reporting", [], value, "Accepted when none or 0 (fio's default), no effect. mixed, both and 1 are refused: hiops reports reads and writes apart; add them from the JSON.", |_, v| {
-        one_of(need(v)?, &["none", "0"], "hiops reports reads and writes apart; add them up from the JSON")
+    opt!("unified_rw_reporting", [], value, "How a job's directions are reported, as fio does: none or 0 (the default) reads, writes and trims apart; mixed or 1 summed into one \"mixed\" direction; both or 2 apart and summed.", |d, v| {
+        d.unified_rw = Some(match need(v)? {
+            "none" | "0" => UnifiedRw::Apart,
+            "mixed" | "1" => UnifiedRw::Mixed,
+            "both" | "2" => UnifiedRw::Both,
+            s => return Err(format!("{}: use none, mixed or both (or 0, 1, 2)", quoted(s))),
+        });
+        Ok(())
     }),
     opt!("rate_cycle", ["ratecycle"], value, "Accepted when 1000 (ms, fio's default), no effect: hiops judges rate_min and rate_iops_min over one second. Other windows are refused.", |d, v| {
         only_when(value::int(need(v)?, d.kb_base)?, 1000, "hiops judges rate_min over 1000 ms; drop it")

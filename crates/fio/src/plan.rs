@@ -258,6 +258,7 @@ fn spec_of(
     let description = draft.description.take();
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;
+    let unified_rw = draft.unified_rw.unwrap_or_default();
     let (mut spec, own_temp) =
         draft
             .into_spec(defaults)
@@ -284,6 +285,7 @@ fn spec_of(
         group_reporting: group_reporting || defaults == Defaults::Embedded,
         percentiles,
         ignored,
+        unified_rw,
     };
     Ok((spec, own_temp))
 }

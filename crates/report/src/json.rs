@@ -291,6 +291,32 @@ fn job_runtime_ns(job: &JobResult) -> u64 {
     job.threads.iter().map(|t| t.runtime_ns).sum()
 }
 
+/// fio's unified_rw_reporting: "mixed" (reads, writes and trims summed,
+/// their per-second IOPS added) instead of the three directions, or beside
+/// them.
+fn unify_directions(
+    obj: &mut Value,
+    job: &JobResult,
+    (rs, ws): (&[f64], &[f64]),
+    (bins, percentiles): (bool, &[f64]),
+) {
+    use hiops_bench::spec::UnifiedRw;
+    let unified = job.spec.meta.unified_rw;
+    if unified == UnifiedRw::Apart {
+        return;
+    }
+    let mixed = job.merged_all();
+    let series: Vec<f64> = rs.iter().zip(ws).map(|(r, w)| r + w).collect();
+    let dir = dir_obj(&mixed, job.runtime_ns(), &series, bins, percentiles);
+    let map = obj.as_object_mut().expect("a job is an object");
+    if unified == UnifiedRw::Mixed {
+        for d in ["read", "write", "trim"] {
+            map.remove(d);
+        }
+    }
+    map.insert("mixed".into(), dir);
+}
+
 pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
@@ -369,6 +395,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
             "path": crate::derived::path_figures(job),
         },
     });
+    unify_directions(&mut obj, job, (&rs, &ws), (bins, percentiles));
     if let Some(ss) = steadystate {
         obj["steadystate"] = ss;
     }

@@ -1,6 +1,7 @@
 //! The terminal summary, laid out like fio's so its readers feel at home.
 
 use crate::derived::{interrupts_per_io, iops, latency_splits};
+use hiops_bench::spec::UnifiedRw;
 use hiops_bench::units::format_bytes;
 use hiops_bench::{DirStats, JobResult, RunResult};
 use hiops_stats::Histogram;
@@ -267,10 +268,16 @@ fn job_results(out: &mut String, job: &JobResult) {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
     let untimed = job.spec.gtod_reduce;
-    dir_block(out, "read", &rd, rt, untimed);
-    dir_block(out, "write", &wr, rt, untimed);
     let tr = job.merged_trim();
-    dir_block(out, "trim", &tr, rt, untimed);
+    let unified = job.spec.meta.unified_rw;
+    if unified != UnifiedRw::Mixed {
+        dir_block(out, "read", &rd, rt, untimed);
+        dir_block(out, "write", &wr, rt, untimed);
+        dir_block(out, "trim", &tr, rt, untimed);
+    }
+    if unified != UnifiedRw::Apart {
+        dir_block(out, "mixed", &job.merged_all(), rt, untimed);
+    }
     if let Some(d) = job.depth().filter(|d| d.issued > 0) {
         let depth = job.spec.effective_depth();
         let _ = if d.mean_in_flight.is_nan() {
