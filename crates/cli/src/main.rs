@@ -14,6 +14,7 @@ mod readonly;
 mod signals;
 mod suites;
 mod terse;
+mod version;
 
 use clap::Parser;
 use hiops_bench::{BenchError, Coordinator, RunOptions};
