@@ -46,6 +46,13 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Some(args::Command::Completions(a)) => {
+            return print_exit(
+                "hiops completions",
+                args::completion::print_completions(a.shell),
+            )
+        }
+        Some(args::Command::Man) => return print_exit("hiops man", args::manual::print()),
         Some(args::Command::Kv(k)) => {
             return match kv::main(*k) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -68,6 +75,19 @@ fn main() -> ExitCode {
         None => Vec::new(),
     };
     run_exit(&run_args)
+}
+
+/// Text printed whole (`hiops man`, `hiops completions`); a closed pipe
+/// (`hiops man | head`) is no failure.
+fn print_exit(who: &str, printed: std::io::Result<()>) -> ExitCode {
+    match printed {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
 }
 
 fn run_exit(args: &[String]) -> ExitCode {

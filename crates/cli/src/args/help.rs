@@ -25,32 +25,11 @@ first job file (whose own [global] and job options win over them); later
 job files start from the defaults, each in a phase of its own.
 
 hiops flags:
-  --output-format=normal|terse|json|json+
-                                       result format (json+ adds latency bins;
-                                       several joined by commas: terse,json)
-  --output=FILE, -o FILE               write the result to FILE
-  --no-progress                        never show the progress line
-  --profile[=EVENT:HZ]                 sample every CPU over the measured window
-                                       (HZ per CPU, default 1000) and split the
-                                       clocks per I/O by layer of the I/O path
-                                       (needs root or CAP_PERFMON); EVENT auto
-                                       (the cycle counter where there is one,
-                                       else the software clock), cpu-clock or
-                                       cycles
-  --timeline                           follow every I/O through the kernel's
-                                       tracepoints (system call, block layer,
-                                       driver issue, completion, return): the
-                                       stages' distributions and the device
-                                       time (driver issue to completion);
-                                       needs root and tracefs
-  --ignore-unsupported                 skip options hiops does not implement
-                                       (a warning; the JSON lists them)
-  --stonewall-ranks                    under mpirun: every rank stops when the
-                                       first has done its work (IOR's
-                                       stonewalling; fio's stonewall option
-                                       keeps its own meaning)
-  --help, -h                           this text
-
+",
+    );
+    s.push_str(&super::run_flags::help_lines());
+    s.push_str(
+        "
 fio's flags:
   --parse-only                         print the jobs, phases and each job's
                                        resolved options; run nothing

@@ -7,10 +7,13 @@
 //! the embedded default job (4 KiB random reads, QD32, io_uring, direct,
 //! 10 s); with either, fio's own defaults apply.
 
+pub mod completion;
 mod debug;
 mod fio_flags;
 mod formats;
 mod help;
+pub mod manual;
+mod run_flags;
 
 pub use debug::Debug;
 use formats::Formats;
@@ -64,6 +67,19 @@ pub enum Command {
     /// Put a link named `fio` to hiops in DIR, so that tools which run
     /// `fio` (bench-fio, scripts, CI) run hiops.
     InstallFioLink(InstallArgs),
+    /// Print a shell completion script: `hiops completions bash >
+    /// /etc/bash_completion.d/hiops` (zsh and fish likewise).
+    Completions(CompletionsArgs),
+    /// Print hiops' man page (roff), every command and option in it:
+    /// `hiops man > hiops.1; man ./hiops.1`.
+    Man,
+}
+
+/// `hiops completions`.
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug, Clone)]
