@@ -25,28 +25,23 @@ fn git(args: &[&str]) -> Option<String> {
     (out.status.success() && !line.is_empty()).then_some(line)
 }
 
-/// Rebuilds when HEAD moves: HEAD itself (a checkout of another branch),
-/// the ref it points to (a commit), and packed-refs (refs packed by gc).
-/// git names the files, so a linked worktree's HEAD and the shared refs are
-/// both found. A missing file would rebuild hiops every time, so a ref that
-/// is only packed is watched through its directory, where a commit writes it.
+/// Rebuilds when HEAD moves: HEAD itself (a checkout of another branch)
+/// and the ref it points to (a commit), as a file of its own or, once git
+/// has packed it, in packed-refs. git names the files, so a linked
+/// worktree's HEAD and the shared refs are both found. Only files that
+/// exist are watched: a missing one would rebuild hiops every time.
 fn watch_head() {
     println!("cargo:rerun-if-changed=build.rs");
-    let mut files = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    let mut watched = vec![git_path("HEAD")];
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        files.push(branch);
+        let loose = git_path(&branch).filter(|p| p.exists());
+        watched.push(loose.or_else(|| git_path("packed-refs")));
     }
-    for name in files {
-        let Some(path) = git(&["rev-parse", "--path-format=absolute", "--git-path", &name]) else {
-            continue;
-        };
-        let path = std::path::PathBuf::from(path);
-        let watched = match path.exists() {
-            true => Some(path.as_path()),
-            false => path.parent().filter(|dir| dir.exists()),
-        };
-        if let Some(p) = watched {
-            println!("cargo:rerun-if-changed={}", p.display());
-        }
+    for path in watched.into_iter().flatten().filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
     }
+}
+
+fn git_path(name: &str) -> Option<std::path::PathBuf> {
+    git(&["rev-parse", "--path-format=absolute", "--git-path", name]).map(Into::into)
 }
