@@ -86,7 +86,7 @@ fn run_flag(f: &RunFlag) -> Arg {
 
 fn fio_flag(f: &FioFlag) -> Arg {
     let help = match f.handling {
-        Handling::Implemented => format!("fio's --{}: see `hiops run --help`", f.name),
+        Handling::Implemented { help, .. } => help.to_string(),
         Handling::NoEffect(why) => format!("accepted, no effect here: {why}"),
         Handling::Refused(why) => format!("refused: {why}"),
     };

@@ -16,8 +16,12 @@ pub enum Value {
 /// What hiops does with a flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Handling {
-    /// Implemented: `args::parse` reads it.
-    Implemented,
+    /// Implemented: `args::parse` reads it; `hiops run --help` shows it
+    /// as `usage` with `help` beside it.
+    Implemented {
+        usage: &'static str,
+        help: &'static str,
+    },
     /// Accepted; the run says it has no effect here, and why.
     NoEffect(&'static str),
     /// Refused with this reason and what to do instead.
@@ -38,37 +42,42 @@ const fn flag(name: &'static str, value: Value, handling: Handling) -> FioFlag {
     }
 }
 
-use Handling::{Implemented, NoEffect, Refused};
+/// An implemented flag, as `--help` shows it.
+const fn does(usage: &'static str, help: &'static str) -> Handling {
+    Handling::Implemented { usage, help }
+}
+
+use Handling::{NoEffect, Refused};
 use Value::{None as NoValue, Optional, Required};
 
 const MPI: &str = "hiops has no client/server mode; run one hiops per node under mpirun (a build with --features mpi): the ranks start each phase together and rank 0 prints the merged result, as fio's client does";
 
 /// Every flag of fio 3.33's `l_opts` (Linux build), in its order.
 pub static FIO_FLAGS: &[FioFlag] = &[
-    flag("output", Required, Implemented),
+    flag("output", Required, does("--output=FILE", "write the result to FILE")),
     flag("latency-log", Required, Refused("fio 3.33 refuses it too (deprecated): use the job option write_lat_log=NAME")),
     flag("bandwidth-log", Optional, NoEffect("hiops writes no aggregate bandwidth log; use the job option write_bw_log=NAME for each job's")),
-    flag("minimal", NoValue, Implemented),
-    flag("output-format", Required, Implemented),
-    flag("append-terse", Optional, Implemented),
-    flag("version", NoValue, Implemented),
-    flag("help", NoValue, Implemented),
-    flag("cmdhelp", Optional, Implemented),
-    flag("enghelp", Optional, Implemented),
-    flag("showcmd", NoValue, Implemented),
-    flag("readonly", NoValue, Implemented),
-    flag("eta", Required, Implemented),
+    flag("minimal", NoValue, does("--minimal", "fio's terse lines instead of the normal text")),
+    flag("output-format", Required, does("--output-format=FORMAT", "normal, terse, json or json+ (several joined by commas)")),
+    flag("append-terse", Optional, does("--append-terse", "fio's terse lines with the normal text")),
+    flag("version", NoValue, does("--version", "hiops' version")),
+    flag("help", NoValue, does("--help", "this text")),
+    flag("cmdhelp", Optional, does("--cmdhelp[=OPTION|all]", "an option's help")),
+    flag("enghelp", Optional, does("--enghelp[=ENGINE]", "the I/O engines")),
+    flag("showcmd", NoValue, does("--showcmd", "print each job file as a command line")),
+    flag("readonly", NoValue, does("--readonly", "refuse every job that would write")),
+    flag("eta", Required, does("--eta=auto|always|never", "when the progress line shows")),
     flag("eta-interval", Required, NoEffect("hiops' progress line keeps its own pace (about every 200 ms)")),
     flag("eta-newline", Required, NoEffect("hiops' progress line is redrawn in place, on a terminal only")),
-    flag("debug", Required, Implemented),
-    flag("parse-only", NoValue, Implemented),
-    flag("section", Required, Implemented),
+    flag("debug", Required, does("--debug=CAT[,CAT]", "trace parse, job, file, process, io, verify on stderr (--debug=help lists them)")),
+    flag("parse-only", NoValue, does("--parse-only", "print the jobs, phases and each job's resolved options; run nothing")),
+    flag("section", Required, does("--section=NAME", "run only job section NAME (repeatable)")),
     flag("inflate-log", Required, Refused("hiops reads and writes its logs uncompressed; inflate fio's compressed logs with fio --inflate-log")),
     flag("alloc-size", Required, NoEffect("hiops has no shared smalloc pool to size")),
-    flag("profile", Required, Implemented),
-    flag("warnings-fatal", NoValue, Implemented),
-    flag("max-jobs", Required, Implemented),
-    flag("terse-version", Required, Implemented),
+    flag("profile", Required, does("--profile=NAME", "fio's built-in job profiles are refused by name; hiops' --profile[=EVENT:HZ] samples the CPUs")),
+    flag("warnings-fatal", NoValue, does("--warnings-fatal", "an ignored option stops the run")),
+    flag("max-jobs", Required, does("--max-jobs=N", "refuse jobs needing more than N threads")),
+    flag("terse-version", Required, does("--terse-version=2|3|4|5", "the terse layout (default 3)")),
     flag("server", Optional, Refused(MPI)),
     flag("daemonize", Required, Refused(MPI)),
     flag("client", Required, Refused(MPI)),

@@ -1,6 +1,7 @@
 //! `hiops run --help`, and fio's `--cmdhelp` and `--enghelp`.
 
 use super::fio_flags::{FioFlag, Handling, FIO_FLAGS};
+use super::run_flags::RUN_FLAGS;
 use hiops_bench::BenchError;
 use hiops_fio::options::{lookup, Lookup, OptDef, OPTIONS};
 
@@ -27,28 +28,20 @@ job files start from the defaults, each in a phase of its own.
 hiops flags:
 ",
     );
-    s.push_str(&super::run_flags::help_lines());
+    for f in RUN_FLAGS {
+        s.push_str(&two_columns(f.usage, f.help));
+    }
+    s.push_str("\nfio's flags:\n");
+    for f in FIO_FLAGS
+        .iter()
+        .filter(|f| !RUN_FLAGS.iter().any(|r| r.name == f.name))
+    {
+        if let Handling::Implemented { usage, help } = f.handling {
+            s.push_str(&two_columns(usage, help));
+        }
+    }
     s.push_str(
-        "
-fio's flags:
-  --parse-only                         print the jobs, phases and each job's
-                                       resolved options; run nothing
-  --readonly                           refuse every job that would write
-  --section=NAME                       run only job section NAME (repeatable)
-  --max-jobs=N                         refuse jobs needing more than N threads
-  --showcmd                            print each job file as a command line
-  --debug=CAT[,CAT]                    trace parse, job, file, process, io,
-                                       verify on stderr (--debug=help lists
-                                       them)
-  --cmdhelp[=OPTION|all]               an option's help
-  --enghelp[=ENGINE]                   the I/O engines
-  --eta=auto|always|never              when the progress line shows
-  --warnings-fatal                     an ignored option stops the run
-  --minimal, --append-terse           fio's terse lines instead of, or with,
-                                       the normal text
-  --terse-version=2|3|4|5              the terse layout (default 3)
-  --version                            hiops' version
-  accepted with a note that they have no effect here:
+        "  accepted with a note that they have no effect here:
 ",
     );
     let no_effect = |f: &&FioFlag| matches!(f.handling, Handling::NoEffect(_));
@@ -64,6 +57,31 @@ fio's flags:
         "\nSizes: 4k, 1m, 2g (kb_base decides 1000 or 1024); times: 10 (s), 500ms, 2m, 100us.\n",
     );
     s
+}
+
+/// A flag's line: its usage, then its help wrapped in a column of its own
+/// (on the next line when the usage is too wide).
+fn two_columns(usage: &str, help: &str) -> String {
+    const COLUMN: usize = 39;
+    const WIDTH: usize = 80;
+    let mut out = String::new();
+    let mut line = format!("  {usage}");
+    if line.len() >= COLUMN - 1 {
+        out.push_str(&line);
+        out.push('\n');
+        line.clear();
+    }
+    for word in help.split(' ') {
+        if line.len() + 1 + word.len() > WIDTH && line.len() > COLUMN {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line.clear();
+        }
+        let pad = COLUMN.saturating_sub(line.len()).max(1);
+        line.push_str(&" ".repeat(pad));
+        line.push_str(word);
+    }
+    out + &line + "\n"
 }
 
 /// Flag names as indented lines of at most about 76 columns.

@@ -317,7 +317,7 @@ fn fio_flag(
             inv.no_effect.push(format!("{shown}: {why}"));
             return Ok(None);
         }
-        fio_flags::Handling::Implemented => {}
+        fio_flags::Handling::Implemented { .. } => {}
     }
     let v = value.unwrap_or_default();
     match name {

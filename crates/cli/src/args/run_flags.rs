@@ -44,35 +44,3 @@ pub static RUN_FLAGS: &[RunFlag] = &[
         "under mpirun: every rank stops when the first has done its work (IOR's stonewalling; fio's stonewall option keeps its own meaning)"),
     flag("help", Some('h'), Value::None, "--help, -h", "this text"),
 ];
-
-/// The flags as `hiops run --help` lists them: usage, then the help
-/// wrapped in a column of its own.
-pub fn help_lines() -> String {
-    const COLUMN: usize = 39;
-    const WIDTH: usize = 80;
-    let mut out = String::new();
-    for f in RUN_FLAGS {
-        let mut line = format!("  {}", f.usage);
-        if line.len() >= COLUMN - 1 {
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
-        }
-        for word in f.help.split(' ') {
-            if line.len() + 1 + word.len() > WIDTH && line.len() > COLUMN {
-                out.push_str(line.trim_end());
-                out.push('\n');
-                line.clear();
-            }
-            if line.len() < COLUMN {
-                line.push_str(&" ".repeat(COLUMN - line.len()));
-            } else {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
