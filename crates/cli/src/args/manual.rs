@@ -14,7 +14,11 @@ use std::io::{self, Write};
 pub fn page() -> io::Result<Vec<u8>> {
     let mut cmd = completion::command().disable_help_subcommand(true);
     cmd.build();
-    let man = Man::new(cmd.clone()).date(env!("HIOPS_COMMIT_DATE"));
+    // The page's footer: the release and the date of its commit; the full
+    // version line (commit, features, engines) is in its VERSION section.
+    let man = Man::new(cmd.clone())
+        .date(env!("HIOPS_COMMIT_DATE"))
+        .source(format!("hiops {}", env!("CARGO_PKG_VERSION")));
     let mut out = Vec::new();
     man.render_title(&mut out)?;
     man.render_name_section(&mut out)?;
