@@ -91,7 +91,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("trigger-timeout", Required, NoEffect("hiops runs no trigger commands")),
     flag("trigger", Required, NoEffect("hiops runs no trigger commands")),
     flag("trigger-remote", Required, NoEffect("hiops runs no trigger commands")),
-    flag("aux-path", Required, Implemented),
+    flag("aux-path", Required, does("--aux-path=DIR", "where verify state files (and verify_dump's files) go; DIR must exist")),
     flag("merge-blktrace-only", NoValue, Refused("hiops does not merge blktrace files; run fio --merge-blktrace-only")),
 ];
 
