@@ -6,51 +6,15 @@
 //! --aux-path holds the state files. Tests needing fio are skipped (with a
 //! line saying so) without /usr/bin/fio.
 
+mod common;
+
+use common::{fio_in as fio, have_fio, hiops_json_in as hiops, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-const FIO: &str = "/usr/bin/fio";
-
-fn have_fio() -> bool {
-    if Path::new(FIO).exists() {
-        return true;
-    }
-    eprintln!("skipped: {FIO} is not installed");
-    false
-}
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
-}
-
-fn fio(dir: &Path, args: &[String]) -> Output {
-    Command::new(FIO)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(args)
-        .output()
-        .expect("fio starts")
-}
-
-fn hiops(dir: &Path, args: &[String]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .arg("run")
-        .arg("--no-progress")
-        .arg("--output-format=json")
-        .args(args)
-        .output()
-        .expect("hiops starts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn json(o: &Output) -> serde_json::Value {

@@ -43,6 +43,34 @@ pub fn json_of(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).expect("hiops' output is JSON")
 }
 
+/// fio 3.33 as Debian installs it: the tests that compare with fio.
+pub const FIO: &str = "/usr/bin/fio";
+
+/// Whether fio is here; says why the test is skipped when it is not.
+pub fn have_fio() -> bool {
+    if Path::new(FIO).exists() {
+        return true;
+    }
+    eprintln!("skipped: {FIO} is not installed");
+    false
+}
+
+/// fio with `args` in `dir`, with no stdin.
+pub fn fio_in(dir: &Path, args: &[String]) -> Output {
+    Command::new(FIO)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .output()
+        .expect("fio starts")
+}
+
+/// [`run_json_in`] with owned arguments, the run's outcome not judged.
+pub fn hiops_json_in(dir: &Path, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_json_in(dir, &args)
+}
+
 /// A process's stdout then stderr, for failure messages.
 pub fn text(o: &Output) -> String {
     format!(
