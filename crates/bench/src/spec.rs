@@ -363,6 +363,28 @@ pub struct JobMeta {
     pub ignored: Vec<String>,
     /// fio's unified_rw_reporting.
     pub unified_rw: UnifiedRw,
+    /// Which latencies the report gives percentiles for.
+    pub shown_percentiles: LatPercentiles,
+}
+
+/// fio's slat_percentiles, clat_percentiles and lat_percentiles: which
+/// latencies get percentiles (and json+ bins) in the report; clat's alone
+/// by default, as in fio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatPercentiles {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+}
+
+impl Default for LatPercentiles {
+    fn default() -> Self {
+        LatPercentiles {
+            slat: false,
+            clat: true,
+            lat: false,
+        }
+    }
 }
 
 /// fio's unified_rw_reporting: reads, writes and trims reported apart (its

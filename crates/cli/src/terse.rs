@@ -134,9 +134,15 @@ fn direction(f: &mut Vec<String>, d: &Value, version: u32, list: &[(f64, u64)]) 
     }
 }
 
-/// A direction's completion-latency percentiles (ns), in order.
+/// A direction's latency percentiles (ns), in order: lat's where the job
+/// asked for them, else clat's (as fio's terse lines choose).
 fn percentiles(d: &Value) -> Vec<(f64, u64)> {
-    let mut points: Vec<(f64, u64)> = d["clat_ns"]["percentile"]
+    let of = if d["lat_ns"].get("percentile").is_some() {
+        "lat_ns"
+    } else {
+        "clat_ns"
+    };
+    let mut points: Vec<(f64, u64)> = d[of]["percentile"]
         .as_object()
         .into_iter()
         .flatten()

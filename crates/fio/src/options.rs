@@ -93,6 +93,11 @@ pub struct Draft {
     pub group_reporting: bool,
     /// fio's unified_rw_reporting (a report option: kept for JobMeta).
     pub unified_rw: Option<UnifiedRw>,
+    /// fio's slat_percentiles, clat_percentiles, lat_percentiles (report
+    /// options, kept for JobMeta).
+    pub slat_percentiles: Option<bool>,
+    pub clat_percentiles: Option<bool>,
+    pub lat_percentiles: Option<bool>,
     pub verify: Option<VerifyMode>,
     pub verify_pattern: Option<Vec<u8>>,
     /// Where `%o` stands in verify_pattern.
@@ -724,7 +729,9 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("disable_clat", [], flag, "Accepted, no effect: hiops always measures clat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("disable_slat", [], flag, "Accepted, no effect: hiops always measures slat (one clock read per batch); the figure stays in the output.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("disable_bw_measurement", ["disable_bw"], flag, "Accepted, no effect: hiops' per-second series reads shared counters once a second, which costs the I/O path nothing.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("clat_percentiles", [], flag, "Accepted, no effect: hiops always reports completion-latency percentiles.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("clat_percentiles", [], flag, "Report completion-latency (clat) percentiles (default 1, as fio).", |d, v| { d.clat_percentiles = Some(value::boolean(v)?); Ok(()) }),
+    opt!("lat_percentiles", [], flag, "Report total-latency (lat: submission and completion) percentiles too (default 0, as fio).", |d, v| { d.lat_percentiles = Some(value::boolean(v)?); Ok(()) }),
+    opt!("slat_percentiles", [], flag, "Report submission-latency (slat) percentiles too (default 0, as fio).", |d, v| { d.slat_percentiles = Some(value::boolean(v)?); Ok(()) }),
     opt!("disk_util", [], flag, "Accepted, no effect: hiops reports disk_util for every block device it finds under the targets.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("clocksource", [], value, "How I/O is timed, as in fio: cpu (the time-stamp counter scaled to CLOCK_MONOTONIC's nanoseconds; the default where the kernel itself keeps time with it) or clock_gettime (CLOCK_MONOTONIC through the vDSO; gettimeofday reads it too).", |d, v| {
         d.clocksource = Some(match need(v)? {
@@ -1078,14 +1085,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "ioscheduler",
         "set /sys/block/DEV/queue/scheduler before the run",
-    ),
-    (
-        "lat_percentiles",
-        "hiops reports completion-latency (clat) percentiles only; drop it",
-    ),
-    (
-        "slat_percentiles",
-        "hiops reports slat's min, max and mean, not its percentiles; drop it",
     ),
     ("sync", "use direct=1 or fsync=N"),
     ("sync_file_range", "use fdatasync=N"),

@@ -9,7 +9,7 @@ use crate::options::{lookup, Draft, FadviseHint, Lookup};
 use crate::value::{quoted, shown, KbBase};
 use hiops_bench::safety::Grants;
 use hiops_bench::spec::Fadvise;
-use hiops_bench::spec::{Amount, JobMeta};
+use hiops_bench::spec::{Amount, JobMeta, LatPercentiles};
 use hiops_bench::{JobSpec, PathSpec, RwMode, TargetSpec, VerifyMode};
 use hiops_hal::EngineKind;
 use std::fs::File;
@@ -259,6 +259,7 @@ fn spec_of(
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;
     let unified_rw = draft.unified_rw.unwrap_or_default();
+    let shown_percentiles = shown_percentiles(&draft);
     let (mut spec, own_temp) =
         draft
             .into_spec(defaults)
@@ -286,8 +287,27 @@ fn spec_of(
         percentiles,
         ignored,
         unified_rw,
+        shown_percentiles,
     };
     Ok((spec, own_temp))
+}
+
+/// Which latencies get percentiles: fio's defaults (clat's alone), none
+/// under gtod_reduce (fio turns all three off: no latency is measured).
+fn shown_percentiles(d: &Draft) -> LatPercentiles {
+    if d.gtod_reduce == Some(true) {
+        return LatPercentiles {
+            slat: false,
+            clat: false,
+            lat: false,
+        };
+    }
+    let fio = LatPercentiles::default();
+    LatPercentiles {
+        slat: d.slat_percentiles.unwrap_or(fio.slat),
+        clat: d.clat_percentiles.unwrap_or(fio.clat),
+        lat: d.lat_percentiles.unwrap_or(fio.lat),
+    }
 }
 
 /// Creates `path`, or `{path}.N` for the first N not taken (a file an older

@@ -3,7 +3,7 @@
 //! under `hiops`.
 
 use crate::derived::{interrupts_per_io, iops, latency_splits};
-use hiops_bench::spec::SsMetric;
+use hiops_bench::spec::{LatPercentiles, SsMetric};
 use hiops_bench::{DirStats, JobResult, RunResult};
 use hiops_stats::{Histogram, DEFAULT_PERCENTILES};
 use serde_json::{json, Map, Value};
@@ -45,13 +45,23 @@ fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, bins: bool) -> Value {
     Value::Object(o)
 }
 
-fn dir_obj(
-    d: &DirStats,
-    runtime_ns: u64,
-    series: &[f64],
+/// How a direction's latencies are shown: which get percentiles (and, in
+/// json+, bins) and at which points.
+#[derive(Clone, Copy)]
+struct Shown<'a> {
+    list: &'a [f64],
+    kinds: LatPercentiles,
     bins: bool,
-    percentiles: &[f64],
-) -> Value {
+}
+
+impl Shown<'_> {
+    /// One latency's object: with percentiles (and bins) when `on`.
+    fn lat(&self, h: &Histogram, on: bool) -> Value {
+        lat_obj(h, on.then_some(self.list), on && self.bins)
+    }
+}
+
+fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], shown: Shown<'_>) -> Value {
     // A direction measured over a time of its own (reads of a verify pass).
     let runtime_ns = if d.runtime_ns > 0 {
         d.runtime_ns
@@ -75,9 +85,9 @@ fn dir_obj(
         "total_ios": d.ios,
         "short_ios": d.short_ios,
         "drop_ios": 0,
-        "slat_ns": lat_obj(&d.slat, None, false),
-        "clat_ns": lat_obj(&d.clat, Some(percentiles), bins),
-        "lat_ns": lat_obj(&d.lat, None, false),
+        "slat_ns": shown.lat(&d.slat, shown.kinds.slat),
+        "clat_ns": shown.lat(&d.clat, shown.kinds.clat),
+        "lat_ns": shown.lat(&d.lat, shown.kinds.lat),
         "iops_min": mn.round() as u64,
         "iops_max": mx.round() as u64,
         "iops_mean": mean,
@@ -298,7 +308,7 @@ fn unify_directions(
     obj: &mut Value,
     job: &JobResult,
     (rs, ws): (&[f64], &[f64]),
-    (bins, percentiles): (bool, &[f64]),
+    shown: Shown<'_>,
 ) {
     use hiops_bench::spec::UnifiedRw;
     let unified = job.spec.meta.unified_rw;
@@ -307,7 +317,7 @@ fn unify_directions(
     }
     let mixed = job.merged_all();
     let series: Vec<f64> = rs.iter().zip(ws).map(|(r, w)| r + w).collect();
-    let dir = dir_obj(&mixed, job.runtime_ns(), &series, bins, percentiles);
+    let dir = dir_obj(&mixed, job.runtime_ns(), &series, shown);
     let map = obj.as_object_mut().expect("a job is an object");
     if unified == UnifiedRw::Mixed {
         for d in ["read", "write", "trim"] {
@@ -328,6 +338,11 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         .percentiles
         .as_deref()
         .unwrap_or(&DEFAULT_PERCENTILES);
+    let shown = Shown {
+        list: percentiles,
+        kinds: job.spec.meta.shown_percentiles,
+        bins,
+    };
     let rs: Vec<f64> = if single {
         r.series.iter().map(|p| p.read_iops).collect()
     } else {
@@ -362,9 +377,9 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "eta": 0,
         "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
-        "read": dir_obj(&rd, rt, &rs, bins, percentiles),
-        "write": dir_obj(&wr, rt, &ws, bins, percentiles),
-        "trim": dir_obj(&job.merged_trim(), rt, &[], bins, percentiles),
+        "read": dir_obj(&rd, rt, &rs, shown),
+        "write": dir_obj(&wr, rt, &ws, shown),
+        "trim": dir_obj(&job.merged_trim(), rt, &[], shown),
         "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
         "iodepth_level": iodepth_level(job),
         "job_runtime": job_runtime_ns(job) / 1_000_000,
@@ -395,7 +410,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
             "path": crate::derived::path_figures(job),
         },
     });
-    unify_directions(&mut obj, job, (&rs, &ws), (bins, percentiles));
+    unify_directions(&mut obj, job, (&rs, &ws), shown);
     if let Some(ss) = steadystate {
         obj["steadystate"] = ss;
     }

@@ -1,7 +1,7 @@
 //! The terminal summary, laid out like fio's so its readers feel at home.
 
 use crate::derived::{interrupts_per_io, iops, latency_splits};
-use hiops_bench::spec::UnifiedRw;
+use hiops_bench::spec::{LatPercentiles, UnifiedRw};
 use hiops_bench::units::format_bytes;
 use hiops_bench::{DirStats, JobResult, RunResult};
 use hiops_stats::Histogram;
@@ -39,9 +39,15 @@ fn num(v: f64) -> String {
     }
 }
 
-/// `untimed`: the job read no clock per I/O (fio's gtod_reduce), so it has
-/// no latency to show.
-fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64, untimed: bool) {
+/// `shown`: the latencies to give percentiles for; None when the job read
+/// no clock per I/O (fio's gtod_reduce), so it has no latency to show.
+fn dir_block(
+    out: &mut String,
+    name: &str,
+    d: &DirStats,
+    runtime_ns: u64,
+    shown: Option<LatPercentiles>,
+) {
     if d.ios == 0 {
         return;
     }
@@ -62,21 +68,23 @@ fn dir_block(out: &mut String, name: &str, d: &DirStats, runtime_ns: u64, untime
         format_bytes(d.bytes as f64),
         secs
     );
-    if untimed {
-        let _ = writeln!(
-            out,
-            "    slat, clat, lat: not measured (gtod_reduce=1 reads no clock per I/O)"
-        );
-    } else {
-        latency_lines(out, d);
+    match shown {
+        Some(shown) => latency_lines(out, d, shown),
+        None => {
+            let _ = writeln!(
+                out,
+                "    slat, clat, lat: not measured (gtod_reduce=1 reads no clock per I/O)"
+            );
+        }
     }
     if d.short_ios > 0 {
         let _ = writeln!(out, "    short transfers: {}", d.short_ios);
     }
 }
 
-/// slat, clat and lat, and clat's percentiles.
-fn latency_lines(out: &mut String, d: &DirStats) {
+/// slat, clat and lat, and the percentiles of those the job asks for
+/// (clat's alone by default, as fio).
+fn latency_lines(out: &mut String, d: &DirStats, shown: LatPercentiles) {
     let (u, div) = unit(&d.clat);
     for (name, h) in [("slat", &d.slat), ("clat", &d.clat), (" lat", &d.lat)] {
         let _ = writeln!(
@@ -88,17 +96,26 @@ fn latency_lines(out: &mut String, d: &DirStats) {
             num(h.stddev() / div)
         );
     }
-    let p = |q: f64| num(d.clat.percentile(q) as f64 / div);
-    let _ = writeln!(
-        out,
-        "    clat percentiles ({u}): p50={}, p90={}, p99={}, p99.9={}, p99.99={}, max={}",
-        p(50.0),
-        p(90.0),
-        p(99.0),
-        p(99.9),
-        p(99.99),
-        num(d.clat.max() as f64 / div)
-    );
+    for (name, h, on) in [
+        ("slat", &d.slat, shown.slat),
+        ("clat", &d.clat, shown.clat),
+        ("lat", &d.lat, shown.lat),
+    ] {
+        if !on || h.count() == 0 {
+            continue;
+        }
+        let p = |q: f64| num(h.percentile(q) as f64 / div);
+        let _ = writeln!(
+            out,
+            "    {name} percentiles ({u}): p50={}, p90={}, p99={}, p99.9={}, p99.99={}, max={}",
+            p(50.0),
+            p(90.0),
+            p(99.0),
+            p(99.9),
+            p(99.99),
+            num(h.max() as f64 / div)
+        );
+    }
 }
 
 /// Several phases (stonewalls, job files), one after the other.
@@ -267,16 +284,16 @@ fn path_lines(out: &mut String, job: &JobResult) {
 fn job_results(out: &mut String, job: &JobResult) {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
-    let untimed = job.spec.gtod_reduce;
+    let shown = (!job.spec.gtod_reduce).then_some(job.spec.meta.shown_percentiles);
     let tr = job.merged_trim();
     let unified = job.spec.meta.unified_rw;
     if unified != UnifiedRw::Mixed {
-        dir_block(out, "read", &rd, rt, untimed);
-        dir_block(out, "write", &wr, rt, untimed);
-        dir_block(out, "trim", &tr, rt, untimed);
+        dir_block(out, "read", &rd, rt, shown);
+        dir_block(out, "write", &wr, rt, shown);
+        dir_block(out, "trim", &tr, rt, shown);
     }
     if unified != UnifiedRw::Apart {
-        dir_block(out, "mixed", &job.merged_all(), rt, untimed);
+        dir_block(out, "mixed", &job.merged_all(), rt, shown);
     }
     if let Some(d) = job.depth().filter(|d| d.issued > 0) {
         let depth = job.spec.effective_depth();
