@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{fio_in as fio, have_fio, hiops_json_in as hiops, text};
+use common::{fio_in as fio, have_fio, hiops_json_in as hiops, text, VERIFY_CASES};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -66,33 +66,9 @@ fn fio_clean(o: &Output) -> bool {
         && !t.contains("err=84")
 }
 
-/// The verify options of each case, and a byte of block 5 whose change
-/// the algorithm catches (meta checks the header alone; fio's sha512
-/// compares copies of some payload bytes only: the 100th is one).
-const CASES: &[(&str, u64)] = &[
-    ("--verify=md5", 1000),
-    ("--verify=crc64", 1000),
-    ("--verify=crc32", 1000),
-    ("--verify=crc32c", 1000),
-    ("--verify=crc32c-intel", 1000),
-    ("--verify=crc16", 1000),
-    ("--verify=crc7", 1000),
-    ("--verify=sha1", 1000),
-    ("--verify=sha256", 1000),
-    ("--verify=sha512", 40 + 128 + 100),
-    ("--verify=sha3-224", 1000),
-    ("--verify=sha3-256", 1000),
-    ("--verify=sha3-384", 1000),
-    ("--verify=sha3-512", 1000),
-    ("--verify=xxhash", 1000),
-    ("--verify=meta", 10),
-    ("--verify_pattern=0xdeadbeef", 1000),
-    ("--verify=pattern --verify_pattern=\"hiops\"", 1000),
-    ("--verify=meta --verify_pattern=%o", 1000),
-    ("--verify=md5 --verify_pattern=0x5a%o", 1000),
-    ("--verify=sha256 --verify_offset=1024", 1000),
-    ("--verify=crc32c --verify_interval=512", 3000),
-];
+/// verify_read's own case beside the shared ones: a verify interval
+/// smaller than the block.
+const OWN_CASES: &[(&str, u64)] = &[("--verify=crc32c --verify_interval=512", 3000)];
 
 /// For each checksum: fio writes and hiops' read job (rw=read, or
 /// randread every other case) checks all 64 blocks (their 512 chunks with
@@ -107,7 +83,7 @@ fn a_read_job_checks_every_checksum_across_tools_and_catches_a_flipped_byte() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    for (i, (opts, flip_at)) in CASES.iter().enumerate() {
+    for (i, (opts, flip_at)) in VERIFY_CASES.iter().chain(OWN_CASES).enumerate() {
         let common = format!("--name=v --bs=4k --size=256k --ioengine=psync {opts}");
         let write = format!("{common} --rw=write --do_verify=0");
         let read_rw = if i % 2 == 0 { "read" } else { "randread" };

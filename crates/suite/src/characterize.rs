@@ -175,7 +175,6 @@ impl Plan {
     /// completion batching, CPUs allowed.
     fn target_sweeps(&self, t: &CharTarget) -> Vec<(String, SweepDef)> {
         let engines = param("ioengine", self.engines.clone());
-        let direct_buffered = || param("direct", vec!["1".into(), "0".into()]);
         let mut qd1 = vec!["--bs=4k", "--iodepth=1", "--numjobs=1", "--direct=1"];
         let mut paths = vec!["--bs=4k", "--iodepth=1", "--numjobs=1"];
         if self.profile {
@@ -185,7 +184,6 @@ impl Plan {
             paths.push("--profile");
         }
         let label = &t.label;
-        let copy_region = self.copy_region();
         let (threads, depth) = self.scaling_args();
         let mut out = vec![
             (
@@ -203,47 +201,11 @@ impl Plan {
                     t,
                     format!("{label}: clocks per I/O by engine and path"),
                     &paths,
-                    vec![engines, direct_buffered()],
-                ),
-            ),
-            (
-                format!("{label}-copy"),
-                self.def(
-                    t,
-                    format!("{label}: block size, direct vs buffered"),
-                    // Sequential over a small region: after the first pass
-                    // buffered reads come from the page cache, so what
-                    // grows with the block size is the copy.
-                    &[
-                        "--ioengine=psync",
-                        "--iodepth=1",
-                        "--numjobs=1",
-                        "--rw=read",
-                        &copy_region,
-                    ],
-                    vec![param("bs", self.copy_sizes.clone()), direct_buffered()],
-                ),
-            ),
-            (
-                format!("{label}-miss"),
-                self.def(
-                    t,
-                    format!("{label}: buffered reads that miss the page cache, by block size"),
-                    // Random reads over the whole region, each block once
-                    // a pass (fio's random map) and the cache dropped as
-                    // each pass starts (invalidate): every read a miss.
-                    &[
-                        "--ioengine=psync",
-                        "--iodepth=1",
-                        "--numjobs=1",
-                        "--rw=randread",
-                        "--direct=0",
-                        "--invalidate=1",
-                    ],
-                    vec![param("bs", self.copy_sizes.clone())],
+                    vec![engines, direct_and_buffered()],
                 ),
             ),
         ];
+        out.extend(self.copy_sweeps(t));
         if !self.batches.is_empty() {
             out.push((
                 format!("{label}-batch"),
@@ -278,6 +240,52 @@ impl Plan {
             ),
         ));
         out
+    }
+
+    /// The copy's cost over block sizes: direct against buffered on a
+    /// cached region, and the buffered miss path.
+    fn copy_sweeps(&self, t: &CharTarget) -> Vec<(String, SweepDef)> {
+        let label = &t.label;
+        let copy_region = self.copy_region();
+        vec![
+            (
+                format!("{label}-copy"),
+                self.def(
+                    t,
+                    format!("{label}: block size, direct vs buffered"),
+                    // Sequential over a small region: after the first pass
+                    // buffered reads come from the page cache, so what
+                    // grows with the block size is the copy.
+                    &[
+                        "--ioengine=psync",
+                        "--iodepth=1",
+                        "--numjobs=1",
+                        "--rw=read",
+                        &copy_region,
+                    ],
+                    vec![param("bs", self.copy_sizes.clone()), direct_and_buffered()],
+                ),
+            ),
+            (
+                format!("{label}-miss"),
+                self.def(
+                    t,
+                    format!("{label}: buffered reads that miss the page cache, by block size"),
+                    // Random reads over the whole region, each block once
+                    // a pass (fio's random map) and the cache dropped as
+                    // each pass starts (invalidate): every read a miss.
+                    &[
+                        "--ioengine=psync",
+                        "--iodepth=1",
+                        "--numjobs=1",
+                        "--rw=randread",
+                        "--direct=0",
+                        "--invalidate=1",
+                    ],
+                    vec![param("bs", self.copy_sizes.clone())],
+                ),
+            ),
+        ]
     }
 
     /// The copy sweep's region: 64 MiB, or less when the targets are
@@ -374,6 +382,11 @@ pub fn slope(pts: &[(f64, f64)]) -> Option<f64> {
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// O_DIRECT against the page cache, as a sweep parameter.
+fn direct_and_buffered() -> Param {
+    param("direct", vec!["1".into(), "0".into()])
 }
 
 /// Which component saturates first, from the CPU sweep: IOPS against the

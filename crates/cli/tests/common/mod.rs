@@ -71,6 +71,34 @@ pub fn hiops_json_in(dir: &Path, args: &[String]) -> Output {
     run_json_in(dir, &args)
 }
 
+/// fio's checksums and patterns as verify options, each with a byte of
+/// block 5 whose change the algorithm catches (meta checks the header
+/// alone; fio's sha512 compares copies of some payload bytes only: the
+/// 100th is one). The verify tests add cases of their own.
+pub const VERIFY_CASES: &[(&str, u64)] = &[
+    ("--verify=md5", 1000),
+    ("--verify=crc64", 1000),
+    ("--verify=crc32", 1000),
+    ("--verify=crc32c", 1000),
+    ("--verify=crc32c-intel", 1000),
+    ("--verify=crc16", 1000),
+    ("--verify=crc7", 1000),
+    ("--verify=sha1", 1000),
+    ("--verify=sha256", 1000),
+    ("--verify=sha512", 40 + 128 + 100),
+    ("--verify=sha3-224", 1000),
+    ("--verify=sha3-256", 1000),
+    ("--verify=sha3-384", 1000),
+    ("--verify=sha3-512", 1000),
+    ("--verify=xxhash", 1000),
+    ("--verify=meta", 10),
+    ("--verify_pattern=0xdeadbeef", 1000),
+    ("--verify=pattern --verify_pattern=\"hiops\"", 1000),
+    ("--verify=meta --verify_pattern=%o", 1000),
+    ("--verify=md5 --verify_pattern=0x5a%o", 1000),
+    ("--verify=sha256 --verify_offset=1024", 1000),
+];
+
 /// A process's stdout then stderr, for failure messages.
 pub fn text(o: &Output) -> String {
     format!(
