@@ -469,12 +469,8 @@ pub(crate) fn cache_line(c: &hiops_kv::CacheStats) -> String {
     if c.capacity == 0 {
         return "# cache: off (--cache-size 0)".into();
     }
-    let found = c.hits + c.misses;
-    let rate = if found > 0 {
-        c.hits as f64 * 100.0 / found as f64
-    } else {
-        0.0
-    };
+    // Since the store opened: against counters at zero.
+    let rate = c.hit_pct_since(&hiops_kv::CacheStats::default());
     format!(
         "# cache: {} hits, {} misses ({rate:.1}% hits), {} evictions, {} of {} bytes in {} entries",
         c.hits, c.misses, c.evictions, c.bytes, c.capacity, c.entries
