@@ -56,8 +56,9 @@ pub(crate) trait Driver {
     /// Sends every staged command. Returns how many went.
     fn submit(&mut self) -> Result<u32, String>;
     /// Waits for at least `min` completions (0: only looks) and hands each
-    /// one found to `each`. Returns how many.
-    fn reap(&mut self, min: u32, each: impl FnMut(Finished<'_>)) -> Result<usize, String>;
+    /// one found, at most `max` (0: no limit), to `each`. Returns how many.
+    fn reap(&mut self, min: u32, max: u32, each: impl FnMut(Finished<'_>))
+        -> Result<usize, String>;
     /// The depth account, brought up to now.
     fn depth_stats(&mut self) -> DepthStats;
     fn description(&self) -> String;
@@ -132,10 +133,19 @@ impl Driver for QueueDriver {
         self.queue.issue().map_err(|e| e.to_string())
     }
 
-    fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        mut each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, String> {
+        let room = match max {
+            0 => self.out.len(),
+            m => (m as usize).min(self.out.len()),
+        };
         let n = self
             .queue
-            .reap(min, &mut self.out)
+            .reap(min, &mut self.out[..room])
             .map_err(|e| e.to_string())?;
         let seen_ns = Some(self.queue.reaped_ns());
         for c in &self.out[..n] {
@@ -269,7 +279,12 @@ impl Driver for PathDriver<'_> {
         Ok(submit_one(self))
     }
 
-    fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+    fn reap(
+        &mut self,
+        _min: u32,
+        _max: u32,
+        mut each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, String> {
         let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };

@@ -176,7 +176,12 @@ impl Driver for FileCreateDriver {
         Ok(submit_one(self))
     }
 
-    fn reap(&mut self, _min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+    fn reap(
+        &mut self,
+        _min: u32,
+        _max: u32,
+        mut each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, String> {
         let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };

@@ -407,7 +407,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 .spec
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
-            self.reap(min);
+            self.reap(min, self.spec.iodepth_batch_complete_max);
             if src.stoppable() {
                 self.latency_step();
             }
@@ -537,8 +537,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         self.driver.stage(cmd, start_ns, fill).map(|()| true)
     }
 
-    /// Reaps and books; false when the driver itself failed.
-    fn reap(&mut self, min: u32) -> bool {
+    /// Reaps (at least `min`, at most `max`, 0: all there are) and books;
+    /// false when the driver itself failed.
+    fn reap(&mut self, min: u32, max: u32) -> bool {
         let books = &mut self.books;
         // One clock read per reap batch (its completions share it), as
         // docs/output.md says, taken once the wait has returned.
@@ -546,7 +547,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // the bandwidth and IOPS logs): the queue stamped nothing.
         let coarse = (!books.timed).then(hiops_hal::clock::coarse_now_ns);
         let mut done = None;
-        let r = self.driver.reap(min, |f| {
+        let r = self.driver.reap(min, max, |f| {
             let at = coarse
                 .or(f.seen_ns)
                 .unwrap_or_else(|| *done.get_or_insert_with(now_ns));
@@ -567,7 +568,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 self.books.error.get_or_insert(format!("draining: {e}"));
                 break;
             }
-            if !self.reap(1) {
+            if !self.reap(1, 0) {
                 break;
             }
         }

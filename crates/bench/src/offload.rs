@@ -151,7 +151,7 @@ fn serve(shared: &Shared, mut queue: QueueDriver) {
             .stage(w.cmd, w.user, |b| b.copy_from_slice(&w.buf[..len]))
             .and_then(|()| queue.submit())
             .and_then(|_| {
-                queue.reap(1, |f| {
+                queue.reap(1, 0, |f| {
                     if f.cmd.op == Op::Read && f.result > 0 {
                         w.buf[..len].copy_from_slice(f.data);
                     }
@@ -216,7 +216,12 @@ impl Driver for OffloadDriver {
         Ok(n)
     }
 
-    fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        mut each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, String> {
         {
             let mut s = self.shared.lock();
             while (s.done.len() as u32) < min.min(self.in_flight) {
@@ -226,7 +231,11 @@ impl Driver for OffloadDriver {
                     .wait(s)
                     .unwrap_or_else(|p| p.into_inner());
             }
-            std::mem::swap(&mut s.done, &mut self.reaped);
+            let take = match max {
+                0 => s.done.len(),
+                m => s.done.len().min(m as usize),
+            };
+            self.reaped.extend(s.done.drain(..take));
         }
         let n = self.reaped.len();
         self.account(now_ns());

@@ -580,6 +580,11 @@ pub struct JobSpec {
     pub iodepth_batch_submit: u32,
     /// Wait for at least this many completions per reap.
     pub iodepth_batch_complete_min: u32,
+    /// Take at most this many completions per reap (0: every one there
+    /// is). fio's default is `iodepth_batch_complete_min` (one), which
+    /// leaves completions in the ring, counted in flight, while the next
+    /// command is issued.
+    pub iodepth_batch_complete_max: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
     /// fio's `ioengine=filecreate`: a file's first I/O in a loop creates
@@ -783,6 +788,7 @@ impl JobSpec {
             iodepth: 32,
             iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
             filecreate: false,

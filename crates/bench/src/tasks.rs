@@ -201,7 +201,12 @@ impl Driver for TaskDriver {
         Ok(n)
     }
 
-    fn reap(&mut self, min: u32, mut each: impl FnMut(Finished<'_>)) -> Result<usize, String> {
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        mut each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, String> {
         let mail = self.mail.clone();
         self.exec.block_on(poll_fn(|cx| {
             let mut m = mail.borrow_mut();
@@ -213,7 +218,10 @@ impl Driver for TaskDriver {
         }));
         self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
-        let n = m.done.len();
+        let n = match max {
+            0 => m.done.len(),
+            limit => m.done.len().min(limit as usize),
+        };
         for _ in 0..n {
             let d = m.done.pop_front().expect("counted");
             let len = if d.cmd.op.is_sync() {
@@ -319,7 +327,7 @@ mod tests {
         let mut n = 0;
         while n < 2 {
             n += d
-                .reap(1, |f| seen.push((f.issued_ns, f.seen_ns, f.result)))
+                .reap(1, 0, |f| seen.push((f.issued_ns, f.seen_ns, f.result)))
                 .unwrap();
         }
         let booked = now_ns();

@@ -120,6 +120,39 @@ fn the_queue_is_kept_at_iodepth_on_the_null_and_mem_engines() {
     }
 }
 
+/// fio's iodepth_batch_complete_max: a reap that takes one completion
+/// leaves the rest counted in flight, so every submission after the first
+/// fill is at the full depth, however the kernel completes them.
+#[test]
+fn a_reap_of_one_keeps_every_submission_at_iodepth() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("r.dat");
+    let v = ok_json(
+        tmp.path(),
+        &[
+            &format!("--filename={}", file.display()),
+            "--ioengine=io_uring",
+            "--iodepth=16",
+            "--iodepth_batch_complete_max=1",
+            "--size=16m",
+            "--runtime=1",
+            "--ramp_time=0",
+        ],
+    );
+    let j = &v["jobs"][0];
+    let issued = f(&j["hiops"]["in_flight"]["issued"]);
+    assert!(issued > 1000.0, "issued {issued}");
+    // Only the first fill's commands (under 16) go at a lower depth.
+    let at_16 = f(&j["iodepth_level"]["16"]);
+    assert!(
+        at_16 >= 100.0 * (1.0 - 16.0 / issued) - 0.01,
+        "{}",
+        j["iodepth_level"]
+    );
+    let mean = f(&j["hiops"]["in_flight"]["mean_at_issue"]);
+    assert!(mean > 15.9 && mean <= 16.0, "mean at issue {mean}");
+}
+
 #[test]
 fn verify_reads_are_booked_as_reads() {
     let tmp = tempfile::tempdir().unwrap();

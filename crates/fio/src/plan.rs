@@ -873,6 +873,10 @@ impl Draft {
         }
         spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
         spec.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        // fio (init.c): a max below the min is raised to it.
+        spec.iodepth_batch_complete_max = self
+            .iodepth_batch_complete_max
+            .map_or(0, |m| m.max(spec.iodepth_batch_complete_min));
         spec.cpus_allowed = self.cpus_allowed.clone();
         if let Some(cpus) = &spec.cpus_allowed {
             let online = std::thread::available_parallelism()

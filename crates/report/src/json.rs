@@ -627,6 +627,9 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
             Some(Err(why)) => json!({"unavailable": why}),
             Some(Ok(t)) => json!(t),
         },
+        "device_queue": r.devices.iter().map(|d| json!({
+            "device": d.name, "mean": d.stats.mean_queue(r.window_ns as f64 / 1e6),
+        })).collect::<Vec<_>>(),
         "interrupts": interrupts_per_io(r).into_iter().map(|(d, names, per)| json!({"device": d, "vectors": names, "per_io": per})).collect::<Vec<_>>(),
         "latency_split": split,
         "series": r.series.iter().map(|p| json!({

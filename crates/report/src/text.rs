@@ -443,7 +443,7 @@ fn device_and_series_lines(out: &mut String, r: &RunResult) {
     for d in &r.devices {
         let _ = writeln!(
             out,
-            "Disk stats ({}): ios={}/{}, merges={}/{}, ticks={}/{} ms, util={:.1}%",
+            "Disk stats ({}): ios={}/{}, merges={}/{}, ticks={}/{} ms, util={:.1}%, mean queue at the block layer {:.1}",
             d.name,
             d.stats.reads,
             d.stats.writes,
@@ -451,7 +451,8 @@ fn device_and_series_lines(out: &mut String, r: &RunResult) {
             d.stats.write_merges,
             d.stats.read_ms,
             d.stats.write_ms,
-            d.stats.utilisation_pct(r.window_ns as f64 / 1e6)
+            d.stats.utilisation_pct(r.window_ns as f64 / 1e6),
+            d.stats.mean_queue(r.window_ns as f64 / 1e6)
         );
     }
     if r.series.len() >= 2 {
