@@ -11,7 +11,13 @@ per-pair ratios hiops/fio for:
   (ramp and startup count at the same rate for both tools);
 - mean commands in flight: fio's by Little's law (IOPS x mean lat, the time
   a slot is held from the I/O's creation to its completion); hiops' from its
-  queue's own account (commands the kernel holds, time-weighted).
+  queue's own account (commands the kernel holds, time-weighted). Both count
+  a completion in flight until the tool reaps it, and fio reaps one per call
+  (iodepth_batch_complete_max defaults to 1): the `-reap1` points run hiops
+  the same way;
+- the mean queue at the block layer: /proc/diskstats' weighted time in queue
+  of the target's device over each tool's whole run (the kernel's own
+  Little's law, the same for both tools: what the device side saw).
 Usage:
 
     bench/vs_fio.py [--pairs 5] [--runtime 4] [--points NAME,...] [--dir DIR]
@@ -49,15 +55,35 @@ def machine_busy_s():
     return (sum(f[:8]) - idle - iowait - steal) / hz
 
 
-def timed(cmd):
-    """Runs a tool; returns its JSON and the machine's busy CPU seconds per second of the run."""
+def device_of(path):
+    """The block device holding `path` (a device node or a file), as /proc/diskstats names it."""
+    st = os.stat(path)
+    dev = st.st_rdev if path.startswith("/dev/") else st.st_dev
+    link = os.path.realpath(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    return os.path.basename(link)
+
+
+def queue_ms(device):
+    """Field 11 of the device's /proc/diskstats line: weighted ms of requests held."""
+    for line in open("/proc/diskstats"):
+        f = line.split()
+        if f[2] == device:
+            return int(f[13])
+    return 0
+
+
+def timed(cmd, device):
+    """Runs a tool; returns its JSON, the machine's busy CPU seconds per second
+    of the run, and the device's mean queue over it."""
     import time
-    b0, t0 = machine_busy_s(), time.monotonic()
+    b0, q0, t0 = machine_busy_s(), queue_ms(device) if device else 0, time.monotonic()
     doc = run_json(cmd)
-    return doc, (machine_busy_s() - b0) / (time.monotonic() - t0)
+    elapsed = time.monotonic() - t0
+    queue = (queue_ms(device) - q0) / (elapsed * 1000) if device else float("nan")
+    return doc, (machine_busy_s() - b0) / elapsed, queue
 
 
-def figures(doc, busy_per_s, tsc_hz):
+def figures(doc, busy_per_s, queue, tsc_hz):
     job = doc["jobs"][0]
     ios = job["read"]["total_ios"] + job["write"]["total_ios"]
     iops = job["read"]["iops"] + job["write"]["iops"]
@@ -70,7 +96,7 @@ def figures(doc, busy_per_s, tsc_hz):
     else:
         lat = max(job["read"]["lat_ns"]["mean"], job["write"]["lat_ns"]["mean"])
         in_flight = iops * lat / 1e9
-    return iops, cpu_s * tsc_hz / max(ios, 1), machine, in_flight
+    return iops, cpu_s * tsc_hz / max(ios, 1), machine, in_flight, queue
 
 
 def points(file, zram, runtime):
@@ -79,7 +105,9 @@ def points(file, zram, runtime):
     p = {
         "disk-psync-qd1": (disk + ["--ioengine=psync", "--iodepth=1"], None),
         "disk-io_uring-qd32": (disk + ["--ioengine=io_uring", "--iodepth=32"], None),
+        "disk-io_uring-qd32-reap1": (disk + ["--ioengine=io_uring", "--iodepth=32"], disk + ["--ioengine=io_uring", "--iodepth=32", "--iodepth_batch_complete_max=1"]),
         "disk-io_uring-qd128": (disk + ["--ioengine=io_uring", "--iodepth=128"], None),
+        "disk-io_uring-qd128-reap1": (disk + ["--ioengine=io_uring", "--iodepth=128"], disk + ["--ioengine=io_uring", "--iodepth=128", "--iodepth_batch_complete_max=1"]),
         "disk-io_uring-qd512": (disk + ["--ioengine=io_uring", "--iodepth=512"], None),
         "disk-libaio-qd32": (disk + ["--ioengine=libaio", "--iodepth=32"], None),
         "disk-io_uring-qd32-fixed": (disk + ["--ioengine=io_uring", "--iodepth=32", "--fixedbufs", "--registerfiles"], None),
@@ -126,20 +154,24 @@ def main():
               f"hiops {subprocess.run([HIOPS, '--version'], capture_output=True, text=True).stdout.strip()}, "
               f"TSC {tsc/1e9:.3f} GHz, {a.pairs} pairs x {a.runtime}s (+1s ramp), alternating fio/hiops")
         print("| point | fio IOPS | hiops IOPS | IOPS ratio | fio clk/IO | hiops clk/IO | clk ratio "
-              "| fio machine clk/IO | hiops machine clk/IO | machine ratio | fio in flight | hiops in flight |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+              "| fio machine clk/IO | hiops machine clk/IO | machine ratio | fio in flight | hiops in flight "
+              "| fio block-layer queue | hiops block-layer queue |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for name, (common, hiops_only) in chosen.items():
+            target = next((x.split("=", 1)[1] for x in common if x.startswith("--filename=")), None)
+            device = device_of(target) if target else None
             fio_runs, hiops_runs = [], []
             for _ in range(a.pairs):
-                fio_runs.append(figures(*timed(fio_cmd(common)), tsc))
-                hiops_runs.append(figures(*timed(hiops_cmd(hiops_only or common)), tsc))
+                fio_runs.append(figures(*timed(fio_cmd(common), device), tsc))
+                hiops_runs.append(figures(*timed(hiops_cmd(hiops_only or common), device), tsc))
             med = statistics.median
             col = lambda runs, i: med([r[i] for r in runs])
             ratio = lambda i: med([h[i] / f[i] for f, h in zip(fio_runs, hiops_runs)])
             print(f"| {name} | {col(fio_runs, 0):.0f} | {col(hiops_runs, 0):.0f} | {ratio(0):.3f} "
                   f"| {col(fio_runs, 1):.0f} | {col(hiops_runs, 1):.0f} | {ratio(1):.3f} "
                   f"| {col(fio_runs, 2):.0f} | {col(hiops_runs, 2):.0f} | {ratio(2):.3f} "
-                  f"| {col(fio_runs, 3):.1f} | {col(hiops_runs, 3):.1f} |", flush=True)
+                  f"| {col(fio_runs, 3):.1f} | {col(hiops_runs, 3):.1f} "
+                  f"| {col(fio_runs, 4):.1f} | {col(hiops_runs, 4):.1f} |", flush=True)
     finally:
         if os.path.exists(file):
             os.remove(file)
