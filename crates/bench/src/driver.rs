@@ -6,7 +6,7 @@
 //! the loop keeps no copy of what is in flight.
 
 use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
-use hiops_hal::{Command, Completion, DepthStats, Op, Queue};
+use hiops_hal::{Command, Completion, DepthStats, HalError, Op, Queue};
 use hiops_path::{AlignedBuf, IoPath, ThreadStats};
 
 /// A finished command, as the job loop books it.
@@ -52,13 +52,17 @@ pub(crate) trait Driver {
         cmd: Command,
         user: u64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), String>;
+    ) -> Result<(), HalError>;
     /// Sends every staged command. Returns how many went.
-    fn submit(&mut self) -> Result<u32, String>;
+    fn submit(&mut self) -> Result<u32, HalError>;
     /// Waits for at least `min` completions (0: only looks) and hands each
     /// one found, at most `max` (0: no limit), to `each`. Returns how many.
-    fn reap(&mut self, min: u32, max: u32, each: impl FnMut(Finished<'_>))
-        -> Result<usize, String>;
+    fn reap(
+        &mut self,
+        min: u32,
+        max: u32,
+        each: impl FnMut(Finished<'_>),
+    ) -> Result<usize, HalError>;
     /// The depth account, brought up to now.
     fn depth_stats(&mut self) -> DepthStats;
     fn description(&self) -> String;
@@ -115,7 +119,7 @@ impl Driver for QueueDriver {
         cmd: Command,
         user: u64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), String> {
+    ) -> Result<(), HalError> {
         let tag = self
             .queue
             .get_free_tag()
@@ -123,14 +127,13 @@ impl Driver for QueueDriver {
         if cmd.op == Op::Write {
             fill(&mut self.queue.buffer_mut(tag)[..cmd.len as usize]);
         }
-        self.queue.bind(tag, cmd, user).map_err(|e| {
+        self.queue.bind(tag, cmd, user).inspect_err(|_| {
             self.queue.put_back_tag(tag);
-            e.to_string()
         })
     }
 
-    fn submit(&mut self) -> Result<u32, String> {
-        self.queue.issue().map_err(|e| e.to_string())
+    fn submit(&mut self) -> Result<u32, HalError> {
+        self.queue.issue()
     }
 
     fn reap(
@@ -138,15 +141,12 @@ impl Driver for QueueDriver {
         min: u32,
         max: u32,
         mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, HalError> {
         let room = match max {
             0 => self.out.len(),
             m => (m as usize).min(self.out.len()),
         };
-        let n = self
-            .queue
-            .reap(min, &mut self.out[..room])
-            .map_err(|e| e.to_string())?;
+        let n = self.queue.reap(min, &mut self.out[..room])?;
         let seen_ns = Some(self.queue.reaped_ns());
         for c in &self.out[..n] {
             let len = if c.cmd.op.is_sync() { 0 } else { c.cmd.len };
@@ -266,7 +266,7 @@ impl Driver for PathDriver<'_> {
         cmd: Command,
         user: u64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), String> {
+    ) -> Result<(), HalError> {
         assert_eq!(self.busy(), 0, "a path thread does one I/O at a time");
         if cmd.op == Op::Write {
             fill(&mut self.buf[..cmd.len as usize]);
@@ -275,7 +275,7 @@ impl Driver for PathDriver<'_> {
         Ok(())
     }
 
-    fn submit(&mut self) -> Result<u32, String> {
+    fn submit(&mut self) -> Result<u32, HalError> {
         Ok(submit_one(self))
     }
 
@@ -284,7 +284,7 @@ impl Driver for PathDriver<'_> {
         _min: u32,
         _max: u32,
         mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, HalError> {
         let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };

@@ -17,3 +17,72 @@ pub enum BenchError {
 pub(crate) fn usage<T>(msg: impl Into<String>) -> Result<T, BenchError> {
     Err(BenchError::Usage(msg.into()))
 }
+
+/// Why a job thread stopped before its end: the message the user reads,
+/// and the errno fio's `error` field carries for it (td_verror's).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    /// A command completed with `-errno`.
+    #[error("{op} of {len} bytes at offset {offset} failed: {}", std::io::Error::from_raw_os_error(*.errno))]
+    Command {
+        op: &'static str,
+        len: u32,
+        offset: u64,
+        errno: i32,
+    },
+    /// A system call of the I/O path failed (the HAL's error, with its
+    /// errno where it had one).
+    #[error("{message}")]
+    Engine { message: String, errno: Option<i32> },
+    /// The job fell below `rate_min` (fio: EIO, from check_min_rate).
+    #[error("{0}")]
+    RateMin(String),
+    /// `latency_target` cannot be met even at depth 1 (fio: ETIMEDOUT,
+    /// from lat_fatal).
+    #[error("{0}")]
+    Latency(String),
+    /// The job's own machinery failed: its logs, verify state, a replayed
+    /// trace, a drain.
+    #[error("{0}")]
+    Job(String),
+}
+
+impl JobError {
+    /// The errno fio would give the job for this failure, where one is
+    /// known.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            JobError::Command { errno, .. } => Some(*errno),
+            JobError::Engine { errno, .. } => *errno,
+            JobError::RateMin(_) => Some(libc::EIO),
+            JobError::Latency(_) => Some(libc::ETIMEDOUT),
+            JobError::Job(_) => None,
+        }
+    }
+
+    /// The same failure, said with what was being done when it happened.
+    pub(crate) fn during(self, what: &str) -> JobError {
+        match self {
+            JobError::Engine { message, errno } => JobError::Engine {
+                message: format!("{what}: {message}"),
+                errno,
+            },
+            other => JobError::Job(format!("{what}: {other}")),
+        }
+    }
+}
+
+impl From<hiops_hal::HalError> for JobError {
+    fn from(e: hiops_hal::HalError) -> JobError {
+        JobError::Engine {
+            errno: e.raw_os_error(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<String> for JobError {
+    fn from(message: String) -> JobError {
+        JobError::Job(message)
+    }
+}

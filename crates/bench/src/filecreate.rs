@@ -17,7 +17,7 @@ use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
 use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
 use crate::spec::{JobSpec, TargetSpec, VerifyMode};
-use hiops_hal::{Command, DepthStats};
+use hiops_hal::{Command, DepthStats, HalError};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 
@@ -166,13 +166,18 @@ impl Driver for FileCreateDriver {
         self.slot.staged()
     }
 
-    fn stage(&mut self, cmd: Command, user: u64, _: impl FnOnce(&mut [u8])) -> Result<(), String> {
+    fn stage(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        _: impl FnOnce(&mut [u8]),
+    ) -> Result<(), HalError> {
         assert_eq!(self.busy(), 0, "filecreate does one create at a time");
         self.slot.stage(cmd, user);
         Ok(())
     }
 
-    fn submit(&mut self) -> Result<u32, String> {
+    fn submit(&mut self) -> Result<u32, HalError> {
         Ok(submit_one(self))
     }
 
@@ -181,7 +186,7 @@ impl Driver for FileCreateDriver {
         _min: u32,
         _max: u32,
         mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, HalError> {
         let Some(done) = self.slot.take_done() else {
             return Ok(0);
         };

@@ -11,6 +11,7 @@
 
 use crate::debug_trace::Trace;
 use crate::driver::{Driver, Finished, Latency};
+use crate::error::JobError;
 use crate::generator::NextIo;
 use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
@@ -21,7 +22,7 @@ use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
 use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
 use crate::verify::VerifyState;
-use hiops_hal::{now_ns, Command, DepthStats, Op};
+use hiops_hal::{now_ns, Command, DepthStats, HalError, Op};
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
@@ -39,7 +40,7 @@ struct Books {
     verify: Option<VerifyState>,
     /// Completions count in `stats` (the measured window, a verify pass).
     booking: bool,
-    error: Option<String>,
+    error: Option<JobError>,
     /// fio's logs, when the job writes any.
     logs: Option<JobLogs>,
     /// fio's latency_target search, when the job has a target.
@@ -57,14 +58,12 @@ impl Books {
             t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
         }
         if f.result < 0 {
-            let err = std::io::Error::from_raw_os_error((-f.result) as i32);
-            let what = format!(
-                "{} of {} bytes at offset {}",
-                op_name(op),
-                f.cmd.len,
-                f.cmd.offset
-            );
-            self.error.get_or_insert(format!("{what} failed: {err}"));
+            self.error.get_or_insert(JobError::Command {
+                op: op_name(op),
+                len: f.cmd.len,
+                offset: f.cmd.offset,
+                errno: (-f.result) as i32,
+            });
             return;
         }
         let moved = f.result as u64 == f.cmd.len as u64;
@@ -243,7 +242,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             match crate::verify::state::load_for(plan) {
                 Ok(saved) => work = work.until_unwritten(saved),
                 Err(e) => {
-                    self.books.error.get_or_insert(e);
+                    self.books.error.get_or_insert(e.into());
                     return;
                 }
             }
@@ -279,11 +278,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
             Ok(mut r) => {
                 self.pump(&mut r);
                 if let Some(e) = r.error.take() {
-                    self.books.error.get_or_insert(e);
+                    self.books.error.get_or_insert(e.into());
                 }
             }
             Err(e) => {
-                self.books.error.get_or_insert(e);
+                self.books.error.get_or_insert(e.into());
             }
         }
     }
@@ -303,7 +302,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 match crate::verify::state::load_for(plan) {
                     Ok(s) => Some(s),
                     Err(e) => {
-                        self.books.error.get_or_insert(e);
+                        self.books.error.get_or_insert(e.into());
                         return;
                     }
                 }
@@ -361,7 +360,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         // As fio: what the writes left in the page cache goes to the device
         // and out of the cache, so the check reads the device.
         if let Err(e) = crate::cache::sync(&plan.targets) {
-            self.books.error.get_or_insert(e);
+            self.books.error.get_or_insert(e.into());
             return;
         }
         crate::cache::drop_cached(&plan.targets, &plan.regions);
@@ -391,8 +390,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
             self.tick(now);
             let stopped_by = self.fill(src, now);
-            if let Err(e) = self.driver.submit() {
-                self.books.error.get_or_insert(e);
+            if !self.submit() {
                 return;
             }
             if self.driver.busy() == 0 {
@@ -482,7 +480,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     return Some(next);
                 }
                 Err(e) => {
-                    self.books.error.get_or_insert(e);
+                    self.books.error.get_or_insert(e.into());
                     return Some(Next::Done);
                 }
             }
@@ -494,8 +492,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 staged >= batch
             };
             if now_please {
-                if let Err(e) = self.driver.submit() {
-                    self.books.error.get_or_insert(e);
+                if !self.submit() {
                     return Some(Next::Done);
                 }
                 // The next command is created after this submission.
@@ -505,8 +502,42 @@ impl<'a, D: Driver> JobThread<'a, D> {
         None
     }
 
+    /// Sends what is staged; false when the driver failed (the error is
+    /// booked). A refusal the kernel says is for now (no memory, try
+    /// again) is not a failure: the commands stay staged, a completion is
+    /// reaped to make room where any is in flight, and the call is made
+    /// again, as fio's io_uring engine does on EAGAIN.
+    fn submit(&mut self) -> bool {
+        loop {
+            match self.driver.submit() {
+                Ok(_) => return true,
+                Err(e) if e.is_transient() => self.make_room(e),
+                Err(e) => {
+                    self.books.error.get_or_insert(e.into());
+                    return false;
+                }
+            }
+            if self.books.error.is_some() {
+                return false;
+            }
+        }
+    }
+
+    /// After a transient refusal: reaps one completion where the queue
+    /// holds any, else waits a moment before the next try.
+    fn make_room(&mut self, refused: HalError) {
+        let in_flight = self.driver.busy() - self.driver.staged();
+        if in_flight > 0 {
+            self.reap(1, 0);
+        } else if self.ctrl.interrupted() {
+            self.books.error.get_or_insert(refused.into());
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
     /// Stages one command; false when verification must wait for its block.
-    fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, String> {
+    fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, HalError> {
         let stamp = match self.books.verify.as_mut() {
             Some(v) => match v.claim(io.op, io.target, io.offset, io.len) {
                 Some(s) => s,
@@ -557,7 +588,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
             self.counters.ios[d].store(ios, Relaxed);
             self.counters.bytes[d].store(bytes, Relaxed);
         }
-        r.map_err(|e| self.books.error.get_or_insert(e)).is_ok()
+        r.map_err(|e| self.books.error.get_or_insert(e.into()))
+            .is_ok()
     }
 
     /// Waits for every command in flight: the kernel must not write into
@@ -565,7 +597,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn drain(&mut self) {
         while self.driver.busy() > 0 {
             if let Err(e) = self.driver.submit() {
-                self.books.error.get_or_insert(format!("draining: {e}"));
+                let e = JobError::from(e).during("draining");
+                self.books.error.get_or_insert(e);
                 break;
             }
             if !self.reap(1, 0) {
@@ -606,9 +639,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
             Step::Fatal(lat) => {
                 let want = self.spec.latency_target.map_or(0, |t| t.target_ns);
-                self.books.error.get_or_insert(format!(
+                self.books.error.get_or_insert(JobError::Latency(format!(
                     "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
-                ));
+                )));
                 return;
             }
             Step::Drain => self.drain(),
@@ -724,9 +757,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             };
             if got < want {
                 let dir = if d == 0 { "read" } else { "write" };
-                self.books.error.get_or_insert(format!(
+                self.books.error.get_or_insert(JobError::RateMin(format!(
                     "{dir} rate {got:.0} {unit} over the last {secs:.1} s is below rate_min {want:.0} {unit}"
-                ));
+                )));
             }
         }
         (rc.at_ns, rc.totals) = (now, self.books.totals);
@@ -745,7 +778,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
         let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
         let log_error = log_error.or(iolog_error);
-        if let Some(e) = b.error.or(log_error) {
+        if let Some(e) = b.error.or(log_error.map(JobError::Job)) {
+            r.errno = e.errno();
+            let e = e.to_string();
             r.error = Some(if e.starts_with("job ") {
                 e
             } else {

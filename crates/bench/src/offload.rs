@@ -10,7 +10,9 @@
 //! queues between the threads hold at most `iodepth` entries).
 
 use crate::driver::{Driver, Finished, QueueDriver};
-use hiops_hal::{now_ns, Command, DepthStats, EngineKind, EngineOptions, Op, Queue, Target};
+use hiops_hal::{
+    now_ns, Command, DepthStats, EngineKind, EngineOptions, HalError, Op, Queue, Target,
+};
 use hiops_path::AlignedBuf;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
@@ -191,7 +193,7 @@ impl Driver for OffloadDriver {
         cmd: Command,
         user: u64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), String> {
+    ) -> Result<(), HalError> {
         let mut buf = self.free.pop().expect("staged only while a buffer is free");
         if cmd.op == Op::Write {
             fill(&mut buf[..cmd.len as usize]);
@@ -200,7 +202,7 @@ impl Driver for OffloadDriver {
         Ok(())
     }
 
-    fn submit(&mut self) -> Result<u32, String> {
+    fn submit(&mut self) -> Result<u32, HalError> {
         let n = self.pending.len() as u32;
         if n == 0 {
             return Ok(0);
@@ -221,7 +223,7 @@ impl Driver for OffloadDriver {
         min: u32,
         max: u32,
         mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, HalError> {
         {
             let mut s = self.shared.lock();
             while (s.done.len() as u32) < min.min(self.in_flight) {

@@ -50,6 +50,8 @@ pub struct ThreadResult {
     /// This thread's own CPU time and context switches over its window.
     pub cpu: ProcessSample,
     pub error: Option<String>,
+    /// The errno fio's `error` field gives the failure, where one is known.
+    pub errno: Option<i32>,
     pub verify: Option<VerifyReport>,
     pub engine: String,
     pub cpu_pinned: Option<Vec<usize>>,
@@ -76,6 +78,7 @@ impl ThreadResult {
             runtime_ns: 0,
             cpu: ProcessSample::default(),
             error: None,
+            errno: None,
             verify: None,
             engine: String::new(),
             cpu_pinned: None,
@@ -199,6 +202,15 @@ impl JobResult {
             }
         }
         Some(d)
+    }
+
+    /// fio's `error` number for the job: the errno of its first failed
+    /// thread, where that failure has one.
+    pub fn errno(&self) -> Option<i32> {
+        self.threads
+            .iter()
+            .find(|t| t.error.is_some())
+            .and_then(|t| t.errno)
     }
 
     pub fn errors(&self) -> Vec<&str> {

@@ -169,7 +169,7 @@ impl Driver for TaskDriver {
         cmd: Command,
         user: u64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), String> {
+    ) -> Result<(), HalError> {
         let mut m = self.mail.borrow_mut();
         let task = m
             .idle
@@ -189,7 +189,7 @@ impl Driver for TaskDriver {
     }
 
     /// The tasks issue their commands when the runtime next runs them.
-    fn submit(&mut self) -> Result<u32, String> {
+    fn submit(&mut self) -> Result<u32, HalError> {
         let n = std::mem::take(&mut self.staged);
         let busy = self.busy();
         // Staged commands count from here: one clock read per batch.
@@ -206,7 +206,7 @@ impl Driver for TaskDriver {
         min: u32,
         max: u32,
         mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, HalError> {
         let mail = self.mail.clone();
         self.exec.block_on(poll_fn(|cx| {
             let mut m = mail.borrow_mut();

@@ -69,6 +69,8 @@ struct ThreadWire {
     runtime_ns: u64,
     cpu: ProcessSample,
     error: Option<String>,
+    #[serde(default)]
+    errno: Option<i32>,
     verify: Option<VerifyReport>,
     engine: String,
     cpu_pinned: Option<Vec<usize>>,
@@ -210,6 +212,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         runtime_ns: t.runtime_ns,
         cpu: t.cpu,
         error: t.error.clone(),
+        errno: t.errno,
         verify: t.verify.clone(),
         engine: t.engine.clone(),
         cpu_pinned: t.cpu_pinned.clone(),
@@ -297,6 +300,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.runtime_ns = t.runtime_ns;
     r.cpu = t.cpu;
     r.error = t.error;
+    r.errno = t.errno;
     r.verify = t.verify;
     r.engine = t.engine;
     r.cpu_pinned = t.cpu_pinned;

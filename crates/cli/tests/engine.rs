@@ -254,7 +254,8 @@ fn rate_min_fails_a_job_that_falls_below_it() {
         ],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(v["jobs"][0]["error"], 1);
+    // fio's check_min_rate fails the job with EIO (backend.c's td_verror).
+    assert_eq!(v["jobs"][0]["error"], libc::EIO);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("below rate_min"), "{err}");
 }

@@ -373,7 +373,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
-        "error": job_error(&errors, verify_bad),
+        "error": job_error(&errors, job.errno(), verify_bad),
         "eta": 0,
         "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
@@ -644,10 +644,12 @@ pub(crate) fn run_figures(r: &RunResult) -> Value {
 /// fio's job error: another failure's 1, else EILSEQ (84) when verify found
 /// a bad block, the errno fio's verify gives the job (scripts such as fio's
 /// t/verify.py read it), else 0.
-fn job_error(errors: &[&str], verify_bad: bool) -> u32 {
+/// fio's `error`: the errno of the job's failure (td_verror's), 1 where
+/// the failure has none, EILSEQ for blocks that failed verification.
+fn job_error(errors: &[&str], errno: Option<i32>, verify_bad: bool) -> u32 {
     const EILSEQ: u32 = 84;
     match (errors.is_empty(), verify_bad) {
-        (false, _) => 1,
+        (false, _) => errno.map_or(1, |e| e as u32),
         (true, true) => EILSEQ,
         (true, false) => 0,
     }

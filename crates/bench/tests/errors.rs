@@ -1,0 +1,61 @@
+//! What a job does with its driver's errors: a refusal the kernel says is
+//! for now is waited out, a failure stops the job with fio's errno kept.
+
+use hiops_bench::{run, JobSpec, RunOptions, RunResult, TargetSpec};
+use hiops_hal::EngineKind;
+use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::Arc;
+
+const SIZE: u64 = 1 << 20;
+
+/// 1 MiB of 4 KiB reads through io_uring, once over a file of this test's.
+fn reads(dir: &std::path::Path) -> JobSpec {
+    let mut s = JobSpec::default_for("unused".into());
+    s.name = "faults".into();
+    s.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
+    s.engine = EngineKind::IoUring;
+    s.size = Some(SIZE);
+    s.iodepth = 8;
+    s.time_based = false;
+    s.runtime_ns = None;
+    s.ramp_ns = 0;
+    s
+}
+
+fn run_one(spec: JobSpec) -> RunResult {
+    let stop = AtomicBool::new(false);
+    let opts = RunOptions {
+        interrupt: &stop,
+        progress: None,
+        profile: None,
+        timeline: false,
+    };
+    run(&[spec], opts).expect("the run starts")
+}
+
+#[test]
+fn refused_submissions_are_waited_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut spec = reads(tmp.path());
+    let refusals = Arc::new(AtomicU32::new(5));
+    spec.engine_opts.refuse_submits = Some(refusals.clone());
+    let r = run_one(spec);
+    let j = &r.jobs[0];
+    assert!(j.errors().is_empty(), "{:?}", j.errors());
+    assert_eq!(refusals.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let (rd, _) = j.merged();
+    assert_eq!(rd.ios, SIZE / 4096, "every read done once");
+}
+
+#[test]
+fn a_failed_submission_stops_the_job_with_its_errno() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut spec = reads(tmp.path());
+    spec.engine_opts.fail_submits = Some(Arc::new(AtomicU32::new(1)));
+    let r = run_one(spec);
+    let j = &r.jobs[0];
+    let errors = j.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("injected failure"), "{}", errors[0]);
+    assert_eq!(j.errno(), Some(libc::EIO));
+}
