@@ -94,7 +94,7 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
         engine_opts: spec.engine_opts.clone(),
         depth: spec.iodepth,
         // Busy-peeking costs more than it gains on the devices measured
-        // (BENCHMARKS.md): only when --hybrid_depth asks for it.
+        // (docs/history/benchmarks-2026-11.md, "Busy-peeking"): only when --hybrid_depth asks.
         poll_min_depth: spec
             .path
             .as_ref()
