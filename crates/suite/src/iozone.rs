@@ -6,6 +6,7 @@
 //! given datasheet figures, Table VII (price per advertised performance).
 
 use crate::chart_of::{fmt_num, param_axis};
+use crate::claims::{Claim, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
@@ -358,7 +359,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     }
     let mut out = vec![Section {
         heading: format!("IOZone grid: {} thread(s), {}", plan.threads, mode(plan)),
-        findings: fastest(&g, plan),
+        findings: [fastest(&g, plan), study_claims(&g, plan)].concat(),
         charts,
         tables,
         notes,
@@ -446,6 +447,67 @@ fn test_figures(
         rows,
     };
     Some((chart, table))
+}
+
+/// The 2008 study's 4 KB random I/O by device class (its Tables III-V).
+const READ_CLASSES: [(f64, &str); 4] = [
+    (290.0, "the study's HDDs (110-290 IOPS)"),
+    (4_500.0, "its consumer SSDs (4.1k-4.5k)"),
+    (7_000.0, "its X25-E (7.0k)"),
+    (21_100.0, "its ioDrive (21.1k)"),
+];
+
+/// Where `iops` of 4 KB random reads sits among the study's devices.
+fn read_class(iops: f64) -> String {
+    match READ_CLASSES.iter().find(|(top, _)| iops <= *top) {
+        Some((_, class)) => format!("at or below {class}"),
+        None => "above every device of the study (its fastest, the ioDrive, 21.1k)".into(),
+    }
+}
+
+/// The study's 4 KB random-I/O findings read against each target here.
+/// Its devices are not here, so each is a placement, not a reproduction.
+fn study_claims(g: &Grid, plan: &Plan) -> Vec<String> {
+    if !plan
+        .sizes
+        .first()
+        .is_some_and(|s| s.eq_ignore_ascii_case("4k"))
+    {
+        return Vec::new();
+    }
+    let at = |t: &IozoneTarget, rw| headline(g, &t.label, rw, &plan.sizes, Measure::Iops);
+    let reads: Vec<String> = (plan.targets.iter())
+        .filter_map(|t| Some((t, at(t, "randread")?)))
+        .map(|(t, r)| format!("{} {} IOPS, {}", t.label, fmt_num(r), read_class(r)))
+        .collect();
+    let writes: Vec<String> = (plan.targets.iter())
+        .filter_map(|t| Some((t, at(t, "randread")?, at(t, "randwrite")?)))
+        .map(|(t, r, w)| format!("{} writes {:.2}x its reads", t.label, w / r.max(1e-9)))
+        .collect();
+    let mut out = Vec::new();
+    if !reads.is_empty() {
+        out.push(
+            Claim {
+                source: "IOZone study",
+                claim: "SSDs did 4.1k-21.1k 4 KB random reads a second, HDDs 110-290",
+                measured: reads.join("; "),
+                verdict: Verdict::CannotHere,
+                why:
+                    "The study's 2008 HDDs and SSDs are not here: each target is placed among them",
+            }
+            .line(),
+        );
+    }
+    if !writes.is_empty() {
+        out.push(Claim {
+            source: "IOZone study",
+            claim: "consumer SSDs wrote 4 KB at random slower than an HDD (149-289 IOPS), a fraction of their reads",
+            measured: writes.join("; "),
+            verdict: Verdict::CannotHere,
+            why: "No 2008 consumer SSD is here: a device with a write cache or a RAM device writes as fast as it reads",
+        }.line());
+    }
+    out
 }
 
 /// The fastest target of each test, in a sentence.
@@ -574,6 +636,37 @@ mod tests {
             .or_default()
             .insert("4k".into(), m("iops", 200.0));
         g
+    }
+
+    #[test]
+    fn the_study_claims_place_each_target_among_the_2008_devices() {
+        let g = known_grid();
+        let lines = study_claims(&g, &plan(Vec::new()));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].contains("ssd 5000 IOPS, at or below its X25-E (7.0k)")
+                || lines[0].contains("ssd 5,000 IOPS, at or below its X25-E (7.0k)"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[0].contains("cannot be reproduced here"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].contains("ssd writes 0.04x its reads"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(
+            read_class(100.0),
+            "at or below the study's HDDs (110-290 IOPS)"
+        );
+        assert!(read_class(50_000.0).starts_with("above every device"));
+        let mut wide = plan(Vec::new());
+        wide.sizes = vec!["8k".into()];
+        assert!(study_claims(&g, &wide).is_empty(), "only the 4 KB row");
     }
 
     #[test]
