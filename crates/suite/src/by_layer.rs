@@ -126,6 +126,7 @@ fn finding(label: &str, points: &Points<'_>, layers: &[Layer]) -> Option<String>
 /// The section, when any engine-and-path point of any target was profiled.
 pub fn section(targets: &[(String, &SweepDir)]) -> Option<Section> {
     let mut s = Section {
+        claims: Vec::new(),
         heading: "Fig 4, 5: CPU clocks per I/O by layer".into(),
         ..Section::default()
     };

@@ -216,6 +216,7 @@ pub fn section(s: &SweepDir) -> Section {
     ));
     notes.push("Device IOPS are the whole block device's over the measured phase (other processes' I/O on it included). Cache full at start: how full the warm-up left the cache; below 95% with a data set larger than the cache, the warm-up's limit (--warmup) ended it first.".into());
     Section {
+        claims: Vec::new(),
         heading: s.def.title.clone(),
         findings,
         charts,

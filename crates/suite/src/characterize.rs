@@ -12,6 +12,7 @@
 //! - which component saturates first, in a sentence.
 
 use crate::chart_of::{fmt_num, param_axis};
+use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
@@ -450,6 +451,7 @@ fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<
         return None;
     }
     Some(Section {
+        claims: Vec::new(),
         heading: "Fig 4: one 4 KiB read's timeline at QD1".into(),
         findings: vec!["Each I/O followed through the kernel's tracepoints: system call entry, block-layer entry (block_bio_queue), driver issue (block_rq_issue), completion (block_rq_complete), return to the application (the system call's exit, io_uring posting the completion, or for libaio the io_getevents call that reaped it; its start is the io_submit that queued the bio).".into()],
         charts: Vec::new(),
@@ -581,6 +583,7 @@ fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Op
         return None;
     }
     Some(Section {
+        claims: Vec::new(),
         heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
         findings: vec![
             if parts.traced {
@@ -639,6 +642,7 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
     }
     let mut copy_charts = Vec::new();
     let mut copy_findings = Vec::new();
+    let mut copy_claims = Vec::new();
     for t in &plan.targets {
         let Some(s) = sweeps.get(&format!("{}-copy", t.label)) else {
             continue;
@@ -677,14 +681,15 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
         let Some(s) = sweeps.get(&format!("{}-miss", t.label)) else {
             continue;
         };
-        let (chart, finding) = miss_figures(s, &t.label, &plan.copy_sizes);
+        let (chart, claim) = miss_figures(s, &t.label, &plan.copy_sizes);
         copy_charts.push(chart);
-        copy_findings.extend(finding);
+        copy_claims.extend(claim);
     }
     if rows.is_empty() {
         return None;
     }
     Some(Section {
+        claims: copy_claims,
         heading: "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path".into(),
         findings: copy_findings,
         charts: copy_charts,
@@ -700,7 +705,7 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
 /// The buffered miss path over block sizes: process clocks per I/O against
 /// the size, its slope (clocks per byte) beside the paper's, and the device
 /// reads per I/O that show every read missed.
-fn miss_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<String>) {
+fn miss_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<ClaimRow>) {
     let m = s.medians();
     let (axis, xs) = param_axis("bs", sizes);
     let at = |b: &String, k: &str| Some(*get(&m, &[b])?.get(k)?);
@@ -769,6 +774,7 @@ fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize
         }
         let x = Axis::linear("CPUs allowed").integers();
         out.push(Section {
+            claims: Vec::new(),
             heading: format!("Fig 8, 9 — {}: IOPS and CPU use as CPUs are added", t.label),
             findings: vec![ceiling(&for_ceiling, online)],
             charts: vec![
@@ -880,6 +886,7 @@ fn devices_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<S
         }
     }
     Some(Section {
+        claims: Vec::new(),
         heading: "Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0".into(),
         findings,
         charts: vec![iops_chart, bw_chart],
@@ -1064,14 +1071,14 @@ mod tests {
         };
         let (chart, finding) = miss_figures(&s, "disk", &p.copy_sizes);
         assert_eq!(chart.series[0].points.len(), 2);
-        let f = finding.unwrap();
+        let f = finding.unwrap().line();
         assert!(f.contains("costs 2.00 clocks per byte"), "{f}");
         assert!(
             f.contains("1.00-1.01 device reads per I/O: every read a miss"),
             "{f}"
         );
         s.points[1] = pt("64k", 132_880.0, 0.2);
-        let f = miss_figures(&s, "disk", &p.copy_sizes).1.unwrap();
+        let f = miss_figures(&s, "disk", &p.copy_sizes).1.unwrap().line();
         assert!(f.contains("some reads hit the cache"), "{f}");
     }
 }

@@ -44,6 +44,35 @@ pub struct Claim<'a> {
 impl Claim<'_> {
     /// "HIOPS Fig 7 (+32% IOPS at 4 KiB): partly reproduced — here +10% …; why."
     pub fn line(&self) -> String {
+        self.row().line()
+    }
+
+    /// The claim as a report row of its own.
+    pub fn row(&self) -> ClaimRow {
+        ClaimRow {
+            source: self.source.to_string(),
+            claim: self.claim.to_string(),
+            measured: self.measured.clone(),
+            verdict: self.verdict,
+            why: self.why.to_string(),
+        }
+    }
+}
+
+/// A claim as a report keeps it: a line in its section, and a row of the
+/// report's table of the papers' claims.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimRow {
+    pub source: String,
+    pub claim: String,
+    pub measured: String,
+    pub verdict: Verdict,
+    pub why: String,
+}
+
+impl ClaimRow {
+    /// The claim in one sentence (see [`Claim::line`]).
+    pub fn line(&self) -> String {
         let mut out = format!("{} ({}): {}", self.source, self.claim, self.verdict);
         if !self.measured.is_empty() {
             out += &format!(" — here {}", self.measured);
@@ -55,6 +84,21 @@ impl Claim<'_> {
             out.push('.');
         }
         out
+    }
+
+    /// The row of the papers' table: paper, claim, here, verdict, why.
+    pub fn cells(&self) -> Vec<String> {
+        let why = match self.verdict {
+            Verdict::Reproduced => String::new(),
+            _ => self.why.clone(),
+        };
+        vec![
+            self.source.clone(),
+            self.claim.clone(),
+            self.measured.clone(),
+            self.verdict.to_string(),
+            why,
+        ]
     }
 }
 
@@ -90,7 +134,7 @@ pub fn on_cost(measured: f64, claimed: f64) -> Verdict {
 
 /// ADMS'10's cost of buffered I/O's copies, read against `per_byte`
 /// clocks per byte measured here (`measured` says how).
-pub fn copy_cost(per_byte: f64, measured: String) -> String {
+pub fn copy_cost(per_byte: f64, measured: String) -> ClaimRow {
     Claim {
         source: "ADMS'10",
         claim: "buffered I/O's copies cost about 2.1 clocks per byte",
@@ -98,7 +142,7 @@ pub fn copy_cost(per_byte: f64, measured: String) -> String {
         verdict: on_cost(per_byte, 2.1),
         why: "A cost per byte, of another size: a CPU of today copies with wider vector units than one of 2010",
     }
-    .line()
+    .row()
 }
 
 #[cfg(test)]

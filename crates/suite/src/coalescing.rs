@@ -8,7 +8,7 @@
 //! wake-ups per I/O, the device's interrupts unchanged.
 
 use crate::chart_of::{fmt_num, param_axis};
-use crate::claims::{Claim, Verdict};
+use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
@@ -50,7 +50,7 @@ fn chart(
 }
 
 /// Clocks and interrupts per I/O from the first batch size to the last.
-fn finding(label: &str, m: &Medians, batches: &[String]) -> Option<String> {
+fn finding(label: &str, m: &Medians, batches: &[String]) -> Option<ClaimRow> {
     let (first, last) = (batches.first()?, batches.last()?);
     let (a, b) = (at(m, first)?, at(m, last)?);
     let (c0, c1) = (*a.get("clocks_per_io")?, *b.get("clocks_per_io")?);
@@ -82,7 +82,7 @@ fn finding(label: &str, m: &Medians, batches: &[String]) -> Option<String> {
             },
             why: "Completions per reap are a proxy: they batch the completion side as coalescing does, but leave the device's interrupts as they are",
         }
-        .line(),
+        .row(),
     )
 }
 
@@ -114,8 +114,9 @@ pub fn section(targets: &[(String, &SweepDir)], batches: &[String]) -> Option<Se
         }
     }
     Some(Section {
+        claims: medians.iter().filter_map(|(l, m)| finding(l, m, batches)).collect(),
         heading: "Fig 6: completion batching, the proxy for interrupt coalescing".into(),
-        findings: medians.iter().filter_map(|(l, m)| finding(l, m, batches)).collect(),
+        findings: Vec::new(),
         charts: vec![
             chart("clocks per I/O vs completions per reap (QD32)", "machine CPU clocks per I/O", "clocks_per_io", &medians, batches),
             chart("device interrupts per I/O vs completions per reap", "interrupts per I/O", "irq_per_io", &medians, batches),
@@ -146,7 +147,7 @@ mod tests {
             (vec!["16".into()], point(20_000.0, 0.98)),
         ];
         let batches = vec!["1".to_string(), "16".to_string()];
-        let f = finding("disk", &m, &batches).unwrap();
+        let f = finding("disk", &m, &batches).unwrap().line();
         assert!(f.contains("from 25000 to 20000 (-20%)"), "{f}");
         assert!(
             f.contains("device interrupts per I/O 1.000 -> 0.9800"),

@@ -7,7 +7,7 @@
 //! [`linear_iops`].
 
 use crate::chart_of::fmt_num;
-use crate::claims::{Claim, Verdict};
+use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
@@ -140,7 +140,8 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
     notes.extend(crate::sweep::point_notes(grid_sweeps));
     Some(Section {
         heading: "Fig 10: cores and devices scaled together".into(),
-        findings: findings(&points, linear.as_deref()),
+        claims: findings(&points, linear.as_deref()),
+        findings: Vec::new(),
         charts: charts(&cells, linear.is_some()),
         tables: vec![Table {
             caption: "cores x devices, IOPS against linear".into(),
@@ -166,7 +167,7 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
 /// The papers' two claims on this grid, each read as a claim line: the
 /// diagonal (one CPU per device) against linear, and what one CPU does
 /// with two devices.
-fn findings(points: &[GridPoint], linear: Option<&[(f64, f64)]>) -> Vec<String> {
+fn findings(points: &[GridPoint], linear: Option<&[(f64, f64)]>) -> Vec<ClaimRow> {
     let Some(linear) = linear else {
         return Vec::new();
     };
@@ -189,7 +190,7 @@ fn findings(points: &[GridPoint], linear: Option<&[(f64, f64)]>) -> Vec<String> 
 }
 
 /// ADMS'10 Fig 10 on the diagonal: each point's distance from linear.
-fn linear_claim(diagonal: &[(usize, f64)]) -> Option<String> {
+fn linear_claim(diagonal: &[(usize, f64)]) -> Option<ClaimRow> {
     if diagonal.is_empty() {
         return None;
     }
@@ -215,12 +216,12 @@ fn linear_claim(diagonal: &[(usize, f64)]) -> Option<String> {
         verdict,
         why,
     };
-    Some(claim.line())
+    Some(claim.row())
 }
 
 /// The HIOPS slides' one core per 2 SSDs: one CPU with 2 (and 3) devices
 /// against one device on it.
-fn two_devices_claim(two: f64, three: Option<f64>) -> Option<String> {
+fn two_devices_claim(two: f64, three: Option<f64>) -> Option<ClaimRow> {
     let mut measured = format!("one CPU with 2 devices gives {two:.2}x one device's IOPS");
     if let Some(t) = three {
         measured += &format!(", with 3 {t:.2}x");
@@ -238,7 +239,7 @@ fn two_devices_claim(two: f64, three: Option<f64>) -> Option<String> {
         verdict,
         why,
     };
-    Some(claim.line())
+    Some(claim.row())
 }
 
 /// IOPS and CPU busy against devices, a line per CPU count, with the
@@ -323,7 +324,8 @@ mod tests {
             p(3, 3, 240.0),
         ];
         let l = from_linear(&grid).unwrap();
-        let f = findings(&grid, Some(&l));
+        let lines = |f: Vec<ClaimRow>| f.iter().map(ClaimRow::line).collect::<Vec<_>>();
+        let f = lines(findings(&grid, Some(&l)));
         assert_eq!(
             f[0],
             "ADMS'10 Fig 10 (cores and adapters added together stay within 15% of linear): not reproduced — here 2 devices on 2 CPUs -10%, 3 devices on 3 CPUs -20% from linear. A shared part (a device, the interrupt path, a lock) limits the scaling."
@@ -334,14 +336,14 @@ mod tests {
             f[1]
         );
         let close = [p(1, 1, 100.0), p(2, 2, 190.0)];
-        let f = findings(&close, from_linear(&close).as_deref());
+        let f = lines(findings(&close, from_linear(&close).as_deref()));
         assert!(
             f[0].ends_with("reproduced — here 2 devices on 2 CPUs -5% from linear."),
             "{}",
             f[0]
         );
         let above = [p(1, 1, 100.0), p(2, 2, 240.0)];
-        let f = findings(&above, from_linear(&above).as_deref());
+        let f = lines(findings(&above, from_linear(&above).as_deref()));
         assert!(
             f[0].contains(
                 "partly reproduced — here 2 devices on 2 CPUs +20% from linear. Above linear"
@@ -353,7 +355,7 @@ mod tests {
 
     #[test]
     fn one_cpu_with_two_devices_is_read_against_the_slides() {
-        let line = |two, three| two_devices_claim(two, three).unwrap();
+        let line = |two, three| two_devices_claim(two, three).unwrap().line();
         assert!(line(1.95, Some(2.0)).contains("): reproduced — here"));
         assert!(line(1.5, None).contains("not reproduced"));
         assert!(line(1.5, None).contains("not keep even two"));

@@ -57,6 +57,7 @@ pub fn section(s: &SweepDir) -> Option<Section> {
         }
     }
     Some(Section {
+        claims: Vec::new(),
         heading: "Fig 10 over 1..N devices".into(),
         findings,
         charts,

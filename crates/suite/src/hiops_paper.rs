@@ -15,7 +15,7 @@
 //! - Fig 1: IOPS as devices are added (disk file, zram, loop).
 
 use crate::chart_of::{fmt_num, param_axis};
-use crate::claims::{self, Claim, Verdict};
+use crate::claims::{self, Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
@@ -382,7 +382,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
             "median latency (µs) vs poll_interval",
         ],
     );
-    sec.findings.extend(fig9_claim(s));
+    sec.claims.extend(fig9_claim(s));
     // Name the coop_peeks values in the findings too.
     for f in &mut sec.findings {
         for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
@@ -406,7 +406,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
 /// HIOPS Fig 9 read here: from the shortest poll interval to the longest,
 /// a lone poll thread loses IOPS (below 0.9x) while polling with
 /// cooperative peeks holds them (at least 0.9x).
-fn fig9_claim(s: &SweepDir) -> Option<String> {
+fn fig9_claim(s: &SweepDir) -> Option<ClaimRow> {
     let medians = s.medians();
     let intervals = &s.def.params.first()?.values;
     let (first, last) = (intervals.first()?, intervals.last()?);
@@ -430,7 +430,7 @@ fn fig9_claim(s: &SweepDir) -> Option<String> {
             },
             why: "A device slower than the poll interval leaves little for a poll to find early, so the interval matters less",
         }
-        .line(),
+        .row(),
     )
 }
 
@@ -448,7 +448,7 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
         ],
     );
     let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-    sec.findings.push(
+    sec.claims.push(
         Claim {
             source: "HIOPS Fig 1",
             claim: "with 6 SATA SSDs on one controller the optimized path scales to 5 devices (671k IOPS) where Linux's stops at 3 (354k)",
@@ -456,7 +456,7 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
             verdict: Verdict::CannotHere,
             why: "The paper set its path against Linux's SCSI path of 2014, which no current kernel has; the figure shows how this machine's IOPS add up over the targets given",
         }
-        .line(),
+        .row(),
     );
     let names = crate::device_set_names(&labels);
     for c in &mut sec.charts {
@@ -516,6 +516,7 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let medians = s.medians();
     let many_s = many.to_string();
     let mut findings = Vec::new();
+    let mut paper = Vec::new();
     let mut rows = Vec::new();
     let strategies = &s.def.params[1].values;
     let base = at(&medians, &[&many_s, "pread"]);
@@ -551,7 +552,7 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
                 m.get("iops").unwrap_or(&0.0) / bi,
                 m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
             );
-            findings.push(fig7_claim(st, ri, rc, many));
+            paper.push(fig7_claim(st, ri, rc, many));
         }
     }
     if let (Some(c), Some(t)) = (
@@ -564,12 +565,13 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
             c.get("clocks_per_io"),
             t.get("clocks_per_io"),
         ) {
-            findings.push(waiter_claim((*ci, *cc), (*ti, *tc)));
+            paper.push(waiter_claim((*ci, *cc), (*ti, *tc)));
         }
     }
     findings.extend(coop_findings(&medians, many));
     findings.extend(ratios_to_pread(&medians, "1", strategies, "At 1 thread"));
     Section {
+        claims: paper,
         heading: format!("The path strategies against pread ({label}, 4 KiB random reads)"),
         findings,
         charts: Vec::new(),
@@ -606,7 +608,7 @@ fn coop_findings(medians: &[(Vec<String>, BTreeMap<String, f64>)], many: u32) ->
 
 /// HIOPS Fig 7 at 4 KiB: the best strategy's gain over pread (`ri`, at
 /// `rc` times its clocks per I/O).
-fn fig7_claim(best: &str, ri: f64, rc: f64, many: u32) -> String {
+fn fig7_claim(best: &str, ri: f64, rc: f64, many: u32) -> ClaimRow {
     Claim {
         source: "HIOPS Fig 7",
         claim: "the optimized path +32% IOPS over Linux's at 4 KiB, 128 threads",
@@ -617,12 +619,12 @@ fn fig7_claim(best: &str, ri: f64, rc: f64, many: u32) -> String {
         verdict: claims::on_gain(ri, 1.32),
         why: "pread here runs on today's multi-queue block layer, not the 2014 SCSI path the paper improved on, and the device may bound both",
     }
-    .line()
+    .row()
 }
 
 /// The paper's design: completions handled in the thread that waits beat a
 /// completion thread, on IOPS and on clocks per I/O. (IOPS, clocks) each.
-fn waiter_claim(coop: (f64, f64), thread: (f64, f64)) -> String {
+fn waiter_claim(coop: (f64, f64), thread: (f64, f64)) -> ClaimRow {
     let (more, cheaper) = (coop.0 > thread.0, coop.1 < thread.1);
     Claim {
         source: "HIOPS, design",
@@ -641,7 +643,7 @@ fn waiter_claim(coop: (f64, f64), thread: (f64, f64)) -> String {
         },
         why: "Only one of IOPS and cost favours it here",
     }
-    .line()
+    .row()
 }
 
 /// Every strategy, and the task path, against pread at `many` threads on a
@@ -654,6 +656,7 @@ fn inline_device_section(s: &SweepDir, label: &str, many: u32) -> Section {
         &format!("{label}, {many} threads or tasks"),
     );
     Section {
+        claims: Vec::new(),
         heading: format!("Every strategy on {label}, a device that completes in the submitter"),
         findings: findings.into_iter().collect(),
         charts: Vec::new(),
@@ -789,6 +792,7 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
         })
         .collect();
     Section {
+        claims: Vec::new(),
         heading: format!("Fig 8 — {label}: hand-off delay per strategy"),
         findings: vec![
             "The hand-off delay is the time from a thread reaping a completion to the completion's owner running again. pread, per-thread-ring and coop with a ring per thread (hiops' default) have none: the owner reaps its own, and their figures read \"none\". coop-shared is the paper's design, every thread on one ring, where cooperation hands completions over.".into(),
@@ -866,8 +870,9 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
         }
     }
     Section {
+        claims: ablation_claims(s, &medians),
         heading: format!("Fig 8 — {label}: the completion context's occupancy as coop's parts are added, {many} threads"),
-        findings: ablation_findings(s, &medians),
+        findings: Vec::new(),
         charts,
         tables: vec![Table {
             caption: format!("coop at {many} threads, 4 KiB random reads (µs; IOPS)"),
@@ -881,10 +886,10 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
 }
 
 /// HIOPS Fig 8's claim read here: each part shortens the longest pass.
-fn ablation_findings(
+fn ablation_claims(
     s: &SweepDir,
     medians: &[(Vec<String>, BTreeMap<String, f64>)],
-) -> Vec<String> {
+) -> Vec<ClaimRow> {
     let max_of = |v: &str| at(medians, &[v]).and_then(|m| m.get("completion_pass_max_us").copied());
     let vals: Vec<(&str, f64)> = s.def.params[0]
         .values
@@ -907,7 +912,7 @@ fn ablation_findings(
         verdict: if falling { Verdict::Reproduced } else { Verdict::NotReproduced },
         why: "Not every part shortens it here: on a machine with few CPUs a completion context that wakes many owners is preempted by them, so its longest pass measures the scheduler as much as the path",
     }
-    .line()]
+    .row()]
 }
 
 #[cfg(test)]
@@ -1046,19 +1051,19 @@ mod tests {
         assert_eq!(sec.tables[0].rows[1][0], "+ lazy completion");
         assert_eq!(sec.charts.len(), 2);
         assert!(
-            sec.findings[0].starts_with("HIOPS Fig 8 (")
-                && sec.findings[0]
+            sec.lines()[0].starts_with("HIOPS Fig 8 (")
+                && sec.lines()[0]
                     .contains(": reproduced — here the longest pass: non-blocking issue 120.0 µs, + lazy completion 50.00 µs"),
             "{:?}",
-            sec.findings
+            sec.lines()
         );
         s.points[2] = pt("all", 80.0);
         let sec = ablation_section(&s, "disk", 128);
         assert!(
-            sec.findings[0].contains(": not reproduced — here")
-                && sec.findings[0].contains("Not every part"),
+            sec.lines()[0].contains(": not reproduced — here")
+                && sec.lines()[0].contains("Not every part"),
             "{:?}",
-            sec.findings
+            sec.lines()
         );
     }
 
@@ -1087,22 +1092,22 @@ mod tests {
         };
         let sec = against_pread_section(&s, "disk", 128);
         assert_eq!(
-            sec.findings[0],
+            sec.lines()[0],
             "HIOPS Fig 7 (the optimized path +32% IOPS over Linux's at 4 KiB, 128 threads): partly reproduced — here the best strategy, coop, +10% over pread at 128 threads, at 0.50x its clocks per I/O. pread here runs on today's multi-queue block layer, not the 2014 SCSI path the paper improved on, and the device may bound both.",
         );
         assert!(
-            sec.findings[1].starts_with("HIOPS, design (")
-                && sec.findings[1].contains(": reproduced — here coop 1100 IOPS"),
+            sec.lines()[1].starts_with("HIOPS, design (")
+                && sec.lines()[1].contains(": reproduced — here coop 1100 IOPS"),
             "{:?}",
-            sec.findings
+            sec.lines()
         );
         assert_eq!(
-            sec.findings[2],
+            sec.lines()[2],
             "coop, 128 threads: 1.10x pread's IOPS at 0.50x its clocks per I/O, 1.00 context switches per I/O."
         );
-        assert_eq!(sec.findings[3], "coop, 1 thread: 0.99x pread's IOPS.");
+        assert_eq!(sec.lines()[3], "coop, 1 thread: 0.99x pread's IOPS.");
         assert_eq!(
-            sec.findings[4],
+            sec.lines()[4],
             "At 1 thread, against pread's IOPS: completion-thread 0.90x, coop 0.99x."
         );
         assert_eq!(
@@ -1122,16 +1127,16 @@ mod tests {
         s.points[5] = point("128", "coop", 1000.0, 2100.0);
         let sec = against_pread_section(&s, "disk", 128);
         assert!(
-            sec.findings[0].contains("): not reproduced — here the best strategy, coop, +0%"),
+            sec.lines()[0].contains("): not reproduced — here the best strategy, coop, +0%"),
             "{:?}",
-            sec.findings
+            sec.lines()
         );
         assert!(
-            sec.findings[1].contains(": partly reproduced — here coop 1000 IOPS"),
+            sec.lines()[1].contains(": partly reproduced — here coop 1000 IOPS"),
             "{:?}",
-            sec.findings
+            sec.lines()
         );
-        assert_eq!(sec.findings[3], "coop, 1 thread: 0.97x pread's IOPS.");
+        assert_eq!(sec.lines()[3], "coop, 1 thread: 0.97x pread's IOPS.");
         // On a device that completes in the submitter: each strategy's
         // IOPS against pread's.
         let z = inline_device_section(&s, "zram", 128);

@@ -6,7 +6,7 @@
 //! given datasheet figures, Table VII (price per advertised performance).
 
 use crate::chart_of::{fmt_num, param_axis};
-use crate::claims::{Claim, Verdict};
+use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
@@ -359,7 +359,8 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     }
     let mut out = vec![Section {
         heading: format!("IOZone grid: {} thread(s), {}", plan.threads, mode(plan)),
-        findings: [fastest(&g, plan), study_claims(&g, plan)].concat(),
+        findings: fastest(&g, plan),
+        claims: study_claims(&g, plan),
         charts,
         tables,
         notes,
@@ -367,6 +368,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     let prices = price_tables(&g, plan);
     if !prices.is_empty() {
         out.push(Section {
+            claims: Vec::new(),
             heading: "Price per performance".into(),
             findings: vec![format!(
                 "Every figure is each device's at {}, the study's Table VI row.",
@@ -467,7 +469,7 @@ fn read_class(iops: f64) -> String {
 
 /// The study's 4 KB random-I/O findings read against each target here.
 /// Its devices are not here, so each is a placement, not a reproduction.
-fn study_claims(g: &Grid, plan: &Plan) -> Vec<String> {
+fn study_claims(g: &Grid, plan: &Plan) -> Vec<ClaimRow> {
     if !plan
         .sizes
         .first()
@@ -495,7 +497,7 @@ fn study_claims(g: &Grid, plan: &Plan) -> Vec<String> {
                 why:
                     "The study's 2008 HDDs and SSDs are not here: each target is placed among them",
             }
-            .line(),
+            .row(),
         );
     }
     if !writes.is_empty() {
@@ -505,7 +507,7 @@ fn study_claims(g: &Grid, plan: &Plan) -> Vec<String> {
             measured: writes.join("; "),
             verdict: Verdict::CannotHere,
             why: "No 2008 consumer SSD is here: a device with a write cache or a RAM device writes as fast as it reads",
-        }.line());
+        }.row());
     }
     out
 }
@@ -641,7 +643,9 @@ mod tests {
     #[test]
     fn the_study_claims_place_each_target_among_the_2008_devices() {
         let g = known_grid();
-        let lines = study_claims(&g, &plan(Vec::new()));
+        let lines: Vec<String> = (study_claims(&g, &plan(Vec::new())).iter())
+            .map(ClaimRow::line)
+            .collect();
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(
             lines[0].contains("ssd 5000 IOPS, at or below its X25-E (7.0k)")

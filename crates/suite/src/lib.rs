@@ -194,6 +194,7 @@ pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
         ));
     }
     Section {
+        claims: Vec::new(),
         heading: heading.to_string(),
         findings: chart_of::sweep_findings(s),
         charts,
@@ -247,6 +248,7 @@ pub fn platform_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Option<Pla
 /// one that skews results.
 fn platform_section(p: &PlatformFacts) -> Section {
     Section {
+        claims: Vec::new(),
         heading: "Platform".into(),
         findings: p.warnings(),
         charts: Vec::new(),
@@ -388,6 +390,7 @@ pub fn fig10_section(s: &SweepDir) -> Section {
     };
     notes.extend(cache_note(&medians));
     Section {
+        claims: Vec::new(),
         heading: s.def.title.clone(),
         findings,
         charts,

@@ -2,6 +2,7 @@
 //! self-contained HTML file (SVG inline, no scripts, no network) beside each
 //! chart as SVG and PNG files and each table as CSV.
 
+use crate::claims::ClaimRow;
 use crate::sweep::{io_err, write_atomic};
 use hiops_plot::Chart;
 use std::fmt::Write as _;
@@ -24,6 +25,37 @@ pub struct Section {
     pub tables: Vec<Table>,
     /// Caveats: what could not be measured, and why.
     pub notes: Vec<String>,
+    /// The papers' claims this section's figures answer: each is shown as
+    /// a line before its findings, and as a row of the page's table of
+    /// claims.
+    pub claims: Vec<ClaimRow>,
+}
+
+impl Section {
+    /// What the section says, in the order a page shows it: its claims'
+    /// lines, then its findings.
+    pub fn lines(&self) -> Vec<String> {
+        (self.claims.iter().map(ClaimRow::line))
+            .chain(self.findings.iter().cloned())
+            .collect()
+    }
+}
+
+impl Page {
+    /// Every claim of the page's sections as one table, or `None` when no
+    /// section answers one.
+    pub fn claims_table(&self) -> Option<Table> {
+        let rows: Vec<Vec<String>> = (self.sections.iter())
+            .flat_map(|s| s.claims.iter().map(ClaimRow::cells))
+            .collect();
+        (!rows.is_empty()).then(|| Table {
+            caption: "Read against the papers".into(),
+            header: ["paper", "claim", "here", "verdict", "why"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        })
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -153,12 +185,18 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
     // Plots and tables live in separate directories: names clash only within one.
     let mut used_plots = std::collections::HashSet::new();
     let mut used_tables = std::collections::HashSet::new();
-    for s in &page.sections {
+    let summary = page.claims_table().map(|t| Section {
+        heading: "Read against the papers".into(),
+        findings: vec!["Each claim of the source papers this report's figures answer, with its verdict on this machine; the sections below show the figures.".into()],
+        tables: vec![t],
+        ..Section::default()
+    });
+    for s in summary.iter().chain(&page.sections) {
         let _ = writeln!(html, "<section><h2>{}</h2>", escape(&s.heading));
-        if !s.findings.is_empty() {
+        if !(s.findings.is_empty() && s.claims.is_empty()) {
             html.push_str("<ul class=\"findings\">\n");
-            for f in &s.findings {
-                let _ = writeln!(html, "<li>{}</li>", code_spans(f));
+            for f in s.lines() {
+                let _ = writeln!(html, "<li>{}</li>", code_spans(&f));
             }
             html.push_str("</ul>\n");
         }
@@ -288,6 +326,7 @@ mod tests {
             title: "a & b".into(),
             about: vec!["made by `hiops sweep`".into()],
             sections: vec![Section {
+                claims: Vec::new(),
                 heading: "Scaling".into(),
                 findings: vec!["coop peaks at 2 threads".into()],
                 charts: vec![chart.clone(), chart],
@@ -316,5 +355,64 @@ mod tests {
                 || html.contains("xmlns=\"http://www.w3.org/2000/svg\"")
         );
         assert!(tmp.path().join("tables/points.csv").exists());
+    }
+
+    #[test]
+    fn the_papers_claims_open_the_page_as_one_table() {
+        use crate::claims::Verdict;
+        let claim = |source: &str, verdict| ClaimRow {
+            source: source.into(),
+            claim: "a claim".into(),
+            measured: "a figure".into(),
+            verdict,
+            why: "a reason".into(),
+        };
+        let section = |heading: &str, claims| Section {
+            heading: heading.into(),
+            findings: vec!["a finding".into()],
+            claims,
+            ..Section::default()
+        };
+        let page = Page {
+            title: "t".into(),
+            about: vec![],
+            sections: vec![
+                section("one", vec![claim("HIOPS Fig 7", Verdict::Partly)]),
+                section("two", vec![]),
+                section("three", vec![claim("ADMS'10 Fig 6", Verdict::Reproduced)]),
+            ],
+        };
+        let t = page.claims_table().unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(
+            t.rows[0],
+            [
+                "HIOPS Fig 7",
+                "a claim",
+                "a figure",
+                "partly reproduced",
+                "a reason"
+            ]
+        );
+        assert_eq!(t.rows[1][3], "reproduced");
+        assert_eq!(t.rows[1][4], "", "no why for a reproduced claim");
+        assert_eq!(page.sections[0].lines()[1], "a finding");
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), &page).unwrap();
+        let html = std::fs::read_to_string(tmp.path().join("index.html")).unwrap();
+        let table = html.find("<h2>Read against the papers</h2>").unwrap();
+        assert!(
+            table < html.find("<h2>one</h2>").unwrap(),
+            "the table comes first"
+        );
+        assert!(tmp
+            .path()
+            .join("tables/read-against-the-papers.csv")
+            .exists());
+        let empty = Page {
+            sections: vec![section("two", vec![])],
+            ..page
+        };
+        assert!(empty.claims_table().is_none());
     }
 }
