@@ -10,8 +10,8 @@
 //! - **threads**: one OS thread per connection doing blocking I/O through
 //!   the store's path: the HIOPS paper's setup (Fig 10), kept to compare.
 //!
-//! Both run the same connection loop ([`crate::session`]) and the same
-//! commands ([`crate::commands`]). The listener takes the system's full
+//! Both run the same connection loop (`crate::session`) and the same
+//! commands (`crate::commands`). The listener takes the system's full
 //! backlog; past `max_clients`, a client gets Redis' error, never a silent
 //! close.
 
