@@ -78,7 +78,11 @@ fn links(text: &str) -> Vec<&str> {
 fn every_file_the_readme_and_docs_link_to_exists() {
     let readme = read("README.md");
     let linked = links(&readme);
-    assert!(linked.len() >= 10, "only {} links found: the parser is off", linked.len());
+    assert!(
+        linked.len() >= 10,
+        "only {} links found: the parser is off",
+        linked.len()
+    );
     let mut pages = vec![PathBuf::from("README.md")];
     for entry in std::fs::read_dir(root().join("docs")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
