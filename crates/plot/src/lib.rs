@@ -280,9 +280,8 @@ impl Chart {
             self.draw(&root)?;
             root.present().map_err(err)?;
         }
-        let cannot = |e: &dyn std::fmt::Display| {
-            PlotError(format!("cannot write {}: {e}", path.display()))
-        };
+        let cannot =
+            |e: &dyn std::fmt::Display| PlotError(format!("cannot write {}: {e}", path.display()));
         let file = std::fs::File::create(path).map_err(|e| cannot(&e))?;
         let mut png = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
         png.set_color(png::ColorType::Rgb);
