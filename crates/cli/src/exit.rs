@@ -15,6 +15,17 @@ pub const EXIT_REFUSED: u8 = 3;
 pub const EXIT_VERIFY: u8 = 4;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// The exit code of a run that ended (its error, if any, said on stderr).
+pub fn of_run(status: hiops_suite::commands::run::RunStatus) -> u8 {
+    use hiops_suite::commands::run::RunStatus;
+    match status {
+        RunStatus::Done => 0,
+        RunStatus::Interrupted => EXIT_INTERRUPTED,
+        RunStatus::Failed => EXIT_FAILED,
+        RunStatus::BadBlocks => EXIT_VERIFY,
+    }
+}
+
 /// The exit code of an error, from the libraries' own classification
 /// (found by downcasting): a bad option, a refusal to protect data, damage
 /// found, or a failure.

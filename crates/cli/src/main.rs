@@ -5,24 +5,21 @@
 
 mod args;
 mod exit;
+mod fields;
 mod fio_link;
 mod kv;
 mod logging;
 mod plan_view;
-mod progress;
-mod ranks;
-mod readonly;
 mod signals;
 mod suites;
-mod terse;
 mod version;
 
 use clap::Parser;
-use hiops_bench::{BenchError, Coordinator, RunOptions};
-use std::io::Write;
+use hiops_bench::{BenchError, Coordinator};
+use hiops_suite::commands::agreed;
 use std::process::ExitCode;
 
-use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERIFY};
+use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 
 fn main() -> ExitCode {
     if fio_link::invoked_as_fio() {
@@ -41,7 +38,7 @@ fn main() -> ExitCode {
         Some(args::Command::Run(a)) => a.args,
         Some(args::Command::Fio(a)) => return as_fio(a.args),
         Some(args::Command::InstallFioLink(a)) => {
-            return match fio_link::install(&a) {
+            return match fio_link::install(&a.dir, a.force) {
                 Ok(told) => {
                     println!("{told}");
                     ExitCode::SUCCESS
@@ -180,236 +177,44 @@ fn run(raw: &[String]) -> anyhow::Result<u8> {
     code
 }
 
-/// A step every rank takes: if it fails on any rank, it fails on all, with
-/// the lowest failing rank's error.
-pub(crate) fn agreed<T>(
-    coord: &mut dyn Coordinator,
-    r: Result<T, BenchError>,
-) -> Result<T, BenchError> {
-    match r {
-        Ok(v) => coord.agree(None).map(|()| v),
-        Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),
-    }
-}
-
 fn run_as(
     parsed: Result<args::Parsed, BenchError>,
     coord: &mut dyn Coordinator,
 ) -> anyhow::Result<u8> {
-    let info = coord.info().clone();
-    let mut inv = match agreed(coord, parsed)? {
+    let inv = match agreed(coord, parsed)? {
         args::Parsed::Print(text) => {
             print!("{text}");
             return Ok(0);
         }
         args::Parsed::Run(inv) => inv,
     };
-    let rank = hiops_fio::Placeholders {
-        rank: info.rank,
-        nranks: info.ranks,
-        host: info.host.clone(),
+    let arm = || {
+        signals::install();
+        signals::flag()
     };
-    if inv.showcmd {
-        return showcmd(&inv, &rank);
-    }
-    let plan = agreed(coord, inv.plan(&rank))?;
-    if info.ranks > 1 && inv.terse {
-        inv.no_effect.push(
-            "terse output across ranks: hiops writes the merged result as normal text or JSON"
-                .into(),
-        );
-    }
-    if info.rank == 0 {
-        warn(&inv, &plan);
-    }
-    if inv.parse_only {
-        if info.rank == 0 {
-            print!("{}", plan_view::parse_only(&plan));
-        }
-        return Ok(0);
-    }
-    // fio opens --output before the jobs run: a path that cannot be
-    // written is refused now, not found after the run with its result.
-    let output = ranks::output_of(&inv, coord);
-    let made = agreed(coord, output.as_deref().map(prepare_output).transpose())?;
-    signals::install();
-    let shown = info.rank == 0
-        && match inv.eta {
-            args::Eta::Auto => progress::stderr_is_terminal(),
+    let plan = |rank: &hiops_fio::Placeholders| inv.plan(rank);
+    let status = hiops_suite::commands::run::run(request(&inv), plan, coord, arm)?;
+    Ok(exit::of_run(status))
+}
+
+/// The run's options as hiops-suite takes them.
+fn request(inv: &args::Invocation) -> hiops_suite::commands::run::RunRequest {
+    hiops_suite::commands::run::RunRequest {
+        command_line: inv.command_line.clone(),
+        showcmd: inv.showcmd,
+        parse_only: inv.parse_only,
+        format: inv.format,
+        normal: inv.normal,
+        terse: inv.terse,
+        terse_version: inv.terse_version,
+        output: inv.output.clone(),
+        progress: match inv.eta {
+            args::Eta::Auto => hiops_suite::commands::progress::stderr_is_terminal(),
             args::Eta::Always => true,
             args::Eta::Never => false,
-        };
-    let mut bar = progress::ProgressLine::new(shown);
-    // Phases (stonewall, the next job file) run one after the other.
-    let mut cb = |p: &hiops_bench::Progress| bar.update(p);
-    let opts = RunOptions {
-        interrupt: signals::flag(),
-        progress: Some(&mut cb),
+        },
         profile: inv.profile,
         timeline: inv.timeline,
-    };
-    let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
-    bar.clear();
-    if let Some(dir) = &plan.temp_dir {
-        let _ = std::fs::remove_dir(dir);
-    }
-    if let (Err(_), Some(path), Some(true)) = (&outcome, &output, made) {
-        // No result will go there: the empty file hiops made goes.
-        let _ = std::fs::remove_file(path);
-    }
-    if info.ranks > 1 {
-        return ranks::finish(&inv, &plan, outcome, coord);
-    }
-    let results = outcome?;
-    let text = result_text(&inv, &plan, &results);
-    let written = write_result(output.as_deref(), &text);
-    let code = status(&results, "");
-    match written {
-        Ok(()) => Ok(code),
-        Err(e) => {
-            eprintln!("hiops: {e}");
-            Ok(if code == 0 { EXIT_FAILED } else { code })
-        }
-    }
-}
-
-/// Opens --output's file for writing (creating it, leaving what it holds
-/// until the result replaces it). Returns whether hiops created it.
-fn prepare_output(path: &std::path::Path) -> Result<bool, BenchError> {
-    let existed = std::fs::symlink_metadata(path).is_ok();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map(|_| !existed)
-        .map_err(|e| {
-            BenchError::Usage(format!(
-                "--output {}: cannot open it for writing ({e}): give a file in a directory that exists and that you may write",
-                path.display()
-            ))
-        })
-}
-
-/// Options ignored and fio flags without effect, one line each on stderr.
-fn warn(inv: &args::Invocation, plan: &hiops_fio::FioPlan) {
-    for line in &plan.ignored {
-        eprintln!("hiops: warning: ignored: {line}");
-    }
-    for line in &inv.no_effect {
-        eprintln!("hiops: no effect here: {line}");
-    }
-}
-
-/// fio's `--showcmd`: each job file as a command line; nothing runs.
-fn showcmd(inv: &args::Invocation, rank: &hiops_fio::Placeholders) -> anyhow::Result<u8> {
-    let (sources, _) = hiops_fio::command_line_sources(&inv.command_line, Some(rank))
-        .map_err(BenchError::Usage)?;
-    if inv.command_line.files.is_empty() {
-        return Err(BenchError::Usage(
-            "--showcmd turns job files into command lines: give a job file".into(),
-        )
-        .into());
-    }
-    if rank.rank == 0 {
-        for line in hiops_fio::cmdline::showcmd(&sources) {
-            println!("{line}");
-        }
-    }
-    Ok(0)
-}
-
-/// One process's result in the formats asked for, in fio's order: terse
-/// lines, the JSON, the normal text (stat.c writes its buffers so).
-fn result_text(
-    inv: &args::Invocation,
-    plan: &hiops_fio::FioPlan,
-    results: &[hiops_bench::RunResult],
-) -> String {
-    let mut text = String::new();
-    let json = inv.format != args::Format::Normal;
-    if json || inv.terse {
-        let set = hiops_report::json::RunSet {
-            runs: results,
-            global_options: &plan.global_options,
-            ignored: &plan.ignored,
-        };
-        let mut v = hiops_report::json::to_fio_json_set(&set, inv.format == args::Format::JsonPlus);
-        v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
-        if inv.terse {
-            text += &terse::lines(&v, inv.terse_version);
-        }
-        if json {
-            text += &(serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n");
-        }
-    }
-    if inv.normal {
-        text += &hiops_report::text::summary_set(results, &plan.ignored);
-    }
-    text
-}
-
-/// The result to --output's file, or to stdout. A file that cannot be
-/// written after all (a full file system) does not lose the result: it
-/// goes to stdout, and the error says so.
-fn write_result(output: Option<&std::path::Path>, text: &str) -> Result<(), BenchError> {
-    let Some(path) = output else {
-        return print_result(text);
-    };
-    let Err(e) = std::fs::write(path, text) else {
-        return Ok(());
-    };
-    print_result(text)?;
-    Err(BenchError::Failed(format!(
-        "cannot write the result to --output {} ({e}), so it was printed on stdout: free space or choose another --output",
-        path.display()
-    )))
-}
-
-fn print_result(text: &str) -> Result<(), BenchError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // A closed pipe (`hiops run | head`) is not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(BenchError::Failed(format!("cannot write the result: {e}")))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// The exit code of finished phases, with what went wrong on stderr.
-/// `who` names the rank ("rank 2 (host): "), or is empty.
-fn status(results: &[hiops_bench::RunResult], who: &str) -> u8 {
-    let interrupted = results.iter().any(|r| r.interrupted);
-    let result = Merged(results);
-    let errors: Vec<&str> = result.jobs().flat_map(|j| j.errors()).collect();
-    if interrupted {
-        eprintln!("hiops: interrupted; the result above covers the measured part only");
-        return EXIT_INTERRUPTED;
-    }
-    if let Some(e) = errors.first() {
-        eprintln!("hiops: {who}{e}");
-        return EXIT_FAILED;
-    }
-    if let Some((j, v)) = result
-        .jobs()
-        .find_map(|j| j.verify().filter(|v| v.bad_blocks > 0).map(|v| (j, v)))
-    {
-        let (off, why) = v.first_bad.clone().unwrap();
-        eprintln!(
-            "hiops: {who}verify failed in job {}: {} bad of {} blocks; first bad offset {off}: {why}",
-            j.spec.name, v.bad_blocks, v.blocks_checked
-        );
-        return EXIT_VERIFY;
-    }
-    0
-}
-
-/// The jobs of every phase.
-struct Merged<'a>(&'a [hiops_bench::RunResult]);
-
-impl<'a> Merged<'a> {
-    fn jobs(&self) -> impl Iterator<Item = &'a hiops_bench::JobResult> {
-        self.0.iter().flat_map(|r| r.jobs.iter())
+        no_effect: inv.no_effect.clone(),
     }
 }

@@ -12,6 +12,7 @@ pub mod characterize;
 pub mod chart_of;
 pub mod claims;
 pub mod coalescing;
+pub mod commands;
 pub mod compare;
 pub mod cores_devices;
 pub mod devices;

@@ -101,13 +101,7 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Format {
-    #[default]
-    Normal,
-    Json,
-    JsonPlus,
-}
+pub use hiops_suite::commands::run::Format;
 
 /// fio's `--eta`: when the progress line shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -186,7 +180,7 @@ impl Invocation {
             }
         }
         if self.readonly {
-            crate::readonly::check(&plan.jobs)?;
+            hiops_suite::commands::run::readonly::check(&plan.jobs)?;
         }
         if let Some(dir) = &self.aux_path {
             for job in &mut plan.jobs {

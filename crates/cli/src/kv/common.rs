@@ -1,14 +1,13 @@
-//! What the `hiops kv` subcommands share: their options, their errors and
-//! exit codes, and how they tell the user what happened.
+//! The `hiops kv` subcommands' options, read into hiops-suite's, and their
+//! errors' exit codes.
 
+use crate::fields::options_from;
 use clap::Args;
-use hiops_hal::EngineKind;
-use hiops_kv::ycsb;
-use hiops_kv::{Durability, Store, StoreConfig};
-use hiops_path::{PathConfig, Strategy};
-use std::io::IsTerminal;
+use hiops_suite::commands::kv::cache_sweep::CacheSweepOptions;
+use hiops_suite::commands::kv::fig10::Fig10Options;
+use hiops_suite::commands::kv::ycsb::YcsbOptions;
+use hiops_suite::commands::kv::{ServeOptions, StoreOptions};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -91,7 +90,7 @@ pub struct StoreArgs {
     pub cache_size: Option<String>,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub store: StoreArgs,
@@ -236,8 +235,57 @@ pub struct Fig10Args {
     pub client_threads: bool,
 }
 
-pub(crate) fn fail(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::anyhow!(msg.into())
+#[derive(Args, Debug)]
+pub struct CacheSweepArgs {
+    /// The store (--path: the flash store's file, OUTPUT/flash.kv when not
+    /// given; --cache-size: the cache every point runs with, 8m when not
+    /// given; --size: computed from the largest data set when not given).
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Data-set sizes as multiples of the cache (comma-separated).
+    #[arg(long, default_value = "0.25,0.5,1,2,4,8")]
+    pub ratios: String,
+    /// YCSB workloads (comma-separated, A-F; B and C read).
+    #[arg(long, default_value = "B,C")]
+    pub workloads: String,
+    /// `flash` (--path) and `hdd` (a loop device over a file in --output,
+    /// capped at --hdd-iops; needs root, skipped with the reason without).
+    #[arg(long, default_value = "flash,hdd")]
+    pub devices: String,
+    /// I/O strategies, a line each (default: --strategy).
+    #[arg(long)]
+    pub strategies: Option<String>,
+    /// Request distribution: zipfian (YCSB's) or uniform (a sharper knee).
+    #[arg(long, default_value = "zipfian", value_parser = ["zipfian", "uniform"])]
+    pub distribution: String,
+    /// The HDD-like device's cap, read and write IOPS each.
+    #[arg(long, default_value_t = 180)]
+    pub hdd_iops: u32,
+    /// YCSB client threads (16; --quick: 4).
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Length of each point's measurement (10s; --quick: 300ms).
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Each point first warms its empty cache, not measured, until it is
+    /// full, holds the data set or stops growing, for at most this long
+    /// (60s; --quick: 200ms).
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Directory for the stores, the points, the report and its plots
+    /// (resumed if interrupted).
+    #[arg(long, short = 'o', default_value = "hiops-cache-sweep")]
+    pub output: PathBuf,
+    /// Rounds over the whole grid; the report shows medians.
+    #[arg(long, default_value_t = 1, value_parser = crate::suites::rounds)]
+    pub rounds: u32,
+    /// Discard the points of a different earlier run in --output.
+    #[arg(long)]
+    pub restart: bool,
+    /// Tiny and short (tests, a first look): --cache-size 256k, 300 ms
+    /// points after 200 ms of warm-up, 4 clients (options given win).
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// A bad option of a `hiops kv` command (exit code: [`crate::exit`]).
@@ -254,244 +302,53 @@ pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
 #[error("{0}")]
 pub(crate) struct Damaged(pub String);
 
-/// A count option must be within `min..=max`.
-pub(super) fn count(flag: &str, v: u64, min: u64, max: u64) -> anyhow::Result<()> {
-    if (min..=max).contains(&v) {
-        return Ok(());
-    }
-    Err(bad(format!("--{flag}={v}: give {min} to {max}")))
-}
-
 impl StoreArgs {
-    pub fn config(&self) -> anyhow::Result<StoreConfig> {
-        let size = hiops_bench::units::parse_size(self.size.as_deref().unwrap_or("1g"))
-            .map_err(|e| bad(format!("--size: {e}")))?;
-        let block = hiops_bench::units::parse_size(&self.block_size)
-            .map_err(|e| bad(format!("--block-size: {e}")))?;
-        let block = u32::try_from(block)
-            .map_err(|_| bad(format!("--block-size={}: at most 8m", self.block_size)))?;
-        hiops_kv::store::check_block_size(block)
-            .map_err(|why| bad(format!("--block-size={}: {why}", self.block_size)))?;
-        let least = hiops_kv::store::min_store_bytes(block);
-        if size < least {
-            return Err(bad(format!(
-                "--size={}: a store of write blocks of {block} bytes needs at least {least} bytes (its superblock and the blocks it keeps in reserve)",
-                self.size.as_deref().unwrap_or("1g")
-            )));
-        }
-        count("iodepth", self.iodepth.into(), 1, 65536)?;
-        count("flush-max-ms", self.flush_max_ms, 0, 3_600_000)?;
-        let strategy = Strategy::parse(&self.strategy).ok_or_else(|| {
-            bad(format!(
-                "--strategy={}: use pread, completion-thread, per-thread-ring, coop, poll or hybrid",
-                self.strategy
-            ))
-        })?;
-        let engine = EngineKind::parse(&self.ioengine).ok_or_else(|| {
-            bad(format!(
-                "--ioengine={}: use io_uring or libaio",
-                self.ioengine
-            ))
-        })?;
-        let durability = match self.durability.as_str() {
-            "sync" => Durability::Sync,
-            "buffered" => Durability::Buffered,
-            d => return Err(bad(format!("--durability={d}: use sync or buffered"))),
-        };
-        if !(0.0..100.0).contains(&self.defrag_threshold) {
-            return Err(bad("--defrag-threshold: give a percentage below 100"));
-        }
-        let allow_write_device = self.device_allowed()?;
-        Ok(StoreConfig {
-            block_size: block,
-            create_size: size,
-            durability,
-            flush_max: std::time::Duration::from_millis(self.flush_max_ms),
-            defrag_threshold: self.defrag_threshold / 100.0,
-            path: PathConfig {
-                strategy,
-                engine,
-                depth: self.iodepth,
-                ..PathConfig::default()
-            },
-            direct: true,
-            allow_write_device,
-            grow: self.size.is_some(),
-            sparse: self.sparse,
-            repair: self.repair,
-            cache_size: self.cache_bytes()?,
-            tasks: None,
+    /// The store's options as hiops-suite takes them.
+    pub fn options(&self) -> StoreOptions {
+        let a = self.clone();
+        options_from!(a => StoreOptions {
+            path, size, sparse, block_size, durability, flush_max_ms, defrag_threshold, strategy,
+            ioengine, iodepth, allow_write_device, repair, cache_size
         })
     }
-
-    /// `--cache-size` in bytes (the default when not given).
-    pub fn cache_bytes(&self) -> anyhow::Result<u64> {
-        match self.cache_size.as_deref() {
-            None => Ok(hiops_kv::cache::default_size()),
-            Some(v) => hiops_bench::units::parse_size(v).map_err(|e| {
-                bad(format!(
-                    "--cache-size: {e}; give a size such as 256m, or 0 for no cache"
-                ))
-            }),
-        }
-    }
-
-    /// `--allow-write-device`: bare, it names every --path; with a value,
-    /// the value must be an existing block device and one --path names.
-    fn device_allowed(&self) -> anyhow::Result<bool> {
-        let Some(dev) = self.allow_write_device.as_ref() else {
-            return Ok(false);
-        };
-        if dev.as_os_str().is_empty() {
-            return Ok(true);
-        }
-        hiops_bench::safety::check_grant(dev)
-            .map_err(|e| bad(format!("--allow-write-device={}: {e}", dev.display())))?;
-        let same = self
-            .path
-            .iter()
-            .any(|p| std::fs::canonicalize(p).ok() == std::fs::canonicalize(dev).ok());
-        if !same {
-            return Err(bad(format!(
-                "--allow-write-device={} is not the store's --path: name the device the store goes on",
-                dev.display()
-            )));
-        }
-        Ok(true)
-    }
-
-    pub fn open(&self) -> anyhow::Result<Store> {
-        self.open_with(None)
-    }
-
-    /// Opens the store; with `tasks`, each device's flusher and
-    /// defragmenter are tasks on a task ring of that config (a server of
-    /// the tasks model: every device I/O on the async view).
-    pub fn open_with(&self, tasks: Option<hiops_path::TaskConfig>) -> anyhow::Result<Store> {
-        if self.path.is_empty() {
-            return Err(bad(
-                "give --path FILE_OR_DEVICE for the store (repeated for several devices)",
-            ));
-        }
-        let cfg = StoreConfig {
-            tasks,
-            ..self.config()?
-        };
-        let store = Store::open_devices(&self.path, cfg)?;
-        // Each device repairs its own damage: say which.
-        for d in store.stats().devices {
-            if let Some(line) = d.recovery.repair_line() {
-                eprintln!("hiops kv: {}: {line}", d.path.display());
-            }
-        }
-        Ok(store)
-    }
 }
 
-/// The store's paths as one argument: comma-separated.
-pub(crate) fn shown(paths: &[PathBuf]) -> String {
-    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    names.join(",")
-}
-
-pub(crate) fn say_opened(store: &Store) {
-    let s = store.stats();
-    let r = &s.recovery;
-    let path = shown(store.device_paths());
-    if r.formatted {
-        eprintln!(
-            "hiops kv: formatted {path} ({} blocks of {} KiB)",
-            s.blocks,
-            s.block_size / 1024
-        );
-    } else {
-        eprintln!(
-            "hiops kv: opened {path}: {} keys ({} tombstones) from {} records in {} blocks, rebuilt in {:.1} ms",
-            r.keys,
-            r.tombstones,
-            r.records_scanned,
-            r.blocks_scanned,
-            r.millis
-        );
-    }
-}
-
-pub(crate) fn parse_time(t: &Option<String>) -> anyhow::Result<Option<Duration>> {
-    t.as_ref()
-        .map(|t| {
-            hiops_bench::units::parse_duration_ns(t)
-                .map(Duration::from_nanos)
-                .map_err(|e| bad(format!("--time: {e}")))
+impl ServeArgs {
+    pub fn options(&self) -> ServeOptions {
+        let a = self.clone();
+        options_from!(a => ServeOptions {
+            port, bind, max_clients, model, workers, client_query_buffer_limit, max_query_total,
+            proto_max_bulk_len, requirepass_file, requirepass, protected_mode, tls_cert_file,
+            tls_key_file
         })
-        .transpose()
-}
-
-pub(crate) fn progress_printer(total: u64, what: &'static str) -> impl Fn(u64) + Sync {
-    let tty = std::io::stderr().is_terminal();
-    move |done| {
-        if tty {
-            eprint!(
-                "\r{what}: {done} of {total} ({:.0}%)   ",
-                done as f64 * 100.0 / total.max(1) as f64
-            );
-        }
     }
 }
 
-/// The RAM cache's counters of a hiops kv server, from its INFO (None for
-/// a server without them, such as redis-server).
-pub(crate) fn server_cache(addr: &str) -> Option<hiops_kv::CacheStats> {
-    let mut conn = ycsb::RespConn::connect(addr).ok()?;
-    let info = match conn.call(&[b"INFO", b"hiops"]).ok()? {
-        hiops_kv::resp::Value::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
-        _ => return None,
-    };
-    let field = |name: &str| -> Option<u64> {
-        info.lines()
-            .find_map(|l| l.strip_prefix(&format!("hiops_cache_{name}:")))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    Some(hiops_kv::CacheStats {
-        capacity: field("capacity")?,
-        bytes: field("bytes")?,
-        entries: field("entries")?,
-        hits: field("hits")?,
-        misses: field("misses")?,
-        evictions: field("evictions")?,
-        fills: field("fills")?,
-        fills_refused: field("fills_refused")?,
-        invalidations: field("invalidations")?,
-    })
+impl YcsbArgs {
+    pub fn options(self) -> YcsbOptions {
+        let a = self;
+        options_from!(a => YcsbOptions {
+            workload, field_count, field_length, min_field_length, field_length_distribution,
+            records, operations, clients, target, time, server, tasks, no_load, output_format, seed
+        } with { store: a.store.options() })
+    }
 }
 
-/// The cache's counters as a report line.
-pub(crate) fn cache_line(c: &hiops_kv::CacheStats) -> String {
-    if c.capacity == 0 {
-        return "# cache: off (--cache-size 0)".into();
+impl Fig10Args {
+    pub fn options(self) -> Fig10Options {
+        let a = self;
+        options_from!(a => Fig10Options {
+            records, clients, strategies, time, output, rounds, restart, client_threads
+        } with { store: a.store.options() })
     }
-    // Since the store opened: against counters at zero.
-    let rate = c.hit_pct_since(&hiops_kv::CacheStats::default());
-    format!(
-        "# cache: {} hits, {} misses ({rate:.1}% hits), {} evictions, {} of {} bytes in {} entries",
-        c.hits, c.misses, c.evictions, c.bytes, c.capacity, c.entries
-    )
 }
 
-/// The end of a kv suite: how many points it has and where its report is;
-/// an interrupted one fails, saying how to go on.
-pub(crate) fn suite_done(
-    suite: &str,
-    outcome: &hiops_suite::sweep::Outcome,
-    html: &std::path::Path,
-) -> anyhow::Result<()> {
-    eprintln!(
-        "hiops kv {suite}: {} of {} points; report: {}",
-        outcome.kept + outcome.ran,
-        outcome.total,
-        html.display()
-    );
-    if outcome.interrupted {
-        return Err(fail("interrupted: run the same command to continue"));
+impl CacheSweepArgs {
+    pub fn options(self) -> CacheSweepOptions {
+        let a = self;
+        options_from!(a => CacheSweepOptions {
+            ratios, workloads, devices, strategies, distribution, hdd_iops, clients, time, warmup,
+            output, rounds, restart, quick
+        } with { store: a.store.options() })
     }
-    Ok(())
 }

@@ -3,30 +3,31 @@
 //! and rank 0 prints them merged and decides the exit code, naming the rank
 //! that failed.
 
-use crate::args::{Format, Invocation};
-use crate::{result_text, status, write_result};
+use super::output::{result_text, write_result};
+use super::request::{Format, RunRequest};
+use super::status::{status, RunStatus};
 use hiops_bench::cluster::{rank_error, Cluster};
 use hiops_bench::wire::{decode, encode, RankRun};
 use hiops_bench::{BenchError, Coordinator, RunResult};
 use hiops_fio::FioPlan;
 use std::path::PathBuf;
 
-/// Every rank's share of the end; rank 0's exit code (the others' is 0).
-pub fn finish(
-    inv: &Invocation,
+/// Every rank's share of the end; rank 0's status (the others' is done).
+pub(super) fn finish(
+    req: &RunRequest,
     plan: &FioPlan,
     outcome: Result<Vec<RunResult>, BenchError>,
     coord: &mut dyn Coordinator,
-) -> anyhow::Result<u8> {
+) -> Result<RunStatus, BenchError> {
     let info = coord.info().clone();
     let outcome = outcome.and_then(|runs| {
-        if let Some(path) = own_output(inv, coord) {
-            write_result(Some(&path), &result_text(inv, plan, &runs))?;
+        if let Some(path) = own_output(req, coord) {
+            write_result(Some(&path), &result_text(req, plan, &runs))?;
         }
         Ok(runs)
     });
     let Some(all) = coord.gather(encode(info.rank, &info.host, &outcome)) else {
-        return Ok(0);
+        return Ok(RunStatus::Done);
     };
     let own = outcome.map_err(|e| rank_error(info.rank, &info.host, &e))?;
     let mut ranks = vec![RankRun {
@@ -38,41 +39,41 @@ pub fn finish(
         ranks.push(decode(bytes, &own)?);
     }
     let cluster = Cluster::merge(ranks)?;
-    let text = match inv.format {
+    let text = match req.format {
         Format::Normal => hiops_report::ranks::summary(&cluster, &plan.ignored),
         Format::Json | Format::JsonPlus => {
-            let bins = inv.format == Format::JsonPlus;
+            let bins = req.format == Format::JsonPlus;
             let mut v = hiops_report::ranks::to_fio_client_json(
                 &cluster,
                 &plan.global_options,
                 &plan.ignored,
                 bins,
             );
-            v["hiops"]["no_effect_flags"] = serde_json::json!(inv.no_effect);
+            v["hiops"]["no_effect_flags"] = serde_json::json!(req.no_effect);
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };
-    let merged_to = inv
+    let merged_to = req
         .output
         .as_deref()
-        .filter(|_| own_output(inv, coord).is_none());
+        .filter(|_| own_output(req, coord).is_none());
     write_result(merged_to, &text)?;
-    Ok(exit_code(&cluster))
+    Ok(first_status(&cluster))
 }
 
 /// The file this rank writes, if any: its own (`--output` naming
 /// `{rank}`), or on rank 0 the merged result's (a single process is rank 0).
-pub fn output_of(inv: &Invocation, coord: &dyn Coordinator) -> Option<PathBuf> {
+pub(super) fn output_of(req: &RunRequest, coord: &dyn Coordinator) -> Option<PathBuf> {
     if coord.info().ranks <= 1 {
-        return inv.output.clone();
+        return req.output.clone();
     }
-    own_output(inv, coord).or_else(|| inv.output.clone().filter(|_| coord.info().rank == 0))
+    own_output(req, coord).or_else(|| req.output.clone().filter(|_| coord.info().rank == 0))
 }
 
 /// Where this rank writes its own result: `--output` when it names
 /// `{rank}` (then the merged result goes to stdout).
-fn own_output(inv: &Invocation, coord: &dyn Coordinator) -> Option<PathBuf> {
-    let path = inv.output.as_ref()?.to_str()?;
+fn own_output(req: &RunRequest, coord: &dyn Coordinator) -> Option<PathBuf> {
+    let path = req.output.as_ref()?.to_str()?;
     let info = coord.info();
     path.contains("{rank}").then(|| {
         let p = hiops_fio::Placeholders {
@@ -85,15 +86,15 @@ fn own_output(inv: &Invocation, coord: &dyn Coordinator) -> Option<PathBuf> {
 }
 
 /// The first rank (in rank order) that was interrupted, failed or found
-/// bad blocks decides, named; else 0.
-fn exit_code(c: &Cluster) -> u8 {
+/// bad blocks decides, named; else done.
+fn first_status(c: &Cluster) -> RunStatus {
     for r in &c.ranks {
         if let Ok(runs) = &r.outcome {
-            let code = status(runs, &format!("rank {} ({}): ", r.rank, r.host));
-            if code != 0 {
-                return code;
+            let s = status(runs, &format!("rank {} ({}): ", r.rank, r.host));
+            if s != RunStatus::Done {
+                return s;
             }
         }
     }
-    0
+    RunStatus::Done
 }

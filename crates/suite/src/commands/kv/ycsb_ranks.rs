@@ -5,47 +5,57 @@
 //! runtime) with a line per rank. With `--tasks`, each rank's clients are
 //! tasks, as on one host.
 
-use crate::agreed;
+use super::{cache_line, fail, server_cache};
+use crate::commands::agreed;
 use hiops_bench::{BenchError, Coordinator};
-use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target, Workload};
+use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target};
 use serde_json::json;
+use std::sync::atomic::AtomicBool;
+
+/// A run across ranks.
+pub(super) struct RanksRun {
+    /// The server every rank is a client of.
+    pub server: Option<String>,
+    /// Rank 0 loads the records first.
+    pub load: bool,
+    /// Each rank's clients as tasks.
+    pub tasks: bool,
+    /// The run phase (its seed this rank's own).
+    pub cfg: RunConfig,
+    pub as_json: bool,
+}
 
 /// One rank's share; rank 0 returns the run's outcome.
-pub fn ycsb(
-    a: &super::common::YcsbArgs,
-    workload: Workload,
-    as_json: bool,
+pub(super) fn ycsb(
+    a: RanksRun,
     coord: &mut dyn Coordinator,
-) -> anyhow::Result<()> {
+    stop: &'static AtomicBool,
+) -> Result<(), BenchError> {
     let info = coord.info().clone();
-    let addr = a.server.clone().ok_or_else(|| {
+    let cfg = a.cfg;
+    let addr = a.server.ok_or_else(|| {
         BenchError::Usage(
             "across MPI ranks every rank is a client of one server: give --server HOST:PORT (hiops kv serve)".into(),
         )
     });
     let addr = agreed(coord, addr)?;
     let target = Target::Tcp(addr.clone());
-    crate::signals::install();
-    let stop = crate::signals::flag();
     let quiet = |_: u64| {};
-    let load = if info.rank == 0 && !a.no_load {
-        let r = ycsb::load(&target, &workload, a.records, a.clients, stop, &quiet);
+    let load = if info.rank == 0 && a.load {
+        let r = ycsb::load(
+            &target,
+            &cfg.workload,
+            cfg.records,
+            cfg.clients,
+            stop,
+            &quiet,
+        );
         Some(r.map_err(|e| BenchError::Failed(format!("load: {e}")))).transpose()
     } else {
         Ok(None)
     };
     let load = agreed(coord, load)?;
     coord.barrier();
-    let cfg = RunConfig {
-        workload,
-        records: a.records,
-        operations: a.operations,
-        max_time: super::common::parse_time(&a.time)?,
-        clients: a.clients,
-        target_ops: a.target,
-        // Each rank its own key sequence.
-        seed: a.seed.wrapping_add(info.rank as u64),
-    };
     let run = if a.tasks {
         hiops_kv::ycsb_tcp::run_tcp_tasks(&addr, &cfg, stop, &quiet)
     } else {
@@ -63,27 +73,29 @@ pub fn ycsb(
     let ranks = decode(&all)?;
     let parts: Vec<PhaseResult> = ranks.iter().map(|(_, p)| p.clone()).collect();
     let merged = ycsb::merge(&parts);
-    print(&target, &cfg, as_json, load.as_ref(), &merged, &ranks)?;
+    print(&target, &cfg, a.as_json, load.as_ref(), &merged, &ranks)?;
     match ranks
         .iter()
         .enumerate()
         .find_map(|(r, (host, p))| p.first_error.as_ref().map(|e| (r, host, e)))
     {
-        Some((r, host, e)) => Err(anyhow::anyhow!(
+        Some((r, host, e)) => Err(fail(format!(
             "rank {r} ({host}): operations failed; the first error: {e}"
-        )),
+        ))),
         None => Ok(()),
     }
 }
 
 /// Every rank's (host, run phase), in rank order.
-fn decode(all: &[Vec<u8>]) -> anyhow::Result<Vec<(String, PhaseResult)>> {
+fn decode(all: &[Vec<u8>]) -> Result<Vec<(String, PhaseResult)>, BenchError> {
     all.iter()
         .map(|bytes| {
-            let v: serde_json::Value = serde_json::from_slice(bytes)?;
+            let v: serde_json::Value =
+                serde_json::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
             let host = v["host"].as_str().unwrap_or("?").to_string();
             let phase = v["phase"].as_str().unwrap_or_default().as_bytes();
-            Ok((host, ycsb::phase_from_bytes(phase)?))
+            let phase = ycsb::phase_from_bytes(phase).map_err(|e| fail(e.to_string()))?;
+            Ok((host, phase))
         })
         .collect()
 }
@@ -95,9 +107,9 @@ fn print(
     load: Option<&PhaseResult>,
     merged: &PhaseResult,
     ranks: &[(String, PhaseResult)],
-) -> anyhow::Result<()> {
+) -> Result<(), BenchError> {
     let cache = match target {
-        Target::Tcp(addr) => super::common::server_cache(addr),
+        Target::Tcp(addr) => server_cache(addr),
         Target::Embedded(s) => Some(s.stats().cache),
     };
     if as_json {
@@ -111,7 +123,8 @@ fn print(
                 "rank": r, "host": host, "phase": p,
             })).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
+        println!("{text}");
         return Ok(());
     }
     println!(
@@ -134,7 +147,7 @@ fn print(
         );
     }
     if let Some(c) = &cache {
-        println!("{}", super::common::cache_line(c));
+        println!("{}", cache_line(c));
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The live progress line on stderr (only on a terminal).
+//! The live progress line on stderr (only on a terminal): a run's rate
+//! and time left, or the layout of its files.
 
 use hiops_bench::units::format_bytes;
 use hiops_bench::Progress;

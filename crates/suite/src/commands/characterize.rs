@@ -1,0 +1,157 @@
+//! `hiops characterize`: the platform study (ADMS'10) on the targets, read
+//! only, then Table 1 on a loop device of its own where it can.
+
+use super::targets::{remove_made, resolve_targets, Resolved};
+use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use crate::characterize::{CharTarget, Plan};
+use crate::sweep::RunFailure;
+use crate::SuiteInfo;
+use hiops_bench::BenchError;
+use std::path::PathBuf;
+
+/// What `hiops characterize` is asked.
+pub struct CharacterizeOptions {
+    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    pub targets: Vec<String>,
+    pub dir: PathBuf,
+    pub size: String,
+    pub runtime: String,
+    pub ramp: String,
+    pub quick: bool,
+    /// Default 3; 1 with `quick`.
+    pub rounds: Option<u32>,
+    pub restart: bool,
+    /// Sample the CPUs for clocks by layer.
+    pub profile: bool,
+    /// Measure Table 1 after the sweeps.
+    pub table1: bool,
+    /// Only the cores x devices grid.
+    pub grid_only: bool,
+}
+
+impl CharacterizeOptions {
+    /// Rounds of every point: 3 by default, 1 with `quick`.
+    fn rounds(&self) -> u32 {
+        self.rounds.unwrap_or(if self.quick { 1 } else { 3 })
+    }
+}
+
+/// Runs the study's sweeps, then Table 1, and writes the report.
+pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, BenchError> {
+    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
+    let plan = plan(&a, &resolved)?;
+    // Every option is checked before `dir` or a file is made.
+    check_points(plan.sweeps().iter().map(|(_, d)| d))?;
+    create_dir(&a.dir)?;
+    info(&a, &plan, &console.command)
+        .save(&a.dir)
+        .map_err(failed)?;
+    let how = SuiteRun {
+        restart: a.restart,
+        keep_going: false,
+    };
+    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(())).map_err(failed)?;
+    let ended = match ended {
+        Ended::Done if a.table1 && !a.grid_only => table1(&a, console).map_err(failed)?,
+        other => other,
+    };
+    remove_made(&resolved, &ended);
+    Ok(ended)
+}
+
+/// The plan, its existing files checked: one shorter than `size` would be
+/// extended (written), and characterize never writes to what it did not
+/// make.
+fn plan(a: &CharacterizeOptions, resolved: &[Resolved]) -> Result<Plan, BenchError> {
+    let size =
+        hiops_bench::units::parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
+    for r in resolved.iter().filter(|r| !r.made && !r.block) {
+        let len = std::fs::metadata(&r.path).map(|m| m.len()).unwrap_or(0);
+        if len < size {
+            return Err(usage(format!(
+                "{} is {len} bytes, smaller than --size={}: give --size={len} or less (characterize never writes to an existing file)",
+                r.path, a.size
+            )));
+        }
+    }
+    let targets: Vec<CharTarget> = resolved
+        .iter()
+        .map(|r| CharTarget {
+            label: r.label.clone(),
+            path: r.path.clone(),
+            block: r.block,
+        })
+        .collect();
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let base = vec![
+        format!("--size={}", a.size),
+        format!("--runtime={}", a.runtime),
+        format!("--ramp_time={}", a.ramp),
+        "--time_based=1".into(),
+    ];
+    let mut plan = Plan::new(targets, cpus, a.quick, base, a.rounds());
+    plan.profile = a.profile;
+    plan.grid_only = a.grid_only;
+    if a.grid_only && plan.grid_devices.is_empty() {
+        return Err(usage(
+            "--grid-only scales devices: give two or more targets, LABEL=PATH each",
+        ));
+    }
+    Ok(plan)
+}
+
+fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
+    SuiteInfo {
+        kind: "characterize".into(),
+        title: "Platform characterization".into(),
+        command: command.into(),
+        about: vec![
+            crate::machine_about(),
+            format!(
+                "Targets: {}. Read only. {} s per point after a {} s ramp; {} round(s).",
+                plan.targets
+                    .iter()
+                    .map(|t| format!(
+                        "{} ({}, {})",
+                        t.label,
+                        t.path,
+                        if t.block { "block device" } else { "file" }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                a.runtime,
+                a.ramp,
+                plan.rounds
+            ),
+        ],
+        extra: serde_json::to_value(plan).expect("plans serialise"),
+        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
+    }
+}
+
+/// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;
+/// without root (or mkfs.ext4) it says why in one line and the rest goes on.
+fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, String> {
+    let who = console.who;
+    eprintln!("{who}: Table 1 (direct/buffered x block/file on a loop device with ext4)");
+    let mut runner = crate::BenchRunner {
+        interrupt: console.interrupt,
+        progress: None,
+    };
+    match crate::table1::measure(&a.dir, &a.runtime, &a.ramp, a.rounds(), &mut runner) {
+        Ok(t) => {
+            let text = serde_json::to_string_pretty(&t).expect("a table serialises");
+            let path = a.dir.join(crate::table1::FILE);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::write_report(&a.dir)?;
+            Ok(Ended::Done)
+        }
+        Err(RunFailure::Interrupted) => Ok(Ended::Interrupted),
+        Err(RunFailure::Failed(why)) => {
+            eprintln!("{who}: Table 1 not measured: {why}");
+            Ok(Ended::Done)
+        }
+    }
+}

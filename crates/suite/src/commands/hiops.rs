@@ -1,0 +1,152 @@
+//! `hiops experiment hiops`: the HIOPS paper's experiments (block size,
+//! threads, hand-off delay, poll interval, devices) per strategy, on the
+//! targets given and the RAM devices asked for.
+
+use super::targets::logical_block_size;
+use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use crate::devices::RamDevice;
+use crate::hiops_paper::{Plan, Target};
+use crate::SuiteInfo;
+use hiops_bench::BenchError;
+use std::path::{Path, PathBuf};
+
+/// What `hiops experiment hiops` is asked.
+pub struct HiopsOptions {
+    /// Where the sweeps and the report go.
+    pub dir: PathBuf,
+    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    pub targets: Vec<String>,
+    /// Add a fresh zram device.
+    pub zram: bool,
+    /// Add a loop device over a tmpfs file.
+    pub loop_dev: bool,
+    pub size: String,
+    pub runtime: String,
+    pub ramp: String,
+    pub rounds: u32,
+    pub quick: bool,
+    pub restart: bool,
+}
+
+/// The file made in `dir` when no target is given.
+const DEFAULT_FILE: &str = "disk.dat";
+
+/// Runs every sweep (one failing does not stop the others) and writes the
+/// report.
+pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, BenchError> {
+    let mut targets = targets_of(&a);
+    let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())
+        .map_err(|e| usage(format!("--size={}: {e}", a.size)))?;
+    let plan_of = |targets| Plan::new(targets, a.quick, &a.runtime, &a.ramp, &a.size, a.rounds);
+    // Every option is checked before the directory or a device is made.
+    check_points(plan_of(targets.clone()).sweeps().iter().map(|(_, d)| d))?;
+    create_dir(&a.dir)?;
+    // Devices live until the end of the experiment (dropped last).
+    let devices = ram_devices(&a, size_bytes, &mut targets, console.who);
+    let plan = plan_of(targets);
+    save_info(&a, &plan, &console.command)?;
+    // One failing sweep (a device refusing a size) does not lose the
+    // others: they run, and the failure is reported at the end.
+    let how = SuiteRun {
+        restart: a.restart,
+        keep_going: true,
+    };
+    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(()));
+    drop(devices);
+    let ended = ended.map_err(failed)?;
+    if matches!(ended, Ended::Done) && a.targets.is_empty() {
+        // The data file is only needed to resume.
+        let _ = std::fs::remove_file(a.dir.join(DEFAULT_FILE));
+    }
+    Ok(ended)
+}
+
+/// The targets given (LABEL=PATH, or PATH labelled by its stem), or the
+/// default file in `dir`.
+fn targets_of(a: &HiopsOptions) -> Vec<Target> {
+    let mut targets: Vec<Target> = a
+        .targets
+        .iter()
+        .map(|t| {
+            let (label, path) = match t.split_once('=') {
+                Some((l, p)) => (l.to_string(), p.to_string()),
+                None => {
+                    let stem = Path::new(t)
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| "target".into());
+                    (stem, t.clone())
+                }
+            };
+            let min_bs = logical_block_size(Path::new(&path));
+            Target {
+                label,
+                path,
+                min_bs,
+            }
+        })
+        .collect();
+    if targets.is_empty() {
+        targets.push(Target {
+            label: "disk".into(),
+            path: a.dir.join(DEFAULT_FILE).display().to_string(),
+            min_bs: 0,
+        });
+    }
+    targets
+}
+
+/// The zram and loop devices asked for, each added to `targets`; one that
+/// cannot be made is skipped with a line saying why.
+fn ram_devices(
+    a: &HiopsOptions,
+    size_bytes: u64,
+    targets: &mut Vec<Target>,
+    who: &str,
+) -> Vec<RamDevice> {
+    let mut devices = Vec::new();
+    let mut add = |label: &str, made: Result<RamDevice, String>| match made {
+        Ok(d) => {
+            let min_bs = logical_block_size(&d.path);
+            targets.push(Target {
+                label: label.into(),
+                path: d.path.display().to_string(),
+                min_bs,
+            });
+            devices.push(d);
+        }
+        Err(e) => eprintln!("{who}: skipping {label}: {e}"),
+    };
+    if a.zram {
+        add("zram", RamDevice::zram(&a.size));
+    }
+    if a.loop_dev {
+        add(
+            "loop",
+            RamDevice::loop_on(Path::new("/dev/shm"), size_bytes),
+        );
+    }
+    devices
+}
+
+/// suite.json: the plan, the machine and the targets.
+fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchError> {
+    let mut about = vec![crate::machine_about()];
+    about.push(format!(
+        "Targets: {}. 4 KiB random reads unless swept; O_DIRECT; {} s per point after a {} s ramp; {} round(s).",
+        plan.targets.iter().map(|t| format!("{} ({})", t.label, t.path)).collect::<Vec<_>>().join(", "),
+        a.runtime,
+        a.ramp,
+        plan.rounds
+    ));
+    SuiteInfo {
+        kind: "hiops".into(),
+        title: "HIOPS path experiments".into(),
+        command: command.into(),
+        about,
+        extra: serde_json::to_value(plan).expect("plans serialise"),
+        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
+    }
+    .save(&a.dir)
+    .map_err(failed)
+}

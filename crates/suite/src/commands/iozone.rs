@@ -1,0 +1,306 @@
+//! `hiops iozone`: the IOZone grid (sequential MB/s, random IOPS, 4K..64K)
+//! per target, with price-per-performance tables; optionally SNIA-style
+//! preconditioning, or the IOZone study's buffered mode.
+
+use super::targets::{remove_made, resolve_targets, Resolved};
+use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use crate::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
+use crate::sweep::{RunFailure, Runner};
+use crate::SuiteInfo;
+use hiops_bench::BenchError;
+use std::path::{Path, PathBuf};
+
+/// What `hiops iozone` is asked.
+pub struct IozoneOptions {
+    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    pub targets: Vec<String>,
+    pub dir: PathBuf,
+    /// Request sizes, comma-separated.
+    pub sizes: String,
+    pub threads: u32,
+    /// Region of each target.
+    pub size: String,
+    pub runtime: String,
+    pub ramp: String,
+    pub buffered: bool,
+    /// The IOZone study's mode.
+    pub study: bool,
+    /// Let write tests run on existing targets.
+    pub allow_write: bool,
+    /// Target devices to write despite a signature on them.
+    pub allow_write_devices: Vec<PathBuf>,
+    pub precondition: bool,
+    /// LABEL=USD each.
+    pub prices: Vec<String>,
+    /// LABEL=SIZE each.
+    pub capacities: Vec<String>,
+    /// A TOML file of devices with prices.
+    pub devices: Option<PathBuf>,
+    /// Default 1; 5 with `study`.
+    pub rounds: Option<u32>,
+    pub restart: bool,
+}
+
+/// Runs the grid on every target and writes the report. Every option is
+/// checked, and the safety gate asked, before `dir` or a file is made.
+pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> {
+    let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
+    if a.study {
+        on_file_systems(&resolved)?;
+    }
+    let (plan, runtime) = plan(&a, &resolved)?;
+    check_points(plan.sweeps().iter().map(|(_, d)| d))?;
+    create_dir(&a.dir)?;
+    info(&a, &plan, &runtime, &console.command)
+        .save(&a.dir)
+        .map_err(failed)?;
+    let targets = plan.targets.clone();
+    let how = SuiteRun {
+        restart: a.restart,
+        keep_going: false,
+    };
+    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |i, dir, console| {
+        let t = &targets[i];
+        let who = console.who;
+        eprintln!("{who}: target {}: {} ({})", i + 1, t.label, t.path);
+        if a.precondition && t.writes && dir.points.is_empty() {
+            precondition(t, &a.size, console)?;
+        }
+        Ok(())
+    })
+    .map_err(failed)?;
+    remove_made(&resolved, &ended);
+    Ok(ended)
+}
+
+/// The plan from the options, and the runtime per point.
+fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), BenchError> {
+    let allowed = devices_allowed(a, resolved)?;
+    let targets: Vec<IozoneTarget> = resolved
+        .iter()
+        .zip(&allowed)
+        .map(|(r, &device_allowed)| IozoneTarget {
+            label: r.label.clone(),
+            path: r.path.clone(),
+            writes: r.made || a.allow_write,
+            device_allowed,
+        })
+        .collect();
+    let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+    let costs = costs(a, &labels)?;
+    let runtime = if a.precondition && a.runtime == "5" {
+        "60".to_string()
+    } else {
+        a.runtime.clone()
+    };
+    let plan = Plan {
+        targets,
+        sizes: a.sizes.split(',').map(|s| s.trim().to_string()).collect(),
+        threads: a.threads,
+        base: base(a, &runtime),
+        rounds: a.rounds.unwrap_or(if a.study { 5 } else { 1 }),
+        costs,
+        precondition: a.precondition,
+        study: a.study,
+    };
+    for s in &plan.sizes {
+        match hiops_bench::units::parse_size(s) {
+            Ok(0) => {
+                return Err(usage(format!(
+                    "--sizes: {s} is no block size: give sizes above 0, e.g. 4k,64k"
+                )))
+            }
+            Ok(_) => {}
+            Err(e) => return Err(usage(format!("--sizes: {e}"))),
+        }
+    }
+    Ok((plan, runtime))
+}
+
+/// The study ran on a file system: a device target is refused in its mode.
+fn on_file_systems(targets: &[Resolved]) -> Result<(), BenchError> {
+    for t in targets {
+        if t.block {
+            return Err(usage(format!(
+                "--study runs on a file system, as the IOZone study did: {} is a block device; give a directory or a file on its file system instead",
+                t.path
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The options every IOZone point shares.
+fn base(a: &IozoneOptions, runtime: &str) -> Vec<String> {
+    let mut base = vec![
+        format!("--size={}", a.size),
+        format!("--runtime={runtime}"),
+        format!("--ramp_time={}", a.ramp),
+        "--time_based=1".into(),
+        "--ioengine=psync".into(),
+        "--iodepth=1".into(),
+        format!("--direct={}", if a.buffered || a.study { 0 } else { 1 }),
+    ];
+    if a.study {
+        // IOZone's -e: a write test's time includes flushing what it wrote.
+        base.push("--end_fsync=1".into());
+    }
+    if a.precondition {
+        base.push("--ss=iops:20%".into());
+        base.push("--ss_dur=5".into());
+    }
+    base
+}
+
+fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteInfo {
+    SuiteInfo {
+        kind: "iozone".into(),
+        title: "IOZone grid".into(),
+        command: command.into(),
+        about: vec![
+            crate::machine_about(),
+            format!(
+                "Targets: {}. {} per point after a {} s ramp, {} of each target, {}.",
+                plan.targets
+                    .iter()
+                    .map(|t| format!("{} ({})", t.label, t.path))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if a.precondition {
+                    format!("up to {runtime} s (steady state)")
+                } else {
+                    format!("{runtime} s")
+                },
+                a.ramp,
+                a.size,
+                match (a.study, a.buffered) {
+                    (true, _) => "buffered as the IOZone study ran, writes through their fsync",
+                    (false, true) => "buffered",
+                    (false, false) => "O_DIRECT",
+                }
+            ),
+        ],
+        extra: serde_json::to_value(plan).expect("plans serialise"),
+        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
+    }
+}
+
+/// Writes the whole region twice, sequentially, before write tests.
+fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), String> {
+    let who = console.who;
+    eprintln!("{who}: preconditioning {}: writing {size} twice", t.label);
+    let mut args = vec![
+        "--name=precondition".to_string(),
+        format!("--filename={}", t.path),
+        format!("--size={size}"),
+        "--rw=write".into(),
+        "--bs=128k".into(),
+        "--loops=2".into(),
+        "--direct=1".into(),
+        "--ioengine=io_uring".into(),
+        "--iodepth=16".into(),
+    ];
+    if t.device_allowed {
+        args.push(format!("--allow-write-device={}", t.path));
+    }
+    let started = std::time::Instant::now();
+    let mut runner = crate::BenchRunner {
+        interrupt: console.interrupt,
+        progress: None,
+    };
+    match runner.run(&args) {
+        Ok(m) => {
+            eprintln!(
+                "{who}: preconditioned {} in {:.1} s ({:.0} MB/s)",
+                t.label,
+                started.elapsed().as_secs_f64(),
+                m.metrics.get("bw_mbps").copied().unwrap_or(0.0)
+            );
+            Ok(())
+        }
+        Err(RunFailure::Interrupted) => Err("interrupted while preconditioning".into()),
+        Err(RunFailure::Failed(e)) => Err(format!("preconditioning {}: {e}", t.label)),
+    }
+}
+
+/// Prices and capacities from `devices`, `prices` and `capacities`.
+fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchError> {
+    let mut costs: Vec<DeviceCost> = match &a.devices {
+        Some(f) => parse_devices(
+            &std::fs::read_to_string(f).map_err(|e| usage(format!("{}: {e}", f.display())))?,
+        )
+        .map_err(usage)?,
+        None => Vec::new(),
+    };
+    for p in &a.prices {
+        let (l, v) = p
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--price {p}: give LABEL=USD")))?;
+        let price: f64 = v
+            .trim_start_matches('$')
+            .parse()
+            .map_err(|_| usage(format!("--price {p}: '{v}' is not a number")))?;
+        match costs.iter_mut().find(|c| c.label == l) {
+            Some(c) => c.price = price,
+            None => costs.push(DeviceCost {
+                label: l.into(),
+                price,
+                ..Default::default()
+            }),
+        }
+    }
+    capacities(a, &mut costs)?;
+    if let Some(c) = costs.iter().find(|c| !labels.contains(&c.label.as_str())) {
+        return Err(usage(format!(
+            "a price is given for '{}' but no target has that label (targets: {})",
+            c.label,
+            labels.join(", ")
+        )));
+    }
+    Ok(costs)
+}
+
+/// Each LABEL=SIZE capacity onto the price of that label.
+fn capacities(a: &IozoneOptions, costs: &mut [DeviceCost]) -> Result<(), BenchError> {
+    for c in &a.capacities {
+        let (l, v) = c
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--capacity {c}: give LABEL=SIZE")))?;
+        let bytes =
+            hiops_bench::units::parse_size(v).map_err(|e| usage(format!("--capacity {c}: {e}")))?;
+        let d = costs
+            .iter_mut()
+            .find(|d| d.label == l)
+            .ok_or_else(|| usage(format!("--capacity {c}: no --price for '{l}'")))?;
+        d.capacity = Some(bytes);
+    }
+    Ok(())
+}
+
+/// Which targets `allow_write_devices` names; each must be an existing
+/// block device among the targets.
+fn devices_allowed(a: &IozoneOptions, resolved: &[Resolved]) -> Result<Vec<bool>, BenchError> {
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    let mut allowed = vec![false; resolved.len()];
+    for dev in &a.allow_write_devices {
+        hiops_bench::safety::check_grant(dev)
+            .map_err(|e| usage(format!("--allow-write-device={}: {e}", dev.display())))?;
+        let i = resolved
+            .iter()
+            .position(|r| r.block && real(Path::new(&r.path)) == real(dev))
+            .ok_or_else(|| {
+                usage(format!(
+                    "--allow-write-device={} is not one of the targets: name a target device",
+                    dev.display()
+                ))
+            })?;
+        if !a.allow_write {
+            return Err(usage(format!(
+                "--allow-write-device={} needs --allow-write (which lets write tests run on existing targets)",
+                dev.display()
+            )));
+        }
+        allowed[i] = true;
+    }
+    Ok(allowed)
+}

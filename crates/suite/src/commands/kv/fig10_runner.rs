@@ -1,0 +1,337 @@
+//! Fig 10's points: a server on the store in this process (the
+//! thread-per-connection server on a blocking strategy, or the tasks
+//! model), kept while the strategy stays, and the clients in a child
+//! process.
+
+use super::sample::{thread_states, Sample};
+use super::{fail, progress_printer, say_opened, shown, StoreOptions};
+use hiops_bench::BenchError;
+use hiops_kv::ycsb::{self, Target, Workload};
+use hiops_kv::{server, Store};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The device count's parameter: a sweep over 1..N of the --path given.
+pub(super) const DEVICES: &str = "devices";
+
+/// The event-driven server's name among fig10's strategies.
+pub(super) const TASKS: &str = "tasks";
+
+/// A server on a store of its own, in this process, for fig10's points.
+struct PointServer {
+    label: String,
+    /// The store's device count.
+    devices: usize,
+    addr: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    store: Arc<Store>,
+}
+
+impl PointServer {
+    /// `label`: a blocking strategy (thread-per-connection) or `tasks`.
+    fn start(args: &StoreOptions, label: &str) -> Result<PointServer, BenchError> {
+        let mut args = args.clone();
+        let model = if label == TASKS {
+            server::Model::Tasks
+        } else {
+            args.strategy = label.to_string();
+            server::Model::Threads
+        };
+        let cfg = server::ServerConfig {
+            addr: "127.0.0.1:0".into(),
+            max_clients: 1 << 20,
+            model,
+            ..server::ServerConfig::default()
+        };
+        let tasks = (model == server::Model::Tasks).then(|| cfg.task.clone());
+        let store = Arc::new(args.open_with(tasks)?);
+        let srv = server::Server::bind(store.clone(), cfg).map_err(|e| fail(e.to_string()))?;
+        let addr = srv
+            .local_addr()
+            .map_err(|e| fail(e.to_string()))?
+            .to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || srv.run(&flag));
+        Ok(PointServer {
+            label: label.to_string(),
+            devices: args.path.len(),
+            addr,
+            stop,
+            thread: Some(thread),
+            store,
+        })
+    }
+}
+
+impl Drop for PointServer {
+    /// Stops the server and waits until every connection has let go of the
+    /// store, so the next one opens the file alone.
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        for _ in 0..500 {
+            if Arc::strong_count(&self.store) == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The store's arguments over its first `n` --path. A grant naming a device
+/// this count leaves out grants nothing here (kept, it would be refused as
+/// naming no --path).
+fn store_of(all: &StoreOptions, n: usize) -> StoreOptions {
+    let mut args = all.clone();
+    args.path.truncate(n);
+    let named = |g: &std::path::PathBuf| {
+        let g = std::fs::canonicalize(g).ok();
+        args.path.iter().any(|p| std::fs::canonicalize(p).ok() == g)
+    };
+    if let Some(g) = &args.allow_write_device {
+        if !g.as_os_str().is_empty() && !named(g) {
+            args.allow_write_device = None;
+        }
+    }
+    args
+}
+
+/// Runs YCSB-C points; keeps the server (and its store) while the
+/// strategy stays.
+pub(super) struct YcsbRunner {
+    store: StoreOptions,
+    server: Option<PointServer>,
+    /// The device count of the store loaded last.
+    loaded: Option<usize>,
+    records: u64,
+    time: Duration,
+    stop: &'static AtomicBool,
+    /// The block devices holding the store (none on tmpfs).
+    devices: Vec<String>,
+    /// The clients as a thread each (`--client-threads`), not as tasks.
+    client_threads: bool,
+}
+
+impl crate::sweep::Runner for YcsbRunner {
+    fn run(&mut self, args: &[String]) -> Result<crate::sweep::Measured, crate::sweep::RunFailure> {
+        use crate::sweep::{Measured, RunFailure};
+        let value = |k: &str| {
+            args.iter()
+                .rev()
+                .find_map(|a| a.strip_prefix(&format!("--{k}=")).map(String::from))
+        };
+        let strategy = value("strategy").ok_or_else(|| RunFailure::Failed("no strategy".into()))?;
+        let clients: usize = value("clients")
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
+        let n = self.device_count(value(DEVICES))?;
+        let current = self.server.as_ref();
+        if current.is_none_or(|s| s.label != strategy || s.devices != n) {
+            self.server = None; // close the old store before reopening the file
+            let args = store_of(&self.store, n);
+            let srv = PointServer::start(&args, &strategy)
+                .map_err(|e| RunFailure::Failed(e.to_string()))?;
+            self.server = Some(srv);
+        }
+        let server = self.server.as_ref().expect("started above");
+        let addr = server.addr.clone();
+        let cache_before = server.store.stats().cache;
+        let before = Sample::take(&self.devices);
+        let phase = self.clients_process(&addr, clients)?;
+        let after = Sample::take(&self.devices);
+        let cache_after = self.server.as_ref().expect("kept").store.stats().cache;
+        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(RunFailure::Interrupted);
+        }
+        let hits = cache_after.hit_pct_since(&cache_before);
+        if hits > crate::CACHE_HITS_NOTED_PCT {
+            eprintln!("hiops kv fig10: {hits:.0}% of this point's reads were served by the RAM cache: it measures the cache more than the device path");
+        }
+        let num = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+        let ops = num(&phase["operations"]);
+        let read = &phase["ops"][0];
+        let mut metrics = after.since(&before, ops);
+        metrics.extend([
+            ("ops_per_s".to_string(), num(&phase["throughput"])),
+            ("lat_mean_us".to_string(), num(&read["average_us"])),
+            ("lat_p50_us".to_string(), num(&read["p50_us"])),
+            ("lat_p99_us".to_string(), num(&read["p99_us"])),
+            ("hit_pct".to_string(), hits),
+        ]);
+        let cdf = [
+            (50.0, "p50_us"),
+            (95.0, "p95_us"),
+            (99.0, "p99_us"),
+            (99.9, "p999_us"),
+            (100.0, "max_us"),
+        ]
+        .iter()
+        .map(|&(p, k)| (p, num(&read[k])))
+        .collect();
+        Ok(Measured {
+            metrics,
+            cdf,
+            series: Vec::new(),
+            hist: Vec::new(),
+            notes: Vec::new(),
+            raw: phase,
+        })
+    }
+}
+
+impl YcsbRunner {
+    /// Points of `time` each on a store of `records`, its clients a
+    /// thread each with `client_threads`.
+    pub(super) fn new(
+        store: StoreOptions,
+        (records, time): (u64, Duration),
+        client_threads: bool,
+        stop: &'static AtomicBool,
+    ) -> YcsbRunner {
+        YcsbRunner {
+            store,
+            server: None,
+            loaded: None,
+            records,
+            time,
+            stop,
+            devices: Vec::new(),
+            client_threads,
+        }
+    }
+
+    /// The point's device count (1 without the parameter), its store made
+    /// ready when the sweep has several.
+    fn device_count(&mut self, value: Option<String>) -> Result<usize, crate::sweep::RunFailure> {
+        let Some(v) = value else {
+            return Ok(1);
+        };
+        let n = v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (1..=self.store.path.len()).contains(&n))
+            .ok_or_else(|| {
+                crate::sweep::RunFailure::Failed(format!(
+                    "--devices={v}: give 1 to {}",
+                    self.store.path.len()
+                ))
+            })?;
+        self.prepare(n, true)?;
+        Ok(n)
+    }
+
+    /// Makes the store over the first `n` --path ready, loaded with the
+    /// records (kept from an earlier run when they are there). `reform`:
+    /// devices holding a store of another shape (another count) are
+    /// erased and formatted anew.
+    pub(super) fn prepare(
+        &mut self,
+        n: usize,
+        reform: bool,
+    ) -> Result<(), crate::sweep::RunFailure> {
+        use crate::sweep::RunFailure;
+        if self.loaded == Some(n) {
+            return Ok(());
+        }
+        let failed = |e: &dyn std::fmt::Display| RunFailure::Failed(e.to_string());
+        self.server = None;
+        let args = store_of(&self.store, n);
+        if reform && hiops_kv::store::check_devices(&args.path).is_err() {
+            eprintln!(
+                "hiops kv fig10: formatting a store over {n} device{} ({}); what they held is erased",
+                if n == 1 { "" } else { "s" },
+                shown(&args.path)
+            );
+            hiops_kv::store::erase_stores(&args.path).map_err(|e| failed(&e))?;
+        }
+        let store = Arc::new(args.open().map_err(|e| failed(&e))?);
+        say_opened(&store);
+        if store.len() < self.records {
+            let p = progress_printer(self.records, "load");
+            let workload = Workload::core('C').expect("YCSB-C is a core workload");
+            let target = Target::Embedded(store.clone());
+            let r = ycsb::load(&target, &workload, self.records, 32, self.stop, &p)
+                .map_err(|e| failed(&e))?;
+            if let Some(e) = r.first_error {
+                return Err(failed(&format!("loading the store: {e}")));
+            }
+            eprintln!(
+                "\rloaded {} records in {:.1} s",
+                r.operations,
+                r.runtime_ms / 1e3
+            );
+        }
+        self.devices = args
+            .path
+            .iter()
+            .filter_map(|p| hiops_hal::device::BlockDev::of_path(p).map(|d| d.name))
+            .collect();
+        self.loaded = Some(n);
+        Ok(())
+    }
+
+    /// The point's clients: `hiops kv ycsb --server` in a process of its
+    /// own, as the paper's clients ran on other machines. Returns its run
+    /// phase (JSON).
+    fn clients_process(
+        &self,
+        addr: &str,
+        clients: usize,
+    ) -> Result<serde_json::Value, crate::sweep::RunFailure> {
+        use crate::sweep::RunFailure;
+        let exe = std::env::current_exe().map_err(|e| RunFailure::Failed(e.to_string()))?;
+        let out = std::process::Command::new(exe)
+            .args([
+                "kv",
+                "ycsb",
+                "--server",
+                addr,
+                "--no-load",
+                "--workload",
+                "C",
+            ])
+            .args(["--records", &self.records.to_string()])
+            .args(["--operations", &u64::MAX.to_string()])
+            .args(["--time", &format!("{}ms", self.time.as_millis())])
+            .args([
+                "--clients",
+                &clients.to_string(),
+                "--seed",
+                &clients.to_string(),
+            ])
+            .args(["--output-format", "json"])
+            .args((!self.client_threads).then_some("--tasks"))
+            .output()
+            .map_err(|e| RunFailure::Failed(format!("cannot start the YCSB clients: {e}")))?;
+        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(RunFailure::Interrupted);
+        }
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let stuck = if err.contains("sent no reply") {
+                format!(
+                    "\nthe server's threads (name: where each waits): {}",
+                    thread_states()
+                )
+            } else {
+                String::new()
+            };
+            return Err(RunFailure::Failed(format!(
+                "{clients} clients: {}{stuck}",
+                err.trim()
+            )));
+        }
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| RunFailure::Failed(format!("the clients' JSON: {e}")))?;
+        doc["phases"]
+            .as_array()
+            .and_then(|p| p.last())
+            .cloned()
+            .ok_or_else(|| RunFailure::Failed("the clients ran no phase".into()))
+    }
+}

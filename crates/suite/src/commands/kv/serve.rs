@@ -1,0 +1,142 @@
+//! `hiops kv serve`'s options: the server's address, limits, password and
+//! TLS files, checked and turned into the server's configuration before
+//! the store is opened.
+
+use super::{bad, count};
+use hiops_bench::BenchError;
+use hiops_kv::server::{Model, ServerConfig, TlsFiles};
+use std::path::PathBuf;
+
+/// The server's options, as `hiops kv serve` takes them (see its --help).
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    pub port: u16,
+    pub bind: String,
+    pub max_clients: u64,
+    /// `tasks` or `threads`.
+    pub model: String,
+    pub workers: Option<usize>,
+    pub client_query_buffer_limit: String,
+    pub max_query_total: Option<String>,
+    pub proto_max_bulk_len: Option<String>,
+    pub requirepass_file: Option<PathBuf>,
+    pub requirepass: Option<String>,
+    /// `yes` or `no`.
+    pub protected_mode: String,
+    pub tls_cert_file: Option<PathBuf>,
+    pub tls_key_file: Option<PathBuf>,
+}
+
+impl ServeOptions {
+    /// The server's configuration, every option checked.
+    pub fn server_config(&self) -> Result<ServerConfig, BenchError> {
+        count("max-clients", self.max_clients, 1, 10_000_000)?;
+        check_bind(&self.bind, self.port)?;
+        let mut cfg = ServerConfig {
+            addr: format!("{}:{}", self.bind, self.port),
+            max_clients: self.max_clients,
+            model: match self.model.as_str() {
+                "threads" => Model::Threads,
+                _ => Model::Tasks,
+            },
+            workers: self.workers.unwrap_or(0),
+            client_query_buffer_limit: size_flag(
+                "client-query-buffer-limit",
+                &self.client_query_buffer_limit,
+            )?,
+            ..ServerConfig::default()
+        };
+        if let Some(t) = &self.max_query_total {
+            cfg.max_query_total = size_flag("max-query-total", t)?;
+        }
+        cfg.password = self.password()?;
+        cfg.protected_mode = self.protected_mode == "yes";
+        if let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_key_file) {
+            cfg.tls = Some(TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+            });
+        }
+        if self.workers == Some(0) {
+            return Err(bad(
+                "--workers=0: give at least 1, or leave it out for one per CPU",
+            ));
+        }
+        if let Some(w) = self.workers {
+            count("workers", w as u64, 1, 1024)?;
+        }
+        Ok(cfg)
+    }
+
+    /// The password from --requirepass-file or --requirepass.
+    fn password(&self) -> Result<Option<String>, BenchError> {
+        let pass = match (&self.requirepass_file, &self.requirepass) {
+            (Some(_), Some(_)) => {
+                return Err(bad("give --requirepass-file or --requirepass, not both"));
+            }
+            (Some(f), None) => {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| bad(format!("--requirepass-file={}: {e}", f.display())))?;
+                text.lines().next().unwrap_or("").to_string()
+            }
+            (None, Some(p)) => {
+                eprintln!("hiops kv: --requirepass shows the password to every user through ps; prefer --requirepass-file");
+                p.clone()
+            }
+            (None, None) => return Ok(None),
+        };
+        if pass.is_empty() {
+            return Err(bad(
+                "the password is empty: put it on the first line of the file",
+            ));
+        }
+        Ok(Some(pass))
+    }
+
+    /// proto-max-bulk-len for write blocks of `block_size` bytes: what they
+    /// take (key and value together) unless a lower limit is given; a
+    /// higher one is refused.
+    pub fn bulk_limit(&self, block_size: u32) -> Result<usize, BenchError> {
+        let most = hiops_kv::store::max_value_of(block_size);
+        let Some(v) = self.proto_max_bulk_len.as_deref() else {
+            return Ok(most);
+        };
+        let n = size_flag("proto-max-bulk-len", v)?;
+        if n > most {
+            return Err(bad(format!(
+                "--proto-max-bulk-len={v}: the store's write blocks of {block_size} bytes take at most {most} bytes of key and value together; give at most {most}, or leave it out (a new store with --block-size 8m takes {})",
+                hiops_kv::store::max_value_of(8 << 20)
+            )));
+        }
+        Ok(n)
+    }
+}
+
+fn size_flag(flag: &str, v: &str) -> Result<usize, BenchError> {
+    hiops_bench::units::parse_size(v)
+        .ok()
+        .filter(|&n| n > 0)
+        .map(|n| n as usize)
+        .ok_or_else(|| bad(format!("--{flag}={v}: give a size such as 64m or 1g")))
+}
+
+/// `--bind` and `--port` must name an address of this machine's kind
+/// (an IP address or a host name that resolves).
+fn check_bind(bind: &str, port: u16) -> Result<(), BenchError> {
+    use std::net::{IpAddr, ToSocketAddrs};
+    if bind.parse::<IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let numeric = bind.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let resolves = !numeric
+        && (bind, port)
+            .to_socket_addrs()
+            .is_ok_and(|mut a| a.next().is_some());
+    if resolves {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "--bind={bind}: not an IP address or a host name that resolves; use e.g. 127.0.0.1, 0.0.0.0 or ::"
+        )))
+    }
+}

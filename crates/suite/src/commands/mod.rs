@@ -1,0 +1,178 @@
+//! The suites as commands: each takes its options, checks them all before
+//! anything is made, runs its sweeps into a report directory and redraws
+//! the report as they end. `hiops sweep`, `experiment hiops`, `iozone`,
+//! `characterize`, `kv fig10` and `kv cache-sweep` are thin over these.
+
+pub mod characterize;
+pub mod fio_link;
+pub mod hiops;
+pub mod iozone;
+pub mod kv;
+mod preflight;
+pub mod progress;
+pub mod report;
+pub mod run;
+pub mod sweep;
+mod targets;
+
+use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
+use crate::BenchRunner;
+use hiops_bench::{BenchError, Coordinator};
+use progress::{stderr_is_terminal, ProgressLine};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+pub use preflight::check_points;
+
+/// What a command ended with, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Done,
+    Interrupted,
+}
+
+/// What a suite command needs from the program that runs it.
+pub struct Console<'a> {
+    /// The command's name, starting each line it prints ("hiops iozone").
+    pub who: &'a str,
+    /// The command line, as the report shows it.
+    pub command: String,
+    /// Set on Ctrl-C: the running point stops and the suite ends
+    /// interrupted, its finished points kept.
+    pub interrupt: &'static AtomicBool,
+    /// Show each run's live progress line (on a terminal only).
+    pub progress: bool,
+}
+
+/// A bad option (exit 2 in `hiops`).
+pub(crate) fn usage(m: impl Into<String>) -> BenchError {
+    BenchError::Usage(m.into())
+}
+
+/// A run that failed (exit 1 in `hiops`), from the library's string errors.
+pub(crate) fn failed(m: impl Into<String>) -> BenchError {
+    BenchError::Failed(m.into())
+}
+
+/// A step every rank takes: if it fails on any rank, it fails on all, with
+/// the lowest failing rank's error.
+pub fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Result<T, BenchError> {
+    match r {
+        Ok(v) => coord.agree(None).map(|()| v),
+        Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),
+    }
+}
+
+/// Makes a suite's directory.
+fn create_dir(dir: &Path) -> Result<(), BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))
+}
+
+/// Runs a sweep's remaining points with a line per point on stderr and the
+/// live run line on a terminal.
+pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, String> {
+    let who = console.who;
+    let total = dir.def.points().len();
+    if dir.points.len() == total {
+        eprintln!(
+            "{who}: all {total} points of {} are measured already",
+            dir.path.display()
+        );
+    } else if !dir.points.is_empty() {
+        eprintln!(
+            "{who}: resuming {}: {} of {total} points kept",
+            dir.path.display(),
+            dir.points.len()
+        );
+    }
+    let mut bar = ProgressLine::new(console.progress && stderr_is_terminal());
+    let mut on_run = |p: &hiops_bench::Progress| bar.update(p);
+    let mut runner = BenchRunner {
+        interrupt: console.interrupt,
+        progress: Some(&mut on_run),
+    };
+    let outcome = dir.run(&mut runner, &mut |p: &SweepProgress| say_point(who, p));
+    if let Ok(o) = &outcome {
+        if o.interrupted {
+            eprintln!(
+                "{who}: interrupted; {} points kept in {}: run the same command to continue",
+                o.kept + o.ran,
+                dir.path.display()
+            );
+        }
+    }
+    outcome
+}
+
+/// One line per point as a suite starts it: which, of how many, and the
+/// time left.
+pub fn say_point(who: &str, p: &SweepProgress) {
+    let left = p
+        .eta_s
+        .map(|s| format!(", about {} left", duration(s)))
+        .unwrap_or_default();
+    eprintln!("{who}: point {}/{} {}{left}", p.done + 1, p.total, p.label);
+}
+
+fn duration(s: f64) -> String {
+    let s = s.round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// How a suite's sweeps run.
+struct SuiteRun {
+    /// Discard the points of sweeps whose definition changed.
+    restart: bool,
+    /// A failing sweep is reported at the end and the others run.
+    keep_going: bool,
+}
+
+/// Runs a suite's sweeps in order, redrawing the report after each.
+/// `before` runs before each sweep (its index and directory).
+fn run_suite(
+    root: &Path,
+    sweeps: Vec<(String, SweepDef)>,
+    how: SuiteRun,
+    console: &Console,
+    mut before: impl FnMut(usize, &SweepDir, &Console) -> Result<(), String>,
+) -> Result<Ended, String> {
+    let who = console.who;
+    let n = sweeps.len();
+    let mut failed = Vec::new();
+    let mut ended = Ended::Done;
+    for (i, (name, def)) in sweeps.into_iter().enumerate() {
+        let mut dir = SweepDir::open(&root.join(&name), def, how.restart)?;
+        eprintln!("{who}: sweep {}/{n}: {}", i + 1, dir.def.title);
+        let outcome = before(i, &dir, console).and_then(|_| run_sweep(&mut dir, console));
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) if how.keep_going => {
+                eprintln!("{who}: sweep {name} failed: {e}");
+                failed.push(format!("{name}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        crate::write_report(root)?;
+        if outcome.interrupted {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    let html = crate::write_report(root)?;
+    eprintln!("{who}: report: {}", html.display());
+    if !failed.is_empty() {
+        return Err(format!(
+            "{} sweep(s) failed (the others are in the report): {}",
+            failed.len(),
+            failed.join("; ")
+        ));
+    }
+    Ok(ended)
+}

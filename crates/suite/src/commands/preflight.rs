@@ -1,0 +1,39 @@
+//! What every suite checks before it makes anything: each point's options
+//! read as `hiops run` would, and the safety gate asked about each block
+//! device a point writes.
+
+use super::usage;
+use crate::sweep::SweepDef;
+use hiops_bench::BenchError;
+
+/// Reads every point's options as `hiops run` would and asks the safety
+/// gate about every block device a point writes, before anything is made:
+/// a typo fails now, not at point 7, and a refusal writes nothing.
+pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), BenchError> {
+    for def in defs {
+        for key in def.points().iter().filter(|k| k.round == 0) {
+            let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
+            let (args, _) = crate::profile_flag(&def.args_for(key)).map_err(point)?;
+            let (args, _) = crate::timeline_flag(&args);
+            let (args, _) = crate::irq_affinity::confine_flag(&args);
+            let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
+            gate(&plan)?;
+        }
+    }
+    Ok(())
+}
+
+/// The safety gate (crates/safety) for every target a plan's jobs write.
+fn gate(plan: &hiops_fio::FioPlan) -> Result<(), BenchError> {
+    use hiops_bench::safety::{check_write, Grants};
+    for job in plan.jobs.iter().filter(|j| j.modifies() && !j.verify_only) {
+        let hiops_bench::TargetSpec::Paths(paths) = &job.targets else {
+            continue;
+        };
+        let grants = Grants::from_list(&job.allow_write_devices);
+        for p in paths {
+            check_write(p, &grants).map_err(|r| BenchError::Refused(r.to_string()))?;
+        }
+    }
+    Ok(())
+}

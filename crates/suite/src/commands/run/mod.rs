@@ -1,0 +1,137 @@
+//! `hiops run` past its command line: a plan's phases run (across MPI
+//! ranks too), the live progress line, and the result in fio's formats to
+//! `--output` or stdout, with what went wrong on stderr.
+
+mod output;
+pub mod plan_view;
+mod ranks;
+pub mod readonly;
+mod request;
+mod status;
+pub mod terse;
+
+pub use request::{Format, RunRequest};
+pub use status::RunStatus;
+
+use crate::commands::agreed;
+use crate::commands::progress::ProgressLine;
+use hiops_bench::{BenchError, Coordinator, RunOptions};
+use hiops_fio::{CommandLine, FioPlan, Placeholders};
+use std::sync::atomic::AtomicBool;
+
+/// Plans the run on this rank (`plan`: the jobs with `{rank}`, `{nranks}`
+/// and `{host}` expanded), runs its phases and writes the result; rank 0's
+/// status decides (the other ranks' is done). `arm` is called once the
+/// output is open, just before the jobs start: it returns the flag Ctrl-C
+/// sets.
+pub fn run(
+    mut req: RunRequest,
+    plan: impl FnOnce(&Placeholders) -> Result<FioPlan, BenchError>,
+    coord: &mut dyn Coordinator,
+    arm: impl FnOnce() -> &'static AtomicBool,
+) -> Result<RunStatus, BenchError> {
+    let info = coord.info().clone();
+    let rank = Placeholders {
+        rank: info.rank,
+        nranks: info.ranks,
+        host: info.host.clone(),
+    };
+    if req.showcmd {
+        return showcmd(&req.command_line, &rank).map(|()| RunStatus::Done);
+    }
+    let plan = agreed(coord, plan(&rank))?;
+    if info.ranks > 1 && req.terse {
+        req.no_effect.push(
+            "terse output across ranks: hiops writes the merged result as normal text or JSON"
+                .into(),
+        );
+    }
+    if info.rank == 0 {
+        warn(&req, &plan);
+    }
+    if req.parse_only {
+        if info.rank == 0 {
+            print!("{}", plan_view::parse_only(&plan));
+        }
+        return Ok(RunStatus::Done);
+    }
+    run_plan(&req, &plan, coord, arm)
+}
+
+/// Options ignored and fio flags without effect, one line each on stderr.
+fn warn(req: &RunRequest, plan: &FioPlan) {
+    for line in &plan.ignored {
+        eprintln!("hiops: warning: ignored: {line}");
+    }
+    for line in &req.no_effect {
+        eprintln!("hiops: no effect here: {line}");
+    }
+}
+
+/// fio's `--showcmd`: each job file as a command line; nothing runs.
+fn showcmd(command_line: &CommandLine, rank: &Placeholders) -> Result<(), BenchError> {
+    let (sources, _) =
+        hiops_fio::command_line_sources(command_line, Some(rank)).map_err(BenchError::Usage)?;
+    if command_line.files.is_empty() {
+        return Err(BenchError::Usage(
+            "--showcmd turns job files into command lines: give a job file".into(),
+        ));
+    }
+    if rank.rank == 0 {
+        for line in hiops_fio::cmdline::showcmd(&sources) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs a planned run's phases and writes the result.
+fn run_plan(
+    req: &RunRequest,
+    plan: &FioPlan,
+    coord: &mut dyn Coordinator,
+    arm: impl FnOnce() -> &'static AtomicBool,
+) -> Result<RunStatus, BenchError> {
+    let info = coord.info().clone();
+    // fio opens --output before the jobs run: a path that cannot be
+    // written is refused now, not found after the run with its result.
+    let output = ranks::output_of(req, coord);
+    let prepared = output.as_deref().map(output::prepare_output).transpose();
+    let made = agreed(coord, prepared)?;
+    let interrupt = arm();
+    let mut bar = ProgressLine::new(info.rank == 0 && req.progress);
+    // Phases (stonewall, the next job file) run one after the other.
+    let mut cb = |p: &hiops_bench::Progress| bar.update(p);
+    let opts = RunOptions {
+        interrupt,
+        progress: Some(&mut cb),
+        profile: req.profile,
+        timeline: req.timeline,
+    };
+    let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
+    bar.clear();
+    if let Some(dir) = &plan.temp_dir {
+        let _ = std::fs::remove_dir(dir);
+    }
+    if let (Err(_), Some(path), Some(true)) = (&outcome, &output, made) {
+        // No result will go there: the empty file hiops made goes.
+        let _ = std::fs::remove_file(path);
+    }
+    if info.ranks > 1 {
+        return ranks::finish(req, plan, outcome, coord);
+    }
+    let results = outcome?;
+    let text = output::result_text(req, plan, &results);
+    let written = output::write_result(output.as_deref(), &text);
+    let status = status::status(&results, "");
+    match written {
+        Ok(()) => Ok(status),
+        Err(e) => {
+            eprintln!("hiops: {e}");
+            Ok(match status {
+                RunStatus::Done => RunStatus::Failed,
+                other => other,
+            })
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `hiops sweep`: one workload across a grid of `hiops run` options, into
+//! a resumable directory with a report.
+
+use super::{check_points, failed, run_sweep, usage, Console, Ended};
+use crate::sweep::{Param, SweepDef, SweepDir};
+use crate::SuiteInfo;
+use hiops_bench::BenchError;
+use std::path::PathBuf;
+
+/// What `hiops sweep` is asked.
+pub struct SweepOptions {
+    /// Where the points, raw results and report go.
+    pub dir: PathBuf,
+    /// NAME=V1,V2,... each; the first is the plots' x axis.
+    pub over: Vec<String>,
+    pub rounds: u32,
+    /// Discard the points a different sweep left in `dir`.
+    pub restart: bool,
+    pub title: Option<String>,
+    /// `hiops run` options every point shares.
+    pub options: Vec<String>,
+}
+
+/// The parameters, each a `hiops run` option.
+fn params(over: &[String]) -> Result<Vec<Param>, BenchError> {
+    let params = over
+        .iter()
+        .map(|p| Param::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    for p in &params {
+        if !matches!(
+            hiops_fio::options::lookup(&p.name),
+            hiops_fio::options::Lookup::Known(_)
+        ) {
+            return Err(usage(format!(
+                "--over {}: '{}' is not a `hiops run` option (see hiops run --help)",
+                p.name, p.name
+            )));
+        }
+    }
+    Ok(params)
+}
+
+/// Runs the sweep's remaining points and writes its report.
+pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
+    let params = params(&a.over)?;
+    let title = a.title.clone().unwrap_or_else(|| {
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        format!("Sweep of {}", names.join(" × "))
+    });
+    let def = SweepDef {
+        title,
+        base: a.options.clone(),
+        params,
+        rounds: a.rounds,
+    };
+    // Check the options once before any point runs: a typo fails now, not
+    // at point 7.
+    check_points([&def])?;
+    let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
+    SuiteInfo {
+        kind: "sweep".into(),
+        title: dir.def.title.clone(),
+        command: console.command.clone(),
+        about: vec![crate::machine_about()],
+        extra: serde_json::Value::Null,
+        platform: crate::platform_of(
+            a.options
+                .iter()
+                .filter_map(|o| o.strip_prefix("--filename=")),
+        ),
+    }
+    .save(&a.dir)
+    .map_err(failed)?;
+    let outcome = run_sweep(&mut dir, console).map_err(failed)?;
+    let html = crate::write_report(&a.dir).map_err(failed)?;
+    eprintln!(
+        "{}: {} of {} points measured; report: {}",
+        console.who,
+        outcome.kept + outcome.ran,
+        outcome.total,
+        html.display()
+    );
+    Ok(if outcome.interrupted {
+        Ended::Interrupted
+    } else {
+        Ended::Done
+    })
+}
