@@ -1,4 +1,5 @@
-//! `hiops`: a thin front end over hiops-bench and hiops-report.
+//! `hiops`: a thin front end: each command's arguments parsed and turned
+//! into the options of hiops-suite's commands, which run it.
 //!
 //! Exit codes are in [`exit`]; on Ctrl-C or SIGTERM a run prints its
 //! partial result (a second signal ends the process at once).

@@ -4,7 +4,8 @@
 //! keeps every finished point on disk, so an interrupted sweep resumes. A
 //! suite is a directory of named sweeps plus `suite.json`; its report is
 //! built from the points alone, so `hiops report DIR` can redraw it at any
-//! time. [`page`] writes the HTML page, plots and tables.
+//! time. [`page`] writes the HTML page, plots and tables. [`commands`] holds
+//! what each `hiops` command runs, from its options to its report.
 
 pub mod by_layer;
 pub mod cache_sweep;

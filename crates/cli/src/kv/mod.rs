@@ -1,5 +1,6 @@
-//! `hiops kv`: the key-value store's server, its YCSB driver, and the
-//! paper's Fig 10 experiment (YCSB-C throughput vs clients per strategy).
+//! `hiops kv`: the key-value store's server (its options checked by
+//! hiops-suite, run here), its scrub, and the YCSB driver and experiments
+//! hiops-suite runs (`commands::kv`).
 
 use crate::suites::with_console;
 use clap::Subcommand;
