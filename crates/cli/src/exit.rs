@@ -5,7 +5,7 @@
 //! blocks (or `hiops kv check` found damage), 130 interrupted by Ctrl-C
 //! or SIGTERM.
 
-use crate::kv::{BadOption, Damaged};
+use crate::kv::Damaged;
 use hiops_bench::BenchError;
 use hiops_kv::StoreError;
 
@@ -36,9 +36,6 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             BenchError::Refused(_) => EXIT_REFUSED,
             BenchError::Failed(_) => EXIT_FAILED,
         };
-    }
-    if e.downcast_ref::<BadOption>().is_some() {
-        return EXIT_USAGE;
     }
     if e.downcast_ref::<Damaged>().is_some() {
         return EXIT_VERIFY;

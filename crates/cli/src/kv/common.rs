@@ -288,15 +288,6 @@ pub struct CacheSweepArgs {
     pub quick: bool,
 }
 
-/// A bad option of a `hiops kv` command (exit code: [`crate::exit`]).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct BadOption(pub String);
-
-pub(crate) fn bad(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(BadOption(msg.into()))
-}
-
 /// `hiops kv check` found damage (exit code: [`crate::exit`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

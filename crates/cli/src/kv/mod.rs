@@ -1,18 +1,14 @@
-//! `hiops kv`: the key-value store's server (its options checked by
-//! hiops-suite, run here), its scrub, and the YCSB driver and experiments
-//! hiops-suite runs (`commands::kv`).
+//! `hiops kv`: the key-value store's commands (serve, ycsb, fig10,
+//! cache-sweep, check), each run by hiops-suite's `commands::kv`.
 
 use crate::suites::with_console;
 use clap::Subcommand;
-use hiops_kv::server;
-use hiops_suite::commands::kv::{self as suite_kv, say_opened, shown};
-use std::io::Write;
-use std::sync::Arc;
+use hiops_suite::commands::kv as suite_kv;
 
 mod common;
 
+pub(crate) use common::Damaged;
 use common::*;
-pub(crate) use common::{BadOption, Damaged};
 
 #[derive(Subcommand, Debug)]
 pub enum KvCommand {
@@ -36,7 +32,13 @@ pub enum KvCommand {
 
 pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
     match cmd {
-        KvCommand::Serve(a) => serve(a),
+        KvCommand::Serve(a) => {
+            let arm = || {
+                crate::signals::install();
+                crate::signals::flag()
+            };
+            Ok(suite_kv::serve::serve(a.store.options(), a.options(), arm)?)
+        }
         KvCommand::Ycsb(a) => {
             crate::signals::install();
             let coordinator = || hiops_mpi::coordinator(false);
@@ -49,83 +51,9 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
         KvCommand::CacheSweep(a) => with_console("hiops kv cache-sweep", true, |c| {
             suite_kv::cache_sweep::cache_sweep(a.options(), c)
         }),
-        KvCommand::Check(a) => check(a),
+        KvCommand::Check(a) => match suite_kv::check::check(&a.path, &a.output_format)? {
+            Some(damage) => Err(anyhow::Error::new(Damaged(damage))),
+            None => Ok(()),
+        },
     }
-}
-
-/// `hiops kv check`: a line of counts per device, a line per damage.
-fn check(a: CheckArgs) -> anyhow::Result<()> {
-    if a.path.is_empty() {
-        return Err(bad(
-            "give --path FILE_OR_DEVICE: the store's paths, as given to hiops kv serve",
-        ));
-    }
-    let json = match a.output_format.as_str() {
-        "text" => false,
-        "json" => true,
-        f => return Err(bad(format!("--output-format={f}: use text or json"))),
-    };
-    let checks = hiops_kv::store::check_store(&a.path)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&checks)?);
-    } else {
-        for c in &checks {
-            let path = c.path.display();
-            println!("{path}: {}", c.summary());
-            for d in &c.damage {
-                println!("{path}: damaged: {}", d.describe());
-            }
-        }
-    }
-    let damaged: usize = checks.iter().map(|c| c.damage.len()).sum();
-    if damaged > 0 {
-        return Err(anyhow::Error::new(Damaged(format!(
-            "{damaged} problems found in {}; the store refuses to open until repaired: open it with --repair to keep every record that checks and drop the keys the damage may have made stale",
-            shown(&a.path)
-        ))));
-    }
-    Ok(())
-}
-
-fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    // Every option is checked before the store is opened (or formatted).
-    let opts = a.options();
-    let mut cfg = opts.server_config()?;
-    let store = a.store.options();
-    let store_cfg = store.config()?;
-    // A new store's blocks are --block-size; an existing store's are its
-    // own (checked again once it is open).
-    opts.bulk_limit(store_cfg.block_size)?;
-    let tasks = (cfg.model == server::Model::Tasks).then(|| cfg.task.clone());
-    let store = Arc::new(store.open_with(tasks)?);
-    cfg.limits.max_bulk = opts.bulk_limit(store.stats().block_size)?;
-    say_opened(&store);
-    // A descriptor per client, plus the store's and a few spare.
-    let want = a.max_clients.saturating_add(64);
-    let files = server::raise_open_files(want);
-    if files < want {
-        eprintln!(
-            "hiops kv: only {files} open files allowed (--max-clients={} wants {want}); raise `ulimit -Hn` to serve that many",
-            a.max_clients
-        );
-    }
-    let srv = server::Server::bind(store.clone(), cfg)?;
-    let addr = srv.local_addr()?;
-    let stats = store.stats();
-    eprintln!(
-        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}, cache {} bytes); Ctrl-C stops",
-        a.model,
-        srv.backlog(),
-        stats.strategy,
-        stats.durability,
-        stats.cache.capacity
-    );
-    // A line on stdout that scripts can wait for.
-    println!("listening {addr}");
-    let _ = std::io::stdout().flush();
-    crate::signals::install();
-    srv.run(crate::signals::flag())?;
-    store.sync()?;
-    eprintln!("hiops kv: stopped; everything acknowledged is on the device");
-    Ok(())
 }

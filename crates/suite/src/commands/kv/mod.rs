@@ -5,6 +5,7 @@
 pub mod cache_sweep;
 mod cache_sweep_plan;
 mod cache_sweep_runner;
+pub mod check;
 pub mod fig10;
 mod fig10_runner;
 mod sample;

@@ -1,11 +1,14 @@
-//! `hiops kv serve`'s options: the server's address, limits, password and
-//! TLS files, checked and turned into the server's configuration before
-//! the store is opened.
+//! `hiops kv serve`: the server's options (address, limits, password, TLS
+//! files) checked and turned into its configuration before the store is
+//! opened, then the store served until Ctrl-C.
 
-use super::{bad, count};
+use super::{bad, count, fail, say_opened, store_error, StoreOptions};
 use hiops_bench::BenchError;
-use hiops_kv::server::{Model, ServerConfig, TlsFiles};
+use hiops_kv::server::{Model, Server, ServerConfig, TlsFiles};
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The server's options, as `hiops kv serve` takes them (see its --help).
 #[derive(Debug, Clone, Default)]
@@ -139,4 +142,50 @@ fn check_bind(bind: &str, port: u16) -> Result<(), BenchError> {
             "--bind={bind}: not an IP address or a host name that resolves; use e.g. 127.0.0.1, 0.0.0.0 or ::"
         )))
     }
+}
+
+/// Serves the store over the Redis protocol until Ctrl-C: every option is
+/// checked before the store is opened (or formatted). `arm` is called once
+/// the server listens: it returns the flag Ctrl-C sets.
+pub fn serve(
+    store: StoreOptions,
+    opts: ServeOptions,
+    arm: impl FnOnce() -> &'static AtomicBool,
+) -> Result<(), BenchError> {
+    let mut cfg = opts.server_config()?;
+    // A new store's blocks are --block-size; an existing store's are its
+    // own (checked again once it is open).
+    opts.bulk_limit(store.config()?.block_size)?;
+    let tasks = (cfg.model == Model::Tasks).then(|| cfg.task.clone());
+    let store = Arc::new(store.open_with(tasks)?);
+    cfg.limits.max_bulk = opts.bulk_limit(store.stats().block_size)?;
+    say_opened(&store);
+    // A descriptor per client, plus the store's and a few spare.
+    let want = opts.max_clients.saturating_add(64);
+    let files = hiops_kv::server::raise_open_files(want);
+    if files < want {
+        eprintln!(
+            "hiops kv: only {files} open files allowed (--max-clients={} wants {want}); raise `ulimit -Hn` to serve that many",
+            opts.max_clients
+        );
+    }
+    let io = |e: std::io::Error| fail(e.to_string());
+    let srv = Server::bind(store.clone(), cfg).map_err(io)?;
+    let addr = srv.local_addr().map_err(io)?;
+    let stats = store.stats();
+    eprintln!(
+        "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}, cache {} bytes); Ctrl-C stops",
+        opts.model,
+        srv.backlog(),
+        stats.strategy,
+        stats.durability,
+        stats.cache.capacity
+    );
+    // A line on stdout that scripts can wait for.
+    println!("listening {addr}");
+    let _ = std::io::stdout().flush();
+    srv.run(arm()).map_err(io)?;
+    store.sync().map_err(store_error)?;
+    eprintln!("hiops kv: stopped; everything acknowledged is on the device");
+    Ok(())
 }

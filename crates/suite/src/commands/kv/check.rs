@@ -1,0 +1,41 @@
+//! `hiops kv check`: every record of a store checked (a scrub), reading
+//! only; a line of counts per device and a line per damage, or JSON.
+
+use super::{bad, fail, shown, store_error};
+use hiops_bench::BenchError;
+use std::path::PathBuf;
+
+/// Checks the store at `paths` and prints what it found (`output_format`:
+/// text or json); returns what to tell the user when there is damage.
+pub fn check(paths: &[PathBuf], output_format: &str) -> Result<Option<String>, BenchError> {
+    if paths.is_empty() {
+        return Err(bad(
+            "give --path FILE_OR_DEVICE: the store's paths, as given to hiops kv serve",
+        ));
+    }
+    let json = match output_format {
+        "text" => false,
+        "json" => true,
+        f => return Err(bad(format!("--output-format={f}: use text or json"))),
+    };
+    let checks = hiops_kv::store::check_store(paths).map_err(store_error)?;
+    if json {
+        let text = serde_json::to_string_pretty(&checks).map_err(|e| fail(e.to_string()))?;
+        println!("{text}");
+    } else {
+        for c in &checks {
+            let path = c.path.display();
+            println!("{path}: {}", c.summary());
+            for d in &c.damage {
+                println!("{path}: damaged: {}", d.describe());
+            }
+        }
+    }
+    let damaged: usize = checks.iter().map(|c| c.damage.len()).sum();
+    Ok((damaged > 0).then(|| {
+        format!(
+            "{damaged} problems found in {}; the store refuses to open until repaired: open it with --repair to keep every record that checks and drop the keys the damage may have made stale",
+            shown(paths)
+        )
+    }))
+}
