@@ -12,7 +12,7 @@ use common::*;
 
 #[derive(Subcommand, Debug)]
 pub enum KvCommand {
-    /// Serve a store over the Redis protocol (RESP2).
+    /// Serve a store over the Redis protocol (RESP2, RESP3 after HELLO 3).
     Serve(ServeArgs),
     /// Run a YCSB core workload (A-F) against the embedded store or a
     /// Redis-protocol server: load phase, then run phase.
