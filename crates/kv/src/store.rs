@@ -66,6 +66,7 @@ mod devices;
 mod error;
 mod flush;
 mod halt;
+mod identity;
 mod on_tasks;
 mod read;
 mod recover;
@@ -80,7 +81,7 @@ mod worker;
 mod write;
 mod writer;
 
-use crate::cache::{CacheStats, RecordCache};
+use crate::cache::RecordCache;
 use crate::format::{self, Identity, Superblock, PAGE};
 use crate::index::{digest, Index};
 use device::Blocking;
@@ -97,19 +98,20 @@ use worker::{Bell, OnThread};
 use write::{AsyncWaits, BlockingWaits, Write};
 
 pub use check::{check_store, Check};
-pub use devices::{check_devices, erase_stores, DeviceStats, Store};
+pub use devices::Store;
 #[doc(hidden)]
 pub use halt::Fault;
+pub use identity::{check_devices, erase_stores};
 pub use scanned::Damage;
 
 pub use config::{
     check_block_size, max_value_of, min_store_bytes, Durability, StoreConfig, DEFAULT_FLUSH_MAX,
 };
-use error::{config_error, open_error};
 pub use error::StoreError;
+use error::{config_error, open_error};
 use shard::Shard;
 use stats::Counters;
-pub use stats::{Recovery, StoreStats};
+pub use stats::{DeviceStats, Recovery, StoreStats};
 pub(crate) use writer::Since;
 use writer::{
     BlockInfo, Checkpoint, Failure, OpenBlock, Pending, SealedBlock, Writer, DEFRAG,

@@ -31,18 +31,18 @@ mod conn;
 mod results;
 mod workload;
 
+pub use crate::zipfian::{Zipfian, ZIPFIAN_CONSTANT};
 pub(crate) use conn::{get_reply, mget_reply, no_reply, set_reply, take_reply};
 pub use conn::{Conn, RespConn, Target, REPLY_TIMEOUT};
+use hiops_rng::FastRng;
 use results::summarize;
 pub(crate) use results::Tally;
 pub use results::{merge, phase_from_bytes, phase_to_bytes, ycsb_text, OpStats, PhaseResult};
-pub use workload::{fnv64, key_of, Chooser, KeyDist, Op, Workload};
-pub use crate::zipfian::{Zipfian, ZIPFIAN_CONSTANT};
-use hiops_rng::FastRng;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+pub use workload::{fnv64, key_of, Chooser, KeyDist, Op, Workload};
 
 /// Record numbers handed to inserts, and the highest below which every
 /// insert is acknowledged (YCSB's `AcknowledgedCounterGenerator`): reads
@@ -448,8 +448,8 @@ async fn one_op<C: AsyncConn>(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::workload::{FNV_OFFSET, FNV_PRIME};
+    use super::*;
 
     #[test]
     fn phases_of_several_processes_merge_as_if_recorded_in_one() {

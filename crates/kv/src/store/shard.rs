@@ -38,7 +38,7 @@ fn superblock(
                 sb.blocks, sb.block_size
             ),
         )),
-        // `devices::identities` checked it before; checked again here, on
+        // `identity::identities` checked it before; checked again here, on
         // the bytes this open goes on with.
         Some(sb) if sb.identity != identity => Err(open_error(
             path,
@@ -84,7 +84,11 @@ fn superblock(
 impl Shard {
     /// Opens (or creates and formats) the device at `path` as the device
     /// `identity` names.
-    pub(super) fn open(path: &Path, cfg: StoreConfig, identity: Identity) -> Result<Shard, StoreError> {
+    pub(super) fn open(
+        path: &Path,
+        cfg: StoreConfig,
+        identity: Identity,
+    ) -> Result<Shard, StoreError> {
         check_block_size(cfg.block_size).map_err(|why| config_error(path, why))?;
         let target = target::open_target(path, &cfg)?;
         let created = target.created;
@@ -247,7 +251,6 @@ impl Shard {
     pub(super) fn max_value(&self, key_len: usize) -> usize {
         self.inner.max_value(key_len)
     }
-
 
     /// The I/O path's counters (context switches, polls, hand-offs).
     pub(super) fn path(&self) -> &IoPath {

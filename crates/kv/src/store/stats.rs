@@ -1,9 +1,10 @@
 //! What a store counts and reports: the counters since open, what opening
 //! found (`Recovery`) and the snapshot `StoreStats` gathers them into.
 
-use super::{Damage, DeviceStats, Durability, Shard};
 use super::wait::lock;
+use super::{Damage, Durability, Shard};
 use crate::cache::CacheStats;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Counters since open.
@@ -179,4 +180,112 @@ impl Shard {
             devices: Vec::new(),
         }
     }
+}
+
+/// One device's share of a store's records and work.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceStats {
+    pub path: PathBuf,
+    pub keys: u64,
+    pub blocks: u32,
+    pub blocks_free: u32,
+    pub live_bytes: u64,
+    pub gets: u64,
+    pub sets: u64,
+    pub dels: u64,
+    /// GETs that read the device.
+    pub device_reads: u64,
+    /// Flushes (device writes) and the bytes they wrote.
+    pub flushes: u64,
+    pub flushed_bytes: u64,
+    pub defrag_blocks: u64,
+    /// What opening found on this device (damage, repair).
+    pub recovery: Recovery,
+}
+
+pub(super) fn device_stats(s: &StoreStats, path: &Path) -> DeviceStats {
+    DeviceStats {
+        path: path.to_path_buf(),
+        keys: s.keys,
+        blocks: s.blocks,
+        blocks_free: s.blocks_free,
+        live_bytes: s.live_bytes,
+        gets: s.gets,
+        sets: s.sets,
+        dels: s.dels,
+        device_reads: s.device_reads,
+        flushes: s.flushes,
+        flushed_bytes: s.flushed_bytes,
+        defrag_blocks: s.defrag_blocks,
+        recovery: s.recovery.clone(),
+    }
+}
+
+/// The devices' figures as one store's.
+pub(super) fn sum(parts: Vec<StoreStats>) -> StoreStats {
+    let mut parts = parts.into_iter();
+    let mut t = parts.next().expect("a store has a device");
+    for s in parts {
+        t.keys += s.keys;
+        t.tombstones += s.tombstones;
+        t.index_bytes += s.index_bytes;
+        t.blocks += s.blocks;
+        t.blocks_free += s.blocks_free;
+        t.live_bytes += s.live_bytes;
+        t.gets += s.gets;
+        t.get_hits += s.get_hits;
+        t.sets += s.sets;
+        t.dels += s.dels;
+        t.device_reads += s.device_reads;
+        t.memory_reads += s.memory_reads;
+        t.read_retries += s.read_retries;
+        t.flushes += s.flushes;
+        t.flushed_bytes += s.flushed_bytes;
+        t.flush_errors += s.flush_errors;
+        t.space_waits += s.space_waits;
+        t.defrag_blocks += s.defrag_blocks;
+        t.defrag_moved += s.defrag_moved;
+        t.tombstones_dropped += s.tombstones_dropped;
+        t.worker_ios += s.worker_ios;
+        t.worker_ring_ios += s.worker_ring_ios;
+        t.flush_alls += s.flush_alls;
+        t.read_buffers += s.read_buffers;
+        add_recovery(&mut t.recovery, s.recovery);
+        add_cache(&mut t.cache, &s.cache);
+    }
+    let entries = t.keys + t.tombstones;
+    t.index_bytes_per_key = if entries > 0 {
+        t.index_bytes as f64 / entries as f64
+    } else {
+        0.0
+    };
+    t
+}
+
+fn add_recovery(t: &mut Recovery, r: Recovery) {
+    t.formatted &= r.formatted;
+    t.blocks_scanned += r.blocks_scanned;
+    t.records_scanned += r.records_scanned;
+    t.keys += r.keys;
+    t.tombstones += r.tombstones;
+    // The devices recover in parallel.
+    t.millis = t.millis.max(r.millis);
+    t.damage.extend(r.damage);
+    t.lost_records += r.lost_records;
+    t.torn_records += r.torn_records;
+    t.repaired |= r.repaired;
+    t.dropped_keys += r.dropped_keys;
+    t.dropped_sample.extend(r.dropped_sample);
+}
+
+fn add_cache(t: &mut CacheStats, c: &CacheStats) {
+    t.capacity += c.capacity;
+    t.bytes += c.bytes;
+    t.entries += c.entries;
+    t.hits += c.hits;
+    t.misses += c.misses;
+    t.evictions += c.evictions;
+    t.fills += c.fills;
+    t.fills_refused += c.fills_refused;
+    t.invalidations += c.invalidations;
 }

@@ -3,10 +3,10 @@
 //! durable, and what the flusher and the defragmenter are asked to do;
 //! and each block's state (`BlockInfo`) the readers check without it.
 
+use super::wait::WakeList;
 use super::StoreError;
 use crate::format::Superblock;
 use crate::index::{Digest, DigestHasher, Location};
-use super::wait::WakeList;
 use hiops_path::AlignedBuf;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
