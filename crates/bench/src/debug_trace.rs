@@ -1,7 +1,7 @@
 //! fio's `--debug=io` and `--debug=verify` (debug.h `dprint`, io_u.h
 //! `dprint_io_u`): one line on stderr for each I/O queued and completed,
 //! and for each chunk a verify pass checks, in fio's layout (the category
-//! in 8 columns, the pid in 5, the text). A thread holds a [`Trace`] only
+//! in 8 columns, the pid in 5, the text). A thread holds a `Trace` only
 //! when the job asks for one, so a run that does not pays one `Option`
 //! test per I/O.
 

@@ -7,12 +7,24 @@
 //! latency histograms, IOPS and bandwidth, a per-second series, the process's
 //! and the machine's CPU time, the device's own counters and interrupts.
 //!
-//! ```no_run
-//! use hiops_bench::{run, JobSpec, RunOptions};
+//! `hiops run`'s default job (4 KiB random reads at QD32) on a RAM device
+//! for a fifth of a second: the software cost alone, no file, no root. The
+//! default job itself is `JobSpec::default_for(path)` as it comes.
+//!
+//! ```
+//! use hiops_bench::{run, JobSpec, RunOptions, TargetSpec};
 //! use std::sync::atomic::AtomicBool;
-//! let spec = JobSpec::default_for("/tmp/hiops.data".into());
-//! let result = run(&[spec], RunOptions { interrupt: &AtomicBool::new(false), progress: None, profile: None, timeline: false }).unwrap();
-//! println!("{} I/Os in {:.1} s", result.total_ios(), result.window_s());
+//! let mut spec = JobSpec::default_for("unused".into());
+//! spec.targets = TargetSpec::Ram;
+//! spec.engine = hiops_hal::EngineKind::Mem;
+//! spec.size = Some(8 << 20);
+//! spec.runtime_ns = Some(200_000_000);
+//! spec.ramp_ns = 0;
+//! let stop = AtomicBool::new(false); // a signal handler would set it
+//! let options = RunOptions { interrupt: &stop, progress: None, profile: None, timeline: false };
+//! let result = run(&[spec], options).expect("a RAM device needs nothing of the machine");
+//! assert!(result.total_ios() > 0);
+//! println!("{} I/Os in {:.2} s", result.total_ios(), result.window_s());
 //! ```
 
 mod blockmap;

@@ -7,6 +7,7 @@ mod args;
 mod exit;
 mod fio_link;
 mod kv;
+mod logging;
 mod plan_view;
 mod progress;
 mod ranks;
@@ -25,12 +26,17 @@ use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VERIFY};
 
 fn main() -> ExitCode {
     if fio_link::invoked_as_fio() {
+        logging::init(None);
         return as_fio(std::env::args().skip(1).collect());
     }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_exit(e),
     };
+    logging::init(match &cli.command {
+        Some(args::Command::Kv(k)) => k.log_level.as_deref(),
+        _ => None,
+    });
     let run_args = match cli.command {
         Some(args::Command::Run(a)) => a.args,
         Some(args::Command::Fio(a)) => return as_fio(a.args),
@@ -54,7 +60,7 @@ fn main() -> ExitCode {
         }
         Some(args::Command::Man) => return print_exit("hiops man", args::manual::print()),
         Some(args::Command::Kv(k)) => {
-            return match kv::main(*k) {
+            return match kv::main(*k.command) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("hiops kv: {e}");

@@ -1,7 +1,7 @@
 //! fio's `--readonly`: a job that would write is refused before anything
 //! starts. fio checks the workload when `rw` is parsed (options.c
-//! `rw_verify`: "job <x> has write or trim bit set, but fio is in read-only
-//! mode") and refuses to lay files out (filesetup.c `extend_file`); hiops
+//! `rw_verify`: `"job <x> has write or trim bit set, but fio is in read-only
+//! mode"`) and refuses to lay files out (filesetup.c `extend_file`); hiops
 //! refuses both up front, and removing files (`unlink`) too.
 
 use hiops_bench::{BenchError, JobSpec, TargetSpec};

@@ -96,7 +96,7 @@ pub fn parse_text(
 }
 
 /// Parses a job file's bytes, as fio reads them: any bytes in comments, UTF-8
-/// elsewhere (see [`line_text`]). The entry point for any input (fuzzing
+/// elsewhere (see `line_text`). The entry point for any input (fuzzing
 /// too): sections or one error line, never a panic; only its `include`
 /// lines read files, under `dir`.
 pub fn parse_bytes(

@@ -34,7 +34,7 @@ fn is_long(part: &str) -> bool {
 }
 
 /// A value's echoes in a message cut as [`shown`] cuts them: the whole
-/// value's, and each long part's ([`parts`]).
+/// value's, and each long part's (`parts`).
 pub fn cap_echo(err: &str, text: &str) -> String {
     parts(text)
         .filter(|p| is_long(p))

@@ -13,19 +13,32 @@
 //! buffer per tag and every per-command structure, so the I/O path allocates
 //! nothing per I/O.
 //!
-//! ```no_run
+//! A write and a read back on a RAM device (the `mem` engine: no file, no
+//! root); a file or block device is the same with
+//! `Target::from_file(&file)` and, say, [`EngineKind::IoUring`]:
+//!
+//! ```
+//! use hiops_hal::backends::mem::MemDevice;
 //! use hiops_hal::{Command, Completion, EngineKind, EngineOptions, Op, Queue, Target};
 //! # fn main() -> Result<(), hiops_hal::HalError> {
-//! let file = std::fs::File::open("/tmp/data")?;
-//! let targets = [Target::from_file(&file)];
-//! let mut queue = Queue::open(EngineKind::IoUring, &EngineOptions::default(), &targets, 32, 4096)?;
-//! let tag = queue.get_free_tag().expect("a fresh queue has free tags");
-//! queue.bind(tag, Command { op: Op::Read, target: 0, offset: 0, len: 4096 }, 0)?;
-//! queue.issue()?;
+//! let ram = Target::Mem(MemDevice::new(1 << 20)?); // 1 MiB
+//! let mut queue = Queue::open(EngineKind::Mem, &EngineOptions::default(), &[ram], 32, 4096)?;
 //! let mut done = [Completion::EMPTY; 32];
-//! let n = queue.reap(1, &mut done)?;
-//! assert_eq!(done[0].result, 4096);
-//! # let _ = n; Ok(()) }
+//!
+//! let tag = queue.get_free_tag().expect("a fresh queue has free tags");
+//! queue.buffer_mut(tag).fill(7); // the tag's own buffer: nothing allocated per I/O
+//! queue.bind(tag, Command { op: Op::Write, target: 0, offset: 8192, len: 4096 }, 1)?;
+//! queue.issue()?;
+//! assert_eq!(queue.reap(1, &mut done)?, 1);
+//! assert_eq!((done[0].user, done[0].result), (1, 4096));
+//!
+//! let tag = queue.get_free_tag().expect("the write's tag is free again");
+//! queue.bind(tag, Command { op: Op::Read, target: 0, offset: 8192, len: 4096 }, 2)?;
+//! queue.issue()?;
+//! assert_eq!(queue.reap(1, &mut done)?, 1);
+//! assert_eq!((done[0].user, done[0].result), (2, 4096));
+//! assert!(queue.buffer(done[0].tag).iter().all(|&b| b == 7));
+//! # Ok(()) }
 //! ```
 
 mod buffer;

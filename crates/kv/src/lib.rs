@@ -5,16 +5,24 @@
 //! stores data on flash, with every device I/O through [`hiops_path`], so
 //! each I/O strategy can be seen under a real application.
 //!
-//! ```no_run
+//! A store in a 64 MiB file (made, then removed); `hiops kv serve` serves the
+//! same store over the Redis protocol:
+//!
+//! ```
 //! use hiops_kv::{Store, StoreConfig};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let store = Store::open("/tmp/kv.dat".as_ref(), StoreConfig::default())?;
+//! let file = std::env::temp_dir().join(format!("hiops-kv-doc-{}.dat", std::process::id()));
+//! let config = StoreConfig { create_size: 64 << 20, ..StoreConfig::default() };
+//! let store = Store::open(&file, config)?;
 //! store.set(b"user1", b"hello")?; // returns once durable
 //! assert_eq!(store.get(b"user1")?.as_deref(), Some(&b"hello"[..]));
+//! assert_eq!(store.get(b"user2")?, None);
+//! drop(store); // closes it clean
+//! std::fs::remove_file(&file)?;
 //! # Ok(()) }
 //! ```
 //!
-//! Modules: [`format`] (bytes on the device), [`index`] (the digest index),
+//! Modules: [`format`](mod@format) (bytes on the device), [`index`] (the digest index),
 //! [`store`] (writes, reads, flush, defragmentation, recovery), [`cache`]
 //! (the RAM cache tier of recently read records), [`resp`]
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core

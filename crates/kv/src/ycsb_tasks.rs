@@ -1,7 +1,7 @@
 //! YCSB's clients as tasks on the task path, against the embedded store:
 //! one current-thread runtime per allowed CPU, each with its own task ring
 //! on the store's device, its share of the clients as futures of the same
-//! client loop the threads run ([`crate::ycsb::client_loop`]). A client
+//! client loop the threads run (`crate::ycsb::client_loop`). A client
 //! waiting for the device costs no OS thread and no context switch: the
 //! store's overhead on the task path, to set beside `hiops run --tasks`.
 

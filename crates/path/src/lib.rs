@@ -5,14 +5,17 @@
 //! et al., "OS I/O Path Optimizations for Flash Solid-state Drives", USENIX
 //! ATC'14, sections 2-3) mapped to user space. See [`Strategy`].
 //!
-//! ```no_run
+//! Eight threads, each with one blocking read at a time, on one file
+//! (examples/eight_threads.rs is the same as a program; open the file with
+//! `O_DIRECT` to measure a device rather than the page cache):
+//!
+//! ```
 //! use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};
-//! use std::os::unix::fs::OpenOptionsExt;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let file = std::fs::OpenOptions::new()
-//!     .read(true)
-//!     .custom_flags(libc::O_DIRECT)
-//!     .open("/tmp/data")?;
+//! let name = std::env::temp_dir().join(format!("hiops-path-doc-{}.dat", std::process::id()));
+//! std::fs::write(&name, vec![7u8; 8 * 4096])?;
+//! let file = std::fs::File::open(&name)?;
+//! std::fs::remove_file(&name)?; // the open file stays readable
 //! let path = IoPath::open(
 //!     PathConfig { strategy: Strategy::Coop, ..PathConfig::default() },
 //!     vec![hiops_hal::Target::from_file(&file)],
@@ -21,8 +24,9 @@
 //!     for t in 0..8u64 {
 //!         let path = &path;
 //!         s.spawn(move || {
-//!             let mut buf = AlignedBuf::new(4096); // zero-copy: aligned
-//!             path.read_at(0, &mut buf, t * 4096).unwrap();
+//!             let mut buf = AlignedBuf::new(4096); // aligned: no copy on the way
+//!             assert_eq!(path.read_at(0, &mut buf, t * 4096).unwrap(), 4096);
+//!             assert!(buf.iter().all(|&b| b == 7));
 //!         });
 //!     }
 //! });

@@ -270,13 +270,25 @@ impl Chart {
         Ok(out)
     }
 
-    /// The chart as a PNG file.
+    /// The chart as a PNG file: drawn into an RGB buffer, encoded by the
+    /// `png` crate (plotters' own encoder brings the whole `image` crate).
     pub fn write_png(&self, path: &Path) -> Result<(), PlotError> {
         register_font();
-        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-        self.draw(&root)?;
-        root.present()
-            .map_err(|e| PlotError(format!("cannot write {}: {e}", path.display())))
+        let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, SIZE).into_drawing_area();
+            self.draw(&root)?;
+            root.present().map_err(err)?;
+        }
+        let cannot =
+            |e: &dyn std::fmt::Display| PlotError(format!("cannot write {}: {e}", path.display()));
+        let file = std::fs::File::create(path).map_err(|e| cannot(&e))?;
+        let mut png = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
+        png.set_color(png::ColorType::Rgb);
+        png.set_depth(png::BitDepth::Eight);
+        let mut w = png.write_header().map_err(|e| cannot(&e))?;
+        w.write_image_data(&rgb).map_err(|e| cannot(&e))?;
+        w.finish().map_err(|e| cannot(&e))
     }
 
     /// Room above the data, as a share of its span: a quarter keeps a

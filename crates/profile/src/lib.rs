@@ -22,13 +22,20 @@
 //! [`timeline`] follows every I/O through the kernel's tracepoints instead
 //! (ADMS Fig 4): the stages of one I/O and the device's own time.
 //!
-//! ```no_run
+//! Sampling needs root or CAP_PERFMON; without them `prepare` says why,
+//! as `hiops run --profile` does:
+//!
+//! ```
 //! let config = hiops_profile::Config { hz: 1000, ..Default::default() };
-//! let p = hiops_profile::prepare(config)?.start()?;
-//! // ... the measured window ...
-//! let profile = p.stop();
-//! println!("{} samples", profile.samples);
-//! # Ok::<(), String>(())
+//! match hiops_profile::prepare(config).and_then(|p| p.start()) {
+//!     Ok(p) => {
+//!         let busy = std::time::Instant::now();
+//!         while busy.elapsed().as_millis() < 50 {} // the measured window
+//!         let profile = p.stop();
+//!         println!("{} samples", profile.samples);
+//!     }
+//!     Err(why) => println!("not sampled: {why}"),
+//! }
 //! ```
 
 mod attribute;

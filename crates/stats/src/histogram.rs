@@ -19,7 +19,7 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// Serialised as its non-empty buckets (see [`Sparse`]): what another host
+/// Serialised as its non-empty buckets (see `Sparse`): what another host
 /// sends to the one that merges, exactly.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(into = "Sparse", try_from = "Sparse")]

@@ -143,11 +143,11 @@ impl Drop for Throttle {
     fn drop(&mut self) {
         let me = std::process::id().to_string();
         if let Err(e) = write(&self.home.join("cgroup.procs"), &me) {
-            eprintln!("hiops: leaving the throttle's cgroup: {e}");
+            tracing::warn!("leaving the throttle's cgroup: {e}");
         }
         if let Err(e) = std::fs::remove_dir(&self.dir) {
-            eprintln!(
-                "hiops: {}: {e}; remove it with rmdir once no process is in it",
+            tracing::warn!(
+                "{}: {e}; remove it with rmdir once no process is in it",
                 self.dir.display()
             );
         }

@@ -325,8 +325,8 @@ fn put_back(proc_irq: &Path, what: &str, irq: u32, before: &str) -> bool {
     match fs::write(&file, before) {
         Ok(()) => true,
         Err(e) => {
-            eprintln!(
-                "hiops: could not put {what} back on CPUs {before} ({e}): run `echo {before} > {}` as root",
+            tracing::error!(
+                "could not put {what} back on CPUs {before} ({e}): run `echo {before} > {}` as root",
                 file.display()
             );
             false
@@ -412,7 +412,7 @@ pub struct Confinement {
 pub fn confine(jobs: &[JobSpec]) -> Confinement {
     let files = IrqFiles::system();
     if let Some(done) = put_back_left_over(&files) {
-        eprintln!("hiops: {done}");
+        tracing::warn!("{done}");
     }
     let mut cpus: Vec<usize> = jobs
         .iter()

@@ -303,6 +303,13 @@ impl SweepDir {
             total: all.len(),
             interrupted: false,
         };
+        tracing::info!(
+            "{}: {} of {} points kept, {} to run",
+            self.path.display(),
+            outcome.kept,
+            outcome.total,
+            todo.len()
+        );
         let started = std::time::Instant::now();
         for (i, (index, key)) in todo.iter().enumerate() {
             let label = format!("{} (round {})", self.def.label(&key.values), key.round + 1);
@@ -314,7 +321,10 @@ impl SweepDir {
                 label: &label,
                 eta_s,
             });
-            let m = match runner.run(&self.def.args_for(key)) {
+            let args = self.def.args_for(key);
+            tracing::debug!("point {label}: {}", args.join(" "));
+            let point_started = std::time::Instant::now();
+            let m = match runner.run(&args) {
                 Ok(m) => m,
                 Err(RunFailure::Interrupted) => {
                     outcome.interrupted = true;
@@ -334,6 +344,10 @@ impl SweepDir {
             self.keep(*index, &point, &m.raw)?;
             self.points.push(point);
             outcome.ran += 1;
+            tracing::info!(
+                "point {label} kept after {:.1} s",
+                point_started.elapsed().as_secs_f64()
+            );
         }
         Ok(outcome)
     }

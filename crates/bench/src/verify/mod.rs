@@ -11,7 +11,7 @@
 //! | 0..2 | magic 0xacca | |
 //! | 2..4 | verify_type | fio's number for the algorithm |
 //! | 4..8 | len | the chunk's length |
-//! | 8..16 | rand_seed | fio's per-block seed ([`fiorand`]); 0 with a pattern |
+//! | 8..16 | rand_seed | fio's per-block seed (`fiorand`); 0 with a pattern |
 //! | 16..24 | offset | the chunk's offset in the file |
 //! | 24..28 | time_sec | hiops' pass (see below) |
 //! | 28..32 | time_nsec | 0x8000_0000 + hiops' write number (see below) |
@@ -19,7 +19,7 @@
 //! | 34..36 | numberio | the writer's count of writes before this one (16 bits) |
 //! | 36..40 | crc32 | fio's crc32c of bytes 0..36 |
 //!
-//! then the algorithm's checksum ([`checksum`]: 1 to 128 bytes) over the
+//! then the algorithm's checksum (`checksum`: 1 to 128 bytes) over the
 //! rest of the chunk, the payload. Without a pattern the payload is fio's
 //! random fill from rand_seed over the whole block (the header and checksum
 //! cover its start), so a block hiops writes is byte for byte the block fio

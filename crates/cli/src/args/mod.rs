@@ -42,8 +42,7 @@ pub enum Command {
     Run(RunArgs),
     /// The SSD key-value store on the HIOPS path: serve it over the Redis
     /// protocol, load it with YCSB, run the paper's Fig 10.
-    #[command(subcommand)]
-    Kv(Box<crate::kv::KvCommand>),
+    Kv(KvArgs),
     /// Run one workload across parameters (a grid with several --over) into
     /// a resumable directory with a report.
     Sweep(crate::suites::SweepArgs),
@@ -73,6 +72,18 @@ pub enum Command {
     /// Print hiops' man page (roff), every command and option in it:
     /// `hiops man > hiops.1; man ./hiops.1`.
     Man,
+}
+
+/// `hiops kv`: its commands, and the diagnostics they log.
+#[derive(Args, Debug)]
+pub struct KvArgs {
+    /// Diagnostics on stderr, each with its time and level (default: warn;
+    /// RUST_LOG is read when this is not given, and takes per-crate
+    /// filters such as hiops_kv=debug).
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = crate::logging::LEVELS)]
+    pub log_level: Option<String>,
+    #[command(subcommand)]
+    pub command: Box<crate::kv::KvCommand>,
 }
 
 /// `hiops completions`.

@@ -10,8 +10,8 @@
 //! - **threads**: one OS thread per connection doing blocking I/O through
 //!   the store's path: the HIOPS paper's setup (Fig 10), kept to compare.
 //!
-//! Both run the same connection loop ([`crate::session`]) and the same
-//! commands ([`crate::commands`]). The listener takes the system's full
+//! Both run the same connection loop (`crate::session`) and the same
+//! commands (`crate::commands`). The listener takes the system's full
 //! backlog; past `max_clients`, a client gets Redis' error, never a silent
 //! close.
 
@@ -236,6 +236,17 @@ impl Server {
             Model::Tasks => Some(tasks::Workers::start(self.shared.clone())?),
             Model::Threads => None,
         };
+        tracing::info!(
+            "accepting connections on {} ({} model{}, backlog {}, at most {} clients)",
+            self.local_addr()?,
+            self.shared.cfg.model.name(),
+            workers.as_ref().map_or(String::new(), |w| format!(
+                ", {} runtime threads",
+                w.runtimes()
+            )),
+            self.shared.backlog,
+            self.shared.cfg.max_clients
+        );
         while !stop.load(Relaxed) {
             let Some(conn) = self.accept()? else {
                 continue;
@@ -243,28 +254,35 @@ impl Server {
             let c = &self.shared.counters;
             if self.denied_by_protected_mode(&conn) {
                 c.denied.fetch_add(1, Relaxed);
+                tracing::debug!("denied {:?}: protected mode", conn.peer_addr());
                 let _ = (&conn).write_all(DENIED);
                 continue;
             }
             if c.connected.load(Relaxed) >= self.shared.cfg.max_clients {
                 c.rejected.fetch_add(1, Relaxed);
+                tracing::info!("rejected {:?}: max-clients reached", conn.peer_addr());
                 let _ = (&conn).write_all(b"-ERR max number of clients reached\r\n");
                 continue;
             }
             c.connected.fetch_add(1, Relaxed);
             let id = c.connections.fetch_add(1, Relaxed) + 1;
+            tracing::debug!("connection {id} from {:?}", conn.peer_addr());
             let handed = match &mut workers {
                 Some(w) => w.hand(conn, id),
                 None => threads::spawn(self.shared.clone(), conn, id),
             };
             if let Err(e) = handed {
                 c.connected.fetch_sub(1, Relaxed);
-                eprintln!("hiops kv: cannot serve a connection: {e}");
+                tracing::error!("cannot serve a connection: {e}");
             }
         }
         if let Some(w) = workers {
             w.stop();
         }
+        tracing::info!(
+            "stopped accepting after {} connections",
+            self.shared.counters.connections.load(Relaxed)
+        );
         Ok(())
     }
 
@@ -292,7 +310,7 @@ impl Server {
             Ok((conn, _)) => Ok(Some(conn)),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::EMFILE) => {
-                eprintln!("hiops kv: out of file descriptors ({e}); raise `ulimit -n`");
+                tracing::warn!("out of file descriptors ({e}); raise `ulimit -n`");
                 std::thread::sleep(std::time::Duration::from_millis(50));
                 Ok(None)
             }

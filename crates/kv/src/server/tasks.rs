@@ -80,6 +80,11 @@ impl Workers {
         Ok(w)
     }
 
+    /// How many runtime threads serve connections.
+    pub fn runtimes(&self) -> usize {
+        self.senders.len()
+    }
+
     pub fn hand(&mut self, conn: TcpStream, id: u64) -> io::Result<()> {
         conn.set_nonblocking(true)?;
         let i = self.next;
@@ -343,7 +348,7 @@ struct Health {
 
 impl Health {
     fn fail(&self, why: String) {
-        eprintln!("hiops kv: {why}");
+        tracing::error!("{why}");
         *self.failed.borrow_mut() = Some(why);
         self.changed.notify_waiters();
     }

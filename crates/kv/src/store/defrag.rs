@@ -47,7 +47,7 @@ impl Inner {
             self.durable.notify_all();
             if let Err(e) = result {
                 // The store keeps serving; the next pass tries again.
-                eprintln!("hiops kv: defragmentation: {e}");
+                tracing::warn!("defragmentation: {e}");
             }
         }
     }

@@ -58,7 +58,7 @@ impl Inner {
                 "device {}: {why}; writes to this device fail until the store is reopened (reads go on): check the device, then restart the server",
                 self.name
             );
-            eprintln!("hiops kv: {text}");
+            tracing::error!("{text}");
             w.halted = Some(text);
             w.durable_wakers.take_upto(u64::MAX, &mut wakers);
             w.space_wakers.take_upto(u64::MAX, &mut wakers);

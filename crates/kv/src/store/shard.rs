@@ -81,6 +81,22 @@ fn superblock(
     }
 }
 
+/// The open's figures as a log event (`hiops kv serve --log-level=info`).
+fn log_opened(name: &str, r: &Recovery) {
+    if r.formatted {
+        tracing::info!("{name}: formatted in {:.1} ms", r.millis);
+    } else {
+        tracing::info!(
+            "{name}: opened in {:.1} ms: {} blocks and {} records scanned, {} keys, {} tombstones",
+            r.millis,
+            r.blocks_scanned,
+            r.records_scanned,
+            r.keys,
+            r.tombstones
+        );
+    }
+}
+
 impl Shard {
     /// Opens (or creates and formats) the device at `path` as the device
     /// `identity` names.
@@ -139,6 +155,7 @@ impl Shard {
         recovery.keys = inner.index.live_keys();
         recovery.tombstones = inner.index.entries() - recovery.keys;
         recovery.millis = t0.elapsed().as_secs_f64() * 1e3;
+        log_opened(&inner.name, &recovery);
         inner.recovery = Mutex::new(recovery);
         let inner = Arc::new(inner);
         let running = Running::start(&inner, cfg.tasks.as_ref())?;
@@ -284,7 +301,7 @@ impl Drop for Shard {
         i.wake_flusher();
         self.running.join_flusher();
         if let Err(e) = i.close_clean() {
-            eprintln!("hiops kv: closing: {e}; the next open treats it as a crash");
+            tracing::warn!("closing: {e}; the next open treats it as a crash");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! ADMS'10 Table 1 as the paper measured it: 4 KiB random reads at QD1 on
 //! one device, direct or buffered, through the raw block device or a file
 //! of a file system on it. The device is a loop device hiops sets up, with
-//! an ext4 file system it makes ([`scratch`]); every cell reads the same
+//! an ext4 file system it makes (the module `scratch`); every cell reads the same
 //! device, so file − block is the file system's own cost.
 //!
 //! The buffered cells come in two: the miss path as the paper designed it
