@@ -38,7 +38,7 @@ pub enum StoreError {
         block_size: u32,
     },
     /// A key and value larger than a write block stores (`max` bytes
-    /// together, [`Store::max_value`] with an empty key), or a key over
+    /// together, [`Store::max_value`](super::Store::max_value) with an empty key), or a key over
     /// 64 KiB.
     #[error("a key of {key} bytes and a value of {value} bytes: the store takes at most {max} bytes of key and value together (its write blocks are {block_size} bytes) and keys of at most 65535 bytes; store smaller values, or use a new store with a larger --block-size (8m takes {} bytes)", max_value_of(crate::index::MAX_BLOCK_SIZE))]
     TooLarge {

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Checks that `paths` are one store's devices in its order, or all new,
-/// without opening anything for writing (what [`Store::open_devices`]
+/// without opening anything for writing (what [`Store::open_devices`](super::Store::open_devices)
 /// checks first).
 pub fn check_devices(paths: &[PathBuf]) -> Result<(), StoreError> {
     identities(paths).map(|_| ())
