@@ -46,8 +46,11 @@
 mod buf;
 pub mod executor;
 mod futex;
+mod inline;
 mod local;
+mod opening;
 mod request;
+mod route;
 mod shared;
 mod stats;
 mod strategy;
@@ -57,16 +60,17 @@ pub mod tokio_driver;
 
 pub use buf::{AlignedBuf, DIRECT_ALIGN};
 pub use executor::Executor;
+pub use inline::{
+    in_submitter_reason, inline_reason, target_completes_in_submitter, target_completes_inline,
+};
 pub use stats::{Mode, PathCounters, SwitchPoint, ThreadStats};
 pub use strategy::Strategy;
 pub use strategy::{CoopParts, CoopWait};
 pub use task::{IoFuture, TaskConfig, TaskRing, SUBMIT_BATCH, SUBMIT_SHARE};
 
-use hiops_hal::{Command, EngineKind, EngineOptions, Feature, HalError, Op, Queue, Target};
+use hiops_hal::{EngineKind, EngineOptions, HalError, Op, Queue, Target};
 use hiops_stats::Histogram;
-use request::Request;
-use shared::{Behaviour, SharedQueue, WakeList};
-use std::cell::{Cell, RefCell};
+use shared::SharedQueue;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -186,41 +190,6 @@ pub enum PathError {
     },
 }
 
-/// How the threads of each shared queue behave under `strategy` (coop
-/// without its lazy part already mapped to the completion thread).
-fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bool) -> Behaviour {
-    let ticks = |ns: u64| (ns as f64 * tsc_hz / 1e9) as u64;
-    Behaviour {
-        strategy,
-        cooperative: match strategy {
-            Strategy::Coop | Strategy::Hybrid => true,
-            Strategy::Poll => config.coop_peeks,
-            _ => false,
-        },
-        lazy_only: strategy == Strategy::Coop && config.coop_parts == CoopParts::Lazy,
-        spin_ticks: ticks(config.spin_ns),
-        hybrid: config.hybrid,
-        tsc_hz,
-        window_ticks: ticks(config.hybrid.window_ns),
-        immediate,
-        own_wake: false,
-    }
-}
-
-static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Paths a thread remembers its ring of; an older one forgotten is joined
-/// again (counted twice, which only ever turns solo issue off).
-const RING_MEMORY: usize = 16;
-
-thread_local! {
-    /// This thread's ring in each path it used: (path id, ring index).
-    static THREAD_RINGS: RefCell<Vec<(u64, usize)>> = const { RefCell::new(Vec::new()) };
-    /// Each thread's list of owners to wake, reused so waking allocates
-    /// nothing after warm-up.
-    static WAKE: Cell<WakeList> = const { Cell::new(Vec::new()) };
-}
-
 /// An I/O path shared by many threads (`&IoPath` is `Sync`).
 pub struct IoPath {
     config: PathConfig,
@@ -247,99 +216,6 @@ pub struct IoPath {
 }
 
 impl IoPath {
-    /// Opens the path on `targets`; the caller keeps the descriptors open
-    /// for as long as the path lives.
-    pub fn open(config: PathConfig, targets: Vec<Target>) -> Result<IoPath, PathError> {
-        if targets.is_empty() {
-            return Err(config_error(
-                "an I/O path without targets",
-                "there is nothing to read or write",
-                "give at least one file, device or RAM device",
-            ));
-        }
-        assert!(config.depth > 0 && config.rings > 0 && config.max_io > 0);
-        let mut path = IoPath {
-            align: direct_alignment(&targets),
-            id: NEXT_PATH_ID.fetch_add(1, Ordering::Relaxed),
-            rings: Vec::new(),
-            next_member: AtomicU64::new(0),
-            threads: Vec::new(),
-            closing: AtomicBool::new(false),
-            inline: inline_reason(&targets),
-            inline_targets: (targets.iter())
-                .map(|t| target_completes_inline(t).is_some())
-                .collect(),
-            inline_ios: AtomicU64::new(0),
-            bounced: AtomicU64::new(0),
-            targets,
-            config,
-        };
-        let strategy = path.config.strategy;
-        if !strategy.is_shared() || path.inline.is_some() {
-            return Ok(path);
-        }
-        let engine = path.config.engine;
-        if engine.is_synchronous() {
-            return Err(config_error(
-                &format!("the {strategy} strategy with the {engine} engine"),
-                "a shared queue needs an engine that completes asynchronously",
-                "use --ioengine=io_uring or libaio, or --strategy=pread for pread/pwrite",
-            ));
-        }
-        let mut opts = path.config.engine_opts.clone();
-        if opts.defer_taskrun == Feature::On {
-            return Err(config_error(
-                &format!("DEFER_TASKRUN with the {strategy} strategy"),
-                "a ring with SINGLE_ISSUER accepts submissions from one thread only, and this queue is shared",
-                "drop --defer_taskrun, or use --strategy=per-thread-ring",
-            ));
-        }
-        // Shared rings: any thread may submit, and completion work must not
-        // wait for one particular thread to enter the kernel (COOP_TASKRUN
-        // would leave it pending while its submitter sleeps on a futex).
-        opts.defer_taskrun = Feature::Off;
-        opts.coop_taskrun = Feature::Off;
-        // Full coop on an interrupt-driven io_uring: each waiter is woken by
-        // its own completion (see SharedQueue::wait_own), so no doorbell.
-        let own_wake = strategy == Strategy::Coop
-            && path.config.coop_parts == CoopParts::All
-            && engine == EngineKind::IoUring
-            && !opts.sqpoll
-            && !opts.iopoll
-            && path.config.coop_wait == CoopWait::Own
-            && futex::have_waitv();
-        opts.doorbell = !own_wake;
-        let tsc_hz = hiops_stats::tsc::tsc_hz();
-        // coop without lazy completion is served as the paper's interrupt
-        // handler served it: one completion context does all the work.
-        let strategy = match (strategy, path.config.coop_parts) {
-            (Strategy::Coop, CoopParts::Issue) => Strategy::CompletionThread,
-            _ => strategy,
-        };
-        for _ in 0..path.config.rings {
-            let queue = Queue::open(
-                engine,
-                &opts,
-                &path.targets,
-                path.config.depth,
-                path.config.max_io,
-            )?;
-            let own = own_wake && queue.posted_counter().is_some();
-            let immediate = queue.doorbell().is_none() && !own;
-            let mut how = behaviour(&path.config, strategy, tsc_hz, immediate);
-            how.own_wake = own;
-            let ring = Arc::new(SharedQueue::new(queue, how));
-            if !immediate {
-                if let Some(handle) = start_background(&ring, strategy, path.config.poll_interval)?
-                {
-                    path.threads.push(handle);
-                }
-            }
-            path.rings.push(ring);
-        }
-        Ok(path)
-    }
-
     pub fn config(&self) -> &PathConfig {
         &self.config
     }
@@ -609,187 +485,6 @@ impl IoPath {
             r.close();
         }
     }
-
-    /// One I/O of `len` bytes at `ptr`, done when this returns.
-    ///
-    /// # Safety
-    /// `ptr` must be valid for `len` bytes (writable for a read) until this
-    /// returns, and not accessed otherwise meanwhile: the kernel (or a
-    /// thread completing for this one) reads or writes it until then. A
-    /// flush or a trim may pass a null pointer.
-    unsafe fn io(
-        &self,
-        op: Op,
-        target: u32,
-        ptr: *mut u8,
-        len: usize,
-        offset: u64,
-        caller: Caller<'_>,
-    ) -> io::Result<usize> {
-        let Caller { stats, lend } = caller;
-        if self.closing.load(Ordering::Relaxed) {
-            return Err(shut_down());
-        }
-        if target as usize >= self.targets.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "target {target} does not exist: the path has {}",
-                    self.targets.len()
-                ),
-            ));
-        }
-        let len32 = u32::try_from(len).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "one I/O moves at most 4 GiB - 1; split it",
-            )
-        })?;
-        if !op.is_sync() && len == 0 {
-            return Ok(0);
-        }
-        // A flush or a trim has no data to bounce.
-        let zero_copy = op.is_sync()
-            || op.is_trim()
-            || ((ptr as usize).is_multiple_of(self.align) && len.is_multiple_of(self.align));
-        if !zero_copy && len > self.config.max_io {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "an unaligned buffer of {len} bytes is larger than the path's bounce buffers ({} bytes): use an AlignedBuf or raise max_io",
-                    self.config.max_io
-                ),
-            ));
-        }
-        let cmd = Command {
-            op,
-            target,
-            offset,
-            len: len32,
-        };
-        let inline = self.inline.is_none() && self.inline_targets[target as usize];
-        let res = if self.rings.is_empty() || inline {
-            let engine = match (self.config.strategy, &self.targets[0]) {
-                (Strategy::Pread, Target::Mem(_)) => EngineKind::Mem,
-                (Strategy::Pread, _) => EngineKind::Psync,
-                _ if self.inline.is_some() || inline => EngineKind::Psync,
-                _ => self.config.engine,
-            };
-            if inline && self.config.strategy != Strategy::Pread {
-                self.inline_ios.fetch_add(1, Ordering::Relaxed);
-            }
-            // SAFETY: `ptr` as this function's own contract gives it.
-            unsafe { self.local_io(engine, cmd, ptr, zero_copy, stats, lend) }?.result
-        } else {
-            let ring = &self.rings[self.ring_index()];
-            if ring.alone() {
-                // Nobody to cooperate with: the thread's own ring, which the
-                // kernel lets it own (SINGLE_ISSUER, DEFER_TASKRUN).
-                // SAFETY: `ptr` as this function's own contract gives it.
-                let done =
-                    unsafe { self.local_io(self.config.engine, cmd, ptr, zero_copy, stats, lend) };
-                let done = done.inspect_err(|_| ring.count_solo_failure())?;
-                ring.count_solo(done.refused);
-                done.result
-            } else {
-                // SAFETY: `ptr` as this function's own contract gives it.
-                unsafe { self.shared_io(ring, cmd, ptr, zero_copy, stats) }?
-            }
-        };
-        if res < 0 {
-            return Err(io::Error::from_raw_os_error((-res) as i32));
-        }
-        Ok(res as usize)
-    }
-
-    /// One I/O through this thread's own queue of `engine`.
-    ///
-    /// # Safety
-    /// As [`IoPath::io`]: `ptr` valid for `cmd.len` bytes until this returns.
-    unsafe fn local_io(
-        &self,
-        engine: EngineKind,
-        cmd: Command,
-        ptr: *mut u8,
-        zero_copy: bool,
-        stats: Option<&mut ThreadStats>,
-        lend: local::Lend<'_>,
-    ) -> io::Result<local::Done> {
-        let spec = local::LocalSpec {
-            path_id: self.id,
-            engine,
-            opts: &self.config.engine_opts,
-            targets: &self.targets,
-            max_io: self.config.max_io,
-        };
-        // SAFETY: `ptr` as this function's own contract gives it.
-        let done = unsafe { local::io(&spec, cmd, ptr, zero_copy, lend) }.map_err(ring_error)?;
-        if done.bounced {
-            self.bounced.fetch_add(1, Ordering::Relaxed);
-        }
-        if let Some(s) = stats {
-            // The thread reaped its own completion: no hand-off happened,
-            // so none is recorded (a 0 would read as the shortest delay).
-            s.ios += 1;
-        }
-        Ok(done)
-    }
-
-    /// One I/O through a ring this thread shares.
-    ///
-    /// # Safety
-    /// As [`IoPath::io`]: `ptr` valid for `cmd.len` bytes until this returns
-    /// (another thread may complete the command into it meanwhile).
-    unsafe fn shared_io(
-        &self,
-        ring: &SharedQueue,
-        cmd: Command,
-        ptr: *mut u8,
-        zero_copy: bool,
-        stats: Option<&mut ThreadStats>,
-    ) -> io::Result<i64> {
-        let req = Request::new(cmd, ptr, zero_copy);
-        let mut wake = WAKE.take();
-        if ring.submit(&req, &mut wake).is_err() {
-            WAKE.set(wake);
-            return Err(shut_down());
-        }
-        // Wake whoever submit posted to before we may sleep ourselves.
-        shared::wake_all(&mut wake);
-        let counts = ring.wait(&req, &mut wake);
-        shared::wake_all(&mut wake);
-        WAKE.set(wake);
-        if let Some(s) = stats {
-            let now = hiops_stats::tsc::rdtsc();
-            let ticks = now.saturating_sub(req.reaped_tsc());
-            s.ios += 1;
-            s.handoff
-                .record((ticks as f64 * 1e9 / hiops_stats::tsc::tsc_hz()) as u64);
-            s.parks += counts.parks;
-            s.doorbell_sleeps += counts.doorbell_sleeps;
-        }
-        Ok(req.result())
-    }
-
-    /// A thread keeps one ring, handed out round robin at its first I/O:
-    /// its completions are posted in it (the own-completion wait), and
-    /// threads that moved between CPUs would otherwise spread every ring's
-    /// lock over all of them.
-    fn ring_index(&self) -> usize {
-        THREAD_RINGS.with(|cell| {
-            let mut list = cell.borrow_mut();
-            if let Some(&(_, i)) = list.iter().find(|(id, _)| *id == self.id) {
-                return i;
-            }
-            let i = self.next_member.fetch_add(1, Ordering::Relaxed) as usize % self.rings.len();
-            self.rings[i].join();
-            if list.len() == RING_MEMORY {
-                list.remove(0);
-            }
-            list.push((self.id, i));
-            i
-        })
-    }
 }
 
 impl Drop for IoPath {
@@ -800,34 +495,6 @@ impl Drop for IoPath {
         }
         local::forget(self.id);
     }
-}
-
-/// Starts the ring's completion or poll thread, where the strategy has
-/// one, and tells the ring who it is.
-fn start_background(
-    ring: &Arc<SharedQueue>,
-    strategy: Strategy,
-    interval: Duration,
-) -> Result<Option<JoinHandle<()>>, PathError> {
-    let worker = ring.clone();
-    let spawned = match strategy {
-        Strategy::CompletionThread => std::thread::Builder::new()
-            .name("hiops-complete".into())
-            .spawn(move || worker.completion_loop()),
-        Strategy::Poll | Strategy::Hybrid => std::thread::Builder::new()
-            .name("hiops-poll".into())
-            .spawn(move || worker.poll_loop(interval)),
-        _ => return Ok(None),
-    };
-    let handle = spawned.map_err(|e| {
-        config_error(
-            "starting the path's background thread",
-            &e.to_string(),
-            "lower the thread count or raise the process limits",
-        )
-    })?;
-    let _ = ring.poller.set(handle.thread().clone());
-    Ok(Some(handle))
 }
 
 /// A failed system call of a thread's own ring as its errno, as a shared
@@ -850,63 +517,4 @@ fn config_error(what: &str, why: &str, instead: &str) -> PathError {
         why: why.into(),
         instead: instead.into(),
     }
-}
-
-/// Why every target completes reads inline, if they all do (zram, a loop
-/// device over tmpfs): a thread then does best with a plain pread, so the
-/// path issues synchronously ([`hiops_hal::device::BlockDev::completes_inline`]).
-pub fn inline_reason(targets: &[Target]) -> Option<String> {
-    every_target(targets, hiops_hal::device::BlockDev::completes_inline)
-}
-
-/// Why every target completes a bio in the submitting call (zram), if
-/// they all do: a task ring then reads them synchronously.
-pub fn in_submitter_reason(targets: &[Target]) -> Option<String> {
-    every_target(targets, hiops_hal::device::BlockDev::completes_in_submitter)
-}
-
-/// Why `target` completes reads inline, if it does.
-pub fn target_completes_inline(target: &Target) -> Option<String> {
-    block_dev(target)?.completes_inline()
-}
-
-/// Why `target` completes a bio in the submitting call, if it does.
-pub fn target_completes_in_submitter(target: &Target) -> Option<String> {
-    block_dev(target)?.completes_in_submitter()
-}
-
-fn block_dev(target: &Target) -> Option<hiops_hal::device::BlockDev> {
-    let Target::Fd(fd) = target else { return None };
-    hiops_hal::device::BlockDev::of_fd(*fd)
-}
-
-fn every_target(
-    targets: &[Target],
-    why: impl Fn(&hiops_hal::device::BlockDev) -> Option<String>,
-) -> Option<String> {
-    let mut all = Vec::new();
-    for t in targets {
-        all.push(why(&block_dev(t)?)?);
-    }
-    all.dedup();
-    (!all.is_empty()).then(|| all.join("; "))
-}
-
-/// The largest logical block of the targets opened with O_DIRECT (1 when
-/// none is): caller buffers aligned to it need no copy.
-fn direct_alignment(targets: &[Target]) -> usize {
-    let mut align = 1usize;
-    for t in targets {
-        if let Target::Fd(fd) = t {
-            // SAFETY: F_GETFL on a descriptor the caller keeps open.
-            let flags = unsafe { libc::fcntl(*fd, libc::F_GETFL) };
-            if flags >= 0 && flags & libc::O_DIRECT != 0 {
-                let lbs = hiops_hal::device::BlockDev::of_fd(*fd)
-                    .and_then(|d| d.logical_block_size())
-                    .unwrap_or(512);
-                align = align.max(lbs as usize);
-            }
-        }
-    }
-    align
 }

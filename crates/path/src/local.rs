@@ -68,23 +68,9 @@ pub(crate) unsafe fn io(
         // Taken already: an I/O from inside a lent read's reader, which
         // holds this thread's queue (its buffer is the one being read).
         let Ok(mut list) = cell.try_borrow_mut() else {
-            return Err(HalError::Unsupported {
-                what: "an I/O on this path from inside read_lent's reader".into(),
-                why: "the reader is reading this thread's ring buffer in place".into(),
-                instead: "keep what the reader needs and do the next I/O after read_lent returns"
-                    .into(),
-            });
+            return Err(lent_reader_io());
         };
-        // A path's thread may hold two: its engine's, and psync for a
-        // target that completes inline.
-        let mine = |l: &LocalQueue| l.path_id == spec.path_id && l.queue.kind() == spec.engine;
-        let i = match list.iter().position(mine) {
-            Some(i) => i,
-            None => {
-                list.push(open(spec)?);
-                list.len() - 1
-            }
-        };
+        let i = queue_index(&mut list, spec)?;
         settle(&mut list[i].queue)?;
         let fixed = list[i].fixed;
         let bounce = fixed
@@ -105,19 +91,7 @@ pub(crate) unsafe fn io(
         let n = match issue_and_reap_one(q, &mut out, &mut refused) {
             Ok(n) => n,
             Err(e) => {
-                if q.in_flight() == 0 {
-                    // Unsent: the command goes with the queue, and this
-                    // thread's next I/O opens a new one.
-                    list.swap_remove(i);
-                } else if zero_copy {
-                    // Sent, and the wait failed: the kernel may still
-                    // write the caller's buffer, so it is not given back
-                    // before the command is reaped. (Into the ring's own
-                    // buffer, the next I/O reaps it.)
-                    while settle(q).is_err() {
-                        std::thread::sleep(REFUSED_RETRY);
-                    }
-                }
+                after_failed_wait(&mut list, i, zero_copy);
                 return Err(e);
             }
         };
@@ -126,14 +100,8 @@ pub(crate) unsafe fn io(
         if !zero_copy && cmd.op == Op::Read && res > 0 {
             let n = (res as usize).min(cmd.len as usize);
             let data = &q.buffer(out[0].tag)[..n];
-            match lend {
-                Some(reader) => reader(data),
-                None => {
-                    // SAFETY: the caller's buffer of cmd.len bytes.
-                    let dst = unsafe { std::slice::from_raw_parts_mut(user, n) };
-                    dst.copy_from_slice(data);
-                }
-            }
+            // SAFETY: `user` as this function's own contract gives it.
+            unsafe { copy_out(data, user, lend) };
         }
         Ok(Done {
             result: res,
@@ -143,6 +111,63 @@ pub(crate) unsafe fn io(
             bounced: !zero_copy && fixed,
         })
     })
+}
+
+/// The error of an I/O from inside a lent read's reader, which holds this
+/// thread's queue (its buffer is the one being read).
+fn lent_reader_io() -> HalError {
+    HalError::Unsupported {
+        what: "an I/O on this path from inside read_lent's reader".into(),
+        why: "the reader is reading this thread's ring buffer in place".into(),
+        instead: "keep what the reader needs and do the next I/O after read_lent returns".into(),
+    }
+}
+
+/// This thread's queue for `spec`, opened at its first I/O. A path's
+/// thread may hold two: its engine's, and psync for a target that
+/// completes inline.
+fn queue_index(list: &mut Vec<LocalQueue>, spec: &LocalSpec<'_>) -> Result<usize, HalError> {
+    let mine = |l: &LocalQueue| l.path_id == spec.path_id && l.queue.kind() == spec.engine;
+    match list.iter().position(mine) {
+        Some(i) => Ok(i),
+        None => {
+            list.push(open(spec)?);
+            Ok(list.len() - 1)
+        }
+    }
+}
+
+/// After queue `i`'s wait failed: an unsent command goes with the queue
+/// (this thread's next I/O opens a new one); a sent one into the caller's
+/// buffer is reaped before the buffer is given back.
+fn after_failed_wait(list: &mut Vec<LocalQueue>, i: usize, zero_copy: bool) {
+    let q = &mut list[i].queue;
+    if q.in_flight() == 0 {
+        list.swap_remove(i);
+    } else if zero_copy {
+        // Sent, and the wait failed: the kernel may still write the
+        // caller's buffer. (Into the ring's own buffer, the next I/O
+        // reaps it.)
+        while settle(q).is_err() {
+            std::thread::sleep(REFUSED_RETRY);
+        }
+    }
+}
+
+/// A read that came through the ring's buffer: handed to `lend` in place,
+/// else copied into the caller's buffer.
+///
+/// # Safety
+/// `user` must be valid for writes of `data.len()` bytes.
+unsafe fn copy_out(data: &[u8], user: *mut u8, lend: Lend<'_>) {
+    match lend {
+        Some(reader) => reader(data),
+        None => {
+            // SAFETY: the caller's buffer of cmd.len bytes.
+            let dst = unsafe { std::slice::from_raw_parts_mut(user, data.len()) };
+            dst.copy_from_slice(data);
+        }
+    }
 }
 
 /// Opens this thread's queue (in this thread: a SINGLE_ISSUER ring belongs

@@ -24,6 +24,8 @@
 //! future dropped with its I/O in flight leaves the buffer with the ring
 //! until the completion is reaped; its tag is not reused before that.
 
+mod commands;
+
 use crate::{AlignedBuf, PathCounters};
 use hiops_hal::{
     Command, Completion, Doorbell, EngineKind, EngineOptions, HalError, Op, Queue, Target,
@@ -173,8 +175,6 @@ pub type SleepGate = Box<dyn Fn() -> bool>;
 impl TaskRing {
     /// Opens a ring on `targets` (the caller keeps descriptors open).
     pub fn open(config: &TaskConfig, targets: &[Target]) -> Result<TaskRing, HalError> {
-        let mut opts = config.engine_opts.clone();
-        opts.doorbell = true;
         // A device that completes a bio in the submitting call (zram) is
         // read at once in its task's poll: io_uring would hand each read to
         // a worker thread. (A ring whose targets all do needs no io_uring.)
@@ -184,39 +184,9 @@ impl TaskRing {
             Some(_) if config.engine.needs_file() => EngineKind::Psync,
             _ => config.engine,
         };
-        let inline_targets: Vec<bool> = targets
-            .iter()
-            .map(|t| crate::target_completes_in_submitter(t).is_some())
-            .collect();
-        let inline = match engine.needs_file() && inline_targets.contains(&true) {
-            true => Some(Queue::open(
-                EngineKind::Psync,
-                &config.engine_opts,
-                targets,
-                1,
-                512,
-            )?),
-            false => None,
-        };
-        // Buffers are the tasks' own: the arena's slots stay unused. The
-        // files are registered (no shared reference taken and dropped per
-        // I/O) unless the kernel refuses.
-        let registered = EngineOptions {
-            registerfiles: engine == EngineKind::IoUring,
-            ..opts.clone()
-        };
-        let queue = match Queue::open(engine, &registered, targets, config.depth, 512) {
-            Ok(q) => q,
-            Err(_) => Queue::open(engine, &opts, targets, config.depth, 512)?,
-        };
+        let (inline, inline_targets) = inline_queue(config, engine, targets)?;
+        let queue = ring_queue(config, engine, targets)?;
         let bell = queue.doorbell();
-        if let Some(b) = &bell {
-            b.set_nonblocking().map_err(|source| HalError::Setup {
-                engine: "io_uring",
-                what: "making the completion eventfd non-blocking",
-                source,
-            })?;
-        }
         Ok(TaskRing {
             core: RefCell::new(Core {
                 out: vec![Completion::EMPTY; config.depth as usize],
@@ -230,11 +200,7 @@ impl TaskRing {
                 submit_batch: config.submit_batch,
                 submit_share: config.submit_share,
                 woken: 0,
-                inline_targets: if inline.is_some() {
-                    inline_targets
-                } else {
-                    Vec::new()
-                },
+                inline_targets,
                 inline,
             }),
             bell,
@@ -458,210 +424,52 @@ impl TaskRing {
     }
 }
 
-impl Core {
-    /// How many completions a sleep in the ring waits for: one in
-    /// `WAIT_SHARE` of those at the device (at least one). With
-    /// DEFER_TASKRUN the kernel wakes a waiter for one as soon as the first
-    /// completion of an interrupt's batch is queued, before the rest are:
-    /// each wake-up then finds a few. Waiting for a share of the queue lets
-    /// one wake-up take the batch, as t/io_uring's `-c` does.
-    fn wait_batch(&self) -> u32 {
-        (self.queue.busy() / WAIT_SHARE).max(1)
+/// The one-tag synchronous queue for targets that complete a bio in the
+/// submitting call, and which targets go through it (None and no targets
+/// when none does, or when `engine` needs no file).
+fn inline_queue(
+    config: &TaskConfig,
+    engine: EngineKind,
+    targets: &[Target],
+) -> Result<(Option<Queue>, Vec<bool>), HalError> {
+    let inline_targets: Vec<bool> = targets
+        .iter()
+        .map(|t| crate::target_completes_in_submitter(t).is_some())
+        .collect();
+    if !(engine.needs_file() && inline_targets.contains(&true)) {
+        return Ok((None, Vec::new()));
     }
+    let queue = Queue::open(EngineKind::Psync, &config.engine_opts, targets, 1, 512)?;
+    Ok((Some(queue), inline_targets))
+}
 
-    /// Starts a command: a free tag, or the FIFO. Returns its slot.
-    fn start(&mut self, cmd: Command, buf: AlignedBuf, waker: &Waker) -> u32 {
-        let op = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(Slot {
-                state: State::Free,
-                cmd,
-                buf: None,
-                waker: None,
-                woken: false,
-            });
-            self.slots.len() as u32 - 1
-        });
-        let s = &mut self.slots[op as usize];
-        debug_assert!(matches!(s.state, State::Free));
-        (s.cmd, s.buf, s.waker) = (cmd, Some(buf), Some(waker.clone()));
-        s.state = State::Queued;
-        self.fifo.push_back(op);
-        self.issue_fifo();
-        if self.batch_is_due() {
-            self.submit();
-        }
-        if matches!(self.slots[op as usize].state, State::Queued) {
-            // No free tag: it waits for whoever frees one.
-            self.counters.fifo_queued += 1;
-            self.counters.fifo_max = self.counters.fifo_max.max(self.fifo.len() as u64);
-        }
-        if let Some(d) = self.driver.take() {
-            d.wake();
-        }
-        op
+/// The ring's queue of `engine`, with its doorbell made non-blocking.
+/// Buffers are the tasks' own: the arena's slots stay unused. The files
+/// are registered (no shared reference taken and dropped per I/O) unless
+/// the kernel refuses.
+fn ring_queue(
+    config: &TaskConfig,
+    engine: EngineKind,
+    targets: &[Target],
+) -> Result<Queue, HalError> {
+    let mut opts = config.engine_opts.clone();
+    opts.doorbell = true;
+    let registered = EngineOptions {
+        registerfiles: engine == EngineKind::IoUring,
+        ..opts.clone()
+    };
+    let queue = match Queue::open(engine, &registered, targets, config.depth, 512) {
+        Ok(q) => q,
+        Err(_) => Queue::open(engine, &opts, targets, config.depth, 512)?,
+    };
+    if let Some(b) = &queue.doorbell() {
+        b.set_nonblocking().map_err(|source| HalError::Setup {
+            engine: "io_uring",
+            what: "making the completion eventfd non-blocking",
+            source,
+        })?;
     }
-
-    /// Whether enough commands are staged to send before the turn ends.
-    fn batch_is_due(&self) -> bool {
-        batch_is_due(
-            self.queue.staged(),
-            self.queue.in_flight(),
-            self.submit_batch,
-            self.submit_share,
-        )
-    }
-
-    /// Whether a command on `target` is done at once, in its task's poll.
-    fn is_inline(&self, target: u32) -> bool {
-        self.inline_targets.get(target as usize) == Some(&true)
-    }
-
-    /// Does `cmd` on the synchronous queue now: its result.
-    fn run_inline(&mut self, cmd: Command, buf: &mut AlignedBuf) -> i64 {
-        let q = self.inline.as_mut().expect("a ring with inline targets");
-        let tag = q.get_free_tag().expect("the one tag is free between polls");
-        // SAFETY: `buf` is borrowed for this call, and the synchronous
-        // queue's command completes in `issue` below, before it returns.
-        let bound = unsafe { q.bind_external(tag, cmd, buf.as_mut_ptr(), 0) };
-        if let Err(e) = bound {
-            q.put_back_tag(tag);
-            debug_assert!(false, "binding a checked command failed: {e}");
-            return -(libc::EINVAL as i64);
-        }
-        let mut out = [Completion::EMPTY];
-        // psync does the I/O in `issue`; neither call fails (an I/O error
-        // is the command's result).
-        let n = (q.issue().and_then(|_| q.reap(1, &mut out)))
-            .expect("a psync queue's issue and reap do not fail");
-        assert_eq!(n, 1, "a synchronous queue completes in its issue");
-        let result = out[0].result;
-        self.counters.issued += 1;
-        self.counters.reaped += 1;
-        self.counters.inline += 1;
-        result
-    }
-
-    /// Binds FIFO heads to free tags (staged: the next submit sends them).
-    fn issue_fifo(&mut self) {
-        while let Some(&op) = self.fifo.front() {
-            let Some(tag) = self.queue.get_free_tag() else {
-                return;
-            };
-            self.fifo.pop_front();
-            let s = &mut self.slots[op as usize];
-            let buf = s.buf.as_mut().expect("a queued command owns its buffer");
-            // SAFETY: the buffer is owned by this slot, which keeps it (and
-            // does not touch it) until the tag's completion is reaped: a
-            // dropped future leaves it here as an orphan. Its heap memory
-            // does not move with the `AlignedBuf` value.
-            let bound = unsafe {
-                self.queue
-                    .bind_external(tag, s.cmd, buf.as_mut_ptr(), op as u64)
-            };
-            match bound {
-                Ok(()) => s.state = State::InFlight,
-                Err(e) => {
-                    self.queue.put_back_tag(tag);
-                    self.finish(op, -(libc::EINVAL as i64));
-                    debug_assert!(false, "binding a checked command failed: {e}");
-                }
-            }
-        }
-    }
-
-    fn submit(&mut self) {
-        if self.queue.staged() == 0 {
-            return;
-        }
-        match self.queue.issue() {
-            Ok(n) => self.counters.issued += n as u64,
-            // Still staged: the driver's next turn sends them again.
-            Err(e) if e.is_transient() => self.counters.ring_errors += 1,
-            Err(e) => {
-                self.counters.ring_errors += 1;
-                if !self.fail_unsent(&e) {
-                    self.fail_all(e);
-                }
-            }
-        }
-    }
-
-    /// A submission the kernel refused for good: the commands it did not
-    /// take are taken back out of the ring (no kernel saw them, so no
-    /// buffer of theirs can still be written) and fail with its error; the
-    /// ring serves on. False if there were none, or the engine cannot take
-    /// them back.
-    fn fail_unsent(&mut self, e: &HalError) -> bool {
-        let errno = e.raw_os_error().unwrap_or(libc::EIO);
-        let mut out = std::mem::take(&mut self.out);
-        let n = self.queue.withdraw_staged(errno, &mut out);
-        for c in &out[..n] {
-            self.finish(c.user as u32, c.result);
-        }
-        self.out = out;
-        n > 0
-    }
-
-    /// Reaps what is there and completes it; returns how many.
-    fn reap(&mut self) -> usize {
-        self.counters.peeks += 1;
-        let mut out = std::mem::take(&mut self.out);
-        let n = match self.queue.reap(0, &mut out) {
-            Ok(n) => n,
-            Err(e) => {
-                self.out = out;
-                self.fail_all(e);
-                return 0;
-            }
-        };
-        for c in &out[..n] {
-            self.finish(c.user as u32, c.result);
-        }
-        self.out = out;
-        self.counters.empty_peeks += u64::from(n == 0);
-        self.counters.reaped += n as u64;
-        self.issue_fifo();
-        n
-    }
-
-    /// Records a command's outcome and wakes its owner (or frees an orphan).
-    fn finish(&mut self, op: u32, result: i64) {
-        let s = &mut self.slots[op as usize];
-        match s.state {
-            State::InFlight | State::Queued => {
-                s.state = State::Done(result);
-                if let Some(w) = s.waker.take() {
-                    s.woken = true;
-                    self.woken += 1;
-                    w.wake();
-                }
-            }
-            State::Orphan => self.release(op),
-            State::Free | State::Done(_) => unreachable!("slot {op} completed twice"),
-        }
-    }
-
-    fn release(&mut self, op: u32) {
-        let s = &mut self.slots[op as usize];
-        if std::mem::take(&mut s.woken) {
-            self.woken -= 1;
-        }
-        (s.state, s.buf, s.waker) = (State::Free, None, None);
-        self.free.push(op);
-    }
-
-    /// A ring that cannot enter the kernel fails what is waiting for it;
-    /// commands already at the device still complete through later reaps.
-    fn fail_all(&mut self, e: HalError) {
-        let kind = match &e {
-            HalError::Io { source, .. } => source.kind(),
-            _ => io::ErrorKind::Other,
-        };
-        self.broken = Some(kind);
-        while let Some(op) = self.fifo.pop_front() {
-            self.finish(op, -(libc::EIO as i64));
-        }
-    }
+    Ok(queue)
 }
 
 enum Step {

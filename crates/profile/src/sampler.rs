@@ -210,6 +210,30 @@ struct RingCounts {
     throttled: u64,
 }
 
+/// Charges every sample waiting in `rings` to `tally`, and counts each
+/// ring's share (samples, idle ones, throttle events) into `per_ring`.
+fn drain_all(rings: &mut [Ring], syms: &Kallsyms, tally: &mut Tally, per_ring: &mut [RingCounts]) {
+    for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
+        let before = (tally.samples, tally.layers[Layer::Idle.index()]);
+        let mut throttled = 0;
+        ring.drain(|r| match r {
+            Record::Sample {
+                user,
+                ip,
+                pid,
+                tid,
+                chain,
+            } => tally.add(syms, user, ip, pid, tid, chain),
+            Record::Lost(n) => tally.lost += n,
+            Record::Throttle(true) => throttled += 1,
+            Record::Throttle(false) | Record::Other => {}
+        });
+        count.samples += tally.samples - before.0;
+        count.idle_samples += tally.layers[Layer::Idle.index()] - before.1;
+        count.throttled += throttled;
+    }
+}
+
 /// The drain thread: enables the rings, says who it is, charges samples
 /// until told to stop (it is unparked then, so the rings go off at once),
 /// then disables them, drains the rest and reports.
@@ -234,30 +258,9 @@ fn drain_loop(
     // work's timing as a clock on a fixed grid can (see dither.rs).
     let dither = (clock == Clock::Software).then(|| Dither::new(hz, std::process::id() as u64));
     let mut clocks = Clocks::new(dither, rings.len(), hz, started);
-    let drain_all = |rings: &mut Vec<Ring>, tally: &mut Tally, per_ring: &mut [RingCounts]| {
-        for (ring, count) in rings.iter_mut().zip(per_ring.iter_mut()) {
-            let before = (tally.samples, tally.layers[Layer::Idle.index()]);
-            let mut throttled = 0;
-            ring.drain(|r| match r {
-                Record::Sample {
-                    user,
-                    ip,
-                    pid,
-                    tid,
-                    chain,
-                } => tally.add(&syms, user, ip, pid, tid, chain),
-                Record::Lost(n) => tally.lost += n,
-                Record::Throttle(true) => throttled += 1,
-                Record::Throttle(false) | Record::Other => {}
-            });
-            count.samples += tally.samples - before.0;
-            count.idle_samples += tally.layers[Layer::Idle.index()] - before.1;
-            count.throttled += throttled;
-        }
-    };
     while !stop.load(Ordering::Acquire) {
         std::thread::park_timeout(DRAIN_EVERY);
-        drain_all(&mut rings, &mut tally, &mut per_ring);
+        drain_all(&mut rings, &syms, &mut tally, &mut per_ring);
         // A new phase and rate for every clock (see dither.rs).
         clocks.restart(&rings);
     }
@@ -272,7 +275,7 @@ fn drain_loop(
         Clock::Cycles => rings.iter().map(|r| r.count().ok()).collect(),
         Clock::Software => Vec::new(),
     };
-    drain_all(&mut rings, &mut tally, &mut per_ring);
+    drain_all(&mut rings, &syms, &mut tally, &mut per_ring);
     let cpu_s = thread_cpu_s() - cpu0;
     Drained {
         tally,

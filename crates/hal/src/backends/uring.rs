@@ -133,6 +133,34 @@ fn build_ring(opts: &EngineOptions, depth: u32, flags: &RingFlags) -> std::io::R
     b.build(depth)
 }
 
+/// The task-running flags `opts` asks for, before the kernel has a say.
+/// SQPOLL's thread submits for us, so DEFER_TASKRUN (which needs the
+/// submitter to be the waiter) cannot apply.
+fn wanted_flags(opts: &EngineOptions) -> Result<RingFlags, HalError> {
+    if opts.sqpoll && opts.defer_taskrun == Feature::On {
+        return Err(HalError::Unsupported {
+            what: "io_uring DEFER_TASKRUN with SQPOLL".into(),
+            why: "the kernel refuses DEFER_TASKRUN on a ring with a submission thread".into(),
+            instead: "choose one of --sqthread_poll and --defer_taskrun".into(),
+        });
+    }
+    Ok(RingFlags {
+        coop: opts.coop_taskrun != Feature::Off && !opts.sqpoll,
+        defer: opts.defer_taskrun != Feature::Off && !opts.sqpoll,
+    })
+}
+
+/// Registers the targets' descriptors with the ring (fio's registerfiles).
+fn register_files(ring: &IoUring, fds: &[RawFd]) -> Result<(), HalError> {
+    ring.submitter()
+        .register_files(fds)
+        .map_err(|e| HalError::Setup {
+            engine: "io_uring",
+            what: "registering files",
+            source: e,
+        })
+}
+
 /// The ring `opts` ask for; an optional feature (`Feature::Auto`) the
 /// kernel refuses is dropped from `flags` and the ring built without it.
 fn ring_with_fallback(
@@ -279,31 +307,11 @@ impl UringEngine {
                 "drop --hipri, or give a device whose driver has poll queues (NVMe with nvme.poll_queues=N)",
             )?;
         }
-        // SQPOLL's thread submits for us, so DEFER_TASKRUN (which needs the
-        // submitter to be the waiter) cannot apply.
-        let want_coop = opts.coop_taskrun != Feature::Off && !opts.sqpoll;
-        let want_defer = opts.defer_taskrun != Feature::Off && !opts.sqpoll;
-        if opts.sqpoll && opts.defer_taskrun == Feature::On {
-            return Err(HalError::Unsupported {
-                what: "io_uring DEFER_TASKRUN with SQPOLL".into(),
-                why: "the kernel refuses DEFER_TASKRUN on a ring with a submission thread".into(),
-                instead: "choose one of --sqthread_poll and --defer_taskrun".into(),
-            });
-        }
-        let mut flags = RingFlags {
-            coop: want_coop,
-            defer: want_defer,
-        };
+        let mut flags = wanted_flags(opts)?;
         let ring = ring_with_fallback(opts, depth, &mut flags)?;
         let registered_files = opts.registerfiles;
         if registered_files {
-            ring.submitter()
-                .register_files(&fds)
-                .map_err(|e| HalError::Setup {
-                    engine: "io_uring",
-                    what: "registering files",
-                    source: e,
-                })?;
+            register_files(&ring, &fds)?;
         }
         let fixed_bufs = if opts.fixedbufs {
             Some(register_buffers(&ring, arena)?)

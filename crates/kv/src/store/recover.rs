@@ -274,25 +274,7 @@ impl Inner {
                 } => (at, version, Some(key.to_vec()), None),
             };
             let hole_at = gap_at.take().unwrap_or(at);
-            if version > u.end {
-                u.holes.push(Hole {
-                    from: u.end,
-                    to: version,
-                    at: hole_at,
-                    key: None,
-                    fingerprint: fingerprint.filter(|&f| f != 0),
-                });
-            }
-            if let Some(key) = key {
-                u.holes.push(Hole {
-                    from: version,
-                    to: version + 1,
-                    at,
-                    key: Some(key),
-                    fingerprint: None,
-                });
-            }
-            u.end = version + 1;
+            note_holes(&mut u, (at, hole_at), version, key, fingerprint);
             s.max_version = s.max_version.max(version);
         }
         (u.sealed, u.end_at) = (scan.sealed(), scan.end());
@@ -337,4 +319,35 @@ impl Inner {
                 .fetch_add(l.len as u64, Relaxed);
         });
     }
+}
+
+/// Books the record of `version` at `at` in use `u`: a hole (from
+/// `hole_at`) for the versions missing before it, and one for itself if
+/// its value did not check (`key`: the key it names).
+fn note_holes(
+    u: &mut Used,
+    (at, hole_at): (usize, usize),
+    version: u64,
+    key: Option<Vec<u8>>,
+    fingerprint: Option<u32>,
+) {
+    if version > u.end {
+        u.holes.push(Hole {
+            from: u.end,
+            to: version,
+            at: hole_at,
+            key: None,
+            fingerprint: fingerprint.filter(|&f| f != 0),
+        });
+    }
+    if let Some(key) = key {
+        u.holes.push(Hole {
+            from: version,
+            to: version + 1,
+            at,
+            key: Some(key),
+            fingerprint: None,
+        });
+    }
+    u.end = version + 1;
 }

@@ -4,7 +4,7 @@
 //! (perf_event_open(2), PERF_RECORD_SAMPLE), and the data starts with the
 //! tracepoint's common fields, `common_type` (the event's id) first.
 
-use super::matcher::Event;
+use super::event::Event;
 use crate::tracefs::Tracepoint;
 use perf_event_open_sys::bindings as sys;
 

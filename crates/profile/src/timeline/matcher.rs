@@ -8,6 +8,7 @@
 //! request's first bio and shares its issue and completion. Everything
 //! lives in tables sized at start: nothing is allocated per event.
 
+use super::event::Event;
 use super::{DeviceTime, Gap, StageCounts, Timeline};
 use hiops_stats::Histogram;
 use std::collections::HashMap;
@@ -28,70 +29,6 @@ pub(crate) const GAPS: [(usize, usize, &str); 5] = [
     (COMPLETE, EXIT, "completion to return"),
     (ENTER, EXIT, "total (system call to return)"),
 ];
-
-/// One decoded event (already filtered to this process and the devices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Event {
-    /// A read/write system call entered on `tid`.
-    Enter {
-        tid: u32,
-    },
-    /// io_uring took request `req` from the submission queue on `tid`.
-    Submit {
-        tid: u32,
-        req: u64,
-    },
-    /// `tid` queued a bio (block-layer entry) of `sectors` sectors.
-    Queue {
-        tid: u32,
-        dev: u32,
-        sector: u64,
-        write: bool,
-        sectors: u32,
-    },
-    /// The bio queued at `sector` was merged into a request: after the
-    /// bios it holds (a back merge) or before them (a front merge).
-    Merge {
-        dev: u32,
-        sector: u64,
-        sectors: u32,
-        front: bool,
-    },
-    Issue {
-        dev: u32,
-        sector: u64,
-    },
-    Complete {
-        dev: u32,
-        sector: u64,
-    },
-    /// A bio ended. For a request's bios this follows the request's
-    /// completion (already seen); a bio with no driver issue ends here, in
-    /// a bio-based driver (zram), whose work this completion closes.
-    BioComplete {
-        dev: u32,
-        sector: u64,
-    },
-    /// The system call returned on `tid`.
-    Exit {
-        tid: u32,
-    },
-    /// io_uring posted `req`'s completion.
-    Posted {
-        req: u64,
-    },
-    /// libaio: `tid` entered io_submit; every bio it queues before the
-    /// call returns belongs to an I/O submitted then.
-    AioEnter {
-        tid: u32,
-    },
-    AioExit {
-        tid: u32,
-    },
-    /// libaio: an io_getevents call returned; the I/Os completed before it
-    /// are returned to the application then.
-    AioReaped,
-}
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
@@ -216,29 +153,8 @@ impl Matcher {
         self.events += 1;
         self.last_ns = self.last_ns.max(t);
         match e {
-            Event::Enter { tid } => {
-                if let Some(old) = self.by_tid.remove(&tid) {
-                    if self.slots[old as usize].req == 0 {
-                        self.finish(old); // its exit was never seen
-                    }
-                }
-                if let Some(i) = self.alloc(ENTER, t) {
-                    self.slots[i as usize].tid = tid;
-                    self.by_tid.insert(tid, i);
-                }
-            }
-            Event::Submit { tid, req } => {
-                if let Some(i) = self.alloc(ENTER, t) {
-                    self.slots[i as usize].req = req;
-                    self.slots[i as usize].tid = tid;
-                    // An earlier submission that queued no bio is still
-                    // held by its request.
-                    self.by_tid.insert(tid, i);
-                    if let Some(old) = self.by_req.insert(req, i) {
-                        self.finish(old);
-                    }
-                }
-            }
+            Event::Enter { tid } => self.enter(t, tid),
+            Event::Submit { tid, req } => self.submit(t, tid, req),
             Event::Queue {
                 tid,
                 dev,
@@ -247,11 +163,7 @@ impl Matcher {
                 sectors,
             } => {
                 self.queue(t, tid, (dev, sector), write);
-                if let Some(&i) = self.by_sector.get(&(dev, sector)) {
-                    let end = sector + u64::from(sectors);
-                    self.slots[i as usize].end = end;
-                    self.by_end.insert((dev, end), i);
-                }
+                self.note_end(dev, sector, sectors);
             }
             Event::Merge {
                 dev,
@@ -260,19 +172,7 @@ impl Matcher {
                 front,
             } => self.merge(dev, sector, sectors, front),
             Event::Issue { dev, sector } => self.issue(t, (dev, sector)),
-            Event::BioComplete { dev, sector } => {
-                let requests = self.disks.iter().position(|&d| d == dev);
-                let bio_only = !requests.is_some_and(|d| self.requests[d])
-                    && self
-                        .by_sector
-                        .get(&(dev, sector))
-                        .is_some_and(|&i| self.slots[i as usize].t[ISSUE] == 0);
-                if bio_only {
-                    let i = self.by_sector[&(dev, sector)];
-                    self.slots[i as usize].bio_done = true;
-                    self.on(t, Event::Complete { dev, sector });
-                }
-            }
+            Event::BioComplete { dev, sector } => self.bio_complete(t, dev, sector),
             Event::Complete { dev, sector } => self.complete(t, (dev, sector)),
             Event::AioEnter { tid } => {
                 self.aio_submitting.insert(tid, t);
@@ -280,27 +180,88 @@ impl Matcher {
             Event::AioExit { tid } => {
                 self.aio_submitting.remove(&tid);
             }
-            Event::AioReaped => {
-                while let Some(i) = self.aio_done.pop() {
-                    self.slots[i as usize].t[EXIT] = t;
-                    self.finish(i);
-                }
-            }
-            Event::Exit { tid } => {
-                if let Some(i) = self.by_tid.remove(&tid) {
-                    if self.slots[i as usize].req == 0 {
-                        self.slots[i as usize].t[EXIT] = t;
-                        self.finish(i);
-                    } else {
-                        self.by_tid.insert(tid, i); // io_uring's: kept
-                    }
-                }
-            }
+            Event::AioReaped => self.aio_reaped(t),
+            Event::Exit { tid } => self.exit(t, tid),
             Event::Posted { req } => {
                 if let Some(i) = self.by_req.remove(&req) {
                     self.slots[i as usize].t[EXIT] = t;
                     self.finish(i);
                 }
+            }
+        }
+    }
+
+    /// A system call entered on `tid`: a new I/O, ending one whose exit
+    /// was never seen.
+    fn enter(&mut self, t: u64, tid: u32) {
+        if let Some(old) = self.by_tid.remove(&tid) {
+            if self.slots[old as usize].req == 0 {
+                self.finish(old); // its exit was never seen
+            }
+        }
+        if let Some(i) = self.alloc(ENTER, t) {
+            self.slots[i as usize].tid = tid;
+            self.by_tid.insert(tid, i);
+        }
+    }
+
+    /// io_uring took request `req` on `tid`: a new I/O held by its request.
+    fn submit(&mut self, t: u64, tid: u32, req: u64) {
+        if let Some(i) = self.alloc(ENTER, t) {
+            self.slots[i as usize].req = req;
+            self.slots[i as usize].tid = tid;
+            // An earlier submission that queued no bio is still
+            // held by its request.
+            self.by_tid.insert(tid, i);
+            if let Some(old) = self.by_req.insert(req, i) {
+                self.finish(old);
+            }
+        }
+    }
+
+    /// Where the bio just queued at `sector` ends, for a back merge to
+    /// find it.
+    fn note_end(&mut self, dev: u32, sector: u64, sectors: u32) {
+        if let Some(&i) = self.by_sector.get(&(dev, sector)) {
+            let end = sector + u64::from(sectors);
+            self.slots[i as usize].end = end;
+            self.by_end.insert((dev, end), i);
+        }
+    }
+
+    /// A bio ended: the completion itself on a disk that issues no
+    /// requests (a bio-based driver), else already seen.
+    fn bio_complete(&mut self, t: u64, dev: u32, sector: u64) {
+        let requests = self.disks.iter().position(|&d| d == dev);
+        let bio_only = !requests.is_some_and(|d| self.requests[d])
+            && self
+                .by_sector
+                .get(&(dev, sector))
+                .is_some_and(|&i| self.slots[i as usize].t[ISSUE] == 0);
+        if bio_only {
+            let i = self.by_sector[&(dev, sector)];
+            self.slots[i as usize].bio_done = true;
+            self.on(t, Event::Complete { dev, sector });
+        }
+    }
+
+    /// libaio: io_getevents returned every I/O completed before it.
+    fn aio_reaped(&mut self, t: u64) {
+        while let Some(i) = self.aio_done.pop() {
+            self.slots[i as usize].t[EXIT] = t;
+            self.finish(i);
+        }
+    }
+
+    /// The system call returned on `tid`: its I/O ends, unless it is
+    /// io_uring's (ended by its completion).
+    fn exit(&mut self, t: u64, tid: u32) {
+        if let Some(i) = self.by_tid.remove(&tid) {
+            if self.slots[i as usize].req == 0 {
+                self.slots[i as usize].t[EXIT] = t;
+                self.finish(i);
+            } else {
+                self.by_tid.insert(tid, i); // io_uring's: kept
             }
         }
     }

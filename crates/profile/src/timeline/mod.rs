@@ -26,6 +26,7 @@
 //! (`ftrace`), on the same clock.
 
 mod decode;
+mod event;
 mod ftrace;
 mod matcher;
 mod order;

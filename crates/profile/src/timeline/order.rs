@@ -5,7 +5,8 @@
 //! sorted, and only those older than a horizon are handed on: every event
 //! stamped before it has reached its ring by then.
 
-use super::matcher::{Event, Matcher};
+use super::event::Event;
+use super::matcher::Matcher;
 
 /// How far behind the clock the horizon starts: far more than an event
 /// takes from its time stamp to its ring on a machine of its own.

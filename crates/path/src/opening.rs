@@ -1,0 +1,197 @@
+//! Opening a path: a path without rings for the strategies that need none
+//! (or targets that complete inline), else its shared rings, their engine
+//! options and their completion or poll threads.
+
+use crate::shared::{Behaviour, SharedQueue};
+use crate::{
+    config_error, futex, inline_reason, target_completes_inline, CoopParts, CoopWait, IoPath,
+    PathConfig, PathError, Strategy,
+};
+use hiops_hal::{EngineKind, EngineOptions, Feature, Queue, Target};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+static NEXT_PATH_ID: AtomicU64 = AtomicU64::new(1);
+
+impl IoPath {
+    /// Opens the path on `targets`; the caller keeps the descriptors open
+    /// for as long as the path lives.
+    pub fn open(config: PathConfig, targets: Vec<Target>) -> Result<IoPath, PathError> {
+        if targets.is_empty() {
+            return Err(config_error(
+                "an I/O path without targets",
+                "there is nothing to read or write",
+                "give at least one file, device or RAM device",
+            ));
+        }
+        assert!(config.depth > 0 && config.rings > 0 && config.max_io > 0);
+        let mut path = IoPath::without_rings(config, targets);
+        if !path.config.strategy.is_shared() || path.inline.is_some() {
+            return Ok(path);
+        }
+        let (opts, own_wake) = shared_ring_options(&path.config)?;
+        path.open_rings(&opts, own_wake)?;
+        Ok(path)
+    }
+
+    /// The path before its shared rings (all a path without them needs).
+    fn without_rings(config: PathConfig, targets: Vec<Target>) -> IoPath {
+        IoPath {
+            align: direct_alignment(&targets),
+            id: NEXT_PATH_ID.fetch_add(1, Ordering::Relaxed),
+            rings: Vec::new(),
+            next_member: AtomicU64::new(0),
+            threads: Vec::new(),
+            closing: AtomicBool::new(false),
+            inline: inline_reason(&targets),
+            inline_targets: (targets.iter())
+                .map(|t| target_completes_inline(t).is_some())
+                .collect(),
+            inline_ios: AtomicU64::new(0),
+            bounced: AtomicU64::new(0),
+            targets,
+            config,
+        }
+    }
+
+    /// Opens the shared rings with `opts`, each with its completion or poll
+    /// thread where the strategy has one.
+    fn open_rings(&mut self, opts: &EngineOptions, own_wake: bool) -> Result<(), PathError> {
+        let tsc_hz = hiops_stats::tsc::tsc_hz();
+        // coop without lazy completion is served as the paper's interrupt
+        // handler served it: one completion context does all the work.
+        let strategy = match (self.config.strategy, self.config.coop_parts) {
+            (Strategy::Coop, CoopParts::Issue) => Strategy::CompletionThread,
+            (strategy, _) => strategy,
+        };
+        for _ in 0..self.config.rings {
+            let queue = Queue::open(
+                self.config.engine,
+                opts,
+                &self.targets,
+                self.config.depth,
+                self.config.max_io,
+            )?;
+            let own = own_wake && queue.posted_counter().is_some();
+            let immediate = queue.doorbell().is_none() && !own;
+            let mut how = behaviour(&self.config, strategy, tsc_hz, immediate);
+            how.own_wake = own;
+            let ring = Arc::new(SharedQueue::new(queue, how));
+            if !immediate {
+                if let Some(handle) = start_background(&ring, strategy, self.config.poll_interval)?
+                {
+                    self.threads.push(handle);
+                }
+            }
+            self.rings.push(ring);
+        }
+        Ok(())
+    }
+}
+
+/// The engine options of a shared ring under `config`, and whether each
+/// waiter is woken by its own completion (then the ring has no doorbell).
+fn shared_ring_options(config: &PathConfig) -> Result<(EngineOptions, bool), PathError> {
+    let (strategy, engine) = (config.strategy, config.engine);
+    if engine.is_synchronous() {
+        return Err(config_error(
+            &format!("the {strategy} strategy with the {engine} engine"),
+            "a shared queue needs an engine that completes asynchronously",
+            "use --ioengine=io_uring or libaio, or --strategy=pread for pread/pwrite",
+        ));
+    }
+    let mut opts = config.engine_opts.clone();
+    if opts.defer_taskrun == Feature::On {
+        return Err(config_error(
+            &format!("DEFER_TASKRUN with the {strategy} strategy"),
+            "a ring with SINGLE_ISSUER accepts submissions from one thread only, and this queue is shared",
+            "drop --defer_taskrun, or use --strategy=per-thread-ring",
+        ));
+    }
+    // Shared rings: any thread may submit, and completion work must not
+    // wait for one particular thread to enter the kernel (COOP_TASKRUN
+    // would leave it pending while its submitter sleeps on a futex).
+    opts.defer_taskrun = Feature::Off;
+    opts.coop_taskrun = Feature::Off;
+    // Full coop on an interrupt-driven io_uring: each waiter is woken by
+    // its own completion (see SharedQueue::wait_own), so no doorbell.
+    let own_wake = strategy == Strategy::Coop
+        && config.coop_parts == CoopParts::All
+        && engine == EngineKind::IoUring
+        && !opts.sqpoll
+        && !opts.iopoll
+        && config.coop_wait == CoopWait::Own
+        && futex::have_waitv();
+    opts.doorbell = !own_wake;
+    Ok((opts, own_wake))
+}
+
+/// How the threads of each shared queue behave under `strategy` (coop
+/// without its lazy part already mapped to the completion thread).
+fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bool) -> Behaviour {
+    let ticks = |ns: u64| (ns as f64 * tsc_hz / 1e9) as u64;
+    Behaviour {
+        strategy,
+        cooperative: match strategy {
+            Strategy::Coop | Strategy::Hybrid => true,
+            Strategy::Poll => config.coop_peeks,
+            _ => false,
+        },
+        lazy_only: strategy == Strategy::Coop && config.coop_parts == CoopParts::Lazy,
+        spin_ticks: ticks(config.spin_ns),
+        hybrid: config.hybrid,
+        tsc_hz,
+        window_ticks: ticks(config.hybrid.window_ns),
+        immediate,
+        own_wake: false,
+    }
+}
+
+/// Starts the ring's completion or poll thread, where the strategy has
+/// one, and tells the ring who it is.
+fn start_background(
+    ring: &Arc<SharedQueue>,
+    strategy: Strategy,
+    interval: Duration,
+) -> Result<Option<JoinHandle<()>>, PathError> {
+    let worker = ring.clone();
+    let spawned = match strategy {
+        Strategy::CompletionThread => std::thread::Builder::new()
+            .name("hiops-complete".into())
+            .spawn(move || worker.completion_loop()),
+        Strategy::Poll | Strategy::Hybrid => std::thread::Builder::new()
+            .name("hiops-poll".into())
+            .spawn(move || worker.poll_loop(interval)),
+        _ => return Ok(None),
+    };
+    let handle = spawned.map_err(|e| {
+        config_error(
+            "starting the path's background thread",
+            &e.to_string(),
+            "lower the thread count or raise the process limits",
+        )
+    })?;
+    let _ = ring.poller.set(handle.thread().clone());
+    Ok(Some(handle))
+}
+
+/// The largest logical block of the targets opened with O_DIRECT (1 when
+/// none is): caller buffers aligned to it need no copy.
+fn direct_alignment(targets: &[Target]) -> usize {
+    let mut align = 1usize;
+    for t in targets {
+        if let Target::Fd(fd) = t {
+            // SAFETY: F_GETFL on a descriptor the caller keeps open.
+            let flags = unsafe { libc::fcntl(*fd, libc::F_GETFL) };
+            if flags >= 0 && flags & libc::O_DIRECT != 0 {
+                let lbs = hiops_hal::device::BlockDev::of_fd(*fd)
+                    .and_then(|d| d.logical_block_size())
+                    .unwrap_or(512);
+                align = align.max(lbs as usize);
+            }
+        }
+    }
+    align
+}

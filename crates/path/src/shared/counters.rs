@@ -1,0 +1,95 @@
+//! What a shared queue counts and tells: its counters, completion-pass
+//! times, strategy switches and state, for the path's reports and for
+//! diagnosing a stuck path.
+
+use super::SharedQueue;
+use crate::stats::{Mode, PathCounters, SwitchPoint};
+use hiops_stats::{tsc, Histogram};
+use std::sync::atomic::Ordering;
+
+impl SharedQueue {
+    /// Whether the calling thread, a member, is this ring's only one and
+    /// waits on its own completions: then nobody could reap for it or be
+    /// helped by it, and a ring of its own (which the kernel lets one
+    /// thread own: SINGLE_ISSUER, DEFER_TASKRUN) serves it in one system
+    /// call per I/O with no lock. Its I/Os are synchronous, so a thread
+    /// that joins later never finds one of them in this ring.
+    pub fn alone(&self) -> bool {
+        self.how.own_wake && self.members.load(Ordering::SeqCst) == 1
+    }
+
+    /// Books an I/O done by the member alone on its own ring, which the
+    /// kernel refused `refused` times first.
+    pub fn count_solo(&self, refused: u32) {
+        self.solo_ios.fetch_add(1, Ordering::Relaxed);
+        if refused > 0 {
+            self.solo_refused
+                .fetch_add(refused as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Books a system call of the member alone on its own ring that
+    /// failed, and failed its I/O.
+    pub fn count_solo_failure(&self) {
+        self.solo_refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn counters(&self) -> PathCounters {
+        let mut c = self.lock().counters;
+        let solo = self.solo_ios.load(Ordering::Relaxed);
+        c.solo += solo;
+        c.issued += solo;
+        c.reaped += solo;
+        c.ring_errors += self.solo_refused.load(Ordering::Relaxed);
+        c
+    }
+
+    pub fn passes(&self) -> Histogram {
+        self.passes.lock().expect("pass histogram").clone()
+    }
+
+    pub fn restart_passes(&self) {
+        self.passes.lock().expect("pass histogram").clear();
+    }
+
+    /// Books one completion pass that began at TSC `t0` and reaped `n`.
+    pub(super) fn book_pass(&self, t0: u64, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let ns = tsc::rdtsc().saturating_sub(t0) as f64 * 1e9 / self.how.tsc_hz;
+        self.passes
+            .lock()
+            .expect("pass histogram")
+            .record(ns as u64);
+    }
+
+    pub fn switches(&self) -> Vec<SwitchPoint> {
+        self.lock().switches.clone()
+    }
+
+    pub fn description(&self) -> String {
+        self.lock().queue.description()
+    }
+
+    /// One line of the queue's state, for diagnosing a stuck path.
+    pub fn debug_state(&self) -> String {
+        let c = self.lock();
+        format!(
+            "in_flight={} staged={} busy={} fifo={} sleeper={} mode={:?} poller_parked={} closing={} counters={:?}",
+            c.queue.in_flight(),
+            c.queue.staged(),
+            c.queue.busy(),
+            c.fifo_len,
+            c.sleeper,
+            c.mode,
+            c.poller_parked,
+            self.closing.load(Ordering::Relaxed),
+            c.counters
+        )
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.lock().mode
+    }
+}

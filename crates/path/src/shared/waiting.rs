@@ -1,0 +1,233 @@
+//! How a thread waits for its request on a shared queue: parked on its
+//! own request, spinning, or one at a time on the completion doorbell and
+//! then reaping for everybody (the paper's lazy, cooperative completion).
+
+use super::*;
+
+impl SharedQueue {
+    /// Waits until `req` is done, helping the others as the strategy says.
+    pub fn wait(&self, req: &Request, wake: &mut WakeList) -> WaitCounts {
+        if !self.how.cooperative {
+            return self.wait_parked(req);
+        }
+        if let Some(posted) = &self.posted {
+            return self.wait_own(req, posted, wake);
+        }
+        if !self.how.lazy_only && self.how.spin_ticks > 0 {
+            self.spin(req, wake);
+        }
+        self.wait_doorbell(req, wake)
+    }
+
+    /// Someone else (the completion or poll thread) reaps for us.
+    pub(super) fn wait_parked(&self, req: &Request) -> WaitCounts {
+        let mut counts = WaitCounts::default();
+        while !req.is_done() {
+            self.park_waiter();
+            counts.parks += 1;
+        }
+        counts
+    }
+
+    /// Reaps whenever the lock is free, for up to the spin time.
+    pub(super) fn spin(&self, req: &Request, wake: &mut WakeList) {
+        let me = req.owner.id();
+        let deadline = tsc::rdtsc() + self.how.spin_ticks;
+        while !req.is_done() && tsc::rdtsc() < deadline {
+            if let Ok(mut core) = self.core.try_lock() {
+                self.pump(&mut core, me, wake, false);
+                drop(core);
+                wake_all(wake);
+            }
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Reaps what is there, then sleeps on the doorbell if nobody does, or
+    /// parks until the sleeper completes `req` or hands us the baton.
+    pub(super) fn wait_doorbell(&self, req: &Request, wake: &mut WakeList) -> WaitCounts {
+        let mut counts = WaitCounts::default();
+        let me = req.owner.id();
+        // The baton: a thread promoted by a leaving doorbell sleeper is
+        // responsible for what is in flight until it sleeps on the doorbell
+        // itself or finds someone who does; it never just walks away.
+        let mut baton = false;
+        loop {
+            // DONE before the flag: a promotion can only precede our DONE
+            // (it picks requests still in flight), so reading DONE first and
+            // the flag second never misses a baton handed to us.
+            let done = req.is_done();
+            baton |= req.promoted.swap(false, Ordering::SeqCst);
+            if done && !baton {
+                return counts;
+            }
+            let mut core = self.lock();
+            // Promotions happen under this lock: one made since the check
+            // above is seen here, before we decide to leave.
+            baton |= req.promoted.swap(false, Ordering::SeqCst);
+            // Lazy only: the doorbell sleeper reaps; a waiter still issues
+            // from the FIFO when nothing is in flight to free a tag.
+            if !req.is_done() && (!self.how.lazy_only || core.queue.in_flight() == 0) {
+                self.pump(&mut core, me, wake, false);
+            }
+            if req.is_done() {
+                if baton {
+                    self.hand_over(&mut core, me, wake);
+                }
+                drop(core);
+                wake_all(wake);
+                return counts;
+            }
+            let bell = self.doorbell.as_ref().filter(|_| {
+                self.how.strategy != Strategy::CompletionThread
+                    && core.mode == Mode::Coop
+                    && !core.sleeper
+                    && core.queue.in_flight() > 0
+            });
+            if let Some(bell) = bell {
+                baton = self.sleep_on_bell(bell, core, req, wake, &mut counts);
+                continue;
+            }
+            // Not sleeping on the doorbell means a sleeper exists, the poll
+            // thread reaps, or nothing is in flight: the baton is not needed.
+            baton = false;
+            drop(core);
+            wake_all(wake);
+            // Woken by the completer (DONE), by a promotion, or spuriously.
+            while !req.is_done() && !req.promoted.load(Ordering::Relaxed) {
+                counts.parks += 1;
+                if self.park_waiter() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Sleeps on the doorbell as the ring's sleeper, then reaps. Returns
+    /// whether we still hold the baton (`req` not yet done).
+    pub(super) fn sleep_on_bell(
+        &self,
+        bell: &Doorbell,
+        mut core: MutexGuard<'_, Core>,
+        req: &Request,
+        wake: &mut WakeList,
+        counts: &mut WaitCounts,
+    ) -> bool {
+        let me = req.owner.id();
+        core.sleeper = true;
+        drop(core);
+        wake_all(wake);
+        bell.wait().expect("waiting on the completion eventfd");
+        let t0 = tsc::rdtsc();
+        counts.doorbell_sleeps += 1;
+        let mut core = self.lock();
+        core.sleeper = false;
+        core.counters.doorbell_wakes += 1;
+        let reaped = self.pump(&mut core, me, wake, false);
+        let done = req.is_done();
+        if done {
+            // Leaving: someone else must reap what is still in flight.
+            self.hand_over(&mut core, me, wake);
+        }
+        // Not done: still responsible; if another thread reaps our I/O
+        // before we are back under the lock, we hand over then.
+        drop(core);
+        wake_all(wake);
+        self.book_pass(t0, reaped);
+        !done
+    }
+
+    /// Waits for `req` on a ring whose completions are posted in their
+    /// submitter's context (see [`PostedCounter`]): sleep until the CQ tail
+    /// moves or someone completes `req`. Our own completion wakes us once,
+    /// through the kernel's task work; we then reap everything posted, so a
+    /// thread's wake-up also completes the others' I/O (the paper's
+    /// cooperative completion), and those owners, woken by their own task
+    /// work, find their I/O done. Only a command someone else submitted for
+    /// us (from the FIFO) needs an explicit wake, given by whoever reaps it.
+    pub(super) fn wait_own(
+        &self,
+        req: &Request,
+        posted: &PostedCounter,
+        wake: &mut WakeList,
+    ) -> WaitCounts {
+        let me = req.owner.id();
+        let mut counts = WaitCounts::default();
+        loop {
+            if req.is_done() {
+                return counts;
+            }
+            if let Some(tag) = req.take_grant() {
+                let mut core = self.lock();
+                self.issue_granted(&mut core, req, tag, wake);
+                drop(core);
+                wake_all(wake);
+                self.drain_posted(posted, me, wake);
+                continue;
+            }
+            let stalled = self.stalled.load(Ordering::SeqCst);
+            if stalled {
+                self.send_staged(&mut self.lock(), me, wake);
+                wake_all(wake);
+            }
+            let reaped_all = self.drain_posted(posted, me, wake);
+            // PARKED before reading the tail: a completer that finds us
+            // PARKED wakes the state word; a completion posted after this
+            // read moves the tail, which ends (or refuses) the sleep.
+            if !req.mark_parked() {
+                return counts;
+            }
+            let tail = posted.posted();
+            // Completions left by a busy lock are the holder's to reap (it
+            // looks again after unlocking) and it wakes us if one is ours;
+            // spinning here would only take the CPU from it.
+            if (reaped_all && tail != posted.consumed()) || req.has_grant() {
+                continue;
+            }
+            futex::wait2(
+                posted.posted_addr(),
+                tail,
+                req.state_word(),
+                Request::PARKED_STATE,
+                Some(if stalled {
+                    STALL_RETRY
+                } else {
+                    MISSED_WAKE_RETRY
+                }),
+            );
+            counts.parks += 1;
+            // Awake: a reaper need not wake us any more.
+            req.unpark();
+        }
+    }
+
+    /// Reaps what is posted, without ever blocking on the lock: a holder
+    /// looks at the counters again after unlocking (every own-wake holder
+    /// ends with this call), so what we leave is reaped. Returns false if it
+    /// left completions behind for the holder.
+    pub(super) fn drain_posted(
+        &self,
+        posted: &PostedCounter,
+        me: ThreadId,
+        wake: &mut WakeList,
+    ) -> bool {
+        loop {
+            // Pairs with the fence of a thread that failed try_lock: either
+            // it sees our unlock, or we see the completion it saw.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if posted.posted() == posted.consumed() {
+                return true;
+            }
+            let Ok(mut core) = self.core.try_lock() else {
+                return false;
+            };
+            let t0 = tsc::rdtsc();
+            let reaped = self.pump(&mut core, me, wake, false);
+            drop(core);
+            wake_all(wake);
+            self.book_pass(t0, reaped);
+        }
+    }
+}
