@@ -516,7 +516,6 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let medians = s.medians();
     let many_s = many.to_string();
     let mut findings = Vec::new();
-    let mut paper = Vec::new();
     let mut rows = Vec::new();
     let strategies = &s.def.params[1].values;
     let base = at(&medians, &[&many_s, "pread"]);
@@ -537,37 +536,7 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
             ]);
         }
     }
-    if let Some(b) = base {
-        let best = strategies
-            .iter()
-            .filter(|st| *st != "pread")
-            .filter_map(|st| Some((st, at(&medians, &[&many_s, st])?)))
-            .max_by(|a, b| {
-                a.1.get("iops")
-                    .unwrap_or(&0.0)
-                    .total_cmp(b.1.get("iops").unwrap_or(&0.0))
-            });
-        if let (Some((st, m)), Some(bi), Some(bc)) = (best, b.get("iops"), b.get("clocks_per_io")) {
-            let (ri, rc) = (
-                m.get("iops").unwrap_or(&0.0) / bi,
-                m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
-            );
-            paper.push(fig7_claim(st, ri, rc, many));
-        }
-    }
-    if let (Some(c), Some(t)) = (
-        at(&medians, &[&many_s, "coop"]),
-        at(&medians, &[&many_s, "completion-thread"]),
-    ) {
-        if let (Some(ci), Some(ti), Some(cc), Some(tc)) = (
-            c.get("iops"),
-            t.get("iops"),
-            c.get("clocks_per_io"),
-            t.get("clocks_per_io"),
-        ) {
-            paper.push(waiter_claim((*ci, *cc), (*ti, *tc)));
-        }
-    }
+    let paper = pread_claims(&medians, strategies, many);
     findings.extend(coop_findings(&medians, many));
     findings.extend(ratios_to_pread(&medians, "1", strategies, "At 1 thread"));
     Section {
@@ -582,6 +551,51 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
         }],
         notes: vec!["One run of the suite is one sample on a shared machine: rerun with --rounds 5 for medians that hold within a few percent.".into()],
     }
+}
+
+/// The paper's claims on the thread sweep at `many` threads: Fig 7's gain
+/// of the best strategy over pread, and the design's completion in the
+/// waiting thread against a completion thread.
+fn pread_claims(
+    medians: &[(Vec<String>, BTreeMap<String, f64>)],
+    strategies: &[String],
+    many: u32,
+) -> Vec<ClaimRow> {
+    let many_s = many.to_string();
+    let base = at(medians, &[&many_s, "pread"]);
+    let mut paper = Vec::new();
+    if let Some(b) = base {
+        let best = strategies
+            .iter()
+            .filter(|st| *st != "pread")
+            .filter_map(|st| Some((st, at(medians, &[&many_s, st])?)))
+            .max_by(|a, b| {
+                a.1.get("iops")
+                    .unwrap_or(&0.0)
+                    .total_cmp(b.1.get("iops").unwrap_or(&0.0))
+            });
+        if let (Some((st, m)), Some(bi), Some(bc)) = (best, b.get("iops"), b.get("clocks_per_io")) {
+            let (ri, rc) = (
+                m.get("iops").unwrap_or(&0.0) / bi,
+                m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
+            );
+            paper.push(fig7_claim(st, ri, rc, many));
+        }
+    }
+    if let (Some(c), Some(t)) = (
+        at(medians, &[&many_s, "coop"]),
+        at(medians, &[&many_s, "completion-thread"]),
+    ) {
+        if let (Some(ci), Some(ti), Some(cc), Some(tc)) = (
+            c.get("iops"),
+            t.get("iops"),
+            c.get("clocks_per_io"),
+            t.get("clocks_per_io"),
+        ) {
+            paper.push(waiter_claim((*ci, *cc), (*ti, *tc)));
+        }
+    }
+    paper
 }
 
 /// Coop threads against pread: at `many` threads IOPS, clocks and

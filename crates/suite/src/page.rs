@@ -159,18 +159,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
     let tables = dir.join("tables");
     std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
     std::fs::create_dir_all(&tables).map_err(|e| io_err(&tables, e))?;
-    // A redrawn report replaces the old files: names may have changed.
-    for (d, exts) in [(&plots, &["svg", "png"][..]), (&tables, &["csv"][..])] {
-        for e in std::fs::read_dir(d).map_err(|e| io_err(d, e))?.flatten() {
-            let p = e.path();
-            if p.extension()
-                .and_then(|x| x.to_str())
-                .is_some_and(|x| exts.contains(&x))
-            {
-                let _ = std::fs::remove_file(&p);
-            }
-        }
-    }
+    remove_old_files(&plots, &tables)?;
     let mut html = String::new();
     let _ = write!(
         html,
@@ -222,19 +211,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
         for t in &s.tables {
             let name = unique_name(&mut used_tables, &t.caption, &s.heading);
             write_atomic(&tables.join(format!("{name}.csv")), t.csv().as_bytes())?;
-            let _ = write!(html, "<table><caption>{} <span class=\"files\">(tables/{name}.csv)</span></caption>\n<tr>", escape(&t.caption));
-            for h in &t.header {
-                let _ = write!(html, "<th>{}</th>", escape(h));
-            }
-            html.push_str("</tr>\n");
-            for r in &t.rows {
-                html.push_str("<tr>");
-                for c in r {
-                    let _ = write!(html, "<td>{}</td>", escape(c));
-                }
-                html.push_str("</tr>\n");
-            }
-            html.push_str("</table>\n");
+            table_html(&mut html, t, &name);
         }
         for n in &s.notes {
             let _ = writeln!(html, "<p class=\"notes\">{}</p>", code_spans(n));
@@ -244,6 +221,44 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
     html.push_str("</body></html>\n");
     write_atomic(&dir.join("index.html"), html.as_bytes())?;
     Ok(written)
+}
+
+/// A redrawn report replaces the old charts and tables: names may have
+/// changed.
+fn remove_old_files(plots: &Path, tables: &Path) -> Result<(), String> {
+    for (d, exts) in [(plots, &["svg", "png"][..]), (tables, &["csv"][..])] {
+        for e in std::fs::read_dir(d).map_err(|e| io_err(d, e))?.flatten() {
+            let p = e.path();
+            if p.extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| exts.contains(&x))
+            {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A table as HTML, its caption naming its CSV file.
+fn table_html(html: &mut String, t: &Table, name: &str) {
+    let _ = write!(
+        html,
+        "<table><caption>{} <span class=\"files\">(tables/{name}.csv)</span></caption>\n<tr>",
+        escape(&t.caption)
+    );
+    for h in &t.header {
+        let _ = write!(html, "<th>{}</th>", escape(h));
+    }
+    html.push_str("</tr>\n");
+    for r in &t.rows {
+        html.push_str("<tr>");
+        for c in r {
+            let _ = write!(html, "<td>{}</td>", escape(c));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</table>\n");
 }
 
 /// A file name from a title; where another section has the same title,
