@@ -204,6 +204,8 @@ pub struct IoGen {
     write_after_trim: Option<NextIo>,
     /// fio's zonemode=strided, and each region's place in it.
     strided: Option<StridedZones>,
+    /// The generator's seed, which the strided zones' shuffles start from.
+    seed: u64,
     zone_cursors: Vec<ZoneCursor>,
     /// fio's file_service_type other than round-robin per I/O.
     files: Option<FileChooser>,
@@ -308,6 +310,7 @@ impl IoGen {
             trim: TrimPlan::of(rw),
             write_after_trim: None,
             strided: None,
+            seed,
             zone_cursors: Vec::new(),
             files: None,
             open_files: None,
@@ -332,10 +335,13 @@ impl IoGen {
 
     /// fio's zonemode=strided: offsets stay in a zone of `z.range` bytes
     /// until `z.size` bytes moved there. Random offsets in a zone are drawn
-    /// uniformly with replacement (the run refuses a random map with it).
+    /// uniformly, with replacement under norandommap, or else each block
+    /// of the zone once per pass.
     pub fn with_strided_zones(mut self, z: StridedZones) -> IoGen {
-        assert!(self.stripe.is_none() && self.fitting.is_empty());
+        assert!(self.stripe.is_none());
         assert!(z.size > 0 && z.range >= self.max_bs());
+        // The zones keep their own permutations of blocks.
+        self.fitting.clear();
         self.zone_cursors = vec![ZoneCursor::default(); self.regions.len()];
         self.strided = Some(z);
         self
@@ -359,7 +365,15 @@ impl IoGen {
         let (start, zone_len) = cursor.zone(&z, region.len, max_bs);
         let at = if random {
             let blocks = (zone_len - len as u64) / self.align + 1;
-            start + self.rng.below(blocks) * self.align
+            let block = match self.random_map {
+                true => {
+                    let (i, pass) = cursor.next_of_permutation(blocks);
+                    let shuffle = self.seed ^ cursor.start().rotate_left(17) ^ pass;
+                    Scatter::seeded(blocks, shuffle).apply(i)
+                }
+                false => self.rng.below(blocks),
+            };
+            start + block * self.align
         } else {
             cursor.sequential(zone_len, len)
         };
@@ -891,6 +905,10 @@ mod tests {
     }
 
     fn strided(z: StridedZones, rw: RwMode, len: u64) -> Vec<u64> {
+        strided_map(z, rw, len, false)
+    }
+
+    fn strided_map(z: StridedZones, rw: RwMode, len: u64, map: bool) -> Vec<u64> {
         let mut g = IoGen::new(
             1,
             rw,
@@ -900,6 +918,7 @@ mod tests {
             vec![Region { start: 0, len }],
             &Distribution::Uniform,
         )
+        .with_fio_options(0, 100, map)
         .with_strided_zones(z);
         (0..(len / 16384) as usize)
             .map(|_| g.next_io().offset / 1024)
@@ -933,5 +952,28 @@ mod tests {
                 "{i}: {chunk:?}"
             );
         }
+    }
+
+    /// fio's t/strided.py with the random map: each pass over a zone's
+    /// range takes every block of it once, and a zone gone over twice
+    /// (zonesize twice zonerange) is shuffled anew the second time.
+    #[test]
+    fn strided_random_map_takes_each_block_of_a_zone_once_per_pass() {
+        let k = 1024;
+        let z = StridedZones {
+            size: 256 * k,
+            range: 128 * k,
+            skip: 0,
+        };
+        let got = strided_map(z, RwMode::RandRead, 1 << 20, true);
+        let passes: Vec<Vec<u64>> = got.chunks(8).map(|c| c.to_vec()).collect();
+        for (i, pass) in passes.iter().enumerate() {
+            let base = (i as u64 / 2) * 128;
+            let mut sorted = pass.clone();
+            sorted.sort();
+            let every: Vec<u64> = (0..8).map(|b| base + b * 16).collect();
+            assert_eq!(sorted, every, "pass {i}: {pass:?}");
+        }
+        assert_ne!(passes[0], passes[1], "the second pass is shuffled anew");
     }
 }

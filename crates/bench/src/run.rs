@@ -107,10 +107,8 @@ fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
     if spec.rw_gap != 0 {
         return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
     }
-    if spec.rw.is_random()
-        && (spec.random_map || spec.distribution != crate::spec::Distribution::Uniform)
-    {
-        return usage("zonemode=strided draws random offsets uniformly with replacement in hiops: add norandommap=1 (and keep random_distribution=random)");
+    if spec.rw.is_random() && spec.distribution != crate::spec::Distribution::Uniform {
+        return usage("zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
     }
     Ok(())
 }

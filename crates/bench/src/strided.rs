@@ -3,7 +3,8 @@
 //! `range` bytes until `size` bytes were moved there, then jumps `range +
 //! skip` further, wrapping to the start of the region past its end. A zone
 //! smaller than `size` is gone over again (a sequential walk returns to the
-//! zone's start); a larger one is only partly used.
+//! zone's start); a larger one is only partly used. Under the random map,
+//! random I/Os take each block of the zone once before any again.
 
 /// The job's strided zones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +25,11 @@ pub(crate) struct ZoneCursor {
     moved: u64,
     /// The next sequential offset, relative to the zone's start.
     next: u64,
+    /// Under the random map: random I/Os in this zone so far, each taking
+    /// the next block of a permutation of the zone's blocks.
+    walked: u64,
+    /// Permutations of this zone used up (each pass over it shuffles anew).
+    pass: u64,
 }
 
 impl ZoneCursor {
@@ -33,7 +39,7 @@ impl ZoneCursor {
     pub(crate) fn zone(&mut self, z: &StridedZones, region_len: u64, max_bs: u64) -> (u64, u64) {
         if self.moved >= z.size {
             self.moved = 0;
-            self.next = 0;
+            (self.next, self.walked, self.pass) = (0, 0, 0);
             self.start += z.range + z.skip;
         }
         if self.start + max_bs > region_len {
@@ -52,6 +58,23 @@ impl ZoneCursor {
         let at = self.start + self.next;
         self.next += len as u64;
         at
+    }
+
+    /// Under the random map, which of the zone's `blocks` the next random
+    /// I/O takes in this pass's permutation, and the pass (every block
+    /// once before any again, as fio's random map and its lfsr give).
+    pub(crate) fn next_of_permutation(&mut self, blocks: u64) -> (u64, u64) {
+        if self.walked >= blocks {
+            self.walked = 0;
+            self.pass += 1;
+        }
+        self.walked += 1;
+        (self.walked - 1, self.pass)
+    }
+
+    /// The zone's start, relative to the region.
+    pub(crate) fn start(&self) -> u64 {
+        self.start
     }
 
     pub(crate) fn moved(&mut self, len: u32) {
