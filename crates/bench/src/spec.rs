@@ -449,6 +449,10 @@ pub struct LogSpec {
     /// The run-wide number of the job's first thread (fio's thread_number,
     /// from 1); clone c is number first_thread + c.
     pub first_thread: u32,
+    /// fio's log_store_compressed: each log goes to `NAME.fz`, zlib
+    /// streams one after another (one per thread), which `--inflate-log`
+    /// turns back into text.
+    pub store_compressed: bool,
 }
 
 impl Default for LogSpec {
@@ -467,6 +471,7 @@ impl Default for LogSpec {
             prio: false,
             epoch_clock: None,
             first_thread: 1,
+            store_compressed: false,
         }
     }
 }

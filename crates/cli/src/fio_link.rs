@@ -32,11 +32,12 @@ pub fn answer(args: &[String]) -> Option<(String, u8)> {
         return Some((format!("{}\n", version()), 0));
     }
     // fio needs a job file or --name: options alone only set globals. The
-    // embedded default job is hiops' own, not fio's answer.
+    // embedded default job is hiops' own, not fio's answer. --parse-only
+    // with no job parses the options and ends well (init.c, parse_options).
     let no_job = match args::parse(args) {
         Ok(Parsed::Run(inv)) => {
             let cl = &inv.command_line;
-            cl.files.is_empty() && !cl.job_args.iter().any(|a| is_name(a))
+            cl.files.is_empty() && !cl.job_args.iter().any(|a| is_name(a)) && !inv.parse_only
         }
         _ => false,
     };

@@ -194,7 +194,9 @@ fn run_as(
         signals::flag()
     };
     let plan = |rank: &hiops_fio::Placeholders| inv.plan(rank);
-    let status = hiops_suite::commands::run::run(request(&inv), plan, coord, arm)?;
+    // fio's debug lines go where its result goes (log.c, log_info_buf).
+    let fio_lines = |plan: &hiops_fio::FioPlan| inv.debug.fio_lines(plan);
+    let status = hiops_suite::commands::run::run(request(&inv), plan, fio_lines, coord, arm)?;
     Ok(exit::of_run(status))
 }
 

@@ -151,7 +151,6 @@ fn zone_options_without_strided_are_refused_as_fio_does() {
     for extra in [
         vec!["--zonesize=64k"],
         vec!["--zonemode=zbd"],
-        vec!["--zonemode=strided", "--zonesize=64k", "--rw=randread"],
     ] {
         let mut args = vec!["run", "--name=z", "--filename=z.dat", "--size=1m"];
         args.extend(extra.iter().copied());

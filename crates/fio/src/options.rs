@@ -59,6 +59,8 @@ pub struct Draft {
     pub randrepeat: Option<bool>,
     pub randseed: Option<u64>,
     pub norandommap: Option<bool>,
+    /// random_generator=lfsr: each block once per pass, norandommap or not.
+    pub lfsr: bool,
     pub distribution: Option<Distribution>,
     pub percentage_random: Option<u32>,
     pub rate_iops: [Option<u64>; 2],
@@ -543,7 +545,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.loops = Some(n); Ok(())
     }),
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
-    opt!("randseed", [], value, "Seed of the random offsets.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
     opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
@@ -743,10 +745,13 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
-    opt!("random_generator", [], value, "Accepted (tausworthe, lfsr, tausworthe64), no effect on what is measured: hiops draws offsets from its own generator (hiops-rng), and with the random map every block is still read once per pass, as with lfsr.", |_, v| {
-        one_of(need(v)?, &["tausworthe", "lfsr", "tausworthe64"], "hiops uses its own generator")
+    opt!("random_generator", [], value, "Accepted (tausworthe, lfsr, tausworthe64): hiops draws offsets from its own generator (hiops-rng), keeping lfsr's promise: every block once per pass, even with norandommap.", |d, v| {
+        let g = need(v)?;
+        one_of(g, &["tausworthe", "lfsr", "tausworthe64"], "hiops uses its own generator")?;
+        d.lfsr = g == "lfsr";
+        Ok(())
     }),
-    opt!("allrandrepeat", [], flag, "Accepted, no effect: hiops seeds every random stream of a job from randseed; randrepeat=0 is what makes runs differ.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("allrandrepeat", [], flag, "randrepeat by another name (as in fio since 3.36): hiops seeds every random stream of a job from one seed.", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("softrandommap", [], flag, "Accepted, no effect: it only changes what fio does when it cannot allocate its random map.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("threads", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
     opt!("block", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
@@ -867,10 +872,8 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
-    opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses no log.", |_, v| { need(v).map(|_| ()) }),
-    opt!("log_store_compressed", [], flag, "Accepted when 0 (fio's default), no effect. 1 is refused: hiops writes its logs as text.", |_, v| {
-        only_when(value::boolean(v)?, false, "hiops writes logs as text; drop log_store_compressed=1")
-    }),
+    opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses a log (log_store_compressed) on the thread that ends it.", |_, v| { need(v).map(|_| ()) }),
+    opt!("log_store_compressed", [], flag, "Store each log compressed as NAME.log.fz (zlib streams, one per thread, as fio); --inflate-log=FILE prints its text.", |d, v| { d.logs.store_compressed = value::boolean(v)?; Ok(()) }),
     opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("verifysort_nr", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("flow_watermark", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),

@@ -928,7 +928,8 @@ impl Draft {
         if let Some(s) = self.randseed {
             spec.randseed = s;
         }
-        if self.randrepeat == Some(false) {
+        // fio: a randseed given overrides randrepeat=0 (init.c, fixup_options).
+        if self.randrepeat == Some(false) && self.randseed.is_none() {
             spec.randseed = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
@@ -937,6 +938,8 @@ impl Draft {
         if let Some(n) = self.norandommap {
             spec.random_map = !n;
         }
+        // fio's lfsr visits every block once per cycle, map or not.
+        spec.random_map |= self.lfsr;
         spec.percentage_random = self.percentage_random.unwrap_or(100);
         spec.raid0_chunk = self.raid0;
     }

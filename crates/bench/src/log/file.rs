@@ -31,6 +31,10 @@ pub(super) struct LogFile {
     /// are appended to `path` when the thread ends, as fio appends each
     /// thread's log to the shared file.
     shared: bool,
+    /// log_store_compressed: fio's binary samples ([`sample`]) wait in an
+    /// unnamed file and go to `path` (NAME.fz) as one zlib stream when the
+    /// thread ends.
+    compressed: bool,
     error: Option<String>,
 }
 
@@ -38,19 +42,27 @@ pub(super) struct LogFile {
 static APPEND: Mutex<()> = Mutex::new(());
 
 impl LogFile {
-    pub(super) fn create(path: PathBuf, shared: bool) -> Result<LogFile, String> {
+    pub(super) fn create(path: PathBuf, shared: bool, compressed: bool) -> Result<LogFile, String> {
+        let path = match compressed {
+            // fio's name for a log stored compressed (iolog.c, finish_log).
+            true => PathBuf::from(format!("{}.fz", path.display())),
+            false => path,
+        };
         let fail = |e: std::io::Error| {
             format!(
                 "cannot create the log {}: {e}; run from a writable directory or give write_*_log a prefix in one",
                 path.display()
             )
         };
-        let file = if shared {
-            // fio appends to a shared log (its "a" mode): make sure we can.
+        let file = if shared || compressed {
+            // fio appends to a shared log (its "a" mode): make sure we
+            // can; a thread's own log starts empty.
             OpenOptions::new()
                 .append(true)
                 .create(true)
+                .truncate(false)
                 .open(&path)
+                .and_then(|f| if shared { Ok(()) } else { f.set_len(0) })
                 .map_err(fail)?;
             unnamed_beside(&path).map_err(fail)?
         } else {
@@ -60,6 +72,7 @@ impl LogFile {
             out: BufWriter::with_capacity(BUFFER, file),
             path,
             shared,
+            compressed,
             error: None,
         })
     }
@@ -78,6 +91,10 @@ impl LogFile {
             return;
         }
         let o = &mut self.out;
+        if self.compressed {
+            let r = o.write_all(&sample(t_ms, value, dir, bs, off, c)[..sample_len(c.offset)]);
+            return self.note(r);
+        }
         let mut r = write!(o, "{t_ms}, {value}, {dir}, {bs}");
         if c.offset {
             r = r.and_then(|()| write!(o, ", {off}"));
@@ -126,18 +143,121 @@ impl LogFile {
         let path = self.path;
         let fail = |e: std::io::Error| format!("writing the log {} failed: {e}", path.display());
         let mut file = self.out.into_inner().map_err(|e| fail(e.into_error()))?;
-        if !self.shared {
+        if !self.shared && !self.compressed {
             return Ok(());
         }
         file.rewind().map_err(fail)?;
         let _one_at_a_time = APPEND.lock().unwrap_or_else(|p| p.into_inner());
-        let mut dst = OpenOptions::new()
+        let dst = OpenOptions::new()
             .append(true)
             .create(true)
             .open(&path)
             .map_err(fail)?;
-        std::io::copy(&mut file, &mut dst).map_err(fail)?;
-        Ok(())
+        if !self.compressed {
+            return copy_into(&mut file, dst).map_err(fail);
+        }
+        let mut z = flate2::write::ZlibEncoder::new(dst, flate2::Compression::default());
+        std::io::copy(&mut file, &mut z).map_err(fail)?;
+        z.finish().map(drop).map_err(fail)
+    }
+}
+
+fn copy_into(src: &mut File, mut dst: File) -> std::io::Result<()> {
+    std::io::copy(src, &mut dst).map(drop)
+}
+
+/// fio's flags in a sample's direction word (iolog.h): the sample carries
+/// an offset; the priority column is the priority value.
+const OFFSET_BIT: u32 = 0x8000_0000;
+const PRIO_BIT: u32 = 0x4000_0000;
+
+/// One sample as fio stores it compressed (iolog.h, struct io_sample and
+/// io_sample_offset on a 64-bit machine, little-endian): time, value,
+/// direction with the flags, priority, 2 bytes of padding, block size,
+/// then the offset when logged.
+fn sample(t_ms: u64, value: u64, dir: usize, bs: u64, off: u64, c: Columns) -> [u8; 40] {
+    let mut flags = dir as u32;
+    if c.offset {
+        flags |= OFFSET_BIT;
+    }
+    if c.prio {
+        flags |= PRIO_BIT;
+    }
+    let mut b = [0u8; 40];
+    b[0..8].copy_from_slice(&t_ms.to_le_bytes());
+    b[8..16].copy_from_slice(&value.to_le_bytes());
+    b[16..20].copy_from_slice(&flags.to_le_bytes());
+    b[24..32].copy_from_slice(&bs.to_le_bytes());
+    b[32..40].copy_from_slice(&off.to_le_bytes());
+    b
+}
+
+fn sample_len(offset: bool) -> usize {
+    if offset {
+        40
+    } else {
+        32
+    }
+}
+
+/// fio's `--inflate-log=FILE` (iolog.c, iolog_file_inflate and
+/// flush_samples): the text of a log stored compressed, its zlib streams
+/// one after another, each a thread's samples.
+pub fn inflate_log(path: &Path) -> Result<String, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("--inflate-log {}: {e}", path.display());
+    let data = std::fs::read(path).map_err(|e| fail(&e))?;
+    let mut text = String::new();
+    let mut rest = &data[..];
+    while !rest.is_empty() {
+        let (samples, used) = inflate_stream(rest).map_err(|e| fail(&e))?;
+        samples_text(&samples, &mut text);
+        rest = &rest[used..];
+    }
+    Ok(text)
+}
+
+/// One zlib stream's bytes, and how many compressed bytes it took.
+fn inflate_stream(data: &[u8]) -> Result<(Vec<u8>, usize), String> {
+    let mut z = flate2::Decompress::new(true);
+    let mut out = Vec::new();
+    loop {
+        out.reserve(BUFFER);
+        let from = z.total_in() as usize;
+        let status = z
+            .decompress_vec(&data[from..], &mut out, flate2::FlushDecompress::None)
+            .map_err(|e| format!("not a log stored compressed ({e})"))?;
+        if status == flate2::Status::StreamEnd {
+            return Ok((out, z.total_in() as usize));
+        }
+        if z.total_in() as usize == data.len() && out.len() < out.capacity() {
+            return Err("the file ends inside a compressed stream (cut short?)".into());
+        }
+    }
+}
+
+/// A thread's samples as fio prints them; the first sample's flags tell
+/// the layout of all.
+fn samples_text(samples: &[u8], text: &mut String) {
+    use std::fmt::Write as _;
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let Some(first) = samples.get(16..20) else {
+        return;
+    };
+    let flags = u32::from_le_bytes(first.try_into().unwrap());
+    let offset = flags & OFFSET_BIT != 0;
+    for s in samples.chunks_exact(sample_len(offset)) {
+        let dir = u32::from_le_bytes(s[16..20].try_into().unwrap());
+        let prio = u16::from_le_bytes(s[20..22].try_into().unwrap());
+        let (t, value, bs) = (u64_at(s, 0), u64_at(s, 8), u64_at(s, 24));
+        let _ = write!(text, "{t}, {value}, {}, {bs}", dir & 0x0fff_ffff);
+        if offset {
+            let _ = write!(text, ", {}", u64_at(s, 32));
+        }
+        // fio's 0/1 column: whether the priority class is real-time.
+        let _ = match flags & PRIO_BIT != 0 {
+            true => writeln!(text, ", 0x{prio:04x}"),
+            false => writeln!(text, ", {}", u8::from(prio >> 13 == 1)),
+        };
     }
 }
 

@@ -16,6 +16,7 @@
 //! verify pass after the workload is not logged.
 
 mod file;
+pub use file::inflate_log;
 mod hist;
 mod window;
 
@@ -119,7 +120,11 @@ impl JobLogs {
         }
         let thread = l.first_thread + clone;
         let open = |prefix: &str, kind: &str| {
-            LogFile::create(log_path(prefix, kind, thread, l.per_job), !l.per_job)
+            let path = log_path(prefix, kind, thread, l.per_job);
+            // fio stores its histogram log's samples as pointers: only
+            // the others are stored compressed here; it stays text.
+            let compressed = l.store_compressed && kind != "clat_hist";
+            LogFile::create(path, !l.per_job, compressed)
                 .map_err(|e| format!("job {}: {e}", spec.name))
         };
         let mut files: [Option<LogFile>; KINDS.len()] = Default::default();

@@ -77,17 +77,28 @@ pub(crate) fn verify_stream(randseed: u64, thread_number: u32) -> Taus88 {
 pub(crate) const VER_OFF: u64 = 3;
 pub(crate) const TRIM_OFF: u64 = 8;
 
-/// A thread's random stream number `off` (init.c, setup_random_seeds with
-/// a set seed: the seed times 0x9e370001 four times, then once more for
-/// each stream before it; times the thread's number, plus `off`).
+/// A thread's random stream number `off`, a Tausworthe generator seeded
+/// with the low 32 bits of its seed in [`rand_seeds`].
 pub(crate) fn stream(randseed: u64, thread_number: u32, off: u64) -> Taus88 {
+    Taus88::new(rand_seeds(randseed, thread_number)[off as usize] as u32)
+}
+
+/// How many random streams a fio thread seeds (fio.h, FIO_RAND_NR_OFFS in
+/// the fio whose `--debug=random` prints them).
+pub const FIO_RAND_NR_OFFS: usize = 24;
+
+/// The seeds of a thread's random streams (init.c, setup_random_seeds with
+/// a set seed): the seed times 0x9e370001 four times; then stream i's seed
+/// is that times the thread's number (from 1), plus i, the seed taking
+/// one more factor for each stream.
+pub fn rand_seeds(randseed: u64, thread_number: u32) -> [u64; FIO_RAND_NR_OFFS] {
     const K: u64 = 0x9e37_0001;
-    let mut seed = randseed;
-    for _ in 0..4 + off {
+    let mut seed = (0..4).fold(randseed, |s, _| s.wrapping_mul(K));
+    std::array::from_fn(|i| {
+        let s = seed.wrapping_mul(thread_number as u64).wrapping_add(i as u64);
         seed = seed.wrapping_mul(K);
-    }
-    let s = seed.wrapping_mul(thread_number as u64).wrapping_add(off);
-    Taus88::new(s as u32)
+        s
+    })
 }
 
 const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;

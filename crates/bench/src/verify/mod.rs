@@ -47,7 +47,7 @@
 //! bytes.
 
 pub(crate) mod checksum;
-pub(crate) mod fiorand;
+pub mod fiorand;
 pub(crate) mod pool;
 pub(crate) mod state;
 pub(crate) mod trim;

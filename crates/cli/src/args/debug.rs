@@ -2,10 +2,13 @@
 //! print what hiops knows of them on stderr, in fio's layout (debug.c: the
 //! category in 8 columns, the pid in 5, the text): parse, job, file and
 //! process before the run, io and verify as the job threads go
-//! (crates/bench's `debug_trace`). The
+//! (crates/bench's `debug_trace`). `random` prints each thread's random
+//! seeds where fio prints them: with the result, on stdout or in
+//! `--output`'s file (log.c, log_info_buf). The
 //! categories of fio's own internals (its mutexes, smalloc, helper thread)
 //! are accepted with one line saying hiops has no trace of them.
 
+use hiops_bench::verify::fiorand;
 use hiops_bench::BenchError;
 use hiops_fio::{FioPlan, Source};
 
@@ -17,6 +20,7 @@ pub enum Category {
     Process,
     Io,
     Verify,
+    Random,
 }
 
 /// The categories hiops traces, and what each prints.
@@ -51,13 +55,17 @@ const TRACED: &[(&str, Category, &str)] = &[
         Category::Verify,
         "each chunk a verify check reads back: offset, length, file and verdict",
     ),
+    (
+        "random",
+        Category::Random,
+        "each thread's random seeds, as fio prints them (with the result, not on stderr)",
+    ),
 ];
 
 /// fio 3.33's other categories (HOWTO "--debug").
 const UNTRACED: &[&str] = &[
     "mem",
     "blktrace",
-    "random",
     "diskutil",
     "mutex",
     "profile",
@@ -73,6 +81,9 @@ const UNTRACED: &[&str] = &[
 #[derive(Default)]
 pub struct Debug {
     on: Vec<Category>,
+    /// Lines fio writes where its result goes (log.c, log_info_buf), as
+    /// planning finds them.
+    fio_log: std::cell::RefCell<String>,
     /// fio's `job:N`: only the job of this number (from 1).
     only_job: Option<usize>,
 }
@@ -157,6 +168,10 @@ impl Debug {
                         o.origin
                     );
                     print("parse", &line);
+                    let ss = matches!(o.key.as_str(), "ss" | "steadystate");
+                    if let Some(said) = o.value.as_deref().filter(|_| ss).and_then(steady_state) {
+                        *self.fio_log.borrow_mut() += &self::line("parse", &said);
+                    }
                 }
             }
         }
@@ -192,8 +207,56 @@ impl Debug {
     }
 }
 
+impl Debug {
+    /// The lines fio writes where its result goes: `parse`'s steady-state
+    /// thresholds, `random`'s seeds of each thread (init.c,
+    /// setup_random_seeds).
+    pub fn fio_lines(&self, plan: &FioPlan) -> String {
+        let mut out = self.fio_log.take();
+        if !self.is_on(Category::Random) {
+            return out;
+        }
+        for (i, spec) in plan.jobs.iter().enumerate() {
+            if self.only_job.is_some_and(|n| n != i + 1) {
+                continue;
+            }
+            for clone in 0..spec.numjobs {
+                let thread = spec.logs.first_thread + clone;
+                let seeds = fiorand::rand_seeds(spec.verify_seed, thread);
+                out += &line("random", &format!("FIO_RAND_NR_OFFS={}", seeds.len()));
+                for (n, seed) in seeds.iter().enumerate() {
+                    out += &line("random", &format!("rand_seeds[{n}]={seed}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What fio's `--debug=parse` says of an `ss` value (options.c,
+/// str_steadystate_cb); None where fio would refuse it.
+fn steady_state(value: &str) -> Option<String> {
+    let (metric, limit) = value.split_once(':')?;
+    if let Some(pct) = limit.strip_suffix('%') {
+        let v: f64 = pct.trim().parse().ok()?;
+        return Some(format!("set steady state threshold to {v:.6}%"));
+    }
+    if metric.to_ascii_lowercase().starts_with("iops") {
+        let v: f64 = limit.trim().parse().ok()?;
+        return Some(format!("set steady state IOPS threshold to {v:.6}"));
+    }
+    let v = hiops_fio::value::int(limit.trim(), hiops_fio::value::KbBase::default()).ok()?;
+    Some(format!("set steady state BW threshold to {v}"))
+}
+
+/// One trace line in fio's layout (debug.c): the category in 8 columns,
+/// the pid in 5, the text.
+fn line(category: &str, text: &str) -> String {
+    format!("{category:<8} {:<5} {text}\n", std::process::id())
+}
+
 fn print(category: &str, text: &str) {
-    eprintln!("{category:<8} {:<5} {text}", std::process::id());
+    eprint!("{}", line(category, text));
 }
 
 fn names() -> String {

@@ -348,6 +348,7 @@ fn fio_flag(
         "warnings-fatal" => inv.warnings_fatal = true,
         "max-jobs" => inv.max_jobs = Some(max_jobs(&v)?),
         "aux-path" => inv.aux_path = Some(aux_path(&v)?),
+        "inflate-log" => return inflate_log(&v).map(Some),
         other => unreachable!("fio flag {other} is marked implemented but not handled"),
     }
     Ok(None)
@@ -380,6 +381,17 @@ fn aux_path(v: &str) -> Result<PathBuf, BenchError> {
         ));
     }
     Ok(dir)
+}
+
+/// fio's `--inflate-log=FILE`: the log's text, printed instead of a run.
+fn inflate_log(v: &str) -> Result<String, BenchError> {
+    let path = std::path::Path::new(v);
+    if !path.is_file() {
+        return usage(format!(
+            "--inflate-log={v}: no such file; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
+        ));
+    }
+    hiops_bench::inflate_log(path).map_err(BenchError::Failed)
 }
 
 fn max_jobs(v: &str) -> Result<u32, BenchError> {

@@ -21,12 +21,14 @@ use std::sync::atomic::AtomicBool;
 
 /// Plans the run on this rank (`plan`: the jobs with `{rank}`, `{nranks}`
 /// and `{host}` expanded), runs its phases and writes the result; rank 0's
-/// status decides (the other ranks' is done). `arm` is called once the
-/// output is open, just before the jobs start: it returns the flag Ctrl-C
-/// sets.
+/// status decides (the other ranks' is done). `fio_lines` gives the lines
+/// fio's `--debug` writes where its result goes (printed before it, or
+/// with it in `--output`'s file). `arm` is called once the output is open,
+/// just before the jobs start: it returns the flag Ctrl-C sets.
 pub fn run(
     mut req: RunRequest,
     plan: impl FnOnce(&Placeholders) -> Result<FioPlan, BenchError>,
+    fio_lines: impl FnOnce(&FioPlan) -> String,
     coord: &mut dyn Coordinator,
     arm: impl FnOnce() -> &'static AtomicBool,
 ) -> Result<RunStatus, BenchError> {
@@ -49,13 +51,17 @@ pub fn run(
     if info.rank == 0 {
         warn(&req, &plan);
     }
+    let fio_log = match info.rank {
+        0 => fio_lines(&plan),
+        _ => String::new(),
+    };
     if req.parse_only {
         if info.rank == 0 {
-            print!("{}", plan_view::parse_only(&plan));
+            print!("{fio_log}{}", plan_view::parse_only(&plan));
         }
         return Ok(RunStatus::Done);
     }
-    run_plan(&req, &plan, coord, arm)
+    run_plan(&req, &plan, fio_log, coord, arm)
 }
 
 /// Options ignored and fio flags without effect, one line each on stderr.
@@ -89,6 +95,7 @@ fn showcmd(command_line: &CommandLine, rank: &Placeholders) -> Result<(), BenchE
 fn run_plan(
     req: &RunRequest,
     plan: &FioPlan,
+    mut fio_log: String,
     coord: &mut dyn Coordinator,
     arm: impl FnOnce() -> &'static AtomicBool,
 ) -> Result<RunStatus, BenchError> {
@@ -98,6 +105,9 @@ fn run_plan(
     let output = ranks::output_of(req, coord);
     let prepared = output.as_deref().map(output::prepare_output).transpose();
     let made = agreed(coord, prepared)?;
+    if output.is_none() && !fio_log.is_empty() {
+        output::print_result(&std::mem::take(&mut fio_log))?;
+    }
     let interrupt = arm();
     let mut bar = ProgressLine::new(info.rank == 0 && req.progress);
     // Phases (stonewall, the next job file) run one after the other.
@@ -121,7 +131,7 @@ fn run_plan(
         return ranks::finish(req, plan, outcome, coord);
     }
     let results = outcome?;
-    let text = output::result_text(req, plan, &results);
+    let text = fio_log + &output::result_text(req, plan, &results);
     let written = output::write_result(output.as_deref(), &text);
     let status = status::status(&results, "");
     match written {

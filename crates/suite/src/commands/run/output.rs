@@ -67,7 +67,7 @@ pub(super) fn write_result(output: Option<&Path>, text: &str) -> Result<(), Benc
     )))
 }
 
-fn print_result(text: &str) -> Result<(), BenchError> {
+pub(super) fn print_result(text: &str) -> Result<(), BenchError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         // A closed pipe (`hiops run | head`) is not an error.
