@@ -2,6 +2,7 @@
 
 use crate::distribution::zipf::ZipfSampler;
 use crate::file_service::{FileChooser, FileService, OpenFiles};
+use crate::shuffle::Shuffle;
 use crate::spec::{Distribution, RwMode};
 use crate::strided::{StridedZones, ZoneCursor};
 use hiops_hal::Op;
@@ -72,19 +73,12 @@ enum Picker {
 /// scatters zipf/pareto ranks too, so the hot set is not the first blocks).
 /// An odd-multiplier affine map mod 2^k is a permutation; values >= n walk
 /// the cycle again (fewer than two steps expected).
-/// With a seed the map also xor-shifts (a bijection of k-bit values) and
-/// takes its constants from the seed, so each thread's random map is a
-/// permutation of its own: threads of one job sharing a file must not walk
-/// the same blocks in the same order (they would wait on each other's
-/// reads, and buffered ones would hit what the other just read).
 #[derive(Clone, Copy, Debug)]
 struct Scatter {
     n: u64,
     mask: u64,
     mul: u64,
     add: u64,
-    /// 0: no xor-shift step.
-    shift: u32,
 }
 
 impl Scatter {
@@ -94,29 +88,12 @@ impl Scatter {
             mask: n.next_power_of_two().wrapping_sub(1).max(1),
             mul: 0x9E37_79B9_7F4A_7C15 | 1,
             add: 0x632B_E59B_D9B4_E019,
-            shift: 0,
-        }
-    }
-
-    fn seeded(n: u64, seed: u64) -> Scatter {
-        let mut rng = FastRng::new(seed ^ 0xA076_1D64_78BD_642F);
-        let base = Scatter::new(n);
-        let bits = base.mask.count_ones();
-        Scatter {
-            mul: rng.next_u64() | 1,
-            add: rng.next_u64(),
-            shift: (bits / 2).max(1),
-            ..base
         }
     }
 
     fn apply(&self, mut x: u64) -> u64 {
         loop {
             x = x.wrapping_mul(self.mul).wrapping_add(self.add) & self.mask;
-            if self.shift > 0 {
-                x ^= x >> self.shift;
-                x = x.wrapping_mul(self.mul).wrapping_add(self.add) & self.mask;
-            }
             if x < self.n {
                 return x;
             }
@@ -182,7 +159,7 @@ pub struct IoGen {
     blocks: Vec<u64>,
     scatter: Vec<Scatter>,
     /// The random map's permutation of each region's blocks, this thread's own.
-    map_order: Vec<Scatter>,
+    map_order: Vec<Shuffle>,
     /// fio's `rw=read:GAP`: bytes added after each sequential I/O (holes;
     /// negative: backwards).
     gap: i64,
@@ -286,7 +263,7 @@ impl IoGen {
             .map(|r| [r.start as i64, r.start as i64])
             .collect();
         let scatter = blocks.iter().map(|&b| Scatter::new(b)).collect();
-        let map_order = blocks.iter().map(|&b| Scatter::seeded(b, seed)).collect();
+        let map_order = blocks.iter().map(|&b| Shuffle::new(b, seed)).collect();
         let map_next = vec![seed; blocks.len()];
         IoGen {
             rng: FastRng::new(seed),
@@ -369,7 +346,7 @@ impl IoGen {
                 true => {
                     let (i, pass) = cursor.next_of_permutation(blocks);
                     let shuffle = self.seed ^ cursor.start().rotate_left(17) ^ pass;
-                    Scatter::seeded(blocks, shuffle).apply(i)
+                    Shuffle::new(blocks, shuffle).apply(i)
                 }
                 false => self.rng.below(blocks),
             };
@@ -499,6 +476,22 @@ impl IoGen {
     /// end it wraps to the start (time-based runs go round again); a
     /// backwards walk (negative gap) that steps below the start wraps to the
     /// end plus the gap, as fio does (its io_u.c, get_next_seq_offset).
+    /// A sequential block that does not fit before the region's end takes
+    /// the largest size of the split that does (fio draws again until one
+    /// fits: io_u.c, get_next_buflen), so a pass covers the region to its
+    /// end (fio's t0024 with bsrange and bssplit).
+    fn fitting_len(&self, target: usize, op: Op, len: u32) -> u32 {
+        let region = self.regions[target];
+        let at = self.cursor[target][usize::from(op == Op::Write)];
+        let left = (region.start + region.len) as i64 - at;
+        if self.gap != 0 || at < region.start as i64 || left >= len as i64 {
+            return len;
+        }
+        let cum = &self.bs_cum[usize::from(op == Op::Write)];
+        let fits = cum.iter().map(|c| c.1).filter(|&bs| bs as i64 <= left);
+        fits.max().unwrap_or(len)
+    }
+
     fn sequential(&mut self, target: usize, op: Op, len: u32) -> u64 {
         let region = self.regions[target];
         let (start, end) = (region.start as i64, (region.start + region.len) as i64);
@@ -579,6 +572,7 @@ impl IoGen {
         } else if random {
             region.start + self.pick_block(target, op) * self.align
         } else {
+            len = self.fitting_len(target, op, len);
             self.sequential(target, op, len)
         };
         debug_assert!(offset + len as u64 <= region.start + region.len);
@@ -745,15 +739,10 @@ mod tests {
     #[test]
     fn scatter_is_a_permutation() {
         for n in [1u64, 2, 7, 100, 1000, 65536] {
-            for s in [
-                Scatter::new(n),
-                Scatter::seeded(n, 7),
-                Scatter::seeded(n, 8),
-            ] {
-                let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
-                seen.sort_unstable();
-                assert_eq!(seen, (0..n).collect::<Vec<_>>());
-            }
+            let s = Scatter::new(n);
+            let mut seen: Vec<u64> = (0..n).map(|x| s.apply(x)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
         }
     }
 
@@ -763,7 +752,7 @@ mod tests {
     #[test]
     fn clones_walk_random_maps_of_their_own() {
         let n = 65536u64;
-        let (a, b) = (Scatter::seeded(n, 100), Scatter::seeded(n, 101));
+        let (a, b) = (Shuffle::new(n, 100), Shuffle::new(n, 101));
         let first: std::collections::HashSet<u64> =
             (100..100 + n / 4).map(|i| a.apply(i % n)).collect();
         let shared = (101..101 + n / 4)

@@ -51,6 +51,7 @@ pub mod platform_facts;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;
+mod shuffle;
 mod source;
 pub mod spec;
 pub mod steady;

@@ -219,5 +219,6 @@ fn request(inv: &args::Invocation) -> hiops_suite::commands::run::RunRequest {
         profile: inv.profile,
         timeline: inv.timeline,
         no_effect: inv.no_effect.clone(),
+        bandwidth_log: inv.bandwidth_log.clone(),
     }
 }

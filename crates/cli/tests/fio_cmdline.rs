@@ -566,11 +566,7 @@ fn every_flag_of_fio_help_is_accepted_or_refused_by_name() {
         }
     }
     // The no-effect ones say so, by name.
-    for flag in [
-        "--bandwidth-log",
-        "--alloc-size=32768",
-        "--status-interval=2",
-    ] {
+    for flag in ["--alloc-size=32768", "--status-interval=2"] {
         let out = hiops_in(
             dir.path(),
             &[flag, "--parse-only", "--name=t", "--size=64k", &f],

@@ -50,7 +50,10 @@ fn seeds(dir: &Path, extra: &[&str]) -> Vec<u64> {
     assert!(o.status.success(), "{}", common::text(&o));
     assert!(o.stderr.is_empty(), "{}", common::text(&o));
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.contains("random_seed: (groupid=0"), "the result follows: {text}");
+    assert!(
+        text.contains("random_seed: (groupid=0"),
+        "the result follows: {text}"
+    );
     text.lines()
         .filter(|l| l.starts_with("random ") && l.contains("rand_seeds["))
         .map(|l| l.rsplit('=').next().unwrap().parse().unwrap())
@@ -142,13 +145,26 @@ fn debug_parse_prints_the_steady_state_threshold_as_fio() {
     ];
     for (ss, said) in cases {
         let ss = format!("--ss={ss}");
-        let args = ["--parse-only", "--debug=parse", "--ss_dur=10s", &ss, "--ss_ramp=5"];
+        let args = [
+            "--parse-only",
+            "--debug=parse",
+            "--ss_dur=10s",
+            &ss,
+            "--ss_ramp=5",
+        ];
         let o = as_fio(dir.path(), &args);
         assert!(o.status.success(), "{ss}: {}", common::text(&o));
-        assert!(String::from_utf8_lossy(&o.stdout).contains(said), "{ss}: {}", common::text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains(said),
+            "{ss}: {}",
+            common::text(&o)
+        );
         if common::have_fio() {
             let f = fio(dir.path(), &args);
-            assert!(String::from_utf8_lossy(&f.stdout).contains(said), "fio {ss}");
+            assert!(
+                String::from_utf8_lossy(&f.stdout).contains(said),
+                "fio {ss}"
+            );
         }
     }
 }
@@ -212,5 +228,68 @@ fn inflate_log_refuses_what_is_not_a_compressed_log() {
     std::fs::write(dir.path().join("plain.log"), "1, 2, 0, 4096, 0\n").unwrap();
     let o = as_fio(dir.path(), &["--inflate-log=plain.log"]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("plain.log"), "{}", common::text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("plain.log"),
+        "{}",
+        common::text(&o)
+    );
+}
+
+/// The log lines of `path` as (time, value, direction) columns.
+fn agg_lines(path: &Path) -> Vec<(u64, u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let c: Vec<u64> = l.split(", ").map(|v| v.parse().unwrap()).collect();
+            assert_eq!(c.len(), 5, "{l}");
+            (c[0], c[1], c[2])
+        })
+        .collect()
+}
+
+/// run-fio-tests' t0030 (a time-based read with --bandwidth-log): the run
+/// ends well with stderr empty, and writes agg-{read,write,trim}_bw.log
+/// as fio does (fio 3.33 makes the same three files), the read log a line
+/// a second with its KiB/s, the others zeros.
+#[test]
+fn bandwidth_log_writes_the_aggregate_logs() {
+    let args = [
+        "--bandwidth-log",
+        "--name=test",
+        "--ioengine=null",
+        "--filesize=1T",
+        "--rw=read",
+        "--time_based",
+        "--runtime=2s",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let o = as_fio(dir.path(), &args);
+    assert!(o.status.success(), "{}", common::text(&o));
+    assert!(o.stderr.is_empty(), "{}", common::text(&o));
+    let read = agg_lines(&dir.path().join("agg-read_bw.log"));
+    assert!(!read.is_empty());
+    assert!(
+        read.iter().all(|&(_, kib, d)| kib > 0 && d == 0),
+        "{read:?}"
+    );
+    assert!(
+        read.windows(2).all(|w| w[0].0 < w[1].0),
+        "time goes on: {read:?}"
+    );
+    for (name, d) in [("agg-write_bw.log", 1), ("agg-trim_bw.log", 2)] {
+        let lines = agg_lines(&dir.path().join(name));
+        assert_eq!(lines.len(), read.len(), "{name}");
+        assert!(
+            lines.iter().all(|&(_, kib, dd)| kib == 0 && dd == d),
+            "{name}"
+        );
+    }
+    if common::have_fio() {
+        let by_fio = tempfile::tempdir().unwrap();
+        assert!(fio(by_fio.path(), &args).status.success());
+        for name in ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"] {
+            assert!(by_fio.path().join(name).exists(), "fio wrote {name}");
+        }
+    }
 }

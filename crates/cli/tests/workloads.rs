@@ -148,10 +148,7 @@ fn strided_zones_touch_only_their_zones() {
 #[test]
 fn zone_options_without_strided_are_refused_as_fio_does() {
     let tmp = tempfile::tempdir().unwrap();
-    for extra in [
-        vec!["--zonesize=64k"],
-        vec!["--zonemode=zbd"],
-    ] {
+    for extra in [vec!["--zonesize=64k"], vec!["--zonemode=zbd"]] {
         let mut args = vec!["run", "--name=z", "--filename=z.dat", "--size=1m"];
         args.extend(extra.iter().copied());
         let o = Command::new(env!("CARGO_BIN_EXE_hiops"))

@@ -95,7 +95,9 @@ pub fn rand_seeds(randseed: u64, thread_number: u32) -> [u64; FIO_RAND_NR_OFFS] 
     const K: u64 = 0x9e37_0001;
     let mut seed = (0..4).fold(randseed, |s, _| s.wrapping_mul(K));
     std::array::from_fn(|i| {
-        let s = seed.wrapping_mul(thread_number as u64).wrapping_add(i as u64);
+        let s = seed
+            .wrapping_mul(thread_number as u64)
+            .wrapping_add(i as u64);
         seed = seed.wrapping_mul(K);
         s
     })

@@ -56,7 +56,7 @@ const MPI: &str = "hiops has no client/server mode; run one hiops per node under
 pub static FIO_FLAGS: &[FioFlag] = &[
     flag("output", Required, does("--output=FILE", "write the result to FILE")),
     flag("latency-log", Required, Refused("fio 3.33 refuses it too (deprecated): use the job option write_lat_log=NAME")),
-    flag("bandwidth-log", Optional, NoEffect("hiops writes no aggregate bandwidth log; use the job option write_bw_log=NAME for each job's")),
+    flag("bandwidth-log", Optional, does("--bandwidth-log[=NAME]", "all jobs' bandwidth, a line a second, in NAME-{read,write,trim}_bw.log (NAME agg by default)")),
     flag("minimal", NoValue, does("--minimal", "fio's terse lines instead of the normal text")),
     flag("output-format", Required, does("--output-format=FORMAT", "normal, terse, json or json+ (several joined by commas)")),
     flag("append-terse", Optional, does("--append-terse", "fio's terse lines with the normal text")),

@@ -148,6 +148,8 @@ pub struct Invocation {
     /// fio's `--aux-path`: the directory of verify state files and
     /// verify_dump's files.
     pub aux_path: Option<PathBuf>,
+    /// fio's `--bandwidth-log[=NAME]`: the aggregate logs' NAME.
+    pub bandwidth_log: Option<String>,
     /// fio flags accepted that do nothing here, one line each.
     pub no_effect: Vec<String>,
 }
@@ -349,6 +351,9 @@ fn fio_flag(
         "max-jobs" => inv.max_jobs = Some(max_jobs(&v)?),
         "aux-path" => inv.aux_path = Some(aux_path(&v)?),
         "inflate-log" => return inflate_log(&v).map(Some),
+        // fio's default name when none is given (init.c, case 'b').
+        "bandwidth-log" if v.is_empty() => inv.bandwidth_log = Some("agg".into()),
+        "bandwidth-log" => inv.bandwidth_log = Some(v),
         other => unreachable!("fio flag {other} is marked implemented but not handled"),
     }
     Ok(None)

@@ -2,6 +2,7 @@
 //! ranks too), the live progress line, and the result in fio's formats to
 //! `--output` or stdout, with what went wrong on stderr.
 
+mod agg_log;
 mod output;
 pub mod plan_view;
 mod ranks;
@@ -131,6 +132,9 @@ fn run_plan(
         return ranks::finish(req, plan, outcome, coord);
     }
     let results = outcome?;
+    if let Some(name) = &req.bandwidth_log {
+        agg_log::write(name, &results)?;
+    }
     let text = fio_log + &output::result_text(req, plan, &results);
     let written = output::write_result(output.as_deref(), &text);
     let status = status::status(&results, "");

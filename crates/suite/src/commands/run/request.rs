@@ -39,4 +39,7 @@ pub struct RunRequest {
     pub timeline: bool,
     /// fio flags accepted that do nothing here, one line each.
     pub no_effect: Vec<String>,
+    /// fio's `--bandwidth-log[=NAME]`: all jobs' bandwidth, a log per
+    /// direction (`NAME` is `agg` by default).
+    pub bandwidth_log: Option<String>,
 }
