@@ -293,3 +293,54 @@ fn bandwidth_log_writes_the_aggregate_logs() {
         }
     }
 }
+
+/// t/steadystate_tests.py reads `steadystate.criterion` as fio writes it:
+/// a string, with `%` for a percentage limit, which it checks against the
+/// slope of `data` within 0.5%.
+#[test]
+fn steady_state_criterion_is_fios_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = as_fio(
+        dir.path(),
+        &[
+            "--name=ss",
+            "--ioengine=null",
+            "--size=1G",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=4",
+            "--ss=iops_slope:50%",
+            "--ss_dur=2",
+            "--output-format=json",
+        ],
+    );
+    let v = common::json_of(&o);
+    let ss = &common::job(&v, "ss")["steadystate"];
+    let text = ss["criterion"].as_str().expect("a string");
+    let value: f64 = text
+        .strip_suffix('%')
+        .expect("a percentage")
+        .parse()
+        .unwrap();
+    let iops: Vec<f64> = ss["data"]["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    if ss["attained"] == 1 && iops.len() >= 2 {
+        let n = iops.len() as f64;
+        let mean_x = (n - 1.0) / 2.0;
+        let mean_y = iops.iter().sum::<f64>() / n;
+        let (mut sxy, mut sxx) = (0.0, 0.0);
+        for (x, y) in iops.iter().enumerate() {
+            sxy += (x as f64 - mean_x) * (y - mean_y);
+            sxx += (x as f64 - mean_x).powi(2);
+        }
+        let slope_pct = (sxy / sxx).abs() / mean_y * 100.0;
+        assert!(
+            (slope_pct - value).abs() <= value.max(1e-6) * 0.005 + 1e-6,
+            "{slope_pct} against {text}"
+        );
+    }
+}

@@ -244,8 +244,8 @@ fn job_options(job: &JobResult) -> Value {
 
 /// fio's `steadystate` block. `data` holds both of fio's per-second arrays
 /// over the judged window (IOPS, and bandwidth in bytes/s) and their means;
-/// where the window never filled, the arrays hold the seconds that ran
-/// (fio pads them with zeros to `duration`).
+/// where the window never filled, the seconds that ran and zeros after
+/// them to `duration`, as fio's.
 fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult) -> Value {
     let ss = &o.spec;
     let name = match (ss.metric, ss.slope) {
@@ -276,6 +276,14 @@ fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult) -> Value {
         SsMetric::Iops => iops = judged_metric,
         SsMetric::Bandwidth => bw = judged_metric,
     }
+    // fio's arrays always hold `duration` seconds: those not yet run are
+    // zeros (fio's t/steadystate_tests.py averages them).
+    let seconds = (ss.window_ns / 1_000_000_000) as usize;
+    for v in [&mut iops, &mut bw] {
+        if v.len() < seconds {
+            v.resize(seconds, 0);
+        }
+    }
     let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
     json!({
         "ss": name,
@@ -284,7 +292,7 @@ fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult) -> Value {
         "percent": ss.percent,
         "attained": u8::from(o.attained),
         "attained_at_s": o.attained_at_s,
-        "criterion": if o.criterion.is_finite() { json!(o.criterion) } else { Value::Null },
+        "criterion": criterion_text(o.criterion, ss.percent),
         "data": {
             "bw_mean": mean(&bw),
             "iops_mean": mean(&iops),
@@ -292,6 +300,13 @@ fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult) -> Value {
             "bw": bw,
         },
     })
+}
+
+/// fio's `criterion`, a string (stat.c: "%f", with "%" for a percentage
+/// limit); 0 before a window filled, as fio's.
+fn criterion_text(c: f64, percent: bool) -> String {
+    let c = if c.is_finite() { c } else { 0.0 };
+    format!("{c:.6}{}", if percent { "%" } else { "" })
 }
 
 /// fio's `job_runtime` (ms): the sum of the runtimes of the threads an
