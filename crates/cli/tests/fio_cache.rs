@@ -1,6 +1,5 @@
-//! fio's invalidate and size-based ends (issue 16, item 4) through the
-//! binary, on the corpus' tests/jobs/cache_*.fio. What hiops read from the
-//! device is its `ru_inblock` (512-byte blocks the kernel fetched for it),
+//! fio's invalidate and size-based ends through the binary, on the
+//! corpus' tests/jobs/cache_*.fio. What hiops read from the device is its `ru_inblock` (512-byte blocks the kernel fetched for it),
 //! taken from this process's waited-for children: one test in this file, so
 //! no other child runs meanwhile.
 

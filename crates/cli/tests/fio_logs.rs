@@ -1,4 +1,4 @@
-//! fio's logs (issue 16, item 2) through the binary: the corpus' job files
+//! fio's logs through the binary: the corpus' job files
 //! (tests/jobs/logs_*.fio) write them, the tests check their lines against
 //! the run's JSON, and fio's own tools (fio_generate_plots, fio2gnuplot,
 //! fio-plot's log graphs) draw them. A tool that is missing is skipped with

@@ -1,4 +1,4 @@
-//! fio options of issue 16, item 4, through the binary on the corpus' job
+//! fio options through the binary on the corpus' job
 //! files (tests/jobs): what each changes, checked in the JSON and in fio's
 //! logs, never against the clock.
 

@@ -1,5 +1,4 @@
-//! fio's job language as fio parses it, through the binary (issue 16, item
-//! 1): inline comments, aliases, options accepted without effect, and
+//! fio's job language as fio parses it, through the binary: inline comments, aliases, options accepted without effect, and
 //! refusals that name the option once per line, with a suggestion for a
 //! misspelt one.
 

@@ -1,4 +1,4 @@
-//! The JSON that fio's consumers read (issue 16, item 3): fio's latency
+//! The JSON that fio's consumers read: fio's latency
 //! buckets, the steady-state data and group runtimes, checked through the
 //! binary; then fio-plot (PyPI) drawing every JSON chart it has from hiops'
 //! output. fio-plot lives in a venv (.ci/run makes /opt/fio-plot-venv; set

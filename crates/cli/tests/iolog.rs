@@ -1,4 +1,4 @@
-//! fio's I/O logs (issue 22, item 3) through the binary: write_iolog in
+//! fio's I/O logs through the binary: write_iolog in
 //! fio's v3 text, read_iolog replay of fio's and hiops' traces (v2, v3,
 //! blktrace), both ways with fio where it is installed, through the queue
 //! engines, the coop path and the task path. Each replay is checked by the
