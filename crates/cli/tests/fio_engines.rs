@@ -1,5 +1,5 @@
-//! fio's posixaio and filecreate engines through the binary: data written through POSIX AIO checks, several I/Os are in
-//! flight at once, filecreate makes exactly the job's files, and job files
+//! fio's posixaio and filecreate engines through the binary: data
+//! written through POSIX AIO checks, several I/Os are in flight at once, filecreate makes exactly the job's files, and job files
 //! count the same I/Os as fio 3.33 does (those comparisons are skipped,
 //! with a printed reason, without fio).
 

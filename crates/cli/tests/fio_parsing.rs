@@ -1,5 +1,5 @@
-//! fio's job language as fio parses it, through the binary: inline comments, aliases, options accepted without effect, and
-//! refusals that name the option once per line, with a suggestion for a
+//! fio's job language as fio parses it, through the binary: inline
+//! comments, aliases, options accepted without effect, and refusals that name the option once per line, with a suggestion for a
 //! misspelt one.
 
 use serde_json::Value;
