@@ -81,6 +81,15 @@ pub(crate) trait Driver {
     }
 }
 
+/// How many of `there` completions a reap takes: at most `max`, every one
+/// when `max` is 0 (the meaning of [`Driver::reap`]'s `max`).
+pub(crate) fn reap_limit(max: u32, there: usize) -> usize {
+    match max {
+        0 => there,
+        m => there.min(m as usize),
+    }
+}
+
 /// A HAL queue of `iodepth` tags, owned by the job thread.
 pub(crate) struct QueueDriver {
     queue: Queue,
@@ -142,10 +151,7 @@ impl Driver for QueueDriver {
         max: u32,
         mut each: impl FnMut(Finished<'_>),
     ) -> Result<usize, HalError> {
-        let room = match max {
-            0 => self.out.len(),
-            m => (m as usize).min(self.out.len()),
-        };
+        let room = reap_limit(max, self.out.len());
         let n = self.queue.reap(min, &mut self.out[..room])?;
         let seen_ns = Some(self.queue.reaped_ns());
         for c in &self.out[..n] {

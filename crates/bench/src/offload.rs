@@ -233,10 +233,7 @@ impl Driver for OffloadDriver {
                     .wait(s)
                     .unwrap_or_else(|p| p.into_inner());
             }
-            let take = match max {
-                0 => s.done.len(),
-                m => s.done.len().min(m as usize),
-            };
+            let take = crate::driver::reap_limit(max, s.done.len());
             self.reaped.extend(s.done.drain(..take));
         }
         let n = self.reaped.len();

@@ -218,10 +218,7 @@ impl Driver for TaskDriver {
         }));
         self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
-        let n = match max {
-            0 => m.done.len(),
-            limit => m.done.len().min(limit as usize),
-        };
+        let n = crate::driver::reap_limit(max, m.done.len());
         for _ in 0..n {
             let d = m.done.pop_front().expect("counted");
             let len = if d.cmd.op.is_sync() {
