@@ -115,6 +115,33 @@ fn a_failed_write_is_never_served_before_or_after_a_reopen() {
     }
 }
 
+/// A sync after a failed write waits for the flush that writes over what
+/// the failure left: when it returns no flush begun under the fault is
+/// still running, so the first write once the device is back succeeds
+/// (a failure of a flush still under way would take it back).
+#[test]
+fn a_sync_after_a_failure_leaves_no_failing_flush_behind() {
+    for tasks in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("kv.dat");
+        let store = loaded(&file, tasks);
+        store.inject_fault(0, Some(Fault::FlushFails));
+        failed(store.set(&key(7), &value(7, 1)), "SET under the fault");
+        let errors = store.stats().flush_errors;
+        store.sync().unwrap();
+        let after = store.stats().flush_errors;
+        assert_eq!(
+            after,
+            errors + 1,
+            "the sync's flush ended before it returned (tasks: {tasks})"
+        );
+        store.inject_fault(0, None);
+        store.set(&key(300), &value(300, 3)).unwrap();
+        assert_eq!(store.stats().flush_errors, after, "tasks: {tasks}");
+        assert_eq!(store.get(&key(300)).unwrap(), Some(value(300, 3)));
+    }
+}
+
 /// The failure comes with nothing written after it: the close writes over
 /// what the failed flushes left, and a reopen finds none of it.
 #[test]

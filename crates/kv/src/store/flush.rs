@@ -181,6 +181,7 @@ impl Inner {
         wakers: &mut Vec<Waker>,
     ) {
         let mut w = lock(&self.writer);
+        w.finished += 1;
         let bytes = match result {
             Ok(bytes) => bytes,
             Err(e) => return self.failed(&mut w, job, spans, e, wakers),

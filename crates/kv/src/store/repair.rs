@@ -3,7 +3,7 @@
 //! repair, dropping the suspect keys and emptying the damaged blocks.
 
 use super::scanned::{Damage, Scanned, Used};
-use super::wait::lock;
+use super::wait::{self, lock};
 use super::write::Tier;
 use super::{Inner, StoreError, FREE};
 use crate::format::{self, Stamp, PAGE, RECORD_HEADER};
@@ -302,14 +302,26 @@ impl Inner {
         }
     }
 
-    /// Flushes everything appended and waits for it.
+    /// Flushes everything appended and waits for it, and for the flush
+    /// that writes over what a failed one left: were that flush still
+    /// running after the sync returned, its failure would take back writes
+    /// made after the sync.
     pub(super) fn sync_now(&self) -> Result<(), StoreError> {
         let mut w = lock(&self.writer);
         let (lsn, since) = (w.appended_lsn, w.since());
+        // The next flush to start carries everything unwritten now.
+        let carrier = w.unwritten().then_some(w.attempts + 1);
         w.flush_wanted = true;
         drop(w);
         self.wake_flusher();
-        self.wait_durable(lsn, since)
+        let outcome = self.wait_durable(lsn, since);
+        if let Some(carrier) = carrier {
+            let mut w = lock(&self.writer);
+            while w.finished < carrier && w.halted.is_none() {
+                w = wait::wait(&self.durable, w);
+            }
+        }
+        outcome
     }
 }
 

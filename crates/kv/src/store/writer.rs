@@ -142,6 +142,8 @@ pub(super) struct Writer {
     pub(super) flush_max: Duration,
     /// Flushes started.
     pub(super) attempts: u64,
+    /// Flushes ended, with success or failure.
+    pub(super) finished: u64,
     pub(super) failure: Option<Failure>,
     /// The flusher and the defragmenter are gone (module `halt`): what
     /// every write not yet durable, and every later one, fails with.
@@ -289,6 +291,7 @@ impl Writer {
             tail_since: None,
             flush_max,
             attempts: 0,
+            finished: 0,
             failure: None,
             halted: None,
             durable_wakers: WakeList::default(),
