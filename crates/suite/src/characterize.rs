@@ -273,8 +273,11 @@ impl Plan {
                     t,
                     format!("{label}: buffered reads that miss the page cache, by block size"),
                     // Random reads over the whole region, each block once
-                    // a pass (fio's random map) and the cache dropped as
-                    // each pass starts (invalidate): every read a miss.
+                    // a pass (fio's random map: hiops' own flags leave it
+                    // off) and the cache dropped as each pass starts
+                    // (invalidate): every read a miss. Without the map a
+                    // random job never ends a pass, so nothing is dropped
+                    // and the reads after the first pass's worth hit.
                     &[
                         "--ioengine=psync",
                         "--iodepth=1",
@@ -282,6 +285,7 @@ impl Plan {
                         "--rw=randread",
                         "--direct=0",
                         "--invalidate=1",
+                        "--norandommap=0",
                     ],
                     vec![param("bs", self.copy_sizes.clone())],
                 ),
@@ -1013,6 +1017,7 @@ mod tests {
         assert!(
             sweeps[3].1.base.contains(&"--direct=0".to_string())
                 && sweeps[3].1.base.contains(&"--invalidate=1".to_string())
+                && sweeps[3].1.base.contains(&"--norandommap=0".to_string())
         );
         for (_, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
