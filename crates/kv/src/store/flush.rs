@@ -98,6 +98,9 @@ impl Inner {
         if !w.unwritten() {
             return Next::Stop;
         }
+        // One flusher per device, one flush at a time: the outcome of the
+        // last one is booked before the next begins (`finished`).
+        assert_eq!(w.finished, w.attempts, "a flush begins while one is open");
         w.flush_wanted = false;
         w.tail_since = None;
         w.attempts += 1;
@@ -145,7 +148,15 @@ impl Inner {
         lent: &mut Lent,
     ) -> io::Result<u64> {
         let mut bytes = 0;
+        let block = self.sb.block_size as usize;
         for s in spans.iter() {
+            assert!(
+                s.from < s.to && s.to <= block,
+                "span {}..{} of block {} ({block} bytes)",
+                s.from,
+                s.to,
+                s.idx
+            );
             let data = match &s.buf {
                 Some(b) => &b[s.from..s.to],
                 None => &staging[s.from..s.to],
@@ -215,9 +226,20 @@ impl Inner {
         w.refree.retain(|i| !freed.contains(i));
         w.free.extend(freed);
         w.free.sort_unstable_by(|a, b| b.cmp(a));
+        assert!(
+            job.lsn <= w.appended_lsn,
+            "a flush through LSN {} of {} appended",
+            job.lsn,
+            w.appended_lsn
+        );
         w.checkpoint = job.start;
         // Readers see the writes before their writers are answered.
         self.land(&mut w, job.lsn);
+        assert!(
+            w.pending.front().is_none_or(|p| p.lsn > job.lsn),
+            "every record through LSN {} landed",
+            job.lsn
+        );
         w.durable_lsn = w.durable_lsn.max(job.lsn);
         w.durable_version = w.durable_version.max(job.version);
         let durable = w.durable_lsn;

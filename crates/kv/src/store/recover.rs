@@ -88,6 +88,18 @@ impl Inner {
         self.account(&s.used);
         let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
         s.free.sort_unstable_by(|a, b| b.cmp(a));
+        // Highest first, each once, each a block of the store.
+        assert!(
+            s.free.windows(2).all(|p| p[0] > p[1]),
+            "a block found free twice"
+        );
+        assert!(
+            s.free
+                .first()
+                .is_none_or(|&i| (i as usize) < self.blocks.len()),
+            "a free block past the store's {} blocks",
+            self.blocks.len()
+        );
         w.free = s.free;
         w.next_version = v.next_version;
         w.next_seq = (s.max_seq + 1).max(self.sb.seq_base);

@@ -5,7 +5,7 @@
 use super::scanned::{Damage, Scanned, Used};
 use super::wait::{self, lock};
 use super::write::Tier;
-use super::{Inner, StoreError, FREE};
+use super::{Inner, StoreError, Writer, FREE};
 use crate::format::{self, Stamp, PAGE, RECORD_HEADER};
 use crate::index::{fingerprint, Digest};
 use hiops_path::AlignedBuf;
@@ -317,7 +317,9 @@ impl Inner {
         let outcome = self.wait_durable(lsn, since);
         if let Some(carrier) = carrier {
             let mut w = lock(&self.writer);
-            while w.finished < carrier && w.halted.is_none() {
+            // Or a flush open at the call wrote it all, and none follows.
+            let idle = |w: &Writer| w.finished == w.attempts && !w.unwritten();
+            while w.finished < carrier && !idle(&w) && w.halted.is_none() {
                 w = wait::wait(&self.durable, w);
             }
         }
