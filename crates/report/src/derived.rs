@@ -7,17 +7,10 @@ pub use crate::split::{
     FROM_TRACEPOINTS,
 };
 
-/// The keys of the timeline's gaps in a point's metrics, in its order.
-pub const TIMELINE_KEYS: [&str; 5] = [
-    "syscall_to_block",
-    "block_to_issue",
-    "device",
-    "completion_to_return",
-    "total",
-];
+use crate::figures::{GapFigures, LayerClocks, PointFigures, TimelineGap};
 
 /// `timeline_KEY_{mean,p50,p99}_us` for each gap of a `--timeline` run.
-fn timeline_metrics(m: &mut std::collections::BTreeMap<String, f64>, r: &RunResult) {
+fn timeline_metrics(m: &mut PointFigures, r: &RunResult) {
     if let Some(Ok(t)) = r.platform.timeline.as_ref() {
         timeline_gaps(m, t);
     }
@@ -26,25 +19,21 @@ fn timeline_metrics(m: &mut std::collections::BTreeMap<String, f64>, r: &RunResu
 /// The gaps of one timeline; the two that end or start at the device's
 /// completion only where nearly every completion was seen (the few that
 /// arrive otherwise are not a fair sample: a libaio p99 of 2.5 s).
-fn timeline_gaps(
-    m: &mut std::collections::BTreeMap<String, f64>,
-    t: &hiops_profile::timeline::Timeline,
-) {
-    m.insert("timeline_ios".into(), t.ios as f64);
-    m.insert("timeline_lost".into(), t.lost as f64);
+fn timeline_gaps(m: &mut PointFigures, t: &hiops_profile::timeline::Timeline) {
+    m.timeline_ios = Some(t.ios as f64);
+    m.timeline_lost = Some(t.lost as f64);
     let seen = completions_seen(t);
-    m.insert(
-        "timeline_completions_seen".into(),
-        f64::from(u8::from(seen)),
-    );
-    for (key, g) in TIMELINE_KEYS.iter().zip(&t.gaps) {
-        let at_completion = matches!(*key, "device" | "completion_to_return");
-        if g.count == 0 || (at_completion && !seen) {
+    m.timeline_completions_seen = Some(f64::from(u8::from(seen)));
+    for (gap, g) in TimelineGap::ALL.iter().zip(&t.gaps) {
+        if g.count == 0 || (gap.at_completion() && !seen) {
             continue;
         }
-        m.insert(format!("timeline_{key}_mean_us"), g.mean_ns / 1e3);
-        m.insert(format!("timeline_{key}_p50_us"), g.p50_ns as f64 / 1e3);
-        m.insert(format!("timeline_{key}_p99_us"), g.p99_ns as f64 / 1e3);
+        let figures = GapFigures {
+            mean_us: Some(g.mean_ns / 1e3),
+            p50_us: Some(g.p50_ns as f64 / 1e3),
+            p99_us: Some(g.p99_ns as f64 / 1e3),
+        };
+        m.timeline.insert(*gap, figures);
     }
 }
 
@@ -200,8 +189,8 @@ pub const CDF_PERCENTILES: [f64; 17] = [
 /// One run reduced to the figures a sweep plots and compares, by stable
 /// name (docs/output.md lists them). Figures a run cannot give (no machine
 /// CPU, no path) are absent, never zero.
-pub fn point_metrics(r: &RunResult) -> Metrics {
-    let mut m = Metrics::new();
+pub fn point_metrics(r: &RunResult) -> PointFigures {
+    let mut m = PointFigures::default();
     let all = rate_metrics(&mut m, r);
     cpu_metrics(&mut m, r);
     layer_metrics(&mut m, r);
@@ -211,11 +200,8 @@ pub fn point_metrics(r: &RunResult) -> Metrics {
     m
 }
 
-/// A point's figures by name.
-type Metrics = std::collections::BTreeMap<String, f64>;
-
 /// Rates and latency percentiles; returns reads and writes merged.
-fn rate_metrics(m: &mut Metrics, r: &RunResult) -> DirStats {
+fn rate_metrics(m: &mut PointFigures, r: &RunResult) -> DirStats {
     let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
     for j in &r.jobs {
         let (rd, wr) = j.merged();
@@ -225,102 +211,83 @@ fn rate_metrics(m: &mut Metrics, r: &RunResult) -> DirStats {
     let mut all = reads.clone();
     all.merge(&writes);
     let w = r.window_ns;
-    m.insert("iops".into(), iops(all.ios, w));
-    m.insert("read_iops".into(), iops(reads.ios, w));
-    m.insert("write_iops".into(), iops(writes.ios, w));
-    m.insert("bw_mbps".into(), iops(all.bytes, w) / 1e6);
-    m.insert("runtime_s".into(), r.window_s());
+    m.iops = Some(iops(all.ios, w));
+    m.read_iops = Some(iops(reads.ios, w));
+    m.write_iops = Some(iops(writes.ios, w));
+    m.bw_mbps = Some(iops(all.bytes, w) / 1e6);
+    m.runtime_s = Some(r.window_s());
     if !all.clat.is_empty() {
-        let us = |ns: u64| ns as f64 / 1e3;
-        m.insert("lat_mean_us".into(), all.clat.mean() / 1e3);
-        m.insert("lat_p50_us".into(), us(all.clat.percentile(50.0)));
-        m.insert("lat_p99_us".into(), us(all.clat.percentile(99.0)));
-        m.insert("lat_p99_9_us".into(), us(all.clat.percentile(99.9)));
-        m.insert("lat_max_us".into(), us(all.clat.max()));
+        let us = |ns: u64| Some(ns as f64 / 1e3);
+        m.lat_mean_us = Some(all.clat.mean() / 1e3);
+        m.lat_p50_us = us(all.clat.percentile(50.0));
+        m.lat_p99_us = us(all.clat.percentile(99.0));
+        m.lat_p99_9_us = us(all.clat.percentile(99.9));
+        m.lat_max_us = us(all.clat.max());
     }
     all
 }
 
 /// Clocks per I/O, the machine's CPU, contexts and interrupts.
-fn cpu_metrics(m: &mut Metrics, r: &RunResult) {
-    if let Some(c) = r.machine_clocks_per_io() {
-        m.insert("clocks_per_io".into(), c);
-    }
-    if let Some(c) = r.process_clocks_per_io() {
-        m.insert("process_clocks_per_io".into(), c);
-    }
+fn cpu_metrics(m: &mut PointFigures, r: &RunResult) {
+    m.clocks_per_io = r.machine_clocks_per_io();
+    m.process_clocks_per_io = r.process_clocks_per_io();
     if let Some(c) = &r.platform.cpu {
         let capacity = (c.window_s * c.cpus as f64).max(1e-9);
-        m.insert("cpu_busy_pct".into(), c.busy_pct());
-        m.insert("irq_cpu_pct".into(), c.split().irq / capacity * 100.0);
-        m.insert("steal_pct".into(), c.steal_s / capacity * 100.0);
+        m.cpu_busy_pct = Some(c.busy_pct());
+        m.irq_cpu_pct = Some(c.split().irq / capacity * 100.0);
+        m.steal_pct = Some(c.steal_s / capacity * 100.0);
     }
-    if let Some(c) = r.context_switches_per_io() {
-        m.insert("ctx_per_io".into(), c);
-    }
+    m.ctx_per_io = r.context_switches_per_io();
     if let Some(f) = crate::platform::context_figures(r) {
-        let mut put = |k: &str, v: Option<f64>| {
-            if let Some(v) = v {
-                m.insert(k.into(), v);
-            }
-        };
-        put("machine_ctx_per_io", Some(f.machine_context_switches));
-        put("block_softirq_per_io", f.block_softirqs);
-        put("call_ipi_per_io", f.function_call_ipis);
-        put("resched_ipi_per_io", f.reschedule_ipis);
+        m.machine_ctx_per_io = Some(f.machine_context_switches);
+        m.block_softirq_per_io = f.block_softirqs;
+        m.call_ipi_per_io = f.function_call_ipis;
+        m.resched_ipi_per_io = f.reschedule_ipis;
         let per_irq = f.interrupt_cpu.as_ref().and_then(|i| i.us_per_interrupt);
-        put("irq_us_per_interrupt", per_irq);
+        m.irq_us_per_interrupt = per_irq;
     }
     let irqs = interrupts_per_io(r);
     if !irqs.is_empty() {
-        m.insert("irq_per_io".into(), irqs.iter().map(|(_, _, n)| n).sum());
+        m.irq_per_io = Some(irqs.iter().map(|(_, _, n)| n).sum());
     }
 }
 
 /// Clocks per I/O by layer (`--profile`) and how well they add up.
-fn layer_metrics(m: &mut Metrics, r: &RunResult) {
+fn layer_metrics(m: &mut PointFigures, r: &RunResult) {
     let Some(f) = crate::layers::layer_figures(r) else {
         return;
     };
     for row in &f.rows {
-        let key = row.layer.key();
-        m.insert(format!("layer_{key}_clocks_per_io"), row.clocks_per_io);
-        let own = row.process_clocks_per_io;
-        m.insert(format!("layer_{key}_process_clocks_per_io"), own);
+        let clocks = LayerClocks {
+            machine: Some(row.clocks_per_io),
+            process: Some(row.process_clocks_per_io),
+        };
+        m.layers.insert(row.layer, clocks);
     }
-    if let Some(gap) = f.sum_gap_pct {
-        m.insert("profile_sum_gap_pct".into(), gap);
-    }
-    let unsampled = f.unsampled_clocks_per_io;
-    m.insert("profile_unsampled_clocks_per_io".into(), unsampled);
-    if let Some(c) = &f.sampled_throughout {
-        m.insert("profile_sampled_throughout_gap_pct".into(), c.gap_pct);
-    }
-    if let Some(pct) = f.cost.busy_pct {
-        m.insert("profile_cost_pct".into(), pct);
-    }
+    m.profile_sum_gap_pct = f.sum_gap_pct;
+    m.profile_unsampled_clocks_per_io = Some(f.unsampled_clocks_per_io);
+    m.profile_sampled_throughout_gap_pct = f.sampled_throughout.as_ref().map(|c| c.gap_pct);
+    m.profile_cost_pct = f.cost.busy_pct;
 }
 
 /// The latency split (device and platform) and device requests per I/O.
-fn split_metrics(m: &mut Metrics, r: &RunResult, ios: u64) {
+fn split_metrics(m: &mut PointFigures, r: &RunResult, ios: u64) {
     if let Ok(splits) = latency_splits(r) {
         if let Some(s) = splits
             .iter()
             .find(|s| s.direction == "read")
             .or(splits.first())
         {
-            m.insert("device_us".into(), s.device_ns / 1e3);
-            m.insert("split_app_us".into(), s.app_ns / 1e3);
+            m.device_us = Some(s.device_ns / 1e3);
+            m.split_app_us = Some(s.app_ns / 1e3);
             match s.platform() {
-                Some(ns) => m.insert("platform_us".into(), ns / 1e3),
-                None => m.insert("platform_not_split".into(), 1.0),
+                Some(ns) => m.platform_us = Some(ns / 1e3),
+                None => m.platform_not_split = Some(1.0),
             };
             if s.source != FROM_DISKSTATS {
-                m.insert("device_traced".into(), 1.0);
+                m.device_traced = Some(1.0);
             }
-            if let Some(ns) = s.diskstats_ns {
-                m.insert("diskstats_us".into(), ns / 1e3);
-            }
+            m.diskstats_us = s.diskstats_ns.map(|ns| ns / 1e3);
         }
     }
     if !r.devices.is_empty() && ios > 0 {
@@ -331,36 +298,34 @@ fn split_metrics(m: &mut Metrics, r: &RunResult, ios: u64) {
             .iter()
             .map(|d| d.stats.reads + d.stats.writes)
             .sum();
-        m.insert("device_ios_per_io".into(), dev_ios as f64 / ios as f64);
+        m.device_ios_per_io = Some(dev_ios as f64 / ios as f64);
     }
 }
 
 /// fio's steady-state stop and the I/O path's own counters.
-fn run_metrics(m: &mut Metrics, r: &RunResult) {
+fn run_metrics(m: &mut PointFigures, r: &RunResult) {
     if let Some(ss) = &r.steady {
         // fio's steady-state stop: whether it came, when, after how many
         // one-second rounds.
-        m.insert("ss_attained".into(), if ss.attained { 1.0 } else { 0.0 });
-        m.insert("ss_rounds".into(), ss.samples.len() as f64);
-        if let Some(t) = ss.attained_at_s {
-            m.insert("ss_attained_at_s".into(), t);
-        }
+        m.ss_attained = Some(if ss.attained { 1.0 } else { 0.0 });
+        m.ss_rounds = Some(ss.samples.len() as f64);
+        m.ss_attained_at_s = ss.attained_at_s;
     }
     if let Some(p) = r.jobs.iter().find_map(path_figures) {
         // No samples, no figure: a table shows "none", never 0 µs.
         if let Some(h) = &p.handoff_ns {
-            m.insert("handoff_p50_us".into(), h.p50 as f64 / 1e3);
-            m.insert("handoff_p99_us".into(), h.p99 as f64 / 1e3);
-            m.insert("handoff_max_us".into(), h.max as f64 / 1e3);
+            m.handoff_p50_us = Some(h.p50 as f64 / 1e3);
+            m.handoff_p99_us = Some(h.p99 as f64 / 1e3);
+            m.handoff_max_us = Some(h.max as f64 / 1e3);
         }
         if let Some(c) = &p.completion_pass_ns {
-            m.insert("completion_pass_p99_us".into(), c.p99 as f64 / 1e3);
-            m.insert("completion_pass_max_us".into(), c.max as f64 / 1e3);
+            m.completion_pass_p99_us = Some(c.p99 as f64 / 1e3);
+            m.completion_pass_max_us = Some(c.max as f64 / 1e3);
         }
-        m.insert("wakeups_per_io".into(), p.wakeups_per_io);
-        m.insert("polls_per_io".into(), p.polls_per_io);
-        m.insert("empty_poll_share".into(), p.empty_poll_share);
-        m.insert("reaped_for_others_share".into(), p.reaped_for_others_share);
+        m.wakeups_per_io = Some(p.wakeups_per_io);
+        m.polls_per_io = Some(p.polls_per_io);
+        m.empty_poll_share = Some(p.empty_poll_share);
+        m.reaped_for_others_share = Some(p.reaped_for_others_share);
     }
 }
 
@@ -429,6 +394,7 @@ pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod completion_tests {
     use super::completions_seen;
+    use crate::figures::{GapStat, PointFigures, TimelineGap};
     use hiops_profile::timeline::{StageCounts, Timeline};
 
     fn timeline(driver_issue: u64, completion: u64) -> Timeline {
@@ -472,18 +438,19 @@ mod completion_tests {
             negative: 0,
         };
         let mut t = timeline(1000, 1000);
-        t.gaps = super::TIMELINE_KEYS.iter().map(|k| gap(k)).collect();
-        let mut m = std::collections::BTreeMap::new();
+        t.gaps = TimelineGap::ALL.iter().map(|g| gap(g.key())).collect();
+        let mut m = PointFigures::default();
         super::timeline_gaps(&mut m, &t);
-        assert_eq!(m["timeline_device_p99_us"], 9.0);
-        assert_eq!(m["timeline_completions_seen"], 1.0);
+        assert_eq!(m.gap(TimelineGap::Device, GapStat::P99), Some(&9.0));
+        assert_eq!(m.timeline_completions_seen, Some(1.0));
         t.stages.completion = 57;
-        let mut m = std::collections::BTreeMap::new();
+        let mut m = PointFigures::default();
         super::timeline_gaps(&mut m, &t);
-        assert!(!m.contains_key("timeline_device_p99_us"), "{m:?}");
-        assert!(!m.contains_key("timeline_completion_to_return_p50_us"));
-        assert_eq!(m["timeline_block_to_issue_p50_us"], 4.0);
-        assert_eq!(m["timeline_completions_seen"], 0.0);
+        assert!(m.gap(TimelineGap::Device, GapStat::P99).is_none(), "{m:?}");
+        let to_return = m.gap(TimelineGap::CompletionToReturn, GapStat::P50);
+        assert!(to_return.is_none());
+        assert_eq!(m.gap(TimelineGap::BlockToIssue, GapStat::P50), Some(&4.0));
+        assert_eq!(m.timeline_completions_seen, Some(0.0));
     }
 
     #[test]

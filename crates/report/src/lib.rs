@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod derived;
+pub mod figures;
 pub mod json;
 pub mod layers;
 pub mod platform;

@@ -444,7 +444,7 @@ fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<
                 continue;
             };
             let mut row = vec![t.label.clone(), e.clone()];
-            for key in hiops_report::derived::TIMELINE_KEYS {
+            for key in hiops_report::figures::TimelineGap::ALL.map(|g| g.key()) {
                 let at = |q: &str| cell(Some(p), &format!("timeline_{key}_{q}_us"));
                 row.push(format!("{} / {}", at("p50"), at("p99")));
             }

@@ -90,7 +90,11 @@ impl Runner for BenchRunner<'_> {
             ignored: &plan.ignored,
         };
         Ok(Measured {
-            metrics: hiops_report::derived::point_metrics(&r),
+            metrics: (hiops_report::derived::point_metrics(&r)
+                .entries()
+                .into_iter())
+            .map(|(k, v)| (k.name(), *v))
+            .collect(),
             cdf: hiops_report::derived::latency_cdf(&r),
             series: r
                 .series
