@@ -7,7 +7,7 @@ use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
 use hiops_profile::Layer;
-use std::collections::BTreeMap;
+use hiops_report::figures::PointFigures;
 
 /// The layers a path's breakdown draws: the I/O path's, not idle time,
 /// other programs or the profiler.
@@ -15,21 +15,17 @@ fn path_layers() -> impl Iterator<Item = Layer> {
     Layer::ALL.into_iter().filter(|l| l.is_path())
 }
 
-fn metric(layer: Layer) -> String {
-    format!("layer_{}_clocks_per_io", layer.key())
-}
-
 /// (category name, that point's medians) of one target's engine × mode
 /// points that were profiled.
-type Points<'a> = Vec<(String, &'a BTreeMap<String, f64>)>;
+type Points<'a> = Vec<(String, &'a PointFigures)>;
 
 fn profiled<'a>(
-    medians: &'a [(Vec<String>, BTreeMap<String, f64>)],
+    medians: &'a [(Vec<String>, PointFigures)],
     name: impl Fn(&[String]) -> String,
 ) -> Points<'a> {
     medians
         .iter()
-        .filter(|(_, m)| m.contains_key(&metric(Layer::Application)))
+        .filter(|(_, m)| m.layer_clocks(Layer::Application).is_some())
         .map(|(v, m)| (name(v), m))
         .collect()
 }
@@ -65,7 +61,7 @@ fn present(points: &Points<'_>) -> Vec<Layer> {
         .filter(|&l| {
             points
                 .iter()
-                .any(|(_, m)| m.get(&metric(l)).is_some_and(|&v| v > 0.0))
+                .any(|(_, m)| m.layer_clocks(l).is_some_and(|&v| v > 0.0))
         })
         .collect()
 }
@@ -81,7 +77,7 @@ fn chart(title: &str, points: &Points<'_>, layers: &[Layer]) -> Chart {
         let pts = points
             .iter()
             .enumerate()
-            .filter_map(|(x, (_, m))| Some((x as f64, *m.get(&metric(l))?)))
+            .filter_map(|(x, (_, m))| Some((x as f64, *m.layer_clocks(l)?)))
             .collect();
         c = c.with_series(l.label(), pts);
     }
@@ -89,17 +85,17 @@ fn chart(title: &str, points: &Points<'_>, layers: &[Layer]) -> Chart {
 }
 
 fn rows(label: &str, points: &Points<'_>, layers: &[Layer]) -> Vec<Vec<String>> {
-    let get = |m: &BTreeMap<String, f64>, k: &str| m.get(k).map_or("-".into(), |v| fmt_num(*v));
+    let show = |v: Option<&f64>| v.map_or("-".into(), |v| fmt_num(*v));
     points
         .iter()
         .map(|(name, m)| {
             let mut row = vec![label.to_string(), name.clone()];
-            row.extend(layers.iter().map(|&l| get(m, &metric(l))));
-            row.push(get(m, "clocks_per_io"));
-            row.push(get(m, "profile_sum_gap_pct"));
-            row.push(get(m, "profile_unsampled_clocks_per_io"));
-            row.push(get(m, "profile_sampled_throughout_gap_pct"));
-            row.push(get(m, "profile_cost_pct"));
+            row.extend(layers.iter().map(|&l| show(m.layer_clocks(l))));
+            row.push(show(m.clocks_per_io.as_ref()));
+            row.push(show(m.profile_sum_gap_pct.as_ref()));
+            row.push(show(m.profile_unsampled_clocks_per_io.as_ref()));
+            row.push(show(m.profile_sampled_throughout_gap_pct.as_ref()));
+            row.push(show(m.profile_cost_pct.as_ref()));
             row
         })
         .collect()
@@ -109,10 +105,10 @@ fn rows(label: &str, points: &Points<'_>, layers: &[Layer]) -> Vec<Vec<String>> 
 /// paper's Fig 5.
 fn finding(label: &str, points: &Points<'_>, layers: &[Layer]) -> Option<String> {
     let (name, m) = points.first()?;
-    let total: f64 = layers.iter().filter_map(|&l| m.get(&metric(l))).sum();
+    let total: f64 = layers.iter().filter_map(|&l| m.layer_clocks(l)).sum();
     let (top, v) = layers
         .iter()
-        .filter_map(|&l| Some((l, *m.get(&metric(l))?)))
+        .filter_map(|&l| Some((l, *m.layer_clocks(l)?)))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     (total > 0.0).then(|| format!(
         "{label}, {name}: the I/O path takes {} clocks per read in its layers, the largest being the {} at {:.0}% ({}); the paper's Fig 5 split ~25k clocks per 4 KiB read over system call, file system, block layer, driver and interrupt in 2010.",
@@ -180,11 +176,18 @@ mod tests {
 
     #[test]
     fn points_without_a_profile_are_left_out_and_layers_without_clocks_too() {
-        let mut with = BTreeMap::new();
-        with.insert(metric(Layer::Application), 500.0);
-        with.insert(metric(Layer::Block), 1500.0);
-        with.insert(metric(Layer::Driver), 0.0);
-        let without = BTreeMap::from([("iops".to_string(), 1.0)]);
+        use hiops_report::figures::{FigureKey, LayerView};
+        let mut with = PointFigures::default();
+        with.set(
+            FigureKey::Layer(Layer::Application, LayerView::Machine),
+            500.0,
+        );
+        with.set(FigureKey::Layer(Layer::Block, LayerView::Machine), 1500.0);
+        with.set(FigureKey::Layer(Layer::Driver, LayerView::Machine), 0.0);
+        let without = PointFigures {
+            iops: Some(1.0),
+            ..PointFigures::default()
+        };
         let medians = vec![
             (vec!["psync".to_string(), "1".to_string()], with),
             (vec!["psync".to_string(), "0".to_string()], without),

@@ -14,7 +14,7 @@ use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
-use std::collections::BTreeMap;
+use hiops_report::figures::{Figure, PointFigures};
 
 /// Throughput below this share of a line's peak is past its knee.
 const KNEE_SHARE: f64 = 0.5;
@@ -34,14 +34,14 @@ pub fn knee(line: &[(f64, f64)]) -> Option<usize> {
 /// in ratio order.
 struct Line {
     name: String,
-    points: Vec<(f64, BTreeMap<String, f64>)>,
+    points: Vec<(f64, PointFigures)>,
 }
 
 impl Line {
-    fn xy(&self, metric: &str) -> Vec<(f64, f64)> {
+    fn xy(&self, metric: Figure) -> Vec<(f64, f64)> {
         self.points
             .iter()
-            .filter_map(|(x, m)| Some((*x, *m.get(metric)?)))
+            .filter_map(|(x, m)| Some((*x, *m.figure(metric)?)))
             .collect()
     }
 }
@@ -90,13 +90,13 @@ fn lines(s: &SweepDir, workload: &str) -> Vec<Line> {
 
 /// A chart of `metric` against the ratio, a line per device, and a
 /// vertical mark at each throughput knee.
-fn chart(title: String, label: &str, metric: &str, lines: &[Line]) -> Chart {
+fn chart(title: String, label: &str, metric: Figure, lines: &[Line]) -> Chart {
     let mut c = Chart::new(title, Axis::log2("data set / cache"), Axis::log10(label));
     for l in lines {
         c = c.with_series(l.name.clone(), l.xy(metric));
     }
     for l in lines {
-        let ops = l.xy("ops_per_s");
+        let ops = l.xy(Figure::OpsPerS);
         let ys: Vec<f64> = l.xy(metric).iter().map(|p| p.1).collect();
         let lo = ys.iter().cloned().fold(f64::INFINITY, f64::min);
         let hi = ys.iter().cloned().fold(0.0, f64::max);
@@ -109,7 +109,7 @@ fn chart(title: String, label: &str, metric: &str, lines: &[Line]) -> Chart {
 }
 
 fn finding(workload: &str, l: &Line) -> String {
-    let ops = l.xy("ops_per_s");
+    let ops = l.xy(Figure::OpsPerS);
     let Some((peak_x, peak)) = ops.iter().cloned().max_by(|a, b| a.1.total_cmp(&b.1)) else {
         return String::new();
     };
@@ -140,14 +140,14 @@ fn finding(workload: &str, l: &Line) -> String {
 /// A row per point, the knee marked.
 fn table(workloads: &[String], s: &SweepDir) -> Table {
     let cols = [
-        ("records", "records"),
-        ("ops_per_s", "ops/s"),
-        ("lat_p99_us", "read p99 (µs)"),
-        ("update_p99_us", "update p99 (µs)"),
-        ("hit_pct", "cache hits (%)"),
-        ("device_iops", "device IOPS"),
-        ("cache_full_pct", "cache full at start (%)"),
-        ("warmup_s", "warm-up (s)"),
+        (Figure::Records, "records"),
+        (Figure::OpsPerS, "ops/s"),
+        (Figure::LatP99Us, "read p99 (µs)"),
+        (Figure::UpdateP99Us, "update p99 (µs)"),
+        (Figure::HitPct, "cache hits (%)"),
+        (Figure::DeviceIops, "device IOPS"),
+        (Figure::CacheFullPct, "cache full at start (%)"),
+        (Figure::WarmupS, "warm-up (s)"),
     ];
     let mut header: Vec<String> = ["workload", "device", "data set / cache"]
         .iter()
@@ -158,12 +158,12 @@ fn table(workloads: &[String], s: &SweepDir) -> Table {
     let mut rows = Vec::new();
     for w in workloads {
         for l in lines(s, w) {
-            let k = knee(&l.xy("ops_per_s"));
+            let k = knee(&l.xy(Figure::OpsPerS));
             for (i, (x, m)) in l.points.iter().enumerate() {
                 let mut row = vec![w.clone(), l.name.clone(), format!("{x}")];
-                row.extend(cols.iter().map(|c| match (c.0, m.get(c.0)) {
+                row.extend(cols.iter().map(|c| match (c.0, m.figure(c.0)) {
                     (_, None) => "-".into(),
-                    ("records", Some(v)) => format!("{v:.0}"),
+                    (Figure::Records, Some(v)) => format!("{v:.0}"),
                     (_, Some(v)) => fmt_num(*v),
                 }));
                 row.push(if k == Some(i) {
@@ -191,13 +191,13 @@ pub fn section(s: &SweepDir) -> Section {
         charts.push(chart(
             format!("YCSB-{w}: throughput vs data set / cache"),
             "operations per second",
-            "ops_per_s",
+            Figure::OpsPerS,
             &ls,
         ));
         charts.push(chart(
             format!("YCSB-{w}: read p99 vs data set / cache"),
             "read latency p99 (µs)",
-            "lat_p99_us",
+            Figure::LatP99Us,
             &ls,
         ));
         findings.extend(ls.iter().map(|l| finding(w, l)));

@@ -16,6 +16,7 @@ use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::{Figure, GapStat, PointFigures, TimelineGap};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -362,17 +363,17 @@ fn param(name: &str, values: Vec<String>) -> Param {
     }
 }
 
-type Medians = Vec<(Vec<String>, BTreeMap<String, f64>)>;
+type Medians = crate::sweep::PerPoint<f64>;
 
-fn get<'a>(m: &'a Medians, values: &[&str]) -> Option<&'a BTreeMap<String, f64>> {
+fn get<'a>(m: &'a Medians, values: &[&str]) -> Option<&'a PointFigures> {
     m.iter()
         .find(|(v, _)| v.iter().map(String::as_str).eq(values.iter().copied()))
         .map(|(_, x)| x)
 }
 
-fn cell(m: Option<&BTreeMap<String, f64>>, k: &str) -> String {
-    m.and_then(|m| m.get(k))
-        .map(|v| fmt_num(*v))
+fn cell(m: Option<&PointFigures>, figure: impl Fn(&PointFigures) -> Option<f64>) -> String {
+    m.and_then(figure)
+        .map(fmt_num)
         .unwrap_or_else(|| "-".into())
 }
 
@@ -440,13 +441,13 @@ fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<
         };
         let m = s.medians();
         for e in &plan.engines {
-            let Some(p) = get(&m, &[e]).filter(|p| p.contains_key("timeline_ios")) else {
+            let Some(p) = get(&m, &[e]).filter(|p| p.timeline_ios.is_some()) else {
                 continue;
             };
             let mut row = vec![t.label.clone(), e.clone()];
-            for key in hiops_report::figures::TimelineGap::ALL.map(|g| g.key()) {
-                let at = |q: &str| cell(Some(p), &format!("timeline_{key}_{q}_us"));
-                row.push(format!("{} / {}", at("p50"), at("p99")));
+            for gap in TimelineGap::ALL {
+                let at = |q: GapStat| cell(Some(p), |m| m.gap(gap, q).copied());
+                row.push(format!("{} / {}", at(GapStat::P50), at(GapStat::P99)));
             }
             rows.push(row);
         }
@@ -538,25 +539,25 @@ impl SplitParts {
         let (mut dev, mut plat) = (Vec::new(), Vec::new());
         for (i, e) in engines.iter().enumerate() {
             let p = get(&m, &[e]);
-            let keys = [
-                "split_app_us",
-                "device_us",
-                "diskstats_us",
-                "platform_us",
-                "clocks_per_io",
-                "irq_per_io",
+            let figures = [
+                p.and_then(|m| m.split_app_us),
+                p.and_then(|m| m.device_us),
+                p.and_then(|m| m.diskstats_us),
+                p.and_then(|m| m.platform_us),
+                p.and_then(|m| m.clocks_per_io),
+                p.and_then(|m| m.irq_per_io),
             ];
             let mut row = vec![label.to_string(), e.clone()];
-            row.extend(keys.iter().map(|k| cell(p, k)));
+            row.extend(figures.map(|v| v.map(fmt_num).unwrap_or_else(|| "-".into())));
             self.rows.push(row);
             let Some(p) = p else { continue };
-            if p.contains_key("platform_not_split") {
+            if p.platform_not_split.is_some() {
                 self.notes.push(format!("{label} with {e}: the device's time could not be set against the application's (other I/O reached the device during the run, or it took longer than the application saw): rerun on a quiet machine."));
             }
-            self.traced |= p.contains_key("device_traced");
-            if let (Some(d), Some(pl)) = (p.get("device_us"), p.get("platform_us")) {
-                dev.push((i as f64, *d));
-                plat.push((i as f64, *pl));
+            self.traced |= p.device_traced.is_some();
+            if let (Some(d), Some(pl)) = (p.device_us, p.platform_us) {
+                dev.push((i as f64, d));
+                plat.push((i as f64, pl));
             }
         }
         if dev.is_empty() {
@@ -635,11 +636,11 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
                     if t.block { "block" } else { "file" }.into(),
                     e.clone(),
                     name.into(),
-                    cell(p, "iops"),
-                    cell(p, "process_clocks_per_io"),
-                    cell(p, "clocks_per_io"),
-                    cell(p, "irq_cpu_pct"),
-                    cell(p, "ctx_per_io"),
+                    cell(p, |m| m.iops),
+                    cell(p, |m| m.process_clocks_per_io),
+                    cell(p, |m| m.clocks_per_io),
+                    cell(p, |m| m.irq_cpu_pct),
+                    cell(p, |m| m.ctx_per_io),
                 ]);
             }
         }
@@ -664,7 +665,7 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
                 .copy_sizes
                 .iter()
                 .zip(&xs)
-                .filter_map(|(b, x)| Some((*x, *get(&m, &[b, d])?.get("process_clocks_per_io")?)))
+                .filter_map(|(b, x)| Some((*x, get(&m, &[b, d])?.process_clocks_per_io?)))
                 .collect();
             fits.push(slope(&pts));
             chart = chart.with_series(name, pts);
@@ -712,9 +713,9 @@ fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Se
 fn miss_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<ClaimRow>) {
     let m = s.medians();
     let (axis, xs) = param_axis("bs", sizes);
-    let at = |b: &String, k: &str| Some(*get(&m, &[b])?.get(k)?);
+    let at = |b: &String, k: fn(&PointFigures) -> Option<f64>| k(get(&m, &[b])?);
     let pts: Vec<(f64, f64)> = (sizes.iter().zip(&xs))
-        .filter_map(|(b, x)| Some((*x, at(b, "process_clocks_per_io")?)))
+        .filter_map(|(b, x)| Some((*x, at(b, |m| m.process_clocks_per_io)?)))
         .collect();
     let chart = Chart::new(
         format!("{label}: buffered misses, clocks per I/O vs block size"),
@@ -724,7 +725,7 @@ fn miss_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<C
     .with_series("buffered, every read a miss", pts.clone());
     let reads: Vec<f64> = sizes
         .iter()
-        .filter_map(|b| at(b, "device_ios_per_io"))
+        .filter_map(|b| at(b, |m| m.device_ios_per_io))
         .collect();
     let finding = slope(&pts).map(|per_byte| {
         let lo = reads.iter().copied().fold(f64::INFINITY, f64::min);
@@ -761,19 +762,19 @@ fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize
         for (i, set) in plan.cpu_sets.iter().enumerate() {
             let Some(p) = get(&m, &[set]) else { continue };
             let n = i + 1;
-            if let (Some(io), Some(b)) = (p.get("iops"), p.get("cpu_busy_pct")) {
-                iops.push((n as f64, *io));
-                busy.push((n as f64, *b));
-                for_ceiling.push((n, *io, *b));
+            if let (Some(io), Some(b)) = (p.iops, p.cpu_busy_pct) {
+                iops.push((n as f64, io));
+                busy.push((n as f64, b));
+                for_ceiling.push((n, io, b));
             }
             rows.push(vec![
                 n.to_string(),
                 set.clone(),
-                cell(Some(p), "iops"),
-                cell(Some(p), "cpu_busy_pct"),
-                cell(Some(p), "irq_cpu_pct"),
-                cell(Some(p), "clocks_per_io"),
-                cell(Some(p), "irq_per_io"),
+                cell(Some(p), |m| m.iops),
+                cell(Some(p), |m| m.cpu_busy_pct),
+                cell(Some(p), |m| m.irq_cpu_pct),
+                cell(Some(p), |m| m.clocks_per_io),
+                cell(Some(p), |m| m.irq_per_io),
             ]);
         }
         let x = Axis::linear("CPUs allowed").integers();
@@ -848,14 +849,16 @@ fn devices_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<S
     let mut rows = Vec::new();
     let mut findings = Vec::new();
     for (raid, layout) in layouts {
-        let line = |bs: &str, metric: &str| -> Vec<(f64, f64)> {
+        let line = |bs: &str, metric: Figure| -> Vec<(f64, f64)> {
             sets.iter()
                 .enumerate()
-                .filter_map(|(i, set)| Some((i as f64, *get(&m, &[set, raid, bs])?.get(metric)?)))
+                .filter_map(|(i, set)| {
+                    Some((i as f64, *get(&m, &[set, raid, bs])?.figure(metric)?))
+                })
                 .collect()
         };
-        let small = line("4k", "iops");
-        let large = line("64k", "bw_mbps");
+        let small = line("4k", Figure::Iops);
+        let large = line("64k", Figure::BwMbps);
         if let (Some(a), Some(b)) = (small.first(), small.last()) {
             findings.push(format!(
                 "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one.",
@@ -881,10 +884,10 @@ fn devices_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<S
                     names[i].clone(),
                     layout.to_string(),
                     bs.to_string(),
-                    cell(Some(p), "iops"),
-                    cell(Some(p), "bw_mbps"),
-                    cell(Some(p), "cpu_busy_pct"),
-                    cell(Some(p), "clocks_per_io"),
+                    cell(Some(p), |m| m.iops),
+                    cell(Some(p), |m| m.bw_mbps),
+                    cell(Some(p), |m| m.cpu_busy_pct),
+                    cell(Some(p), |m| m.clocks_per_io),
                 ]);
             }
         }
@@ -1059,10 +1062,11 @@ mod tests {
         let pt = |bs: &str, clocks: f64, reads: f64| crate::sweep::Point {
             round: 0,
             values: vec![bs.into()],
-            metrics: BTreeMap::from([
-                ("process_clocks_per_io".to_string(), clocks),
-                ("device_ios_per_io".to_string(), reads),
-            ]),
+            metrics: PointFigures {
+                process_clocks_per_io: Some(clocks),
+                device_ios_per_io: Some(reads),
+                ..PointFigures::default()
+            },
             cdf: vec![],
             series: vec![],
             hist: vec![],

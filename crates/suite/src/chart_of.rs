@@ -4,51 +4,53 @@
 use crate::page::Table;
 use crate::sweep::{Point, SweepDir};
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::Figure;
 use std::collections::BTreeMap;
 
 /// The metrics a report charts, in order, with their axis labels. A chart
 /// is drawn only when some point has the metric.
-pub const METRICS: &[(&str, &str)] = &[
-    ("iops", "IOPS"),
-    ("ops_per_s", "operations per second"),
-    ("bw_mbps", "bandwidth (MB/s)"),
-    ("lat_p50_us", "median latency (µs)"),
-    ("lat_p99_us", "99th percentile latency (µs)"),
-    ("lat_mean_us", "mean latency (µs)"),
-    ("clocks_per_io", "CPU clocks per I/O (machine)"),
-    ("cpu_busy_pct", "CPU busy (% of all CPUs)"),
-    ("ctx_per_io", "context switches per I/O"),
-    ("irq_per_io", "interrupts per I/O"),
-    ("handoff_p99_us", "hand-off delay p99 (µs)"),
-    ("handoff_max_us", "hand-off delay max (µs)"),
-    ("polls_per_io", "polls per I/O"),
+pub const METRICS: &[(Figure, &str)] = &[
+    (Figure::Iops, "IOPS"),
+    (Figure::OpsPerS, "operations per second"),
+    (Figure::BwMbps, "bandwidth (MB/s)"),
+    (Figure::LatP50Us, "median latency (µs)"),
+    (Figure::LatP99Us, "99th percentile latency (µs)"),
+    (Figure::LatMeanUs, "mean latency (µs)"),
+    (Figure::ClocksPerIo, "CPU clocks per I/O (machine)"),
+    (Figure::CpuBusyPct, "CPU busy (% of all CPUs)"),
+    (Figure::CtxPerIo, "context switches per I/O"),
+    (Figure::IrqPerIo, "interrupts per I/O"),
+    (Figure::HandoffP99Us, "hand-off delay p99 (µs)"),
+    (Figure::HandoffMaxUs, "hand-off delay max (µs)"),
+    (Figure::PollsPerIo, "polls per I/O"),
     // hiops kv fig10's platform figures, per operation of the application.
-    ("device_iops", "device IOPS"),
+    (Figure::DeviceIops, "device IOPS"),
     (
-        "machine_clocks_per_op",
+        Figure::MachineClocksPerOp,
         "CPU clocks per operation (machine)",
     ),
     (
-        "server_clocks_per_op",
+        Figure::ServerClocksPerOp,
         "CPU clocks per operation (server process)",
     ),
     (
-        "machine_clocks_per_device_io",
+        Figure::MachineClocksPerDeviceIo,
         "CPU clocks per device I/O (machine)",
     ),
     (
-        "server_ctx_switches_per_op",
+        Figure::ServerCtxSwitchesPerOp,
         "context switches per operation (server)",
     ),
-    ("hit_pct", "reads served by the RAM cache (%)"),
+    (Figure::HitPct, "reads served by the RAM cache (%)"),
 ];
 
-pub fn metric_label(name: &str) -> &str {
+/// A figure's axis label, or its name where no chart draws it.
+pub fn metric_label(figure: Figure) -> &'static str {
     METRICS
         .iter()
-        .find(|(n, _)| *n == name)
+        .find(|(f, _)| *f == figure)
         .map(|(_, l)| *l)
-        .unwrap_or(name)
+        .unwrap_or(figure.key())
 }
 
 /// Parameters whose values are byte sizes.
@@ -121,13 +123,13 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
     let others: Vec<usize> = (0..s.def.params.len()).filter(|&i| i != x).collect();
     let mut charts = Vec::new();
     for (metric, label) in METRICS {
-        if !medians.iter().any(|(_, m)| m.contains_key(*metric)) {
+        if !medians.iter().any(|(_, m)| m.figure(*metric).is_some()) {
             continue;
         }
         type Line = (String, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
         let mut lines: BTreeMap<usize, Line> = BTreeMap::new();
         for (values, m) in &medians {
-            let (Some(px), Some(y)) = (position(&values[x]), m.get(*metric)) else {
+            let (Some(px), Some(y)) = (position(&values[x]), m.figure(*metric)) else {
                 continue;
             };
             // The index of this combination of the other parameters in grid
@@ -151,7 +153,7 @@ pub fn sweep_charts_by(s: &SweepDir, x: usize, title_prefix: &str) -> Vec<Chart>
             let range = spreads
                 .iter()
                 .find(|(v, _)| v == values)
-                .and_then(|(_, r)| r.get(*metric));
+                .and_then(|(_, r)| r.figure(*metric));
             if let Some(&(lo, hi)) = range {
                 line.2.push((px, lo, hi));
             }
@@ -245,22 +247,22 @@ pub fn series_chart(s: &SweepDir, max: usize) -> Option<Chart> {
 /// One row per grid point: the parameters, then each metric's median.
 pub fn points_table(s: &SweepDir) -> Table {
     let medians = s.medians();
-    let names: Vec<&str> = METRICS
+    let names: Vec<Figure> = METRICS
         .iter()
         .map(|(n, _)| *n)
-        .filter(|n| medians.iter().any(|(_, m)| m.contains_key(*n)))
+        .filter(|n| medians.iter().any(|(_, m)| m.figure(*n).is_some()))
         .collect();
     let mut header: Vec<String> = s.def.params.iter().map(|p| p.name.clone()).collect();
-    header.extend(names.iter().map(|n| n.to_string()));
+    header.extend(names.iter().map(|n| n.key().to_string()));
     let rows = medians
         .iter()
         .map(|(values, m)| {
             let mut row = values.clone();
-            row.extend(
-                names
-                    .iter()
-                    .map(|n| m.get(*n).map(|v| fmt_num(*v)).unwrap_or_else(|| "-".into())),
-            );
+            row.extend(names.iter().map(|n| {
+                m.figure(*n)
+                    .map(|v| fmt_num(*v))
+                    .unwrap_or_else(|| "-".into())
+            }));
             row
         })
         .collect();
@@ -299,7 +301,7 @@ pub fn sweep_findings(s: &SweepDir) -> Vec<String> {
     let mut out = Vec::new();
     let best = medians
         .iter()
-        .filter_map(|(v, m)| Some((v, *m.get("iops")?)))
+        .filter_map(|(v, m)| Some((v, m.iops?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
     if let Some((v, iops)) = best {
         out.push(format!(
@@ -312,29 +314,30 @@ pub fn sweep_findings(s: &SweepDir) -> Vec<String> {
         // The best line at each x value.
         let first = &s.def.params[0];
         for x in &first.values {
-            let at: Vec<_> = medians
+            let at: Vec<(&Vec<String>, f64)> = medians
                 .iter()
-                .filter(|(v, m)| &v[0] == x && m.contains_key("iops"))
+                .filter(|(v, _)| &v[0] == x)
+                .filter_map(|(v, m)| Some((v, m.iops?)))
                 .collect();
             if at.len() < 2 {
                 continue;
             }
             let top = at
                 .iter()
-                .max_by(|a, b| a.1["iops"].total_cmp(&b.1["iops"]))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
                 .expect("two or more");
             let low = at
                 .iter()
-                .min_by(|a, b| a.1["iops"].total_cmp(&b.1["iops"]))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
                 .expect("two or more");
             out.push(format!(
                 "At {}={x}: {} leads with {} IOPS, {:.2}x {} ({}).",
                 first.name,
                 top.0[1..].join(" "),
-                fmt_num(top.1["iops"]),
-                top.1["iops"] / low.1["iops"].max(1e-9),
+                fmt_num(top.1),
+                top.1 / low.1.max(1e-9),
                 low.0[1..].join(" "),
-                fmt_num(low.1["iops"])
+                fmt_num(low.1)
             ));
         }
     }
@@ -345,6 +348,7 @@ pub fn sweep_findings(s: &SweepDir) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::sweep::{Param, Point, SweepDef};
+    use hiops_report::figures::PointFigures;
 
     fn sweep() -> SweepDir {
         let def = SweepDef {
@@ -359,11 +363,11 @@ mod tests {
         let mut points = Vec::new();
         for (i, bs) in ["512", "4k", "128k"].iter().enumerate() {
             for (j, s) in ["pread", "coop"].iter().enumerate() {
-                let mut metrics = BTreeMap::new();
-                metrics.insert("iops".into(), 1000.0 * (3 - i) as f64 * (1 + j) as f64);
-                if j == 1 {
-                    metrics.insert("handoff_p99_us".into(), 7.0);
-                }
+                let metrics = PointFigures {
+                    iops: Some(1000.0 * (3 - i) as f64 * (1 + j) as f64),
+                    handoff_p99_us: (j == 1).then_some(7.0),
+                    ..PointFigures::default()
+                };
                 points.push(Point {
                     round: 0,
                     values: vec![bs.to_string(), s.to_string()],
@@ -421,11 +425,11 @@ mod tests {
         let mut again: Vec<Point> = s.points.clone();
         for p in &mut again {
             p.round = 1;
-            *p.metrics.get_mut("iops").unwrap() += 300.0;
+            *p.metrics.iops.as_mut().unwrap() += 300.0;
         }
         let mut third = again.clone();
         third.iter_mut().for_each(|p| p.round = 2);
-        third[0].metrics.insert("iops".into(), 2000.0);
+        third[0].metrics.iops = Some(2000.0);
         s.points.extend(again);
         s.points.extend(third);
         let charts = sweep_charts(&s, "");

@@ -12,27 +12,27 @@ use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
-use std::collections::BTreeMap;
+use hiops_report::figures::{Figure, PointFigures};
 
 const PARAM: &str = "iodepth_batch_complete_min";
 
-type Medians = Vec<(Vec<String>, BTreeMap<String, f64>)>;
+type Medians = crate::sweep::PerPoint<f64>;
 
-fn at<'a>(m: &'a Medians, batch: &str) -> Option<&'a BTreeMap<String, f64>> {
+fn at<'a>(m: &'a Medians, batch: &str) -> Option<&'a PointFigures> {
     m.iter()
         .find(|(v, _)| v.first().map(String::as_str) == Some(batch))
         .map(|(_, x)| x)
 }
 
-fn cell(m: Option<&BTreeMap<String, f64>>, k: &str) -> String {
-    m.and_then(|m| m.get(k)).map_or("-".into(), |v| fmt_num(*v))
+fn cell(m: Option<&PointFigures>, figure: impl Fn(&PointFigures) -> Option<f64>) -> String {
+    m.and_then(figure).map_or("-".into(), fmt_num)
 }
 
 /// One line per target of `metric` over the batch sizes.
 fn chart(
     title: &str,
     y: &str,
-    metric: &str,
+    metric: Figure,
     targets: &[(String, Medians)],
     batches: &[String],
 ) -> Chart {
@@ -42,7 +42,7 @@ fn chart(
         let pts = batches
             .iter()
             .zip(&xs)
-            .filter_map(|(b, x)| Some((*x, *at(m, b)?.get(metric)?)))
+            .filter_map(|(b, x)| Some((*x, *at(m, b)?.figure(metric)?)))
             .collect();
         c = c.with_series(label.clone(), pts);
     }
@@ -53,12 +53,12 @@ fn chart(
 fn finding(label: &str, m: &Medians, batches: &[String]) -> Option<ClaimRow> {
     let (first, last) = (batches.first()?, batches.last()?);
     let (a, b) = (at(m, first)?, at(m, last)?);
-    let (c0, c1) = (*a.get("clocks_per_io")?, *b.get("clocks_per_io")?);
-    let irqs = match (a.get("irq_per_io"), b.get("irq_per_io")) {
+    let (c0, c1) = (a.clocks_per_io?, b.clocks_per_io?);
+    let irqs = match (a.irq_per_io, b.irq_per_io) {
         (Some(i0), Some(i1)) => format!(
             ", device interrupts per I/O {} -> {}",
-            fmt_num(*i0),
-            fmt_num(*i1)
+            fmt_num(i0),
+            fmt_num(i1)
         ),
         _ => ", no device interrupts of its own to count".into(),
     };
@@ -103,13 +103,13 @@ pub fn section(targets: &[(String, &SweepDir)], batches: &[String]) -> Option<Se
             rows.push(vec![
                 label.clone(),
                 b.clone(),
-                cell(p, "iops"),
-                cell(p, "clocks_per_io"),
-                cell(p, "process_clocks_per_io"),
-                cell(p, "irq_per_io"),
-                cell(p, "block_softirq_per_io"),
-                cell(p, "irq_us_per_interrupt"),
-                cell(p, "ctx_per_io"),
+                cell(p, |m| m.iops),
+                cell(p, |m| m.clocks_per_io),
+                cell(p, |m| m.process_clocks_per_io),
+                cell(p, |m| m.irq_per_io),
+                cell(p, |m| m.block_softirq_per_io),
+                cell(p, |m| m.irq_us_per_interrupt),
+                cell(p, |m| m.ctx_per_io),
             ]);
         }
     }
@@ -118,8 +118,8 @@ pub fn section(targets: &[(String, &SweepDir)], batches: &[String]) -> Option<Se
         heading: "Fig 6: completion batching, the proxy for interrupt coalescing".into(),
         findings: Vec::new(),
         charts: vec![
-            chart("clocks per I/O vs completions per reap (QD32)", "machine CPU clocks per I/O", "clocks_per_io", &medians, batches),
-            chart("device interrupts per I/O vs completions per reap", "interrupts per I/O", "irq_per_io", &medians, batches),
+            chart("clocks per I/O vs completions per reap (QD32)", "machine CPU clocks per I/O", Figure::ClocksPerIo, &medians, batches),
+            chart("device interrupts per I/O vs completions per reap", "interrupts per I/O", Figure::IrqPerIo, &medians, batches),
         ],
         tables: vec![Table {
             caption: "4 KiB random reads at QD32, io_uring, by completions waited for per reap".into(),
@@ -136,11 +136,10 @@ mod tests {
 
     #[test]
     fn the_finding_reads_the_first_and_last_batch() {
-        let point = |clocks: f64, irq: f64| {
-            BTreeMap::from([
-                ("clocks_per_io".to_string(), clocks),
-                ("irq_per_io".to_string(), irq),
-            ])
+        let point = |clocks: f64, irq: f64| PointFigures {
+            clocks_per_io: Some(clocks),
+            irq_per_io: Some(irq),
+            ..PointFigures::default()
         };
         let m: Medians = vec![
             (vec!["1".into()], point(25_000.0, 1.0)),
@@ -153,7 +152,13 @@ mod tests {
             f.contains("device interrupts per I/O 1.000 -> 0.9800"),
             "{f}"
         );
-        let c = chart("t", "y", "clocks_per_io", &[("disk".into(), m)], &batches);
+        let c = chart(
+            "t",
+            "y",
+            Figure::ClocksPerIo,
+            &[("disk".into(), m)],
+            &batches,
+        );
         assert_eq!(c.series[0].points.len(), 2);
     }
 }

@@ -7,23 +7,23 @@
 use crate::chart_of::{fmt_num, metric_label};
 use crate::page::Table;
 use crate::sweep::SweepDir;
+use hiops_report::figures::{Figure, PointFigures};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::Path;
 
-type Entries = Vec<(String, BTreeMap<String, f64>)>;
+type Entries = Vec<(String, PointFigures)>;
 
 /// The figures compared, in order; others a side has are left out.
-const COMPARED: &[&str] = &[
-    "iops",
-    "bw_mbps",
-    "lat_mean_us",
-    "lat_p50_us",
-    "lat_p99_us",
-    "clocks_per_io",
-    "cpu_busy_pct",
-    "ctx_per_io",
-    "handoff_p99_us",
+const COMPARED: &[Figure] = &[
+    Figure::Iops,
+    Figure::BwMbps,
+    Figure::LatMeanUs,
+    Figure::LatP50Us,
+    Figure::LatP99Us,
+    Figure::ClocksPerIo,
+    Figure::CpuBusyPct,
+    Figure::CtxPerIo,
+    Figure::HandoffP99Us,
 ];
 
 pub fn entries(path: &Path) -> Result<Entries, String> {
@@ -85,7 +85,7 @@ fn fio_json_entries(doc: &Value) -> Option<Entries> {
             .and_then(Value::as_str)
             .unwrap_or("job")
             .to_string();
-        let mut m = BTreeMap::new();
+        let mut m = PointFigures::default();
         let (mut iops, mut kib, mut n, mut lat_sum, mut p50, mut p99) =
             (0.0, 0.0, 0.0, 0.0, 0f64, 0f64);
         for dir in ["read", "write"] {
@@ -111,18 +111,16 @@ fn fio_json_entries(doc: &Value) -> Option<Entries> {
             p50 = p50.max(pct("50.000000"));
             p99 = p99.max(pct("99.000000"));
         }
-        m.insert("iops".to_string(), iops);
-        m.insert("bw_mbps".to_string(), kib * 1024.0 / 1e6);
+        m.iops = Some(iops);
+        m.bw_mbps = Some(kib * 1024.0 / 1e6);
         if n > 0.0 {
-            m.insert("lat_mean_us".to_string(), lat_sum / n / 1e3);
+            m.lat_mean_us = Some(lat_sum / n / 1e3);
             if p50 > 0.0 {
-                m.insert("lat_p50_us".to_string(), p50 / 1e3);
-                m.insert("lat_p99_us".to_string(), p99 / 1e3);
+                m.lat_p50_us = Some(p50 / 1e3);
+                m.lat_p99_us = Some(p99 / 1e3);
             }
         }
-        if let Some(c) = clocks.filter(|_| jobs.len() == 1) {
-            m.insert("clocks_per_io".to_string(), c);
-        }
+        m.clocks_per_io = clocks.filter(|_| jobs.len() == 1);
         out.push((name, m));
     }
     Some(out)
@@ -138,7 +136,7 @@ pub fn compare(a: &Entries, b: &Entries) -> Result<Table, String> {
             continue;
         };
         for metric in COMPARED {
-            let (Some(va), Some(vb)) = (ma.get(*metric), mb.get(*metric)) else {
+            let (Some(va), Some(vb)) = (ma.figure(*metric), mb.figure(*metric)) else {
                 continue;
             };
             let ratio = if *va != 0.0 {
@@ -148,7 +146,7 @@ pub fn compare(a: &Entries, b: &Entries) -> Result<Table, String> {
             };
             rows.push(vec![
                 key.clone(),
-                metric_label(metric).to_string(),
+                metric_label(*metric).to_string(),
                 fmt_num(*va),
                 fmt_num(*vb),
                 ratio,
@@ -244,17 +242,15 @@ mod tests {
 
     #[test]
     fn nothing_in_common_is_an_error_that_names_both_sides() {
+        let one = PointFigures {
+            iops: Some(1.0),
+            ..PointFigures::default()
+        };
         let a2 = vec![
-            (
-                "x=1".to_string(),
-                BTreeMap::from([("iops".to_string(), 1.0)]),
-            ),
-            ("x=2".to_string(), BTreeMap::new()),
+            ("x=1".to_string(), one.clone()),
+            ("x=2".to_string(), PointFigures::default()),
         ];
-        let b = vec![(
-            "y=1".to_string(),
-            BTreeMap::from([("iops".to_string(), 1.0)]),
-        )];
+        let b = vec![("y=1".to_string(), one)];
         let e = compare(&a2, &b).unwrap_err();
         assert!(e.contains("x=1") && e.contains("y=1"), "{e}");
         assert!(entries(Path::new("/nonexistent.json")).is_err());

@@ -11,6 +11,7 @@ use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::PointFigures;
 use std::collections::BTreeMap;
 
 /// The sweep of the grid's row of `devices` devices.
@@ -58,7 +59,7 @@ pub fn from_linear(points: &[GridPoint]) -> Option<Vec<(f64, f64)>> {
 struct Cell {
     point: GridPoint,
     set: String,
-    m: BTreeMap<String, f64>,
+    m: PointFigures,
 }
 
 /// What the grid ran: its device counts, and each job's threads and depth.
@@ -78,7 +79,7 @@ fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Vec<Cell> {
         for (values, m) in s.medians() {
             let set = values[0].clone();
             let cpus = hiops_stats::cpu::parse_cpu_list(&set).map_or(0, |c| c.len());
-            let Some(&iops) = m.get("iops") else { continue };
+            let Some(iops) = m.iops else { continue };
             out.push(Cell {
                 point: GridPoint {
                     devices,
@@ -105,7 +106,7 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let at = |k: &str| c.m.get(k).map_or("-".into(), |v| fmt_num(*v));
+            let show = |v: Option<f64>| v.map_or("-".into(), fmt_num);
             let (ideal, pct) = match &linear {
                 Some(l) => (fmt_num(l[i].0), format!("{:+.1}", l[i].1)),
                 None => ("-".into(), "-".into()),
@@ -117,9 +118,9 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
                 fmt_num(c.point.iops),
                 ideal,
                 pct,
-                at("cpu_busy_pct"),
-                at("irq_cpu_pct"),
-                at("clocks_per_io"),
+                show(c.m.cpu_busy_pct),
+                show(c.m.irq_cpu_pct),
+                show(c.m.clocks_per_io),
             ]
         })
         .collect();
@@ -260,14 +261,14 @@ fn charts(cells: &[Cell], has_linear: bool) -> Vec<Chart> {
         Axis::linear("CPU busy (% of all CPUs)"),
     );
     for &c in &cpu_counts {
-        let line = |key: &str| -> Vec<(f64, f64)> {
+        let line = |figure: fn(&PointFigures) -> Option<f64>| -> Vec<(f64, f64)> {
             (cells.iter().filter(|cell| cell.point.cpus == c))
-                .filter_map(|cell| Some((cell.point.devices as f64, *cell.m.get(key)?)))
+                .filter_map(|cell| Some((cell.point.devices as f64, figure(&cell.m)?)))
                 .collect()
         };
         let name = format!("{c} CPU{}", if c == 1 { "" } else { "s" });
-        iops = iops.with_series(name.clone(), line("iops"));
-        busy = busy.with_series(name, line("cpu_busy_pct"));
+        iops = iops.with_series(name.clone(), line(|m| m.iops));
+        busy = busy.with_series(name, line(|m| m.cpu_busy_pct));
     }
     let one = (cells.iter()).find(|c| c.point.devices == 1 && c.point.cpus == 1);
     if let (true, Some(one), Some(&most)) = (has_linear, one, cpu_counts.last()) {

@@ -41,7 +41,7 @@ pub fn section(s: &SweepDir) -> Option<Section> {
         medians
             .iter()
             .filter(|(v, _)| &v[d] == n)
-            .filter_map(|(_, m)| m.get("ops_per_s").copied())
+            .filter_map(|(_, m)| m.ops_per_s)
             .fold(0.0, f64::max)
     };
     let counts = &s.def.params[d].values;

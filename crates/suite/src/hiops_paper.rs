@@ -19,8 +19,8 @@ use crate::claims::{self, Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::{Figure, PointFigures};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The thread strategies, and `tasks`: coop on the task path with as many
@@ -410,7 +410,7 @@ fn fig9_claim(s: &SweepDir) -> Option<ClaimRow> {
     let medians = s.medians();
     let intervals = &s.def.params.first()?.values;
     let (first, last) = (intervals.first()?, intervals.last()?);
-    let iops = |i: &str, peeks: &str| at(&medians, &[i, peeks])?.get("iops").copied();
+    let iops = |i: &str, peeks: &str| at(&medians, &[i, peeks])?.iops;
     let lone = iops(last, "0")? / iops(first, "0")?;
     let coop = iops(last, "1")? / iops(first, "1")?;
     let (loses, holds) = (lone < 0.9, coop >= 0.9);
@@ -498,10 +498,7 @@ fn figure(s: &SweepDir, heading: &str, titles: &[&str]) -> Section {
 }
 
 /// Median metrics of one grid point, by its values.
-fn at<'a>(
-    medians: &'a [(Vec<String>, BTreeMap<String, f64>)],
-    values: &[&str],
-) -> Option<&'a BTreeMap<String, f64>> {
+fn at<'a>(medians: &'a [(Vec<String>, PointFigures)], values: &[&str]) -> Option<&'a PointFigures> {
     medians
         .iter()
         .find(|(v, _)| v.iter().map(String::as_str).eq(values.iter().copied()))
@@ -521,18 +518,16 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let base = at(&medians, &[&many_s, "pread"]);
     for st in strategies {
         if let Some(m) = at(&medians, &[&many_s, st]) {
-            let ratio = |k: &str| match (base.and_then(|b| b.get(k)), m.get(k)) {
+            let ratio = |k: Figure| match (base.and_then(|b| b.figure(k)), m.figure(k)) {
                 (Some(b), Some(v)) if *b > 0.0 => format!("{:.2}", v / b),
                 _ => "-".into(),
             };
             rows.push(vec![
                 st.clone(),
-                m.get("iops").map(|v| fmt_num(*v)).unwrap_or_default(),
-                m.get("clocks_per_io")
-                    .map(|v| fmt_num(*v))
-                    .unwrap_or_default(),
-                ratio("iops"),
-                ratio("clocks_per_io"),
+                m.iops.map(fmt_num).unwrap_or_default(),
+                m.clocks_per_io.map(fmt_num).unwrap_or_default(),
+                ratio(Figure::Iops),
+                ratio(Figure::ClocksPerIo),
             ]);
         }
     }
@@ -557,7 +552,7 @@ fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Section {
 /// of the best strategy over pread, and the design's completion in the
 /// waiting thread against a completion thread.
 fn pread_claims(
-    medians: &[(Vec<String>, BTreeMap<String, f64>)],
+    medians: &[(Vec<String>, PointFigures)],
     strategies: &[String],
     many: u32,
 ) -> Vec<ClaimRow> {
@@ -569,15 +564,11 @@ fn pread_claims(
             .iter()
             .filter(|st| *st != "pread")
             .filter_map(|st| Some((st, at(medians, &[&many_s, st])?)))
-            .max_by(|a, b| {
-                a.1.get("iops")
-                    .unwrap_or(&0.0)
-                    .total_cmp(b.1.get("iops").unwrap_or(&0.0))
-            });
-        if let (Some((st, m)), Some(bi), Some(bc)) = (best, b.get("iops"), b.get("clocks_per_io")) {
+            .max_by(|a, b| a.1.iops.unwrap_or(0.0).total_cmp(&b.1.iops.unwrap_or(0.0)));
+        if let (Some((st, m)), Some(bi), Some(bc)) = (best, b.iops, b.clocks_per_io) {
             let (ri, rc) = (
-                m.get("iops").unwrap_or(&0.0) / bi,
-                m.get("clocks_per_io").unwrap_or(&f64::NAN) / bc,
+                m.iops.unwrap_or(0.0) / bi,
+                m.clocks_per_io.unwrap_or(f64::NAN) / bc,
             );
             paper.push(fig7_claim(st, ri, rc, many));
         }
@@ -586,13 +577,10 @@ fn pread_claims(
         at(medians, &[&many_s, "coop"]),
         at(medians, &[&many_s, "completion-thread"]),
     ) {
-        if let (Some(ci), Some(ti), Some(cc), Some(tc)) = (
-            c.get("iops"),
-            t.get("iops"),
-            c.get("clocks_per_io"),
-            t.get("clocks_per_io"),
-        ) {
-            paper.push(waiter_claim((*ci, *cc), (*ti, *tc)));
+        if let (Some(ci), Some(ti), Some(cc), Some(tc)) =
+            (c.iops, t.iops, c.clocks_per_io, t.clocks_per_io)
+        {
+            paper.push(waiter_claim((ci, cc), (ti, tc)));
         }
     }
     paper
@@ -600,21 +588,24 @@ fn pread_claims(
 
 /// Coop threads against pread: at `many` threads IOPS, clocks and
 /// context switches; at one thread IOPS.
-fn coop_findings(medians: &[(Vec<String>, BTreeMap<String, f64>)], many: u32) -> Vec<String> {
-    let get = |n: &str, st: &str, k: &str| at(medians, &[n, st])?.get(k).copied();
+fn coop_findings(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<String> {
+    let get = |n: &str, st: &str, k: Figure| at(medians, &[n, st])?.figure(k).copied();
     let mut out = Vec::new();
     let many_s = many.to_string();
-    let ratio = |k: &str| Some(get(&many_s, "coop", k)? / get(&many_s, "pread", k)?);
+    let ratio = |k: Figure| Some(get(&many_s, "coop", k)? / get(&many_s, "pread", k)?);
     if let (Some(ri), Some(rc), Some(ctx)) = (
-        ratio("iops"),
-        ratio("clocks_per_io"),
-        get(&many_s, "coop", "ctx_per_io"),
+        ratio(Figure::Iops),
+        ratio(Figure::ClocksPerIo),
+        get(&many_s, "coop", Figure::CtxPerIo),
     ) {
         out.push(format!(
             "coop, {many} threads: {ri:.2}x pread's IOPS at {rc:.2}x its clocks per I/O, {ctx:.2} context switches per I/O."
         ));
     }
-    if let (Some(c), Some(p)) = (get("1", "coop", "iops"), get("1", "pread", "iops")) {
+    if let (Some(c), Some(p)) = (
+        get("1", "coop", Figure::Iops),
+        get("1", "pread", Figure::Iops),
+    ) {
         out.push(format!("coop, 1 thread: {:.2}x pread's IOPS.", c / p));
     }
     out
@@ -682,12 +673,12 @@ fn inline_device_section(s: &SweepDir, label: &str, many: u32) -> Section {
 /// "WHEN, against pread's IOPS: a 0.97x, b 1.02x." for every strategy but
 /// pread at `threads`.
 fn ratios_to_pread(
-    medians: &[(Vec<String>, BTreeMap<String, f64>)],
+    medians: &[(Vec<String>, PointFigures)],
     threads: &str,
     strategies: &[String],
     when: &str,
 ) -> Option<String> {
-    let iops = |st: &str| at(medians, &[threads, st])?.get("iops").copied();
+    let iops = |st: &str| at(medians, &[threads, st])?.iops;
     let p = iops("pread")?;
     let each: Vec<String> = strategies
         .iter()
@@ -718,27 +709,22 @@ fn tasks_section(s: &SweepDir, threads: Option<&SweepDir>, label: &str, many: u3
         at(&m, &[&many_s, "pread"]).cloned()
     });
     if let (Some(p), Some(tk)) = (pread, at(&medians, &[&many_s])) {
-        let r = |k: &str| tk.get(k).unwrap_or(&f64::NAN) / p.get(k).unwrap_or(&f64::NAN);
-        let (ri, rc) = (r("iops"), r("clocks_per_io"));
+        let r = |k: fn(&PointFigures) -> Option<f64>| {
+            k(tk).unwrap_or(f64::NAN) / k(&p).unwrap_or(f64::NAN)
+        };
+        let (ri, rc) = (r(|m| m.iops), r(|m| m.clocks_per_io));
         sec.findings.push(format!(
             "{many} tasks: {ri:.2}x the IOPS of pread with {many} threads at {rc:.2}x its clocks per I/O."
         ));
     }
-    let one_pread = threads.and_then(|t| {
-        at(&t.medians(), &["1", "pread"])?
-            .get("lat_p50_us")
-            .copied()
-    });
-    if let (Some(p), Some(t)) = (
-        one_pread,
-        at(&medians, &["1"]).and_then(|m| m.get("lat_p50_us")),
-    ) {
+    let one_pread = threads.and_then(|t| at(&t.medians(), &["1", "pread"])?.lat_p50_us);
+    if let (Some(p), Some(t)) = (one_pread, at(&medians, &["1"]).and_then(|m| m.lat_p50_us)) {
         sec.findings.push(format!(
             "1 task: median latency {t:.1} µs against pread's {p:.1} µs at 1 thread ({:.2}x).",
             t / p
         ));
     }
-    let iops = |n: &str| at(&medians, &[n]).and_then(|m| m.get("iops").copied());
+    let iops = |n: &str| at(&medians, &[n]).and_then(|m| m.iops);
     if let (Some(most), Some(at_many)) = (s.def.params[0].values.last(), iops(&many_s)) {
         if let Some(top) = iops(most) {
             sec.findings.push(format!(
@@ -759,9 +745,9 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let (x_axis, xs) = param_axis("numjobs", &s.def.params[0].values);
     let mut charts = Vec::new();
     for (metric, what) in [
-        ("handoff_p50_us", "median"),
-        ("handoff_p99_us", "99th percentile"),
-        ("handoff_max_us", "maximum"),
+        (Figure::HandoffP50Us, "median"),
+        (Figure::HandoffP99Us, "99th percentile"),
+        (Figure::HandoffMaxUs, "maximum"),
     ] {
         let mut chart = Chart::new(
             format!("hand-off delay, {what}"),
@@ -773,7 +759,7 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
                 .values
                 .iter()
                 .zip(&xs)
-                .filter_map(|(n, x)| Some((*x, *at(&medians, &[n, st])?.get(metric)?)))
+                .filter_map(|(n, x)| Some((*x, *at(&medians, &[n, st])?.figure(metric)?)))
                 .collect();
             if !pts.is_empty() {
                 chart = chart.with_series(st.clone(), pts);
@@ -790,18 +776,14 @@ fn handoff_section(s: &SweepDir, label: &str, many: u32) -> Section {
         .filter_map(|st| {
             let m = at(&medians, &[&many_s, st])?;
             // A figure with no samples (no hand-offs) is "none", never 0.
-            let g = |k: &str| {
-                m.get(k)
-                    .map(|v| fmt_num(*v))
-                    .unwrap_or_else(|| "none".into())
-            };
+            let g = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "none".into());
             Some(vec![
                 st.clone(),
-                g("handoff_p50_us"),
-                g("handoff_p99_us"),
-                g("handoff_max_us"),
-                g("ctx_per_io"),
-                g("wakeups_per_io"),
+                g(m.handoff_p50_us),
+                g(m.handoff_p99_us),
+                g(m.handoff_max_us),
+                g(m.ctx_per_io),
+                g(m.wakeups_per_io),
             ])
         })
         .collect();
@@ -841,18 +823,14 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
         .iter()
         .filter_map(|v| {
             let m = row(v)?;
-            let g = |k: &str| {
-                m.get(k)
-                    .map(|x| fmt_num(*x))
-                    .unwrap_or_else(|| "none".into())
-            };
+            let g = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "none".into());
             Some(vec![
                 parts_name(v).to_string(),
-                g("completion_pass_max_us"),
-                g("completion_pass_p99_us"),
-                g("handoff_p99_us"),
-                g("iops"),
-                g("ctx_per_io"),
+                g(m.completion_pass_max_us),
+                g(m.completion_pass_p99_us),
+                g(m.handoff_p99_us),
+                g(m.iops),
+                g(m.ctx_per_io),
             ])
         })
         .collect();
@@ -863,14 +841,14 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
         .collect();
     let mut charts = Vec::new();
     for (metric, what) in [
-        ("completion_pass_max_us", "maximum"),
-        ("completion_pass_p99_us", "99th percentile"),
+        (Figure::CompletionPassMaxUs, "maximum"),
+        (Figure::CompletionPassP99Us, "99th percentile"),
     ] {
         let pts: Vec<(f64, f64)> = s.def.params[0]
             .values
             .iter()
             .enumerate()
-            .filter_map(|(i, v)| Some((i as f64, *row(v)?.get(metric)?)))
+            .filter_map(|(i, v)| Some((i as f64, *row(v)?.figure(metric)?)))
             .collect();
         if !pts.is_empty() {
             charts.push(
@@ -900,11 +878,8 @@ fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
 }
 
 /// HIOPS Fig 8's claim read here: each part shortens the longest pass.
-fn ablation_claims(
-    s: &SweepDir,
-    medians: &[(Vec<String>, BTreeMap<String, f64>)],
-) -> Vec<ClaimRow> {
-    let max_of = |v: &str| at(medians, &[v]).and_then(|m| m.get("completion_pass_max_us").copied());
+fn ablation_claims(s: &SweepDir, medians: &[(Vec<String>, PointFigures)]) -> Vec<ClaimRow> {
+    let max_of = |v: &str| at(medians, &[v]).and_then(|m| m.completion_pass_max_us);
     let vals: Vec<(&str, f64)> = s.def.params[0]
         .values
         .iter()
@@ -1020,13 +995,14 @@ mod tests {
         crate::sweep::Point {
             round: 0,
             values: vec![n.into(), st.into()],
-            metrics: BTreeMap::from([
-                ("iops".to_string(), iops),
-                ("clocks_per_io".to_string(), clocks),
-                ("handoff_p99_us".to_string(), 10.0),
-                ("ctx_per_io".to_string(), 1.0),
-                ("lat_p50_us".to_string(), clocks / 10.0),
-            ]),
+            metrics: PointFigures {
+                iops: Some(iops),
+                clocks_per_io: Some(clocks),
+                handoff_p99_us: Some(10.0),
+                ctx_per_io: Some(1.0),
+                lat_p50_us: Some(clocks / 10.0),
+                ..PointFigures::default()
+            },
             cdf: vec![],
             series: vec![],
             hist: vec![],
@@ -1046,10 +1022,11 @@ mod tests {
         let pt = |v: &str, max: f64| crate::sweep::Point {
             round: 0,
             values: vec![v.into()],
-            metrics: BTreeMap::from([
-                ("completion_pass_max_us".to_string(), max),
-                ("completion_pass_p99_us".to_string(), max / 2.0),
-            ]),
+            metrics: PointFigures {
+                completion_pass_max_us: Some(max),
+                completion_pass_p99_us: Some(max / 2.0),
+                ..PointFigures::default()
+            },
             cdf: vec![],
             series: vec![],
             hist: vec![],

@@ -10,6 +10,7 @@ use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::{Figure, PointFigures};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -29,10 +30,10 @@ pub enum Measure {
 }
 
 impl Measure {
-    fn metric(self) -> &'static str {
+    fn metric(self) -> Figure {
         match self {
-            Measure::Mbps => "bw_mbps",
-            Measure::Iops => "iops",
+            Measure::Mbps => Figure::BwMbps,
+            Measure::Iops => Figure::Iops,
         }
     }
     fn unit(self) -> &'static str {
@@ -179,13 +180,16 @@ impl Plan {
     }
 }
 
-/// Measured figures: target → rw → bs → metrics. Medians over rounds, or
-/// in the study's mode means, with each metric's standard deviation beside
-/// it as `METRIC_sd`.
-type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>>;
+/// A figure over rounds: their median, or in the study's mode their mean
+/// and standard deviation (none from one round).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    pub value: f64,
+    pub sd: Option<f64>,
+}
 
-/// The suffix of a metric's standard deviation over rounds in a [`Grid`].
-const SD: &str = "_sd";
+/// Measured figures: target → rw → bs → figures over rounds.
+type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, PointFigures<Estimate>>>>;
 
 fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
     let mut g = Grid::new();
@@ -194,7 +198,10 @@ fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
         let figures = if plan.study {
             with_deviations(s.means_and_deviations())
         } else {
-            s.medians()
+            let median = |&value: &f64| Estimate { value, sd: None };
+            (s.medians().into_iter())
+                .map(|(values, m)| (values, m.map(median)))
+                .collect()
         };
         for (values, m) in figures {
             g.entry(label.clone())
@@ -207,22 +214,14 @@ fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
     Ok(g)
 }
 
-/// Each point's means, with each metric's deviation as `METRIC_sd`.
-fn with_deviations(
-    points: crate::sweep::PerPoint<(f64, f64)>,
-) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
-    points
-        .into_iter()
-        .map(|(values, m)| {
-            let mut out = BTreeMap::new();
-            for (k, (mean, sd)) in m {
-                if sd.is_finite() {
-                    out.insert(format!("{k}{SD}"), sd);
-                }
-                out.insert(k, mean);
-            }
-            (values, out)
-        })
+/// Each point's means, with each figure's deviation where rounds give one.
+fn with_deviations(points: crate::sweep::PerPoint<(f64, f64)>) -> crate::sweep::PerPoint<Estimate> {
+    let estimate = |&(value, sd): &(f64, f64)| Estimate {
+        value,
+        sd: sd.is_finite().then_some(sd),
+    };
+    (points.into_iter())
+        .map(|(values, m)| (values, m.map(estimate)))
         .collect()
 }
 
@@ -230,15 +229,15 @@ fn with_deviations(
 /// (4 KB), for sequential and random tests alike.
 fn headline(g: &Grid, target: &str, rw: &str, sizes: &[String], m: Measure) -> Option<f64> {
     let by_size = g.get(target)?.get(rw)?;
-    by_size.get(sizes.first()?)?.get(m.metric()).copied()
+    Some(by_size.get(sizes.first()?)?.figure(m.metric())?.value)
 }
 
 /// A cell of the grid: the figure, and `± SD` where rounds give one.
-fn cell(m: &BTreeMap<String, f64>, metric: &str) -> Option<String> {
-    let v = m.get(metric)?;
-    Some(match m.get(&format!("{metric}{SD}")) {
-        Some(sd) => format!("{} ± {}", fmt_num(*v), fmt_num(*sd)),
-        None => fmt_num(*v),
+fn cell(m: &PointFigures<Estimate>, metric: Figure) -> Option<String> {
+    let e = m.figure(metric)?;
+    Some(match e.sd {
+        Some(sd) => format!("{} ± {}", fmt_num(e.value), fmt_num(sd)),
+        None => fmt_num(e.value),
     })
 }
 
@@ -426,7 +425,7 @@ fn test_figures(
             .sizes
             .iter()
             .zip(xs)
-            .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.get(m.metric())?)))
+            .filter_map(|(s, x)| Some((*x, by_size.get(s)?.figure(m.metric())?.value)))
             .collect();
         let mut row = vec![t.label.clone()];
         row.extend(plan.sizes.iter().map(|s| {
@@ -547,16 +546,15 @@ fn steady_table(g: &Grid, plan: &Plan) -> Table {
             };
             for s in &plan.sizes {
                 let Some(m) = by_size.get(s) else { continue };
-                let attained = match m.get("ss_attained") {
-                    Some(v) if *v > 0.5 => format!(
-                        "yes, at {:.0} s",
-                        m.get("ss_attained_at_s").copied().unwrap_or(0.0)
-                    ),
+                let value = |e: &Option<Estimate>| e.map(|e| e.value);
+                let attained = match value(&m.ss_attained) {
+                    Some(v) if v > 0.5 => {
+                        format!("yes, at {:.0} s", value(&m.ss_attained_at_s).unwrap_or(0.0))
+                    }
                     Some(_) => "no (runtime ended first)".into(),
                     None => "-".into(),
                 };
-                let rounds = m
-                    .get("ss_rounds")
+                let rounds = value(&m.ss_rounds)
                     .map(|r| format!("{r:.0}"))
                     .unwrap_or_else(|| "-".into());
                 rows.push(vec![
@@ -612,8 +610,10 @@ mod tests {
         }
     }
 
-    fn m(k: &str, v: f64) -> BTreeMap<String, f64> {
-        BTreeMap::from([(k.to_string(), v)])
+    fn m(k: Figure, v: f64) -> PointFigures<Estimate> {
+        let mut m = PointFigures::default();
+        *m.figure_mut(k) = Some(Estimate { value: v, sd: None });
+        m
     }
 
     fn known_grid() -> Grid {
@@ -621,22 +621,22 @@ mod tests {
         let ssd = g.entry("ssd".into()).or_default();
         ssd.entry("read".into())
             .or_default()
-            .insert("4k".into(), m("bw_mbps", 100.0));
+            .insert("4k".into(), m(Figure::BwMbps, 100.0));
         ssd.entry("read".into())
             .or_default()
-            .insert("64k".into(), m("bw_mbps", 250.0));
+            .insert("64k".into(), m(Figure::BwMbps, 250.0));
         ssd.entry("write".into())
             .or_default()
-            .insert("4k".into(), m("bw_mbps", 80.0));
+            .insert("4k".into(), m(Figure::BwMbps, 80.0));
         ssd.entry("write".into())
             .or_default()
-            .insert("64k".into(), m("bw_mbps", 200.0));
+            .insert("64k".into(), m(Figure::BwMbps, 200.0));
         ssd.entry("randread".into())
             .or_default()
-            .insert("4k".into(), m("iops", 5000.0));
+            .insert("4k".into(), m(Figure::Iops, 5000.0));
         ssd.entry("randwrite".into())
             .or_default()
-            .insert("4k".into(), m("iops", 200.0));
+            .insert("4k".into(), m(Figure::Iops, 200.0));
         g
     }
 
@@ -695,7 +695,7 @@ mod tests {
             .unwrap()
             .get_mut("randread")
             .unwrap()
-            .insert("4k".into(), m("iops", 200_000.0));
+            .insert("4k".into(), m(Figure::Iops, 200_000.0));
         assert_eq!(
             price_tables(
                 &cheap,
@@ -715,16 +715,17 @@ mod tests {
     fn the_study_mode_shows_each_figure_as_mean_and_deviation() {
         let points = vec![(
             vec!["randread".to_string(), "4k".to_string()],
-            BTreeMap::from([
-                ("iops".to_string(), (100.0, 5.0)),
-                ("bw_mbps".to_string(), (0.4, f64::NAN)),
-            ]),
+            PointFigures {
+                iops: Some((100.0, 5.0)),
+                bw_mbps: Some((0.4, f64::NAN)),
+                ..PointFigures::default()
+            },
         )];
         let figures = with_deviations(points);
         let m = &figures[0].1;
-        assert_eq!(cell(m, "iops").as_deref(), Some("100.0 ± 5.000"));
+        assert_eq!(cell(m, Figure::Iops).as_deref(), Some("100.0 ± 5.000"));
         // One round: no deviation to show.
-        assert_eq!(cell(m, "bw_mbps").as_deref(), Some("0.4000"));
+        assert_eq!(cell(m, Figure::BwMbps).as_deref(), Some("0.4000"));
         assert_eq!(
             crate::sweep::mean_and_deviation(vec![1.0, 2.0, 3.0]),
             Some((2.0, 1.0))

@@ -30,7 +30,6 @@ use hiops_bench::platform_facts::PlatformFacts;
 use hiops_bench::{BenchError, RunOptions};
 use page::{Page, Section, Table};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use sweep::{Measured, RunFailure, Runner, SweepDir};
@@ -90,11 +89,7 @@ impl Runner for BenchRunner<'_> {
             ignored: &plan.ignored,
         };
         Ok(Measured {
-            metrics: (hiops_report::derived::point_metrics(&r)
-                .entries()
-                .into_iter())
-            .map(|(k, v)| (k.name(), *v))
-            .collect(),
+            metrics: hiops_report::derived::point_metrics(&r),
             cdf: hiops_report::derived::latency_cdf(&r),
             series: r
                 .series
@@ -325,10 +320,10 @@ pub fn report(dir: &Path) -> Result<Page, String> {
 pub const CACHE_HITS_NOTED_PCT: f64 = 10.0;
 
 /// A warning when some point's reads were mostly cache hits.
-fn cache_note(medians: &[(Vec<String>, BTreeMap<String, f64>)]) -> Option<String> {
+fn cache_note(medians: &sweep::PerPoint<f64>) -> Option<String> {
     let most = medians
         .iter()
-        .filter_map(|(_, m)| m.get("hit_pct").copied())
+        .filter_map(|(_, m)| m.hit_pct)
         .fold(f64::NAN, f64::max);
     (most > CACHE_HITS_NOTED_PCT).then(|| {
         format!(
@@ -364,7 +359,7 @@ pub fn fig10_section(s: &SweepDir) -> Section {
         let line: Vec<(&String, f64)> = medians
             .iter()
             .filter(|(v, _)| v[st_i] == st && dev.as_ref().is_none_or(|(i, n)| &v[*i] == n))
-            .filter_map(|(v, m)| Some((&v[cl_i], *m.get("ops_per_s")?)))
+            .filter_map(|(v, m)| Some((&v[cl_i], m.ops_per_s?)))
             .collect();
         let Some(peak) = line.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
             continue;

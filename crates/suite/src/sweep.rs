@@ -8,6 +8,7 @@
 //!   each point ends, so a crash loses at most the point in flight;
 //! - `raw/NNNN.json`: each point's full fio-schema JSON.
 
+use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -133,7 +134,7 @@ pub struct Point {
     pub round: u32,
     pub values: Vec<String>,
     /// [`hiops_report::derived::point_metrics`] of the run.
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: PointFigures,
     /// Completion latency CDF: (percentile, µs).
     pub cdf: Vec<(f64, f64)>,
     /// IOPS per second of the measured window: (s, IOPS).
@@ -159,7 +160,7 @@ impl Point {
 
 /// A point's measurement as a runner returns it.
 pub struct Measured {
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: PointFigures,
     pub cdf: Vec<(f64, f64)>,
     pub series: Vec<(f64, f64)>,
     pub hist: Vec<(f64, f64)>,
@@ -371,7 +372,7 @@ impl SweepDir {
     }
 
     /// The median of each metric over rounds, per grid point, in grid order.
-    pub fn medians(&self) -> Vec<(Vec<String>, BTreeMap<String, f64>)> {
+    pub fn medians(&self) -> PerPoint<f64> {
         self.over_rounds(median)
     }
 
@@ -383,7 +384,7 @@ impl SweepDir {
 
     /// The lowest and highest of each metric over rounds, per grid point
     /// measured in more than one round (the error bars of its charts).
-    pub fn spreads(&self) -> Vec<(Vec<String>, BTreeMap<String, Spread>)> {
+    pub fn spreads(&self) -> PerPoint<Spread> {
         self.over_rounds(|v| {
             let v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
             let lo = v.iter().copied().reduce(f64::min)?;
@@ -393,34 +394,21 @@ impl SweepDir {
     }
 
     /// Each metric's rounds folded by `fold`, per grid point, in grid order.
-    fn over_rounds<T>(
-        &self,
-        fold: impl Fn(Vec<f64>) -> Option<T>,
-    ) -> Vec<(Vec<String>, BTreeMap<String, T>)> {
+    fn over_rounds<T>(&self, fold: impl Fn(Vec<f64>) -> Option<T>) -> PerPoint<T> {
         self.def
             .grid()
             .into_iter()
             .filter_map(|values| {
-                let rounds: Vec<&Point> =
-                    self.points.iter().filter(|p| p.values == values).collect();
+                let rounds: Vec<&PointFigures> = self
+                    .points
+                    .iter()
+                    .filter(|p| p.values == values)
+                    .map(|p| &p.metrics)
+                    .collect();
                 if rounds.is_empty() {
                     return None;
                 }
-                let mut names: Vec<&String> =
-                    rounds.iter().flat_map(|p| p.metrics.keys()).collect();
-                names.sort();
-                names.dedup();
-                let metrics = names
-                    .into_iter()
-                    .filter_map(|n| {
-                        let vals: Vec<f64> = rounds
-                            .iter()
-                            .filter_map(|p| p.metrics.get(n).copied())
-                            .collect();
-                        Some((n.clone(), fold(vals)?))
-                    })
-                    .collect();
-                Some((values, metrics))
+                Some((values, PointFigures::fold(&rounds, &fold)))
             })
             .collect()
     }
@@ -430,7 +418,7 @@ impl SweepDir {
 pub type Spread = (f64, f64);
 
 /// A figure per metric, per grid point (its values), in grid order.
-pub type PerPoint<T> = Vec<(Vec<String>, BTreeMap<String, T>)>;
+pub type PerPoint<T> = Vec<(Vec<String>, PointFigures<T>)>;
 
 /// The mean of the finite values and their sample standard deviation
 /// (n - 1; NaN for one value); None for none.
@@ -622,11 +610,12 @@ mod tests {
                 .parse()
                 .unwrap();
             let coop = args.iter().any(|a| a == "--strategy=coop");
-            let mut metrics = BTreeMap::new();
-            metrics.insert(
-                "iops".into(),
-                jobs * 1000.0 + if coop { 1.0 } else { 0.0 } + self.calls.len() as f64 * 0.001,
-            );
+            let metrics = PointFigures {
+                iops: Some(
+                    jobs * 1000.0 + if coop { 1.0 } else { 0.0 } + self.calls.len() as f64 * 0.001,
+                ),
+                ..PointFigures::default()
+            };
             Ok(Measured {
                 metrics,
                 cdf: vec![(50.0, 10.0)],
@@ -710,7 +699,7 @@ mod tests {
         let med = loaded.medians();
         assert_eq!(med.len(), 6);
         assert_eq!(med[5].0, vec!["4", "coop"]);
-        assert!((med[5].1["iops"] - 4001.0).abs() < 0.1);
+        assert!((med[5].1.iops.unwrap() - 4001.0).abs() < 0.1);
     }
 
     #[test]
@@ -736,6 +725,55 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("not a sweep directory"), "{e}");
+    }
+
+    /// A line of points.jsonl as hiops wrote it when a point's figures were
+    /// a map by name: profiled layers, a timeline, the latency split and a
+    /// key-value store's figures.
+    const SAVED_POINT: &str = concat!(
+        r#"{"round":1,"values":["1","psync"],"metrics":{"clocks_per_io":70490.17662898943,"#,
+        r#""device_traced":1.0,"device_us":52.79802370631597,"iops":16296.148161890073,"#,
+        r#""lat_p99_us":134.144,"layer_idle_exit_clocks_per_io":48.31798520564872,"#,
+        r#""layer_idle_process_clocks_per_io":0.0,"layer_other_process_clocks_per_io":3.5,"#,
+        r#""layer_other_processes_clocks_per_io":0.0,"ops_per_s":72772.6801767489,"#,
+        r#""platform_not_split":1.0,"profile_sum_gap_pct":18.04302190211622,"#,
+        r#""timeline_completions_seen":1.0,"timeline_device_p99_us":104.96,"#,
+        r#""timeline_ios":40833.0,"timeline_total_mean_us":71.6784575710822},"#,
+        r#""cdf":[[50.0,64.256]],"series":[],"hist":[[64.0,38.5]]}"#,
+    );
+
+    #[test]
+    fn a_point_saved_with_figures_by_name_loads_with_the_same_figures() {
+        use hiops_profile::Layer;
+        use hiops_report::figures::{GapStat, TimelineGap};
+        let p: Point = serde_json::from_str(SAVED_POINT).unwrap();
+        let m = &p.metrics;
+        assert_eq!(m.iops, Some(16296.148161890073));
+        assert_eq!(m.clocks_per_io, Some(70490.17662898943));
+        assert_eq!(m.lat_p99_us, Some(134.144));
+        assert_eq!(m.ops_per_s, Some(72772.6801767489));
+        assert_eq!(
+            (m.platform_not_split, m.device_traced),
+            (Some(1.0), Some(1.0))
+        );
+        assert_eq!(m.layer_clocks(Layer::IdleExit), Some(&48.31798520564872));
+        assert_eq!(m.layers[&Layer::Idle].process, Some(0.0));
+        assert_eq!(m.layers[&Layer::Other].process, Some(3.5));
+        assert_eq!(m.layer_clocks(Layer::OtherProcesses), Some(&0.0));
+        assert_eq!(m.gap(TimelineGap::Device, GapStat::P99), Some(&104.96));
+        assert_eq!(
+            m.gap(TimelineGap::Total, GapStat::Mean),
+            Some(&71.6784575710822)
+        );
+        assert_eq!(m.timeline_ios, Some(40833.0));
+        assert_eq!(
+            m.iops,
+            p.metrics
+                .figure(hiops_report::figures::Figure::Iops)
+                .copied()
+        );
+        // Saved again, it is the same line: no name lost, renamed or moved.
+        assert_eq!(serde_json::to_string(&p).unwrap(), SAVED_POINT);
     }
 
     #[test]

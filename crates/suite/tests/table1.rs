@@ -3,18 +3,19 @@
 //! buffered hit path, all read from that one device. Root only: skipped
 //! with the reason otherwise.
 
+use hiops_report::figures::Figure;
 use hiops_suite::sweep::RunFailure;
 use hiops_suite::table1::{measure, Table1};
 use hiops_suite::BenchRunner;
 use std::sync::atomic::AtomicBool;
 
-fn metric(t: &Table1, mode: &str, path: &str, key: &str) -> f64 {
+fn metric(t: &Table1, mode: &str, path: &str, key: Figure) -> f64 {
     let c = t
         .cell(mode, path)
         .unwrap_or_else(|| panic!("no {mode} {path} cell: {t:?}"));
     *c.metrics
-        .get(key)
-        .unwrap_or_else(|| panic!("{mode} {path}: no {key}: {:?}", c.metrics))
+        .figure(key)
+        .unwrap_or_else(|| panic!("{mode} {path}: no {}: {:?}", key.key(), c.metrics))
 }
 
 #[test]
@@ -39,15 +40,15 @@ fn the_two_by_two_reads_one_device_four_ways() {
         "every cell in both rounds"
     );
     for c in &t.cells {
-        let m = |k: &str| c.metrics.get(k).copied().unwrap_or(f64::NAN);
+        let m = |k: Figure| c.metrics.figure(k).copied().unwrap_or(f64::NAN);
         eprintln!(
             "{:<14} {:<5} {:>8.0} IOPS {:>8.1} us {:>8.0} clocks/IO {:>5.2} device reads/IO",
             c.mode,
             c.path,
-            m("iops"),
-            m("lat_mean_us"),
-            m("process_clocks_per_io"),
-            m("device_ios_per_io")
+            m(Figure::Iops),
+            m(Figure::LatMeanUs),
+            m(Figure::ProcessClocksPerIo),
+            m(Figure::DeviceIosPerIo)
         );
     }
     for f in hiops_suite::table1::findings(&t) {
@@ -68,18 +69,18 @@ fn the_two_by_two_reads_one_device_four_ways() {
         assert_eq!(block.target, t.device, "the block cell reads the device");
         assert_ne!(file.target, t.device, "the file cell reads a file");
         for path in ["block", "file"] {
-            assert!(metric(&t, mode, path, "iops") > 0.0);
-            assert!(metric(&t, mode, path, "process_clocks_per_io") > 0.0);
+            assert!(metric(&t, mode, path, Figure::Iops) > 0.0);
+            assert!(metric(&t, mode, path, Figure::ProcessClocksPerIo) > 0.0);
             // Every read of these reaches the device (1.00 here: no
             // readahead, fadvise_hint's random, and each block once per
             // pass); a miss path that hit the cache would show near 0.
-            let reads = metric(&t, mode, path, "device_ios_per_io");
+            let reads = metric(&t, mode, path, Figure::DeviceIosPerIo);
             assert!(reads > 0.9, "{mode} {path}: {reads} device reads per I/O");
         }
     }
     // The file cells were served by the same device: its diskstats moved.
     for path in ["block", "file"] {
-        let hits = metric(&t, "buffered hit", path, "device_ios_per_io");
+        let hits = metric(&t, "buffered hit", path, Figure::DeviceIosPerIo);
         assert!(
             hits < 0.2,
             "buffered hit {path}: {hits} device reads per I/O"

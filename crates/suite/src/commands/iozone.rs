@@ -214,7 +214,7 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
                 "{who}: preconditioned {} in {:.1} s ({:.0} MB/s)",
                 t.label,
                 started.elapsed().as_secs_f64(),
-                m.metrics.get("bw_mbps").copied().unwrap_or(0.0)
+                m.metrics.bw_mbps.unwrap_or(0.0)
             );
             Ok(())
         }

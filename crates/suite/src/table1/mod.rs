@@ -18,8 +18,8 @@ use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
 use crate::sweep::{RunFailure, Runner};
+use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -55,7 +55,7 @@ pub struct Cell {
     pub region_bytes: u64,
     /// The point's metrics (as a sweep point's): each the median of its
     /// rounds.
-    pub metrics: BTreeMap<String, f64>,
+    pub metrics: PointFigures,
     /// Rounds measured (the cells alternate within each round).
     #[serde(default = "one")]
     pub rounds: u32,
@@ -79,10 +79,7 @@ impl Table1 {
     }
 
     fn clocks(&self, mode: &str, path: &str) -> Option<f64> {
-        self.cell(mode, path)?
-            .metrics
-            .get("process_clocks_per_io")
-            .copied()
+        self.cell(mode, path)?.metrics.process_clocks_per_io
     }
 }
 
@@ -142,14 +139,14 @@ pub fn measure(
                 } else {
                     REGION
                 },
-                metrics: BTreeMap::new(),
+                metrics: PointFigures::default(),
                 rounds,
             });
         }
     }
     // Every round measures every cell, so a drift of the machine falls on
     // all cells alike; each figure is then the median of its rounds.
-    let mut samples: Vec<Vec<BTreeMap<String, f64>>> = vec![Vec::new(); cells.len()];
+    let mut samples: Vec<Vec<PointFigures>> = vec![Vec::new(); cells.len()];
     for _ in 0..rounds {
         for (cell, got) in cells.iter().zip(&mut samples) {
             got.push(measure_cell(cell, runtime, ramp, runner)?);
@@ -171,7 +168,7 @@ fn measure_cell(
     runtime: &str,
     ramp: &str,
     runner: &mut dyn Runner,
-) -> Result<BTreeMap<String, f64>, RunFailure> {
+) -> Result<PointFigures, RunFailure> {
     let target = Path::new(&cell.target);
     let opts = MODES
         .iter()
@@ -201,17 +198,9 @@ fn measure_cell(
 }
 
 /// Each metric's median over the rounds that have it.
-fn medians(rounds: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
-    let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for m in rounds {
-        for (k, v) in m {
-            by_key.entry(k).or_default().push(*v);
-        }
-    }
-    by_key
-        .into_iter()
-        .filter_map(|(k, v)| Some((k.to_string(), crate::sweep::median(v)?)))
-        .collect()
+fn medians(rounds: &[PointFigures]) -> PointFigures {
+    let rounds: Vec<&PointFigures> = rounds.iter().collect();
+    PointFigures::fold(&rounds, crate::sweep::median)
 }
 
 /// The paper's claims on its table: the file system's cost, and the
@@ -282,26 +271,28 @@ fn rounds_note(t: &Table1) -> String {
 pub fn section(dir: &Path) -> Option<Section> {
     let text = std::fs::read_to_string(dir.join(FILE)).ok()?;
     let t: Table1 = serde_json::from_str(&text).ok()?;
-    let cell = |c: &Cell, k: &str| c.metrics.get(k).map_or("-".into(), |v| fmt_num(*v));
+    let cell = |c: &Cell, figure: fn(&PointFigures) -> Option<f64>| {
+        figure(&c.metrics).map_or("-".into(), fmt_num)
+    };
     let rows = t
         .cells
         .iter()
         .map(|c| {
             let per_byte = c
                 .metrics
-                .get("process_clocks_per_io")
+                .process_clocks_per_io
                 .map_or("-".into(), |v| format!("{:.2}", v / BYTES_PER_IO));
             vec![
                 c.mode.clone(),
                 c.path.clone(),
                 c.target.clone(),
-                cell(c, "iops"),
-                cell(c, "lat_mean_us"),
-                cell(c, "lat_p99_us"),
-                cell(c, "process_clocks_per_io"),
-                cell(c, "clocks_per_io"),
+                cell(c, |m| m.iops),
+                cell(c, |m| m.lat_mean_us),
+                cell(c, |m| m.lat_p99_us),
+                cell(c, |m| m.process_clocks_per_io),
+                cell(c, |m| m.clocks_per_io),
                 per_byte,
-                cell(c, "device_ios_per_io"),
+                cell(c, |m| m.device_ios_per_io),
             ]
         })
         .collect();
@@ -338,7 +329,7 @@ pub fn section(dir: &Path) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::{claims, medians, Cell, ClaimRow, Table1};
-    use std::collections::BTreeMap;
+    use hiops_report::figures::PointFigures;
 
     #[test]
     fn the_papers_claims_are_read_from_the_table() {
@@ -347,7 +338,10 @@ mod tests {
             path: path.into(),
             target: "/dev/loop0".into(),
             region_bytes: 1 << 20,
-            metrics: BTreeMap::from([("process_clocks_per_io".to_string(), clocks)]),
+            metrics: PointFigures {
+                process_clocks_per_io: Some(clocks),
+                ..PointFigures::default()
+            },
             rounds: 1,
         };
         let t = Table1 {
@@ -376,21 +370,20 @@ mod tests {
 
     #[test]
     fn each_figure_is_the_median_of_the_rounds_that_have_it() {
-        let round = |iops: f64, extra: Option<f64>| {
-            let mut m = BTreeMap::from([("iops".to_string(), iops)]);
-            if let Some(v) = extra {
-                m.insert("device_us".to_string(), v);
-            }
-            m
+        let round = |iops: f64, extra: Option<f64>| PointFigures {
+            iops: Some(iops),
+            device_us: extra,
+            ..PointFigures::default()
         };
         let m = medians(&[
             round(30.0, Some(4.0)),
             round(10.0, None),
             round(20.0, Some(2.0)),
         ]);
-        assert_eq!(m["iops"], 20.0, "odd count: the middle one");
+        assert_eq!(m.iops, Some(20.0), "odd count: the middle one");
         assert_eq!(
-            m["device_us"], 3.0,
+            m.device_us,
+            Some(3.0),
             "even count: the mean of the middle two"
         );
     }

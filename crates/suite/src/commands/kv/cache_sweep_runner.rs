@@ -140,9 +140,9 @@ impl crate::sweep::Runner for Runner<'_> {
             .map(|(b, a)| b.delta(&a))
             .map(|d| d.reads + d.writes);
         let mut m = measured(phase, records, &cache0, &cache1, ios);
-        m.metrics.insert("warmup_s".into(), warm_s);
+        m.metrics.warmup_s = Some(warm_s);
         let full = cache0.bytes as f64 * 100.0 / cache0.capacity.max(1) as f64;
-        m.metrics.insert("cache_full_pct".into(), full);
+        m.metrics.cache_full_pct = Some(full);
         Ok(m)
     }
 }
@@ -158,21 +158,18 @@ fn measured(
 ) -> Measured {
     let secs = phase.runtime_ms / 1e3;
     let op = |o: Op| phase.ops.iter().find(|s| s.op == o);
-    let mut metrics = std::collections::BTreeMap::from([
-        ("ops_per_s".to_string(), phase.throughput),
-        ("records".to_string(), records as f64),
-        ("hit_pct".to_string(), c1.hit_pct_since(c0)),
-    ]);
-    if let Some(n) = ios.filter(|_| secs > 0.0) {
-        metrics.insert("device_iops".into(), n as f64 / secs);
-    }
-    if let Some(u) = op(Op::Update) {
-        metrics.insert("update_p99_us".into(), u.p99_us);
-    }
+    let mut metrics = hiops_report::figures::PointFigures {
+        ops_per_s: Some(phase.throughput),
+        records: Some(records as f64),
+        hit_pct: Some(c1.hit_pct_since(c0)),
+        device_iops: ios.filter(|_| secs > 0.0).map(|n| n as f64 / secs),
+        update_p99_us: op(Op::Update).map(|u| u.p99_us),
+        ..Default::default()
+    };
     let mut cdf = Vec::new();
     if let Some(r) = op(Op::Read) {
-        metrics.insert("lat_p99_us".into(), r.p99_us);
-        metrics.insert("lat_p50_us".into(), r.p50_us);
+        metrics.lat_p99_us = Some(r.p99_us);
+        metrics.lat_p50_us = Some(r.p50_us);
         cdf = vec![
             (50.0, r.p50_us),
             (95.0, r.p95_us),

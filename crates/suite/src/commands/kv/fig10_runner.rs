@@ -156,13 +156,11 @@ impl crate::sweep::Runner for YcsbRunner {
         let ops = num(&phase["operations"]);
         let read = &phase["ops"][0];
         let mut metrics = after.since(&before, ops);
-        metrics.extend([
-            ("ops_per_s".to_string(), num(&phase["throughput"])),
-            ("lat_mean_us".to_string(), num(&read["average_us"])),
-            ("lat_p50_us".to_string(), num(&read["p50_us"])),
-            ("lat_p99_us".to_string(), num(&read["p99_us"])),
-            ("hit_pct".to_string(), hits),
-        ]);
+        metrics.ops_per_s = Some(num(&phase["throughput"]));
+        metrics.lat_mean_us = Some(num(&read["average_us"]));
+        metrics.lat_p50_us = Some(num(&read["p50_us"]));
+        metrics.lat_p99_us = Some(num(&read["p99_us"]));
+        metrics.hit_pct = Some(hits);
         let cdf = [
             (50.0, "p50_us"),
             (95.0, "p95_us"),

@@ -1,6 +1,7 @@
 //! What a Fig 10 point measures beside YCSB: the machine's and the
 //! server's CPU time and the store's devices' I/Os, before and after.
 
+use hiops_report::figures::PointFigures;
 use hiops_stats::cpu::{CpuSeconds, MachineSample, ProcessSample};
 use hiops_stats::disk::DiskStats;
 
@@ -48,7 +49,7 @@ impl Sample {
     }
 
     /// The point's platform figures over `ops` operations.
-    pub(super) fn since(&self, e: &Sample, ops: f64) -> std::collections::BTreeMap<String, f64> {
+    pub(super) fn since(&self, e: &Sample, ops: f64) -> PointFigures {
         let secs = self.at.duration_since(e.at).as_secs_f64();
         let hz = hiops_stats::tsc::tsc_hz();
         let server = self.server.delta(&e.server);
@@ -66,21 +67,13 @@ impl Sample {
             .unwrap_or(0.0);
         let server_clocks = CpuSeconds::of_process(&server).total() * hz;
         let per = |x: f64, n: f64| if n > 0.0 { x / n } else { 0.0 };
-        std::collections::BTreeMap::from([
-            ("device_iops".to_string(), per(device_ios, secs)),
-            (
-                "machine_clocks_per_op".to_string(),
-                per(machine_clocks, ops),
-            ),
-            ("server_clocks_per_op".to_string(), per(server_clocks, ops)),
-            (
-                "machine_clocks_per_device_io".to_string(),
-                per(machine_clocks, device_ios),
-            ),
-            (
-                "server_ctx_switches_per_op".to_string(),
-                per(server.context_switches() as f64, ops),
-            ),
-        ])
+        PointFigures {
+            device_iops: Some(per(device_ios, secs)),
+            machine_clocks_per_op: Some(per(machine_clocks, ops)),
+            server_clocks_per_op: Some(per(server_clocks, ops)),
+            machine_clocks_per_device_io: Some(per(machine_clocks, device_ios)),
+            server_ctx_switches_per_op: Some(per(server.context_switches() as f64, ops)),
+            ..PointFigures::default()
+        }
     }
 }
