@@ -73,6 +73,9 @@ pub struct Completion {
     pub user: u64,
     /// When the command was sent to the device ([`crate::now_ns`]).
     pub issued_ns: u64,
+    /// The I/O priority it was issued with ([`crate::Queue::bind_with_prio`];
+    /// 0: the issuing thread's own).
+    pub ioprio: u16,
 }
 
 impl Completion {
@@ -92,6 +95,7 @@ impl Completion {
             },
             user: 0,
             issued_ns: 0,
+            ioprio: 0,
         }
     }
 
@@ -99,4 +103,21 @@ impl Completion {
     pub fn errno(&self) -> Option<i32> {
         (self.result < 0).then(|| (-self.result) as i32)
     }
+}
+
+/// An I/O priority as the kernel takes it (ioprio_set(2), io_uring's
+/// `sqe->ioprio`, aio's `aio_reqprio`): the class in the top 3 bits, the
+/// level below. 0 means none of its own: the thread's priority applies.
+pub const fn ioprio_value(class: u16, level: u16) -> u16 {
+    (class << 13) | (level & 0x1fff)
+}
+
+/// The class (1 realtime, 2 best effort, 3 idle; 0 none) of an I/O priority.
+pub const fn ioprio_class(ioprio: u16) -> u16 {
+    ioprio >> 13
+}
+
+/// The level within its class of an I/O priority.
+pub const fn ioprio_level(ioprio: u16) -> u16 {
+    ioprio & 0x1fff
 }

@@ -57,6 +57,31 @@ pub trait Engine: Send {
     /// targets the engine was opened with.
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError>;
 
+    /// [`Engine::prepare`] at an I/O priority of the command's own (not 0,
+    /// see [`crate::ioprio_value`]): io_uring's `sqe->ioprio`, aio's
+    /// `aio_reqprio`. Engines without per-command priorities refuse it.
+    ///
+    /// # Safety
+    /// As [`Engine::prepare`].
+    unsafe fn prepare_with_prio(
+        &mut self,
+        tag: Tag,
+        cmd: &Command,
+        buf: *mut u8,
+        ioprio: u16,
+    ) -> Result<(), HalError> {
+        let _ = (tag, cmd, buf);
+        Err(HalError::Unsupported {
+            what: format!(
+                "an I/O priority of its own (class {}, level {})",
+                crate::ioprio_class(ioprio),
+                crate::ioprio_level(ioprio)
+            ),
+            why: format!("the {} engine has no per-command priority", self.description()),
+            instead: "use --ioengine=io_uring or libaio (fio's cmdprio engines)".into(),
+        })
+    }
+
     /// Send every staged command to the device. Returns how many were sent.
     fn issue(&mut self) -> Result<u32, HalError>;
 

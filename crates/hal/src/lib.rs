@@ -58,7 +58,7 @@ pub mod ramdev;
 
 pub use buffer::BufferArena;
 pub use clock::now_ns;
-pub use command::{Command, Completion, Op, Tag};
+pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::HalError;

@@ -13,6 +13,7 @@ struct Bound {
     user: u64,
     /// 0 while staged.
     issued_ns: u64,
+    ioprio: u16,
 }
 
 /// The queue's own account of how deep it was kept, over its life. Two
@@ -221,13 +222,26 @@ impl Queue {
     /// `bind_tag_cmd`: attach `cmd` to a tag taken from `get_free_tag` and
     /// stage it. `user` comes back in the command's [`Completion`].
     pub fn bind(&mut self, tag: Tag, cmd: Command, user: u64) -> Result<(), HalError> {
+        self.bind_with_prio(tag, cmd, user, 0)
+    }
+
+    /// [`Queue::bind`] at an I/O priority of the command's own (fio's
+    /// cmdprio: see [`crate::ioprio_value`]); 0 is the thread's. Engines
+    /// without per-command priorities refuse any other.
+    pub fn bind_with_prio(
+        &mut self,
+        tag: Tag,
+        cmd: Command,
+        user: u64,
+        ioprio: u16,
+    ) -> Result<(), HalError> {
         assert!(cmd.op.is_sync() || (cmd.len > 0 && cmd.len as usize <= self.arena.slot_len()));
         let buf = self.arena.slot_ptr(tag);
         // SAFETY: the tag's arena slot holds `slot_len` >= cmd.len bytes,
         // aligned for O_DIRECT, and lives as long as the queue; the slot is
         // not handed out again (`buffer_mut` asserts) until the completion is
         // reaped, and dropping the queue drains in-flight commands first.
-        unsafe { self.stage(tag, cmd, user, buf) }
+        unsafe { self.stage(tag, (cmd, ioprio), user, buf) }
     }
 
     /// # Safety
@@ -236,7 +250,7 @@ impl Queue {
     unsafe fn stage(
         &mut self,
         tag: Tag,
-        cmd: Command,
+        (cmd, ioprio): (Command, u16),
         user: u64,
         buf: *mut u8,
     ) -> Result<(), HalError> {
@@ -251,11 +265,17 @@ impl Queue {
             cmd.target
         );
         // SAFETY: forwarded from this function's contract.
-        unsafe { self.engine.prepare(tag, &cmd, buf)? };
+        unsafe {
+            match ioprio {
+                0 => self.engine.prepare(tag, &cmd, buf)?,
+                p => self.engine.prepare_with_prio(tag, &cmd, buf, p)?,
+            }
+        };
         self.bound[tag as usize] = Some(Bound {
             cmd,
             user,
             issued_ns: 0,
+            ioprio,
         });
         self.staged_tags.push(tag);
         self.staged += 1;
@@ -279,7 +299,7 @@ impl Queue {
         // A trim carries a length but no data.
         assert!(cmd.op.is_sync() || (cmd.len > 0 && (cmd.op.is_trim() || !buf.is_null())));
         // SAFETY: the caller keeps this function's contract, which is prepare's.
-        unsafe { self.stage(tag, cmd, user, buf) }
+        unsafe { self.stage(tag, (cmd, 0), user, buf) }
     }
 
     /// The doorbell rung on each completion (see [`crate::Doorbell`]), when
@@ -407,6 +427,7 @@ impl Queue {
                 cmd: b.cmd,
                 user: b.user,
                 issued_ns: now,
+                ioprio: b.ioprio,
             };
             self.tags.release(tag);
         }
@@ -473,6 +494,7 @@ impl Queue {
             c.cmd = b.cmd;
             c.user = b.user;
             c.issued_ns = b.issued_ns;
+            c.ioprio = b.ioprio;
             self.tags.release(c.tag);
         }
         assert!(

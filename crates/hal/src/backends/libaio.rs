@@ -13,6 +13,8 @@ const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
 /// `aio_flags`: signal the eventfd in `aio_resfd` on completion.
 const IOCB_FLAG_RESFD: u32 = 1;
+/// `aio_flags`: `aio_reqprio` holds the command's I/O priority.
+const IOCB_FLAG_IOPRIO: u32 = 2;
 
 /// `struct iocb` (64 bytes). On little-endian machines `aio_key` comes before
 /// `aio_rw_flags`.
@@ -157,6 +159,17 @@ impl AioEngine {
 
 impl Engine for AioEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.prepare_with_prio(tag, cmd, buf, 0) }
+    }
+
+    unsafe fn prepare_with_prio(
+        &mut self,
+        tag: Tag,
+        cmd: &Command,
+        buf: *mut u8,
+        ioprio: u16,
+    ) -> Result<(), HalError> {
         if cmd.op.is_trim() {
             self.trims.stage(tag, cmd);
             return Ok(());
@@ -183,6 +196,10 @@ impl Engine for AioEngine {
         if let Some(bell) = &self.doorbell {
             iocb.aio_flags = IOCB_FLAG_RESFD;
             iocb.aio_resfd = bell.as_raw_fd() as u32;
+        }
+        if ioprio != 0 {
+            iocb.aio_flags |= IOCB_FLAG_IOPRIO;
+            iocb.aio_reqprio = ioprio as i16;
         }
         assert!(
             self.pending.len() < self.pending.capacity(),

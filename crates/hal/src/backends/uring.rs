@@ -343,7 +343,9 @@ impl UringEngine {
         })
     }
 
-    fn entry(&self, tag: Tag, cmd: &Command, buf: *mut u8) -> squeue::Entry {
+    /// The command's submission entry; a read or write at `ioprio` (0: the
+    /// thread's priority), fio's cmdprio.
+    fn entry(&self, tag: Tag, cmd: &Command, buf: *mut u8, ioprio: u16) -> squeue::Entry {
         let index = cmd.target as usize;
         macro_rules! with_fd {
             ($build:expr) => {
@@ -366,19 +368,23 @@ impl UringEngine {
                 let i = (buf as usize - base) / slot_len;
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, cmd.len, i as u16)
                     .offset(cmd.offset)
+                    .ioprio(ioprio)
                     .build())
             }
             (Op::Write, Some((base, slot_len))) => {
                 let i = (buf as usize - base) / slot_len;
                 with_fd!(|fd| opcode::WriteFixed::new(fd, buf, cmd.len, i as u16)
                     .offset(cmd.offset)
+                    .ioprio(ioprio)
                     .build())
             }
             (Op::Read, None) => with_fd!(|fd| opcode::Read::new(fd, buf, cmd.len)
                 .offset(cmd.offset)
+                .ioprio(ioprio)
                 .build()),
             (Op::Write, None) => with_fd!(|fd| opcode::Write::new(fd, buf, cmd.len)
                 .offset(cmd.offset)
+                .ioprio(ioprio)
                 .build()),
             (Op::Trim, _) => unreachable!("trims are staged apart"),
         };
@@ -475,11 +481,22 @@ impl UringEngine {
 
 impl Engine for UringEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.prepare_with_prio(tag, cmd, buf, 0) }
+    }
+
+    unsafe fn prepare_with_prio(
+        &mut self,
+        tag: Tag,
+        cmd: &Command,
+        buf: *mut u8,
+        ioprio: u16,
+    ) -> Result<(), HalError> {
         if cmd.op.is_trim() {
             self.trims.stage(tag, cmd);
             return Ok(());
         }
-        let entry = self.entry(tag, cmd, buf);
+        let entry = self.entry(tag, cmd, buf, ioprio);
         // SAFETY: the buffer is the tag's arena slot and the descriptor is kept
         // open by the caller; both outlive the command, which completes
         // before the tag (and so the slot) is reused or the queue is dropped.
