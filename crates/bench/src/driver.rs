@@ -26,6 +26,8 @@ pub(crate) struct Finished<'a> {
     /// loop's reap: a task's await returned (the task path), as a thread's
     /// call returns. None: the reap's own clock read.
     pub seen_ns: Option<u64>,
+    /// The I/O priority it was issued with (0: the thread's; fio's cmdprio).
+    pub ioprio: u16,
 }
 
 /// Where a completion's latency is booked: in its own direction (every
@@ -53,6 +55,24 @@ pub(crate) trait Driver {
         user: u64,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), HalError>;
+    /// [`Driver::stage`] at an I/O priority of the command's own (fio's
+    /// cmdprio, not 0). Only a HAL queue has one; the job plan refuses
+    /// cmdprio with the others.
+    fn stage_with_prio(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        ioprio: u16,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), HalError> {
+        let _ = (cmd, user, ioprio, fill);
+        Err(HalError::Unsupported {
+            what: "an I/O priority of its own".into(),
+            why: format!("{} issues at the thread's priority", self.description()),
+            instead: "drop cmdprio_percentage and cmdprio_bssplit, or use ioengine=io_uring or libaio without a path strategy".into(),
+        })
+    }
+
     /// Sends every staged command. Returns how many went.
     fn submit(&mut self) -> Result<u32, HalError>;
     /// Waits for at least `min` completions (0: only looks) and hands each
@@ -129,6 +149,16 @@ impl Driver for QueueDriver {
         user: u64,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<(), HalError> {
+        self.stage_with_prio(cmd, user, 0, fill)
+    }
+
+    fn stage_with_prio(
+        &mut self,
+        cmd: Command,
+        user: u64,
+        ioprio: u16,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<(), HalError> {
         let tag = self
             .queue
             .get_free_tag()
@@ -136,9 +166,11 @@ impl Driver for QueueDriver {
         if cmd.op == Op::Write {
             fill(&mut self.queue.buffer_mut(tag)[..cmd.len as usize]);
         }
-        self.queue.bind(tag, cmd, user).inspect_err(|_| {
-            self.queue.put_back_tag(tag);
-        })
+        self.queue
+            .bind_with_prio(tag, cmd, user, ioprio)
+            .inspect_err(|_| {
+                self.queue.put_back_tag(tag);
+            })
     }
 
     fn submit(&mut self) -> Result<u32, HalError> {
@@ -164,6 +196,7 @@ impl Driver for QueueDriver {
                 data: &self.queue.buffer(c.tag)[..len as usize],
                 latency: Latency::Own,
                 seen_ns,
+                ioprio: c.ioprio,
             });
         }
         Ok(n)
@@ -304,6 +337,7 @@ impl Driver for PathDriver<'_> {
             data: &self.buf[..len as usize],
             latency: Latency::Own,
             seen_ns: None,
+            ioprio: 0,
         });
         Ok(1)
     }

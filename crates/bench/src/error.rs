@@ -30,6 +30,15 @@ pub enum JobError {
         offset: u64,
         errno: i32,
     },
+    /// A command issued at a priority of its own (fio's cmdprio) completed
+    /// with `-errno`: EPERM is the kernel refusing the class.
+    #[error("{op} at I/O priority class {class}, level {level} failed: {}{}", std::io::Error::from_raw_os_error(*.errno), priority_hint(*.class, *.errno))]
+    Priority {
+        op: &'static str,
+        class: u16,
+        level: u16,
+        errno: i32,
+    },
     /// A system call of the I/O path failed (the HAL's error, with its
     /// errno where it had one).
     #[error("{message}")]
@@ -52,7 +61,7 @@ impl JobError {
     /// known.
     pub fn errno(&self) -> Option<i32> {
         match self {
-            JobError::Command { errno, .. } => Some(*errno),
+            JobError::Command { errno, .. } | JobError::Priority { errno, .. } => Some(*errno),
             JobError::Engine { errno, .. } => *errno,
             JobError::RateMin(_) => Some(libc::EIO),
             JobError::Latency(_) => Some(libc::ETIMEDOUT),
@@ -69,6 +78,15 @@ impl JobError {
             },
             other => JobError::Job(format!("{what}: {other}")),
         }
+    }
+}
+
+/// What to do when the kernel refuses a priority class.
+fn priority_hint(class: u16, errno: i32) -> &'static str {
+    match (class, errno) {
+        (1, libc::EPERM) => " (the kernel gives the realtime class only to a process with CAP_SYS_ADMIN: run as root, or give cmdprio_class=2 or 3)",
+        (_, libc::EPERM) => " (the kernel refused the class for this process: give another cmdprio_class)",
+        _ => "",
     }
 }
 

@@ -37,7 +37,7 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     if spec.replay.is_some() {
         return refuse("it creates the job's files in order, not a trace's: drop read_iolog");
     }
-    if !spec.bs.is_fixed() || spec.bs_write.is_some() {
+    if !spec.bs.is_fixed() || spec.bs_write.is_some() || spec.bs_trim.is_some() {
         return refuse("a file's I/Os are counted in blocks of one size: give one fixed bs");
     }
     if spec.size.is_some_and(|s| !s.is_multiple_of(bs)) {
@@ -199,6 +199,7 @@ impl Driver for FileCreateDriver {
             data: &[],
             latency,
             seen_ns: None,
+            ioprio: 0,
         });
         // Closed after booking: the close is not part of the create's time
         // (fio closes in close_file, outside the timed open).

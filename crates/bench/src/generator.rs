@@ -144,8 +144,8 @@ pub struct IoGen {
     rng: FastRng,
     random: bool,
     read_pct: u32,
-    /// (cumulative weight, block size), for reads and for writes.
-    bs_cum: [Vec<(u32, u32)>; 2],
+    /// (cumulative weight, block size), for reads, writes and trims.
+    bs_cum: [Vec<(u32, u32)>; 3],
     align: u64,
     regions: Vec<Region>,
     next_target: u32,
@@ -217,7 +217,7 @@ impl IoGen {
         seed: u64,
         rw: RwMode,
         rwmixread: u32,
-        bs_split: [&[(u32, u32)]; 2],
+        bs_split: [&[(u32, u32)]; 3],
         align: u32,
         regions: Vec<Region>,
         dist: &Distribution,
@@ -366,7 +366,7 @@ impl IoGen {
         seed: u64,
         rw: RwMode,
         rwmixread: u32,
-        bs_split: [&[(u32, u32)]; 2],
+        bs_split: [&[(u32, u32)]; 3],
         align: u32,
         stripe: Stripe,
         dist: &Distribution,
@@ -487,7 +487,7 @@ impl IoGen {
         if self.gap != 0 || at < region.start as i64 || left >= len as i64 {
             return len;
         }
-        let cum = &self.bs_cum[usize::from(op == Op::Write)];
+        let cum = &self.bs_cum[self.sizes_of(op)];
         let fits = cum.iter().map(|c| c.1).filter(|&bs| bs as i64 <= left);
         fits.max().unwrap_or(len)
     }
@@ -507,8 +507,19 @@ impl IoGen {
         off as u64
     }
 
-    /// The next I/O, with a trim mode's trims (sized and placed as the
-    /// write side's I/O).
+    /// Whose block sizes a fresh I/O of `op` takes: a trim mode's
+    /// write-side I/O becomes a trim (and its write takes the trim's size).
+    #[inline]
+    fn sizes_of(&self, op: Op) -> usize {
+        match (op, self.trim) {
+            (Op::Read, _) => 0,
+            (_, TrimPlan::None) => 1,
+            _ => 2,
+        }
+    }
+
+    /// The next I/O, with a trim mode's trims (placed as the write side's
+    /// I/O, sized as trims).
     #[inline]
     pub fn next_io(&mut self) -> NextIo {
         match self.trim {
@@ -540,7 +551,7 @@ impl IoGen {
         } else {
             Op::Write
         };
-        let cum = &self.bs_cum[usize::from(op == Op::Write)];
+        let cum = &self.bs_cum[self.sizes_of(op)];
         let mut len = if cum.len() == 1 {
             cum[0].1
         } else {
@@ -606,7 +617,7 @@ mod tests {
             7,
             rw,
             70,
-            [&[(4096, 100)], &[(4096, 100)]],
+            [&[(4096, 100)], &[(4096, 100)], &[(4096, 100)]],
             4096,
             vec![Region { start: 0, len }],
             &dist,
@@ -621,7 +632,7 @@ mod tests {
             7,
             RwMode::RandRead,
             100,
-            [split, split],
+            [split, split, split],
             512,
             vec![Region { start: 0, len }],
             &Distribution::Uniform,
@@ -797,7 +808,7 @@ mod tests {
                 7,
                 rw,
                 100,
-                [&[(16384, 100)], &[(16384, 100)]],
+                [&[(16384, 100)], &[(16384, 100)], &[(16384, 100)]],
                 16384,
                 st.clone(),
                 &Distribution::Uniform,
@@ -831,7 +842,7 @@ mod tests {
             3,
             RwMode::RandRw,
             50,
-            [&[(4096, 100)], &[(65536, 100)]],
+            [&[(4096, 100)], &[(65536, 100)], &[(65536, 100)]],
             4096,
             vec![Region {
                 start: 0,
@@ -893,6 +904,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn trims_take_their_own_size_and_trimwrite_writes_it() {
+        // fio's bs=4k,4k,8k: trims of 8k, and each write after one as large.
+        let sizes: [&[(u32, u32)]; 3] = [&[(4096, 100)], &[(4096, 100)], &[(8192, 100)]];
+        for rw in [RwMode::RandTrimWrite, RwMode::TrimWrite, RwMode::RandTrim] {
+            let region = vec![Region { start: 0, len: 1 << 20 }];
+            let mut g = IoGen::new(5, rw, 0, sizes, 4096, region, &Distribution::Uniform)
+                .with_fio_options(0, 100, false);
+            for _ in 0..200 {
+                let io = g.next_io();
+                assert_eq!(io.len, 8192, "{rw:?}: {io:?}");
+                assert!(io.offset + 8192 <= 1 << 20, "{rw:?}: {io:?}");
+            }
+        }
+        // A job that does not trim keeps its write size.
+        let region = vec![Region { start: 0, len: 1 << 20 }];
+        let mut g = IoGen::new(5, RwMode::RandWrite, 0, sizes, 4096, region, &Distribution::Uniform);
+        assert!((0..100).all(|_| g.next_io().len == 4096));
+    }
+
     fn strided(z: StridedZones, rw: RwMode, len: u64) -> Vec<u64> {
         strided_map(z, rw, len, false)
     }
@@ -902,7 +933,7 @@ mod tests {
             1,
             rw,
             0,
-            [&[(16384, 100)], &[(16384, 100)]],
+            [&[(16384, 100)], &[(16384, 100)], &[(16384, 100)]],
             16384,
             vec![Region { start: 0, len }],
             &Distribution::Uniform,

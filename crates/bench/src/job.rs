@@ -17,6 +17,8 @@ use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
 use crate::latency::{LatencySearch, Step};
 use crate::log::{JobLogs, LoggedIo};
+use crate::cmdprio::PrioPicker;
+use crate::overlap::InFlight;
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
 use crate::spec::{JobSpec, RateMin};
@@ -24,6 +26,7 @@ use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
 use crate::verify::VerifyState;
 use hiops_hal::{now_ns, Command, DepthStats, HalError, Op};
 use hiops_stats::cpu::ProcessSample;
+use hiops_stats::Histogram;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -37,6 +40,8 @@ struct Books {
     /// writes are published for the progress line.
     totals: [(u64, u64); 3],
     fsyncs: u64,
+    /// Each flush's submission to completion (fio's sync latency).
+    sync_lat: Histogram,
     verify: Option<VerifyState>,
     /// Completions count in `stats` (the measured window, a verify pass).
     booking: bool,
@@ -49,6 +54,10 @@ struct Books {
     trace: Option<Trace>,
     /// Latencies are recorded (not under fio's gtod_reduce).
     timed: bool,
+    /// fio's serialize_overlap: the ranges of the commands in flight.
+    overlap: Option<InFlight>,
+    /// fio's cmdprio: each I/O's priority, drawn as it is staged.
+    prio: Option<PrioPicker>,
 }
 
 impl Books {
@@ -57,12 +66,24 @@ impl Books {
         if let Some(t) = &self.trace {
             t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
         }
+        if let Some(o) = self.overlap.as_mut().filter(|_| !op.is_sync()) {
+            o.remove(f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
         if f.result < 0 {
-            self.error.get_or_insert(JobError::Command {
-                op: op_name(op),
-                len: f.cmd.len,
-                offset: f.cmd.offset,
-                errno: (-f.result) as i32,
+            let errno = (-f.result) as i32;
+            self.error.get_or_insert(match f.ioprio {
+                0 => JobError::Command {
+                    op: op_name(op),
+                    len: f.cmd.len,
+                    offset: f.cmd.offset,
+                    errno,
+                },
+                p => JobError::Priority {
+                    op: op_name(op),
+                    class: hiops_hal::ioprio_class(p),
+                    level: hiops_hal::ioprio_level(p),
+                    errno,
+                },
             });
             return;
         }
@@ -71,7 +92,12 @@ impl Books {
             v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, moved, f.data);
         }
         if op.is_sync() {
-            self.fsyncs += 1; // counted on its own, not as data I/O
+            // Counted on its own, not as data I/O, and timed as fio's
+            // sync latency (issue to completion).
+            self.fsyncs += 1;
+            if self.timed {
+                self.sync_lat.record(done_ns.saturating_sub(f.issued_ns));
+            }
             return;
         }
         let d = op.dir();
@@ -102,6 +128,11 @@ impl Books {
                 s.slat.record(io.slat_ns);
                 s.clat.record(io.clat_ns);
                 s.lat.record(io.lat_ns);
+                // fio's cmdprio split: a few entries, made when the window opened.
+                if let Some(p) = s.prios.iter_mut().find(|p| p.ioprio == f.ioprio) {
+                    p.clat.record(io.clat_ns);
+                    p.lat.record(io.lat_ns);
+                }
             }
             if let Some(logs) = self.logs.as_mut() {
                 logs.io(&io);
@@ -175,6 +206,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 stats: Default::default(),
                 totals: [(0, 0); 3],
                 fsyncs: 0,
+                sync_lat: Histogram::default(),
                 verify,
                 booking: false,
                 error: None,
@@ -184,6 +216,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
                 trace: trace.filter(|_| spec.trace.io),
                 timed: !spec.gtod_reduce,
+                overlap: serializes(spec, depth).then(|| InFlight::new(depth)),
+                prio: spec
+                    .cmdprio
+                    .as_ref()
+                    .map(|c| PrioPicker::new(c, spec.randseed.wrapping_add(plan.clone as u64))),
             },
             window: None,
             deadline_ns: None,
@@ -536,8 +573,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
-    /// Stages one command; false when verification must wait for its block.
+    /// Stages one command; false when it must wait for one in flight: its
+    /// block being verified, or (serialize_overlap) a range it overlaps.
     fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, HalError> {
+        let waits = |o: &InFlight| o.overlaps(io.target, io.offset, io.len);
+        if !io.op.is_sync() && self.books.overlap.as_ref().is_some_and(waits) {
+            return Ok(false);
+        }
         let stamp = match self.books.verify.as_mut() {
             Some(v) => match v.claim(io.op, io.target, io.offset, io.len) {
                 Some(s) => s,
@@ -565,7 +607,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
             (None, Some(p)) => fill_pattern(buf, p),
             (None, None) => scramble(buf, io.offset, salt),
         };
-        self.driver.stage(cmd, start_ns, fill).map(|()| true)
+        match self.books.prio.as_mut().map_or(0, |p| p.pick(io.op, io.len)) {
+            0 => self.driver.stage(cmd, start_ns, fill)?,
+            ioprio => self.driver.stage_with_prio(cmd, start_ns, ioprio, fill)?,
+        }
+        if let Some(o) = self.books.overlap.as_mut().filter(|_| !io.op.is_sync()) {
+            o.add(io.target, io.offset, io.len);
+        }
+        Ok(true)
     }
 
     /// Reaps (at least `min`, at most `max`, 0: all there are) and books;
@@ -681,6 +730,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
 
     fn start_window(&mut self, now: u64) {
         self.books.stats = Default::default();
+        if let Some(plan) = &self.spec.cmdprio {
+            for (d, s) in self.books.stats.iter_mut().take(2).enumerate() {
+                s.prios = crate::cmdprio::prio_stats(plan, d);
+            }
+        }
+        // As fio's zeroed stats after the ramp: flushes count from here.
+        self.books.fsyncs = 0;
+        self.books.sync_lat.clear();
         self.books.booking = true;
         self.driver.start_window();
         self.window = Some(Window {
@@ -773,6 +830,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let r = &mut self.result;
         [r.read, r.write, r.trim] = b.stats;
         r.fsyncs = b.fsyncs;
+        r.sync_lat = b.sync_lat;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
@@ -789,6 +847,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         self.result
     }
+}
+
+/// Whether fio would check for overlaps (init.c): a job that changes data
+/// or replays a trace, with more than one command in flight at a time.
+fn serializes(spec: &JobSpec, depth: u32) -> bool {
+    spec.serialize_overlap && depth > 1 && (spec.modifies() || spec.replay.is_some())
 }
 
 /// Sleeps until `until_ns` in steps short enough to notice a stop.

@@ -29,6 +29,7 @@
 
 mod blockmap;
 mod cache;
+mod cmdprio;
 pub mod cluster;
 pub mod coord;
 pub mod debug_trace;
@@ -46,6 +47,7 @@ mod latency;
 mod log;
 mod offload;
 mod one_at_a_time;
+mod overlap;
 pub mod platform;
 pub mod platform_facts;
 pub mod result;
@@ -67,7 +69,7 @@ pub(crate) mod worker;
 pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::BenchError;
 pub use log::inflate_log;
-pub use result::{DirStats, JobResult, PathReport, RunResult, ThreadResult};
+pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 pub use spec::{
     BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,

@@ -250,6 +250,7 @@ impl Driver for OffloadDriver {
                 data: &d.buf[..len as usize],
                 latency: crate::driver::Latency::Own,
                 seen_ns: None,
+                ioprio: 0,
             });
             free.push(d.buf);
         }

@@ -23,6 +23,39 @@ pub struct DirStats {
     /// The time these I/Os were measured over (the window; for reads, plus a
     /// verify pass's read-back, as fio books it).
     pub runtime_ns: u64,
+    /// fio's cmdprio: clat and lat per I/O priority, the thread's own
+    /// first (empty without cmdprio rules for the direction).
+    #[serde(default)]
+    pub prios: Vec<PrioStats>,
+}
+
+/// The latencies of the I/Os of one priority (fio's clat_prio entry).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct PrioStats {
+    /// The priority as the kernel takes it (0: the thread's own).
+    pub ioprio: u16,
+    pub clat: Histogram,
+    pub lat: Histogram,
+}
+
+impl PrioStats {
+    pub fn new(ioprio: u16) -> PrioStats {
+        PrioStats {
+            ioprio,
+            ..PrioStats::default()
+        }
+    }
+
+    /// The priority's class (fio's `prioclass`: 0 none, 1 realtime, 2 best
+    /// effort, 3 idle).
+    pub fn class(&self) -> u16 {
+        hiops_hal::ioprio_class(self.ioprio)
+    }
+
+    /// The priority's level within its class (fio's `prio`).
+    pub fn level(&self) -> u16 {
+        hiops_hal::ioprio_level(self.ioprio)
+    }
 }
 
 impl DirStats {
@@ -34,6 +67,16 @@ impl DirStats {
         self.clat.merge(&o.clat);
         self.lat.merge(&o.lat);
         self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
+        // Priorities merge by value (fio's sum of clat_prio stats).
+        for p in &o.prios {
+            match self.prios.iter_mut().find(|q| q.ioprio == p.ioprio) {
+                Some(q) => {
+                    q.clat.merge(&p.clat);
+                    q.lat.merge(&p.lat);
+                }
+                None => self.prios.push(p.clone()),
+            }
+        }
     }
 }
 
@@ -45,6 +88,9 @@ pub struct ThreadResult {
     /// fio's third direction (rw=trim and friends).
     pub trim: DirStats,
     pub fsyncs: u64,
+    /// fio's sync latency: each fsync or fdatasync from its submission to
+    /// its completion (fio's `sync` clat; none under gtod_reduce).
+    pub sync_lat: Histogram,
     /// Measured time of this thread (ramp excluded).
     pub runtime_ns: u64,
     /// This thread's own CPU time and context switches over its window.
@@ -75,6 +121,7 @@ impl ThreadResult {
             write: DirStats::default(),
             trim: DirStats::default(),
             fsyncs: 0,
+            sync_lat: Histogram::default(),
             runtime_ns: 0,
             cpu: ProcessSample::default(),
             error: None,
@@ -162,6 +209,16 @@ impl JobResult {
             t.merge(&th.trim);
         }
         t
+    }
+
+    /// fsyncs and fdatasyncs of all threads, and their latencies merged
+    /// (fio's `sync` direction).
+    pub fn merged_sync(&self) -> (u64, Histogram) {
+        let mut h = Histogram::default();
+        for t in &self.threads {
+            h.merge(&t.sync_lat);
+        }
+        (self.threads.iter().map(|t| t.fsyncs).sum(), h)
     }
 
     /// The threads' path statistics merged (synchronous-thread mode).

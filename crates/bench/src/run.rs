@@ -91,10 +91,7 @@ fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
     let Some(z) = spec.strided else {
         return Ok(());
     };
-    let max_bs = spec
-        .bs
-        .max()
-        .max(spec.bs_write.as_ref().map_or(0, |b| b.max())) as u64;
+    let max_bs = spec.bs_max() as u64;
     if z.range < max_bs {
         return usage(format!(
             "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",

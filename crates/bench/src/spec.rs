@@ -102,6 +102,22 @@ impl RwMode {
     }
 }
 
+/// fio's cmdprio, per direction (read, write): the rules that give a share
+/// of the I/Os a priority of their own (see `hiops_hal::ioprio_value`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CmdPrio {
+    pub rules: [Vec<PrioRule>; 2],
+}
+
+/// One rule of [`CmdPrio`]: for I/Os of `bs` bytes (`None`: every I/O,
+/// fio's cmdprio_percentage), `(percent, ioprio)` choices whose percents add
+/// up to at most 100; the rest of the I/Os keep the thread's priority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrioRule {
+    pub bs: Option<u32>,
+    pub choices: Vec<(u32, u16)>,
+}
+
 /// Block sizes: one size, fio's `bssplit` (size, percent) list, or a
 /// `bsrange` (every multiple of the smallest, equally likely).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -580,6 +596,9 @@ pub struct JobSpec {
     /// (fio's `bs=READ,WRITE`).
     pub bs: BlockSizes,
     pub bs_write: Option<BlockSizes>,
+    /// Block sizes of trims, unless they take the write sizes (fio's
+    /// `bs=READ,WRITE,TRIM`). A trimwrite's write takes its trim's size.
+    pub bs_trim: Option<BlockSizes>,
     pub iodepth: u32,
     /// Stage this many commands before issuing (0: all that fit).
     pub iodepth_batch_submit: u32,
@@ -745,6 +764,11 @@ pub struct JobSpec {
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
     /// one I/O at a time, fed by the job thread.
     pub offload: bool,
+    /// fio's serialize_overlap: an I/O that overlaps one in flight on the
+    /// same target waits for it to complete.
+    pub serialize_overlap: bool,
+    /// fio's cmdprio: I/Os at a priority of their own (io_uring, libaio).
+    pub cmdprio: Option<CmdPrio>,
 }
 
 /// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
@@ -790,6 +814,7 @@ impl JobSpec {
             rwmixread: 50,
             bs: BlockSizes::fixed(4096),
             bs_write: None,
+            bs_trim: None,
             iodepth: 32,
             iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 1,
@@ -856,6 +881,8 @@ impl JobSpec {
             write_iolog: None,
             replay: None,
             offload: false,
+            serialize_overlap: false,
+            cmdprio: None,
             flow: None,
             latency_target: None,
         }
@@ -863,16 +890,18 @@ impl JobSpec {
 
     /// The block sizes of `op`'s direction.
     pub fn bs_for(&self, op: Op) -> &BlockSizes {
-        match (op, &self.bs_write) {
-            (Op::Write, Some(w)) => w,
+        match (op, &self.bs_write, &self.bs_trim) {
+            (Op::Trim, _, Some(t)) => t,
+            (Op::Write | Op::Trim, Some(w), _) => w,
             _ => &self.bs,
         }
     }
 
-    /// Every block size either direction may use.
+    /// Every block size any direction may use.
     pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
         let w = self.bs_write.iter().flat_map(|b| b.split.iter());
-        self.bs.split.iter().chain(w).map(|s| s.0)
+        let t = self.bs_trim.iter().flat_map(|b| b.split.iter());
+        self.bs.split.iter().chain(w).chain(t).map(|s| s.0)
     }
 
     /// The largest transfer: what each buffer must hold.

@@ -234,6 +234,7 @@ impl Driver for TaskDriver {
                 data: &d.buf[..len],
                 latency: crate::driver::Latency::Own,
                 seen_ns: Some(d.seen_ns),
+                ioprio: 0,
             });
             m.bufs[d.task] = Some(d.buf);
             m.idle.push(d.task);

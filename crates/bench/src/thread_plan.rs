@@ -93,6 +93,7 @@ impl WorkerPlan<'_> {
         let sizes = [
             &spec.bs_for(hiops_hal::Op::Read).split[..],
             &spec.bs_for(hiops_hal::Op::Write).split[..],
+            &spec.bs_for(hiops_hal::Op::Trim).split[..],
         ];
         let gen = match spec.raid0_chunk.filter(|_| self.regions.len() > 1) {
             Some(chunk) => IoGen::striped(

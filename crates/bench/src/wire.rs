@@ -66,6 +66,8 @@ struct ThreadWire {
     #[serde(default)]
     trim: DirStats,
     fsyncs: u64,
+    #[serde(default)]
+    sync_lat: hiops_stats::Histogram,
     runtime_ns: u64,
     cpu: ProcessSample,
     error: Option<String>,
@@ -209,6 +211,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         write: t.write.clone(),
         trim: t.trim.clone(),
         fsyncs: t.fsyncs,
+        sync_lat: t.sync_lat.clone(),
         runtime_ns: t.runtime_ns,
         cpu: t.cpu,
         error: t.error.clone(),
@@ -297,6 +300,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.write = t.write;
     r.trim = t.trim;
     r.fsyncs = t.fsyncs;
+    r.sync_lat = t.sync_lat;
     r.runtime_ns = t.runtime_ns;
     r.cpu = t.cpu;
     r.error = t.error;

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod cmdline;
+pub mod cmdprio;
 pub mod jobfile;
 pub mod options;
 pub mod placeholders;

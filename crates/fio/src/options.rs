@@ -37,7 +37,8 @@ pub struct Draft {
     pub rwmixread: Option<u32>,
     pub rwmixwrite: Option<u32>,
     /// Per direction (read, write), from fio's `r,w` forms.
-    pub bs: [Option<BlockSizes>; 2],
+    /// Read, write and trim block sizes.
+    pub bs: [Option<BlockSizes>; 3],
     pub blockalign: Option<u32>,
     pub ioengine: Option<EngineKind>,
     /// `ioengine=filecreate`: `ioengine` is then psync (fio runs it as a
@@ -72,6 +73,9 @@ pub struct Draft {
     pub number_ios: Option<u64>,
     pub exitall: bool,
     pub offload: Option<bool>,
+    pub serialize_overlap: Option<bool>,
+    /// fio's cmdprio options (io_uring, libaio).
+    pub cmdprio: crate::cmdprio::CmdPrioOptions,
     pub flow: Option<u32>,
     pub flow_id: Option<u32>,
     pub flow_sleep: Option<u64>,
@@ -264,36 +268,37 @@ fn feature(v: Option<&str>) -> Result<Feature, String> {
     }
 }
 
-/// First of fio's `read,write` pair that is given (hiops' rate limit is one
-/// figure per thread).
 /// fio's split options (bs, rate, ...): `A` applies to every direction;
 /// `A,B` gives reads A and writes B; an empty side (`,B`, `A,`) keeps that
-/// direction's earlier value. Trims take the write value (fio: a value not
-/// followed by a comma applies to the directions after it); a third value
-/// that differs from the write value is refused, since hiops keeps one.
-fn per_direction<T: Clone>(
+/// direction's earlier value, and a last value not followed by a comma
+/// applies to the directions after it (HOWTO: `bs=8k,32k` is 32k for
+/// writes and trims). With `N` = 3 (read, write, trim) the trim value is
+/// kept; with 2 (hiops keeps one value for writes and trims) a third that
+/// differs from the write value is refused.
+fn per_direction<T: Clone, const N: usize>(
     text: &str,
-    current: [Option<T>; 2],
+    current: [Option<T>; N],
     parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<[Option<T>; 2], String> {
+) -> Result<[Option<T>; N], String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() > 3 {
         return Err(format!("{}: give at most READ,WRITE,TRIM", quoted(text)));
     }
     if parts.len() == 1 {
         let v = parse(parts[0])?;
-        return Ok([Some(v.clone()), Some(v)]);
+        return Ok(std::array::from_fn(|_| Some(v.clone())));
     }
-    if parts.len() == 3 && !parts[2].is_empty() && parts[2] != parts[1] {
+    if N < 3 && parts.len() == 3 && !parts[2].is_empty() && parts[2] != parts[1] {
         return Err(format!(
-            "{}: a trim value of its own is not implemented (trims take the write value): give READ,WRITE",
+            "{}: a trim value of its own is not implemented for this option (trims take the write value): give READ,WRITE",
             quoted(text)
         ));
     }
     let mut out = current;
-    for (slot, part) in out.iter_mut().zip(&parts) {
-        if !part.is_empty() {
-            *slot = Some(parse(part)?);
+    for (i, slot) in out.iter_mut().enumerate() {
+        let part = parts.get(i).or(parts.last()).filter(|p| !p.is_empty());
+        if let Some(p) = part {
+            *slot = Some(parse(p)?);
         }
     }
     Ok(out)
@@ -368,6 +373,8 @@ fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), String>
     Err(format!("hiops does not implement this setting: {instead}"))
 }
 
+/// First of fio's `read,write` pair that is given (hiops' rate limit is one
+/// figure per thread).
 fn first_of_pair(text: &str) -> &str {
     text.split(',')
         .map(str::trim)
@@ -485,11 +492,11 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
     opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent(need(v)?)?); Ok(()) }),
-    opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE form sets each direction (bs=4k,64k).", |d, v| {
+    opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE,TRIM form sets each direction (bs=4k,64k; bs=4k,4k,8k gives trims 8k).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?; Ok(())
     }),
-    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE ranges as in fio).", |d, v| {
+    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE,TRIM ranges as in fio).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
             let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("{}: write MIN-MAX, as in 4k-64k", quoted(text)))?;
@@ -500,7 +507,7 @@ pub static OPTIONS: &[OptDef] = &[
             Ok(BlockSizes::equal(&sizes))
         })?; Ok(())
     }),
-    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE mixes as in fio).", |d, v| {
+    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |t| BlockSizes::parse_with(t, &|s| value::size(s, kb)))?; Ok(())
     }),
@@ -780,6 +787,19 @@ pub static OPTIONS: &[OptDef] = &[
             s => return Err(format!("{}: use 0, 1, sequential or random", quoted(s))),
         });
         Ok(())
+    }),
+    opt!("serialize_overlap", [], flag, "An I/O that overlaps one of the job thread's I/Os in flight on the same file waits for it to complete (fio's meaning, for jobs that write, trim or replay a trace with more than one I/O in flight; with io_submit_mode=offload fio also compares the I/Os of other offload jobs, hiops those of the same thread only).", |d, v| { d.serialize_overlap = Some(value::boolean(v)?); Ok(()) }),
+    opt!("cmdprio_percentage", [], value, "io_uring, libaio: this percentage of the I/Os (READ,WRITE) is issued at the priority of cmdprio_class and cmdprio, the rest at the thread's; the latencies are reported per priority as well, as fio does.", |d, v| {
+        d.cmdprio.percentage = per_direction(need(v)?, d.cmdprio.percentage, value::percent)?; Ok(())
+    }),
+    opt!("cmdprio_class", [], value, "io_uring, libaio: the I/O priority class of cmdprio_percentage's and cmdprio_bssplit's I/Os: 1 realtime (the default, as fio; the kernel gives it to CAP_SYS_ADMIN only), 2 best effort, 3 idle (READ,WRITE).", |d, v| {
+        d.cmdprio.class = per_direction(need(v)?, d.cmdprio.class, crate::cmdprio::class)?; Ok(())
+    }),
+    opt!("cmdprio", [], value, "io_uring, libaio: the priority level (0 highest to 7) within cmdprio_class (READ,WRITE; default 0).", |d, v| {
+        d.cmdprio.level = per_direction(need(v)?, d.cmdprio.level, crate::cmdprio::level)?; Ok(())
+    }),
+    opt!("cmdprio_bssplit", [], value, "io_uring, libaio: priorities by block size, BS/PERCENT[/CLASS/LEVEL]:... (READ,WRITE lists as in fio; without CLASS/LEVEL, cmdprio_class's and cmdprio's).", |d, v| {
+        d.cmdprio.bssplit = Some(need(v)?.to_string()); Ok(())
     }),
     opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
         d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("{}: use inline or offload", quoted(s))) }); Ok(())
@@ -1111,26 +1131,9 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "pre_read",
         "hiops starts from a cold cache (invalidate); drop it",
     ),
-    (
-        "serialize_overlap",
-        "overlapping writes are not serialised; drop it",
-    ),
     ("atomic", "atomic writes are not supported; drop it"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
-    (
-        "cmdprio_percentage",
-        "command priorities are not supported; drop it",
-    ),
-    (
-        "cmdprio_class",
-        "command priorities are not supported; drop it",
-    ),
-    ("cmdprio", "command priorities are not supported; drop it"),
-    (
-        "cmdprio_bssplit",
-        "command priorities are not supported; drop it",
-    ),
     ("hipri_percentage", "use hipri=1 to poll every I/O"),
     (
         "uncached",
@@ -1386,6 +1389,22 @@ mod tests {
         assert!(apply("io_submit_mode", "threads").is_err());
         assert!(apply("iomem_align", "4k").is_ok());
         assert!(apply("iomem_align", "64k").is_err());
+    }
+
+    #[test]
+    fn split_values_follow_fios_read_write_trim_rule() {
+        let parse = |t: &str| Ok::<u32, String>(t.parse().unwrap());
+        let split = |t: &str| per_direction(t, [Some(1), Some(1), Some(1)], parse).unwrap();
+        assert_eq!(split("4"), [Some(4); 3]);
+        assert_eq!(split("4,8"), [Some(4), Some(8), Some(8)]);
+        assert_eq!(split("4,8,"), [Some(4), Some(8), Some(1)]);
+        assert_eq!(split(",8"), [Some(1), Some(8), Some(8)]);
+        assert_eq!(split("4,4,8"), [Some(4), Some(4), Some(8)]);
+        assert_eq!(split(",,8"), [Some(1), Some(1), Some(8)]);
+        // Two directions: a trim value of its own is refused, the write's is not.
+        let pair = |t: &str| per_direction(t, [None, None], parse);
+        assert_eq!(pair("4,8,8"), Ok([Some(4), Some(8)]));
+        assert!(pair("4,8,16").unwrap_err().contains("trim value of its own"));
     }
 
     #[test]

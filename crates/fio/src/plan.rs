@@ -613,6 +613,7 @@ impl Draft {
         self.set_write_grants(&mut spec);
         self.set_tasks_and_path(&mut spec)?;
         self.set_logs_latency_and_flow(&mut spec)?;
+        self.set_cmdprio(&mut spec)?;
         self.set_steady_state(&mut spec)?;
         if !spec.time_based
             && spec.size.is_none()
@@ -667,15 +668,19 @@ impl Draft {
             (None, Some(w)) => spec.rwmixread = 100 - w,
             (None, None) => {}
         }
-        match self.bs.clone() {
-            [Some(r), Some(w)] => {
+        let [r, w, t] = self.bs.clone();
+        match (r, w) {
+            (Some(r), Some(w)) => {
                 spec.bs_write = (w != r).then_some(w);
                 spec.bs = r;
             }
-            [Some(r), None] => spec.bs = r,
-            [None, Some(w)] => spec.bs_write = (w != spec.bs).then_some(w),
-            [None, None] => {}
+            (Some(r), None) => spec.bs = r,
+            (None, Some(w)) => spec.bs_write = (w != spec.bs).then_some(w),
+            (None, None) => {}
         }
+        // Trims take the write sizes unless given their own.
+        let write = spec.bs_for(hiops_hal::Op::Write).clone();
+        spec.bs_trim = t.filter(|t| *t != write);
         spec.block_align = self.blockalign;
         Ok(())
     }
@@ -1173,10 +1178,11 @@ impl Draft {
         }
     }
 
-    /// Logs, offload, the latency target and the flow share.
+    /// Logs, offload and serialize_overlap, the latency target and the flow share.
     fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), String> {
         spec.logs = self.logs_of(&spec.name);
         spec.offload = self.offload.unwrap_or(false);
+        spec.serialize_overlap = self.serialize_overlap.unwrap_or(false);
         spec.latency_target =
             self.latency_target
                 .map(|target_ns| hiops_bench::spec::LatencyTarget {
@@ -1210,6 +1216,16 @@ impl Draft {
         }
         if spec.offload && spec.path.is_some() {
             return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
+        }
+        Ok(())
+    }
+
+    /// fio's cmdprio: the rules, on an engine that issues them itself.
+    fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), String> {
+        let dirs = (spec.rw.reads(), spec.rw.writes());
+        spec.cmdprio = self.cmdprio.plan(spec.engine, dirs, self.kb_base)?;
+        if spec.cmdprio.is_some() && (spec.offload || spec.path.is_some()) {
+            return Err("cmdprio_percentage and cmdprio_bssplit set priorities in the job's own io_uring or libaio queue: drop strategy, tasks or io_submit_mode=offload".into());
         }
         Ok(())
     }

@@ -89,6 +89,7 @@ fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
     };
     spec.bs = BlockSizes::fixed(if sum.max_len > 0 { sum.max_len } else { 4096 });
     spec.bs_write = None;
+    spec.bs_trim = None;
     spec.block_align = Some(sum.align.max(1) as u32);
     spec.files_per_clone = None;
     // Files are laid out (when missing or short) to hold the furthest I/O.
