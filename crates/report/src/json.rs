@@ -75,7 +75,7 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], shown: Shown<'_>) -> V
         0.0
     };
     let (mn, mx, mean, dev) = stats_of(series);
-    json!({
+    let mut obj = json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": bw_bytes.round() as u64,
@@ -93,7 +93,43 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], shown: Shown<'_>) -> V
         "iops_mean": mean,
         "iops_stddev": dev,
         "iops_samples": series.len(),
-    })
+    });
+    if let Some(prios) = prios_obj(d, shown) {
+        obj["prios"] = prios;
+    }
+    obj
+}
+
+/// fio's `prios` (stat.c): with cmdprio, where two or more priorities saw
+/// I/O, each one's class, level and latency (lat's where lat percentiles
+/// are shown, else clat's), the thread's own priority first.
+fn prios_obj(d: &DirStats, shown: Shown<'_>) -> Option<Value> {
+    let seen = d.prios.iter().filter(|p| p.clat.count() > 0);
+    if seen.clone().count() < 2 {
+        return None;
+    }
+    let (name, on) = match shown.kinds.lat {
+        true => ("lat_ns", true),
+        false => ("clat_ns", shown.kinds.clat),
+    };
+    let list = seen.map(|p| {
+        let h = if shown.kinds.lat { &p.lat } else { &p.clat };
+        let mut o = json!({
+            "prioclass": p.class(),
+            "prio": p.level(),
+        });
+        o[name] = shown.lat(h, on);
+        o
+    });
+    Some(Value::Array(list.collect()))
+}
+
+/// fio's `sync` direction: flushes counted, and their latency (issue to
+/// completion) with percentiles where clat's or lat's are shown (stat.c).
+fn sync_obj(job: &JobResult, shown: Shown<'_>) -> Value {
+    let (n, lat) = job.merged_sync();
+    let on = shown.kinds.clat || shown.kinds.lat;
+    json!({"total_ios": n, "lat_ns": shown.lat(&lat, on)})
 }
 
 /// fio's `iodepth_level`: the share of issued commands (%) by the depth
@@ -335,7 +371,8 @@ fn unify_directions(
     let dir = dir_obj(&mixed, job.runtime_ns(), &series, shown);
     let map = obj.as_object_mut().expect("a job is an object");
     if unified == UnifiedRw::Mixed {
-        for d in ["read", "write", "trim"] {
+        // fio's mixed report has no sync direction either.
+        for d in ["read", "write", "trim", "sync"] {
             map.remove(d);
         }
     }
@@ -395,7 +432,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "read": dir_obj(&rd, rt, &rs, shown),
         "write": dir_obj(&wr, rt, &ws, shown),
         "trim": dir_obj(&job.merged_trim(), rt, &[], shown),
-        "sync": {"total_ios": job.threads.iter().map(|t| t.fsyncs).sum::<u64>()},
+        "sync": sync_obj(job, shown),
         "iodepth_level": iodepth_level(job),
         "job_runtime": job_runtime_ns(job) / 1_000_000,
         "usr_cpu": cpu.user.as_secs_f64() / secs * 100.0,

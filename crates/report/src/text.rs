@@ -87,34 +87,81 @@ fn dir_block(
 fn latency_lines(out: &mut String, d: &DirStats, shown: LatPercentiles) {
     let (u, div) = unit(&d.clat);
     for (name, h) in [("slat", &d.slat), ("clat", &d.clat), (" lat", &d.lat)] {
-        let _ = writeln!(
-            out,
-            "    {name} ({u}): min={}, max={}, avg={}, stdev={}",
-            num(h.min() as f64 / div),
-            num(h.max() as f64 / div),
-            num(h.mean() / div),
-            num(h.stddev() / div)
-        );
+        summary_line(out, name, h, (u, div));
     }
     for (name, h, on) in [
         ("slat", &d.slat, shown.slat),
         ("clat", &d.clat, shown.clat),
         ("lat", &d.lat, shown.lat),
     ] {
-        if !on || h.count() == 0 {
-            continue;
+        if on && h.count() > 0 {
+            percentile_line(out, name, h, (u, div));
         }
-        let p = |q: f64| num(h.percentile(q) as f64 / div);
-        let _ = writeln!(
-            out,
-            "    {name} percentiles ({u}): p50={}, p90={}, p99={}, p99.9={}, p99.99={}, max={}",
-            p(50.0),
-            p(90.0),
-            p(99.0),
-            p(99.9),
-            p(99.99),
-            num(h.max() as f64 / div)
-        );
+    }
+    prio_lines(out, d, shown, (u, div));
+}
+
+/// fio's per-priority lines (cmdprio), where two or more priorities saw
+/// I/O: lat's where lat percentiles are shown, else clat's, as fio 3.x
+/// names them (`clat prio CLASS/LEVEL`), with each one's share of the I/Os.
+fn prio_lines(out: &mut String, d: &DirStats, shown: LatPercentiles, unit: (&str, f64)) {
+    let seen: Vec<_> = d.prios.iter().filter(|p| p.clat.count() > 0).collect();
+    if seen.len() < 2 {
+        return;
+    }
+    let kind = if shown.lat { "lat" } else { "clat" };
+    let total: u64 = seen.iter().map(|p| p.clat.count()).sum();
+    for p in &seen {
+        let h = if shown.lat { &p.lat } else { &p.clat };
+        let (class, level) = (p.class(), p.level());
+        summary_line(out, &format!("{kind} prio {class}/{level}"), h, unit);
+        if shown.clat || shown.lat {
+            let share = h.count() as f64 * 100.0 / total as f64;
+            let name = format!("{kind} prio {class}/{level} ({share:.2}% of IOs)");
+            percentile_line(out, &name, h, unit);
+        }
+    }
+}
+
+/// One latency's min, max, mean and deviation, in the unit `(u, div)`.
+fn summary_line(out: &mut String, name: &str, h: &Histogram, (u, div): (&str, f64)) {
+    let _ = writeln!(
+        out,
+        "    {name} ({u}): min={}, max={}, avg={}, stdev={}",
+        num(h.min() as f64 / div),
+        num(h.max() as f64 / div),
+        num(h.mean() / div),
+        num(h.stddev() / div)
+    );
+}
+
+/// One latency's percentiles, in the unit `(u, div)`.
+fn percentile_line(out: &mut String, name: &str, h: &Histogram, (u, div): (&str, f64)) {
+    let p = |q: f64| num(h.percentile(q) as f64 / div);
+    let _ = writeln!(
+        out,
+        "    {name} percentiles ({u}): p50={}, p90={}, p99={}, p99.9={}, p99.99={}, max={}",
+        p(50.0),
+        p(90.0),
+        p(99.0),
+        p(99.9),
+        p(99.99),
+        num(h.max() as f64 / div)
+    );
+}
+
+/// fio's sync lines: fsync/fdatasync latency (issue to completion) and
+/// its percentiles, where the job timed any.
+fn sync_block(out: &mut String, job: &JobResult, shown: Option<LatPercentiles>) {
+    let (n, h) = job.merged_sync();
+    if h.count() == 0 {
+        return;
+    }
+    let (u, div) = unit(&h);
+    let _ = writeln!(out, "  fsync/fdatasync: {n}");
+    summary_line(out, "sync", &h, (u, div));
+    if shown.is_some_and(|s| s.clat || s.lat) {
+        percentile_line(out, "sync", &h, (u, div));
     }
 }
 
@@ -295,6 +342,7 @@ fn job_results(out: &mut String, job: &JobResult) {
     if unified != UnifiedRw::Apart {
         dir_block(out, "mixed", &job.merged_all(), rt, shown);
     }
+    sync_block(out, job, shown);
     if let Some(d) = job.depth().filter(|d| d.issued > 0) {
         let depth = job.spec.effective_depth();
         let _ = if d.mean_in_flight.is_nan() {
