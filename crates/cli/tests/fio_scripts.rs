@@ -344,3 +344,352 @@ fn steady_state_criterion_is_fios_string() {
         );
     }
 }
+
+/// t/latency_percentiles.py's test 9 (randwrite, null engine, fsync=32,
+/// json+): the job's `sync` holds `total_ios` and `lat_ns` with
+/// percentiles and bins, its N the flushes counted, the bins' smallest
+/// and largest within fio's 1/128 of min and max.
+fn fsync_job(out: &str) -> Vec<String> {
+    [
+        "--name=latency",
+        "--ioengine=null",
+        "--rw=randwrite",
+        "--fsync=32",
+        "--size=16M",
+        "--norandommap",
+        "--randrepeat=0",
+        "--time_based",
+        "--runtime=1",
+        "--slat_percentiles=1",
+        "--clat_percentiles=1",
+        "--lat_percentiles=1",
+        "--output-format=json+",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([format!("--output={out}")])
+    .collect()
+}
+
+fn check_sync(v: &serde_json::Value, who: &str) {
+    let job = &v["jobs"][0];
+    let sync = &job["sync"];
+    let n = sync["total_ios"].as_u64().unwrap();
+    let lat = &sync["lat_ns"];
+    assert!(n > 0, "{who}: {sync}");
+    assert_eq!(lat["N"].as_u64(), Some(n), "{who}: {sync}");
+    assert!(lat["percentile"].is_object(), "{who}: {sync}");
+    let bins = lat["bins"].as_object().expect("json+ bins");
+    let keys: Vec<u64> = bins.keys().map(|k| k.parse().unwrap()).collect();
+    let counted: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(counted, n, "{who}: bins add up to N");
+    let near = |a: u64, b: u64| (a as f64 - b as f64).abs() <= b as f64 / 128.0;
+    let (min, max) = (lat["min"].as_u64().unwrap(), lat["max"].as_u64().unwrap());
+    assert!(near(*keys.iter().min().unwrap(), min), "{who}: {sync}");
+    assert!(near(*keys.iter().max().unwrap(), max), "{who}: {sync}");
+    // One flush per 32 writes.
+    let writes = job["write"]["total_ios"].as_u64().unwrap();
+    assert!(n.abs_diff(writes / 32) <= 1, "{who}: {n} flushes, {writes} writes");
+}
+
+#[test]
+fn fsync_latency_is_reported_as_fios_sync_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = fsync_job("hiops.json");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = as_fio(dir.path(), &args);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let text = std::fs::read_to_string(dir.path().join("hiops.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    check_sync(&v, "hiops");
+    // The summary has the flushes' latency and percentiles too.
+    let o = as_fio(dir.path(), &[&args[..args.len() - 2], &["--output-format=normal"]].concat());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("  fsync/fdatasync: "), "{text}");
+    assert!(text.contains("    sync percentiles ("), "{text}");
+    if common::have_fio() {
+        let args = fsync_job("fio.json");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(fio(dir.path(), &args).status.success());
+        let text = std::fs::read_to_string(dir.path().join("fio.json")).unwrap();
+        let from = text.find('{').unwrap();
+        let by_fio: serde_json::Value = serde_json::from_str(&text[from..]).unwrap();
+        check_sync(&by_fio, "fio");
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v["jobs"][0]["sync"].as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&v), keys(&by_fio), "the same sync keys as fio");
+    }
+}
+
+/// run-fio-tests' t0023, its bs_no_rm job (rw=randtrimwrite, bs=4k,4k,8k,
+/// norandommap: trims take their own 8 KiB, each followed by a write of
+/// the same block and size) and its bs job (bs=8k,8k,8k under the random
+/// map: every sector is trimmed). The bandwidth log (log_offset=1) is
+/// what the script reads.
+fn trimwrite_log(tool: fn(&Path, &[&str]) -> Output, dir: &Path, map: bool) -> Vec<Vec<u64>> {
+    let mut args = vec![
+        "--name=bs",
+        "--ioengine=null",
+        "--rw=randtrimwrite",
+        "--filesize=1M",
+        if map { "--bs=8k,8k,8k" } else { "--bs=4k,4k,8k" },
+        "--log_offset=1",
+        "--per_job_logs=0",
+        "--randrepeat=0",
+        "--write_bw_log=bs",
+    ];
+    if !map {
+        args.push("--norandommap=1");
+    }
+    let o = tool(dir, &args);
+    assert!(o.status.success(), "{}", common::text(&o));
+    common::log_lines(&dir.join("bs_bw.log"))
+}
+
+fn check_trimwrite(lines: &[Vec<u64>], map: bool, who: &str) {
+    assert!(!lines.is_empty(), "{who}");
+    for pair in lines.chunks(2) {
+        let [trim, write] = pair else {
+            panic!("{who}: a trim without its write: {pair:?}")
+        };
+        assert_eq!((trim[2], write[2]), (2, 1), "{who}: {pair:?}");
+        assert_eq!((trim[3], write[3]), (8192, 8192), "{who}: {pair:?}");
+        assert_eq!(trim[4], write[4], "{who}: {pair:?}");
+    }
+    if map {
+        let mut sectors = std::collections::BTreeSet::new();
+        for l in lines {
+            sectors.extend(l[4] / 512..(l[4] + l[3]) / 512);
+        }
+        assert_eq!(sectors.len(), 2048, "{who}: every sector of 1 MiB");
+    }
+}
+
+#[test]
+fn trims_take_a_block_size_of_their_own() {
+    for map in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        check_trimwrite(&trimwrite_log(as_fio, dir.path(), map), map, "hiops");
+        if common::have_fio() {
+            let by_fio = tempfile::tempdir().unwrap();
+            check_trimwrite(&trimwrite_log(fio, by_fio.path(), map), map, "fio");
+        }
+    }
+}
+
+/// fio's serialize_overlap: no I/O is queued while one it overlaps is in
+/// flight, as --debug=io's queue and complete lines show; without it, a
+/// deep queue over two blocks overlaps at once (so the check can fail).
+fn overlaps_seen(serialize: bool) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let s = format!("--serialize_overlap={}", u8::from(serialize));
+    let o = as_fio(
+        dir.path(),
+        &[
+            "--debug=io",
+            "--name=ov",
+            "--ioengine=null",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=8k",
+            "--io_size=1m",
+            "--iodepth=8",
+            "--norandommap",
+            &s,
+        ],
+    );
+    assert!(o.status.success(), "{}", common::text(&o));
+    let trace = common::text(&o);
+    let mut in_flight: Vec<u64> = Vec::new();
+    let (mut overlaps, mut queued) = (0, 0);
+    for line in trace.lines().filter(|l| l.starts_with("io ")) {
+        let off = line.split("off=0x").nth(1).and_then(|r| r.split(',').next());
+        let Some(off) = off.and_then(|h| u64::from_str_radix(h, 16).ok()) else {
+            continue;
+        };
+        if line.contains("queue:") {
+            queued += 1;
+            overlaps += usize::from(in_flight.contains(&off));
+            in_flight.push(off);
+        } else if let Some(i) = in_flight.iter().position(|&o| o == off) {
+            in_flight.swap_remove(i);
+        }
+    }
+    assert_eq!(queued, 256, "every I/O traced");
+    overlaps
+}
+
+#[test]
+fn serialize_overlap_holds_an_io_until_the_one_it_overlaps_completes() {
+    assert_eq!(overlaps_seen(true), 0);
+    assert!(overlaps_seen(false) > 0);
+}
+
+/// run-fio-tests' t0013 (serialize_overlap with io_submit_mode=offload,
+/// eight jobs over 4 KiB): the job runs and ends well, as under fio.
+#[test]
+fn serialize_overlap_with_offload_runs_as_fios_t0013() {
+    let args = [
+        "--name=test",
+        "--ioengine=null",
+        "--thread=1",
+        "--size=4K",
+        "--blocksize=4K",
+        "--io_submit_mode=offload",
+        "--iodepth=1",
+        "--serialize_overlap=1",
+        "--numjobs=8",
+        "--loops=1000000",
+        "--runtime=1",
+        "--output-format=json",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let v = common::json_of(&as_fio(dir.path(), &args));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 8);
+    assert!(jobs.iter().all(|j| j["error"] == 0 && j["read"]["total_ios"].as_u64() > Some(0)));
+}
+
+/// Whether this process may give I/Os the realtime class (root here);
+/// says why a test is skipped when not.
+fn may_use_realtime_class() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    eprintln!("skipped: the realtime I/O class needs root (as t/latency_percentiles.py skips its cmdprio tests)");
+    false
+}
+
+/// t/latency_percentiles.py's check_prio_latencies: the priorities' `N`s
+/// add up to the direction's, their min and max are its, their means
+/// weigh up to its mean, and their json+ bins add up to its bins.
+fn check_prios(dir: &serde_json::Value, obj: &str, who: &str) {
+    let prios = dir["prios"].as_array().unwrap_or_else(|| panic!("{who}: no prios in {dir}"));
+    assert!(prios.len() >= 2, "{who}: {prios:?}");
+    let all = &dir[obj];
+    let n = |v: &serde_json::Value| v["N"].as_u64().unwrap();
+    assert_eq!(prios.iter().map(|p| n(&p[obj])).sum::<u64>(), n(all), "{who}");
+    let min = prios.iter().map(|p| p[obj]["min"].as_u64().unwrap()).min();
+    let max = prios.iter().map(|p| p[obj]["max"].as_u64().unwrap()).max();
+    assert_eq!((min, max), (all["min"].as_u64(), all["max"].as_u64()), "{who}");
+    let weighted: f64 = prios
+        .iter()
+        .map(|p| p[obj]["mean"].as_f64().unwrap() * n(&p[obj]) as f64)
+        .sum();
+    let mean = all["mean"].as_f64().unwrap();
+    assert!((weighted / n(all) as f64 - mean).abs() / mean < 1e-4, "{who}");
+    let mut bins = std::collections::BTreeMap::<String, u64>::new();
+    for p in prios {
+        for (k, c) in p[obj]["bins"].as_object().expect("json+ bins") {
+            *bins.entry(k.clone()).or_default() += c.as_u64().unwrap();
+        }
+    }
+    let overall: std::collections::BTreeMap<String, u64> = all["bins"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, c)| (k.clone(), c.as_u64().unwrap()))
+        .collect();
+    assert_eq!(bins, overall, "{who}: the priorities' bins add up");
+}
+
+fn cmdprio_job(engine: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--name=latency",
+        "--filename=prio.dat",
+        "--size=4M",
+        "--randrepeat=0",
+        "--norandommap",
+        "--time_based",
+        "--runtime=1",
+        "--iodepth=8",
+        "--output-format=json+",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--ioengine={engine}"));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run_json_as(tool: fn(&Path, &[&str]) -> Output, dir: &Path, args: &[String]) -> serde_json::Value {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = tool(dir, &args);
+    assert!(o.status.success(), "{args:?}: {}", common::text(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let from = text.find("{\n").expect("JSON in the output");
+    serde_json::from_str(&text[from..]).expect("the output is JSON")
+}
+
+/// t/latency_percentiles.py's tests 15 (randread, cmdprio_percentage=50,
+/// lat percentiles: the split is lat's) and 21 (randrw, cmdprio_bssplit,
+/// clat's), on io_uring and libaio, beside fio where it is installed.
+#[test]
+fn cmdprio_splits_the_latencies_by_priority_as_fio() {
+    if !may_use_realtime_class() {
+        return;
+    }
+    let cases: [(&[&str], &[(&str, &str)]); 2] = [
+        (
+            &["--rw=randread", "--cmdprio_percentage=50", "--lat_percentiles=1"],
+            &[("read", "lat_ns")],
+        ),
+        (
+            &[
+                "--rw=randrw",
+                "--bssplit=64k/40:1024k/60",
+                "--cmdprio_bssplit=64k/25/1/1:64k/75/3/2:1024k/0",
+            ],
+            &[("read", "clat_ns"), ("write", "clat_ns")],
+        ),
+    ];
+    for engine in ["io_uring", "libaio"] {
+        for (extra, dirs) in cases {
+            let args = cmdprio_job(engine, extra);
+            let dir = tempfile::tempdir().unwrap();
+            let v = run_json_as(as_fio, dir.path(), &args);
+            for (d, obj) in dirs {
+                check_prios(&v["jobs"][0][d], obj, &format!("hiops {engine} {extra:?} {d}"));
+            }
+            let classes: Vec<u64> = v["jobs"][0][dirs[0].0]["prios"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["prioclass"].as_u64().unwrap())
+                .collect();
+            assert_eq!(classes[0], 0, "the thread's own priority first: {classes:?}");
+            if common::have_fio() {
+                let by_fio = tempfile::tempdir().unwrap();
+                let f = run_json_as(fio, by_fio.path(), &args);
+                for (d, obj) in dirs {
+                    check_prios(&f["jobs"][0][d], obj, &format!("fio {engine} {extra:?} {d}"));
+                    let keys = |v: &serde_json::Value| {
+                        let mut k: Vec<String> = v["jobs"][0][d]["prios"][0].as_object().unwrap().keys().cloned().collect();
+                        k.sort();
+                        k
+                    };
+                    assert_eq!(keys(&v), keys(&f), "the same keys as fio's");
+                }
+            }
+        }
+    }
+}
+
+/// Without cmdprio no split is reported (test 9's check_nocmdprio_lat),
+/// and an engine without per-command priorities refuses cmdprio.
+#[test]
+fn no_cmdprio_no_prios_and_other_engines_refuse_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = run_json_as(as_fio, dir.path(), &cmdprio_job("io_uring", &["--rw=randread"]));
+    assert!(v["jobs"][0]["read"].get("prios").is_none());
+    let args = cmdprio_job("psync", &["--rw=randread", "--cmdprio_percentage=50"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = as_fio(dir.path(), &args);
+    assert!(!o.status.success());
+    assert!(common::text(&o).contains("io_uring and libaio"), "{}", common::text(&o));
+}

@@ -136,12 +136,6 @@ fn targets_without_discard_and_trim_with_verify_are_refused_in_one_line() {
             "--rw=trimwrite",
             "--verify=crc32c",
         ],
-        vec![
-            "--filename=v.dat",
-            "--size=1m",
-            "--rw=trim",
-            "--bs=4k,4k,8k",
-        ],
     ] {
         let o = hiops(tmp.path(), &args);
         let err = String::from_utf8_lossy(&o.stderr);
