@@ -94,11 +94,12 @@ mod tests {
     #[test]
     fn a_percentage_gets_the_priority_and_the_rest_the_threads() {
         let mut p = PrioPicker::new(&half_high(), 7);
-        let high = (0..10_000)
-            .filter(|_| p.pick(Op::Read, 4096) != 0)
-            .count();
+        let high = (0..10_000).filter(|_| p.pick(Op::Read, 4096) != 0).count();
         assert!((4_500..5_500).contains(&high), "{high} of 10000");
-        assert!((0..100).all(|_| p.pick(Op::Write, 4096) == 0), "no write rule");
+        assert!(
+            (0..100).all(|_| p.pick(Op::Write, 4096) == 0),
+            "no write rule"
+        );
         assert_eq!(p.pick(Op::Trim, 4096), 0);
     }
 

@@ -909,7 +909,10 @@ mod tests {
         // fio's bs=4k,4k,8k: trims of 8k, and each write after one as large.
         let sizes: [&[(u32, u32)]; 3] = [&[(4096, 100)], &[(4096, 100)], &[(8192, 100)]];
         for rw in [RwMode::RandTrimWrite, RwMode::TrimWrite, RwMode::RandTrim] {
-            let region = vec![Region { start: 0, len: 1 << 20 }];
+            let region = vec![Region {
+                start: 0,
+                len: 1 << 20,
+            }];
             let mut g = IoGen::new(5, rw, 0, sizes, 4096, region, &Distribution::Uniform)
                 .with_fio_options(0, 100, false);
             for _ in 0..200 {
@@ -919,8 +922,19 @@ mod tests {
             }
         }
         // A job that does not trim keeps its write size.
-        let region = vec![Region { start: 0, len: 1 << 20 }];
-        let mut g = IoGen::new(5, RwMode::RandWrite, 0, sizes, 4096, region, &Distribution::Uniform);
+        let region = vec![Region {
+            start: 0,
+            len: 1 << 20,
+        }];
+        let mut g = IoGen::new(
+            5,
+            RwMode::RandWrite,
+            0,
+            sizes,
+            4096,
+            region,
+            &Distribution::Uniform,
+        );
         assert!((0..100).all(|_| g.next_io().len == 4096));
     }
 

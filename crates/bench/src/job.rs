@@ -9,6 +9,7 @@
 //! A rate-limited I/O is created at the time it was due, so a late one
 //! carries its lateness in slat and lat (no coordinated omission).
 
+use crate::cmdprio::PrioPicker;
 use crate::debug_trace::Trace;
 use crate::driver::{Driver, Finished, Latency};
 use crate::error::JobError;
@@ -17,7 +18,6 @@ use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
 use crate::latency::{LatencySearch, Step};
 use crate::log::{JobLogs, LoggedIo};
-use crate::cmdprio::PrioPicker;
 use crate::overlap::InFlight;
 use crate::result::{DirStats, ThreadResult};
 use crate::source::{Flushes, Next, ReadBack, Source, Workload};
@@ -607,7 +607,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
             (None, Some(p)) => fill_pattern(buf, p),
             (None, None) => scramble(buf, io.offset, salt),
         };
-        match self.books.prio.as_mut().map_or(0, |p| p.pick(io.op, io.len)) {
+        match self
+            .books
+            .prio
+            .as_mut()
+            .map_or(0, |p| p.pick(io.op, io.len))
+        {
             0 => self.driver.stage(cmd, start_ns, fill)?,
             ioprio => self.driver.stage_with_prio(cmd, start_ns, ioprio, fill)?,
         }

@@ -29,8 +29,8 @@
 
 mod blockmap;
 mod cache;
-mod cmdprio;
 pub mod cluster;
+mod cmdprio;
 pub mod coord;
 pub mod debug_trace;
 mod distribution;

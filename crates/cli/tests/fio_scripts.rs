@@ -22,6 +22,9 @@ fn as_fio(dir: &Path, args: &[&str]) -> Output {
         .expect("hiops starts")
 }
 
+/// A tool that answers as fio: [`as_fio`] or [`fio`].
+type Tool = fn(&Path, &[&str]) -> Output;
+
 fn fio(dir: &Path, args: &[&str]) -> Output {
     Command::new(common::FIO)
         .current_dir(dir)
@@ -389,7 +392,10 @@ fn check_sync(v: &serde_json::Value, who: &str) {
     assert!(near(*keys.iter().max().unwrap(), max), "{who}: {sync}");
     // One flush per 32 writes.
     let writes = job["write"]["total_ios"].as_u64().unwrap();
-    assert!(n.abs_diff(writes / 32) <= 1, "{who}: {n} flushes, {writes} writes");
+    assert!(
+        n.abs_diff(writes / 32) <= 1,
+        "{who}: {n} flushes, {writes} writes"
+    );
 }
 
 #[test]
@@ -403,9 +409,15 @@ fn fsync_latency_is_reported_as_fios_sync_direction() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     check_sync(&v, "hiops");
     // The summary has the flushes' latency and percentiles too.
-    let o = as_fio(dir.path(), &[&args[..args.len() - 2], &["--output-format=normal"]].concat());
+    let o = as_fio(
+        dir.path(),
+        &[&args[..args.len() - 2], &["--output-format=normal"]].concat(),
+    );
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("  fsync/fdatasync: "), "{text}");
+    assert!(
+        text.contains("  fsync/fdatasync/sync_file_range: "),
+        "{text}"
+    );
     assert!(text.contains("    sync percentiles ("), "{text}");
     if common::have_fio() {
         let args = fsync_job("fio.json");
@@ -416,7 +428,12 @@ fn fsync_latency_is_reported_as_fios_sync_direction() {
         let by_fio: serde_json::Value = serde_json::from_str(&text[from..]).unwrap();
         check_sync(&by_fio, "fio");
         let keys = |v: &serde_json::Value| {
-            let mut k: Vec<String> = v["jobs"][0]["sync"].as_object().unwrap().keys().cloned().collect();
+            let mut k: Vec<String> = v["jobs"][0]["sync"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
             k.sort();
             k
         };
@@ -429,13 +446,17 @@ fn fsync_latency_is_reported_as_fios_sync_direction() {
 /// the same block and size) and its bs job (bs=8k,8k,8k under the random
 /// map: every sector is trimmed). The bandwidth log (log_offset=1) is
 /// what the script reads.
-fn trimwrite_log(tool: fn(&Path, &[&str]) -> Output, dir: &Path, map: bool) -> Vec<Vec<u64>> {
+fn trimwrite_log(tool: Tool, dir: &Path, map: bool) -> Vec<Vec<u64>> {
     let mut args = vec![
         "--name=bs",
         "--ioengine=null",
         "--rw=randtrimwrite",
         "--filesize=1M",
-        if map { "--bs=8k,8k,8k" } else { "--bs=4k,4k,8k" },
+        if map {
+            "--bs=8k,8k,8k"
+        } else {
+            "--bs=4k,4k,8k"
+        },
         "--log_offset=1",
         "--per_job_logs=0",
         "--randrepeat=0",
@@ -506,7 +527,10 @@ fn overlaps_seen(serialize: bool) -> usize {
     let mut in_flight: Vec<u64> = Vec::new();
     let (mut overlaps, mut queued) = (0, 0);
     for line in trace.lines().filter(|l| l.starts_with("io ")) {
-        let off = line.split("off=0x").nth(1).and_then(|r| r.split(',').next());
+        let off = line
+            .split("off=0x")
+            .nth(1)
+            .and_then(|r| r.split(',').next());
         let Some(off) = off.and_then(|h| u64::from_str_radix(h, 16).ok()) else {
             continue;
         };
@@ -550,7 +574,9 @@ fn serialize_overlap_with_offload_runs_as_fios_t0013() {
     let v = common::json_of(&as_fio(dir.path(), &args));
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 8);
-    assert!(jobs.iter().all(|j| j["error"] == 0 && j["read"]["total_ios"].as_u64() > Some(0)));
+    assert!(jobs
+        .iter()
+        .all(|j| j["error"] == 0 && j["read"]["total_ios"].as_u64() > Some(0)));
 }
 
 /// Whether this process may give I/Os the realtime class (root here);
@@ -568,20 +594,33 @@ fn may_use_realtime_class() -> bool {
 /// add up to the direction's, their min and max are its, their means
 /// weigh up to its mean, and their json+ bins add up to its bins.
 fn check_prios(dir: &serde_json::Value, obj: &str, who: &str) {
-    let prios = dir["prios"].as_array().unwrap_or_else(|| panic!("{who}: no prios in {dir}"));
+    let prios = dir["prios"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: no prios in {dir}"));
     assert!(prios.len() >= 2, "{who}: {prios:?}");
     let all = &dir[obj];
     let n = |v: &serde_json::Value| v["N"].as_u64().unwrap();
-    assert_eq!(prios.iter().map(|p| n(&p[obj])).sum::<u64>(), n(all), "{who}");
+    assert_eq!(
+        prios.iter().map(|p| n(&p[obj])).sum::<u64>(),
+        n(all),
+        "{who}"
+    );
     let min = prios.iter().map(|p| p[obj]["min"].as_u64().unwrap()).min();
     let max = prios.iter().map(|p| p[obj]["max"].as_u64().unwrap()).max();
-    assert_eq!((min, max), (all["min"].as_u64(), all["max"].as_u64()), "{who}");
+    assert_eq!(
+        (min, max),
+        (all["min"].as_u64(), all["max"].as_u64()),
+        "{who}"
+    );
     let weighted: f64 = prios
         .iter()
         .map(|p| p[obj]["mean"].as_f64().unwrap() * n(&p[obj]) as f64)
         .sum();
     let mean = all["mean"].as_f64().unwrap();
-    assert!((weighted / n(all) as f64 - mean).abs() / mean < 1e-4, "{who}");
+    assert!(
+        (weighted / n(all) as f64 - mean).abs() / mean < 1e-4,
+        "{who}"
+    );
     let mut bins = std::collections::BTreeMap::<String, u64>::new();
     for p in prios {
         for (k, c) in p[obj]["bins"].as_object().expect("json+ bins") {
@@ -617,7 +656,7 @@ fn cmdprio_job(engine: &str, extra: &[&str]) -> Vec<String> {
     args
 }
 
-fn run_json_as(tool: fn(&Path, &[&str]) -> Output, dir: &Path, args: &[String]) -> serde_json::Value {
+fn run_json_as(tool: Tool, dir: &Path, args: &[String]) -> serde_json::Value {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = tool(dir, &args);
     assert!(o.status.success(), "{args:?}: {}", common::text(&o));
@@ -634,9 +673,15 @@ fn cmdprio_splits_the_latencies_by_priority_as_fio() {
     if !may_use_realtime_class() {
         return;
     }
-    let cases: [(&[&str], &[(&str, &str)]); 2] = [
+    // Each case: its options, and the directions and latency the split is of.
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 2] = [
         (
-            &["--rw=randread", "--cmdprio_percentage=50", "--lat_percentiles=1"],
+            &[
+                "--rw=randread",
+                "--cmdprio_percentage=50",
+                "--lat_percentiles=1",
+            ],
             &[("read", "lat_ns")],
         ),
         (
@@ -654,7 +699,11 @@ fn cmdprio_splits_the_latencies_by_priority_as_fio() {
             let dir = tempfile::tempdir().unwrap();
             let v = run_json_as(as_fio, dir.path(), &args);
             for (d, obj) in dirs {
-                check_prios(&v["jobs"][0][d], obj, &format!("hiops {engine} {extra:?} {d}"));
+                check_prios(
+                    &v["jobs"][0][d],
+                    obj,
+                    &format!("hiops {engine} {extra:?} {d}"),
+                );
             }
             let classes: Vec<u64> = v["jobs"][0][dirs[0].0]["prios"]
                 .as_array()
@@ -662,14 +711,26 @@ fn cmdprio_splits_the_latencies_by_priority_as_fio() {
                 .iter()
                 .map(|p| p["prioclass"].as_u64().unwrap())
                 .collect();
-            assert_eq!(classes[0], 0, "the thread's own priority first: {classes:?}");
+            assert_eq!(
+                classes[0], 0,
+                "the thread's own priority first: {classes:?}"
+            );
             if common::have_fio() {
                 let by_fio = tempfile::tempdir().unwrap();
                 let f = run_json_as(fio, by_fio.path(), &args);
                 for (d, obj) in dirs {
-                    check_prios(&f["jobs"][0][d], obj, &format!("fio {engine} {extra:?} {d}"));
+                    check_prios(
+                        &f["jobs"][0][d],
+                        obj,
+                        &format!("fio {engine} {extra:?} {d}"),
+                    );
                     let keys = |v: &serde_json::Value| {
-                        let mut k: Vec<String> = v["jobs"][0][d]["prios"][0].as_object().unwrap().keys().cloned().collect();
+                        let mut k: Vec<String> = v["jobs"][0][d]["prios"][0]
+                            .as_object()
+                            .unwrap()
+                            .keys()
+                            .cloned()
+                            .collect();
                         k.sort();
                         k
                     };
@@ -685,11 +746,57 @@ fn cmdprio_splits_the_latencies_by_priority_as_fio() {
 #[test]
 fn no_cmdprio_no_prios_and_other_engines_refuse_it() {
     let dir = tempfile::tempdir().unwrap();
-    let v = run_json_as(as_fio, dir.path(), &cmdprio_job("io_uring", &["--rw=randread"]));
+    let v = run_json_as(
+        as_fio,
+        dir.path(),
+        &cmdprio_job("io_uring", &["--rw=randread"]),
+    );
     assert!(v["jobs"][0]["read"].get("prios").is_none());
     let args = cmdprio_job("psync", &["--rw=randread", "--cmdprio_percentage=50"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = as_fio(dir.path(), &args);
     assert!(!o.status.success());
-    assert!(common::text(&o).contains("io_uring and libaio"), "{}", common::text(&o));
+    assert!(
+        common::text(&o).contains("io_uring and libaio"),
+        "{}",
+        common::text(&o)
+    );
+}
+
+/// The summary names each priority's latency as fio 3.33 does: `clat prio
+/// CLASS/LEVEL (unit): min=...`, then `clat prio CLASS/LEVEL (N% of IOs)
+/// percentiles (unit)`.
+#[test]
+fn the_summary_names_the_priorities_as_fio() {
+    if !may_use_realtime_class() {
+        return;
+    }
+    let mut args = cmdprio_job("io_uring", &["--rw=randread", "--cmdprio_percentage=50"]);
+    args.retain(|a| !a.starts_with("--output-format"));
+    let lines = |tool: Tool| {
+        let dir = tempfile::tempdir().unwrap();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = tool(dir.path(), &args);
+        assert!(o.status.success(), "{}", common::text(&o));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let mut tools: Vec<(&str, Tool)> = vec![("hiops", as_fio)];
+    if common::have_fio() {
+        tools.push(("fio", fio));
+    }
+    for (who, tool) in tools {
+        let text = lines(tool);
+        for prio in ["0/0", "1/0"] {
+            let named = |l: &&str| l.trim_start().starts_with(&format!("clat prio {prio} ("));
+            let found: Vec<&str> = text.lines().filter(named).collect();
+            assert!(
+                found.iter().any(|l| l.contains("): min=")),
+                "{who} {prio}: {text}"
+            );
+            assert!(
+                found.iter().any(|l| l.contains("% of IOs) percentiles (")),
+                "{who} {prio}: {text}"
+            );
+        }
+    }
 }

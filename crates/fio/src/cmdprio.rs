@@ -18,7 +18,12 @@ pub struct CmdPrioOptions {
 
 /// fio's class range (1 realtime .. 3 idle) and level range (0 .. 7).
 pub fn class(text: &str) -> Result<u16, String> {
-    bounded(text, 1, 3, "a priority class: 1 (realtime), 2 (best effort) or 3 (idle)")
+    bounded(
+        text,
+        1,
+        3,
+        "a priority class: 1 (realtime), 2 (best effort) or 3 (idle)",
+    )
 }
 
 pub fn level(text: &str) -> Result<u16, String> {
@@ -53,14 +58,23 @@ impl CmdPrioOptions {
             return Err("cmdprio_percentage and cmdprio_bssplit are options of fio's io_uring and libaio engines: give ioengine=io_uring or libaio".into());
         }
         if self.bssplit.is_some() && self.percentage.iter().any(|p| p.is_some_and(|p| p > 0)) {
-            return Err("cmdprio_percentage and cmdprio_bssplit exclude each other, as in fio: give one".into());
+            return Err(
+                "cmdprio_percentage and cmdprio_bssplit exclude each other, as in fio: give one"
+                    .into(),
+            );
         }
         // fio: without cmdprio_class, the realtime class.
-        let implicit = |d: usize| ioprio_value(self.class[d].unwrap_or(1), self.level[d].unwrap_or(0));
+        let implicit =
+            |d: usize| ioprio_value(self.class[d].unwrap_or(1), self.level[d].unwrap_or(0));
         let lists = self.bssplit.as_deref().map(split_directions).transpose()?;
         let mut plan = CmdPrio::default();
         let wanted = [reads, writes];
-        for (d, rules) in plan.rules.iter_mut().enumerate().filter(|(d, _)| wanted[*d]) {
+        for (d, rules) in plan
+            .rules
+            .iter_mut()
+            .enumerate()
+            .filter(|(d, _)| wanted[*d])
+        {
             *rules = match (&lists, self.percentage[d]) {
                 (Some(lists), _) => bssplit_rules(lists[d], implicit(d), kb)?,
                 (None, Some(p)) if p > 0 => vec![PrioRule {
@@ -80,7 +94,10 @@ fn split_directions(text: &str) -> Result<[&str; 2], String> {
     match parts[..] {
         [one] => Ok([one, one]),
         [r, w] | [r, w, _] => Ok([r, w]),
-        _ => Err(format!("cmdprio_bssplit {}: give at most READ,WRITE lists", quoted(text))),
+        _ => Err(format!(
+            "cmdprio_bssplit {}: give at most READ,WRITE lists",
+            quoted(text)
+        )),
     }
 }
 
@@ -118,8 +135,12 @@ fn bssplit_rules(text: &str, implicit: u16, kb: KbBase) -> Result<Vec<PrioRule>,
 /// `bs/`, `bs/percent` (the implicit priority) or `bs/percent/class/level`.
 fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u16), String> {
     let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
-    let bs = u32::try_from(value::size(fields[0], kb)?)
-        .map_err(|_| format!("cmdprio_bssplit: block size {} is too large", quoted(fields[0])))?;
+    let bs = u32::try_from(value::size(fields[0], kb)?).map_err(|_| {
+        format!(
+            "cmdprio_bssplit: block size {} is too large",
+            quoted(fields[0])
+        )
+    })?;
     let percent = match fields.get(1).filter(|p| !p.is_empty()) {
         Some(p) => value::percent(p)?,
         None => 0,
@@ -147,18 +168,32 @@ mod tests {
             percentage: [Some(50), Some(50)],
             ..Default::default()
         };
-        let plan = o.plan(EngineKind::Libaio, (true, false), KbBase::default()).unwrap().unwrap();
+        let plan = o
+            .plan(EngineKind::Libaio, (true, false), KbBase::default())
+            .unwrap()
+            .unwrap();
         let rt = ioprio_value(1, 0);
-        assert_eq!(plan.rules[0], vec![PrioRule { bs: None, choices: vec![(50, rt)] }]);
+        assert_eq!(
+            plan.rules[0],
+            vec![PrioRule {
+                bs: None,
+                choices: vec![(50, rt)]
+            }]
+        );
         assert!(plan.rules[1].is_empty(), "a read job keeps no write rule");
         let o = CmdPrioOptions {
             class: [Some(3), Some(3)],
             level: [Some(2), Some(2)],
             ..o
         };
-        let plan = o.plan(EngineKind::IoUring, (true, true), KbBase::default()).unwrap().unwrap();
+        let plan = o
+            .plan(EngineKind::IoUring, (true, true), KbBase::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(plan.rules[1][0].choices, vec![(50, ioprio_value(3, 2))]);
-        let e = o.plan(EngineKind::Psync, (true, true), KbBase::default()).unwrap_err();
+        let e = o
+            .plan(EngineKind::Psync, (true, true), KbBase::default())
+            .unwrap_err();
         assert!(e.contains("io_uring and libaio"), "{e}");
     }
 
@@ -169,7 +204,10 @@ mod tests {
             bssplit: Some("64k/25/1/1:64k/75/3/2:1024k/0".into()),
             ..Default::default()
         };
-        let plan = o.plan(EngineKind::Libaio, (true, true), KbBase::default()).unwrap().unwrap();
+        let plan = o
+            .plan(EngineKind::Libaio, (true, true), KbBase::default())
+            .unwrap()
+            .unwrap();
         let want = vec![PrioRule {
             bs: Some(65536),
             choices: vec![(25, ioprio_value(1, 1)), (75, ioprio_value(3, 2))],
@@ -179,13 +217,17 @@ mod tests {
             bssplit: Some("4k/60:4k/50/2/0".into()),
             ..Default::default()
         };
-        assert!(over.plan(EngineKind::Libaio, (true, true), KbBase::default()).is_err());
+        assert!(over
+            .plan(EngineKind::Libaio, (true, true), KbBase::default())
+            .is_err());
         let both = CmdPrioOptions {
             percentage: [Some(10), None],
             bssplit: Some("4k/10".into()),
             ..Default::default()
         };
-        assert!(both.plan(EngineKind::Libaio, (true, true), KbBase::default()).is_err());
+        assert!(both
+            .plan(EngineKind::Libaio, (true, true), KbBase::default())
+            .is_err());
         assert!(class("4").is_err() && level("8").is_err() && class("1").is_ok());
     }
 }

@@ -1404,7 +1404,9 @@ mod tests {
         // Two directions: a trim value of its own is refused, the write's is not.
         let pair = |t: &str| per_direction(t, [None, None], parse);
         assert_eq!(pair("4,8,8"), Ok([Some(4), Some(8)]));
-        assert!(pair("4,8,16").unwrap_err().contains("trim value of its own"));
+        assert!(pair("4,8,16")
+            .unwrap_err()
+            .contains("trim value of its own"));
     }
 
     #[test]

@@ -77,7 +77,10 @@ pub trait Engine: Send {
                 crate::ioprio_class(ioprio),
                 crate::ioprio_level(ioprio)
             ),
-            why: format!("the {} engine has no per-command priority", self.description()),
+            why: format!(
+                "the {} engine has no per-command priority",
+                self.description()
+            ),
             instead: "use --ioengine=io_uring or libaio (fio's cmdprio engines)".into(),
         })
     }

@@ -83,10 +83,15 @@ fn dir_block(
 }
 
 /// slat, clat and lat, and the percentiles of those the job asks for
-/// (clat's alone by default, as fio).
+/// (clat's alone by default, as fio), each followed by the priorities'
+/// (cmdprio) as fio 3.33 places them.
 fn latency_lines(out: &mut String, d: &DirStats, shown: LatPercentiles) {
     let (u, div) = unit(&d.clat);
     for (name, h) in [("slat", &d.slat), ("clat", &d.clat), (" lat", &d.lat)] {
+        summary_line(out, name, h, (u, div));
+    }
+    let prios = shown_prios(d, shown);
+    for (name, h, _) in &prios {
         summary_line(out, name, h, (u, div));
     }
     for (name, h, on) in [
@@ -98,29 +103,30 @@ fn latency_lines(out: &mut String, d: &DirStats, shown: LatPercentiles) {
             percentile_line(out, name, h, (u, div));
         }
     }
-    prio_lines(out, d, shown, (u, div));
+    if shown.clat || shown.lat {
+        for (name, h, share) in &prios {
+            percentile_line(out, &format!("{name} ({share:.2}% of IOs)"), h, (u, div));
+        }
+    }
 }
 
-/// fio's per-priority lines (cmdprio), where two or more priorities saw
-/// I/O: lat's where lat percentiles are shown, else clat's, as fio 3.x
-/// names them (`clat prio CLASS/LEVEL`), with each one's share of the I/Os.
-fn prio_lines(out: &mut String, d: &DirStats, shown: LatPercentiles, unit: (&str, f64)) {
+/// fio's per-priority latencies (cmdprio), where two or more priorities
+/// saw I/O: each one's name as fio gives it (`clat prio CLASS/LEVEL`, lat's
+/// where lat percentiles are shown), histogram and share of the I/Os.
+fn shown_prios(d: &DirStats, shown: LatPercentiles) -> Vec<(String, &Histogram, f64)> {
     let seen: Vec<_> = d.prios.iter().filter(|p| p.clat.count() > 0).collect();
     if seen.len() < 2 {
-        return;
+        return Vec::new();
     }
     let kind = if shown.lat { "lat" } else { "clat" };
     let total: u64 = seen.iter().map(|p| p.clat.count()).sum();
-    for p in &seen {
-        let h = if shown.lat { &p.lat } else { &p.clat };
-        let (class, level) = (p.class(), p.level());
-        summary_line(out, &format!("{kind} prio {class}/{level}"), h, unit);
-        if shown.clat || shown.lat {
+    seen.into_iter()
+        .map(|p| {
+            let h = if shown.lat { &p.lat } else { &p.clat };
             let share = h.count() as f64 * 100.0 / total as f64;
-            let name = format!("{kind} prio {class}/{level} ({share:.2}% of IOs)");
-            percentile_line(out, &name, h, unit);
-        }
-    }
+            (format!("{kind} prio {}/{}", p.class(), p.level()), h, share)
+        })
+        .collect()
 }
 
 /// One latency's min, max, mean and deviation, in the unit `(u, div)`.
@@ -158,7 +164,7 @@ fn sync_block(out: &mut String, job: &JobResult, shown: Option<LatPercentiles>) 
         return;
     }
     let (u, div) = unit(&h);
-    let _ = writeln!(out, "  fsync/fdatasync: {n}");
+    let _ = writeln!(out, "  fsync/fdatasync/sync_file_range: {n}");
     summary_line(out, "sync", &h, (u, div));
     if shown.is_some_and(|s| s.clat || s.lat) {
         percentile_line(out, "sync", &h, (u, div));
