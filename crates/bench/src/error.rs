@@ -81,11 +81,31 @@ impl JobError {
     }
 }
 
+const REALTIME_HINT: &str = " (the kernel gives the realtime class only to a process with CAP_SYS_ADMIN or CAP_SYS_NICE: run as root, or give cmdprio_class=2 or 3)";
+
+impl JobError {
+    /// A submission the kernel refused with EPERM while I/Os carry
+    /// priorities of their own (aio refuses the whole io_submit): said so.
+    pub(crate) fn refused_priority(self) -> JobError {
+        match self {
+            JobError::Engine { message, errno } if errno == Some(libc::EPERM) => JobError::Engine {
+                message: format!(
+                    "{message}: the kernel refused an I/O priority of cmdprio's{REALTIME_HINT}"
+                ),
+                errno,
+            },
+            other => other,
+        }
+    }
+}
+
 /// What to do when the kernel refuses a priority class.
 fn priority_hint(class: u16, errno: i32) -> &'static str {
     match (class, errno) {
-        (1, libc::EPERM) => " (the kernel gives the realtime class only to a process with CAP_SYS_ADMIN: run as root, or give cmdprio_class=2 or 3)",
-        (_, libc::EPERM) => " (the kernel refused the class for this process: give another cmdprio_class)",
+        (1, libc::EPERM) => REALTIME_HINT,
+        (_, libc::EPERM) => {
+            " (the kernel refused the class for this process: give another cmdprio_class)"
+        }
         _ => "",
     }
 }

@@ -550,7 +550,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 Ok(_) => return true,
                 Err(e) if e.is_transient() => self.make_room(e),
                 Err(e) => {
-                    self.books.error.get_or_insert(e.into());
+                    let e = match self.books.prio {
+                        Some(_) => JobError::from(e).refused_priority(),
+                        None => e.into(),
+                    };
+                    self.books.error.get_or_insert(e);
                     return false;
                 }
             }

@@ -800,3 +800,48 @@ fn the_summary_names_the_priorities_as_fio() {
         }
     }
 }
+
+/// Without CAP_SYS_ADMIN and CAP_SYS_NICE (dropped here with setpriv) the
+/// kernel refuses the realtime class: the job fails, as fio's does, with
+/// a line saying why and what to do, on io_uring (a completion's EPERM)
+/// and libaio (io_submit's).
+#[test]
+fn a_refused_realtime_class_is_said_so() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !may_use_realtime_class() || !setpriv.exists() {
+        eprintln!("skipped: needs root and /usr/bin/setpriv to drop the capabilities");
+        return;
+    }
+    let dropped = |exe: &str, engine: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "--bounding-set=-sys_admin,-sys_nice".to_string(),
+            "--inh-caps=-sys_admin,-sys_nice".into(),
+            exe.into(),
+        ];
+        if exe != common::FIO {
+            args.push("fio".into());
+        }
+        args.extend(cmdprio_job(
+            engine,
+            &["--rw=randread", "--cmdprio_percentage=50"],
+        ));
+        Command::new(setpriv)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .args(&args)
+            .output()
+            .expect("setpriv starts")
+    };
+    for engine in ["io_uring", "libaio"] {
+        let o = dropped(env!("CARGO_BIN_EXE_hiops"), engine);
+        let text = common::text(&o);
+        assert!(!o.status.success(), "{engine}: {text}");
+        assert!(text.contains("CAP_SYS_ADMIN"), "{engine}: {text}");
+        assert!(text.contains("cmdprio_class=2 or 3"), "{engine}: {text}");
+        if common::have_fio() {
+            let o = dropped(common::FIO, engine);
+            assert!(!o.status.success(), "fio {engine}: {}", common::text(&o));
+        }
+    }
+}

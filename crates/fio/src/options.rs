@@ -792,7 +792,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("cmdprio_percentage", [], value, "io_uring, libaio: this percentage of the I/Os (READ,WRITE) is issued at the priority of cmdprio_class and cmdprio, the rest at the thread's; the latencies are reported per priority as well, as fio does.", |d, v| {
         d.cmdprio.percentage = per_direction(need(v)?, d.cmdprio.percentage, value::percent)?; Ok(())
     }),
-    opt!("cmdprio_class", [], value, "io_uring, libaio: the I/O priority class of cmdprio_percentage's and cmdprio_bssplit's I/Os: 1 realtime (the default, as fio; the kernel gives it to CAP_SYS_ADMIN only), 2 best effort, 3 idle (READ,WRITE).", |d, v| {
+    opt!("cmdprio_class", [], value, "io_uring, libaio: the I/O priority class of cmdprio_percentage's and cmdprio_bssplit's I/Os: 1 realtime (the default, as fio; the kernel gives it to CAP_SYS_ADMIN or CAP_SYS_NICE only), 2 best effort, 3 idle (READ,WRITE).", |d, v| {
         d.cmdprio.class = per_direction(need(v)?, d.cmdprio.class, crate::cmdprio::class)?; Ok(())
     }),
     opt!("cmdprio", [], value, "io_uring, libaio: the priority level (0 highest to 7) within cmdprio_class (READ,WRITE; default 0).", |d, v| {
