@@ -1,0 +1,173 @@
+//! One job's object in fio's `jobs` array, hiops' figures under `hiops`.
+
+use super::options::job_options;
+use super::steady::steadystate_obj;
+use super::{dir_obj, iodepth_level, latency_buckets, sync_obj, Shown};
+use hiops_bench::{JobResult, RunResult};
+use hiops_stats::DEFAULT_PERCENTILES;
+use serde_json::{json, Value};
+
+/// fio's `job_runtime` (ms): the sum of the runtimes of the threads an
+/// entry covers, so under group_reporting the group's jobs add up (fio's
+/// `total_run_time`); usr_cpu and sys_cpu are shares of it.
+fn job_runtime_ns(job: &JobResult) -> u64 {
+    job.threads.iter().map(|t| t.runtime_ns).sum()
+}
+
+/// fio's unified_rw_reporting: "mixed" (reads, writes and trims summed,
+/// their per-second IOPS added) instead of the three directions, or beside
+/// them.
+fn unify_directions(
+    obj: &mut Value,
+    job: &JobResult,
+    (rs, ws): (&[f64], &[f64]),
+    shown: Shown<'_>,
+) {
+    use hiops_bench::spec::UnifiedRw;
+    let unified = job.spec.meta.unified_rw;
+    if unified == UnifiedRw::Apart {
+        return;
+    }
+    let mixed = job.merged_all();
+    let series: Vec<f64> = rs.iter().zip(ws).map(|(r, w)| r + w).collect();
+    let dir = dir_obj(&mixed, job.runtime_ns(), &series, shown);
+    let map = obj.as_object_mut().expect("a job is an object");
+    if unified == UnifiedRw::Mixed {
+        // fio's mixed report has no sync direction either.
+        for d in ["read", "write", "trim", "sync"] {
+            map.remove(d);
+        }
+    }
+    map.insert("mixed".into(), dir);
+}
+
+/// One entry of fio's `jobs` array: fio's fields, then hiops' under
+/// `hiops`.
+pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
+    let (rd, wr) = job.merged();
+    let rt = job.runtime_ns();
+    let percentiles = job
+        .spec
+        .meta
+        .percentiles
+        .as_deref()
+        .unwrap_or(&DEFAULT_PERCENTILES);
+    let shown = Shown {
+        list: percentiles,
+        kinds: job.spec.meta.shown_percentiles,
+        bins,
+    };
+    let (rs, ws) = iops_series(job, r);
+    let cpu = job.thread_cpu();
+    let secs = (job_runtime_ns(job) as f64 / 1e9).max(1e-9);
+    let errors = job.errors();
+    let verify_bad = job.verify().is_some_and(|v| v.bad_blocks > 0);
+    let steadystate = r
+        .steady
+        .as_ref()
+        .filter(|_| job.spec.steady_state.is_some())
+        .map(|o| steadystate_obj(o, r));
+    let mut obj = json!({
+        "jobname": job.spec.name,
+        "groupid": job.spec.meta.group,
+        "error": job_error(&errors, job.errno(), verify_bad),
+        "eta": 0,
+        "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
+        "job options": job_options(job),
+        "read": dir_obj(&rd, rt, &rs, shown),
+        "write": dir_obj(&wr, rt, &ws, shown),
+        "trim": dir_obj(&job.merged_trim(), rt, &[], shown),
+        "sync": sync_obj(job, shown),
+        "iodepth_level": iodepth_level(job),
+        "job_runtime": job_runtime_ns(job) / 1_000_000,
+        "usr_cpu": cpu.user.as_secs_f64() / secs * 100.0,
+        "sys_cpu": cpu.system.as_secs_f64() / secs * 100.0,
+        "ctx": cpu.context_switches(),
+        "majf": cpu.major_faults,
+        "minf": cpu.minor_faults,
+        "job_description": job.spec.meta.description,
+        "hiops": hiops_obj(job, errors),
+    });
+    unify_directions(&mut obj, job, (&rs, &ws), shown);
+    if let Some(ss) = steadystate {
+        obj["steadystate"] = ss;
+    }
+    add_latency_target(&mut obj, job);
+    for (key, buckets) in latency_buckets(&rd, &wr) {
+        obj[key] = buckets;
+    }
+    obj
+}
+
+/// The run's per-second read and write IOPS, which belong to a job only
+/// when it is the run's one job (else empty).
+fn iops_series(job: &JobResult, r: &RunResult) -> (Vec<f64>, Vec<f64>) {
+    let single = r.jobs.len() == 1 && r.jobs[0].threads.len() == job.threads.len();
+    if !single {
+        return (vec![], vec![]);
+    }
+    (
+        r.series.iter().map(|p| p.read_iops).collect(),
+        r.series.iter().map(|p| p.write_iops).collect(),
+    )
+}
+
+/// hiops' own figures of a job, beside fio's: engine, depth, errors,
+/// verification, targets, pinning and the path's figures.
+fn hiops_obj(job: &JobResult, errors: Vec<&str>) -> Value {
+    let verify = job.verify().map(|v| {
+        json!({
+            "blocks_checked": v.blocks_checked,
+            "bad_blocks": v.bad_blocks,
+            "first_bad_offset": v.first_bad.as_ref().map(|f| f.0),
+            "first_bad_reason": v.first_bad.as_ref().map(|f| f.1.clone()),
+        })
+    });
+    json!({
+        "engine": job.threads.first().map(|t| t.engine.clone()),
+        "clones": job.threads.iter().map(|t| t.clone).collect::<Vec<_>>(),
+        "ignored_options": job.spec.meta.ignored,
+        "effective_iodepth": job.spec.effective_depth(),
+        "in_flight": job.depth().map(|d| json!({
+            "mean": d.mean_in_flight,
+            "mean_at_issue": d.mean_at_issue,
+            "issued": d.issued,
+        })),
+        "threads": job.threads.len(),
+        "errors": errors,
+        "verify": verify,
+        "targets": job.targets.iter().map(|t| json!({
+            "name": t.name, "kind": format!("{:?}", t.kind), "bytes": t.len,
+            "device": t.device, "created": t.created, "layout_s": t.layout_s,
+        })).collect::<Vec<_>>(),
+        "cpus_pinned": job.threads.iter().map(|t| t.cpu_pinned.clone()).collect::<Vec<_>>(),
+        "path": crate::derived::path_figures(job),
+    })
+}
+
+/// fio's latency_target fields, where the job has a latency target.
+fn add_latency_target(obj: &mut Value, job: &JobResult) {
+    let Some(t) = job.spec.latency_target else {
+        return;
+    };
+    // fio's units: the target in ns, the window in µs.
+    let depth = job.threads.iter().find_map(|t| t.latency_depth);
+    obj["latency_depth"] = json!(depth.unwrap_or(0));
+    obj["latency_target"] = json!(t.target_ns);
+    obj["latency_percentile"] = json!(t.percentile);
+    obj["latency_window"] = json!(t.window_ns / 1000);
+}
+
+/// fio's job error: another failure's 1, else EILSEQ (84) when verify found
+/// a bad block, the errno fio's verify gives the job (scripts such as fio's
+/// t/verify.py read it), else 0.
+/// fio's `error`: the errno of the job's failure (td_verror's), 1 where
+/// the failure has none, EILSEQ for blocks that failed verification.
+fn job_error(errors: &[&str], errno: Option<i32>, verify_bad: bool) -> u32 {
+    const EILSEQ: u32 = 84;
+    match (errors.is_empty(), verify_bad) {
+        (false, _) => errno.map_or(1, |e| e as u32),
+        (true, true) => EILSEQ,
+        (true, false) => 0,
+    }
+}

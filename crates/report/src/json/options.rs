@@ -1,0 +1,82 @@
+//! fio's `job options` block of a job.
+
+use hiops_bench::spec::JobSpec;
+use hiops_bench::JobResult;
+use serde_json::{Map, Value};
+
+/// The job's options: as written where they came from a job file or fio's
+/// command line, else the options that describe hiops' own form.
+pub(super) fn job_options(job: &JobResult) -> Value {
+    let s = &job.spec;
+    if !s.meta.options.is_empty() {
+        // From a job file or fio's command-line form: the options as written.
+        return Value::Object(
+            s.meta
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        );
+    }
+    let mut o = Map::new();
+    let mut put = |k: &str, v: String| {
+        o.insert(k.into(), Value::String(v));
+    };
+    put("name", s.name.clone());
+    put(
+        "filename",
+        job.targets
+            .iter()
+            .map(|t| crate::text::target_name(&t.name).0)
+            .collect::<Vec<_>>()
+            .join(":"),
+    );
+    put("rw", s.rw.name().into());
+    if s.rw.reads() && s.rw.writes() {
+        put("rwmixread", s.rwmixread.to_string());
+    }
+    let (bs_key, bs) = block_sizes(s);
+    put(bs_key, bs);
+    put("ioengine", s.engine_name().into());
+    put("iodepth", s.iodepth.to_string());
+    put("numjobs", s.numjobs.to_string());
+    put("direct", u8::from(s.direct).to_string());
+    if let Some(r) = s.runtime_ns {
+        put("runtime", format!("{}ms", r / 1_000_000));
+    }
+    if s.time_based {
+        put("time_based", "1".into());
+    }
+    if s.ramp_ns > 0 {
+        put("ramp_time", format!("{}ms", s.ramp_ns / 1_000_000));
+    }
+    if let Some(size) = s.size {
+        put("size", size.to_string());
+    }
+    if s.rate_limited() {
+        let side = |r: Option<f64>| r.map(|v| format!("{v}")).unwrap_or_default();
+        put(
+            "rate_iops",
+            format!("{},{}", side(s.rate_iops[0]), side(s.rate_iops[1])),
+        );
+    }
+    put("randseed", s.randseed.to_string());
+    Value::Object(o)
+}
+
+/// fio's `bs` ("4096", or "read,write" when they differ) for fixed sizes,
+/// else its `bssplit` ("size/percent:...").
+fn block_sizes(s: &JobSpec) -> (&'static str, String) {
+    if let Some(w) = s
+        .bs_write
+        .as_ref()
+        .filter(|w| w.is_fixed() && s.bs.is_fixed())
+    {
+        ("bs", format!("{},{}", s.bs.max(), w.max()))
+    } else if s.bs.is_fixed() {
+        ("bs", s.bs.max().to_string())
+    } else {
+        let split = s.bs.split.iter().map(|(b, p)| format!("{b}/{p}"));
+        ("bssplit", split.collect::<Vec<_>>().join(":"))
+    }
+}
