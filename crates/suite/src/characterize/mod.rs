@@ -11,15 +11,19 @@
 //! - interrupts per I/O and CPU time in interrupt context (the slides);
 //! - which component saturates first, in a sentence.
 
-use crate::chart_of::{fmt_num, param_axis};
-use crate::claims::ClaimRow;
-use crate::page::{Section, Table};
+use crate::chart_of::fmt_num;
+use crate::page::Section;
 use crate::sweep::{Param, SweepDef, SweepDir};
-use hiops_plot::{Axis, Chart};
-use hiops_report::figures::{Figure, GapStat, PointFigures, TimelineGap};
+use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
+
+mod clocks;
+mod cpus;
+mod devices;
+mod latency;
+
+pub use cpus::ceiling;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CharTarget {
@@ -363,7 +367,7 @@ fn param(name: &str, values: Vec<String>) -> Param {
     }
 }
 
-type Medians = crate::sweep::PerPoint<f64>;
+pub(super) type Medians = crate::sweep::PerPoint<f64>;
 
 fn get<'a>(m: &'a Medians, values: &[&str]) -> Option<&'a PointFigures> {
     m.iter()
@@ -395,94 +399,17 @@ fn direct_and_buffered() -> Param {
     param("direct", vec!["1".into(), "0".into()])
 }
 
-/// Which component saturates first, from the CPU sweep: IOPS against the
-/// CPUs allowed and how busy those CPUs were.
-pub fn ceiling(cpus: &[(usize, f64, f64)], online: usize) -> String {
-    // (CPUs allowed, IOPS, machine busy % of all CPUs)
-    let Some(&(n_last, iops_last, busy_last)) = cpus.last() else {
-        return "No CPU sweep was measured.".into();
-    };
-    let (n_first, iops_first, _) = cpus[0];
-    // Busy share of the CPUs the job was allowed.
-    let allowed_busy = (busy_last * online as f64 / n_last as f64).min(100.0);
-    let gain = iops_last / iops_first.max(1e-9);
-    let ideal = n_last as f64 / n_first as f64;
-    if allowed_busy >= 85.0 {
-        if n_last >= online {
-            format!("All CPUs saturate first: with {n_last} CPUs they were {allowed_busy:.0}% busy at {} IOPS; more or faster cores would raise the ceiling.", fmt_num(iops_last))
-        } else {
-            format!("The allowed CPUs saturate first ({allowed_busy:.0}% busy with {n_last}); IOPS grew {gain:.2}x for {ideal:.0}x CPUs.")
-        }
-    } else if n_last > n_first && gain < 1.0 + 0.25 * (ideal - 1.0) {
-        format!(
-            "The device saturates first: IOPS grew only {gain:.2}x going from {n_first} to {n_last} CPUs while those CPUs were {allowed_busy:.0}% busy, so the device (or its queue) is the limit at {} IOPS.",
-            fmt_num(iops_last)
-        )
-    } else if n_last == n_first {
-        format!(
-            "With one CPU: {allowed_busy:.0}% busy at {} IOPS; the CPU is {} the limit.",
-            fmt_num(iops_last),
-            if allowed_busy >= 85.0 { "" } else { "not" }
-        )
-    } else {
-        format!(
-            "Neither saturated: IOPS grew {gain:.2}x for {ideal:.0}x CPUs with CPUs {allowed_busy:.0}% busy; more threads or queue depth may find the ceiling."
-        )
-    }
-}
-
-/// Fig 4: one 4 KiB read's timeline at QD1 per target and engine, from
-/// the tracepoints (`--timeline` on the QD1 points).
-fn timeline_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let mut rows = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
-            continue;
-        };
-        let m = s.medians();
-        for e in &plan.engines {
-            let Some(p) = get(&m, &[e]).filter(|p| p.timeline_ios.is_some()) else {
-                continue;
-            };
-            let mut row = vec![t.label.clone(), e.clone()];
-            for gap in TimelineGap::ALL {
-                let at = |q: GapStat| cell(Some(p), |m| m.gap(gap, q).copied());
-                row.push(format!("{} / {}", at(GapStat::P50), at(GapStat::P99)));
-            }
-            rows.push(row);
-        }
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        claims: Vec::new(),
-        heading: "Fig 4: one 4 KiB read's timeline at QD1".into(),
-        findings: vec!["Each I/O followed through the kernel's tracepoints: system call entry, block-layer entry (block_bio_queue), driver issue (block_rq_issue), completion (block_rq_complete), return to the application (the system call's exit, io_uring posting the completion, or for libaio the io_getevents call that reaped it; its start is the io_submit that queued the bio).".into()],
-        charts: Vec::new(),
-        tables: vec![Table {
-            caption: "p50 / p99 of each stage (µs)".into(),
-            header: ["target", "engine", "system call to block layer", "block layer to driver issue", "device", "completion to return", "total"].map(String::from).to_vec(),
-            rows,
-        }],
-        notes: vec![
-            "A device with no request queue (zram and other bio-based drivers) has no driver issue or completion stage.".into(),
-            "Device and completion-to-return are left out (-) where the tracer saw the completions of fewer than 90% of the requests it saw issued: the few that arrive are not a fair sample (the Fig 3 split then takes diskstats' device time).".into(),
-        ],
-    })
-}
-
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     let sweeps = SweepDir::load_started(dir, plan.sweeps().into_iter().map(|(name, _)| name))?;
     let online = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
     let mut out = Vec::new();
-    out.extend(latency_split_section(&sweeps, plan));
-    out.extend(timeline_section(&sweeps, plan));
+    out.extend(latency::split_section(&sweeps, plan));
+    out.extend(latency::timeline_section(&sweeps, plan));
     out.extend(crate::table1::section(dir));
 
-    out.extend(clocks_section(&sweeps, plan));
+    out.extend(clocks::section(&sweeps, plan));
 
     // Fig 4, 5: the engine-and-path points' clocks by layer.
     let profiled: Vec<(String, &SweepDir)> = plan
@@ -500,8 +427,8 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
         .collect();
     out.extend(crate::coalescing::section(&batched, &plan.batches));
 
-    out.extend(cpus_sections(&sweeps, plan, online));
-    out.extend(devices_section(&sweeps, plan));
+    out.extend(cpus::sections(&sweeps, plan, online));
+    out.extend(devices::section(&sweeps, plan));
     out.extend(crate::cores_devices::section(
         &sweeps,
         &crate::cores_devices::Shape {
@@ -513,401 +440,9 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     Ok(out)
 }
 
-/// Fig 3's table rows, charts and notes, gathered target by target.
-#[derive(Default)]
-struct SplitParts {
-    rows: Vec<Vec<String>>,
-    charts: Vec<Chart>,
-    notes: Vec<String>,
-    /// Some point's device time came from tracing the driver's issue.
-    traced: bool,
-}
-
-impl SplitParts {
-    /// One target's QD1 sweep: its latency charts, a row per engine, and
-    /// the device-vs-platform chart (or a note saying why there is none).
-    fn add(&mut self, label: &str, s: &SweepDir, engines: &[String]) {
-        let m = s.medians();
-        if let Some(mut c) = crate::chart_of::histogram_chart(s, 3, "") {
-            c.title = format!("{label}: 4 KiB read latency at QD1, histogram per engine");
-            self.charts.push(c);
-        }
-        if let Some(mut c) = crate::chart_of::cdf_chart(s, 3) {
-            c.title = format!("{label}: 4 KiB read latency at QD1, CDF per engine");
-            self.charts.push(c);
-        }
-        let (mut dev, mut plat) = (Vec::new(), Vec::new());
-        for (i, e) in engines.iter().enumerate() {
-            let p = get(&m, &[e]);
-            let figures = [
-                p.and_then(|m| m.split_app_us),
-                p.and_then(|m| m.device_us),
-                p.and_then(|m| m.diskstats_us),
-                p.and_then(|m| m.platform_us),
-                p.and_then(|m| m.clocks_per_io),
-                p.and_then(|m| m.irq_per_io),
-            ];
-            let mut row = vec![label.to_string(), e.clone()];
-            row.extend(figures.map(|v| v.map(fmt_num).unwrap_or_else(|| "-".into())));
-            self.rows.push(row);
-            let Some(p) = p else { continue };
-            if p.platform_not_split.is_some() {
-                self.notes.push(format!("{label} with {e}: the device's time could not be set against the application's (other I/O reached the device during the run, or it took longer than the application saw): rerun on a quiet machine."));
-            }
-            self.traced |= p.device_traced.is_some();
-            if let (Some(d), Some(pl)) = (p.device_us, p.platform_us) {
-                dev.push((i as f64, d));
-                plat.push((i as f64, pl));
-            }
-        }
-        if dev.is_empty() {
-            self.notes.push(format!("{label}: no device time (a RAM or synchronous device keeps none in diskstats, or the target is not on a block device): the split is not available."));
-            return;
-        }
-        self.charts.push(
-            Chart::new(
-                format!("{label}: 4 KiB read latency at QD1, device vs platform"),
-                Axis::categories("engine", engines.to_vec()),
-                Axis::linear("mean latency (µs)"),
-            )
-            .with_series("device", dev)
-            .with_series("platform (application − device)", plat),
-        );
-    }
-}
-
-/// Fig 3: device vs platform time per engine, every target in one table.
-fn latency_split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let mut parts = SplitParts::default();
-    for t in &plan.targets {
-        if let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) {
-            parts.add(&t.label, s, &plan.engines);
-        }
-    }
-    if parts.rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        claims: Vec::new(),
-        heading: "Fig 3: latency of a 4 KiB read at QD1, device and platform".into(),
-        findings: vec![
-            if parts.traced {
-                "Device time runs from the driver's issue of each request to its completion (block_rq_issue to block_rq_complete); platform time is what the application saw beyond it (system call, block layer, interrupt, wake-up). /proc/diskstats' service time, which starts at block-layer entry and so holds the block layer and the driver, is shown beside it.".into()
-            } else {
-                "Device time is /proc/diskstats' service time, from block-layer entry to completion, so it holds the block layer's queueing and the driver too (tracing was off or not possible: run as root for the driver-issue device time); platform time is what the application saw beyond it.".into()
-            },
-            hiops_report::split::device_time_contents().into(),
-        ],
-        charts: parts.charts,
-        tables: vec![Table {
-            caption: "QD1 latency split".into(),
-            header: [
-                "target",
-                "engine",
-                "latency (µs)",
-                "device (µs)",
-                "diskstats (µs)",
-                "platform (µs)",
-                "clocks/IO",
-                "interrupts/IO",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows: parts.rows,
-        }],
-        notes: parts.notes,
-    })
-}
-
-/// Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path, and the
-/// copy's cost per byte.
-fn clocks_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let mut rows = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-paths", t.label)) else {
-            continue;
-        };
-        let m = s.medians();
-        for e in &plan.engines {
-            for (d, name) in [("1", "direct"), ("0", "buffered")] {
-                let p = get(&m, &[e, d]);
-                rows.push(vec![
-                    t.label.clone(),
-                    if t.block { "block" } else { "file" }.into(),
-                    e.clone(),
-                    name.into(),
-                    cell(p, |m| m.iops),
-                    cell(p, |m| m.process_clocks_per_io),
-                    cell(p, |m| m.clocks_per_io),
-                    cell(p, |m| m.irq_cpu_pct),
-                    cell(p, |m| m.ctx_per_io),
-                ]);
-            }
-        }
-    }
-    let mut copy_charts = Vec::new();
-    let mut copy_findings = Vec::new();
-    let mut copy_claims = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-copy", t.label)) else {
-            continue;
-        };
-        let m = s.medians();
-        let (axis, xs) = param_axis("bs", &plan.copy_sizes);
-        let mut chart = Chart::new(
-            format!("{}: clocks per I/O vs block size", t.label),
-            axis,
-            Axis::linear("CPU clocks per I/O"),
-        );
-        let mut fits = Vec::new();
-        for (d, name) in [("1", "direct"), ("0", "buffered")] {
-            let pts: Vec<(f64, f64)> = plan
-                .copy_sizes
-                .iter()
-                .zip(&xs)
-                .filter_map(|(b, x)| Some((*x, get(&m, &[b, d])?.process_clocks_per_io?)))
-                .collect();
-            fits.push(slope(&pts));
-            chart = chart.with_series(name, pts);
-        }
-        if let [Some(direct), Some(buffered)] = fits[..] {
-            // Buffered reads of a cached region are a system call plus the
-            // copy, so their slope is the copy's cost per byte; direct
-            // reads' slope is per-byte work for the device (pinning pages,
-            // mapping them for DMA, the driver).
-            copy_findings.push(format!(
-                "{}: a page-cache hit's copy costs {buffered:.2} clocks per byte (slope of buffered reads' process clocks per I/O over the block size, the region cached); direct reads cost {direct:.2} clocks per byte for the device path. ADMS'10's 2.1 clocks per byte was measured on misses: see the miss path.",
-                t.label
-            ));
-        }
-        copy_charts.push(chart);
-    }
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-miss", t.label)) else {
-            continue;
-        };
-        let (chart, claim) = miss_figures(s, &t.label, &plan.copy_sizes);
-        copy_charts.push(chart);
-        copy_claims.extend(claim);
-    }
-    if rows.is_empty() {
-        return None;
-    }
-    Some(Section {
-        claims: copy_claims,
-        heading: "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path".into(),
-        findings: copy_findings,
-        charts: copy_charts,
-        tables: vec![Table {
-            caption: "clocks per 4 KiB read at QD1".into(),
-            header: ["target", "path", "engine", "mode", "IOPS", "process clocks/IO", "machine clocks/IO", "CPU in interrupts (%)", "ctx/IO"].map(String::from).to_vec(),
-            rows,
-        }],
-        notes: vec!["Process clocks count hiops' own CPU time (system calls, the kernel's work in its threads); machine clocks count every CPU's busy time, interrupts on other CPUs and any other load included. The block-size sweep reads 64 MiB sequentially, so buffered reads come from the page cache after the first pass: its slope is the copy.".into()],
-    })
-}
-
-/// The buffered miss path over block sizes: process clocks per I/O against
-/// the size, its slope (clocks per byte) beside the paper's, and the device
-/// reads per I/O that show every read missed.
-fn miss_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<ClaimRow>) {
-    let m = s.medians();
-    let (axis, xs) = param_axis("bs", sizes);
-    let at = |b: &String, k: fn(&PointFigures) -> Option<f64>| k(get(&m, &[b])?);
-    let pts: Vec<(f64, f64)> = (sizes.iter().zip(&xs))
-        .filter_map(|(b, x)| Some((*x, at(b, |m| m.process_clocks_per_io)?)))
-        .collect();
-    let chart = Chart::new(
-        format!("{label}: buffered misses, clocks per I/O vs block size"),
-        axis,
-        Axis::linear("CPU clocks per I/O"),
-    )
-    .with_series("buffered, every read a miss", pts.clone());
-    let reads: Vec<f64> = sizes
-        .iter()
-        .filter_map(|b| at(b, |m| m.device_ios_per_io))
-        .collect();
-    let finding = slope(&pts).map(|per_byte| {
-        let lo = reads.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = reads.iter().copied().fold(0.0, f64::max);
-        let misses = match reads.is_empty() {
-            true => "the device's reads were not counted (no diskstats for this target)".to_string(),
-            false if lo >= 0.9 => format!("{lo:.2}-{hi:.2} device reads per I/O: every read a miss"),
-            false => format!("{lo:.2}-{hi:.2} device reads per I/O: some reads hit the cache, so the slope is low"),
-        };
-        crate::claims::copy_cost(
-            per_byte,
-            format!(
-                "{label}: a buffered read that misses the page cache costs {per_byte:.2} clocks per byte more as the block grows (slope of process clocks per I/O from {} to {}); {misses}",
-                sizes.first().map_or("", String::as_str),
-                sizes.last().map_or("", String::as_str),
-            ),
-        )
-    });
-    (chart, finding)
-}
-
-/// Fig 8, 9: IOPS and CPU use as CPUs are allowed, one section per target.
-fn cpus_sections(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize) -> Vec<Section> {
-    let mut out = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-cpus", t.label)) else {
-            continue;
-        };
-        let m = s.medians();
-        let mut iops = Vec::new();
-        let mut busy = Vec::new();
-        let mut rows = Vec::new();
-        let mut for_ceiling = Vec::new();
-        for (i, set) in plan.cpu_sets.iter().enumerate() {
-            let Some(p) = get(&m, &[set]) else { continue };
-            let n = i + 1;
-            if let (Some(io), Some(b)) = (p.iops, p.cpu_busy_pct) {
-                iops.push((n as f64, io));
-                busy.push((n as f64, b));
-                for_ceiling.push((n, io, b));
-            }
-            rows.push(vec![
-                n.to_string(),
-                set.clone(),
-                cell(Some(p), |m| m.iops),
-                cell(Some(p), |m| m.cpu_busy_pct),
-                cell(Some(p), |m| m.irq_cpu_pct),
-                cell(Some(p), |m| m.clocks_per_io),
-                cell(Some(p), |m| m.irq_per_io),
-            ]);
-        }
-        let x = Axis::linear("CPUs allowed").integers();
-        out.push(Section {
-            claims: Vec::new(),
-            heading: format!("Fig 8, 9 — {}: IOPS and CPU use as CPUs are added", t.label),
-            findings: vec![ceiling(&for_ceiling, online)],
-            charts: vec![
-                Chart::new(
-                    format!("{}: IOPS vs CPUs allowed", t.label),
-                    x.clone(),
-                    Axis::linear("IOPS"),
-                )
-                .with_series(t.label.clone(), iops),
-                Chart::new(
-                    format!("{}: CPU busy vs CPUs allowed", t.label),
-                    x,
-                    Axis::linear("CPU busy (% of all CPUs)"),
-                )
-                .with_series(t.label.clone(), busy),
-            ],
-            tables: vec![Table {
-                caption: format!(
-                    "{} threads x QD{} of 4 KiB random reads, io_uring",
-                    plan.scaling_threads, plan.scaling_depth
-                ),
-                header: [
-                    "CPUs",
-                    "cpus_allowed",
-                    "IOPS",
-                    "CPU busy (%)",
-                    "in interrupts (%)",
-                    "clocks/IO",
-                    "interrupts/IO",
-                ]
-                .map(String::from)
-                .to_vec(),
-                rows,
-            }],
-            notes: cpus_notes(s),
-        });
-    }
-    out
-}
-
-/// What the points say of the devices' interrupts (one line each, said
-/// once), and what the CPU column counts.
-fn cpus_notes(s: &SweepDir) -> Vec<String> {
-    let mut notes = crate::sweep::point_notes([s]);
-    notes.push("CPU busy counts every CPU of the machine, interrupts and kernel threads outside the allowed CPUs included: where the interrupts could not follow the threads, it shows the work cpus_allowed did not confine.".into());
-    notes
-}
-
-/// Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0.
-fn devices_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let s = sweeps.get("devices")?;
-    let m = s.medians();
-    let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-    let names = crate::device_set_names(&labels);
-    let sets = &s.def.params[0].values;
-    let layouts = [("0", "JBOD"), ("64k", "RAID0 64K")];
-    let mut iops_chart = Chart::new(
-        "IOPS vs devices, 4 KiB",
-        Axis::categories("devices", names.clone()),
-        Axis::linear("IOPS"),
-    );
-    let mut bw_chart = Chart::new(
-        "bandwidth vs devices, 64 KiB",
-        Axis::categories("devices", names.clone()),
-        Axis::linear("bandwidth (MB/s)"),
-    );
-    let mut rows = Vec::new();
-    let mut findings = Vec::new();
-    for (raid, layout) in layouts {
-        let line = |bs: &str, metric: Figure| -> Vec<(f64, f64)> {
-            sets.iter()
-                .enumerate()
-                .filter_map(|(i, set)| {
-                    Some((i as f64, *get(&m, &[set, raid, bs])?.figure(metric)?))
-                })
-                .collect()
-        };
-        let small = line("4k", Figure::Iops);
-        let large = line("64k", Figure::BwMbps);
-        if let (Some(a), Some(b)) = (small.first(), small.last()) {
-            findings.push(format!(
-                "{layout}: {} devices give {:.2}x the 4 KiB IOPS of one.",
-                small.len(),
-                b.1 / a.1.max(1e-9)
-            ));
-        }
-        if let (Some(a), Some(b)) = (large.first(), large.last()) {
-            findings.push(format!(
-                "{layout}: {} devices give {:.2}x the 64 KiB bandwidth of one.",
-                large.len(),
-                b.1 / a.1.max(1e-9)
-            ));
-        }
-        iops_chart = iops_chart.with_series(layout, small);
-        bw_chart = bw_chart.with_series(layout, large);
-        for (i, set) in sets.iter().enumerate() {
-            for bs in ["4k", "64k"] {
-                let Some(p) = get(&m, &[set, raid, bs]) else {
-                    continue;
-                };
-                rows.push(vec![
-                    names[i].clone(),
-                    layout.to_string(),
-                    bs.to_string(),
-                    cell(Some(p), |m| m.iops),
-                    cell(Some(p), |m| m.bw_mbps),
-                    cell(Some(p), |m| m.cpu_busy_pct),
-                    cell(Some(p), |m| m.clocks_per_io),
-                ]);
-            }
-        }
-    }
-    Some(Section {
-        claims: Vec::new(),
-        heading: "Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0".into(),
-        findings,
-        charts: vec![iops_chart, bw_chart],
-        tables: vec![Table {
-            caption: "devices".into(),
-            header: ["devices", "layout", "bs", "IOPS", "MB/s", "CPU busy (%)", "clocks/IO"].map(String::from).to_vec(),
-            rows,
-        }],
-        notes: vec!["JBOD: the job's I/Os take turns over the devices. RAID0: hiops stripes them as one volume in 64 KiB chunks (`--raid0=64k`), the md driver's layout; a 4 KiB request touches one device, a 64 KiB one a whole chunk.".into()],
-    })
-}
-
 #[cfg(test)]
 mod tests {
+    use super::clocks::miss_figures;
     use super::*;
 
     #[test]
