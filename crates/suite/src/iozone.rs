@@ -247,13 +247,6 @@ pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
     if plan.costs.is_empty() {
         return Vec::new();
     }
-    // Cents where they matter; four decimals for fractions of a cent
-    // (today's $ per IOPS).
-    let dollars = |v: Option<f64>| match v {
-        Some(v) if v >= 0.1 => format!("${v:.2}"),
-        Some(v) => format!("${v:.4}"),
-        None => "N/A".into(),
-    };
     let small = plan.sizes.first().cloned().unwrap_or_default();
     let header = vec![
         "device".to_string(),
@@ -262,44 +255,13 @@ pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
         format!("random reads ($ per IOPS, {small})"),
         format!("random writes ($ per IOPS, {small})"),
     ];
-    let mut measured = Vec::new();
-    let mut advertised = Vec::new();
-    let mut capacity = Vec::new();
-    for c in &plan.costs {
-        let per = |v: Option<f64>| v.filter(|v| *v > 0.0).map(|v| c.price / v);
-        let h = |rw: &str, m: Measure| headline(g, &c.label, rw, &plan.sizes, m);
-        measured.push(vec![
-            c.label.clone(),
-            dollars(per(h("read", Measure::Mbps))),
-            dollars(per(h("write", Measure::Mbps))),
-            dollars(per(h("randread", Measure::Iops))),
-            dollars(per(h("randwrite", Measure::Iops))),
-        ]);
-        let adv = [
-            c.advertised_seq_read_mbps,
-            c.advertised_seq_write_mbps,
-            c.advertised_rand_read_iops,
-            c.advertised_rand_write_iops,
-        ];
-        if adv.iter().any(Option::is_some) {
-            let mut row = vec![c.label.clone()];
-            row.extend(adv.iter().map(|a| dollars(per(*a))));
-            advertised.push(row);
-        }
-        if let Some(bytes) = c.capacity {
-            let gb = bytes as f64 / 1e9;
-            capacity.push(vec![
-                c.label.clone(),
-                format!("${:.2}", c.price),
-                format!("{gb:.0}"),
-                format!("${:.3}", c.price / gb),
-            ]);
-        }
-    }
+    let measured = (plan.costs.iter()).map(|c| measured_price_row(g, plan, c));
+    let advertised: Vec<Vec<String>> = plan.costs.iter().filter_map(advertised_price_row).collect();
+    let capacity: Vec<Vec<String>> = plan.costs.iter().filter_map(capacity_price_row).collect();
     let mut out = vec![Table {
         caption: "Table VI: price per measured performance".into(),
         header: header.clone(),
-        rows: measured,
+        rows: measured.collect(),
     }];
     if !advertised.is_empty() {
         let mut h = header;
@@ -326,6 +288,61 @@ pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
         });
     }
     out
+}
+
+/// A price in dollars: cents where they matter, four decimals for
+/// fractions of a cent (today's $ per IOPS).
+fn dollars(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v >= 0.1 => format!("${v:.2}"),
+        Some(v) => format!("${v:.4}"),
+        None => "N/A".into(),
+    }
+}
+
+/// The device's price over a performance figure, where it is above zero.
+fn price_per(c: &DeviceCost, v: Option<f64>) -> Option<f64> {
+    v.filter(|v| *v > 0.0).map(|v| c.price / v)
+}
+
+/// Table VI's row: the price over each measured headline figure.
+fn measured_price_row(g: &Grid, plan: &Plan, c: &DeviceCost) -> Vec<String> {
+    let h = |rw: &str, m: Measure| dollars(price_per(c, headline(g, &c.label, rw, &plan.sizes, m)));
+    vec![
+        c.label.clone(),
+        h("read", Measure::Mbps),
+        h("write", Measure::Mbps),
+        h("randread", Measure::Iops),
+        h("randwrite", Measure::Iops),
+    ]
+}
+
+/// Table VII's row: the price over each datasheet figure; none without
+/// any.
+fn advertised_price_row(c: &DeviceCost) -> Option<Vec<String>> {
+    let adv = [
+        c.advertised_seq_read_mbps,
+        c.advertised_seq_write_mbps,
+        c.advertised_rand_read_iops,
+        c.advertised_rand_write_iops,
+    ];
+    if !adv.iter().any(Option::is_some) {
+        return None;
+    }
+    let mut row = vec![c.label.clone()];
+    row.extend(adv.iter().map(|a| dollars(price_per(c, *a))));
+    Some(row)
+}
+
+/// The $ per GB row, where the capacity is known.
+fn capacity_price_row(c: &DeviceCost) -> Option<Vec<String>> {
+    let gb = c.capacity? as f64 / 1e9;
+    Some(vec![
+        c.label.clone(),
+        format!("${:.2}", c.price),
+        format!("{gb:.0}"),
+        format!("${:.3}", c.price / gb),
+    ])
 }
 
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
