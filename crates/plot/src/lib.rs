@@ -404,6 +404,20 @@ impl Chart {
         if self.stacked {
             return self.draw_bars(&mut chart);
         }
+        self.draw_lines(&mut chart, series, &spread)
+    }
+
+    /// Each series as a line with its points, its spread as whiskers, and
+    /// a legend where a series has a name.
+    fn draw_lines<'a, DB: DrawingBackend + 'a>(
+        &self,
+        chart: &mut Plane<'a, DB>,
+        series: Vec<(&str, Vec<(f64, f64)>)>,
+        spread: &[(usize, f64, f64, f64)],
+    ) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
         for (i, (name, pts)) in series.into_iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let style = ShapeStyle::from(&color).stroke_width(2);
@@ -436,17 +450,18 @@ impl Chart {
     }
 }
 
+/// The drawing area of a chart: linear coordinates in both directions
+/// (log axes are drawn in their exponents).
+type Plane<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 impl Chart {
     fn draw_bars<'a, DB: DrawingBackend + 'a>(
         &self,
-        chart: &mut ChartContext<
-            'a,
-            DB,
-            Cartesian2d<
-                plotters::coord::types::RangedCoordf64,
-                plotters::coord::types::RangedCoordf64,
-            >,
-        >,
+        chart: &mut Plane<'a, DB>,
     ) -> Result<(), PlotError>
     where
         DB::ErrorType: 'static,
