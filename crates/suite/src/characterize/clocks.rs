@@ -1,22 +1,19 @@
 //! Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path, and the
 //! cost per byte of the buffered copy, hit and miss.
 
-use super::{cell, get, slope, CharTarget, Plan};
+use super::{cells, get, per_target, slope, CharTarget, Plan};
 use crate::chart_of::param_axis;
 use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
-use hiops_report::figures::PointFigures;
+use hiops_report::figures::{Figure, PointFigures};
 use std::collections::BTreeMap;
 
 /// Table 1 / Fig 5 / Fig 7: clocks per I/O by engine and path, and the
 /// copy's cost per byte.
 pub(super) fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
-    let rows: Vec<Vec<String>> = plan
-        .targets
-        .iter()
-        .filter_map(|t| Some((t, sweeps.get(&format!("{}-paths", t.label))?)))
+    let rows: Vec<Vec<String>> = per_target(sweeps, plan, "paths")
         .flat_map(|(t, s)| path_rows(t, s, &plan.engines))
         .collect();
     if rows.is_empty() {
@@ -25,18 +22,12 @@ pub(super) fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Optio
     let mut charts = Vec::new();
     let mut findings = Vec::new();
     let mut claims = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-copy", t.label)) else {
-            continue;
-        };
+    for (t, s) in per_target(sweeps, plan, "copy") {
         let (chart, finding) = copy_figures(s, &t.label, &plan.copy_sizes);
         charts.push(chart);
         findings.extend(finding);
     }
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-miss", t.label)) else {
-            continue;
-        };
+    for (t, s) in per_target(sweeps, plan, "miss") {
         let (chart, claim) = miss_figures(s, &t.label, &plan.copy_sizes);
         charts.push(chart);
         claims.extend(claim);
@@ -55,6 +46,15 @@ pub(super) fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Optio
     })
 }
 
+/// The engine-and-path table's figures, after its names.
+const PATH_FIGURES: [Figure; 5] = [
+    Figure::Iops,
+    Figure::ProcessClocksPerIo,
+    Figure::ClocksPerIo,
+    Figure::IrqCpuPct,
+    Figure::CtxPerIo,
+];
+
 /// One target's engine-and-path points: a row per engine, direct and
 /// buffered.
 fn path_rows(t: &CharTarget, s: &SweepDir, engines: &[String]) -> Vec<Vec<String>> {
@@ -62,18 +62,10 @@ fn path_rows(t: &CharTarget, s: &SweepDir, engines: &[String]) -> Vec<Vec<String
     let mut rows = Vec::new();
     for e in engines {
         for (d, name) in [("1", "direct"), ("0", "buffered")] {
-            let p = get(&m, &[e, d]);
-            rows.push(vec![
-                t.label.clone(),
-                if t.block { "block" } else { "file" }.into(),
-                e.clone(),
-                name.into(),
-                cell(p, |m| m.iops),
-                cell(p, |m| m.process_clocks_per_io),
-                cell(p, |m| m.clocks_per_io),
-                cell(p, |m| m.irq_cpu_pct),
-                cell(p, |m| m.ctx_per_io),
-            ]);
+            let path = if t.block { "block" } else { "file" };
+            let mut row = vec![t.label.clone(), path.into(), e.clone(), name.into()];
+            row.extend(cells(get(&m, &[e, d]), &PATH_FIGURES));
+            rows.push(row);
         }
     }
     rows

@@ -1,11 +1,12 @@
 //! Fig 8, 9: IOPS and CPU use as the CPUs allowed grow, and which component
 //! saturates first.
 
-use super::{cell, get, Plan};
+use super::{cells, get, per_target, Plan};
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
+use hiops_report::figures::Figure;
 use std::collections::BTreeMap;
 
 /// Which component saturates first, from the CPU sweep: IOPS against the
@@ -50,9 +51,7 @@ pub(super) fn sections(
     plan: &Plan,
     online: usize,
 ) -> Vec<Section> {
-    plan.targets
-        .iter()
-        .filter_map(|t| Some((t, sweeps.get(&format!("{}-cpus", t.label))?)))
+    per_target(sweeps, plan, "cpus")
         .map(|(t, s)| target_section(&t.label, s, plan, online))
         .collect()
 }
@@ -80,15 +79,16 @@ impl CpuPoints {
                 out.busy.push((n as f64, b));
                 out.for_ceiling.push((n, io, b));
             }
-            out.rows.push(vec![
-                n.to_string(),
-                set.clone(),
-                cell(Some(p), |m| m.iops),
-                cell(Some(p), |m| m.cpu_busy_pct),
-                cell(Some(p), |m| m.irq_cpu_pct),
-                cell(Some(p), |m| m.clocks_per_io),
-                cell(Some(p), |m| m.irq_per_io),
-            ]);
+            let figures = [
+                Figure::Iops,
+                Figure::CpuBusyPct,
+                Figure::IrqCpuPct,
+                Figure::ClocksPerIo,
+                Figure::IrqPerIo,
+            ];
+            let mut row = vec![n.to_string(), set.clone()];
+            row.extend(cells(Some(p), &figures));
+            out.rows.push(row);
         }
         out
     }

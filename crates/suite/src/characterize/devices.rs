@@ -1,6 +1,6 @@
 //! Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0.
 
-use super::{cell, get, Medians, Plan};
+use super::{cells, get, Medians, Plan};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
@@ -83,15 +83,15 @@ fn layout_rows(
             let Some(p) = get(m, &[set, raid, bs]) else {
                 continue;
             };
-            rows.push(vec![
-                names[i].clone(),
-                layout.to_string(),
-                bs.to_string(),
-                cell(Some(p), |m| m.iops),
-                cell(Some(p), |m| m.bw_mbps),
-                cell(Some(p), |m| m.cpu_busy_pct),
-                cell(Some(p), |m| m.clocks_per_io),
-            ]);
+            let figures = [
+                Figure::Iops,
+                Figure::BwMbps,
+                Figure::CpuBusyPct,
+                Figure::ClocksPerIo,
+            ];
+            let mut row = vec![names[i].clone(), layout.to_string(), bs.to_string()];
+            row.extend(cells(Some(p), &figures));
+            rows.push(row);
         }
     }
     rows

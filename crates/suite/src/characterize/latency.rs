@@ -1,7 +1,7 @@
 //! Fig 3 and Fig 4: a 4 KiB read at QD1, its latency split into device and
 //! platform time, and its timeline through the kernel.
 
-use super::{cell, get, Plan};
+use super::{cell, get, per_target, Plan};
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
@@ -16,10 +16,7 @@ pub(super) fn timeline_section(
     plan: &Plan,
 ) -> Option<Section> {
     let mut rows = Vec::new();
-    for t in &plan.targets {
-        let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) else {
-            continue;
-        };
+    for (t, s) in per_target(sweeps, plan, "qd1") {
         let m = s.medians();
         for e in &plan.engines {
             let Some(p) = get(&m, &[e]).filter(|p| p.timeline_ios.is_some()) else {
@@ -119,10 +116,8 @@ impl SplitParts {
 /// Fig 3: device vs platform time per engine, every target in one table.
 pub(super) fn split_section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<Section> {
     let mut parts = SplitParts::default();
-    for t in &plan.targets {
-        if let Some(s) = sweeps.get(&format!("{}-qd1", t.label)) {
-            parts.add(&t.label, s, &plan.engines);
-        }
+    for (t, s) in per_target(sweeps, plan, "qd1") {
+        parts.add(&t.label, s, &plan.engines);
     }
     if parts.rows.is_empty() {
         return None;

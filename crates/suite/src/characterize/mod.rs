@@ -14,8 +14,9 @@
 use crate::chart_of::fmt_num;
 use crate::page::Section;
 use crate::sweep::{Param, SweepDef, SweepDir};
-use hiops_report::figures::PointFigures;
+use hiops_report::figures::{Figure, PointFigures};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 mod clocks;
@@ -381,6 +382,27 @@ fn cell(m: Option<&PointFigures>, figure: impl Fn(&PointFigures) -> Option<f64>)
         .unwrap_or_else(|| "-".into())
 }
 
+/// The targets' sweeps of one kind (`{label}-{kind}`), in the plan's
+/// order, for the targets that have one.
+fn per_target<'a>(
+    sweeps: &'a BTreeMap<String, SweepDir>,
+    plan: &'a Plan,
+    kind: &'a str,
+) -> impl Iterator<Item = (&'a CharTarget, &'a SweepDir)> + 'a {
+    (plan.targets.iter())
+        .filter_map(move |t| Some((t, sweeps.get(&format!("{}-{kind}", t.label))?)))
+}
+
+/// A row's cells: each figure of the point, "-" where it has none.
+fn cells<'a>(
+    p: Option<&'a PointFigures>,
+    figures: &'a [Figure],
+) -> impl Iterator<Item = String> + 'a {
+    figures
+        .iter()
+        .map(move |&f| cell(p, |m| m.figure(f).copied()))
+}
+
 /// Least-squares slope of y on x.
 pub fn slope(pts: &[(f64, f64)]) -> Option<f64> {
     if pts.len() < 2 {
@@ -412,18 +434,14 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
     out.extend(clocks::section(&sweeps, plan));
 
     // Fig 4, 5: the engine-and-path points' clocks by layer.
-    let profiled: Vec<(String, &SweepDir)> = plan
-        .targets
-        .iter()
-        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-paths", t.label))?)))
+    let profiled: Vec<(String, &SweepDir)> = per_target(&sweeps, plan, "paths")
+        .map(|(t, s)| (t.label.clone(), s))
         .collect();
     out.extend(crate::by_layer::section(&profiled));
 
     // Fig 6: completion batching, the proxy for interrupt coalescing.
-    let batched: Vec<(String, &SweepDir)> = plan
-        .targets
-        .iter()
-        .filter_map(|t| Some((t.label.clone(), sweeps.get(&format!("{}-batch", t.label))?)))
+    let batched: Vec<(String, &SweepDir)> = per_target(&sweeps, plan, "batch")
+        .map(|(t, s)| (t.label.clone(), s))
         .collect();
     out.extend(crate::coalescing::section(&batched, &plan.batches));
 

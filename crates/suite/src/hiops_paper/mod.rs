@@ -124,6 +124,30 @@ impl Plan {
         }
     }
 
+    /// A sweep's title on one target at many threads: "disk: WHAT at 128
+    /// threads".
+    fn at_many_threads(&self, t: &Target, what: &str) -> String {
+        format!("{}: {what} at {} threads", t.label, self.many_threads)
+    }
+
+    /// A sweep of one strategy's 4 KiB reads at many threads (`many`, the
+    /// numjobs option) on one target.
+    fn many_threads_def(
+        &self,
+        t: &Target,
+        title: String,
+        many: &str,
+        strategy: &str,
+        params: Vec<Param>,
+    ) -> SweepDef {
+        let extra = [
+            many.to_string(),
+            "--bs=4k".into(),
+            format!("--strategy={strategy}"),
+        ];
+        self.def(title, &t.path, &extra, params)
+    }
+
     /// The task path's sweep on one target: IOPS and cost vs tasks on coop.
     fn tasks_sweep(&self, t: &Target) -> Option<(String, SweepDef)> {
         if self.tasks.is_empty() {
@@ -170,23 +194,16 @@ impl Plan {
     /// one, every thread on one shared ring as the paper's queue served
     /// them (with a ring each, the last part would have nobody to hand to).
     fn ablation_sweep(&self, t: &Target, many: &str) -> (String, SweepDef) {
-        let def = self.def(
-            format!(
-                "{}: coop's parts one by one at {} threads on one shared ring",
-                t.label, self.many_threads
-            ),
-            &t.path,
-            &[
-                many.to_string(),
-                "--bs=4k".into(),
-                "--strategy=coop-shared".into(),
-            ],
-            vec![Param {
-                name: "coop_parts".into(),
-                // hiops_path::CoopParts, in the order the paper adds them.
-                values: ["issue", "lazy", "all"].map(String::from).to_vec(),
-            }],
+        let title = format!(
+            "{} on one shared ring",
+            self.at_many_threads(t, "coop's parts one by one")
         );
+        let parts = Param {
+            name: "coop_parts".into(),
+            // hiops_path::CoopParts, in the order the paper adds them.
+            values: ["issue", "lazy", "all"].map(String::from).to_vec(),
+        };
+        let def = self.many_threads_def(t, title, many, "coop-shared", vec![parts]);
         (format!("{}-fig8", t.label), def)
     }
 
@@ -224,7 +241,7 @@ impl Plan {
             .cloned()
             .collect();
         let def = self.def(
-            format!("{}: block size at {} threads", t.label, self.many_threads),
+            self.at_many_threads(t, "block size"),
             &t.path,
             &[many.to_string()],
             vec![
@@ -258,28 +275,18 @@ impl Plan {
     /// Fig 9 on one target: the poll thread's interval, without and with
     /// cooperative peeks.
     fn poll_sweep(&self, t: &Target, many: &str) -> (String, SweepDef) {
-        let def = self.def(
-            format!(
-                "{}: poll interval at {} threads",
-                t.label, self.many_threads
-            ),
-            &t.path,
-            &[many.to_string(), "--bs=4k".into(), "--strategy=poll".into()],
-            vec![
-                Param {
-                    name: "poll_interval".into(),
-                    values: self
-                        .poll_intervals_us
-                        .iter()
-                        .map(|v| format!("{v}us"))
-                        .collect(),
-                },
-                Param {
-                    name: "coop_peeks".into(),
-                    values: vec!["0".into(), "1".into()],
-                },
-            ],
-        );
+        let title = self.at_many_threads(t, "poll interval");
+        let intervals = Param {
+            name: "poll_interval".into(),
+            values: (self.poll_intervals_us.iter())
+                .map(|v| format!("{v}us"))
+                .collect(),
+        };
+        let peeks = Param {
+            name: "coop_peeks".into(),
+            values: vec!["0".into(), "1".into()],
+        };
+        let def = self.many_threads_def(t, title, many, "poll", vec![intervals, peeks]);
         (format!("{}-poll", t.label), def)
     }
 
