@@ -16,8 +16,8 @@ pub const EXIT_VERIFY: u8 = 4;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The exit code of a run that ended (its error, if any, said on stderr).
-pub fn of_run(status: hiops_suite::commands::run::RunStatus) -> u8 {
-    use hiops_suite::commands::run::RunStatus;
+pub fn of_run(status: hiops_run::RunStatus) -> u8 {
+    use hiops_run::RunStatus;
     match status {
         RunStatus::Done => 0,
         RunStatus::Interrupted => EXIT_INTERRUPTED,

@@ -2,13 +2,13 @@
 //! fio`), it takes fio's command line, job files and output as `hiops run`
 //! does, and answers the two questions tools ask to tell fio apart:
 //! `--version` in fio's form, and a command line with no job refused as fio
-//! refuses it. `hiops install-fio-link DIR` makes the link (hiops-suite's
+//! refuses it. `hiops install-fio-link DIR` makes the link (hiops-run's
 //! `install`).
 
 use crate::args::{self, Parsed};
 use std::path::Path;
 
-pub use hiops_suite::commands::fio_link::{install, FIO_RELEASE};
+pub use hiops_run::fio_link::{install, FIO_RELEASE};
 
 /// `fio --version`: fio's form ("fio-3.33"), which tools test for ("fio-3"
 /// in bench-fio, the number after the first '-' in blktests), then hiops

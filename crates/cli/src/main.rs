@@ -17,7 +17,7 @@ mod version;
 
 use clap::Parser;
 use hiops_bench::{BenchError, Coordinator};
-use hiops_suite::commands::agreed;
+use hiops_run::agreed;
 use std::process::ExitCode;
 
 use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
@@ -196,13 +196,13 @@ fn run_as(
     let plan = |rank: &hiops_fio::Placeholders| inv.plan(rank);
     // fio's debug lines go where its result goes (log.c, log_info_buf).
     let fio_lines = |plan: &hiops_fio::FioPlan| inv.debug.fio_lines(plan);
-    let status = hiops_suite::commands::run::run(request(&inv), plan, fio_lines, coord, arm)?;
+    let status = hiops_run::run(request(&inv), plan, fio_lines, coord, arm)?;
     Ok(exit::of_run(status))
 }
 
-/// The run's options as hiops-suite takes them.
-fn request(inv: &args::Invocation) -> hiops_suite::commands::run::RunRequest {
-    hiops_suite::commands::run::RunRequest {
+/// The run's options as hiops-run takes them.
+fn request(inv: &args::Invocation) -> hiops_run::RunRequest {
+    hiops_run::RunRequest {
         command_line: inv.command_line.clone(),
         showcmd: inv.showcmd,
         parse_only: inv.parse_only,
@@ -212,7 +212,7 @@ fn request(inv: &args::Invocation) -> hiops_suite::commands::run::RunRequest {
         terse_version: inv.terse_version,
         output: inv.output.clone(),
         progress: match inv.eta {
-            args::Eta::Auto => hiops_suite::commands::progress::stderr_is_terminal(),
+            args::Eta::Auto => hiops_run::progress::stderr_is_terminal(),
             args::Eta::Always => true,
             args::Eta::Never => false,
         },

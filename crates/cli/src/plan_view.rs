@@ -1,3 +1,3 @@
-//! What a plan would do, as text (the `--debug` traces): hiops-suite's.
+//! What a plan would do, as text (the `--debug` traces): hiops-run's.
 
-pub use hiops_suite::commands::run::plan_view::{describe, files};
+pub use hiops_run::plan_view::{describe, files};

@@ -27,10 +27,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 pub fn install() {
-    TERMINAL.store(
-        hiops_suite::commands::progress::stderr_is_terminal(),
-        Ordering::Relaxed,
-    );
+    TERMINAL.store(hiops_run::progress::stderr_is_terminal(), Ordering::Relaxed);
     // SAFETY: a zeroed sigaction is a valid start; the handler only touches
     // atomics and calls async-signal-safe functions. Each signal is blocked
     // while the handler runs, so two at once are handled one after the other.

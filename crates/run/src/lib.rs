@@ -1,10 +1,16 @@
-//! `hiops run` past its command line: a plan's phases run (across MPI
-//! ranks too), the live progress line, and the result in fio's formats to
-//! `--output` or stdout, with what went wrong on stderr.
+//! # hiops-run: `hiops run` past its command line
+//!
+//! fio-class runs from flags, TOML or fio job files: a plan's phases run
+//! (across MPI ranks too), the live progress line, and the result in fio's
+//! formats to `--output` or stdout, with what went wrong on stderr. Also
+//! hiops answering as fio ([`fio_link`]). The suites build on this crate;
+//! it needs none of them, so `hiops run` builds without them.
 
 mod agg_log;
+pub mod fio_link;
 mod output;
 pub mod plan_view;
+pub mod progress;
 mod ranks;
 pub mod readonly;
 mod request;
@@ -14,11 +20,19 @@ pub mod terse;
 pub use request::{Format, RunRequest};
 pub use status::RunStatus;
 
-use crate::commands::agreed;
-use crate::commands::progress::ProgressLine;
 use hiops_bench::{BenchError, Coordinator, RunOptions};
 use hiops_fio::{CommandLine, FioPlan, Placeholders};
+use progress::ProgressLine;
 use std::sync::atomic::AtomicBool;
+
+/// A step every rank takes: if it fails on any rank, it fails on all, with
+/// the lowest failing rank's error.
+pub fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Result<T, BenchError> {
+    match r {
+        Ok(v) => coord.agree(None).map(|()| v),
+        Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),
+    }
+}
 
 /// Plans the run on this rank (`plan`: the jobs with `{rank}`, `{nranks}`
 /// and `{host}` expanded), runs its phases and writes the result; rank 0's

@@ -101,7 +101,7 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
-pub use hiops_suite::commands::run::Format;
+pub use hiops_run::Format;
 
 /// fio's `--eta`: when the progress line shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -182,7 +182,7 @@ impl Invocation {
             }
         }
         if self.readonly {
-            hiops_suite::commands::run::readonly::check(&plan.jobs)?;
+            hiops_run::readonly::check(&plan.jobs)?;
         }
         if let Some(dir) = &self.aux_path {
             for job in &mut plan.jobs {

@@ -4,21 +4,18 @@
 //! `characterize`, `kv fig10` and `kv cache-sweep` are thin over these.
 
 pub mod characterize;
-pub mod fio_link;
 pub mod hiops;
 pub mod iozone;
 pub mod kv;
 mod preflight;
-pub mod progress;
 pub mod report;
-pub mod run;
 pub mod sweep;
 mod targets;
 
 use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
 use crate::BenchRunner;
-use hiops_bench::{BenchError, Coordinator};
-use progress::{stderr_is_terminal, ProgressLine};
+use hiops_bench::BenchError;
+use hiops_run::progress::{stderr_is_terminal, ProgressLine};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -52,15 +49,6 @@ pub(crate) fn usage(m: impl Into<String>) -> BenchError {
 /// A run that failed (exit 1 in `hiops`), from the library's string errors.
 pub(crate) fn failed(m: impl Into<String>) -> BenchError {
     BenchError::Failed(m.into())
-}
-
-/// A step every rank takes: if it fails on any rank, it fails on all, with
-/// the lowest failing rank's error.
-pub fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Result<T, BenchError> {
-    match r {
-        Ok(v) => coord.agree(None).map(|()| v),
-        Err(e) => Err(coord.agree(Some(&e)).err().unwrap_or(e)),
-    }
 }
 
 /// Makes a suite's directory.

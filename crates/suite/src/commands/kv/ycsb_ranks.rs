@@ -6,9 +6,9 @@
 //! tasks, as on one host.
 
 use super::{cache_line, fail, server_cache};
-use crate::commands::agreed;
 use hiops_bench::{BenchError, Coordinator};
 use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target};
+use hiops_run::agreed;
 use serde_json::json;
 use std::sync::atomic::AtomicBool;
 
