@@ -3,7 +3,7 @@
 //! lives on the device (an md 0.90 member's superblock sits 64 KiB before
 //! the end).
 
-use libblkid_rs::{BlkidProbe, BlkidSafeprobeRet, BlkidSublks, BlkidSublksFlags};
+use crate::blkid::{self, Found, Probe};
 use std::path::Path;
 
 /// What the probe found on a device.
@@ -54,55 +54,38 @@ impl Signature {
     }
 }
 
-fn blkid_err(path: &Path, e: libblkid_rs::BlkidErr) -> String {
-    format!("libblkid could not probe {}: {e}", path.display())
-}
-
 /// Probes `path` (a device or an image file) for superblocks and partition
 /// tables. `Ok(None)`: libblkid recognises nothing there.
 pub fn find_signature(path: &Path) -> Result<Option<Signature>, String> {
-    let err = |e| blkid_err(path, e);
-    let mut probe = BlkidProbe::new_from_filename(path).map_err(err)?;
-    probe.enable_superblocks(true).map_err(err)?;
+    let err = |e: String| format!("libblkid could not probe {}: {e}", path.display());
+    let mut probe = Probe::open(path).map_err(err)?;
     // BADCSUM: a superblock whose checksum is off still fronts the data.
-    probe
-        .set_superblock_flags(BlkidSublksFlags::new(vec![
-            BlkidSublks::Type,
-            BlkidSublks::Usage,
-            BlkidSublks::Version,
-            BlkidSublks::Magic,
-            BlkidSublks::Badcsum,
-        ]))
-        .map_err(err)?;
-    probe.enable_partitions(true).map_err(err)?;
-    let ret = probe.do_safeprobe().map_err(err)?;
-    let value = |name: &str| {
-        probe
-            .lookup_value(name)
-            .ok()
-            .map(|v| v.trim_end_matches('\0').to_string())
-            .filter(|v| !v.is_empty())
-    };
-    Ok(match ret {
-        BlkidSafeprobeRet::None => None,
-        BlkidSafeprobeRet::Ambiguous => Some(Signature {
+    let flags = blkid::SUBLKS_TYPE
+        | blkid::SUBLKS_USAGE
+        | blkid::SUBLKS_VERSION
+        | blkid::SUBLKS_MAGIC
+        | blkid::SUBLKS_BADCSUM;
+    probe.enable(flags).map_err(err)?;
+    Ok(match probe.safeprobe().map_err(err)? {
+        Found::Nothing => None,
+        Found::Ambivalent => Some(Signature {
             kind: "ambivalent".into(),
             usage: String::new(),
             version: None,
             offset: None,
             ambivalent: true,
         }),
-        BlkidSafeprobeRet::Success => {
-            let (kind, usage) = match (value("TYPE"), value("PTTYPE")) {
-                (Some(t), _) => (t, value("USAGE").unwrap_or_default()),
+        Found::One => {
+            let (kind, usage) = match (probe.value(c"TYPE"), probe.value(c"PTTYPE")) {
+                (Some(t), _) => (t, probe.value(c"USAGE").unwrap_or_default()),
                 (None, Some(pt)) => (pt, "partition table".into()),
                 (None, None) => ("unnamed".into(), String::new()),
             };
             Some(Signature {
                 kind,
                 usage,
-                version: value("VERSION"),
-                offset: value("SBMAGIC_OFFSET").and_then(|o| o.parse().ok()),
+                version: probe.value(c"VERSION"),
+                offset: probe.value(c"SBMAGIC_OFFSET").and_then(|o| o.parse().ok()),
                 ambivalent: false,
             })
         }
