@@ -5,9 +5,7 @@
 //! blocks (or `hiops kv check` found damage), 130 interrupted by Ctrl-C
 //! or SIGTERM.
 
-use crate::kv::Damaged;
 use hiops_bench::BenchError;
-use hiops_kv::StoreError;
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -28,7 +26,8 @@ pub fn of_run(status: hiops_run::RunStatus) -> u8 {
 
 /// The exit code of an error, from the libraries' own classification
 /// (found by downcasting): a bad option, a refusal to protect data, damage
-/// found, or a failure.
+/// found, or a failure. The store's errors are classed beside its commands
+/// (`more::store_exit_code`), which a lean build leaves out.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
     if let Some(b) = e.downcast_ref::<BenchError>() {
         return match b {
@@ -37,13 +36,5 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             BenchError::Failed(_) => EXIT_FAILED,
         };
     }
-    if e.downcast_ref::<Damaged>().is_some() {
-        return EXIT_VERIFY;
-    }
-    match e.downcast_ref::<StoreError>() {
-        Some(StoreError::Refused(_)) => EXIT_REFUSED,
-        // Options the target cannot take (nothing was created).
-        Some(StoreError::Config { .. }) => EXIT_USAGE,
-        _ => EXIT_FAILED,
-    }
+    crate::more::store_exit_code(e).unwrap_or(EXIT_FAILED)
 }

@@ -6,9 +6,6 @@
 
 use tracing_subscriber::EnvFilter;
 
-/// The levels `--log-level` takes, quietest first.
-pub const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
-
 /// Shown when neither `--log-level` nor RUST_LOG asks for more.
 const DEFAULT: &str = "warn";
 

@@ -1,19 +1,30 @@
 //! `hiops`: a thin front end: each command's arguments parsed and turned
-//! into the options of hiops-suite's commands, which run it.
+//! into the options of the library that runs it (hiops-run for `hiops
+//! run`, hiops-suite for the suites and the store).
+//!
+//! Which commands are built is decided here, once: `full` (the default
+//! feature) builds every command; without it, `lean` names the others
+//! only, to say how to get them.
 //!
 //! Exit codes are in [`exit`]; on Ctrl-C or SIGTERM a run prints its
 //! partial result (a second signal ends the process at once).
 
 mod args;
 mod exit;
-mod fields;
 mod fio_link;
-mod kv;
+#[cfg(feature = "full")]
+mod full;
+#[cfg(not(feature = "full"))]
+mod lean;
 mod logging;
 mod plan_view;
 mod signals;
-mod suites;
 mod version;
+
+#[cfg(feature = "full")]
+use full as more;
+#[cfg(not(feature = "full"))]
+use lean as more;
 
 use clap::Parser;
 use hiops_bench::{BenchError, Coordinator};
@@ -32,7 +43,7 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(e),
     };
     logging::init(match &cli.command {
-        Some(args::Command::Kv(k)) => k.log_level.as_deref(),
+        Some(args::Command::Suites(s)) => more::log_level(s),
         _ => None,
     });
     let run_args = match cli.command {
@@ -50,48 +61,11 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Some(args::Command::Completions(a)) => {
-            return print_exit(
-                "hiops completions",
-                args::completion::print_completions(a.shell),
-            )
-        }
-        Some(args::Command::Man) => return print_exit("hiops man", args::manual::print()),
-        Some(args::Command::Kv(k)) => {
-            return match kv::main(*k.command) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("hiops kv: {e}");
-                    ExitCode::from(exit_code(&e))
-                }
-            };
-        }
-        Some(args::Command::Sweep(a)) => return suite_exit("hiops sweep", suites::sweep(a)),
-        Some(args::Command::Experiment(a)) => {
-            return suite_exit("hiops experiment", suites::experiment(a))
-        }
-        Some(args::Command::Characterize(a)) => {
-            return suite_exit("hiops characterize", suites::characterize(a))
-        }
-        Some(args::Command::Iozone(a)) => return suite_exit("hiops iozone", suites::iozone(a)),
-        Some(args::Command::Report(a)) => return suite_exit("hiops report", suites::report(a)),
-        Some(args::Command::Compare(a)) => return suite_exit("hiops compare", suites::compare(a)),
+        Some(args::Command::Suites(s)) => return more::run_suite(*s),
+        Some(args::Command::Docs(d)) => return more::print_docs(d),
         None => Vec::new(),
     };
     run_exit(&run_args)
-}
-
-/// Text printed whole (`hiops man`, `hiops completions`); a closed pipe
-/// (`hiops man | head`) is no failure.
-fn print_exit(who: &str, printed: std::io::Result<()>) -> ExitCode {
-    match printed {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{who}: {e}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
 }
 
 fn run_exit(args: &[String]) -> ExitCode {
@@ -151,17 +125,6 @@ fn clap_exit(e: clap::Error) -> ExitCode {
         false => eprintln!("hiops: {first} ({})", tips.join("; ")),
     }
     ExitCode::from(EXIT_USAGE)
-}
-
-fn suite_exit(who: &str, r: anyhow::Result<suites::Ended>) -> ExitCode {
-    match r {
-        Ok(suites::Ended::Done) => ExitCode::SUCCESS,
-        Ok(suites::Ended::Interrupted) => ExitCode::from(EXIT_INTERRUPTED),
-        Err(e) => {
-            eprintln!("{who}: {e}");
-            ExitCode::from(exit_code(&e))
-        }
-    }
 }
 
 fn run(raw: &[String]) -> anyhow::Result<u8> {

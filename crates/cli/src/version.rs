@@ -1,5 +1,6 @@
 //! `hiops --version`: the release, the commit it was built from, and what
-//! the build carries: its cargo features and the I/O engines compiled in.
+//! the build carries: which commands (the full tool or the lean build), its
+//! cargo features and the I/O engines compiled in.
 //! hiops answering as fio keeps fio's own form (`fio_link::version`).
 
 use std::sync::LazyLock;
@@ -7,6 +8,9 @@ use std::sync::LazyLock;
 /// The cargo features this build was made with (crates/cli/Cargo.toml).
 fn features() -> Vec<&'static str> {
     let mut on = Vec::new();
+    if cfg!(feature = "full") {
+        on.push("full");
+    }
     if cfg!(feature = "mpi") {
         on.push("mpi");
     }
@@ -14,7 +18,8 @@ fn features() -> Vec<&'static str> {
 }
 
 /// What follows "hiops " in `hiops --version`, e.g. `0.1.0 (commit
-/// abc1234, 2026-11-28; features: mpi; engines: psync, io_uring, ...)`.
+/// abc1234, 2026-11-28; build: full; features: full, mpi; engines: psync,
+/// io_uring, ...)`.
 pub fn line() -> &'static str {
     static LINE: LazyLock<String> = LazyLock::new(|| {
         let features = features();
@@ -28,9 +33,10 @@ pub fn line() -> &'static str {
             .collect::<Vec<_>>()
             .join(", ");
         format!(
-            "{} (commit {}; features: {features}; engines: {engines})",
+            "{} (commit {}; build: {}; features: {features}; engines: {engines})",
             env!("CARGO_PKG_VERSION"),
             commit(),
+            crate::more::BUILD,
         )
     });
     &LINE

@@ -1,4 +1,5 @@
-//! The README agrees with what it describes: its test command is the one
+//! The README agrees with what it describes: its first command builds a
+//! feature set crates/cli has and CI checks, its test command is the one
 //! `.ci/run` runs, its library sample is crates/path/examples/eight_threads.rs
 //! (which every build compiles), and every file it and docs/ link to exists.
 
@@ -47,6 +48,59 @@ fn the_readme_test_command_is_the_one_ci_runs() {
         ci.contains("bash .ci/setup"),
         ".ci/run no longer runs .ci/setup"
     );
+}
+
+/// The `--features` and `--no-default-features` of a cargo command line.
+fn feature_flags(line: &str) -> (Vec<String>, bool) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut named = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let list = match w.strip_prefix("--features") {
+            Some("") => words.get(i + 1).copied().unwrap_or(""),
+            Some(v) => v.trim_start_matches('='),
+            None => continue,
+        };
+        named.extend(
+            list.split(',')
+                .filter(|f| !f.is_empty())
+                .map(str::to_string),
+        );
+    }
+    (named, words.contains(&"--no-default-features"))
+}
+
+#[test]
+fn the_readme_first_command_builds_a_feature_set_ci_checks() {
+    let readme = read("README.md");
+    let block = fenced(&readme, "sh");
+    let first = block[0].split('#').next().unwrap().trim();
+    assert!(
+        first.starts_with("bash .ci/setup run && cargo run --release"),
+        "the README's first command is `{first}`"
+    );
+    let (named, no_default) = feature_flags(first);
+    let manifest: toml::Table = toml::from_str(&read("crates/cli/Cargo.toml")).unwrap();
+    let features = manifest["features"]
+        .as_table()
+        .expect("crates/cli has features");
+    for f in &named {
+        assert!(
+            features.contains_key(f.as_str()),
+            "the README's first command names feature {f}, which crates/cli/Cargo.toml lacks"
+        );
+    }
+    if no_default {
+        assert!(
+            features.contains_key("default"),
+            "--no-default-features in the README, but crates/cli has no default features"
+        );
+        let ci = read(".ci/run");
+        assert!(
+            ci.lines()
+                .any(|l| !l.trim_start().starts_with('#') && l.contains("--no-default-features")),
+            ".ci/run does not check the README's lean build"
+        );
+    }
 }
 
 #[test]

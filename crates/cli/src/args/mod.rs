@@ -7,13 +7,11 @@
 //! the embedded default job (4 KiB random reads, QD32, io_uring, direct,
 //! 10 s); with either, fio's own defaults apply.
 
-pub mod completion;
 mod debug;
-mod fio_flags;
+pub(crate) mod fio_flags;
 mod formats;
 mod help;
-pub mod manual;
-mod run_flags;
+pub(crate) mod run_flags;
 
 pub use debug::Debug;
 use formats::Formats;
@@ -35,30 +33,15 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The commands. `Suites` and `Docs` are the full build's (`crate::more`);
+/// a lean build names them only, to say how to get them.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a workload: fio job files, or fio's options on the command line
     /// (no options: the default job). `hiops run --help` lists the options.
     Run(RunArgs),
-    /// The SSD key-value store on the HIOPS path: serve it over the Redis
-    /// protocol, load it with YCSB, run the paper's Fig 10.
-    Kv(KvArgs),
-    /// Run one workload across parameters (a grid with several --over) into
-    /// a resumable directory with a report.
-    Sweep(crate::suites::SweepArgs),
-    /// The source papers' experiments as one command each, with a report.
-    #[command(subcommand)]
-    Experiment(crate::suites::ExperimentCommand),
-    /// The platform study (ADMS'10): latency split, clocks per I/O by
-    /// engine and path, scaling with CPUs and devices, the ceiling. Read only.
-    Characterize(crate::suites::CharacterizeArgs),
-    /// The IOZone grid (sequential MB/s, random IOPS, 4K..64K) per target,
-    /// with price-per-performance tables.
-    Iozone(crate::suites::IozoneArgs),
-    /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
-    Report(crate::suites::ReportArgs),
-    /// Two runs or reports side by side, with ratios.
-    Compare(crate::suites::CompareArgs),
+    #[command(flatten)]
+    Suites(Box<crate::more::Suites>),
     /// Answer as fio: fio's command line, job files and output, with
     /// `--version` in fio's form naming hiops. A link named `fio` to hiops
     /// does the same.
@@ -66,31 +49,8 @@ pub enum Command {
     /// Put a link named `fio` to hiops in DIR, so that tools which run
     /// `fio` (bench-fio, scripts, CI) run hiops.
     InstallFioLink(InstallArgs),
-    /// Print a shell completion script: `hiops completions bash >
-    /// /etc/bash_completion.d/hiops` (zsh and fish likewise).
-    Completions(CompletionsArgs),
-    /// Print hiops' man page (roff), every command and option in it:
-    /// `hiops man > hiops.1; man ./hiops.1`.
-    Man,
-}
-
-/// `hiops kv`: its commands, and the diagnostics they log.
-#[derive(Args, Debug)]
-pub struct KvArgs {
-    /// Diagnostics on stderr, each with its time and level (default: warn;
-    /// RUST_LOG is read when this is not given, and takes per-crate
-    /// filters such as hiops_kv=debug).
-    #[arg(long, global = true, value_name = "LEVEL", value_parser = crate::logging::LEVELS)]
-    pub log_level: Option<String>,
-    #[command(subcommand)]
-    pub command: Box<crate::kv::KvCommand>,
-}
-
-/// `hiops completions`.
-#[derive(Args, Debug, Clone)]
-pub struct CompletionsArgs {
-    /// The shell the script is for.
-    pub shell: clap_complete::Shell,
+    #[command(flatten)]
+    Docs(crate::more::Docs),
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,7 +1,7 @@
 //! `hiops kv`: the key-value store's commands (serve, ycsb, fig10,
 //! cache-sweep, check), each run by hiops-suite's `commands::kv`.
 
-use crate::suites::with_console;
+use super::suites::with_console;
 use clap::Subcommand;
 use hiops_suite::commands::kv as suite_kv;
 

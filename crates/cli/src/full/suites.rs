@@ -2,7 +2,7 @@
 //! `compare`: their options, read into hiops-suite's (whose commands run
 //! them).
 
-use crate::fields::options_from;
+use super::fields::options_from;
 use crate::signals;
 use clap::Args;
 use hiops_bench::BenchError;

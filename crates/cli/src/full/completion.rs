@@ -5,9 +5,9 @@
 //! `hiops run --help` lists: hiops' own flags, fio's flags and every job
 //! option with its aliases. This Command only describes; it parses nothing.
 
-use super::fio_flags::{FioFlag, Handling, Value, FIO_FLAGS};
-use super::run_flags::{RunFlag, RUN_FLAGS};
-use super::Cli;
+use crate::args::fio_flags::{FioFlag, Handling, Value, FIO_FLAGS};
+use crate::args::run_flags::{RunFlag, RUN_FLAGS};
+use crate::args::Cli;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use hiops_fio::options::{OptDef, OPTIONS};
 use std::collections::HashSet;

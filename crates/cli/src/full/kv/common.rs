@@ -1,7 +1,7 @@
 //! The `hiops kv` subcommands' options, read into hiops-suite's, and their
 //! errors' exit codes.
 
-use crate::fields::options_from;
+use crate::full::fields::options_from;
 use clap::Args;
 use hiops_suite::commands::kv::cache_sweep::CacheSweepOptions;
 use hiops_suite::commands::kv::fig10::Fig10Options;
@@ -223,7 +223,7 @@ pub struct Fig10Args {
     #[arg(long, short = 'o', default_value = "hiops-fig10")]
     pub output: PathBuf,
     /// Rounds over the whole grid; the report shows medians.
-    #[arg(long, default_value_t = 1, value_parser = crate::suites::rounds)]
+    #[arg(long, default_value_t = 1, value_parser = crate::full::suites::rounds)]
     pub rounds: u32,
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]
@@ -277,7 +277,7 @@ pub struct CacheSweepArgs {
     #[arg(long, short = 'o', default_value = "hiops-cache-sweep")]
     pub output: PathBuf,
     /// Rounds over the whole grid; the report shows medians.
-    #[arg(long, default_value_t = 1, value_parser = crate::suites::rounds)]
+    #[arg(long, default_value_t = 1, value_parser = crate::full::suites::rounds)]
     pub rounds: u32,
     /// Discard the points of a different earlier run in --output.
     #[arg(long)]
