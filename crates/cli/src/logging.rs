@@ -4,7 +4,10 @@
 //! `hiops_kv=debug`) asks for more. What a command prints as its result, and
 //! its error reports, do not go through here: they are printed as always.
 
-use tracing_subscriber::EnvFilter;
+use std::str::FromStr;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Shown when neither `--log-level` nor RUST_LOG asks for more.
 const DEFAULT: &str = "warn";
@@ -14,15 +17,22 @@ const DEFAULT: &str = "warn";
 /// the default used, so a stray variable never stops a run.
 pub fn init(level: Option<&str>) {
     let filter = match (level, std::env::var("RUST_LOG")) {
-        (Some(l), _) => EnvFilter::new(l),
-        (None, Ok(v)) if !v.trim().is_empty() => EnvFilter::try_new(&v).unwrap_or_else(|e| {
+        (Some(l), _) => directives(l),
+        (None, Ok(v)) if !v.trim().is_empty() => Targets::from_str(&v).unwrap_or_else(|e| {
             eprintln!("hiops: RUST_LOG={v} is no log filter ({e}); logging warnings and errors");
-            EnvFilter::new(DEFAULT)
+            directives(DEFAULT)
         }),
-        _ => EnvFilter::new(DEFAULT),
+        _ => directives(DEFAULT),
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let _ = tracing_subscriber::registry()
+        .with(fmt)
+        .with(filter)
         .try_init();
+}
+
+/// Levels and `crate=level` directives (RUST_LOG's form, without its span
+/// and field filters, which would bring a regex engine into every build).
+fn directives(text: &str) -> Targets {
+    Targets::from_str(text).unwrap_or_else(|_| Targets::new())
 }
