@@ -6,6 +6,8 @@
 //! hiops answering as fio ([`fio_link`]). The suites build on this crate;
 //! it needs none of them, so `hiops run` builds without them.
 
+#![forbid(unsafe_code)]
+
 mod agg_log;
 pub mod fio_link;
 mod output;

@@ -1,7 +1,7 @@
 //! HIOPS Fig 8's ablation: the completion context's occupancy per pass as
 //! coop's parts are turned on one by one.
 
-use super::figures::at;
+use super::point::at;
 use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};

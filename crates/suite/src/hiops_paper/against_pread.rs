@@ -2,7 +2,7 @@
 //! completion in the waiting thread, and a device that completes in the
 //! submitter.
 
-use super::figures::at;
+use super::point::at;
 use crate::chart_of::fmt_num;
 use crate::claims::{self, Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};

@@ -2,6 +2,7 @@
 //! straight from one sweep each (Fig 1, 7, 9, the thread and task sweeps).
 
 use super::against_pread::{against_pread_section, inline_device_section};
+use super::point::at;
 use super::{ablation::ablation_section, handoff::handoff_section, Plan};
 use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
@@ -207,17 +208,6 @@ pub(super) fn figure(s: &SweepDir, heading: &str, titles: &[&str]) -> Section {
     sec.charts
         .retain(|c| titles.contains(&c.title.as_str()) || c.title == "completion latency CDF");
     sec
-}
-
-/// Median metrics of one grid point, by its values.
-pub(super) fn at<'a>(
-    medians: &'a [(Vec<String>, PointFigures)],
-    values: &[&str],
-) -> Option<&'a PointFigures> {
-    medians
-        .iter()
-        .find(|(v, _)| v.iter().map(String::as_str).eq(values.iter().copied()))
-        .map(|(_, m)| m)
 }
 
 /// The task path against threads: IOPS, clocks, context switches and p99

@@ -1,7 +1,7 @@
 //! HIOPS Fig 8's hand-off delay: from a completion being reaped to its
 //! owner running, per strategy.
 
-use super::figures::at;
+use super::point::at;
 use crate::chart_of::{fmt_num, param_axis};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;

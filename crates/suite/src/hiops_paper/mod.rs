@@ -323,6 +323,7 @@ mod ablation;
 mod against_pread;
 mod figures;
 mod handoff;
+mod point;
 
 pub use figures::sections;
 
