@@ -17,7 +17,6 @@ mod full;
 #[cfg(not(feature = "full"))]
 mod lean;
 mod logging;
-mod plan_view;
 mod signals;
 mod version;
 

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod agg_log;
+pub mod debug;
 pub mod fio_link;
 mod output;
 pub mod plan_view;

@@ -7,14 +7,13 @@
 //! the embedded default job (4 KiB random reads, QD32, io_uring, direct,
 //! 10 s); with either, fio's own defaults apply.
 
-mod debug;
 pub(crate) mod fio_flags;
 mod formats;
 mod help;
 pub(crate) mod run_flags;
 
-pub use debug::Debug;
 use formats::Formats;
+pub use hiops_run::debug::Debug;
 
 use clap::{Args, Parser, Subcommand};
 use hiops_bench::BenchError;
@@ -303,7 +302,7 @@ fn fio_flag(
         "eta" => inv.eta = eta(&v)?,
         "debug" => match Debug::parse(&v)? {
             Some(d) => inv.debug.add(d, &mut inv.no_effect),
-            None => return Ok(Some(debug::help())),
+            None => return Ok(Some(hiops_run::debug::help())),
         },
         "parse-only" => inv.parse_only = true,
         "section" => inv.command_line.only_sections.push(v),

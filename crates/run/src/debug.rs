@@ -1,4 +1,4 @@
-//! fio's `--debug=CAT[,CAT]`: the categories that make sense for hiops
+//! fio's `--debug=CAT[,CAT]` (hiops run and hiops fio): the categories that make sense for hiops
 //! print what hiops knows of them on stderr, in fio's layout (debug.c: the
 //! category in 8 columns, the pid in 5, the text): parse, job, file and
 //! process before the run, io and verify as the job threads go
