@@ -1,12 +1,12 @@
-//! fio's `--debug=CAT[,CAT]` (hiops run and hiops fio): the categories that make sense for hiops
-//! print what hiops knows of them on stderr, in fio's layout (debug.c: the
-//! category in 8 columns, the pid in 5, the text): parse, job, file and
-//! process before the run, io and verify as the job threads go
-//! (crates/bench's `debug_trace`). `random` prints each thread's random
-//! seeds where fio prints them: with the result, on stdout or in
-//! `--output`'s file (log.c, log_info_buf). The
-//! categories of fio's own internals (its mutexes, smalloc, helper thread)
-//! are accepted with one line saying hiops has no trace of them.
+//! fio's `--debug=CAT[,CAT]` (hiops run, hiops fio): the categories that
+//! make sense for hiops print what hiops knows of them on stderr, in fio's
+//! layout (debug.c: the category in 8 columns, the pid in 5, the text):
+//! parse, job, file and process before the run, io and verify as the job
+//! threads go (crates/bench's `debug_trace`). `random` prints each thread's
+//! random seeds where fio prints them: with the result, on stdout or in
+//! `--output`'s file (log.c, log_info_buf). The categories of fio's own
+//! internals (its mutexes, smalloc, helper thread) are accepted with one
+//! line saying hiops has no trace of them.
 
 use hiops_bench::verify::fiorand;
 use hiops_bench::BenchError;
