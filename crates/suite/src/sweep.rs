@@ -150,6 +150,21 @@ pub struct Point {
 }
 
 impl Point {
+    /// A first-round point with these values and figures and nothing else
+    /// (tests of the reports' readers).
+    #[cfg(test)]
+    pub(crate) fn of(values: &[&str], metrics: PointFigures) -> Point {
+        Point {
+            round: 0,
+            values: values.iter().map(|v| v.to_string()).collect(),
+            metrics,
+            cdf: vec![],
+            series: vec![],
+            hist: vec![],
+            notes: vec![],
+        }
+    }
+
     pub fn key(&self) -> PointKey {
         PointKey {
             round: self.round,

@@ -612,18 +612,13 @@ mod tests {
             .into_iter()
             .find(|(n, _)| n == "disk-miss")
             .unwrap();
-        let pt = |bs: &str, clocks: f64, reads: f64| crate::sweep::Point {
-            round: 0,
-            values: vec![bs.into()],
-            metrics: PointFigures {
+        let pt = |bs: &str, clocks: f64, reads: f64| {
+            let metrics = PointFigures {
                 process_clocks_per_io: Some(clocks),
                 device_ios_per_io: Some(reads),
                 ..PointFigures::default()
-            },
-            cdf: vec![],
-            series: vec![],
-            hist: vec![],
-            notes: vec![],
+            };
+            crate::sweep::Point::of(&[bs], metrics)
         };
         // 4k and 64k (quick): 61,440 bytes more cost 122,880 clocks more.
         let mut s = SweepDir {

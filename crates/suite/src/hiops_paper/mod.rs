@@ -421,22 +421,15 @@ mod tests {
     }
 
     fn point(n: &str, st: &str, iops: f64, clocks: f64) -> crate::sweep::Point {
-        crate::sweep::Point {
-            round: 0,
-            values: vec![n.into(), st.into()],
-            metrics: PointFigures {
-                iops: Some(iops),
-                clocks_per_io: Some(clocks),
-                handoff_p99_us: Some(10.0),
-                ctx_per_io: Some(1.0),
-                lat_p50_us: Some(clocks / 10.0),
-                ..PointFigures::default()
-            },
-            cdf: vec![],
-            series: vec![],
-            hist: vec![],
-            notes: vec![],
-        }
+        let metrics = PointFigures {
+            iops: Some(iops),
+            clocks_per_io: Some(clocks),
+            handoff_p99_us: Some(10.0),
+            ctx_per_io: Some(1.0),
+            lat_p50_us: Some(clocks / 10.0),
+            ..PointFigures::default()
+        };
+        crate::sweep::Point::of(&[n, st], metrics)
     }
 
     #[test]
@@ -448,18 +441,13 @@ mod tests {
             .find(|(n, _)| n == "disk-fig8")
             .unwrap()
             .1;
-        let pt = |v: &str, max: f64| crate::sweep::Point {
-            round: 0,
-            values: vec![v.into()],
-            metrics: PointFigures {
+        let pt = |v: &str, max: f64| {
+            let metrics = PointFigures {
                 completion_pass_max_us: Some(max),
                 completion_pass_p99_us: Some(max / 2.0),
                 ..PointFigures::default()
-            },
-            cdf: vec![],
-            series: vec![],
-            hist: vec![],
-            notes: vec![],
+            };
+            crate::sweep::Point::of(&[v], metrics)
         };
         let mut s = SweepDir {
             path: "/x".into(),
