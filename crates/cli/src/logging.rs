@@ -33,6 +33,8 @@ pub fn init(level: Option<&str>) {
 
 /// Levels and `crate=level` directives (RUST_LOG's form, without its span
 /// and field filters, which would bring a regex engine into every build).
+/// `--log-level` takes only levels, so nothing here fails to parse; were it
+/// to, warnings and errors are still logged.
 fn directives(text: &str) -> Targets {
-    Targets::from_str(text).unwrap_or_else(|_| Targets::new())
+    Targets::from_str(text).unwrap_or_else(|_| Targets::new().with_default(tracing::Level::WARN))
 }
