@@ -9,8 +9,10 @@ Approximate by design (a line scanner, not a Rust parser): the counts are
 for comparing two versions of the tree, not for exact audits.
 """
 
+import json
 import os
 import re
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -144,6 +146,35 @@ def cycles(modules, edges):
     return out
 
 
+def unused_dependencies():
+    """(crate, dependency) pairs of normal dependencies whose library name
+    never appears in the crate's src/ (from `cargo metadata`, which knows
+    each package's library name: md-5 is `md5`)."""
+    meta = json.loads(subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--offline"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+    lib_names = {}
+    for pkg in meta["packages"]:
+        for target in pkg["targets"]:
+            if "lib" in target["kind"] or "proc-macro" in target["kind"]:
+                lib_names[pkg["name"]] = target["name"].replace("-", "_")
+    out = []
+    members = set(meta["workspace_members"])
+    for pkg in meta["packages"]:
+        src = os.path.join(os.path.dirname(pkg["manifest_path"]), "src")
+        if pkg["id"] not in members or not os.path.isdir(src):
+            continue
+        text = "\n".join(open(os.path.join(d, n), encoding="utf-8").read()
+                         for d, _, names in os.walk(src) for n in names if n.endswith(".rs"))
+        for dep in pkg["dependencies"]:
+            if dep["kind"] is not None:
+                continue  # dev and build dependencies are not the crate's code
+            name = dep.get("rename") or lib_names.get(dep["name"], dep["name"].replace("-", "_"))
+            if not re.search(rf"\b{re.escape(name)}\b", text):
+                out.append((pkg["name"], dep["name"]))
+    return out
+
+
 def main():
     by_crate = defaultdict(list)
     string_results = defaultdict(int)
@@ -186,6 +217,8 @@ def main():
             found += 1
             print(f"  {crate}: {{{', '.join(comp)}}}")
     print(f"  {found} in all")
+    unused = unused_dependencies()
+    print("unused dependencies:", ", ".join(f"{c} -> {d}" for c, d in unused) or "none")
     could = sorted(set(by_crate) - unsafe_crates - forbidding)
     print("crates with no unsafe code that do not forbid it:", ", ".join(could) or "none")
 
