@@ -220,82 +220,92 @@ pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), String>
 
 fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), String> {
     let text = text.trim();
-    let bad = |why: &str| Err(format!("verify_pattern {}: {why}", quoted(text)));
+    let bad = |why: &str| format!("verify_pattern {}: {why}", quoted(text));
     let mut out = Vec::new();
     let mut at = Vec::new();
     let mut rest = text;
     while !rest.is_empty() {
         let lower = rest.to_ascii_lowercase();
-        if let Some(quoted) = rest.strip_prefix('"') {
+        let used = if let Some(quoted) = rest.strip_prefix('"') {
             let Some(end) = quoted.find('"') else {
-                return bad("a string has no closing quote");
+                return Err(bad("a string has no closing quote"));
             };
             if end == 0 {
-                return bad("an empty string adds nothing");
+                return Err(bad("an empty string adds nothing"));
             }
             out.extend_from_slice(&quoted.as_bytes()[..end]);
-            rest = &quoted[end + 1..];
+            end + 2
         } else if offsets && rest.starts_with("%o") {
             at.push(out.len());
             out.extend_from_slice(&[0; 8]);
-            rest = &rest[2..];
+            2
         } else if rest.starts_with('%') || rest.starts_with('\'') {
-            return bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\"");
+            return Err(bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\""));
         } else if lower.starts_with("0x") {
-            let digits: &str = &rest[2..];
-            let mut n = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
-            if n == 0 {
-                return bad("0x without hex digits");
-            }
-            // `0xff0x14`: the 0 before the next x starts the next run.
-            if n > 1 && digits[n..].starts_with(['x', 'X']) && digits.as_bytes()[n - 1] == b'0' {
-                n -= 1;
-            }
-            let mut hex = digits[..n].to_string();
-            if hex.len() % 2 == 1 {
-                hex.insert(0, '0');
-            }
-            for pair in hex.as_bytes().chunks(2) {
-                let pair = std::str::from_utf8(pair).unwrap();
-                out.push(u8::from_str_radix(pair, 16).unwrap());
-            }
-            rest = &digits[n..];
+            2 + hex_run(&rest[2..], &mut out).map_err(|why| bad(why))?
         } else {
-            // A decimal number, stopped before any following 0x run.
-            let limit = lower.find("0x").filter(|&i| i > 0).unwrap_or(rest.len());
-            let sign = usize::from(rest.starts_with(['-', '+']));
-            let n = sign
-                + rest[sign..limit]
-                    .bytes()
-                    .take_while(u8::is_ascii_digit)
-                    .count();
-            if n == sign {
-                return bad(&format!(
-                    "unexpected {}: give 0xHEX, a decimal number or a \"string\"",
-                    quoted(&rest[..rest.chars().next().map_or(0, char::len_utf8)])
-                ));
-            }
-            let value: i64 = rest[..n]
-                .parse()
-                .map_err(|_| format!("verify_pattern {}: bad number", quoted(text)))?;
-            if value < i32::MIN as i64 || value > i32::MAX as i64 {
-                return bad("decimal numbers must fit in 32 bits: write larger values in hex");
-            }
-            let mut v = value as i32 as u32;
-            if v == 0 {
-                out.push(0);
-            }
-            while v != 0 {
-                out.push(v as u8);
-                v >>= 8;
-            }
-            rest = &rest[n..];
-        }
+            decimal(rest, &lower, &mut out).map_err(|why| bad(&why))?
+        };
+        rest = &rest[used..];
     }
     if out.is_empty() {
-        return bad("the pattern is empty");
+        return Err(bad("the pattern is empty"));
     }
     Ok((out, at))
+}
+
+/// A pattern's hex run after its `0x`: its bytes added to `out`; returns
+/// how many digits it took.
+fn hex_run(digits: &str, out: &mut Vec<u8>) -> Result<usize, &'static str> {
+    let mut n = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if n == 0 {
+        return Err("0x without hex digits");
+    }
+    // `0xff0x14`: the 0 before the next x starts the next run.
+    if n > 1 && digits[n..].starts_with(['x', 'X']) && digits.as_bytes()[n - 1] == b'0' {
+        n -= 1;
+    }
+    let mut hex = digits[..n].to_string();
+    if hex.len() % 2 == 1 {
+        hex.insert(0, '0');
+    }
+    for pair in hex.as_bytes().chunks(2) {
+        let pair = std::str::from_utf8(pair).unwrap();
+        out.push(u8::from_str_radix(pair, 16).unwrap());
+    }
+    Ok(n)
+}
+
+/// A pattern's decimal number, stopped before any following 0x run: its
+/// bytes (little-endian, as few as the value needs) added to `out`;
+/// returns how many characters it took.
+fn decimal(rest: &str, lower: &str, out: &mut Vec<u8>) -> Result<usize, String> {
+    let limit = lower.find("0x").filter(|&i| i > 0).unwrap_or(rest.len());
+    let sign = usize::from(rest.starts_with(['-', '+']));
+    let n = sign
+        + rest[sign..limit]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+    if n == sign {
+        return Err(format!(
+            "unexpected {}: give 0xHEX, a decimal number or a \"string\"",
+            quoted(&rest[..rest.chars().next().map_or(0, char::len_utf8)])
+        ));
+    }
+    let value: i64 = rest[..n].parse().map_err(|_| "bad number".to_string())?;
+    if value < i32::MIN as i64 || value > i32::MAX as i64 {
+        return Err("decimal numbers must fit in 32 bits: write larger values in hex".into());
+    }
+    let mut v = value as i32 as u32;
+    if v == 0 {
+        out.push(0);
+    }
+    while v != 0 {
+        out.push(v as u8);
+        v >>= 8;
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

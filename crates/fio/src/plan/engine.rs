@@ -1,0 +1,180 @@
+//! The engine's own options, the devices a job may write, the task path
+//! and the HIOPS path of a strategy, and fio's cmdprio.
+use crate::options::Draft;
+use hiops_bench::safety::Grants;
+use hiops_bench::{JobSpec, PathSpec, TargetSpec};
+use hiops_hal::EngineKind;
+
+impl Draft {
+    /// The engine's own options; each refused with an engine that has
+    /// no such option.
+    pub(super) fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), String> {
+        let engine = spec.engine;
+        let o = &mut spec.engine_opts;
+        let hipri = self.hipri.unwrap_or(false);
+        match engine {
+            EngineKind::IoUring => o.iopoll = hipri,
+            EngineKind::Pvsync2 => o.hipri = hipri,
+            _ if hipri => {
+                return Err(format!(
+                    "hipri works with io_uring or pvsync2, not {engine}"
+                ))
+            }
+            _ => {}
+        }
+        self.check_engine_flags(engine)?;
+        o.nowait = self.nowait.unwrap_or(false);
+        o.fixedbufs = self.fixedbufs.unwrap_or(false);
+        o.registerfiles = self.registerfiles.unwrap_or(false);
+        o.sqpoll = self.sqthread_poll.unwrap_or(false);
+        o.sqpoll_cpu = self.sqthread_poll_cpu;
+        o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
+        o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
+        o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
+        if o.iopoll && !spec.direct {
+            return Err("hipri (IOPOLL) needs direct=1".into());
+        }
+        Ok(())
+    }
+
+    /// io_uring's and pvsync2's flags are refused with other engines.
+    pub(super) fn check_engine_flags(&self, engine: EngineKind) -> Result<(), String> {
+        let uring_only = [
+            ("fixedbufs", self.fixedbufs == Some(true)),
+            ("registerfiles", self.registerfiles == Some(true)),
+            ("sqthread_poll", self.sqthread_poll == Some(true)),
+            ("defer_taskrun", self.defer_taskrun.is_some()),
+            ("coop_taskrun", self.coop_taskrun.is_some()),
+        ];
+        if engine != EngineKind::IoUring {
+            if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
+                return Err(format!(
+                    "{flag} is an io_uring option: add ioengine=io_uring or drop it"
+                ));
+            }
+        }
+        if self.nowait == Some(true) && engine != EngineKind::Pvsync2 {
+            return Err("nowait is a pvsync2 option: add ioengine=pvsync2 or drop it".into());
+        }
+        Ok(())
+    }
+
+    /// The devices the job may write to.
+    pub(super) fn set_write_grants(&self, spec: &mut JobSpec) {
+        spec.allow_write_devices = self.allow_write_devices.clone();
+        if self.allow_mounted_write {
+            // The safety gate lifts "in use" only where --allow-write-device
+            // names the device too.
+            if let TargetSpec::Paths(p) = &spec.targets {
+                spec.allow_write_devices
+                    .extend(p.iter().map(|p| Grants::mounted_entry(p)));
+            }
+        }
+    }
+
+    /// The task path's threads, and the shared HIOPS path of a strategy.
+    pub(super) fn set_tasks_and_path(&self, spec: &mut JobSpec) -> Result<(), String> {
+        // strategy=tasks: numjobs counts tasks (so sweeps over threads and
+        // strategies draw the task path beside the threads).
+        let tasks = self
+            .tasks
+            .or(self.tasks_from_numjobs.then(|| self.numjobs.unwrap_or(1)));
+        if let Some(tasks) = tasks {
+            self.task_threads(spec, tasks)?;
+        }
+        if let Some(strategy) = self.strategy {
+            if self.iodepth.is_none() && tasks.is_none() {
+                spec.iodepth = spec.numjobs.clamp(1, 4096);
+            }
+            spec.path = Some(self.path_spec(strategy, spec.numjobs, tasks));
+        }
+        Ok(())
+    }
+
+    pub(super) fn path_spec(
+        &self,
+        strategy: hiops_path::Strategy,
+        threads: u32,
+        tasks: Option<u32>,
+    ) -> PathSpec {
+        let defaults = hiops_path::HybridConfig::default();
+        PathSpec {
+            strategy,
+            spin_ns: self.spin.unwrap_or(0),
+            poll_interval_ns: self.poll_interval.unwrap_or(16_000),
+            coop_peeks: self.coop_peeks.unwrap_or(true),
+            coop_parts: self.coop_parts.unwrap_or_default(),
+            coop_wait: self.coop_wait.unwrap_or_default(),
+            rings: self.rings.unwrap_or(self.default_rings(strategy, threads)),
+            hybrid: hiops_path::HybridConfig {
+                poll_min_depth: self.hybrid_depth.unwrap_or(defaults.poll_min_depth),
+                poll_min_iops: self.hybrid_iops.unwrap_or(defaults.poll_min_iops),
+                ..defaults
+            },
+            tasks,
+            task_poll_depth: self.hybrid_depth.map(|d| d as u32),
+        }
+    }
+
+    /// The task path: tasks run on one thread per allowed CPU, each pinned to
+    /// its CPU (thread per core), each with a ring of `iodepth` tags (by
+    /// default as many as its tasks). Only coop serves tasks.
+    /// Coop sleeping on its own completions shares a ring among a few
+    /// threads; every other strategy has one ring unless told.
+    pub(super) fn default_rings(&self, strategy: hiops_path::Strategy, threads: u32) -> u32 {
+        if self.coop_shared {
+            return 1;
+        }
+        let own = strategy == hiops_path::Strategy::Coop
+            && self.coop_parts.unwrap_or_default() == hiops_path::CoopParts::All
+            && self.coop_wait.unwrap_or_default() == hiops_path::CoopWait::Own
+            && self.tasks.is_none()
+            && !self.tasks_from_numjobs;
+        if own {
+            threads.div_ceil(hiops_path::COOP_THREADS_PER_RING).max(1)
+        } else {
+            1
+        }
+    }
+
+    pub(super) fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), String> {
+        match self.strategy {
+            Some(hiops_path::Strategy::Coop) => {}
+            None => return Err("--tasks runs the task path: add --strategy=coop".into()),
+            Some(s) => {
+                return Err(format!(
+                    "--tasks runs tasks on the coop path; the {s} strategy serves threads: drop --tasks or use --strategy=coop"
+                ))
+            }
+        }
+        if self.numjobs.is_some() && !self.tasks_from_numjobs {
+            return Err("--tasks sets the threads itself (one per allowed CPU): drop --numjobs, narrow them with --cpus_allowed".into());
+        }
+        // Thread per core: each thread pinned to one allowed CPU. A lone
+        // thread (one task, or one CPU allowed) is left to the scheduler,
+        // which runs it where the device's interrupt lands.
+        let cpus = self
+            .cpus_allowed
+            .clone()
+            .unwrap_or_else(hiops_bench::allowed_cpus);
+        spec.numjobs = (cpus.len() as u32).min(tasks).max(1);
+        if spec.numjobs > 1 || self.cpus_allowed.is_some() {
+            spec.cpus_allowed = Some(cpus);
+            spec.cpus_split = true;
+        }
+        if self.iodepth.is_none() {
+            spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
+        }
+        Ok(())
+    }
+
+    /// fio's cmdprio: the rules, on an engine that issues them itself.
+    pub(super) fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), String> {
+        let dirs = (spec.rw.reads(), spec.rw.writes());
+        spec.cmdprio = self.cmdprio.plan(spec.engine, dirs, self.kb_base)?;
+        if spec.cmdprio.is_some() && (spec.offload || spec.path.is_some()) {
+            return Err("cmdprio_percentage and cmdprio_bssplit set priorities in the job's own io_uring or libaio queue: drop strategy, tasks or io_submit_mode=offload".into());
+        }
+        Ok(())
+    }
+}

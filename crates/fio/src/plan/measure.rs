@@ -1,0 +1,82 @@
+//! What a job measures and keeps: its logs, a latency target, its flow
+//! share and steady state.
+use crate::options::Draft;
+use hiops_bench::JobSpec;
+
+impl Draft {
+    /// fio's logs: a prefix left empty is the job's name (fio's default).
+    pub(super) fn logs_of(&self, job: &str) -> hiops_bench::LogSpec {
+        let mut logs = self.logs.clone();
+        for prefix in [&mut logs.bw, &mut logs.lat, &mut logs.iops, &mut logs.hist]
+            .into_iter()
+            .flatten()
+        {
+            if prefix.is_empty() {
+                *prefix = job.to_string();
+            }
+        }
+        logs.epoch_clock =
+            (self.log_unix_epoch || self.log_alternate_epoch).then_some(self.log_clock_id);
+        logs
+    }
+
+    /// Logs, offload and serialize_overlap, the latency target and the flow share.
+    pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), String> {
+        spec.logs = self.logs_of(&spec.name);
+        spec.offload = self.offload.unwrap_or(false);
+        spec.serialize_overlap = self.serialize_overlap.unwrap_or(false);
+        spec.latency_target =
+            self.latency_target
+                .map(|target_ns| hiops_bench::spec::LatencyTarget {
+                    target_ns,
+                    window_ns: self.latency_window.unwrap_or(0),
+                    percentile: self.latency_percentile.unwrap_or(100.0),
+                    run: self.latency_run.unwrap_or(false),
+                });
+        if spec.latency_target.is_none()
+            && (self.latency_window.is_some()
+                || self.latency_percentile.is_some()
+                || self.latency_run.is_some())
+        {
+            return Err("latency_window, latency_percentile and latency_run go with latency_target (e.g. latency_target=2ms)".into());
+        }
+        spec.flow = self
+            .flow
+            .filter(|&w| w > 0)
+            .map(|weight| hiops_bench::spec::FlowSpec {
+                id: self.flow_id.unwrap_or(0),
+                weight,
+                sleep_ns: self.flow_sleep.unwrap_or(0),
+            });
+        if self.gtod_reduce == Some(true) {
+            if spec.logs.lat.is_some() || spec.logs.hist.is_some() {
+                return Err("gtod_reduce=1 measures no latency, so a latency log would hold none: drop write_lat_log/write_hist_log or gtod_reduce".into());
+            }
+            if spec.latency_target.is_some() {
+                return Err("latency_target needs each I/O's latency, which gtod_reduce=1 does not measure: drop one of them".into());
+            }
+        }
+        if spec.offload && spec.path.is_some() {
+            return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
+        }
+        Ok(())
+    }
+
+    /// ss: stop once steady, within runtime.
+    pub(super) fn set_steady_state(&self, spec: &mut JobSpec) -> Result<(), String> {
+        if let Some(mut ss) = self.ss {
+            ss.window_ns = self.ss_dur.unwrap_or(0);
+            ss.ramp_ns = self.ss_ramp.unwrap_or(0);
+            if ss.window_ns == 0 {
+                return Err("ss needs ss_dur (the window to judge, e.g. ss_dur=30s)".into());
+            }
+            if spec.runtime_ns.is_none() {
+                return Err("ss needs runtime (the longest to wait for steady state)".into());
+            }
+            spec.steady_state = Some(ss);
+        } else if self.ss_dur.is_some() || self.ss_ramp.is_some() {
+            return Err("ss_dur and ss_ramp need ss (e.g. ss=iops:5%)".into());
+        }
+        Ok(())
+    }
+}

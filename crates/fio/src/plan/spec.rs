@@ -1,0 +1,231 @@
+//! A draft's options combined into a checked `JobSpec`: the steps in the
+//! order of their checks, and the job's shape, timing and pace.
+
+use super::targets::zones_fit;
+use super::Defaults;
+use crate::options::{Draft, FadviseHint};
+use hiops_bench::spec::Fadvise;
+use hiops_bench::{JobSpec, RwMode, TargetSpec};
+use hiops_hal::EngineKind;
+use std::path::PathBuf;
+
+impl Draft {
+    /// Combines the options into a checked job, and whether its target is
+    /// a temporary file of hiops' own (made once the whole plan checks).
+    /// Each step reads its own options; the order is that of the checks,
+    /// so the first wrong option is the one reported.
+    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), String> {
+        let fio = defaults == Defaults::Fio;
+        let mut spec = self.base_spec(fio);
+        self.set_workload(&mut spec)?;
+        let own_target = self.set_targets(&mut spec, fio)?;
+        // Both run: a replay takes the targets over whatever they were.
+        let replayed = self.set_replay(&mut spec)?;
+        let own_file = own_target && !replayed;
+        self.set_file_options(&mut spec, own_file)?;
+        self.set_queue_and_cpus(&mut spec)?;
+        self.set_direct_and_timing(&mut spec)?;
+        self.set_randomness(&mut spec);
+        zones_fit(&spec.distribution, spec.size)?;
+        self.set_rates(&mut spec)?;
+        self.set_syncs_and_exits(&mut spec);
+        self.set_verify(&mut spec, fio, own_file)?;
+        self.set_engine_options(&mut spec)?;
+        self.set_write_grants(&mut spec);
+        self.set_tasks_and_path(&mut spec)?;
+        self.set_logs_latency_and_flow(&mut spec)?;
+        self.set_cmdprio(&mut spec)?;
+        self.set_steady_state(&mut spec)?;
+        if !spec.time_based
+            && spec.size.is_none()
+            && spec.size_pct.is_none()
+            && spec.runtime_ns.is_none()
+            && spec.targets == TargetSpec::Ram
+        {
+            return Err("give size or runtime".into());
+        }
+        Ok((spec, own_file))
+    }
+
+    /// The job's engine and name, on fio's defaults where they differ
+    /// from hiops' own.
+    pub(super) fn base_spec(&self, fio: bool) -> JobSpec {
+        let engine = match self.ioengine {
+            Some(e) => e,
+            None if fio && self.strategy.is_none() => EngineKind::Psync,
+            None => EngineKind::IoUring,
+        };
+        let mut spec = JobSpec::default_for(PathBuf::new());
+        spec.engine = engine;
+        spec.filecreate = self.filecreate;
+        spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
+        if fio {
+            spec.rw = RwMode::Read;
+            spec.iodepth = 1;
+            spec.direct = false;
+            spec.time_based = false;
+            spec.runtime_ns = None;
+            spec.ramp_ns = 0;
+            spec.size = None;
+            spec.random_map = true;
+        }
+        spec
+    }
+
+    /// Clones, the read/write mix and the block sizes.
+    pub(super) fn set_workload(&self, spec: &mut JobSpec) -> Result<(), String> {
+        if let Some(n) = self.numjobs {
+            spec.numjobs = n;
+        }
+        if let Some(rw) = self.rw {
+            spec.rw = rw;
+        }
+        spec.rw_gap = self.rw_gap;
+        match (self.rwmixread, self.rwmixwrite) {
+            (Some(r), Some(w)) if r + w != 100 => {
+                return Err("rwmixread and rwmixwrite must add up to 100".into())
+            }
+            (Some(r), _) => spec.rwmixread = r,
+            (None, Some(w)) => spec.rwmixread = 100 - w,
+            (None, None) => {}
+        }
+        let [r, w, t] = self.bs.clone();
+        match (r, w) {
+            (Some(r), Some(w)) => {
+                spec.bs_write = (w != r).then_some(w);
+                spec.bs = r;
+            }
+            (Some(r), None) => spec.bs = r,
+            (None, Some(w)) => spec.bs_write = (w != spec.bs).then_some(w),
+            (None, None) => {}
+        }
+        // Trims take the write sizes unless given their own.
+        let write = spec.bs_for(hiops_hal::Op::Write).clone();
+        spec.bs_trim = t.filter(|t| *t != write);
+        spec.block_align = self.blockalign;
+        Ok(())
+    }
+
+    /// The queue depth, its batches, and the CPUs the job may run on.
+    pub(super) fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), String> {
+        if let Some(q) = self.iodepth {
+            spec.iodepth = q;
+        }
+        spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
+        spec.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        // fio (init.c): a max below the min is raised to it.
+        spec.iodepth_batch_complete_max = self
+            .iodepth_batch_complete_max
+            .map_or(0, |m| m.max(spec.iodepth_batch_complete_min));
+        spec.cpus_allowed = self.cpus_allowed.clone();
+        if let Some(cpus) = &spec.cpus_allowed {
+            let online = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            if let Some(&c) = cpus.iter().find(|&&c| c >= online) {
+                return Err(format!(
+                    "cpus_allowed names CPU {c}, but this machine has CPUs 0-{}",
+                    online - 1
+                ));
+            }
+        }
+        spec.cpus_split = self.cpus_split.unwrap_or(false);
+        Ok(())
+    }
+
+    /// Direct or buffered I/O, and how long the job runs.
+    pub(super) fn set_direct_and_timing(&self, spec: &mut JobSpec) -> Result<(), String> {
+        match (self.direct, self.buffered) {
+            (Some(d), Some(b)) if d == b => {
+                return Err("direct and buffered contradict each other: give one".into())
+            }
+            (Some(d), _) => spec.direct = d,
+            (None, Some(b)) => spec.direct = !b,
+            (None, None) => {}
+        }
+        if let Some(r) = self.runtime {
+            spec.runtime_ns = Some(r);
+        }
+        if let Some(t) = self.time_based {
+            spec.time_based = t;
+        }
+        if spec.time_based && spec.runtime_ns.is_none() {
+            return Err("time_based needs runtime (how long to run)".into());
+        }
+        if let Some(r) = self.ramp_time {
+            spec.ramp_ns = r;
+        }
+        spec.startdelay_ns = self.startdelay.unwrap_or(0);
+        spec.loops = self.loops.unwrap_or(1);
+        Ok(())
+    }
+
+    /// Where random I/Os fall, and their seed.
+    pub(super) fn set_randomness(&self, spec: &mut JobSpec) {
+        if let Some(d) = self.distribution.clone() {
+            spec.distribution = d;
+        }
+        if let Some(s) = self.randseed {
+            spec.randseed = s;
+        }
+        // fio: a randseed given overrides randrepeat=0 (init.c, fixup_options).
+        if self.randrepeat == Some(false) && self.randseed.is_none() {
+            spec.randseed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1);
+        }
+        if let Some(n) = self.norandommap {
+            spec.random_map = !n;
+        }
+        // fio's lfsr visits every block once per cycle, map or not.
+        spec.random_map |= self.lfsr;
+        spec.percentage_random = self.percentage_random.unwrap_or(100);
+        spec.raid0_chunk = self.raid0;
+    }
+
+    /// Each direction's rate cap and floor, and the pacing between I/Os.
+    pub(super) fn set_rates(&self, spec: &mut JobSpec) -> Result<(), String> {
+        for (d, op) in [hiops_hal::Op::Read, hiops_hal::Op::Write]
+            .into_iter()
+            .enumerate()
+        {
+            let mean = spec.bs_for(op).mean();
+            spec.rate_iops[d] = match (self.rate_iops[d], self.rate[d]) {
+                (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
+                (Some(r), None) => Some(r as f64),
+                // Below one block per second is honoured: I/Os are spaced.
+                (None, Some(bytes)) => Some(bytes as f64 / mean),
+                (None, None) => None,
+            };
+            spec.rate_min[d] = match (self.rate_iops_min[d], self.rate_min[d]) {
+                (Some(_), Some(_)) => return Err("give rate_min or rate_iops_min, not both".into()),
+                (Some(r), None) => Some(hiops_bench::spec::RateMin::Iops(r)),
+                (None, Some(b)) => Some(hiops_bench::spec::RateMin::Bytes(b)),
+                (None, None) => None,
+            };
+        }
+        spec.rate_poisson = self.rate_poisson.unwrap_or(false);
+        spec.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.clocksource = self.clocksource;
+        spec.gtod_reduce = self.gtod_reduce.unwrap_or(false);
+        Ok(())
+    }
+
+    /// When the job stops, what it syncs, and the page cache hints.
+    pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
+        spec.number_ios = self.number_ios;
+        spec.exitall = self.exitall;
+        spec.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
+        spec.fsync_every = self.fsync.unwrap_or(0);
+        spec.fdatasync_every = self.fdatasync.unwrap_or(0);
+        spec.end_fsync = self.end_fsync.unwrap_or(false);
+        spec.invalidate = self.invalidate.unwrap_or(true);
+        spec.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
+            None => None,
+            Some(FadviseHint::Fixed(f)) => Some(f),
+            Some(FadviseHint::ByWorkload) if spec.rw.is_random() => Some(Fadvise::Random),
+            Some(FadviseHint::ByWorkload) => Some(Fadvise::Sequential),
+        };
+    }
+}

@@ -1,0 +1,337 @@
+//! Where a job's I/O goes: its files (named, fio's own, or a temporary
+//! one of hiops'), their sizes, zones and trace replay, and the files the
+//! plan creates once every option has checked.
+
+use super::FioPlan;
+use crate::options::Draft;
+use hiops_bench::spec::Amount;
+use hiops_bench::{JobSpec, TargetSpec};
+use hiops_hal::EngineKind;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// zoned_abs zones laid end to end must end within the bytes the job works
+/// on in each file, `size` (when known here: a device's or an existing
+/// file's size is known only when the run opens it). fio stops such a job
+/// at run time ("zoned_abs sizes exceed file size", io_u.c).
+pub(super) fn zones_fit(dist: &hiops_bench::Distribution, size: Option<u64>) -> Result<(), String> {
+    use hiops_bench::units::format_bytes;
+    use hiops_bench::Distribution::{PerDirection, ZonedAbs};
+    let Some(size) = size else {
+        return Ok(());
+    };
+    let dists: Vec<&hiops_bench::Distribution> = match dist {
+        PerDirection(both) => both.iter().collect(),
+        d => vec![d],
+    };
+    for d in dists {
+        let ZonedAbs(zones) = d else { continue };
+        let total = zones.iter().fold(0u64, |sum, z| sum.saturating_add(z.1));
+        if total > size {
+            return Err(format!(
+                "random_distribution=zoned_abs: the zones add up to {total} bytes ({}), past the end of the {size} bytes ({}) the job works on in each file: shrink the zones or raise size",
+                format_bytes(total as f64),
+                format_bytes(size as f64)
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Draft {
+    /// fio's zonemode=strided; zone options without it are refused, as
+    /// fio 3.33 refuses them ("--zonemode=none and --zonesize are not
+    /// compatible").
+    pub(super) fn strided_zones(
+        &self,
+    ) -> Result<Option<hiops_bench::strided::StridedZones>, String> {
+        let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
+        if self.zonemode_strided != Some(true) {
+            return match given {
+                true => {
+                    Err("zonesize, zonerange and zoneskip need zonemode=strided: add it".into())
+                }
+                false => Ok(None),
+            };
+        }
+        let size = self.zonesize.ok_or("zonemode=strided needs zonesize")?;
+        Ok(Some(hiops_bench::strided::StridedZones {
+            size,
+            range: self.zonerange.unwrap_or(size),
+            skip: self.zoneskip.unwrap_or(0),
+        }))
+    }
+
+    /// size= in bytes, when it is not a percentage.
+    pub(super) fn size_bytes(&self) -> Option<u64> {
+        match self.size {
+            Some(Amount::Bytes(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The targets and their sizes; true when the target is a temporary
+    /// file of hiops' own.
+    pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, String> {
+        let engine = spec.engine;
+        let nrfiles = self.nrfiles.unwrap_or(1);
+        let size_bytes = self.size_bytes();
+        spec.size_pct = match self.size {
+            Some(Amount::Percent(p)) => Some(p),
+            _ => None,
+        };
+        if !engine.needs_file() {
+            // fio's null engine takes a filename and opens nothing (it is
+            // diskless): job files written for a device run on it as is.
+            if !self.filename.is_empty() && engine != EngineKind::Null {
+                return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file"));
+            }
+            spec.targets = TargetSpec::Ram;
+            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+        } else if !self.filename.is_empty() {
+            let files = self.named_files();
+            // fio's size is the job's total, divided among its files.
+            spec.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
+            spec.targets = TargetSpec::Paths(files);
+        } else if fio {
+            spec.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles)?);
+            spec.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
+            spec.files_per_clone = Some(nrfiles);
+        } else {
+            let (target, own_file) = self.one_target()?;
+            spec.targets = TargetSpec::Paths(vec![target]);
+            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            return Ok(own_file);
+        }
+        Ok(false)
+    }
+
+    /// read_iolog: the trace's I/Os on the job's files; true when a trace
+    /// is replayed (its targets are then no temporary file of hiops').
+    pub(super) fn set_replay(&self, spec: &mut JobSpec) -> Result<bool, String> {
+        let Some(trace) = &self.read_iolog else {
+            return Ok(false);
+        };
+        let files = match &spec.targets {
+            TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
+            _ => Vec::new(),
+        };
+        crate::replay::replay_into(self, spec, trace, &files)?;
+        Ok(true)
+    }
+
+    /// filename= entries, relative ones in directory=.
+    pub(super) fn named_files(&self) -> Vec<PathBuf> {
+        let dir = self.directory.clone().unwrap_or_default();
+        self.filename
+            .iter()
+            .map(|f| {
+                if f.is_absolute() {
+                    f.clone()
+                } else {
+                    dir.join(f)
+                }
+            })
+            .collect()
+    }
+
+    /// fio's own file names: `name.clone.file` in directory=.
+    pub(super) fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, String> {
+        // hiops keeps every file open: more than a process may open is refused
+        // here, before a list of them fills memory.
+        const MAX_FILES: u64 = 1 << 20;
+        let total = spec.numjobs as u64 * nrfiles as u64;
+        if total > MAX_FILES {
+            return Err(format!(
+                "numjobs={} times nrfiles={nrfiles} is {total} files, more than the {MAX_FILES} a process may open: lower nrfiles or numjobs",
+                spec.numjobs
+            ));
+        }
+        let dir = self.directory.clone().unwrap_or_default();
+        let mut files = Vec::new();
+        for clone in 0..spec.numjobs {
+            for f in 0..nrfiles {
+                files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
+            }
+        }
+        Ok(files)
+    }
+
+    /// hiops' one file, and whether it is a temporary one of its own.
+    pub(super) fn one_target(&self) -> Result<(PathBuf, bool), String> {
+        let file = format!("{}.0.0", self.name.as_deref().unwrap_or("hiops"));
+        // Without a directory, a file of our own in $TMPDIR: its name
+        // here is a placeholder until the plan is complete (see
+        // `make_temp_targets`), so a bad option leaves nothing behind.
+        match &self.directory {
+            Some(d) => Ok((d.join(file), false)),
+            // A temporary file is open before the job starts: there
+            // would be nothing for filecreate to create.
+            None if self.filecreate => {
+                Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
+            }
+            None => {
+                let temp = std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()));
+                Ok((temp, true))
+            }
+        }
+    }
+
+    /// What is done with the files: the trace written, how much, where,
+    /// their data, how many open, and whether they go at the end.
+    pub(super) fn set_file_options(
+        &self,
+        spec: &mut JobSpec,
+        own_file: bool,
+    ) -> Result<(), String> {
+        spec.write_iolog = self.write_iolog.clone();
+        spec.io_size = self.io_size()?;
+        spec.strided = self.strided_zones()?;
+        spec.file_service = self.file_service.clone();
+        spec.buffer_pattern = self.buffer_pattern.clone();
+        self.set_openfiles(spec)?;
+        spec.unlink = self.unlink.unwrap_or(own_file);
+        spec.fill_device = self.fill_device;
+        // fio fills only when no size is given (init.c: size = -1).
+        if self.fill_device && self.size.is_none() && self.filesize.is_none() {
+            if let TargetSpec::Paths(files) = &spec.targets {
+                spec.size = fill_size(files)?;
+            }
+        }
+        if let Some(o) = self.offset {
+            spec.offset = o;
+        }
+        if let Some(o) = self.offset_increment {
+            spec.offset_increment = o;
+        }
+        Ok(())
+    }
+
+    /// io_size in bytes; a percentage is a share of size= in bytes.
+    pub(super) fn io_size(&self) -> Result<Option<u64>, String> {
+        Ok(match self.io_size {
+            None => None,
+            Some(Amount::Bytes(b)) => Some(b),
+            Some(Amount::Percent(p)) => {
+                match self.size_bytes() {
+                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
+                    None => return Err(
+                        "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
+                            .into(),
+                    ),
+                }
+            }
+        })
+    }
+
+    /// openfiles below the job's files: served as fio serves them, each
+    /// in turn, at most openfiles at a time, each until its range is done
+    /// (fio's get_next_file_rr). The random file services are refused.
+    pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), String> {
+        use hiops_bench::file_service::FileServiceKind;
+        let files = match (&spec.targets, spec.files_per_clone) {
+            (_, Some(n)) => n as u64,
+            (TargetSpec::Paths(p), None) => p.len() as u64,
+            _ => 1,
+        };
+        // filecreate opens and closes a file per I/O: one is open at a
+        // time whatever openfiles says.
+        let limit = self.openfiles.filter(|_| !self.filecreate);
+        let Some(open) = limit.filter(|&n| n < files) else {
+            return Ok(());
+        };
+        match spec.file_service.as_ref().map(|s| (&s.kind, s.ios_per_pick)) {
+            // sequential serves one file until it is done: within any limit.
+            Some((FileServiceKind::Sequential, _)) => {}
+            None | Some((FileServiceKind::RoundRobin, 1)) => {
+                spec.file_service = None;
+                spec.open_files = Some(open as u32);
+            }
+            Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles")),
+        }
+        Ok(())
+    }
+}
+
+/// Creates `path`, or `{path}.N` for the first N not taken (a file an older
+/// hiops left keeps its name).
+fn create_unique(path: &Path) -> Result<(File, PathBuf), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut n = 0u32;
+    loop {
+        let mut name = path.as_os_str().to_owned();
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        let name = PathBuf::from(name);
+        let made = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&name);
+        match made {
+            Ok(f) => return Ok((f, name)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => {
+                return Err(format!(
+                    "cannot create {}: {e}; set TMPDIR or directory= to a writable place",
+                    name.display()
+                ))
+            }
+        }
+    }
+}
+
+/// Creates the embedded jobs' files (every option has checked by now) and
+/// unlinks each at once; the job opens it again through `/proc/self/fd/N`
+/// (O_DIRECT included), so nothing is left in $TMPDIR even after SIGKILL.
+pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    for &j in jobs {
+        let TargetSpec::Paths(paths) = &mut out.jobs[j].targets else {
+            continue;
+        };
+        for path in paths.iter_mut() {
+            let (file, name) = create_unique(path)?;
+            std::fs::remove_file(&name)
+                .map_err(|e| format!("cannot unlink {} once open: {e}", name.display()))?;
+            *path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+            out.temp_files.push(file);
+        }
+    }
+    Ok(())
+}
+
+/// fill_device: the free space of the filesystem holding the (first) file,
+/// less 1% so metadata fits; a block device is used whole (None: its own
+/// size; the filesystem of its node in /dev says nothing of it).
+fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, String> {
+    use std::os::unix::fs::FileTypeExt;
+    let first = &files[0];
+    if std::fs::metadata(first).is_ok_and(|m| m.file_type().is_block_device()) {
+        return Ok(None);
+    }
+    let dir: &Path = if first.exists() {
+        first
+    } else {
+        first
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| "a file name holds a NUL byte".to_string())?;
+    // SAFETY: statvfs writes only into `st`, which outlives the call; the path is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(format!(
+            "fill_device: cannot stat the filesystem of {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    let per_file = free / 100 * 99 / files.len() as u64;
+    Ok(Some(per_file / 4096 * 4096))
+}
