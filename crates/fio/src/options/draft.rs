@@ -1,0 +1,181 @@
+//! The options of one job as given, parsed but not yet combined.
+
+use crate::value::KbBase;
+use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
+use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
+use hiops_hal::clock::ClockSource;
+use hiops_hal::{EngineKind, Feature};
+use std::path::PathBuf;
+
+/// The options of one job as given, parsed but not yet combined.
+#[derive(Clone, Debug, Default)]
+pub struct Draft {
+    pub kb_base: KbBase,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub filename: Vec<PathBuf>,
+    pub directory: Option<PathBuf>,
+    pub size: Option<Amount>,
+    pub io_size: Option<Amount>,
+    /// zonemode: Some(true) strided, Some(false) none.
+    pub zonemode_strided: Option<bool>,
+    pub zonesize: Option<u64>,
+    pub zonerange: Option<u64>,
+    pub zoneskip: Option<u64>,
+    pub filesize: Option<u64>,
+    pub file_service: Option<hiops_bench::file_service::FileService>,
+    pub openfiles: Option<u64>,
+    pub buffer_pattern: Option<Vec<u8>>,
+    pub offset: Option<Amount>,
+    pub offset_increment: Option<Amount>,
+    pub nrfiles: Option<u32>,
+    pub rw: Option<RwMode>,
+    pub rw_gap: i64,
+    pub rwmixread: Option<u32>,
+    pub rwmixwrite: Option<u32>,
+    /// Per direction (read, write), from fio's `r,w` forms.
+    /// Read, write and trim block sizes.
+    pub bs: [Option<BlockSizes>; 3],
+    pub blockalign: Option<u32>,
+    pub ioengine: Option<EngineKind>,
+    /// `ioengine=filecreate`: `ioengine` is then psync (fio runs it as a
+    /// synchronous engine) and each I/O creates a file (crates/bench's
+    /// filecreate module).
+    pub filecreate: bool,
+    pub iodepth: Option<u32>,
+    pub iodepth_batch_submit: Option<u32>,
+    pub iodepth_batch_complete_min: Option<u32>,
+    pub iodepth_batch_complete_max: Option<u32>,
+    pub numjobs: Option<u32>,
+    pub direct: Option<bool>,
+    pub buffered: Option<bool>,
+    pub runtime: Option<u64>,
+    pub time_based: Option<bool>,
+    pub ramp_time: Option<u64>,
+    pub startdelay: Option<u64>,
+    pub loops: Option<u32>,
+    pub randrepeat: Option<bool>,
+    pub randseed: Option<u64>,
+    pub norandommap: Option<bool>,
+    /// random_generator=lfsr: each block once per pass, norandommap or not.
+    pub lfsr: bool,
+    pub distribution: Option<Distribution>,
+    pub percentage_random: Option<u32>,
+    pub rate_iops: [Option<u64>; 2],
+    pub rate: [Option<u64>; 2],
+    pub rate_min: [Option<u64>; 2],
+    pub rate_iops_min: [Option<u64>; 2],
+    pub rate_poisson: Option<bool>,
+    pub thinktime: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub exitall: bool,
+    pub offload: Option<bool>,
+    pub serialize_overlap: Option<bool>,
+    /// fio's cmdprio options (io_uring, libaio).
+    pub cmdprio: crate::cmdprio::CmdPrioOptions,
+    pub flow: Option<u32>,
+    pub flow_id: Option<u32>,
+    pub flow_sleep: Option<u64>,
+    pub latency_target: Option<u64>,
+    pub latency_window: Option<u64>,
+    pub latency_percentile: Option<f64>,
+    pub latency_run: Option<bool>,
+    pub exit_what: Option<ExitWhat>,
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_split: Option<bool>,
+    pub fsync: Option<u32>,
+    pub fdatasync: Option<u32>,
+    pub end_fsync: Option<bool>,
+    pub unlink: Option<bool>,
+    pub invalidate: Option<bool>,
+    /// fio's fadvise_hint: `Some(None)` for 0, `None` when not given (1).
+    pub fadvise_hint: Option<Option<FadviseHint>>,
+    pub stonewall: bool,
+    pub new_group: bool,
+    /// fio's wait_for: the name of an earlier job this one starts after.
+    pub wait_for: Option<String>,
+    pub group_reporting: bool,
+    /// fio's unified_rw_reporting (a report option: kept for JobMeta).
+    pub unified_rw: Option<UnifiedRw>,
+    /// fio's slat_percentiles, clat_percentiles, lat_percentiles (report
+    /// options, kept for JobMeta).
+    pub slat_percentiles: Option<bool>,
+    pub clat_percentiles: Option<bool>,
+    pub lat_percentiles: Option<bool>,
+    pub verify: Option<VerifyMode>,
+    pub verify_pattern: Option<Vec<u8>>,
+    /// Where `%o` stands in verify_pattern.
+    pub verify_pattern_offsets: Vec<usize>,
+    pub do_verify: Option<bool>,
+    pub verify_only: Option<bool>,
+    pub verify_interval: Option<u32>,
+    pub verify_offset: Option<u32>,
+    pub verify_fatal: Option<bool>,
+    pub verify_dump: Option<bool>,
+    pub verify_backlog: Option<u64>,
+    pub verify_backlog_batch: Option<u64>,
+    pub trim_percentage: Option<u32>,
+    pub verify_async: Option<u32>,
+    pub trim_verify_zero: Option<bool>,
+    pub trim_backlog: Option<u64>,
+    pub trim_backlog_batch: Option<u64>,
+    pub verify_state_save: Option<bool>,
+    pub verify_state_load: Option<bool>,
+    pub hipri: Option<bool>,
+    pub nowait: Option<bool>,
+    pub fixedbufs: Option<bool>,
+    pub registerfiles: Option<bool>,
+    pub sqthread_poll: Option<bool>,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub sqthread_idle_ms: Option<u32>,
+    pub defer_taskrun: Option<Feature>,
+    pub coop_taskrun: Option<Feature>,
+    pub allow_mounted_write: bool,
+    pub allow_write_devices: Vec<PathBuf>,
+    pub fill_device: bool,
+    pub percentile_list: Option<Vec<f64>>,
+    pub strategy: Option<hiops_path::Strategy>,
+    pub spin: Option<u64>,
+    pub poll_interval: Option<u64>,
+    pub coop_peeks: Option<bool>,
+    pub coop_parts: Option<hiops_path::CoopParts>,
+    pub coop_wait: Option<hiops_path::CoopWait>,
+    pub rings: Option<u32>,
+    pub tasks: Option<u32>,
+    /// `strategy=tasks`: the task path with as many tasks as `numjobs`.
+    pub tasks_from_numjobs: bool,
+    /// `strategy=coop-shared`: coop with every thread on one shared ring
+    /// (the HIOPS paper's single queue) unless `rings` says otherwise.
+    pub coop_shared: bool,
+    pub raid0: Option<u64>,
+    pub hybrid_depth: Option<f64>,
+    pub clocksource: Option<ClockSource>,
+    pub gtod_reduce: Option<bool>,
+    pub hybrid_iops: Option<f64>,
+    pub ss: Option<SteadyState>,
+    pub ss_dur: Option<u64>,
+    pub ss_ramp: Option<u64>,
+    /// fio's logs; an empty prefix stands for the job's name.
+    pub logs: LogSpec,
+    /// log_unix_epoch, log_alternate_epoch: times from a clock's epoch.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub log_clock_id: i32,
+    /// fio's write_iolog and read_iolog with its replay_* options.
+    pub write_iolog: Option<PathBuf>,
+    pub read_iolog: Option<PathBuf>,
+    pub replay_no_stall: Option<bool>,
+    pub replay_time_scale: Option<u32>,
+    pub replay_redirect: Option<PathBuf>,
+    pub replay_scale: Option<u64>,
+    pub replay_align: Option<u64>,
+    pub replay_skip: Option<hiops_bench::spec::ReplaySkip>,
+}
+
+/// fio's fadvise_hint values other than 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// 1: random for a random workload, sequential otherwise.
+    ByWorkload,
+    Fixed(hiops_bench::spec::Fadvise),
+}

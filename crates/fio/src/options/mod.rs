@@ -1,0 +1,17 @@
+//! The option table: every option hiops reads, in fio's names and meanings,
+//! each with its parser. Options fio has but hiops lacks are listed too, so a
+//! job file using one is refused by name (or skipped with
+//! `--ignore-unsupported`) instead of being silently misread.
+
+mod draft;
+mod lookup;
+mod table;
+mod values;
+
+pub use draft::{Draft, FadviseHint};
+pub use lookup::{all_names, lookup, parse_option, suggest, takes_value, Lookup};
+pub use table::{OptDef, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
+pub use values::ENGINES;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,189 @@
+use super::values::{cpu_list, cpu_mask, engine, per_direction, split_filenames};
+use super::*;
+use hiops_hal::clock::ClockSource;
+use hiops_hal::EngineKind;
+
+#[test]
+fn names_are_unique_and_documented() {
+    let mut seen = std::collections::HashSet::new();
+    for d in OPTIONS {
+        assert!(!d.help.is_empty(), "{} has no help", d.name);
+        for n in std::iter::once(&d.name).chain(d.aliases) {
+            assert!(seen.insert(*n), "{n} is listed twice");
+        }
+    }
+    for (n, _) in NOT_IMPLEMENTED.iter().chain(OTHER_ENGINE_OPTIONS) {
+        assert!(seen.insert(*n), "{n} is both implemented and not");
+    }
+}
+
+#[test]
+fn typos_get_the_closest_name_and_strangers_none() {
+    assert_eq!(suggest("iodpeth"), Some("iodepth"));
+    assert_eq!(suggest("thred"), Some("thread"));
+    assert_eq!(suggest("ramp_tme"), Some("ramp_time"));
+    assert_eq!(suggest("BS"), Some("bs"));
+    assert_eq!(suggest("rate_iops_mn"), Some("rate_iops_min"));
+    assert_eq!(suggest("frobnicate"), None);
+    assert_eq!(suggest("zz"), None);
+    assert_eq!(suggest(&"iodepth".repeat(20_000)), None);
+}
+
+#[test]
+fn fio_aliases_name_the_same_option() {
+    for (alias, name) in [
+        ("ratemin", "rate_min"),
+        ("fileoffset", "offset"),
+        ("nr_files", "nrfiles"),
+        ("readwrite", "rw"),
+        ("blocksize", "bs"),
+        ("ba", "blockalign"),
+        ("timeout", "runtime"),
+        ("disable_bw", "disable_bw_measurement"),
+        ("ratecycle", "rate_cycle"),
+        ("mem_align", "iomem_align"),
+    ] {
+        match lookup(alias) {
+            Lookup::Known(d) => assert_eq!(d.name, name, "{alias}"),
+            _ => panic!("{alias} is not an alias of {name}"),
+        }
+    }
+    let mut d = Draft::default();
+    (match lookup("ratemin") {
+        Lookup::Known(d) => d.apply,
+        _ => unreachable!(),
+    })(&mut d, Some("1m,2m"))
+    .unwrap();
+    assert_eq!(d.rate_min, [Some(1 << 20), Some(2 << 20)]);
+}
+
+#[test]
+fn clocksource_names_the_clock_as_fio_does() {
+    let source = |v: &str| {
+        let mut d = Draft::default();
+        parse_option(&mut d, "clocksource", Some(v)).map(|()| d.clocksource)
+    };
+    assert_eq!(source("cpu"), Ok(Some(ClockSource::Tsc)));
+    assert_eq!(source("clock_gettime"), Ok(Some(ClockSource::ClockGettime)));
+    assert_eq!(source("gettimeofday"), Ok(Some(ClockSource::ClockGettime)));
+    assert!(source("hpet")
+        .unwrap_err()
+        .contains("use cpu, clock_gettime"));
+}
+
+#[test]
+fn no_op_options_refuse_values_that_would_change_a_result() {
+    let apply = |k: &str, v: &str| match lookup(k) {
+        Lookup::Known(d) => (d.apply)(&mut Draft::default(), Some(v)),
+        _ => panic!("{k} is not accepted"),
+    };
+    assert!(apply("gtod_reduce", "1").is_ok());
+    assert!(apply("random_generator", "lfsr").is_ok());
+    assert!(apply("random_generator", "mt").is_err());
+    assert!(apply("rate_cycle", "1000").is_ok());
+    let e = apply("rate_cycle", "500").unwrap_err();
+    assert!(e.contains("over 1000 ms"), "{e}");
+    assert!(apply("create_fsync", "0").is_err());
+    assert!(apply("io_submit_mode", "offload").is_ok());
+    assert!(apply("io_submit_mode", "threads").is_err());
+    assert!(apply("iomem_align", "4k").is_ok());
+    assert!(apply("iomem_align", "64k").is_err());
+}
+
+#[test]
+fn split_values_follow_fios_read_write_trim_rule() {
+    let parse = |t: &str| Ok::<u32, String>(t.parse().unwrap());
+    let split = |t: &str| per_direction(t, [Some(1), Some(1), Some(1)], parse).unwrap();
+    assert_eq!(split("4"), [Some(4); 3]);
+    assert_eq!(split("4,8"), [Some(4), Some(8), Some(8)]);
+    assert_eq!(split("4,8,"), [Some(4), Some(8), Some(1)]);
+    assert_eq!(split(",8"), [Some(1), Some(8), Some(8)]);
+    assert_eq!(split("4,4,8"), [Some(4), Some(4), Some(8)]);
+    assert_eq!(split(",,8"), [Some(1), Some(1), Some(8)]);
+    // Two directions: a trim value of its own is refused, the write's is not.
+    let pair = |t: &str| per_direction(t, [None, None], parse);
+    assert_eq!(pair("4,8,8"), Ok([Some(4), Some(8)]));
+    assert!(pair("4,8,16")
+        .unwrap_err()
+        .contains("trim value of its own"));
+}
+
+#[test]
+fn filenames_split_on_colons_but_not_escaped_ones() {
+    assert_eq!(split_filenames("/a:/b"), vec!["/a", "/b"]);
+    assert_eq!(split_filenames("c\\:d:/e"), vec!["c:d", "/e"]);
+}
+
+#[test]
+fn engines_map_and_unknown_ones_are_named() {
+    assert_eq!(engine("sync"), Ok(EngineKind::Psync));
+    assert_eq!(engine("io_uring"), Ok(EngineKind::IoUring));
+    assert_eq!(engine("posixaio"), Ok(EngineKind::PosixAio));
+    assert!(engine("spdk")
+        .unwrap_err()
+        .contains("'spdk' is not implemented"));
+}
+
+#[test]
+fn cpumask_and_lists() {
+    assert_eq!(cpu_mask("0x5"), Ok(vec![0, 2]));
+    assert_eq!(cpu_list("0-2,5"), Ok(vec![0, 1, 2, 5]));
+    assert!(cpu_list("0-4000000000")
+        .unwrap_err()
+        .contains("past the 1024"));
+    assert_eq!(cpu_list("0-1023").map(|c| c.len()), Ok(1024));
+    let e = cpu_list("0-1023,0").unwrap_err();
+    assert!(e.contains("more than 1024 CPUs"), "{e}");
+}
+
+/// Every option against values a mutated job file holds: each comes
+/// back Ok or as one bounded line (no panic, no runaway).
+#[test]
+fn every_option_takes_any_value_without_panic() {
+    let long = "9".repeat(120_000);
+    let values = [
+        "",
+        "0",
+        "-1",
+        "1e400",
+        "nan",
+        "0x",
+        "0xffffffffffffffffff",
+        "18446744073709551616",
+        ":",
+        ",",
+        ",,,",
+        "/",
+        "%",
+        "-",
+        "0-0",
+        "4k-",
+        "1/",
+        "a:b:c",
+        "\u{0}",
+        "é",
+        "\u{1b}[2J",
+        "100%",
+        "1:1",
+        "zoned:",
+        "zipf:",
+        "1,2,3,4",
+        long.as_str(),
+    ];
+    for def in OPTIONS {
+        for v in values.iter().map(|v| Some(*v)).chain([None]) {
+            let mut d = Draft::default();
+            if let Err(e) = parse_option(&mut d, def.name, v) {
+                assert!(
+                    !e.contains('\n') && e.len() < 400,
+                    "{}={v:?}: {e}",
+                    def.name
+                );
+            }
+        }
+    }
+    let e = parse_option(&mut Draft::default(), "bs", Some(&long)).unwrap_err();
+    assert!(e.len() < 300 && e.matches("999").count() < 30, "{e}");
+    let e = parse_option(&mut Draft::default(), "nope", None).unwrap_err();
+    assert!(e.contains("'nope' is not an option"), "{e}");
+}

@@ -1,0 +1,269 @@
+//! The parsers the option table's entries share: fio's split READ,WRITE
+//! values, CPU lists and masks, block sizes, engines and file lists.
+
+use crate::value::{self, quoted, shown, KbBase};
+use hiops_bench::spec::{SsMetric, SteadyState};
+use hiops_bench::RwMode;
+use hiops_hal::{EngineKind, Feature};
+
+pub(super) fn need(v: Option<&str>) -> Result<&str, String> {
+    v.filter(|s| !s.is_empty())
+        .ok_or_else(|| "needs a value".to_string())
+}
+
+/// `hybrid_depth`: a depth, or "off" for a threshold no queue reaches.
+pub(super) fn hybrid_depth(v: &str) -> Result<f64, String> {
+    if v == "off" {
+        return Ok(f64::MAX);
+    }
+    match v.parse::<f64>() {
+        Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
+        _ => Err(format!("{} is not a depth (a number, or off)", quoted(v))),
+    }
+}
+
+pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, String> {
+    u32::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+}
+
+/// The most CPUs hiops pins to (a cpu_set_t's), and the most a list may
+/// name, repeats counted.
+const MAX_CPUS: usize = 1024;
+const MAX_LISTED: usize = MAX_CPUS;
+
+/// A CPU list (`0-3,6`), its numbers bounded before it is expanded: a
+/// range stands for every CPU in it, and `0-4000000000` would fill memory.
+pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut listed = 0usize;
+    for part in text.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) else {
+            continue; // the list's own parser says what is wrong
+        };
+        if b >= MAX_CPUS {
+            return Err(format!(
+                "CPU {b} is past the {MAX_CPUS} CPUs hiops can pin to: name CPUs below {MAX_CPUS}"
+            ));
+        }
+        listed += b.saturating_sub(a) + 1;
+        if listed > MAX_LISTED {
+            return Err(format!(
+                "the list names more than {MAX_LISTED} CPUs, repeats counted: name each CPU once"
+            ));
+        }
+    }
+    hiops_stats::cpu::parse_cpu_list(text)
+}
+
+pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
+    let t = text.trim();
+    let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    }
+    .map_err(|_| format!("{} is not a CPU mask: write e.g. 0x3 or 3", quoted(text)))?;
+    let cpus: Vec<usize> = (0..64).filter(|b| mask & (1 << b) != 0).collect();
+    if cpus.is_empty() {
+        return Err("a CPU mask of 0 names no CPU".into());
+    }
+    Ok(cpus)
+}
+
+pub(super) fn feature(v: Option<&str>) -> Result<Feature, String> {
+    match need(v)? {
+        "auto" => Ok(Feature::Auto),
+        s => value::boolean(Some(s)).map(|b| if b { Feature::On } else { Feature::Off }),
+    }
+}
+
+/// fio's split options (bs, rate, ...): `A` applies to every direction;
+/// `A,B` gives reads A and writes B; an empty side (`,B`, `A,`) keeps that
+/// direction's earlier value, and a last value not followed by a comma
+/// applies to the directions after it (HOWTO: `bs=8k,32k` is 32k for
+/// writes and trims). With `N` = 3 (read, write, trim) the trim value is
+/// kept; with 2 (hiops keeps one value for writes and trims) a third that
+/// differs from the write value is refused.
+pub(super) fn per_direction<T: Clone, const N: usize>(
+    text: &str,
+    current: [Option<T>; N],
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<[Option<T>; N], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!("{}: give at most READ,WRITE,TRIM", quoted(text)));
+    }
+    if parts.len() == 1 {
+        let v = parse(parts[0])?;
+        return Ok(std::array::from_fn(|_| Some(v.clone())));
+    }
+    if N < 3 && parts.len() == 3 && !parts[2].is_empty() && parts[2] != parts[1] {
+        return Err(format!(
+            "{}: a trim value of its own is not implemented for this option (trims take the write value): give READ,WRITE",
+            quoted(text)
+        ));
+    }
+    let mut out = current;
+    for (i, slot) in out.iter_mut().enumerate() {
+        let part = parts.get(i).or(parts.last()).filter(|p| !p.is_empty());
+        if let Some(p) = part {
+            *slot = Some(parse(p)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The most block sizes a bsrange lists (hiops keeps them all, where fio
+/// draws any multiple of MIN).
+pub(super) const MAX_BSRANGE_SIZES: u32 = 65536;
+
+/// One block size, 1 byte to 4 GiB. 0 is refused as given (it was once
+/// read as 1, and a later check then spoke of a block size of 1).
+pub(super) fn block_size(text: &str, kb: KbBase) -> Result<u32, String> {
+    match value::size(text, kb)? {
+        0 => Err(format!(
+            "a block size of {} moves no data: give one above 0, as in 4k",
+            quoted(text)
+        )),
+        bs => u32_of(bs, "block size"),
+    }
+}
+
+pub(super) fn positive(v: u64) -> Result<u64, String> {
+    if v == 0 {
+        return Err("must be above 0".into());
+    }
+    Ok(v)
+}
+
+/// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
+/// each offset; a random job would take N I/Os per random offset
+/// (rw_sequencer), which hiops does not do.
+pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    if mode.is_random() {
+        // The line shows the value already: name the part to drop when short.
+        let part = match shown(text) == text && text.len() <= 16 {
+            true => format!("':{text}'"),
+            false => "the ':N'".to_string(),
+        };
+        return Err(format!(
+            "a random job's ':N' (a new random offset every N I/Os, fio's rw_sequencer) is not implemented in hiops: drop {part}"
+        ));
+    }
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, text),
+    };
+    let n = i64::try_from(value::size(magnitude, kb)?)
+        .map_err(|_| format!("{} is too large", quoted(text)))?;
+    Ok(if negative { -n } else { n })
+}
+
+/// An accepted no-op option whose value must be one of `accepted`.
+pub(super) fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
+    if accepted.contains(&v) {
+        return Ok(());
+    }
+    Err(format!(
+        "hiops does not implement {}: {instead} (accepted: {})",
+        quoted(v),
+        accepted.join(", ")
+    ))
+}
+
+/// An accepted no-op option that must have the value hiops behaves as.
+pub(super) fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), String> {
+    if got == want {
+        return Ok(());
+    }
+    Err(format!("hiops does not implement this setting: {instead}"))
+}
+
+/// First of fio's `read,write` pair that is given (hiops' rate limit is one
+/// figure per thread).
+pub(super) fn first_of_pair(text: &str) -> &str {
+    text.split(',')
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or("")
+}
+
+pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
+    let text = need(v)?;
+    let (kind, limit) = text.split_once(':').ok_or_else(|| {
+        format!(
+            "ss {}: write METRIC:LIMIT, as in iops:5% or bw_slope:2%",
+            quoted(text)
+        )
+    })?;
+    let (metric, slope) = match kind.to_ascii_lowercase().as_str() {
+        "iops" => (SsMetric::Iops, false),
+        "iops_slope" => (SsMetric::Iops, true),
+        "bw" => (SsMetric::Bandwidth, false),
+        "bw_slope" => (SsMetric::Bandwidth, true),
+        k => {
+            return Err(format!(
+                "ss metric {}: use iops, iops_slope, bw or bw_slope",
+                quoted(k)
+            ))
+        }
+    };
+    let (num, percent) = match limit.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (limit, false),
+    };
+    let limit: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("ss limit {} is not a number", quoted(limit)))?;
+    if limit < 0.0 {
+        return Err("ss limit must not be negative".into());
+    }
+    Ok(SteadyState {
+        metric,
+        slope,
+        limit,
+        percent,
+        window_ns: 0,
+        ramp_ns: 0,
+    })
+}
+
+/// hiops' engines, for messages.
+pub const ENGINES: &str =
+    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null, filecreate (or hiops' mem)";
+
+pub(super) fn engine(name: &str) -> Result<EngineKind, String> {
+    Ok(match name {
+        // fio's sync is read/write after lseek; psync is the same work in one call.
+        "sync" | "psync" => EngineKind::Psync,
+        // pvsync is preadv; pvsync2 without flags is the same call.
+        "pvsync" | "pvsync2" => EngineKind::Pvsync2,
+        other => EngineKind::parse(other).ok_or_else(|| {
+            format!(
+                "ioengine {} is not implemented in hiops: use one of {ENGINES}",
+                quoted(other)
+            )
+        })?,
+    })
+}
+
+/// Splits fio's `a:b:c` file list; `\:` is a literal colon.
+pub(super) fn split_filenames(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().unwrap().push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
