@@ -19,6 +19,7 @@
 //! Checked against fio 3.33: `fio --bs=8k a.fio b.fio` runs a.fio's jobs
 //! with bs=8k unless a.fio sets bs, and b.fio's with the default 4k.
 
+use crate::error::FioError;
 use crate::jobfile::{self, Section};
 use crate::plan::{Defaults, Source};
 use crate::value::shown;
@@ -42,7 +43,7 @@ pub fn sources(
     cl: &CommandLine,
     env: &dyn Fn(&str) -> Option<String>,
     rank: Option<&Placeholders>,
-) -> Result<(Vec<Source>, Defaults), String> {
+) -> Result<(Vec<Source>, Defaults), FioError> {
     let mut command = jobfile::sections_from_args(&cl.job_args, &crate::options::takes_value, env)?;
     let named_jobs = command.iter().any(|s| !s.is_global());
     let mut files = cl
@@ -78,7 +79,7 @@ pub fn sources(
 fn read_job_file(
     path: &std::path::Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Section>, String> {
+) -> Result<Vec<Section>, FioError> {
     if path.as_os_str() != "-" {
         return jobfile::parse_file(path, env);
     }
@@ -88,7 +89,7 @@ fn read_job_file(
 
 /// fio's `--section`: only the named job sections run; `[global]` always
 /// applies (HOWTO, "--section").
-fn keep_sections(sources: &mut [Source], only: &[String]) -> Result<(), String> {
+fn keep_sections(sources: &mut [Source], only: &[String]) -> Result<(), FioError> {
     if only.is_empty() {
         return Ok(());
     }
@@ -110,7 +111,8 @@ fn keep_sections(sources: &mut [Source], only: &[String]) -> Result<(), String> 
             "--section={}: no job section has that name (there are: {}{more}); check the spelling",
             shown(missing),
             names.join(", ")
-        ));
+        )
+        .into());
     }
     for source in sources.iter_mut() {
         source
@@ -223,6 +225,7 @@ mod tests {
         let Err(e) = sources(&c, &|_| None, None) else {
             panic!("an unknown section name is refused")
         };
+        let e = e.to_string();
         assert!(e.contains("light, heavy"), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! engines/cmdprio.c and options.c's `parse_cmdprio_bssplit_entry`) into
 //! the job's [`CmdPrio`] rules, per direction (read, write).
 
+use crate::error::ValueError;
 use crate::value::{self, quoted, KbBase};
 use hiops_bench::spec::{CmdPrio, PrioRule};
 use hiops_hal::{ioprio_value, EngineKind};
@@ -17,7 +18,7 @@ pub struct CmdPrioOptions {
 }
 
 /// fio's class range (1 realtime .. 3 idle) and level range (0 .. 7).
-pub fn class(text: &str) -> Result<u16, String> {
+pub fn class(text: &str) -> Result<u16, ValueError> {
     bounded(
         text,
         1,
@@ -26,14 +27,14 @@ pub fn class(text: &str) -> Result<u16, String> {
     )
 }
 
-pub fn level(text: &str) -> Result<u16, String> {
+pub fn level(text: &str) -> Result<u16, ValueError> {
     bounded(text, 0, 7, "a priority level from 0 (highest) to 7")
 }
 
-fn bounded(text: &str, min: u16, max: u16, what: &str) -> Result<u16, String> {
+fn bounded(text: &str, min: u16, max: u16, what: &str) -> Result<u16, ValueError> {
     match text.trim().parse::<u16>() {
         Ok(v) if (min..=max).contains(&v) => Ok(v),
-        _ => Err(format!("{} is not {what}", quoted(text))),
+        _ => Err(format!("{} is not {what}", quoted(text)).into()),
     }
 }
 
@@ -50,7 +51,7 @@ impl CmdPrioOptions {
         engine: EngineKind,
         (reads, writes): (bool, bool),
         kb: KbBase,
-    ) -> Result<Option<CmdPrio>, String> {
+    ) -> Result<Option<CmdPrio>, ValueError> {
         if !self.given() {
             return Ok(None);
         }
@@ -89,7 +90,7 @@ impl CmdPrioOptions {
 }
 
 /// `READ,WRITE` (a single list applies to both, as fio's split options).
-fn split_directions(text: &str) -> Result<[&str; 2], String> {
+fn split_directions(text: &str) -> Result<[&str; 2], ValueError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     match parts[..] {
         [one] => Ok([one, one]),
@@ -97,14 +98,15 @@ fn split_directions(text: &str) -> Result<[&str; 2], String> {
         _ => Err(format!(
             "cmdprio_bssplit {}: give at most READ,WRITE lists",
             quoted(text)
-        )),
+        )
+        .into()),
     }
 }
 
 /// One direction's `bs/percent[/class/level]:...` list: entries of 0% are
 /// dropped (fio's), those of one block size form one rule whose shares add
 /// up to at most 100.
-fn bssplit_rules(text: &str, implicit: u16, kb: KbBase) -> Result<Vec<PrioRule>, String> {
+fn bssplit_rules(text: &str, implicit: u16, kb: KbBase) -> Result<Vec<PrioRule>, ValueError> {
     let mut rules: Vec<PrioRule> = Vec::new();
     for entry in text.split(':').filter(|e| !e.is_empty()) {
         let (bs, percent, ioprio) = bssplit_entry(entry, implicit, kb)?;
@@ -126,14 +128,15 @@ fn bssplit_rules(text: &str, implicit: u16, kb: KbBase) -> Result<Vec<PrioRule>,
             return Err(format!(
                 "cmdprio_bssplit: the shares of block size {} add up to {total}%, more than 100",
                 r.bs.unwrap_or(0)
-            ));
+            )
+            .into());
         }
     }
     Ok(rules)
 }
 
 /// `bs/`, `bs/percent` (the implicit priority) or `bs/percent/class/level`.
-fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u16), String> {
+fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u16), ValueError> {
     let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
     let bs = u32::try_from(value::size(fields[0], kb)?).map_err(|_| {
         format!(
@@ -152,7 +155,8 @@ fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u1
             return Err(format!(
                 "cmdprio_bssplit entry {}: write BS/PERCENT or BS/PERCENT/CLASS/LEVEL",
                 quoted(entry)
-            ))
+            )
+            .into())
         }
     };
     Ok((bs, percent, ioprio))
@@ -193,7 +197,8 @@ mod tests {
         assert_eq!(plan.rules[1][0].choices, vec![(50, ioprio_value(3, 2))]);
         let e = o
             .plan(EngineKind::Psync, (true, true), KbBase::default())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("io_uring and libaio"), "{e}");
     }
 

@@ -16,14 +16,17 @@
 
 pub mod cmdline;
 pub mod cmdprio;
+pub mod error;
 pub mod jobfile;
 pub mod options;
+pub mod origin;
 pub mod placeholders;
 pub mod plan;
 mod replay;
 pub mod value;
 
 pub use cmdline::CommandLine;
+pub use error::{FioError, OptionError, Refusal, ValueError};
 pub use placeholders::Placeholders;
 pub use plan::{Defaults, FioPlan, Source};
 
@@ -34,7 +37,7 @@ fn process_env(var: &str) -> Option<String> {
 }
 
 /// Plans job files, run in order, with the process environment for `${VAR}`.
-pub fn plan_files(files: &[&Path], ignore_unsupported: bool) -> Result<FioPlan, String> {
+pub fn plan_files(files: &[&Path], ignore_unsupported: bool) -> Result<FioPlan, FioError> {
     plan_files_as(files, ignore_unsupported, None)
 }
 
@@ -44,7 +47,7 @@ pub fn plan_files_as(
     files: &[&Path],
     ignore_unsupported: bool,
     rank: Option<&Placeholders>,
-) -> Result<FioPlan, String> {
+) -> Result<FioPlan, FioError> {
     let mut sources = files
         .iter()
         .map(|f| jobfile::parse_file(f, &process_env).map(|sections| Source { sections }))
@@ -61,7 +64,7 @@ pub fn plan_files_as(
 pub fn command_line_sources(
     cl: &CommandLine,
     rank: Option<&Placeholders>,
-) -> Result<(Vec<Source>, Defaults), String> {
+) -> Result<(Vec<Source>, Defaults), FioError> {
     cmdline::sources(cl, &process_env, rank)
 }
 
@@ -70,19 +73,19 @@ pub fn plan_sources(
     sources: &[Source],
     defaults: Defaults,
     ignore_unsupported: bool,
-) -> Result<FioPlan, String> {
+) -> Result<FioPlan, FioError> {
     plan::plan(sources, defaults, ignore_unsupported)
 }
 
 /// Plans job-file text (tests, embedded jobs).
-pub fn plan_text(text: &str, defaults: Defaults) -> Result<FioPlan, String> {
+pub fn plan_text(text: &str, defaults: Defaults) -> Result<FioPlan, FioError> {
     let sections = jobfile::parse_text(text, "<text>", Path::new("."), &process_env)?;
     plan::plan(&[Source { sections }], defaults, false)
 }
 
 /// Plans fio's command-line form. With no `--name`, the options change
 /// hiops' embedded default job.
-pub fn plan_args(args: &[String], ignore_unsupported: bool) -> Result<FioPlan, String> {
+pub fn plan_args(args: &[String], ignore_unsupported: bool) -> Result<FioPlan, FioError> {
     plan_args_as(args, ignore_unsupported, None)
 }
 
@@ -92,7 +95,7 @@ pub fn plan_args_as(
     args: &[String],
     ignore_unsupported: bool,
     rank: Option<&Placeholders>,
-) -> Result<FioPlan, String> {
+) -> Result<FioPlan, FioError> {
     let mut sections = jobfile::sections_from_args(args, &options::takes_value, &process_env)?;
     if let Some(p) = rank {
         p.apply(&mut sections);

@@ -3,6 +3,7 @@
 //! from it, as fio does (iolog.c `read_iolog`: the trace's files are added,
 //! `td_ddir` and `max_bs` follow its I/Os).
 
+use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::iolog::{format_of, scan, TraceSummary};
 use hiops_bench::spec::{ReplaySpec, TraceFormat};
@@ -16,7 +17,7 @@ pub(crate) fn replay_into(
     spec: &mut JobSpec,
     trace: &Path,
     files: &[PathBuf],
-) -> Result<(), String> {
+) -> Result<(), FioError> {
     refuse_workload_options(d)?;
     let format = format_of(trace)?;
     let mut r = ReplaySpec {
@@ -42,14 +43,15 @@ pub(crate) fn replay_into(
         return Err(format!(
             "the trace {} has no I/O to replay (after replay_skip)",
             trace.display()
-        ));
+        )
+        .into());
     }
     let direct = d.direct == Some(true) || d.buffered == Some(false);
     if direct && sum.align < 512 && !ram {
         return Err(format!(
             "the trace has I/Os aligned to only {} bytes, and direct I/O needs the logical block: drop direct=1, or give replay_align=4096",
             sum.align
-        ));
+        ).into());
     }
     let targets = match &d.replay_redirect {
         Some(to) => match files {
@@ -99,7 +101,7 @@ fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
 
 /// For each of the job's files, the trace's name for it ("" when the trace
 /// never names it); every name the trace has must be one of the files.
-fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>, String> {
+fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>, FioError> {
     let same = |name: &str, f: &Path| {
         Path::new(name) == f
             || matches!((std::fs::canonicalize(name), std::fs::canonicalize(f)), (Ok(a), Ok(b)) if a == b)
@@ -109,7 +111,7 @@ fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>,
         let Some(i) = files.iter().position(|f| same(n, f)) else {
             return Err(format!(
                 "the trace names the file {n}, which is none of the job's files: add it to filename, or give replay_redirect"
-            ));
+            ).into());
         };
         names[i] = n.clone();
     }
@@ -117,7 +119,7 @@ fn names_by_target(sum: &TraceSummary, files: &[PathBuf]) -> Result<Vec<String>,
 }
 
 /// Options that shape a workload have nothing to shape in a replay.
-fn refuse_workload_options(d: &Draft) -> Result<(), String> {
+fn refuse_workload_options(d: &Draft) -> Result<(), FioError> {
     let set = [
         ("verify", d.verify.is_some() || d.verify_pattern.is_some()),
         ("verify_only", d.verify_only == Some(true)),
@@ -140,7 +142,7 @@ fn refuse_workload_options(d: &Draft) -> Result<(), String> {
             };
             Err(format!(
                 "{name} shapes a workload, and read_iolog replays a trace instead: drop {name}{pace}"
-            ))
+            ).into())
         }
         None => Ok(()),
     }
@@ -184,9 +186,9 @@ mod tests {
         assert_eq!(s.targets, TargetSpec::Paths(vec![PathBuf::from("/x/c")]));
         assert!(s.replay.as_ref().unwrap().files.is_empty());
         assert_eq!((s.rw, s.size), (RwMode::Read, Some(24576)));
-        let e = job("rate_iops=10\n").unwrap_err();
+        let e = job("rate_iops=10\n").unwrap_err().to_string();
         assert!(e.contains("rate shapes a workload"), "{e}");
-        let e = job("filename=/x/a\n").unwrap_err();
+        let e = job("filename=/x/a\n").unwrap_err().to_string();
         assert!(e.contains("names the file /x/b"), "{e}");
     }
 }

@@ -14,69 +14,28 @@ impl Default for KbBase {
     }
 }
 
+use crate::error::ValueError;
 use hiops_bench::units::number_and_suffix as split_number;
 pub use hiops_bench::units::{quoted, shown};
 
-/// A value and its parts between `,`, `:` or `/` (each also trimmed): what
-/// a parser, maybe of another crate, may quote in its message.
-fn parts(text: &str) -> impl Iterator<Item = &str> {
-    let pieces = [',', ':', '/']
-        .into_iter()
-        .flat_map(move |sep| text.split(sep));
-    std::iter::once(text)
-        .chain(pieces)
-        .flat_map(|p| [p, p.trim()])
-}
-
-/// Whether a value (or part) is longer than messages show whole.
-fn is_long(part: &str) -> bool {
-    !part.is_empty() && shown(part) != part
-}
-
-/// A value's echoes in a message cut as [`shown`] cuts them: the whole
-/// value's, and each long part's (`parts`).
-pub fn cap_echo(err: &str, text: &str) -> String {
-    parts(text)
-        .filter(|p| is_long(p))
-        .fold(err.to_string(), |e, p| e.replace(p, &shown(p)))
-}
-
-/// An option's error line, the one way every option error shows its value:
-/// `KEY=VALUE: ERROR`, or `KEY: ERROR` when the parser's error quotes the
-/// value already (or, for a long value, its long part), so the value is
-/// shown once, and cut ([`shown`]). `key` is how the option is named there
-/// (`--bs`, `a.fio:3: bs`).
-pub fn option_error(key: &str, value: Option<&str>, err: &str) -> String {
-    let Some(v) = value else {
-        return format!("{key}: {err}");
-    };
-    let err = cap_echo(err, v);
-    let whole = [v, v.trim()].into_iter();
-    let quotes = |p: &str| err.contains(&quoted(p));
-    if whole.chain(parts(v).filter(|p| is_long(p))).any(quotes) {
-        format!("{key}: {err}")
-    } else {
-        format!("{key}={}: {err}", shown(v))
-    }
-}
-
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
-pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {
+pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return u64::from_str_radix(hex, 16)
-            .map_err(|_| format!("{} is not a hex number", quoted(text)));
+            .map_err(|_| ValueError(format!("{} is not a hex number", quoted(text))));
     }
     let (num, suffix) = split_number(t);
     if num.is_empty() {
         return Err(format!(
             "{} is not a size: write a number with an optional suffix, like 4k or 1g",
             quoted(text)
-        ));
+        )
+        .into());
     }
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("{} is not a size", quoted(text)))?;
+        .map_err(|_| ValueError(format!("{} is not a size", quoted(text))))?;
     let s = suffix.to_ascii_lowercase();
     let other = if kb.0 == 1000 { 1024 } else { 1000 };
     let (pow, base) = match s.as_str() {
@@ -96,27 +55,27 @@ pub fn size(text: &str, kb: KbBase) -> Result<u64, String> {
                 "{} has an unknown size suffix {}: use k, m, g, t or p (with kb_base deciding 1000 or 1024)",
                 quoted(text),
                 quoted(suffix)
-            ))
+            ).into())
         }
     };
     let bytes = value * (base as f64).powi(pow);
     if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(format!("{} is not a whole number of bytes", quoted(text)));
+        return Err(format!("{} is not a whole number of bytes", quoted(text)).into());
     }
     Ok(bytes as u64)
 }
 
 /// A size or a percentage (`50%`), as fio's size and offset accept.
-pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, String> {
+pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, ValueError> {
     use hiops_bench::spec::Amount;
     match text.trim().strip_suffix('%') {
         Some(p) => {
             let p: f64 = p
                 .trim()
                 .parse()
-                .map_err(|_| format!("{} is not a percentage", quoted(text)))?;
+                .map_err(|_| ValueError(format!("{} is not a percentage", quoted(text))))?;
             if !(0.0..=100.0).contains(&p) {
-                return Err(format!("{}: a percentage is 0 to 100", quoted(text)));
+                return Err(format!("{}: a percentage is 0 to 100", quoted(text)).into());
             }
             Ok(Amount::Percent(p))
         }
@@ -126,7 +85,10 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amou
 
 /// A size or a percentage, or a whole number of them (`3*64g`, `2*25%`):
 /// what an offset of `{rank}*SIZE` becomes on each rank.
-pub fn scaled_size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, String> {
+pub fn scaled_size_or_percent(
+    text: &str,
+    kb: KbBase,
+) -> Result<hiops_bench::spec::Amount, ValueError> {
     use hiops_bench::spec::Amount;
     let Some((n, unit)) = text.split_once('*') else {
         return size_or_percent(text, kb);
@@ -141,15 +103,15 @@ pub fn scaled_size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spe
         Amount::Bytes(b) => b
             .checked_mul(n)
             .map(Amount::Bytes)
-            .ok_or_else(|| format!("{} is too large", quoted(text))),
+            .ok_or_else(|| ValueError(format!("{} is too large", quoted(text)))),
         Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
-        Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text))),
+        Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text)).into()),
     }
 }
 
 /// A time. `unit_ns` is the option's unit for a bare number (seconds for
 /// runtime, microseconds for thinktime).
-pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
+pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, ValueError> {
     let (num, suffix) = split_number(text);
     let value: f64 = num.parse().map_err(|_| {
         format!(
@@ -171,34 +133,32 @@ pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, String> {
                 "{} has an unknown time unit {}: use ns, us, ms, s, m, h or d",
                 quoted(text),
                 quoted(other)
-            ))
+            )
+            .into())
         }
     };
     Ok((value * per).round() as u64)
 }
 
 /// A boolean; an option given without a value is true.
-pub fn boolean(value: Option<&str>) -> Result<bool, String> {
+pub fn boolean(value: Option<&str>) -> Result<bool, ValueError> {
     match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
         None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
         Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
-        Some(v) => Err(format!("{} is not a boolean: use 1 or 0", quoted(v))),
+        Some(v) => Err(format!("{} is not a boolean: use 1 or 0", quoted(v)).into()),
     }
 }
 
 /// A whole number (with fio's size suffixes allowed, as fio's int options do).
-pub fn int(text: &str, kb: KbBase) -> Result<u64, String> {
-    size(text, kb).map_err(|_| format!("{} is not a whole number", quoted(text)))
+pub fn int(text: &str, kb: KbBase) -> Result<u64, ValueError> {
+    size(text, kb).map_err(|_| ValueError(format!("{} is not a whole number", quoted(text))))
 }
 
 /// A percentage 0..=100.
-pub fn percent(text: &str) -> Result<u32, String> {
+pub fn percent(text: &str) -> Result<u32, ValueError> {
     match text.trim().trim_end_matches('%').parse::<u32>() {
         Ok(p) if p <= 100 => Ok(p),
-        _ => Err(format!(
-            "{} is not a percentage from 0 to 100",
-            quoted(text)
-        )),
+        _ => Err(format!("{} is not a percentage from 0 to 100", quoted(text)).into()),
     }
 }
 
@@ -207,20 +167,20 @@ pub fn percent(text: &str) -> Result<u32, String> {
 /// the order written, an odd digit count padded at the front), decimal
 /// numbers in the i32 range (little-endian, as few bytes as the value needs,
 /// 0 as one byte) and double-quoted strings. `0xff0x14` is two runs.
-pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
+pub fn pattern(text: &str) -> Result<Vec<u8>, ValueError> {
     pattern_parts(text, false).map(|(bytes, _)| bytes)
 }
 
 /// [`pattern`] with fio's `%o` (verify_pattern's format, lib/pattern.c
 /// parse_format): 8 bytes the block's offset goes into; returns the bytes
 /// and where each `%o` stands.
-pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
+pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), ValueError> {
     pattern_parts(text, true)
 }
 
-fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), String> {
+fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), ValueError> {
     let text = text.trim();
-    let bad = |why: &str| format!("verify_pattern {}: {why}", quoted(text));
+    let bad = |why: &str| ValueError(format!("verify_pattern {}: {why}", quoted(text)));
     let mut out = Vec::new();
     let mut at = Vec::new();
     let mut rest = text;
@@ -242,9 +202,9 @@ fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), Str
         } else if rest.starts_with('%') || rest.starts_with('\'') {
             return Err(bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\""));
         } else if lower.starts_with("0x") {
-            2 + hex_run(&rest[2..], &mut out).map_err(|why| bad(why))?
+            2 + hex_run(&rest[2..], &mut out).map_err(bad)?
         } else {
-            decimal(rest, &lower, &mut out).map_err(|why| bad(&why))?
+            decimal(rest, &lower, &mut out).map_err(|why| bad(&why.0))?
         };
         rest = &rest[used..];
     }
@@ -279,7 +239,7 @@ fn hex_run(digits: &str, out: &mut Vec<u8>) -> Result<usize, &'static str> {
 /// A pattern's decimal number, stopped before any following 0x run: its
 /// bytes (little-endian, as few as the value needs) added to `out`;
 /// returns how many characters it took.
-fn decimal(rest: &str, lower: &str, out: &mut Vec<u8>) -> Result<usize, String> {
+fn decimal(rest: &str, lower: &str, out: &mut Vec<u8>) -> Result<usize, ValueError> {
     let limit = lower.find("0x").filter(|&i| i > 0).unwrap_or(rest.len());
     let sign = usize::from(rest.starts_with(['-', '+']));
     let n = sign
@@ -291,7 +251,8 @@ fn decimal(rest: &str, lower: &str, out: &mut Vec<u8>) -> Result<usize, String> 
         return Err(format!(
             "unexpected {}: give 0xHEX, a decimal number or a \"string\"",
             quoted(&rest[..rest.chars().next().map_or(0, char::len_utf8)])
-        ));
+        )
+        .into());
     }
     let value: i64 = rest[..n].parse().map_err(|_| "bad number".to_string())?;
     if value < i32::MIN as i64 || value > i32::MAX as i64 {
@@ -330,7 +291,10 @@ mod tests {
         assert_eq!(pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
         assert_eq!(pattern("0x123"), Ok(vec![0x01, 0x23]));
         assert_eq!(pattern("0"), Ok(vec![0]));
-        assert!(pattern("%o").unwrap_err().contains("not implemented"));
+        assert!(pattern("%o")
+            .unwrap_err()
+            .to_string()
+            .contains("not implemented"));
         // lib/pattern.c's example #7, and %o alone.
         assert_eq!(
             pattern_with_offsets("-100xab\"1\"%o\"2\""),
@@ -340,9 +304,18 @@ mod tests {
             ))
         );
         assert_eq!(pattern_with_offsets("%o"), Ok((vec![0; 8], vec![0])));
-        assert!(pattern("5000000000").unwrap_err().contains("32 bits"));
-        assert!(pattern("\"abc").unwrap_err().contains("closing quote"));
-        assert!(pattern("zz").unwrap_err().contains("unexpected 'z'"));
+        assert!(pattern("5000000000")
+            .unwrap_err()
+            .to_string()
+            .contains("32 bits"));
+        assert!(pattern("\"abc")
+            .unwrap_err()
+            .to_string()
+            .contains("closing quote"));
+        assert!(pattern("zz")
+            .unwrap_err()
+            .to_string()
+            .contains("unexpected 'z'"));
     }
 
     #[test]
@@ -357,7 +330,10 @@ mod tests {
         assert_eq!(size("4k", si), Ok(4000));
         assert_eq!(size("4KiB", si), Ok(4096));
         assert_eq!(size("1GiB", si), Ok(1 << 30));
-        assert!(size("4q", k).unwrap_err().contains("unknown size suffix"));
+        assert!(size("4q", k)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown size suffix"));
         assert!(size("0.3", k).is_err());
     }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 fn refused(text: &str) -> String {
     match plan_text(text, Defaults::Fio) {
         Ok(_) => panic!("planned: {text}"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 
@@ -162,6 +162,7 @@ fn mutated_job_files_parse_or_fail_cleanly() {
             };
             for o in sections.iter().flat_map(|s| &s.options) {
                 if let Err(e) = parse_option(&mut Draft::default(), &o.key, o.value.as_deref()) {
+                    let e = e.to_string();
                     assert!(
                         !e.contains('\n') && e.len() < 600,
                         "{}: {e}",

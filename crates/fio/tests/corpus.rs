@@ -309,7 +309,7 @@ fn steady_state_options() {
 #[test]
 fn unsupported_options_are_listed_with_their_lines() {
     let path = corpus("unsupported.fio");
-    let e = plan_files(&[&path], false).unwrap_err();
+    let e = plan_files(&[&path], false).unwrap_err().to_string();
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].ends_with("unsupported.fio:6: option iodepth_low is an fio option hiops does not implement: hiops refills the queue as soon as tags are free; drop it"), "{e}");
     assert!(

@@ -31,9 +31,12 @@ fn a_job_after_a_waiter_starts_at_once_and_a_stonewall_waits_for_all() {
 #[test]
 fn a_waitee_must_come_first_and_have_a_name_of_its_own() {
     let forward = format!("[global]\n{JOB}[a]\nwait_for=b\n[b]\n");
-    let e = plan_text(&forward, Defaults::Fio).err().unwrap();
+    let e = plan_text(&forward, Defaults::Fio)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("wait_for=b: no earlier job"), "{e}");
     let shared = format!("[global]\n{JOB}[a]\n[a]\n[b]\nwait_for=a\n");
-    let e = plan_text(&shared, Defaults::Fio).err().unwrap();
+    let e = plan_text(&shared, Defaults::Fio).err().unwrap().to_string();
     assert!(e.contains("several jobs have that name"), "{e}");
 }

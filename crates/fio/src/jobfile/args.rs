@@ -2,6 +2,7 @@
 
 use super::expand::expand;
 use super::{Origin, RawOption, Section, MAX_SECTIONS};
+use crate::error::FioError;
 use crate::value::{quoted, shown};
 
 /// fio's command-line job form: options before the first `--name` are global;
@@ -11,7 +12,7 @@ pub fn sections_from_args(
     args: &[String],
     takes_value: &dyn Fn(&str) -> bool,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Section>, String> {
+) -> Result<Vec<Section>, FioError> {
     let mut sections = vec![Section {
         name: "global".into(),
         origin: Origin {
@@ -28,10 +29,7 @@ pub fn sections_from_args(
         };
         let arg = &args[i];
         let Some(body) = arg.strip_prefix("--") else {
-            return Err(format!(
-                "{} is not an option: write --key=value",
-                quoted(arg)
-            ));
+            return Err(format!("{} is not an option: write --key=value", quoted(arg)).into());
         };
         let (key, mut value) = match body.split_once('=') {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
@@ -44,8 +42,8 @@ pub fn sections_from_args(
                     i += 1;
                 }
                 _ => {
-                    let key = shown(&key);
-                    return Err(format!("--{key} needs a value: --{key}=VALUE"));
+                    let key = format!("--{}", shown(&key));
+                    return Err(FioError::NeedsValue { key });
                 }
             }
         }
@@ -54,7 +52,7 @@ pub fn sections_from_args(
             if sections.len() > MAX_SECTIONS {
                 return Err(format!(
                     "more than {MAX_SECTIONS} --name jobs (fio runs at most {MAX_SECTIONS}): give fewer"
-                ));
+                ).into());
             }
             let name = value
                 .clone()

@@ -1,6 +1,7 @@
 //! `${VAR}` and fio's `$ncpus`, `$pagesize`, `$mb_memory` in values.
 
 use super::{Origin, MAX_FILE_BYTES};
+use crate::error::FioError;
 use crate::value::{quoted, shown};
 
 /// Expands `${VAR}` from the environment and fio's `$ncpus`, `$pagesize`,
@@ -10,7 +11,7 @@ pub fn expand(
     value: &str,
     env: &dyn Fn(&str) -> Option<String>,
     origin: &Origin,
-) -> Result<String, String> {
+) -> Result<String, FioError> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find('$') {
@@ -18,26 +19,28 @@ pub fn expand(
         let after = &rest[at + 1..];
         if let Some(body) = after.strip_prefix('{') {
             let Some(end) = body.find('}') else {
-                return Err(format!(
-                    "{origin}: '${{' without a closing '}}' in {}",
+                return Err(FioError::from(format!(
+                    "'${{' without a closing '}}' in {}",
                     quoted(value)
-                ));
+                ))
+                .at(origin));
             };
             let var = &body[..end];
             let v = env(var).ok_or_else(|| {
-                format!(
-                    "{origin}: environment variable {} is not set (used in {}): export it or edit the job file",
+                FioError::from(format!(
+                    "environment variable {} is not set (used in {}): export it or edit the job file",
                     shown(var),
                     quoted(value)
-                )
+                )).at(origin)
             })?;
             // A value repeating a long variable must not grow without end.
             if (out.len() + v.len()) as u64 > MAX_FILE_BYTES {
-                return Err(format!(
-                    "{origin}: {} grows past {} MiB once its variables are expanded: use fewer of them",
+                return Err(FioError::from(format!(
+                    "{} grows past {} MiB once its variables are expanded: use fewer of them",
                     quoted(value),
                     MAX_FILE_BYTES >> 20
-                ));
+                ))
+                .at(origin));
             }
             out.push_str(&v);
             rest = &body[end + 1..];

@@ -20,30 +20,14 @@ pub use args::sections_from_args;
 pub use expand::expand;
 pub use read::read_bounded;
 
+use crate::error::FioError;
 use crate::value::{quoted, shown};
 use read::{open_job_file, read_limited, too_long};
-use std::fmt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Where an option was written, for messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Origin {
-    /// The file (as given), or `None` for the command line.
-    pub file: Option<Arc<str>>,
-    /// 1-based line number in the file, or argument position.
-    pub line: usize,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => write!(f, "{file}:{}", self.line),
-            None => write!(f, "command line argument {}", self.line),
-        }
-    }
-}
+pub use crate::origin::Origin;
 
 /// One `key=value` (or bare `key`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +69,7 @@ const MAX_OPTIONS: usize = 16384;
 pub fn parse_file(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Section>, String> {
+) -> Result<Vec<Section>, FioError> {
     let mut p = Parser::new(env);
     p.read_file(path, None)?;
     Ok(p.out)
@@ -97,7 +81,7 @@ pub fn parse_text(
     name: &str,
     dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Section>, String> {
+) -> Result<Vec<Section>, FioError> {
     parse_bytes(text.as_bytes(), name, dir, env)
 }
 
@@ -110,7 +94,7 @@ pub fn parse_bytes(
     name: &str,
     dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Section>, String> {
+) -> Result<Vec<Section>, FioError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(too_long(name));
     }
@@ -144,16 +128,20 @@ impl<'e> Parser<'e> {
 
     /// Reads and parses a file: the job file (`from` is `None`) or one an
     /// include line (`from`) names. Errors name that line.
-    fn read_file(&mut self, path: &Path, from: Option<&Origin>) -> Result<(), String> {
-        let at = from.map_or(String::new(), |o| format!("{o}: "));
+    fn read_file(&mut self, path: &Path, from: Option<&Origin>) -> Result<(), FioError> {
+        // An included file's error is the include line's.
+        let at = |e: FioError| match from {
+            Some(o) => e.at(o),
+            None => e,
+        };
         let name = path.display().to_string();
-        let (file, meta) = open_job_file(path, from.is_none()).map_err(|e| format!("{at}{e}"))?;
+        let (file, meta) = open_job_file(path, from.is_none()).map_err(at)?;
         let id = (meta.dev(), meta.ino());
         if let Some(first) = self.stack.iter().position(|(s, _)| *s == id) {
-            return Err(format!("{at}{}", self.cycle(first)));
+            return Err(at(self.cycle(first).into()));
         }
         let limit = MAX_FILE_BYTES.min(MAX_TOTAL_BYTES - self.bytes);
-        let bytes = read_limited(file, meta.len(), limit, &name).map_err(|e| format!("{at}{e}"))?;
+        let bytes = read_limited(file, meta.len(), limit, &name).map_err(at)?;
         self.bytes += bytes.len() as u64;
         self.stack.push((id, name.clone()));
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -179,7 +167,7 @@ impl<'e> Parser<'e> {
         )
     }
 
-    fn parse(&mut self, bytes: &[u8], name: &str, dir: &Path) -> Result<(), String> {
+    fn parse(&mut self, bytes: &[u8], name: &str, dir: &Path) -> Result<(), FioError> {
         let file: Arc<str> = Arc::from(name);
         for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
             let origin = Origin {
@@ -204,21 +192,22 @@ impl<'e> Parser<'e> {
         Ok(())
     }
 
-    fn section(&mut self, rest: &str, line: &str, origin: Origin) -> Result<(), String> {
+    fn section(&mut self, rest: &str, line: &str, origin: Origin) -> Result<(), FioError> {
         let Some(section) = rest.strip_suffix(']') else {
-            return Err(format!(
-                "{origin}: a section header needs a closing ']': {}",
+            return Err(FioError::from(format!(
+                "a section header needs a closing ']': {}",
                 shown(line)
-            ));
+            ))
+            .at(&origin));
         };
         let section = section.trim();
         if section.is_empty() {
-            return Err(format!("{origin}: empty section name"));
+            return Err(FioError::from("empty section name").at(&origin));
         }
         if self.out.len() == MAX_SECTIONS {
-            return Err(format!(
-                "{origin}: more than {MAX_SECTIONS} sections (fio runs at most {MAX_SECTIONS} jobs): split the job file"
-            ));
+            return Err(FioError::from(format!(
+                "more than {MAX_SECTIONS} sections (fio runs at most {MAX_SECTIONS} jobs): split the job file"
+            )).at(&origin));
         }
         self.out.push(Section {
             name: section.to_string(),
@@ -228,11 +217,12 @@ impl<'e> Parser<'e> {
         Ok(())
     }
 
-    fn include(&mut self, target: &str, dir: &Path, origin: &Origin) -> Result<(), String> {
+    fn include(&mut self, target: &str, dir: &Path, origin: &Origin) -> Result<(), FioError> {
         if self.stack.len() > MAX_INCLUDE_DEPTH {
-            return Err(format!(
-                "{origin}: includes nest deeper than {MAX_INCLUDE_DEPTH}: include the files from fewer levels"
-            ));
+            return Err(FioError::from(format!(
+                "includes nest deeper than {MAX_INCLUDE_DEPTH}: include the files from fewer levels"
+            ))
+            .at(origin));
         }
         let target = expand(target.trim(), self.env, origin)?;
         let path = if Path::new(&target).is_absolute() {
@@ -243,27 +233,30 @@ impl<'e> Parser<'e> {
         self.read_file(&path, Some(origin))
     }
 
-    fn option(&mut self, line: &str, origin: Origin) -> Result<(), String> {
+    fn option(&mut self, line: &str, origin: Origin) -> Result<(), FioError> {
         let (key, value) = match line.split_once('=') {
             Some((k, v)) => (k.trim(), Some(expand(v.trim(), self.env, &origin)?)),
             None => (line, None),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(format!(
-                "{origin}: {} is not an option: write key=value",
+            return Err(FioError::from(format!(
+                "{} is not an option: write key=value",
                 quoted(line)
-            ));
+            ))
+            .at(&origin));
         }
         let Some(section) = self.out.last_mut() else {
-            return Err(format!(
-                "{origin}: option {} comes before any section: put it under [global] or a [job]",
+            return Err(FioError::from(format!(
+                "option {} comes before any section: put it under [global] or a [job]",
                 quoted(key)
-            ));
+            ))
+            .at(&origin));
         };
         if self.options == MAX_OPTIONS {
-            return Err(format!(
-                "{origin}: more than {MAX_OPTIONS} options: split the job file"
-            ));
+            return Err(FioError::from(format!(
+                "more than {MAX_OPTIONS} options: split the job file"
+            ))
+            .at(&origin));
         }
         self.options += 1;
         section.options.push(RawOption {
@@ -287,21 +280,22 @@ impl<'e> Parser<'e> {
 /// another file. So a line whose text outside its comment is not UTF-8 is
 /// refused, naming the line and byte, not the whole file; so is a NUL byte
 /// (fio's C strings would end the line there, unseen).
-fn line_text<'b>(raw: &'b [u8], origin: &Origin) -> Result<&'b str, String> {
+fn line_text<'b>(raw: &'b [u8], origin: &Origin) -> Result<&'b str, FioError> {
     let kept = strip_comment(raw);
     if let Some(at) = kept.iter().position(|&b| b == 0) {
-        return Err(format!(
-            "{origin}: a NUL byte at byte {} of the line: remove it (fio would end the line there)",
+        return Err(FioError::from(format!(
+            "a NUL byte at byte {} of the line: remove it (fio would end the line there)",
             at + 1
-        ));
+        ))
+        .at(origin));
     }
     std::str::from_utf8(kept).map(str::trim).map_err(|e| {
         let at = e.valid_up_to();
-        format!(
-            "{origin}: byte {} of the line (0x{:02x}) is not UTF-8, which hiops reads outside comments: save the file as UTF-8 (iconv -t UTF-8) or fix that byte",
+        FioError::from(format!(
+            "byte {} of the line (0x{:02x}) is not UTF-8, which hiops reads outside comments: save the file as UTF-8 (iconv -t UTF-8) or fix that byte",
             at + 1,
             kept[at]
-        )
+        )).at(origin)
     })
 }
 

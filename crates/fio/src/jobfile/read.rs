@@ -2,6 +2,7 @@
 //! most [`MAX_FILE_BYTES`] each and [`MAX_TOTAL_BYTES`] with includes.
 
 use super::{MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use crate::error::FioError;
 use crate::value::shown;
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -11,16 +12,16 @@ use std::path::Path;
 
 /// Reads a job file's bytes from `reader` (standard input, a pipe), at most
 /// [`MAX_FILE_BYTES`]; `name` labels the message.
-pub fn read_bounded(reader: impl Read, name: &str) -> Result<Vec<u8>, String> {
+pub fn read_bounded(reader: impl Read, name: &str) -> Result<Vec<u8>, FioError> {
     read_limited(reader, 0, MAX_FILE_BYTES, name)
 }
 
-pub(super) fn too_long(name: &str) -> String {
-    format!(
+pub(super) fn too_long(name: &str) -> FioError {
+    FioError::Invalid(format!(
         "{} holds more than {} MiB, more than a job file would: give the right file",
         shown(name),
         MAX_FILE_BYTES >> 20
-    )
+    ))
 }
 
 /// Up to `limit` bytes of `reader`; more is an error, so a file that claims
@@ -30,20 +31,20 @@ pub(super) fn read_limited(
     hint: u64,
     limit: u64,
     name: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, FioError> {
     let mut bytes = Vec::with_capacity(hint.min(limit) as usize);
     reader
         .take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read job file {}: {e}", shown(name)))?;
+        .map_err(|e| FioError::Invalid(format!("cannot read job file {}: {e}", shown(name))))?;
     if bytes.len() as u64 > limit {
         return Err(match limit {
             MAX_FILE_BYTES => too_long(name),
-            _ => format!(
+            _ => FioError::Invalid(format!(
                 "{} brings the job file and its includes past {} MiB together: include less",
                 shown(name),
                 MAX_TOTAL_BYTES >> 20
-            ),
+            )),
         });
     }
     Ok(bytes)
@@ -53,13 +54,13 @@ pub(super) fn read_limited(
 /// by the user, not by `include`) a pipe. Devices, directories and sockets
 /// are refused before they are opened, and again once open (it may have
 /// changed between), so opening never blocks nor acts on a device.
-pub(super) fn open_job_file(path: &Path, pipes: bool) -> Result<(File, Metadata), String> {
+pub(super) fn open_job_file(path: &Path, pipes: bool) -> Result<(File, Metadata), FioError> {
     let name = shown(&path.display().to_string());
-    let cannot = |e: std::io::Error| format!("cannot read job file {name}: {e}");
+    let cannot = |e: std::io::Error| FioError::Invalid(format!("cannot read job file {name}: {e}"));
     let kind = |meta: &Metadata| {
         let t = meta.file_type();
         let what = match () {
-            _ if t.is_file() || (pipes && t.is_fifo()) => return Ok(()),
+            _ if t.is_file() || (pipes && t.is_fifo()) => return Ok::<(), FioError>(()),
             _ if t.is_dir() => "a directory",
             _ if t.is_char_device() => "a character device",
             _ if t.is_block_device() => "a block device",
@@ -69,7 +70,8 @@ pub(super) fn open_job_file(path: &Path, pipes: bool) -> Result<(File, Metadata)
         Err(format!(
             "{name} is {what}, not a job file: give a regular file{}",
             if pipes { " (or a pipe)" } else { "" }
-        ))
+        )
+        .into())
     };
     kind(&std::fs::metadata(path).map_err(cannot)?)?;
     let file = std::fs::OpenOptions::new()

@@ -50,7 +50,9 @@ fn env_expansion_and_unset_variables() {
     let env = |v: &str| (v == "DEV").then(|| "/dev/zram0".to_string());
     let s = parse_text("[j]\nfilename=${DEV}\n", "t", Path::new("."), &env).unwrap();
     assert_eq!(s[0].options[0].value.as_deref(), Some("/dev/zram0"));
-    let e = parse_text("[j]\nfilename=${NOPE}\n", "t", Path::new("."), &env).unwrap_err();
+    let e = parse_text("[j]\nfilename=${NOPE}\n", "t", Path::new("."), &env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("t:2") && e.contains("NOPE is not set"), "{e}");
     let s = parse_text("[j]\nnumjobs=$ncpus\n", "t", Path::new("."), &no_env).unwrap();
     assert!(
@@ -77,7 +79,9 @@ fn includes_read_in_place_and_cycles_stop() {
     assert_eq!(s[0].options.len(), 2);
     assert!(s[0].options[0].origin.to_string().ends_with("common.fio:1"));
     std::fs::write(dir.path().join("loop.fio"), "[g]\ninclude loop.fio\n").unwrap();
-    let e = parse_file(&dir.path().join("loop.fio"), &no_env).unwrap_err();
+    let e = parse_file(&dir.path().join("loop.fio"), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.ends_with("loop.fio:2: the file includes itself: remove this include line"),
         "{e}"
@@ -91,7 +95,7 @@ fn an_include_loop_is_named_once_with_its_files() {
     let (a, b) = (dir.path().join("a.fio"), dir.path().join("b.fio"));
     std::fs::write(&a, "[g]\ninclude b.fio\n").unwrap();
     std::fs::write(&b, "bs=4k\ninclude a.fio\n").unwrap();
-    let e = parse_file(&a, &no_env).unwrap_err();
+    let e = parse_file(&a, &no_env).unwrap_err().to_string();
     let (a, b) = (a.display(), b.display());
     assert_eq!(
         e,
@@ -105,7 +109,9 @@ fn an_include_loop_is_named_once_with_its_files() {
         std::fs::write(dir.path().join(format!("n{i}.fio")), next).unwrap();
     }
     std::fs::write(dir.path().join("n20.fio"), "").unwrap();
-    let e = parse_text("[g]\ninclude n0.fio\n", "t", dir.path(), &no_env).unwrap_err();
+    let e = parse_text("[g]\ninclude n0.fio\n", "t", dir.path(), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("nest deeper than 16") && !e.contains('\n'),
         "{e}"
@@ -127,11 +133,15 @@ fn only_regular_files_are_included() {
         ("missing.fio", "cannot read job file"),
     ] {
         let text = format!("[g]\ninclude {target}\n");
-        let e = parse_text(&text, "t", dir.path(), &no_env).unwrap_err();
+        let e = parse_text(&text, "t", dir.path(), &no_env)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t:2: ") && e.contains(what), "{target}: {e}");
     }
     // A job file of the command line may be a pipe, not a device.
-    let e = parse_file(Path::new("/dev/zero"), &no_env).unwrap_err();
+    let e = parse_file(Path::new("/dev/zero"), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("/dev/zero is a character device, not a job file"),
         "{e}"
@@ -141,10 +151,12 @@ fn only_regular_files_are_included() {
         .unwrap()
         .set_len(MAX_FILE_BYTES + 1)
         .unwrap();
-    let e = parse_file(&big, &no_env).unwrap_err();
+    let e = parse_file(&big, &no_env).unwrap_err().to_string();
     assert!(e.contains("more than 16 MiB"), "{e}");
     // A reader that never ends (as a /proc file or a pipe can) stops too.
-    let e = read_bounded(std::io::repeat(b'#'), "endless").unwrap_err();
+    let e = read_bounded(std::io::repeat(b'#'), "endless")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("endless holds more than 16 MiB"), "{e}");
 }
 
@@ -154,12 +166,14 @@ fn comments_may_hold_any_bytes_as_in_fio() {
     let dirty: &[u8] = b"[global] ; \xff\xfe all\nbs=4k # bl\xe9ck\n;\x80\x00\n[j]\nrw=read\n";
     let parse = |b: &[u8]| parse_bytes(b, "t", Path::new("."), &no_env);
     assert_eq!(parse(dirty).unwrap(), parse(clean).unwrap());
-    let e = parse(b"[j]\nfilename=/tmp/caf\xe9\n").unwrap_err();
+    let e = parse(b"[j]\nfilename=/tmp/caf\xe9\n")
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with("t:2: byte 18 of the line (0xe9) is not UTF-8"),
         "{e}"
     );
-    let e = parse(b"[j]\nbs=4k\x00\n").unwrap_err();
+    let e = parse(b"[j]\nbs=4k\x00\n").unwrap_err().to_string();
     assert!(e.starts_with("t:2: a NUL byte at byte 6"), "{e}");
     // Windows line ends read as lines.
     let s = parse(b"[j]\r\nbs=4k\r\n").unwrap();
@@ -169,7 +183,9 @@ fn comments_may_hold_any_bytes_as_in_fio() {
 #[test]
 fn sizes_counts_and_expansions_are_bounded() {
     let many = "[j]\n".repeat(MAX_SECTIONS + 1);
-    let e = parse_text(&many, "t", Path::new("."), &no_env).unwrap_err();
+    let e = parse_text(&many, "t", Path::new("."), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("more than 4096 sections"), "{e}");
     let big = |_: &str| Some("x".repeat(1 << 20));
     let e = parse_text(
@@ -178,16 +194,21 @@ fn sizes_counts_and_expansions_are_bounded() {
         Path::new("."),
         &big,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("grows past 16 MiB") && e.len() < 300, "{e}");
     let long = format!("[j]\n{}\n", "k ".repeat(60_000));
-    let e = parse_text(&long, "t", Path::new("."), &no_env).unwrap_err();
+    let e = parse_text(&long, "t", Path::new("."), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("is not an option") && e.len() < 300, "{e}");
 }
 
 #[test]
 fn options_before_a_section_are_refused() {
-    let e = parse_text("bs=4k\n", "t", Path::new("."), &no_env).unwrap_err();
+    let e = parse_text("bs=4k\n", "t", Path::new("."), &no_env)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("t:1") && e.contains("[global]"), "{e}");
     assert!(parse_text("[j\n", "t", Path::new("."), &no_env).is_err());
 }

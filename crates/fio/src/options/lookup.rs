@@ -3,24 +3,30 @@
 
 use super::draft::Draft;
 use super::table::{OptDef, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
-use crate::value::{self, quoted, shown};
+use crate::error::{FioError, OptionError};
+use crate::value::shown;
 
 /// Parses one option's value into a draft, as `key=value` in a job file or
 /// `--key=value` gives it: the entry point for any text (fuzzing too), Ok
 /// or an error line, never a panic, and no file touched. Options hiops
 /// does not read are errors here (a plan may skip them instead).
-pub fn parse_option(draft: &mut Draft, key: &str, value: Option<&str>) -> Result<(), String> {
+pub fn parse_option(draft: &mut Draft, key: &str, value: Option<&str>) -> Result<(), FioError> {
     match lookup(key) {
         Lookup::Known(def) if !def.flag && value.is_none_or(str::is_empty) => {
-            Err(format!("{} needs a value: {0}=VALUE", shown(key.trim())))
+            Err(FioError::NeedsValue {
+                key: shown(key.trim()),
+            })
         }
-        Lookup::Known(def) => {
-            (def.apply)(draft, value).map_err(|e| value::option_error(key.trim(), value, &e))
-        }
-        _ => Err(format!(
-            "{} is not an option hiops reads (hiops run --help lists them)",
-            quoted(key)
-        )),
+        Lookup::Known(def) => (def.apply)(draft, value).map_err(|expected| {
+            FioError::Option(OptionError {
+                key: key.trim().to_string(),
+                value: value.map(str::to_string),
+                expected,
+            })
+        }),
+        _ => Err(FioError::NotAnOption {
+            key: key.to_string(),
+        }),
     }
 }
 

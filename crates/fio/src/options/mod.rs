@@ -8,10 +8,10 @@ mod lookup;
 mod table;
 mod values;
 
+pub use crate::error::ENGINES;
 pub use draft::{Draft, FadviseHint};
 pub use lookup::{all_names, lookup, parse_option, suggest, takes_value, Lookup};
-pub use table::{OptDef, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
-pub use values::ENGINES;
+pub use table::{Apply, OptDef, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
 
 #[cfg(test)]
 mod tests;

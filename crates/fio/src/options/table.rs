@@ -5,6 +5,7 @@
 
 use super::draft::{Draft, FadviseHint};
 use super::values::*;
+use crate::error::ValueError;
 use crate::value::{self, quoted, KbBase};
 use hiops_bench::spec::{ExitWhat, UnifiedRw};
 use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
@@ -12,7 +13,7 @@ use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
 use std::path::PathBuf;
 
-type Apply = fn(&mut Draft, Option<&str>) -> Result<(), String>;
+pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
 
 /// One option hiops reads.
 pub struct OptDef {
@@ -41,11 +42,11 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("name", [], value, "Job name; on the command line each --name starts a new job.", |d, v| { d.name = Some(need(v)?.to_string()); Ok(()) }),
     opt!("description", [], value, "Free text shown with the job.", |d, v| { d.description = v.map(str::to_string); Ok(()) }),
     opt!("kb_base", [], value, "1024 (default: k=1024, KiB=1000, fio's compatibility mode) or 1000 (k=1000, KiB=1024).", |d, v| {
-        d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("{}: use 1000 or 1024", quoted(s))) }; Ok(())
+        d.kb_base = match need(v)? { "1024" => KbBase(1024), "1000" => KbBase(1000), s => return Err(format!("{}: use 1000 or 1024", quoted(s)).into()) }; Ok(())
     }),
     opt!("filename", [], value, "Files or block devices, ':'-separated ('\\:' for a literal colon).", |d, v| {
         let names = split_filenames(need(v)?);
-        if names.len() > 1 << 20 { return Err(format!("{} files are more than a process may open: name fewer", names.len())); }
+        if names.len() > 1 << 20 { return Err(format!("{} files are more than a process may open: name fewer", names.len()).into()); }
         d.filename = names.into_iter().map(PathBuf::from).collect(); Ok(())
     }),
     opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
@@ -71,7 +72,7 @@ pub static OPTIONS: &[OptDef] = &[
             "none" => false,
             "strided" => true,
             "zbd" => return Err("zonemode=zbd (zoned block devices) is not implemented in hiops: use zonemode=strided or drop it".into()),
-            s => return Err(format!("{}: use none or strided", quoted(s))),
+            s => return Err(format!("{}: use none or strided", quoted(s)).into()),
         });
         Ok(())
     }),
@@ -89,7 +90,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        let mode = RwMode::parse(mode.trim()).ok_or_else(|| format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode)))?;
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| ValueError(format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode))))?;
         d.rw = Some(mode);
         d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
@@ -103,17 +104,17 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE,TRIM ranges as in fio).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
-            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| format!("{}: write MIN-MAX, as in 4k-64k", quoted(text)))?;
+            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| ValueError(format!("{}: write MIN-MAX, as in 4k-64k", quoted(text))))?;
             let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
-            if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text))); }
-            if b / a > MAX_BSRANGE_SIZES { return Err(format!("{}: MIN to MAX in steps of MIN is {} block sizes, more than the {MAX_BSRANGE_SIZES} hiops draws from: raise MIN or lower MAX", quoted(text), b / a)); }
+            if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text)).into()); }
+            if b / a > MAX_BSRANGE_SIZES { return Err(format!("{}: MIN to MAX in steps of MIN is {} block sizes, more than the {MAX_BSRANGE_SIZES} hiops draws from: raise MIN or lower MAX", quoted(text), b / a).into()); }
             let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
             Ok(BlockSizes::equal(&sizes))
         })?; Ok(())
     }),
     opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio).", |d, v| {
         let kb = d.kb_base;
-        d.bs = per_direction(need(v)?, d.bs.clone(), |t| BlockSizes::parse_with(t, &|s| value::size(s, kb)))?; Ok(())
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb).map_err(String::from))?))?; Ok(())
     }),
     opt!("blockalign", ["ba"], value, "Random offsets are multiples of this (default: the smallest block size).", |d, v| {
         let a = u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "blockalign")?;
@@ -177,7 +178,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
     }),
     opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
-        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s))) }); Ok(())
+        d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s)).into()) }); Ok(())
     }),
     opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
@@ -190,7 +191,7 @@ pub static OPTIONS: &[OptDef] = &[
             "group" => ExitWhat::Group,
             "stonewall" => ExitWhat::Stonewall,
             "all" => ExitWhat::All,
-            s => return Err(format!("{}: use group, stonewall or all", quoted(s))),
+            s => return Err(format!("{}: use group, stonewall or all", quoted(s)).into()),
         });
         Ok(())
     }),
@@ -216,14 +217,14 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpu_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
     opt!("cpus_allowed_policy", [], value, "shared (all threads all CPUs) or split (one CPU each).", |d, v| {
-        d.cpus_split = Some(match need(v)? { "shared" => false, "split" => true, p => return Err(format!("{}: use shared or split", quoted(p))) }); Ok(())
+        d.cpus_split = Some(match need(v)? { "shared" => false, "split" => true, p => return Err(format!("{}: use shared or split", quoted(p)).into()) }); Ok(())
     }),
     opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
     opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
     opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
-        match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("{}: use none, native, posix, keep or truncate", quoted(s))) }
+        match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("{}: use none, native, posix, keep or truncate", quoted(s)).into()) }
     }),
     opt!("unlink", [], flag, "Remove the job's files when it ends.", |d, v| { d.unlink = Some(value::boolean(v)?); Ok(()) }),
     opt!("invalidate", [], flag, "Buffered jobs: each thread drops its range's cached pages as it starts, before each of its loops and, time-based, each time it wraps around (default 1, fio's; 0 reads what the cache holds). A verify pass always reads the device.", |d, v| { d.invalidate = Some(value::boolean(v)?); Ok(()) }),
@@ -233,7 +234,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
     opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
         let name = v.unwrap_or("crc32c");
-        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES))?);
+        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| ValueError(format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES)))?);
         Ok(())
     }),
     opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
@@ -290,8 +291,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
         let mut list = Vec::new();
         for p in need(v)?.split(':').filter(|p| !p.is_empty()) {
-            let x: f64 = p.parse().map_err(|_| format!("{} is not a percentile", quoted(p)))?;
-            if !(0.0..=100.0).contains(&x) { return Err(format!("percentile {x} is outside 0..100")); }
+            let x: f64 = p.parse().map_err(|_| ValueError(format!("{} is not a percentile", quoted(p))))?;
+            if !(0.0..=100.0).contains(&x) { return Err(format!("percentile {x} is outside 0..100").into()); }
             list.push(x);
         }
         if list.is_empty() || list.len() > 20 { return Err("give 1 to 20 percentiles".into()); }
@@ -305,7 +306,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.tasks_from_numjobs = s == "tasks";
         d.coop_shared = s == "coop-shared";
         let s = if d.tasks_from_numjobs || d.coop_shared { "coop" } else { s };
-        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, coop-shared, poll, hybrid, tasks", quoted(s)))?); Ok(())
+        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| ValueError(format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, coop-shared, poll, hybrid, tasks", quoted(s))))?); Ok(())
     }),
     opt!("tasks", [], value, "hiops coop: N application tasks (the task path) instead of threads, shared out over one thread per allowed CPU, each thread with its own ring of iodepth tags.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "tasks")?;
@@ -317,12 +318,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("coop_peeks", [], flag, "hiops poll: application threads peek and reap too (1) or not (0).", |d, v| { d.coop_peeks = Some(value::boolean(v)?); Ok(()) }),
     opt!("coop_parts", [], value, "hiops coop: the parts of the strategy that are on, the paper's Fig 8 ablation: issue (non-blocking issue only; one completion thread reaps, wakes and issues), lazy (+ the waiting thread reaps on the doorbell), all (+ every thread reaps for the others; default).", |d, v| {
         let v = need(v)?;
-        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| format!("unknown coop_parts {}: use issue, lazy or all", quoted(v)))?);
+        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| ValueError(format!("unknown coop_parts {}: use issue, lazy or all", quoted(v))))?);
         Ok(())
     }),
     opt!("coop_wait", [], value, "hiops coop on io_uring: how waiting threads sleep: own (each until its own completion is posted, which wakes it once; default) or doorbell (one thread sleeps on the completion eventfd and wakes the owners).", |d, v| {
         let v = need(v)?;
-        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| format!("unknown coop_wait {}: use own or doorbell", quoted(v)))?);
+        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| ValueError(format!("unknown coop_wait {}: use own or doorbell", quoted(v))))?);
         Ok(())
     }),
     opt!("rings", [], value, "hiops: shared queues of the path; each thread keeps one, given round robin; iodepth tags are split among them.", |d, v| {
@@ -352,7 +353,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.clocksource = Some(match need(v)? {
             "cpu" => ClockSource::Tsc,
             "clock_gettime" | "gettimeofday" => ClockSource::ClockGettime,
-            other => return Err(format!("unknown clocksource {}: use cpu, clock_gettime or gettimeofday", crate::value::quoted(other))),
+            other => return Err(format!("unknown clocksource {}: use cpu, clock_gettime or gettimeofday", crate::value::quoted(other)).into()),
         });
         Ok(())
     }),
@@ -388,7 +389,7 @@ pub static OPTIONS: &[OptDef] = &[
             "1" => Some(FadviseHint::ByWorkload),
             "sequential" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Sequential)),
             "random" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Random)),
-            s => return Err(format!("{}: use 0, 1, sequential or random", quoted(s))),
+            s => return Err(format!("{}: use 0, 1, sequential or random", quoted(s)).into()),
         });
         Ok(())
     }),
@@ -406,14 +407,14 @@ pub static OPTIONS: &[OptDef] = &[
         d.cmdprio.bssplit = Some(need(v)?.to_string()); Ok(())
     }),
     opt!("io_submit_mode", [], value, "inline (fio's default: the job's thread submits and reaps) or offload (iodepth worker threads each do one I/O at a time, handed to them by the job's thread).", |d, v| {
-        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("{}: use inline or offload", quoted(s))) }); Ok(())
+        d.offload = Some(match need(v)? { "inline" => false, "offload" => true, s => return Err(format!("{}: use inline or offload", quoted(s)).into()) }); Ok(())
     }),
     opt!("unified_rw_reporting", [], value, "How a job's directions are reported, as fio does: none or 0 (the default) reads, writes and trims apart; mixed or 1 summed into one \"mixed\" direction; both or 2 apart and summed.", |d, v| {
         d.unified_rw = Some(match need(v)? {
             "none" | "0" => UnifiedRw::Apart,
             "mixed" | "1" => UnifiedRw::Mixed,
             "both" | "2" => UnifiedRw::Both,
-            s => return Err(format!("{}: use none, mixed or both (or 0, 1, 2)", quoted(s))),
+            s => return Err(format!("{}: use none, mixed or both (or 0, 1, 2)", quoted(s)).into()),
         });
         Ok(())
     }),
@@ -427,7 +428,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
-        if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it")) }
+        if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it").into()) }
     }),
     opt!("unique_filename", [], flag, "Accepted, no effect: it only applies to fio's client/server mode, which hiops does not have.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("significant_figures", [], value, "Accepted (1 to 10), no effect: it only shapes fio's text output; hiops prints its own summary and full-precision JSON.", |d, v| {
@@ -459,7 +460,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("log_alternate_epoch", [], flag, "Log times count from the epoch of log_alternate_epoch_clock_id's clock.", |d, v| { d.log_alternate_epoch = value::boolean(v)?; Ok(()) }),
     opt!("log_alternate_epoch_clock_id", [], value, "The clock (clock_gettime id, default 0: CLOCK_REALTIME) of log_unix_epoch and log_alternate_epoch.", |d, v| {
         let id = value::int(need(v)?, d.kb_base)?;
-        d.log_clock_id = i32::try_from(id).map_err(|_| format!("clock id {id} is too large"))?; Ok(())
+        d.log_clock_id = i32::try_from(id).map_err(|_| ValueError(format!("clock id {id} is too large")))?; Ok(())
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
@@ -478,7 +479,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("replay_align", [], value, "Round the trace's offsets down to a multiple of this power of 2.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
-        if !n.is_power_of_two() { return Err(format!("{n} is not a power of 2")); }
+        if !n.is_power_of_two() { return Err(format!("{n} is not a power of 2").into()); }
         d.replay_align = Some(n); Ok(())
     }),
     opt!("replay_skip", [], value, "Leave these kinds of the trace's I/O out: a comma-separated list of read, write, trim, sync (fio 3.33 applies it to blktrace traces only; hiops to text traces too).", |d, v| {
@@ -489,7 +490,7 @@ pub static OPTIONS: &[OptDef] = &[
                 "write" => skip.write = true,
                 "trim" => skip.trim = true,
                 "sync" => skip.sync = true,
-                other => return Err(format!("unknown kind {}: give read, write, trim or sync", quoted(other))),
+                other => return Err(format!("unknown kind {}: give read, write, trim or sync", quoted(other)).into()),
             }
         }
         d.replay_skip = Some(skip); Ok(())

@@ -1,29 +1,30 @@
 //! The parsers the option table's entries share: fio's split READ,WRITE
 //! values, CPU lists and masks, block sizes, engines and file lists.
 
+use crate::error::{ValueError, ENGINES};
 use crate::value::{self, quoted, shown, KbBase};
 use hiops_bench::spec::{SsMetric, SteadyState};
 use hiops_bench::RwMode;
 use hiops_hal::{EngineKind, Feature};
 
-pub(super) fn need(v: Option<&str>) -> Result<&str, String> {
+pub(super) fn need(v: Option<&str>) -> Result<&str, ValueError> {
     v.filter(|s| !s.is_empty())
-        .ok_or_else(|| "needs a value".to_string())
+        .ok_or_else(|| "needs a value".into())
 }
 
 /// `hybrid_depth`: a depth, or "off" for a threshold no queue reaches.
-pub(super) fn hybrid_depth(v: &str) -> Result<f64, String> {
+pub(super) fn hybrid_depth(v: &str) -> Result<f64, ValueError> {
     if v == "off" {
         return Ok(f64::MAX);
     }
     match v.parse::<f64>() {
         Ok(d) if d >= 0.0 && d.is_finite() => Ok(d),
-        _ => Err(format!("{} is not a depth (a number, or off)", quoted(v))),
+        _ => Err(format!("{} is not a depth (a number, or off)", quoted(v)).into()),
     }
 }
 
-pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, String> {
-    u32::try_from(v).map_err(|_| format!("{what} {v} is too large"))
+pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
+    u32::try_from(v).map_err(|_| ValueError(format!("{what} {v} is too large")))
 }
 
 /// The most CPUs hiops pins to (a cpu_set_t's), and the most a list may
@@ -33,7 +34,7 @@ const MAX_LISTED: usize = MAX_CPUS;
 
 /// A CPU list (`0-3,6`), its numbers bounded before it is expanded: a
 /// range stands for every CPU in it, and `0-4000000000` would fill memory.
-pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, String> {
+pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, ValueError> {
     let mut listed = 0usize;
     for part in text.split(',') {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
@@ -43,25 +44,32 @@ pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, String> {
         if b >= MAX_CPUS {
             return Err(format!(
                 "CPU {b} is past the {MAX_CPUS} CPUs hiops can pin to: name CPUs below {MAX_CPUS}"
-            ));
+            )
+            .into());
         }
         listed += b.saturating_sub(a) + 1;
         if listed > MAX_LISTED {
             return Err(format!(
                 "the list names more than {MAX_LISTED} CPUs, repeats counted: name each CPU once"
-            ));
+            )
+            .into());
         }
     }
-    hiops_stats::cpu::parse_cpu_list(text)
+    Ok(hiops_stats::cpu::parse_cpu_list(text)?)
 }
 
-pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
+pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, ValueError> {
     let t = text.trim();
     let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16),
         None => t.parse::<u64>(),
     }
-    .map_err(|_| format!("{} is not a CPU mask: write e.g. 0x3 or 3", quoted(text)))?;
+    .map_err(|_| {
+        ValueError(format!(
+            "{} is not a CPU mask: write e.g. 0x3 or 3",
+            quoted(text)
+        ))
+    })?;
     let cpus: Vec<usize> = (0..64).filter(|b| mask & (1 << b) != 0).collect();
     if cpus.is_empty() {
         return Err("a CPU mask of 0 names no CPU".into());
@@ -69,7 +77,7 @@ pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, String> {
     Ok(cpus)
 }
 
-pub(super) fn feature(v: Option<&str>) -> Result<Feature, String> {
+pub(super) fn feature(v: Option<&str>) -> Result<Feature, ValueError> {
     match need(v)? {
         "auto" => Ok(Feature::Auto),
         s => value::boolean(Some(s)).map(|b| if b { Feature::On } else { Feature::Off }),
@@ -86,11 +94,11 @@ pub(super) fn feature(v: Option<&str>) -> Result<Feature, String> {
 pub(super) fn per_direction<T: Clone, const N: usize>(
     text: &str,
     current: [Option<T>; N],
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<[Option<T>; N], String> {
+    parse: impl Fn(&str) -> Result<T, ValueError>,
+) -> Result<[Option<T>; N], ValueError> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     if parts.len() > 3 {
-        return Err(format!("{}: give at most READ,WRITE,TRIM", quoted(text)));
+        return Err(format!("{}: give at most READ,WRITE,TRIM", quoted(text)).into());
     }
     if parts.len() == 1 {
         let v = parse(parts[0])?;
@@ -100,7 +108,7 @@ pub(super) fn per_direction<T: Clone, const N: usize>(
         return Err(format!(
             "{}: a trim value of its own is not implemented for this option (trims take the write value): give READ,WRITE",
             quoted(text)
-        ));
+        ).into());
     }
     let mut out = current;
     for (i, slot) in out.iter_mut().enumerate() {
@@ -118,17 +126,18 @@ pub(super) const MAX_BSRANGE_SIZES: u32 = 65536;
 
 /// One block size, 1 byte to 4 GiB. 0 is refused as given (it was once
 /// read as 1, and a later check then spoke of a block size of 1).
-pub(super) fn block_size(text: &str, kb: KbBase) -> Result<u32, String> {
+pub(super) fn block_size(text: &str, kb: KbBase) -> Result<u32, ValueError> {
     match value::size(text, kb)? {
         0 => Err(format!(
             "a block size of {} moves no data: give one above 0, as in 4k",
             quoted(text)
-        )),
+        )
+        .into()),
         bs => u32_of(bs, "block size"),
     }
 }
 
-pub(super) fn positive(v: u64) -> Result<u64, String> {
+pub(super) fn positive(v: u64) -> Result<u64, ValueError> {
     if v == 0 {
         return Err("must be above 0".into());
     }
@@ -138,7 +147,7 @@ pub(super) fn positive(v: u64) -> Result<u64, String> {
 /// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
 /// each offset; a random job would take N I/Os per random offset
 /// (rw_sequencer), which hiops does not do.
-pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String> {
+pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, ValueError> {
     if text.is_empty() {
         return Ok(0);
     }
@@ -150,19 +159,19 @@ pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, String
         };
         return Err(format!(
             "a random job's ':N' (a new random offset every N I/Os, fio's rw_sequencer) is not implemented in hiops: drop {part}"
-        ));
+        ).into());
     }
     let (negative, magnitude) = match text.strip_prefix('-') {
         Some(m) => (true, m),
         None => (false, text),
     };
     let n = i64::try_from(value::size(magnitude, kb)?)
-        .map_err(|_| format!("{} is too large", quoted(text)))?;
+        .map_err(|_| ValueError(format!("{} is too large", quoted(text))))?;
     Ok(if negative { -n } else { n })
 }
 
 /// An accepted no-op option whose value must be one of `accepted`.
-pub(super) fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), String> {
+pub(super) fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), ValueError> {
     if accepted.contains(&v) {
         return Ok(());
     }
@@ -170,15 +179,16 @@ pub(super) fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), St
         "hiops does not implement {}: {instead} (accepted: {})",
         quoted(v),
         accepted.join(", ")
-    ))
+    )
+    .into())
 }
 
 /// An accepted no-op option that must have the value hiops behaves as.
-pub(super) fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), String> {
+pub(super) fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), ValueError> {
     if got == want {
         return Ok(());
     }
-    Err(format!("hiops does not implement this setting: {instead}"))
+    Err(format!("hiops does not implement this setting: {instead}").into())
 }
 
 /// First of fio's `read,write` pair that is given (hiops' rate limit is one
@@ -190,7 +200,7 @@ pub(super) fn first_of_pair(text: &str) -> &str {
         .unwrap_or("")
 }
 
-pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
+pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, ValueError> {
     let text = need(v)?;
     let (kind, limit) = text.split_once(':').ok_or_else(|| {
         format!(
@@ -207,7 +217,8 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
             return Err(format!(
                 "ss metric {}: use iops, iops_slope, bw or bw_slope",
                 quoted(k)
-            ))
+            )
+            .into())
         }
     };
     let (num, percent) = match limit.strip_suffix('%') {
@@ -217,7 +228,7 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
     let limit: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("ss limit {} is not a number", quoted(limit)))?;
+        .map_err(|_| ValueError(format!("ss limit {} is not a number", quoted(limit))))?;
     if limit < 0.0 {
         return Err("ss limit must not be negative".into());
     }
@@ -231,11 +242,7 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, String> {
     })
 }
 
-/// hiops' engines, for messages.
-pub const ENGINES: &str =
-    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null, filecreate (or hiops' mem)";
-
-pub(super) fn engine(name: &str) -> Result<EngineKind, String> {
+pub(super) fn engine(name: &str) -> Result<EngineKind, ValueError> {
     Ok(match name {
         // fio's sync is read/write after lseek; psync is the same work in one call.
         "sync" | "psync" => EngineKind::Psync,

@@ -1,5 +1,6 @@
 //! The engine's own options, the devices a job may write, the task path
 //! and the HIOPS path of a strategy, and fio's cmdprio.
+use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::safety::Grants;
 use hiops_bench::{JobSpec, PathSpec, TargetSpec};
@@ -8,7 +9,7 @@ use hiops_hal::EngineKind;
 impl Draft {
     /// The engine's own options; each refused with an engine that has
     /// no such option.
-    pub(super) fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         let engine = spec.engine;
         let o = &mut spec.engine_opts;
         let hipri = self.hipri.unwrap_or(false);
@@ -16,9 +17,7 @@ impl Draft {
             EngineKind::IoUring => o.iopoll = hipri,
             EngineKind::Pvsync2 => o.hipri = hipri,
             _ if hipri => {
-                return Err(format!(
-                    "hipri works with io_uring or pvsync2, not {engine}"
-                ))
+                return Err(format!("hipri works with io_uring or pvsync2, not {engine}").into())
             }
             _ => {}
         }
@@ -38,7 +37,7 @@ impl Draft {
     }
 
     /// io_uring's and pvsync2's flags are refused with other engines.
-    pub(super) fn check_engine_flags(&self, engine: EngineKind) -> Result<(), String> {
+    pub(super) fn check_engine_flags(&self, engine: EngineKind) -> Result<(), FioError> {
         let uring_only = [
             ("fixedbufs", self.fixedbufs == Some(true)),
             ("registerfiles", self.registerfiles == Some(true)),
@@ -50,7 +49,8 @@ impl Draft {
             if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
                 return Err(format!(
                     "{flag} is an io_uring option: add ioengine=io_uring or drop it"
-                ));
+                )
+                .into());
             }
         }
         if self.nowait == Some(true) && engine != EngineKind::Pvsync2 {
@@ -73,7 +73,7 @@ impl Draft {
     }
 
     /// The task path's threads, and the shared HIOPS path of a strategy.
-    pub(super) fn set_tasks_and_path(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_tasks_and_path(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         // strategy=tasks: numjobs counts tasks (so sweeps over threads and
         // strategies draw the task path beside the threads).
         let tasks = self
@@ -137,14 +137,14 @@ impl Draft {
         }
     }
 
-    pub(super) fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), String> {
+    pub(super) fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), FioError> {
         match self.strategy {
             Some(hiops_path::Strategy::Coop) => {}
             None => return Err("--tasks runs the task path: add --strategy=coop".into()),
             Some(s) => {
                 return Err(format!(
                     "--tasks runs tasks on the coop path; the {s} strategy serves threads: drop --tasks or use --strategy=coop"
-                ))
+                ).into())
             }
         }
         if self.numjobs.is_some() && !self.tasks_from_numjobs {
@@ -169,7 +169,7 @@ impl Draft {
     }
 
     /// fio's cmdprio: the rules, on an engine that issues them itself.
-    pub(super) fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         let dirs = (spec.rw.reads(), spec.rw.writes());
         spec.cmdprio = self.cmdprio.plan(spec.engine, dirs, self.kb_base)?;
         if spec.cmdprio.is_some() && (spec.offload || spec.path.is_some()) {

@@ -1,5 +1,6 @@
 //! What a job measures and keeps: its logs, a latency target, its flow
 //! share and steady state.
+use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::JobSpec;
 
@@ -21,7 +22,7 @@ impl Draft {
     }
 
     /// Logs, offload and serialize_overlap, the latency target and the flow share.
-    pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         spec.logs = self.logs_of(&spec.name);
         spec.offload = self.offload.unwrap_or(false);
         spec.serialize_overlap = self.serialize_overlap.unwrap_or(false);
@@ -63,7 +64,7 @@ impl Draft {
     }
 
     /// ss: stop once steady, within runtime.
-    pub(super) fn set_steady_state(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_steady_state(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);

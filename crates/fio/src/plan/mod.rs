@@ -11,9 +11,10 @@ mod spec;
 mod targets;
 mod verify;
 
+use crate::error::FioError;
 use crate::jobfile::{RawOption, Section};
 use crate::options::Draft;
-use crate::value::{quoted, KbBase};
+use crate::value::KbBase;
 use hiops_bench::spec::{JobMeta, LatPercentiles};
 use hiops_bench::JobSpec;
 use refusals::{apply, Refusals};
@@ -63,7 +64,7 @@ pub fn plan(
     sources: &[Source],
     defaults: Defaults,
     ignore_unsupported: bool,
-) -> Result<FioPlan, String> {
+) -> Result<FioPlan, FioError> {
     let mut out = FioPlan::default();
     let mut refusals = Refusals::default();
     let mut order = Order::default();
@@ -140,7 +141,7 @@ impl Order {
     }
 
     /// The phase and group of the job a draft makes.
-    fn place(&mut self, draft: &Draft, job: &str) -> Result<(u32, u32), String> {
+    fn place(&mut self, draft: &Draft, job: &str) -> Result<(u32, u32), FioError> {
         if self.any_job && draft.stonewall {
             self.phase = self.last_phase + 1;
         }
@@ -171,15 +172,15 @@ fn waitee_phase(
     named: &std::collections::HashMap<String, Option<u32>>,
     waitee: &str,
     job: &str,
-) -> Result<u32, String> {
+) -> Result<u32, FioError> {
     match named.get(waitee) {
         Some(Some(p)) => Ok(*p),
         Some(None) => Err(format!(
             "job {job}: wait_for={waitee}: several jobs have that name; a job waited for must have a name of its own, as in fio"
-        )),
+        ).into()),
         None => Err(format!(
             "job {job}: wait_for={waitee}: no earlier job has that name (fio waits only for a job defined before)"
-        )),
+        ).into()),
     }
 }
 
@@ -191,13 +192,13 @@ struct TextBudget(usize);
 impl TextBudget {
     const MAX: usize = 64 << 20;
 
-    fn take(&mut self, bytes: usize) -> Result<(), String> {
+    fn take(&mut self, bytes: usize) -> Result<(), FioError> {
         self.0 = self.0.saturating_add(bytes);
         if self.0 > Self::MAX {
             return Err(format!(
                 "the jobs and the [global] options each of them takes hold more than {} MiB of text together: shorten the values or use fewer jobs",
                 Self::MAX >> 20
-            ));
+            ).into());
         }
         Ok(())
     }
@@ -219,7 +220,7 @@ fn draft_of(
     globals: &[RawOption],
     refusals: &mut Refusals,
     cache: &mut GlobalDrafts,
-) -> Result<(Draft, Vec<String>), String> {
+) -> Result<(Draft, Vec<String>), FioError> {
     let mut kb = Draft::default();
     for o in globals.iter().chain(&section.options) {
         if o.key == "kb_base" {
@@ -255,7 +256,7 @@ impl GlobalDrafts {
         globals: &[RawOption],
         kb: KbBase,
         refusals: &mut Refusals,
-    ) -> Result<(Draft, Vec<String>), String> {
+    ) -> Result<(Draft, Vec<String>), FioError> {
         if self.applied != globals.len() {
             self.applied = globals.len();
             self.drafts.clear();
@@ -288,7 +289,7 @@ fn spec_of(
     defaults: Defaults,
     group: u32,
     ignored: Vec<String>,
-) -> Result<(JobSpec, bool), String> {
+) -> Result<(JobSpec, bool), FioError> {
     let description = draft.description.take();
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;
@@ -299,8 +300,11 @@ fn spec_of(
             .into_spec(defaults)
             .map_err(|e| match (&section.origin.file, defaults) {
                 (None, Defaults::Embedded) => e,
-                (None, Defaults::Fio) => format!("job {}: {e}", quoted(&section.name)),
-                (Some(_), _) => format!("job {} ({}): {e}", quoted(&section.name), section.origin),
+                (file, _) => FioError::InJob {
+                    name: section.name.clone(),
+                    origin: file.as_ref().map(|_| section.origin.clone()),
+                    error: Box::new(e),
+                },
             })?;
     spec.meta = JobMeta {
         description,

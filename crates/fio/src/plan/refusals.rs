@@ -1,18 +1,10 @@
 //! Options a plan does not honour: each refused with its file and line,
 //! or skipped under `--ignore-unsupported` (never a misspelt name).
-use crate::jobfile::RawOption;
-use crate::options::{lookup, Draft, Lookup};
-use crate::value::shown;
 
-/// An option the plan does not honour, as one line for the user.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Refusal {
-    /// An fio option hiops does not implement (or a name nobody has):
-    /// `--ignore-unsupported` runs without it.
-    Unsupported(String),
-    /// A name close to a known one: a typo, which is never skipped.
-    Misspelt(String),
-}
+use crate::error::{FioError, OptionError, Refusal, MAX_REFUSALS};
+use crate::jobfile::RawOption;
+use crate::options::{lookup, suggest, Draft, Lookup};
+use crate::value::shown;
 
 /// The refusals of a plan in the order written, each line once: a
 /// `[global]` option applies to every job after it but is one line of the
@@ -20,97 +12,88 @@ pub(super) enum Refusal {
 #[derive(Default)]
 pub(super) struct Refusals(Vec<Refusal>, std::collections::HashSet<Refusal>);
 
-/// More refusals than this stop the plan at once, whatever
-/// `--ignore-unsupported` says: no fio job file has that many.
-const MAX_REFUSALS: usize = 1024;
-/// The most refusal lines an error shows.
-const SHOWN_REFUSALS: usize = 32;
-
 impl Refusals {
-    pub(super) fn add(&mut self, r: Refusal) -> Result<(), String> {
+    pub(super) fn add(&mut self, r: Refusal) -> Result<(), FioError> {
         if self.1.insert(r.clone()) {
             self.0.push(r);
         }
         if self.0.len() > MAX_REFUSALS {
-            return Err(format!(
-                "{}\nhiops stops before any I/O: more than {MAX_REFUSALS} options it does not read; is this an fio job file?",
-                self.lines(self.0.iter())
-            ));
+            return Err(FioError::TooManyRefused {
+                refused: std::mem::take(&mut self.0),
+            });
         }
         Ok(())
     }
 
-    /// The first refusals' lines, and how many more there are.
-    fn lines<'a>(&self, refusals: impl Iterator<Item = &'a Refusal>) -> String {
-        let all: Vec<&str> = refusals
-            .map(|r| match r {
-                Refusal::Unsupported(l) | Refusal::Misspelt(l) => l.as_str(),
-            })
-            .collect();
-        let mut out = all[..all.len().min(SHOWN_REFUSALS)].join("\n");
-        if all.len() > SHOWN_REFUSALS {
-            out.push_str(&format!("\n... and {} more", all.len() - SHOWN_REFUSALS));
-        }
-        out
-    }
-
     /// The lines of the options skipped, or the error that stops the plan.
-    pub(super) fn settle(self, ignore_unsupported: bool) -> Result<Vec<String>, String> {
-        let is_typo = |r: &Refusal| matches!(r, Refusal::Misspelt(_));
-        let text = |r: &Refusal| match r {
-            Refusal::Unsupported(l) | Refusal::Misspelt(l) => l.clone(),
-        };
-        let typos = self.0.iter().any(is_typo);
-        let unsupported = self.0.iter().any(|r| !is_typo(r));
+    pub(super) fn settle(self, ignore_unsupported: bool) -> Result<Vec<String>, FioError> {
+        let typos = self.0.iter().any(Refusal::is_typo);
+        let unsupported = self.0.iter().any(|r| !r.is_typo());
         if !typos && (ignore_unsupported || !unsupported) {
-            return Ok(self.0.iter().map(text).collect());
+            return Ok(self.0.iter().map(Refusal::to_string).collect());
         }
-        let shown = self.lines(self.0.iter().filter(|r| !ignore_unsupported || is_typo(r)));
-        let what = match (typos, unsupported && !ignore_unsupported) {
+        let fix = match (typos, unsupported && !ignore_unsupported) {
             (true, false) => "fix the misspelt names (hiops run --help lists every option)",
             (true, true) => "fix the misspelt names, and drop the other options or add --ignore-unsupported to run without them (it never skips a misspelt name)",
             _ => "drop these options or add --ignore-unsupported to run without them",
         };
-        Err(format!("{shown}\nhiops stops before any I/O; {what}"))
+        let refused = self
+            .0
+            .into_iter()
+            .filter(|r| !ignore_unsupported || r.is_typo())
+            .collect();
+        Err(FioError::Refused { refused, fix })
     }
 }
 
 /// Applies one option to the draft; an option the plan cannot honour comes
 /// back as a refusal (a bad value of a known option is an error at once).
-pub(super) fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, String> {
-    // On the command line the option speaks for itself; in a file, say where.
-    let (at, dashes) = match o.origin.file {
-        Some(_) => (format!("{}: ", o.origin), ""),
-        None => (String::new(), "--"),
-    };
-    let key = &shown(&o.key);
+pub(super) fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>, FioError> {
+    let (origin, key) = (o.origin.clone(), o.key.clone());
     let refusal = match lookup(&o.key) {
-        Lookup::Known(def) => {
-            if !def.flag && o.value.as_deref().is_none_or(str::is_empty) {
-                return Err(format!(
-                    "{at}{dashes}{key} needs a value: {dashes}{key}=VALUE"
-                ));
-            }
-            (def.apply)(draft, o.value.as_deref()).map_err(|e| {
-                crate::value::option_error(&format!("{at}{dashes}{key}"), o.value.as_deref(), &e)
-            })?;
-            return Ok(None);
-        }
-        Lookup::NotImplemented(why) => Refusal::Unsupported(format!(
-            "{at}option {dashes}{key} is an fio option hiops does not implement: {why}"
-        )),
-        Lookup::OtherEngine(engines) => Refusal::Unsupported(format!(
-            "{at}option {dashes}{key} is for fio's ioengine {engines}, which hiops does not implement; drop it and use one of hiops' engines: {}",
-            crate::options::ENGINES
-        )),
-        Lookup::Unknown => match crate::options::suggest(&o.key) {
-            Some(near) => Refusal::Misspelt(format!(
-                "{at}unknown option {dashes}{key}: did you mean {dashes}{near}?"
-            )),
-            None => Refusal::Unsupported(format!(
-                "{at}unknown option {dashes}{key}: neither fio 3.33 nor hiops has it; check the spelling (hiops run --help lists every option)"
-            )),
+        Lookup::Known(def) => return apply_known(draft, o, def.flag, def.apply).map(|()| None),
+        Lookup::NotImplemented(why) => Refusal::NotImplemented { origin, key, why },
+        Lookup::OtherEngine(engines) => Refusal::OtherEngine {
+            origin,
+            key,
+            engines,
+        },
+        Lookup::Unknown => Refusal::Unknown {
+            near: suggest(&o.key),
+            origin,
+            key,
         },
     };
     Ok(Some(refusal))
+}
+
+/// A known option's value applied to the draft; its error names the option
+/// as written: `--key` on the command line, `FILE:LINE: key` in a file.
+fn apply_known(
+    draft: &mut Draft,
+    o: &RawOption,
+    flag: bool,
+    apply: crate::options::Apply,
+) -> Result<(), FioError> {
+    let in_file = o.origin.file.is_some();
+    let key = match in_file {
+        true => shown(&o.key),
+        false => format!("--{}", shown(&o.key)),
+    };
+    let error = if !flag && o.value.as_deref().is_none_or(str::is_empty) {
+        FioError::NeedsValue { key }
+    } else {
+        match apply(draft, o.value.as_deref()) {
+            Ok(()) => return Ok(()),
+            Err(expected) => FioError::Option(OptionError {
+                key,
+                value: o.value.clone(),
+                expected,
+            }),
+        }
+    };
+    Err(match in_file {
+        true => error.at(&o.origin),
+        false => error,
+    })
 }

@@ -3,6 +3,7 @@
 
 use super::targets::zones_fit;
 use super::Defaults;
+use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_bench::spec::Fadvise;
 use hiops_bench::{JobSpec, RwMode, TargetSpec};
@@ -14,7 +15,7 @@ impl Draft {
     /// a temporary file of hiops' own (made once the whole plan checks).
     /// Each step reads its own options; the order is that of the checks,
     /// so the first wrong option is the one reported.
-    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), String> {
+    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), FioError> {
         let fio = defaults == Defaults::Fio;
         let mut spec = self.base_spec(fio);
         self.set_workload(&mut spec)?;
@@ -73,7 +74,7 @@ impl Draft {
     }
 
     /// Clones, the read/write mix and the block sizes.
-    pub(super) fn set_workload(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_workload(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         if let Some(n) = self.numjobs {
             spec.numjobs = n;
         }
@@ -107,7 +108,7 @@ impl Draft {
     }
 
     /// The queue depth, its batches, and the CPUs the job may run on.
-    pub(super) fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         if let Some(q) = self.iodepth {
             spec.iodepth = q;
         }
@@ -126,7 +127,8 @@ impl Draft {
                 return Err(format!(
                     "cpus_allowed names CPU {c}, but this machine has CPUs 0-{}",
                     online - 1
-                ));
+                )
+                .into());
             }
         }
         spec.cpus_split = self.cpus_split.unwrap_or(false);
@@ -134,7 +136,7 @@ impl Draft {
     }
 
     /// Direct or buffered I/O, and how long the job runs.
-    pub(super) fn set_direct_and_timing(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_direct_and_timing(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         match (self.direct, self.buffered) {
             (Some(d), Some(b)) if d == b => {
                 return Err("direct and buffered contradict each other: give one".into())
@@ -185,7 +187,7 @@ impl Draft {
     }
 
     /// Each direction's rate cap and floor, and the pacing between I/Os.
-    pub(super) fn set_rates(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_rates(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         for (d, op) in [hiops_hal::Op::Read, hiops_hal::Op::Write]
             .into_iter()
             .enumerate()

@@ -3,6 +3,7 @@
 //! plan creates once every option has checked.
 
 use super::FioPlan;
+use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::spec::Amount;
 use hiops_bench::{JobSpec, TargetSpec};
@@ -14,7 +15,10 @@ use std::path::{Path, PathBuf};
 /// on in each file, `size` (when known here: a device's or an existing
 /// file's size is known only when the run opens it). fio stops such a job
 /// at run time ("zoned_abs sizes exceed file size", io_u.c).
-pub(super) fn zones_fit(dist: &hiops_bench::Distribution, size: Option<u64>) -> Result<(), String> {
+pub(super) fn zones_fit(
+    dist: &hiops_bench::Distribution,
+    size: Option<u64>,
+) -> Result<(), FioError> {
     use hiops_bench::units::format_bytes;
     use hiops_bench::Distribution::{PerDirection, ZonedAbs};
     let Some(size) = size else {
@@ -32,7 +36,7 @@ pub(super) fn zones_fit(dist: &hiops_bench::Distribution, size: Option<u64>) -> 
                 "random_distribution=zoned_abs: the zones add up to {total} bytes ({}), past the end of the {size} bytes ({}) the job works on in each file: shrink the zones or raise size",
                 format_bytes(total as f64),
                 format_bytes(size as f64)
-            ));
+            ).into());
         }
     }
     Ok(())
@@ -44,7 +48,7 @@ impl Draft {
     /// compatible").
     pub(super) fn strided_zones(
         &self,
-    ) -> Result<Option<hiops_bench::strided::StridedZones>, String> {
+    ) -> Result<Option<hiops_bench::strided::StridedZones>, FioError> {
         let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
         if self.zonemode_strided != Some(true) {
             return match given {
@@ -72,7 +76,7 @@ impl Draft {
 
     /// The targets and their sizes; true when the target is a temporary
     /// file of hiops' own.
-    pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, String> {
+    pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
         let engine = spec.engine;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = self.size_bytes();
@@ -84,7 +88,7 @@ impl Draft {
             // fio's null engine takes a filename and opens nothing (it is
             // diskless): job files written for a device run on it as is.
             if !self.filename.is_empty() && engine != EngineKind::Null {
-                return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file"));
+                return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file").into());
             }
             spec.targets = TargetSpec::Ram;
             spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
@@ -108,7 +112,7 @@ impl Draft {
 
     /// read_iolog: the trace's I/Os on the job's files; true when a trace
     /// is replayed (its targets are then no temporary file of hiops').
-    pub(super) fn set_replay(&self, spec: &mut JobSpec) -> Result<bool, String> {
+    pub(super) fn set_replay(&self, spec: &mut JobSpec) -> Result<bool, FioError> {
         let Some(trace) = &self.read_iolog else {
             return Ok(false);
         };
@@ -136,7 +140,7 @@ impl Draft {
     }
 
     /// fio's own file names: `name.clone.file` in directory=.
-    pub(super) fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, String> {
+    pub(super) fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, FioError> {
         // hiops keeps every file open: more than a process may open is refused
         // here, before a list of them fills memory.
         const MAX_FILES: u64 = 1 << 20;
@@ -145,7 +149,7 @@ impl Draft {
             return Err(format!(
                 "numjobs={} times nrfiles={nrfiles} is {total} files, more than the {MAX_FILES} a process may open: lower nrfiles or numjobs",
                 spec.numjobs
-            ));
+            ).into());
         }
         let dir = self.directory.clone().unwrap_or_default();
         let mut files = Vec::new();
@@ -158,7 +162,7 @@ impl Draft {
     }
 
     /// hiops' one file, and whether it is a temporary one of its own.
-    pub(super) fn one_target(&self) -> Result<(PathBuf, bool), String> {
+    pub(super) fn one_target(&self) -> Result<(PathBuf, bool), FioError> {
         let file = format!("{}.0.0", self.name.as_deref().unwrap_or("hiops"));
         // Without a directory, a file of our own in $TMPDIR: its name
         // here is a placeholder until the plan is complete (see
@@ -183,7 +187,7 @@ impl Draft {
         &self,
         spec: &mut JobSpec,
         own_file: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), FioError> {
         spec.write_iolog = self.write_iolog.clone();
         spec.io_size = self.io_size()?;
         spec.strided = self.strided_zones()?;
@@ -208,7 +212,7 @@ impl Draft {
     }
 
     /// io_size in bytes; a percentage is a share of size= in bytes.
-    pub(super) fn io_size(&self) -> Result<Option<u64>, String> {
+    pub(super) fn io_size(&self) -> Result<Option<u64>, FioError> {
         Ok(match self.io_size {
             None => None,
             Some(Amount::Bytes(b)) => Some(b),
@@ -227,7 +231,7 @@ impl Draft {
     /// openfiles below the job's files: served as fio serves them, each
     /// in turn, at most openfiles at a time, each until its range is done
     /// (fio's get_next_file_rr). The random file services are refused.
-    pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), String> {
+    pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         use hiops_bench::file_service::FileServiceKind;
         let files = match (&spec.targets, spec.files_per_clone) {
             (_, Some(n)) => n as u64,
@@ -247,7 +251,7 @@ impl Draft {
                 spec.file_service = None;
                 spec.open_files = Some(open as u32);
             }
-            Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles")),
+            Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles").into()),
         }
         Ok(())
     }
@@ -255,7 +259,7 @@ impl Draft {
 
 /// Creates `path`, or `{path}.N` for the first N not taken (a file an older
 /// hiops left keeps its name).
-fn create_unique(path: &Path) -> Result<(File, PathBuf), String> {
+fn create_unique(path: &Path) -> Result<(File, PathBuf), FioError> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut n = 0u32;
     loop {
@@ -277,7 +281,8 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), String> {
                 return Err(format!(
                     "cannot create {}: {e}; set TMPDIR or directory= to a writable place",
                     name.display()
-                ))
+                )
+                .into())
             }
         }
     }
@@ -286,7 +291,7 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), String> {
 /// Creates the embedded jobs' files (every option has checked by now) and
 /// unlinks each at once; the job opens it again through `/proc/self/fd/N`
 /// (O_DIRECT included), so nothing is left in $TMPDIR even after SIGKILL.
-pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), String> {
+pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
     for &j in jobs {
         let TargetSpec::Paths(paths) = &mut out.jobs[j].targets else {
@@ -294,8 +299,9 @@ pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(),
         };
         for path in paths.iter_mut() {
             let (file, name) = create_unique(path)?;
-            std::fs::remove_file(&name)
-                .map_err(|e| format!("cannot unlink {} once open: {e}", name.display()))?;
+            std::fs::remove_file(&name).map_err(|e| {
+                FioError::Invalid(format!("cannot unlink {} once open: {e}", name.display()))
+            })?;
             *path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
             out.temp_files.push(file);
         }
@@ -306,7 +312,7 @@ pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(),
 /// fill_device: the free space of the filesystem holding the (first) file,
 /// less 1% so metadata fits; a block device is used whole (None: its own
 /// size; the filesystem of its node in /dev says nothing of it).
-fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, String> {
+fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, FioError> {
     use std::os::unix::fs::FileTypeExt;
     let first = &files[0];
     if std::fs::metadata(first).is_ok_and(|m| m.file_type().is_block_device()) {
@@ -329,7 +335,8 @@ fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, String> {
             "fill_device: cannot stat the filesystem of {}: {}",
             dir.display(),
             std::io::Error::last_os_error()
-        ));
+        )
+        .into());
     }
     let free = st.f_bavail as u64 * st.f_frsize as u64;
     let per_file = free / 100 * 99 / files.len() as u64;

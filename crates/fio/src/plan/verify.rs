@@ -1,4 +1,5 @@
 //! The verify options of a job.
+use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::{JobSpec, VerifyMode};
 
@@ -9,7 +10,7 @@ impl Draft {
         spec: &mut JobSpec,
         fio: bool,
         own_file: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), FioError> {
         // fio: a verify_pattern without verify means verify=pattern.
         spec.verify = match (self.verify, &self.verify_pattern) {
             (Some(mode), _) => mode,
@@ -64,7 +65,7 @@ impl Draft {
         &self,
         spec: &mut JobSpec,
         own_file: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), FioError> {
         let read_verify = !spec.rw.writes() && spec.verify != VerifyMode::Off;
         if spec.verify_state_load && !spec.verify_only && !read_verify {
             return Err(

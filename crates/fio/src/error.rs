@@ -1,0 +1,252 @@
+//! The errors of reading fio's job language: a value an option refuses
+//! (the option, the value, what it expected), options a plan refuses (with
+//! their file and line, and a "did you mean" for a misspelt name), and
+//! errors at a job file's line or in a job. Each displays as the one line
+//! (or the lines) the user reads.
+
+use crate::origin::Origin;
+use hiops_bench::units::{quoted, shown};
+use std::fmt;
+
+/// What was wrong with a value, in words for the user, before the option
+/// it was given to is named: what the parser expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ValueError(pub String);
+
+impl From<String> for ValueError {
+    fn from(why: String) -> ValueError {
+        ValueError(why)
+    }
+}
+
+impl From<&str> for ValueError {
+    fn from(why: &str) -> ValueError {
+        ValueError(why.to_string())
+    }
+}
+
+/// For parsers of other crates that take a closure giving a `String`.
+impl From<ValueError> for String {
+    fn from(e: ValueError) -> String {
+        e.0
+    }
+}
+
+/// A value an option refused. Displays as `KEY=VALUE: EXPECTED`, or
+/// `KEY: EXPECTED` when `expected` quotes the value already (see
+/// [`option_error`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", option_error(key, value.as_deref(), &expected.0))]
+pub struct OptionError {
+    /// The option as it was named (`bs`, `--bs`).
+    pub key: String,
+    /// The value given, if any.
+    pub value: Option<String>,
+    pub expected: ValueError,
+}
+
+/// An option a plan does not honour, as one line for the user: in a job
+/// file with its file and line, on the command line as `--key`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// An fio option hiops does not implement, and why.
+    NotImplemented {
+        origin: Origin,
+        key: String,
+        why: &'static str,
+    },
+    /// An option of fio engines hiops does not have, naming them.
+    OtherEngine {
+        origin: Origin,
+        key: String,
+        engines: &'static str,
+    },
+    /// A name no option has, and the known name it most likely misspells.
+    Unknown {
+        origin: Origin,
+        key: String,
+        near: Option<&'static str>,
+    },
+}
+
+impl Refusal {
+    /// A misspelt name, which `--ignore-unsupported` never skips.
+    pub fn is_typo(&self) -> bool {
+        matches!(self, Refusal::Unknown { near: Some(_), .. })
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (Refusal::NotImplemented { origin, key, .. }
+        | Refusal::OtherEngine { origin, key, .. }
+        | Refusal::Unknown { origin, key, .. }) = self;
+        // On the command line the option speaks for itself; in a file, say where.
+        let dashes = match origin.file {
+            Some(_) => {
+                write!(f, "{origin}: ")?;
+                ""
+            }
+            None => "--",
+        };
+        let key = shown(key);
+        match self {
+            Refusal::NotImplemented { why, .. } => write!(
+                f,
+                "option {dashes}{key} is an fio option hiops does not implement: {why}"
+            ),
+            Refusal::OtherEngine { engines, .. } => write!(
+                f,
+                "option {dashes}{key} is for fio's ioengine {engines}, which hiops does not implement; drop it and use one of hiops' engines: {}",
+                ENGINES
+            ),
+            Refusal::Unknown { near: Some(near), .. } => {
+                write!(f, "unknown option {dashes}{key}: did you mean {dashes}{near}?")
+            }
+            Refusal::Unknown { near: None, .. } => write!(
+                f,
+                "unknown option {dashes}{key}: neither fio 3.33 nor hiops has it; check the spelling (hiops run --help lists every option)"
+            ),
+        }
+    }
+}
+
+/// hiops' engines, for messages.
+pub const ENGINES: &str =
+    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null, filecreate (or hiops' mem)";
+
+/// More refusals than this stop a plan at once, whatever
+/// `--ignore-unsupported` says: no fio job file has that many.
+pub const MAX_REFUSALS: usize = 1024;
+/// The most refusal lines an error shows.
+const SHOWN_REFUSALS: usize = 32;
+
+/// Why hiops-fio could not read or plan the jobs.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FioError {
+    /// A value an option refused.
+    #[error(transparent)]
+    Option(#[from] OptionError),
+    /// An option given without the value it needs (`key` as named there).
+    #[error("{key} needs a value: {key}=VALUE")]
+    NeedsValue { key: String },
+    /// A key that names no option hiops reads.
+    #[error(
+        "{} is not an option hiops reads (hiops run --help lists them)",
+        quoted(key)
+    )]
+    NotAnOption { key: String },
+    /// Options a plan refuses, one line each, and what to do about them.
+    #[error("{}\nhiops stops before any I/O; {fix}", lines(refused))]
+    Refused {
+        refused: Vec<Refusal>,
+        fix: &'static str,
+    },
+    /// More refused options than any fio job file has.
+    #[error("{}\nhiops stops before any I/O: more than {MAX_REFUSALS} options it does not read; is this an fio job file?", lines(refused))]
+    TooManyRefused { refused: Vec<Refusal> },
+    /// An error at a line of a job file, or an argument of the command line.
+    #[error("{at}: {error}")]
+    At { at: Origin, error: Box<FioError> },
+    /// An error in a job's options as combined, naming the job (and, in a
+    /// job file, where its section starts).
+    #[error("job {}{}: {error}", quoted(name), origin.as_ref().map_or(String::new(), |o| format!(" ({o})")))]
+    InJob {
+        name: String,
+        origin: Option<Origin>,
+        error: Box<FioError>,
+    },
+    /// Anything else the input got wrong, in words for the user: options
+    /// that do not go together, a job file that cannot be read, a trace.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl FioError {
+    /// This error as found at `at`.
+    pub fn at(self, at: &Origin) -> FioError {
+        FioError::At {
+            at: at.clone(),
+            error: Box::new(self),
+        }
+    }
+}
+
+impl From<String> for FioError {
+    fn from(why: String) -> FioError {
+        FioError::Invalid(why)
+    }
+}
+
+impl From<&str> for FioError {
+    fn from(why: &str) -> FioError {
+        FioError::Invalid(why.to_string())
+    }
+}
+
+impl From<ValueError> for FioError {
+    fn from(e: ValueError) -> FioError {
+        FioError::Invalid(e.0)
+    }
+}
+
+/// The first refusals' lines, and how many more there are.
+fn lines(refused: &[Refusal]) -> String {
+    let shown: Vec<String> = refused
+        .iter()
+        .take(SHOWN_REFUSALS)
+        .map(Refusal::to_string)
+        .collect();
+    let mut out = shown.join("\n");
+    if refused.len() > SHOWN_REFUSALS {
+        out.push_str(&format!(
+            "\n... and {} more",
+            refused.len() - SHOWN_REFUSALS
+        ));
+    }
+    out
+}
+
+/// A value and its parts between `,`, `:` or `/` (each also trimmed): what
+/// a parser, maybe of another crate, may quote in its message.
+fn parts(text: &str) -> impl Iterator<Item = &str> {
+    let pieces = [',', ':', '/']
+        .into_iter()
+        .flat_map(move |sep| text.split(sep));
+    std::iter::once(text)
+        .chain(pieces)
+        .flat_map(|p| [p, p.trim()])
+}
+
+/// Whether a value (or part) is longer than messages show whole.
+fn is_long(part: &str) -> bool {
+    !part.is_empty() && shown(part) != part
+}
+
+/// A value's echoes in a message cut as [`shown`] cuts them: the whole
+/// value's, and each long part's (`parts`).
+pub fn cap_echo(err: &str, text: &str) -> String {
+    parts(text)
+        .filter(|p| is_long(p))
+        .fold(err.to_string(), |e, p| e.replace(p, &shown(p)))
+}
+
+/// An option's error line, the one way every option error shows its value:
+/// `KEY=VALUE: ERROR`, or `KEY: ERROR` when the parser's error quotes the
+/// value already (or, for a long value, its long part), so the value is
+/// shown once, and cut ([`shown`]). `key` is how the option is named there
+/// (`--bs`, `a.fio:3: bs`).
+pub fn option_error(key: &str, value: Option<&str>, err: &str) -> String {
+    let Some(v) = value else {
+        return format!("{key}: {err}");
+    };
+    let err = cap_echo(err, v);
+    let whole = [v, v.trim()].into_iter();
+    let quotes = |p: &str| err.contains(&quoted(p));
+    if whole.chain(parts(v).filter(|p| is_long(p))).any(quotes) {
+        format!("{key}: {err}")
+    } else {
+        format!("{key}={}: {err}", shown(v))
+    }
+}
