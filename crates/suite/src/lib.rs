@@ -45,7 +45,8 @@ impl Runner for BenchRunner<'_> {
         let (args, profile) = profile_flag(args).map_err(RunFailure::Failed)?;
         let (args, timeline) = timeline_flag(&args);
         let (args, confine_irqs) = irq_affinity::confine_flag(&args);
-        let plan = hiops_fio::plan_args(&args, false).map_err(RunFailure::Failed)?;
+        let plan =
+            hiops_fio::plan_args(&args, false).map_err(|e| RunFailure::Failed(e.to_string()))?;
         if plan.phases.iter().any(|&p| p != 0) {
             return Err(RunFailure::Failed(
                 "a sweep point must run as one phase: drop stonewall/wait_for".into(),

@@ -119,12 +119,12 @@ impl Invocation {
     /// `--readonly`, `--max-jobs` and `--warnings-fatal`.
     pub fn plan(&self, rank: &hiops_fio::Placeholders) -> Result<FioPlan, BenchError> {
         let (sources, defaults) = hiops_fio::command_line_sources(&self.command_line, Some(rank))
-            .map_err(BenchError::Usage)?;
+            .map_err(|e| BenchError::Usage(e.to_string()))?;
         if rank.rank == 0 {
             self.debug.trace_sources(&sources);
         }
         let mut plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
-            .map_err(BenchError::Usage)?;
+            .map_err(|e| BenchError::Usage(e.to_string()))?;
         self.debug.apply(&mut plan);
         if self.warnings_fatal && !plan.ignored.is_empty() {
             return usage(format!(

@@ -16,7 +16,7 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
             let (args, _) = crate::profile_flag(&def.args_for(key)).map_err(point)?;
             let (args, _) = crate::timeline_flag(&args);
             let (args, _) = crate::irq_affinity::confine_flag(&args);
-            let plan = hiops_fio::plan_args(&args, false).map_err(point)?;
+            let plan = hiops_fio::plan_args(&args, false).map_err(|e| point(e.to_string()))?;
             gate(&plan)?;
         }
     }
