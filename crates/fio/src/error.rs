@@ -250,3 +250,41 @@ pub fn option_error(key: &str, value: Option<&str>, err: &str) -> String {
         format!("{key}={}: {err}", shown(v))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{plan_args, plan_text, Defaults};
+
+    #[test]
+    fn a_bad_value_carries_its_option_value_and_line() {
+        let e = plan_text("[j]\nioengine=null\nbs=4q\n", Defaults::Fio).unwrap_err();
+        let FioError::At { at, error } = &e else {
+            panic!("not at a line: {e:?}")
+        };
+        assert_eq!(at.line, 3);
+        let FioError::Option(o) = error.as_ref() else {
+            panic!("not an option's value: {error:?}")
+        };
+        assert_eq!((o.key.as_str(), o.value.as_deref()), ("bs", Some("4q")));
+        assert!(o.expected.0.contains("unknown size suffix"), "{o}");
+        assert!(e.to_string().starts_with("<text>:3: bs: '4q' has"), "{e}");
+    }
+
+    #[test]
+    fn refused_options_say_why_or_what_was_meant() {
+        let args = ["--iodpeth=4", "--iodepth_low=2"].map(String::from);
+        let Err(FioError::Refused { refused, .. }) = plan_args(&args, false) else {
+            panic!("planned")
+        };
+        assert!(matches!(
+            &refused[0],
+            Refusal::Unknown { near: Some("iodepth"), key, .. } if key == "iodpeth"
+        ));
+        assert!(matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "iodepth_low"));
+        assert_eq!(
+            refused[0].to_string(),
+            "unknown option --iodpeth: did you mean --iodepth?"
+        );
+    }
+}

@@ -6,7 +6,10 @@
 //! fio's names, meanings and defaults, [`value`] reads fio's sizes and times,
 //! and [`plan`] combines globals and jobs, assigns stonewall phases and
 //! reporting groups, and refuses options hiops does not implement with their
-//! file and line.
+//! file and line. Its errors are [`FioError`]s ([`error`]): a bad value names
+//! the option, the value and what was expected ([`OptionError`]), a refused
+//! option says why or what was meant ([`Refusal`]), and each displays as the
+//! line the user reads.
 //!
 //! ```
 //! use hiops_fio::{plan_text, Defaults};

@@ -2,6 +2,10 @@
 //! each with its parser. Options fio has but hiops lacks are listed too, so a
 //! job file using one is refused by name (or skipped with
 //! `--ignore-unsupported`) instead of being silently misread.
+//!
+//! The table is `table`; the draft its entries fill, the parsers they
+//! share, and the lookup of a key (with "did you mean") are modules of
+//! their own.
 
 mod draft;
 mod lookup;

@@ -3,6 +3,11 @@
 //! combination is checked and turned into a `JobSpec`. Options hiops does not
 //! implement stop the plan with one line each (file and line), unless the
 //! caller ignores them.
+//!
+//! Here the plan's order (phases, groups, wait_for) and the drafts; the
+//! steps from a draft to a `JobSpec` in `spec` and the modules beside it,
+//! each for one part of the job (its targets, verify, engine, what it
+//! measures), and the refused options in `refusals`.
 
 mod engine;
 mod measure;
