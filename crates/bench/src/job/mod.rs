@@ -11,151 +11,29 @@
 
 use crate::cmdprio::PrioPicker;
 use crate::debug_trace::Trace;
-use crate::driver::{Driver, Finished, Latency};
+use crate::driver::Driver;
 use crate::error::JobError;
 use crate::generator::NextIo;
-use crate::iolog::replay::Replay;
 use crate::iolog::IoLogWriter;
-use crate::latency::{LatencySearch, Step};
-use crate::log::{JobLogs, LoggedIo};
+use crate::latency::LatencySearch;
+use crate::log::JobLogs;
 use crate::overlap::InFlight;
-use crate::result::{DirStats, ThreadResult};
-use crate::source::{Flushes, Next, ReadBack, Source, Workload};
-use crate::spec::{JobSpec, RateMin};
+use crate::result::ThreadResult;
+use crate::source::{Flushes, Next, Source, Workload};
+use crate::spec::JobSpec;
 use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
-use crate::verify::VerifyState;
-use hiops_hal::{now_ns, Command, DepthStats, HalError, Op};
-use hiops_stats::cpu::ProcessSample;
+use hiops_hal::{now_ns, Command, HalError, Op};
 use hiops_stats::Histogram;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-/// What the loop books completions into (apart from the driver, so a
-/// completion borrowed from the driver can be booked).
-struct Books {
-    /// Read, write, trim.
-    stats: [DirStats; 3],
-    /// Every I/O and byte since the start (read, write, trim); reads and
-    /// writes are published for the progress line.
-    totals: [(u64, u64); 3],
-    fsyncs: u64,
-    /// Each flush's submission to completion (fio's sync latency).
-    sync_lat: Histogram,
-    verify: Option<VerifyState>,
-    /// Completions count in `stats` (the measured window, a verify pass).
-    booking: bool,
-    error: Option<JobError>,
-    /// fio's logs, when the job writes any.
-    logs: Option<JobLogs>,
-    /// fio's latency_target search, when the job has a target.
-    search: Option<LatencySearch>,
-    /// fio's --debug=io: a line per I/O queued and completed.
-    trace: Option<Trace>,
-    /// Latencies are recorded (not under fio's gtod_reduce).
-    timed: bool,
-    /// fio's serialize_overlap: the ranges of the commands in flight.
-    overlap: Option<InFlight>,
-    /// fio's cmdprio: each I/O's priority, drawn as it is staged.
-    prio: Option<PrioPicker>,
-}
+mod books;
+mod passes;
+mod window;
 
-impl Books {
-    fn book(&mut self, f: Finished<'_>, done_ns: u64) {
-        let op = f.cmd.op;
-        if let Some(t) = &self.trace {
-            t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
-        }
-        if let Some(o) = self.overlap.as_mut().filter(|_| !op.is_sync()) {
-            o.remove(f.cmd.target, f.cmd.offset, f.cmd.len);
-        }
-        if f.result < 0 {
-            let errno = (-f.result) as i32;
-            self.error.get_or_insert(match f.ioprio {
-                0 => JobError::Command {
-                    op: op_name(op),
-                    len: f.cmd.len,
-                    offset: f.cmd.offset,
-                    errno,
-                },
-                p => JobError::Priority {
-                    op: op_name(op),
-                    class: hiops_hal::ioprio_class(p),
-                    level: hiops_hal::ioprio_level(p),
-                    errno,
-                },
-            });
-            return;
-        }
-        let moved = f.result as u64 == f.cmd.len as u64;
-        if let Some(v) = self.verify.as_mut() {
-            v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, moved, f.data);
-        }
-        if op.is_sync() {
-            // Counted on its own, not as data I/O, and timed as fio's
-            // sync latency (issue to completion).
-            self.fsyncs += 1;
-            if self.timed {
-                self.sync_lat.record(done_ns.saturating_sub(f.issued_ns));
-            }
-            return;
-        }
-        let d = op.dir();
-        self.totals[d].0 += 1;
-        self.totals[d].1 += f.result as u64;
-        if self.booking {
-            let io = LoggedIo {
-                done_ns,
-                dir: d,
-                bytes: f.result as u64,
-                offset: f.cmd.offset,
-                slat_ns: f.issued_ns.saturating_sub(f.user),
-                clat_ns: done_ns.saturating_sub(f.issued_ns),
-                lat_ns: done_ns.saturating_sub(f.user),
-            };
-            let s = &mut self.stats[d];
-            s.ios += 1;
-            s.bytes += io.bytes;
-            s.short_ios += u64::from(!moved);
-            let timed = match f.latency {
-                _ if !self.timed => None,
-                Latency::Own => Some(d),
-                Latency::In(other) => Some(other),
-                Latency::None => None,
-            };
-            if let Some(t) = timed {
-                let s = &mut self.stats[t];
-                s.slat.record(io.slat_ns);
-                s.clat.record(io.clat_ns);
-                s.lat.record(io.lat_ns);
-                // fio's cmdprio split: a few entries, made when the window opened.
-                if let Some(p) = s.prios.iter_mut().find(|p| p.ioprio == f.ioprio) {
-                    p.clat.record(io.clat_ns);
-                    p.lat.record(io.lat_ns);
-                }
-            }
-            if let Some(logs) = self.logs.as_mut() {
-                logs.io(&io);
-            }
-            if let Some(s) = self.search.as_mut() {
-                s.completed(io.lat_ns);
-            }
-        }
-    }
-}
-
-/// fio's rate_min check, once a second of the measured window.
-struct RateCheck {
-    at_ns: u64,
-    totals: [(u64, u64); 3],
-}
-
-/// The measured window of this thread, from its start.
-struct Window {
-    start_ns: u64,
-    cpu: ProcessSample,
-    depth: DepthStats,
-}
+use books::Books;
+use window::{RateCheck, Window};
 
 pub(crate) struct JobThread<'a, D: Driver> {
     spec: &'a JobSpec,
@@ -307,113 +185,6 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
             crate::cache::drop_cached(&plan.targets, &plan.regions);
         }
-    }
-
-    /// fio's read_iolog: the trace's I/Os instead of the workload.
-    fn replay(&mut self, trace: &crate::spec::ReplaySpec, plan: &WorkerPlan<'_>) {
-        match Replay::open(trace, &plan.regions, now_ns()) {
-            Ok(mut r) => {
-                self.pump(&mut r);
-                if let Some(e) = r.error.take() {
-                    self.books.error.get_or_insert(e.into());
-                }
-            }
-            Err(e) => {
-                self.books.error.get_or_insert(e.into());
-            }
-        }
-    }
-
-    /// fio's verify_only: the job's writes are replayed, not done, and
-    /// the blocks they would have written are read back and checked (a
-    /// read job checks every block of its regions).
-    fn verify_only(&mut self, plan: &WorkerPlan<'_>) {
-        let Some(v) = self.books.verify.as_mut() else {
-            return;
-        };
-        let spec = self.spec;
-        let interval = v.stamper.interval() as u32;
-        let replayed = spec.rw.writes();
-        if replayed {
-            let saved = if spec.verify_state_load {
-                match crate::verify::state::load_for(plan) {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        self.books.error.get_or_insert(e.into());
-                        return;
-                    }
-                }
-            } else {
-                None
-            };
-            crate::verify::state::replay(v, plan, saved.as_ref());
-        }
-        let chunks = v.to_read();
-        // fio's verify reads the device, never a cached copy.
-        crate::cache::drop_cached(&plan.targets, &plan.regions);
-        self.start_window(now_ns());
-        if replayed {
-            let max = spec.bs_max();
-            self.pump(&mut ReadBack::written(
-                &plan.regions,
-                chunks,
-                interval,
-                max,
-                true,
-            ));
-        } else {
-            // Blocks of the read size, as fio's read job verifies its reads.
-            let read = spec.bs_for(hiops_hal::Op::Read);
-            let unit = if read.is_fixed() {
-                read.max()
-            } else {
-                interval
-            };
-            self.pump(&mut ReadBack::every(&plan.regions, unit));
-        }
-        self.end_window();
-        self.drain();
-    }
-
-    /// The read-back of blocks written in this run, booked as reads (as fio
-    /// books its verify phase) over a time of its own.
-    fn verify_pass(&mut self, plan: &WorkerPlan<'_>) {
-        let Some(v) = self.books.verify.as_mut() else {
-            return;
-        };
-        // A read job checked each read as it came: it wrote nothing to read back.
-        let wrote = !v.maps.is_empty();
-        if !(v.check && wrote)
-            || self.books.error.is_some()
-            || v.halted()
-            || self.ctrl.interrupted()
-        {
-            return;
-        }
-        // Which chunks to read: those acknowledged (the books keep the maps
-        // to check each read against its write).
-        let chunks = v.to_read();
-        let interval = v.stamper.interval() as u32;
-        // As fio: what the writes left in the page cache goes to the device
-        // and out of the cache, so the check reads the device.
-        if let Err(e) = crate::cache::sync(&plan.targets) {
-            self.books.error.get_or_insert(e.into());
-            return;
-        }
-        crate::cache::drop_cached(&plan.targets, &plan.regions);
-        let t0 = now_ns();
-        self.books.booking = true;
-        let max = self.spec.bs_max();
-        self.pump(&mut ReadBack::written(
-            &plan.regions,
-            chunks,
-            interval,
-            max,
-            false,
-        ));
-        self.drain();
-        self.books.booking = false;
-        self.books.stats[0].runtime_ns += now_ns() - t0;
     }
 
     /// The loop over one source. Returns when the source is done, the job
@@ -683,36 +454,6 @@ impl<'a, D: Driver> JobThread<'a, D> {
         self.books.search.as_ref().map_or(d, |s| s.depth().min(d))
     }
 
-    /// fio's latency_target: judges the window, and changes depth (after a
-    /// drain), starts the measurement again, or ends the job as it says.
-    fn latency_step(&mut self) {
-        let Some(s) = self.books.search.as_mut() else {
-            return;
-        };
-        match s.check(now_ns()) {
-            Step::Keep => return,
-            Step::Done => {
-                self.latency_done = true;
-                return;
-            }
-            Step::Fatal(lat) => {
-                let want = self.spec.latency_target.map_or(0, |t| t.target_ns);
-                self.books.error.get_or_insert(JobError::Latency(format!(
-                    "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
-                )));
-                return;
-            }
-            Step::Drain => self.drain(),
-            Step::Measure => {
-                self.drain();
-                self.start_window(now_ns());
-            }
-        }
-        if let Some(s) = self.books.search.as_mut() {
-            s.new_window(now_ns());
-        }
-    }
-
     fn should_stop(&self, now: u64) -> bool {
         if self.latency_done {
             return true;
@@ -720,115 +461,6 @@ impl<'a, D: Driver> JobThread<'a, D> {
         self.ctrl.stopped(self.job)
             || self.deadline_ns.is_some_and(|d| now >= d)
             || self.books.verify.as_ref().is_some_and(|v| v.halted())
-    }
-
-    /// Opens the measured window when the run's ramp is over; checks
-    /// rate_min once a second inside it.
-    fn tick(&mut self, now: u64) {
-        if self.window.is_none() && self.result.runtime_ns == 0 && self.ctrl.measuring.load(Relaxed)
-        {
-            self.start_window(self.ctrl.window_start(now));
-        }
-        if self.spec.rate_min.iter().any(Option::is_some) {
-            self.check_rate_min(now);
-        }
-        if let Some(v) = self.books.verify.as_mut() {
-            v.save_state(Some(now));
-        }
-    }
-
-    fn start_window(&mut self, now: u64) {
-        self.books.stats = Default::default();
-        if let Some(plan) = &self.spec.cmdprio {
-            for (d, s) in self.books.stats.iter_mut().take(2).enumerate() {
-                s.prios = crate::cmdprio::prio_stats(plan, d);
-            }
-        }
-        // As fio's zeroed stats after the ramp: flushes count from here.
-        self.books.fsyncs = 0;
-        self.books.sync_lat.clear();
-        self.books.booking = true;
-        self.driver.start_window();
-        self.window = Some(Window {
-            start_ns: now,
-            cpu: ProcessSample::thread(),
-            depth: self.driver.depth_stats(),
-        });
-        self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
-        if let Some(s) = self.books.search.as_mut() {
-            s.restart(now);
-        }
-        if let Some(logs) = self.books.logs.as_mut() {
-            logs.start(now);
-        }
-        self.rate_check = Some(RateCheck {
-            at_ns: now,
-            totals: self.books.totals,
-        });
-    }
-
-    fn end_window(&mut self) {
-        let Some(w) = self.window.take() else {
-            self.signal_finished();
-            return;
-        };
-        let end = now_ns();
-        self.books.booking = false;
-        if let Some(logs) = self.books.logs.as_mut() {
-            logs.close_window(end);
-        }
-        // rate_min judges the workload only, not end_fsync or a verify pass.
-        self.rate_check = None;
-        let r = &mut self.result;
-        r.runtime_ns = end.saturating_sub(w.start_ns).max(1);
-        r.cpu = ProcessSample::thread().delta(&w.cpu);
-        r.depth = Some(self.driver.depth_stats().since(&w.depth));
-        r.path = self.driver.path_stats();
-        r.ring = self.driver.ring_counters();
-        for s in &mut self.books.stats {
-            s.runtime_ns = r.runtime_ns;
-        }
-        self.signal_finished();
-    }
-
-    fn signal_finished(&mut self) {
-        if let Some(tx) = self.finished.take() {
-            let _ = tx.send(());
-        }
-    }
-
-    fn check_rate_min(&mut self, now: u64) {
-        let Some(rc) = self.rate_check.as_mut() else {
-            return;
-        };
-        let dt = now.saturating_sub(rc.at_ns);
-        if dt < 1_000_000_000 {
-            return;
-        }
-        let secs = dt as f64 / 1e9;
-        for (d, min) in self.spec.rate_min.iter().enumerate() {
-            let wants = if d == 0 {
-                self.spec.rw.reads()
-            } else {
-                self.spec.rw.writes()
-            };
-            let Some(min) = min.filter(|_| wants) else {
-                continue;
-            };
-            let ios = (self.books.totals[d].0 - rc.totals[d].0) as f64 / secs;
-            let bytes = (self.books.totals[d].1 - rc.totals[d].1) as f64 / secs;
-            let (got, want, unit) = match min {
-                RateMin::Iops(m) => (ios, m as f64, "IOPS"),
-                RateMin::Bytes(m) => (bytes, m as f64, "bytes/s"),
-            };
-            if got < want {
-                let dir = if d == 0 { "read" } else { "write" };
-                self.books.error.get_or_insert(JobError::RateMin(format!(
-                    "{dir} rate {got:.0} {unit} over the last {secs:.1} s is below rate_min {want:.0} {unit}"
-                )));
-            }
-        }
-        (rc.at_ns, rc.totals) = (now, self.books.totals);
     }
 
     fn finish(mut self) -> ThreadResult {

@@ -1,0 +1,145 @@
+//! What the job loop books each completion into: the window's stats and
+//! latencies, the totals, flushes, verify, fio's logs and the
+//! latency_target search.
+
+use super::op_name;
+use crate::cmdprio::PrioPicker;
+use crate::debug_trace::Trace;
+use crate::driver::{Finished, Latency};
+use crate::error::JobError;
+use crate::latency::LatencySearch;
+use crate::log::{JobLogs, LoggedIo};
+use crate::overlap::InFlight;
+use crate::result::DirStats;
+use crate::verify::VerifyState;
+use hiops_stats::Histogram;
+
+/// What the loop books completions into (apart from the driver, so a
+/// completion borrowed from the driver can be booked).
+pub(super) struct Books {
+    /// Read, write, trim.
+    pub(super) stats: [DirStats; 3],
+    /// Every I/O and byte since the start (read, write, trim); reads and
+    /// writes are published for the progress line.
+    pub(super) totals: [(u64, u64); 3],
+    pub(super) fsyncs: u64,
+    /// Each flush's submission to completion (fio's sync latency).
+    pub(super) sync_lat: Histogram,
+    pub(super) verify: Option<VerifyState>,
+    /// Completions count in `stats` (the measured window, a verify pass).
+    pub(super) booking: bool,
+    pub(super) error: Option<JobError>,
+    /// fio's logs, when the job writes any.
+    pub(super) logs: Option<JobLogs>,
+    /// fio's latency_target search, when the job has a target.
+    pub(super) search: Option<LatencySearch>,
+    /// fio's --debug=io: a line per I/O queued and completed.
+    pub(super) trace: Option<Trace>,
+    /// Latencies are recorded (not under fio's gtod_reduce).
+    pub(super) timed: bool,
+    /// fio's serialize_overlap: the ranges of the commands in flight.
+    pub(super) overlap: Option<InFlight>,
+    /// fio's cmdprio: each I/O's priority, drawn as it is staged.
+    pub(super) prio: Option<PrioPicker>,
+}
+
+impl Books {
+    /// Books one completion: a failure, a flush, or data I/O (counted in
+    /// the window while it is open).
+    #[inline]
+    pub(super) fn book(&mut self, f: Finished<'_>, done_ns: u64) {
+        let op = f.cmd.op;
+        if let Some(t) = &self.trace {
+            t.io("complete", op, f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
+        if let Some(o) = self.overlap.as_mut().filter(|_| !op.is_sync()) {
+            o.remove(f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
+        if f.result < 0 {
+            self.failed(&f);
+            return;
+        }
+        let moved = f.result as u64 == f.cmd.len as u64;
+        if let Some(v) = self.verify.as_mut() {
+            v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, moved, f.data);
+        }
+        if op.is_sync() {
+            // Counted on its own, not as data I/O, and timed as fio's
+            // sync latency (issue to completion).
+            self.fsyncs += 1;
+            if self.timed {
+                self.sync_lat.record(done_ns.saturating_sub(f.issued_ns));
+            }
+            return;
+        }
+        let d = op.dir();
+        self.totals[d].0 += 1;
+        self.totals[d].1 += f.result as u64;
+        if self.booking {
+            self.book_window(&f, d, moved, done_ns);
+        }
+    }
+
+    /// A command that completed with `-errno`: the job's first error.
+    #[inline]
+    fn failed(&mut self, f: &Finished<'_>) {
+        let op = f.cmd.op;
+        let errno = (-f.result) as i32;
+        self.error.get_or_insert(match f.ioprio {
+            0 => JobError::Command {
+                op: op_name(op),
+                len: f.cmd.len,
+                offset: f.cmd.offset,
+                errno,
+            },
+            p => JobError::Priority {
+                op: op_name(op),
+                class: hiops_hal::ioprio_class(p),
+                level: hiops_hal::ioprio_level(p),
+                errno,
+            },
+        });
+    }
+
+    /// A data I/O of the measured window, in direction `d`: its stats, its
+    /// latencies (where timed), the logs and the latency_target search.
+    #[inline]
+    fn book_window(&mut self, f: &Finished<'_>, d: usize, moved: bool, done_ns: u64) {
+        let io = LoggedIo {
+            done_ns,
+            dir: d,
+            bytes: f.result as u64,
+            offset: f.cmd.offset,
+            slat_ns: f.issued_ns.saturating_sub(f.user),
+            clat_ns: done_ns.saturating_sub(f.issued_ns),
+            lat_ns: done_ns.saturating_sub(f.user),
+        };
+        let s = &mut self.stats[d];
+        s.ios += 1;
+        s.bytes += io.bytes;
+        s.short_ios += u64::from(!moved);
+        let timed = match f.latency {
+            _ if !self.timed => None,
+            Latency::Own => Some(d),
+            Latency::In(other) => Some(other),
+            Latency::None => None,
+        };
+        if let Some(t) = timed {
+            let s = &mut self.stats[t];
+            s.slat.record(io.slat_ns);
+            s.clat.record(io.clat_ns);
+            s.lat.record(io.lat_ns);
+            // fio's cmdprio split: a few entries, made when the window opened.
+            if let Some(p) = s.prios.iter_mut().find(|p| p.ioprio == f.ioprio) {
+                p.clat.record(io.clat_ns);
+                p.lat.record(io.lat_ns);
+            }
+        }
+        if let Some(logs) = self.logs.as_mut() {
+            logs.io(&io);
+        }
+        if let Some(s) = self.search.as_mut() {
+            s.completed(io.lat_ns);
+        }
+    }
+}
