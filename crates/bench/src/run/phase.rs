@@ -1,0 +1,302 @@
+//! A phase's shared state: its control, counters, devices and HIOPS
+//! paths, and each thread's plan (targets, regions, budget).
+
+use crate::error::{usage, BenchError};
+use crate::generator::Region;
+use crate::result::{JobResult, PathReport, TargetInfo};
+use crate::spec::{JobSpec, VerifyMode};
+use crate::target::OpenTarget;
+use crate::thread_plan::{Control, Counters, WorkerPlan};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{mpsc, Barrier, Mutex};
+use std::time::Duration;
+
+/// The system's side of the window and the jobs' shared state.
+pub(super) struct Phase<'a> {
+    pub(super) specs: &'a [JobSpec],
+    pub(super) opened: &'a [Vec<OpenTarget>],
+    pub(super) ctrl: Control,
+    pub(super) counters: Vec<Counters>,
+    pub(super) devices: Vec<String>,
+    pub(super) irq_prefix: Vec<(String, Option<String>)>,
+    pub(super) paths: Vec<Option<hiops_path::IoPath>>,
+}
+
+/// Counters for each flow id the phase's jobs use (fio's flow).
+fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)> {
+    let mut ids: Vec<u32> = specs.iter().filter_map(|s| s.flow.map(|f| f.id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter().map(|id| (id, Default::default())).collect()
+}
+
+impl<'a> Phase<'a> {
+    pub(super) fn new(
+        specs: &'a [JobSpec],
+        opened: &'a [Vec<OpenTarget>],
+    ) -> Result<Phase<'a>, BenchError> {
+        let threads: usize = specs.iter().map(|s| s.numjobs as usize).sum();
+        let mut devices: Vec<String> = opened
+            .iter()
+            .flatten()
+            .filter_map(|t| t.device.as_ref().map(|d| d.name.clone()))
+            .collect();
+        devices.sort();
+        devices.dedup();
+        let irq_prefix = opened
+            .iter()
+            .flatten()
+            .filter_map(|t| {
+                t.device
+                    .as_ref()
+                    .map(|d| (d.name.clone(), d.interrupt_prefix()))
+            })
+            .collect();
+        let paths = specs
+            .iter()
+            .zip(opened)
+            .map(|(spec, targets)| open_path(spec, targets))
+            .collect::<Result<_, _>>()?;
+        Ok(Phase {
+            specs,
+            opened,
+            ctrl: Control {
+                start: Barrier::new(threads + 1),
+                stop: AtomicBool::new(false),
+                interrupted: AtomicBool::new(false),
+                job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
+                job_group: specs.iter().map(|s| s.meta.group).collect(),
+                run_over: AtomicBool::new(false),
+                flows: flows_of(specs),
+                measuring: AtomicBool::new(false),
+                measuring_since_ns: AtomicU64::new(0),
+                failed: Mutex::new(None),
+            },
+            counters: (0..threads).map(|_| Counters::default()).collect(),
+            devices,
+            irq_prefix,
+            paths,
+        })
+    }
+
+    /// Waits for the threads to end their work after the window (drain,
+    /// end_fsync, a verify pass). An interrupt, before or now, stops that
+    /// work too. Returns whether the run was interrupted.
+    pub(super) fn await_threads<T>(
+        &self,
+        handles: &[(usize, std::thread::ScopedJoinHandle<'_, T>)],
+        interrupt: &AtomicBool,
+        interrupted: bool,
+    ) -> bool {
+        let mut interrupted = interrupted;
+        loop {
+            if !interrupted && interrupt.load(Relaxed) {
+                interrupted = true;
+            }
+            if interrupted {
+                self.ctrl.interrupted.store(true, Relaxed);
+            }
+            if handles.iter().all(|(_, h)| h.is_finished()) {
+                return interrupted;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Every thread's plan, with the index of its job.
+    pub(super) fn plans(&self, finished: mpsc::Sender<()>) -> Vec<(usize, WorkerPlan<'a>)> {
+        let mut plans = Vec::new();
+        for (j, spec) in self.specs.iter().enumerate() {
+            let align = job_align(spec);
+            for clone in 0..spec.numjobs {
+                let (first, mine) = targets_of(spec, &self.opened[j], clone);
+                let regions = regions_for(spec, mine, clone, align)
+                    .expect("validate checked every clone's regions");
+                let whole = pass_bytes(spec, &regions);
+                // fio's loops each end at io_size when it is less (its
+                // do_io: io_issue_bytes_exceeded).
+                let pass = match spec.io_size.filter(|_| !spec.time_based) {
+                    Some(io) => io.min(whole),
+                    None => whole,
+                };
+                plans.push((
+                    j,
+                    WorkerPlan {
+                        spec,
+                        job: j,
+                        clone,
+                        targets: mine.iter().map(|t| t.hal_target()).collect(),
+                        target_base: first as u32,
+                        regions,
+                        align: align as u32,
+                        budget: budget(spec, pass),
+                        pass,
+                        finished: finished.clone(),
+                    },
+                ));
+            }
+        }
+        plans
+    }
+
+    pub(super) fn snap_paths(&self) -> Vec<hiops_path::PathCounters> {
+        self.paths
+            .iter()
+            .map(|p| p.as_ref().map(|p| p.counters()).unwrap_or_default())
+            .collect()
+    }
+
+    pub(super) fn job_results(&self, path_c0: &[hiops_path::PathCounters]) -> Vec<JobResult> {
+        let path_c1 = self.snap_paths();
+        self.specs
+            .iter()
+            .zip(self.opened)
+            .enumerate()
+            .map(|(j, (spec, targets))| JobResult {
+                spec: spec.clone(),
+                threads: Vec::new(),
+                targets: targets.iter().map(TargetInfo::of).collect(),
+                path: self.paths[j].as_ref().map(|p| PathReport {
+                    strategy: p.strategy(),
+                    description: p.description(),
+                    counters: path_c1[j].since(&path_c0[j]),
+                    switches: p.switches(),
+                    completion_passes: p.completion_passes(),
+                }),
+            })
+            .collect()
+    }
+}
+
+/// Offsets are multiples of this: fio's blockalign, or the smallest block
+/// size (with verify, a multiple of the verify interval: validated).
+pub(super) fn job_align(spec: &JobSpec) -> u64 {
+    spec.block_align.unwrap_or(spec.bs_min()) as u64
+}
+
+/// The targets a clone uses: all of the job's, or (fio's layout without a
+/// filename) its own `files_per_clone` of them. Returns (first index, slice).
+pub(super) fn targets_of<'t>(
+    spec: &JobSpec,
+    targets: &'t [OpenTarget],
+    clone: u32,
+) -> (usize, &'t [OpenTarget]) {
+    match spec.files_per_clone {
+        Some(n) => {
+            let first = clone as usize * n as usize;
+            (first, &targets[first..first + n as usize])
+        }
+        None => (0, targets),
+    }
+}
+
+/// The regions each clone of a job works on: from `offset` (plus
+/// `offset_increment` per clone) for `size` bytes, or to the end. With verify
+/// on shared targets, clones whose ranges overlap each own a disjoint slice
+/// of it (so the last acknowledged write of a block is known); otherwise
+/// every clone uses its whole range, as fio's clones do.
+pub(super) fn regions_for(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+    clone: u32,
+    align: u64,
+) -> Result<Vec<Region>, BenchError> {
+    let shared = spec.files_per_clone.is_none();
+    targets
+        .iter()
+        .map(|t| {
+            let start = spec.offset.of(t.len) + clone as u64 * spec.offset_increment.of(t.len);
+            let start = start.div_ceil(align) * align;
+            if start >= t.len {
+                return usage(format!(
+                    "job {} clone {clone} starts at byte {start}, past the end of {} ({} bytes): lower --offset or --offset_increment",
+                    spec.name,
+                    t.describe(),
+                    t.len
+                ));
+            }
+            let len = t.len - start;
+            let len = match (spec.size, spec.size_pct) {
+                (Some(s), _) => s.min(len),
+                (None, Some(p)) => ((t.len as f64 * p / 100.0) as u64).min(len),
+                (None, None) => len,
+            };
+            let overlapping = spec.offset_increment.of(t.len) < len;
+            if spec.verify != VerifyMode::Off && spec.numjobs > 1 && shared && overlapping {
+                let slice = (len / spec.numjobs as u64) / align * align;
+                Ok(Region {
+                    start: start + clone as u64 * slice,
+                    len: slice,
+                })
+            } else {
+                Ok(Region {
+                    start,
+                    len: len / align * align,
+                })
+            }
+        })
+        .collect()
+}
+
+/// Bytes of one pass over a thread's regions; with fio's sequential holes a
+/// pass moves only the blocks that start a step apart and fit before the
+/// region's end (fio's t0007: 85 reads of 1m, 1.5m apart, in 128m); a
+/// backwards walk moves them all.
+fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
+    if spec.rw_gap > 0 && !spec.rw.is_random() {
+        let bs = spec.bs.mean();
+        let step = bs + spec.rw_gap as f64;
+        let fits = |len: f64| match len >= bs {
+            true => (((len - bs) / step).floor() + 1.0) * bs,
+            false => 0.0,
+        };
+        regions.iter().map(|r| fits(r.len as f64)).sum::<f64>() as u64
+    } else {
+        regions.iter().map(|r| r.len).sum()
+    }
+}
+
+/// Size-based: `loops` passes; time-based: no end by size. With io_size,
+/// fio goes on after its loops until io_size is done (backend.c,
+/// keep_running): at least io_size in all.
+fn budget(spec: &JobSpec, pass: u64) -> u64 {
+    if spec.time_based {
+        return u64::MAX;
+    }
+    let loops = pass * spec.loops.max(1) as u64;
+    spec.io_size.map_or(loops, |io| loops.max(io))
+}
+
+/// Synchronous-thread jobs share one HIOPS path per job.
+fn open_path(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+) -> Result<Option<hiops_path::IoPath>, BenchError> {
+    let Some(p) = spec.path.as_ref().filter(|p| p.tasks.is_none()) else {
+        // No path, or the task path (each thread opens its own ring).
+        return Ok(None);
+    };
+    let config = hiops_path::PathConfig {
+        strategy: p.strategy,
+        engine: spec.engine,
+        engine_opts: spec.engine_opts.clone(),
+        // iodepth is the path's tags in all: each ring gets its share.
+        depth: spec.iodepth.div_ceil(p.rings.max(1)).max(1),
+        max_io: spec.bs_max() as usize,
+        rings: p.rings,
+        spin_ns: p.spin_ns,
+        poll_interval: Duration::from_nanos(p.poll_interval_ns),
+        coop_peeks: p.coop_peeks,
+        coop_parts: p.coop_parts,
+        coop_wait: p.coop_wait,
+        hybrid: p.hybrid,
+    };
+    let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
+    let path = hiops_path::IoPath::open(config, hal).map_err(|e| match e {
+        hiops_path::PathError::Config { .. } => {
+            BenchError::Usage(format!("job {}: {e}", spec.name))
+        }
+        _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
+    })?;
+    Ok(Some(path))
+}

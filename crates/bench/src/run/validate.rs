@@ -1,0 +1,199 @@
+//! A job checked against its opened targets before any I/O: everything
+//! that would fail later fails here, with the option to change.
+
+use super::phase::{job_align, regions_for, targets_of};
+use crate::error::{usage, BenchError};
+use crate::spec::{JobSpec, VerifyMode};
+use crate::target::{OpenTarget, TargetKind};
+use hiops_hal::EngineKind;
+
+/// Checks a job against its opened targets: everything that would fail later
+/// fails here, before any I/O, with the option to change.
+pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
+    if spec.iodepth == 0 {
+        return usage("--iodepth must be at least 1");
+    }
+    if spec.numjobs == 0 {
+        return usage("--numjobs must be at least 1");
+    }
+    validate_raid0(spec)?;
+    if spec.filecreate {
+        crate::filecreate::check(spec)?;
+    }
+    validate_sizes(spec, targets)?;
+    validate_verify(spec)?;
+    validate_strided(spec)?;
+    if spec
+        .rate_iops
+        .iter()
+        .flatten()
+        .any(|&r| r.is_nan() || r <= 0.0)
+    {
+        return usage("--rate and --rate_iops must be above 0");
+    }
+    if !spec.time_based
+        && spec.runtime_ns.is_none()
+        && spec.size.is_none()
+        && targets.iter().all(|t| t.len == 0)
+    {
+        return usage("nothing bounds this job: give --size or --runtime");
+    }
+    Ok(())
+}
+
+/// What hiops' strided zones do not combine with, refused by name.
+fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
+    let Some(z) = spec.strided else {
+        return Ok(());
+    };
+    let max_bs = spec.bs_max() as u64;
+    if z.range < max_bs {
+        return usage(format!(
+            "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",
+            z.range
+        ));
+    }
+    if spec.raid0_chunk.is_some() {
+        return usage("zonemode=strided with raid0 is not implemented: drop one of them");
+    }
+    if spec.rw_gap != 0 {
+        return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
+    }
+    if spec.rw.is_random() && spec.distribution != crate::spec::Distribution::Uniform {
+        return usage("zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
+    }
+    Ok(())
+}
+
+fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
+    if spec.raid0_chunk.is_some() && spec.file_service.is_some() {
+        return usage("file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them");
+    }
+    if let Some(chunk) = spec.raid0_chunk {
+        // One file is a one-member RAID0: the file itself.
+        if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
+            return usage(format!(
+                "--raid0={chunk}: every block size must divide the chunk, and {bs} does not"
+            ));
+        }
+        if spec.rw_gap != 0 {
+            return usage("--raid0 takes no sequential gap (rw=read:GAP)");
+        }
+        let align = spec.block_align.unwrap_or(spec.bs_min()) as u64;
+        if chunk % align != 0 {
+            return usage(format!(
+                "--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Blocks against the targets and each clone's regions.
+fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
+    let bs_max = spec.bs_max();
+    for t in targets {
+        if t.len < bs_max as u64 {
+            return usage(format!(
+                "{} has {} bytes, less than one block of {bs_max}: lower --bs or raise --size",
+                t.describe(),
+                t.len
+            ));
+        }
+        if spec.direct && t.kind != TargetKind::Ram {
+            let lb = t.logical_block;
+            for bs in spec.block_sizes() {
+                if bs % lb != 0 {
+                    return usage(format!(
+                        "--bs={bs} is not a multiple of {}'s logical block size ({lb} bytes), which direct I/O requires: use a multiple of {lb} or --direct=0",
+                        t.describe()
+                    ));
+                }
+            }
+        }
+    }
+    let align = job_align(spec);
+    for clone in 0..spec.numjobs {
+        let (_, mine) = targets_of(spec, targets, clone);
+        for r in regions_for(spec, mine, clone, align)? {
+            if r.len < bs_max as u64 {
+                return usage(format!(
+                    "job {} clone {clone} has {} bytes to work on, less than one block of {bs_max}: lower --bs, --offset or --offset_increment, or raise --size",
+                    spec.name, r.len
+                ));
+            }
+            // zoned_abs zones past the region (a device's or an existing
+            // file's size is known only now).
+            if let Err(e) = crate::distribution::zones::fits(&spec.distribution, r.len) {
+                return usage(format!("job {}: {e}", spec.name));
+            }
+        }
+    }
+    if spec.direct
+        && !align.is_multiple_of(512)
+        && targets.iter().any(|t| t.kind != TargetKind::Ram)
+    {
+        return usage(format!(
+            "blockalign={align} does not suit direct I/O: use a multiple of the logical block size"
+        ));
+    }
+    Ok(())
+}
+
+fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
+    if spec.verify != VerifyMode::Off {
+        let interval = crate::verify::interval_of(spec);
+        let min = crate::verify::min_block(spec.verify);
+        if (interval as usize) < min {
+            return usage(format!(
+                "--verify={} needs blocks (or a verify_interval) of at least {min} bytes: each holds its header",
+                crate::verify::name_of(spec.verify)
+            ));
+        }
+        let header = crate::verify::hdr_size(spec.verify) as u32;
+        if spec.verify_offset > 0 && spec.verify_offset < header {
+            return usage(format!(
+                "--verify_offset={}: the {header}-byte {} header would overlap the bytes it swaps with (fio 3.33 accepts this and then fails its own check); use at least {header}",
+                spec.verify_offset,
+                crate::verify::name_of(spec.verify)
+            ));
+        }
+        if spec.verify_offset > 0 && spec.verify_offset + header > interval {
+            return usage(format!(
+                "--verify_offset={}: the {header}-byte {} header would end past the {interval}-byte verify interval; lower verify_offset or raise verify_interval",
+                spec.verify_offset,
+                crate::verify::name_of(spec.verify)
+            ));
+        }
+        if spec.bs_max() / interval > u16::MAX as u32 {
+            return usage(format!(
+                "--verify: a block of {} bytes is more than 65535 verify intervals of {interval}: raise verify_interval",
+                spec.bs_max()
+            ));
+        }
+        if let Some(a) = spec.block_align.filter(|a| a % interval != 0) {
+            return usage(format!(
+                "--blockalign={a} is not a multiple of the verify interval ({interval} bytes): each verified chunk starts on one"
+            ));
+        }
+        if matches!(
+            spec.verify,
+            VerifyMode::Pattern | VerifyMode::PatternNoHeader
+        ) && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
+        {
+            return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number, a \"quoted string\" or %o)");
+        }
+        if spec.buffer_pattern.is_some() {
+            return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
+        }
+        if spec.rw.trims() {
+            return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.rw.name()));
+        }
+        if spec.engine == EngineKind::Null {
+            return usage(
+                "--verify cannot check the null engine, which moves no data: use --ioengine=mem",
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,304 @@
+//! The main thread while the jobs run: the ramp, the per-second series,
+//! progress, fio's steady state, and the system counters around the
+//! measured window.
+
+use super::phase::Phase;
+use super::{Progress, RunOptions};
+use crate::coord::Coordinator;
+use crate::platform::{PlatformWatch, PlatformWindow};
+use crate::result::{DeviceWindow, SeriesPoint};
+use crate::spec::JobSpec;
+use crate::thread_plan::Counters;
+use hiops_stats::cpu::{MachineSample, ProcessSample};
+use hiops_stats::disk::{read_interrupts, DiskStats};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What the main thread saw while the threads ran.
+pub(super) struct Watched {
+    pub(super) window: Window,
+    pub(super) series: Vec<SeriesPoint>,
+    pub(super) interrupted: bool,
+    /// Another rank finished first (the ranks' stonewall).
+    pub(super) stonewalled: bool,
+    pub(super) steady: Option<crate::steady::SsOutcome>,
+    pub(super) path_c0: Vec<hiops_path::PathCounters>,
+}
+
+/// The jobs' longest ramp, their longest run from the start (startdelay,
+/// ramp and runtime; None if some job has no runtime), and whether every
+/// job is time based.
+fn time_limits(specs: &[JobSpec]) -> (u64, Option<u64>, bool) {
+    let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
+    let total_ns = specs
+        .iter()
+        .map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns + s.ramp_ns))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max());
+    (ramp_ns, total_ns, specs.iter().all(|s| s.time_based))
+}
+
+/// The main thread's clocks while the jobs run.
+struct Ticks {
+    /// (when, counters) of the last per-second point and progress report.
+    second: (f64, [u64; 4]),
+    progress: (Instant, [u64; 4]),
+    steady: Option<crate::steady::SsTracker>,
+}
+
+impl Ticks {
+    fn new(specs: &[JobSpec], start: Instant) -> Ticks {
+        Ticks {
+            second: (0.0, [0; 4]),
+            progress: (start, [0; 4]),
+            steady: specs
+                .iter()
+                .find_map(|s| s.steady_state)
+                .map(crate::steady::SsTracker::new),
+        }
+    }
+}
+
+impl Phase<'_> {
+    /// The main thread while the jobs run: opens the window after the ramp,
+    /// records a point per second (and judges fio's ss on it), reports
+    /// progress, and closes the window when every thread's measured work is
+    /// over, on Ctrl-C or at steady state. Threads keep their own runtime;
+    /// the longest one (and a second's grace) is only a backstop here.
+    pub(super) fn watch(
+        &self,
+        done_rx: &mpsc::Receiver<()>,
+        opts: &mut RunOptions<'_>,
+        coord: &mut dyn Coordinator,
+    ) -> Watched {
+        let (ramp_ns, total_ns, time_based) = time_limits(self.specs);
+        let mut w = self.start_threads(ramp_ns, opts, coord);
+        if self.ctrl.failed.lock().unwrap().is_some() {
+            coord.work_done();
+            return w;
+        }
+        let t_start = Instant::now();
+        let mut ticks = Ticks::new(self.specs, t_start);
+        if ramp_ns == 0 {
+            // Open since before the start barrier; from here on it is timed.
+            self.ctrl.start_measuring();
+            w.window.begin(&self.devices, &self.irq_prefix);
+        }
+        let mut finished = 0;
+        loop {
+            match done_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(()) => finished += 1,
+                Err(mpsc::RecvTimeoutError::Disconnected) => finished = self.counters.len(),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            let elapsed = t_start.elapsed();
+            let el_ns = elapsed.as_nanos() as u64;
+            if finished >= self.counters.len() {
+                break;
+            }
+            if opts.interrupt.load(Relaxed) {
+                w.interrupted = true;
+                break;
+            }
+            if coord.should_stop() {
+                w.stonewalled = true;
+                break;
+            }
+            if !w.window.started && el_ns >= ramp_ns {
+                self.end_ramp(&mut w, &mut ticks, elapsed);
+            }
+            if total_ns.is_some_and(|t| el_ns >= t + 1_000_000_000) {
+                break;
+            }
+            if w.window.started && self.second(&mut w, &mut ticks, elapsed) {
+                break; // fio's ss: steady, stop here
+            }
+            let total_s = total_ns.filter(|_| time_based).map(|t| t as f64 / 1e9);
+            self.progress(&mut ticks, elapsed, total_s, !w.window.started, opts);
+        }
+        if !w.window.started {
+            // Stopped (or finished) inside the ramp: measure nothing rather
+            // than report ramp figures as results.
+            w.window.begin(&self.devices, &self.irq_prefix);
+        }
+        w.window.end(&self.devices, &self.irq_prefix);
+        w.steady = ticks.steady.map(|t| t.outcome());
+        if !w.stonewalled {
+            coord.work_done();
+        }
+        w
+    }
+
+    /// Lets the threads go (with the other ranks): the platform watch is
+    /// set up first, and with no ramp the tracer and the counting are on
+    /// before the first I/O.
+    fn start_threads(
+        &self,
+        ramp_ns: u64,
+        opts: &RunOptions<'_>,
+        coord: &mut dyn Coordinator,
+    ) -> Watched {
+        let mut watch =
+            PlatformWatch::new(opts.profile, opts.timeline.then_some(&self.devices[..]));
+        if ramp_ns == 0 {
+            // The tracer follows every I/O the jobs count: on before they are.
+            watch.start_tracing();
+            self.ctrl.measuring.store(true, Relaxed);
+        }
+        coord.barrier();
+        self.ctrl.start.wait();
+        Watched {
+            window: Window {
+                watch,
+                ..Window::default()
+            },
+            series: Vec::new(),
+            interrupted: false,
+            stonewalled: false,
+            steady: None,
+            path_c0: self.snap_paths(),
+        }
+    }
+
+    /// The ramp is over: path counters, tracing and the window start here.
+    fn end_ramp(&self, w: &mut Watched, ticks: &mut Ticks, elapsed: Duration) {
+        w.path_c0 = self.snap_paths();
+        self.paths
+            .iter()
+            .flatten()
+            .for_each(|p| p.restart_completion_passes());
+        w.window.watch.start_tracing();
+        self.ctrl.start_measuring();
+        w.window.begin(&self.devices, &self.irq_prefix);
+        ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
+    }
+
+    /// A point per second of the window; true when steady state is reached.
+    fn second(&self, w: &mut Watched, ticks: &mut Ticks, elapsed: Duration) -> bool {
+        let dt = elapsed.as_secs_f64() - ticks.second.0;
+        if dt < 1.0 {
+            return false;
+        }
+        let now = sum(&self.counters);
+        let t_s = w.window.t0.unwrap().elapsed().as_secs_f64();
+        let p = point(t_s, &ticks.second.1, &now, dt);
+        w.series.push(p);
+        ticks.second = (elapsed.as_secs_f64(), now);
+        let total = (
+            p.read_iops + p.write_iops,
+            p.read_bytes_per_s + p.write_bytes_per_s,
+        );
+        ticks
+            .steady
+            .as_mut()
+            .is_some_and(|t| t.push(p.t_s, total.0, total.1))
+    }
+
+    fn progress(
+        &self,
+        ticks: &mut Ticks,
+        elapsed: Duration,
+        total_s: Option<f64>,
+        ramping: bool,
+        opts: &mut RunOptions<'_>,
+    ) {
+        let since = ticks.progress.0.elapsed();
+        if since < Duration::from_millis(200) {
+            return;
+        }
+        let now = sum(&self.counters);
+        let p = point(0.0, &ticks.progress.1, &now, since.as_secs_f64());
+        if let Some(cb) = opts.progress.as_mut() {
+            cb(&Progress::Running {
+                elapsed_s: elapsed.as_secs_f64(),
+                total_s,
+                ramping,
+                read_iops: p.read_iops,
+                write_iops: p.write_iops,
+                read_bytes_per_s: p.read_bytes_per_s,
+                write_bytes_per_s: p.write_bytes_per_s,
+            });
+        }
+        ticks.progress = (Instant::now(), now);
+    }
+}
+
+fn sum(counters: &[Counters]) -> [u64; 4] {
+    let mut s = [0u64; 4];
+    for c in counters {
+        s[0] += c.ios[0].load(Relaxed);
+        s[1] += c.ios[1].load(Relaxed);
+        s[2] += c.bytes[0].load(Relaxed);
+        s[3] += c.bytes[1].load(Relaxed);
+    }
+    s
+}
+
+fn point(t_s: f64, a: &[u64; 4], b: &[u64; 4], dt: f64) -> SeriesPoint {
+    let r = |i: usize| b[i].saturating_sub(a[i]) as f64 / dt.max(1e-9);
+    SeriesPoint {
+        t_s,
+        read_iops: r(0),
+        write_iops: r(1),
+        read_bytes_per_s: r(2),
+        write_bytes_per_s: r(3),
+    }
+}
+
+/// System counters at the start and end of the measured window.
+#[derive(Default)]
+pub(super) struct Window {
+    pub(super) started: bool,
+    pub(super) t0: Option<Instant>,
+    pub(super) window_ns: u64,
+    pub(super) p0: ProcessSample,
+    pub(super) d0: Vec<(String, Option<DiskStats>)>,
+    pub(super) i0: Vec<Option<(u64, Vec<String>)>>,
+    pub(super) process: ProcessSample,
+    pub(super) machine: Option<MachineSample>,
+    pub(super) devices: Vec<DeviceWindow>,
+    pub(super) watch: PlatformWatch,
+    pub(super) platform: PlatformWindow,
+}
+
+impl Window {
+    fn begin(&mut self, devices: &[String], irq: &[(String, Option<String>)]) {
+        self.started = true;
+        self.d0 = devices
+            .iter()
+            .map(|d| (d.clone(), DiskStats::read(d)))
+            .collect();
+        self.i0 = devices.iter().map(|d| irq_of(d, irq)).collect();
+        self.watch.begin();
+        self.p0 = ProcessSample::process();
+        self.t0 = Some(Instant::now());
+    }
+
+    fn end(&mut self, devices: &[String], irq: &[(String, Option<String>)]) {
+        self.window_ns = self.t0.map(|t| t.elapsed().as_nanos() as u64).unwrap_or(0);
+        self.process = ProcessSample::process().delta(&self.p0);
+        (self.platform, self.machine) = self.watch.end();
+        self.devices = devices
+            .iter()
+            .zip(&self.d0)
+            .zip(&self.i0)
+            .filter_map(|((d, (_, s0)), i0)| {
+                let stats = DiskStats::read(d)?.delta(s0.as_ref()?);
+                let interrupts = irq_of(d, irq)
+                    .zip(i0.clone())
+                    .map(|((n1, names), (n0, _))| (n1.saturating_sub(n0), names));
+                Some(DeviceWindow {
+                    name: d.clone(),
+                    stats,
+                    interrupts,
+                })
+            })
+            .collect();
+    }
+}
+
+fn irq_of(device: &str, irq: &[(String, Option<String>)]) -> Option<(u64, Vec<String>)> {
+    let prefix = irq.iter().find(|(d, _)| d == device)?.1.as_ref()?;
+    read_interrupts(prefix)
+}
