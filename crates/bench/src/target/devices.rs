@@ -1,0 +1,162 @@
+//! The checks and opens of what is not a regular file to lay out: fio's
+//! character devices, block devices past the safety gate, discard support,
+//! and the open of the file or device itself.
+
+use super::{fixed_offsets, OpenTarget, TargetKind};
+use crate::error::{usage, BenchError};
+use crate::safety;
+use crate::spec::JobSpec;
+use hiops_hal::device::BlockDev;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// fio's character devices as a sink or a source: the kernel's memory
+/// devices (major 1) that neither keep nor yield anything that matters:
+/// writes go to /dev/null or /dev/zero; reads come from /dev/zero,
+/// /dev/full, /dev/random or /dev/urandom (/dev/null has nothing to read:
+/// fio fails there with EIO). They take no O_DIRECT (fio fails with EINVAL)
+/// and have no size of their own, so the job gives one.
+pub(super) fn open_char_device(
+    spec: &JobSpec,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    writes: bool,
+) -> Result<OpenTarget, BenchError> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = meta.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let name = path.display();
+    let readable = major == 1 && matches!(minor, 5 | 7 | 8 | 9);
+    let writable = major == 1 && matches!(minor, 3 | 5);
+    if (writes && !writable) || (spec.rw.reads() && !readable) {
+        return Err(BenchError::Refused(format!(
+            "{name} is a character device hiops does not {}: it writes to /dev/null or /dev/zero and reads from /dev/zero, /dev/full, /dev/random or /dev/urandom",
+            if writes && !writable { "write" } else { "read" }
+        )));
+    }
+    if spec.direct {
+        return usage(format!(
+            "{name} takes no O_DIRECT (fio fails there too): use direct=0"
+        ));
+    }
+    if spec.verify != crate::spec::VerifyMode::Off {
+        return usage(format!(
+            "{name} keeps nothing to read back: drop verify, or verify a file"
+        ));
+    }
+    let Some(size) = spec.size else {
+        return usage(format!(
+            "{name} has no size of its own: give size= (how much to move)"
+        ));
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .write(writes)
+        .open(path)
+        .map_err(|e| BenchError::Failed(format!("cannot open {name}: {e}")))?;
+    Ok(OpenTarget {
+        path: Some(path.to_path_buf()),
+        kind: TargetKind::CharDevice,
+        len: size + fixed_offsets(spec),
+        device: None,
+        logical_block: 1,
+        created: false,
+        layout_s: 0.0,
+        file: Some(file),
+        mem: None,
+    })
+}
+
+/// fio refuses a trim job on a target that cannot discard before it
+/// starts; so does hiops: a device whose queue takes no discards, or a
+/// file system that cannot punch holes (probed past the end of the file,
+/// where a hole changes nothing).
+pub(super) fn check_discard(
+    spec: &JobSpec,
+    path: &Path,
+    file: &File,
+    block: Option<&BlockDev>,
+    len: u64,
+) -> Result<(), BenchError> {
+    let why = match block {
+        Some(dev) => match dev.discard_max_bytes() {
+            Some(0) | None => Some(format!(
+                "{} does not discard (/sys/block/{}/queue/discard_max_bytes is 0)",
+                path.display(),
+                dev.disk
+            )),
+            Some(_) => None,
+        },
+        None => {
+            use std::os::fd::AsRawFd;
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: fallocate takes no pointer; the range lies past the
+            // end of the file, so no data is touched.
+            let rc = unsafe { libc::fallocate(file.as_raw_fd(), mode, len as libc::off_t, 4096) };
+            (rc != 0).then(|| {
+                format!(
+                    "the file system of {} cannot punch holes ({})",
+                    path.display(),
+                    std::io::Error::last_os_error()
+                )
+            })
+        }
+    };
+    let what = match spec.replay.as_ref().filter(|r| r.trims) {
+        Some(_) => "the replayed trace trims".to_string(),
+        None => format!("rw={}", spec.rw.name()),
+    };
+    match why {
+        Some(why) => usage(format!(
+            "{what}: {why}: trim a target that supports discard{}",
+            if spec.replay.is_some() {
+                ", or add replay_skip=trim"
+            } else {
+                ""
+            }
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A block device is written only past the one safety gate (crates/safety).
+pub(super) fn check_block_write(
+    spec: &JobSpec,
+    path: &Path,
+    device: Option<&BlockDev>,
+    writes: bool,
+) -> Result<(), BenchError> {
+    if device.is_none() {
+        return Err(BenchError::Failed(format!(
+            "{}: no sysfs entry for this block device",
+            path.display()
+        )));
+    }
+    if writes {
+        let grants = safety::Grants::from_list(&spec.allow_write_devices);
+        safety::check_write(path, &grants)
+            .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
+    }
+    Ok(())
+}
+
+pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
+    let mut oo = OpenOptions::new();
+    oo.read(true).write(writes);
+    if spec.direct {
+        oo.custom_flags(libc::O_DIRECT);
+    }
+    oo.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) if spec.direct => BenchError::Usage(format!(
+            "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
+            path.display()
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) => BenchError::Failed(format!(
+            "cannot open {}: permission denied; run as a user who may {}",
+            path.display(),
+            if writes { "write it" } else { "read it" }
+        )),
+        _ => BenchError::Failed(format!("cannot open {}: {e}", path.display())),
+    })
+}

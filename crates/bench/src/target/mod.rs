@@ -1,0 +1,302 @@
+//! Opening what a job targets: files (created and laid out when missing or
+//! short), block devices (with the safety checks), or a RAM device.
+
+use crate::error::{usage, BenchError};
+use crate::spec::{JobSpec, TargetSpec};
+use hiops_hal::backends::mem::MemDevice;
+use hiops_hal::device::BlockDev;
+use hiops_hal::Target;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+mod devices;
+mod layout;
+mod room;
+
+use devices::{check_block_write, check_discard, open_char_device, open_file};
+use layout::grow_file;
+pub use room::check_room;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+    /// /dev/null or /dev/zero (and the like) as a sink or a source.
+    CharDevice,
+    Ram,
+}
+
+/// An opened target, ready for queues.
+pub struct OpenTarget {
+    pub path: Option<PathBuf>,
+    pub kind: TargetKind,
+    /// Bytes the job uses, from offset 0.
+    pub len: u64,
+    /// The block device behind it (for diskstats and interrupts), if any.
+    pub device: Option<BlockDev>,
+    /// Logical block size that direct I/O must respect.
+    pub logical_block: u32,
+    /// hiops created this file (and removes it with `unlink`).
+    pub created: bool,
+    /// Seconds spent laying the file out.
+    pub layout_s: f64,
+    file: Option<File>,
+    mem: Option<Arc<MemDevice>>,
+}
+
+impl OpenTarget {
+    pub fn hal_target(&self) -> Target {
+        match (&self.file, &self.mem) {
+            (Some(f), _) => Target::Fd(f.as_raw_fd()),
+            (None, Some(m)) => Target::Mem(m.clone()),
+            // filecreate's files do not exist yet: its driver opens them by
+            // path; the job's fadvise calls on this fail (EBADF) and are
+            // ignored, as there is nothing cached to advise.
+            (None, None) => Target::Fd(-1),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match (self.kind, &self.path) {
+            (TargetKind::Ram, _) => "RAM device".into(),
+            (_, Some(p)) => p.display().to_string(),
+            _ => "?".into(),
+        }
+    }
+}
+
+/// What a layout reports to and listens to.
+pub struct Layout<'a> {
+    /// Told after each chunk: (what, bytes done, bytes total).
+    pub progress: &'a mut dyn FnMut(&str, u64, u64),
+    /// Set on Ctrl-C: the layout stops and leaves nothing it made.
+    pub interrupt: &'a AtomicBool,
+}
+
+/// Opens every target of a job, creating and filling files as needed. A
+/// target that cannot be opened leaves none of the files made for the job.
+pub fn open_targets(
+    spec: &JobSpec,
+    layout: &mut Layout<'_>,
+) -> Result<Vec<OpenTarget>, BenchError> {
+    match &spec.targets {
+        TargetSpec::Ram => {
+            let Some(size) = spec.size else {
+                return usage("the RAM device needs a size: add --size, e.g. --size=1g");
+            };
+            // The null engine moves no data: its device is never touched.
+            let mem = match spec.engine {
+                hiops_hal::EngineKind::Null => MemDevice::untouched(size),
+                _ => MemDevice::new(size),
+            };
+            let mem = mem.map_err(|e| BenchError::Failed(e.to_string()))?;
+            Ok(vec![OpenTarget {
+                path: None,
+                kind: TargetKind::Ram,
+                len: size,
+                device: None,
+                logical_block: 1,
+                created: true,
+                layout_s: 0.0,
+                file: None,
+                mem: Some(mem),
+            }])
+        }
+        TargetSpec::Paths(paths) if spec.filecreate => {
+            paths.iter().map(|p| to_create(spec, p)).collect()
+        }
+        TargetSpec::Paths(paths) => {
+            let mut opened = Vec::with_capacity(paths.len());
+            for p in paths {
+                match open_path(spec, p, layout) {
+                    Ok(t) => opened.push(t),
+                    Err(e) => {
+                        remove_created(&opened);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(opened)
+        }
+    }
+}
+
+fn open_path(
+    spec: &JobSpec,
+    path: &Path,
+    layout: &mut Layout<'_>,
+) -> Result<OpenTarget, BenchError> {
+    let writes = spec.modifies() && !spec.verify_only;
+    let meta = std::fs::metadata(path);
+    if let Ok(m) = &meta {
+        if let Some(special) = open_special(spec, path, m, writes)? {
+            return Ok(special);
+        }
+    }
+    let is_block = meta.as_ref().is_ok_and(|m| m.file_type().is_block_device());
+    let mut created = false;
+    let mut layout_s = 0.0;
+    let device = BlockDev::of_path(if meta.is_ok() {
+        path
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    });
+
+    if is_block {
+        check_block_write(spec, path, device.as_ref(), writes)?;
+    } else {
+        let existing = meta.as_ref().ok().map(|m| m.len());
+        if let Some(t) = grow_file(spec, path, existing, layout)? {
+            created = meta.is_err();
+            layout_s = t;
+        }
+    }
+
+    let file = open_file(spec, path, writes)?;
+    crate::file_lock::lock_and_warn(&file, path, writes);
+    let block = device.as_ref().filter(|_| is_block);
+    let full_len = match block {
+        Some(d) => d.size_bytes().unwrap_or(0),
+        None => file.metadata().map(|m| m.len()).unwrap_or(0),
+    };
+    check_fits(spec, path, &file, block, full_len)?;
+    let logical_block = device
+        .as_ref()
+        .and_then(|d| d.logical_block_size())
+        .unwrap_or(512);
+    // fio's invalidate: each thread drops its range's pages as it starts
+    // (crate::cache), not here.
+    Ok(OpenTarget {
+        path: Some(path.to_path_buf()),
+        kind: if is_block {
+            TargetKind::BlockDevice
+        } else {
+            TargetKind::File
+        },
+        len: full_len,
+        device,
+        logical_block,
+        created,
+        layout_s,
+        file: Some(file),
+        mem: None,
+    })
+}
+
+/// A character device opened as fio's sink or source; a refusal of what is
+/// neither that, a regular file nor a block device; None for those two.
+fn open_special(
+    spec: &JobSpec,
+    path: &Path,
+    m: &std::fs::Metadata,
+    writes: bool,
+) -> Result<Option<OpenTarget>, BenchError> {
+    if m.file_type().is_char_device() {
+        if spec.trims() {
+            return usage(format!(
+                "rw={}: {} is a character device, which has nothing to discard: trim a block device or a file",
+                spec.rw.name(),
+                path.display()
+            ));
+        }
+        return open_char_device(spec, path, m, writes).map(Some);
+    }
+    if !m.file_type().is_block_device() && !m.is_file() {
+        return usage(format!(
+            "{} is neither a regular file, a block device nor /dev/null or /dev/zero: point --filename at one",
+            path.display()
+        ));
+    }
+    Ok(None)
+}
+
+/// The opened target takes the job: it discards when the job trims, and
+/// holds what the job addresses. Offsets and sizes are applied per clone
+/// when regions are cut; here only check that the target holds them.
+fn check_fits(
+    spec: &JobSpec,
+    path: &Path,
+    file: &File,
+    block: Option<&BlockDev>,
+    full_len: u64,
+) -> Result<(), BenchError> {
+    if spec.trims() && !spec.verify_only {
+        check_discard(spec, path, file, block, full_len)?;
+    }
+    let need = spec.size.map(|s| s + fixed_offsets(spec));
+    if let Some(need) = need.filter(|&n| n > full_len) {
+        return usage(format!(
+            "{} has {full_len} bytes, fewer than the {need} this job addresses (size plus offsets): lower --size or --offset",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A file `ioengine=filecreate` creates during the job: nothing is opened
+/// or laid out now; its region is the job's file size, one block without
+/// one (fio's filecreate `get_file_size`). Only regular files are
+/// created, as in fio.
+fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
+    let meta = std::fs::metadata(path);
+    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+        return usage(format!(
+            "ioengine=filecreate creates regular files, and {} is not one: point directory or filename at files",
+            path.display()
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return usage(format!(
+            "ioengine=filecreate: {} is not a directory to create files in: create it or fix directory=",
+            dir.display()
+        ));
+    }
+    Ok(OpenTarget {
+        path: Some(path.to_path_buf()),
+        kind: TargetKind::File,
+        len: spec.size.unwrap_or(spec.bs.max() as u64),
+        device: BlockDev::of_path(dir),
+        logical_block: 1,
+        // Removed (unlink=1, or a run that fails) only if this job makes it.
+        created: meta.is_err(),
+        layout_s: 0.0,
+        file: None,
+        mem: None,
+    })
+}
+
+/// Bytes before the last clone's range when offsets are absolute (percent
+/// offsets are shares of what exists).
+fn fixed_offsets(spec: &JobSpec) -> u64 {
+    use crate::spec::Amount;
+    let base = match spec.offset {
+        Amount::Bytes(b) => b,
+        Amount::Percent(_) => 0,
+    };
+    let step = match spec.offset_increment {
+        Amount::Bytes(b) => b,
+        _ => 0,
+    };
+    base + step * spec.numjobs.saturating_sub(1) as u64
+}
+
+/// Removes files hiops created for the job.
+pub fn remove_created(targets: &[OpenTarget]) {
+    for t in targets {
+        if t.created && t.kind == TargetKind::File {
+            if let Some(p) = &t.path {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
