@@ -1,0 +1,225 @@
+//! The checks of what a verified job reads back: each chunk against what
+//! the thread knows of it, inline or on fio's verify_async threads.
+
+use super::tracker::{Knows, VerifyState};
+use super::{pool, BadBlock, Found};
+
+impl VerifyState {
+    /// Checks each chunk of a full read this run wrote.
+    pub(super) fn check_read(&mut self, target: u32, offset: u64, len: u32, data: &[u8]) {
+        let mut wants = std::mem::take(&mut self.wants);
+        self.wants_of(target, offset, len, &mut wants);
+        self.check_wants(target, &wants, data, len);
+        self.wants = wants;
+    }
+
+    /// Checks the chunks `wants` names of a read's `len` bytes, here or
+    /// on a verify_async thread.
+    pub(super) fn check_wants(&mut self, target: u32, wants: &[pool::Want], data: &[u8], len: u32) {
+        if self.pool.is_some() {
+            return self.check_async(target, wants, &data[..len as usize]);
+        }
+        let iv = self.stamper.interval();
+        for w in wants {
+            let chunk = &data[w.k * iv..(w.k + 1) * iv];
+            let found = match w.trimmed {
+                true => zeroes(chunk),
+                false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
+            };
+            self.judge(
+                target,
+                w.at,
+                chunk,
+                w.part,
+                w.io_offset,
+                found,
+                w.seq,
+                w.seed,
+            );
+        }
+    }
+
+    /// What the check of each written chunk of a read must find.
+    pub(super) fn wants_of(&self, target: u32, offset: u64, len: u32, out: &mut Vec<pool::Want>) {
+        out.clear();
+        let iv = self.stamper.interval();
+        let map = &self.maps[target as usize];
+        for (k, i) in map.range(offset, len).enumerate() {
+            let (at, c) = (map.offset_of(i), map.chunks[i]);
+            if c.seq == 0 {
+                continue; // never written: nothing to expect
+            }
+            let part = c.part as usize;
+            let (seq, seed) = match self.knows {
+                _ if c.trimmed => (None, None),
+                Knows::Run => (Some(c.seq), None),
+                Knows::Replay { check_seed: true } => {
+                    (None, self.write_seeds.get(c.seq as usize - 1).copied())
+                }
+                _ => (None, None),
+            };
+            out.push(pool::Want {
+                k,
+                at,
+                part,
+                io_offset: at - (part * iv) as u64,
+                seq,
+                seed,
+                trimmed: c.trimmed,
+            });
+        }
+    }
+
+    /// verify_async: the read's bytes to a verify thread, in a free batch
+    /// (waiting for one, and booking what comes back, when none is).
+    pub(super) fn check_async(&mut self, target: u32, wants: &[pool::Want], data: &[u8]) {
+        if wants.is_empty() {
+            return;
+        }
+        self.book_checked(false);
+        let mut b = loop {
+            if let Some(b) = self.pool.as_mut().and_then(pool::Pool::free) {
+                break b;
+            }
+            self.book_checked(true);
+        };
+        b.target = target;
+        b.data.clear();
+        b.data.extend_from_slice(data);
+        b.wants.clear();
+        b.wants.extend_from_slice(wants);
+        if let Some(p) = self.pool.as_mut() {
+            p.send(b);
+        }
+    }
+
+    /// Books the batches the verify threads gave back: one at least when
+    /// `wait` (if any is out), else those ready.
+    pub(super) fn book_checked(&mut self, wait: bool) {
+        let mut wait = wait;
+        while let Some(b) = self.pool.as_mut().and_then(|p| p.checked(wait)) {
+            wait = false;
+            let iv = self.stamper.interval();
+            for (w, v) in b.wants.iter().zip(&b.verdicts) {
+                let chunk = &b.data[w.k * iv..(w.k + 1) * iv];
+                self.record(b.target, w.at, chunk, w.part, w.io_offset, *v);
+            }
+            if let Some(p) = self.pool.as_mut() {
+                p.give_back(b);
+            }
+        }
+    }
+
+    /// verify_async: waits for every batch out and books it.
+    pub(crate) fn flush(&mut self) {
+        while self.pool.as_ref().is_some_and(|p| p.out() > 0) {
+            self.book_checked(true);
+        }
+    }
+
+    /// Books one checked chunk: what its header said against what this
+    /// thread knows of it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn judge(
+        &mut self,
+        target: u32,
+        at: u64,
+        chunk: &[u8],
+        part: usize,
+        io_offset: u64,
+        found: Result<Found, BadBlock>,
+        want_seq: Option<u32>,
+        want_seed: Option<u64>,
+    ) {
+        let verdict = verdict(found, self.stamper.checked_pass(), want_seq, want_seed);
+        self.record(target, at, chunk, part, io_offset, verdict);
+    }
+
+    /// Books one chunk's verdict: counted, traced, and a bad one reported
+    /// and dumped.
+    pub(super) fn record(
+        &mut self,
+        target: u32,
+        at: u64,
+        chunk: &[u8],
+        part: usize,
+        io_offset: u64,
+        verdict: Result<(), BadBlock>,
+    ) {
+        self.report.blocks_checked += 1;
+        if let Some(t) = &self.trace {
+            let bad = verdict.as_ref().err().map(ToString::to_string);
+            t.verify(target, at, chunk.len(), bad);
+        }
+        let Err(why) = verdict else {
+            return;
+        };
+        self.report.record_bad(at, why);
+        if let Some(d) = self.dump.as_mut().filter(|d| d.left > 0) {
+            d.left -= 1;
+            let name = d.names.get(target as usize).cloned().unwrap_or_default();
+            let dir = d.dir.clone().unwrap_or_default();
+            let write = |kind: &str, bytes: &[u8]| {
+                let file = dir.join(format!("{name}.{at}.{kind}"));
+                if let Err(e) = std::fs::write(&file, bytes) {
+                    eprintln!("hiops: verify_dump could not write {}: {e}", file.display());
+                }
+            };
+            if why.in_header() {
+                write("hdr_fail", chunk);
+            } else if matches!(why, BadBlock::NotZero { .. }) {
+                write("received", chunk);
+                write("expected", &vec![0; chunk.len()]);
+            } else {
+                write("received", chunk);
+                write(
+                    "expected",
+                    &self.stamper.expected(chunk, at, part, io_offset),
+                );
+            }
+        }
+    }
+}
+
+/// What a chunk's header says against what the checking thread knows of
+/// it: its pass (`pass`; None: any), the write acknowledged last there
+/// (`want_seq`), the seed the replayed write drew (`want_seed`).
+pub(crate) fn verdict(
+    found: Result<Found, BadBlock>,
+    pass: Option<u32>,
+    want_seq: Option<u32>,
+    want_seed: Option<u64>,
+) -> Result<(), BadBlock> {
+    let f = found?;
+    match (f.hiops, pass) {
+        (Some((p, _)), Some(expected)) if p != expected => {
+            return Err(BadBlock::StalePass { found: p, expected })
+        }
+        (Some((_, seq)), _) => {
+            if let Some(w) = want_seq.filter(|&w| w != seq) {
+                return Err(BadBlock::LostWrite {
+                    found: seq,
+                    expected: w,
+                });
+            }
+        }
+        (None, _) if f.header && want_seq.is_some() => return Err(BadBlock::Foreign),
+        (None, _) => {}
+    }
+    match want_seed {
+        Some(w) if f.header && f.rand_seed != w => Err(BadBlock::Seed {
+            found: f.rand_seed,
+            expected: w,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A trimmed chunk's check (verify.c, verify_trimmed_io_u): zeroes, and
+/// nothing else.
+pub(crate) fn zeroes(chunk: &[u8]) -> Result<Found, BadBlock> {
+    match chunk.iter().position(|&b| b != 0) {
+        Some(at) => Err(BadBlock::NotZero { at }),
+        None => Ok(Found::default()),
+    }
+}
