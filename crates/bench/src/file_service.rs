@@ -29,17 +29,39 @@ pub struct FileService {
     pub ios_per_pick: u32,
 }
 
+/// A `file_service_type` fio would not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FileServiceError {
+    #[error("file_service_type={text}: {what} needs a number, as in {what}:1.2")]
+    NeedsNumber { text: String, what: String },
+    #[error("file_service_type '{0}': use roundrobin, random, sequential, zipf:THETA, pareto:H or normal:DEV, each with an optional :N")]
+    Unknown(String),
+    #[error("file_service_type '{0}': zipf needs THETA above 0, pareto H between 0 and 1")]
+    OutOfRange(String),
+    #[error("file_service_type '{0}': the count after ':' must be a whole number above 0")]
+    Count(String),
+}
+
+/// For callers whose errors are still messages.
+impl From<FileServiceError> for String {
+    fn from(e: FileServiceError) -> String {
+        e.to_string()
+    }
+}
+
 impl FileService {
     /// Parses fio's `random`, `roundrobin`, `sequential`, `zipf:T`,
     /// `pareto:H`, `normal:D`/`gauss:D`, each with an optional `:N`.
-    pub fn parse(text: &str) -> Result<FileService, String> {
+    pub fn parse(text: &str) -> Result<FileService, FileServiceError> {
         let mut parts = text.split(':');
         let name = parts.next().unwrap_or("").trim();
         let arg = parts.next().map(str::trim);
-        let num = |what: &str| -> Result<f64, String> {
-            arg.and_then(|a| a.parse::<f64>().ok()).ok_or_else(|| {
-                format!("file_service_type={text}: {what} needs a number, as in {what}:1.2")
-            })
+        let num = |what: &str| -> Result<f64, FileServiceError> {
+            arg.and_then(|a| a.parse::<f64>().ok())
+                .ok_or_else(|| FileServiceError::NeedsNumber {
+                    text: text.into(),
+                    what: what.into(),
+                })
         };
         let (kind, count) = match name {
             "roundrobin" => (FileServiceKind::RoundRobin, arg),
@@ -48,22 +70,20 @@ impl FileService {
             "zipf" => (FileServiceKind::Zipf(num("zipf")?), parts.next()),
             "pareto" => (FileServiceKind::Pareto(num("pareto")?), parts.next()),
             "normal" | "gauss" => (FileServiceKind::Normal(num(name)?), parts.next()),
-            _ => {
-                return Err(format!(
-                    "file_service_type '{text}': use roundrobin, random, sequential, zipf:THETA, pareto:H or normal:DEV, each with an optional :N"
-                ))
-            }
+            _ => return Err(FileServiceError::Unknown(text.into())),
         };
         if let FileServiceKind::Zipf(t) | FileServiceKind::Pareto(t) = kind {
             if t <= 0.0 || (matches!(kind, FileServiceKind::Pareto(_)) && t >= 1.0) {
-                return Err(format!("file_service_type '{text}': zipf needs THETA above 0, pareto H between 0 and 1"));
+                return Err(FileServiceError::OutOfRange(text.into()));
             }
         }
         let ios_per_pick = match count {
             None => 1,
-            Some(n) => n.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                format!("file_service_type '{text}': the count after ':' must be a whole number above 0")
-            })?,
+            Some(n) => n
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| FileServiceError::Count(text.into()))?,
         };
         Ok(FileService { kind, ios_per_pick })
     }

@@ -38,19 +38,38 @@ pub fn number_and_suffix(text: &str) -> (&str, &str) {
     t.split_at(split)
 }
 
+/// A size or duration fio would not take, said with the value as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("{} is not a size: write a number with an optional k/m/g/t suffix, like 4k or 1g", quoted(.0))]
+    NoSize(String),
+    #[error("{} is not a size", quoted(.0))]
+    BadSize(String),
+    #[error("{} has an unknown size suffix {}: use k, m, g, t or p", quoted(.text), quoted(.suffix))]
+    SizeSuffix { text: String, suffix: String },
+    #[error("{} is not a whole number of bytes", quoted(.0))]
+    NotWhole(String),
+    #[error("{} is not a duration: write e.g. 10s, 500ms, 2m", quoted(.0))]
+    NoDuration(String),
+    #[error("{} has an unknown time unit {}: use ns, us, ms, s, m, h or d", quoted(.text), quoted(.unit))]
+    TimeUnit { text: String, unit: String },
+}
+
+/// For callers whose errors are still messages.
+impl From<UnitError> for String {
+    fn from(e: UnitError) -> String {
+        e.to_string()
+    }
+}
+
 /// Parses a byte count: a number with an optional k/m/g/t/p suffix (any case,
 /// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let (num, suffix) = number_and_suffix(text);
     if num.is_empty() {
-        return Err(format!(
-            "{} is not a size: write a number with an optional k/m/g/t suffix, like 4k or 1g",
-            quoted(text)
-        ));
+        return Err(UnitError::NoSize(text.into()));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("{} is not a size", quoted(text)))?;
+    let value: f64 = num.parse().map_err(|_| UnitError::BadSize(text.into()))?;
     let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -59,30 +78,26 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         "p" | "pb" | "pib" => 1 << 50,
         other => {
-            return Err(format!(
-                "{} has an unknown size suffix {}: use k, m, g, t or p",
-                quoted(text),
-                quoted(other)
-            ))
+            return Err(UnitError::SizeSuffix {
+                text: text.into(),
+                suffix: other.into(),
+            })
         }
     };
     let bytes = value * mult as f64;
     if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(format!("{} is not a whole number of bytes", quoted(text)));
+        return Err(UnitError::NotWhole(text.into()));
     }
     Ok(bytes as u64)
 }
 
 /// Parses a duration; a bare number is seconds (fio's default unit for
 /// runtime and ramp_time).
-pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     let (num, suffix) = number_and_suffix(text);
-    let value: f64 = num.parse().map_err(|_| {
-        format!(
-            "{} is not a duration: write e.g. 10s, 500ms, 2m",
-            quoted(text)
-        )
-    })?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| UnitError::NoDuration(text.into()))?;
     let ns_per: f64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "s" | "sec" => 1e9,
         "ms" | "msec" => 1e6,
@@ -92,11 +107,10 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "h" | "hr" => 3600e9,
         "d" => 86400e9,
         other => {
-            return Err(format!(
-                "{} has an unknown time unit {}: use ns, us, ms, s, m, h or d",
-                quoted(text),
-                quoted(other)
-            ))
+            return Err(UnitError::TimeUnit {
+                text: text.into(),
+                unit: other.into(),
+            })
         }
     };
     Ok((value * ns_per).round() as u64)
@@ -131,6 +145,7 @@ mod tests {
         assert_eq!(parse_size("512"), Ok(512));
         assert!(parse_size("4x")
             .unwrap_err()
+            .to_string()
             .contains("unknown size suffix"));
         assert!(parse_size("k").is_err());
         assert!(parse_size("0.3").is_err());
@@ -150,7 +165,7 @@ mod tests {
         );
         assert_eq!(shown("a\x1b[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(shown("a\u{1b}b\n"), "a\\u{1b}b\\n");
-        let e = parse_size(&long).unwrap_err();
+        let e = parse_size(&long).unwrap_err().to_string();
         assert!(e.len() < 200 && e.contains("(120000 bytes)"), "{e}");
     }
 

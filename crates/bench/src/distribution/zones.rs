@@ -19,36 +19,63 @@
 //!   "zoned_abs sizes exceed file size" (io_u.c); hiops refuses it before.
 
 use super::Distribution;
-use crate::units::shown;
+use crate::units::{format_bytes, shown};
+
+/// A zone list fio would not take, or zones that do not fit the range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ZoneError {
+    #[error("{kind}:{}: give at most READ,WRITE,TRIM lists", shown(.arg))]
+    Sides { kind: &'static str, arg: String },
+    #[error("no zone is given: give ACCESS%/{} pairs, as in {}:{}, or use random_distribution=random", if *.absolute { "SIZE" } else { "RANGE%" }, if *.absolute { "zoned_abs" } else { "zoned" }, if *.absolute { "60/1g:40/3g" } else { "60/10:40/90" })]
+    NoZone { absolute: bool },
+    #[error("zones '{}': more than {MAX_ZONES} zones (fio's limit): merge some", shown(.0))]
+    TooMany(String),
+    #[error("zone '{}': the access % before '/' is not a number: write ACCESS%/RANGE, as in 60/10", shown(.0))]
+    Access(String),
+    #[error("zone '{}': the access % must be 0 to 100", shown(.0))]
+    AccessRange(String),
+    #[error("zones '{}': give ACCESS/RANGE pairs, as in 60/10:40/90", shown(.0))]
+    NoPairs(String),
+    #[error("zones '{}': the access percentages add up to {sum}, not 100: change them so they add up to 100", shown(.list))]
+    AccessSum { list: String, sum: f64 },
+    #[error("zone '{access}/{}': the range % is not a number", shown(.range))]
+    Range { access: f64, range: String },
+    #[error("zones '{}': the ranges add up to {given}%, more than 100: shrink them", shown(.list))]
+    RangeSum { list: String, given: f64 },
+    #[error("zone '{0}/': zoned_abs needs each zone's size, as in 60/1g")]
+    NoSize(f64),
+    #[error("zone '{access}/{}': {why}", shown(.size))]
+    Size {
+        access: f64,
+        size: String,
+        why: String,
+    },
+    #[error("zone '{access}/{}': a zoned_abs zone of 0 bytes holds no block: give its size, as in {access}/1g", shown(.size))]
+    ZeroSize { access: f64, size: String },
+    #[error("random_distribution=zoned_abs: the zones add up to {total} bytes ({}), past the end of the {len} bytes ({}) the job works on: shrink the zones or raise size", format_bytes(*.total as f64), format_bytes(*.len as f64))]
+    PastEnd { total: u64, len: u64 },
+}
 
 /// Parses what follows `zoned:` (or `zoned_abs:` when `absolute`).
-pub(crate) fn parse(
+pub(crate) fn parse<E: std::fmt::Display>(
     arg: &str,
     absolute: bool,
-    size: &dyn Fn(&str) -> Result<u64, String>,
-) -> Result<Distribution, String> {
+    size: &dyn Fn(&str) -> Result<u64, E>,
+) -> Result<Distribution, ZoneError> {
     let sides: Vec<&str> = arg.split(',').collect();
     let kind = if absolute { "zoned_abs" } else { "zoned" };
     if sides.len() > 3 {
-        return Err(format!(
-            "{kind}:{}: give at most READ,WRITE,TRIM lists",
-            shown(arg)
-        ));
+        return Err(ZoneError::Sides {
+            kind,
+            arg: arg.into(),
+        });
     }
     // A list ends at its first empty entry (fio's split_parse_ddir).
     let empty = |list: &str| list.split(':').next().is_none_or(|z| z.trim().is_empty());
     if sides.iter().all(|s| empty(s)) {
-        let example = if absolute {
-            "60/1g:40/3g"
-        } else {
-            "60/10:40/90"
-        };
-        return Err(format!(
-            "no zone is given: give ACCESS%/{} pairs, as in {kind}:{example}, or use random_distribution=random",
-            if absolute { "SIZE" } else { "RANGE%" }
-        ));
+        return Err(ZoneError::NoZone { absolute });
     }
-    let one = |list: &str| -> Result<Distribution, String> {
+    let one = |list: &str| -> Result<Distribution, ZoneError> {
         if empty(list) {
             return Ok(Distribution::Uniform);
         }
@@ -72,59 +99,46 @@ pub(crate) fn parse(
 const MAX_ZONES: usize = 256;
 
 /// The entries of a list, up to the first empty one: (access, range text).
-fn entries(list: &str) -> Result<Vec<(f64, &str)>, String> {
+fn entries(list: &str) -> Result<Vec<(f64, &str)>, ZoneError> {
     let mut out = Vec::new();
     for z in list.split(':') {
         if z.trim().is_empty() {
             break;
         }
         if out.len() == MAX_ZONES {
-            return Err(format!(
-                "zones '{}': more than {MAX_ZONES} zones (fio's limit): merge some",
-                shown(list)
-            ));
+            return Err(ZoneError::TooMany(list.into()));
         }
         let (a, r) = z.split_once('/').unwrap_or((z, ""));
-        let a: f64 = a.trim().parse().map_err(|_| {
-            format!(
-                "zone '{}': the access % before '/' is not a number: write ACCESS%/RANGE, as in 60/10",
-                shown(z)
-            )
-        })?;
+        let a: f64 = a.trim().parse().map_err(|_| ZoneError::Access(z.into()))?;
         if !(0.0..=100.0).contains(&a) {
-            return Err(format!(
-                "zone '{}': the access % must be 0 to 100",
-                shown(z)
-            ));
+            return Err(ZoneError::AccessRange(z.into()));
         }
         out.push((a, r.trim()));
     }
     if out.is_empty() {
-        return Err(format!(
-            "zones '{}': give ACCESS/RANGE pairs, as in 60/10:40/90",
-            shown(list)
-        ));
+        return Err(ZoneError::NoPairs(list.into()));
     }
     let sum: f64 = out.iter().map(|z| z.0).sum();
     if (sum - 100.0).abs() > 1e-6 {
-        return Err(format!(
-            "zones '{}': the access percentages add up to {sum}, not 100: change them so they add up to 100",
-            shown(list)
-        ));
+        return Err(ZoneError::AccessSum {
+            list: list.into(),
+            sum,
+        });
     }
     Ok(out)
 }
 
-fn shares(list: &str) -> Result<Distribution, String> {
+fn shares(list: &str) -> Result<Distribution, ZoneError> {
     let mut zones = Vec::new();
     let mut missing = Vec::new();
     for (a, r) in entries(list)? {
         let r = match r {
             "" => None,
             r => {
-                let p: f64 = r
-                    .parse()
-                    .map_err(|_| format!("zone '{a}/{}': the range % is not a number", shown(r)))?;
+                let p: f64 = r.parse().map_err(|_| ZoneError::Range {
+                    access: a,
+                    range: r.into(),
+                })?;
                 (p > 0.0).then_some(p.min(100.0))
             }
         };
@@ -135,10 +149,10 @@ fn shares(list: &str) -> Result<Distribution, String> {
     }
     let given: f64 = zones.iter().map(|z| z.1).sum();
     if given > 100.0 + 1e-6 {
-        return Err(format!(
-            "zones '{}': the ranges add up to {given}%, more than 100: shrink them",
-            shown(list)
-        ));
+        return Err(ZoneError::RangeSum {
+            list: list.into(),
+            given,
+        });
     }
     if !missing.is_empty() {
         let each = ((100.0 - given) / missing.len() as f64).floor();
@@ -147,23 +161,25 @@ fn shares(list: &str) -> Result<Distribution, String> {
     Ok(Distribution::Zoned(zones))
 }
 
-fn absolute_zones(
+fn absolute_zones<E: std::fmt::Display>(
     list: &str,
-    size: &dyn Fn(&str) -> Result<u64, String>,
-) -> Result<Distribution, String> {
+    size: &dyn Fn(&str) -> Result<u64, E>,
+) -> Result<Distribution, ZoneError> {
     let mut zones = Vec::new();
     for (a, r) in entries(list)? {
         if r.is_empty() {
-            return Err(format!(
-                "zone '{a}/': zoned_abs needs each zone's size, as in 60/1g"
-            ));
+            return Err(ZoneError::NoSize(a));
         }
-        let bytes = size(r).map_err(|e| format!("zone '{a}/{}': {e}", shown(r)))?;
+        let bytes = size(r).map_err(|e| ZoneError::Size {
+            access: a,
+            size: r.into(),
+            why: e.to_string(),
+        })?;
         if bytes == 0 {
-            return Err(format!(
-                "zone '{a}/{}': a zoned_abs zone of 0 bytes holds no block: give its size, as in {a}/1g",
-                shown(r)
-            ));
+            return Err(ZoneError::ZeroSize {
+                access: a,
+                size: r.into(),
+            });
         }
         zones.push((a, bytes));
     }
@@ -175,7 +191,7 @@ fn absolute_zones(
 /// requires ("zoned_abs sizes exceed file size"). Other distributions fit
 /// any range.
 // Until run.rs checks each region with it, only the tests call it.
-pub(crate) fn fits(dist: &Distribution, len: u64) -> Result<(), String> {
+pub(crate) fn fits(dist: &Distribution, len: u64) -> Result<(), ZoneError> {
     match dist {
         Distribution::PerDirection(both) => both.iter().try_for_each(|d| fits(d, len)),
         Distribution::ZonedAbs(zones) => {
@@ -183,11 +199,7 @@ pub(crate) fn fits(dist: &Distribution, len: u64) -> Result<(), String> {
             if total <= len {
                 return Ok(());
             }
-            Err(format!(
-                "random_distribution=zoned_abs: the zones add up to {total} bytes ({}), past the end of the {len} bytes ({}) the job works on: shrink the zones or raise size",
-                crate::units::format_bytes(total as f64),
-                crate::units::format_bytes(len as f64)
-            ))
+            Err(ZoneError::PastEnd { total, len })
         }
         _ => Ok(()),
     }
@@ -198,17 +210,20 @@ mod tests {
     use super::*;
 
     fn zoned_abs(arg: &str) -> Result<Distribution, String> {
-        parse(arg, true, &crate::units::parse_size)
+        parse(arg, true, &crate::units::parse_size).map_err(|e| e.to_string())
     }
 
     #[test]
     fn zoned_abs_zones_have_sizes_and_must_fit() {
         let d = zoned_abs("50/8m:50/8m").unwrap();
         assert_eq!(fits(&d, 16 << 20), Ok(()));
-        let e = fits(&d, (16 << 20) - 1).unwrap_err();
+        let e = fits(&d, (16 << 20) - 1).unwrap_err().to_string();
         assert!(e.contains("16777216 bytes") && e.contains("shrink"), "{e}");
         let rw = zoned_abs("100/4m,100/32m").unwrap();
-        assert!(fits(&rw, 16 << 20).unwrap_err().contains("33554432"));
+        assert!(fits(&rw, 16 << 20)
+            .unwrap_err()
+            .to_string()
+            .contains("33554432"));
         let e = zoned_abs("50/0:50/1m").unwrap_err();
         assert!(e.contains("0 bytes"), "{e}");
         assert!(zoned_abs(":").unwrap_err().contains("zoned_abs:60/1g"));
@@ -225,7 +240,7 @@ mod tests {
     }
 
     fn zoned(arg: &str) -> Result<Distribution, String> {
-        parse(arg, false, &crate::units::parse_size)
+        parse(arg, false, &crate::units::parse_size).map_err(|e| e.to_string())
     }
 
     #[test]
