@@ -79,9 +79,21 @@ impl WrapDrops {
     }
 }
 
+/// The sync before fio's verify phase failed.
+#[derive(Debug, thiserror::Error)]
+#[error("syncing before the verify pass failed: {0}")]
+pub(crate) struct SyncError(std::io::Error);
+
+/// The failed sync fails the job.
+impl From<SyncError> for crate::error::JobError {
+    fn from(e: SyncError) -> crate::error::JobError {
+        crate::error::JobError::Job(e.to_string())
+    }
+}
+
 /// Writes back what the targets hold in the page cache (fio's sync before
 /// its verify phase). Returns the first failure.
-pub(crate) fn sync(targets: &[Target]) -> Result<(), String> {
+pub(crate) fn sync(targets: &[Target]) -> Result<(), SyncError> {
     for t in targets {
         if let Target::Fd(fd) = t {
             // SAFETY: fsync of a descriptor the job keeps open.
@@ -89,7 +101,7 @@ pub(crate) fn sync(targets: &[Target]) -> Result<(), String> {
                 let e = std::io::Error::last_os_error();
                 // Devices that cannot be synced (a pipe, /dev/null) hold nothing.
                 if e.raw_os_error() != Some(libc::EINVAL) {
-                    return Err(format!("syncing before the verify pass failed: {e}"));
+                    return Err(SyncError(e));
                 }
             }
         }

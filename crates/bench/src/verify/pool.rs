@@ -45,10 +45,16 @@ pub(crate) struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// fio's verify_async threads could not be started (the job's thread
+/// checks its reads itself).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start a verify_async thread: {0}")]
+pub(crate) struct PoolError(std::io::Error);
+
 impl Pool {
     /// `n` threads checking with `stamper`'s rules; batches for blocks of
     /// up to `max_block` bytes.
-    pub(crate) fn new(n: u32, stamper: &Stamper, max_block: usize) -> Result<Pool, String> {
+    pub(crate) fn new(n: u32, stamper: &Stamper, max_block: usize) -> Result<Pool, PoolError> {
         let batches = 2 * n as usize;
         let (to_check, work) = sync_channel::<Batch>(batches);
         let (done, checked) = sync_channel::<Batch>(batches);
@@ -59,7 +65,7 @@ impl Pool {
             let t = std::thread::Builder::new()
                 .name(format!("hiops-verify{i}"))
                 .spawn(move || check_batches(&work, &done, &stamper))
-                .map_err(|e| format!("cannot start a verify_async thread: {e}"))?;
+                .map_err(PoolError)?;
             threads.push(t);
         }
         let chunks = max_block / stamper.interval().max(1) + 1;

@@ -122,7 +122,7 @@ pub(crate) fn state_path(aux: Option<&Path>, name: &str, thread_number: u32) -> 
 }
 
 /// The state file a thread's verify_state_load reads, read.
-pub(crate) fn load_for(plan: &WorkerPlan<'_>) -> Result<Saved, String> {
+pub(crate) fn load_for(plan: &WorkerPlan<'_>) -> Result<Saved, StateError> {
     let spec = plan.spec;
     load(&state_path(
         spec.aux_path.as_deref(),
@@ -275,12 +275,36 @@ impl Saved {
     }
 }
 
+/// Why verify_state_load cannot use a state file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StateError {
+    #[error("verify_state_load: {path}: {source} (written by a run with verify_state_save=1 in this directory, or in the --aux-path directory it was given)")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// The file is not what fio writes: `why` says how.
+    #[error("verify_state_load: {path}: {why}")]
+    Bad { path: String, why: &'static str },
+}
+
+/// A state file failing to load fails the job.
+impl From<StateError> for crate::error::JobError {
+    fn from(e: StateError) -> crate::error::JobError {
+        crate::error::JobError::Job(e.to_string())
+    }
+}
+
 /// Reads fio's (or hiops') state file (verify.c, verify_load_state).
-pub(crate) fn load(path: &Path) -> Result<Saved, String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        format!("verify_state_load: {}: {e} (written by a run with verify_state_save=1 in this directory, or in the --aux-path directory it was given)", path.display())
+pub(crate) fn load(path: &Path) -> Result<Saved, StateError> {
+    let bytes = std::fs::read(path).map_err(|source| StateError::Read {
+        path: path.display().to_string(),
+        source,
     })?;
-    let bad = |why: &str| format!("verify_state_load: {}: {why}", path.display());
+    let bad = |why| StateError::Bad {
+        path: path.display().to_string(),
+        why,
+    };
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     if bytes.len() < 24 + 152 || u64_at(&bytes, 0) != 3 {
         return Err(bad("not a version 3 fio verify state file"));
