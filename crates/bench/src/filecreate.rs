@@ -65,17 +65,30 @@ pub(crate) struct FileCreateDriver {
     slot: OneSlot<(i64, Latency, Option<usize>)>,
 }
 
+/// Why a thread of `ioengine=filecreate` cannot start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FileCreateError {
+    #[error("ioengine=filecreate creates files: give a directory or filename")]
+    NoFiles,
+    #[error("{0}: a file name with a NUL byte")]
+    NulByte(String),
+}
+
 impl FileCreateDriver {
     /// The files of the thread whose targets start at `base` and number `n`.
-    pub(crate) fn new(spec: &JobSpec, base: usize, n: usize) -> Result<FileCreateDriver, String> {
+    pub(crate) fn new(
+        spec: &JobSpec,
+        base: usize,
+        n: usize,
+    ) -> Result<FileCreateDriver, FileCreateError> {
         let TargetSpec::Paths(all) = &spec.targets else {
-            return Err("ioengine=filecreate creates files: give a directory or filename".into());
+            return Err(FileCreateError::NoFiles);
         };
         let paths = all[base..base + n]
             .iter()
             .map(|p| {
                 CString::new(p.as_os_str().as_bytes())
-                    .map_err(|_| format!("{}: a file name with a NUL byte", p.display()))
+                    .map_err(|_| FileCreateError::NulByte(p.display().to_string()))
             })
             .collect::<Result<_, _>>()?;
         let bs = spec.bs.max() as u64;

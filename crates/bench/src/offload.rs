@@ -75,9 +75,19 @@ pub(crate) struct OffloadConfig<'a> {
     pub buf_len: usize,
 }
 
+/// Why the offload workers could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OffloadError {
+    /// A worker could not open its queue.
+    #[error(transparent)]
+    Queue(#[from] hiops_hal::HalError),
+    #[error("an offload worker died")]
+    WorkerDied,
+}
+
 impl OffloadDriver {
     /// Starts the workers; each opens its queue before this returns.
-    pub(crate) fn open(c: &OffloadConfig<'_>) -> Result<OffloadDriver, String> {
+    pub(crate) fn open(c: &OffloadConfig<'_>) -> Result<OffloadDriver, OffloadError> {
         let shared = Arc::new(Shared::default());
         {
             let mut s = shared.lock();
@@ -109,13 +119,11 @@ impl OffloadDriver {
                         serve(&shared, QueueDriver::new(q));
                     }
                     Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
+                        let _ = tx.send(Err(e));
                     }
                 }
             }));
-            driver.engine = rx
-                .recv()
-                .map_err(|_| "an offload worker died".to_string())??;
+            driver.engine = rx.recv().map_err(|_| OffloadError::WorkerDied)??;
         }
         Ok(driver)
     }

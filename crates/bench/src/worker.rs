@@ -2,18 +2,40 @@
 //! state it shares with the run's main thread.
 
 use crate::driver::{Driver, PathDriver, QueueDriver};
-use crate::filecreate::FileCreateDriver;
+use crate::filecreate::{FileCreateDriver, FileCreateError};
+use crate::iolog::TraceError;
 use crate::job::JobThread;
+use crate::log::LogError;
+use crate::offload::{OffloadDriver, OffloadError};
 use crate::result::ThreadResult;
 use crate::spec::JobSpec;
 use crate::tasks::TaskDriver;
 use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
-use hiops_hal::Queue;
+use hiops_hal::{HalError, Queue};
 use hiops_rng::FastRng;
+
+/// Why a job thread could not start: no I/O is done, and the run fails.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    /// The thread could not be pinned to the job's CPUs.
+    #[error("{0}")]
+    Pin(String),
+    /// The engine's queue (or the task path's ring) could not be opened.
+    #[error("job {job}: {source}")]
+    Engine { job: String, source: HalError },
+    #[error("job {job}: {source}")]
+    Offload { job: String, source: OffloadError },
+    #[error(transparent)]
+    FileCreate(#[from] FileCreateError),
+    #[error(transparent)]
+    Logs(#[from] LogError),
+    #[error("job {job}: {source}")]
+    Iolog { job: String, source: TraceError },
+}
 
 /// Pins the calling thread as the job says (all its CPUs, or one of them per
 /// thread with cpus_split); returns the CPUs it was given.
-pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>>, String> {
+pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>>, SetupError> {
     let Some(cpus) = &spec.cpus_allowed else {
         return Ok(None);
     };
@@ -22,7 +44,7 @@ pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>
     } else {
         cpus.clone()
     };
-    pin(&mine)?;
+    pin(&mine).map_err(|e| SetupError::Pin(e.to_string()))?;
     Ok(Some(mine))
 }
 
@@ -63,7 +85,7 @@ pub(crate) fn run_thread(
             let base = plan.target_base as usize;
             match FileCreateDriver::new(spec, base, plan.targets.len()) {
                 Ok(driver) => start(&plan, ctrl, counters, driver),
-                Err(e) => return failed_setup(&plan, ctrl, e),
+                Err(e) => return failed_setup(&plan, ctrl, e.into()),
             }
         }
         None if spec.offload => match open_offload(&plan) {
@@ -87,7 +109,7 @@ pub(crate) fn run_thread(
     result
 }
 
-fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
+fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupError> {
     let spec = plan.spec;
     let config = hiops_path::TaskConfig {
         engine: spec.engine,
@@ -113,23 +135,30 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, String> {
             _ => 0,
         },
     };
-    TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize)
-        .map_err(|e| format!("job {}: {e}", spec.name))
+    TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize).map_err(|source| {
+        SetupError::Engine {
+            job: spec.name.clone(),
+            source,
+        }
+    })
 }
 
-fn open_offload(plan: &WorkerPlan<'_>) -> Result<crate::offload::OffloadDriver, String> {
+fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
     let spec = plan.spec;
-    crate::offload::OffloadDriver::open(&crate::offload::OffloadConfig {
+    OffloadDriver::open(&crate::offload::OffloadConfig {
         engine: spec.engine,
         opts: &spec.engine_opts,
         targets: &plan.targets,
         workers: spec.iodepth,
         buf_len: spec.bs_max() as usize,
     })
-    .map_err(|e| format!("job {}: {e}", spec.name))
+    .map_err(|source| SetupError::Offload {
+        job: spec.name.clone(),
+        source,
+    })
 }
 
-fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {
+fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
     let spec = plan.spec;
     let queue = Queue::open(
         spec.engine,
@@ -138,7 +167,10 @@ fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, String> {
         spec.effective_depth(),
         spec.bs_max() as usize,
     )
-    .map_err(|e| format!("job {}: {e}", spec.name))?;
+    .map_err(|source| SetupError::Engine {
+        job: spec.name.clone(),
+        source,
+    })?;
     let queue = if spec.gtod_reduce {
         queue.untimed()
     } else {
@@ -157,7 +189,7 @@ fn start<D: Driver>(
 ) -> ThreadResult {
     let logs = match crate::log::JobLogs::open(plan.spec, plan.clone) {
         Ok(l) => l,
-        Err(e) => return failed_setup(plan, ctrl, e),
+        Err(e) => return failed_setup(plan, ctrl, e.into()),
     };
     let iolog = match open_iolog(plan) {
         Ok(l) => l,
@@ -173,7 +205,7 @@ fn start<D: Driver>(
 }
 
 /// fio's write_iolog for this thread, naming its targets as the job does.
-fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>, String> {
+fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>, SetupError> {
     let spec = plan.spec;
     let Some(given) = spec.write_iolog.as_deref() else {
         return Ok(None);
@@ -181,10 +213,14 @@ fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>
     let path = crate::iolog::thread_log_path(given, spec.numjobs, plan.clone);
     crate::iolog::IoLogWriter::create(path, target_names(plan), hiops_hal::now_ns())
         .map(Some)
-        .map_err(|e| format!("job {}: {e}", spec.name))
+        .map_err(|source| SetupError::Iolog {
+            job: spec.name.clone(),
+            source,
+        })
 }
 
-fn failed_setup(plan: &WorkerPlan<'_>, ctrl: &Control, e: String) -> ThreadResult {
+fn failed_setup(plan: &WorkerPlan<'_>, ctrl: &Control, e: SetupError) -> ThreadResult {
+    let e = e.to_string();
     ctrl.failed.lock().unwrap().get_or_insert(e.clone());
     ctrl.start.wait();
     let _ = plan.finished.send(());

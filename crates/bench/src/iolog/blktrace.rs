@@ -15,6 +15,7 @@
 //! Offsets are `sector * 512`. Devices are numbers, not names: the replay
 //! goes to `replay_redirect`.
 
+use super::error::{Flaw, TraceError};
 use super::{Entry, TraceOp};
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -109,12 +110,10 @@ fn byte_order(first: &[u8; EVENT_BYTES]) -> Option<bool> {
 }
 
 /// fio's is_blktrace: the first event's magic, in either byte order.
-pub(crate) fn is_blktrace(path: &Path) -> Result<bool, String> {
-    let mut f = File::open(path).map_err(|e| {
-        format!(
-            "cannot open the trace {}: {e}; check read_iolog",
-            path.display()
-        )
+pub(crate) fn is_blktrace(path: &Path) -> Result<bool, TraceError> {
+    let mut f = File::open(path).map_err(|source| TraceError::Open {
+        path: path.display().to_string(),
+        source,
     })?;
     let mut first = [0u8; EVENT_BYTES];
     Ok(f.read_exact(&mut first).is_ok() && byte_order(&first).is_some())
@@ -128,13 +127,16 @@ pub(crate) struct BlkReader {
 }
 
 impl BlkReader {
-    pub(crate) fn open(path: &Path) -> Result<BlkReader, String> {
-        let fail = |e: std::io::Error| format!("cannot read the blktrace {}: {e}", path.display());
+    pub(crate) fn open(path: &Path) -> Result<BlkReader, TraceError> {
+        let fail = |source| TraceError::ReadBlktrace {
+            path: path.display().to_string(),
+            source,
+        };
         let mut r = BufReader::with_capacity(256 << 10, File::open(path).map_err(fail)?);
         let mut first = [0u8; EVENT_BYTES];
         r.read_exact(&mut first).map_err(fail)?;
         let swap = byte_order(&first)
-            .ok_or_else(|| format!("{}: not a blktrace file (bad magic)", path.display()))?;
+            .ok_or_else(|| TraceError::NotBlktrace(path.display().to_string()))?;
         r.seek_relative(-(EVENT_BYTES as i64)).map_err(fail)?;
         Ok(BlkReader {
             r,
@@ -148,26 +150,30 @@ impl BlkReader {
         format!("{}, event {}", self.path, self.events)
     }
 
-    pub(crate) fn next(&mut self) -> Result<Option<Entry>, String> {
+    /// `why` at the event last read.
+    fn flaw(&self, why: Flaw) -> TraceError {
+        TraceError::At {
+            at: self.place(),
+            why,
+        }
+    }
+
+    pub(crate) fn next(&mut self) -> Result<Option<Entry>, TraceError> {
         let mut b = [0u8; EVENT_BYTES];
         loop {
             match read_event(&mut self.r, &mut b) {
                 Ok(false) => return Ok(None),
                 Ok(true) => {}
-                Err(e) => return Err(format!("{}: {e}", self.place())),
+                Err(e) => return Err(self.flaw(e)),
             }
             self.events += 1;
             let ev = Event::decode(&b, self.swap);
             if ev.magic & 0xffff_ff00 != MAGIC || ev.magic & 0xff != VERSION {
-                return Err(format!(
-                    "{}: bad magic or version {:#x} (blktrace version 7 expected): the file is damaged",
-                    self.place(),
-                    ev.magic
-                ));
+                return Err(self.flaw(Flaw::BlkMagic(ev.magic)));
             }
             self.r
                 .seek_relative(i64::from(ev.pdu_len))
-                .map_err(|e| format!("{}: {e}", self.place()))?;
+                .map_err(|e| self.flaw(Flaw::Read(e)))?;
             if let Some((op, offset, len)) = ev.io() {
                 return Ok(Some(Entry::Io {
                     time_ns: Some(ev.time_ns),
@@ -182,19 +188,20 @@ impl BlkReader {
 }
 
 /// One event's bytes; false at a clean end. A partial event is an error.
-fn read_event(r: &mut impl Read, b: &mut [u8; EVENT_BYTES]) -> Result<bool, String> {
+fn read_event(r: &mut impl Read, b: &mut [u8; EVENT_BYTES]) -> Result<bool, Flaw> {
     let mut got = 0;
     while got < EVENT_BYTES {
         match r.read(&mut b[got..]) {
             Ok(0) if got == 0 => return Ok(false),
             Ok(0) => {
-                return Err(format!(
-                    "the file ends inside an event ({got} of {EVENT_BYTES} bytes)"
-                ))
+                return Err(Flaw::CutEvent {
+                    got,
+                    want: EVENT_BYTES,
+                })
             }
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(Flaw::Read(e)),
         }
     }
     Ok(true)

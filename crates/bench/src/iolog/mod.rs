@@ -9,11 +9,13 @@
 //! (`replay::Replay`), so a trace of any length replays in fixed memory.
 
 pub(crate) mod blktrace;
+mod error;
 pub(crate) mod replay;
 mod text;
 mod writer;
 
 use crate::spec::{ReplaySpec, TraceFormat};
+pub use error::{Flaw, TraceError};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -77,7 +79,7 @@ pub(crate) struct TextReader {
 
 impl Reader {
     /// Opens `spec.trace`; `learn` while planning (file names are found).
-    pub(crate) fn open(spec: &ReplaySpec, learn: bool) -> Result<Reader, String> {
+    pub(crate) fn open(spec: &ReplaySpec, learn: bool) -> Result<Reader, TraceError> {
         if spec.format == TraceFormat::Blktrace {
             return blktrace::BlkReader::open(&spec.trace).map(Reader::Blk);
         }
@@ -95,7 +97,7 @@ impl Reader {
     }
 
     /// The next entry, None at the end. Errors name the trace and line.
-    pub(crate) fn next(&mut self) -> Result<Option<Entry>, String> {
+    pub(crate) fn next(&mut self) -> Result<Option<Entry>, TraceError> {
         match self {
             Reader::Text(t) => t.next(),
             Reader::Blk(b) => b.next(),
@@ -113,13 +115,16 @@ impl Reader {
 }
 
 impl TextReader {
-    fn next(&mut self) -> Result<Option<Entry>, String> {
+    fn next(&mut self) -> Result<Option<Entry>, TraceError> {
         loop {
             self.line.clear();
             let n = self
                 .r
                 .read_line(&mut self.line)
-                .map_err(|e| format!("{}:{}: {e}", self.path, self.lineno + 1))?;
+                .map_err(|e| TraceError::At {
+                    at: format!("{}:{}", self.path, self.lineno + 1),
+                    why: Flaw::Read(e),
+                })?;
             if n == 0 {
                 return Ok(None);
             }
@@ -127,7 +132,10 @@ impl TextReader {
             if self.line.trim().is_empty() {
                 continue;
             }
-            let at = |e: String| format!("{}:{}: {e}", self.path, self.lineno);
+            let at = |why| TraceError::At {
+                at: format!("{}:{}", self.path, self.lineno),
+                why,
+            };
             let l = text::parse(self.version, &self.line).map_err(at)?;
             let target = if self.redirect {
                 0
@@ -138,7 +146,7 @@ impl TextReader {
                         self.names.push(l.file.to_string());
                         self.names.len() as u32 - 1
                     }
-                    None => return Err(at(format!("file '{}' is none of the job's files: add it to filename, or give replay_redirect", l.file))),
+                    None => return Err(at(Flaw::UnknownFile(l.file.into()))),
                 }
             };
             match l.action {
@@ -195,7 +203,7 @@ pub(crate) fn placed_len(spec: &ReplaySpec, len: u32) -> u32 {
 }
 
 /// The format of `path`: blktrace's binary events, or fio's text.
-pub fn format_of(path: &Path) -> Result<TraceFormat, String> {
+pub fn format_of(path: &Path) -> Result<TraceFormat, TraceError> {
     if blktrace::is_blktrace(path)? {
         return Ok(TraceFormat::Blktrace);
     }
@@ -206,7 +214,7 @@ pub fn format_of(path: &Path) -> Result<TraceFormat, String> {
 /// Reads the whole trace once, checking every entry: its files (with
 /// `spec.files` empty and no redirect, they are learnt), its kinds of I/O
 /// and its extent.
-pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
+pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, TraceError> {
     let mut r = Reader::open(spec, !redirect)?;
     if let Reader::Text(t) = &mut r {
         t.redirect = redirect;
@@ -238,10 +246,11 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, String> {
         let (offset, len) = (placed(spec, offset), placed_len(spec, len));
         s.max_len = s.max_len.max(len);
         let Some(end) = offset.checked_add(len as u64) else {
-            return Err(format!(
-                "{}: an I/O of {len} bytes at offset {offset} ends past the largest offset there is: the trace is damaged",
-                spec.trace.display()
-            ));
+            return Err(TraceError::PastEnd {
+                trace: spec.trace.display().to_string(),
+                len,
+                offset,
+            });
         };
         s.max_end = s.max_end.max(end);
         while s.align > 1
@@ -302,7 +311,7 @@ mod tests {
             skip: ReplaySkip::default(),
             trims: false,
         };
-        let err = scan(&spec, true).unwrap_err();
+        let err = scan(&spec, true).unwrap_err().to_string();
         assert!(err.contains("ends past the largest offset"), "{err}");
         assert!(err.contains("t.log"), "{err}");
         // One byte less ends at the largest offset and is a trace.

@@ -7,6 +7,7 @@
 //! from the last issue instead; scheduling against the trace's clock keeps
 //! a late I/O from delaying all that follow.
 
+use super::error::{Flaw, TraceError};
 use super::{placed, placed_len, skipped, Entry, Reader, TraceOp};
 use crate::generator::{NextIo, Region};
 use crate::source::{Next, Source};
@@ -27,7 +28,7 @@ pub(crate) struct Replay<'a> {
     /// Nothing before this (a v2 `wait`).
     wait_until: u64,
     ios: u64,
-    pub(crate) error: Option<String>,
+    pub(crate) error: Option<TraceError>,
 }
 
 impl<'a> Replay<'a> {
@@ -35,7 +36,7 @@ impl<'a> Replay<'a> {
         spec: &'a ReplaySpec,
         regions: &'a [Region],
         now: u64,
-    ) -> Result<Replay<'a>, String> {
+    ) -> Result<Replay<'a>, TraceError> {
         Ok(Replay {
             spec,
             reader: Reader::open(spec, false)?,
@@ -51,7 +52,7 @@ impl<'a> Replay<'a> {
     }
 
     /// The next I/O of the trace and when it is due; None at its end.
-    fn read_next(&mut self) -> Result<Option<(NextIo, u64)>, String> {
+    fn read_next(&mut self) -> Result<Option<(NextIo, u64)>, TraceError> {
         loop {
             let Some(entry) = self.reader.next()? else {
                 return Ok(None);
@@ -79,7 +80,17 @@ impl<'a> Replay<'a> {
         }
     }
 
-    fn command(&self, target: u32, op: TraceOp, offset: u64, len: u32) -> Result<NextIo, String> {
+    fn command(
+        &self,
+        target: u32,
+        op: TraceOp,
+        offset: u64,
+        len: u32,
+    ) -> Result<NextIo, TraceError> {
+        let flaw = |why| TraceError::At {
+            at: self.reader.place(),
+            why,
+        };
         let op = match op {
             TraceOp::Read => Op::Read,
             TraceOp::Write => Op::Write,
@@ -90,10 +101,7 @@ impl<'a> Replay<'a> {
             TraceOp::Trim => Op::Trim,
         };
         let Some(r) = self.regions.get(target as usize) else {
-            return Err(format!(
-                "{}: the trace names a file the job does not have",
-                self.reader.place()
-            ));
+            return Err(flaw(Flaw::NoTarget));
         };
         if op.is_sync() {
             return Ok(NextIo {
@@ -106,10 +114,7 @@ impl<'a> Replay<'a> {
         let (offset, len) = (placed(self.spec, offset), placed_len(self.spec, len));
         let end = r.start + r.len;
         if offset + len as u64 > end || len == 0 {
-            return Err(format!(
-                "{}: {len} bytes at offset {offset} is not within the target's {end} bytes: give a larger file or replay_scale",
-                self.reader.place()
-            ));
+            return Err(flaw(Flaw::Outside { len, offset, end }));
         }
         Ok(NextIo {
             op,
@@ -245,7 +250,7 @@ mod tests {
             }
         ));
         assert_eq!(r.next(9_000_000), Next::Done);
-        assert_eq!((r.ios, r.error.as_deref()), (3, None));
+        assert_eq!((r.ios, r.error.map(|e| e.to_string())), (3, None));
     }
 
     #[test]
@@ -261,7 +266,7 @@ mod tests {
         }];
         let mut r = Replay::open(&s, &regions, 0).unwrap();
         assert_eq!(r.next(0), Next::Done);
-        let e = r.error.unwrap();
+        let e = r.error.unwrap().to_string();
         assert!(e.starts_with(&format!("{}:3: ", path.display())), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 //! puts the time (µs) first. Version 2 also has `FILE wait MS 0`: wait
 //! until MS ms after the job started.
 
+use super::error::{Flaw, TraceError};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -60,56 +61,45 @@ pub(crate) fn version_of(first_line: &str) -> Option<u8> {
 }
 
 /// Opens a text trace: its reader past the header, and its version.
-pub(crate) fn open(path: &Path) -> Result<(BufReader<File>, u8), String> {
-    let file = File::open(path).map_err(|e| {
-        format!(
-            "cannot open the trace {}: {e}; check read_iolog",
-            path.display()
-        )
+pub(crate) fn open(path: &Path) -> Result<(BufReader<File>, u8), TraceError> {
+    let file = File::open(path).map_err(|source| TraceError::Open {
+        path: path.display().to_string(),
+        source,
     })?;
     let mut r = BufReader::with_capacity(256 << 10, file);
     let mut first = String::new();
+    let first_line = |why| TraceError::At {
+        at: format!("{}:1", path.display()),
+        why,
+    };
     r.read_line(&mut first)
-        .map_err(|e| format!("{}:1: {e}", path.display()))?;
+        .map_err(|e| first_line(Flaw::Read(e)))?;
     let Some(version) = version_of(&first) else {
-        return Err(format!(
-            "{}:1: not a fio iolog (the first line must be '{V2}' or '{V3}'; fio's version 1 logs are not read, as in fio 3.33) nor a blktrace file",
-            path.display()
-        ));
+        return Err(first_line(Flaw::NotIolog { v2: V2, v3: V3 }));
     };
     Ok((r, version))
 }
 
 /// One line after the header (not blank). The error says what is wrong,
 /// for the caller to prefix with file and line.
-pub(crate) fn parse(version: u8, text: &str) -> Result<Line<'_>, String> {
+pub(crate) fn parse(version: u8, text: &str) -> Result<Line<'_>, Flaw> {
     let mut words = text.split_ascii_whitespace();
     let time_us = match version {
         3 => {
             let t = words.next().unwrap_or("");
-            Some(t.parse::<u64>().map_err(|_| {
-                format!("'{t}' is not a time in µs (a version 3 line starts with one)")
-            })?)
+            Some(t.parse::<u64>().map_err(|_| Flaw::Time(t.into()))?)
         }
         _ => None,
     };
-    let file = words.next().ok_or("a file name is missing")?;
-    let act = words
-        .next()
-        .ok_or("an action is missing after the file name")?;
+    let file = words.next().ok_or(Flaw::NoFile)?;
+    let act = words.next().ok_or(Flaw::NoAction)?;
     let rest: [Option<&str>; 3] = [words.next(), words.next(), words.next()];
     let action = match (act, rest) {
         ("add" | "open" | "close", [None, None, None]) => Action::File,
-        ("wait", _) if version == 3 => {
-            return Err("'wait' is not allowed in a version 3 iolog (fio ignores it too): drop the line".into())
-        }
+        ("wait", _) if version == 3 => return Err(Flaw::WaitInV3),
         (_, [Some(o), Some(l), None]) => {
-            let offset = o
-                .parse::<u64>()
-                .map_err(|_| format!("'{o}' is not an offset in bytes"))?;
-            let len = l
-                .parse::<u32>()
-                .map_err(|_| format!("'{l}' is not a length in bytes"))?;
+            let offset = o.parse::<u64>().map_err(|_| Flaw::Offset(o.into()))?;
+            let len = l.parse::<u32>().map_err(|_| Flaw::Length(l.into()))?;
             match act {
                 "wait" => Action::Wait { ms: offset },
                 _ => Action::Io {
@@ -120,10 +110,10 @@ pub(crate) fn parse(version: u8, text: &str) -> Result<Line<'_>, String> {
             }
         }
         _ => {
-            return Err(format!(
-                "'{act}' with {} values: expected FILE add|open|close, or FILE read|write|trim|sync|datasync OFFSET LENGTH",
-                rest.iter().flatten().count()
-            ))
+            return Err(Flaw::Values {
+                action: act.into(),
+                values: rest.iter().flatten().count(),
+            })
         }
     };
     Ok(Line {
@@ -133,18 +123,14 @@ pub(crate) fn parse(version: u8, text: &str) -> Result<Line<'_>, String> {
     })
 }
 
-fn op_of(word: &str) -> Result<TraceOp, String> {
+fn op_of(word: &str) -> Result<TraceOp, Flaw> {
     Ok(match word {
         "read" => TraceOp::Read,
         "write" => TraceOp::Write,
         "trim" => TraceOp::Trim,
         "sync" => TraceOp::Sync,
         "datasync" => TraceOp::Datasync,
-        other => {
-            return Err(format!(
-                "unknown action '{other}': expected read, write, trim, sync, datasync, wait, add, open or close"
-            ))
-        }
+        other => return Err(Flaw::Action(other.into())),
     })
 }
 

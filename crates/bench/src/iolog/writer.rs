@@ -14,6 +14,7 @@
 //! and an empty one comes back, so the job thread never allocates per I/O
 //! nor waits on the file (unless the disk falls a whole buffer behind).
 
+use super::error::TraceError;
 use hiops_hal::Op;
 use std::fs::File;
 use std::io::Write;
@@ -33,7 +34,7 @@ pub(crate) struct IoLogWriter {
     start_ns: u64,
     to_disk: Option<SyncSender<Vec<u8>>>,
     empty: Receiver<Vec<u8>>,
-    disk: Option<JoinHandle<Result<(), String>>>,
+    disk: Option<JoinHandle<Result<(), TraceError>>>,
     path: PathBuf,
 }
 
@@ -67,12 +68,10 @@ impl IoLogWriter {
         path: PathBuf,
         names: Vec<String>,
         now_ns: u64,
-    ) -> Result<IoLogWriter, String> {
-        let file = File::create(&path).map_err(|e| {
-            format!(
-                "cannot create the iolog {}: {e}; give write_iolog a path in a writable directory",
-                path.display()
-            )
+    ) -> Result<IoLogWriter, TraceError> {
+        let file = File::create(&path).map_err(|source| TraceError::CreateLog {
+            path: path.display().to_string(),
+            source,
         })?;
         let (to_disk, from_job) = sync_channel::<Vec<u8>>(1);
         let (give_back, empty) = sync_channel::<Vec<u8>>(2);
@@ -83,7 +82,7 @@ impl IoLogWriter {
         let disk = std::thread::Builder::new()
             .name("hiops-iolog".into())
             .spawn(move || write_buffers(file, from_job, give_back, &shown))
-            .map_err(|e| format!("cannot start the iolog writer: {e}"))?;
+            .map_err(TraceError::StartWriter)?;
         let mut w = IoLogWriter {
             buf: Vec::with_capacity(BUFFER),
             names,
@@ -128,7 +127,7 @@ impl IoLogWriter {
     }
 
     /// The targets' `close` lines, and everything to the file.
-    pub(crate) fn finish(mut self, now_ns: u64) -> Result<(), String> {
+    pub(crate) fn finish(mut self, now_ns: u64) -> Result<(), TraceError> {
         let us = now_ns.saturating_sub(self.start_ns) / 1_000;
         for i in 0..self.names.len() {
             let _ = writeln!(self.buf, "{us} {} close", self.names[i]);
@@ -140,10 +139,7 @@ impl IoLogWriter {
         let done = self.disk.take().map(JoinHandle::join);
         match done {
             Some(Ok(r)) => r,
-            _ => Err(format!(
-                "the iolog writer of {} failed",
-                self.path.display()
-            )),
+            _ => Err(TraceError::WriterFailed(self.path.display().to_string())),
         }
     }
 }
@@ -154,11 +150,13 @@ fn write_buffers(
     full: Receiver<Vec<u8>>,
     give_back: SyncSender<Vec<u8>>,
     path: &str,
-) -> Result<(), String> {
+) -> Result<(), TraceError> {
     for mut buf in full {
-        file.write_all(&buf).map_err(|e| {
-            format!("writing the iolog {path} failed: {e}; free space where it is written")
-        })?;
+        file.write_all(&buf)
+            .map_err(|source| TraceError::WriteLog {
+                path: path.into(),
+                source,
+            })?;
         buf.clear();
         let _ = give_back.try_send(buf);
     }

@@ -476,8 +476,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
         let log_error = b.logs.map(JobLogs::finish).and_then(Result::err);
-        let log_error = log_error.or(iolog_error);
-        if let Some(e) = b.error.or(log_error.map(JobError::Job)) {
+        let log_error = log_error
+            .map(JobError::from)
+            .or(iolog_error.map(JobError::from));
+        if let Some(e) = b.error.or(log_error) {
             r.errno = e.errno();
             let e = e.to_string();
             r.error = Some(if e.starts_with("job ") {

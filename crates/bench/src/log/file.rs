@@ -4,6 +4,7 @@
 //! Lines go through a fixed 64 KiB buffer to the file: nothing is allocated
 //! per line, and memory stays bounded however many I/Os are logged.
 
+use super::error::{InflateError, LogError};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -35,24 +36,26 @@ pub(super) struct LogFile {
     /// unnamed file and go to `path` (NAME.fz) as one zlib stream when the
     /// thread ends.
     compressed: bool,
-    error: Option<String>,
+    error: Option<LogError>,
 }
 
 /// One thread at a time appends its lines to a shared log.
 static APPEND: Mutex<()> = Mutex::new(());
 
 impl LogFile {
-    pub(super) fn create(path: PathBuf, shared: bool, compressed: bool) -> Result<LogFile, String> {
+    pub(super) fn create(
+        path: PathBuf,
+        shared: bool,
+        compressed: bool,
+    ) -> Result<LogFile, LogError> {
         let path = match compressed {
             // fio's name for a log stored compressed (iolog.c, finish_log).
             true => PathBuf::from(format!("{}.fz", path.display())),
             false => path,
         };
-        let fail = |e: std::io::Error| {
-            format!(
-                "cannot create the log {}: {e}; run from a writable directory or give write_*_log a prefix in one",
-                path.display()
-            )
+        let fail = |source| LogError::Create {
+            path: path.display().to_string(),
+            source,
         };
         let file = if shared || compressed {
             // fio appends to a shared log (its "a" mode): make sure we
@@ -127,21 +130,24 @@ impl LogFile {
     }
 
     fn note(&mut self, r: std::io::Result<()>) {
-        if let Err(e) = r {
-            self.error = Some(format!(
-                "writing the log {} failed: {e}; free space where it is written",
-                self.path.display()
-            ));
+        if let Err(source) = r {
+            self.error = Some(LogError::Write {
+                path: self.path.display().to_string(),
+                source,
+            });
         }
     }
 
     /// Writes what is buffered (and a shared log's lines to the shared file).
-    pub(super) fn finish(self) -> Result<(), String> {
+    pub(super) fn finish(self) -> Result<(), LogError> {
         if let Some(e) = self.error {
             return Err(e);
         }
         let path = self.path;
-        let fail = |e: std::io::Error| format!("writing the log {} failed: {e}", path.display());
+        let fail = |source| LogError::Finish {
+            path: path.display().to_string(),
+            source,
+        };
         let mut file = self.out.into_inner().map_err(|e| fail(e.into_error()))?;
         if !self.shared && !self.compressed {
             return Ok(());
@@ -203,13 +209,16 @@ fn sample_len(offset: bool) -> usize {
 /// fio's `--inflate-log=FILE` (iolog.c, iolog_file_inflate and
 /// flush_samples): the text of a log stored compressed, its zlib streams
 /// one after another, each a thread's samples.
-pub fn inflate_log(path: &Path) -> Result<String, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("--inflate-log {}: {e}", path.display());
-    let data = std::fs::read(path).map_err(|e| fail(&e))?;
+pub fn inflate_log(path: &Path) -> Result<String, LogError> {
+    let fail = |why| LogError::Inflate {
+        path: path.display().to_string(),
+        why,
+    };
+    let data = std::fs::read(path).map_err(|e| fail(InflateError::Read(e)))?;
     let mut text = String::new();
     let mut rest = &data[..];
     while !rest.is_empty() {
-        let (samples, used) = inflate_stream(rest).map_err(|e| fail(&e))?;
+        let (samples, used) = inflate_stream(rest).map_err(fail)?;
         samples_text(&samples, &mut text);
         rest = &rest[used..];
     }
@@ -217,7 +226,7 @@ pub fn inflate_log(path: &Path) -> Result<String, String> {
 }
 
 /// One zlib stream's bytes, and how many compressed bytes it took.
-fn inflate_stream(data: &[u8]) -> Result<(Vec<u8>, usize), String> {
+fn inflate_stream(data: &[u8]) -> Result<(Vec<u8>, usize), InflateError> {
     let mut z = flate2::Decompress::new(true);
     let mut out = Vec::new();
     loop {
@@ -225,12 +234,12 @@ fn inflate_stream(data: &[u8]) -> Result<(Vec<u8>, usize), String> {
         let from = z.total_in() as usize;
         let status = z
             .decompress_vec(&data[from..], &mut out, flate2::FlushDecompress::None)
-            .map_err(|e| format!("not a log stored compressed ({e})"))?;
+            .map_err(InflateError::NotCompressed)?;
         if status == flate2::Status::StreamEnd {
             return Ok((out, z.total_in() as usize));
         }
         if z.total_in() as usize == data.len() && out.len() < out.capacity() {
-            return Err("the file ends inside a compressed stream (cut short?)".into());
+            return Err(InflateError::CutShort);
         }
     }
 }

@@ -15,7 +15,9 @@
 //! per-I/O "KiB/s"), the IOPS log 1. With it, windows (see `window`). A
 //! verify pass after the workload is not logged.
 
+mod error;
 mod file;
+pub use error::{InflateError, LogError};
 pub use file::inflate_log;
 mod hist;
 mod window;
@@ -113,7 +115,7 @@ pub(crate) struct JobLogs {
 
 impl JobLogs {
     /// Creates the logs clone `clone` of the job writes, if any.
-    pub(crate) fn open(spec: &JobSpec, clone: u32) -> Result<Option<JobLogs>, String> {
+    pub(crate) fn open(spec: &JobSpec, clone: u32) -> Result<Option<JobLogs>, LogError> {
         let l = &spec.logs;
         if !l.any() {
             return Ok(None);
@@ -124,8 +126,10 @@ impl JobLogs {
             // fio stores its histogram log's samples as pointers: only
             // the others are stored compressed here; it stays text.
             let compressed = l.store_compressed && kind != "clat_hist";
-            LogFile::create(path, !l.per_job, compressed)
-                .map_err(|e| format!("job {}: {e}", spec.name))
+            LogFile::create(path, !l.per_job, compressed).map_err(|e| LogError::OfJob {
+                job: spec.name.clone(),
+                source: Box::new(e),
+            })
         };
         let mut files: [Option<LogFile>; KINDS.len()] = Default::default();
         for kind in KINDS {
@@ -222,7 +226,7 @@ impl JobLogs {
     }
 
     /// Writes every file out; the first failure, if any.
-    pub(crate) fn finish(self) -> Result<(), String> {
+    pub(crate) fn finish(self) -> Result<(), LogError> {
         let mut first = Ok(());
         let hist = self.hist.map(|(f, _)| f);
         for f in self.files.into_iter().flatten().chain(hist) {

@@ -355,7 +355,7 @@ fn inflate_log(v: &str) -> Result<String, BenchError> {
             "--inflate-log={v}: no such file; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
         ));
     }
-    hiops_bench::inflate_log(path).map_err(BenchError::Failed)
+    hiops_bench::inflate_log(path).map_err(|e| BenchError::Failed(e.to_string()))
 }
 
 fn max_jobs(v: &str) -> Result<u32, BenchError> {
