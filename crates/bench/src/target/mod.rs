@@ -165,7 +165,10 @@ fn open_path(
         Some(d) => d.size_bytes().unwrap_or(0),
         None => file.metadata().map(|m| m.len()).unwrap_or(0),
     };
-    check_fits(spec, path, &file, block, full_len)?;
+    if spec.trims() && !spec.verify_only {
+        check_discard(spec, path, &file, block, full_len)?;
+    }
+    check_holds(spec, path, full_len)?;
     let logical_block = device
         .as_ref()
         .and_then(|d| d.logical_block_size())
@@ -216,19 +219,10 @@ fn open_special(
     Ok(None)
 }
 
-/// The opened target takes the job: it discards when the job trims, and
-/// holds what the job addresses. Offsets and sizes are applied per clone
-/// when regions are cut; here only check that the target holds them.
-fn check_fits(
-    spec: &JobSpec,
-    path: &Path,
-    file: &File,
-    block: Option<&BlockDev>,
-    full_len: u64,
-) -> Result<(), BenchError> {
-    if spec.trims() && !spec.verify_only {
-        check_discard(spec, path, file, block, full_len)?;
-    }
+/// The target holds what the job addresses. Offsets and sizes are applied
+/// per clone when regions are cut; here only check that the target holds
+/// them.
+fn check_holds(spec: &JobSpec, path: &Path, full_len: u64) -> Result<(), BenchError> {
     let need = spec.size.map(|s| s + fixed_offsets(spec));
     if let Some(need) = need.filter(|&n| n > full_len) {
         return usage(format!(
