@@ -60,7 +60,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a.is_zero() { return Err("must be above 0".into()); }
         d.io_size = Some(a); Ok(())
     }),
-    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?)?); Ok(()) }),
+    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
     opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files: no effect.", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
     opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
@@ -159,7 +159,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
-    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?)?); Ok(()) }),
+    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
     opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time).", |d, v| {
         let kb = d.kb_base;
