@@ -232,9 +232,9 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// A CPU list in the kernel's format (`0-3,6`, as in cpuset files, IRQ
 /// affinity lists and fio's `cpus_allowed`).
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, crate::CpuListError> {
     let mut cpus = Vec::new();
-    let bad = || format!("'{text}': write CPU numbers and ranges like 0-3,6");
+    let bad = || crate::CpuListError::Malformed { text: text.into() };
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
@@ -249,27 +249,27 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
         }
     }
     if cpus.is_empty() {
-        return Err(format!("'{text}' names no CPU"));
+        return Err(crate::CpuListError::Empty { text: text.into() });
     }
     Ok(cpus)
 }
 
 /// Lets the calling thread run only on `cpus`.
-pub fn pin_current_thread(cpus: &[usize]) -> Result<(), String> {
+pub fn pin_current_thread(cpus: &[usize]) -> Result<(), crate::PinError> {
     // SAFETY: cpu_set_t is plain data; CPU_SET stays in bounds for ids < 1024.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &c in cpus {
             if c >= 1024 {
-                return Err(format!("CPU {c} is beyond the 1024 this build supports"));
+                return Err(crate::PinError::BeyondSetSize { cpu: c });
             }
             libc::CPU_SET(c, &mut set);
         }
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot pin to CPUs {cpus:?}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(crate::PinError::Refused {
+                cpus: cpus.to_vec(),
+                source: std::io::Error::last_os_error(),
+            });
         }
     }
     Ok(())

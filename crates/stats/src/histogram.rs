@@ -222,22 +222,23 @@ impl From<Histogram> for Sparse {
 }
 
 impl TryFrom<Sparse> for Histogram {
-    type Error = String;
+    type Error = crate::HistogramError;
 
-    fn try_from(s: Sparse) -> Result<Histogram, String> {
+    fn try_from(s: Sparse) -> Result<Histogram, crate::HistogramError> {
         let mut h = Histogram::new();
         for &(i, n) in &s.buckets {
-            let slot = h.buckets.get_mut(i as usize).ok_or_else(|| {
-                format!("histogram bucket {i} is past fio's {FIO_PLAT_NR}: the sender is not this hiops")
-            })?;
+            let slot = h
+                .buckets
+                .get_mut(i as usize)
+                .ok_or(crate::HistogramError::BucketPastEnd { index: i })?;
             *slot += n;
         }
         let total: u64 = s.buckets.iter().map(|&(_, n)| n).sum();
         if total != s.count {
-            return Err(format!(
-                "histogram buckets hold {total} samples but its count says {}",
-                s.count
-            ));
+            return Err(crate::HistogramError::CountMismatch {
+                total,
+                count: s.count,
+            });
         }
         h.count = s.count;
         h.sum = s.sum;

@@ -24,8 +24,10 @@
 pub mod busy;
 pub mod cpu;
 pub mod disk;
+mod error;
 mod histogram;
 pub mod interrupts;
 pub mod tsc;
 
+pub use error::{CpuListError, HistogramError, PinError};
 pub use histogram::{value_to_index, Histogram, DEFAULT_PERCENTILES, FIO_PLAT_NR};

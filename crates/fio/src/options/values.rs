@@ -55,7 +55,7 @@ pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, ValueError> {
             .into());
         }
     }
-    Ok(hiops_stats::cpu::parse_cpu_list(text)?)
+    Ok(hiops_stats::cpu::parse_cpu_list(text).map_err(String::from)?)
 }
 
 pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, ValueError> {
