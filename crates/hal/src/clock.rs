@@ -95,7 +95,7 @@ pub fn source() -> ClockSource {
 /// `clocksource`). Returns the source that will be used; an error says
 /// why the one asked for cannot be (the counter is not reliable here, or
 /// the clock was read already with the other one).
-pub fn choose(want: ClockSource) -> Result<ClockSource, String> {
+pub fn choose(want: ClockSource) -> Result<ClockSource, crate::ClockError> {
     if want == ClockSource::Tsc {
         tsc_reliable()?;
     }
@@ -106,10 +106,9 @@ pub fn choose(want: ClockSource) -> Result<ClockSource, String> {
     WANTED.store(code, Ordering::Relaxed);
     let used = source();
     if used != want {
-        return Err(format!(
-            "the clock is already read with {} in this process",
-            used.fio_name()
-        ));
+        return Err(crate::ClockError::AlreadyRead {
+            used: used.fio_name(),
+        });
     }
     Ok(used)
 }
@@ -122,18 +121,17 @@ fn decide() -> Option<Scale> {
 }
 
 /// Whether the time-stamp counter may stand for CLOCK_MONOTONIC here.
-pub fn tsc_reliable() -> Result<(), String> {
+pub fn tsc_reliable() -> Result<(), crate::ClockError> {
     if !cfg!(target_arch = "x86_64") {
-        return Err("no time-stamp counter on this architecture".into());
+        return Err(crate::ClockError::NoTsc);
     }
     let kernel =
         std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .unwrap_or_default();
     if kernel.trim() != "tsc" {
-        return Err(format!(
-            "the kernel keeps time with {}, not the time-stamp counter",
-            kernel.trim()
-        ));
+        return Err(crate::ClockError::KernelClock {
+            kernel: kernel.trim().into(),
+        });
     }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags = cpuinfo
@@ -142,7 +140,7 @@ pub fn tsc_reliable() -> Result<(), String> {
         .unwrap_or_default();
     for flag in ["constant_tsc", "nonstop_tsc"] {
         if !flags.split_whitespace().any(|f| f == flag) {
-            return Err(format!("the CPU does not report {flag}"));
+            return Err(crate::ClockError::CpuFlag { flag });
         }
     }
     Ok(())
@@ -268,7 +266,7 @@ mod tests {
         match tsc_reliable() {
             Ok(()) => assert_eq!(source(), ClockSource::Tsc),
             Err(why) => {
-                assert!(!why.is_empty());
+                assert!(!why.to_string().is_empty());
                 assert_eq!(source(), ClockSource::ClockGettime);
             }
         }

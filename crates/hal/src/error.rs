@@ -53,3 +53,49 @@ impl HalError {
         }
     }
 }
+
+/// A RAM block device (zram, loop) that could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum RamDeviceError {
+    #[error("{kind} needs root")]
+    NeedsRoot { kind: &'static str },
+    #[error("no zram ({}: {source}); try modprobe zram", control.display())]
+    NoZram {
+        control: std::path::PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("zram{n}: cannot set its size to {size}: {source}")]
+    ZramSize {
+        n: String,
+        size: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: {source}", backing.display())]
+    Backing {
+        backing: std::path::PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("losetup: {source} (apt-get install mount)")]
+    NoLosetup {
+        #[source]
+        source: io::Error,
+    },
+    #[error("losetup: {said}")]
+    Losetup { said: String },
+}
+
+/// A clock source (fio's clocksource) that cannot be used here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClockError {
+    #[error("no time-stamp counter on this architecture")]
+    NoTsc,
+    #[error("the kernel keeps time with {kernel}, not the time-stamp counter")]
+    KernelClock { kernel: String },
+    #[error("the CPU does not report {flag}")]
+    CpuFlag { flag: &'static str },
+    #[error("the clock is already read with {used} in this process")]
+    AlreadyRead { used: &'static str },
+}

@@ -61,7 +61,7 @@ pub use clock::now_ns;
 pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
-pub use error::HalError;
+pub use error::{ClockError, HalError, RamDeviceError};
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;

@@ -3,6 +3,7 @@
 //! loop device over a tmpfs file. Both need root; without it the caller
 //! says so and goes on with what it has.
 
+use crate::RamDeviceError;
 use std::path::{Path, PathBuf};
 
 /// A device this process created; removed on drop.
@@ -23,35 +24,47 @@ fn is_root() -> bool {
 
 impl RamDevice {
     /// A fresh zram device of `size` (`1G`).
-    pub fn zram(size: &str) -> Result<RamDevice, String> {
+    pub fn zram(size: &str) -> Result<RamDevice, RamDeviceError> {
         if !is_root() {
-            return Err("zram needs root".into());
+            return Err(RamDeviceError::NeedsRoot { kind: "zram" });
         }
         let ctl = Path::new("/sys/class/zram-control/hot_add");
         let n = std::fs::read_to_string(ctl)
-            .map_err(|e| format!("no zram ({}: {e}); try modprobe zram", ctl.display()))?
+            .map_err(|source| RamDeviceError::NoZram {
+                control: ctl.to_path_buf(),
+                source,
+            })?
             .trim()
             .to_string();
         let dev = RamDevice {
             path: PathBuf::from(format!("/dev/zram{n}")),
             kind: Kind::Zram(n.clone()),
         };
-        std::fs::write(format!("/sys/block/zram{n}/disksize"), size)
-            .map_err(|e| format!("zram{n}: cannot set its size to {size}: {e}"))?;
+        std::fs::write(format!("/sys/block/zram{n}/disksize"), size).map_err(|source| {
+            RamDeviceError::ZramSize {
+                n: n.clone(),
+                size: size.into(),
+                source,
+            }
+        })?;
         Ok(dev)
     }
 
     /// A loop device over a new file of `size_bytes` in `dir` (tmpfs keeps
     /// it in RAM).
-    pub fn loop_on(dir: &Path, size_bytes: u64) -> Result<RamDevice, String> {
+    pub fn loop_on(dir: &Path, size_bytes: u64) -> Result<RamDevice, RamDeviceError> {
         if !is_root() {
-            return Err("loop devices need root".into());
+            return Err(RamDeviceError::NeedsRoot {
+                kind: "loop devices",
+            });
         }
         let backing = dir.join(format!("hiops-loop-{}.img", std::process::id()));
-        let f =
-            std::fs::File::create(&backing).map_err(|e| format!("{}: {e}", backing.display()))?;
-        f.set_len(size_bytes)
-            .map_err(|e| format!("{}: {e}", backing.display()))?;
+        let in_backing = |source| RamDeviceError::Backing {
+            backing: backing.clone(),
+            source,
+        };
+        let f = std::fs::File::create(&backing).map_err(in_backing)?;
+        f.set_len(size_bytes).map_err(in_backing)?;
         drop(f);
         let out = std::process::Command::new("losetup")
             .args(["--find", "--show"])
@@ -59,14 +72,13 @@ impl RamDevice {
             .output()
             .map_err(|e| {
                 let _ = std::fs::remove_file(&backing);
-                format!("losetup: {e} (apt-get install mount)")
+                RamDeviceError::NoLosetup { source: e }
             })?;
         if !out.status.success() {
             let _ = std::fs::remove_file(&backing);
-            return Err(format!(
-                "losetup: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            return Err(RamDeviceError::Losetup {
+                said: String::from_utf8_lossy(&out.stderr).trim().into(),
+            });
         }
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         Ok(RamDevice {
