@@ -8,6 +8,7 @@
 //! [`Probe`] owns one probe and frees it when dropped; each method wraps one
 //! call, and the SAFETY note at each says what makes that call sound.
 
+use crate::ProbeStep;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -61,21 +62,20 @@ pub enum Found {
 pub struct Probe(NonNull<RawProbe>);
 
 impl Probe {
-    pub fn open(path: &Path) -> Result<Probe, String> {
-        let name = CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| "the path holds a NUL byte".to_string())?;
+    pub fn open(path: &Path) -> Result<Probe, ProbeStep> {
+        let name = CString::new(path.as_os_str().as_bytes()).map_err(|_| ProbeStep::NulInPath)?;
         // SAFETY: `name` is a NUL-terminated string that outlives the call;
         // libblkid copies what it keeps. It returns a new probe, or NULL
         // with errno set (the file's open failed, or no memory).
         let raw = unsafe { blkid_new_probe_from_filename(name.as_ptr()) };
         NonNull::new(raw)
             .map(Probe)
-            .ok_or_else(|| std::io::Error::last_os_error().to_string())
+            .ok_or_else(|| ProbeStep::Open(std::io::Error::last_os_error()))
     }
 
     /// Superblock probing on, with `flags` (SUBLKS_*) saying which values
     /// to set; partition tables probed too.
-    pub fn enable(&mut self, flags: c_int) -> Result<(), String> {
+    pub fn enable(&mut self, flags: c_int) -> Result<(), ProbeStep> {
         let pr = self.0.as_ptr();
         // SAFETY: `pr` is the live probe this value owns (freed only on
         // drop); these three calls take a probe and plain integers.
@@ -88,18 +88,18 @@ impl Probe {
         };
         match codes.iter().find(|&&c| c != 0) {
             None => Ok(()),
-            Some(c) => Err(format!("enabling the probe's chains failed ({c})")),
+            Some(&code) => Err(ProbeStep::Enable { code }),
         }
     }
 
     /// Every enabled chain run; more than one signature is ambivalent.
-    pub fn safeprobe(&mut self) -> Result<Found, String> {
+    pub fn safeprobe(&mut self) -> Result<Found, ProbeStep> {
         // SAFETY: `self.0` is the live probe this value owns.
         match unsafe { blkid_do_safeprobe(self.0.as_ptr()) } {
             0 => Ok(Found::One),
             1 => Ok(Found::Nothing),
             -2 => Ok(Found::Ambivalent),
-            code => Err(format!("the probe failed ({code})")),
+            code => Err(ProbeStep::Probe { code }),
         }
     }
 

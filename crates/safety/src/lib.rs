@@ -39,12 +39,14 @@
 
 #[allow(unsafe_code)]
 mod blkid;
+mod error;
 mod hold;
 mod mounts;
 mod openers;
 mod probe;
 mod usage;
 
+pub use error::{GrantError, ProbeError, ProbeStep};
 pub use hold::{is_held, release, release_all};
 pub use probe::{find_signature, Signature};
 
@@ -133,16 +135,16 @@ fn names(named: &[PathBuf], path: &Path, dev: &BlockDev) -> bool {
 
 /// Checks a value of `--allow-write-device`: it must name an existing
 /// block device.
-pub fn check_grant(path: &Path) -> Result<(), String> {
+pub fn check_grant(path: &Path) -> Result<(), GrantError> {
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => Ok(()),
-        Ok(_) => Err(
-            "not a block device: --allow-write-device names a device to overwrite, such as /dev/loop3 (files need no permission)"
-                .into(),
-        ),
-        Err(e) => Err(format!(
-            "{e}: --allow-write-device must name an existing block device, such as /dev/loop3"
-        )),
+        Ok(_) => Err(GrantError::NotBlockDevice {
+            path: path.to_path_buf(),
+        }),
+        Err(source) => Err(GrantError::Missing {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -181,7 +183,7 @@ pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
         path: path.to_path_buf(),
         what,
     };
-    if let Some(sig) = find_signature(path).map_err(unchecked)? {
+    if let Some(sig) = find_signature(path).map_err(|e| unchecked(e.to_string()))? {
         return Err(signature(sig.describe()));
     }
     if let Some(part) = usage::partition(&dev) {
@@ -241,9 +243,13 @@ mod tests {
         let f = tmp.path().join("f");
         std::fs::write(&f, b"XFSB").unwrap();
         assert_eq!(check_write(&f, &Grants::default()), Ok(()));
-        assert!(check_grant(&f).unwrap_err().contains("not a block device"));
+        assert!(check_grant(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("not a block device"));
         assert!(check_grant(Path::new("/dev/does-not-exist"))
             .unwrap_err()
+            .to_string()
             .contains("must name an existing block device"));
     }
 

@@ -56,8 +56,11 @@ impl Signature {
 
 /// Probes `path` (a device or an image file) for superblocks and partition
 /// tables. `Ok(None)`: libblkid recognises nothing there.
-pub fn find_signature(path: &Path) -> Result<Option<Signature>, String> {
-    let err = |e: String| format!("libblkid could not probe {}: {e}", path.display());
+pub fn find_signature(path: &Path) -> Result<Option<Signature>, crate::ProbeError> {
+    let err = |step| crate::ProbeError {
+        path: path.to_path_buf(),
+        step,
+    };
     let mut probe = Probe::open(path).map_err(err)?;
     // BADCSUM: a superblock whose checksum is off still fronts the data.
     let flags = blkid::SUBLKS_TYPE

@@ -1,0 +1,47 @@
+//! The gate's errors other than a refusal: a grant that names no device,
+//! and a device libblkid could not probe.
+
+use std::path::PathBuf;
+
+/// A value of `--allow-write-device` that names no block device.
+#[derive(Debug, thiserror::Error)]
+pub enum GrantError {
+    #[error("not a block device: --allow-write-device names a device to overwrite, such as /dev/loop3 (files need no permission)")]
+    NotBlockDevice { path: PathBuf },
+    #[error(
+        "{source}: --allow-write-device must name an existing block device, such as /dev/loop3"
+    )]
+    Missing {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Which of libblkid's steps failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeStep {
+    #[error("the path holds a NUL byte")]
+    NulInPath,
+    #[error("{0}")]
+    Open(std::io::Error),
+    #[error("enabling the probe's chains failed ({code})")]
+    Enable { code: i32 },
+    #[error("the probe failed ({code})")]
+    Probe { code: i32 },
+}
+
+/// libblkid could not look at a device (or image file).
+#[derive(Debug, thiserror::Error)]
+#[error("libblkid could not probe {}: {step}", path.display())]
+pub struct ProbeError {
+    pub path: PathBuf,
+    pub step: ProbeStep,
+}
+
+// The callers still carrying a String error take a grant's with `?`.
+impl From<GrantError> for String {
+    fn from(e: GrantError) -> String {
+        e.to_string()
+    }
+}
