@@ -165,6 +165,32 @@ impl Identity {
     };
 }
 
+/// Why a first page is not a superblock this hiops may open.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SuperblockError {
+    #[error("it holds data that is not a hiops kv store")]
+    NotAStore,
+    #[error("it is a hiops kv store of format 1, which this hiops does not read (it reads format {FORMAT_VERSION}, which finds and names damage): load its data into a new store")]
+    FormatOne,
+    #[error("it is a hiops kv store of format {version}; this hiops reads formats {FORMAT_ONE_DEVICE} and {FORMAT_VERSION}")]
+    UnknownFormat { version: u32 },
+    #[error("its hiops kv superblock is damaged (checksum mismatch)")]
+    Checksum,
+    #[error("its hiops kv superblock names an impossible device place")]
+    DevicePlace,
+}
+
+impl SuperblockError {
+    /// A superblock of ours that does not check (damage), rather than
+    /// another format or none.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            SuperblockError::Checksum | SuperblockError::DevicePlace
+        )
+    }
+}
+
 impl Superblock {
     pub fn encode(&self, page: &mut [u8]) {
         page[..PAGE].fill(0);
@@ -185,19 +211,17 @@ impl Superblock {
 
     /// `Ok(None)`: no superblock (a new or zeroed target). `Err`: another
     /// format, or a damaged superblock, which the store must not overwrite.
-    pub fn decode(page: &[u8]) -> Result<Option<Superblock>, String> {
+    pub fn decode(page: &[u8]) -> Result<Option<Superblock>, SuperblockError> {
         if page[0..8] != SUPER_MAGIC[..] {
             return if page.iter().all(|&b| b == 0) {
                 Ok(None)
             } else {
-                Err("it holds data that is not a hiops kv store".into())
+                Err(SuperblockError::NotAStore)
             };
         }
         let version = u32_at(page, 8);
         if version == 1 && crc32c::crc32c(&page[0..28]) == u32_at(page, 28) {
-            return Err(format!(
-                "it is a hiops kv store of format 1, which this hiops does not read (it reads format {FORMAT_VERSION}, which finds and names damage): load its data into a new store"
-            ));
+            return Err(SuperblockError::FormatOne);
         }
         let (checked, identity) = match version {
             FORMAT_ONE_DEVICE => (52, Identity::ONE_DEVICE),
@@ -209,17 +233,13 @@ impl Superblock {
                     devices: u32_at(page, 64),
                 },
             ),
-            _ => {
-                return Err(format!(
-                    "it is a hiops kv store of format {version}; this hiops reads formats {FORMAT_ONE_DEVICE} and {FORMAT_VERSION}"
-                ))
-            }
+            _ => return Err(SuperblockError::UnknownFormat { version }),
         };
         if crc32c::crc32c(&page[0..checked]) != u32_at(page, checked) {
-            return Err("its hiops kv superblock is damaged (checksum mismatch)".into());
+            return Err(SuperblockError::Checksum);
         }
         if identity.devices == 0 || identity.device >= identity.devices {
-            return Err("its hiops kv superblock names an impossible device place".into());
+            return Err(SuperblockError::DevicePlace);
         }
         Ok(Some(Superblock {
             block_size: u32_at(page, 12),
@@ -597,11 +617,15 @@ mod tests {
         sb.encode(&mut page);
         assert_eq!(Superblock::decode(&page), Ok(Some(sb)));
         page[17] ^= 1;
-        assert!(Superblock::decode(&page).unwrap_err().contains("damaged"));
+        assert!(Superblock::decode(&page)
+            .unwrap_err()
+            .to_string()
+            .contains("damaged"));
         let mut ext4 = vec![0u8; PAGE];
         ext4[1080] = 0x53;
         assert!(Superblock::decode(&ext4)
             .unwrap_err()
+            .to_string()
             .contains("not a hiops"));
         assert_eq!(sb.block_offset(0), 1 << 20);
         assert_eq!(sb.store_bytes(), 8 << 20);
@@ -611,7 +635,10 @@ mod tests {
         v1[8..12].copy_from_slice(&1u32.to_le_bytes());
         let crc = crc32c::crc32c(&v1[0..28]);
         v1[28..32].copy_from_slice(&crc.to_le_bytes());
-        assert!(Superblock::decode(&v1).unwrap_err().contains("format 1"));
+        assert!(Superblock::decode(&v1)
+            .unwrap_err()
+            .to_string()
+            .contains("format 1"));
     }
 
     #[test]
@@ -645,6 +672,7 @@ mod tests {
         bad.encode(&mut page);
         assert!(Superblock::decode(&page)
             .unwrap_err()
+            .to_string()
             .contains("impossible"));
     }
 

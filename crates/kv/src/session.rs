@@ -16,6 +16,18 @@ use crate::server::Shared;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
+/// A client's input the server will not hold; the text is the RESP error
+/// the client reads.
+#[derive(Debug, thiserror::Error)]
+enum InputRefused {
+    #[error("ERR client-query-buffer-limit: this client's request would take over {limit} bytes; send smaller requests or restart the server with a larger --client-query-buffer-limit")]
+    ClientLimit { limit: usize },
+    #[error("ERR max-query-total: the requests of all clients together would hold over {limit} bytes; retry later or restart the server with a larger --max-query-total")]
+    TotalLimit { limit: usize },
+    #[error("ERR out of memory for this request")]
+    OutOfMemory,
+}
+
 /// Replies are written once this much is waiting, even mid-pipeline.
 const FLUSH_AT: usize = 256 << 10;
 /// Buffers larger than this are freed when they empty.
@@ -114,7 +126,7 @@ pub(crate) async fn serve<T: Transport, B: Backend>(
         let got = conn
             .read_with(&mut |bytes| {
                 s.take_input(bytes)
-                    .map_err(|msg| io::Error::new(io::ErrorKind::OutOfMemory, msg))
+                    .map_err(|why| io::Error::new(io::ErrorKind::OutOfMemory, why.to_string()))
             })
             .await;
         match got {
@@ -178,17 +190,15 @@ impl Session<'_> {
     }
 
     /// Appends a read, within the client's and the total limit.
-    fn take_input(&mut self, bytes: &[u8]) -> Result<(), String> {
+    fn take_input(&mut self, bytes: &[u8]) -> Result<(), InputRefused> {
         let cfg = &self.shared.cfg;
         let held = self.input.len() - self.consumed;
         let wanted = self.parser.bytes_wanted(held).max(bytes.len());
         if held + wanted > cfg.client_query_buffer_limit {
             self.shared.counters.refused_input.fetch_add(1, Relaxed);
-            return Err(format!(
-                "ERR client-query-buffer-limit: this client's request would take over {} bytes; \
-                 send smaller requests or restart the server with a larger --client-query-buffer-limit",
-                cfg.client_query_buffer_limit
-            ));
+            return Err(InputRefused::ClientLimit {
+                limit: cfg.client_query_buffer_limit,
+            });
         }
         let growth = (self.input.len() + wanted).saturating_sub(self.input.capacity());
         let total = self.shared.query_bytes.load(Relaxed);
@@ -198,15 +208,13 @@ impl Session<'_> {
         let small = self.input.len() + wanted <= KEEP;
         if growth > 0 && !small && total + growth > cfg.max_query_total {
             self.shared.counters.refused_input.fetch_add(1, Relaxed);
-            return Err(format!(
-                "ERR max-query-total: the requests of all clients together would hold over {} bytes; \
-                 retry later or restart the server with a larger --max-query-total",
-                cfg.max_query_total
-            ));
+            return Err(InputRefused::TotalLimit {
+                limit: cfg.max_query_total,
+            });
         }
         self.input
             .try_reserve(wanted)
-            .map_err(|_| "ERR out of memory for this request".to_string())?;
+            .map_err(|_| InputRefused::OutOfMemory)?;
         self.input.extend_from_slice(bytes);
         self.recharge();
         Ok(())

@@ -105,7 +105,8 @@ pub use identity::{check_devices, erase_stores};
 pub use scanned::Damage;
 
 pub use config::{
-    check_block_size, max_value_of, min_store_bytes, Durability, StoreConfig, DEFAULT_FLUSH_MAX,
+    check_block_size, max_value_of, min_store_bytes, BlockSizeError, Durability, StoreConfig,
+    DEFAULT_FLUSH_MAX,
 };
 pub use error::StoreError;
 use error::{config_error, open_error};

@@ -45,24 +45,27 @@ pub enum FieldLength {
     },
 }
 
+/// A YCSB field length the store cannot draw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldLengthError {
+    #[error("field lengths {min}..={max}: give 1 <= --min-field-length <= --field-length")]
+    Bounds { min: usize, max: usize },
+    #[error("--field-length-distribution={kind}: use constant, uniform or zipfian")]
+    Distribution { kind: String },
+}
+
 impl FieldLength {
     /// YCSB's names: `constant`, `uniform`, `zipfian`, with `fieldlength`
     /// the longest and `minfieldlength` the shortest (1 in YCSB).
-    pub fn ycsb(kind: &str, min: usize, max: usize) -> Result<FieldLength, String> {
+    pub fn ycsb(kind: &str, min: usize, max: usize) -> Result<FieldLength, FieldLengthError> {
         if max == 0 || min == 0 || min > max {
-            return Err(format!(
-                "field lengths {min}..={max}: give 1 <= --min-field-length <= --field-length"
-            ));
+            return Err(FieldLengthError::Bounds { min, max });
         }
         Ok(match kind {
             "constant" => FieldLength::Constant { len: max },
             "uniform" => FieldLength::Uniform { min, max },
             "zipfian" => FieldLength::Zipfian { min, max },
-            k => {
-                return Err(format!(
-                    "--field-length-distribution={k}: use constant, uniform or zipfian"
-                ))
-            }
+            k => return Err(FieldLengthError::Distribution { kind: k.into() }),
         })
     }
 
@@ -175,6 +178,6 @@ mod tests {
         assert!(FieldLength::ycsb("zipfian", 0, 10).is_err());
         assert!(FieldLength::ycsb("uniform", 20, 10).is_err());
         let e = FieldLength::ycsb("lognormal", 1, 10).unwrap_err();
-        assert!(e.contains("--field-length-distribution"), "{e}");
+        assert!(e.to_string().contains("--field-length-distribution"), "{e}");
     }
 }

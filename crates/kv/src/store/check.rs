@@ -12,7 +12,7 @@
 
 use super::scanned::Damage;
 use super::{open_error, Inner, StoreConfig, StoreError};
-use crate::format::{Superblock, PAGE, SUPER_MAGIC};
+use crate::format::{Superblock, SuperblockError, PAGE, SUPER_MAGIC};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
@@ -77,7 +77,7 @@ fn check_device(path: &Path) -> Result<Check, StoreError> {
             let damage = vec![Damage {
                 block: None,
                 byte: 0,
-                what: why,
+                what: why.to_string(),
             }];
             return Ok(Check {
                 path: path.to_path_buf(),
@@ -143,7 +143,10 @@ fn open_read_only(path: &Path) -> Result<(File, u64), StoreError> {
 
 /// The store's superblock; `Ok(Err(what))`: a superblock of ours that
 /// does not check (damage); `Err`: no store there.
-fn read_superblock(path: &Path, file: &File) -> Result<Result<Superblock, String>, StoreError> {
+fn read_superblock(
+    path: &Path,
+    file: &File,
+) -> Result<Result<Superblock, SuperblockError>, StoreError> {
     let mut page = AlignedBuf::new(PAGE);
     let got = std::os::unix::fs::FileExt::read_at(file, &mut page, 0)
         .map_err(|e| open_error(path, format!("reading its superblock: {e}")))?;
@@ -155,7 +158,7 @@ fn read_superblock(path: &Path, file: &File) -> Result<Result<Superblock, String
             "holds no hiops kv store (its first page is zeros); give the store's file or device",
         )),
         // Our magic with a checksum or a field that does not check.
-        Err(why) if page[..8] == SUPER_MAGIC[..] && !why.contains("format") => Ok(Err(why)),
+        Err(why) if page[..8] == SUPER_MAGIC[..] && why.is_damage() => Ok(Err(why)),
         Err(why) => Err(open_error(path, format!("{why}; nothing to check"))),
     }
 }

@@ -92,14 +92,19 @@ pub fn max_value_of(block_size: u32) -> usize {
     (block_size as usize).saturating_sub(format::BLOCK_HEADER + 2 * format::RECORD_HEADER)
 }
 
+/// A write block size the store cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a write block of {bytes} bytes: use a multiple of 4 KiB from 8 KiB to 8 MiB (1 MiB is the default)")]
+pub struct BlockSizeError {
+    pub bytes: u32,
+}
+
 /// Whether write blocks of `bytes` are possible: a multiple of 4 KiB from
 /// 8 KiB to 8 MiB; the reason if not.
-pub fn check_block_size(bytes: u32) -> Result<(), String> {
+pub fn check_block_size(bytes: u32) -> Result<(), BlockSizeError> {
     let bs = bytes as usize;
     if !bs.is_multiple_of(PAGE) || bs < 2 * PAGE || bytes > crate::index::MAX_BLOCK_SIZE {
-        return Err(format!(
-            "a write block of {bytes} bytes: use a multiple of 4 KiB from 8 KiB to 8 MiB (1 MiB is the default)"
-        ));
+        return Err(BlockSizeError { bytes });
     }
     Ok(())
 }

@@ -105,7 +105,7 @@ impl Shard {
         cfg: StoreConfig,
         identity: Identity,
     ) -> Result<Shard, StoreError> {
-        check_block_size(cfg.block_size).map_err(|why| config_error(path, why))?;
+        check_block_size(cfg.block_size).map_err(|why| config_error(path, why.to_string()))?;
         let target = target::open_target(path, &cfg)?;
         let created = target.created;
         let opened = Shard::open_on(path, cfg, identity, target);
