@@ -3,8 +3,8 @@
 use hiops_bench::{DirStats, RunResult};
 
 pub use crate::split::{
-    completions_seen, latency_splits, LatencySplit, FROM_BIO_TRACEPOINTS, FROM_DISKSTATS,
-    FROM_TRACEPOINTS,
+    completions_seen, latency_splits, LatencySplit, NoSplit, NotSplit, FROM_BIO_TRACEPOINTS,
+    FROM_DISKSTATS, FROM_TRACEPOINTS,
 };
 
 use crate::figures::{GapFigures, LayerClocks, PointFigures, TimelineGap};

@@ -58,7 +58,7 @@ pub struct LatencySplit {
     pub diskstats_ns: Option<f64>,
     /// Application − device, never negative; `Err` says why the device's
     /// time cannot be set against the application's I/Os.
-    pub platform_ns: Result<f64, String>,
+    pub platform_ns: Result<f64, NotSplit>,
 }
 
 impl LatencySplit {
@@ -68,24 +68,55 @@ impl LatencySplit {
     }
 
     /// Why the split was not made, if it was not.
-    pub fn not_split(&self) -> Option<&str> {
-        self.platform_ns.as_ref().err().map(String::as_str)
+    pub fn not_split(&self) -> Option<String> {
+        self.platform_ns.as_ref().err().map(NotSplit::to_string)
     }
+}
+
+/// Why one device's time is not set against the application's.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NotSplit {
+    /// The device's requests are not the application's I/Os (the reason).
+    #[error("{0}")]
+    Unmatched(String),
+    #[error("the device's time exceeds the application's ({:.1} us against {:.1} us), so not all of it was spent on the application's I/Os", .device_ns / 1e3, .app_ns / 1e3)]
+    DeviceLonger { device_ns: f64, app_ns: f64 },
+}
+
+/// Why no split can be measured at all.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NoSplit {
+    #[error("no block device behind the target (RAM device, tmpfs or similar): device time cannot be measured")]
+    NoBlockDevice,
+    #[error("no I/O was measured")]
+    NoIo,
+    /// Each device and direction that kept no service time.
+    #[error("{}", untimed_list(.untimed))]
+    NoServiceTime {
+        untimed: Vec<(String, &'static str)>,
+    },
+}
+
+fn untimed_list(untimed: &[(String, &'static str)]) -> String {
+    let each = untimed.iter().map(|(device, dir)| {
+        format!("{device} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)")
+    });
+    each.collect::<Vec<_>>().join("; ")
 }
 
 /// The rule: no platform time where the device's requests are not the
 /// application's I/Os (`unmatched`), nor where the device took longer than
 /// the application saw (so some of its time was not the application's).
-pub fn platform_ns(app_ns: f64, device_ns: f64, unmatched: Option<String>) -> Result<f64, String> {
+pub fn platform_ns(
+    app_ns: f64,
+    device_ns: f64,
+    unmatched: Option<String>,
+) -> Result<f64, NotSplit> {
     if let Some(why) = unmatched {
-        return Err(why);
+        return Err(NotSplit::Unmatched(why));
     }
     if device_ns > app_ns {
-        return Err(format!(
-            "the device's time exceeds the application's ({:.1} us against {:.1} us), so not all of it was spent on the application's I/Os",
-            device_ns / 1e3,
-            app_ns / 1e3
-        ));
+        return Err(NotSplit::DeviceLonger { device_ns, app_ns });
     }
     Ok(app_ns - device_ns)
 }
@@ -209,9 +240,9 @@ fn unmatched(r: &RunResult, d: &hiops_bench::result::DeviceWindow, write: bool) 
 /// split can be measured at all (no block device, a synchronous device that
 /// keeps no time); a split that cannot be made says why in its
 /// [`LatencySplit::platform_ns`].
-pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
+pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, NoSplit> {
     if r.devices.is_empty() {
-        return Err("no block device behind the target (RAM device, tmpfs or similar): device time cannot be measured".into());
+        return Err(NoSplit::NoBlockDevice);
     }
     let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
     for j in &r.jobs {
@@ -220,7 +251,7 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
         writes.merge(&wr);
     }
     let mut out = Vec::new();
-    let mut why = Vec::new();
+    let mut untimed = Vec::new();
     for d in &r.devices {
         for (dir, app, disk, write) in [
             ("read", &reads, d.stats.read_service_ns(), false),
@@ -233,7 +264,7 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
                 (Some(traced), _) => traced,
                 (None, Some(ns)) => (ns, FROM_DISKSTATS),
                 (None, None) => {
-                    why.push(format!("{} kept no {dir} service time (a synchronous device such as zram, or no I/O reached it)", d.name));
+                    untimed.push((d.name.clone(), dir));
                     continue;
                 }
             };
@@ -255,10 +286,10 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, String> {
         }
     }
     if out.is_empty() {
-        return Err(if why.is_empty() {
-            "no I/O was measured".into()
+        return Err(if untimed.is_empty() {
+            NoSplit::NoIo
         } else {
-            why.join("; ")
+            NoSplit::NoServiceTime { untimed }
         });
     }
     Ok(out)

@@ -117,6 +117,6 @@ fn latency_split_obj(r: &RunResult) -> Value {
             "diskstats_service_ns": s.diskstats_ns, "platform_ns": s.platform(),
             "platform_not_split": s.not_split(),
         })).collect::<Vec<_>>()),
-        Err(why) => json!({"unavailable": why}),
+        Err(why) => json!({"unavailable": why.to_string()}),
     }
 }
