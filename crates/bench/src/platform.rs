@@ -51,7 +51,7 @@ impl Tracing {
         match self {
             Tracing::Ready(p) => match p.start() {
                 Ok(running) => Tracing::Running(running),
-                Err(why) => Tracing::Failed(why),
+                Err(why) => Tracing::Failed(why.to_string()),
             },
             other => other,
         }
@@ -87,12 +87,12 @@ impl PlatformWatch {
         let sampling = match profile.map(hiops_profile::prepare) {
             None => Sampling::Off,
             Some(Ok(p)) => Sampling::Ready(Box::new(p)),
-            Some(Err(why)) => Sampling::Failed(why),
+            Some(Err(why)) => Sampling::Failed(why.to_string()),
         };
         let tracing = match timeline.map(timeline::prepare) {
             None => Tracing::Off,
             Some(Ok(p)) => Tracing::Ready(Box::new(p)),
-            Some(Err(why)) => Tracing::Failed(why),
+            Some(Err(why)) => Tracing::Failed(why.to_string()),
         };
         PlatformWatch {
             sampling,
@@ -113,7 +113,7 @@ impl PlatformWatch {
         self.sampling = match std::mem::take(&mut self.sampling) {
             Sampling::Ready(p) => match p.start() {
                 Ok(running) => Sampling::Running(running),
-                Err(why) => Sampling::Failed(why),
+                Err(why) => Sampling::Failed(why.to_string()),
             },
             other => other,
         };

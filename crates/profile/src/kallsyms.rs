@@ -12,15 +12,12 @@ pub struct Kallsyms {
 impl Kallsyms {
     /// Reads /proc/kallsyms; explains what to do when it shows no
     /// addresses (kptr_restrict, or not root).
-    pub fn load() -> Result<Kallsyms, String> {
-        let text = std::fs::read_to_string("/proc/kallsyms").map_err(|e| {
-            format!(
-                "cannot read /proc/kallsyms ({e}): kernel symbols are needed to name the layers"
-            )
-        })?;
+    pub fn load() -> Result<Kallsyms, crate::ProfileError> {
+        let text = std::fs::read_to_string("/proc/kallsyms")
+            .map_err(crate::ProfileError::KallsymsUnreadable)?;
         let k = Self::parse(&text);
         if k.addrs.is_empty() {
-            return Err("/proc/kallsyms shows no kernel addresses (kernel.kptr_restrict hides them from this user): run as root, or set kernel.kptr_restrict=0 with sysctl".into());
+            return Err(crate::ProfileError::KallsymsHidden);
         }
         Ok(k)
     }

@@ -41,6 +41,7 @@
 mod attribute;
 mod cost;
 mod dither;
+mod error;
 pub use dither::RATE_SPREAD;
 pub mod kallsyms;
 pub mod layers;
@@ -49,6 +50,7 @@ mod sampler;
 pub mod timeline;
 pub mod tracefs;
 
+pub use error::{ConfigError, CyclesRefused, ProfileError};
 pub use layers::Layer;
 pub use sampler::{prepare, Prepared, Profiler, DRAIN_EVERY};
 
@@ -83,7 +85,7 @@ impl Default for Config {
 impl Config {
     /// `--profile`'s value: `HZ`, `EVENT` or `EVENT:HZ`, the event one of
     /// `auto`, `cpu-clock`, `cycles` (as in `cycles:2000`).
-    pub fn parse(value: &str) -> Result<Config, String> {
+    pub fn parse(value: &str) -> Result<Config, ConfigError> {
         let (event, hz) = match value.split_once(':') {
             Some((e, hz)) => (Some(e), Some(hz)),
             None if value.starts_with(|c: char| c.is_ascii_digit()) => (None, Some(value)),
@@ -91,15 +93,20 @@ impl Config {
         };
         let event = match event {
             None => Event::Auto,
-            Some(e) => Event::parse(e).ok_or_else(|| {
-                format!("--profile={value}: the event is auto, cpu-clock or cycles, not '{e}'")
+            Some(e) => Event::parse(e).ok_or_else(|| ConfigError::Event {
+                value: value.into(),
+                event: e.into(),
             })?,
         };
         let hz = match hz.map(|h| h.trim_end_matches("hz").trim_end_matches("Hz")) {
             None => DEFAULT_HZ,
-            Some(h) => h.parse::<u32>().ok().filter(|hz| (1..=100_000).contains(hz)).ok_or_else(|| {
-                format!("--profile={value}: give the samples per second per CPU, 1 to 100000 (default {DEFAULT_HZ})")
-            })?,
+            Some(h) => h
+                .parse::<u32>()
+                .ok()
+                .filter(|hz| (1..=100_000).contains(hz))
+                .ok_or_else(|| ConfigError::Rate {
+                    value: value.into(),
+                })?,
         };
         Ok(Config { hz, event })
     }
@@ -412,12 +419,12 @@ mod tests {
         assert_eq!(Config::parse("auto:10"), Ok(c(10, Event::Auto)));
         let bad_event = Config::parse("instructions:100").unwrap_err();
         assert!(
-            bad_event.contains("auto, cpu-clock or cycles"),
+            bad_event.to_string().contains("auto, cpu-clock or cycles"),
             "{bad_event}"
         );
         for bad in ["0", "100001", "cycles:", "cycles:x"] {
             let e = Config::parse(bad).unwrap_err();
-            assert!(e.contains("1 to 100000"), "{bad}: {e}");
+            assert!(e.to_string().contains("1 to 100000"), "{bad}: {e}");
         }
     }
 }

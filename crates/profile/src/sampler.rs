@@ -6,7 +6,7 @@ use crate::attribute::Tally;
 use crate::dither::{Clocks, Dither};
 use crate::kallsyms::Kallsyms;
 use crate::ring::{Clock, Record, Ring};
-use crate::{Config, CpuSamples, Event, Layer, Profile, Sampling};
+use crate::{Config, CpuSamples, CyclesRefused, Event, Layer, Profile, ProfileError, Sampling};
 use hiops_stats::cpu::MachineSample;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -58,25 +58,24 @@ pub(crate) fn online_cpus() -> Vec<usize> {
 }
 
 /// What to do about a failed perf_event_open, in one line.
-fn explain(cpu: usize, e: &std::io::Error, hz: u32) -> String {
+fn explain(cpu: usize, e: std::io::Error, hz: u32) -> ProfileError {
     let read = |p: &str| {
         std::fs::read_to_string(p)
             .map(|s| s.trim().to_string())
             .unwrap_or_else(|_| "?".into())
     };
     match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "sampling every CPU needs root or CAP_PERFMON (kernel.perf_event_paranoid is {}): run as root, or allow it with sysctl kernel.perf_event_paranoid=-1",
-            read("/proc/sys/kernel/perf_event_paranoid")
-        ),
-        Some(libc::EINVAL) => format!(
-            "the kernel refused a {hz} Hz sampling clock (kernel.perf_event_max_sample_rate is {}): give --profile a lower rate",
-            read("/proc/sys/kernel/perf_event_max_sample_rate")
-        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => ProfileError::PerfDenied {
+            paranoid: read("/proc/sys/kernel/perf_event_paranoid"),
+        },
+        Some(libc::EINVAL) => ProfileError::RateRefused {
+            hz,
+            max_rate: read("/proc/sys/kernel/perf_event_max_sample_rate"),
+        },
         Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
-            "this kernel offers no perf software clock (built without CONFIG_PERF_EVENTS, or blocked by seccomp)".into()
+            ProfileError::NoPerfClock
         }
-        _ => format!("perf_event_open on CPU {cpu} failed: {e}"),
+        _ => ProfileError::PerfOpen { cpu, source: e },
     }
 }
 
@@ -90,20 +89,17 @@ struct ChosenClock {
 }
 
 /// Why the cycle counter could not be opened, in words.
-fn cycles_refused(e: &std::io::Error) -> String {
+fn cycles_refused(e: std::io::Error) -> CyclesRefused {
     match e.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
-            "this CPU offers no cycle counter to sample (no PMU, as in a VM without a virtual one)"
-                .into()
-        }
-        _ => format!("the cycle counter could not be opened ({e})"),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => CyclesRefused::NoPmu,
+        _ => CyclesRefused::Open(e),
     }
 }
 
 /// The clock `config` asks for: the cycle counter (one sample every
 /// TSC-rate/hz cycles) where `auto` or `cycles` finds one on `cpu`, else
 /// the software clock; `cycles` without a counter is an error.
-fn choose_clock(config: &Config, cpu: usize) -> Result<ChosenClock, String> {
+fn choose_clock(config: &Config, cpu: usize) -> Result<ChosenClock, ProfileError> {
     let software = |note| ChosenClock {
         clock: Clock::Software,
         period: 1_000_000_000 / config.hz as u64,
@@ -122,29 +118,26 @@ fn choose_clock(config: &Config, cpu: usize) -> Result<ChosenClock, String> {
             period,
             note: None,
         }),
-        Err(e) if config.event == Event::Cycles => Err(format!(
-            "--profile=cycles: {}: use --profile=cpu-clock, the kernel's software clock",
-            cycles_refused(&e)
-        )),
+        Err(e) if config.event == Event::Cycles => Err(ProfileError::NoCycles(cycles_refused(e))),
         Err(e) => Ok(software(Some(format!(
             "{}: sampled with the software CPU clock",
-            cycles_refused(&e)
+            cycles_refused(e)
         )))),
     }
 }
 
 /// Loads the kernel's symbols, opens a disabled ring per online CPU and
 /// measures what one sample costs; an `Err` says what to do.
-pub fn prepare(config: Config) -> Result<Prepared, String> {
+pub fn prepare(config: Config) -> Result<Prepared, ProfileError> {
     if config.hz == 0 {
-        return Err("--profile needs a rate above 0 Hz".into());
+        return Err(ProfileError::ZeroRate);
     }
     let cpus = online_cpus();
     let clock = choose_clock(&config, cpus.first().copied().unwrap_or(0))?;
     // The permission first: it is what most often stands in the way.
     let open = |c| Ring::open_cpu(c, clock.clock, clock.period, RING_PAGES);
     let rings = (cpus.iter())
-        .map(|&c| open(c).map_err(|e| explain(c, &e, config.hz)))
+        .map(|&c| open(c).map_err(|e| explain(c, e, config.hz)))
         .collect::<Result<Vec<_>, _>>()?;
     let syms = Kallsyms::load()?;
     let per_sample_ns = crate::cost::per_sample_ns(CALIBRATION_MS);
@@ -241,7 +234,7 @@ fn drain_loop(
     mut rings: Vec<Ring>,
     syms: Kallsyms,
     stop: Arc<AtomicBool>,
-    ready: mpsc::Sender<Result<(), String>>,
+    ready: mpsc::Sender<Result<(), ProfileError>>,
     hz: u32,
     clock: Clock,
 ) -> Drained {
@@ -252,7 +245,10 @@ fn drain_loop(
     let stat0 = std::fs::read_to_string("/proc/stat").ok();
     let enabled = rings.iter().try_for_each(|r| r.enable());
     let started = Instant::now();
-    let _ = ready.send(enabled.map_err(|e| format!("cannot start sampling: {e}")));
+    let _ = ready.send(enabled.map_err(|source| ProfileError::Enable {
+        what: "sampling",
+        source,
+    }));
     let mut per_ring = vec![RingCounts::default(); rings.len()];
     // The cycle counter is not a timer: it cannot fall into step with the
     // work's timing as a clock on a fixed grid can (see dither.rs).
@@ -292,7 +288,7 @@ fn drain_loop(
 
 impl Prepared {
     /// Starts sampling every CPU; returns once samples are being taken.
-    pub fn start(self) -> Result<Profiler, String> {
+    pub fn start(self) -> Result<Profiler, ProfileError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
@@ -300,9 +296,13 @@ impl Prepared {
         let thread = std::thread::Builder::new()
             .name("hiops-profile".into())
             .spawn(move || drain_loop(rings, syms, flag, tx, hz, clock))
-            .map_err(|e| format!("cannot start the profiler's thread: {e}"))?;
-        rx.recv()
-            .map_err(|_| "the profiler's thread ended at start".to_string())??;
+            .map_err(|source| ProfileError::Spawn {
+                whose: "the profiler's",
+                source,
+            })?;
+        rx.recv().map_err(|_| ProfileError::ThreadEnded {
+            whose: "the profiler's",
+        })??;
         Ok(Profiler {
             stop,
             thread,

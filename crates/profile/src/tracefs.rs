@@ -12,7 +12,7 @@ const MOUNTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// The tracefs directory, mounted at /sys/kernel/tracing when it is not
 /// (root only); an `Err` says what to do.
-pub fn root() -> Result<PathBuf, String> {
+pub fn root() -> Result<PathBuf, crate::ProfileError> {
     if let Some(p) = MOUNTS
         .iter()
         .map(Path::new)
@@ -36,9 +36,8 @@ pub fn root() -> Result<PathBuf, String> {
     if r == 0 && p.join("events").is_dir() {
         return Ok(p.to_path_buf());
     }
-    Err(format!(
-        "tracefs is not mounted and cannot be mounted here ({}): run as root, or mount it with `mount -t tracefs nodev /sys/kernel/tracing`",
-        std::io::Error::last_os_error()
+    Err(crate::ProfileError::NoTracefs(
+        std::io::Error::last_os_error(),
     ))
 }
 
@@ -51,21 +50,27 @@ pub struct Tracepoint {
 
 impl Tracepoint {
     /// Reads `group:name` from tracefs; `Err` names the event.
-    pub fn load(root: &Path, group: &str, name: &str) -> Result<Tracepoint, String> {
+    pub fn load(root: &Path, group: &str, name: &str) -> Result<Tracepoint, crate::ProfileError> {
         let dir = root.join("events").join(group).join(name);
         let read = |f: &str| {
             std::fs::read_to_string(dir.join(f)).map_err(|e| match e.kind() {
-                std::io::ErrorKind::PermissionDenied => format!(
-                    "tracefs ({}) is readable by root only: run as root",
-                    root.display()
-                ),
-                _ => format!("tracepoint {group}:{name} is not available ({e})"),
+                std::io::ErrorKind::PermissionDenied => crate::ProfileError::TracefsRootOnly {
+                    root: root.to_path_buf(),
+                },
+                _ => crate::ProfileError::TracepointMissing {
+                    group: group.into(),
+                    name: name.into(),
+                    source: e,
+                },
             })
         };
         let id = read("id")?
             .trim()
             .parse()
-            .map_err(|_| format!("tracepoint {group}:{name} has an unreadable id"))?;
+            .map_err(|_| crate::ProfileError::TracepointId {
+                group: group.into(),
+                name: name.into(),
+            })?;
         Ok(Tracepoint {
             id,
             fields: parse_format(&read("format")?),
@@ -73,13 +78,15 @@ impl Tracepoint {
     }
 
     /// The field's offset, checked to have `size` bytes.
-    pub fn field(&self, name: &str, size: usize) -> Result<usize, String> {
+    pub fn field(&self, name: &str, size: usize) -> Result<usize, crate::ProfileError> {
         match self.fields.iter().find(|(n, ..)| n == name) {
             Some(&(_, off, sz)) if sz == size => Ok(off),
-            Some(&(_, _, sz)) => Err(format!(
-                "tracepoint field {name} has {sz} bytes where {size} were expected"
-            )),
-            None => Err(format!("the tracepoint has no field {name}")),
+            Some(&(_, _, sz)) => Err(crate::ProfileError::FieldSize {
+                name: name.into(),
+                size: sz,
+                expected: size,
+            }),
+            None => Err(crate::ProfileError::NoField { name: name.into() }),
         }
     }
 }
@@ -131,9 +138,9 @@ mod tests {
             id: 2104,
             fields: parse_format(text),
         };
-        assert_eq!(t.field("dev", 4), Ok(8));
-        assert_eq!(t.field("sector", 8), Ok(16));
-        assert_eq!(t.field("rwbs", 10), Ok(34));
+        assert_eq!(t.field("dev", 4).ok(), Some(8));
+        assert_eq!(t.field("sector", 8).ok(), Some(16));
+        assert_eq!(t.field("rwbs", 10).ok(), Some(34));
         assert!(t.field("dev", 8).is_err());
         assert!(t.field("cmd", 4).is_err());
     }

@@ -53,7 +53,7 @@ pub(crate) enum Kind {
 
 impl Kind {
     /// The kind for a block event, its offsets read from the format.
-    pub(crate) fn block(name: &str, tp: &Tracepoint) -> Result<Kind, String> {
+    pub(crate) fn block(name: &str, tp: &Tracepoint) -> Result<Kind, crate::ProfileError> {
         let (dev, sector) = (tp.field("dev", 4)?, tp.field("sector", 8)?);
         Ok(match name {
             "block_bio_queue" => Kind::Queue {

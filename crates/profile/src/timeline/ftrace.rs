@@ -19,6 +19,7 @@
 //! payload is the same raw record a perf sample carries: common fields,
 //! `common_type` first, then the event's own.
 
+use crate::ProfileError;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -115,12 +116,14 @@ impl Instance {
         root: &Path,
         events: &[(&str, &str, Option<String>)],
         cpus: &[usize],
-    ) -> Result<Instance, String> {
+    ) -> Result<Instance, ProfileError> {
         let instances = root.join("instances");
         remove_orphans(&instances);
         let dir = instances.join(format!("hiops-timeline-{}", std::process::id()));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("cannot create the tracefs instance {}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir).map_err(|source| ProfileError::Instance {
+            dir: dir.clone(),
+            source,
+        })?;
         let mut me = Instance {
             dir,
             pipes: Vec::new(),
@@ -143,19 +146,22 @@ impl Instance {
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&p)
-                .map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+                .map_err(|source| ProfileError::OpenPipe { path: p, source })?;
             me.pipes.push(f);
         }
         Ok(me)
     }
 
-    fn write(&self, file: &str, value: &str) -> Result<(), String> {
-        let p = self.dir.join(file);
-        std::fs::write(&p, value)
-            .map_err(|e| format!("cannot write {value} to {}: {e}", p.display()))
+    fn write(&self, file: &str, value: &str) -> Result<(), ProfileError> {
+        let path = self.dir.join(file);
+        std::fs::write(&path, value).map_err(|source| ProfileError::Write {
+            value: value.into(),
+            path,
+            source,
+        })
     }
 
-    pub(crate) fn set_on(&self, on: bool) -> Result<(), String> {
+    pub(crate) fn set_on(&self, on: bool) -> Result<(), ProfileError> {
         self.write("tracing_on", if on { "1" } else { "0" })
     }
 

@@ -9,6 +9,7 @@ use super::order::{monotonic_ns, Ordered};
 use super::Timeline;
 use crate::ring::{open_event, Ring};
 use crate::tracefs::{self, Tracepoint};
+use crate::ProfileError;
 use perf_event_open_sys::bindings as sys;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -53,15 +54,17 @@ pub struct Tracer {
 
 /// A device's dev_t as the block tracepoints print it (the kernel's
 /// MKDEV: major << 20 | minor), and that of its whole disk.
-fn dev_of(name: &str) -> Result<(u32, u32), String> {
+fn dev_of(name: &str) -> Result<(u32, u32), ProfileError> {
     let dir = Path::new("/sys/class/block").join(name);
     let read = |p: &Path| -> Option<u32> {
         let text = std::fs::read_to_string(p.join("dev")).ok()?;
         let (ma, mi) = text.trim().split_once(':')?;
         Some((ma.parse::<u32>().ok()? << 20) | mi.parse::<u32>().ok()?)
     };
-    let dev =
-        read(&dir).ok_or_else(|| format!("{name}: no block device number in {}", dir.display()))?;
+    let dev = read(&dir).ok_or_else(|| ProfileError::NoDevNumber {
+        name: name.into(),
+        dir: dir.clone(),
+    })?;
     let disk = if dir.join("partition").exists() {
         dir.canonicalize()
             .ok()
@@ -96,7 +99,7 @@ fn attr(id: u16) -> sys::perf_event_attr {
 fn events(
     root: &Path,
     devs: &[(u32, u32)],
-) -> Result<Vec<(Tracepoint, Kind, Option<String>)>, String> {
+) -> Result<Vec<(Tracepoint, Kind, Option<String>)>, ProfileError> {
     let mut ids: Vec<u32> = devs.iter().flat_map(|&(d, w)| [d, w]).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -153,12 +156,10 @@ fn events(
 }
 
 /// What to do about a failed open, in one line.
-fn explain(e: &std::io::Error) -> String {
+fn explain(e: std::io::Error) -> ProfileError {
     match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            "reading tracepoints needs root or CAP_PERFMON: run as root".into()
-        }
-        _ => format!("cannot open a tracepoint event: {e}"),
+        Some(libc::EACCES) | Some(libc::EPERM) => ProfileError::TracepointDenied,
+        _ => ProfileError::TracepointOpen(e),
     }
 }
 
@@ -199,9 +200,9 @@ fn completions_from_tracefs(
 
 /// Opens the tracepoints for `devices` (block device names, as in
 /// /sys/class/block), disabled; an `Err` says what to do.
-pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
+pub fn prepare(devices: &[String]) -> Result<Prepared, ProfileError> {
     if devices.is_empty() {
-        return Err("no block device behind the target (a RAM device, tmpfs or the like): there is no request to follow".into());
+        return Err(ProfileError::NoBlockDevice);
     }
     let root = tracefs::root()?;
     let devs = devices
@@ -218,15 +219,15 @@ pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
             if ftrace.is_some() && in_interrupt(kind) {
                 continue;
             }
-            let fd = open_event(attr(tp.id), -1, cpu as libc::c_int).map_err(|e| explain(&e))?;
+            let fd = open_event(attr(tp.id), -1, cpu as libc::c_int).map_err(explain)?;
             if let Some(f) = filter {
                 // The user-space filter stays in force if the kernel's fails.
                 let _ = set_filter(&fd, f);
             }
             match &leader {
-                None => leader = Some(Ring::over(fd, RING_PAGES).map_err(|e| explain(&e))?),
+                None => leader = Some(Ring::over(fd, RING_PAGES).map_err(explain)?),
                 Some(ring) => {
-                    ring.redirect(&fd).map_err(|e| explain(&e))?;
+                    ring.redirect(&fd).map_err(explain)?;
                     others.push(fd);
                 }
             }
@@ -252,7 +253,7 @@ pub fn prepare(devices: &[String]) -> Result<Prepared, String> {
 fn drain_loop(
     p: Prepared,
     stop: Arc<AtomicBool>,
-    ready: mpsc::Sender<Result<(), String>>,
+    ready: mpsc::Sender<Result<(), ProfileError>>,
 ) -> Timeline {
     let Prepared {
         mut rings,
@@ -266,7 +267,10 @@ fn drain_loop(
     let enabled = toggle(&rings, &others, ftrace.as_ref(), true);
     m.on_ns = monotonic_ns();
     let started = Instant::now();
-    let _ = ready.send(enabled.map_err(|e| format!("cannot start tracing: {e}")));
+    let _ = ready.send(enabled.map_err(|source| ProfileError::Enable {
+        what: "tracing",
+        source,
+    }));
     let mut held = Ordered::with_capacity(HELD);
     let drain = |rings: &mut [Ring],
                  ftrace: &mut Option<Instance>,
@@ -336,16 +340,20 @@ fn toggle(
 
 impl Prepared {
     /// Starts tracing; returns once the events are on.
-    pub fn start(self) -> Result<Tracer, String> {
+    pub fn start(self) -> Result<Tracer, ProfileError> {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("hiops-timeline".into())
             .spawn(move || drain_loop(self, flag, tx))
-            .map_err(|e| format!("cannot start the timeline's thread: {e}"))?;
-        rx.recv()
-            .map_err(|_| "the timeline's thread ended at start".to_string())??;
+            .map_err(|source| ProfileError::Spawn {
+                whose: "the timeline's",
+                source,
+            })?;
+        rx.recv().map_err(|_| ProfileError::ThreadEnded {
+            whose: "the timeline's",
+        })??;
         Ok(Tracer { stop, thread })
     }
 }
