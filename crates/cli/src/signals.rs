@@ -22,7 +22,7 @@ extern "C" fn on_signal(_: libc::c_int) {
             libc::write(2, CLEAR_LINE.as_ptr().cast(), CLEAR_LINE.len());
         }
         libc::write(2, STOPPING.as_ptr().cast(), STOPPING.len());
-        libc::_exit(130);
+        libc::_exit(crate::exit::EXIT_INTERRUPTED as libc::c_int);
     }
 }
 

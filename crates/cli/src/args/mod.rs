@@ -379,7 +379,7 @@ fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
             "--profile={v}: fio's built-in job profiles are not in hiops; write the job as a job file. hiops' --profile[=EVENT:HZ] samples the CPUs over the run"
         ));
     }
-    hiops_profile::Config::parse(v).or_else(usage)
+    hiops_profile::Config::parse(v).or_else(|e| usage(e.to_string()))
 }
 
 /// `hiops install-fio-link`.

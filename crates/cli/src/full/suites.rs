@@ -55,32 +55,44 @@ pub struct CompareArgs {
     pub b: PathBuf,
 }
 
+/// A suite's option value clap refuses (exit 2), with what to give.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ValueError {
+    #[error("give 1 to {max} {what}")]
+    OutOfRange { max: u32, what: &'static str },
+    #[error("give a time above 0, e.g. 3 (seconds) or 500ms")]
+    ZeroTime,
+    /// The duration parser's own message (hiops-bench's units).
+    #[error("{0}")]
+    Duration(String),
+}
+
 /// Most rounds a suite takes: more would run for days.
 const MAX_ROUNDS: u32 = 1000;
 
 /// `--rounds`: 1 to [`MAX_ROUNDS`] (clap refuses others with exit 2).
 /// Every command's --rounds takes it.
-pub(crate) fn rounds(v: &str) -> Result<u32, String> {
+pub(crate) fn rounds(v: &str) -> Result<u32, ValueError> {
     count(v, MAX_ROUNDS, "rounds")
 }
 
 /// `--threads`: 1 to the threads one phase may start.
-fn threads(v: &str) -> Result<u32, String> {
+fn threads(v: &str) -> Result<u32, ValueError> {
     count(v, hiops_bench::MAX_THREADS as u32, "threads")
 }
 
-fn count(v: &str, max: u32, what: &str) -> Result<u32, String> {
+fn count(v: &str, max: u32, what: &'static str) -> Result<u32, ValueError> {
     match v.parse::<u32>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!("give 1 to {max} {what}")),
+        _ => Err(ValueError::OutOfRange { max, what }),
     }
 }
 
 /// `--runtime` of a suite's points: a time above 0 (fio's runtime=0 would
 /// leave a time-based point without an end).
-fn runtime(v: &str) -> Result<String, String> {
-    match hiops_bench::units::parse_duration_ns(v)? {
-        0 => Err("give a time above 0, e.g. 3 (seconds) or 500ms".into()),
+fn runtime(v: &str) -> Result<String, ValueError> {
+    match hiops_bench::units::parse_duration_ns(v).map_err(ValueError::Duration)? {
+        0 => Err(ValueError::ZeroTime),
         _ => Ok(v.to_string()),
     }
 }
