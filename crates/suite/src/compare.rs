@@ -7,6 +7,7 @@
 use crate::chart_of::{fmt_num, metric_label};
 use crate::page::Table;
 use crate::sweep::SweepDir;
+use crate::SuiteError;
 use hiops_report::figures::{Figure, PointFigures};
 use serde_json::Value;
 use std::path::Path;
@@ -26,7 +27,7 @@ const COMPARED: &[Figure] = &[
     Figure::HandoffP99Us,
 ];
 
-pub fn entries(path: &Path) -> Result<Entries, String> {
+pub fn entries(path: &Path) -> Result<Entries, SuiteError> {
     if path.is_dir() {
         let mut dirs = Vec::new();
         if path.join("sweep.json").exists() {
@@ -47,7 +48,9 @@ pub fn entries(path: &Path) -> Result<Entries, String> {
             dirs.push((format!("{name}: "), p));
         }
         if dirs.is_empty() {
-            return Err(format!("{}: no sweep.json here or one level down: give a sweep or suite directory, or a JSON result", path.display()));
+            return Err(SuiteError::NothingToCompare {
+                path: path.to_path_buf(),
+            });
         }
         let mut out = Vec::new();
         for (prefix, d) in dirs {
@@ -59,14 +62,12 @@ pub fn entries(path: &Path) -> Result<Entries, String> {
         Ok(out)
     } else {
         let text = std::fs::read_to_string(path).map_err(|e| crate::sweep::io_err(path, e))?;
-        let doc: Value = serde_json::from_str(&text).map_err(|e| {
-            format!("{}: not JSON ({e}): give `hiops run --output-format=json` or fio JSON output, or a report directory", path.display())
+        let doc: Value = serde_json::from_str(&text).map_err(|source| SuiteError::NotJson {
+            path: path.to_path_buf(),
+            source,
         })?;
-        fio_json_entries(&doc).ok_or_else(|| {
-            format!(
-                "{}: no \"jobs\" array: not a hiops or fio JSON result",
-                path.display()
-            )
+        fio_json_entries(&doc).ok_or_else(|| SuiteError::NoJobs {
+            path: path.to_path_buf(),
         })
     }
 }
@@ -127,7 +128,7 @@ fn fio_json_entries(doc: &Value) -> Option<Entries> {
 }
 
 /// Rows matched by key: a row per key and figure both sides have, with B/A.
-pub fn compare(a: &Entries, b: &Entries) -> Result<Table, String> {
+pub fn compare(a: &Entries, b: &Entries) -> Result<Table, SuiteError> {
     let mut rows = Vec::new();
     // One unnamed job on each side (two single runs): compare them as one.
     let single = a.len() == 1 && b.len() == 1;
@@ -161,11 +162,10 @@ pub fn compare(a: &Entries, b: &Entries) -> Result<Table, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        return Err(format!(
-            "nothing to compare: no point or job is on both sides (A has {}; B has {})",
-            keys(a),
-            keys(b)
-        ));
+        return Err(SuiteError::NoCommonPoint {
+            a: keys(a),
+            b: keys(b),
+        });
     }
     Ok(Table {
         caption: "B against A".into(),
@@ -251,7 +251,7 @@ mod tests {
             ("x=2".to_string(), PointFigures::default()),
         ];
         let b = vec![("y=1".to_string(), one)];
-        let e = compare(&a2, &b).unwrap_err();
+        let e = compare(&a2, &b).unwrap_err().to_string();
         assert!(e.contains("x=1") && e.contains("y=1"), "{e}");
         assert!(entries(Path::new("/nonexistent.json")).is_err());
     }

@@ -17,6 +17,8 @@
 //! on a saturated disk. Needs root.
 
 use crate::devices::RamDevice;
+use crate::sweep::io_err;
+use crate::SuiteError;
 use std::path::{Path, PathBuf};
 
 /// Which block throttle a cap uses.
@@ -30,9 +32,9 @@ pub enum Mechanism {
 
 impl Mechanism {
     /// The throttle this machine offers, or why there is none.
-    pub fn find() -> Result<Mechanism, String> {
-        let mounts =
-            std::fs::read_to_string("/proc/mounts").map_err(|e| format!("/proc/mounts: {e}"))?;
+    pub fn find() -> Result<Mechanism, SuiteError> {
+        let mounts = std::fs::read_to_string("/proc/mounts")
+            .map_err(|e| io_err(Path::new("/proc/mounts"), e))?;
         let mount_of = |fstype: &str, option: Option<&str>| {
             mounts.lines().find_map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
@@ -54,7 +56,7 @@ impl Mechanism {
                 return Ok(Mechanism::V2(dir));
             }
         }
-        Err("no block throttle: neither cgroup v1's blkio controller (with throttling) nor cgroup v2's io controller is available; mount one (e.g. `mount -t cgroup -o blkio none /sys/fs/cgroup/blkio`)".into())
+        Err(SuiteError::NoThrottle)
     }
 
     pub fn describe(&self) -> String {
@@ -68,9 +70,9 @@ impl Mechanism {
     }
 
     /// This process's cgroup directory in this hierarchy.
-    fn home(&self) -> Result<PathBuf, String> {
+    fn home(&self) -> Result<PathBuf, SuiteError> {
         let text = std::fs::read_to_string("/proc/self/cgroup")
-            .map_err(|e| format!("/proc/self/cgroup: {e}"))?;
+            .map_err(|e| io_err(Path::new("/proc/self/cgroup"), e))?;
         let (root, v1) = match self {
             Mechanism::V1(r) => (r, true),
             Mechanism::V2(r) => (r, false),
@@ -86,7 +88,7 @@ impl Mechanism {
                 let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
                 wanted(ctl).then(|| root.join(path.trim_start_matches('/')))
             })
-            .ok_or_else(|| "this process is in no cgroup of the throttle's hierarchy".into())
+            .ok_or(SuiteError::NoOwnCgroup)
     }
 
     /// The files that carry a cap of `iops` on device `dev` (`MAJ:MIN`),
@@ -110,13 +112,16 @@ struct Throttle {
     home: PathBuf,
 }
 
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text)
-        .map_err(|e| format!("cannot write '{text}' to {}: {e}", path.display()))
+fn write(path: &Path, text: &str) -> Result<(), SuiteError> {
+    std::fs::write(path, text).map_err(|source| SuiteError::CgroupWrite {
+        text: text.into(),
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl Throttle {
-    fn start(mechanism: Mechanism, dev: &str, iops: u32) -> Result<Throttle, String> {
+    fn start(mechanism: Mechanism, dev: &str, iops: u32) -> Result<Throttle, SuiteError> {
         let home = mechanism.home()?;
         let root = match &mechanism {
             Mechanism::V1(r) | Mechanism::V2(r) => r.clone(),
@@ -125,7 +130,7 @@ impl Throttle {
             write(&root.join("cgroup.subtree_control"), "+io")?;
         }
         let dir = root.join(format!("hiops-hdd-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, e))?;
         let t = Throttle {
             mechanism,
             dir,
@@ -170,12 +175,11 @@ pub struct HddLike {
 impl HddLike {
     /// A loop device over a new file of `size_bytes` in `dir`, not capped
     /// yet (load it at full speed first).
-    pub fn create(dir: &Path, size_bytes: u64) -> Result<HddLike, String> {
+    pub fn create(dir: &Path, size_bytes: u64) -> Result<HddLike, SuiteError> {
         use std::os::unix::fs::MetadataExt;
         let mechanism = Mechanism::find()?;
         let dev = RamDevice::loop_on(dir, size_bytes)?;
-        let meta =
-            std::fs::metadata(&dev.path).map_err(|e| format!("{}: {e}", dev.path.display()))?;
+        let meta = std::fs::metadata(&dev.path).map_err(|e| io_err(&dev.path, e))?;
         let rdev = meta.rdev();
         Ok(HddLike {
             throttle: None,
@@ -200,7 +204,7 @@ impl HddLike {
 
     /// Caps reads and writes at `iops` each, and moves this process into
     /// the cgroup that carries the cap.
-    pub fn cap(&mut self, iops: u32) -> Result<(), String> {
+    pub fn cap(&mut self, iops: u32) -> Result<(), SuiteError> {
         self.throttle = None;
         self.throttle = Some(Throttle::start(self.mechanism.clone(), &self.dev_no, iops)?);
         self.iops = iops;

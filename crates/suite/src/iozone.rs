@@ -109,14 +109,13 @@ struct DevicesFile {
 /// capacity = "1t"
 /// advertised_rand_read_iops = 90000   # optional, for Table VII
 /// ```
-pub fn parse_devices(text: &str) -> Result<Vec<DeviceCost>, String> {
-    let f: DevicesFile = toml::from_str(text).map_err(|e| format!("devices file: {e}"))?;
+pub fn parse_devices(text: &str) -> Result<Vec<DeviceCost>, crate::SuiteError> {
+    let f: DevicesFile = toml::from_str(text).map_err(crate::SuiteError::DevicesFile)?;
     for d in &f.device {
         if d.price.is_nan() || d.price <= 0.0 {
-            return Err(format!(
-                "devices file: device '{}': price must be above 0",
-                d.label
-            ));
+            return Err(crate::SuiteError::DevicePrice {
+                label: d.label.clone(),
+            });
         }
     }
     Ok(f.device)
@@ -191,7 +190,7 @@ pub struct Estimate {
 /// Measured figures: target → rw → bs → figures over rounds.
 type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, PointFigures<Estimate>>>>;
 
-fn grid(dir: &Path, plan: &Plan) -> Result<Grid, String> {
+fn grid(dir: &Path, plan: &Plan) -> Result<Grid, crate::SuiteError> {
     let mut g = Grid::new();
     let labels = plan.sweeps().into_iter().map(|(label, _)| label);
     for (label, s) in SweepDir::load_started(dir, labels)? {
@@ -345,7 +344,7 @@ fn capacity_price_row(c: &DeviceCost) -> Option<Vec<String>> {
     ])
 }
 
-pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteError> {
     let g = grid(dir, plan)?;
     let (x_axis, xs) = param_axis("bs", &plan.sizes);
     let x_axis = Axis {
@@ -759,10 +758,12 @@ mod tests {
         assert!(
             parse_devices("[[device]]\nlabel = \"a\"\nprice = 1\ncapasity = 5\n")
                 .unwrap_err()
+                .to_string()
                 .contains("capasity")
         );
         assert!(parse_devices("[[device]]\nlabel = \"a\"\nprice = 0\n")
             .unwrap_err()
+            .to_string()
             .contains("above 0"));
     }
 

@@ -12,6 +12,7 @@
 //! What happened is one line, [`Confinement::note`], kept with the point so
 //! the report can say it for the sweep.
 
+use crate::SuiteError;
 use hiops_bench::{JobSpec, TargetSpec};
 use hiops_hal::device::BlockDev;
 use std::collections::BTreeMap;
@@ -148,19 +149,16 @@ pub fn disk_irqs(sys: &Path, disk: &str) -> Vec<u32> {
 }
 
 /// The disks behind a target path, or why there are none.
-fn disks_of(path: &Path) -> Result<Vec<String>, String> {
-    let dev = BlockDev::of_path(path).ok_or_else(|| {
-        format!(
-            "{} is on no block device (tmpfs or another file system in RAM): there is no device interrupt to move",
-            path.display()
-        )
+fn disks_of(path: &Path) -> Result<Vec<String>, SuiteError> {
+    let dev = BlockDev::of_path(path).ok_or_else(|| SuiteError::NoDeviceInterrupt {
+        path: path.to_path_buf(),
     })?;
     Ok(underlying_disks(Path::new(SYS), &dev.disk))
 }
 
 /// The interrupt vectors of the devices behind `paths`, or why they have
 /// none to move.
-pub fn vectors_of(paths: &[PathBuf]) -> Result<(Vec<String>, Vec<Vector>), String> {
+pub fn vectors_of(paths: &[PathBuf]) -> Result<(Vec<String>, Vec<Vector>), SuiteError> {
     let names = fs::read_to_string(PROC_INTERRUPTS)
         .map(|t| interrupt_names(&t))
         .unwrap_or_default();
@@ -182,15 +180,15 @@ pub fn disks_vectors(
     sys: &Path,
     disks: &[String],
     names: &BTreeMap<u32, String>,
-) -> Result<Vec<Vector>, String> {
+) -> Result<Vec<Vector>, SuiteError> {
     let mut vectors: Vec<Vector> = Vec::new();
     for d in disks {
         if let Some(why) = without_interrupt(d) {
-            return Err(why);
+            return Err(SuiteError::SharedInterrupt(why));
         }
         let irqs = disk_irqs(sys, d);
         if irqs.is_empty() {
-            return Err(format!("no interrupt of {d} was found in sysfs (/sys/block/{d}/device and above have no msi_irqs or irq)"));
+            return Err(SuiteError::NoInterrupt { disk: d.clone() });
         }
         // Two disks of one controller (NVMe namespaces) share its vectors.
         for irq in irqs {
@@ -266,7 +264,11 @@ impl AffinityGuard {
     /// Moves every vector to `cpus`, or none: a vector the kernel will not
     /// move undoes the ones moved before it, and the error says which and
     /// why.
-    pub fn move_to(vectors: &[Vector], cpus: &[usize], files: &IrqFiles) -> Result<Self, String> {
+    pub fn move_to(
+        vectors: &[Vector],
+        cpus: &[usize],
+        files: &IrqFiles,
+    ) -> Result<Self, SuiteError> {
         let mut guard = AffinityGuard {
             files: files.clone(),
             saved: Vec::new(),
@@ -274,12 +276,19 @@ impl AffinityGuard {
         let list = cpu_list_text(cpus);
         for v in vectors {
             let file = affinity_file(&files.proc_irq, v.irq);
-            let before =
-                fs::read_to_string(&file).map_err(|e| format!("{v}: {}: {e}", file.display()))?;
+            let before = fs::read_to_string(&file).map_err(|source| SuiteError::IrqUnreadable {
+                vector: v.to_string(),
+                path: file.clone(),
+                source,
+            })?;
             if is_read_only(&file) {
                 let on = fs::read_to_string(file.with_file_name("effective_affinity_list"))
                     .map_or(String::new(), |e| format!(", delivered to {}", e.trim()));
-                return Err(format!("{v} is managed by the kernel, which places it by the CPUs its queue serves (CPUs {}{on}) and refuses to move it", before.trim()));
+                return Err(SuiteError::IrqManaged {
+                    vector: v.to_string(),
+                    before: before.trim().into(),
+                    on,
+                });
             }
             guard.saved.push((v.clone(), before.trim().to_string()));
             // Kept before the move: a kill between the two leaves a vector
@@ -298,12 +307,12 @@ impl AffinityGuard {
         &self.saved
     }
 
-    fn keep_journal(&self) -> Result<(), String> {
+    fn keep_journal(&self) -> Result<(), SuiteError> {
         let text: String = (self.saved.iter())
             .map(|(v, before)| format!("{} {before}\n", v.irq))
             .collect();
         crate::sweep::write_atomic(&self.files.journal(std::process::id()), text.as_bytes())
-            .map_err(|e| format!("cannot keep the interrupts' affinities to put back: {e}"))
+            .map_err(|e| SuiteError::IrqJournal(Box::new(e)))
     }
 }
 
@@ -379,13 +388,14 @@ fn is_read_only(file: &Path) -> bool {
     fs::metadata(file).is_ok_and(|m| m.permissions().mode() & 0o222 == 0)
 }
 
-fn refused(v: &Vector, file: &Path, e: std::io::Error) -> String {
+fn refused(v: &Vector, file: &Path, e: std::io::Error) -> SuiteError {
     match e.kind() {
-        std::io::ErrorKind::PermissionDenied if !is_root() => {
-            "moving an interrupt takes root (/proc/irq/N/smp_affinity_list): run hiops as root"
-                .into()
-        }
-        _ => format!("the kernel refused to move {v} ({}: {e})", file.display()),
+        std::io::ErrorKind::PermissionDenied if !is_root() => SuiteError::IrqNeedsRoot,
+        _ => SuiteError::IrqRefused {
+            vector: v.to_string(),
+            path: file.to_path_buf(),
+            source: e,
+        },
     }
 }
 
@@ -442,7 +452,7 @@ pub fn confine(jobs: &[JobSpec]) -> Confinement {
     }
     let (disks, vectors) = match vectors_of(&paths) {
         Ok(found) => found,
-        Err(why) => return not(why),
+        Err(why) => return not(why.to_string()),
     };
     if !is_root() {
         return not(
@@ -459,7 +469,7 @@ pub fn confine(jobs: &[JobSpec]) -> Confinement {
                 disks.join(", ")
             ),
         },
-        Err(why) => not(why),
+        Err(why) => not(why.to_string()),
     }
 }
 
@@ -581,9 +591,13 @@ ERR:          0
         let shown: Vec<String> = vs.iter().map(Vector::to_string).collect();
         assert_eq!(shown, ["IRQ 35 (virtio1-config)", "IRQ 36 (virtio1-req.0)"]);
         let e = disks_vectors(sys, &disks(&["vda", "zram1"]), &names).unwrap_err();
-        assert!(e.starts_with("zram1 is a RAM disk"), "{e}");
+        assert!(e.to_string().starts_with("zram1 is a RAM disk"), "{e}");
         let e = disks_vectors(sys, &disks(&["nvme9n1"]), &names).unwrap_err();
-        assert!(e.starts_with("no interrupt of nvme9n1 was found"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("no interrupt of nvme9n1 was found"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -675,7 +689,8 @@ ERR:          0
         let vs = [vector(35, "virtio1-config"), vector(36, "virtio1-req.0")];
         let e = AffinityGuard::move_to(&vs, &[0], &files(&t)).unwrap_err();
         assert!(
-            e.starts_with("IRQ 36 (virtio1-req.0) is managed by the kernel"),
+            e.to_string()
+                .starts_with("IRQ 36 (virtio1-req.0) is managed by the kernel"),
             "{e}"
         );
         assert_eq!(

@@ -17,6 +17,7 @@ pub mod commands;
 pub mod compare;
 pub mod cores_devices;
 pub mod devices;
+mod error;
 pub mod fig10_devices;
 pub mod hdd_like;
 pub mod hiops_paper;
@@ -25,6 +26,8 @@ pub mod irq_affinity;
 pub mod page;
 pub mod sweep;
 pub mod table1;
+
+pub use error::SuiteError;
 
 use hiops_bench::platform_facts::PlatformFacts;
 use hiops_bench::{BenchError, RunOptions};
@@ -42,7 +45,7 @@ pub struct BenchRunner<'a> {
 
 impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
-        let (args, profile) = profile_flag(args).map_err(RunFailure::Failed)?;
+        let (args, profile) = profile_flag(args).map_err(|e| RunFailure::Failed(e.to_string()))?;
         let (args, timeline) = timeline_flag(&args);
         let (args, confine_irqs) = irq_affinity::confine_flag(&args);
         let plan =
@@ -108,7 +111,7 @@ impl Runner for BenchRunner<'_> {
 /// taken out of its job options.
 pub fn profile_flag(
     args: &[String],
-) -> Result<(Vec<String>, Option<hiops_profile::Config>), String> {
+) -> Result<(Vec<String>, Option<hiops_profile::Config>), SuiteError> {
     let mut profile = None;
     let mut rest = Vec::with_capacity(args.len());
     for a in args {
@@ -166,11 +169,11 @@ pub struct SuiteInfo {
 }
 
 impl SuiteInfo {
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
+    pub fn save(&self, dir: &Path) -> Result<(), SuiteError> {
         std::fs::create_dir_all(dir).map_err(|e| sweep::io_err(dir, e))?;
         sweep::write_json_atomic(&dir.join("suite.json"), self)
     }
-    pub fn load(dir: &Path) -> Result<SuiteInfo, String> {
+    pub fn load(dir: &Path) -> Result<SuiteInfo, SuiteError> {
         sweep::read_json(&dir.join("suite.json"))
     }
 }
@@ -264,9 +267,10 @@ fn platform_section(p: &PlatformFacts) -> Section {
 }
 
 /// Rebuilds the report of a suite or sweep directory from its points.
-pub fn report(dir: &Path) -> Result<Page, String> {
-    let info = SuiteInfo::load(dir).map_err(|e| {
-        format!("{e}: {} is not a hiops report directory (made by hiops sweep, experiment, iozone, characterize, kv fig10 or kv cache-sweep)", dir.display())
+pub fn report(dir: &Path) -> Result<Page, SuiteError> {
+    let info = SuiteInfo::load(dir).map_err(|e| SuiteError::NotReportDir {
+        dir: dir.to_path_buf(),
+        source: Box::new(e),
     })?;
     let mut page = Page {
         title: info.title.clone(),
@@ -290,25 +294,40 @@ pub fn report(dir: &Path) -> Result<Page, String> {
             page.sections.push(cache_sweep::section(&s));
         }
         "characterize" => {
-            let plan: characterize::Plan = serde_json::from_value(info.extra.clone())
-                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            let plan: characterize::Plan =
+                serde_json::from_value(info.extra.clone()).map_err(|source| {
+                    SuiteError::SuitePlan {
+                        dir: dir.to_path_buf(),
+                        source,
+                    }
+                })?;
             page.sections = characterize::sections(dir, &plan)?;
         }
         "iozone" => {
-            let plan: iozone::Plan = serde_json::from_value(info.extra.clone())
-                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            let plan: iozone::Plan =
+                serde_json::from_value(info.extra.clone()).map_err(|source| {
+                    SuiteError::SuitePlan {
+                        dir: dir.to_path_buf(),
+                        source,
+                    }
+                })?;
             page.sections = iozone::sections(dir, &plan)?;
         }
         "hiops" => {
-            let plan: hiops_paper::Plan = serde_json::from_value(info.extra.clone())
-                .map_err(|e| format!("{}: suite.json: {e}", dir.display()))?;
+            let plan: hiops_paper::Plan =
+                serde_json::from_value(info.extra.clone()).map_err(|source| {
+                    SuiteError::SuitePlan {
+                        dir: dir.to_path_buf(),
+                        source,
+                    }
+                })?;
             page.sections = hiops_paper::sections(dir, &plan)?;
         }
         other => {
-            return Err(format!(
-                "{}: unknown suite kind '{other}' (made by a newer hiops?)",
-                dir.display()
-            ))
+            return Err(SuiteError::UnknownKind {
+                dir: dir.to_path_buf(),
+                kind: other.into(),
+            })
         }
     }
     page.sections
@@ -334,7 +353,7 @@ fn cache_note(medians: &sweep::PerPoint<f64>) -> Option<String> {
 }
 
 /// Rebuilds and writes the report of `dir`; returns the HTML page's path.
-pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, String> {
+pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, SuiteError> {
     let page = report(dir)?;
     page::write(dir, &page)?;
     Ok(dir.join("index.html"))

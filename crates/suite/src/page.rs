@@ -4,6 +4,7 @@
 
 use crate::claims::ClaimRow;
 use crate::sweep::{io_err, write_atomic};
+use crate::SuiteError;
 use hiops_plot::Chart;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -154,7 +155,7 @@ td:first-child{text-align:left}.findings li{margin:.3em 0}.notes{color:#844;font
 
 /// Writes `dir/index.html`, `dir/plots/*.svg|png` and `dir/tables/*.csv`.
 /// Returns the paths of the chart files written.
-pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String> {
+pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, SuiteError> {
     let plots = dir.join("plots");
     let tables = dir.join("tables");
     std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
@@ -193,11 +194,12 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
             html.push_str("<div class=\"charts\">\n");
             for c in &s.charts {
                 let name = unique_name(&mut used_plots, &c.title, &s.heading);
-                let svg = c.svg().map_err(|e| e.to_string())?;
+                let svg = c.svg().map_err(|e| SuiteError::Chart(e.to_string()))?;
                 let svg_path = plots.join(format!("{name}.svg"));
                 let png_path = plots.join(format!("{name}.png"));
                 write_atomic(&svg_path, svg.as_bytes())?;
-                c.write_png(&png_path).map_err(|e| e.to_string())?;
+                c.write_png(&png_path)
+                    .map_err(|e| SuiteError::Chart(e.to_string()))?;
                 let _ = writeln!(
                     html,
                     "<figure class=\"chart\">{}\n<figcaption class=\"files\">plots/{name}.svg · plots/{name}.png</figcaption></figure>",
@@ -225,7 +227,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, String>
 
 /// A redrawn report replaces the old charts and tables: names may have
 /// changed.
-fn remove_old_files(plots: &Path, tables: &Path) -> Result<(), String> {
+fn remove_old_files(plots: &Path, tables: &Path) -> Result<(), SuiteError> {
     for (d, exts) in [(plots, &["svg", "png"][..]), (tables, &["csv"][..])] {
         for e in std::fs::read_dir(d).map_err(|e| io_err(d, e))?.flatten() {
             let p = e.path();

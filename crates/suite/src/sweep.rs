@@ -8,6 +8,7 @@
 //!   each point ends, so a crash loses at most the point in flight;
 //! - `raw/NNNN.json`: each point's full fio-schema JSON.
 
+use crate::SuiteError;
 use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,10 +25,10 @@ pub struct Param {
 
 impl Param {
     /// `numjobs=1,2,4` as on the command line.
-    pub fn parse(text: &str) -> Result<Param, String> {
-        let (name, values) = text.split_once('=').ok_or_else(|| {
-            format!("'{text}': give a parameter as NAME=V1,V2,... (for example numjobs=1,2,4)")
-        })?;
+    pub fn parse(text: &str) -> Result<Param, SuiteError> {
+        let (name, values) = text
+            .split_once('=')
+            .ok_or_else(|| SuiteError::ParamForm { text: text.into() })?;
         let name = name.trim().trim_start_matches("--").to_string();
         let values: Vec<String> = values
             .split(',')
@@ -35,7 +36,7 @@ impl Param {
             .filter(|v| !v.is_empty())
             .collect();
         if name.is_empty() || values.is_empty() {
-            return Err(format!("'{text}': give a name and at least one value"));
+            return Err(SuiteError::ParamEmpty { text: text.into() });
         }
         Ok(Param { name, values })
     }
@@ -228,18 +229,17 @@ impl SweepDir {
     /// Opens `path` for `def`: creates it, or loads the points a run of the
     /// same definition left there. A directory holding another sweep is
     /// refused unless `restart`, which discards its points.
-    pub fn open(path: &Path, def: SweepDef, restart: bool) -> Result<SweepDir, String> {
+    pub fn open(path: &Path, def: SweepDef, restart: bool) -> Result<SweepDir, SuiteError> {
         let def_path = path.join("sweep.json");
         if def_path.exists() {
             let old: SweepDef = read_json(&def_path)?;
             // A sweep that measured nothing yet has nothing to lose.
             let empty = load_points(&path.join("points.jsonl"))?.is_empty();
             if old != def && !restart && !empty {
-                return Err(format!(
-                    "{} holds a different sweep ({}): choose another directory, or pass --restart to discard its points",
-                    path.display(),
-                    describe_difference(&old, &def)
-                ));
+                return Err(SuiteError::OtherSweep {
+                    path: path.to_path_buf(),
+                    difference: describe_difference(&old, &def),
+                });
             }
             // --restart discards the points of a *different* sweep only; the
             // same sweep resumes.
@@ -253,10 +253,9 @@ impl SweepDir {
                 .next()
                 .is_some()
         {
-            return Err(format!(
-                "{} exists and is not a sweep directory: give a new or empty directory",
-                path.display()
-            ));
+            return Err(SuiteError::NotSweepDir {
+                path: path.to_path_buf(),
+            });
         }
         fs::create_dir_all(path.join("raw")).map_err(|e| io_err(path, e))?;
         write_json_atomic(&def_path, &def)?;
@@ -273,7 +272,7 @@ impl SweepDir {
     pub fn load_started(
         dir: &Path,
         names: impl IntoIterator<Item = String>,
-    ) -> Result<BTreeMap<String, SweepDir>, String> {
+    ) -> Result<BTreeMap<String, SweepDir>, SuiteError> {
         let mut sweeps = BTreeMap::new();
         for name in names {
             let p = dir.join(&name);
@@ -288,7 +287,7 @@ impl SweepDir {
     }
 
     /// Loads a finished or partial sweep for a report.
-    pub fn load(path: &Path) -> Result<SweepDir, String> {
+    pub fn load(path: &Path) -> Result<SweepDir, SuiteError> {
         let def: SweepDef = read_json(&path.join("sweep.json"))?;
         let points = load_points(&path.join("points.jsonl"))?;
         Ok(SweepDir {
@@ -303,7 +302,7 @@ impl SweepDir {
         &mut self,
         runner: &mut dyn Runner,
         progress: &mut dyn FnMut(&SweepProgress),
-    ) -> Result<Outcome, String> {
+    ) -> Result<Outcome, SuiteError> {
         let all = self.def.points();
         let kept: std::collections::HashSet<PointKey> =
             self.points.iter().map(Point::key).collect();
@@ -346,7 +345,7 @@ impl SweepDir {
                     outcome.interrupted = true;
                     break;
                 }
-                Err(RunFailure::Failed(e)) => return Err(format!("point {label}: {e}")),
+                Err(RunFailure::Failed(why)) => return Err(SuiteError::Point { label, why }),
             };
             let point = Point {
                 round: key.round,
@@ -370,7 +369,7 @@ impl SweepDir {
 
     /// Raw JSON first, then the line: a point in points.jsonl always has
     /// its raw file.
-    fn keep(&self, index: usize, point: &Point, raw: &serde_json::Value) -> Result<(), String> {
+    fn keep(&self, index: usize, point: &Point, raw: &serde_json::Value) -> Result<(), SuiteError> {
         let raw_path = self.path.join("raw").join(format!("{index:04}.json"));
         write_json_atomic(&raw_path, raw)?;
         let path = self.path.join("points.jsonl");
@@ -483,7 +482,7 @@ fn describe_difference(old: &SweepDef, new: &SweepDef) -> String {
 
 /// Points of a sweep file. A last line cut short by a crash is dropped (and
 /// cut from the file, so the next append starts a clean line).
-fn load_points(path: &Path) -> Result<Vec<Point>, String> {
+fn load_points(path: &Path) -> Result<Vec<Point>, SuiteError> {
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -502,10 +501,10 @@ fn load_points(path: &Path) -> Result<Vec<Point>, String> {
             Err(_) if line.iter().all(u8::is_ascii_whitespace) => good_len += line.len() as u64 + 1,
             Err(e) => {
                 if torn {
-                    return Err(format!(
-                        "{}: a damaged line before the last: {e}",
-                        path.display()
-                    ));
+                    return Err(SuiteError::DamagedLine {
+                        path: path.to_path_buf(),
+                        source: e,
+                    });
                 }
                 torn = true;
             }
@@ -521,18 +520,21 @@ fn load_points(path: &Path) -> Result<Vec<Point>, String> {
     Ok(points)
 }
 
-pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SuiteError> {
     let text = fs::read_to_string(path).map_err(|e| io_err(path, e))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    serde_json::from_str(&text).map_err(|source| SuiteError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Write to a temporary name and rename, so a reader never sees half a file.
-pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), String> {
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), SuiteError> {
     let text = serde_json::to_string_pretty(value).expect("values serialise") + "\n";
     write_atomic(path, text.as_bytes())
 }
 
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SuiteError> {
     let tmp = path.with_extension("tmp");
     let mut f = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
     f.write_all(bytes)
@@ -541,8 +543,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
 
-pub fn io_err(path: &Path, e: std::io::Error) -> String {
-    format!("{}: {e}", path.display())
+pub fn io_err(path: &Path, source: std::io::Error) -> SuiteError {
+    SuiteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// The points' notes of some sweeps, each said once.
@@ -725,7 +730,10 @@ mod tests {
         SweepDir::open(&dir, def(3), false).unwrap();
         let mut s = SweepDir::open(&dir, def(1), false).unwrap();
         s.run(&mut fake(None), &mut |_| {}).unwrap();
-        let e = SweepDir::open(&dir, def(2), false).err().unwrap();
+        let e = SweepDir::open(&dir, def(2), false)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("1 rounds there, 2 now") && e.contains("--restart"),
             "{e}"
@@ -738,7 +746,8 @@ mod tests {
         std::fs::write(tmp.path().join("other/x"), "x").unwrap();
         let e = SweepDir::open(&tmp.path().join("other"), def(1), false)
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(e.contains("not a sweep directory"), "{e}");
     }
 

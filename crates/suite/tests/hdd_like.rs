@@ -17,7 +17,7 @@ fn skip_reason() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("needs root".into());
     }
-    Mechanism::find().err()
+    Mechanism::find().err().map(|e| e.to_string())
 }
 
 /// Direct 4 KiB reads at spread offsets from `threads` threads until the

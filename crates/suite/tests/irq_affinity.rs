@@ -55,7 +55,7 @@ fn a_point_moves_its_devices_interrupts_and_puts_them_back() {
     let found = irq_affinity::vectors_of(std::slice::from_ref(&file));
     let movable = match &found {
         Ok((_, vs)) => why_not_movable(vs).map_or(Ok(vs.clone()), Err),
-        Err(why) => Err(why.clone()),
+        Err(why) => Err(why.to_string()),
     };
     let before: Vec<(u32, String)> = match &movable {
         Ok(vs) => vs.iter().map(|v| (v.irq, affinity(v.irq))).collect(),

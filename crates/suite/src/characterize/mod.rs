@@ -421,7 +421,7 @@ fn direct_and_buffered() -> Param {
     param("direct", vec!["1".into(), "0".into()])
 }
 
-pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteError> {
     let sweeps = SweepDir::load_started(dir, plan.sweeps().into_iter().map(|(name, _)| name))?;
     let online = std::thread::available_parallelism()
         .map(|n| n.get())

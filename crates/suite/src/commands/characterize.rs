@@ -5,7 +5,7 @@ use super::targets::{remove_made, resolve_targets, Resolved};
 use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
 use crate::characterize::{CharTarget, Plan};
 use crate::sweep::RunFailure;
-use crate::SuiteInfo;
+use crate::{SuiteError, SuiteInfo};
 use hiops_bench::BenchError;
 use std::path::PathBuf;
 
@@ -133,7 +133,7 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
 
 /// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;
 /// without root (or mkfs.ext4) it says why in one line and the rest goes on.
-fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, String> {
+fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteError> {
     let who = console.who;
     eprintln!("{who}: Table 1 (direct/buffered x block/file on a loop device with ext4)");
     let mut runner = crate::BenchRunner {
@@ -144,7 +144,7 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, String> {
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
             let path = a.dir.join(crate::table1::FILE);
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, text).map_err(|e| crate::sweep::io_err(&path, e))?;
             crate::write_report(&a.dir)?;
             Ok(Ended::Done)
         }

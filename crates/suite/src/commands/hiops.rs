@@ -8,6 +8,7 @@ use crate::devices::RamDevice;
 use crate::hiops_paper::{Plan, Target};
 use crate::SuiteInfo;
 use hiops_bench::BenchError;
+use hiops_hal::RamDeviceError;
 use std::path::{Path, PathBuf};
 
 /// What `hiops experiment hiops` is asked.
@@ -105,7 +106,7 @@ fn ram_devices(
     who: &str,
 ) -> Vec<RamDevice> {
     let mut devices = Vec::new();
-    let mut add = |label: &str, made: Result<RamDevice, String>| match made {
+    let mut add = |label: &str, made: Result<RamDevice, RamDeviceError>| match made {
         Ok(d) => {
             let min_bs = logical_block_size(&d.path);
             targets.push(Target {

@@ -6,7 +6,7 @@ use super::targets::{remove_made, resolve_targets, Resolved};
 use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
 use crate::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
 use crate::sweep::{RunFailure, Runner};
-use crate::SuiteInfo;
+use crate::{SuiteError, SuiteInfo};
 use hiops_bench::BenchError;
 use std::path::{Path, PathBuf};
 
@@ -186,7 +186,7 @@ fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteIn
 }
 
 /// Writes the whole region twice, sequentially, before write tests.
-fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), String> {
+fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), SuiteError> {
     let who = console.who;
     eprintln!("{who}: preconditioning {}: writing {size} twice", t.label);
     let mut args = vec![
@@ -218,8 +218,11 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
             );
             Ok(())
         }
-        Err(RunFailure::Interrupted) => Err("interrupted while preconditioning".into()),
-        Err(RunFailure::Failed(e)) => Err(format!("preconditioning {}: {e}", t.label)),
+        Err(RunFailure::Interrupted) => Err(SuiteError::PreconditionInterrupted),
+        Err(RunFailure::Failed(why)) => Err(SuiteError::Precondition {
+            label: t.label.clone(),
+            why,
+        }),
     }
 }
 

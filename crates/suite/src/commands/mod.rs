@@ -13,7 +13,7 @@ pub mod sweep;
 mod targets;
 
 use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
-use crate::BenchRunner;
+use crate::{BenchRunner, SuiteError};
 use hiops_bench::BenchError;
 use hiops_run::progress::{stderr_is_terminal, ProgressLine};
 use std::path::Path;
@@ -58,7 +58,7 @@ fn create_dir(dir: &Path) -> Result<(), BenchError> {
 
 /// Runs a sweep's remaining points with a line per point on stderr and the
 /// live run line on a terminal.
-pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, String> {
+pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, SuiteError> {
     let who = console.who;
     let total = dir.def.points().len();
     if dir.points.len() == total {
@@ -128,8 +128,8 @@ fn run_suite(
     sweeps: Vec<(String, SweepDef)>,
     how: SuiteRun,
     console: &Console,
-    mut before: impl FnMut(usize, &SweepDir, &Console) -> Result<(), String>,
-) -> Result<Ended, String> {
+    mut before: impl FnMut(usize, &SweepDir, &Console) -> Result<(), SuiteError>,
+) -> Result<Ended, SuiteError> {
     let who = console.who;
     let n = sweeps.len();
     let mut failed = Vec::new();
@@ -156,11 +156,7 @@ fn run_suite(
     let html = crate::write_report(root)?;
     eprintln!("{who}: report: {}", html.display());
     if !failed.is_empty() {
-        return Err(format!(
-            "{} sweep(s) failed (the others are in the report): {}",
-            failed.len(),
-            failed.join("; ")
-        ));
+        return Err(SuiteError::SweepsFailed { failed });
     }
     Ok(ended)
 }

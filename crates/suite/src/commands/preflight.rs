@@ -13,7 +13,8 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
-            let (args, _) = crate::profile_flag(&def.args_for(key)).map_err(point)?;
+            let (args, _) =
+                crate::profile_flag(&def.args_for(key)).map_err(|e| point(e.to_string()))?;
             let (args, _) = crate::timeline_flag(&args);
             let (args, _) = crate::irq_affinity::confine_flag(&args);
             let plan = hiops_fio::plan_args(&args, false).map_err(|e| point(e.to_string()))?;

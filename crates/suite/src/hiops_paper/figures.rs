@@ -13,7 +13,7 @@ use hiops_report::figures::PointFigures;
 use std::path::Path;
 
 /// The report's sections, from whatever points the sweeps hold.
-pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, String> {
+pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteError> {
     let sweeps = SweepDir::load_started(dir, plan.sweeps().into_iter().map(|(name, _)| name))?;
     let many = plan.many_threads;
     let mut out = Vec::new();

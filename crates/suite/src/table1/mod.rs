@@ -17,7 +17,8 @@ mod scratch;
 use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
-use crate::sweep::{RunFailure, Runner};
+use crate::sweep::{io_err, RunFailure, Runner};
+use crate::SuiteError;
 use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
@@ -84,15 +85,15 @@ impl Table1 {
 }
 
 /// Reads `bytes` of `path` once, through the page cache.
-fn warm(path: &Path, bytes: u64) -> Result<(), String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn warm(path: &Path, bytes: u64) -> Result<(), SuiteError> {
+    let f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut r = f.take(bytes);
     loop {
         match r.read(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(_) => {}
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(io_err(path, e)),
         }
     }
 }
@@ -100,18 +101,23 @@ fn warm(path: &Path, bytes: u64) -> Result<(), String> {
 /// Drops `path`'s cached pages (posix_fadvise DONTNEED), outside the
 /// measured window: the job's own drop at its start then finds the cache
 /// empty, and its cost does not land on the first second's I/Os.
-fn drop_cached(path: &Path) -> Result<(), String> {
+fn drop_cached(path: &Path) -> Result<(), SuiteError> {
     use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f = std::fs::File::open(path).map_err(|e| io_err(path, e))?;
     // SAFETY: an advice on a descriptor we own; it changes no memory of ours.
     let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if r != 0 {
-        return Err(format!(
-            "{}: cannot drop its cached pages (errno {r})",
-            path.display()
-        ));
+        return Err(SuiteError::DropCache {
+            path: path.to_path_buf(),
+            errno: r,
+        });
     }
     Ok(())
+}
+
+/// A setup step's error, as a point's failure.
+fn failed(e: SuiteError) -> RunFailure {
+    RunFailure::Failed(e.to_string())
 }
 
 /// Measures the six cells on a device set up in `dir`: `runtime` and
@@ -124,7 +130,7 @@ pub fn measure(
     rounds: u32,
     runner: &mut dyn Runner,
 ) -> Result<Table1, RunFailure> {
-    let s = scratch::Scratch::make(dir, REGION).map_err(RunFailure::Failed)?;
+    let s = scratch::Scratch::make(dir, REGION).map_err(failed)?;
     let device = s.device.clone().expect("a made scratch has its device");
     let rounds = rounds.max(1);
     let mut cells = Vec::new();
@@ -175,9 +181,9 @@ fn measure_cell(
         .find(|(m, _)| *m == cell.mode)
         .map(|(_, o)| *o)
         .expect("a cell of a known mode");
-    drop_cached(target).map_err(RunFailure::Failed)?;
+    drop_cached(target).map_err(failed)?;
     if cell.mode == "buffered hit" {
-        warm(target, cell.region_bytes).map_err(RunFailure::Failed)?;
+        warm(target, cell.region_bytes).map_err(failed)?;
     }
     let mut args: Vec<String> = [
         "--rw=randread",

@@ -3,6 +3,8 @@
 //! laid out in it. Everything is undone on drop, in reverse order. Root
 //! only (losetup, mkfs, mount); without it, `Err` says so.
 
+use crate::sweep::io_err;
+use crate::SuiteError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,26 +21,27 @@ pub(crate) struct Scratch {
     pub(crate) file: PathBuf,
 }
 
-fn run(cmd: &mut Command) -> Result<String, String> {
-    let what = format!("{cmd:?}");
-    let out = cmd
-        .output()
-        .map_err(|e| format!("{what}: {e} (install util-linux, mount and e2fsprogs)"))?;
+fn run(cmd: &mut Command) -> Result<String, SuiteError> {
+    let command = format!("{cmd:?}");
+    let out = cmd.output().map_err(|source| SuiteError::ToolMissing {
+        command: command.clone(),
+        source,
+    })?;
     if !out.status.success() {
-        return Err(format!(
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(SuiteError::ToolFailed {
+            command,
+            said: String::from_utf8_lossy(&out.stderr).trim().into(),
+        });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 impl Scratch {
     /// Sets it up in `dir`, with a file of `region` bytes.
-    pub(crate) fn make(dir: &Path, region: u64) -> Result<Scratch, String> {
+    pub(crate) fn make(dir: &Path, region: u64) -> Result<Scratch, SuiteError> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            return Err("Table 1 sets up a loop device with a file system on it, which needs root: run as root, or read it from the engine-and-path table".into());
+            return Err(SuiteError::Table1NeedsRoot);
         }
         let mut s = Scratch {
             backing: dir.join("table1-device.img"),
@@ -47,10 +50,8 @@ impl Scratch {
             mounted: false,
             file: dir.join("table1-mnt").join("data"),
         };
-        let f = std::fs::File::create(&s.backing)
-            .map_err(|e| format!("{}: {e}", s.backing.display()))?;
-        f.set_len(DEVICE_BYTES)
-            .map_err(|e| format!("{}: {e}", s.backing.display()))?;
+        let f = std::fs::File::create(&s.backing).map_err(|e| io_err(&s.backing, e))?;
+        f.set_len(DEVICE_BYTES).map_err(|e| io_err(&s.backing, e))?;
         drop(f);
         // Direct I/O to the backing file keeps the loop device's reads off
         // the backing file's page cache, so a miss goes to the disk below;
@@ -71,7 +72,7 @@ impl Scratch {
         run(Command::new("mkfs.ext4")
             .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
             .arg(&device))?;
-        std::fs::create_dir_all(&s.mount).map_err(|e| format!("{}: {e}", s.mount.display()))?;
+        std::fs::create_dir_all(&s.mount).map_err(|e| io_err(&s.mount, e))?;
         run(Command::new("mount")
             .args(["-t", "ext4"])
             .arg(&device)
@@ -82,8 +83,8 @@ impl Scratch {
     }
 
     /// Writes the file whole (allocated blocks, not holes) and syncs it.
-    fn lay_out(&self, region: u64) -> Result<(), String> {
-        let err = |e: std::io::Error| format!("{}: {e}", self.file.display());
+    fn lay_out(&self, region: u64) -> Result<(), SuiteError> {
+        let err = |e: std::io::Error| io_err(&self.file, e);
         let mut f = std::fs::File::create(&self.file).map_err(err)?;
         let chunk: Vec<u8> = (0..1u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
         let mut left = region;

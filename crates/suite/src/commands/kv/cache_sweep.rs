@@ -85,7 +85,9 @@ fn hdd_unavailable() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("it needs root (a loop device and a cgroup)".into());
     }
-    crate::hdd_like::Mechanism::find().err()
+    crate::hdd_like::Mechanism::find()
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// Loads the largest data set into the store at `args.path` (kept from an

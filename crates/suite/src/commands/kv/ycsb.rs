@@ -243,6 +243,6 @@ fn workload_of(a: &YcsbOptions) -> Result<Workload, BenchError> {
         a.min_field_length,
         a.field_length,
     )
-    .map_err(bad)?;
+    .map_err(|e| bad(e.to_string()))?;
     Ok(w)
 }

@@ -1,0 +1,153 @@
+//! The suites' errors, one enum: a sweep directory that cannot be used, a
+//! point that failed, a report that could not be read or written, a device
+//! or throttle that could not be set up. Each says what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// A file or directory of a suite could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// A suite's JSON file that does not parse.
+    #[error("{}: {source}", path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: suite.json: {source}", dir.display())]
+    SuitePlan {
+        dir: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{source}: {} is not a hiops report directory (made by hiops sweep, experiment, iozone, characterize, kv fig10 or kv cache-sweep)", dir.display())]
+    NotReportDir {
+        dir: PathBuf,
+        #[source]
+        source: Box<SuiteError>,
+    },
+    #[error("{}: unknown suite kind '{kind}' (made by a newer hiops?)", dir.display())]
+    UnknownKind { dir: PathBuf, kind: String },
+    #[error("'{text}': give a parameter as NAME=V1,V2,... (for example numjobs=1,2,4)")]
+    ParamForm { text: String },
+    #[error("'{text}': give a name and at least one value")]
+    ParamEmpty { text: String },
+    #[error("{} holds a different sweep ({difference}): choose another directory, or pass --restart to discard its points", path.display())]
+    OtherSweep { path: PathBuf, difference: String },
+    #[error("{} exists and is not a sweep directory: give a new or empty directory", path.display())]
+    NotSweepDir { path: PathBuf },
+    #[error("{}: a damaged line before the last: {source}", path.display())]
+    DamagedLine {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A point's run failed (the run's own message).
+    #[error("point {label}: {why}")]
+    Point { label: String, why: String },
+    #[error("{} sweep(s) failed (the others are in the report): {}", failed.len(), failed.join("; "))]
+    SweepsFailed { failed: Vec<String> },
+    /// A chart that could not be drawn (the plotter's message).
+    #[error("{0}")]
+    Chart(String),
+    #[error(transparent)]
+    Profile(#[from] hiops_profile::ConfigError),
+    #[error(transparent)]
+    RamDevice(#[from] hiops_hal::RamDeviceError),
+    #[error("{}: no sweep.json here or one level down: give a sweep or suite directory, or a JSON result", path.display())]
+    NothingToCompare { path: PathBuf },
+    #[error("{}: not JSON ({source}): give `hiops run --output-format=json` or fio JSON output, or a report directory", path.display())]
+    NotJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: no \"jobs\" array: not a hiops or fio JSON result", path.display())]
+    NoJobs { path: PathBuf },
+    #[error("devices file: {0}")]
+    DevicesFile(#[source] toml::de::Error),
+    #[error("devices file: device '{label}': price must be above 0")]
+    DevicePrice { label: String },
+    #[error("no block throttle: neither cgroup v1's blkio controller (with throttling) nor cgroup v2's io controller is available; mount one (e.g. `mount -t cgroup -o blkio none /sys/fs/cgroup/blkio`)")]
+    NoThrottle,
+    #[error("this process is in no cgroup of the throttle's hierarchy")]
+    NoOwnCgroup,
+    #[error("cannot write '{text}' to {}: {source}", path.display())]
+    CgroupWrite {
+        text: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{} is on no block device (tmpfs or another file system in RAM): there is no device interrupt to move", path.display())]
+    NoDeviceInterrupt { path: PathBuf },
+    /// A disk whose interrupts are not its own (the reason).
+    #[error("{0}")]
+    SharedInterrupt(String),
+    #[error("no interrupt of {disk} was found in sysfs (/sys/block/{disk}/device and above have no msi_irqs or irq)")]
+    NoInterrupt { disk: String },
+    #[error("{vector}: {}: {source}", path.display())]
+    IrqUnreadable {
+        vector: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{vector} is managed by the kernel, which places it by the CPUs its queue serves (CPUs {before}{on}) and refuses to move it")]
+    IrqManaged {
+        vector: String,
+        before: String,
+        on: String,
+    },
+    #[error("cannot keep the interrupts' affinities to put back: {0}")]
+    IrqJournal(Box<SuiteError>),
+    #[error("moving an interrupt takes root (/proc/irq/N/smp_affinity_list): run hiops as root")]
+    IrqNeedsRoot,
+    #[error("the kernel refused to move {vector} ({}: {source})", path.display())]
+    IrqRefused {
+        vector: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("Table 1 sets up a loop device with a file system on it, which needs root: run as root, or read it from the engine-and-path table")]
+    Table1NeedsRoot,
+    #[error("{command}: {source} (install util-linux, mount and e2fsprogs)")]
+    ToolMissing {
+        command: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{command}: {said}")]
+    ToolFailed { command: String, said: String },
+    #[error("{}: cannot drop its cached pages (errno {errno})", path.display())]
+    DropCache { path: PathBuf, errno: i32 },
+    #[error("interrupted while preconditioning")]
+    PreconditionInterrupted,
+    #[error("preconditioning {label}: {why}")]
+    Precondition { label: String, why: String },
+    #[error("nothing to compare: no point or job is on both sides (A has {a}; B has {b})")]
+    NoCommonPoint { a: String, b: String },
+}
+
+// The suite's commands report through hiops-bench's error, whose kind
+// gives the exit code (crates/cli/src/exit.rs).
+impl From<SuiteError> for hiops_bench::BenchError {
+    fn from(e: SuiteError) -> Self {
+        hiops_bench::BenchError::Failed(e.to_string())
+    }
+}
+
+// The functions still carrying a String error take these with `?`.
+impl From<SuiteError> for String {
+    fn from(e: SuiteError) -> String {
+        e.to_string()
+    }
+}
