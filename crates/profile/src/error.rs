@@ -3,6 +3,8 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 /// A `--profile` value that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,4 +116,18 @@ pub enum ProfileError {
         #[source]
         source: io::Error,
     },
+}
+
+/// A reading thread as spawned, and its word that it started: the thread,
+/// or why it did not start. `whose`: "the profiler's", "the timeline's".
+pub(crate) fn started<T>(
+    whose: &'static str,
+    spawned: io::Result<JoinHandle<T>>,
+    ready: &mpsc::Receiver<Result<(), ProfileError>>,
+) -> Result<JoinHandle<T>, ProfileError> {
+    let thread = spawned.map_err(|source| ProfileError::Spawn { whose, source })?;
+    ready
+        .recv()
+        .map_err(|_| ProfileError::ThreadEnded { whose })??;
+    Ok(thread)
 }

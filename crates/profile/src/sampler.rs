@@ -293,16 +293,10 @@ impl Prepared {
         let (tx, rx) = mpsc::channel();
         let (rings, syms, flag) = (self.rings, self.syms, stop.clone());
         let (hz, clock) = (self.config.hz, self.clock.clock);
-        let thread = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("hiops-profile".into())
-            .spawn(move || drain_loop(rings, syms, flag, tx, hz, clock))
-            .map_err(|source| ProfileError::Spawn {
-                whose: "the profiler's",
-                source,
-            })?;
-        rx.recv().map_err(|_| ProfileError::ThreadEnded {
-            whose: "the profiler's",
-        })??;
+            .spawn(move || drain_loop(rings, syms, flag, tx, hz, clock));
+        let thread = crate::error::started("the profiler's", spawned, &rx)?;
         Ok(Profiler {
             stop,
             thread,

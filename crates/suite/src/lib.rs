@@ -266,6 +266,14 @@ fn platform_section(p: &PlatformFacts) -> Section {
     }
 }
 
+/// The plan a suite kept in its suite.json.
+fn plan_of<T: serde::de::DeserializeOwned>(dir: &Path, info: &SuiteInfo) -> Result<T, SuiteError> {
+    serde_json::from_value(info.extra.clone()).map_err(|source| SuiteError::SuitePlan {
+        dir: dir.to_path_buf(),
+        source,
+    })
+}
+
 /// Rebuilds the report of a suite or sweep directory from its points.
 pub fn report(dir: &Path) -> Result<Page, SuiteError> {
     let info = SuiteInfo::load(dir).map_err(|e| SuiteError::NotReportDir {
@@ -294,33 +302,15 @@ pub fn report(dir: &Path) -> Result<Page, SuiteError> {
             page.sections.push(cache_sweep::section(&s));
         }
         "characterize" => {
-            let plan: characterize::Plan =
-                serde_json::from_value(info.extra.clone()).map_err(|source| {
-                    SuiteError::SuitePlan {
-                        dir: dir.to_path_buf(),
-                        source,
-                    }
-                })?;
+            let plan: characterize::Plan = plan_of(dir, &info)?;
             page.sections = characterize::sections(dir, &plan)?;
         }
         "iozone" => {
-            let plan: iozone::Plan =
-                serde_json::from_value(info.extra.clone()).map_err(|source| {
-                    SuiteError::SuitePlan {
-                        dir: dir.to_path_buf(),
-                        source,
-                    }
-                })?;
+            let plan: iozone::Plan = plan_of(dir, &info)?;
             page.sections = iozone::sections(dir, &plan)?;
         }
         "hiops" => {
-            let plan: hiops_paper::Plan =
-                serde_json::from_value(info.extra.clone()).map_err(|source| {
-                    SuiteError::SuitePlan {
-                        dir: dir.to_path_buf(),
-                        source,
-                    }
-                })?;
+            let plan: hiops_paper::Plan = plan_of(dir, &info)?;
             page.sections = hiops_paper::sections(dir, &plan)?;
         }
         other => {

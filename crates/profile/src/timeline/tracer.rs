@@ -344,16 +344,10 @@ impl Prepared {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let flag = stop.clone();
-        let thread = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("hiops-timeline".into())
-            .spawn(move || drain_loop(self, flag, tx))
-            .map_err(|source| ProfileError::Spawn {
-                whose: "the timeline's",
-                source,
-            })?;
-        rx.recv().map_err(|_| ProfileError::ThreadEnded {
-            whose: "the timeline's",
-        })??;
+            .spawn(move || drain_loop(self, flag, tx));
+        let thread = crate::error::started("the timeline's", spawned, &rx)?;
         Ok(Tracer { stop, thread })
     }
 }
