@@ -137,15 +137,8 @@ pub enum SuiteError {
     NoCommonPoint { a: String, b: String },
 }
 
-// The suite's commands report through hiops-bench's error, whose kind
-// gives the exit code (crates/cli/src/exit.rs).
-impl From<SuiteError> for hiops_bench::BenchError {
-    fn from(e: SuiteError) -> Self {
-        hiops_bench::BenchError::Failed(e.to_string())
-    }
-}
-
-// The functions still carrying a String error take these with `?`.
+// The commands turn it into hiops-bench's error, whose kind gives the exit
+// code (crates/cli/src/exit.rs), through their `failed(impl Into<String>)`.
 impl From<SuiteError> for String {
     fn from(e: SuiteError) -> String {
         e.to_string()
