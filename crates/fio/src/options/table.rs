@@ -283,7 +283,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
     opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it (hiops; repeatable; must name an existing block device).", |d, v| {
         let dev = PathBuf::from(need(v)?);
-        hiops_bench::safety::check_grant(&dev)?;
+        hiops_bench::safety::check_grant(&dev).map_err(String::from)?;
         d.allow_write_devices.push(dev);
         Ok(())
     }),
