@@ -62,9 +62,8 @@ pub(crate) enum ValueError {
     OutOfRange { max: u32, what: &'static str },
     #[error("give a time above 0, e.g. 3 (seconds) or 500ms")]
     ZeroTime,
-    /// The duration parser's own message (hiops-bench's units).
-    #[error("{0}")]
-    Duration(String),
+    #[error(transparent)]
+    Duration(#[from] hiops_bench::units::UnitError),
 }
 
 /// Most rounds a suite takes: more would run for days.
@@ -91,7 +90,7 @@ fn count(v: &str, max: u32, what: &'static str) -> Result<u32, ValueError> {
 /// `--runtime` of a suite's points: a time above 0 (fio's runtime=0 would
 /// leave a time-based point without an end).
 fn runtime(v: &str) -> Result<String, ValueError> {
-    match hiops_bench::units::parse_duration_ns(v).map_err(ValueError::Duration)? {
+    match hiops_bench::units::parse_duration_ns(v)? {
         0 => Err(ValueError::ZeroTime),
         _ => Ok(v.to_string()),
     }
