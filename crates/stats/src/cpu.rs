@@ -313,16 +313,26 @@ mod tests {
 
     #[test]
     fn burning_cpu_shows_up_in_process_time() {
+        // Spin until the kernel's own clock of this thread's CPU time (not
+        // the wall clock: a loaded machine gives the thread less of it) has
+        // run 60 ms; getrusage must then see most of it.
+        let thread_cpu = || {
+            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            // SAFETY: `ts` is a valid timespec the call writes.
+            let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            assert_eq!(rc, 0);
+            Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+        };
         let before = ProcessSample::thread();
-        let t = std::time::Instant::now();
+        let start = thread_cpu();
         let mut x = 0u64;
-        while t.elapsed() < Duration::from_millis(60) {
+        while thread_cpu() - start < Duration::from_millis(60) {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
         }
         let d = ProcessSample::thread().delta(&before);
         assert!(
-            d.user + d.system >= Duration::from_millis(20),
-            "60 ms of spinning measured as {:?}",
+            d.user + d.system >= Duration::from_millis(40),
+            "60 ms of this thread's CPU time measured as {:?}",
             d.user + d.system
         );
     }
