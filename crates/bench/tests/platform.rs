@@ -69,12 +69,18 @@ fn machine_busy_from_idle_bounds_the_process_view_on_a_cpu_bound_run() {
         m.steal_s,
         check.why()
     );
-    // And it was CPU-bound: its threads had a good part of the machine,
-    // whatever else shares it.
-    assert!(
-        process >= 0.3 * capacity,
-        "the mem engine's {cpus} threads used {process} s of {capacity} s"
-    );
+    // And it was CPU-bound: its threads had a good part of the machine.
+    // Seen only where other processes left them the machine: when others
+    // kept more than half of it busy, the share says nothing of the engine.
+    let others = m.busy_s - process;
+    if others > 0.5 * capacity {
+        eprintln!("CPU-bound share not checked: other processes kept {others:.2} s of {capacity:.2} s busy");
+    } else {
+        assert!(
+            process >= 0.3 * capacity,
+            "the mem engine's {cpus} threads used {process} s of {capacity} s"
+        );
+    }
     // The busy split adds up to the busy time.
     let split = r.machine_seconds().unwrap();
     assert!((split.total() - m.busy_s).abs() < 1e-6);

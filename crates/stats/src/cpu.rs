@@ -317,7 +317,10 @@ mod tests {
         // the wall clock: a loaded machine gives the thread less of it) has
         // run 60 ms; getrusage must then see most of it.
         let thread_cpu = || {
-            let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
             // SAFETY: `ts` is a valid timespec the call writes.
             let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
             assert_eq!(rc, 0);
