@@ -149,7 +149,7 @@ pub fn enghelp(arg: &str) -> String {
         );
     }
     // fio's spellings hiops reads as one of its engines, and filecreate,
-    // which is the job loop's rather than the HAL's (options.rs).
+    // which is the job loop's rather than the HAL's (hiops-fio's option table).
     let known = hiops_hal::EngineKind::parse(engine).is_some()
         || engine == "pvsync"
         || engine == "filecreate";
