@@ -49,7 +49,7 @@ pub fn plan_jobs(sections: &[Section], defaults: Defaults) {
         d.fill_device = false;
         if let Ok((spec, _)) = d.into_spec(defaults) {
             assert!(spec.numjobs >= 1, "a job of no threads: {spec:?}");
-            assert!(spec.bs.max() >= 1, "a block size of 0: {spec:?}");
+            assert!(spec.workload.bs.max() >= 1, "a block size of 0: {spec:?}");
         }
     }
 }

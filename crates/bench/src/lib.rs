@@ -15,11 +15,11 @@
 //! use hiops_bench::{run, JobSpec, RunOptions, TargetSpec};
 //! use std::sync::atomic::AtomicBool;
 //! let mut spec = JobSpec::default_for("unused".into());
-//! spec.targets = TargetSpec::Ram;
-//! spec.engine = hiops_hal::EngineKind::Mem;
-//! spec.size = Some(8 << 20);
-//! spec.runtime_ns = Some(200_000_000);
-//! spec.ramp_ns = 0;
+//! spec.target.targets = TargetSpec::Ram;
+//! spec.io.engine = hiops_hal::EngineKind::Mem;
+//! spec.target.size = Some(8 << 20);
+//! spec.timing.runtime_ns = Some(200_000_000);
+//! spec.timing.ramp_ns = 0;
 //! let stop = AtomicBool::new(false); // a signal handler would set it
 //! let options = RunOptions { interrupt: &stop, progress: None, profile: None, timeline: false };
 //! let result = run(&[spec], options).expect("a RAM device needs nothing of the machine");

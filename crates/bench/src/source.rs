@@ -94,17 +94,17 @@ struct StateLimit {
 
 impl Workload {
     pub(crate) fn new(gen: IoGen, spec: &JobSpec, budget: u64, now: u64) -> Workload {
-        let pacers = spec.rate_iops.map(|r| {
+        let pacers = spec.workload.rate_iops.map(|r| {
             r.map(|iops| Pacer {
                 interval_ns: 1e9 / iops,
                 next_due_ns: now as f64,
                 poisson: None,
             })
         });
-        let flush = if spec.fsync_every > 0 {
-            Some((Op::Fsync, spec.fsync_every as u64))
-        } else if spec.fdatasync_every > 0 {
-            Some((Op::Fdatasync, spec.fdatasync_every as u64))
+        let flush = if spec.workload.fsync_every > 0 {
+            Some((Op::Fsync, spec.workload.fsync_every as u64))
+        } else if spec.workload.fdatasync_every > 0 {
+            Some((Op::Fdatasync, spec.workload.fdatasync_every as u64))
         } else {
             None
         };
@@ -116,14 +116,14 @@ impl Workload {
             pass_bytes: u64::MAX,
             wrap_drops: None,
             flow: None,
-            ios_left: spec.number_ios.unwrap_or(u64::MAX),
+            ios_left: spec.workload.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
             writes_since_flush: 0,
             last_write_target: 0,
             held: None,
             early: None,
-            trims_uncounted: spec.rw.trims() && spec.rw.writes_data(),
+            trims_uncounted: spec.workload.rw.trims() && spec.workload.rw.writes_data(),
             state: None,
         }
     }

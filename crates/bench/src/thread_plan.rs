@@ -89,45 +89,50 @@ impl WorkerPlan<'_> {
     /// This thread's I/O generator: its own seed, over its own regions.
     pub(crate) fn generator(&self) -> IoGen {
         let spec = self.spec;
-        let seed = spec.randseed.wrapping_add(self.clone as u64);
+        let seed = spec.workload.randseed.wrapping_add(self.clone as u64);
         let sizes = [
             &spec.bs_for(hiops_hal::Op::Read).split[..],
             &spec.bs_for(hiops_hal::Op::Write).split[..],
             &spec.bs_for(hiops_hal::Op::Trim).split[..],
         ];
-        let gen = match spec.raid0_chunk.filter(|_| self.regions.len() > 1) {
+        let gen = match spec.target.raid0_chunk.filter(|_| self.regions.len() > 1) {
             Some(chunk) => IoGen::striped(
                 seed,
-                spec.rw,
-                spec.rwmixread,
+                spec.workload.rw,
+                spec.workload.rwmixread,
                 sizes,
                 self.align,
                 crate::generator::Stripe {
                     chunk,
                     members: self.regions.clone(),
                 },
-                &spec.distribution,
+                &spec.workload.distribution,
             ),
             None => IoGen::new(
                 seed,
-                spec.rw,
-                spec.rwmixread,
+                spec.workload.rw,
+                spec.workload.rwmixread,
                 sizes,
                 self.align,
                 self.regions.clone(),
-                &spec.distribution,
+                &spec.workload.distribution,
             ),
         };
-        let gen = gen.with_fio_options(spec.rw_gap, spec.percentage_random, self.random_map());
-        let gen = match spec.strided {
+        let gen = gen.with_fio_options(
+            spec.workload.rw_gap,
+            spec.workload.percentage_random,
+            self.random_map(),
+        );
+        let gen = match spec.target.strided {
             Some(z) => gen.with_strided_zones(z),
             None => gen,
         };
-        let several = self.regions.len() > 1 && spec.raid0_chunk.is_none();
+        let several = self.regions.len() > 1 && spec.target.raid0_chunk.is_none();
         let open_limit = spec
+            .target
             .open_files
             .filter(|&n| (n as usize) < self.regions.len());
-        match (&spec.file_service, open_limit) {
+        match (&spec.target.file_service, open_limit) {
             (Some(s), _) if several => gen.with_file_service(s),
             (None, Some(n)) if several => gen.with_open_files(n),
             _ => gen,
@@ -136,13 +141,14 @@ impl WorkerPlan<'_> {
 
     /// Random offsets walk fio's random map (each block once per pass).
     pub(crate) fn random_map(&self) -> bool {
-        self.spec.random_map && self.spec.distribution == crate::spec::Distribution::Uniform
+        self.spec.workload.random_map
+            && self.spec.workload.distribution == crate::spec::Distribution::Uniform
     }
 
     /// Waits out fio's startdelay (stays responsive to stop); false if the
     /// run stopped meanwhile.
     pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
-        let until = Instant::now() + Duration::from_nanos(self.spec.startdelay_ns);
+        let until = Instant::now() + Duration::from_nanos(self.spec.timing.startdelay_ns);
         while Instant::now() < until {
             if ctrl.stopped(self.job) {
                 return false;
@@ -195,7 +201,7 @@ impl Control {
 /// name for the RAM device).
 pub(crate) fn target_names(plan: &WorkerPlan<'_>) -> Vec<String> {
     let spec = plan.spec;
-    match &spec.targets {
+    match &spec.target.targets {
         crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
             .iter()
             .map(|p| p.display().to_string())

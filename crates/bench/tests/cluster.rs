@@ -12,17 +12,17 @@ use std::sync::atomic::AtomicBool;
 fn job(name: &str, seed: u64) -> JobSpec {
     let mut s = JobSpec::default_for("unused".into());
     s.name = name.into();
-    s.targets = TargetSpec::Ram;
-    s.engine = EngineKind::Mem;
-    s.size = Some(2 << 20);
-    s.unlink = false;
-    s.rw = RwMode::RandRw;
+    s.target.targets = TargetSpec::Ram;
+    s.io.engine = EngineKind::Mem;
+    s.target.size = Some(2 << 20);
+    s.target.unlink = false;
+    s.workload.rw = RwMode::RandRw;
     s.numjobs = 2;
-    s.iodepth = 4;
-    s.time_based = false;
-    s.runtime_ns = None;
-    s.ramp_ns = 0;
-    s.randseed = seed;
+    s.io.iodepth = 4;
+    s.timing.time_based = false;
+    s.timing.runtime_ns = None;
+    s.timing.ramp_ns = 0;
+    s.workload.randseed = seed;
     s
 }
 

@@ -69,15 +69,15 @@ impl Coordinator for Script {
 fn job(mib: u64) -> JobSpec {
     let mut s = JobSpec::default_for("unused".into());
     s.name = "coord".into();
-    s.targets = TargetSpec::Ram;
-    s.engine = EngineKind::Mem;
-    s.size = Some(mib << 20);
-    s.unlink = false;
-    s.rw = RwMode::RandRead;
-    s.iodepth = 4;
-    s.time_based = false;
-    s.runtime_ns = None;
-    s.ramp_ns = 0;
+    s.target.targets = TargetSpec::Ram;
+    s.io.engine = EngineKind::Mem;
+    s.target.size = Some(mib << 20);
+    s.target.unlink = false;
+    s.workload.rw = RwMode::RandRead;
+    s.io.iodepth = 4;
+    s.timing.time_based = false;
+    s.timing.runtime_ns = None;
+    s.timing.ramp_ns = 0;
     s
 }
 
@@ -112,7 +112,7 @@ fn a_peer_finishing_first_stops_this_rank_early() {
     c.stop_after = Some(0);
     // 4000 passes over 16 MiB would take far longer than the first poll.
     let mut big = job(16);
-    big.loops = 4000;
+    big.timing.loops = 4000;
     let r = run(&[big], &[0], &mut c).expect("runs");
     assert!(r[0].stonewalled);
     assert!(r[0].total_ios() < 4000 * 4096, "{}", r[0].total_ios());
@@ -133,7 +133,7 @@ fn a_peer_that_cannot_start_fails_this_rank_with_its_error() {
 fn a_bad_job_here_is_told_to_the_peers() {
     let mut c = Script::new();
     let mut bad = job(1);
-    bad.iodepth = 0;
+    bad.io.iodepth = 0;
     let e = run(&[bad], &[0], &mut c).unwrap_err();
     assert!(
         matches!(e, BenchError::Usage(ref m) if m.contains("iodepth")),

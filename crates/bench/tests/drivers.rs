@@ -11,17 +11,17 @@ use std::sync::atomic::AtomicBool;
 fn job(path: Option<hiops_path::Strategy>) -> JobSpec {
     let mut s = JobSpec::default_for("unused".into());
     s.name = "same".into();
-    s.targets = TargetSpec::Ram;
-    s.engine = EngineKind::Mem;
-    s.size = Some(4 << 20);
-    s.unlink = false;
-    s.rw = RwMode::RandRw;
-    s.iodepth = 8;
-    s.time_based = false;
-    s.runtime_ns = None;
-    s.ramp_ns = 0;
-    s.verify = VerifyMode::Crc32c;
-    s.path = path.map(|strategy| PathSpec {
+    s.target.targets = TargetSpec::Ram;
+    s.io.engine = EngineKind::Mem;
+    s.target.size = Some(4 << 20);
+    s.target.unlink = false;
+    s.workload.rw = RwMode::RandRw;
+    s.io.iodepth = 8;
+    s.timing.time_based = false;
+    s.timing.runtime_ns = None;
+    s.timing.ramp_ns = 0;
+    s.verify.mode = VerifyMode::Crc32c;
+    s.io.path = path.map(|strategy| PathSpec {
         strategy,
         spin_ns: 0,
         poll_interval_ns: 10_000,

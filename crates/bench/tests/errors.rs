@@ -12,13 +12,13 @@ const SIZE: u64 = 1 << 20;
 fn reads(dir: &std::path::Path) -> JobSpec {
     let mut s = JobSpec::default_for("unused".into());
     s.name = "faults".into();
-    s.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
-    s.engine = EngineKind::IoUring;
-    s.size = Some(SIZE);
-    s.iodepth = 8;
-    s.time_based = false;
-    s.runtime_ns = None;
-    s.ramp_ns = 0;
+    s.target.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
+    s.io.engine = EngineKind::IoUring;
+    s.target.size = Some(SIZE);
+    s.io.iodepth = 8;
+    s.timing.time_based = false;
+    s.timing.runtime_ns = None;
+    s.timing.ramp_ns = 0;
     s
 }
 
@@ -38,7 +38,7 @@ fn refused_submissions_are_waited_out() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
     let refusals = Arc::new(AtomicU32::new(5));
-    spec.engine_opts.refuse_submits = Some(refusals.clone());
+    spec.io.engine_opts.refuse_submits = Some(refusals.clone());
     let r = run_one(spec);
     let j = &r.jobs[0];
     assert!(j.errors().is_empty(), "{:?}", j.errors());
@@ -51,7 +51,7 @@ fn refused_submissions_are_waited_out() {
 fn a_failed_submission_stops_the_job_with_its_errno() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
-    spec.engine_opts.fail_submits = Some(Arc::new(AtomicU32::new(1)));
+    spec.io.engine_opts.fail_submits = Some(Arc::new(AtomicU32::new(1)));
     let r = run_one(spec);
     let j = &r.jobs[0];
     let errors = j.errors();

@@ -10,15 +10,15 @@ use std::sync::atomic::AtomicBool;
 fn mem_job(numjobs: u32, runtime_ms: u64) -> JobSpec {
     let mut s = JobSpec::default_for("unused".into());
     s.name = "cpu-bound".into();
-    s.targets = TargetSpec::Ram;
-    s.engine = EngineKind::Mem;
-    s.size = Some(64 << 20);
-    s.rw = RwMode::RandRead;
-    s.iodepth = 1;
+    s.target.targets = TargetSpec::Ram;
+    s.io.engine = EngineKind::Mem;
+    s.target.size = Some(64 << 20);
+    s.workload.rw = RwMode::RandRead;
+    s.io.iodepth = 1;
     s.numjobs = numjobs;
-    s.time_based = true;
-    s.runtime_ns = Some(runtime_ms * 1_000_000);
-    s.ramp_ns = 0;
+    s.timing.time_based = true;
+    s.timing.runtime_ns = Some(runtime_ms * 1_000_000);
+    s.timing.ramp_ns = 0;
     s
 }
 

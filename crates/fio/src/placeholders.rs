@@ -80,13 +80,16 @@ mod tests {
         .to_vec();
         let plan = crate::plan_args_as(&args, false, Some(&at(2))).unwrap();
         let spec = &plan.jobs[0];
-        match &spec.targets {
+        match &spec.target.targets {
             hiops_bench::TargetSpec::Paths(p) => {
                 assert_eq!(p, &[std::path::PathBuf::from("/tmp/f.2")])
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(spec.offset, hiops_bench::spec::Amount::Bytes(2 << 20));
+        assert_eq!(
+            spec.target.offset,
+            hiops_bench::spec::Amount::Bytes(2 << 20)
+        );
         // Without a rank, nothing is expanded (and `*` needs a number).
         assert!(crate::plan_args(&args, false).is_err());
     }

@@ -25,7 +25,7 @@ fn job<'a>(p: &'a FioPlan, name: &str) -> &'a JobSpec {
 }
 
 fn paths(j: &JobSpec) -> Vec<String> {
-    match &j.targets {
+    match &j.target.targets {
         TargetSpec::Paths(p) => p.iter().map(|p| p.display().to_string()).collect(),
         TargetSpec::Ram => vec![],
     }
@@ -59,17 +59,17 @@ fn every_corpus_file_but_the_refused_one_plans() {
 fn basic_globals_reach_the_job() {
     let p = plan("basic.fio");
     let j = job(&p, "randread");
-    assert_eq!(j.engine, EngineKind::Libaio);
-    assert!(j.direct && j.time_based);
-    assert_eq!(j.rw, RwMode::RandRead);
-    assert_eq!(j.bs.max(), 4096);
-    assert_eq!((j.iodepth, j.numjobs), (32, 2));
+    assert_eq!(j.io.engine, EngineKind::Libaio);
+    assert!(j.target.direct && j.timing.time_based);
+    assert_eq!(j.workload.rw, RwMode::RandRead);
+    assert_eq!(j.workload.bs.max(), 4096);
+    assert_eq!((j.io.iodepth, j.numjobs), (32, 2));
     assert_eq!(
-        (j.iodepth_batch_submit, j.iodepth_batch_complete_min),
+        (j.io.iodepth_batch_submit, j.io.iodepth_batch_complete_min),
         (8, 4)
     );
-    assert_eq!(j.runtime_ns, Some(10_000_000_000));
-    assert_eq!(j.ramp_ns, 2_000_000_000);
+    assert_eq!(j.timing.runtime_ns, Some(10_000_000_000));
+    assert_eq!(j.timing.ramp_ns, 2_000_000_000);
     assert_eq!(
         j.meta.description.as_deref(),
         Some("4k random reads at QD32")
@@ -77,9 +77,9 @@ fn basic_globals_reach_the_job() {
     assert!(j.meta.group_reporting);
     // Without filename each clone has its own file, named as fio names them.
     assert_eq!(paths(j), vec!["randread.0.0", "randread.1.0"]);
-    assert_eq!(j.files_per_clone, Some(1));
-    assert_eq!(j.size, Some(64 << 20));
-    assert!(j.random_map, "fio's random map is on by default");
+    assert_eq!(j.target.files_per_clone, Some(1));
+    assert_eq!(j.target.size, Some(64 << 20));
+    assert!(j.workload.random_map, "fio's random map is on by default");
     // The JSON's "job options" are the job's own, as written.
     assert!(j.meta.options.contains(&("numjobs".into(), "2".into())));
     assert!(!j.meta.options.iter().any(|(k, _)| k == "ioengine"));
@@ -92,46 +92,46 @@ fn basic_globals_reach_the_job() {
 fn kb_base_switches_the_meaning_of_k_and_kib() {
     let p = plan("kb_base.fio");
     let compat = job(&p, "compat");
-    assert_eq!(compat.bs.max(), 4096);
+    assert_eq!(compat.workload.bs.max(), 4096);
     assert_eq!(
-        compat.size,
+        compat.target.size,
         Some(1_000_000),
         "MiB is 1000-based in compatibility mode"
     );
     let si = job(&p, "si");
-    assert_eq!(si.bs.max(), 4096);
-    assert_eq!(si.size, Some(1 << 20));
-    assert_eq!(si.offset, Amount::Bytes(4000));
+    assert_eq!(si.workload.bs.max(), 4096);
+    assert_eq!(si.target.size, Some(1 << 20));
+    assert_eq!(si.target.offset, Amount::Bytes(4000));
 }
 
 #[test]
 fn mixes_and_distributions() {
     let p = plan("mixes.fio");
     let m = job(&p, "mix70");
-    assert_eq!((m.rw, m.rwmixread), (RwMode::RandRw, 70));
-    assert_eq!(m.bs.split, vec![(4096, 80), (65536, 20)]);
-    assert_eq!(m.block_align, Some(4096));
-    assert_eq!(m.percentage_random, 90);
-    assert_eq!(m.distribution, Distribution::Zipf(1.2));
-    assert!(!m.random_map, "norandommap");
+    assert_eq!((m.workload.rw, m.workload.rwmixread), (RwMode::RandRw, 70));
+    assert_eq!(m.workload.bs.split, vec![(4096, 80), (65536, 20)]);
+    assert_eq!(m.workload.block_align, Some(4096));
+    assert_eq!(m.workload.percentage_random, 90);
+    assert_eq!(m.workload.distribution, Distribution::Zipf(1.2));
+    assert!(!m.workload.random_map, "norandommap");
     let r = job(&p, "range");
-    assert_eq!(r.rwmixread, 50);
+    assert_eq!(r.workload.rwmixread, 50);
     assert_eq!(
-        r.bs.split.iter().map(|s| s.0).collect::<Vec<_>>(),
+        r.workload.bs.split.iter().map(|s| s.0).collect::<Vec<_>>(),
         vec![4096, 8192, 12288, 16384]
     );
-    assert!((r.bs.mean() - 10240.0).abs() < 1e-9);
-    assert_eq!(r.distribution, Distribution::Pareto(0.9));
+    assert!((r.workload.bs.mean() - 10240.0).abs() < 1e-9);
+    assert_eq!(r.workload.distribution, Distribution::Pareto(0.9));
     let n = job(&p, "normal");
-    assert_eq!(n.rw, RwMode::RandRead);
-    assert_eq!(n.distribution, Distribution::Normal(10.0));
-    assert_eq!(n.randseed, 42);
+    assert_eq!(n.workload.rw, RwMode::RandRead);
+    assert_eq!(n.workload.distribution, Distribution::Normal(10.0));
+    assert_eq!(n.workload.randseed, 42);
     assert_eq!(
-        job(&p, "zones").distribution,
+        job(&p, "zones").workload.distribution,
         Distribution::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (10.0, 70.0)])
     );
     assert_eq!(
-        job(&p, "zones_abs").distribution,
+        job(&p, "zones_abs").workload.distribution,
         Distribution::ZonedAbs(vec![(80.0, 16 << 20), (20.0, 240 << 20)])
     );
 }
@@ -144,7 +144,7 @@ fn stonewall_makes_phases_and_new_group_makes_groups() {
     assert_eq!(p.phases, vec![0, 0, 1, 1, 2]);
     let groups: Vec<u32> = p.jobs.iter().map(|j| j.meta.group).collect();
     assert_eq!(groups, vec![0, 1, 2, 2, 3]);
-    assert!(p.jobs.iter().all(|j| j.targets == TargetSpec::Ram));
+    assert!(p.jobs.iter().all(|j| j.target.targets == TargetSpec::Ram));
 }
 
 #[test]
@@ -152,21 +152,21 @@ fn offsets_sizes_and_files() {
     let p = plan("offsets.fio");
     let s = job(&p, "slices");
     // fio's size is the job's total, divided among its files.
-    assert_eq!(s.size, Some(64 << 20));
-    assert_eq!(s.offset, Amount::Bytes(1 << 20));
-    assert_eq!(s.offset_increment, Amount::Bytes(32 << 20));
+    assert_eq!(s.target.size, Some(64 << 20));
+    assert_eq!(s.target.offset, Amount::Bytes(1 << 20));
+    assert_eq!(s.target.offset_increment, Amount::Bytes(32 << 20));
     assert_eq!(paths(s), vec!["/tmp/hiops-corpus-a", "/tmp/hiops-corpus-b"]);
-    assert_eq!(s.files_per_clone, None, "clones share named files");
+    assert_eq!(s.target.files_per_clone, None, "clones share named files");
     let sh = job(&p, "share");
-    assert_eq!((sh.size, sh.size_pct), (None, Some(50.0)));
-    assert_eq!(sh.offset, Amount::Percent(10.0));
+    assert_eq!((sh.target.size, sh.target.size_pct), (None, Some(50.0)));
+    assert_eq!(sh.target.offset, Amount::Percent(10.0));
     let pc = job(&p, "perclone");
-    assert_eq!(pc.files_per_clone, Some(4));
-    assert_eq!(pc.size, Some(16 << 20));
+    assert_eq!(pc.target.files_per_clone, Some(4));
+    assert_eq!(pc.target.size, Some(16 << 20));
     assert_eq!(paths(pc).len(), 8);
     assert_eq!(paths(pc)[5], "/tmp/perclone.1.1");
     let ff = job(&p, "fixedfiles");
-    assert_eq!(ff.size, Some(8 << 20));
+    assert_eq!(ff.target.size, Some(8 << 20));
     assert_eq!(
         paths(ff),
         vec!["/tmp/fixedfiles.0.0", "/tmp/fixedfiles.0.1"]
@@ -177,53 +177,62 @@ fn offsets_sizes_and_files() {
 fn time_units_loops_and_rates() {
     let p = plan("timing.fio");
     let m = job(&p, "minutes");
-    assert_eq!(m.runtime_ns, Some(120_000_000_000));
-    assert_eq!((m.ramp_ns, m.startdelay_ns), (500_000_000, 3_000_000_000));
-    assert!(m.time_based);
-    let l = job(&p, "looped");
-    assert_eq!(l.loops, 3);
-    assert_eq!(l.thinktime_ns, 250_000, "thinktime is in microseconds");
-    assert!(!l.time_based && l.runtime_ns.is_none());
-    assert_eq!(job(&p, "paced_iops").rate_iops, [Some(500.0); 2]);
-    // rate=1m at bs=8k: 128 I/Os per second, each direction.
-    assert_eq!(job(&p, "paced_bw").rate_iops, [Some(128.0); 2]);
-    let d = job(&p, "per_direction");
-    assert_eq!(d.bs, hiops_bench::BlockSizes::fixed(4096));
-    assert_eq!(d.bs_write, Some(hiops_bench::BlockSizes::fixed(65536)));
-    // 1m of 4k reads, 128k of 64k writes.
-    assert_eq!(d.rate_iops, [Some(256.0), Some(2.0)]);
+    assert_eq!(m.timing.runtime_ns, Some(120_000_000_000));
     assert_eq!(
-        d.rate_min,
+        (m.timing.ramp_ns, m.timing.startdelay_ns),
+        (500_000_000, 3_000_000_000)
+    );
+    assert!(m.timing.time_based);
+    let l = job(&p, "looped");
+    assert_eq!(l.timing.loops, 3);
+    assert_eq!(
+        l.workload.thinktime_ns, 250_000,
+        "thinktime is in microseconds"
+    );
+    assert!(!l.timing.time_based && l.timing.runtime_ns.is_none());
+    assert_eq!(job(&p, "paced_iops").workload.rate_iops, [Some(500.0); 2]);
+    // rate=1m at bs=8k: 128 I/Os per second, each direction.
+    assert_eq!(job(&p, "paced_bw").workload.rate_iops, [Some(128.0); 2]);
+    let d = job(&p, "per_direction");
+    assert_eq!(d.workload.bs, hiops_bench::BlockSizes::fixed(4096));
+    assert_eq!(
+        d.workload.bs_write,
+        Some(hiops_bench::BlockSizes::fixed(65536))
+    );
+    // 1m of 4k reads, 128k of 64k writes.
+    assert_eq!(d.workload.rate_iops, [Some(256.0), Some(2.0)]);
+    assert_eq!(
+        d.workload.rate_min,
         [None, Some(hiops_bench::spec::RateMin::Iops(1))]
     );
     // rate=1k at bs=4k: a quarter of an I/O per second, not rounded up to 1.
-    assert_eq!(job(&p, "slow").rate_iops, [Some(0.25); 2]);
+    assert_eq!(job(&p, "slow").workload.rate_iops, [Some(0.25); 2]);
 }
 
 #[test]
 fn flushes_and_file_handling() {
     let p = plan("sync.fio");
     let a = job(&p, "fsync8");
-    assert_eq!((a.rw, a.rw_gap), (RwMode::Write, 4096));
-    assert_eq!((a.fsync_every, a.end_fsync), (8, true));
-    assert!(a.unlink && !a.invalidate);
+    assert_eq!((a.workload.rw, a.workload.rw_gap), (RwMode::Write, 4096));
+    assert_eq!((a.workload.fsync_every, a.workload.end_fsync), (8, true));
+    assert!(a.target.unlink && !a.target.invalidate);
     let b = job(&p, "fdatasync4");
-    assert_eq!(b.fdatasync_every, 4);
-    assert!(!b.direct);
+    assert_eq!(b.workload.fdatasync_every, 4);
+    assert!(!b.target.direct);
 }
 
 #[test]
 fn engine_knobs() {
     let p = plan("uring.fio");
     let u = job(&p, "uring");
-    let o = &u.engine_opts;
-    assert_eq!(u.engine, EngineKind::IoUring);
+    let o = &u.io.engine_opts;
+    assert_eq!(u.io.engine, EngineKind::IoUring);
     assert!(o.iopoll && o.fixedbufs && o.registerfiles && o.sqpoll);
     assert_eq!(o.sqpoll_cpu, Some(0));
-    assert_eq!(u.iodepth, 64);
+    assert_eq!(u.io.iodepth, 64);
     let v = job(&p, "pv2");
-    assert_eq!(v.engine, EngineKind::Pvsync2);
-    assert!(v.engine_opts.hipri && v.engine_opts.nowait);
+    assert_eq!(v.io.engine, EngineKind::Pvsync2);
+    assert!(v.io.engine_opts.hipri && v.io.engine_opts.nowait);
 }
 
 #[test]
@@ -231,20 +240,20 @@ fn verify_then_verify_only() {
     let p = plan("verify.fio");
     assert_eq!(p.phases, vec![0, 1, 2, 3, 4, 5]);
     let w = job(&p, "write_and_check");
-    assert_eq!(w.verify, VerifyMode::Crc32c);
-    assert!(w.do_verify && w.verify_pattern.is_none());
+    assert_eq!(w.verify.mode, VerifyMode::Crc32c);
+    assert!(w.verify.do_verify && w.verify.pattern.is_none());
     let c = job(&p, "check_again");
-    assert!(c.verify_only && c.verify == VerifyMode::Crc32c);
-    assert_eq!(job(&p, "md5").verify, VerifyMode::Md5);
+    assert!(c.verify.only && c.verify.mode == VerifyMode::Crc32c);
+    assert_eq!(job(&p, "md5").verify.mode, VerifyMode::Md5);
     let s = job(&p, "sha256_pattern");
-    assert_eq!(s.verify, VerifyMode::Sha256);
-    assert_eq!(s.verify_pattern.as_deref(), Some(&b"hiops\xff"[..]));
+    assert_eq!(s.verify.mode, VerifyMode::Sha256);
+    assert_eq!(s.verify.pattern.as_deref(), Some(&b"hiops\xff"[..]));
     // A pattern alone means verify=pattern (fio's rule).
     let pt = job(&p, "pattern_only");
-    assert_eq!(pt.verify, VerifyMode::Pattern);
-    assert_eq!(pt.verify_pattern, Some(vec![0x00, 0xfc, 0xff, 0xff]));
+    assert_eq!(pt.verify.mode, VerifyMode::Pattern);
+    assert_eq!(pt.verify.pattern, Some(vec![0x00, 0xfc, 0xff, 0xff]));
     let n = job(&p, "stamp_without_check");
-    assert!(n.verify == VerifyMode::Md5 && !n.do_verify);
+    assert!(n.verify.mode == VerifyMode::Md5 && !n.verify.do_verify);
 }
 
 #[test]
@@ -269,8 +278,12 @@ fn environment_and_include() {
     let p = plan("env_include.fio");
     let j = job(&p, "envjob");
     assert_eq!(paths(j), vec!["/tmp/hiops-corpus-env"]);
-    assert_eq!(j.size, Some(24 << 20));
-    assert_eq!((j.bs.max(), j.iodepth), (8192, 16), "from common.inc");
+    assert_eq!(j.target.size, Some(24 << 20));
+    assert_eq!(
+        (j.workload.bs.max(), j.io.iodepth),
+        (8192, 16),
+        "from common.inc"
+    );
     let cpus = std::thread::available_parallelism().unwrap().get() as u32;
     assert_eq!(j.numjobs, cpus);
 }
@@ -278,18 +291,19 @@ fn environment_and_include() {
 #[test]
 fn engine_names_percentiles_and_filling() {
     let p = plan("engines.fio");
-    assert_eq!(job(&p, "sync").engine, EngineKind::Psync);
-    assert_eq!(job(&p, "pvsync").engine, EngineKind::Pvsync2);
-    assert_eq!(job(&p, "ramdisk").targets, TargetSpec::Ram);
+    assert_eq!(job(&p, "sync").io.engine, EngineKind::Psync);
+    assert_eq!(job(&p, "pvsync").io.engine, EngineKind::Pvsync2);
+    assert_eq!(job(&p, "ramdisk").target.targets, TargetSpec::Ram);
     assert_eq!(
         job(&p, "sync").meta.percentiles,
         Some(vec![50.0, 99.0, 99.9, 99.99])
     );
     let f = job(&p, "filler");
-    let size = f.size.unwrap();
+    let size = f.target.size.unwrap();
     assert!(size > 0 && size.is_multiple_of(4096));
     // allow_mounted_write names the job's files to the safety gate.
     assert!(f
+        .target
         .allow_write_devices
         .contains(&hiops_bench::safety::Grants::mounted_entry(&PathBuf::from(
             "/tmp/hiops-corpus-engines"
@@ -299,7 +313,7 @@ fn engine_names_percentiles_and_filling() {
 #[test]
 fn steady_state_options() {
     let p = plan("steady.fio");
-    let ss = job(&p, "steady").steady_state.unwrap();
+    let ss = job(&p, "steady").timing.steady_state.unwrap();
     assert_eq!(ss.metric, hiops_bench::spec::SsMetric::Iops);
     assert!(!ss.slope && ss.percent);
     assert_eq!(ss.limit, 5.0);
@@ -336,10 +350,10 @@ fn unsupported_options_are_listed_with_their_lines() {
 fn several_files_run_in_order_with_their_own_globals() {
     let p = plan_files(&[&corpus("basic.fio"), &corpus("cpus.fio")], false).unwrap();
     assert_eq!(p.phases, vec![0, 1, 1]);
-    assert_eq!(job(&p, "list").engine, EngineKind::Null);
-    assert_eq!(job(&p, "randread").engine, EngineKind::Libaio);
+    assert_eq!(job(&p, "list").io.engine, EngineKind::Null);
+    assert_eq!(job(&p, "randread").io.engine, EngineKind::Libaio);
     assert_eq!(
-        job(&p, "list").bs.max(),
+        job(&p, "list").workload.bs.max(),
         4096,
         "basic.fio's bs stays in basic.fio"
     );

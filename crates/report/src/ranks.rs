@@ -264,13 +264,13 @@ mod tests {
     fn rank(rank: usize, host: &str) -> RankRun {
         let mut s = JobSpec::default_for("unused".into());
         s.name = "j".into();
-        s.targets = TargetSpec::Ram;
-        s.engine = hiops_hal::EngineKind::Mem;
-        s.size = Some(1 << 20);
-        s.rw = RwMode::RandRead;
-        s.time_based = false;
-        s.runtime_ns = None;
-        s.ramp_ns = 0;
+        s.target.targets = TargetSpec::Ram;
+        s.io.engine = hiops_hal::EngineKind::Mem;
+        s.target.size = Some(1 << 20);
+        s.workload.rw = RwMode::RandRead;
+        s.timing.time_based = false;
+        s.timing.runtime_ns = None;
+        s.timing.ramp_ns = 0;
         s.meta.group_reporting = true;
         let stop = std::sync::atomic::AtomicBool::new(false);
         let opts = RunOptions {

@@ -166,7 +166,7 @@ fn writers_of(j: &JobResult, file: &str) -> usize {
     j.threads
         .iter()
         .filter(|t| t.write.ios > 0)
-        .filter(|t| match j.spec.files_per_clone {
+        .filter(|t| match j.spec.target.files_per_clone {
             Some(n) => {
                 let first = t.clone as usize * n as usize;
                 j.targets.get(first..first + n as usize).is_some_and(holds)
@@ -182,7 +182,7 @@ fn shared_buffered_file(r: &RunResult, device: &str) -> Option<String> {
     let files = jobs_on(r, device).flat_map(|j| j.targets.iter().map(|t| t.name.clone()));
     files.into_iter().find(|f| {
         let writers: Vec<(bool, usize)> = jobs_on(r, device)
-            .map(|j| (j.spec.direct, writers_of(j, f)))
+            .map(|j| (j.spec.target.direct, writers_of(j, f)))
             .filter(|&(_, n)| n > 0)
             .collect();
         writers.iter().map(|&(_, n)| n).sum::<usize>() > 1 && writers.iter().any(|&(d, _)| !d)
@@ -208,7 +208,7 @@ fn unmatched(r: &RunResult, d: &hiops_bench::result::DeviceWindow, write: bool) 
         }
     }
     let on_device: Vec<DirStats> = jobs_on(r, &d.name)
-        .filter(|j| !j.spec.direct)
+        .filter(|j| !j.spec.target.direct)
         .map(|j| dir_of(j, write))
         .filter(|s| s.ios > 0)
         .collect();
@@ -321,7 +321,7 @@ mod tests {
     /// writes of 4 KiB at `app_us`, the device at `device_us` per request.
     fn writes(direct: bool, numjobs: u32, app_us: u64, device_us: u64) -> RunResult {
         let mut spec = JobSpec::default_for("/data/f".into());
-        (spec.direct, spec.numjobs, spec.rw) = (direct, numjobs, RwMode::RandWrite);
+        (spec.target.direct, spec.numjobs, spec.workload.rw) = (direct, numjobs, RwMode::RandWrite);
         let mut r = RunResult::not_run(vec![spec]);
         let j = &mut r.jobs[0];
         j.targets.push(TargetInfo {

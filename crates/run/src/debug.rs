@@ -146,8 +146,8 @@ impl Debug {
             if self.only_job.is_some_and(|n| n != i + 1) {
                 continue;
             }
-            spec.trace.io = self.is_on(Category::Io);
-            spec.trace.verify = self.is_on(Category::Verify);
+            spec.io_logs.trace.io = self.is_on(Category::Io);
+            spec.io_logs.trace.verify = self.is_on(Category::Verify);
         }
     }
 
@@ -222,7 +222,7 @@ impl Debug {
             }
             for clone in 0..spec.numjobs {
                 let thread = spec.logs.first_thread + clone;
-                let seeds = fiorand::rand_seeds(spec.verify_seed, thread);
+                let seeds = fiorand::rand_seeds(spec.verify.seed, thread);
                 out += &line("random", &format!("FIO_RAND_NR_OFFS={}", seeds.len()));
                 for (n, seed) in seeds.iter().enumerate() {
                     out += &line("random", &format!("rand_seeds[{n}]={seed}"));

@@ -56,26 +56,29 @@ pub fn describe(spec: &JobSpec) -> String {
     };
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     let mut words = vec![
-        format!("rw={}", spec.rw.name()),
-        format!("bs={}", sizes(&spec.bs)),
+        format!("rw={}", spec.workload.rw.name()),
+        format!("bs={}", sizes(&spec.workload.bs)),
     ];
-    if let Some(w) = &spec.bs_write {
+    if let Some(w) = &spec.workload.bs_write {
         words.push(format!("bs_write={}", sizes(w)));
     }
     words.extend([
-        format!("iodepth={}", spec.iodepth),
+        format!("iodepth={}", spec.io.iodepth),
         format!("ioengine={}", spec.engine_name()),
         format!("numjobs={}", spec.numjobs),
-        format!("direct={}", u8::from(spec.direct)),
-        format!("size={}", opt(spec.size)),
-        format!("offset={}", amount(spec.offset)),
-        format!("runtime_ns={}", opt(spec.runtime_ns)),
-        format!("time_based={}", u8::from(spec.time_based)),
-        format!("ramp_ns={}", spec.ramp_ns),
-        format!("verify={}", format!("{:?}", spec.verify).to_lowercase()),
-        format!("randseed={}", spec.randseed),
+        format!("direct={}", u8::from(spec.target.direct)),
+        format!("size={}", opt(spec.target.size)),
+        format!("offset={}", amount(spec.target.offset)),
+        format!("runtime_ns={}", opt(spec.timing.runtime_ns)),
+        format!("time_based={}", u8::from(spec.timing.time_based)),
+        format!("ramp_ns={}", spec.timing.ramp_ns),
+        format!(
+            "verify={}",
+            format!("{:?}", spec.verify.mode).to_lowercase()
+        ),
+        format!("randseed={}", spec.workload.randseed),
     ]);
-    if let Some(p) = &spec.path {
+    if let Some(p) = &spec.io.path {
         words.push(format!("strategy={}", p.strategy));
     }
     words.push(format!("targets={}", targets(spec)));
@@ -91,7 +94,7 @@ fn amount(a: hiops_bench::spec::Amount) -> String {
 }
 
 fn targets(spec: &JobSpec) -> String {
-    match &spec.targets {
+    match &spec.target.targets {
         TargetSpec::Ram => "ram".into(),
         TargetSpec::Paths(p) => p
             .iter()
@@ -103,7 +106,7 @@ fn targets(spec: &JobSpec) -> String {
 
 /// Each target of a job: whether it exists, its kind and its size.
 pub fn files(spec: &JobSpec) -> Vec<String> {
-    let TargetSpec::Paths(paths) = &spec.targets else {
+    let TargetSpec::Paths(paths) = &spec.target.targets else {
         return vec!["a RAM device (no file)".into()];
     };
     paths

@@ -20,23 +20,23 @@ pub fn check(jobs: &[JobSpec]) -> Result<(), BenchError> {
 
 /// Why the job would change something on disk, if it would.
 fn writes(spec: &JobSpec) -> Option<String> {
-    if spec.rw.writes() {
-        return Some(format!("rw={}", spec.rw.name()));
+    if spec.workload.rw.writes() {
+        return Some(format!("rw={}", spec.workload.rw.name()));
     }
     if spec.trims() {
         return Some("the trace it replays trims".into());
     }
-    if spec.unlink {
+    if spec.target.unlink {
         return Some("unlink=1 removes its files".into());
     }
-    let TargetSpec::Paths(paths) = &spec.targets else {
+    let TargetSpec::Paths(paths) = &spec.target.targets else {
         return None;
     };
-    let offset = match spec.offset {
+    let offset = match spec.target.offset {
         hiops_bench::spec::Amount::Bytes(b) => b,
         hiops_bench::spec::Amount::Percent(_) => 0,
     };
-    let need = spec.size.map(|s| s.saturating_add(offset));
+    let need = spec.target.size.map(|s| s.saturating_add(offset));
     for p in paths {
         match std::fs::metadata(p) {
             Err(_) => {

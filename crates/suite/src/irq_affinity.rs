@@ -434,7 +434,7 @@ pub fn confine(jobs: &[JobSpec]) -> Confinement {
     cpus.dedup();
     let paths: Vec<PathBuf> = jobs
         .iter()
-        .filter_map(|j| match &j.targets {
+        .filter_map(|j| match &j.target.targets {
             TargetSpec::Paths(p) => Some(p.iter().cloned()),
             TargetSpec::Ram => None,
         })

@@ -20,55 +20,60 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
     let spec = plan.spec;
     let interval = interval_of(spec);
     let pattern = spec
-        .verify_pattern
+        .verify
+        .pattern
         .clone()
-        .map(|b| Pattern::new(b, spec.verify_pattern_offsets.clone()));
+        .map(|b| Pattern::new(b, spec.verify.pattern_offsets.clone()));
     let thread = thread_number(plan);
-    let mut stamper = Stamper::new(spec.verify, pattern, interval as usize)
-        .with_pass(pass_of(spec.randseed))
+    let mut stamper = Stamper::new(spec.verify.mode, pattern, interval as usize)
+        .with_pass(pass_of(spec.workload.randseed))
         .with_thread(thread)
-        .with_header_at(spec.verify_offset as usize);
-    let read_job = !spec.rw.writes();
-    if read_job && !spec.verify_only {
+        .with_header_at(spec.verify.offset as usize);
+    let read_job = !spec.workload.rw.writes();
+    if read_job && !spec.verify.only {
         stamper = stamper.any_pass();
     }
     // fio checks every read of a read job with verify, do_verify or not.
-    let check = spec.do_verify || read_job;
-    let mut v = VerifyState::new(stamper, spec.verify_seed, thread, check);
+    let check = spec.verify.do_verify || read_job;
+    let mut v = VerifyState::new(stamper, spec.verify.seed, thread, check);
     if read_job {
         // No maps: each read is checked whole (Knows::Every).
-    } else if !spec.verify_only {
+    } else if !spec.verify.only {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
         v.knows = Knows::Run;
     } else {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
-        let mixed = spec.rw.reads();
+        let mixed = spec.workload.rw.reads();
         v.knows = Knows::Replay {
             check_seed: mixed && v.stamper.seeded(),
         };
     }
-    v.fatal = spec.verify_fatal;
-    if spec.verify_backlog > 0 && !spec.verify_only && spec.do_verify {
+    v.fatal = spec.verify.fatal;
+    if spec.verify.backlog > 0 && !spec.verify.only && spec.verify.do_verify {
         v.backlog = Some(super::Backlog::new(
-            spec.verify_backlog,
-            spec.verify_backlog_batch,
+            spec.verify.backlog,
+            spec.verify.backlog_batch,
         ));
     }
-    if spec.verify_async > 0 && check {
-        match super::pool::Pool::new(spec.verify_async, &v.stamper, spec.bs_max() as usize) {
+    if spec.verify.async_threads > 0 && check {
+        match super::pool::Pool::new(
+            spec.verify.async_threads,
+            &v.stamper,
+            spec.bs_max() as usize,
+        ) {
             Ok(p) => v.pool = Some(p),
             Err(e) => eprintln!("hiops: {e}; the job's thread checks its reads"),
         }
     }
-    if let Some(t) = spec.verify_trim.as_ref().filter(|_| !spec.verify_only) {
-        v.trim = Some(super::trim::TrimBacklog::new(t, spec.verify_seed, thread));
+    if let Some(t) = spec.verify.trim.as_ref().filter(|_| !spec.verify.only) {
+        v.trim = Some(super::trim::TrimBacklog::new(t, spec.verify.seed, thread));
     }
-    if spec.verify_state_save && spec.rw.writes() && !spec.verify_only {
+    if spec.verify.state_save && spec.workload.rw.writes() && !spec.verify.only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
-    if spec.verify_dump {
+    if spec.verify.dump {
         let names = (0..plan.regions.len())
-            .map(|i| match &spec.targets {
+            .map(|i| match &spec.target.targets {
                 TargetSpec::Paths(p) => p
                     .get(plan.target_base as usize + i)
                     .and_then(|p| p.file_name())
@@ -79,7 +84,7 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             .collect();
         v.dump = Some(Dump {
             names,
-            dir: spec.aux_path.clone(),
+            dir: spec.verify.aux_path.clone(),
             left: DUMPS,
         });
     }
@@ -94,7 +99,7 @@ pub(crate) fn replay(v: &mut VerifyState, plan: &WorkerPlan<'_>, saved: Option<&
     let spec = plan.spec;
     let mut gen = plan.generator();
     let mut left = plan.budget;
-    let mut ios = spec.number_ios.unwrap_or(u64::MAX);
+    let mut ios = spec.workload.number_ios.unwrap_or(u64::MAX);
     let mut writes = 0;
     while left > 0 && ios > 0 {
         let io = gen.next_io();
@@ -125,7 +130,7 @@ pub(crate) fn state_path(aux: Option<&Path>, name: &str, thread_number: u32) -> 
 pub(crate) fn load_for(plan: &WorkerPlan<'_>) -> Result<Saved, StateError> {
     let spec = plan.spec;
     load(&state_path(
-        spec.aux_path.as_deref(),
+        spec.verify.aux_path.as_deref(),
         &spec.name,
         thread_number(plan),
     ))
@@ -150,7 +155,7 @@ impl StateLog {
         let cap = (4 * depth as usize).max(16);
         StateLog {
             path: state_path(
-                plan.spec.aux_path.as_deref(),
+                plan.spec.verify.aux_path.as_deref(),
                 &plan.spec.name,
                 thread_number(plan),
             ),

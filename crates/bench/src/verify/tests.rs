@@ -152,18 +152,18 @@ fn report_keeps_the_lowest_bad_offset() {
 #[test]
 fn intervals_follow_fios_rules() {
     let mut spec = JobSpec::default_for("x".into());
-    spec.bs = crate::spec::BlockSizes::fixed(16384);
+    spec.workload.bs = crate::spec::BlockSizes::fixed(16384);
     assert_eq!(interval_of(&spec), 16384);
-    spec.verify_interval = Some(4096);
+    spec.verify.interval = Some(4096);
     assert_eq!(interval_of(&spec), 4096);
-    spec.verify_interval = Some(3000);
+    spec.verify.interval = Some(3000);
     assert_eq!(
         interval_of(&spec),
         16384,
         "an interval that does not divide is dropped"
     );
-    spec.verify_interval = None;
-    spec.bs = crate::spec::BlockSizes::equal(&[4096, 8192, 12288]);
+    spec.verify.interval = None;
+    spec.workload.bs = crate::spec::BlockSizes::equal(&[4096, 8192, 12288]);
     assert_eq!(interval_of(&spec), 4096);
 }
 

@@ -145,7 +145,7 @@ impl Invocation {
         }
         if let Some(dir) = &self.aux_path {
             for job in &mut plan.jobs {
-                job.aux_path = Some(dir.clone());
+                job.verify.aux_path = Some(dir.clone());
             }
         }
         if rank.rank == 0 {

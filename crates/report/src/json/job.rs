@@ -65,14 +65,14 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let steadystate = r
         .steady
         .as_ref()
-        .filter(|_| job.spec.steady_state.is_some())
+        .filter(|_| job.spec.timing.steady_state.is_some())
         .map(|o| steadystate_obj(o, r));
     let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
         "error": job_error(&errors, job.errno(), verify_bad),
         "eta": 0,
-        "elapsed": (rt + job.spec.ramp_ns) / 1_000_000_000,
+        "elapsed": (rt + job.spec.timing.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
         "read": dir_obj(&rd, rt, &rs, shown),
         "write": dir_obj(&wr, rt, &ws, shown),
@@ -147,7 +147,7 @@ fn hiops_obj(job: &JobResult, errors: Vec<&str>) -> Value {
 
 /// fio's latency_target fields, where the job has a latency target.
 fn add_latency_target(obj: &mut Value, job: &JobResult) {
-    let Some(t) = job.spec.latency_target else {
+    let Some(t) = job.spec.io.latency_target else {
         return;
     };
     // fio's units: the target in ns, the window in µs.

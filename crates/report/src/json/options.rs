@@ -31,36 +31,40 @@ pub(super) fn job_options(job: &JobResult) -> Value {
             .collect::<Vec<_>>()
             .join(":"),
     );
-    put("rw", s.rw.name().into());
-    if s.rw.reads() && s.rw.writes() {
-        put("rwmixread", s.rwmixread.to_string());
+    put("rw", s.workload.rw.name().into());
+    if s.workload.rw.reads() && s.workload.rw.writes() {
+        put("rwmixread", s.workload.rwmixread.to_string());
     }
     let (bs_key, bs) = block_sizes(s);
     put(bs_key, bs);
     put("ioengine", s.engine_name().into());
-    put("iodepth", s.iodepth.to_string());
+    put("iodepth", s.io.iodepth.to_string());
     put("numjobs", s.numjobs.to_string());
-    put("direct", u8::from(s.direct).to_string());
-    if let Some(r) = s.runtime_ns {
+    put("direct", u8::from(s.target.direct).to_string());
+    if let Some(r) = s.timing.runtime_ns {
         put("runtime", format!("{}ms", r / 1_000_000));
     }
-    if s.time_based {
+    if s.timing.time_based {
         put("time_based", "1".into());
     }
-    if s.ramp_ns > 0 {
-        put("ramp_time", format!("{}ms", s.ramp_ns / 1_000_000));
+    if s.timing.ramp_ns > 0 {
+        put("ramp_time", format!("{}ms", s.timing.ramp_ns / 1_000_000));
     }
-    if let Some(size) = s.size {
+    if let Some(size) = s.target.size {
         put("size", size.to_string());
     }
     if s.rate_limited() {
         let side = |r: Option<f64>| r.map(|v| format!("{v}")).unwrap_or_default();
         put(
             "rate_iops",
-            format!("{},{}", side(s.rate_iops[0]), side(s.rate_iops[1])),
+            format!(
+                "{},{}",
+                side(s.workload.rate_iops[0]),
+                side(s.workload.rate_iops[1])
+            ),
         );
     }
-    put("randseed", s.randseed.to_string());
+    put("randseed", s.workload.randseed.to_string());
     Value::Object(o)
 }
 
@@ -68,15 +72,16 @@ pub(super) fn job_options(job: &JobResult) -> Value {
 /// else its `bssplit` ("size/percent:...").
 fn block_sizes(s: &JobSpec) -> (&'static str, String) {
     if let Some(w) = s
+        .workload
         .bs_write
         .as_ref()
-        .filter(|w| w.is_fixed() && s.bs.is_fixed())
+        .filter(|w| w.is_fixed() && s.workload.bs.is_fixed())
     {
-        ("bs", format!("{},{}", s.bs.max(), w.max()))
-    } else if s.bs.is_fixed() {
-        ("bs", s.bs.max().to_string())
+        ("bs", format!("{},{}", s.workload.bs.max(), w.max()))
+    } else if s.workload.bs.is_fixed() {
+        ("bs", s.workload.bs.max().to_string())
     } else {
-        let split = s.bs.split.iter().map(|(b, p)| format!("{b}/{p}"));
+        let split = s.workload.bs.split.iter().map(|(b, p)| format!("{b}/{p}"));
         ("bssplit", split.collect::<Vec<_>>().join(":"))
     }
 }

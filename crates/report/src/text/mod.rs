@@ -56,10 +56,12 @@ fn job_header(out: &mut String, job: &JobResult) {
     let g = job.spec.meta.group;
     let s = &job.spec;
     let engine = job.threads.first().map(|t| t.engine.as_str()).unwrap_or("");
-    let bs = if s.bs.is_fixed() {
-        format!("{}", s.bs.max())
+    let bs = if s.workload.bs.is_fixed() {
+        format!("{}", s.workload.bs.max())
     } else {
-        s.bs.split
+        s.workload
+            .bs
+            .split
             .iter()
             .map(|(b, p)| format!("{b}/{p}"))
             .collect::<Vec<_>>()
@@ -70,10 +72,10 @@ fn job_header(out: &mut String, job: &JobResult) {
         "{}: (groupid={g}, jobs={}): rw={}, bs={bs}, ioengine={} [{engine}], iodepth={}, direct={}",
         s.name,
         s.numjobs,
-        s.rw.name(),
+        s.workload.rw.name(),
         s.engine_name(),
         s.effective_depth(),
-        u8::from(s.direct)
+        u8::from(s.target.direct)
     );
 }
 
@@ -91,7 +93,7 @@ fn target_lines(out: &mut String, job: &JobResult) {
                 ", a temporary file unlinked at open, laid out in {:.1} s",
                 t.layout_s
             )
-        } else if job.spec.filecreate {
+        } else if job.spec.io.filecreate {
             ", created (or opened) by each I/O".to_string()
         } else if t.created {
             format!(", created and laid out in {:.1} s", t.layout_s)
@@ -176,7 +178,7 @@ fn path_lines(out: &mut String, job: &JobResult) {
 fn job_results(out: &mut String, job: &JobResult) {
     let (rd, wr) = job.merged();
     let rt = job.runtime_ns();
-    let shown = (!job.spec.gtod_reduce).then_some(job.spec.meta.shown_percentiles);
+    let shown = (!job.spec.timing.gtod_reduce).then_some(job.spec.meta.shown_percentiles);
     let tr = job.merged_trim();
     let unified = job.spec.meta.unified_rw;
     if unified != UnifiedRw::Mixed {

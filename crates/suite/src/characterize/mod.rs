@@ -585,7 +585,10 @@ mod tests {
                 // threads.
                 assert_eq!(confined, d.params[0].name == "cpus_allowed");
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
-                assert!(plan.jobs.iter().all(|j| j.allow_write_devices.is_empty()));
+                assert!(plan
+                    .jobs
+                    .iter()
+                    .all(|j| j.target.allow_write_devices.is_empty()));
                 // The engine-and-path points are profiled (ADMS Fig 5),
                 // the QD1 points traced (Fig 3, 4).
                 assert_eq!(profile.is_some(), d.title.contains("by engine and path"));

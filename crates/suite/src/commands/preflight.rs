@@ -27,11 +27,11 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
 /// The safety gate (crates/safety) for every target a plan's jobs write.
 fn gate(plan: &hiops_fio::FioPlan) -> Result<(), BenchError> {
     use hiops_bench::safety::{check_write, Grants};
-    for job in plan.jobs.iter().filter(|j| j.modifies() && !j.verify_only) {
-        let hiops_bench::TargetSpec::Paths(paths) = &job.targets else {
+    for job in plan.jobs.iter().filter(|j| j.modifies() && !j.verify.only) {
+        let hiops_bench::TargetSpec::Paths(paths) = &job.target.targets else {
             continue;
         };
-        let grants = Grants::from_list(&job.allow_write_devices);
+        let grants = Grants::from_list(&job.target.allow_write_devices);
         for p in paths {
             check_write(p, &grants).map_err(|r| BenchError::Refused(r.to_string()))?;
         }

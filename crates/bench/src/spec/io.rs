@@ -1,0 +1,114 @@
+//! How a job issues its I/O: the engine, the queue depth and its batches,
+//! the HIOPS path, offload and command priorities.
+
+use hiops_hal::{EngineKind, EngineOptions};
+
+/// fio's cmdprio, per direction (read, write): the rules that give a share
+/// of the I/Os a priority of their own (see `hiops_hal::ioprio_value`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CmdPrio {
+    pub rules: [Vec<PrioRule>; 2],
+}
+
+/// One rule of [`CmdPrio`]: for I/Os of `bs` bytes (`None`: every I/O,
+/// fio's cmdprio_percentage), `(percent, ioprio)` choices whose percents add
+/// up to at most 100; the rest of the I/Os keep the thread's priority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrioRule {
+    pub bs: Option<u32>,
+    pub choices: Vec<(u32, u16)>,
+}
+
+/// fio's latency_target, latency_window, latency_percentile, latency_run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// An I/O's lat (creation to completion) meets the target at or below this.
+    pub target_ns: u64,
+    /// Each depth is judged over windows this long.
+    pub window_ns: u64,
+    /// The share of a window's I/Os that must meet the target, in percent.
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of ending the job
+    /// once the depth is found.
+    pub run: bool,
+}
+
+/// How `hiops run` drives the HIOPS path (crates/path) in synchronous-thread
+/// mode.
+#[derive(Clone, Debug)]
+pub struct PathSpec {
+    pub strategy: hiops_path::Strategy,
+    pub spin_ns: u64,
+    pub poll_interval_ns: u64,
+    pub coop_peeks: bool,
+    /// coop: which of its parts are on (the Fig 8 ablation).
+    pub coop_parts: hiops_path::CoopParts,
+    /// coop on io_uring: how waiting threads sleep.
+    pub coop_wait: hiops_path::CoopWait,
+    pub rings: u32,
+    pub hybrid: hiops_path::HybridConfig,
+    /// The task path: this many application tasks, shared out over the
+    /// job's threads (one per allowed CPU), each with its own ring of
+    /// `iodepth` tags (`--tasks`). `None`: one application thread per clone.
+    pub tasks: Option<u32>,
+    /// The task path's driver busy-peeks from this depth (`--hybrid_depth`
+    /// with `--tasks`); `None`: it always sleeps.
+    pub task_poll_depth: Option<u32>,
+}
+
+/// The engine and the queue a job's threads drive.
+#[derive(Clone, Debug)]
+pub struct IoSpec {
+    /// Synchronous-thread mode: each of `numjobs` threads does one blocking
+    /// I/O at a time through a shared HIOPS path (`--strategy`); `iodepth`
+    /// is then the path queue's depth. `None`: the asynchronous engine mode.
+    pub path: Option<PathSpec>,
+    pub iodepth: u32,
+    /// Stage this many commands before issuing (0: all that fit).
+    pub iodepth_batch_submit: u32,
+    /// Wait for at least this many completions per reap.
+    pub iodepth_batch_complete_min: u32,
+    /// Take at most this many completions per reap (0: every one there
+    /// is). fio's default is `iodepth_batch_complete_min` (one), which
+    /// leaves completions in the ring, counted in flight, while the next
+    /// command is issued.
+    pub iodepth_batch_complete_max: u32,
+    pub engine: EngineKind,
+    pub engine_opts: EngineOptions,
+    /// fio's `ioengine=filecreate`: a file's first I/O in a loop creates
+    /// it (opens with O_CREAT), its other I/Os are counted untimed, and it
+    /// is closed after its last; no data moves (see the `filecreate`
+    /// module). `engine` is then psync's, whose one-at-a-time
+    /// shape fio gives it (FIO_SYNCIO).
+    pub filecreate: bool,
+    /// fio's search for the deepest queue that meets a latency target.
+    pub latency_target: Option<LatencyTarget>,
+    /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
+    /// one I/O at a time, fed by the job thread.
+    pub offload: bool,
+    /// fio's serialize_overlap: an I/O that overlaps one in flight on the
+    /// same target waits for it to complete.
+    pub serialize_overlap: bool,
+    /// fio's cmdprio: I/Os at a priority of their own (io_uring, libaio).
+    pub cmdprio: Option<CmdPrio>,
+}
+
+impl Default for IoSpec {
+    /// The default job's engine: io_uring at queue depth 32.
+    fn default() -> Self {
+        IoSpec {
+            path: None,
+            iodepth: 32,
+            iodepth_batch_submit: 0,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            engine: EngineKind::IoUring,
+            engine_opts: EngineOptions::default(),
+            filecreate: false,
+            latency_target: None,
+            offload: false,
+            serialize_overlap: false,
+            cmdprio: None,
+        }
+    }
+}

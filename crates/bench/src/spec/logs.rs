@@ -1,0 +1,126 @@
+//! fio's logs, and the I/O traces a job writes or replays.
+
+use std::path::PathBuf;
+
+/// fio's logs (HOWTO, `write_bw_log` to `log_alternate_epoch_clock_id`):
+/// which are written, and how. The files are fio's: `PREFIX_bw.N.log`,
+/// `PREFIX_{lat,slat,clat}.N.log`, `PREFIX_iops.N.log`,
+/// `PREFIX_clat_hist.N.log`, with N the thread's number in the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSpec {
+    /// Each log's file name prefix; `None`: not written.
+    pub bw: Option<String>,
+    /// slat, clat and lat together (fio's write_lat_log).
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub hist: Option<String>,
+    /// Average each log over windows of this many ms (0: a line per I/O).
+    pub avg_msec: u64,
+    /// The histogram log's window (0: its file stays empty, as in fio).
+    pub hist_msec: u64,
+    /// Histogram bins merged 2^coarseness at a time (0 to 6).
+    pub hist_coarseness: u32,
+    /// Windows log their largest value instead of the mean.
+    pub max_value: bool,
+    /// Files per thread (`.N` in the name); false: the job's threads append
+    /// to one file.
+    pub per_job: bool,
+    /// Lines carry the I/O's offset.
+    pub offset: bool,
+    /// The last column is the priority value (0x0000) instead of 0/1.
+    pub prio: bool,
+    /// Times count from this clock's reading at the start (ms) instead of
+    /// from 0 (fio's log_unix_epoch, log_alternate_epoch).
+    pub epoch_clock: Option<i32>,
+    /// The run-wide number of the job's first thread (fio's thread_number,
+    /// from 1); clone c is number first_thread + c.
+    pub first_thread: u32,
+    /// fio's log_store_compressed: each log goes to `NAME.fz`, zlib
+    /// streams one after another (one per thread), which `--inflate-log`
+    /// turns back into text.
+    pub store_compressed: bool,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            lat: None,
+            iops: None,
+            hist: None,
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            per_job: true,
+            offset: false,
+            prio: false,
+            epoch_clock: None,
+            first_thread: 1,
+            store_compressed: false,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether any log is written.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
+}
+
+/// The trace formats fio's read_iolog takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// fio's iolog, version 2 (no times) or 3 (a time in µs per line).
+    Text { version: u8 },
+    /// blktrace's binary events (one device's file, e.g. `sda.blktrace.0`).
+    Blktrace,
+}
+
+/// fio's read_iolog and its replay_* options (HOWTO, "I/O replay").
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplaySpec {
+    pub trace: PathBuf,
+    pub format: TraceFormat,
+    /// The trace's file names, in the order of the job's targets: an I/O on
+    /// `files[i]` goes to target i. Empty: every I/O goes to target 0
+    /// (replay_redirect, or a blktrace).
+    pub files: Vec<String>,
+    /// replay_no_stall: issue as fast as the queue takes them, not at the
+    /// trace's times.
+    pub no_stall: bool,
+    /// replay_time_scale: the trace's clock runs at this percentage (200:
+    /// twice as fast).
+    pub time_scale_pct: u32,
+    /// replay_scale: offsets are divided by this.
+    pub offset_divisor: u64,
+    /// replay_align: offsets are rounded down to a multiple of this (0: not).
+    pub align: u64,
+    /// replay_skip: I/Os of these kinds are not replayed.
+    pub skip: ReplaySkip,
+    /// The trace has trims to replay (after replay_skip): the targets are
+    /// opened for writing and must be able to discard, as for rw=trim.
+    pub trims: bool,
+}
+
+/// What replay_skip leaves out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplaySkip {
+    pub read: bool,
+    pub write: bool,
+    pub trim: bool,
+    pub sync: bool,
+}
+
+/// The I/Os a job records or replays, and its --debug trace.
+#[derive(Clone, Debug, Default)]
+pub struct IoLogs {
+    /// fio's --debug=io and --debug=verify for this job's threads.
+    pub trace: crate::debug_trace::TraceSpec,
+    /// fio's write_iolog: each thread records the I/Os it issues in fio's
+    /// iolog v3 text format (crate::iolog names a thread's file).
+    pub write_iolog: Option<PathBuf>,
+    /// fio's read_iolog: the job replays this trace instead of its workload.
+    pub replay: Option<ReplaySpec>,
+}

@@ -1,0 +1,175 @@
+//! The validated plan of a job: what the workers do. Built from flags and
+//! job files by the front end; every field here has passed validation.
+//!
+//! A [`JobSpec`] is grouped as a reader looks for an option: its targets
+//! ([`TargetOptions`]), the I/O its threads issue ([`Workload`]), how long
+//! it runs ([`Timing`]), the engine and queue ([`IoSpec`]), fio's verify
+//! family ([`VerifySpec`]), its logs ([`LogSpec`], [`IoLogs`]) and how it
+//! was given ([`JobMeta`]).
+
+mod block_sizes;
+mod io;
+mod logs;
+mod meta;
+mod rw;
+mod target;
+mod timing;
+mod verify;
+mod workload;
+
+pub use crate::distribution::Distribution;
+pub use block_sizes::BlockSizes;
+pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
+pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat};
+pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
+pub use rw::RwMode;
+pub use target::{Amount, Fadvise, TargetOptions, TargetSpec};
+pub use timing::{ExitWhat, SsMetric, SteadyState, Timing};
+pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
+pub use workload::{FlowSpec, RateMin, Workload};
+
+use hiops_hal::Op;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    pub numjobs: u32,
+    /// CPUs each thread may run on; with `cpus_split`, thread i gets cpus[i % n].
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_split: bool,
+    pub target: TargetOptions,
+    pub workload: Workload,
+    pub timing: Timing,
+    pub io: IoSpec,
+    pub verify: VerifySpec,
+    /// fio's logs.
+    pub logs: LogSpec,
+    pub io_logs: IoLogs,
+    pub meta: JobMeta,
+}
+
+impl JobSpec {
+    /// The no-argument job: 4 KiB random reads at queue depth 32 with io_uring
+    /// for about 10 seconds, on a temporary file.
+    pub fn default_for(target: PathBuf) -> JobSpec {
+        JobSpec {
+            name: "hiops-default".into(),
+            numjobs: 1,
+            cpus_allowed: None,
+            cpus_split: false,
+            target: TargetOptions::on(target),
+            workload: Workload::default(),
+            timing: Timing::default(),
+            io: IoSpec::default(),
+            verify: VerifySpec::default(),
+            logs: LogSpec::default(),
+            io_logs: IoLogs::default(),
+            meta: JobMeta::default(),
+        }
+    }
+
+    /// The block sizes of `op`'s direction.
+    pub fn bs_for(&self, op: Op) -> &BlockSizes {
+        let w = &self.workload;
+        match (op, &w.bs_write, &w.bs_trim) {
+            (Op::Trim, _, Some(t)) => t,
+            (Op::Write | Op::Trim, Some(w), _) => w,
+            _ => &w.bs,
+        }
+    }
+
+    /// Every block size any direction may use.
+    pub fn block_sizes(&self) -> impl Iterator<Item = u32> + '_ {
+        let w = &self.workload;
+        let write = w.bs_write.iter().flat_map(|b| b.split.iter());
+        let trim = w.bs_trim.iter().flat_map(|b| b.split.iter());
+        w.bs.split.iter().chain(write).chain(trim).map(|s| s.0)
+    }
+
+    /// The largest transfer: what each buffer must hold.
+    pub fn bs_max(&self) -> u32 {
+        self.block_sizes().max().unwrap_or(0)
+    }
+
+    pub fn bs_min(&self) -> u32 {
+        self.block_sizes().min().unwrap_or(0)
+    }
+
+    /// Issues trims: a trim workload, or a replayed trace that trims.
+    pub fn trims(&self) -> bool {
+        self.workload.rw.trims()
+            || self.io_logs.replay.as_ref().is_some_and(|r| r.trims)
+            || (self.verify.trim.is_some() && !self.verify.only)
+    }
+
+    /// Changes what its targets hold: writes or trims (fio's write or trim
+    /// bit, which `--readonly` refuses).
+    pub fn modifies(&self) -> bool {
+        self.workload.rw.writes() || self.trims()
+    }
+
+    /// Whether any direction is rate-limited.
+    pub fn rate_limited(&self) -> bool {
+        self.workload.rate_iops.iter().any(Option::is_some)
+    }
+
+    /// The task path: the tasks clone `clone` runs.
+    pub fn tasks_of(&self, clone: u32) -> Option<u32> {
+        let total = self.io.path.as_ref()?.tasks?;
+        Some(total / self.numjobs + u32::from(clone < total % self.numjobs))
+    }
+
+    /// The engine's name as fio spells it in a job file.
+    pub fn engine_name(&self) -> &'static str {
+        if self.io.filecreate {
+            "filecreate"
+        } else {
+            self.io.engine.name()
+        }
+    }
+
+    /// Commands a thread keeps in flight: synchronous engines do one at a
+    /// time; with tasks, each task one.
+    pub fn effective_depth(&self) -> u32 {
+        if let Some(t) = self.tasks_of(0) {
+            t
+        } else if self.io.path.is_some() || self.io.offload {
+            self.io.iodepth
+        } else if self.io.engine.is_synchronous() {
+            1
+        } else {
+            self.io.iodepth
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributions_parse_and_reject_nonsense() {
+        assert_eq!(
+            Distribution::parse("zipf:1.2").unwrap(),
+            Distribution::Zipf(1.2)
+        );
+        assert_eq!(
+            Distribution::parse("pareto:0.9").unwrap(),
+            Distribution::Pareto(0.9)
+        );
+        assert_eq!(
+            Distribution::parse("zoned:60/10:40/90").unwrap(),
+            Distribution::Zoned(vec![(60.0, 10.0), (40.0, 90.0)])
+        );
+        assert!(Distribution::parse("zoned:60/10:30/90").is_err());
+        assert_eq!(
+            Distribution::parse("zoned:80/10:20/").unwrap(),
+            Distribution::Zoned(vec![(80.0, 10.0), (20.0, 90.0)])
+        );
+        assert!(Distribution::parse("pareto:1.5").is_err());
+        assert!(Distribution::parse("gauss:1")
+            .unwrap_err()
+            .contains("unknown random_distribution"));
+    }
+}

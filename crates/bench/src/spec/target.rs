@@ -1,0 +1,118 @@
+//! Where a job's I/O goes: its targets, the range of each it uses, and
+//! how the files are opened, laid out and cleaned up.
+
+use std::path::PathBuf;
+
+/// Where a job's I/O goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// Files or block devices by path; I/O is spread over them round-robin by
+    /// block (JBOD-style: each I/O picks one target).
+    Paths(Vec<PathBuf>),
+    /// A RAM device of `size` bytes (the `mem` and `null` engines).
+    Ram,
+}
+
+/// An access-pattern hint (posix_fadvise): random turns the file's
+/// readahead off, sequential doubles it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fadvise {
+    Sequential,
+    Random,
+}
+
+/// A byte count, or a share of the target (fio's `offset=10%`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Amount {
+    Bytes(u64),
+    Percent(f64),
+}
+
+impl Amount {
+    /// The bytes this amounts to on a target of `len` bytes.
+    pub fn of(self, len: u64) -> u64 {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Percent(p) => (len as f64 * p / 100.0) as u64,
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        match self {
+            Amount::Bytes(b) => b == 0,
+            Amount::Percent(p) => p == 0.0,
+        }
+    }
+}
+
+/// The targets of a job and how it uses them.
+#[derive(Clone, Debug)]
+pub struct TargetOptions {
+    pub targets: TargetSpec,
+    /// Bytes of each target to use (from offset 0); `None`: the whole
+    /// existing file or device.
+    pub size: Option<u64>,
+    /// fio's io_size (io_limit): bytes each thread moves, apart from the
+    /// region `size` sets (fewer: it stops early; more: it goes round
+    /// again). `None`: size (times loops).
+    pub io_size: Option<u64>,
+    /// fio's zonemode=strided with zonesize, zonerange, zoneskip.
+    pub strided: Option<crate::strided::StridedZones>,
+    /// Remove files hiops created when the job ends.
+    pub unlink: bool,
+    pub direct: bool,
+    /// Block devices the user named as writable despite the safety checks.
+    pub allow_write_devices: Vec<PathBuf>,
+    /// `size` as a share of each existing target (fio's `size=50%`).
+    pub size_pct: Option<f64>,
+    /// Where the job's range starts in each target, and how much further
+    /// each clone starts (fio's offset, offset_increment).
+    pub offset: Amount,
+    pub offset_increment: Amount,
+    /// fio's default layout without `filename`: each clone has its own
+    /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
+    pub files_per_clone: Option<u32>,
+    /// fio's file_service_type (None: each file in turn, one I/O each).
+    pub file_service: Option<crate::file_service::FileService>,
+    /// fio's openfiles when below the job's files: at most this many are
+    /// served at a time, each until its range is done.
+    pub open_files: Option<u32>,
+    /// fio's fill_device: the size is the free space of the file's
+    /// filesystem, and a new file is not laid out first (the writes fill it).
+    pub fill_device: bool,
+    /// hiops: the job's files striped as one RAID0 volume with chunks of
+    /// this many bytes (None: files take turns per I/O, JBOD).
+    pub raid0_chunk: Option<u64>,
+    /// Drop the page cache of files before the job.
+    pub invalidate: bool,
+    /// The access-pattern hint given to the kernel for each file as a job
+    /// thread starts (fio's fadvise_hint; `None`: no hint).
+    pub fadvise: Option<Fadvise>,
+}
+
+impl TargetOptions {
+    /// The default job's target: 512 MiB of `target` from its start, opened
+    /// with O_DIRECT, its page cache dropped first, removed at the end if
+    /// hiops created it.
+    pub fn on(target: PathBuf) -> TargetOptions {
+        TargetOptions {
+            targets: TargetSpec::Paths(vec![target]),
+            size: Some(512 << 20),
+            io_size: None,
+            strided: None,
+            unlink: true,
+            direct: true,
+            allow_write_devices: Vec::new(),
+            size_pct: None,
+            offset: Amount::Bytes(0),
+            offset_increment: Amount::Bytes(0),
+            files_per_clone: None,
+            file_service: None,
+            open_files: None,
+            fill_device: false,
+            raid0_chunk: None,
+            invalidate: true,
+            fadvise: None,
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! What a job's threads issue: directions, block sizes, offsets, rates
+//! and the syncs and pauses between I/Os.
+
+use super::{BlockSizes, Distribution, RwMode};
+
+/// A minimum rate (fio's rate_min in bytes/s, rate_iops_min in I/Os per second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateMin {
+    Bytes(u64),
+    Iops(u64),
+}
+
+/// fio's flow control: jobs of one flow id keep their I/O in proportion to
+/// their weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub id: u32,
+    pub weight: u32,
+    /// How long a thread held back waits before it asks again.
+    pub sleep_ns: u64,
+}
+
+/// The I/O a job's threads issue.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    /// Block sizes of reads, and of writes unless `bs_write` is given
+    /// (fio's `bs=READ,WRITE`).
+    pub bs: BlockSizes,
+    pub bs_write: Option<BlockSizes>,
+    /// Block sizes of trims, unless they take the write sizes (fio's
+    /// `bs=READ,WRITE,TRIM`). A trimwrite's write takes its trim's size.
+    pub bs_trim: Option<BlockSizes>,
+    pub distribution: Distribution,
+    pub randseed: u64,
+    /// Per-thread target rate of reads and of writes, in I/Os per second
+    /// (fractions below 1 space I/Os more than a second apart); latency is
+    /// counted from each I/O's intended issue time.
+    pub rate_iops: [Option<f64>; 2],
+    /// fio's rate_process=poisson: exponential gaps of the rate's mean
+    /// between due times, instead of fixed ones (linear).
+    pub rate_poisson: bool,
+    /// The least each direction must keep up over each second (fio's
+    /// rate_min, rate_iops_min): below it the job fails.
+    pub rate_min: [Option<RateMin>; 2],
+    /// Sequential jobs add this many bytes after each I/O (fio's
+    /// `rw=read:4k`): holes, or with a negative gap a backwards walk
+    /// (`rw=read:-8k`).
+    pub rw_gap: i64,
+    /// fio's buffer_pattern: the payload of every write that verify does
+    /// not stamp (None: hiops' incompressible data).
+    pub buffer_pattern: Option<Vec<u8>>,
+    /// Random offsets are multiples of this (fio's blockalign; default: the
+    /// smallest block size).
+    pub block_align: Option<u32>,
+    /// Uniform random size-based jobs touch every block once per pass
+    /// (fio's random map; `norandommap` turns it off).
+    pub random_map: bool,
+    /// Share of random offsets in a random job, the rest sequential.
+    pub percentage_random: u32,
+    /// Issue an fsync / fdatasync after this many writes (0: never).
+    pub fsync_every: u32,
+    pub fdatasync_every: u32,
+    /// fsync each file when the job's I/O is done.
+    pub end_fsync: bool,
+    /// Pause after each I/O completes (fio's thinktime).
+    pub thinktime_ns: u64,
+    /// Each thread stops after this many I/Os (fio's number_ios).
+    pub number_ios: Option<u64>,
+    /// fio's flow control: (flow id, weight, flow_sleep in ns).
+    pub flow: Option<FlowSpec>,
+}
+
+impl Default for Workload {
+    /// The default job's workload: uniform 4 KiB random reads, unpaced.
+    fn default() -> Self {
+        Workload {
+            rw: RwMode::RandRead,
+            rwmixread: 50,
+            bs: BlockSizes::fixed(4096),
+            bs_write: None,
+            bs_trim: None,
+            distribution: Distribution::Uniform,
+            randseed: 0x005E_ED0F_1105,
+            rate_iops: [None; 2],
+            rate_poisson: false,
+            rate_min: [None; 2],
+            rw_gap: 0,
+            buffer_pattern: None,
+            block_align: None,
+            random_map: false,
+            percentage_random: 100,
+            fsync_every: 0,
+            fdatasync_every: 0,
+            end_fsync: false,
+            thinktime_ns: 0,
+            number_ios: None,
+            flow: None,
+        }
+    }
+}
