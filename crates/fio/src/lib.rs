@@ -14,7 +14,7 @@
 //! ```
 //! use hiops_fio::{plan_text, Defaults};
 //! let p = plan_text("[global]\nbs=8k\n[a]\nrw=randread\nsize=16m\n", Defaults::Fio).unwrap();
-//! assert_eq!(p.jobs[0].bs.max(), 8192);
+//! assert_eq!(p.jobs[0].workload.bs.max(), 8192);
 //! ```
 
 pub mod cmdline;
