@@ -18,27 +18,25 @@ pub(crate) fn thread_number(plan: &WorkerPlan<'_>) -> u32 {
 
 pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
     let spec = plan.spec;
+    let verify = &spec.verify;
     let interval = interval_of(spec);
-    let pattern = spec
-        .verify
-        .pattern
-        .clone()
-        .map(|b| Pattern::new(b, spec.verify.pattern_offsets.clone()));
+    let pattern = verify.pattern.clone();
+    let pattern = pattern.map(|b| Pattern::new(b, verify.pattern_offsets.clone()));
     let thread = thread_number(plan);
-    let mut stamper = Stamper::new(spec.verify.mode, pattern, interval as usize)
+    let mut stamper = Stamper::new(verify.mode, pattern, interval as usize)
         .with_pass(pass_of(spec.workload.randseed))
         .with_thread(thread)
-        .with_header_at(spec.verify.offset as usize);
+        .with_header_at(verify.offset as usize);
     let read_job = !spec.workload.rw.writes();
-    if read_job && !spec.verify.only {
+    if read_job && !verify.only {
         stamper = stamper.any_pass();
     }
     // fio checks every read of a read job with verify, do_verify or not.
-    let check = spec.verify.do_verify || read_job;
-    let mut v = VerifyState::new(stamper, spec.verify.seed, thread, check);
+    let check = verify.do_verify || read_job;
+    let mut v = VerifyState::new(stamper, verify.seed, thread, check);
     if read_job {
         // No maps: each read is checked whole (Knows::Every).
-    } else if !spec.verify.only {
+    } else if !verify.only {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
         v.knows = Knows::Run;
     } else {
@@ -48,30 +46,23 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             check_seed: mixed && v.stamper.seeded(),
         };
     }
-    v.fatal = spec.verify.fatal;
-    if spec.verify.backlog > 0 && !spec.verify.only && spec.verify.do_verify {
-        v.backlog = Some(super::Backlog::new(
-            spec.verify.backlog,
-            spec.verify.backlog_batch,
-        ));
+    v.fatal = verify.fatal;
+    if verify.backlog > 0 && !verify.only && verify.do_verify {
+        v.backlog = Some(super::Backlog::new(verify.backlog, verify.backlog_batch));
     }
-    if spec.verify.async_threads > 0 && check {
-        match super::pool::Pool::new(
-            spec.verify.async_threads,
-            &v.stamper,
-            spec.bs_max() as usize,
-        ) {
+    if verify.async_threads > 0 && check {
+        match super::pool::Pool::new(verify.async_threads, &v.stamper, spec.bs_max() as usize) {
             Ok(p) => v.pool = Some(p),
             Err(e) => eprintln!("hiops: {e}; the job's thread checks its reads"),
         }
     }
-    if let Some(t) = spec.verify.trim.as_ref().filter(|_| !spec.verify.only) {
-        v.trim = Some(super::trim::TrimBacklog::new(t, spec.verify.seed, thread));
+    if let Some(t) = verify.trim.as_ref().filter(|_| !verify.only) {
+        v.trim = Some(super::trim::TrimBacklog::new(t, verify.seed, thread));
     }
-    if spec.verify.state_save && spec.workload.rw.writes() && !spec.verify.only {
+    if verify.state_save && spec.workload.rw.writes() && !verify.only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
-    if spec.verify.dump {
+    if verify.dump {
         let names = (0..plan.regions.len())
             .map(|i| match &spec.target.targets {
                 TargetSpec::Paths(p) => p
@@ -84,7 +75,7 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             .collect();
         v.dump = Some(Dump {
             names,
-            dir: spec.verify.aux_path.clone(),
+            dir: verify.aux_path.clone(),
             left: DUMPS,
         });
     }
