@@ -31,6 +31,8 @@ pub use workload::{FlowSpec, RateMin, Workload};
 use hiops_hal::Op;
 use std::path::PathBuf;
 
+/// One job (fio's job section): its name, its threads and where they may
+/// run, and its options by concern.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
     pub name: String,

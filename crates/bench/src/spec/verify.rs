@@ -109,7 +109,7 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// Write a bad block as read and as expected to files (fio's verify_dump).
     pub dump: bool,
-    /// During the writes, check `verify_backlog_batch` done writes after
+    /// During the writes, check `backlog_batch` done writes after
     /// every this many writes (fio's verify_backlog; 0: off).
     pub backlog: u64,
     /// 0: verify_backlog's count.
