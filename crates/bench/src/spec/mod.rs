@@ -151,6 +151,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_default_job_is_4k_random_reads_at_depth_32_for_10_seconds() {
+        let spec = JobSpec::default_for("f".into());
+        assert_eq!(spec.target.targets, TargetSpec::Paths(vec!["f".into()]));
+        assert_eq!(spec.target.size, Some(512 << 20));
+        assert!(spec.target.direct && spec.target.unlink && spec.target.invalidate);
+        assert_eq!(spec.workload.rw, RwMode::RandRead);
+        assert_eq!(spec.workload.bs, BlockSizes::fixed(4096));
+        assert_eq!(spec.io.engine, hiops_hal::EngineKind::IoUring);
+        assert_eq!((spec.io.iodepth, spec.effective_depth()), (32, 32));
+        assert_eq!(spec.io.iodepth_batch_complete_min, 1);
+        let t = &spec.timing;
+        assert_eq!(
+            (t.runtime_ns, t.ramp_ns, t.time_based),
+            (Some(9_000_000_000), 1_000_000_000, true)
+        );
+        assert_eq!(
+            (spec.verify.mode, spec.verify.seed),
+            (VerifyMode::Off, 0x89)
+        );
+        assert!(spec.verify.do_verify && !spec.modifies() && !spec.rate_limited());
+        assert_eq!((spec.numjobs, spec.logs.first_thread), (1, 1));
+    }
+
+    #[test]
     fn distributions_parse_and_reject_nonsense() {
         assert_eq!(
             Distribution::parse("zipf:1.2").unwrap(),
