@@ -23,24 +23,27 @@ use std::os::unix::ffi::OsStrExt;
 
 /// What fio's filecreate does not do as hiops does it, one line each.
 pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
-    let bs = spec.bs.max() as u64;
+    let bs = spec.workload.bs.max() as u64;
     let refuse = |what: &str| usage(format!("ioengine=filecreate: {what}"));
-    if spec.path.is_some() || spec.offload || spec.tasks_of(0).is_some() {
+    if spec.io.path.is_some() || spec.io.offload || spec.tasks_of(0).is_some() {
         return refuse("files are created by the job's own thread, one at a time: drop --strategy, --tasks and io_submit_mode=offload");
     }
-    if spec.rw.trims() {
+    if spec.workload.rw.trims() {
         return refuse("it creates files and moves no data, so there is nothing to trim: use rw=write, read or a mix of them");
     }
-    if spec.verify != VerifyMode::Off || spec.verify_only {
+    if spec.verify.mode != VerifyMode::Off || spec.verify.only {
         return refuse("no data is written or read, so there is nothing to verify: drop verify");
     }
-    if spec.replay.is_some() {
+    if spec.io_logs.replay.is_some() {
         return refuse("it creates the job's files in order, not a trace's: drop read_iolog");
     }
-    if !spec.bs.is_fixed() || spec.bs_write.is_some() || spec.bs_trim.is_some() {
+    if !spec.workload.bs.is_fixed()
+        || spec.workload.bs_write.is_some()
+        || spec.workload.bs_trim.is_some()
+    {
         return refuse("a file's I/Os are counted in blocks of one size: give one fixed bs");
     }
-    if spec.size.is_some_and(|s| !s.is_multiple_of(bs)) {
+    if spec.target.size.is_some_and(|s| !s.is_multiple_of(bs)) {
         return refuse(&format!(
             "each file is counted in {bs}-byte I/Os: make filesize (or size/nrfiles) a multiple of bs"
         ));
@@ -81,7 +84,7 @@ impl FileCreateDriver {
         base: usize,
         n: usize,
     ) -> Result<FileCreateDriver, FileCreateError> {
-        let TargetSpec::Paths(all) = &spec.targets else {
+        let TargetSpec::Paths(all) = &spec.target.targets else {
             return Err(FileCreateError::NoFiles);
         };
         let paths = all[base..base + n]
@@ -91,13 +94,13 @@ impl FileCreateDriver {
                     .map_err(|_| FileCreateError::NulByte(p.display().to_string()))
             })
             .collect::<Result<_, _>>()?;
-        let bs = spec.bs.max() as u64;
+        let bs = spec.workload.bs.max() as u64;
         Ok(FileCreateDriver {
             paths,
             fds: vec![-1; n],
             left: vec![0; n],
-            per_file: (spec.size.unwrap_or(bs) / bs).max(1),
-            stat_dir: if spec.rw.reads() { 0 } else { 1 },
+            per_file: (spec.target.size.unwrap_or(bs) / bs).max(1),
+            stat_dir: if spec.workload.rw.reads() { 0 } else { 1 },
             slot: OneSlot::new(),
         })
     }

@@ -68,29 +68,29 @@ pub(crate) fn run_thread(
     let mut result = match path {
         None if tasks.is_some() => match open_tasks(&plan, tasks.unwrap_or(1)) {
             Ok(mut driver) => {
-                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
                 driver.fill_buffers(|b| rng.fill(b));
                 start(&plan, ctrl, counters, driver)
             }
             Err(e) => return failed_setup(&plan, ctrl, e),
         },
         Some(path) => {
-            let keep_reads = spec.verify != crate::spec::VerifyMode::Off;
+            let keep_reads = spec.verify.mode != crate::spec::VerifyMode::Off;
             let len = spec.bs_max() as usize;
             let mut driver = PathDriver::new(path, plan.target_base, len, keep_reads);
-            FastRng::new(spec.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
+            FastRng::new(spec.workload.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
-        None if spec.filecreate => {
+        None if spec.io.filecreate => {
             let base = plan.target_base as usize;
             match FileCreateDriver::new(spec, base, plan.targets.len()) {
                 Ok(driver) => start(&plan, ctrl, counters, driver),
                 Err(e) => return failed_setup(&plan, ctrl, e.into()),
             }
         }
-        None if spec.offload => match open_offload(&plan) {
+        None if spec.io.offload => match open_offload(&plan) {
             Ok(mut driver) => {
-                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
                 driver.fill_buffers(|b| rng.fill(b));
                 start(&plan, ctrl, counters, driver)
             }
@@ -98,7 +98,7 @@ pub(crate) fn run_thread(
         },
         None => match open_queue(&plan) {
             Ok(mut driver) => {
-                let mut rng = FastRng::new(spec.randseed ^ plan.clone as u64);
+                let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
                 driver.fill_buffers(|b| rng.fill(b));
                 start(&plan, ctrl, counters, driver)
             }
@@ -112,12 +112,13 @@ pub(crate) fn run_thread(
 fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupError> {
     let spec = plan.spec;
     let config = hiops_path::TaskConfig {
-        engine: spec.engine,
-        engine_opts: spec.engine_opts.clone(),
-        depth: spec.iodepth,
+        engine: spec.io.engine,
+        engine_opts: spec.io.engine_opts.clone(),
+        depth: spec.io.iodepth,
         // Busy-peeking costs more than it gains on the devices measured
         // (docs/history/benchmarks-2026-11.md, "Busy-peeking"): only when --hybrid_depth asks.
         poll_min_depth: spec
+            .io
             .path
             .as_ref()
             .and_then(|p| p.task_poll_depth)
@@ -126,11 +127,11 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
         sleep_in_ring: true,
         // fio's iodepth_batch_submit where the job sets it, as it is;
         // else the path's batch, which grows with the queue.
-        submit_batch: match spec.iodepth_batch_submit {
+        submit_batch: match spec.io.iodepth_batch_submit {
             0 => hiops_path::SUBMIT_BATCH,
             n => n,
         },
-        submit_share: match spec.iodepth_batch_submit {
+        submit_share: match spec.io.iodepth_batch_submit {
             0 => hiops_path::SUBMIT_SHARE,
             _ => 0,
         },
@@ -146,10 +147,10 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
 fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
     let spec = plan.spec;
     OffloadDriver::open(&crate::offload::OffloadConfig {
-        engine: spec.engine,
-        opts: &spec.engine_opts,
+        engine: spec.io.engine,
+        opts: &spec.io.engine_opts,
         targets: &plan.targets,
-        workers: spec.iodepth,
+        workers: spec.io.iodepth,
         buf_len: spec.bs_max() as usize,
     })
     .map_err(|source| SetupError::Offload {
@@ -161,8 +162,8 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
 fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
     let spec = plan.spec;
     let queue = Queue::open(
-        spec.engine,
-        &spec.engine_opts,
+        spec.io.engine,
+        &spec.io.engine_opts,
         &plan.targets,
         spec.effective_depth(),
         spec.bs_max() as usize,
@@ -171,7 +172,7 @@ fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
         job: spec.name.clone(),
         source,
     })?;
-    let queue = if spec.gtod_reduce {
+    let queue = if spec.timing.gtod_reduce {
         queue.untimed()
     } else {
         queue
@@ -207,7 +208,7 @@ fn start<D: Driver>(
 /// fio's write_iolog for this thread, naming its targets as the job does.
 fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>, SetupError> {
     let spec = plan.spec;
-    let Some(given) = spec.write_iolog.as_deref() else {
+    let Some(given) = spec.io_logs.write_iolog.as_deref() else {
         return Ok(None);
     };
     let path = crate::iolog::thread_log_path(given, spec.numjobs, plan.clone);

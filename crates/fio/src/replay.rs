@@ -35,7 +35,7 @@ pub(crate) fn replay_into(
         return Err("a blktrace names devices by number: give replay_redirect=PATH (the device or file to replay on)".into());
     }
     // The RAM device of the mem and null engines is one target.
-    let ram = spec.targets == TargetSpec::Ram;
+    let ram = spec.target.targets == TargetSpec::Ram;
     let one_target = ram || d.replay_redirect.is_some() || format == TraceFormat::Blktrace;
     let sum = scan(&r, one_target).map_err(|e| e.to_string())?;
     r.trims = sum.trims > 0;
@@ -72,10 +72,10 @@ pub(crate) fn replay_into(
         }
     };
     if !ram {
-        spec.targets = TargetSpec::Paths(targets);
+        spec.target.targets = TargetSpec::Paths(targets);
     }
     shape(spec, &sum);
-    spec.replay = Some(r);
+    spec.io_logs.replay = Some(r);
     Ok(())
 }
 
@@ -83,20 +83,20 @@ pub(crate) fn replay_into(
 /// (trims beside reads or writes are the replay's `trims`, see
 /// `JobSpec::trims`).
 fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
-    spec.rw = match (sum.reads > 0, sum.writes > 0) {
+    spec.workload.rw = match (sum.reads > 0, sum.writes > 0) {
         (false, false) if sum.trims > 0 => RwMode::Trim,
         (_, false) => RwMode::Read,
         (false, true) => RwMode::Write,
         (true, true) => RwMode::RandRw,
     };
-    spec.bs = BlockSizes::fixed(if sum.max_len > 0 { sum.max_len } else { 4096 });
-    spec.bs_write = None;
-    spec.bs_trim = None;
-    spec.block_align = Some(sum.align.max(1) as u32);
-    spec.files_per_clone = None;
+    spec.workload.bs = BlockSizes::fixed(if sum.max_len > 0 { sum.max_len } else { 4096 });
+    spec.workload.bs_write = None;
+    spec.workload.bs_trim = None;
+    spec.workload.block_align = Some(sum.align.max(1) as u32);
+    spec.target.files_per_clone = None;
     // Files are laid out (when missing or short) to hold the furthest I/O.
-    spec.size = Some(sum.max_end.max(spec.bs.max() as u64));
-    spec.size_pct = None;
+    spec.target.size = Some(sum.max_end.max(spec.workload.bs.max() as u64));
+    spec.target.size_pct = None;
 }
 
 /// For each of the job's files, the trace's name for it ("" when the trace
@@ -170,22 +170,25 @@ mod tests {
         };
         let s = job("").unwrap();
         let files = vec![PathBuf::from("/x/b"), PathBuf::from("/x/a")];
-        assert_eq!(s.targets, TargetSpec::Paths(files));
-        let r = s.replay.as_ref().unwrap();
+        assert_eq!(s.target.targets, TargetSpec::Paths(files));
+        let r = s.io_logs.replay.as_ref().unwrap();
         assert_eq!(r.files, ["/x/b", "/x/a"]);
         assert_eq!(
-            (s.rw, s.bs.max(), s.size),
+            (s.workload.rw, s.workload.bs.max(), s.target.size),
             (RwMode::RandRw, 16384, Some(1052672))
         );
-        assert_eq!(s.block_align, Some(4096));
+        assert_eq!(s.workload.block_align, Some(4096));
         // The job's filenames, in another order: the trace's names follow.
         let s = job("filename=/x/a:/x/b\n").unwrap();
-        assert_eq!(s.replay.unwrap().files, ["/x/a", "/x/b"]);
+        assert_eq!(s.io_logs.replay.unwrap().files, ["/x/a", "/x/b"]);
         // Redirected: one target, no names.
         let s = job("replay_redirect=/x/c\nreplay_skip=write\n").unwrap();
-        assert_eq!(s.targets, TargetSpec::Paths(vec![PathBuf::from("/x/c")]));
-        assert!(s.replay.as_ref().unwrap().files.is_empty());
-        assert_eq!((s.rw, s.size), (RwMode::Read, Some(24576)));
+        assert_eq!(
+            s.target.targets,
+            TargetSpec::Paths(vec![PathBuf::from("/x/c")])
+        );
+        assert!(s.io_logs.replay.as_ref().unwrap().files.is_empty());
+        assert_eq!((s.workload.rw, s.target.size), (RwMode::Read, Some(24576)));
         let e = job("rate_iops=10\n").unwrap_err().to_string();
         assert!(e.contains("rate shapes a workload"), "{e}");
         let e = job("filename=/x/a\n").unwrap_err().to_string();

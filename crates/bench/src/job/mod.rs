@@ -65,10 +65,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
         iolog: Option<IoLogWriter>,
     ) -> Self {
         let spec = plan.spec;
-        let trace = (spec.trace.io || spec.trace.verify).then(|| Trace::new(target_names(plan)));
-        let mut verify = (spec.verify != crate::spec::VerifyMode::Off)
+        let trace = (spec.io_logs.trace.io || spec.io_logs.trace.verify)
+            .then(|| Trace::new(target_names(plan)));
+        let mut verify = (spec.verify.mode != crate::spec::VerifyMode::Off)
             .then(|| crate::verify::state::for_thread(plan));
-        if let Some(v) = verify.as_mut().filter(|_| spec.trace.verify) {
+        if let Some(v) = verify.as_mut().filter(|_| spec.io_logs.trace.verify) {
             v.trace = trace.clone();
         }
         let mut result = ThreadResult::starting(plan.clone);
@@ -90,15 +91,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 error: None,
                 logs,
                 search: spec
+                    .io
                     .latency_target
                     .map(|t| LatencySearch::new(t, depth, now_ns())),
-                trace: trace.filter(|_| spec.trace.io),
-                timed: !spec.gtod_reduce,
+                trace: trace.filter(|_| spec.io_logs.trace.io),
+                timed: !spec.timing.gtod_reduce,
                 overlap: serializes(spec, depth).then(|| InFlight::new(depth)),
-                prio: spec
-                    .cmdprio
-                    .as_ref()
-                    .map(|c| PrioPicker::new(c, spec.randseed.wrapping_add(plan.clone as u64))),
+                prio: spec.io.cmdprio.as_ref().map(|c| {
+                    PrioPicker::new(c, spec.workload.randseed.wrapping_add(plan.clone as u64))
+                }),
             },
             window: None,
             deadline_ns: None,
@@ -114,13 +115,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// pass), the drain, end_fsync and the verify pass.
     pub(crate) fn run(mut self, plan: &WorkerPlan<'_>) -> ThreadResult {
         if plan.start_delay(self.ctrl) {
-            if self.spec.verify_only {
+            if self.spec.verify.only {
                 self.verify_only(plan);
             } else {
                 self.workload(plan);
-                if self.spec.exitall {
+                if self.spec.timing.exitall {
                     // fio's exitall: this thread is done, so are others.
-                    self.ctrl.exit_all(self.job, self.spec.exit_what);
+                    self.ctrl.exit_all(self.job, self.spec.timing.exit_what);
                 }
                 self.end_window();
                 self.drain();
@@ -141,19 +142,21 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// drains first), and a time-based job drops the cache as it wraps.
     fn workload(&mut self, plan: &WorkerPlan<'_>) {
         let spec = self.spec;
-        if let Some(trace) = spec.replay.as_ref() {
+        if let Some(trace) = spec.io_logs.replay.as_ref() {
             return self.replay(trace, plan);
         }
-        let invalidate = spec.invalidate && !spec.direct;
+        let invalidate = spec.target.invalidate && !spec.target.direct;
         let mut work = Workload::new(plan.generator(), spec, plan.budget, now_ns());
-        if spec.rate_poisson {
-            work = work.poisson(spec.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9));
+        if spec.workload.rate_poisson {
+            work = work.poisson(
+                spec.workload.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9),
+            );
         }
-        if let Some(f) = spec.flow {
+        if let Some(f) = spec.workload.flow {
             let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep_ns);
             work = work.in_flow(gate);
         }
-        if spec.verify_state_load && !spec.rw.writes() {
+        if spec.verify.state_load && !spec.workload.rw.writes() {
             match crate::verify::state::load_for(plan) {
                 Ok(saved) => work = work.until_unwritten(saved),
                 Err(e) => {
@@ -162,16 +165,16 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
             }
         }
-        if invalidate && spec.loops > 1 && !spec.time_based {
+        if invalidate && spec.timing.loops > 1 && !spec.timing.time_based {
             work = work.pausing_every(plan.pass);
         }
         // A random job without fio's random map never finishes a pass.
-        let wraps = !spec.rw.is_random() || plan.random_map();
-        if invalidate && spec.time_based && wraps {
+        let wraps = !spec.workload.rw.is_random() || plan.random_map();
+        if invalidate && spec.timing.time_based && wraps {
             let drops = crate::cache::WrapDrops::new(plan.pass, &plan.targets, &plan.regions);
             work = work.dropping_caches(drops);
         }
-        if let Some(hint) = spec.fadvise {
+        if let Some(hint) = spec.target.fadvise {
             crate::cache::advise(&plan.targets, &plan.regions, hint);
         }
         if invalidate {
@@ -211,13 +214,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
             let min = self
                 .spec
+                .io
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
-            self.reap(min, self.spec.iodepth_batch_complete_max);
+            self.reap(min, self.spec.io.iodepth_batch_complete_max);
             if src.stoppable() {
                 self.latency_step();
             }
-            if self.spec.thinktime_ns > 0 {
+            if self.spec.workload.thinktime_ns > 0 {
                 self.think(src.stoppable());
             }
         }
@@ -238,7 +242,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// fio's thinktime, slept in short steps so that a stop (an interrupt
     /// always, the job's end when the source stops) is seen at once.
     fn think(&self, stoppable: bool) {
-        let until = now_ns() + self.spec.thinktime_ns;
+        let until = now_ns() + self.spec.workload.thinktime_ns;
         loop {
             let now = now_ns();
             let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));
@@ -258,7 +262,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// deep (docs/history/benchmarks-2026-11.md, "Submission batching", has the measurements
     /// behind the 3/4). Returns what stopped it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
-        let batch = self.spec.iodepth_batch_submit;
+        let batch = self.spec.io.iodepth_batch_submit;
         let depth = self.depth_limit();
         // Only a device that works while we stage gains from an early start.
         let low = if self.driver.completes_in_submit() {
@@ -376,7 +380,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         let verify = &self.books.verify;
         let salt = self.books.totals[1].0;
-        let pattern = self.spec.buffer_pattern.as_deref();
+        let pattern = self.spec.workload.buffer_pattern.as_deref();
         let fill = |buf: &mut [u8]| match (verify, pattern) {
             (Some(v), _) => v.stamper.stamp(buf, io.offset, &stamp),
             (None, Some(p)) => fill_pattern(buf, p),
@@ -441,7 +445,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     fn end_fsync(&mut self, targets: u32) {
-        if self.spec.end_fsync && self.books.error.is_none() {
+        if self.spec.workload.end_fsync && self.books.error.is_none() {
             self.pump(&mut Flushes { next: 0, targets });
             self.drain();
         }
@@ -495,7 +499,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
 /// Whether fio would check for overlaps (init.c): a job that changes data
 /// or replays a trace, with more than one command in flight at a time.
 fn serializes(spec: &JobSpec, depth: u32) -> bool {
-    spec.serialize_overlap && depth > 1 && (spec.modifies() || spec.replay.is_some())
+    spec.io.serialize_overlap && depth > 1 && (spec.modifies() || spec.io_logs.replay.is_some())
 }
 
 /// Sleeps until `until_ns` in steps short enough to notice a stop.

@@ -33,9 +33,9 @@ impl<D: Driver> JobThread<'_, D> {
         };
         let spec = self.spec;
         let interval = v.stamper.interval() as u32;
-        let replayed = spec.rw.writes();
+        let replayed = spec.workload.rw.writes();
         if replayed {
-            let saved = if spec.verify_state_load {
+            let saved = if spec.verify.state_load {
                 match crate::verify::state::load_for(plan) {
                     Ok(s) => Some(s),
                     Err(e) => {

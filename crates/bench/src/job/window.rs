@@ -38,7 +38,7 @@ impl<D: Driver> JobThread<'_, D> {
                 return;
             }
             Step::Fatal(lat) => {
-                let want = self.spec.latency_target.map_or(0, |t| t.target_ns);
+                let want = self.spec.io.latency_target.map_or(0, |t| t.target_ns);
                 self.books.error.get_or_insert(JobError::Latency(format!(
                     "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
                 )));
@@ -62,7 +62,7 @@ impl<D: Driver> JobThread<'_, D> {
         {
             self.start_window(self.ctrl.window_start(now));
         }
-        if self.spec.rate_min.iter().any(Option::is_some) {
+        if self.spec.workload.rate_min.iter().any(Option::is_some) {
             self.check_rate_min(now);
         }
         if let Some(v) = self.books.verify.as_mut() {
@@ -72,7 +72,7 @@ impl<D: Driver> JobThread<'_, D> {
 
     pub(super) fn start_window(&mut self, now: u64) {
         self.books.stats = Default::default();
-        if let Some(plan) = &self.spec.cmdprio {
+        if let Some(plan) = &self.spec.io.cmdprio {
             for (d, s) in self.books.stats.iter_mut().take(2).enumerate() {
                 s.prios = crate::cmdprio::prio_stats(plan, d);
             }
@@ -87,7 +87,7 @@ impl<D: Driver> JobThread<'_, D> {
             cpu: ProcessSample::thread(),
             depth: self.driver.depth_stats(),
         });
-        self.deadline_ns = self.spec.runtime_ns.map(|r| now + r);
+        self.deadline_ns = self.spec.timing.runtime_ns.map(|r| now + r);
         if let Some(s) = self.books.search.as_mut() {
             s.restart(now);
         }
@@ -139,11 +139,11 @@ impl<D: Driver> JobThread<'_, D> {
             return;
         }
         let secs = dt as f64 / 1e9;
-        for (d, min) in self.spec.rate_min.iter().enumerate() {
+        for (d, min) in self.spec.workload.rate_min.iter().enumerate() {
             let wants = if d == 0 {
-                self.spec.rw.reads()
+                self.spec.workload.rw.reads()
             } else {
-                self.spec.rw.writes()
+                self.spec.workload.rw.writes()
             };
             let Some(min) = min.filter(|_| wants) else {
                 continue;

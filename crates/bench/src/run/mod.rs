@@ -119,7 +119,7 @@ fn run_with(
     for (spec, targets) in specs.iter().zip(&opened) {
         // A phase that could not start (here or on another rank) leaves
         // nothing it created, as when opening a target fails.
-        if spec.unlink || result.is_err() {
+        if spec.target.unlink || result.is_err() {
             remove_created(targets);
         }
     }
@@ -167,7 +167,7 @@ pub fn run_phases(
 /// first job's choice holds, and a source that cannot be used here is
 /// refused with why.
 fn choose_clock(jobs: &[JobSpec]) -> Result<(), BenchError> {
-    let Some(want) = jobs.iter().find_map(|j| j.clocksource) else {
+    let Some(want) = jobs.iter().find_map(|j| j.timing.clocksource) else {
         return Ok(());
     };
     hiops_hal::clock::choose(want).map(|_| ()).map_err(|why| {
@@ -312,7 +312,7 @@ fn measure(
 
 /// The task path's report: its threads' rings summed over their windows.
 fn task_path_report(job: &mut JobResult) {
-    let Some(tasks) = job.spec.path.as_ref().and_then(|p| p.tasks) else {
+    let Some(tasks) = job.spec.io.path.as_ref().and_then(|p| p.tasks) else {
         return;
     };
     let mut counters = hiops_path::PathCounters::default();
@@ -324,7 +324,7 @@ fn task_path_report(job: &mut JobResult) {
         description: format!(
             "coop tasks: {tasks} tasks on {} threads, a ring of {} tags each ({})",
             job.threads.len(),
-            job.spec.iodepth,
+            job.spec.io.iodepth,
             job.threads.first().map(|t| t.engine.as_str()).unwrap_or("")
         ),
         counters,
@@ -336,10 +336,10 @@ fn task_path_report(job: &mut JobResult) {
 fn notes(specs: &[JobSpec]) -> Vec<String> {
     specs
         .iter()
-        .filter(|s| s.path.is_none() && !s.offload && s.engine.is_synchronous() && s.iodepth > 1)
+        .filter(|s| s.io.path.is_none() && !s.io.offload && s.io.engine.is_synchronous() && s.io.iodepth > 1)
         .map(|s| format!(
             "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
-            s.name, s.engine, s.iodepth
+            s.name, s.io.engine, s.io.iodepth
         ))
         .collect()
 }

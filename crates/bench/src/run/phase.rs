@@ -24,7 +24,10 @@ pub(super) struct Phase<'a> {
 
 /// Counters for each flow id the phase's jobs use (fio's flow).
 fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCounter>)> {
-    let mut ids: Vec<u32> = specs.iter().filter_map(|s| s.flow.map(|f| f.id)).collect();
+    let mut ids: Vec<u32> = specs
+        .iter()
+        .filter_map(|s| s.workload.flow.map(|f| f.id))
+        .collect();
     ids.sort_unstable();
     ids.dedup();
     ids.into_iter().map(|id| (id, Default::default())).collect()
@@ -115,7 +118,7 @@ impl<'a> Phase<'a> {
                 let whole = pass_bytes(spec, &regions);
                 // fio's loops each end at io_size when it is less (its
                 // do_io: io_issue_bytes_exceeded).
-                let pass = match spec.io_size.filter(|_| !spec.time_based) {
+                let pass = match spec.target.io_size.filter(|_| !spec.timing.time_based) {
                     Some(io) => io.min(whole),
                     None => whole,
                 };
@@ -171,7 +174,7 @@ impl<'a> Phase<'a> {
 /// Offsets are multiples of this: fio's blockalign, or the smallest block
 /// size (with verify, a multiple of the verify interval: validated).
 pub(super) fn job_align(spec: &JobSpec) -> u64 {
-    spec.block_align.unwrap_or(spec.bs_min()) as u64
+    spec.workload.block_align.unwrap_or(spec.bs_min()) as u64
 }
 
 /// The targets a clone uses: all of the job's, or (fio's layout without a
@@ -181,7 +184,7 @@ pub(super) fn targets_of<'t>(
     targets: &'t [OpenTarget],
     clone: u32,
 ) -> (usize, &'t [OpenTarget]) {
-    match spec.files_per_clone {
+    match spec.target.files_per_clone {
         Some(n) => {
             let first = clone as usize * n as usize;
             (first, &targets[first..first + n as usize])
@@ -201,11 +204,11 @@ pub(super) fn regions_for(
     clone: u32,
     align: u64,
 ) -> Result<Vec<Region>, BenchError> {
-    let shared = spec.files_per_clone.is_none();
+    let shared = spec.target.files_per_clone.is_none();
     targets
         .iter()
         .map(|t| {
-            let start = spec.offset.of(t.len) + clone as u64 * spec.offset_increment.of(t.len);
+            let start = spec.target.offset.of(t.len) + clone as u64 * spec.target.offset_increment.of(t.len);
             let start = start.div_ceil(align) * align;
             if start >= t.len {
                 return usage(format!(
@@ -216,13 +219,13 @@ pub(super) fn regions_for(
                 ));
             }
             let len = t.len - start;
-            let len = match (spec.size, spec.size_pct) {
+            let len = match (spec.target.size, spec.target.size_pct) {
                 (Some(s), _) => s.min(len),
                 (None, Some(p)) => ((t.len as f64 * p / 100.0) as u64).min(len),
                 (None, None) => len,
             };
-            let overlapping = spec.offset_increment.of(t.len) < len;
-            if spec.verify != VerifyMode::Off && spec.numjobs > 1 && shared && overlapping {
+            let overlapping = spec.target.offset_increment.of(t.len) < len;
+            if spec.verify.mode != VerifyMode::Off && spec.numjobs > 1 && shared && overlapping {
                 let slice = (len / spec.numjobs as u64) / align * align;
                 Ok(Region {
                     start: start + clone as u64 * slice,
@@ -243,9 +246,9 @@ pub(super) fn regions_for(
 /// region's end (fio's t0007: 85 reads of 1m, 1.5m apart, in 128m); a
 /// backwards walk moves them all.
 fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
-    if spec.rw_gap > 0 && !spec.rw.is_random() {
-        let bs = spec.bs.mean();
-        let step = bs + spec.rw_gap as f64;
+    if spec.workload.rw_gap > 0 && !spec.workload.rw.is_random() {
+        let bs = spec.workload.bs.mean();
+        let step = bs + spec.workload.rw_gap as f64;
         let fits = |len: f64| match len >= bs {
             true => (((len - bs) / step).floor() + 1.0) * bs,
             false => 0.0,
@@ -260,11 +263,11 @@ fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
 /// fio goes on after its loops until io_size is done (backend.c,
 /// keep_running): at least io_size in all.
 fn budget(spec: &JobSpec, pass: u64) -> u64 {
-    if spec.time_based {
+    if spec.timing.time_based {
         return u64::MAX;
     }
-    let loops = pass * spec.loops.max(1) as u64;
-    spec.io_size.map_or(loops, |io| loops.max(io))
+    let loops = pass * spec.timing.loops.max(1) as u64;
+    spec.target.io_size.map_or(loops, |io| loops.max(io))
 }
 
 /// Synchronous-thread jobs share one HIOPS path per job.
@@ -272,16 +275,16 @@ fn open_path(
     spec: &JobSpec,
     targets: &[OpenTarget],
 ) -> Result<Option<hiops_path::IoPath>, BenchError> {
-    let Some(p) = spec.path.as_ref().filter(|p| p.tasks.is_none()) else {
+    let Some(p) = spec.io.path.as_ref().filter(|p| p.tasks.is_none()) else {
         // No path, or the task path (each thread opens its own ring).
         return Ok(None);
     };
     let config = hiops_path::PathConfig {
         strategy: p.strategy,
-        engine: spec.engine,
-        engine_opts: spec.engine_opts.clone(),
+        engine: spec.io.engine,
+        engine_opts: spec.io.engine_opts.clone(),
         // iodepth is the path's tags in all: each ring gets its share.
-        depth: spec.iodepth.div_ceil(p.rings.max(1)).max(1),
+        depth: spec.io.iodepth.div_ceil(p.rings.max(1)).max(1),
         max_io: spec.bs_max() as usize,
         rings: p.rings,
         spin_ns: p.spin_ns,

@@ -10,20 +10,21 @@ use hiops_hal::EngineKind;
 /// Checks a job against its opened targets: everything that would fail later
 /// fails here, before any I/O, with the option to change.
 pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
-    if spec.iodepth == 0 {
+    if spec.io.iodepth == 0 {
         return usage("--iodepth must be at least 1");
     }
     if spec.numjobs == 0 {
         return usage("--numjobs must be at least 1");
     }
     validate_raid0(spec)?;
-    if spec.filecreate {
+    if spec.io.filecreate {
         crate::filecreate::check(spec)?;
     }
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
     validate_strided(spec)?;
     if spec
+        .workload
         .rate_iops
         .iter()
         .flatten()
@@ -31,9 +32,9 @@ pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), Ben
     {
         return usage("--rate and --rate_iops must be above 0");
     }
-    if !spec.time_based
-        && spec.runtime_ns.is_none()
-        && spec.size.is_none()
+    if !spec.timing.time_based
+        && spec.timing.runtime_ns.is_none()
+        && spec.target.size.is_none()
         && targets.iter().all(|t| t.len == 0)
     {
         return usage("nothing bounds this job: give --size or --runtime");
@@ -43,7 +44,7 @@ pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), Ben
 
 /// What hiops' strided zones do not combine with, refused by name.
 fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
-    let Some(z) = spec.strided else {
+    let Some(z) = spec.target.strided else {
         return Ok(());
     };
     let max_bs = spec.bs_max() as u64;
@@ -53,33 +54,35 @@ fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
             z.range
         ));
     }
-    if spec.raid0_chunk.is_some() {
+    if spec.target.raid0_chunk.is_some() {
         return usage("zonemode=strided with raid0 is not implemented: drop one of them");
     }
-    if spec.rw_gap != 0 {
+    if spec.workload.rw_gap != 0 {
         return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
     }
-    if spec.rw.is_random() && spec.distribution != crate::spec::Distribution::Uniform {
+    if spec.workload.rw.is_random()
+        && spec.workload.distribution != crate::spec::Distribution::Uniform
+    {
         return usage("zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
     }
     Ok(())
 }
 
 fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
-    if spec.raid0_chunk.is_some() && spec.file_service.is_some() {
+    if spec.target.raid0_chunk.is_some() && spec.target.file_service.is_some() {
         return usage("file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them");
     }
-    if let Some(chunk) = spec.raid0_chunk {
+    if let Some(chunk) = spec.target.raid0_chunk {
         // One file is a one-member RAID0: the file itself.
         if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
             return usage(format!(
                 "--raid0={chunk}: every block size must divide the chunk, and {bs} does not"
             ));
         }
-        if spec.rw_gap != 0 {
+        if spec.workload.rw_gap != 0 {
             return usage("--raid0 takes no sequential gap (rw=read:GAP)");
         }
-        let align = spec.block_align.unwrap_or(spec.bs_min()) as u64;
+        let align = spec.workload.block_align.unwrap_or(spec.bs_min()) as u64;
         if chunk % align != 0 {
             return usage(format!(
                 "--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"
@@ -100,7 +103,7 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
                 t.len
             ));
         }
-        if spec.direct && t.kind != TargetKind::Ram {
+        if spec.target.direct && t.kind != TargetKind::Ram {
             let lb = t.logical_block;
             for bs in spec.block_sizes() {
                 if bs % lb != 0 {
@@ -124,12 +127,12 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
             }
             // zoned_abs zones past the region (a device's or an existing
             // file's size is known only now).
-            if let Err(e) = crate::distribution::zones::fits(&spec.distribution, r.len) {
+            if let Err(e) = crate::distribution::zones::fits(&spec.workload.distribution, r.len) {
                 return usage(format!("job {}: {e}", spec.name));
             }
         }
     }
-    if spec.direct
+    if spec.target.direct
         && !align.is_multiple_of(512)
         && targets.iter().any(|t| t.kind != TargetKind::Ram)
     {
@@ -141,28 +144,28 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
 }
 
 fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
-    if spec.verify != VerifyMode::Off {
+    if spec.verify.mode != VerifyMode::Off {
         let interval = crate::verify::interval_of(spec);
-        let min = crate::verify::min_block(spec.verify);
+        let min = crate::verify::min_block(spec.verify.mode);
         if (interval as usize) < min {
             return usage(format!(
                 "--verify={} needs blocks (or a verify_interval) of at least {min} bytes: each holds its header",
-                crate::verify::name_of(spec.verify)
+                crate::verify::name_of(spec.verify.mode)
             ));
         }
-        let header = crate::verify::hdr_size(spec.verify) as u32;
-        if spec.verify_offset > 0 && spec.verify_offset < header {
+        let header = crate::verify::hdr_size(spec.verify.mode) as u32;
+        if spec.verify.offset > 0 && spec.verify.offset < header {
             return usage(format!(
                 "--verify_offset={}: the {header}-byte {} header would overlap the bytes it swaps with (fio 3.33 accepts this and then fails its own check); use at least {header}",
-                spec.verify_offset,
-                crate::verify::name_of(spec.verify)
+                spec.verify.offset,
+                crate::verify::name_of(spec.verify.mode)
             ));
         }
-        if spec.verify_offset > 0 && spec.verify_offset + header > interval {
+        if spec.verify.offset > 0 && spec.verify.offset + header > interval {
             return usage(format!(
                 "--verify_offset={}: the {header}-byte {} header would end past the {interval}-byte verify interval; lower verify_offset or raise verify_interval",
-                spec.verify_offset,
-                crate::verify::name_of(spec.verify)
+                spec.verify.offset,
+                crate::verify::name_of(spec.verify.mode)
             ));
         }
         if spec.bs_max() / interval > u16::MAX as u32 {
@@ -171,25 +174,25 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
                 spec.bs_max()
             ));
         }
-        if let Some(a) = spec.block_align.filter(|a| a % interval != 0) {
+        if let Some(a) = spec.workload.block_align.filter(|a| a % interval != 0) {
             return usage(format!(
                 "--blockalign={a} is not a multiple of the verify interval ({interval} bytes): each verified chunk starts on one"
             ));
         }
         if matches!(
-            spec.verify,
+            spec.verify.mode,
             VerifyMode::Pattern | VerifyMode::PatternNoHeader
-        ) && spec.verify_pattern.as_ref().is_none_or(|p| p.is_empty())
+        ) && spec.verify.pattern.as_ref().is_none_or(|p| p.is_empty())
         {
             return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number, a \"quoted string\" or %o)");
         }
-        if spec.buffer_pattern.is_some() {
+        if spec.workload.buffer_pattern.is_some() {
             return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
         }
-        if spec.rw.trims() {
-            return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.rw.name()));
+        if spec.workload.rw.trims() {
+            return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.workload.rw.name()));
         }
-        if spec.engine == EngineKind::Null {
+        if spec.io.engine == EngineKind::Null {
             return usage(
                 "--verify cannot check the null engine, which moves no data: use --ioengine=mem",
             );

@@ -30,13 +30,17 @@ pub(super) struct Watched {
 /// ramp and runtime; None if some job has no runtime), and whether every
 /// job is time based.
 fn time_limits(specs: &[JobSpec]) -> (u64, Option<u64>, bool) {
-    let ramp_ns = specs.iter().map(|s| s.ramp_ns).max().unwrap_or(0);
+    let ramp_ns = specs.iter().map(|s| s.timing.ramp_ns).max().unwrap_or(0);
     let total_ns = specs
         .iter()
-        .map(|s| s.runtime_ns.map(|r| r + s.startdelay_ns + s.ramp_ns))
+        .map(|s| {
+            s.timing
+                .runtime_ns
+                .map(|r| r + s.timing.startdelay_ns + s.timing.ramp_ns)
+        })
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().max());
-    (ramp_ns, total_ns, specs.iter().all(|s| s.time_based))
+    (ramp_ns, total_ns, specs.iter().all(|s| s.timing.time_based))
 }
 
 /// The main thread's clocks while the jobs run.
@@ -54,7 +58,7 @@ impl Ticks {
             progress: (start, [0; 4]),
             steady: specs
                 .iter()
-                .find_map(|s| s.steady_state)
+                .find_map(|s| s.timing.steady_state)
                 .map(crate::steady::SsTracker::new),
         }
     }

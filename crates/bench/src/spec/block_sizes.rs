@@ -48,7 +48,7 @@ impl BlockSizes {
     /// Parses `4k` or fio's bssplit `4k/50:64k/50` (an empty percent shares
     /// what is left equally, as in fio).
     pub fn parse(text: &str) -> Result<BlockSizes, String> {
-        Self::parse_with(text, &crate::units::parse_size)
+        Self::parse_with(text, &|t| Ok(crate::units::parse_size(t)?))
     }
 
     /// As `parse`, with the caller's size syntax (fio's kb_base).

@@ -196,6 +196,7 @@ mod tests {
         assert!(Distribution::parse("pareto:1.5").is_err());
         assert!(Distribution::parse("gauss:1")
             .unwrap_err()
+            .to_string()
             .contains("unknown random_distribution"));
     }
 }

@@ -29,23 +29,23 @@ pub(super) fn open_char_device(
     let name = path.display();
     let readable = major == 1 && matches!(minor, 5 | 7 | 8 | 9);
     let writable = major == 1 && matches!(minor, 3 | 5);
-    if (writes && !writable) || (spec.rw.reads() && !readable) {
+    if (writes && !writable) || (spec.workload.rw.reads() && !readable) {
         return Err(BenchError::Refused(format!(
             "{name} is a character device hiops does not {}: it writes to /dev/null or /dev/zero and reads from /dev/zero, /dev/full, /dev/random or /dev/urandom",
             if writes && !writable { "write" } else { "read" }
         )));
     }
-    if spec.direct {
+    if spec.target.direct {
         return usage(format!(
             "{name} takes no O_DIRECT (fio fails there too): use direct=0"
         ));
     }
-    if spec.verify != crate::spec::VerifyMode::Off {
+    if spec.verify.mode != crate::spec::VerifyMode::Off {
         return usage(format!(
             "{name} keeps nothing to read back: drop verify, or verify a file"
         ));
     }
-    let Some(size) = spec.size else {
+    let Some(size) = spec.target.size else {
         return usage(format!(
             "{name} has no size of its own: give size= (how much to move)"
         ));
@@ -103,14 +103,14 @@ pub(super) fn check_discard(
             })
         }
     };
-    let what = match spec.replay.as_ref().filter(|r| r.trims) {
+    let what = match spec.io_logs.replay.as_ref().filter(|r| r.trims) {
         Some(_) => "the replayed trace trims".to_string(),
-        None => format!("rw={}", spec.rw.name()),
+        None => format!("rw={}", spec.workload.rw.name()),
     };
     match why {
         Some(why) => usage(format!(
             "{what}: {why}: trim a target that supports discard{}",
-            if spec.replay.is_some() {
+            if spec.io_logs.replay.is_some() {
                 ", or add replay_skip=trim"
             } else {
                 ""
@@ -134,7 +134,7 @@ pub(super) fn check_block_write(
         )));
     }
     if writes {
-        let grants = safety::Grants::from_list(&spec.allow_write_devices);
+        let grants = safety::Grants::from_list(&spec.target.allow_write_devices);
         safety::check_write(path, &grants)
             .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
     }
@@ -144,11 +144,11 @@ pub(super) fn check_block_write(
 pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
     let mut oo = OpenOptions::new();
     oo.read(true).write(writes);
-    if spec.direct {
+    if spec.target.direct {
         oo.custom_flags(libc::O_DIRECT);
     }
     oo.open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EINVAL) if spec.direct => BenchError::Usage(format!(
+        Some(libc::EINVAL) if spec.target.direct => BenchError::Usage(format!(
             "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
             path.display()
         )),

@@ -25,7 +25,7 @@ pub(super) fn grow_file(
 ) -> Result<Option<f64>, BenchError> {
     let old_len = existing;
     let existing = existing.unwrap_or(0);
-    let want = match spec.size {
+    let want = match spec.target.size {
         Some(s) => s + fixed_offsets(spec),
         None if existing > 0 => existing,
         None => {
@@ -39,12 +39,12 @@ pub(super) fn grow_file(
         return Ok(None);
     }
     let t = std::time::Instant::now();
-    if spec.fill_device && !spec.rw.reads() {
+    if spec.target.fill_device && !spec.workload.rw.reads() {
         // fio lays out no data for fill_device: the job's writes fill the
         // file (a layout would write a whole filesystem's free space twice).
         extend_sparse(path, want)?;
     } else {
-        lay_out(path, old_len, want, spec.randseed, layout)?;
+        lay_out(path, old_len, want, spec.workload.randseed, layout)?;
     }
     Ok(Some(t.elapsed().as_secs_f64()))
 }

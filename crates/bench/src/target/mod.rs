@@ -83,13 +83,13 @@ pub fn open_targets(
     spec: &JobSpec,
     layout: &mut Layout<'_>,
 ) -> Result<Vec<OpenTarget>, BenchError> {
-    match &spec.targets {
+    match &spec.target.targets {
         TargetSpec::Ram => {
-            let Some(size) = spec.size else {
+            let Some(size) = spec.target.size else {
                 return usage("the RAM device needs a size: add --size, e.g. --size=1g");
             };
             // The null engine moves no data: its device is never touched.
-            let mem = match spec.engine {
+            let mem = match spec.io.engine {
                 hiops_hal::EngineKind::Null => MemDevice::untouched(size),
                 _ => MemDevice::new(size),
             };
@@ -106,7 +106,7 @@ pub fn open_targets(
                 mem: Some(mem),
             }])
         }
-        TargetSpec::Paths(paths) if spec.filecreate => {
+        TargetSpec::Paths(paths) if spec.io.filecreate => {
             paths.iter().map(|p| to_create(spec, p)).collect()
         }
         TargetSpec::Paths(paths) => {
@@ -130,7 +130,7 @@ fn open_path(
     path: &Path,
     layout: &mut Layout<'_>,
 ) -> Result<OpenTarget, BenchError> {
-    let writes = spec.modifies() && !spec.verify_only;
+    let writes = spec.modifies() && !spec.verify.only;
     let meta = std::fs::metadata(path);
     if let Ok(m) = &meta {
         if let Some(special) = open_special(spec, path, m, writes)? {
@@ -165,7 +165,7 @@ fn open_path(
         Some(d) => d.size_bytes().unwrap_or(0),
         None => file.metadata().map(|m| m.len()).unwrap_or(0),
     };
-    if spec.trims() && !spec.verify_only {
+    if spec.trims() && !spec.verify.only {
         check_discard(spec, path, &file, block, full_len)?;
     }
     check_holds(spec, path, full_len)?;
@@ -204,7 +204,7 @@ fn open_special(
         if spec.trims() {
             return usage(format!(
                 "rw={}: {} is a character device, which has nothing to discard: trim a block device or a file",
-                spec.rw.name(),
+                spec.workload.rw.name(),
                 path.display()
             ));
         }
@@ -223,7 +223,7 @@ fn open_special(
 /// per clone when regions are cut; here only check that the target holds
 /// them.
 fn check_holds(spec: &JobSpec, path: &Path, full_len: u64) -> Result<(), BenchError> {
-    let need = spec.size.map(|s| s + fixed_offsets(spec));
+    let need = spec.target.size.map(|s| s + fixed_offsets(spec));
     if let Some(need) = need.filter(|&n| n > full_len) {
         return usage(format!(
             "{} has {full_len} bytes, fewer than the {need} this job addresses (size plus offsets): lower --size or --offset",
@@ -258,7 +258,7 @@ fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: TargetKind::File,
-        len: spec.size.unwrap_or(spec.bs.max() as u64),
+        len: spec.target.size.unwrap_or(spec.workload.bs.max() as u64),
         device: BlockDev::of_path(dir),
         logical_block: 1,
         // Removed (unlink=1, or a run that fails) only if this job makes it.
@@ -273,11 +273,11 @@ fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
 /// offsets are shares of what exists).
 fn fixed_offsets(spec: &JobSpec) -> u64 {
     use crate::spec::Amount;
-    let base = match spec.offset {
+    let base = match spec.target.offset {
         Amount::Bytes(b) => b,
         Amount::Percent(_) => 0,
     };
-    let step = match spec.offset_increment {
+    let step = match spec.target.offset_increment {
         Amount::Bytes(b) => b,
         _ => 0,
     };

@@ -10,8 +10,9 @@ use std::path::Path;
 /// Each file counts once, at the largest size a job lays it out to.
 pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
     let mut wants: Vec<(&Path, u64)> = Vec::new();
-    for spec in specs.iter().filter(|s| !s.filecreate) {
-        let (TargetSpec::Paths(paths), Some(size)) = (&spec.targets, spec.size) else {
+    for spec in specs.iter().filter(|s| !s.io.filecreate) {
+        let (TargetSpec::Paths(paths), Some(size)) = (&spec.target.targets, spec.target.size)
+        else {
             continue;
         };
         let want = size.saturating_add(fixed_offsets(spec));
@@ -106,9 +107,10 @@ mod tests {
     fn room_counts_each_file_once_at_its_largest_layout() {
         let tmp = tempfile::tempdir().unwrap();
         let (_, free) = room_at(tmp.path()).unwrap();
-        let job = |size: u64| JobSpec {
-            size: Some(size),
-            ..JobSpec::default_for(tmp.path().join("f"))
+        let job = |size: u64| {
+            let mut job = JobSpec::default_for(tmp.path().join("f"));
+            job.target.size = Some(size);
+            job
         };
         // Two jobs on one file need the larger of them, not the sum.
         let half = free / 2 + 1;

@@ -10,8 +10,8 @@ impl Draft {
     /// The engine's own options; each refused with an engine that has
     /// no such option.
     pub(super) fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), FioError> {
-        let engine = spec.engine;
-        let o = &mut spec.engine_opts;
+        let engine = spec.io.engine;
+        let o = &mut spec.io.engine_opts;
         let hipri = self.hipri.unwrap_or(false);
         match engine {
             EngineKind::IoUring => o.iopoll = hipri,
@@ -30,7 +30,7 @@ impl Draft {
         o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
         o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
         o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
-        if o.iopoll && !spec.direct {
+        if o.iopoll && !spec.target.direct {
             return Err("hipri (IOPOLL) needs direct=1".into());
         }
         Ok(())
@@ -61,12 +61,13 @@ impl Draft {
 
     /// The devices the job may write to.
     pub(super) fn set_write_grants(&self, spec: &mut JobSpec) {
-        spec.allow_write_devices = self.allow_write_devices.clone();
+        spec.target.allow_write_devices = self.allow_write_devices.clone();
         if self.allow_mounted_write {
             // The safety gate lifts "in use" only where --allow-write-device
             // names the device too.
-            if let TargetSpec::Paths(p) = &spec.targets {
-                spec.allow_write_devices
+            if let TargetSpec::Paths(p) = &spec.target.targets {
+                spec.target
+                    .allow_write_devices
                     .extend(p.iter().map(|p| Grants::mounted_entry(p)));
             }
         }
@@ -84,9 +85,9 @@ impl Draft {
         }
         if let Some(strategy) = self.strategy {
             if self.iodepth.is_none() && tasks.is_none() {
-                spec.iodepth = spec.numjobs.clamp(1, 4096);
+                spec.io.iodepth = spec.numjobs.clamp(1, 4096);
             }
-            spec.path = Some(self.path_spec(strategy, spec.numjobs, tasks));
+            spec.io.path = Some(self.path_spec(strategy, spec.numjobs, tasks));
         }
         Ok(())
     }
@@ -163,16 +164,16 @@ impl Draft {
             spec.cpus_split = true;
         }
         if self.iodepth.is_none() {
-            spec.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
+            spec.io.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
         }
         Ok(())
     }
 
     /// fio's cmdprio: the rules, on an engine that issues them itself.
     pub(super) fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), FioError> {
-        let dirs = (spec.rw.reads(), spec.rw.writes());
-        spec.cmdprio = self.cmdprio.plan(spec.engine, dirs, self.kb_base)?;
-        if spec.cmdprio.is_some() && (spec.offload || spec.path.is_some()) {
+        let dirs = (spec.workload.rw.reads(), spec.workload.rw.writes());
+        spec.io.cmdprio = self.cmdprio.plan(spec.io.engine, dirs, self.kb_base)?;
+        if spec.io.cmdprio.is_some() && (spec.io.offload || spec.io.path.is_some()) {
             return Err("cmdprio_percentage and cmdprio_bssplit set priorities in the job's own io_uring or libaio queue: drop strategy, tasks or io_submit_mode=offload".into());
         }
         Ok(())

@@ -24,9 +24,9 @@ impl Draft {
     /// Logs, offload and serialize_overlap, the latency target and the flow share.
     pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         spec.logs = self.logs_of(&spec.name);
-        spec.offload = self.offload.unwrap_or(false);
-        spec.serialize_overlap = self.serialize_overlap.unwrap_or(false);
-        spec.latency_target =
+        spec.io.offload = self.offload.unwrap_or(false);
+        spec.io.serialize_overlap = self.serialize_overlap.unwrap_or(false);
+        spec.io.latency_target =
             self.latency_target
                 .map(|target_ns| hiops_bench::spec::LatencyTarget {
                     target_ns,
@@ -34,30 +34,30 @@ impl Draft {
                     percentile: self.latency_percentile.unwrap_or(100.0),
                     run: self.latency_run.unwrap_or(false),
                 });
-        if spec.latency_target.is_none()
+        if spec.io.latency_target.is_none()
             && (self.latency_window.is_some()
                 || self.latency_percentile.is_some()
                 || self.latency_run.is_some())
         {
             return Err("latency_window, latency_percentile and latency_run go with latency_target (e.g. latency_target=2ms)".into());
         }
-        spec.flow = self
-            .flow
-            .filter(|&w| w > 0)
-            .map(|weight| hiops_bench::spec::FlowSpec {
-                id: self.flow_id.unwrap_or(0),
-                weight,
-                sleep_ns: self.flow_sleep.unwrap_or(0),
-            });
+        spec.workload.flow =
+            self.flow
+                .filter(|&w| w > 0)
+                .map(|weight| hiops_bench::spec::FlowSpec {
+                    id: self.flow_id.unwrap_or(0),
+                    weight,
+                    sleep_ns: self.flow_sleep.unwrap_or(0),
+                });
         if self.gtod_reduce == Some(true) {
             if spec.logs.lat.is_some() || spec.logs.hist.is_some() {
                 return Err("gtod_reduce=1 measures no latency, so a latency log would hold none: drop write_lat_log/write_hist_log or gtod_reduce".into());
             }
-            if spec.latency_target.is_some() {
+            if spec.io.latency_target.is_some() {
                 return Err("latency_target needs each I/O's latency, which gtod_reduce=1 does not measure: drop one of them".into());
             }
         }
-        if spec.offload && spec.path.is_some() {
+        if spec.io.offload && spec.io.path.is_some() {
             return Err("io_submit_mode=offload hands I/O to threads of its own: drop strategy or tasks, or the offload".into());
         }
         Ok(())
@@ -71,10 +71,10 @@ impl Draft {
             if ss.window_ns == 0 {
                 return Err("ss needs ss_dur (the window to judge, e.g. ss_dur=30s)".into());
             }
-            if spec.runtime_ns.is_none() {
+            if spec.timing.runtime_ns.is_none() {
                 return Err("ss needs runtime (the longest to wait for steady state)".into());
             }
-            spec.steady_state = Some(ss);
+            spec.timing.steady_state = Some(ss);
         } else if self.ss_dur.is_some() || self.ss_ramp.is_some() {
             return Err("ss_dur and ss_ramp need ss (e.g. ss=iops:5%)".into());
         }

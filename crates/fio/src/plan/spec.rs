@@ -27,7 +27,7 @@ impl Draft {
         self.set_queue_and_cpus(&mut spec)?;
         self.set_direct_and_timing(&mut spec)?;
         self.set_randomness(&mut spec);
-        zones_fit(&spec.distribution, spec.size)?;
+        zones_fit(&spec.workload.distribution, spec.target.size)?;
         self.set_rates(&mut spec)?;
         self.set_syncs_and_exits(&mut spec);
         self.set_verify(&mut spec, fio, own_file)?;
@@ -37,11 +37,11 @@ impl Draft {
         self.set_logs_latency_and_flow(&mut spec)?;
         self.set_cmdprio(&mut spec)?;
         self.set_steady_state(&mut spec)?;
-        if !spec.time_based
-            && spec.size.is_none()
-            && spec.size_pct.is_none()
-            && spec.runtime_ns.is_none()
-            && spec.targets == TargetSpec::Ram
+        if !spec.timing.time_based
+            && spec.target.size.is_none()
+            && spec.target.size_pct.is_none()
+            && spec.timing.runtime_ns.is_none()
+            && spec.target.targets == TargetSpec::Ram
         {
             return Err("give size or runtime".into());
         }
@@ -57,18 +57,18 @@ impl Draft {
             None => EngineKind::IoUring,
         };
         let mut spec = JobSpec::default_for(PathBuf::new());
-        spec.engine = engine;
-        spec.filecreate = self.filecreate;
+        spec.io.engine = engine;
+        spec.io.filecreate = self.filecreate;
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
-            spec.rw = RwMode::Read;
-            spec.iodepth = 1;
-            spec.direct = false;
-            spec.time_based = false;
-            spec.runtime_ns = None;
-            spec.ramp_ns = 0;
-            spec.size = None;
-            spec.random_map = true;
+            spec.workload.rw = RwMode::Read;
+            spec.io.iodepth = 1;
+            spec.target.direct = false;
+            spec.timing.time_based = false;
+            spec.timing.runtime_ns = None;
+            spec.timing.ramp_ns = 0;
+            spec.target.size = None;
+            spec.workload.random_map = true;
         }
         spec
     }
@@ -79,45 +79,45 @@ impl Draft {
             spec.numjobs = n;
         }
         if let Some(rw) = self.rw {
-            spec.rw = rw;
+            spec.workload.rw = rw;
         }
-        spec.rw_gap = self.rw_gap;
+        spec.workload.rw_gap = self.rw_gap;
         match (self.rwmixread, self.rwmixwrite) {
             (Some(r), Some(w)) if r + w != 100 => {
                 return Err("rwmixread and rwmixwrite must add up to 100".into())
             }
-            (Some(r), _) => spec.rwmixread = r,
-            (None, Some(w)) => spec.rwmixread = 100 - w,
+            (Some(r), _) => spec.workload.rwmixread = r,
+            (None, Some(w)) => spec.workload.rwmixread = 100 - w,
             (None, None) => {}
         }
         let [r, w, t] = self.bs.clone();
         match (r, w) {
             (Some(r), Some(w)) => {
-                spec.bs_write = (w != r).then_some(w);
-                spec.bs = r;
+                spec.workload.bs_write = (w != r).then_some(w);
+                spec.workload.bs = r;
             }
-            (Some(r), None) => spec.bs = r,
-            (None, Some(w)) => spec.bs_write = (w != spec.bs).then_some(w),
+            (Some(r), None) => spec.workload.bs = r,
+            (None, Some(w)) => spec.workload.bs_write = (w != spec.workload.bs).then_some(w),
             (None, None) => {}
         }
         // Trims take the write sizes unless given their own.
         let write = spec.bs_for(hiops_hal::Op::Write).clone();
-        spec.bs_trim = t.filter(|t| *t != write);
-        spec.block_align = self.blockalign;
+        spec.workload.bs_trim = t.filter(|t| *t != write);
+        spec.workload.block_align = self.blockalign;
         Ok(())
     }
 
     /// The queue depth, its batches, and the CPUs the job may run on.
     pub(super) fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         if let Some(q) = self.iodepth {
-            spec.iodepth = q;
+            spec.io.iodepth = q;
         }
-        spec.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
-        spec.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        spec.io.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
+        spec.io.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
         // fio (init.c): a max below the min is raised to it.
-        spec.iodepth_batch_complete_max = self
+        spec.io.iodepth_batch_complete_max = self
             .iodepth_batch_complete_max
-            .map_or(0, |m| m.max(spec.iodepth_batch_complete_min));
+            .map_or(0, |m| m.max(spec.io.iodepth_batch_complete_min));
         spec.cpus_allowed = self.cpus_allowed.clone();
         if let Some(cpus) = &spec.cpus_allowed {
             let online = std::thread::available_parallelism()
@@ -141,49 +141,49 @@ impl Draft {
             (Some(d), Some(b)) if d == b => {
                 return Err("direct and buffered contradict each other: give one".into())
             }
-            (Some(d), _) => spec.direct = d,
-            (None, Some(b)) => spec.direct = !b,
+            (Some(d), _) => spec.target.direct = d,
+            (None, Some(b)) => spec.target.direct = !b,
             (None, None) => {}
         }
         if let Some(r) = self.runtime {
-            spec.runtime_ns = Some(r);
+            spec.timing.runtime_ns = Some(r);
         }
         if let Some(t) = self.time_based {
-            spec.time_based = t;
+            spec.timing.time_based = t;
         }
-        if spec.time_based && spec.runtime_ns.is_none() {
+        if spec.timing.time_based && spec.timing.runtime_ns.is_none() {
             return Err("time_based needs runtime (how long to run)".into());
         }
         if let Some(r) = self.ramp_time {
-            spec.ramp_ns = r;
+            spec.timing.ramp_ns = r;
         }
-        spec.startdelay_ns = self.startdelay.unwrap_or(0);
-        spec.loops = self.loops.unwrap_or(1);
+        spec.timing.startdelay_ns = self.startdelay.unwrap_or(0);
+        spec.timing.loops = self.loops.unwrap_or(1);
         Ok(())
     }
 
     /// Where random I/Os fall, and their seed.
     pub(super) fn set_randomness(&self, spec: &mut JobSpec) {
         if let Some(d) = self.distribution.clone() {
-            spec.distribution = d;
+            spec.workload.distribution = d;
         }
         if let Some(s) = self.randseed {
-            spec.randseed = s;
+            spec.workload.randseed = s;
         }
         // fio: a randseed given overrides randrepeat=0 (init.c, fixup_options).
         if self.randrepeat == Some(false) && self.randseed.is_none() {
-            spec.randseed = std::time::SystemTime::now()
+            spec.workload.randseed = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(1);
         }
         if let Some(n) = self.norandommap {
-            spec.random_map = !n;
+            spec.workload.random_map = !n;
         }
         // fio's lfsr visits every block once per cycle, map or not.
-        spec.random_map |= self.lfsr;
-        spec.percentage_random = self.percentage_random.unwrap_or(100);
-        spec.raid0_chunk = self.raid0;
+        spec.workload.random_map |= self.lfsr;
+        spec.workload.percentage_random = self.percentage_random.unwrap_or(100);
+        spec.target.raid0_chunk = self.raid0;
     }
 
     /// Each direction's rate cap and floor, and the pacing between I/Os.
@@ -193,40 +193,40 @@ impl Draft {
             .enumerate()
         {
             let mean = spec.bs_for(op).mean();
-            spec.rate_iops[d] = match (self.rate_iops[d], self.rate[d]) {
+            spec.workload.rate_iops[d] = match (self.rate_iops[d], self.rate[d]) {
                 (Some(_), Some(_)) => return Err("give rate or rate_iops, not both".into()),
                 (Some(r), None) => Some(r as f64),
                 // Below one block per second is honoured: I/Os are spaced.
                 (None, Some(bytes)) => Some(bytes as f64 / mean),
                 (None, None) => None,
             };
-            spec.rate_min[d] = match (self.rate_iops_min[d], self.rate_min[d]) {
+            spec.workload.rate_min[d] = match (self.rate_iops_min[d], self.rate_min[d]) {
                 (Some(_), Some(_)) => return Err("give rate_min or rate_iops_min, not both".into()),
                 (Some(r), None) => Some(hiops_bench::spec::RateMin::Iops(r)),
                 (None, Some(b)) => Some(hiops_bench::spec::RateMin::Bytes(b)),
                 (None, None) => None,
             };
         }
-        spec.rate_poisson = self.rate_poisson.unwrap_or(false);
-        spec.thinktime_ns = self.thinktime.unwrap_or(0);
-        spec.clocksource = self.clocksource;
-        spec.gtod_reduce = self.gtod_reduce.unwrap_or(false);
+        spec.workload.rate_poisson = self.rate_poisson.unwrap_or(false);
+        spec.workload.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.timing.clocksource = self.clocksource;
+        spec.timing.gtod_reduce = self.gtod_reduce.unwrap_or(false);
         Ok(())
     }
 
     /// When the job stops, what it syncs, and the page cache hints.
     pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
-        spec.number_ios = self.number_ios;
-        spec.exitall = self.exitall;
-        spec.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
-        spec.fsync_every = self.fsync.unwrap_or(0);
-        spec.fdatasync_every = self.fdatasync.unwrap_or(0);
-        spec.end_fsync = self.end_fsync.unwrap_or(false);
-        spec.invalidate = self.invalidate.unwrap_or(true);
-        spec.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
+        spec.workload.number_ios = self.number_ios;
+        spec.timing.exitall = self.exitall;
+        spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
+        spec.workload.fsync_every = self.fsync.unwrap_or(0);
+        spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
+        spec.workload.end_fsync = self.end_fsync.unwrap_or(false);
+        spec.target.invalidate = self.invalidate.unwrap_or(true);
+        spec.target.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
             None => None,
             Some(FadviseHint::Fixed(f)) => Some(f),
-            Some(FadviseHint::ByWorkload) if spec.rw.is_random() => Some(Fadvise::Random),
+            Some(FadviseHint::ByWorkload) if spec.workload.rw.is_random() => Some(Fadvise::Random),
             Some(FadviseHint::ByWorkload) => Some(Fadvise::Sequential),
         };
     }

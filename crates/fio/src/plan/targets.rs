@@ -77,10 +77,10 @@ impl Draft {
     /// The targets and their sizes; true when the target is a temporary
     /// file of hiops' own.
     pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
-        let engine = spec.engine;
+        let engine = spec.io.engine;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = self.size_bytes();
-        spec.size_pct = match self.size {
+        spec.target.size_pct = match self.size {
             Some(Amount::Percent(p)) => Some(p),
             _ => None,
         };
@@ -90,21 +90,21 @@ impl Draft {
             if !self.filename.is_empty() && engine != EngineKind::Null {
                 return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file").into());
             }
-            spec.targets = TargetSpec::Ram;
-            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            spec.target.targets = TargetSpec::Ram;
+            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
         } else if !self.filename.is_empty() {
             let files = self.named_files();
             // fio's size is the job's total, divided among its files.
-            spec.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
-            spec.targets = TargetSpec::Paths(files);
+            spec.target.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
+            spec.target.targets = TargetSpec::Paths(files);
         } else if fio {
-            spec.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles)?);
-            spec.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
-            spec.files_per_clone = Some(nrfiles);
+            spec.target.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles)?);
+            spec.target.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
+            spec.target.files_per_clone = Some(nrfiles);
         } else {
             let (target, own_file) = self.one_target()?;
-            spec.targets = TargetSpec::Paths(vec![target]);
-            spec.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            spec.target.targets = TargetSpec::Paths(vec![target]);
+            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
             return Ok(own_file);
         }
         Ok(false)
@@ -116,7 +116,7 @@ impl Draft {
         let Some(trace) = &self.read_iolog else {
             return Ok(false);
         };
-        let files = match &spec.targets {
+        let files = match &spec.target.targets {
             TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
             _ => Vec::new(),
         };
@@ -188,25 +188,25 @@ impl Draft {
         spec: &mut JobSpec,
         own_file: bool,
     ) -> Result<(), FioError> {
-        spec.write_iolog = self.write_iolog.clone();
-        spec.io_size = self.io_size()?;
-        spec.strided = self.strided_zones()?;
-        spec.file_service = self.file_service.clone();
-        spec.buffer_pattern = self.buffer_pattern.clone();
+        spec.io_logs.write_iolog = self.write_iolog.clone();
+        spec.target.io_size = self.io_size()?;
+        spec.target.strided = self.strided_zones()?;
+        spec.target.file_service = self.file_service.clone();
+        spec.workload.buffer_pattern = self.buffer_pattern.clone();
         self.set_openfiles(spec)?;
-        spec.unlink = self.unlink.unwrap_or(own_file);
-        spec.fill_device = self.fill_device;
+        spec.target.unlink = self.unlink.unwrap_or(own_file);
+        spec.target.fill_device = self.fill_device;
         // fio fills only when no size is given (init.c: size = -1).
         if self.fill_device && self.size.is_none() && self.filesize.is_none() {
-            if let TargetSpec::Paths(files) = &spec.targets {
-                spec.size = fill_size(files)?;
+            if let TargetSpec::Paths(files) = &spec.target.targets {
+                spec.target.size = fill_size(files)?;
             }
         }
         if let Some(o) = self.offset {
-            spec.offset = o;
+            spec.target.offset = o;
         }
         if let Some(o) = self.offset_increment {
-            spec.offset_increment = o;
+            spec.target.offset_increment = o;
         }
         Ok(())
     }
@@ -233,7 +233,7 @@ impl Draft {
     /// (fio's get_next_file_rr). The random file services are refused.
     pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), FioError> {
         use hiops_bench::file_service::FileServiceKind;
-        let files = match (&spec.targets, spec.files_per_clone) {
+        let files = match (&spec.target.targets, spec.target.files_per_clone) {
             (_, Some(n)) => n as u64,
             (TargetSpec::Paths(p), None) => p.len() as u64,
             _ => 1,
@@ -244,12 +244,12 @@ impl Draft {
         let Some(open) = limit.filter(|&n| n < files) else {
             return Ok(());
         };
-        match spec.file_service.as_ref().map(|s| (&s.kind, s.ios_per_pick)) {
+        match spec.target.file_service.as_ref().map(|s| (&s.kind, s.ios_per_pick)) {
             // sequential serves one file until it is done: within any limit.
             Some((FileServiceKind::Sequential, _)) => {}
             None | Some((FileServiceKind::RoundRobin, 1)) => {
-                spec.file_service = None;
-                spec.open_files = Some(open as u32);
+                spec.target.file_service = None;
+                spec.target.open_files = Some(open as u32);
             }
             Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles").into()),
         }
@@ -294,7 +294,7 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), FioError> {
 pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
     for &j in jobs {
-        let TargetSpec::Paths(paths) = &mut out.jobs[j].targets else {
+        let TargetSpec::Paths(paths) = &mut out.jobs[j].target.targets else {
             continue;
         };
         for path in paths.iter_mut() {

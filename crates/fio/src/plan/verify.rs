@@ -12,34 +12,34 @@ impl Draft {
         own_file: bool,
     ) -> Result<(), FioError> {
         // fio: a verify_pattern without verify means verify=pattern.
-        spec.verify = match (self.verify, &self.verify_pattern) {
+        spec.verify.mode = match (self.verify, &self.verify_pattern) {
             (Some(mode), _) => mode,
             (None, Some(_)) => VerifyMode::Pattern,
             (None, None) => VerifyMode::Off,
         };
-        spec.verify_pattern = self.verify_pattern.clone();
-        spec.verify_pattern_offsets = self.verify_pattern_offsets.clone();
-        spec.do_verify = self.do_verify.unwrap_or(true);
-        spec.verify_only = self.verify_only.unwrap_or(false);
-        spec.verify_interval = self.verify_interval;
-        spec.verify_offset = self.verify_offset.unwrap_or(0);
+        spec.verify.pattern = self.verify_pattern.clone();
+        spec.verify.pattern_offsets = self.verify_pattern_offsets.clone();
+        spec.verify.do_verify = self.do_verify.unwrap_or(true);
+        spec.verify.only = self.verify_only.unwrap_or(false);
+        spec.verify.interval = self.verify_interval;
+        spec.verify.offset = self.verify_offset.unwrap_or(0);
         // fio's per-block seeds start from its randseed (0x89 by default;
         // randrepeat=0 without a randseed: this run's own seed).
-        spec.verify_seed = match (self.randseed, self.randrepeat) {
+        spec.verify.seed = match (self.randseed, self.randrepeat) {
             (Some(s), _) => s,
-            (None, Some(false)) => spec.randseed,
+            (None, Some(false)) => spec.workload.randseed,
             (None, _) => 0x89,
         };
-        spec.verify_fatal = self.verify_fatal.unwrap_or(false);
-        spec.verify_dump = self.verify_dump.unwrap_or(false);
-        spec.verify_backlog = self.verify_backlog.unwrap_or(0);
-        spec.verify_backlog_batch = self.verify_backlog_batch.unwrap_or(0);
-        spec.verify_async = self.verify_async.unwrap_or(0);
-        spec.verify_trim = self.verify_trim(spec.verify);
+        spec.verify.fatal = self.verify_fatal.unwrap_or(false);
+        spec.verify.dump = self.verify_dump.unwrap_or(false);
+        spec.verify.backlog = self.verify_backlog.unwrap_or(0);
+        spec.verify.backlog_batch = self.verify_backlog_batch.unwrap_or(0);
+        spec.verify.async_threads = self.verify_async.unwrap_or(0);
+        spec.verify.trim = self.verify_trim(spec.verify.mode);
         // fio keeps its state file by default; hiops' own command line only
         // when asked.
-        spec.verify_state_save = self.verify_state_save.unwrap_or(fio);
-        spec.verify_state_load = self.verify_state_load.unwrap_or(false);
+        spec.verify.state_save = self.verify_state_save.unwrap_or(fio);
+        spec.verify.state_load = self.verify_state_load.unwrap_or(false);
         self.check_verify_only(spec, own_file)
     }
 
@@ -66,20 +66,20 @@ impl Draft {
         spec: &mut JobSpec,
         own_file: bool,
     ) -> Result<(), FioError> {
-        let read_verify = !spec.rw.writes() && spec.verify != VerifyMode::Off;
-        if spec.verify_state_load && !spec.verify_only && !read_verify {
+        let read_verify = !spec.workload.rw.writes() && spec.verify.mode != VerifyMode::Off;
+        if spec.verify.state_load && !spec.verify.only && !read_verify {
             return Err(
                 "verify_state_load checks what a stopped run wrote: use it with verify_only=1, or in a read job with verify (rw=read, verify=crc32c)"
                     .into(),
             );
         }
-        if spec.verify_only {
-            if spec.verify == VerifyMode::Off {
-                spec.verify = VerifyMode::Crc32c;
+        if spec.verify.only {
+            if spec.verify.mode == VerifyMode::Off {
+                spec.verify.mode = VerifyMode::Crc32c;
             }
-            spec.time_based = false;
-            spec.ramp_ns = 0;
-            spec.runtime_ns = None;
+            spec.timing.time_based = false;
+            spec.timing.ramp_ns = 0;
+            spec.timing.runtime_ns = None;
             if own_file {
                 return Err("verify_only checks a target written before: give its filename".into());
             }
