@@ -20,6 +20,12 @@ impl From<String> for ValueError {
     }
 }
 
+impl From<hiops_bench::spec::BlockSizeError> for ValueError {
+    fn from(why: hiops_bench::spec::BlockSizeError) -> ValueError {
+        ValueError(why.to_string())
+    }
+}
+
 impl From<&str> for ValueError {
     fn from(why: &str) -> ValueError {
         ValueError(why.to_string())

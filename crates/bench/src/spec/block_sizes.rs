@@ -1,5 +1,21 @@
 //! Block sizes: fio's `bs`, `bssplit` and `bsrange`.
 
+use std::fmt::Display;
+
+/// Why a block size or a bssplit list was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockSizeError {
+    /// The caller's size syntax refused a size: its message.
+    #[error("{0}")]
+    Size(String),
+    #[error("'{part}' in bssplit: the percent after '/' must be a whole number")]
+    Percent { part: String },
+    #[error("bssplit '{text}' adds up to {given}%: make the percentages add up to 100")]
+    Total { text: String, given: u32 },
+    #[error("block size '{text}' must be between 1 byte and 4GiB")]
+    Range { text: String },
+}
+
 /// Block sizes: one size, fio's `bssplit` (size, percent) list, or a
 /// `bsrange` (every multiple of the smallest, equally likely).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,15 +63,16 @@ impl BlockSizes {
 
     /// Parses `4k` or fio's bssplit `4k/50:64k/50` (an empty percent shares
     /// what is left equally, as in fio).
-    pub fn parse(text: &str) -> Result<BlockSizes, String> {
-        Self::parse_with(text, &|t| Ok(crate::units::parse_size(t)?))
+    pub fn parse(text: &str) -> Result<BlockSizes, BlockSizeError> {
+        Self::parse_with(text, &crate::units::parse_size)
     }
 
     /// As `parse`, with the caller's size syntax (fio's kb_base).
-    pub fn parse_with(
+    pub fn parse_with<E: Display>(
         text: &str,
-        parse_size: &dyn Fn(&str) -> Result<u64, String>,
-    ) -> Result<BlockSizes, String> {
+        parse_size: &dyn Fn(&str) -> Result<u64, E>,
+    ) -> Result<BlockSizes, BlockSizeError> {
+        let parse_size = |t: &str| parse_size(t).map_err(|e| BlockSizeError::Size(e.to_string()));
         if !text.contains('/') && !text.contains(':') {
             let bs = parse_size(text)?;
             return Ok(BlockSizes::fixed(to_u32(bs, text)?));
@@ -69,17 +86,18 @@ impl BlockSizes {
                 unspecified.push(split.len());
                 split.push((bs, 0));
             } else {
-                let p: u32 = pct.parse().map_err(|_| {
-                    format!("'{part}' in bssplit: the percent after '/' must be a whole number")
+                let p: u32 = pct.parse().map_err(|_| BlockSizeError::Percent {
+                    part: part.to_string(),
                 })?;
                 split.push((bs, p));
             }
         }
         let given: u32 = split.iter().map(|s| s.1).sum();
         if given > 100 {
-            return Err(format!(
-                "bssplit '{text}' adds up to {given}%: make the percentages add up to 100"
-            ));
+            return Err(BlockSizeError::Total {
+                text: text.to_string(),
+                given,
+            });
         }
         if !unspecified.is_empty() {
             let each = (100 - given) / unspecified.len() as u32;
@@ -89,20 +107,23 @@ impl BlockSizes {
                 rest = rest.saturating_sub(1);
             }
         } else if given != 100 {
-            return Err(format!(
-                "bssplit '{text}' adds up to {given}%: make the percentages add up to 100"
-            ));
+            return Err(BlockSizeError::Total {
+                text: text.to_string(),
+                given,
+            });
         }
         split.retain(|s| s.1 > 0);
         Ok(BlockSizes { split })
     }
 }
 
-fn to_u32(v: u64, text: &str) -> Result<u32, String> {
+fn to_u32(v: u64, text: &str) -> Result<u32, BlockSizeError> {
     u32::try_from(v)
         .ok()
         .filter(|&v| v > 0)
-        .ok_or_else(|| format!("block size '{text}' must be between 1 byte and 4GiB"))
+        .ok_or_else(|| BlockSizeError::Range {
+            text: text.to_string(),
+        })
 }
 
 #[cfg(test)]
@@ -118,9 +139,11 @@ mod tests {
         assert_eq!(b.split, vec![(4096, 40), (8192, 30), (16384, 30)]);
         assert!(BlockSizes::parse("4k/60:8k/60")
             .unwrap_err()
+            .to_string()
             .contains("add up to 100"));
         assert!(BlockSizes::parse("4k/30:8k/30")
             .unwrap_err()
+            .to_string()
             .contains("add up to 100"));
     }
 }

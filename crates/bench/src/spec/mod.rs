@@ -18,7 +18,7 @@ mod verify;
 mod workload;
 
 pub use crate::distribution::Distribution;
-pub use block_sizes::BlockSizes;
+pub use block_sizes::{BlockSizeError, BlockSizes};
 pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};

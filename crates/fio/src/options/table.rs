@@ -114,7 +114,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio).", |d, v| {
         let kb = d.kb_base;
-        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb).map_err(String::from))?))?; Ok(())
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb))?))?; Ok(())
     }),
     opt!("blockalign", ["ba"], value, "Random offsets are multiples of this (default: the smallest block size).", |d, v| {
         let a = u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "blockalign")?;
