@@ -6,7 +6,7 @@
 //! should.
 #![no_main]
 
-use hiops_bench::iolog::{format_of, scan, TraceSummary};
+use hiops_bench::iolog::{format_of, scan, TraceError, TraceSummary};
 use hiops_bench::spec::{ReplaySkip, ReplaySpec, TraceFormat};
 use hiops_fuzz::MemFile;
 use libfuzzer_sys::fuzz_target;
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
     // it, and only that refuses a trace that scanned.
     let aligned = match scan(&spec, true) {
         Ok(a) => a,
-        Err(e) if e.contains("ends past the largest offset") => return,
+        Err(TraceError::PastEnd { .. }) => return,
         Err(e) => panic!("a trace that scans scans aligned: {e}"),
     };
     // Lengths are rounded up to the alignment, within u32 (one of nearly
