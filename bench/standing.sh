@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs the measurements behind BENCHMARKS.md's tables, one after the other,
+# with the commands the tables quote; each step's output goes to
+# $OUT/STEP.log (OUT defaults to /var/tmp/standing) with the date, the
+# commit and how long it took.
+#
+#   bash bench/standing.sh redis rocksdb fig10   # the steps named
+#   bash bench/standing.sh --list                # every step and its command
+#
+# Needs a release build (cargo build --release), a quiet machine (nothing
+# else building or running: the tables compare tools run in turn), fio,
+# redis-server and redis-benchmark (apt-get install redis-server), db_bench
+# (apt-get install rocksdb-tools). Writes only files under /var/tmp (the
+# store files of the kv steps, the data files of the fio steps).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/var/tmp/standing}
+PY=/usr/bin/python3
+HIOPS=target/release/hiops
+
+declare -A STEP=(
+  [fiojobs]="$PY bench/fio_jobs.py --pairs 5 --runtime 3"
+  [replay]="$PY bench/replay_vs_fio.py --readers 16 --ios 20000 --rounds 5"
+  [strategies]="$PY bench/path_strategies.py --threads 128 --rounds 5"
+  [redis]="$PY bench/kv_vs_redis.py --pairs 5 --workers 1 --clients 50 --requests 100000"
+  [idle]="$PY bench/kv_vs_redis.py --idle 5000"
+  [clients]="$PY bench/kv_clients_scaling.py --store /var/tmp/hk/kv.dat --records 200000 --pairs 7"
+  [rocksdb]="$PY bench/kv_vs_rocksdb.py --records 200000 --threads 32 --pairs 3 --time 10"
+  [raw]="$PY bench/kv_vs_raw.py --pairs 5 --runtime 4"
+  [fig10]="$HIOPS kv fig10 --path /var/tmp/hk/kv.dat --size 2g --records 200000 --time 3s --rounds 2 --clients 1,16,128,256,512,1024 --cache-size 0 -o /var/tmp/hk/f10 --restart"
+  [cachesweep]="$HIOPS kv cache-sweep --path /var/tmp/hk/cs-flash.dat --time 5s -o /var/tmp/hk/cs"
+)
+
+if [ "${1:-}" = "--list" ] || [ $# -eq 0 ]; then
+  for name in "${!STEP[@]}"; do printf '%-11s %s\n' "$name" "${STEP[$name]}"; done | sort
+  [ $# -eq 0 ] && echo "bench/standing.sh: name the steps to run (above)" >&2
+  exit 0
+fi
+[ -x "$HIOPS" ] || { echo "bench/standing.sh: no $HIOPS: cargo build --release first" >&2; exit 2; }
+mkdir -p "$OUT" /var/tmp/hk
+for name in "$@"; do
+  [ -n "${STEP[$name]:-}" ] || { echo "bench/standing.sh: no step $name (see --list)" >&2; exit 2; }
+done
+for name in "$@"; do
+  log=$OUT/$name.log
+  start=$(date +%s)
+  echo "== $name $(date -u +%FT%TZ) $(git rev-parse --short HEAD): ${STEP[$name]}" | tee "$log"
+  [ "$name" = fig10 ] && rm -rf /var/tmp/hk/f10
+  ${STEP[$name]} >> "$log" 2>&1
+  echo "== rc=$? in $(( $(date +%s) - start )) s" | tee -a "$log"
+done
