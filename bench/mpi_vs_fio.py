@@ -23,13 +23,15 @@ Usage:
                         [--size 1g] [--engine io_uring]
 
 Needs fio, Open MPI (bash .ci/setup) and hiops built with MPI:
-cargo build --release --features mpi. Run as root (mpirun gets
+cargo build --release --features mpi (or HIOPS=path to such a build).
+Run as root (mpirun gets
 --allow-run-as-root). Leaves nothing behind in DIR.
 """
 import argparse, json, os, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HIOPS = os.path.join(ROOT, "target", "release", "hiops")
+# HIOPS=path picks another build (one with --features mpi in its own target dir).
+HIOPS = os.environ.get("HIOPS") or os.path.join(ROOT, "target", "release", "hiops")
 BASE_PORT = 8765
 
 

@@ -10,8 +10,11 @@
 # Needs a release build (cargo build --release), a quiet machine (nothing
 # else building or running: the tables compare tools run in turn), fio,
 # redis-server and redis-benchmark (apt-get install redis-server), db_bench
-# (apt-get install rocksdb-tools). Writes only files under /var/tmp (the
-# store files of the kv steps, the data files of the fio steps).
+# (apt-get install rocksdb-tools); Open MPI and libclang for the mpi step
+# (bash .ci/setup); root for the steps over zram and loop devices, which
+# bench/with_devices.sh sets up and removes. Writes only files under
+# /var/tmp (the store files of the kv steps, the data files of the fio
+# steps) and the zram and loop devices it creates.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/var/tmp/standing}
@@ -29,6 +32,16 @@ declare -A STEP=(
   [raw]="$PY bench/kv_vs_raw.py --pairs 5 --runtime 4"
   [fig10]="$HIOPS kv fig10 --path /var/tmp/hk/kv.dat --size 2g --records 200000 --time 3s --rounds 2 --clients 1,16,128,256,512,1024 --cache-size 0 -o /var/tmp/hk/f10 --restart"
   [cachesweep]="$HIOPS kv cache-sweep --path /var/tmp/hk/cs-flash.dat --time 5s -o /var/tmp/hk/cs"
+  [raw128]="$PY bench/kv_vs_raw.py --pairs 5 --runtime 4 --clients 128 --tasks --dir /var/tmp"
+  [vsfio]="$PY bench/vs_fio.py --pairs 5 --runtime 4 --dir /var/tmp --points disk-psync-qd1,disk-io_uring-qd32-fixed,null-qd32,zram-psync-qd1"
+  [mpi]="CARGO_TARGET_DIR=target/mpi cargo build -q --release --features mpi -p hiops && HIOPS=target/mpi/release/hiops $PY bench/mpi_vs_fio.py --pairs 5 --runtime 5 --ranks 1,2,4 --size 1g --dir /var/tmp"
+  [inline]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$LOOP \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" && $PY bench/alternate.py --rounds 5 --file \$ZRAM:/var/tmp/hb/path.dat \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\"'"
+  [fig10dev]="bash bench/with_devices.sh 'for paths in \"--path /var/tmp/hk/kv1.dat\" \"--path /var/tmp/hk/kv1.dat --path \$ZRAM\" \"--path /var/tmp/hk/kv1.dat --path \$ZRAM --path \$LOOP\"; do $HIOPS kv fig10 \$paths --allow-write-device --size 512m --strategies pread,tasks --clients 32,128 --records 100000 --time 3s --cache-size 0 --rounds 2 -o /var/tmp/hk/f10dev.\$(echo \$paths | wc -w) --restart || exit 1; done'"
+  [profcost]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$ZRAM \"off=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1 --profile\" && $PY bench/alternate.py --rounds 5 \"off=$HIOPS run --ioengine=psync --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=psync --iodepth=1 --direct=1 --profile\"'"
+  [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6"
+  [experiment]="$HIOPS experiment hiops --zram --loop --dir /var/tmp/hk/exp --restart --no-progress"
+  [fig8]="$PY bench/path_strategies.py --threads 128 --rounds 5 --runtime 3 --strategies pread,coop:issue,coop:lazy,coop:all"
+  [iozone]="bash bench/with_devices.sh '$HIOPS iozone disk=/var/tmp/hb/iozdisk zram=\$ZRAM --allow-write --dir /var/tmp/hb/ioz'"
 )
 
 if [ "${1:-}" = "--list" ] || [ $# -eq 0 ]; then
@@ -46,6 +59,6 @@ for name in "$@"; do
   start=$(date +%s)
   echo "== $name $(date -u +%FT%TZ) $(git rev-parse --short HEAD): ${STEP[$name]}" | tee "$log"
   [ "$name" = fig10 ] && rm -rf /var/tmp/hk/f10
-  ${STEP[$name]} >> "$log" 2>&1
+  bash -c "${STEP[$name]}" >> "$log" 2>&1
   echo "== rc=$? in $(( $(date +%s) - start )) s" | tee -a "$log"
 done
