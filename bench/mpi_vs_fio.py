@@ -131,7 +131,9 @@ def fio_cmd(fio_jobs, n):
 
 
 def hiops_cmd(hiops_job, n):
-    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", str(n),
+    # fio's servers run unbound; Open MPI binds a rank to one core unless told
+    # not to (which costs 1.3-1.5x the machine clocks here: docs/mpi.md).
+    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-n", str(n),
             HIOPS, "run", "--output-format=json", "--no-progress", hiops_job]
 
 

@@ -36,11 +36,11 @@ declare -A STEP=(
   [vsfio]="$PY bench/vs_fio.py --pairs 5 --runtime 4 --dir /var/tmp --points disk-psync-qd1,disk-io_uring-qd32-fixed,null-qd32,zram-psync-qd1"
   [mpi]="CARGO_TARGET_DIR=target/mpi cargo build -q --release --features mpi -p hiops && HIOPS=target/mpi/release/hiops $PY bench/mpi_vs_fio.py --pairs 5 --runtime 5 --ranks 1,2,4 --size 1g --dir /var/tmp"
   [inline]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$LOOP \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" && $PY bench/alternate.py --rounds 5 --file \$ZRAM:/var/tmp/hb/path.dat \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\"'"
-  [fig10dev]="bash bench/with_devices.sh 'for paths in \"--path /var/tmp/hk/kv1.dat\" \"--path /var/tmp/hk/kv1.dat --path \$ZRAM\" \"--path /var/tmp/hk/kv1.dat --path \$ZRAM --path \$LOOP\"; do $HIOPS kv fig10 \$paths --allow-write-device --size 512m --strategies pread,tasks --clients 32,128 --records 100000 --time 3s --cache-size 0 --rounds 2 -o /var/tmp/hk/f10dev.\$(echo \$paths | wc -w) --restart || exit 1; done'"
+  [fig10dev]="FILL=blank bash bench/with_devices.sh '$HIOPS kv fig10 --path /var/tmp/hk/kv1.dat --path \$ZRAM --path \$LOOP --allow-write-device --size 512m --strategies pread,tasks --clients 32,128 --records 100000 --time 3s --cache-size 0 --rounds 2 -o /var/tmp/hk/f10dev --restart'"
   [profcost]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$ZRAM \"off=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1 --profile\" && $PY bench/alternate.py --rounds 5 \"off=$HIOPS run --ioengine=psync --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=psync --iodepth=1 --direct=1 --profile\"'"
-  [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6"
+  [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6 --build today=$HIOPS"
   [experiment]="$HIOPS experiment hiops --zram --loop --dir /var/tmp/hk/exp --restart --no-progress"
-  [fig8]="$PY bench/path_strategies.py --threads 128 --rounds 5 --runtime 3 --strategies pread,coop:issue,coop:lazy,coop:all"
+  [fig8]="$PY bench/path_strategies.py --threads 128 --rounds 5 --runtime 3 --strategies pread,coop:issue:rings=1,coop:lazy:rings=1,coop:all:rings=1,coop"
   [iozone]="bash bench/with_devices.sh '$HIOPS iozone disk=/var/tmp/hb/iozdisk zram=\$ZRAM --allow-write --dir /var/tmp/hb/ioz'"
 )
 

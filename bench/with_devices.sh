@@ -2,7 +2,9 @@
 # Runs one command with two devices that complete I/O inline set up for
 # it, then removes them: a zram device and a loop device over a file on a
 # tmpfs, each SIZE (default 1G) and filled with random bytes first (a
-# page never written reads back without the device's work). The command
+# page never written reads back without the device's work); FILL=blank
+# leaves them zeroed, for a command that formats them and refuses a
+# device holding data it does not know (hiops kv). The command
 # sees their paths as $ZRAM and $LOOP:
 #
 #   bash bench/with_devices.sh 'python3 bench/alternate.py --file $LOOP ...'
@@ -27,10 +29,14 @@ trap cleanup EXIT
 
 zram_n=$(cat /sys/class/zram-control/hot_add)
 echo "$SIZE" > "/sys/block/zram$zram_n/disksize"
-dd if=/dev/urandom of="/dev/zram$zram_n" bs=1M count="$mb" oflag=direct status=none
 dir=$(mktemp -d /var/tmp/with_devices.XXXXXX)
 mount -t tmpfs -o size=$((mb + 64))m tmpfs "$dir"
-dd if=/dev/urandom of="$dir/backing" bs=1M count="$mb" status=none
+if [ "${FILL:-random}" = blank ]; then
+  truncate -s "${mb}M" "$dir/backing"
+else
+  dd if=/dev/urandom of="/dev/zram$zram_n" bs=1M count="$mb" oflag=direct status=none
+  dd if=/dev/urandom of="$dir/backing" bs=1M count="$mb" status=none
+fi
 loop=$(losetup --find --show "$dir/backing")
 
 export ZRAM=/dev/zram$zram_n LOOP=$loop
