@@ -41,6 +41,8 @@ declare -A STEP=(
   [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6 --build today=$HIOPS"
   [experiment]="$HIOPS experiment hiops --zram --loop --dir /var/tmp/hk/exp --restart --no-progress"
   [fig8]="$PY bench/path_strategies.py --threads 128 --rounds 5 --runtime 3 --strategies pread,coop:issue:rings=1,coop:lazy:rings=1,coop:all:rings=1,coop"
+  [redistls]="$PY bench/kv_vs_redis.py --pairs 5 --workers 1 --clients 50 --requests 100000 --tls"
+  [index]="cargo run -q --release -p hiops-kv --example index_bytes_per_key"
   [iozone]="bash bench/with_devices.sh '$HIOPS iozone disk=/var/tmp/hb/iozdisk zram=\$ZRAM --allow-write --dir /var/tmp/hb/ioz'"
 )
 

@@ -46,7 +46,15 @@ fn superblock(
         )),
         Some(sb) => Ok((sb, false)),
         None => {
-            let blocks = target::blocks_in(len, cfg.block_size);
+            // A size the user gave (`grow`) bounds a new store on a device
+            // larger than it: the store takes the device's first part, so
+            // the opens after this one, given the same size, find it whole.
+            let bytes = if cfg.grow {
+                len.min(cfg.create_size)
+            } else {
+                len
+            };
+            let blocks = target::blocks_in(bytes, cfg.block_size);
             let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
             if blocks < least {
                 return Err(config_error(
