@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/var/tmp/standing}
 PY=/usr/bin/python3
 HIOPS=target/release/hiops
+PEERS=bench/peers/target/release/hiops-peers    # cargo build --release in bench/peers
+T_IO_URING=${T_IO_URING:-/var/tmp/fio-src/t/io_uring}   # fio's source: ./configure && make t/io_uring
 
 declare -A STEP=(
   [fiojobs]="$PY bench/fio_jobs.py --pairs 5 --runtime 3"
@@ -41,6 +43,12 @@ declare -A STEP=(
   [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6 --build today=$HIOPS"
   [experiment]="$HIOPS experiment hiops --zram --loop --dir /var/tmp/hk/exp --restart --no-progress"
   [fig8]="$PY bench/path_strategies.py --threads 128 --rounds 5 --runtime 3 --strategies pread,coop:issue:rings=1,coop:lazy:rings=1,coop:all:rings=1,coop"
+  [nullengine]="$PY bench/alternate.py --file '' --rounds 5 --runtime 3 --ramp 1 \"hiops=$HIOPS run --ioengine=null --iodepth=1 --size=1g\" \"hiops-gtod=$HIOPS run --ioengine=null --iodepth=1 --size=1g --gtod_reduce=1\" \"fio=fio --ioengine=null --iodepth=1 --size=1g\" \"fio-gtod=fio --ioengine=null --iodepth=1 --size=1g --gtod_reduce=1\""
+  [zramfio]="SIZE=2G bash bench/with_devices.sh '$PY bench/alternate.py --file \$ZRAM --rounds 5 --runtime 3 --ramp 1 \"hiops=$HIOPS run --ioengine=io_uring --iodepth=32 --direct=1\" \"fio=fio --ioengine=io_uring --iodepth=32 --direct=1\" && bash bench/t_io_uring_pairs.sh $T_IO_URING $HIOPS \$ZRAM 5 && bash bench/t_io_uring_pairs.sh $T_IO_URING $HIOPS \$ZRAM 5 -- --gtod_reduce=1'"
+  [queuefull]="$PY bench/vs_fio.py --pairs 5 --runtime 4 --dir /var/tmp --points disk-io_uring-qd32,disk-io_uring-qd32-reap1,disk-io_uring-qd128,disk-io_uring-qd128-reap1,disk-io_uring-qd512,disk-libaio-qd32"
+  [twocpus]="$PY bench/alternate.py --file '' --rounds 5 --runtime 3 --ramp 1 \"one=$HIOPS run --ioengine=null --iodepth=1 --size=1g\" \"two=$HIOPS run --ioengine=null --iodepth=1 --size=1g --numjobs=2 --group_reporting\" && bash bench/with_devices.sh '$PY bench/alternate.py --file \$ZRAM --rounds 5 --runtime 3 --ramp 1 \"psync1=$HIOPS run --ioengine=psync --direct=1\" \"psync2=$HIOPS run --ioengine=psync --direct=1 --numjobs=2 --group_reporting\" \"uring1=$HIOPS run --ioengine=io_uring --iodepth=32 --direct=1\" \"uring2=$HIOPS run --ioengine=io_uring --iodepth=32 --direct=1 --numjobs=2 --group_reporting\"'"
+  [monoio]="$PY bench/alternate.py --file /var/tmp/hb/path.dat --rounds 3 --runtime 4 --ramp 1 \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" \"monoio=$PEERS monoio 128\" \"compio=$PEERS compio 128\" \"tokio-uring=$PEERS tokio-uring 128\" \"glommio=$PEERS glommio 128\""
+  [peers]="$PY bench/peers.py --readers 128 --rounds 5 --seconds 5 --file /var/tmp/hb/path.dat"
   [redistls]="$PY bench/kv_vs_redis.py --pairs 5 --workers 1 --clients 50 --requests 100000 --tls"
   [index]="cargo run -q --release -p hiops-kv --example index_bytes_per_key"
   [iozone]="bash bench/with_devices.sh '$HIOPS iozone disk=/var/tmp/hb/iozdisk zram=\$ZRAM --allow-write --dir /var/tmp/hb/ioz'"
