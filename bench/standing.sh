@@ -22,6 +22,8 @@ PY=/usr/bin/python3
 HIOPS=target/release/hiops
 PEERS=bench/peers/target/release/hiops-peers    # cargo build --release in bench/peers
 T_IO_URING=${T_IO_URING:-/var/tmp/fio-src/t/io_uring}   # fio's source: ./configure && make t/io_uring
+# pread threads, coop threads and tasks, 128 readers each (bench/alternate.py specs).
+READERS128="\"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\""
 
 declare -A STEP=(
   [fiojobs]="$PY bench/fio_jobs.py --pairs 5 --runtime 3"
@@ -38,7 +40,7 @@ declare -A STEP=(
   [raw128]="$PY bench/kv_vs_raw.py --pairs 5 --runtime 4 --clients 128 --tasks --dir /var/tmp"
   [vsfio]="$PY bench/vs_fio.py --pairs 5 --runtime 4 --dir /var/tmp --points disk-psync-qd1,disk-io_uring-qd32-fixed,null-qd32,zram-psync-qd1"
   [mpi]="CARGO_TARGET_DIR=target/mpi cargo build -q --release --features mpi -p hiops && HIOPS=target/mpi/release/hiops $PY bench/mpi_vs_fio.py --pairs 5 --runtime 5 --ranks 1,2,4 --size 1g --dir /var/tmp"
-  [inline]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$LOOP \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" && $PY bench/alternate.py --rounds 5 --file \$ZRAM:/var/tmp/hb/path.dat \"pread=$HIOPS run --strategy=pread --numjobs=128 --direct=1\" \"coop=$HIOPS run --strategy=coop --numjobs=128 --direct=1\" \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\"'"
+  [inline]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$LOOP $READERS128 && $PY bench/alternate.py --rounds 5 --file \$ZRAM:/var/tmp/hb/path.dat $READERS128'"
   [fig10dev]="FILL=blank bash bench/with_devices.sh '$HIOPS kv fig10 --path /var/tmp/hk/kv1.dat --path \$ZRAM --path \$LOOP --allow-write-device --size 512m --strategies pread,tasks --clients 32,128 --records 100000 --time 3s --cache-size 0 --rounds 2 -o /var/tmp/hk/f10dev --restart'"
   [profcost]="bash bench/with_devices.sh '$PY bench/alternate.py --rounds 5 --file \$ZRAM \"off=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=io_uring --iodepth=1 --direct=1 --profile\" && $PY bench/alternate.py --rounds 5 \"off=$HIOPS run --ioengine=psync --iodepth=1 --direct=1\" \"profile=$HIOPS run --ioengine=psync --iodepth=1 --direct=1 --profile\"'"
   [agreement]="$PY bench/profile_agreement.py --file /var/tmp/hb/path.dat --rounds 6 --build today=$HIOPS"
