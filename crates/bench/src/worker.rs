@@ -116,7 +116,7 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
         engine_opts: spec.io.engine_opts.clone(),
         depth: spec.io.iodepth,
         // Busy-peeking costs more than it gains on the devices measured
-        // (docs/history/benchmarks-2026-11.md, "Busy-peeking"): only when --hybrid_depth asks.
+        // (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Busy-peeking"): only when --hybrid_depth asks.
         poll_min_depth: spec
             .io
             .path

@@ -82,7 +82,7 @@ impl BlockDev {
     /// 181k IOPS so, 168k through io_uring). Not for a task ring: blocking
     /// its executor on the loop's worker cost 128 tasks 4x (109k against
     /// 440k through io_uring, where the loop device takes reads without
-    /// an io-wq worker; docs/history/benchmarks-2026-11.md, "Task rings on zram and loop devices").
+    /// an io-wq worker; the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Task rings on zram and loop devices").
     pub fn completes_inline(&self) -> Option<String> {
         if let Some(why) = self.completes_in_submitter() {
             return Some(why);

@@ -17,7 +17,7 @@ struct LocalQueue {
 /// buffer rather than handing the kernel the caller's pages. With the
 /// caller's pages the kernel pins, unpins and dirties them on every
 /// O_DIRECT I/O; a copy costs less up to here. At 128 threads coop's
-/// clocks against pread's (docs/history/benchmarks-2026-11.md, "Coop threads through fixed
+/// clocks against pread's (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Coop threads through fixed
 /// buffers"): 4 KiB 1.09x -> 1.01x, 64 KiB 1.05x -> 1.03x, 256 KiB
 /// 1.08x -> 1.15x (the copy costs more).
 pub(crate) const BOUNCE_MAX: usize = 64 << 10;

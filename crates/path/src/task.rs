@@ -59,13 +59,13 @@ pub struct TaskConfig {
     /// Staged commands go to the kernel as soon as this many wait, not at
     /// the end of the turn (0: only at the end of the turn). At 128 tasks
     /// on one file, 4 gave 1.07x the IOPS of 0 at a 0.7x p99, for ~1.1x
-    /// the clocks (docs/history/benchmarks-2026-11.md, "Submitting before the turn ends").
+    /// the clocks (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Submitting before the turn ends").
     pub submit_batch: u32,
     /// With a deep queue the batch grows to 1/`submit_share` of the
     /// commands at the device (0: `submit_batch` alone): the device keeps
     /// most of its work while the batch fills, and each system call sends
     /// more. At 128 tasks on one file, 4 cost 0.95x the clocks of the
-    /// fixed batch for the same IOPS (docs/history/benchmarks-2026-11.md, "A batch that grows
+    /// fixed batch for the same IOPS (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "A batch that grows
     /// with the queue").
     pub submit_share: u32,
 }
@@ -273,7 +273,7 @@ impl TaskRing {
     /// executor gives no way to ask whether its run queue is empty, so the
     /// parties that wake tasks say so. Without this, a driver polled ahead
     /// of woken tasks slept for a whole device latency while they waited
-    /// to start their I/O (docs/history/benchmarks-2026-11.md, "The driver slept ahead of its
+    /// to start their I/O (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "The driver slept ahead of its
     /// tasks").
     pub fn set_sleep_gate(&self, gate: SleepGate) {
         *self.sleep_gate.borrow_mut() = Some(gate);

@@ -8,7 +8,8 @@ use serde::Serialize;
 use std::fmt::Write;
 
 /// How far apart the sampled busy time and the machine's may be before
-/// the report says so (the bar).
+/// the report says so: beyond 5% the layers no longer account for the
+/// machine's clocks well enough to split them.
 pub const SUM_TOLERANCE_PCT: f64 = 5.0;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -259,7 +259,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// while fewer than 3/4 of the depth are in flight (an underfed device
     /// starts on it now: a batch is held in the kernel's plug until the call
     /// ends), and the rest of the queue in one batch, one system call however
-    /// deep (docs/history/benchmarks-2026-11.md, "Submission batching", has the measurements
+    /// deep (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Submission batching", has the measurements
     /// behind the 3/4). Returns what stopped it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
         let batch = self.spec.io.iodepth_batch_submit;
