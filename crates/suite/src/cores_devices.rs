@@ -7,12 +7,16 @@
 //! [`linear_iops`].
 
 use crate::chart_of::fmt_num;
-use crate::claims::{Claim, ClaimRow, Verdict};
+use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
+use crate::rules::{self, Rule, Size};
 use crate::sweep::SweepDir;
+use hiops_hal::device::BlockDev;
 use hiops_plot::{Axis, Chart};
 use hiops_report::figures::PointFigures;
 use std::collections::BTreeMap;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
 
 /// The sweep of the grid's row of `devices` devices.
 pub fn sweep_name(devices: usize) -> String {
@@ -55,18 +59,47 @@ pub fn from_linear(points: &[GridPoint]) -> Option<Vec<(f64, f64)>> {
     )
 }
 
-/// A measured point with its metrics and CPU set.
+/// A measured point with its metrics (medians), CPU set and IOPS per
+/// round.
 struct Cell {
     point: GridPoint,
     set: String,
     m: PointFigures,
+    rounds: Vec<(u32, f64)>,
 }
 
-/// What the grid ran: its device counts, and each job's threads and depth.
+/// What the grid ran: its device counts, each job's threads and depth,
+/// each target's kind of device (in the targets' order), and the CPUs of
+/// the machine (to read CPU busy % as CPUs).
 pub struct Shape<'a> {
     pub devices: &'a [usize],
     pub threads: u32,
     pub depth: u32,
+    pub kinds: &'a [String],
+    pub online: usize,
+}
+
+/// What kind of device a target is, so that the grid's rules compare only
+/// alike devices: "zram", "loop over a tmpfs file", "vd" (virtio), "a file
+/// on vda"; "unknown" where it cannot be told.
+pub fn device_kind(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return "unknown".into();
+    };
+    let Some(dev) = BlockDev::of_path(path) else {
+        return match meta.is_file() {
+            true => "a file on a file system without a device".into(),
+            false => "unknown".into(),
+        };
+    };
+    if !meta.file_type().is_block_device() {
+        return format!("a file on {}", dev.disk);
+    }
+    match dev.disk.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "loop" if dev.completes_inline().is_some() => "loop over a tmpfs file".into(),
+        "loop" => "loop over a file on a disk".into(),
+        other => other.into(),
+    }
 }
 
 /// The grid's points in order: by devices, then by CPU set.
@@ -80,6 +113,10 @@ fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Vec<Cell> {
             let set = values[0].clone();
             let cpus = hiops_stats::cpu::parse_cpu_list(&set).map_or(0, |c| c.len());
             let Some(iops) = m.iops else { continue };
+            let rounds = (s.points.iter())
+                .filter(|p| p.values == values)
+                .filter_map(|p| Some((p.round, p.metrics.iops?)))
+                .collect();
             out.push(Cell {
                 point: GridPoint {
                     devices,
@@ -88,6 +125,7 @@ fn cells(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Vec<Cell> {
                 },
                 set,
                 m,
+                rounds,
             });
         }
     }
@@ -139,9 +177,11 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
         );
     }
     notes.extend(crate::sweep::point_notes(grid_sweeps));
+    let (kept, dropped) = within_their_cpus(&cells, plan.online);
+    notes.extend(dropped);
     Some(Section {
         heading: "Fig 10: cores and devices scaled together".into(),
-        claims: findings(&points, linear.as_deref()),
+        claims: claims(&kept, plan.kinds),
         findings: Vec::new(),
         charts: charts(&cells, linear.is_some()),
         tables: vec![Table {
@@ -165,82 +205,101 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Shape<'_>) -> Option<
     })
 }
 
-/// The papers' two claims on this grid, each read as a claim line: the
-/// diagonal (one CPU per device) against linear, and what one CPU does
-/// with two devices.
-fn findings(points: &[GridPoint], linear: Option<&[(f64, f64)]>) -> Vec<ClaimRow> {
-    let Some(linear) = linear else {
+/// The points the rules may read, and a note for each left out: a point
+/// whose CPUs busy exceed the CPUs it was allowed by more than
+/// [`rules::CPU_OVERRUN`] measured more than its CPU count.
+fn within_their_cpus(cells: &[Cell], online: usize) -> (Vec<&Cell>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut dropped = Vec::new();
+    for c in cells {
+        let busy = c.m.cpu_busy_pct.map(|pct| pct / 100.0 * online as f64);
+        match busy {
+            Some(b) if !rules::within_cpus(b, c.point.cpus as u32) => dropped.push(format!(
+                "{} device(s) on {} CPU(s) kept {b:.2} CPUs busy, more than its {} by over {:.0}%: left out of the rules.",
+                c.point.devices,
+                c.point.cpus,
+                c.point.cpus,
+                (rules::CPU_OVERRUN - 1.0) * 100.0
+            )),
+            _ => kept.push(c),
+        }
+    }
+    (kept, dropped)
+}
+
+/// Whether the first `n` targets are one kind of device, or what they are.
+fn alike(kinds: &[String], n: usize) -> Result<(), String> {
+    match kinds.get(..n) {
+        Some(k) if k.iter().all(|x| *x == k[0] && x != "unknown") => Ok(()),
+        Some(k) => Err(format!("the devices are unlike ({}): scaling against linear needs alike devices (N zram devices, or N loop devices over tmpfs files)", k.join(", "))),
+        None => Err("the devices' kinds were not recorded (a report of older hiops)".into()),
+    }
+}
+
+/// Within 15% of linear with `n` devices on `n` CPUs: `n` times one
+/// device on one CPU, give or take 15% of it.
+fn linear_rule(n: usize) -> Rule {
+    Rule {
+        name: "IOPS against 1 device on 1 CPU per round, within 15% of linear, alike devices, points within their CPUs",
+        null: 1.0,
+        paper: n as f64,
+        size: Size::Within {
+            tolerance: 0.15 * n as f64 / (n as f64 - 1.0),
+        },
+    }
+}
+
+/// The papers' claims on this grid, each judged over rounds: the diagonal
+/// (a CPU per device) against linear (ADMS'10 Fig 10), and one CPU with
+/// two devices (the HIOPS slides' one core per two SSDs).
+fn claims(kept: &[&Cell], kinds: &[String]) -> Vec<ClaimRow> {
+    let at = |d: usize, c: usize| {
+        kept.iter()
+            .find(|x| x.point.devices == d && x.point.cpus == c)
+    };
+    let Some(one) = at(1, 1) else {
         return Vec::new();
     };
-    let diagonal: Vec<(usize, f64)> = (points.iter().zip(linear))
-        .filter(|(p, _)| p.devices == p.cpus && p.devices > 1)
-        .map(|(p, l)| (p.devices, l.1))
-        .collect();
-    let at = |d: usize, c: usize| points.iter().find(|p| p.devices == d && p.cpus == c);
-    let one_cpu = at(1, 1).map(|one| {
-        let times = |d| at(d, 1).map(|p| p.iops / one.iops.max(1e-9));
-        (times(2), times(3))
-    });
-    [
-        linear_claim(&diagonal),
-        one_cpu.and_then(|(two, three)| two_devices_claim(two?, three)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
-}
-
-/// ADMS'10 Fig 10 on the diagonal: each point's distance from linear.
-fn linear_claim(diagonal: &[(usize, f64)]) -> Option<ClaimRow> {
-    if diagonal.is_empty() {
-        return None;
+    let judge = |cell: &Cell, n: usize| match alike(kinds, cell.point.devices) {
+        Ok(()) => linear_rule(n).judge(&rules::paired_ratios(&cell.rounds, &one.rounds)),
+        Err(why) => linear_rule(n).unjudged(why),
+    };
+    let mut out = Vec::new();
+    for c in kept
+        .iter()
+        .filter(|c| c.point.devices == c.point.cpus && c.point.devices > 1)
+    {
+        let n = c.point.devices;
+        let j = judge(c, n);
+        out.push(ClaimRow::judged(
+            "ADMS'10 Fig 10",
+            "cores and adapters added together stay within 15% of linear",
+            format!("{n} devices on {n} CPUs: {:.2}x one device on one CPU", c.point.iops / one.point.iops.max(1e-9)),
+            &j,
+            "A shared part (a device, the interrupt path, a lock) limits the scaling, or the one-device point was held back by something more devices relieve",
+        ));
     }
-    let each: Vec<String> = (diagonal.iter())
-        .map(|(n, pct)| format!("{n} devices on {n} CPUs {pct:+.0}%"))
-        .collect();
-    let lowest = diagonal.iter().map(|d| d.1).fold(f64::INFINITY, f64::min);
-    let highest = (diagonal.iter().map(|d| d.1)).fold(f64::NEG_INFINITY, f64::max);
-    let (verdict, why) = if lowest < -15.0 {
-        (
-            Verdict::NotReproduced,
-            "A shared part (a device, the interrupt path, a lock) limits the scaling",
-        )
-    } else if highest > 15.0 {
-        (Verdict::Partly, "Above linear: the 1 device, 1 CPU point was held back by something the added CPUs or devices relieve (a device one CPU cannot keep busy, or one that scales with CPUs, as a RAM disk does)")
-    } else {
-        (Verdict::Reproduced, "")
-    };
-    let claim = Claim {
-        source: "ADMS'10 Fig 10",
-        claim: "cores and adapters added together stay within 15% of linear",
-        measured: format!("{} from linear", each.join(", ")),
-        verdict,
-        why,
-    };
-    Some(claim.row())
-}
-
-/// The HIOPS slides' one core per 2 SSDs: one CPU with 2 (and 3) devices
-/// against one device on it.
-fn two_devices_claim(two: f64, three: Option<f64>) -> Option<ClaimRow> {
-    let mut measured = format!("one CPU with 2 devices gives {two:.2}x one device's IOPS");
-    if let Some(t) = three {
-        measured += &format!(", with 3 {t:.2}x");
+    if let Some(two) = at(2, 1) {
+        let j = judge(two, 2);
+        let mut measured = format!(
+            "one CPU with 2 devices gives {:.2}x one device's IOPS",
+            two.point.iops / one.point.iops.max(1e-9)
+        );
+        if let Some(three) = at(3, 1) {
+            measured += &format!(
+                ", with 3 {:.2}x",
+                three.point.iops / one.point.iops.max(1e-9)
+            );
+        }
+        out.push(ClaimRow::judged(
+            "HIOPS slides",
+            "one core carries two SSDs of 4 KB random reads, not more",
+            measured,
+            &j,
+            "Each device here costs another amount of CPU per I/O than the slides' SSDs",
+        ));
     }
-    let (verdict, why) = match three {
-        _ if two < 1.8 => (Verdict::NotReproduced, "One CPU does not keep even two of these devices busy: each costs more CPU per I/O here than the slides' SSDs"),
-        Some(t) if t > 2.2 => (Verdict::NotReproduced, "One CPU carries more than two of these devices: each costs less CPU per I/O here than the slides' SSDs"),
-        Some(_) => (Verdict::Reproduced, ""),
-        None => (Verdict::Partly, "One CPU keeps two devices busy; whether it stops at two needs a third device"),
-    };
-    let claim = Claim {
-        source: "HIOPS slides",
-        claim: "one core carries two SSDs of 4 KB random reads, not more",
-        measured,
-        verdict,
-        why,
-    };
-    Some(claim.row())
+    out
 }
 
 /// IOPS and CPU busy against devices, a line per CPU count, with the
@@ -286,6 +345,7 @@ fn charts(cells: &[Cell], has_linear: bool) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claims::Verdict;
 
     fn p(devices: usize, cpus: usize, iops: f64) -> GridPoint {
         GridPoint {
@@ -316,51 +376,96 @@ mod tests {
         assert_eq!(linear_iops(50.0, 4, 2), 100.0);
     }
 
-    #[test]
-    fn the_findings_name_the_diagonal_and_one_cpu_with_two_devices() {
-        let grid = [
-            p(1, 1, 100.0),
-            p(2, 1, 190.0),
-            p(2, 2, 180.0),
-            p(3, 3, 240.0),
-        ];
-        let l = from_linear(&grid).unwrap();
-        let lines = |f: Vec<ClaimRow>| f.iter().map(ClaimRow::line).collect::<Vec<_>>();
-        let f = lines(findings(&grid, Some(&l)));
-        assert_eq!(
-            f[0],
-            "ADMS'10 Fig 10 (cores and adapters added together stay within 15% of linear): not reproduced — here 2 devices on 2 CPUs -10%, 3 devices on 3 CPUs -20% from linear. A shared part (a device, the interrupt path, a lock) limits the scaling."
-        );
-        assert!(
-            f[1].contains("partly reproduced — here one CPU with 2 devices gives 1.90x"),
-            "{}",
-            f[1]
-        );
-        let close = [p(1, 1, 100.0), p(2, 2, 190.0)];
-        let f = lines(findings(&close, from_linear(&close).as_deref()));
-        assert!(
-            f[0].ends_with("reproduced — here 2 devices on 2 CPUs -5% from linear."),
-            "{}",
-            f[0]
-        );
-        let above = [p(1, 1, 100.0), p(2, 2, 240.0)];
-        let f = lines(findings(&above, from_linear(&above).as_deref()));
-        assert!(
-            f[0].contains(
-                "partly reproduced — here 2 devices on 2 CPUs +20% from linear. Above linear"
+    /// A grid cell of `devices` on `cpus` with IOPS per round and its
+    /// CPU busy (% of a 2-CPU machine).
+    fn cell(devices: usize, cpus: usize, rounds: &[f64], busy_pct: f64) -> Cell {
+        Cell {
+            point: p(
+                devices,
+                cpus,
+                crate::sweep::median(rounds.to_vec()).unwrap(),
             ),
+            set: format!("0-{}", cpus - 1),
+            m: PointFigures {
+                cpu_busy_pct: Some(busy_pct),
+                ..PointFigures::default()
+            },
+            rounds: rounds
+                .iter()
+                .enumerate()
+                .map(|(r, v)| (r as u32, *v))
+                .collect(),
+        }
+    }
+
+    fn kinds(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_diagonal_is_judged_over_rounds_on_alike_devices_only() {
+        let cells = [
+            cell(1, 1, &[100.0, 102.0, 98.0], 45.0),
+            cell(2, 2, &[190.0, 196.0, 186.0], 95.0),
+        ];
+        let (kept, dropped) = within_their_cpus(&cells, 2);
+        assert!(dropped.is_empty());
+        let zram = kinds(&["zram", "zram"]);
+        let c = claims(&kept, &zram);
+        assert_eq!(c[0].verdict, Verdict::Reproduced, "{}", c[0].rule);
+        assert!(
+            c[0].line().contains("2 devices on 2 CPUs: 1.90x"),
             "{}",
-            f[0]
+            c[0].line()
         );
+        // The same figures over a disk file and zram say nothing.
+        let c = claims(&kept, &kinds(&["a file on vda", "zram"]));
+        assert_eq!(c[0].verdict, Verdict::NotShown);
+        assert!(
+            c[0].rule.contains("unlike (a file on vda, zram)"),
+            "{}",
+            c[0].rule
+        );
+        // +330% from linear (the old rule's "partly") is outside 15%.
+        let far = [
+            cell(1, 1, &[100.0, 102.0, 98.0], 45.0),
+            cell(2, 2, &[860.0, 850.0, 870.0], 99.0),
+        ];
+        let (kept, _) = within_their_cpus(&far, 2);
+        assert_eq!(claims(&kept, &zram)[0].verdict, Verdict::Partly);
+    }
+
+    #[test]
+    fn points_over_their_cpus_are_dropped_and_said() {
+        // 1 CPU allowed, 72% of 2 CPUs busy: 1.44 CPUs.
+        let cells = [
+            cell(1, 1, &[100.0, 101.0, 99.0], 72.0),
+            cell(2, 1, &[195.0, 199.0, 190.0], 50.0),
+        ];
+        let (kept, dropped) = within_their_cpus(&cells, 2);
+        assert_eq!(kept.len(), 1);
+        assert!(
+            dropped[0].contains("1 device(s) on 1 CPU(s) kept 1.44 CPUs busy"),
+            "{}",
+            dropped[0]
+        );
+        // Without its 1x1 point nothing is judged.
+        assert!(claims(&kept, &kinds(&["zram", "zram"])).is_empty());
     }
 
     #[test]
     fn one_cpu_with_two_devices_is_read_against_the_slides() {
-        let line = |two, three| two_devices_claim(two, three).unwrap().line();
-        assert!(line(1.95, Some(2.0)).contains("): reproduced — here"));
-        assert!(line(1.5, None).contains("not reproduced"));
-        assert!(line(1.5, None).contains("not keep even two"));
-        assert!(line(1.95, Some(2.8)).contains("more than two"));
-        assert!(line(1.95, None).contains("needs a third device"));
+        let z = kinds(&["zram", "zram", "zram"]);
+        let run = |two: &[f64]| {
+            let cells = [
+                cell(1, 1, &[100.0, 100.0, 100.0], 40.0),
+                cell(2, 1, two, 50.0),
+            ];
+            let (kept, _) = within_their_cpus(&cells, 2);
+            claims(&kept, &z).pop().unwrap()
+        };
+        assert_eq!(run(&[195.0, 190.0, 198.0]).verdict, Verdict::Reproduced);
+        assert_eq!(run(&[150.0, 140.0, 155.0]).verdict, Verdict::Partly);
+        assert_eq!(run(&[150.0, 90.0, 155.0]).verdict, Verdict::NotShown);
     }
 }

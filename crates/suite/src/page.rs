@@ -51,7 +51,7 @@ impl Page {
             .collect();
         (!rows.is_empty()).then(|| Table {
             caption: "Read against the papers".into(),
-            header: ["paper", "claim", "here", "verdict", "why"]
+            header: ["paper", "claim", "here", "verdict", "why", "rule"]
                 .map(String::from)
                 .to_vec(),
             rows,
@@ -383,6 +383,7 @@ mod tests {
             measured: "a figure".into(),
             verdict,
             why: "a reason".into(),
+            rule: String::new(),
         };
         let section = |heading: &str, claims| Section {
             heading: heading.into(),
@@ -408,7 +409,8 @@ mod tests {
                 "a claim",
                 "a figure",
                 "partly reproduced",
-                "a reason"
+                "a reason",
+                "-"
             ]
         );
         assert_eq!(t.rows[1][3], "reproduced");

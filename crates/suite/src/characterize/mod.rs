@@ -67,6 +67,11 @@ pub struct Plan {
     /// Measure the grid alone (`--grid-only`).
     #[serde(default)]
     pub grid_only: bool,
+    /// Each target's kind of device, in the targets' order (see
+    /// [`crate::cores_devices::device_kind`]): the grid's rule reads only
+    /// alike devices. Absent in plans of older hiops.
+    #[serde(default)]
+    pub kinds: Vec<String>,
 }
 
 impl Plan {
@@ -90,7 +95,11 @@ impl Plan {
             .collect();
         let scaling_threads = (cpus as u32 * 4).min(if quick { 4 } else { 64 });
         let (grid_devices, grid_cpu_sets) = grid_axes(targets.len(), &cpu_sets, quick);
+        let kinds = (targets.iter())
+            .map(|t| crate::cores_devices::device_kind(Path::new(&t.path)))
+            .collect();
         Plan {
+            kinds,
             grid_devices,
             grid_cpu_sets,
             grid_threads: scaling_threads.min(cpus as u32),
@@ -453,6 +462,8 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             devices: &plan.grid_devices,
             threads: plan.grid_threads,
             depth: plan.scaling_depth,
+            kinds: &plan.kinds,
+            online,
         },
     ));
     Ok(out)
@@ -597,8 +608,22 @@ mod tests {
         }
     }
 
+    /// A point of `round` with these values, process clocks and device
+    /// reads per I/O.
+    fn clocks_point(round: u32, values: &[&str], clocks: f64, reads: f64) -> crate::sweep::Point {
+        let metrics = PointFigures {
+            process_clocks_per_io: Some(clocks),
+            device_ios_per_io: Some(reads),
+            ..PointFigures::default()
+        };
+        crate::sweep::Point {
+            round,
+            ..crate::sweep::Point::of(values, metrics)
+        }
+    }
+
     #[test]
-    fn the_miss_path_slope_is_read_per_byte_and_its_misses_are_shown() {
+    fn the_copy_cost_is_the_slope_of_miss_minus_direct_per_round() {
         let p = Plan::new(
             vec![CharTarget {
                 label: "disk".into(),
@@ -608,37 +633,59 @@ mod tests {
             2,
             true,
             vec!["--size=1g".into()],
-            1,
+            3,
         );
-        let (_, def) = p
-            .sweeps()
-            .into_iter()
-            .find(|(n, _)| n == "disk-miss")
-            .unwrap();
-        let pt = |bs: &str, clocks: f64, reads: f64| {
-            let metrics = PointFigures {
-                process_clocks_per_io: Some(clocks),
-                device_ios_per_io: Some(reads),
-                ..PointFigures::default()
-            };
-            crate::sweep::Point::of(&[bs], metrics)
+        let def = |name: &str| p.sweeps().into_iter().find(|(n, _)| n == name).unwrap().1;
+        // 4k and 64k (quick): 61,440 bytes more. Direct grows 0.5 clocks
+        // per byte; the miss path 2.5, 2.6 and 2.4: a difference of
+        // 2.0, 2.1 and 1.9 clocks per byte.
+        let direct = |r: u32| {
+            [
+                clocks_point(r, &["4k", "1"], 8_000.0, 1.0),
+                clocks_point(r, &["64k", "1"], 8_000.0 + 0.5 * 61_440.0, 1.0),
+            ]
         };
-        // 4k and 64k (quick): 61,440 bytes more cost 122,880 clocks more.
+        let miss = |r: u32, per_byte: f64, reads: f64| {
+            [
+                clocks_point(r, &["4k"], 10_000.0, 1.0),
+                clocks_point(r, &["64k"], 10_000.0 + per_byte * 61_440.0, reads),
+            ]
+        };
+        let d = SweepDir {
+            path: "/x".into(),
+            def: def("disk-copy"),
+            points: (0..3).flat_map(direct).collect(),
+        };
         let mut s = SweepDir {
             path: "/x".into(),
-            def,
-            points: vec![pt("4k", 10_000.0, 1.0), pt("64k", 132_880.0, 1.01)],
+            def: def("disk-miss"),
+            points: [miss(0, 2.5, 1.0), miss(1, 2.6, 1.01), miss(2, 2.4, 1.0)].concat(),
         };
-        let (chart, finding) = miss_figures(&s, "disk", &p.copy_sizes);
+        let (chart, claim) = miss_figures(&s, Some(&d), "disk", &p.copy_sizes);
         assert_eq!(chart.series[0].points.len(), 2);
-        let f = finding.unwrap().line();
-        assert!(f.contains("costs 2.00 clocks per byte"), "{f}");
+        let c = claim.unwrap();
+        assert_eq!(c.verdict, crate::claims::Verdict::Reproduced, "{}", c.rule);
+        let f = c.line();
         assert!(
-            f.contains("1.00-1.01 device reads per I/O: every read a miss"),
+            f.contains("costs 2.00 clocks per byte more than a direct read"),
             "{f}"
         );
-        s.points[1] = pt("64k", 132_880.0, 0.2);
-        let f = miss_figures(&s, "disk", &p.copy_sizes).1.unwrap().line();
-        assert!(f.contains("some reads hit the cache"), "{f}");
+        assert!(
+            f.contains("1.00-1.00 device reads per I/O: every read a miss"),
+            "{f}"
+        );
+        // The miss path's own slope (2.5) would have passed the old factor
+        // of two; without the direct arm nothing is shown.
+        let alone = miss_figures(&s, None, "disk", &p.copy_sizes).1.unwrap();
+        assert_eq!(alone.verdict, crate::claims::Verdict::NotShown);
+        // A difference of 1.2 clocks per byte is a cost of another size.
+        s.points = [miss(0, 1.7, 0.2), miss(1, 1.7, 0.2), miss(2, 1.6, 0.2)].concat();
+        let c = miss_figures(&s, Some(&d), "disk", &p.copy_sizes).1.unwrap();
+        assert_eq!(c.verdict, crate::claims::Verdict::Partly);
+        assert!(
+            c.line().contains("some reads hit the cache"),
+            "{}",
+            c.line()
+        );
     }
 }
