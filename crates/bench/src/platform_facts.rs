@@ -30,6 +30,15 @@ pub struct PlatformFacts {
     pub idle_states: Vec<(String, u64)>,
     /// "none" on bare metal, else what the machine says it runs under.
     pub virtualization: String,
+    /// The timer tick (ADMS'10 Table 2's "HZ"): its rate, whether idle
+    /// CPUs stop it, and how CPU time is accounted, from the kernel's
+    /// build configuration. Empty in results of older hiops.
+    #[serde(default)]
+    pub tick: String,
+    /// The CPU scheduler's time slice (EEVDF's base slice, or CFS' minimum
+    /// granularity), where the kernel shows it.
+    #[serde(default)]
+    pub sched_slice: String,
     pub devices: Vec<DeviceFacts>,
 }
 
@@ -43,6 +52,10 @@ pub struct DeviceFacts {
     pub nomerges: u64,
     pub rotational: bool,
     pub write_cache: String,
+    /// The device's model as the kernel names it (a SCSI/NVMe model
+    /// string, a virtio device's kind, zram, a loop device's file).
+    #[serde(default)]
+    pub model: String,
     /// The device's interrupt lines (from /proc/interrupts) and the CPUs
     /// each may run on (smp_affinity_list).
     pub irqs: Vec<(String, String)>,
@@ -83,6 +96,8 @@ impl PlatformFacts {
             guest_halt_poll_ns: read(HALT_POLL_NS).parse().ok(),
             idle_states: idle_states(),
             virtualization: virtualization(),
+            tick: tick(&kernel_config()),
+            sched_slice: sched_slice(),
             devices,
         }
     }
@@ -153,6 +168,8 @@ impl PlatformFacts {
                 ),
             ),
             ("virtualization".into(), self.virtualization.clone()),
+            ("timer tick".into(), or_none(&self.tick)),
+            ("scheduler slice".into(), or_none(&self.sched_slice)),
             ("kernel command line".into(), self.cmdline.clone()),
         ];
         rows.extend(self.devices.iter().map(|d| (d.name.clone(), d.summary())));
@@ -177,6 +194,7 @@ impl DeviceFacts {
             nomerges: read_u64(q.join("nomerges")),
             rotational: read_u64(q.join("rotational")) == 1,
             write_cache: read(q.join("write_cache")),
+            model: model(disk),
             irqs: device_irqs(disk),
         }
     }
@@ -188,7 +206,8 @@ impl DeviceFacts {
             .map(|(name, cpus)| format!("{name} on CPUs {cpus}"))
             .collect();
         format!(
-            "scheduler {}, nr_requests {}, rq_affinity {}, nomerges {}, {}, write cache {}; interrupts: {}",
+            "{}: scheduler {}, nr_requests {}, rq_affinity {}, nomerges {}, {}, write cache {}; interrupts: {}",
+            or_none(&self.model),
             self.scheduler,
             self.nr_requests,
             self.rq_affinity,
@@ -215,6 +234,98 @@ fn or_none(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// The running kernel's build configuration: /proc/config.gz, or
+/// /boot/config-RELEASE; empty where neither is readable.
+fn kernel_config() -> String {
+    use std::io::Read;
+    if let Ok(f) = fs::File::open("/proc/config.gz") {
+        let mut text = String::new();
+        // The configuration is a few hundred KiB; a bound keeps a damaged
+        // file from growing without end.
+        let mut z = flate2::read::GzDecoder::new(f).take(16 << 20);
+        if z.read_to_string(&mut text).is_ok() {
+            return text;
+        }
+    }
+    fs::read_to_string(format!(
+        "/boot/config-{}",
+        read("/proc/sys/kernel/osrelease")
+    ))
+    .unwrap_or_default()
+}
+
+/// The timer tick from a kernel configuration: "250 Hz, stopped on idle
+/// CPUs (NO_HZ_IDLE), CPU time sampled at each tick".
+fn tick(config: &str) -> String {
+    let set = |key: &str| config.lines().any(|l| l == format!("CONFIG_{key}=y"));
+    let Some(hz) = config.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")) else {
+        return String::new();
+    };
+    let mode = if set("NO_HZ_FULL") {
+        "stopped on idle CPUs and on CPUs with one task (NO_HZ_FULL)"
+    } else if set("NO_HZ_IDLE") {
+        "stopped on idle CPUs (NO_HZ_IDLE)"
+    } else {
+        "periodic on every CPU"
+    };
+    let accounting = if set("VIRT_CPU_ACCOUNTING_GEN") {
+        "CPU time measured at each kernel entry and exit"
+    } else if set("IRQ_TIME_ACCOUNTING") {
+        "CPU time sampled at each tick, interrupt time measured"
+    } else {
+        "CPU time sampled at each tick"
+    };
+    format!("{hz} Hz, {mode}, {accounting}")
+}
+
+/// The scheduler's time slice, where the kernel shows it (debugfs mounted).
+fn sched_slice() -> String {
+    for (path, what) in [
+        ("/sys/kernel/debug/sched/base_slice_ns", "EEVDF base slice"),
+        (
+            "/proc/sys/kernel/sched_min_granularity_ns",
+            "CFS minimum granularity",
+        ),
+        (
+            "/sys/kernel/debug/sched/min_granularity_ns",
+            "CFS minimum granularity",
+        ),
+    ] {
+        if let Ok(ns) = read(path).parse::<u64>() {
+            return format!("{what} {:.2} ms", ns as f64 / 1e6);
+        }
+    }
+    "not shown by this kernel (mount debugfs at /sys/kernel/debug to read it)".into()
+}
+
+/// What the device is: the model string SCSI, ATA and NVMe devices carry,
+/// or the kind of a virtual one.
+fn model(disk: &str) -> String {
+    let dev = Path::new("/sys/block").join(disk).join("device");
+    let named = read(dev.join("model"));
+    if !named.is_empty() {
+        let vendor = read(dev.join("vendor"));
+        return [vendor, named].join(" ").trim().to_string();
+    }
+    let alias = read(dev.join("modalias"));
+    if let Some(rest) = alias.strip_prefix("virtio:d") {
+        let kind = if rest.starts_with("00000002") {
+            "virtio-blk"
+        } else {
+            "virtio device"
+        };
+        return format!("{kind} ({alias})");
+    }
+    if disk.starts_with("zram") {
+        return "zram (compressed RAM)".into();
+    }
+    let backing = read(Path::new("/sys/block").join(disk).join("loop/backing_file"));
+    if !backing.is_empty() {
+        return format!("loop device over {backing}");
+    }
+    String::new()
 }
 
 fn governors() -> BTreeMap<String, usize> {
@@ -334,6 +445,20 @@ mod tests {
     }
 
     #[test]
+    fn the_tick_is_read_from_the_kernels_configuration() {
+        let cfg =
+            "CONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_NO_HZ_IDLE=y\nCONFIG_TICK_CPU_ACCOUNTING=y\n";
+        assert_eq!(
+            tick(cfg),
+            "250 Hz, stopped on idle CPUs (NO_HZ_IDLE), CPU time sampled at each tick"
+        );
+        let full = "CONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\nCONFIG_VIRT_CPU_ACCOUNTING_GEN=y\n";
+        assert!(tick(full).starts_with("1000 Hz, stopped on idle CPUs and on CPUs with one task"));
+        assert!(tick(full).ends_with("measured at each kernel entry and exit"));
+        assert_eq!(tick("# CONFIG_NO_HZ is not set\n"), "", "no rate, no line");
+    }
+
+    #[test]
     fn this_machine_reads_and_a_file_names_its_device() {
         let dir = std::env::temp_dir();
         let f = PlatformFacts::read(&[dir.as_path()]);
@@ -347,7 +472,7 @@ mod tests {
             }
             None => assert!(f.devices.is_empty(), "the temp dir is on no block device"),
         }
-        assert_eq!(f.rows().len(), 6 + f.devices.len());
+        assert_eq!(f.rows().len(), 8 + f.devices.len());
         // A file the run has not made yet: its directory's device (the
         // suites read the platform before they make their files).
         let later = dir.join("hiops-not-made-yet/job.0.0");
