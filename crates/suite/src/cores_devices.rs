@@ -292,7 +292,7 @@ fn claims(kept: &[&Cell], kinds: &[String]) -> Vec<ClaimRow> {
             );
         }
         out.push(ClaimRow::judged(
-            "HIOPS slides",
+            "slides on SSD platform bottlenecks",
             "one core carries two SSDs of 4 KB random reads, not more",
             measured,
             &j,

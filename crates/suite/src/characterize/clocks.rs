@@ -149,7 +149,7 @@ pub(super) fn miss_figures(
         misses(&reads),
     );
     let claim = ClaimRow::judged(
-        "ADMS'10",
+        "ADMS'10 Fig 7",
         "buffered I/O's copies cost about 2.1 clocks per byte",
         measured,
         &j,

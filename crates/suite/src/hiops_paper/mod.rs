@@ -525,7 +525,12 @@ mod tests {
     #[test]
     fn fig7_judges_each_arm_against_pread_with_no_best_of() {
         let p = Plan::new(targets(), false, "3", "1", "1g", 3);
-        let def = p.sweeps().into_iter().find(|(n, _)| n == "disk-bs").unwrap().1;
+        let def = p
+            .sweeps()
+            .into_iter()
+            .find(|(n, _)| n == "disk-bs")
+            .unwrap()
+            .1;
         let at = |r: u32, bs: &str, st: &str, iops: f64| crate::sweep::Point {
             round: r,
             ..point(bs, st, iops, 1000.0)
@@ -548,7 +553,11 @@ mod tests {
             points,
         };
         let rows = against_pread::fig7_claims(&s, 128);
-        assert_eq!(rows.len(), 4, "two arms at two sizes, the task path in none");
+        assert_eq!(
+            rows.len(),
+            4,
+            "two arms at two sizes, the task path in none"
+        );
         let verdict = |arm: &str, size: &str| {
             let r = rows
                 .iter()
