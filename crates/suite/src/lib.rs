@@ -24,6 +24,7 @@ pub mod hiops_paper;
 pub mod iozone;
 pub mod irq_affinity;
 pub mod page;
+pub mod reproduce;
 pub mod rules;
 pub mod sweep;
 pub mod table1;
