@@ -34,6 +34,8 @@ impl fmt::Display for Verdict {
 
 /// One claim and its reading here.
 pub struct Claim<'a> {
+    /// The source item it answers ([`crate::reproduce::items::SEED_ITEMS`]).
+    pub item: &'static str,
     /// The paper and figure, e.g. "HIOPS Fig 7".
     pub source: &'a str,
     /// What the paper found, in a phrase.
@@ -53,7 +55,13 @@ impl Claim<'_> {
 
     /// The claim as a report row of its own.
     pub fn row(&self) -> ClaimRow {
+        debug_assert!(
+            crate::reproduce::items::item(self.item).is_some(),
+            "{} is a seed item",
+            self.item
+        );
         ClaimRow {
+            item: self.item,
             source: self.source.to_string(),
             claim: self.claim.to_string(),
             measured: self.measured.clone(),
@@ -68,6 +76,8 @@ impl Claim<'_> {
 /// report's table of the papers' claims.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClaimRow {
+    /// The source item it answers ([`crate::reproduce::items::SEED_ITEMS`]).
+    pub item: &'static str,
     pub source: String,
     pub claim: String,
     pub measured: String,
@@ -82,6 +92,7 @@ impl ClaimRow {
     /// A claim judged by a rule over rounds: the verdict and the rule are
     /// the judgement's, and `measured` gains the rounds' spread.
     pub fn judged(
+        item: &'static str,
         source: &str,
         claim: &str,
         measured: String,
@@ -93,7 +104,12 @@ impl ClaimRow {
             0 => measured,
             n => format!("{measured} (rounds {lo:.2}-{hi:.2}, {n} rounds)"),
         };
+        debug_assert!(
+            crate::reproduce::items::item(item).is_some(),
+            "{item} is a seed item"
+        );
         ClaimRow {
+            item,
             source: source.to_string(),
             claim: claim.to_string(),
             measured,
@@ -152,6 +168,7 @@ mod tests {
     #[test]
     fn a_line_names_the_source_the_verdict_and_why_only_when_it_differs() {
         let c = |verdict| Claim {
+            item: "hiops-fig7-4k-gain",
             source: "HIOPS Fig 7",
             claim: "+32% IOPS at 4 KiB",
             measured: "+10%".into(),

@@ -65,6 +65,7 @@ fn finding(label: &str, m: &Medians, batches: &[String]) -> Option<ClaimRow> {
     let ratio = c1 / c0.max(1e-9);
     Some(
         Claim {
+            item: "adms-fig6-coalescing-20k-clocks",
             source: "ADMS'10 Fig 6",
             claim: "interrupt coalescing takes 25k to 20k clocks per I/O (-20%)",
             measured: format!(

@@ -272,6 +272,7 @@ fn claims(kept: &[&Cell], kinds: &[String]) -> Vec<ClaimRow> {
         let n = c.point.devices;
         let j = judge(c, n);
         out.push(ClaimRow::judged(
+            "adms-fig10-four-adapters-445k",
             "ADMS'10 Fig 10",
             "cores and adapters added together stay within 15% of linear",
             format!("{n} devices on {n} CPUs: {:.2}x one device on one CPU", c.point.iops / one.point.iops.max(1e-9)),
@@ -292,6 +293,7 @@ fn claims(kept: &[&Cell], kinds: &[String]) -> Vec<ClaimRow> {
             );
         }
         out.push(ClaimRow::judged(
+            "slides-cpu-two-ssds-per-core",
             "slides on SSD platform bottlenecks",
             "one core carries two SSDs of 4 KB random reads, not more",
             measured,

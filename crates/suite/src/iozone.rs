@@ -505,6 +505,7 @@ fn study_claims(g: &Grid, plan: &Plan) -> Vec<ClaimRow> {
     if !reads.is_empty() {
         out.push(
             Claim {
+                item: "iozone-table4-rand-read-4k",
                 source: "IOZone study",
                 claim: "SSDs did 4.1k-21.1k 4 KB random reads a second, HDDs 110-290",
                 measured: reads.join("; "),
@@ -517,6 +518,7 @@ fn study_claims(g: &Grid, plan: &Plan) -> Vec<ClaimRow> {
     }
     if !writes.is_empty() {
         out.push(Claim {
+            item: "iozone-rand-write-consumer-below-disks",
             source: "IOZone study",
             claim: "consumer SSDs wrote 4 KB at random slower than an HDD (149-289 IOPS), a fraction of their reads",
             measured: writes.join("; "),

@@ -378,6 +378,7 @@ mod tests {
     fn the_papers_claims_open_the_page_as_one_table() {
         use crate::claims::Verdict;
         let claim = |source: &str, verdict| ClaimRow {
+            item: "hiops-fig7-4k-gain",
             source: source.into(),
             claim: "a claim".into(),
             measured: "a figure".into(),

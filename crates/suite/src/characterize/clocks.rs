@@ -149,6 +149,7 @@ pub(super) fn miss_figures(
         misses(&reads),
     );
     let claim = ClaimRow::judged(
+        "adms-fig7-buffered-2-1-clocks-per-byte",
         "ADMS'10 Fig 7",
         "buffered I/O's copies cost about 2.1 clocks per byte",
         measured,

@@ -87,9 +87,9 @@ pub(super) fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section 
 /// HIOPS Fig 8's steps, each a ratio of the longest pass (the paper's
 /// statistic) after a part is added to before it: over 100 µs to 50 µs
 /// with lazy completion, 50 to 20 µs with cooperative completion.
-const STEPS: [(&str, &str, f64, &str); 2] = [
-    ("issue", "lazy", 0.5, "adding lazy completion to non-blocking issue halves the completion handler's longest pass (over 100 µs to 50 µs)"),
-    ("lazy", "all", 0.4, "adding cooperative completion takes the longest pass from 50 µs to 20 µs"),
+const STEPS: [(&str, &str, f64, &str, &str); 2] = [
+    ("issue", "lazy", 0.5, "hiops-fig8-lazy-50us", "adding lazy completion to non-blocking issue halves the completion handler's longest pass (over 100 µs to 50 µs)"),
+    ("lazy", "all", 0.4, "hiops-fig8-coop-20us", "adding cooperative completion takes the longest pass from 50 µs to 20 µs"),
 ];
 
 /// HIOPS Fig 8's claims read here, one per step, each judged on the
@@ -98,7 +98,7 @@ fn ablation_claims(s: &SweepDir, medians: &[(Vec<String>, PointFigures)]) -> Vec
     let max_rounds = |v: &str| rounds(s, &[v], |m| m.completion_pass_max_us);
     let p99 = |v: &str| at(medians, &[v]).and_then(|m| m.completion_pass_p99_us);
     let mut out = Vec::new();
-    for (before, after, paper, claim) in STEPS {
+    for (before, after, paper, item, claim) in STEPS {
         let (b, a) = (max_rounds(before), max_rounds(after));
         if b.is_empty() || a.is_empty() {
             continue;
@@ -113,6 +113,7 @@ fn ablation_claims(s: &SweepDir, medians: &[(Vec<String>, PointFigures)]) -> Vec
             _ => String::new(),
         };
         out.push(ClaimRow::judged(
+            item,
             "HIOPS Fig 8",
             claim,
             format!("{} → {}: the longest pass {:.2}x{p99s}", parts_name(before), parts_name(after), j.effect),

@@ -76,7 +76,10 @@ fn pread_claims(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<Claim
 /// 4 KiB (+32%), from the block-size sweep at `many` threads. No best-of:
 /// each arm is its own row.
 pub(super) fn fig7_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
-    const GAINS: [(&str, f64, &str); 2] = [("512", 1.89, "512 B"), ("4k", 1.32, "4 KiB")];
+    const GAINS: [(&str, f64, &str, &str); 2] = [
+        ("512", 1.89, "512 B", "hiops-fig7-512b-gain"),
+        ("4k", 1.32, "4 KiB", "hiops-fig7-4k-gain"),
+    ];
     const ARMS: [(&str, &str); 2] = [
         (
             "coop-shared",
@@ -85,7 +88,7 @@ pub(super) fn fig7_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
         ("coop", "a ring per thread"),
     ];
     let mut out = Vec::new();
-    for (bs, paper, size) in GAINS {
+    for (bs, paper, size, item) in GAINS {
         let base = rounds(s, &[bs, "pread"], |m| m.iops);
         for (arm, what) in ARMS {
             let arm_rounds = rounds(s, &[bs, arm], |m| m.iops);
@@ -95,6 +98,7 @@ pub(super) fn fig7_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
             let ratios = rules::paired_ratios(&arm_rounds, &base);
             let j = Rule::gain("IOPS over pread per round", paper).judge(&ratios);
             out.push(ClaimRow::judged(
+                item,
                 "HIOPS Fig 7",
                 &format!("the optimized path {} IOPS over Linux's at {size}, 128 threads", claims::gain(paper)),
                 format!("{arm} ({what}) {:.2}x pread's IOPS at {size}, {many} threads", j.effect),
@@ -136,6 +140,7 @@ fn coop_findings(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<Stri
 fn waiter_claim(coop: (f64, f64), thread: (f64, f64)) -> ClaimRow {
     let (more, cheaper) = (coop.0 > thread.0, coop.1 < thread.1);
     Claim {
+        item: "hiops-design-lazy",
         source: "HIOPS, design",
         claim: "completion in the waiting thread beats a completion thread",
         measured: format!(

@@ -132,6 +132,7 @@ fn fig9_claim(s: &SweepDir) -> Option<ClaimRow> {
     let (loses, holds) = (lone < 0.9, coop >= 0.9);
     Some(
         Claim {
+            item: "hiops-fig9-coop-poll-600k",
             source: "HIOPS Fig 9",
             claim: "a lone poll thread loses IOPS as the poll interval grows; with cooperative polling IOPS hold even at 128 µs",
             measured: format!(
@@ -167,6 +168,7 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
     sec.claims.extend(fig1_claims(s, labels.len()));
     sec.claims.push(
         Claim {
+            item: "hiops-fig1-scsi-three-devices",
             source: "HIOPS Fig 1",
             claim: "Linux's SCSI path stops scaling at 3 devices (354k IOPS) where the optimized path scales to 5",
             measured: String::new(),
@@ -204,6 +206,7 @@ fn fig1_claims(s: &SweepDir, n: usize) -> Vec<ClaimRow> {
         let j = Rule::gain("IOPS over pread per round, every device", 671.0 / 354.0)
             .judge(&rules::paired_ratios(&arm_rounds, &base));
         out.push(ClaimRow::judged(
+            "hiops-fig1-optimized-five-devices",
             "HIOPS Fig 1",
             "with every device the optimized path reads 671k IOPS against Linux's 354k (1.90x)",
             format!("{arm} ({what}) {:.2}x pread's IOPS over {n} devices", j.effect),

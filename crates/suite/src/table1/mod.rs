@@ -247,6 +247,7 @@ pub fn claims(t: &Table1) -> Vec<ClaimRow> {
             .collect();
         let j = FS_SHARE.judge(&shares);
         out.push(ClaimRow::judged(
+            "adms-fig7-ext3-3400-clocks",
             "ADMS'10 Fig 7",
             "ext3 adds 3,400 clocks per 4 KB read, under 15% of the path",
             format!(
