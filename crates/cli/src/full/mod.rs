@@ -7,6 +7,7 @@ pub mod completion;
 mod fields;
 mod kv;
 pub mod manual;
+mod reproduce;
 mod suites;
 
 use crate::exit::{
@@ -37,6 +38,10 @@ pub enum Suites {
     /// The IOZone grid (sequential MB/s, random IOPS, 4K..64K) per target,
     /// with price-per-performance tables.
     Iozone(suites::IozoneArgs),
+    /// Every experiment of the source papers this machine can run, each
+    /// resumable, and one page that reads every item of the papers against
+    /// this machine's figures.
+    Reproduce(reproduce::ReproduceArgs),
     /// Redraw the report (HTML, SVG, PNG, CSV) of a report directory.
     Report(suites::ReportArgs),
     /// Two runs or reports side by side, with ratios.
@@ -97,6 +102,7 @@ pub fn run_suite(cmd: Suites) -> ExitCode {
         Suites::Experiment(a) => suite_exit("hiops experiment", suites::experiment(a)),
         Suites::Characterize(a) => suite_exit("hiops characterize", suites::characterize(a)),
         Suites::Iozone(a) => suite_exit("hiops iozone", suites::iozone(a)),
+        Suites::Reproduce(a) => suite_exit("hiops reproduce", reproduce::reproduce(a)),
         Suites::Report(a) => suite_exit("hiops report", suites::report(a)),
         Suites::Compare(a) => suite_exit("hiops compare", suites::compare(a)),
     }

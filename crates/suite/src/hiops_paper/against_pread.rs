@@ -75,7 +75,7 @@ fn pread_claims(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<Claim
 /// ring per thread, `coop`) each against pread, at 512 B (+89%) and at
 /// 4 KiB (+32%), from the block-size sweep at `many` threads. No best-of:
 /// each arm is its own row.
-pub(super) fn fig7_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
+pub(super) fn fig7_claims(s: &SweepDir, label: &str, many: u32) -> Vec<ClaimRow> {
     const GAINS: [(&str, f64, &str, &str); 2] = [
         ("512", 1.89, "512 B", "hiops-fig7-512b-gain"),
         ("4k", 1.32, "4 KiB", "hiops-fig7-4k-gain"),
@@ -101,7 +101,7 @@ pub(super) fn fig7_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
                 item,
                 "HIOPS Fig 7",
                 &format!("the optimized path {} IOPS over Linux's at {size}, 128 threads", claims::gain(paper)),
-                format!("{arm} ({what}) {:.2}x pread's IOPS at {size}, {many} threads", j.effect),
+                format!("{label}: {arm} ({what}) {:.2}x pread's IOPS at {size}, {many} threads", j.effect),
                 &j,
                 "pread here runs on today's multi-queue block layer, not the 2014 SCSI path the paper improved on, and the device may bound both",
             ));

@@ -68,7 +68,7 @@ fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
             "99th percentile latency (µs) vs bs",
         ],
     );
-    sec.claims.extend(fig7_claims(s, many));
+    sec.claims.extend(fig7_claims(s, label, many));
     sec
 }
 
@@ -98,7 +98,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
             "median latency (µs) vs poll_interval",
         ],
     );
-    sec.claims.extend(fig9_claim(s));
+    sec.claims.extend(fig9_claim(s, label));
     // Name the coop_peeks values in the findings too.
     for f in &mut sec.findings {
         for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
@@ -122,7 +122,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
 /// HIOPS Fig 9 read here: from the shortest poll interval to the longest,
 /// a lone poll thread loses IOPS (below 0.9x) while polling with
 /// cooperative peeks holds them (at least 0.9x).
-fn fig9_claim(s: &SweepDir) -> Option<ClaimRow> {
+fn fig9_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
     let medians = s.medians();
     let intervals = &s.def.params.first()?.values;
     let (first, last) = (intervals.first()?, intervals.last()?);
@@ -136,7 +136,7 @@ fn fig9_claim(s: &SweepDir) -> Option<ClaimRow> {
             source: "HIOPS Fig 9",
             claim: "a lone poll thread loses IOPS as the poll interval grows; with cooperative polling IOPS hold even at 128 µs",
             measured: format!(
-                "from {} to {} µs the lone poll thread keeps {lone:.2}x its IOPS, polling with cooperative peeks {coop:.2}x",
+                "{label}: from {} to {} µs the lone poll thread keeps {lone:.2}x its IOPS, polling with cooperative peeks {coop:.2}x",
                 first.trim_end_matches("us"),
                 last.trim_end_matches("us")
             ),

@@ -552,7 +552,7 @@ mod tests {
             def,
             points,
         };
-        let rows = against_pread::fig7_claims(&s, 128);
+        let rows = against_pread::fig7_claims(&s, "disk", 128);
         assert_eq!(
             rows.len(),
             4,
@@ -561,7 +561,9 @@ mod tests {
         let verdict = |arm: &str, size: &str| {
             let r = rows
                 .iter()
-                .find(|c| c.measured.starts_with(&format!("{arm} (")) && c.claim.contains(size))
+                .find(|c| {
+                    c.measured.starts_with(&format!("disk: {arm} (")) && c.claim.contains(size)
+                })
                 .unwrap();
             r.verdict
         };

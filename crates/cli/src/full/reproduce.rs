@@ -1,0 +1,285 @@
+//! `hiops reproduce DIR`: every experiment of the source papers this
+//! machine can run, one after the other, each into a directory of its own
+//! under DIR (each resumes where it stopped), then one page whose first
+//! table reads every item of the papers against this machine's figures.
+//! Each step is the command line a user could type: the page lists them.
+
+use super::suites::{self, Ended};
+use super::{kv, Suites};
+use crate::signals;
+use clap::{Args, Parser};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+#[derive(Args, Debug, Clone)]
+pub struct ReproduceArgs {
+    /// Where every experiment's directory and the reading go (resumed if
+    /// interrupted: run the same command again).
+    #[arg(default_value = "hiops-reproduce")]
+    pub dir: PathBuf,
+    /// Every item with short points: a check of the whole chain in minutes,
+    /// not a measurement to quote.
+    #[arg(long)]
+    pub quick: bool,
+    /// Rounds of every point (at least 3: the rules read an effect against
+    /// its spread over rounds).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=100))]
+    pub rounds: u32,
+    /// Discard the points of sweeps whose definition changed.
+    #[arg(long)]
+    pub restart: bool,
+    /// Only list the steps' command lines.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// One experiment of the reproduction: its directory under DIR and the
+/// command line that runs it.
+struct Step {
+    name: &'static str,
+    dir: PathBuf,
+    argv: Vec<String>,
+    /// Seconds it takes on a 2-CPU machine, for the time estimate.
+    estimate_s: u64,
+}
+
+/// A step's command line parsed as `hiops` parses it.
+#[derive(Parser, Debug)]
+#[command(name = "hiops", no_binary_name = true)]
+struct StepLine {
+    #[command(subcommand)]
+    cmd: Suites,
+}
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// The steps, in the order they run: the HIOPS paper's experiments, the
+/// platform study, the store's Fig 10 and cache sweep, the IOZone study.
+fn steps(a: &ReproduceArgs) -> Vec<Step> {
+    let d = |sub: &str| a.dir.join(sub);
+    let s = |p: PathBuf| p.display().to_string();
+    let rounds = a.rounds.to_string();
+    let quick = a.quick;
+    let short = |words: &[&str]| if quick { argv(words) } else { Vec::new() };
+    let mut hiops = argv(&[
+        "experiment",
+        "hiops",
+        "--dir",
+        &s(d("hiops")),
+        "--rounds",
+        &rounds,
+    ]);
+    hiops.extend(short(&[
+        "--quick",
+        "--runtime",
+        "1",
+        "--ramp",
+        "0",
+        "--size",
+        "256m",
+    ]));
+    if hiops_suite::irq_affinity::is_root() {
+        hiops.extend(argv(&["--zram", "--loop"]));
+    }
+    let mut characterize = argv(&[
+        "characterize",
+        "--dir",
+        &s(d("characterize")),
+        "--rounds",
+        &rounds,
+    ]);
+    characterize.extend(short(&[
+        "--quick",
+        "--runtime",
+        "1",
+        "--ramp",
+        "0",
+        "--size",
+        "256m",
+    ]));
+    let mut fig10 = argv(&[
+        "kv",
+        "fig10",
+        "--path",
+        &s(d("kv-store.dat")),
+        "--output",
+        &s(d("fig10")),
+        "--rounds",
+        &rounds,
+    ]);
+    fig10.extend(short(&[
+        "--clients",
+        "1,16",
+        "--time",
+        "2",
+        "--records",
+        "20000",
+        "--size",
+        "256m",
+    ]));
+    let mut cache = argv(&[
+        "kv",
+        "cache-sweep",
+        "--path",
+        &s(d("kv-cache.dat")),
+        "--output",
+        &s(d("cache-sweep")),
+        "--rounds",
+        &rounds,
+    ]);
+    cache.extend(short(&["--quick"]));
+    // The study's own 5 runs at the least.
+    let study_rounds = if quick { a.rounds } else { a.rounds.max(5) }.to_string();
+    let mut iozone = argv(&[
+        "iozone",
+        "--study",
+        "--dir",
+        &s(d("iozone")),
+        "--rounds",
+        &study_rounds,
+    ]);
+    iozone.extend(short(&[
+        "--sizes",
+        "4k,64k",
+        "--runtime",
+        "1",
+        "--ramp",
+        "0",
+        "--size",
+        "256m",
+    ]));
+    let est = |quick_s, full_s| if quick { quick_s } else { full_s };
+    let mut all = [hiops, characterize, fig10, cache, iozone];
+    if a.restart {
+        all.iter_mut().for_each(|v| v.push("--restart".into()));
+    }
+    let [hiops, characterize, fig10, cache, iozone] = all;
+    vec![
+        Step {
+            name: "HIOPS experiments",
+            dir: d("hiops"),
+            argv: hiops,
+            estimate_s: est(120, 3 * 3600),
+        },
+        Step {
+            name: "the platform study (ADMS'10)",
+            dir: d("characterize"),
+            argv: characterize,
+            estimate_s: est(180, 3 * 1800),
+        },
+        Step {
+            name: "the store's Fig 10",
+            dir: d("fig10"),
+            argv: fig10,
+            estimate_s: est(60, 1800),
+        },
+        Step {
+            name: "the store's cache sweep",
+            dir: d("cache-sweep"),
+            argv: cache,
+            estimate_s: est(90, 1800),
+        },
+        Step {
+            name: "the IOZone study",
+            dir: d("iozone"),
+            argv: iozone,
+            estimate_s: est(60, 2400),
+        },
+    ]
+}
+
+/// Runs one step in this process, as `hiops ARGV` would.
+fn run_step(step: &Step) -> anyhow::Result<Ended> {
+    let line = StepLine::try_parse_from(&step.argv)?;
+    match line.cmd {
+        Suites::Experiment(a) => suites::experiment(a),
+        Suites::Characterize(a) => suites::characterize(a),
+        Suites::Iozone(a) => suites::iozone(a),
+        Suites::Kv(k) => kv::main(*k.command).map(|()| Ended::Done),
+        other => unreachable!("a reproduction step runs an experiment, not {other:?}"),
+    }
+}
+
+/// "1 h 05 min", "4 min", "40 s".
+fn duration(s: u64) -> String {
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s.div_ceil(60)),
+        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
+    let steps = steps(&a);
+    if a.list {
+        for st in &steps {
+            println!("hiops {}", st.argv.join(" "));
+        }
+        return Ok(Ended::Done);
+    }
+    signals::install();
+    std::fs::create_dir_all(&a.dir).map_err(|e| anyhow::anyhow!("{}: {e}", a.dir.display()))?;
+    let started = Instant::now();
+    let mut failures = Vec::new();
+    let mut ended = Ended::Done;
+    for (i, st) in steps.iter().enumerate() {
+        let left: u64 = steps[i..].iter().map(|s| s.estimate_s).sum();
+        eprintln!(
+            "hiops reproduce: step {} of {}, {} (about {} left): hiops {}",
+            i + 1,
+            steps.len(),
+            st.name,
+            duration(left),
+            st.argv.join(" ")
+        );
+        match run_step(st) {
+            Ok(Ended::Done) => {}
+            Ok(Ended::Interrupted) => {
+                ended = Ended::Interrupted;
+                break;
+            }
+            // One experiment failing (a device it could not make) does not
+            // lose the others: the page names it.
+            Err(e) => {
+                eprintln!("hiops reproduce: {}: {e}", st.name);
+                failures.push(format!("{} failed: {e}", st.name));
+            }
+        }
+        if signals::flag().load(Ordering::Relaxed) {
+            ended = Ended::Interrupted;
+            break;
+        }
+    }
+    let page = write_page(&a, &steps, failures)?;
+    eprintln!(
+        "hiops reproduce: {} in {}; the reading: {}",
+        if matches!(ended, Ended::Done) {
+            "done"
+        } else {
+            "interrupted (run the same command to resume)"
+        },
+        duration(started.elapsed().as_secs()),
+        page.display()
+    );
+    Ok(ended)
+}
+
+/// The reading's page: the machine, each step's command, and what failed.
+fn write_page(a: &ReproduceArgs, steps: &[Step], failures: Vec<String>) -> anyhow::Result<PathBuf> {
+    let mut about = vec![hiops_suite::machine_about()];
+    about.extend(
+        steps
+            .iter()
+            .map(|s| format!("{}: `hiops {}`", s.name, s.argv.join(" "))),
+    );
+    about.extend(failures);
+    let parts: Vec<PathBuf> = steps.iter().map(|s| s.dir.clone()).collect();
+    Ok(hiops_suite::reproduce::write_reading(
+        Path::new(&a.dir),
+        &parts,
+        about,
+    )?)
+}

@@ -1,0 +1,173 @@
+//! The reading against the papers: one row per source item
+//! ([`SEED_ITEMS`]), each with the paper's figure, this machine's, the
+//! verdict and the rule that gave it. An item a suite's rule answered has
+//! that rule's rows; an item none answered says why (the hardware it needs,
+//! or that no experiment of hiops reads it yet) and has no verdict of its
+//! own. Nothing here is hand-written about this machine.
+
+use super::items::{SeedItem, SEED_ITEMS};
+use crate::claims::{ClaimRow, Verdict};
+use crate::page::Table;
+
+/// What a row says when no rule of this run answered its item.
+pub const NOT_MEASURED: &str = "not measured";
+
+/// One row of the reading.
+#[derive(Clone, Debug)]
+pub struct ReadingRow {
+    pub item: &'static SeedItem,
+    /// This machine's figure, as the rule's claim row states it.
+    pub here: String,
+    /// The rule's verdict, or [`NOT_MEASURED`].
+    pub verdict: String,
+    /// The rule that gave the verdict, and which part of it decided.
+    pub rule: String,
+    /// For a claim this machine cannot show, or one not measured: why, and
+    /// what would show it.
+    pub why: String,
+}
+
+/// The reading of every seed item from the claim rows of a run's reports,
+/// in the items' order. An item with several rows (two arms, two sizes,
+/// two targets) keeps each.
+pub fn reading(claims: &[ClaimRow]) -> Vec<ReadingRow> {
+    let mut out = Vec::new();
+    for item in SEED_ITEMS {
+        let mut answered = false;
+        for c in claims.iter().filter(|c| c.item == item.id) {
+            answered = true;
+            out.push(ReadingRow {
+                item,
+                here: c.measured.clone(),
+                verdict: c.verdict.to_string(),
+                rule: if c.rule.is_empty() {
+                    "-".into()
+                } else {
+                    c.rule.clone()
+                },
+                why: match c.verdict {
+                    Verdict::Reproduced => String::new(),
+                    _ => c.why.clone(),
+                },
+            });
+        }
+        if !answered {
+            out.push(ReadingRow {
+                item,
+                here: String::new(),
+                verdict: NOT_MEASURED.into(),
+                rule: "-".into(),
+                why: format!(
+                    "No experiment of this run reads it. The paper measured it on: {}",
+                    item.setup
+                ),
+            });
+        }
+    }
+    debug_assert!(out.len() >= SEED_ITEMS.len(), "every item has a row");
+    out
+}
+
+/// The reading as the report's first table.
+pub fn table(rows: &[ReadingRow]) -> Table {
+    Table {
+        caption: "Read against the papers: every item of the source documents".into(),
+        header: [
+            "item",
+            "paper",
+            "the paper found",
+            "here",
+            "verdict",
+            "rule",
+            "why, and what would show it",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.item.id.to_string(),
+                    format!("{} {}", r.item.document.short(), r.item.label),
+                    r.item.claim.to_string(),
+                    r.here.clone(),
+                    r.verdict.clone(),
+                    r.rule.clone(),
+                    r.why.clone(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// How many rows carry each verdict, in a fixed order, for a summary line.
+pub fn counts(rows: &[ReadingRow]) -> Vec<(String, usize)> {
+    let names = [
+        Verdict::Reproduced,
+        Verdict::Partly,
+        Verdict::NotReproduced,
+        Verdict::NotShown,
+        Verdict::CannotHere,
+    ]
+    .map(|v| v.to_string());
+    names
+        .into_iter()
+        .chain(std::iter::once(NOT_MEASURED.to_string()))
+        .map(|n| {
+            let k = rows.iter().filter(|r| r.verdict == n).count();
+            (n, k)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(item: &'static str, verdict: Verdict) -> ClaimRow {
+        ClaimRow {
+            item,
+            source: "s".into(),
+            claim: "c".into(),
+            measured: format!("figure for {item}"),
+            verdict,
+            why: "a reason".into(),
+            rule: "a rule: its reason".into(),
+        }
+    }
+
+    #[test]
+    fn every_item_has_a_row_in_the_items_order() {
+        let rows = reading(&[]);
+        assert_eq!(rows.len(), SEED_ITEMS.len());
+        assert!(rows.iter().zip(SEED_ITEMS).all(|(r, i)| r.item.id == i.id));
+        assert!(rows
+            .iter()
+            .all(|r| r.verdict == NOT_MEASURED && r.why.contains(r.item.setup)));
+    }
+
+    #[test]
+    fn a_rules_rows_answer_their_item_and_keep_each_arm() {
+        let claims = [
+            row("hiops-fig7-512b-gain", Verdict::NotReproduced),
+            row("hiops-fig7-512b-gain", Verdict::Partly),
+            row("adms-fig7-ext3-3400-clocks", Verdict::Reproduced),
+        ];
+        let rows = reading(&claims);
+        assert_eq!(rows.len(), SEED_ITEMS.len() + 1, "two arms, two rows");
+        let of = |id: &str| rows.iter().filter(|r| r.item.id == id).collect::<Vec<_>>();
+        let fig7 = of("hiops-fig7-512b-gain");
+        assert_eq!(fig7.len(), 2);
+        assert_eq!(fig7[0].verdict, "not reproduced");
+        assert_eq!(fig7[0].rule, "a rule: its reason");
+        let fs = of("adms-fig7-ext3-3400-clocks");
+        assert_eq!(fs[0].verdict, "reproduced");
+        assert_eq!(fs[0].why, "", "no why for a reproduced claim");
+        let c = counts(&rows);
+        assert_eq!(c[0], ("reproduced".to_string(), 1));
+        assert_eq!(c.iter().map(|x| x.1).sum::<usize>(), rows.len());
+        let t = table(&rows);
+        assert_eq!(t.rows.len(), rows.len());
+        assert!(t.rows.iter().all(|r| r.len() == t.header.len()));
+    }
+}
