@@ -102,7 +102,7 @@ impl ClaimRow {
         let (lo, hi) = j.spread;
         let measured = match j.rounds {
             0 => measured,
-            n => format!("{measured} (rounds {lo:.2}-{hi:.2}, {n} rounds)"),
+            n => format!("{measured} (rounds {lo:.2} to {hi:.2}, {n} rounds)"),
         };
         debug_assert!(
             crate::reproduce::items::item(item).is_some(),

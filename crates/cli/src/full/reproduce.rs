@@ -32,7 +32,14 @@ pub struct ReproduceArgs {
     /// Only list the steps' command lines.
     #[arg(long)]
     pub list: bool,
+    /// Run only these experiments (repeatable): hiops, characterize,
+    /// fig10, cache-sweep, iozone. The page still reads every one made.
+    #[arg(long, value_name = "STEP", value_parser = STEP_NAMES)]
+    pub only: Vec<String>,
 }
+
+/// The steps' directories under DIR, which `--only` names.
+const STEP_NAMES: [&str; 5] = ["hiops", "characterize", "fig10", "cache-sweep", "iozone"];
 
 /// One experiment of the reproduction: its directory under DIR and the
 /// command line that runs it.
@@ -212,8 +219,18 @@ fn duration(s: u64) -> String {
     }
 }
 
+/// Whether `--only` leaves the step to run.
+fn chosen(a: &ReproduceArgs, st: &Step) -> bool {
+    a.only.is_empty()
+        || a.only
+            .iter()
+            .any(|o| st.dir.file_name() == Some(o.as_ref()))
+}
+
 pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
-    let steps = steps(&a);
+    let all = steps(&a);
+    debug_assert!(all.iter().zip(STEP_NAMES).all(|(s, n)| s.dir.ends_with(n)));
+    let steps: Vec<&Step> = all.iter().filter(|st| chosen(&a, st)).collect();
     if a.list {
         for st in &steps {
             println!("hiops {}", st.argv.join(" "));
@@ -253,7 +270,7 @@ pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
             break;
         }
     }
-    let page = write_page(&a, &steps, failures)?;
+    let page = write_page(&a, &all, failures)?;
     eprintln!(
         "hiops reproduce: {} in {}; the reading: {}",
         if matches!(ended, Ended::Done) {
