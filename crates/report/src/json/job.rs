@@ -2,7 +2,7 @@
 
 use super::options::job_options;
 use super::steady::steadystate_obj;
-use super::{dir_obj, iodepth_level, latency_buckets, sync_obj, Shown};
+use super::{dir_obj, iodepth_level, latency_buckets, sync_obj, Samples, Shown};
 use hiops_bench::{JobResult, RunResult};
 use hiops_stats::DEFAULT_PERCENTILES;
 use serde_json::{json, Value};
@@ -17,20 +17,24 @@ fn job_runtime_ns(job: &JobResult) -> u64 {
 /// fio's unified_rw_reporting: "mixed" (reads, writes and trims summed,
 /// their per-second IOPS added) instead of the three directions, or beside
 /// them.
-fn unify_directions(
-    obj: &mut Value,
-    job: &JobResult,
-    (rs, ws): (&[f64], &[f64]),
-    shown: Shown<'_>,
-) {
+fn unify_directions(obj: &mut Value, job: &JobResult, s: &JobSeries, shown: Shown<'_>) {
     use hiops_bench::spec::UnifiedRw;
     let unified = job.spec.meta.unified_rw;
     if unified == UnifiedRw::Apart {
         return;
     }
     let mixed = job.merged_all();
-    let series: Vec<f64> = rs.iter().zip(ws).map(|(r, w)| r + w).collect();
-    let dir = dir_obj(&mixed, job.runtime_ns(), &series, shown);
+    let add = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<f64>>();
+    let (iops, bw_kib) = (
+        add(&s.read_iops, &s.write_iops),
+        add(&s.read_kib, &s.write_kib),
+    );
+    let samples = Samples {
+        iops: &iops,
+        bw_kib: &bw_kib,
+        group_bw_bytes: s.group_bw.0 + s.group_bw.1,
+    };
+    let dir = dir_obj(&mixed, job.runtime_ns(), samples, shown);
     let map = obj.as_object_mut().expect("a job is an object");
     if unified == UnifiedRw::Mixed {
         // fio's mixed report has no sync direction either.
@@ -57,7 +61,8 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         kinds: job.spec.meta.shown_percentiles,
         bins,
     };
-    let (rs, ws) = iops_series(job, r);
+    let s = job_series(job, r);
+    let (rs, ws) = s.samples();
     let cpu = job.thread_cpu();
     let secs = (job_runtime_ns(job) as f64 / 1e9).max(1e-9);
     let errors = job.errors();
@@ -74,9 +79,9 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "eta": 0,
         "elapsed": (rt + job.spec.timing.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
-        "read": dir_obj(&rd, rt, &rs, shown),
-        "write": dir_obj(&wr, rt, &ws, shown),
-        "trim": dir_obj(&job.merged_trim(), rt, &[], shown),
+        "read": dir_obj(&rd, rt, rs, shown),
+        "write": dir_obj(&wr, rt, ws, shown),
+        "trim": dir_obj(&job.merged_trim(), rt, Samples::default(), shown),
         "sync": sync_obj(job, shown),
         "iodepth_level": iodepth_level(job),
         "job_runtime": job_runtime_ns(job) / 1_000_000,
@@ -86,9 +91,22 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "majf": cpu.major_faults,
         "minf": cpu.minor_faults,
         "job_description": job.spec.meta.description,
+        "latency_depth": job.spec.io.iodepth,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
         "hiops": hiops_obj(job, errors),
     });
-    unify_directions(&mut obj, job, (&rs, &ws), shown);
+    unify_directions(&mut obj, job, &s, shown);
+    if let Some(d) = job
+        .spec
+        .meta
+        .description
+        .as_deref()
+        .filter(|d| !d.is_empty())
+    {
+        obj["desc"] = json!(d);
+    }
     if let Some(ss) = steadystate {
         obj["steadystate"] = ss;
     }
@@ -99,17 +117,62 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     obj
 }
 
-/// The run's per-second read and write IOPS, which belong to a job only
-/// when it is the run's one job (else empty).
-fn iops_series(job: &JobResult, r: &RunResult) -> (Vec<f64>, Vec<f64>) {
+/// A job's samples: the run's per-second read and write IOPS and bandwidth
+/// (KiB/s), which belong to a job only when it is the run's one job (else
+/// empty), and its reporting group's read and write bandwidth (bytes/s).
+#[derive(Default)]
+struct JobSeries {
+    read_iops: Vec<f64>,
+    write_iops: Vec<f64>,
+    read_kib: Vec<f64>,
+    write_kib: Vec<f64>,
+    group_bw: (f64, f64),
+}
+
+impl JobSeries {
+    fn samples(&self) -> (Samples<'_>, Samples<'_>) {
+        let read = Samples {
+            iops: &self.read_iops,
+            bw_kib: &self.read_kib,
+            group_bw_bytes: self.group_bw.0,
+        };
+        let write = Samples {
+            iops: &self.write_iops,
+            bw_kib: &self.write_kib,
+            group_bw_bytes: self.group_bw.1,
+        };
+        (read, write)
+    }
+}
+
+fn job_series(job: &JobResult, r: &RunResult) -> JobSeries {
+    let group_bw = group_bw(job.spec.meta.group, r);
     let single = r.jobs.len() == 1 && r.jobs[0].threads.len() == job.threads.len();
     if !single {
-        return (vec![], vec![]);
+        return JobSeries {
+            group_bw,
+            ..JobSeries::default()
+        };
     }
-    (
-        r.series.iter().map(|p| p.read_iops).collect(),
-        r.series.iter().map(|p| p.write_iops).collect(),
-    )
+    let of = |f: fn(&hiops_bench::result::SeriesPoint) -> f64| r.series.iter().map(f).collect();
+    JobSeries {
+        read_iops: of(|p| p.read_iops),
+        write_iops: of(|p| p.write_iops),
+        read_kib: of(|p| p.read_bytes_per_s / 1024.0),
+        write_kib: of(|p| p.write_bytes_per_s / 1024.0),
+        group_bw,
+    }
+}
+
+/// The read and write bandwidth (bytes/s) of every job of reporting group
+/// `group`, each over its own runtime: fio's group aggregate.
+fn group_bw(group: u32, r: &RunResult) -> (f64, f64) {
+    let per_s = |bytes: u64, ns: u64| bytes as f64 / (ns.max(1) as f64 / 1e9);
+    (r.jobs.iter().filter(|j| j.spec.meta.group == group)).fold((0.0, 0.0), |(a, b), j| {
+        let (rd, wr) = j.merged();
+        let rt = j.runtime_ns();
+        (a + per_s(rd.bytes, rt), b + per_s(wr.bytes, rt))
+    })
 }
 
 /// hiops' own figures of a job, beside fio's: engine, depth, errors,

@@ -69,7 +69,18 @@ impl Shown<'_> {
     }
 }
 
-fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], shown: Shown<'_>) -> Value {
+/// A direction's samples over the run: IOPS and bandwidth (KiB/s) per
+/// second, and the bandwidth of its reporting group in that direction
+/// (bytes/s), which fio's `bw_agg` is a share of.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Samples<'a> {
+    pub iops: &'a [f64],
+    pub bw_kib: &'a [f64],
+    pub group_bw_bytes: f64,
+}
+
+fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples<'_>, shown: Shown<'_>) -> Value {
+    let series = samples.iops;
     // A direction measured over a time of its own (reads of a verify pass).
     let runtime_ns = if d.runtime_ns > 0 {
         d.runtime_ns
@@ -102,10 +113,28 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, series: &[f64], shown: Shown<'_>) -> V
         "iops_stddev": dev,
         "iops_samples": series.len(),
     });
+    add_bw_samples(&mut obj, samples);
     if let Some(prios) = prios_obj(d, shown) {
         obj["prios"] = prios;
     }
     obj
+}
+
+/// fio's `bw_min`, `bw_max`, `bw_mean`, `bw_dev` (KiB/s) and `bw_samples`
+/// over the bandwidth samples, and `bw_agg`: their mean as a % of the
+/// reporting group's bandwidth (stat.c's `p_of_agg`; 0 without samples).
+fn add_bw_samples(obj: &mut Value, s: Samples<'_>) {
+    let (mn, mx, mean, dev) = stats_of(s.bw_kib);
+    let agg = match s.group_bw_bytes > 0.0 {
+        true => mean * 100.0 / (s.group_bw_bytes / 1024.0),
+        false => 0.0,
+    };
+    obj["bw_min"] = json!(mn.round() as u64);
+    obj["bw_max"] = json!(mx.round() as u64);
+    obj["bw_agg"] = json!(agg);
+    obj["bw_mean"] = json!(mean);
+    obj["bw_dev"] = json!(dev);
+    obj["bw_samples"] = json!(s.bw_kib.len());
 }
 
 /// fio's `prios` (stat.c): with cmdprio, where two or more priorities saw
@@ -314,6 +343,7 @@ pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
     json!({
         "fio version": format!("hiops-{}", env!("CARGO_PKG_VERSION")),
         "timestamp": r.started_unix_s,
+        "timestamp_ms": r.started_unix_s.saturating_mul(1000),
         "time": "",
         "global options": {},
         "jobs": fio_units(r).iter().map(|j| job_obj(j, r, bins)).collect::<Vec<_>>(),
