@@ -24,7 +24,12 @@ pub(super) fn hybrid_depth(v: &str) -> Result<f64, ValueError> {
 }
 
 pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
-    u32::try_from(v).map_err(|_| ValueError(format!("{what} {v} is too large")))
+    u32::try_from(v).map_err(|_| {
+        ValueError(format!(
+            "{what} {v} is past the largest, {}: give a smaller one",
+            u32::MAX
+        ))
+    })
 }
 
 /// The most CPUs hiops pins to (a cpu_set_t's), and the most a list may
