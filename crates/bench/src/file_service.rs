@@ -38,7 +38,9 @@ pub enum FileServiceError {
     Unknown(String),
     #[error("file_service_type '{0}': zipf needs THETA above 0, pareto H between 0 and 1")]
     OutOfRange(String),
-    #[error("file_service_type '{0}': the count after ':' must be a whole number above 0")]
+    #[error(
+        "file_service_type '{0}': the count after ':' must be a whole number from 1 to 4294967295"
+    )]
     Count(String),
 }
 

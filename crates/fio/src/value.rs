@@ -143,7 +143,7 @@ pub fn scaled_size_or_percent(
         Amount::Bytes(b) => b
             .checked_mul(n)
             .map(Amount::Bytes)
-            .ok_or_else(|| ValueError(format!("{} is too large", quoted(text)))),
+            .ok_or_else(|| too_large(text)),
         Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
         Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text)).into()),
     }

@@ -362,7 +362,8 @@ fn max_jobs(v: &str) -> Result<u32, BenchError> {
     match v.parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => usage(format!(
-            "--max-jobs={v}: give the most threads the jobs may use, 1 or more"
+            "--max-jobs={v}: give the most threads the jobs may use, 1 to {}",
+            u32::MAX
         )),
     }
 }

@@ -142,11 +142,9 @@ pub(super) fn block_size(text: &str, kb: KbBase) -> Result<u32, ValueError> {
     }
 }
 
-pub(super) fn positive(v: u64) -> Result<u64, ValueError> {
-    if v == 0 {
-        return Err("must be above 0".into());
-    }
-    Ok(v)
+/// fio's 0 for a per-direction limit: no limit, as if not given.
+pub(super) fn off_at_zero<const N: usize>(limits: [Option<u64>; N]) -> [Option<u64>; N] {
+    limits.map(|l| l.filter(|&n| n > 0))
 }
 
 /// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
@@ -170,8 +168,13 @@ pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, ValueE
         Some(m) => (true, m),
         None => (false, text),
     };
-    let n = i64::try_from(value::size(magnitude, kb)?)
-        .map_err(|_| ValueError(format!("{} is too large", quoted(text))))?;
+    let n = i64::try_from(value::size(magnitude, kb)?).map_err(|_| {
+        ValueError(format!(
+            "{} is past the largest gap, {}: give a smaller one",
+            quoted(text),
+            i64::MAX
+        ))
+    })?;
     Ok(if negative { -n } else { n })
 }
 
