@@ -1,10 +1,11 @@
 //! Option values at their edges through the binary: numbers past what
-//! hiops keeps are refused in one line (exit 2) naming the largest, and
-//! what fio 3.33 takes as a default or "off" is taken with fio's meaning.
+//! hiops keeps are refused in one line (exit 2) naming the largest, what
+//! fio 3.33 takes as a default or "off" is taken with fio's meaning, hiops'
+//! switches take fio's boolean values, and a missing argument is named.
 
 mod common;
 
-use common::{ios_in, job, run_in, run_json, text};
+use common::{hiops, ios_in, job, run_in, run_json, text};
 
 /// The null engine over 1 MiB (256 I/Os of 4 KiB): a run that is over at once.
 const NULL_JOB: [&str; 4] = ["--name=x", "--ioengine=null", "--size=1m", "--bs=4k"];
@@ -282,4 +283,50 @@ fn size_zero_is_the_file_s_size_as_in_fio() {
     .unwrap();
     let v = run_json(tmp.path(), &[&path.display().to_string()]);
     assert_eq!(ios_in(job(&v, "x"), "read"), 512);
+}
+
+#[test]
+fn hiops_switches_take_fio_s_boolean_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    for on in [
+        "--timeline=1",
+        "--timeline=0",
+        "--ignore-unsupported=1",
+        "--stonewall-ranks=0",
+    ] {
+        let o = run_in(tmp.path(), &[&["--parse-only", on], &NULL_JOB[..]].concat());
+        assert!(o.status.success(), "{on}: {}", text(&o));
+    }
+    // --ignore-unsupported=1 skips what hiops does not implement; =0 does not.
+    let skip = |v: &str| {
+        run_in(
+            tmp.path(),
+            &[&[v, "--iodepth_low=4"], &NULL_JOB[..]].concat(),
+        )
+    };
+    assert!(skip("--ignore-unsupported=1").status.success());
+    assert_eq!(skip("--ignore-unsupported=0").status.code(), Some(2));
+    let err = refused(&[&["--timeline=maybe"], &NULL_JOB[..]].concat());
+    assert!(
+        err.contains("--timeline is on or off") && !err.contains("neither"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_argument_is_named() {
+    for (args, named) in [
+        (&["sweep"][..], "--dir <DIR>, --over <NAME=VALUES>"),
+        (&["compare", "a.json"][..], "<B>"),
+        (&["completions"][..], "<SHELL>"),
+    ] {
+        let o = hiops().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("were not provided: {named}")),
+            "{args:?}: {err}"
+        );
+    }
 }
