@@ -333,7 +333,12 @@ pub static OPTIONS: &[OptDef] = &[
         d.raid0 = (n > 0).then_some(n); Ok(())
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight (off: never poll).", |d, v| { d.hybrid_depth = Some(hybrid_depth(need(v)?)?); Ok(()) }),
-    opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+    opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| {
+        match need(v)?.parse::<f64>() {
+            Ok(r) if r >= 0.0 && r.is_finite() => { d.hybrid_iops = Some(r); Ok(()) }
+            _ => Err("give a rate in IOPS: a number, 0 or more".into()),
+        }
+    }),
     // fio options that cannot change what hiops measures: accepted, with the
     // reason in their help. Values are still checked, and a value that would
     // change a result in fio is refused with what to do instead.

@@ -256,3 +256,22 @@ fn zero_is_fio_s_off_for_limits_and_counts() {
     parse_option(&mut d, "loops", Some("0")).unwrap();
     assert_eq!(d.loops, Some(1), "fio runs loops=0 once");
 }
+
+#[test]
+fn rates_and_limits_must_be_finite() {
+    let mut d = Draft::default();
+    for (key, value) in [
+        ("hybrid_iops", "nan"),
+        ("hybrid_iops", "inf"),
+        ("hybrid_iops", "-1"),
+        ("ss", "iops:inf"),
+        ("ss", "bw:NaN%"),
+    ] {
+        assert!(
+            parse_option(&mut d, key, Some(value)).is_err(),
+            "{key}={value}"
+        );
+    }
+    assert!(parse_option(&mut d, "hybrid_iops", Some("2500.5")).is_ok());
+    assert_eq!(d.hybrid_iops, Some(2500.5));
+}

@@ -237,8 +237,8 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, ValueError> {
         .trim()
         .parse()
         .map_err(|_| ValueError(format!("ss limit {} is not a number", quoted(limit))))?;
-    if limit < 0.0 {
-        return Err("ss limit must not be negative".into());
+    if !(limit >= 0.0 && limit.is_finite()) {
+        return Err("ss limit must be a number, 0 or more".into());
     }
     Ok(SteadyState {
         metric,
