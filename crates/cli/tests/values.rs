@@ -74,8 +74,9 @@ fn sizes_and_counts_past_u64_are_refused_with_the_largest() {
 /// one, 0 where options.c's `.minval` allows it and fio's code reads 0 as
 /// not set: init.c's fixup_options for iodepth_low and openfiles, iolog.c
 /// for replay_scale, backend.c's ioprio_set for prio). Each checked with
-/// `fio --parse-only` on 3.33. Options whose off value hiops cannot honour
-/// (create_fsync=0, allow_file_create=0, stats=0) stay refused.
+/// `fio --parse-only` on 3.33 (the engine options with their engine).
+/// Options whose off value hiops cannot honour (create_fsync=0,
+/// allow_file_create=0, stats=0) stay refused.
 const FIO_OFF_VALUES: &[(&str, &str)] = &[
     // Values of options hiops implements.
     ("rate_iops", "0"),
@@ -105,7 +106,6 @@ const FIO_OFF_VALUES: &[(&str, &str)] = &[
     ("iodepth_batch_complete_min", "1"),
     ("offset", "0"),
     ("offset_increment", "0"),
-    ("filesize", "0"),
     ("fsync", "0"),
     ("fdatasync", "0"),
     ("flow", "0"),
@@ -114,7 +114,6 @@ const FIO_OFF_VALUES: &[(&str, &str)] = &[
     ("startdelay", "0"),
     ("ramp_time", "0"),
     ("runtime", "0"),
-    ("raid0", "0"),
     ("verify", "0"),
     ("verify_backlog", "0"),
     ("trim_percentage", "0"),
