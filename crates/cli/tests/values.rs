@@ -221,6 +221,13 @@ fn fio_defaults_of_unimplemented_options_refuse_other_values_still() {
             text(&o)
         );
     }
+    // --cmdhelp says which value is taken.
+    let o = hiops().args(["run", "--cmdhelp=nice"]).output().unwrap();
+    assert!(
+        text(&o).contains("accepted at 0, fio's default"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// `--parse-only`'s resolved word `key` of the one job.
