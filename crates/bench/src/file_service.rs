@@ -38,7 +38,9 @@ pub enum FileServiceError {
     Unknown(String),
     #[error("file_service_type '{0}': zipf needs THETA above 0, pareto H between 0 and 1")]
     OutOfRange(String),
-    #[error("file_service_type '{0}': the count after ':' must be a whole number above 0")]
+    #[error(
+        "file_service_type '{0}': the count after ':' must be a whole number from 1 to 4294967295"
+    )]
     Count(String),
 }
 
@@ -58,6 +60,7 @@ impl FileService {
         let arg = parts.next().map(str::trim);
         let num = |what: &str| -> Result<f64, FileServiceError> {
             arg.and_then(|a| a.parse::<f64>().ok())
+                .filter(|x| x.is_finite())
                 .ok_or_else(|| FileServiceError::NeedsNumber {
                     text: text.into(),
                     what: what.into(),
@@ -237,6 +240,16 @@ impl OpenFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_must_be_finite() {
+        for text in ["zipf:inf", "zipf:nan", "pareto:NaN", "normal:-inf"] {
+            assert!(FileService::parse(text).is_err(), "{text}");
+        }
+        for text in ["zipf:inf", "zipf:nan", "pareto:NaN", "normal:inf"] {
+            assert!(crate::Distribution::parse(text).is_err(), "{text}");
+        }
+    }
 
     fn picks(text: &str, files: u32, n: usize) -> Vec<u32> {
         let mut c = FileChooser::new(&FileService::parse(text).unwrap(), files);

@@ -231,7 +231,7 @@ impl Source for Workload {
         if let Some(f) = self.flow.as_mut().filter(|_| self.early.is_none()) {
             if !f.admit() {
                 return Next::Wait {
-                    until_ns: now + f.sleep_ns,
+                    until_ns: now.saturating_add(f.sleep_ns),
                 };
             }
         }

@@ -53,6 +53,10 @@ pub enum UnitError {
     NoDuration(String),
     #[error("{} has an unknown time unit {}: use ns, us, ms, s, m, h or d", quoted(.text), quoted(.unit))]
     TimeUnit { text: String, unit: String },
+    #[error("{} is past the largest size, {} bytes (16 EiB less a byte): give a smaller one", quoted(.0), u64::MAX)]
+    SizeTooLarge(String),
+    #[error("{} is longer than the longest time hiops keeps, {}s (213503 days, u64 nanoseconds): give a shorter one", quoted(.0), MAX_SECONDS)]
+    TooLong(String),
 }
 
 /// For callers whose errors are still messages.
@@ -63,13 +67,13 @@ impl From<UnitError> for String {
 }
 
 /// Parses a byte count: a number with an optional k/m/g/t/p suffix (any case,
-/// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`).
+/// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`). Exact: a fraction
+/// must come out a whole number of bytes, and a count past u64 is refused.
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let (num, suffix) = number_and_suffix(text);
     if num.is_empty() {
         return Err(UnitError::NoSize(text.into()));
     }
-    let value: f64 = num.parse().map_err(|_| UnitError::BadSize(text.into()))?;
     let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -84,28 +88,26 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
             })
         }
     };
-    let bytes = value * mult as f64;
-    if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(UnitError::NotWhole(text.into()));
-    }
-    Ok(bytes as u64)
+    scale(num, mult, false).map_err(|e| match e {
+        Scale::NotNumber => UnitError::BadSize(text.into()),
+        Scale::NotWhole => UnitError::NotWhole(text.into()),
+        Scale::TooLarge => UnitError::SizeTooLarge(text.into()),
+    })
 }
 
 /// Parses a duration; a bare number is seconds (fio's default unit for
-/// runtime and ramp_time).
+/// runtime and ramp_time). Rounded to the nanosecond; past u64 nanoseconds
+/// (about 584 years) it is refused.
 pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
     let (num, suffix) = number_and_suffix(text);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| UnitError::NoDuration(text.into()))?;
-    let ns_per: f64 = match suffix.to_ascii_lowercase().as_str() {
-        "" | "s" | "sec" => 1e9,
-        "ms" | "msec" => 1e6,
-        "us" | "usec" => 1e3,
-        "ns" | "nsec" => 1.0,
-        "m" | "min" => 60e9,
-        "h" | "hr" => 3600e9,
-        "d" => 86400e9,
+    let ns_per: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => 1_000_000_000,
+        "ms" | "msec" => 1_000_000,
+        "us" | "usec" => 1_000,
+        "ns" | "nsec" => 1,
+        "m" | "min" => 60_000_000_000,
+        "h" | "hr" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
         other => {
             return Err(UnitError::TimeUnit {
                 text: text.into(),
@@ -113,7 +115,67 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, UnitError> {
             })
         }
     };
-    Ok((value * ns_per).round() as u64)
+    scale(num, ns_per, true).map_err(|e| match e {
+        Scale::NotNumber | Scale::NotWhole => UnitError::NoDuration(text.into()),
+        Scale::TooLarge => UnitError::TooLong(text.into()),
+    })
+}
+
+/// The longest time hiops keeps, in whole seconds: u64 nanoseconds.
+pub const MAX_SECONDS: u64 = u64::MAX / 1_000_000_000;
+
+/// Why a number times its unit is no u64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Not digits with an optional `.fraction`.
+    NotNumber,
+    /// A fraction that leaves part of a unit (only when not rounding).
+    NotWhole,
+    /// Past u64::MAX.
+    TooLarge,
+}
+
+/// `num` (digits with an optional `.fraction`) times `mult`, computed
+/// exactly, whatever the number of digits: past u64::MAX is `TooLarge`; a
+/// fraction of the result is rounded to the nearest when `round`, else
+/// `NotWhole`.
+pub fn scale(num: &str, mult: u64, round: bool) -> Result<u64, Scale> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return Err(Scale::NotNumber);
+    }
+    let mult = u128::from(mult);
+    let mut whole: u128 = 0;
+    for d in int.bytes() {
+        whole = whole
+            .checked_mul(10)
+            .and_then(|w| w.checked_add(u128::from(d - b'0')))
+            .ok_or(Scale::TooLarge)?;
+    }
+    let (part, half_or_more, exact) = fraction_times(frac, mult);
+    if !exact && !round {
+        return Err(Scale::NotWhole);
+    }
+    let total = whole
+        .checked_mul(mult)
+        .and_then(|w| w.checked_add(part + u128::from(round && half_or_more)))
+        .ok_or(Scale::TooLarge)?;
+    u64::try_from(total).map_err(|_| Scale::TooLarge)
+}
+
+/// `0.frac` times `mult`, by long division from the last digit: the whole
+/// part, whether the rest is at least one half, and whether it is zero.
+fn fraction_times(frac: &str, mult: u128) -> (u128, bool, bool) {
+    // The result so far is `whole + 0.lead tail...`.
+    let (mut whole, mut lead, mut tail) = (0u128, 0u128, false);
+    for d in frac.bytes().rev() {
+        let t = u128::from(d - b'0') * mult + whole;
+        tail |= lead != 0;
+        lead = t % 10;
+        whole = t / 10;
+    }
+    (whole, lead >= 5, lead == 0 && !tail)
 }
 
 /// Human-readable bytes in fio's style (KiB, MiB, ...).
@@ -176,5 +238,65 @@ mod tests {
         assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
         assert_eq!(parse_duration_ns("100us"), Ok(100_000));
         assert!(parse_duration_ns("10y").is_err());
+    }
+
+    #[test]
+    fn numbers_scale_exactly_and_refuse_past_u64() {
+        assert_eq!(scale("18446744073709551615", 1, false), Ok(u64::MAX));
+        assert_eq!(
+            scale("18446744073709551616", 1, false),
+            Err(Scale::TooLarge)
+        );
+        assert_eq!(
+            scale("99999999999999999999999999999999999999999999", 1, false),
+            Err(Scale::TooLarge)
+        );
+        assert_eq!(scale("16383.999999999999999", 1 << 50, true), Ok(u64::MAX));
+        assert_eq!(scale("16384", 1 << 50, false), Err(Scale::TooLarge));
+        // 2^-20 MiB is one byte: 20 digits after the point, exact.
+        assert_eq!(scale("0.00000095367431640625", 1 << 20, false), Ok(1));
+        assert_eq!(scale("0.3", 1, false), Err(Scale::NotWhole));
+        assert_eq!(scale("1.5", 1 << 30, false), Ok(3 << 29));
+        assert_eq!(
+            scale("0.0000000015", 1_000_000_000, true),
+            Ok(2),
+            "half rounds up"
+        );
+        assert_eq!(scale("0.0000000014999", 1_000_000_000, true), Ok(1));
+        assert_eq!(scale(".5", 2, false), Ok(1));
+        assert_eq!(scale(".", 2, false), Err(Scale::NotNumber));
+        assert_eq!(scale("1.2.3", 2, false), Err(Scale::NotNumber));
+    }
+
+    #[test]
+    fn sizes_and_durations_refuse_what_u64_cannot_hold() {
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        let e = parse_size("18446744073709551616").unwrap_err().to_string();
+        assert!(
+            e.contains("past the largest size, 18446744073709551615 bytes"),
+            "{e}"
+        );
+        assert_eq!(parse_size("16383p"), Ok(16383 << 50));
+        assert!(matches!(
+            parse_size("16384p"),
+            Err(UnitError::SizeTooLarge(_))
+        ));
+        // u64 nanoseconds: 18446744073 s fit, the next second does not.
+        assert_eq!(
+            parse_duration_ns("18446744073"),
+            Ok(18_446_744_073_000_000_000)
+        );
+        assert_eq!(
+            parse_duration_ns("213503d"),
+            Ok(213_503 * 86_400 * 1_000_000_000)
+        );
+        for long in ["18446744074", "214000d", "99999999999999999999", "5124096h"] {
+            let e = parse_duration_ns(long).unwrap_err().to_string();
+            assert!(
+                e.contains("longest time hiops keeps, 18446744073s"),
+                "{long}: {e}"
+            );
+        }
+        assert_eq!(parse_duration_ns("18446744073709551615ns"), Ok(u64::MAX));
     }
 }

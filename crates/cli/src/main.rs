@@ -112,18 +112,30 @@ fn clap_exit(e: clap::Error) -> ExitCode {
     {
         e.exit();
     }
-    let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| {
-        !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
-    });
-    let first = lines.next().unwrap_or("bad command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("hiops: {}", one_line(&e.render().to_string()));
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// clap's error text in one line: its first line, with the list that line
+/// introduces ("the following required arguments were not provided:")
+/// joined after it, and its tips; the usage and "--help" hint are left to
+/// --help.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim);
+    let first = lines.find(|l| !l.is_empty()).unwrap_or("bad command line");
+    let mut line = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if line.ends_with(':') {
+        let listed: Vec<&str> = lines
+            .clone()
+            .take_while(|l| !l.is_empty() && !l.starts_with("Usage:"))
+            .collect();
+        line = format!("{} {}", line, listed.join(", "));
+    }
     let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
     match tips.is_empty() {
-        true => eprintln!("hiops: {first}"),
-        false => eprintln!("hiops: {first} ({})", tips.join("; ")),
+        true => line,
+        false => format!("{line} ({})", tips.join("; ")),
     }
-    ExitCode::from(EXIT_USAGE)
 }
 
 fn run(raw: &[String]) -> anyhow::Result<u8> {

@@ -140,8 +140,9 @@ fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u1
     let fields: Vec<&str> = entry.split('/').map(str::trim).collect();
     let bs = u32::try_from(value::size(fields[0], kb)?).map_err(|_| {
         format!(
-            "cmdprio_bssplit: block size {} is too large",
-            quoted(fields[0])
+            "cmdprio_bssplit: block size {} is past the largest, {} (4 GiB less a byte)",
+            quoted(fields[0]),
+            u32::MAX
         )
     })?;
     let percent = match fields.get(1).filter(|p| !p.is_empty()) {

@@ -17,13 +17,43 @@ impl Default for KbBase {
 use crate::error::ValueError;
 use hiops_bench::units::number_and_suffix as split_number;
 pub use hiops_bench::units::{quoted, shown};
+use hiops_bench::units::{scale, Scale, MAX_SECONDS};
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
+    bytes(text, kb).map_err(Bad::into_error)
+}
+
+/// Why a size was refused: past u64, or anything else.
+enum Bad {
+    TooLarge(ValueError),
+    Other(ValueError),
+}
+
+impl Bad {
+    fn into_error(self) -> ValueError {
+        match self {
+            Bad::TooLarge(e) | Bad::Other(e) => e,
+        }
+    }
+}
+
+impl From<String> for Bad {
+    fn from(why: String) -> Bad {
+        Bad::Other(ValueError(why))
+    }
+}
+
+fn bytes(text: &str, kb: KbBase) -> Result<u64, Bad> {
     let t = text.trim();
     if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(hex, 16)
-            .map_err(|_| ValueError(format!("{} is not a hex number", quoted(text))));
+        return match u64::from_str_radix(hex, 16) {
+            Ok(n) => Ok(n),
+            Err(_) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Err(Bad::TooLarge(too_large(text)))
+            }
+            Err(_) => Err(format!("{} is not a hex number", quoted(text)).into()),
+        };
     }
     let (num, suffix) = split_number(t);
     if num.is_empty() {
@@ -33,9 +63,6 @@ pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
         )
         .into());
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| ValueError(format!("{} is not a size", quoted(text))))?;
     let s = suffix.to_ascii_lowercase();
     let other = if kb.0 == 1000 { 1024 } else { 1000 };
     let (pow, base) = match s.as_str() {
@@ -58,11 +85,24 @@ pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
             ).into())
         }
     };
-    let bytes = value * (base as f64).powi(pow);
-    if bytes.fract() != 0.0 || !(0.0..1.8e19).contains(&bytes) {
-        return Err(format!("{} is not a whole number of bytes", quoted(text)).into());
+    // base^5 is at most 1024^5 = 2^50: no overflow.
+    match scale(num, base.pow(pow), false) {
+        Ok(bytes) => Ok(bytes),
+        Err(Scale::NotNumber) => Err(format!("{} is not a size", quoted(text)).into()),
+        Err(Scale::NotWhole) => {
+            Err(format!("{} is not a whole number of bytes", quoted(text)).into())
+        }
+        Err(Scale::TooLarge) => Err(Bad::TooLarge(too_large(text))),
     }
-    Ok(bytes as u64)
+}
+
+/// A size or count past u64, said with the largest there is.
+fn too_large(text: &str) -> ValueError {
+    ValueError(format!(
+        "{} is past the largest value, {} (16 EiB less a byte): give a smaller one",
+        quoted(text),
+        u64::MAX
+    ))
 }
 
 /// A size or a percentage (`50%`), as fio's size and offset accept.
@@ -103,7 +143,7 @@ pub fn scaled_size_or_percent(
         Amount::Bytes(b) => b
             .checked_mul(n)
             .map(Amount::Bytes)
-            .ok_or_else(|| ValueError(format!("{} is too large", quoted(text)))),
+            .ok_or_else(|| too_large(text)),
         Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
         Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text)).into()),
     }
@@ -113,21 +153,15 @@ pub fn scaled_size_or_percent(
 /// runtime, microseconds for thinktime).
 pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, ValueError> {
     let (num, suffix) = split_number(text);
-    let value: f64 = num.parse().map_err(|_| {
-        format!(
-            "{} is not a time: write e.g. 10s, 500ms, 2m, 100us",
-            quoted(text)
-        )
-    })?;
-    let per: f64 = match suffix.to_ascii_lowercase().as_str() {
-        "" => unit_ns as f64,
-        "ns" | "nsec" => 1.0,
-        "us" | "usec" => 1e3,
-        "ms" | "msec" => 1e6,
-        "s" | "sec" => 1e9,
-        "m" | "min" => 60e9,
-        "h" | "hour" => 3600e9,
-        "d" | "day" => 86400e9,
+    let per: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" => unit_ns,
+        "ns" | "nsec" => 1,
+        "us" | "usec" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" | "hour" => 3_600_000_000_000,
+        "d" | "day" => 86_400_000_000_000,
         other => {
             return Err(format!(
                 "{} has an unknown time unit {}: use ns, us, ms, s, m, h or d",
@@ -137,7 +171,20 @@ pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, ValueError> {
             .into())
         }
     };
-    Ok((value * per).round() as u64)
+    match scale(num, per, true) {
+        Ok(ns) => Ok(ns),
+        Err(Scale::TooLarge) => Err(format!(
+            "{} is longer than the longest time hiops keeps, {}s (213503 days, u64 nanoseconds): give a shorter one",
+            quoted(text),
+            MAX_SECONDS
+        )
+        .into()),
+        Err(_) => Err(format!(
+            "{} is not a time: write e.g. 10s, 500ms, 2m, 100us",
+            quoted(text)
+        )
+        .into()),
+    }
 }
 
 /// A boolean; an option given without a value is true.
@@ -151,7 +198,10 @@ pub fn boolean(value: Option<&str>) -> Result<bool, ValueError> {
 
 /// A whole number (with fio's size suffixes allowed, as fio's int options do).
 pub fn int(text: &str, kb: KbBase) -> Result<u64, ValueError> {
-    size(text, kb).map_err(|_| ValueError(format!("{} is not a whole number", quoted(text))))
+    bytes(text, kb).map_err(|e| match e {
+        Bad::TooLarge(e) => e,
+        Bad::Other(_) => ValueError(format!("{} is not a whole number", quoted(text))),
+    })
 }
 
 /// A percentage 0..=100.
@@ -345,6 +395,46 @@ mod tests {
         assert_eq!(time_ns("1h", 1), Ok(3_600_000_000_000));
         assert_eq!(time_ns("250ms", 1), Ok(250_000_000));
         assert!(time_ns("5y", 1).is_err());
+    }
+
+    #[test]
+    fn values_past_u64_are_refused_with_the_largest() {
+        let k = KbBase::default();
+        assert_eq!(size("18446744073709551615", k), Ok(u64::MAX));
+        assert_eq!(size("0xffffffffffffffff", k), Ok(u64::MAX));
+        assert_eq!(size("16383p", k), Ok(16383 << 50));
+        for big in [
+            "18446744073709551616",
+            "16384p",
+            "0x10000000000000000",
+            "99999999999999999999",
+        ] {
+            let e = size(big, k).unwrap_err().to_string();
+            assert!(
+                e.contains("largest value, 18446744073709551615"),
+                "{big}: {e}"
+            );
+        }
+        assert_eq!(int("4294967296", k), Ok(1 << 32));
+        // A time's limit is u64 nanoseconds: 18446744073 s, about 584 years.
+        assert_eq!(
+            time_ns("18446744073", 1_000_000_000),
+            Ok(18_446_744_073_000_000_000)
+        );
+        assert_eq!(time_ns("213503d", 1), Ok(213_503 * 86_400_000_000_000));
+        for long in ["214000d", "18446744074", "99999999999999999999"] {
+            let e = time_ns(long, 1_000_000_000).unwrap_err().to_string();
+            assert!(
+                e.contains("longest time hiops keeps, 18446744073s"),
+                "{long}: {e}"
+            );
+        }
+        // A bare number in microseconds goes further before it is refused.
+        assert_eq!(
+            time_ns("18446744073709551", 1_000),
+            Ok(18_446_744_073_709_551_000)
+        );
+        assert!(time_ns("18446744073709552", 1_000).is_err());
     }
 
     #[test]

@@ -77,6 +77,14 @@ pub fn describe(spec: &JobSpec) -> String {
             format!("{:?}", spec.verify.mode).to_lowercase()
         ),
         format!("randseed={}", spec.workload.randseed),
+        // fio's rate and rate_iops, as I/Os per second (reads,writes).
+        format!(
+            "rate_iops={}",
+            spec.workload
+                .rate_iops
+                .map(|r| r.map_or("-".to_string(), |r| r.to_string()))
+                .join(",")
+        ),
     ]);
     if let Some(p) = &spec.io.path {
         words.push(format!("strategy={}", p.strategy));

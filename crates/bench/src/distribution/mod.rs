@@ -52,8 +52,11 @@ impl Distribution {
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
         let num = |what: &'static str| -> Result<f64, DistributionError> {
+            // A finite number: "inf" and "nan" parse, and would poison the draws.
             arg.parse::<f64>()
-                .map_err(|_| DistributionError::NeedsNumber {
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| DistributionError::NeedsNumber {
                     text: text.into(),
                     what,
                 })

@@ -242,7 +242,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// fio's thinktime, slept in short steps so that a stop (an interrupt
     /// always, the job's end when the source stops) is seen at once.
     fn think(&self, stoppable: bool) {
-        let until = now_ns() + self.spec.workload.thinktime_ns;
+        let until = now_ns().saturating_add(self.spec.workload.thinktime_ns);
         loop {
             let now = now_ns();
             let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));

@@ -87,7 +87,8 @@ impl<D: Driver> JobThread<'_, D> {
             cpu: ProcessSample::thread(),
             depth: self.driver.depth_stats(),
         });
-        self.deadline_ns = self.spec.timing.runtime_ns.map(|r| now + r);
+        // A runtime of centuries saturates: no clock reading reaches it.
+        self.deadline_ns = self.spec.timing.runtime_ns.map(|r| now.saturating_add(r));
         if let Some(s) = self.books.search.as_mut() {
             s.restart(now);
         }

@@ -34,9 +34,10 @@ fn time_limits(specs: &[JobSpec]) -> (u64, Option<u64>, bool) {
     let total_ns = specs
         .iter()
         .map(|s| {
-            s.timing
-                .runtime_ns
-                .map(|r| r + s.timing.startdelay_ns + s.timing.ramp_ns)
+            s.timing.runtime_ns.map(|r| {
+                r.saturating_add(s.timing.startdelay_ns)
+                    .saturating_add(s.timing.ramp_ns)
+            })
         })
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().max());
@@ -112,7 +113,7 @@ impl Phase<'_> {
             if !w.window.started && el_ns >= ramp_ns {
                 self.end_ramp(&mut w, &mut ticks, elapsed);
             }
-            if total_ns.is_some_and(|t| el_ns >= t + 1_000_000_000) {
+            if total_ns.is_some_and(|t| el_ns >= t.saturating_add(1_000_000_000)) {
                 break;
             }
             if w.window.started && self.second(&mut w, &mut ticks, elapsed) {

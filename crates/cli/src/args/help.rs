@@ -111,6 +111,21 @@ fn option_help(d: &OptDef) -> String {
     )
 }
 
+/// The values of an unimplemented option that hiops takes: fio's default,
+/// where that is what hiops does.
+fn fio_default_note(name: &str) -> String {
+    hiops_fio::options::FIO_DEFAULTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, values)| {
+            format!(
+                " (accepted at {}, fio's default, which changes nothing)",
+                values.join(" or ")
+            )
+        })
+        .unwrap_or_default()
+}
+
 /// fio's `--cmdhelp[=OPTION]`: one option's help, or all (`all` or none).
 pub fn cmdhelp(name: &str) -> Result<String, BenchError> {
     if name.is_empty() || name == "all" {
@@ -119,7 +134,8 @@ pub fn cmdhelp(name: &str) -> Result<String, BenchError> {
     match lookup(name) {
         Lookup::Known(d) => Ok(option_help(d)),
         Lookup::NotImplemented(why) => Ok(format!(
-            "  {name}\n      an fio option hiops does not implement: {why}\n"
+            "  {name}\n      an fio option hiops does not implement: {why}{}\n",
+            fio_default_note(name)
         )),
         Lookup::OtherEngine(engines) => Ok(format!(
             "  {name}\n      an option of fio's ioengine {engines}, which hiops does not implement\n"

@@ -207,6 +207,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             "--ignore-unsupported" => inv.ignore_unsupported = true,
             "--stonewall-ranks" => inv.stonewall_ranks = true,
             "--timeline" => inv.timeline = true,
+            _ if inline.is_some() && is_own_switch(key) => own_switch(&mut inv, key, inline)?,
             _ if key == "profile" => inv.profile = Some(profile_rate(inline)?),
             _ if fio_flags::find(key).is_some() => {
                 let flag = fio_flags::find(key).unwrap();
@@ -227,6 +228,33 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
     }
     formats.settle(&mut inv);
     Ok(Parsed::Run(Box::new(inv)))
+}
+
+/// hiops' own switches (`RUN_FLAGS` without a value).
+fn is_own_switch(key: &str) -> bool {
+    run_flags::RUN_FLAGS
+        .iter()
+        .any(|f| f.name == key && f.name != "help" && matches!(f.value, fio_flags::Value::None))
+}
+
+/// One of hiops' switches given a value, as fio's booleans read it:
+/// `--timeline=1` is `--timeline`, `--timeline=0` leaves it off.
+fn own_switch(inv: &mut Invocation, key: &str, value: Option<&str>) -> Result<(), BenchError> {
+    let on = hiops_fio::value::boolean(value).or_else(|_| {
+        usage(format!(
+            "--{key}={}: --{key} is on or off: give --{key} (or --{key}=1, --{key}=0)",
+            hiops_fio::value::shown(value.unwrap_or_default())
+        ))
+    })?;
+    match key {
+        "no-progress" if on => inv.eta = Eta::Never,
+        "no-progress" => {}
+        "ignore-unsupported" => inv.ignore_unsupported = on,
+        "stonewall-ranks" => inv.stonewall_ranks = on,
+        "timeline" => inv.timeline = on,
+        other => unreachable!("--{other} is listed as a switch but not handled"),
+    }
+    Ok(())
 }
 
 /// A job option, with its separate value if it takes one.
@@ -362,7 +390,8 @@ fn max_jobs(v: &str) -> Result<u32, BenchError> {
     match v.parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => usage(format!(
-            "--max-jobs={v}: give the most threads the jobs may use, 1 or more"
+            "--max-jobs={v}: give the most threads the jobs may use, 1 to {}",
+            u32::MAX
         )),
     }
 }

@@ -2,7 +2,7 @@
 //! (and why), another engine's option, or a misspelling of one.
 
 use super::draft::Draft;
-use super::table::{OptDef, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
+use super::table::{OptDef, FIO_DEFAULTS, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
 use crate::error::{FioError, OptionError};
 use crate::value::shown;
 
@@ -24,10 +24,36 @@ pub fn parse_option(draft: &mut Draft, key: &str, value: Option<&str>) -> Result
                 expected,
             })
         }),
+        Lookup::NotImplemented(_) if is_fio_default(key, value) => Ok(()),
         _ => Err(FioError::NotAnOption {
             key: key.to_string(),
         }),
     }
+}
+
+/// Whether `key=value` names an option hiops does not implement at the
+/// value fio 3.33 takes by default (or as off), which is what hiops does:
+/// the option then changes nothing (`FIO_DEFAULTS`). Numbers compare as
+/// numbers (`0x0`, `0k`), booleans as booleans (`off`); a flag given bare
+/// is 1.
+pub fn is_fio_default(key: &str, value: Option<&str>) -> bool {
+    let key = key.trim();
+    let Some((_, defaults)) = FIO_DEFAULTS.iter().find(|(n, _)| *n == key) else {
+        return false;
+    };
+    let given = value.map_or("1", str::trim);
+    let kb = crate::value::KbBase::default();
+    defaults.iter().any(|d| {
+        let number = |t| crate::value::int(t, kb).ok();
+        match (number(given), number(d)) {
+            (Some(a), Some(b)) => a == b,
+            _ => {
+                given == *d
+                    || crate::value::boolean(Some(given))
+                        .is_ok_and(|g| crate::value::boolean(Some(d)) == Ok(g))
+            }
+        }
+    })
 }
 
 /// What a key names.

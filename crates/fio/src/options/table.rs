@@ -50,18 +50,16 @@ pub static OPTIONS: &[OptDef] = &[
         d.filename = names.into_iter().map(PathBuf::from).collect(); Ok(())
     }),
     opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
-    opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target.", |d, v| {
+    opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target; 0, as not given, is each existing target's size (fio's).", |d, v| {
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
-        if a.is_zero() { return Err("must be above 0".into()); }
-        d.size = Some(a); Ok(())
+        d.size = (!a.is_zero()).then_some(a); Ok(())
     }),
-    opt!("io_size", ["io_limit"], value, "Bytes of I/O each thread does within the size region, as fio: fewer than size stops early, more goes round the region again; with loops, each loop does up to io_size and the job at least io_size. A % is a share of size.", |d, v| {
+    opt!("io_size", ["io_limit"], value, "Bytes of I/O each thread does within the size region, as fio: fewer than size stops early, more goes round the region again; with loops, each loop does up to io_size and the job at least io_size. A % is a share of size; 0, as not given, is size (fio's).", |d, v| {
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
-        if a.is_zero() { return Err("must be above 0".into()); }
-        d.io_size = Some(a); Ok(())
+        d.io_size = (!a.is_zero()).then_some(a); Ok(())
     }),
     opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
-    opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files: no effect.", |d, v| { d.openfiles = Some(positive(value::int(need(v)?, d.kb_base)?)?); Ok(()) }),
+    opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files, or 0 (fio's default): no effect.", |d, v| { d.openfiles = Some(value::int(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
@@ -76,9 +74,9 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
-    opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one.", |d, v| { d.zonesize = Some(positive(value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
-    opt!("zonerange", [], value, "zonemode=strided: the size of a zone (default zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(positive(value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
-    opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone.", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
+    opt!("zonerange", [], value, "zonemode=strided: the size of a zone (0, the default: zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
+    opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone (default 0).", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
@@ -151,39 +149,37 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("time_based", [], flag, "Run for runtime even when size is done (wrapping around).", |d, v| { d.time_based = Some(value::boolean(v)?); Ok(()) }),
     opt!("ramp_time", [], value, "Run this long before measuring.", |d, v| { d.ramp_time = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
     opt!("startdelay", [], value, "Wait this long before the job starts.", |d, v| { d.startdelay = Some(value::time_ns(first_of_pair(need(v)?).split('-').next().unwrap(), SEC)?); Ok(()) }),
-    opt!("loops", [], value, "Repeat a size-based job this many times.", |d, v| {
+    opt!("loops", [], value, "Repeat a size-based job this many times (0 is 1, as in fio).", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "loops")?;
-        if n == 0 { return Err("must be at least 1".into()); }
-        d.loops = Some(n); Ok(())
+        d.loops = Some(n.max(1)); Ok(())
     }),
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
     opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
-    opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time).", |d, v| {
+    opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time); 0: no limit, as not given.", |d, v| {
         let kb = d.kb_base;
-        d.rate_iops = per_direction(need(v)?, d.rate_iops, |t| positive(value::int(t, kb)?))?; Ok(())
+        d.rate_iops = off_at_zero(per_direction(need(v)?, d.rate_iops, |t| value::int(t, kb))?); Ok(())
     }),
-    opt!("rate", [], value, "Per-thread bandwidth limit in bytes/s, READ,WRITE as in fio (paced per I/O by the direction's mean block size).", |d, v| {
+    opt!("rate", [], value, "Per-thread bandwidth limit in bytes/s, READ,WRITE as in fio (paced per I/O by the direction's mean block size); 0: no limit, as not given.", |d, v| {
         let kb = d.kb_base;
-        d.rate = per_direction(need(v)?, d.rate, |t| positive(value::size(t, kb)?))?; Ok(())
+        d.rate = off_at_zero(per_direction(need(v)?, d.rate, |t| value::size(t, kb))?); Ok(())
     }),
-    opt!("rate_min", ["ratemin"], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE).", |d, v| {
+    opt!("rate_min", ["ratemin"], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE; 0: no check, as not given).", |d, v| {
         let kb = d.kb_base;
-        d.rate_min = per_direction(need(v)?, d.rate_min, |t| positive(value::size(t, kb)?))?; Ok(())
+        d.rate_min = off_at_zero(per_direction(need(v)?, d.rate_min, |t| value::size(t, kb))?); Ok(())
     }),
-    opt!("rate_iops_min", [], value, "The job fails if a direction completes fewer I/Os than this over a second (READ,WRITE).", |d, v| {
+    opt!("rate_iops_min", [], value, "The job fails if a direction completes fewer I/Os than this over a second (READ,WRITE; 0: no check, as not given).", |d, v| {
         let kb = d.kb_base;
-        d.rate_iops_min = per_direction(need(v)?, d.rate_iops_min, |t| positive(value::int(t, kb)?))?; Ok(())
+        d.rate_iops_min = off_at_zero(per_direction(need(v)?, d.rate_iops_min, |t| value::int(t, kb))?); Ok(())
     }),
     opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
         d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s)).into()) }); Ok(())
     }),
-    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first).", |d, v| {
+    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first); 0: no such limit, as not given.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
-        if n == 0 { return Err("must be above 0".into()); }
-        d.number_ios = Some(n); Ok(())
+        d.number_ios = (n > 0).then_some(n); Ok(())
     }),
     opt!("exitall", [], flag, "When one thread of this job is done, the jobs of its group stop (exit_what says which).", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
     opt!("exit_what", [], value, "What exitall stops: group (the job's reporting group, the default), stonewall (every job running, up to the next stonewall) or all (every job; later ones never run).", |d, v| {
@@ -206,13 +202,14 @@ pub static OPTIONS: &[OptDef] = &[
         let t = value::time_ns(need(v)?, USEC)?;
         d.latency_target = (t > 0).then_some(t); Ok(())
     }),
-    opt!("latency_window", [], value, "latency_target judges each depth over windows this long (microseconds unless a unit is given).", |d, v| { d.latency_window = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("latency_window", [], value, "latency_target judges each depth over windows this long (microseconds unless a unit is given).", |d, v| { d.latency_window = Some(value::time_ns(need(v)?, USEC)?).filter(|&w| w > 0); Ok(()) }),
     opt!("latency_percentile", [], value, "The share of a window's I/Os (percent, default 100) that must meet latency_target.", |d, v| {
         let p: f64 = need(v)?.parse().map_err(|_| "not a number".to_string())?;
         if !(p > 0.0 && p <= 100.0) { return Err("give a percentage above 0, up to 100".into()); }
-        d.latency_percentile = Some(p); Ok(())
+        // 100 is fio's default, as not given.
+        d.latency_percentile = (p < 100.0).then_some(p); Ok(())
     }),
-    opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = Some(value::boolean(v)?); Ok(()) }),
+    opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = value::boolean(v)?.then_some(true); Ok(()) }),
     opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpu_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
@@ -277,7 +274,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("sqthread_poll", [], flag, "io_uring: a kernel thread polls the submission queue.", |d, v| { d.sqthread_poll = Some(value::boolean(v)?); Ok(()) }),
     opt!("sqthread_poll_cpu", [], value, "io_uring: CPU of the submission-queue thread.", |d, v| { d.sqthread_poll_cpu = Some(u32_of(value::int(need(v)?, d.kb_base)?, "cpu")?); Ok(()) }),
     opt!("sqthread_idle", [], value, "io_uring: SQ thread idle time before it sleeps (ms).", |d, v| { d.sqthread_idle_ms = Some(u32_of(value::time_ns(need(v)?, 1_000_000)? / 1_000_000, "idle")?); Ok(()) }),
-    opt!("nonvectored", [], flag, "Accepted: hiops' io_uring always uses non-vectored reads and writes.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("nonvectored", [], flag, "Accepted (1, 0, or -1, fio's default: non-vectored where the kernel has it): hiops' io_uring always uses non-vectored reads and writes.", |_, v| { if v.map(str::trim) == Some("-1") { return Ok(()); } value::boolean(v).map(|_| ()) }),
     opt!("defer_taskrun", [], value, "io_uring SINGLE_ISSUER+DEFER_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.defer_taskrun = Some(feature(v)?); Ok(()) }),
     opt!("coop_taskrun", [], value, "io_uring COOP_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.coop_taskrun = Some(feature(v)?); Ok(()) }),
     opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
@@ -299,8 +296,8 @@ pub static OPTIONS: &[OptDef] = &[
         d.percentile_list = Some(list); Ok(())
     }),
     opt!("ss", ["steadystate"], value, "Stop at steady state: iops:LIMIT, iops_slope:LIMIT, bw:LIMIT, bw_slope:LIMIT (LIMIT absolute or %).", |d, v| { d.ss = Some(steady_state(v)?); Ok(()) }),
-    opt!("ss_dur", ["steadystate_duration"], value, "Steady-state window (seconds unless a unit is given).", |d, v| { d.ss_dur = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
-    opt!("ss_ramp", ["steadystate_ramp_time"], value, "Time before steady-state data collection starts.", |d, v| { d.ss_ramp = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
+    opt!("ss_dur", ["steadystate_duration"], value, "Steady-state window (seconds unless a unit is given).", |d, v| { d.ss_dur = Some(value::time_ns(need(v)?, SEC)?).filter(|&t| t > 0); Ok(()) }),
+    opt!("ss_ramp", ["steadystate_ramp_time"], value, "Time before steady-state data collection starts.", |d, v| { d.ss_ramp = Some(value::time_ns(need(v)?, SEC)?).filter(|&t| t > 0); Ok(()) }),
     opt!("strategy", [], value, "hiops: synchronous-thread mode through a HIOPS path strategy: pread, completion-thread, per-thread-ring, coop (a ring per thread by default), coop-shared (coop with every thread on one ring, the paper's single queue), poll, hybrid; or tasks (coop on the task path, as many tasks as numjobs).", |d, v| {
         let s = need(v)?;
         d.tasks_from_numjobs = s == "tasks";
@@ -336,7 +333,12 @@ pub static OPTIONS: &[OptDef] = &[
         d.raid0 = (n > 0).then_some(n); Ok(())
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight (off: never poll).", |d, v| { d.hybrid_depth = Some(hybrid_depth(need(v)?)?); Ok(()) }),
-    opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| { d.hybrid_iops = Some(need(v)?.parse().map_err(|_| "not a number".to_string())?); Ok(()) }),
+    opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| {
+        match need(v)?.parse::<f64>() {
+            Ok(r) if r >= 0.0 && r.is_finite() => { d.hybrid_iops = Some(r); Ok(()) }
+            _ => Err("give a rate in IOPS: a number, 0 or more".into()),
+        }
+    }),
     // fio options that cannot change what hiops measures: accepted, with the
     // reason in their help. Values are still checked, and a value that would
     // change a result in fio is refused with what to do instead.
@@ -460,7 +462,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("log_alternate_epoch", [], flag, "Log times count from the epoch of log_alternate_epoch_clock_id's clock.", |d, v| { d.log_alternate_epoch = value::boolean(v)?; Ok(()) }),
     opt!("log_alternate_epoch_clock_id", [], value, "The clock (clock_gettime id, default 0: CLOCK_REALTIME) of log_unix_epoch and log_alternate_epoch.", |d, v| {
         let id = value::int(need(v)?, d.kb_base)?;
-        d.log_clock_id = i32::try_from(id).map_err(|_| ValueError(format!("clock id {id} is too large")))?; Ok(())
+        d.log_clock_id = i32::try_from(id).map_err(|_| ValueError(format!("clock id {id} is past the largest, {}", i32::MAX)))?; Ok(())
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
@@ -472,10 +474,9 @@ pub static OPTIONS: &[OptDef] = &[
         d.replay_time_scale = Some(u32_of(p, "replay_time_scale")?); Ok(())
     }),
     opt!("replay_redirect", [], value, "Replay every I/O of the trace on this file or device, whatever file the trace names (needed for blktrace traces).", |d, v| { d.replay_redirect = Some(PathBuf::from(need(v)?)); Ok(()) }),
-    opt!("replay_scale", [], value, "Divide the trace's offsets by this (default 1).", |d, v| {
+    opt!("replay_scale", [], value, "Divide the trace's offsets by this (default 1; 0 is 1, as in fio).", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
-        if n == 0 { return Err("must be at least 1".into()); }
-        d.replay_scale = Some(n); Ok(())
+        d.replay_scale = Some(n.max(1)); Ok(())
     }),
     opt!("replay_align", [], value, "Round the trace's offsets down to a multiple of this power of 2.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
@@ -753,6 +754,36 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "cmd_type",
         "io_uring_cmd (NVMe passthrough) is not supported",
     ),
+];
+
+/// fio 3.33's default or "off" value of options hiops does not implement,
+/// where that value is what hiops does anyway: given, the option is
+/// accepted and changes nothing, as in fio (options.c's `.def`, or the
+/// value its code reads as off: init.c's fixup_options takes iodepth_low=0
+/// as iodepth; backend.c sets no I/O priority for prio=0 with
+/// prioclass=0). Any other value is refused as `NOT_IMPLEMENTED` says.
+#[rustfmt::skip]
+pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
+    ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
+    ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
+    ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
+    ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
+    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]), ("iodepth_low", &["0"]),
+    ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
+    ("buffer_compress_percentage", &["0"]), ("buffer_compress_chunk", &["512"]),
+    ("refill_buffers", &["0"]), ("scramble_buffers", &["1"]), ("dedupe_percentage", &["0"]),
+    ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
+    ("dedupe_global", &["0"]), ("zero_buffers", &["0"]),
+    ("filename_format", &["$jobname.$jobnum.$filenum"]), ("file_append", &["0"]),
+    ("offset_align", &["0"]), ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
+    ("continue_on_error", &["none", "0"]), ("mem", &["malloc"]), ("iomem", &["malloc"]),
+    ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
+    ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
+    ("prio", &["0"]), ("prioclass", &["0"]), ("sync", &["none", "0"]), ("write_barrier", &["0"]),
+    ("write_hint", &["none"]), ("fsync_on_close", &["0"]), ("create_only", &["0"]),
+    ("unlink_each_loop", &["0"]), ("overwrite", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
+    ("hipri_percentage", &["100"]), ("uncached", &["0"]), ("force_async", &["0"]),
+    ("userspace_reap", &["0"]), ("cmd_type", &["nvme"]),
 ];
 
 /// Options of fio's engines that hiops does not have (fio 3.33's HOWTO),

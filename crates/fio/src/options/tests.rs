@@ -196,3 +196,82 @@ fn every_option_takes_any_value_without_panic() {
         .to_string();
     assert!(e.contains("'nope' is not an option"), "{e}");
 }
+
+#[test]
+fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
+    for (name, values) in FIO_DEFAULTS {
+        assert!(
+            NOT_IMPLEMENTED.iter().any(|(n, _)| n == name),
+            "{name} is not an option hiops refuses"
+        );
+        for v in *values {
+            assert!(is_fio_default(name, Some(v)), "{name}={v}");
+        }
+    }
+    // Numbers as numbers, booleans as booleans, words exactly.
+    assert!(is_fio_default("nice", Some("0x0")));
+    assert!(is_fio_default("bwavgtime", Some(" 500 ")));
+    assert!(is_fio_default("dedupe_global", Some("off")));
+    assert!(is_fio_default("scramble_buffers", None), "a bare flag is 1");
+    assert!(!is_fio_default("zero_buffers", None));
+    assert!(!is_fio_default("nice", Some("5")));
+    assert!(!is_fio_default("mem", Some("shm")));
+    assert!(!is_fio_default("thinktime_blocks", Some("1k")));
+    assert!(!is_fio_default("opendir", Some("0")), "no default listed");
+    let mut d = Draft::default();
+    assert!(parse_option(&mut d, "iodepth_low", Some("0")).is_ok());
+    assert!(parse_option(&mut d, "iodepth_low", Some("2")).is_err());
+}
+
+#[test]
+fn zero_is_fio_s_off_for_limits_and_counts() {
+    let mut d = Draft::default();
+    for (key, value) in [
+        ("rate_iops", "100,200"),
+        ("rate", "1m"),
+        ("number_ios", "10"),
+        ("size", "1m"),
+        ("io_size", "1m"),
+    ] {
+        parse_option(&mut d, key, Some(value)).unwrap();
+    }
+    assert_eq!(d.rate_iops, [Some(100), Some(200)]);
+    parse_option(&mut d, "rate_iops", Some("0,")).unwrap();
+    assert_eq!(
+        d.rate_iops,
+        [None, Some(200)],
+        "an empty side keeps its value"
+    );
+    for (key, value) in [
+        ("rate_iops", "0"),
+        ("rate", "0"),
+        ("number_ios", "0"),
+        ("size", "0"),
+        ("io_size", "0%"),
+    ] {
+        parse_option(&mut d, key, Some(value)).unwrap();
+    }
+    assert_eq!((d.rate_iops, d.rate), ([None; 2], [None; 2]));
+    assert_eq!((d.number_ios, d.size, d.io_size), (None, None, None));
+    parse_option(&mut d, "loops", Some("0")).unwrap();
+    assert_eq!(d.loops, Some(1), "fio runs loops=0 once");
+}
+
+#[test]
+fn rates_and_limits_must_be_finite() {
+    let mut d = Draft::default();
+    for (key, value) in [
+        ("hybrid_iops", "nan"),
+        ("hybrid_iops", "inf"),
+        ("hybrid_iops", "-1"),
+        ("ss", "iops:inf"),
+        ("ss", "bw:NaN%"),
+    ] {
+        assert!(
+            parse_option(&mut d, key, Some(value)).is_err(),
+            "{key}={value}"
+        );
+    }
+    assert!(parse_option(&mut d, "hybrid_iops", Some("2500.5")).is_ok());
+    assert_eq!(d.hybrid_iops, Some(2500.5));
+}

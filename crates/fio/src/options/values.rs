@@ -24,7 +24,12 @@ pub(super) fn hybrid_depth(v: &str) -> Result<f64, ValueError> {
 }
 
 pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
-    u32::try_from(v).map_err(|_| ValueError(format!("{what} {v} is too large")))
+    u32::try_from(v).map_err(|_| {
+        ValueError(format!(
+            "{what} {v} is past the largest, {}: give a smaller one",
+            u32::MAX
+        ))
+    })
 }
 
 /// The most CPUs hiops pins to (a cpu_set_t's), and the most a list may
@@ -137,11 +142,9 @@ pub(super) fn block_size(text: &str, kb: KbBase) -> Result<u32, ValueError> {
     }
 }
 
-pub(super) fn positive(v: u64) -> Result<u64, ValueError> {
-    if v == 0 {
-        return Err("must be above 0".into());
-    }
-    Ok(v)
+/// fio's 0 for a per-direction limit: no limit, as if not given.
+pub(super) fn off_at_zero<const N: usize>(limits: [Option<u64>; N]) -> [Option<u64>; N] {
+    limits.map(|l| l.filter(|&n| n > 0))
 }
 
 /// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
@@ -165,8 +168,13 @@ pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, ValueE
         Some(m) => (true, m),
         None => (false, text),
     };
-    let n = i64::try_from(value::size(magnitude, kb)?)
-        .map_err(|_| ValueError(format!("{} is too large", quoted(text))))?;
+    let n = i64::try_from(value::size(magnitude, kb)?).map_err(|_| {
+        ValueError(format!(
+            "{} is past the largest gap, {}: give a smaller one",
+            quoted(text),
+            i64::MAX
+        ))
+    })?;
     Ok(if negative { -n } else { n })
 }
 
@@ -229,8 +237,8 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, ValueError> {
         .trim()
         .parse()
         .map_err(|_| ValueError(format!("ss limit {} is not a number", quoted(limit))))?;
-    if limit < 0.0 {
-        return Err("ss limit must not be negative".into());
+    if !(limit >= 0.0 && limit.is_finite()) {
+        return Err("ss limit must be a number, 0 or more".into());
     }
     Ok(SteadyState {
         metric,

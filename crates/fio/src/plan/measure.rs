@@ -68,6 +68,10 @@ impl Draft {
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);
+            if ss.window_ns == 0 && is_fio_default_ss(&ss) && self.ss_ramp.is_none() {
+                // fio's default ss, which fio judges only with an ss_dur.
+                return Ok(());
+            }
             if ss.window_ns == 0 {
                 return Err("ss needs ss_dur (the window to judge, e.g. ss_dur=30s)".into());
             }
@@ -80,4 +84,9 @@ impl Draft {
         }
         Ok(())
     }
+}
+
+/// fio 3.33's default ss, iops_slope:0.01% (options.c): off without ss_dur.
+fn is_fio_default_ss(ss: &hiops_bench::spec::SteadyState) -> bool {
+    ss.metric == hiops_bench::spec::SsMetric::Iops && ss.slope && ss.percent && ss.limit == 0.01
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{FioError, OptionError, Refusal, MAX_REFUSALS};
 use crate::jobfile::RawOption;
-use crate::options::{lookup, suggest, Draft, Lookup};
+use crate::options::{is_fio_default, lookup, suggest, Draft, Lookup};
 use crate::value::shown;
 
 /// The refusals of a plan in the order written, each line once: a
@@ -52,6 +52,8 @@ pub(super) fn apply(draft: &mut Draft, o: &RawOption) -> Result<Option<Refusal>,
     let (origin, key) = (o.origin.clone(), o.key.clone());
     let refusal = match lookup(&o.key) {
         Lookup::Known(def) => return apply_known(draft, o, def.flag, def.apply).map(|()| None),
+        // fio's default value: what hiops does, so nothing to refuse.
+        Lookup::NotImplemented(_) if is_fio_default(&o.key, o.value.as_deref()) => return Ok(None),
         Lookup::NotImplemented(why) => Refusal::NotImplemented { origin, key, why },
         Lookup::OtherEngine(engines) => Refusal::OtherEngine {
             origin,
