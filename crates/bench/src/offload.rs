@@ -223,6 +223,7 @@ impl Driver for OffloadDriver {
         d.issued += n as u64;
         d.depth_sum += (self.in_flight * n) as u64;
         d.levels[DepthStats::level(self.in_flight)] += n as u64;
+        d.note_submit(n);
         Ok(n)
     }
 

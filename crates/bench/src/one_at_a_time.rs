@@ -67,6 +67,8 @@ impl<R> OneSlot<R> {
         d.issued += 1;
         d.depth_sum += 1;
         d.levels[0] += 1;
+        d.note_submit(1);
+        d.note_complete(1);
         d.area += (done - issued) as u128;
         d.at_ns = done;
         self.done = Some(Done {

@@ -254,9 +254,12 @@ impl JobResult {
             d.issued += t.issued;
             d.mean_at_issue += t.mean_at_issue / n;
             d.mean_in_flight += t.mean_in_flight / n;
-            for (a, b) in d.levels.iter_mut().zip(t.levels) {
-                *a += b;
-            }
+            let add = |into: &mut [u64; 7], from: [u64; 7]| {
+                into.iter_mut().zip(from).for_each(|(a, b)| *a += b);
+            };
+            add(&mut d.levels, t.levels);
+            add(&mut d.submits, t.submits);
+            add(&mut d.completes, t.completes);
         }
         Some(d)
     }

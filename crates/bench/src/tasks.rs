@@ -198,6 +198,9 @@ impl Driver for TaskDriver {
         d.issued += n as u64;
         d.depth_sum += busy as u64 * n as u64;
         d.levels[DepthStats::level(busy)] += n as u64;
+        if n > 0 {
+            d.note_submit(n);
+        }
         Ok(n)
     }
 

@@ -76,10 +76,12 @@ struct ThreadWire {
     verify: Option<VerifyReport>,
     engine: String,
     cpu_pinned: Option<Vec<usize>>,
-    /// (issued, mean at issue, mean in flight, fio's depth levels).
     /// Commands issued, mean depth at issue, mean in flight (`None`: not
     /// measured, which JSON cannot carry as NaN), fio's depth levels.
     depth: Option<(u64, f64, Option<f64>, [u64; 7])>,
+    /// fio's submit and complete batch buckets (absent from older ranks).
+    #[serde(default)]
+    batches: Option<([u64; 7], [u64; 7])>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -223,6 +225,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
             let in_flight = (!d.mean_in_flight.is_nan()).then_some(d.mean_in_flight);
             (d.issued, d.mean_at_issue, in_flight, d.levels)
         }),
+        batches: t.depth.map(|d| (d.submits, d.completes)),
     }
 }
 
@@ -308,6 +311,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.verify = t.verify;
     r.engine = t.engine;
     r.cpu_pinned = t.cpu_pinned;
+    let (submits, completes) = t.batches.unwrap_or_default();
     r.depth =
         t.depth.map(
             |(issued, mean_at_issue, mean_in_flight, levels)| hiops_hal::DepthWindow {
@@ -315,6 +319,8 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
                 mean_at_issue,
                 mean_in_flight: mean_in_flight.unwrap_or(f64::NAN),
                 levels,
+                submits,
+                completes,
             },
         );
     r

@@ -36,6 +36,12 @@ pub struct DepthStats {
     pub at_ns: u64,
     /// The queue read no clock ([`Queue::untimed`]): `area` is not kept.
     pub untimed: bool,
+    /// Calls that submitted commands, by how many each took, in fio's
+    /// `iodepth_submit` buckets ([`DepthStats::batch`]).
+    pub submits: [u64; 7],
+    /// Reaps that found completions, by how many, in fio's
+    /// `iodepth_complete` buckets.
+    pub completes: [u64; 7],
 }
 
 /// [`DepthStats`] over a window.
@@ -48,6 +54,8 @@ pub struct DepthWindow {
     /// the queue read no clock).
     pub mean_in_flight: f64,
     pub levels: [u64; 7],
+    pub submits: [u64; 7],
+    pub completes: [u64; 7],
 }
 
 impl DepthStats {
@@ -64,14 +72,36 @@ impl DepthStats {
         }
     }
 
+    /// fio's bucket (stat.c's io_u_dist) for a call that submitted or
+    /// completed `n` commands: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+    pub fn batch(n: u32) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        }
+    }
+
+    /// A call that submitted `n` commands.
+    pub fn note_submit(&mut self, n: u32) {
+        self.submits[Self::batch(n)] += 1;
+    }
+
+    /// A reap that found `n` completions.
+    pub fn note_complete(&mut self, n: u32) {
+        self.completes[Self::batch(n)] += 1;
+    }
+
     /// What happened between `earlier` and `self`.
     pub fn since(&self, earlier: &DepthStats) -> DepthWindow {
         let issued = self.issued - earlier.issued;
         let span = self.at_ns.saturating_sub(earlier.at_ns);
-        let mut levels = self.levels;
-        for (l, e) in levels.iter_mut().zip(earlier.levels) {
-            *l -= e;
-        }
+        let minus = |now: [u64; 7], then: [u64; 7]| std::array::from_fn(|i| now[i] - then[i]);
+        let levels = minus(self.levels, earlier.levels);
         DepthWindow {
             issued,
             mean_at_issue: (self.depth_sum - earlier.depth_sum) as f64 / issued.max(1) as f64,
@@ -81,6 +111,8 @@ impl DepthStats {
                 (self.area - earlier.area) as f64 / span.max(1) as f64
             },
             levels,
+            submits: minus(self.submits, earlier.submits),
+            completes: minus(self.completes, earlier.completes),
         }
     }
 }
@@ -472,6 +504,9 @@ impl Queue {
         self.depth_stats.levels[DepthStats::level(depth)] += sent as u64;
         self.staged_tags.drain(..sent as usize);
         self.depth_stats.issued += sent as u64;
+        if sent > 0 {
+            self.depth_stats.note_submit(sent);
+        }
         self.staged -= sent;
         self.in_flight += sent;
     }
@@ -502,6 +537,7 @@ impl Queue {
             "reaped more than in flight"
         );
         self.in_flight -= done.len() as u32;
+        self.depth_stats.note_complete(done.len() as u32);
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::options::job_options;
 use super::steady::steadystate_obj;
-use super::{dir_obj, iodepth_level, latency_buckets, sync_obj, Samples, Shown};
+use super::{batch_dists, dir_obj, iodepth_level, latency_buckets, sync_obj, Samples, Shown};
 use hiops_bench::{JobResult, RunResult};
 use hiops_stats::DEFAULT_PERCENTILES;
 use serde_json::{json, Value};
@@ -98,6 +98,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         "hiops": hiops_obj(job, errors),
     });
     unify_directions(&mut obj, job, &s, shown);
+    (obj["iodepth_submit"], obj["iodepth_complete"]) = batch_dists(job);
     if let Some(d) = job
         .spec
         .meta

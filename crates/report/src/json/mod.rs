@@ -183,6 +183,22 @@ fn iodepth_level(job: &JobResult) -> Value {
     Value::Object(o)
 }
 
+/// fio's `iodepth_submit` and `iodepth_complete`: the share of submitting
+/// calls (%) by how many commands each took, and of reaps by how many
+/// completions each found (stat.c's io_u_dist), from the queue's account.
+fn batch_dists(job: &JobResult) -> (Value, Value) {
+    let d = job.depth().unwrap_or_default();
+    let keys = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let dist = |calls: [u64; 7]| {
+        let total: u64 = calls.iter().sum();
+        let o: Map<String, Value> = (keys.iter().zip(calls))
+            .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
+            .collect();
+        Value::Object(o)
+    };
+    (dist(d.submits), dist(d.completes))
+}
+
 /// Upper bounds of fio's latency buckets (stat.c), in the unit of each of
 /// `latency_ns`, `latency_us` and `latency_ms`; the last ms bucket is `>=2000`.
 const LAT_BOUNDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
