@@ -18,6 +18,7 @@ mod ranks;
 pub mod readonly;
 mod request;
 mod status;
+pub mod stdout;
 pub mod terse;
 
 pub use request::{Format, RunRequest};
@@ -75,7 +76,7 @@ pub fn run(
     };
     if req.parse_only {
         if info.rank == 0 {
-            print!("{fio_log}{}", plan_view::parse_only(&plan));
+            stdout::print(&(fio_log + &plan_view::parse_only(&plan)))?;
         }
         return Ok(RunStatus::Done);
     }
@@ -102,9 +103,8 @@ fn showcmd(command_line: &CommandLine, rank: &Placeholders) -> Result<(), BenchE
         ));
     }
     if rank.rank == 0 {
-        for line in hiops_fio::cmdline::showcmd(&sources) {
-            println!("{line}");
-        }
+        let lines = hiops_fio::cmdline::showcmd(&sources);
+        stdout::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
     }
     Ok(())
 }

@@ -98,12 +98,5 @@ fn replace(file: &mut File, text: &str) -> std::io::Result<()> {
 }
 
 pub(super) fn print_result(text: &str) -> Result<(), BenchError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // A closed pipe (`hiops run | head`) is not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(BenchError::Failed(format!("cannot write the result: {e}")))
-        }
-        _ => Ok(()),
-    }
+    Ok(crate::stdout::print(text)?)
 }

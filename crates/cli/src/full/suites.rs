@@ -131,12 +131,12 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
 
 pub fn report(a: ReportArgs) -> anyhow::Result<Ended> {
     let html = commands::report::redraw(&a.dir)?;
-    println!("{}", html.display());
+    hiops_run::stdout::print(&format!("{}\n", html.display()))?;
     Ok(Ended::Done)
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<Ended> {
-    print!("{}", commands::report::compare(&a.a, &a.b)?);
+    hiops_run::stdout::print(&commands::report::compare(&a.a, &a.b)?)?;
     Ok(Ended::Done)
 }
 

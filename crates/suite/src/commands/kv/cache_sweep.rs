@@ -72,10 +72,11 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     let outcome = outcome?;
     let html = crate::write_report(&a.output).map_err(fail)?;
     let section = crate::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
-    print!("{}", markdown(&section.tables[0]));
+    let mut text = markdown(&section.tables[0]);
     for f in &section.findings {
-        println!("{f}");
+        text += &format!("{f}\n");
     }
+    hiops_run::stdout::print(&text)?;
     super::suite_done(who, &outcome, &html)
 }
 
