@@ -31,6 +31,7 @@ use std::sync::Arc;
 /// Runs the grid's remaining points, writes the report and prints its
 /// table (Markdown) and findings.
 pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchError> {
+    crate::commands::check_dir("--output", &a.output)?;
     let mut plan = Plan::new(&a)?;
     if plan.devices.iter().any(|d| d == "hdd") {
         if let Some(why) = hdd_unavailable() {
