@@ -15,26 +15,31 @@ pub(crate) fn grants(spec: &JobSpec) -> Grants {
     Grants::from_list(&spec.target.allow_write_devices)
 }
 
-/// Every file the job's threads write besides its targets.
-pub(crate) fn files_of(spec: &JobSpec) -> Vec<PathBuf> {
+/// The logs and I/O logs the job's threads write: files, or a device or
+/// FIFO its --allow-write-device names.
+pub(crate) fn logs_of(spec: &JobSpec) -> Vec<PathBuf> {
     let mut all = crate::log::paths(spec);
     if let Some(given) = spec.io_logs.write_iolog.as_deref() {
         all.extend(
             (0..spec.numjobs.max(1)).map(|c| crate::iolog::thread_log_path(given, spec.numjobs, c)),
         );
     }
-    all.extend(crate::verify::state::save_paths(spec));
     all
 }
 
 /// Asks the output gate about every file the jobs write besides their
-/// targets: a refusal is [`BenchError::Refused`].
+/// targets: a refusal is [`BenchError::Refused`]. Verify state files are
+/// files whatever is granted (each save is renamed over the last).
 pub fn check(jobs: &[JobSpec]) -> Result<(), BenchError> {
     for spec in jobs {
+        let refused =
+            |r: hiops_safety::Refusal| BenchError::Refused(format!("job {}: {r}", spec.name));
         let grants = grants(spec);
-        for path in files_of(spec) {
-            hiops_safety::check_output(&path, &grants)
-                .map_err(|r| BenchError::Refused(format!("job {}: {r}", spec.name)))?;
+        for path in logs_of(spec) {
+            hiops_safety::check_output(&path, &grants).map_err(refused)?;
+        }
+        for path in crate::verify::state::save_paths(spec) {
+            hiops_safety::check_output(&path, &Grants::default()).map_err(refused)?;
         }
     }
     Ok(())

@@ -4,7 +4,10 @@
 //! ERROR`, and exit 1. A closed pipe (`hiops run | head`) is not a
 //! failure: as ripgrep does, hiops stops printing quietly and the command
 //! ends with its own status (fio, which leaves SIGPIPE to kill it, would
-//! end with 141 and say nothing either).
+//! end with 141 and say nothing either). A stdout the caller closed
+//! (`>&-`) is /dev/null by the time `main` runs (Rust's runtime reopens a
+//! closed standard descriptor so no file hiops opens can take its place):
+//! printing there succeeds, as into `> /dev/null`.
 
 use hiops_bench::BenchError;
 use std::io::Write;

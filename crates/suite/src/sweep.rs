@@ -9,7 +9,7 @@
 //! - `raw/NNNN.json`: each point's full fio-schema JSON.
 
 use crate::SuiteError;
-use hiops_bench::safety::{create_output, Grants, OutputMode};
+use hiops_bench::safety::{create_output, Grants, OutputError, OutputMode};
 use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -535,8 +535,10 @@ pub fn make_dir(path: &Path) -> Result<(), SuiteError> {
 /// Opens a file of a report directory past the output gate (a device or
 /// FIFO there is refused).
 pub fn create_file(path: &Path, mode: OutputMode) -> Result<File, SuiteError> {
-    create_output(path, &Grants::default(), mode)
-        .map_err(|e| io_err(path, std::io::Error::other(e)))
+    create_output(path, &Grants::default(), mode).map_err(|e| match e {
+        OutputError::Refused(r) => SuiteError::Refused(r),
+        e => io_err(path, std::io::Error::other(e)),
+    })
 }
 
 /// Write to a temporary name and rename, so a reader never sees half a file.

@@ -163,8 +163,6 @@ pub(crate) struct StateLog {
     cap: usize,
     in_flight: Vec<(u64, u32, u64)>,
     saved_ns: u64,
-    /// The job's --allow-write-device, for the output gate.
-    grants: hiops_safety::Grants,
 }
 
 impl StateLog {
@@ -183,7 +181,6 @@ impl StateLog {
             cap,
             in_flight: Vec::with_capacity(depth as usize),
             saved_ns: 0,
-            grants: crate::outputs::grants(plan.spec),
         }
     }
 
@@ -236,8 +233,9 @@ impl StateLog {
         };
         let bytes = encode(&self.name, self.index, self.files, numberio, depth, &comps);
         let tmp = tmp_path(&self.path);
+        // A state file is a file: no grant lets it go to a device or FIFO.
         let mode = hiops_safety::OutputMode::Truncate;
-        let r = hiops_safety::create_output(&tmp, &self.grants, mode)
+        let r = hiops_safety::create_output(&tmp, &Default::default(), mode)
             .map_err(std::io::Error::other)
             .and_then(|mut f| f.write_all(&bytes))
             .and_then(|()| std::fs::rename(&tmp, &self.path));

@@ -46,9 +46,36 @@ pub(crate) fn usage(m: impl Into<String>) -> BenchError {
     BenchError::Usage(m.into())
 }
 
-/// A run that failed (exit 1 in `hiops`), from the library's string errors.
-pub(crate) fn failed(m: impl Into<String>) -> BenchError {
-    BenchError::Failed(m.into())
+/// A run that failed (exit 1 in `hiops`), from the library's string errors,
+/// or a refusal of the output gate (exit 3).
+pub(crate) fn failed(m: impl Failure) -> BenchError {
+    m.into_bench()
+}
+
+/// What [`failed`] takes: a message, or a suite's error.
+pub(crate) trait Failure {
+    fn into_bench(self) -> BenchError;
+}
+
+impl Failure for String {
+    fn into_bench(self) -> BenchError {
+        BenchError::Failed(self)
+    }
+}
+
+impl Failure for &str {
+    fn into_bench(self) -> BenchError {
+        BenchError::Failed(self.into())
+    }
+}
+
+impl Failure for SuiteError {
+    fn into_bench(self) -> BenchError {
+        match self {
+            SuiteError::Refused(r) => BenchError::Refused(r.to_string()),
+            e => BenchError::Failed(e.to_string()),
+        }
+    }
 }
 
 /// Checks a suite's directory before anything is made: an existing
