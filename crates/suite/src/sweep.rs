@@ -379,7 +379,7 @@ impl SweepDir {
         let mut line = serde_json::to_string(point).expect("points serialise");
         line.push('\n');
         f.write_all(line.as_bytes())
-            .and_then(|_| f.sync_data())
+            .and_then(|_| sync_file(&f))
             .map_err(|e| io_err(&path, e))
     }
 
@@ -541,6 +541,15 @@ pub fn create_file(path: &Path, mode: OutputMode) -> Result<File, SuiteError> {
     })
 }
 
+/// Syncs a regular file's data (/dev/null, which the output gate lets
+/// through, has none to sync).
+fn sync_file(f: &File) -> std::io::Result<()> {
+    match f.metadata()?.is_file() {
+        true => f.sync_data(),
+        false => Ok(()),
+    }
+}
+
 /// Write to a temporary name and rename, so a reader never sees half a file.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), SuiteError> {
     let text = serde_json::to_string_pretty(value).expect("values serialise") + "\n";
@@ -551,7 +560,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SuiteError> {
     let tmp = path.with_extension("tmp");
     let mut f = create_file(&tmp, OutputMode::Truncate)?;
     f.write_all(bytes)
-        .and_then(|_| f.sync_data())
+        .and_then(|_| sync_file(&f))
         .map_err(|e| io_err(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
