@@ -428,7 +428,7 @@ const PRINTERS: [&[&str]; 9] = [
 
 /// A JSON result to compare with itself.
 fn result_json(dir: &Path) {
-    let mut a = run_args(&["--output-format=json".into(), "--output=a.json".into()]);
+    let a = run_args(&["--output-format=json".into(), "--output=a.json".into()]);
     let o = run(dir, &a);
     assert!(o.status.success(), "{}", stderr(&o));
 }
