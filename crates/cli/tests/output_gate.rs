@@ -339,6 +339,20 @@ fn every_writer_refuses_the_backing_file_of_a_mounted_loop_device() {
         err.contains(&format!("backing file of {}", m.dev)) && err.contains("umount"),
         "{err}"
     );
+    // The data path too: a job writing the backing file writes the device.
+    let mut data = strings(&[
+        "run",
+        "--no-progress",
+        "--rw=write",
+        "--size=1m",
+        "--runtime=1",
+    ]);
+    data.push(format!("--filename={}", img.display()));
+    let o = run(tmp.path(), &data);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains(&format!("backing file of {}", m.dev)), "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), before);
     drop(m);
     let fsck = Command::new("fsck.ext4")
         .args(["-n", "-f"])
@@ -404,6 +418,18 @@ fn dev_null_takes_every_writer() {
         let o = run(tmp.path(), &args);
         assert!(o.status.success(), "{}: {}", w.what, stderr(&o));
     }
+}
+
+#[test]
+fn output_to_dev_stdout_goes_where_stdout_goes() {
+    let tmp = tempfile::tempdir().unwrap();
+    // stdout is a pipe here: a FIFO, passed as this process's own stream.
+    let o = run(
+        tmp.path(),
+        &output_long(tmp.path(), Path::new("/dev/stdout")),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("IOPS="));
 }
 
 /// Commands that print, each run with stdout on /dev/full.
