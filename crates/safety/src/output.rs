@@ -9,7 +9,8 @@
 //!   signature: refused);
 //! - a block device is refused unless `--allow-write-device` names it, and
 //!   then it still passes [`crate::check_write`];
-//! - a character device is refused unless named, except /dev/null;
+//! - a character device is refused unless named, except /dev/null,
+//!   /dev/zero and /dev/full, which throw away what they are given;
 //! - a FIFO is refused unless named: one with no reader would hang the
 //!   writer, so [`create_output`] opens it without blocking and gives up
 //!   after [`FIFO_WAIT`];
@@ -164,10 +165,13 @@ fn special(path: &Path, kind: &str, to: &str) -> Refusal {
     }
 }
 
-/// /dev/null, wherever its node is.
+/// /dev/null, /dev/zero or /dev/full, wherever their nodes are: what is
+/// written there is thrown away (or refused, by /dev/full, which tests
+/// use to fill a disk). The other memory devices of major 1 (/dev/mem,
+/// /dev/port...) are not among them.
 fn is_null(meta: &Metadata) -> bool {
-    meta.file_type().is_char_device()
-        && (libc::major(meta.rdev()), libc::minor(meta.rdev())) == (1, 3)
+    let number = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
+    meta.file_type().is_char_device() && [(1, 3), (1, 5), (1, 7)].contains(&number)
 }
 
 /// This process's standard output or error (a terminal, a pipe, a file),
@@ -222,18 +226,19 @@ mod tests {
     }
 
     #[test]
-    fn dev_null_passes_and_other_character_devices_need_naming() {
+    fn the_discarding_devices_pass_and_other_character_devices_need_naming() {
         let none = Grants::default();
         assert!(check_output(Path::new("/dev/null"), &none).is_ok());
         drop(create_output(Path::new("/dev/null"), &none, OutputMode::Truncate).unwrap());
-        let zero = Path::new("/dev/zero");
-        let e = check_output(zero, &none).unwrap_err().to_string();
+        assert!(check_output(Path::new("/dev/full"), &none).is_ok());
+        let random = Path::new("/dev/urandom");
+        let e = check_output(random, &none).unwrap_err().to_string();
         assert!(
             e.contains("is a character device")
-                && e.ends_with("--allow-write-device=/dev/zero to write the device"),
+                && e.ends_with("--allow-write-device=/dev/urandom to write the device"),
             "{e}"
         );
-        assert!(check_output(zero, &Grants::device(zero)).is_ok());
+        assert!(check_output(random, &Grants::device(random)).is_ok());
     }
 
     #[test]
