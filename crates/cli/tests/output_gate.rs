@@ -382,6 +382,7 @@ fn every_writer_refuses_a_fifo_and_a_granted_one_without_a_reader_ends_in_second
         let o = run(dir.path(), &args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{}: {err}", w.what);
+        assert_eq!(err.trim_end().lines().count(), 1, "{}: {err}", w.what);
         // Named as the writer names it (a log's own name, a link to it).
         assert!(
             err.contains("no reader on FIFO") && err.contains("after 5 s"),
