@@ -63,7 +63,7 @@ if [ "${1:-}" = "--list" ] || [ $# -eq 0 ]; then
   exit 0
 fi
 [ -x "$HIOPS" ] || { echo "bench/standing.sh: no $HIOPS: cargo build --release first" >&2; exit 2; }
-mkdir -p "$OUT" /var/tmp/hk
+mkdir -p "$OUT" /var/tmp/hk /var/tmp/hb
 for name in "$@"; do
   [ -n "${STEP[$name]:-}" ] || { echo "bench/standing.sh: no step $name (see --list)" >&2; exit 2; }
 done

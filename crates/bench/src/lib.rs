@@ -47,6 +47,7 @@ mod latency;
 mod log;
 mod offload;
 mod one_at_a_time;
+pub mod outputs;
 mod overlap;
 pub mod platform;
 pub mod platform_facts;

@@ -212,7 +212,8 @@ fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>
         return Ok(None);
     };
     let path = crate::iolog::thread_log_path(given, spec.numjobs, plan.clone);
-    crate::iolog::IoLogWriter::create(path, target_names(plan), hiops_hal::now_ns())
+    let grants = crate::outputs::grants(spec);
+    crate::iolog::IoLogWriter::create(path, target_names(plan), hiops_hal::now_ns(), &grants)
         .map(Some)
         .map_err(|source| SetupError::Iolog {
             job: spec.name.clone(),

@@ -31,6 +31,19 @@ use hiops_run::agreed;
 use std::process::ExitCode;
 
 use exit::{exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
+use hiops_run::stdout;
+
+/// A command that only prints: exit 0, or its one line when stdout could
+/// not be written (`WHO: cannot write standard output: ERROR`) and exit 1.
+fn printed(who: &str, r: Result<(), stdout::StdoutError>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{who}: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
 
 fn main() -> ExitCode {
     if fio_link::invoked_as_fio() {
@@ -50,10 +63,7 @@ fn main() -> ExitCode {
         Some(args::Command::Fio(a)) => return as_fio(a.args),
         Some(args::Command::InstallFioLink(a)) => {
             return match fio_link::install(&a.dir, a.force) {
-                Ok(told) => {
-                    println!("{told}");
-                    ExitCode::SUCCESS
-                }
+                Ok(told) => printed("hiops", stdout::print(&format!("{told}\n"))),
                 Err(e) => {
                     eprintln!("hiops install-fio-link: {e}");
                     ExitCode::from(exit_code(&e.into()))
@@ -83,10 +93,7 @@ fn run_code(args: &[String]) -> u8 {
 /// fio's own answers to --version and to a command line with no job.
 fn as_fio(args: Vec<String>) -> ExitCode {
     match fio_link::answer(&args) {
-        Some((text, 0)) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Some((text, 0)) => printed("hiops", stdout::print(&text)),
         Some((text, code)) => {
             eprint!("{text}");
             ExitCode::from(code)
@@ -110,7 +117,15 @@ fn clap_exit(e: clap::Error) -> ExitCode {
             ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
         )
     {
-        e.exit();
+        // As clap prints them, its failure to print returned (clap's own
+        // exit would drop it and report success).
+        let shown = e
+            .print()
+            .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+        return match stdout::judge(shown) {
+            Ok(()) => ExitCode::from(e.exit_code() as u8),
+            Err(err) => printed("hiops", Err(err)),
+        };
     }
     eprintln!("hiops: {}", one_line(&e.render().to_string()));
     ExitCode::from(EXIT_USAGE)
@@ -158,7 +173,7 @@ fn run_as(
 ) -> anyhow::Result<u8> {
     let inv = match agreed(coord, parsed)? {
         args::Parsed::Print(text) => {
-            print!("{text}");
+            stdout::print(&text)?;
             return Ok(0);
         }
         args::Parsed::Run(inv) => inv,

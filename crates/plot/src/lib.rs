@@ -2,7 +2,7 @@
 //!
 //! One model, [`Chart`], of line charts: a sweep's metric against its
 //! parameter, one series per strategy or device; a latency CDF; a time
-//! series. [`Chart::svg`] and [`Chart::write_png`] draw the same picture
+//! series. [`Chart::svg`] and [`Chart::png`] draw the same picture
 //! with plotters, so the HTML page (SVG) and a slide (PNG) agree. Text is
 //! laid out with DejaVu Sans, compiled in, so a plot looks the same on a
 //! machine without fonts.
@@ -14,7 +14,6 @@
 #![forbid(unsafe_code)]
 
 use plotters::prelude::*;
-use std::path::Path;
 use std::sync::Once;
 
 /// Width and height in pixels of every chart: readable on a laptop screen
@@ -270,9 +269,10 @@ impl Chart {
         Ok(out)
     }
 
-    /// The chart as a PNG file: drawn into an RGB buffer, encoded by the
+    /// The chart as a PNG image: drawn into an RGB buffer, encoded by the
     /// `png` crate (plotters' own encoder brings the whole `image` crate).
-    pub fn write_png(&self, path: &Path) -> Result<(), PlotError> {
+    /// The caller writes it where it goes (past hiops' output gate).
+    pub fn png(&self) -> Result<Vec<u8>, PlotError> {
         register_font();
         let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
         {
@@ -280,15 +280,15 @@ impl Chart {
             self.draw(&root)?;
             root.present().map_err(err)?;
         }
-        let cannot =
-            |e: &dyn std::fmt::Display| PlotError(format!("cannot write {}: {e}", path.display()));
-        let file = std::fs::File::create(path).map_err(|e| cannot(&e))?;
-        let mut png = png::Encoder::new(std::io::BufWriter::new(file), SIZE.0, SIZE.1);
+        let cannot = |e: &dyn std::fmt::Display| PlotError(format!("cannot encode the PNG: {e}"));
+        let mut bytes = Vec::new();
+        let mut png = png::Encoder::new(&mut bytes, SIZE.0, SIZE.1);
         png.set_color(png::ColorType::Rgb);
         png.set_depth(png::BitDepth::Eight);
         let mut w = png.write_header().map_err(|e| cannot(&e))?;
         w.write_image_data(&rgb).map_err(|e| cannot(&e))?;
-        w.finish().map_err(|e| cannot(&e))
+        w.finish().map_err(|e| cannot(&e))?;
+        Ok(bytes)
     }
 
     /// Room above the data, as a share of its span: a quarter keeps a
@@ -774,12 +774,7 @@ mod tests {
 
     #[test]
     fn the_png_is_a_png_of_the_chart_size() {
-        let dir = std::env::temp_dir().join(format!("hiops-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.png");
-        sample().write_png(&path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
+        let bytes = sample().png().unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         // IHDR: width and height, big-endian, right after the chunk header.
         let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());

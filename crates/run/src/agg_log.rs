@@ -8,18 +8,39 @@
 //! one after the other.
 
 use hiops_bench::result::SeriesPoint;
+use hiops_bench::safety::{check_output, create_output, Grants, OutputError, OutputMode};
 use hiops_bench::{BenchError, RunResult};
 use std::fmt::Write as _;
+use std::path::Path;
 
-/// Writes the three logs after the run.
-pub fn write(name: &str, results: &[RunResult]) -> Result<(), BenchError> {
+/// The three logs' names.
+fn paths(name: &str) -> [String; 3] {
+    ["read", "write", "trim"].map(|which| format!("{name}-{which}_bw.log"))
+}
+
+/// Asks the output gate about the three logs before the run.
+pub fn check(name: &str, grants: &Grants) -> Result<(), BenchError> {
+    for path in paths(name) {
+        check_output(Path::new(&path), grants)
+            .map_err(|r| BenchError::Refused(format!("--bandwidth-log: {r}")))?;
+    }
+    Ok(())
+}
+
+/// Writes the three logs after the run, past the output gate (the jobs'
+/// `grants`). The gate's refusal is [`BenchError::Refused`].
+pub fn write(name: &str, results: &[RunResult], grants: &Grants) -> Result<(), BenchError> {
     let phases: Vec<(&[SeriesPoint], u64)> = results
         .iter()
         .map(|r| (&r.series[..], r.window_ns))
         .collect();
-    for (dir, which) in ["read", "write", "trim"].into_iter().enumerate() {
-        let path = format!("{name}-{which}_bw.log");
-        std::fs::write(&path, lines(&phases, dir)).map_err(|e| {
+    for (dir, path) in paths(name).into_iter().enumerate() {
+        let file = create_output(Path::new(&path), grants, OutputMode::Truncate);
+        let file = file.map_err(|e| match e {
+            OutputError::Refused(r) => BenchError::Refused(format!("--bandwidth-log: {r}")),
+            e => BenchError::Failed(format!("--bandwidth-log: {e}")),
+        })?;
+        std::io::Write::write_all(&mut &file, lines(&phases, dir).as_bytes()).map_err(|e| {
             BenchError::Failed(format!(
                 "--bandwidth-log: cannot write {path} ({e}): run from a directory you may write"
             ))

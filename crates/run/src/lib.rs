@@ -18,6 +18,7 @@ mod ranks;
 pub mod readonly;
 mod request;
 mod status;
+pub mod stdout;
 pub mod terse;
 
 pub use request::{Format, RunRequest};
@@ -75,7 +76,7 @@ pub fn run(
     };
     if req.parse_only {
         if info.rank == 0 {
-            print!("{fio_log}{}", plan_view::parse_only(&plan));
+            stdout::print(&(fio_log + &plan_view::parse_only(&plan)))?;
         }
         return Ok(RunStatus::Done);
     }
@@ -102,9 +103,8 @@ fn showcmd(command_line: &CommandLine, rank: &Placeholders) -> Result<(), BenchE
         ));
     }
     if rank.rank == 0 {
-        for line in hiops_fio::cmdline::showcmd(&sources) {
-            println!("{line}");
-        }
+        let lines = hiops_fio::cmdline::showcmd(&sources);
+        stdout::print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
     }
     Ok(())
 }
@@ -121,8 +121,18 @@ fn run_plan(
     // fio opens --output before the jobs run: a path that cannot be
     // written is refused now, not found after the run with its result.
     let output = ranks::output_of(req, coord);
-    let prepared = output.as_deref().map(output::prepare_output).transpose();
-    let made = agreed(coord, prepared)?;
+    let grants = output::grants_of(plan);
+    let agg = match &req.bandwidth_log {
+        Some(name) => agg_log::check(name, &grants),
+        None => Ok(()),
+    };
+    let prepared = agg.and_then(|()| {
+        output
+            .as_deref()
+            .map(|p| output::prepare_output(p, &grants))
+            .transpose()
+    });
+    let mut out = agreed(coord, prepared)?;
     if output.is_none() && !fio_log.is_empty() {
         output::print_result(&std::mem::take(&mut fio_log))?;
     }
@@ -141,19 +151,21 @@ fn run_plan(
     if let Some(dir) = &plan.temp_dir {
         let _ = std::fs::remove_dir(dir);
     }
-    if let (Err(_), Some(path), Some(true)) = (&outcome, &output, made) {
-        // No result will go there: the empty file hiops made goes.
-        let _ = std::fs::remove_file(path);
+    if let (Err(_), Some(o)) = (&outcome, &out) {
+        if o.made {
+            // No result will go there: the empty file hiops made goes.
+            let _ = std::fs::remove_file(&o.path);
+        }
     }
     if info.ranks > 1 {
-        return ranks::finish(req, plan, outcome, coord);
+        return ranks::finish(req, plan, outcome, coord, out);
     }
     let results = outcome?;
     if let Some(name) = &req.bandwidth_log {
-        agg_log::write(name, &results)?;
+        agg_log::write(name, &results, &grants)?;
     }
     let text = fio_log + &output::result_text(req, plan, &results);
-    let written = output::write_result(output.as_deref(), &text);
+    let written = output::write_result(out.as_mut(), &text);
     let status = status::status(&results, "");
     match written {
         Ok(()) => Ok(status),

@@ -1,27 +1,47 @@
 //! A run's result in the formats asked for, to `--output`'s file or stdout.
 
 use super::request::{Format, RunRequest};
+use hiops_bench::safety::{create_output, Grants, OutputError, OutputMode};
 use hiops_bench::{BenchError, RunResult};
 use hiops_fio::FioPlan;
+use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Opens --output's file for writing (creating it, leaving what it holds
-/// until the result replaces it). Returns whether hiops created it.
-pub(super) fn prepare_output(path: &Path) -> Result<bool, BenchError> {
+/// --output's file, open from before the run until its result is written
+/// (so a FIFO's reader sees one writer, and nothing is opened after the
+/// run that could block).
+pub(super) struct OutputFile {
+    pub path: PathBuf,
+    file: File,
+    /// hiops created it (removed again if no result comes).
+    pub made: bool,
+}
+
+/// What the jobs' --allow-write-device allow, for --output.
+pub(super) fn grants_of(plan: &FioPlan) -> Grants {
+    let all: Vec<PathBuf> = plan
+        .jobs
+        .iter()
+        .flat_map(|j| j.target.allow_write_devices.iter().cloned())
+        .collect();
+    Grants::from_list(&all)
+}
+
+/// Opens --output's file for writing past the output gate (creating it,
+/// leaving what it holds until the result replaces it).
+pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile, BenchError> {
     let existed = std::fs::symlink_metadata(path).is_ok();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map(|_| !existed)
-        .map_err(|e| {
-            BenchError::Usage(format!(
-                "--output {}: cannot open it for writing ({e}): give a file in a directory that exists and that you may write",
-                path.display()
-            ))
-        })
+    let file = create_output(path, grants, OutputMode::Keep).map_err(|e| match e {
+        OutputError::Refused(r) => BenchError::Refused(format!("--output: {r}")),
+        OutputError::Open { .. } => BenchError::Usage(format!("--output: {e}")),
+        other => BenchError::Failed(format!("--output: {other}")),
+    })?;
+    Ok(OutputFile {
+        path: path.to_path_buf(),
+        file,
+        made: !existed,
+    })
 }
 
 /// One process's result in the formats asked for, in fio's order: terse
@@ -53,27 +73,30 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
 /// The result to --output's file, or to stdout. A file that cannot be
 /// written after all (a full file system) does not lose the result: it
 /// goes to stdout, and the error says so.
-pub(super) fn write_result(output: Option<&Path>, text: &str) -> Result<(), BenchError> {
-    let Some(path) = output else {
+pub(super) fn write_result(output: Option<&mut OutputFile>, text: &str) -> Result<(), BenchError> {
+    let Some(out) = output else {
         return print_result(text);
     };
-    let Err(e) = std::fs::write(path, text) else {
+    let Err(e) = replace(&mut out.file, text) else {
         return Ok(());
     };
     print_result(text)?;
     Err(BenchError::Failed(format!(
         "cannot write the result to --output {} ({e}), so it was printed on stdout: free space or choose another --output",
-        path.display()
+        out.path.display()
     )))
 }
 
-pub(super) fn print_result(text: &str) -> Result<(), BenchError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        // A closed pipe (`hiops run | head`) is not an error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(BenchError::Failed(format!("cannot write the result: {e}")))
-        }
-        _ => Ok(()),
+/// The file's contents replaced by `text` (a FIFO or device just takes it).
+fn replace(file: &mut File, text: &str) -> std::io::Result<()> {
+    if file.metadata()?.is_file() {
+        file.set_len(0)?;
+        std::io::Seek::rewind(file)?;
     }
+    file.write_all(text.as_bytes())?;
+    file.flush()
+}
+
+pub(super) fn print_result(text: &str) -> Result<(), BenchError> {
+    Ok(crate::stdout::print(text)?)
 }

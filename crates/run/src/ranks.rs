@@ -3,7 +3,7 @@
 //! and rank 0 prints them merged and decides the exit code, naming the rank
 //! that failed.
 
-use super::output::{result_text, write_result};
+use super::output::{result_text, write_result, OutputFile};
 use super::request::{Format, RunRequest};
 use super::status::{status, RunStatus};
 use hiops_bench::cluster::{rank_error, Cluster};
@@ -18,11 +18,13 @@ pub(super) fn finish(
     plan: &FioPlan,
     outcome: Result<Vec<RunResult>, BenchError>,
     coord: &mut dyn Coordinator,
+    mut out: Option<OutputFile>,
 ) -> Result<RunStatus, BenchError> {
     let info = coord.info().clone();
+    let writes_own = own_output(req, coord).is_some();
     let outcome = outcome.and_then(|runs| {
-        if let Some(path) = own_output(req, coord) {
-            write_result(Some(&path), &result_text(req, plan, &runs))?;
+        if writes_own {
+            write_result(out.as_mut(), &result_text(req, plan, &runs))?;
         }
         Ok(runs)
     });
@@ -53,10 +55,8 @@ pub(super) fn finish(
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };
-    let merged_to = req
-        .output
-        .as_deref()
-        .filter(|_| own_output(req, coord).is_none());
+    // `out` is rank 0's --output when it names no `{rank}`.
+    let merged_to = out.as_mut().filter(|_| !writes_own);
     write_result(merged_to, &text)?;
     Ok(first_status(&cluster))
 }

@@ -3,13 +3,13 @@
 
 use std::path::PathBuf;
 
-/// A value of `--allow-write-device` that names no block device.
+/// A value of `--allow-write-device` that names no device or FIFO.
 #[derive(Debug, thiserror::Error)]
 pub enum GrantError {
-    #[error("not a block device: --allow-write-device names a device to overwrite, such as /dev/loop3 (files need no permission)")]
-    NotBlockDevice { path: PathBuf },
+    #[error("not a device or FIFO: --allow-write-device names a device or FIFO to write, such as /dev/loop3 (files need no permission)")]
+    NotDevice { path: PathBuf },
     #[error(
-        "{source}: --allow-write-device must name an existing block device, such as /dev/loop3"
+        "{source}: --allow-write-device must name an existing block device, character device or FIFO, such as /dev/loop3"
     )]
     Missing {
         path: PathBuf,

@@ -21,8 +21,15 @@
 //! (one hold per device, shared by every later check and by the process's
 //! own non-exclusive opens), so nothing can mount or claim it while hiops
 //! writes it; [`release`] and [`release_all`] give holds back early.
-//! Regular files are not gated. A refusal names what was found and where,
-//! and ends with what to do.
+//! A regular file passes, unless it is the backing file of an attached loop
+//! device: writing it writes that device, so it is judged as the device.
+//! A refusal names what was found and where, and ends with what to do.
+//!
+//! The files hiops writes besides its targets (results, logs, I/O logs,
+//! verify state, reports, sweep directories, stores) pass
+//! [`check_output`], and are opened with [`create_output`]: a device, a
+//! FIFO or a loop device's backing file there is refused unless the user
+//! names it (module `output`).
 //!
 //! ```no_run
 //! use hiops_safety::{check_write, Grants};
@@ -41,19 +48,24 @@
 mod blkid;
 mod error;
 mod hold;
+mod loops;
 mod mounts;
+#[allow(unsafe_code)]
+mod nonblock;
 mod openers;
+mod output;
 mod probe;
 mod usage;
 
 pub use error::{GrantError, ProbeError, ProbeStep};
 pub use hold::{is_held, release, release_all};
+pub use output::{check_output, create_output, OutputError, OutputMode, FIFO_WAIT};
 pub use probe::{find_signature, Signature};
 
 use hiops_hal::device::BlockDev;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// Why hiops will not write a device. Each message ends with what to do.
@@ -74,6 +86,20 @@ pub enum Refusal {
     /// The device could not be examined, so it is not written.
     #[error("refusing to write {}: {why}; run as root (or a user who may read the device) so hiops can check it, or pass --allow-write-device={} to overwrite it unchecked", .path.display(), .path.display())]
     Unchecked { path: PathBuf, why: String },
+    /// An output's path is a device, a FIFO or a socket, not a file.
+    #[error("refusing to write {}: it is {kind}, not a file; {todo}", .path.display())]
+    NotAFile {
+        path: PathBuf,
+        kind: String,
+        todo: String,
+    },
+    /// A regular file that backs a loop device the gate refuses to write.
+    #[error("{} is the backing file of {}, so writing it writes that device: {device_refusal}", .path.display(), .device.display())]
+    LoopBacking {
+        path: PathBuf,
+        device: PathBuf,
+        device_refusal: Box<Refusal>,
+    },
 }
 
 /// What the user allowed.
@@ -133,12 +159,24 @@ fn names(named: &[PathBuf], path: &Path, dev: &BlockDev) -> bool {
     })
 }
 
+/// Whether one of `named` is the file at `path` (by path, real path, or
+/// device and inode): a FIFO or character device the user named.
+fn names_path(named: &[PathBuf], path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return named.iter().any(|a| a == path);
+    };
+    named.iter().any(|a| {
+        a == path
+            || std::fs::metadata(a).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino()))
+    })
+}
+
 /// Checks a value of `--allow-write-device`: it must name an existing
-/// block device.
+/// block device, character device or FIFO.
 pub fn check_grant(path: &Path) -> Result<(), GrantError> {
     match std::fs::metadata(path) {
-        Ok(m) if m.file_type().is_block_device() => Ok(()),
-        Ok(_) => Err(GrantError::NotBlockDevice {
+        Ok(m) if !m.is_file() && !m.is_dir() => Ok(()),
+        Ok(_) => Err(GrantError::NotDevice {
             path: path.to_path_buf(),
         }),
         Err(source) => Err(GrantError::Missing {
@@ -148,8 +186,9 @@ pub fn check_grant(path: &Path) -> Result<(), GrantError> {
     }
 }
 
-/// The gate: may hiops write `path`? Regular files (and paths that do not
-/// exist yet) always may; block devices as the crate documentation says.
+/// The gate: may hiops write `path`? Paths that do not exist yet always
+/// may, regular files unless they back a loop device it may not write,
+/// block devices as the crate documentation says.
 ///
 /// A device that passes is kept open with `O_EXCL` until the process exits
 /// or [`release`] gives it back, so nothing can mount or claim it while
@@ -159,8 +198,13 @@ pub fn check_grant(path: &Path) -> Result<(), GrantError> {
 /// superblock) writes a device nobody else can claim. Checking a device
 /// this process holds again passes on the same hold.
 pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
-    let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
-    if !is_block {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_file() {
+        return check_loop_backing(path, &meta, grants);
+    }
+    if !meta.file_type().is_block_device() {
         return Ok(());
     }
     let unchecked = |why: String| Refusal::Unchecked {
@@ -188,6 +232,24 @@ pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
     }
     if let Some(part) = usage::partition(&dev) {
         return Err(signature(format!("partitions ({part})")));
+    }
+    Ok(())
+}
+
+/// A regular file is written as the loop devices it backs would be: each
+/// must pass [`check_write`] (so a mounted one, or one carrying a
+/// filesystem, refuses its backing file too).
+fn check_loop_backing(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    grants: &Grants,
+) -> Result<(), Refusal> {
+    for device in loops::backed_by(Path::new("/sys/block"), meta) {
+        check_write(&device, grants).map_err(|r| Refusal::LoopBacking {
+            path: path.to_path_buf(),
+            device: device.clone(),
+            device_refusal: Box::new(r),
+        })?;
     }
     Ok(())
 }
@@ -246,11 +308,11 @@ mod tests {
         assert!(check_grant(&f)
             .unwrap_err()
             .to_string()
-            .contains("not a block device"));
+            .contains("not a device or FIFO"));
         assert!(check_grant(Path::new("/dev/does-not-exist"))
             .unwrap_err()
             .to_string()
-            .contains("must name an existing block device"));
+            .contains("must name an existing block device, character device or FIFO"));
     }
 
     #[test]

@@ -7,6 +7,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
+    /// The output gate refused a file of the suite (a device or FIFO
+    /// where a report's file goes).
+    #[error(transparent)]
+    Refused(#[from] hiops_bench::safety::Refusal),
     /// A file or directory of a suite could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

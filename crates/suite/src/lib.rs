@@ -172,7 +172,7 @@ pub struct SuiteInfo {
 
 impl SuiteInfo {
     pub fn save(&self, dir: &Path) -> Result<(), SuiteError> {
-        std::fs::create_dir_all(dir).map_err(|e| sweep::io_err(dir, e))?;
+        sweep::make_dir(dir)?;
         sweep::write_json_atomic(&dir.join("suite.json"), self)
     }
     pub fn load(dir: &Path) -> Result<SuiteInfo, SuiteError> {

@@ -158,8 +158,8 @@ td:first-child{text-align:left}.findings li{margin:.3em 0}.notes{color:#844;font
 pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, SuiteError> {
     let plots = dir.join("plots");
     let tables = dir.join("tables");
-    std::fs::create_dir_all(&plots).map_err(|e| io_err(&plots, e))?;
-    std::fs::create_dir_all(&tables).map_err(|e| io_err(&tables, e))?;
+    crate::sweep::make_dir(&plots)?;
+    crate::sweep::make_dir(&tables)?;
     remove_old_files(&plots, &tables)?;
     let mut html = String::new();
     let _ = write!(
@@ -198,8 +198,8 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, SuiteEr
                 let svg_path = plots.join(format!("{name}.svg"));
                 let png_path = plots.join(format!("{name}.png"));
                 write_atomic(&svg_path, svg.as_bytes())?;
-                c.write_png(&png_path)
-                    .map_err(|e| SuiteError::Chart(e.to_string()))?;
+                let png = c.png().map_err(|e| SuiteError::Chart(e.to_string()))?;
+                write_atomic(&png_path, &png)?;
                 let _ = writeln!(
                     html,
                     "<figure class=\"chart\">{}\n<figcaption class=\"files\">plots/{name}.svg · plots/{name}.png</figcaption></figure>",

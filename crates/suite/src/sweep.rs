@@ -9,10 +9,11 @@
 //! - `raw/NNNN.json`: each point's full fio-schema JSON.
 
 use crate::SuiteError;
+use hiops_bench::safety::{create_output, Grants, OutputError, OutputMode};
 use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -257,7 +258,8 @@ impl SweepDir {
                 path: path.to_path_buf(),
             });
         }
-        fs::create_dir_all(path.join("raw")).map_err(|e| io_err(path, e))?;
+        make_dir(path)?;
+        make_dir(&path.join("raw"))?;
         write_json_atomic(&def_path, &def)?;
         let points = load_points(&path.join("points.jsonl"))?;
         Ok(SweepDir {
@@ -373,15 +375,11 @@ impl SweepDir {
         let raw_path = self.path.join("raw").join(format!("{index:04}.json"));
         write_json_atomic(&raw_path, raw)?;
         let path = self.path.join("points.jsonl");
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| io_err(&path, e))?;
+        let mut f = create_file(&path, OutputMode::Append)?;
         let mut line = serde_json::to_string(point).expect("points serialise");
         line.push('\n');
         f.write_all(line.as_bytes())
-            .and_then(|_| f.sync_data())
+            .and_then(|_| sync_file(&f))
             .map_err(|e| io_err(&path, e))
     }
 
@@ -511,10 +509,7 @@ fn load_points(path: &Path) -> Result<Vec<Point>, SuiteError> {
         }
     }
     if torn {
-        let f = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| io_err(path, e))?;
+        let f = create_file(path, OutputMode::Keep)?;
         f.set_len(good_len).map_err(|e| io_err(path, e))?;
     }
     Ok(points)
@@ -528,6 +523,33 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Suite
     })
 }
 
+/// Makes the directory `path` unless it exists: only its last component,
+/// so a mistyped parent is an error, not a tree of new directories.
+pub fn make_dir(path: &Path) -> Result<(), SuiteError> {
+    match fs::create_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        r => r.map_err(|e| io_err(path, e)),
+    }
+}
+
+/// Opens a file of a report directory past the output gate (a device or
+/// FIFO there is refused).
+pub fn create_file(path: &Path, mode: OutputMode) -> Result<File, SuiteError> {
+    create_output(path, &Grants::default(), mode).map_err(|e| match e {
+        OutputError::Refused(r) => SuiteError::Refused(r),
+        e => io_err(path, std::io::Error::other(e)),
+    })
+}
+
+/// Syncs a regular file's data (/dev/null, which the output gate lets
+/// through, has none to sync).
+fn sync_file(f: &File) -> std::io::Result<()> {
+    match f.metadata()?.is_file() {
+        true => f.sync_data(),
+        false => Ok(()),
+    }
+}
+
 /// Write to a temporary name and rename, so a reader never sees half a file.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<(), SuiteError> {
     let text = serde_json::to_string_pretty(value).expect("values serialise") + "\n";
@@ -536,9 +558,9 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SuiteError> {
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    let mut f = create_file(&tmp, OutputMode::Truncate)?;
     f.write_all(bytes)
-        .and_then(|_| f.sync_data())
+        .and_then(|_| sync_file(&f))
         .map_err(|e| io_err(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| io_err(path, e))
 }
@@ -608,7 +630,7 @@ mod tests {
 
     /// Half a line at the end of points.jsonl, as a crash mid-append leaves.
     fn append_torn_line(dir: &Path) {
-        let mut f = OpenOptions::new()
+        let mut f = std::fs::OpenOptions::new()
             .append(true)
             .open(dir.join("points.jsonl"))
             .unwrap();

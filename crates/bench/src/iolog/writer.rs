@@ -64,14 +64,19 @@ pub(crate) fn thread_log_path(given: &Path, numjobs: u32, clone: u32) -> PathBuf
 impl IoLogWriter {
     /// Creates the log and writes its header and the targets' `add` and
     /// `open` lines.
+    /// The file is opened past the output gate with the job's `grants`.
     pub(crate) fn create(
         path: PathBuf,
         names: Vec<String>,
         now_ns: u64,
+        grants: &hiops_safety::Grants,
     ) -> Result<IoLogWriter, TraceError> {
-        let file = File::create(&path).map_err(|source| TraceError::CreateLog {
-            path: path.display().to_string(),
-            source,
+        let mode = hiops_safety::OutputMode::Truncate;
+        let file = hiops_safety::create_output(&path, grants, mode).map_err(|e| {
+            TraceError::CreateLog {
+                path: path.display().to_string(),
+                source: std::io::Error::other(e),
+            }
         })?;
         let (to_disk, from_job) = sync_channel::<Vec<u8>>(1);
         let (give_back, empty) = sync_channel::<Vec<u8>>(2);
@@ -172,7 +177,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
         let names = vec!["/a".to_string(), "/b".to_string()];
-        let mut w = IoLogWriter::create(path.clone(), names, 1_000).unwrap();
+        let mut w = IoLogWriter::create(path.clone(), names, 1_000, &Default::default()).unwrap();
         let n = 60_000u64; // several buffers' worth
         for i in 0..n {
             w.io(1_000 + i * 1_000, Op::Read, (i % 2) as u32, i * 4096, 4096);

@@ -5,6 +5,7 @@
 //! per line, and memory stays bounded however many I/Os are logged.
 
 use super::error::{InflateError, LogError};
+use hiops_safety::{create_output, Grants, OutputMode};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -37,39 +38,48 @@ pub(super) struct LogFile {
     /// thread ends.
     compressed: bool,
     error: Option<LogError>,
+    /// The job's --allow-write-device, for the output gate.
+    grants: Grants,
+}
+
+/// Where a log is written: fio's name for a log stored compressed
+/// (iolog.c, finish_log) ends in `.fz`.
+pub(super) fn stored_path(path: PathBuf, compressed: bool) -> PathBuf {
+    match compressed {
+        true => PathBuf::from(format!("{}.fz", path.display())),
+        false => path,
+    }
 }
 
 /// One thread at a time appends its lines to a shared log.
 static APPEND: Mutex<()> = Mutex::new(());
 
 impl LogFile {
+    /// Opens the log at `path` (past the output gate, with the job's
+    /// grants).
     pub(super) fn create(
         path: PathBuf,
         shared: bool,
         compressed: bool,
+        grants: &Grants,
     ) -> Result<LogFile, LogError> {
-        let path = match compressed {
-            // fio's name for a log stored compressed (iolog.c, finish_log).
-            true => PathBuf::from(format!("{}.fz", path.display())),
-            false => path,
-        };
+        let path = stored_path(path, compressed);
         let fail = |source| LogError::Create {
             path: path.display().to_string(),
             source,
         };
+        let gated = |mode| create_output(&path, grants, mode).map_err(std::io::Error::other);
         let file = if shared || compressed {
             // fio appends to a shared log (its "a" mode): make sure we
             // can; a thread's own log starts empty.
-            OpenOptions::new()
-                .append(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .and_then(|f| if shared { Ok(()) } else { f.set_len(0) })
-                .map_err(fail)?;
+            let mode = match shared {
+                true => OutputMode::Append,
+                false => OutputMode::Truncate,
+            };
+            gated(mode).map_err(fail)?;
             unnamed_beside(&path).map_err(fail)?
         } else {
-            File::create(&path).map_err(fail)?
+            gated(OutputMode::Truncate).map_err(fail)?
         };
         Ok(LogFile {
             out: BufWriter::with_capacity(BUFFER, file),
@@ -77,6 +87,7 @@ impl LogFile {
             shared,
             compressed,
             error: None,
+            grants: grants.clone(),
         })
     }
 
@@ -154,11 +165,8 @@ impl LogFile {
         }
         file.rewind().map_err(fail)?;
         let _one_at_a_time = APPEND.lock().unwrap_or_else(|p| p.into_inner());
-        let dst = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&path)
-            .map_err(fail)?;
+        let dst = create_output(&path, &self.grants, OutputMode::Append)
+            .map_err(|e| fail(std::io::Error::other(e)))?;
         if !self.compressed {
             return copy_into(&mut file, dst).map_err(fail);
         }

@@ -113,6 +113,34 @@ pub(crate) struct JobLogs {
     active: bool,
 }
 
+/// Whether a log of `kind` is stored compressed: fio stores its histogram
+/// log's samples as pointers, so only the others are here; it stays text.
+fn compressed(l: &LogSpec, kind: &str) -> bool {
+    l.store_compressed && kind != "clat_hist"
+}
+
+/// Every log file a job's threads write, as named on disk.
+pub(crate) fn paths(spec: &JobSpec) -> Vec<PathBuf> {
+    let l = &spec.logs;
+    let mut kinds: Vec<(&str, &str)> = KINDS
+        .iter()
+        .filter_map(|k| Some((k.prefix(l)?, k.suffix())))
+        .collect();
+    kinds.extend(l.hist.as_deref().map(|p| (p, "clat_hist")));
+    let threads = match l.per_job {
+        true => spec.numjobs.max(1),
+        false => 1,
+    };
+    let mut all = Vec::new();
+    for (prefix, kind) in kinds {
+        for clone in 0..threads {
+            let path = log_path(prefix, kind, l.first_thread + clone, l.per_job);
+            all.push(file::stored_path(path, compressed(l, kind)));
+        }
+    }
+    all
+}
+
 impl JobLogs {
     /// Creates the logs clone `clone` of the job writes, if any.
     pub(crate) fn open(spec: &JobSpec, clone: u32) -> Result<Option<JobLogs>, LogError> {
@@ -121,12 +149,11 @@ impl JobLogs {
             return Ok(None);
         }
         let thread = l.first_thread + clone;
+        let grants = hiops_safety::Grants::from_list(&spec.target.allow_write_devices);
         let open = |prefix: &str, kind: &str| {
             let path = log_path(prefix, kind, thread, l.per_job);
-            // fio stores its histogram log's samples as pointers: only
-            // the others are stored compressed here; it stays text.
-            let compressed = l.store_compressed && kind != "clat_hist";
-            LogFile::create(path, !l.per_job, compressed).map_err(|e| LogError::OfJob {
+            let compressed = compressed(l, kind);
+            LogFile::create(path, !l.per_job, compressed, &grants).map_err(|e| LogError::OfJob {
                 job: spec.name.clone(),
                 source: Box::new(e),
             })

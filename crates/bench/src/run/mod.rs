@@ -94,7 +94,10 @@ fn run_with(
     coord: &mut dyn Coordinator,
 ) -> Result<RunResult, BenchError> {
     assert!(!specs.is_empty());
-    if let Err(e) = check_limits(specs).and_then(|()| check_room(specs)) {
+    let checked = check_limits(specs)
+        .and_then(|()| check_room(specs))
+        .and_then(|()| crate::outputs::check(specs));
+    if let Err(e) = checked {
         return Err(coord.agree(Some(&e)).err().unwrap_or(e));
     }
     let mut opened: Vec<Vec<OpenTarget>> = Vec::new();
@@ -186,6 +189,10 @@ pub fn run_phases_with(
 ) -> Result<Vec<RunResult>, BenchError> {
     assert_eq!(jobs.len(), phases.len());
     choose_clock(jobs)?;
+    // Every phase's logs before the first phase writes anything, agreed
+    // by every rank (each asks about its own files).
+    let outputs = crate::outputs::check(jobs).err();
+    coord.agree(outputs.as_ref())?;
     let mut results: Vec<RunResult> = Vec::new();
     let last = phases.iter().copied().max().unwrap_or(0);
     for phase in 0..=last {

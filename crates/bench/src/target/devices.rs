@@ -141,6 +141,13 @@ pub(super) fn check_block_write(
     Ok(())
 }
 
+/// A regular file is written only past the same gate: one that backs a
+/// loop device is judged as that device (mounted: refused).
+pub(super) fn check_file_write(spec: &JobSpec, path: &Path) -> Result<(), BenchError> {
+    let grants = safety::Grants::from_list(&spec.target.allow_write_devices);
+    safety::check_write(path, &grants).map_err(|refusal| BenchError::Refused(refusal.to_string()))
+}
+
 pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
     let mut oo = OpenOptions::new();
     oo.read(true).write(writes);

@@ -38,6 +38,10 @@ pub(super) fn grow_file(
     if existing >= want {
         return Ok(None);
     }
+    if old_len.is_some() {
+        // Laying out more of a file writes it, even for a job that reads.
+        super::devices::check_file_write(spec, path)?;
+    }
     let t = std::time::Instant::now();
     if spec.target.fill_device && !spec.workload.rw.reads() {
         // fio lays out no data for fill_device: the job's writes fill the

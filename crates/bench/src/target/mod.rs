@@ -17,7 +17,7 @@ mod devices;
 mod layout;
 mod room;
 
-use devices::{check_block_write, check_discard, open_char_device, open_file};
+use devices::{check_block_write, check_discard, check_file_write, open_char_device, open_file};
 use layout::grow_file;
 pub use room::check_room;
 
@@ -151,6 +151,9 @@ fn open_path(
     if is_block {
         check_block_write(spec, path, device.as_ref(), writes)?;
     } else {
+        if writes {
+            check_file_write(spec, path)?;
+        }
         let existing = meta.as_ref().ok().map(|m| m.len());
         if let Some(t) = grow_file(spec, path, existing, layout)? {
             created = meta.is_err();

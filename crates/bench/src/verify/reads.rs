@@ -161,7 +161,12 @@ impl VerifyState {
             let dir = d.dir.clone().unwrap_or_default();
             let write = |kind: &str, bytes: &[u8]| {
                 let file = dir.join(format!("{name}.{at}.{kind}"));
-                if let Err(e) = std::fs::write(&file, bytes) {
+                // A dump is a file: the gate refuses a device or FIFO there.
+                let mode = hiops_safety::OutputMode::Truncate;
+                let written = hiops_safety::create_output(&file, &Default::default(), mode)
+                    .map_err(std::io::Error::other)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, bytes));
+                if let Err(e) = written {
                     eprintln!("hiops: verify_dump could not write {}: {e}", file.display());
                 }
             };

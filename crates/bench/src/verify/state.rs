@@ -6,6 +6,7 @@ use super::{interval_of, pass_of, BlockMap, Dump, Knows, Pattern, Stamper, Verif
 use crate::spec::TargetSpec;
 use crate::thread_plan::WorkerPlan;
 use std::collections::VecDeque;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Bad chunks one thread writes to files at most (verify_dump).
@@ -117,6 +118,29 @@ pub(crate) fn state_path(aux: Option<&Path>, name: &str, thread_number: u32) -> 
     }
 }
 
+/// Where a state file is written before it is renamed over the last one.
+pub(crate) fn tmp_path(path: &Path) -> PathBuf {
+    path.with_extension("state.tmp")
+}
+
+/// The state files a job's threads write with verify_state_save, and the
+/// files each is written to first.
+pub(crate) fn save_paths(spec: &crate::spec::JobSpec) -> Vec<PathBuf> {
+    let v = &spec.verify;
+    let saves = v.mode != crate::spec::VerifyMode::Off
+        && v.state_save
+        && spec.workload.rw.writes()
+        && !v.only;
+    if !saves {
+        return Vec::new();
+    }
+    let aux = spec.verify.aux_path.as_deref();
+    (0..spec.numjobs.max(1))
+        .map(|clone| state_path(aux, &spec.name, spec.logs.first_thread + clone))
+        .flat_map(|p| [tmp_path(&p), p])
+        .collect()
+}
+
 /// The state file a thread's verify_state_load reads, read.
 pub(crate) fn load_for(plan: &WorkerPlan<'_>) -> Result<Saved, StateError> {
     let spec = plan.spec;
@@ -208,8 +232,13 @@ impl StateLog {
             }
         };
         let bytes = encode(&self.name, self.index, self.files, numberio, depth, &comps);
-        let tmp = self.path.with_extension("state.tmp");
-        let r = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &self.path));
+        let tmp = tmp_path(&self.path);
+        // A state file is a file: no grant lets it go to a device or FIFO.
+        let mode = hiops_safety::OutputMode::Truncate;
+        let r = hiops_safety::create_output(&tmp, &Default::default(), mode)
+            .map_err(std::io::Error::other)
+            .and_then(|mut f| f.write_all(&bytes))
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
         if let Err(e) = r {
             eprintln!("hiops: verify_state_save: {}: {e}", self.path.display());
         }

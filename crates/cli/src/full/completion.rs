@@ -11,7 +11,6 @@ use crate::args::Cli;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use hiops_fio::options::{OptDef, OPTIONS};
 use std::collections::HashSet;
-use std::io::Write;
 
 const RUN_HEADING: &str = "hiops flags";
 const FIO_HEADING: &str = "fio's flags";
@@ -118,14 +117,14 @@ fn job_option(d: &OptDef, aliases: Vec<&'static str>) -> Arg {
     }
 }
 
-/// `hiops completions SHELL`: the completion script on stdout. Written
-/// whole from memory, so that a closed pipe is an error to return rather
-/// than clap_complete's panic.
-pub fn print_completions(shell: clap_complete::Shell) -> std::io::Result<()> {
+/// `hiops completions SHELL`: the completion script, made whole in
+/// memory, so that a closed pipe is an error to return rather than
+/// clap_complete's panic.
+pub fn script(shell: clap_complete::Shell) -> Vec<u8> {
     let mut cmd = command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "hiops", &mut script);
-    std::io::stdout().write_all(&script)
+    script
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::completion;
 use clap::{Arg, Command};
 use clap_mangen::Man;
 use roff::{bold, roman, Roff};
-use std::io::{self, Write};
+use std::io;
 
 /// The whole page, in roff.
 pub fn page() -> io::Result<Vec<u8>> {
@@ -31,11 +31,6 @@ pub fn page() -> io::Result<Vec<u8>> {
     }
     man.render_version_section(&mut out)?;
     Ok(out)
-}
-
-/// `hiops man`: the page on stdout.
-pub fn print() -> io::Result<()> {
-    io::stdout().write_all(&page()?)
 }
 
 fn visible(cmd: &Command) -> impl Iterator<Item = &Command> {

@@ -110,10 +110,8 @@ pub fn run_suite(cmd: Suites) -> ExitCode {
 
 pub fn print_docs(cmd: Docs) -> ExitCode {
     match cmd {
-        Docs::Completions(a) => {
-            print_exit("hiops completions", completion::print_completions(a.shell))
-        }
-        Docs::Man => print_exit("hiops man", manual::print()),
+        Docs::Completions(a) => print_exit("hiops completions", Ok(completion::script(a.shell))),
+        Docs::Man => print_exit("hiops man", manual::page()),
     }
 }
 
@@ -132,16 +130,16 @@ pub fn store_exit_code(e: &anyhow::Error) -> Option<u8> {
 }
 
 /// Text printed whole (`hiops man`, `hiops completions`); a closed pipe
-/// (`hiops man | head`) is no failure.
-fn print_exit(who: &str, printed: std::io::Result<()>) -> ExitCode {
-    match printed {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+/// (`hiops man | head`) is no failure (hiops_run::stdout).
+fn print_exit(who: &str, made: std::io::Result<Vec<u8>>) -> ExitCode {
+    let text = match made {
+        Ok(text) => text,
         Err(e) => {
             eprintln!("{who}: {e}");
-            ExitCode::from(EXIT_FAILED)
+            return ExitCode::from(EXIT_FAILED);
         }
-    }
+    };
+    crate::printed(who, hiops_run::stdout::print_bytes(&text))
 }
 
 fn suite_exit(who: &str, r: anyhow::Result<suites::Ended>) -> ExitCode {

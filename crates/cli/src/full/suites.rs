@@ -13,7 +13,7 @@ pub use hiops_suite::commands::Ended;
 
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Example:\n  hiops sweep --dir out/qd --over iodepth=1,2,4,8,16,32,64 --over ioengine=io_uring,libaio -- --filename=/var/tmp/f --size=1g --runtime=5\n\nThe options after -- are `hiops run`'s (fio's names); none gives the default job. Interrupt with Ctrl-C and run the same command again to continue."
+    after_help = "Example:\n  hiops sweep --dir qd --over iodepth=1,2,4,8,16,32,64 --over ioengine=io_uring,libaio -- --filename=/var/tmp/f --size=1g --runtime=5\n\nThe options after -- are `hiops run`'s (fio's names); none gives the default job. Interrupt with Ctrl-C and run the same command again to continue."
 )]
 pub struct SweepArgs {
     /// Where the points, raw results and report go (resumed if it holds
@@ -131,12 +131,12 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<Ended> {
 
 pub fn report(a: ReportArgs) -> anyhow::Result<Ended> {
     let html = commands::report::redraw(&a.dir)?;
-    println!("{}", html.display());
+    hiops_run::stdout::print(&format!("{}\n", html.display()))?;
     Ok(Ended::Done)
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<Ended> {
-    print!("{}", commands::report::compare(&a.a, &a.b)?);
+    hiops_run::stdout::print(&commands::report::compare(&a.a, &a.b)?)?;
     Ok(Ended::Done)
 }
 

@@ -278,7 +278,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("defer_taskrun", [], value, "io_uring SINGLE_ISSUER+DEFER_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.defer_taskrun = Some(feature(v)?); Ok(()) }),
     opt!("coop_taskrun", [], value, "io_uring COOP_TASKRUN: auto, 1, 0 (hiops).", |d, v| { d.coop_taskrun = Some(feature(v)?); Ok(()) }),
     opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
-    opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it (hiops; repeatable; must name an existing block device).", |d, v| {
+    opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it; also lets --output, logs and I/O logs go to this block device, character device or FIFO, which are refused otherwise (hiops; repeatable; must name an existing device or FIFO).", |d, v| {
         let dev = PathBuf::from(need(v)?);
         hiops_bench::safety::check_grant(&dev).map_err(String::from)?;
         d.allow_write_devices.push(dev);

@@ -2,7 +2,9 @@
 //! only, then Table 1 on a loop device of its own where it can.
 
 use super::targets::{remove_made, resolve_targets, Resolved};
-use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use super::{
+    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
+};
 use crate::characterize::{CharTarget, Plan};
 use crate::sweep::RunFailure;
 use crate::{SuiteError, SuiteInfo};
@@ -38,6 +40,7 @@ impl CharacterizeOptions {
 
 /// Runs the study's sweeps, then Table 1, and writes the report.
 pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, BenchError> {
+    check_dir("--dir", &a.dir)?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
     let plan = plan(&a, &resolved)?;
     // Every option is checked before `dir` or a file is made.
@@ -144,7 +147,7 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteErro
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
             let path = a.dir.join(crate::table1::FILE);
-            std::fs::write(&path, text).map_err(|e| crate::sweep::io_err(&path, e))?;
+            crate::sweep::write_atomic(&path, text.as_bytes())?;
             crate::write_report(&a.dir)?;
             Ok(Ended::Done)
         }

@@ -3,7 +3,9 @@
 //! targets given and the RAM devices asked for.
 
 use super::targets::logical_block_size;
-use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use super::{
+    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
+};
 use crate::devices::RamDevice;
 use crate::hiops_paper::{Plan, Target};
 use crate::SuiteInfo;
@@ -35,7 +37,13 @@ const DEFAULT_FILE: &str = "disk.dat";
 /// Runs every sweep (one failing does not stop the others) and writes the
 /// report.
 pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, BenchError> {
+    check_dir("--dir", &a.dir)?;
     let mut targets = targets_of(&a);
+    for t in targets.iter().filter(|_| !a.targets.is_empty()) {
+        if std::fs::symlink_metadata(&t.path).is_err() {
+            super::targets::missing(&t.path)?;
+        }
+    }
     let size_bytes = hiops_fio::value::size(&a.size, hiops_fio::value::KbBase::default())
         .map_err(|e| usage(format!("--size={}: {e}", a.size)))?;
     let plan_of = |targets| Plan::new(targets, a.quick, &a.runtime, &a.ramp, &a.size, a.rounds);

@@ -3,7 +3,9 @@
 //! preconditioning, or the IOZone study's buffered mode.
 
 use super::targets::{remove_made, resolve_targets, Resolved};
-use super::{check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun};
+use super::{
+    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
+};
 use crate::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
 use crate::sweep::{RunFailure, Runner};
 use crate::{SuiteError, SuiteInfo};
@@ -44,6 +46,7 @@ pub struct IozoneOptions {
 /// Runs the grid on every target and writes the report. Every option is
 /// checked, and the safety gate asked, before `dir` or a file is made.
 pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> {
+    check_dir("--dir", &a.dir)?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
     if a.study {
         on_file_systems(&resolved)?;

@@ -46,14 +46,74 @@ pub(crate) fn usage(m: impl Into<String>) -> BenchError {
     BenchError::Usage(m.into())
 }
 
-/// A run that failed (exit 1 in `hiops`), from the library's string errors.
-pub(crate) fn failed(m: impl Into<String>) -> BenchError {
-    BenchError::Failed(m.into())
+/// A run that failed (exit 1 in `hiops`), from the library's string errors,
+/// or a refusal of the output gate (exit 3).
+pub(crate) fn failed(m: impl Failure) -> BenchError {
+    m.into_bench()
 }
 
-/// Makes a suite's directory.
+/// What [`failed`] takes: a message, or a suite's error.
+pub(crate) trait Failure {
+    fn into_bench(self) -> BenchError;
+}
+
+impl Failure for String {
+    fn into_bench(self) -> BenchError {
+        BenchError::Failed(self)
+    }
+}
+
+impl Failure for &str {
+    fn into_bench(self) -> BenchError {
+        BenchError::Failed(self.into())
+    }
+}
+
+impl Failure for SuiteError {
+    fn into_bench(self) -> BenchError {
+        match self {
+            SuiteError::Refused(r) => BenchError::Refused(r.to_string()),
+            e => BenchError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// Checks a suite's directory before anything is made: an existing
+/// directory, or a new one whose parent exists (hiops makes only the
+/// directory it owns, never the ones above it).
+pub fn check_dir(flag: &str, dir: &Path) -> Result<(), BenchError> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(usage(format!(
+                "{flag} {}: it exists and is not a directory: give a directory, or a new name",
+                dir.display()
+            )))
+        }
+        Err(_) => {}
+    }
+    let parent = parent_of(dir);
+    if std::fs::metadata(parent).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "{flag} {}: its parent directory {} does not exist: create it first, or give a path in a directory that exists",
+        dir.display(),
+        parent.display()
+    )))
+}
+
+/// The directory a path is in (`.` for a bare name).
+pub(crate) fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Makes a suite's directory (checked by [`check_dir`]): only its last
+/// component.
 fn create_dir(dir: &Path) -> Result<(), BenchError> {
-    std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))
+    crate::sweep::make_dir(dir).map_err(failed)
 }
 
 /// Runs a sweep's remaining points with a line per point on stderr and the

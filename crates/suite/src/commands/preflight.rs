@@ -24,9 +24,12 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
     Ok(())
 }
 
-/// The safety gate (crates/safety) for every target a plan's jobs write.
+/// The safety gate (crates/safety) for every target a plan's jobs write
+/// and every log they keep, and the room their files need.
 fn gate(plan: &hiops_fio::FioPlan) -> Result<(), BenchError> {
     use hiops_bench::safety::{check_write, Grants};
+    hiops_bench::outputs::check(&plan.jobs)?;
+    hiops_bench::target::check_room(&plan.jobs)?;
     for job in plan.jobs.iter().filter(|j| j.modifies() && !j.verify.only) {
         let hiops_bench::TargetSpec::Paths(paths) = &job.target.targets else {
             continue;

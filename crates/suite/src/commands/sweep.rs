@@ -1,7 +1,7 @@
 //! `hiops sweep`: one workload across a grid of `hiops run` options, into
 //! a resumable directory with a report.
 
-use super::{check_points, failed, run_sweep, usage, Console, Ended};
+use super::{check_dir, check_points, failed, run_sweep, usage, Console, Ended};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use crate::SuiteInfo;
 use hiops_bench::BenchError;
@@ -44,6 +44,7 @@ fn params(over: &[String]) -> Result<Vec<Param>, BenchError> {
 
 /// Runs the sweep's remaining points and writes its report.
 pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
+    check_dir("--dir", &a.dir)?;
     let params = params(&a.over)?;
     let title = a.title.clone().unwrap_or_else(|| {
         let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();

@@ -66,7 +66,7 @@ pub(crate) fn resolve_targets(
                 true,
             ),
             Some(_) => (path, false),
-            None => (path, true),
+            None => (missing(&path)?, true),
         };
         out.push(Resolved {
             label,
@@ -76,6 +76,20 @@ pub(crate) fn resolve_targets(
         });
     }
     Ok(out)
+}
+
+/// A target that does not exist yet is made, in a directory that must:
+/// a mistyped path (or a file system not mounted where it should be) is
+/// an error before anything is written.
+pub(crate) fn missing(path: &str) -> Result<String, BenchError> {
+    let parent = super::parent_of(Path::new(path));
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => Ok(path.to_string()),
+        _ => Err(usage(format!(
+            "{path} does not exist, and neither does the directory {} to make it in: give an existing file, device or directory, or create the directory first",
+            parent.display()
+        ))),
+    }
 }
 
 /// Removes the files a complete suite made.

@@ -50,7 +50,8 @@ impl Scratch {
             mounted: false,
             file: dir.join("table1-mnt").join("data"),
         };
-        let f = std::fs::File::create(&s.backing).map_err(|e| io_err(&s.backing, e))?;
+        let truncate = hiops_bench::safety::OutputMode::Truncate;
+        let f = crate::sweep::create_file(&s.backing, truncate)?;
         f.set_len(DEVICE_BYTES).map_err(|e| io_err(&s.backing, e))?;
         drop(f);
         // Direct I/O to the backing file keeps the loop device's reads off
@@ -72,7 +73,7 @@ impl Scratch {
         run(Command::new("mkfs.ext4")
             .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
             .arg(&device))?;
-        std::fs::create_dir_all(&s.mount).map_err(|e| io_err(&s.mount, e))?;
+        crate::sweep::make_dir(&s.mount)?;
         run(Command::new("mount")
             .args(["-t", "ext4"])
             .arg(&device)

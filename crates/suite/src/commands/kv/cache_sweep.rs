@@ -31,6 +31,7 @@ use std::sync::Arc;
 /// Runs the grid's remaining points, writes the report and prints its
 /// table (Markdown) and findings.
 pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchError> {
+    crate::commands::check_dir("--output", &a.output)?;
     let mut plan = Plan::new(&a)?;
     if plan.devices.iter().any(|d| d == "hdd") {
         if let Some(why) = hdd_unavailable() {
@@ -72,10 +73,11 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     let outcome = outcome?;
     let html = crate::write_report(&a.output).map_err(fail)?;
     let section = crate::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
-    print!("{}", markdown(&section.tables[0]));
+    let mut text = markdown(&section.tables[0]);
     for f in &section.findings {
-        println!("{f}");
+        text += &format!("{f}\n");
     }
+    hiops_run::stdout::print(&text)?;
     super::suite_done(who, &outcome, &html)
 }
 

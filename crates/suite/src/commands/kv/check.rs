@@ -3,6 +3,7 @@
 
 use super::{bad, fail, shown, store_error};
 use hiops_bench::BenchError;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Checks the store at `paths` and prints what it found (`output_format`:
@@ -19,18 +20,19 @@ pub fn check(paths: &[PathBuf], output_format: &str) -> Result<Option<String>, B
         f => return Err(bad(format!("--output-format={f}: use text or json"))),
     };
     let checks = hiops_kv::store::check_store(paths).map_err(store_error)?;
+    let mut text = String::new();
     if json {
-        let text = serde_json::to_string_pretty(&checks).map_err(|e| fail(e.to_string()))?;
-        println!("{text}");
+        text = serde_json::to_string_pretty(&checks).map_err(|e| fail(e.to_string()))? + "\n";
     } else {
         for c in &checks {
             let path = c.path.display();
-            println!("{path}: {}", c.summary());
+            let _ = writeln!(text, "{path}: {}", c.summary());
             for d in &c.damage {
-                println!("{path}: damaged: {}", d.describe());
+                let _ = writeln!(text, "{path}: damaged: {}", d.describe());
             }
         }
     }
+    hiops_run::stdout::print(&text)?;
     let damaged: usize = checks.iter().map(|c| c.damage.len()).sum();
     Ok((damaged > 0).then(|| {
         format!(

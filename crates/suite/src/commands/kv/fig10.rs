@@ -59,6 +59,7 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
     if paths.len() > 1 {
         devices_allowed(&paths, cfg.allow_write_device)?;
     }
+    crate::commands::check_dir("--output", &a.output)?;
     let def = definition(&a, &paths, clients, strategies);
     let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
     save_info(&a, &paths, &console.command)?;

@@ -5,7 +5,6 @@
 use super::{bad, count, fail, say_opened, store_error, StoreOptions};
 use hiops_bench::BenchError;
 use hiops_kv::server::{Model, Server, ServerConfig, TlsFiles};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -182,8 +181,7 @@ pub fn serve(
         stats.cache.capacity
     );
     // A line on stdout that scripts can wait for.
-    println!("listening {addr}");
-    let _ = std::io::stdout().flush();
+    hiops_run::stdout::print(&format!("listening {addr}\n"))?;
     srv.run(arm()).map_err(io)?;
     store.sync().map_err(store_error)?;
     eprintln!("hiops kv: stopped; everything acknowledged is on the device");

@@ -8,6 +8,7 @@ use super::{bad, count, fail, parse_time, progress_printer, say_opened, StoreOpt
 use hiops_bench::{BenchError, Coordinator};
 use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target, Workload};
 use hiops_kv::Store;
+use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -112,7 +113,7 @@ pub fn ycsb(
         _ => ycsb::run(&target, &cfg, stop, &p).map_err(io)?,
     });
     eprint!("\r");
-    report(&a, &target, store.as_deref(), &cfg, &phases, json);
+    report(&a, &target, store.as_deref(), &cfg, &phases, json)?;
     let first_error = phases.iter().find_map(|p| p.first_error.as_ref());
     if let Some(e) = first_error {
         return Err(fail(format!("operations failed; the first error: {e}")));
@@ -147,7 +148,7 @@ fn report(
     cfg: &RunConfig,
     phases: &[PhaseResult],
     json: bool,
-) {
+) -> Result<(), hiops_run::stdout::StdoutError> {
     let clients_as = if a.tasks { "tasks" } else { "threads" };
     let cache = match (store, &a.server) {
         (Some(s), _) => Some(s.stats().cache),
@@ -163,10 +164,8 @@ fn report(
             "store": store.map(|s| s.stats()),
             "cache": cache,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("JSON values serialise")
-        );
+        let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
+        hiops_run::stdout::print(&(text + "\n"))
     } else {
         let what = format!(
             "workload {} against {}",
@@ -174,20 +173,22 @@ fn report(
             target.describe()
         );
         let store = store.map(|s| s.stats());
-        print_text(&what, phases, (a.clients, clients_as), store, cache);
+        let text = text_of(&what, phases, (a.clients, clients_as), store, cache);
+        hiops_run::stdout::print(&text)
     }
 }
 
 /// The text report: each phase, then the embedded store's and the cache's
 /// counters where there are some.
-fn print_text(
+fn text_of(
     what: &str,
     phases: &[PhaseResult],
     (clients, clients_as): (usize, &str),
     store: Option<hiops_kv::StoreStats>,
     cache: Option<hiops_kv::CacheStats>,
-) {
-    println!("# YCSB {what}");
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# YCSB {what}");
     for p in phases {
         // The load phase always runs on threads.
         let how = if p.phase == "run" {
@@ -195,18 +196,20 @@ fn print_text(
         } else {
             "threads"
         };
-        println!("# {} phase, {clients} clients as {how}", p.phase);
-        print!("{}", ycsb::ycsb_text(p));
+        let _ = writeln!(out, "# {} phase, {clients} clients as {how}", p.phase);
+        let _ = write!(out, "{}", ycsb::ycsb_text(p));
     }
     if let Some(s) = &store {
-        println!(
+        let _ = writeln!(
+            out,
             "# store: {} keys, index {:.1} bytes per key, {} device reads, {} flushes",
             s.keys, s.index_bytes_per_key, s.device_reads, s.flushes
         );
     }
     if let Some(c) = &cache {
-        println!("{}", super::cache_line(c));
+        let _ = writeln!(out, "{}", super::cache_line(c));
     }
+    out
 }
 
 /// The workload's largest value, with YCSB's longest key, must fit write

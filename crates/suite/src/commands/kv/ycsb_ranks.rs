@@ -10,6 +10,7 @@ use hiops_bench::{BenchError, Coordinator};
 use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target};
 use hiops_run::agreed;
 use serde_json::json;
+use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
 /// A run across ranks.
@@ -108,6 +109,7 @@ fn print(
     merged: &PhaseResult,
     ranks: &[(String, PhaseResult)],
 ) -> Result<(), BenchError> {
+    let mut out = String::new();
     let cache = match target {
         Target::Tcp(addr) => server_cache(addr),
         Target::Embedded(s) => Some(s.stats().cache),
@@ -124,10 +126,10 @@ fn print(
             })).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
-        println!("{text}");
-        return Ok(());
+        return Ok(hiops_run::stdout::print(&(text + "\n"))?);
     }
-    println!(
+    let _ = writeln!(
+        out,
         "# YCSB workload {} against {}, {} ranks of {} clients each",
         cfg.workload.name,
         target.describe(),
@@ -135,19 +137,20 @@ fn print(
         cfg.clients
     );
     if let Some(p) = load {
-        println!("# load phase, {} clients on rank 0", cfg.clients);
-        print!("{}", ycsb::ycsb_text(p));
+        let _ = writeln!(out, "# load phase, {} clients on rank 0", cfg.clients);
+        let _ = write!(out, "{}", ycsb::ycsb_text(p));
     }
-    println!("# run phase, all ranks merged");
-    print!("{}", ycsb::ycsb_text(merged));
+    let _ = writeln!(out, "# run phase, all ranks merged");
+    let _ = write!(out, "{}", ycsb::ycsb_text(merged));
     for (r, (host, p)) in ranks.iter().enumerate() {
-        println!(
+        let _ = writeln!(
+            out,
             "# rank {r} ({host}): {} operations, {:.1} ops/sec, {:.0} ms",
             p.operations, p.throughput, p.runtime_ms
         );
     }
     if let Some(c) = &cache {
-        println!("{}", cache_line(c));
+        let _ = writeln!(out, "{}", cache_line(c));
     }
-    Ok(())
+    Ok(hiops_run::stdout::print(&out)?)
 }

@@ -1,0 +1,105 @@
+//! A loop device's backing file is judged as the device: an ext4 made on a
+//! loop device over a file of ours and mounted refuses both the data path
+//! (`check_write`) and the output gate (`check_output`) on its backing
+//! file, and the filesystem stays clean. Needs root, losetup, mkfs.ext4
+//! and mount; skips with a reason without them.
+
+use hiops_safety::{check_output, check_write, create_output, Grants, OutputMode, Refusal};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A loop device over `backing`, unmounted and detached on drop.
+struct Mounted {
+    dev: String,
+    at: Option<PathBuf>,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Some(at) = &self.at {
+            let _ = Command::new("umount").arg(at).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn quiet(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// An ext4 on a loop device over `img`, mounted at `at`, or why not.
+fn mounted_ext4(img: &Path, at: &Path) -> Result<Mounted, String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root to attach and mount a loop device".into());
+    }
+    std::fs::File::create(img)
+        .and_then(|f| f.set_len(32 << 20))
+        .map_err(|e| e.to_string())?;
+    if !quiet(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(img)) {
+        return Err("mkfs.ext4 is not available".into());
+    }
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(img)
+        .output()
+        .map_err(|e| format!("losetup is not available ({e})"))?;
+    if !out.status.success() {
+        return Err("losetup failed (no loop devices here?)".into());
+    }
+    let mut m = Mounted {
+        dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        at: None,
+    };
+    std::fs::create_dir(at).map_err(|e| e.to_string())?;
+    if !quiet(Command::new("mount").arg(&m.dev).arg(at)) {
+        return Err("mount failed (no permission to mount here)".into());
+    }
+    m.at = Some(at.to_path_buf());
+    Ok(m)
+}
+
+#[test]
+fn the_backing_file_of_a_mounted_loop_device_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let img = tmp.path().join("fs.img");
+    let m = match mounted_ext4(&img, &tmp.path().join("mnt")) {
+        Ok(m) => m,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let none = Grants::default();
+    let want = |r: Refusal| {
+        let text = r.to_string();
+        assert!(matches!(r, Refusal::LoopBacking { .. }), "{text}");
+        assert!(
+            text.contains(&format!("backing file of {}", m.dev)) && text.contains("umount"),
+            "{text}"
+        );
+    };
+    want(check_write(&img, &none).unwrap_err());
+    want(check_output(&img, &none).unwrap_err());
+    // Another name for the same file is the same file.
+    let alias = tmp.path().join("alias.img");
+    std::fs::hard_link(&img, &alias).unwrap();
+    want(check_output(&alias, &none).unwrap_err());
+    let e = create_output(&img, &none, OutputMode::Truncate).unwrap_err();
+    assert!(e.is_refusal(), "{e}");
+    assert_eq!(
+        std::fs::metadata(&img).unwrap().len(),
+        32 << 20,
+        "not truncated"
+    );
+    drop(m);
+    let fsck = Command::new("fsck.ext4")
+        .args(["-n", "-f"])
+        .arg(&img)
+        .output();
+    if let Ok(o) = fsck {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    }
+    // Detached: an ordinary file again.
+    assert_eq!(check_output(&img, &none), Ok(()));
+}
