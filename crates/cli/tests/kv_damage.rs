@@ -111,6 +111,7 @@ fn a_flipped_superblock_byte_is_damage_and_never_a_store_is_not() {
         let (out, text, err) = kv(&["check", "--path", p]);
         assert_eq!(out.status.code(), Some(4), "byte {at}: {text}{err}");
         assert!(text.contains("superblock is damaged"), "byte {at}: {text}");
+        assert!(err.contains("restore the device from a copy"), "{err}");
     }
     // Never a store: random bytes, zeros.
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;
