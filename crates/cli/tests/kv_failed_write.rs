@@ -6,13 +6,15 @@
 //! The device write fails for real: the server runs with a file size limit
 //! (RLIMIT_FSIZE, SIGXFSZ ignored) at the end of the store's first write
 //! block. An MSET whose first pair fits that block and whose second needs
-//! the next one makes a flush that writes the first pair's record (and the
-//! block's seal) to the device, then fails with EFBIG on the next block:
-//! the worst case, a failed write whose record is on the device.
+//! the next one (even rounds), or a DEL of two keys whose first tombstone
+//! fills the block (odd rounds), makes a flush that writes the first
+//! record (and the block's seal) to the device, then fails with EFBIG on
+//! the next block: the worst case, a failed write whose record is on the
+//! device.
 
 use hiops_kv::resp::Value;
 use hiops_kv::ycsb::RespConn;
-use hiops_kv::{Store, StoreConfig};
+use hiops_kv::{format, Store, StoreConfig};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -75,30 +77,49 @@ fn template(dir: &Path) -> std::path::PathBuf {
     file
 }
 
-/// One round: the old value acknowledged, the MSET failed and answered,
-/// SIGKILL at once, the store reopened: `k1` holds the old value, `k2`
-/// nothing.
+/// The failing write of round `n` over `c`, after `k1` was set; what `k2`
+/// holds before it (and so after it).
+fn failing_write(c: &mut RespConn, n: usize) -> (Value, Option<Vec<u8>>) {
+    let key_and_header = format::RECORD_HEADER + 2;
+    if n % 2 == 0 {
+        // The largest value a block takes with a 2-byte key: not where
+        // k1's records are, so it opens the next block, past the limit.
+        let big = vec![b'v'; BLOCK as usize - 144 - 2];
+        let reply = c.call(&[b"MSET", b"k1", b"new", b"k2", &big]).unwrap();
+        return (reply, None);
+    }
+    // k2 fills the block but for one tombstone (64 bytes) and the seal:
+    // k1's tombstone lands in it, k2's opens the next block.
+    let k1_record = (key_and_header + 5).next_multiple_of(16);
+    let used = format::BLOCK_HEADER + k1_record;
+    let room = BLOCK as usize - format::RECORD_HEADER - 64 - used;
+    let filler = vec![b'f'; room - key_and_header];
+    assert_eq!(c.call(&[b"SET", b"k2", &filler]).unwrap(), ok());
+    (c.call(&[b"DEL", b"k1", b"k2"]).unwrap(), Some(filler))
+}
+
+fn ok() -> Value {
+    Value::Simple("OK".into())
+}
+
+/// One round: the old value acknowledged, the MSET or DEL failed and
+/// answered, SIGKILL at once, the store reopened: `k1` holds the old
+/// value, `k2` what it held before.
 fn round(dir: &Path, template: &Path, model: &str, n: usize) {
     let file = dir.join(format!("{model}.kv"));
     std::fs::copy(template, &file).unwrap();
     // The first write block is the file's bytes BLOCK..2*BLOCK.
     let (mut child, addr) = serve(&file, model, Some(2 * BLOCK));
     let mut c = RespConn::connect(&addr).unwrap();
-    let old = format!("old{n}");
+    // 4 or 5 bytes: k1's record takes 64 bytes either way.
+    let old = format!("old{}", n % 100);
     let reply = c.call(&[b"SET", b"k1", old.as_bytes()]).unwrap();
-    assert_eq!(
-        reply,
-        Value::Simple("OK".into()),
-        "round {n}: the first SET"
-    );
-    // The largest value a block takes with a 2-byte key: not where k1's
-    // records are, so it opens the next block, past the limit.
-    let big = vec![b'v'; BLOCK as usize - 144 - 2];
-    let reply = c.call(&[b"MSET", b"k1", b"new", b"k2", &big]).unwrap();
+    assert_eq!(reply, ok(), "round {n}: the first SET");
+    let (reply, k2) = failing_write(&mut c, n);
     child.kill().unwrap(); // SIGKILL right after the answer
     child.wait().unwrap();
     let Value::Error(e) = &reply else {
-        panic!("{model} round {n}: the MSET past the size limit answered {reply:?}");
+        panic!("{model} round {n}: the write past the size limit answered {reply:?}");
     };
     assert!(
         e.contains("not served, now or after a restart"),
@@ -115,9 +136,9 @@ fn round(dir: &Path, template: &Path, model: &str, n: usize) {
     assert_eq!(
         k1.as_deref(),
         Some(old.as_bytes()),
-        "{model} round {n}: the failed MSET's k1 was served after the kill"
+        "{model} round {n}: the failed write's k1 was served after the kill"
     );
-    assert_eq!(store.get(b"k2").unwrap(), None, "{model} round {n}: k2");
+    assert_eq!(store.get(b"k2").unwrap(), k2, "{model} round {n}: k2");
 }
 
 fn rounds(model: &str) {
