@@ -178,6 +178,8 @@ pub enum SuperblockError {
     Checksum,
     #[error("its hiops kv superblock names an impossible device place")]
     DevicePlace,
+    #[error("its hiops kv superblock is damaged ({0})")]
+    Field(&'static str),
 }
 
 impl SuperblockError {
@@ -186,7 +188,7 @@ impl SuperblockError {
     pub fn is_damage(&self) -> bool {
         matches!(
             self,
-            SuperblockError::Checksum | SuperblockError::DevicePlace
+            SuperblockError::Checksum | SuperblockError::DevicePlace | SuperblockError::Field(_)
         )
     }
 }
@@ -215,6 +217,8 @@ impl Superblock {
         if page[0..8] != SUPER_MAGIC[..] {
             return if page.iter().all(|&b| b == 0) {
                 Ok(None)
+            } else if ours_but_magic(page) {
+                Err(SuperblockError::Field("its magic does not check"))
             } else {
                 Err(SuperblockError::NotAStore)
             };
@@ -222,6 +226,9 @@ impl Superblock {
         let version = u32_at(page, 8);
         if version == 1 && crc32c::crc32c(&page[0..28]) == u32_at(page, 28) {
             return Err(SuperblockError::FormatOne);
+        }
+        if version != FORMAT_ONE_DEVICE && version != FORMAT_VERSION && checks_as_ours(page) {
+            return Err(SuperblockError::Field("its format number does not check"));
         }
         let (checked, identity) = match version {
             FORMAT_ONE_DEVICE => (52, Identity::ONE_DEVICE),
@@ -262,6 +269,35 @@ impl Superblock {
     pub fn store_bytes(&self) -> u64 {
         self.block_offset(self.blocks)
     }
+}
+
+/// A first page whose magic differs from ours in one byte, or whose
+/// checksum holds with our magic put back: a superblock of ours with a
+/// damaged magic. Data that never was a store matches our 8-byte magic in
+/// 7 bytes by chance about once in 2^53 pages; a page of zeros, or of
+/// another format, does not.
+fn ours_but_magic(page: &[u8]) -> bool {
+    let wrong = (page[0..8].iter().zip(SUPER_MAGIC))
+        .filter(|(a, b)| a != b)
+        .count();
+    if wrong <= 1 {
+        return true;
+    }
+    let mut fixed = page[..PAGE].to_vec();
+    fixed[0..8].copy_from_slice(SUPER_MAGIC);
+    checks_as_ours(&fixed)
+}
+
+/// Whether the page's checksum holds with its format number put back to
+/// one of ours: a superblock of ours whose format number was damaged.
+fn checks_as_ours(page: &[u8]) -> bool {
+    let mut fixed = page[..PAGE].to_vec();
+    [(FORMAT_ONE_DEVICE, 52), (FORMAT_VERSION, 68)]
+        .into_iter()
+        .any(|(version, checked)| {
+            fixed[8..12].copy_from_slice(&version.to_le_bytes());
+            crc32c::crc32c(&fixed[0..checked]) == u32_at(&fixed, checked)
+        })
 }
 
 /// A block header.
@@ -621,6 +657,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("damaged"));
+        page[17] ^= 1;
+        // Any one byte of the magic or the format number: damaged, not
+        // "not a store".
+        for at in 0..12 {
+            let mut flipped = page.clone();
+            flipped[at] ^= 0x40;
+            let why = Superblock::decode(&flipped).unwrap_err();
+            assert!(why.is_damage(), "byte {at}: {why}");
+        }
         let mut ext4 = vec![0u8; PAGE];
         ext4[1080] = 0x53;
         assert!(Superblock::decode(&ext4)

@@ -12,6 +12,10 @@
 use std::io::Write;
 use std::ops::Range;
 
+/// Room for arguments a parser keeps between commands (a server counts a
+/// client's room past its few ordinary arguments against its limits).
+const ARGS_KEPT: usize = 64;
+
 /// Bounds on what a client may send (Redis' names in the docs).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -77,6 +81,12 @@ impl CommandParser {
         &self.args
     }
 
+    /// Arguments the parser holds room for, or the unfinished command
+    /// announced if more: what its arguments may take once all are in.
+    pub fn args_held(&self) -> usize {
+        self.args.capacity().max(self.expected.unwrap_or(0))
+    }
+
     /// Bytes examined so far, for checking that parsing is linear.
     pub fn scanned(&self) -> u64 {
         self.scanned
@@ -99,6 +109,10 @@ impl CommandParser {
                 ..CommandParser::default()
             };
             self.args.clear();
+            // A huge command's room goes with it.
+            if self.args.capacity() > ARGS_KEPT {
+                self.args = Vec::new();
+            }
         }
         debug_assert!(
             self.pos <= buf.len(),

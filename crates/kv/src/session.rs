@@ -8,7 +8,9 @@
 //! a command is unfinished; input and output buffers are given back when
 //! they empty. Every byte of input held counts against the client's limit
 //! (Redis' `client-query-buffer-limit`) and against a total for all
-//! clients.
+//! clients (`--max-query-total`), and so does each argument parsed or
+//! announced, at `ARG_BYTES` (a command of a million one-byte arguments
+//! holds far more in its parsed arguments than in its input).
 
 use crate::commands::{execute, Args, Backend, Client, Flow};
 use crate::resp::{CommandParser, Reply};
@@ -27,6 +29,15 @@ enum InputRefused {
     #[error("ERR out of memory for this request")]
     OutOfMemory,
 }
+
+/// What one argument of a command holds beyond its bytes in the input,
+/// at most: the parser's range of it (16 bytes) and the command's own
+/// lists of it (its words, MSET's pairs, a device's share: 16 bytes
+/// each). Charged to the total for every argument a command announced.
+pub(crate) const ARG_BYTES: usize = 64;
+/// A command of up to this many arguments (in a buffer up to `KEEP`) is
+/// never refused by the total.
+const SMALL_ARGS: usize = 64;
 
 /// Replies are written once this much is waiting, even mid-pipeline.
 const FLUSH_AT: usize = 256 << 10;
@@ -151,7 +162,14 @@ impl Session<'_> {
             let buf = &self.input[self.consumed..];
             let n = match self.parser.parse(buf, &limits) {
                 Ok(Some(n)) => n,
-                Ok(None) => break,
+                Ok(None) => {
+                    // The arguments it announced count before they arrive.
+                    if let Err(why) = self.charge(self.input.capacity()) {
+                        Reply::resp2(&mut self.out).error(&why.to_string());
+                        return Step::Close;
+                    }
+                    break;
+                }
                 Err(e) => {
                     Reply::resp2(&mut self.out).error(&format!("ERR Protocol error: {}", e.0));
                     return Step::Close;
@@ -200,18 +218,8 @@ impl Session<'_> {
                 limit: cfg.client_query_buffer_limit,
             });
         }
-        let growth = (self.input.len() + wanted).saturating_sub(self.input.capacity());
-        let total = self.shared.query_bytes.load(Relaxed);
-        // A buffer of ordinary commands (up to KEEP) is never refused: the
-        // total is there to stop a few huge requests, and refusing an INFO
-        // because others hold the memory would lock an operator out.
-        let small = self.input.len() + wanted <= KEEP;
-        if growth > 0 && !small && total + growth > cfg.max_query_total {
-            self.shared.counters.refused_input.fetch_add(1, Relaxed);
-            return Err(InputRefused::TotalLimit {
-                limit: cfg.max_query_total,
-            });
-        }
+        let room = self.input.capacity().max(self.input.len() + wanted);
+        self.charge(room)?;
         self.input
             .try_reserve(wanted)
             .map_err(|_| InputRefused::OutOfMemory)?;
@@ -220,10 +228,41 @@ impl Session<'_> {
         Ok(())
     }
 
+    /// This client's share of the total with an input buffer of `room`
+    /// bytes: the buffer and its command's arguments.
+    fn share(&self, room: usize) -> usize {
+        room + self.parser.args_held() * ARG_BYTES
+    }
+
+    /// Charges the share of an input buffer of `room` bytes before the
+    /// memory is taken, unless the total would pass the limit.
+    fn charge(&mut self, room: usize) -> Result<(), InputRefused> {
+        let cfg = &self.shared.cfg;
+        let want = self.share(room);
+        let growth = want.saturating_sub(self.charged);
+        let total = self.shared.query_bytes.load(Relaxed);
+        // Ordinary commands (up to KEEP bytes, a few arguments) are never
+        // refused: the total is there to stop a few huge requests, and
+        // refusing an INFO because others hold the memory would lock an
+        // operator out.
+        let small = room <= KEEP && self.parser.args_held() <= SMALL_ARGS;
+        if growth > 0 && !small && total + growth > cfg.max_query_total {
+            self.shared.counters.refused_input.fetch_add(1, Relaxed);
+            return Err(InputRefused::TotalLimit {
+                limit: cfg.max_query_total,
+            });
+        }
+        self.set_charge(want);
+        Ok(())
+    }
+
     /// Brings this client's share of the total up to date (the total is
     /// shared by every runtime thread: untouched unless the share moved).
     fn recharge(&mut self) {
-        let now = self.input.capacity();
+        self.set_charge(self.share(self.input.capacity()));
+    }
+
+    fn set_charge(&mut self, now: usize) {
         if now == self.charged {
             return;
         }

@@ -67,6 +67,7 @@ mod error;
 mod flush;
 mod halt;
 mod identity;
+mod lost;
 mod on_tasks;
 mod read;
 mod recover;

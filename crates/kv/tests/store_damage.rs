@@ -363,3 +363,36 @@ fn after_a_crash_the_torn_tail_is_cut_but_damage_before_it_is_found() {
     assert_eq!((gone, rec.lost_records, rec.dropped_keys), (1, 1, 1));
     assert_eq!(rec.dropped_sample, ["key:0900"]);
 }
+
+#[test]
+fn a_zeroed_first_page_loses_its_block_and_says_how_much() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("kv.dat");
+    // Every key written once: the keys of a lost block survive nowhere.
+    let m = build(&file, |_| false, |_| false);
+    let bytes = std::fs::read(&file).unwrap();
+    let blocks = blocks_on_disk(&bytes);
+    let lost = &blocks[blocks.len() / 2];
+    let (at, _, _, _) = lost.records[0];
+    let start = at - format::BLOCK_HEADER;
+    let mut damaged = bytes.clone();
+    damaged[start..start + format::PAGE].fill(0);
+    std::fs::write(&file, damaged).unwrap();
+    // The scrub counts what the block held, as an open would.
+    let check = &hiops_kv::store::check_store(std::slice::from_ref(&file)).unwrap()[0];
+    let held = lost.records.len() as u64;
+    // The records past the zeroed page name their keys.
+    let named = lost.records.iter().filter(|r| r.0 >= start + format::PAGE);
+    let named = named.count() as u64;
+    assert!(
+        named > 0 && check.lost_records >= held,
+        "{}",
+        check.summary()
+    );
+    assert!(check.dropped_keys >= named, "{}", check.summary());
+    assert_refused(&file, "so the block is lost");
+    let (gone, rec) = repair_and_check(&file, &m);
+    // Its keys are gone, named, and counted.
+    assert!(gone >= named, "{gone} keys gone, {named} named: {rec:?}");
+    assert!(rec.lost_records >= held, "{rec:?}");
+}

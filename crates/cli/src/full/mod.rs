@@ -121,6 +121,9 @@ pub fn store_exit_code(e: &anyhow::Error) -> Option<u8> {
     if e.downcast_ref::<kv::Damaged>().is_some() {
         return Some(EXIT_VERIFY);
     }
+    if e.downcast_ref::<kv::Interrupted>().is_some() {
+        return Some(EXIT_INTERRUPTED);
+    }
     match e.downcast_ref::<StoreError>()? {
         StoreError::Refused(_) => Some(EXIT_REFUSED),
         // Options the target cannot take (nothing was created).

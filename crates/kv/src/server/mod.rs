@@ -189,9 +189,19 @@ fn listen(addr: &str, backlog: i32) -> io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-impl Server {
-    pub fn bind(store: Arc<Store>, mut cfg: ServerConfig) -> io::Result<Server> {
-        cfg.limits.max_bulk = cfg.limits.max_bulk.min(store.max_value(0));
+/// A server's socket and TLS files, ready before its store: a port in
+/// use, or TLS files that do not load, are found before anything is
+/// created on the store's devices.
+pub struct Listening {
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    backlog: i32,
+    cfg: ServerConfig,
+}
+
+impl Listening {
+    /// Loads the TLS files and listens on `cfg.addr`.
+    pub fn open(cfg: ServerConfig) -> io::Result<Listening> {
         let tls = cfg.tls.as_ref().map(tls::load).transpose()?;
         let backlog = system_backlog();
         let listener = listen(&cfg.addr, backlog).map_err(|e| {
@@ -203,21 +213,47 @@ impl Server {
                 ),
             )
         })?;
-        let port = listener.local_addr()?.port();
-        Ok(Server {
+        Ok(Listening {
             listener,
+            tls,
+            backlog,
+            cfg,
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The server of `store` on this socket; `max_bulk`, if given, the
+    /// largest bulk string it takes (at most what the store takes).
+    pub fn serve(self, store: Arc<Store>, max_bulk: Option<usize>) -> io::Result<Server> {
+        let mut cfg = self.cfg;
+        if let Some(n) = max_bulk {
+            cfg.limits.max_bulk = n;
+        }
+        cfg.limits.max_bulk = cfg.limits.max_bulk.min(store.max_value(0));
+        let port = self.listener.local_addr()?.port();
+        Ok(Server {
+            listener: self.listener,
             shared: Arc::new(Shared {
                 store,
                 cfg,
                 counters: Counters::default(),
                 started: Instant::now(),
                 port,
-                backlog,
+                backlog: self.backlog,
                 query_bytes: AtomicUsize::new(0),
                 runtime_cpus: std::sync::OnceLock::new(),
-                tls,
+                tls: self.tls,
             }),
         })
+    }
+}
+
+impl Server {
+    pub fn bind(store: Arc<Store>, cfg: ServerConfig) -> io::Result<Server> {
+        Listening::open(cfg)?.serve(store, None)
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -12,7 +12,7 @@
 
 use super::scanned::Damage;
 use super::{open_error, Inner, StoreConfig, StoreError};
-use crate::format::{Superblock, SuperblockError, PAGE, SUPER_MAGIC};
+use crate::format::{Superblock, SuperblockError, PAGE};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
@@ -35,8 +35,11 @@ pub struct Check {
     /// Records past the last durable point of a store that was not closed
     /// cleanly (a crash's cut, not damage).
     pub torn_records: u64,
-    /// Records the damage destroyed.
+    /// Records the damage may have destroyed (at most).
     pub lost_records: u64,
+    /// Keys a repair drops: lost with the damage (named by what survives),
+    /// or whose newest surviving record a lost one may supersede.
+    pub dropped_keys: u64,
     /// Every piece of damage: block, byte offset in the file, what.
     pub damage: Vec<Damage>,
 }
@@ -45,7 +48,7 @@ impl Check {
     /// One line of counts.
     pub fn summary(&self) -> String {
         format!(
-            "{} blocks of {} bytes ({} in use, {} free), {} live records, {} tombstones, {} dead records, {} damaged ({} records lost){}",
+            "{} blocks of {} bytes ({} in use, {} free), {} live records, {} tombstones, {} dead records, {} damaged ({} records may be lost; a repair drops {} keys){}",
             self.blocks,
             self.block_size,
             self.blocks_in_use,
@@ -55,6 +58,7 @@ impl Check {
             self.dead_records,
             self.damage.len(),
             self.lost_records,
+            self.dropped_keys,
             match self.torn_records {
                 0 => String::new(),
                 n => format!(", {n} records past the last durable point (a crash's cut)"),
@@ -115,6 +119,7 @@ fn check_device(path: &Path) -> Result<Check, StoreError> {
         dead_records: kept.saturating_sub(entries),
         torn_records: v.torn_records,
         lost_records: v.lost_records,
+        dropped_keys: (v.suspects.len() + v.lost_keys.len()) as u64 + v.unnamed_keys,
         damage: v.damage,
     })
 }
@@ -158,7 +163,8 @@ fn read_superblock(
             "holds no hiops kv store (its first page is zeros); give the store's file or device",
         )),
         // Our magic with a checksum or a field that does not check.
-        Err(why) if page[..8] == SUPER_MAGIC[..] && why.is_damage() => Ok(Err(why)),
+        // A superblock of ours that does not check: damage.
+        Err(why) if why.is_damage() => Ok(Err(why)),
         Err(why) => Err(open_error(path, format!("{why}; nothing to check"))),
     }
 }

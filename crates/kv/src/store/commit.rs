@@ -23,10 +23,12 @@
 //!   header (its stale records then belong to a use of the block that
 //!   never was), else it is free at once.
 //!
-//! Until that next flush, a crash may still find a failed write's records
-//! on the device, as it may find those of a flush a crash cut short; a
-//! clean close writes them over first, and does not record a clean close
-//! if it could not.
+//! The flusher runs that next flush at once, and the failed writes are
+//! answered only once it is durable (`Writer::settled`), so a crash right
+//! after the answer finds nothing of them. If the device fails that flush
+//! too, they are answered anyway, saying that a restart may find their
+//! records (module `flush`); a clean close does not record a clean close
+//! while they may be on the device.
 //!
 //! Under buffered durability a write is acknowledged at its append, so the
 //! index points at it then, and a failed flush leaves its records in memory

@@ -127,16 +127,40 @@ impl Lent {
         data: &[u8],
         offset: u64,
     ) -> io::Result<()> {
-        let (n, buf) = dev.write(data, self.take()?, offset).await;
+        self.write_reaching(dev, data, offset)
+            .await
+            .map_err(|e| e.error)
+    }
+
+    /// Writes all of `data` at `offset`; if that fails, also how many of
+    /// its bytes may have reached the device.
+    pub(crate) async fn write_reaching(
+        &mut self,
+        dev: &impl Device,
+        data: &[u8],
+        offset: u64,
+    ) -> Result<(), FailedWrite> {
+        let spare = self
+            .take()
+            .map_err(|error| FailedWrite { error, reached: 0 })?;
+        let (n, buf) = dev.write(data, spare, offset).await;
         self.0 = Some(buf);
-        let n = n?;
-        if n != data.len() {
-            return Err(io::Error::other(format!(
-                "short write of {n} of {} bytes at byte {offset}",
-                data.len()
-            )));
-        }
-        Ok(())
+        let (error, reached) = match n {
+            Ok(n) if n == data.len() => return Ok(()),
+            Ok(n) => {
+                let why = format!(
+                    "short write of {n} of {} bytes at byte {offset}",
+                    data.len()
+                );
+                (io::Error::other(why), n)
+            }
+            // Out of space or past the file size limit: the kernel wrote
+            // nothing before it said so.
+            Err(e) if wrote_nothing(&e) => (e, 0),
+            // Else (an I/O error) any of it may be on the device.
+            Err(e) => (e, data.len()),
+        };
+        Err(FailedWrite { error, reached })
     }
 
     /// Fills the whole buffer from `offset`.
@@ -160,6 +184,21 @@ impl Lent {
         self.0 = Some(buf);
         r
     }
+}
+
+/// A write that failed, and how many of its bytes may be on the device.
+pub(crate) struct FailedWrite {
+    pub(crate) error: io::Error,
+    pub(crate) reached: usize,
+}
+
+/// Errors a write returns only when it wrote nothing at all: the file
+/// system is full, the file would pass its size limit, or a quota.
+fn wrote_nothing(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ENOSPC | libc::EFBIG | libc::EDQUOT)
+    )
 }
 
 /// Writes a free header (and zeros to the end of its page) into each

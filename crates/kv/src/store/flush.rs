@@ -69,6 +69,7 @@ impl Inner {
         let mut lent = Lent::new(block);
         let mut spans = Vec::new();
         let mut wakers: Vec<Waker> = Vec::new();
+        let mut reached = Vec::new();
         loop {
             dev.work().await;
             let job = match self.next_flush(&mut spans, &mut staging) {
@@ -76,10 +77,12 @@ impl Inner {
                 Next::Stop => return,
                 Next::Flush(job) => job,
             };
-            let result = self.write_spans(dev, (&spans, &job.refree), &staging, &mut lent);
+            reached.clear();
+            let to = (&spans[..], &job.refree[..]);
+            let result = self.write_spans(dev, to, &staging, &mut lent, &mut reached);
             let result = result.await;
             let give_up = result.is_err() && job.closing;
-            self.flushed(job, &mut spans, result, &mut wakers);
+            self.flushed(job, (&mut spans, &reached), result, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);
             self.durable.notify_all();
             if give_up {
@@ -139,13 +142,16 @@ impl Inner {
     }
 
     /// Writes the spans, then the free headers of `refree`'s blocks, then
-    /// fdatasyncs; the bytes of the spans.
+    /// fdatasyncs; the bytes of the spans. `reached`: each block written
+    /// and how far its bytes may be on the device (a failed flush's
+    /// rollback writes over that much, and no more).
     async fn write_spans(
         &self,
         dev: &impl Device,
         (spans, refree): (&[Span], &[u32]),
         staging: &AlignedBuf,
         lent: &mut Lent,
+        reached: &mut Vec<(u32, usize)>,
     ) -> io::Result<u64> {
         let mut bytes = 0;
         let block = self.sb.block_size as usize;
@@ -162,7 +168,12 @@ impl Inner {
                 None => &staging[s.from..s.to],
             };
             let off = self.sb.block_offset(s.idx) + s.from as u64;
-            lent.write_all(dev, data, off).await?;
+            let wrote = lent.write_reaching(dev, data, off).await;
+            let far = wrote.as_ref().map_or_else(|e| e.reached, |()| data.len());
+            if far > 0 {
+                reached.push((s.idx, (s.from + far).next_multiple_of(PAGE)));
+            }
+            wrote.map_err(|e| e.error)?;
             bytes += data.len() as u64;
         }
         if self.injected(Fault::FlushFails) {
@@ -187,7 +198,7 @@ impl Inner {
     fn flushed(
         &self,
         job: Job,
-        spans: &mut Vec<Span>,
+        (spans, reached): (&mut Vec<Span>, &[(u32, usize)]),
         result: io::Result<u64>,
         wakers: &mut Vec<Waker>,
     ) {
@@ -195,7 +206,10 @@ impl Inner {
         w.finished += 1;
         let bytes = match result {
             Ok(bytes) => bytes,
-            Err(e) => return self.failed(&mut w, job, spans, e, wakers),
+            Err(e) => {
+                spans.clear();
+                return self.failed(&mut w, job, reached, e, wakers);
+            }
         };
         self.counters.flushes.fetch_add(1, Relaxed);
         self.counters.flushed_bytes.fetch_add(bytes, Relaxed);
@@ -242,34 +256,44 @@ impl Inner {
         );
         w.durable_lsn = w.durable_lsn.max(job.lsn);
         w.durable_version = w.durable_version.max(job.version);
+        // What failed flushes left on the device is written over: their
+        // writers are answered (their LSNs are below `durable_lsn`).
+        w.settled = w.rollbacks.len();
         let durable = w.durable_lsn;
         w.durable_wakers.take_upto(durable, wakers);
     }
 
     /// A flush failed with `e`: under sync durability every write not yet
     /// durable fails and the writer goes back to its checkpoint (module
-    /// `commit`); under buffered durability the writes it carried stay in
-    /// memory for the next flush.
+    /// `commit`), its writers answered once the next flush has written over
+    /// what this one left (`reached`); under buffered durability the
+    /// writes it carried stay in memory for the next flush.
     fn failed(
         &self,
         w: &mut Writer,
         job: Job,
-        spans: &mut Vec<Span>,
+        reached: &[(u32, usize)],
         e: io::Error,
         wakers: &mut Vec<Waker>,
     ) {
         self.counters.flush_errors.fetch_add(1, Relaxed);
         if self.durability == Durability::Sync {
-            let written: Vec<(u32, usize)> = spans.iter().map(|s| (s.idx, s.to)).collect();
-            spans.clear();
-            let why = format!(
-                "{e}; the write was not made: it is not served, now or after a restart (the store goes on serving: check the device)"
-            );
-            self.roll_back(w, &written, why);
-            w.durable_wakers.take_upto(u64::MAX, wakers);
+            // A flush that was to write over a failed one's bytes failed
+            // too (or the store is closing): no more tries in a loop.
+            let last_try = w.unsettled() || job.closing;
+            self.roll_back(w, reached, rollback_error(&e, last_try));
+            if last_try {
+                self.settle_anyway(w, &e);
+            } else if w.unwritten() {
+                w.flush_wanted = true; // the flush that writes over it, now
+            } else {
+                w.settled = w.rollbacks.len(); // nothing of it on the device
+            }
+            if !w.unsettled() {
+                w.durable_wakers.take_upto(u64::MAX, wakers);
+            }
             return;
         }
-        spans.clear();
         w.failure = Some(Failure {
             attempt: job.attempt,
             through: job.lsn,
@@ -278,6 +302,31 @@ impl Inner {
             ),
         });
         w.durable_wakers.take_upto(job.lsn, wakers);
+    }
+
+    /// The device failed the flush that was to write over a failed one's
+    /// bytes: their writers are answered now, told what a restart may do.
+    fn settle_anyway(&self, w: &mut Writer, e: &io::Error) {
+        let from = w.settled;
+        for (_, why) in &mut w.rollbacks[from..] {
+            *why = rollback_error(e, true);
+        }
+        w.settled = w.rollbacks.len();
+    }
+}
+
+/// What a write that a failed flush took back answers: `stays` when its
+/// records may still be on the device (the flush that was to write over
+/// them failed as well).
+fn rollback_error(e: &io::Error, stays: bool) -> String {
+    if stays {
+        format!(
+            "{e}; the write was not made and is not served now, but what it wrote could not be written over (the device failed again, or the store was closing): a restart before the device takes a write may serve it (check the device)"
+        )
+    } else {
+        format!(
+            "{e}; the write was not made: it is not served, now or after a restart (the store goes on serving: check the device)"
+        )
     }
 }
 

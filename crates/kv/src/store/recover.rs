@@ -232,6 +232,12 @@ impl Inner {
                     }
                     Headless::Unknown => {
                         s.unknown.push(idx);
+                        if let Some(lost) = self.lost_use(idx, block) {
+                            // Named whole, with what it held, when judged.
+                            s.damage.pop();
+                            s.max_version = s.max_version.max(lost.end - 1);
+                            s.lost.push(lost);
+                        }
                         return;
                     }
                 }

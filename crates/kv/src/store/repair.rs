@@ -2,6 +2,7 @@
 //! stale) and acting on it: sealing the blocks a crash cut short, and, with
 //! repair, dropping the suspect keys and emptying the damaged blocks.
 
+use super::lost::LostUse;
 use super::scanned::{Damage, Scanned, Used};
 use super::wait::{self, lock};
 use super::write::Tier;
@@ -31,6 +32,10 @@ pub(super) struct Verdict {
     pub suspects: Vec<Digest>,
     /// Keys named by a lost record and with no surviving one.
     pub lost_keys: Vec<Vec<u8>>,
+    /// Records of lost blocks that nothing names (the damaged head of a
+    /// block): each may have been the only record of its key, so each
+    /// counts as a key lost.
+    pub unnamed_keys: u64,
     pub lost_records: u64,
     pub torn_records: u64,
     /// The highest version kept: every version up to it is on the device.
@@ -68,6 +73,9 @@ impl Inner {
         for (i, u) in used.iter().enumerate() {
             let next_first = used.get(i + 1).map_or(u64::MAX, |n| n.first);
             self.judge_block(u, m, next_first, s, &mut v, &mut losses);
+        }
+        for l in &s.lost {
+            self.judge_lost(l, &used, &mut v, &mut losses);
         }
         if !s.unknown.is_empty() {
             // Lost blocks may hold any version no surviving block holds, up
@@ -149,6 +157,33 @@ impl Inner {
             v.seals.push((u.idx, u.seq, version, at));
             v.next_version = v.next_version.max(version + 1);
         }
+    }
+
+    /// A block lost whole whose later records survive: its records are
+    /// counted lost, and the keys they name are lost (or suspect, where an
+    /// older record of theirs survives elsewhere).
+    fn judge_lost(&self, l: &LostUse, used: &[Used], v: &mut Verdict, losses: &mut Losses) {
+        let base = self.sb.version_base;
+        let first = l.first(used, base);
+        let lost = l.lost(used, base);
+        v.lost_records += lost;
+        if first < l.first_found {
+            losses.add(first, l.first_found, None, None);
+            v.unnamed_keys += l.first_found - first;
+        }
+        for (key, version) in &l.keys {
+            losses.add(*version, version + 1, Some(key), None);
+        }
+        v.damage.push(Damage {
+            block: Some(l.idx),
+            byte: self.sb.block_offset(l.idx),
+            what: format!(
+                "its first {} bytes do not check, so the block is lost: up to {lost} records (versions {first} to {}), {} of them of keys the records after the damage name",
+                l.at,
+                l.end - 1,
+                l.keys.len()
+            ),
+        });
     }
 
     /// Keys a lost record may supersede, and keys lost outright.

@@ -66,6 +66,8 @@ pub(super) struct Scanned {
     pub unknown: Vec<u32>,
     /// Free blocks whose header does not check.
     pub refree: Vec<u32>,
+    /// What the records left in lost blocks (of `unknown`) say they held.
+    pub lost: Vec<super::lost::LostUse>,
     pub damage: Vec<Damage>,
     /// Highest `durable` stamp, highest version and sequence seen.
     pub max_durable: u64,

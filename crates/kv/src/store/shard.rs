@@ -178,7 +178,7 @@ impl Shard {
             let dropped = store.inner.repair(&v)?;
             let mut r = lock(&store.inner.recovery);
             r.repaired = true;
-            r.dropped_keys = (dropped.len() + v.lost_keys.len()) as u64;
+            r.dropped_keys = (dropped.len() + v.lost_keys.len()) as u64 + v.unnamed_keys;
             r.dropped_sample = repair::sample(&[dropped, v.lost_keys].concat());
             r.keys = store.inner.index.live_keys();
             r.tombstones = store.inner.index.entries() - r.keys;

@@ -53,7 +53,8 @@ pub struct Recovery {
     /// The damage was repaired (`StoreConfig::repair`).
     pub repaired: bool,
     /// Keys repair dropped: a lost record may have been newer than their
-    /// newest surviving one (or all of theirs were lost).
+    /// newest surviving one (or all of theirs were lost; a lost record
+    /// nothing names counts as one key).
     pub dropped_keys: u64,
     /// The first of them, as text.
     pub dropped_sample: Vec<String>,

@@ -101,10 +101,10 @@ pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, Stor
         Err(e) => return Err(named(e)),
     };
     if create {
-        if let Err(e) = file.set_len(cfg.create_size) {
+        if let Err(e) = lay_out(&file, 0, cfg.create_size, cfg.sparse) {
             drop(file);
             let _ = std::fs::remove_file(path);
-            return Err(named(e));
+            return Err(space_error(path, cfg.create_size, e));
         }
     }
     let len = if is_device {
@@ -161,6 +161,41 @@ fn fits_free_space(path: &Path, more: u64, sparse: bool) -> Result<(), StoreErro
             in_units(free)
         ),
     ))
+}
+
+/// Makes the file `to` bytes long from `from`: the new bytes reserved on
+/// the file system (fallocate) unless `sparse`, so a store's writes never
+/// meet a full file system.
+fn lay_out(file: &File, from: u64, to: u64, sparse: bool) -> io::Result<()> {
+    if !sparse && to > from {
+        let (off, len) = (from as libc::off_t, (to - from) as libc::off_t);
+        // SAFETY: posix_fallocate on a descriptor we own; no memory passed.
+        let rc = unsafe { libc::posix_fallocate(std::os::fd::AsRawFd::as_raw_fd(file), off, len) };
+        if rc != 0 {
+            // What it reserved goes, and the file keeps its length.
+            let _ = file.set_len(from);
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+    }
+    file.set_len(to)
+}
+
+/// A file that could not be made `more` bytes larger: out of space is a
+/// bad --size (exit 2), anything else names the error.
+fn space_error(path: &Path, more: u64, e: io::Error) -> StoreError {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        return config_error(
+            path,
+            format!(
+                "--size needs {more} more bytes ({}) and its file system could not reserve them (nothing was kept): give a smaller --size, free some space, or give --sparse",
+                in_units(more)
+            ),
+        );
+    }
+    open_error(
+        path,
+        format!("{e}; the store's file could not be laid out (nothing was kept)"),
+    )
 }
 
 /// `bytes` in binary units, one decimal ("1.5 GiB").
@@ -225,7 +260,7 @@ pub(crate) fn grow(
             ));
         }
         fits_free_space(path, need - len, cfg.sparse)?;
-        file.set_len(need)?;
+        lay_out(file, len, need, cfg.sparse).map_err(|e| space_error(path, need - len, e))?;
         file.sync_all()?;
     }
     let grown = Superblock {

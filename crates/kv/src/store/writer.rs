@@ -116,6 +116,10 @@ pub(super) struct Writer {
     /// The checkpoint LSN and the error of each rollback so far: a write
     /// appended before rollback N failed with it if its LSN is past it.
     pub(super) rollbacks: Vec<(u64, String)>,
+    /// Rollbacks whose writers may be answered: what their failed flush
+    /// left on the device is written over and durable (module `commit`).
+    /// The ones past it wait for that flush.
+    pub(super) settled: usize,
     /// Blocks a failed flush may have written an in-use header into: free
     /// once their free headers are written (by the next flush).
     pub(super) refree: Vec<u32>,
@@ -175,13 +179,18 @@ impl Writer {
     /// yet.
     pub(super) fn durable_outcome(&self, lsn: u64, since: Since) -> Option<Result<(), StoreError>> {
         // The first rollback after the append took back everything past
-        // its checkpoint.
+        // its checkpoint; its writers are answered once it is settled.
         if let Some((ck, why)) = self.rollbacks.get(since.rollbacks) {
-            return Some(if lsn > *ck {
-                Err(StoreError::Failed(why.clone()))
-            } else {
-                Ok(())
-            });
+            if lsn <= *ck {
+                return Some(Ok(()));
+            }
+            if since.rollbacks < self.settled {
+                return Some(Err(StoreError::Failed(why.clone())));
+            }
+            return self
+                .halted
+                .as_ref()
+                .map(|why| Err(StoreError::Halted(why.clone())));
         }
         if self.durable_lsn >= lsn {
             return Some(Ok(()));
@@ -219,6 +228,12 @@ impl Writer {
             attempts: self.attempts,
             rollbacks: self.rollbacks.len(),
         }
+    }
+
+    /// A rollback waits for the flush that writes over what its failed
+    /// flush left on the device.
+    pub(super) fn unsettled(&self) -> bool {
+        self.settled < self.rollbacks.len()
     }
 
     /// Something to write: records not yet durable, or what a failed flush
@@ -276,6 +291,7 @@ impl Writer {
             pending: VecDeque::new(),
             newest: HashMap::default(),
             rollbacks: Vec::new(),
+            settled: 0,
             refree: Vec::new(),
             sealed: VecDeque::new(),
             free: Vec::new(),

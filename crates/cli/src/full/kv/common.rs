@@ -114,8 +114,9 @@ pub struct ServeArgs {
     /// Most input one client may hold unparsed (Redis' client-query-buffer-limit).
     #[arg(long, default_value = "1g")]
     pub client_query_buffer_limit: String,
-    /// Most input all clients together may hold (default: a quarter of
-    /// available memory, at most 4 GiB).
+    /// Most input all clients together may hold, 64 bytes counted for
+    /// each argument a command announced (default: a quarter of available
+    /// memory, at most 4 GiB).
     #[arg(long)]
     pub max_query_total: Option<String>,
     /// Largest key or value a client may send (Redis' proto-max-bulk-len).
@@ -292,6 +293,11 @@ pub struct CacheSweepArgs {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct Damaged(pub String);
+
+/// A kv command a signal stopped (exit code 130: [`crate::exit`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Interrupted(pub String);
 
 impl StoreArgs {
     /// The store's options as hiops-suite takes them.

@@ -7,8 +7,8 @@ use hiops_suite::commands::kv as suite_kv;
 
 mod common;
 
-pub(crate) use common::Damaged;
 use common::*;
+pub(crate) use common::{Damaged, Interrupted};
 
 #[derive(Subcommand, Debug)]
 pub enum KvCommand {
@@ -43,7 +43,13 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
             crate::signals::install();
             let coordinator = || hiops_mpi::coordinator(false);
             let stop = crate::signals::flag();
-            Ok(suite_kv::ycsb::ycsb(a.options(), coordinator, stop)?)
+            match suite_kv::ycsb::ycsb(a.options(), coordinator, stop) {
+                // Stopped by a signal: its partial report says so.
+                Err(e) if stop.load(std::sync::atomic::Ordering::SeqCst) => {
+                    Err(anyhow::Error::new(Interrupted(e.to_string())))
+                }
+                r => Ok(r?),
+            }
         }
         KvCommand::Fig10(a) => with_console("hiops kv fig10", true, |c| {
             suite_kv::fig10::fig10(a.options(), c)

@@ -34,6 +34,18 @@ pub fn check(paths: &[PathBuf], output_format: &str) -> Result<Option<String>, B
     }
     hiops_run::stdout::print(&text)?;
     let damaged: usize = checks.iter().map(|c| c.damage.len()).sum();
+    // A superblock that does not check leaves no blocks to count: repair
+    // needs the superblock, so it cannot help.
+    let headless: Vec<PathBuf> = (checks.iter())
+        .filter(|c| c.blocks == 0 && !c.damage.is_empty())
+        .map(|c| c.path.clone())
+        .collect();
+    if !headless.is_empty() {
+        return Ok(Some(format!(
+            "the superblock of {} is damaged: no hiops kv opens or repairs a store without it; restore the device from a copy, or make a new store and reload its data",
+            shown(&headless)
+        )));
+    }
     Ok((damaged > 0).then(|| {
         format!(
             "{damaged} problems found in {}; the store refuses to open until repaired: open it with --repair to keep every record that checks and drop the keys the damage may have made stale",

@@ -4,7 +4,8 @@
 
 use super::{bad, count, fail, say_opened, store_error, StoreOptions};
 use hiops_bench::BenchError;
-use hiops_kv::server::{Model, Server, ServerConfig, TlsFiles};
+use hiops_kv::server::{Listening, Model, Server, ServerConfig, TlsFiles};
+use hiops_kv::Store;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -144,20 +145,52 @@ fn check_bind(bind: &str, port: u16) -> Result<(), BenchError> {
 }
 
 /// Serves the store over the Redis protocol until Ctrl-C: every option is
-/// checked before the store is opened (or formatted). `arm` is called once
-/// the server listens: it returns the flag Ctrl-C sets.
+/// checked, the TLS files loaded and the port bound before the store is
+/// opened (or formatted); a store file this command created is removed if
+/// it fails before it listens. `arm` is called once the store is open,
+/// before the server says it listens: it returns the flag Ctrl-C sets.
 pub fn serve(
     store: StoreOptions,
     opts: ServeOptions,
     arm: impl FnOnce() -> &'static AtomicBool,
 ) -> Result<(), BenchError> {
-    let mut cfg = opts.server_config()?;
+    let cfg = opts.server_config()?;
     // A new store's blocks are --block-size; an existing store's are its
     // own (checked again once it is open).
     opts.bulk_limit(store.config()?.block_size)?;
     let tasks = (cfg.model == Model::Tasks).then(|| cfg.task.clone());
-    let store = Arc::new(store.open_with(tasks)?);
-    cfg.limits.max_bulk = opts.bulk_limit(store.stats().block_size)?;
+    let io = |e: std::io::Error| fail(e.to_string());
+    let listening = Listening::open(cfg).map_err(io)?;
+    let existed: Vec<bool> = store
+        .path
+        .iter()
+        .map(|p| p.symlink_metadata().is_ok())
+        .collect();
+    let opened = Arc::new(store.open_with(tasks)?);
+    // Ctrl-C is caught before the listening line: a script that stops the
+    // server as soon as it reads it stops it cleanly.
+    let stop = arm();
+    let srv = match listen(&opts, listening, opened.clone()) {
+        Ok(srv) => srv,
+        Err(e) => {
+            drop(opened);
+            return Err(remove_created(&store.path, &existed, e));
+        }
+    };
+    srv.run(stop).map_err(io)?;
+    opened.sync().map_err(store_error)?;
+    eprintln!("hiops kv: stopped; everything acknowledged is on the device");
+    Ok(())
+}
+
+/// The server of the open `store` on its socket, announced on stdout.
+fn listen(
+    opts: &ServeOptions,
+    listening: Listening,
+    store: Arc<Store>,
+) -> Result<Server, BenchError> {
+    let io = |e: std::io::Error| fail(e.to_string());
+    let max_bulk = opts.bulk_limit(store.stats().block_size)?;
     say_opened(&store);
     // A descriptor per client, plus the store's and a few spare.
     let want = opts.max_clients.saturating_add(64);
@@ -168,10 +201,9 @@ pub fn serve(
             opts.max_clients
         );
     }
-    let io = |e: std::io::Error| fail(e.to_string());
-    let srv = Server::bind(store.clone(), cfg).map_err(io)?;
-    let addr = srv.local_addr().map_err(io)?;
     let stats = store.stats();
+    let srv = listening.serve(store, Some(max_bulk)).map_err(io)?;
+    let addr = srv.local_addr().map_err(io)?;
     eprintln!(
         "hiops kv: serving on {addr} ({} model, backlog {}; store path {}, durability {:?}, cache {} bytes); Ctrl-C stops",
         opts.model,
@@ -182,8 +214,30 @@ pub fn serve(
     );
     // A line on stdout that scripts can wait for.
     hiops_run::stdout::print(&format!("listening {addr}\n"))?;
-    srv.run(arm()).map_err(io)?;
-    store.sync().map_err(store_error)?;
-    eprintln!("hiops kv: stopped; everything acknowledged is on the device");
-    Ok(())
+    Ok(srv)
+}
+
+/// The serve failed before it listened: the store files it created go
+/// (never one that was there before), and the error says so.
+fn remove_created(paths: &[PathBuf], existed: &[bool], e: BenchError) -> BenchError {
+    let created: Vec<&PathBuf> = (paths.iter().zip(existed))
+        .filter(|(_, &was)| !was)
+        .map(|(p, _)| p)
+        .collect();
+    if created.is_empty() {
+        return e;
+    }
+    for p in &created {
+        let _ = std::fs::remove_file(p);
+    }
+    let names: Vec<PathBuf> = created.into_iter().cloned().collect();
+    let text = format!(
+        "{e}; the store it created was removed ({})",
+        super::shown(&names)
+    );
+    match e {
+        BenchError::Usage(_) => BenchError::Usage(text),
+        BenchError::Refused(_) => BenchError::Refused(text),
+        _ => BenchError::Failed(text),
+    }
 }

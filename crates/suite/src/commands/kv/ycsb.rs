@@ -9,7 +9,7 @@ use hiops_bench::{BenchError, Coordinator};
 use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target, Workload};
 use hiops_kv::Store;
 use std::fmt::Write as _;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// What `hiops kv ycsb` is asked.
@@ -102,6 +102,10 @@ pub fn ycsb(
     }
     let cfg = a.run_config(workload, a.seed)?;
     let p = progress_printer(a.operations, "run");
+    if stop.load(Relaxed) {
+        // Stopped during the load: no run phase to measure.
+        return interrupted(&a, (&target, store.as_deref()), &cfg, &phases, json);
+    }
     phases.push(match (&store, &a.server, a.tasks) {
         (Some(store), _, true) => {
             let task = hiops_path::TaskConfig::default();
@@ -113,12 +117,31 @@ pub fn ycsb(
         _ => ycsb::run(&target, &cfg, stop, &p).map_err(io)?,
     });
     eprint!("\r");
-    report(&a, &target, store.as_deref(), &cfg, &phases, json)?;
+    if stop.load(Relaxed) {
+        return interrupted(&a, (&target, store.as_deref()), &cfg, &phases, json);
+    }
+    report(&a, &target, store.as_deref(), &cfg, &phases, json, false)?;
     let first_error = phases.iter().find_map(|p| p.first_error.as_ref());
     if let Some(e) = first_error {
         return Err(fail(format!("operations failed; the first error: {e}")));
     }
     Ok(())
+}
+
+/// A run a signal stopped: what it measured, marked as a partial run
+/// (`interrupted` in JSON, a first line in text), and the error that
+/// says so (`hiops` exits 130 on a signal).
+fn interrupted(
+    a: &YcsbOptions,
+    (target, store): (&Target, Option<&Store>),
+    cfg: &RunConfig,
+    phases: &[PhaseResult],
+    json: bool,
+) -> Result<(), BenchError> {
+    report(a, target, store, cfg, phases, json, true)?;
+    Err(fail(
+        "interrupted by a signal: the report is of a partial run, not a result; run it again to measure",
+    ))
 }
 
 /// The server, or the embedded store opened.
@@ -148,6 +171,7 @@ fn report(
     cfg: &RunConfig,
     phases: &[PhaseResult],
     json: bool,
+    interrupted: bool,
 ) -> Result<(), hiops_run::stdout::StdoutError> {
     let clients_as = if a.tasks { "tasks" } else { "threads" };
     let cache = match (store, &a.server) {
@@ -163,6 +187,7 @@ fn report(
             "phases": phases,
             "store": store.map(|s| s.stats()),
             "cache": cache,
+            "interrupted": interrupted,
         });
         let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
         hiops_run::stdout::print(&(text + "\n"))
@@ -172,6 +197,9 @@ fn report(
             cfg.workload.name,
             target.describe()
         );
+        if interrupted {
+            hiops_run::stdout::print("# INTERRUPTED by a signal: a partial run, not a result\n")?;
+        }
         let store = store.map(|s| s.stats());
         let text = text_of(&what, phases, (a.clients, clients_as), store, cache);
         hiops_run::stdout::print(&text)
