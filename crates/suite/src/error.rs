@@ -7,6 +7,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
+    /// A file the user gave (a report's JSON, a devices table) that could
+    /// not be read, or held more than its limit.
+    #[error(transparent)]
+    Input(#[from] hiops_bench::input::InputError),
     /// A file or directory of a suite could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -142,5 +146,13 @@ pub enum SuiteError {
 impl From<SuiteError> for String {
     fn from(e: SuiteError) -> String {
         e.to_string()
+    }
+}
+
+impl SuiteError {
+    /// Whether a file the user gave held more than its limit: a bad
+    /// argument (exit 2), not a failure.
+    pub fn is_input_limit(&self) -> bool {
+        matches!(self, SuiteError::Input(e) if e.is_too_large())
     }
 }

@@ -351,8 +351,12 @@ fn aux_path(v: &str) -> Result<PathBuf, BenchError> {
 fn inflate_log(v: &str) -> Result<String, BenchError> {
     let path = std::path::Path::new(v);
     if !path.is_file() {
+        let what = match path.exists() {
+            true => "not a regular file",
+            false => "no such file",
+        };
         return usage(format!(
-            "--inflate-log={v}: no such file; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
+            "--inflate-log={v}: {what}; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
         ));
     }
     // A file past the limits is a bad argument; one that cannot be read
