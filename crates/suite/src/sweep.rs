@@ -526,7 +526,7 @@ fn load_points(path: &Path) -> Result<Vec<Point>, SuiteError> {
 
 /// The most bytes of a report's JSON file read: a sweep's definition,
 /// points or suite file, a hiops or fio JSON result to compare. Real ones
-/// hold KiBs to a few MiB (a fio result of 4096 jobs about 80 MiB); the
+/// hold KiBs to a few MiB, with room for results of thousands of jobs; the
 /// parsed tree takes several times the text, so the bound stays low.
 pub const MAX_REPORT_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
     bytes: 128 << 20,
