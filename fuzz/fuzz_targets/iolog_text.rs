@@ -6,7 +6,9 @@
 //! alignment that is a power of two dividing the I/Os.
 #![no_main]
 
-use hiops_bench::iolog::{format_of, scan, TraceError, TraceSummary, MAX_LINE_BYTES, MAX_TRACE_FILES};
+use hiops_bench::iolog::{
+    format_of, scan, TraceError, TraceSummary, MAX_LINE_BYTES, MAX_TRACE_FILES,
+};
 use hiops_bench::spec::{ReplaySkip, ReplaySpec, TraceFormat};
 use hiops_fuzz::MemFile;
 use libfuzzer_sys::fuzz_target;

@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
         .filter_map(|o| o.value.as_ref())
         .map(String::len)
         .sum();
-    assert!(values as u64 <= MAX_EXPANDED_BYTES, "{values} bytes of values");
+    assert!(
+        values as u64 <= MAX_EXPANDED_BYTES,
+        "{values} bytes of values"
+    );
     let printed = print(&sections);
     let again = parse_text(&printed, "fuzz.fio", Path::new("/nonexistent"), &env)
         .unwrap_or_else(|e| panic!("the printed job file does not parse: {e}\n{printed}"));
