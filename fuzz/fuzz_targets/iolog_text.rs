@@ -6,7 +6,9 @@
 //! alignment that is a power of two dividing the I/Os.
 #![no_main]
 
-use hiops_bench::iolog::{format_of, scan, TraceSummary};
+use hiops_bench::iolog::{
+    format_of, scan, TraceError, TraceSummary, MAX_LINE_BYTES, MAX_TRACE_FILES,
+};
 use hiops_bench::spec::{ReplaySkip, ReplaySpec, TraceFormat};
 use hiops_fuzz::MemFile;
 use libfuzzer_sys::fuzz_target;
@@ -39,6 +41,7 @@ fn check(path: &std::path::Path, format: TraceFormat, data: &[u8]) {
         trims: false,
     };
     let learnt = scan(&spec, false);
+    bounded(&learnt, data);
     let redirected = scan(&spec, true);
     let (Ok(learnt), Ok(redirected)) = (learnt, redirected) else {
         return;
@@ -80,5 +83,24 @@ fn consistent(s: &TraceSummary, data: &[u8]) {
     assert!(ios + s.syncs <= data.len() as u64, "{s:?}");
     if ios > 0 {
         assert!(s.max_end >= s.max_len as u64, "{s:?}");
+    }
+}
+
+/// A trace with a line longer than fio reads is refused; one that scans
+/// names no more files than the bound.
+fn bounded(s: &Result<TraceSummary, TraceError>, data: &[u8]) {
+    let lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    let longest = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| l.len() + usize::from(i + 1 < lines.len()))
+        .max()
+        .unwrap_or(0);
+    match s {
+        Ok(s) => {
+            assert!(longest <= MAX_LINE_BYTES, "a line of {longest} bytes read");
+            assert!(s.files.len() <= MAX_TRACE_FILES);
+        }
+        Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
     }
 }

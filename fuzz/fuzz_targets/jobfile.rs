@@ -5,7 +5,9 @@
 #![no_main]
 
 use hiops_fio::cmdline::showcmd;
-use hiops_fio::jobfile::{parse_bytes, parse_text, sections_from_args, Section};
+use hiops_fio::jobfile::{
+    parse_bytes, parse_text, sections_from_args, Section, MAX_EXPANDED_BYTES,
+};
 use hiops_fio::options::takes_value;
 use hiops_fio::{plan_sources, Defaults, Source};
 use hiops_fuzz::{all_keys_known, env, known, options_of, plan_jobs, shell_words, KeyValue};
@@ -20,6 +22,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(sections) = parse_bytes(data, "fuzz.fio", Path::new("/nonexistent"), &env) else {
         return;
     };
+    let values: usize = sections
+        .iter()
+        .flat_map(|s| &s.options)
+        .filter_map(|o| o.value.as_ref())
+        .map(String::len)
+        .sum();
+    assert!(
+        values as u64 <= MAX_EXPANDED_BYTES,
+        "{values} bytes of values"
+    );
     let printed = print(&sections);
     let again = parse_text(&printed, "fuzz.fio", Path::new("/nonexistent"), &env)
         .unwrap_or_else(|e| panic!("the printed job file does not parse: {e}\n{printed}"));

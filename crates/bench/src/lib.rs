@@ -41,6 +41,7 @@ pub mod file_service;
 mod filecreate;
 mod flow;
 pub mod generator;
+pub mod input;
 pub mod iolog;
 mod job;
 mod latency;

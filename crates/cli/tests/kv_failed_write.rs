@@ -81,7 +81,7 @@ fn template(dir: &Path) -> std::path::PathBuf {
 /// holds before it (and so after it).
 fn failing_write(c: &mut RespConn, n: usize) -> (Value, Option<Vec<u8>>) {
     let key_and_header = format::RECORD_HEADER + 2;
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         // The largest value a block takes with a 2-byte key: not where
         // k1's records are, so it opens the next block, past the limit.
         let big = vec![b'v'; BLOCK as usize - 144 - 2];

@@ -61,7 +61,7 @@ pub fn entries(path: &Path) -> Result<Entries, SuiteError> {
         }
         Ok(out)
     } else {
-        let text = std::fs::read_to_string(path).map_err(|e| crate::sweep::io_err(path, e))?;
+        let text = hiops_bench::input::read_text(path, &crate::sweep::MAX_REPORT_FILE)?;
         let doc: Value = serde_json::from_str(&text).map_err(|source| SuiteError::NotJson {
             path: path.to_path_buf(),
             source,

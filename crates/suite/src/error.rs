@@ -11,6 +11,10 @@ pub enum SuiteError {
     /// where a report's file goes).
     #[error(transparent)]
     Refused(#[from] hiops_bench::safety::Refusal),
+    /// A file the user gave (a report's JSON, a devices table) that could
+    /// not be read, or held more than its limit.
+    #[error(transparent)]
+    Input(#[from] hiops_bench::input::InputError),
     /// A file or directory of a suite could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -146,5 +150,13 @@ pub enum SuiteError {
 impl From<SuiteError> for String {
     fn from(e: SuiteError) -> String {
         e.to_string()
+    }
+}
+
+impl SuiteError {
+    /// Whether a file the user gave held more than its limit: a bad
+    /// argument (exit 2), not a failure.
+    pub fn is_input_limit(&self) -> bool {
+        matches!(self, SuiteError::Input(e) if e.is_too_large())
     }
 }

@@ -109,6 +109,13 @@ struct DevicesFile {
 /// capacity = "1t"
 /// advertised_rand_read_iops = 90000   # optional, for Table VII
 /// ```
+/// The most bytes of a `--devices` table read: a few lines a device.
+pub const MAX_DEVICES_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
+    bytes: 1 << 20,
+    what: "a table of devices",
+    todo: "give --devices the TOML table of your devices' prices",
+};
+
 pub fn parse_devices(text: &str) -> Result<Vec<DeviceCost>, crate::SuiteError> {
     let f: DevicesFile = toml::from_str(text).map_err(crate::SuiteError::DevicesFile)?;
     for d in &f.device {

@@ -14,7 +14,7 @@ use hiops_report::figures::PointFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// One swept parameter: a `hiops run` option and the values it takes.
@@ -489,8 +489,12 @@ fn load_points(path: &Path) -> Result<Vec<Point>, SuiteError> {
     let mut points = Vec::new();
     let mut good_len = 0u64;
     let mut torn = false;
-    for line in BufReader::new(f).split(b'\n') {
+    let bound = MAX_REPORT_FILE.bytes;
+    for line in BufReader::new(f.take(bound + 1)).split(b'\n') {
         let line = line.map_err(|e| io_err(path, e))?;
+        if good_len + line.len() as u64 > bound {
+            return Err(too_large(path).into());
+        }
         match serde_json::from_slice::<Point>(&line) {
             Ok(p) => {
                 points.push(p);
@@ -515,8 +519,18 @@ fn load_points(path: &Path) -> Result<Vec<Point>, SuiteError> {
     Ok(points)
 }
 
+/// The most bytes of a report's JSON file read: a sweep's definition,
+/// points or suite file, a hiops or fio JSON result to compare. Real ones
+/// hold KiBs to a few MiB, with room for results of thousands of jobs; the
+/// parsed tree takes several times the text, so the bound stays low.
+pub const MAX_REPORT_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
+    bytes: 128 << 20,
+    what: "a report's JSON file",
+    todo: "give a hiops or fio JSON result, or a report directory",
+};
+
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SuiteError> {
-    let text = fs::read_to_string(path).map_err(|e| io_err(path, e))?;
+    let text = hiops_bench::input::read_text(path, &MAX_REPORT_FILE)?;
     serde_json::from_str(&text).map_err(|source| SuiteError::Json {
         path: path.to_path_buf(),
         source,
@@ -563,6 +577,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SuiteError> {
         .and_then(|_| sync_file(&f))
         .map_err(|e| io_err(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+}
+
+/// A report file past [`MAX_REPORT_FILE`].
+fn too_large(path: &Path) -> hiops_bench::input::InputError {
+    hiops_bench::input::InputError::TooLarge {
+        name: path.display().to_string(),
+        limit: MAX_REPORT_FILE.bytes,
+        what: MAX_REPORT_FILE.what,
+        todo: MAX_REPORT_FILE.todo,
+    }
 }
 
 pub fn io_err(path: &Path, source: std::io::Error) -> SuiteError {

@@ -16,7 +16,7 @@
 //! goes to `replay_redirect`.
 
 use super::error::{Flaw, TraceError};
-use super::{Entry, TraceOp};
+use super::{Entry, TraceOp, MAX_TRACE_ENTRIES};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -161,6 +161,10 @@ impl BlkReader {
     pub(crate) fn next(&mut self) -> Result<Option<Entry>, TraceError> {
         let mut b = [0u8; EVENT_BYTES];
         loop {
+            if self.events >= MAX_TRACE_ENTRIES {
+                let max = MAX_TRACE_ENTRIES;
+                return Err(self.flaw(Flaw::LongTrace { max }));
+            }
             match read_event(&mut self.r, &mut b) {
                 Ok(false) => return Ok(None),
                 Ok(true) => {}

@@ -65,6 +65,14 @@ pub enum Flaw {
     CutEvent { got: usize, want: usize },
     #[error("the trace names a file the job does not have")]
     NoTarget,
+    #[error("a line longer than {max} bytes (fio reads {max} at most): not a fio iolog; give read_iolog a trace")]
+    LongLine { max: usize },
+    #[error(
+        "more than {max} file names: replay them with replay_redirect=FILE, or split the trace"
+    )]
+    ManyFiles { max: usize },
+    #[error("more than {max} lines or events: split the trace")]
+    LongTrace { max: u64 },
     #[error("{len} bytes at offset {offset} is not within the target's {end} bytes: give a larger file or replay_scale")]
     Outside { len: u32, offset: u64, end: u64 },
 }

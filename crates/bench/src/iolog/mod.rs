@@ -17,10 +17,21 @@ mod writer;
 use crate::spec::{ReplaySpec, TraceFormat};
 pub use error::{Flaw, TraceError};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 pub(crate) use text::TraceOp;
+pub use text::MAX_LINE_BYTES;
 pub(crate) use writer::{thread_log_path, IoLogWriter};
+
+/// The most lines (text) or events (blktrace) of a trace, header and
+/// blank lines counted: 4 Gi, more than any recorded trace holds (a trace
+/// streams through a fixed buffer, so its length costs time, not memory),
+/// and where a source that never ends (a FIFO) stops.
+pub const MAX_TRACE_ENTRIES: u64 = 1 << 32;
+/// The most file names a text trace may name (each a file the job opens):
+/// fio's job-file bound on jobs, and at most 16 MiB of names with
+/// [`MAX_LINE_BYTES`] each.
+pub const MAX_TRACE_FILES: usize = 4096;
 
 /// One entry of a trace, as the replay needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +86,8 @@ pub(crate) struct TextReader {
     redirect: bool,
     /// Planning: an unknown name is a new file (else it is an error).
     learn: bool,
+    /// Lines read past this are refused ([`MAX_TRACE_ENTRIES`]).
+    max_lines: u64,
 }
 
 impl Reader {
@@ -93,6 +106,7 @@ impl Reader {
             names: spec.files.clone(),
             redirect: spec.files.is_empty() && !learn,
             learn,
+            max_lines: MAX_TRACE_ENTRIES,
         }))
     }
 
@@ -117,14 +131,16 @@ impl Reader {
 impl TextReader {
     fn next(&mut self) -> Result<Option<Entry>, TraceError> {
         loop {
-            self.line.clear();
-            let n = self
-                .r
-                .read_line(&mut self.line)
-                .map_err(|e| TraceError::At {
-                    at: format!("{}:{}", self.path, self.lineno + 1),
-                    why: Flaw::Read(e),
-                })?;
+            let place = |lineno: u64, why| TraceError::At {
+                at: format!("{}:{lineno}", self.path),
+                why,
+            };
+            if self.lineno >= self.max_lines {
+                let max = self.max_lines;
+                return Err(place(self.lineno + 1, Flaw::LongTrace { max }));
+            }
+            let n = text::read_line(&mut self.r, &mut self.line)
+                .map_err(|why| place(self.lineno + 1, why))?;
             if n == 0 {
                 return Ok(None);
             }
@@ -132,16 +148,17 @@ impl TextReader {
             if self.line.trim().is_empty() {
                 continue;
             }
-            let at = |why| TraceError::At {
-                at: format!("{}:{}", self.path, self.lineno),
-                why,
-            };
+            let at = |why| place(self.lineno, why);
             let l = text::parse(self.version, &self.line).map_err(at)?;
             let target = if self.redirect {
                 0
             } else {
                 match self.names.iter().position(|n| n == l.file) {
                     Some(i) => i as u32,
+                    None if self.learn && self.names.len() == MAX_TRACE_FILES => {
+                        let max = MAX_TRACE_FILES;
+                        return Err(at(Flaw::ManyFiles { max }));
+                    }
                     None if self.learn => {
                         self.names.push(l.file.to_string());
                         self.names.len() as u32 - 1
@@ -290,6 +307,71 @@ mod tests {
             placed_len(&spec, 4097),
             4097,
             "fio aligns only a blktrace's lengths"
+        );
+    }
+
+    fn text_spec(trace: &Path) -> ReplaySpec {
+        ReplaySpec {
+            trace: trace.to_path_buf(),
+            format: TraceFormat::Text { version: 2 },
+            files: Vec::new(),
+            no_stall: false,
+            time_scale_pct: 100,
+            offset_divisor: 1,
+            align: 0,
+            skip: ReplaySkip::default(),
+            trims: false,
+        }
+    }
+
+    #[test]
+    fn a_source_without_line_ends_is_refused_at_its_first_line() {
+        let e = format_of(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "/dev/zero:1: a line longer than 4096 bytes (fio reads 4096 at most): not a fio iolog; give read_iolog a trace"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.log");
+        let long = format!(
+            "fio version 2 iolog\nf add\nf read 0 {}1\n",
+            "0".repeat(4096)
+        );
+        std::fs::write(&trace, long).unwrap();
+        let e = scan(&text_spec(&trace), false).unwrap_err().to_string();
+        assert!(e.contains("t.log:3: a line longer than 4096 bytes"), "{e}");
+    }
+
+    #[test]
+    fn names_and_lines_of_a_trace_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.log");
+        let mut text = String::from("fio version 2 iolog\n");
+        for i in 0..=MAX_TRACE_FILES {
+            text += &format!("f{i} read 0 4096\n");
+        }
+        std::fs::write(&trace, &text).unwrap();
+        let e = scan(&text_spec(&trace), false).unwrap_err().to_string();
+        assert!(
+            e.ends_with(":4098: more than 4096 file names: replay them with replay_redirect=FILE, or split the trace"),
+            "{e}"
+        );
+        // Sent to one file, the same trace has no names to keep.
+        assert_eq!(scan(&text_spec(&trace), true).unwrap().reads, 4097);
+        // The bound on lines, lowered to 10: the 11th is refused.
+        let mut r = Reader::open(&text_spec(&trace), false).unwrap();
+        let Reader::Text(t) = &mut r else {
+            unreachable!("a text trace")
+        };
+        t.redirect = true;
+        t.max_lines = 10;
+        for _ in 0..9 {
+            assert!(r.next().unwrap().is_some());
+        }
+        let e = r.next().unwrap_err().to_string();
+        assert!(
+            e.ends_with(":11: more than 10 lines or events: split the trace"),
+            "{e}"
         );
     }
 

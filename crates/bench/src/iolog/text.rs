@@ -8,8 +8,14 @@
 
 use super::error::{Flaw, TraceError};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+/// The longest line of a text trace, its newline included: fio reads each
+/// line into 4096 bytes (iolog.c, `read_iolog`'s `fgets`). A longer line is
+/// refused (fio would cut it and read its rest as a line of its own), so a
+/// file with no line ends (/dev/zero) stops after 4096 bytes.
+pub const MAX_LINE_BYTES: usize = 4096;
 
 pub(crate) const V2: &str = "fio version 2 iolog";
 pub(crate) const V3: &str = "fio version 3 iolog";
@@ -72,12 +78,26 @@ pub(crate) fn open(path: &Path) -> Result<(BufReader<File>, u8), TraceError> {
         at: format!("{}:1", path.display()),
         why,
     };
-    r.read_line(&mut first)
-        .map_err(|e| first_line(Flaw::Read(e)))?;
+    read_line(&mut r, &mut first).map_err(first_line)?;
     let Some(version) = version_of(&first) else {
         return Err(first_line(Flaw::NotIolog { v2: V2, v3: V3 }));
     };
     Ok((r, version))
+}
+
+/// The next line into `line` (cleared first), its newline kept, at most
+/// [`MAX_LINE_BYTES`]; 0 at the end of the trace.
+pub(crate) fn read_line(r: &mut impl BufRead, line: &mut String) -> Result<usize, Flaw> {
+    line.clear();
+    let n = Read::take(r, MAX_LINE_BYTES as u64 + 1)
+        .read_line(line)
+        .map_err(Flaw::Read)?;
+    if n > MAX_LINE_BYTES {
+        return Err(Flaw::LongLine {
+            max: MAX_LINE_BYTES,
+        });
+    }
+    Ok(n)
 }
 
 /// One line after the header (not blank). The error says what is wrong,
@@ -172,5 +192,21 @@ mod tests {
         assert_eq!(version_of("fio version 3 iolog\n"), Some(3));
         assert_eq!(version_of("fio version 2 iolog"), Some(2));
         assert_eq!(version_of("something else"), None);
+    }
+
+    #[test]
+    fn lines_are_read_up_to_fios_4096_bytes() {
+        let mut line = String::new();
+        let fits = format!("{}\n", "x".repeat(MAX_LINE_BYTES - 1));
+        let mut r = std::io::Cursor::new(format!("{fits}y\n"));
+        assert_eq!(read_line(&mut r, &mut line).unwrap(), MAX_LINE_BYTES);
+        assert_eq!(read_line(&mut r, &mut line).unwrap(), 2);
+        assert_eq!(line, "y\n");
+        assert_eq!(read_line(&mut r, &mut line).unwrap(), 0);
+        // A source without line ends (/dev/zero) stops after 4097 bytes.
+        let mut zero = std::io::BufReader::new(std::io::repeat(0));
+        let e = read_line(&mut zero, &mut line).unwrap_err().to_string();
+        assert!(e.starts_with("a line longer than 4096 bytes"), "{e}");
+        assert_eq!(line.len(), MAX_LINE_BYTES + 1);
     }
 }

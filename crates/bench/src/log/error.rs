@@ -25,12 +25,33 @@ pub enum LogError {
 /// Why a log stored compressed cannot be inflated.
 #[derive(Debug, thiserror::Error)]
 pub enum InflateError {
+    /// Not read, or more than a log stored compressed holds.
     #[error("{0}")]
-    Read(io::Error),
+    Input(crate::input::InputError),
+    #[error("{inflated} bytes from {compressed} compressed, more than {max} to 1, which no log stored compressed reaches: give a log stored with log_store_compressed=1")]
+    Bomb {
+        inflated: u64,
+        compressed: u64,
+        max: u64,
+    },
+    #[error("its text passes {} (--inflate-log holds it whole): store logs this long as text (log_store_compressed=0)", crate::input::size_text(*.max))]
+    LongText { max: u64 },
     #[error("not a log stored compressed ({0})")]
     NotCompressed(flate2::DecompressError),
     #[error("the file ends inside a compressed stream (cut short?)")]
     CutShort,
+}
+
+impl InflateError {
+    /// Whether a limit on the user's file was passed (rather than the file
+    /// being unreadable or no compressed log).
+    pub fn is_limit(&self) -> bool {
+        match self {
+            InflateError::Input(e) => e.is_too_large(),
+            InflateError::Bomb { .. } | InflateError::LongText { .. } => true,
+            InflateError::NotCompressed(_) | InflateError::CutShort => false,
+        }
+    }
 }
 
 /// A log failing fails the job.

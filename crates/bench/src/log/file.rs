@@ -214,55 +214,116 @@ fn sample_len(offset: bool) -> usize {
     }
 }
 
+/// The most bytes of a log stored compressed that `--inflate-log` reads.
+pub const MAX_COMPRESSED_LOG: u64 = 256 << 20;
+/// The most text `--inflate-log` prints (it is held whole before printing):
+/// about 20 million samples of a thread's log.
+pub const MAX_INFLATED_TEXT: usize = 1 << 30;
+/// The most bytes a compressed byte may inflate to, judged once 1 MiB has
+/// come out: zlib reaches 1032:1 only on one byte repeated, and fio's
+/// samples (times, values, offsets that change) come nowhere near it, so
+/// a file past it is built to fill memory.
+pub const MAX_INFLATE_RATIO: u64 = 1000;
+
 /// fio's `--inflate-log=FILE` (iolog.c, iolog_file_inflate and
 /// flush_samples): the text of a log stored compressed, its zlib streams
-/// one after another, each a thread's samples.
+/// one after another, each a thread's samples. Bounded by the three limits
+/// above, checked as the streams inflate.
 pub fn inflate_log(path: &Path) -> Result<String, LogError> {
     let fail = |why| LogError::Inflate {
         path: path.display().to_string(),
         why,
     };
-    let data = std::fs::read(path).map_err(|e| fail(InflateError::Read(e)))?;
+    let limit = crate::input::Limit {
+        bytes: MAX_COMPRESSED_LOG,
+        what: "a log stored compressed",
+        todo: "give a log stored with log_store_compressed=1",
+    };
+    let data = crate::input::read_file(path, &limit).map_err(|e| fail(InflateError::Input(e)))?;
     let mut text = String::new();
-    let mut rest = &data[..];
-    while !rest.is_empty() {
-        let (samples, used) = inflate_stream(rest).map_err(fail)?;
-        samples_text(&samples, &mut text);
-        rest = &rest[used..];
+    let mut done = Inflated::default();
+    while done.compressed < data.len() as u64 {
+        let rest = &data[done.compressed as usize..];
+        inflate_stream(rest, &mut text, &mut done).map_err(fail)?;
     }
     Ok(text)
 }
 
-/// One zlib stream's bytes, and how many compressed bytes it took.
-fn inflate_stream(data: &[u8]) -> Result<(Vec<u8>, usize), InflateError> {
-    let mut z = flate2::Decompress::new(true);
-    let mut out = Vec::new();
-    loop {
-        out.reserve(BUFFER);
-        let from = z.total_in() as usize;
-        let status = z
-            .decompress_vec(&data[from..], &mut out, flate2::FlushDecompress::None)
-            .map_err(InflateError::NotCompressed)?;
-        if status == flate2::Status::StreamEnd {
-            return Ok((out, z.total_in() as usize));
+/// What the streams before have taken and given.
+#[derive(Default)]
+struct Inflated {
+    compressed: u64,
+    inflated: u64,
+}
+
+impl Inflated {
+    /// Refuses a file whose streams, so far, inflate past the ratio.
+    fn check(&self, in_stream: u64, out_stream: u64) -> Result<(), InflateError> {
+        let (i, o) = (self.compressed + in_stream, self.inflated + out_stream);
+        if o > 1 << 20 && o > i.saturating_mul(MAX_INFLATE_RATIO) {
+            return Err(InflateError::Bomb {
+                inflated: o,
+                compressed: i,
+                max: MAX_INFLATE_RATIO,
+            });
         }
-        if z.total_in() as usize == data.len() && out.len() < out.capacity() {
+        Ok(())
+    }
+}
+
+/// One zlib stream of `data`'s start, inflated a buffer at a time into
+/// `text`; `done` grows by what it took and gave.
+fn inflate_stream(data: &[u8], text: &mut String, done: &mut Inflated) -> Result<(), InflateError> {
+    let mut z = flate2::Decompress::new(true);
+    let mut buf = vec![0u8; BUFFER];
+    let (mut held, mut layout) = (0usize, None);
+    loop {
+        let (in0, out0) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress(
+                &data[in0 as usize..],
+                &mut buf[held..],
+                flate2::FlushDecompress::None,
+            )
+            .map_err(InflateError::NotCompressed)?;
+        let got = (z.total_out() - out0) as usize;
+        let room = BUFFER - held;
+        held += got;
+        done.check(z.total_in(), z.total_out())?;
+        let used = samples_text(&buf[..held], &mut layout, text);
+        if text.len() > MAX_INFLATED_TEXT {
+            return Err(InflateError::LongText {
+                max: MAX_INFLATED_TEXT as u64,
+            });
+        }
+        buf.copy_within(used..held, 0);
+        held -= used;
+        if status == flate2::Status::StreamEnd {
+            done.compressed += z.total_in();
+            done.inflated += z.total_out();
+            return Ok(());
+        }
+        let stuck = got == 0 && z.total_in() == in0;
+        if stuck || (z.total_in() as usize == data.len() && got < room) {
             return Err(InflateError::CutShort);
         }
     }
 }
 
-/// A thread's samples as fio prints them; the first sample's flags tell
-/// the layout of all.
-fn samples_text(samples: &[u8], text: &mut String) {
+/// The whole samples of `samples` as fio prints them, the first sample's
+/// flags (`layout`, kept for the stream) telling the layout of all; how
+/// many bytes were used.
+fn samples_text(samples: &[u8], layout: &mut Option<u32>, text: &mut String) -> usize {
     use std::fmt::Write as _;
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let Some(first) = samples.get(16..20) else {
-        return;
+    let flags = match (*layout, samples.get(16..20)) {
+        (Some(f), _) => f,
+        (None, Some(first)) => *layout.insert(u32::from_le_bytes(first.try_into().unwrap())),
+        (None, None) => return 0,
     };
-    let flags = u32::from_le_bytes(first.try_into().unwrap());
     let offset = flags & OFFSET_BIT != 0;
-    for s in samples.chunks_exact(sample_len(offset)) {
+    let len = sample_len(offset);
+    for s in samples.chunks_exact(len) {
         let dir = u32::from_le_bytes(s[16..20].try_into().unwrap());
         let prio = u16::from_le_bytes(s[20..22].try_into().unwrap());
         let (t, value, bs) = (u64_at(s, 0), u64_at(s, 8), u64_at(s, 24));
@@ -276,6 +337,7 @@ fn samples_text(samples: &[u8], text: &mut String) {
             false => writeln!(text, ", {}", u8::from(prio >> 13 == 1)),
         };
     }
+    samples.len() / len * len
 }
 
 /// A file with no name in `path`'s directory (gone with the process

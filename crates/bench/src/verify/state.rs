@@ -311,6 +311,8 @@ pub(crate) enum StateError {
     /// The file is not what fio writes: `why` says how.
     #[error("verify_state_load: {path}: {why}")]
     Bad { path: String, why: &'static str },
+    #[error("verify_state_load: {0}")]
+    Input(crate::input::InputError),
 }
 
 /// A state file failing to load fails the job.
@@ -320,12 +322,26 @@ impl From<StateError> for crate::error::JobError {
     }
 }
 
+/// A state file holds one thread's completions in flight (at most its
+/// iodepth, 16 bytes each): 16 MiB is a million of them.
+const STATE_FILE: crate::input::Limit = crate::input::Limit {
+    bytes: 16 << 20,
+    what: "a verify state file",
+    todo: "give verify_state_load the state a run with verify_state_save=1 wrote",
+};
+
 /// Reads fio's (or hiops') state file (verify.c, verify_load_state).
 pub(crate) fn load(path: &Path) -> Result<Saved, StateError> {
-    let bytes = std::fs::read(path).map_err(|source| StateError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let bytes = match crate::input::read_file(path, &STATE_FILE) {
+        Ok(bytes) => bytes,
+        Err(crate::input::InputError::Read { source, .. }) => {
+            return Err(StateError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+        }
+        Err(e) => return Err(StateError::Input(e)),
+    };
     let bad = |why| StateError::Bad {
         path: path.display().to_string(),
         why,
@@ -335,12 +351,16 @@ pub(crate) fn load(path: &Path) -> Result<Saved, StateError> {
         return Err(bad("not a version 3 fio verify state file"));
     }
     let size = u64_at(&bytes, 8) as usize;
-    let list = bytes.get(24..24 + size).ok_or_else(|| bad("cut short"))?;
+    let list = 24usize
+        .checked_add(size)
+        .and_then(|end| bytes.get(24..end))
+        .filter(|list| list.len() >= 152)
+        .ok_or_else(|| bad("cut short"))?;
     if super::fio_crc32c(list) as u64 != u64_at(&bytes, 16) {
         return Err(bad("its crc does not match (the file is corrupt)"));
     }
     let no_comps = u64_at(list, 0) as usize;
-    if 152 + no_comps * 16 > list.len() {
+    if no_comps > (list.len() - 152) / 16 {
         return Err(bad("lists more completions than it holds"));
     }
     let depth = u32::from_le_bytes(list[8..12].try_into().unwrap()) as u64;
@@ -352,4 +372,44 @@ pub(crate) fn load(path: &Path) -> Result<Saved, StateError> {
         depth,
         comps,
     })
+}
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    /// A state file of `list`, with its header and crc.
+    fn file_of(list: &[u8], size: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&3u64.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&(super::super::fio_crc32c(list) as u64).to_le_bytes());
+        out.extend_from_slice(list);
+        out
+    }
+
+    #[test]
+    fn a_state_file_is_read_within_its_bounds() {
+        let e = load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("verify_state_load: /dev/zero holds more than 16 MiB, more than a verify state file would"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("state");
+        let mut list = vec![0u8; 152];
+        list[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        for (size, says) in [
+            (u64::MAX, "cut short"),
+            (200, "cut short"),
+            (152, "lists more completions than it holds"),
+        ] {
+            std::fs::write(&f, file_of(&list[..size.min(152) as usize], size)).unwrap();
+            let e = load(&f).unwrap_err().to_string();
+            assert!(e.ends_with(says), "{size}: {e}");
+        }
+        list[..8].copy_from_slice(&0u64.to_le_bytes());
+        std::fs::write(&f, file_of(&list, 152)).unwrap();
+        assert!(load(&f).unwrap().comps.is_empty());
+    }
 }

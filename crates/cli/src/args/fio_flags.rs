@@ -72,7 +72,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("debug", Required, does("--debug=CAT[,CAT]", "trace parse, job, file, process, io, verify on stderr, random with the result (--debug=help lists them)")),
     flag("parse-only", NoValue, does("--parse-only", "print the jobs, phases and each job's resolved options; run nothing")),
     flag("section", Required, does("--section=NAME", "run only job section NAME (repeatable)")),
-    flag("inflate-log", Required, does("--inflate-log=FILE", "print the text of a log stored compressed (log_store_compressed=1)")),
+    flag("inflate-log", Required, does("--inflate-log=FILE", "print the text of a log stored compressed (log_store_compressed=1; at most 256 MiB, 1000:1 and 1 GiB of text)")),
     flag("alloc-size", Required, NoEffect("hiops has no shared smalloc pool to size")),
     flag("profile", Required, does("--profile=NAME", "fio's built-in job profiles are refused by name; hiops' --profile[=EVENT:HZ] samples the CPUs")),
     flag("warnings-fatal", NoValue, does("--warnings-fatal", "an ignored option stops the run")),

@@ -23,7 +23,9 @@ With --name (each starts a job) or a job file, fio's defaults apply
 (rw=read, iodepth=1, psync, buffered). As in fio, wherever they stand,
 options outside any --name apply to the --name jobs and to the jobs of the
 first job file (whose own [global] and job options win over them); later
-job files start from the defaults, each in a phase of its own.
+job files start from the defaults, each in a phase of its own. A job file
+holds at most 16 MiB (64 MiB with its includes), and its values at most
+64 MiB once ${VAR} is expanded.
 
 hiops flags:
 ",

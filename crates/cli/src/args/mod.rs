@@ -379,11 +379,22 @@ fn aux_path(v: &str) -> Result<PathBuf, BenchError> {
 fn inflate_log(v: &str) -> Result<String, BenchError> {
     let path = std::path::Path::new(v);
     if !path.is_file() {
+        let what = match path.exists() {
+            true => "not a regular file",
+            false => "no such file",
+        };
         return usage(format!(
-            "--inflate-log={v}: no such file; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
+            "--inflate-log={v}: {what}; give a log stored with log_store_compressed=1 (NAME_bw.log.fz, ...)"
         ));
     }
-    hiops_bench::inflate_log(path).map_err(|e| BenchError::Failed(e.to_string()))
+    // A file past the limits is a bad argument; one that cannot be read
+    // or is no compressed log fails, as in fio.
+    hiops_bench::inflate_log(path).map_err(|e| match &e {
+        hiops_bench::LogError::Inflate { why, .. } if why.is_limit() => {
+            BenchError::Usage(e.to_string())
+        }
+        _ => BenchError::Failed(e.to_string()),
+    })
 }
 
 fn max_jobs(v: &str) -> Result<u32, BenchError> {

@@ -49,7 +49,8 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// A report directory, or a JSON result of `hiops run` or fio.
+    /// A report directory, or a JSON result of `hiops run` or fio (each
+    /// JSON file read up to 128 MiB).
     pub a: PathBuf,
     /// The same kind of thing to hold against A.
     pub b: PathBuf,
@@ -248,7 +249,7 @@ pub struct IozoneArgs {
     /// LABEL=SIZE for price per GB.
     #[arg(long = "capacity", value_name = "LABEL=SIZE")]
     pub capacities: Vec<String>,
-    /// A TOML file of devices with prices (see below).
+    /// A TOML file of devices with prices (see below; at most 1 MiB).
     #[arg(long)]
     pub devices: Option<PathBuf>,
     /// Rounds of the whole grid (default 1; 5 with --study).

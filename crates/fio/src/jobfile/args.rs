@@ -1,6 +1,6 @@
 //! fio's command-line job form, read into the sections a job file makes.
 
-use super::expand::expand;
+use super::expand::{expand, Room};
 use super::{Origin, RawOption, Section, MAX_SECTIONS};
 use crate::error::FioError;
 use crate::value::{quoted, shown};
@@ -21,6 +21,7 @@ pub fn sections_from_args(
         },
         options: Vec::new(),
     }];
+    let mut room = Room::full();
     let mut i = 0;
     while i < args.len() {
         let origin = Origin {
@@ -47,7 +48,9 @@ pub fn sections_from_args(
                 }
             }
         }
-        let value = value.map(|v| expand(&v, env, &origin)).transpose()?;
+        let value = value
+            .map(|v| expand(&v, env, &origin, &mut room))
+            .transpose()?;
         if key == "name" {
             if sections.len() > MAX_SECTIONS {
                 return Err(format!(

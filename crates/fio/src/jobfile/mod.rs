@@ -8,8 +8,8 @@
 //!
 //! Whatever it is given, a parse ends, in bounded memory: a job file is a
 //! regular file or a pipe of at most 16 MiB (an included one, a regular
-//! file), 64 MiB with its includes, 4096 sections, 16384 options; an
-//! include loop is named once. Errors show a value once, cut to 64
+//! file), 64 MiB with its includes, 64 MiB of values once `${VAR}` is
+//! expanded, 4096 sections, 16384 options; an include loop is named once. Errors show a value once, cut to 64
 //! characters ([`crate::value::shown`]).
 
 mod args;
@@ -17,7 +17,7 @@ mod expand;
 mod read;
 
 pub use args::sections_from_args;
-pub use expand::expand;
+pub use expand::{expand, Room, MAX_EXPANDED_BYTES};
 pub use read::read_bounded;
 
 use crate::error::FioError;
@@ -112,6 +112,8 @@ struct Parser<'e> {
     /// Bytes read so far, options kept so far.
     bytes: u64,
     options: usize,
+    /// What the values may still grow to as their variables are expanded.
+    room: Room,
     out: Vec<Section>,
 }
 
@@ -122,6 +124,7 @@ impl<'e> Parser<'e> {
             stack: Vec::new(),
             bytes: 0,
             options: 0,
+            room: Room::full(),
             out: Vec::new(),
         }
     }
@@ -224,7 +227,7 @@ impl<'e> Parser<'e> {
             ))
             .at(origin));
         }
-        let target = expand(target.trim(), self.env, origin)?;
+        let target = expand(target.trim(), self.env, origin, &mut self.room)?;
         let path = if Path::new(&target).is_absolute() {
             PathBuf::from(&target)
         } else {
@@ -235,7 +238,10 @@ impl<'e> Parser<'e> {
 
     fn option(&mut self, line: &str, origin: Origin) -> Result<(), FioError> {
         let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(expand(v.trim(), self.env, &origin)?)),
+            Some((k, v)) => {
+                let v = expand(v.trim(), self.env, &origin, &mut self.room)?;
+                (k.trim(), Some(v))
+            }
             None => (line, None),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {

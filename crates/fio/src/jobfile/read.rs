@@ -4,11 +4,19 @@
 use super::{MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::error::FioError;
 use crate::value::shown;
+use hiops_bench::input::{self, InputError, Limit};
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+/// What a job file may hold, and what to do past it.
+const JOB_FILE: Limit = Limit {
+    bytes: MAX_FILE_BYTES,
+    what: "a job file",
+    todo: "give the right file",
+};
 
 /// Reads a job file's bytes from `reader` (standard input, a pipe), at most
 /// [`MAX_FILE_BYTES`]; `name` labels the message.
@@ -17,37 +25,43 @@ pub fn read_bounded(reader: impl Read, name: &str) -> Result<Vec<u8>, FioError> 
 }
 
 pub(super) fn too_long(name: &str) -> FioError {
-    FioError::Invalid(format!(
-        "{} holds more than {} MiB, more than a job file would: give the right file",
-        shown(name),
-        MAX_FILE_BYTES >> 20
-    ))
+    FioError::Invalid(
+        InputError::TooLarge {
+            name: shown(name),
+            limit: JOB_FILE.bytes,
+            what: JOB_FILE.what,
+            todo: JOB_FILE.todo,
+        }
+        .to_string(),
+    )
 }
 
-/// Up to `limit` bytes of `reader`; more is an error, so a file that claims
-/// a small size and goes on (a /proc file, a pipe) stops there too.
+/// Up to `limit` bytes of `reader` (bench's bounded read of a user's
+/// file); more is an error, so a file that claims a small size and goes on
+/// (a /proc file, a pipe) stops there too.
 pub(super) fn read_limited(
     reader: impl Read,
     hint: u64,
     limit: u64,
     name: &str,
 ) -> Result<Vec<u8>, FioError> {
-    let mut bytes = Vec::with_capacity(hint.min(limit) as usize);
-    reader
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| FioError::Invalid(format!("cannot read job file {}: {e}", shown(name))))?;
-    if bytes.len() as u64 > limit {
-        return Err(match limit {
-            MAX_FILE_BYTES => too_long(name),
-            _ => FioError::Invalid(format!(
-                "{} brings the job file and its includes past {} MiB together: include less",
-                shown(name),
-                MAX_TOTAL_BYTES >> 20
-            )),
-        });
+    debug_assert!(limit <= MAX_FILE_BYTES);
+    let bound = Limit {
+        bytes: limit,
+        ..JOB_FILE
+    };
+    match input::read_limited(reader, hint, &bound, &shown(name)) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.is_too_large() && limit < MAX_FILE_BYTES => Err(FioError::Invalid(format!(
+            "{} brings the job file and its includes past {} MiB together: include less",
+            shown(name),
+            MAX_TOTAL_BYTES >> 20
+        ))),
+        Err(InputError::Read { name, source }) => Err(FioError::Invalid(format!(
+            "cannot read job file {name}: {source}"
+        ))),
+        Err(e) => Err(FioError::Invalid(e.to_string())),
     }
-    Ok(bytes)
 }
 
 /// Opens a job file that can be read to its end: a regular file, or (given

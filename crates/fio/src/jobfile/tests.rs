@@ -189,14 +189,17 @@ fn sizes_counts_and_expansions_are_bounded() {
     assert!(e.contains("more than 4096 sections"), "{e}");
     let big = |_: &str| Some("x".repeat(1 << 20));
     let e = parse_text(
-        &format!("[j]\nf={}\n", "${X}".repeat(20)),
+        &format!("[j]\nf={}\n", "${X}".repeat(65)),
         "t",
         Path::new("."),
         &big,
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("grows past 16 MiB") && e.len() < 300, "{e}");
+    assert!(
+        e.contains("past 64 MiB once their variables are expanded") && e.len() < 300,
+        "{e}"
+    );
     let long = format!("[j]\n{}\n", "k ".repeat(60_000));
     let e = parse_text(&long, "t", Path::new("."), &no_env)
         .unwrap_err()
@@ -232,4 +235,56 @@ fn command_line_jobs_split_at_name() {
     assert_eq!(s[1].name, "a");
     assert_eq!(s[1].options[1].value.as_deref(), Some("read"));
     assert_eq!(s[2].options[1].value, None);
+}
+
+/// The bound on expansion is on all of a job file's values together: a
+/// 120 KiB variable named by many short lines grows by doubling with each
+/// line the file adds, and stops at 64 MiB however the bytes are spread.
+#[test]
+fn expansion_is_bounded_across_values_and_the_command_line() {
+    let big = |_: &str| Some("x".repeat(120 << 10));
+    let lines = "a=${X}${X}${X}${X}${X}${X}${X}${X}\n".repeat(80);
+    let e = parse_text(&format!("[j]\n{lines}"), "t", Path::new("."), &big)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("past 64 MiB once their variables are expanded: use fewer or shorter variables"),
+        "{e}"
+    );
+    // Line 69 is the first whose values pass 64 MiB (8 x 120 KiB a line).
+    let per_line = 8 * (120u64 << 10);
+    let line = MAX_EXPANDED_BYTES / per_line + 1 + 1;
+    assert!(e.starts_with(&format!("t:{line}:")), "{e}");
+    // Under the bound the same lines parse, each value whole.
+    let s = parse_text(
+        &format!("[j]\n{}", "a=${X}${X}\n".repeat(8)),
+        "t",
+        Path::new("."),
+        &big,
+    )
+    .unwrap();
+    assert_eq!(
+        s[0].options[7].value.as_ref().unwrap().len(),
+        2 * (120 << 10)
+    );
+    let args: Vec<String> = std::iter::once("--name=j".to_string())
+        .chain((0..600).map(|_| "--a=${X}".to_string()))
+        .collect();
+    let e = sections_from_args(&args, &|_| false, &big)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("past 64 MiB once"), "{e}");
+}
+
+#[test]
+fn room_is_taken_byte_for_byte() {
+    let origin = Origin {
+        file: None,
+        line: 1,
+    };
+    let env = |_: &str| Some("abc".to_string());
+    let mut room = Room::full();
+    let v = expand("a${V}$ncpus$x", &env, &origin, &mut room).unwrap();
+    assert_eq!(MAX_EXPANDED_BYTES - room.left(), v.len() as u64);
+    assert!(v.starts_with("aabc") && v.ends_with("$x"), "{v}");
 }

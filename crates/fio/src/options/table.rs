@@ -465,7 +465,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.log_clock_id = i32::try_from(id).map_err(|_| ValueError(format!("clock id {id} is past the largest, {}", i32::MAX)))?; Ok(())
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
-    opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files. Read within bounds: lines of at most 4096 bytes (as fio reads them), at most 4096 file names, 2^32 lines or events.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog_chunked", [], flag, "hiops always reads a trace gradually as it replays it, through a bounded buffer (fio's read_iolog_chunked=1), whatever the value.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("replay_no_stall", [], flag, "Replay a v3 trace as fast as the queue takes it, ignoring its times.", |d, v| { d.replay_no_stall = Some(value::boolean(v)?); Ok(()) }),
     opt!("replay_time_scale", [], value, "Replay a v3 trace's times at this percentage of speed (default 100; 200 is twice as fast).", |d, v| {
@@ -499,7 +499,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses a log (log_store_compressed) on the thread that ends it.", |_, v| { need(v).map(|_| ()) }),
-    opt!("log_store_compressed", [], flag, "Store each log compressed as NAME.log.fz (zlib streams, one per thread, as fio); --inflate-log=FILE prints its text.", |d, v| { d.logs.store_compressed = value::boolean(v)?; Ok(()) }),
+    opt!("log_store_compressed", [], flag, "Store each log compressed as NAME.log.fz (zlib streams, one per thread, as fio); --inflate-log=FILE prints its text (a file of at most 256 MiB, inflating at most 1000:1 to at most 1 GiB of text).", |d, v| { d.logs.store_compressed = value::boolean(v)?; Ok(()) }),
     opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("verifysort_nr", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),
     opt!("flow_watermark", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),

@@ -233,7 +233,7 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
 fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchError> {
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
-            &std::fs::read_to_string(f).map_err(|e| usage(format!("{}: {e}", f.display())))?,
+            &hiops_bench::input::read_text(f, &crate::iozone::MAX_DEVICES_FILE).map_err(usage)?,
         )
         .map_err(usage)?,
         None => Vec::new(),

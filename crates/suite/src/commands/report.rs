@@ -13,7 +13,10 @@ pub fn redraw(dir: &Path) -> Result<PathBuf, BenchError> {
             dir.display()
         )));
     }
-    crate::write_report(dir).map_err(failed)
+    crate::write_report(dir).map_err(|e| match e.is_input_limit() {
+        true => usage(e.to_string()),
+        false => failed(e),
+    })
 }
 
 /// Two report directories, or JSON results of `hiops run` or fio, side by

@@ -306,7 +306,8 @@ fn rounds_note(t: &Table1) -> String {
 }
 
 pub fn section(dir: &Path) -> Option<Section> {
-    let text = std::fs::read_to_string(dir.join(FILE)).ok()?;
+    let text =
+        hiops_bench::input::read_text(&dir.join(FILE), &crate::sweep::MAX_REPORT_FILE).ok()?;
     let t: Table1 = serde_json::from_str(&text).ok()?;
     let cell = |c: &Cell, figure: fn(&PointFigures) -> Option<f64>| {
         figure(&c.metrics).map_or("-".into(), fmt_num)

@@ -10,6 +10,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// A password file holds one line: 64 KiB is more than any password.
+const PASSWORD_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
+    bytes: 64 << 10,
+    what: "a password file",
+    todo: "give --requirepass-file a file holding the password on its first line",
+};
+
 /// The server's options, as `hiops kv serve` takes them (see its --help).
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
@@ -71,15 +78,16 @@ impl ServeOptions {
         Ok(cfg)
     }
 
-    /// The password from --requirepass-file or --requirepass.
+    /// The password from --requirepass-file or --requirepass (its first
+    /// line; the file is read up to [`PASSWORD_FILE`]).
     fn password(&self) -> Result<Option<String>, BenchError> {
         let pass = match (&self.requirepass_file, &self.requirepass) {
             (Some(_), Some(_)) => {
                 return Err(bad("give --requirepass-file or --requirepass, not both"));
             }
             (Some(f), None) => {
-                let text = std::fs::read_to_string(f)
-                    .map_err(|e| bad(format!("--requirepass-file={}: {e}", f.display())))?;
+                let text = hiops_bench::input::read_text(f, &PASSWORD_FILE)
+                    .map_err(|e| bad(format!("--requirepass-file: {e}")))?;
                 text.lines().next().unwrap_or("").to_string()
             }
             (None, Some(p)) => {
