@@ -238,7 +238,9 @@ pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
         return Ok(Ended::Done);
     }
     signals::install();
-    std::fs::create_dir_all(&a.dir).map_err(|e| anyhow::anyhow!("{}: {e}", a.dir.display()))?;
+    // hiops makes only the directory it owns, never the ones above it.
+    hiops_suite::commands::check_dir("reproduce DIR", &a.dir)?;
+    hiops_suite::sweep::make_dir(&a.dir)?;
     let started = Instant::now();
     let mut failures = Vec::new();
     let mut ended = Ended::Done;
