@@ -75,8 +75,7 @@ fn sizes_and_counts_past_u64_are_refused_with_the_largest() {
 /// not set: init.c's fixup_options for iodepth_low and openfiles, iolog.c
 /// for replay_scale, backend.c's ioprio_set for prio). Each checked with
 /// `fio --parse-only` on 3.33 (the engine options with their engine).
-/// Options whose off value hiops cannot honour (create_fsync=0,
-/// allow_file_create=0, stats=0) stay refused.
+/// Options whose off value hiops cannot honour (stats=0) stay refused.
 const FIO_OFF_VALUES: &[(&str, &str)] = &[
     // Values of options hiops implements.
     ("rate_iops", "0"),
@@ -125,6 +124,7 @@ const FIO_OFF_VALUES: &[(&str, &str)] = &[
     ("log_hist_coarseness", "0"),
     ("rate_cycle", "1000"),
     ("create_fsync", "1"),
+    ("create_fsync", "0"),
     ("allow_file_create", "1"),
     ("stats", "1"),
     ("fadvise_hint", "1"),
@@ -335,4 +335,38 @@ fn a_missing_argument_is_named() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn allow_file_create_0_fails_a_job_whose_file_is_missing_as_fio_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--name=x",
+        "--filename=f",
+        "--size=1m",
+        "--ioengine=psync",
+        "--allow_file_create=0",
+    ];
+    let o = run_in(tmp.path(), &args);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("file creation disallowed by allow_file_create=0"),
+        "{}",
+        text(&o)
+    );
+    assert!(!tmp.path().join("f").exists(), "nothing created");
+    // The file there: the job runs on it, and create_fsync=0 lays out
+    // another without syncing it.
+    std::fs::write(tmp.path().join("f"), vec![7u8; 1 << 20]).unwrap();
+    let v = run_json(tmp.path(), &args);
+    assert_eq!(ios_in(job(&v, "x"), "read"), 256);
+    let g = [
+        "--name=y",
+        "--filename=g",
+        "--size=1m",
+        "--ioengine=psync",
+        "--create_fsync=0",
+    ];
+    let v = run_json(tmp.path(), &g);
+    assert_eq!(ios_in(job(&v, "y"), "read"), 256);
 }

@@ -88,6 +88,12 @@ pub struct TargetOptions {
     /// The access-pattern hint given to the kernel for each file as a job
     /// thread starts (fio's fadvise_hint; `None`: no hint).
     pub fadvise: Option<Fadvise>,
+    /// fsync a file after laying it out (fio's create_fsync, on by
+    /// default); off, its write-back may overlap the run as in fio.
+    pub create_fsync: bool,
+    /// Create a target file that does not exist (fio's allow_file_create,
+    /// on by default); off, a missing file is an error.
+    pub allow_file_create: bool,
 }
 
 impl TargetOptions {
@@ -113,6 +119,8 @@ impl TargetOptions {
             raid0_chunk: None,
             invalidate: true,
             fadvise: None,
+            create_fsync: true,
+            allow_file_create: true,
         }
     }
 }

@@ -25,6 +25,13 @@ pub(super) fn grow_file(
 ) -> Result<Option<f64>, BenchError> {
     let old_len = existing;
     let existing = existing.unwrap_or(0);
+    if existing.is_none() && !spec.target.allow_file_create {
+        // fio fails the job with the same words (filesetup.c).
+        return Err(BenchError::Failed(format!(
+            "{}: file creation disallowed by allow_file_create=0: create the file first, or drop allow_file_create=0",
+            path.display()
+        )));
+    }
     let want = match spec.target.size {
         Some(s) => s + fixed_offsets(spec),
         None if existing > 0 => existing,
@@ -48,7 +55,11 @@ pub(super) fn grow_file(
         // file (a layout would write a whole filesystem's free space twice).
         extend_sparse(path, want)?;
     } else {
-        lay_out(path, old_len, want, spec.workload.randseed, layout)?;
+        let how = Fill {
+            seed: spec.workload.randseed,
+            fsync: spec.target.create_fsync,
+        };
+        lay_out(path, (old_len, want), how, layout)?;
     }
     Ok(Some(t.elapsed().as_secs_f64()))
 }
@@ -69,15 +80,23 @@ fn extend_sparse(path: &Path, len: u64) -> Result<(), BenchError> {
         })
 }
 
+/// How a layout fills a file: its data's seed, and whether it is synced
+/// at the end (fio's create_fsync).
+#[derive(Clone, Copy)]
+struct Fill {
+    seed: u64,
+    fsync: bool,
+}
+
 /// Fills `path` from its old length (`None`: it does not exist) to `to`
-/// with incompressible data and syncs it. A layout that stops midway (an
-/// error such as ENOSPC, or Ctrl-C) leaves nothing it made: a file it
-/// created is removed, a file it extended is cut back to its old length.
+/// with incompressible data and syncs it where `how` says. A layout that
+/// stops midway (an error such as ENOSPC, or Ctrl-C) leaves nothing it
+/// made: a file it created is removed, a file it extended is cut back to
+/// its old length.
 fn lay_out(
     path: &Path,
-    old_len: Option<u64>,
-    to: u64,
-    seed: u64,
+    (old_len, to): (Option<u64>, u64),
+    how: Fill,
     layout: &mut Layout<'_>,
 ) -> Result<(), BenchError> {
     let mut f = OpenOptions::new()
@@ -92,7 +111,7 @@ fn lay_out(
             ))
         })?;
     let from = old_len.unwrap_or(0);
-    let Err(stopped) = fill(&mut f, path, from, to, seed, layout) else {
+    let Err(stopped) = fill(&mut f, path, (from, to), how, layout) else {
         // The job should not read the layout back from the page cache.
         // SAFETY: fadvise on our own open descriptor.
         unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
@@ -111,18 +130,18 @@ fn lay_out(
     }))
 }
 
-/// Writes `from..to` of `f` and syncs it. Err(None): interrupted.
+/// Writes `from..to` of `f`, synced where `how` says. Err(None):
+/// interrupted.
 fn fill(
     f: &mut File,
     path: &Path,
-    from: u64,
-    to: u64,
-    seed: u64,
+    (from, to): (u64, u64),
+    how: Fill,
     layout: &mut Layout<'_>,
 ) -> Result<(), Option<std::io::Error>> {
     use std::io::Seek;
     f.seek(std::io::SeekFrom::Start(from))?;
-    let mut rng = FastRng::new(seed ^ 0x001A_7007);
+    let mut rng = FastRng::new(how.seed ^ 0x001A_7007);
     let mut chunk = vec![0u8; LAYOUT_CHUNK];
     let mut at = from;
     let what = format!("laying out {}", path.display());
@@ -136,7 +155,10 @@ fn fill(
         at += n as u64;
         (layout.progress)(&what, at - from, to - from);
     }
-    Ok(f.sync_all()?)
+    if how.fsync {
+        f.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Takes back a layout that stopped: removes the file it created, or cuts
