@@ -25,7 +25,7 @@ pub(super) fn grow_file(
 ) -> Result<Option<f64>, BenchError> {
     let old_len = existing;
     let existing = existing.unwrap_or(0);
-    if existing.is_none() && !spec.target.allow_file_create {
+    if old_len.is_none() && !spec.target.allow_file_create {
         // fio fails the job with the same words (filesetup.c).
         return Err(BenchError::Failed(format!(
             "{}: file creation disallowed by allow_file_create=0: create the file first, or drop allow_file_create=0",

@@ -133,6 +133,9 @@ pub struct Draft {
     pub allow_mounted_write: bool,
     pub allow_write_devices: Vec<PathBuf>,
     pub fill_device: bool,
+    /// fio's create_fsync and allow_file_create (None: fio's default, on).
+    pub create_fsync: Option<bool>,
+    pub allow_file_create: Option<bool>,
     pub percentile_list: Option<Vec<f64>>,
     pub strategy: Option<hiops_path::Strategy>,
     pub spin: Option<u64>,

@@ -379,8 +379,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("large-block-op-kbytes", [], value, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
     opt!("prep", [], flag, "Accepted, no effect, as in fio: an option of fio's act profile (profile=act), which fio reads in any job file and uses only under that profile.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("create_serialize", [], flag, "Accepted, no effect: hiops lays out every file before any job starts measuring, so creation never overlaps measured I/O.", |_, v| { value::boolean(v).map(|_| ()) }),
-    opt!("create_fsync", [], flag, "fsync each file after laying it out (1, fio's default); 0 leaves its write-back to the kernel, which may then overlap the run, as in fio.", |d, v| { d.target.create_fsync = value::boolean(v)?; Ok(()) }),
-    opt!("allow_file_create", [], flag, "Create a target file that does not exist (1, fio's default); 0 makes a missing file an error, as in fio.", |d, v| { d.target.allow_file_create = value::boolean(v)?; Ok(()) }),
+    opt!("create_fsync", [], flag, "fsync each file after laying it out (1, fio's default); 0 leaves its write-back to the kernel, which may then overlap the run, as in fio.", |d, v| { d.create_fsync = Some(value::boolean(v)?); Ok(()) }),
+    opt!("allow_file_create", [], flag, "Create a target file that does not exist (1, fio's default); 0 makes a missing file an error, as in fio.", |d, v| { d.allow_file_create = Some(value::boolean(v)?); Ok(()) }),
     opt!("fadvise_hint", [], value, "The access-pattern hint (posix_fadvise) each job thread gives for its files as it starts: 1 (fio's default) random for a random workload and sequential otherwise, random, sequential, or 0 for none. Random turns readahead off, which is what buffered random reads measure.", |d, v| {
         d.fadvise_hint = Some(match need(v)? {
             "0" => None,

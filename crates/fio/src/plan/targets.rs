@@ -196,6 +196,8 @@ impl Draft {
         self.set_openfiles(spec)?;
         spec.target.unlink = self.unlink.unwrap_or(own_file);
         spec.target.fill_device = self.fill_device;
+        spec.target.create_fsync = self.create_fsync.unwrap_or(true);
+        spec.target.allow_file_create = self.allow_file_create.unwrap_or(true);
         // fio fills only when no size is given (init.c: size = -1).
         if self.fill_device && self.size.is_none() && self.filesize.is_none() {
             if let TargetSpec::Paths(files) = &spec.target.targets {
