@@ -195,7 +195,15 @@ mod tests {
             progress: &mut progress,
             interrupt: &stop,
         };
-        lay_out(path, old_len, 4 << 20, 1, &mut layout)
+        lay_out(
+            path,
+            (old_len, 4 << 20),
+            Fill {
+                seed: 1,
+                fsync: true,
+            },
+            &mut layout,
+        )
     }
 
     #[test]

@@ -59,143 +59,97 @@ struct StepLine {
     cmd: Suites,
 }
 
-fn argv(words: &[&str]) -> Vec<String> {
-    words.iter().map(|w| w.to_string()).collect()
+/// One experiment as a table row: its name, its directory under DIR, its
+/// command line (`{D}` stands for DIR), the options `--quick` adds, and
+/// its time on a 2-CPU machine in seconds, quick and full.
+struct StepDef {
+    name: &'static str,
+    dir: &'static str,
+    line: &'static str,
+    quick: &'static str,
+    estimate_s: (u64, u64),
 }
 
 /// The steps, in the order they run: the HIOPS paper's experiments, the
 /// platform study, the store's Fig 10 and cache sweep, the IOZone study.
+const STEP_DEFS: [StepDef; 5] = [
+    StepDef {
+        name: "HIOPS experiments",
+        dir: "hiops",
+        line: "experiment hiops --dir {D}/hiops",
+        quick: "--quick --runtime 1 --ramp 0 --size 256m",
+        estimate_s: (120, 3 * 3600),
+    },
+    StepDef {
+        name: "the platform study (ADMS'10)",
+        dir: "characterize",
+        line: "characterize --dir {D}/characterize",
+        quick: "--quick --runtime 1 --ramp 0 --size 256m",
+        estimate_s: (180, 3 * 1800),
+    },
+    StepDef {
+        name: "the store's Fig 10",
+        dir: "fig10",
+        line: "kv fig10 --path {D}/kv-store.dat --output {D}/fig10",
+        quick: "--clients 1,16 --time 2 --records 20000 --size 256m",
+        estimate_s: (60, 1800),
+    },
+    StepDef {
+        name: "the store's cache sweep",
+        dir: "cache-sweep",
+        line: "kv cache-sweep --path {D}/kv-cache.dat --output {D}/cache-sweep",
+        quick: "--quick",
+        estimate_s: (90, 1800),
+    },
+    StepDef {
+        name: "the IOZone study",
+        dir: "iozone",
+        line: "iozone --study --dir {D}/iozone",
+        quick: "--sizes 4k,64k --runtime 1 --ramp 0 --size 256m",
+        estimate_s: (60, 2400),
+    },
+];
+
+/// The steps' command lines for these arguments.
 fn steps(a: &ReproduceArgs) -> Vec<Step> {
-    let d = |sub: &str| a.dir.join(sub);
-    let s = |p: PathBuf| p.display().to_string();
-    let rounds = a.rounds.to_string();
-    let quick = a.quick;
-    let short = |words: &[&str]| if quick { argv(words) } else { Vec::new() };
-    let mut hiops = argv(&[
-        "experiment",
-        "hiops",
-        "--dir",
-        &s(d("hiops")),
-        "--rounds",
-        &rounds,
-    ]);
-    hiops.extend(short(&[
-        "--quick",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-        "--size",
-        "256m",
-    ]));
-    if hiops_suite::irq_affinity::is_root() {
-        hiops.extend(argv(&["--zram", "--loop"]));
-    }
-    let mut characterize = argv(&[
-        "characterize",
-        "--dir",
-        &s(d("characterize")),
-        "--rounds",
-        &rounds,
-    ]);
-    characterize.extend(short(&[
-        "--quick",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-        "--size",
-        "256m",
-    ]));
-    let mut fig10 = argv(&[
-        "kv",
-        "fig10",
-        "--path",
-        &s(d("kv-store.dat")),
-        "--output",
-        &s(d("fig10")),
-        "--rounds",
-        &rounds,
-    ]);
-    fig10.extend(short(&[
-        "--clients",
-        "1,16",
-        "--time",
-        "2",
-        "--records",
-        "20000",
-        "--size",
-        "256m",
-    ]));
-    let mut cache = argv(&[
-        "kv",
-        "cache-sweep",
-        "--path",
-        &s(d("kv-cache.dat")),
-        "--output",
-        &s(d("cache-sweep")),
-        "--rounds",
-        &rounds,
-    ]);
-    cache.extend(short(&["--quick"]));
-    // The study's own 5 runs at the least.
-    let study_rounds = if quick { a.rounds } else { a.rounds.max(5) }.to_string();
-    let mut iozone = argv(&[
-        "iozone",
-        "--study",
-        "--dir",
-        &s(d("iozone")),
-        "--rounds",
-        &study_rounds,
-    ]);
-    iozone.extend(short(&[
-        "--sizes",
-        "4k,64k",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-        "--size",
-        "256m",
-    ]));
-    let est = |quick_s, full_s| if quick { quick_s } else { full_s };
-    let mut all = [hiops, characterize, fig10, cache, iozone];
-    if a.restart {
-        all.iter_mut().for_each(|v| v.push("--restart".into()));
-    }
-    let [hiops, characterize, fig10, cache, iozone] = all;
-    vec![
-        Step {
-            name: "HIOPS experiments",
-            dir: d("hiops"),
-            argv: hiops,
-            estimate_s: est(120, 3 * 3600),
-        },
-        Step {
-            name: "the platform study (ADMS'10)",
-            dir: d("characterize"),
-            argv: characterize,
-            estimate_s: est(180, 3 * 1800),
-        },
-        Step {
-            name: "the store's Fig 10",
-            dir: d("fig10"),
-            argv: fig10,
-            estimate_s: est(60, 1800),
-        },
-        Step {
-            name: "the store's cache sweep",
-            dir: d("cache-sweep"),
-            argv: cache,
-            estimate_s: est(90, 1800),
-        },
-        Step {
-            name: "the IOZone study",
-            dir: d("iozone"),
-            argv: iozone,
-            estimate_s: est(60, 2400),
-        },
-    ]
+    let dir = a.dir.display().to_string();
+    let words = |text: &str| -> Vec<String> {
+        text.split_whitespace()
+            .map(|w| w.replace("{D}", &dir))
+            .collect()
+    };
+    STEP_DEFS
+        .iter()
+        .map(|def| {
+            let mut argv = words(def.line);
+            // The IOZone study's own 5 runs at the least, unless quick.
+            let rounds = match (def.dir, a.quick) {
+                ("iozone", false) => a.rounds.max(5),
+                _ => a.rounds,
+            };
+            argv.extend(["--rounds".to_string(), rounds.to_string()]);
+            if a.quick {
+                argv.extend(words(def.quick));
+            }
+            if def.dir == "hiops" && hiops_suite::irq_affinity::is_root() {
+                // Beside the disk, the RAM devices root can make.
+                argv.extend(words("--zram --loop"));
+            }
+            if a.restart {
+                argv.push("--restart".into());
+            }
+            Step {
+                name: def.name,
+                dir: a.dir.join(def.dir),
+                argv,
+                estimate_s: if a.quick {
+                    def.estimate_s.0
+                } else {
+                    def.estimate_s.1
+                },
+            }
+        })
+        .collect()
 }
 
 /// Runs one step in this process, as `hiops ARGV` would.
@@ -229,7 +183,10 @@ fn chosen(a: &ReproduceArgs, st: &Step) -> bool {
 
 pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
     let all = steps(&a);
-    debug_assert!(all.iter().zip(STEP_NAMES).all(|(s, n)| s.dir.ends_with(n)));
+    assert!(
+        STEP_DEFS.iter().zip(STEP_NAMES).all(|(s, n)| s.dir == n),
+        "--only names every step"
+    );
     let steps: Vec<&Step> = all.iter().filter(|st| chosen(&a, st)).collect();
     if a.list {
         for st in &steps {
