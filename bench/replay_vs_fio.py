@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A recorded trace replayed by fio and by hiops through pread, coop and the
-task path, side by side in one run (issue 22).
+task path, side by side in one run.
 
 fio records a trace (`write_iolog`, its v3 text) of 4 KiB random reads of a
 file; then every round replays it, as fast as the engine takes it

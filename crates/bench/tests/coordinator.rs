@@ -102,8 +102,9 @@ fn each_phase_agrees_starts_together_and_ends_on_every_rank() {
     let r = run(&[job(1), job(1)], &[0, 1], &mut c).expect("runs");
     assert_eq!(r.len(), 2);
     assert!(r.iter().all(|p| !p.stonewalled && p.total_ios() == 256));
+    // Every phase's outputs agreed first, then each phase in turn.
     let one = ["agree", "barrier", "work_done", "finish_phase"];
-    assert_eq!(c.calls, [one, one].concat());
+    assert_eq!(c.calls, [&["agree"][..], &one, &one].concat());
 }
 
 #[test]
@@ -117,7 +118,7 @@ fn a_peer_finishing_first_stops_this_rank_early() {
     assert!(r[0].stonewalled);
     assert!(r[0].total_ios() < 4000 * 4096, "{}", r[0].total_ios());
     // Stopped by a peer, this rank does not announce its own finish.
-    assert_eq!(c.calls, ["agree", "barrier", "finish_phase"]);
+    assert_eq!(c.calls, ["agree", "agree", "barrier", "finish_phase"]);
 }
 
 #[test]
@@ -139,5 +140,6 @@ fn a_bad_job_here_is_told_to_the_peers() {
         matches!(e, BenchError::Usage(ref m) if m.contains("iodepth")),
         "{e:?}"
     );
-    assert_eq!(c.calls, ["agree"]);
+    // The outputs agreed, then the phase's refusal told.
+    assert_eq!(c.calls, ["agree", "agree"]);
 }

@@ -1,5 +1,5 @@
 //! Damage is found and named, never served: one test per kind of damage
-//! the issue measured. Each is refused without repair (one line naming
+//! a crash, a bad sector or a careless write leaves. Each is refused without repair (one line naming
 //! block and byte, the file left as it was); with repair no older value and
 //! no deleted key comes back, the report names the keys it dropped, and
 //! the repaired store opens clean.
