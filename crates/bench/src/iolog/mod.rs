@@ -382,17 +382,7 @@ mod tests {
         let text =
             "fio version 2 iolog\n/f add\n/f open\n/f read 18446744073709551615 1\n/f close\n";
         std::fs::write(&trace, text).unwrap();
-        let spec = ReplaySpec {
-            trace: trace.clone(),
-            format: TraceFormat::Text { version: 2 },
-            files: Vec::new(),
-            no_stall: false,
-            time_scale_pct: 100,
-            offset_divisor: 1,
-            align: 0,
-            skip: ReplaySkip::default(),
-            trims: false,
-        };
+        let spec = text_spec(&trace);
         let err = scan(&spec, true).unwrap_err().to_string();
         assert!(err.contains("ends past the largest offset"), "{err}");
         assert!(err.contains("t.log"), "{err}");
