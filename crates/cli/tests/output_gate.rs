@@ -268,65 +268,15 @@ fn every_writer_refuses_a_zram_device_and_leaves_it_as_it_was() {
     });
 }
 
-/// An ext4 on a loop device over a file of ours, mounted read-only (the
-/// filesystem then writes nothing of its own); unmounted and detached on
-/// drop.
-struct MountedLoop {
-    dev: String,
-    at: Option<PathBuf>,
-}
-
-impl Drop for MountedLoop {
-    fn drop(&mut self) {
-        if let Some(at) = &self.at {
-            let _ = Command::new("umount").arg(at).status();
-        }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn quiet(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn mounted_ext4(img: &Path, at: &Path) -> Result<MountedLoop, String> {
-    if !is_root() {
-        return Err("needs root to attach and mount a loop device".into());
-    }
-    std::fs::File::create(img)
-        .and_then(|f| f.set_len(32 << 20))
-        .map_err(|e| e.to_string())?;
-    if !quiet(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(img)) {
-        return Err("mkfs.ext4 is not available".into());
-    }
-    let o = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(img)
-        .output();
-    let o = o.map_err(|e| format!("losetup is not available ({e})"))?;
-    if !o.status.success() {
-        return Err("losetup failed (no loop devices here?)".into());
-    }
-    let mut m = MountedLoop {
-        dev: String::from_utf8_lossy(&o.stdout).trim().into(),
-        at: None,
-    };
-    std::fs::create_dir(at).map_err(|e| e.to_string())?;
-    if !quiet(Command::new("mount").args(["-o", "ro"]).arg(&m.dev).arg(at)) {
-        return Err("mount failed (no permission to mount here)".into());
-    }
-    m.at = Some(at.to_path_buf());
-    Ok(m)
-}
+#[path = "../../safety/tests/support/mounted_loop.rs"]
+mod mounted_loop;
+use mounted_loop::{mounted_ext4, quiet};
 
 #[test]
 fn every_writer_refuses_the_backing_file_of_a_mounted_loop_device() {
     let tmp = tempfile::tempdir().unwrap();
     let img = tmp.path().join("fs.img");
-    let m = match mounted_ext4(&img, &tmp.path().join("mnt")) {
+    let m = match mounted_ext4(&img, &tmp.path().join("mnt"), &["-o", "ro"]) {
         Ok(m) => m,
         Err(why) => return eprintln!("skipped: {why}"),
     };

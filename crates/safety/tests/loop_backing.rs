@@ -5,68 +5,18 @@
 //! and mount; skips with a reason without them.
 
 use hiops_safety::{check_output, check_write, create_output, Grants, OutputMode, Refusal};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-/// A loop device over `backing`, unmounted and detached on drop.
-struct Mounted {
-    dev: String,
-    at: Option<PathBuf>,
-}
+use std::process::Command;
 
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        if let Some(at) = &self.at {
-            let _ = Command::new("umount").arg(at).status();
-        }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn quiet(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// An ext4 on a loop device over `img`, mounted at `at`, or why not.
-fn mounted_ext4(img: &Path, at: &Path) -> Result<Mounted, String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("needs root to attach and mount a loop device".into());
-    }
-    std::fs::File::create(img)
-        .and_then(|f| f.set_len(32 << 20))
-        .map_err(|e| e.to_string())?;
-    if !quiet(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(img)) {
-        return Err("mkfs.ext4 is not available".into());
-    }
-    let out = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(img)
-        .output()
-        .map_err(|e| format!("losetup is not available ({e})"))?;
-    if !out.status.success() {
-        return Err("losetup failed (no loop devices here?)".into());
-    }
-    let mut m = Mounted {
-        dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        at: None,
-    };
-    std::fs::create_dir(at).map_err(|e| e.to_string())?;
-    if !quiet(Command::new("mount").arg(&m.dev).arg(at)) {
-        return Err("mount failed (no permission to mount here)".into());
-    }
-    m.at = Some(at.to_path_buf());
-    Ok(m)
-}
+#[path = "support/mounted_loop.rs"]
+mod mounted_loop;
+use mounted_loop::mounted_ext4;
 
 #[test]
 fn the_backing_file_of_a_mounted_loop_device_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let img = tmp.path().join("fs.img");
-    let m = match mounted_ext4(&img, &tmp.path().join("mnt")) {
+    let m = match mounted_ext4(&img, &tmp.path().join("mnt"), &[]) {
         Ok(m) => m,
         Err(why) => return eprintln!("skipped: {why}"),
     };
