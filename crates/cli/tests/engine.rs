@@ -260,6 +260,94 @@ fn rate_min_fails_a_job_that_falls_below_it() {
     assert!(err.contains("below rate_min"), "{err}");
 }
 
+/// The starved job of the test above: 10 IOPS against rate_iops_min=50,
+/// for `runtime`, its rate judged over `cycle`.
+fn starved(dir: &Path, runtime: &str, cycle: &str) -> Output {
+    let runtime = format!("--runtime={runtime}");
+    let cycle = format!("--rate_cycle={cycle}");
+    let args = [
+        "--name=starved",
+        "--ioengine=mem",
+        "--size=1m",
+        "--rw=randread",
+        "--rate_iops=10",
+        "--rate_iops_min=50",
+        "--time_based",
+        runtime.as_str(),
+        cycle.as_str(),
+    ];
+    run_json(dir, &args).0
+}
+
+#[test]
+fn rate_min_is_judged_over_rate_cycle() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A window longer than the job: never judged, as in fio.
+    let o = starved(tmp.path(), "2", "5000");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // 800 ms is judged in 300 ms windows, never in 1000 ms ones.
+    let o = starved(tmp.path(), "800ms", "1000");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = starved(tmp.path(), "800ms", "300");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("below rate_min"), "{err}");
+    // No window at all is a mistake, not a check on every I/O.
+    let o = hiops(
+        tmp.path(),
+        &["run", "--ioengine=null", "--size=1m", "--rate_cycle=0"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--rate_cycle=0") && err.contains("1 or more"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_job_with_stats_0_runs_but_stays_out_of_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("hidden.dat");
+    let hidden = format!("--filename={}", file.display());
+    let common = ["--size=1m", "--rw=write", "--bs=4k"];
+    let mut args = vec![
+        "--name=hidden",
+        hidden.as_str(),
+        "--stats=0",
+        "--ioengine=psync",
+    ];
+    args.extend(common);
+    args.extend(["--name=shown", "--ioengine=null"]);
+    args.extend(common);
+    let v = ok_json(tmp.path(), &args);
+    let jobs = v["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["shown"]);
+    assert_eq!(jobs[0]["write"]["io_bytes"], 1 << 20);
+    // The hidden job did its I/O all the same.
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 1 << 20);
+    let mut text_args = vec!["run", "--no-progress"];
+    text_args.extend(&args);
+    let o = hiops(tmp.path(), &text_args);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && text.contains("shown"), "{text}");
+    assert!(!text.contains("hidden"), "{text}");
+}
+
 #[test]
 fn runtime_is_per_job() {
     let tmp = tempfile::tempdir().unwrap();

@@ -172,23 +172,6 @@ fn options_of_other_engines_and_values_that_would_change_a_result_are_refused() 
         "{}",
         stderr(&o)
     );
-    // rate_cycle is accepted at fio's default only.
-    let o = hiops(
-        tmp.path(),
-        &[
-            "run",
-            "--name=x",
-            "--ioengine=null",
-            "--size=1m",
-            "--rate_cycle=500",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--rate_cycle=500: hiops does not implement this setting: hiops judges rate_min over 1000 ms"),
-        "{}",
-        stderr(&o)
-    );
 }
 
 #[test]

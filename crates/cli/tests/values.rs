@@ -75,7 +75,7 @@ fn sizes_and_counts_past_u64_are_refused_with_the_largest() {
 /// not set: init.c's fixup_options for iodepth_low and openfiles, iolog.c
 /// for replay_scale, backend.c's ioprio_set for prio). Each checked with
 /// `fio --parse-only` on 3.33 (the engine options with their engine).
-/// Options whose off value hiops cannot honour (stats=0) stay refused.
+/// stats=0 is honoured, and judged apart: its job leaves the report.
 const FIO_OFF_VALUES: &[(&str, &str)] = &[
     // Values of options hiops implements.
     ("rate_iops", "0"),

@@ -47,6 +47,8 @@ pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile,
 /// One process's result in the formats asked for, in fio's order: terse
 /// lines, the JSON, the normal text (stat.c writes its buffers so).
 pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult]) -> String {
+    let reported = reported_jobs(results);
+    let results = reported.as_deref().unwrap_or(results);
     let mut text = String::new();
     let json = req.format != Format::Normal;
     if json || req.terse {
@@ -68,6 +70,23 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
         text += &hiops_report::text::summary_set(results, &plan.ignored);
     }
     text
+}
+
+/// The results without the jobs fio's stats=0 leaves out of the report
+/// (None when every job is reported). A phase keeps its place, as fio
+/// still prints its group's heading.
+fn reported_jobs(results: &[RunResult]) -> Option<Vec<RunResult>> {
+    let all = |r: &RunResult| r.jobs.iter().all(|j| j.spec.meta.reported);
+    if results.iter().all(all) {
+        return None;
+    }
+    let kept = results.iter().map(|r| {
+        let mut r = r.clone();
+        r.jobs.retain(|j| j.spec.meta.reported);
+        assert!(r.jobs.iter().all(|j| j.spec.meta.reported));
+        r
+    });
+    Some(kept.collect())
 }
 
 /// The result to --output's file, or to stdout. A file that cannot be

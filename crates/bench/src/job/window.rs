@@ -11,7 +11,7 @@ use hiops_hal::{now_ns, DepthStats};
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// fio's rate_min check, once a second of the measured window.
+/// fio's rate_min check, once per rate_cycle of the measured window.
 pub(super) struct RateCheck {
     at_ns: u64,
     totals: [(u64, u64); 3],
@@ -56,7 +56,7 @@ impl<D: Driver> JobThread<'_, D> {
     }
 
     /// Opens the measured window when the run's ramp is over; checks
-    /// rate_min once a second inside it.
+    /// rate_min once per rate_cycle inside it.
     pub(super) fn tick(&mut self, now: u64) {
         if self.window.is_none() && self.result.runtime_ns == 0 && self.ctrl.measuring.load(Relaxed)
         {
@@ -136,7 +136,11 @@ impl<D: Driver> JobThread<'_, D> {
             return;
         };
         let dt = now.saturating_sub(rc.at_ns);
-        if dt < 1_000_000_000 {
+        assert!(
+            self.spec.workload.rate_cycle_ns > 0,
+            "rate_cycle is at least 1 ms"
+        );
+        if dt < self.spec.workload.rate_cycle_ns {
             return;
         }
         let secs = dt as f64 / 1e9;

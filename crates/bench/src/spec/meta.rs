@@ -1,7 +1,7 @@
 //! How a job was given, for the report.
 
 /// What the report needs to know about how a job was given (job files).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct JobMeta {
     pub description: Option<String>,
     /// The job's own options as written, for fio's `"job options"`.
@@ -10,6 +10,8 @@ pub struct JobMeta {
     pub group: u32,
     /// Report the job's threads merged (fio's group_reporting).
     pub group_reporting: bool,
+    /// fio's stats=0 clears it: the job runs, the report leaves it out.
+    pub reported: bool,
     /// Completion-latency percentiles to report (fio's percentile_list).
     pub percentiles: Option<Vec<f64>>,
     /// Options that were ignored with --ignore-unsupported.
@@ -18,6 +20,23 @@ pub struct JobMeta {
     pub unified_rw: UnifiedRw,
     /// Which latencies the report gives percentiles for.
     pub shown_percentiles: LatPercentiles,
+}
+
+impl Default for JobMeta {
+    /// A job reported alone in group 0, with fio's default percentiles.
+    fn default() -> Self {
+        JobMeta {
+            description: None,
+            options: Vec::new(),
+            group: 0,
+            group_reporting: false,
+            reported: true,
+            percentiles: None,
+            ignored: Vec::new(),
+            unified_rw: UnifiedRw::default(),
+            shown_percentiles: LatPercentiles::default(),
+        }
+    }
 }
 
 /// fio's slat_percentiles, clat_percentiles and lat_percentiles: which

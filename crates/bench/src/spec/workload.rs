@@ -44,6 +44,8 @@ pub struct Workload {
     /// The least each direction must keep up over each second (fio's
     /// rate_min, rate_iops_min): below it the job fails.
     pub rate_min: [Option<RateMin>; 2],
+    /// The window rate_min is judged over (fio's rate_cycle), ns; never 0.
+    pub rate_cycle_ns: u64,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
@@ -86,6 +88,7 @@ impl Default for Workload {
             rate_iops: [None; 2],
             rate_poisson: false,
             rate_min: [None; 2],
+            rate_cycle_ns: 1_000_000_000,
             rw_gap: 0,
             buffer_pattern: None,
             block_align: None,

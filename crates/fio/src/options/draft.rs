@@ -65,6 +65,8 @@ pub struct Draft {
     pub rate: [Option<u64>; 2],
     pub rate_min: [Option<u64>; 2],
     pub rate_iops_min: [Option<u64>; 2],
+    /// fio's rate_cycle in ms (None: its default, 1000).
+    pub rate_cycle: Option<u64>,
     pub rate_poisson: Option<bool>,
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
@@ -95,6 +97,8 @@ pub struct Draft {
     /// fio's wait_for: the name of an earlier job this one starts after.
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// fio's stats (None: its default, on).
+    pub stats: Option<bool>,
     /// fio's unified_rw_reporting (a report option: kept for JobMeta).
     pub unified_rw: Option<UnifiedRw>,
     /// fio's slat_percentiles, clat_percentiles, lat_percentiles (report

@@ -166,11 +166,11 @@ pub static OPTIONS: &[OptDef] = &[
         let kb = d.kb_base;
         d.rate = off_at_zero(per_direction(need(v)?, d.rate, |t| value::size(t, kb))?); Ok(())
     }),
-    opt!("rate_min", ["ratemin"], value, "The job fails if a direction moves fewer bytes/s than this over a second (READ,WRITE; 0: no check, as not given).", |d, v| {
+    opt!("rate_min", ["ratemin"], value, "The job fails if a direction moves fewer bytes/s than this over rate_cycle, a second by default (READ,WRITE; 0: no check, as not given).", |d, v| {
         let kb = d.kb_base;
         d.rate_min = off_at_zero(per_direction(need(v)?, d.rate_min, |t| value::size(t, kb))?); Ok(())
     }),
-    opt!("rate_iops_min", [], value, "The job fails if a direction completes fewer I/Os than this over a second (READ,WRITE; 0: no check, as not given).", |d, v| {
+    opt!("rate_iops_min", [], value, "The job fails if a direction completes fewer I/Os than this over rate_cycle, a second by default (READ,WRITE; 0: no check, as not given).", |d, v| {
         let kb = d.kb_base;
         d.rate_iops_min = off_at_zero(per_direction(need(v)?, d.rate_iops_min, |t| value::int(t, kb))?); Ok(())
     }),
@@ -416,12 +416,12 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
-    opt!("rate_cycle", ["ratecycle"], value, "Accepted when 1000 (ms, fio's default), no effect: hiops judges rate_min and rate_iops_min over one second. Other windows are refused.", |d, v| {
-        only_when(value::int(need(v)?, d.kb_base)?, 1000, "hiops judges rate_min over 1000 ms; drop it")
+    opt!("rate_cycle", ["ratecycle"], value, "The window in ms over which rate_min and rate_iops_min are judged (fio's default: 1000).", |d, v| {
+        let ms = value::int(need(v)?, d.kb_base)?;
+        if ms == 0 { return Err("give the window in ms, 1 or more".into()); }
+        d.rate_cycle = Some(ms); Ok(())
     }),
-    opt!("stats", [], flag, "Accepted when 1 (fio's default), no effect. 0 is refused: hiops always reports a job's figures.", |_, v| {
-        only_when(value::boolean(v)?, true, "hiops always reports a job's figures; drop stats=0")
-    }),
+    opt!("stats", [], flag, "0: the job runs but is left out of the report and of its group's totals, as fio leaves it out (fio 3.33's JSON keeps a nameless placeholder entry; hiops' JSON leaves the job out). Its errors still set the exit status.", |d, v| { d.stats = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory or --aux-path (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {

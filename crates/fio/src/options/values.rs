@@ -191,14 +191,6 @@ pub(super) fn one_of(v: &str, accepted: &[&str], instead: &str) -> Result<(), Va
     .into())
 }
 
-/// An accepted no-op option that must have the value hiops behaves as.
-pub(super) fn only_when<T: PartialEq>(got: T, want: T, instead: &str) -> Result<(), ValueError> {
-    if got == want {
-        return Ok(());
-    }
-    Err(format!("hiops does not implement this setting: {instead}").into())
-}
-
 /// First of fio's `read,write` pair that is given (hiops' rate limit is one
 /// figure per thread).
 pub(super) fn first_of_pair(text: &str) -> &str {

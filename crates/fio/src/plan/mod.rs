@@ -298,6 +298,7 @@ fn spec_of(
     let description = draft.description.take();
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;
+    let reported = draft.stats.unwrap_or(true);
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
     let (mut spec, own_temp) =
@@ -323,6 +324,7 @@ fn spec_of(
         // hiops' own job reports its clones merged; fio's jobs do
         // only with group_reporting.
         group_reporting: group_reporting || defaults == Defaults::Embedded,
+        reported,
         percentiles,
         ignored,
         unified_rw,

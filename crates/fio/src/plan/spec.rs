@@ -207,6 +207,7 @@ impl Draft {
                 (None, None) => None,
             };
         }
+        spec.workload.rate_cycle_ns = self.rate_cycle.unwrap_or(1000).saturating_mul(1_000_000);
         spec.workload.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.workload.thinktime_ns = self.thinktime.unwrap_or(0);
         spec.timing.clocksource = self.clocksource;
