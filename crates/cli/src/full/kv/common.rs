@@ -126,7 +126,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub proto_max_bulk_len: Option<String>,
     /// A file whose first line is the password clients must AUTH with
-    /// (Redis' requirepass, kept off the command line where ps shows it).
+    /// (Redis' requirepass, kept off the command line where ps shows it;
+    /// the file is read up to 64 KiB).
     #[arg(long, value_name = "FILE")]
     pub requirepass_file: Option<PathBuf>,
     /// The password itself (visible to every user through ps: prefer
