@@ -18,6 +18,7 @@ pub mod compare;
 pub mod cores_devices;
 pub mod devices;
 mod error;
+pub mod fig10_claims;
 pub mod fig10_devices;
 pub mod hdd_like;
 pub mod hiops_paper;
@@ -403,7 +404,7 @@ pub fn fig10_section(s: &SweepDir) -> Section {
     };
     notes.extend(cache_note(&medians));
     Section {
-        claims: Vec::new(),
+        claims: fig10_claims::claims(s),
         heading: s.def.title.clone(),
         findings,
         charts,

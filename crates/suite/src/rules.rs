@@ -11,6 +11,11 @@
 //! - the paper's sign and a size within the rule's tolerance: "reproduced";
 //! - the paper's sign, another size: "partly reproduced".
 //!
+//! A claim that two arms do not differ ("no gain above 8 KiB") is its own
+//! rule, [`Rule::no_effect`]: reproduced when every round stays within a
+//! margin of no effect, not reproduced when every round lies beyond it on
+//! one side, not shown otherwise.
+//!
 //! The effect quoted is the median round; its spread is the lowest and the
 //! highest round.
 
@@ -35,6 +40,9 @@ pub enum Size {
     /// Of the paper's sign and no further from no effect than `bound` (a
     /// share the paper bounds: "adds less than 15%").
     Under { bound: f64 },
+    /// No effect: every round within `margin` of the value of no effect
+    /// (the paper's value is that value).
+    NoEffect { margin: f64 },
 }
 
 /// A verdict rule: the value of no effect, the paper's value, the size the
@@ -88,6 +96,17 @@ impl Rule {
         }
     }
 
+    /// The paper found no difference between two arms: a ratio of 1,
+    /// reproduced when every round stays within `margin` of it.
+    pub const fn no_effect(name: &'static str, margin: f64) -> Rule {
+        Rule {
+            name,
+            null: 1.0,
+            paper: 1.0,
+            size: Size::NoEffect { margin },
+        }
+    }
+
     /// The rule's answer where its premise fails (unlike devices, say):
     /// "not shown", for `reason`, with no rounds read.
     pub fn unjudged(&self, reason: String) -> Judgement {
@@ -104,8 +123,8 @@ impl Rule {
     /// Reads the effect's rounds (non-finite rounds are left out).
     pub fn judge(&self, rounds: &[f64]) -> Judgement {
         debug_assert!(
-            self.paper != self.null,
-            "a rule needs an effect to look for"
+            (self.paper != self.null) ^ matches!(self.size, Size::NoEffect { .. }),
+            "a rule looks for an effect, or for none"
         );
         let mut v: Vec<f64> = rounds.iter().copied().filter(|x| x.is_finite()).collect();
         v.sort_by(f64::total_cmp);
@@ -130,6 +149,9 @@ impl Rule {
             let why = format!("{} rounds, the rule needs {MIN_ROUNDS}", v.len());
             return (Verdict::NotShown, why);
         }
+        if let Size::NoEffect { margin } = self.size {
+            return self.decide_none(margin, (lo, hi));
+        }
         if lo <= self.null && self.null <= hi {
             let why = format!(
                 "the rounds ({lo:.3}..{hi:.3}) span no effect ({})",
@@ -151,6 +173,7 @@ impl Rule {
             Size::AtLeast { tolerance } => (here >= paper * (1.0 - tolerance), tolerance),
             Size::Within { tolerance } => ((here - paper).abs() <= paper * tolerance, tolerance),
             Size::Under { bound } => (here <= (bound - self.null).abs(), 0.0),
+            Size::NoEffect { .. } => unreachable!("judged by decide_none"),
         };
         let what = match self.size {
             Size::AtLeast { .. } => {
@@ -158,11 +181,32 @@ impl Rule {
             }
             Size::Within { .. } => format!("within {:.0}% of the paper's", tolerance * 100.0),
             Size::Under { bound } => format!("under the paper's bound ({bound})"),
+            Size::NoEffect { .. } => unreachable!("judged by decide_none"),
         };
         if held {
             (Verdict::Reproduced, format!("the paper's sign, {what}"))
         } else {
             (Verdict::Partly, format!("the paper's sign, not {what}"))
+        }
+    }
+}
+
+impl Rule {
+    /// "No effect" over the rounds' range `lo..hi`: all inside the margin,
+    /// all beyond it on one side, or some of each.
+    fn decide_none(&self, margin: f64, (lo, hi): (f64, f64)) -> (Verdict, String) {
+        assert!(margin > 0.0 && lo <= hi, "a margin, and rounds in order");
+        let (floor, ceiling) = (self.null - margin, self.null + margin);
+        let band = format!("{floor:.2}..{ceiling:.2}");
+        if floor <= lo && hi <= ceiling {
+            let why = format!("every round ({lo:.3}..{hi:.3}) within {band}");
+            (Verdict::Reproduced, why)
+        } else if lo > ceiling || hi < floor {
+            let why = format!("every round ({lo:.3}..{hi:.3}) beyond {band}: an effect");
+            (Verdict::NotReproduced, why)
+        } else {
+            let why = format!("the rounds ({lo:.3}..{hi:.3}) cross the edge of {band}");
+            (Verdict::NotShown, why)
         }
     }
 }
@@ -252,6 +296,25 @@ mod tests {
         // the file path was as often cheaper as dearer.
         assert_eq!(fs.judge(&[0.04, -0.06, 0.02]).verdict, Verdict::NotShown);
         assert_eq!(fs.judge(&[0.30, 0.25, 0.28]).verdict, Verdict::Partly);
+    }
+
+    #[test]
+    fn no_effect_holds_only_when_every_round_stays_inside_its_margin() {
+        let none = Rule::no_effect("no gain above 8 KiB", 0.10);
+        let j = none.judge(&[0.97, 1.04, 1.01]);
+        assert_eq!(j.verdict, Verdict::Reproduced, "{}", j.reason);
+        // A clear gain, or a clear loss, in every round: an effect.
+        assert_eq!(
+            none.judge(&[1.30, 1.25, 1.40]).verdict,
+            Verdict::NotReproduced
+        );
+        assert_eq!(
+            none.judge(&[0.50, 0.45, 0.60]).verdict,
+            Verdict::NotReproduced
+        );
+        // Rounds on both sides of the margin's edge say nothing.
+        assert_eq!(none.judge(&[0.95, 1.15, 1.02]).verdict, Verdict::NotShown);
+        assert_eq!(none.judge(&[1.0, 1.0]).verdict, Verdict::NotShown);
     }
 
     #[test]

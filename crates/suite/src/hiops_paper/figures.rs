@@ -1,7 +1,9 @@
 //! The report's sections of the HIOPS paper's experiment: the figures read
 //! straight from one sweep each (Fig 1, 7, 9, the thread and task sweeps).
 
-use super::against_pread::{against_pread_section, fig7_claims, inline_device_section};
+use super::against_pread::{
+    against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section,
+};
 use super::point::{at, rounds};
 use super::{ablation::ablation_section, handoff::handoff_section, Plan};
 use crate::chart_of::fmt_num;
@@ -69,6 +71,7 @@ fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
         ],
     );
     sec.claims.extend(fig7_claims(s, label, many));
+    sec.claims.extend(fig7_equal_claims(s, label, many));
     sec
 }
 

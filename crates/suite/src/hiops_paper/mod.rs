@@ -577,6 +577,55 @@ mod tests {
     }
 
     #[test]
+    fn fig7_no_difference_claims_need_every_round_inside_the_margin() {
+        let p = Plan::new(targets(), false, "3", "1", "1g", 3);
+        let def = p
+            .sweeps()
+            .into_iter()
+            .find(|(n, _)| n == "disk-bs")
+            .unwrap()
+            .1;
+        let at = |r: u32, bs: &str, st: &str, iops: f64| crate::sweep::Point {
+            round: r,
+            ..point(bs, st, iops, 1000.0)
+        };
+        let mut points = Vec::new();
+        for r in 0..3 {
+            let wobble = 1.0 + f64::from(r) * 0.03;
+            for bs in ["512", "4k", "64k"] {
+                points.push(at(r, bs, "pread", 100.0));
+                // Above 8 KiB coop-shared meets pread; coop still gains.
+                let shared = if bs == "64k" { 98.0 * wobble } else { 60.0 };
+                points.push(at(r, bs, "coop-shared", shared));
+                points.push(at(r, bs, "coop", 130.0 * wobble));
+                // Polling at half the interrupts' IOPS at 512 B, equal at 4 KiB.
+                let poll = if bs == "512" { 30.0 } else { 60.0 * wobble };
+                points.push(at(r, bs, "poll", poll));
+            }
+        }
+        let s = SweepDir {
+            path: "/x".into(),
+            def,
+            points,
+        };
+        let rows = against_pread::fig7_equal_claims(&s, "disk", 128);
+        let verdict = |item: &str, measured: &str| {
+            rows.iter()
+                .find(|c| c.item == item && c.measured.contains(measured))
+                .unwrap_or_else(|| panic!("no {item} row with {measured}: {rows:?}"))
+                .verdict
+        };
+        use crate::claims::Verdict;
+        let above = "hiops-fig7-no-gain-above-8k";
+        assert_eq!(verdict(above, "coop-shared 1.01x"), Verdict::Reproduced);
+        assert_eq!(verdict(above, "coop 1.34x"), Verdict::NotReproduced);
+        let poll = "hiops-fig7-irq-equals-poll";
+        assert_eq!(verdict(poll, "at 512,"), Verdict::NotReproduced);
+        assert_eq!(verdict(poll, "at 4k,"), Verdict::Reproduced);
+        assert_eq!(rows.len(), 4);
+    }
+
+    #[test]
     fn targets_are_judged_from_the_thread_sweep() {
         let mut p = Plan::new(targets(), false, "3", "1", "1g", 1);
         p.strategies = vec!["pread".into(), "completion-thread".into(), "coop".into()];
