@@ -39,8 +39,17 @@ pub struct PlatformFacts {
     /// granularity), where the kernel shows it.
     #[serde(default)]
     pub sched_slice: String,
+    /// Clocks (TSC) per system call round trip (getppid), one figure per
+    /// round of [`SYSCALL_CALLS`] calls (ADMS'10 §4.2's "user-kernel-user
+    /// transitions"). Empty in results of older hiops.
+    #[serde(default)]
+    pub syscall_clocks: Vec<f64>,
     pub devices: Vec<DeviceFacts>,
 }
+
+/// Rounds of the system-call timing, and calls per round: about 5 x 30 ms.
+pub const SYSCALL_ROUNDS: usize = 5;
+pub const SYSCALL_CALLS: u32 = 100_000;
 
 /// One block device's queue settings and its interrupts' CPUs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -98,6 +107,7 @@ impl PlatformFacts {
             virtualization: virtualization(),
             tick: tick(&kernel_config()),
             sched_slice: sched_slice(),
+            syscall_clocks: (0..SYSCALL_ROUNDS).map(|_| syscall_round_trip()).collect(),
             devices,
         }
     }
@@ -170,10 +180,27 @@ impl PlatformFacts {
             ("virtualization".into(), self.virtualization.clone()),
             ("timer tick".into(), or_none(&self.tick)),
             ("scheduler slice".into(), or_none(&self.sched_slice)),
+            ("system call round trip".into(), self.syscall_summary()),
             ("kernel command line".into(), self.cmdline.clone()),
         ];
         rows.extend(self.devices.iter().map(|d| (d.name.clone(), d.summary())));
         rows
+    }
+}
+
+impl PlatformFacts {
+    /// "612 clocks (median of 5 rounds of getppid, 598-640)", or "-".
+    fn syscall_summary(&self) -> String {
+        let mut v = self.syscall_clocks.clone();
+        v.sort_by(f64::total_cmp);
+        let (Some(lo), Some(hi)) = (v.first(), v.last()) else {
+            return "-".into();
+        };
+        format!(
+            "{:.0} clocks (median of {} rounds of getppid, {lo:.0}-{hi:.0})",
+            v[v.len() / 2],
+            v.len()
+        )
     }
 }
 
@@ -278,6 +305,19 @@ fn tick(config: &str) -> String {
         "CPU time sampled at each tick"
     };
     format!("{hz} Hz, {mode}, {accounting}")
+}
+
+/// TSC clocks per system call and return: the mean over
+/// [`SYSCALL_CALLS`] calls of getppid, a call that does no work in the
+/// kernel (glibc does not cache it).
+fn syscall_round_trip() -> f64 {
+    let start = hiops_stats::tsc::rdtsc();
+    for _ in 0..SYSCALL_CALLS {
+        // SAFETY: getppid takes no arguments and cannot fail.
+        std::hint::black_box(unsafe { libc::getppid() });
+    }
+    let clocks = hiops_stats::tsc::rdtsc().wrapping_sub(start);
+    clocks as f64 / f64::from(SYSCALL_CALLS)
 }
 
 /// The scheduler's time slice, where the kernel shows it (debugfs mounted).
@@ -472,7 +512,14 @@ mod tests {
             }
             None => assert!(f.devices.is_empty(), "the temp dir is on no block device"),
         }
-        assert_eq!(f.rows().len(), 8 + f.devices.len());
+        assert_eq!(f.rows().len(), 9 + f.devices.len());
+        // A system call and its return cost some clocks, in every round.
+        assert_eq!(f.syscall_clocks.len(), SYSCALL_ROUNDS);
+        assert!(
+            f.syscall_clocks.iter().all(|&c| c > 1.0 && c.is_finite()),
+            "{:?}",
+            f.syscall_clocks
+        );
         // A file the run has not made yet: its directory's device (the
         // suites read the platform before they make their files).
         let later = dir.join("hiops-not-made-yet/job.0.0");
