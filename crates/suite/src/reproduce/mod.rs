@@ -2,6 +2,7 @@
 //! machine's figure. [`items`] lists what the documents claim; [`reading`]
 //! sets a run's claim rows against them, one row per item.
 
+pub mod hardware;
 pub mod items;
 pub mod reading;
 
@@ -36,7 +37,7 @@ pub fn write_reading(
             part.join("index.html").display()
         ));
     }
-    let rows = reading::reading(&claims);
+    let rows = reading::reading(&claims, &hardware::Inventory::read());
     let counts: Vec<String> = (reading::counts(&rows).into_iter())
         .filter(|(_, n)| *n > 0)
         .map(|(v, n)| format!("{n} {v}"))

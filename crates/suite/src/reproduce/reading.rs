@@ -5,6 +5,7 @@
 //! or that no experiment of hiops reads it yet) and has no verdict of its
 //! own. Nothing here is hand-written about this machine.
 
+use super::hardware::Inventory;
 use super::items::{SeedItem, SEED_ITEMS};
 use crate::claims::{ClaimRow, Verdict};
 use crate::page::Table;
@@ -29,8 +30,10 @@ pub struct ReadingRow {
 
 /// The reading of every seed item from the claim rows of a run's reports,
 /// in the items' order. An item with several rows (two arms, two sizes,
-/// two targets) keeps each.
-pub fn reading(claims: &[ClaimRow]) -> Vec<ReadingRow> {
+/// two targets) keeps each. An item no row answered cannot be reproduced
+/// on a machine without the hardware it needs (`machine`), and is not
+/// measured otherwise.
+pub fn reading(claims: &[ClaimRow], machine: &Inventory) -> Vec<ReadingRow> {
     let mut out = Vec::new();
     for item in SEED_ITEMS {
         let mut answered = false;
@@ -52,20 +55,48 @@ pub fn reading(claims: &[ClaimRow]) -> Vec<ReadingRow> {
             });
         }
         if !answered {
-            out.push(ReadingRow {
-                item,
-                here: String::new(),
-                verdict: NOT_MEASURED.into(),
-                rule: "-".into(),
-                why: format!(
-                    "No experiment of this run reads it. The paper measured it on: {}",
-                    item.setup
-                ),
-            });
+            out.push(unanswered(item, machine));
         }
     }
     debug_assert!(out.len() >= SEED_ITEMS.len(), "every item has a row");
     out
+}
+
+/// The row of an item no rule answered: the hardware it needs and this
+/// machine lacks, or that no experiment of this run reads it.
+fn unanswered(item: &'static SeedItem, machine: &Inventory) -> ReadingRow {
+    let (verdict, why, rule) = match machine.missing(item.needs) {
+        Some(h) => (
+            Verdict::CannotHere.to_string(),
+            format!(
+                "It needs {}, which this machine lacks. The paper measured it on: {}",
+                h.name(),
+                item.setup
+            ),
+            format!("hardware: needs {}", names(item)),
+        ),
+        None => (
+            NOT_MEASURED.to_string(),
+            format!(
+                "No experiment of this run reads it. The paper measured it on: {}",
+                item.setup
+            ),
+            "-".to_string(),
+        ),
+    };
+    ReadingRow {
+        item,
+        here: String::new(),
+        verdict,
+        rule,
+        why,
+    }
+}
+
+/// "a magnetic disk and a flash SSD".
+fn names(item: &SeedItem) -> String {
+    let n: Vec<&str> = item.needs.iter().map(|h| h.name()).collect();
+    n.join(" and ")
 }
 
 /// The reading as the report's first table.
@@ -136,14 +167,60 @@ mod tests {
         }
     }
 
+    /// A machine with every kind of hardware the papers used, Windows
+    /// aside.
+    fn lab() -> Inventory {
+        use super::super::hardware::Hardware::*;
+        Inventory {
+            present: vec![Ahci, SasHba, RaidController, MagneticDisk, FlashSsd],
+        }
+    }
+
     #[test]
     fn every_item_has_a_row_in_the_items_order() {
-        let rows = reading(&[]);
+        let rows = reading(&[], &lab());
         assert_eq!(rows.len(), SEED_ITEMS.len());
         assert!(rows.iter().zip(SEED_ITEMS).all(|(r, i)| r.item.id == i.id));
+        let windows = |r: &ReadingRow| r.item.id.starts_with("slides-hba-driver");
         assert!(rows
             .iter()
+            .filter(|r| !windows(r))
             .all(|r| r.verdict == NOT_MEASURED && r.why.contains(r.item.setup)));
+    }
+
+    #[test]
+    fn an_unanswered_item_cannot_be_reproduced_only_without_its_hardware() {
+        let bare = Inventory::default();
+        let rows = reading(&[], &bare);
+        let of = |id: &str| rows.iter().find(|r| r.item.id == id).unwrap();
+        let ahci = of("adms-fig4-ahci-35k-clocks");
+        assert_eq!(ahci.verdict, "cannot be reproduced here");
+        assert!(
+            ahci.why
+                .starts_with("It needs a SATA controller in AHCI mode, which this machine lacks"),
+            "{}",
+            ahci.why
+        );
+        assert_eq!(ahci.rule, "hardware: needs a SATA controller in AHCI mode");
+        // A result any machine can show stays "not measured".
+        assert_eq!(of("adms-aio-no-gain").verdict, NOT_MEASURED);
+        // With the adapter present, the AHCI result is not measured, not
+        // excused.
+        assert_eq!(
+            reading(&[], &lab())[rows.iter().position(|r| r.item.id == ahci.item.id).unwrap()]
+                .verdict,
+            NOT_MEASURED
+        );
+        // A rule's row wins over the hardware: it was measured after all.
+        let claims = [row("iozone-table4-rand-read-4k", Verdict::CannotHere)];
+        let answered = reading(&claims, &bare);
+        assert_eq!(
+            answered
+                .iter()
+                .filter(|r| r.item.id == "iozone-table4-rand-read-4k")
+                .count(),
+            1
+        );
     }
 
     #[test]
@@ -153,7 +230,7 @@ mod tests {
             row("hiops-fig7-512b-gain", Verdict::Partly),
             row("adms-fig7-ext3-3400-clocks", Verdict::Reproduced),
         ];
-        let rows = reading(&claims);
+        let rows = reading(&claims, &lab());
         assert_eq!(rows.len(), SEED_ITEMS.len() + 1, "two arms, two rows");
         let of = |id: &str| rows.iter().filter(|r| r.item.id == id).collect::<Vec<_>>();
         let fig7 = of("hiops-fig7-512b-gain");
