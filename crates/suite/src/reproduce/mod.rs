@@ -38,26 +38,86 @@ pub fn write_reading(
         ));
     }
     let rows = reading::reading(&claims, &hardware::Inventory::read());
-    let counts: Vec<String> = (reading::counts(&rows).into_iter())
+    let page = reading_page(&rows, about, notes);
+    crate::page::write(dir, &page)?;
+    crate::sweep::write_atomic(
+        &dir.join("README.md"),
+        reading::markdown(&page, &rows).as_bytes(),
+    )?;
+    Ok(dir.join("index.html"))
+}
+
+/// The reading's page: the run's facts as a table of their own (so every
+/// figure the page's text quotes is in a table), the counts, the reading.
+fn reading_page(rows: &[reading::ReadingRow], about: Vec<String>, notes: Vec<String>) -> Page {
+    let counts: Vec<String> = (reading::counts(rows).into_iter())
         .filter(|(_, n)| *n > 0)
         .map(|(v, n)| format!("{n} {v}"))
         .collect();
-    let page = Page {
+    let run = crate::page::Table {
+        caption: "This run".into(),
+        header: vec!["about this run".into()],
+        rows: about.iter().map(|l| vec![l.clone()]).collect(),
+    };
+    let summary = format!(
+        "{} rows for the {} items of the four source documents: {}.",
+        rows.len(),
+        items::SEED_ITEMS.len(),
+        counts.join(", ")
+    );
+    let count_table = crate::page::Table {
+        caption: "Rows by verdict".into(),
+        header: vec!["verdict".into(), "rows".into()],
+        rows: (reading::counts(rows).into_iter())
+            .map(|(v, n)| vec![v, n.to_string()])
+            .chain(std::iter::once(vec![
+                "items".into(),
+                items::SEED_ITEMS.len().to_string(),
+            ]))
+            .collect(),
+    };
+    Page {
         title: "The source papers read on this machine".into(),
         about,
         sections: vec![Section {
             heading: "Read against the papers".into(),
-            findings: vec![format!(
-                "{} rows for the {} items of the four source documents: {}.",
-                rows.len(),
-                items::SEED_ITEMS.len(),
-                counts.join(", ")
-            )],
-            tables: vec![reading::table(&rows)],
+            findings: vec![summary],
+            tables: vec![reading::table(rows), count_table, run],
             notes,
             ..Section::default()
         }],
-    };
-    crate::page::write(dir, &page)?;
-    Ok(dir.join("index.html"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_read_with_their_points_and_commas() {
+        assert_eq!(
+            reading::numbers("1,234.5 us, then 7. And v6.18"),
+            ["1,234.5", "7", "6.18"]
+        );
+    }
+
+    #[test]
+    fn the_readme_quotes_only_figures_of_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let about = vec!["Machine: 2 CPUs, 24 GiB, Linux 6.18.44.".to_string()];
+        let missing = dir.path().join("hiops");
+        write_reading(dir.path(), &[missing], about).unwrap();
+        let readme = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+        let mut tables = String::new();
+        for e in std::fs::read_dir(dir.path().join("tables")).unwrap() {
+            tables += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+        }
+        assert!(readme.contains("| adms-fig4-ahci-35k-clocks |"), "{readme}");
+        for n in reading::numbers(&readme) {
+            assert!(
+                tables.contains(&n),
+                "{n} is quoted in README.md but in no table"
+            );
+        }
+    }
 }

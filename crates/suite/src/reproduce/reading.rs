@@ -131,6 +131,55 @@ pub fn table(rows: &[ReadingRow]) -> Table {
     }
 }
 
+/// The reading as Markdown, for a repository's README: the page's facts,
+/// its summary, and a row per item (paper, claim, here, verdict). Every
+/// figure in it is in the page's tables.
+pub fn markdown(page: &crate::page::Page, rows: &[ReadingRow]) -> String {
+    let cell = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+    let mut md = format!("# {}\n\n", page.title);
+    md += "Written by `hiops reproduce`, not by hand: each verdict below comes from the rule its row names in [index.html](index.html) and in the reading's table under [tables/](tables/) (for an item no experiment read, from the hardware it needs); index.html also links each step's own report.\n\n";
+    for line in &page.about {
+        md += &format!("- {line}\n");
+    }
+    for s in &page.sections {
+        for f in &s.findings {
+            md += &format!("\n{f}\n");
+        }
+    }
+    md +=
+        "\n| item | paper | the paper found | here | verdict |\n| --- | --- | --- | --- | --- |\n";
+    for r in rows {
+        md += &format!(
+            "| {} | {} {} | {} | {} | {} |\n",
+            r.item.id,
+            r.item.document.short(),
+            cell(r.item.label),
+            cell(r.item.claim),
+            cell(&r.here),
+            r.verdict
+        );
+    }
+    md
+}
+
+/// The figures a text quotes: runs of digits, with their decimal
+/// point or thousands' commas.
+pub fn numbers(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        let digit = c.is_ascii_digit();
+        let joins = (c == '.' || c == ',') && !cur.is_empty();
+        if digit || joins {
+            cur.push(c);
+        } else if !cur.is_empty() {
+            out.push(cur.trim_end_matches(['.', ',']).to_string());
+            cur.clear();
+        }
+    }
+    out
+}
+
 /// How many rows carry each verdict, in a fixed order, for a summary line.
 pub fn counts(rows: &[ReadingRow]) -> Vec<(String, usize)> {
     let names = [
