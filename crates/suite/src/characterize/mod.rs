@@ -23,6 +23,7 @@ mod clocks;
 mod cpus;
 mod devices;
 mod latency;
+mod sync_threads;
 
 pub use cpus::ceiling;
 
@@ -72,6 +73,11 @@ pub struct Plan {
     /// alike devices. Absent in plans of older hiops.
     #[serde(default)]
     pub kinds: Vec<String>,
+    /// Thread counts of the synchronous sweep on one CPU (ADMS'10 Fig 8:
+    /// FIO's synchronous reads, up to 128 threads, one core). Empty in
+    /// plans of older hiops.
+    #[serde(default)]
+    pub sync_threads: Vec<String>,
 }
 
 impl Plan {
@@ -121,6 +127,11 @@ impl Plan {
                 list(&["1", "16"])
             } else {
                 list(&["1", "2", "4", "8", "16", "32"])
+            },
+            sync_threads: if quick {
+                list(&["1", "32", "128"])
+            } else {
+                list(&["1", "8", "32", "64", "128"])
             },
         }
     }
@@ -239,6 +250,7 @@ impl Plan {
                 ),
             ));
         }
+        out.extend(self.sync_sweep(t));
         out.push((
             format!("{label}-cpus"),
             self.def(
@@ -256,6 +268,29 @@ impl Plan {
             ),
         ));
         out
+    }
+
+    /// ADMS'10 Fig 8: synchronous 4 KiB random reads on one CPU, its
+    /// device's interrupts there too, as the threads grow.
+    fn sync_sweep(&self, t: &CharTarget) -> Option<(String, SweepDef)> {
+        if self.sync_threads.is_empty() {
+            return None;
+        }
+        let label = &t.label;
+        let args = [
+            "--bs=4k",
+            "--ioengine=psync",
+            "--direct=1",
+            "--iodepth=1",
+            "--cpus_allowed=0",
+            crate::irq_affinity::FLAG,
+        ];
+        let title = format!("{label}: synchronous threads on one CPU");
+        let threads = param("numjobs", self.sync_threads.clone());
+        Some((
+            format!("{label}-sync"),
+            self.def(t, title, &args, vec![threads]),
+        ))
     }
 
     /// The copy's cost over block sizes: direct against buffered on a
@@ -455,6 +490,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     out.extend(crate::coalescing::section(&batched, &plan.batches));
 
     out.extend(cpus::sections(&sweeps, plan, online));
+    out.extend(sync_threads::section(&sweeps, plan, online));
     out.extend(devices::section(&sweeps, plan));
     out.extend(crate::cores_devices::section(
         &sweeps,
@@ -533,12 +569,14 @@ mod tests {
                 "disk-copy",
                 "disk-miss",
                 "disk-batch",
+                "disk-sync",
                 "disk-cpus",
                 "zram-qd1",
                 "zram-paths",
                 "zram-copy",
                 "zram-miss",
                 "zram-batch",
+                "zram-sync",
                 "zram-cpus",
                 "devices",
                 "grid-1",
@@ -546,7 +584,7 @@ mod tests {
             ]
         );
         // The grid: a job per device, every job on the point's CPUs.
-        for (n, (_, d)) in sweeps[13..].iter().enumerate() {
+        for (n, (_, d)) in sweeps[15..].iter().enumerate() {
             for k in d.points() {
                 let (args, _) = crate::irq_affinity::confine_flag(&d.args_for(&k));
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
@@ -578,7 +616,10 @@ mod tests {
         let (_, two) = odd.grid_sweeps().pop().unwrap();
         let args = confine_flag_off(&two.args_for(&two.points()[0]));
         assert_eq!(hiops_fio::plan_args(&args, false).unwrap().jobs.len(), 2);
-        assert_eq!(sweeps[5].1.params[0].values, ["0", "0-1"]);
+        assert_eq!(sweeps[6].1.params[0].values, ["0", "0-1"]);
+        // ADMS'10 Fig 8: synchronous threads up to 128, all on CPU 0.
+        assert_eq!(sweeps[5].1.params[0].values, ["1", "8", "32", "64", "128"]);
+        assert!(sweeps[5].1.base.contains(&"--cpus_allowed=0".to_string()));
         assert_eq!(sweeps[4].1.params[0].name, "iodepth_batch_complete_min");
         assert_eq!(sweeps[3].0, "disk-miss");
         assert!(
@@ -586,7 +627,7 @@ mod tests {
                 && sweeps[3].1.base.contains(&"--invalidate=1".to_string())
                 && sweeps[3].1.base.contains(&"--norandommap=0".to_string())
         );
-        for (_, d) in &sweeps {
+        for (name, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
                 let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
@@ -594,7 +635,8 @@ mod tests {
                 let (args, confined) = crate::irq_affinity::confine_flag(&args);
                 // The CPU sweeps move the devices' interrupts with the
                 // threads.
-                assert_eq!(confined, d.params[0].name == "cpus_allowed");
+                let on_cpus = d.params[0].name == "cpus_allowed" || name.ends_with("-sync");
+                assert_eq!(confined, on_cpus);
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
                 assert!(plan
                     .jobs
