@@ -142,6 +142,98 @@ fn offsets_gaps_flushes_and_loops_do_what_fio_says() {
 }
 
 #[test]
+fn fsync_on_close_zero_buffers_and_sync_do_what_fio_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (zeros, plain) = (tmp.path().join("zeros"), tmp.path().join("plain"));
+    let job = write_job(
+        tmp.path(),
+        "buffers.fio",
+        &format!(
+            "[global]\nbs=4k\nsize=64k\nrw=write\n\n[zeroed]\nfilename={}\nzero_buffers=1\nfsync_on_close=1\n\n[plain]\nfilename={}\nsync=dsync\n",
+            zeros.display(),
+            plain.display()
+        ),
+    );
+    let v = json_of(&hiops(tmp.path(), &["run", "--output-format=json", &job]));
+    let jobs = v["jobs"].as_array().unwrap();
+    // fsync_on_close: one fsync as the job's files close, as end_fsync.
+    assert_eq!(jobs[0]["sync"]["total_ios"], 1);
+    assert_eq!(jobs[1]["sync"]["total_ios"], 0);
+    let z = std::fs::read(&zeros).unwrap();
+    assert_eq!(z.len(), 64 << 10);
+    assert!(z.iter().all(|&b| b == 0), "zero_buffers writes zeros");
+    let p = std::fs::read(&plain).unwrap();
+    assert!(
+        p.iter().any(|&b| b != 0),
+        "without it hiops writes no zeros"
+    );
+    // sync takes fio's three values, and no other.
+    let o = hiops(
+        tmp.path(),
+        &["run", "--ioengine=null", "--size=1m", "--sync=always"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("use none, sync or dsync"), "{err}");
+}
+
+/// The open flags of the fd process `pid` reads and writes `path` with,
+/// once it is open (laying the file out first opens it write-only).
+fn open_flags(pid: u32, path: &Path) -> Option<u32> {
+    for _ in 0..400 {
+        for e in std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
+            if std::fs::read_link(e.path()).ok().as_deref() == Some(path) {
+                let info = std::fs::read_to_string(format!(
+                    "/proc/{pid}/fdinfo/{}",
+                    e.file_name().to_string_lossy()
+                ))
+                .ok()?;
+                let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?;
+                let flags = u32::from_str_radix(flags.trim(), 8).ok()?;
+                if flags & libc::O_ACCMODE as u32 == libc::O_RDWR as u32 {
+                    return Some(flags);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
+}
+
+#[test]
+fn sync_opens_the_files_with_o_sync_or_o_dsync() {
+    for (value, flag) in [
+        ("sync", libc::O_SYNC),
+        ("dsync", libc::O_DSYNC),
+        ("none", 0),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("data");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hiops"))
+            .current_dir(tmp.path())
+            .args([
+                "run",
+                "--name=w",
+                "--rw=randwrite",
+                "--size=1m",
+                "--time_based",
+                "--runtime=3",
+                "--no-progress",
+            ])
+            .arg(format!("--filename={}", f.display()))
+            .arg(format!("--sync={value}"))
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let flags = open_flags(child.id(), &f);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let flags = flags.expect("hiops opened the file within 4 s") as i32;
+        assert_eq!(flags & libc::O_SYNC, flag, "sync={value}: flags {flags:o}");
+    }
+}
+
+#[test]
 fn unsupported_options_stop_the_run_unless_ignored() {
     let tmp = tempfile::tempdir().unwrap();
     let o = hiops(tmp.path(), &["run", &corpus("unsupported.fio")]);

@@ -23,7 +23,7 @@ pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
-pub use target::{Amount, Fadvise, TargetOptions, TargetSpec};
+pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
 pub use timing::{ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
 pub use workload::{FlowSpec, RateMin, Workload};

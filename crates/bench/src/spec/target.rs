@@ -61,6 +61,9 @@ pub struct TargetOptions {
     /// Remove files hiops created when the job ends.
     pub unlink: bool,
     pub direct: bool,
+    /// fio's sync: open the targets with O_SYNC or O_DSYNC, so every write
+    /// returns once stable (None: neither).
+    pub sync_writes: Option<SyncWrites>,
     /// Block devices the user named as writable despite the safety checks.
     pub allow_write_devices: Vec<PathBuf>,
     /// `size` as a share of each existing target (fio's `size=50%`).
@@ -108,6 +111,7 @@ impl TargetOptions {
             strided: None,
             unlink: true,
             direct: true,
+            sync_writes: None,
             allow_write_devices: Vec::new(),
             size_pct: None,
             offset: Amount::Bytes(0),
@@ -121,6 +125,24 @@ impl TargetOptions {
             fadvise: None,
             create_fsync: true,
             allow_file_create: true,
+        }
+    }
+}
+
+/// fio's sync=sync and sync=dsync: the open flag every write waits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncWrites {
+    /// O_SYNC: data and metadata stable before a write returns.
+    Sync,
+    /// O_DSYNC: data (and the metadata needed to read it) stable.
+    Dsync,
+}
+
+impl SyncWrites {
+    pub fn open_flag(self) -> i32 {
+        match self {
+            SyncWrites::Sync => libc::O_SYNC,
+            SyncWrites::Dsync => libc::O_DSYNC,
         }
     }
 }

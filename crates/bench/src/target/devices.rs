@@ -151,9 +151,13 @@ pub(super) fn check_file_write(spec: &JobSpec, path: &Path) -> Result<(), BenchE
 pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
     let mut oo = OpenOptions::new();
     oo.read(true).write(writes);
-    if spec.target.direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
+    let direct = if spec.target.direct {
+        libc::O_DIRECT
+    } else {
+        0
+    };
+    let sync = spec.target.sync_writes.map_or(0, |s| s.open_flag());
+    oo.custom_flags(direct | sync);
     oo.open(path).map_err(|e| match e.raw_os_error() {
         Some(libc::EINVAL) if spec.target.direct => BenchError::Usage(format!(
             "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",

@@ -88,6 +88,12 @@ pub struct Draft {
     pub fsync: Option<u32>,
     pub fdatasync: Option<u32>,
     pub end_fsync: Option<bool>,
+    /// fio's fsync_on_close (hiops closes a job's files when it ends).
+    pub fsync_on_close: Option<bool>,
+    /// fio's sync (None: none).
+    pub sync_writes: Option<Option<hiops_bench::spec::SyncWrites>>,
+    /// fio's zero_buffers.
+    pub zero_buffers: Option<bool>,
     pub unlink: Option<bool>,
     pub invalidate: Option<bool>,
     /// fio's fadvise_hint: `Some(None)` for 0, `None` when not given (1).

@@ -219,6 +219,18 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
     opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
     opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
+    opt!("fsync_on_close", [], flag, "fsync each file as it is closed: hiops keeps a job's files open until its I/O is done, so this is end_fsync's sync.", |d, v| { d.fsync_on_close = Some(value::boolean(v)?); Ok(()) }),
+    opt!("sync", [], value, "Open the files with O_SYNC (sync or 1) or O_DSYNC (dsync), so each write returns once it is stable; none or 0 (fio's default): neither.", |d, v| {
+        use hiops_bench::spec::SyncWrites;
+        d.sync_writes = Some(match need(v)? {
+            "none" | "0" => None,
+            "sync" | "1" => Some(SyncWrites::Sync),
+            "dsync" => Some(SyncWrites::Dsync),
+            s => return Err(format!("{}: use none, sync or dsync (or 0, 1)", quoted(s)).into()),
+        });
+        Ok(())
+    }),
+    opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
         match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("{}: use none, native, posix, keep or truncate", quoted(s)).into()) }
@@ -610,7 +622,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "dedupe_global",
         "hiops writes incompressible, unique data; drop it",
     ),
-    ("zero_buffers", "hiops writes incompressible data; drop it"),
     ("opendir", "list the files with filename=a:b:c"),
     (
         "filename_format",
@@ -709,14 +720,12 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "ioscheduler",
         "set /sys/block/DEV/queue/scheduler before the run",
     ),
-    ("sync", "use direct=1 or fsync=N"),
     ("sync_file_range", "use fdatasync=N"),
     ("write_barrier", "use fsync=N"),
     (
         "write_hint",
         "write lifetime hints are not supported; drop it",
     ),
-    ("fsync_on_close", "use end_fsync=1"),
     (
         "create_only",
         "run a write job over the same filename and size to lay the files out",
@@ -769,14 +778,14 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("buffer_compress_percentage", &["0"]), ("buffer_compress_chunk", &["512"]),
     ("refill_buffers", &["0"]), ("scramble_buffers", &["1"]), ("dedupe_percentage", &["0"]),
     ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
-    ("dedupe_global", &["0"]), ("zero_buffers", &["0"]),
+    ("dedupe_global", &["0"]),
     ("filename_format", &["$jobname.$jobnum.$filenum"]), ("file_append", &["0"]),
     ("offset_align", &["0"]), ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
     ("continue_on_error", &["none", "0"]), ("mem", &["malloc"]), ("iomem", &["malloc"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
-    ("prio", &["0"]), ("prioclass", &["0"]), ("sync", &["none", "0"]), ("write_barrier", &["0"]),
-    ("write_hint", &["none"]), ("fsync_on_close", &["0"]), ("create_only", &["0"]),
+    ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),
+    ("write_hint", &["none"]), ("create_only", &["0"]),
     ("unlink_each_loop", &["0"]), ("overwrite", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
     ("hipri_percentage", &["100"]), ("uncached", &["0"]), ("force_async", &["0"]),
     ("userspace_reap", &["0"]), ("cmd_type", &["nvme"]),

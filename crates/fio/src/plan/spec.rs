@@ -222,7 +222,8 @@ impl Draft {
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
-        spec.workload.end_fsync = self.end_fsync.unwrap_or(false);
+        spec.workload.end_fsync = self.end_fsync.or(self.fsync_on_close).unwrap_or(false);
+        spec.target.sync_writes = self.sync_writes.flatten();
         spec.target.invalidate = self.invalidate.unwrap_or(true);
         spec.target.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
             None => None,

@@ -192,7 +192,16 @@ impl Draft {
         spec.target.io_size = self.io_size()?;
         spec.target.strided = self.strided_zones()?;
         spec.target.file_service = self.file_service.clone();
-        spec.workload.buffer_pattern = self.buffer_pattern.clone();
+        // zero_buffers writes zeros, unless verify writes its own blocks.
+        let verifies = self
+            .verify
+            .is_some_and(|v| v != hiops_bench::spec::VerifyMode::Off);
+        let zeros = self.zero_buffers == Some(true) && !verifies;
+        spec.workload.buffer_pattern = if zeros {
+            Some(vec![0])
+        } else {
+            self.buffer_pattern.clone()
+        };
         self.set_openfiles(spec)?;
         spec.target.unlink = self.unlink.unwrap_or(own_file);
         spec.target.fill_device = self.fill_device;
