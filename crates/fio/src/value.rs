@@ -66,12 +66,14 @@ fn bytes(text: &str, kb: KbBase) -> Result<u64, Bad> {
     let s = suffix.to_ascii_lowercase();
     let other = if kb.0 == 1000 { 1024 } else { 1000 };
     let (pow, base) = match s.as_str() {
+        // fio reads "Mi" as it reads "M": only a trailing "iB" swaps
+        // the base (parse.c's get_mult_bytes).
         "" | "b" => (0, kb.0),
-        "k" | "kb" => (1, kb.0),
-        "m" | "mb" => (2, kb.0),
-        "g" | "gb" => (3, kb.0),
-        "t" | "tb" => (4, kb.0),
-        "p" | "pb" => (5, kb.0),
+        "k" | "kb" | "ki" => (1, kb.0),
+        "m" | "mb" | "mi" => (2, kb.0),
+        "g" | "gb" | "gi" => (3, kb.0),
+        "t" | "tb" | "ti" => (4, kb.0),
+        "p" | "pb" | "pi" => (5, kb.0),
         "kib" => (1, other),
         "mib" => (2, other),
         "gib" => (3, other),
@@ -376,6 +378,9 @@ mod tests {
         assert_eq!(size("4KiB", k), Ok(4000), "fio's compatibility mode");
         assert_eq!(size("1m", k), Ok(1 << 20));
         assert_eq!(size("0x200", k), Ok(512));
+        // "Mi" without the B is fio's "M" (checked on fio 3.33).
+        assert_eq!(size("1Mi", k), Ok(1 << 20));
+        assert_eq!(size("8ki", k), Ok(8192));
         let si = KbBase(1000);
         assert_eq!(size("4k", si), Ok(4000));
         assert_eq!(size("4KiB", si), Ok(4096));
