@@ -234,6 +234,21 @@ fn sync_opens_the_files_with_o_sync_or_o_dsync() {
 }
 
 #[test]
+fn a_name_in_global_names_no_job_as_in_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = write_job(
+        tmp.path(),
+        "names.fio",
+        "[global]\nname=ignored\nioengine=null\nsize=1m\n\n[first]\n\n[second]\nname=explicit\n",
+    );
+    let v = json_of(&hiops(tmp.path(), &["run", "--output-format=json", &job]));
+    let names: Vec<&str> = (v["jobs"].as_array().unwrap().iter())
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["first", "explicit"], "fio 3.33 names them so");
+}
+
+#[test]
 fn unsupported_options_stop_the_run_unless_ignored() {
     let tmp = tempfile::tempdir().unwrap();
     let o = hiops(tmp.path(), &["run", &corpus("unsupported.fio")]);

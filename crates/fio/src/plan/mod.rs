@@ -239,7 +239,8 @@ fn draft_of(
             refusals.add(r)?;
         }
     }
-    if draft.name.is_none() {
+    // The section names its job; a name= in [global] names none (fio).
+    if !section.options.iter().any(|o| o.key == "name") {
         draft.name = Some(section.name.clone());
     }
     Ok((draft, ignored))
