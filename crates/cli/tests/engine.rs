@@ -349,6 +349,30 @@ fn a_job_with_stats_0_runs_but_stays_out_of_the_report() {
 }
 
 #[test]
+fn startdelay_is_outside_the_jobs_runtime() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--name=late",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--startdelay=2",
+        "--runtime=1",
+    ];
+    let v = ok_json(tmp.path(), &args);
+    let j = &v["jobs"][0];
+    let runtime = j["job_runtime"].as_u64().unwrap();
+    // A whole second of I/O after the delay, as fio runs it (the delay
+    // once ate the runtime: one I/O in a 2 s window).
+    assert!((900..1500).contains(&runtime), "ran {runtime} ms");
+    assert!(
+        j["read"]["total_ios"].as_u64().unwrap() > 1000,
+        "{}",
+        j["read"]
+    );
+}
+
+#[test]
 fn runtime_is_per_job() {
     let tmp = tempfile::tempdir().unwrap();
     let v = ok_json(

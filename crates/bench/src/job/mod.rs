@@ -44,6 +44,9 @@ pub(crate) struct JobThread<'a, D: Driver> {
     driver: D,
     books: Books,
     window: Option<Window>,
+    /// When the job began its I/O, after fio's startdelay: its window
+    /// and runtime start no earlier.
+    started_ns: u64,
     deadline_ns: Option<u64>,
     rate_check: Option<RateCheck>,
     /// Told when this thread's measured work is over (the run's window may close).
@@ -102,6 +105,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }),
             },
             window: None,
+            started_ns: 0,
             deadline_ns: None,
             rate_check: None,
             finished: Some(plan.finished.clone()),
@@ -115,6 +119,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// pass), the drain, end_fsync and the verify pass.
     pub(crate) fn run(mut self, plan: &WorkerPlan<'_>) -> ThreadResult {
         if plan.start_delay(self.ctrl) {
+            self.started_ns = now_ns();
             if self.spec.verify.only {
                 self.verify_only(plan);
             } else {

@@ -60,7 +60,9 @@ impl<D: Driver> JobThread<'_, D> {
     pub(super) fn tick(&mut self, now: u64) {
         if self.window.is_none() && self.result.runtime_ns == 0 && self.ctrl.measuring.load(Relaxed)
         {
-            self.start_window(self.ctrl.window_start(now));
+            // A job delayed past the window's opening (startdelay)
+            // measures from its own start, as fio excludes the delay.
+            self.start_window(self.ctrl.window_start(now).max(self.started_ns));
         }
         if self.spec.workload.rate_min.iter().any(Option::is_some) {
             self.check_rate_min(now);
