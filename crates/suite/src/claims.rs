@@ -84,41 +84,11 @@ pub struct ClaimRow {
     pub verdict: Verdict,
     pub why: String,
     /// The rule that gave the verdict and which part of it decided; empty
-    /// for a reading no [`crate::rules::Rule`] gives yet.
+    /// for a reading no rule gives yet.
     pub rule: String,
 }
 
 impl ClaimRow {
-    /// A claim judged by a rule over rounds: the verdict and the rule are
-    /// the judgement's, and `measured` gains the rounds' spread.
-    pub fn judged(
-        item: &'static str,
-        source: &str,
-        claim: &str,
-        measured: String,
-        j: &crate::rules::Judgement,
-        why: &str,
-    ) -> ClaimRow {
-        let (lo, hi) = j.spread;
-        let measured = match j.rounds {
-            0 => measured,
-            n => format!("{measured} (rounds {lo:.2} to {hi:.2}, {n} rounds)"),
-        };
-        debug_assert!(
-            crate::reproduce::items::item(item).is_some(),
-            "{item} is a seed item"
-        );
-        ClaimRow {
-            item,
-            source: source.to_string(),
-            claim: claim.to_string(),
-            measured,
-            verdict: j.verdict,
-            why: why.to_string(),
-            rule: format!("{}: {}", j.rule, j.reason),
-        }
-    }
-
     /// The claim in one sentence (see [`Claim::line`]).
     pub fn line(&self) -> String {
         let mut out = format!("{} ({}): {}", self.source, self.claim, self.verdict);

@@ -54,17 +54,10 @@ fn per_round(s: &SweepDir, strategy: &str, clients: Option<&str>) -> Vec<(u32, f
     best
 }
 
-/// Arm over baseline per round, or why not: a strategy or a client count
-/// the sweep does not have.
-fn ratios(s: &SweepDir, arm: &str, base: &str, clients: Option<&str>) -> Result<Vec<f64>, String> {
-    let at = clients.map_or("at their peaks".to_string(), |c| format!("at {c} clients"));
+/// Arm over baseline per round; None where the sweep lacks either.
+fn ratios(s: &SweepDir, arm: &str, base: &str, clients: Option<&str>) -> Option<Vec<f64>> {
     let (a, b) = (per_round(s, arm, clients), per_round(s, base, clients));
-    if a.is_empty() || b.is_empty() {
-        return Err(format!(
-            "the sweep has no {arm} and {base} points {at}: run hiops kv fig10 with them"
-        ));
-    }
-    Ok(rules::paired_ratios(&a, &b))
+    (!a.is_empty() && !b.is_empty()).then(|| rules::paired_ratios(&a, &b))
 }
 
 /// One row: the item's rule over `arm / base` ops/s per round.
@@ -81,8 +74,10 @@ fn row(
         format!("at {c} clients")
     });
     let j = match ratios(s, arm, base, clients) {
-        Ok(r) => rule.judge(&r),
-        Err(why) => rule.unjudged(why),
+        Some(r) => rule.judge(&r),
+        None => rule.unjudged(format!(
+            "the sweep has no {arm} and {base} points {at}: run hiops kv fig10 with them"
+        )),
     };
     let measured = if j.effect.is_finite() {
         format!("{arm} ({what}) {:.2}x {base}'s ops/s {at}", j.effect)

@@ -19,7 +19,7 @@
 //! The effect quoted is the median round; its spread is the lowest and the
 //! highest round.
 
-use crate::claims::Verdict;
+use crate::claims::{ClaimRow, Verdict};
 
 /// Rounds below which no effect is told from noise.
 pub const MIN_ROUNDS: usize = 3;
@@ -207,6 +207,38 @@ impl Rule {
         } else {
             let why = format!("the rounds ({lo:.3}..{hi:.3}) cross the edge of {band}");
             (Verdict::NotShown, why)
+        }
+    }
+}
+
+impl ClaimRow {
+    /// A claim judged by a rule over rounds: the verdict and the rule are
+    /// the judgement's, and `measured` gains the rounds' spread.
+    pub fn judged(
+        item: &'static str,
+        source: &str,
+        claim: &str,
+        measured: String,
+        j: &Judgement,
+        why: &str,
+    ) -> ClaimRow {
+        let (lo, hi) = j.spread;
+        let measured = match j.rounds {
+            0 => measured,
+            n => format!("{measured} (rounds {lo:.2} to {hi:.2}, {n} rounds)"),
+        };
+        debug_assert!(
+            crate::reproduce::items::item(item).is_some(),
+            "{item} is a seed item"
+        );
+        ClaimRow {
+            item,
+            source: source.to_string(),
+            claim: claim.to_string(),
+            measured,
+            verdict: j.verdict,
+            why: why.to_string(),
+            rule: format!("{}: {}", j.rule, j.reason),
         }
     }
 }

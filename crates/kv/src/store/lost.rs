@@ -12,44 +12,9 @@
 //! with the block sequence) or, at the nearest, as many records as the
 //! damaged bytes could hold before its first surviving record.
 
-use super::scanned::Used;
+use super::scanned::LostUse;
 use super::Inner;
 use crate::format::{self, Decoded, Item, Scan, BLOCK_HEADER, RECORD_ALIGN, RECORD_HEADER};
-
-/// What the records left in a lost block say of its last use.
-#[derive(Clone, Debug)]
-pub(super) struct LostUse {
-    pub idx: u32,
-    pub seq: u64,
-    /// Where its first surviving record starts, and its version.
-    pub at: usize,
-    pub first_found: u64,
-    /// One past the last version found.
-    pub end: u64,
-    /// The key and version of each surviving record (seals aside).
-    pub keys: Vec<(Vec<u8>, u64)>,
-}
-
-impl LostUse {
-    /// The lowest version the use may have held: past every version of
-    /// the blocks used before it, and no lower than the damaged bytes
-    /// before its first surviving record could hold.
-    pub fn first(&self, used: &[Used], base: u64) -> u64 {
-        let before = used.iter().filter(|u| u.seq < self.seq).map(|u| u.end);
-        let room = ((self.at - BLOCK_HEADER) / RECORD_HEADER) as u64;
-        let nearest = self.first_found.saturating_sub(room).max(base);
-        before
-            .max()
-            .unwrap_or(base)
-            .max(nearest)
-            .min(self.first_found)
-    }
-
-    /// Records the block may have held and lost: every one of its use.
-    pub fn lost(&self, used: &[Used], base: u64) -> u64 {
-        self.end - self.first(used, base)
-    }
-}
 
 impl Inner {
     /// The last use of lost block `idx`, from the records left in it (None

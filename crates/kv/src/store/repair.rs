@@ -2,7 +2,7 @@
 //! stale) and acting on it: sealing the blocks a crash cut short, and, with
 //! repair, dropping the suspect keys and emptying the damaged blocks.
 
-use super::lost::LostUse;
+use super::scanned::LostUse;
 use super::scanned::{Damage, Scanned, Used};
 use super::wait::{self, lock};
 use super::write::Tier;

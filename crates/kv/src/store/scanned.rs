@@ -2,6 +2,7 @@
 //! recovery gathers ([`super::recover`]) and repair acts on
 //! ([`super::repair`]).
 
+use crate::format::{BLOCK_HEADER, RECORD_HEADER};
 use crate::index::Digest;
 
 /// One piece of damage, as the report names it.
@@ -67,7 +68,7 @@ pub(super) struct Scanned {
     /// Free blocks whose header does not check.
     pub refree: Vec<u32>,
     /// What the records left in lost blocks (of `unknown`) say they held.
-    pub lost: Vec<super::lost::LostUse>,
+    pub lost: Vec<LostUse>,
     pub damage: Vec<Damage>,
     /// Highest `durable` stamp, highest version and sequence seen.
     pub max_durable: u64,
@@ -87,5 +88,40 @@ impl Damage {
             Some(b) => format!("block {b} at byte {}: {}", self.byte, self.what),
             None => self.what.clone(),
         }
+    }
+}
+
+/// What the records left in a lost block say of its last use.
+#[derive(Clone, Debug)]
+pub(crate) struct LostUse {
+    pub idx: u32,
+    pub seq: u64,
+    /// Where its first surviving record starts, and its version.
+    pub at: usize,
+    pub first_found: u64,
+    /// One past the last version found.
+    pub end: u64,
+    /// The key and version of each surviving record (seals aside).
+    pub keys: Vec<(Vec<u8>, u64)>,
+}
+
+impl LostUse {
+    /// The lowest version the use may have held: past every version of
+    /// the blocks used before it, and no lower than the damaged bytes
+    /// before its first surviving record could hold.
+    pub fn first(&self, used: &[Used], base: u64) -> u64 {
+        let before = used.iter().filter(|u| u.seq < self.seq).map(|u| u.end);
+        let room = ((self.at - BLOCK_HEADER) / RECORD_HEADER) as u64;
+        let nearest = self.first_found.saturating_sub(room).max(base);
+        before
+            .max()
+            .unwrap_or(base)
+            .max(nearest)
+            .min(self.first_found)
+    }
+
+    /// Records the block may have held and lost: every one of its use.
+    pub fn lost(&self, used: &[Used], base: u64) -> u64 {
+        self.end - self.first(used, base)
     }
 }
