@@ -30,8 +30,6 @@ pub enum HistogramError {
     BucketPastEnd { index: u32 },
     #[error("histogram buckets hold {total} samples but its count says {count}")]
     CountMismatch { total: u64, count: u64 },
-    #[error("histogram carries no sum of squares (sum_sq): the sender is not this hiops")]
-    NoSumOfSquares,
 }
 
 // The callers still carrying a String error take these with `?`.

