@@ -28,7 +28,7 @@ Creates a zram device for the zram points when run as root (removed after).
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HIOPS = os.path.join(ROOT, "target", "release", "hiops")
+HIOPS = os.environ.get("HIOPS", os.path.join(ROOT, "target", "release", "hiops"))  # HIOPS=... for another build
 
 
 def fio_cmd(common):
@@ -110,6 +110,8 @@ def points(file, zram, runtime):
         "disk-io_uring-qd128-reap1": (disk + ["--ioengine=io_uring", "--iodepth=128"], disk + ["--ioengine=io_uring", "--iodepth=128", "--iodepth_batch_complete_max=1"]),
         "disk-io_uring-qd512": (disk + ["--ioengine=io_uring", "--iodepth=512"], None),
         "disk-libaio-qd32": (disk + ["--ioengine=libaio", "--iodepth=32"], None),
+        "disk-libaio-qd128": (disk + ["--ioengine=libaio", "--iodepth=128"], None),
+        "disk-libaio-qd512": (disk + ["--ioengine=libaio", "--iodepth=512"], None),
         "disk-io_uring-qd32-fixed": (disk + ["--ioengine=io_uring", "--iodepth=32", "--fixedbufs", "--registerfiles"], None),
         "null-qd32": (["--ioengine=null", "--size=1g", "--iodepth=32"] + t, ["--ioengine=null", "--size=1g", "--iodepth=32"] + t),
     }

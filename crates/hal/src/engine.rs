@@ -274,38 +274,3 @@ pub(crate) fn take_fault(faults: &Option<Arc<AtomicU32>>) -> bool {
             .is_ok()
     })
 }
-
-/// Opens a backend for one queue.
-pub(crate) fn open_engine(
-    kind: EngineKind,
-    opts: &EngineOptions,
-    targets: &[Target],
-    depth: u32,
-    arena: &crate::BufferArena,
-) -> Result<Box<dyn Engine>, HalError> {
-    use crate::backends::*;
-    Ok(match kind {
-        EngineKind::Psync => Box::new(sync::SyncEngine::open(
-            targets,
-            depth,
-            sync::SyncMode::Psync,
-        )?),
-        EngineKind::Pvsync2 => Box::new(sync::SyncEngine::open(
-            targets,
-            depth,
-            sync::SyncMode::Pvsync2 {
-                hipri: opts.hipri,
-                nowait: opts.nowait,
-            },
-        )?),
-        EngineKind::Libaio => Box::new(libaio::AioEngine::open(targets, depth, opts.doorbell)?),
-        EngineKind::IoUring => Box::new(uring::UringEngine::open(opts, targets, depth, arena)?),
-        EngineKind::PosixAio => Box::new(posixaio::PosixAioEngine::open(
-            targets,
-            depth,
-            opts.doorbell,
-        )?),
-        EngineKind::Mem => Box::new(mem::MemEngine::open(targets, depth)?),
-        EngineKind::Null => Box::new(null::NullEngine::new(depth)),
-    })
-}

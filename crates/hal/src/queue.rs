@@ -1,6 +1,6 @@
 //! A queue: tags, their buffers and one backend, used by one thread.
 
-use crate::engine::open_engine;
+use crate::backends::Backend;
 use crate::{
     now_ns, BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag,
     TagPool, Target,
@@ -121,7 +121,7 @@ impl DepthStats {
 /// engine is dropped (ring closed, in-flight I/O cancelled) before the buffers
 /// it may still point into.
 pub struct Queue {
-    engine: Box<dyn Engine>,
+    engine: Backend,
     tags: TagPool,
     /// Commands bound to tags but not issued yet.
     staged: u32,
@@ -156,7 +156,7 @@ impl Queue {
         assert!(depth > 0, "queue depth must be at least 1");
         assert!(!targets.is_empty(), "a queue needs a target");
         let arena = BufferArena::new(depth, buf_len);
-        let engine = open_engine(kind, opts, targets, depth, &arena)?;
+        let engine = Backend::open(kind, opts, targets, depth, &arena)?;
         Ok(Queue {
             engine,
             tags: TagPool::new(depth),

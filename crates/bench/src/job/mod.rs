@@ -1,6 +1,6 @@
 //! The job loop: one thread of a job, over any [`Driver`]. It stages what a
-//! [`Source`] offers while the driver has room, submits (adaptively
-//! batched), reaps and books each completion; the same loop runs the
+//! [`Source`] offers while the driver has room, submits (a quarter of the
+//! depth per call by default), reaps and books each completion; the same loop runs the
 //! workload, the flushes of end_fsync and the read-back of a verify pass.
 //!
 //! Latencies are fio's (HOWTO, "Interpreting the output"): slat from the I/O's
@@ -30,6 +30,8 @@ use std::time::Duration;
 
 mod books;
 mod passes;
+#[cfg(test)]
+mod tests;
 mod window;
 
 use books::Books;
@@ -222,7 +224,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 .io
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
-            self.reap(min, self.spec.io.iodepth_batch_complete_max);
+            self.reap(min, self.reap_max(min));
             if src.stoppable() {
                 self.latency_step();
             }
@@ -258,23 +260,13 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
-    /// Stages what the source offers while there is room, and submits:
-    /// adaptively by default, or every `iodepth_batch_submit` commands when
-    /// the job sets it (fio's meaning). Adaptive: each command goes at once
-    /// while fewer than 3/4 of the depth are in flight (an underfed device
-    /// starts on it now: a batch is held in the kernel's plug until the call
-    /// ends), and the rest of the queue in one batch, one system call however
-    /// deep (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Submission batching", has the measurements
-    /// behind the 3/4). Returns what stopped it: `None` for a full queue.
+    /// Stages what the source offers while there is room, and submits
+    /// every [`JobThread::submit_batch`] commands (fio's
+    /// `iodepth_batch_submit` where the job sets it). Returns what stopped
+    /// it: `None` for a full queue.
     fn fill(&mut self, src: &mut impl Source, now: u64) -> Option<Next> {
-        let batch = self.spec.io.iodepth_batch_submit;
         let depth = self.depth_limit();
-        // Only a device that works while we stage gains from an early start.
-        let low = if self.driver.completes_in_submit() {
-            0
-        } else {
-            (depth * 3 / 4).max(1)
-        };
+        let batch = self.submit_batch(depth);
         let mut now = now;
         while self.driver.busy() < depth {
             // verify_backlog's reads and trim_backlog's trims go between
@@ -301,14 +293,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     return Some(Next::Done);
                 }
             }
-            let staged = self.driver.staged();
-            let in_flight = self.driver.busy() - staged;
-            let now_please = if batch == 0 {
-                in_flight < low
-            } else {
-                staged >= batch
-            };
-            if now_please {
+            if self.driver.staged() >= batch {
                 if !self.submit() {
                     return Some(Next::Done);
                 }
@@ -317,6 +302,37 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
         }
         None
+    }
+
+    /// Commands per submission: fio's `iodepth_batch_submit` where the job
+    /// sets it; else the whole queue where commands are done inside the
+    /// call (pread, a RAM copy: no device works while we stage), and a
+    /// quarter of the depth otherwise. A turn reaps as many
+    /// ([`JobThread::reap_max`]) and refills them in one call, so the
+    /// kernel holds at least 3/4 of the depth while the loop books and
+    /// stages, and a device that completes inside the call (zram) gets one
+    /// system call per quarter queue, not one per command. The
+    /// measurements behind the quarter are in BENCHMARKS.md, "The queue
+    /// kept full".
+    fn submit_batch(&self, depth: u32) -> u32 {
+        match self.spec.io.iodepth_batch_submit {
+            0 if self.driver.completes_in_submit() => depth,
+            0 => quarter(depth),
+            n => n,
+        }
+    }
+
+    /// Completions one reap takes at most: fio's
+    /// `iodepth_batch_complete_max` where the job sets it, else what a
+    /// submission sends ([`JobThread::submit_batch`]); the rest stay in the
+    /// ring, counted in flight, for the next turn (as fio leaves them).
+    /// Never below the reap's minimum.
+    fn reap_max(&self, min: u32) -> u32 {
+        match self.spec.io.iodepth_batch_complete_max {
+            0 if self.driver.completes_in_submit() => 0,
+            0 => quarter(self.depth_limit()).max(min),
+            m => m,
+        }
     }
 
     /// Sends what is staged; false when the driver failed (the error is
@@ -505,6 +521,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
 /// or replays a trace, with more than one command in flight at a time.
 fn serializes(spec: &JobSpec, depth: u32) -> bool {
     spec.io.serialize_overlap && depth > 1 && (spec.modifies() || spec.io_logs.replay.is_some())
+}
+
+/// A quarter of `depth`, at least one command.
+fn quarter(depth: u32) -> u32 {
+    (depth / 4).max(1)
 }
 
 /// Sleeps until `until_ns` in steps short enough to notice a stop.

@@ -64,14 +64,16 @@ pub struct IoSpec {
     /// is then the path queue's depth. `None`: the asynchronous engine mode.
     pub path: Option<PathSpec>,
     pub iodepth: u32,
-    /// Stage this many commands before issuing (0: all that fit).
+    /// Stage this many commands before issuing (0: a quarter of the depth,
+    /// or all that fit where commands complete inside the call).
     pub iodepth_batch_submit: u32,
     /// Wait for at least this many completions per reap.
     pub iodepth_batch_complete_min: u32,
-    /// Take at most this many completions per reap (0: every one there
-    /// is). fio's default is `iodepth_batch_complete_min` (one), which
-    /// leaves completions in the ring, counted in flight, while the next
-    /// command is issued.
+    /// Take at most this many completions per reap (0: a quarter of the
+    /// depth, the rest left in the ring for the next turn; every one there
+    /// is where commands complete inside the call). fio's default is
+    /// `iodepth_batch_complete_min` (one), which leaves completions in the
+    /// ring, counted in flight, while the next command is issued.
     pub iodepth_batch_complete_max: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,

@@ -133,7 +133,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
-    opt!("iodepth_batch_complete_max", [], value, "Take at most this many completions per reap (raised to iodepth_batch_complete_min where below it). hiops' default takes every completion there is; fio's takes iodepth_batch_complete_min.", |d, v| { d.iodepth_batch_complete_max = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("iodepth_batch_complete_max", [], value, "Take at most this many completions per reap (raised to iodepth_batch_complete_min where below it). hiops' default takes a quarter of iodepth and leaves the rest in the ring for the next turn; fio's takes iodepth_batch_complete_min.", |d, v| { d.iodepth_batch_complete_max = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
         if n == 0 { return Err("must be at least 1".into()); }

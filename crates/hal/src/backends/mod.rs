@@ -1,5 +1,6 @@
 //! The low-level drivers.
 
+mod dispatch;
 pub mod libaio;
 pub mod mem;
 pub mod null;
@@ -9,6 +10,7 @@ pub mod sync;
 mod trim;
 pub mod uring;
 
+pub(crate) use dispatch::Backend;
 pub(crate) use trim::{SyncTrims, Trimmer};
 
 use crate::{Completion, Tag};
@@ -30,6 +32,12 @@ impl ReadyList {
     }
 
     pub(crate) fn push(&mut self, tag: Tag, result: i64) {
+        if self.items.len() == self.items.capacity() && self.head > 0 {
+            // A reap took only some (its `out` was short): what it left
+            // moves to the front, so the room it freed is used again.
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
         assert!(
             self.items.len() < self.items.capacity(),
             "more completions than tags"
@@ -72,4 +80,28 @@ pub(crate) fn neg_errno() -> i64 {
     -(std::io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EIO) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ready_list_drained_in_part_takes_as_many_as_it_gave_back() {
+        let mut ready = ReadyList::with_capacity(4);
+        let mut out = [Completion::EMPTY; 3];
+        for tag in 0..4 {
+            ready.push(tag, 4096);
+        }
+        assert_eq!(ready.drain_into(&mut out[..3]), 3);
+        // Three tags free again: their next completions fit beside the one left.
+        for tag in 4..7 {
+            ready.push(tag, 512);
+        }
+        assert_eq!(ready.len(), 4);
+        let mut all = [Completion::EMPTY; 4];
+        assert_eq!(ready.drain_into(&mut all), 4);
+        let tags: Vec<Tag> = all.iter().map(|c| c.tag).collect();
+        assert_eq!(tags, [3, 4, 5, 6]);
+    }
 }

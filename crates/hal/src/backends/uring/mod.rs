@@ -39,8 +39,12 @@ pub struct UringEngine {
     fixed_bufs: Option<(usize, usize, usize)>,
     doorbell: Option<Arc<Doorbell>>,
     posted: Option<Arc<PostedCounter>>,
-    /// SQEs pushed and not yet handed to the kernel.
+    /// SQEs prepared and not yet handed to the kernel: those in `pending`
+    /// and those already in the ring.
     staged: u32,
+    /// Prepared entries not yet in the ring: they go in together, so the
+    /// ring's tail is published once per submission, not per command.
+    pending: Vec<squeue::Entry>,
     defer_taskrun: bool,
     iopoll: bool,
     sqpoll: bool,
@@ -98,6 +102,7 @@ impl UringEngine {
             doorbell,
             posted,
             staged: 0,
+            pending: Vec::with_capacity(depth as usize),
             defer_taskrun: flags.defer,
             iopoll: opts.iopoll,
             sqpoll: opts.sqpoll,
@@ -189,8 +194,9 @@ impl UringEngine {
                 source: std::io::Error::from_raw_os_error(libc::EIO),
             });
         }
+        self.publish();
         loop {
-            match self.ring.submit_and_wait(want as usize) {
+            match self.submit_and_wait(want) {
                 Ok(took) => {
                     // The kernel's count of entries consumed. With SQPOLL
                     // every entry in the ring is its thread's, and the count
@@ -213,6 +219,41 @@ impl UringEngine {
                     })
                 }
             }
+        }
+    }
+
+    /// Moves the prepared entries into the ring under one handle: one
+    /// store of the tail for the batch.
+    fn publish(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        // SAFETY: each entry's buffer and descriptor outlive its command
+        // (see `prepare_with_prio`); the ring has room for every tag.
+        let pushed = unsafe { self.ring.submission().push_multiple(&self.pending) };
+        assert!(
+            pushed.is_ok(),
+            "submission queue full with {} staged (ring smaller than the tag count)",
+            self.staged
+        );
+        self.pending.clear();
+    }
+
+    /// io_uring_enter for what the ring holds, waiting for `want`. With
+    /// DEFER_TASKRUN a submission that waits for nothing still asks for
+    /// events (min 0, as fio's commit does): the completion work that
+    /// waits for this thread runs in the same call, so a reap after it
+    /// finds the completions without a system call of its own.
+    fn submit_and_wait(&mut self, want: u32) -> std::io::Result<usize> {
+        if want > 0 || !self.defer_taskrun {
+            return self.ring.submit_and_wait(want as usize);
+        }
+        let len = self.ring.submission().len() as u32;
+        // SAFETY: plain io_uring_enter on our own ring with no argument.
+        unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(len, 0, IORING_ENTER_GETEVENTS, None)
         }
     }
 
@@ -261,16 +302,12 @@ impl Engine for UringEngine {
             self.trims.stage(tag, cmd);
             return Ok(());
         }
+        // The buffer is the tag's arena slot (or the caller's, under the
+        // same contract) and the descriptor is kept open by the caller;
+        // both outlive the command, which completes before the tag (and so
+        // the slot) is reused or the queue is dropped.
         let entry = self.entry(tag, cmd, buf, ioprio);
-        // SAFETY: the buffer is the tag's arena slot and the descriptor is kept
-        // open by the caller; both outlive the command, which completes
-        // before the tag (and so the slot) is reused or the queue is dropped.
-        let pushed = unsafe { self.ring.submission().push(&entry) };
-        assert!(
-            pushed.is_ok(),
-            "submission queue full with {} staged (ring smaller than the tag count)",
-            self.staged
-        );
+        self.pending.push(entry);
         self.staged += 1;
         Ok(())
     }
@@ -342,11 +379,13 @@ impl Engine for UringEngine {
             }
         }
         let words = self.sq_words.as_ref().expect("mapped above");
+        let in_ring = self.staged - self.pending.len() as u32;
         // SAFETY: `&mut self` holds the ring, so no io_uring_enter runs on
         // it meanwhile, and it has no SQPOLL thread; `staged` drops to 0.
-        if self.staged > 0 && !unsafe { words.take_back(self.staged) } {
+        if in_ring > 0 && !unsafe { words.take_back(in_ring) } {
             return false;
         }
+        self.pending.clear();
         self.staged = 0;
         self.trims.clear();
         true

@@ -1,0 +1,142 @@
+//! The backend a queue drives, as one enum: every call on the hot path
+//! (prepare, issue, reap) is a match the compiler sees through and can
+//! inline into the queue, not a call through a vtable.
+
+use super::{libaio, mem, null, posixaio, sync, uring};
+use crate::{
+    BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError,
+    PostedCounter, Tag, Target,
+};
+use std::sync::Arc;
+
+/// One of the backends, chosen when the queue is opened. One lives in each
+/// queue and never moves on the I/O path, so the variants' sizes differing
+/// costs a few hundred bytes per queue, and a box would cost a load per call.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Backend {
+    Sync(sync::SyncEngine),
+    Libaio(libaio::AioEngine),
+    IoUring(uring::UringEngine),
+    PosixAio(posixaio::PosixAioEngine),
+    Mem(mem::MemEngine),
+    Null(null::NullEngine),
+}
+
+/// `$body` with `$e` bound to the backend inside, whichever it is.
+macro_rules! each {
+    ($self:expr, $e:ident => $body:expr) => {
+        match $self {
+            Backend::Sync($e) => $body,
+            Backend::Libaio($e) => $body,
+            Backend::IoUring($e) => $body,
+            Backend::PosixAio($e) => $body,
+            Backend::Mem($e) => $body,
+            Backend::Null($e) => $body,
+        }
+    };
+}
+
+impl Backend {
+    /// Opens the backend `kind` names for one queue.
+    pub(crate) fn open(
+        kind: EngineKind,
+        opts: &EngineOptions,
+        targets: &[Target],
+        depth: u32,
+        arena: &BufferArena,
+    ) -> Result<Backend, HalError> {
+        Ok(match kind {
+            EngineKind::Psync => Backend::Sync(sync::SyncEngine::open(
+                targets,
+                depth,
+                sync::SyncMode::Psync,
+            )?),
+            EngineKind::Pvsync2 => Backend::Sync(sync::SyncEngine::open(
+                targets,
+                depth,
+                sync::SyncMode::Pvsync2 {
+                    hipri: opts.hipri,
+                    nowait: opts.nowait,
+                },
+            )?),
+            EngineKind::Libaio => {
+                Backend::Libaio(libaio::AioEngine::open(targets, depth, opts.doorbell)?)
+            }
+            EngineKind::IoUring => {
+                Backend::IoUring(uring::UringEngine::open(opts, targets, depth, arena)?)
+            }
+            EngineKind::PosixAio => Backend::PosixAio(posixaio::PosixAioEngine::open(
+                targets,
+                depth,
+                opts.doorbell,
+            )?),
+            EngineKind::Mem => Backend::Mem(mem::MemEngine::open(targets, depth)?),
+            EngineKind::Null => Backend::Null(null::NullEngine::new(depth)),
+        })
+    }
+}
+
+impl Engine for Backend {
+    #[inline]
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        // SAFETY: forwarded from this function's contract, which is the
+        // backend's own.
+        each!(self, e => unsafe { e.prepare(tag, cmd, buf) })
+    }
+
+    #[inline]
+    unsafe fn prepare_with_prio(
+        &mut self,
+        tag: Tag,
+        cmd: &Command,
+        buf: *mut u8,
+        ioprio: u16,
+    ) -> Result<(), HalError> {
+        // SAFETY: as `prepare`.
+        each!(self, e => unsafe { e.prepare_with_prio(tag, cmd, buf, ioprio) })
+    }
+
+    #[inline]
+    fn issue(&mut self) -> Result<u32, HalError> {
+        each!(self, e => e.issue())
+    }
+
+    #[inline]
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
+        each!(self, e => e.reap(min, out))
+    }
+
+    #[inline]
+    fn issue_and_reap(
+        &mut self,
+        min: u32,
+        out: &mut [Completion],
+    ) -> Result<(u32, usize), HalError> {
+        each!(self, e => e.issue_and_reap(min, out))
+    }
+
+    fn unsent(&self) -> Option<u32> {
+        each!(self, e => e.unsent())
+    }
+
+    fn withdraw_unsent(&mut self) -> bool {
+        each!(self, e => e.withdraw_unsent())
+    }
+
+    fn description(&self) -> String {
+        each!(self, e => e.description())
+    }
+
+    #[inline]
+    fn completes_in_issue(&self) -> bool {
+        each!(self, e => e.completes_in_issue())
+    }
+
+    fn doorbell(&self) -> Option<Arc<Doorbell>> {
+        each!(self, e => e.doorbell())
+    }
+
+    fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
+        each!(self, e => e.posted_counter())
+    }
+}
