@@ -332,6 +332,16 @@ impl SharedQueue {
             }
             return 0;
         }
+        let n = self.reap(core, me, wake, polling);
+        self.issue_fifo(core, me, wake);
+        if self.how.strategy == Strategy::Hybrid {
+            self.steer(core, in_flight, n, tsc::rdtsc(), me, wake);
+        }
+        n
+    }
+
+    /// Peek and post the completions found to their owners; how many.
+    fn reap(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList, polling: bool) -> usize {
         let mut out = std::mem::take(&mut core.out);
         // A failed reap leaves the completions in the ring for the next
         // one: commands at the device cannot be failed early (the kernel
@@ -353,10 +363,6 @@ impl SharedQueue {
         }
         core.out = out;
         core.counters.reaped += n as u64;
-        self.issue_fifo(core, me, wake);
-        if self.how.strategy == Strategy::Hybrid {
-            self.steer(core, in_flight, n, now, me, wake);
-        }
         n
     }
 

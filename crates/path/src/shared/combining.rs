@@ -125,15 +125,24 @@ impl SharedQueue {
         }
     }
 
-    /// Reaps, issues from the FIFO, and again while that did anything: a
-    /// trim is done inside the issue and its completion is reaped by the
-    /// next peek (it never reaches the CQ, so nothing else would come for
-    /// it). A peek is a read of the CQ's counters, no system call.
+    /// Reaps, wakes the owners of what it reaped, issues from the FIFO,
+    /// and again while that did anything: a trim is done inside the issue
+    /// and its completion is reaped by the next peek (it never reaches the
+    /// CQ, so nothing else would come for it). A peek is a read of the CQ's
+    /// counters, no system call. The owners are woken before the issue:
+    /// the doorbell is a VM exit, and a thread often loses its CPU on the
+    /// way back from a system call, which would keep them waiting.
     fn pass(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) -> usize {
         let mut reaped = 0;
         loop {
             let issued = core.counters.issued;
-            let n = self.pump(core, me, wake, false);
+            let n = if core.queue.in_flight() > 0 {
+                self.reap(core, me, wake, false)
+            } else {
+                0
+            };
+            wake_all(wake);
+            self.issue_fifo(core, me, wake);
             reaped += n;
             if n == 0 && core.counters.issued == issued {
                 return reaped;
