@@ -32,7 +32,9 @@ pub(crate) enum Wake {
 }
 
 /// Threads to wake once the lock is released (unparking under the lock would
-/// stretch every critical section by a system call).
+/// stretch every critical section by a system call). Combining is the
+/// exception: its holder wakes the owners before it rings the doorbell
+/// (see the `combining` module).
 pub(crate) type WakeList = Vec<Wake>;
 
 pub(crate) fn wake_all(list: &mut WakeList) {
