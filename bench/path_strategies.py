@@ -21,7 +21,7 @@ is passed as `--name=value` to that strategy alone ("coop:rings=128"):
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
-STRATEGIES = ["pread", "completion-thread", "per-thread-ring", "coop", "poll", "hybrid", "tasks"]
+STRATEGIES = ["pread", "completion-thread", "per-thread-ring", "coop", "coop-shared", "poll", "hybrid", "tasks"]
 
 
 def hiops_bin():

@@ -16,7 +16,6 @@ const DONE: u32 = 1;
 /// Pending, and the owner sleeps (or is about to) on `state` itself: the
 /// completer must wake it with a futex wake on this word.
 const PARKED: u32 = 2;
-const NO_GRANT: u32 = u32::MAX;
 
 pub(crate) struct Request {
     pub cmd: Command,
@@ -33,10 +32,9 @@ pub(crate) struct Request {
     result: AtomicI64,
     /// TSC when the completion was reaped, for the hand-off delay.
     reaped_tsc: AtomicU64,
-    /// A tag granted to this request while it waited in the FIFO, for its
-    /// owner to issue with (the own-completion wait); `NO_GRANT` otherwise.
-    granted: AtomicU32,
-    /// The software FIFO's link; touched only under the queue lock.
+    /// The software FIFO's link: touched under the queue lock, or before
+    /// that by the lock-free list a request is published on (its pusher,
+    /// then whoever takes it off).
     pub next: Cell<*const Request>,
 }
 
@@ -51,7 +49,6 @@ impl Request {
             promoted: AtomicBool::new(false),
             result: AtomicI64::new(0),
             reaped_tsc: AtomicU64::new(0),
-            granted: AtomicU32::new(NO_GRANT),
             next: Cell::new(std::ptr::null()),
         }
     }
@@ -77,27 +74,6 @@ impl Request {
         let _ = self
             .state
             .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed);
-    }
-
-    /// Grants `tag` to this pending request (under the queue lock). Returns
-    /// whether its owner sleeps on the state word and must be woken there.
-    pub fn grant(&self, tag: u32) -> bool {
-        assert_ne!(tag, NO_GRANT);
-        let was = self.granted.swap(tag, Ordering::SeqCst);
-        assert_eq!(was, NO_GRANT, "a request granted two tags");
-        self.state
-            .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    pub fn has_grant(&self) -> bool {
-        self.granted.load(Ordering::SeqCst) != NO_GRANT
-    }
-
-    /// The granted tag, once.
-    pub fn take_grant(&self) -> Option<u32> {
-        let tag = self.granted.swap(NO_GRANT, Ordering::SeqCst);
-        (tag != NO_GRANT).then_some(tag)
     }
 
     /// The state word's value while the owner sleeps on it.

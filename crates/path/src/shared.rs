@@ -9,6 +9,7 @@
 //! at a time, on the queue's completion doorbell (woken by the kernel), after
 //! which it reaps for everybody: the paper's lazy, cooperative completion.
 
+mod combining;
 mod counters;
 mod locked_state;
 mod waiting;
@@ -31,7 +32,9 @@ pub(crate) enum Wake {
 }
 
 /// Threads to wake once the lock is released (unparking under the lock would
-/// stretch every critical section by a system call).
+/// stretch every critical section by a system call). Combining is the
+/// exception: its holder wakes the owners before it rings the doorbell
+/// (see the `combining` module).
 pub(crate) type WakeList = Vec<Wake>;
 
 pub(crate) fn wake_all(list: &mut WakeList) {
@@ -109,6 +112,9 @@ pub(crate) struct SharedQueue {
     pub doorbell: Option<Arc<Doorbell>>,
     /// The CQ's counters, read without the lock by own-completion waiters.
     posted: Option<Arc<PostedCounter>>,
+    /// Own-completion rings: requests published for the holder of the lock
+    /// to send (see the `combining` module).
+    incoming: combining::Incoming,
     pub poller: OnceLock<Thread>,
     closing: AtomicBool,
     /// Threads that have joined this ring (never decreases): one alone on
@@ -181,6 +187,7 @@ impl SharedQueue {
             }),
             doorbell,
             posted,
+            incoming: combining::Incoming::new(),
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             members: AtomicU32::new(0),
@@ -210,20 +217,20 @@ impl SharedQueue {
     /// blocks for a tag. Fails only when the path is shutting down.
     pub fn submit(&self, req: &Request, wake: &mut WakeList) -> Result<(), ()> {
         let me = req.owner.id();
+        if self.how.own_wake {
+            // Accepted before the close is seen: it completes normally.
+            if self.closing.load(Ordering::SeqCst) {
+                return Err(());
+            }
+            self.submit_combined(req, wake);
+            return Ok(());
+        }
         let mut core = self.lock();
         if self.closing.load(Ordering::Relaxed) {
             return Err(());
         }
         if self.how.cooperative && !self.how.lazy_only {
             self.pump(&mut core, me, wake, false);
-        }
-        if core.own_wake {
-            self.submit_own(&mut core, req, wake);
-            drop(core);
-            wake_all(wake);
-            let posted = self.posted.as_ref().expect("own wake has counters");
-            self.drain_posted(posted, me, wake);
-            return Ok(());
         }
         core.enqueue(req);
         self.issue_fifo(&mut core, me, wake);
@@ -327,6 +334,16 @@ impl SharedQueue {
             }
             return 0;
         }
+        let n = self.reap(core, me, wake, polling);
+        self.issue_fifo(core, me, wake);
+        if self.how.strategy == Strategy::Hybrid {
+            self.steer(core, in_flight, n, tsc::rdtsc(), me, wake);
+        }
+        n
+    }
+
+    /// Peek and post the completions found to their owners; how many.
+    fn reap(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList, polling: bool) -> usize {
         let mut out = std::mem::take(&mut core.out);
         // A failed reap leaves the completions in the ring for the next
         // one: commands at the device cannot be failed early (the kernel
@@ -348,32 +365,16 @@ impl SharedQueue {
         }
         core.out = out;
         core.counters.reaped += n as u64;
-        self.issue_fifo(core, me, wake);
-        if self.how.strategy == Strategy::Hybrid {
-            self.steer(core, in_flight, n, now, me, wake);
-        }
         n
     }
 
-    /// Binds FIFO heads to free tags and issues them in one batch. With the
-    /// own-completion wait a command must be submitted by its owner (its
-    /// completion wakes the thread that submitted it), so the freed tags
-    /// are granted to the FIFO's owners instead, who issue on waking.
+    /// Binds FIFO heads to free tags and issues them in one batch.
     fn issue_fifo(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
         while !core.fifo_head.is_null() {
             let Some(tag) = core.queue.get_free_tag() else {
                 break;
             };
             let ptr = core.dequeue();
-            if core.own_wake {
-                // SAFETY: a request in the FIFO is pending and live (lock held).
-                let req = unsafe { &*ptr };
-                if req.grant(tag) {
-                    wake.push(Wake::Word(req.state_word()));
-                    core.counters.wakeups += 1;
-                }
-                continue;
-            }
             // SAFETY: a request in the FIFO is pending, so its owner keeps it
             // (and its buffer) alive; we hold the lock.
             unsafe { core.bind_request(tag, ptr, me, wake) };
@@ -433,37 +434,6 @@ impl SharedQueue {
             core.post(c, now, me, wake);
         }
         core.out = out;
-    }
-
-    /// Own-completion submit: issue `req` now if no one queues before it and
-    /// a tag is free, else wait in the FIFO for a tag to be granted.
-    fn submit_own(&self, core: &mut Core, req: &Request, wake: &mut WakeList) {
-        let tag = if core.fifo_head.is_null() {
-            core.queue.get_free_tag()
-        } else {
-            None
-        };
-        match tag {
-            Some(tag) => self.issue_granted(core, req, tag, wake),
-            None => {
-                core.enqueue(req);
-                core.counters.fifo_queued += 1;
-            }
-        }
-    }
-
-    /// Binds `req` to the tag it holds and submits it, from its owner.
-    fn issue_granted(&self, core: &mut Core, req: &Request, tag: u32, wake: &mut WakeList) {
-        let me = req.owner.id();
-        // SAFETY: `req` is ours, pending and live for the whole call.
-        unsafe { core.bind_request(tag, req, me, wake) };
-        self.send_staged(core, me, wake);
-        // A trim is done inside the issue (the ring has no discard here) and
-        // its completion never reaches the CQ, so no completion work will
-        // wake us for it: reap it now.
-        if req.cmd.op.is_trim() {
-            self.pump(core, me, wake, false);
-        }
     }
 
     /// Leaving the doorbell with I/O still in flight: wake one of its owners

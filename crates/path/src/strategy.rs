@@ -100,8 +100,10 @@ impl CoopParts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CoopWait {
     /// Each thread sleeps until its own completion is posted: io_uring posts
-    /// it in the submitter, so the kernel wakes the owner once, as pread's
-    /// path does; the woken thread reaps for everyone.
+    /// it in the thread that entered the command, which the kernel wakes
+    /// for it, and the woken thread reaps for everyone. On a ring shared by
+    /// several threads, whoever holds the queue sends every command
+    /// published meanwhile in one batch and wakes their owners.
     #[default]
     Own,
     /// One thread at a time sleeps on the completion eventfd and wakes the

@@ -2,7 +2,7 @@
 //! times, strategy switches and state, for the path's reports and for
 //! diagnosing a stuck path.
 
-use super::SharedQueue;
+use super::{Core, SharedQueue, WakeList};
 use crate::stats::{Mode, PathCounters, SwitchPoint};
 use hiops_stats::{tsc, Histogram};
 use std::sync::atomic::Ordering;
@@ -34,8 +34,20 @@ impl SharedQueue {
         self.solo_refused.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// `f` on the locked state, for a report. On an own-completion ring
+    /// every holder of the lock looks for work left to it after unlocking
+    /// (see the `combining` module), this one too.
+    fn read_core<R>(&self, f: impl FnOnce(&Core) -> R) -> R {
+        let r = f(&self.lock());
+        if self.how.own_wake {
+            let mut wake = WakeList::new();
+            self.combine(std::thread::current().id(), &mut wake);
+        }
+        r
+    }
+
     pub fn counters(&self) -> PathCounters {
-        let mut c = self.lock().counters;
+        let mut c = self.read_core(|core| core.counters);
         let solo = self.solo_ios.load(Ordering::Relaxed);
         c.solo += solo;
         c.issued += solo;
@@ -65,16 +77,19 @@ impl SharedQueue {
     }
 
     pub fn switches(&self) -> Vec<SwitchPoint> {
-        self.lock().switches.clone()
+        self.read_core(|core| core.switches.clone())
     }
 
     pub fn description(&self) -> String {
-        self.lock().queue.description()
+        self.read_core(|core| core.queue.description())
     }
 
     /// One line of the queue's state, for diagnosing a stuck path.
     pub fn debug_state(&self) -> String {
-        let c = self.lock();
+        self.read_core(|c| self.state_line(c))
+    }
+
+    fn state_line(&self, c: &Core) -> String {
         format!(
             "in_flight={} staged={} busy={} fifo={} sleeper={} mode={:?} poller_parked={} closing={} counters={:?}",
             c.queue.in_flight(),
@@ -90,6 +105,6 @@ impl SharedQueue {
     }
 
     pub fn mode(&self) -> Mode {
-        self.lock().mode
+        self.read_core(|core| core.mode)
     }
 }

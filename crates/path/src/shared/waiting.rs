@@ -141,12 +141,10 @@ impl SharedQueue {
 
     /// Waits for `req` on a ring whose completions are posted in their
     /// submitter's context (see [`PostedCounter`]): sleep until the CQ tail
-    /// moves or someone completes `req`. Our own completion wakes us once,
-    /// through the kernel's task work; we then reap everything posted, so a
-    /// thread's wake-up also completes the others' I/O (the paper's
-    /// cooperative completion), and those owners, woken by their own task
-    /// work, find their I/O done. Only a command someone else submitted for
-    /// us (from the FIFO) needs an explicit wake, given by whoever reaps it.
+    /// moves or someone completes `req`. Whoever sent a batch of commands
+    /// (see the `combining` module) is woken once by their completions,
+    /// through the kernel's task work; it then reaps everything posted and
+    /// wakes the owners that sleep (the paper's cooperative completion).
     pub(super) fn wait_own(
         &self,
         req: &Request,
@@ -159,20 +157,12 @@ impl SharedQueue {
             if req.is_done() {
                 return counts;
             }
-            if let Some(tag) = req.take_grant() {
-                let mut core = self.lock();
-                self.issue_granted(&mut core, req, tag, wake);
-                drop(core);
-                wake_all(wake);
-                self.drain_posted(posted, me, wake);
-                continue;
-            }
             let stalled = self.stalled.load(Ordering::SeqCst);
             if stalled {
                 self.send_staged(&mut self.lock(), me, wake);
                 wake_all(wake);
             }
-            let reaped_all = self.drain_posted(posted, me, wake);
+            let reaped_all = self.combine(me, wake);
             // PARKED before reading the tail: a completer that finds us
             // PARKED wakes the state word; a completion posted after this
             // read moves the tail, which ends (or refuses) the sleep.
@@ -183,7 +173,7 @@ impl SharedQueue {
             // Completions left by a busy lock are the holder's to reap (it
             // looks again after unlocking) and it wakes us if one is ours;
             // spinning here would only take the CPU from it.
-            if (reaped_all && tail != posted.consumed()) || req.has_grant() {
+            if reaped_all && tail != posted.consumed() {
                 continue;
             }
             futex::wait2(
@@ -200,34 +190,6 @@ impl SharedQueue {
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
             req.unpark();
-        }
-    }
-
-    /// Reaps what is posted, without ever blocking on the lock: a holder
-    /// looks at the counters again after unlocking (every own-wake holder
-    /// ends with this call), so what we leave is reaped. Returns false if it
-    /// left completions behind for the holder.
-    pub(super) fn drain_posted(
-        &self,
-        posted: &PostedCounter,
-        me: ThreadId,
-        wake: &mut WakeList,
-    ) -> bool {
-        loop {
-            // Pairs with the fence of a thread that failed try_lock: either
-            // it sees our unlock, or we see the completion it saw.
-            std::sync::atomic::fence(Ordering::SeqCst);
-            if posted.posted() == posted.consumed() {
-                return true;
-            }
-            let Ok(mut core) = self.core.try_lock() else {
-                return false;
-            };
-            let t0 = tsc::rdtsc();
-            let reaped = self.pump(&mut core, me, wake, false);
-            drop(core);
-            wake_all(wake);
-            self.book_pass(t0, reaped);
         }
     }
 }
