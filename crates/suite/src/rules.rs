@@ -43,6 +43,9 @@ pub enum Size {
     /// No effect: every round within `margin` of the value of no effect
     /// (the paper's value is that value).
     NoEffect { margin: f64 },
+    /// No fall: no round more than `margin` below the value of no effect
+    /// (a cost the paper found not saved; a rise still agrees).
+    NoFall { margin: f64 },
 }
 
 /// A verdict rule: the value of no effect, the paper's value, the size the
@@ -107,6 +110,17 @@ impl Rule {
         }
     }
 
+    /// The paper found an arm saved nothing over another: a ratio of
+    /// costs, reproduced when no round falls more than `margin` below 1.
+    pub const fn no_saving(name: &'static str, margin: f64) -> Rule {
+        Rule {
+            name,
+            null: 1.0,
+            paper: 1.0,
+            size: Size::NoFall { margin },
+        }
+    }
+
     /// The rule's answer where its premise fails (unlike devices, say):
     /// "not shown", for `reason`, with no rounds read.
     pub fn unjudged(&self, reason: String) -> Judgement {
@@ -123,7 +137,8 @@ impl Rule {
     /// Reads the effect's rounds (non-finite rounds are left out).
     pub fn judge(&self, rounds: &[f64]) -> Judgement {
         debug_assert!(
-            (self.paper != self.null) ^ matches!(self.size, Size::NoEffect { .. }),
+            (self.paper != self.null)
+                ^ matches!(self.size, Size::NoEffect { .. } | Size::NoFall { .. }),
             "a rule looks for an effect, or for none"
         );
         let mut v: Vec<f64> = rounds.iter().copied().filter(|x| x.is_finite()).collect();
@@ -149,8 +164,10 @@ impl Rule {
             let why = format!("{} rounds, the rule needs {MIN_ROUNDS}", v.len());
             return (Verdict::NotShown, why);
         }
-        if let Size::NoEffect { margin } = self.size {
-            return self.decide_none(margin, (lo, hi));
+        match self.size {
+            Size::NoEffect { margin } => return self.decide_none(margin, (lo, hi)),
+            Size::NoFall { margin } => return self.decide_no_fall(margin, (lo, hi)),
+            _ => {}
         }
         if lo <= self.null && self.null <= hi {
             let why = format!(
@@ -173,7 +190,7 @@ impl Rule {
             Size::AtLeast { tolerance } => (here >= paper * (1.0 - tolerance), tolerance),
             Size::Within { tolerance } => ((here - paper).abs() <= paper * tolerance, tolerance),
             Size::Under { bound } => (here <= (bound - self.null).abs(), 0.0),
-            Size::NoEffect { .. } => unreachable!("judged by decide_none"),
+            Size::NoEffect { .. } | Size::NoFall { .. } => unreachable!("judged apart"),
         };
         let what = match self.size {
             Size::AtLeast { .. } => {
@@ -181,7 +198,7 @@ impl Rule {
             }
             Size::Within { .. } => format!("within {:.0}% of the paper's", tolerance * 100.0),
             Size::Under { bound } => format!("under the paper's bound ({bound})"),
-            Size::NoEffect { .. } => unreachable!("judged by decide_none"),
+            Size::NoEffect { .. } | Size::NoFall { .. } => unreachable!("judged apart"),
         };
         if held {
             (Verdict::Reproduced, format!("the paper's sign, {what}"))
@@ -192,6 +209,29 @@ impl Rule {
 }
 
 impl Rule {
+    /// "No saving" over the rounds' range `lo..hi`: no round below the
+    /// margin, every round below it, or some of each.
+    fn decide_no_fall(&self, margin: f64, (lo, hi): (f64, f64)) -> (Verdict, String) {
+        assert!(margin > 0.0 && lo <= hi, "a margin, and rounds in order");
+        let floor = self.null - margin;
+        if lo >= floor {
+            (
+                Verdict::Reproduced,
+                format!("no round ({lo:.3}..{hi:.3}) below {floor:.2}: no saving"),
+            )
+        } else if hi < floor {
+            (
+                Verdict::NotReproduced,
+                format!("every round ({lo:.3}..{hi:.3}) below {floor:.2}: a saving"),
+            )
+        } else {
+            (
+                Verdict::NotShown,
+                format!("the rounds ({lo:.3}..{hi:.3}) cross {floor:.2}"),
+            )
+        }
+    }
+
     /// "No effect" over the rounds' range `lo..hi`: all inside the margin,
     /// all beyond it on one side, or some of each.
     fn decide_none(&self, margin: f64, (lo, hi): (f64, f64)) -> (Verdict, String) {
@@ -347,6 +387,19 @@ mod tests {
         // Rounds on both sides of the margin's edge say nothing.
         assert_eq!(none.judge(&[0.95, 1.15, 1.02]).verdict, Verdict::NotShown);
         assert_eq!(none.judge(&[1.0, 1.0]).verdict, Verdict::NotShown);
+    }
+
+    #[test]
+    fn no_saving_holds_unless_a_round_saves_beyond_the_margin() {
+        let aio = Rule::no_saving("no saving", 0.10);
+        // Costing more is no saving: the paper's claim holds.
+        assert_eq!(aio.judge(&[1.21, 1.15, 1.27]).verdict, Verdict::Reproduced);
+        assert_eq!(aio.judge(&[0.95, 1.0, 1.02]).verdict, Verdict::Reproduced);
+        assert_eq!(
+            aio.judge(&[0.70, 0.72, 0.75]).verdict,
+            Verdict::NotReproduced
+        );
+        assert_eq!(aio.judge(&[0.70, 1.0, 0.95]).verdict, Verdict::NotShown);
     }
 
     #[test]

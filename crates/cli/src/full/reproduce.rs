@@ -91,7 +91,7 @@ const STEP_DEFS: [StepDef; 5] = [
         name: "the store's Fig 10",
         dir: "fig10",
         line: "kv fig10 --path {D}/kv-store.dat --output {D}/fig10",
-        quick: "--clients 32,256 --strategies pread,coop-shared,coop,poll --time 2 --records 20000 --size 256m",
+        quick: "--clients 32,256 --strategies pread,coop,poll --time 2 --records 20000 --size 256m",
         estimate_s: (60, 1800),
     },
     StepDef {

@@ -249,8 +249,11 @@ fn aio_claim(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Option<ClaimRo
     let (t, aio, sync) = per_target(sweeps, plan, "qd1")
         .map(|(t, s)| (t, clocks(s, "libaio"), clocks(s, "psync")))
         .find(|(_, a, p)| !a.is_empty() && !p.is_empty())?;
-    let j = Rule::no_effect("clocks per I/O within 10% of psync's, per round", 0.10)
-        .judge(&crate::rules::paired_ratios(&aio, &sync));
+    let j = Rule::no_saving(
+        "clocks per I/O no more than 10% under psync's, per round",
+        0.10,
+    )
+    .judge(&crate::rules::paired_ratios(&aio, &sync));
     Some(ClaimRow::judged(
         "adms-aio-no-gain",
         "ADMS'10 §4.2",
