@@ -121,7 +121,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// pass), the drain, end_fsync and the verify pass.
     pub(crate) fn run(mut self, plan: &WorkerPlan<'_>) -> ThreadResult {
         if plan.start_delay(self.ctrl) {
-            self.started_ns = now_ns();
+            // Only a delayed job's window waits for it: a thread the
+            // scheduler started late still measures from the run's opening.
+            if self.spec.timing.startdelay_ns > 0 {
+                self.started_ns = now_ns();
+            }
             if self.spec.verify.only {
                 self.verify_only(plan);
             } else {
