@@ -334,7 +334,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
     fn reap_max(&self, min: u32) -> u32 {
         match self.spec.io.iodepth_batch_complete_max {
             0 if self.driver.completes_in_submit() => 0,
-            0 => quarter(self.depth_limit()).max(min),
+            // What a submission sends: with fio's iodepth_batch_submit a
+            // quarter would leave its batch short (and unmerged).
+            0 => self.submit_batch(self.depth_limit()).max(min),
             m => m,
         }
     }
