@@ -604,15 +604,15 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ),
     (
         "dedupe_mode",
-        "hiops writes incompressible, unique data; drop it",
+        "hiops repeats the previous unique write only (dedupe_mode=repeat); use repeat or drop it",
     ),
     (
         "dedupe_working_set_percentage",
-        "hiops writes incompressible, unique data; drop it",
+        "hiops has no working-set dedupe, only dedupe_mode=repeat; drop it",
     ),
     (
         "dedupe_global",
-        "hiops writes incompressible, unique data; drop it",
+        "each hiops thread repeats its own writes only (dedupe_global=0); drop it",
     ),
     ("opendir", "list the files with filename=a:b:c"),
     (
