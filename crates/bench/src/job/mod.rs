@@ -29,12 +29,14 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 mod books;
+mod buffer_fill;
 mod passes;
 #[cfg(test)]
 mod tests;
 mod window;
 
 use books::Books;
+use buffer_fill::BufferFill;
 use window::{RateCheck, Window};
 
 pub(crate) struct JobThread<'a, D: Driver> {
@@ -57,6 +59,10 @@ pub(crate) struct JobThread<'a, D: Driver> {
     latency_done: bool,
     /// fio's write_iolog: every command staged, as fio logs at issue.
     iolog: Option<IoLogWriter>,
+    /// Generates write payloads (fio's buffer_compress_percentage,
+    /// dedupe_percentage, refill_buffers); None: the filled-once buffers,
+    /// scrambled or not.
+    payload: Option<BufferFill>,
     result: ThreadResult,
 }
 
@@ -113,6 +119,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
             finished: Some(plan.finished.clone()),
             latency_done: false,
             iolog,
+            payload: BufferFill::new(
+                spec.workload.buffers,
+                spec.workload.randseed ^ plan.clone as u64,
+            ),
             result,
         }
     }
@@ -408,10 +418,15 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let verify = &self.books.verify;
         let salt = self.books.totals[1].0;
         let pattern = self.spec.workload.buffer_pattern.as_deref();
-        let fill = |buf: &mut [u8]| match (verify, pattern) {
-            (Some(v), _) => v.stamper.stamp(buf, io.offset, &stamp),
-            (None, Some(p)) => fill_pattern(buf, p),
-            (None, None) => scramble(buf, io.offset, salt),
+        let scrambles = self.spec.workload.buffers.scramble;
+        let payload = &mut self.payload;
+        let fill = |buf: &mut [u8]| match (verify, payload.as_mut(), pattern) {
+            (Some(v), _, _) => v.stamper.stamp(buf, io.offset, &stamp),
+            (None, Some(g), p) => g.fill(buf, p),
+            (None, None, Some(p)) => fill_pattern(buf, p),
+            (None, None, None) if scrambles => scramble(buf, io.offset, salt),
+            // scramble_buffers=0: the buffer as filled once (or last read).
+            (None, None, None) => {}
         };
         match self
             .books

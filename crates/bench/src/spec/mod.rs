@@ -26,7 +26,7 @@ pub use rw::RwMode;
 pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
 pub use timing::{ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
-pub use workload::{FlowSpec, RateMin, Workload};
+pub use workload::{BufferContent, FlowSpec, RateMin, Workload};
 
 use hiops_hal::Op;
 use std::path::PathBuf;

@@ -20,6 +20,45 @@ pub struct FlowSpec {
     pub sleep_ns: u64,
 }
 
+/// How written buffers are filled, as fio's options of buffer contents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferContent {
+    /// fio's buffer_compress_percentage: the share (0..=100) of each chunk
+    /// that compresses away (zeros, or buffer_pattern); the rest is random.
+    pub compress_percentage: u8,
+    /// fio's buffer_compress_chunk: bytes per chunk (never 0).
+    pub compress_chunk: u32,
+    /// fio's dedupe_percentage (dedupe_mode=repeat): the share (0..=100)
+    /// of writes that repeat the previous unique write's content.
+    pub dedupe_percentage: u8,
+    /// fio's refill_buffers: fresh random data for every write.
+    pub refill: bool,
+    /// fio's scramble_buffers: vary the filled-once buffer on each write
+    /// (8 bytes per 512).
+    pub scramble: bool,
+}
+
+impl Default for BufferContent {
+    /// fio's defaults: incompressible, no repeats, scrambled.
+    fn default() -> Self {
+        BufferContent {
+            compress_percentage: 0,
+            compress_chunk: 512,
+            dedupe_percentage: 0,
+            refill: false,
+            scramble: true,
+        }
+    }
+}
+
+impl BufferContent {
+    /// Every write is generated afresh (from a seed of its own or, for a
+    /// repeat, the previous one's).
+    pub fn generated(&self) -> bool {
+        self.refill || self.compress_percentage > 0 || self.dedupe_percentage > 0
+    }
+}
+
 /// The I/O a job's threads issue.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -53,6 +92,10 @@ pub struct Workload {
     /// fio's buffer_pattern: the payload of every write that verify does
     /// not stamp (None: hiops' incompressible data).
     pub buffer_pattern: Option<Vec<u8>>,
+    /// What else shapes a write's payload when verify does not stamp it
+    /// (fio's buffer_compress_*, dedupe_percentage, refill_buffers and
+    /// scramble_buffers).
+    pub buffers: BufferContent,
     /// Random offsets are multiples of this (fio's blockalign; default: the
     /// smallest block size).
     pub block_align: Option<u32>,
@@ -91,6 +134,7 @@ impl Default for Workload {
             rate_cycle_ns: 1_000_000_000,
             rw_gap: 0,
             buffer_pattern: None,
+            buffers: BufferContent::default(),
             block_align: None,
             random_map: false,
             percentage_random: 100,

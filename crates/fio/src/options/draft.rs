@@ -26,6 +26,9 @@ pub struct Draft {
     pub file_service: Option<hiops_bench::file_service::FileService>,
     pub openfiles: Option<u64>,
     pub buffer_pattern: Option<Vec<u8>>,
+    /// fio's buffer_compress_*, dedupe_percentage, refill_buffers and
+    /// scramble_buffers (fio's defaults until given).
+    pub buffers: hiops_bench::spec::BufferContent,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,

@@ -230,6 +230,18 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
+    opt!("buffer_compress_percentage", [], value, "Make written data compress to about (100-N)%: each buffer_compress_chunk of a write is (100-N)% random bytes, then zeros (or buffer_pattern), as fio. 100 writes zeros. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| {
+        d.buffers.compress_percentage = percent_u8(need(v)?)?; Ok(())
+    }),
+    opt!("buffer_compress_chunk", [], value, "Bytes per chunk for buffer_compress_percentage (default 512): each chunk is random bytes, then the part that compresses away.", |d, v| {
+        let c = value::int(need(v)?, d.kb_base)?;
+        d.buffers.compress_chunk = u32::try_from(c).ok().filter(|&c| c > 0).ok_or_else(|| format!("{c}: give 1 byte to 4g (e.g. 512, 4k)"))?; Ok(())
+    }),
+    opt!("dedupe_percentage", [], value, "Share (0-100) of writes that repeat, byte for byte, the content of the previous unique write (fio's dedupe_mode=repeat), so a deduplicating device keeps about (100-N)% of the blocks. Ignored under verify, as in fio.", |d, v| {
+        d.buffers.dedupe_percentage = percent_u8(need(v)?)?; Ok(())
+    }),
+    opt!("refill_buffers", [], flag, "1: fresh random data for every write (as fio). 0 (default): each buffer is filled with random data once at start and stamped with 8 varying bytes per 512 on every write (scramble_buffers). Ignored under verify, as in fio.", |d, v| { d.buffers.refill = value::boolean(v)?; Ok(()) }),
+    opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
@@ -591,36 +603,16 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops' iops_min/max/mean come from one-second samples; drop it",
     ),
     (
-        "buffer_compress_percentage",
-        "hiops writes incompressible data; drop it",
-    ),
-    (
-        "buffer_compress_chunk",
-        "hiops writes incompressible data; drop it",
-    ),
-    (
-        "refill_buffers",
-        "hiops scrambles every written block already; drop it",
-    ),
-    (
-        "scramble_buffers",
-        "hiops scrambles every written block already; drop it",
-    ),
-    (
-        "dedupe_percentage",
-        "hiops writes incompressible, unique data; drop it",
-    ),
-    (
         "dedupe_mode",
-        "hiops writes incompressible, unique data; drop it",
+        "hiops repeats the previous unique write only (dedupe_mode=repeat); use repeat or drop it",
     ),
     (
         "dedupe_working_set_percentage",
-        "hiops writes incompressible, unique data; drop it",
+        "hiops has no working-set dedupe, only dedupe_mode=repeat; drop it",
     ),
     (
         "dedupe_global",
-        "hiops writes incompressible, unique data; drop it",
+        "each hiops thread repeats its own writes only (dedupe_global=0); drop it",
     ),
     ("opendir", "list the files with filename=a:b:c"),
     (
@@ -775,8 +767,6 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
     ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]), ("iodepth_low", &["0"]),
     ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
-    ("buffer_compress_percentage", &["0"]), ("buffer_compress_chunk", &["512"]),
-    ("refill_buffers", &["0"]), ("scramble_buffers", &["1"]), ("dedupe_percentage", &["0"]),
     ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
     ("dedupe_global", &["0"]),
     ("filename_format", &["$jobname.$jobnum.$filenum"]), ("file_append", &["0"]),
@@ -815,3 +805,9 @@ pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
     ("arguments", "exec"), ("grace_time", "exec"), ("std_redirect", "exec"), ("xnvme_async", "xnvme"),
     ("xnvme_sync", "xnvme"), ("xnvme_admin", "xnvme"), ("xnvme_dev_nsid", "xnvme"), ("xnvme_iovec", "xnvme"),
 ];
+
+/// A percentage 0..=100 as a byte.
+fn percent_u8(text: &str) -> Result<u8, ValueError> {
+    let p = value::percent(text)?;
+    Ok(u8::try_from(p).expect("percent() is at most 100"))
+}

@@ -202,6 +202,10 @@ impl Draft {
         } else {
             self.buffer_pattern.clone()
         };
+        // As fio: verify's stamps are the payload, whatever shapes buffers.
+        if !verifies {
+            spec.workload.buffers = self.buffers;
+        }
         self.set_openfiles(spec)?;
         spec.target.unlink = self.unlink.unwrap_or(own_file);
         spec.target.fill_device = self.fill_device;

@@ -1,0 +1,145 @@
+//! fio's write-buffer contents: buffer_compress_percentage (with
+//! buffer_compress_chunk), dedupe_percentage (dedupe_mode=repeat) and
+//! refill_buffers. Each write is generated in place from a seed: unique
+//! writes draw a new seed, repeats reuse the previous unique write's, so a
+//! repeat is byte for byte the same block. Nothing is allocated per write.
+
+use crate::spec::BufferContent;
+use hiops_rng::FastRng;
+
+/// One thread's generator of write payloads.
+#[derive(Debug)]
+pub(super) struct BufferFill {
+    content: BufferContent,
+    /// Bytes of each chunk that are random (the rest compresses away).
+    random_len: usize,
+    /// Draws the seeds of unique writes and the repeat decisions.
+    rng: FastRng,
+    /// The seed of the last unique write (what a repeat copies).
+    last_seed: u64,
+}
+
+impl BufferFill {
+    /// None when writes are not generated (fio's defaults, or verify's
+    /// stamps are the payload).
+    pub(super) fn new(content: BufferContent, seed: u64) -> Option<BufferFill> {
+        if !content.generated() {
+            return None;
+        }
+        assert!(
+            content.compress_chunk > 0,
+            "buffer_compress_chunk is never 0"
+        );
+        assert!(content.compress_percentage <= 100 && content.dedupe_percentage <= 100);
+        let chunk = content.compress_chunk as usize;
+        let random_len = chunk * (100 - content.compress_percentage as usize) / 100;
+        let mut rng = FastRng::new(seed ^ 0x00B0_FF11_5EED);
+        let last_seed = rng.next_u64();
+        Some(BufferFill {
+            content,
+            random_len,
+            rng,
+            last_seed,
+        })
+    }
+
+    /// Fills one write's buffer: a repeat of the previous unique write
+    /// (dedupe_percentage of the time), else new content.
+    pub(super) fn fill(&mut self, buf: &mut [u8], pattern: Option<&[u8]>) {
+        let repeat = self.content.dedupe_percentage > 0
+            && self.rng.below(100) < u64::from(self.content.dedupe_percentage);
+        if !repeat {
+            self.last_seed = self.rng.next_u64();
+        }
+        let mut data = FastRng::new(self.last_seed);
+        let chunk = self.content.compress_chunk as usize;
+        for piece in buf.chunks_mut(chunk) {
+            let cut = self.random_len.min(piece.len());
+            let (random, rest) = piece.split_at_mut(cut);
+            data.fill(random);
+            fill_compressible(rest, pattern);
+        }
+    }
+}
+
+/// The part of a chunk that compresses away: zeros, or buffer_pattern
+/// repeated from the chunk's start of that part (as fio fills it).
+fn fill_compressible(buf: &mut [u8], pattern: Option<&[u8]>) {
+    match pattern {
+        None => buf.fill(0),
+        Some(p) => {
+            for piece in buf.chunks_mut(p.len()) {
+                piece.copy_from_slice(&p[..piece.len()]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(compress: u8, dedupe: u8) -> BufferContent {
+        BufferContent {
+            compress_percentage: compress,
+            dedupe_percentage: dedupe,
+            ..BufferContent::default()
+        }
+    }
+
+    #[test]
+    fn defaults_generate_nothing() {
+        assert!(BufferFill::new(BufferContent::default(), 1).is_none());
+    }
+
+    #[test]
+    fn each_chunk_is_random_then_zeros() {
+        let mut f = BufferFill::new(content(75, 0), 7).unwrap();
+        let mut buf = vec![0xEEu8; 1024];
+        f.fill(&mut buf, None);
+        for chunk in buf.chunks(512) {
+            assert!(chunk[128..].iter().all(|&b| b == 0));
+            assert!(chunk[..128].iter().filter(|&&b| b == 0).count() < 8);
+        }
+    }
+
+    #[test]
+    fn compressible_part_carries_the_pattern() {
+        let mut f = BufferFill::new(content(50, 0), 7).unwrap();
+        let mut buf = vec![0u8; 512];
+        f.fill(&mut buf, Some(b"ab"));
+        assert!(buf[256..].chunks(2).all(|c| c == b"ab"));
+    }
+
+    #[test]
+    fn repeats_copy_the_previous_unique_write() {
+        let mut f = BufferFill::new(content(0, 50), 3).unwrap();
+        let blocks: Vec<Vec<u8>> = (0..1000)
+            .map(|_| {
+                let mut b = vec![0u8; 64];
+                f.fill(&mut b, None);
+                b
+            })
+            .collect();
+        let mut distinct = blocks.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert!((400..600).contains(&distinct.len()), "{}", distinct.len());
+        let repeats = blocks.windows(2).filter(|w| w[0] == w[1]).count();
+        assert_eq!(repeats, 1000 - distinct.len());
+    }
+
+    #[test]
+    fn refill_makes_every_write_new() {
+        let refill = BufferContent {
+            refill: true,
+            ..BufferContent::default()
+        };
+        let mut f = BufferFill::new(refill, 3).unwrap();
+        let (mut a, mut b) = (vec![0u8; 4096], vec![0u8; 4096]);
+        f.fill(&mut a, None);
+        f.fill(&mut b, None);
+        assert_ne!(a, b);
+        assert!(a.iter().filter(|&&x| x == 0).count() < 64);
+    }
+}
