@@ -522,19 +522,25 @@ mod tests {
         );
     }
 
-    #[test]
-    fn fig7_judges_each_arm_against_pread_with_no_best_of() {
+    /// The disk's block-size sweep (Fig 7) of a 3-round plan.
+    fn bs_sweep_def() -> crate::sweep::SweepDef {
         let p = Plan::new(targets(), false, "3", "1", "1g", 3);
-        let def = p
-            .sweeps()
-            .into_iter()
-            .find(|(n, _)| n == "disk-bs")
-            .unwrap()
-            .1;
-        let at = |r: u32, bs: &str, st: &str, iops: f64| crate::sweep::Point {
+        let mut sweeps = p.sweeps().into_iter();
+        sweeps.find(|(n, _)| n == "disk-bs").unwrap().1
+    }
+
+    /// A block-size point of round `r`.
+    fn round_point(r: u32, bs: &str, st: &str, iops: f64) -> crate::sweep::Point {
+        crate::sweep::Point {
             round: r,
             ..point(bs, st, iops, 1000.0)
-        };
+        }
+    }
+
+    #[test]
+    fn fig7_judges_each_arm_against_pread_with_no_best_of() {
+        let def = bs_sweep_def();
+        let at = round_point;
         let mut points = Vec::new();
         for r in 0..3 {
             let wobble = 1.0 + f64::from(r) * 0.02;
@@ -578,17 +584,8 @@ mod tests {
 
     #[test]
     fn fig7_no_difference_claims_need_every_round_inside_the_margin() {
-        let p = Plan::new(targets(), false, "3", "1", "1g", 3);
-        let def = p
-            .sweeps()
-            .into_iter()
-            .find(|(n, _)| n == "disk-bs")
-            .unwrap()
-            .1;
-        let at = |r: u32, bs: &str, st: &str, iops: f64| crate::sweep::Point {
-            round: r,
-            ..point(bs, st, iops, 1000.0)
-        };
+        let def = bs_sweep_def();
+        let at = round_point;
         let mut points = Vec::new();
         for r in 0..3 {
             let wobble = 1.0 + f64::from(r) * 0.03;
