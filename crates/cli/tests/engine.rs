@@ -240,19 +240,7 @@ fn a_rate_below_one_block_per_second_spaces_the_ios() {
 #[test]
 fn rate_min_fails_a_job_that_falls_below_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let (o, v) = run_json(
-        tmp.path(),
-        &[
-            "--name=starved",
-            "--ioengine=mem",
-            "--size=1m",
-            "--rw=randread",
-            "--rate_iops=10",
-            "--rate_iops_min=50",
-            "--runtime=3",
-            "--time_based",
-        ],
-    );
+    let (o, v) = starved(tmp.path(), "3", "1000");
     assert_eq!(o.status.code(), Some(1));
     // fio's check_min_rate fails the job with EIO (backend.c's td_verror).
     assert_eq!(v["jobs"][0]["error"], libc::EIO);
@@ -260,9 +248,9 @@ fn rate_min_fails_a_job_that_falls_below_it() {
     assert!(err.contains("below rate_min"), "{err}");
 }
 
-/// The starved job of the test above: 10 IOPS against rate_iops_min=50,
-/// for `runtime`, its rate judged over `cycle`.
-fn starved(dir: &Path, runtime: &str, cycle: &str) -> Output {
+/// A starved job: 10 IOPS against rate_iops_min=50, for `runtime`, its
+/// rate judged over `cycle` ms.
+fn starved(dir: &Path, runtime: &str, cycle: &str) -> (Output, Value) {
     let runtime = format!("--runtime={runtime}");
     let cycle = format!("--rate_cycle={cycle}");
     let args = [
@@ -276,14 +264,14 @@ fn starved(dir: &Path, runtime: &str, cycle: &str) -> Output {
         runtime.as_str(),
         cycle.as_str(),
     ];
-    run_json(dir, &args).0
+    run_json(dir, &args)
 }
 
 #[test]
 fn rate_min_is_judged_over_rate_cycle() {
     let tmp = tempfile::tempdir().unwrap();
     // A window longer than the job: never judged, as in fio.
-    let o = starved(tmp.path(), "2", "5000");
+    let (o, _) = starved(tmp.path(), "2", "5000");
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -291,14 +279,14 @@ fn rate_min_is_judged_over_rate_cycle() {
         String::from_utf8_lossy(&o.stderr)
     );
     // 800 ms is judged in 300 ms windows, never in 1000 ms ones.
-    let o = starved(tmp.path(), "800ms", "1000");
+    let (o, _) = starved(tmp.path(), "800ms", "1000");
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = starved(tmp.path(), "800ms", "300");
+    let (o, _) = starved(tmp.path(), "800ms", "300");
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("below rate_min"), "{err}");
