@@ -116,12 +116,7 @@ impl Workload {
             pass_bytes: u64::MAX,
             wrap_drops: None,
             flow: None,
-            // fio 3.33 keeps a time-based job going past number_ios: the
-            // runtime ends it.
-            ios_left: match spec.timing.time_based {
-                true => u64::MAX,
-                false => spec.workload.number_ios.unwrap_or(u64::MAX),
-            },
+            ios_left: spec.workload.number_ios.unwrap_or(u64::MAX),
             pacers,
             flush,
             writes_since_flush: 0,

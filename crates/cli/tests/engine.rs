@@ -361,30 +361,6 @@ fn startdelay_is_outside_the_jobs_runtime() {
 }
 
 #[test]
-fn number_ios_ends_a_sized_job_but_not_a_time_based_one() {
-    let tmp = tempfile::tempdir().unwrap();
-    let job = [
-        "--name=n",
-        "--ioengine=null",
-        "--size=1m",
-        "--number_ios=100",
-    ];
-    // 100 of the 256 blocks, as fio 3.33 does.
-    let v = ok_json(tmp.path(), &job);
-    assert_eq!(v["jobs"][0]["read"]["total_ios"], 100);
-    // fio 3.33 runs a time-based job for its runtime whatever number_ios says.
-    let v = ok_json(
-        tmp.path(),
-        &[&job[..], &["--time_based", "--runtime=1"]].concat(),
-    );
-    assert!(
-        v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 100,
-        "{}",
-        v["jobs"][0]["read"]
-    );
-}
-
-#[test]
 fn runtime_is_per_job() {
     let tmp = tempfile::tempdir().unwrap();
     let v = ok_json(
