@@ -249,6 +249,30 @@ fn a_name_in_global_names_no_job_as_in_fio() {
 }
 
 #[test]
+fn overwrite_lays_a_new_file_out_whole_as_fio_does() {
+    for value in ["0", "1"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("data");
+        let job = write_job(
+            tmp.path(),
+            "over.fio",
+            &format!(
+                "[w]\nfilename={}\nrw=randwrite\nbs=4k\nsize=1m\nnumber_ios=10\noverwrite={value}\n",
+                f.display()
+            ),
+        );
+        let v = json_of(&hiops(tmp.path(), &["run", "--output-format=json", &job]));
+        assert_eq!(v["jobs"][0]["write"]["total_ios"], 10);
+        // 10 writes, a whole 1 MiB file: laid out first (fio 3.33 too).
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            1 << 20,
+            "overwrite={value}"
+        );
+    }
+}
+
+#[test]
 fn unsupported_options_stop_the_run_unless_ignored() {
     let tmp = tempfile::tempdir().unwrap();
     let o = hiops(tmp.path(), &["run", &corpus("unsupported.fio")]);

@@ -219,6 +219,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
     opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
     opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
+    opt!("overwrite", [], flag, "0 or 1, the same here: a write job's new or short file is laid out whole before the job writes to it, as fio 3.33 lays it out with either value; a file already large enough is written as it is.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fsync_on_close", [], flag, "fsync each file as it is closed: hiops keeps a job's files open until its I/O is done, so this is end_fsync's sync.", |d, v| { d.fsync_on_close = Some(value::boolean(v)?); Ok(()) }),
     opt!("sync", [], value, "Open the files with O_SYNC (sync or 1) or O_DSYNC (dsync), so each write returns once it is stable; none or 0 (fio's default): neither.", |d, v| {
         use hiops_bench::spec::SyncWrites;
@@ -727,10 +728,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "use unlink=1, which removes the files when the job ends",
     ),
     (
-        "overwrite",
-        "hiops lays files out before writing them; drop it",
-    ),
-    (
         "pre_read",
         "hiops starts from a cold cache (invalidate); drop it",
     ),
@@ -776,7 +773,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
     ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),
     ("write_hint", &["none"]), ("create_only", &["0"]),
-    ("unlink_each_loop", &["0"]), ("overwrite", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
+    ("unlink_each_loop", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
     ("hipri_percentage", &["100"]), ("uncached", &["0"]), ("force_async", &["0"]),
     ("userspace_reap", &["0"]), ("cmd_type", &["nvme"]),
 ];
