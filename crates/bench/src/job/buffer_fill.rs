@@ -67,11 +67,7 @@ impl BufferFill {
 fn fill_compressible(buf: &mut [u8], pattern: Option<&[u8]>) {
     match pattern {
         None => buf.fill(0),
-        Some(p) => {
-            for piece in buf.chunks_mut(p.len()) {
-                piece.copy_from_slice(&p[..piece.len()]);
-            }
-        }
+        Some(p) => super::fill_pattern(buf, p),
     }
 }
 
