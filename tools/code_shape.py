@@ -2,9 +2,12 @@
 """Counts of the code's shape, over the non-test Rust code under crates/.
 
 Prints what a reader of the code tends to trip on: errors carried as
-strings, figures looked up by string key, long functions and files, module
-cycles inside a crate, crates that could forbid unsafe code, and the CLI's
-size. Run from the repository's root: `python3 tools/code_shape.py`.
+strings and the bridges that make them, figures looked up by string key
+(string-keyed maps, JSON values read by literal key), long functions and
+files, module cycles inside a crate (through `crate::` and `super::`
+paths, paths into a child module and re-exports), the job model's public
+fields, assertions per 1k lines in each crate, unused dependencies, crates
+that could forbid unsafe code, and the CLI's size. Run from the repository's root: `python3 tools/code_shape.py`.
 Approximate by design (a line scanner, not a Rust parser): the counts are
 for comparing two versions of the tree, not for exact audits.
 """
@@ -109,6 +112,12 @@ def module_edges(crate_files):
                         break
                 if target is not None and target != me and target != "":
                     edges[me].add(target)
+            # A path into a child module (`child::f`, `self::child::T`, a
+            # `pub use child::T` re-export): the parent depends on it too.
+            for m in re.finditer(r"(?<![\w:])(?:self::)?(\w+)::", code):
+                child = "::".join(here + [m.group(1)])
+                if child in modules and child != me:
+                    edges[me].add(child)
     return modules, edges
 
 
@@ -151,7 +160,8 @@ def unused_dependencies():
     never appears in the crate's src/ (from `cargo metadata`, which knows
     each package's library name: md-5 is `md5`)."""
     meta = json.loads(subprocess.run(
-        ["cargo", "metadata", "--format-version", "1", "--offline"],
+        ["cargo", "metadata", "--format-version", "1", "--offline",
+         "--filter-platform", "x86_64-unknown-linux-gnu"],
         cwd=ROOT, capture_output=True, text=True, check=True).stdout)
     lib_names = {}
     for pkg in meta["packages"]:
@@ -175,6 +185,37 @@ def unused_dependencies():
     return out
 
 
+JSON_KEY_RE = re.compile(r"""(\.get\(\s*"[\w.-]+"\s*\)|\[\s*"[\w.-]+"\s*\]|\.pointer\(\s*"/)""")
+ASSERT_RE = re.compile(r"\b(debug_)?assert(_eq|_ne)?!")
+BRIDGE_RE = re.compile(r"impl\s+From<[^>]+>\s+for\s+String\b")
+STRINGIFY_RE = re.compile(r"map_err\(\s*\|\w+\|\s*\w+\.to_string\(\)\s*\)|map_err\(\s*\|\w+\|\s*format!")
+
+
+def json_key_lookups(text):
+    """Lookups of a JSON value by a literal key (`v["iops"]`,
+    `.get("iops")`, `.pointer("/a")`) in files that use serde_json's Value:
+    a figure read by name, with no type to say it is there."""
+    if "serde_json::Value" not in text and "Value::" not in text:
+        return 0
+    return len(JSON_KEY_RE.findall(text))
+
+
+def public_job_fields():
+    """Public fields of the job model's structs: `pub` fields of every
+    struct in the files that define JobSpec and its parts."""
+    spec = os.path.join(CRATES, "bench", "src", "spec")
+    if not os.path.isdir(spec):
+        return None
+    n = 0
+    for dirpath, _, names in os.walk(spec):
+        for name in names:
+            if name.endswith(".rs"):
+                for line in non_test_lines(os.path.join(dirpath, name)):
+                    if re.match(r"^\s+pub\s+\w+\s*:", line):
+                        n += 1
+    return n
+
+
 def main():
     by_crate = defaultdict(list)
     string_results = defaultdict(int)
@@ -183,12 +224,18 @@ def main():
     long_files = []
     unsafe_crates = set()
     forbidding = set()
+    json_keys = defaultdict(int)
+    asserts = defaultdict(int)
+    bridges = defaultdict(int)
     for crate, rel, full in source_files():
         lines = non_test_lines(full)
         by_crate[crate].append((rel, lines))
         text = "\n".join(lines)
         string_results[crate] += len(re.findall(r"Result<[^;{]*?,\s*String>", text))
         string_maps += len(re.findall(r"BTreeMap<String,\s*f64>", text))
+        json_keys[crate] += json_key_lookups(text)
+        asserts[crate] += len(ASSERT_RE.findall(text))
+        bridges[crate] += len(BRIDGE_RE.findall(text)) + len(STRINGIFY_RE.findall(text))
         long_fns += [(f"{crate}/{rel}", n, k) for n, k in long_functions(lines)]
         if len(lines) > 600:
             long_files.append((len(lines), f"{crate}/{rel}"))
@@ -217,10 +264,24 @@ def main():
             found += 1
             print(f"  {crate}: {{{', '.join(comp)}}}")
     print(f"  {found} in all")
+    print_per_crate("JSON lookups by literal key", json_keys)
+    print_per_crate("String bridges (From<_> for String, map_err to a string)", bridges)
+    print("public fields of the job model (bench/src/spec):", public_job_fields())
+    print("assertions per 1k non-test lines:")
+    for crate, files in sorted(by_crate.items()):
+        lines = sum(len(l) for _, l in files)
+        print(f"  {crate:8} {1000 * asserts[crate] / max(lines, 1):5.1f}  ({asserts[crate]} in {lines} lines)")
     unused = unused_dependencies()
     print("unused dependencies:", ", ".join(f"{c} -> {d}" for c, d in unused) or "none")
     could = sorted(set(by_crate) - unsafe_crates - forbidding)
     print("crates with no unsafe code that do not forbid it:", ", ".join(could) or "none")
+
+
+def print_per_crate(what, counts):
+    print(f"{what}: {sum(counts.values())}")
+    for crate, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        if n:
+            print(f"  {crate}: {n}")
 
 
 if __name__ == "__main__":
