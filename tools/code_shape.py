@@ -98,26 +98,32 @@ def module_edges(crate_files):
             parent = here[:-1]
         else:
             parent = here[:-1]
-        for line in lines:
-            code = strip_strings(line)
-            for m in re.finditer(r"\b(crate|super)((?:::\w+)+)", code):
-                path = [p for p in m.group(2).split("::") if p]
-                base = [] if m.group(1) == "crate" else parent
-                full = base + path
-                target = None
-                for k in range(len(full), 0, -1):
-                    cand = "::".join(full[:k])
-                    if cand in modules:
-                        target = cand
-                        break
-                if target is not None and target != me and target != "":
-                    edges[me].add(target)
-            # A path into a child module (`child::f`, `self::child::T`, a
-            # `pub use child::T` re-export): the parent depends on it too.
-            for m in re.finditer(r"(?<![\w:])(?:self::)?(\w+)::", code):
-                child = "::".join(here + [m.group(1)])
-                if child in modules and child != me:
-                    edges[me].add(child)
+        code = "\n".join(strip_strings(line) for line in lines)
+        # A glob (`use super::*`) depends on the whole module.
+        code = re.sub(r"\b(crate|super)::\*", r"\1::__glob", code)
+        # A group (`use super::{a::B, C}`) is one path per member.
+        code = re.sub(r"\b((?:crate|super|self)(?:::\w+)*)::\{([^{}]*)\}",
+                      lambda g: " ".join(f"{g.group(1)}::{m.strip()}"
+                                         for m in g.group(2).split(",") if m.strip()),
+                      code)
+        for m in re.finditer(r"\b(crate|super)((?:::\w+)+)", code):
+            path = [p for p in m.group(2).split("::") if p]
+            base = [] if m.group(1) == "crate" else parent
+            full = base + path
+            target = None
+            for k in range(len(full), 0, -1):
+                cand = "::".join(full[:k])
+                if cand in modules:
+                    target = cand
+                    break
+            if target is not None and target != me and target != "":
+                edges[me].add(target)
+        # A path into a child module (`child::f`, `self::child::T`, a
+        # `pub use child::T` re-export): the parent depends on it too.
+        for m in re.finditer(r"(?<![\w:])(?:self::)?(\w+)::", code):
+            child = "::".join(here + [m.group(1)])
+            if child in modules and child != me:
+                edges[me].add(child)
     return modules, edges
 
 
