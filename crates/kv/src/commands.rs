@@ -10,7 +10,7 @@
 
 use crate::info::REDIS_VERSION;
 use crate::resp::Reply;
-use crate::server::Shared;
+use crate::server_state::Shared;
 use crate::store::StoreError;
 use std::ops::Range;
 

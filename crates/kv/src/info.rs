@@ -2,7 +2,7 @@
 //! `name:value` lines, each block ended by an empty line. Built from a
 //! table of sections so that a field is named once, beside its value.
 
-use crate::server::Shared;
+use crate::server_state::Shared;
 use crate::store::{Store, StoreStats};
 use crate::{CacheStats, DeviceStats};
 use std::sync::atomic::Ordering::Relaxed;

@@ -36,6 +36,7 @@ pub mod index;
 mod info;
 pub mod resp;
 pub mod server;
+mod server_state;
 pub(crate) mod session;
 pub mod store;
 pub mod value_size;

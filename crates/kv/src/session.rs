@@ -14,7 +14,7 @@
 
 use crate::commands::{execute, Args, Backend, Client, Flow};
 use crate::resp::{CommandParser, Reply};
-use crate::server::Shared;
+use crate::server_state::Shared;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 

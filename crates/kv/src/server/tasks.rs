@@ -2,8 +2,8 @@
 //! current-thread runtime with its own task ring; connections are tasks,
 //! handed out round-robin by the accepting thread.
 
-use super::Shared;
 use crate::commands::Backend;
+use crate::server_state::Shared;
 use crate::session::{serve, Transport, READ_CHUNK};
 use crate::store::{Store, StoreError};
 use hiops_path::TaskRing;

@@ -2,8 +2,8 @@
 //! connection's thread blocks in the store's path for every device I/O.
 
 use super::tls::{self, Blocking};
-use super::Shared;
 use crate::commands::Backend;
+use crate::server_state::Shared;
 use crate::session::serve;
 use crate::store::{Store, StoreError};
 use std::io;

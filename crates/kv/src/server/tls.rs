@@ -4,19 +4,13 @@
 //! reads TCP: `AsyncStream` in tasks.rs). With TLS on, every connection on
 //! the port is TLS (as Redis' `--port 0 --tls-port P`).
 
+use crate::server_state::TlsFiles;
 use crate::session::{Transport, READ_CHUNK};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-/// Where the server's certificate chain and private key are (PEM).
-#[derive(Clone, Debug)]
-pub struct TlsFiles {
-    pub cert: PathBuf,
-    pub key: PathBuf,
-}
 
 fn bad_file(what: &str, path: &Path, e: impl std::fmt::Display) -> io::Error {
     io::Error::new(

@@ -10,8 +10,10 @@
 //! names exactly what an open would refuse) on a store no `hiops kv` has
 //! open, and counts what it found.
 
+use super::config::StoreConfig;
+use super::error::{open_error, StoreError};
+use super::inner::Inner;
 use super::scanned::Damage;
-use super::{open_error, Inner, StoreConfig, StoreError};
 use crate::format::{Superblock, SuperblockError, PAGE};
 use hiops_path::{AlignedBuf, IoPath, PathConfig, Strategy};
 use std::fs::File;

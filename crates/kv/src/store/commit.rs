@@ -34,8 +34,10 @@
 //! index points at it then, and a failed flush leaves its records in memory
 //! for the next flush (module `flush`).
 
-use super::{AlignedBuf, Checkpoint, Inner, OpenBlock, Writer, FREE, OPEN};
+use super::inner::Inner;
+use super::writer::{Checkpoint, OpenBlock, Writer, FREE, OPEN};
 use crate::index::{Digest, Location};
+use hiops_path::AlignedBuf;
 use std::sync::atomic::Ordering::*;
 use std::sync::Arc;
 

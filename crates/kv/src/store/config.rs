@@ -2,10 +2,16 @@
 //! configuration implies: what a user chooses, apart from the code that
 //! acts on it.
 
-use super::{DEFRAG_RESERVE, SHRINK_RESERVE};
 use crate::format::{self, PAGE};
 use hiops_path::{PathConfig, TaskConfig};
 use std::time::Duration;
+
+/// Free blocks only the defragmenter takes.
+pub(super) const DEFRAG_RESERVE: usize = 2;
+/// Free blocks beyond those that DELs and overwrites no larger than the
+/// record they replace may take (they free as much as they use), and new
+/// data may not.
+pub(super) const SHRINK_RESERVE: usize = 2;
 
 /// When a write is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

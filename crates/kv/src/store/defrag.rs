@@ -9,11 +9,14 @@
 //! free blocks are down to the reserves, a pass also takes blocks up to
 //! `PRESSURE_LIVE` live: each still frees more than its copies take.
 
+use super::config::{DEFRAG_RESERVE, SHRINK_RESERVE};
 use super::device::{write_free_headers, Lent};
+use super::error::StoreError;
+use super::inner::Inner;
 use super::wait::lock;
 use super::worker::Worker;
 use super::write::Tier;
-use super::{Inner, StoreError, DEFRAG, DEFRAG_RESERVE, FREE, ON_DEVICE, SHRINK_RESERVE};
+use super::writer::{DEFRAG, FREE, ON_DEVICE};
 use crate::format::{self};
 use crate::index::{digest, Digest, Location};
 use std::sync::atomic::Ordering::*;

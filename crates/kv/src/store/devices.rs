@@ -11,9 +11,12 @@
 //! device count (`format::Identity`). A device missing, swapped, added or
 //! from another store refuses the open with one line; nothing is written.
 
+use super::config::StoreConfig;
+use super::error::StoreError;
 use super::identity::identities;
+use super::shard::Shard;
+use super::stats::StoreStats;
 use super::stats::{device_stats, sum};
-use super::{Shard, StoreConfig, StoreError, StoreStats};
 use crate::index::{digest, Digest};
 use hiops_path::{IoPath, TaskRing};
 use std::path::{Path, PathBuf};
@@ -284,7 +287,7 @@ impl Store {
     /// Test hook: injects `fault` (None: clears it) into the flusher and
     /// defragmenter of device `device` (in the store's order).
     #[doc(hidden)]
-    pub fn inject_fault(&self, device: usize, fault: Option<super::Fault>) {
+    pub fn inject_fault(&self, device: usize, fault: Option<super::halt::Fault>) {
         self.shards[device].inner.set_fault(fault);
     }
 

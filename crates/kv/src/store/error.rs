@@ -1,7 +1,8 @@
 //! What a store's calls fail with (`StoreError`), each variant saying what
 //! the user can do, and the helpers that name the store's path in them.
 
-use super::{max_value_of, Damage};
+use super::config::max_value_of;
+use super::scanned::Damage;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ pub enum StoreError {
         block_size: u32,
     },
     /// A key and value larger than a write block stores (`max` bytes
-    /// together, [`Store::max_value`](super::Store::max_value) with an empty key), or a key over
+    /// together, [`Store::max_value`](super::devices::Store::max_value) with an empty key), or a key over
     /// 64 KiB.
     #[error("a key of {key} bytes and a value of {value} bytes: the store takes at most {max} bytes of key and value together (its write blocks are {block_size} bytes) and keys of at most 65535 bytes; store smaller values, or use a new store with a larger --block-size (8m takes {} bytes)", max_value_of(crate::index::MAX_BLOCK_SIZE))]
     TooLarge {

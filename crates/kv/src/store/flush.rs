@@ -12,12 +12,14 @@
 //! for the next request: a failing device is not retried in a loop, and
 //! the store goes on serving.
 
+use super::config::Durability;
 use super::device::write_free_headers;
 use super::device::{Device, Lent};
 use super::halt::Fault;
+use super::inner::Inner;
 use super::wait::lock;
 use super::worker::Worker;
-use super::{Checkpoint, Durability, Failure, Inner, Writer, ON_DEVICE};
+use super::writer::{Checkpoint, Failure, Writer, ON_DEVICE};
 use crate::format::PAGE;
 use hiops_path::AlignedBuf;
 use std::io;

@@ -8,8 +8,10 @@
 //! naming the device and what to do, every later write fails at once,
 //! reads go on, and the other devices are untouched.
 
+use super::error::StoreError;
+use super::inner::Inner;
 use super::wait::lock;
-use super::{Inner, StoreError, Writer};
+use super::writer::Writer;
 use std::any::Any;
 use std::sync::atomic::Ordering::*;
 use std::task::Waker;

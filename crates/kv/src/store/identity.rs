@@ -3,13 +3,13 @@
 //! superblocks before anything is opened for writing; and erasing a
 //! store's superblocks for an experiment that re-forms it.
 
-use super::{config_error, open_error, StoreError};
+use super::error::{config_error, open_error, StoreError};
 use crate::format::{Identity, Superblock, PAGE};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Checks that `paths` are one store's devices in its order, or all new,
-/// without opening anything for writing (what [`Store::open_devices`](super::Store::open_devices)
+/// without opening anything for writing (what [`Store::open_devices`](super::devices::Store::open_devices)
 /// checks first).
 pub fn check_devices(paths: &[PathBuf]) -> Result<(), StoreError> {
     identities(paths).map(|_| ())

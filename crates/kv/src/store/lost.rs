@@ -12,8 +12,8 @@
 //! with the block sequence) or, at the nearest, as many records as the
 //! damaged bytes could hold before its first surviving record.
 
+use super::inner::Inner;
 use super::scanned::LostUse;
-use super::Inner;
 use crate::format::{self, Decoded, Item, Scan, BLOCK_HEADER, RECORD_ALIGN, RECORD_HEADER};
 
 impl Inner {

@@ -12,11 +12,14 @@
 //! (FLUSHALL, on another thread, holds it while it waits for the flusher).
 
 use super::device::{Device, OnRing};
+use super::error::StoreError;
 use super::halt::{panic_text, Fault};
+use super::inner::Inner;
+use super::stats::Counters;
 use super::wait::lock;
 use super::worker::{Worker, PERIOD};
 use super::write::{AsyncWaits, Waits};
-use super::{Counters, Inner, Since, StoreError};
+use super::writer::Since;
 use hiops_path::{AlignedBuf, TaskConfig, TaskRing};
 use std::fs::File;
 use std::future::{poll_fn, Future};

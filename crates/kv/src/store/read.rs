@@ -10,8 +10,11 @@
 //! fenced against racing writes (`crate::cache`).
 
 use super::device::Device;
+use super::error::StoreError;
+use super::inner::Inner;
+use super::stats::Counters;
 use super::wait::lock;
-use super::{Counters, Inner, StoreError, OPEN, SEALED};
+use super::writer::{OPEN, SEALED};
 use crate::format::{self, PAGE};
 use crate::index::{digest, Digest, Location};
 use hiops_path::AlignedBuf;

@@ -8,9 +8,13 @@
 //! `durable` stamp of all records, is known: then each missing version is
 //! damage (at most M) or a torn tail (above M, cut off).
 
+use super::config::StoreConfig;
+use super::error::StoreError;
+use super::inner::Inner;
 use super::repair::Verdict;
 use super::scanned::{Damage, Hole, Kept, Scanned, Used};
-use super::{Inner, Recovery, StoreConfig, StoreError, ON_DEVICE};
+use super::stats::Recovery;
+use super::writer::ON_DEVICE;
 use crate::format::{self, BlockHeader, Item, Scan, BLOCK_HEADER};
 use crate::index::{digest, Digest, Location};
 use hiops_path::AlignedBuf;

@@ -2,11 +2,13 @@
 //! stale) and acting on it: sealing the blocks a crash cut short, and, with
 //! repair, dropping the suspect keys and emptying the damaged blocks.
 
+use super::error::StoreError;
+use super::inner::Inner;
 use super::scanned::LostUse;
 use super::scanned::{Damage, Scanned, Used};
 use super::wait::{self, lock};
 use super::write::Tier;
-use super::{Inner, StoreError, Writer, FREE};
+use super::writer::{Writer, FREE};
 use crate::format::{self, Stamp, PAGE, RECORD_HEADER};
 use crate::index::{fingerprint, Digest};
 use hiops_path::AlignedBuf;

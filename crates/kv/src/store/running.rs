@@ -3,10 +3,10 @@
 //! they run on (a thread each, or tasks on the device's I/O thread).
 
 use super::halt::panic_text;
+use super::inner::Inner;
 use super::on_tasks::IoThread;
 use super::wait::now;
 use super::worker::OnThread;
-use super::Inner;
 use hiops_path::TaskConfig;
 use std::io;
 use std::panic::AssertUnwindSafe;

@@ -2,7 +2,24 @@
 //! and async calls, and its orderly close (defragmenter, last flush, clean
 //! superblock). `Store` (module `devices`) routes each key to one.
 
-use super::*;
+use super::config::{check_block_size, min_store_bytes, StoreConfig};
+use super::config::{DEFRAG_RESERVE, SHRINK_RESERVE};
+use super::device::{self, Blocking};
+use super::error::{config_error, open_error, StoreError};
+use super::inner::Inner;
+use super::running::Running;
+use super::stats::{Recovery, StoreStats};
+use super::wait::{lock, now};
+use super::worker::OnThread;
+use super::write::{AsyncWaits, BlockingWaits, Write};
+use super::{repair, target};
+use crate::format::{Identity, Superblock, PAGE};
+use crate::index::digest;
+use hiops_path::{AlignedBuf, IoPath, TaskRing};
+use std::path::Path;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// One device of a store: its write blocks, index, cache, flusher and
 /// defragmenter ([`Store`] routes each key to one).
@@ -310,6 +327,55 @@ impl Drop for Shard {
         self.running.join_flusher();
         if let Err(e) = i.close_clean() {
             tracing::warn!("closing: {e}; the next open treats it as a crash");
+        }
+    }
+}
+
+impl Shard {
+    pub(super) fn stats(&self) -> StoreStats {
+        let i = &self.inner;
+        let c = &i.counters;
+        let keys = i.index.live_keys();
+        let entries = i.index.entries();
+        let index_bytes = i.index.heap_bytes();
+        let blocks_free = lock(&i.writer).free_blocks() as u32;
+        StoreStats {
+            keys,
+            tombstones: entries - keys,
+            index_bytes,
+            index_bytes_per_key: if entries > 0 {
+                index_bytes as f64 / entries as f64
+            } else {
+                0.0
+            },
+            block_size: i.sb.block_size,
+            blocks: i.sb.blocks,
+            blocks_free,
+            live_bytes: i.blocks.iter().map(|b| b.live.load(Relaxed)).sum(),
+            gets: c.gets.load(Relaxed),
+            get_hits: c.get_hits.load(Relaxed),
+            sets: c.sets.load(Relaxed),
+            dels: c.dels.load(Relaxed),
+            device_reads: c.device_reads.load(Relaxed),
+            memory_reads: c.memory_reads.load(Relaxed),
+            read_retries: c.read_retries.load(Relaxed),
+            flushes: c.flushes.load(Relaxed),
+            flushed_bytes: c.flushed_bytes.load(Relaxed),
+            flush_errors: c.flush_errors.load(Relaxed),
+            space_waits: c.space_waits.load(Relaxed),
+            defrag_blocks: c.defrag_blocks.load(Relaxed),
+            defrag_moved: c.defrag_moved.load(Relaxed),
+            tombstones_dropped: c.tombstones_dropped.load(Relaxed),
+            worker_ios: c.worker_ios.load(Relaxed),
+            worker_ring_ios: c.worker_ring_ios.load(Relaxed),
+            flush_alls: c.flush_alls.load(Relaxed),
+            read_buffers: c.read_buffers.load(Relaxed),
+            workers: self.running.name(),
+            durability: i.durability,
+            strategy: i.io.description(),
+            recovery: lock(&i.recovery).clone(),
+            cache: i.cache.stats(),
+            devices: Vec::new(),
         }
     }
 }

@@ -1,11 +1,11 @@
 //! What a store counts and reports: the counters since open, what opening
 //! found (`Recovery`) and the snapshot `StoreStats` gathers them into.
 
-use super::wait::lock;
-use super::{Damage, Durability, Shard};
+use super::config::Durability;
+use super::scanned::Damage;
 use crate::cache::CacheStats;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
 
 /// Counters since open.
 #[derive(Default)]
@@ -132,55 +132,6 @@ pub struct StoreStats {
     pub cache: CacheStats,
     /// Each device's share, in the store's device order.
     pub devices: Vec<DeviceStats>,
-}
-
-impl Shard {
-    pub(super) fn stats(&self) -> StoreStats {
-        let i = &self.inner;
-        let c = &i.counters;
-        let keys = i.index.live_keys();
-        let entries = i.index.entries();
-        let index_bytes = i.index.heap_bytes();
-        let blocks_free = lock(&i.writer).free_blocks() as u32;
-        StoreStats {
-            keys,
-            tombstones: entries - keys,
-            index_bytes,
-            index_bytes_per_key: if entries > 0 {
-                index_bytes as f64 / entries as f64
-            } else {
-                0.0
-            },
-            block_size: i.sb.block_size,
-            blocks: i.sb.blocks,
-            blocks_free,
-            live_bytes: i.blocks.iter().map(|b| b.live.load(Relaxed)).sum(),
-            gets: c.gets.load(Relaxed),
-            get_hits: c.get_hits.load(Relaxed),
-            sets: c.sets.load(Relaxed),
-            dels: c.dels.load(Relaxed),
-            device_reads: c.device_reads.load(Relaxed),
-            memory_reads: c.memory_reads.load(Relaxed),
-            read_retries: c.read_retries.load(Relaxed),
-            flushes: c.flushes.load(Relaxed),
-            flushed_bytes: c.flushed_bytes.load(Relaxed),
-            flush_errors: c.flush_errors.load(Relaxed),
-            space_waits: c.space_waits.load(Relaxed),
-            defrag_blocks: c.defrag_blocks.load(Relaxed),
-            defrag_moved: c.defrag_moved.load(Relaxed),
-            tombstones_dropped: c.tombstones_dropped.load(Relaxed),
-            worker_ios: c.worker_ios.load(Relaxed),
-            worker_ring_ios: c.worker_ring_ios.load(Relaxed),
-            flush_alls: c.flush_alls.load(Relaxed),
-            read_buffers: c.read_buffers.load(Relaxed),
-            workers: self.running.name(),
-            durability: i.durability,
-            strategy: i.io.description(),
-            recovery: lock(&i.recovery).clone(),
-            cache: i.cache.stats(),
-            devices: Vec::new(),
-        }
-    }
 }
 
 /// One device's share of a store's records and work.

@@ -1,7 +1,8 @@
 //! The store's file or block device: opening it (through the safety gate
 //! for a device), creating a file, and its size.
 
-use super::{config_error, open_error, StoreConfig, StoreError};
+use super::config::StoreConfig;
+use super::error::{config_error, open_error, StoreError};
 use crate::format::{self, Superblock, PAGE};
 use hiops_path::{AlignedBuf, IoPath};
 use std::fs::{File, OpenOptions};

@@ -10,6 +10,7 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -121,6 +122,41 @@ impl WakeList {
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
         self.armed
+    }
+}
+
+/// The waker of a task waiting for the store's writers. `armed` only
+/// while it waits: a write then costs no lock, and no cross-thread wake-up
+/// of a task busy elsewhere (a flush in progress; the blocking workers).
+#[derive(Default)]
+pub(crate) struct Bell {
+    armed: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Bell {
+    /// Wakes the waiting task, if any.
+    pub(crate) fn ring(&self) {
+        if self.armed.load(SeqCst) {
+            if let Some(w) = lock(&self.waker).as_ref() {
+                w.wake_by_ref();
+            }
+        }
+    }
+
+    /// Registers `waker`: call before checking the condition it waits
+    /// for (under the writer lock), so a ring after the check is not lost.
+    pub(crate) fn listen(&self, waker: &Waker) {
+        let mut w = lock(&self.waker);
+        if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *w = Some(waker.clone());
+        }
+        self.armed.store(true, SeqCst);
+    }
+
+    /// The wait is over: rings until the next `listen` wake nobody.
+    pub(crate) fn quiet(&self) {
+        self.armed.store(false, SeqCst);
     }
 }
 

@@ -15,14 +15,15 @@
 //!   (the tasks-model server).
 
 use super::device::{Blocking, Device};
+use super::error::StoreError;
+use super::inner::Inner;
 use super::wait::{lock, wait, wait_for};
-use super::{Inner, Since, StoreError};
+use super::writer::Since;
 use hiops_path::AlignedBuf;
 use std::future::Future;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering::*};
-use std::sync::{Mutex, MutexGuard};
-use std::task::Waker;
+use std::sync::atomic::Ordering::*;
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 /// A defragmentation pass runs at least this often.
@@ -41,41 +42,6 @@ pub(super) trait Worker: Device {
     fn durable(&self, lsn: u64, since: Since) -> impl Future<Output = Result<(), StoreError>>;
     /// The defragmentation lock (FLUSHALL holds it too).
     fn defrag_lock(&self) -> impl Future<Output = MutexGuard<'_, ()>>;
-}
-
-/// The waker of a task waiting for the store's writers. `armed` only
-/// while it waits: a write then costs no lock, and no cross-thread wake-up
-/// of a task busy elsewhere (a flush in progress; the blocking workers).
-#[derive(Default)]
-pub(super) struct Bell {
-    armed: AtomicBool,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Bell {
-    /// Wakes the waiting task, if any.
-    pub(super) fn ring(&self) {
-        if self.armed.load(SeqCst) {
-            if let Some(w) = lock(&self.waker).as_ref() {
-                w.wake_by_ref();
-            }
-        }
-    }
-
-    /// Registers `waker`: call before checking the condition it waits
-    /// for (under the writer lock), so a ring after the check is not lost.
-    pub(super) fn listen(&self, waker: &Waker) {
-        let mut w = lock(&self.waker);
-        if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            *w = Some(waker.clone());
-        }
-        self.armed.store(true, SeqCst);
-    }
-
-    /// The wait is over: rings until the next `listen` wake nobody.
-    pub(super) fn quiet(&self) {
-        self.armed.store(false, SeqCst);
-    }
 }
 
 /// The blocking worker: the store's shared path, condition variables.

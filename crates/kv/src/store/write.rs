@@ -2,11 +2,11 @@
 //! and the two waits a write may need (space from the defragmenter,
 //! durability from the flusher), blocking or async.
 
+use super::config::{DEFRAG_RESERVE, SHRINK_RESERVE};
+use super::error::StoreError;
+use super::inner::Inner;
 use super::wait::{lock, WakeList};
-use super::{
-    Inner, OpenBlock, Pending, SealedBlock, Since, StoreError, Writer, DEFRAG_RESERVE, ON_DEVICE,
-    OPEN, SEALED, SHRINK_RESERVE,
-};
+use super::writer::{OpenBlock, Pending, SealedBlock, Since, Writer, ON_DEVICE, OPEN, SEALED};
 use crate::format::{self, BlockHeader, Stamp, BLOCK_HEADER, PAGE, RECORD_HEADER};
 use crate::index::{digest, fingerprint, Digest, Location};
 use hiops_path::AlignedBuf;
@@ -198,7 +198,7 @@ impl Inner {
         if p.wake {
             self.wake_flusher();
         }
-        if self.durability == super::Durability::Buffered {
+        if self.durability == super::config::Durability::Buffered {
             return Ok(count);
         }
         waits.durable(self, lsn, p.since).await?;
@@ -412,7 +412,7 @@ impl Inner {
         };
         w.appended_lsn += len as u64;
         let lsn = w.appended_lsn;
-        let sync = self.durability == super::Durability::Sync;
+        let sync = self.durability == super::config::Durability::Sync;
         if sync {
             w.pending.push_back(Pending {
                 lsn,

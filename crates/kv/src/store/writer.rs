@@ -3,8 +3,8 @@
 //! durable, and what the flusher and the defragmenter are asked to do;
 //! and each block's state (`BlockInfo`) the readers check without it.
 
+use super::error::StoreError;
 use super::wait::WakeList;
-use super::StoreError;
 use crate::format::Superblock;
 use crate::index::{Digest, DigestHasher, Location};
 use hiops_path::AlignedBuf;
@@ -20,12 +20,6 @@ pub(super) const OPEN: u8 = 1;
 pub(super) const SEALED: u8 = 2;
 pub(super) const ON_DEVICE: u8 = 3;
 pub(super) const DEFRAG: u8 = 4;
-/// Free blocks only the defragmenter takes.
-pub(super) const DEFRAG_RESERVE: usize = 2;
-/// Free blocks beyond those that DELs and overwrites no larger than the
-/// record they replace may take (they free as much as they use), and new
-/// data may not.
-pub(super) const SHRINK_RESERVE: usize = 2;
 
 pub(super) struct BlockInfo {
     pub(super) state: AtomicU8,

@@ -2,7 +2,7 @@
 //! summary as YCSB reports it, and a phase merged from several processes
 //! or carried between them as bytes.
 
-use super::Op;
+use super::workload::Op;
 use hiops_stats::Histogram;
 use std::io;
 use std::time::Duration;
