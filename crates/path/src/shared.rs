@@ -11,6 +11,7 @@
 
 mod combining;
 mod counters;
+mod incoming;
 mod locked_state;
 mod waiting;
 
@@ -114,7 +115,7 @@ pub(crate) struct SharedQueue {
     posted: Option<Arc<PostedCounter>>,
     /// Own-completion rings: requests published for the holder of the lock
     /// to send (see the `combining` module).
-    incoming: combining::Incoming,
+    incoming: incoming::Incoming,
     pub poller: OnceLock<Thread>,
     closing: AtomicBool,
     /// Threads that have joined this ring (never decreases): one alone on
@@ -187,7 +188,7 @@ impl SharedQueue {
             }),
             doorbell,
             posted,
-            incoming: combining::Incoming::new(),
+            incoming: incoming::Incoming::new(),
             poller: OnceLock::new(),
             closing: AtomicBool::new(false),
             members: AtomicU32::new(0),

@@ -61,7 +61,7 @@ pub struct AioEngine {
     events: Box<[IoEvent]>,
     doorbell: Option<Arc<Doorbell>>,
     /// Trims: the kernel's AIO has no discard, so they are done here.
-    trims: super::SyncTrims,
+    trims: super::trim::SyncTrims,
 }
 
 // SAFETY: the raw pointers in `pending` point into `iocbs`, a boxed slice this
@@ -103,7 +103,7 @@ impl AioEngine {
         }
         Ok(AioEngine {
             ctx,
-            trims: super::SyncTrims::new(&fds, depth),
+            trims: super::trim::SyncTrims::new(&fds, depth),
             fds,
             iocbs: vec![Iocb::default(); depth as usize].into_boxed_slice(),
             pending: Vec::with_capacity(depth as usize),

@@ -2,7 +2,7 @@
 //! memory, so a run measures the software path (tags, staging, reaping, the
 //! benchmark itself) without any kernel I/O.
 
-use super::{ReadyList, Staged};
+use super::ready::{ReadyList, Staged};
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::sync::Arc;
 

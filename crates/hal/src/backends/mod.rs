@@ -4,104 +4,12 @@ mod dispatch;
 pub mod libaio;
 pub mod mem;
 pub mod null;
+mod os;
 pub mod posixaio;
+mod ready;
 mod sq_words;
 pub mod sync;
 mod trim;
 pub mod uring;
 
 pub(crate) use dispatch::Backend;
-pub(crate) use trim::{SyncTrims, Trimmer};
-
-use crate::{Completion, Tag};
-
-/// Completions produced inside `issue` by engines that finish commands at once,
-/// held until `reap`. Bounded by the queue depth, preallocated.
-#[derive(Debug)]
-pub(crate) struct ReadyList {
-    items: Vec<Completion>,
-    head: usize,
-}
-
-impl ReadyList {
-    pub(crate) fn with_capacity(depth: u32) -> ReadyList {
-        ReadyList {
-            items: Vec::with_capacity(depth as usize),
-            head: 0,
-        }
-    }
-
-    pub(crate) fn push(&mut self, tag: Tag, result: i64) {
-        if self.items.len() == self.items.capacity() && self.head > 0 {
-            // A reap took only some (its `out` was short): what it left
-            // moves to the front, so the room it freed is used again.
-            self.items.drain(..self.head);
-            self.head = 0;
-        }
-        assert!(
-            self.items.len() < self.items.capacity(),
-            "more completions than tags"
-        );
-        self.items.push(Completion::new(tag, result));
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.items.len() - self.head
-    }
-
-    /// Moves up to `out.len()` completions out, oldest first.
-    pub(crate) fn drain_into(&mut self, out: &mut [Completion]) -> usize {
-        let n = self.len().min(out.len());
-        out[..n].copy_from_slice(&self.items[self.head..self.head + n]);
-        self.head += n;
-        if self.head == self.items.len() {
-            self.items.clear();
-            self.head = 0;
-        }
-        n
-    }
-}
-
-/// A staged command of a synchronous engine.
-#[derive(Clone, Copy)]
-pub(crate) struct Staged {
-    pub tag: Tag,
-    pub cmd: crate::Command,
-    pub buf: *mut u8,
-}
-
-// SAFETY: `buf` is a tag's buffer (or a caller's, see `Queue::bind_external`)
-// that stays valid until the command completes; which thread performs the
-// copy or system call does not matter to it.
-unsafe impl Send for Staged {}
-
-/// Negated errno of the last failed libc call.
-pub(crate) fn neg_errno() -> i64 {
-    -(std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO) as i64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_ready_list_drained_in_part_takes_as_many_as_it_gave_back() {
-        let mut ready = ReadyList::with_capacity(4);
-        let mut out = [Completion::EMPTY; 3];
-        for tag in 0..4 {
-            ready.push(tag, 4096);
-        }
-        assert_eq!(ready.drain_into(&mut out[..3]), 3);
-        // Three tags free again: their next completions fit beside the one left.
-        for tag in 4..7 {
-            ready.push(tag, 512);
-        }
-        assert_eq!(ready.len(), 4);
-        let mut all = [Completion::EMPTY; 4];
-        assert_eq!(ready.drain_into(&mut all), 4);
-        let tags: Vec<Tag> = all.iter().map(|c| c.tag).collect();
-        assert_eq!(tags, [3, 4, 5, 6]);
-    }
-}

@@ -1,6 +1,6 @@
 //! null: every command completes at once, no data moves (fio's null engine).
 
-use super::ReadyList;
+use super::ready::ReadyList;
 use crate::{Command, Completion, Engine, HalError, Op, Tag};
 
 pub struct NullEngine {

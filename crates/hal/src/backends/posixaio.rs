@@ -9,7 +9,9 @@
 //! serving it, so the device sees them one at a time while the submitter
 //! sees up to the queue depth in flight, as fio's posixaio does.
 
-use super::{neg_errno, ReadyList, SyncTrims};
+use super::os::neg_errno;
+use super::ready::ReadyList;
+use super::trim::SyncTrims;
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::cell::UnsafeCell;
 use std::os::fd::RawFd;

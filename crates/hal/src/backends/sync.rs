@@ -1,6 +1,8 @@
 //! psync and pvsync2: synchronous positioned I/O, one command at a time.
 
-use super::{neg_errno, ReadyList, Staged, Trimmer};
+use super::os::neg_errno;
+use super::ready::{ReadyList, Staged};
+use super::trim::Trimmer;
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::os::fd::RawFd;
 

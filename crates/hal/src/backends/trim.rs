@@ -4,7 +4,7 @@
 //! hiops punches a hole instead (fallocate PUNCH_HOLE|KEEP_SIZE), what a
 //! discard of a file's blocks means to a file system.
 
-use super::neg_errno;
+use super::os::neg_errno;
 use std::os::fd::RawFd;
 
 /// `BLKDISCARD`, `_IO(0x12, 119)` (include/uapi/linux/fs.h): its argument is
@@ -65,7 +65,7 @@ fn is_block_device(fd: RawFd) -> bool {
 pub(crate) struct SyncTrims {
     trimmer: Trimmer,
     staged: Vec<(crate::Tag, crate::Command)>,
-    ready: super::ReadyList,
+    ready: super::ready::ReadyList,
 }
 
 impl SyncTrims {
@@ -73,7 +73,7 @@ impl SyncTrims {
         SyncTrims {
             trimmer: Trimmer::of(fds),
             staged: Vec::with_capacity(depth as usize),
-            ready: super::ReadyList::with_capacity(depth),
+            ready: super::ready::ReadyList::with_capacity(depth),
         }
     }
 

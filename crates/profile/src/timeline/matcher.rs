@@ -9,7 +9,7 @@
 //! lives in tables sized at start: nothing is allocated per event.
 
 use super::event::Event;
-use super::{DeviceTime, Gap, StageCounts, Timeline};
+use super::window::{DeviceTime, Gap, StageCounts, Timeline};
 use hiops_stats::Histogram;
 use std::collections::HashMap;
 

@@ -6,7 +6,7 @@ use super::decode::{Decoded, Decoder, Kind};
 use super::ftrace::Instance;
 use super::matcher::Matcher;
 use super::order::{monotonic_ns, Ordered};
-use super::Timeline;
+use super::window::Timeline;
 use crate::ring::{open_event, Ring};
 use crate::tracefs::{self, Tracepoint};
 use crate::ProfileError;

@@ -55,7 +55,7 @@ pub struct UringEngine {
     described: String,
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
-    trims: super::SyncTrims,
+    trims: super::trim::SyncTrims,
 }
 
 impl UringEngine {
@@ -95,7 +95,7 @@ impl UringEngine {
         let posted = posted_counter_of(&ring, opts, &flags)?;
         Ok(UringEngine {
             ring,
-            trims: super::SyncTrims::new(&fds, depth),
+            trims: super::trim::SyncTrims::new(&fds, depth),
             fds,
             registered_files,
             fixed_bufs,
