@@ -1,28 +1,11 @@
 //! fio's `random_distribution`: what the job asks for, and the samplers
 //! and zone lists behind it.
 
+mod kinds;
 pub(crate) mod zipf;
 pub(crate) mod zones;
 
-/// fio's `random_distribution`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Distribution {
-    Uniform,
-    /// Zipf with exponent theta (fio's `zipf:1.2`).
-    Zipf(f64),
-    /// Pareto with shape h in (0,1) (fio's `pareto:0.9`).
-    Pareto(f64),
-    /// Zones: (share of accesses %, share of the range %), in order.
-    Zoned(Vec<(f64, f64)>),
-    /// Zones with absolute sizes: (share of accesses %, bytes), in order
-    /// (fio's `zoned_abs`); they must fit the region.
-    ZonedAbs(Vec<(f64, u64)>),
-    /// Normal around the middle of the range, standard deviation as a
-    /// percentage of the range (fio's `normal:DEV`).
-    Normal(f64),
-    /// Reads and writes each their own (fio's `zoned:READS,WRITES`).
-    PerDirection(Box<[Distribution; 2]>),
-}
+pub use kinds::Distribution;
 
 /// A `random_distribution` fio would not take.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

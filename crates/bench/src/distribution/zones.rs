@@ -18,7 +18,7 @@
 //!   the job works on ([`fits`]): fio stops the job at run time with
 //!   "zoned_abs sizes exceed file size" (io_u.c); hiops refuses it before.
 
-use super::Distribution;
+use super::kinds::Distribution;
 use crate::units::{format_bytes, shown};
 
 /// A zone list fio would not take, or zones that do not fit the range.

@@ -15,8 +15,9 @@
 //! Offsets are `sector * 512`. Devices are numbers, not names: the replay
 //! goes to `replay_redirect`.
 
+use super::entry::{Entry, MAX_TRACE_ENTRIES};
 use super::error::{Flaw, TraceError};
-use super::{Entry, TraceOp, MAX_TRACE_ENTRIES};
+use super::text::TraceOp;
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;

@@ -9,12 +9,15 @@
 //! (`replay::Replay`), so a trace of any length replays in fixed memory.
 
 pub(crate) mod blktrace;
+mod entry;
 mod error;
 pub(crate) mod replay;
 mod text;
 mod writer;
 
 use crate::spec::{ReplaySpec, TraceFormat};
+pub(crate) use entry::Entry;
+pub use entry::MAX_TRACE_ENTRIES;
 pub use error::{Flaw, TraceError};
 use std::fs::File;
 use std::io::BufReader;
@@ -23,30 +26,10 @@ pub(crate) use text::TraceOp;
 pub use text::MAX_LINE_BYTES;
 pub(crate) use writer::{thread_log_path, IoLogWriter};
 
-/// The most lines (text) or events (blktrace) of a trace, header and
-/// blank lines counted: 4 Gi, more than any recorded trace holds (a trace
-/// streams through a fixed buffer, so its length costs time, not memory),
-/// and where a source that never ends (a FIFO) stops.
-pub const MAX_TRACE_ENTRIES: u64 = 1 << 32;
 /// The most file names a text trace may name (each a file the job opens):
 /// fio's job-file bound on jobs, and at most 16 MiB of names with
 /// [`MAX_LINE_BYTES`] each.
 pub const MAX_TRACE_FILES: usize = 4096;
-
-/// One entry of a trace, as the replay needs it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Entry {
-    Io {
-        /// Since the trace's start (text v3, blktrace); None: no time.
-        time_ns: Option<u64>,
-        target: u32,
-        op: TraceOp,
-        offset: u64,
-        len: u32,
-    },
-    /// Nothing until this long after the replay's start (text v2 `wait`).
-    Wait { after_ns: u64 },
-}
 
 /// What a trace holds, found when the job is planned.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

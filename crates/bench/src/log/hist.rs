@@ -9,7 +9,7 @@
 //! ends are logged too, so the bins of a log add up to every I/O it saw.
 
 use super::file::LogFile;
-use super::LoggedIo;
+use super::kind::LoggedIo;
 use hiops_stats::{value_to_index, FIO_PLAT_NR};
 
 pub(super) struct HistWindows {

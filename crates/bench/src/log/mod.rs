@@ -20,78 +20,16 @@ mod file;
 pub use error::{InflateError, LogError};
 pub use file::inflate_log;
 mod hist;
+mod kind;
 mod window;
 
 use crate::spec::{JobSpec, LogSpec};
 use file::{Columns, LogFile};
 use hist::HistWindows;
+pub(crate) use kind::LoggedIo;
+use kind::KINDS;
 use std::path::PathBuf;
 use window::Windows;
-
-/// A completed I/O, as the logs see it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LoggedIo {
-    pub done_ns: u64,
-    /// 0 read, 1 write (fio's data direction column).
-    pub dir: usize,
-    pub bytes: u64,
-    pub offset: u64,
-    pub slat_ns: u64,
-    pub clat_ns: u64,
-    pub lat_ns: u64,
-}
-
-/// The logs of one value per line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Bw,
-    Lat,
-    Slat,
-    Clat,
-    Iops,
-}
-
-const KINDS: [Kind; 5] = [Kind::Bw, Kind::Lat, Kind::Slat, Kind::Clat, Kind::Iops];
-
-impl Kind {
-    fn suffix(self) -> &'static str {
-        match self {
-            Kind::Bw => "bw",
-            Kind::Lat => "lat",
-            Kind::Slat => "slat",
-            Kind::Clat => "clat",
-            Kind::Iops => "iops",
-        }
-    }
-
-    fn prefix(self, logs: &LogSpec) -> Option<&str> {
-        match self {
-            Kind::Bw => logs.bw.as_deref(),
-            Kind::Lat | Kind::Slat | Kind::Clat => logs.lat.as_deref(),
-            Kind::Iops => logs.iops.as_deref(),
-        }
-    }
-
-    /// The value of a line per I/O (fio's add_*_sample).
-    fn per_io(self, io: &LoggedIo) -> u64 {
-        match self {
-            Kind::Bw => (io.bytes * 1_000_000).checked_div(io.clat_ns).unwrap_or(0),
-            Kind::Lat => io.lat_ns,
-            Kind::Slat => io.slat_ns,
-            Kind::Clat => io.clat_ns,
-            Kind::Iops => 1,
-        }
-    }
-
-    /// What a window adds up: bytes for bandwidth, latencies, I/Os.
-    fn window_sample(self, io: &LoggedIo) -> u64 {
-        match self {
-            Kind::Bw => io.bytes,
-            Kind::Iops => 1,
-            k => k.per_io(io),
-        }
-    }
-}
 
 /// A log file's name (fio's gen_log_name).
 fn log_path(prefix: &str, kind: &str, thread: u32, per_job: bool) -> PathBuf {

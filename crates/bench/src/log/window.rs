@@ -10,7 +10,7 @@
 //! least 1 ms). The windows thus tile the job's time: a bandwidth log's
 //! values weighted by their windows add up to the bytes moved.
 
-use super::{Kind, LoggedIo, KINDS};
+use super::kind::{Kind, LoggedIo, KINDS};
 
 #[derive(Clone, Copy, Default)]
 struct Acc {

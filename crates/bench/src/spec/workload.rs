@@ -1,7 +1,9 @@
 //! What a job's threads issue: directions, block sizes, offsets, rates
 //! and the syncs and pauses between I/Os.
 
-use super::{BlockSizes, Distribution, RwMode};
+use super::block_sizes::BlockSizes;
+use super::rw::RwMode;
+use crate::distribution::Distribution;
 
 /// A minimum rate (fio's rate_min in bytes/s, rate_iops_min in I/Os per second).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

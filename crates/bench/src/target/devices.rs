@@ -2,7 +2,8 @@
 //! character devices, block devices past the safety gate, discard support,
 //! and the open of the file or device itself.
 
-use super::{fixed_offsets, OpenTarget, TargetKind};
+use super::open::{OpenTarget, TargetKind};
+use super::room::fixed_offsets;
 use crate::error::{usage, BenchError};
 use crate::safety;
 use crate::spec::JobSpec;

@@ -1,7 +1,8 @@
 //! Laying a regular file out: created, or a short one extended, with
 //! incompressible data; a layout that stops leaves nothing it made.
 
-use super::{fixed_offsets, Layout};
+use super::open::Layout;
+use super::room::fixed_offsets;
 use crate::error::{usage, BenchError};
 use crate::spec::JobSpec;
 use hiops_rng::FastRng;

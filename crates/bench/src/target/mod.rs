@@ -5,77 +5,19 @@ use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, TargetSpec};
 use hiops_hal::backends::mem::MemDevice;
 use hiops_hal::device::BlockDev;
-use hiops_hal::Target;
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::path::Path;
 
 mod devices;
 mod layout;
+mod open;
 mod room;
 
 use devices::{check_block_write, check_discard, check_file_write, open_char_device, open_file};
 use layout::grow_file;
+pub use open::{Layout, OpenTarget, TargetKind};
 pub use room::check_room;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TargetKind {
-    File,
-    BlockDevice,
-    /// /dev/null or /dev/zero (and the like) as a sink or a source.
-    CharDevice,
-    Ram,
-}
-
-/// An opened target, ready for queues.
-pub struct OpenTarget {
-    pub path: Option<PathBuf>,
-    pub kind: TargetKind,
-    /// Bytes the job uses, from offset 0.
-    pub len: u64,
-    /// The block device behind it (for diskstats and interrupts), if any.
-    pub device: Option<BlockDev>,
-    /// Logical block size that direct I/O must respect.
-    pub logical_block: u32,
-    /// hiops created this file (and removes it with `unlink`).
-    pub created: bool,
-    /// Seconds spent laying the file out.
-    pub layout_s: f64,
-    file: Option<File>,
-    mem: Option<Arc<MemDevice>>,
-}
-
-impl OpenTarget {
-    pub fn hal_target(&self) -> Target {
-        match (&self.file, &self.mem) {
-            (Some(f), _) => Target::Fd(f.as_raw_fd()),
-            (None, Some(m)) => Target::Mem(m.clone()),
-            // filecreate's files do not exist yet: its driver opens them by
-            // path; the job's fadvise calls on this fail (EBADF) and are
-            // ignored, as there is nothing cached to advise.
-            (None, None) => Target::Fd(-1),
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match (self.kind, &self.path) {
-            (TargetKind::Ram, _) => "RAM device".into(),
-            (_, Some(p)) => p.display().to_string(),
-            _ => "?".into(),
-        }
-    }
-}
-
-/// What a layout reports to and listens to.
-pub struct Layout<'a> {
-    /// Told after each chunk: (what, bytes done, bytes total).
-    pub progress: &'a mut dyn FnMut(&str, u64, u64),
-    /// Set on Ctrl-C: the layout stops and leaves nothing it made.
-    pub interrupt: &'a AtomicBool,
-}
+use room::fixed_offsets;
 
 /// Opens every target of a job, creating and filling files as needed. A
 /// target that cannot be opened leaves none of the files made for the job.
@@ -270,21 +212,6 @@ fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
         file: None,
         mem: None,
     })
-}
-
-/// Bytes before the last clone's range when offsets are absolute (percent
-/// offsets are shares of what exists).
-fn fixed_offsets(spec: &JobSpec) -> u64 {
-    use crate::spec::Amount;
-    let base = match spec.target.offset {
-        Amount::Bytes(b) => b,
-        Amount::Percent(_) => 0,
-    };
-    let step = match spec.target.offset_increment {
-        Amount::Bytes(b) => b,
-        _ => 0,
-    };
-    base + step * spec.numjobs.saturating_sub(1) as u64
 }
 
 /// Removes files hiops created for the job.

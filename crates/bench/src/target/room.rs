@@ -1,6 +1,5 @@
 //! Room for the layouts of a phase, checked before any file is made.
 
-use super::fixed_offsets;
 use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, TargetSpec};
 use std::path::Path;
@@ -97,6 +96,21 @@ fn room_at(path: &Path) -> Option<(u64, u64)> {
         return None;
     }
     Some((dev, (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)))
+}
+
+/// Bytes before the last clone's range when offsets are absolute (percent
+/// offsets are shares of what exists).
+pub(super) fn fixed_offsets(spec: &JobSpec) -> u64 {
+    use crate::spec::Amount;
+    let base = match spec.target.offset {
+        Amount::Bytes(b) => b,
+        Amount::Percent(_) => 0,
+    };
+    let step = match spec.target.offset_increment {
+        Amount::Bytes(b) => b,
+        _ => 0,
+    };
+    base + step * spec.numjobs.saturating_sub(1) as u64
 }
 
 #[cfg(test)]
