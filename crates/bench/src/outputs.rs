@@ -38,7 +38,7 @@ pub fn check(jobs: &[JobSpec]) -> Result<(), BenchError> {
         for path in logs_of(spec) {
             hiops_safety::check_output(&path, &grants).map_err(refused)?;
         }
-        for path in crate::verify::state::save_paths(spec) {
+        for path in crate::verify::state_file::save_paths(spec) {
             hiops_safety::check_output(&path, &Grants::default()).map_err(refused)?;
         }
     }

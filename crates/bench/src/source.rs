@@ -87,7 +87,7 @@ pub(crate) struct Workload {
 /// A read job's verify state (fio's verify_state_should_stop): its n-th
 /// read checks the writer's n-th write, which must have completed.
 struct StateLimit {
-    saved: crate::verify::state::Saved,
+    saved: crate::verify::state_file::Saved,
     reads: u64,
     ended: bool,
 }
@@ -163,7 +163,7 @@ impl Workload {
 
     /// Reads only what the verify state file names as written (fio's
     /// verify_state_load in a read job), and ends at the first other.
-    pub(crate) fn until_unwritten(mut self, saved: crate::verify::state::Saved) -> Workload {
+    pub(crate) fn until_unwritten(mut self, saved: crate::verify::state_file::Saved) -> Workload {
         self.state = Some(StateLimit {
             saved,
             reads: 0,

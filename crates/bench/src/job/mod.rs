@@ -178,7 +178,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             work = work.in_flow(gate);
         }
         if spec.verify.state_load && !spec.workload.rw.writes() {
-            match crate::verify::state::load_for(plan) {
+            match crate::verify::state_file::load_for(plan) {
                 Ok(saved) => work = work.until_unwritten(saved),
                 Err(e) => {
                     self.books.error.get_or_insert(e.into());

@@ -36,7 +36,7 @@ impl<D: Driver> JobThread<'_, D> {
         let replayed = spec.workload.rw.writes();
         if replayed {
             let saved = if spec.verify.state_load {
-                match crate::verify::state::load_for(plan) {
+                match crate::verify::state_file::load_for(plan) {
                     Ok(s) => Some(s),
                     Err(e) => {
                         self.books.error.get_or_insert(e.into());

@@ -10,7 +10,8 @@
 //! at the first bad verdict booked, which may come a few reads after the
 //! bad one was read (fio's verify_async does the same).
 
-use super::{verdict, zeroes, BadBlock, Stamper};
+use super::stamper::{BadBlock, Stamper};
+use super::verdict::{verdict, zeroes};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

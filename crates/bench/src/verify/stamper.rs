@@ -2,7 +2,8 @@
 //! pattern, and what a bad chunk was found to be.
 
 use super::checksum::{self, fio_crc32c, fio_type, mode_of, sum};
-use super::{fiorand, hdr_size, min_block, name_of, HEADER_LEN, HIOPS_MARK, MAGIC};
+use super::fiorand;
+use super::header::{hdr_size, min_block, name_of, HEADER_LEN, HIOPS_MARK, MAGIC};
 use crate::spec::VerifyMode;
 
 /// fio's verify_pattern: its bytes and where `%o` (the block's offset,

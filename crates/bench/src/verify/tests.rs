@@ -1,4 +1,7 @@
+use super::tracker::{BlockMap, Knows};
+use super::verdict::verdict;
 use super::*;
+use crate::spec::{JobSpec, VerifyMode};
 
 const ALL: [VerifyMode; 15] = [
     VerifyMode::Meta,

@@ -1,7 +1,10 @@
 //! A job thread's verification: what each chunk of its targets last had
 //! written, the writes it stamps, and the reads it must check.
 
-use super::{fiorand, pool, state, trim, Stamp, Stamper, VerifyReport, SEQ_MAX};
+use super::header::SEQ_MAX;
+use super::report::VerifyReport;
+use super::stamper::{Stamp, Stamper};
+use super::{fiorand, pool, state_file, trim};
 
 /// What hiops knows of one chunk of a target.
 #[derive(Clone, Copy, Debug, Default)]
@@ -98,7 +101,7 @@ pub(crate) struct VerifyState {
     pub(crate) fatal: bool,
     pub(crate) dump: Option<Dump>,
     /// fio's verify state file, kept while the job writes.
-    pub(crate) state: Option<state::StateLog>,
+    pub(crate) state: Option<state_file::StateLog>,
     /// fio's verify_backlog: checks during the writes.
     pub(crate) backlog: Option<Backlog>,
     /// fio's trim_backlog: trims of written blocks during the writes.

@@ -1,8 +1,10 @@
 //! One job's object in fio's `jobs` array, hiops' figures under `hiops`.
 
+use super::direction::{
+    batch_dists, dir_obj, iodepth_level, latency_buckets, sync_obj, Samples, Shown,
+};
 use super::options::job_options;
 use super::steady::steadystate_obj;
-use super::{batch_dists, dir_obj, iodepth_level, latency_buckets, sync_obj, Samples, Shown};
 use hiops_bench::{JobResult, RunResult};
 use hiops_stats::DEFAULT_PERCENTILES;
 use serde_json::{json, Value};

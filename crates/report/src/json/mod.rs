@@ -2,12 +2,10 @@
 //! `show_run_stats`), for the fields hiops shares, and hiops' own figures
 //! under `hiops`.
 
-use crate::derived::iops;
-use hiops_bench::spec::LatPercentiles;
-use hiops_bench::{DirStats, JobResult, RunResult};
-use hiops_stats::Histogram;
-use serde_json::{json, Map, Value};
+use hiops_bench::{JobResult, RunResult};
+use serde_json::{json, Value};
 
+mod direction;
 mod figures;
 mod job;
 mod options;
@@ -16,7 +14,6 @@ mod steady;
 pub(crate) use figures::run_figures;
 pub(crate) use job::job_obj;
 
-/// fio writes percentile keys with six decimals ("99.900000").
 /// fio's disk_util counters, in the order of its JSON and terse output.
 pub const DISK_COUNTERS: [&str; 7] = [
     "read_ios",
@@ -27,235 +24,6 @@ pub const DISK_COUNTERS: [&str; 7] = [
     "write_ticks",
     "in_queue",
 ];
-
-fn percentile_key(p: f64) -> String {
-    format!("{p:.6}")
-}
-
-fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, bins: bool) -> Value {
-    let mut o = Map::new();
-    o.insert("min".into(), json!(h.min()));
-    o.insert("max".into(), json!(h.max()));
-    o.insert("mean".into(), json!(h.mean()));
-    o.insert("stddev".into(), json!(h.stddev()));
-    o.insert("N".into(), json!(h.count()));
-    if let Some(list) = percentiles.filter(|_| h.count() > 0) {
-        let p: Map<String, Value> = list
-            .iter()
-            .map(|&q| (percentile_key(q), json!(h.percentile(q))))
-            .collect();
-        o.insert("percentile".into(), Value::Object(p));
-    }
-    if bins && h.count() > 0 {
-        let b: Map<String, Value> = h.bins().map(|(v, n)| (v.to_string(), json!(n))).collect();
-        o.insert("bins".into(), Value::Object(b));
-    }
-    Value::Object(o)
-}
-
-/// How a direction's latencies are shown: which get percentiles (and, in
-/// json+, bins) and at which points.
-#[derive(Clone, Copy)]
-struct Shown<'a> {
-    list: &'a [f64],
-    kinds: LatPercentiles,
-    bins: bool,
-}
-
-impl Shown<'_> {
-    /// One latency's object: with percentiles (and bins) when `on`.
-    fn lat(&self, h: &Histogram, on: bool) -> Value {
-        lat_obj(h, on.then_some(self.list), on && self.bins)
-    }
-}
-
-/// A direction's samples over the run: IOPS and bandwidth (KiB/s) per
-/// second, and the bandwidth of its reporting group in that direction
-/// (bytes/s), which fio's `bw_agg` is a share of.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Samples<'a> {
-    pub iops: &'a [f64],
-    pub bw_kib: &'a [f64],
-    pub group_bw_bytes: f64,
-}
-
-fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples<'_>, shown: Shown<'_>) -> Value {
-    let series = samples.iops;
-    // A direction measured over a time of its own (reads of a verify pass).
-    let runtime_ns = if d.runtime_ns > 0 {
-        d.runtime_ns
-    } else {
-        runtime_ns
-    };
-    let secs = runtime_ns as f64 / 1e9;
-    let bw_bytes = if secs > 0.0 {
-        d.bytes as f64 / secs
-    } else {
-        0.0
-    };
-    let (mn, mx, mean, dev) = stats_of(series);
-    let mut obj = json!({
-        "io_bytes": d.bytes,
-        "io_kbytes": d.bytes / 1024,
-        "bw_bytes": bw_bytes.round() as u64,
-        "bw": (bw_bytes / 1024.0).round() as u64,
-        "iops": iops(d.ios, runtime_ns),
-        "runtime": runtime_ns / 1_000_000,
-        "total_ios": d.ios,
-        "short_ios": d.short_ios,
-        "drop_ios": 0,
-        "slat_ns": shown.lat(&d.slat, shown.kinds.slat),
-        "clat_ns": shown.lat(&d.clat, shown.kinds.clat),
-        "lat_ns": shown.lat(&d.lat, shown.kinds.lat),
-        "iops_min": mn.round() as u64,
-        "iops_max": mx.round() as u64,
-        "iops_mean": mean,
-        "iops_stddev": dev,
-        "iops_samples": series.len(),
-    });
-    add_bw_samples(&mut obj, samples);
-    if let Some(prios) = prios_obj(d, shown) {
-        obj["prios"] = prios;
-    }
-    obj
-}
-
-/// fio's `bw_min`, `bw_max`, `bw_mean`, `bw_dev` (KiB/s) and `bw_samples`
-/// over the bandwidth samples, and `bw_agg`: their mean as a % of the
-/// reporting group's bandwidth (stat.c's `p_of_agg`; 0 without samples).
-fn add_bw_samples(obj: &mut Value, s: Samples<'_>) {
-    let (mn, mx, mean, dev) = stats_of(s.bw_kib);
-    let agg = match s.group_bw_bytes > 0.0 {
-        true => mean * 100.0 / (s.group_bw_bytes / 1024.0),
-        false => 0.0,
-    };
-    obj["bw_min"] = json!(mn.round() as u64);
-    obj["bw_max"] = json!(mx.round() as u64);
-    obj["bw_agg"] = json!(agg);
-    obj["bw_mean"] = json!(mean);
-    obj["bw_dev"] = json!(dev);
-    obj["bw_samples"] = json!(s.bw_kib.len());
-}
-
-/// fio's `prios` (stat.c): with cmdprio, where two or more priorities saw
-/// I/O, each one's class, level and latency (lat's where lat percentiles
-/// are shown, else clat's), the thread's own priority first.
-fn prios_obj(d: &DirStats, shown: Shown<'_>) -> Option<Value> {
-    let seen = d.prios.iter().filter(|p| p.clat.count() > 0);
-    if seen.clone().count() < 2 {
-        return None;
-    }
-    let (name, on) = match shown.kinds.lat {
-        true => ("lat_ns", true),
-        false => ("clat_ns", shown.kinds.clat),
-    };
-    let list = seen.map(|p| {
-        let h = if shown.kinds.lat { &p.lat } else { &p.clat };
-        let mut o = json!({
-            "prioclass": p.class(),
-            "prio": p.level(),
-        });
-        o[name] = shown.lat(h, on);
-        o
-    });
-    Some(Value::Array(list.collect()))
-}
-
-/// fio's `sync` direction: flushes counted, and their latency (issue to
-/// completion) with percentiles where clat's or lat's are shown (stat.c).
-fn sync_obj(job: &JobResult, shown: Shown<'_>) -> Value {
-    let (n, lat) = job.merged_sync();
-    let on = shown.kinds.clat || shown.kinds.lat;
-    json!({"total_ios": n, "lat_ns": shown.lat(&lat, on)})
-}
-
-/// fio's `iodepth_level`: the share of issued commands (%) by the depth
-/// they were issued at, from the queue's own account.
-fn iodepth_level(job: &JobResult) -> Value {
-    let levels = job.depth().map(|d| d.levels).unwrap_or_default();
-    let total: u64 = levels.iter().sum();
-    let keys = ["1", "2", "4", "8", "16", "32", ">=64"];
-    let o: Map<String, Value> = keys
-        .iter()
-        .zip(levels)
-        .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
-        .collect();
-    Value::Object(o)
-}
-
-/// fio's `iodepth_submit` and `iodepth_complete`: the share of submitting
-/// calls (%) by how many commands each took, and of reaps by how many
-/// completions each found (stat.c's io_u_dist), from the queue's account.
-fn batch_dists(job: &JobResult) -> (Value, Value) {
-    let d = job.depth().unwrap_or_default();
-    let keys = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let dist = |calls: [u64; 7]| {
-        let total: u64 = calls.iter().sum();
-        let o: Map<String, Value> = (keys.iter().zip(calls))
-            .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
-            .collect();
-        Value::Object(o)
-    };
-    (dist(d.submits), dist(d.completes))
-}
-
-/// Upper bounds of fio's latency buckets (stat.c), in the unit of each of
-/// `latency_ns`, `latency_us` and `latency_ms`; the last ms bucket is `>=2000`.
-const LAT_BOUNDS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
-
-/// fio's `latency_ns`, `latency_us`, `latency_ms`: the % of a job's I/Os
-/// (reads and writes) whose completion latency (clat, as fio counts them)
-/// falls in each bucket; a bucket that holds any I/O shows at least 0.01, as
-/// in fio. From the clat histogram: a histogram bucket that straddles a
-/// bound (above 512 ns, where they are wider than 1 ns) counts by its
-/// midpoint, within 1/64 of the value.
-fn latency_buckets(rd: &DirStats, wr: &DirStats) -> [(&'static str, Value); 3] {
-    let mut clat = rd.clat.clone();
-    clat.merge(&wr.clat);
-    let (mut ns, mut us, mut ms) = ([0u64; 10], [0u64; 10], [0u64; 12]);
-    let slot = |x: u64, n: usize| LAT_BOUNDS[..n].iter().position(|&b| x < b).unwrap_or(n);
-    for (v, n) in clat.bins() {
-        match v {
-            0..=999 => ns[slot(v, 9)] += n,
-            1_000..=999_999 => us[slot(v / 1_000, 9)] += n,
-            _ => ms[slot(v / 1_000_000, 11)] += n,
-        }
-    }
-    let total = clat.count();
-    let pct = |n: u64| match n as f64 * 100.0 / total.max(1) as f64 {
-        p if n > 0 && p < 0.01 => 0.01,
-        p => p,
-    };
-    let obj = |counts: &[u64]| -> Value {
-        let keys = LAT_BOUNDS
-            .iter()
-            .map(u64::to_string)
-            .chain([">=2000".to_string()]);
-        Value::Object(keys.zip(counts).map(|(k, &n)| (k, json!(pct(n)))).collect())
-    };
-    [
-        ("latency_ns", obj(&ns)),
-        ("latency_us", obj(&us)),
-        ("latency_ms", obj(&ms)),
-    ]
-}
-
-fn stats_of(v: &[f64]) -> (f64, f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let (mn, mx) = v
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    (mn, mx, mean, var.sqrt())
-}
 
 /// The jobs as fio lists them: each clone on its own, or (group_reporting)
 /// all jobs of a reporting group merged into the first one's entry.
@@ -370,7 +138,9 @@ pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::direction::latency_buckets;
     use super::*;
+    use hiops_bench::DirStats;
 
     #[test]
     fn latency_buckets_follow_fios_bounds_and_keys() {
