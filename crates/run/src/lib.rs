@@ -11,6 +11,7 @@
 mod agg_log;
 pub mod debug;
 pub mod fio_link;
+pub mod fio_normal;
 mod output;
 pub mod plan_view;
 pub mod progress;
@@ -133,6 +134,10 @@ fn run_plan(
             .transpose()
     });
     let mut out = agreed(coord, prepared)?;
+    if req.normal && req.fio_text && info.rank == 0 {
+        // fio names its jobs, its version and what it starts before the run.
+        fio_log.push_str(&fio_normal::preamble(plan));
+    }
     if output.is_none() && !fio_log.is_empty() {
         output::print_result(&std::mem::take(&mut fio_log))?;
     }
