@@ -183,6 +183,30 @@ fn a_psync_file_job_reads_as_fios_normal_output() {
     }
 }
 
+#[test]
+fn clones_groups_descriptions_and_mixed_reports_read_as_fios() {
+    if !have_fio() {
+        return;
+    }
+    let null = ["--ioengine=null", "--size=16m", "--rw=randrw"];
+    let variants: [&[&str]; 4] = [
+        &["--name=a", "--numjobs=2", "--group_reporting"],
+        &["--name=a", "--numjobs=2"],
+        &["--name=a", "--unified_rw_reporting=mixed"],
+        &[
+            "--name=a",
+            "--description=first",
+            "--name=b",
+            "--new_group",
+            "--rw=write",
+        ],
+    ];
+    for v in variants {
+        let (fio, ours) = both(|_| owned(&[&null[..], v].concat()));
+        assert_same_kinds(&fio, &ours);
+    }
+}
+
 /// The text before a JSON document, the document, the text after it.
 fn split_json(all: &str) -> (&str, Value, &str) {
     let start = all.find("\n{\n").expect("a JSON document") + 1;
