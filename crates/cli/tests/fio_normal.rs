@@ -184,12 +184,21 @@ fn a_psync_file_job_reads_as_fios_normal_output() {
 }
 
 #[test]
-fn clones_groups_descriptions_and_mixed_reports_read_as_fios() {
+fn clones_groups_descriptions_mixed_reports_and_steady_state_read_as_fios() {
     if !have_fio() {
         return;
     }
     let null = ["--ioengine=null", "--size=16m", "--rw=randrw"];
-    let variants: [&[&str]; 4] = [
+    let steady = [
+        "--name=s",
+        "--rw=read",
+        "--ss=iops:20%",
+        "--ss_dur=2",
+        "--runtime=3",
+        "--time_based",
+        "--rate_iops=1000",
+    ];
+    let variants: [&[&str]; 5] = [
         &["--name=a", "--numjobs=2", "--group_reporting"],
         &["--name=a", "--numjobs=2"],
         &["--name=a", "--unified_rw_reporting=mixed"],
@@ -200,6 +209,7 @@ fn clones_groups_descriptions_and_mixed_reports_read_as_fios() {
             "--new_group",
             "--rw=write",
         ],
+        &steady,
     ];
     for v in variants {
         let (fio, ours) = both(|_| owned(&[&null[..], v].concat()));

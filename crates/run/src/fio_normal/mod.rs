@@ -11,7 +11,7 @@ mod latency;
 mod num2str;
 mod preamble;
 
-pub use num2str::{num2str, Unit};
+pub use num2str::{num2str, num2str_base, Unit};
 pub use preamble::{layout_lines, preamble};
 
 use group::Group;
@@ -67,6 +67,42 @@ fn job_block(out: &mut String, job: &Value, g: &Group, members: usize, cx: &Cont
     latency::distribution(out, job);
     sync_block(out, &job["sync"]);
     depth_lines(out, job);
+    steady_line(out, &job["steadystate"]);
+}
+
+/// fio's `steadystate  : attained=yes, bw=... (...), iops=..., iops mean
+/// dev=...%` for a job with `ss` (stat.c `show_ss_normal`).
+fn steady_line(out: &mut String, ss: &Value) {
+    let Some(name) = ss["ss"].as_str() else {
+        return;
+    };
+    let kib = int(&ss["data"]["bw_mean"]) / 1024;
+    let criterion = ss["criterion"].as_str().unwrap_or_default();
+    let percent = criterion.ends_with('%');
+    let value: f64 = criterion.trim_end_matches('%').parse().unwrap_or(0.0);
+    let _ = writeln!(
+        out,
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={value:.3}{}",
+        if int(&ss["attained"]) > 0 {
+            "yes"
+        } else {
+            "no"
+        },
+        num2str_base(kib, 4, 1024, true, Unit::BytePerSec),
+        num2str_base(kib, 4, 1024, false, Unit::BytePerSec),
+        num2str(int(&ss["data"]["iops_mean"]), 4, false, Unit::None),
+        if name.starts_with("iops") {
+            "iops"
+        } else {
+            "bw"
+        },
+        if name.ends_with("slope") {
+            " slope"
+        } else {
+            " mean dev"
+        },
+        if percent { "%" } else { "" }
+    );
 }
 
 /// `NAME: (groupid=G, jobs=N): err= 0: pid=P: DATE` and the description.

@@ -32,10 +32,23 @@ const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
 /// of the last remainder as still fit (none when one or no place is left,
 /// the remainder rounding the number instead).
 pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: Unit) -> String {
+    num2str_base(num, maxlen, 1, pow2, unit)
+}
+
+/// fio's `num2str` of a `num` already counted in units of `base` (1024:
+/// KiB): the prefix starts one step up for each thousand (or 1024) in
+/// `base`, as fio steps it, whichever prefix system is asked.
+pub fn num2str_base(num: u64, maxlen: usize, base: u64, pow2: bool, unit: Unit) -> String {
     assert!(maxlen > 0, "num2str needs room for a digit");
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
     let prefixes = if pow2 { &IEC } else { &SI };
-    let (mut num, mut post, mut modulo) = (num, 0usize, None::<u64>);
+    let mut post = 0usize;
+    let mut b = base;
+    while b > 1 {
+        b /= thousand;
+        post += 1;
+    }
+    let (mut num, mut modulo) = (num, None::<u64>);
     while post < prefixes.len() && digits(num) > maxlen {
         modulo = Some(num % thousand);
         num /= thousand;
@@ -128,6 +141,20 @@ mod tests {
         assert_eq!(num2str(99_999_999, 4, false, Unit::None), "100.0M");
         assert_eq!(num2str(1023, 4, true, Unit::Byte), "1023B");
         assert_eq!(num2str(1_048_575, 4, true, Unit::Byte), "1024KiB");
+        // A figure in KiB: the prefix starts at Ki (and at k for kB, as
+        // fio steps 1024 by 1000 once).
+        assert_eq!(
+            num2str_base(40_000, 4, 1024, true, Unit::BytePerSec),
+            "39.1MiB/s"
+        );
+        assert_eq!(
+            num2str_base(40_000, 4, 1024, false, Unit::BytePerSec),
+            "40.0MB/s"
+        );
+        assert_eq!(
+            num2str_base(512, 4, 1024, true, Unit::BytePerSec),
+            "512KiB/s"
+        );
         // Six places for a latency's minimum and maximum.
         assert_eq!(num2str(10_419, 6, false, Unit::None), "10419");
         assert_eq!(num2str(1_234_567, 6, false, Unit::None), "1234.6k");
