@@ -199,7 +199,7 @@ fn request(inv: &args::Invocation, as_fio: bool) -> hiops_run::RunRequest {
         parse_only: inv.parse_only,
         format: inv.format,
         normal: inv.normal,
-        fio_text: as_fio,
+        fio_text: as_fio && !inv.hiops_report,
         terse: inv.terse,
         terse_version: inv.terse_version,
         output: inv.output.clone(),

@@ -371,6 +371,18 @@ fn hiops_run_keeps_its_own_report() {
 }
 
 #[test]
+fn hiops_report_gives_hiops_own_text_when_answering_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut job = null_job();
+    job.push("--hiops-report".into());
+    let o = hiops_fio(tmp.path(), &job);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("Cost per I/O"), "{out}");
+    assert!(!out.contains("Run status group"), "{out}");
+}
+
+#[test]
 fn line_shapes_mask_figures_and_data_chosen_units() {
     assert_eq!(
         kind("  read: IOPS=4096k, BW=15.6GiB/s (16.8GB/s)(64.0MiB/4msec)"),
