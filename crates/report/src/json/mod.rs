@@ -100,7 +100,7 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples<'_>, shown: Shown<'_>
         "bw_bytes": bw_bytes.round() as u64,
         "bw": (bw_bytes / 1024.0).round() as u64,
         "iops": iops(d.ios, runtime_ns),
-        "runtime": runtime_ns / 1_000_000,
+        "runtime": runtime_ms(d, runtime_ns),
         "total_ios": d.ios,
         "short_ios": d.short_ios,
         "drop_ios": 0,
@@ -118,6 +118,16 @@ fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples<'_>, shown: Shown<'_>
         obj["prios"] = prios;
     }
     obj
+}
+
+/// fio's per-direction `runtime` (ms): rounded up to the millisecond, for
+/// a direction that moved data (backend.c `update_runtime`), so a run
+/// shorter than a millisecond still has one and its bandwidth is not 0.
+fn runtime_ms(d: &DirStats, runtime_ns: u64) -> u64 {
+    match d.bytes {
+        0 => 0,
+        _ => runtime_ns.div_ceil(1_000_000),
+    }
 }
 
 /// fio's `bw_min`, `bw_max`, `bw_mean`, `bw_dev` (KiB/s) and `bw_samples`
@@ -416,6 +426,19 @@ mod tests {
             assert_eq!(obj[key], json!(share), "{key}");
         }
         assert_eq!(ns["10"], json!(0.0));
+    }
+
+    #[test]
+    fn a_direction_runtime_is_rounded_up_to_the_millisecond_as_fio() {
+        let moved = DirStats {
+            bytes: 4096,
+            ..DirStats::default()
+        };
+        assert_eq!(runtime_ms(&moved, 1), 1);
+        assert_eq!(runtime_ms(&moved, 2_000_000), 2);
+        assert_eq!(runtime_ms(&moved, 2_000_001), 3);
+        // A direction that moved nothing has no runtime in fio.
+        assert_eq!(runtime_ms(&DirStats::default(), 2_000_001), 0);
     }
 
     #[test]
