@@ -134,10 +134,7 @@ fn run_plan(
             .transpose()
     });
     let mut out = agreed(coord, prepared)?;
-    if req.normal && req.fio_text && info.rank == 0 {
-        // fio names its jobs, its version and what it starts before the run.
-        fio_log.push_str(&fio_normal::preamble(plan));
-    }
+    fio_log.push_str(&output::before_run(req, plan, info.rank));
     if output.is_none() && !fio_log.is_empty() {
         output::print_result(&std::mem::take(&mut fio_log))?;
     }

@@ -44,6 +44,15 @@ pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile,
     })
 }
 
+/// What fio prints before its jobs run (its normal output only, rank 0
+/// only): the jobs, its version, what it starts.
+pub(super) fn before_run(req: &RunRequest, plan: &FioPlan, rank: usize) -> String {
+    match req.normal && req.fio_text && rank == 0 {
+        true => super::fio_normal::preamble(plan),
+        false => String::new(),
+    }
+}
+
 /// One process's result in the formats asked for, in fio's order: terse
 /// lines, the JSON, the normal text (stat.c writes its buffers so).
 pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult]) -> String {
