@@ -217,6 +217,47 @@ fn clones_groups_descriptions_mixed_reports_and_steady_state_read_as_fios() {
     }
 }
 
+#[test]
+fn terse_lines_come_between_the_lines_before_the_run_and_the_normal_text() {
+    if !have_fio() {
+        return;
+    }
+    let (fio, ours) = both(|_| {
+        let mut a = null_job();
+        a.push("--output-format=terse,normal".into());
+        a
+    });
+    assert_same_kinds(&fio, &ours);
+    let after_start = ours.lines().skip_while(|l| !l.starts_with("Starting "));
+    let next: Vec<&str> = after_start.skip(1).take(3).collect();
+    assert!(next[0].starts_with("3;fio-3.33;j;0;0;"), "{ours}");
+    assert_eq!(next[1], "");
+    assert!(
+        next[2].starts_with("j: (groupid=0, jobs=1): err= 0: pid="),
+        "{ours}"
+    );
+}
+
+#[test]
+fn a_link_named_fio_prints_fios_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    let o = hiops().arg("install-fio-link").arg(&bin).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = std::process::Command::new(bin.join("fio"))
+        .current_dir(tmp.path())
+        .stdin(Stdio::null())
+        .args(null_job())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let first: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(first[1..], ["fio-3.33", "Starting 1 process"], "{out}");
+    assert!(out.contains("\nRun status group 0 (all jobs):\n"), "{out}");
+    assert!(!out.contains("Cost per I/O"), "{out}");
+}
+
 /// The text before a JSON document, the document, the text after it.
 fn split_json(all: &str) -> (&str, Value, &str) {
     let start = all.find("\n{\n").expect("a JSON document") + 1;
