@@ -78,12 +78,13 @@ fn main() -> ExitCode {
 }
 
 fn run_exit(args: &[String]) -> ExitCode {
-    ExitCode::from(run_code(args))
+    ExitCode::from(run_code(args, false))
 }
 
-/// `hiops run`'s exit code, its error printed.
-fn run_code(args: &[String]) -> u8 {
-    run(args).unwrap_or_else(|e| {
+/// `hiops run`'s exit code, its error printed; `as_fio`: its normal text
+/// in fio's layout.
+fn run_code(args: &[String], as_fio: bool) -> u8 {
+    run(args, as_fio).unwrap_or_else(|e| {
         eprintln!("hiops: {e}");
         exit_code(&e)
     })
@@ -99,7 +100,7 @@ fn as_fio(args: Vec<String>) -> ExitCode {
             ExitCode::from(code)
         }
         // fio exits 1 for any failure, a bad option among them.
-        None => match run_code(&args) {
+        None => match run_code(&args, true) {
             code @ (0 | EXIT_INTERRUPTED) => ExitCode::from(code),
             _ => ExitCode::from(EXIT_FAILED),
         },
@@ -153,11 +154,11 @@ fn one_line(text: &str) -> String {
     }
 }
 
-fn run(raw: &[String]) -> anyhow::Result<u8> {
+fn run(raw: &[String], as_fio: bool) -> anyhow::Result<u8> {
     let parsed = args::parse(raw);
     let stonewall = matches!(&parsed, Ok(args::Parsed::Run(inv)) if inv.stonewall_ranks);
     let mut coord = hiops_mpi::coordinator(stonewall)?;
-    let code = run_as(parsed, coord.as_mut());
+    let code = run_as(parsed, coord.as_mut(), as_fio);
     // Rank 0 speaks for a run across ranks: the others have told it
     // everything, and their own failing exit would have mpirun kill rank 0
     // before it prints.
@@ -170,6 +171,7 @@ fn run(raw: &[String]) -> anyhow::Result<u8> {
 fn run_as(
     parsed: Result<args::Parsed, BenchError>,
     coord: &mut dyn Coordinator,
+    as_fio: bool,
 ) -> anyhow::Result<u8> {
     let inv = match agreed(coord, parsed)? {
         args::Parsed::Print(text) => {
@@ -185,18 +187,19 @@ fn run_as(
     let plan = |rank: &hiops_fio::Placeholders| inv.plan(rank);
     // fio's debug lines go where its result goes (log.c, log_info_buf).
     let fio_lines = |plan: &hiops_fio::FioPlan| inv.debug.fio_lines(plan);
-    let status = hiops_run::run(request(&inv), plan, fio_lines, coord, arm)?;
+    let status = hiops_run::run(request(&inv, as_fio), plan, fio_lines, coord, arm)?;
     Ok(exit::of_run(status))
 }
 
 /// The run's options as hiops-run takes them.
-fn request(inv: &args::Invocation) -> hiops_run::RunRequest {
+fn request(inv: &args::Invocation, as_fio: bool) -> hiops_run::RunRequest {
     hiops_run::RunRequest {
         command_line: inv.command_line.clone(),
         showcmd: inv.showcmd,
         parse_only: inv.parse_only,
         format: inv.format,
         normal: inv.normal,
+        fio_text: as_fio && !inv.hiops_report,
         terse: inv.terse,
         terse_version: inv.terse_version,
         output: inv.output.clone(),

@@ -11,6 +11,7 @@
 mod agg_log;
 pub mod debug;
 pub mod fio_link;
+pub mod fio_normal;
 mod output;
 pub mod plan_view;
 pub mod progress;
@@ -133,6 +134,7 @@ fn run_plan(
             .transpose()
     });
     let mut out = agreed(coord, prepared)?;
+    fio_log.push_str(&output::before_run(req, plan, info.rank));
     if output.is_none() && !fio_log.is_empty() {
         output::print_result(&std::mem::take(&mut fio_log))?;
     }

@@ -44,6 +44,15 @@ pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile,
     })
 }
 
+/// What fio prints before its jobs run (its normal output only, rank 0
+/// only): the jobs, its version, what it starts.
+pub(super) fn before_run(req: &RunRequest, plan: &FioPlan, rank: usize) -> String {
+    match req.normal && req.fio_text && rank == 0 {
+        true => super::fio_normal::preamble(plan),
+        false => String::new(),
+    }
+}
+
 /// One process's result in the formats asked for, in fio's order: terse
 /// lines, the JSON, the normal text (stat.c writes its buffers so).
 pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult]) -> String {
@@ -51,7 +60,12 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
     let results = reported.as_deref().unwrap_or(results);
     let mut text = String::new();
     let json = req.format != Format::Normal;
-    if json || req.terse {
+    let fio_text = req.normal && req.fio_text;
+    if fio_text {
+        // fio lays out its files after the lines printed before the run.
+        text += &super::fio_normal::layout_lines(results);
+    }
+    if json || req.terse || fio_text {
         let set = hiops_report::json::RunSet {
             runs: results,
             global_options: &plan.global_options,
@@ -65,11 +79,32 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
         if json {
             text += &(serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n");
         }
+        if fio_text {
+            text += &fio_normal_text(&v, results);
+        }
     }
-    if req.normal {
+    if req.normal && !req.fio_text {
         text += &hiops_report::text::summary_set(results, &plan.ignored);
     }
     text
+}
+
+/// fio's normal output of the document `doc` made from `results`.
+fn fio_normal_text(doc: &serde_json::Value, results: &[RunResult]) -> String {
+    let members: Vec<usize> = results
+        .iter()
+        .flat_map(hiops_report::json::fio_units)
+        .map(|u| u.threads.len())
+        .collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let cx = super::fio_normal::Context {
+        members: &members,
+        pid: std::process::id(),
+        now_unix_s: now,
+    };
+    super::fio_normal::report(doc, &cx)
 }
 
 /// The results without the jobs fio's stats=0 leaves out of the report

@@ -25,6 +25,9 @@ pub struct RunRequest {
     pub format: Format,
     /// Print the normal text (with or after the others).
     pub normal: bool,
+    /// The normal text in fio's layout (hiops answering as fio) rather
+    /// than hiops' own summary with its analysis.
+    pub fio_text: bool,
     /// Print fio's terse lines.
     pub terse: bool,
     /// fio's `--terse-version` (2 to 5).

@@ -93,6 +93,8 @@ pub struct Invocation {
     pub profile: Option<hiops_profile::Config>,
     /// `--timeline`: every I/O followed through the kernel's tracepoints.
     pub timeline: bool,
+    /// `--hiops-report`: hiops' own normal text even when answering as fio.
+    pub hiops_report: bool,
     /// fio's `--readonly`: refuse every job that would write.
     pub readonly: bool,
     /// fio's `--parse-only`: print the plan, run nothing.
@@ -207,6 +209,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
             "--ignore-unsupported" => inv.ignore_unsupported = true,
             "--stonewall-ranks" => inv.stonewall_ranks = true,
             "--timeline" => inv.timeline = true,
+            "--hiops-report" => inv.hiops_report = true,
             _ if inline.is_some() && is_own_switch(key) => own_switch(&mut inv, key, inline)?,
             _ if key == "profile" => inv.profile = Some(profile_rate(inline)?),
             _ if fio_flags::find(key).is_some() => {
@@ -252,6 +255,7 @@ fn own_switch(inv: &mut Invocation, key: &str, value: Option<&str>) -> Result<()
         "ignore-unsupported" => inv.ignore_unsupported = on,
         "stonewall-ranks" => inv.stonewall_ranks = on,
         "timeline" => inv.timeline = on,
+        "hiops-report" => inv.hiops_report = on,
         other => unreachable!("--{other} is listed as a switch but not handled"),
     }
     Ok(())

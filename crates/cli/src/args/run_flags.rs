@@ -41,6 +41,8 @@ pub static RUN_FLAGS: &[RunFlag] = &[
         "sample every CPU over the measured window (HZ per CPU, default 1000) and split the clocks per I/O by layer of the I/O path (needs root or CAP_PERFMON); EVENT auto (the cycle counter where there is one, else the software clock), cpu-clock or cycles"),
     flag("timeline", None, Value::None, "--timeline",
         "follow every I/O through the kernel's tracepoints (system call, block layer, driver issue, completion, return): the stages' distributions and the device time (driver issue to completion); needs root and tracefs"),
+    flag("hiops-report", None, Value::None, "--hiops-report",
+        "answering as fio (the fio link, hiops fio): the normal text is hiops' own report with its analysis (clocks per I/O, the latency split), not fio's layout; hiops run always prints it"),
     flag("ignore-unsupported", None, Value::None, "--ignore-unsupported",
         "skip options hiops does not implement (a warning; the JSON lists them)"),
     flag("stonewall-ranks", None, Value::None, "--stonewall-ranks",

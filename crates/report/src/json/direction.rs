@@ -85,7 +85,7 @@ pub(super) fn dir_obj(
         "bw_bytes": bw_bytes.round() as u64,
         "bw": (bw_bytes / 1024.0).round() as u64,
         "iops": iops(d.ios, runtime_ns),
-        "runtime": runtime_ns / 1_000_000,
+        "runtime": runtime_ms(d, runtime_ns),
         "total_ios": d.ios,
         "short_ios": d.short_ios,
         "drop_ios": 0,
@@ -103,6 +103,16 @@ pub(super) fn dir_obj(
         obj["prios"] = prios;
     }
     obj
+}
+
+/// fio's per-direction `runtime` (ms): rounded up to the millisecond, for
+/// a direction that moved data (backend.c `update_runtime`), so a run
+/// shorter than a millisecond still has one and its bandwidth is not 0.
+pub(super) fn runtime_ms(d: &DirStats, runtime_ns: u64) -> u64 {
+    match d.bytes {
+        0 => 0,
+        _ => runtime_ns.div_ceil(1_000_000),
+    }
 }
 
 /// fio's `bw_min`, `bw_max`, `bw_mean`, `bw_dev` (KiB/s) and `bw_samples`

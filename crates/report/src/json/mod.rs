@@ -138,7 +138,7 @@ pub fn to_fio_json(r: &RunResult, bins: bool) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::direction::latency_buckets;
+    use super::direction::{latency_buckets, runtime_ms};
     use super::*;
     use hiops_bench::DirStats;
 
@@ -186,6 +186,19 @@ mod tests {
             assert_eq!(obj[key], json!(share), "{key}");
         }
         assert_eq!(ns["10"], json!(0.0));
+    }
+
+    #[test]
+    fn a_direction_runtime_is_rounded_up_to_the_millisecond_as_fio() {
+        let moved = DirStats {
+            bytes: 4096,
+            ..DirStats::default()
+        };
+        assert_eq!(runtime_ms(&moved, 1), 1);
+        assert_eq!(runtime_ms(&moved, 2_000_000), 2);
+        assert_eq!(runtime_ms(&moved, 2_000_001), 3);
+        // A direction that moved nothing has no runtime in fio.
+        assert_eq!(runtime_ms(&DirStats::default(), 2_000_001), 0);
     }
 
     #[test]

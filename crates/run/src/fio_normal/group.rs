@@ -1,0 +1,226 @@
+//! fio's `Run status group N (all jobs):` block and its `Disk stats
+//! (read/write):` lines (stat.c `__show_run_stats`, `show_group_stats`,
+//! `show_mixed_group_stats`, `print_disk_util`), from the jobs of hiops'
+//! fio JSON.
+
+use super::num2str::{num2str, Unit};
+use super::{int, num};
+use serde_json::Value;
+use std::fmt::Write;
+
+/// One reporting group's figures per direction (read, write, trim), as
+/// fio's `struct group_run_stats` holds them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub id: u64,
+    /// Each job's direction reported as "mixed" alone (unified_rw_reporting=mixed).
+    pub mixed_only: bool,
+    /// Read, write and trim also shown together (unified_rw_reporting=both).
+    pub both: bool,
+    pub min_run: [u64; 3],
+    pub max_run: [u64; 3],
+    pub min_bw: [u64; 3],
+    pub max_bw: [u64; 3],
+    pub io_bytes: [u64; 3],
+    /// Bytes per second over the slowest job's runtime.
+    pub agg: [u64; 3],
+}
+
+impl Group {
+    fn new(id: u64) -> Group {
+        Group {
+            id,
+            mixed_only: false,
+            both: false,
+            min_run: [u64::MAX; 3],
+            max_run: [0; 3],
+            min_bw: [u64::MAX; 3],
+            max_bw: [0; 3],
+            io_bytes: [0; 3],
+            agg: [0; 3],
+        }
+    }
+
+    /// One job's directions added, as fio adds each thread_stat.
+    fn add(&mut self, job: &Value) {
+        let mixed_only = job.get("read").is_none() && job.get("mixed").is_some();
+        self.mixed_only |= mixed_only;
+        self.both |= job.get("read").is_some() && job.get("mixed").is_some();
+        let keys = if mixed_only {
+            ["mixed", "", ""]
+        } else {
+            ["read", "write", "trim"]
+        };
+        for (i, k) in keys.iter().enumerate() {
+            let d = &job[*k];
+            let run = int(&d["runtime"]);
+            // A direction the job never did has no runtime in fio.
+            let did = int(&d["io_bytes"]) + int(&d["total_ios"]) > 0;
+            if k.is_empty() || run == 0 || !did {
+                continue;
+            }
+            self.min_run[i] = self.min_run[i].min(run);
+            self.max_run[i] = self.max_run[i].max(run);
+            let bw = int(&d["io_bytes"]).saturating_mul(1000) / run;
+            self.min_bw[i] = self.min_bw[i].min(bw);
+            self.max_bw[i] = self.max_bw[i].max(bw);
+            self.io_bytes[i] += int(&d["io_bytes"]);
+        }
+    }
+
+    fn settle(&mut self) {
+        for i in 0..3 {
+            if let Some(agg) = self.io_bytes[i]
+                .saturating_mul(1000)
+                .checked_div(self.max_run[i])
+            {
+                self.agg[i] = agg;
+            }
+        }
+    }
+}
+
+/// Every group from 0 to the highest a job names (fio prints a heading
+/// for each, a group without a reported job included).
+pub fn groups(jobs: &[Value]) -> Vec<Group> {
+    let top = jobs.iter().map(|j| int(&j["groupid"])).max().unwrap_or(0);
+    let mut all: Vec<Group> = (0..=top).map(Group::new).collect();
+    for j in jobs {
+        all[int(&j["groupid"]) as usize].add(j);
+    }
+    all.iter_mut().for_each(Group::settle);
+    all
+}
+
+/// `bw=AGG (AGG'), MIN-MAX (MIN'-MAX'), io=IO (IO'), run=MIN-MAXmsec`:
+/// each figure in KiB-based units, then in kB-based ones.
+fn figures(agg: u64, min: u64, max: u64, io: u64, run: (u64, u64)) -> String {
+    let b = |v: u64, pow2: bool| num2str(v, 4, pow2, Unit::BytePerSec);
+    let io_of = |pow2: bool| num2str(io, 4, pow2, Unit::Byte);
+    format!(
+        "bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+        b(agg, true),
+        b(agg, false),
+        b(min, true),
+        b(max, true),
+        b(min, false),
+        b(max, false),
+        io_of(true),
+        io_of(false),
+        run.0,
+        run.1
+    )
+}
+
+/// fio's block for one group.
+pub fn group_lines(out: &mut String, g: &Group) {
+    let _ = writeln!(out, "\nRun status group {} (all jobs):", g.id);
+    for (i, name) in ["   READ", "  WRITE", "   TRIM"].iter().enumerate() {
+        if g.max_run[i] == 0 {
+            continue;
+        }
+        let name = if g.mixed_only { "  MIXED" } else { name };
+        let f = figures(
+            g.agg[i],
+            g.min_bw[i],
+            g.max_bw[i],
+            g.io_bytes[i],
+            (g.min_run[i], g.max_run[i]),
+        );
+        let _ = writeln!(out, "{name}: {f}");
+    }
+    if g.both {
+        mixed_line(out, g);
+    }
+}
+
+/// unified_rw_reporting=both: the directions together on a `MIXED` line.
+fn mixed_line(out: &mut String, g: &Group) {
+    let seen: Vec<usize> = (0..3).filter(|&i| g.max_run[i] > 0).collect();
+    let sum = |v: &[u64; 3]| seen.iter().map(|&i| v[i]).sum::<u64>();
+    let min = |v: &[u64; 3]| seen.iter().map(|&i| v[i]).min().unwrap_or(u64::MAX);
+    let max = |v: &[u64; 3]| seen.iter().map(|&i| v[i]).max().unwrap_or(0);
+    let f = figures(
+        sum(&g.agg),
+        min(&g.min_bw),
+        max(&g.max_bw),
+        sum(&g.io_bytes),
+        (min(&g.min_run), max(&g.max_run)),
+    );
+    let _ = writeln!(out, "  MIXED: {f}");
+}
+
+/// fio's `Disk stats (read/write):` and a line per disk; nothing when the
+/// run watched no disk.
+pub fn disk_lines(out: &mut String, disks: &Value) {
+    let Some(disks) = disks.as_array().filter(|d| !d.is_empty()) else {
+        return;
+    };
+    out.push_str("\nDisk stats (read/write):\n");
+    for d in disks {
+        let _ = writeln!(
+            out,
+            "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
+            d["name"].as_str().unwrap_or_default(),
+            int(&d["read_ios"]),
+            int(&d["write_ios"]),
+            int(&d["read_merges"]),
+            int(&d["write_merges"]),
+            int(&d["read_ticks"]),
+            int(&d["write_ticks"]),
+            int(&d["in_queue"]),
+            num(&d["util"]).min(100.0)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn job(group: u64, read: (u64, u64)) -> Value {
+        json!({"groupid": group, "read": {"io_bytes": read.0, "runtime": read.1},
+               "write": {"io_bytes": 0, "runtime": 0}, "trim": {"io_bytes": 0, "runtime": 0}})
+    }
+
+    #[test]
+    fn a_group_as_fio_prints_it() {
+        // fio 3.33: 64 MiB read in 4 ms by one job.
+        let gs = groups(&[job(0, (64 << 20, 4))]);
+        let mut out = String::new();
+        group_lines(&mut out, &gs[0]);
+        let want = "\nRun status group 0 (all jobs):
+   READ: bw=15.6GiB/s (16.8GB/s), 15.6GiB/s-15.6GiB/s (16.8GB/s-16.8GB/s), io=64.0MiB (67.1MB), run=4-4msec
+";
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn groups_take_the_slowest_runtime_and_every_heading() {
+        let gs = groups(&[
+            job(0, (1 << 20, 1000)),
+            job(0, (1 << 20, 500)),
+            job(2, (0, 0)),
+        ]);
+        assert_eq!(gs.len(), 3);
+        assert_eq!(gs[0].agg[0], 2 * (1 << 20) * 1000 / 1000);
+        assert_eq!((gs[0].min_run[0], gs[0].max_run[0]), (500, 1000));
+        assert_eq!((gs[0].min_bw[0], gs[0].max_bw[0]), (1 << 20, 2 << 20));
+        let mut out = String::new();
+        group_lines(&mut out, &gs[1]);
+        assert_eq!(out, "\nRun status group 1 (all jobs):\n");
+    }
+
+    #[test]
+    fn disks_as_fio_lists_them() {
+        let mut out = String::new();
+        disk_lines(&mut out, &json!([]));
+        assert!(out.is_empty());
+        let d = json!([{"name": "vda", "read_ios": 5, "write_ios": 6, "read_merges": 0,
+            "write_merges": 1, "read_ticks": 2, "write_ticks": 3, "in_queue": 5, "util": 12.3456}]);
+        disk_lines(&mut out, &d);
+        let want = "\nDisk stats (read/write):\n  vda: ios=5/6, merge=0/1, ticks=2/3, in_queue=5, util=12.35%\n";
+        assert_eq!(out, want);
+    }
+}
