@@ -41,7 +41,7 @@ fn mask(line: &str) -> String {
             while i < c.len() && (c[i].is_ascii_digit() || c[i] == '.') {
                 i += 1;
             }
-            if i < c.len() && "kMGTPE".contains(c[i]) {
+            if i < c.len() && "KkMGTPE".contains(c[i]) {
                 i += 1;
                 if i < c.len() && c[i] == 'i' {
                     i += 1;

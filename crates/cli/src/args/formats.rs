@@ -1,8 +1,8 @@
 //! fio's output formats: `--output-format=LIST`, `--minimal`,
 //! `--append-terse` (init.c `parse_output_format`).
 
-use super::{usage, Format, Invocation};
 use hiops_bench::BenchError;
+use hiops_run::Format;
 
 /// The formats of --output-format, --minimal and --append-terse together
 /// (fio's `output_format` bits; normal unless told otherwise).
@@ -39,41 +39,52 @@ impl Formats {
                 "json" => self.json = true,
                 "json+" => self.json_plus = true,
                 other => {
-                    return usage(format!(
+                    return Err(BenchError::Usage(format!(
                         "--output-format={list}: '{other}' is not a format; use normal, terse, json or json+, or several joined by commas"
-                    ))
+                    )))
                 }
             }
         }
         Ok(())
     }
 
-    pub fn settle(self, inv: &mut Invocation) {
-        inv.format = match (self.json_plus, self.json) {
+    /// What the run prints, from the formats asked for.
+    pub fn settle(self) -> Settled {
+        let format = match (self.json_plus, self.json) {
             (true, _) => Format::JsonPlus,
             (false, true) => Format::Json,
             _ => Format::Normal,
         };
-        inv.terse = self.terse;
-        // An empty list (`--output-format=`) is refused by fio; here it
-        // leaves the normal text.
-        inv.normal = self.normal || (!self.terse && inv.format == Format::Normal);
+        Settled {
+            format,
+            terse: self.terse,
+            // An empty list (`--output-format=`) is refused by fio; here it
+            // leaves the normal text.
+            normal: self.normal || (!self.terse && format == Format::Normal),
+        }
     }
+}
+
+/// The outputs a run prints: the JSON kind (or none: `Normal`), and
+/// whether the terse line and the normal text come with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settled {
+    pub format: Format,
+    pub terse: bool,
+    pub normal: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn settled(lists: &[&str], append_terse: bool) -> Invocation {
+    fn settled(lists: &[&str], append_terse: bool) -> Settled {
         let mut f = Formats::default();
         for l in lists {
             f.read(l).unwrap();
         }
         f.terse |= append_terse;
-        let mut inv = Invocation::default();
-        f.settle(&mut inv);
-        inv
+        f.settle()
     }
 
     #[test]

@@ -229,7 +229,10 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
         }
         i += 1;
     }
-    formats.settle(&mut inv);
+    let settled = formats.settle();
+    inv.format = settled.format;
+    inv.terse = settled.terse;
+    inv.normal = settled.normal;
     Ok(Parsed::Run(Box::new(inv)))
 }
 

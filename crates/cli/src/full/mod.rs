@@ -10,6 +10,8 @@ pub mod manual;
 mod reproduce;
 mod suites;
 
+pub use kv::KvArgs;
+
 use crate::exit::{
     exit_code, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_REFUSED, EXIT_USAGE, EXIT_VERIFY,
 };
@@ -57,21 +59,6 @@ pub enum Docs {
     /// Print hiops' man page (roff), every command and option in it:
     /// `hiops man > hiops.1; man ./hiops.1`.
     Man,
-}
-
-/// The levels `--log-level` takes, quietest first.
-const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
-
-/// `hiops kv`: its commands, and the diagnostics they log.
-#[derive(Args, Debug)]
-pub struct KvArgs {
-    /// Diagnostics on stderr, each with its time and level (default: warn;
-    /// RUST_LOG is read when this is not given, and takes per-crate
-    /// filters such as hiops_kv=debug).
-    #[arg(long, global = true, value_name = "LEVEL", value_parser = LOG_LEVELS)]
-    pub log_level: Option<String>,
-    #[command(subcommand)]
-    pub command: Box<kv::KvCommand>,
 }
 
 /// `hiops completions`.

@@ -4,10 +4,10 @@
 //! table reads every item of the papers against this machine's figures.
 //! Each step is the command line a user could type: the page lists them.
 
+use super::kv::{self, KvArgs};
 use super::suites::{self, Ended};
-use super::{kv, Suites};
 use crate::signals;
-use clap::{Args, Parser};
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -56,7 +56,17 @@ struct Step {
 #[command(name = "hiops", no_binary_name = true)]
 struct StepLine {
     #[command(subcommand)]
-    cmd: Suites,
+    cmd: StepCommand,
+}
+
+/// The commands a step runs: the experiments among `hiops`' commands.
+#[derive(Subcommand, Debug)]
+enum StepCommand {
+    Kv(KvArgs),
+    #[command(subcommand)]
+    Experiment(suites::ExperimentCommand),
+    Characterize(suites::CharacterizeArgs),
+    Iozone(suites::IozoneArgs),
 }
 
 /// One experiment as a table row: its name, its directory under DIR, its
@@ -156,11 +166,10 @@ fn steps(a: &ReproduceArgs) -> Vec<Step> {
 fn run_step(step: &Step) -> anyhow::Result<Ended> {
     let line = StepLine::try_parse_from(&step.argv)?;
     match line.cmd {
-        Suites::Experiment(a) => suites::experiment(a),
-        Suites::Characterize(a) => suites::characterize(a),
-        Suites::Iozone(a) => suites::iozone(a),
-        Suites::Kv(k) => kv::main(*k.command).map(|()| Ended::Done),
-        other => unreachable!("a reproduction step runs an experiment, not {other:?}"),
+        StepCommand::Experiment(a) => suites::experiment(a),
+        StepCommand::Characterize(a) => suites::characterize(a),
+        StepCommand::Iozone(a) => suites::iozone(a),
+        StepCommand::Kv(k) => kv::main(*k.command).map(|()| Ended::Done),
     }
 }
 

@@ -2,12 +2,27 @@
 //! cache-sweep, check), each run by hiops-suite's `commands::kv`.
 
 use super::suites::with_console;
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use hiops_suite::commands::kv as suite_kv;
 
 mod common;
 
 use common::*;
+
+/// The levels `--log-level` takes, quietest first.
+const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// `hiops kv`: its commands, and the diagnostics they log.
+#[derive(Args, Debug)]
+pub struct KvArgs {
+    /// Diagnostics on stderr, each with its time and level (default: warn;
+    /// RUST_LOG is read when this is not given, and takes per-crate
+    /// filters such as hiops_kv=debug).
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = LOG_LEVELS)]
+    pub log_level: Option<String>,
+    #[command(subcommand)]
+    pub command: Box<KvCommand>,
+}
 pub(crate) use common::{Damaged, Interrupted};
 
 #[derive(Subcommand, Debug)]
