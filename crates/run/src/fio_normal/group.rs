@@ -3,8 +3,8 @@
 //! `show_mixed_group_stats`, `print_disk_util`), from the jobs of hiops'
 //! fio JSON.
 
+use super::figure::{int, num};
 use super::num2str::{num2str, Unit};
-use super::{int, num};
 use serde_json::Value;
 use std::fmt::Write;
 

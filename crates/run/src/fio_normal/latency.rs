@@ -2,8 +2,8 @@
 //! `display_lat`, `show_clat_percentiles`, `show_latencies`), from the
 //! figures of hiops' fio JSON.
 
+use super::figure::{int, num};
 use super::num2str::{latency_unit, num2str, percentile_unit, Unit};
-use super::{int, num};
 use serde_json::Value;
 use std::fmt::Write;
 

@@ -6,6 +6,7 @@
 //! are. hiops' own analysis stays with `hiops run`.
 
 mod date;
+mod figure;
 mod group;
 mod latency;
 mod num2str;
@@ -14,6 +15,7 @@ mod preamble;
 pub use num2str::{num2str, num2str_base, Unit};
 pub use preamble::{layout_lines, preamble};
 
+use figure::{int, num};
 use group::Group;
 use serde_json::Value;
 use std::fmt::Write;
@@ -324,16 +326,4 @@ fn issued_lines(out: &mut String, job: &Value) {
             int(&job["latency_depth"])
         );
     }
-}
-
-/// A JSON figure as an unsigned integer (0 when absent).
-pub(crate) fn int(v: &Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
-        .unwrap_or(0)
-}
-
-/// A JSON figure as a float (0 when absent).
-pub(crate) fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
 }
