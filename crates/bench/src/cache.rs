@@ -22,10 +22,7 @@ use hiops_hal::Target;
 pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
     for (t, r) in targets.iter().zip(regions) {
         if let Target::Fd(fd) = t {
-            let (start, len) = (r.start as libc::off_t, r.len as libc::off_t);
-            // SAFETY: an advice on a descriptor the job keeps open; it changes
-            // no memory of ours.
-            unsafe { libc::posix_fadvise(*fd, start, len, libc::POSIX_FADV_DONTNEED) };
+            let _ = hiops_os::fadvise(*fd, r.start, r.len, hiops_os::Advice::DontNeed);
         }
     }
 }
@@ -36,16 +33,12 @@ pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
 /// the kernel's default readahead, as in fio (which logs it).
 pub(crate) fn advise(targets: &[Target], regions: &[Region], hint: Fadvise) {
     let advice = match hint {
-        Fadvise::Random => libc::POSIX_FADV_RANDOM,
-        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Fadvise::Random => hiops_os::Advice::Random,
+        Fadvise::Sequential => hiops_os::Advice::Sequential,
     };
     for (t, r) in targets.iter().zip(regions) {
         if let Target::Fd(fd) = t {
-            // SAFETY: an advice on a descriptor the job keeps open; it changes
-            // no memory of ours.
-            unsafe {
-                libc::posix_fadvise(*fd, r.start as libc::off_t, r.len as libc::off_t, advice)
-            };
+            let _ = hiops_os::fadvise(*fd, r.start, r.len, advice);
         }
     }
 }

@@ -17,15 +17,10 @@ enum Kind {
     Loop { backing: PathBuf },
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 impl RamDevice {
     /// A fresh zram device of `size` (`1G`).
     pub fn zram(size: &str) -> Result<RamDevice, RamDeviceError> {
-        if !is_root() {
+        if !hiops_os::is_root() {
             return Err(RamDeviceError::NeedsRoot { kind: "zram" });
         }
         let ctl = Path::new("/sys/class/zram-control/hot_add");
@@ -53,7 +48,7 @@ impl RamDevice {
     /// A loop device over a new file of `size_bytes` in `dir` (tmpfs keeps
     /// it in RAM).
     pub fn loop_on(dir: &Path, size_bytes: u64) -> Result<RamDevice, RamDeviceError> {
-        if !is_root() {
+        if !hiops_os::is_root() {
             return Err(RamDeviceError::NeedsRoot {
                 kind: "loop devices",
             });

@@ -36,8 +36,7 @@ impl RingWords {
         tail: u32,
         writable: bool,
     ) -> io::Result<RingWords> {
-        // SAFETY: sysconf has no pointer arguments.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = hiops_os::page_size();
         let end = head.max(tail) as usize + 4;
         let len = end.div_ceil(page) * page;
         let prot = match writable {

@@ -210,8 +210,7 @@ impl Ring {
     }
 
     fn map(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = hiops_os::page_size();
         let map_len = (pages + 1) * page;
         // SAFETY: a fresh shared mapping of the event's ring, at an address
         // the kernel chooses; checked for failure below.

@@ -114,8 +114,7 @@ fn lay_out(
     let from = old_len.unwrap_or(0);
     let Err(stopped) = fill(&mut f, path, (from, to), how, layout) else {
         // The job should not read the layout back from the page cache.
-        // SAFETY: fadvise on our own open descriptor.
-        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let _ = hiops_os::fadvise(f.as_raw_fd(), 0, 0, hiops_os::Advice::DontNeed);
         return Ok(());
     };
     let undone = undo_layout(&f, path, old_len);

@@ -78,7 +78,6 @@ impl Room<'_> {
 /// The file system holding `path` (its directory while it does not exist):
 /// its device number and the bytes an unprivileged writer may still use.
 fn room_at(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::ffi::OsStrExt;
     let at = match path.exists() {
         true => path,
         false => path
@@ -88,14 +87,7 @@ fn room_at(path: &Path) -> Option<(u64, u64)> {
     };
     // The device number tells file systems apart (some report f_fsid 0).
     let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(at).ok()?);
-    let c = std::ffi::CString::new(at.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a zeroed statvfs is valid for statvfs(3) to fill; `c` is a
-    // NUL-terminated path that outlives the call.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
-    Some((dev, (st.f_bavail as u64).saturating_mul(st.f_frsize as u64)))
+    Some((dev, hiops_os::fs_space(at).ok()?.available))
 }
 
 /// Bytes before the last clone's range when offsets are absolute (percent

@@ -130,21 +130,19 @@ pub fn free_space(path: &Path) -> Result<u64, StoreError> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| open_error(path, "the path holds a NUL byte"))?;
-    // SAFETY: statvfs writes into the struct we own; `c` is a valid C string.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(config_error(
+    match hiops_os::fs_space(dir) {
+        Ok(space) => Ok(space.available),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            Err(open_error(path, "the path holds a NUL byte"))
+        }
+        Err(e) => Err(config_error(
             path,
             format!(
                 "its directory {}: {e}; create the directory first or give another path",
                 dir.display()
             ),
-        ));
+        )),
     }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// Refuses `more` bytes for a file at `path` beyond its file system's free

@@ -127,7 +127,7 @@ impl Instance {
         let mut me = Instance {
             dir,
             pipes: Vec::new(),
-            page: vec![0; page_size()],
+            page: vec![0; hiops_os::page_size()],
         };
         me.write("tracing_on", "0")?;
         me.write("trace_clock", "mono")?;
@@ -215,12 +215,6 @@ fn remove_orphans(instances: &Path) {
             let _ = std::fs::remove_dir(e.path());
         }
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).unwrap_or(4096).max(4096)
 }
 
 #[cfg(test)]
