@@ -59,3 +59,27 @@ fn a_failed_submission_stops_the_job_with_its_errno() {
     assert!(errors[0].contains("injected failure"), "{}", errors[0]);
     assert_eq!(j.errno(), Some(libc::EIO));
 }
+
+/// A kernel that refuses every submission with nothing in flight is
+/// waited out only until the job's end: the job stops at its runtime with
+/// the refusal as its error, where it would otherwise retry forever.
+#[test]
+fn refusals_with_nothing_in_flight_end_with_the_runtime() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut spec = reads(tmp.path());
+    spec.timing.runtime_ns = Some(300_000_000);
+    let refusals = Arc::new(AtomicU32::new(u32::MAX));
+    spec.io.engine_opts.refuse_submits = Some(refusals.clone());
+    let started = std::time::Instant::now();
+    let r = run_one(spec);
+    let j = &r.jobs[0];
+    let errors = j.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(j.errno(), Some(libc::EAGAIN), "{errors:?}");
+    let (rd, _) = j.merged();
+    assert_eq!(rd.ios, 0, "no read was ever sent");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the job ended by its runtime, not by a timeout"
+    );
+}

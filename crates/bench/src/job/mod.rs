@@ -377,12 +377,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
     }
 
     /// After a transient refusal: reaps one completion where the queue
-    /// holds any, else waits a moment before the next try.
+    /// holds any, else waits a moment before the next try. With nothing in
+    /// flight the tries end with the job (its runtime, a stop, Ctrl-C): a
+    /// kernel that refuses until then fails the job with its refusal.
     fn make_room(&mut self, refused: HalError) {
         let in_flight = self.driver.busy() - self.driver.staged();
         if in_flight > 0 {
             self.reap(1, 0);
-        } else if self.ctrl.interrupted() {
+        } else if self.ctrl.interrupted() || self.should_stop(now_ns()) {
             self.books.error.get_or_insert(refused.into());
         } else {
             std::thread::sleep(Duration::from_micros(100));
