@@ -136,6 +136,60 @@ mod tests {
         );
     }
 
+    /// A sweep whose points have these (values, round, IOPS).
+    fn sweep(points: &[(&[&str], u32, f64)]) -> SweepDir {
+        use crate::sweep::{Point, SweepDef};
+        let points = points
+            .iter()
+            .map(|(values, round, iops)| {
+                let mut p = Point::of(values, Default::default());
+                p.round = *round;
+                p.metrics.iops = Some(*iops);
+                p
+            })
+            .collect();
+        let def = SweepDef {
+            title: String::new(),
+            base: vec![],
+            params: vec![],
+            rounds: 3,
+        };
+        SweepDir {
+            path: "/nonexistent".into(),
+            def,
+            points,
+        }
+    }
+
+    #[test]
+    fn each_round_is_read_against_its_own_round() {
+        let sizes = ["4k".to_string(), "64k".to_string()];
+        // Round 2's 64k point is missing: two pairs, too few to judge.
+        let s = sweep(&[
+            (&["randread", "4k"], 0, 2000.0),
+            (&["randread", "64k"], 0, 1000.0),
+            (&["randread", "4k"], 1, 4000.0),
+            (&["randread", "64k"], 1, 2000.0),
+            (&["randread", "4k"], 2, 9000.0),
+        ]);
+        let row = fall_with_size("d", &s, &sizes).unwrap();
+        assert_eq!(row.verdict, Verdict::NotShown, "{}", row.rule);
+        assert!(row.measured.contains("2 rounds"), "{}", row.measured);
+        // Depth 32 no faster than depth 1 in any round: the claim fails.
+        let q = sweep(&[
+            (&["1"], 0, 100.0),
+            (&["32"], 0, 95.0),
+            (&["1"], 1, 110.0),
+            (&["32"], 1, 100.0),
+            (&["1"], 2, 90.0),
+            (&["32"], 2, 85.0),
+        ]);
+        let row = deeper_queue("d", &q);
+        assert_eq!(row.verdict, Verdict::NotReproduced, "{}", row.rule);
+        assert_eq!(row.item, "iozone-shallow-queue");
+        assert!(fall_with_size("d", &s, &sizes[..1]).is_none(), "one size");
+    }
+
     #[test]
     fn a_deeper_queue_must_gain_beyond_its_spread() {
         let j = DEEPER_QUEUE.judge(&[5.9, 6.2, 6.0]);
