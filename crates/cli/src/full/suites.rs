@@ -224,9 +224,11 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub buffered: bool,
     /// The IOZone study's mode: buffered through each target's file system
-    /// (directories or files, not devices), writes timed through their
-    /// final fsync, 5 rounds unless --rounds says otherwise, and each
-    /// figure the mean of the rounds with its standard deviation.
+    /// (directories or files, not devices), random reads each block once a
+    /// pass, the cache dropped as each test starts and capped under the
+    /// file where it can be, writes timed through their final fsync, 5
+    /// rounds unless --rounds says otherwise, each figure the mean of the
+    /// rounds with its standard deviation, and queue depth 1 against 32.
     #[arg(long)]
     pub study: bool,
     /// Let write tests run on existing files and devices named as targets
@@ -240,7 +242,8 @@ pub struct IozoneArgs {
     #[arg(long = "allow-write-device", value_name = "DEVICE")]
     pub allow_write_devices: Vec<PathBuf>,
     /// SNIA-style: fill each writable target twice first, run every test
-    /// to steady state (up to --runtime, 60 s unless given).
+    /// to steady state (up to --runtime, 60 s unless given). With --study:
+    /// only the fill, as the study wrote its devices with dd first.
     #[arg(long)]
     pub precondition: bool,
     /// LABEL=PRICE (dollars) for the price tables.
