@@ -211,6 +211,32 @@ mod tests {
         assert_eq!(home(root, "4:memory:/a\n"), None);
     }
 
+    /// The cgroup files as a directory of plain files stand for them:
+    /// what join writes, and where the drop sends the process back.
+    #[test]
+    fn joining_enables_the_controller_caps_and_moves_this_process_and_back() {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let root = tempfile::tempdir().unwrap();
+        let Some(home) = home(root.path(), &own) else {
+            eprintln!("skipped: this process has no cgroup v2 line in /proc/self/cgroup");
+            return;
+        };
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(root.path().join("cgroup.subtree_control"), "cpu io").unwrap();
+        let me = std::process::id().to_string();
+        let cap = CacheCap::join(root.path(), 160 << 20).unwrap();
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(&root.path().join("cgroup.subtree_control")), "+memory");
+        assert_eq!(cap.dir, root.path().join(format!("hiops-iozone-{me}")));
+        assert_eq!(
+            read(&cap.dir.join("memory.max")),
+            (160u64 << 20).to_string()
+        );
+        assert_eq!(read(&cap.dir.join("cgroup.procs")), me);
+        drop(cap);
+        assert_eq!(read(&home.join("cgroup.procs")), me, "back where it was");
+    }
+
     #[test]
     fn each_outcome_says_how_the_file_stood_in_one_line() {
         let capped = PageCache::Capped {
