@@ -126,8 +126,7 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
         costs,
         precondition: a.precondition,
         study: a.study,
-        file_bytes: hiops_bench::units::parse_size(&a.size)
-            .map_err(|e| usage(format!("--size: {e}")))?,
+        file_bytes: file_bytes(a)?,
         page_cache: None,
     };
     for s in &plan.sizes {
@@ -142,6 +141,19 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
         }
     }
     Ok((plan, runtime))
+}
+
+/// The region's bytes; 0 where fio's own forms (a share of a device)
+/// leave it to the run, which the study, sizing its file against the page
+/// cache, refuses.
+fn file_bytes(a: &IozoneOptions) -> Result<u64, BenchError> {
+    match hiops_bench::units::parse_size(&a.size) {
+        Ok(b) => Ok(b),
+        Err(_) if !a.study => Ok(0),
+        Err(e) => Err(usage(format!(
+            "--size: {e}: the study sizes its file against the page cache, give it in bytes (e.g. 4g)"
+        ))),
+    }
 }
 
 /// The study ran on a file system: a device target is refused in its mode.
