@@ -393,11 +393,13 @@ fn test_figures(
         let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
             continue;
         };
-        let pts: Vec<(f64, f64)> = plan
-            .sizes
-            .iter()
-            .zip(xs)
-            .filter_map(|(s, x)| Some((*x, by_size.get(s)?.figure(m.metric())?.value)))
+        let estimates: Vec<(f64, Estimate)> = (plan.sizes.iter().zip(xs))
+            .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.figure(m.metric())?)))
+            .collect();
+        let pts: Vec<(f64, f64)> = estimates.iter().map(|(x, e)| (*x, e.value)).collect();
+        // The study's error bars: the mean ± one standard deviation.
+        let bars: Vec<(f64, f64, f64)> = (estimates.iter())
+            .filter_map(|(x, e)| Some((*x, e.value - e.sd?, e.value + e.sd?)))
             .collect();
         let mut row = vec![t.label.clone()];
         row.extend(plan.sizes.iter().map(|s| {
@@ -407,7 +409,7 @@ fn test_figures(
                 .unwrap_or_else(|| "-".into())
         }));
         rows.push(row);
-        chart = chart.with_series(t.label.clone(), pts);
+        chart = chart.with_series(t.label.clone(), pts).with_spread(bars);
     }
     if rows.is_empty() {
         return None;
@@ -752,6 +754,20 @@ mod tests {
         )];
         let figures = with_deviations(points);
         let m = &figures[0].1;
+        let mut g = Grid::new();
+        g.entry("ssd".into())
+            .or_default()
+            .entry("randread".into())
+            .or_default()
+            .insert("4k".into(), m.clone());
+        let mut p = plan(Vec::new());
+        p.sizes = vec!["4k".into()];
+        let (chart, _) = test_figures(&g, &p, TESTS[2], (&Axis::linear("bs"), &[4096.0])).unwrap();
+        assert_eq!(
+            chart.series[0].spread,
+            vec![(4096.0, 95.0, 105.0)],
+            "error bars of one SD"
+        );
         assert_eq!(cell(m, Figure::Iops).as_deref(), Some("100.0 ± 5.000"));
         // One round: no deviation to show.
         assert_eq!(cell(m, Figure::BwMbps).as_deref(), Some("0.4000"));
