@@ -65,6 +65,24 @@ fn every_seed_item_has_a_row_and_the_study_answers_its_own() {
     let of = |id: &str| rows.iter().find(|(i, _)| i == id).unwrap().1.clone();
     // The study's rule on the 2008 devices' reads: this machine has none.
     assert!(of("iozone-table4-rand-read-4k").contains("cannot be reproduced here"));
+    // The study's method, read from the run's own parameters: --quick's
+    // two sizes and three runs are named as what differs.
+    let command = of("iozone-method-command");
+    assert!(
+        command.contains("partly reproduced") && command.contains("request sizes 4k,64k"),
+        "{command}"
+    );
+    let runs = of("iozone-method-five-runs");
+    assert!(runs.contains("3 runs, the study's 5"), "{runs}");
+    assert!(!of("iozone-method-precondition").contains("not measured"));
+    // The device here answers the shallow queue and Fig 3's shape by rule.
+    for id in ["iozone-shallow-queue", "iozone-fig3-rand-read-shape"] {
+        let row = of(id);
+        assert!(
+            row.contains("3 rounds") && !row.contains("not measured"),
+            "{row}"
+        );
+    }
     // An experiment not run leaves its items unmeasured, with the paper's
     // setup named.
     let fig7 = of("hiops-fig7-4k-gain");

@@ -300,6 +300,15 @@ fn split_metrics(m: &mut PointFigures, r: &RunResult, ios: u64) {
             .sum();
         m.device_ios_per_io = Some(dev_ios as f64 / ios as f64);
     }
+    let read_ios: u64 = (r.jobs.iter().flat_map(|j| &j.threads))
+        .map(|t| t.read.ios)
+        .sum();
+    if !r.devices.is_empty() && read_ios > 0 {
+        // Reads alone: the writes of other programs on the device (a
+        // journal, a build) do not count against a read test.
+        let dev_reads: u64 = r.devices.iter().map(|d| d.stats.reads).sum();
+        m.device_reads_per_io = Some(dev_reads as f64 / read_ios as f64);
+    }
 }
 
 /// fio's steady-state stop and the I/O path's own counters.

@@ -111,6 +111,9 @@ point_figures! {
     diskstats_us => DiskstatsUs = "diskstats_us",
     /// Requests that reached the devices per I/O.
     device_ios_per_io => DeviceIosPerIo = "device_ios_per_io",
+    /// Reads completed by the devices per read I/O: ~1 when each read
+    /// reaches the device once, ~0 for page-cache hits.
+    device_reads_per_io => DeviceReadsPerIo = "device_reads_per_io",
     /// `--timeline`: the I/Os followed, events lost, and 1 where nearly
     /// every completion was seen.
     timeline_ios => TimelineIos = "timeline_ios",

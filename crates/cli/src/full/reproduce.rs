@@ -114,9 +114,9 @@ const STEP_DEFS: [StepDef; 5] = [
     StepDef {
         name: "the IOZone study",
         dir: "iozone",
-        line: "iozone --study --dir {D}/iozone",
+        line: "iozone --study --precondition --dir {D}/iozone",
         quick: "--sizes 4k,64k --runtime 1 --ramp 0 --size 256m",
-        estimate_s: (60, 2400),
+        estimate_s: (90, 2700),
     },
 ];
 

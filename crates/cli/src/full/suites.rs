@@ -198,7 +198,7 @@ pub fn experiment(cmd: ExperimentCommand) -> anyhow::Result<Ended> {
 
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Existing files and devices are only read unless --allow-write.\n\nPrices: --price LABEL=USD and --capacity LABEL=SIZE, or --devices FILE.toml:\n  [[device]]\n  label = \"disk\"\n  price = 89.0\n  capacity = \"1t\"                    # k/m/g/t are powers of 1024\n  advertised_rand_read_iops = 90000  # optional: Table VII\n\nExample:\n  hiops iozone ssd=/mnt/ssd hdd=/mnt/hdd --price ssd=120 --price hdd=60"
+    after_help = "Targets: a directory (hiops makes its own file there, removed at the end), a file, or a block device, each as PATH or LABEL=PATH. Existing files and devices are only read unless --allow-write.\n\nPrices (Tables VI and VII): --prices FILE.toml, a [[device]] per target; or --price LABEL=USD and --capacity LABEL=SIZE. Without a price, the tables' rows say what to give.\n  [[device]]\n  label = \"disk\"                     # the target's label\n  price = 89.0                       # USD: Table VI, price per measured MB/s and IOPS at the smallest size\n  capacity = \"1t\"                    # optional: $ per GB (k/m/g/t are powers of 1024)\n  advertised_seq_read_mbps = 550     # optional, from the data sheet: Table VII\n  advertised_seq_write_mbps = 520\n  advertised_rand_read_iops = 90000\n  advertised_rand_write_iops = 80000\n\nThe study (--study): buffered on each target's file system, random reads each block once a pass, the file's cache dropped as each test starts, a page cache capped under the file with a cgroup v2 memory.max where RAM is larger (as root), 5 runs a point (mean ± standard deviation), and 4 KiB random reads at queue depth 1 and 32 beside the grid.\n\nExample:\n  hiops iozone ssd=/mnt/ssd hdd=/mnt/hdd --prices prices.toml"
 )]
 pub struct IozoneArgs {
     /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
@@ -224,9 +224,11 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub buffered: bool,
     /// The IOZone study's mode: buffered through each target's file system
-    /// (directories or files, not devices), writes timed through their
-    /// final fsync, 5 rounds unless --rounds says otherwise, and each
-    /// figure the mean of the rounds with its standard deviation.
+    /// (directories or files, not devices), random reads each block once a
+    /// pass, the cache dropped as each test starts and capped under the
+    /// file where it can be, writes timed through their final fsync, 5
+    /// rounds unless --rounds says otherwise, each figure the mean of the
+    /// rounds with its standard deviation, and queue depth 1 against 32.
     #[arg(long)]
     pub study: bool,
     /// Let write tests run on existing files and devices named as targets
@@ -240,7 +242,8 @@ pub struct IozoneArgs {
     #[arg(long = "allow-write-device", value_name = "DEVICE")]
     pub allow_write_devices: Vec<PathBuf>,
     /// SNIA-style: fill each writable target twice first, run every test
-    /// to steady state (up to --runtime, 60 s unless given).
+    /// to steady state (up to --runtime, 60 s unless given). With --study:
+    /// only the fill, as the study wrote its devices with dd first.
     #[arg(long)]
     pub precondition: bool,
     /// LABEL=PRICE (dollars) for the price tables.
@@ -249,8 +252,9 @@ pub struct IozoneArgs {
     /// LABEL=SIZE for price per GB.
     #[arg(long = "capacity", value_name = "LABEL=SIZE")]
     pub capacities: Vec<String>,
-    /// A TOML file of devices with prices (see below; at most 1 MiB).
-    #[arg(long)]
+    /// A TOML file of the targets' prices and data-sheet figures (see
+    /// below; at most 1 MiB).
+    #[arg(long = "prices", visible_alias = "devices", value_name = "FILE")]
     pub devices: Option<PathBuf>,
     /// Rounds of the whole grid (default 1; 5 with --study).
     #[arg(long, value_parser = rounds)]

@@ -51,9 +51,20 @@ pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> 
     if a.study {
         on_file_systems(&resolved)?;
     }
-    let (plan, runtime) = plan(&a, &resolved)?;
-    check_points(plan.sweeps().iter().map(|(_, d)| d))?;
+    let (mut plan, runtime) = plan(&a, &resolved)?;
+    check_points(plan.all_sweeps().iter().map(|(_, d)| d))?;
     create_dir(&a.dir)?;
+    // Held until the runs end: the process leaves the cap's cgroup, and
+    // the cgroup is removed, as it drops.
+    let (_cap, page_cache) = match a.study {
+        true => {
+            let (cap, c) = crate::iozone::cache::cap_for(plan.file_bytes);
+            eprintln!("{}: {}", console.who, c.line());
+            (cap, Some(c))
+        }
+        false => (None, None),
+    };
+    plan.page_cache = page_cache;
     info(&a, &plan, &runtime, &console.command)
         .save(&a.dir)
         .map_err(failed)?;
@@ -62,15 +73,25 @@ pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> 
         restart: a.restart,
         keep_going: false,
     };
-    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |i, dir, console| {
-        let t = &targets[i];
-        let who = console.who;
-        eprintln!("{who}: target {}: {} ({})", i + 1, t.label, t.path);
-        if a.precondition && t.writes && dir.points.is_empty() {
-            precondition(t, &a.size, console)?;
-        }
-        Ok(())
-    })
+    let ended = run_suite(
+        &a.dir,
+        plan.all_sweeps(),
+        how,
+        console,
+        |i, dir, console| {
+            // The grids come first, a sweep per target; the queue-depth arms
+            // after them read what the grids left.
+            let Some(t) = targets.get(i) else {
+                return Ok(());
+            };
+            let who = console.who;
+            eprintln!("{who}: target {}: {} ({})", i + 1, t.label, t.path);
+            if a.precondition && t.writes && dir.points.is_empty() {
+                precondition(t, &a.size, console)?;
+            }
+            Ok(())
+        },
+    )
     .map_err(failed)?;
     remove_made(&resolved, &ended);
     Ok(ended)
@@ -91,7 +112,7 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
         .collect();
     let labels: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
     let costs = costs(a, &labels)?;
-    let runtime = if a.precondition && a.runtime == "5" {
+    let runtime = if a.precondition && !a.study && a.runtime == "5" {
         "60".to_string()
     } else {
         a.runtime.clone()
@@ -105,6 +126,8 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
         costs,
         precondition: a.precondition,
         study: a.study,
+        file_bytes: file_bytes(a)?,
+        page_cache: None,
     };
     for s in &plan.sizes {
         match hiops_bench::units::parse_size(s) {
@@ -118,6 +141,19 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
         }
     }
     Ok((plan, runtime))
+}
+
+/// The region's bytes; 0 where fio's own forms (a share of a device)
+/// leave it to the run, which the study, sizing its file against the page
+/// cache, refuses.
+fn file_bytes(a: &IozoneOptions) -> Result<u64, BenchError> {
+    match hiops_bench::units::parse_size(&a.size) {
+        Ok(b) => Ok(b),
+        Err(_) if !a.study => Ok(0),
+        Err(e) => Err(usage(format!(
+            "--size: {e}: the study sizes its file against the page cache, give it in bytes (e.g. 4g)"
+        ))),
+    }
 }
 
 /// The study ran on a file system: a device target is refused in its mode.
@@ -147,8 +183,15 @@ fn base(a: &IozoneOptions, runtime: &str) -> Vec<String> {
     if a.study {
         // IOZone's -e: a write test's time includes flushing what it wrote.
         base.push("--end_fsync=1".into());
+        // -U: the file's cached pages dropped as each test starts (fio's
+        // invalidate, and again as each pass of the file starts).
+        base.push("--invalidate=1".into());
+        // Random reads without replacement: each block once a pass, so no
+        // read is served again from the page cache (hiops' own default
+        // draws with replacement).
+        base.push("--norandommap=0".into());
     }
-    if a.precondition {
+    if a.precondition && !a.study {
         base.push("--ss=iops:20%".into());
         base.push("--ss_dur=5".into());
     }
@@ -169,7 +212,7 @@ fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteIn
                     .map(|t| format!("{} ({})", t.label, t.path))
                     .collect::<Vec<_>>()
                     .join(", "),
-                if a.precondition {
+                if a.precondition && !a.study {
                     format!("up to {runtime} s (steady state)")
                 } else {
                     format!("{runtime} s")

@@ -2,8 +2,16 @@
 //! set of targets: sequential read and write (MB/s) and random read and
 //! write (IOPS) for request sizes 4..64 KiB, one thread of synchronous
 //! I/O, O_DIRECT so the page cache does not flatter the device; with
-//! prices, the paper's Table VI (price per measured performance), $/GB and,
-//! given datasheet figures, Table VII (price per advertised performance).
+//! prices, the paper's Table VI (price per measured performance), $/GB and
+//! Table VII (price per advertised performance).
+//!
+//! The study's mode (`--study`) runs it as the paper did: buffered through
+//! the file system, random reads drawn without replacement (each block
+//! once a pass), the file's cached pages dropped as each test starts, a
+//! file larger than the page cache ([`cache`]), 5 runs a point shown as
+//! mean and standard deviation, and the single thread's queue depth set
+//! against a deeper one. Its claims: [`method`] (does the run follow the
+//! paper's method) and [`verdicts`] (the rules on the measured shape).
 
 use crate::chart_of::{fmt_num, param_axis};
 use crate::claims::{Claim, ClaimRow, Verdict};
@@ -14,6 +22,14 @@ use hiops_report::figures::{Figure, PointFigures};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+pub mod cache;
+mod method;
+pub mod prices;
+mod verdicts;
+
+pub use cache::PageCache;
+pub use prices::{parse_devices, price_tables, DeviceCost, MAX_DEVICES_FILE};
 
 /// The four tests, as fio `rw` values, with what each reports.
 pub const TESTS: [(&str, &str, Measure); 4] = [
@@ -58,76 +74,6 @@ pub struct IozoneTarget {
     pub device_allowed: bool,
 }
 
-/// Price and capacity of a device, and optionally its datasheet figures.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeviceCost {
-    pub label: String,
-    /// Unit price in dollars (or any currency: the tables just divide).
-    pub price: f64,
-    /// Capacity in bytes (`capacity = "1t"` in TOML).
-    #[serde(default, deserialize_with = "size_or_number")]
-    pub capacity: Option<u64>,
-    #[serde(default)]
-    pub advertised_seq_read_mbps: Option<f64>,
-    #[serde(default)]
-    pub advertised_seq_write_mbps: Option<f64>,
-    #[serde(default)]
-    pub advertised_rand_read_iops: Option<f64>,
-    #[serde(default)]
-    pub advertised_rand_write_iops: Option<f64>,
-}
-
-fn size_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum V {
-        N(u64),
-        S(String),
-    }
-    match Option::<V>::deserialize(d)? {
-        None => Ok(None),
-        Some(V::N(n)) => Ok(Some(n)),
-        Some(V::S(s)) => hiops_bench::units::parse_size(&s)
-            .map(Some)
-            .map_err(serde::de::Error::custom),
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DevicesFile {
-    #[serde(default)]
-    device: Vec<DeviceCost>,
-}
-
-/// Reads a devices file:
-/// ```toml
-/// [[device]]
-/// label = "disk"
-/// price = 89.0
-/// capacity = "1t"
-/// advertised_rand_read_iops = 90000   # optional, for Table VII
-/// ```
-/// The most bytes of a `--devices` table read: a few lines a device.
-pub const MAX_DEVICES_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
-    bytes: 1 << 20,
-    what: "a table of devices",
-    todo: "give --devices the TOML table of your devices' prices",
-};
-
-pub fn parse_devices(text: &str) -> Result<Vec<DeviceCost>, crate::SuiteError> {
-    let f: DevicesFile = toml::from_str(text).map_err(crate::SuiteError::DevicesFile)?;
-    for d in &f.device {
-        if d.price.is_nan() || d.price <= 0.0 {
-            return Err(crate::SuiteError::DevicePrice {
-                label: d.label.clone(),
-            });
-        }
-    }
-    Ok(f.device)
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub targets: Vec<IozoneTarget>,
@@ -145,9 +91,73 @@ pub struct Plan {
     /// rounds with its standard deviation.
     #[serde(default)]
     pub study: bool,
+    /// The region of each target, in bytes (the study's file size).
+    #[serde(default)]
+    pub file_bytes: u64,
+    /// In the study's mode: how the file stood against the page cache.
+    #[serde(default)]
+    pub page_cache: Option<PageCache>,
 }
 
+/// The deeper queue the study's single thread is set against (its
+/// §II: one access at a time kept the SSDs below their data sheets).
+pub const DEEP_QUEUE: u32 = 32;
+
+/// The request size of the queue-depth arms: the study's Table IV row.
+pub const QUEUE_BS: &str = "4k";
+
 impl Plan {
+    /// Every sweep the plan runs: the grid of each target, then in the
+    /// study's mode each target's queue-depth arms.
+    pub fn all_sweeps(&self) -> Vec<(String, SweepDef)> {
+        let mut all = self.sweeps();
+        if self.study {
+            all.extend(self.targets.iter().map(|t| self.queue_sweep(t)));
+        }
+        all
+    }
+
+    /// The name of a target's queue-depth sweep under the report directory.
+    pub fn queue_name(label: &str) -> String {
+        format!("{label}.queue")
+    }
+
+    /// 4 KiB random reads, each block once a pass, O_DIRECT so the device
+    /// sees every read, at queue depth 1 and [`DEEP_QUEUE`] through
+    /// io_uring: the same engine, file and device, the depth alone
+    /// differs.
+    fn queue_sweep(&self, t: &IozoneTarget) -> (String, SweepDef) {
+        let keep = |a: &&String| {
+            ["--size=", "--runtime=", "--ramp_time=", "--time_based="]
+                .iter()
+                .any(|k| a.starts_with(k))
+        };
+        let mut base: Vec<String> = self.base.iter().filter(keep).cloned().collect();
+        base.extend(
+            [
+                "--rw=randread",
+                "--ioengine=io_uring",
+                "--direct=1",
+                "--norandommap=0",
+                "--numjobs=1",
+            ]
+            .map(String::from),
+        );
+        base.push(format!("--bs={QUEUE_BS}"));
+        base.push(format!("--filename={}", t.path));
+        let def = SweepDef {
+            title: format!("IOZone study, queue depth: {}", t.label),
+            base,
+            params: vec![Param {
+                name: "iodepth".into(),
+                values: vec!["1".into(), DEEP_QUEUE.to_string()],
+            }],
+            rounds: self.rounds,
+        };
+        (Plan::queue_name(&t.label), def)
+    }
+
+    /// The IOZone grid of each target.
     pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
         self.targets
             .iter()
@@ -247,112 +257,30 @@ fn cell(m: &PointFigures<Estimate>, metric: Figure) -> Option<String> {
     })
 }
 
-/// Table VI (price per measured performance) and $/GB; Table VII when
-/// datasheet figures are given.
-pub fn price_tables(g: &Grid, plan: &Plan) -> Vec<Table> {
-    if plan.costs.is_empty() {
-        return Vec::new();
-    }
-    let small = plan.sizes.first().cloned().unwrap_or_default();
-    let header = vec![
-        "device".to_string(),
-        format!("sequential reads ($ per MB/s, {small})"),
-        format!("sequential writes ($ per MB/s, {small})"),
-        format!("random reads ($ per IOPS, {small})"),
-        format!("random writes ($ per IOPS, {small})"),
-    ];
-    let measured = (plan.costs.iter()).map(|c| measured_price_row(g, plan, c));
-    let advertised: Vec<Vec<String>> = plan.costs.iter().filter_map(advertised_price_row).collect();
-    let capacity: Vec<Vec<String>> = plan.costs.iter().filter_map(capacity_price_row).collect();
-    let mut out = vec![Table {
-        caption: "Table VI: price per measured performance".into(),
-        header: header.clone(),
-        rows: measured.collect(),
-    }];
-    if !advertised.is_empty() {
-        let mut h = header;
-        h[1] = "sequential reads ($ per MB/s)".into();
-        h[2] = "sequential writes ($ per MB/s)".into();
-        h[3] = "random reads ($ per IOPS)".into();
-        h[4] = "random writes ($ per IOPS)".into();
-        out.push(Table {
-            caption: "Table VII: price per advertised performance".into(),
-            header: h,
-            rows: advertised,
-        });
-    }
-    if !capacity.is_empty() {
-        out.push(Table {
-            caption: "price per capacity".into(),
-            header: vec![
-                "device".into(),
-                "price".into(),
-                "capacity (GB)".into(),
-                "$ per GB".into(),
-            ],
-            rows: capacity,
-        });
-    }
-    out
-}
-
-/// A price in dollars: cents where they matter, four decimals for
-/// fractions of a cent (today's $ per IOPS).
-fn dollars(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v >= 0.1 => format!("${v:.2}"),
-        Some(v) => format!("${v:.4}"),
-        None => "N/A".into(),
-    }
-}
-
-/// The device's price over a performance figure, where it is above zero.
-fn price_per(c: &DeviceCost, v: Option<f64>) -> Option<f64> {
-    v.filter(|v| *v > 0.0).map(|v| c.price / v)
-}
-
-/// Table VI's row: the price over each measured headline figure.
-fn measured_price_row(g: &Grid, plan: &Plan, c: &DeviceCost) -> Vec<String> {
-    let h = |rw: &str, m: Measure| dollars(price_per(c, headline(g, &c.label, rw, &plan.sizes, m)));
-    vec![
-        c.label.clone(),
-        h("read", Measure::Mbps),
-        h("write", Measure::Mbps),
-        h("randread", Measure::Iops),
-        h("randwrite", Measure::Iops),
-    ]
-}
-
-/// Table VII's row: the price over each datasheet figure; none without
-/// any.
-fn advertised_price_row(c: &DeviceCost) -> Option<Vec<String>> {
-    let adv = [
-        c.advertised_seq_read_mbps,
-        c.advertised_seq_write_mbps,
-        c.advertised_rand_read_iops,
-        c.advertised_rand_write_iops,
-    ];
-    if !adv.iter().any(Option::is_some) {
-        return None;
-    }
-    let mut row = vec![c.label.clone()];
-    row.extend(adv.iter().map(|a| dollars(price_per(c, *a))));
-    Some(row)
-}
-
-/// The $ per GB row, where the capacity is known.
-fn capacity_price_row(c: &DeviceCost) -> Option<Vec<String>> {
-    let gb = c.capacity? as f64 / 1e9;
-    Some(vec![
-        c.label.clone(),
-        format!("${:.2}", c.price),
-        format!("{gb:.0}"),
-        format!("${:.3}", c.price / gb),
-    ])
-}
-
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteError> {
     let g = grid(dir, plan)?;
+    let mut claims = study_claims(&g, plan);
+    if plan.study {
+        claims.extend(method::claims(plan));
+        claims.extend(verdicts::claims(dir, plan)?);
+    }
+    let mut grid = grid_section(&g, plan);
+    grid.claims = claims;
+    let small = plan.sizes.first().map(String::as_str);
+    let prices = Section {
+        heading: "Price per performance".into(),
+        findings: vec![format!(
+            "Every figure is each device's at {}, the study's Table VI row.",
+            small.unwrap_or("the smallest size")
+        )],
+        tables: price_tables(&g, plan),
+        ..Section::default()
+    };
+    Ok(vec![grid, prices])
+}
+
+/// The grid's charts and tables, with what the run did in notes.
+fn grid_section(g: &Grid, plan: &Plan) -> Section {
     let (x_axis, xs) = param_axis("bs", &plan.sizes);
     let x_axis = Axis {
         label: "request size (bytes)".into(),
@@ -360,11 +288,12 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     };
     let (mut charts, mut tables) = (Vec::new(), Vec::new());
     for (rw, name, m) in TESTS {
-        if let Some((chart, table)) = test_figures(&g, plan, (rw, name, m), (&x_axis, &xs)) {
+        if let Some((chart, table)) = test_figures(g, plan, (rw, name, m), (&x_axis, &xs)) {
             charts.push(chart);
             tables.push(table);
         }
     }
+    tables.extend(device_reads_table(g, plan));
     let mut notes = Vec::new();
     for t in plan.targets.iter().filter(|t| !t.writes) {
         notes.push(format!(
@@ -372,39 +301,59 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             t.label
         ));
     }
-    if plan.precondition {
-        tables.push(steady_table(&g, plan));
+    if plan.precondition && plan.study {
+        notes.push("Preconditioned as the study did with dd: each writable test file was written in full twice with 128 KiB sequential writes before the tests (the file, not every logical address of its device).".into());
+    } else if plan.precondition {
+        tables.push(steady_table(g, plan));
         notes.push("Preconditioned (SNIA-style): each writable target was written in full twice with 128 KiB sequential writes before the tests, and every test ran until fio's steady state (IOPS within 20% of the mean over a 5 s window) or its runtime.".into());
     }
     if plan.study {
         notes.push(study_note(plan));
     }
-    let mut out = vec![Section {
+    if let Some(c) = &plan.page_cache {
+        notes.push(c.line());
+    }
+    Section {
         heading: format!("IOZone grid: {} thread(s), {}", plan.threads, mode(plan)),
-        findings: fastest(&g, plan),
-        claims: study_claims(&g, plan),
+        findings: fastest(g, plan),
         charts,
         tables,
         notes,
-    }];
-    let prices = price_tables(&g, plan);
-    if !prices.is_empty() {
-        out.push(Section {
-            claims: Vec::new(),
-            heading: "Price per performance".into(),
-            findings: vec![format!(
-                "Every figure is each device's at {}, the study's Table VI row.",
-                plan.sizes
-                    .first()
-                    .map(String::as_str)
-                    .unwrap_or("the smallest size")
-            )],
-            charts: Vec::new(),
-            tables: prices,
-            notes: Vec::new(),
-        });
+        ..Section::default()
     }
-    Ok(out)
+}
+
+/// Reads completed by the device under each target per read I/O, by test
+/// and request size (~1: every read reached the device once; ~0: the page
+/// cache served it). None where no target's device was seen.
+fn device_reads_table(g: &Grid, plan: &Plan) -> Option<Table> {
+    let mut rows = Vec::new();
+    for t in &plan.targets {
+        for (rw, name, _) in TESTS.iter().filter(|(rw, _, _)| !rw.contains("write")) {
+            let Some(by_size) = g.get(&t.label).and_then(|r| r.get(*rw)) else {
+                continue;
+            };
+            let cells: Vec<Option<String>> = (plan.sizes.iter())
+                .map(|s| cell(by_size.get(s)?, Figure::DeviceReadsPerIo))
+                .collect();
+            if cells.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = vec![t.label.clone(), name.to_string()];
+            row.extend(cells.into_iter().map(|c| c.unwrap_or_else(|| "-".into())));
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut header = vec!["device".to_string(), "test".to_string()];
+    header.extend(plan.sizes.iter().cloned());
+    Some(Table {
+        caption: "device reads per I/O".into(),
+        header,
+        rows,
+    })
 }
 
 /// How the grid's I/O went, for its heading.
@@ -421,7 +370,7 @@ fn mode(plan: &Plan) -> &'static str {
 /// What the study's mode did, against the study.
 fn study_note(plan: &Plan) -> String {
     format!(
-        "As the IOZone study ran it: buffered I/O through each target's file system, the file's cached pages dropped as each test starts (so every sequential pass and every random read, each block once, reaches the device), writes timed through their final fsync, and each figure the mean of {} runs ± their standard deviation. The study used a 4 GB ext3 file on 2008 devices.",
+        "As the IOZone study ran it: buffered I/O through each target's file system, the file's cached pages dropped as each test starts, random reads drawn without replacement (each block once a pass, fio's random map, so none is served again from the page cache: the device reads per I/O show it), writes timed through their final fsync, and each figure the mean of {} runs ± their standard deviation. The queue-depth arms read 4 KiB at random with O_DIRECT through io_uring at depth 1 and {DEEP_QUEUE}. The study used a 4 GB ext3 file on 2008 devices.",
         plan.rounds
     )
 }
@@ -444,11 +393,13 @@ fn test_figures(
         let Some(by_size) = g.get(&t.label).and_then(|r| r.get(rw)) else {
             continue;
         };
-        let pts: Vec<(f64, f64)> = plan
-            .sizes
-            .iter()
-            .zip(xs)
-            .filter_map(|(s, x)| Some((*x, by_size.get(s)?.figure(m.metric())?.value)))
+        let estimates: Vec<(f64, Estimate)> = (plan.sizes.iter().zip(xs))
+            .filter_map(|(s, x)| Some((*x, *by_size.get(s)?.figure(m.metric())?)))
+            .collect();
+        let pts: Vec<(f64, f64)> = estimates.iter().map(|(x, e)| (*x, e.value)).collect();
+        // The study's error bars: the mean ± one standard deviation.
+        let bars: Vec<(f64, f64, f64)> = (estimates.iter())
+            .filter_map(|(x, e)| Some((*x, e.value - e.sd?, e.value + e.sd?)))
             .collect();
         let mut row = vec![t.label.clone()];
         row.extend(plan.sizes.iter().map(|s| {
@@ -458,7 +409,7 @@ fn test_figures(
                 .unwrap_or_else(|| "-".into())
         }));
         rows.push(row);
-        chart = chart.with_series(t.label.clone(), pts);
+        chart = chart.with_series(t.label.clone(), pts).with_spread(bars);
     }
     if rows.is_empty() {
         return None;
@@ -632,6 +583,8 @@ mod tests {
             costs,
             precondition: false,
             study: false,
+            file_bytes: 0,
+            page_cache: None,
         }
     }
 
@@ -731,9 +684,62 @@ mod tests {
         );
         assert_eq!(t[0].rows[1], vec!["hdd", "N/A", "N/A", "N/A", "N/A"]);
         assert_eq!(t[1].caption, "Table VII: price per advertised performance");
-        assert_eq!(t[1].rows, vec![vec!["ssd", "N/A", "N/A", "$0.0200", "N/A"]]);
+        // A figure the data sheet did not give says which key gives it.
+        assert_eq!(
+            t[1].rows[0],
+            vec![
+                "ssd",
+                "give advertised_seq_read_mbps in --prices FILE",
+                "give advertised_seq_write_mbps in --prices FILE",
+                "$0.0200",
+                "give advertised_rand_write_iops in --prices FILE"
+            ]
+        );
         assert_eq!(t[2].rows[0], vec!["ssd", "$500.00", "107", "$4.657"]);
         assert_eq!(t[2].rows[1], vec!["hdd", "$100.00", "1000", "$0.100"]);
+    }
+
+    #[test]
+    fn without_prices_each_row_says_what_to_give() {
+        let t = price_tables(&known_grid(), &plan(Vec::new()));
+        assert_eq!(t.len(), 2, "Tables VI and VII, no $ per GB");
+        for table in &t {
+            assert_eq!(table.rows.len(), 2, "a row per target");
+            assert!(table.rows.iter().all(|r| r.len() == table.header.len()));
+            assert!(
+                table.rows[0][1]
+                    .contains("--prices FILE with [[device]] label = \"ssd\", price = USD"),
+                "{:?}",
+                table.rows[0]
+            );
+        }
+    }
+
+    #[test]
+    fn the_study_runs_its_queue_depth_arms_on_each_target_after_the_grids() {
+        let mut p = plan(Vec::new());
+        p.base = vec![
+            "--size=1g".into(),
+            "--runtime=5".into(),
+            "--direct=0".into(),
+        ];
+        assert_eq!(p.all_sweeps().len(), 2, "no arms outside the study");
+        p.study = true;
+        let all = p.all_sweeps();
+        let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["ssd", "hdd", "ssd.queue", "hdd.queue"]);
+        let q = &all[2].1;
+        assert_eq!(q.params[0].values, ["1", "32"]);
+        for a in [
+            "--size=1g",
+            "--runtime=5",
+            "--direct=1",
+            "--norandommap=0",
+            "--filename=/tmp/a",
+        ] {
+            assert!(q.base.contains(&a.to_string()), "{a}: {:?}", q.base);
+        }
+        assert!(!q.base.contains(&"--direct=0".to_string()));
     }
 
     #[test]
@@ -748,6 +754,20 @@ mod tests {
         )];
         let figures = with_deviations(points);
         let m = &figures[0].1;
+        let mut g = Grid::new();
+        g.entry("ssd".into())
+            .or_default()
+            .entry("randread".into())
+            .or_default()
+            .insert("4k".into(), m.clone());
+        let mut p = plan(Vec::new());
+        p.sizes = vec!["4k".into()];
+        let (chart, _) = test_figures(&g, &p, TESTS[2], (&Axis::linear("bs"), &[4096.0])).unwrap();
+        assert_eq!(
+            chart.series[0].spread,
+            vec![(4096.0, 95.0, 105.0)],
+            "error bars of one SD"
+        );
         assert_eq!(cell(m, Figure::Iops).as_deref(), Some("100.0 ± 5.000"));
         // One round: no deviation to show.
         assert_eq!(cell(m, Figure::BwMbps).as_deref(), Some("0.4000"));
