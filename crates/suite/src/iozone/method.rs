@@ -7,7 +7,7 @@
 //! request sizes, a file that fits in memory while each block is read
 //! once anyway) "partly"; the verdict's why names each difference.
 
-use super::Plan;
+use super::plan::Plan;
 use crate::claims::{ClaimRow, Verdict};
 
 /// The study's request sizes (its Tables II-V rows).

@@ -16,246 +16,24 @@
 use crate::chart_of::{fmt_num, param_axis};
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};
-use crate::sweep::{Param, SweepDef, SweepDir};
 use hiops_plot::{Axis, Chart};
-use hiops_report::figures::{Figure, PointFigures};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use hiops_report::figures::Figure;
 use std::path::Path;
 
 pub mod cache;
+mod costs;
+mod grid;
 mod method;
+mod plan;
 pub mod prices;
 mod verdicts;
 
 pub use cache::PageCache;
-pub use prices::{parse_devices, price_tables, DeviceCost, MAX_DEVICES_FILE};
-
-/// The four tests, as fio `rw` values, with what each reports.
-pub const TESTS: [(&str, &str, Measure); 4] = [
-    ("read", "sequential read", Measure::Mbps),
-    ("write", "sequential write", Measure::Mbps),
-    ("randread", "random read", Measure::Iops),
-    ("randwrite", "random write", Measure::Iops),
-];
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Measure {
-    Mbps,
-    Iops,
-}
-
-impl Measure {
-    fn metric(self) -> Figure {
-        match self {
-            Measure::Mbps => Figure::BwMbps,
-            Measure::Iops => Figure::Iops,
-        }
-    }
-    fn unit(self) -> &'static str {
-        match self {
-            Measure::Mbps => "MB/s",
-            Measure::Iops => "IOPS",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IozoneTarget {
-    pub label: String,
-    /// The file or device the tests use.
-    pub path: String,
-    /// Write tests run only on files hiops created or targets the user
-    /// allowed (`--allow-write`); otherwise the grid has reads only.
-    pub writes: bool,
-    /// The user named this device with `--allow-write-device`: written
-    /// even though libblkid finds a signature on it (never while mounted).
-    #[serde(default)]
-    pub device_allowed: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    pub targets: Vec<IozoneTarget>,
-    pub sizes: Vec<String>,
-    pub threads: u32,
-    /// Options every point shares.
-    pub base: Vec<String>,
-    pub rounds: u32,
-    pub costs: Vec<DeviceCost>,
-    /// SNIA-style: fill the region twice before write tests and run them
-    /// to steady state (fio's `ss`), reporting the rounds.
-    pub precondition: bool,
-    /// The study's mode: buffered on the target's file system, the file's
-    /// cached pages dropped as each test starts, each figure the mean of the
-    /// rounds with its standard deviation.
-    #[serde(default)]
-    pub study: bool,
-    /// The region of each target, in bytes (the study's file size).
-    #[serde(default)]
-    pub file_bytes: u64,
-    /// In the study's mode: how the file stood against the page cache.
-    #[serde(default)]
-    pub page_cache: Option<PageCache>,
-}
-
-/// The deeper queue the study's single thread is set against (its
-/// §II: one access at a time kept the SSDs below their data sheets).
-pub const DEEP_QUEUE: u32 = 32;
-
-/// The request size of the queue-depth arms: the study's Table IV row.
-pub const QUEUE_BS: &str = "4k";
-
-impl Plan {
-    /// Every sweep the plan runs: the grid of each target, then in the
-    /// study's mode each target's queue-depth arms.
-    pub fn all_sweeps(&self) -> Vec<(String, SweepDef)> {
-        let mut all = self.sweeps();
-        if self.study {
-            all.extend(self.targets.iter().map(|t| self.queue_sweep(t)));
-        }
-        all
-    }
-
-    /// The name of a target's queue-depth sweep under the report directory.
-    pub fn queue_name(label: &str) -> String {
-        format!("{label}.queue")
-    }
-
-    /// 4 KiB random reads, each block once a pass, O_DIRECT so the device
-    /// sees every read, at queue depth 1 and [`DEEP_QUEUE`] through
-    /// io_uring: the same engine, file and device, the depth alone
-    /// differs.
-    fn queue_sweep(&self, t: &IozoneTarget) -> (String, SweepDef) {
-        let keep = |a: &&String| {
-            ["--size=", "--runtime=", "--ramp_time=", "--time_based="]
-                .iter()
-                .any(|k| a.starts_with(k))
-        };
-        let mut base: Vec<String> = self.base.iter().filter(keep).cloned().collect();
-        base.extend(
-            [
-                "--rw=randread",
-                "--ioengine=io_uring",
-                "--direct=1",
-                "--norandommap=0",
-                "--numjobs=1",
-            ]
-            .map(String::from),
-        );
-        base.push(format!("--bs={QUEUE_BS}"));
-        base.push(format!("--filename={}", t.path));
-        let def = SweepDef {
-            title: format!("IOZone study, queue depth: {}", t.label),
-            base,
-            params: vec![Param {
-                name: "iodepth".into(),
-                values: vec!["1".into(), DEEP_QUEUE.to_string()],
-            }],
-            rounds: self.rounds,
-        };
-        (Plan::queue_name(&t.label), def)
-    }
-
-    /// The IOZone grid of each target.
-    pub fn sweeps(&self) -> Vec<(String, SweepDef)> {
-        self.targets
-            .iter()
-            .map(|t| {
-                let tests: Vec<String> = TESTS
-                    .iter()
-                    .filter(|(rw, _, _)| t.writes || !rw.contains("write"))
-                    .map(|(rw, _, _)| rw.to_string())
-                    .collect();
-                let mut base = self.base.clone();
-                base.push(format!("--filename={}", t.path));
-                base.push(format!("--numjobs={}", self.threads));
-                if t.writes && t.device_allowed {
-                    base.push(format!("--allow-write-device={}", t.path));
-                }
-                (
-                    t.label.clone(),
-                    SweepDef {
-                        title: format!("IOZone grid: {}", t.label),
-                        base,
-                        params: vec![
-                            Param {
-                                name: "rw".into(),
-                                values: tests,
-                            },
-                            Param {
-                                name: "bs".into(),
-                                values: self.sizes.clone(),
-                            },
-                        ],
-                        rounds: self.rounds,
-                    },
-                )
-            })
-            .collect()
-    }
-}
-
-/// A figure over rounds: their median, or in the study's mode their mean
-/// and standard deviation (none from one round).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Estimate {
-    pub value: f64,
-    pub sd: Option<f64>,
-}
-
-/// Measured figures: target → rw → bs → figures over rounds.
-type Grid = BTreeMap<String, BTreeMap<String, BTreeMap<String, PointFigures<Estimate>>>>;
-
-fn grid(dir: &Path, plan: &Plan) -> Result<Grid, crate::SuiteError> {
-    let mut g = Grid::new();
-    let labels = plan.sweeps().into_iter().map(|(label, _)| label);
-    for (label, s) in SweepDir::load_started(dir, labels)? {
-        let figures = if plan.study {
-            with_deviations(s.means_and_deviations())
-        } else {
-            let median = |&value: &f64| Estimate { value, sd: None };
-            (s.medians().into_iter())
-                .map(|(values, m)| (values, m.map(median)))
-                .collect()
-        };
-        for (values, m) in figures {
-            g.entry(label.clone())
-                .or_default()
-                .entry(values[0].clone())
-                .or_default()
-                .insert(values[1].clone(), m);
-        }
-    }
-    Ok(g)
-}
-
-/// Each point's means, with each figure's deviation where rounds give one.
-fn with_deviations(points: crate::sweep::PerPoint<(f64, f64)>) -> crate::sweep::PerPoint<Estimate> {
-    let estimate = |&(value, sd): &(f64, f64)| Estimate {
-        value,
-        sd: sd.is_finite().then_some(sd),
-    };
-    (points.into_iter())
-        .map(|(values, m)| (values, m.map(estimate)))
-        .collect()
-}
-
-/// A test's figure at the smallest request size: the study's Table VI row
-/// (4 KB), for sequential and random tests alike.
-fn headline(g: &Grid, target: &str, rw: &str, sizes: &[String], m: Measure) -> Option<f64> {
-    let by_size = g.get(target)?.get(rw)?;
-    Some(by_size.get(sizes.first()?)?.figure(m.metric())?.value)
-}
-
-/// A cell of the grid: the figure, and `± SD` where rounds give one.
-fn cell(m: &PointFigures<Estimate>, metric: Figure) -> Option<String> {
-    let e = m.figure(metric)?;
-    Some(match e.sd {
-        Some(sd) => format!("{} ± {}", fmt_num(e.value), fmt_num(sd)),
-        None => fmt_num(e.value),
-    })
-}
+pub use costs::{parse_devices, DeviceCost, MAX_DEVICES_FILE};
+pub use grid::Estimate;
+use grid::{cell, grid, headline, Grid};
+pub use plan::{IozoneTarget, Measure, Plan, DEEP_QUEUE, QUEUE_BS, TESTS};
+pub use prices::price_tables;
 
 pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteError> {
     let g = grid(dir, plan)?;
@@ -558,7 +336,9 @@ fn steady_table(g: &Grid, plan: &Plan) -> Table {
 
 #[cfg(test)]
 mod tests {
+    use super::grid::with_deviations;
     use super::*;
+    use hiops_report::figures::PointFigures;
 
     fn plan(costs: Vec<DeviceCost>) -> Plan {
         Plan {

@@ -4,7 +4,7 @@
 //! leaves a device below what a deeper queue gets from it (§II). Each
 //! round's effect is a ratio of two points measured in that round.
 
-use super::{Plan, DEEP_QUEUE, QUEUE_BS};
+use super::plan::{Plan, DEEP_QUEUE, QUEUE_BS};
 use crate::chart_of::fmt_num;
 use crate::claims::ClaimRow;
 use crate::rules::{paired_ratios, Rule};
