@@ -32,6 +32,8 @@ pub struct Draft {
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     pub nrfiles: Option<u32>,
+    /// fio's filename_format (None: `$jobname.$jobnum.$filenum`).
+    pub filename_format: Option<String>,
     pub rw: Option<RwMode>,
     pub rw_gap: i64,
     pub rwmixread: Option<u32>,

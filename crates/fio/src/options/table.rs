@@ -85,6 +85,7 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
     }),
+    opt!("filename_format", [], value, "How the job's files are named without filename: $jobname, $jobnum (the clone), $filenum and $clientuid (empty: hiops has no client/server mode) are replaced, in any case (default $jobname.$jobnum.$filenum). A name that leaves clones sharing their first clone's files is refused: fio 3.33 runs such clones without a file.", |d, v| { d.filename_format = Some(need(v)?.to_string()); Ok(()) }),
     opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
@@ -617,10 +618,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ),
     ("opendir", "list the files with filename=a:b:c"),
     (
-        "filename_format",
-        "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b",
-    ),
-    (
         "file_append",
         "give offset= (bytes or %) to start where you want",
     ),
@@ -766,7 +763,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
     ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
     ("dedupe_global", &["0"]),
-    ("filename_format", &["$jobname.$jobnum.$filenum"]), ("file_append", &["0"]),
+    ("file_append", &["0"]),
     ("offset_align", &["0"]), ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
     ("continue_on_error", &["none", "0"]), ("mem", &["malloc"]), ("iomem", &["malloc"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),

@@ -10,6 +10,7 @@
 //! measures), and the refused options in `refusals`.
 
 mod engine;
+mod filenames;
 mod measure;
 mod refusals;
 mod spec;
@@ -76,6 +77,7 @@ pub fn plan(
     let mut temp_jobs = Vec::new();
     let mut threads = 0u32;
     let mut budget = TextBudget(0);
+    let mut taken = filenames::TakenNames::default();
     for (si, source) in sources.iter().enumerate() {
         order.next_source();
         let mut globals: Vec<RawOption> = Vec::new();
@@ -100,6 +102,9 @@ pub fn plan(
             // fio numbers threads from 1 across the run; logs are named so.
             spec.logs.first_thread = threads.saturating_add(1);
             threads = threads.saturating_add(spec.numjobs);
+            taken
+                .take(&spec)
+                .map_err(|e| in_job(e, section, defaults))?;
             order.placed(&spec.name, job_phase);
             out.jobs.push(spec);
             out.phases.push(job_phase);
@@ -302,17 +307,9 @@ fn spec_of(
     let reported = draft.stats.unwrap_or(true);
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
-    let (mut spec, own_temp) =
-        draft
-            .into_spec(defaults)
-            .map_err(|e| match (&section.origin.file, defaults) {
-                (None, Defaults::Embedded) => e,
-                (file, _) => FioError::InJob {
-                    name: section.name.clone(),
-                    origin: file.as_ref().map(|_| section.origin.clone()),
-                    error: Box::new(e),
-                },
-            })?;
+    let (mut spec, own_temp) = draft
+        .into_spec(defaults)
+        .map_err(|e| in_job(e, section, defaults))?;
     spec.meta = JobMeta {
         description,
         // The embedded job reports its effective options instead.
@@ -332,6 +329,19 @@ fn spec_of(
         shown_percentiles,
     };
     Ok((spec, own_temp))
+}
+
+/// An error of a job, naming it (and its file) as fio's job files do; the
+/// embedded job's need no name.
+fn in_job(e: FioError, section: &Section, defaults: Defaults) -> FioError {
+    match (&section.origin.file, defaults) {
+        (None, Defaults::Embedded) => e,
+        (file, _) => FioError::InJob {
+            name: section.name.clone(),
+            origin: file.as_ref().map(|_| section.origin.clone()),
+            error: Box::new(e),
+        },
+    }
 }
 
 /// Which latencies get percentiles: fio's defaults (clat's alone), none
