@@ -31,6 +31,10 @@ pub struct Draft {
     pub buffers: hiops_bench::spec::BufferContent,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
+    /// fio's offset_align (None: 0, the job's block alignment).
+    pub offset_align: Option<u64>,
+    /// fio's file_append: each regular file is worked on from its end.
+    pub file_append: bool,
     pub nrfiles: Option<u32>,
     /// fio's filename_format (None: `$jobname.$jobnum.$filenum`).
     pub filename_format: Option<String>,

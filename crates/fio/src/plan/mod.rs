@@ -12,6 +12,7 @@
 mod engine;
 mod filenames;
 mod measure;
+mod offsets;
 mod refusals;
 mod spec;
 mod targets;

@@ -225,7 +225,7 @@ impl Draft {
         if let Some(o) = self.offset_increment {
             spec.target.offset_increment = o;
         }
-        Ok(())
+        self.set_start_offsets(spec)
     }
 
     /// io_size in bytes; a percentage is a share of size= in bytes.
