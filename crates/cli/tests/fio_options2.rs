@@ -62,8 +62,19 @@ fn moved(v: &Value) -> Vec<(String, u64, u64)> {
 /// directory of its own: (files and sizes, bytes each job moved).
 type Outcome = (Vec<(String, u64)>, Vec<(String, u64, u64)>);
 
-fn fio_outcome(args: &[&str]) -> Outcome {
+/// Lays out what a run starts from: a file `name` of `len` bytes (a hole).
+type Setup = Option<(&'static str, u64)>;
+
+fn prepare(dir: &Path, setup: Setup) {
+    if let Some((name, len)) = setup {
+        let f = std::fs::File::create(dir.join(name)).unwrap();
+        f.set_len(len).unwrap();
+    }
+}
+
+fn fio_outcome(args: &[&str], setup: Setup) -> Outcome {
     let dir = scratch();
+    prepare(dir.path(), setup);
     let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     all.push("--output-format=json".into());
     all.push("--output=fio.json".into());
@@ -74,8 +85,9 @@ fn fio_outcome(args: &[&str]) -> Outcome {
     (files_under(dir.path(), "fio.json"), moved(&v))
 }
 
-fn hiops_outcome(args: &[&str]) -> Outcome {
+fn hiops_outcome(args: &[&str], setup: Setup) -> Outcome {
     let dir = scratch();
+    prepare(dir.path(), setup);
     let all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let v = json_of(&hiops_json_in(dir.path(), &all));
     (files_under(dir.path(), ""), moved(&v))
@@ -84,12 +96,29 @@ fn hiops_outcome(args: &[&str]) -> Outcome {
 /// fio and hiops make the same files, of the same sizes, and their jobs
 /// move the same bytes.
 fn same_as_fio(args: &[&str]) {
+    same_as_fio_from(args, None);
+}
+
+/// [`same_as_fio`] from a file laid out first.
+fn same_as_fio_from(args: &[&str], setup: Setup) {
     if !have_fio() {
         return;
     }
-    let fio = fio_outcome(args);
+    let fio = fio_outcome(args, setup);
     assert!(!fio.0.is_empty(), "fio made no file for {args:?}");
-    assert_eq!(hiops_outcome(args), fio, "{args:?}");
+    assert_eq!(hiops_outcome(args, setup), fio, "{args:?}");
+}
+
+/// Each job's read I/Os, sorted.
+fn read_ios(v: &Value) -> Vec<u64> {
+    let mut ios: Vec<u64> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["total_ios"].as_u64().unwrap())
+        .collect();
+    ios.sort();
+    ios
 }
 
 const WRITE_64K: [&str; 5] = [
@@ -130,4 +159,117 @@ fn filename_format_refuses_clones_fio_leaves_without_files() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("$jobnum"), "{}", text(&o));
     assert!(files_under(dir.path(), "").is_empty(), "nothing is made");
+}
+
+#[test]
+fn file_append_writes_after_the_end_of_an_existing_file() {
+    let args = [
+        "--name=a",
+        "--filename=g",
+        "--file_append=1",
+        "--size=64k",
+        "--rw=write",
+        "--bs=4k",
+    ];
+    // 100 KiB + 64 KiB appended, as fio leaves it.
+    same_as_fio_from(&args, Some(("g", 100 << 10)));
+    let dir = scratch();
+    prepare(dir.path(), Some(("g", 100 << 10)));
+    let all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    json_of(&hiops_json_in(dir.path(), &all));
+    assert_eq!(
+        std::fs::metadata(dir.path().join("g")).unwrap().len(),
+        164 << 10
+    );
+}
+
+#[test]
+fn offset_align_rounds_a_percentage_start_as_fio() {
+    // 33% of 1 MiB rounded up to 4 KiB leaves 171 blocks, to 64 KiB 160;
+    // the second clone starts at 43%, rounded to 64 KiB: 144 blocks.
+    let cases: [(&[&str], Vec<u64>); 3] = [
+        (&[], vec![171]),
+        (&["--offset_align=64k"], vec![160]),
+        (
+            &[
+                "--offset_align=64k",
+                "--offset_increment=10%",
+                "--numjobs=2",
+            ],
+            vec![144, 160],
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec![
+            "--name=j",
+            "--filename=f",
+            "--offset=33%",
+            "--rw=read",
+            "--bs=4k",
+        ];
+        args.extend(extra);
+        let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let dir = scratch();
+        prepare(dir.path(), Some(("f", 1 << 20)));
+        assert_eq!(
+            read_ios(&json_of(&hiops_json_in(dir.path(), &owned))),
+            want,
+            "{args:?}"
+        );
+        if have_fio() {
+            let dir = scratch();
+            prepare(dir.path(), Some(("f", 1 << 20)));
+            owned_fio_check(dir.path(), &owned, &want);
+        }
+    }
+}
+
+/// fio's read I/Os per job for `args` in `dir` are `want`.
+fn owned_fio_check(dir: &Path, args: &[String], want: &[u64]) {
+    let mut all = args.to_vec();
+    all.push("--output-format=json".into());
+    let o = fio_in(dir, &all);
+    assert!(o.status.success(), "fio {args:?}: {}", text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(read_ios(&v), want, "fio {args:?}");
+}
+
+#[test]
+fn offset_align_off_the_block_alignment_is_refused() {
+    let dir = scratch();
+    let args = [
+        "--name=j",
+        "--filename=f",
+        "--size=1m",
+        "--offset=33%",
+        "--offset_align=6k",
+        "--bs=4k",
+    ]
+    .map(String::from);
+    let o = hiops_json_in(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("multiple of 4096"), "{}", text(&o));
+}
+
+#[test]
+fn iomem_takes_fio_s_types_and_refuses_huge_pages_and_files() {
+    let dir = scratch();
+    for mem in [
+        "--iomem=malloc",
+        "--mem=shm",
+        "--iomem=mmap",
+        "--iomem=mmapshared",
+    ] {
+        let args = ["--name=j", "--ioengine=null", "--size=1m", mem].map(String::from);
+        json_of(&hiops_json_in(dir.path(), &args));
+    }
+    for (mem, says) in [
+        ("--iomem=mmaphuge", "huge pages"),
+        ("--mem=mmap:buf", "from a file"),
+    ] {
+        let args = ["--name=j", "--ioengine=null", "--size=1m", mem].map(String::from);
+        let o = hiops_json_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{mem}: {}", text(&o));
+        assert!(text(&o).contains(says), "{mem}: {}", text(&o));
+    }
 }

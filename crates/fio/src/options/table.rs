@@ -80,6 +80,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Some(value::size(need(v)?, d.kb_base)?).filter(|&a| a > 0); Ok(()) }),
+    opt!("file_append", [], flag, "Work on each regular file from its end, as its size is when the run is planned (a new file from 0), whatever offset says: writes extend it. Block devices keep offset, as in fio.", |d, v| { d.file_append = value::boolean(v)?; Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
         if n == 0 { return Err("must be at least 1".into()); }
@@ -450,6 +452,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "0: the job runs but is left out of the report and of its group's totals, as fio leaves it out (fio 3.33's JSON keeps a nameless placeholder entry; hiops' JSON leaves the job out). Its errors still set the exit status.", |d, v| { d.stats = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory or --aux-path (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path; at most 16 MiB) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
+    opt!("iomem", ["mem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared are accepted, no effect (hiops' buffers are page-aligned anonymous memory, allocated once per thread, as each of them gives the I/O); shmhuge and mmaphuge (huge pages) and TYPE:FILE (buffers mapped from a file) are refused, saying why.", |_, v| { super::iomem::check(need(v)?) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it").into()) }
@@ -617,11 +620,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "each hiops thread repeats its own writes only (dedupe_global=0); drop it",
     ),
     ("opendir", "list the files with filename=a:b:c"),
-    (
-        "file_append",
-        "give offset= (bytes or %) to start where you want",
-    ),
-    ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
     (
         "exitall_on_error",
@@ -634,14 +632,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "ignore_error",
         "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
-        "mem",
-        "hiops' buffers are page-aligned anonymous memory; drop it",
-    ),
-    (
-        "iomem",
-        "hiops' buffers are page-aligned anonymous memory; drop it",
     ),
     (
         "lockmem",
@@ -763,9 +753,9 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
     ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
     ("dedupe_global", &["0"]),
-    ("file_append", &["0"]),
-    ("offset_align", &["0"]), ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
-    ("continue_on_error", &["none", "0"]), ("mem", &["malloc"]), ("iomem", &["malloc"]),
+    
+    ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
+    ("continue_on_error", &["none", "0"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
     ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),
