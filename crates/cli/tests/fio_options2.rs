@@ -273,3 +273,24 @@ fn iomem_takes_fio_s_types_and_refuses_huge_pages_and_files() {
         assert!(text(&o).contains(says), "{mem}: {}", text(&o));
     }
 }
+
+#[test]
+fn exitall_on_error_stops_the_group_when_a_job_fails() {
+    // `bad` reads a file of zeros with verify: its first block is bad (fio
+    // stops it there with EILSEQ); `long` would run 30 s at 1000 IOPS.
+    let dir = scratch();
+    prepare(dir.path(), Some(("z", 1 << 20)));
+    let job = "[global]\nexitall_on_error=1\n[bad]\nfilename=z\nrw=read\nbs=4k\nverify=crc32c\nverify_fatal=1\n[long]\nioengine=null\nsize=1g\ntime_based=1\nruntime=30\nrate_iops=1000\n";
+    std::fs::write(dir.path().join("e.fio"), job).unwrap();
+    let o = hiops_json_in(dir.path(), &["e.fio".to_string()]);
+    assert_ne!(o.status.code(), Some(0), "the bad block fails the run");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let long = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "long")
+        .unwrap();
+    let ios = long["read"]["total_ios"].as_u64().unwrap();
+    assert!(ios < 15_000, "long was not stopped: {ios} reads");
+}

@@ -140,8 +140,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 self.verify_only(plan);
             } else {
                 self.workload(plan);
-                if self.spec.timing.exitall {
-                    // fio's exitall: this thread is done, so are others.
+                if self.spec.timing.exitall || self.exits_on_error() {
+                    // fio's exitall (and exitall_on_error): this thread is
+                    // done (or failed), so are others.
                     self.ctrl.exit_all(self.job, self.spec.timing.exit_what);
                 }
                 self.end_window();
@@ -155,6 +156,17 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         self.end_window();
         self.finish()
+    }
+
+    /// fio's exitall_on_error, when this thread has failed: an error, or a
+    /// bad block found by verify (fio's EILSEQ).
+    fn exits_on_error(&self) -> bool {
+        let bad_block = self
+            .books
+            .verify
+            .as_ref()
+            .is_some_and(|v| v.report.bad_blocks > 0);
+        self.spec.timing.exitall_on_error && (self.books.error.is_some() || bad_block)
     }
 
     /// The job's own I/O: `loops` passes of its size (or its runtime). With

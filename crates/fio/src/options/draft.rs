@@ -80,6 +80,8 @@ pub struct Draft {
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
+    /// fio's exitall_on_error.
+    pub exitall_on_error: bool,
     pub offload: Option<bool>,
     pub serialize_overlap: Option<bool>,
     /// fio's cmdprio options (io_uring, libaio).

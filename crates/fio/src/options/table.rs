@@ -185,6 +185,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.number_ios = (n > 0).then_some(n); Ok(())
     }),
     opt!("exitall", [], flag, "When one thread of this job is done, the jobs of its group stop (exit_what says which).", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exitall_on_error", [], flag, "When a thread of this job ends with an error (an I/O or setup error, a missed rate_min, a bad block found by verify), the jobs exit_what names stop, as with exitall.", |d, v| { d.exitall_on_error = value::boolean(v)?; Ok(()) }),
     opt!("exit_what", [], value, "What exitall stops: group (the job's reporting group, the default), stonewall (every job running, up to the next stonewall) or all (every job; later ones never run).", |d, v| {
         d.exit_what = Some(match need(v)? {
             "group" => ExitWhat::Group,
@@ -622,10 +623,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("opendir", "list the files with filename=a:b:c"),
     ("lockfile", "hiops does not lock files; drop it"),
     (
-        "exitall_on_error",
-        "an error stops only its own job; drop it",
-    ),
-    (
         "continue_on_error",
         "hiops stops a job at its first I/O error; drop it",
     ),
@@ -754,7 +751,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
     ("dedupe_global", &["0"]),
     
-    ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
+    ("lockfile", &["none"]),
     ("continue_on_error", &["none", "0"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),

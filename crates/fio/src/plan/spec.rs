@@ -219,6 +219,7 @@ impl Draft {
     pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
         spec.workload.number_ios = self.number_ios;
         spec.timing.exitall = self.exitall;
+        spec.timing.exitall_on_error = self.exitall_on_error;
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
