@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fio_in, have_fio, hiops_json_in, json_of, text};
+use common::{fio_in, have_fio, hiops, hiops_json_in, json_of, keys, text, FIO};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -293,4 +293,191 @@ fn exitall_on_error_stops_the_group_when_a_job_fails() {
         .unwrap();
     let ios = long["read"]["total_ios"].as_u64().unwrap();
     assert!(ios < 15_000, "long was not stopped: {ios} reads");
+}
+
+/// fio's iodepth_level of a run: the share of commands (%) issued at
+/// depths 8 to 15, and at 16 to 31.
+fn levels_8_and_16(v: &Value) -> (f64, f64) {
+    let l = &v["jobs"][0]["iodepth_level"];
+    (l["8"].as_f64().unwrap(), l["16"].as_f64().unwrap())
+}
+
+#[test]
+fn iodepth_low_lets_a_full_queue_drain_before_it_is_refilled() {
+    // Direct reads of a file on disk, so commands stay in flight; without
+    // io_uring here, the job fails and the test says so.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "--name=j",
+            "--filename=f",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--iodepth=16",
+            "--size=8m",
+            "--bs=4k",
+            "--rw=randread",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let o = hiops_json_in(dir.path(), &args);
+        if !o.status.success() {
+            eprintln!(
+                "skipped: io_uring with O_DIRECT did not run here: {}",
+                text(&o)
+            );
+            return None;
+        }
+        Some(levels_8_and_16(&json_of(&o)))
+    };
+    let Some((_, full)) = run(&[]) else { return };
+    // Refilled as completions come, commands go out with the queue full.
+    assert!(full > 90.0, "without iodepth_low: {full}% at depth 16");
+    let (eight, sixteen) = run(&["--iodepth_low=4"]).expect("ran once");
+    // Drained to 4, refilled a quarter (4) at a time: depths 8, 12, 16.
+    assert!(
+        eight > 50.0 && sixteen < 50.0,
+        "8: {eight}%, 16: {sixteen}%"
+    );
+}
+
+/// The job files of tests/data/jobs, written as fio users write them
+/// (sections, include, ${VAR}, fio's built-in $pagesize, `%%`), each with
+/// the environment it reads.
+const JOB_FILES: [&str; 2] = ["null_mix.fio", "files.fio"];
+
+fn job_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/jobs")
+        .join(name)
+}
+
+/// `program` (fio, or hiops run) on a job file in `dir`: its JSON.
+fn run_job_file(mut cmd: std::process::Command, dir: &Path, file: &Path) -> Value {
+    let o = cmd
+        .current_dir(dir)
+        .env("HIOPS_T_SIZE", "1m")
+        .stdin(std::process::Stdio::null())
+        .arg("--output-format=json")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}: {}", file.display(), text(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// Per job name: (reads + writes, IOPS), clones summed.
+fn per_job(v: &Value) -> std::collections::BTreeMap<String, (u64, f64)> {
+    let mut out = std::collections::BTreeMap::new();
+    for j in v["jobs"].as_array().unwrap() {
+        let e: &mut (u64, f64) = out
+            .entry(j["jobname"].as_str().unwrap().to_string())
+            .or_default();
+        for dir in ["read", "write"] {
+            e.0 += j[dir]["total_ios"].as_u64().unwrap();
+            e.1 += j[dir]["iops"].as_f64().unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn job_files_in_fio_s_style_run_as_fio_runs_them() {
+    if !have_fio() {
+        return;
+    }
+    for name in JOB_FILES {
+        let file = job_file(name);
+        let (fio_dir, our_dir) = (scratch(), scratch());
+        let fio = run_job_file(std::process::Command::new(FIO), fio_dir.path(), &file);
+        let mut ours = hiops();
+        ours.args(["run", "--no-progress"]);
+        let ours = run_job_file(ours, our_dir.path(), &file);
+        let count = |v: &Value| v["jobs"].as_array().unwrap().len();
+        assert_eq!(count(&ours), count(&fio), "{name}: jobs");
+        let missing: Vec<String> = keys(&fio).difference(&keys(&ours)).cloned().collect();
+        assert!(
+            missing.is_empty(),
+            "{name}: keys fio writes and hiops does not: {missing:?}"
+        );
+        // fio keeps `%%` as written (3.33 has no value arithmetic).
+        assert_eq!(ours["jobs"][0]["desc"], fio["jobs"][0]["desc"], "{name}");
+        let (f, o) = (per_job(&fio), per_job(&ours));
+        assert_eq!(
+            f.keys().collect::<Vec<_>>(),
+            o.keys().collect::<Vec<_>>(),
+            "{name}"
+        );
+        for (job, &(fio_ios, fio_iops)) in &f {
+            let (our_ios, our_iops) = o[job];
+            if name == "null_mix.fio" {
+                // Time-based on the null engine: the software's speed,
+                // each within a factor of ten of fio's (a loose bound).
+                let ratio = our_iops / fio_iops;
+                assert!(
+                    (0.1..10.0).contains(&ratio),
+                    "{name} {job}: {our_iops} IOPS against fio's {fio_iops}"
+                );
+            } else {
+                assert_eq!(our_ios, fio_ios, "{name} {job}: I/Os");
+            }
+        }
+        if name == "files.fio" {
+            assert_eq!(
+                files_under(our_dir.path(), ""),
+                files_under(fio_dir.path(), ""),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A file's 4 KiB blocks: (distinct contents, contents found more than once).
+fn block_counts(path: &Path) -> (usize, usize) {
+    let data = std::fs::read(path).unwrap();
+    let mut seen = std::collections::HashMap::<&[u8], u32>::new();
+    for b in data.chunks(4096) {
+        *seen.entry(b).or_default() += 1;
+    }
+    (seen.len(), seen.values().filter(|&&n| n > 1).count())
+}
+
+#[test]
+fn dedupe_working_set_repeats_blocks_of_a_set_as_fio() {
+    // 1024 writes, half repeats: repeat mode copies ~256 different blocks,
+    // working_set only its 102 (10% of 4 MiB in 4 KiB blocks).
+    let run = |program: Option<&str>, mode: &str| {
+        let dir = scratch();
+        let args: Vec<String> = [
+            "--name=d",
+            "--filename=f",
+            "--rw=write",
+            "--size=4m",
+            "--bs=4k",
+            "--dedupe_percentage=50",
+            &format!("--dedupe_mode={mode}"),
+            "--dedupe_working_set_percentage=10",
+        ]
+        .map(String::from)
+        .to_vec();
+        let o = match program {
+            Some(_) => fio_in(dir.path(), &args),
+            None => hiops_json_in(dir.path(), &args),
+        };
+        assert!(o.status.success(), "{mode}: {}", text(&o));
+        block_counts(&dir.path().join("f"))
+    };
+    let (distinct, repeated) = run(None, "working_set");
+    assert!((400..650).contains(&distinct), "{distinct} distinct blocks");
+    assert!((50..=102).contains(&repeated), "{repeated} blocks repeated");
+    let (_, repeated) = run(None, "repeat");
+    assert!(repeated > 150, "repeat mode: {repeated} blocks repeated");
+    if have_fio() {
+        let (_, repeated) = run(Some(FIO), "working_set");
+        assert!(
+            (50..=102).contains(&repeated),
+            "fio: {repeated} blocks repeated"
+        );
+    }
 }

@@ -279,7 +279,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unsupported.fio:6: option iodepth_low"),
+        err.contains("unsupported.fio:6: option thinktime_spin"),
         "{err}"
     );
     assert!(
@@ -303,7 +303,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["iodepth_low", "merge_blktrace_file", "frobnicate"])
+        serde_json::json!(["thinktime_spin", "merge_blktrace_file", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));

@@ -245,17 +245,37 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
                 continue;
             }
+            let full = self.driver.busy() >= self.depth_limit();
             let min = self
                 .spec
                 .io
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
             self.reap(min, self.reap_max(min));
+            if full {
+                self.drain_to_low();
+            }
             if src.stoppable() {
                 self.latency_step();
             }
             if self.spec.workload.thinktime_ns > 0 {
                 self.think(src.stoppable());
+            }
+        }
+    }
+
+    /// fio's iodepth_low: the queue filled up, so completions are reaped
+    /// until at most iodepth_low are in flight (backend.c's
+    /// wait_for_completions), then the loop refills it.
+    fn drain_to_low(&mut self) {
+        let low = self.spec.io.iodepth_low;
+        if low == 0 || low >= self.depth_limit() {
+            return;
+        }
+        while self.books.error.is_none() && self.driver.busy() - self.driver.staged() > low {
+            let in_flight = self.driver.busy() - self.driver.staged();
+            if !self.reap(1, in_flight - low) {
+                return;
             }
         }
     }

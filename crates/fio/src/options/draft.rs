@@ -29,6 +29,10 @@ pub struct Draft {
     /// fio's buffer_compress_*, dedupe_percentage, refill_buffers and
     /// scramble_buffers (fio's defaults until given).
     pub buffers: hiops_bench::spec::BufferContent,
+    /// fio's dedupe_mode=working_set (false: repeat).
+    pub dedupe_working_set: bool,
+    /// fio's dedupe_working_set_percentage (None: its default, 5).
+    pub dedupe_working_set_percentage: Option<u8>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     /// fio's offset_align (None: 0, the job's block alignment).
@@ -55,6 +59,8 @@ pub struct Draft {
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<u32>,
     pub iodepth_batch_complete_max: Option<u32>,
+    /// fio's iodepth_low (None or 0: the depth).
+    pub iodepth_low: Option<u32>,
     pub numjobs: Option<u32>,
     pub direct: Option<bool>,
     pub buffered: Option<bool>,

@@ -137,6 +137,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_max", [], value, "Take at most this many completions per reap (raised to iodepth_batch_complete_min where below it). hiops' default takes a quarter of iodepth and leaves the rest in the ring for the next turn; fio's takes iodepth_batch_complete_min.", |d, v| { d.iodepth_batch_complete_max = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("iodepth_low", [], value, "Once the queue has filled to iodepth, wait until at most this many are in flight before issuing again (0, or iodepth or more: refill as completions come, fio's default).", |d, v| { d.iodepth_low = Some(u32_of(value::int(need(v)?, d.kb_base)?, "iodepth_low")?); Ok(()) }),
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
         if n == 0 { return Err("must be at least 1".into()); }
@@ -246,6 +247,10 @@ pub static OPTIONS: &[OptDef] = &[
         d.buffers.dedupe_percentage = percent_u8(need(v)?)?; Ok(())
     }),
     opt!("refill_buffers", [], flag, "1: fresh random data for every write (as fio). 0 (default): each buffer is filled with random data once at start and stamped with 8 varying bytes per 512 on every write (scramble_buffers). Ignored under verify, as in fio.", |d, v| { d.buffers.refill = value::boolean(v)?; Ok(()) }),
+    opt!("dedupe_mode", [], value, "What a dedupe_percentage write repeats: repeat (default) the previous unique write, or working_set one of the first unique writes of a set of dedupe_working_set_percentage of size, drawn at random, as fio.", |d, v| {
+        d.dedupe_working_set = match need(v)? { "repeat" => false, "working_set" => true, s => return Err(format!("{}: use repeat or working_set", quoted(s)).into()) }; Ok(())
+    }),
+    opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(percent_u8(need(v)?)?); Ok(()) }),
     opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -453,7 +458,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "0: the job runs but is left out of the report and of its group's totals, as fio leaves it out (fio 3.33's JSON keeps a nameless placeholder entry; hiops' JSON leaves the job out). Its errors still set the exit status.", |d, v| { d.stats = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory or --aux-path (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path; at most 16 MiB) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
-    opt!("iomem", ["mem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared are accepted, no effect (hiops' buffers are page-aligned anonymous memory, allocated once per thread, as each of them gives the I/O); shmhuge and mmaphuge (huge pages) and TYPE:FILE (buffers mapped from a file) are refused, saying why.", |_, v| { super::iomem::check(need(v)?) }),
+    opt!("mem", ["iomem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared are accepted, no effect (hiops' buffers are page-aligned anonymous memory, allocated once per thread, as each of them gives the I/O); shmhuge and mmaphuge (huge pages) and TYPE:FILE (buffers mapped from a file) are refused, saying why.", |_, v| { super::iomem::check(need(v)?) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it").into()) }
@@ -593,10 +598,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops sleeps for the whole thinktime; drop it",
     ),
     (
-        "iodepth_low",
-        "hiops refills the queue as soon as tags are free; drop it",
-    ),
-    (
         "max_latency",
         "hiops does not fail a job on latency; read clat max and percentiles from its output",
     ),
@@ -607,14 +608,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "iopsavgtime",
         "hiops' iops_min/max/mean come from one-second samples; drop it",
-    ),
-    (
-        "dedupe_mode",
-        "hiops repeats the previous unique write only (dedupe_mode=repeat); use repeat or drop it",
-    ),
-    (
-        "dedupe_working_set_percentage",
-        "hiops has no working-set dedupe, only dedupe_mode=repeat; drop it",
     ),
     (
         "dedupe_global",
@@ -746,9 +739,9 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
     ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
-    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]), ("iodepth_low", &["0"]),
+    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
     ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
-    ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
+    
     ("dedupe_global", &["0"]),
     
     ("lockfile", &["none"]),

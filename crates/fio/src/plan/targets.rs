@@ -207,6 +207,7 @@ impl Draft {
         // As fio: verify's stamps are the payload, whatever shapes buffers.
         if !verifies {
             spec.workload.buffers = self.buffers;
+            spec.workload.buffers.dedupe_working_set = self.dedupe_working_set_pages(spec)?;
         }
         self.set_openfiles(spec)?;
         spec.target.unlink = self.unlink.unwrap_or(own_file);
