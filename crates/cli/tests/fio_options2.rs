@@ -481,3 +481,40 @@ fn dedupe_working_set_repeats_blocks_of_a_set_as_fio() {
         );
     }
 }
+
+#[test]
+fn job_options_carry_fio_s_names_for_aliases() {
+    if !have_fio() {
+        return;
+    }
+    let dir = scratch();
+    let args: Vec<String> = [
+        "--name=j",
+        "--ioengine=null",
+        "--size=1m",
+        "--blockalign=4k",
+        "--iomem=malloc",
+        "--readwrite=read",
+        "--nr_files=1",
+        "--iodepth_batch_submit=1",
+        "--output-format=json",
+    ]
+    .map(String::from)
+    .to_vec();
+    let fio = fio_in(dir.path(), &args);
+    assert!(fio.status.success(), "{}", text(&fio));
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let ours = json_of(&hiops_json_in(dir.path(), &args[..args.len() - 1]));
+    let names = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["jobs"][0]["job options"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    // fio's: ba, mem, rw, nrfiles, iodepth_batch.
+    assert_eq!(names(&ours), names(&fio));
+}

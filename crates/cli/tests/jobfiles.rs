@@ -73,7 +73,8 @@ fn stonewalled_phases_run_in_order_and_groups_merge() {
     assert_eq!(jobs[2]["hiops"]["threads"], 2);
     assert_eq!(v["hiops"]["phases"].as_array().unwrap().len(), 3);
     assert_eq!(v["global options"]["ioengine"], "null");
-    assert_eq!(jobs[3]["job options"]["wait_for_previous"], "");
+    // wait_for_previous under fio's name for it, as fio's JSON writes it.
+    assert_eq!(jobs[3]["job options"]["stonewall"], "");
 }
 
 #[test]

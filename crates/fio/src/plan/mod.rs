@@ -119,12 +119,34 @@ pub fn plan(
     Ok(out)
 }
 
-/// A section's options as written, for fio's JSON.
+/// A section's options as written, under fio's names, for fio's JSON.
 fn options_as_written(section: &Section) -> impl Iterator<Item = (String, String)> + '_ {
     section
         .options
         .iter()
-        .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+        .map(|o| (fio_name(&o.key), o.value.clone().unwrap_or_default()))
+}
+
+/// The name fio 3.33's JSON gives an option: its own name for any of its
+/// aliases (`readwrite` is `rw`, `iomem` is `mem`, `blockalign` is `ba`);
+/// a key hiops does not read is kept as written.
+fn fio_name(key: &str) -> String {
+    /// hiops' names whose fio name is the alias (options.c's `.name`).
+    const FIO_NAMES: [(&str, &str); 5] = [
+        ("blockalign", "ba"),
+        ("iodepth_batch_submit", "iodepth_batch"),
+        ("ss", "steadystate"),
+        ("ss_dur", "steadystate_duration"),
+        ("ss_ramp", "steadystate_ramp_time"),
+    ];
+    match crate::options::lookup(key) {
+        crate::options::Lookup::Known(def) => FIO_NAMES
+            .iter()
+            .find(|(ours, _)| *ours == def.name)
+            .map_or(def.name, |(_, fio)| fio)
+            .to_string(),
+        _ => key.to_string(),
+    }
 }
 
 /// Where the jobs go in time: each job's phase (stonewall, wait_for, the
