@@ -4,37 +4,8 @@
 
 mod common;
 
-use common::{fio_in, have_fio, hiops_json_in};
+use common::{fio_in, have_fio, hiops_json_in, keys};
 use serde_json::Value;
-use std::collections::BTreeSet;
-
-/// Every key path of a JSON value, arrays read through their first entry;
-/// the percentile lists (whose keys are the percentiles asked for) left out.
-fn key_paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                let p = format!("{at}/{k}");
-                out.insert(p.clone());
-                if !k.starts_with("percentile") && k != "bins" {
-                    key_paths(x, &p, out);
-                }
-            }
-        }
-        Value::Array(a) => {
-            if let Some(first) = a.first() {
-                key_paths(first, &format!("{at}[]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn keys(v: &Value) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    key_paths(v, "", &mut out);
-    out
-}
 
 #[test]
 fn every_key_fio_writes_is_in_hiops_json() {

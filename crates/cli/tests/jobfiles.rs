@@ -73,7 +73,8 @@ fn stonewalled_phases_run_in_order_and_groups_merge() {
     assert_eq!(jobs[2]["hiops"]["threads"], 2);
     assert_eq!(v["hiops"]["phases"].as_array().unwrap().len(), 3);
     assert_eq!(v["global options"]["ioengine"], "null");
-    assert_eq!(jobs[3]["job options"]["wait_for_previous"], "");
+    // wait_for_previous under fio's name for it, as fio's JSON writes it.
+    assert_eq!(jobs[3]["job options"]["stonewall"], "");
 }
 
 #[test]
@@ -279,7 +280,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unsupported.fio:6: option iodepth_low"),
+        err.contains("unsupported.fio:6: option thinktime_spin"),
         "{err}"
     );
     assert!(
@@ -303,7 +304,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["iodepth_low", "merge_blktrace_file", "frobnicate"])
+        serde_json::json!(["thinktime_spin", "merge_blktrace_file", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));

@@ -208,9 +208,9 @@ fn every_fio_default_or_off_value_is_taken() {
 fn fio_defaults_of_unimplemented_options_refuse_other_values_still() {
     for arg in [
         "--nice=5",
-        "--iodepth_low=4",
+        "--thinktime_spin=4",
         "--thinktime_blocks=8",
-        "--mem=shm",
+        "--lockmem=1m",
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let o = run_in(tmp.path(), &[&NULL_JOB[..], &[arg]].concat());
@@ -307,7 +307,7 @@ fn hiops_switches_take_fio_s_boolean_values() {
     let skip = |v: &str| {
         run_in(
             tmp.path(),
-            &[&[v, "--iodepth_low=4"], &NULL_JOB[..]].concat(),
+            &[&[v, "--thinktime_spin=4"], &NULL_JOB[..]].concat(),
         )
     };
     assert!(skip("--ignore-unsupported=1").status.success());

@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn refused_options_say_why_or_what_was_meant() {
-        let args = ["--iodpeth=4", "--iodepth_low=2"].map(String::from);
+        let args = ["--iodpeth=4", "--thinktime_spin=2"].map(String::from);
         let Err(FioError::Refused { refused, .. }) = plan_args(&args, false) else {
             panic!("planned")
         };
@@ -287,7 +287,9 @@ mod tests {
             &refused[0],
             Refusal::Unknown { near: Some("iodepth"), key, .. } if key == "iodpeth"
         ));
-        assert!(matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "iodepth_low"));
+        assert!(
+            matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "thinktime_spin")
+        );
         assert_eq!(
             refused[0].to_string(),
             "unknown option --iodpeth: did you mean --iodepth?"

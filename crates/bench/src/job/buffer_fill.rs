@@ -1,8 +1,10 @@
 //! fio's write-buffer contents: buffer_compress_percentage (with
 //! buffer_compress_chunk), dedupe_percentage (dedupe_mode=repeat) and
 //! refill_buffers. Each write is generated in place from a seed: unique
-//! writes draw a new seed, repeats reuse the previous unique write's, so a
-//! repeat is byte for byte the same block. Nothing is allocated per write.
+//! writes draw a new seed, repeats reuse the previous unique write's (or,
+//! with dedupe_mode=working_set, that of one of the first unique writes,
+//! fio's working set), so a repeat is byte for byte the same block.
+//! Nothing is allocated per write.
 
 use crate::spec::BufferContent;
 use hiops_rng::FastRng;
@@ -17,6 +19,11 @@ pub(super) struct BufferFill {
     rng: FastRng,
     /// The seed of the last unique write (what a repeat copies).
     last_seed: u64,
+    /// dedupe_mode=working_set: unique writes so far; the k-th one's seed
+    /// is `page_seed(k)`, so any of the first ones can be made again.
+    unique: u64,
+    /// The base of `page_seed`.
+    pages: u64,
 }
 
 impl BufferFill {
@@ -35,23 +42,39 @@ impl BufferFill {
         let random_len = chunk * (100 - content.compress_percentage as usize) / 100;
         let mut rng = FastRng::new(seed ^ 0x00B0_FF11_5EED);
         let last_seed = rng.next_u64();
+        let pages = rng.next_u64();
         Some(BufferFill {
             content,
             random_len,
             rng,
             last_seed,
+            unique: 0,
+            pages,
         })
     }
 
-    /// Fills one write's buffer: a repeat of the previous unique write
-    /// (dedupe_percentage of the time), else new content.
+    /// Fills one write's buffer: a repeat (dedupe_percentage of the time)
+    /// of the previous unique write, or under dedupe_mode=working_set of
+    /// one of the set's, else new content.
     pub(super) fn fill(&mut self, buf: &mut [u8], pattern: Option<&[u8]>) {
         let repeat = self.content.dedupe_percentage > 0
             && self.rng.below(100) < u64::from(self.content.dedupe_percentage);
-        if !repeat {
-            self.last_seed = self.rng.next_u64();
-        }
-        let mut data = FastRng::new(self.last_seed);
+        let seed = match (repeat, self.content.dedupe_working_set) {
+            (false, 0) => {
+                self.last_seed = self.rng.next_u64();
+                self.last_seed
+            }
+            (true, 0) => self.last_seed,
+            (false, _) => {
+                self.unique += 1;
+                self.page_seed(self.unique - 1)
+            }
+            (true, set) => {
+                let page = self.rng.below(set);
+                self.page_seed(page)
+            }
+        };
+        let mut data = FastRng::new(seed);
         let chunk = self.content.compress_chunk as usize;
         for piece in buf.chunks_mut(chunk) {
             let cut = self.random_len.min(piece.len());
@@ -59,6 +82,11 @@ impl BufferFill {
             data.fill(random);
             fill_compressible(rest, pattern);
         }
+    }
+
+    /// The seed of the `k`-th unique write under dedupe_mode=working_set.
+    fn page_seed(&self, k: u64) -> u64 {
+        FastRng::new(self.pages ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
     }
 }
 
@@ -123,6 +151,26 @@ mod tests {
         assert!((400..600).contains(&distinct.len()), "{}", distinct.len());
         let repeats = blocks.windows(2).filter(|w| w[0] == w[1]).count();
         assert_eq!(repeats, 1000 - distinct.len());
+    }
+
+    #[test]
+    fn working_set_repeats_copy_one_of_the_first_unique_writes() {
+        let set = BufferContent {
+            dedupe_working_set: 20,
+            ..content(0, 50)
+        };
+        let mut f = BufferFill::new(set, 3).unwrap();
+        let mut seen = std::collections::HashMap::<Vec<u8>, u32>::new();
+        for _ in 0..1000 {
+            let mut b = vec![0u8; 64];
+            f.fill(&mut b, None);
+            *seen.entry(b).or_default() += 1;
+        }
+        // About 500 unique writes; every content written more than once
+        // is one of the working set's 20 (repeat mode makes ~250 such).
+        assert!((400..600).contains(&seen.len()), "{}", seen.len());
+        let repeated = seen.values().filter(|&&n| n > 1).count();
+        assert!((10..=20).contains(&repeated), "{repeated}");
     }
 
     #[test]

@@ -140,8 +140,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 self.verify_only(plan);
             } else {
                 self.workload(plan);
-                if self.spec.timing.exitall {
-                    // fio's exitall: this thread is done, so are others.
+                if self.spec.timing.exitall || self.exits_on_error() {
+                    // fio's exitall (and exitall_on_error): this thread is
+                    // done (or failed), so are others.
                     self.ctrl.exit_all(self.job, self.spec.timing.exit_what);
                 }
                 self.end_window();
@@ -155,6 +156,17 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         self.end_window();
         self.finish()
+    }
+
+    /// fio's exitall_on_error, when this thread has failed: an error, or a
+    /// bad block found by verify (fio's EILSEQ).
+    fn exits_on_error(&self) -> bool {
+        let bad_block = self
+            .books
+            .verify
+            .as_ref()
+            .is_some_and(|v| v.report.bad_blocks > 0);
+        self.spec.timing.exitall_on_error && (self.books.error.is_some() || bad_block)
     }
 
     /// The job's own I/O: `loops` passes of its size (or its runtime). With
@@ -233,17 +245,37 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
                 continue;
             }
+            let full = self.driver.busy() >= self.depth_limit();
             let min = self
                 .spec
                 .io
                 .iodepth_batch_complete_min
                 .clamp(1, self.driver.busy());
             self.reap(min, self.reap_max(min));
+            if full {
+                self.drain_to_low();
+            }
             if src.stoppable() {
                 self.latency_step();
             }
             if self.spec.workload.thinktime_ns > 0 {
                 self.think(src.stoppable());
+            }
+        }
+    }
+
+    /// fio's iodepth_low: the queue filled up, so completions are reaped
+    /// until at most iodepth_low are in flight (backend.c's
+    /// wait_for_completions), then the loop refills it.
+    fn drain_to_low(&mut self) {
+        let low = self.spec.io.iodepth_low;
+        if low == 0 || low >= self.depth_limit() {
+            return;
+        }
+        while self.books.error.is_none() && self.driver.busy() - self.driver.staged() > low {
+            let in_flight = self.driver.busy() - self.driver.staged();
+            if !self.reap(1, in_flight - low) {
+                return;
             }
         }
     }

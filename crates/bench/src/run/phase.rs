@@ -209,7 +209,8 @@ pub(super) fn regions_for(
         .iter()
         .map(|t| {
             let start = spec.target.offset.of(t.len) + clone as u64 * spec.target.offset_increment.of(t.len);
-            let start = start.div_ceil(align) * align;
+            let step = start_align(spec, align);
+            let start = start.div_ceil(step) * step;
             if start >= t.len {
                 return usage(format!(
                     "job {} clone {clone} starts at byte {start}, past the end of {} ({} bytes): lower --offset or --offset_increment",
@@ -239,6 +240,21 @@ pub(super) fn regions_for(
             }
         })
         .collect()
+}
+
+/// What a clone's start is rounded up to: fio's offset_align where a
+/// percentage places it, else the job's block alignment (of which
+/// offset_align is a multiple, so every offset stays aligned).
+fn start_align(spec: &JobSpec, align: u64) -> u64 {
+    let percent = |a: &crate::spec::Amount| matches!(a, crate::spec::Amount::Percent(_));
+    let placed_by_percent = percent(&spec.target.offset) || percent(&spec.target.offset_increment);
+    match spec.target.offset_align {
+        Some(a) if placed_by_percent => {
+            debug_assert!(a % align == 0, "offset_align {a} is a multiple of {align}");
+            a
+        }
+        _ => align,
+    }
 }
 
 /// Bytes of one pass over a thread's regions; with fio's sequential holes a

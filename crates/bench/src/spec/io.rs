@@ -75,6 +75,10 @@ pub struct IoSpec {
     /// `iodepth_batch_complete_min` (one), which leaves completions in the
     /// ring, counted in flight, while the next command is issued.
     pub iodepth_batch_complete_max: u32,
+    /// fio's iodepth_low: once the queue has filled to the depth, reap
+    /// until at most this many are in flight before issuing again (0, or
+    /// the depth or more: refill as completions come, fio's default).
+    pub iodepth_low: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
     /// fio's `ioengine=filecreate`: a file's first I/O in a loop creates
@@ -104,6 +108,7 @@ impl Default for IoSpec {
             iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 0,
+            iodepth_low: 0,
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
             filecreate: false,

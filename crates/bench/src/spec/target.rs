@@ -72,6 +72,9 @@ pub struct TargetOptions {
     /// each clone starts (fio's offset, offset_increment).
     pub offset: Amount,
     pub offset_increment: Amount,
+    /// fio's offset_align: a start computed from a percentage is rounded up
+    /// to a multiple of this (None: the job's block alignment).
+    pub offset_align: Option<u64>,
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
@@ -116,6 +119,7 @@ impl TargetOptions {
             size_pct: None,
             offset: Amount::Bytes(0),
             offset_increment: Amount::Bytes(0),
+            offset_align: None,
             files_per_clone: None,
             file_service: None,
             open_files: None,

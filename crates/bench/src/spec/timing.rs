@@ -49,6 +49,9 @@ pub struct Timing {
     /// When one of this job's threads is done, other jobs stop (fio's
     /// exitall): which, `exit_what` says.
     pub exitall: bool,
+    /// fio's exitall_on_error: as exitall, when a thread of this job ends
+    /// with an error (an I/O or setup error, a missed rate_min, a bad block).
+    pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
@@ -66,6 +69,7 @@ impl Default for Timing {
             clocksource: None,
             gtod_reduce: false,
             exitall: false,
+            exitall_on_error: false,
             exit_what: ExitWhat::Group,
             startdelay_ns: 0,
             steady_state: None,

@@ -33,6 +33,10 @@ pub struct BufferContent {
     /// fio's dedupe_percentage (dedupe_mode=repeat): the share (0..=100)
     /// of writes that repeat the previous unique write's content.
     pub dedupe_percentage: u8,
+    /// fio's dedupe_mode=working_set: a repeat copies one of the first
+    /// this many unique writes' contents, drawn at random, instead of the
+    /// previous one's (0: dedupe_mode=repeat).
+    pub dedupe_working_set: u64,
     /// fio's refill_buffers: fresh random data for every write.
     pub refill: bool,
     /// fio's scramble_buffers: vary the filled-once buffer on each write
@@ -47,6 +51,7 @@ impl Default for BufferContent {
             compress_percentage: 0,
             compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_working_set: 0,
             refill: false,
             scramble: true,
         }

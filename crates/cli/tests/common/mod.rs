@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -41,6 +42,34 @@ pub fn run_json(dir: &Path, args: &[&str]) -> Value {
 pub fn json_of(o: &Output) -> Value {
     assert!(o.status.success(), "hiops failed: {}", text(o));
     serde_json::from_slice(&o.stdout).expect("hiops' output is JSON")
+}
+
+/// Every key path of a JSON value (to compare hiops' JSON with fio's), arrays read through their first entry;
+/// the percentile lists (whose keys are the percentiles asked for) left out.
+pub fn key_paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{at}/{k}");
+                out.insert(p.clone());
+                if !k.starts_with("percentile") && k != "bins" {
+                    key_paths(x, &p, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(first) = a.first() {
+                key_paths(first, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub fn keys(v: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    key_paths(v, "", &mut out);
+    out
 }
 
 /// fio 3.33 as Debian installs it: the tests that compare with fio.

@@ -29,9 +29,19 @@ pub struct Draft {
     /// fio's buffer_compress_*, dedupe_percentage, refill_buffers and
     /// scramble_buffers (fio's defaults until given).
     pub buffers: hiops_bench::spec::BufferContent,
+    /// fio's dedupe_mode=working_set (false: repeat).
+    pub dedupe_working_set: bool,
+    /// fio's dedupe_working_set_percentage (None: its default, 5).
+    pub dedupe_working_set_percentage: Option<u8>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
+    /// fio's offset_align (None: 0, the job's block alignment).
+    pub offset_align: Option<u64>,
+    /// fio's file_append: each regular file is worked on from its end.
+    pub file_append: bool,
     pub nrfiles: Option<u32>,
+    /// fio's filename_format (None: `$jobname.$jobnum.$filenum`).
+    pub filename_format: Option<String>,
     pub rw: Option<RwMode>,
     pub rw_gap: i64,
     pub rwmixread: Option<u32>,
@@ -49,6 +59,8 @@ pub struct Draft {
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<u32>,
     pub iodepth_batch_complete_max: Option<u32>,
+    /// fio's iodepth_low (None or 0: the depth).
+    pub iodepth_low: Option<u32>,
     pub numjobs: Option<u32>,
     pub direct: Option<bool>,
     pub buffered: Option<bool>,
@@ -74,6 +86,8 @@ pub struct Draft {
     pub thinktime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
+    /// fio's exitall_on_error.
+    pub exitall_on_error: bool,
     pub offload: Option<bool>,
     pub serialize_overlap: Option<bool>,
     /// fio's cmdprio options (io_uring, libaio).

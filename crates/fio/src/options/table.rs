@@ -80,11 +80,14 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Some(value::size(need(v)?, d.kb_base)?).filter(|&a| a > 0); Ok(()) }),
+    opt!("file_append", [], flag, "Work on each regular file from its end, as its size is when the run is planned (a new file from 0), whatever offset says: writes extend it. Block devices keep offset, as in fio.", |d, v| { d.file_append = value::boolean(v)?; Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
         if n == 0 { return Err("must be at least 1".into()); }
         d.nrfiles = Some(n); Ok(())
     }),
+    opt!("filename_format", [], value, "How the job's files are named without filename: $jobname, $jobnum (the clone), $filenum and $clientuid (empty: hiops has no client/server mode) are replaced, in any case (default $jobname.$jobnum.$filenum). A name that leaves clones sharing their first clone's files is refused: fio 3.33 runs such clones without a file.", |d, v| { d.filename_format = Some(need(v)?.to_string()); Ok(()) }),
     opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
@@ -134,6 +137,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_max", [], value, "Take at most this many completions per reap (raised to iodepth_batch_complete_min where below it). hiops' default takes a quarter of iodepth and leaves the rest in the ring for the next turn; fio's takes iodepth_batch_complete_min.", |d, v| { d.iodepth_batch_complete_max = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("iodepth_low", [], value, "Once the queue has filled to iodepth, wait until at most this many are in flight before issuing again (0, or iodepth or more: refill as completions come, fio's default).", |d, v| { d.iodepth_low = Some(u32_of(value::int(need(v)?, d.kb_base)?, "iodepth_low")?); Ok(()) }),
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "numjobs")?;
         if n == 0 { return Err("must be at least 1".into()); }
@@ -182,6 +186,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.number_ios = (n > 0).then_some(n); Ok(())
     }),
     opt!("exitall", [], flag, "When one thread of this job is done, the jobs of its group stop (exit_what says which).", |d, v| { d.exitall = value::boolean(v)?; Ok(()) }),
+    opt!("exitall_on_error", [], flag, "When a thread of this job ends with an error (an I/O or setup error, a missed rate_min, a bad block found by verify), the jobs exit_what names stop, as with exitall.", |d, v| { d.exitall_on_error = value::boolean(v)?; Ok(()) }),
     opt!("exit_what", [], value, "What exitall stops: group (the job's reporting group, the default), stonewall (every job running, up to the next stonewall) or all (every job; later ones never run).", |d, v| {
         d.exit_what = Some(match need(v)? {
             "group" => ExitWhat::Group,
@@ -242,6 +247,10 @@ pub static OPTIONS: &[OptDef] = &[
         d.buffers.dedupe_percentage = percent_u8(need(v)?)?; Ok(())
     }),
     opt!("refill_buffers", [], flag, "1: fresh random data for every write (as fio). 0 (default): each buffer is filled with random data once at start and stamped with 8 varying bytes per 512 on every write (scramble_buffers). Ignored under verify, as in fio.", |d, v| { d.buffers.refill = value::boolean(v)?; Ok(()) }),
+    opt!("dedupe_mode", [], value, "What a dedupe_percentage write repeats: repeat (default) the previous unique write, or working_set one of the first unique writes of a set of dedupe_working_set_percentage of size, drawn at random, as fio.", |d, v| {
+        d.dedupe_working_set = match need(v)? { "repeat" => false, "working_set" => true, s => return Err(format!("{}: use repeat or working_set", quoted(s)).into()) }; Ok(())
+    }),
+    opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(percent_u8(need(v)?)?); Ok(()) }),
     opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -449,6 +458,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "0: the job runs but is left out of the report and of its group's totals, as fio leaves it out (fio 3.33's JSON keeps a nameless placeholder entry; hiops' JSON leaves the job out). Its errors still set the exit status.", |d, v| { d.stats = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory or --aux-path (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path; at most 16 MiB) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
+    opt!("mem", ["iomem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared are accepted, no effect (hiops' buffers are page-aligned anonymous memory, allocated once per thread, as each of them gives the I/O); shmhuge and mmaphuge (huge pages) and TYPE:FILE (buffers mapped from a file) are refused, saying why.", |_, v| { super::iomem::check(need(v)?) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it").into()) }
@@ -588,10 +598,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops sleeps for the whole thinktime; drop it",
     ),
     (
-        "iodepth_low",
-        "hiops refills the queue as soon as tags are free; drop it",
-    ),
-    (
         "max_latency",
         "hiops does not fail a job on latency; read clat max and percentiles from its output",
     ),
@@ -604,32 +610,11 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops' iops_min/max/mean come from one-second samples; drop it",
     ),
     (
-        "dedupe_mode",
-        "hiops repeats the previous unique write only (dedupe_mode=repeat); use repeat or drop it",
-    ),
-    (
-        "dedupe_working_set_percentage",
-        "hiops has no working-set dedupe, only dedupe_mode=repeat; drop it",
-    ),
-    (
         "dedupe_global",
         "each hiops thread repeats its own writes only (dedupe_global=0); drop it",
     ),
     ("opendir", "list the files with filename=a:b:c"),
-    (
-        "filename_format",
-        "hiops names files JOB.CLONE.FILE; name them yourself with filename=a:b",
-    ),
-    (
-        "file_append",
-        "give offset= (bytes or %) to start where you want",
-    ),
-    ("offset_align", "give offset in bytes, aligned as you need"),
     ("lockfile", "hiops does not lock files; drop it"),
-    (
-        "exitall_on_error",
-        "an error stops only its own job; drop it",
-    ),
     (
         "continue_on_error",
         "hiops stops a job at its first I/O error; drop it",
@@ -637,14 +622,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "ignore_error",
         "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
-        "mem",
-        "hiops' buffers are page-aligned anonymous memory; drop it",
-    ),
-    (
-        "iomem",
-        "hiops' buffers are page-aligned anonymous memory; drop it",
     ),
     (
         "lockmem",
@@ -762,13 +739,13 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
     ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
-    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]), ("iodepth_low", &["0"]),
+    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
     ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
-    ("dedupe_mode", &["repeat"]), ("dedupe_working_set_percentage", &["5"]),
+    
     ("dedupe_global", &["0"]),
-    ("filename_format", &["$jobname.$jobnum.$filenum"]), ("file_append", &["0"]),
-    ("offset_align", &["0"]), ("lockfile", &["none"]), ("exitall_on_error", &["0"]),
-    ("continue_on_error", &["none", "0"]), ("mem", &["malloc"]), ("iomem", &["malloc"]),
+    
+    ("lockfile", &["none"]),
+    ("continue_on_error", &["none", "0"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
     ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),

@@ -216,12 +216,12 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
     assert!(!is_fio_default("create_only", None), "a bare flag is 1");
     assert!(!is_fio_default("zero_buffers", None));
     assert!(!is_fio_default("nice", Some("5")));
-    assert!(!is_fio_default("mem", Some("shm")));
+    assert!(!is_fio_default("lockfile", Some("exclusive")));
     assert!(!is_fio_default("thinktime_blocks", Some("1k")));
     assert!(!is_fio_default("opendir", Some("0")), "no default listed");
     let mut d = Draft::default();
-    assert!(parse_option(&mut d, "iodepth_low", Some("0")).is_ok());
-    assert!(parse_option(&mut d, "iodepth_low", Some("2")).is_err());
+    assert!(parse_option(&mut d, "thinktime_spin", Some("0")).is_ok());
+    assert!(parse_option(&mut d, "thinktime_spin", Some("2")).is_err());
 }
 
 #[test]

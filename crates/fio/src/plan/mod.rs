@@ -10,7 +10,9 @@
 //! measures), and the refused options in `refusals`.
 
 mod engine;
+mod filenames;
 mod measure;
+mod offsets;
 mod refusals;
 mod spec;
 mod targets;
@@ -76,6 +78,7 @@ pub fn plan(
     let mut temp_jobs = Vec::new();
     let mut threads = 0u32;
     let mut budget = TextBudget(0);
+    let mut taken = filenames::TakenNames::default();
     for (si, source) in sources.iter().enumerate() {
         order.next_source();
         let mut globals: Vec<RawOption> = Vec::new();
@@ -100,6 +103,9 @@ pub fn plan(
             // fio numbers threads from 1 across the run; logs are named so.
             spec.logs.first_thread = threads.saturating_add(1);
             threads = threads.saturating_add(spec.numjobs);
+            taken
+                .take(&spec)
+                .map_err(|e| in_job(e, section, defaults))?;
             order.placed(&spec.name, job_phase);
             out.jobs.push(spec);
             out.phases.push(job_phase);
@@ -113,12 +119,34 @@ pub fn plan(
     Ok(out)
 }
 
-/// A section's options as written, for fio's JSON.
+/// A section's options as written, under fio's names, for fio's JSON.
 fn options_as_written(section: &Section) -> impl Iterator<Item = (String, String)> + '_ {
     section
         .options
         .iter()
-        .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+        .map(|o| (fio_name(&o.key), o.value.clone().unwrap_or_default()))
+}
+
+/// The name fio 3.33's JSON gives an option: its own name for any of its
+/// aliases (`readwrite` is `rw`, `iomem` is `mem`, `blockalign` is `ba`);
+/// a key hiops does not read is kept as written.
+fn fio_name(key: &str) -> String {
+    /// hiops' names whose fio name is the alias (options.c's `.name`).
+    const FIO_NAMES: [(&str, &str); 5] = [
+        ("blockalign", "ba"),
+        ("iodepth_batch_submit", "iodepth_batch"),
+        ("ss", "steadystate"),
+        ("ss_dur", "steadystate_duration"),
+        ("ss_ramp", "steadystate_ramp_time"),
+    ];
+    match crate::options::lookup(key) {
+        crate::options::Lookup::Known(def) => FIO_NAMES
+            .iter()
+            .find(|(ours, _)| *ours == def.name)
+            .map_or(def.name, |(_, fio)| fio)
+            .to_string(),
+        _ => key.to_string(),
+    }
 }
 
 /// Where the jobs go in time: each job's phase (stonewall, wait_for, the
@@ -302,17 +330,9 @@ fn spec_of(
     let reported = draft.stats.unwrap_or(true);
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
-    let (mut spec, own_temp) =
-        draft
-            .into_spec(defaults)
-            .map_err(|e| match (&section.origin.file, defaults) {
-                (None, Defaults::Embedded) => e,
-                (file, _) => FioError::InJob {
-                    name: section.name.clone(),
-                    origin: file.as_ref().map(|_| section.origin.clone()),
-                    error: Box::new(e),
-                },
-            })?;
+    let (mut spec, own_temp) = draft
+        .into_spec(defaults)
+        .map_err(|e| in_job(e, section, defaults))?;
     spec.meta = JobMeta {
         description,
         // The embedded job reports its effective options instead.
@@ -332,6 +352,19 @@ fn spec_of(
         shown_percentiles,
     };
     Ok((spec, own_temp))
+}
+
+/// An error of a job, naming it (and its file) as fio's job files do; the
+/// embedded job's need no name.
+fn in_job(e: FioError, section: &Section, defaults: Defaults) -> FioError {
+    match (&section.origin.file, defaults) {
+        (None, Defaults::Embedded) => e,
+        (file, _) => FioError::InJob {
+            name: section.name.clone(),
+            origin: file.as_ref().map(|_| section.origin.clone()),
+            error: Box::new(e),
+        },
+    }
 }
 
 /// Which latencies get percentiles: fio's defaults (clat's alone), none

@@ -48,6 +48,32 @@ impl Draft {
         Ok((spec, own_file))
     }
 
+    /// dedupe_mode=working_set: the set's blocks, fio's share of the job's
+    /// size in blocks of the smallest write (0: dedupe_mode=repeat).
+    pub(super) fn dedupe_working_set_pages(&self, spec: &JobSpec) -> Result<u64, FioError> {
+        if !self.dedupe_working_set || self.buffers.dedupe_percentage == 0 {
+            return Ok(0);
+        }
+        let files = spec.target.files_per_clone.map_or(1, u64::from);
+        let size = self.size_bytes().or(spec.target.size.map(|s| s * files));
+        let size = size.ok_or(
+            "dedupe_mode=working_set takes its set as a share of size: give size in bytes",
+        )?;
+        let bs = u64::from(
+            spec.workload
+                .bs_write
+                .as_ref()
+                .unwrap_or(&spec.workload.bs)
+                .min(),
+        );
+        let pct = u64::from(self.dedupe_working_set_percentage.unwrap_or(5));
+        let pages = size * pct / 100 / bs;
+        if pages == 0 {
+            return Err(format!("dedupe_working_set_percentage={pct} of {size} bytes is not one {bs}-byte block: raise it or size").into());
+        }
+        Ok(pages)
+    }
+
     /// The job's engine and name, on fio's defaults where they differ
     /// from hiops' own.
     pub(super) fn base_spec(&self, fio: bool) -> JobSpec {
@@ -114,6 +140,7 @@ impl Draft {
         }
         spec.io.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
         spec.io.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        spec.io.iodepth_low = self.iodepth_low.unwrap_or(0);
         // fio (init.c): a max below the min is raised to it.
         spec.io.iodepth_batch_complete_max = self
             .iodepth_batch_complete_max
@@ -219,6 +246,7 @@ impl Draft {
     pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
         spec.workload.number_ios = self.number_ios;
         spec.timing.exitall = self.exitall;
+        spec.timing.exitall_on_error = self.exitall_on_error;
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);

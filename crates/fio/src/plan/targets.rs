@@ -139,7 +139,7 @@ impl Draft {
             .collect()
     }
 
-    /// fio's own file names: `name.clone.file` in directory=.
+    /// fio's own file names: filename_format (`name.clone.file`) in directory=.
     pub(super) fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, FioError> {
         // hiops keeps every file open: more than a process may open is refused
         // here, before a list of them fills memory.
@@ -151,14 +151,16 @@ impl Draft {
                 spec.numjobs
             ).into());
         }
-        let dir = self.directory.clone().unwrap_or_default();
-        let mut files = Vec::new();
-        for clone in 0..spec.numjobs {
-            for f in 0..nrfiles {
-                files.push(dir.join(format!("{}.{clone}.{f}", spec.name)));
-            }
-        }
-        Ok(files)
+        let format = self
+            .filename_format
+            .as_deref()
+            .unwrap_or(super::filenames::DEFAULT_FORMAT);
+        Ok(super::filenames::job_files(
+            format,
+            self.directory.as_ref(),
+            spec,
+            nrfiles,
+        ))
     }
 
     /// hiops' one file, and whether it is a temporary one of its own.
@@ -205,6 +207,7 @@ impl Draft {
         // As fio: verify's stamps are the payload, whatever shapes buffers.
         if !verifies {
             spec.workload.buffers = self.buffers;
+            spec.workload.buffers.dedupe_working_set = self.dedupe_working_set_pages(spec)?;
         }
         self.set_openfiles(spec)?;
         spec.target.unlink = self.unlink.unwrap_or(own_file);
@@ -223,7 +226,7 @@ impl Draft {
         if let Some(o) = self.offset_increment {
             spec.target.offset_increment = o;
         }
-        Ok(())
+        self.set_start_offsets(spec)
     }
 
     /// io_size in bytes; a percentage is a share of size= in bytes.
