@@ -25,6 +25,7 @@ pub mod hiops_paper;
 pub mod iozone;
 pub mod irq_affinity;
 pub mod page;
+pub mod platform_settings;
 pub mod reproduce;
 pub mod rules;
 pub mod sweep;

@@ -594,6 +594,9 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     out.extend(sync_threads::section(&sweeps, plan, online));
     out.extend(devices::section(&sweeps, plan));
     out.extend(crate::cores_devices::section(&sweeps, plan, online));
+    // Table 2: the settings as the study started.
+    let facts = crate::SuiteInfo::load(dir).ok().and_then(|i| i.platform);
+    out.extend(facts.map(|p| crate::platform_settings::section(&p, online)));
     Ok(out)
 }
 
