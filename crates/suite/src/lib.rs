@@ -24,6 +24,7 @@ pub mod hdd_like;
 pub mod hiops_paper;
 pub mod iozone;
 pub mod irq_affinity;
+pub mod method;
 pub mod page;
 pub mod platform_settings;
 pub mod reproduce;
