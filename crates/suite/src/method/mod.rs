@@ -5,6 +5,8 @@
 //! platform facts), judged by [`crate::platform_settings::compare`], which
 //! names every parameter that differs.
 
+mod design;
+
 use crate::claims::ClaimRow;
 use crate::platform_settings::{compare, Match, Setting};
 use crate::sweep::{read_json, SweepDef};
@@ -412,6 +414,14 @@ fn kv_workload(d: &SweepDef) -> Vec<Setting> {
     ]
 }
 
+/// The labels of the targets a part's plan names.
+fn target_labels(info: &SuiteInfo) -> Vec<String> {
+    let targets = info.extra.get("targets").and_then(|t| t.as_array());
+    (targets.into_iter().flatten())
+        .filter_map(|t| Some(t.get("label")?.as_str()?.to_string()))
+        .collect()
+}
+
 /// A method item's row from its parameters.
 fn row(item: &'static str, source: &str, claim: &str, params: &[Setting]) -> ClaimRow {
     let (verdict, reason) = compare(params, "parameters");
@@ -440,10 +450,14 @@ pub fn rows(dir: &Path, info: &SuiteInfo) -> Vec<ClaimRow> {
             row("adms-method-latency-split", "ADMS'10 §4.1", "total latency = media (SATA bus analyzer) + platform", &adms_latency(&r, info)),
             row("slides-method-iometer", "slides (IOMeter tests)", "IOMeter: 4 KB random reads at QD32 for IOPS, QD1 for latency; RAID0 of 128 KB stripes", &slides_iometer(&r)),
         ],
-        "hiops" => vec![
-            row("hiops-method-fio", "HIOPS §4", "fio 2.1.4, direct I/O, 128 threads, six SSDs in RAID0, noop", &hiops_fio(&r, info)),
-            row("hiops-method-platform", "HIOPS §4", "Linux 3.2.40 modules on an i7-4770 with six Samsung 840 Pro SSDs", &hiops_platform(info)),
-        ],
+        "hiops" => {
+            let mut out = vec![
+                row("hiops-method-fio", "HIOPS §4", "fio 2.1.4, direct I/O, 128 threads, six SSDs in RAID0, noop", &hiops_fio(&r, info)),
+                row("hiops-method-platform", "HIOPS §4", "Linux 3.2.40 modules on an i7-4770 with six Samsung 840 Pro SSDs", &hiops_platform(info)),
+            ];
+            out.extend(design::rows(dir, &target_labels(info)));
+            out
+        }
         "fig10" => defs.first().map_or(Vec::new(), |d| vec![
             row("hiops-method-kv", "HIOPS §4", "Aerospike 2 under YCSB 100% get, raw devices with O_DIRECT, six SSDs, clients over 1Gbps NICs", &hiops_kv(&r, d)),
             row("hiops-kv-workload", "HIOPS §2", "a 30:1 GET:SET ratio with 90% of values under 500 bytes", &kv_workload(d)),
