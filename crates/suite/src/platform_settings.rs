@@ -51,18 +51,16 @@ pub fn settings(p: &PlatformFacts, online: usize) -> Vec<Setting> {
         idle_polling(p),
     ];
     for d in &p.devices {
-        let noop = matches!(d.scheduler.as_str(), "none" | "noop");
-        let how = if d.scheduler.is_empty() {
-            Match::NotRead
-        } else if noop {
-            Match::Same
-        } else {
-            Match::Differs
+        // A bio-based device (zram) has no scheduler to choose: none.
+        let here = match d.scheduler.as_str() {
+            "" => "none (no I/O scheduler offered: a bio-based device)".to_string(),
+            s => s.to_string(),
         };
+        let how = same_if(matches!(d.scheduler.as_str(), "none" | "noop" | ""));
         out.push(setting(
             &format!("I/O scheduler of {}", d.name),
             "No-op",
-            d.scheduler.clone(),
+            here,
             how,
         ));
         let x25e = d.model.contains("X25-E") || d.model.contains("SSDSA2SH");
@@ -79,6 +77,14 @@ pub fn settings(p: &PlatformFacts, online: usize) -> Vec<Setting> {
         ));
     }
     out
+}
+
+fn same_if(cond: bool) -> Match {
+    if cond {
+        Match::Same
+    } else {
+        Match::Differs
+    }
 }
 
 fn smt(p: &PlatformFacts) -> Setting {
@@ -362,6 +368,20 @@ mod tests {
             "{why}"
         );
         assert!(why.contains("I/O scheduler of sda (mq-deadline)"), "{why}");
+    }
+
+    #[test]
+    fn a_device_without_a_scheduler_has_none_to_choose() {
+        let mut p = papers();
+        p.devices[0].scheduler = String::new();
+        let s = settings(&p, 8);
+        let sched = s.iter().find(|x| x.name == "I/O scheduler of sda").unwrap();
+        assert_eq!(sched.how, Match::Same);
+        assert!(
+            sched.here.starts_with("none (no I/O scheduler offered"),
+            "{}",
+            sched.here
+        );
     }
 
     #[test]

@@ -94,6 +94,10 @@ pub struct Plan {
     /// on n CPUs each.
     #[serde(default)]
     pub grid_large: Vec<usize>,
+    /// Each grid point's runtime where it differs from the study's
+    /// (`--quick`: half a second, the grid being the study's most points).
+    #[serde(default)]
+    pub grid_runtime: Option<String>,
 }
 
 fn io_uring_only() -> Vec<String> {
@@ -128,6 +132,7 @@ impl Plan {
             grid_large: grid.large,
             grid_engines: list(&["io_uring", "psync"]),
             grid_sync_threads: sync_threads_per_device(targets.len()),
+            grid_runtime: quick.then(|| "500ms".to_string()),
             scaling_devices: Vec::new(),
             grid_threads: scaling_threads.min(cpus as u32),
             grid_only: false,
@@ -244,6 +249,7 @@ impl Plan {
         };
         base.push(format!("--numjobs={}", threads.max(1)));
         base.push(format!("--iodepth={depth}"));
+        base.extend(self.grid_runtime.iter().map(|r| format!("--runtime={r}")));
         base.push(crate::irq_affinity::FLAG.into());
         for t in self.grid_targets().iter().take(n) {
             // A job named "global" would be fio's global section.
@@ -711,6 +717,15 @@ mod tests {
         assert_eq!(quick.grid_devices, [1, 2]);
         assert_eq!(quick.grid_cpu_sets, ["0", "0-1", "0-3"]);
         assert_eq!(quick.grid_large, [1, 2]);
+        // Quick grid points run half a second, after the study's runtime.
+        let (_, g) = quick.grid_sweeps().remove(0);
+        let runtimes: Vec<&String> = g
+            .base
+            .iter()
+            .filter(|a| a.starts_with("--runtime="))
+            .collect();
+        assert_eq!(runtimes.last().map(|s| s.as_str()), Some("--runtime=500ms"));
+        assert_eq!(p.grid_runtime, None);
         let alone = Plan {
             grid_only: true,
             grid_engines: vec!["io_uring".into()],
