@@ -658,6 +658,90 @@ fn iozone_preconditions_writable_targets_and_reports_steady_state_rounds() {
         .contains("Preconditioned (SNIA-style)"));
 }
 
+/// The cores x devices grid's table in a characterize directory.
+fn grid_table(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir.join("tables"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|t| {
+            t.starts_with(
+                "engine,bs,devices,CPUs,cpus_allowed,IOPS,MB/s,linear IOPS,from linear (%)",
+            )
+        })
+        .expect("the grid's table")
+}
+
+/// zram devices in use on the machine.
+fn zram_devices() -> usize {
+    std::fs::read_dir("/sys/block")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("zram"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// `--zram N`: the grid over N alike devices characterize makes and
+/// removes, its claims judged against linear (not refused as unlike).
+#[test]
+fn characterize_makes_alike_zram_devices_for_the_grid_and_removes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let both = hiops()
+        .args([
+            "characterize",
+            "--grid-only",
+            "--zram=2",
+            "--loop=2",
+            "--dir",
+        ])
+        .arg(tmp.path().join("both"))
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2), "zram and loop are unlike");
+    assert!(String::from_utf8_lossy(&both.stderr).contains("not both"));
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !std::path::Path::new("/sys/class/zram-control").exists()
+    {
+        return eprintln!("skipped: making zram devices needs root and the zram module");
+    }
+    let before = zram_devices();
+    let dir = tmp.path().join("grid");
+    let out = hiops()
+        .args([
+            "characterize",
+            "--zram=2",
+            "--grid-only",
+            "--quick",
+            "--size=16m",
+            "--runtime=1",
+            "--ramp=0",
+            "--rounds=1",
+            "--no-progress",
+            "--dir",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(zram_devices(), before, "the devices it made are removed");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(
+        html.contains("made for it and removed after: dev1 (/dev/zram"),
+        "{err}"
+    );
+    assert!(
+        !html.contains("the devices are unlike"),
+        "zram and zram are alike"
+    );
+    let table = grid_table(&dir);
+    assert!(
+        table.lines().any(|l| l.starts_with("psync,4k,2,1,")),
+        "{table}"
+    );
+}
+
 /// The cores x devices grid (ADMS'10 Fig 10) through the binary on two
 /// files it only reads: a row per devices x CPUs point, each against
 /// linear, and no other study with --grid-only.
@@ -693,11 +777,11 @@ fn characterize_grid_only_scales_devices_and_cpus_against_linear() {
     }
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(
-        html.contains("Fig 10: cores and devices scaled together"),
+        html.contains("Fig 9, 10, 11: cores and devices scaled together"),
         "{err}"
     );
     assert!(
-        html.contains("1 device on 1 CPU × min(devices, CPUs)"),
+        html.contains("1 device on 1 CPU (of the same engine and block size) × min(devices, CPUs)"),
         "the formula is said"
     );
     assert!(!html.contains("Fig 3: latency"), "the grid alone");
@@ -705,15 +789,11 @@ fn characterize_grid_only_scales_devices_and_cpus_against_linear() {
         html.contains("Interrupts "),
         "each sweep says what its interrupts did"
     );
-    let table = std::fs::read_dir(dir.join("tables"))
-        .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .find(|t| t.starts_with("devices,CPUs,cpus_allowed,IOPS,linear IOPS,from linear (%)"))
-        .expect("the grid's table");
+    let table = grid_table(&dir);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut want: Vec<(String, String)> = Vec::new();
     for d in ["1", "2"] {
-        for c in [1, cpus] {
+        for c in [1, 2.min(cpus), cpus] {
             let row = (d.to_string(), c.to_string());
             if !want.contains(&row) {
                 want.push(row);
@@ -725,10 +805,22 @@ fn characterize_grid_only_scales_devices_and_cpus_against_linear() {
         .skip(1)
         .map(|l| l.split(',').collect())
         .collect();
-    let got: Vec<(String, String)> = rows.iter().map(|r| (r[0].into(), r[1].into())).collect();
-    assert_eq!(got, want, "{table}");
-    assert_eq!(rows[0][5], "+0.0", "1x1 is its own linear ideal: {table}");
-    assert!(rows.iter().all(|r| r[5].parse::<f64>().is_ok()), "{table}");
+    let of = |engine: &str, bs: &str| -> Vec<(String, String)> {
+        (rows.iter())
+            .filter(|r| r[0] == engine && r[1] == bs)
+            .map(|r| (r[2].into(), r[3].into()))
+            .collect()
+    };
+    // FIO's synchronous threads beside io_uring, every point of the grid.
+    assert_eq!(of("io_uring", "4k"), want, "{table}");
+    assert_eq!(of("psync", "4k"), want, "{table}");
+    // 64 KiB on the diagonal only (ADMS'10 Fig 11).
+    let diagonal: Vec<(String, String)> = (1..=2.min(cpus))
+        .map(|n| (n.to_string(), n.to_string()))
+        .collect();
+    assert_eq!(of("psync", "64k"), diagonal, "{table}");
+    assert_eq!(rows[0][8], "+0.0", "1x1 is its own linear ideal: {table}");
+    assert!(rows.iter().all(|r| r[8].parse::<f64>().is_ok()), "{table}");
     // A single target has no grid to measure.
     let out = hiops()
         .arg("characterize")

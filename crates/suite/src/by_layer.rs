@@ -3,7 +3,9 @@
 //! characterize's engine-and-path sweep (`layer_KEY_clocks_per_io`).
 
 use crate::chart_of::fmt_num;
+use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
+use crate::rules::{Rule, Size};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};
 use hiops_profile::Layer;
@@ -166,8 +168,90 @@ pub fn section(targets: &[(String, &SweepDir)]) -> Option<Section> {
     if s.charts.is_empty() {
         return None;
     }
+    s.claims = targets
+        .iter()
+        .flat_map(|(l, sweep)| claims(l, sweep))
+        .collect();
     s.notes.push("Every CPU sampled with the kernel's software clock during each point (hiops run --profile); a sample is charged to the innermost function of its call chain that a layer claims, anything in interrupt context to irq/softirq, other programs' time left out of the bars. Layers vs busy: the sampled busy time against the machine's busy time from idle (docs/output.md). A CPU that took fewer than half its expected samples was not sampled throughout (on VMs whose idle vCPUs stop their timers, the CPU that takes the disk's interrupts often is): its busy time less what was sampled is in no layer and is shown on its own, and the check is repeated on the other CPUs.".into());
     Some(s)
+}
+
+/// ADMS'10: "most processing overhead lay in generic device/OS functions
+/// (driver, copies, interrupts, context switches)" and the block layer:
+/// their share of the kernel's path clocks, more than half in every
+/// round. The paper gives no share: the rule reads "most".
+const GENERIC: Rule = Rule {
+    name: "share of the kernel's path clocks in the driver, interrupts, scheduler, copies, system call and block layer, per round: most is more than half",
+    null: 0.5,
+    paper: 1.0,
+    size: Size::AtLeast { tolerance: 1.0 },
+};
+
+/// "Beyond the driver the largest overheads were context switching and
+/// the block layer": the smaller of the two over the largest other layer
+/// (the driver and its interrupts aside), above 1 in every round.
+const NEXT_LARGEST: Rule = Rule {
+    name: "the smaller of the scheduler and the block layer over the largest other kernel layer beyond the driver and its interrupts, per round: above 1",
+    null: 1.0,
+    paper: 2.0,
+    size: Size::AtLeast { tolerance: 1.0 },
+};
+
+/// The generic layers and the block layer, as the paper groups them.
+const GENERIC_LAYERS: [Layer; 6] = [
+    Layer::Driver,
+    Layer::Interrupt,
+    Layer::Scheduler,
+    Layer::Memory,
+    Layer::Syscall,
+    Layer::Block,
+];
+
+/// The kernel's layers of the path: the path's, the application's user
+/// time aside.
+fn kernel_layers() -> impl Iterator<Item = Layer> {
+    path_layers().filter(|&l| l != Layer::Application)
+}
+
+/// Per round: (generic share, smaller of scheduler and block over the
+/// largest other layer beyond the driver and interrupts).
+fn shares(m: &PointFigures) -> Option<(f64, f64)> {
+    let at = |l: Layer| m.layer_clocks(l).copied().unwrap_or(0.0);
+    let total: f64 = kernel_layers().map(at).sum();
+    let generic: f64 = GENERIC_LAYERS.iter().map(|&l| at(l)).sum();
+    let others = [
+        Layer::Driver,
+        Layer::Interrupt,
+        Layer::Scheduler,
+        Layer::Block,
+    ];
+    let largest_other = (kernel_layers().filter(|l| !others.contains(l)))
+        .map(at)
+        .fold(0.0, f64::max);
+    let pair = at(Layer::Scheduler).min(at(Layer::Block));
+    (total > 0.0 && largest_other > 0.0).then(|| (generic / total, pair / largest_other))
+}
+
+/// The paper's claims on its direct path (synchronous, O_DIRECT) of one
+/// target, judged over the rounds of its profiled point.
+fn claims(label: &str, s: &SweepDir) -> Vec<ClaimRow> {
+    let point = ["psync".to_string(), "1".to_string()];
+    let rounds: Vec<(f64, f64)> = (s.points.iter())
+        .filter(|p| p.values == point)
+        .filter_map(|p| shares(&p.metrics))
+        .collect();
+    if rounds.is_empty() {
+        return Vec::new();
+    }
+    let generic = GENERIC.judge(&rounds.iter().map(|r| r.0).collect::<Vec<_>>());
+    let next = NEXT_LARGEST.judge(&rounds.iter().map(|r| r.1).collect::<Vec<_>>());
+    let id = "adms-overhead-by-layer";
+    let source = "ADMS'10 §4.2";
+    let claim = "most processing overhead lies in generic device/OS functions and the block layer, context switching and the block layer the largest beyond the driver";
+    vec![
+        ClaimRow::judged(id, source, claim, format!("{label}, psync direct: {:.0}% of the kernel's path clocks in the driver, interrupts, scheduler, copies, system call and block layer; no SCSI or ATA layer on this path", generic.effect * 100.0), &generic, "Another layer (the file system, the VFS, async I/O) takes much of this machine's path"),
+        ClaimRow::judged(id, source, claim, format!("{label}, psync direct: the smaller of the scheduler and the block layer is {:.2}x the largest other layer beyond the driver and its interrupts", next.effect), &next, "Another layer than context switching and the block layer comes next after the driver on this machine's path"),
+    ]
 }
 
 #[cfg(test)]
@@ -202,5 +286,100 @@ mod tests {
         assert_eq!(c.title, "zram");
         assert!(c.stacked);
         assert_eq!(c.series.len(), 2);
+    }
+
+    /// A profiled psync direct point of `round` with these layers' clocks.
+    fn layered(round: u32, layers: &[(Layer, f64)]) -> crate::sweep::Point {
+        use hiops_report::figures::{FigureKey, LayerView};
+        let mut m = PointFigures::default();
+        for &(l, v) in layers {
+            m.set(FigureKey::Layer(l, LayerView::Machine), v);
+        }
+        crate::sweep::Point {
+            round,
+            ..crate::sweep::Point::of(&["psync", "1"], m)
+        }
+    }
+
+    fn sweep(points: Vec<crate::sweep::Point>) -> SweepDir {
+        SweepDir {
+            path: "/x".into(),
+            def: crate::sweep::SweepDef {
+                title: "paths".into(),
+                base: Vec::new(),
+                params: Vec::new(),
+                rounds: 3,
+            },
+            points,
+        }
+    }
+
+    #[test]
+    fn the_generic_layers_and_the_next_largest_are_judged_over_rounds() {
+        use crate::claims::Verdict;
+        use Layer::*;
+        // This machine's psync direct read on a file of vda, round 0.
+        let vda = |r: u32, sched: f64| {
+            layered(
+                r,
+                &[
+                    (Application, 2000.0),
+                    (Driver, 9569.0),
+                    (Interrupt, 8823.0),
+                    (Scheduler, sched),
+                    (Block, 6040.0),
+                    (FileSystem, 1968.0),
+                    (Memory, 1425.0),
+                    (Vfs, 1222.0),
+                    (Syscall, 475.0),
+                ],
+            )
+        };
+        let c = claims(
+            "disk",
+            &sweep(vec![vda(0, 8823.0), vda(1, 7442.0), vda(2, 7504.0)]),
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].verdict, Verdict::Reproduced, "{}", c[0].rule);
+        assert!(
+            c[0].measured
+                .contains("disk, psync direct: 91% of the kernel's path clocks"),
+            "{}",
+            c[0].measured
+        );
+        assert_eq!(c[1].verdict, Verdict::Reproduced, "{}", c[1].rule);
+        // A file system larger than the block layer in every round.
+        let fs = |r: u32| {
+            layered(
+                r,
+                &[
+                    (Driver, 5000.0),
+                    (Scheduler, 3000.0),
+                    (Block, 2000.0),
+                    (FileSystem, 9000.0),
+                    (Vfs, 4000.0),
+                ],
+            )
+        };
+        let c = claims("disk", &sweep(vec![fs(0), fs(1), fs(2)]));
+        assert_eq!(c[0].verdict, Verdict::NotReproduced, "{}", c[0].rule);
+        assert_eq!(c[1].verdict, Verdict::NotReproduced, "{}", c[1].rule);
+        // Rounds on both sides of the block layer's rank show nothing.
+        let mixed = |r: u32, b: f64| {
+            layered(
+                r,
+                &[
+                    (Driver, 5000.0),
+                    (Scheduler, 3000.0),
+                    (Block, b),
+                    (FileSystem, 1500.0),
+                ],
+            )
+        };
+        let c = claims(
+            "disk",
+            &sweep(vec![mixed(0, 2000.0), mixed(1, 1000.0), mixed(2, 1800.0)]),
+        );
+        assert_eq!(c[1].verdict, Verdict::NotShown, "{}", c[1].rule);
     }
 }

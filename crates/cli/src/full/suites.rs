@@ -323,12 +323,21 @@ pub struct CharacterizeArgs {
     /// are.
     #[arg(long)]
     pub grid_only: bool,
+    /// Make N zram devices of --size for the cores x devices grid (root):
+    /// alike devices, so the grid's points are read against linear. The
+    /// targets keep their own sweeps; the devices are removed at the end.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub zram: usize,
+    /// Make N loop devices, each over a file of --size in /dev/shm, for
+    /// the grid instead (root).
+    #[arg(long = "loop", value_name = "N", default_value_t = 0)]
+    pub loop_devices: usize,
 }
 
 /// Rounds of every point: 3 by default, 1 with --quick.
 pub fn characterize(a: CharacterizeArgs) -> anyhow::Result<Ended> {
     let opts = options_from!(a => commands::characterize::CharacterizeOptions {
-        targets, dir, size, runtime, ramp, quick, rounds, restart, grid_only
+        targets, dir, size, runtime, ramp, quick, rounds, restart, grid_only, zram, loop_devices
     } with { profile: !a.no_profile, table1: !a.no_table1 });
     with_console("hiops characterize", a.no_progress, |c| {
         commands::characterize::characterize(opts, c)

@@ -78,6 +78,30 @@ pub struct Plan {
     /// plans of older hiops.
     #[serde(default)]
     pub sync_threads: Vec<String>,
+    /// The alike devices hiops made for the grid (`--zram N`, `--loop N`):
+    /// when there are any the grid runs over them, not over the targets.
+    #[serde(default)]
+    pub scaling_devices: Vec<CharTarget>,
+    /// The grid's engines: "io_uring" (threads x QD32 a device) and
+    /// "psync" (synchronous threads, the paper's FIO). Plans of older
+    /// hiops ran io_uring alone.
+    #[serde(default = "io_uring_only")]
+    pub grid_engines: Vec<String>,
+    /// Synchronous threads of each device's job in the psync grid.
+    #[serde(default)]
+    pub grid_sync_threads: u32,
+    /// Device counts of the 64 KiB diagonal (ADMS'10 Fig 11): n devices
+    /// on n CPUs each.
+    #[serde(default)]
+    pub grid_large: Vec<usize>,
+    /// Each grid point's runtime where it differs from the study's
+    /// (`--quick`: half a second, the grid being the study's most points).
+    #[serde(default)]
+    pub grid_runtime: Option<String>,
+}
+
+fn io_uring_only() -> Vec<String> {
+    vec!["io_uring".into()]
 }
 
 impl Plan {
@@ -100,14 +124,16 @@ impl Plan {
             })
             .collect();
         let scaling_threads = (cpus as u32 * 4).min(if quick { 4 } else { 64 });
-        let (grid_devices, grid_cpu_sets) = grid_axes(targets.len(), &cpu_sets, quick);
-        let kinds = (targets.iter())
-            .map(|t| crate::cores_devices::device_kind(Path::new(&t.path)))
-            .collect();
+        let grid = GridAxes::of(targets.len(), &cpu_sets, quick);
         Plan {
-            kinds,
-            grid_devices,
-            grid_cpu_sets,
+            kinds: kinds_of(&targets),
+            grid_devices: grid.devices,
+            grid_cpu_sets: grid.cpu_sets,
+            grid_large: grid.large,
+            grid_engines: list(&["io_uring", "psync"]),
+            grid_sync_threads: sync_threads_per_device(targets.len()),
+            grid_runtime: quick.then(|| "500ms".to_string()),
+            scaling_devices: Vec::new(),
             grid_threads: scaling_threads.min(cpus as u32),
             grid_only: false,
             targets,
@@ -136,6 +162,31 @@ impl Plan {
         }
     }
 
+    /// The plan with its grid over `devices`, alike devices hiops made
+    /// (the targets keep their own sweeps; the grid leaves them).
+    pub fn with_scaling_devices(mut self, devices: Vec<CharTarget>, quick: bool) -> Plan {
+        if devices.is_empty() {
+            return self;
+        }
+        let grid = GridAxes::of(devices.len(), &self.cpu_sets, quick);
+        self.grid_devices = grid.devices;
+        self.grid_cpu_sets = grid.cpu_sets;
+        self.grid_large = grid.large;
+        self.grid_sync_threads = sync_threads_per_device(devices.len());
+        self.kinds = kinds_of(&devices);
+        self.scaling_devices = devices;
+        self
+    }
+
+    /// The devices the grid runs over: the alike devices made for it, or
+    /// the targets.
+    pub fn grid_targets(&self) -> &[CharTarget] {
+        match self.scaling_devices.is_empty() {
+            true => &self.targets,
+            false => &self.scaling_devices,
+        }
+    }
+
     fn def(&self, t: &CharTarget, title: String, extra: &[&str], params: Vec<Param>) -> SweepDef {
         let mut base = self.base.clone();
         base.push(format!("--filename={}", t.path));
@@ -159,43 +210,64 @@ impl Plan {
         out
     }
 
-    /// ADMS Fig 10, cores and devices scaled together: per device count n,
-    /// a sweep over the CPU sets of n jobs, one per device (fio's way: a
-    /// job section per device, so each device runs at its own pace).
+    /// ADMS Fig 9, 10, 11, cores and devices scaled together: per engine
+    /// and device count n, a sweep over the CPU sets of n jobs, one per
+    /// device (fio's way: a job section per device, so each device runs at
+    /// its own pace); and at 64 KiB, n devices on n CPUs.
     fn grid_sweeps(&self) -> Vec<(String, SweepDef)> {
-        let options = [
-            "--rw=randread",
-            "--ioengine=io_uring",
-            "--direct=1",
-            "--bs=4k",
-        ];
-        (self.grid_devices.iter())
-            .map(|&n| {
-                // Global options first: the sweep's cpus_allowed joins them.
-                let mut base = self.base.clone();
-                base.extend(options.map(String::from));
-                base.push(format!("--numjobs={}", self.grid_threads.max(1)));
-                base.push(format!("--iodepth={}", self.scaling_depth));
-                base.push(crate::irq_affinity::FLAG.into());
-                for t in self.targets.iter().take(n) {
-                    // A job named "global" would be fio's global section.
-                    let job = if t.label.eq_ignore_ascii_case("global") {
-                        format!("{}-device", t.label)
-                    } else {
-                        t.label.clone()
-                    };
-                    base.push(format!("--name={job}"));
-                    base.push(format!("--filename={}", t.path));
-                }
-                let def = SweepDef {
-                    title: format!("cores x devices: {n} device(s), a job each"),
-                    base,
-                    params: vec![param("cpus_allowed", self.grid_cpu_sets.clone())],
-                    rounds: self.rounds,
+        let mut out = Vec::new();
+        for engine in &self.grid_engines {
+            for &n in &self.grid_devices {
+                out.push(self.grid_sweep(engine, "4k", n, self.grid_cpu_sets.clone()));
+            }
+            for &n in &self.grid_large {
+                let Some(set) = self.cpu_sets.get(n - 1) else {
+                    continue;
                 };
-                (crate::cores_devices::sweep_name(n), def)
-            })
-            .collect()
+                out.push(self.grid_sweep(engine, "64k", n, vec![set.clone()]));
+            }
+        }
+        out
+    }
+
+    /// One row of the grid: `n` devices, a job each, over `sets`.
+    fn grid_sweep(
+        &self,
+        engine: &str,
+        bs: &str,
+        n: usize,
+        sets: Vec<String>,
+    ) -> (String, SweepDef) {
+        // Global options first: the sweep's cpus_allowed joins them.
+        let mut base = self.base.clone();
+        base.extend(["--rw=randread", "--direct=1"].map(String::from));
+        base.push(format!("--ioengine={engine}"));
+        base.push(format!("--bs={bs}"));
+        let (threads, depth) = match engine {
+            "psync" => (self.grid_sync_threads, 1),
+            _ => (self.grid_threads, self.scaling_depth),
+        };
+        base.push(format!("--numjobs={}", threads.max(1)));
+        base.push(format!("--iodepth={depth}"));
+        base.extend(self.grid_runtime.iter().map(|r| format!("--runtime={r}")));
+        base.push(crate::irq_affinity::FLAG.into());
+        for t in self.grid_targets().iter().take(n) {
+            // A job named "global" would be fio's global section.
+            let job = if t.label.eq_ignore_ascii_case("global") {
+                format!("{}-device", t.label)
+            } else {
+                t.label.clone()
+            };
+            base.push(format!("--name={job}"));
+            base.push(format!("--filename={}", t.path));
+        }
+        let def = SweepDef {
+            title: format!("cores x devices: {n} device(s), a job each, {engine}, {bs}"),
+            base,
+            params: vec![param("cpus_allowed", sets)],
+            rounds: self.rounds,
+        };
+        (crate::cores_devices::sweep_name(engine, bs, n), def)
     }
 
     /// One target's sweeps: QD1 latency, clocks by path, the copy's cost,
@@ -386,23 +458,58 @@ impl Plan {
     }
 }
 
-/// The grid's device counts and CPU sets: every count and set, or in
-/// quick mode the first and last of each. No grid with one target.
-fn grid_axes(targets: usize, cpu_sets: &[String], quick: bool) -> (Vec<usize>, Vec<String>) {
-    if targets < 2 {
-        return (Vec::new(), Vec::new());
+/// The grid's axes: device counts, CPU sets, and the 64 KiB diagonal.
+struct GridAxes {
+    devices: Vec<usize>,
+    cpu_sets: Vec<String>,
+    large: Vec<usize>,
+}
+
+impl GridAxes {
+    /// Every device count and CPU set; in quick mode the counts 1..3 and
+    /// the last, and the sets of 1 CPU up to as many CPUs as devices, and
+    /// all CPUs (the diagonal, one CPU, all CPUs). No grid with one
+    /// device.
+    fn of(devices: usize, cpu_sets: &[String], quick: bool) -> GridAxes {
+        if devices < 2 {
+            return GridAxes {
+                devices: Vec::new(),
+                cpu_sets: Vec::new(),
+                large: Vec::new(),
+            };
+        }
+        let diagonal = devices.min(cpu_sets.len());
+        let (counts, sets) = if quick {
+            let mut counts: Vec<usize> = (1..=devices.min(3)).collect();
+            counts.push(devices);
+            counts.dedup();
+            let mut sets = cpu_sets[..diagonal].to_vec();
+            sets.extend(cpu_sets.last().cloned());
+            sets.dedup();
+            (counts, sets)
+        } else {
+            ((1..=devices).collect(), cpu_sets.to_vec())
+        };
+        GridAxes {
+            large: (1..=diagonal).filter(|n| counts.contains(n)).collect(),
+            devices: counts,
+            cpu_sets: sets,
+        }
     }
-    if !quick {
-        return ((1..=targets).collect(), cpu_sets.to_vec());
-    }
-    let mut sets: Vec<String> = cpu_sets
-        .first()
-        .into_iter()
-        .chain(cpu_sets.last())
-        .cloned()
-        .collect();
-    sets.dedup();
-    (vec![1, targets], sets)
+}
+
+/// Synchronous threads a device's job runs in the grid: the paper's 128
+/// threads at the grid's largest point, shared by its devices.
+fn sync_threads_per_device(devices: usize) -> u32 {
+    (128 / devices.max(1)).max(1) as u32
+}
+
+/// Each device's kind, in order (see
+/// [`crate::cores_devices::device_kind`]).
+fn kinds_of(targets: &[CharTarget]) -> Vec<String> {
+    (targets.iter())
+        .map(|t| crate::cores_devices::device_kind(Path::new(&t.path)))
+        .collect()
 }
 
 fn param(name: &str, values: Vec<String>) -> Param {
@@ -492,16 +599,10 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     out.extend(cpus::sections(&sweeps, plan, online));
     out.extend(sync_threads::section(&sweeps, plan, online));
     out.extend(devices::section(&sweeps, plan));
-    out.extend(crate::cores_devices::section(
-        &sweeps,
-        &crate::cores_devices::Shape {
-            devices: &plan.grid_devices,
-            threads: plan.grid_threads,
-            depth: plan.scaling_depth,
-            kinds: &plan.kinds,
-            online,
-        },
-    ));
+    out.extend(crate::cores_devices::section(&sweeps, plan, online));
+    // Table 2: the settings as the study started.
+    let facts = crate::SuiteInfo::load(dir).ok().and_then(|i| i.platform);
+    out.extend(facts.map(|p| crate::platform_settings::section(&p, online)));
     Ok(out)
 }
 
@@ -580,21 +681,32 @@ mod tests {
                 "zram-cpus",
                 "devices",
                 "grid-1",
-                "grid-2"
+                "grid-2",
+                "grid-io_uring-64k-1",
+                "grid-io_uring-64k-2",
+                "grid-psync-4k-1",
+                "grid-psync-4k-2",
+                "grid-psync-64k-1",
+                "grid-psync-64k-2",
             ]
         );
-        // The grid: a job per device, every job on the point's CPUs.
-        for (n, (_, d)) in sweeps[15..].iter().enumerate() {
+        // The grid: a job per device, every job on the point's CPUs;
+        // io_uring a thread per CPU, psync the paper's 128 threads at the
+        // most devices; 64 KiB on the diagonal only.
+        for (name, d) in &sweeps[15..] {
+            let n: usize = name.rsplit('-').next().unwrap().parse().unwrap();
+            let threads = if name.contains("psync") { 64 } else { 2 };
+            let large = name.contains("64k");
+            assert_eq!(d.params[0].values.len(), if large { 1 } else { 2 });
+            let bs = if large { "--bs=64k" } else { "--bs=4k" };
+            assert!(d.base.contains(&bs.to_string()), "{name}");
             for k in d.points() {
                 let (args, _) = crate::irq_affinity::confine_flag(&d.args_for(&k));
                 let plan = hiops_fio::plan_args(&args, false).unwrap();
-                assert_eq!(plan.jobs.len(), n + 1);
-                assert!(plan.jobs.iter().all(|j| j.numjobs == 2), "a thread per CPU");
-                let cpus: Vec<usize> = if k.values[0] == "0" {
-                    vec![0]
-                } else {
-                    vec![0, 1]
-                };
+                assert_eq!(plan.jobs.len(), n);
+                assert!(plan.jobs.iter().all(|j| j.numjobs == threads), "{name}");
+                let cpus: Vec<usize> = (0..k.values[0].len().div_ceil(2)).collect();
+                assert!(!large || cpus.len() == n, "64 KiB on the diagonal");
                 assert!(plan
                     .jobs
                     .iter()
@@ -603,9 +715,21 @@ mod tests {
         }
         let quick = Plan::new(p.targets.clone(), 4, true, Vec::new(), 1);
         assert_eq!(quick.grid_devices, [1, 2]);
-        assert_eq!(quick.grid_cpu_sets, ["0", "0-3"]);
+        assert_eq!(quick.grid_cpu_sets, ["0", "0-1", "0-3"]);
+        assert_eq!(quick.grid_large, [1, 2]);
+        // Quick grid points run half a second, after the study's runtime.
+        let (_, g) = quick.grid_sweeps().remove(0);
+        let runtimes: Vec<&String> = g
+            .base
+            .iter()
+            .filter(|a| a.starts_with("--runtime="))
+            .collect();
+        assert_eq!(runtimes.last().map(|s| s.as_str()), Some("--runtime=500ms"));
+        assert_eq!(p.grid_runtime, None);
         let alone = Plan {
             grid_only: true,
+            grid_engines: vec!["io_uring".into()],
+            grid_large: Vec::new(),
             ..p.clone()
         };
         let names: Vec<String> = alone.sweeps().into_iter().map(|(n, _)| n).collect();

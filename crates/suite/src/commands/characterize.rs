@@ -29,6 +29,10 @@ pub struct CharacterizeOptions {
     pub table1: bool,
     /// Only the cores x devices grid.
     pub grid_only: bool,
+    /// Alike devices hiops makes for the cores x devices grid: zram
+    /// devices, or loop devices over tmpfs files (0: none).
+    pub zram: usize,
+    pub loop_devices: usize,
 }
 
 impl CharacterizeOptions {
@@ -42,7 +46,9 @@ impl CharacterizeOptions {
 pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, BenchError> {
     check_dir("--dir", &a.dir)?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
-    let plan = plan(&a, &resolved)?;
+    // The grid's devices live until the end of the study (dropped last).
+    let alike = alike_devices(&a, console.who)?;
+    let plan = plan(&a, &resolved, alike.as_ref())?;
     // Every option is checked before `dir` or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
     create_dir(&a.dir)?;
@@ -59,13 +65,55 @@ pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, 
         other => other,
     };
     remove_made(&resolved, &ended);
+    drop(alike);
     Ok(ended)
+}
+
+/// The alike devices asked for (`--zram N` or `--loop N`), or none; a
+/// machine that cannot make them (no root, no zram) runs the study
+/// without them, saying why in one line.
+fn alike_devices(
+    a: &CharacterizeOptions,
+    who: &str,
+) -> Result<Option<crate::devices::AlikeDevices>, BenchError> {
+    use crate::devices::{AlikeDevices, AlikeKind};
+    let (kind, n) =
+        match (a.zram, a.loop_devices) {
+            (0, 0) => return Ok(None),
+            (n, 0) => (AlikeKind::Zram, n),
+            (0, n) => (AlikeKind::Loop, n),
+            _ => return Err(usage(
+                "give --zram N or --loop N, not both: scaling against linear needs alike devices",
+            )),
+        };
+    if n < 2 {
+        return Err(usage(format!(
+            "--{} {n}: the grid scales devices from one up, give 2 or more",
+            kind.name()
+        )));
+    }
+    let size =
+        hiops_bench::units::parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
+    match AlikeDevices::make(kind, n, size, std::path::Path::new("/dev/shm")) {
+        Ok(set) => Ok(Some(set)),
+        Err(e) => {
+            eprintln!(
+                "{who}: the cores x devices grid runs without {n} {} devices: {e}",
+                kind.name()
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// The plan, its existing files checked: one shorter than `size` would be
 /// extended (written), and characterize never writes to what it did not
 /// make.
-fn plan(a: &CharacterizeOptions, resolved: &[Resolved]) -> Result<Plan, BenchError> {
+fn plan(
+    a: &CharacterizeOptions,
+    resolved: &[Resolved],
+    alike: Option<&crate::devices::AlikeDevices>,
+) -> Result<Plan, BenchError> {
     let size =
         hiops_bench::units::parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
     for r in resolved.iter().filter(|r| !r.made && !r.block) {
@@ -94,19 +142,37 @@ fn plan(a: &CharacterizeOptions, resolved: &[Resolved]) -> Result<Plan, BenchErr
         format!("--ramp_time={}", a.ramp),
         "--time_based=1".into(),
     ];
-    let mut plan = Plan::new(targets, cpus, a.quick, base, a.rounds());
+    let scaling: Vec<CharTarget> = (alike.map(|d| d.paths()).unwrap_or_default().iter())
+        .enumerate()
+        .map(|(i, p)| CharTarget {
+            label: format!("dev{}", i + 1),
+            path: p.display().to_string(),
+            block: true,
+        })
+        .collect();
+    let mut plan =
+        Plan::new(targets, cpus, a.quick, base, a.rounds()).with_scaling_devices(scaling, a.quick);
     plan.profile = a.profile;
     plan.grid_only = a.grid_only;
     if a.grid_only && plan.grid_devices.is_empty() {
         return Err(usage(
-            "--grid-only scales devices: give two or more targets, LABEL=PATH each",
+            "--grid-only scales devices: give two or more targets, LABEL=PATH each, or --zram N",
         ));
     }
     Ok(plan)
 }
 
 fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
-    SuiteInfo {
+    let grid = (!plan.scaling_devices.is_empty()).then(|| {
+        let devices: Vec<String> = (plan.scaling_devices.iter().zip(&plan.kinds))
+            .map(|(t, k)| format!("{} ({}, {k})", t.label, t.path))
+            .collect();
+        format!(
+            "The cores x devices grid's devices, made for it and removed after: {}.",
+            devices.join(", ")
+        )
+    });
+    let mut info = SuiteInfo {
         kind: "characterize".into(),
         title: "Platform characterization".into(),
         command: command.into(),
@@ -130,8 +196,12 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),
-        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
-    }
+        platform: crate::platform_of(
+            (plan.targets.iter().chain(&plan.scaling_devices)).map(|t| t.path.as_str()),
+        ),
+    };
+    info.about.extend(grid);
+    info
 }
 
 /// ADMS Table 1 on a device of its own, kept as table1.json in `dir`;

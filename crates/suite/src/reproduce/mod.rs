@@ -31,6 +31,9 @@ pub fn write_reading(
         }
         let page = crate::write_report(part).and_then(|_| crate::report(part))?;
         claims.extend(page.sections.into_iter().flat_map(|s| s.claims));
+        // The method items: what this part ran against the paper's method.
+        let info = crate::SuiteInfo::load(part)?;
+        claims.extend(crate::method::rows(part, &info));
         notes.push(format!(
             "{}: its own report, {}",
             part.display(),

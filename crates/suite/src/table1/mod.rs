@@ -12,6 +12,7 @@
 //! that reached the device (diskstats' reads per I/O) is shown per cell,
 //! so a miss path that hit, or a hit path that missed, shows.
 
+mod paths;
 mod scratch;
 
 use crate::chart_of::fmt_num;
@@ -66,6 +67,9 @@ pub struct Cell {
     /// tables of older hiops.
     #[serde(default)]
     pub round_clocks: Vec<f64>,
+    /// IOPS of each round, likewise. Absent in tables of older hiops.
+    #[serde(default)]
+    pub round_iops: Vec<f64>,
 }
 
 fn one() -> u32 {
@@ -154,6 +158,7 @@ pub fn measure(
                 metrics: PointFigures::default(),
                 rounds,
                 round_clocks: Vec::new(),
+                round_iops: Vec::new(),
             });
         }
     }
@@ -170,6 +175,7 @@ pub fn measure(
         cell.round_clocks = (got.iter())
             .map(|m| m.process_clocks_per_io.unwrap_or(f64::NAN))
             .collect();
+        cell.round_iops = (got.iter()).map(|m| m.iops.unwrap_or(f64::NAN)).collect();
     }
     Ok(Table1 {
         device: device.display().to_string(),
@@ -337,7 +343,7 @@ pub fn section(dir: &Path) -> Option<Section> {
     Some(Section {
         heading: "Table 1: direct and buffered, block and file, on one device".into(),
         findings: findings(&t),
-        claims: claims(&t),
+        claims: claims(&t).into_iter().chain(paths::claims(&t)).collect(),
         charts: Vec::new(),
         tables: vec![Table {
             caption: format!(
@@ -383,6 +389,7 @@ mod tests {
             },
             rounds: rounds.len() as u32,
             round_clocks: rounds.to_vec(),
+            round_iops: Vec::new(),
         };
         let t = Table1 {
             device: "/dev/loop0".into(),
