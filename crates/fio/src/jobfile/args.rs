@@ -1,8 +1,10 @@
 //! fio's command-line job form, read into the sections a job file makes.
 
 use super::expand::{expand, Room};
-use super::{Origin, RawOption, Section, MAX_SECTIONS};
+use super::limits::MAX_SECTIONS;
+use super::section::{RawOption, Section};
 use crate::error::FioError;
+use crate::origin::Origin;
 use crate::value::{quoted, shown};
 
 /// fio's command-line job form: options before the first `--name` are global;

@@ -1,7 +1,7 @@
 //! `${VAR}` and fio's `$ncpus`, `$pagesize`, `$mb_memory` in values.
 
-use super::Origin;
 use crate::error::FioError;
+use crate::origin::Origin;
 use crate::value::{quoted, shown};
 
 /// The most bytes the values of one job file (with its includes) or one

@@ -14,11 +14,16 @@
 
 mod args;
 mod expand;
+mod limits;
 mod read;
+mod section;
 
 pub use args::sections_from_args;
 pub use expand::{expand, Room, MAX_EXPANDED_BYTES};
+pub use limits::MAX_FILE_BYTES;
+use limits::{MAX_INCLUDE_DEPTH, MAX_OPTIONS, MAX_SECTIONS, MAX_TOTAL_BYTES};
 pub use read::read_bounded;
+pub use section::{RawOption, Section};
 
 use crate::error::FioError;
 use crate::value::{quoted, shown};
@@ -28,41 +33,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::origin::Origin;
-
-/// One `key=value` (or bare `key`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawOption {
-    pub key: String,
-    pub value: Option<String>,
-    pub origin: Origin,
-}
-
-/// A `[name]` section and its options in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Section {
-    pub name: String,
-    pub origin: Origin,
-    pub options: Vec<RawOption>,
-}
-
-impl Section {
-    pub fn is_global(&self) -> bool {
-        self.name == "global"
-    }
-}
-
-/// Nested includes deeper than this are refused.
-const MAX_INCLUDE_DEPTH: usize = 16;
-/// The most bytes a job file, and each file it includes, may hold: real job
-/// files hold a few KiB; a device or an endless file stops here.
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
-/// The most bytes a job file and the files it includes hold together (a
-/// file included many times counts each time).
-const MAX_TOTAL_BYTES: u64 = 64 << 20;
-/// The most sections a job file makes: fio's most jobs (REAL_MAX_JOBS).
-const MAX_SECTIONS: usize = 4096;
-/// The most options a job file and its includes hold together.
-const MAX_OPTIONS: usize = 16384;
 
 /// Reads a job file (a regular file, or a pipe such as `<(...)`; see
 /// [`MAX_FILE_BYTES`]) and the files it includes (regular files only).

@@ -1,7 +1,7 @@
 //! Reading a job file within bounds: regular files and pipes only, at
 //! most [`MAX_FILE_BYTES`] each and [`MAX_TOTAL_BYTES`] with includes.
 
-use super::{MAX_FILE_BYTES, MAX_TOTAL_BYTES};
+use super::limits::{MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::error::FioError;
 use crate::value::shown;
 use hiops_bench::input::{self, InputError, Limit};

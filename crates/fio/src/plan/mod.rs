@@ -115,7 +115,7 @@ pub fn plan(
     if out.jobs.is_empty() {
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
-    make_temp_targets(&mut out, &temp_jobs)?;
+    make_temp_targets(&mut out.jobs, &mut out.temp_files, &temp_jobs)?;
     Ok(out)
 }
 

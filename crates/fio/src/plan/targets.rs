@@ -2,7 +2,6 @@
 //! one of hiops'), their sizes, zones and trace replay, and the files the
 //! plan creates once every option has checked.
 
-use super::FioPlan;
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_bench::spec::Amount;
@@ -309,10 +308,14 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), FioError> {
 /// Creates the embedded jobs' files (every option has checked by now) and
 /// unlinks each at once; the job opens it again through `/proc/self/fd/N`
 /// (O_DIRECT included), so nothing is left in $TMPDIR even after SIGKILL.
-pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(), FioError> {
+pub(super) fn make_temp_targets(
+    specs: &mut [JobSpec],
+    temp_files: &mut Vec<File>,
+    jobs: &[usize],
+) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
     for &j in jobs {
-        let TargetSpec::Paths(paths) = &mut out.jobs[j].target.targets else {
+        let TargetSpec::Paths(paths) = &mut specs[j].target.targets else {
             continue;
         };
         for path in paths.iter_mut() {
@@ -321,7 +324,7 @@ pub(super) fn make_temp_targets(out: &mut FioPlan, jobs: &[usize]) -> Result<(),
                 FioError::Invalid(format!("cannot unlink {} once open: {e}", name.display()))
             })?;
             *path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
-            out.temp_files.push(file);
+            temp_files.push(file);
         }
     }
     Ok(())
