@@ -4,6 +4,7 @@
 use super::against_pread::{
     against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section,
 };
+use super::interrupts::{interrupts_section, Baseline};
 use super::point::{at, rounds};
 use super::{ablation::ablation_section, handoff::handoff_section, Plan};
 use crate::chart_of::fmt_num;
@@ -38,7 +39,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             }
         }
         if let Some(s) = sweep("fig8") {
-            out.push(ablation_section(s, &t.label, many));
+            let base = linux_arm(plan, t, sweep("fig8-irq"));
+            out.push(ablation_section(s, base.as_ref(), &t.label, many));
+        }
+        if let Some(s) = sweep("fig8-irq") {
+            out.push(interrupts_section(s, &t.label, many));
         }
         if let Some(s) = sweep("tasks") {
             out.push(tasks_section(s, sweep("threads"), &t.label, many));
@@ -58,6 +63,21 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     Ok(out)
 }
 
+/// Fig 8's Linux arm on target `t`: its traced sweep, or why there is
+/// none (None for a suite planned before the arm existed).
+fn linux_arm<'a>(
+    plan: &'a Plan,
+    t: &super::Target,
+    s: Option<&'a SweepDir>,
+) -> Option<Baseline<'a>> {
+    if let Some(s) = s {
+        return Some(Baseline::Traced(s));
+    }
+    (plan.irq_untraced.iter())
+        .find(|(label, _)| *label == t.label)
+        .map(|(_, why)| Baseline::Untraced(why))
+}
+
 /// Fig 7: IOPS and bandwidth against the block size.
 fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let mut sec = figure(
@@ -71,7 +91,10 @@ fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
         ],
     );
     sec.claims.extend(fig7_claims(s, label, many));
-    sec.claims.extend(fig7_equal_claims(s, label, many));
+    let target = crate::interrupt_knobs::filename_of(&s.def);
+    let cannot_poll = target.and_then(crate::interrupt_knobs::cannot_poll);
+    sec.claims
+        .extend(fig7_equal_claims(s, label, many, cannot_poll.as_deref()));
     sec
 }
 
@@ -102,6 +125,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
         ],
     );
     sec.claims.extend(fig9_claim(s, label));
+    sec.claims.extend(fig9_lone_claim(s, label));
     // Name the coop_peeks values in the findings too.
     for f in &mut sec.findings {
         for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
@@ -152,6 +176,36 @@ fn fig9_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
         }
         .row(),
     )
+}
+
+/// HIOPS Fig 9's other line: the lone poll thread ("Async poll") falls as
+/// the interval grows; judged per round on its IOPS at the longest
+/// interval over the shortest, a fall of any size (the paper gives none).
+fn fig9_lone_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
+    let intervals = &s.def.params.first()?.values;
+    let (first, last) = (intervals.first()?, intervals.last()?);
+    let lone = |i: &str| rounds(s, &[i, "0"], |m| m.iops);
+    let (a, b) = (lone(last), lone(first));
+    if a.is_empty() || b.is_empty() || first == last {
+        return None;
+    }
+    let j = Rule::fall(
+        "IOPS of the lone poll thread at the longest interval over the shortest, per round",
+    )
+    .judge(&rules::paired_ratios(&a, &b));
+    Some(ClaimRow::judged(
+        "hiops-fig9-async-poll",
+        "HIOPS Fig 9",
+        "a lone poll thread loses IOPS as its poll interval grows",
+        format!(
+            "{label}: from {} to {} µs the lone poll thread keeps {:.2}x its IOPS",
+            first.trim_end_matches("us"),
+            last.trim_end_matches("us"),
+            j.effect
+        ),
+        &j,
+        "A device slower than the poll interval leaves little for a poll to find early, so the interval matters less",
+    ))
 }
 
 /// Fig 1: IOPS against the number of devices, the x axis named by sets.

@@ -64,6 +64,17 @@ pub struct Plan {
     /// Options every point shares: runtime, ramp, size, engine.
     pub base: Vec<String>,
     pub rounds: u32,
+    /// Fig 7's strategies where they are not [`Plan::strategies`] (a quick
+    /// plan adds the poll thread, which the paper set against interrupts).
+    #[serde(default)]
+    pub block_size_strategies: Vec<String>,
+    /// Targets whose device's interrupt handlers are traced under pread
+    /// (Fig 8's Linux arm), by label.
+    #[serde(default)]
+    pub irq_traced: Vec<String>,
+    /// Targets whose handlers cannot be traced: (label, why).
+    #[serde(default)]
+    pub irq_untraced: Vec<(String, String)>,
 }
 
 impl Plan {
@@ -96,6 +107,9 @@ impl Plan {
                 many_threads: 4,
                 base,
                 rounds,
+                block_size_strategies: list(&["pread", "coop", "coop-shared", "poll"]),
+                irq_traced: Vec::new(),
+                irq_untraced: Vec::new(),
             };
         }
         Plan {
@@ -109,7 +123,54 @@ impl Plan {
             many_threads: 128,
             base,
             rounds,
+            block_size_strategies: Vec::new(),
+            irq_traced: Vec::new(),
+            irq_untraced: Vec::new(),
         }
+    }
+
+    /// Decides, per target, whether its device's interrupt handlers can be
+    /// traced here (root, tracefs, a device with vectors of its own), and
+    /// keeps why not for the report.
+    pub fn trace_interrupts(&mut self) {
+        let refused = if !crate::irq_affinity::is_root() {
+            Some("tracing the kernel's interrupt handlers needs root: run as root".to_string())
+        } else {
+            hiops_profile::tracefs::root().err().map(|e| e.to_string())
+        };
+        for t in &self.targets {
+            let args = [format!("--filename={}", t.path)];
+            let why = refused.clone().or_else(|| {
+                crate::irq_trace::target_of(&args)
+                    .err()
+                    .map(|e| e.to_string())
+            });
+            match why {
+                None => self.irq_traced.push(t.label.clone()),
+                Some(w) => self.irq_untraced.push((t.label.clone(), w)),
+            }
+        }
+    }
+
+    /// Fig 8's Linux arm on one target: pread at many threads with the
+    /// device's interrupt handlers traced.
+    fn irq_sweep(&self, t: &Target, many: &str) -> Option<(String, SweepDef)> {
+        if !self.irq_traced.contains(&t.label) {
+            return None;
+        }
+        let title = self.at_many_threads(t, "Linux's interrupt handlers under pread");
+        let strategy = Param {
+            name: "strategy".into(),
+            values: vec!["pread".into()],
+        };
+        let mut def = self.def(
+            title,
+            &t.path,
+            &[many.to_string(), "--bs=4k".into()],
+            vec![strategy],
+        );
+        def.base.push(crate::irq_trace::FLAG.into());
+        Some((format!("{}-fig8-irq", t.label), def))
     }
 
     fn def(&self, title: String, target: &str, extra: &[String], params: Vec<Param>) -> SweepDef {
@@ -221,6 +282,7 @@ impl Plan {
             out.extend(self.tasks_sweep(t));
             out.extend(self.task_poll_sweep(t));
             out.push(self.ablation_sweep(t, &many));
+            out.extend(self.irq_sweep(t, &many));
             out.push(self.poll_sweep(t, &many));
         }
         out.extend(self.devices_sweep(&many));
@@ -230,6 +292,10 @@ impl Plan {
     /// Fig 7 on one target: block size against strategy at many threads,
     /// leaving out sizes below the device's logical block.
     fn block_size_sweep(&self, t: &Target, many: &str, strategy: &Param) -> (String, SweepDef) {
+        let mut strategy = strategy.clone();
+        if !self.block_size_strategies.is_empty() {
+            strategy.values = self.block_size_strategies.clone();
+        }
         let sizes = self
             .block_sizes
             .iter()
@@ -249,7 +315,7 @@ impl Plan {
                     name: "bs".into(),
                     values: sizes,
                 },
-                strategy.clone(),
+                strategy,
             ],
         );
         (format!("{}-bs", t.label), def)
@@ -337,6 +403,7 @@ mod ablation;
 mod against_pread;
 mod figures;
 mod handoff;
+mod interrupts;
 mod point;
 
 pub use figures::sections;
@@ -491,7 +558,7 @@ mod tests {
             ]
             .concat(),
         };
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.tables[0].rows.len(), 3);
         assert_eq!(sec.tables[0].rows[1][0], "+ lazy completion");
         assert_eq!(sec.charts.len(), 2);
@@ -510,12 +577,12 @@ mod tests {
         // step is a fall, but not the paper's 0.4x.
         s.points.retain(|p| p.values[0] != "all");
         s.points.extend(three("all", [45.0, 54.0, 45.0]));
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.claims[1].verdict, crate::claims::Verdict::Partly);
         // A maximum that rises in one round of three is not shown.
         s.points.retain(|p| p.values[0] != "all");
         s.points.extend(three("all", [40.0, 70.0, 45.0]));
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.claims[1].verdict, crate::claims::Verdict::NotShown);
         assert!(
             sec.lines()[1].contains("Not every part") || sec.claims[1].why.contains("preempted")
@@ -605,7 +672,7 @@ mod tests {
             def,
             points,
         };
-        let rows = against_pread::fig7_equal_claims(&s, "disk", 128);
+        let rows = against_pread::fig7_equal_claims(&s, "disk", 128, None);
         let verdict = |item: &str, measured: &str| {
             rows.iter()
                 .find(|c| c.item == item && c.measured.contains(measured))
@@ -620,6 +687,32 @@ mod tests {
         assert_eq!(verdict(poll, "at 512,"), Verdict::NotReproduced);
         assert_eq!(verdict(poll, "at 4k,"), Verdict::Reproduced);
         assert_eq!(rows.len(), 4);
+        // A device without poll queues: the poll rows say why, not a
+        // verdict on hiops' poll thread beside the interrupts.
+        let refused =
+            against_pread::fig7_equal_claims(&s, "disk", 128, Some("vda has no poll queues"));
+        let poll_row = refused.iter().find(|c| c.item == poll).unwrap();
+        assert_eq!(poll_row.verdict, Verdict::CannotHere);
+        assert!(
+            poll_row
+                .why
+                .starts_with("cannot be set on this device: vda has no poll queues"),
+            "{}",
+            poll_row.why
+        );
+        assert!(
+            poll_row
+                .measured
+                .contains("poll 0.50x coop-shared's IOPS at 512"),
+            "{}",
+            poll_row.measured
+        );
+        let other = refused.iter().find(|c| c.item == above).unwrap();
+        assert_eq!(
+            other.verdict,
+            Verdict::Reproduced,
+            "only the poll rows change"
+        );
     }
 
     #[test]
