@@ -359,3 +359,67 @@ pub(super) fn tasks_section(
     }
     sec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Point;
+
+    /// Fig 9's sweep of a 3-round plan, the lone thread's IOPS per round
+    /// at the shortest and the longest interval given.
+    fn poll_sweep(lone: [(f64, f64); 3]) -> SweepDir {
+        let disk = super::super::Target {
+            label: "disk".into(),
+            path: "/var/tmp/f".into(),
+            min_bs: 0,
+        };
+        let p = Plan::new(vec![disk], true, "1", "0", "64m", 3);
+        let def = p
+            .sweeps()
+            .into_iter()
+            .find(|(n, _)| n == "disk-poll")
+            .unwrap()
+            .1;
+        let at = |round: u32, interval: &str, peeks: &str, iops: f64| Point {
+            round,
+            ..Point::of(
+                &[interval, peeks],
+                PointFigures {
+                    iops: Some(iops),
+                    ..PointFigures::default()
+                },
+            )
+        };
+        let mut points = Vec::new();
+        for (r, (short, long)) in (0u32..).zip(lone) {
+            points.push(at(r, "8us", "0", short));
+            points.push(at(r, "64us", "0", long));
+            points.push(at(r, "8us", "1", 100.0));
+            points.push(at(r, "64us", "1", 100.0));
+        }
+        SweepDir {
+            path: "/x".into(),
+            def,
+            points,
+        }
+    }
+
+    #[test]
+    fn the_lone_poll_thread_must_fall_in_every_round() {
+        let row = |lone| fig9_lone_claim(&poll_sweep(lone), "disk").unwrap();
+        let fell = row([(100.0, 88.0), (100.0, 90.0), (100.0, 95.0)]);
+        assert_eq!(fell.item, "hiops-fig9-async-poll");
+        assert_eq!(fell.verdict, Verdict::Reproduced, "{}", fell.rule);
+        assert!(
+            fell.measured
+                .starts_with("disk: from 8 to 64 µs the lone poll thread keeps 0.90x"),
+            "{}",
+            fell.measured
+        );
+        // One round that held: no fall shown.
+        let mixed = row([(100.0, 88.0), (100.0, 101.0), (100.0, 95.0)]);
+        assert_eq!(mixed.verdict, Verdict::NotShown);
+        let rose = row([(100.0, 104.0), (100.0, 103.0), (100.0, 110.0)]);
+        assert_eq!(rose.verdict, Verdict::NotReproduced);
+    }
+}

@@ -140,11 +140,11 @@ fn interrupt_claims(s: &SweepDir, label: &str) -> Vec<ClaimRow> {
     let interval = linux(s, |m| m.completion_interval_p50_us);
     let virtual_disk = "a virtual disk's interrupt is the host's notification: its handler completes what the host posted, not a 2003 disk controller's work";
     [
-        judged(&PER_INTERRUPT, &mean, ("slides-interrupt-5-35us", "Slides"),
+        judged(&PER_INTERRUPT, &mean, ("slides-interrupt-5-35us", "slides"),
             "a device interrupt costs 5 to 35 µs",
             |e| format!("{label}: {e:.2} µs per device interrupt (mean), {lo} to {hi} µs over the rounds' handlers, pread"),
             virtual_disk),
-        judged(&CPU_PER_SECOND, &cpu, ("slides-interrupt-cpu-per-second", "Slides"),
+        judged(&CPU_PER_SECOND, &cpu, ("slides-interrupt-cpu-per-second", "slides"),
             "10 µs per I/O at 43K IOPS is 0.43 s of CPU per second in interrupt handlers",
             |e| format!("{label}: {e:.3} CPU seconds per second ({} µs of handler time per I/O x {} IOPS), pread", g(p.irq_handler_us_per_io), g(p.iops)),
             "the handler time per I/O shrinks where one interrupt completes several requests, as virtio's does, and with it the CPU"),

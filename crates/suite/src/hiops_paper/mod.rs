@@ -130,8 +130,9 @@ impl Plan {
     }
 
     /// Decides, per target, whether its device's interrupt handlers can be
-    /// traced here (root, tracefs, a device with vectors of its own), and
-    /// keeps why not for the report.
+    /// traced here (root, tracefs, a device with vectors of its own). Why
+    /// not is kept for the report where the machine refused; a device
+    /// with no interrupts of its own (zram, loop) has no Linux arm at all.
     pub fn trace_interrupts(&mut self) {
         let refused = if !crate::irq_affinity::is_root() {
             Some("tracing the kernel's interrupt handlers needs root: run as root".to_string())
@@ -140,14 +141,11 @@ impl Plan {
         };
         for t in &self.targets {
             let args = [format!("--filename={}", t.path)];
-            let why = refused.clone().or_else(|| {
-                crate::irq_trace::target_of(&args)
-                    .err()
-                    .map(|e| e.to_string())
-            });
-            match why {
-                None => self.irq_traced.push(t.label.clone()),
-                Some(w) => self.irq_untraced.push((t.label.clone(), w)),
+            let device = crate::irq_trace::target_of(&args);
+            match (&refused, device) {
+                (_, Err(_)) => {}
+                (Some(why), Ok(_)) => self.irq_untraced.push((t.label.clone(), why.clone())),
+                (None, Ok(_)) => self.irq_traced.push(t.label.clone()),
             }
         }
     }
