@@ -270,3 +270,33 @@ fn ratios_to_pread(
         .collect();
     (!each.is_empty()).then(|| format!("{when}, against pread's IOPS: {}.", each.join(", ")))
 }
+
+/// HIOPS Fig 7's Poll I/O where the device has poll queues: io_uring with
+/// IOPOLL (`hipri=1`, interrupts off) against the same with interrupts,
+/// per round, at each block size of the IOPOLL sweep.
+pub(super) fn iopoll_claims(s: &SweepDir, label: &str, many: u32) -> Vec<ClaimRow> {
+    let none = Rule::no_effect(
+        "IOPOLL over interrupts' IOPS per round within 10% of 1",
+        0.10,
+    );
+    let mut out = Vec::new();
+    for bs in &s.def.params[0].values {
+        let (polled, irq) = (
+            rounds(s, &[bs, "1"], |m| m.iops),
+            rounds(s, &[bs, "0"], |m| m.iops),
+        );
+        if polled.is_empty() || irq.is_empty() {
+            continue;
+        }
+        let j = none.judge(&rules::paired_ratios(&polled, &irq));
+        out.push(ClaimRow::judged(
+            "hiops-fig7-irq-equals-poll",
+            "HIOPS Fig 7",
+            "polling (interrupts off, a poll thread) no different in IOPS from interrupts",
+            format!("{label}: io_uring with IOPOLL {:.2}x its IOPS with interrupts at {bs}, {many} threads", j.effect),
+            &j,
+            "the kernel's IOPOLL polls in each submitting thread, not in one poll thread helped by cooperative contexts as the paper's",
+        ));
+    }
+    out
+}

@@ -2,7 +2,7 @@
 //! straight from one sweep each (Fig 1, 7, 9, the thread and task sweeps).
 
 use super::against_pread::{
-    against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section,
+    against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section, iopoll_claims,
 };
 use super::interrupts::{interrupts_section, Baseline};
 use super::point::{at, rounds};
@@ -41,6 +41,18 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
         if let Some(s) = sweep("fig8") {
             let base = linux_arm(plan, t, sweep("fig8-irq"));
             out.push(ablation_section(s, base.as_ref(), &t.label, many));
+        }
+        if let Some(s) = sweep("iopoll") {
+            let mut sec = figure(
+                s,
+                &format!(
+                    "Fig 7 — {}: IOPOLL against interrupts, {many} threads",
+                    t.label
+                ),
+                &["IOPS vs bs"],
+            );
+            sec.claims.extend(iopoll_claims(s, &t.label, many));
+            out.push(sec);
         }
         if let Some(s) = sweep("fig8-irq") {
             out.push(interrupts_section(s, &t.label, many));

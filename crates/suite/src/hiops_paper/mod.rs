@@ -75,6 +75,10 @@ pub struct Plan {
     /// Targets whose handlers cannot be traced: (label, why).
     #[serde(default)]
     pub irq_untraced: Vec<(String, String)>,
+    /// Targets whose device has poll queues: Fig 7's Poll I/O as the
+    /// kernel's IOPOLL (interrupts off) against its interrupts, by label.
+    #[serde(default)]
+    pub iopoll: Vec<String>,
 }
 
 impl Plan {
@@ -110,6 +114,7 @@ impl Plan {
                 block_size_strategies: list(&["pread", "coop", "coop-shared", "poll"]),
                 irq_traced: Vec::new(),
                 irq_untraced: Vec::new(),
+                iopoll: Vec::new(),
             };
         }
         Plan {
@@ -126,7 +131,48 @@ impl Plan {
             block_size_strategies: Vec::new(),
             irq_traced: Vec::new(),
             irq_untraced: Vec::new(),
+            iopoll: Vec::new(),
         }
+    }
+
+    /// Notes the targets whose device has poll queues (IOPOLL can turn
+    /// their interrupts off).
+    pub fn find_poll_queues(&mut self) {
+        self.iopoll = (self.targets.iter())
+            .filter(|t| crate::interrupt_knobs::cannot_poll(&t.path).is_none())
+            .map(|t| t.label.clone())
+            .collect();
+    }
+
+    /// Fig 7's Poll I/O where the device has poll queues: io_uring with
+    /// IOPOLL (hipri) against its interrupts, at the paper's small blocks.
+    fn iopoll_sweep(&self, t: &Target, many: &str) -> Option<(String, SweepDef)> {
+        if !self.iopoll.contains(&t.label) {
+            return None;
+        }
+        let sizes: Vec<String> = ["512", "4k"]
+            .into_iter()
+            .filter(|b| hiops_bench::units::parse_size(b).is_ok_and(|n| n >= t.min_bs))
+            .map(String::from)
+            .collect();
+        let params = vec![
+            Param {
+                name: "bs".into(),
+                values: sizes,
+            },
+            Param {
+                name: "hipri".into(),
+                values: vec!["0".into(), "1".into()],
+            },
+        ];
+        let title = self.at_many_threads(t, "IOPOLL against interrupts");
+        let def = self.def(
+            title,
+            &t.path,
+            &[many.to_string(), "--ioengine=io_uring".into()],
+            params,
+        );
+        Some((format!("{}-iopoll", t.label), def))
     }
 
     /// Decides, per target, whether its device's interrupt handlers can be
@@ -281,6 +327,7 @@ impl Plan {
             out.extend(self.task_poll_sweep(t));
             out.push(self.ablation_sweep(t, &many));
             out.extend(self.irq_sweep(t, &many));
+            out.extend(self.iopoll_sweep(t, &many));
             out.push(self.poll_sweep(t, &many));
         }
         out.extend(self.devices_sweep(&many));
@@ -829,5 +876,64 @@ mod tests {
             "1 task: median latency 102.0 µs against pread's 100.0 µs at 1 thread (1.02x)."
         );
         assert_eq!(f[2], "1024 tasks: 1000 IOPS against 1010 at 128 (0.99x).");
+    }
+
+    #[test]
+    fn iopoll_is_set_against_interrupts_only_where_the_device_has_poll_queues() {
+        let mut p = Plan::new(targets(), true, "1", "0", "64m", 3);
+        assert!(!p.sweeps().iter().any(|(n, _)| n.ends_with("-iopoll")));
+        p.iopoll = vec!["disk".into(), "zram".into()];
+        let sweeps = p.sweeps();
+        let def = |n: &str| sweeps.iter().find(|(name, _)| name == n).unwrap().1.clone();
+        let disk = def("disk-iopoll");
+        assert_eq!(disk.params[0].values, ["512", "4k"]);
+        assert_eq!(disk.params[1].values, ["0", "1"]);
+        assert_eq!(
+            def("zram-iopoll").params[0].values,
+            ["4k"],
+            "zram takes 4 KiB and up"
+        );
+        for k in disk.points() {
+            let args = disk.args_for(&k);
+            assert!(args.contains(&"--ioengine=io_uring".to_string()));
+            hiops_fio::plan_args(&args, false).unwrap();
+        }
+        let pt = |r: u32, bs: &str, hipri: &str, iops: f64| crate::sweep::Point {
+            round: r,
+            ..crate::sweep::Point::of(
+                &[bs, hipri],
+                PointFigures {
+                    iops: Some(iops),
+                    ..PointFigures::default()
+                },
+            )
+        };
+        let mut points = Vec::new();
+        for r in 0..3 {
+            let wobble = 1.0 + f64::from(r) * 0.02;
+            points.extend([pt(r, "512", "0", 100.0), pt(r, "512", "1", 99.0 * wobble)]);
+            points.extend([pt(r, "4k", "0", 100.0), pt(r, "4k", "1", 60.0 * wobble)]);
+        }
+        let s = SweepDir {
+            path: "/x".into(),
+            def: disk,
+            points,
+        };
+        let rows = against_pread::iopoll_claims(&s, "disk", 4);
+        use crate::claims::Verdict;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].verdict, Verdict::Reproduced, "{}", rows[0].rule);
+        assert!(
+            rows[0]
+                .measured
+                .starts_with("disk: io_uring with IOPOLL 1.01x its IOPS with interrupts at 512"),
+            "{}",
+            rows[0].measured
+        );
+        assert_eq!(
+            rows[1].verdict,
+            Verdict::NotReproduced,
+            "polling at 0.6x is a difference"
+        );
     }
 }
