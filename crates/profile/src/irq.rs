@@ -140,10 +140,11 @@ impl Decoder {
     }
 }
 
-/// Tracing under way.
+/// Tracing under way; dropped without [`IrqTracer::stop`] (a run that
+/// failed), it still stops and removes its tracefs instance.
 pub struct IrqTracer {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<IrqTrace>,
+    thread: Option<JoinHandle<IrqTrace>>,
 }
 
 /// The events and the kernel-side filters for `target`.
@@ -199,16 +200,32 @@ impl IrqTracer {
             .name("hiops-irq-trace".into())
             .spawn(move || drain_loop(instance, decoder, irqs, flag, tx));
         let thread = crate::error::started("the interrupt tracer's", spawned, &rx)?;
-        Ok(IrqTracer { stop, thread })
+        Ok(IrqTracer {
+            stop,
+            thread: Some(thread),
+        })
     }
 
     /// Stops tracing and returns the window's interrupts.
-    pub fn stop(self) -> IrqTrace {
+    pub fn stop(mut self) -> IrqTrace {
+        self.halt().unwrap_or_default()
+    }
+
+    fn halt(&mut self) -> Option<IrqTrace> {
+        let thread = self.thread.take()?;
         self.stop.store(true, Ordering::Release);
-        self.thread.thread().unpark();
-        self.thread
-            .join()
-            .expect("the interrupt tracer's thread does not panic")
+        thread.thread().unpark();
+        Some(
+            thread
+                .join()
+                .expect("the interrupt tracer's thread does not panic"),
+        )
+    }
+}
+
+impl Drop for IrqTracer {
+    fn drop(&mut self) {
+        self.halt();
     }
 }
 

@@ -99,6 +99,12 @@ fn a_traced_point_times_its_devices_interrupt_handlers() {
     assert!(m.irq_handler_us_per_io.unwrap() > 0.0);
     assert!(m.completion_interval_p50_us.is_some());
     assert!(own_instances().is_empty(), "{:?}", own_instances());
+    // A point that fails after tracing started drops its tracer: the
+    // tracing stops and its instance goes.
+    let tracer = irq_trace::Traced::start(&args).unwrap();
+    assert_eq!(own_instances().len(), 1);
+    drop(tracer);
+    assert!(own_instances().is_empty(), "{:?}", own_instances());
     // Untraced, the same point has none of these figures.
     let plain = runner.run(&args).unwrap().metrics;
     assert_eq!(plain.irq_handler_max_us, None);
