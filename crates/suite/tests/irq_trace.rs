@@ -68,21 +68,6 @@ fn a_traced_point_times_its_devices_interrupt_handlers() {
         Ok(m) => m.metrics,
         Err(e) => panic!("the traced point failed: {e:?}"),
     };
-    eprintln!(
-        "traced: {:?}",
-        (
-            m.irq_handler_mean_us,
-            m.irq_handler_min_us,
-            m.irq_handler_p99_us,
-            m.irq_handler_max_us,
-            m.irq_traced_per_io,
-            m.irq_handler_us_per_io,
-            m.completion_interval_p50_us,
-            m.completion_interval_p99_us,
-            m.irq_trace_lost,
-            m.iops
-        )
-    );
     let max = m.irq_handler_max_us.expect("handlers were timed");
     let (mean, min) = (
         m.irq_handler_mean_us.unwrap(),
