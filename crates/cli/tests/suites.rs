@@ -272,9 +272,9 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    // Fig 7's 512 B, 4 KiB and 64 KiB, and two thread counts, x pread,
-    // coop and coop-shared.
-    for (sweep, points) in [("disk-bs", 9), ("disk-threads", 6)] {
+    // Fig 7's 512 B, 4 KiB and 64 KiB x pread, coop, coop-shared and the
+    // poll thread; two thread counts x the first three.
+    for (sweep, points) in [("disk-bs", 12), ("disk-threads", 6)] {
         assert_eq!(
             lines(&dir.join(sweep).join("points.jsonl")),
             points,
@@ -301,6 +301,16 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         2,
         "Fig 9 on the task path: busy-peek from depth 1, and off: {err}"
     );
+    // Fig 8's Linux arm where root can trace a device's interrupts here.
+    let traced = hiops_suite::irq_affinity::is_root()
+        && hiops_profile::tracefs::root().is_ok()
+        && hiops_suite::irq_trace::target_of(&[format!("--filename={}", tmp.path().display())])
+            .is_ok();
+    let linux_arm = dir.join("disk-fig8-irq").join("points.jsonl");
+    match traced {
+        true => assert_eq!(lines(&linux_arm), 1, "pread, its handlers traced: {err}"),
+        false => assert!(!linux_arm.exists(), "no arm without tracing"),
+    }
     let info: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("suite.json")).unwrap()).unwrap();
     assert!(

@@ -385,9 +385,10 @@ impl IoPath {
         sum
     }
 
-    /// How long each completion context was occupied per pass that reaped
+    /// How long each completion context ran per pass that reaped
     /// something (doorbell wake, completion or poll thread): reap, wake the
-    /// owners, issue from the FIFO; ns, over every ring since the last
+    /// owners, issue from the FIFO; ns of its thread's CPU time (time
+    /// preempted or waiting for the lock left out), over every ring since the last
     /// [`IoPath::restart_completion_passes`]. Empty for per-thread queues.
     pub fn completion_passes(&self) -> Histogram {
         let mut sum = Histogram::new();

@@ -261,7 +261,7 @@ impl SharedQueue {
         let mut wake = WakeList::new();
         loop {
             bell.wait().expect("waiting on the completion eventfd");
-            let t0 = tsc::rdtsc();
+            let t0 = Self::pass_start();
             let mut core = self.lock();
             core.counters.doorbell_wakes += 1;
             let reaped = self.pump(&mut core, me, &mut wake, false);
@@ -285,7 +285,7 @@ impl SharedQueue {
         let me = std::thread::current().id();
         let mut wake = WakeList::new();
         loop {
-            let t0 = tsc::rdtsc();
+            let t0 = Self::pass_start();
             let mut core = self.lock();
             let n = self.pump(&mut core, me, &mut wake, true);
             core.counters.polls += 1;

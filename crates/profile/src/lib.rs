@@ -43,6 +43,7 @@ mod cost;
 mod dither;
 mod error;
 pub use dither::RATE_SPREAD;
+pub mod irq;
 pub mod kallsyms;
 pub mod layers;
 mod ring;

@@ -91,7 +91,7 @@ pub struct PathFigures {
     /// None (JSON null) when no completion was handed to another thread:
     /// every owner reaped its own, so there is no delay to state.
     pub handoff_ns: Option<HandoffPercentiles>,
-    /// How long a completion context was occupied per pass that reaped
+    /// How long a completion context ran (its thread's CPU time) per pass that reaped
     /// something (the paper's Fig 8 quantity; hand-off is the owner's view);
     /// None when no pass was timed.
     pub completion_pass_ns: Option<HandoffPercentiles>,

@@ -129,6 +129,19 @@ point_figures! {
     handoff_max_us => HandoffMaxUs = "handoff_max_us",
     completion_pass_p99_us => CompletionPassP99Us = "completion_pass_p99_us",
     completion_pass_max_us => CompletionPassMaxUs = "completion_pass_max_us",
+    /// A point traced with `--irq_trace` (the suites' flag): the kernel's
+    /// own handlers of the device's I/O vectors, entry to exit (µs), how
+    /// many per I/O and their time per I/O, the interval between the
+    /// device's successive completions, and trace records lost.
+    irq_handler_max_us => IrqHandlerMaxUs = "irq_handler_max_us",
+    irq_handler_p99_us => IrqHandlerP99Us = "irq_handler_p99_us",
+    irq_handler_mean_us => IrqHandlerMeanUs = "irq_handler_mean_us",
+    irq_handler_min_us => IrqHandlerMinUs = "irq_handler_min_us",
+    irq_traced_per_io => IrqTracedPerIo = "irq_traced_per_io",
+    irq_handler_us_per_io => IrqHandlerUsPerIo = "irq_handler_us_per_io",
+    completion_interval_p50_us => CompletionIntervalP50Us = "completion_interval_p50_us",
+    completion_interval_p99_us => CompletionIntervalP99Us = "completion_interval_p99_us",
+    irq_trace_lost => IrqTraceLost = "irq_trace_lost",
     wakeups_per_io => WakeupsPerIo = "wakeups_per_io",
     polls_per_io => PollsPerIo = "polls_per_io",
     empty_poll_share => EmptyPollShare = "empty_poll_share",

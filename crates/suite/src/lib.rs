@@ -22,8 +22,10 @@ pub mod fig10_claims;
 pub mod fig10_devices;
 pub mod hdd_like;
 pub mod hiops_paper;
+pub mod interrupt_knobs;
 pub mod iozone;
 pub mod irq_affinity;
+pub mod irq_trace;
 pub mod method;
 pub mod page;
 pub mod platform_settings;
@@ -54,6 +56,7 @@ impl Runner for BenchRunner<'_> {
         let (args, profile) = profile_flag(args).map_err(|e| RunFailure::Failed(e.to_string()))?;
         let (args, timeline) = timeline_flag(&args);
         let (args, confine_irqs) = irq_affinity::confine_flag(&args);
+        let (args, trace_irqs) = irq_trace::flag(&args);
         let plan =
             hiops_fio::plan_args(&args, false).map_err(|e| RunFailure::Failed(e.to_string()))?;
         if plan.phases.iter().any(|&p| p != 0) {
@@ -64,6 +67,10 @@ impl Runner for BenchRunner<'_> {
         // Held until this function returns, the run's error or Ctrl-C
         // included: the interrupts go back where they were.
         let confinement = confine_irqs.then(|| irq_affinity::confine(&plan.jobs));
+        let traced = trace_irqs
+            .then(|| irq_trace::Traced::start(&args))
+            .transpose()
+            .map_err(|e| RunFailure::Failed(e.to_string()))?;
         let progress = &mut self.progress;
         let mut forward = |p: &hiops_bench::Progress| {
             if let Some(f) = progress.as_mut() {
@@ -93,13 +100,17 @@ impl Runner for BenchRunner<'_> {
         if let Some(e) = r.jobs.iter().flat_map(|j| j.errors()).next() {
             return Err(RunFailure::Failed(e.to_string()));
         }
+        let mut metrics = hiops_report::derived::point_metrics(&r);
+        if let Some(t) = traced {
+            t.finish(&mut metrics);
+        }
         let set = hiops_report::json::RunSet {
             runs: std::slice::from_ref(&r),
             global_options: &plan.global_options,
             ignored: &plan.ignored,
         };
         Ok(Measured {
-            metrics: hiops_report::derived::point_metrics(&r),
+            metrics,
             cdf: hiops_report::derived::latency_cdf(&r),
             series: r
                 .series

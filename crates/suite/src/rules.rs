@@ -121,6 +121,18 @@ impl Rule {
         }
     }
 
+    /// The paper shows a fall and states no size (a line that drops in a
+    /// figure): a ratio below 1 in every round, of any size, is its claim.
+    pub const fn fall(name: &'static str) -> Rule {
+        Rule {
+            name,
+            null: 1.0,
+            // Any fall reaches at least none of a fall to zero.
+            paper: 0.0,
+            size: Size::AtLeast { tolerance: 1.0 },
+        }
+    }
+
     /// The rule's answer where its premise fails (unlike devices, say):
     /// "not shown", for `reason`, with no rounds read.
     pub fn unjudged(&self, reason: String) -> Judgement {
@@ -400,6 +412,18 @@ mod tests {
             Verdict::NotReproduced
         );
         assert_eq!(aio.judge(&[0.70, 1.0, 0.95]).verdict, Verdict::NotShown);
+    }
+
+    #[test]
+    fn a_fall_of_any_size_in_every_round_is_the_claim() {
+        let fall = Rule::fall("IOPS at the longest interval over the shortest");
+        assert_eq!(fall.judge(&[0.97, 0.95, 0.90]).verdict, Verdict::Reproduced);
+        assert_eq!(fall.judge(&[0.40, 0.50, 0.45]).verdict, Verdict::Reproduced);
+        assert_eq!(fall.judge(&[0.97, 1.02, 0.95]).verdict, Verdict::NotShown);
+        assert_eq!(
+            fall.judge(&[1.05, 1.10, 1.02]).verdict,
+            Verdict::NotReproduced
+        );
     }
 
     #[test]

@@ -47,7 +47,7 @@ impl SharedQueue {
             let Ok(mut core) = self.core.try_lock() else {
                 return false;
             };
-            let t0 = tsc::rdtsc();
+            let t0 = Self::pass_start();
             let run = self.incoming.take().map_or(0, |run| core.append(run));
             let reaped = self.pass(&mut core, me, wake);
             // The run's requests still in the FIFO (its newest) found no tag.

@@ -4,7 +4,7 @@
 
 use super::{Core, SharedQueue, WakeList};
 use crate::stats::{Mode, PathCounters, SwitchPoint};
-use hiops_stats::{tsc, Histogram};
+use hiops_stats::Histogram;
 use std::sync::atomic::Ordering;
 
 impl SharedQueue {
@@ -64,16 +64,24 @@ impl SharedQueue {
         self.passes.lock().expect("pass histogram").clear();
     }
 
-    /// Books one completion pass that began at TSC `t0` and reaped `n`.
+    /// Where a completion pass starts: the calling thread's CPU time, ns.
+    ///
+    /// A pass is timed on its thread's CPU clock, not the wall clock: the
+    /// paper's interrupt handler cannot be preempted, a user-space pass
+    /// can, and on a machine with fewer CPUs than threads a wall-clock
+    /// pass's longest was a scheduler slice (20 ms), not the path's work.
+    pub(super) fn pass_start() -> u64 {
+        thread_cpu_ns()
+    }
+
+    /// Books one completion pass that began at [`Self::pass_start`]'s
+    /// `t0` and reaped `n`.
     pub(super) fn book_pass(&self, t0: u64, n: usize) {
         if n == 0 {
             return;
         }
-        let ns = tsc::rdtsc().saturating_sub(t0) as f64 * 1e9 / self.how.tsc_hz;
-        self.passes
-            .lock()
-            .expect("pass histogram")
-            .record(ns as u64);
+        let ns = thread_cpu_ns().saturating_sub(t0);
+        self.passes.lock().expect("pass histogram").record(ns);
     }
 
     pub fn switches(&self) -> Vec<SwitchPoint> {
@@ -106,5 +114,33 @@ impl SharedQueue {
 
     pub fn mode(&self) -> Mode {
         self.read_core(|core| core.mode)
+    }
+}
+
+/// The calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID), ns: time it
+/// ran, without the time it waited for a CPU or was stolen by the host.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec the call writes.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    debug_assert_eq!(rc, 0, "every thread has a CPU clock");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pass_that_loses_its_cpu_is_timed_without_the_wait() {
+        // A pass preempted for a scheduler slice read 20 ms on the wall
+        // clock; the thread's CPU clock leaves out time it did not run.
+        let t0 = SharedQueue::pass_start();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let ran = thread_cpu_ns() - t0;
+        assert!(ran < 10_000_000, "50 ms asleep booked as {ran} ns");
     }
 }

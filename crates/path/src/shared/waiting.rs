@@ -120,7 +120,7 @@ impl SharedQueue {
         drop(core);
         wake_all(wake);
         bell.wait().expect("waiting on the completion eventfd");
-        let t0 = tsc::rdtsc();
+        let t0 = Self::pass_start();
         counts.doorbell_sleeps += 1;
         let mut core = self.lock();
         core.sleeper = false;

@@ -117,9 +117,20 @@ impl Instance {
         events: &[(&str, &str, Option<String>)],
         cpus: &[usize],
     ) -> Result<Instance, ProfileError> {
+        Self::create_tagged(root, "timeline", events, cpus)
+    }
+
+    /// [`Instance::create`] under `hiops-TAG-PID`: tracers of one process
+    /// with instances of their own (the timeline's, the interrupts').
+    pub(crate) fn create_tagged(
+        root: &Path,
+        tag: &str,
+        events: &[(&str, &str, Option<String>)],
+        cpus: &[usize],
+    ) -> Result<Instance, ProfileError> {
         let instances = root.join("instances");
         remove_orphans(&instances);
-        let dir = instances.join(format!("hiops-timeline-{}", std::process::id()));
+        let dir = instances.join(format!("hiops-{tag}-{}", std::process::id()));
         std::fs::create_dir(&dir).map_err(|source| ProfileError::Instance {
             dir: dir.clone(),
             source,
@@ -168,8 +179,15 @@ impl Instance {
     /// Reads every page there is now; returns records the kernel dropped
     /// (at least one for a page that does not say how many).
     pub(crate) fn drain(&mut self, mut each: impl FnMut(u64, &[u8])) -> u64 {
+        self.drain_by_cpu(|_, t, raw| each(t, raw))
+    }
+
+    /// [`Instance::drain`] telling each record's CPU: its index in the
+    /// `cpus` the instance was created with (records of one CPU come in
+    /// their order).
+    pub(crate) fn drain_by_cpu(&mut self, mut each: impl FnMut(usize, u64, &[u8])) -> u64 {
         let mut missed = 0u64;
-        for pipe in &mut self.pipes {
+        for (cpu, pipe) in self.pipes.iter_mut().enumerate() {
             // Each read gives one page (a partial one when the writer is
             // on it); EAGAIN or 0 once the buffer is empty.
             while let Ok(n) = pipe.read(&mut self.page) {
@@ -177,7 +195,7 @@ impl Instance {
                     break;
                 }
                 // A page that says records were dropped but not how many: one.
-                missed += match parse_page(&self.page[..n], &mut each) {
+                missed += match parse_page(&self.page[..n], |t, raw| each(cpu, t, raw)) {
                     u64::MAX => 1,
                     m => m,
                 };
@@ -204,9 +222,11 @@ fn remove_orphans(instances: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name();
+        // hiops-TAG-PID: the pid after the last dash.
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix("hiops-timeline-"))
+            .and_then(|n| n.strip_prefix("hiops-"))
+            .and_then(|n| n.rsplit('-').next())
             .and_then(|p| p.parse::<u32>().ok())
         else {
             continue;

@@ -27,7 +27,7 @@
 
 mod decode;
 mod event;
-mod ftrace;
+pub(crate) mod ftrace;
 mod matcher;
 mod order;
 mod tracer;

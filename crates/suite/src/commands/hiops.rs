@@ -52,7 +52,9 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Ben
     create_dir(&a.dir)?;
     // Devices live until the end of the experiment (dropped last).
     let devices = ram_devices(&a, size_bytes, &mut targets, console.who);
-    let plan = plan_of(targets);
+    let mut plan = plan_of(targets);
+    plan.trace_interrupts();
+    plan.find_poll_queues();
     save_info(&a, &plan, &console.command)?;
     // One failing sweep (a device refusing a size) does not lose the
     // others: they run, and the failure is reported at the end.

@@ -17,6 +17,7 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
                 crate::profile_flag(&def.args_for(key)).map_err(|e| point(e.to_string()))?;
             let (args, _) = crate::timeline_flag(&args);
             let (args, _) = crate::irq_affinity::confine_flag(&args);
+            let (args, _) = crate::irq_trace::flag(&args);
             let plan = hiops_fio::plan_args(&args, false).map_err(|e| point(e.to_string()))?;
             gate(&plan)?;
         }

@@ -1,6 +1,7 @@
 //! HIOPS Fig 8's ablation: the completion context's occupancy per pass as
 //! coop's parts are turned on one by one.
 
+use super::interrupts::{nonblocking_claim, Baseline};
 use super::point::{at, rounds};
 use crate::chart_of::fmt_num;
 use crate::claims::ClaimRow;
@@ -22,10 +23,15 @@ fn parts_name(v: &str) -> &str {
 
 /// Fig 8 as the paper drew it: how long the completion context is occupied
 /// per pass (max and p99) as coop's parts are turned on one by one.
-pub(super) fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section {
+pub(super) fn ablation_section(
+    s: &SweepDir,
+    base: Option<&Baseline>,
+    label: &str,
+    many: u32,
+) -> Section {
     let medians = s.medians();
     let row = |v: &String| at(&medians, &[v.as_str()]).cloned();
-    let rows: Vec<Vec<String>> = s.def.params[0]
+    let mut rows: Vec<Vec<String>> = s.def.params[0]
         .values
         .iter()
         .filter_map(|v| {
@@ -41,6 +47,21 @@ pub(super) fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section 
             ])
         })
         .collect();
+    let linux = linux_medians(base);
+    if let Some(m) = &linux {
+        let g = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "none".into());
+        rows.insert(
+            0,
+            vec![
+                LINUX.into(),
+                g(m.irq_handler_max_us),
+                g(m.irq_handler_p99_us),
+                "-".into(),
+                g(m.iops),
+                g(m.ctx_per_io),
+            ],
+        );
+    }
     let names: Vec<String> = s.def.params[0]
         .values
         .iter()
@@ -58,18 +79,31 @@ pub(super) fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section 
             .filter_map(|(i, v)| Some((i as f64, *row(v)?.figure(metric)?)))
             .collect();
         if !pts.is_empty() {
-            charts.push(
-                Chart::new(
-                    format!("completion context per pass, {what}"),
-                    Axis::categories("parts of coop turned on", names.clone()),
-                    Axis::log10(format!("{what} occupancy (µs)")),
-                )
-                .with_series("coop".to_string(), pts),
-            );
+            let mut chart = Chart::new(
+                format!("completion context per pass, {what}"),
+                Axis::categories("parts of coop turned on", names.clone()),
+                Axis::log10(format!("{what} occupancy (µs)")),
+            )
+            .with_series("coop".to_string(), pts);
+            let handler = linux.as_ref().and_then(|m| match metric {
+                Figure::CompletionPassMaxUs => m.irq_handler_max_us,
+                _ => m.irq_handler_p99_us,
+            });
+            if let Some(h) = handler {
+                // Linux's handler as a level across the parts.
+                let level = (0..names.len()).map(|i| (i as f64, h)).collect();
+                chart = chart.with_series(LINUX.to_string(), level);
+            }
+            charts.push(chart);
         }
     }
+    let mut claims: Vec<ClaimRow> = base
+        .and_then(|b| nonblocking_claim(s, b, label))
+        .into_iter()
+        .collect();
+    claims.extend(ablation_claims(s, &medians));
     Section {
-        claims: ablation_claims(s, &medians),
+        claims,
         heading: format!("Fig 8 — {label}: the completion context's occupancy as coop's parts are added, {many} threads"),
         findings: Vec::new(),
         charts,
@@ -79,9 +113,20 @@ pub(super) fn ablation_section(s: &SweepDir, label: &str, many: u32) -> Section 
             rows,
         }],
         notes: vec![
-            "A pass is one wake of a completion context that reaped something: reaping the ring, waking the owners and issuing queued commands into the freed tags. The paper measured its interrupt handler: non-blocking issue alone over 100 µs, + lazy completion 50 µs, + cooperative completion 20 µs (the original SCSI path 18 µs).".into(),
+            "A pass is one wake of a completion context that reaped something: reaping the ring, waking the owners and issuing queued commands into the freed tags, timed on its thread's CPU clock (a pass preempted is charged the time it ran, as an interrupt handler, which nothing preempts). The paper measured its interrupt handler: non-blocking issue alone over 100 µs, + lazy completion 50 µs, + cooperative completion 20 µs (the original SCSI path 18 µs). Linux's row is the kernel's own handler of the device's interrupt under pread, entry to exit.".into(),
         ],
     }
+}
+
+/// The Linux arm's row name: the paper's "SCSI" bar.
+const LINUX: &str = "Linux (pread): its interrupt handler";
+
+/// The Linux arm's medians, when it was traced.
+fn linux_medians(base: Option<&Baseline>) -> Option<PointFigures> {
+    let Some(Baseline::Traced(s)) = base else {
+        return None;
+    };
+    at(&s.medians(), &["pread"]).cloned()
 }
 
 /// HIOPS Fig 8's steps, each a ratio of the longest pass (the paper's

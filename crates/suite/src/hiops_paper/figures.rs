@@ -2,8 +2,9 @@
 //! straight from one sweep each (Fig 1, 7, 9, the thread and task sweeps).
 
 use super::against_pread::{
-    against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section,
+    against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section, iopoll_claims,
 };
+use super::interrupts::{interrupts_section, Baseline};
 use super::point::{at, rounds};
 use super::{ablation::ablation_section, handoff::handoff_section, Plan};
 use crate::chart_of::fmt_num;
@@ -38,7 +39,23 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             }
         }
         if let Some(s) = sweep("fig8") {
-            out.push(ablation_section(s, &t.label, many));
+            let base = linux_arm(plan, t, sweep("fig8-irq"));
+            out.push(ablation_section(s, base.as_ref(), &t.label, many));
+        }
+        if let Some(s) = sweep("iopoll") {
+            let mut sec = figure(
+                s,
+                &format!(
+                    "Fig 7 — {}: IOPOLL against interrupts, {many} threads",
+                    t.label
+                ),
+                &["IOPS vs bs"],
+            );
+            sec.claims.extend(iopoll_claims(s, &t.label, many));
+            out.push(sec);
+        }
+        if let Some(s) = sweep("fig8-irq") {
+            out.push(interrupts_section(s, &t.label, many));
         }
         if let Some(s) = sweep("tasks") {
             out.push(tasks_section(s, sweep("threads"), &t.label, many));
@@ -58,6 +75,21 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     Ok(out)
 }
 
+/// Fig 8's Linux arm on target `t`: its traced sweep, or why there is
+/// none (None for a suite planned before the arm existed).
+fn linux_arm<'a>(
+    plan: &'a Plan,
+    t: &super::Target,
+    s: Option<&'a SweepDir>,
+) -> Option<Baseline<'a>> {
+    if let Some(s) = s {
+        return Some(Baseline::Traced(s));
+    }
+    (plan.irq_untraced.iter())
+        .find(|(label, _)| *label == t.label)
+        .map(|(_, why)| Baseline::Untraced(why))
+}
+
 /// Fig 7: IOPS and bandwidth against the block size.
 fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
     let mut sec = figure(
@@ -71,7 +103,10 @@ fn block_size_section(s: &SweepDir, label: &str, many: u32) -> Section {
         ],
     );
     sec.claims.extend(fig7_claims(s, label, many));
-    sec.claims.extend(fig7_equal_claims(s, label, many));
+    let target = crate::interrupt_knobs::filename_of(&s.def);
+    let cannot_poll = target.and_then(crate::interrupt_knobs::cannot_poll);
+    sec.claims
+        .extend(fig7_equal_claims(s, label, many, cannot_poll.as_deref()));
     sec
 }
 
@@ -102,6 +137,7 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
         ],
     );
     sec.claims.extend(fig9_claim(s, label));
+    sec.claims.extend(fig9_lone_claim(s, label));
     // Name the coop_peeks values in the findings too.
     for f in &mut sec.findings {
         for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
@@ -152,6 +188,36 @@ fn fig9_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
         }
         .row(),
     )
+}
+
+/// HIOPS Fig 9's other line: the lone poll thread ("Async poll") falls as
+/// the interval grows; judged per round on its IOPS at the longest
+/// interval over the shortest, a fall of any size (the paper gives none).
+fn fig9_lone_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
+    let intervals = &s.def.params.first()?.values;
+    let (first, last) = (intervals.first()?, intervals.last()?);
+    let lone = |i: &str| rounds(s, &[i, "0"], |m| m.iops);
+    let (a, b) = (lone(last), lone(first));
+    if a.is_empty() || b.is_empty() || first == last {
+        return None;
+    }
+    let j = Rule::fall(
+        "IOPS of the lone poll thread at the longest interval over the shortest, per round",
+    )
+    .judge(&rules::paired_ratios(&a, &b));
+    Some(ClaimRow::judged(
+        "hiops-fig9-async-poll",
+        "HIOPS Fig 9",
+        "a lone poll thread loses IOPS as its poll interval grows",
+        format!(
+            "{label}: from {} to {} µs the lone poll thread keeps {:.2}x its IOPS",
+            first.trim_end_matches("us"),
+            last.trim_end_matches("us"),
+            j.effect
+        ),
+        &j,
+        "A device slower than the poll interval leaves little for a poll to find early, so the interval matters less",
+    ))
 }
 
 /// Fig 1: IOPS against the number of devices, the x axis named by sets.
@@ -304,4 +370,68 @@ pub(super) fn tasks_section(
         }
     }
     sec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::Point;
+
+    /// Fig 9's sweep of a 3-round plan, the lone thread's IOPS per round
+    /// at the shortest and the longest interval given.
+    fn poll_sweep(lone: [(f64, f64); 3]) -> SweepDir {
+        let disk = super::super::Target {
+            label: "disk".into(),
+            path: "/var/tmp/f".into(),
+            min_bs: 0,
+        };
+        let p = Plan::new(vec![disk], true, "1", "0", "64m", 3);
+        let def = p
+            .sweeps()
+            .into_iter()
+            .find(|(n, _)| n == "disk-poll")
+            .unwrap()
+            .1;
+        let at = |round: u32, interval: &str, peeks: &str, iops: f64| Point {
+            round,
+            ..Point::of(
+                &[interval, peeks],
+                PointFigures {
+                    iops: Some(iops),
+                    ..PointFigures::default()
+                },
+            )
+        };
+        let mut points = Vec::new();
+        for (r, (short, long)) in (0u32..).zip(lone) {
+            points.push(at(r, "8us", "0", short));
+            points.push(at(r, "64us", "0", long));
+            points.push(at(r, "8us", "1", 100.0));
+            points.push(at(r, "64us", "1", 100.0));
+        }
+        SweepDir {
+            path: "/x".into(),
+            def,
+            points,
+        }
+    }
+
+    #[test]
+    fn the_lone_poll_thread_must_fall_in_every_round() {
+        let row = |lone| fig9_lone_claim(&poll_sweep(lone), "disk").unwrap();
+        let fell = row([(100.0, 88.0), (100.0, 90.0), (100.0, 95.0)]);
+        assert_eq!(fell.item, "hiops-fig9-async-poll");
+        assert_eq!(fell.verdict, Verdict::Reproduced, "{}", fell.rule);
+        assert!(
+            fell.measured
+                .starts_with("disk: from 8 to 64 µs the lone poll thread keeps 0.90x"),
+            "{}",
+            fell.measured
+        );
+        // One round that held: no fall shown.
+        let mixed = row([(100.0, 88.0), (100.0, 101.0), (100.0, 95.0)]);
+        assert_eq!(mixed.verdict, Verdict::NotShown);
+        let rose = row([(100.0, 104.0), (100.0, 103.0), (100.0, 110.0)]);
+        assert_eq!(rose.verdict, Verdict::NotReproduced);
+    }
 }

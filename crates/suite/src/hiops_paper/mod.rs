@@ -64,6 +64,21 @@ pub struct Plan {
     /// Options every point shares: runtime, ramp, size, engine.
     pub base: Vec<String>,
     pub rounds: u32,
+    /// Fig 7's strategies where they are not [`Plan::strategies`] (a quick
+    /// plan adds the poll thread, which the paper set against interrupts).
+    #[serde(default)]
+    pub block_size_strategies: Vec<String>,
+    /// Targets whose device's interrupt handlers are traced under pread
+    /// (Fig 8's Linux arm), by label.
+    #[serde(default)]
+    pub irq_traced: Vec<String>,
+    /// Targets whose handlers cannot be traced: (label, why).
+    #[serde(default)]
+    pub irq_untraced: Vec<(String, String)>,
+    /// Targets whose device has poll queues: Fig 7's Poll I/O as the
+    /// kernel's IOPOLL (interrupts off) against its interrupts, by label.
+    #[serde(default)]
+    pub iopoll: Vec<String>,
 }
 
 impl Plan {
@@ -96,6 +111,10 @@ impl Plan {
                 many_threads: 4,
                 base,
                 rounds,
+                block_size_strategies: list(&["pread", "coop", "coop-shared", "poll"]),
+                irq_traced: Vec::new(),
+                irq_untraced: Vec::new(),
+                iopoll: Vec::new(),
             };
         }
         Plan {
@@ -109,7 +128,93 @@ impl Plan {
             many_threads: 128,
             base,
             rounds,
+            block_size_strategies: Vec::new(),
+            irq_traced: Vec::new(),
+            irq_untraced: Vec::new(),
+            iopoll: Vec::new(),
         }
+    }
+
+    /// Notes the targets whose device has poll queues (IOPOLL can turn
+    /// their interrupts off).
+    pub fn find_poll_queues(&mut self) {
+        self.iopoll = (self.targets.iter())
+            .filter(|t| crate::interrupt_knobs::cannot_poll(&t.path).is_none())
+            .map(|t| t.label.clone())
+            .collect();
+    }
+
+    /// Fig 7's Poll I/O where the device has poll queues: io_uring with
+    /// IOPOLL (hipri) against its interrupts, at the paper's small blocks.
+    fn iopoll_sweep(&self, t: &Target, many: &str) -> Option<(String, SweepDef)> {
+        if !self.iopoll.contains(&t.label) {
+            return None;
+        }
+        let sizes: Vec<String> = ["512", "4k"]
+            .into_iter()
+            .filter(|b| hiops_bench::units::parse_size(b).is_ok_and(|n| n >= t.min_bs))
+            .map(String::from)
+            .collect();
+        let params = vec![
+            Param {
+                name: "bs".into(),
+                values: sizes,
+            },
+            Param {
+                name: "hipri".into(),
+                values: vec!["0".into(), "1".into()],
+            },
+        ];
+        let title = self.at_many_threads(t, "IOPOLL against interrupts");
+        let def = self.def(
+            title,
+            &t.path,
+            &[many.to_string(), "--ioengine=io_uring".into()],
+            params,
+        );
+        Some((format!("{}-iopoll", t.label), def))
+    }
+
+    /// Decides, per target, whether its device's interrupt handlers can be
+    /// traced here (root, tracefs, a device with vectors of its own). Why
+    /// not is kept for the report where the machine refused; a device
+    /// with no interrupts of its own (zram, loop) has no Linux arm at all.
+    pub fn trace_interrupts(&mut self) {
+        let refused = if !crate::irq_affinity::is_root() {
+            Some("tracing the kernel's interrupt handlers needs root: run as root".to_string())
+        } else {
+            hiops_profile::tracefs::root().err().map(|e| e.to_string())
+        };
+        for t in &self.targets {
+            let args = [format!("--filename={}", t.path)];
+            let device = crate::irq_trace::target_of(&args);
+            match (&refused, device) {
+                (_, Err(_)) => {}
+                (Some(why), Ok(_)) => self.irq_untraced.push((t.label.clone(), why.clone())),
+                (None, Ok(_)) => self.irq_traced.push(t.label.clone()),
+            }
+        }
+    }
+
+    /// Fig 8's Linux arm on one target: pread at many threads with the
+    /// device's interrupt handlers traced.
+    fn irq_sweep(&self, t: &Target, many: &str) -> Option<(String, SweepDef)> {
+        if !self.irq_traced.contains(&t.label) {
+            return None;
+        }
+        let title = self.at_many_threads(t, "Linux's interrupt handlers under pread");
+        let strategy = Param {
+            name: "strategy".into(),
+            values: vec!["pread".into()],
+        };
+        let mut def = self.def(
+            title,
+            &t.path,
+            &[many.to_string(), "--bs=4k".into()],
+            vec![strategy],
+        );
+        def.base.push(crate::irq_trace::FLAG.into());
+        Some((format!("{}-fig8-irq", t.label), def))
     }
 
     fn def(&self, title: String, target: &str, extra: &[String], params: Vec<Param>) -> SweepDef {
@@ -221,6 +326,8 @@ impl Plan {
             out.extend(self.tasks_sweep(t));
             out.extend(self.task_poll_sweep(t));
             out.push(self.ablation_sweep(t, &many));
+            out.extend(self.irq_sweep(t, &many));
+            out.extend(self.iopoll_sweep(t, &many));
             out.push(self.poll_sweep(t, &many));
         }
         out.extend(self.devices_sweep(&many));
@@ -230,6 +337,10 @@ impl Plan {
     /// Fig 7 on one target: block size against strategy at many threads,
     /// leaving out sizes below the device's logical block.
     fn block_size_sweep(&self, t: &Target, many: &str, strategy: &Param) -> (String, SweepDef) {
+        let mut strategy = strategy.clone();
+        if !self.block_size_strategies.is_empty() {
+            strategy.values = self.block_size_strategies.clone();
+        }
         let sizes = self
             .block_sizes
             .iter()
@@ -249,7 +360,7 @@ impl Plan {
                     name: "bs".into(),
                     values: sizes,
                 },
-                strategy.clone(),
+                strategy,
             ],
         );
         (format!("{}-bs", t.label), def)
@@ -337,6 +448,7 @@ mod ablation;
 mod against_pread;
 mod figures;
 mod handoff;
+mod interrupts;
 mod point;
 
 pub use figures::sections;
@@ -491,7 +603,7 @@ mod tests {
             ]
             .concat(),
         };
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.tables[0].rows.len(), 3);
         assert_eq!(sec.tables[0].rows[1][0], "+ lazy completion");
         assert_eq!(sec.charts.len(), 2);
@@ -510,12 +622,12 @@ mod tests {
         // step is a fall, but not the paper's 0.4x.
         s.points.retain(|p| p.values[0] != "all");
         s.points.extend(three("all", [45.0, 54.0, 45.0]));
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.claims[1].verdict, crate::claims::Verdict::Partly);
         // A maximum that rises in one round of three is not shown.
         s.points.retain(|p| p.values[0] != "all");
         s.points.extend(three("all", [40.0, 70.0, 45.0]));
-        let sec = ablation_section(&s, "disk", 128);
+        let sec = ablation_section(&s, None, "disk", 128);
         assert_eq!(sec.claims[1].verdict, crate::claims::Verdict::NotShown);
         assert!(
             sec.lines()[1].contains("Not every part") || sec.claims[1].why.contains("preempted")
@@ -605,7 +717,7 @@ mod tests {
             def,
             points,
         };
-        let rows = against_pread::fig7_equal_claims(&s, "disk", 128);
+        let rows = against_pread::fig7_equal_claims(&s, "disk", 128, None);
         let verdict = |item: &str, measured: &str| {
             rows.iter()
                 .find(|c| c.item == item && c.measured.contains(measured))
@@ -620,6 +732,32 @@ mod tests {
         assert_eq!(verdict(poll, "at 512,"), Verdict::NotReproduced);
         assert_eq!(verdict(poll, "at 4k,"), Verdict::Reproduced);
         assert_eq!(rows.len(), 4);
+        // A device without poll queues: the poll rows say why, not a
+        // verdict on hiops' poll thread beside the interrupts.
+        let refused =
+            against_pread::fig7_equal_claims(&s, "disk", 128, Some("vda has no poll queues"));
+        let poll_row = refused.iter().find(|c| c.item == poll).unwrap();
+        assert_eq!(poll_row.verdict, Verdict::CannotHere);
+        assert!(
+            poll_row
+                .why
+                .starts_with("cannot be set on this device: vda has no poll queues"),
+            "{}",
+            poll_row.why
+        );
+        assert!(
+            poll_row
+                .measured
+                .contains("poll 0.50x coop-shared's IOPS at 512"),
+            "{}",
+            poll_row.measured
+        );
+        let other = refused.iter().find(|c| c.item == above).unwrap();
+        assert_eq!(
+            other.verdict,
+            Verdict::Reproduced,
+            "only the poll rows change"
+        );
     }
 
     #[test]
@@ -738,5 +876,64 @@ mod tests {
             "1 task: median latency 102.0 µs against pread's 100.0 µs at 1 thread (1.02x)."
         );
         assert_eq!(f[2], "1024 tasks: 1000 IOPS against 1010 at 128 (0.99x).");
+    }
+
+    #[test]
+    fn iopoll_is_set_against_interrupts_only_where_the_device_has_poll_queues() {
+        let mut p = Plan::new(targets(), true, "1", "0", "64m", 3);
+        assert!(!p.sweeps().iter().any(|(n, _)| n.ends_with("-iopoll")));
+        p.iopoll = vec!["disk".into(), "zram".into()];
+        let sweeps = p.sweeps();
+        let def = |n: &str| sweeps.iter().find(|(name, _)| name == n).unwrap().1.clone();
+        let disk = def("disk-iopoll");
+        assert_eq!(disk.params[0].values, ["512", "4k"]);
+        assert_eq!(disk.params[1].values, ["0", "1"]);
+        assert_eq!(
+            def("zram-iopoll").params[0].values,
+            ["4k"],
+            "zram takes 4 KiB and up"
+        );
+        for k in disk.points() {
+            let args = disk.args_for(&k);
+            assert!(args.contains(&"--ioengine=io_uring".to_string()));
+            hiops_fio::plan_args(&args, false).unwrap();
+        }
+        let pt = |r: u32, bs: &str, hipri: &str, iops: f64| crate::sweep::Point {
+            round: r,
+            ..crate::sweep::Point::of(
+                &[bs, hipri],
+                PointFigures {
+                    iops: Some(iops),
+                    ..PointFigures::default()
+                },
+            )
+        };
+        let mut points = Vec::new();
+        for r in 0..3 {
+            let wobble = 1.0 + f64::from(r) * 0.02;
+            points.extend([pt(r, "512", "0", 100.0), pt(r, "512", "1", 99.0 * wobble)]);
+            points.extend([pt(r, "4k", "0", 100.0), pt(r, "4k", "1", 60.0 * wobble)]);
+        }
+        let s = SweepDir {
+            path: "/x".into(),
+            def: disk,
+            points,
+        };
+        let rows = against_pread::iopoll_claims(&s, "disk", 4);
+        use crate::claims::Verdict;
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].verdict, Verdict::Reproduced, "{}", rows[0].rule);
+        assert!(
+            rows[0]
+                .measured
+                .starts_with("disk: io_uring with IOPOLL 1.01x its IOPS with interrupts at 512"),
+            "{}",
+            rows[0].measured
+        );
+        assert_eq!(
+            rows[1].verdict,
+            Verdict::NotReproduced,
+            "polling at 0.6x is a difference"
+        );
     }
 }
