@@ -75,40 +75,37 @@ impl Grid<'_> {
         (self.cells.iter()).find(|c| c.is(engine, bs, devices, cpus))
     }
 
-    /// Whether the rules may read these cells: alike devices, each within
-    /// its CPUs; or why not.
-    fn usable(&self, cells: &[&Cell]) -> Result<(), String> {
+    /// Why the rules may not read these cells (unlike devices, a cell over
+    /// its CPUs), or None where they may.
+    fn unusable(&self, cells: &[&Cell]) -> Option<String> {
         let n = cells.iter().map(|c| c.point.devices).max().unwrap_or(0);
-        alike(self.kinds, n)?;
-        match cells.iter().find_map(|c| c.over.clone()) {
-            Some(why) => Err(why),
-            None => Ok(()),
-        }
+        unlike(self.kinds, n).or_else(|| cells.iter().find_map(|c| c.over.clone()))
     }
 
     /// `rule` over the per-round ratios of `a`'s IOPS to `b`'s.
     fn ratio(&self, rule: &Rule, a: &Cell, b: &Cell) -> Judgement {
-        match self.usable(&[a, b]) {
-            Ok(()) => rule.judge(&rules::paired_ratios(&a.rounds, &b.rounds)),
-            Err(why) => rule.unjudged(why),
+        match self.unusable(&[a, b]) {
+            None => rule.judge(&rules::paired_ratios(&a.rounds, &b.rounds)),
+            Some(why) => rule.unjudged(why),
         }
     }
 
     /// `rule` over `c`'s CPUs busy per round, as a share of `per`.
     fn busy(&self, rule: &Rule, c: &Cell, per: f64) -> Judgement {
-        match self.usable(&[c]) {
-            Ok(()) => rule.judge(&c.busy_rounds.iter().map(|b| b.1 / per).collect::<Vec<_>>()),
-            Err(why) => rule.unjudged(why),
+        match self.unusable(&[c]) {
+            None => rule.judge(&c.busy_rounds.iter().map(|b| b.1 / per).collect::<Vec<_>>()),
+            Some(why) => rule.unjudged(why),
         }
     }
 }
 
-/// Whether the first `n` devices are of one kind, or what they are.
-fn alike(kinds: &[String], n: usize) -> Result<(), String> {
+/// Why the first `n` devices cannot be read against linear (they are not
+/// all of one known kind), or None where they are alike.
+fn unlike(kinds: &[String], n: usize) -> Option<String> {
     match kinds.get(..n) {
-        Some(k) if k.iter().all(|x| *x == k[0] && x != "unknown") => Ok(()),
-        Some(k) => Err(format!("the devices are unlike ({}): scaling against linear needs alike devices (N zram devices, or N loop devices over tmpfs files)", k.join(", "))),
-        None => Err("the devices' kinds were not recorded (a report of older hiops)".into()),
+        Some(k) if k.iter().all(|x| *x == k[0] && x != "unknown") => None,
+        Some(k) => Some(format!("the devices are unlike ({}): scaling against linear needs alike devices (N zram devices, or N loop devices over tmpfs files)", k.join(", "))),
+        None => Some("the devices' kinds were not recorded (a report of older hiops)".into()),
     }
 }
 
@@ -185,15 +182,15 @@ fn stall(g: &Grid<'_>, engine: &str) -> Option<ClaimRow> {
     }
     let (all, one) = (g.at(engine, "4k", n, m)?, g.at(engine, "4k", n, 1)?);
     let share = |r: f64| (r - 1.0) / (m as f64 - 1.0);
-    let j = match g.usable(&[all, one]) {
-        Ok(()) => {
+    let j = match g.unusable(&[all, one]) {
+        None => {
             let shares: Vec<f64> = rules::paired_ratios(&all.rounds, &one.rounds)
                 .into_iter()
                 .map(share)
                 .collect();
             STALL.judge(&shares)
         }
-        Err(why) => STALL.unjudged(why),
+        Some(why) => STALL.unjudged(why),
     };
     let times = all.point.iops / one.point.iops.max(1e-9);
     Some(ClaimRow::judged(

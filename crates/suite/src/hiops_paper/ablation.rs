@@ -30,73 +30,7 @@ pub(super) fn ablation_section(
     many: u32,
 ) -> Section {
     let medians = s.medians();
-    let row = |v: &String| at(&medians, &[v.as_str()]).cloned();
-    let mut rows: Vec<Vec<String>> = s.def.params[0]
-        .values
-        .iter()
-        .filter_map(|v| {
-            let m = row(v)?;
-            let g = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "none".into());
-            Some(vec![
-                parts_name(v).to_string(),
-                g(m.completion_pass_max_us),
-                g(m.completion_pass_p99_us),
-                g(m.handoff_p99_us),
-                g(m.iops),
-                g(m.ctx_per_io),
-            ])
-        })
-        .collect();
     let linux = linux_medians(base);
-    if let Some(m) = &linux {
-        let g = |v: Option<f64>| v.map(fmt_num).unwrap_or_else(|| "none".into());
-        rows.insert(
-            0,
-            vec![
-                LINUX.into(),
-                g(m.irq_handler_max_us),
-                g(m.irq_handler_p99_us),
-                "-".into(),
-                g(m.iops),
-                g(m.ctx_per_io),
-            ],
-        );
-    }
-    let names: Vec<String> = s.def.params[0]
-        .values
-        .iter()
-        .map(|v| parts_name(v).to_string())
-        .collect();
-    let mut charts = Vec::new();
-    for (metric, what) in [
-        (Figure::CompletionPassMaxUs, "maximum"),
-        (Figure::CompletionPassP99Us, "99th percentile"),
-    ] {
-        let pts: Vec<(f64, f64)> = s.def.params[0]
-            .values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| Some((i as f64, *row(v)?.figure(metric)?)))
-            .collect();
-        if !pts.is_empty() {
-            let mut chart = Chart::new(
-                format!("completion context per pass, {what}"),
-                Axis::categories("parts of coop turned on", names.clone()),
-                Axis::log10(format!("{what} occupancy (µs)")),
-            )
-            .with_series("coop".to_string(), pts);
-            let handler = linux.as_ref().and_then(|m| match metric {
-                Figure::CompletionPassMaxUs => m.irq_handler_max_us,
-                _ => m.irq_handler_p99_us,
-            });
-            if let Some(h) = handler {
-                // Linux's handler as a level across the parts.
-                let level = (0..names.len()).map(|i| (i as f64, h)).collect();
-                chart = chart.with_series(LINUX.to_string(), level);
-            }
-            charts.push(chart);
-        }
-    }
     let mut claims: Vec<ClaimRow> = base
         .and_then(|b| nonblocking_claim(s, b, label))
         .into_iter()
@@ -106,16 +40,92 @@ pub(super) fn ablation_section(
         claims,
         heading: format!("Fig 8 — {label}: the completion context's occupancy as coop's parts are added, {many} threads"),
         findings: Vec::new(),
-        charts,
+        charts: ablation_charts(s, &medians, linux.as_ref()),
         tables: vec![Table {
             caption: format!("coop at {many} threads, 4 KiB random reads (µs; IOPS)"),
             header: ["parts", "pass max", "pass p99", "hand-off p99", "IOPS", "ctx/IO"].map(String::from).to_vec(),
-            rows,
+            rows: ablation_rows(s, &medians, linux.as_ref()),
         }],
         notes: vec![
             "A pass is one wake of a completion context that reaped something: reaping the ring, waking the owners and issuing queued commands into the freed tags, timed on its thread's CPU clock (a pass preempted is charged the time it ran, as an interrupt handler, which nothing preempts). The paper measured its interrupt handler: non-blocking issue alone over 100 µs, + lazy completion 50 µs, + cooperative completion 20 µs (the original SCSI path 18 µs). Linux's row is the kernel's own handler of the device's interrupt under pread, entry to exit.".into(),
         ],
     }
+}
+
+/// A figure as the table shows it, "none" where the point has none.
+fn shown(v: Option<f64>) -> String {
+    v.map(fmt_num).unwrap_or_else(|| "none".into())
+}
+
+/// The table's rows: Linux's handler first where traced, then each set of
+/// coop's parts.
+fn ablation_rows(
+    s: &SweepDir,
+    medians: &[(Vec<String>, PointFigures)],
+    linux: Option<&PointFigures>,
+) -> Vec<Vec<String>> {
+    let parts = s.def.params[0].values.iter().filter_map(|v| {
+        let m = at(medians, &[v.as_str()])?;
+        Some(vec![
+            parts_name(v).to_string(),
+            shown(m.completion_pass_max_us),
+            shown(m.completion_pass_p99_us),
+            shown(m.handoff_p99_us),
+            shown(m.iops),
+            shown(m.ctx_per_io),
+        ])
+    });
+    let linux = linux.map(|m| {
+        vec![
+            LINUX.into(),
+            shown(m.irq_handler_max_us),
+            shown(m.irq_handler_p99_us),
+            "-".into(),
+            shown(m.iops),
+            shown(m.ctx_per_io),
+        ]
+    });
+    linux.into_iter().chain(parts).collect()
+}
+
+/// The pass's maximum and p99 across coop's parts, Linux's handler drawn
+/// as a level beside them.
+fn ablation_charts(
+    s: &SweepDir,
+    medians: &[(Vec<String>, PointFigures)],
+    linux: Option<&PointFigures>,
+) -> Vec<Chart> {
+    let values = &s.def.params[0].values;
+    let names: Vec<String> = values.iter().map(|v| parts_name(v).to_string()).collect();
+    let mut charts = Vec::new();
+    for (metric, what) in [
+        (Figure::CompletionPassMaxUs, "maximum"),
+        (Figure::CompletionPassP99Us, "99th percentile"),
+    ] {
+        let pts: Vec<(f64, f64)> = (values.iter().enumerate())
+            .filter_map(|(i, v)| Some((i as f64, *at(medians, &[v.as_str()])?.figure(metric)?)))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let mut chart = Chart::new(
+            format!("completion context per pass, {what}"),
+            Axis::categories("parts of coop turned on", names.clone()),
+            Axis::log10(format!("{what} occupancy (µs)")),
+        )
+        .with_series("coop".to_string(), pts);
+        let handler = linux.and_then(|m| match metric {
+            Figure::CompletionPassMaxUs => m.irq_handler_max_us,
+            _ => m.irq_handler_p99_us,
+        });
+        if let Some(h) = handler {
+            // Linux's handler as a level across the parts.
+            let level = (0..names.len()).map(|i| (i as f64, h)).collect();
+            chart = chart.with_series(LINUX.to_string(), level);
+        }
+        charts.push(chart);
+    }
+    charts
 }
 
 /// The Linux arm's row name: the paper's "SCSI" bar.

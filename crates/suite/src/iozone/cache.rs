@@ -65,16 +65,27 @@ impl PageCache {
     }
 }
 
-/// The cap for a file of `file` bytes: the memory limit, or why none.
-pub fn limit_for(file: u64, available: u64) -> Result<Option<u64>, String> {
+/// Why the page cache is not capped under the study's file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoCap {
+    #[error("the file is too small to cap the cache under it (give --size of {} MiB or more)", SMALLEST_CAPPED >> 20)]
+    FileTooSmall,
+    #[error("no cgroup v2 is mounted here (cgroup v1 only)")]
+    NoCgroup2,
+    #[error("cgroup v2 at {} has no memory controller", .0.display())]
+    NoMemoryController(PathBuf),
+    #[error("capping the page cache needs root")]
+    NotRoot,
+}
+
+/// The cap for a file of `file` bytes: the memory limit (None where the
+/// file is larger than the memory already), or why none can be set.
+pub fn limit_for(file: u64, available: u64) -> Result<Option<u64>, NoCap> {
     if file > available {
         return Ok(None);
     }
     if file < SMALLEST_CAPPED {
-        return Err(format!(
-            "the file is too small to cap the cache under it (give --size of {} MiB or more)",
-            SMALLEST_CAPPED >> 20
-        ));
+        return Err(NoCap::FileTooSmall);
     }
     Ok(Some(file / 2 + MARGIN))
 }
@@ -87,22 +98,19 @@ pub struct CacheCap {
 }
 
 /// The cgroup v2 mount, its memory controller and root, or why not.
-fn cgroup2() -> Result<PathBuf, String> {
+fn cgroup2() -> Result<PathBuf, NoCap> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     let root = (mounts.lines())
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
         .find(|f| f.len() > 2 && f[2] == "cgroup2")
         .map(|f| PathBuf::from(f[1]))
-        .ok_or("no cgroup v2 is mounted here (cgroup v1 only)")?;
+        .ok_or(NoCap::NoCgroup2)?;
     let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
     if !controllers.split_whitespace().any(|c| c == "memory") {
-        return Err(format!(
-            "cgroup v2 at {} has no memory controller",
-            root.display()
-        ));
+        return Err(NoCap::NoMemoryController(root));
     }
-    if !crate::irq_affinity::is_root() {
-        return Err("capping the page cache needs root".into());
+    if !hiops_os::is_root() {
+        return Err(NoCap::NotRoot);
     }
     Ok(root)
 }
@@ -174,11 +182,11 @@ pub fn cap_for(file: u64) -> (Option<CacheCap>, PageCache) {
     let limit = match limit_for(file, available) {
         Ok(None) => return (None, PageCache::FileLarger { file, available }),
         Ok(Some(limit)) => limit,
-        Err(why) => return (None, fits(why)),
+        Err(why) => return (None, fits(why.to_string())),
     };
     let root = match cgroup2() {
         Ok(root) => root,
-        Err(why) => return (None, fits(why)),
+        Err(why) => return (None, fits(why.to_string())),
     };
     match CacheCap::join(&root, limit) {
         Ok(cap) => (Some(cap), PageCache::Capped { file, limit }),
@@ -196,7 +204,8 @@ mod tests {
         assert_eq!(limit_for(4 * gib, 2 * gib), Ok(None), "larger already");
         assert_eq!(limit_for(gib, 24 * gib), Ok(Some(gib / 2 + MARGIN)));
         let small = limit_for(16 << 20, 24 * gib).unwrap_err();
-        assert!(small.contains("--size of 128 MiB"), "{small}");
+        assert_eq!(small, NoCap::FileTooSmall);
+        assert!(small.to_string().contains("--size of 128 MiB"), "{small}");
     }
 
     #[test]

@@ -73,10 +73,10 @@ fn reading_page(rows: &[reading::ReadingRow], about: Vec<String>, notes: Vec<Str
         header: vec!["verdict".into(), "rows".into()],
         rows: (reading::counts(rows).into_iter())
             .map(|(v, n)| vec![v, n.to_string()])
-            .chain(std::iter::once(vec![
-                "items".into(),
-                items::SEED_ITEMS.len().to_string(),
-            ]))
+            .chain([
+                vec!["rows".into(), rows.len().to_string()],
+                vec!["items".into(), items::SEED_ITEMS.len().to_string()],
+            ])
             .collect(),
     };
     Page {
