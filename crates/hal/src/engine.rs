@@ -156,18 +156,21 @@ pub enum EngineKind {
     PosixAio,
     /// A RAM device behind the same HAL: the software cost alone.
     Mem,
+    /// memcpy to and from a shared mapping of the file (fio's mmap).
+    Mmap,
     /// Completes every command at once without touching data.
     Null,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 7] = [
+    pub const ALL: [EngineKind; 8] = [
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::IoUring,
         EngineKind::PosixAio,
         EngineKind::Mem,
+        EngineKind::Mmap,
         EngineKind::Null,
     ];
 
@@ -179,6 +182,7 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mem => "mem",
+            EngineKind::Mmap => "mmap",
             EngineKind::Null => "null",
         }
     }
@@ -193,6 +197,7 @@ impl EngineKind {
             "io_uring" | "iouring" | "uring" => EngineKind::IoUring,
             "posixaio" => EngineKind::PosixAio,
             "mem" | "ram" => EngineKind::Mem,
+            "mmap" => EngineKind::Mmap,
             "null" => EngineKind::Null,
             _ => return None,
         })
@@ -201,7 +206,10 @@ impl EngineKind {
     /// Synchronous engines complete each command inside `issue`: one I/O in
     /// flight per thread, whatever the queue depth.
     pub fn is_synchronous(self) -> bool {
-        matches!(self, EngineKind::Psync | EngineKind::Pvsync2)
+        matches!(
+            self,
+            EngineKind::Psync | EngineKind::Pvsync2 | EngineKind::Mmap
+        )
     }
 
     /// Engines that move data through the kernel need a file or device.
@@ -234,6 +242,8 @@ pub struct EngineOptions {
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (fail with EAGAIN instead of blocking).
     pub nowait: bool,
+    /// mmap: hints and write-back (fio's fadvise_hint, sync, direct).
+    pub mmap: crate::backends::mmap::MmapOptions,
     /// io_uring: a kernel thread polls the submission queue.
     pub sqpoll: bool,
     /// io_uring: how long the SQ thread spins before sleeping (ms).

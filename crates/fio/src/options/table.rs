@@ -119,7 +119,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null (and hiops' mem), filecreate.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, null (and hiops' mem), filecreate.", |d, v| {
         let v = need(v)?;
         d.filecreate = v == "filecreate";
         d.ioengine = Some(if d.filecreate { EngineKind::Psync } else { engine(v)? });

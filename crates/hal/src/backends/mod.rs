@@ -3,6 +3,7 @@
 mod dispatch;
 pub mod libaio;
 pub mod mem;
+pub mod mmap;
 pub mod null;
 mod os;
 pub mod posixaio;
