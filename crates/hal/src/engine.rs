@@ -158,12 +158,14 @@ pub enum EngineKind {
     Mem,
     /// memcpy to and from a shared mapping of the file (fio's mmap).
     Mmap,
+    /// Sends and receives on a socket (fio's net): writes send, reads receive.
+    Net,
     /// Completes every command at once without touching data.
     Null,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 8] = [
+    pub const ALL: [EngineKind; 9] = [
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
@@ -171,6 +173,7 @@ impl EngineKind {
         EngineKind::PosixAio,
         EngineKind::Mem,
         EngineKind::Mmap,
+        EngineKind::Net,
         EngineKind::Null,
     ];
 
@@ -183,6 +186,7 @@ impl EngineKind {
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mem => "mem",
             EngineKind::Mmap => "mmap",
+            EngineKind::Net => "net",
             EngineKind::Null => "null",
         }
     }
@@ -198,6 +202,7 @@ impl EngineKind {
             "posixaio" => EngineKind::PosixAio,
             "mem" | "ram" => EngineKind::Mem,
             "mmap" => EngineKind::Mmap,
+            "net" => EngineKind::Net,
             "null" => EngineKind::Null,
             _ => return None,
         })
@@ -208,13 +213,13 @@ impl EngineKind {
     pub fn is_synchronous(self) -> bool {
         matches!(
             self,
-            EngineKind::Psync | EngineKind::Pvsync2 | EngineKind::Mmap
+            EngineKind::Psync | EngineKind::Pvsync2 | EngineKind::Mmap | EngineKind::Net
         )
     }
 
     /// Engines that move data through the kernel need a file or device.
     pub fn needs_file(self) -> bool {
-        !matches!(self, EngineKind::Mem | EngineKind::Null)
+        !matches!(self, EngineKind::Mem | EngineKind::Net | EngineKind::Null)
     }
 }
 
@@ -244,6 +249,8 @@ pub struct EngineOptions {
     pub nowait: bool,
     /// mmap: hints and write-back (fio's fadvise_hint, sync, direct).
     pub mmap: crate::backends::mmap::MmapOptions,
+    /// net: the socket, its side and options (fio's net engine).
+    pub net: crate::backends::net::NetOptions,
     /// io_uring: a kernel thread polls the submission queue.
     pub sqpoll: bool,
     /// io_uring: how long the SQ thread spins before sleeping (ms).
