@@ -113,7 +113,7 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
     let spec = plan.spec;
     let config = hiops_path::TaskConfig {
         engine: spec.io.engine,
-        engine_opts: spec.io.engine_opts.clone(),
+        engine_opts: spec.engine_options(),
         depth: spec.io.iodepth,
         // Busy-peeking costs more than it gains on the devices measured
         // (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Busy-peeking"): only when --hybrid_depth asks.
@@ -148,7 +148,7 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
     let spec = plan.spec;
     OffloadDriver::open(&crate::offload::OffloadConfig {
         engine: spec.io.engine,
-        opts: &spec.io.engine_opts,
+        opts: &spec.engine_options(),
         targets: &plan.targets,
         workers: spec.io.iodepth,
         buf_len: spec.bs_max() as usize,
@@ -163,7 +163,7 @@ fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
     let spec = plan.spec;
     let queue = Queue::open(
         spec.io.engine,
-        &spec.io.engine_opts,
+        &spec.engine_options(),
         &plan.targets,
         spec.effective_depth(),
         spec.bs_max() as usize,

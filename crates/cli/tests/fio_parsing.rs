@@ -165,10 +165,10 @@ fn an_unimplemented_global_option_is_refused_and_warned_once() {
 #[test]
 fn options_of_other_engines_and_values_that_would_change_a_result_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = hiops(tmp.path(), &["run", "--name=x", "--hostname=db1"]);
+    let o = hiops(tmp.path(), &["run", "--name=x", "--namenode=db1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--hostname is for fio's ioengine net, netsplice or rdma"),
+        stderr(&o).contains("--namenode is for fio's ioengine libhdfs"),
         "{}",
         stderr(&o)
     );

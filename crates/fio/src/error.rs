@@ -120,7 +120,7 @@ impl fmt::Display for Refusal {
 
 /// hiops' engines, for messages.
 pub const ENGINES: &str =
-    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null, filecreate (or hiops' mem)";
+    "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, null, filecreate (or hiops' mem)";
 
 /// More refusals than this stop a plan at once, whatever
 /// `--ignore-unsupported` says: no fio job file has that many.

@@ -156,18 +156,24 @@ pub enum EngineKind {
     PosixAio,
     /// A RAM device behind the same HAL: the software cost alone.
     Mem,
+    /// memcpy to and from a shared mapping of the file (fio's mmap).
+    Mmap,
+    /// Sends and receives on a socket (fio's net): writes send, reads receive.
+    Net,
     /// Completes every command at once without touching data.
     Null,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 7] = [
+    pub const ALL: [EngineKind; 9] = [
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
         EngineKind::IoUring,
         EngineKind::PosixAio,
         EngineKind::Mem,
+        EngineKind::Mmap,
+        EngineKind::Net,
         EngineKind::Null,
     ];
 
@@ -179,6 +185,8 @@ impl EngineKind {
             EngineKind::IoUring => "io_uring",
             EngineKind::PosixAio => "posixaio",
             EngineKind::Mem => "mem",
+            EngineKind::Mmap => "mmap",
+            EngineKind::Net => "net",
             EngineKind::Null => "null",
         }
     }
@@ -193,6 +201,8 @@ impl EngineKind {
             "io_uring" | "iouring" | "uring" => EngineKind::IoUring,
             "posixaio" => EngineKind::PosixAio,
             "mem" | "ram" => EngineKind::Mem,
+            "mmap" => EngineKind::Mmap,
+            "net" => EngineKind::Net,
             "null" => EngineKind::Null,
             _ => return None,
         })
@@ -201,12 +211,15 @@ impl EngineKind {
     /// Synchronous engines complete each command inside `issue`: one I/O in
     /// flight per thread, whatever the queue depth.
     pub fn is_synchronous(self) -> bool {
-        matches!(self, EngineKind::Psync | EngineKind::Pvsync2)
+        matches!(
+            self,
+            EngineKind::Psync | EngineKind::Pvsync2 | EngineKind::Mmap | EngineKind::Net
+        )
     }
 
     /// Engines that move data through the kernel need a file or device.
     pub fn needs_file(self) -> bool {
-        !matches!(self, EngineKind::Mem | EngineKind::Null)
+        !matches!(self, EngineKind::Mem | EngineKind::Net | EngineKind::Null)
     }
 }
 
@@ -234,6 +247,10 @@ pub struct EngineOptions {
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (fail with EAGAIN instead of blocking).
     pub nowait: bool,
+    /// mmap: hints and write-back (fio's fadvise_hint, sync, direct).
+    pub mmap: crate::backends::mmap::MmapOptions,
+    /// net: the socket, its side and options (fio's net engine).
+    pub net: crate::backends::net::NetOptions,
     /// io_uring: a kernel thread polls the submission queue.
     pub sqpoll: bool,
     /// io_uring: how long the SQ thread spins before sleeping (ms).

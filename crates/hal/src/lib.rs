@@ -6,7 +6,7 @@
 //! `check_event`, `fetch_event`, `detach_tag_cmd`, `release_tags` on the
 //! completion side. This crate is that layer for user space. Its "low level
 //! drivers" are I/O backends ([`EngineKind`]): `psync`, `pvsync2`, `libaio`,
-//! `posixaio` (glibc's POSIX AIO), `io_uring`, `mem` (a RAM device: no kernel I/O, the software cost alone) and
+//! `posixaio` (glibc's POSIX AIO), `io_uring`, `mmap` (memcpy through a file's mapping), `mem` (a RAM device: no kernel I/O, the software cost alone) and
 //! `null` (completes at once).
 //!
 //! A [`Queue`] is owned by one thread. It preallocates its tags, one aligned

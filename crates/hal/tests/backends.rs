@@ -122,6 +122,7 @@ fn kernel_engines_round_trip_buffered_and_direct() {
         EngineKind::Libaio,
         EngineKind::IoUring,
         EngineKind::PosixAio,
+        EngineKind::Mmap,
     ] {
         for direct in [false, true] {
             round_trip(kind, &EngineOptions::default(), direct, 8);

@@ -298,7 +298,7 @@ fn open_path(
     let config = hiops_path::PathConfig {
         strategy: p.strategy,
         engine: spec.io.engine,
-        engine_opts: spec.io.engine_opts.clone(),
+        engine_opts: spec.engine_options(),
         // iodepth is the path's tags in all: each ring gets its share.
         depth: spec.io.iodepth.div_ceil(p.rings.max(1)).max(1),
         max_io: spec.bs_max() as usize,

@@ -144,6 +144,24 @@ impl JobSpec {
             self.io.iodepth
         }
     }
+
+    /// The engine options a queue opens with: the job's own, and for mmap
+    /// the hint and write-back its targets' options ask for (fio's
+    /// fadvise_hint as madvise, sync as msync per write, direct as msync
+    /// and MADV_DONTNEED per I/O).
+    pub fn engine_options(&self) -> hiops_hal::EngineOptions {
+        use hiops_hal::backends::mmap::Advice;
+        let mut opts = self.io.engine_opts.clone();
+        if self.io.engine == hiops_hal::EngineKind::Mmap {
+            opts.mmap.advice = self.target.fadvise.map(|f| match f {
+                Fadvise::Random => Advice::Random,
+                Fadvise::Sequential => Advice::Sequential,
+            });
+            opts.mmap.sync_writes = self.target.sync_writes.is_some();
+            opts.mmap.drop_pages = self.target.direct;
+        }
+        opts
+    }
 }
 
 #[cfg(test)]

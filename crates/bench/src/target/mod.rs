@@ -30,9 +30,11 @@ pub fn open_targets(
             let Some(size) = spec.target.size else {
                 return usage("the RAM device needs a size: add --size, e.g. --size=1g");
             };
-            // The null engine moves no data: its device is never touched.
+            // The null and net engines never touch the device (net's data is the socket's).
             let mem = match spec.io.engine {
-                hiops_hal::EngineKind::Null => MemDevice::untouched(size),
+                hiops_hal::EngineKind::Null | hiops_hal::EngineKind::Net => {
+                    MemDevice::untouched(size)
+                }
                 _ => MemDevice::new(size),
             };
             let mem = mem.map_err(|e| BenchError::Failed(e.to_string()))?;

@@ -149,6 +149,8 @@ pub struct Draft {
     pub verify_state_save: Option<bool>,
     pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
+    /// fio's net engine options, when any was given.
+    pub net: Option<hiops_hal::backends::net::NetOptions>,
     pub nowait: Option<bool>,
     pub fixedbufs: Option<bool>,
     pub registerfiles: Option<bool>,

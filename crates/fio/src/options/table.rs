@@ -122,7 +122,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, null (and hiops' mem), filecreate.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, null (and hiops' mem), filecreate.", |d, v| {
         let v = need(v)?;
         d.filecreate = v == "filecreate";
         d.ioengine = Some(if d.filecreate { EngineKind::Psync } else { engine(v)? });
@@ -301,6 +301,14 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("verify_async", [], value, "This many threads per job thread check the blocks it reads back (0, default: the job's thread checks each as its read completes); a read's bytes are copied to one of two preallocated buffers a verify thread, and the verdicts are booked as the job reaps, so verify_fatal stops a few reads later.", |d, v| { d.verify_async = Some(u32_of(value::int(need(v)?, d.kb_base)?, "verify_async")?); Ok(()) }),
     opt!("verify_async_cpus", [], value, "Accepted, no effect: hiops' verify threads run where the scheduler puts them.", |_, v| { cpu_list(need(v)?).map(|_| ()) }),
     opt!("experimental_verify", [], flag, "Accepted: hiops' check already knows every block the job wrote last (its block map), which fio's experimental_verify rebuilds by replaying the workload; the same blocks are checked.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("hostname", [], value, "net: the host the sending side connects to (default 127.0.0.1), the address the listening side binds (default all), or protocol=unix's socket path.", |d, v| { net(d).host = need(v)?.to_string(); Ok(()) }),
+    opt!("port", [], value, "net: the TCP or UDP port.", |d, v| { net(d).port = net_port(need(v)?)?; Ok(()) }),
+    opt!("protocol", ["proto"], value, "net: tcp (default), udp or unix.", |d, v| { net(d).proto = net_proto(need(v)?)?; Ok(()) }),
+    opt!("listen", [], flag, "net: the receiving side: bind the port and wait for the sender (reads receive).", |d, v| { net(d).listen = value::boolean(v)?; Ok(()) }),
+    opt!("pingpong", [], flag, "net: each message is echoed back: the sender waits for its bytes, the receiver returns them.", |d, v| { net(d).pingpong = value::boolean(v)?; Ok(()) }),
+    opt!("nodelay", [], flag, "net: TCP_NODELAY.", |d, v| { net(d).nodelay = value::boolean(v)?; Ok(()) }),
+    opt!("window_size", [], value, "net: the socket's send and receive buffers (SO_SNDBUF, SO_RCVBUF).", |d, v| { let w = u32_of(value::size(need(v)?, d.kb_base)?, "window_size")?; net(d).window_size = Some(w); Ok(()) }),
+    opt!("mss", [], value, "net: TCP's maximum segment size (TCP_MAXSEG).", |d, v| { let m = u32_of(value::size(need(v)?, d.kb_base)?, "mss")?; net(d).mss = Some(m); Ok(()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
     opt!("fixedbufs", [], flag, "io_uring: registered buffers.", |d, v| { d.fixedbufs = Some(value::boolean(v)?); Ok(()) }),
@@ -760,11 +768,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
 #[rustfmt::skip]
 pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
     ("cpuload", "cpuio"), ("cpuchunks", "cpuio"), ("cpumode", "cpuio"), ("exit_on_io_done", "cpuio"),
-    ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("port", "net, netsplice, rdma, libhdfs or librpma"),
-    ("hostname", "net, netsplice or rdma"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"),
-    ("nodelay", "net or netsplice"), ("protocol", "net or netsplice"), ("proto", "net or netsplice"),
-    ("listen", "net or netsplice"), ("pingpong", "net or netsplice"), ("window_size", "net or netsplice"),
-    ("mss", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
+    ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
     ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
     ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
     ("busy_poll", "rbd or rados"), ("touch_objects", "rados"), ("pool", "rbd, rados or dfs"), ("cont", "dfs"),

@@ -274,3 +274,25 @@ pub(super) fn split_filenames(text: &str) -> Vec<String> {
     out.retain(|s| !s.is_empty());
     out
 }
+
+/// The draft's net engine options, made on the first one given.
+pub(super) fn net(d: &mut super::draft::Draft) -> &mut hiops_hal::backends::net::NetOptions {
+    d.net.get_or_insert_with(Default::default)
+}
+
+pub(super) fn net_port(v: &str) -> Result<u16, ValueError> {
+    match v.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(format!("port {}: give a port from 1 to 65535", quoted(v)).into()),
+    }
+}
+
+pub(super) fn net_proto(v: &str) -> Result<hiops_hal::backends::net::NetProto, ValueError> {
+    use hiops_hal::backends::net::NetProto;
+    Ok(match v {
+        "tcp" | "tcpv6" => NetProto::Tcp,
+        "udp" | "udpv6" => NetProto::Udp,
+        "unix" => NetProto::Unix,
+        _ => return Err(format!("protocol {}: use tcp, udp or unix", quoted(v)).into()),
+    })
+}

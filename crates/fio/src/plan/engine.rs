@@ -30,8 +30,35 @@ impl Draft {
         o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
         o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
         o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
+        self.set_net(spec.io.engine, o)?;
         if o.iopoll && !spec.target.direct {
             return Err("hipri (IOPOLL) needs direct=1".into());
+        }
+        Ok(())
+    }
+
+    /// fio's net options: the net engine's socket, refused with other engines.
+    fn set_net(
+        &self,
+        engine: EngineKind,
+        o: &mut hiops_hal::EngineOptions,
+    ) -> Result<(), FioError> {
+        use hiops_hal::backends::net::NetProto;
+        match (&self.net, engine) {
+            (Some(_), EngineKind::Net) | (None, _) => {}
+            (Some(_), _) => {
+                return Err(format!("hostname, port, protocol, listen, pingpong, nodelay, window_size and mss are the net engine's, not {engine}'s: add ioengine=net or drop them").into())
+            }
+        }
+        if engine != EngineKind::Net {
+            return Ok(());
+        }
+        o.net = self.net.clone().unwrap_or_default();
+        if o.net.proto == NetProto::Unix && o.net.host.is_empty() {
+            return Err("protocol=unix needs hostname=PATH, the socket's path".into());
+        }
+        if o.net.proto != NetProto::Unix && o.net.port == 0 {
+            return Err("ioengine=net needs port=N (and hostname= on the sending side)".into());
         }
         Ok(())
     }

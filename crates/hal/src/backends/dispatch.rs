@@ -2,7 +2,7 @@
 //! (prepare, issue, reap) is a match the compiler sees through and can
 //! inline into the queue, not a call through a vtable.
 
-use super::{libaio, mem, null, posixaio, sync, uring};
+use super::{libaio, mem, mmap, net, null, posixaio, sync, uring};
 use crate::{
     BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError,
     PostedCounter, Tag, Target,
@@ -19,6 +19,8 @@ pub(crate) enum Backend {
     IoUring(uring::UringEngine),
     PosixAio(posixaio::PosixAioEngine),
     Mem(mem::MemEngine),
+    Mmap(mmap::MmapEngine),
+    Net(net::NetEngine),
     Null(null::NullEngine),
 }
 
@@ -31,6 +33,8 @@ macro_rules! each {
             Backend::IoUring($e) => $body,
             Backend::PosixAio($e) => $body,
             Backend::Mem($e) => $body,
+            Backend::Mmap($e) => $body,
+            Backend::Net($e) => $body,
             Backend::Null($e) => $body,
         }
     };
@@ -71,6 +75,8 @@ impl Backend {
                 opts.doorbell,
             )?),
             EngineKind::Mem => Backend::Mem(mem::MemEngine::open(targets, depth)?),
+            EngineKind::Mmap => Backend::Mmap(mmap::MmapEngine::open(targets, depth, &opts.mmap)?),
+            EngineKind::Net => Backend::Net(net::NetEngine::open(&opts.net, depth)?),
             EngineKind::Null => Backend::Null(null::NullEngine::new(depth)),
         })
     }

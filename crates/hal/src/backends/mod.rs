@@ -3,6 +3,8 @@
 mod dispatch;
 pub mod libaio;
 pub mod mem;
+pub mod mmap;
+pub mod net;
 pub mod null;
 mod os;
 pub mod posixaio;

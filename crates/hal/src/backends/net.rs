@@ -1,0 +1,349 @@
+//! net: fio's net engine. A job's writes are sends on a socket and its
+//! reads are receives: the sending side connects to `host:port`, the
+//! receiving side (`listen`) binds the port and takes the first peer. With
+//! `pingpong` each message is echoed: the sender waits for its bytes back,
+//! the receiver returns what it got. UDP sides open and close the link with
+//! fio's 8-byte messages, so hiops and fio talk to each other.
+
+use super::ready::{ReadyList, Staged};
+use crate::{Command, Completion, Engine, HalError, Op, Tag};
+use socket2::{Protocol, SockAddr, Socket, Type};
+use std::io::{ErrorKind, Read, Write};
+use std::mem::MaybeUninit;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// fio's link messages (engines/net.c): magic, then open or close.
+const LINK_MAGIC: u32 = 0x6c69_6e6b;
+const LINK_OPEN: u32 = 0x98;
+const LINK_CLOSE: u32 = 0x89;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NetProto {
+    #[default]
+    Tcp,
+    Udp,
+    /// A Unix stream socket; `host` is its path.
+    Unix,
+}
+
+/// The socket a net job uses (fio's net engine options).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetOptions {
+    pub host: String,
+    pub port: u16,
+    pub proto: NetProto,
+    /// The receiving side: bind and wait for the peer.
+    pub listen: bool,
+    pub pingpong: bool,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// SO_SNDBUF and SO_RCVBUF, bytes.
+    pub window_size: Option<u32>,
+    /// TCP_MAXSEG, bytes (TCP only).
+    pub mss: Option<u32>,
+}
+
+pub struct NetEngine {
+    sock: Socket,
+    opts: NetOptions,
+    /// UDP: where datagrams go (the sender's peer; the receiver's last
+    /// sender, for pingpong replies).
+    peer: Option<SockAddr>,
+    /// UDP: fio's link-close came; every later receive is empty at once.
+    closed: bool,
+    staged: Vec<Staged>,
+    ready: ReadyList,
+}
+
+fn setup(what: &'static str) -> impl Fn(std::io::Error) -> HalError {
+    move |source| HalError::Setup {
+        engine: "net",
+        what,
+        source,
+    }
+}
+
+impl NetEngine {
+    pub fn open(opts: &NetOptions, depth: u32) -> Result<NetEngine, HalError> {
+        let (sock, peer) = if opts.listen {
+            listen(opts)?
+        } else {
+            connect(opts)?
+        };
+        let mut e = NetEngine {
+            sock,
+            opts: opts.clone(),
+            peer,
+            closed: false,
+            staged: Vec::with_capacity(depth as usize),
+            ready: ReadyList::with_capacity(depth),
+        };
+        if opts.proto == NetProto::Udp {
+            e.udp_link_open()?;
+        }
+        Ok(e)
+    }
+
+    /// fio's UDP handshake: the sender says "open", the receiver waits
+    /// for it (and learns where to echo to).
+    fn udp_link_open(&mut self) -> Result<(), HalError> {
+        if !self.opts.listen {
+            let msg = link_msg(LINK_OPEN);
+            let to = self.peer.as_ref().expect("a UDP sender knows its peer");
+            self.sock
+                .send_to(&msg, to)
+                .map_err(setup("sending UDP link open"))?;
+            return Ok(());
+        }
+        let mut buf = [MaybeUninit::<u8>::uninit(); 8];
+        let (n, from) = self
+            .sock
+            .recv_from(&mut buf)
+            .map_err(setup("waiting for the UDP link open"))?;
+        // SAFETY: recv_from initialised the first n bytes.
+        let got: Vec<u8> = buf[..n]
+            .iter()
+            .map(|b| unsafe { b.assume_init() })
+            .collect();
+        if got[..] != link_msg(LINK_OPEN)[..] {
+            return Err(setup("waiting for the UDP link open")(std::io::Error::new(
+                ErrorKind::InvalidData,
+                "the first datagram is not fio's link-open message",
+            )));
+        }
+        self.peer = Some(from);
+        Ok(())
+    }
+
+    fn send(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match (&self.peer, self.opts.proto) {
+            (Some(to), NetProto::Udp) => self.sock.send_to(buf, to),
+            _ => {
+                (&self.sock).write_all(buf)?;
+                Ok(buf.len())
+            }
+        }
+    }
+
+    /// A whole message: `len` bytes of a stream, or one datagram. 0 at the
+    /// end of the stream or on fio's link-close datagram.
+    fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.opts.proto != NetProto::Udp {
+            let mut got = 0;
+            while got < buf.len() {
+                match (&self.sock).read(&mut buf[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(got);
+        }
+        if self.closed {
+            return Ok(0);
+        }
+        // SAFETY: u8 and MaybeUninit<u8> have one layout; recv_from only
+        // writes initialised bytes into it.
+        let uninit = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
+        let (n, from) = self.sock.recv_from(uninit)?;
+        if n == 8 && buf[..8] == link_msg(LINK_CLOSE) {
+            self.closed = true;
+            return Ok(0);
+        }
+        if self.opts.listen {
+            self.peer = Some(from);
+        }
+        Ok(n)
+    }
+
+    /// One command: the transfer, then the echo under pingpong.
+    fn execute(&mut self, s: Staged) -> i64 {
+        let len = s.cmd.len as usize;
+        // SAFETY: s.buf is the tag's arena slot of at least len bytes
+        // (Queue::bind), not touched by the caller until reaped.
+        let buf = unsafe { std::slice::from_raw_parts_mut(s.buf, len) };
+        let moved = match s.cmd.op {
+            Op::Write => self.send(buf).and_then(|n| match self.opts.pingpong {
+                true => self.recv(&mut buf[..n]),
+                false => Ok(n),
+            }),
+            Op::Read => self
+                .recv(buf)
+                .and_then(|n| match self.opts.pingpong && n > 0 {
+                    true => self.send(&buf[..n]),
+                    false => Ok(n),
+                }),
+            // fio: a sync on a socket does nothing.
+            Op::Fsync | Op::Fdatasync => Ok(0),
+            Op::Trim => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+        };
+        match moved {
+            Ok(n) => n as i64,
+            Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+        }
+    }
+}
+
+/// fio's link message: "open" in network order, "close" little-endian
+/// (as fio's net.c writes and reads them).
+fn link_msg(cmd: u32) -> [u8; 8] {
+    let word = |v: u32| match cmd {
+        LINK_CLOSE => v.to_le_bytes(),
+        _ => v.to_be_bytes(),
+    };
+    let mut m = [0u8; 8];
+    m[..4].copy_from_slice(&word(LINK_MAGIC));
+    m[4..].copy_from_slice(&word(cmd));
+    m
+}
+
+/// The socket for `opts`, options set before it binds or connects (window
+/// and MSS take effect only then).
+fn socket(opts: &NetOptions, addr: &SockAddr) -> Result<Socket, HalError> {
+    let (ty, proto) = match opts.proto {
+        NetProto::Tcp => (Type::STREAM, Some(Protocol::TCP)),
+        NetProto::Udp => (Type::DGRAM, Some(Protocol::UDP)),
+        NetProto::Unix => (Type::STREAM, None),
+    };
+    let sock = Socket::new(addr.domain(), ty, proto).map_err(setup("creating the socket"))?;
+    if let Some(w) = opts.window_size {
+        sock.set_send_buffer_size(w as usize)
+            .and_then(|_| sock.set_recv_buffer_size(w as usize))
+            .map_err(setup("setting window_size (SO_SNDBUF, SO_RCVBUF)"))?;
+    }
+    if opts.proto == NetProto::Tcp {
+        if opts.nodelay {
+            sock.set_tcp_nodelay(true)
+                .map_err(setup("setting nodelay (TCP_NODELAY)"))?;
+        }
+        if let Some(mss) = opts.mss {
+            set_mss(&sock, mss).map_err(setup("setting mss (TCP_MAXSEG)"))?;
+        }
+    }
+    Ok(sock)
+}
+
+/// TCP_MAXSEG, which socket2 sets only with its `all` feature.
+fn set_mss(sock: &Socket, mss: u32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v = mss as libc::c_int;
+    // SAFETY: a c_int option value of its own size, on an open socket.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+fn address(opts: &NetOptions) -> Result<SockAddr, HalError> {
+    if opts.proto == NetProto::Unix {
+        return SockAddr::unix(&opts.host).map_err(setup("naming the Unix socket"));
+    }
+    let host = match (opts.host.as_str(), opts.listen) {
+        ("", true) => "0.0.0.0",
+        ("", false) => "127.0.0.1",
+        (h, _) => h,
+    };
+    let addr: SocketAddr = (host, opts.port)
+        .to_socket_addrs()
+        .map_err(setup("resolving hostname"))?
+        .next()
+        .ok_or_else(|| setup("resolving hostname")(ErrorKind::NotFound.into()))?;
+    Ok(addr.into())
+}
+
+fn connect(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
+    let addr = address(opts)?;
+    let sock = socket(opts, &addr)?;
+    if opts.proto == NetProto::Udp {
+        return Ok((sock, Some(addr)));
+    }
+    sock.connect(&addr)
+        .map_err(setup("connecting to hostname:port"))?;
+    Ok((sock, None))
+}
+
+fn listen(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
+    let addr = address(opts)?;
+    let sock = socket(opts, &addr)?;
+    if opts.proto != NetProto::Unix {
+        sock.set_reuse_address(true)
+            .map_err(setup("setting SO_REUSEADDR"))?;
+    }
+    sock.bind(&addr).map_err(setup("binding the listen port"))?;
+    if opts.proto == NetProto::Udp {
+        return Ok((sock, None));
+    }
+    sock.listen(1).map_err(setup("listening"))?;
+    let (peer, _) = sock.accept().map_err(setup("accepting the peer"))?;
+    if opts.proto == NetProto::Tcp && opts.nodelay {
+        peer.set_tcp_nodelay(true)
+            .map_err(setup("setting nodelay (TCP_NODELAY)"))?;
+    }
+    Ok((peer, None))
+}
+
+impl Drop for NetEngine {
+    fn drop(&mut self) {
+        // fio's UDP sender ends the link with a close message.
+        if self.opts.proto == NetProto::Udp && !self.opts.listen {
+            if let Some(to) = &self.peer {
+                let _ = self.sock.send_to(&link_msg(LINK_CLOSE), to);
+            }
+        }
+        if self.opts.proto == NetProto::Unix && self.opts.listen {
+            let _ = std::fs::remove_file(&self.opts.host);
+        }
+    }
+}
+
+impl Engine for NetEngine {
+    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
+        assert!(self.staged.len() < self.staged.capacity());
+        self.staged.push(Staged {
+            tag,
+            cmd: *cmd,
+            buf,
+        });
+        Ok(())
+    }
+
+    fn issue(&mut self) -> Result<u32, HalError> {
+        let n = self.staged.len();
+        for i in 0..n {
+            let s = self.staged[i];
+            let result = self.execute(s);
+            self.ready.push(s.tag, result);
+        }
+        self.staged.clear();
+        Ok(n as u32)
+    }
+
+    fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
+        Ok(self.ready.drain_into(out))
+    }
+
+    fn completes_in_issue(&self) -> bool {
+        true
+    }
+
+    fn description(&self) -> String {
+        let side = if self.opts.listen {
+            "receiving"
+        } else {
+            "sending"
+        };
+        let proto = format!("{:?}", self.opts.proto).to_lowercase();
+        let pp = if self.opts.pingpong { ", pingpong" } else { "" };
+        format!("net ({proto}, {side} side, port {}{pp})", self.opts.port)
+    }
+}
