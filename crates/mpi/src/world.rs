@@ -212,6 +212,11 @@ impl Coordinator for MpiCoordinator {
             let (_done, _): (i32, _) = self.world.any_process().receive_with_tag(self.tag);
             self.received += 1;
         }
+        assert_eq!(
+            self.received, expected,
+            "phase {} received more stonewall messages than the other ranks announced",
+            self.tag
+        );
         for r in self.sent.drain(..) {
             r.wait();
         }
@@ -235,6 +240,11 @@ impl Coordinator for MpiCoordinator {
         mpi::request::scope(|scope| {
             wait_idle(root.immediate_gather_into_root(scope, &len, &mut counts[..]))
         });
+        assert_eq!(
+            counts[0], len,
+            "rank 0 gathered {} bytes as its own result of {len}",
+            counts[0]
+        );
         let displs: Vec<i32> = counts
             .iter()
             .scan(0, |at, &n| {
@@ -255,7 +265,14 @@ impl Coordinator for MpiCoordinator {
             .iter()
             .zip(&displs)
             .map(|(&n, &at)| all[at as usize..(at + n) as usize].to_vec())
-            .collect();
+            .collect::<Vec<_>>();
+        assert_eq!(
+            split.len(),
+            self.world.size() as usize,
+            "the gather holds {} results for {} ranks",
+            split.len(),
+            self.world.size()
+        );
         Some(split)
     }
 }

@@ -528,6 +528,16 @@ fn ranges(
             lo..(hi + (hi - lo) * 0.25)
         }
     };
+    if all.iter().all(|p| p.0.is_finite() && p.1.is_finite()) {
+        assert!(
+            xr.start.is_finite() && xr.start < xr.end,
+            "x axis range {xr:?} empty or not finite over finite points"
+        );
+        assert!(
+            yr.start.is_finite() && yr.start < yr.end,
+            "y axis range {yr:?} empty or not finite over finite points"
+        );
+    }
     (xr, yr)
 }
 

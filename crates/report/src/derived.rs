@@ -369,6 +369,11 @@ pub fn latency_histogram(r: &RunResult) -> Vec<(f64, f64)> {
         let k = ((us.log2() * HIST_STEPS_PER_OCTAVE).ceil() as usize).min(buckets.len() - 1);
         buckets[k] += n;
     }
+    let bucketed: u64 = buckets.iter().sum();
+    assert_eq!(
+        bucketed, total,
+        "the latency histogram holds {bucketed} I/Os of the {total} completed"
+    );
     let first = buckets.iter().position(|&n| n > 0).unwrap_or(0);
     let last = buckets.iter().rposition(|&n| n > 0).unwrap_or(0);
     (first..=last)
@@ -387,7 +392,7 @@ pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
     if all.clat.is_empty() {
         return Vec::new();
     }
-    CDF_PERCENTILES
+    let cdf: Vec<(f64, f64)> = CDF_PERCENTILES
         .iter()
         .map(|&p| {
             let ns = if p >= 100.0 {
@@ -397,7 +402,16 @@ pub fn latency_cdf(r: &RunResult) -> Vec<(f64, f64)> {
             };
             (p, ns as f64 / 1e3)
         })
-        .collect()
+        .collect();
+    for w in cdf.windows(2) {
+        assert!(
+            w[0].0 < w[1].0 && w[0].1 <= w[1].1,
+            "the latency CDF falls from {:?} to {:?}",
+            w[0],
+            w[1]
+        );
+    }
+    cdf
 }
 
 #[cfg(test)]

@@ -71,6 +71,12 @@ fn client_info(obj: &mut Value, host: &str, rank: Option<usize>) {
 
 /// One phase's entries: every rank's jobs, then each job of all ranks.
 fn phase_stats(c: &Cluster, p: usize, bins: bool) -> Vec<Value> {
+    // A cluster holds only ranks that finished (a failed one fails the merge).
+    assert_eq!(
+        c.phase(p).count(),
+        c.ranks.len(),
+        "phase {p} counts a result for some ranks only"
+    );
     let mut out = Vec::new();
     let mut last_host = "";
     for (rank, run) in c.phase(p) {

@@ -118,7 +118,12 @@ pub fn platform_ns(
     if device_ns > app_ns {
         return Err(NotSplit::DeviceLonger { device_ns, app_ns });
     }
-    Ok(app_ns - device_ns)
+    let platform = app_ns - device_ns;
+    assert!(
+        platform >= 0.0 || platform.is_nan(),
+        "platform time {platform} ns negative: the device's {device_ns} ns passed the application's {app_ns} ns"
+    );
+    Ok(platform)
 }
 
 /// The timeline's device time of `device` in one direction, and where it

@@ -41,6 +41,13 @@ pub(super) fn finish(
         ranks.push(decode(bytes, &own)?);
     }
     let cluster = Cluster::merge(ranks)?;
+    assert_eq!(
+        cluster.ranks.len(),
+        all.len(),
+        "the merged run counts {} ranks' results, {} were gathered",
+        cluster.ranks.len(),
+        all.len()
+    );
     let text = match req.format {
         Format::Normal => hiops_report::ranks::summary(&cluster, &plan.ignored),
         Format::Json | Format::JsonPlus => {

@@ -43,7 +43,14 @@ pub(crate) fn claim(path: &Path, dev: &BlockDev) -> std::io::Result<()> {
         .read(true)
         .custom_flags(libc::O_EXCL)
         .open(path)?;
-    holds.insert(key, file);
+    let earlier = holds.insert(key, file);
+    // The lock held since the lookup above keeps a second hold out.
+    assert!(
+        earlier.is_none(),
+        "device {}:{} held twice by this process",
+        key.0,
+        key.1
+    );
     Ok(())
 }
 

@@ -102,6 +102,46 @@ pub enum Refusal {
     },
 }
 
+impl Refusal {
+    /// The path the gate was asked about, which every refusal names.
+    fn path(&self) -> &Path {
+        match self {
+            Refusal::InUse { path, .. }
+            | Refusal::Signature { path, .. }
+            | Refusal::Unchecked { path, .. }
+            | Refusal::NotAFile { path, .. }
+            | Refusal::LoopBacking { path, .. } => path,
+        }
+    }
+
+    /// Panics unless the refusal names `asked`, and a loop device's
+    /// refusal inside it names that device: a message about another path
+    /// would send the user to change the wrong thing.
+    fn assert_names(&self, asked: &Path) {
+        assert_eq!(
+            self.path(),
+            asked,
+            "a refusal names {} though the gate was asked about {}",
+            self.path().display(),
+            asked.display()
+        );
+        if let Refusal::LoopBacking {
+            device,
+            device_refusal,
+            ..
+        } = self
+        {
+            assert_eq!(
+                device_refusal.path(),
+                device.as_path(),
+                "the refusal of loop device {} names {}",
+                device.display(),
+                device_refusal.path().display()
+            );
+        }
+    }
+}
+
 /// What the user allowed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Grants {
@@ -198,6 +238,15 @@ pub fn check_grant(path: &Path) -> Result<(), GrantError> {
 /// superblock) writes a device nobody else can claim. Checking a device
 /// this process holds again passes on the same hold.
 pub fn check_write(path: &Path, grants: &Grants) -> Result<(), Refusal> {
+    let verdict = gate(path, grants);
+    if let Err(r) = &verdict {
+        r.assert_names(path);
+    }
+    verdict
+}
+
+/// [`check_write`]'s rules, before its check that a refusal names the path.
+fn gate(path: &Path, grants: &Grants) -> Result<(), Refusal> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(());
     };
@@ -267,7 +316,16 @@ fn claim(path: &Path, dev: &BlockDev) -> Result<(), Refusal> {
     let sys = usage::System::real();
     let who = || sys.who(path, &usage::with_partitions(dev));
     match hold::claim(path, dev) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            assert!(
+                hold::holds_dev(dev),
+                "the gate claimed {} ({}:{}) but this process holds no descriptor on it",
+                path.display(),
+                dev.major,
+                dev.minor
+            );
+            Ok(())
+        }
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
             // This process holding the disk of a partition (or a partition
             // of the disk) is the one user no table names.

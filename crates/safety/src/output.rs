@@ -131,6 +131,15 @@ fn open_fifo(path: &Path, oo: &OpenOptions) -> Result<File, OutputError> {
 
 /// The gate's verdict, with what `path` is now (None: it does not exist).
 fn judge(path: &Path, grants: &Grants) -> Result<Option<Metadata>, Refusal> {
+    let verdict = judge_kind(path, grants);
+    if let Err(r) = &verdict {
+        r.assert_names(path);
+    }
+    verdict
+}
+
+/// [`judge`]'s rules, by what kind of file `path` is.
+fn judge_kind(path: &Path, grants: &Grants) -> Result<Option<Metadata>, Refusal> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(None); // made by the open, or the open says why not
     };

@@ -213,7 +213,13 @@ pub fn with_partitions(dev: &BlockDev) -> Vec<BlockDev> {
 /// A partition the kernel knows on a whole disk (the probe may not see a
 /// table it does not recognise).
 pub fn partition(dev: &BlockDev) -> Option<String> {
-    with_partitions(dev).get(1).map(|p| p.name.clone())
+    let all = with_partitions(dev);
+    assert!(
+        all.first() == Some(dev),
+        "the devices of {} do not start with the device itself, so a partition would be taken for it",
+        dev.name
+    );
+    all.get(1).map(|p| p.name.clone())
 }
 
 #[cfg(test)]

@@ -55,13 +55,18 @@ impl Formats {
             (false, true) => Format::Json,
             _ => Format::Normal,
         };
-        Settled {
+        let settled = Settled {
             format,
             terse: self.terse,
             // An empty list (`--output-format=`) is refused by fio; here it
             // leaves the normal text.
             normal: self.normal || (!self.terse && format == Format::Normal),
-        }
+        };
+        assert!(
+            settled.normal || settled.terse || settled.format != Format::Normal,
+            "the settled formats {settled:?} print nothing"
+        );
+        settled
     }
 }
 

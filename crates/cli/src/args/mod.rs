@@ -229,6 +229,11 @@ pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
         }
         i += 1;
     }
+    assert!(
+        (2..=5).contains(&inv.terse_version),
+        "terse version {} settled outside fio's 2 to 5",
+        inv.terse_version
+    );
     let settled = formats.settle();
     inv.format = settled.format;
     inv.terse = settled.terse;

@@ -257,6 +257,12 @@ impl Inner {
             job.lsn
         );
         w.durable_lsn = w.durable_lsn.max(job.lsn);
+        assert!(
+            w.durable_lsn <= w.appended_lsn,
+            "durable through LSN {} of {} appended",
+            w.durable_lsn,
+            w.appended_lsn
+        );
         w.durable_version = w.durable_version.max(job.version);
         // What failed flushes left on the device is written over: their
         // writers are answered (their LSNs are below `durable_lsn`).

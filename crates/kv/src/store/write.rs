@@ -414,6 +414,10 @@ impl Inner {
         let lsn = w.appended_lsn;
         let sync = self.durability == super::config::Durability::Sync;
         if sync {
+            assert!(
+                w.pending.back().is_none_or(|p| p.lsn < lsn),
+                "LSN {lsn} appended behind a pending write's",
+            );
             w.pending.push_back(Pending {
                 lsn,
                 digest: d,

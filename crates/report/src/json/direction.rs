@@ -24,6 +24,7 @@ pub(super) fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, bins: bool) ->
             .iter()
             .map(|&q| (percentile_key(q), json!(h.percentile(q))))
             .collect();
+        assert_ascending(h, list);
         o.insert("percentile".into(), Value::Object(p));
     }
     if bins && h.count() > 0 {
@@ -31,6 +32,34 @@ pub(super) fn lat_obj(h: &Histogram, percentiles: Option<&[f64]>, bins: bool) ->
         o.insert("bins".into(), Value::Object(b));
     }
     Value::Object(o)
+}
+
+/// Panics unless the latency at a higher percentile of `list` (in any
+/// order, as the user gave it) is never below one at a lower percentile.
+fn assert_ascending(h: &Histogram, list: &[f64]) {
+    let mut points: Vec<(f64, u64)> = list.iter().map(|&q| (q, h.percentile(q))).collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for w in points.windows(2) {
+        assert!(
+            w[0].1 <= w[1].1,
+            "percentile {} ({} ns) above percentile {} ({} ns)",
+            w[0].0,
+            w[0].1,
+            w[1].0,
+            w[1].1
+        );
+    }
+}
+
+/// Panics unless the shares (%) of a distribution over `total` items sum
+/// to 100 (or all are 0, with no items).
+fn assert_shares(name: &str, shares: &Map<String, Value>, total: u64) {
+    let sum: f64 = shares.values().filter_map(Value::as_f64).sum();
+    let want = if total == 0 { 0.0 } else { 100.0 };
+    assert!(
+        (sum - want).abs() < 1e-6,
+        "{name}'s shares sum to {sum}% over {total} items"
+    );
 }
 
 /// How a direction's latencies are shown: which get percentiles (and, in
@@ -175,6 +204,7 @@ pub(super) fn iodepth_level(job: &JobResult) -> Value {
         .zip(levels)
         .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
         .collect();
+    assert_shares("iodepth_level", &o, total);
     Value::Object(o)
 }
 
@@ -184,14 +214,18 @@ pub(super) fn iodepth_level(job: &JobResult) -> Value {
 pub(super) fn batch_dists(job: &JobResult) -> (Value, Value) {
     let d = job.depth().unwrap_or_default();
     let keys = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let dist = |calls: [u64; 7]| {
+    let dist = |name: &str, calls: [u64; 7]| {
         let total: u64 = calls.iter().sum();
         let o: Map<String, Value> = (keys.iter().zip(calls))
             .map(|(k, n)| (k.to_string(), json!(n as f64 * 100.0 / total.max(1) as f64)))
             .collect();
+        assert_shares(name, &o, total);
         Value::Object(o)
     };
-    (dist(d.submits), dist(d.completes))
+    (
+        dist("iodepth_submit", d.submits),
+        dist("iodepth_complete", d.completes),
+    )
 }
 
 /// Upper bounds of fio's latency buckets (stat.c), in the unit of each of
@@ -217,6 +251,11 @@ pub(super) fn latency_buckets(rd: &DirStats, wr: &DirStats) -> [(&'static str, V
         }
     }
     let total = clat.count();
+    let bucketed: u64 = ns.iter().chain(&us).chain(&ms).sum();
+    assert_eq!(
+        bucketed, total,
+        "the latency buckets hold {bucketed} I/Os of the {total} completed"
+    );
     let pct = |n: u64| match n as f64 * 100.0 / total.max(1) as f64 {
         p if n > 0 && p < 0.01 => 0.01,
         p => p,

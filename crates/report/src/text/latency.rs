@@ -144,6 +144,12 @@ fn summary_line(out: &mut String, name: &str, h: &Histogram, (u, div): (&str, f6
 
 /// One latency's percentiles, in the unit `(u, div)`.
 fn percentile_line(out: &mut String, name: &str, h: &Histogram, (u, div): (&str, f64)) {
+    let points = [50.0, 90.0, 99.0, 99.9, 99.99].map(|q| h.percentile(q));
+    assert!(
+        points.windows(2).all(|w| w[0] <= w[1]) && points[4] <= h.max(),
+        "{name} percentiles {points:?} not ascending to the max {}",
+        h.max()
+    );
     let p = |q: f64| num(h.percentile(q) as f64 / div);
     let _ = writeln!(
         out,

@@ -75,8 +75,37 @@ impl Group {
                 .checked_div(self.max_run[i])
             {
                 self.agg[i] = agg;
+                self.assert_settled(i);
             }
         }
+    }
+
+    /// The figures of direction `i` after at least one job added to it:
+    /// ranges in order, and the group's bandwidth (all its bytes over the
+    /// slowest job's runtime) at least that slowest job's own, so at least
+    /// the slowest job's bandwidth in the range.
+    fn assert_settled(&self, i: usize) {
+        let (run, bw) = (
+            (self.min_run[i], self.max_run[i]),
+            (self.min_bw[i], self.max_bw[i]),
+        );
+        assert!(
+            run.0 <= run.1,
+            "group {} runtimes {run:?} out of order",
+            self.id
+        );
+        assert!(
+            bw.0 <= bw.1,
+            "group {} bandwidths {bw:?} out of order",
+            self.id
+        );
+        assert!(
+            self.agg[i] >= bw.0,
+            "group {} bandwidth {} below its slowest job's {}",
+            self.id,
+            self.agg[i],
+            bw.0
+        );
     }
 }
 
