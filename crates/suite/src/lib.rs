@@ -186,9 +186,22 @@ pub struct SuiteInfo {
 }
 
 impl SuiteInfo {
+    /// Writes suite.json. A resumed suite keeps the platform facts of the
+    /// run that started it (its system call timing among them): the
+    /// points measured then are the ones they describe.
     pub fn save(&self, dir: &Path) -> Result<(), SuiteError> {
         sweep::make_dir(dir)?;
-        sweep::write_json_atomic(&dir.join("suite.json"), self)
+        let kept = SuiteInfo::load(dir).ok().and_then(|old| old.platform);
+        match kept.filter(|_| self.platform.is_some()) {
+            Some(platform) => {
+                let info = SuiteInfo {
+                    platform: Some(platform),
+                    ..self.clone()
+                };
+                sweep::write_json_atomic(&dir.join("suite.json"), &info)
+            }
+            None => sweep::write_json_atomic(&dir.join("suite.json"), self),
+        }
     }
     pub fn load(dir: &Path) -> Result<SuiteInfo, SuiteError> {
         sweep::read_json(&dir.join("suite.json"))
@@ -454,6 +467,27 @@ pub fn fig10_section(s: &SweepDir) -> Section {
 mod tests {
     use super::*;
     use claims::Verdict;
+
+    #[test]
+    fn a_resumed_suite_keeps_the_platform_facts_of_its_first_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let facts = |clocks: f64| PlatformFacts {
+            syscall_clocks: vec![clocks],
+            ..PlatformFacts::default()
+        };
+        let info = |clocks: f64| SuiteInfo {
+            kind: "characterize".into(),
+            title: "t".into(),
+            command: "c".into(),
+            about: Vec::new(),
+            extra: serde_json::Value::Null,
+            platform: Some(facts(clocks)),
+        };
+        info(900.0).save(dir.path()).unwrap();
+        info(1700.0).save(dir.path()).unwrap();
+        let kept = SuiteInfo::load(dir.path()).unwrap();
+        assert_eq!(kept.platform.unwrap().syscall_clocks, vec![900.0]);
+    }
 
     #[test]
     fn the_system_call_cost_is_judged_only_by_the_platform_study() {

@@ -208,6 +208,12 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
 /// without root (or mkfs.ext4) it says why in one line and the rest goes on.
 fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteError> {
     let who = console.who;
+    let path = a.dir.join(crate::table1::FILE);
+    if path.is_file() {
+        // Resumed: Table 1 is measured already, as a finished sweep is.
+        eprintln!("{who}: Table 1 is measured already ({})", path.display());
+        return Ok(Ended::Done);
+    }
     eprintln!("{who}: Table 1 (direct/buffered x block/file on a loop device with ext4)");
     let mut runner = crate::BenchRunner {
         interrupt: console.interrupt,
@@ -216,7 +222,6 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteErro
     match crate::table1::measure(&a.dir, &a.runtime, &a.ramp, a.rounds(), &mut runner) {
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
-            let path = a.dir.join(crate::table1::FILE);
             crate::sweep::write_atomic(&path, text.as_bytes())?;
             crate::write_report(&a.dir)?;
             Ok(Ended::Done)
