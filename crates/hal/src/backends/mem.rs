@@ -2,7 +2,7 @@
 //! memory, so a run measures the software path (tags, staging, reaping, the
 //! benchmark itself) without any kernel I/O.
 
-use super::ready::{ReadyList, Staged};
+use super::ready::Inline;
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::sync::Arc;
 
@@ -124,8 +124,7 @@ impl Drop for MemDevice {
 
 pub struct MemEngine {
     devices: Vec<Arc<MemDevice>>,
-    staged: Vec<Staged>,
-    ready: ReadyList,
+    inline: Inline,
 }
 
 impl MemEngine {
@@ -143,37 +142,28 @@ impl MemEngine {
             .collect::<Result<_, _>>()?;
         Ok(MemEngine {
             devices,
-            staged: Vec::with_capacity(depth as usize),
-            ready: ReadyList::with_capacity(depth),
+            inline: Inline::with_capacity(depth),
         })
     }
 }
 
 impl Engine for MemEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        assert!(self.staged.len() < self.staged.capacity());
-        self.staged.push(Staged {
-            tag,
-            cmd: *cmd,
-            buf,
-        });
+        self.inline.stage(tag, cmd, buf);
         Ok(())
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let n = self.staged.len();
-        for s in &self.staged {
-            let dev = &self.devices[s.cmd.target as usize];
+        let devices = &self.devices;
+        Ok(self.inline.run(|s| {
+            let dev = &devices[s.cmd.target as usize];
             // SAFETY: s.buf is the tag's arena slot, at least len bytes (Queue::bind).
-            let result = unsafe { dev.transfer(s.cmd.op, s.cmd.offset, s.cmd.len, s.buf) };
-            self.ready.push(s.tag, result);
-        }
-        self.staged.clear();
-        Ok(n as u32)
+            unsafe { dev.transfer(s.cmd.op, s.cmd.offset, s.cmd.len, s.buf) }
+        }))
     }
 
     fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        Ok(self.ready.drain_into(out))
+        Ok(self.inline.reap(out))
     }
 
     fn completes_in_issue(&self) -> bool {

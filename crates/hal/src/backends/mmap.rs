@@ -5,7 +5,7 @@
 //! The kernel sees page faults and write-back, not read/write calls.
 
 use super::os::neg_errno;
-use super::ready::{ReadyList, Staged};
+use super::ready::{Inline, Staged};
 use super::trim::Trimmer;
 use crate::device::BlockDev;
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
@@ -56,8 +56,7 @@ pub struct MmapEngine {
     window: u64,
     page: u64,
     trimmer: Trimmer,
-    staged: Vec<Staged>,
-    ready: ReadyList,
+    inline: Inline,
 }
 
 // SAFETY: the mappings are owned by the engine alone (made and unmapped
@@ -89,8 +88,7 @@ impl MmapEngine {
             window: window.div_ceil(page) * page,
             page,
             trimmer: Trimmer::of(&fds),
-            staged: Vec::with_capacity(depth as usize),
-            ready: ReadyList::with_capacity(depth),
+            inline: Inline::with_capacity(depth),
         })
     }
 
@@ -271,31 +269,20 @@ impl Drop for MmapEngine {
 
 impl Engine for MmapEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        assert!(
-            self.staged.len() < self.staged.capacity(),
-            "more staged commands than tags"
-        );
-        self.staged.push(Staged {
-            tag,
-            cmd: *cmd,
-            buf,
-        });
+        self.inline.stage(tag, cmd, buf);
         Ok(())
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let n = self.staged.len();
-        for i in 0..n {
-            let s = self.staged[i];
-            let result = self.execute(s);
-            self.ready.push(s.tag, result);
-        }
-        self.staged.clear();
-        Ok(n as u32)
+        // Taken out for the loop (no allocation), so `execute` may use self.
+        let mut inline = std::mem::take(&mut self.inline);
+        let n = inline.run(|s| self.execute(s));
+        self.inline = inline;
+        Ok(n)
     }
 
     fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        Ok(self.ready.drain_into(out))
+        Ok(self.inline.reap(out))
     }
 
     fn completes_in_issue(&self) -> bool {

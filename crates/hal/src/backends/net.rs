@@ -5,7 +5,7 @@
 //! the receiver returns what it got. UDP sides open and close the link with
 //! fio's 8-byte messages, so hiops and fio talk to each other.
 
-use super::ready::{ReadyList, Staged};
+use super::ready::{Inline, Staged};
 use crate::{Command, Completion, Engine, HalError, Op, Tag};
 use socket2::{Protocol, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
@@ -51,8 +51,7 @@ pub struct NetEngine {
     peer: Option<SockAddr>,
     /// UDP: fio's link-close came; every later receive is empty at once.
     closed: bool,
-    staged: Vec<Staged>,
-    ready: ReadyList,
+    inline: Inline,
 }
 
 fn setup(what: &'static str) -> impl Fn(std::io::Error) -> HalError {
@@ -75,8 +74,7 @@ impl NetEngine {
             opts: opts.clone(),
             peer,
             closed: false,
-            staged: Vec::with_capacity(depth as usize),
-            ready: ReadyList::with_capacity(depth),
+            inline: Inline::with_capacity(depth),
         };
         if opts.proto == NetProto::Udp {
             e.udp_link_open()?;
@@ -308,28 +306,20 @@ impl Drop for NetEngine {
 
 impl Engine for NetEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        assert!(self.staged.len() < self.staged.capacity());
-        self.staged.push(Staged {
-            tag,
-            cmd: *cmd,
-            buf,
-        });
+        self.inline.stage(tag, cmd, buf);
         Ok(())
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let n = self.staged.len();
-        for i in 0..n {
-            let s = self.staged[i];
-            let result = self.execute(s);
-            self.ready.push(s.tag, result);
-        }
-        self.staged.clear();
-        Ok(n as u32)
+        // Taken out for the loop (no allocation), so `execute` may use self.
+        let mut inline = std::mem::take(&mut self.inline);
+        let n = inline.run(|s| self.execute(s));
+        self.inline = inline;
+        Ok(n)
     }
 
     fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        Ok(self.ready.drain_into(out))
+        Ok(self.inline.reap(out))
     }
 
     fn completes_in_issue(&self) -> bool {

@@ -5,7 +5,7 @@ use crate::{Completion, Tag};
 
 /// Completions produced inside `issue` by engines that finish commands at once,
 /// held until `reap`. Bounded by the queue depth, preallocated.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct ReadyList {
     items: Vec<Completion>,
     head: usize,
@@ -51,7 +51,7 @@ impl ReadyList {
 }
 
 /// A staged command of a synchronous engine.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Staged {
     pub tag: Tag,
     pub cmd: crate::Command,
@@ -62,6 +62,57 @@ pub(crate) struct Staged {
 // that stays valid until the command completes; which thread performs the
 // copy or system call does not matter to it.
 unsafe impl Send for Staged {}
+
+/// The commands of an engine that finishes them inside `issue`: staged by
+/// `prepare`, done one by one at `issue`, their completions held until
+/// `reap`. One loop for every such engine (psync, mem, mmap, net).
+#[derive(Debug, Default)]
+pub(crate) struct Inline {
+    staged: Vec<Staged>,
+    ready: ReadyList,
+}
+
+impl Inline {
+    pub(crate) fn with_capacity(depth: u32) -> Inline {
+        Inline {
+            staged: Vec::with_capacity(depth as usize),
+            ready: ReadyList::with_capacity(depth),
+        }
+    }
+
+    /// Stages one command until the next `issue`.
+    pub(crate) fn stage(&mut self, tag: Tag, cmd: &crate::Command, buf: *mut u8) {
+        assert!(
+            self.staged.len() < self.staged.capacity(),
+            "more staged commands than tags"
+        );
+        self.staged.push(Staged {
+            tag,
+            cmd: *cmd,
+            buf,
+        });
+    }
+
+    /// Does every staged command, in order, with `execute` (its result:
+    /// bytes moved or a negated errno); returns how many.
+    pub(crate) fn run(&mut self, mut execute: impl FnMut(Staged) -> i64) -> u32 {
+        let n = self.staged.len();
+        for s in self.staged.drain(..) {
+            self.ready.push(s.tag, execute(s));
+        }
+        n as u32
+    }
+
+    /// Moves up to `out.len()` completions out, oldest first.
+    pub(crate) fn reap(&mut self, out: &mut [Completion]) -> usize {
+        self.ready.drain_into(out)
+    }
+
+    /// Commands staged and completions not yet reaped.
+    pub(crate) fn held(&self) -> usize {
+        self.staged.len() + self.ready.len()
+    }
+}
 
 #[cfg(test)]
 mod tests {

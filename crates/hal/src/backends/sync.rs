@@ -1,7 +1,7 @@
 //! psync and pvsync2: synchronous positioned I/O, one command at a time.
 
 use super::os::neg_errno;
-use super::ready::{ReadyList, Staged};
+use super::ready::{Inline, Staged};
 use super::trim::Trimmer;
 use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
 use std::os::fd::RawFd;
@@ -21,8 +21,7 @@ pub struct SyncEngine {
     fds: Vec<RawFd>,
     mode: SyncMode,
     trimmer: Trimmer,
-    staged: Vec<Staged>,
-    ready: ReadyList,
+    inline: Inline,
 }
 
 impl SyncEngine {
@@ -39,8 +38,7 @@ impl SyncEngine {
             trimmer: Trimmer::of(&fds),
             fds,
             mode,
-            staged: Vec::with_capacity(depth as usize),
-            ready: ReadyList::with_capacity(depth),
+            inline: Inline::with_capacity(depth),
         })
     }
 
@@ -107,33 +105,22 @@ unsafe fn vectored(fd: RawFd, op: Op, iov: &libc::iovec, offset: u64, flags: lib
 
 impl Engine for SyncEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        assert!(
-            self.staged.len() < self.staged.capacity(),
-            "more staged commands than tags"
-        );
-        self.staged.push(Staged {
-            tag,
-            cmd: *cmd,
-            buf,
-        });
+        self.inline.stage(tag, cmd, buf);
         Ok(())
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let n = self.staged.len();
-        for i in 0..n {
-            let s = self.staged[i];
-            let result = self.execute(s);
-            self.ready.push(s.tag, result);
-        }
-        self.staged.clear();
-        Ok(n as u32)
+        // Taken out for the loop (no allocation), so `execute` may use self.
+        let mut inline = std::mem::take(&mut self.inline);
+        let n = inline.run(|s| self.execute(s));
+        self.inline = inline;
+        Ok(n)
     }
 
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         // Everything issued has completed already: min is always met.
-        debug_assert!(min as usize <= self.ready.len() + self.staged.len());
-        Ok(self.ready.drain_into(out))
+        debug_assert!(min as usize <= self.inline.held());
+        Ok(self.inline.reap(out))
     }
 
     fn completes_in_issue(&self) -> bool {
