@@ -639,8 +639,8 @@ mod tests {
         crate::irq_affinity::confine_flag(args).0
     }
 
-    #[test]
-    fn the_plan_reads_only_and_covers_each_figure() {
+    /// A plan over a disk file and a zram device, 2 CPUs, full points.
+    fn disk_and_zram_plan() -> Plan {
         let t = vec![
             CharTarget {
                 label: "disk".into(),
@@ -653,13 +653,13 @@ mod tests {
                 block: true,
             },
         ];
-        let p = Plan::new(
-            t,
-            2,
-            false,
-            vec!["--runtime=3".into(), "--size=1g".into()],
-            1,
-        );
+        let args = vec!["--runtime=3".into(), "--size=1g".into()];
+        Plan::new(t, 2, false, args, 1)
+    }
+
+    #[test]
+    fn the_plan_reads_only_and_covers_each_figure() {
+        let p = disk_and_zram_plan();
         let sweeps = p.sweeps();
         let names: Vec<&str> = sweeps.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
@@ -690,6 +690,44 @@ mod tests {
                 "grid-psync-64k-2",
             ]
         );
+        assert_eq!(sweeps[6].1.params[0].values, ["0", "0-1"]);
+        // ADMS'10 Fig 8: synchronous threads up to 128, all on CPU 0.
+        assert_eq!(sweeps[5].1.params[0].values, ["1", "8", "32", "64", "128"]);
+        assert!(sweeps[5].1.base.contains(&"--cpus_allowed=0".to_string()));
+        assert_eq!(sweeps[4].1.params[0].name, "iodepth_batch_complete_min");
+        assert_eq!(sweeps[3].0, "disk-miss");
+        assert!(
+            sweeps[3].1.base.contains(&"--direct=0".to_string())
+                && sweeps[3].1.base.contains(&"--invalidate=1".to_string())
+                && sweeps[3].1.base.contains(&"--norandommap=0".to_string())
+        );
+        for (name, d) in &sweeps {
+            assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
+            for k in d.points() {
+                let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
+                let (args, timeline) = crate::timeline_flag(&args);
+                let (args, confined) = crate::irq_affinity::confine_flag(&args);
+                // The CPU sweeps move the devices' interrupts with the
+                // threads.
+                let on_cpus = d.params[0].name == "cpus_allowed" || name.ends_with("-sync");
+                assert_eq!(confined, on_cpus);
+                let plan = hiops_fio::plan_args(&args, false).unwrap();
+                assert!(plan
+                    .jobs
+                    .iter()
+                    .all(|j| j.target.allow_write_devices.is_empty()));
+                // The engine-and-path points are profiled (ADMS Fig 5),
+                // the QD1 points traced (Fig 3, 4).
+                assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
+                assert_eq!(timeline, d.title.ends_with("read at QD1"));
+            }
+        }
+    }
+
+    #[test]
+    fn the_grid_runs_a_job_per_device_on_the_points_cpus() {
+        let p = disk_and_zram_plan();
+        let sweeps = p.sweeps();
         // The grid: a job per device, every job on the point's CPUs;
         // io_uring a thread per CPU, psync the paper's 128 threads at the
         // most devices; 64 KiB on the diagonal only.
@@ -740,38 +778,6 @@ mod tests {
         let (_, two) = odd.grid_sweeps().pop().unwrap();
         let args = confine_flag_off(&two.args_for(&two.points()[0]));
         assert_eq!(hiops_fio::plan_args(&args, false).unwrap().jobs.len(), 2);
-        assert_eq!(sweeps[6].1.params[0].values, ["0", "0-1"]);
-        // ADMS'10 Fig 8: synchronous threads up to 128, all on CPU 0.
-        assert_eq!(sweeps[5].1.params[0].values, ["1", "8", "32", "64", "128"]);
-        assert!(sweeps[5].1.base.contains(&"--cpus_allowed=0".to_string()));
-        assert_eq!(sweeps[4].1.params[0].name, "iodepth_batch_complete_min");
-        assert_eq!(sweeps[3].0, "disk-miss");
-        assert!(
-            sweeps[3].1.base.contains(&"--direct=0".to_string())
-                && sweeps[3].1.base.contains(&"--invalidate=1".to_string())
-                && sweeps[3].1.base.contains(&"--norandommap=0".to_string())
-        );
-        for (name, d) in &sweeps {
-            assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
-            for k in d.points() {
-                let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
-                let (args, timeline) = crate::timeline_flag(&args);
-                let (args, confined) = crate::irq_affinity::confine_flag(&args);
-                // The CPU sweeps move the devices' interrupts with the
-                // threads.
-                let on_cpus = d.params[0].name == "cpus_allowed" || name.ends_with("-sync");
-                assert_eq!(confined, on_cpus);
-                let plan = hiops_fio::plan_args(&args, false).unwrap();
-                assert!(plan
-                    .jobs
-                    .iter()
-                    .all(|j| j.target.allow_write_devices.is_empty()));
-                // The engine-and-path points are profiled (ADMS Fig 5),
-                // the QD1 points traced (Fig 3, 4).
-                assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
-                assert_eq!(timeline, d.title.ends_with("read at QD1"));
-            }
-        }
     }
 
     /// A point of `round` with these values, process clocks and device
