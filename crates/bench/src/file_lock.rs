@@ -64,14 +64,41 @@ fn conflicting(file: &File, writes: bool, me: u32) -> Vec<Holder> {
     let (Ok(meta), Ok(locks)) = (file.metadata(), std::fs::read_to_string("/proc/locks")) else {
         return Vec::new();
     };
-    let id = (libc::major(meta.dev()), libc::minor(meta.dev()), meta.ino());
+    let stat_dev = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let devs = [Some(stat_dev), superblock_dev(file)];
     locks
         .lines()
         .filter_map(parse_line)
-        .filter(|&(dev, _)| dev == id)
+        .filter(|&((major, minor, ino), _)| {
+            ino == meta.ino() && devs.contains(&Some((major, minor)))
+        })
         .map(|(_, h)| h)
         .filter(|h| h.pid != Some(me) && (writes || h.writes))
         .collect()
+}
+
+/// The device of the file system's superblock, as /proc/locks names it:
+/// the mount's "major:minor" in /proc/self/mountinfo, found through the
+/// descriptor's mount id. It differs from stat's st_dev on a btrfs
+/// subvolume, whose files stat reports on an anonymous device of their own.
+fn superblock_dev(file: &File) -> Option<(u32, u32)> {
+    let fdinfo = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", file.as_raw_fd())).ok()?;
+    let mnt_id = fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("mnt_id:"))?
+        .trim();
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mount_dev(&mountinfo, mnt_id)
+}
+
+/// The "major:minor" field of the mountinfo line of mount `mnt_id`
+/// ("47 27 0:40 / /mnt rw - btrfs /dev/loop0 rw": mount 47 is on 0:40).
+fn mount_dev(mountinfo: &str, mnt_id: &str) -> Option<(u32, u32)> {
+    let line = mountinfo
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(mnt_id))?;
+    let (major, minor) = line.split_whitespace().nth(2)?.split_once(':')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// One held flock of /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242
@@ -204,6 +231,15 @@ mod tests {
         child.wait().unwrap();
         // Its lock went with it.
         assert!(lock(&open(&path, true), true).held);
+    }
+
+    #[test]
+    fn a_mounts_device_is_read_from_its_mountinfo_line() {
+        let info =
+            "27 1 254:0 / / rw - ext4 /dev/vda rw\n47 27 0:40 / /mnt rw - btrfs /dev/loop0 rw\n";
+        assert_eq!(mount_dev(info, "47"), Some((0, 40)));
+        assert_eq!(mount_dev(info, "27"), Some((254, 0)));
+        assert_eq!(mount_dev(info, "4"), None);
     }
 
     #[test]
