@@ -5,7 +5,7 @@
 //! against the raw device. Each judged per round from Table 1's cells
 //! (every round measured every cell in turn).
 
-use super::{Cell, Table1};
+use super::table::{Cell, Table1};
 use crate::claims::ClaimRow;
 use crate::rules::{Rule, Size};
 
