@@ -4,6 +4,7 @@
 //! `characterize`, `kv fig10` and `kv cache-sweep` are thin over these.
 
 pub mod characterize;
+mod exit;
 pub mod hiops;
 pub mod iozone;
 pub mod kv;
@@ -19,6 +20,7 @@ use hiops_run::progress::{stderr_is_terminal, ProgressLine};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+pub(crate) use exit::{failed, usage};
 pub use preflight::check_points;
 
 /// What a command ended with, for the exit code.
@@ -39,43 +41,6 @@ pub struct Console<'a> {
     pub interrupt: &'static AtomicBool,
     /// Show each run's live progress line (on a terminal only).
     pub progress: bool,
-}
-
-/// A bad option (exit 2 in `hiops`).
-pub(crate) fn usage(m: impl Into<String>) -> BenchError {
-    BenchError::Usage(m.into())
-}
-
-/// A run that failed (exit 1 in `hiops`), from the library's string errors,
-/// or a refusal of the output gate (exit 3).
-pub(crate) fn failed(m: impl Failure) -> BenchError {
-    m.into_bench()
-}
-
-/// What [`failed`] takes: a message, or a suite's error.
-pub(crate) trait Failure {
-    fn into_bench(self) -> BenchError;
-}
-
-impl Failure for String {
-    fn into_bench(self) -> BenchError {
-        BenchError::Failed(self)
-    }
-}
-
-impl Failure for &str {
-    fn into_bench(self) -> BenchError {
-        BenchError::Failed(self.into())
-    }
-}
-
-impl Failure for SuiteError {
-    fn into_bench(self) -> BenchError {
-        match self {
-            SuiteError::Refused(r) => BenchError::Refused(r.to_string()),
-            e => BenchError::Failed(e.to_string()),
-        }
-    }
 }
 
 /// Checks a suite's directory before anything is made: an existing

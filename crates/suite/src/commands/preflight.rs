@@ -2,7 +2,7 @@
 //! read as `hiops run` would, and the safety gate asked about each block
 //! device a point writes.
 
-use super::usage;
+use super::exit::usage;
 use crate::sweep::SweepDef;
 use hiops_bench::BenchError;
 
