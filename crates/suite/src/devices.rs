@@ -1,8 +1,10 @@
 //! RAM block devices a suite sets up beside the disk (the HAL's, shared
 //! with the tests), and sets of alike ones for scaling against linear.
 
+use hiops_hal::device::BlockDev;
 pub use hiops_hal::ramdev::RamDevice;
 use hiops_hal::RamDeviceError;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Which kind of RAM device a set is made of.
@@ -75,6 +77,29 @@ impl Drop for AlikeDevices {
         for d in &self.dirs {
             let _ = std::fs::remove_dir_all(d);
         }
+    }
+}
+
+/// What kind of device a target is, so that the grid's rules compare only
+/// alike devices: "zram", "loop over a tmpfs file", "vd" (virtio), "a file
+/// on vda"; "unknown" where it cannot be told.
+pub fn device_kind(path: &Path) -> String {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return "unknown".into();
+    };
+    let Some(dev) = BlockDev::of_path(path) else {
+        return match meta.is_file() {
+            true => "a file on a file system without a device".into(),
+            false => "unknown".into(),
+        };
+    };
+    if !meta.file_type().is_block_device() {
+        return format!("a file on {}", dev.disk);
+    }
+    match dev.disk.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "loop" if dev.completes_inline().is_some() => "loop over a tmpfs file".into(),
+        "loop" => "loop over a file on a disk".into(),
+        other => other.into(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path, and the
 //! cost per byte of the buffered copy, hit and miss.
 
-use super::{cells, get, per_target, slope, CharTarget, Plan};
+use super::plan::{CharTarget, Plan};
+use super::points::{cells, get, per_target, slope};
 use crate::chart_of::param_axis;
 use crate::claims::ClaimRow;
 use crate::page::{Section, Table};

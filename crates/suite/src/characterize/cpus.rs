@@ -1,7 +1,8 @@
 //! Fig 8, 9: IOPS and CPU use as the CPUs allowed grow, and which component
 //! saturates first.
 
-use super::{cells, get, per_target, Plan};
+use super::plan::Plan;
+use super::points::{cells, get, per_target};
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;

@@ -1,6 +1,7 @@
 //! Fig 10, 11: IOPS and bandwidth as devices are added, JBOD and RAID0.
 
-use super::{cells, get, Medians, Plan};
+use super::plan::Plan;
+use super::points::{cells, get, Medians};
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
 use hiops_plot::{Axis, Chart};

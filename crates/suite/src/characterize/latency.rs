@@ -1,7 +1,8 @@
 //! Fig 3 and Fig 4: a 4 KiB read at QD1, its latency split into device and
 //! platform time, and its timeline through the kernel.
 
-use super::{cell, get, per_target, Plan};
+use super::plan::Plan;
+use super::points::{cell, get, per_target};
 use crate::chart_of::fmt_num;
 use crate::claims::ClaimRow;
 use crate::page::{Section, Table};

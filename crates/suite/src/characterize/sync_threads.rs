@@ -2,7 +2,8 @@
 //! CPU, IOPS and that CPU's use as the threads grow, and the paper's "the
 //! core was fully saturated" judged at each round's best point.
 
-use super::{per_target, Plan};
+use super::plan::Plan;
+use super::points::{get, per_target};
 use crate::chart_of::fmt_num;
 use crate::claims::ClaimRow;
 use crate::page::{Section, Table};
@@ -47,7 +48,7 @@ pub(super) fn section(
     let m = s.medians();
     let (mut iops, mut busy, mut rows) = (Vec::new(), Vec::new(), Vec::new());
     for n in &plan.sync_threads {
-        let Some(p) = super::get(&m, &[n]) else {
+        let Some(p) = get(&m, &[n]) else {
             continue;
         };
         let x: f64 = n.parse().unwrap_or(0.0);

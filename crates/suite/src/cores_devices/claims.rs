@@ -9,7 +9,7 @@
 //! - Fig 11: the same at 64 KiB, within 2% of linear;
 //! - the slides: one core carries 2 devices, not a third, at ~90% busy.
 
-use super::Cell;
+use super::cell::Cell;
 use crate::claims::ClaimRow;
 use crate::rules::{self, Judgement, Rule, Size};
 

@@ -8,29 +8,20 @@
 //! beside io_uring, and sets each point against the linear ideal
 //! [`linear_iops`]. The rules are in [`claims`].
 
+mod cell;
 mod claims;
 
-use crate::characterize::Plan;
+use cell::Cell;
+pub use cell::GridPoint;
+
+use crate::characterize::plan::{sweep_name, Plan};
 use crate::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::rules;
 use crate::sweep::SweepDir;
-use hiops_hal::device::BlockDev;
 use hiops_plot::{Axis, Chart};
 use hiops_report::figures::PointFigures;
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
-
-/// The sweep of the grid's row of `devices` devices on `engine` at
-/// block size `bs`: "grid-N" for io_uring at 4 KiB (the name older hiops
-/// gave its only grid), "grid-ENGINE-BS-N" for the others.
-pub fn sweep_name(engine: &str, bs: &str, devices: usize) -> String {
-    match (engine, bs) {
-        ("io_uring", "4k") => format!("grid-{devices}"),
-        _ => format!("grid-{engine}-{bs}-{devices}"),
-    }
-}
 
 /// The papers' linear ideal of a point: the 1-device, 1-CPU point's IOPS
 /// times min(devices, CPUs). Each device adds the one-device rate as long
@@ -38,14 +29,6 @@ pub fn sweep_name(engine: &str, bs: &str, devices: usize) -> String {
 /// CPUs, add nothing to the ideal.
 pub fn linear_iops(one_by_one: f64, devices: usize, cpus: usize) -> f64 {
     one_by_one * devices.min(cpus) as f64
-}
-
-/// One measured point of the grid.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GridPoint {
-    pub devices: usize,
-    pub cpus: usize,
-    pub iops: f64,
 }
 
 /// Each point's linear ideal and its distance from it in % (measured /
@@ -66,53 +49,6 @@ pub fn from_linear(points: &[GridPoint]) -> Option<Vec<(f64, f64)>> {
             })
             .collect(),
     )
-}
-
-/// A measured point with its metrics (medians), CPU set, and per round
-/// its IOPS and CPUs busy.
-struct Cell {
-    engine: String,
-    bs: String,
-    point: GridPoint,
-    set: String,
-    m: PointFigures,
-    rounds: Vec<(u32, f64)>,
-    busy_rounds: Vec<(u32, f64)>,
-    /// Why the rules leave the point out (CPUs busy beyond those allowed).
-    over: Option<String>,
-}
-
-impl Cell {
-    /// Whether this is the point `devices` on `cpus` of `engine` at `bs`.
-    fn is(&self, engine: &str, bs: &str, devices: usize, cpus: usize) -> bool {
-        self.engine == engine
-            && self.bs == bs
-            && self.point.devices == devices
-            && self.point.cpus == cpus
-    }
-}
-
-/// What kind of device a target is, so that the grid's rules compare only
-/// alike devices: "zram", "loop over a tmpfs file", "vd" (virtio), "a file
-/// on vda"; "unknown" where it cannot be told.
-pub fn device_kind(path: &Path) -> String {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return "unknown".into();
-    };
-    let Some(dev) = BlockDev::of_path(path) else {
-        return match meta.is_file() {
-            true => "a file on a file system without a device".into(),
-            false => "unknown".into(),
-        };
-    };
-    if !meta.file_type().is_block_device() {
-        return format!("a file on {}", dev.disk);
-    }
-    match dev.disk.trim_end_matches(|c: char| c.is_ascii_digit()) {
-        "loop" if dev.completes_inline().is_some() => "loop over a tmpfs file".into(),
-        "loop" => "loop over a file on a disk".into(),
-        other => other.into(),
-    }
 }
 
 /// The grid's arms in order: (engine, block size, device counts).
