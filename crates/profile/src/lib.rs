@@ -304,6 +304,15 @@ pub(crate) struct Sampling {
 
 impl Profile {
     fn of(tally: &Tally, syms: &Kallsyms, w: &Sampling) -> Profile {
+        assert_eq!(
+            tally.layers.iter().sum::<u64>(),
+            tally.samples,
+            "every sample is charged to one layer"
+        );
+        assert!(
+            tally.interrupt_context <= tally.layers[Layer::Interrupt.index()],
+            "a sample in interrupt context is the interrupt layer's"
+        );
         let period_ns = w.period_ns;
         let mut tops: Vec<Vec<SymbolTime>> = vec![Vec::new(); Layer::ALL.len()];
         for (&(layer, index), &samples) in &tally.symbols {
@@ -314,10 +323,19 @@ impl Profile {
             .iter()
             .zip(tops)
             .map(|(&layer, mut top)| {
-                top.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
-                top.truncate(TOP);
                 let samples = tally.layers[layer.index()];
                 let process_samples = tally.process_layers[layer.index()];
+                assert_eq!(
+                    top.iter().map(|s| s.samples).sum::<u64>(),
+                    samples,
+                    "the {layer:?} layer's samples are its symbols'"
+                );
+                assert!(
+                    process_samples <= samples,
+                    "this process's samples are some of the {layer:?} layer's"
+                );
+                top.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.name.cmp(&b.name)));
+                top.truncate(TOP);
                 let s = |n: u64| n as f64 * period_ns as f64 / 1e9;
                 LayerTime {
                     layer,

@@ -534,15 +534,13 @@ impl Matcher {
     /// The figures so far; I/Os still open are counted, not charged.
     /// `devices` names the disks given to [`Matcher::new`], in order.
     pub(crate) fn timeline(&self, devices: Vec<String>, window_s: f64) -> Timeline {
-        let gap = |h: &Histogram, name: &str, negative: u64| Gap {
-            name: name.to_string(),
-            count: h.count(),
-            mean_ns: h.mean(),
-            p50_ns: h.percentile(50.0),
-            p99_ns: h.percentile(99.0),
-            max_ns: h.max(),
-            negative,
-        };
+        let gap = Gap::of;
+        assert!(
+            self.stages.iter().all(|&n| n <= self.ios),
+            "a stage seen by more I/Os ({:?}) than finished ({})",
+            self.stages,
+            self.ios
+        );
         let [enter, queue, issue, complete, exit] = self.stages;
         Timeline {
             devices: devices.clone(),

@@ -93,6 +93,27 @@ pub struct Timeline {
     pub partial: u64,
 }
 
+impl Gap {
+    /// A gap's figures from its histogram, with the `negative` gaps that
+    /// ended before they started.
+    pub(crate) fn of(h: &hiops_stats::Histogram, name: &str, negative: u64) -> Gap {
+        let (p50_ns, p99_ns, max_ns) = (h.percentile(50.0), h.percentile(99.0), h.max());
+        assert!(
+            p50_ns <= p99_ns && p99_ns <= max_ns,
+            "{name}: percentiles {p50_ns}, {p99_ns}, {max_ns} not ascending"
+        );
+        Gap {
+            name: name.to_string(),
+            count: h.count(),
+            mean_ns: h.mean(),
+            p50_ns,
+            p99_ns,
+            max_ns,
+            negative,
+        }
+    }
+}
+
 impl Timeline {
     /// The device-time gap (driver issue to completion) of all I/Os.
     pub fn device(&self) -> Option<&Gap> {
