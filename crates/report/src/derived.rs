@@ -115,14 +115,20 @@ impl HandoffPercentiles {
         if h.count() == 0 {
             return None;
         }
-        Some(HandoffPercentiles {
+        let p = HandoffPercentiles {
             mean: h.mean(),
             p50: h.percentile(50.0),
             p90: h.percentile(90.0),
             p99: h.percentile(99.0),
             p99_9: h.percentile(99.9),
             max: h.max(),
-        })
+        };
+        let ladder = [p.p50, p.p90, p.p99, p.p99_9, p.max];
+        assert!(
+            ladder.windows(2).all(|w| w[0] <= w[1]),
+            "hand-off percentiles {ladder:?} not ascending"
+        );
+        Some(p)
     }
 }
 

@@ -114,6 +114,11 @@ fn merged_units(c: &Cluster, p: usize) -> Vec<hiops_bench::JobResult> {
             units = mine;
             continue;
         }
+        assert_eq!(
+            units.len(),
+            mine.len(),
+            "every rank ran the plan all ranks agreed on, unit for unit"
+        );
         for (all, u) in units.iter_mut().zip(mine) {
             all.threads.extend(u.threads);
             all.targets.extend(u.targets);

@@ -250,11 +250,18 @@ pub fn latency_splits(r: &RunResult) -> Result<Vec<LatencySplit>, NoSplit> {
         return Err(NoSplit::NoBlockDevice);
     }
     let (mut reads, mut writes) = (DirStats::default(), DirStats::default());
+    let mut ios = (0, 0);
     for j in &r.jobs {
         let (rd, wr) = j.merged();
+        ios = (ios.0 + rd.ios, ios.1 + wr.ios);
         reads.merge(&rd);
         writes.merge(&wr);
     }
+    assert_eq!(
+        (reads.ios, writes.ios),
+        ios,
+        "the run's merged reads and writes hold each job's I/Os"
+    );
     let mut out = Vec::new();
     let mut untimed = Vec::new();
     for d in &r.devices {
