@@ -56,6 +56,10 @@ impl Cluster {
             }
         }
         let n = phases.first().map_or(0, |p| p.len());
+        assert!(
+            phases.iter().all(|p| p.len() == n),
+            "every rank ran the phases rank 0 ran (checked as their results arrived)"
+        );
         let all = (0..n)
             .map(|p| {
                 let runs: Vec<(&str, &RunResult)> = ranks
@@ -170,6 +174,11 @@ fn merge_phase(ranks: &[(&str, &RunResult)]) -> RunResult {
     all.stonewalled = runs.iter().any(|r| r.stonewalled);
     all.started_unix_s = runs.iter().map(|r| r.started_unix_s).min().unwrap_or(0);
     all.steady = None;
+    assert_eq!(
+        all.total_ios(),
+        runs.iter().map(|r| r.total_ios()).sum::<u64>(),
+        "the merged phase holds every rank's I/Os"
+    );
     all
 }
 
@@ -194,6 +203,13 @@ fn merge_jobs(runs: &[&RunResult]) -> Vec<JobResult> {
         // The merged job ran every rank's clones.
         j.spec.numjobs = j.threads.len() as u32;
     }
+    assert_eq!(
+        jobs.iter().map(|j| j.threads.len()).sum::<usize>(),
+        (runs.iter().flat_map(|r| &r.jobs))
+            .map(|j| j.threads.len())
+            .sum::<usize>(),
+        "the merged jobs hold every rank's threads"
+    );
     jobs
 }
 
@@ -249,11 +265,19 @@ fn weighted_hz(runs: &[&RunResult]) -> f64 {
     if total <= 0.0 {
         return runs[0].tsc_hz;
     }
-    runs.iter()
+    let hz = runs
+        .iter()
         .zip(&secs)
         .map(|(r, s)| r.tsc_hz * s)
         .sum::<f64>()
-        / total
+        / total;
+    let lo = runs.iter().map(|r| r.tsc_hz).fold(f64::INFINITY, f64::min);
+    let hi = runs.iter().map(|r| r.tsc_hz).fold(0.0, f64::max);
+    assert!(
+        lo * (1.0 - 1e-9) <= hz && hz <= hi * (1.0 + 1e-9),
+        "a weighted mean TSC rate {hz} lies within the ranks' {lo}..{hi}"
+    );
+    hz
 }
 
 /// The ranks' per-second points added second by second.

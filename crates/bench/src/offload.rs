@@ -247,6 +247,11 @@ impl Driver for OffloadDriver {
         }
         let n = self.reaped.len();
         self.account(now_ns());
+        debug_assert!(
+            n as u32 <= self.in_flight,
+            "reaped {n} commands of {} in flight",
+            self.in_flight
+        );
         self.in_flight -= n as u32;
         let (reaped, free) = (&mut self.reaped, &mut self.free);
         for d in reaped.drain(..) {

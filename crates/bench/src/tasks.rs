@@ -103,6 +103,11 @@ impl TaskDriver {
     /// Brings the in-flight integral up to `now`, with `busy` commands out
     /// since the last call.
     fn advance_area(&mut self, now: u64, busy: u32) {
+        debug_assert!(
+            busy <= self.tasks,
+            "{busy} commands out with {} tasks",
+            self.tasks
+        );
         let busy = busy as u128;
         let d = &mut self.depth;
         d.area += busy * now.saturating_sub(d.at_ns) as u128;

@@ -158,6 +158,11 @@ fn shares(list: &str) -> Result<Distribution, ZoneError> {
         let each = ((100.0 - given) / missing.len() as f64).floor();
         missing.iter().for_each(|&i| zones[i].1 = each);
     }
+    let ranges: f64 = zones.iter().map(|z| z.1).sum();
+    assert!(
+        ranges <= 100.0 + 1e-6,
+        "zones given {given}% and the rest filled in cover {ranges}% of the range"
+    );
     Ok(Distribution::Zoned(zones))
 }
 

@@ -59,17 +59,22 @@ impl Scatter {
 /// access share, start, end); a range past the end is cut at it.
 fn zoned(zones: impl Iterator<Item = (f64, f64)>) -> Picker {
     let (mut acc, mut start) = (0.0, 0.0f64);
-    Picker::Zoned(
+    let zones: Vec<(f64, f64, f64)> = zones
+        .map(|(a, share)| {
+            acc += a / 100.0;
+            let end = (start + share).min(1.0);
+            let z = (acc, start.min(end), end);
+            start = end;
+            z
+        })
+        .collect();
+    assert!(
         zones
-            .map(|(a, share)| {
-                acc += a / 100.0;
-                let end = (start + share).min(1.0);
-                let z = (acc, start.min(end), end);
-                start = end;
-                z
-            })
-            .collect(),
-    )
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].2 <= w[1].1),
+        "zones {zones:?} laid end to end, their access shares rising"
+    );
+    Picker::Zoned(zones)
 }
 
 /// The picker of a distribution over `blocks` blocks of regions of at least

@@ -190,6 +190,10 @@ const PRIO_BIT: u32 = 0x4000_0000;
 /// direction with the flags, priority, 2 bytes of padding, block size,
 /// then the offset when logged.
 fn sample(t_ms: u64, value: u64, dir: usize, bs: u64, off: u64, c: Columns) -> [u8; 40] {
+    debug_assert!(
+        dir < 3,
+        "direction {dir} is read, write or trim, below the flag bits"
+    );
     let mut flags = dir as u32;
     if c.offset {
         flags |= OFFSET_BIT;

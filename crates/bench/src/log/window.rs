@@ -53,6 +53,11 @@ impl Windows {
             self.close(self.end_ms, self.msec, emit);
             self.end_ms = (t_ms / self.msec + 1) * self.msec;
         }
+        debug_assert!(
+            t_ms < self.end_ms,
+            "an I/O at {t_ms} ms lands in the window ending at {} ms",
+            self.end_ms
+        );
         for kind in KINDS {
             let v = kind.window_sample(io);
             let a = &mut self.acc[kind as usize][io.dir];
@@ -91,7 +96,15 @@ impl Windows {
             Kind::Bw => (per_s(a.sum) / 1024.0).round() as u64,
             Kind::Iops => per_s(a.n as u128).round() as u64,
             _ if self.max_value => a.max,
-            _ => (a.sum as f64 / a.n as f64).round() as u64,
+            _ => {
+                let mean = (a.sum as f64 / a.n as f64).round() as u64;
+                assert!(
+                    mean <= a.max,
+                    "a window's mean {mean} above its largest {}",
+                    a.max
+                );
+                mean
+            }
         }
     }
 }

@@ -205,7 +205,7 @@ pub(super) fn regions_for(
     align: u64,
 ) -> Result<Vec<Region>, BenchError> {
     let shared = spec.target.files_per_clone.is_none();
-    targets
+    let regions = targets
         .iter()
         .map(|t| {
             let start = spec.target.offset.of(t.len) + clone as u64 * spec.target.offset_increment.of(t.len);
@@ -239,7 +239,16 @@ pub(super) fn regions_for(
                 })
             }
         })
-        .collect()
+        .collect::<Result<Vec<Region>, BenchError>>()?;
+    for (r, t) in regions.iter().zip(targets) {
+        assert!(
+            r.start + r.len <= t.len,
+            "clone {clone}'s region {r:?} ends past {} ({} bytes)",
+            t.describe(),
+            t.len
+        );
+    }
+    Ok(regions)
 }
 
 /// What a clone's start is rounded up to: fio's offset_align where a
@@ -262,6 +271,16 @@ fn start_align(spec: &JobSpec, align: u64) -> u64 {
 /// region's end (fio's t0007: 85 reads of 1m, 1.5m apart, in 128m); a
 /// backwards walk moves them all.
 fn pass_bytes(spec: &JobSpec, regions: &[Region]) -> u64 {
+    let bytes = pass_with_holes(spec, regions);
+    let whole: u64 = regions.iter().map(|r| r.len).sum();
+    assert!(
+        bytes <= whole,
+        "a pass moves {bytes} bytes of regions holding {whole}"
+    );
+    bytes
+}
+
+fn pass_with_holes(spec: &JobSpec, regions: &[Region]) -> u64 {
     if spec.workload.rw_gap > 0 && !spec.workload.rw.is_random() {
         let bs = spec.workload.bs.mean();
         let step = bs + spec.workload.rw_gap as f64;
