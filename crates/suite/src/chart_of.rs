@@ -65,6 +65,16 @@ fn is_size_param(name: &str) -> bool {
 /// numbers (sizes read with fio's suffixes) on a log2 axis when they span
 /// a factor of 8 or more, names as categories.
 pub fn param_axis(name: &str, values: &[String]) -> (Axis, Vec<f64>) {
+    let (axis, xs) = axis_of(name, values);
+    assert_eq!(
+        xs.len(),
+        values.len(),
+        "each value of {name} sits on the axis"
+    );
+    (axis, xs)
+}
+
+fn axis_of(name: &str, values: &[String]) -> (Axis, Vec<f64>) {
     let numeric: Option<Vec<f64>> = values
         .iter()
         .map(|v| {

@@ -207,12 +207,13 @@ pub fn cpu_list_text(cpus: &[usize]) -> String {
     cpus.sort_unstable();
     cpus.dedup();
     let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
+    let (mut i, mut listed) = (0, 0);
     while i < cpus.len() {
         let mut j = i;
         while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
             j += 1;
         }
+        listed += j - i + 1;
         parts.push(if i == j {
             cpus[i].to_string()
         } else {
@@ -220,6 +221,7 @@ pub fn cpu_list_text(cpus: &[usize]) -> String {
         });
         i = j + 1;
     }
+    assert_eq!(listed, cpus.len(), "the list's ranges name each CPU once");
     parts.join(",")
 }
 

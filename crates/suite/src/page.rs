@@ -194,19 +194,7 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, SuiteEr
             html.push_str("<div class=\"charts\">\n");
             for c in &s.charts {
                 let name = unique_name(&mut used_plots, &c.title, &s.heading);
-                let svg = c.svg().map_err(|e| SuiteError::Chart(e.to_string()))?;
-                let svg_path = plots.join(format!("{name}.svg"));
-                let png_path = plots.join(format!("{name}.png"));
-                write_atomic(&svg_path, svg.as_bytes())?;
-                let png = c.png().map_err(|e| SuiteError::Chart(e.to_string()))?;
-                write_atomic(&png_path, &png)?;
-                let _ = writeln!(
-                    html,
-                    "<figure class=\"chart\">{}\n<figcaption class=\"files\">plots/{name}.svg · plots/{name}.png</figcaption></figure>",
-                    strip_xml_header(&svg)
-                );
-                written.push(svg_path);
-                written.push(png_path);
+                written.extend(chart_files(&mut html, c, &plots, &name)?);
             }
             html.push_str("</div>\n");
         }
@@ -221,8 +209,35 @@ pub fn write(dir: &Path, page: &Page) -> Result<Vec<std::path::PathBuf>, SuiteEr
         html.push_str("</section>\n");
     }
     html.push_str("</body></html>\n");
+    assert_eq!(
+        written.len(),
+        2 * used_plots.len(),
+        "each chart's SVG and PNG under a name of its own"
+    );
     write_atomic(&dir.join("index.html"), html.as_bytes())?;
     Ok(written)
+}
+
+/// A chart's SVG and PNG files, named `name` in `plots`, and the chart
+/// inline in the page.
+fn chart_files(
+    html: &mut String,
+    c: &Chart,
+    plots: &Path,
+    name: &str,
+) -> Result<[std::path::PathBuf; 2], SuiteError> {
+    let svg = c.svg().map_err(|e| SuiteError::Chart(e.to_string()))?;
+    let svg_path = plots.join(format!("{name}.svg"));
+    let png_path = plots.join(format!("{name}.png"));
+    write_atomic(&svg_path, svg.as_bytes())?;
+    let png = c.png().map_err(|e| SuiteError::Chart(e.to_string()))?;
+    write_atomic(&png_path, &png)?;
+    let _ = writeln!(
+        html,
+        "<figure class=\"chart\">{}\n<figcaption class=\"files\">plots/{name}.svg · plots/{name}.png</figcaption></figure>",
+        strip_xml_header(&svg)
+    );
+    Ok([svg_path, png_path])
 }
 
 /// A redrawn report replaces the old charts and tables: names may have

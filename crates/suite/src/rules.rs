@@ -160,6 +160,10 @@ impl Rule {
             (Some(&lo), Some(&hi)) => (lo, hi),
             _ => (f64::NAN, f64::NAN),
         };
+        assert!(
+            v.is_empty() || (spread.0 <= effect && effect <= spread.1),
+            "the rounds' median {effect} lies within their spread {spread:?}"
+        );
         let (verdict, reason) = self.decide(&v, effect, spread);
         Judgement {
             verdict,
@@ -274,6 +278,11 @@ impl ClaimRow {
         j: &Judgement,
         why: &str,
     ) -> ClaimRow {
+        assert!(
+            j.rounds >= MIN_ROUNDS || matches!(j.verdict, Verdict::NotShown | Verdict::CannotHere),
+            "a verdict on the rounds rests on the rule's {MIN_ROUNDS} rounds ({} here)",
+            j.rounds
+        );
         let (lo, hi) = j.spread;
         let measured = match j.rounds {
             0 => measured,

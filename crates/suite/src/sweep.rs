@@ -81,7 +81,7 @@ impl SweepDef {
                 .collect();
         }
         let n = grid.len();
-        (0..self.rounds.max(1))
+        let keys: Vec<PointKey> = (0..self.rounds.max(1))
             .flat_map(|r| {
                 let grid = &grid;
                 (0..n).map(move |i| PointKey {
@@ -89,7 +89,13 @@ impl SweepDef {
                     values: grid[(i + r as usize) % n].clone(),
                 })
             })
-            .collect()
+            .collect();
+        assert_eq!(
+            keys.len(),
+            n * self.rounds.max(1) as usize,
+            "every round runs every grid point once"
+        );
+        keys
     }
 
     /// The grid points in order (one round's values).
@@ -107,6 +113,11 @@ impl SweepDef {
     /// global options, before the first `--name`, so they apply to every
     /// job, as a `[global]` option does in fio.
     pub fn args_for(&self, key: &PointKey) -> Vec<String> {
+        assert_eq!(
+            key.values.len(),
+            self.params.len(),
+            "a point of this sweep has a value for each of its parameters"
+        );
         let first_job = self
             .base
             .iter()
@@ -306,14 +317,7 @@ impl SweepDir {
         progress: &mut dyn FnMut(&SweepProgress),
     ) -> Result<Outcome, SuiteError> {
         let all = self.def.points();
-        let kept: std::collections::HashSet<PointKey> =
-            self.points.iter().map(Point::key).collect();
-        let todo: Vec<(usize, PointKey)> = all
-            .iter()
-            .cloned()
-            .enumerate()
-            .filter(|(_, k)| !kept.contains(k))
-            .collect();
+        let todo = self.todo(&all);
         let mut outcome = Outcome {
             ran: 0,
             kept: all.len() - todo.len(),
@@ -366,7 +370,20 @@ impl SweepDir {
                 point_started.elapsed().as_secs_f64()
             );
         }
+        assert!(
+            outcome.interrupted || outcome.kept + outcome.ran == outcome.total,
+            "a sweep that ran to its end has every point: {outcome:?}"
+        );
         Ok(outcome)
+    }
+
+    /// The points of `all` not yet kept, with their index in run order.
+    fn todo(&self, all: &[PointKey]) -> Vec<(usize, PointKey)> {
+        let kept: std::collections::HashSet<PointKey> =
+            self.points.iter().map(Point::key).collect();
+        (all.iter().cloned().enumerate())
+            .filter(|(_, k)| !kept.contains(k))
+            .collect()
     }
 
     /// Raw JSON first, then the line: a point in points.jsonl always has
@@ -426,6 +443,21 @@ impl SweepDir {
     }
 }
 
+/// Checks a suite's sweeps before they are run or read: each keeps its
+/// points in a directory of its name, so two of one name would mix their
+/// points.
+pub fn assert_unique_names(sweeps: &[(String, SweepDef)]) {
+    let mut names: Vec<&str> = sweeps.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(
+        names.len(),
+        before,
+        "each sweep of a suite has a name of its own"
+    );
+}
+
 /// The lowest and highest value of a metric over rounds.
 pub type Spread = (f64, f64);
 
@@ -452,11 +484,16 @@ pub fn median(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    Some(if n % 2 == 1 {
+    let m = if n % 2 == 1 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    };
+    assert!(
+        v[0] <= m && m <= v[n - 1],
+        "the median {m} lies within the values"
+    );
+    Some(m)
 }
 
 fn describe_difference(old: &SweepDef, new: &SweepDef) -> String {

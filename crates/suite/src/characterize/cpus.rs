@@ -18,6 +18,10 @@ pub fn ceiling(cpus: &[(usize, f64, f64)], online: usize) -> String {
         return "No CPU sweep was measured.".into();
     };
     let (n_first, iops_first, _) = cpus[0];
+    assert!(
+        cpus.windows(2).all(|w| w[0].0 < w[1].0),
+        "the CPU sweep's points rise in CPUs allowed"
+    );
     // Busy share of the CPUs the job was allowed.
     let allowed_busy = (busy_last * online as f64 / n_last as f64).min(100.0);
     let gain = iops_last / iops_first.max(1e-9);

@@ -104,6 +104,7 @@ impl Plan {
             .collect();
         let scaling_threads = (cpus as u32 * 4).min(if quick { 4 } else { 64 });
         let grid = GridAxes::of(targets.len(), &cpu_sets, quick);
+        assert_eq!(cpu_sets.len(), cpus, "a CPU set per count of CPUs");
         Plan {
             kinds: kinds_of(&targets),
             grid_devices: grid.devices,
@@ -154,6 +155,11 @@ impl Plan {
         self.grid_sync_threads = sync_threads_per_device(devices.len());
         self.kinds = kinds_of(&devices);
         self.scaling_devices = devices;
+        assert_eq!(
+            self.kinds.len(),
+            self.grid_targets().len(),
+            "a kind per device of the grid"
+        );
         self
     }
 
@@ -186,6 +192,7 @@ impl Plan {
             out.extend(self.devices_sweep());
         }
         out.extend(self.grid_sweeps());
+        crate::sweep::assert_unique_names(&out);
         out
     }
 
@@ -217,6 +224,11 @@ impl Plan {
         n: usize,
         sets: Vec<String>,
     ) -> (String, SweepDef) {
+        assert!(
+            (1..=self.grid_targets().len()).contains(&n),
+            "a grid row of {n} devices, of {} the grid has",
+            self.grid_targets().len()
+        );
         // Global options first: the sweep's cpus_allowed joins them.
         let mut base = self.base.clone();
         base.extend(["--rw=randread", "--direct=1"].map(String::from));
@@ -469,6 +481,10 @@ impl GridAxes {
         } else {
             ((1..=devices).collect(), cpu_sets.to_vec())
         };
+        assert!(
+            counts.windows(2).all(|w| w[0] < w[1]) && counts.last() == Some(&devices),
+            "the grid's device counts {counts:?} rise to all {devices} devices"
+        );
         GridAxes {
             large: (1..=diagonal).filter(|n| counts.contains(n)).collect(),
             devices: counts,

@@ -120,6 +120,12 @@ pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, Suite
 /// One line per point as a suite starts it: which, of how many, and the
 /// time left.
 pub fn say_point(who: &str, p: &SweepProgress) {
+    assert!(
+        p.done < p.total,
+        "point {} started of {}",
+        p.done + 1,
+        p.total
+    );
     let left = p
         .eta_s
         .map(|s| format!(", about {} left", duration(s)))

@@ -181,6 +181,10 @@ fn stall(g: &Grid<'_>, engine: &str) -> Option<ClaimRow> {
         return None;
     }
     let (all, one) = (g.at(engine, "4k", n, m)?, g.at(engine, "4k", n, 1)?);
+    assert!(
+        all.point.cpus > one.point.cpus,
+        "the stall is read from one CPU to {m}"
+    );
     let share = |r: f64| (r - 1.0) / (m as f64 - 1.0);
     let j = match g.unusable(&[all, one]) {
         None => {

@@ -45,6 +45,7 @@ pub fn from_linear(points: &[GridPoint]) -> Option<Vec<(f64, f64)>> {
             .iter()
             .map(|p| {
                 let linear = linear_iops(base, p.devices, p.cpus);
+                assert!(linear > 0.0, "a grid point has a device and a CPU: {p:?}");
                 (linear, (p.iops / linear - 1.0) * 100.0)
             })
             .collect(),

@@ -87,7 +87,12 @@ pub fn limit_for(file: u64, available: u64) -> Result<Option<u64>, NoCap> {
     if file < SMALLEST_CAPPED {
         return Err(NoCap::FileTooSmall);
     }
-    Ok(Some(file / 2 + MARGIN))
+    let cap = file / 2 + MARGIN;
+    assert!(
+        cap < file,
+        "the cap {cap} leaves part of the {file}-byte file uncached"
+    );
+    Ok(Some(cap))
 }
 
 /// The cgroup the study's runs are in while the cap holds.

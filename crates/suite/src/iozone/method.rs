@@ -54,6 +54,11 @@ fn verdict_of(checks: &[Check]) -> (Verdict, String) {
     let whys: Vec<&str> = (checks.iter())
         .filter_map(|c| Some(c.differs.as_ref()?.1.as_str()))
         .collect();
+    assert_eq!(
+        worst.is_none(),
+        whys.is_empty(),
+        "a difference found is a difference said"
+    );
     let verdict = match worst {
         None => Verdict::Reproduced,
         Some((Differs::Scale, _)) => Verdict::Partly,

@@ -90,6 +90,7 @@ impl Plan {
         if self.study {
             all.extend(self.targets.iter().map(|t| self.queue_sweep(t)));
         }
+        crate::sweep::assert_unique_names(&all);
         all
     }
 

@@ -117,6 +117,11 @@ pub fn measure(
             });
         }
     }
+    assert_eq!(
+        cells.len(),
+        MODES.len() * 2,
+        "a block and a file cell per mode"
+    );
     // Every round measures every cell, so a drift of the machine falls on
     // all cells alike; each figure is then the median of its rounds.
     let mut samples: Vec<Vec<PointFigures>> = vec![Vec::new(); cells.len()];
@@ -126,6 +131,11 @@ pub fn measure(
         }
     }
     for (cell, got) in cells.iter_mut().zip(&samples) {
+        assert_eq!(
+            got.len(),
+            rounds as usize,
+            "a sample per round of each cell"
+        );
         cell.metrics = medians(got);
         cell.round_clocks = (got.iter())
             .map(|m| m.process_clocks_per_io.unwrap_or(f64::NAN))
