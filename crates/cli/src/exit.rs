@@ -29,12 +29,22 @@ pub fn of_run(status: hiops_run::RunStatus) -> u8 {
 /// found, or a failure. The store's errors are classed beside its commands
 /// (`more::store_exit_code`), which a lean build leaves out.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    if let Some(b) = e.downcast_ref::<BenchError>() {
-        return match b {
-            BenchError::Usage(_) => EXIT_USAGE,
-            BenchError::Refused(_) => EXIT_REFUSED,
-            BenchError::Failed(_) => EXIT_FAILED,
-        };
-    }
-    crate::more::store_exit_code(e).unwrap_or(EXIT_FAILED)
+    let code = match e.downcast_ref::<BenchError>() {
+        Some(BenchError::Usage(_)) => EXIT_USAGE,
+        Some(BenchError::Refused(_)) => EXIT_REFUSED,
+        Some(BenchError::Failed(_)) => EXIT_FAILED,
+        None => crate::more::store_exit_code(e).unwrap_or(EXIT_FAILED),
+    };
+    assert!(
+        [
+            EXIT_FAILED,
+            EXIT_USAGE,
+            EXIT_REFUSED,
+            EXIT_VERIFY,
+            EXIT_INTERRUPTED
+        ]
+        .contains(&code),
+        "exit code {code} is none of those the manual lists"
+    );
+    code
 }

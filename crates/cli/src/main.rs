@@ -148,10 +148,15 @@ fn one_line(text: &str) -> String {
         line = format!("{} {}", line, listed.join(", "));
     }
     let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
-    match tips.is_empty() {
+    let line = match tips.is_empty() {
         true => line,
         false => format!("{line} ({})", tips.join("; ")),
-    }
+    };
+    assert!(
+        !line.contains('\n'),
+        "a bad command line is told in one line: {line:?}"
+    );
+    line
 }
 
 fn run(raw: &[String], as_fio: bool) -> anyhow::Result<u8> {

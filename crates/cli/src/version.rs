@@ -32,12 +32,17 @@ pub fn line() -> &'static str {
             .map(|e| e.to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        format!(
+        let line = format!(
             "{} (commit {}; build: {}; features: {features}; engines: {engines})",
             env!("CARGO_PKG_VERSION"),
             commit(),
             crate::more::BUILD,
-        )
+        );
+        assert!(
+            !line.contains('\n'),
+            "--version answers in one line: {line:?}"
+        );
+        line
     });
     &LINE
 }

@@ -98,7 +98,12 @@ fn wrapped<'a>(flags: impl Iterator<Item = &'a FioFlag>) -> String {
         }
         line.push_str(&format!(" --{}", f.name));
     }
-    out + &line + "\n"
+    let out = out + &line + "\n";
+    assert!(
+        out.lines().all(|l| l.len() <= 80),
+        "the flag names wrap within 80 columns"
+    );
+    out
 }
 
 fn option_help(d: &OptDef) -> String {

@@ -43,6 +43,11 @@ fn with_run_options(cmd: Command) -> Command {
             args.push(run_flag(f));
         }
     }
+    assert_eq!(
+        args.len(),
+        RUN_FLAGS.len(),
+        "each hiops flag has a name of its own"
+    );
     for f in FIO_FLAGS {
         if taken.insert(f.name) {
             args.push(fio_flag(f));

@@ -133,6 +133,11 @@ fn steps(a: &ReproduceArgs) -> Vec<Step> {
     STEP_DEFS
         .iter()
         .map(|def| {
+            assert!(
+                def.estimate_s.0 <= def.estimate_s.1,
+                "{}: the quick run is the shorter",
+                def.name
+            );
             let mut argv = words(def.line);
             // The IOZone study's own 5 runs at the least, unless quick.
             let rounds = match (def.dir, a.quick) {
