@@ -884,6 +884,21 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "a name of its own")]
+    fn two_sweeps_of_one_name_would_mix_their_points() {
+        assert_unique_names(&[("a".into(), def(1)), ("a".into(), def(2))]);
+    }
+
+    #[test]
+    #[should_panic(expected = "a value for each of its parameters")]
+    fn a_point_of_another_sweep_has_no_options_here() {
+        def(1).args_for(&PointKey {
+            round: 0,
+            values: Vec::new(),
+        });
+    }
+
+    #[test]
     fn median_of_even_and_odd_counts() {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
