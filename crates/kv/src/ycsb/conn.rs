@@ -71,15 +71,25 @@ impl Conn for EmbeddedConn {
 /// run with an error instead of holding its clients forever.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How [`no_reply`]'s message starts.
+const NO_REPLY: &str = "the server sent no reply in";
+
 /// The error of a reply that did not come within [`REPLY_TIMEOUT`].
 pub(crate) fn no_reply() -> io::Error {
     io::Error::new(
         io::ErrorKind::TimedOut,
         format!(
-            "the server sent no reply in {} s; it may be stuck (its threads: /proc/PID/task/*/wchan)",
+            "{NO_REPLY} {} s; it may be stuck (its threads: /proc/PID/task/*/wchan)",
             REPLY_TIMEOUT.as_secs()
         ),
     )
+}
+
+/// Whether a phase's first error (its message, as
+/// [`PhaseResult::first_error`](super::PhaseResult::first_error) keeps it)
+/// is a reply that never came: the server stopped answering.
+pub fn is_no_reply(first_error: &str) -> bool {
+    first_error.contains(NO_REPLY)
 }
 
 /// A minimal blocking RESP2 client.
