@@ -210,3 +210,18 @@ impl Conn for RespConn {
         mget_reply(self.call(&args)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_never_came_is_told_from_other_errors() {
+        assert!(is_no_reply(&no_reply().to_string()));
+        // As a failed run reports it.
+        let said = format!("operations failed; the first error: {}", no_reply());
+        assert!(is_no_reply(&said));
+        let refused = RespConn::connect("127.0.0.1:1").err().unwrap();
+        assert!(!is_no_reply(&refused.to_string()), "{refused}");
+    }
+}
