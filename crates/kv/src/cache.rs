@@ -63,7 +63,7 @@ pub fn default_size() -> u64 {
 }
 
 /// The cache's counters since the store opened.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CacheStats {
     /// The bound on `bytes` (0: no cache).
     pub capacity: u64,

@@ -20,7 +20,7 @@ pub const ETC_SCALE: f64 = ETC_SHAPE * 500.0 / (2.229_657 - 1.0);
 pub const ETC_MAX: usize = 64 << 10;
 
 /// One field's length.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum FieldLength {
     Constant {
@@ -113,9 +113,11 @@ impl LengthSampler {
         match self.dist {
             FieldLength::Constant { len } => len,
             FieldLength::Uniform { min, max } => min + rng.below((max - min + 1) as u64) as usize,
-            FieldLength::Zipfian { min, .. } => {
+            FieldLength::Zipfian { min, max } => {
                 let z = self.zipf.as_ref().expect("made with the sampler");
-                min + z.next(rng) as usize
+                let len = min + z.next(rng) as usize;
+                debug_assert!(len <= max, "a zipfian over min..=max drew {len}");
+                len
             }
             FieldLength::Pareto { scale, shape, max } => {
                 // Inverse CDF: x = scale * ((1 - u)^(-shape) - 1) / shape.

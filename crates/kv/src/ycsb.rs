@@ -33,7 +33,7 @@ mod workload;
 
 pub use crate::zipfian::{Zipfian, ZIPFIAN_CONSTANT};
 pub(crate) use conn::{get_reply, mget_reply, no_reply, set_reply, take_reply};
-pub use conn::{Conn, RespConn, Target, REPLY_TIMEOUT};
+pub use conn::{is_no_reply, Conn, RespConn, Target, REPLY_TIMEOUT};
 use hiops_rng::FastRng;
 use results::summarize;
 pub(crate) use results::Tally;
@@ -69,11 +69,18 @@ impl InsertCounter {
 
     fn ack(&self, n: u64) {
         let mut set = self.acked.lock().unwrap();
-        set.insert(n);
+        assert!(set.insert(n), "record {n} acknowledged twice");
         let mut limit = self.limit.load(Relaxed);
         while set.remove(&limit) {
             limit += 1;
         }
+        // Every record below the limit was handed out (its taker's
+        // fetch_add came before its ack, and the lock orders the acks).
+        let handed_out = self.next.load(Relaxed);
+        assert!(
+            limit <= handed_out,
+            "reads would choose record {limit} not inserted"
+        );
         self.limit.store(limit, Release);
     }
 
@@ -83,7 +90,7 @@ impl InsertCounter {
 }
 
 /// A YCSB run's settings.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunConfig {
     pub workload: Workload,
     pub records: u64,

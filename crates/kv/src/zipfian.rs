@@ -27,6 +27,8 @@ impl Zipfian {
 
     /// With zeta(n) given (YCSB precomputes it for its 10^10 items).
     pub fn with_zeta(n: u64, theta: f64, zeta_n: f64) -> Zipfian {
+        // alpha = 1 / (1 - theta): YCSB's constant, never 1 or more.
+        assert!(theta > 0.0 && theta < 1.0, "a zipfian constant of {theta}");
         let zeta_2 = zeta(0, 2, theta, 0.0);
         let mut z = Zipfian {
             theta,

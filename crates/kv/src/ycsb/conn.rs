@@ -71,15 +71,25 @@ impl Conn for EmbeddedConn {
 /// run with an error instead of holding its clients forever.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How [`no_reply`]'s message starts.
+const NO_REPLY: &str = "the server sent no reply in";
+
 /// The error of a reply that did not come within [`REPLY_TIMEOUT`].
 pub(crate) fn no_reply() -> io::Error {
     io::Error::new(
         io::ErrorKind::TimedOut,
         format!(
-            "the server sent no reply in {} s; it may be stuck (its threads: /proc/PID/task/*/wchan)",
+            "{NO_REPLY} {} s; it may be stuck (its threads: /proc/PID/task/*/wchan)",
             REPLY_TIMEOUT.as_secs()
         ),
     )
+}
+
+/// Whether a phase's first error (its message, as
+/// [`PhaseResult::first_error`](super::PhaseResult::first_error) keeps it)
+/// is a reply that never came: the server stopped answering.
+pub fn is_no_reply(first_error: &str) -> bool {
+    first_error.contains(NO_REPLY)
 }
 
 /// A minimal blocking RESP2 client.
@@ -198,5 +208,20 @@ impl Conn for RespConn {
         let mut args: Vec<&[u8]> = vec![b"MGET"];
         args.extend(keys.iter().map(|k| k.as_slice()));
         mget_reply(self.call(&args)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_never_came_is_told_from_other_errors() {
+        assert!(is_no_reply(&no_reply().to_string()));
+        // As a failed run reports it.
+        let said = format!("operations failed; the first error: {}", no_reply());
+        assert!(is_no_reply(&said));
+        let refused = RespConn::connect("127.0.0.1:1").err().unwrap();
+        assert!(!is_no_reply(&refused.to_string()), "{refused}");
     }
 }

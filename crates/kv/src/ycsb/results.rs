@@ -8,7 +8,7 @@ use std::io;
 use std::time::Duration;
 
 /// Per-operation results.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct OpStats {
     pub op: Op,
     pub operations: u64,
@@ -24,7 +24,9 @@ pub struct OpStats {
     pub p999_us: f64,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+/// Read back from JSON ([`serde::Deserialize`]), a phase has its summary
+/// but not its latencies: [`phase_to_bytes`] carries those.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PhaseResult {
     pub phase: String,
     pub runtime_ms: f64,
@@ -126,12 +128,23 @@ pub fn merge(parts: &[PhaseResult]) -> PhaseResult {
     let tallies: Vec<(Op, Tally)> = parts.iter().flat_map(|p| p.recorded.clone()).collect();
     let err = parts.iter().find_map(|p| p.first_error.clone());
     let phase = parts.first().map_or("run", |p| p.phase.as_str());
-    summarize(
+    assert!(
+        parts.iter().all(|p| p.phase == phase),
+        "phases merged are one phase of several processes"
+    );
+    let merged = summarize(
         phase,
         Duration::from_secs_f64(runtime_ms / 1e3),
         &tallies,
         err,
-    )
+    );
+    // A phase read back from JSON has no latencies to merge.
+    let sum: u64 = parts.iter().map(|p| p.operations).sum();
+    assert_eq!(
+        merged.operations, sum,
+        "merged from phases without their latencies"
+    );
+    merged
 }
 
 /// A phase as it travels to the process that merges it.

@@ -31,7 +31,7 @@ const SCRAMBLED_ITEMS: u64 = 10_000_000_000;
 const SCRAMBLED_ZETAN: f64 = 26.469_028_201_783_02;
 
 /// How keys are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyDist {
     Zipfian,
@@ -40,7 +40,7 @@ pub enum KeyDist {
 }
 
 /// One of YCSB's core workloads.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Workload {
     pub name: String,
     pub read: f64,

@@ -1,8 +1,12 @@
-//! `hiops kv`: the key-value store's commands (serve, ycsb, fig10,
-//! cache-sweep, check), each run by hiops-suite's `commands::kv`.
+//! `hiops kv`: the key-value store's commands (serve, ycsb, check: run by
+//! hiops-kv-cmd) and its experiments (fig10, cache-sweep: hiops-suite's
+//! `commands::kv`).
 
 use super::suites::with_console;
 use clap::{Args, Subcommand};
+use hiops_kv_cmd::check::CheckArgs;
+use hiops_kv_cmd::serve::ServeArgs;
+use hiops_kv_cmd::ycsb_args::YcsbOptions;
 use hiops_suite::commands::kv as suite_kv;
 
 mod common;
@@ -31,7 +35,7 @@ pub enum KvCommand {
     Serve(ServeArgs),
     /// Run a YCSB core workload (A-F) against the embedded store or a
     /// Redis-protocol server: load phase, then run phase.
-    Ycsb(YcsbArgs),
+    Ycsb(YcsbOptions),
     /// The HIOPS paper's Fig 10: YCSB-C throughput as clients grow 1..256,
     /// one curve per I/O strategy, on one loaded store.
     Fig10(Fig10Args),
@@ -52,13 +56,13 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
                 crate::signals::install();
                 crate::signals::flag()
             };
-            Ok(suite_kv::serve::serve(a.store.options(), a.options(), arm)?)
+            Ok(hiops_kv_cmd::serve::serve(a.store, a.server, arm)?)
         }
         KvCommand::Ycsb(a) => {
             crate::signals::install();
             let coordinator = || hiops_mpi::coordinator(false);
             let stop = crate::signals::flag();
-            match suite_kv::ycsb::ycsb(a.options(), coordinator, stop) {
+            match hiops_kv_cmd::ycsb::ycsb(a, coordinator, stop) {
                 // Stopped by a signal: its partial report says so.
                 Err(e) if stop.load(std::sync::atomic::Ordering::SeqCst) => {
                     Err(anyhow::Error::new(Interrupted(e.to_string())))
@@ -72,7 +76,7 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
         KvCommand::CacheSweep(a) => with_console("hiops kv cache-sweep", true, |c| {
             suite_kv::cache_sweep::cache_sweep(a.options(), c)
         }),
-        KvCommand::Check(a) => match suite_kv::check::check(&a.path, &a.output_format)? {
+        KvCommand::Check(a) => match hiops_kv_cmd::check::check(&a.path, &a.output_format)? {
             Some(damage) => Err(anyhow::Error::new(Damaged(damage))),
             None => Ok(()),
         },

@@ -18,12 +18,14 @@
 pub use super::cache_sweep_plan::CacheSweepOptions;
 use super::cache_sweep_plan::{definition, device_args, Plan};
 use super::cache_sweep_runner::Runner;
-use super::{bad, fail, progress_printer, shown, StoreOptions};
 use crate::commands::{say_point, Console};
 use crate::hdd_like::HddLike;
 use crate::sweep::SweepDir;
 use hiops_bench::BenchError;
 use hiops_kv::ycsb::{self, Target};
+use hiops_kv_cmd::errors::{bad, fail};
+use hiops_kv_cmd::say::{progress_printer, shown};
+use hiops_kv_cmd::store::StoreOptions;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;

@@ -1,10 +1,11 @@
 //! The cache sweep's plan: its grid and figures decided from the options,
 //! each checked before anything is made.
 
-use super::{bad, StoreOptions};
 use crate::sweep::{Param, SweepDef};
 use hiops_bench::BenchError;
 use hiops_kv::ycsb::{self, KeyDist, Workload};
+use hiops_kv_cmd::errors::bad;
+use hiops_kv_cmd::store::StoreOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

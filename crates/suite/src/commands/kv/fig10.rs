@@ -9,19 +9,23 @@
 //! context switches per operation.
 
 use super::fig10_runner::{YcsbRunner, DEVICES, TASKS};
-use super::{bad, fail, parse_time, shown, StoreOptions};
 use crate::commands::{say_point, Console};
 use crate::sweep::{Param, RunFailure, SweepDef, SweepDir};
 use hiops_bench::BenchError;
+use hiops_kv_cmd::errors::{bad, fail};
+use hiops_kv_cmd::flags::parse_time;
+use hiops_kv_cmd::say::shown;
+use hiops_kv_cmd::store::StoreOptions;
 use hiops_path::Strategy;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 /// What `hiops kv fig10` is asked.
 pub struct Fig10Options {
     pub store: StoreOptions,
     pub records: u64,
-    /// Client counts, comma-separated.
-    pub clients: String,
+    /// Client counts, in the order the sweep runs them.
+    pub clients: Vec<NonZeroU32>,
     /// Blocking strategies and `tasks`, comma-separated.
     pub strategies: String,
     /// Length of each point.
@@ -39,8 +43,11 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
     // The paper's figure measures the I/O path: reads the RAM cache serves
     // never reach the device, so the cache is on only when asked for.
     a.store.cache_size.get_or_insert_with(|| "0".into());
-    let (clients, strategies) = grid(&a)?;
-    let most = clients.iter().map(|c| c.parse::<u64>().unwrap_or(0)).max();
+    let strategies = strategies(&a)?;
+    if a.clients.is_empty() {
+        return Err(bad("--clients: give at least one client count"));
+    }
+    let most = a.clients.iter().map(|c| u64::from(c.get())).max();
     raise_fd_limit(2 * most.unwrap_or(0) + 256)?;
     let time = parse_time(&Some(a.time.clone()))?.unwrap();
     let paths = a.store.path.clone();
@@ -60,7 +67,7 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
         devices_allowed(&paths, cfg.allow_write_device)?;
     }
     crate::commands::check_dir("--output", &a.output)?;
-    let def = definition(&a, &paths, clients, strategies);
+    let def = definition(&a, &paths, strategies);
     let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
     save_info(&a, &paths, &console.command)?;
     let shape = (a.records, time);
@@ -83,12 +90,8 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
 
 /// The sweep: strategies by clients, and over several --path the device
 /// count 1..N outermost.
-fn definition(
-    a: &Fig10Options,
-    paths: &[PathBuf],
-    clients: Vec<String>,
-    strategies: Vec<String>,
-) -> SweepDef {
+fn definition(a: &Fig10Options, paths: &[PathBuf], strategies: Vec<String>) -> SweepDef {
+    let clients = a.clients.iter().map(|c| c.to_string()).collect();
     // The store's shape is part of the sweep: a different one is refused
     // on resume like any other change.
     let mut def = SweepDef {
@@ -131,15 +134,8 @@ fn definition(
     def
 }
 
-/// The clients and strategies of the grid, checked.
-fn grid(a: &Fig10Options) -> Result<(Vec<String>, Vec<String>), BenchError> {
-    let clients: Vec<String> = a.clients.split(',').map(|c| c.trim().to_string()).collect();
-    for c in &clients {
-        c.parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| bad(format!("--clients: '{c}' is not a number above 0")))?;
-    }
+/// The strategies of the grid, checked.
+fn strategies(a: &Fig10Options) -> Result<Vec<String>, BenchError> {
     let strategies: Vec<String> = a
         .strategies
         .split(',')
@@ -152,7 +148,7 @@ fn grid(a: &Fig10Options) -> Result<(Vec<String>, Vec<String>), BenchError> {
             )));
         }
     }
-    Ok((clients, strategies))
+    Ok(strategies)
 }
 
 /// Lifts the open-file limit to what `want` descriptors need: the clients

@@ -4,10 +4,16 @@
 //! process.
 
 use super::sample::{thread_states, Sample};
-use super::{fail, progress_printer, say_opened, shown, StoreOptions};
 use hiops_bench::BenchError;
-use hiops_kv::ycsb::{self, Target, Workload};
+use hiops_kv::ycsb::{self, Op, PhaseResult, Target, Workload};
 use hiops_kv::{server, Store};
+use hiops_kv_cmd::errors::fail;
+use hiops_kv_cmd::say::{progress_printer, say_opened, shown};
+use hiops_kv_cmd::store::StoreOptions;
+use hiops_kv_cmd::ycsb_args::YcsbOptions;
+use hiops_kv_cmd::ycsb_report::YcsbReport;
+use hiops_report::figures::PointFigures;
+use std::num::NonZeroU32;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,14 +125,14 @@ pub(super) struct YcsbRunner {
 
 impl crate::sweep::Runner for YcsbRunner {
     fn run(&mut self, args: &[String]) -> Result<crate::sweep::Measured, crate::sweep::RunFailure> {
-        use crate::sweep::{Measured, RunFailure};
+        use crate::sweep::RunFailure;
         let value = |k: &str| {
             args.iter()
                 .rev()
                 .find_map(|a| a.strip_prefix(&format!("--{k}=")).map(String::from))
         };
         let strategy = value("strategy").ok_or_else(|| RunFailure::Failed("no strategy".into()))?;
-        let clients: usize = value("clients")
+        let clients: NonZeroU32 = value("clients")
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| RunFailure::Failed("no clients".into()))?;
         let n = self.device_count(value(DEVICES))?;
@@ -152,33 +158,40 @@ impl crate::sweep::Runner for YcsbRunner {
         if hits > crate::CACHE_HITS_NOTED_PCT {
             eprintln!("hiops kv fig10: {hits:.0}% of this point's reads were served by the RAM cache: it measures the cache more than the device path");
         }
-        let num = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
-        let ops = num(&phase["operations"]);
-        let read = &phase["ops"][0];
-        let mut metrics = after.since(&before, ops);
-        metrics.ops_per_s = Some(num(&phase["throughput"]));
-        metrics.lat_mean_us = Some(num(&read["average_us"]));
-        metrics.lat_p50_us = Some(num(&read["p50_us"]));
-        metrics.lat_p99_us = Some(num(&read["p99_us"]));
+        let mut metrics = after.since(&before, phase.operations as f64);
         metrics.hit_pct = Some(hits);
-        let cdf = [
-            (50.0, "p50_us"),
-            (95.0, "p95_us"),
-            (99.0, "p99_us"),
-            (99.9, "p999_us"),
-            (100.0, "max_us"),
-        ]
-        .iter()
-        .map(|&(p, k)| (p, num(&read[k])))
-        .collect();
-        Ok(Measured {
-            metrics,
-            cdf,
-            series: Vec::new(),
-            hist: Vec::new(),
-            notes: Vec::new(),
-            raw: phase,
-        })
+        Ok(measured(phase, metrics))
+    }
+}
+
+/// A point's figures: the phase's throughput and its reads' latencies
+/// beside the platform's `metrics`.
+fn measured(phase: PhaseResult, mut metrics: PointFigures) -> crate::sweep::Measured {
+    // YCSB-C only reads: its one operation.
+    let read = phase.ops.iter().find(|o| o.op == Op::Read);
+    assert!(
+        phase.ops.iter().all(|o| o.op == Op::Read),
+        "YCSB-C's run phase reads only"
+    );
+    let lat = |f: fn(&ycsb::OpStats) -> f64| read.map_or(0.0, f);
+    metrics.ops_per_s = Some(phase.throughput);
+    metrics.lat_mean_us = Some(lat(|r| r.average_us));
+    metrics.lat_p50_us = Some(lat(|r| r.p50_us));
+    metrics.lat_p99_us = Some(lat(|r| r.p99_us));
+    let cdf = vec![
+        (50.0, lat(|r| r.p50_us)),
+        (95.0, lat(|r| r.p95_us)),
+        (99.0, lat(|r| r.p99_us)),
+        (99.9, lat(|r| r.p999_us)),
+        (100.0, lat(|r| r.max_us)),
+    ];
+    crate::sweep::Measured {
+        metrics,
+        cdf,
+        series: Vec::new(),
+        hist: Vec::new(),
+        notes: Vec::new(),
+        raw: serde_json::to_value(&phase).expect("a phase is plain data"),
     }
 }
 
@@ -274,62 +287,73 @@ impl YcsbRunner {
     }
 
     /// The point's clients: `hiops kv ycsb --server` in a process of its
-    /// own, as the paper's clients ran on other machines. Returns its run
-    /// phase (JSON).
+    /// own, as the paper's clients ran on other machines (the server's CPU
+    /// time, this process's, is then the server's alone). Returns its run
+    /// phase.
     fn clients_process(
         &self,
         addr: &str,
-        clients: usize,
-    ) -> Result<serde_json::Value, crate::sweep::RunFailure> {
+        clients: NonZeroU32,
+    ) -> Result<PhaseResult, crate::sweep::RunFailure> {
         use crate::sweep::RunFailure;
         let exe = std::env::current_exe().map_err(|e| RunFailure::Failed(e.to_string()))?;
+        let child = self.child_options(addr, clients);
         let out = std::process::Command::new(exe)
-            .args([
-                "kv",
-                "ycsb",
-                "--server",
-                addr,
-                "--no-load",
-                "--workload",
-                "C",
-            ])
-            .args(["--records", &self.records.to_string()])
-            .args(["--operations", &u64::MAX.to_string()])
-            .args(["--time", &format!("{}ms", self.time.as_millis())])
-            .args([
-                "--clients",
-                &clients.to_string(),
-                "--seed",
-                &clients.to_string(),
-            ])
-            .args(["--output-format", "json"])
-            .args((!self.client_threads).then_some("--tasks"))
+            .args(["kv", "ycsb"])
+            .args(child.to_argv())
             .output()
             .map_err(|e| RunFailure::Failed(format!("cannot start the YCSB clients: {e}")))?;
         if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(RunFailure::Interrupted);
         }
+        // A run whose operations failed still reports what it measured.
+        let report = YcsbReport::from_json(&out.stdout);
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            let stuck = if err.contains("sent no reply") {
-                format!(
+            let stalled = report.as_ref().is_ok_and(server_stalled);
+            let stuck = match stalled {
+                true => format!(
                     "\nthe server's threads (name: where each waits): {}",
                     thread_states()
-                )
-            } else {
-                String::new()
+                ),
+                false => String::new(),
             };
             return Err(RunFailure::Failed(format!(
                 "{clients} clients: {}{stuck}",
                 err.trim()
             )));
         }
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .map_err(|e| RunFailure::Failed(format!("the clients' JSON: {e}")))?;
-        doc["phases"]
-            .as_array()
-            .and_then(|p| p.last())
+        let report = report.map_err(|e| RunFailure::Failed(format!("the clients' JSON: {e}")))?;
+        report
+            .phases
+            .last()
             .cloned()
             .ok_or_else(|| RunFailure::Failed("the clients ran no phase".into()))
     }
+
+    /// `hiops kv ycsb`'s options for a point's `clients` against the
+    /// server at `addr`: YCSB-C over the loaded records for the point's
+    /// time, as JSON.
+    fn child_options(&self, addr: &str, clients: NonZeroU32) -> YcsbOptions {
+        YcsbOptions {
+            server: Some(addr.to_string()),
+            no_load: true,
+            workload: "C".into(),
+            records: self.records,
+            operations: u64::MAX,
+            time: Some(format!("{}ms", self.time.as_millis())),
+            clients: clients.get() as usize,
+            seed: clients.get().into(),
+            output_format: "json".into(),
+            tasks: !self.client_threads,
+            ..YcsbOptions::defaults()
+        }
+    }
+}
+
+/// Whether the clients' run ended because the server stopped answering
+/// (a reply that did not come within the clients' timeout).
+fn server_stalled(report: &YcsbReport) -> bool {
+    let first = report.run_phase().and_then(|p| p.first_error.as_deref());
+    first.is_some_and(ycsb::is_no_reply)
 }

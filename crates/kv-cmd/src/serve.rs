@@ -2,7 +2,11 @@
 //! files) checked and turned into its configuration before the store is
 //! opened, then the store served until Ctrl-C.
 
-use super::{bad, count, fail, say_opened, store_error, StoreOptions};
+use crate::errors::{bad, fail, store_error};
+use crate::flags::count;
+use crate::say::{say_opened, shown};
+use crate::store::StoreOptions;
+use clap::Args;
 use hiops_bench::BenchError;
 use hiops_kv::server::{Listening, Model, Server, ServerConfig, TlsFiles};
 use hiops_kv::Store;
@@ -17,23 +21,68 @@ const PASSWORD_FILE: hiops_bench::input::Limit = hiops_bench::input::Limit {
     todo: "give --requirepass-file a file holding the password on its first line",
 };
 
+/// `hiops kv serve`'s command line: the store, then the server.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreOptions,
+    #[command(flatten)]
+    pub server: ServeOptions,
+}
+
 /// The server's options, as `hiops kv serve` takes them (see its --help).
-#[derive(Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, PartialEq)]
 pub struct ServeOptions {
+    /// TCP port (0: any free port, printed at start).
+    #[arg(long, default_value_t = 6380)]
     pub port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
+    /// Clients past this many get Redis' "max number of clients reached".
+    #[arg(long, default_value_t = 10_000)]
     pub max_clients: u64,
-    /// `tasks` or `threads`.
+    /// How connections are served: `tasks` (a runtime thread per CPU, I/O
+    /// on the task path) or `threads` (a thread per connection, the
+    /// paper's server).
+    #[arg(long, default_value = "tasks", value_parser = ["tasks", "threads"])]
     pub model: String,
+    /// Runtime threads of the tasks model (default: one per allowed CPU).
+    #[arg(long)]
     pub workers: Option<usize>,
+    /// Most input one client may hold unparsed (Redis' client-query-buffer-limit).
+    #[arg(long, default_value = "1g")]
     pub client_query_buffer_limit: String,
+    /// Most input all clients together may hold, 64 bytes counted for
+    /// each argument a command announced (default: a quarter of available
+    /// memory, at most 4 GiB).
+    #[arg(long)]
     pub max_query_total: Option<String>,
+    /// Largest key or value a client may send (Redis' proto-max-bulk-len).
+    /// By default, and at most, what a write block takes: key and value
+    /// together, the block size less 144 bytes (INFO's
+    /// hiops_max_value_bytes).
+    #[arg(long)]
     pub proto_max_bulk_len: Option<String>,
+    /// A file whose first line is the password clients must AUTH with
+    /// (Redis' requirepass, kept off the command line where ps shows it;
+    /// the file is read up to 64 KiB).
+    #[arg(long, value_name = "FILE")]
     pub requirepass_file: Option<PathBuf>,
+    /// The password itself (visible to every user through ps: prefer
+    /// --requirepass-file).
+    #[arg(long, value_name = "PASSWORD")]
     pub requirepass: Option<String>,
-    /// `yes` or `no`.
+    /// With no password, serve loopback clients only (Redis' protected
+    /// mode); `no` serves anyone who can reach the port.
+    #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
     pub protected_mode: String,
+    /// Serve TLS on the port with this certificate chain (PEM); needs
+    /// --tls-key-file. Clients: `redis-cli --tls`, `redis-benchmark --tls`.
+    #[arg(long, value_name = "FILE", requires = "tls_key_file")]
     pub tls_cert_file: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
     pub tls_key_file: Option<PathBuf>,
 }
 
@@ -228,6 +277,7 @@ fn listen(
 /// The serve failed before it listened: the store files it created go
 /// (never one that was there before), and the error says so.
 fn remove_created(paths: &[PathBuf], existed: &[bool], e: BenchError) -> BenchError {
+    assert_eq!(paths.len(), existed.len(), "a flag for each store path");
     let created: Vec<&PathBuf> = (paths.iter().zip(existed))
         .filter(|(_, &was)| !was)
         .map(|(p, _)| p)
@@ -239,10 +289,7 @@ fn remove_created(paths: &[PathBuf], existed: &[bool], e: BenchError) -> BenchEr
         let _ = std::fs::remove_file(p);
     }
     let names: Vec<PathBuf> = created.into_iter().cloned().collect();
-    let text = format!(
-        "{e}; the store it created was removed ({})",
-        super::shown(&names)
-    );
+    let text = format!("{e}; the store it created was removed ({})", shown(&names));
     match e {
         BenchError::Usage(_) => BenchError::Usage(text),
         BenchError::Refused(_) => BenchError::Refused(text),

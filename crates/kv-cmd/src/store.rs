@@ -1,7 +1,9 @@
 //! A store as the user names it: its paths and options as given on the
 //! command line, checked and turned into the store's configuration.
 
-use super::{bad, count, store_error};
+use crate::errors::{bad, store_error};
+use crate::flags::count;
+use clap::Args;
 use hiops_bench::BenchError;
 use hiops_hal::EngineKind;
 use hiops_kv::{Durability, Store, StoreConfig};
@@ -9,26 +11,73 @@ use hiops_path::{PathConfig, Strategy};
 use std::path::PathBuf;
 
 /// The store's options, as `hiops kv` takes them (see its --help).
-#[derive(Debug, Clone, Default)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct StoreOptions {
-    /// Its files or block devices (a key lives on one, by its digest).
+    /// The store's file or block device (created as a file of --size if
+    /// missing). Repeat it (or give a comma list) for a store over several
+    /// devices: each key lives on one, picked by its digest; reopen with
+    /// the same devices in the same order.
+    #[arg(long, value_delimiter = ',')]
     pub path: Vec<PathBuf>,
-    /// Size of a file created for it, per device (1g when not given).
+    /// Size of a file created for the store, per device (1g when not
+    /// given). Given for an existing store, a larger size grows it; a
+    /// smaller one is refused. More than the file system's free space is
+    /// refused unless --sparse.
+    #[arg(long)]
     pub size: Option<String>,
-    /// Create (or grow) a file beyond the file system's free space.
+    /// Create (or grow) the store's file even where --size is more than
+    /// its file system's free space: the file is sparse, and writes fail
+    /// (their clients told so, nothing of them served) once the file
+    /// system is full.
+    #[arg(long)]
     pub sparse: bool,
+    /// Write block size (Aerospike's write-block-size).
+    #[arg(long, default_value = "1m")]
     pub block_size: String,
-    /// `sync` or `buffered`.
+    /// sync: a write is acknowledged once durable; buffered: once in the
+    /// write buffer (a crash loses the unflushed tail: at most
+    /// --flush-max-ms of writes).
+    #[arg(long, default_value = "sync")]
     pub durability: String,
+    /// With --durability buffered, the longest a write waits in memory
+    /// before it is flushed (Aerospike's flush-max-ms); full blocks are
+    /// flushed at once.
+    #[arg(long, default_value_t = hiops_kv::store::DEFAULT_FLUSH_MAX.as_millis() as u64)]
     pub flush_max_ms: u64,
-    /// A percentage.
+    /// Defragment blocks whose live share falls below this percentage.
+    #[arg(long, default_value_t = 50.0)]
     pub defrag_threshold: f64,
+    /// I/O strategy: pread, completion-thread, per-thread-ring, coop, poll, hybrid.
+    #[arg(long, default_value = "coop")]
     pub strategy: String,
+    /// Engine of the path's queues (io_uring or libaio).
+    #[arg(long, default_value = "io_uring")]
     pub ioengine: String,
+    /// Tags (commands in flight) of the shared queue.
+    #[arg(long, default_value_t = 128)]
     pub iodepth: u32,
-    /// Some(empty): every path; Some(device): that one.
+    /// Overwrite the --path block device even though libblkid finds a
+    /// filesystem, partition table or RAID label on it (bare: every --path;
+    /// or naming that device). A mounted device is never written.
+    #[arg(
+        long,
+        value_name = "DEVICE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "",
+        // The bare flag is an empty path, which clap's PathBuf parser refuses.
+        value_parser = |s: &str| Ok::<PathBuf, std::convert::Infallible>(PathBuf::from(s))
+    )]
     pub allow_write_device: Option<PathBuf>,
+    /// Open a damaged store: keep every record that checks, drop the keys
+    /// the damage may have made stale, and say which (without it, a
+    /// damaged store is refused and left as it is).
+    #[arg(long)]
     pub repair: bool,
+    /// Bytes of the RAM cache of recently read records (keys, values and
+    /// 64 bytes per entry); 0 disables it. Default: 1/16 of the memory
+    /// available, at most 1g.
+    #[arg(long)]
     pub cache_size: Option<String>,
 }
 

@@ -1,10 +1,24 @@
 //! `hiops kv check`: every record of a store checked (a scrub), reading
 //! only; a line of counts per device and a line per damage, or JSON.
 
-use super::{bad, fail, shown, store_error};
+use crate::errors::{bad, fail, store_error};
+use crate::say::shown;
+use clap::Args;
 use hiops_bench::BenchError;
 use std::fmt::Write as _;
 use std::path::PathBuf;
+
+/// `hiops kv check`'s command line.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct CheckArgs {
+    /// The store's files or devices, as given to `hiops kv serve`
+    /// (repeated, or a comma list).
+    #[arg(long, value_delimiter = ',')]
+    pub path: Vec<PathBuf>,
+    /// text or json.
+    #[arg(long, default_value = "text")]
+    pub output_format: String,
+}
 
 /// Checks the store at `paths` and prints what it found (`output_format`:
 /// text or json); returns what to tell the user when there is damage.
@@ -20,6 +34,7 @@ pub fn check(paths: &[PathBuf], output_format: &str) -> Result<Option<String>, B
         f => return Err(bad(format!("--output-format={f}: use text or json"))),
     };
     let checks = hiops_kv::store::check_store(paths).map_err(store_error)?;
+    assert_eq!(checks.len(), paths.len(), "a check for each device");
     let mut text = String::new();
     if json {
         text = serde_json::to_string_pretty(&checks).map_err(|e| fail(e.to_string()))? + "\n";

@@ -5,16 +5,45 @@
 //! runtime) with a line per rank. With `--tasks`, each rank's clients are
 //! tasks, as on one host.
 
-use super::{cache_line, fail, server_cache};
+use crate::errors::fail;
+use crate::server_cache::{cache_line, server_cache};
 use hiops_bench::{BenchError, Coordinator};
 use hiops_kv::ycsb::{self, PhaseResult, RunConfig, Target};
+use hiops_kv::CacheStats;
 use hiops_run::agreed;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
+/// What a rank sends rank 0: its host and its run phase, latencies
+/// included ([`ycsb::phase_to_bytes`]).
+#[derive(Serialize, Deserialize)]
+struct RankShare {
+    host: String,
+    phase: String,
+}
+
+/// Rank 0's report as JSON: the phases merged, then each rank's.
+#[derive(Serialize)]
+struct RanksReport<'a> {
+    target: String,
+    config: &'a RunConfig,
+    cache: Option<CacheStats>,
+    ranks: usize,
+    phases: Vec<&'a PhaseResult>,
+    per_rank: Vec<RankPhase<'a>>,
+}
+
+/// One rank's run phase in rank 0's report.
+#[derive(Serialize)]
+struct RankPhase<'a> {
+    rank: usize,
+    host: &'a str,
+    phase: &'a PhaseResult,
+}
+
 /// A run across ranks.
-pub(super) struct RanksRun {
+pub(crate) struct RanksRun {
     /// The server every rank is a client of.
     pub server: Option<String>,
     /// Rank 0 loads the records first.
@@ -27,7 +56,7 @@ pub(super) struct RanksRun {
 }
 
 /// One rank's share; rank 0 returns the run's outcome.
-pub(super) fn ycsb(
+pub(crate) fn ycsb(
     a: RanksRun,
     coord: &mut dyn Coordinator,
     stop: &'static AtomicBool,
@@ -64,14 +93,20 @@ pub(super) fn ycsb(
     };
     let run = run.map_err(|e| BenchError::Failed(format!("run: {e}")));
     let run = agreed(coord, run)?;
-    let mine = json!({
-        "host": info.host,
-        "phase": String::from_utf8(ycsb::phase_to_bytes(&run)).expect("JSON is UTF-8"),
-    });
-    let Some(all) = coord.gather(mine.to_string().into_bytes()) else {
+    let mine = RankShare {
+        host: info.host,
+        phase: String::from_utf8(ycsb::phase_to_bytes(&run)).expect("JSON is UTF-8"),
+    };
+    let mine = serde_json::to_vec(&mine).expect("a rank's share serialises");
+    let Some(all) = coord.gather(mine) else {
         return Ok(());
     };
     let ranks = decode(&all)?;
+    assert_eq!(
+        ranks.len(),
+        info.ranks,
+        "rank 0 gathers a share from every rank"
+    );
     let parts: Vec<PhaseResult> = ranks.iter().map(|(_, p)| p.clone()).collect();
     let merged = ycsb::merge(&parts);
     print(&target, &cfg, a.as_json, load.as_ref(), &merged, &ranks)?;
@@ -91,12 +126,11 @@ pub(super) fn ycsb(
 fn decode(all: &[Vec<u8>]) -> Result<Vec<(String, PhaseResult)>, BenchError> {
     all.iter()
         .map(|bytes| {
-            let v: serde_json::Value =
+            let share: RankShare =
                 serde_json::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
-            let host = v["host"].as_str().unwrap_or("?").to_string();
-            let phase = v["phase"].as_str().unwrap_or_default().as_bytes();
-            let phase = ycsb::phase_from_bytes(phase).map_err(|e| fail(e.to_string()))?;
-            Ok((host, phase))
+            let phase =
+                ycsb::phase_from_bytes(share.phase.as_bytes()).map_err(|e| fail(e.to_string()))?;
+            Ok((share.host, phase))
         })
         .collect()
 }
@@ -115,16 +149,18 @@ fn print(
         Target::Embedded(s) => Some(s.stats().cache),
     };
     if as_json {
-        let doc = json!({
-            "target": target.describe(),
-            "config": cfg,
-            "cache": cache,
-            "ranks": ranks.len(),
-            "phases": load.into_iter().chain([merged]).collect::<Vec<_>>(),
-            "per_rank": ranks.iter().enumerate().map(|(r, (host, p))| json!({
-                "rank": r, "host": host, "phase": p,
-            })).collect::<Vec<_>>(),
-        });
+        let doc = RanksReport {
+            target: target.describe(),
+            config: cfg,
+            cache,
+            ranks: ranks.len(),
+            phases: load.into_iter().chain([merged]).collect(),
+            per_rank: (ranks.iter().enumerate())
+                .map(|(rank, (host, phase))| RankPhase { rank, host, phase })
+                .collect(),
+        };
+        // Through a value: every object's keys sorted, as before.
+        let doc = serde_json::to_value(&doc).expect("a report is plain data");
         let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
         return Ok(hiops_run::stdout::print(&(text + "\n"))?);
     }
