@@ -5,8 +5,9 @@ use super::against_pread::{
     against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section, iopoll_claims,
 };
 use super::interrupts::{interrupts_section, Baseline};
+use super::plan::{Plan, Target};
 use super::point::{at, rounds};
-use super::{ablation::ablation_section, handoff::handoff_section, Plan};
+use super::{ablation::ablation_section, handoff::handoff_section};
 use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::Section;
@@ -77,11 +78,7 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
 
 /// Fig 8's Linux arm on target `t`: its traced sweep, or why there is
 /// none (None for a suite planned before the arm existed).
-fn linux_arm<'a>(
-    plan: &'a Plan,
-    t: &super::Target,
-    s: Option<&'a SweepDir>,
-) -> Option<Baseline<'a>> {
+fn linux_arm<'a>(plan: &'a Plan, t: &Target, s: Option<&'a SweepDir>) -> Option<Baseline<'a>> {
     if let Some(s) = s {
         return Some(Baseline::Traced(s));
     }
@@ -380,7 +377,7 @@ mod tests {
     /// Fig 9's sweep of a 3-round plan, the lone thread's IOPS per round
     /// at the shortest and the longest interval given.
     fn poll_sweep(lone: [(f64, f64); 3]) -> SweepDir {
-        let disk = super::super::Target {
+        let disk = Target {
             label: "disk".into(),
             path: "/var/tmp/f".into(),
             min_bs: 0,
