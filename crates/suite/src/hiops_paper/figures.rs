@@ -4,6 +4,7 @@
 use super::against_pread::{
     against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section, iopoll_claims,
 };
+use super::design;
 use super::interrupts::{interrupts_section, Baseline};
 use super::plan::{Plan, Target};
 use super::point::{at, rounds};
@@ -33,7 +34,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             out.push(block_size_section(s, &t.label, many));
         }
         if let Some(s) = sweep("threads") {
-            out.push(threads_section(s, &t.label));
+            let mut sec = threads_section(s, &t.label);
+            if let Some(driver) = driver_of(&t.path) {
+                sec.claims.extend(design::fig2_claims(s, &t.label, &driver));
+            }
+            out.push(sec);
             out.push(handoff_section(s, &t.label, many));
             if t.path.starts_with("/dev/zram") {
                 out.push(inline_device_section(s, &t.label, many));
@@ -73,7 +78,15 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     if let Some(s) = sweeps.get("devices") {
         out.push(devices_section(s, plan));
     }
+    out.extend(super::probe::load(dir).map(|p| design::section(&p)));
     Ok(out)
+}
+
+/// The driver of the disk under `path` (`virtio_blk`, `nvme`); None for a
+/// device with no driver of its own (zram, loop).
+fn driver_of(path: &str) -> Option<String> {
+    let dev = crate::interrupt_knobs::device_of(path)?;
+    crate::interrupt_knobs::driver(&dev)
 }
 
 /// Fig 8's Linux arm on target `t`: its traced sweep, or why there is

@@ -16,11 +16,13 @@
 
 mod ablation;
 mod against_pread;
+mod design;
 mod figures;
 mod handoff;
 mod interrupts;
 mod plan;
 mod point;
+pub mod probe;
 
 pub use figures::sections;
 pub use plan::{Plan, Target, STRATEGIES};
