@@ -540,6 +540,32 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_report_reads_the_probe_kept_beside_the_sweeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = probe(|r| round(r, counts(1000, 200, 190)));
+        crate::sweep::write_json_atomic(&dir.path().join(probe::FILE), &kept).unwrap();
+        assert_eq!(probe::load(dir.path()), Some(kept));
+        let disk = super::super::Target {
+            label: "disk".into(),
+            path: "/var/tmp/f".into(),
+            min_bs: 0,
+        };
+        let plan = super::super::Plan::new(vec![disk], true, "1", "0", "64m", 3);
+        let sections = super::super::sections(dir.path(), &plan).unwrap();
+        let items: Vec<&str> = (sections.iter())
+            .flat_map(|s| s.claims.iter().map(|c| c.item))
+            .collect();
+        for id in [
+            "hiops-design-nonblocking",
+            "hiops-hal-operations",
+            "hiops-design-hybrid",
+            "slides-kernel-stack",
+        ] {
+            assert!(items.contains(&id), "{id} in {items:?}");
+        }
+    }
+
     /// The disk's thread sweep with pread at 1 thread in three rounds.
     fn threads_sweep(irq: f64, ctx: f64) -> SweepDir {
         let disk = super::super::Target {
