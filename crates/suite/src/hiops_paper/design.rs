@@ -112,12 +112,24 @@ pub(super) fn fig2_claims(s: &SweepDir, label: &str, driver: &str) -> Vec<ClaimR
         item: "hiops-fig2-completion-contexts",
         source: "HIOPS Fig 2, Fig 3",
         claim,
-        measured: format!("{label} is a {driver_name} disk: its completion path is the one counted above"),
+        measured: format!(
+            "{label} is a {driver_name} disk: its completion path is the one counted above"
+        ),
         verdict: Verdict::CannotHere,
-        why: "The paper's two branches are the SCSI path of a SATA or SAS disk (ahci, mpt3sas: the softirq steered by an IPI, the queue run for refused issues) and the NVMe driver's (a threaded interrupt); shown by such a disk and an NVMe SSD, counted as here",
+        why: other_branches(driver),
     }
     .row();
     vec![linux, branches]
+}
+
+/// The paper's driver paths a disk bound to `driver` is not, and what
+/// would show them.
+fn other_branches(driver: &str) -> &'static str {
+    match driver {
+        "nvme" => "The paper's SCSI branch (the softirq steered by an IPI, the queue run for refused issues) is a SATA or SAS disk's (ahci, mpt3sas); shown by such a disk, counted as here",
+        "sd" => "The paper's NVMe branch (a threaded interrupt, no IPI or queue run) is an NVMe SSD's; shown by one, counted as here",
+        _ => "The paper's two branches are the SCSI path of a SATA or SAS disk (ahci, mpt3sas: the softirq steered by an IPI, the queue run for refused issues) and the NVMe driver's (a threaded interrupt); shown by such a disk and an NVMe SSD, counted as here",
+    }
 }
 
 /// One figure per round of the probe.
@@ -611,7 +623,10 @@ mod tests {
             rows[0].measured
         );
         assert_eq!(rows[1].verdict, Verdict::CannotHere);
-        assert!(rows[1].why.contains("NVMe"));
+        assert!(rows[1].why.contains("NVMe") && rows[1].why.contains("SAS"));
+        // On an NVMe SSD only the SCSI branch is missing.
+        let nvme = fig2_claims(&threads_sweep(1.0, 1.0), "ssd", "nvme");
+        assert!(nvme[1].why.contains("SCSI branch") && !nvme[1].why.contains("NVMe SSD"));
         // Interrupts coalesced and a thread that never sleeps: fewer.
         let few = fig2_claims(&threads_sweep(0.3, 0.2), "disk", "virtio_blk");
         assert_eq!(few[0].verdict, Verdict::Partly, "{}", few[0].rule);
