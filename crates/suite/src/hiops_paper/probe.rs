@@ -335,7 +335,7 @@ pub fn describe(label: &str, path: &str) -> Probe {
 /// Runs the rounds `dir`'s probe.json lacks on the plan's first target
 /// and keeps them (a resumed experiment runs only the missing ones). A
 /// probe that fails is kept with why, for the report to say.
-pub fn run(dir: &Path, plan: &super::Plan, restart: bool, who: &str) {
+pub fn run(dir: &Path, plan: &super::plan::Plan, restart: bool, who: &str) {
     let Some(t) = plan.targets.first() else {
         return;
     };
