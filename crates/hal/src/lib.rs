@@ -47,6 +47,7 @@ mod command;
 mod doorbell;
 mod engine;
 mod error;
+mod ops;
 mod posted;
 mod queue;
 mod ring_words;
@@ -62,6 +63,7 @@ pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion,
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::{ClockError, HalError, RamDeviceError};
+pub use ops::HalOps;
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;

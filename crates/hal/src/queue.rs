@@ -2,8 +2,8 @@
 
 use crate::backends::Backend;
 use crate::{
-    now_ns, BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, Tag,
-    TagPool, Target,
+    now_ns, BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, HalOps,
+    Tag, TagPool, Target,
 };
 
 /// A command bound to a tag: stored once, here, until its completion is reaped.
@@ -132,6 +132,8 @@ pub struct Queue {
     /// Tags staged since the last issue, in order (bounded by the depth).
     staged_tags: Vec<Tag>,
     depth_stats: DepthStats,
+    /// The HAL's operations performed on this queue.
+    ops: HalOps,
     /// When the last reap that found completions returned: their
     /// completion time, read once for the batch.
     reaped_ns: u64,
@@ -168,6 +170,7 @@ impl Queue {
                 at_ns: now_ns(),
                 ..DepthStats::default()
             },
+            ops: HalOps::default(),
             reaped_ns: 0,
             kind,
             targets: targets.len(),
@@ -226,7 +229,17 @@ impl Queue {
 
     /// `get_free_tags`: a free tag, or `None` when the device is busy.
     pub fn get_free_tag(&mut self) -> Option<Tag> {
-        self.tags.get()
+        self.ops.get_free_tags += 1;
+        let tag = self.tags.get();
+        if tag.is_none() {
+            self.ops.busy += 1;
+        }
+        tag
+    }
+
+    /// The HAL's operations performed on this queue so far.
+    pub fn ops(&self) -> HalOps {
+        self.ops
     }
 
     /// The tag's buffer, to read after its read was reaped. Never while a
@@ -311,6 +324,7 @@ impl Queue {
         });
         self.staged_tags.push(tag);
         self.staged += 1;
+        self.ops.binds += 1;
         Ok(())
     }
 
@@ -354,6 +368,7 @@ impl Queue {
             "tag {tag} has a command; it completes through reap"
         );
         self.tags.release(tag);
+        self.ops.released += 1;
     }
 
     /// `issue_tags`: send every staged command.
@@ -384,6 +399,7 @@ impl Queue {
             "waiting for {min} completions with {} outstanding",
             self.in_flight + self.staged
         );
+        self.ops.check_events += 1;
         let n = self.engine.reap(min, out)?;
         self.account_reaped(&mut out[..n]);
         Ok(n)
@@ -394,6 +410,7 @@ impl Queue {
     pub fn issue_and_reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
         assert!(min <= self.in_flight + self.staged);
         let t = self.stamp();
+        self.ops.check_events += 1;
         let (sent, n) = self
             .engine
             .issue_and_reap(min, out)
@@ -462,6 +479,7 @@ impl Queue {
                 ioprio: b.ioprio,
             };
             self.tags.release(tag);
+            self.ops.released += 1;
         }
         let n = self.staged as usize;
         self.staged = 0;
@@ -506,6 +524,8 @@ impl Queue {
         self.depth_stats.issued += sent as u64;
         if sent > 0 {
             self.depth_stats.note_submit(sent);
+            self.ops.issue_calls += 1;
+            self.ops.issued += sent as u64;
         }
         self.staged -= sent;
         self.in_flight += sent;
@@ -517,6 +537,7 @@ impl Queue {
         }
         self.reaped_ns = self.stamp();
         self.advance_area(self.reaped_ns);
+        self.ops.fetched += done.len() as u64;
         for c in done.iter_mut() {
             let Some(b) = self.bound[c.tag as usize].take() else {
                 panic!("completion for tag {} that carries no command", c.tag)
@@ -530,7 +551,9 @@ impl Queue {
             c.user = b.user;
             c.issued_ns = b.issued_ns;
             c.ioprio = b.ioprio;
+            self.ops.detached += 1;
             self.tags.release(c.tag);
+            self.ops.released += 1;
         }
         assert!(
             done.len() as u32 <= self.in_flight,

@@ -72,6 +72,14 @@ pub struct PathCounters {
     /// that do not: in the task's poll (a task ring; zram), or with the
     /// thread's own pread (a thread's path; zram, a loop device over tmpfs).
     pub inline: u64,
+    /// Commands issued by a thread other than their owner: a command that
+    /// found no free tag and waited in the FIFO, sent by another issuing
+    /// thread or a completion context once a tag was free (the paper's
+    /// non-blocking issue).
+    pub issued_for_others: u64,
+    /// The HAL's operations on the shared queues (a thread alone on its
+    /// own ring is not in them).
+    pub hal: hiops_hal::HalOps,
 }
 
 impl PathCounters {
@@ -92,6 +100,8 @@ impl PathCounters {
         self.solo += o.solo;
         self.bounced += o.bounced;
         self.inline += o.inline;
+        self.issued_for_others += o.issued_for_others;
+        self.hal.add(&o.hal);
     }
 
     /// `a - b`, for a measured window.
@@ -113,6 +123,8 @@ impl PathCounters {
             solo: self.solo - b.solo,
             bounced: self.bounced - b.bounced,
             inline: self.inline - b.inline,
+            issued_for_others: self.issued_for_others - b.issued_for_others,
+            hal: self.hal.since(&b.hal),
         }
     }
 }

@@ -7,6 +7,8 @@
 //! completion side the way coalescing does: fewer system calls and
 //! wake-ups per I/O, the device's interrupts unchanged.
 
+pub mod nvme;
+
 use crate::chart_of::{fmt_num, param_axis};
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::{Section, Table};

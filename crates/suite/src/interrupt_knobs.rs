@@ -40,7 +40,7 @@ pub fn cannot_set(j: &crate::rules::Judgement, why: &str) -> crate::rules::Judge
 }
 
 /// The driver bound to the disk (`virtio_blk`, `nvme`), from sysfs.
-fn driver(dev: &BlockDev) -> Option<String> {
+pub fn driver(dev: &BlockDev) -> Option<String> {
     let link = std::fs::read_link(dev.disk_sysfs().join("device/driver")).ok()?;
     Some(link.file_name()?.to_string_lossy().into_owned())
 }

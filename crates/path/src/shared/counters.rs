@@ -47,7 +47,10 @@ impl SharedQueue {
     }
 
     pub fn counters(&self) -> PathCounters {
-        let mut c = self.read_core(|core| core.counters);
+        let mut c = self.read_core(|core| PathCounters {
+            hal: core.queue.ops(),
+            ..core.counters
+        });
         let solo = self.solo_ios.load(Ordering::Relaxed);
         c.solo += solo;
         c.issued += solo;

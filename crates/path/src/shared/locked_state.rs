@@ -63,7 +63,12 @@ impl Core {
             self.queue.bind(tag, req.cmd, 0)
         };
         match bound {
-            Ok(()) => self.owners[tag as usize] = ptr,
+            Ok(()) => {
+                self.owners[tag as usize] = ptr;
+                if req.owner.id() != me {
+                    self.counters.issued_for_others += 1;
+                }
+            }
             Err(e) => {
                 self.queue.put_back_tag(tag);
                 let errno = match e {

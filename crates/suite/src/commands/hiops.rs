@@ -63,6 +63,9 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Ben
         keep_going: true,
     };
     let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(()));
+    if matches!(ended, Ok(Ended::Done)) {
+        crate::hiops_paper::probe::run(&a.dir, &plan, a.restart, console.who);
+    }
     drop(devices);
     let ended = ended.map_err(failed)?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {

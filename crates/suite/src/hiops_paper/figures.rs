@@ -4,9 +4,11 @@
 use super::against_pread::{
     against_pread_section, fig7_claims, fig7_equal_claims, inline_device_section, iopoll_claims,
 };
+use super::design;
 use super::interrupts::{interrupts_section, Baseline};
+use super::plan::{Plan, Target};
 use super::point::{at, rounds};
-use super::{ablation::ablation_section, handoff::handoff_section, Plan};
+use super::{ablation::ablation_section, handoff::handoff_section};
 use crate::chart_of::fmt_num;
 use crate::claims::{Claim, ClaimRow, Verdict};
 use crate::page::Section;
@@ -32,7 +34,11 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
             out.push(block_size_section(s, &t.label, many));
         }
         if let Some(s) = sweep("threads") {
-            out.push(threads_section(s, &t.label));
+            let mut sec = threads_section(s, &t.label);
+            if let Some(driver) = driver_of(&t.path) {
+                sec.claims.extend(design::fig2_claims(s, &t.label, &driver));
+            }
+            out.push(sec);
             out.push(handoff_section(s, &t.label, many));
             if t.path.starts_with("/dev/zram") {
                 out.push(inline_device_section(s, &t.label, many));
@@ -72,16 +78,20 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     if let Some(s) = sweeps.get("devices") {
         out.push(devices_section(s, plan));
     }
+    out.extend(super::probe::load(dir).map(|p| design::section(&p)));
     Ok(out)
+}
+
+/// The driver of the disk under `path` (`virtio_blk`, `nvme`); None for a
+/// device with no driver of its own (zram, loop).
+fn driver_of(path: &str) -> Option<String> {
+    let dev = crate::interrupt_knobs::device_of(path)?;
+    crate::interrupt_knobs::driver(&dev)
 }
 
 /// Fig 8's Linux arm on target `t`: its traced sweep, or why there is
 /// none (None for a suite planned before the arm existed).
-fn linux_arm<'a>(
-    plan: &'a Plan,
-    t: &super::Target,
-    s: Option<&'a SweepDir>,
-) -> Option<Baseline<'a>> {
+fn linux_arm<'a>(plan: &'a Plan, t: &Target, s: Option<&'a SweepDir>) -> Option<Baseline<'a>> {
     if let Some(s) = s {
         return Some(Baseline::Traced(s));
     }
@@ -380,7 +390,7 @@ mod tests {
     /// Fig 9's sweep of a 3-round plan, the lone thread's IOPS per round
     /// at the shortest and the longest interval given.
     fn poll_sweep(lone: [(f64, f64); 3]) -> SweepDir {
-        let disk = super::super::Target {
+        let disk = Target {
             label: "disk".into(),
             path: "/var/tmp/f".into(),
             min_bs: 0,
