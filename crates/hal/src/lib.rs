@@ -51,6 +51,7 @@ mod posted;
 mod queue;
 mod ring_words;
 mod tags;
+mod wake_ring;
 
 pub mod backends;
 pub mod device;
@@ -65,3 +66,4 @@ pub use error::{ClockError, HalError, RamDeviceError};
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;
+pub use wake_ring::WakeRing;

@@ -385,6 +385,15 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
         // A thread that found the ring to itself (before the others joined)
         // did its I/O alone, with no hand-off; every other one has one.
         assert_eq!(s.handoff.count() + c.solo, s.ios, "{c:?}");
+        // Owners woken by another thread's pass are woken together, one
+        // system call per pass, where the kernel has io_uring futex wakes.
+        if hiops_hal::WakeRing::new(8).is_ok() {
+            assert!(c.wakeups > 0, "nobody slept for a completion: {c:?}");
+            assert!(
+                (1..=c.wakeups).contains(&c.wake_batches),
+                "wake-ups not sent by the ring: {c:?}"
+            );
+        }
     });
 }
 
