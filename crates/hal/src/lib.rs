@@ -47,6 +47,8 @@ mod command;
 mod doorbell;
 mod engine;
 mod error;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod posted;
 mod queue;
 mod ring_words;
@@ -63,6 +65,8 @@ pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion,
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::{ClockError, HalError, RamDeviceError};
+#[cfg(feature = "fault-injection")]
+pub use fault::SubmitFaults;
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;

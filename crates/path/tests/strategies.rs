@@ -694,21 +694,17 @@ fn a_refused_submission_is_sent_again_on_every_shared_strategy() {
                 let t = file_target(threads * 16 * 4096);
                 let mut cfg = config(strategy, EngineKind::IoUring, 4);
                 cfg.coop_wait = wait;
-                let refusals = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
-                cfg.engine_opts.refuse_submits = Some(refusals.clone());
+                let refusals = hiops_hal::SubmitFaults::new();
+                cfg.engine_opts.faults = Some(refusals.clone());
                 let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
-                refusals.store(6, std::sync::atomic::Ordering::SeqCst);
+                refusals.refuse_next(6);
                 // Named here too: a hang shows only as the timeout.
                 eprintln!("{strategy} {wait:?} {threads} threads");
                 let stats = exercise(&path, threads, 16, 4096, 2);
                 let c = path.counters();
                 let case = format!("{strategy} {wait:?} {threads} threads");
                 assert_eq!(stats.ios, threads * 16 * 4, "{case}");
-                assert_eq!(
-                    refusals.load(std::sync::atomic::Ordering::SeqCst),
-                    0,
-                    "{case}"
-                );
+                assert_eq!(refusals.refusals_left(), 0, "{case}");
                 assert!(c.ring_errors >= 1, "{case}: {c:?}");
                 assert_eq!(c.reaped, threads * 16 * 4, "{case}: {c:?}");
                 if (strategy, wait, threads) == (Strategy::Coop, CoopWait::Own, 1) {
@@ -727,7 +723,6 @@ fn a_refused_submission_is_sent_again_on_every_shared_strategy() {
 #[test]
 fn a_failed_submission_fails_its_io_and_the_threads_ring_serves_on() {
     within(60, || {
-        use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
         let dir = tempfile::tempdir().unwrap();
         let name = dir.path().join("f.dat");
         let data: Vec<u8> = (0..16 * 4096u32).map(|i| (i / 4096) as u8 + 1).collect();
@@ -743,17 +738,17 @@ fn a_failed_submission_fails_its_io_and_the_threads_ring_serves_on() {
             return;
         }
         for strategy in [Strategy::PerThreadRing, Strategy::Coop] {
-            let failures = std::sync::Arc::new(AtomicU32::new(0));
+            let failures = hiops_hal::SubmitFaults::new();
             let mut cfg = config(strategy, EngineKind::IoUring, 4);
-            cfg.engine_opts.fail_submits = Some(failures.clone());
+            cfg.engine_opts.faults = Some(failures.clone());
             let p = IoPath::open(cfg, vec![target.clone()]).unwrap();
             let mut buf = AlignedBuf::new(4096);
             for block in 0..16u64 {
-                failures.store(1, SeqCst);
+                failures.fail_next(1);
                 let err = p.read_at(0, &mut buf, block * 4096).unwrap_err();
                 assert_eq!(err.raw_os_error(), Some(libc::EIO), "{strategy}: {err}");
                 assert_eq!(
-                    failures.load(SeqCst),
+                    failures.failures_left(),
                     0,
                     "{strategy}: the read reached the ring"
                 );
@@ -804,12 +799,12 @@ fn a_failed_submission_fails_its_ios_on_every_shared_strategy() {
             for threads in [1u32, 4] {
                 let case = format!("{strategy} {wait:?} {threads} threads");
                 eprintln!("{case}"); // a hang shows only as the timeout
-                let failures = std::sync::Arc::new(AtomicU32::new(0));
+                let failures = hiops_hal::SubmitFaults::new();
                 let mut cfg = config(strategy, EngineKind::IoUring, 4);
                 cfg.coop_wait = wait;
-                cfg.engine_opts.fail_submits = Some(failures.clone());
+                cfg.engine_opts.faults = Some(failures.clone());
                 let path = IoPath::open(cfg, vec![target.clone()]).unwrap();
-                failures.store(3, SeqCst);
+                failures.fail_next(3);
                 let failed = AtomicU32::new(0);
                 std::thread::scope(|s| {
                     for t in 0..threads {
@@ -839,7 +834,7 @@ fn a_failed_submission_fails_its_ios_on_every_shared_strategy() {
                 });
                 let (failed, c) = (failed.load(SeqCst), path.counters());
                 assert_eq!(
-                    failures.load(SeqCst),
+                    failures.failures_left(),
                     0,
                     "{case}: every injected failure reached"
                 );
