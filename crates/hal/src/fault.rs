@@ -1,4 +1,4 @@
-//! Submission faults injected on purpose, for the tests of the layers
+//! Submission and completion faults injected on purpose, for the tests of the layers
 //! above the HAL (the job loop's retry, the path's failing of the I/Os a
 //! submission carried). Built only with the `fault-injection` feature: a
 //! binary built without it has no check on its submit path.
@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub struct SubmitFaults {
     refusals: AtomicU32,
     failures: AtomicU32,
+    cancels: AtomicU32,
 }
 
 impl SubmitFaults {
@@ -36,6 +37,27 @@ impl SubmitFaults {
         self.failures.store(n, Ordering::SeqCst);
     }
 
+    /// The next `n` completions are reported canceled (ECANCELED), as
+    /// io_uring reports a command whose submitting thread exited while it
+    /// waited for an io-wq worker; the command itself was done.
+    pub fn cancel_next(&self, n: u32) {
+        self.cancels.store(n, Ordering::SeqCst);
+    }
+
+    /// Cancellations armed and not yet taken.
+    pub fn cancels_left(&self) -> u32 {
+        self.cancels.load(Ordering::SeqCst)
+    }
+
+    /// A completion's result as reported: -ECANCELED while a cancellation
+    /// is armed.
+    pub(crate) fn completion(&self, result: i32) -> i32 {
+        match take_one(&self.cancels) {
+            true => -libc::ECANCELED,
+            false => result,
+        }
+    }
+
     /// Refusals armed and not yet taken.
     pub fn refusals_left(&self) -> u32 {
         self.refusals.load(Ordering::SeqCst)
@@ -49,10 +71,6 @@ impl SubmitFaults {
     /// The errno of the fault this submission takes, if one is armed:
     /// refusals first.
     pub(crate) fn take(&self) -> Option<i32> {
-        let take_one = |n: &AtomicU32| {
-            n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1))
-                .is_ok()
-        };
         if take_one(&self.refusals) {
             Some(libc::EAGAIN)
         } else if take_one(&self.failures) {
@@ -61,6 +79,12 @@ impl SubmitFaults {
             None
         }
     }
+}
+
+/// Takes one armed fault from `n`, if any is left.
+fn take_one(n: &AtomicU32) -> bool {
+    n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1))
+        .is_ok()
 }
 
 #[cfg(test)]
@@ -76,5 +100,14 @@ mod tests {
         let taken: Vec<_> = std::iter::from_fn(|| f.take()).collect();
         assert_eq!(taken, [libc::EAGAIN, libc::EAGAIN, libc::EIO]);
         assert_eq!((f.refusals_left(), f.failures_left()), (0, 0));
+    }
+
+    #[test]
+    fn armed_cancellations_replace_that_many_results() {
+        let f = SubmitFaults::new();
+        f.cancel_next(1);
+        assert_eq!(f.completion(4096), -libc::ECANCELED);
+        assert_eq!(f.completion(4096), 4096);
+        assert_eq!(f.cancels_left(), 0);
     }
 }

@@ -166,7 +166,13 @@ impl UringEngine {
             return n;
         }
         for cqe in self.ring.completion() {
-            out[n] = Completion::new(cqe.user_data() as Tag, cqe.result() as i64);
+            let result = cqe.result();
+            #[cfg(feature = "fault-injection")]
+            let result = self
+                .faults
+                .as_ref()
+                .map_or(result, |f| f.completion(result));
+            out[n] = Completion::new(cqe.user_data() as Tag, result as i64);
             n += 1;
             if n == out.len() {
                 break;
