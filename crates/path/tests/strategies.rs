@@ -435,7 +435,11 @@ fn a_command_io_uring_canceled_is_sent_again() {
         // At least the injected 7: where io-wq serves this file system's
         // writes (btrfs), threads that end first cause real ones too.
         assert!(c.resent >= 7 && c.solo == 1, "{c:?}");
-        assert_eq!(c.issued, s.ios + 1 + c.resent, "sent again, once each: {c:?}");
+        assert_eq!(
+            c.issued,
+            s.ios + 1 + c.resent,
+            "sent again, once each: {c:?}"
+        );
     });
 }
 
