@@ -89,7 +89,11 @@ impl PlatformFacts {
     pub fn read(targets: &[&Path]) -> PlatformFacts {
         let mut devices: Vec<DeviceFacts> = Vec::new();
         for t in targets {
-            let Some(dev) = t.ancestors().find_map(BlockDev::of_path) else {
+            // The first ancestor that exists is where the file is (or will
+            // be); one on no block device (tmpfs) has none, whatever lies
+            // further up.
+            let existing = t.ancestors().find(|a| a.exists());
+            let Some(dev) = existing.and_then(BlockDev::of_path) else {
                 continue;
             };
             if !devices.iter().any(|d| d.name == dev.disk) {

@@ -3,8 +3,7 @@
 
 use hiops_bench::{run, JobSpec, RunOptions, RunResult, TargetSpec};
 use hiops_hal::EngineKind;
-use std::sync::atomic::{AtomicBool, AtomicU32};
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 const SIZE: u64 = 1 << 20;
 
@@ -37,12 +36,13 @@ fn run_one(spec: JobSpec) -> RunResult {
 fn refused_submissions_are_waited_out() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
-    let refusals = Arc::new(AtomicU32::new(5));
-    spec.io.engine_opts.refuse_submits = Some(refusals.clone());
+    let refusals = hiops_hal::SubmitFaults::new();
+    refusals.refuse_next(5);
+    spec.io.engine_opts.faults = Some(refusals.clone());
     let r = run_one(spec);
     let j = &r.jobs[0];
     assert!(j.errors().is_empty(), "{:?}", j.errors());
-    assert_eq!(refusals.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(refusals.refusals_left(), 0);
     let (rd, _) = j.merged();
     assert_eq!(rd.ios, SIZE / 4096, "every read done once");
 }
@@ -51,7 +51,9 @@ fn refused_submissions_are_waited_out() {
 fn a_failed_submission_stops_the_job_with_its_errno() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
-    spec.io.engine_opts.fail_submits = Some(Arc::new(AtomicU32::new(1)));
+    let failures = hiops_hal::SubmitFaults::new();
+    failures.fail_next(1);
+    spec.io.engine_opts.faults = Some(failures);
     let r = run_one(spec);
     let j = &r.jobs[0];
     let errors = j.errors();
@@ -68,8 +70,9 @@ fn refusals_with_nothing_in_flight_end_with_the_runtime() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
     spec.timing.runtime_ns = Some(300_000_000);
-    let refusals = Arc::new(AtomicU32::new(u32::MAX));
-    spec.io.engine_opts.refuse_submits = Some(refusals.clone());
+    let refusals = hiops_hal::SubmitFaults::new();
+    refusals.refuse_next(u32::MAX);
+    spec.io.engine_opts.faults = Some(refusals.clone());
     let started = std::time::Instant::now();
     let r = run_one(spec);
     let j = &r.jobs[0];

@@ -530,7 +530,7 @@ fn fig10_with_the_cache_on_says_its_points_measure_the_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let out_dir = tmp.path().join("fig10");
     let out = hiops()
-        .args(["kv", "fig10", "--size", "64m", "--records", "1000"])
+        .args(["kv", "fig10", "--size", "64m", "--records", "100"])
         .args(["--clients", "1", "--strategies", "pread", "--time", "300ms"])
         .args(["--cache-size", "64m", "--path"])
         .arg(tmp.path().join("kv.dat"))
@@ -540,7 +540,8 @@ fn fig10_with_the_cache_on_says_its_points_measure_the_cache() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    // 1,000 records fit in 64 MiB: after the first reads, all are hits.
+    // 100 records fit in 64 MiB: after the first reads, all are hits,
+    // so even a slow machine's few hundred reads are mostly hits.
     let csv = std::fs::read_to_string(out_dir.join("tables/points.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = header.iter().position(|h| *h == "hit_pct").unwrap();

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::os::fd::RawFd;
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// A block device (whole disk or partition) as sysfs names it.
@@ -38,7 +38,21 @@ impl BlockDev {
     /// filesystem). `None` for filesystems without a block device (tmpfs).
     pub fn of_path(path: &Path) -> Option<BlockDev> {
         let meta = fs::metadata(path).ok()?;
-        Self::of_metadata(&meta)
+        Self::of_metadata(&meta).or_else(|| Self::of_mount_source(path))
+    }
+
+    /// The block device a file system is mounted from where its files'
+    /// st_dev names none: btrfs gives each subvolume an anonymous device
+    /// (major 0), and only its mount (/proc/self/mountinfo's source) names
+    /// the disk. tmpfs and overlay have a source that is no device: None.
+    fn of_mount_source(path: &Path) -> Option<BlockDev> {
+        let path = fs::canonicalize(path).ok()?;
+        let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let meta = fs::metadata(mount_source(&info, &path)?).ok()?;
+        if !meta.file_type().is_block_device() {
+            return None;
+        }
+        Self::from_dev(libc::major(meta.rdev()), libc::minor(meta.rdev()))
     }
 
     pub fn of_fd(fd: RawFd) -> Option<BlockDev> {
@@ -56,7 +70,6 @@ impl BlockDev {
     }
 
     fn of_metadata(meta: &fs::Metadata) -> Option<BlockDev> {
-        use std::os::unix::fs::MetadataExt;
         let dev = if meta.file_type().is_block_device() {
             meta.rdev()
         } else {
@@ -183,4 +196,122 @@ pub fn require_poll_queues(
         }
     }
     Ok(())
+}
+
+/// The source of the mount that holds `path` (absolute, canonical): the
+/// last mount in `mountinfo` (proc(5)) whose mount point is the longest
+/// prefix of the path, as a later mount hides an earlier one there.
+fn mount_source<'a>(mountinfo: &'a str, path: &Path) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (Some(point), Some(dash)) = (fields.get(4), fields.iter().position(|f| *f == "-"))
+        else {
+            continue;
+        };
+        let Some(source) = fields.get(dash + 2) else {
+            continue;
+        };
+        let point = unescape_octal(point);
+        let depth = Path::new(&point).components().count();
+        if path.starts_with(&point) && best.is_none_or(|(d, _)| depth >= d) {
+            best = Some((depth, source));
+        }
+    }
+    best.map(|(_, source)| source)
+}
+
+/// mountinfo's escapes (`\040` for a space, `\011`, `\012`, `\134`).
+fn unescape_octal(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let code = rest
+            .get(i + 1..i + 4)
+            .and_then(|o| u8::from_str_radix(o, 8).ok());
+        match code {
+            Some(c) => {
+                out.push(c as char);
+                rest = &rest[i + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_under_the_deepest_latest_mount_that_holds_it() {
+        let info = "\
+22 1 254:0 / / rw - ext4 /dev/vda rw
+47 22 0:40 / /mnt/b rw - btrfs /dev/loop0 rw
+48 22 0:41 / /mnt/b/sub\\040dir rw - tmpfs tmpfs rw
+49 22 0:42 / /mnt/b rw - btrfs /dev/loop1 rw
+";
+        let src = |p: &str| mount_source(info, Path::new(p));
+        assert_eq!(src("/etc/hosts"), Some("/dev/vda"));
+        assert_eq!(
+            src("/mnt/b/x"),
+            Some("/dev/loop1"),
+            "the later mount hides the first"
+        );
+        assert_eq!(src("/mnt/b/sub dir/f"), Some("tmpfs"));
+        assert_eq!(
+            src("/mnt/bb"),
+            Some("/dev/vda"),
+            "a name's prefix is not its parent"
+        );
+    }
+
+    /// A file on btrfs (its st_dev anonymous, major 0) is on the device
+    /// the file system is mounted from.
+    #[test]
+    fn a_file_on_btrfs_names_the_device_it_is_mounted_from() {
+        let have_mkfs = std::process::Command::new("mkfs.btrfs")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !have_mkfs {
+            return eprintln!("skipped: no mkfs.btrfs");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let dev = match crate::ramdev::RamDevice::loop_on(dir.path(), 128 << 20) {
+            Ok(d) => d,
+            Err(why) => return eprintln!("skipped: {why}"),
+        };
+        let run = |cmd: &str, args: &[&std::ffi::OsStr]| {
+            let ok = std::process::Command::new(cmd).args(args).output();
+            assert!(
+                ok.as_ref().is_ok_and(|o| o.status.success()),
+                "{cmd}: {ok:?}"
+            );
+        };
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        run("mkfs.btrfs", &["-q".as_ref(), dev.path.as_os_str()]);
+        run("mount", &[dev.path.as_os_str(), mnt.as_os_str()]);
+        struct Unmount<'a>(&'a Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(self.0).status();
+            }
+        }
+        let _unmount = Unmount(&mnt);
+        let file = mnt.join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let st_dev = fs::metadata(&file).unwrap().dev();
+        assert_eq!(libc::major(st_dev), 0, "btrfs reports an anonymous device");
+        let found = BlockDev::of_path(&file).expect("the device btrfs is mounted from");
+        let name = dev.path.file_name().unwrap().to_string_lossy();
+        assert_eq!(found.name, name);
+    }
 }

@@ -7,7 +7,6 @@
 //! and fetched in batches (`reap` = `check_event` + `fetch_event`).
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::backends::mem::MemDevice;
@@ -271,23 +270,8 @@ pub struct EngineOptions {
     /// io_uring, libaio: ring a [`Doorbell`] on every completion, so a
     /// thread can sleep until one is ready without owning the queue.
     pub doorbell: bool,
-    /// io_uring: refuse submissions with EAGAIN before they reach the
-    /// kernel while this count is above zero, one per call (an injected
-    /// fault, as the kernel refuses one when it lacks memory; the commands
-    /// stay in the submission queue). For tests of the layers above.
-    pub refuse_submits: Option<Arc<AtomicU32>>,
-    /// io_uring: fail submissions with EIO, a failure that is not
-    /// transient, while this count is above zero, one per call, before
-    /// they reach the kernel (the commands stay in the submission queue,
-    /// unsent, as after a failed io_uring_enter). For tests of the layers
-    /// above.
-    pub fail_submits: Option<Arc<AtomicU32>>,
-}
-
-/// Takes one injected refusal from `faults`, if any are left.
-pub(crate) fn take_fault(faults: &Option<Arc<AtomicU32>>) -> bool {
-    faults.as_ref().is_some_and(|n| {
-        n.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1))
-            .is_ok()
-    })
+    /// io_uring: submission faults injected on purpose (see
+    /// [`crate::SubmitFaults`]), for tests of the layers above.
+    #[cfg(feature = "fault-injection")]
+    pub faults: Option<std::sync::Arc<crate::SubmitFaults>>,
 }

@@ -47,11 +47,14 @@ mod command;
 mod doorbell;
 mod engine;
 mod error;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod ops;
 mod posted;
 mod queue;
 mod ring_words;
 mod tags;
+mod wake_ring;
 
 pub mod backends;
 pub mod device;
@@ -63,7 +66,10 @@ pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion,
 pub use doorbell::Doorbell;
 pub use engine::{Engine, EngineKind, EngineOptions, Feature, Target};
 pub use error::{ClockError, HalError, RamDeviceError};
+#[cfg(feature = "fault-injection")]
+pub use fault::SubmitFaults;
 pub use ops::HalOps;
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;
+pub use wake_ring::WakeRing;

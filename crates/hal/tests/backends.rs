@@ -450,7 +450,6 @@ fn within_60_s(body: fn()) {
 }
 
 fn withdraw_and_reissue() {
-    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data");
     let data: Vec<u8> = (0..BS * 8).map(|i| (i / BS) as u8 + 1).collect();
@@ -458,10 +457,11 @@ fn withdraw_and_reissue() {
     let file = std::fs::File::open(&path).unwrap();
     let targets = [Target::from_file(&file)];
     for defer in [hiops_hal::Feature::Off, hiops_hal::Feature::On] {
-        let failures = std::sync::Arc::new(AtomicU32::new(1));
+        let failures = hiops_hal::SubmitFaults::new();
+        failures.fail_next(1);
         let opts = EngineOptions {
             defer_taskrun: defer,
-            fail_submits: Some(failures.clone()),
+            faults: Some(failures.clone()),
             ..EngineOptions::default()
         };
         let mut q = Queue::open(EngineKind::IoUring, &opts, &targets, 8, BS).unwrap();
@@ -507,7 +507,7 @@ fn withdraw_and_reissue() {
             0,
             "{defer:?}: a withdrawn read was sent"
         );
-        assert_eq!(failures.load(SeqCst), 0);
+        assert_eq!(failures.failures_left(), 0);
     }
 }
 
@@ -521,7 +521,6 @@ fn a_failed_submission_does_no_trim_of_its_batch() {
 }
 
 fn fail_a_read_and_a_trim() {
-    use std::sync::atomic::AtomicU32;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data");
     std::fs::write(&path, vec![9u8; BS * 4]).unwrap();
@@ -531,9 +530,10 @@ fn fail_a_read_and_a_trim() {
         .open(&path)
         .unwrap();
     let targets = [Target::from_file(&file)];
-    let failures = std::sync::Arc::new(AtomicU32::new(1));
+    let failures = hiops_hal::SubmitFaults::new();
+    failures.fail_next(1);
     let opts = EngineOptions {
-        fail_submits: Some(failures.clone()),
+        faults: Some(failures.clone()),
         ..EngineOptions::default()
     };
     let mut q = Queue::open(EngineKind::IoUring, &opts, &targets, 4, BS).unwrap();

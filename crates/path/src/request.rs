@@ -36,6 +36,9 @@ pub(crate) struct Request {
     /// that by the lock-free list a request is published on (its pusher,
     /// then whoever takes it off).
     pub next: Cell<*const Request>,
+    /// Times the command was sent again after io_uring reported it
+    /// canceled (touched under the queue lock only).
+    pub resends: Cell<u8>,
 }
 
 impl Request {
@@ -50,6 +53,7 @@ impl Request {
             result: AtomicI64::new(0),
             reaped_tsc: AtomicU64::new(0),
             next: Cell::new(std::ptr::null()),
+            resends: Cell::new(0),
         }
     }
 

@@ -19,7 +19,7 @@ use crate::futex;
 use crate::request::Request;
 use crate::stats::{Mode, PathCounters, SwitchPoint};
 use crate::{HybridConfig, Strategy};
-use hiops_hal::{Completion, Doorbell, HalError, Op, PostedCounter, Queue};
+use hiops_hal::{Completion, Doorbell, HalError, Op, PostedCounter, Queue, WakeRing};
 use hiops_stats::{tsc, Histogram};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -101,6 +101,9 @@ pub(crate) struct Core {
     promote_cursor: usize,
     /// Owners sleep on their request's state word, not with `park`.
     own_wake: bool,
+    /// Where the kernel has io_uring futex wakes (Linux 6.7), the owners a
+    /// pass completed are woken by one system call (see [`Core::wake_now`]).
+    wake_ring: Option<WakeRing>,
 }
 
 // SAFETY: the raw pointers name requests whose owners wait (and keep them
@@ -185,6 +188,10 @@ impl SharedQueue {
                 switches: Vec::new(),
                 promote_cursor: 0,
                 own_wake: how.own_wake,
+                wake_ring: how
+                    .own_wake
+                    .then(|| WakeRing::new(depth as u32).ok())
+                    .flatten(),
             }),
             doorbell,
             posted,

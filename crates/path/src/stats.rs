@@ -53,6 +53,12 @@ pub struct PathCounters {
     /// Owners told their I/O is done while not running it themselves
     /// (unpark calls; a wake-up when the owner was asleep).
     pub wakeups: u64,
+    /// System calls that woke several of those owners at once (io_uring
+    /// futex wakes, coop-shared): wakeups over this is the batch.
+    pub wake_batches: u64,
+    /// Commands sent again after io_uring reported them canceled: the
+    /// thread that had sent them for their owners exited first.
+    pub resent: u64,
     /// Threads woken to take over sleeping on the doorbell.
     pub promotions: u64,
     /// Returns from a doorbell sleep (the user-space "interrupt").
@@ -94,6 +100,8 @@ impl PathCounters {
         self.polls += o.polls;
         self.empty_polls += o.empty_polls;
         self.wakeups += o.wakeups;
+        self.wake_batches += o.wake_batches;
+        self.resent += o.resent;
         self.promotions += o.promotions;
         self.doorbell_wakes += o.doorbell_wakes;
         self.ring_errors += o.ring_errors;
@@ -117,6 +125,8 @@ impl PathCounters {
             polls: self.polls - b.polls,
             empty_polls: self.empty_polls - b.empty_polls,
             wakeups: self.wakeups - b.wakeups,
+            wake_batches: self.wake_batches - b.wake_batches,
+            resent: self.resent - b.resent,
             promotions: self.promotions - b.promotions,
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,
             ring_errors: self.ring_errors - b.ring_errors,

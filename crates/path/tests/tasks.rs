@@ -191,16 +191,21 @@ fn a_dropped_future_leaks_no_tag_and_keeps_its_buffer_until_reaped() {
 #[test]
 fn an_io_error_fails_that_io_and_the_ring_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
-    let file = direct_file(&dir, 16 * 4096, 1);
+    drop(direct_file(&dir, 16 * 4096, 1));
+    // Opened for reading only: a write is EBADF on every file system.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dir.path().join("data"))
+        .unwrap();
     let ring =
         Rc::new(TaskRing::open(&TaskConfig::default(), &[Target::from_file(&file)]).unwrap());
     let (bad, good) = with_driver(ring, |r| async move {
-        // O_DIRECT at an offset that is not a multiple of the block: EINVAL.
-        let (bad, _) = r.io(Op::Read, 0, 100, 4096, AlignedBuf::new(4096)).await;
+        let (bad, _) = r.io(Op::Write, 0, 0, 4096, AlignedBuf::new(4096)).await;
         let (good, _) = r.read_at(0, AlignedBuf::new(4096), 4096).await;
         (bad, good)
     });
-    assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    assert_eq!(bad.unwrap_err().raw_os_error(), Some(libc::EBADF));
     assert_eq!(good.unwrap(), 4096);
 }
 
@@ -211,16 +216,17 @@ fn a_refused_submission_is_sent_again() {
     for sleep_in_ring in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let file = direct_file(&dir, 8 * 4096, 0);
-        let refusals = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(6));
+        let refusals = hiops_hal::SubmitFaults::new();
+        refusals.refuse_next(6);
         let mut config = TaskConfig {
             sleep_in_ring,
             ..TaskConfig::default()
         };
-        config.engine_opts.refuse_submits = Some(refusals.clone());
+        config.engine_opts.faults = Some(refusals.clone());
         let ring = Rc::new(TaskRing::open(&config, &[Target::from_file(&file)]).unwrap());
         let done = with_driver(ring.clone(), |r| write_then_check(r, 8, 4096));
         assert_eq!(done, 8, "sleep_in_ring={sleep_in_ring}");
-        assert_eq!(refusals.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(refusals.refusals_left(), 0);
         let c = ring.counters();
         assert!(c.ring_errors >= 1, "{c:?}");
         assert_eq!(c.reaped, 16, "{c:?}");
@@ -237,9 +243,10 @@ fn a_failed_submission_fails_its_ios_and_the_ring_serves_on() {
     let blocks: Vec<u8> = (0..8 * 4096).map(|i| (i / 4096) as u8 + 1).collect();
     std::fs::write(&path, &blocks).unwrap();
     let file = open_direct(&path);
-    let failures = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(2));
+    let failures = hiops_hal::SubmitFaults::new();
+    failures.fail_next(2);
     let mut config = TaskConfig::default();
-    config.engine_opts.fail_submits = Some(failures.clone());
+    config.engine_opts.faults = Some(failures.clone());
     let ring = Rc::new(TaskRing::open(&config, &[Target::from_file(&file)]).unwrap());
     let (failed, second) = with_driver(ring.clone(), |r| async move {
         let read_all = |r: Rc<TaskRing>| async move {
@@ -269,7 +276,7 @@ fn a_failed_submission_fails_its_ios_and_the_ring_serves_on() {
         let second = read_all(r).await;
         (failed, second)
     });
-    assert_eq!(failures.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(failures.failures_left(), 0);
     assert!((2..=16).contains(&failed), "{failed} reads failed");
     assert_eq!(second, 0, "the ring serves on");
     let c = ring.counters();

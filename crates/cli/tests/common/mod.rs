@@ -214,3 +214,24 @@ pub fn kv_serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
 pub fn raise_fd_limit() -> u64 {
     hiops_kv::server::raise_open_files(u64::MAX)
 }
+
+/// A file of `bytes` zeros (a hole), for a writer whose completed writes
+/// [`blocks_written`] then counts: hiops, as fio, lays out a file it makes
+/// with data, but writes one of the right size as it is.
+pub fn zero_file(path: &Path, bytes: u64) {
+    std::fs::File::create(path).unwrap().set_len(bytes).unwrap();
+}
+
+/// The 4 KiB blocks of a file that hold anything but zeros: in a
+/// [`zero_file`] a verifying writer wrote to (its blocks all carry a
+/// header), the writes it completed, counted from the file itself. A
+/// writer cut by its runtime completes the writes still in flight after
+/// its measured window closed (on a slow file system, several), so this is
+/// the exact count its verify state records, where the JSON's total_ios
+/// counts the window.
+pub fn blocks_written(path: &Path) -> u64 {
+    let data = std::fs::read(path).unwrap();
+    data.chunks(4096)
+        .filter(|b| b.iter().any(|&x| x != 0))
+        .count() as u64
+}

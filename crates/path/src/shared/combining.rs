@@ -74,7 +74,7 @@ impl SharedQueue {
             } else {
                 0
             };
-            wake_all(wake);
+            core.wake_now(wake);
             self.issue_fifo(core, me, wake);
             reaped += n;
             if n == 0 && core.counters.issued == issued {
@@ -85,6 +85,29 @@ impl SharedQueue {
 }
 
 impl Core {
+    /// Wakes the owners in `list` now, under the lock: those asleep on
+    /// their state word through the wake ring, in one system call for the
+    /// pass, where the kernel has one; else one futex wake each.
+    fn wake_now(&mut self, list: &mut WakeList) {
+        let Some(ring) = self.wake_ring.as_mut() else {
+            return wake_all(list);
+        };
+        let mut queued = false;
+        for w in list.drain(..) {
+            match w {
+                Wake::Thread(t) => t.unpark(),
+                Wake::Word(word) => {
+                    ring.push(word);
+                    queued = true;
+                }
+            }
+        }
+        if queued {
+            ring.send();
+            self.counters.wake_batches += 1;
+        }
+    }
+
     /// Puts a run taken from [`Incoming`] at the FIFO's tail, in its order;
     /// returns its length.
     fn append(&mut self, run: Run) -> u64 {

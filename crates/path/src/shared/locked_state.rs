@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// How often a command io_uring reported canceled is sent again before
+/// its owner gets ECANCELED: each time took the exit of the thread that
+/// sent it.
+const MAX_RESENDS: u8 = 8;
+
 impl Core {
     pub(super) fn is_idle(&self) -> bool {
         self.queue.in_flight() == 0 && self.queue.staged() == 0 && self.fifo_head.is_null()
@@ -19,6 +24,19 @@ impl Core {
             unsafe { (*self.fifo_tail).next.set(ptr) };
         }
         self.fifo_tail = ptr;
+        self.fifo_len += 1;
+        self.counters.fifo_max = self.counters.fifo_max.max(self.fifo_len);
+    }
+
+    /// Puts a request back at the FIFO's head (it was sent once already,
+    /// so it goes before those that were not).
+    fn requeue_front(&mut self, ptr: *const Request) {
+        // SAFETY: a pending, live request (lock held) out of the FIFO.
+        unsafe { (*ptr).next.set(self.fifo_head) };
+        if self.fifo_head.is_null() {
+            self.fifo_tail = ptr;
+        }
+        self.fifo_head = ptr;
         self.fifo_len += 1;
         self.counters.fifo_max = self.counters.fifo_max.max(self.fifo_len);
     }
@@ -94,6 +112,16 @@ impl Core {
         );
         // SAFETY: the owner slot held a pending request; its owner is waiting.
         let req = unsafe { &*ptr };
+        if c.result == -(libc::ECANCELED as i64) && req.resends.get() < MAX_RESENDS {
+            // Nobody here cancels a command: io_uring did, because the
+            // thread that sent it (for its owner, on a shared ring) exited
+            // while the command waited for an io-wq worker. It was not
+            // done; it goes to the FIFO's head, to be sent again now.
+            req.resends.set(req.resends.get() + 1);
+            self.requeue_front(ptr);
+            self.counters.resent += 1;
+            return;
+        }
         if !req.zero_copy && req.cmd.op == Op::Read && c.result > 0 {
             let n = (c.result as usize).min(req.cmd.len as usize);
             // SAFETY: `user` is the caller's buffer of cmd.len bytes, which

@@ -50,8 +50,8 @@ pub struct UringEngine {
     sqpoll: bool,
     /// The SQ's head and tail, mapped at the first withdrawal.
     sq_words: Option<super::sq_words::SqWords>,
-    refuse_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
-    fail_submits: Option<Arc<std::sync::atomic::AtomicU32>>,
+    #[cfg(feature = "fault-injection")]
+    faults: Option<Arc<crate::SubmitFaults>>,
     described: String,
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
@@ -107,8 +107,8 @@ impl UringEngine {
             iopoll: opts.iopoll,
             sqpoll: opts.sqpoll,
             sq_words: None,
-            refuse_submits: opts.refuse_submits.clone(),
-            fail_submits: opts.fail_submits.clone(),
+            #[cfg(feature = "fault-injection")]
+            faults: opts.faults.clone(),
             described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
         })
     }
@@ -166,7 +166,13 @@ impl UringEngine {
             return n;
         }
         for cqe in self.ring.completion() {
-            out[n] = Completion::new(cqe.user_data() as Tag, cqe.result() as i64);
+            let result = cqe.result();
+            #[cfg(feature = "fault-injection")]
+            let result = self
+                .faults
+                .as_ref()
+                .map_or(result, |f| f.completion(result));
+            out[n] = Completion::new(cqe.user_data() as Tag, result as i64);
             n += 1;
             if n == out.len() {
                 break;
@@ -180,20 +186,8 @@ impl UringEngine {
     /// them unless one failed to start (the rest stay in the ring, staged,
     /// for the next call), or none when the completion queue is full.
     fn enter(&mut self, want: u32) -> Result<u32, HalError> {
-        if self.staged > 0 && crate::engine::take_fault(&self.refuse_submits) {
-            return Err(HalError::Io {
-                engine: "io_uring",
-                what: "io_uring_enter (an injected refusal)",
-                source: std::io::Error::from_raw_os_error(libc::EAGAIN),
-            });
-        }
-        if self.staged > 0 && crate::engine::take_fault(&self.fail_submits) {
-            return Err(HalError::Io {
-                engine: "io_uring",
-                what: "io_uring_enter (an injected failure)",
-                source: std::io::Error::from_raw_os_error(libc::EIO),
-            });
-        }
+        #[cfg(feature = "fault-injection")]
+        self.take_fault()?;
         self.publish();
         loop {
             match self.submit_and_wait(want) {
@@ -220,6 +214,28 @@ impl UringEngine {
                 }
             }
         }
+    }
+
+    /// An injected fault for this submission, if one is armed and there
+    /// is something to submit.
+    #[cfg(feature = "fault-injection")]
+    fn take_fault(&self) -> Result<(), HalError> {
+        let errno = match &self.faults {
+            Some(f) if self.staged > 0 => f.take(),
+            _ => None,
+        };
+        let Some(errno) = errno else {
+            return Ok(());
+        };
+        let what = match errno {
+            libc::EAGAIN => "io_uring_enter (an injected refusal)",
+            _ => "io_uring_enter (an injected failure)",
+        };
+        Err(HalError::Io {
+            engine: "io_uring",
+            what,
+            source: std::io::Error::from_raw_os_error(errno),
+        })
     }
 
     /// Moves the prepared entries into the ring under one handle: one
