@@ -9,9 +9,9 @@
 //! - cooperative polling (Fig 6-(e)): peeks from the issue and wait paths
 //!   take work off the poll thread at a coarse interval.
 //!
-//! Non-blocking issue, the hybrid and the HAL's operations have no counter
-//! a run records (tag waits, mode switches, calls per operation): their
-//! items stay unmeasured.
+//! Non-blocking issue, the hybrid and the HAL's operations are read from
+//! the HIOPS experiment's probe instead (`hiops_paper::design`), which
+//! counts tag waits, mode switches and calls per operation.
 
 use crate::claims::ClaimRow;
 use crate::rules::{self, Rule, Size};
