@@ -88,6 +88,8 @@ pub struct Draft {
     pub exitall: bool,
     /// fio's exitall_on_error.
     pub exitall_on_error: bool,
+    /// fio's continue_on_error and ignore_error, in the order given.
+    pub continue_on_error: hiops_bench::spec::ContinueOnError,
     pub offload: Option<bool>,
     pub serialize_overlap: Option<bool>,
     /// fio's cmdprio options (io_uring, libaio).

@@ -479,6 +479,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("unit_base", [], value, "Accepted (0, 1, 8), no effect: it only shapes fio's text output; hiops' summary shows bytes and its JSON is fio's.", |_, v| {
         one_of(need(v)?, &["0", "1", "8"], "use 0, 1 or 8")
     }),
+    opt!("continue_on_error", [], value, "Which failed I/Os the job goes on past, as fio: none (0, the default), read, write, io (read and write), verify, all (1). Only the errors of ignore_error's list for the class go on (EIO and EILSEQ without one); each is counted in the JSON's total_err and first_error. Any other error stops the job.", |d, v| { super::errors::continue_on(&mut d.continue_on_error, need(v)?) }),
+    opt!("ignore_error", [], value, "READ,WRITE,VERIFY lists of errors to go on past, each ':'-separated names (ENOSPC, EPERM..ERANGE) or numbers (28), e.g. ignore_error=,ENOSPC:EIO; a class with a list is continued on (as continue_on_error) and the list replaces EIO and EILSEQ.", |d, v| { super::errors::ignore(&mut d.continue_on_error, need(v)?) }),
     opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
     opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -624,14 +626,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("opendir", "list the files with filename=a:b:c"),
     ("lockfile", "hiops does not lock files; drop it"),
     (
-        "continue_on_error",
-        "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
-        "ignore_error",
-        "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
         "lockmem",
         "limit memory from outside, e.g. systemd-run -p MemoryMax=...",
     ),
@@ -753,7 +747,6 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("dedupe_global", &["0"]),
     
     ("lockfile", &["none"]),
-    ("continue_on_error", &["none", "0"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
     ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),

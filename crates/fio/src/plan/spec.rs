@@ -247,6 +247,7 @@ impl Draft {
         spec.workload.number_ios = self.number_ios;
         spec.timing.exitall = self.exitall;
         spec.timing.exitall_on_error = self.exitall_on_error;
+        spec.timing.continue_on_error = self.continue_on_error.clone();
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
