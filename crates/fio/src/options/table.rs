@@ -181,7 +181,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
         d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s)).into()) }); Ok(())
     }),
-    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first); 0: no such limit, as not given.", |d, v| {
+    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first); 0: no such limit, as not given. With time_based=1 it has no effect, as in fio 3.33: the job runs its runtime.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
         d.number_ios = (n > 0).then_some(n); Ok(())
     }),
