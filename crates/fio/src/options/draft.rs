@@ -19,6 +19,8 @@ pub struct Draft {
     pub io_size: Option<Amount>,
     /// zonemode: Some(true) strided, Some(false) none.
     pub zonemode_strided: Option<bool>,
+    /// zonemode=zbd: refused with what the target is (plan's zbd).
+    pub zonemode_zbd: bool,
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,

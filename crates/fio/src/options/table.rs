@@ -65,12 +65,13 @@ pub static OPTIONS: &[OptDef] = &[
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
         d.buffer_pattern = Some(p); Ok(())
     }),
-    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd (zoned block devices) is not implemented.", |d, v| {
-        d.zonemode_strided = Some(match need(v)? {
-            "none" => false,
+    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd is refused before any I/O with what the target is (from sysfs' queue/zoned): hiops drives no zone state machines.", |d, v| {
+        let v = need(v)?;
+        d.zonemode_zbd = v == "zbd";
+        d.zonemode_strided = Some(match v {
+            "none" | "zbd" => false,
             "strided" => true,
-            "zbd" => return Err("zonemode=zbd (zoned block devices) is not implemented in hiops: use zonemode=strided or drop it".into()),
-            s => return Err(format!("{}: use none or strided", quoted(s)).into()),
+            s => return Err(format!("{}: use none, strided or zbd", quoted(s)).into()),
         });
         Ok(())
     }),

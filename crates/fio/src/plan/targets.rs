@@ -77,6 +77,20 @@ impl Draft {
     /// file of hiops' own.
     pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
         self.directory_is_one()?;
+        let own = self.set_target_paths(spec, fio)?;
+        if self.zonemode_zbd {
+            let first = match &spec.target.targets {
+                TargetSpec::Paths(p) => p.first().cloned(),
+                TargetSpec::Ram => None,
+            };
+            let first = first.ok_or("zonemode=zbd needs a zoned block device: give filename")?;
+            return Err(super::zbd::refusal(&first, Path::new("/sys")).into());
+        }
+        Ok(own)
+    }
+
+    /// The job's files or devices; true when hiops makes a temporary file.
+    fn set_target_paths(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
         let engine = spec.io.engine;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = self.size_bytes();
