@@ -305,7 +305,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("hostname", [], value, "net: the host the sending side connects to (default 127.0.0.1), the address the listening side binds (default all), or protocol=unix's socket path.", |d, v| { net(d).host = need(v)?.to_string(); Ok(()) }),
     opt!("port", [], value, "net: the TCP or UDP port.", |d, v| { net(d).port = net_port(need(v)?)?; Ok(()) }),
     opt!("protocol", ["proto"], value, "net: tcp (default), udp or unix.", |d, v| { net(d).proto = net_proto(need(v)?)?; Ok(()) }),
-    opt!("listen", [], flag, "net: the receiving side: bind the port and wait for the sender (reads receive).", |d, v| { net(d).listen = value::boolean(v)?; Ok(()) }),
+    opt!("listen", [], flag, "net, protocol=tcp: the receiving side: bind the port and wait for the sender (reads receive). With udp or unix it is refused, as fio 3.33 refuses it: the job that reads binds.", |d, v| { net(d).listen = value::boolean(v)?; Ok(()) }),
     opt!("pingpong", [], flag, "net: each message is echoed back: the sender waits for its bytes, the receiver returns them.", |d, v| { net(d).pingpong = value::boolean(v)?; Ok(()) }),
     opt!("nodelay", [], flag, "net: TCP_NODELAY.", |d, v| { net(d).nodelay = value::boolean(v)?; Ok(()) }),
     opt!("window_size", [], value, "net: the socket's send and receive buffers (SO_SNDBUF, SO_RCVBUF).", |d, v| { let w = u32_of(value::size(need(v)?, d.kb_base)?, "window_size")?; net(d).window_size = Some(w); Ok(()) }),
