@@ -98,6 +98,9 @@ pub struct ThreadResult {
     pub error: Option<String>,
     /// The errno fio's `error` field gives the failure, where one is known.
     pub errno: Option<i32>,
+    /// The errors fio's continue_on_error counted (the job went on past
+    /// them, or stopped at one of a class it continues on).
+    pub errors: crate::spec::ErrorCount,
     pub verify: Option<VerifyReport>,
     pub engine: String,
     pub cpu_pinned: Option<Vec<usize>>,
@@ -126,6 +129,7 @@ impl ThreadResult {
             cpu: ProcessSample::default(),
             error: None,
             errno: None,
+            errors: Default::default(),
             verify: None,
             engine: String::new(),
             cpu_pinned: None,
@@ -271,6 +275,13 @@ impl JobResult {
             .iter()
             .find(|t| t.error.is_some())
             .and_then(|t| t.errno)
+    }
+
+    /// fio's total_err and first_error over the job's threads.
+    pub fn error_count(&self) -> crate::spec::ErrorCount {
+        let mut c = crate::spec::ErrorCount::default();
+        self.threads.iter().for_each(|t| c.merge(t.errors));
+        c
     }
 
     pub fn errors(&self) -> Vec<&str> {

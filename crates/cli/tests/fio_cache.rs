@@ -105,19 +105,28 @@ fn buffered_jobs_start_cold_each_loop_and_end_after_their_size() {
         "the verify pass reads the device: {read} bytes"
     );
     // Time-based: dropped at each wrap (sequential, and random with the
-    // random map), not without the map; number_ios ends each after 3 passes.
-    for (job, passes_from_device) in [
-        ("cache_timed.fio", 3),
-        ("cache_timed_rand.fio", 3),
-        ("cache_timed_norandommap.fio", 1),
+    // random map), so every pass reads the device; without the map only
+    // the start drops them. Each job runs its 2 s (fio 3.33 has no count
+    // that ends a time-based job).
+    for (job, every_pass) in [
+        ("cache_timed.fio", true),
+        ("cache_timed_rand.fio", true),
+        ("cache_timed_norandommap.fio", false),
     ] {
         cached_file(&file);
         let (v, read) = run(dir, job);
-        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 3 * SIZE, "{job}");
-        let want = passes_from_device * SIZE;
+        let done = v["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        if done < 2 * SIZE {
+            eprintln!("skipped {job}: {done} bytes in 2 s is less than two passes here");
+            continue;
+        }
+        let (low, high) = match every_pass {
+            true => (done * 9 / 10, done * 11 / 10 + SIZE),
+            false => (SIZE * 9 / 10, SIZE + SIZE / 10),
+        };
         assert!(
-            read >= want * 9 / 10 && read <= want + SIZE / 10,
-            "{job}: {read} bytes from the device, {want} expected"
+            (low..=high).contains(&read),
+            "{job}: {read} bytes from the device of {done} read, {low}..={high} expected"
         );
     }
 }

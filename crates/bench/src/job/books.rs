@@ -11,6 +11,7 @@ use crate::latency::LatencySearch;
 use crate::log::{JobLogs, LoggedIo};
 use crate::overlap::InFlight;
 use crate::result::DirStats;
+use crate::spec::{ContinueOnError, ErrorClass, ErrorCount, Judged};
 use crate::verify::VerifyState;
 use hiops_stats::Histogram;
 
@@ -29,6 +30,14 @@ pub(super) struct Books {
     /// Completions count in `stats` (the measured window, a verify pass).
     pub(super) booking: bool,
     pub(super) error: Option<JobError>,
+    /// fio's continue_on_error and ignore_error.
+    pub(super) continue_on: ContinueOnError,
+    /// The errors continue_on_error counts (fio's total_err, first_error).
+    pub(super) errors: ErrorCount,
+    /// The engine completes each I/O inside its submission (fio's sync
+    /// engines): an error that stops the job is counted too where its
+    /// class is continued on, as fio's break_on_this_error counts it.
+    pub(super) counts_stops: bool,
     /// fio's logs, when the job writes any.
     pub(super) logs: Option<JobLogs>,
     /// fio's latency_target search, when the job has a target.
@@ -80,11 +89,30 @@ impl Books {
         }
     }
 
-    /// A command that completed with `-errno`: the job's first error.
+    /// A command that completed with `-errno`: counted in the window as
+    /// issued (fio's total_ios), then gone past where continue_on_error
+    /// names it, else the job's first error.
     #[inline]
     fn failed(&mut self, f: &Finished<'_>) {
         let op = f.cmd.op;
         let errno = (-f.result) as i32;
+        if self.booking && !op.is_sync() {
+            self.stats[op.dir()].ios += 1;
+        }
+        let class = ErrorClass::of(op == hiops_hal::Op::Read, errno);
+        match self.continue_on.judge(class, errno) {
+            Judged::GoesOn => {
+                self.errors.add(errno);
+                if let Some(v) = self.verify.as_mut() {
+                    v.settle(op, f.cmd.target, f.cmd.offset, f.cmd.len, false, f.data);
+                }
+                return;
+            }
+            Judged::Stops { counted } if counted && self.counts_stops && self.error.is_none() => {
+                self.errors.add(errno);
+            }
+            Judged::Stops { .. } => {}
+        }
         self.error.get_or_insert(match f.ioprio {
             0 => JobError::Command {
                 op: op_name(op),
@@ -99,6 +127,16 @@ impl Books {
                 errno,
             },
         });
+    }
+
+    /// Bad blocks verify found, counted as fio counts each EILSEQ where
+    /// the job continues on verify errors.
+    pub(super) fn count_bad_blocks(&mut self) {
+        let bad = self.verify.as_ref().map_or(0, |v| v.report.bad_blocks);
+        let goes_on = self.continue_on.judge(ErrorClass::Verify, libc::EILSEQ) == Judged::GoesOn;
+        if goes_on {
+            (0..bad).for_each(|_| self.errors.add(libc::EILSEQ));
+        }
     }
 
     /// A data I/O of the measured window, in direction `d`: its stats, its

@@ -86,6 +86,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         let mut result = ThreadResult::starting(plan.clone);
         result.engine = driver.description();
         let depth = driver.depth();
+        let counts_stops = driver.completes_in_submit();
         JobThread {
             spec,
             job: plan.job,
@@ -100,6 +101,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 verify,
                 booking: false,
                 error: None,
+                continue_on: spec.timing.continue_on_error.clone(),
+                errors: Default::default(),
+                counts_stops,
                 logs,
                 search: spec
                     .io
@@ -547,8 +551,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if let Some(v) = self.books.verify.as_mut() {
             v.flush();
         }
+        self.books.count_bad_blocks();
         let b = self.books;
         let r = &mut self.result;
+        r.errors = b.errors;
         [r.read, r.write, r.trim] = b.stats;
         r.fsyncs = b.fsyncs;
         r.sync_lat = b.sync_lat;

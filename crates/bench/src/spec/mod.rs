@@ -8,6 +8,7 @@
 //! was given ([`JobMeta`]).
 
 mod block_sizes;
+mod errors;
 mod io;
 mod logs;
 mod meta;
@@ -19,6 +20,7 @@ mod workload;
 
 pub use crate::distribution::Distribution;
 pub use block_sizes::{BlockSizeError, BlockSizes};
+pub use errors::{ContinueOnError, ErrorClass, ErrorCount, Judged, DEFAULT_NON_FATAL};
 pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};

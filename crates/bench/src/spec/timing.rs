@@ -53,6 +53,9 @@ pub struct Timing {
     /// with an error (an I/O or setup error, a missed rate_min, a bad block).
     pub exitall_on_error: bool,
     pub exit_what: ExitWhat,
+    /// fio's continue_on_error and ignore_error: the failed I/Os the job
+    /// goes on past.
+    pub continue_on_error: super::ContinueOnError,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,
@@ -71,6 +74,7 @@ impl Default for Timing {
             exitall: false,
             exitall_on_error: false,
             exit_what: ExitWhat::Group,
+            continue_on_error: Default::default(),
             startdelay_ns: 0,
             steady_state: None,
         }

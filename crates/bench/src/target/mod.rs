@@ -9,6 +9,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 mod devices;
+mod dirs;
 mod layout;
 mod open;
 mod room;
@@ -51,9 +52,11 @@ pub fn open_targets(
             }])
         }
         TargetSpec::Paths(paths) if spec.io.filecreate => {
+            dirs::make_work_dirs(spec, paths)?;
             paths.iter().map(|p| to_create(spec, p)).collect()
         }
         TargetSpec::Paths(paths) => {
+            dirs::make_work_dirs(spec, paths)?;
             let mut opened = Vec::with_capacity(paths.len());
             for p in paths {
                 match open_path(spec, p, layout) {

@@ -19,6 +19,8 @@ pub struct Draft {
     pub io_size: Option<Amount>,
     /// zonemode: Some(true) strided, Some(false) none.
     pub zonemode_strided: Option<bool>,
+    /// zonemode=zbd: refused with what the target is (plan's zbd).
+    pub zonemode_zbd: bool,
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
@@ -88,6 +90,8 @@ pub struct Draft {
     pub exitall: bool,
     /// fio's exitall_on_error.
     pub exitall_on_error: bool,
+    /// fio's continue_on_error and ignore_error, in the order given.
+    pub continue_on_error: hiops_bench::spec::ContinueOnError,
     pub offload: Option<bool>,
     pub serialize_overlap: Option<bool>,
     /// fio's cmdprio options (io_uring, libaio).

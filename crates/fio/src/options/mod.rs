@@ -8,6 +8,7 @@
 //! their own.
 
 mod draft;
+mod errors;
 mod iomem;
 mod lookup;
 mod table;

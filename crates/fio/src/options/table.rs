@@ -65,12 +65,13 @@ pub static OPTIONS: &[OptDef] = &[
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
         d.buffer_pattern = Some(p); Ok(())
     }),
-    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd (zoned block devices) is not implemented.", |d, v| {
-        d.zonemode_strided = Some(match need(v)? {
-            "none" => false,
+    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd is refused before any I/O with what the target is (from sysfs' queue/zoned): hiops drives no zone state machines.", |d, v| {
+        let v = need(v)?;
+        d.zonemode_zbd = v == "zbd";
+        d.zonemode_strided = Some(match v {
+            "none" | "zbd" => false,
             "strided" => true,
-            "zbd" => return Err("zonemode=zbd (zoned block devices) is not implemented in hiops: use zonemode=strided or drop it".into()),
-            s => return Err(format!("{}: use none or strided", quoted(s)).into()),
+            s => return Err(format!("{}: use none, strided or zbd", quoted(s)).into()),
         });
         Ok(())
     }),
@@ -181,7 +182,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rate_process", [], value, "How rate and rate_iops space I/Os: linear (fixed gaps, the default) or poisson (exponential gaps of the same mean, from the job's seed).", |d, v| {
         d.rate_poisson = Some(match need(v)? { "linear" => false, "poisson" => true, s => return Err(format!("{}: use linear or poisson", quoted(s)).into()) }); Ok(())
     }),
-    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first); 0: no such limit, as not given.", |d, v| {
+    opt!("number_ios", [], value, "Each thread stops after this many I/Os (or at the end of size or runtime, whichever comes first); 0: no such limit, as not given. With time_based=1 it has no effect, as in fio 3.33: the job runs its runtime.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
         d.number_ios = (n > 0).then_some(n); Ok(())
     }),
@@ -304,7 +305,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("hostname", [], value, "net: the host the sending side connects to (default 127.0.0.1), the address the listening side binds (default all), or protocol=unix's socket path.", |d, v| { net(d).host = need(v)?.to_string(); Ok(()) }),
     opt!("port", [], value, "net: the TCP or UDP port.", |d, v| { net(d).port = net_port(need(v)?)?; Ok(()) }),
     opt!("protocol", ["proto"], value, "net: tcp (default), udp or unix.", |d, v| { net(d).proto = net_proto(need(v)?)?; Ok(()) }),
-    opt!("listen", [], flag, "net: the receiving side: bind the port and wait for the sender (reads receive).", |d, v| { net(d).listen = value::boolean(v)?; Ok(()) }),
+    opt!("listen", [], flag, "net, protocol=tcp: the receiving side: bind the port and wait for the sender (reads receive). With udp or unix it is refused, as fio 3.33 refuses it: the job that reads binds.", |d, v| { net(d).listen = value::boolean(v)?; Ok(()) }),
     opt!("pingpong", [], flag, "net: each message is echoed back: the sender waits for its bytes, the receiver returns them.", |d, v| { net(d).pingpong = value::boolean(v)?; Ok(()) }),
     opt!("nodelay", [], flag, "net: TCP_NODELAY.", |d, v| { net(d).nodelay = value::boolean(v)?; Ok(()) }),
     opt!("window_size", [], value, "net: the socket's send and receive buffers (SO_SNDBUF, SO_RCVBUF).", |d, v| { let w = u32_of(value::size(need(v)?, d.kb_base)?, "window_size")?; net(d).window_size = Some(w); Ok(()) }),
@@ -479,6 +480,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("unit_base", [], value, "Accepted (0, 1, 8), no effect: it only shapes fio's text output; hiops' summary shows bytes and its JSON is fio's.", |_, v| {
         one_of(need(v)?, &["0", "1", "8"], "use 0, 1 or 8")
     }),
+    opt!("continue_on_error", [], value, "Which failed I/Os the job goes on past, as fio: none (0, the default), read, write, io (read and write), verify, all (1). Only the errors of ignore_error's list for the class go on (EIO and EILSEQ without one); each is counted in the JSON's total_err and first_error. Any other error stops the job.", |d, v| { super::errors::continue_on(&mut d.continue_on_error, need(v)?) }),
+    opt!("ignore_error", [], value, "READ,WRITE,VERIFY lists of errors to go on past, each ':'-separated names (ENOSPC, EPERM..ERANGE) or numbers (28), e.g. ignore_error=,ENOSPC:EIO; a class with a list is continued on (as continue_on_error) and the list replaces EIO and EILSEQ.", |d, v| { super::errors::ignore(&mut d.continue_on_error, need(v)?) }),
     opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
     opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -624,14 +627,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("opendir", "list the files with filename=a:b:c"),
     ("lockfile", "hiops does not lock files; drop it"),
     (
-        "continue_on_error",
-        "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
-        "ignore_error",
-        "hiops stops a job at its first I/O error; drop it",
-    ),
-    (
         "lockmem",
         "limit memory from outside, e.g. systemd-run -p MemoryMax=...",
     ),
@@ -753,7 +748,6 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("dedupe_global", &["0"]),
     
     ("lockfile", &["none"]),
-    ("continue_on_error", &["none", "0"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
     ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),

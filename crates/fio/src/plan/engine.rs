@@ -30,7 +30,7 @@ impl Draft {
         o.sqpoll_idle_ms = self.sqthread_idle_ms.unwrap_or(1000);
         o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
         o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
-        self.set_net(spec.io.engine, o)?;
+        self.set_net(spec.io.engine, spec.workload.rw, o)?;
         if o.iopoll && !spec.target.direct {
             return Err("hipri (IOPOLL) needs direct=1".into());
         }
@@ -41,6 +41,7 @@ impl Draft {
     fn set_net(
         &self,
         engine: EngineKind,
+        rw: hiops_bench::RwMode,
         o: &mut hiops_hal::EngineOptions,
     ) -> Result<(), FioError> {
         use hiops_hal::backends::net::NetProto;
@@ -59,6 +60,9 @@ impl Draft {
         }
         if o.net.proto != NetProto::Unix && o.net.port == 0 {
             return Err("ioengine=net needs port=N (and hostname= on the sending side)".into());
+        }
+        if o.net.proto != NetProto::Tcp {
+            o.net.listen = datagram_receives(o.net.listen, rw)?;
         }
         Ok(())
     }
@@ -205,4 +209,17 @@ impl Draft {
         }
         Ok(())
     }
+}
+
+/// fio 3.33's net.c for a protocol other than tcp: listen is refused, a
+/// job reads or writes (not both), and the reading side is the one that
+/// binds (fio_netio_setup's `o->listen = td_read(td)`).
+fn datagram_receives(listen: bool, rw: hiops_bench::RwMode) -> Result<bool, FioError> {
+    if listen {
+        return Err("listen is for protocol=tcp alone, as in fio 3.33: with udp or unix the job that reads (rw=read) binds the port; drop listen".into());
+    }
+    if rw.reads() && rw.writes() {
+        return Err(format!("rw={}: a udp or unix net job reads or writes, not both (fio 3.33: datagram network connections must be read OR write); give rw=read or rw=write", rw.name()).into());
+    }
+    Ok(rw.reads())
 }

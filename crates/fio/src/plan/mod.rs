@@ -17,6 +17,7 @@ mod refusals;
 mod spec;
 mod targets;
 mod verify;
+mod zbd;
 
 use crate::error::FioError;
 use crate::jobfile::{RawOption, Section};

@@ -244,9 +244,12 @@ impl Draft {
 
     /// When the job stops, what it syncs, and the page cache hints.
     pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
-        spec.workload.number_ios = self.number_ios;
+        // fio 3.33 counts number_ios in size-based jobs alone: its do_io
+        // and keep_running go on while time_based, whatever the count.
+        spec.workload.number_ios = self.number_ios.filter(|_| self.time_based != Some(true));
         spec.timing.exitall = self.exitall;
         spec.timing.exitall_on_error = self.exitall_on_error;
+        spec.timing.continue_on_error = self.continue_on_error.clone();
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);

@@ -76,6 +76,21 @@ impl Draft {
     /// The targets and their sizes; true when the target is a temporary
     /// file of hiops' own.
     pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
+        self.directory_is_one()?;
+        let own = self.set_target_paths(spec, fio)?;
+        if self.zonemode_zbd {
+            let first = match &spec.target.targets {
+                TargetSpec::Paths(p) => p.first().cloned(),
+                TargetSpec::Ram => None,
+            };
+            let first = first.ok_or("zonemode=zbd needs a zoned block device: give filename")?;
+            return Err(super::zbd::refusal(&first, Path::new("/sys")).into());
+        }
+        Ok(own)
+    }
+
+    /// The job's files or devices; true when hiops makes a temporary file.
+    fn set_target_paths(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
         let engine = spec.io.engine;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = self.size_bytes();
@@ -121,6 +136,29 @@ impl Draft {
         };
         crate::replay::replay_into(self, spec, trace, &files)?;
         Ok(true)
+    }
+
+    /// fio 3.33 refuses a directory= that is no directory as it reads the
+    /// option (options.c's str_directory_cb, by lstat: a symbolic link is
+    /// refused too). Missing directories below it are made as the job
+    /// starts (fio's create_work_dirs).
+    fn directory_is_one(&self) -> Result<(), FioError> {
+        let Some(d) = &self.directory else {
+            return Ok(());
+        };
+        let why = match std::fs::symlink_metadata(d) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(m) if m.file_type().is_symlink() => {
+                "a symbolic link, which fio 3.33 refuses too".to_string()
+            }
+            Ok(_) => "it is no directory".to_string(),
+            Err(e) => e.to_string(),
+        };
+        Err(format!(
+            "directory={0}: {0} is not a directory ({why}): create it, or give an existing directory",
+            d.display()
+        )
+        .into())
     }
 
     /// filename= entries, relative ones in directory=.

@@ -77,7 +77,10 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     let mut obj = json!({
         "jobname": job.spec.name,
         "groupid": job.spec.meta.group,
-        "error": job_error(&errors, job.errno(), verify_bad),
+        "error": match gone_past(job) {
+            0 => job_error(&errors, job.errno(), verify_bad),
+            first => first,
+        },
         "eta": 0,
         "elapsed": (rt + job.spec.timing.ramp_ns) / 1_000_000_000,
         "job options": job_options(job),
@@ -114,6 +117,11 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         obj["steadystate"] = ss;
     }
     add_latency_target(&mut obj, job);
+    if job.spec.timing.continue_on_error.reported() {
+        let c = job.error_count();
+        obj["total_err"] = json!(c.total);
+        obj["first_error"] = json!(c.first);
+    }
     for (key, buckets) in latency_buckets(&rd, &wr) {
         obj[key] = buckets;
     }
@@ -222,6 +230,15 @@ fn add_latency_target(obj: &mut Value, job: &JobResult) {
     obj["latency_target"] = json!(t.target_ns);
     obj["latency_percentile"] = json!(t.percentile);
     obj["latency_window"] = json!(t.window_ns / 1000);
+}
+
+/// fio's `error` of a job that went on past errors (continue_on_error)
+/// and did not fail: the first of them (stat.c), else 0.
+fn gone_past(job: &JobResult) -> u32 {
+    match job.errors().is_empty() && job.spec.timing.continue_on_error.reported() {
+        true => job.error_count().first as u32,
+        false => 0,
+    }
 }
 
 /// fio's job error: another failure's 1, else EILSEQ (84) when verify found
