@@ -55,7 +55,7 @@ pub struct Timing {
     pub exit_what: ExitWhat,
     /// fio's continue_on_error and ignore_error: the failed I/Os the job
     /// goes on past.
-    pub continue_on_error: super::ContinueOnError,
+    pub continue_on_error: super::errors::ContinueOnError,
     /// Delay before the job starts, in the measured run (fio's startdelay).
     pub startdelay_ns: u64,
     pub steady_state: Option<SteadyState>,

@@ -215,33 +215,7 @@ impl Inner {
         };
         self.counters.flushes.fetch_add(1, Relaxed);
         self.counters.flushed_bytes.fetch_add(bytes, Relaxed);
-        for s in spans.iter() {
-            if let Some(o) = w.open.as_mut().filter(|o| o.idx == s.idx) {
-                o.flushed = o.flushed.max(s.used);
-                o.dirty = 0;
-            } else if let Some(b) = w.sealed.iter_mut().find(|b| b.idx == s.idx) {
-                b.flushed = b.flushed.max(s.used);
-                b.dirty = 0;
-            }
-        }
-        // Our references to sealed buffers go, so they can return to the pool.
-        spans.clear();
-        while w.sealed.front().is_some_and(|s| s.flushed >= s.used) {
-            let Some(s) = w.sealed.pop_front() else { break };
-            self.blocks[s.idx as usize].state.store(ON_DEVICE, Release);
-            if let Ok(buf) = Arc::try_unwrap(s.buf) {
-                w.pool.push(buf);
-            }
-        }
-        // Their free headers are on the device (unless reopened since:
-        // then their in-use headers go out with the next flush).
-        let freed: Vec<u32> = (job.refree.iter())
-            .filter(|i| w.refree.contains(i))
-            .copied()
-            .collect();
-        w.refree.retain(|i| !freed.contains(i));
-        w.free.extend(freed);
-        w.free.sort_unstable_by(|a, b| b.cmp(a));
+        self.release_flushed(&mut w, spans, &job);
         assert!(
             job.lsn <= w.appended_lsn,
             "a flush through LSN {} of {} appended",
@@ -269,6 +243,38 @@ impl Inner {
         w.settled = w.rollbacks.len();
         let durable = w.durable_lsn;
         w.durable_wakers.take_upto(durable, wakers);
+    }
+
+    /// The buffers a flush wrote are on the device: marked so, the sealed
+    /// ones returned to the pool, and the headers it freed made free.
+    fn release_flushed(&self, w: &mut Writer, spans: &mut Vec<Span>, job: &Job) {
+        for s in spans.iter() {
+            if let Some(o) = w.open.as_mut().filter(|o| o.idx == s.idx) {
+                o.flushed = o.flushed.max(s.used);
+                o.dirty = 0;
+            } else if let Some(b) = w.sealed.iter_mut().find(|b| b.idx == s.idx) {
+                b.flushed = b.flushed.max(s.used);
+                b.dirty = 0;
+            }
+        }
+        // Our references to sealed buffers go, so they can return to the pool.
+        spans.clear();
+        while w.sealed.front().is_some_and(|s| s.flushed >= s.used) {
+            let Some(s) = w.sealed.pop_front() else { break };
+            self.blocks[s.idx as usize].state.store(ON_DEVICE, Release);
+            if let Ok(buf) = Arc::try_unwrap(s.buf) {
+                w.pool.push(buf);
+            }
+        }
+        // Their free headers are on the device (unless reopened since:
+        // then their in-use headers go out with the next flush).
+        let freed: Vec<u32> = (job.refree.iter())
+            .filter(|i| w.refree.contains(i))
+            .copied()
+            .collect();
+        w.refree.retain(|i| !freed.contains(i));
+        w.free.extend(freed);
+        w.free.sort_unstable_by(|a, b| b.cmp(a));
     }
 
     /// A flush failed with `e`: under sync durability every write not yet

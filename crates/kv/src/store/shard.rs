@@ -62,48 +62,64 @@ fn superblock(
             "its store identity changed while the store was opening; open it again",
         )),
         Some(sb) => Ok((sb, false)),
-        None => {
-            // A size the user gave (`grow`) bounds a new store on a device
-            // larger than it: the store takes the device's first part, so
-            // the opens after this one, given the same size, find it whole.
-            let bytes = if cfg.grow {
-                len.min(cfg.create_size)
-            } else {
-                len
-            };
-            let blocks = target::blocks_in(bytes, cfg.block_size);
-            let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
-            if blocks < least {
-                return Err(config_error(
-                    path,
-                    format!(
-                        "{len} bytes hold only {blocks} write blocks of {}; give at least {} bytes",
-                        cfg.block_size,
-                        min_store_bytes(cfg.block_size)
-                    ),
-                ));
-            }
-            let sb = Superblock {
-                block_size: cfg.block_size,
-                // The index addresses MAX_BLOCKS (256 TiB of 8 MiB
-                // blocks); a larger device uses its first part.
-                blocks: blocks as u32,
-                epoch: 1,
-                version_base: 1,
-                seq_base: 1,
-                durable: 0,
-                identity,
-            };
-            // Every block gets a free header before the superblock names
-            // them: a header that does not check is then always damage.
-            let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
-            now(device::write_free_headers(&Blocking(io), &sb, sb.epoch, &all))?;
-            sb.encode(&mut page);
-            io.write_at(0, &page, 0)?;
-            io.datasync(0)?;
-            Ok((sb, true))
-        }
+        None => Ok((create(path, io, &mut page, len, cfg, identity)?, true)),
     }
+}
+
+/// Makes a new store on a target that holds none: its blocks' free
+/// headers first, then the superblock that names them, made durable.
+fn create(
+    path: &Path,
+    io: &IoPath,
+    page: &mut AlignedBuf,
+    len: u64,
+    cfg: &StoreConfig,
+    identity: Identity,
+) -> Result<Superblock, StoreError> {
+    // A size the user gave (`grow`) bounds a new store on a device
+    // larger than it: the store takes the device's first part, so
+    // the opens after this one, given the same size, find it whole.
+    let bytes = if cfg.grow {
+        len.min(cfg.create_size)
+    } else {
+        len
+    };
+    let blocks = target::blocks_in(bytes, cfg.block_size);
+    let least = (DEFRAG_RESERVE + SHRINK_RESERVE + 2) as u64;
+    if blocks < least {
+        return Err(config_error(
+            path,
+            format!(
+                "{len} bytes hold only {blocks} write blocks of {}; give at least {} bytes",
+                cfg.block_size,
+                min_store_bytes(cfg.block_size)
+            ),
+        ));
+    }
+    let sb = Superblock {
+        block_size: cfg.block_size,
+        // The index addresses MAX_BLOCKS (256 TiB of 8 MiB
+        // blocks); a larger device uses its first part.
+        blocks: blocks as u32,
+        epoch: 1,
+        version_base: 1,
+        seq_base: 1,
+        durable: 0,
+        identity,
+    };
+    // Every block gets a free header before the superblock names
+    // them: a header that does not check is then always damage.
+    let all: Vec<(u32, u64)> = (0..sb.blocks).map(|i| (i, 0)).collect();
+    now(device::write_free_headers(
+        &Blocking(io),
+        &sb,
+        sb.epoch,
+        &all,
+    ))?;
+    sb.encode(page);
+    io.write_at(0, page, 0)?;
+    io.datasync(0)?;
+    Ok(sb)
 }
 
 /// The open's figures as a log event (`hiops kv serve --log-level=info`).

@@ -104,6 +104,20 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     });
     unify_directions(&mut obj, job, &s, shown);
     (obj["iodepth_submit"], obj["iodepth_complete"]) = batch_dists(job);
+    if let Some(ss) = steadystate {
+        obj["steadystate"] = ss;
+    }
+    add_latency_target(&mut obj, job);
+    add_optional_keys(&mut obj, job);
+    for (key, buckets) in latency_buckets(&rd, &wr) {
+        obj[key] = buckets;
+    }
+    obj
+}
+
+/// The keys fio writes only for some jobs: `desc` where the job has a
+/// description, `total_err` and `first_error` where it continues on errors.
+fn add_optional_keys(obj: &mut Value, job: &JobResult) {
     if let Some(d) = job
         .spec
         .meta
@@ -113,19 +127,11 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
     {
         obj["desc"] = json!(d);
     }
-    if let Some(ss) = steadystate {
-        obj["steadystate"] = ss;
-    }
-    add_latency_target(&mut obj, job);
     if job.spec.timing.continue_on_error.reported() {
         let c = job.error_count();
         obj["total_err"] = json!(c.total);
         obj["first_error"] = json!(c.first);
     }
-    for (key, buckets) in latency_buckets(&rd, &wr) {
-        obj[key] = buckets;
-    }
-    obj
 }
 
 /// A job's samples: the run's per-second read and write IOPS and bandwidth
