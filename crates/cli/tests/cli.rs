@@ -257,10 +257,12 @@ fn bad_options_end_with_one_line_and_exit_code_2() {
             "not a multiple of",
         );
     }
+    // A missing parent is made, as fio makes it; one under a file that is
+    // not a directory cannot be.
     refused(
-        &["run", "--filename=/nonexistent-dir/x/data", "--size=1m"],
+        &["run", "--filename=/dev/null/x/data", "--size=1m"],
         1,
-        "cannot create /nonexistent-dir/x/data",
+        "failed to create dir (/dev/null/x): Not a directory",
     );
 }
 
