@@ -61,12 +61,13 @@ impl BlockDev {
         if unsafe { libc::fstat(fd, &mut st) } != 0 {
             return None;
         }
-        let dev = if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
-            st.st_rdev
-        } else {
-            st.st_dev
-        };
-        Self::from_dev(libc::major(dev), libc::minor(dev))
+        if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
+            return Self::from_dev(libc::major(st.st_rdev), libc::minor(st.st_rdev));
+        }
+        Self::from_dev(libc::major(st.st_dev), libc::minor(st.st_dev)).or_else(|| {
+            let path = fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+            Self::of_mount_source(&path)
+        })
     }
 
     fn of_metadata(meta: &fs::Metadata) -> Option<BlockDev> {
@@ -313,5 +314,8 @@ mod tests {
         let found = BlockDev::of_path(&file).expect("the device btrfs is mounted from");
         let name = dev.path.file_name().unwrap().to_string_lossy();
         assert_eq!(found.name, name);
+        let open = fs::File::open(&file).unwrap();
+        use std::os::fd::AsRawFd;
+        assert_eq!(BlockDev::of_fd(open.as_raw_fd()), Some(found));
     }
 }
