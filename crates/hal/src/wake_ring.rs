@@ -80,6 +80,11 @@ impl WakeRing {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 // The CQ full of failures: drained below, then sent again.
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                // The kernel is short of memory for now: the wakes stay in
+                // the ring and go with the next try.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM)) => {
+                    std::thread::yield_now()
+                }
                 Err(e) => panic!("io_uring_enter for futex wake-ups failed: {e}"),
             }
             self.drain_failures();
