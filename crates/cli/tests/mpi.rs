@@ -262,6 +262,9 @@ fn a_rank_that_cannot_start_fails_the_run_naming_it() {
     for r in [0, 1, 3] {
         std::fs::create_dir(dir.path().join(format!("d{r}"))).unwrap();
     }
+    // Rank 2's directory is a file: its file cannot be made (a missing
+    // directory would be, as fio makes it).
+    std::fs::write(dir.path().join("d2"), b"").unwrap();
     let file = format!("--filename={}/d{{rank}}/f", dir.path().display());
     let run = args(&["--name=j", &file, "--size=1m", "--rw=write", "--bs=4k"]);
     let Some(out) = mpirun(4, &run) else { return };
