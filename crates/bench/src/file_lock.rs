@@ -87,18 +87,15 @@ fn superblock_dev(file: &File) -> Option<(u32, u32)> {
         .lines()
         .find_map(|l| l.strip_prefix("mnt_id:"))?
         .trim();
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mount_dev(&mountinfo, mnt_id)
+    mount_dev(&hiops_os::mountinfo::read()?, mnt_id)
 }
 
-/// The "major:minor" field of the mountinfo line of mount `mnt_id`
-/// ("47 27 0:40 / /mnt rw - btrfs /dev/loop0 rw": mount 47 is on 0:40).
+/// The device of mount `mnt_id` ("47 27 0:40 / /mnt rw - btrfs /dev/loop0
+/// rw": mount 47 is on 0:40).
 fn mount_dev(mountinfo: &str, mnt_id: &str) -> Option<(u32, u32)> {
-    let line = mountinfo
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some(mnt_id))?;
-    let (major, minor) = line.split_whitespace().nth(2)?.split_once(':')?;
-    Some((major.parse().ok()?, minor.parse().ok()?))
+    hiops_os::mountinfo::mounts(mountinfo)
+        .find(|m| m.id == mnt_id)
+        .map(|m| m.dev)
 }
 
 /// One held flock of /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242

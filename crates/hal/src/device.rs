@@ -47,7 +47,7 @@ impl BlockDev {
     /// the disk. tmpfs and overlay have a source that is no device: None.
     fn of_mount_source(path: &Path) -> Option<BlockDev> {
         let path = fs::canonicalize(path).ok()?;
-        let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let info = hiops_os::mountinfo::read()?;
         let meta = fs::metadata(mount_source(&info, &path)?).ok()?;
         if !meta.file_type().is_block_device() {
             return None;
@@ -204,46 +204,13 @@ pub fn require_poll_queues(
 /// prefix of the path, as a later mount hides an earlier one there.
 fn mount_source<'a>(mountinfo: &'a str, path: &Path) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
-    for line in mountinfo.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let (Some(point), Some(dash)) = (fields.get(4), fields.iter().position(|f| *f == "-"))
-        else {
-            continue;
-        };
-        let Some(source) = fields.get(dash + 2) else {
-            continue;
-        };
-        let point = unescape_octal(point);
-        let depth = Path::new(&point).components().count();
-        if path.starts_with(&point) && best.is_none_or(|(d, _)| depth >= d) {
-            best = Some((depth, source));
+    for m in hiops_os::mountinfo::mounts(mountinfo) {
+        let depth = Path::new(&m.point).components().count();
+        if path.starts_with(&m.point) && best.is_none_or(|(d, _)| depth >= d) {
+            best = Some((depth, m.source));
         }
     }
     best.map(|(_, source)| source)
-}
-
-/// mountinfo's escapes (`\040` for a space, `\011`, `\012`, `\134`).
-fn unescape_octal(field: &str) -> String {
-    let mut out = String::with_capacity(field.len());
-    let mut rest = field;
-    while let Some(i) = rest.find('\\') {
-        out.push_str(&rest[..i]);
-        let code = rest
-            .get(i + 1..i + 4)
-            .and_then(|o| u8::from_str_radix(o, 8).ok());
-        match code {
-            Some(c) => {
-                out.push(c as char);
-                rest = &rest[i + 4..];
-            }
-            None => {
-                out.push('\\');
-                rest = &rest[i + 1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
 //! The libc calls several hiops crates make, each wrapped once, with its
-//! safety argument stated here rather than at every call site.
+//! safety argument stated here rather than at every call site, and the
+//! mount table they read ([`mountinfo`]).
 //!
 //! Only calls with no memory contract for the caller live here (they take
 //! paths and descriptors, never pointers), so every function is safe.
+
+pub mod mountinfo;
 
 use std::ffi::CString;
 use std::io;
