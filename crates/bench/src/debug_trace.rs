@@ -8,12 +8,7 @@
 use hiops_hal::Op;
 use std::io::Write;
 
-/// What a job traces (fio's --debug categories that reach its threads).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TraceSpec {
-    pub io: bool,
-    pub verify: bool,
-}
+pub use hiops_job::spec::TraceSpec;
 
 /// A thread's trace: its targets' names, by target index.
 #[derive(Clone, Debug)]

@@ -124,3 +124,10 @@ impl From<String> for JobError {
         JobError::Job(message)
     }
 }
+
+/// A replayed trace or the job's iolog failing fails the job.
+impl From<crate::iolog::TraceError> for JobError {
+    fn from(e: crate::iolog::TraceError) -> JobError {
+        JobError::Job(e.to_string())
+    }
+}

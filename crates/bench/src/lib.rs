@@ -41,7 +41,6 @@ pub mod file_service;
 mod filecreate;
 mod flow;
 pub mod generator;
-pub mod input;
 pub mod iolog;
 mod job;
 mod latency;
@@ -57,13 +56,11 @@ mod run;
 pub use hiops_safety as safety;
 mod shuffle;
 mod source;
-pub mod spec;
 pub mod steady;
 pub mod strided;
 pub mod target;
 mod tasks;
 mod thread_plan;
-pub mod units;
 pub mod verify;
 pub mod wire;
 pub(crate) mod worker;
@@ -73,7 +70,10 @@ pub use error::BenchError;
 pub use log::{inflate_log, InflateError, LogError};
 pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
-pub use spec::{
+// The job model lives in hiops-job; its modules keep their paths here.
+pub use hiops_job::{input, spec, units};
+pub use hiops_job::{
     BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
 };
+
 pub use worker::allowed_cpus;

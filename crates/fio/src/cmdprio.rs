@@ -5,8 +5,8 @@
 
 use crate::error::ValueError;
 use crate::value::{self, quoted, KbBase};
-use hiops_bench::spec::{CmdPrio, PrioRule};
 use hiops_hal::{ioprio_value, EngineKind};
+use hiops_job::spec::{CmdPrio, PrioRule};
 
 /// The cmdprio options as written, per direction (read, write).
 #[derive(Clone, Debug, Default)]

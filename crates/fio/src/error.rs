@@ -5,7 +5,7 @@
 //! (or the lines) the user reads.
 
 use crate::origin::Origin;
-use hiops_bench::units::{quoted, shown};
+use hiops_job::units::{quoted, shown};
 use std::fmt;
 
 /// What was wrong with a value, in words for the user, before the option
@@ -20,8 +20,8 @@ impl From<String> for ValueError {
     }
 }
 
-impl From<hiops_bench::spec::BlockSizeError> for ValueError {
-    fn from(why: hiops_bench::spec::BlockSizeError) -> ValueError {
+impl From<hiops_job::spec::BlockSizeError> for ValueError {
+    fn from(why: hiops_job::spec::BlockSizeError) -> ValueError {
         ValueError(why.to_string())
     }
 }

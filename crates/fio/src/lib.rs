@@ -1,7 +1,7 @@
 //! # hiops-fio: fio's job language for hiops
 //!
 //! Reads fio job files and fio's command-line job form into
-//! [`hiops_bench::JobSpec`]s: [`jobfile`] parses the INI format (sections,
+//! [`hiops_job::JobSpec`]s: [`jobfile`] parses the INI format (sections,
 //! comments, `include`, `${ENV}`), [`options`] is the table of options with
 //! fio's names, meanings and defaults, [`value`] reads fio's sizes and times,
 //! and [`plan`] combines globals and jobs, assigns stonewall phases and

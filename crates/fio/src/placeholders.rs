@@ -81,15 +81,12 @@ mod tests {
         let plan = crate::plan_args_as(&args, false, Some(&at(2))).unwrap();
         let spec = &plan.jobs[0];
         match &spec.target.targets {
-            hiops_bench::TargetSpec::Paths(p) => {
+            hiops_job::TargetSpec::Paths(p) => {
                 assert_eq!(p, &[std::path::PathBuf::from("/tmp/f.2")])
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(
-            spec.target.offset,
-            hiops_bench::spec::Amount::Bytes(2 << 20)
-        );
+        assert_eq!(spec.target.offset, hiops_job::spec::Amount::Bytes(2 << 20));
         // Without a rank, nothing is expanded (and `*` needs a number).
         assert!(crate::plan_args(&args, false).is_err());
     }

@@ -5,9 +5,9 @@
 
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::iolog::{format_of, scan, TraceSummary};
-use hiops_bench::spec::{ReplaySpec, TraceFormat};
-use hiops_bench::{BlockSizes, JobSpec, RwMode, TargetSpec};
+use hiops_job::iolog::{format_of, scan, TraceSummary};
+use hiops_job::spec::{ReplaySpec, TraceFormat};
+use hiops_job::{BlockSizes, JobSpec, RwMode, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// Makes `spec` replay `trace`. `files`: the job's filenames (directory
@@ -151,7 +151,7 @@ fn refuse_workload_options(d: &Draft) -> Result<(), FioError> {
 #[cfg(test)]
 mod tests {
     use crate::{plan_text, Defaults};
-    use hiops_bench::{RwMode, TargetSpec};
+    use hiops_job::{RwMode, TargetSpec};
     use std::path::PathBuf;
 
     #[test]

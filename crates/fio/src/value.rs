@@ -15,9 +15,9 @@ impl Default for KbBase {
 }
 
 use crate::error::ValueError;
-use hiops_bench::units::number_and_suffix as split_number;
-pub use hiops_bench::units::{quoted, shown};
-use hiops_bench::units::{scale, Scale, MAX_SECONDS};
+use hiops_job::units::number_and_suffix as split_number;
+pub use hiops_job::units::{quoted, shown};
+use hiops_job::units::{scale, Scale, MAX_SECONDS};
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
@@ -108,8 +108,8 @@ fn too_large(text: &str) -> ValueError {
 }
 
 /// A size or a percentage (`50%`), as fio's size and offset accept.
-pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amount, ValueError> {
-    use hiops_bench::spec::Amount;
+pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_job::spec::Amount, ValueError> {
+    use hiops_job::spec::Amount;
     match text.trim().strip_suffix('%') {
         Some(p) => {
             let p: f64 = p
@@ -130,8 +130,8 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_bench::spec::Amou
 pub fn scaled_size_or_percent(
     text: &str,
     kb: KbBase,
-) -> Result<hiops_bench::spec::Amount, ValueError> {
-    use hiops_bench::spec::Amount;
+) -> Result<hiops_job::spec::Amount, ValueError> {
+    use hiops_job::spec::Amount;
     let Some((n, unit)) = text.split_once('*') else {
         return size_or_percent(text, kb);
     };
@@ -451,13 +451,13 @@ mod tests {
         assert!(percent("170").is_err());
         assert_eq!(
             size_or_percent("25%", KbBase::default()),
-            Ok(hiops_bench::spec::Amount::Percent(25.0))
+            Ok(hiops_job::spec::Amount::Percent(25.0))
         );
     }
 
     #[test]
     fn offsets_may_be_a_whole_number_of_sizes_or_shares() {
-        use hiops_bench::spec::Amount;
+        use hiops_job::spec::Amount;
         let kb = KbBase::default();
         assert_eq!(
             scaled_size_or_percent("3*64m", kb),

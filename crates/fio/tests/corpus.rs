@@ -1,10 +1,10 @@
 //! Parses every job file of the corpus (tests/jobs) and checks the plan it
 //! makes: offsets, sizes, mixes, phases and groups. No I/O runs here.
 
-use hiops_bench::spec::Amount;
-use hiops_bench::{Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
 use hiops_fio::{plan_files, FioPlan};
 use hiops_hal::EngineKind;
+use hiops_job::spec::Amount;
+use hiops_job::{Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
 use std::path::{Path, PathBuf};
 
 fn corpus(name: &str) -> PathBuf {
@@ -194,16 +194,16 @@ fn time_units_loops_and_rates() {
     // rate=1m at bs=8k: 128 I/Os per second, each direction.
     assert_eq!(job(&p, "paced_bw").workload.rate_iops, [Some(128.0); 2]);
     let d = job(&p, "per_direction");
-    assert_eq!(d.workload.bs, hiops_bench::BlockSizes::fixed(4096));
+    assert_eq!(d.workload.bs, hiops_job::BlockSizes::fixed(4096));
     assert_eq!(
         d.workload.bs_write,
-        Some(hiops_bench::BlockSizes::fixed(65536))
+        Some(hiops_job::BlockSizes::fixed(65536))
     );
     // 1m of 4k reads, 128k of 64k writes.
     assert_eq!(d.workload.rate_iops, [Some(256.0), Some(2.0)]);
     assert_eq!(
         d.workload.rate_min,
-        [None, Some(hiops_bench::spec::RateMin::Iops(1))]
+        [None, Some(hiops_job::spec::RateMin::Iops(1))]
     );
     // rate=1k at bs=4k: a quarter of an I/O per second, not rounded up to 1.
     assert_eq!(job(&p, "slow").workload.rate_iops, [Some(0.25); 2]);
@@ -305,7 +305,7 @@ fn engine_names_percentiles_and_filling() {
     assert!(f
         .target
         .allow_write_devices
-        .contains(&hiops_bench::safety::Grants::mounted_entry(&PathBuf::from(
+        .contains(&hiops_safety::Grants::mounted_entry(&PathBuf::from(
             "/tmp/hiops-corpus-engines"
         ))));
 }
@@ -314,7 +314,7 @@ fn engine_names_percentiles_and_filling() {
 fn steady_state_options() {
     let p = plan("steady.fio");
     let ss = job(&p, "steady").timing.steady_state.unwrap();
-    assert_eq!(ss.metric, hiops_bench::spec::SsMetric::Iops);
+    assert_eq!(ss.metric, hiops_job::spec::SsMetric::Iops);
     assert!(!ss.slope && ss.percent);
     assert_eq!(ss.limit, 5.0);
     assert_eq!((ss.window_ns, ss.ramp_ns), (30_000_000_000, 10_000_000_000));

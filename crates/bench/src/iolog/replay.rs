@@ -7,8 +7,8 @@
 //! from the last issue instead; scheduling against the trace's clock keeps
 //! a late I/O from delaying all that follow.
 
-use super::error::{Flaw, TraceError};
 use super::{placed, placed_len, skipped, Entry, Reader, TraceOp};
+use super::{Flaw, TraceError};
 use crate::generator::{NextIo, Region};
 use crate::source::{Next, Source};
 use crate::spec::ReplaySpec;
@@ -54,7 +54,7 @@ impl<'a> Replay<'a> {
     /// The next I/O of the trace and when it is due; None at its end.
     fn read_next(&mut self) -> Result<Option<(NextIo, u64)>, TraceError> {
         loop {
-            let Some(entry) = self.reader.next()? else {
+            let Some(entry) = self.reader.next_entry()? else {
                 return Ok(None);
             };
             let (time_ns, target, op, offset, len) = match entry {

@@ -14,7 +14,7 @@
 //! and an empty one comes back, so the job thread never allocates per I/O
 //! nor waits on the file (unless the disk falls a whole buffer behind).
 
-use super::error::TraceError;
+use super::TraceError;
 use hiops_hal::Op;
 use std::fs::File;
 use std::io::Write;

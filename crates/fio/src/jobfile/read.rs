@@ -4,7 +4,7 @@
 use super::limits::{MAX_FILE_BYTES, MAX_TOTAL_BYTES};
 use crate::error::FioError;
 use crate::value::shown;
-use hiops_bench::input::{self, InputError, Limit};
+use hiops_job::input::{self, InputError, Limit};
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::fd::AsRawFd;

@@ -1,10 +1,10 @@
 //! The options of one job as given, parsed but not yet combined.
 
 use crate::value::KbBase;
-use hiops_bench::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
-use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::{EngineKind, Feature};
+use hiops_job::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
+use hiops_job::{BlockSizes, Distribution, RwMode, VerifyMode};
 use std::path::PathBuf;
 
 /// The options of one job as given, parsed but not yet combined.
@@ -25,12 +25,12 @@ pub struct Draft {
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
     pub filesize: Option<u64>,
-    pub file_service: Option<hiops_bench::file_service::FileService>,
+    pub file_service: Option<hiops_job::file_service::FileService>,
     pub openfiles: Option<u64>,
     pub buffer_pattern: Option<Vec<u8>>,
     /// fio's buffer_compress_*, dedupe_percentage, refill_buffers and
     /// scramble_buffers (fio's defaults until given).
-    pub buffers: hiops_bench::spec::BufferContent,
+    pub buffers: hiops_job::spec::BufferContent,
     /// fio's dedupe_mode=working_set (false: repeat).
     pub dedupe_working_set: bool,
     /// fio's dedupe_working_set_percentage (None: its default, 5).
@@ -91,7 +91,7 @@ pub struct Draft {
     /// fio's exitall_on_error.
     pub exitall_on_error: bool,
     /// fio's continue_on_error and ignore_error, in the order given.
-    pub continue_on_error: hiops_bench::spec::ContinueOnError,
+    pub continue_on_error: hiops_job::spec::ContinueOnError,
     pub offload: Option<bool>,
     pub serialize_overlap: Option<bool>,
     /// fio's cmdprio options (io_uring, libaio).
@@ -112,7 +112,7 @@ pub struct Draft {
     /// fio's fsync_on_close (hiops closes a job's files when it ends).
     pub fsync_on_close: Option<bool>,
     /// fio's sync (None: none).
-    pub sync_writes: Option<Option<hiops_bench::spec::SyncWrites>>,
+    pub sync_writes: Option<Option<hiops_job::spec::SyncWrites>>,
     /// fio's zero_buffers.
     pub zero_buffers: Option<bool>,
     pub unlink: Option<bool>,
@@ -205,7 +205,7 @@ pub struct Draft {
     pub replay_redirect: Option<PathBuf>,
     pub replay_scale: Option<u64>,
     pub replay_align: Option<u64>,
-    pub replay_skip: Option<hiops_bench::spec::ReplaySkip>,
+    pub replay_skip: Option<hiops_job::spec::ReplaySkip>,
 }
 
 /// fio's fadvise_hint values other than 0.
@@ -213,5 +213,5 @@ pub struct Draft {
 pub enum FadviseHint {
     /// 1: random for a random workload, sequential otherwise.
     ByWorkload,
-    Fixed(hiops_bench::spec::Fadvise),
+    Fixed(hiops_job::spec::Fadvise),
 }

@@ -4,7 +4,7 @@
 
 use crate::error::ValueError;
 use crate::value::quoted;
-use hiops_bench::spec::ContinueOnError;
+use hiops_job::spec::ContinueOnError;
 
 /// The errno names fio's ignore_error reads (options.c's str2error), in
 /// errno order: the name at index i is errno i + 1.

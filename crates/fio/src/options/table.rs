@@ -7,10 +7,10 @@ use super::draft::{Draft, FadviseHint};
 use super::values::*;
 use crate::error::ValueError;
 use crate::value::{self, quoted, KbBase};
-use hiops_bench::spec::{ExitWhat, UnifiedRw};
-use hiops_bench::{BlockSizes, Distribution, RwMode, VerifyMode};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
+use hiops_job::spec::{ExitWhat, UnifiedRw};
+use hiops_job::{BlockSizes, Distribution, RwMode, VerifyMode};
 use std::path::PathBuf;
 
 pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
@@ -58,7 +58,7 @@ pub static OPTIONS: &[OptDef] = &[
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
         d.io_size = (!a.is_zero()).then_some(a); Ok(())
     }),
-    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_bench::file_service::FileService::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
+    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_job::file_service::FileService::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
     opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files, or 0 (fio's default): no effect.", |d, v| { d.openfiles = Some(value::int(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
@@ -228,7 +228,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("overwrite", [], flag, "0 or 1, the same here: a write job's new or short file is laid out whole before the job writes to it, as fio 3.33 lays it out with either value; a file already large enough is written as it is.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fsync_on_close", [], flag, "fsync each file as it is closed: hiops keeps a job's files open until its I/O is done, so this is end_fsync's sync.", |d, v| { d.fsync_on_close = Some(value::boolean(v)?); Ok(()) }),
     opt!("sync", [], value, "Open the files with O_SYNC (sync or 1) or O_DSYNC (dsync), so each write returns once it is stable; none or 0 (fio's default): neither.", |d, v| {
-        use hiops_bench::spec::SyncWrites;
+        use hiops_job::spec::SyncWrites;
         d.sync_writes = Some(match need(v)? {
             "none" | "0" => None,
             "sync" | "1" => Some(SyncWrites::Sync),
@@ -323,7 +323,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
     opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it; also lets --output, logs and I/O logs go to this block device, character device or FIFO, which are refused otherwise (hiops; repeatable; must name an existing device or FIFO).", |d, v| {
         let dev = PathBuf::from(need(v)?);
-        hiops_bench::safety::check_grant(&dev).map_err(String::from)?;
+        hiops_safety::check_grant(&dev).map_err(String::from)?;
         d.allow_write_devices.push(dev);
         Ok(())
     }),
@@ -428,8 +428,8 @@ pub static OPTIONS: &[OptDef] = &[
         d.fadvise_hint = Some(match need(v)? {
             "0" => None,
             "1" => Some(FadviseHint::ByWorkload),
-            "sequential" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Sequential)),
-            "random" => Some(FadviseHint::Fixed(hiops_bench::spec::Fadvise::Random)),
+            "sequential" => Some(FadviseHint::Fixed(hiops_job::spec::Fadvise::Sequential)),
+            "random" => Some(FadviseHint::Fixed(hiops_job::spec::Fadvise::Random)),
             s => return Err(format!("{}: use 0, 1, sequential or random", quoted(s)).into()),
         });
         Ok(())
@@ -526,7 +526,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.replay_align = Some(n); Ok(())
     }),
     opt!("replay_skip", [], value, "Leave these kinds of the trace's I/O out: a comma-separated list of read, write, trim, sync (fio 3.33 applies it to blktrace traces only; hiops to text traces too).", |d, v| {
-        let mut skip = hiops_bench::spec::ReplaySkip::default();
+        let mut skip = hiops_job::spec::ReplaySkip::default();
         for kind in need(v)?.split(',').map(str::trim) {
             match kind {
                 "read" => skip.read = true,

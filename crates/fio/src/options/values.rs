@@ -3,9 +3,9 @@
 
 use crate::error::{ValueError, ENGINES};
 use crate::value::{self, quoted, shown, KbBase};
-use hiops_bench::spec::{SsMetric, SteadyState};
-use hiops_bench::RwMode;
 use hiops_hal::{EngineKind, Feature};
+use hiops_job::spec::{SsMetric, SteadyState};
+use hiops_job::RwMode;
 
 pub(super) fn need(v: Option<&str>) -> Result<&str, ValueError> {
     v.filter(|s| !s.is_empty())

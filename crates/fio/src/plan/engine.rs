@@ -2,9 +2,9 @@
 //! and the HIOPS path of a strategy, and fio's cmdprio.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::safety::Grants;
-use hiops_bench::{JobSpec, PathSpec, TargetSpec};
 use hiops_hal::EngineKind;
+use hiops_job::{JobSpec, PathSpec, TargetSpec};
+use hiops_safety::Grants;
 
 impl Draft {
     /// The engine's own options; each refused with an engine that has
@@ -41,7 +41,7 @@ impl Draft {
     fn set_net(
         &self,
         engine: EngineKind,
-        rw: hiops_bench::RwMode,
+        rw: hiops_job::RwMode,
         o: &mut hiops_hal::EngineOptions,
     ) -> Result<(), FioError> {
         use hiops_hal::backends::net::NetProto;
@@ -188,7 +188,7 @@ impl Draft {
         let cpus = self
             .cpus_allowed
             .clone()
-            .unwrap_or_else(hiops_bench::allowed_cpus);
+            .unwrap_or_else(hiops_stats::cpu::allowed_cpus);
         spec.numjobs = (cpus.len() as u32).min(tasks).max(1);
         if spec.numjobs > 1 || self.cpus_allowed.is_some() {
             spec.cpus_allowed = Some(cpus);
@@ -214,7 +214,7 @@ impl Draft {
 /// fio 3.33's net.c for a protocol other than tcp: listen is refused, a
 /// job reads or writes (not both), and the reading side is the one that
 /// binds (fio_netio_setup's `o->listen = td_read(td)`).
-fn datagram_receives(listen: bool, rw: hiops_bench::RwMode) -> Result<bool, FioError> {
+fn datagram_receives(listen: bool, rw: hiops_job::RwMode) -> Result<bool, FioError> {
     if listen {
         return Err("listen is for protocol=tcp alone, as in fio 3.33: with udp or unix the job that reads (rw=read) binds the port; drop listen".into());
     }

@@ -5,7 +5,7 @@
 //! make_filename, filesetup.c's add_file).
 
 use crate::error::FioError;
-use hiops_bench::JobSpec;
+use hiops_job::JobSpec;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -85,7 +85,7 @@ impl TakenNames {
     /// names taken before it. hiops gives every clone its files; a clone
     /// fio would leave without one is refused, naming the way out.
     pub fn take(&mut self, spec: &JobSpec) -> Result<(), FioError> {
-        let (Some(per_clone), hiops_bench::TargetSpec::Paths(files)) =
+        let (Some(per_clone), hiops_job::TargetSpec::Paths(files)) =
             (spec.target.files_per_clone, &spec.target.targets)
         else {
             return Ok(());

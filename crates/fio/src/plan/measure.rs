@@ -2,11 +2,11 @@
 //! share and steady state.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::JobSpec;
+use hiops_job::JobSpec;
 
 impl Draft {
     /// fio's logs: a prefix left empty is the job's name (fio's default).
-    pub(super) fn logs_of(&self, job: &str) -> hiops_bench::LogSpec {
+    pub(super) fn logs_of(&self, job: &str) -> hiops_job::LogSpec {
         let mut logs = self.logs.clone();
         for prefix in [&mut logs.bw, &mut logs.lat, &mut logs.iops, &mut logs.hist]
             .into_iter()
@@ -28,7 +28,7 @@ impl Draft {
         spec.io.serialize_overlap = self.serialize_overlap.unwrap_or(false);
         spec.io.latency_target =
             self.latency_target
-                .map(|target_ns| hiops_bench::spec::LatencyTarget {
+                .map(|target_ns| hiops_job::spec::LatencyTarget {
                     target_ns,
                     window_ns: self.latency_window.unwrap_or(0),
                     percentile: self.latency_percentile.unwrap_or(100.0),
@@ -41,14 +41,14 @@ impl Draft {
         {
             return Err("latency_window, latency_percentile and latency_run go with latency_target (e.g. latency_target=2ms)".into());
         }
-        spec.workload.flow =
-            self.flow
-                .filter(|&w| w > 0)
-                .map(|weight| hiops_bench::spec::FlowSpec {
-                    id: self.flow_id.unwrap_or(0),
-                    weight,
-                    sleep_ns: self.flow_sleep.unwrap_or(0),
-                });
+        spec.workload.flow = self
+            .flow
+            .filter(|&w| w > 0)
+            .map(|weight| hiops_job::spec::FlowSpec {
+                id: self.flow_id.unwrap_or(0),
+                weight,
+                sleep_ns: self.flow_sleep.unwrap_or(0),
+            });
         if self.gtod_reduce == Some(true) {
             if spec.logs.lat.is_some() || spec.logs.hist.is_some() {
                 return Err("gtod_reduce=1 measures no latency, so a latency log would hold none: drop write_lat_log/write_hist_log or gtod_reduce".into());
@@ -87,6 +87,6 @@ impl Draft {
 }
 
 /// fio 3.33's default ss, iops_slope:0.01% (options.c): off without ss_dur.
-fn is_fio_default_ss(ss: &hiops_bench::spec::SteadyState) -> bool {
-    ss.metric == hiops_bench::spec::SsMetric::Iops && ss.slope && ss.percent && ss.limit == 0.01
+fn is_fio_default_ss(ss: &hiops_job::spec::SteadyState) -> bool {
+    ss.metric == hiops_job::spec::SsMetric::Iops && ss.slope && ss.percent && ss.limit == 0.01
 }

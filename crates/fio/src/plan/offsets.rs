@@ -5,8 +5,8 @@
 
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::spec::Amount;
-use hiops_bench::{JobSpec, TargetSpec};
+use hiops_job::spec::Amount;
+use hiops_job::{JobSpec, TargetSpec};
 use std::path::Path;
 
 impl Draft {

@@ -5,9 +5,9 @@ use super::targets::zones_fit;
 use super::Defaults;
 use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
-use hiops_bench::spec::Fadvise;
-use hiops_bench::{JobSpec, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
+use hiops_job::spec::Fadvise;
+use hiops_job::{JobSpec, RwMode, TargetSpec};
 use std::path::PathBuf;
 
 impl Draft {
@@ -229,8 +229,8 @@ impl Draft {
             };
             spec.workload.rate_min[d] = match (self.rate_iops_min[d], self.rate_min[d]) {
                 (Some(_), Some(_)) => return Err("give rate_min or rate_iops_min, not both".into()),
-                (Some(r), None) => Some(hiops_bench::spec::RateMin::Iops(r)),
-                (None, Some(b)) => Some(hiops_bench::spec::RateMin::Bytes(b)),
+                (Some(r), None) => Some(hiops_job::spec::RateMin::Iops(r)),
+                (None, Some(b)) => Some(hiops_job::spec::RateMin::Bytes(b)),
                 (None, None) => None,
             };
         }
@@ -250,7 +250,7 @@ impl Draft {
         spec.timing.exitall = self.exitall;
         spec.timing.exitall_on_error = self.exitall_on_error;
         spec.timing.continue_on_error = self.continue_on_error.clone();
-        spec.timing.exit_what = self.exit_what.unwrap_or(hiops_bench::spec::ExitWhat::Group);
+        spec.timing.exit_what = self.exit_what.unwrap_or(hiops_job::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.workload.end_fsync = self.end_fsync.or(self.fsync_on_close).unwrap_or(false);

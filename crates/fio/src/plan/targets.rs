@@ -4,9 +4,9 @@
 
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::spec::Amount;
-use hiops_bench::{JobSpec, TargetSpec};
 use hiops_hal::EngineKind;
+use hiops_job::spec::Amount;
+use hiops_job::{JobSpec, TargetSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -14,16 +14,13 @@ use std::path::{Path, PathBuf};
 /// on in each file, `size` (when known here: a device's or an existing
 /// file's size is known only when the run opens it). fio stops such a job
 /// at run time ("zoned_abs sizes exceed file size", io_u.c).
-pub(super) fn zones_fit(
-    dist: &hiops_bench::Distribution,
-    size: Option<u64>,
-) -> Result<(), FioError> {
-    use hiops_bench::units::format_bytes;
-    use hiops_bench::Distribution::{PerDirection, ZonedAbs};
+pub(super) fn zones_fit(dist: &hiops_job::Distribution, size: Option<u64>) -> Result<(), FioError> {
+    use hiops_job::units::format_bytes;
+    use hiops_job::Distribution::{PerDirection, ZonedAbs};
     let Some(size) = size else {
         return Ok(());
     };
-    let dists: Vec<&hiops_bench::Distribution> = match dist {
+    let dists: Vec<&hiops_job::Distribution> = match dist {
         PerDirection(both) => both.iter().collect(),
         d => vec![d],
     };
@@ -47,7 +44,7 @@ impl Draft {
     /// compatible").
     pub(super) fn strided_zones(
         &self,
-    ) -> Result<Option<hiops_bench::strided::StridedZones>, FioError> {
+    ) -> Result<Option<hiops_job::strided::StridedZones>, FioError> {
         let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
         if self.zonemode_strided != Some(true) {
             return match given {
@@ -58,7 +55,7 @@ impl Draft {
             };
         }
         let size = self.zonesize.ok_or("zonemode=strided needs zonesize")?;
-        Ok(Some(hiops_bench::strided::StridedZones {
+        Ok(Some(hiops_job::strided::StridedZones {
             size,
             range: self.zonerange.unwrap_or(size),
             skip: self.zoneskip.unwrap_or(0),
@@ -234,7 +231,7 @@ impl Draft {
         // zero_buffers writes zeros, unless verify writes its own blocks.
         let verifies = self
             .verify
-            .is_some_and(|v| v != hiops_bench::spec::VerifyMode::Off);
+            .is_some_and(|v| v != hiops_job::spec::VerifyMode::Off);
         let zeros = self.zero_buffers == Some(true) && !verifies;
         spec.workload.buffer_pattern = if zeros {
             Some(vec![0])
@@ -287,7 +284,7 @@ impl Draft {
     /// in turn, at most openfiles at a time, each until its range is done
     /// (fio's get_next_file_rr). The random file services are refused.
     pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), FioError> {
-        use hiops_bench::file_service::FileServiceKind;
+        use hiops_job::file_service::FileServiceKind;
         let files = match (&spec.target.targets, spec.target.files_per_clone) {
             (_, Some(n)) => n as u64,
             (TargetSpec::Paths(p), None) => p.len() as u64,

@@ -1,7 +1,7 @@
 //! The verify options of a job.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_bench::{JobSpec, VerifyMode};
+use hiops_job::{JobSpec, VerifyMode};
 
 impl Draft {
     /// The verify options. Needs the seed (`set_randomness`) first.
@@ -45,10 +45,10 @@ impl Draft {
 
     /// fio issues trims of picked blocks only with trim_backlog, and
     /// picks only in a verify job (trim_percentage's parent is verify).
-    pub(super) fn verify_trim(&self, verify: VerifyMode) -> Option<hiops_bench::spec::VerifyTrim> {
+    pub(super) fn verify_trim(&self, verify: VerifyMode) -> Option<hiops_job::spec::VerifyTrim> {
         match (self.trim_percentage, self.trim_backlog) {
             (Some(p), Some(every)) if p > 0 && every > 0 && verify != VerifyMode::Off => {
-                Some(hiops_bench::spec::VerifyTrim {
+                Some(hiops_job::spec::VerifyTrim {
                     percentage: p,
                     every,
                     batch: self.trim_backlog_batch.unwrap_or(0),

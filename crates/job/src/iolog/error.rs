@@ -83,10 +83,3 @@ impl From<TraceError> for String {
         e.to_string()
     }
 }
-
-/// A replayed trace or the job's iolog failing fails the job.
-impl From<TraceError> for crate::error::JobError {
-    fn from(e: TraceError) -> crate::error::JobError {
-        crate::error::JobError::Job(e.to_string())
-    }
-}

@@ -196,7 +196,7 @@ fn absolute_zones<E: std::fmt::Display>(
 /// requires ("zoned_abs sizes exceed file size"). Other distributions fit
 /// any range.
 // Until run.rs checks each region with it, only the tests call it.
-pub(crate) fn fits(dist: &Distribution, len: u64) -> Result<(), ZoneError> {
+pub fn fits(dist: &Distribution, len: u64) -> Result<(), ZoneError> {
     match dist {
         Distribution::PerDirection(both) => both.iter().try_for_each(|d| fits(d, len)),
         Distribution::ZonedAbs(zones) => {

@@ -22,7 +22,7 @@ pub(crate) const V3: &str = "fio version 3 iolog";
 
 /// The kinds of I/O a trace holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TraceOp {
+pub enum TraceOp {
     Read,
     Write,
     Trim,

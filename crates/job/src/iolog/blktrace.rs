@@ -120,7 +120,7 @@ pub(crate) fn is_blktrace(path: &Path) -> Result<bool, TraceError> {
     Ok(f.read_exact(&mut first).is_ok() && byte_order(&first).is_some())
 }
 
-pub(crate) struct BlkReader {
+pub struct BlkReader {
     r: BufReader<File>,
     swap: bool,
     events: u64,
@@ -128,7 +128,7 @@ pub(crate) struct BlkReader {
 }
 
 impl BlkReader {
-    pub(crate) fn open(path: &Path) -> Result<BlkReader, TraceError> {
+    pub fn open(path: &Path) -> Result<BlkReader, TraceError> {
         let fail = |source| TraceError::ReadBlktrace {
             path: path.display().to_string(),
             source,
@@ -147,7 +147,7 @@ impl BlkReader {
         })
     }
 
-    pub(crate) fn place(&self) -> String {
+    pub fn place(&self) -> String {
         format!("{}, event {}", self.path, self.events)
     }
 
@@ -159,7 +159,7 @@ impl BlkReader {
         }
     }
 
-    pub(crate) fn next(&mut self) -> Result<Option<Entry>, TraceError> {
+    pub fn next_entry(&mut self) -> Result<Option<Entry>, TraceError> {
         let mut b = [0u8; EVENT_BYTES];
         loop {
             if self.events >= MAX_TRACE_ENTRIES {
@@ -255,7 +255,7 @@ mod tests {
             offset,
             len,
             ..
-        }) = r.next().unwrap()
+        }) = r.next_entry().unwrap()
         {
             got.push((time_ns.unwrap(), op, offset, len));
         }

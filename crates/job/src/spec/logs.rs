@@ -113,13 +113,20 @@ pub struct ReplaySkip {
     pub sync: bool,
 }
 
+/// What a job traces (fio's --debug categories that reach its threads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceSpec {
+    pub io: bool,
+    pub verify: bool,
+}
+
 /// The I/Os a job records or replays, and its --debug trace.
 #[derive(Clone, Debug, Default)]
 pub struct IoLogs {
     /// fio's --debug=io and --debug=verify for this job's threads.
-    pub trace: crate::debug_trace::TraceSpec,
+    pub trace: TraceSpec,
     /// fio's write_iolog: each thread records the I/Os it issues in fio's
-    /// iolog v3 text format (crate::iolog names a thread's file).
+    /// iolog v3 text format (hiops-bench's iolog names a thread's file).
     pub write_iolog: Option<PathBuf>,
     /// fio's read_iolog: the job replays this trace instead of its workload.
     pub replay: Option<ReplaySpec>,

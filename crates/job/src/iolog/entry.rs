@@ -11,7 +11,7 @@ pub const MAX_TRACE_ENTRIES: u64 = 1 << 32;
 
 /// One entry of a trace, as the replay needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Entry {
+pub enum Entry {
     Io {
         /// Since the trace's start (text v3, blktrace); None: no time.
         time_ns: Option<u64>,
