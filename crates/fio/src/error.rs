@@ -137,6 +137,9 @@ pub enum FioError {
     /// An option given without the value it needs (`key` as named there).
     #[error("{key} needs a value: {key}=VALUE")]
     NeedsValue { key: String },
+    /// Options that cannot run together, whatever the target.
+    #[error(transparent)]
+    Check(#[from] hiops_job::CheckError),
     /// A key that names no option hiops reads.
     #[error(
         "{} is not an option hiops reads (hiops run --help lists them)",

@@ -7,6 +7,7 @@
 //! readers of fio's and blktrace's traces a job may replay. Reading a job
 //! file needs this crate, not the engine.
 
+mod check;
 pub mod distribution;
 pub mod file_service;
 pub mod input;
@@ -15,6 +16,7 @@ pub mod spec;
 pub mod strided;
 pub mod units;
 
+pub use check::CheckError;
 pub use spec::{
     BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
 };

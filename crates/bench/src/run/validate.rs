@@ -1,93 +1,30 @@
 //! A job checked against its opened targets before any I/O: everything
-//! that would fail later fails here, with the option to change.
+//! that would fail later fails here, with the option to change. The
+//! options' checks against each other are the job's own
+//! ([`hiops_job::CheckError`]); these need the targets or verify's headers.
 
 use super::phase::{job_align, regions_for, targets_of};
 use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{OpenTarget, TargetKind};
-use hiops_hal::EngineKind;
 
 /// Checks a job against its opened targets: everything that would fail later
 /// fails here, before any I/O, with the option to change.
 pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
-    if spec.io.iodepth == 0 {
-        return usage("--iodepth must be at least 1");
+    if let Err(e) = spec.check() {
+        return usage(e.to_string());
     }
-    if spec.numjobs == 0 {
-        return usage("--numjobs must be at least 1");
-    }
-    validate_raid0(spec)?;
     if spec.io.filecreate {
         crate::filecreate::check(spec)?;
     }
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
-    validate_strided(spec)?;
-    if spec
-        .workload
-        .rate_iops
-        .iter()
-        .flatten()
-        .any(|&r| r.is_nan() || r <= 0.0)
-    {
-        return usage("--rate and --rate_iops must be above 0");
-    }
     if !spec.timing.time_based
         && spec.timing.runtime_ns.is_none()
         && spec.target.size.is_none()
         && targets.iter().all(|t| t.len == 0)
     {
         return usage("nothing bounds this job: give --size or --runtime");
-    }
-    Ok(())
-}
-
-/// What hiops' strided zones do not combine with, refused by name.
-fn validate_strided(spec: &JobSpec) -> Result<(), BenchError> {
-    let Some(z) = spec.target.strided else {
-        return Ok(());
-    };
-    let max_bs = spec.bs_max() as u64;
-    if z.range < max_bs {
-        return usage(format!(
-            "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",
-            z.range
-        ));
-    }
-    if spec.target.raid0_chunk.is_some() {
-        return usage("zonemode=strided with raid0 is not implemented: drop one of them");
-    }
-    if spec.workload.rw_gap != 0 {
-        return usage("zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'");
-    }
-    if spec.workload.rw.is_random()
-        && spec.workload.distribution != crate::spec::Distribution::Uniform
-    {
-        return usage("zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
-    }
-    Ok(())
-}
-
-fn validate_raid0(spec: &JobSpec) -> Result<(), BenchError> {
-    if spec.target.raid0_chunk.is_some() && spec.target.file_service.is_some() {
-        return usage("file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them");
-    }
-    if let Some(chunk) = spec.target.raid0_chunk {
-        // One file is a one-member RAID0: the file itself.
-        if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
-            return usage(format!(
-                "--raid0={chunk}: every block size must divide the chunk, and {bs} does not"
-            ));
-        }
-        if spec.workload.rw_gap != 0 {
-            return usage("--raid0 takes no sequential gap (rw=read:GAP)");
-        }
-        let align = spec.workload.block_align.unwrap_or(spec.bs_min()) as u64;
-        if chunk % align != 0 {
-            return usage(format!(
-                "--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"
-            ));
-        }
     }
     Ok(())
 }
@@ -178,24 +115,6 @@ fn validate_verify(spec: &JobSpec) -> Result<(), BenchError> {
             return usage(format!(
                 "--blockalign={a} is not a multiple of the verify interval ({interval} bytes): each verified chunk starts on one"
             ));
-        }
-        if matches!(
-            spec.verify.mode,
-            VerifyMode::Pattern | VerifyMode::PatternNoHeader
-        ) && spec.verify.pattern.as_ref().is_none_or(|p| p.is_empty())
-        {
-            return usage("--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number, a \"quoted string\" or %o)");
-        }
-        if spec.workload.buffer_pattern.is_some() {
-            return usage("buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern");
-        }
-        if spec.workload.rw.trims() {
-            return usage(format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.workload.rw.name()));
-        }
-        if spec.io.engine == EngineKind::Null {
-            return usage(
-                "--verify cannot check the null engine, which moves no data: use --ioengine=mem",
-            );
         }
     }
     Ok(())

@@ -45,6 +45,7 @@ impl Draft {
         {
             return Err("give size or runtime".into());
         }
+        spec.check()?;
         Ok((spec, own_file))
     }
 

@@ -1,0 +1,223 @@
+//! A job's options checked against each other: what no target can make
+//! valid fails here, before any file is opened, with the option to change.
+//! Every front end (flags, TOML, fio job files) plans a job and then calls
+//! [`JobSpec::check`]; the engine calls it again before any I/O, beside its
+//! checks against the opened targets (sizes, logical blocks).
+
+use crate::spec::{Distribution, JobSpec, VerifyMode};
+use hiops_hal::EngineKind;
+
+/// A job whose options cannot run together: the option to change and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{text}")]
+pub struct CheckError {
+    /// The option the message asks the user to change (fio's name).
+    pub option: &'static str,
+    text: String,
+}
+
+impl CheckError {
+    fn new(option: &'static str, text: impl Into<String>) -> CheckError {
+        let text = text.into();
+        assert!(!text.is_empty(), "a refusal says what to change");
+        CheckError { option, text }
+    }
+}
+
+type Checked = Result<(), CheckError>;
+
+impl JobSpec {
+    /// Checks the job's options against each other (see the module's doc).
+    pub fn check(&self) -> Checked {
+        if self.io.iodepth == 0 {
+            return Err(CheckError::new("iodepth", "--iodepth must be at least 1"));
+        }
+        if self.numjobs == 0 {
+            return Err(CheckError::new("numjobs", "--numjobs must be at least 1"));
+        }
+        check_raid0(self)?;
+        check_strided(self)?;
+        check_rates(self)?;
+        check_verify(self)
+    }
+}
+
+fn check_rates(spec: &JobSpec) -> Checked {
+    let rates = spec.workload.rate_iops.iter().flatten();
+    if rates.clone().any(|&r| r.is_nan() || r <= 0.0) {
+        return Err(CheckError::new(
+            "rate",
+            "--rate and --rate_iops must be above 0",
+        ));
+    }
+    Ok(())
+}
+
+/// What hiops' strided zones do not combine with, refused by name.
+fn check_strided(spec: &JobSpec) -> Checked {
+    let Some(z) = spec.target.strided else {
+        return Ok(());
+    };
+    let max_bs = spec.bs_max() as u64;
+    if z.range < max_bs {
+        return Err(CheckError::new(
+            "zonerange",
+            format!(
+                "zonerange ({}) is smaller than a block ({max_bs}): raise zonerange or lower bs",
+                z.range
+            ),
+        ));
+    }
+    let refuse = |option, text| Err(CheckError::new(option, text));
+    if spec.target.raid0_chunk.is_some() {
+        return refuse(
+            "raid0",
+            "zonemode=strided with raid0 is not implemented: drop one of them",
+        );
+    }
+    if spec.workload.rw_gap != 0 {
+        return refuse(
+            "rw",
+            "zonemode=strided with rw=MODE:GAP is not implemented: drop ':GAP'",
+        );
+    }
+    if spec.workload.rw.is_random() && spec.workload.distribution != Distribution::Uniform {
+        return refuse("random_distribution", "zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
+    }
+    Ok(())
+}
+
+fn check_raid0(spec: &JobSpec) -> Checked {
+    let Some(chunk) = spec.target.raid0_chunk else {
+        return Ok(());
+    };
+    if spec.target.file_service.is_some() {
+        return Err(CheckError::new("file_service_type", "file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them"));
+    }
+    // One file is a one-member RAID0: the file itself.
+    if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
+        return Err(CheckError::new(
+            "raid0",
+            format!("--raid0={chunk}: every block size must divide the chunk, and {bs} does not"),
+        ));
+    }
+    if spec.workload.rw_gap != 0 {
+        return Err(CheckError::new(
+            "rw",
+            "--raid0 takes no sequential gap (rw=read:GAP)",
+        ));
+    }
+    let align = spec.workload.block_align.unwrap_or(spec.bs_min()) as u64;
+    if chunk % align != 0 {
+        return Err(CheckError::new(
+            "raid0",
+            format!("--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"),
+        ));
+    }
+    Ok(())
+}
+
+/// verify's options that no block size or header can reconcile (the
+/// engine checks the interval against its header sizes).
+fn check_verify(spec: &JobSpec) -> Checked {
+    let v = &spec.verify;
+    if v.mode == VerifyMode::Off {
+        return Ok(());
+    }
+    let patterned = matches!(v.mode, VerifyMode::Pattern | VerifyMode::PatternNoHeader);
+    if patterned && v.pattern.as_ref().is_none_or(|p| p.is_empty()) {
+        return Err(CheckError::new("verify_pattern", "--verify=pattern needs --verify_pattern (a hex number like 0xdeadbeef, a decimal number, a \"quoted string\" or %o)"));
+    }
+    if spec.workload.buffer_pattern.is_some() {
+        return Err(CheckError::new("buffer_pattern", "buffer_pattern with verify cannot apply: verify's stamps are the payload; use verify_pattern"));
+    }
+    if spec.workload.rw.trims() {
+        return Err(CheckError::new("verify", format!("--verify with rw={} is not implemented (a trimmed block holds no stamp): verify in a write job of its own", spec.workload.rw.name())));
+    }
+    if spec.io.engine == EngineKind::Null {
+        return Err(CheckError::new(
+            "ioengine",
+            "--verify cannot check the null engine, which moves no data: use --ioengine=mem",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strided::StridedZones;
+    use crate::RwMode;
+
+    /// Makes a default job invalid in one way.
+    type Breaker = Box<dyn Fn(&mut JobSpec)>;
+
+    fn job() -> JobSpec {
+        JobSpec::default_for("f".into())
+    }
+
+    #[test]
+    fn the_default_job_passes() {
+        assert_eq!(job().check(), Ok(()));
+    }
+
+    #[test]
+    fn each_refusal_names_the_option_to_change() {
+        let cases: Vec<(&str, Breaker)> = vec![
+            ("iodepth", Box::new(|s| s.io.iodepth = 0)),
+            ("numjobs", Box::new(|s| s.numjobs = 0)),
+            (
+                "rate",
+                Box::new(|s| s.workload.rate_iops = [Some(0.0), None]),
+            ),
+            (
+                "rate",
+                Box::new(|s| s.workload.rate_iops = [None, Some(f64::NAN)]),
+            ),
+            ("raid0", Box::new(|s| s.target.raid0_chunk = Some(6000))),
+            (
+                "zonerange",
+                Box::new(|s| {
+                    s.target.strided = Some(StridedZones {
+                        size: 1024,
+                        range: 1024,
+                        skip: 0,
+                    })
+                }),
+            ),
+            (
+                "verify_pattern",
+                Box::new(|s| s.verify.mode = VerifyMode::Pattern),
+            ),
+            (
+                "ioengine",
+                Box::new(|s| {
+                    s.verify.mode = VerifyMode::Crc32c;
+                    s.io.engine = EngineKind::Null;
+                }),
+            ),
+            (
+                "verify",
+                Box::new(|s| {
+                    s.verify.mode = VerifyMode::Crc32c;
+                    s.workload.rw = RwMode::RandTrim;
+                }),
+            ),
+        ];
+        for (option, break_it) in cases {
+            let mut s = job();
+            break_it(&mut s);
+            let e = s.check().expect_err(option);
+            assert_eq!(e.option, option, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_raid0_chunk_every_block_divides_passes() {
+        let mut s = job();
+        s.target.raid0_chunk = Some(64 << 10);
+        assert_eq!(s.check(), Ok(()));
+        s.workload.rw_gap = 4096;
+        assert_eq!(s.check().unwrap_err().option, "rw");
+    }
+}
