@@ -200,8 +200,9 @@ fn merge_jobs(runs: &[&RunResult]) -> Vec<JobResult> {
         return runs[0].jobs.clone();
     }
     for j in &mut jobs {
-        // The merged job ran every rank's clones.
-        j.spec.numjobs = j.threads.len() as u32;
+        // The merged job ran every rank's clones (each rank at least one).
+        let clones = j.threads.len() as u32;
+        j.spec = (j.spec.with(|job| job.numjobs = clones)).expect("every rank ran a thread");
     }
     assert_eq!(
         jobs.iter().map(|j| j.threads.len()).sum::<usize>(),

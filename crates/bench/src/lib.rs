@@ -9,12 +9,12 @@
 //!
 //! `hiops run`'s default job (4 KiB random reads at QD32) on a RAM device
 //! for a fifth of a second: the software cost alone, no file, no root. The
-//! default job itself is `JobSpec::default_for(path)` as it comes.
+//! default job itself is `JobBuilder::default_for(path)` as it comes.
 //!
 //! ```
-//! use hiops_bench::{run, JobSpec, RunOptions, TargetSpec};
+//! use hiops_bench::{run, JobBuilder, RunOptions, TargetSpec};
 //! use std::sync::atomic::AtomicBool;
-//! let mut spec = JobSpec::default_for("unused".into());
+//! let mut spec = JobBuilder::default_for("unused".into());
 //! spec.target.targets = TargetSpec::Ram;
 //! spec.io.engine = hiops_hal::EngineKind::Mem;
 //! spec.target.size = Some(8 << 20);
@@ -22,6 +22,7 @@
 //! spec.timing.ramp_ns = 0;
 //! let stop = AtomicBool::new(false); // a signal handler would set it
 //! let options = RunOptions { interrupt: &stop, progress: None, profile: None, timeline: false };
+//! let spec = spec.build().expect("the options agree");
 //! let result = run(&[spec], options).expect("a RAM device needs nothing of the machine");
 //! assert!(result.total_ios() > 0);
 //! println!("{} I/Os in {:.2} s", result.total_ios(), result.window_s());
@@ -71,9 +72,10 @@ pub use log::{inflate_log, InflateError, LogError};
 pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 // The job model lives in hiops-job; its modules keep their paths here.
-pub use hiops_job::{input, spec, units};
+pub use hiops_job::{input, spec, units, CheckError};
 pub use hiops_job::{
-    BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
+    BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
+    VerifyMode,
 };
 
 pub use worker::allowed_cpus;

@@ -4,13 +4,13 @@
 
 use hiops_bench::cluster::Cluster;
 use hiops_bench::wire::{decode, encode, RankRun};
-use hiops_bench::{run_phases, BenchError, JobSpec, RunOptions, RunResult, RwMode, TargetSpec};
+use hiops_bench::{run_phases, BenchError, JobBuilder, RunOptions, RunResult, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
 use hiops_stats::{Histogram, DEFAULT_PERCENTILES};
 use std::sync::atomic::AtomicBool;
 
-fn job(name: &str, seed: u64) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn job(name: &str, seed: u64) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = name.into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
@@ -35,7 +35,11 @@ fn rank_runs(seed: u64) -> Vec<RunResult> {
         profile: None,
         timeline: false,
     };
-    run_phases(&[job("a", seed), job("b", seed)], &[0, 1], opts).expect("runs")
+    let jobs = [
+        job("a", seed).build().unwrap(),
+        job("b", seed).build().unwrap(),
+    ];
+    run_phases(&jobs, &[0, 1], opts).expect("runs")
 }
 
 /// Every rank's bytes, decoded as rank 0 does.
@@ -127,7 +131,8 @@ fn a_failed_rank_fails_the_merge_naming_it_and_its_exit_kind_travels() {
 fn a_rank_that_ran_other_jobs_is_refused() {
     let own = rank_runs(1);
     let mut other = own.clone();
-    other[1].jobs[0].spec.name = "c".into();
+    let renamed = other[1].jobs[0].spec.with(|j| j.name = "c".into());
+    other[1].jobs[0].spec = renamed.unwrap();
     let e = decode(&encode(1, "h", &Ok(other)), &own).unwrap_err();
     assert!(e.to_string().contains("rank 1 ran other jobs"), "{e}");
     assert!(decode(b"not json", &own).is_err());

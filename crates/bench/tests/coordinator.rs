@@ -3,7 +3,8 @@
 //! ranks' stonewall), and a peer's failure fails this rank the same way.
 
 use hiops_bench::{
-    run_phases_with, BenchError, Coordinator, JobSpec, RankInfo, RunOptions, RwMode, TargetSpec,
+    run_phases_with, BenchError, Coordinator, JobBuilder, JobSpec, RankInfo, RunOptions, RwMode,
+    TargetSpec,
 };
 use hiops_hal::EngineKind;
 use std::sync::atomic::AtomicBool;
@@ -66,8 +67,8 @@ impl Coordinator for Script {
 }
 
 /// Size-based random reads on the RAM device: `mib` MiB of 4 KiB blocks.
-fn job(mib: u64) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn job(mib: u64) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = "coord".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
@@ -82,7 +83,7 @@ fn job(mib: u64) -> JobSpec {
 }
 
 fn run(
-    jobs: &[JobSpec],
+    jobs: &[JobBuilder],
     phases: &[u32],
     c: &mut Script,
 ) -> Result<Vec<hiops_bench::RunResult>, BenchError> {
@@ -93,7 +94,8 @@ fn run(
         profile: None,
         timeline: false,
     };
-    run_phases_with(jobs, phases, opts, c)
+    let jobs: Vec<JobSpec> = jobs.iter().map(|j| j.clone().build().unwrap()).collect();
+    run_phases_with(&jobs, phases, opts, c)
 }
 
 #[test]
@@ -134,10 +136,11 @@ fn a_peer_that_cannot_start_fails_this_rank_with_its_error() {
 fn a_bad_job_here_is_told_to_the_peers() {
     let mut c = Script::new();
     let mut bad = job(1);
-    bad.io.iodepth = 0;
+    // A RAM device smaller than one block: refused before any I/O.
+    bad.target.size = Some(1024);
     let e = run(&[bad], &[0], &mut c).unwrap_err();
     assert!(
-        matches!(e, BenchError::Usage(ref m) if m.contains("iodepth")),
+        matches!(e, BenchError::Usage(ref m) if m.contains("less than one block")),
         "{e:?}"
     );
     // The outputs agreed, then the phase's refusal told.

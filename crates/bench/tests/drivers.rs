@@ -4,12 +4,12 @@
 //! alike, and checks the same blocks.
 
 use hiops_bench::spec::{PathSpec, VerifyMode};
-use hiops_bench::{run, JobSpec, RunOptions, RwMode, TargetSpec};
+use hiops_bench::{run, JobBuilder, RunOptions, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
 use std::sync::atomic::AtomicBool;
 
-fn job(path: Option<hiops_path::Strategy>) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = "same".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
@@ -51,7 +51,7 @@ fn the_same_job_gives_the_same_counts_through_both_drivers() {
             profile: None,
             timeline: false,
         };
-        let r = run(&[job(path)], opts).expect("runs");
+        let r = run(&[job(path).build().unwrap()], opts).expect("runs");
         let j = &r.jobs[0];
         assert!(j.errors().is_empty(), "{path:?}: {:?}", j.errors());
         let (rd, wr) = j.merged();

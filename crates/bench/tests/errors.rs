@@ -1,15 +1,15 @@
 //! What a job does with its driver's errors: a refusal the kernel says is
 //! for now is waited out, a failure stops the job with fio's errno kept.
 
-use hiops_bench::{run, JobSpec, RunOptions, RunResult, TargetSpec};
+use hiops_bench::{run, JobBuilder, RunOptions, RunResult, TargetSpec};
 use hiops_hal::EngineKind;
 use std::sync::atomic::AtomicBool;
 
 const SIZE: u64 = 1 << 20;
 
 /// 1 MiB of 4 KiB reads through io_uring, once over a file of this test's.
-fn reads(dir: &std::path::Path) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn reads(dir: &std::path::Path) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = "faults".into();
     s.target.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
     s.io.engine = EngineKind::IoUring;
@@ -21,7 +21,7 @@ fn reads(dir: &std::path::Path) -> JobSpec {
     s
 }
 
-fn run_one(spec: JobSpec) -> RunResult {
+fn run_one(spec: JobBuilder) -> RunResult {
     let stop = AtomicBool::new(false);
     let opts = RunOptions {
         interrupt: &stop,
@@ -29,7 +29,7 @@ fn run_one(spec: JobSpec) -> RunResult {
         profile: None,
         timeline: false,
     };
-    run(&[spec], opts).expect("the run starts")
+    run(&[spec.build().unwrap()], opts).expect("the run starts")
 }
 
 #[test]

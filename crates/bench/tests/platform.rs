@@ -1,14 +1,14 @@
 //! The platform's view of a run: the machine's busy time from exact idle
 //! against the process's own CPU time.
 
-use hiops_bench::{run, JobSpec, RunOptions, RunResult, RwMode, TargetSpec};
+use hiops_bench::{run, JobBuilder, RunOptions, RunResult, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
 use hiops_stats::busy::ProcessCheck;
 use std::sync::atomic::AtomicBool;
 
 /// A time-based job on the RAM device: no kernel I/O, all CPU.
-fn mem_job(numjobs: u32, runtime_ms: u64) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn mem_job(numjobs: u32, runtime_ms: u64) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = "cpu-bound".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
@@ -22,7 +22,7 @@ fn mem_job(numjobs: u32, runtime_ms: u64) -> JobSpec {
     s
 }
 
-fn run_one(spec: JobSpec) -> RunResult {
+fn run_one(spec: JobBuilder) -> RunResult {
     let stop = AtomicBool::new(false);
     let opts = RunOptions {
         interrupt: &stop,
@@ -30,7 +30,7 @@ fn run_one(spec: JobSpec) -> RunResult {
         profile: None,
         timeline: false,
     };
-    run(&[spec], opts).expect("the job runs")
+    run(&[spec.build().unwrap()], opts).expect("the job runs")
 }
 
 #[test]

@@ -7,14 +7,14 @@ use crate::error::FioError;
 use crate::options::Draft;
 use hiops_job::iolog::{format_of, scan, TraceSummary};
 use hiops_job::spec::{ReplaySpec, TraceFormat};
-use hiops_job::{BlockSizes, JobSpec, RwMode, TargetSpec};
+use hiops_job::{BlockSizes, JobBuilder, RwMode, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// Makes `spec` replay `trace`. `files`: the job's filenames (directory
 /// applied), empty when it gives none.
 pub(crate) fn replay_into(
     d: &Draft,
-    spec: &mut JobSpec,
+    spec: &mut JobBuilder,
     trace: &Path,
     files: &[PathBuf],
 ) -> Result<(), FioError> {
@@ -82,7 +82,7 @@ pub(crate) fn replay_into(
 /// The job's direction, block size, alignment and size follow the trace
 /// (trims beside reads or writes are the replay's `trims`, see
 /// `JobSpec::trims`).
-fn shape(spec: &mut JobSpec, sum: &TraceSummary) {
+fn shape(spec: &mut JobBuilder, sum: &TraceSummary) {
     spec.workload.rw = match (sum.reads > 0, sum.writes > 0) {
         (false, false) if sum.trims > 0 => RwMode::Trim,
         (_, false) => RwMode::Read,
@@ -180,7 +180,7 @@ mod tests {
         assert_eq!(s.workload.block_align, Some(4096));
         // The job's filenames, in another order: the trace's names follow.
         let s = job("filename=/x/a:/x/b\n").unwrap();
-        assert_eq!(s.io_logs.replay.unwrap().files, ["/x/a", "/x/b"]);
+        assert_eq!(s.io_logs.replay.as_ref().unwrap().files, ["/x/a", "/x/b"]);
         // Redirected: one target, no names.
         let s = job("replay_redirect=/x/c\nreplay_skip=write\n").unwrap();
         assert_eq!(

@@ -1,10 +1,10 @@
 //! A job's options checked against each other: what no target can make
 //! valid fails here, before any file is opened, with the option to change.
-//! Every front end (flags, TOML, fio job files) plans a job and then calls
-//! [`JobSpec::check`]; the engine calls it again before any I/O, beside its
-//! checks against the opened targets (sizes, logical blocks).
+//! Every job is checked once, as it is built ([`JobBuilder::build`]); the
+//! engine adds the checks that need its opened targets (sizes, logical
+//! blocks) and verify's header sizes.
 
-use crate::spec::{Distribution, JobSpec, VerifyMode};
+use crate::spec::{Distribution, JobBuilder, VerifyMode};
 use hiops_hal::EngineKind;
 
 /// A job whose options cannot run together: the option to change and why.
@@ -26,7 +26,7 @@ impl CheckError {
 
 type Checked = Result<(), CheckError>;
 
-impl JobSpec {
+impl JobBuilder {
     /// Checks the job's options against each other (see the module's doc).
     pub fn check(&self) -> Checked {
         if self.io.iodepth == 0 {
@@ -42,7 +42,7 @@ impl JobSpec {
     }
 }
 
-fn check_rates(spec: &JobSpec) -> Checked {
+fn check_rates(spec: &JobBuilder) -> Checked {
     let rates = spec.workload.rate_iops.iter().flatten();
     if rates.clone().any(|&r| r.is_nan() || r <= 0.0) {
         return Err(CheckError::new(
@@ -54,7 +54,7 @@ fn check_rates(spec: &JobSpec) -> Checked {
 }
 
 /// What hiops' strided zones do not combine with, refused by name.
-fn check_strided(spec: &JobSpec) -> Checked {
+fn check_strided(spec: &JobBuilder) -> Checked {
     let Some(z) = spec.target.strided else {
         return Ok(());
     };
@@ -87,7 +87,7 @@ fn check_strided(spec: &JobSpec) -> Checked {
     Ok(())
 }
 
-fn check_raid0(spec: &JobSpec) -> Checked {
+fn check_raid0(spec: &JobBuilder) -> Checked {
     let Some(chunk) = spec.target.raid0_chunk else {
         return Ok(());
     };
@@ -119,7 +119,7 @@ fn check_raid0(spec: &JobSpec) -> Checked {
 
 /// verify's options that no block size or header can reconcile (the
 /// engine checks the interval against its header sizes).
-fn check_verify(spec: &JobSpec) -> Checked {
+fn check_verify(spec: &JobBuilder) -> Checked {
     let v = &spec.verify;
     if v.mode == VerifyMode::Off {
         return Ok(());
@@ -150,10 +150,10 @@ mod tests {
     use crate::RwMode;
 
     /// Makes a default job invalid in one way.
-    type Breaker = Box<dyn Fn(&mut JobSpec)>;
+    type Breaker = Box<dyn Fn(&mut JobBuilder)>;
 
-    fn job() -> JobSpec {
-        JobSpec::default_for("f".into())
+    fn job() -> JobBuilder {
+        JobBuilder::default_for("f".into())
     }
 
     #[test]
@@ -219,5 +219,17 @@ mod tests {
         assert_eq!(s.check(), Ok(()));
         s.workload.rw_gap = 4096;
         assert_eq!(s.check().unwrap_err().option, "rw");
+    }
+
+    #[test]
+    fn a_built_job_changes_only_by_being_built_again() {
+        let spec = job().build().unwrap();
+        let deeper = spec.with(|j| j.io.iodepth = 64).unwrap();
+        assert_eq!((spec.io.iodepth, deeper.io.iodepth), (32, 64));
+        let e = spec.with(|j| j.io.iodepth = 0).unwrap_err();
+        assert_eq!(e.option, "iodepth");
+        let mut back = deeper.into_builder();
+        back.numjobs = 0;
+        assert_eq!(back.build().unwrap_err().option, "numjobs");
     }
 }

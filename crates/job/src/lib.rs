@@ -18,5 +18,6 @@ pub mod units;
 
 pub use check::CheckError;
 pub use spec::{
-    BlockSizes, Distribution, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec, VerifyMode,
+    BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
+    VerifyMode,
 };

@@ -270,10 +270,10 @@ fn host_table(c: &Cluster, p: usize) -> String {
 mod tests {
     use super::*;
     use hiops_bench::wire::RankRun;
-    use hiops_bench::{JobSpec, RunOptions, RwMode, TargetSpec};
+    use hiops_bench::{JobBuilder, RunOptions, RwMode, TargetSpec};
 
     fn rank(rank: usize, host: &str) -> RankRun {
-        let mut s = JobSpec::default_for("unused".into());
+        let mut s = JobBuilder::default_for("unused".into());
         s.name = "j".into();
         s.target.targets = TargetSpec::Ram;
         s.io.engine = hiops_hal::EngineKind::Mem;
@@ -290,7 +290,7 @@ mod tests {
             profile: None,
             timeline: false,
         };
-        let runs = hiops_bench::run_phases(&[s], &[0], opts).unwrap();
+        let runs = hiops_bench::run_phases(&[s.build().unwrap()], &[0], opts).unwrap();
         RankRun {
             rank,
             host: host.into(),

@@ -326,15 +326,15 @@ mod tests {
     use super::*;
     use hiops_bench::result::{DeviceWindow, TargetInfo};
     use hiops_bench::target::TargetKind;
-    use hiops_bench::{JobSpec, RwMode};
+    use hiops_bench::{JobBuilder, RwMode};
     use hiops_stats::disk::DiskStats;
 
     /// A run of one writing job on vda: `numjobs` threads, each with 1000
     /// writes of 4 KiB at `app_us`, the device at `device_us` per request.
     fn writes(direct: bool, numjobs: u32, app_us: u64, device_us: u64) -> RunResult {
-        let mut spec = JobSpec::default_for("/data/f".into());
+        let mut spec = JobBuilder::default_for("/data/f".into());
         (spec.target.direct, spec.numjobs, spec.workload.rw) = (direct, numjobs, RwMode::RandWrite);
-        let mut r = RunResult::not_run(vec![spec]);
+        let mut r = RunResult::not_run(vec![spec.build().unwrap()]);
         let j = &mut r.jobs[0];
         j.targets.push(TargetInfo {
             name: "/data/f".into(),

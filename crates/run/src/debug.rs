@@ -8,6 +8,7 @@
 //! internals (its mutexes, smalloc, helper thread) are accepted with one
 //! line saying hiops has no trace of them.
 
+use hiops_bench::spec::TraceSpec;
 use hiops_bench::verify::fiorand;
 use hiops_bench::BenchError;
 use hiops_fio::{FioPlan, Source};
@@ -146,8 +147,9 @@ impl Debug {
             if self.only_job.is_some_and(|n| n != i + 1) {
                 continue;
             }
-            spec.io_logs.trace.io = self.is_on(Category::Io);
-            spec.io_logs.trace.verify = self.is_on(Category::Verify);
+            let (io, verify) = (self.is_on(Category::Io), self.is_on(Category::Verify));
+            *spec = (spec.with(|job| job.io_logs.trace = TraceSpec { io, verify }))
+                .expect("tracing changes no option the job's checks read");
         }
     }
 

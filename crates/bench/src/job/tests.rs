@@ -5,7 +5,7 @@
 //! depth the quarter batches do not divide, a deep one) and however the
 //! reaps and submissions are batched.
 
-use crate::spec::JobSpec;
+use crate::spec::JobBuilder;
 use crate::{run, RunOptions, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
 use std::sync::atomic::AtomicBool;
@@ -13,8 +13,8 @@ use std::sync::atomic::AtomicBool;
 const SIZE: u64 = 2 << 20;
 const BS: u64 = 4096;
 
-fn job(engine: EngineKind, rw: RwMode, iodepth: u32, batch: (u32, u32)) -> JobSpec {
-    let mut s = JobSpec::default_for("unused".into());
+fn job(engine: EngineKind, rw: RwMode, iodepth: u32, batch: (u32, u32)) -> JobBuilder {
+    let mut s = JobBuilder::default_for("unused".into());
     s.name = "count".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = engine;
@@ -45,7 +45,7 @@ fn every_block_is_counted_and_timed_once_at_every_depth() {
                     profile: None,
                     timeline: false,
                 };
-                let r = run(&[job(engine, rw, depth, batch)], opts).expect("runs");
+                let r = run(&[job(engine, rw, depth, batch).build().unwrap()], opts).expect("runs");
                 let j = &r.jobs[0];
                 assert!(j.errors().is_empty(), "{what}: {:?}", j.errors());
                 let (rd, wr) = j.merged();

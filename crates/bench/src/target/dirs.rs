@@ -57,11 +57,12 @@ fn exists(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::JobBuilder;
 
     fn spec(per_clone: Option<u32>) -> JobSpec {
-        let mut s = JobSpec::default_for(PathBuf::from("unused"));
+        let mut s = JobBuilder::default_for(PathBuf::from("unused"));
         s.target.files_per_clone = per_clone;
-        s
+        s.build().unwrap()
     }
 
     #[test]

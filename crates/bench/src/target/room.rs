@@ -108,15 +108,16 @@ pub(super) fn fixed_offsets(spec: &JobSpec) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::JobBuilder;
 
     #[test]
     fn room_counts_each_file_once_at_its_largest_layout() {
         let tmp = tempfile::tempdir().unwrap();
         let (_, free) = room_at(tmp.path()).unwrap();
         let job = |size: u64| {
-            let mut job = JobSpec::default_for(tmp.path().join("f"));
+            let mut job = JobBuilder::default_for(tmp.path().join("f"));
             job.target.size = Some(size);
-            job
+            job.build().unwrap()
         };
         // Two jobs on one file need the larger of them, not the sum.
         let half = free / 2 + 1;

@@ -1,7 +1,7 @@
 use super::tracker::{BlockMap, Knows};
 use super::verdict::verdict;
 use super::*;
-use crate::spec::{JobSpec, VerifyMode};
+use crate::spec::{JobBuilder, VerifyMode};
 
 const ALL: [VerifyMode; 15] = [
     VerifyMode::Meta,
@@ -154,20 +154,20 @@ fn report_keeps_the_lowest_bad_offset() {
 
 #[test]
 fn intervals_follow_fios_rules() {
-    let mut spec = JobSpec::default_for("x".into());
+    let mut spec = JobBuilder::default_for("x".into());
     spec.workload.bs = crate::spec::BlockSizes::fixed(16384);
-    assert_eq!(interval_of(&spec), 16384);
+    assert_eq!(interval_of(&spec.clone().build().unwrap()), 16384);
     spec.verify.interval = Some(4096);
-    assert_eq!(interval_of(&spec), 4096);
+    assert_eq!(interval_of(&spec.clone().build().unwrap()), 4096);
     spec.verify.interval = Some(3000);
     assert_eq!(
-        interval_of(&spec),
+        interval_of(&spec.clone().build().unwrap()),
         16384,
         "an interval that does not divide is dropped"
     );
     spec.verify.interval = None;
     spec.workload.bs = crate::spec::BlockSizes::equal(&[4096, 8192, 12288]);
-    assert_eq!(interval_of(&spec), 4096);
+    assert_eq!(interval_of(&spec.build().unwrap()), 4096);
 }
 
 const TBS: u32 = 4096;

@@ -147,7 +147,8 @@ impl Invocation {
         }
         if let Some(dir) = &self.aux_path {
             for job in &mut plan.jobs {
-                job.verify.aux_path = Some(dir.clone());
+                *job = (job.with(|j| j.verify.aux_path = Some(dir.clone())))
+                    .expect("verify's state directory changes no option the job's checks read");
             }
         }
         if rank.rank == 0 {

@@ -3,13 +3,13 @@
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
-use hiops_job::{JobSpec, PathSpec, TargetSpec};
+use hiops_job::{JobBuilder, PathSpec, TargetSpec};
 use hiops_safety::Grants;
 
 impl Draft {
     /// The engine's own options; each refused with an engine that has
     /// no such option.
-    pub(super) fn set_engine_options(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_engine_options(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         let engine = spec.io.engine;
         let o = &mut spec.io.engine_opts;
         let hipri = self.hipri.unwrap_or(false);
@@ -91,7 +91,7 @@ impl Draft {
     }
 
     /// The devices the job may write to.
-    pub(super) fn set_write_grants(&self, spec: &mut JobSpec) {
+    pub(super) fn set_write_grants(&self, spec: &mut JobBuilder) {
         spec.target.allow_write_devices = self.allow_write_devices.clone();
         if self.allow_mounted_write {
             // The safety gate lifts "in use" only where --allow-write-device
@@ -105,7 +105,7 @@ impl Draft {
     }
 
     /// The task path's threads, and the shared HIOPS path of a strategy.
-    pub(super) fn set_tasks_and_path(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_tasks_and_path(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         // strategy=tasks: numjobs counts tasks (so sweeps over threads and
         // strategies draw the task path beside the threads).
         let tasks = self
@@ -169,7 +169,7 @@ impl Draft {
         }
     }
 
-    pub(super) fn task_threads(&self, spec: &mut JobSpec, tasks: u32) -> Result<(), FioError> {
+    pub(super) fn task_threads(&self, spec: &mut JobBuilder, tasks: u32) -> Result<(), FioError> {
         match self.strategy {
             Some(hiops_path::Strategy::Coop) => {}
             None => return Err("--tasks runs the task path: add --strategy=coop".into()),
@@ -201,7 +201,7 @@ impl Draft {
     }
 
     /// fio's cmdprio: the rules, on an engine that issues them itself.
-    pub(super) fn set_cmdprio(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_cmdprio(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         let dirs = (spec.workload.rw.reads(), spec.workload.rw.writes());
         spec.io.cmdprio = self.cmdprio.plan(spec.io.engine, dirs, self.kb_base)?;
         if spec.io.cmdprio.is_some() && (spec.io.offload || spec.io.path.is_some()) {

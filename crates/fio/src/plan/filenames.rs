@@ -5,7 +5,7 @@
 //! make_filename, filesetup.c's add_file).
 
 use crate::error::FioError;
-use hiops_job::JobSpec;
+use hiops_job::JobBuilder;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ fn replace_caseless(text: &str, keyword: &str, value: &str) -> String {
 pub fn job_files(
     format: &str,
     directory: Option<&PathBuf>,
-    spec: &JobSpec,
+    spec: &JobBuilder,
     nrfiles: u32,
 ) -> Vec<PathBuf> {
     let dir = directory.cloned().unwrap_or_default();
@@ -84,7 +84,7 @@ impl TakenNames {
     /// Records `spec`'s names, after checking its clones take none of the
     /// names taken before it. hiops gives every clone its files; a clone
     /// fio would leave without one is refused, naming the way out.
-    pub fn take(&mut self, spec: &JobSpec) -> Result<(), FioError> {
+    pub fn take(&mut self, spec: &JobBuilder) -> Result<(), FioError> {
         let (Some(per_clone), hiops_job::TargetSpec::Paths(files)) =
             (spec.target.files_per_clone, &spec.target.targets)
         else {

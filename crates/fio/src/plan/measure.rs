@@ -2,7 +2,7 @@
 //! share and steady state.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_job::JobSpec;
+use hiops_job::JobBuilder;
 
 impl Draft {
     /// fio's logs: a prefix left empty is the job's name (fio's default).
@@ -22,7 +22,7 @@ impl Draft {
     }
 
     /// Logs, offload and serialize_overlap, the latency target and the flow share.
-    pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         spec.logs = self.logs_of(&spec.name);
         spec.io.offload = self.offload.unwrap_or(false);
         spec.io.serialize_overlap = self.serialize_overlap.unwrap_or(false);
@@ -64,7 +64,7 @@ impl Draft {
     }
 
     /// ss: stop once steady, within runtime.
-    pub(super) fn set_steady_state(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_steady_state(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(mut ss) = self.ss {
             ss.window_ns = self.ss_dur.unwrap_or(0);
             ss.ramp_ns = self.ss_ramp.unwrap_or(0);

@@ -24,7 +24,7 @@ use crate::jobfile::{RawOption, Section};
 use crate::options::Draft;
 use crate::value::KbBase;
 use hiops_job::spec::{JobMeta, LatPercentiles};
-use hiops_job::JobSpec;
+use hiops_job::{JobBuilder, JobSpec};
 use refusals::{apply, Refusals};
 use std::fs::File;
 use std::path::PathBuf;
@@ -97,13 +97,16 @@ pub fn plan(
             budget.take(global_bytes + text_bytes(&section.options))?;
             let (draft, ignored) = draft_of(section, &globals, &mut refusals, &mut cache)?;
             let (job_phase, group) = order.place(&draft, &section.name)?;
-            let (mut spec, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
+            let (mut job, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
             if own_temp {
                 temp_jobs.push(out.jobs.len());
             }
             // fio numbers threads from 1 across the run; logs are named so.
-            spec.logs.first_thread = threads.saturating_add(1);
-            threads = threads.saturating_add(spec.numjobs);
+            job.logs.first_thread = threads.saturating_add(1);
+            threads = threads.saturating_add(job.numjobs);
+            let spec = job
+                .build()
+                .map_err(|e| in_job(e.into(), section, defaults))?;
             taken
                 .take(&spec)
                 .map_err(|e| in_job(e, section, defaults))?;
@@ -324,7 +327,7 @@ fn spec_of(
     defaults: Defaults,
     group: u32,
     ignored: Vec<String>,
-) -> Result<(JobSpec, bool), FioError> {
+) -> Result<(JobBuilder, bool), FioError> {
     let description = draft.description.take();
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;

@@ -6,12 +6,12 @@
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_job::spec::Amount;
-use hiops_job::{JobSpec, TargetSpec};
+use hiops_job::{JobBuilder, TargetSpec};
 use std::path::Path;
 
 impl Draft {
     /// offset_align and file_append on a job whose targets are set.
-    pub(super) fn set_start_offsets(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_start_offsets(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(a) = self.offset_align {
             let align = u64::from(spec.workload.block_align.unwrap_or(spec.bs_min()));
             if a % align != 0 {
@@ -31,7 +31,7 @@ impl Draft {
     /// file_append: every regular file is worked on from its end (a new
     /// file from 0), whatever offset says; block devices keep offset, as
     /// in fio. The files' sizes are read now, as the plan is made.
-    fn append(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    fn append(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         let TargetSpec::Paths(files) = &spec.target.targets else {
             return Ok(());
         };

@@ -7,7 +7,7 @@ use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
-use hiops_job::{JobSpec, RwMode, TargetSpec};
+use hiops_job::{JobBuilder, RwMode, TargetSpec};
 use std::path::PathBuf;
 
 impl Draft {
@@ -15,7 +15,7 @@ impl Draft {
     /// a temporary file of hiops' own (made once the whole plan checks).
     /// Each step reads its own options; the order is that of the checks,
     /// so the first wrong option is the one reported.
-    pub fn into_spec(self, defaults: Defaults) -> Result<(JobSpec, bool), FioError> {
+    pub fn into_spec(self, defaults: Defaults) -> Result<(JobBuilder, bool), FioError> {
         let fio = defaults == Defaults::Fio;
         let mut spec = self.base_spec(fio);
         self.set_workload(&mut spec)?;
@@ -51,7 +51,7 @@ impl Draft {
 
     /// dedupe_mode=working_set: the set's blocks, fio's share of the job's
     /// size in blocks of the smallest write (0: dedupe_mode=repeat).
-    pub(super) fn dedupe_working_set_pages(&self, spec: &JobSpec) -> Result<u64, FioError> {
+    pub(super) fn dedupe_working_set_pages(&self, spec: &JobBuilder) -> Result<u64, FioError> {
         if !self.dedupe_working_set || self.buffers.dedupe_percentage == 0 {
             return Ok(0);
         }
@@ -77,13 +77,13 @@ impl Draft {
 
     /// The job's engine and name, on fio's defaults where they differ
     /// from hiops' own.
-    pub(super) fn base_spec(&self, fio: bool) -> JobSpec {
+    pub(super) fn base_spec(&self, fio: bool) -> JobBuilder {
         let engine = match self.ioengine {
             Some(e) => e,
             None if fio && self.strategy.is_none() => EngineKind::Psync,
             None => EngineKind::IoUring,
         };
-        let mut spec = JobSpec::default_for(PathBuf::new());
+        let mut spec = JobBuilder::default_for(PathBuf::new());
         spec.io.engine = engine;
         spec.io.filecreate = self.filecreate;
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
@@ -101,7 +101,7 @@ impl Draft {
     }
 
     /// Clones, the read/write mix and the block sizes.
-    pub(super) fn set_workload(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_workload(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(n) = self.numjobs {
             spec.numjobs = n;
         }
@@ -135,7 +135,7 @@ impl Draft {
     }
 
     /// The queue depth, its batches, and the CPUs the job may run on.
-    pub(super) fn set_queue_and_cpus(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_queue_and_cpus(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(q) = self.iodepth {
             spec.io.iodepth = q;
         }
@@ -164,7 +164,7 @@ impl Draft {
     }
 
     /// Direct or buffered I/O, and how long the job runs.
-    pub(super) fn set_direct_and_timing(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_direct_and_timing(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         match (self.direct, self.buffered) {
             (Some(d), Some(b)) if d == b => {
                 return Err("direct and buffered contradict each other: give one".into())
@@ -191,7 +191,7 @@ impl Draft {
     }
 
     /// Where random I/Os fall, and their seed.
-    pub(super) fn set_randomness(&self, spec: &mut JobSpec) {
+    pub(super) fn set_randomness(&self, spec: &mut JobBuilder) {
         if let Some(d) = self.distribution.clone() {
             spec.workload.distribution = d;
         }
@@ -215,7 +215,7 @@ impl Draft {
     }
 
     /// Each direction's rate cap and floor, and the pacing between I/Os.
-    pub(super) fn set_rates(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_rates(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         for (d, op) in [hiops_hal::Op::Read, hiops_hal::Op::Write]
             .into_iter()
             .enumerate()
@@ -244,7 +244,7 @@ impl Draft {
     }
 
     /// When the job stops, what it syncs, and the page cache hints.
-    pub(super) fn set_syncs_and_exits(&self, spec: &mut JobSpec) {
+    pub(super) fn set_syncs_and_exits(&self, spec: &mut JobBuilder) {
         // fio 3.33 counts number_ios in size-based jobs alone: its do_io
         // and keep_running go on while time_based, whatever the count.
         spec.workload.number_ios = self.number_ios.filter(|_| self.time_based != Some(true));

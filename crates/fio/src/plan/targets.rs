@@ -6,7 +6,7 @@ use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
-use hiops_job::{JobSpec, TargetSpec};
+use hiops_job::{JobBuilder, JobSpec, TargetSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,7 @@ impl Draft {
 
     /// The targets and their sizes; true when the target is a temporary
     /// file of hiops' own.
-    pub(super) fn set_targets(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
+    pub(super) fn set_targets(&self, spec: &mut JobBuilder, fio: bool) -> Result<bool, FioError> {
         self.directory_is_one()?;
         let own = self.set_target_paths(spec, fio)?;
         if self.zonemode_zbd {
@@ -87,7 +87,7 @@ impl Draft {
     }
 
     /// The job's files or devices; true when hiops makes a temporary file.
-    fn set_target_paths(&self, spec: &mut JobSpec, fio: bool) -> Result<bool, FioError> {
+    fn set_target_paths(&self, spec: &mut JobBuilder, fio: bool) -> Result<bool, FioError> {
         let engine = spec.io.engine;
         let nrfiles = self.nrfiles.unwrap_or(1);
         let size_bytes = self.size_bytes();
@@ -123,7 +123,7 @@ impl Draft {
 
     /// read_iolog: the trace's I/Os on the job's files; true when a trace
     /// is replayed (its targets are then no temporary file of hiops').
-    pub(super) fn set_replay(&self, spec: &mut JobSpec) -> Result<bool, FioError> {
+    pub(super) fn set_replay(&self, spec: &mut JobBuilder) -> Result<bool, FioError> {
         let Some(trace) = &self.read_iolog else {
             return Ok(false);
         };
@@ -174,7 +174,11 @@ impl Draft {
     }
 
     /// fio's own file names: filename_format (`name.clone.file`) in directory=.
-    pub(super) fn fio_files(&self, spec: &JobSpec, nrfiles: u32) -> Result<Vec<PathBuf>, FioError> {
+    pub(super) fn fio_files(
+        &self,
+        spec: &JobBuilder,
+        nrfiles: u32,
+    ) -> Result<Vec<PathBuf>, FioError> {
         // hiops keeps every file open: more than a process may open is refused
         // here, before a list of them fills memory.
         const MAX_FILES: u64 = 1 << 20;
@@ -221,7 +225,7 @@ impl Draft {
     /// their data, how many open, and whether they go at the end.
     pub(super) fn set_file_options(
         &self,
-        spec: &mut JobSpec,
+        spec: &mut JobBuilder,
         own_file: bool,
     ) -> Result<(), FioError> {
         spec.io_logs.write_iolog = self.write_iolog.clone();
@@ -283,7 +287,7 @@ impl Draft {
     /// openfiles below the job's files: served as fio serves them, each
     /// in turn, at most openfiles at a time, each until its range is done
     /// (fio's get_next_file_rr). The random file services are refused.
-    pub(super) fn set_openfiles(&self, spec: &mut JobSpec) -> Result<(), FioError> {
+    pub(super) fn set_openfiles(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         use hiops_job::file_service::FileServiceKind;
         let files = match (&spec.target.targets, spec.target.files_per_clone) {
             (_, Some(n)) => n as u64,
@@ -350,17 +354,19 @@ pub(super) fn make_temp_targets(
 ) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
     for &j in jobs {
-        let TargetSpec::Paths(paths) = &mut specs[j].target.targets else {
+        let TargetSpec::Paths(given) = &specs[j].target.targets else {
             continue;
         };
-        for path in paths.iter_mut() {
+        let mut opened = Vec::with_capacity(given.len());
+        for path in given {
             let (file, name) = create_unique(path)?;
             std::fs::remove_file(&name).map_err(|e| {
                 FioError::Invalid(format!("cannot unlink {} once open: {e}", name.display()))
             })?;
-            *path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+            opened.push(PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())));
             temp_files.push(file);
         }
+        specs[j] = specs[j].with(|job| job.target.targets = TargetSpec::Paths(opened))?;
     }
     Ok(())
 }

@@ -1,13 +1,13 @@
 //! The verify options of a job.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_job::{JobSpec, VerifyMode};
+use hiops_job::{JobBuilder, VerifyMode};
 
 impl Draft {
     /// The verify options. Needs the seed (`set_randomness`) first.
     pub(super) fn set_verify(
         &self,
-        spec: &mut JobSpec,
+        spec: &mut JobBuilder,
         fio: bool,
         own_file: bool,
     ) -> Result<(), FioError> {
@@ -63,7 +63,7 @@ impl Draft {
     /// written before, once through.
     pub(super) fn check_verify_only(
         &self,
-        spec: &mut JobSpec,
+        spec: &mut JobBuilder,
         own_file: bool,
     ) -> Result<(), FioError> {
         let read_verify = !spec.workload.rw.writes() && spec.verify.mode != VerifyMode::Off;

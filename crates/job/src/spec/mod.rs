@@ -30,13 +30,16 @@ pub use timing::{ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
 pub use workload::{BufferContent, FlowSpec, RateMin, Workload};
 
+use crate::CheckError;
 use hiops_hal::Op;
 use std::path::PathBuf;
 
-/// One job (fio's job section): its name, its threads and where they may
-/// run, and its options by concern.
+/// One job (fio's job section) as it is being built: its name, its
+/// threads and where they may run, and its options by concern. Front ends
+/// set its fields, then [`JobBuilder::build`] checks them together and
+/// gives the [`JobSpec`] the engine runs.
 #[derive(Clone, Debug)]
-pub struct JobSpec {
+pub struct JobBuilder {
     pub name: String,
     pub numjobs: u32,
     /// CPUs each thread may run on; with `cpus_split`, thread i gets cpus[i % n].
@@ -53,11 +56,46 @@ pub struct JobSpec {
     pub meta: JobMeta,
 }
 
+/// A job whose options passed [`JobBuilder::check`]: what the workers run.
+/// Its fields are read through the builder it was made from (`Deref`); to
+/// change one, take the builder back ([`JobSpec::into_builder`]) and build
+/// again, so no job reaches the engine unchecked.
+#[derive(Clone, Debug)]
+pub struct JobSpec(JobBuilder);
+
+impl std::ops::Deref for JobSpec {
+    type Target = JobBuilder;
+
+    fn deref(&self) -> &JobBuilder {
+        &self.0
+    }
+}
+
 impl JobSpec {
+    /// The no-argument job (see [`JobBuilder::default_for`]), checked.
+    pub fn default_for(target: PathBuf) -> JobSpec {
+        let job = JobBuilder::default_for(target).build();
+        job.expect("the default job's options agree")
+    }
+
+    /// The job's options, to change and build again.
+    pub fn into_builder(self) -> JobBuilder {
+        self.0
+    }
+
+    /// A copy of the job changed by `change`, checked again.
+    pub fn with(&self, change: impl FnOnce(&mut JobBuilder)) -> Result<JobSpec, CheckError> {
+        let mut b = self.0.clone();
+        change(&mut b);
+        b.build()
+    }
+}
+
+impl JobBuilder {
     /// The no-argument job: 4 KiB random reads at queue depth 32 with io_uring
     /// for about 10 seconds, on a temporary file.
-    pub fn default_for(target: PathBuf) -> JobSpec {
-        JobSpec {
+    pub fn default_for(target: PathBuf) -> JobBuilder {
+        JobBuilder {
             name: "hiops-default".into(),
             numjobs: 1,
             cpus_allowed: None,
@@ -71,6 +109,12 @@ impl JobSpec {
             io_logs: IoLogs::default(),
             meta: JobMeta::default(),
         }
+    }
+
+    /// The job, once its options agree (see [`JobBuilder::check`]).
+    pub fn build(self) -> Result<JobSpec, CheckError> {
+        self.check()?;
+        Ok(JobSpec(self))
     }
 
     /// The block sizes of `op`'s direction.
