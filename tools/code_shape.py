@@ -208,8 +208,9 @@ def json_key_lookups(text):
 
 def public_job_fields():
     """Public fields of the job model's structs: `pub` fields of every
-    struct in the files that define JobSpec and its parts."""
-    spec = os.path.join(CRATES, "bench", "src", "spec")
+    struct in the files that define JobBuilder, JobSpec and their parts
+    (the builder's are set by the front ends before the job is built)."""
+    spec = os.path.join(CRATES, "job", "src", "spec")
     if not os.path.isdir(spec):
         return None
     n = 0
@@ -220,6 +221,21 @@ def public_job_fields():
                     if re.match(r"^\s+pub\s+\w+\s*:", line):
                         n += 1
     return n
+
+
+def job_settable_after_build():
+    """Ways to change a built JobSpec in place: public fields of JobSpec
+    itself, or a DerefMut to its builder (0: only by building again)."""
+    path = os.path.join(CRATES, "job", "src", "spec", "mod.rs")
+    if not os.path.exists(path):
+        return None
+    text = "\n".join(non_test_lines(path))
+    m = re.search(r"pub struct JobSpec(\([^)]*\)|\s*\{[^}]*\})", text)
+    if not m:
+        return None
+    public = len(re.findall(r"\bpub\b", m.group(1)))
+    deref_mut = len(re.findall(r"impl\s+(std::ops::)?DerefMut\s+for\s+JobSpec", text))
+    return public + deref_mut
 
 
 def main():
@@ -272,7 +288,8 @@ def main():
     print(f"  {found} in all")
     print_per_crate("JSON lookups by literal key", json_keys)
     print_per_crate("String bridges (From<_> for String, map_err to a string)", bridges)
-    print("public fields of the job model (bench/src/spec):", public_job_fields())
+    print("public fields of the job model's builder (job/src/spec):", public_job_fields())
+    print("ways to change a built JobSpec in place:", job_settable_after_build())
     print("assertions per 1k non-test lines:")
     for crate, files in sorted(by_crate.items()):
         lines = sum(len(l) for _, l in files)

@@ -7,6 +7,8 @@
 //! readers of fio's and blktrace's traces a job may replay. Reading a job
 //! file needs this crate, not the engine.
 
+#![forbid(unsafe_code)]
+
 mod check;
 pub mod distribution;
 pub mod file_service;

@@ -7,12 +7,12 @@
 //! from the last issue instead; scheduling against the trace's clock keeps
 //! a late I/O from delaying all that follow.
 
-use super::{placed, placed_len, skipped, Entry, Reader, TraceOp};
-use super::{Flaw, TraceError};
 use crate::generator::{NextIo, Region};
 use crate::source::{Next, Source};
 use crate::spec::ReplaySpec;
 use hiops_hal::Op;
+use hiops_job::iolog::{placed, placed_len, skipped, Entry, Reader, TraceOp};
+use hiops_job::iolog::{Flaw, TraceError};
 
 pub(crate) struct Replay<'a> {
     spec: &'a ReplaySpec,

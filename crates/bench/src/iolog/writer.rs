@@ -14,8 +14,8 @@
 //! and an empty one comes back, so the job thread never allocates per I/O
 //! nor waits on the file (unless the disk falls a whole buffer behind).
 
-use super::TraceError;
 use hiops_hal::Op;
+use hiops_job::iolog::TraceError;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
