@@ -42,7 +42,10 @@ pub fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
 /// `text` with every `keyword` (ASCII, matched in any case) replaced by
 /// `value`; a replacement is not searched again.
 fn replace_caseless(text: &str, keyword: &str, value: &str) -> String {
-    debug_assert!(keyword.is_ascii());
+    assert!(
+        keyword.is_ascii(),
+        "offsets agree only under ASCII lowercasing"
+    );
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
@@ -70,6 +73,10 @@ pub fn job_files(
             files.push(dir.join(file_name(format, &spec.name, clone, f)));
         }
     }
+    assert_eq!(
+        files.len() as u64,
+        u64::from(spec.numjobs) * u64::from(nrfiles)
+    );
     files
 }
 

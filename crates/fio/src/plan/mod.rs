@@ -120,6 +120,7 @@ pub fn plan(
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
     make_temp_targets(&mut out.jobs, &mut out.temp_files, &temp_jobs)?;
+    assert_eq!(out.jobs.len(), out.phases.len(), "a phase for every job");
     Ok(out)
 }
 
@@ -189,6 +190,7 @@ impl Order {
             Some(w) => self.phase.max(waitee_phase(&self.named, w, job)? + 1),
             None => self.phase,
         };
+        assert!(job_phase >= self.phase, "a job never runs before its place");
         Ok((job_phase, self.group))
     }
 

@@ -131,6 +131,10 @@ impl Draft {
         let write = spec.bs_for(hiops_hal::Op::Write).clone();
         spec.workload.bs_trim = t.filter(|t| *t != write);
         spec.workload.block_align = self.blockalign;
+        // A direction's own sizes are kept only where they differ: the
+        // reports print a size split only then.
+        assert!(spec.workload.bs_write.as_ref() != Some(&spec.workload.bs));
+        assert!(spec.workload.bs_trim.as_ref() != Some(&write));
         Ok(())
     }
 
@@ -146,6 +150,16 @@ impl Draft {
         spec.io.iodepth_batch_complete_max = self
             .iodepth_batch_complete_max
             .map_or(0, |m| m.max(spec.io.iodepth_batch_complete_min));
+        let io = &spec.io;
+        assert!(
+            io.iodepth_batch_complete_min >= 1,
+            "a reap waits for one at least"
+        );
+        assert!(
+            io.iodepth_batch_complete_max == 0
+                || io.iodepth_batch_complete_max >= io.iodepth_batch_complete_min,
+            "a reap batch's max is never below its min (fio raises it)"
+        );
         spec.cpus_allowed = self.cpus_allowed.clone();
         if let Some(cpus) = &spec.cpus_allowed {
             let online = std::thread::available_parallelism()
@@ -187,6 +201,10 @@ impl Draft {
         }
         spec.timing.startdelay_ns = self.startdelay.unwrap_or(0);
         spec.timing.loops = self.loops.unwrap_or(1);
+        assert!(
+            !spec.timing.time_based || spec.timing.runtime_ns.is_some(),
+            "a time-based job has a runtime to end it"
+        );
         Ok(())
     }
 
@@ -235,6 +253,14 @@ impl Draft {
                 (None, None) => None,
             };
         }
+        assert!(
+            spec.workload
+                .rate_iops
+                .iter()
+                .flatten()
+                .all(|r| r.is_finite()),
+            "a byte rate becomes I/Os of a mean block size above zero"
+        );
         spec.workload.rate_cycle_ns = self.rate_cycle.unwrap_or(1000).saturating_mul(1_000_000);
         spec.workload.rate_poisson = self.rate_poisson.unwrap_or(false);
         spec.workload.thinktime_ns = self.thinktime.unwrap_or(0);

@@ -366,6 +366,7 @@ pub(super) fn make_temp_targets(
             opened.push(PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())));
             temp_files.push(file);
         }
+        assert_eq!(opened.len(), given.len(), "each file of the job made");
         specs[j] = specs[j].with(|job| job.target.targets = TargetSpec::Paths(opened))?;
     }
     Ok(())

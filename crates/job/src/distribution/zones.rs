@@ -188,6 +188,7 @@ fn absolute_zones<E: std::fmt::Display>(
         }
         zones.push((a, bytes));
     }
+    assert!(!zones.is_empty(), "entries refuses a list without pairs");
     Ok(Distribution::ZonedAbs(zones))
 }
 

@@ -250,6 +250,10 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, TraceErro
             });
         };
         s.max_end = s.max_end.max(end);
+        assert!(
+            s.max_end >= u64::from(s.max_len),
+            "the furthest byte is past the largest I/O"
+        );
         while s.align > 1
             && !(offset.is_multiple_of(s.align) && (len as u64).is_multiple_of(s.align))
         {
@@ -259,6 +263,10 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, TraceErro
     if let Reader::Text(t) = r {
         s.files = if redirect { Vec::new() } else { t.names };
     }
+    assert!(
+        s.align.is_power_of_two(),
+        "alignment halves from a power of two"
+    );
     Ok(s)
 }
 

@@ -26,6 +26,7 @@ pub struct BlockSizes {
 
 impl BlockSizes {
     pub fn fixed(bs: u32) -> BlockSizes {
+        assert!(bs > 0, "a block moves at least one byte");
         BlockSizes {
             split: vec![(bs, 100)],
         }
@@ -113,6 +114,12 @@ impl BlockSizes {
             });
         }
         split.retain(|s| s.1 > 0);
+        let shares: u32 = split.iter().map(|s| s.1).sum();
+        assert_eq!(
+            shares, 100,
+            "bssplit's shares, the rest filled in, add up to 100"
+        );
+        assert!(split.iter().all(|s| s.0 > 0), "to_u32 refuses empty blocks");
         Ok(BlockSizes { split })
     }
 }
