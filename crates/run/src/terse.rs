@@ -4,7 +4,8 @@
 //! (`show_thread_status_terse_all`, `show_ddir_status_terse`): latencies in
 //! µs (minimum and maximum truncated, means with six decimals), 20
 //! percentile slots (unused ones `0%=0`), then CPU, I/O depths, latency
-//! buckets, the disks and the description. Figures hiops does not sample
+//! buckets, the disks, the errors gone past (where the job continues on
+//! errors) and the description. Figures hiops does not sample
 //! (fio's per-window bandwidth statistics) are written as fio writes them
 //! when it has no samples: zeros.
 
@@ -79,6 +80,12 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
             f.extend(counters.map(|k| int(&d[k]).to_string()));
             f.push(format!("{:.2}%", num(&d["util"])));
         }
+    }
+    // fio adds the errors it went past where the job continues on errors
+    // (its JSON's total_err and first_error), at every version.
+    if job.get("total_err").is_some() {
+        f.push(int(&job["total_err"]).to_string());
+        f.push(int(&job["first_error"]).to_string());
     }
     let mut line = f.join(";");
     if let Some(desc) = job["job_description"].as_str().filter(|d| !d.is_empty()) {
@@ -221,6 +228,23 @@ mod tests {
             line.contains(";100.0%;0.0%;") && line.contains(";81.25%;"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn errors_gone_past_come_before_the_description_at_every_version() {
+        let plain: Vec<usize> = (2..=5)
+            .map(|v| lines(&doc(), v).trim_end().split(';').count())
+            .collect();
+        let mut d = doc();
+        d["jobs"][0]["total_err"] = json!(192);
+        d["jobs"][0]["first_error"] = json!(28);
+        for (v, n) in (2..=5).zip(plain) {
+            // Version 2's description is on a line of its own.
+            let line = lines(&d, v).replace("\n;", ";");
+            let f: Vec<&str> = line.trim_end().split(';').collect();
+            assert_eq!(f.len(), n + 2, "version {v}");
+            assert_eq!(&f[f.len() - 3..], ["192", "28", "my job"], "version {v}");
+        }
     }
 
     #[test]
