@@ -64,8 +64,9 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
         .map(|d| percentiles(&job[*d]))
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| DEFAULT_PERCENTILES.map(|p| (p, 0)).to_vec());
+    let slat = crate::submission::fio_times_submission(job);
     for d in dirs {
-        direction(&mut f, &job[d], version, &list);
+        direction(&mut f, &job[d], (version, slat), &list);
     }
     let pct = |v: &Value| format!("{:.6}%", num(v));
     f.extend([pct(&job["usr_cpu"]), pct(&job["sys_cpu"])]);
@@ -97,8 +98,9 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
 }
 
 /// One direction: I/O, bandwidth, IOPS, runtime, slat, clat, percentiles,
-/// lat, bandwidth statistics (and IOPS statistics in version 5).
-fn direction(f: &mut Vec<String>, d: &Value, version: u32, list: &[(f64, u64)]) {
+/// lat, bandwidth statistics (and IOPS statistics in version 5). `slat`:
+/// fio times the job's submissions (else its slat fields are zeros).
+fn direction(f: &mut Vec<String>, d: &Value, (version, slat): (u32, bool), list: &[(f64, u64)]) {
     let runtime = int(&d["runtime"]);
     let (bw, iops) = match runtime {
         0 => (0, 0),
@@ -108,7 +110,7 @@ fn direction(f: &mut Vec<String>, d: &Value, version: u32, list: &[(f64, u64)]) 
         ),
     };
     f.extend([int(&d["io_bytes"]) >> 10, bw, iops, runtime].map(|v| v.to_string()));
-    latency(f, &d["slat_ns"]);
+    latency(f, if slat { &d["slat_ns"] } else { &Value::Null });
     latency(f, &d["clat_ns"]);
     let mut points = percentiles(d);
     if points.is_empty() {
