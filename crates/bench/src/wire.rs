@@ -73,6 +73,10 @@ struct ThreadWire {
     error: Option<String>,
     #[serde(default)]
     errno: Option<i32>,
+    /// The errors continue_on_error went past: fio's total_err and
+    /// first_error (absent from older ranks: none).
+    #[serde(default)]
+    errors: (u64, i32),
     verify: Option<VerifyReport>,
     engine: String,
     cpu_pinned: Option<Vec<usize>>,
@@ -218,6 +222,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         cpu: t.cpu,
         error: t.error.clone(),
         errno: t.errno,
+        errors: (t.errors.total, t.errors.first),
         verify: t.verify.clone(),
         engine: t.engine.clone(),
         cpu_pinned: t.cpu_pinned.clone(),
@@ -308,6 +313,10 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.cpu = t.cpu;
     r.error = t.error;
     r.errno = t.errno;
+    r.errors = crate::spec::ErrorCount {
+        total: t.errors.0,
+        first: t.errors.1,
+    };
     r.verify = t.verify;
     r.engine = t.engine;
     r.cpu_pinned = t.cpu_pinned;

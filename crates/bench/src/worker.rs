@@ -109,11 +109,27 @@ pub(crate) fn run_thread(
     result
 }
 
+/// The engine options this thread opens with: the job's, with fio's net
+/// engine's port for the clone (the job's port plus the clone's number).
+fn engine_options(plan: &WorkerPlan<'_>) -> Result<hiops_hal::EngineOptions, SetupError> {
+    let mut opts = plan.spec.engine_options();
+    if plan.spec.io.engine == hiops_hal::EngineKind::Net {
+        opts.net = opts
+            .net
+            .for_clone(plan.clone)
+            .map_err(|source| SetupError::Engine {
+                job: plan.spec.name.clone(),
+                source,
+            })?;
+    }
+    Ok(opts)
+}
+
 fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupError> {
     let spec = plan.spec;
     let config = hiops_path::TaskConfig {
         engine: spec.io.engine,
-        engine_opts: spec.engine_options(),
+        engine_opts: engine_options(plan)?,
         depth: spec.io.iodepth,
         // Busy-peeking costs more than it gains on the devices measured
         // (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Busy-peeking"): only when --hybrid_depth asks.
@@ -148,7 +164,7 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
     let spec = plan.spec;
     OffloadDriver::open(&crate::offload::OffloadConfig {
         engine: spec.io.engine,
-        opts: &spec.engine_options(),
+        opts: &engine_options(plan)?,
         targets: &plan.targets,
         workers: spec.io.iodepth,
         buf_len: spec.bs_max() as usize,
@@ -163,7 +179,7 @@ fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
     let spec = plan.spec;
     let queue = Queue::open(
         spec.io.engine,
-        &spec.engine_options(),
+        &engine_options(plan)?,
         &plan.targets,
         spec.effective_depth(),
         spec.bs_max() as usize,

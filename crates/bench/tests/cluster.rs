@@ -3,6 +3,7 @@
 //! CPU per I/O is kept per host, and a rank's error names the rank.
 
 use hiops_bench::cluster::Cluster;
+use hiops_bench::spec::ErrorCount;
 use hiops_bench::wire::{decode, encode, RankRun};
 use hiops_bench::{run_phases, BenchError, JobBuilder, RunOptions, RunResult, RwMode, TargetSpec};
 use hiops_hal::EngineKind;
@@ -136,4 +137,42 @@ fn a_rank_that_ran_other_jobs_is_refused() {
     let e = decode(&encode(1, "h", &Ok(other)), &own).unwrap_err();
     assert!(e.to_string().contains("rank 1 ran other jobs"), "{e}");
     assert!(decode(b"not json", &own).is_err());
+}
+
+/// ENOSPC's errno on Linux.
+const ENOSPC: i32 = 28;
+
+#[test]
+fn errors_gone_past_travel_and_merge_as_fios_sum() {
+    // Rank 0 went past no error; rank 1's second clone past 3 ENOSPCs;
+    // rank 2's first clone past 2 EIOs.
+    let own: Vec<Vec<RunResult>> = (0..3).map(|r| rank_runs(r + 1)).collect();
+    let mut sent = own.clone();
+    let count = |errno: i32, n: usize| {
+        let mut c = ErrorCount::default();
+        (0..n).for_each(|_| c.add(errno));
+        c
+    };
+    sent[1][0].jobs[0].threads[1].errors = count(ENOSPC, 3);
+    sent[2][0].jobs[0].threads[0].errors = count(5, 2);
+    let ranks: Vec<RankRun> = sent
+        .iter()
+        .enumerate()
+        .map(|(r, runs)| decode(&encode(r, "h", &Ok(runs.clone())), &own[0]).unwrap())
+        .collect();
+    let of = |r: &RankRun| r.outcome.as_ref().unwrap()[0].jobs[0].error_count();
+    assert_eq!(of(&ranks[1]), count(ENOSPC, 3), "rank 1's count travels");
+    assert_eq!(of(&ranks[2]), count(5, 2), "rank 2's count travels");
+    let cluster = Cluster::merge(ranks).unwrap();
+    // The sum of every rank's total_err; the first error of the first rank
+    // (in rank order) that had one.
+    let merged = cluster.all[0].jobs[0].error_count();
+    assert_eq!(
+        merged,
+        ErrorCount {
+            total: 5,
+            first: ENOSPC
+        }
+    );
+    assert_eq!(cluster.all[1].jobs[0].error_count(), ErrorCount::default());
 }

@@ -175,8 +175,10 @@ fn a_corrupted_block_is_caught_with_its_offset() {
         stderr(&bad)
     );
     let err = stderr(&bad);
+    // The job stops at the bad block, as fio's (the reads in flight then
+    // are checked too).
     assert!(
-        err.contains("1 bad of 256")
+        err.contains(": 1 bad of ")
             && err.contains("first bad offset 12288")
             && err.contains("checksum"),
         "{err}"
@@ -192,6 +194,26 @@ fn refused(args: &[&str], code: i32, needle: &str) {
         "{args:?}: message lacks '{needle}': {err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "one line, not more: {err}");
+}
+
+/// A run whose verify finds a bad block: exit 4, fio's lines for each
+/// bad chunk it checked, then one line of hiops' naming why.
+fn verify_fails(args: &[&str], needle: &str) {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{args:?}: {err}");
+    let lines: Vec<&str> = err.trim().lines().collect();
+    let (last, fios) = lines.split_last().unwrap();
+    assert!(
+        last.starts_with("hiops: ") && last.contains(needle),
+        "{err}"
+    );
+    assert!(
+        fios.iter().all(|l| l.starts_with("verify: ")
+            || l.starts_with("crc32c: ")
+            || l.starts_with("       ")),
+        "{args:?}: {err}"
+    );
 }
 
 #[test]
@@ -213,7 +235,7 @@ fn bad_options_end_with_one_line_and_exit_code_2() {
     // A read job with verify checks what is on the target, as fio's read
     // verify does: the RAM device holds no verify headers, so it fails
     // (exit 4) naming why, rather than being refused.
-    refused(
+    verify_fails(
         &[
             "run",
             "--ioengine=mem",
@@ -224,7 +246,6 @@ fn bad_options_end_with_one_line_and_exit_code_2() {
             "--ramp_time=0",
             "--verify",
         ],
-        4,
         "no verify header",
     );
     refused(
@@ -625,7 +646,7 @@ fn every_strategy_runs_threads_through_the_path_and_reports_it() {
     );
     // Through the path too, a read job with verify checks what the file
     // holds (fio's read verify): bytes never stamped fail with exit 4.
-    refused(
+    verify_fails(
         &[
             "run",
             &fname,
@@ -635,7 +656,6 @@ fn every_strategy_runs_threads_through_the_path_and_reports_it() {
             "--strategy=coop",
             "--verify=crc32c",
         ],
-        4,
         "no verify header",
     );
 }

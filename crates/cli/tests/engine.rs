@@ -638,6 +638,8 @@ fn blocks_from_an_earlier_pass_are_all_reported_stale() {
             "--rw=read",
             "--verify=crc32c",
             "--verify_only",
+            // Going on past each bad block, to count them all.
+            "--continue_on_error=verify",
             seed,
         ];
         run_json(tmp.path(), &args)

@@ -198,3 +198,60 @@ fn verify_errors_are_counted_where_the_job_continues_on_them() {
     );
     assert_eq!(j["read"]["io_bytes"], 262144);
 }
+
+/// The `;` fields of `bin`'s terse line of `version` on a job file in `dir`.
+fn terse_fields(bin: &mut Command, dir: &Path, job: &str, version: &str) -> Vec<String> {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args([
+            "--output-format=terse",
+            &format!("--terse-version={version}"),
+        ])
+        .arg("j.fio")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{version};")))
+        .unwrap_or_else(|| panic!("no terse line: {}", text(&o)));
+    line.split(';').map(str::to_string).collect()
+}
+
+#[test]
+fn terse_lines_end_with_the_errors_gone_past_as_fios() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount a small tmpfs");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(fs) = SmallTmpfs::mount(&tmp.path().join("mnt")) else {
+        eprintln!("skipped: mounting a tmpfs failed here");
+        return;
+    };
+    let fio_here = have_fio();
+    // fio 3.33 on this job (no disk under a tmpfs): 123 fields in version
+    // 3, 164 in version 4, the last two total_err=192 and first_error=28.
+    for (version, fields) in [("3", 123), ("4", 164)] {
+        let job = |opts: &str| {
+            format!(
+                "[w]\nfilename={}\nsize=1m\nbs=4k\nrw=write\n{opts}\n",
+                fs.sparse_file().display()
+            )
+        };
+        let ignored = job("ignore_error=,ENOSPC");
+        let f = terse_fields(&mut hiops_fio(), tmp.path(), &ignored, version);
+        assert_eq!(f.len(), fields, "version {version}: {f:?}");
+        assert_eq!(&f[fields - 2..], ["192", "28"], "version {version}");
+        // A job that stops at its error has no such fields.
+        let stops = terse_fields(&mut hiops_fio(), tmp.path(), &job(""), version);
+        assert_eq!(stops.len(), fields - 2, "version {version}: {stops:?}");
+        if fio_here {
+            let fio = terse_fields(&mut Command::new(FIO), tmp.path(), &ignored, version);
+            assert_eq!(fio.len(), f.len(), "fio 3.33, version {version}: {fio:?}");
+            assert_eq!(&fio[fields - 2..], &f[fields - 2..]);
+        }
+    }
+}

@@ -318,6 +318,57 @@ fn a_rank_whose_blocks_fail_verification_fails_the_run_naming_it() {
 }
 
 #[test]
+fn the_errors_ranks_went_past_reach_rank_0_and_sum_in_all_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("--filename={}/p.{{rank}}", dir.path().display());
+    let job = |extra: &[&str]| {
+        // No verify state file in the current directory (fio's default).
+        let mut a = args(&[
+            "--name=p",
+            &file,
+            "--size=256k",
+            "--bs=4k",
+            "--verify_state_save=0",
+        ]);
+        a.extend(args(extra));
+        a
+    };
+    let write = job(&[
+        "--rw=write",
+        "--verify=pattern",
+        "--verify_pattern=0xaa",
+        "--do_verify=0",
+    ]);
+    let Some(out) = mpirun(2, &write) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Rank 1's third and sixth blocks lose the pattern; rank 0's keep it.
+    let victim = dir.path().join("p.1");
+    let mut bytes = std::fs::read(&victim).unwrap();
+    bytes[8192..8200].fill(0x5a);
+    bytes[20480..20488].fill(0x5a);
+    std::fs::write(&victim, bytes).unwrap();
+    let check = job(&[
+        "--rw=read",
+        "--verify=pattern",
+        "--verify_pattern=0xaa",
+        "--continue_on_error=verify",
+        "--output-format=json",
+    ]);
+    let out = mpirun(2, &check).unwrap();
+    let v = json(&out.stdout);
+    let stats = v["client_stats"].as_array().unwrap();
+    let errors = |s: &Value| (s["total_err"].clone(), s["first_error"].clone());
+    // Each rank's own count, as fio's client mode shows each server's; the
+    // sum, with the first error of the first rank that had one (EILSEQ).
+    assert_eq!(errors(&stats[0]), (0.into(), 0.into()), "rank 0");
+    assert_eq!(errors(&stats[1]), (2.into(), 84.into()), "rank 1");
+    assert_eq!(stats[2]["jobname"], "All clients");
+    assert_eq!(errors(&stats[2]), (2.into(), 84.into()), "All clients");
+}
+
+#[test]
 fn without_mpirun_a_run_is_rank_0_of_1_and_prints_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!(

@@ -103,8 +103,9 @@ fn every_checksum_fio_writes_checks_in_hiops_and_the_other_way_round() {
                     .collect::<Vec<_>>(),
             );
             assert_eq!(o.status.code(), Some(4), "{opts} {file}: {}", text(&o));
+            // The job stops at the bad block, as fio's.
             let (checked, bad, why) = hiops_verify(&o);
-            assert_eq!((checked, bad), (64, 1), "{opts} {file}: {why}");
+            assert_eq!((checked, bad), (6, 1), "{opts} {file}: {why}");
             let (clean, t) = fio_checks(dir, &job, file);
             assert!(!clean, "{opts} {file}: fio missed the flipped byte: {t}");
         }
@@ -188,7 +189,8 @@ fn hiops_makes_the_rand_seeds_fio_expects() {
     c.extend(["--filename=byfio".into(), "--verify_only=1".into()]);
     let o = hiops(dir, &c);
     let (checked, bad, why) = hiops_verify(&o);
-    assert_eq!((checked, bad), (64, 64), "{why}");
+    // The first block is bad: the job stops there, as fio's.
+    assert_eq!((checked, bad), (1, 1), "{why}");
     assert!(why.contains("rand_seed"), "{why}");
     c.push("--randseed=5".into());
     let o = hiops(dir, &c);
@@ -229,12 +231,17 @@ fn verify_fatal_stops_at_the_first_bad_block_and_verify_dump_writes_it() {
     let good = std::fs::read(dir.join("f")).unwrap();
     flip(&dir.join("f"), 3 * 4096 + 700); // payload of block 3
     flip(&dir.join("f"), 7 * 4096 + 17); // the offset in block 7's header
+                                         // A job stops at its first bad block unless it continues on verify
+                                         // errors; verify_fatal stops it even then.
     let (o, (checked, bad, _)) = check_with_hiops(dir, job, "f", &[]);
+    assert_eq!((o.status.code(), checked, bad), (Some(4), 4, 1));
+    let on = "--continue_on_error=verify";
+    let (o, (checked, bad, _)) = check_with_hiops(dir, job, "f", &[on]);
     assert_eq!((o.status.code(), checked, bad), (Some(4), 64, 2));
-    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "f", &["--verify_fatal=1"]);
+    let (o, (checked, bad, why)) = check_with_hiops(dir, job, "f", &[on, "--verify_fatal=1"]);
     assert_eq!((o.status.code(), bad), (Some(4), 1), "{why}");
     assert!(checked < 64, "verify_fatal read on: {checked} checked");
-    let (_, (_, bad, _)) = check_with_hiops(dir, job, "f", &["--verify_dump=1"]);
+    let (_, (_, bad, _)) = check_with_hiops(dir, job, "f", &[on, "--verify_dump=1"]);
     assert_eq!(bad, 2);
     let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
     assert_eq!(read("f.12288.expected"), &good[12288..16384]);
@@ -454,6 +461,8 @@ fn verify_offset_moves_the_header_into_the_chunk() {
     with.push("--verify_offset=1024".into());
     let (checked, bad, why) = hiops_verify(&hiops(dir, &with));
     assert_eq!((checked, bad), (16, 0), "with the offset: {why}");
+    // Going on past each bad block, to count them all.
+    check.push("--continue_on_error=verify".into());
     let o = hiops(dir, &check);
     assert_eq!(o.status.code(), Some(4), "without it: {}", text(&o));
     let (_, bad, why) = hiops_verify(&o);
@@ -489,20 +498,27 @@ fn verify_async_finds_what_the_synchronous_check_finds() {
     flip(&dir.join("f"), 9 * 4096 + 1000); // payload of block 9
     flip(&dir.join("f"), 200 * 4096 + 20); // block 200's header offset
     flip(&dir.join("f"), 201 * 4096 + 4000); // payload of block 201
-    let (o, want) = check_with_hiops(dir, job, "f", &[]);
+                                             // Going on past each bad block, to find them all.
+    let on = "--continue_on_error=verify";
+    let (o, want) = check_with_hiops(dir, job, "f", &[on]);
     assert_eq!(o.status.code(), Some(4), "{}", text(&o));
     assert_eq!((want.0, want.1), (256, 3));
     for extra in [
-        &["--verify_async=1"][..],
-        &["--verify_async=3", "--ioengine=io_uring", "--iodepth=16"],
-        &["--verify_async=2", "--ioengine=libaio", "--iodepth=4"],
+        &[on, "--verify_async=1"][..],
+        &[
+            on,
+            "--verify_async=3",
+            "--ioengine=io_uring",
+            "--iodepth=16",
+        ],
+        &[on, "--verify_async=2", "--ioengine=libaio", "--iodepth=4"],
     ] {
         let (o, got) = check_with_hiops(dir, job, "f", extra);
         assert_eq!(o.status.code(), Some(4), "{extra:?}: {}", text(&o));
         assert_eq!(got, want, "{extra:?}");
     }
     let (o, (_, bad, _)) =
-        check_with_hiops(dir, job, "f", &["--verify_async=2", "--verify_fatal=1"]);
+        check_with_hiops(dir, job, "f", &[on, "--verify_async=2", "--verify_fatal=1"]);
     assert_eq!(o.status.code(), Some(4));
     assert!(bad >= 1, "verify_fatal with verify_async still reports");
 

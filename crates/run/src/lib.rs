@@ -20,6 +20,7 @@ pub mod readonly;
 mod request;
 mod status;
 pub mod stdout;
+mod submission;
 pub mod terse;
 
 pub use request::{Format, RunRequest};

@@ -4,7 +4,8 @@
 //! (`show_thread_status_terse_all`, `show_ddir_status_terse`): latencies in
 //! µs (minimum and maximum truncated, means with six decimals), 20
 //! percentile slots (unused ones `0%=0`), then CPU, I/O depths, latency
-//! buckets, the disks and the description. Figures hiops does not sample
+//! buckets, the disks, the errors gone past (where the job continues on
+//! errors) and the description. Figures hiops does not sample
 //! (fio's per-window bandwidth statistics) are written as fio writes them
 //! when it has no samples: zeros.
 
@@ -63,8 +64,9 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
         .map(|d| percentiles(&job[*d]))
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| DEFAULT_PERCENTILES.map(|p| (p, 0)).to_vec());
+    let slat = crate::submission::fio_times_submission(job);
     for d in dirs {
-        direction(&mut f, &job[d], version, &list);
+        direction(&mut f, &job[d], (version, slat), &list);
     }
     let pct = |v: &Value| format!("{:.6}%", num(v));
     f.extend([pct(&job["usr_cpu"]), pct(&job["sys_cpu"])]);
@@ -80,6 +82,12 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
             f.push(format!("{:.2}%", num(&d["util"])));
         }
     }
+    // fio adds the errors it went past where the job continues on errors
+    // (its JSON's total_err and first_error), at every version.
+    if job.get("total_err").is_some() {
+        f.push(int(&job["total_err"]).to_string());
+        f.push(int(&job["first_error"]).to_string());
+    }
     let mut line = f.join(";");
     if let Some(desc) = job["job_description"].as_str().filter(|d| !d.is_empty()) {
         // Version 2 puts the description on a line of its own.
@@ -90,8 +98,9 @@ fn job_line(job: &Value, disks: &Value, version: u32) -> String {
 }
 
 /// One direction: I/O, bandwidth, IOPS, runtime, slat, clat, percentiles,
-/// lat, bandwidth statistics (and IOPS statistics in version 5).
-fn direction(f: &mut Vec<String>, d: &Value, version: u32, list: &[(f64, u64)]) {
+/// lat, bandwidth statistics (and IOPS statistics in version 5). `slat`:
+/// fio times the job's submissions (else its slat fields are zeros).
+fn direction(f: &mut Vec<String>, d: &Value, (version, slat): (u32, bool), list: &[(f64, u64)]) {
     let runtime = int(&d["runtime"]);
     let (bw, iops) = match runtime {
         0 => (0, 0),
@@ -101,7 +110,7 @@ fn direction(f: &mut Vec<String>, d: &Value, version: u32, list: &[(f64, u64)]) 
         ),
     };
     f.extend([int(&d["io_bytes"]) >> 10, bw, iops, runtime].map(|v| v.to_string()));
-    latency(f, &d["slat_ns"]);
+    latency(f, if slat { &d["slat_ns"] } else { &Value::Null });
     latency(f, &d["clat_ns"]);
     let mut points = percentiles(d);
     if points.is_empty() {
@@ -221,6 +230,23 @@ mod tests {
             line.contains(";100.0%;0.0%;") && line.contains(";81.25%;"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn errors_gone_past_come_before_the_description_at_every_version() {
+        let plain: Vec<usize> = (2..=5)
+            .map(|v| lines(&doc(), v).trim_end().split(';').count())
+            .collect();
+        let mut d = doc();
+        d["jobs"][0]["total_err"] = json!(192);
+        d["jobs"][0]["first_error"] = json!(28);
+        for (v, n) in (2..=5).zip(plain) {
+            // Version 2's description is on a line of its own.
+            let line = lines(&d, v).replace("\n;", ";");
+            let f: Vec<&str> = line.trim_end().split(';').collect();
+            assert_eq!(f.len(), n + 2, "version {v}");
+            assert_eq!(&f[f.len() - 3..], ["192", "28", "my job"], "version {v}");
+        }
     }
 
     #[test]

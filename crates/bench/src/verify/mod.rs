@@ -47,6 +47,7 @@
 //! bytes.
 
 pub(crate) mod checksum;
+mod failure;
 pub mod fiorand;
 mod header;
 pub(crate) mod pool;

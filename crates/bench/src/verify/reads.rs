@@ -1,8 +1,9 @@
 //! The checks of what a verified job reads back: each chunk against what
 //! the thread knows of it, inline or on fio's verify_async threads.
 
+use super::failure::{ChunkAt, ReadOf};
 use super::pool;
-use super::stamper::{BadBlock, Found};
+use super::stamper::BadBlock;
 use super::tracker::{Knows, VerifyState};
 use super::verdict::{verdict, zeroes};
 
@@ -28,16 +29,8 @@ impl VerifyState {
                 true => zeroes(chunk),
                 false => self.stamper.check(chunk, w.at, w.part, w.io_offset),
             };
-            self.judge(
-                target,
-                w.at,
-                chunk,
-                w.part,
-                w.io_offset,
-                found,
-                w.seq,
-                w.seed,
-            );
+            let verdict = verdict(found, self.stamper.checked_pass(), w.seq, w.seed);
+            self.record(target, w, chunk, len, verdict);
         }
     }
 
@@ -102,9 +95,10 @@ impl VerifyState {
         while let Some(b) = self.pool.as_mut().and_then(|p| p.checked(wait)) {
             wait = false;
             let iv = self.stamper.interval();
+            let len = b.data.len() as u32;
             for (w, v) in b.wants.iter().zip(&b.verdicts) {
                 let chunk = &b.data[w.k * iv..(w.k + 1) * iv];
-                self.record(b.target, w.at, chunk, w.part, w.io_offset, *v);
+                self.record(b.target, w, chunk, len, *v);
             }
             if let Some(p) = self.pool.as_mut() {
                 p.give_back(b);
@@ -119,35 +113,18 @@ impl VerifyState {
         }
     }
 
-    /// Books one checked chunk: what its header said against what this
-    /// thread knows of it.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn judge(
-        &mut self,
-        target: u32,
-        at: u64,
-        chunk: &[u8],
-        part: usize,
-        io_offset: u64,
-        found: Result<Found, BadBlock>,
-        want_seq: Option<u32>,
-        want_seed: Option<u64>,
-    ) {
-        let verdict = verdict(found, self.stamper.checked_pass(), want_seq, want_seed);
-        self.record(target, at, chunk, part, io_offset, verdict);
-    }
-
     /// Books one chunk's verdict: counted, traced, and a bad one reported
     /// and dumped.
+    /// `w` is the chunk's place in a read of `len` bytes.
     pub(super) fn record(
         &mut self,
         target: u32,
-        at: u64,
+        w: &pool::Want,
         chunk: &[u8],
-        part: usize,
-        io_offset: u64,
+        len: u32,
         verdict: Result<(), BadBlock>,
     ) {
+        let (at, part, io_offset) = (w.at, w.part, w.io_offset);
         self.report.blocks_checked += 1;
         if let Some(t) = &self.trace {
             let bad = verdict.as_ref().err().map(ToString::to_string);
@@ -157,6 +134,7 @@ impl VerifyState {
             return;
         };
         self.report.record_bad(at, why);
+        self.say_bad(target, w, chunk, len, why);
         if let Some(d) = self.dump.as_mut().filter(|d| d.left > 0) {
             d.left -= 1;
             let name = d.names.get(target as usize).cloned().unwrap_or_default();
@@ -185,5 +163,23 @@ impl VerifyState {
                 );
             }
         }
+    }
+
+    /// fio's lines for a bad chunk, on stderr as the check finds it.
+    fn say_bad(&self, target: u32, w: &pool::Want, chunk: &[u8], len: u32, why: BadBlock) {
+        let iv = self.stamper.interval() as u64;
+        let read = ReadOf {
+            file: self.files.get(target as usize).map_or("", String::as_str),
+            offset: w.at - w.k as u64 * iv,
+            len: u64::from(len),
+            listed: !matches!(self.knows, Knows::Every),
+        };
+        let c = ChunkAt {
+            chunk,
+            at: w.at,
+            part: w.part,
+            io_offset: w.io_offset,
+        };
+        eprint!("{}", self.stamper.fio_lines(why, &c, &read));
     }
 }

@@ -22,7 +22,7 @@ impl Pattern {
 
     /// The pattern for a block at `io_offset` (lib/pattern.c,
     /// paste_format_inplace with verify.c's paste_blockoff).
-    fn at(&self, io_offset: u64) -> std::borrow::Cow<'_, [u8]> {
+    pub(super) fn at(&self, io_offset: u64) -> std::borrow::Cow<'_, [u8]> {
         if self.offsets.is_empty() {
             return std::borrow::Cow::Borrowed(&self.bytes);
         }
@@ -222,7 +222,7 @@ impl Stamper {
 
     /// The chunk as stamped, before its header was moved: a copy, only
     /// when verify_offset is set (the check reads a caller's buffer).
-    fn unswapped<'a>(&self, chunk: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    pub(super) fn unswapped<'a>(&self, chunk: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
         if self.header_at == 0 || hdr_size(self.mode) == 0 || chunk.len() < self.interval {
             return std::borrow::Cow::Borrowed(chunk);
         }
@@ -362,9 +362,8 @@ impl Stamper {
             let magic = if chunk.len() >= 2 { u16_at(0) } else { 0 };
             return Err(BadBlock::NoStamp { magic });
         }
-        if fio_crc32c(&chunk[..36]) != u32_at(36) {
-            return Err(BadBlock::HeaderCrc);
-        }
+        // fio's order (verify_header): the length and the offset the
+        // header names, then its crc, so both name the same fault.
         let len = u32_at(4);
         if len as usize != chunk.len() {
             return Err(BadBlock::Length { found: len });
@@ -374,6 +373,9 @@ impl Stamper {
             return Err(BadBlock::WrongOffset {
                 found: found_offset,
             });
+        }
+        if fio_crc32c(&chunk[..36]) != u32_at(36) {
+            return Err(BadBlock::HeaderCrc);
         }
         let id = u16_at(2);
         let Some(mode) = mode_of(id) else {

@@ -42,7 +42,15 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
             check_seed: mixed && v.stamper.seeded(),
         };
     }
-    v.fatal = verify.fatal;
+    // fio stops a job at its first bad block (EILSEQ) unless
+    // continue_on_error goes on past verify's errors; verify_fatal stops
+    // it even then.
+    let goes_on = spec
+        .timing
+        .continue_on_error
+        .judge(crate::spec::ErrorClass::Verify, libc::EILSEQ)
+        == crate::spec::Judged::GoesOn;
+    v.fatal = verify.fatal || !goes_on;
     if verify.backlog > 0 && !verify.only && verify.do_verify {
         v.backlog = Some(super::tracker::Backlog::new(
             verify.backlog,
@@ -61,6 +69,7 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
     if verify.state_save && spec.workload.rw.writes() && !verify.only {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
+    v.files = target_names(plan);
     if verify.dump {
         let names = (0..plan.regions.len())
             .map(|i| match &spec.target.targets {
@@ -101,4 +110,19 @@ pub(crate) fn replay(v: &mut VerifyState, plan: &WorkerPlan<'_>, saved: Option<&
         left = left.saturating_sub(io.len as u64);
         ios -= 1;
     }
+}
+
+/// The thread's targets' names as the job gives them (a RAM target: the
+/// job's name).
+fn target_names(plan: &WorkerPlan<'_>) -> Vec<String> {
+    let spec = plan.spec;
+    (0..plan.regions.len())
+        .map(|i| match &spec.target.targets {
+            TargetSpec::Paths(p) => p
+                .get(plan.target_base as usize + i)
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            TargetSpec::Ram => spec.name.clone(),
+        })
+        .collect()
 }

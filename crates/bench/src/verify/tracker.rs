@@ -112,6 +112,9 @@ pub(crate) struct VerifyState {
     pub(crate) pool: Option<pool::Pool>,
     /// The chunks of the read being checked (reused).
     pub(super) wants: Vec<pool::Want>,
+    /// Each target's name as the job gives it (fio's lines for a bad
+    /// chunk name its file).
+    pub(crate) files: Vec<String>,
 }
 
 /// fio's verify_backlog and verify_backlog_batch (io_u.c,
@@ -158,6 +161,7 @@ impl VerifyState {
             trace: None,
             pool: None,
             wants: Vec::new(),
+            files: Vec::new(),
         }
     }
 

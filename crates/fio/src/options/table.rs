@@ -287,7 +287,7 @@ pub static OPTIONS: &[OptDef] = &[
         if n < 40 { return Err("must be at least 40 (fio's verify header)".into()); }
         d.verify_offset = Some(n); Ok(())
     }),
-    opt!("verify_fatal", [], flag, "Stop the job at the first bad block (default 0: hiops checks every block and counts the bad ones; either way a bad block makes the exit code 4).", |d, v| { d.verify_fatal = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_fatal", [], flag, "Stop the job at the first bad block even where continue_on_error goes on past verify errors (without it the job stops there anyway, as fio's; a bad block makes the exit code 4, fio's 1 under hiops fio).", |d, v| { d.verify_fatal = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_dump", [], flag, "Write each bad block (at most 64 a thread) as fio does: FILE.OFFSET.received and FILE.OFFSET.expected in the current directory, or FILE.OFFSET.hdr_fail when its header is wrong.", |d, v| { d.verify_dump = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("verify_backlog_batch", [], value, "How many writes each verify_backlog check reads back (default: verify_backlog).", |d, v| { d.verify_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),

@@ -43,6 +43,30 @@ pub struct NetOptions {
     pub mss: Option<u32>,
 }
 
+impl NetOptions {
+    /// The socket of a job's clone `clone` (from 0): fio's net engine gives
+    /// each clone the job's port plus its number, so `numjobs` senders meet
+    /// as many listeners. A Unix socket has no port: every clone shares it.
+    pub fn for_clone(&self, clone: u32) -> Result<NetOptions, HalError> {
+        if self.proto == NetProto::Unix {
+            return Ok(self.clone());
+        }
+        let port = u32::from(self.port) + clone;
+        let port = u16::try_from(port).map_err(|_| {
+            setup("choosing the clone's port")(std::io::Error::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "clone {clone} would use port {port}, past 65535: give a lower port or fewer numjobs"
+                ),
+            ))
+        })?;
+        Ok(NetOptions {
+            port,
+            ..self.clone()
+        })
+    }
+}
+
 pub struct NetEngine {
     sock: Socket,
     opts: NetOptions,
@@ -335,5 +359,32 @@ impl Engine for NetEngine {
         let proto = format!("{:?}", self.opts.proto).to_lowercase();
         let pp = if self.opts.pingpong { ", pingpong" } else { "" };
         format!("net ({proto}, {side} side, port {}{pp})", self.opts.port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_clone_takes_the_port_plus_its_number_as_in_fio() {
+        let tcp = NetOptions {
+            port: 8000,
+            ..Default::default()
+        };
+        assert_eq!(tcp.for_clone(0).unwrap().port, 8000);
+        assert_eq!(tcp.for_clone(3).unwrap().port, 8003);
+        let unix = NetOptions {
+            proto: NetProto::Unix,
+            host: "/tmp/s".into(),
+            ..Default::default()
+        };
+        assert_eq!(unix.for_clone(3).unwrap(), unix);
+        let last = NetOptions {
+            port: 65535,
+            ..Default::default()
+        };
+        let e = last.for_clone(1).unwrap_err().to_string();
+        assert!(e.contains("port 65536, past 65535"), "{e}");
     }
 }

@@ -61,9 +61,10 @@ fn job_block(out: &mut String, job: &Value, g: &Group, members: usize, cx: &Cont
         return;
     }
     header(out, job, members, cx);
+    let slat = crate::submission::fio_times_submission(job);
     for (name, d, i) in dirs() {
         if int(&d["io_bytes"]) > 0 && int(&d["runtime"]) > 0 {
-            dir_block(out, name, d, g.agg[i]);
+            dir_block(out, name, d, (g.agg[i], slat));
         }
     }
     latency::distribution(out, job);
@@ -139,8 +140,9 @@ fn strerror(errno: u64) -> String {
 
 /// One direction: IOPS and bandwidth, the latencies and their
 /// percentiles, the bandwidth and IOPS samples. `agg`: the group's
-/// bandwidth in this direction (bytes/s).
-fn dir_block(out: &mut String, name: &str, d: &Value, agg: u64) {
+/// bandwidth in this direction (bytes/s); `slat`: fio times the job's
+/// submissions (not where the engine completes an I/O as it issues it).
+fn dir_block(out: &mut String, name: &str, d: &Value, (agg, slat): (u64, bool)) {
     let run = int(&d["runtime"]);
     let bytes = int(&d["io_bytes"]);
     let bw = bytes.saturating_mul(1000) / run;
@@ -160,7 +162,9 @@ fn dir_block(out: &mut String, name: &str, d: &Value, agg: u64) {
         num2str(bytes, 4, true, Unit::Byte),
     );
     for (label, key) in [("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")] {
-        latency::summary(out, label, &d[key]);
+        if slat || key != "slat_ns" {
+            latency::summary(out, label, &d[key]);
+        }
     }
     let prios = d["prios"].as_array().map_or(&[][..], Vec::as_slice);
     let kind = prio_kind(prios);
@@ -168,7 +172,9 @@ fn dir_block(out: &mut String, name: &str, d: &Value, agg: u64) {
         latency::summary(out, &prio_name(kind, p), &p[format!("{kind}_ns")]);
     }
     for (label, key) in [("slat", "slat_ns"), ("clat", "clat_ns"), ("lat", "lat_ns")] {
-        latency::percentiles(out, label, &d[key]);
+        if slat || key != "slat_ns" {
+            latency::percentiles(out, label, &d[key]);
+        }
     }
     let total: u64 = prios
         .iter()
