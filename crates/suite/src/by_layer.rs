@@ -229,6 +229,10 @@ fn shares(m: &PointFigures) -> Option<(f64, f64)> {
         .map(at)
         .fold(0.0, f64::max);
     let pair = at(Layer::Scheduler).min(at(Layer::Block));
+    assert!(
+        generic <= total * (1.0 + 1e-9),
+        "the generic layers are some of the kernel's"
+    );
     (total > 0.0 && largest_other > 0.0).then(|| (generic / total, pair / largest_other))
 }
 

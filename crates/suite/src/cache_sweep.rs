@@ -23,11 +23,20 @@ const KNEE_SHARE: f64 = 0.5;
 /// before throughput first falls below half of its peak (after the peak).
 /// None if it never does.
 pub fn knee(line: &[(f64, f64)]) -> Option<usize> {
+    assert!(
+        line.windows(2).all(|w| w[0].0 <= w[1].0),
+        "a line's points come in ratio order"
+    );
     let peak_at = (0..line.len()).max_by(|&a, &b| line[a].1.total_cmp(&line[b].1))?;
     let peak = line[peak_at].1;
-    (peak_at + 1..line.len())
+    let knee = (peak_at + 1..line.len())
         .find(|&i| line[i].1 < peak * KNEE_SHARE)
-        .map(|i| i - 1)
+        .map(|i| i - 1);
+    assert!(
+        knee.is_none_or(|k| k >= peak_at),
+        "the knee comes at or after the peak"
+    );
+    knee
 }
 
 /// One line: a device and strategy under one workload, (ratio, metrics)

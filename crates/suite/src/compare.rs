@@ -154,6 +154,10 @@ pub fn compare(a: &Entries, b: &Entries) -> Result<Table, SuiteError> {
             ]);
         }
     }
+    assert!(
+        rows.iter().all(|r| r.len() == 5),
+        "a row for each column: point, figure, A, B, B/A"
+    );
     if rows.is_empty() {
         let keys = |e: &Entries| {
             e.iter()

@@ -76,6 +76,11 @@ pub fn settings(p: &PlatformFacts, online: usize) -> Vec<Setting> {
             if x25e { Match::Same } else { Match::Differs },
         ));
     }
+    assert_eq!(
+        out.len(),
+        7 + 2 * p.devices.len(),
+        "the seven settings, two per device"
+    );
     out
 }
 

@@ -418,6 +418,7 @@ impl SweepDir {
             let v: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
             let lo = v.iter().copied().reduce(f64::min)?;
             let hi = v.iter().copied().reduce(f64::max)?;
+            assert!(lo <= hi, "the lowest round is not above the highest");
             (v.len() > 1).then_some((lo, hi))
         })
     }
@@ -474,6 +475,10 @@ pub fn mean_and_deviation(mut v: Vec<f64>) -> Option<(f64, f64)> {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    assert!(
+        v.len() == 1 || var >= 0.0,
+        "a variance of finite values is not negative"
+    );
     Some((mean, if v.len() > 1 { var.sqrt() } else { f64::NAN }))
 }
 

@@ -104,6 +104,7 @@ pub fn plan(
             // fio numbers threads from 1 across the run; logs are named so.
             job.logs.first_thread = threads.saturating_add(1);
             threads = threads.saturating_add(job.numjobs);
+            assert!(job.logs.first_thread >= 1, "fio numbers threads from 1");
             let spec = job
                 .build()
                 .map_err(|e| in_job(e.into(), section, defaults))?;

@@ -187,6 +187,7 @@ fn split_claims(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Vec<ClaimRo
         return Vec::new();
     };
     let share: Vec<f64> = rounds.iter().map(|(d, p)| p / (d + p)).collect();
+    assert_eq!(share.len(), rounds.len(), "a share for every round");
     let platform: Vec<f64> = rounds.iter().map(|(_, p)| *p).collect();
     let share_rule = Rule {
         name: "platform share of the read's latency per round",

@@ -248,7 +248,9 @@ fn sum(a: probe::PathCounts, b: &probe::PathCounts) -> probe::PathCounts {
 /// 1 where only the heavy load polled, -1 where only the light did.
 fn polled_apart(r: &Round) -> Option<f64> {
     let polled = |h: &probe::HybridRun| f64::from(u8::from(h.to_poll > 0));
-    Some(polled(&r.heavy) - polled(&r.light))
+    let apart = polled(&r.heavy) - polled(&r.light);
+    assert!((-1.0..=1.0).contains(&apart), "each load polled or did not");
+    Some(apart)
 }
 
 /// HIOPS §3.3: the hybrid switches by occupied queue depth and IOPS.

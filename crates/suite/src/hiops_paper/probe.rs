@@ -142,6 +142,7 @@ pub struct Probe {
 
 /// A small xorshift: offsets spread over the file, no allocation.
 fn next(state: &mut u64) -> u64 {
+    assert_ne!(*state, 0, "xorshift stays at zero from zero");
     *state ^= *state << 13;
     *state ^= *state >> 7;
     *state ^= *state << 17;
@@ -285,6 +286,7 @@ fn latency(path: &str, f: &File, blocks: u64, seed: u64) -> Result<Latency, Prob
         rand.push(time(next(&mut state) % blocks)?);
     }
     let p50 = |mut v: Vec<u64>| {
+        assert!(!v.is_empty(), "a median of some reads");
         v.sort_unstable();
         v[v.len() / 2] as f64 / 1e3
     };

@@ -212,6 +212,10 @@ const READ_CLASSES: [(f64, &str); 4] = [
 
 /// Where `iops` of 4 KB random reads sits among the study's devices.
 fn read_class(iops: f64) -> String {
+    assert!(
+        READ_CLASSES.windows(2).all(|w| w[0].0 < w[1].0),
+        "the study's devices from the slowest: the first class above is the one"
+    );
     match READ_CLASSES.iter().find(|(top, _)| iops <= *top) {
         Some((_, class)) => format!("at or below {class}"),
         None => "above every device of the study (its fastest, the ioDrive, 21.1k)".into(),

@@ -123,7 +123,10 @@ pub fn items_of(document: Document) -> impl Iterator<Item = &'static SeedItem> {
 
 /// The item with this id.
 pub fn item(id: &str) -> Option<&'static SeedItem> {
-    SEED_ITEMS.iter().find(|i| i.id == id)
+    let mut found = SEED_ITEMS.iter().filter(|i| i.id == id);
+    let first = found.next();
+    assert!(found.next().is_none(), "seed item {id} is listed once");
+    first
 }
 
 const HIOPS_RIG: &str = "six Samsung 840 Pro 256GB SATA 3.0 SSDs on one desktop-chipset AHCI controller (six SATA 3.0 ports), Intel i7-4770 3.40Ghz hyper-threaded quad core, 16GB DRAM, Linux 3.2.40";

@@ -123,6 +123,7 @@ impl Plan {
             store,
         };
         plan.size_store()?;
+        assert!(plan.weight > 0, "a record weighs something in the cache");
         Ok(plan)
     }
 
@@ -136,6 +137,10 @@ impl Plan {
         let on_device = hiops_kv::format::record_len(key_len, w.max_record_len()) as u64;
         let max = self.records(self.max_ratio());
         let size = (max * on_device * 2).next_multiple_of(block) + 8 * block;
+        assert!(
+            size >= 2 * max * on_device,
+            "room for the data set twice over"
+        );
         if self.store.size.is_none() {
             self.store.size = Some(size.to_string());
         }
