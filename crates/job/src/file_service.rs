@@ -41,13 +41,6 @@ pub enum FileServiceError {
     Count(String),
 }
 
-/// For callers whose errors are still messages.
-impl From<FileServiceError> for String {
-    fn from(e: FileServiceError) -> String {
-        e.to_string()
-    }
-}
-
 impl FileService {
     /// Parses fio's `random`, `roundrobin`, `sequential`, `zipf:T`,
     /// `pareto:H`, `normal:D`/`gauss:D`, each with an optional `:N`.

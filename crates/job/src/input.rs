@@ -47,13 +47,6 @@ impl InputError {
     }
 }
 
-/// For callers whose errors are still messages.
-impl From<InputError> for String {
-    fn from(e: InputError) -> String {
-        e.to_string()
-    }
-}
-
 /// A limit as the messages and the help state it: `16 MiB`, `1 GiB`.
 pub fn size_text(bytes: u64) -> String {
     match bytes {

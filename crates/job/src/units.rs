@@ -59,13 +59,6 @@ pub enum UnitError {
     TooLong(String),
 }
 
-/// For callers whose errors are still messages.
-impl From<UnitError> for String {
-    fn from(e: UnitError) -> String {
-        e.to_string()
-    }
-}
-
 /// Parses a byte count: a number with an optional k/m/g/t/p suffix (any case,
 /// with or without `i`/`b`: `4k`, `4K`, `4KiB`, `4kb`). Exact: a fraction
 /// must come out a whole number of bytes, and a count past u64 is refused.

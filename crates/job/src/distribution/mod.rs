@@ -23,13 +23,6 @@ pub enum DistributionError {
     Zones(#[from] zones::ZoneError),
 }
 
-/// For callers whose errors are still messages.
-impl From<DistributionError> for String {
-    fn from(e: DistributionError) -> String {
-        e.to_string()
-    }
-}
-
 impl Distribution {
     pub fn parse(text: &str) -> Result<Distribution, DistributionError> {
         let (kind, arg) = text.split_once(':').unwrap_or((text, ""));

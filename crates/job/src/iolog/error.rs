@@ -76,10 +76,3 @@ pub enum Flaw {
     #[error("{len} bytes at offset {offset} is not within the target's {end} bytes: give a larger file or replay_scale")]
     Outside { len: u32, offset: u64, end: u64 },
 }
-
-/// For callers whose errors are still messages.
-impl From<TraceError> for String {
-    fn from(e: TraceError) -> String {
-        e.to_string()
-    }
-}

@@ -276,7 +276,8 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
 fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchError> {
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
-            &hiops_bench::input::read_text(f, &crate::iozone::MAX_DEVICES_FILE).map_err(usage)?,
+            &hiops_bench::input::read_text(f, &crate::iozone::MAX_DEVICES_FILE)
+                .map_err(|e| usage(e.to_string()))?,
         )
         .map_err(usage)?,
         None => Vec::new(),
