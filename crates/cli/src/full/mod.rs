@@ -4,7 +4,6 @@
 //! module in a build without it.
 
 pub mod completion;
-mod fields;
 mod kv;
 pub mod manual;
 mod reproduce;

@@ -2,6 +2,7 @@
 //! only, then Table 1 on a loop device of its own where it can.
 
 use super::targets::{remove_made, resolve_targets, Resolved};
+use super::values::{rounds, runtime};
 use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
@@ -12,26 +13,55 @@ use hiops_bench::BenchError;
 use std::path::PathBuf;
 
 /// What `hiops characterize` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct CharacterizeOptions {
-    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
+    #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
+    #[arg(long, default_value = "hiops-characterize")]
     pub dir: PathBuf,
+    /// Region of each target (the file made in a directory has this size).
+    #[arg(long, default_value = "1g")]
     pub size: String,
+    #[arg(long, default_value = "3", value_parser = runtime)]
     pub runtime: String,
+    #[arg(long, default_value = "1")]
     pub ramp: String,
+    /// A small grid that runs every part quickly (one round unless
+    /// --rounds says otherwise).
+    #[arg(long)]
     pub quick: bool,
-    /// Default 3; 1 with `quick`.
+    /// Rounds of every point, alternating: medians are reported and the
+    /// charts draw the lowest and highest round as error bars. Default 3
+    /// (1 with --quick).
+    #[arg(long, value_parser = rounds)]
     pub rounds: Option<u32>,
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
+    #[arg(long)]
     pub restart: bool,
-    /// Sample the CPUs for clocks by layer.
+    /// Do not sample the CPUs for clocks by layer (the engine and path
+    /// points are profiled by default; without root they say why not).
+    #[arg(long = "no-profile", action = clap::ArgAction::SetFalse)]
     pub profile: bool,
-    /// Measure Table 1 after the sweeps.
+    /// Skip Table 1 (a loop device with an ext4 file system hiops sets up
+    /// in --dir: direct/buffered x block/file on it; root only).
+    #[arg(long = "no-table1", action = clap::ArgAction::SetFalse)]
     pub table1: bool,
-    /// Only the cores x devices grid.
+    /// Measure only the cores x devices grid (ADMS'10 Fig 10: devices
+    /// 1..N, a job each, by CPUs allowed 1..M, against linear); it needs
+    /// two or more targets, and is part of the full run whenever there
+    /// are.
+    #[arg(long)]
     pub grid_only: bool,
-    /// Alike devices hiops makes for the cores x devices grid: zram
-    /// devices, or loop devices over tmpfs files (0: none).
+    /// Make N zram devices of --size for the cores x devices grid (root):
+    /// alike devices, so the grid's points are read against linear. The
+    /// targets keep their own sweeps; the devices are removed at the end.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub zram: usize,
+    /// Make N loop devices, each over a file of --size in /dev/shm, for
+    /// the grid instead (root).
+    #[arg(long = "loop", value_name = "N", default_value_t = 0)]
     pub loop_devices: usize,
 }
 

@@ -3,6 +3,7 @@
 //! targets given and the RAM devices asked for.
 
 use super::targets::logical_block_size;
+use super::values::{rounds, runtime};
 use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
@@ -14,20 +15,38 @@ use hiops_hal::RamDeviceError;
 use std::path::{Path, PathBuf};
 
 /// What `hiops experiment hiops` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct HiopsOptions {
-    /// Where the sweeps and the report go.
+    /// Where the sweeps and the report go (resumed if interrupted).
+    #[arg(long, default_value = "hiops-experiment-hiops")]
     pub dir: PathBuf,
-    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    /// A target, LABEL=PATH or PATH (repeat for several). Default: a file
+    /// `disk.dat` in --dir, on the disk that holds it.
+    #[arg(long = "target", value_name = "[LABEL=]PATH")]
     pub targets: Vec<String>,
-    /// Add a fresh zram device.
+    /// Add a fresh zram device (root): the platform's cost without a device.
+    #[arg(long)]
     pub zram: bool,
-    /// Add a loop device over a tmpfs file.
+    /// Add a loop device over a tmpfs file (root).
+    #[arg(long = "loop")]
     pub loop_dev: bool,
+    /// Size of each target's region (a created file has this size).
+    #[arg(long, default_value = "1g")]
     pub size: String,
+    /// Measured time per point, after the ramp.
+    #[arg(long, default_value = "3", value_parser = runtime)]
     pub runtime: String,
+    #[arg(long, default_value = "1")]
     pub ramp: String,
+    /// Rounds over each grid; the report shows medians.
+    #[arg(long, default_value_t = 1, value_parser = rounds)]
     pub rounds: u32,
+    /// A small grid that runs every part in about a minute.
+    #[arg(long)]
     pub quick: bool,
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
+    #[arg(long)]
     pub restart: bool,
 }
 

@@ -3,6 +3,7 @@
 //! preconditioning, or the IOZone study's buffered mode.
 
 use super::targets::{remove_made, resolve_targets, Resolved};
+use super::values::{rounds, runtime, threads};
 use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
@@ -13,33 +14,69 @@ use hiops_bench::BenchError;
 use std::path::{Path, PathBuf};
 
 /// What `hiops iozone` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct IozoneOptions {
-    /// `[LABEL=]PATH` each; none: a file in `dir`.
+    /// Targets, [LABEL=]PATH. Default: the --dir directory (a file there).
+    #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
+    #[arg(long, default_value = "hiops-iozone")]
     pub dir: PathBuf,
-    /// Request sizes, comma-separated.
+    /// Request sizes.
+    #[arg(long, default_value = "4k,8k,16k,32k,64k")]
     pub sizes: String,
+    /// Threads of synchronous I/O (IOZone's single thread by default).
+    #[arg(long, default_value_t = 1, value_parser = threads)]
     pub threads: u32,
-    /// Region of each target.
+    /// Region of each target (the file made in a directory has this size).
+    #[arg(long, default_value = "1g")]
     pub size: String,
+    #[arg(long, default_value = "5", value_parser = runtime)]
     pub runtime: String,
+    #[arg(long, default_value = "1")]
     pub ramp: String,
+    /// Go through the page cache instead of O_DIRECT (each test starts with
+    /// the file's cached pages dropped, fio's invalidate).
+    #[arg(long)]
     pub buffered: bool,
-    /// The IOZone study's mode.
+    /// The IOZone study's mode: buffered through each target's file system
+    /// (directories or files, not devices), random reads each block once a
+    /// pass, the cache dropped as each test starts and capped under the
+    /// file where it can be, writes timed through their final fsync, 5
+    /// rounds unless --rounds says otherwise, each figure the mean of the
+    /// rounds with its standard deviation, and queue depth 1 against 32.
+    #[arg(long)]
     pub study: bool,
-    /// Let write tests run on existing targets.
+    /// Let write tests run on existing files and devices named as targets
+    /// (their data is overwritten). A device that carries a filesystem,
+    /// partition table or RAID label also needs --allow-write-device; a
+    /// mounted one is never written.
+    #[arg(long)]
     pub allow_write: bool,
-    /// Target devices to write despite a signature on them.
+    /// A target device to write even though libblkid finds a signature on
+    /// it (with --allow-write; repeatable; must be one of the targets).
+    #[arg(long = "allow-write-device", value_name = "DEVICE")]
     pub allow_write_devices: Vec<PathBuf>,
+    /// SNIA-style: fill each writable target twice first, run every test
+    /// to steady state (up to --runtime, 60 s unless given). With --study:
+    /// only the fill, as the study wrote its devices with dd first.
+    #[arg(long)]
     pub precondition: bool,
-    /// LABEL=USD each.
+    /// LABEL=PRICE (dollars) for the price tables.
+    #[arg(long = "price", value_name = "LABEL=USD")]
     pub prices: Vec<String>,
-    /// LABEL=SIZE each.
+    /// LABEL=SIZE for price per GB.
+    #[arg(long = "capacity", value_name = "LABEL=SIZE")]
     pub capacities: Vec<String>,
-    /// A TOML file of devices with prices.
+    /// A TOML file of the targets' prices and data-sheet figures (see
+    /// below; at most 1 MiB).
+    #[arg(long = "prices", visible_alias = "devices", value_name = "FILE")]
     pub devices: Option<PathBuf>,
-    /// Default 1; 5 with `study`.
+    /// Rounds of the whole grid (default 1; 5 with --study).
+    #[arg(long, value_parser = rounds)]
     pub rounds: Option<u32>,
+    /// Discard the points of sweeps whose definition changed (the others
+    /// resume).
+    #[arg(long)]
     pub restart: bool,
 }
 

@@ -12,6 +12,7 @@ mod preflight;
 pub mod report;
 pub mod sweep;
 mod targets;
+pub mod values;
 
 use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
 use crate::{BenchRunner, SuiteError};

@@ -1,6 +1,7 @@
 //! `hiops sweep`: one workload across a grid of `hiops run` options, into
 //! a resumable directory with a report.
 
+use super::values::rounds;
 use super::{check_dir, check_points, failed, run_sweep, usage, Console, Ended};
 use crate::sweep::{Param, SweepDef, SweepDir};
 use crate::SuiteInfo;
@@ -8,16 +9,27 @@ use hiops_bench::BenchError;
 use std::path::PathBuf;
 
 /// What `hiops sweep` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct SweepOptions {
-    /// Where the points, raw results and report go.
+    /// Where the points, raw results and report go (resumed if it holds
+    /// the same sweep).
+    #[arg(long)]
     pub dir: PathBuf,
-    /// NAME=V1,V2,... each; the first is the plots' x axis.
+    /// A parameter and its values, NAME=V1,V2,... (a `hiops run` option);
+    /// repeat for a grid. The first is the plots' x axis.
+    #[arg(long = "over", required = true, value_name = "NAME=VALUES")]
     pub over: Vec<String>,
+    /// Rounds over the whole grid; the report shows medians.
+    #[arg(long, default_value_t = 1, value_parser = rounds)]
     pub rounds: u32,
-    /// Discard the points a different sweep left in `dir`.
+    /// Discard the points a different sweep left in --dir.
+    #[arg(long)]
     pub restart: bool,
+    /// The report's title.
+    #[arg(long)]
     pub title: Option<String>,
     /// `hiops run` options every point shares.
+    #[arg(last = true, allow_hyphen_values = true)]
     pub options: Vec<String>,
 }
 

@@ -11,8 +11,6 @@ use hiops_suite::commands::kv as suite_kv;
 
 mod common;
 
-use common::*;
-
 /// The levels `--log-level` takes, quietest first.
 const LOG_LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
 
@@ -38,11 +36,11 @@ pub enum KvCommand {
     Ycsb(YcsbOptions),
     /// The HIOPS paper's Fig 10: YCSB-C throughput as clients grow 1..256,
     /// one curve per I/O strategy, on one loaded store.
-    Fig10(Fig10Args),
+    Fig10(suite_kv::fig10::Fig10Options),
     /// YCSB-B and -C throughput and p99 as the data set grows from 1/4 to 8
     /// times the RAM cache, on the flash against an HDD-like device (a
     /// throttled loop device; needs root), the knee marked.
-    CacheSweep(CacheSweepArgs),
+    CacheSweep(suite_kv::cache_sweep::CacheSweepOptions),
     /// Check every record of a store, the superseded and deleted ones too
     /// (a scrub), reading only; damage is named by block and byte. Exit 0:
     /// clean; 4: damage found. Run it on a store no hiops kv has open.
@@ -70,11 +68,11 @@ pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
                 r => Ok(r?),
             }
         }
-        KvCommand::Fig10(a) => with_console("hiops kv fig10", true, |c| {
-            suite_kv::fig10::fig10(a.options(), c)
-        }),
+        KvCommand::Fig10(a) => {
+            with_console("hiops kv fig10", true, |c| suite_kv::fig10::fig10(a, c))
+        }
         KvCommand::CacheSweep(a) => with_console("hiops kv cache-sweep", true, |c| {
-            suite_kv::cache_sweep::cache_sweep(a.options(), c)
+            suite_kv::cache_sweep::cache_sweep(a, c)
         }),
         KvCommand::Check(a) => match hiops_kv_cmd::check::check(&a.path, &a.output_format)? {
             Some(damage) => Err(anyhow::Error::new(Damaged(damage))),

@@ -10,33 +10,56 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What `hiops kv cache-sweep` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct CacheSweepOptions {
-    /// The flash store (`path`: OUTPUT/flash.kv when not given;
-    /// `cache_size`: 8m when not given; `size`: from the largest data set
-    /// when not given).
+    /// The store (--path: the flash store's file, OUTPUT/flash.kv when not
+    /// given; --cache-size: the cache every point runs with, 8m when not
+    /// given; --size: computed from the largest data set when not given).
+    #[command(flatten)]
     pub store: StoreOptions,
-    /// Data-set sizes as multiples of the cache, comma-separated.
+    /// Data-set sizes as multiples of the cache (comma-separated).
+    #[arg(long, default_value = "0.25,0.5,1,2,4,8")]
     pub ratios: String,
-    /// YCSB workloads, comma-separated.
+    /// YCSB workloads (comma-separated, A-F; B and C read).
+    #[arg(long, default_value = "B,C")]
     pub workloads: String,
-    /// `flash` and `hdd`, comma-separated.
+    /// `flash` (--path) and `hdd` (a loop device over a file in --output,
+    /// capped at --hdd-iops; needs root, skipped with the reason without).
+    #[arg(long, default_value = "flash,hdd")]
     pub devices: String,
-    /// A line each (default: the store's strategy).
+    /// I/O strategies, a line each (default: --strategy).
+    #[arg(long)]
     pub strategies: Option<String>,
-    /// `zipfian` or `uniform`.
+    /// Request distribution: zipfian (YCSB's) or uniform (a sharper knee).
+    #[arg(long, default_value = "zipfian", value_parser = ["zipfian", "uniform"])]
     pub distribution: String,
     /// The HDD-like device's cap, read and write IOPS each.
+    #[arg(long, default_value_t = 180)]
     pub hdd_iops: u32,
+    /// YCSB client threads (16; --quick: 4).
+    #[arg(long)]
     pub clients: Option<usize>,
-    /// Each point's measurement.
+    /// Length of each point's measurement (10s; --quick: 300ms).
+    #[arg(long)]
     pub time: Option<String>,
-    /// Each point's warm-up, at most.
+    /// Each point first warms its empty cache, not measured, until it is
+    /// full, holds the data set or stops growing, for at most this long
+    /// (60s; --quick: 200ms).
+    #[arg(long)]
     pub warmup: Option<String>,
-    /// The report directory (and the stores').
+    /// Directory for the stores, the points, the report and its plots
+    /// (resumed if interrupted).
+    #[arg(long, short = 'o', default_value = "hiops-cache-sweep")]
     pub output: PathBuf,
+    /// Rounds over the whole grid; the report shows medians.
+    #[arg(long, default_value_t = 1, value_parser = crate::commands::values::rounds)]
     pub rounds: u32,
+    /// Discard the points of a different earlier run in --output.
+    #[arg(long)]
     pub restart: bool,
-    /// Tiny and short.
+    /// Tiny and short (tests, a first look): --cache-size 256k, 300 ms
+    /// points after 200 ms of warm-up, 4 clients (options given win).
+    #[arg(long)]
     pub quick: bool,
 }
 

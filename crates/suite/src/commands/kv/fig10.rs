@@ -21,20 +21,42 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 
 /// What `hiops kv fig10` is asked.
+#[derive(clap::Args, Debug, Clone)]
 pub struct Fig10Options {
+    #[command(flatten)]
     pub store: StoreOptions,
+    #[arg(long, default_value_t = 200_000)]
     pub records: u64,
-    /// Client counts, in the order the sweep runs them.
+    /// Client counts (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4,8,16,32,64,128,256,512,1024",
+        value_parser = crate::commands::values::client_count
+    )]
     pub clients: Vec<NonZeroU32>,
-    /// Blocking strategies and `tasks`, comma-separated.
+    /// Servers (comma-separated): a blocking strategy names the
+    /// thread-per-connection server on that strategy (the paper's setup);
+    /// `tasks` the event-driven server on the task path.
+    #[arg(long, default_value = "pread,completion-thread,coop,poll,hybrid,tasks")]
     pub strategies: String,
     /// Length of each point.
+    #[arg(long, default_value = "5s")]
     pub time: String,
-    /// The report directory.
+    /// Directory for the points, the report and its plots (resumed if
+    /// interrupted).
+    #[arg(long, short = 'o', default_value = "hiops-fig10")]
     pub output: PathBuf,
+    /// Rounds over the whole grid; the report shows medians.
+    #[arg(long, default_value_t = 1, value_parser = crate::commands::values::rounds)]
     pub rounds: u32,
+    /// Discard the points of a different earlier run in --output.
+    #[arg(long)]
     pub restart: bool,
-    /// Each client a thread, not a task.
+    /// Run each point's YCSB clients as one thread each (the old client),
+    /// not as tasks on a runtime thread per CPU. A thousand client threads
+    /// take CPU time from the server they share the machine with.
+    #[arg(long)]
     pub client_threads: bool,
 }
 
