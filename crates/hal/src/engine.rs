@@ -7,7 +7,6 @@
 //! and fetched in batches (`reap` = `check_event` + `fetch_event`).
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use crate::backends::mem::MemDevice;
@@ -138,25 +137,6 @@ pub trait Engine: Send {
     /// DEFER_TASKRUN): see [`PostedCounter`].
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         None
-    }
-
-    /// Stages a futex wake of one thread sleeping on `word`, sent by the
-    /// next `issue` ahead of the commands staged with it, where the engine
-    /// carries wakes (`EngineOptions::futex_wakes`); false where it cannot
-    /// (now or ever): the caller wakes that thread itself.
-    fn stage_wake(&mut self, _word: *const AtomicU32) -> bool {
-        false
-    }
-
-    /// Wakes staged that the kernel has not taken: after a failed `issue`
-    /// their sleepers may still sleep.
-    fn wakes_unsent(&self) -> u32 {
-        0
-    }
-
-    /// Staged wakes the kernel reported failed.
-    fn wake_failures(&self) -> u64 {
-        0
     }
 }
 
@@ -290,9 +270,6 @@ pub struct EngineOptions {
     /// io_uring, libaio: ring a [`Doorbell`] on every completion, so a
     /// thread can sleep until one is ready without owning the queue.
     pub doorbell: bool,
-    /// io_uring: the ring carries futex wakes beside its commands (see
-    /// `Queue::stage_wake`); its submission queue has room for them.
-    pub futex_wakes: bool,
     /// io_uring: submission faults injected on purpose (see
     /// [`crate::SubmitFaults`]), for tests of the layers above.
     #[cfg(feature = "fault-injection")]

@@ -361,27 +361,6 @@ impl Queue {
         self.engine.posted_counter()
     }
 
-    /// Stages a futex wake of one thread sleeping on `word` (a private
-    /// futex, keyed by address: the kernel never reads the word), to go
-    /// in the next [`Queue::issue`]'s system call, ahead of its commands,
-    /// where the engine carries wakes (`EngineOptions::futex_wakes`). It
-    /// takes no tag and is never counted as an I/O. False where the engine
-    /// cannot carry it: the caller wakes that thread itself.
-    pub fn stage_wake(&mut self, word: *const std::sync::atomic::AtomicU32) -> bool {
-        self.engine.stage_wake(word)
-    }
-
-    /// Wakes staged and not yet taken by the kernel: after an `issue`
-    /// that failed, their sleepers are the caller's to wake.
-    pub fn wakes_unsent(&self) -> u32 {
-        self.engine.wakes_unsent()
-    }
-
-    /// Staged wakes the kernel reported failed.
-    pub fn wake_failures(&self) -> u64 {
-        self.engine.wake_failures()
-    }
-
     /// Gives a tag back without issuing anything (nothing was bound to it).
     pub fn put_back_tag(&mut self, tag: Tag) {
         assert!(
@@ -392,13 +371,9 @@ impl Queue {
         self.ops.released += 1;
     }
 
-    /// `issue_tags`: send every staged command, and the staged wakes
-    /// ahead of them (see [`Queue::stage_wake`]).
+    /// `issue_tags`: send every staged command.
     pub fn issue(&mut self) -> Result<u32, HalError> {
         if self.staged == 0 {
-            if self.engine.wakes_unsent() > 0 {
-                self.engine.issue()?;
-            }
             return Ok(0);
         }
         let begun = self.stamp();

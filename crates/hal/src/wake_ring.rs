@@ -23,25 +23,6 @@ const FUTEX2_PRIVATE_U32: u32 = 0x02 | 128;
 /// Wake any waiter, whatever its bitset (`FUTEX_BITSET_MATCH_ANY`).
 const MATCH_ANY: u64 = 0xffff_ffff;
 
-/// Ok where `ring`'s kernel has `IORING_OP_FUTEX_WAKE` (Linux 6.7); else
-/// EOPNOTSUPP, or the probe's own error.
-pub(crate) fn futex_wake_supported(ring: &IoUring) -> std::io::Result<()> {
-    let mut probe = io_uring::Probe::new();
-    ring.submitter().register_probe(&mut probe)?;
-    if !probe.is_supported(opcode::FutexWake::CODE) {
-        return Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP));
-    }
-    Ok(())
-}
-
-/// The entry that wakes one thread sleeping on `word` (a private futex
-/// wake): it posts a completion only if it fails.
-pub(crate) fn futex_wake_entry(word: *const AtomicU32) -> squeue::Entry {
-    opcode::FutexWake::new(word.cast::<u32>(), 1, MATCH_ANY, FUTEX2_PRIVATE_U32)
-        .build()
-        .flags(squeue::Flags::SKIP_SUCCESS)
-}
-
 pub struct WakeRing {
     ring: IoUring,
     /// Entries in the ring not yet handed to the kernel.
@@ -61,7 +42,11 @@ impl WakeRing {
             source,
         };
         let ring = IoUring::new(batch.max(8)).map_err(setup)?;
-        futex_wake_supported(&ring).map_err(setup)?;
+        let mut probe = io_uring::Probe::new();
+        ring.submitter().register_probe(&mut probe).map_err(setup)?;
+        if !probe.is_supported(opcode::FutexWake::CODE) {
+            return Err(setup(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)));
+        }
         Ok(WakeRing {
             ring,
             queued: 0,
@@ -72,7 +57,9 @@ impl WakeRing {
     /// Queues a wake of one thread sleeping on `word`; sent by the next
     /// [`WakeRing::send`] (or now, when the ring is full).
     pub fn push(&mut self, word: *const AtomicU32) {
-        let entry = futex_wake_entry(word);
+        let entry = opcode::FutexWake::new(word.cast::<u32>(), 1, MATCH_ANY, FUTEX2_PRIVATE_U32)
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS);
         loop {
             // SAFETY: a private futex wake reads no memory (see the module
             // comment): the entry points at nothing the kernel touches.

@@ -125,9 +125,6 @@ fn shared_ring_options(config: &PathConfig) -> Result<(EngineOptions, bool), Pat
         && config.coop_wait == CoopWait::Own
         && futex::have_waitv();
     opts.doorbell = !own_wake;
-    // The holder of an own-completion ring wakes the owners of what it
-    // reaped in the system call that sends the next batch.
-    opts.futex_wakes = own_wake;
     Ok((opts, own_wake))
 }
 

@@ -104,10 +104,6 @@ pub(crate) struct Core {
     /// Where the kernel has io_uring futex wakes (Linux 6.7), the owners a
     /// pass completed are woken by one system call (see [`Core::wake_now`]).
     wake_ring: Option<WakeRing>,
-    /// The words of owners whose wakes are staged on the queue itself, to
-    /// go in the system call that sends the next batch (see
-    /// [`Core::settle_carried`]).
-    carried: Vec<*const AtomicU32>,
 }
 
 // SAFETY: the raw pointers name requests whose owners wait (and keep them
@@ -196,7 +192,6 @@ impl SharedQueue {
                     .own_wake
                     .then(|| WakeRing::new(depth as u32).ok())
                     .flatten(),
-                carried: Vec::new(),
             }),
             doorbell,
             posted,
@@ -417,7 +412,7 @@ impl SharedQueue {
     /// stalled; the next entry into the path, or a waiter's retry, sends
     /// them. Any other failure fails them (see [`Self::fail_unsent`]).
     fn send_staged(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
-        if core.queue.staged() == 0 && core.queue.wakes_unsent() == 0 {
+        if core.queue.staged() == 0 {
             return;
         }
         match core.queue.issue() {

@@ -56,12 +56,6 @@ pub struct PathCounters {
     /// System calls that woke several of those owners at once (io_uring
     /// futex wakes, coop-shared): wakeups over this is the batch.
     pub wake_batches: u64,
-    /// Owners woken by futex wakes the shared ring carried ahead of the
-    /// next batch's commands, in the system call that sent them.
-    pub carried_wakes: u64,
-    /// Carried wakes whose system call failed or was refused: their
-    /// owners were woken with one futex(2) call each instead.
-    pub wake_fallbacks: u64,
     /// Commands sent again after io_uring reported them canceled: the
     /// thread that had sent them for their owners exited first.
     pub resent: u64,
@@ -107,8 +101,6 @@ impl PathCounters {
         self.empty_polls += o.empty_polls;
         self.wakeups += o.wakeups;
         self.wake_batches += o.wake_batches;
-        self.carried_wakes += o.carried_wakes;
-        self.wake_fallbacks += o.wake_fallbacks;
         self.resent += o.resent;
         self.promotions += o.promotions;
         self.doorbell_wakes += o.doorbell_wakes;
@@ -134,8 +126,6 @@ impl PathCounters {
             empty_polls: self.empty_polls - b.empty_polls,
             wakeups: self.wakeups - b.wakeups,
             wake_batches: self.wake_batches - b.wake_batches,
-            carried_wakes: self.carried_wakes - b.carried_wakes,
-            wake_fallbacks: self.wake_fallbacks - b.wake_fallbacks,
             resent: self.resent - b.resent,
             promotions: self.promotions - b.promotions,
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,

@@ -7,7 +7,6 @@ use crate::{
     BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError,
     PostedCounter, Tag, Target,
 };
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 /// One of the backends, chosen when the queue is opened. One lives in each
@@ -145,17 +144,5 @@ impl Engine for Backend {
 
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         each!(self, e => e.posted_counter())
-    }
-
-    fn stage_wake(&mut self, word: *const AtomicU32) -> bool {
-        each!(self, e => e.stage_wake(word))
-    }
-
-    fn wakes_unsent(&self) -> u32 {
-        each!(self, e => e.wakes_unsent())
-    }
-
-    fn wake_failures(&self) -> u64 {
-        each!(self, e => e.wake_failures())
     }
 }

@@ -62,11 +62,9 @@ impl SharedQueue {
     /// and again while that did anything: a trim is done inside the issue
     /// and its completion is reaped by the next peek (it never reaches the
     /// CQ, so nothing else would come for it). A peek is a read of the CQ's
-    /// counters, no system call. The owners' wakes go ahead of the next
-    /// batch's commands in the one system call that sends them (or, where
-    /// the ring cannot carry them, in one of their own before it): the
-    /// doorbell is a VM exit, and a thread often loses its CPU on the way
-    /// back from a system call, which would keep them waiting.
+    /// counters, no system call. The owners are woken before the issue:
+    /// the doorbell is a VM exit, and a thread often loses its CPU on the
+    /// way back from a system call, which would keep them waiting.
     fn pass(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) -> usize {
         let mut reaped = 0;
         loop {
@@ -78,7 +76,6 @@ impl SharedQueue {
             };
             core.wake_now(wake);
             self.issue_fifo(core, me, wake);
-            core.settle_carried();
             reaped += n;
             if n == 0 && core.counters.issued == issued {
                 return reaped;
@@ -88,52 +85,27 @@ impl SharedQueue {
 }
 
 impl Core {
-    /// Wakes the owners in `list`, under the lock: those asleep on their
-    /// state word by a wake staged on the queue, sent with its next batch;
-    /// where the queue cannot carry one, through the wake ring, in one
-    /// system call for the pass; else one futex wake each.
+    /// Wakes the owners in `list` now, under the lock: those asleep on
+    /// their state word through the wake ring, in one system call for the
+    /// pass, where the kernel has one; else one futex wake each.
     fn wake_now(&mut self, list: &mut WakeList) {
-        let mut batched = false;
+        let Some(ring) = self.wake_ring.as_mut() else {
+            return wake_all(list);
+        };
+        let mut queued = false;
         for w in list.drain(..) {
             match w {
                 Wake::Thread(t) => t.unpark(),
-                Wake::Word(word) if self.queue.stage_wake(word) => self.carried.push(word),
-                Wake::Word(word) => match self.wake_ring.as_mut() {
-                    Some(ring) => {
-                        ring.push(word);
-                        batched = true;
-                    }
-                    None => futex::wake_one(word),
-                },
+                Wake::Word(word) => {
+                    ring.push(word);
+                    queued = true;
+                }
             }
         }
-        if let Some(ring) = self.wake_ring.as_mut().filter(|_| batched) {
+        if queued {
             ring.send();
             self.counters.wake_batches += 1;
         }
-    }
-
-    /// After the issue that was to carry the staged wakes: if the kernel
-    /// did not take them all (the submission failed or was refused), each
-    /// of their owners is woken now with futex(2), so none sleeps on until
-    /// the ring's next successful system call. One the kernel takes later
-    /// anyway wakes its word's sleeper once more, spuriously, as any
-    /// private futex wake may.
-    fn settle_carried(&mut self) {
-        if self.carried.is_empty() {
-            return;
-        }
-        let n = self.carried.len() as u64;
-        if self.queue.wakes_unsent() > 0 {
-            for &word in &self.carried {
-                futex::wake_one(word);
-            }
-            self.counters.wake_fallbacks += n;
-        } else {
-            self.counters.carried_wakes += n;
-            self.counters.wake_batches += 1;
-        }
-        self.carried.clear();
     }
 
     /// Puts a run taken from [`Incoming`] at the FIFO's tail, in its order;

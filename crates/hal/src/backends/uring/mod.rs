@@ -16,10 +16,8 @@ use crate::{
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::AsRawFd;
 use std::os::fd::RawFd;
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-mod carried;
 mod ring;
 
 use ring::{
@@ -55,9 +53,6 @@ pub struct UringEngine {
     #[cfg(feature = "fault-injection")]
     faults: Option<Arc<crate::SubmitFaults>>,
     described: String,
-    /// Futex wakes sent with the commands, where asked for and the kernel
-    /// has them (see the `carried` module).
-    wakes: Option<carried::CarriedWakes>,
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
     trims: super::trim::SyncTrims,
@@ -98,7 +93,6 @@ impl UringEngine {
             None
         };
         let posted = posted_counter_of(&ring, opts, &flags)?;
-        let wakes = carried_wakes(&ring, opts, depth);
         Ok(UringEngine {
             ring,
             trims: super::trim::SyncTrims::new(&fds, depth),
@@ -116,7 +110,6 @@ impl UringEngine {
             #[cfg(feature = "fault-injection")]
             faults: opts.faults.clone(),
             described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
-            wakes,
         })
     }
 
@@ -173,12 +166,6 @@ impl UringEngine {
             return n;
         }
         for cqe in self.ring.completion() {
-            if cqe.user_data() == carried::WAKE_USER_DATA {
-                if let Some(w) = self.wakes.as_mut() {
-                    w.note_failure(cqe.result());
-                }
-                continue;
-            }
             let result = cqe.result();
             #[cfg(feature = "fault-injection")]
             let result = self
@@ -208,10 +195,9 @@ impl UringEngine {
                     // The kernel's count of entries consumed. With SQPOLL
                     // every entry in the ring is its thread's, and the count
                     // is only those it had not taken yet when we looked.
-                    let took = match (self.sqpoll, self.wakes.as_mut()) {
-                        (true, _) => self.staged,
-                        (false, Some(w)) => w.taken(took as u32).min(self.staged),
-                        (false, None) => (took as u32).min(self.staged),
+                    let took = match self.sqpoll {
+                        true => self.staged,
+                        false => (took as u32).min(self.staged),
                     };
                     self.staged -= took;
                     return Ok(took);
@@ -255,15 +241,6 @@ impl UringEngine {
     /// Moves the prepared entries into the ring under one handle: one
     /// store of the tail for the batch.
     fn publish(&mut self) {
-        if let Some(w) = self.wakes.as_mut() {
-            let ring = &mut self.ring;
-            w.publish(self.pending.len() as u32, |wakes| {
-                // SAFETY: a private futex wake reads no memory; the room
-                // for it was kept when it was staged.
-                let pushed = unsafe { ring.submission().push_multiple(wakes) };
-                assert!(pushed.is_ok(), "submission queue full of wakes");
-            });
-        }
         if self.pending.is_empty() {
             return;
         }
@@ -352,11 +329,7 @@ impl Engine for UringEngine {
     }
 
     fn issue(&mut self) -> Result<u32, HalError> {
-        let sent = if self.staged > 0 || self.wakes_unsent() > 0 {
-            self.enter(0)?
-        } else {
-            0
-        };
+        let sent = if self.staged > 0 { self.enter(0)? } else { 0 };
         Ok(sent + self.trims.run(&self.fds, self.doorbell.as_deref()))
     }
 
@@ -422,15 +395,11 @@ impl Engine for UringEngine {
             }
         }
         let words = self.sq_words.as_ref().expect("mapped above");
-        let wakes = self.wakes.as_ref().map_or(0, |w| w.in_ring());
-        let in_ring = self.staged - self.pending.len() as u32 + wakes;
+        let in_ring = self.staged - self.pending.len() as u32;
         // SAFETY: `&mut self` holds the ring, so no io_uring_enter runs on
         // it meanwhile, and it has no SQPOLL thread; `staged` drops to 0.
         if in_ring > 0 && !unsafe { words.take_back(in_ring) } {
             return false;
-        }
-        if let Some(w) = self.wakes.as_mut() {
-            w.forget();
         }
         self.pending.clear();
         self.staged = 0;
@@ -449,31 +418,4 @@ impl Engine for UringEngine {
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         self.posted.clone()
     }
-
-    fn stage_wake(&mut self, word: *const AtomicU32) -> bool {
-        self.wakes.as_mut().is_some_and(|w| w.stage(word))
-    }
-
-    fn wakes_unsent(&self) -> u32 {
-        self.wakes.as_ref().map_or(0, |w| w.unsent())
-    }
-
-    fn wake_failures(&self) -> u64 {
-        self.wakes.as_ref().map_or(0, |w| w.failed())
-    }
-}
-
-/// Room for futex wakes beside the commands, where `opts` asks for it and
-/// the kernel has io_uring futex wakes (Linux 6.7): the submission queue's
-/// entries beyond one per tag (see [`ring::sq_entries`]).
-fn carried_wakes(
-    ring: &IoUring,
-    opts: &EngineOptions,
-    depth: u32,
-) -> Option<carried::CarriedWakes> {
-    if !opts.futex_wakes || opts.sqpoll || crate::wake_ring::futex_wake_supported(ring).is_err() {
-        return None;
-    }
-    let room = ring.params().sq_entries().saturating_sub(depth);
-    (room > 0).then(|| carried::CarriedWakes::new(room))
 }

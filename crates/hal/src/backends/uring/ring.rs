@@ -91,17 +91,7 @@ fn build_ring(opts: &EngineOptions, depth: u32, flags: &RingFlags) -> std::io::R
         // for us: a peek needs a system call only then.
         b.setup_taskrun_flag();
     }
-    b.build(sq_entries(opts, depth))
-}
-
-/// The submission queue's entries: one per tag, and as many again for
-/// futex wakes where the ring carries them (`EngineOptions::futex_wakes`).
-pub(super) fn sq_entries(opts: &EngineOptions, depth: u32) -> u32 {
-    if opts.futex_wakes && !opts.sqpoll {
-        depth * 2
-    } else {
-        depth
-    }
+    b.build(depth)
 }
 
 /// The task-running flags `opts` asks for, before the kernel has a say.
