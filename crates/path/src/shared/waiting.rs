@@ -176,17 +176,20 @@ impl SharedQueue {
             if reaped_all && tail != posted.consumed() {
                 continue;
             }
-            futex::wait2(
-                posted.posted_addr(),
-                tail,
-                req.state_word(),
-                Request::PARKED_STATE,
-                Some(if stalled {
-                    STALL_RETRY
-                } else {
-                    MISSED_WAKE_RETRY
-                }),
-            );
+            let limit = if stalled {
+                STALL_RETRY
+            } else {
+                MISSED_WAKE_RETRY
+            };
+            if submitter::sent_in_flight() {
+                let (word, parked) = (req.state_word(), Request::PARKED_STATE);
+                futex::wait2(posted.posted_addr(), tail, word, parked, Some(limit));
+            } else {
+                // Nothing of ours in flight: no task work will interrupt
+                // this sleep, and whoever reaps our completion wakes us.
+                futex::wait1(req.state_word(), Request::PARKED_STATE, limit);
+                self.word_sleeps.fetch_add(1, Ordering::Relaxed);
+            }
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
             req.unpark();
