@@ -140,11 +140,13 @@ impl SharedQueue {
     }
 
     /// Waits for `req` on a ring whose completions are posted in their
-    /// submitter's context (see [`PostedCounter`]): sleep until the CQ tail
-    /// moves or someone completes `req`. Whoever sent a batch of commands
-    /// (see the `combining` module) is woken once by their completions,
-    /// through the kernel's task work; it then reaps everything posted and
-    /// wakes the owners that sleep (the paper's cooperative completion).
+    /// submitter's context (see [`PostedCounter`]): sleep until someone
+    /// completes `req` or, for a thread with commands it sent in flight,
+    /// until the CQ tail moves. Whoever sent a batch of commands (see the
+    /// `combining` module) is woken once by their completions, through the
+    /// kernel's task work; it then reaps everything posted and wakes the
+    /// owners that sleep (the paper's cooperative completion). The others
+    /// sleep on their request's word alone (see the `submitter` module).
     pub(super) fn wait_own(
         &self,
         req: &Request,
