@@ -63,6 +63,27 @@ pub(crate) fn wait2(
     };
 }
 
+/// Sleeps while `*word == val`, until a wake on it, a signal or `timeout`
+/// (futex(2)'s FUTEX_WAIT: one word, no vector to copy in, relative
+/// timeout). Spurious returns are possible; the caller re-checks.
+pub(crate) fn wait1(word: *const AtomicU32, val: u32, timeout: std::time::Duration) {
+    let limit = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT_PRIVATE reads the word the caller keeps mapped;
+    // `limit` is a live timespec for the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            &limit as *const libc::timespec,
+        )
+    };
+}
+
 /// futex_waitv's timeout is absolute, on CLOCK_MONOTONIC.
 fn deadline_after(d: std::time::Duration) -> libc::timespec {
     let mut now = libc::timespec {

@@ -13,6 +13,7 @@ mod combining;
 mod counters;
 mod incoming;
 mod locked_state;
+mod submitter;
 mod waiting;
 
 use crate::futex;
@@ -104,6 +105,9 @@ pub(crate) struct Core {
     /// Where the kernel has io_uring futex wakes (Linux 6.7), the owners a
     /// pass completed are woken by one system call (see [`Core::wake_now`]).
     wake_ring: Option<WakeRing>,
+    /// Own-completion rings: which thread sent each command in flight
+    /// (see the `submitter` module).
+    sent_by: Option<submitter::SentBy>,
 }
 
 // SAFETY: the raw pointers name requests whose owners wait (and keep them
@@ -128,6 +132,9 @@ pub(crate) struct SharedQueue {
     /// that failed (refused submissions, and failures that failed an I/O).
     solo_ios: AtomicU64,
     solo_refused: AtomicU64,
+    /// Own-completion sleeps on the request's word alone (the sleeper had
+    /// nothing it sent in flight).
+    word_sleeps: AtomicU64,
     /// A submission was refused and commands wait in the ring: waiters
     /// retry it instead of sleeping until a completion that cannot come.
     stalled: AtomicBool,
@@ -192,6 +199,7 @@ impl SharedQueue {
                     .own_wake
                     .then(|| WakeRing::new(depth as u32).ok())
                     .flatten(),
+                sent_by: how.own_wake.then(|| submitter::SentBy::new(depth)),
             }),
             doorbell,
             posted,
@@ -201,6 +209,7 @@ impl SharedQueue {
             members: AtomicU32::new(0),
             solo_ios: AtomicU64::new(0),
             solo_refused: AtomicU64::new(0),
+            word_sleeps: AtomicU64::new(0),
             stalled: AtomicBool::new(false),
             how,
             opened_tsc: tsc::rdtsc(),
@@ -416,7 +425,12 @@ impl SharedQueue {
             return;
         }
         match core.queue.issue() {
-            Ok(sent) => core.counters.issued += sent as u64,
+            Ok(sent) => {
+                core.counters.issued += sent as u64;
+                if let Some(by) = core.sent_by.as_mut() {
+                    by.sent(sent);
+                }
+            }
             Err(e) => {
                 core.counters.ring_errors += 1;
                 if !e.is_transient() {
@@ -437,6 +451,9 @@ impl SharedQueue {
         let errno = e.raw_os_error().unwrap_or(libc::EIO);
         let mut out = std::mem::take(&mut core.out);
         let n = core.queue.withdraw_staged(errno, &mut out);
+        if let (Some(by), true) = (core.sent_by.as_mut(), n > 0) {
+            by.withdrawn();
+        }
         let now = tsc::rdtsc();
         for c in &out[..n] {
             core.post(c, now, me, wake);

@@ -56,6 +56,10 @@ pub struct PathCounters {
     /// System calls that woke several of those owners at once (io_uring
     /// futex wakes, coop-shared): wakeups over this is the batch.
     pub wake_batches: u64,
+    /// Own-completion sleeps on the request's own word alone, by a thread
+    /// with no command it sent in flight (the rest also watch the
+    /// completion queue's tail, where their commands' completions appear).
+    pub word_sleeps: u64,
     /// Commands sent again after io_uring reported them canceled: the
     /// thread that had sent them for their owners exited first.
     pub resent: u64,
@@ -101,6 +105,7 @@ impl PathCounters {
         self.empty_polls += o.empty_polls;
         self.wakeups += o.wakeups;
         self.wake_batches += o.wake_batches;
+        self.word_sleeps += o.word_sleeps;
         self.resent += o.resent;
         self.promotions += o.promotions;
         self.doorbell_wakes += o.doorbell_wakes;
@@ -126,6 +131,7 @@ impl PathCounters {
             empty_polls: self.empty_polls - b.empty_polls,
             wakeups: self.wakeups - b.wakeups,
             wake_batches: self.wake_batches - b.wake_batches,
+            word_sleeps: self.word_sleeps - b.word_sleeps,
             resent: self.resent - b.resent,
             promotions: self.promotions - b.promotions,
             doorbell_wakes: self.doorbell_wakes - b.doorbell_wakes,

@@ -394,6 +394,9 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
         assert_eq!(c.issued - c.resent, s.ios, "issued once each: {c:?}");
         assert_eq!(c.reaped - c.resent, s.ios, "reaped once each: {c:?}");
         assert!(c.fifo_max > 1, "the FIFO never held two commands: {c:?}");
+        // Owners with nothing they sent in flight sleep on their own word
+        // alone; the others also watch the completion queue's tail.
+        assert!(c.word_sleeps > 0, "every sleep watched the tail: {c:?}");
         // A thread that found the ring to itself (before the others joined)
         // did its I/O alone, with no hand-off; every other one has one.
         assert_eq!(s.handoff.count() + c.solo, s.ios, "{c:?}");

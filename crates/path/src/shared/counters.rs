@@ -56,6 +56,7 @@ impl SharedQueue {
         c.issued += solo;
         c.reaped += solo;
         c.ring_errors += self.solo_refused.load(Ordering::Relaxed);
+        c.word_sleeps += self.word_sleeps.load(Ordering::Relaxed);
         c
     }
 

@@ -83,6 +83,9 @@ impl Core {
         match bound {
             Ok(()) => {
                 self.owners[tag as usize] = ptr;
+                if let Some(by) = self.sent_by.as_mut() {
+                    by.staged(tag);
+                }
                 if req.owner.id() != me {
                     self.counters.issued_for_others += 1;
                 }
@@ -103,6 +106,9 @@ impl Core {
 
     /// Hands one completion to its owner (copying a bounced read first).
     pub(super) fn post(&mut self, c: &Completion, now: u64, me: ThreadId, wake: &mut WakeList) {
+        if let Some(by) = self.sent_by.as_mut() {
+            by.reaped(c.tag);
+        }
         let slot = &mut self.owners[c.tag as usize];
         let ptr = std::mem::replace(slot, std::ptr::null());
         assert!(

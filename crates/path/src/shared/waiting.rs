@@ -140,11 +140,13 @@ impl SharedQueue {
     }
 
     /// Waits for `req` on a ring whose completions are posted in their
-    /// submitter's context (see [`PostedCounter`]): sleep until the CQ tail
-    /// moves or someone completes `req`. Whoever sent a batch of commands
-    /// (see the `combining` module) is woken once by their completions,
-    /// through the kernel's task work; it then reaps everything posted and
-    /// wakes the owners that sleep (the paper's cooperative completion).
+    /// submitter's context (see [`PostedCounter`]): sleep until someone
+    /// completes `req` or, for a thread with commands it sent in flight,
+    /// until the CQ tail moves. Whoever sent a batch of commands (see the
+    /// `combining` module) is woken once by their completions, through the
+    /// kernel's task work; it then reaps everything posted and wakes the
+    /// owners that sleep (the paper's cooperative completion). The others
+    /// sleep on their request's word alone (see the `submitter` module).
     pub(super) fn wait_own(
         &self,
         req: &Request,
@@ -176,17 +178,20 @@ impl SharedQueue {
             if reaped_all && tail != posted.consumed() {
                 continue;
             }
-            futex::wait2(
-                posted.posted_addr(),
-                tail,
-                req.state_word(),
-                Request::PARKED_STATE,
-                Some(if stalled {
-                    STALL_RETRY
-                } else {
-                    MISSED_WAKE_RETRY
-                }),
-            );
+            let limit = if stalled {
+                STALL_RETRY
+            } else {
+                MISSED_WAKE_RETRY
+            };
+            if submitter::sent_in_flight() {
+                let (word, parked) = (req.state_word(), Request::PARKED_STATE);
+                futex::wait2(posted.posted_addr(), tail, word, parked, Some(limit));
+            } else {
+                // Nothing of ours in flight: no task work will interrupt
+                // this sleep, and whoever reaps our completion wakes us.
+                futex::wait1(req.state_word(), Request::PARKED_STATE, limit);
+                self.word_sleeps.fetch_add(1, Ordering::Relaxed);
+            }
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
             req.unpark();

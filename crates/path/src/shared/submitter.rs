@@ -1,0 +1,112 @@
+//! Whose task work io_uring posts a completion through: the thread whose
+//! io_uring_enter sent the command. Such a thread must sleep watching the
+//! completion queue's tail as well as its own request (its sleep is
+//! interrupted by that work, and only a changed tail ends it); a thread
+//! with nothing it sent still in flight sleeps on its own request's word
+//! alone (one futex(2) wait, where watching both words takes futex_waitv:
+//! a vector copied in, allocated and hashed twice per sleep).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+thread_local! {
+    /// Commands this thread handed to the kernel whose completions are not
+    /// reaped yet.
+    static SENT: Arc<AtomicU32> = Arc::new(AtomicU32::new(0));
+}
+
+/// The calling thread's count of commands it sent still in flight, to be
+/// kept by each of them (see [`SentBy`]).
+pub(super) fn mine() -> Arc<AtomicU32> {
+    SENT.with(Arc::clone)
+}
+
+/// Whether the calling thread sent commands that are still in flight.
+pub(super) fn sent_in_flight() -> bool {
+    SENT.with(|s| s.load(Ordering::Acquire) > 0)
+}
+
+/// Who sent each tag's command, for the tags in flight (indexed by tag).
+pub(super) struct SentBy {
+    by_tag: Vec<Option<Arc<AtomicU32>>>,
+    /// Tags bound and not yet sent, in the order they were staged.
+    unsent: std::collections::VecDeque<u32>,
+}
+
+impl SentBy {
+    pub(super) fn new(depth: usize) -> SentBy {
+        SentBy {
+            by_tag: vec![None; depth],
+            unsent: std::collections::VecDeque::with_capacity(depth),
+        }
+    }
+
+    pub(super) fn staged(&mut self, tag: u32) {
+        self.unsent.push_back(tag);
+    }
+
+    /// The calling thread's io_uring_enter took the `n` oldest staged.
+    pub(super) fn sent(&mut self, n: u32) {
+        if n == 0 {
+            return;
+        }
+        let me = mine();
+        let n = (n as usize).min(self.unsent.len());
+        for tag in self.unsent.drain(..n) {
+            let slot = &mut self.by_tag[tag as usize];
+            assert!(slot.is_none(), "tag {tag} sent twice");
+            *slot = Some(me.clone());
+        }
+        me.fetch_add(n as u32, Ordering::Release);
+    }
+
+    /// The staged commands were taken back unsent.
+    pub(super) fn withdrawn(&mut self) {
+        self.unsent.clear();
+    }
+
+    /// `tag`'s completion was reaped: its sender has one fewer in flight.
+    pub(super) fn reaped(&mut self, tag: u32) {
+        if let Some(by) = self.by_tag[tag as usize].take() {
+            let was = by.fetch_sub(1, Ordering::Release);
+            assert!(
+                was > 0,
+                "a sender's count of commands in flight underflowed"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_has_commands_in_flight_from_its_send_until_their_reap() {
+        let mut s = SentBy::new(4);
+        assert!(!sent_in_flight());
+        s.staged(2);
+        s.staged(0);
+        s.staged(3);
+        assert!(!sent_in_flight(), "staged is not sent");
+        s.sent(2);
+        assert!(sent_in_flight());
+        s.reaped(2);
+        assert!(sent_in_flight(), "tag 0 is still out");
+        s.reaped(3);
+        assert!(sent_in_flight(), "tag 3 was never sent: no count to drop");
+        s.reaped(0);
+        assert!(!sent_in_flight());
+        // Tag 3, sent by another thread, counts for that one only.
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                s.sent(1);
+                assert!(sent_in_flight());
+            });
+        });
+        assert!(!sent_in_flight());
+        s.reaped(3);
+        s.withdrawn();
+        assert!(s.unsent.is_empty());
+    }
+}
