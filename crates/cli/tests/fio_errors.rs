@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{have_fio, hiops, text, FIO};
+use common::{have_fio, hiops, hiops_fio, run_job_file, text, FIO};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -20,6 +20,19 @@ fn is_root() -> bool {
 struct SmallTmpfs(PathBuf);
 
 impl SmallTmpfs {
+    /// Mounts one in `dir`, or says why the test is skipped.
+    fn mount_or_skip(dir: &Path) -> Option<SmallTmpfs> {
+        if !is_root() {
+            eprintln!("skipped: needs root to mount a small tmpfs");
+            return None;
+        }
+        let fs = SmallTmpfs::mount(&dir.join("mnt"));
+        if fs.is_none() {
+            eprintln!("skipped: mounting a tmpfs failed here");
+        }
+        fs
+    }
+
     fn mount(at: &Path) -> Option<SmallTmpfs> {
         std::fs::create_dir(at).unwrap();
         let ok = Command::new("mount")
@@ -47,30 +60,6 @@ impl Drop for SmallTmpfs {
     }
 }
 
-/// Runs `bin` (`hiops fio` or fio) on a job file in `dir`; the JSON of
-/// its output (fio writes lines before it on error) and its exit status.
-fn run(bin: &mut Command, dir: &Path, job: &str) -> (Value, Output) {
-    std::fs::write(dir.join("j.fio"), job).unwrap();
-    let o = bin
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["--output-format=json", "j.fio"])
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    let start = out
-        .find('{')
-        .unwrap_or_else(|| panic!("no JSON: {}", text(&o)));
-    let v: Value = serde_json::from_str(&out[start..]).expect("JSON");
-    (v["jobs"][0].clone(), o)
-}
-
-fn hiops_fio() -> Command {
-    let mut c = hiops();
-    c.arg("fio");
-    c
-}
-
 /// What the tests compare: the exit, fio's error, total_err and
 /// first_error (null when absent), the bytes written and the writes issued.
 type Figures = (bool, Value, Value, Value, u64, u64);
@@ -88,13 +77,8 @@ fn figures(job: &Value, o: &Output) -> Figures {
 
 #[test]
 fn writes_go_on_past_the_errors_ignore_error_names_and_stop_at_others() {
-    if !is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(fs) = SmallTmpfs::mount(&tmp.path().join("mnt")) else {
-        eprintln!("skipped: mounting a tmpfs failed here");
+    let Some(fs) = SmallTmpfs::mount_or_skip(tmp.path()) else {
         return;
     };
     let null = Value::Null;
@@ -139,14 +123,14 @@ fn writes_go_on_past_the_errors_ignore_error_names_and_stop_at_others() {
             "[w]\nfilename={}\nsize=1m\nbs=4k\nrw=write\n{opts}\n",
             fs.sparse_file().display()
         );
-        let (j, o) = run(&mut hiops_fio(), tmp.path(), &job);
+        let (j, o) = run_job_file(hiops_fio(), tmp.path(), &job, &[]);
         assert_eq!(&figures(&j, &o), want, "{opts}: {}", text(&o));
         if fio_here {
             let job = format!(
                 "[w]\nfilename={}\nsize=1m\nbs=4k\nrw=write\n{opts}\n",
                 fs.sparse_file().display()
             );
-            let (j, o) = run(&mut Command::new(FIO), tmp.path(), &job);
+            let (j, o) = run_job_file(Command::new(FIO), tmp.path(), &job, &[]);
             assert_eq!(&figures(&j, &o), want, "fio 3.33 on {opts}: {}", text(&o));
         }
     }
@@ -154,13 +138,8 @@ fn writes_go_on_past_the_errors_ignore_error_names_and_stop_at_others() {
 
 #[test]
 fn the_normal_output_counts_the_errors_gone_past() {
-    if !is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(fs) = SmallTmpfs::mount(&tmp.path().join("mnt")) else {
-        eprintln!("skipped: mounting a tmpfs failed here");
+    let Some(fs) = SmallTmpfs::mount_or_skip(tmp.path()) else {
         return;
     };
     let job = format!(
@@ -185,10 +164,10 @@ fn the_normal_output_counts_the_errors_gone_past() {
 fn verify_errors_are_counted_where_the_job_continues_on_them() {
     let tmp = tempfile::tempdir().unwrap();
     let write = "[w]\nfilename=vf\nsize=256k\nbs=4k\nrw=write\nverify=pattern\nverify_pattern=0xaa\ndo_verify=0\n";
-    let (_, o) = run(&mut hiops_fio(), tmp.path(), write);
+    let (_, o) = run_job_file(hiops_fio(), tmp.path(), write, &[]);
     assert!(o.status.success(), "{}", text(&o));
     let read = "[r]\nfilename=vf\nsize=256k\nbs=4k\nrw=read\nverify=pattern\nverify_pattern=0xbb\ncontinue_on_error=verify\n";
-    let (j, o) = run(&mut hiops_fio(), tmp.path(), read);
+    let (j, o) = run_job_file(hiops_fio(), tmp.path(), read, &[]);
     // fio 3.33: every one of the 64 blocks fails (EILSEQ), the job goes on.
     assert_eq!(
         (&j["error"], &j["total_err"], &j["first_error"]),
@@ -222,13 +201,8 @@ fn terse_fields(bin: &mut Command, dir: &Path, job: &str, version: &str) -> Vec<
 
 #[test]
 fn terse_lines_end_with_the_errors_gone_past_as_fios() {
-    if !is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
-    let Some(fs) = SmallTmpfs::mount(&tmp.path().join("mnt")) else {
-        eprintln!("skipped: mounting a tmpfs failed here");
+    let Some(fs) = SmallTmpfs::mount_or_skip(tmp.path()) else {
         return;
     };
     let fio_here = have_fio();

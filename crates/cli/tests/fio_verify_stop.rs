@@ -8,10 +8,10 @@
 
 mod common;
 
-use common::{have_fio, hiops, text, FIO};
+use common::{have_fio, hiops_fio, run_job_file, text, FIO};
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const WRITE: &str = "[w]\nfilename=vf\nsize=256k\nbs=4k\nrw=write\nverify=crc32c\ndo_verify=0\n";
 const CHECK: &str = "[w]\nfilename=vf\nsize=256k\nbs=4k\nrw=write\nverify=crc32c\nverify_only=1\n";
@@ -27,36 +27,10 @@ const MAGIC_LINE: &str = "verify: bad magic header 0, wanted acca at file vf off
 const LENGTH_LINE: &str = "verify: bad header length 4103, wanted 4096 at file vf offset 28672, length 4096 (requested block: offset=28672, length=4096)";
 const OFFSET_LINE: &str = "verify: bad header offset 36871, wanted 36864 at file vf offset 36864, length 4096 (requested block: offset=36864, length=4096)";
 
-/// Runs `bin` on a job file in `dir` with JSON output: the job's JSON
-/// and the run's output.
-fn run(mut bin: Command, dir: &Path, job: &str, extra: &[&str]) -> (Value, Output) {
-    std::fs::write(dir.join("j.fio"), job).unwrap();
-    let o = bin
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .arg("--output-format=json")
-        .args(extra)
-        .arg("j.fio")
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    let start = out
-        .find('{')
-        .unwrap_or_else(|| panic!("no JSON: {}", text(&o)));
-    let v: Value = serde_json::from_str(&out[start..]).expect("JSON");
-    (v["jobs"][0].clone(), o)
-}
-
-fn hiops_fio() -> Command {
-    let mut c = hiops();
-    c.arg("fio");
-    c
-}
-
 /// Spoils blocks 3 (payload), 5 (magic), 7 (length), 8 (header crc) and 9
 /// (offset) of the file hiops wrote.
 fn write_and_corrupt(dir: &Path) {
-    let (_, o) = run(hiops_fio(), dir, WRITE, &[]);
+    let (_, o) = run_job_file(hiops_fio(), dir, WRITE, &[]);
     assert!(o.status.success(), "{}", text(&o));
     let path = dir.join("vf");
     let mut b = std::fs::read(&path).unwrap();
@@ -92,7 +66,7 @@ fn figures(j: &Value, o: &Output) -> (Option<i32>, Value, Value) {
 fn a_job_stops_at_its_first_bad_block_and_says_it_as_fio() {
     let tmp = tempfile::tempdir().unwrap();
     write_and_corrupt(tmp.path());
-    let (j, o) = run(hiops_fio(), tmp.path(), CHECK, &[]);
+    let (j, o) = run_job_file(hiops_fio(), tmp.path(), CHECK, &[]);
     // fio 3.33: blocks 0 to 3 read, the job stops at block 3 (EILSEQ).
     assert_eq!(
         figures(&j, &o),
@@ -102,7 +76,7 @@ fn a_job_stops_at_its_first_bad_block_and_says_it_as_fio() {
     );
     assert_eq!(verify_lines(&o), CRC_LINES, "{}", text(&o));
     if have_fio() {
-        let (fj, fo) = run(Command::new(FIO), tmp.path(), CHECK, &[]);
+        let (fj, fo) = run_job_file(Command::new(FIO), tmp.path(), CHECK, &[]);
         assert_eq!(figures(&fj, &fo), figures(&j, &o), "fio: {}", text(&fo));
         assert_eq!(verify_lines(&fo), verify_lines(&o));
     }
@@ -113,7 +87,7 @@ fn a_job_that_continues_on_verify_errors_tells_each_bad_block_as_fio() {
     let tmp = tempfile::tempdir().unwrap();
     write_and_corrupt(tmp.path());
     let on = ["--continue_on_error=verify"];
-    let (j, o) = run(hiops_fio(), tmp.path(), CHECK, &on);
+    let (j, o) = run_job_file(hiops_fio(), tmp.path(), CHECK, &on);
     assert_eq!((&j["error"], &j["total_err"]), (&84.into(), &5.into()));
     assert_eq!(j["read"]["io_bytes"], 262144, "every block read");
     let lines = verify_lines(&o);
@@ -130,7 +104,7 @@ fn a_job_that_continues_on_verify_errors_tells_each_bad_block_as_fio() {
     );
     assert_eq!(lines[6], OFFSET_LINE);
     if have_fio() {
-        let (fj, fo) = run(Command::new(FIO), tmp.path(), CHECK, &on);
+        let (fj, fo) = run_job_file(Command::new(FIO), tmp.path(), CHECK, &on);
         assert_eq!(
             (&fj["error"], &fj["total_err"], &fj["read"]["io_bytes"]),
             (&j["error"], &j["total_err"], &j["read"]["io_bytes"]),

@@ -235,3 +235,31 @@ pub fn blocks_written(path: &Path) -> u64 {
         .filter(|b| b.iter().any(|&x| x != 0))
         .count() as u64
 }
+
+/// `hiops fio`: hiops answering as fio.
+pub fn hiops_fio() -> Command {
+    let mut c = hiops();
+    c.arg("fio");
+    c
+}
+
+/// Runs `bin` (`hiops fio` or fio) on `job`, written as `j.fio` in `dir`,
+/// with JSON output and `extra` flags: the first job's JSON (fio writes
+/// lines before it on error) and the run's output.
+pub fn run_job_file(mut bin: Command, dir: &Path, job: &str, extra: &[&str]) -> (Value, Output) {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("--output-format=json")
+        .args(extra)
+        .arg("j.fio")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let start = out
+        .find('{')
+        .unwrap_or_else(|| panic!("no JSON: {}", text(&o)));
+    let v: Value = serde_json::from_str(&out[start..]).expect("JSON");
+    (v["jobs"][0].clone(), o)
+}
