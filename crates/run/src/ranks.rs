@@ -59,6 +59,9 @@ pub(super) fn finish(
                 bins,
             );
             v["hiops"]["no_effect_flags"] = serde_json::json!(req.no_effect);
+            if req.as_fio {
+                super::submission::as_fio_slat(&mut v);
+            }
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };
