@@ -113,6 +113,40 @@ pub struct ThreadResult {
     pub ring: Option<hiops_path::PathCounters>,
     /// latency_target: the depth the search ended at (fio's latency_depth).
     pub latency_depth: Option<u32>,
+    /// fio's bandwidth and IOPS samples of this thread over its window.
+    pub rates: RateSamples,
+}
+
+/// How often fio samples each thread's bandwidth and IOPS: its
+/// `bwavgtime` and `iopsavgtime` default, in ms.
+pub const RATE_WINDOW_MS: u64 = 500;
+
+/// fio's bandwidth and IOPS samples of one thread (stat.c
+/// `__add_samples`): per direction (read, write), the rate over each
+/// window of [`RATE_WINDOW_MS`] in which that direction moved data, in
+/// fio's whole units (KiB/s, I/Os per second).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RateSamples {
+    pub bw_kib: [Vec<u64>; 2],
+    pub iops: [Vec<u64>; 2],
+}
+
+impl RateSamples {
+    /// One window of `spent_ms` in which direction `dir` moved `bytes` in
+    /// `ios` I/Os (nothing is sampled for a direction that moved none), as
+    /// fio's integer rates.
+    pub fn add(&mut self, dir: usize, spent_ms: u64, ios: u64, bytes: u64) {
+        assert!(dir < 2, "fio samples reads and writes: direction {dir}");
+        if spent_ms == 0 {
+            return;
+        }
+        if bytes > 0 {
+            self.bw_kib[dir].push(bytes * 1000 / spent_ms / 1024);
+        }
+        if ios > 0 {
+            self.iops[dir].push(ios * 1000 / spent_ms);
+        }
+    }
 }
 
 impl ThreadResult {
@@ -137,6 +171,7 @@ impl ThreadResult {
             depth: None,
             ring: None,
             latency_depth: None,
+            rates: RateSamples::default(),
         }
     }
 }

@@ -86,6 +86,9 @@ struct ThreadWire {
     /// fio's submit and complete batch buckets (absent from older ranks).
     #[serde(default)]
     batches: Option<([u64; 7], [u64; 7])>,
+    /// fio's bandwidth and IOPS samples (absent from older ranks: none).
+    #[serde(default)]
+    rates: crate::result::RateSamples,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -231,6 +234,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
             (d.issued, d.mean_at_issue, in_flight, d.levels)
         }),
         batches: t.depth.map(|d| (d.submits, d.completes)),
+        rates: t.rates.clone(),
     }
 }
 
@@ -320,6 +324,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.verify = t.verify;
     r.engine = t.engine;
     r.cpu_pinned = t.cpu_pinned;
+    r.rates = t.rates;
     let (submits, completes) = t.batches.unwrap_or_default();
     r.depth =
         t.depth.map(

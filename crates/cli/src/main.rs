@@ -205,6 +205,7 @@ fn request(inv: &args::Invocation, as_fio: bool) -> hiops_run::RunRequest {
         format: inv.format,
         normal: inv.normal,
         fio_text: as_fio && !inv.hiops_report,
+        as_fio,
         terse: inv.terse,
         terse_version: inv.terse_version,
         output: inv.output.clone(),

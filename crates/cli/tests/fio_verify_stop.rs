@@ -114,3 +114,29 @@ fn a_job_that_continues_on_verify_errors_tells_each_bad_block_as_fio() {
         assert_eq!(verify_lines(&fo), lines);
     }
 }
+
+/// The exit code of `bin` checking the spoiled file with `extra`.
+fn exit_of(bin: Command, dir: &Path, extra: &[&str]) -> Option<i32> {
+    let (_, o) = run(bin, dir, CHECK, extra);
+    o.status.code()
+}
+
+#[test]
+fn a_job_that_continues_on_verify_errors_exits_as_fio_and_hiops_run_tells_the_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_and_corrupt(tmp.path());
+    let dir = tmp.path();
+    let on = ["--continue_on_error=verify"];
+    // verify_fatal stops the job at its first bad block, yet fio counts it
+    // as an error gone past: the job has no error of its own.
+    let fatal = ["--continue_on_error=verify", "--verify_fatal=1"];
+    let mut run_cmd = hiops();
+    run_cmd.arg("run");
+    assert_eq!(exit_of(hiops_fio(), dir, &on), Some(0));
+    assert_eq!(exit_of(hiops_fio(), dir, &fatal), Some(0));
+    assert_eq!(exit_of(run_cmd, dir, &on), Some(4), "damage found");
+    if have_fio() {
+        assert_eq!(exit_of(Command::new(FIO), dir, &on), Some(0));
+        assert_eq!(exit_of(Command::new(FIO), dir, &fatal), Some(0));
+    }
+}

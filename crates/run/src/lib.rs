@@ -169,7 +169,7 @@ fn run_plan(
     }
     let text = fio_log + &output::result_text(req, plan, &results);
     let written = output::write_result(out.as_mut(), &text);
-    let status = status::status(&results, "");
+    let status = status::status(&results, "", req.as_fio);
     match written {
         Ok(()) => Ok(status),
         Err(e) => {

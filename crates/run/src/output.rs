@@ -77,6 +77,9 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
             text += &super::terse::lines(&v, req.terse_version);
         }
         if json {
+            if req.as_fio {
+                super::submission::as_fio_slat(&mut v);
+            }
             text += &(serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n");
         }
         if fio_text {

@@ -59,13 +59,16 @@ pub(super) fn finish(
                 bins,
             );
             v["hiops"]["no_effect_flags"] = serde_json::json!(req.no_effect);
+            if req.as_fio {
+                super::submission::as_fio_slat(&mut v);
+            }
             serde_json::to_string_pretty(&v).expect("JSON values serialise") + "\n"
         }
     };
     // `out` is rank 0's --output when it names no `{rank}`.
     let merged_to = out.as_mut().filter(|_| !writes_own);
     write_result(merged_to, &text)?;
-    Ok(first_status(&cluster))
+    Ok(first_status(&cluster, req.as_fio))
 }
 
 /// The file this rank writes, if any: its own (`--output` naming
@@ -94,10 +97,11 @@ fn own_output(req: &RunRequest, coord: &dyn Coordinator) -> Option<PathBuf> {
 
 /// The first rank (in rank order) that was interrupted, failed or found
 /// bad blocks decides, named; else done.
-fn first_status(c: &Cluster) -> RunStatus {
+fn first_status(c: &Cluster, as_fio: bool) -> RunStatus {
     for r in &c.ranks {
         if let Ok(runs) = &r.outcome {
-            let s = status(runs, &format!("rank {} ({}): ", r.rank, r.host));
+            let who = format!("rank {} ({}): ", r.rank, r.host);
+            let s = status(runs, &who, as_fio);
             if s != RunStatus::Done {
                 return s;
             }

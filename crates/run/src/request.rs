@@ -28,6 +28,12 @@ pub struct RunRequest {
     /// The normal text in fio's layout (hiops answering as fio) rather
     /// than hiops' own summary with its analysis.
     pub fio_text: bool,
+    /// hiops answers as fio (a link named fio, `hiops fio`): the run ends
+    /// as fio's does. A job that went on past verify errors
+    /// (`continue_on_error=verify`) then ends the run well, its bad blocks
+    /// told in `total_err` and `first_error`, where `hiops run` exits 4
+    /// for them.
+    pub as_fio: bool,
     /// Print fio's terse lines.
     pub terse: bool,
     /// fio's `--terse-version` (2 to 5).

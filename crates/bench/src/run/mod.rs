@@ -282,13 +282,15 @@ fn measure(
         phase.ctrl.stop.store(true, Relaxed);
         watched.interrupted = phase.await_threads(&handles, opts.interrupt, watched.interrupted);
         let mut jobs = phase.job_results(&watched.path_c0);
-        for (j, h) in handles {
-            let r = h.join().map_err(|_| {
+        for (i, (j, h)) in handles.into_iter().enumerate() {
+            let mut r = h.join().map_err(|_| {
                 BenchError::Failed(format!(
                     "a worker of job {} panicked: this is a bug in hiops",
                     specs[j].name
                 ))
             })?;
+            // The watch samples the threads in the order they started.
+            r.rates = std::mem::take(&mut watched.rates[i]);
             jobs[j].threads.push(r);
         }
         jobs.iter_mut().for_each(task_path_report);

@@ -1,4 +1,5 @@
 //! The main thread while the jobs run: the ramp, the per-second series,
+//! each thread's bandwidth and IOPS samples (fio's, every 500 ms),
 //! progress, fio's steady state, and the system counters around the
 //! measured window.
 
@@ -6,7 +7,7 @@ use super::phase::Phase;
 use super::{Progress, RunOptions};
 use crate::coord::Coordinator;
 use crate::platform::{PlatformWatch, PlatformWindow};
-use crate::result::{DeviceWindow, SeriesPoint};
+use crate::result::{DeviceWindow, RateSamples, SeriesPoint, RATE_WINDOW_MS};
 use crate::spec::JobSpec;
 use crate::thread_plan::Counters;
 use hiops_stats::cpu::{MachineSample, ProcessSample};
@@ -24,6 +25,8 @@ pub(super) struct Watched {
     pub(super) stonewalled: bool,
     pub(super) steady: Option<crate::steady::SsOutcome>,
     pub(super) path_c0: Vec<hiops_path::PathCounters>,
+    /// Each thread's bandwidth and IOPS samples, in the counters' order.
+    pub(super) rates: Vec<RateSamples>,
 }
 
 /// The jobs' longest ramp, their longest run from the start (startdelay,
@@ -50,6 +53,8 @@ struct Ticks {
     second: (f64, [u64; 4]),
     progress: (Instant, [u64; 4]),
     steady: Option<crate::steady::SsTracker>,
+    /// Each thread's counters at its last rate sample, and when.
+    rates: (Instant, Vec<[u64; 4]>),
 }
 
 impl Ticks {
@@ -61,6 +66,7 @@ impl Ticks {
                 .iter()
                 .find_map(|s| s.timing.steady_state)
                 .map(crate::steady::SsTracker::new),
+            rates: (start, Vec::new()),
         }
     }
 }
@@ -89,10 +95,14 @@ impl Phase<'_> {
             // Open since before the start barrier; from here on it is timed.
             self.ctrl.start_measuring();
             w.window.begin(&self.devices, &self.irq_prefix);
+            ticks.rates = (
+                Instant::now(),
+                self.counters.iter().map(of_thread).collect(),
+            );
         }
         let mut finished = 0;
         loop {
-            match done_rx.recv_timeout(Duration::from_millis(50)) {
+            match done_rx.recv_timeout(self.next_wait(&ticks, w.window.started)) {
                 Ok(()) => finished += 1,
                 Err(mpsc::RecvTimeoutError::Disconnected) => finished = self.counters.len(),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -115,6 +125,9 @@ impl Phase<'_> {
             }
             if total_ns.is_some_and(|t| el_ns >= t.saturating_add(1_000_000_000)) {
                 break;
+            }
+            if w.window.started {
+                self.sample_rates(&mut w, &mut ticks);
             }
             if w.window.started && self.second(&mut w, &mut ticks, elapsed) {
                 break; // fio's ss: steady, stop here
@@ -163,6 +176,7 @@ impl Phase<'_> {
             stonewalled: false,
             steady: None,
             path_c0: self.snap_paths(),
+            rates: vec![RateSamples::default(); self.counters.len()],
         }
     }
 
@@ -177,6 +191,41 @@ impl Phase<'_> {
         self.ctrl.start_measuring();
         w.window.begin(&self.devices, &self.irq_prefix);
         ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
+        ticks.rates = (
+            Instant::now(),
+            self.counters.iter().map(of_thread).collect(),
+        );
+    }
+
+    /// How long to wait for a thread's end: 50 ms, or less where the next
+    /// rate sample is due sooner.
+    fn next_wait(&self, ticks: &Ticks, started: bool) -> Duration {
+        let poll = Duration::from_millis(50);
+        if !started {
+            return poll;
+        }
+        let due = ticks.rates.0 + Duration::from_millis(RATE_WINDOW_MS);
+        poll.min(due.saturating_duration_since(Instant::now()))
+    }
+
+    /// fio's bandwidth and IOPS samples (stat.c `__add_samples`): once a
+    /// window is over (within fio's 10 ms slack), each thread's rate per
+    /// direction over it, in whole KiB/s and I/Os per second.
+    fn sample_rates(&self, w: &mut Watched, ticks: &mut Ticks) {
+        const SLACK_MS: u64 = 10;
+        let spent_ms = ticks.rates.0.elapsed().as_millis() as u64;
+        if spent_ms + SLACK_MS < RATE_WINDOW_MS {
+            return;
+        }
+        let now: Vec<[u64; 4]> = self.counters.iter().map(of_thread).collect();
+        assert_eq!(now.len(), w.rates.len(), "a rate sample per thread");
+        for ((rates, before), after) in w.rates.iter_mut().zip(&ticks.rates.1).zip(&now) {
+            for dir in 0..2 {
+                let d = |i: usize| after[i].saturating_sub(before[i]);
+                rates.add(dir, spent_ms, d(dir), d(2 + dir));
+            }
+        }
+        ticks.rates = (Instant::now(), now);
     }
 
     /// A point per second of the window; true when steady state is reached.
@@ -229,13 +278,20 @@ impl Phase<'_> {
     }
 }
 
+/// A thread's counters: read and write I/Os, read and write bytes.
+fn of_thread(c: &Counters) -> [u64; 4] {
+    [
+        c.ios[0].load(Relaxed),
+        c.ios[1].load(Relaxed),
+        c.bytes[0].load(Relaxed),
+        c.bytes[1].load(Relaxed),
+    ]
+}
+
 fn sum(counters: &[Counters]) -> [u64; 4] {
     let mut s = [0u64; 4];
-    for c in counters {
-        s[0] += c.ios[0].load(Relaxed);
-        s[1] += c.ios[1].load(Relaxed);
-        s[2] += c.bytes[0].load(Relaxed);
-        s[3] += c.bytes[1].load(Relaxed);
+    for c in counters.iter().map(of_thread) {
+        s.iter_mut().zip(c).for_each(|(a, b)| *a += b);
     }
     s
 }

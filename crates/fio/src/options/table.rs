@@ -614,11 +614,11 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ),
     (
         "bwavgtime",
-        "hiops' iops_min/max/mean come from one-second samples; drop it",
+        "hiops samples each thread's bandwidth and IOPS every 500 ms, fio's default; drop it",
     ),
     (
         "iopsavgtime",
-        "hiops' iops_min/max/mean come from one-second samples; drop it",
+        "hiops samples each thread's bandwidth and IOPS every 500 ms, fio's default; drop it",
     ),
     (
         "dedupe_global",

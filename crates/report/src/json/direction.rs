@@ -1,6 +1,7 @@
 //! A job's figures per direction (read, write, trim, sync) and its
 //! distributions, as fio's JSON writes them.
 
+use super::rates::RateStat;
 use crate::derived::iops;
 use hiops_bench::spec::LatPercentiles;
 use hiops_bench::{DirStats, JobResult};
@@ -78,23 +79,18 @@ impl Shown<'_> {
     }
 }
 
-/// A direction's samples over the run: IOPS and bandwidth (KiB/s) per
-/// second, and the bandwidth of its reporting group in that direction
-/// (bytes/s), which fio's `bw_agg` is a share of.
+/// A direction's bandwidth (KiB/s) and IOPS statistics from fio's samples
+/// of its threads, and the bandwidth of its reporting group in that
+/// direction (bytes/s), which fio's `bw_agg` is a share of.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Samples<'a> {
-    pub iops: &'a [f64],
-    pub bw_kib: &'a [f64],
+pub(crate) struct Samples {
+    pub iops: RateStat,
+    pub bw_kib: RateStat,
     pub group_bw_bytes: f64,
 }
 
-pub(super) fn dir_obj(
-    d: &DirStats,
-    runtime_ns: u64,
-    samples: Samples<'_>,
-    shown: Shown<'_>,
-) -> Value {
-    let series = samples.iops;
+pub(super) fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples, shown: Shown<'_>) -> Value {
+    let st = samples.iops;
     // A direction measured over a time of its own (reads of a verify pass).
     let runtime_ns = if d.runtime_ns > 0 {
         d.runtime_ns
@@ -107,7 +103,6 @@ pub(super) fn dir_obj(
     } else {
         0.0
     };
-    let (mn, mx, mean, dev) = stats_of(series);
     let mut obj = json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,
@@ -121,11 +116,11 @@ pub(super) fn dir_obj(
         "slat_ns": shown.lat(&d.slat, shown.kinds.slat),
         "clat_ns": shown.lat(&d.clat, shown.kinds.clat),
         "lat_ns": shown.lat(&d.lat, shown.kinds.lat),
-        "iops_min": mn.round() as u64,
-        "iops_max": mx.round() as u64,
-        "iops_mean": mean,
-        "iops_stddev": dev,
-        "iops_samples": series.len(),
+        "iops_min": st.min,
+        "iops_max": st.max,
+        "iops_mean": st.mean,
+        "iops_stddev": st.dev(),
+        "iops_samples": st.samples,
     });
     add_bw_samples(&mut obj, samples);
     if let Some(prios) = prios_obj(d, shown) {
@@ -147,18 +142,22 @@ pub(super) fn runtime_ms(d: &DirStats, runtime_ns: u64) -> u64 {
 /// fio's `bw_min`, `bw_max`, `bw_mean`, `bw_dev` (KiB/s) and `bw_samples`
 /// over the bandwidth samples, and `bw_agg`: their mean as a % of the
 /// reporting group's bandwidth (stat.c's `p_of_agg`; 0 without samples).
-pub(super) fn add_bw_samples(obj: &mut Value, s: Samples<'_>) {
-    let (mn, mx, mean, dev) = stats_of(s.bw_kib);
-    let agg = match s.group_bw_bytes > 0.0 {
-        true => mean * 100.0 / (s.group_bw_bytes / 1024.0),
-        false => 0.0,
+pub(super) fn add_bw_samples(obj: &mut Value, s: Samples) {
+    let st = s.bw_kib;
+    // fio's convert_agg_kbytes_percent: the whole KiB/s of the mean as a
+    // share of the group's, at most 100, and 100 for a group of 1 KiB/s
+    // or less.
+    let agg = match (st.samples, s.group_bw_bytes > 1024.0) {
+        (0, _) => 0.0,
+        (_, true) => (st.mean.trunc() * 100.0 / (s.group_bw_bytes / 1024.0)).min(100.0),
+        (_, false) => 100.0,
     };
-    obj["bw_min"] = json!(mn.round() as u64);
-    obj["bw_max"] = json!(mx.round() as u64);
+    obj["bw_min"] = json!(st.min);
+    obj["bw_max"] = json!(st.max);
     obj["bw_agg"] = json!(agg);
-    obj["bw_mean"] = json!(mean);
-    obj["bw_dev"] = json!(dev);
-    obj["bw_samples"] = json!(s.bw_kib.len());
+    obj["bw_mean"] = json!(st.mean);
+    obj["bw_dev"] = json!(st.dev());
+    obj["bw_samples"] = json!(st.samples);
 }
 
 /// fio's `prios` (stat.c): with cmdprio, where two or more priorities saw
@@ -272,21 +271,4 @@ pub(super) fn latency_buckets(rd: &DirStats, wr: &DirStats) -> [(&'static str, V
         ("latency_us", obj(&us)),
         ("latency_ms", obj(&ms)),
     ]
-}
-
-pub(super) fn stats_of(v: &[f64]) -> (f64, f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let (mn, mx) = v
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    (mn, mx, mean, var.sqrt())
 }

@@ -19,23 +19,18 @@ fn job_runtime_ns(job: &JobResult) -> u64 {
 /// fio's unified_rw_reporting: "mixed" (reads, writes and trims summed,
 /// their per-second IOPS added) instead of the three directions, or beside
 /// them.
-fn unify_directions(obj: &mut Value, job: &JobResult, s: &JobSeries, shown: Shown<'_>) {
+fn unify_directions(obj: &mut Value, job: &JobResult, s: &JobSamples, shown: Shown<'_>) {
     use hiops_bench::spec::UnifiedRw;
     let unified = job.spec.meta.unified_rw;
     if unified == UnifiedRw::Apart {
         return;
     }
     let mixed = job.merged_all();
-    let add = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x + y).collect::<Vec<f64>>();
-    let (iops, bw_kib) = (
-        add(&s.read_iops, &s.write_iops),
-        add(&s.read_kib, &s.write_kib),
-    );
-    let samples = Samples {
-        iops: &iops,
-        bw_kib: &bw_kib,
-        group_bw_bytes: s.group_bw.0 + s.group_bw.1,
-    };
+    // fio's mixed direction sums its directions' samples (sum_stat).
+    let mut samples = s.read;
+    samples.iops.add(s.write.iops);
+    samples.bw_kib.add(s.write.bw_kib);
+    samples.group_bw_bytes += s.write.group_bw_bytes;
     let dir = dir_obj(&mixed, job.runtime_ns(), samples, shown);
     let map = obj.as_object_mut().expect("a job is an object");
     if unified == UnifiedRw::Mixed {
@@ -63,8 +58,8 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         kinds: job.spec.meta.shown_percentiles,
         bins,
     };
-    let s = job_series(job, r);
-    let (rs, ws) = s.samples();
+    let s = job_samples(job, r);
+    let (rs, ws) = (s.read, s.write);
     let cpu = job.thread_cpu();
     let secs = (job_runtime_ns(job) as f64 / 1e9).max(1e-9);
     let errors = job.errors();
@@ -134,50 +129,28 @@ fn add_optional_keys(obj: &mut Value, job: &JobResult) {
     }
 }
 
-/// A job's samples: the run's per-second read and write IOPS and bandwidth
-/// (KiB/s), which belong to a job only when it is the run's one job (else
-/// empty), and its reporting group's read and write bandwidth (bytes/s).
-#[derive(Default)]
-struct JobSeries {
-    read_iops: Vec<f64>,
-    write_iops: Vec<f64>,
-    read_kib: Vec<f64>,
-    write_kib: Vec<f64>,
-    group_bw: (f64, f64),
+/// A job entry's read and write samples: its threads' fio samples
+/// (bandwidth and IOPS every 500 ms) summed as fio sums a group's, with
+/// its reporting group's bandwidth.
+struct JobSamples {
+    read: Samples,
+    write: Samples,
 }
 
-impl JobSeries {
-    fn samples(&self) -> (Samples<'_>, Samples<'_>) {
-        let read = Samples {
-            iops: &self.read_iops,
-            bw_kib: &self.read_kib,
-            group_bw_bytes: self.group_bw.0,
-        };
-        let write = Samples {
-            iops: &self.write_iops,
-            bw_kib: &self.write_kib,
-            group_bw_bytes: self.group_bw.1,
-        };
-        (read, write)
-    }
-}
-
-fn job_series(job: &JobResult, r: &RunResult) -> JobSeries {
-    let group_bw = group_bw(job.spec.meta.group, r);
-    let single = r.jobs.len() == 1 && r.jobs[0].threads.len() == job.threads.len();
-    if !single {
-        return JobSeries {
-            group_bw,
-            ..JobSeries::default()
-        };
-    }
-    let of = |f: fn(&hiops_bench::result::SeriesPoint) -> f64| r.series.iter().map(f).collect();
-    JobSeries {
-        read_iops: of(|p| p.read_iops),
-        write_iops: of(|p| p.write_iops),
-        read_kib: of(|p| p.read_bytes_per_s / 1024.0),
-        write_kib: of(|p| p.write_bytes_per_s / 1024.0),
-        group_bw,
+fn job_samples(job: &JobResult, r: &RunResult) -> JobSamples {
+    let (group_read, group_write) = group_bw(job.spec.meta.group, r);
+    let [(rb, ri), (wb, wi)] = super::rates::job_rates(job);
+    JobSamples {
+        read: Samples {
+            iops: ri,
+            bw_kib: rb,
+            group_bw_bytes: group_read,
+        },
+        write: Samples {
+            iops: wi,
+            bw_kib: wb,
+            group_bw_bytes: group_write,
+        },
     }
 }
 

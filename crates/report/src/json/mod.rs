@@ -9,6 +9,7 @@ mod direction;
 mod figures;
 mod job;
 mod options;
+mod rates;
 mod steady;
 
 pub(crate) use figures::run_figures;

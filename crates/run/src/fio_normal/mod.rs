@@ -224,7 +224,7 @@ fn bw_line(out: &mut String, d: &Value, agg: u64) {
     let (mut min, mut max) = (int(&d["bw_min"]), int(&d["bw_max"]));
     let (mut mean, mut dev) = (num(&d["bw_mean"]), num(&d["bw_dev"]));
     let per = match agg > 1024 {
-        true => (mean * 100.0 / (agg as f64 / 1024.0)).min(100.0),
+        true => (mean.trunc() * 100.0 / (agg as f64 / 1024.0)).min(100.0),
         false => 100.0,
     };
     let mut unit = "KiB";

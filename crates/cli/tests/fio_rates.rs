@@ -1,0 +1,133 @@
+//! fio's bandwidth and IOPS samples: fio 3.33 samples each thread's
+//! bandwidth and IOPS every 500 ms (bwavgtime, iopsavgtime) and reports
+//! bw_min ... bw_samples, bw_agg and iops_min ... iops_samples per
+//! direction, and the `bw (  KiB/s):` and `iops        :` lines of its
+//! normal output; group_reporting sums its threads' statistics (stat.c
+//! sum_stat). hiops answering as fio does the same for every job of a run,
+//! where fio is installed beside fio on the same job file.
+
+mod common;
+
+use common::{have_fio, hiops, text, FIO};
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Three jobs of 2 s on the null engine.
+const JOBS: &str =
+    "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nruntime=2\n[a]\n[b]\n[c]\n";
+
+/// `bin`'s JSON and normal text for the job file `job` (with `extra`).
+fn run(mut bin: Command, dir: &Path, job: &str, extra: &[&str]) -> (Value, String) {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("--output-format=json,normal")
+        .args(extra)
+        .arg("j.fio")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let start = out.find('{').expect("JSON");
+    let mut de = serde_json::Deserializer::from_str(&out[start..]).into_iter::<Value>();
+    let v = de.next().expect("a JSON document").expect("JSON");
+    let normal = out[start + de.byte_offset()..].to_string();
+    (v, normal)
+}
+
+fn hiops_fio() -> Command {
+    let mut c = hiops();
+    c.arg("fio");
+    c
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// A direction's statistics hold together as fio's: min <= mean <= max,
+/// bw_agg a share of the group.
+fn check_read(r: &Value, min_samples: u64) {
+    for k in ["bw", "iops"] {
+        let n = u(&r[format!("{k}_samples")]);
+        assert!(n >= min_samples, "{k}: {n} samples: {r}");
+        let mean = r[format!("{k}_mean")].as_f64().unwrap();
+        let (lo, hi) = (u(&r[format!("{k}_min")]), u(&r[format!("{k}_max")]));
+        assert!(lo as f64 <= mean && mean <= hi as f64 + 1.0, "{k}: {r}");
+    }
+    let agg = r["bw_agg"].as_f64().unwrap();
+    assert!(agg > 0.0 && agg <= 100.0, "bw_agg {agg}");
+}
+
+/// The normal text's sample lines, in fio's layout.
+fn sample_lines(normal: &str) -> (usize, usize) {
+    let bw = normal
+        .lines()
+        .filter(|l| {
+            (l.starts_with("   bw (  KiB/s): min=") || l.starts_with("   bw (  MiB/s): min="))
+                && l.contains(", per=")
+                && l.contains(", samples=")
+        })
+        .count();
+    let iops = normal
+        .lines()
+        .filter(|l| l.starts_with("   iops        : min=") && l.contains(", samples="))
+        .count();
+    (bw, iops)
+}
+
+fn samples_of(v: &Value) -> Vec<u64> {
+    let jobs = v["jobs"].as_array().unwrap();
+    jobs.iter().map(|j| u(&j["read"]["bw_samples"])).collect()
+}
+
+#[test]
+fn every_job_of_a_run_has_fios_bandwidth_and_iops_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, normal) = run(hiops_fio(), tmp.path(), JOBS, &[]);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3);
+    for j in jobs {
+        // Windows end at 0.5, 1 and 1.5 s of a 2 s job.
+        check_read(&j["read"], 3);
+        assert_eq!(u(&j["write"]["bw_samples"]), 0, "no writes, no samples");
+    }
+    assert_eq!(sample_lines(&normal), (3, 3), "{normal}");
+    if have_fio() {
+        let (f, fnormal) = run(Command::new(FIO), tmp.path(), JOBS, &[]);
+        let (ours, theirs) = (samples_of(&v), samples_of(&f));
+        for (h, t) in ours.iter().zip(&theirs) {
+            assert!(h.abs_diff(*t) <= 1, "hiops {ours:?}, fio {theirs:?}");
+        }
+        assert_eq!(sample_lines(&fnormal), sample_lines(&normal));
+    }
+}
+
+#[test]
+fn group_reporting_sums_its_threads_samples_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, normal) = run(hiops_fio(), tmp.path(), JOBS, &["--group_reporting"]);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1);
+    let r = &jobs[0]["read"];
+    // Three threads' samples counted together.
+    check_read(r, 9);
+    let agg = r["bw_agg"].as_f64().unwrap();
+    assert!(agg > 50.0, "the mean is the group's own bandwidth: {agg}");
+    // The summed means are the group's bandwidth, not one thread's.
+    let (mean, bw) = (r["bw_mean"].as_f64().unwrap(), u(&r["bw"]) as f64);
+    assert!(
+        mean > bw / 2.0 && mean < bw * 2.0,
+        "bw_mean {mean}, bw {bw}"
+    );
+    assert_eq!(sample_lines(&normal), (1, 1), "{normal}");
+    if have_fio() {
+        let (f, _) = run(Command::new(FIO), tmp.path(), JOBS, &["--group_reporting"]);
+        let fr = &f["jobs"][0]["read"];
+        let (h, t) = (u(&r["bw_samples"]), u(&fr["bw_samples"]));
+        assert!(h.abs_diff(t) <= 3, "hiops {h}, fio {t}");
+        assert!(fr["bw_agg"].as_f64().unwrap() > 50.0, "fio: {fr}");
+    }
+}
