@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{have_fio, hiops, hiops_fio, run_job_file, text, FIO};
+use common::{have_fio, hiops_fio, run_job_file, text, FIO};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

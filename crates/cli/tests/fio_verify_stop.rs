@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{have_fio, hiops_fio, run_job_file, text, FIO};
+use common::{have_fio, hiops, hiops_fio, run_job_file, text, FIO};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -117,7 +117,7 @@ fn a_job_that_continues_on_verify_errors_tells_each_bad_block_as_fio() {
 
 /// The exit code of `bin` checking the spoiled file with `extra`.
 fn exit_of(bin: Command, dir: &Path, extra: &[&str]) -> Option<i32> {
-    let (_, o) = run(bin, dir, CHECK, extra);
+    let (_, o) = run_job_file(bin, dir, CHECK, extra);
     o.status.code()
 }
 
