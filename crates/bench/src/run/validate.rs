@@ -1,7 +1,8 @@
 //! A job checked against its opened targets before any I/O: everything
 //! that would fail later fails here, with the option to change. The
-//! options' checks against each other are the job's own
-//! ([`hiops_job::CheckError`]); these need the targets or verify's headers.
+//! options' checks against each other ran when the job was built
+//! ([`hiops_job::JobBuilder::build`]); these need the targets or verify's
+//! headers.
 
 use super::phase::{job_align, regions_for, targets_of};
 use crate::error::{usage, BenchError};
@@ -11,9 +12,6 @@ use crate::target::{OpenTarget, TargetKind};
 /// Checks a job against its opened targets: everything that would fail later
 /// fails here, before any I/O, with the option to change.
 pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
-    if let Err(e) = spec.check() {
-        return usage(e.to_string());
-    }
     if spec.io.filecreate {
         crate::filecreate::check(spec)?;
     }

@@ -70,24 +70,29 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
         v.state = Some(StateLog::new(plan, spec.effective_depth()));
     }
     v.files = target_names(plan);
-    if verify.dump {
-        let names = (0..plan.regions.len())
-            .map(|i| match &spec.target.targets {
-                TargetSpec::Paths(p) => p
-                    .get(plan.target_base as usize + i)
-                    .and_then(|p| p.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                TargetSpec::Ram => spec.name.clone(),
-            })
-            .collect();
-        v.dump = Some(Dump {
-            names,
-            dir: verify.aux_path.clone(),
-            left: DUMPS,
-        });
-    }
+    v.dump = verify.dump.then(|| dump_of(plan));
     v
+}
+
+/// verify_dump's files: each region's target by its file name (the job's
+/// name on the RAM device), in verify's state directory.
+fn dump_of(plan: &WorkerPlan<'_>) -> Dump {
+    let spec = plan.spec;
+    let names = (0..plan.regions.len())
+        .map(|i| match &spec.target.targets {
+            TargetSpec::Paths(p) => p
+                .get(plan.target_base as usize + i)
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            TargetSpec::Ram => spec.name.clone(),
+        })
+        .collect();
+    Dump {
+        names,
+        dir: spec.verify.aux_path.clone(),
+        left: DUMPS,
+    }
 }
 
 /// Replays the writes of the job's workload without doing them: each

@@ -1,4 +1,4 @@
-//! A draft's options combined into a checked `JobSpec`: the steps in the
+//! A draft's options combined into a `JobBuilder` the plan builds: the steps in the
 //! order of their checks, and the job's shape, timing and pace.
 
 use super::targets::zones_fit;
@@ -11,8 +11,9 @@ use hiops_job::{JobBuilder, RwMode, TargetSpec};
 use std::path::PathBuf;
 
 impl Draft {
-    /// Combines the options into a checked job, and whether its target is
-    /// a temporary file of hiops' own (made once the whole plan checks).
+    /// Combines the options into a job to build (the plan builds it, which
+    /// checks the options together), and whether its target is a temporary
+    /// file of hiops' own (made once the whole plan checks).
     /// Each step reads its own options; the order is that of the checks,
     /// so the first wrong option is the one reported.
     pub fn into_spec(self, defaults: Defaults) -> Result<(JobBuilder, bool), FioError> {
@@ -45,7 +46,6 @@ impl Draft {
         {
             return Err("give size or runtime".into());
         }
-        spec.check()?;
         Ok((spec, own_file))
     }
 
