@@ -1,27 +1,12 @@
 //! A job that waits for a batch of completions (fio's
-//! iodepth_batch_complete_min) on io_uring sends each turn's refill in
-//! the call that waits: every I/O is still issued, counted and timed
-//! once, slat + clat = lat, and a job with a runtime ends.
+//! iodepth_batch_complete_min) on io_uring: every I/O is still issued,
+//! counted and timed once, slat + clat = lat, and a job with a runtime
+//! ends.
 
+mod common;
+
+use common::run_json;
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn run_json(dir: &Path, args: &[&str]) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_hiops"))
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .args(["run", "--output-format=json", "--no-progress"])
-        .args(args)
-        .output()
-        .expect("hiops starts");
-    assert!(
-        o.status.success(),
-        "hiops failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("stdout is JSON")
-}
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
