@@ -11,7 +11,7 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_REFUSED: u8 = 3;
 pub const EXIT_VERIFY: u8 = 4;
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = hiops_os::signals::EXIT_INTERRUPTED;
 
 /// The exit code of a run that ended (its error, if any, said on stderr).
 pub fn of_run(status: hiops_run::RunStatus) -> u8 {

@@ -17,7 +17,6 @@ mod full;
 #[cfg(not(feature = "full"))]
 mod lean;
 mod logging;
-mod signals;
 mod version;
 
 #[cfg(feature = "full")]
@@ -160,10 +159,10 @@ fn one_line(text: &str) -> String {
 }
 
 fn run(raw: &[String], as_fio: bool) -> anyhow::Result<u8> {
-    let parsed = args::parse(raw);
-    let stonewall = matches!(&parsed, Ok(args::Parsed::Run(inv)) if inv.stonewall_ranks);
+    let parsed = hiops_run::parse(raw, as_fio);
+    let stonewall = matches!(&parsed, Ok(hiops_run::Parsed::Run(req)) if req.stonewall_ranks);
     let mut coord = hiops_mpi::coordinator(stonewall)?;
-    let code = run_as(parsed, coord.as_mut(), as_fio);
+    let code = run_as(parsed, coord.as_mut());
     // Rank 0 speaks for a run across ranks: the others have told it
     // everything, and their own failing exit would have mpirun kill rank 0
     // before it prints.
@@ -174,49 +173,14 @@ fn run(raw: &[String], as_fio: bool) -> anyhow::Result<u8> {
 }
 
 fn run_as(
-    parsed: Result<args::Parsed, BenchError>,
+    parsed: Result<hiops_run::Parsed, BenchError>,
     coord: &mut dyn Coordinator,
-    as_fio: bool,
 ) -> anyhow::Result<u8> {
-    let inv = match agreed(coord, parsed)? {
-        args::Parsed::Print(text) => {
+    match agreed(coord, parsed)? {
+        hiops_run::Parsed::Print(text) => {
             stdout::print(&text)?;
-            return Ok(0);
+            Ok(0)
         }
-        args::Parsed::Run(inv) => inv,
-    };
-    let arm = || {
-        signals::install();
-        signals::flag()
-    };
-    let plan = |rank: &hiops_fio::Placeholders| inv.plan(rank);
-    // fio's debug lines go where its result goes (log.c, log_info_buf).
-    let fio_lines = |plan: &hiops_fio::FioPlan| inv.debug.fio_lines(plan);
-    let status = hiops_run::run(request(&inv, as_fio), plan, fio_lines, coord, arm)?;
-    Ok(exit::of_run(status))
-}
-
-/// The run's options as hiops-run takes them.
-fn request(inv: &args::Invocation, as_fio: bool) -> hiops_run::RunRequest {
-    hiops_run::RunRequest {
-        command_line: inv.command_line.clone(),
-        showcmd: inv.showcmd,
-        parse_only: inv.parse_only,
-        format: inv.format,
-        normal: inv.normal,
-        fio_text: as_fio && !inv.hiops_report,
-        as_fio,
-        terse: inv.terse,
-        terse_version: inv.terse_version,
-        output: inv.output.clone(),
-        progress: match inv.eta {
-            args::Eta::Auto => hiops_run::progress::stderr_is_terminal(),
-            args::Eta::Always => true,
-            args::Eta::Never => false,
-        },
-        profile: inv.profile,
-        timeline: inv.timeline,
-        no_effect: inv.no_effect.clone(),
-        bandwidth_log: inv.bandwidth_log.clone(),
+        hiops_run::Parsed::Run(req) => Ok(exit::of_run(hiops_run::run(*req, coord)?)),
     }
 }

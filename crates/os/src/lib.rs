@@ -1,11 +1,13 @@
 //! The libc calls several hiops crates make, each wrapped once, with its
 //! safety argument stated here rather than at every call site, and the
-//! mount table they read ([`mountinfo`]).
+//! mount table they read ([`mountinfo`]), and the Ctrl-C handler every
+//! long command installs ([`signals`]).
 //!
 //! Only calls with no memory contract for the caller live here (they take
 //! paths and descriptors, never pointers), so every function is safe.
 
 pub mod mountinfo;
+pub mod signals;
 
 use std::ffi::CString;
 use std::io;

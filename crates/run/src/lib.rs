@@ -1,19 +1,24 @@
-//! # hiops-run: `hiops run` past its command line
+//! # hiops-run: `hiops run` from its arguments to its result
 //!
-//! fio-class runs from flags, TOML or fio job files: a plan's phases run
-//! (across MPI ranks too), the live progress line, and the result in fio's
-//! formats to `--output` or stdout, with what went wrong on stderr. Also
-//! hiops answering as fio ([`fio_link`]). The suites build on this crate;
-//! it needs none of them, so `hiops run` builds without them.
+//! fio-class runs from flags, TOML or fio job files: the command line read
+//! as fio reads its own into one [`RunRequest`] ([`parse`]), a plan's
+//! phases run (across MPI ranks too), the live progress line, and the
+//! result in fio's formats to `--output` or stdout, with what went wrong on
+//! stderr. Also hiops answering as fio ([`fio_link`]), and one point of a
+//! suite run the same way with its result typed ([`Point`]). The suites
+//! build on this crate; it needs none of them, so `hiops run` builds
+//! without them.
 
 #![forbid(unsafe_code)]
 
 mod agg_log;
+pub mod args;
 pub mod debug;
 pub mod fio_link;
 pub mod fio_normal;
 mod output;
 pub mod plan_view;
+mod point;
 pub mod progress;
 mod ranks;
 pub mod readonly;
@@ -23,13 +28,14 @@ pub mod stdout;
 mod submission;
 pub mod terse;
 
-pub use request::{Format, RunRequest};
+pub use args::{parse, Parsed};
+pub use point::{Point, PointError};
+pub use request::{Eta, Format, RunRequest};
 pub use status::RunStatus;
 
 use hiops_bench::{BenchError, Coordinator, RunOptions};
 use hiops_fio::{CommandLine, FioPlan, Placeholders};
 use progress::ProgressLine;
-use std::sync::atomic::AtomicBool;
 
 /// A step every rank takes: if it fails on any rank, it fails on all, with
 /// the lowest failing rank's error.
@@ -40,19 +46,13 @@ pub fn agreed<T>(coord: &mut dyn Coordinator, r: Result<T, BenchError>) -> Resul
     }
 }
 
-/// Plans the run on this rank (`plan`: the jobs with `{rank}`, `{nranks}`
-/// and `{host}` expanded), runs its phases and writes the result; rank 0's
-/// status decides (the other ranks' is done). `fio_lines` gives the lines
-/// fio's `--debug` writes where its result goes (printed before it, or
-/// with it in `--output`'s file). `arm` is called once the output is open,
-/// just before the jobs start: it returns the flag Ctrl-C sets.
-pub fn run(
-    mut req: RunRequest,
-    plan: impl FnOnce(&Placeholders) -> Result<FioPlan, BenchError>,
-    fio_lines: impl FnOnce(&FioPlan) -> String,
-    coord: &mut dyn Coordinator,
-    arm: impl FnOnce() -> &'static AtomicBool,
-) -> Result<RunStatus, BenchError> {
+/// Plans the run on this rank (the jobs with `{rank}`, `{nranks}` and
+/// `{host}` expanded), runs its phases and writes the result; rank 0's
+/// status decides (the other ranks' is done). The lines fio's `--debug`
+/// asks for go where the result goes (printed before it, or with it in
+/// `--output`'s file). Ctrl-C is armed once the output is open, just
+/// before the jobs start.
+pub fn run(mut req: RunRequest, coord: &mut dyn Coordinator) -> Result<RunStatus, BenchError> {
     let info = coord.info().clone();
     let rank = Placeholders {
         rank: info.rank,
@@ -62,7 +62,7 @@ pub fn run(
     if req.showcmd {
         return showcmd(&req.command_line, &rank).map(|()| RunStatus::Done);
     }
-    let plan = agreed(coord, plan(&rank))?;
+    let plan = agreed(coord, req.plan(&rank))?;
     if info.ranks > 1 && req.terse {
         req.no_effect.push(
             "terse output across ranks: hiops writes the merged result as normal text or JSON"
@@ -73,7 +73,7 @@ pub fn run(
         warn(&req, &plan);
     }
     let fio_log = match info.rank {
-        0 => fio_lines(&plan),
+        0 => req.debug.fio_lines(&plan),
         _ => String::new(),
     };
     if req.parse_only {
@@ -82,7 +82,7 @@ pub fn run(
         }
         return Ok(RunStatus::Done);
     }
-    run_plan(&req, &plan, fio_log, coord, arm)
+    run_plan(&req, &plan, fio_log, coord)
 }
 
 /// Options ignored and fio flags without effect, one line each on stderr.
@@ -117,7 +117,6 @@ fn run_plan(
     plan: &FioPlan,
     mut fio_log: String,
     coord: &mut dyn Coordinator,
-    arm: impl FnOnce() -> &'static AtomicBool,
 ) -> Result<RunStatus, BenchError> {
     let info = coord.info().clone();
     // fio opens --output before the jobs run: a path that cannot be
@@ -139,8 +138,8 @@ fn run_plan(
     if output.is_none() && !fio_log.is_empty() {
         output::print_result(&std::mem::take(&mut fio_log))?;
     }
-    let interrupt = arm();
-    let mut bar = ProgressLine::new(info.rank == 0 && req.progress);
+    let interrupt = progress::arm_signals();
+    let mut bar = ProgressLine::new(info.rank == 0 && req.progress());
     // Phases (stonewall, the next job file) run one after the other.
     let mut cb = |p: &hiops_bench::Progress| bar.update(p);
     let opts = RunOptions {

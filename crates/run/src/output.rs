@@ -47,7 +47,7 @@ pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile,
 /// What fio prints before its jobs run (its normal output only, rank 0
 /// only): the jobs, its version, what it starts.
 pub(super) fn before_run(req: &RunRequest, plan: &FioPlan, rank: usize) -> String {
-    match req.normal && req.fio_text && rank == 0 {
+    match req.normal && req.fio_text() && rank == 0 {
         true => super::fio_normal::preamble(plan),
         false => String::new(),
     }
@@ -60,7 +60,7 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
     let results = reported.as_deref().unwrap_or(results);
     let mut text = String::new();
     let json = req.format != Format::Normal;
-    let fio_text = req.normal && req.fio_text;
+    let fio_text = req.normal && req.fio_text();
     if fio_text {
         // fio lays out its files after the lines printed before the run.
         text += &super::fio_normal::layout_lines(results);
@@ -86,7 +86,7 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
             text += &fio_normal_text(&v, results);
         }
     }
-    if req.normal && !req.fio_text {
+    if req.normal && !req.fio_text() {
         text += &hiops_report::text::summary_set(results, &plan.ignored);
     }
     text

@@ -4,9 +4,17 @@
 use hiops_bench::units::format_bytes;
 use hiops_bench::Progress;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::AtomicBool;
 
 pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
+}
+
+/// Ctrl-C and SIGTERM armed for a long command (the first asks it to stop
+/// and keep what it has, a second ends the process): the flag it polls.
+pub fn arm_signals() -> &'static AtomicBool {
+    hiops_os::signals::install(stderr_is_terminal());
+    hiops_os::signals::flag()
 }
 
 pub struct ProgressLine {

@@ -38,7 +38,6 @@ pub use error::SuiteError;
 
 use claims::ClaimRow;
 use hiops_bench::platform_facts::PlatformFacts;
-use hiops_bench::{BenchError, RunOptions};
 use page::{Page, Section, Table};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -53,53 +52,30 @@ pub struct BenchRunner<'a> {
 
 impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
-        let (args, profile) = profile_flag(args).map_err(|e| RunFailure::Failed(e.to_string()))?;
-        let (args, timeline) = timeline_flag(&args);
-        let (args, confine_irqs) = irq_affinity::confine_flag(&args);
+        let failed = |e: &dyn std::fmt::Display| RunFailure::Failed(e.to_string());
+        let (args, confine_irqs) = irq_affinity::confine_flag(args);
         let (args, trace_irqs) = irq_trace::flag(&args);
-        let plan =
-            hiops_fio::plan_args(&args, false).map_err(|e| RunFailure::Failed(e.to_string()))?;
-        if plan.phases.iter().any(|&p| p != 0) {
-            return Err(RunFailure::Failed(
-                "a sweep point must run as one phase: drop stonewall/wait_for".into(),
-            ));
-        }
+        let point = hiops_run::Point::plan(&args).map_err(|e| failed(&e))?;
+        let plan = point.plan_ref();
         // Held until this function returns, the run's error or Ctrl-C
         // included: the interrupts go back where they were.
         let confinement = confine_irqs.then(|| irq_affinity::confine(&plan.jobs));
         let traced = trace_irqs
             .then(|| irq_trace::Traced::start(&args))
             .transpose()
-            .map_err(|e| RunFailure::Failed(e.to_string()))?;
+            .map_err(|e| failed(&e))?;
         let progress = &mut self.progress;
         let mut forward = |p: &hiops_bench::Progress| {
             if let Some(f) = progress.as_mut() {
                 f(p)
             }
         };
-        let result = hiops_bench::run(
-            &plan.jobs,
-            RunOptions {
-                interrupt: self.interrupt,
-                progress: Some(&mut forward),
-                profile,
-                timeline,
-            },
-        );
-        if let Some(dir) = &plan.temp_dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-        let r = result.map_err(|e| match e {
-            BenchError::Usage(m) | BenchError::Refused(m) | BenchError::Failed(m) => {
-                RunFailure::Failed(m)
-            }
-        })?;
-        if r.interrupted {
-            return Err(RunFailure::Interrupted);
-        }
-        if let Some(e) = r.jobs.iter().flat_map(|j| j.errors()).next() {
-            return Err(RunFailure::Failed(e.to_string()));
-        }
+        let r = point
+            .run(self.interrupt, Some(&mut forward))
+            .map_err(|e| match e {
+                hiops_run::PointError::Interrupted => RunFailure::Interrupted,
+                other => failed(&other),
+            })?;
         let mut metrics = hiops_report::derived::point_metrics(&r);
         if let Some(t) = traced {
             t.finish(&mut metrics);

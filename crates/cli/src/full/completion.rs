@@ -1,15 +1,15 @@
 //! The command line as the shell completions and the man page see it.
 //! `hiops run` and `hiops fio` take their arguments as trailing strings
-//! (`args::parse` reads them as fio does), so clap knows none of their
+//! (`hiops_run::parse` reads them as fio does), so clap knows none of their
 //! options; here they get a clap argument each, made from the same tables
 //! `hiops run --help` lists: hiops' own flags, fio's flags and every job
 //! option with its aliases. This Command only describes; it parses nothing.
 
-use crate::args::fio_flags::{FioFlag, Handling, Value, FIO_FLAGS};
-use crate::args::run_flags::{RunFlag, RUN_FLAGS};
 use crate::args::Cli;
 use clap::{Arg, ArgAction, Command, CommandFactory, ValueHint};
 use hiops_fio::options::{OptDef, OPTIONS};
+use hiops_run::args::fio_flags::{FioFlag, Handling, Value, FIO_FLAGS};
+use hiops_run::args::run_flags::{RunFlag, RUN_FLAGS};
 use std::collections::HashSet;
 
 const RUN_HEADING: &str = "hiops flags";
@@ -27,7 +27,7 @@ pub fn command() -> Command {
 
 /// Replaces the trailing strings with job files, and adds every flag and
 /// job option. A long name is given once: the first table to use it keeps
-/// it, as `args::parse` reads hiops' flags, then fio's, then job options.
+/// it, as `hiops_run::parse` reads hiops' flags, then fio's, then job options.
 fn with_run_options(cmd: Command) -> Command {
     let cmd = cmd.mut_arg("args", |a| {
         a.value_name("JOBFILE")

@@ -6,7 +6,6 @@
 
 use super::kv::{self, KvArgs};
 use super::suites::{self, Ended};
-use crate::signals;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -215,7 +214,7 @@ pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
         }
         return Ok(Ended::Done);
     }
-    signals::install();
+    let interrupt = hiops_run::progress::arm_signals();
     // hiops makes only the directory it owns, never the ones above it.
     hiops_suite::commands::check_dir("reproduce DIR", &a.dir)?;
     hiops_suite::sweep::make_dir(&a.dir)?;
@@ -245,7 +244,7 @@ pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
                 failures.push(format!("{} failed: {e}", st.name));
             }
         }
-        if signals::flag().load(Ordering::Relaxed) {
+        if interrupt.load(Ordering::Relaxed) {
             ended = Ended::Interrupted;
             break;
         }

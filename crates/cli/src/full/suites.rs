@@ -2,7 +2,6 @@
 //! `compare`: their options, read into hiops-suite's (whose commands run
 //! them).
 
-use crate::signals;
 use clap::Args;
 use hiops_bench::BenchError;
 use hiops_suite::commands::{self, Console};
@@ -51,11 +50,10 @@ pub(crate) fn with_console<T>(
     no_progress: bool,
     run: impl FnOnce(&Console) -> Result<T, BenchError>,
 ) -> anyhow::Result<T> {
-    signals::install();
     let console = Console {
         who,
         command: command_line(),
-        interrupt: signals::flag(),
+        interrupt: hiops_run::progress::arm_signals(),
         progress: !no_progress,
     };
     Ok(run(&console)?)

@@ -13,13 +13,10 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
-            let (args, _) =
-                crate::profile_flag(&def.args_for(key)).map_err(|e| point(e.to_string()))?;
-            let (args, _) = crate::timeline_flag(&args);
-            let (args, _) = crate::irq_affinity::confine_flag(&args);
+            let (args, _) = crate::irq_affinity::confine_flag(&def.args_for(key));
             let (args, _) = crate::irq_trace::flag(&args);
-            let plan = hiops_fio::plan_args(&args, false).map_err(|e| point(e.to_string()))?;
-            gate(&plan)?;
+            let planned = hiops_run::Point::plan(&args).map_err(|e| point(e.to_string()))?;
+            gate(planned.plan_ref())?;
         }
     }
     Ok(())

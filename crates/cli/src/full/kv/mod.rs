@@ -50,16 +50,12 @@ pub enum KvCommand {
 pub fn main(cmd: KvCommand) -> anyhow::Result<()> {
     match cmd {
         KvCommand::Serve(a) => {
-            let arm = || {
-                crate::signals::install();
-                crate::signals::flag()
-            };
+            let arm = hiops_run::progress::arm_signals;
             Ok(hiops_kv_cmd::serve::serve(a.store, a.server, arm)?)
         }
         KvCommand::Ycsb(a) => {
-            crate::signals::install();
+            let stop = hiops_run::progress::arm_signals();
             let coordinator = || hiops_mpi::coordinator(false);
-            let stop = crate::signals::flag();
             match hiops_kv_cmd::ycsb::ycsb(a, coordinator, stop) {
                 // Stopped by a signal: its partial report says so.
                 Err(e) if stop.load(std::sync::atomic::Ordering::SeqCst) => {

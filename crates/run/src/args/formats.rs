@@ -1,8 +1,8 @@
 //! fio's output formats: `--output-format=LIST`, `--minimal`,
 //! `--append-terse` (init.c `parse_output_format`).
 
+use crate::request::Format;
 use hiops_bench::BenchError;
-use hiops_run::Format;
 
 /// The formats of --output-format, --minimal and --append-terse together
 /// (fio's `output_format` bits; normal unless told otherwise).

@@ -4,9 +4,6 @@
 
 use super::fio_flags::Value;
 
-// `short` and `value` are read by the completions and the man page, which
-// the lean build leaves out.
-#[cfg_attr(not(feature = "full"), allow(dead_code))]
 pub struct RunFlag {
     pub name: &'static str,
     pub short: Option<char>,

@@ -7,161 +7,22 @@
 //! the embedded default job (4 KiB random reads, QD32, io_uring, direct,
 //! 10 s); with either, fio's own defaults apply.
 
-pub(crate) mod fio_flags;
+pub mod fio_flags;
 mod formats;
 mod help;
-pub(crate) mod run_flags;
+pub mod run_flags;
 
+use crate::debug::Debug;
+use crate::request::{Eta, RunRequest};
 use formats::Formats;
-pub use hiops_run::debug::Debug;
-
-use clap::{Args, Parser, Subcommand};
 use hiops_bench::BenchError;
-use hiops_fio::FioPlan;
 use std::path::PathBuf;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "hiops",
-    version = crate::version::line(),
-    about = "Measure what flash devices and the platform really deliver.",
-    long_about = "Measure what flash devices and the platform really deliver.\n\nWith no command, runs the default job: 4 KiB random reads at queue depth 32 with io_uring on a temporary 512 MiB file, for about 10 seconds."
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// The commands. `Suites` and `Docs` are the full build's (`crate::more`);
-/// a lean build names them only, to say how to get them.
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Run a workload: fio job files, or fio's options on the command line
-    /// (no options: the default job). `hiops run --help` lists the options.
-    Run(RunArgs),
-    #[command(flatten)]
-    Suites(Box<crate::more::Suites>),
-    /// Answer as fio: fio's command line, job files and output, with
-    /// `--version` in fio's form naming hiops. A link named `fio` to hiops
-    /// does the same.
-    Fio(RunArgs),
-    /// Put a link named `fio` to hiops in DIR, so that tools which run
-    /// `fio` (bench-fio, scripts, CI) run hiops.
-    InstallFioLink(InstallArgs),
-    #[command(flatten)]
-    Docs(crate::more::Docs),
-}
-
-#[derive(Args, Debug, Clone)]
-#[command(disable_help_flag = true)]
-pub struct RunArgs {
-    /// Job files and options (see `hiops run --help`).
-    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
-    pub args: Vec<String>,
-}
-
-pub use hiops_run::Format;
-
-/// fio's `--eta`: when the progress line shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Eta {
-    /// On a terminal (fio's `auto`).
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-#[derive(Default)]
-pub struct Invocation {
-    /// Job options, job files and `--section`s, as fio's command line.
-    pub command_line: hiops_fio::CommandLine,
-    pub ignore_unsupported: bool,
-    /// The structured format asked for (JSON wins over normal text).
-    pub format: Format,
-    /// Print the normal text (with or after the others).
-    pub normal: bool,
-    /// Print fio's terse lines (`--minimal`, `--output-format=terse`).
-    pub terse: bool,
-    /// `--terse-version` (fio's default 3).
-    pub terse_version: u32,
-    pub output: Option<PathBuf>,
-    pub eta: Eta,
-    /// Across ranks (MPI): every rank stops when the first is done.
-    pub stonewall_ranks: bool,
-    /// `--profile[=EVENT:HZ]`: clocks by layer over the measured window.
-    pub profile: Option<hiops_profile::Config>,
-    /// `--timeline`: every I/O followed through the kernel's tracepoints.
-    pub timeline: bool,
-    /// `--hiops-report`: hiops' own normal text even when answering as fio.
-    pub hiops_report: bool,
-    /// fio's `--readonly`: refuse every job that would write.
-    pub readonly: bool,
-    /// fio's `--parse-only`: print the plan, run nothing.
-    pub parse_only: bool,
-    /// fio's `--showcmd`: print the job files as command lines.
-    pub showcmd: bool,
-    pub debug: Debug,
-    /// fio's `--max-jobs`: the most threads the jobs may use together.
-    pub max_jobs: Option<u32>,
-    /// fio's `--warnings-fatal`: an ignored option stops the run.
-    pub warnings_fatal: bool,
-    /// fio's `--aux-path`: the directory of verify state files and
-    /// verify_dump's files.
-    pub aux_path: Option<PathBuf>,
-    /// fio's `--bandwidth-log[=NAME]`: the aggregate logs' NAME.
-    pub bandwidth_log: Option<String>,
-    /// fio flags accepted that do nothing here, one line each.
-    pub no_effect: Vec<String>,
-}
-
-impl Invocation {
-    /// The jobs planned as this rank runs them (`{rank}`, `{nranks}` and
-    /// `{host}` expanded; a single process is rank 0 of 1), checked against
-    /// `--readonly`, `--max-jobs` and `--warnings-fatal`.
-    pub fn plan(&self, rank: &hiops_fio::Placeholders) -> Result<FioPlan, BenchError> {
-        let (sources, defaults) = hiops_fio::command_line_sources(&self.command_line, Some(rank))
-            .map_err(|e| BenchError::Usage(e.to_string()))?;
-        if rank.rank == 0 {
-            self.debug.trace_sources(&sources);
-        }
-        let mut plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
-            .map_err(|e| BenchError::Usage(e.to_string()))?;
-        self.debug.apply(&mut plan);
-        if self.warnings_fatal && !plan.ignored.is_empty() {
-            return usage(format!(
-                "--warnings-fatal: options were ignored:\n{}\ndrop them, or drop --warnings-fatal",
-                plan.ignored.join("\n")
-            ));
-        }
-        if let Some(max) = self.max_jobs {
-            let threads: u32 = plan.jobs.iter().map(|j| j.numjobs).sum();
-            if threads > max {
-                return usage(format!(
-                    "--max-jobs={max}: the jobs need {threads} threads together; lower numjobs or raise --max-jobs"
-                ));
-            }
-        }
-        if self.readonly {
-            hiops_run::readonly::check(&plan.jobs)?;
-        }
-        if let Some(dir) = &self.aux_path {
-            for job in &mut plan.jobs {
-                *job = (job.with(|j| j.verify.aux_path = Some(dir.clone())))
-                    .expect("verify's state directory changes no option the job's checks read");
-            }
-        }
-        if rank.rank == 0 {
-            self.debug.trace_plan(&plan);
-        }
-        Ok(plan)
-    }
-}
-
+/// What a command line asks.
 pub enum Parsed {
     /// Text to print before exiting 0 (--help, --version, --cmdhelp...).
     Print(String),
-    Run(Box<Invocation>),
+    Run(Box<RunRequest>),
 }
 
 fn usage<T>(msg: impl Into<String>) -> Result<T, BenchError> {
@@ -181,10 +42,12 @@ fn long_form(arg: &str) -> Option<String> {
     (key.len() > 1 && known).then(|| format!("-{arg}"))
 }
 
-pub fn parse(args: &[String]) -> Result<Parsed, BenchError> {
-    let mut inv = Invocation {
+/// Reads `hiops run`'s arguments (`as_fio`: hiops answers as fio).
+pub fn parse(args: &[String], as_fio: bool) -> Result<Parsed, BenchError> {
+    let mut inv = RunRequest {
+        as_fio,
         terse_version: 3,
-        ..Invocation::default()
+        ..RunRequest::default()
     };
     let mut formats = Formats::default();
     let mut i = 0;
@@ -251,7 +114,7 @@ fn is_own_switch(key: &str) -> bool {
 
 /// One of hiops' switches given a value, as fio's booleans read it:
 /// `--timeline=1` is `--timeline`, `--timeline=0` leaves it off.
-fn own_switch(inv: &mut Invocation, key: &str, value: Option<&str>) -> Result<(), BenchError> {
+fn own_switch(inv: &mut RunRequest, key: &str, value: Option<&str>) -> Result<(), BenchError> {
     let on = hiops_fio::value::boolean(value).or_else(|_| {
         usage(format!(
             "--{key}={}: --{key} is on or off: give --{key} (or --{key}=1, --{key}=0)",
@@ -271,7 +134,7 @@ fn own_switch(inv: &mut Invocation, key: &str, value: Option<&str>) -> Result<()
 }
 
 /// A job option, with its separate value if it takes one.
-fn job_option(inv: &mut Invocation, arg: &str, args: &[String], i: &mut usize) {
+fn job_option(inv: &mut RunRequest, arg: &str, args: &[String], i: &mut usize) {
     inv.command_line.job_args.push(arg.to_string());
     let key = arg.trim_start_matches('-');
     if !key.contains('=') && hiops_fio::options::takes_value(key) {
@@ -308,7 +171,7 @@ fn flag_value(
 
 /// Applies one of fio's flags; `Some(text)` is printed instead of a run.
 fn fio_flag(
-    inv: &mut Invocation,
+    inv: &mut RunRequest,
     formats: &mut Formats,
     flag: &fio_flags::FioFlag,
     value: Option<String>,
@@ -343,7 +206,7 @@ fn fio_flag(
         "eta" => inv.eta = eta(&v)?,
         "debug" => match Debug::parse(&v)? {
             Some(d) => inv.debug.add(d, &mut inv.no_effect),
-            None => return Ok(Some(hiops_run::debug::help())),
+            None => return Ok(Some(crate::debug::help())),
         },
         "parse-only" => inv.parse_only = true,
         "section" => inv.command_line.only_sections.push(v),
@@ -433,16 +296,4 @@ fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
         ));
     }
     hiops_profile::Config::parse(v).or_else(|e| usage(e.to_string()))
-}
-
-/// `hiops install-fio-link`.
-#[derive(Args, Debug, Clone)]
-pub struct InstallArgs {
-    /// The directory the link goes in (made if missing); tools find it
-    /// when DIR comes first in PATH.
-    pub dir: PathBuf,
-    /// Replace a `fio` that is there already (a real fio is never replaced
-    /// without it).
-    #[arg(long)]
-    pub force: bool,
 }
