@@ -18,12 +18,28 @@ const SYNC_ENGINES: [&str; 5] = ["psync", "pvsync2", "mmap", "net", "filecreate"
 /// `hiops.engine` starts with the engine's name).
 pub fn fio_times_submission(job: &Value) -> bool {
     let hiops = &job["hiops"];
-    let Some(engine) = hiops["engine"].as_str() else {
+    times_submission(
+        hiops["engine"].as_str(),
+        hiops["effective_iodepth"].as_u64(),
+    )
+}
+
+/// [`fio_times_submission`] for a job read back typed.
+pub fn fio_times_submission_of(job: &hiops_report::fio_doc::FioJob) -> bool {
+    let hiops = job.hiops.clone().unwrap_or_default();
+    times_submission(hiops.engine.as_deref(), hiops.effective_iodepth)
+}
+
+/// Whether fio times submissions for `engine` (as hiops names it: the
+/// engine's name first) at this depth; a job hiops did not run (no
+/// engine named) is taken as fio's.
+fn times_submission(engine: Option<&str>, effective_iodepth: Option<u64>) -> bool {
+    let Some(engine) = engine else {
         return true;
     };
     let name = engine.split([' ', ',']).next().unwrap_or_default();
     match name {
-        "null" => hiops["effective_iodepth"].as_u64().is_some_and(|d| d > 1),
+        "null" => effective_iodepth.is_some_and(|d| d > 1),
         n => !SYNC_ENGINES.contains(&n),
     }
 }

@@ -9,6 +9,7 @@
 //! (fio's per-window bandwidth statistics) are written as fio writes them
 //! when it has no samples: zeros.
 
+use hiops_report::fio_doc::{Direction, DiskUtil, FioDoc, FioJob, Latency};
 use serde_json::Value;
 
 /// fio's FIO_IO_U_LIST_MAX_LEN: percentile slots per direction.
@@ -28,90 +29,99 @@ const LAT_MS: [&str; 12] = [
 
 /// Every job of a fio JSON document as terse lines of `version` (2 to 5).
 pub fn lines(doc: &Value, version: u32) -> String {
+    let doc: FioDoc = serde_json::from_value(doc.clone())
+        .expect("fio's JSON as hiops writes it reads back as a fio document");
     let mut out = String::new();
-    for job in doc["jobs"].as_array().into_iter().flatten() {
-        out.push_str(&job_line(job, &doc["disk_util"], version));
+    for job in &doc.jobs {
+        out.push_str(&job_line(job, &doc.disk_util, version));
         out.push('\n');
     }
     out
 }
 
-fn job_line(job: &Value, disks: &Value, version: u32) -> String {
-    let name = job["jobname"].as_str().unwrap_or_default();
-    let (group, error) = (int(&job["groupid"]), int(&job["error"]));
+fn job_line(job: &FioJob, disks: &[DiskUtil], version: u32) -> String {
+    let (name, group, error) = (&job.jobname, job.groupid, job.error);
     let mut f: Vec<String> = if version == 2 {
         vec![format!("2;{name};{group};{error}")]
     } else {
         vec![format!("{version};fio-3.33;{name};{group};{error}")]
     };
-    // fio's unified_rw_reporting: "mixed" alone takes the read slot; beside
-    // the three directions it follows them.
-    let (has_read, has_mixed) = (job.get("read").is_some(), job.get("mixed").is_some());
-    let mut dirs = if has_read {
-        vec!["read", "write"]
-    } else {
-        vec!["mixed"]
-    };
-    if has_read && matches!(version, 2 | 4 | 5) {
-        dirs.push("trim");
-    }
-    if has_read && has_mixed {
-        dirs.push("mixed");
-    }
     // A direction without I/O still lists the job's percentiles, at 0.
-    let list = ["read", "write", "trim", "mixed"]
-        .iter()
-        .map(|d| percentiles(&job[*d]))
+    let list = [&job.read, &job.write, &job.trim, &job.mixed]
+        .into_iter()
+        .flatten()
+        .map(percentiles)
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| DEFAULT_PERCENTILES.map(|p| (p, 0)).to_vec());
-    let slat = crate::submission::fio_times_submission(job);
-    for d in dirs {
-        direction(&mut f, &job[d], (version, slat), &list);
+    let slat = crate::submission::fio_times_submission_of(job);
+    let none = Direction::default();
+    for d in directions(job, version) {
+        direction(&mut f, d.unwrap_or(&none), (version, slat), &list);
     }
-    let pct = |v: &Value| format!("{:.6}%", num(v));
-    f.extend([pct(&job["usr_cpu"]), pct(&job["sys_cpu"])]);
-    f.extend(["ctx", "majf", "minf"].map(|k| int(&job[k]).to_string()));
-    f.extend(DEPTHS.map(|k| format!("{:.1}%", num(&job["iodepth_level"][k]))));
-    f.extend(LAT_US.map(|k| format!("{:.2}%", num(&job["latency_us"][k]))));
-    f.extend(LAT_MS.map(|k| format!("{:.2}%", num(&job["latency_ms"][k]))));
+    let pct = |v: f64| format!("{v:.6}%");
+    f.extend([pct(job.usr_cpu), pct(job.sys_cpu)]);
+    f.extend([job.ctx, job.majf, job.minf].map(|v| v.to_string()));
+    let share = |m: &std::collections::BTreeMap<String, f64>, k: &str| *m.get(k).unwrap_or(&0.0);
+    f.extend(DEPTHS.map(|k| format!("{:.1}%", share(&job.iodepth_level, k))));
+    f.extend(LAT_US.map(|k| format!("{:.2}%", share(&job.latency_us, k))));
+    f.extend(LAT_MS.map(|k| format!("{:.2}%", share(&job.latency_ms, k))));
     if version >= 3 {
-        for d in disks.as_array().into_iter().flatten() {
-            f.push(d["name"].as_str().unwrap_or_default().to_string());
-            let counters = hiops_report::json::DISK_COUNTERS;
-            f.extend(counters.map(|k| int(&d[k]).to_string()));
-            f.push(format!("{:.2}%", num(&d["util"])));
+        for d in disks {
+            f.push(d.name.clone());
+            f.extend(d.counters().map(|v| v.to_string()));
+            f.push(format!("{:.2}%", d.util));
         }
     }
     // fio adds the errors it went past where the job continues on errors
     // (its JSON's total_err and first_error), at every version.
-    if job.get("total_err").is_some() {
-        f.push(int(&job["total_err"]).to_string());
-        f.push(int(&job["first_error"]).to_string());
+    if let Some(total) = job.total_err {
+        f.extend([total.to_string(), job.first_error.to_string()]);
     }
     let mut line = f.join(";");
-    if let Some(desc) = job["job_description"].as_str().filter(|d| !d.is_empty()) {
+    if !job.job_description.is_empty() {
         // Version 2 puts the description on a line of its own.
         line.push_str(if version == 2 { "\n;" } else { ";" });
-        line.push_str(desc);
+        line.push_str(&job.job_description);
     }
     line
+}
+
+/// The directions of a job's line, in fio's order. fio's
+/// unified_rw_reporting: "mixed" alone takes the read slot; beside the
+/// three directions it follows them.
+fn directions(job: &FioJob, version: u32) -> Vec<Option<&Direction>> {
+    let (read, mixed) = (job.read.as_ref(), job.mixed.as_ref());
+    let mut dirs = match read {
+        Some(_) => vec![read, job.write.as_ref()],
+        None => vec![mixed],
+    };
+    if read.is_some() && matches!(version, 2 | 4 | 5) {
+        dirs.push(job.trim.as_ref());
+    }
+    if read.is_some() && mixed.is_some() {
+        dirs.push(mixed);
+    }
+    dirs
 }
 
 /// One direction: I/O, bandwidth, IOPS, runtime, slat, clat, percentiles,
 /// lat, bandwidth statistics (and IOPS statistics in version 5). `slat`:
 /// fio times the job's submissions (else its slat fields are zeros).
-fn direction(f: &mut Vec<String>, d: &Value, (version, slat): (u32, bool), list: &[(f64, u64)]) {
-    let runtime = int(&d["runtime"]);
+fn direction(
+    f: &mut Vec<String>,
+    d: &Direction,
+    (version, slat): (u32, bool),
+    list: &[(f64, u64)],
+) {
+    let runtime = d.runtime;
     let (bw, iops) = match runtime {
         0 => (0, 0),
-        r => (
-            1000 * int(&d["io_bytes"]) / r / 1024,
-            1000 * int(&d["total_ios"]) / r,
-        ),
+        r => (1000 * d.io_bytes / r / 1024, 1000 * d.total_ios / r),
     };
-    f.extend([int(&d["io_bytes"]) >> 10, bw, iops, runtime].map(|v| v.to_string()));
-    latency(f, if slat { &d["slat_ns"] } else { &Value::Null });
-    latency(f, &d["clat_ns"]);
+    f.extend([d.io_bytes >> 10, bw, iops, runtime].map(|v| v.to_string()));
+    let untimed = Latency::default();
+    latency(f, if slat { &d.slat_ns } else { &untimed });
+    latency(f, &d.clat_ns);
     let mut points = percentiles(d);
     if points.is_empty() {
         points = list.iter().map(|&(p, _)| (p, 0)).collect();
@@ -122,63 +132,44 @@ fn direction(f: &mut Vec<String>, d: &Value, (version, slat): (u32, bool), list:
             None => "0%=0".into(),
         });
     }
-    latency(f, &d["lat_ns"]);
+    latency(f, &d.lat_ns);
     // fio's bandwidth statistics: min, max, % of the group, mean, stddev.
     f.extend([
-        int(&d["bw_min"]).to_string(),
-        int(&d["bw_max"]).to_string(),
-        format!("{:.6}%", num(&d["bw_agg"])),
-        format!("{:.6}", num(&d["bw_mean"])),
-        format!("{:.6}", num(&d["bw_dev"])),
+        d.bw_min.to_string(),
+        d.bw_max.to_string(),
+        format!("{:.6}%", d.bw_agg),
+        format!("{:.6}", d.bw_mean),
+        format!("{:.6}", d.bw_dev),
     ]);
     if version == 5 {
-        f.push(int(&d["bw_samples"]).to_string());
         f.extend([
-            int(&d["iops_min"]).to_string(),
-            int(&d["iops_max"]).to_string(),
-            format!("{:.6}", num(&d["iops_mean"])),
-            format!("{:.6}", num(&d["iops_stddev"])),
-            int(&d["iops_samples"]).to_string(),
+            d.bw_samples.to_string(),
+            d.iops_min.to_string(),
+            d.iops_max.to_string(),
+            format!("{:.6}", d.iops_mean),
+            format!("{:.6}", d.iops_stddev),
+            d.iops_samples.to_string(),
         ]);
     }
 }
 
 /// A direction's latency percentiles (ns), in order: lat's where the job
 /// asked for them, else clat's (as fio's terse lines choose).
-fn percentiles(d: &Value) -> Vec<(f64, u64)> {
-    let of = if d["lat_ns"].get("percentile").is_some() {
-        "lat_ns"
-    } else {
-        "clat_ns"
-    };
-    let mut points: Vec<(f64, u64)> = d[of]["percentile"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, int(v))))
-        .collect();
-    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    points
+fn percentiles(d: &Direction) -> Vec<(f64, u64)> {
+    match d.lat_ns.percentile.is_some() {
+        true => d.lat_ns.percentiles(),
+        false => d.clat_ns.percentiles(),
+    }
 }
 
 /// min;max;mean;stddev in µs, as fio divides its ns figures.
-fn latency(f: &mut Vec<String>, l: &Value) {
+fn latency(f: &mut Vec<String>, l: &Latency) {
     f.extend([
-        (int(&l["min"]) / 1000).to_string(),
-        (int(&l["max"]) / 1000).to_string(),
-        format!("{:.6}", num(&l["mean"]) / 1000.0),
-        format!("{:.6}", num(&l["stddev"]) / 1000.0),
+        (l.min / 1000).to_string(),
+        (l.max / 1000).to_string(),
+        format!("{:.6}", l.mean / 1000.0),
+        format!("{:.6}", l.stddev / 1000.0),
     ]);
-}
-
-fn int(v: &Value) -> u64 {
-    v.as_u64()
-        .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
-        .unwrap_or(0)
-}
-
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
 }
 
 #[cfg(test)]

@@ -1,0 +1,231 @@
+//! fio's JSON document read back typed: the jobs, their directions and
+//! latencies, and the disks, as fio 3.33's stat.c writes them and hiops'
+//! [`crate::json`] does. What is read from a result (fio's terse lines)
+//! reads these fields, never a key looked up by its name.
+//!
+//! Every field may be absent or null (a document of another fio, a
+//! direction without I/O): it reads as zero or empty. Counts written as floats by other
+//! tools read truncated, negatives as zero.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+
+/// A whole document (one process's result).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FioDoc {
+    pub jobs: Vec<FioJob>,
+    pub disk_util: Vec<DiskUtil>,
+}
+
+/// One job (or reporting group).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FioJob {
+    #[serde(deserialize_with = "text")]
+    pub jobname: String,
+    #[serde(deserialize_with = "count")]
+    pub groupid: u64,
+    #[serde(deserialize_with = "count")]
+    pub error: u64,
+    #[serde(deserialize_with = "text")]
+    pub job_description: String,
+    pub read: Option<Direction>,
+    pub write: Option<Direction>,
+    pub trim: Option<Direction>,
+    pub mixed: Option<Direction>,
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+    #[serde(deserialize_with = "count")]
+    pub ctx: u64,
+    #[serde(deserialize_with = "count")]
+    pub majf: u64,
+    #[serde(deserialize_with = "count")]
+    pub minf: u64,
+    /// Share of commands (%) by the depth they were issued at.
+    pub iodepth_level: BTreeMap<String, f64>,
+    /// Share of I/Os (%) by latency bucket, µs and ms.
+    pub latency_us: BTreeMap<String, f64>,
+    pub latency_ms: BTreeMap<String, f64>,
+    /// The errors gone past, where the job continues on errors.
+    #[serde(deserialize_with = "some_count")]
+    pub total_err: Option<u64>,
+    #[serde(deserialize_with = "count")]
+    pub first_error: u64,
+    /// hiops' own figures of the job (absent in fio's documents).
+    pub hiops: Option<HiopsJob>,
+}
+
+/// What hiops adds to a job that decides how fio would have shown it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HiopsJob {
+    /// The engine as hiops names it ("psync (pread/pwrite)", ...).
+    pub engine: Option<String>,
+    #[serde(deserialize_with = "some_count")]
+    pub effective_iodepth: Option<u64>,
+}
+
+/// One direction's figures.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Direction {
+    #[serde(deserialize_with = "count")]
+    pub io_bytes: u64,
+    #[serde(deserialize_with = "count")]
+    pub total_ios: u64,
+    /// ms.
+    #[serde(deserialize_with = "count")]
+    pub runtime: u64,
+    pub slat_ns: Latency,
+    pub clat_ns: Latency,
+    pub lat_ns: Latency,
+    #[serde(deserialize_with = "count")]
+    pub bw_min: u64,
+    #[serde(deserialize_with = "count")]
+    pub bw_max: u64,
+    pub bw_agg: f64,
+    pub bw_mean: f64,
+    pub bw_dev: f64,
+    #[serde(deserialize_with = "count")]
+    pub bw_samples: u64,
+    #[serde(deserialize_with = "count")]
+    pub iops_min: u64,
+    #[serde(deserialize_with = "count")]
+    pub iops_max: u64,
+    pub iops_mean: f64,
+    pub iops_stddev: f64,
+    #[serde(deserialize_with = "count")]
+    pub iops_samples: u64,
+}
+
+/// A latency's statistics (ns).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Latency {
+    #[serde(deserialize_with = "count")]
+    pub min: u64,
+    #[serde(deserialize_with = "count")]
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N", deserialize_with = "count")]
+    pub n: u64,
+    /// Where shown: the latency (ns) at each percentile, keyed as fio
+    /// writes them ("99.900000").
+    pub percentile: Option<BTreeMap<String, Count>>,
+}
+
+impl Latency {
+    /// The percentiles as numbers, in ascending order (none if not shown).
+    pub fn percentiles(&self) -> Vec<(f64, u64)> {
+        let mut points: Vec<(f64, u64)> = (self.percentile.iter().flatten())
+            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.0)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        points
+    }
+}
+
+/// One disk's counters.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct DiskUtil {
+    #[serde(deserialize_with = "text")]
+    pub name: String,
+    #[serde(deserialize_with = "count")]
+    pub read_ios: u64,
+    #[serde(deserialize_with = "count")]
+    pub write_ios: u64,
+    #[serde(deserialize_with = "count")]
+    pub read_merges: u64,
+    #[serde(deserialize_with = "count")]
+    pub write_merges: u64,
+    #[serde(deserialize_with = "count")]
+    pub read_ticks: u64,
+    #[serde(deserialize_with = "count")]
+    pub write_ticks: u64,
+    #[serde(deserialize_with = "count")]
+    pub in_queue: u64,
+    pub util: f64,
+}
+
+impl DiskUtil {
+    /// The counters in the order of fio's JSON and terse output
+    /// ([`crate::json::DISK_COUNTERS`]).
+    pub fn counters(&self) -> [u64; 7] {
+        [
+            self.read_ios,
+            self.write_ios,
+            self.read_merges,
+            self.write_merges,
+            self.read_ticks,
+            self.write_ticks,
+            self.in_queue,
+        ]
+    }
+}
+
+/// A count that may have been written as a float.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+        count(d).map(Count)
+    }
+}
+
+/// A count from an integer or a float (truncated; negatives and null 0).
+fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(v.as_u64()
+        .or_else(|| v.as_f64().map(|f| f.max(0.0) as u64))
+        .unwrap_or(0))
+}
+
+/// A string, null read as empty.
+fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+fn some_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    count(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn absent_fields_read_as_zero_and_float_counts_truncated() {
+        let doc: FioDoc = serde_json::from_value(json!({
+            "jobs": [{"jobname": "j", "read": {"io_bytes": 4096.9, "bw_min": -3,
+                "clat_ns": {"N": 2, "percentile": {"99.000000": 120.0, "1.000000": 5}}}}]
+        }))
+        .unwrap();
+        let job = &doc.jobs[0];
+        let read = job.read.as_ref().unwrap();
+        assert_eq!((read.io_bytes, read.bw_min, read.total_ios), (4096, 0, 0));
+        assert_eq!(read.clat_ns.percentiles(), [(1.0, 5), (99.0, 120)]);
+        assert!(job.write.is_none() && job.total_err.is_none() && job.hiops.is_none());
+        assert!(read.lat_ns.percentile.is_none());
+    }
+
+    #[test]
+    fn a_document_hiops_writes_reads_back_with_its_figures() {
+        let jobs = [hiops_bench::JobBuilder::default_for("unused".into())
+            .build()
+            .unwrap()];
+        let r = hiops_bench::RunResult::not_run(jobs.to_vec());
+        let v = crate::json::to_fio_json(&r, false);
+        let doc: FioDoc = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(doc.jobs.len(), v["jobs"].as_array().unwrap().len());
+        assert_eq!(
+            doc.jobs[0].jobname,
+            v["jobs"][0]["jobname"].as_str().unwrap()
+        );
+        assert!(doc.jobs[0].read.is_some());
+    }
+}
