@@ -41,8 +41,6 @@ pub enum SuiteError {
         #[source]
         source: Box<SuiteError>,
     },
-    #[error("{}: unknown suite kind '{kind}' (made by a newer hiops?)", dir.display())]
-    UnknownKind { dir: PathBuf, kind: String },
     #[error("'{text}': give a parameter as NAME=V1,V2,... (for example numjobs=1,2,4)")]
     ParamForm { text: String },
     #[error("'{text}': give a name and at least one value")]

@@ -143,11 +143,54 @@ pub fn device_set_names(labels: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Which command made a suite directory, and so which report it has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", try_from = "String")]
+pub enum SuiteKind {
+    Sweep,
+    Hiops,
+    Fig10,
+    CacheSweep,
+    Iozone,
+    Characterize,
+}
+
+impl SuiteKind {
+    const ALL: [SuiteKind; 6] = [
+        SuiteKind::Sweep,
+        SuiteKind::Hiops,
+        SuiteKind::Fig10,
+        SuiteKind::CacheSweep,
+        SuiteKind::Iozone,
+        SuiteKind::Characterize,
+    ];
+
+    /// The name `suite.json` keeps.
+    pub fn name(self) -> &'static str {
+        match self {
+            SuiteKind::Sweep => "sweep",
+            SuiteKind::Hiops => "hiops",
+            SuiteKind::Fig10 => "fig10",
+            SuiteKind::CacheSweep => "cache-sweep",
+            SuiteKind::Iozone => "iozone",
+            SuiteKind::Characterize => "characterize",
+        }
+    }
+}
+
+impl TryFrom<String> for SuiteKind {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<SuiteKind, String> {
+        let known = SuiteKind::ALL.into_iter().find(|k| k.name() == name);
+        known.ok_or_else(|| format!("unknown suite kind '{name}' (made by a newer hiops?)"))
+    }
+}
+
 /// What `suite.json` says about a suite directory: which report to build.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuiteInfo {
-    /// "sweep", "hiops", "fig10", "cache-sweep", "iozone", "characterize".
-    pub kind: String,
+    pub kind: SuiteKind,
     pub title: String,
     /// The command that made it, as typed.
     pub command: String,
@@ -257,10 +300,12 @@ pub fn platform_of<'a>(targets: impl IntoIterator<Item = &'a str>) -> Option<Pla
 
 /// The page's last section: the platform's settings, and a warning for each
 /// one that skews results.
-fn platform_section(p: &PlatformFacts, kind: &str) -> Section {
+fn platform_section(p: &PlatformFacts, kind: SuiteKind) -> Section {
     // The platform study judges the system call's cost; the other
     // suites only record it.
-    let claims = (kind == "characterize").then(|| syscall_claim(p)).flatten();
+    let claims = (kind == SuiteKind::Characterize)
+        .then(|| syscall_claim(p))
+        .flatten();
     Section {
         claims: claims.into_iter().collect(),
         heading: "Platform".into(),
@@ -296,43 +341,37 @@ pub fn report(dir: &Path) -> Result<Page, SuiteError> {
             .collect(),
         sections: Vec::new(),
     };
-    match info.kind.as_str() {
-        "sweep" => {
+    match info.kind {
+        SuiteKind::Sweep => {
             let s = SweepDir::load(dir)?;
             page.sections.push(sweep_section(&s, &s.def.title));
         }
-        "fig10" => {
+        SuiteKind::Fig10 => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
             page.sections.extend(fig10_devices::section(&s));
         }
-        "cache-sweep" => {
+        SuiteKind::CacheSweep => {
             let s = SweepDir::load(dir)?;
             page.sections.push(cache_sweep::section(&s));
         }
-        "characterize" => {
+        SuiteKind::Characterize => {
             let plan: characterize::Plan = plan_of(dir, &info)?;
             page.sections = characterize::sections(dir, &plan)?;
         }
-        "iozone" => {
+        SuiteKind::Iozone => {
             let plan: iozone::Plan = plan_of(dir, &info)?;
             page.sections = iozone::sections(dir, &plan)?;
         }
-        "hiops" => {
+        SuiteKind::Hiops => {
             let plan: hiops_paper::Plan = plan_of(dir, &info)?;
             page.sections = hiops_paper::sections(dir, &plan)?;
-        }
-        other => {
-            return Err(SuiteError::UnknownKind {
-                dir: dir.to_path_buf(),
-                kind: other.into(),
-            })
         }
     }
     page.sections.extend(
         info.platform
             .as_ref()
-            .map(|p| platform_section(p, &info.kind)),
+            .map(|p| platform_section(p, info.kind)),
     );
     Ok(page)
 }
@@ -445,6 +484,17 @@ mod tests {
     use claims::Verdict;
 
     #[test]
+    fn a_suite_kind_is_kept_by_its_name_and_an_unknown_one_is_told() {
+        for kind in SuiteKind::ALL {
+            let text = serde_json::to_string(&kind).unwrap();
+            assert_eq!(text, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<SuiteKind>(&text).unwrap(), kind);
+        }
+        let e = serde_json::from_str::<SuiteKind>("\"fig11\"").unwrap_err();
+        assert!(e.to_string().contains("unknown suite kind 'fig11'"), "{e}");
+    }
+
+    #[test]
     fn a_resumed_suite_keeps_the_platform_facts_of_its_first_run() {
         let dir = tempfile::tempdir().unwrap();
         let facts = |clocks: f64| PlatformFacts {
@@ -452,7 +502,7 @@ mod tests {
             ..PlatformFacts::default()
         };
         let info = |clocks: f64| SuiteInfo {
-            kind: "characterize".into(),
+            kind: SuiteKind::Characterize,
             title: "t".into(),
             command: "c".into(),
             about: Vec::new(),
@@ -473,8 +523,11 @@ mod tests {
         };
         let c = syscall_claim(&p).unwrap();
         assert_eq!(c.verdict, Verdict::Reproduced, "{}", c.rule);
-        assert!(platform_section(&p, "iozone").claims.is_empty());
-        assert_eq!(platform_section(&p, "characterize").claims, vec![c]);
+        assert!(platform_section(&p, SuiteKind::Iozone).claims.is_empty());
+        assert_eq!(
+            platform_section(&p, SuiteKind::Characterize).claims,
+            vec![c]
+        );
         // A third of the paper's cost: the same sign, another size.
         p.syscall_clocks = vec![300.0, 310.0, 320.0];
         assert_eq!(syscall_claim(&p).unwrap().verdict, Verdict::Partly);

@@ -203,7 +203,7 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
         )
     });
     let mut info = SuiteInfo {
-        kind: "characterize".into(),
+        kind: crate::SuiteKind::Characterize,
         title: "Platform characterization".into(),
         command: command.into(),
         about: vec![

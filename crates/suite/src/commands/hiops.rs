@@ -173,7 +173,7 @@ fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchEr
         plan.rounds
     ));
     SuiteInfo {
-        kind: "hiops".into(),
+        kind: crate::SuiteKind::Hiops,
         title: "HIOPS path experiments".into(),
         command: command.into(),
         about,

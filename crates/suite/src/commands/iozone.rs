@@ -237,7 +237,7 @@ fn base(a: &IozoneOptions, runtime: &str) -> Vec<String> {
 
 fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteInfo {
     SuiteInfo {
-        kind: "iozone".into(),
+        kind: crate::SuiteKind::Iozone,
         title: "IOZone grid".into(),
         command: command.into(),
         about: vec![

@@ -73,7 +73,7 @@ pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
     check_points([&def])?;
     let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
     SuiteInfo {
-        kind: "sweep".into(),
+        kind: crate::SuiteKind::Sweep,
         title: dir.def.title.clone(),
         command: console.command.clone(),
         about: vec![crate::machine_about()],

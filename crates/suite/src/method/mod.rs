@@ -11,6 +11,7 @@ use crate::claims::ClaimRow;
 use crate::platform_settings::{compare, Match, Setting};
 use crate::sweep::{read_json, SweepDef};
 use crate::SuiteInfo;
+use crate::SuiteKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -443,14 +444,14 @@ fn row(item: &'static str, source: &str, claim: &str, params: &[Setting]) -> Cla
 pub fn rows(dir: &Path, info: &SuiteInfo) -> Vec<ClaimRow> {
     let defs = sweep_defs(dir);
     let r = RunParams::of(&defs);
-    match info.kind.as_str() {
-        "characterize" => vec![
+    match info.kind {
+        SuiteKind::Characterize => vec![
             row("adms-method-workload", "ADMS'10 Table 2, §3", "FIO synchronous threads (up to 128), 4 KB random reads, No-op, direct I/O to the block device", &adms_workload(&r, info)),
             row("adms-method-clocks-per-io", "ADMS'10 §3, §4.2", "clocks per I/O on one core, rdtsc, OProfile, mpstat and iostat", &adms_clocks(&r, info)),
             row("adms-method-latency-split", "ADMS'10 §4.1", "total latency = media (SATA bus analyzer) + platform", &adms_latency(&r, info)),
             row("slides-method-iometer", "slides (IOMeter tests)", "IOMeter: 4 KB random reads at QD32 for IOPS, QD1 for latency; RAID0 of 128 KB stripes", &slides_iometer(&r)),
         ],
-        "hiops" => {
+        SuiteKind::Hiops => {
             let mut out = vec![
                 row("hiops-method-fio", "HIOPS §4", "fio 2.1.4, direct I/O, 128 threads, six SSDs in RAID0, noop", &hiops_fio(&r, info)),
                 row("hiops-method-platform", "HIOPS §4", "Linux 3.2.40 modules on an i7-4770 with six Samsung 840 Pro SSDs", &hiops_platform(info)),
@@ -458,7 +459,7 @@ pub fn rows(dir: &Path, info: &SuiteInfo) -> Vec<ClaimRow> {
             out.extend(design::rows(dir, &target_labels(info)));
             out
         }
-        "fig10" => defs.first().map_or(Vec::new(), |d| vec![
+        SuiteKind::Fig10 => defs.first().map_or(Vec::new(), |d| vec![
             row("hiops-method-kv", "HIOPS §4", "Aerospike 2 under YCSB 100% get, raw devices with O_DIRECT, six SSDs, clients over 1Gbps NICs", &hiops_kv(&r, d)),
             row("hiops-kv-workload", "HIOPS §2", "a 30:1 GET:SET ratio with 90% of values under 500 bytes", &kv_workload(d)),
         ]),
@@ -489,7 +490,7 @@ mod tests {
     fn info(scheduler: &str) -> SuiteInfo {
         use hiops_bench::platform_facts::{DeviceFacts, PlatformFacts};
         SuiteInfo {
-            kind: "characterize".into(),
+            kind: crate::SuiteKind::Characterize,
             title: String::new(),
             command: String::new(),
             about: vec!["Machine: 2 CPUs".into()],
@@ -556,7 +557,7 @@ mod tests {
     #[test]
     fn a_platform_that_is_not_the_papers_is_not_reproduced() {
         let mut i = info("none");
-        i.kind = "hiops".into();
+        i.kind = SuiteKind::Hiops;
         let row = row(
             "hiops-method-platform",
             "HIOPS §4",

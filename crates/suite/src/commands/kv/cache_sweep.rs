@@ -166,7 +166,7 @@ fn save_info(
         None => about.push("hdd: not measured".into()),
     }
     crate::SuiteInfo {
-        kind: "cache-sweep".into(),
+        kind: crate::SuiteKind::CacheSweep,
         title: "hiops kv cache-sweep: the data set against the RAM cache, flash against HDD".into(),
         command: command.into(),
         about,

@@ -211,7 +211,7 @@ fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), B
         String::new()
     };
     crate::SuiteInfo {
-        kind: "fig10".into(),
+        kind: crate::SuiteKind::Fig10,
         title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
         command: command.into(),
         about: vec![
