@@ -1,9 +1,13 @@
 //! ADMS'10 Fig 6 (25k -> 20k clocks per I/O with interrupt coalescing) on
 //! this machine's targets.
 //!
-//! Where a target is an NVMe namespace on PCIe ([`controller`]), its
-//! controller takes coalescing from the host (Set Features 08h, [`nvme`]).
-//! Every other device says why its coalescing cannot be set
+//! Where a target is an NVMe namespace on PCIe ([`controller`]), a
+//! characterize plan made with `Plan::with_coalescing` sweeps its
+//! controller's interrupt coalescing (Set Features 08h, [`nvme`]) over a
+//! grid of aggregation thresholds and times: a runner wrapped in
+//! [`point::Coalesced`] sets it around each point and puts the old value
+//! back, and the paper's claim is judged by rules over the rounds
+//! (`swept`). Every other device says why its coalescing cannot be set
 //! ([`controller`]), and the stand-in that batches completions per reap
 //! keeps its figures under their own name (`stand_in`): it leaves the
 //! device's interrupts as they are, so it is not coalescing.
@@ -12,10 +16,14 @@
 //! controller, read before and put back after every point.
 
 pub mod controller;
+pub mod journal;
 pub mod nvme;
+pub mod point;
 mod stand_in;
+mod swept;
 
 pub use stand_in::section;
+pub use swept::nvme_section;
 
 /// The seed item both sections answer.
 const ITEM: &str = "adms-fig6-coalescing-20k-clocks";
