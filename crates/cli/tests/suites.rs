@@ -546,7 +546,7 @@ fn characterize_reads_an_existing_file_only_and_reports_every_study() {
     for heading in [
         "Fig 3: latency of a 4 KiB read at QD1",
         "Table 1, Fig 5, Fig 7: CPU clocks per I/O by engine and path",
-        "Fig 6: completion batching, the proxy for interrupt coalescing",
+        "Fig 6 stand-in: completion batching (not interrupt coalescing)",
         "Fig 8, 9 — file: IOPS and CPU use as CPUs are added",
     ] {
         assert!(html.contains(heading), "no section '{heading}'");

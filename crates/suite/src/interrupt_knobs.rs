@@ -66,42 +66,19 @@ pub fn cannot_poll(path: &str) -> Option<String> {
 }
 
 /// Why `path`'s device takes no interrupt coalescing setting from the
-/// host, or None for an NVMe device (feature 08h).
+/// host, in one line naming its driver and what would show it; None for
+/// an NVMe namespace on PCIe (Set Features 08h on its controller).
 pub fn cannot_coalesce(path: &str) -> Option<String> {
     let Some(dev) = device_of(path) else {
-        return Some(format!("{path} is on no block device"));
+        return Some(crate::coalescing::controller::on_no_device(path));
     };
-    coalescing_refused(&dev.disk, driver(&dev).as_deref())
-}
-
-/// The reason for a disk named `disk` bound to `driver`.
-fn coalescing_refused(disk: &str, driver: Option<&str>) -> Option<String> {
-    match driver {
-        Some("nvme") => None,
-        Some("virtio_blk") => Some(format!(
-            "{disk} is a virtio-blk disk: virtio-blk defines no interrupt coalescing the guest can set (the host's virtqueue notifications decide); an NVMe device's feature 08h would be swept"
-        )),
-        Some(d) => Some(format!(
-            "{disk}'s driver {d} offers no interrupt coalescing setting; an NVMe device's feature 08h would be swept"
-        )),
-        None => Some(format!(
-            "{disk} has no device of its own (a RAM or loop device): it completes without interrupts to coalesce"
-        )),
-    }
+    let sys = Path::new(crate::coalescing::controller::SYS);
+    crate::coalescing::controller::find(sys, &dev.disk).err()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_nvme_takes_coalescing_and_each_other_device_says_why() {
-        assert_eq!(coalescing_refused("nvme0n1", Some("nvme")), None);
-        let v = coalescing_refused("vda", Some("virtio_blk")).unwrap();
-        assert!(v.starts_with("vda is a virtio-blk disk"), "{v}");
-        let z = coalescing_refused("zram0", None).unwrap();
-        assert!(z.contains("without interrupts"), "{z}");
-    }
 
     #[test]
     fn a_file_not_made_yet_is_on_its_directorys_device() {

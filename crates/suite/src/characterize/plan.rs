@@ -30,9 +30,15 @@ pub struct Plan {
     #[serde(default)]
     pub profile: bool,
     /// Completions waited for per reap (`iodepth_batch_complete_min`) at
-    /// QD32: the proxy for interrupt coalescing (ADMS Fig 6).
+    /// QD32: batching, the stand-in kept beside ADMS Fig 6 (not coalescing).
     #[serde(default)]
     pub batches: Vec<String>,
+    /// The targets on an NVMe namespace whose PCIe controller takes
+    /// interrupt coalescing (Set Features 08h), by label: each gets a
+    /// sweep over the controller's coalescing (ADMS Fig 6). Empty where
+    /// no target is one, and in plans of older hiops.
+    #[serde(default)]
+    pub coalesced: Vec<String>,
     /// The cores x devices grid (ADMS Fig 10): how many of the targets
     /// each row uses, one job per device. Empty with one target.
     #[serde(default)]
@@ -114,6 +120,7 @@ impl Plan {
             grid_sync_threads: sync_threads_per_device(targets.len()),
             grid_runtime: quick.then(|| "500ms".to_string()),
             scaling_devices: Vec::new(),
+            coalesced: Vec::new(),
             grid_threads: scaling_threads.min(cpus as u32),
             grid_only: false,
             targets,
@@ -140,6 +147,34 @@ impl Plan {
                 list(&["1", "8", "32", "64", "128"])
             },
         }
+    }
+
+    /// The plan with a sweep of the controller's interrupt coalescing for
+    /// each target on an NVMe namespace on PCIe, found in `sys` (the
+    /// machine's is [`crate::coalescing::controller::SYS`]); `disk_of`
+    /// names the disk a target's path is on.
+    pub fn with_coalescing(mut self, sys: &Path, disk_of: impl Fn(&str) -> Option<String>) -> Plan {
+        let nvme = |t: &CharTarget| {
+            let disk = disk_of(&t.path)?;
+            crate::coalescing::controller::find(sys, &disk).ok()
+        };
+        self.coalesced = (self.targets.iter())
+            .filter(|t| nvme(t).is_some())
+            .map(|t| t.label.clone())
+            .collect();
+        self
+    }
+
+    /// [`Plan::with_coalescing`] on this machine's sysfs and devices;
+    /// none without root (admin commands need it), the report saying so.
+    pub fn with_coalescing_here(self) -> Plan {
+        if !crate::irq_affinity::is_root() {
+            return self;
+        }
+        let sys = Path::new(crate::coalescing::controller::SYS);
+        self.with_coalescing(sys, |p| {
+            crate::interrupt_knobs::device_of(p).map(|d| d.disk)
+        })
     }
 
     /// The plan with its grid over `devices`, alike devices hiops made
@@ -296,23 +331,7 @@ impl Plan {
             ),
         ];
         out.extend(self.copy_sweeps(t));
-        if !self.batches.is_empty() {
-            out.push((
-                format!("{label}-batch"),
-                self.def(
-                    t,
-                    format!("{label}: completions per reap at QD32"),
-                    &[
-                        "--bs=4k",
-                        "--ioengine=io_uring",
-                        "--direct=1",
-                        "--iodepth=32",
-                        "--numjobs=1",
-                    ],
-                    vec![param("iodepth_batch_complete_min", self.batches.clone())],
-                ),
-            ));
-        }
+        out.extend(self.coalescing_sweeps(t));
         out.extend(self.sync_sweep(t));
         out.push((
             format!("{label}-cpus"),
@@ -330,6 +349,43 @@ impl Plan {
                 vec![param("cpus_allowed", self.cpu_sets.clone())],
             ),
         ));
+        out
+    }
+
+    /// ADMS'10 Fig 6 at QD32: the stand-in, completions waited for per
+    /// reap (batching, not coalescing), and on an NVMe target its
+    /// controller's interrupt coalescing over the grid, set around each
+    /// point by [`crate::coalescing::point`].
+    fn coalescing_sweeps(&self, t: &CharTarget) -> Vec<(String, SweepDef)> {
+        let label = &t.label;
+        let qd32 = [
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--iodepth=32",
+            "--numjobs=1",
+        ];
+        let mut out = Vec::new();
+        if !self.batches.is_empty() {
+            let batches = param("iodepth_batch_complete_min", self.batches.clone());
+            let title = format!("{label}: completions per reap at QD32");
+            out.push((
+                format!("{label}-batch"),
+                self.def(t, title, &qd32, vec![batches]),
+            ));
+        }
+        if self.coalesced.contains(label) {
+            let grid = crate::coalescing::nvme::grid()
+                .iter()
+                .map(|c| c.name())
+                .collect();
+            let values = param(crate::coalescing::point::PARAM, grid);
+            let title = format!("{label}: NVMe interrupt coalescing at QD32");
+            out.push((
+                format!("{label}-coalescing"),
+                self.def(t, title, &qd32, vec![values]),
+            ));
+        }
         out
     }
 
@@ -620,6 +676,62 @@ mod tests {
                 assert_eq!(timeline, d.title.ends_with("read at QD1"));
             }
         }
+    }
+
+    #[test]
+    fn an_nvme_target_sweeps_its_controllers_coalescing_read_only() {
+        use crate::coalescing::{nvme, point};
+        let sys = crate::coalescing::controller::tests::fake_sysfs();
+        let target = |label: &str, path: &str| CharTarget {
+            label: label.into(),
+            path: path.into(),
+            block: path.starts_with("/dev/"),
+        };
+        let targets = vec![
+            target("disk", "/var/tmp/f"),
+            target("nvme", "/dev/nvme0n1"),
+            target("multipath", "/dev/nvme1n1"),
+            target("tcp", "/dev/nvme2n1"),
+        ];
+        let disk_of = |p: &str| Some(p.strip_prefix("/dev/").unwrap_or("vda").to_string());
+        let p = Plan::new(targets, 2, true, vec!["--runtime=3".into()], 3)
+            .with_coalescing(sys.path(), disk_of);
+        assert_eq!(p.coalesced, ["nvme"]);
+        let sweeps = p.sweeps();
+        let coalescing: Vec<&(String, SweepDef)> = (sweeps.iter())
+            .filter(|(n, _)| n.ends_with("-coalescing"))
+            .collect();
+        let [(name, def)] = coalescing.as_slice() else {
+            panic!("one coalescing sweep, the NVMe target's: {coalescing:?}");
+        };
+        assert_eq!(name, "nvme-coalescing");
+        let names: Vec<&str> = sweeps.iter().map(|(n, _)| n.as_str()).collect();
+        let at = names.iter().position(|n| *n == "nvme-batch").unwrap();
+        assert_eq!(names[at + 1], "nvme-coalescing", "beside its stand-in");
+        assert_eq!(
+            def.params[0].values,
+            ["off", "4x100us", "4x500us", "16x100us", "16x500us", "64x100us", "64x500us"]
+        );
+        for k in def.points() {
+            let (args, value) = point::flag(&def.args_for(&k)).unwrap();
+            assert_eq!(value.map(|v| v.name()).as_ref(), Some(&k.values[0]));
+            assert!(nvme::grid().contains(&value.unwrap()));
+            let plan = hiops_fio::plan_args(&args, false).unwrap();
+            let job = &plan.jobs[0];
+            assert_eq!((job.io.iodepth, job.numjobs), (32, 1));
+            assert!(job.target.allow_write_devices.is_empty() && !job.modifies());
+        }
+        // Plans of older hiops read as before: no coalescing sweep.
+        let old: Plan = serde_json::from_value({
+            let mut v = serde_json::to_value(&p).unwrap();
+            v.as_object_mut().unwrap().remove("coalesced");
+            v
+        })
+        .unwrap();
+        assert!(old
+            .sweeps()
+            .iter()
+            .all(|(n, _)| !n.ends_with("-coalescing")));
     }
 
     #[test]

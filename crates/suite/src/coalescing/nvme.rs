@@ -83,11 +83,44 @@ impl Coalescing {
 
     /// "8 completions or 200 µs".
     pub fn describe(self) -> String {
-        format!(
-            "{} completions or {} µs",
-            self.threshold,
-            u32::from(self.time_100us) * 100
-        )
+        format!("{} completions or {} µs", self.threshold, self.time_us())
+    }
+
+    /// The longest an interrupt is held, in µs.
+    pub fn time_us(self) -> u32 {
+        u32::from(self.time_100us) * 100
+    }
+
+    /// The value as a sweep names it: "off" (an interrupt per completion,
+    /// held never) or "16x200us" (16 completions or 200 µs).
+    pub fn name(self) -> String {
+        match self == Coalescing::OFF {
+            true => "off".into(),
+            false => format!("{}x{}us", self.threshold, self.time_us()),
+        }
+    }
+
+    /// A value named as [`Coalescing::name`] writes it.
+    pub fn parse(text: &str) -> Result<Coalescing, String> {
+        if text == "off" {
+            return Ok(Coalescing::OFF);
+        }
+        let form = || {
+            format!("'{text}': give off, or COMPLETIONSxTIMEus (16x200us: 1 to 256 completions, a time of 0 to 25500 µs in steps of 100)")
+        };
+        let (n, t) = text.split_once('x').ok_or_else(form)?;
+        let threshold: u16 = n.parse().map_err(|_| form())?;
+        let time: u32 = t
+            .strip_suffix("us")
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(form)?;
+        if !(1..=256).contains(&threshold) || !time.is_multiple_of(100) || time > 25_500 {
+            return Err(form());
+        }
+        Ok(Coalescing {
+            threshold,
+            time_100us: (time / 100) as u8,
+        })
     }
 }
 
@@ -232,6 +265,12 @@ impl<'a, D: AdminDevice> Restore<'a, D> {
         self.old
     }
 
+    /// The value in force now (a controller may hold another than the
+    /// one set).
+    pub fn read(&mut self) -> Result<Coalescing, NvmeError> {
+        read(self.dev)
+    }
+
     /// Another value while the guard holds the old one.
     pub fn change(&mut self, value: Coalescing) -> Result<(), NvmeError> {
         self.dev.admin(&set_command(value)).map(|_| ())
@@ -272,24 +311,38 @@ pub fn sweep<D: AdminDevice, T, E: From<NvmeError>>(
     Ok(out)
 }
 
-/// The points of the sweep: the controller's default, then interrupts
-/// held for more completions and longer (ADMS'10 Fig 6 set coalescing
-/// on and off; these span off to a strong setting).
-pub const POINTS: [Coalescing; 4] = [
-    Coalescing::OFF,
-    Coalescing {
-        threshold: 4,
-        time_100us: 1,
-    },
-    Coalescing {
-        threshold: 16,
-        time_100us: 2,
-    },
-    Coalescing {
-        threshold: 64,
-        time_100us: 5,
-    },
-];
+/// The sweep's grid, aggregation threshold x time: off (the controller's
+/// default), then 4, 16 and 64 completions, each held at most 100 or
+/// 500 µs. ADMS'10 Fig 6 read clocks per I/O as the completions coalesced
+/// per interrupt grow; at QD32 a threshold of 64 is never reached, so
+/// its points show the time alone deciding.
+pub fn grid() -> Vec<Coalescing> {
+    let mut out = vec![Coalescing::OFF];
+    for threshold in [4, 16, 64] {
+        for time_100us in [1, 5] {
+            out.push(Coalescing {
+                threshold,
+                time_100us,
+            });
+        }
+    }
+    assert!(
+        out.iter().all(|c| Coalescing::decode(c.encode()) == *c),
+        "every point of the grid survives the controller's encoding"
+    );
+    out
+}
+
+/// The grid's most coalescing point: the paper's "large numbers of
+/// coalesced interrupts", which its rule reads against off.
+pub fn strongest() -> Coalescing {
+    let g = grid();
+    let s = *g.last().expect("a grid of points");
+    assert!(g
+        .iter()
+        .all(|c| c.threshold <= s.threshold && c.time_100us <= s.time_100us));
+    s
+}
 
 #[cfg(test)]
 mod tests {
@@ -364,20 +417,28 @@ mod tests {
         assert_eq!(Coalescing::decode(0xffff_00ff).threshold, 256);
         assert_eq!(Coalescing::decode(0), Coalescing::OFF);
         assert_eq!(v.describe(), "16 completions or 200 µs");
-        for p in POINTS {
+        for p in grid() {
             assert_eq!(Coalescing::decode(p.encode()), p);
+            assert_eq!(Coalescing::parse(&p.name()), Ok(p));
         }
+        assert_eq!(strongest().name(), "64x500us");
+        assert!(Coalescing::parse("16x250us").is_err(), "100 µs steps");
+        assert!(Coalescing::parse("0x100us").is_err() && Coalescing::parse("16").is_err());
     }
 
     #[test]
     fn a_sweep_reads_first_and_restores_last() {
         let mut dev = Fake::new(OLD);
-        let seen = sweep(&mut dev, &POINTS, |v| Ok::<_, NvmeError>(v.threshold)).unwrap();
-        assert_eq!(seen.iter().map(|p| p.1).collect::<Vec<_>>(), [1, 4, 16, 64]);
+        let points = grid();
+        let seen = sweep(&mut dev, &points, |v| Ok::<_, NvmeError>(v.threshold)).unwrap();
+        assert_eq!(
+            seen.iter().map(|p| p.1).collect::<Vec<_>>(),
+            [1, 4, 4, 16, 16, 64, 64]
+        );
         let log = dev.log();
         assert_eq!(log[0], (GET_FEATURES, 0x08, 0), "the old value read first");
         let sets: Vec<u32> = log[1..].iter().map(|c| c.2).collect();
-        let mut want: Vec<u32> = POINTS.iter().map(|p| p.encode()).collect();
+        let mut want: Vec<u32> = points.iter().map(|p| p.encode()).collect();
         want.push(OLD.encode());
         assert_eq!(sets, want, "each point, then the old value");
         assert_eq!(Coalescing::decode(dev.value), OLD);
@@ -386,7 +447,7 @@ mod tests {
     #[test]
     fn a_failed_point_or_a_panic_still_restores() {
         let mut dev = Fake::new(OLD);
-        let failed = sweep(&mut dev, &POINTS, |v| match v.threshold {
+        let failed = sweep(&mut dev, &grid(), |v| match v.threshold {
             16 => Err(NvmeError::Status {
                 what: "a measurement",
                 path: "fake".into(),
@@ -399,7 +460,7 @@ mod tests {
         assert_eq!(dev.log().last().unwrap().2, OLD.encode());
         let mut dev = Fake::new(OLD);
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = sweep(&mut dev, &POINTS, |_| -> Result<(), NvmeError> {
+            let _ = sweep(&mut dev, &grid(), |_| -> Result<(), NvmeError> {
                 panic!("a measurement panicked")
             });
         }));
@@ -411,12 +472,12 @@ mod tests {
     fn nothing_is_set_when_the_old_value_cannot_be_read() {
         let mut dev = Fake::new(OLD);
         dev.fail_at = Some(0);
-        assert!(Restore::set(&mut dev, POINTS[1]).is_err());
+        assert!(Restore::set(&mut dev, grid()[1]).is_err());
         assert_eq!(dev.log().len(), 1, "only the refused read");
         // A refused set leaves the old value, and no restore is sent.
         let mut dev = Fake::new(OLD);
         dev.fail_at = Some(1);
-        assert!(Restore::set(&mut dev, POINTS[1]).is_err());
+        assert!(Restore::set(&mut dev, grid()[1]).is_err());
         assert_eq!(dev.log().len(), 2);
         assert_eq!(Coalescing::decode(dev.value), OLD);
     }
