@@ -68,6 +68,11 @@ impl Point {
         &self.plan
     }
 
+    /// The point's command line as read (its `--profile`, `--timeline`).
+    pub fn request(&self) -> &RunRequest {
+        &self.request
+    }
+
     /// Runs the point; `progress` sees its progress as `hiops run`'s line
     /// does. A job's error is the point's: a point with a failed job is
     /// not a measurement.

@@ -100,37 +100,6 @@ impl Runner for BenchRunner<'_> {
     }
 }
 
-/// A point's `--profile[=EVENT:HZ]` (clocks by layer, as `hiops run` takes it),
-/// taken out of its job options.
-pub fn profile_flag(
-    args: &[String],
-) -> Result<(Vec<String>, Option<hiops_profile::Config>), SuiteError> {
-    let mut profile = None;
-    let mut rest = Vec::with_capacity(args.len());
-    for a in args {
-        match a.strip_prefix("--profile") {
-            Some("") => profile = Some(hiops_profile::Config::default()),
-            Some(v) if v.starts_with('=') => {
-                profile = Some(hiops_profile::Config::parse(&v[1..])?);
-            }
-            _ => rest.push(a.clone()),
-        }
-    }
-    Ok((rest, profile))
-}
-
-/// A point's `--timeline` (every I/O through the tracepoints, as `hiops
-/// run` takes it), taken out of its job options.
-pub fn timeline_flag(args: &[String]) -> (Vec<String>, bool) {
-    let rest: Vec<String> = args
-        .iter()
-        .filter(|a| *a != "--timeline")
-        .cloned()
-        .collect();
-    let on = rest.len() != args.len();
-    (rest, on)
-}
-
 /// Devices added one at a time: `a`, `a:b`, `a:b:c` (a filename value).
 pub fn device_sets(paths: &[&str]) -> Vec<String> {
     (1..=paths.len()).map(|n| paths[..n].join(":")).collect()

@@ -658,22 +658,25 @@ mod tests {
         for (name, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
-                let (args, profile) = crate::profile_flag(&d.args_for(&k)).unwrap();
-                let (args, timeline) = crate::timeline_flag(&args);
-                let (args, confined) = crate::irq_affinity::confine_flag(&args);
+                let (args, confined) = crate::irq_affinity::confine_flag(&d.args_for(&k));
                 // The CPU sweeps move the devices' interrupts with the
                 // threads.
                 let on_cpus = d.params[0].name == "cpus_allowed" || name.ends_with("-sync");
                 assert_eq!(confined, on_cpus);
-                let plan = hiops_fio::plan_args(&args, false).unwrap();
-                assert!(plan
+                let point = hiops_run::Point::plan(&args).unwrap();
+                assert!(point
+                    .plan_ref()
                     .jobs
                     .iter()
                     .all(|j| j.target.allow_write_devices.is_empty()));
                 // The engine-and-path points are profiled (ADMS Fig 5),
                 // the QD1 points traced (Fig 3, 4).
-                assert_eq!(profile.is_some(), d.title.contains("by engine and path"));
-                assert_eq!(timeline, d.title.ends_with("read at QD1"));
+                let asked = point.request();
+                assert_eq!(
+                    asked.profile.is_some(),
+                    d.title.contains("by engine and path")
+                );
+                assert_eq!(asked.timeline, d.title.ends_with("read at QD1"));
             }
         }
     }

@@ -180,8 +180,9 @@ fn plan(
             block: true,
         })
         .collect();
-    let mut plan =
-        Plan::new(targets, cpus, a.quick, base, a.rounds()).with_scaling_devices(scaling, a.quick);
+    let mut plan = Plan::new(targets, cpus, a.quick, base, a.rounds())
+        .with_scaling_devices(scaling, a.quick)
+        .with_coalescing_here();
     plan.profile = a.profile;
     plan.grid_only = a.grid_only;
     if a.grid_only && plan.grid_devices.is_empty() {

@@ -101,10 +101,10 @@ pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, Suite
     }
     let mut bar = ProgressLine::new(console.progress && stderr_is_terminal());
     let mut on_run = |p: &hiops_bench::Progress| bar.update(p);
-    let mut runner = BenchRunner {
+    let mut runner = crate::coalescing::point::Coalesced::new(BenchRunner {
         interrupt: console.interrupt,
         progress: Some(&mut on_run),
-    };
+    });
     let outcome = dir.run(&mut runner, &mut |p: &SweepProgress| say_point(who, p));
     if let Ok(o) = &outcome {
         if o.interrupted {
