@@ -4,7 +4,7 @@
 //! figure compares too).
 #![no_main]
 
-use hiops_suite::iozone::{parse_devices, DeviceCost};
+use hiops_suite::papers::iozone::{parse_devices, DeviceCost};
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! and the page it writes: a row for every seed item, in the list's
 //! order, each answered by a rule's verdict or saying why none measured it.
 
-use hiops_suite::reproduce::items::SEED_ITEMS;
+use hiops_suite::verdicts::items::SEED_ITEMS;
 use std::path::Path;
 use std::process::Command;
 

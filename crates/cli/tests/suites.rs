@@ -302,9 +302,9 @@ fn the_hiops_experiment_runs_every_figure_in_quick_mode() {
         "Fig 9 on the task path: busy-peek from depth 1, and off: {err}"
     );
     // Fig 8's Linux arm where root can trace a device's interrupts here.
-    let traced = hiops_suite::irq_affinity::is_root()
+    let traced = hiops_suite::irq::affinity::is_root()
         && hiops_profile::tracefs::root().is_ok()
-        && hiops_suite::irq_trace::target_of(&[format!("--filename={}", tmp.path().display())])
+        && hiops_suite::irq::trace::target_of(&[format!("--filename={}", tmp.path().display())])
             .is_ok();
     let linux_arm = dir.join("disk-fig8-irq").join("points.jsonl");
     match traced {

@@ -4,7 +4,7 @@
 //! parameters) or a JSON result of `hiops run` or fio itself (matched by job
 //! name), so a hiops run compares with a fio run of the same job.
 
-use crate::chart_of::{fmt_num, metric_label};
+use crate::page::chart_of::{fmt_num, metric_label};
 use crate::page::Table;
 use crate::sweep::SweepDir;
 use crate::SuiteError;

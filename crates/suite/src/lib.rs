@@ -4,45 +4,41 @@
 //! keeps every finished point on disk, so an interrupted sweep resumes. A
 //! suite is a directory of named sweeps plus `suite.json`; its report is
 //! built from the points alone, so `hiops report DIR` can redraw it at any
-//! time. [`page`] writes the HTML page, plots and tables. [`commands`] holds
-//! what each `hiops` command runs, from its options to its report.
+//! time. [`commands`] holds what each `hiops` command runs, from its
+//! options to its report.
+//!
+//! The rooms: [`sweep`], the resumable sweep engine; [`papers`], the source
+//! papers' experiments (HIOPS, the ADMS'10 platform study, the IOZone
+//! study, Table 1) and the method rows; [`verdicts`], the papers' items,
+//! the rules that read an effect against its spread over rounds, and the
+//! claim rows they give; [`reproduce`], every item read on one page;
+//! [`kv`], the store's suites (Fig 10, the cache sweep); [`irq`], the
+//! devices' interrupts (confined with the threads, traced, coalesced);
+//! [`devices`], the targets a suite makes (zram, loop, the HDD-like
+//! device); [`page`], the HTML page, its charts and tables; [`compare`],
+//! two reports side by side.
 
-pub mod by_layer;
-pub mod cache_sweep;
-pub mod characterize;
-pub mod chart_of;
-pub mod claims;
-pub mod coalescing;
 pub mod commands;
 pub mod compare;
-pub mod cores_devices;
 pub mod devices;
 mod error;
-pub mod fig10_claims;
-pub mod fig10_devices;
-pub mod hdd_like;
-pub mod hiops_paper;
-pub mod interrupt_knobs;
-pub mod iozone;
-pub mod irq_affinity;
-pub mod irq_trace;
-pub mod method;
+pub mod irq;
+pub mod kv;
 pub mod page;
-pub mod platform_settings;
+pub mod papers;
 pub mod reproduce;
-pub mod rules;
 pub mod sweep;
-pub mod table1;
+pub mod verdicts;
 
 pub use error::SuiteError;
 
-use claims::ClaimRow;
 use hiops_bench::platform_facts::PlatformFacts;
 use page::{Page, Section, Table};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use sweep::{Measured, RunFailure, Runner, SweepDir};
+use verdicts::claims::ClaimRow;
 
 /// Runs points in this process through hiops-bench, as `hiops run` would.
 pub struct BenchRunner<'a> {
@@ -53,15 +49,15 @@ pub struct BenchRunner<'a> {
 impl Runner for BenchRunner<'_> {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure> {
         let failed = |e: &dyn std::fmt::Display| RunFailure::Failed(e.to_string());
-        let (args, confine_irqs) = irq_affinity::confine_flag(args);
-        let (args, trace_irqs) = irq_trace::flag(&args);
+        let (args, confine_irqs) = irq::affinity::confine_flag(args);
+        let (args, trace_irqs) = irq::trace::flag(&args);
         let point = hiops_run::Point::plan(&args).map_err(|e| failed(&e))?;
         let plan = point.plan_ref();
         // Held until this function returns, the run's error or Ctrl-C
         // included: the interrupts go back where they were.
-        let confinement = confine_irqs.then(|| irq_affinity::confine(&plan.jobs));
+        let confinement = confine_irqs.then(|| irq::affinity::confine(&plan.jobs));
         let traced = trace_irqs
-            .then(|| irq_trace::Traced::start(&args))
+            .then(|| irq::trace::Traced::start(&args))
             .transpose()
             .map_err(|e| failed(&e))?;
         let progress = &mut self.progress;
@@ -199,15 +195,15 @@ impl SuiteInfo {
 /// The generic report of one sweep: findings, a chart per metric, the
 /// latency CDFs and time series, the table of points.
 pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
-    let mut charts = chart_of::sweep_charts(s, "");
-    charts.extend(by_layer::sweep_chart(s));
-    charts.extend(chart_of::cdf_chart(s, 8));
-    charts.extend(chart_of::histogram_chart(
+    let mut charts = page::chart_of::sweep_charts(s, "");
+    charts.extend(papers::by_layer::sweep_chart(s));
+    charts.extend(page::chart_of::cdf_chart(s, 8));
+    charts.extend(page::chart_of::histogram_chart(
         s,
         6,
         "completion latency histogram",
     ));
-    charts.extend(chart_of::series_chart(s, 8));
+    charts.extend(page::chart_of::series_chart(s, 8));
     let total = s.def.points().len();
     let mut notes = Vec::new();
     if s.points.len() < total {
@@ -219,9 +215,9 @@ pub fn sweep_section(s: &SweepDir, heading: &str) -> Section {
     Section {
         claims: Vec::new(),
         heading: heading.to_string(),
-        findings: chart_of::sweep_findings(s),
+        findings: page::chart_of::sweep_findings(s),
         charts,
-        tables: vec![chart_of::points_table(s)],
+        tables: vec![page::chart_of::points_table(s)],
         notes,
     }
 }
@@ -318,23 +314,23 @@ pub fn report(dir: &Path) -> Result<Page, SuiteError> {
         SuiteKind::Fig10 => {
             let s = SweepDir::load(dir)?;
             page.sections.push(fig10_section(&s));
-            page.sections.extend(fig10_devices::section(&s));
+            page.sections.extend(kv::fig10_devices::section(&s));
         }
         SuiteKind::CacheSweep => {
             let s = SweepDir::load(dir)?;
-            page.sections.push(cache_sweep::section(&s));
+            page.sections.push(kv::cache_sweep::section(&s));
         }
         SuiteKind::Characterize => {
-            let plan: characterize::Plan = plan_of(dir, &info)?;
-            page.sections = characterize::sections(dir, &plan)?;
+            let plan: papers::characterize::Plan = plan_of(dir, &info)?;
+            page.sections = papers::characterize::sections(dir, &plan)?;
         }
         SuiteKind::Iozone => {
-            let plan: iozone::Plan = plan_of(dir, &info)?;
-            page.sections = iozone::sections(dir, &plan)?;
+            let plan: papers::iozone::Plan = plan_of(dir, &info)?;
+            page.sections = papers::iozone::sections(dir, &plan)?;
         }
         SuiteKind::Hiops => {
-            let plan: hiops_paper::Plan = plan_of(dir, &info)?;
-            page.sections = hiops_paper::sections(dir, &plan)?;
+            let plan: papers::hiops_paper::Plan = plan_of(dir, &info)?;
+            page.sections = papers::hiops_paper::sections(dir, &plan)?;
         }
     }
     page.sections.extend(
@@ -351,7 +347,8 @@ fn syscall_claim(p: &PlatformFacts) -> Option<ClaimRow> {
     if p.syscall_clocks.is_empty() {
         return None;
     }
-    let j = rules::Rule::cost("clocks per round trip, per round", 924.0).judge(&p.syscall_clocks);
+    let j = verdicts::rules::Rule::cost("clocks per round trip, per round", 924.0)
+        .judge(&p.syscall_clocks);
     Some(ClaimRow::judged(
         "adms-syscall-924-clocks",
         "ADMS'10 §4.2",
@@ -388,7 +385,7 @@ pub fn write_report(dir: &Path) -> Result<std::path::PathBuf, SuiteError> {
 
 /// The Fig 10 report: throughput and read latency against clients, a line
 /// per strategy (and device count, when the sweep has several: see
-/// [`fig10_devices::section`]).
+/// [`kv::fig10_devices::section`]).
 pub fn fig10_section(s: &SweepDir) -> Section {
     let at = |name: &str, or: usize| {
         s.def
@@ -398,11 +395,11 @@ pub fn fig10_section(s: &SweepDir) -> Section {
             .unwrap_or(or)
     };
     let (st_i, cl_i) = (at("strategy", 0), at("clients", 1));
-    let mut charts = chart_of::sweep_charts_by(s, cl_i, "");
+    let mut charts = page::chart_of::sweep_charts_by(s, cl_i, "");
     charts.retain(|c| !c.title.starts_with("mean latency"));
     let medians = s.medians();
     let mut findings = Vec::new();
-    for (dev, st) in fig10_devices::lines(s, st_i) {
+    for (dev, st) in kv::fig10_devices::lines(s, st_i) {
         let line: Vec<(&String, f64)> = medians
             .iter()
             .filter(|(v, _)| v[st_i] == st && dev.as_ref().is_none_or(|(i, n)| &v[*i] == n))
@@ -415,7 +412,7 @@ pub fn fig10_section(s: &SweepDir) -> Section {
         let on = dev.map_or(String::new(), |(_, n)| format!(" on {n} devices"));
         let mut f = format!(
             "{st}{on}: peaks at {} ops/s with {} clients",
-            chart_of::fmt_num(peak.1),
+            page::chart_of::fmt_num(peak.1),
             peak.0
         );
         if last.0 != peak.0 {
@@ -438,11 +435,11 @@ pub fn fig10_section(s: &SweepDir) -> Section {
     };
     notes.extend(cache_note(&medians));
     Section {
-        claims: fig10_claims::claims(s),
+        claims: kv::fig10_claims::claims(s),
         heading: s.def.title.clone(),
         findings,
         charts,
-        tables: vec![chart_of::points_table(s)],
+        tables: vec![page::chart_of::points_table(s)],
         notes,
     }
 }
@@ -450,7 +447,7 @@ pub fn fig10_section(s: &SweepDir) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use claims::Verdict;
+    use verdicts::claims::Verdict;
 
     #[test]
     fn a_suite_kind_is_kept_by_its_name_and_an_unknown_one_is_told() {

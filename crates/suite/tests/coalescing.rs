@@ -5,8 +5,8 @@
 //! Skipped where /var/tmp is on an NVMe namespace: no test sends a real
 //! admin command.
 
-use hiops_suite::coalescing::controller::{self, SYS};
-use hiops_suite::coalescing::point::{Coalesced, FLAG};
+use hiops_suite::irq::coalescing::controller::{self, SYS};
+use hiops_suite::irq::coalescing::point::{Coalesced, FLAG};
 use hiops_suite::sweep::{RunFailure, Runner};
 use hiops_suite::BenchRunner;
 use std::path::Path;
@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicBool;
 #[test]
 fn a_point_on_a_disk_without_coalescing_fails_unrun_and_names_its_driver() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let Some(dev) = hiops_suite::interrupt_knobs::device_of(dir.path().to_str().unwrap()) else {
+    let Some(dev) = hiops_suite::irq::knobs::device_of(dir.path().to_str().unwrap()) else {
         eprintln!("skipped: /var/tmp is on no block device");
         return;
     };

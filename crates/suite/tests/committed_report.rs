@@ -2,8 +2,8 @@
 //! figure that is not in the report's own tables, and reads every item of
 //! the papers. A hand edit that adds a number fails here.
 
-use hiops_suite::reproduce::items::SEED_ITEMS;
 use hiops_suite::reproduce::reading::numbers;
+use hiops_suite::verdicts::items::SEED_ITEMS;
 use std::path::Path;
 
 #[test]

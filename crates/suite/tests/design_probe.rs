@@ -1,7 +1,7 @@
 //! One round of the HIOPS design probe on a file this test makes: the
 //! path's and the HAL's counters move as the design says they count.
 
-use hiops_suite::hiops_paper::probe;
+use hiops_suite::papers::hiops_paper::probe;
 use std::io::Write;
 
 /// A 16 MiB file of data in a directory that takes direct I/O, or why

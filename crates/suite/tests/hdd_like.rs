@@ -2,7 +2,7 @@
 //! trace. Needs root (and a block throttle); skips with the reason
 //! otherwise.
 
-use hiops_suite::hdd_like::{HddLike, Mechanism};
+use hiops_suite::devices::hdd_like::{HddLike, Mechanism};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;

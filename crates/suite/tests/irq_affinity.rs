@@ -3,7 +3,7 @@
 //! platform's work). Needs root and a device whose interrupts the kernel
 //! lets user space move: skipped with the reason otherwise.
 
-use hiops_suite::irq_affinity::{self, AffinityGuard, IrqFiles, Vector};
+use hiops_suite::irq::affinity::{self as irq_affinity, AffinityGuard, IrqFiles, Vector};
 use hiops_suite::sweep::Runner;
 use hiops_suite::BenchRunner;
 use std::path::PathBuf;

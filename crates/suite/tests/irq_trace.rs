@@ -4,14 +4,14 @@
 //! and a file on a device with interrupts of its own: skipped with the
 //! reason otherwise.
 
-use hiops_suite::irq_trace::{self, FLAG};
+use hiops_suite::irq::trace::{self as irq_trace, FLAG};
 use hiops_suite::sweep::Runner;
 use hiops_suite::BenchRunner;
 use std::sync::atomic::AtomicBool;
 
 /// Why the test cannot run here, if so.
 fn why_not(args: &[String]) -> Option<String> {
-    if !hiops_suite::irq_affinity::is_root() {
+    if !hiops_suite::irq::affinity::is_root() {
         return Some("not root".into());
     }
     if let Err(e) = hiops_profile::tracefs::root() {

@@ -4,8 +4,8 @@
 //! with the reason otherwise.
 
 use hiops_report::figures::Figure;
+use hiops_suite::papers::table1::{measure, Table1};
 use hiops_suite::sweep::RunFailure;
-use hiops_suite::table1::{measure, Table1};
 use hiops_suite::BenchRunner;
 use std::sync::atomic::AtomicBool;
 
@@ -51,7 +51,7 @@ fn the_two_by_two_reads_one_device_four_ways() {
             m(Figure::DeviceIosPerIo)
         );
     }
-    for f in hiops_suite::table1::findings(&t) {
+    for f in hiops_suite::papers::table1::findings(&t) {
         eprintln!("{f}");
     }
     // Four distinct Table 1 rows (and the hit path beside them).

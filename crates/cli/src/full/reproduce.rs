@@ -147,11 +147,11 @@ fn steps(a: &ReproduceArgs) -> Vec<Step> {
             if a.quick {
                 argv.extend(words(def.quick));
             }
-            if def.dir == "hiops" && hiops_suite::irq_affinity::is_root() {
+            if def.dir == "hiops" && hiops_suite::irq::affinity::is_root() {
                 // Beside the disk, the RAM devices root can make.
                 argv.extend(words("--zram --loop"));
             }
-            if def.dir == "characterize" && hiops_suite::irq_affinity::is_root() {
+            if def.dir == "characterize" && hiops_suite::irq::affinity::is_root() {
                 // ADMS'10 Fig 9-11 and the slides' one core per 2 SSDs:
                 // the cores x devices grid over alike devices root makes.
                 argv.extend(words("--zram 3"));

@@ -6,7 +6,7 @@ use super::values::{rounds, runtime};
 use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
-use crate::characterize::{CharTarget, Plan};
+use crate::papers::characterize::{CharTarget, Plan};
 use crate::sweep::RunFailure;
 use crate::{SuiteError, SuiteInfo};
 use hiops_bench::BenchError;
@@ -239,7 +239,7 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
 /// without root (or mkfs.ext4) it says why in one line and the rest goes on.
 fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteError> {
     let who = console.who;
-    let path = a.dir.join(crate::table1::FILE);
+    let path = a.dir.join(crate::papers::table1::FILE);
     if path.is_file() {
         // Resumed: Table 1 is measured already, as a finished sweep is.
         eprintln!("{who}: Table 1 is measured already ({})", path.display());
@@ -250,7 +250,7 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteErro
         interrupt: console.interrupt,
         progress: None,
     };
-    match crate::table1::measure(&a.dir, &a.runtime, &a.ramp, a.rounds(), &mut runner) {
+    match crate::papers::table1::measure(&a.dir, &a.runtime, &a.ramp, a.rounds(), &mut runner) {
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
             crate::sweep::write_atomic(&path, text.as_bytes())?;

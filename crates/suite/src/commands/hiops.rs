@@ -8,7 +8,7 @@ use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
 use crate::devices::RamDevice;
-use crate::hiops_paper::{Plan, Target};
+use crate::papers::hiops_paper::{Plan, Target};
 use crate::SuiteInfo;
 use hiops_bench::BenchError;
 use hiops_hal::RamDeviceError;
@@ -83,7 +83,7 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Ben
     };
     let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(()));
     if matches!(ended, Ok(Ended::Done)) {
-        crate::hiops_paper::probe::run(&a.dir, &plan, a.restart, console.who);
+        crate::papers::hiops_paper::probe::run(&a.dir, &plan, a.restart, console.who);
     }
     drop(devices);
     let ended = ended.map_err(failed)?;

@@ -7,7 +7,7 @@ use super::values::{rounds, runtime, threads};
 use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
-use crate::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
+use crate::papers::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
 use crate::sweep::{RunFailure, Runner};
 use crate::{SuiteError, SuiteInfo};
 use hiops_bench::BenchError;
@@ -95,7 +95,7 @@ pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> 
     // the cgroup is removed, as it drops.
     let (_cap, page_cache) = match a.study {
         true => {
-            let (cap, c) = crate::iozone::cache::cap_for(plan.file_bytes);
+            let (cap, c) = crate::papers::iozone::cache::cap_for(plan.file_bytes);
             eprintln!("{}: {}", console.who, c.line());
             (cap, Some(c))
         }
@@ -313,7 +313,7 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
 fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchError> {
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
-            &hiops_bench::input::read_text(f, &crate::iozone::MAX_DEVICES_FILE)
+            &hiops_bench::input::read_text(f, &crate::papers::iozone::MAX_DEVICES_FILE)
                 .map_err(|e| usage(e.to_string()))?,
         )
         .map_err(usage)?,

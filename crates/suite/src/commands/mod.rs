@@ -101,7 +101,7 @@ pub fn run_sweep(dir: &mut SweepDir, console: &Console) -> Result<Outcome, Suite
     }
     let mut bar = ProgressLine::new(console.progress && stderr_is_terminal());
     let mut on_run = |p: &hiops_bench::Progress| bar.update(p);
-    let mut runner = crate::coalescing::point::Coalesced::new(BenchRunner {
+    let mut runner = crate::irq::coalescing::point::Coalesced::new(BenchRunner {
         interrupt: console.interrupt,
         progress: Some(&mut on_run),
     });

@@ -13,10 +13,10 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
-            let (args, _) = crate::irq_affinity::confine_flag(&def.args_for(key));
-            let (args, _) = crate::irq_trace::flag(&args);
+            let (args, _) = crate::irq::affinity::confine_flag(&def.args_for(key));
+            let (args, _) = crate::irq::trace::flag(&args);
             let (args, _) =
-                crate::coalescing::point::flag(&args).map_err(|e| point(e.to_string()))?;
+                crate::irq::coalescing::point::flag(&args).map_err(|e| point(e.to_string()))?;
             let planned = hiops_run::Point::plan(&args).map_err(|e| point(e.to_string()))?;
             gate(planned.plan_ref())?;
         }

@@ -2,9 +2,9 @@
 //! machine's figure. [`items`] lists what the documents claim; [`reading`]
 //! sets a run's claim rows against them, one row per item.
 
-pub mod hardware;
-pub mod items;
 pub mod reading;
+
+use crate::verdicts::{hardware, items};
 
 use crate::page::{Page, Section};
 use crate::SuiteError;
@@ -33,7 +33,7 @@ pub fn write_reading(
         claims.extend(page.sections.into_iter().flat_map(|s| s.claims));
         // The method items: what this part ran against the paper's method.
         let info = crate::SuiteInfo::load(part)?;
-        claims.extend(crate::method::rows(part, &info));
+        claims.extend(crate::papers::method::rows(part, &info));
         notes.push(format!(
             "{}: its own report, {}",
             part.display(),

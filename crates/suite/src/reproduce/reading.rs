@@ -5,10 +5,10 @@
 //! or that no experiment of hiops reads it yet) and has no verdict of its
 //! own. Nothing here is hand-written about this machine.
 
-use super::hardware::Inventory;
-use super::items::{SeedItem, SEED_ITEMS};
-use crate::claims::{ClaimRow, Verdict};
 use crate::page::Table;
+use crate::verdicts::claims::{ClaimRow, Verdict};
+use crate::verdicts::hardware::Inventory;
+use crate::verdicts::items::{SeedItem, SEED_ITEMS};
 
 /// What a row says when no rule of this run answered its item.
 pub const NOT_MEASURED: &str = "not measured";
@@ -219,7 +219,7 @@ mod tests {
     /// A machine with every kind of hardware the papers used, Windows
     /// aside.
     fn lab() -> Inventory {
-        use super::super::hardware::Hardware::*;
+        use crate::verdicts::hardware::Hardware::*;
         Inventory {
             present: vec![Ahci, SasHba, RaidController, MagneticDisk, FlashSsd],
         }

@@ -1,7 +1,7 @@
 //! `hiops kv cache-sweep`: YCSB-B and YCSB-C throughput and p99 latency
 //! as the data set grows from a quarter of the store's RAM cache to eight
 //! times it, on the flash (a file on the disk) against the same store on an
-//! HDD-like device (`crate::hdd_like`: a loop device capped at a
+//! HDD-like device (`crate::devices::hdd_like`: a loop device capped at a
 //! disk's random IOPS), one line per device and strategy, the knee marked.
 //! The slides' TPC-C figure for any machine: while the data set fits the
 //! cache, the device hardly matters; past it, the device decides.
@@ -19,7 +19,7 @@ pub use super::cache_sweep_plan::CacheSweepOptions;
 use super::cache_sweep_plan::{definition, device_args, Plan};
 use super::cache_sweep_runner::Runner;
 use crate::commands::{say_point, Console};
-use crate::hdd_like::HddLike;
+use crate::devices::hdd_like::HddLike;
 use crate::sweep::SweepDir;
 use hiops_bench::BenchError;
 use hiops_kv::ycsb::{self, Target};
@@ -74,7 +74,7 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     drop(hdd);
     let outcome = outcome?;
     let html = crate::write_report(&a.output).map_err(fail)?;
-    let section = crate::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
+    let section = crate::kv::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
     let mut text = markdown(&section.tables[0]);
     for f in &section.findings {
         text += &format!("{f}\n");
@@ -89,7 +89,7 @@ fn hdd_unavailable() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return Some("it needs root (a loop device and a cgroup)".into());
     }
-    crate::hdd_like::Mechanism::find()
+    crate::devices::hdd_like::Mechanism::find()
         .err()
         .map(|e| e.to_string())
 }
