@@ -205,7 +205,7 @@ pub enum RunFailure {
     Failed(String),
 }
 
-/// Runs one point's options. The suite's [`crate::BenchRunner`] runs them
+/// Runs one point's options. The suite's [`crate::runner::BenchRunner`] runs them
 /// in this process; tests pass their own.
 pub trait Runner {
     fn run(&mut self, args: &[String]) -> Result<Measured, RunFailure>;

@@ -7,8 +7,8 @@
 
 use hiops_suite::irq::coalescing::controller::{self, SYS};
 use hiops_suite::irq::coalescing::point::{Coalesced, FLAG};
+use hiops_suite::runner::BenchRunner;
 use hiops_suite::sweep::{RunFailure, Runner};
-use hiops_suite::BenchRunner;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 

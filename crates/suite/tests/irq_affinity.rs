@@ -4,8 +4,8 @@
 //! lets user space move: skipped with the reason otherwise.
 
 use hiops_suite::irq::affinity::{self as irq_affinity, AffinityGuard, IrqFiles, Vector};
+use hiops_suite::runner::BenchRunner;
 use hiops_suite::sweep::Runner;
-use hiops_suite::BenchRunner;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 

@@ -5,8 +5,8 @@
 //! reason otherwise.
 
 use hiops_suite::irq::trace::{self as irq_trace, FLAG};
+use hiops_suite::runner::BenchRunner;
 use hiops_suite::sweep::Runner;
-use hiops_suite::BenchRunner;
 use std::sync::atomic::AtomicBool;
 
 /// Why the test cannot run here, if so.

@@ -5,8 +5,8 @@
 
 use hiops_report::figures::Figure;
 use hiops_suite::papers::table1::{measure, Table1};
+use hiops_suite::runner::BenchRunner;
 use hiops_suite::sweep::RunFailure;
-use hiops_suite::BenchRunner;
 use std::sync::atomic::AtomicBool;
 
 fn metric(t: &Table1, mode: &str, path: &str, key: Figure) -> f64 {

@@ -265,7 +265,7 @@ pub fn reproduce(a: ReproduceArgs) -> anyhow::Result<Ended> {
 
 /// The reading's page: the machine, each step's command, and what failed.
 fn write_page(a: &ReproduceArgs, steps: &[Step], failures: Vec<String>) -> anyhow::Result<PathBuf> {
-    let mut about = vec![hiops_suite::machine_about()];
+    let mut about = vec![hiops_suite::report::machine_about()];
     about.extend(
         steps
             .iter()

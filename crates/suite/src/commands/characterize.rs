@@ -7,8 +7,9 @@ use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
 use crate::papers::characterize::{CharTarget, Plan};
+use crate::suite_info::SuiteInfo;
 use crate::sweep::RunFailure;
-use crate::{SuiteError, SuiteInfo};
+use crate::SuiteError;
 use hiops_bench::BenchError;
 use std::path::PathBuf;
 
@@ -204,11 +205,11 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
         )
     });
     let mut info = SuiteInfo {
-        kind: crate::SuiteKind::Characterize,
+        kind: crate::suite_info::SuiteKind::Characterize,
         title: "Platform characterization".into(),
         command: command.into(),
         about: vec![
-            crate::machine_about(),
+            crate::report::machine_about(),
             format!(
                 "Targets: {}. Read only. {} s per point after a {} s ramp; {} round(s).",
                 plan.targets
@@ -227,7 +228,7 @@ fn info(a: &CharacterizeOptions, plan: &Plan, command: &str) -> SuiteInfo {
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),
-        platform: crate::platform_of(
+        platform: crate::report::platform_of(
             (plan.targets.iter().chain(&plan.scaling_devices)).map(|t| t.path.as_str()),
         ),
     };
@@ -246,7 +247,7 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteErro
         return Ok(Ended::Done);
     }
     eprintln!("{who}: Table 1 (direct/buffered x block/file on a loop device with ext4)");
-    let mut runner = crate::BenchRunner {
+    let mut runner = crate::runner::BenchRunner {
         interrupt: console.interrupt,
         progress: None,
     };
@@ -254,7 +255,7 @@ fn table1(a: &CharacterizeOptions, console: &Console) -> Result<Ended, SuiteErro
         Ok(t) => {
             let text = serde_json::to_string_pretty(&t).expect("a table serialises");
             crate::sweep::write_atomic(&path, text.as_bytes())?;
-            crate::write_report(&a.dir)?;
+            crate::report::write_report(&a.dir)?;
             Ok(Ended::Done)
         }
         Err(RunFailure::Interrupted) => Ok(Ended::Interrupted),

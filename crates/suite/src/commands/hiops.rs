@@ -9,7 +9,7 @@ use super::{
 };
 use crate::devices::RamDevice;
 use crate::papers::hiops_paper::{Plan, Target};
-use crate::SuiteInfo;
+use crate::suite_info::SuiteInfo;
 use hiops_bench::BenchError;
 use hiops_hal::RamDeviceError;
 use std::path::{Path, PathBuf};
@@ -164,7 +164,7 @@ fn ram_devices(
 
 /// suite.json: the plan, the machine and the targets.
 fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchError> {
-    let mut about = vec![crate::machine_about()];
+    let mut about = vec![crate::report::machine_about()];
     about.push(format!(
         "Targets: {}. 4 KiB random reads unless swept; O_DIRECT; {} s per point after a {} s ramp; {} round(s).",
         plan.targets.iter().map(|t| format!("{} ({})", t.label, t.path)).collect::<Vec<_>>().join(", "),
@@ -173,12 +173,12 @@ fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchEr
         plan.rounds
     ));
     SuiteInfo {
-        kind: crate::SuiteKind::Hiops,
+        kind: crate::suite_info::SuiteKind::Hiops,
         title: "HIOPS path experiments".into(),
         command: command.into(),
         about,
         extra: serde_json::to_value(plan).expect("plans serialise"),
-        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
+        platform: crate::report::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
     .save(&a.dir)
     .map_err(failed)

@@ -8,8 +8,9 @@ use super::{
     check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
 };
 use crate::papers::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
+use crate::suite_info::SuiteInfo;
 use crate::sweep::{RunFailure, Runner};
-use crate::{SuiteError, SuiteInfo};
+use crate::SuiteError;
 use hiops_bench::BenchError;
 use std::path::{Path, PathBuf};
 
@@ -237,11 +238,11 @@ fn base(a: &IozoneOptions, runtime: &str) -> Vec<String> {
 
 fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteInfo {
     SuiteInfo {
-        kind: crate::SuiteKind::Iozone,
+        kind: crate::suite_info::SuiteKind::Iozone,
         title: "IOZone grid".into(),
         command: command.into(),
         about: vec![
-            crate::machine_about(),
+            crate::report::machine_about(),
             format!(
                 "Targets: {}. {} per point after a {} s ramp, {} of each target, {}.",
                 plan.targets
@@ -264,7 +265,7 @@ fn info(a: &IozoneOptions, plan: &Plan, runtime: &str, command: &str) -> SuiteIn
             ),
         ],
         extra: serde_json::to_value(plan).expect("plans serialise"),
-        platform: crate::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
+        platform: crate::report::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
 }
 
@@ -287,7 +288,7 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
         args.push(format!("--allow-write-device={}", t.path));
     }
     let started = std::time::Instant::now();
-    let mut runner = crate::BenchRunner {
+    let mut runner = crate::runner::BenchRunner {
         interrupt: console.interrupt,
         progress: None,
     };

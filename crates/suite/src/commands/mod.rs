@@ -14,8 +14,9 @@ pub mod sweep;
 mod targets;
 pub mod values;
 
+use crate::runner::BenchRunner;
 use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
-use crate::{BenchRunner, SuiteError};
+use crate::SuiteError;
 use hiops_bench::BenchError;
 use hiops_run::progress::{stderr_is_terminal, ProgressLine};
 use std::path::Path;
@@ -179,13 +180,13 @@ fn run_suite(
             }
             Err(e) => return Err(e),
         };
-        crate::write_report(root)?;
+        crate::report::write_report(root)?;
         if outcome.interrupted {
             ended = Ended::Interrupted;
             break;
         }
     }
-    let html = crate::write_report(root)?;
+    let html = crate::report::write_report(root)?;
     eprintln!("{who}: report: {}", html.display());
     if !failed.is_empty() {
         return Err(SuiteError::SweepsFailed { failed });

@@ -13,7 +13,7 @@ pub fn redraw(dir: &Path) -> Result<PathBuf, BenchError> {
             dir.display()
         )));
     }
-    crate::write_report(dir).map_err(|e| match e.is_input_limit() {
+    crate::report::write_report(dir).map_err(|e| match e.is_input_limit() {
         true => usage(e.to_string()),
         false => failed(e),
     })

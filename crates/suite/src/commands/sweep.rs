@@ -3,8 +3,8 @@
 
 use super::values::rounds;
 use super::{check_dir, check_points, failed, run_sweep, usage, Console, Ended};
+use crate::suite_info::SuiteInfo;
 use crate::sweep::{Param, SweepDef, SweepDir};
-use crate::SuiteInfo;
 use hiops_bench::BenchError;
 use std::path::PathBuf;
 
@@ -73,12 +73,12 @@ pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
     check_points([&def])?;
     let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
     SuiteInfo {
-        kind: crate::SuiteKind::Sweep,
+        kind: crate::suite_info::SuiteKind::Sweep,
         title: dir.def.title.clone(),
         command: console.command.clone(),
-        about: vec![crate::machine_about()],
+        about: vec![crate::report::machine_about()],
         extra: serde_json::Value::Null,
-        platform: crate::platform_of(
+        platform: crate::report::platform_of(
             a.options
                 .iter()
                 .filter_map(|o| o.strip_prefix("--filename=")),
@@ -87,7 +87,7 @@ pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
     .save(&a.dir)
     .map_err(failed)?;
     let outcome = run_sweep(&mut dir, console).map_err(failed)?;
-    let html = crate::write_report(&a.dir).map_err(failed)?;
+    let html = crate::report::write_report(&a.dir).map_err(failed)?;
     eprintln!(
         "{}: {} of {} points measured; report: {}",
         console.who,

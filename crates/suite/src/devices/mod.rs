@@ -106,6 +106,18 @@ pub fn device_kind(path: &Path) -> String {
     }
 }
 
+/// Devices added one at a time: `a`, `a:b`, `a:b:c` (a filename value).
+pub fn device_sets(paths: &[&str]) -> Vec<String> {
+    (1..=paths.len()).map(|n| paths[..n].join(":")).collect()
+}
+
+/// How a report names those sets: `1 (disk)`, `2 (disk+zram)`...
+pub fn device_set_names(labels: &[&str]) -> Vec<String> {
+    (1..=labels.len())
+        .map(|n| format!("{n} ({})", labels[..n].join("+")))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

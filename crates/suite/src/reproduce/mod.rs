@@ -29,10 +29,10 @@ pub fn write_reading(
             ));
             continue;
         }
-        let page = crate::write_report(part).and_then(|_| crate::report(part))?;
+        let page = crate::report::write_report(part).and_then(|_| crate::report::report(part))?;
         claims.extend(page.sections.into_iter().flat_map(|s| s.claims));
         // The method items: what this part ran against the paper's method.
-        let info = crate::SuiteInfo::load(part)?;
+        let info = crate::suite_info::SuiteInfo::load(part)?;
         claims.extend(crate::papers::method::rows(part, &info));
         notes.push(format!(
             "{}: its own report, {}",

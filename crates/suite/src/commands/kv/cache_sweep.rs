@@ -73,7 +73,7 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     drop(runner);
     drop(hdd);
     let outcome = outcome?;
-    let html = crate::write_report(&a.output).map_err(fail)?;
+    let html = crate::report::write_report(&a.output).map_err(fail)?;
     let section = crate::kv::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
     let mut text = markdown(&section.tables[0]);
     for f in &section.findings {
@@ -154,7 +154,7 @@ fn save_info(
     command: &str,
 ) -> Result<(), BenchError> {
     let mut about = vec![
-        crate::machine_about(),
+        crate::report::machine_about(),
         format!(
             "Store: write blocks of {}, durability {}; a cache of {} bytes (each record weighs {} bytes in it); YCSB records of 10 fields x 100 bytes, {} request distribution, {} clients in this process; each point empties the cache, warms it until it is full, holds the data set or stops growing (at most {:?}), then measures {:?}.",
             plan.store.block_size, plan.store.durability, plan.cache, plan.weight, a.distribution, plan.clients, plan.warmup, plan.time
@@ -165,13 +165,13 @@ fn save_info(
         Some(h) => about.push(format!("hdd: {}", h.describe())),
         None => about.push("hdd: not measured".into()),
     }
-    crate::SuiteInfo {
-        kind: crate::SuiteKind::CacheSweep,
+    crate::suite_info::SuiteInfo {
+        kind: crate::suite_info::SuiteKind::CacheSweep,
         title: "hiops kv cache-sweep: the data set against the RAM cache, flash against HDD".into(),
         command: command.into(),
         about,
         extra: serde_json::Value::Null,
-        platform: crate::platform_of([flash.to_string_lossy().as_ref()]),
+        platform: crate::report::platform_of([flash.to_string_lossy().as_ref()]),
     }
     .save(&a.output)
     .map_err(fail)

@@ -106,7 +106,7 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
         .run(&mut runner, &mut |p| say_point(who, p))
         .map_err(fail)?;
     drop(runner);
-    let html = crate::write_report(&a.output).map_err(fail)?;
+    let html = crate::report::write_report(&a.output).map_err(fail)?;
     super::suite_done(who, &outcome, &html)
 }
 
@@ -210,12 +210,12 @@ fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), B
     } else {
         String::new()
     };
-    crate::SuiteInfo {
-        kind: crate::SuiteKind::Fig10,
+    crate::suite_info::SuiteInfo {
+        kind: crate::suite_info::SuiteKind::Fig10,
         title: "Fig 10: YCSB workload C on the hiops key-value store".into(),
         command: command.into(),
         about: vec![
-            crate::machine_about(),
+            crate::report::machine_about(),
             format!(
                 "Store: {path} ({} write blocks, {} I/O rings, RAM cache {}); {} records of 10 fields x 100 bytes; {} per point. Clients are {} in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
                 a.store.block_size,
@@ -227,7 +227,7 @@ fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), B
             ),
         ],
         extra: serde_json::Value::Null,
-        platform: crate::platform_of(names.iter().map(String::as_str)),
+        platform: crate::report::platform_of(names.iter().map(String::as_str)),
     }
     .save(&a.output)
     .map_err(fail)

@@ -155,7 +155,7 @@ impl crate::sweep::Runner for YcsbRunner {
             return Err(RunFailure::Interrupted);
         }
         let hits = cache_after.hit_pct_since(&cache_before);
-        if hits > crate::CACHE_HITS_NOTED_PCT {
+        if hits > crate::kv::fig10::CACHE_HITS_NOTED_PCT {
             eprintln!("hiops kv fig10: {hits:.0}% of this point's reads were served by the RAM cache: it measures the cache more than the device path");
         }
         let mut metrics = after.since(&before, phase.operations as f64);

@@ -13,7 +13,7 @@ pub(super) fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Optio
     let s = sweeps.get("devices")?;
     let m = s.medians();
     let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-    let names = crate::device_set_names(&labels);
+    let names = crate::devices::device_set_names(&labels);
     let sets = &s.def.params[0].values;
     let layouts = [("0", "JBOD"), ("64k", "RAID0 64K")];
     let mut iops_chart = Chart::new(

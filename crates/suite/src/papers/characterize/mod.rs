@@ -66,7 +66,9 @@ pub fn sections(dir: &Path, plan: &Plan) -> Result<Vec<Section>, crate::SuiteErr
     out.extend(devices::section(&sweeps, plan));
     out.extend(crate::papers::cores_devices::section(&sweeps, plan, online));
     // Table 2: the settings as the study started.
-    let facts = crate::SuiteInfo::load(dir).ok().and_then(|i| i.platform);
+    let facts = crate::suite_info::SuiteInfo::load(dir)
+        .ok()
+        .and_then(|i| i.platform);
     out.extend(facts.map(|p| crate::papers::platform_settings::section(&p, online)));
     Ok(out)
 }

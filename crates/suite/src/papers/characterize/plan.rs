@@ -493,7 +493,7 @@ impl Plan {
             title: "devices: JBOD and RAID0".into(),
             base,
             params: vec![
-                param("filename", crate::device_sets(&paths)),
+                param("filename", crate::devices::device_sets(&paths)),
                 param("raid0", vec!["0".into(), "64k".into()]),
                 param("bs", vec!["4k".into(), "64k".into()]),
             ],

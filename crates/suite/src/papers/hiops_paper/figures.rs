@@ -256,7 +256,7 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
         }
         .row(),
     );
-    let names = crate::device_set_names(&labels);
+    let names = crate::devices::device_set_names(&labels);
     for c in &mut sec.charts {
         c.x = Axis::categories("devices", names.clone());
         c.title = c.title.replace("vs filename", "vs devices");
@@ -321,7 +321,7 @@ fn task_poll_section(s: &SweepDir, label: &str, many: u32) -> Section {
 
 /// A sweep's section with only the charts named (and the latency CDF).
 pub(super) fn figure(s: &SweepDir, heading: &str, titles: &[&str]) -> Section {
-    let mut sec = crate::sweep_section(s, heading);
+    let mut sec = crate::report::sweep_section(s, heading);
     sec.charts
         .retain(|c| titles.contains(&c.title.as_str()) || c.title == "completion latency CDF");
     sec

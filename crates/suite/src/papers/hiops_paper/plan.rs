@@ -399,7 +399,7 @@ impl Plan {
             return None;
         }
         let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
-        let sets = crate::device_sets(&paths);
+        let sets = crate::devices::device_sets(&paths);
         let mut def = self.def(
             format!("devices at {} threads", self.many_threads),
             "",

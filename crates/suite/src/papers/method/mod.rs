@@ -8,10 +8,10 @@
 mod design;
 
 use crate::papers::platform_settings::{compare, Match, Setting};
+use crate::suite_info::SuiteInfo;
+use crate::suite_info::SuiteKind;
 use crate::sweep::{read_json, SweepDef};
 use crate::verdicts::claims::ClaimRow;
-use crate::SuiteInfo;
-use crate::SuiteKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -490,7 +490,7 @@ mod tests {
     fn info(scheduler: &str) -> SuiteInfo {
         use hiops_bench::platform_facts::{DeviceFacts, PlatformFacts};
         SuiteInfo {
-            kind: crate::SuiteKind::Characterize,
+            kind: crate::suite_info::SuiteKind::Characterize,
             title: String::new(),
             command: String::new(),
             about: vec!["Machine: 2 CPUs".into()],
