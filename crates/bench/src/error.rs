@@ -14,6 +14,26 @@ pub enum BenchError {
     Failed(String),
 }
 
+/// What the user does about an error, which `hiops` tells by its exit
+/// code: change the command line, protect the data, or look at the
+/// system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    Usage,
+    Refused,
+    Failed,
+}
+
+impl BenchError {
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            BenchError::Usage(_) => ErrorClass::Usage,
+            BenchError::Refused(_) => ErrorClass::Refused,
+            BenchError::Failed(_) => ErrorClass::Failed,
+        }
+    }
+}
+
 pub(crate) fn usage<T>(msg: impl Into<String>) -> Result<T, BenchError> {
     Err(BenchError::Usage(msg.into()))
 }

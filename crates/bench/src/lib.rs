@@ -67,7 +67,7 @@ pub mod wire;
 pub(crate) mod worker;
 
 pub use coord::{Coordinator, RankInfo, SingleHost};
-pub use error::BenchError;
+pub use error::{BenchError, ErrorClass};
 pub use log::{inflate_log, InflateError, LogError};
 pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};

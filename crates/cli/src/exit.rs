@@ -5,7 +5,7 @@
 //! blocks (or `hiops kv check` found damage), 130 interrupted by Ctrl-C
 //! or SIGTERM.
 
-use hiops_bench::BenchError;
+use hiops_bench::{BenchError, ErrorClass};
 
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -29,10 +29,11 @@ pub fn of_run(status: hiops_run::RunStatus) -> u8 {
 /// found, or a failure. The store's errors are classed beside its commands
 /// (`more::store_exit_code`), which a lean build leaves out.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    let code = match e.downcast_ref::<BenchError>() {
-        Some(BenchError::Usage(_)) => EXIT_USAGE,
-        Some(BenchError::Refused(_)) => EXIT_REFUSED,
-        Some(BenchError::Failed(_)) => EXIT_FAILED,
+    let class = e.downcast_ref::<BenchError>().map(BenchError::class);
+    let code = match class.or_else(|| crate::more::error_class(e)) {
+        Some(ErrorClass::Usage) => EXIT_USAGE,
+        Some(ErrorClass::Refused) => EXIT_REFUSED,
+        Some(ErrorClass::Failed) => EXIT_FAILED,
         None => crate::more::store_exit_code(e).unwrap_or(EXIT_FAILED),
     };
     assert!(

@@ -74,6 +74,11 @@ pub fn print_docs(cmd: Docs) -> ExitCode {
     })
 }
 
+/// No suites in this build, so none of their errors.
+pub fn error_class(_: &anyhow::Error) -> Option<hiops_bench::ErrorClass> {
+    None
+}
+
 /// No store in this build, so none of its errors.
 pub fn store_exit_code(_: &anyhow::Error) -> Option<u8> {
     None

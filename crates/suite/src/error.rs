@@ -7,6 +7,22 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
+    /// A bad option or combination of a suite's command line.
+    #[error("{0}")]
+    Usage(String),
+    /// A step of a suite failed, said in a sentence (no error behind it).
+    #[error("{0}")]
+    Failed(String),
+    /// A run of the engine failed, its own error kept as the source.
+    #[error("{0}")]
+    Run(#[from] hiops_bench::BenchError),
+    /// What the user gave (a file, a report to compare) is wrong: the
+    /// command line's to change, the error that says why kept.
+    #[error("{0}")]
+    BadArgument(#[source] Box<SuiteError>),
+    /// Standard output could not take the command's table.
+    #[error(transparent)]
+    Stdout(#[from] hiops_run::stdout::StdoutError),
     /// The output gate refused a file of the suite (a device or FIFO
     /// where a report's file goes).
     #[error(transparent)]
@@ -143,18 +159,63 @@ pub enum SuiteError {
     NoCommonPoint { a: String, b: String },
 }
 
-// The commands turn it into hiops-bench's error, whose kind gives the exit
-// code (crates/cli/src/exit.rs), through their `failed(impl Into<String>)`.
-impl From<SuiteError> for String {
-    fn from(e: SuiteError) -> String {
-        e.to_string()
-    }
-}
-
 impl SuiteError {
+    /// This error as the user's to mend: a bad argument.
+    pub fn bad_argument(self) -> SuiteError {
+        SuiteError::BadArgument(Box::new(self))
+    }
+
+    /// What the user does about it (`hiops`' exit code): a bad option or
+    /// a file past its limit is the command line's; a refusal of the
+    /// output gate protects data; the rest failed.
+    pub fn class(&self) -> hiops_bench::ErrorClass {
+        use hiops_bench::ErrorClass;
+        match self {
+            SuiteError::Usage(_) | SuiteError::BadArgument(_) => ErrorClass::Usage,
+            SuiteError::Run(e) => e.class(),
+            SuiteError::Refused(_) => ErrorClass::Refused,
+            e if e.is_input_limit() => ErrorClass::Usage,
+            _ => ErrorClass::Failed,
+        }
+    }
+
     /// Whether a file the user gave held more than its limit: a bad
     /// argument (exit 2), not a failure.
     pub fn is_input_limit(&self) -> bool {
         matches!(self, SuiteError::Input(e) if e.is_too_large())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hiops_bench::{BenchError, ErrorClass};
+    use std::error::Error as _;
+
+    #[test]
+    fn each_error_keeps_its_class_and_the_engines_its_source() {
+        let refused = SuiteError::from(BenchError::Refused("in use".into()));
+        assert_eq!(refused.class(), ErrorClass::Refused);
+        let source = refused.source().expect("the engine's error is kept");
+        assert_eq!(source.to_string(), "in use");
+        let too_large = SuiteError::Input(hiops_bench::input::InputError::TooLarge {
+            name: "a.json".into(),
+            limit: 1 << 20,
+            what: "a report",
+            todo: "give a smaller one",
+        });
+        assert_eq!(too_large.class(), ErrorClass::Usage);
+        let io = || SuiteError::Io {
+            path: "/x".into(),
+            source: io::Error::other("disk gone"),
+        };
+        assert_eq!(io().class(), ErrorClass::Failed);
+        let bad = io().bad_argument();
+        assert_eq!(bad.class(), ErrorClass::Usage);
+        assert_eq!(
+            bad.to_string(),
+            io().to_string(),
+            "the same words, reclassed"
+        );
     }
 }

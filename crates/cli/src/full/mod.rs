@@ -101,6 +101,12 @@ pub fn print_docs(cmd: Docs) -> ExitCode {
     }
 }
 
+/// The class of a suite's error, found by downcasting (None: not one).
+pub fn error_class(e: &anyhow::Error) -> Option<hiops_bench::ErrorClass> {
+    e.downcast_ref::<hiops_suite::SuiteError>()
+        .map(hiops_suite::SuiteError::class)
+}
+
 /// The exit code of the store's errors, found by downcasting (None: not
 /// one of them).
 pub fn store_exit_code(e: &anyhow::Error) -> Option<u8> {

@@ -3,8 +3,8 @@
 //! them).
 
 use clap::Args;
-use hiops_bench::BenchError;
 use hiops_suite::commands::{self, Console};
+use hiops_suite::SuiteError;
 use std::path::PathBuf;
 
 pub use hiops_suite::commands::Ended;
@@ -48,7 +48,7 @@ fn command_line() -> String {
 pub(crate) fn with_console<T>(
     who: &str,
     no_progress: bool,
-    run: impl FnOnce(&Console) -> Result<T, BenchError>,
+    run: impl FnOnce(&Console) -> Result<T, SuiteError>,
 ) -> anyhow::Result<T> {
     let console = Console {
         who,

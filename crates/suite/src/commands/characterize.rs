@@ -3,14 +3,11 @@
 
 use super::targets::{remove_made, resolve_targets, Resolved};
 use super::values::{rounds, runtime};
-use super::{
-    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
-};
+use super::{check_dir, check_points, create_dir, run_suite, usage, Console, Ended, SuiteRun};
 use crate::papers::characterize::{CharTarget, Plan};
 use crate::suite_info::SuiteInfo;
 use crate::sweep::RunFailure;
 use crate::SuiteError;
-use hiops_bench::BenchError;
 use std::path::PathBuf;
 
 /// What `hiops characterize` is asked.
@@ -74,7 +71,7 @@ impl CharacterizeOptions {
 }
 
 /// Runs the study's sweeps, then Table 1, and writes the report.
-pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, BenchError> {
+pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, SuiteError> {
     check_dir("--dir", &a.dir)?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-characterize")?;
     // The grid's devices live until the end of the study (dropped last).
@@ -83,16 +80,14 @@ pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, 
     // Every option is checked before `dir` or a file is made.
     check_points(plan.sweeps().iter().map(|(_, d)| d))?;
     create_dir(&a.dir)?;
-    info(&a, &plan, &console.command)
-        .save(&a.dir)
-        .map_err(failed)?;
+    info(&a, &plan, &console.command).save(&a.dir)?;
     let how = SuiteRun {
         restart: a.restart,
         keep_going: false,
     };
-    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(())).map_err(failed)?;
+    let ended = run_suite(&a.dir, plan.sweeps(), how, console, |_, _, _| Ok(()))?;
     let ended = match ended {
-        Ended::Done if a.table1 && !a.grid_only => table1(&a, console).map_err(failed)?,
+        Ended::Done if a.table1 && !a.grid_only => table1(&a, console)?,
         other => other,
     };
     remove_made(&resolved, &ended);
@@ -106,7 +101,7 @@ pub fn characterize(a: CharacterizeOptions, console: &Console) -> Result<Ended, 
 fn alike_devices(
     a: &CharacterizeOptions,
     who: &str,
-) -> Result<Option<crate::devices::AlikeDevices>, BenchError> {
+) -> Result<Option<crate::devices::AlikeDevices>, SuiteError> {
     use crate::devices::{AlikeDevices, AlikeKind};
     let (kind, n) =
         match (a.zram, a.loop_devices) {
@@ -144,7 +139,7 @@ fn plan(
     a: &CharacterizeOptions,
     resolved: &[Resolved],
     alike: Option<&crate::devices::AlikeDevices>,
-) -> Result<Plan, BenchError> {
+) -> Result<Plan, SuiteError> {
     let size =
         hiops_bench::units::parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
     for r in resolved.iter().filter(|r| !r.made && !r.block) {

@@ -4,13 +4,11 @@
 
 use super::targets::logical_block_size;
 use super::values::{rounds, runtime};
-use super::{
-    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
-};
+use super::{check_dir, check_points, create_dir, run_suite, usage, Console, Ended, SuiteRun};
 use crate::devices::RamDevice;
 use crate::papers::hiops_paper::{Plan, Target};
 use crate::suite_info::SuiteInfo;
-use hiops_bench::BenchError;
+use crate::SuiteError;
 use hiops_hal::RamDeviceError;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +53,7 @@ const DEFAULT_FILE: &str = "disk.dat";
 
 /// Runs every sweep (one failing does not stop the others) and writes the
 /// report.
-pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, BenchError> {
+pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, SuiteError> {
     check_dir("--dir", &a.dir)?;
     let mut targets = targets_of(&a);
     for t in targets.iter().filter(|_| !a.targets.is_empty()) {
@@ -86,7 +84,7 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Ben
         crate::papers::hiops_paper::probe::run(&a.dir, &plan, a.restart, console.who);
     }
     drop(devices);
-    let ended = ended.map_err(failed)?;
+    let ended = ended?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {
         // The data file is only needed to resume.
         let _ = std::fs::remove_file(a.dir.join(DEFAULT_FILE));
@@ -163,7 +161,7 @@ fn ram_devices(
 }
 
 /// suite.json: the plan, the machine and the targets.
-fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchError> {
+fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), SuiteError> {
     let mut about = vec![crate::report::machine_about()];
     about.push(format!(
         "Targets: {}. 4 KiB random reads unless swept; O_DIRECT; {} s per point after a {} s ramp; {} round(s).",
@@ -181,5 +179,4 @@ fn save_info(a: &HiopsOptions, plan: &Plan, command: &str) -> Result<(), BenchEr
         platform: crate::report::platform_of(plan.targets.iter().map(|t| t.path.as_str())),
     }
     .save(&a.dir)
-    .map_err(failed)
 }

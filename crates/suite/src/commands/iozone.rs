@@ -4,14 +4,11 @@
 
 use super::targets::{remove_made, resolve_targets, Resolved};
 use super::values::{rounds, runtime, threads};
-use super::{
-    check_dir, check_points, create_dir, failed, run_suite, usage, Console, Ended, SuiteRun,
-};
+use super::{check_dir, check_points, create_dir, run_suite, usage, Console, Ended, SuiteRun};
 use crate::papers::iozone::{parse_devices, DeviceCost, IozoneTarget, Plan};
 use crate::suite_info::SuiteInfo;
 use crate::sweep::{RunFailure, Runner};
 use crate::SuiteError;
-use hiops_bench::BenchError;
 use std::path::{Path, PathBuf};
 
 /// What `hiops iozone` is asked.
@@ -83,7 +80,7 @@ pub struct IozoneOptions {
 
 /// Runs the grid on every target and writes the report. Every option is
 /// checked, and the safety gate asked, before `dir` or a file is made.
-pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> {
+pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, SuiteError> {
     check_dir("--dir", &a.dir)?;
     let resolved = resolve_targets(&a.targets, &a.dir, "hiops-iozone")?;
     if a.study {
@@ -103,9 +100,7 @@ pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> 
         false => (None, None),
     };
     plan.page_cache = page_cache;
-    info(&a, &plan, &runtime, &console.command)
-        .save(&a.dir)
-        .map_err(failed)?;
+    info(&a, &plan, &runtime, &console.command).save(&a.dir)?;
     let targets = plan.targets.clone();
     let how = SuiteRun {
         restart: a.restart,
@@ -129,14 +124,13 @@ pub fn iozone(a: IozoneOptions, console: &Console) -> Result<Ended, BenchError> 
             }
             Ok(())
         },
-    )
-    .map_err(failed)?;
+    )?;
     remove_made(&resolved, &ended);
     Ok(ended)
 }
 
 /// The plan from the options, and the runtime per point.
-fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), BenchError> {
+fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), SuiteError> {
     let allowed = devices_allowed(a, resolved)?;
     let targets: Vec<IozoneTarget> = resolved
         .iter()
@@ -184,7 +178,7 @@ fn plan(a: &IozoneOptions, resolved: &[Resolved]) -> Result<(Plan, String), Benc
 /// The region's bytes; 0 where fio's own forms (a share of a device)
 /// leave it to the run, which the study, sizing its file against the page
 /// cache, refuses.
-fn file_bytes(a: &IozoneOptions) -> Result<u64, BenchError> {
+fn file_bytes(a: &IozoneOptions) -> Result<u64, SuiteError> {
     match hiops_bench::units::parse_size(&a.size) {
         Ok(b) => Ok(b),
         Err(_) if !a.study => Ok(0),
@@ -195,7 +189,7 @@ fn file_bytes(a: &IozoneOptions) -> Result<u64, BenchError> {
 }
 
 /// The study ran on a file system: a device target is refused in its mode.
-fn on_file_systems(targets: &[Resolved]) -> Result<(), BenchError> {
+fn on_file_systems(targets: &[Resolved]) -> Result<(), SuiteError> {
     for t in targets {
         if t.block {
             return Err(usage(format!(
@@ -311,13 +305,13 @@ fn precondition(t: &IozoneTarget, size: &str, console: &Console) -> Result<(), S
 }
 
 /// Prices and capacities from `devices`, `prices` and `capacities`.
-fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchError> {
+fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, SuiteError> {
     let mut costs: Vec<DeviceCost> = match &a.devices {
         Some(f) => parse_devices(
             &hiops_bench::input::read_text(f, &crate::papers::iozone::MAX_DEVICES_FILE)
-                .map_err(|e| usage(e.to_string()))?,
+                .map_err(|e| SuiteError::from(e).bad_argument())?,
         )
-        .map_err(usage)?,
+        .map_err(SuiteError::bad_argument)?,
         None => Vec::new(),
     };
     for p in &a.prices {
@@ -349,7 +343,7 @@ fn costs(a: &IozoneOptions, labels: &[&str]) -> Result<Vec<DeviceCost>, BenchErr
 }
 
 /// Each LABEL=SIZE capacity onto the price of that label.
-fn capacities(a: &IozoneOptions, costs: &mut [DeviceCost]) -> Result<(), BenchError> {
+fn capacities(a: &IozoneOptions, costs: &mut [DeviceCost]) -> Result<(), SuiteError> {
     for c in &a.capacities {
         let (l, v) = c
             .split_once('=')
@@ -367,7 +361,7 @@ fn capacities(a: &IozoneOptions, costs: &mut [DeviceCost]) -> Result<(), BenchEr
 
 /// Which targets `allow_write_devices` names; each must be an existing
 /// block device among the targets.
-fn devices_allowed(a: &IozoneOptions, resolved: &[Resolved]) -> Result<Vec<bool>, BenchError> {
+fn devices_allowed(a: &IozoneOptions, resolved: &[Resolved]) -> Result<Vec<bool>, SuiteError> {
     let real = |p: &Path| std::fs::canonicalize(p).ok();
     let mut allowed = vec![false; resolved.len()];
     for dev in &a.allow_write_devices {

@@ -17,7 +17,6 @@ pub mod values;
 use crate::runner::BenchRunner;
 use crate::sweep::{Outcome, SweepDef, SweepDir, SweepProgress};
 use crate::SuiteError;
-use hiops_bench::BenchError;
 use hiops_run::progress::{stderr_is_terminal, ProgressLine};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -48,7 +47,7 @@ pub struct Console<'a> {
 /// Checks a suite's directory before anything is made: an existing
 /// directory, or a new one whose parent exists (hiops makes only the
 /// directory it owns, never the ones above it).
-pub fn check_dir(flag: &str, dir: &Path) -> Result<(), BenchError> {
+pub fn check_dir(flag: &str, dir: &Path) -> Result<(), SuiteError> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => return Ok(()),
         Ok(_) => {
@@ -79,8 +78,8 @@ pub(crate) fn parent_of(path: &Path) -> &Path {
 
 /// Makes a suite's directory (checked by [`check_dir`]): only its last
 /// component.
-fn create_dir(dir: &Path) -> Result<(), BenchError> {
-    crate::sweep::make_dir(dir).map_err(failed)
+fn create_dir(dir: &Path) -> Result<(), SuiteError> {
+    crate::sweep::make_dir(dir)
 }
 
 /// Runs a sweep's remaining points with a line per point on stderr and the

@@ -4,12 +4,12 @@
 
 use super::exit::usage;
 use crate::sweep::SweepDef;
-use hiops_bench::BenchError;
+use crate::SuiteError;
 
 /// Reads every point's options as `hiops run` would and asks the safety
 /// gate about every block device a point writes, before anything is made:
 /// a typo fails now, not at point 7, and a refusal writes nothing.
-pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), BenchError> {
+pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<(), SuiteError> {
     for def in defs {
         for key in def.points().iter().filter(|k| k.round == 0) {
             let point = |e: String| usage(format!("point {}: {e}", def.label(&key.values)));
@@ -26,7 +26,7 @@ pub fn check_points<'a>(defs: impl IntoIterator<Item = &'a SweepDef>) -> Result<
 
 /// The safety gate (crates/safety) for every target a plan's jobs write
 /// and every log they keep, and the room their files need.
-fn gate(plan: &hiops_fio::FioPlan) -> Result<(), BenchError> {
+fn gate(plan: &hiops_fio::FioPlan) -> Result<(), SuiteError> {
     use hiops_bench::safety::{check_write, Grants};
     hiops_bench::outputs::check(&plan.jobs)?;
     hiops_bench::target::check_room(&plan.jobs)?;
@@ -36,7 +36,7 @@ fn gate(plan: &hiops_fio::FioPlan) -> Result<(), BenchError> {
         };
         let grants = Grants::from_list(&job.target.allow_write_devices);
         for p in paths {
-            check_write(p, &grants).map_err(|r| BenchError::Refused(r.to_string()))?;
+            check_write(p, &grants)?;
         }
     }
     Ok(())

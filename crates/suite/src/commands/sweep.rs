@@ -2,10 +2,10 @@
 //! a resumable directory with a report.
 
 use super::values::rounds;
-use super::{check_dir, check_points, failed, run_sweep, usage, Console, Ended};
+use super::{check_dir, check_points, run_sweep, usage, Console, Ended};
 use crate::suite_info::SuiteInfo;
 use crate::sweep::{Param, SweepDef, SweepDir};
-use hiops_bench::BenchError;
+use crate::SuiteError;
 use std::path::PathBuf;
 
 /// What `hiops sweep` is asked.
@@ -34,12 +34,12 @@ pub struct SweepOptions {
 }
 
 /// The parameters, each a `hiops run` option.
-fn params(over: &[String]) -> Result<Vec<Param>, BenchError> {
+fn params(over: &[String]) -> Result<Vec<Param>, SuiteError> {
     let params = over
         .iter()
         .map(|p| Param::parse(p))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
+        .map_err(SuiteError::bad_argument)?;
     for p in &params {
         if !matches!(
             hiops_fio::options::lookup(&p.name),
@@ -55,7 +55,7 @@ fn params(over: &[String]) -> Result<Vec<Param>, BenchError> {
 }
 
 /// Runs the sweep's remaining points and writes its report.
-pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
+pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, SuiteError> {
     check_dir("--dir", &a.dir)?;
     let params = params(&a.over)?;
     let title = a.title.clone().unwrap_or_else(|| {
@@ -71,7 +71,7 @@ pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
     // Check the options once before any point runs: a typo fails now, not
     // at point 7.
     check_points([&def])?;
-    let mut dir = SweepDir::open(&a.dir, def, a.restart).map_err(failed)?;
+    let mut dir = SweepDir::open(&a.dir, def, a.restart)?;
     SuiteInfo {
         kind: crate::suite_info::SuiteKind::Sweep,
         title: dir.def.title.clone(),
@@ -84,10 +84,9 @@ pub fn sweep(a: SweepOptions, console: &Console) -> Result<Ended, BenchError> {
                 .filter_map(|o| o.strip_prefix("--filename=")),
         ),
     }
-    .save(&a.dir)
-    .map_err(failed)?;
-    let outcome = run_sweep(&mut dir, console).map_err(failed)?;
-    let html = crate::report::write_report(&a.dir).map_err(failed)?;
+    .save(&a.dir)?;
+    let outcome = run_sweep(&mut dir, console)?;
+    let html = crate::report::write_report(&a.dir)?;
     eprintln!(
         "{}: {} of {} points measured; report: {}",
         console.who,

@@ -2,7 +2,7 @@
 //! (a file of ours made in it), a file, or a block device.
 
 use super::{usage, Ended};
-use hiops_bench::BenchError;
+use crate::SuiteError;
 use std::path::Path;
 
 /// A target as a suite uses it.
@@ -35,7 +35,7 @@ pub(crate) fn resolve_targets(
     raw: &[String],
     dir: &Path,
     prefix: &str,
-) -> Result<Vec<Resolved>, BenchError> {
+) -> Result<Vec<Resolved>, SuiteError> {
     use std::os::unix::fs::FileTypeExt;
     if raw.is_empty() {
         return Ok(vec![Resolved {
@@ -81,7 +81,7 @@ pub(crate) fn resolve_targets(
 /// A target that does not exist yet is made, in a directory that must:
 /// a mistyped path (or a file system not mounted where it should be) is
 /// an error before anything is written.
-pub(crate) fn missing(path: &str) -> Result<String, BenchError> {
+pub(crate) fn missing(path: &str) -> Result<String, SuiteError> {
     let parent = super::parent_of(Path::new(path));
     match std::fs::metadata(parent) {
         Ok(m) if m.is_dir() => Ok(path.to_string()),

@@ -18,12 +18,12 @@
 pub use super::cache_sweep_plan::CacheSweepOptions;
 use super::cache_sweep_plan::{definition, device_args, Plan};
 use super::cache_sweep_runner::Runner;
+use crate::commands::{failed as fail, usage as bad};
 use crate::commands::{say_point, Console};
 use crate::devices::hdd_like::HddLike;
 use crate::sweep::SweepDir;
-use hiops_bench::BenchError;
+use crate::SuiteError;
 use hiops_kv::ycsb::{self, Target};
-use hiops_kv_cmd::errors::{bad, fail};
 use hiops_kv_cmd::say::{progress_printer, shown};
 use hiops_kv_cmd::store::StoreOptions;
 use std::path::Path;
@@ -32,7 +32,7 @@ use std::sync::Arc;
 
 /// Runs the grid's remaining points, writes the report and prints its
 /// table (Markdown) and findings.
-pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchError> {
+pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), SuiteError> {
     crate::commands::check_dir("--output", &a.output)?;
     let mut plan = Plan::new(&a)?;
     if plan.devices.iter().any(|d| d == "hdd") {
@@ -56,7 +56,7 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     }
     let flash = (a.store.path.first().cloned()).unwrap_or_else(|| a.output.join("flash.kv"));
     let def = definition(&plan, &a, &flash);
-    let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
+    let mut dir = SweepDir::open(&a.output, def, a.restart)?;
     let stop = console.interrupt;
     let hdd = setup_hdd(&plan, &a, stop)?;
     if plan.devices.iter().any(|d| d == "flash") {
@@ -66,15 +66,13 @@ pub fn cache_sweep(a: CacheSweepOptions, console: &Console) -> Result<(), BenchE
     let hdd_dev = hdd.as_ref().map(|h| (h.path().to_path_buf(), h.name()));
     let mut runner = Runner::new(&plan, flash.clone(), hdd_dev, stop);
     let who = console.who;
-    let outcome = dir
-        .run(&mut runner, &mut |p| say_point(who, p))
-        .map_err(fail);
+    let outcome = dir.run(&mut runner, &mut |p| say_point(who, p));
     // Every store on the HDD-like device closes before the device goes.
     drop(runner);
     drop(hdd);
     let outcome = outcome?;
-    let html = crate::report::write_report(&a.output).map_err(fail)?;
-    let section = crate::kv::cache_sweep::section(&SweepDir::load(&a.output).map_err(fail)?);
+    let html = crate::report::write_report(&a.output)?;
+    let section = crate::kv::cache_sweep::section(&SweepDir::load(&a.output)?);
     let mut text = markdown(&section.tables[0]);
     for f in &section.findings {
         text += &format!("{f}\n");
@@ -96,7 +94,7 @@ fn hdd_unavailable() -> Option<String> {
 
 /// Loads the largest data set into the store at `args.path` (kept from an
 /// earlier run when it is there).
-fn load(plan: &Plan, args: &StoreOptions, stop: &AtomicBool) -> Result<(), BenchError> {
+fn load(plan: &Plan, args: &StoreOptions, stop: &AtomicBool) -> Result<(), SuiteError> {
     let records = plan.records(plan.max_ratio());
     let store = Arc::new(args.open()?);
     if store.len() >= records {
@@ -130,7 +128,7 @@ fn setup_hdd(
     plan: &Plan,
     a: &CacheSweepOptions,
     stop: &AtomicBool,
-) -> Result<Option<HddLike>, BenchError> {
+) -> Result<Option<HddLike>, SuiteError> {
     if !plan.devices.iter().any(|d| d == "hdd") {
         return Ok(None);
     }
@@ -152,7 +150,7 @@ fn save_info(
     flash: &Path,
     hdd: Option<&HddLike>,
     command: &str,
-) -> Result<(), BenchError> {
+) -> Result<(), SuiteError> {
     let mut about = vec![
         crate::report::machine_about(),
         format!(
@@ -174,7 +172,6 @@ fn save_info(
         platform: crate::report::platform_of([flash.to_string_lossy().as_ref()]),
     }
     .save(&a.output)
-    .map_err(fail)
 }
 
 /// A table as Markdown (for BENCHMARKS.md).

@@ -1,10 +1,10 @@
 //! The cache sweep's plan: its grid and figures decided from the options,
 //! each checked before anything is made.
 
+use crate::commands::usage as bad;
 use crate::sweep::{Param, SweepDef};
-use hiops_bench::BenchError;
+use crate::SuiteError;
 use hiops_kv::ycsb::{self, KeyDist, Workload};
-use hiops_kv_cmd::errors::bad;
 use hiops_kv_cmd::store::StoreOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -81,7 +81,7 @@ pub(super) struct Plan {
     pub(super) store: StoreOptions,
 }
 
-fn list(flag: &str, text: &str) -> Result<Vec<String>, BenchError> {
+fn list(flag: &str, text: &str) -> Result<Vec<String>, SuiteError> {
     let v: Vec<String> = text
         .split(',')
         .map(|s| s.trim().to_string())
@@ -94,7 +94,7 @@ fn list(flag: &str, text: &str) -> Result<Vec<String>, BenchError> {
 }
 
 impl Plan {
-    pub(super) fn new(a: &CacheSweepOptions) -> Result<Plan, BenchError> {
+    pub(super) fn new(a: &CacheSweepOptions) -> Result<Plan, SuiteError> {
         let mut store = a.store.clone();
         if a.quick && store.cache_size.is_none() {
             store.cache_size = Some("256k".into());
@@ -152,7 +152,7 @@ impl Plan {
 
     /// Record weight, and the store's size: twice the largest data set
     /// (room for updates and defragmentation) and the reserved blocks.
-    fn size_store(&mut self) -> Result<(), BenchError> {
+    fn size_store(&mut self) -> Result<(), SuiteError> {
         let w = Workload::core('C').expect("C is a core workload");
         let key_len = ycsb::key_of(u64::MAX / 2).len();
         self.weight = hiops_kv::cache::entry_weight(key_len, w.max_record_len());
@@ -195,7 +195,7 @@ impl Plan {
     }
 }
 
-fn duration(flag: &str, text: &str) -> Result<Duration, BenchError> {
+fn duration(flag: &str, text: &str) -> Result<Duration, SuiteError> {
     hiops_bench::units::parse_duration_ns(text)
         .map(Duration::from_nanos)
         .map_err(|e| bad(format!("--{flag}: {e}")))
@@ -205,7 +205,7 @@ fn duration(flag: &str, text: &str) -> Result<Duration, BenchError> {
 type Lists = (Vec<String>, Vec<String>, Vec<String>, Vec<String>);
 
 /// The grid's lists, checked (`strategy`: the store's, the default).
-fn lists(a: &CacheSweepOptions, strategy: &str) -> Result<Lists, BenchError> {
+fn lists(a: &CacheSweepOptions, strategy: &str) -> Result<Lists, SuiteError> {
     let ratios = list("ratios", &a.ratios)?;
     for r in &ratios {
         r.parse::<f64>()

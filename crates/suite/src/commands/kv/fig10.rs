@@ -9,10 +9,10 @@
 //! context switches per operation.
 
 use super::fig10_runner::{YcsbRunner, DEVICES, TASKS};
+use crate::commands::{failed as fail, usage as bad};
 use crate::commands::{say_point, Console};
 use crate::sweep::{Param, RunFailure, SweepDef, SweepDir};
-use hiops_bench::BenchError;
-use hiops_kv_cmd::errors::{bad, fail};
+use crate::SuiteError;
 use hiops_kv_cmd::flags::parse_time;
 use hiops_kv_cmd::say::shown;
 use hiops_kv_cmd::store::StoreOptions;
@@ -61,7 +61,7 @@ pub struct Fig10Options {
 }
 
 /// Runs the grid's remaining points and writes the report.
-pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
+pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), SuiteError> {
     // The paper's figure measures the I/O path: reads the RAM cache serves
     // never reach the device, so the cache is on only when asked for.
     a.store.cache_size.get_or_insert_with(|| "0".into());
@@ -90,7 +90,7 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
     }
     crate::commands::check_dir("--output", &a.output)?;
     let def = definition(&a, &paths, strategies);
-    let mut dir = SweepDir::open(&a.output, def, a.restart).map_err(fail)?;
+    let mut dir = SweepDir::open(&a.output, def, a.restart)?;
     save_info(&a, &paths, &console.command)?;
     let shape = (a.records, time);
     let mut runner = YcsbRunner::new(a.store.clone(), shape, a.client_threads, console.interrupt);
@@ -102,11 +102,9 @@ pub fn fig10(mut a: Fig10Options, console: &Console) -> Result<(), BenchError> {
         })?;
     }
     let who = console.who;
-    let outcome = dir
-        .run(&mut runner, &mut |p| say_point(who, p))
-        .map_err(fail)?;
+    let outcome = dir.run(&mut runner, &mut |p| say_point(who, p))?;
     drop(runner);
-    let html = crate::report::write_report(&a.output).map_err(fail)?;
+    let html = crate::report::write_report(&a.output)?;
     super::suite_done(who, &outcome, &html)
 }
 
@@ -157,7 +155,7 @@ fn definition(a: &Fig10Options, paths: &[PathBuf], strategies: Vec<String>) -> S
 }
 
 /// The strategies of the grid, checked.
-fn strategies(a: &Fig10Options) -> Result<Vec<String>, BenchError> {
+fn strategies(a: &Fig10Options) -> Result<Vec<String>, SuiteError> {
     let strategies: Vec<String> = a
         .strategies
         .split(',')
@@ -175,7 +173,7 @@ fn strategies(a: &Fig10Options) -> Result<Vec<String>, BenchError> {
 
 /// Lifts the open-file limit to what `want` descriptors need: the clients
 /// and the server of a fig10 point share this process.
-fn raise_fd_limit(want: u64) -> Result<(), BenchError> {
+fn raise_fd_limit(want: u64) -> Result<(), SuiteError> {
     let got = hiops_kv::server::raise_open_files(want);
     if got < want {
         return Err(bad(format!(
@@ -187,7 +185,7 @@ fn raise_fd_limit(want: u64) -> Result<(), BenchError> {
 
 /// Several --path re-form stores over 1..N of them (their records lost):
 /// a block device among them must have been granted.
-fn devices_allowed(paths: &[PathBuf], granted: bool) -> Result<(), BenchError> {
+fn devices_allowed(paths: &[PathBuf], granted: bool) -> Result<(), SuiteError> {
     use std::os::unix::fs::FileTypeExt;
     for p in paths {
         let block = std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device());
@@ -202,7 +200,7 @@ fn devices_allowed(paths: &[PathBuf], granted: bool) -> Result<(), BenchError> {
 }
 
 /// What the report says about the run.
-fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), BenchError> {
+fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), SuiteError> {
     let path = shown(paths);
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let devices = if paths.len() > 1 {
@@ -230,7 +228,6 @@ fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), B
         platform: crate::report::platform_of(names.iter().map(String::as_str)),
     }
     .save(&a.output)
-    .map_err(fail)
 }
 
 /// The report's words for the store's RAM cache.

@@ -4,10 +4,10 @@
 //! process.
 
 use super::sample::{thread_states, Sample};
-use hiops_bench::BenchError;
+use crate::commands::failed as fail;
+use crate::SuiteError;
 use hiops_kv::ycsb::{self, Op, PhaseResult, Target, Workload};
 use hiops_kv::{server, Store};
-use hiops_kv_cmd::errors::fail;
 use hiops_kv_cmd::say::{progress_printer, say_opened, shown};
 use hiops_kv_cmd::store::StoreOptions;
 use hiops_kv_cmd::ycsb_args::YcsbOptions;
@@ -37,7 +37,7 @@ struct PointServer {
 
 impl PointServer {
     /// `label`: a blocking strategy (thread-per-connection) or `tasks`.
-    fn start(args: &StoreOptions, label: &str) -> Result<PointServer, BenchError> {
+    fn start(args: &StoreOptions, label: &str) -> Result<PointServer, SuiteError> {
         let mut args = args.clone();
         let model = if label == TASKS {
             server::Model::Tasks

@@ -10,8 +10,8 @@ pub mod fig10;
 mod fig10_runner;
 mod sample;
 
-use hiops_bench::BenchError;
-use hiops_kv_cmd::errors::fail;
+use crate::commands::failed as fail;
+use crate::SuiteError;
 
 /// The end of a kv suite: how many points it has and where its report is;
 /// an interrupted one fails, saying how to go on.
@@ -19,7 +19,7 @@ fn suite_done(
     who: &str,
     outcome: &crate::sweep::Outcome,
     html: &std::path::Path,
-) -> Result<(), BenchError> {
+) -> Result<(), SuiteError> {
     eprintln!(
         "{who}: {} of {} points; report: {}",
         outcome.kept + outcome.ran,
