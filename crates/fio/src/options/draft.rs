@@ -197,6 +197,8 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
+    /// fio's bwavgtime and iopsavgtime as given (ms).
+    pub rate_window_ms: [Option<u64>; 2],
     /// fio's write_iolog and read_iolog with its replay_* options.
     pub write_iolog: Option<PathBuf>,
     pub read_iolog: Option<PathBuf>,

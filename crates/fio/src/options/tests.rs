@@ -211,7 +211,7 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
     }
     // Numbers as numbers, booleans as booleans, words exactly.
     assert!(is_fio_default("nice", Some("0x0")));
-    assert!(is_fio_default("bwavgtime", Some(" 500 ")));
+    assert!(is_fio_default("max_latency", Some(" 0 ")));
     assert!(is_fio_default("dedupe_global", Some("off")));
     assert!(!is_fio_default("create_only", None), "a bare flag is 1");
     assert!(!is_fio_default("zero_buffers", None));
