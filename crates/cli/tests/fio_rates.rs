@@ -222,3 +222,46 @@ fn the_bandwidth_log_sets_the_window_as_fios_or_is_refused() {
         assert!(err.contains(option), "{err}");
     }
 }
+
+/// Two jobs of one group at the same rate, one of 1 s and one of 2 s.
+const UNEQUAL: &str = "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nrate=8m\n[short]\nruntime=1\n[long]\nruntime=2\n";
+
+/// Each job's read bw_agg.
+fn aggs_of(v: &Value) -> Vec<f64> {
+    let jobs = v["jobs"].as_array().unwrap();
+    jobs.iter()
+        .map(|j| j["read"]["bw_agg"].as_f64().unwrap())
+        .collect()
+}
+
+/// fio's bw_agg (stat.c): a job's mean bandwidth as a share of its
+/// group's aggregate, which is all the group's bytes over its longest
+/// runtime (8 + 16 MiB over 2 s here, 12 MiB/s), so each job at 8 MiB/s
+/// has 66.7%; over each job's own runtime (8 + 8 MiB/s) it would be 50%.
+/// The JSON and the normal text's `per=` agree, as fio's.
+#[test]
+fn bw_agg_is_a_share_of_the_groups_bytes_over_its_longest_runtime() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, normal) = run(hiops_fio(), tmp.path(), UNEQUAL, &[]);
+    let ours = aggs_of(&v);
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    for agg in &ours {
+        assert!((64.0..=69.0).contains(agg), "bw_agg {ours:?}, fio's 66.7");
+    }
+    let per: Vec<String> = normal
+        .lines()
+        .filter_map(|l| l.split("per=").nth(1)?.split('%').next())
+        .map(str::to_string)
+        .collect();
+    let json_per: Vec<String> = ours.iter().map(|a| format!("{a:.2}")).collect();
+    assert_eq!(per, json_per, "{normal}");
+    if !have_fio() {
+        eprintln!("skipping the comparison: fio is not installed");
+        return;
+    }
+    let (f, _) = run(Command::new(FIO), tmp.path(), UNEQUAL, &[]);
+    let theirs = aggs_of(&f);
+    for (h, t) in ours.iter().zip(&theirs) {
+        assert!((h - t).abs() < 2.0, "hiops {ours:?}, fio {theirs:?}");
+    }
+}

@@ -284,12 +284,16 @@ impl Phase<'_> {
     }
 
     /// fio's bandwidth and IOPS samples (stat.c `__add_samples`): each
-    /// thread's windows that are over, sampled.
+    /// running thread's windows that are over, sampled (fio's
+    /// calc_log_samples passes over a thread that has finished).
     fn sample_rates(&self, w: &mut Watched, ticks: &mut Ticks) {
         let now = Instant::now();
         assert_eq!(ticks.rates.len(), w.rates.len(), "a rate sample per thread");
         let threads = ticks.rates.iter_mut().zip(&mut w.rates);
         for ((clocks, rates), c) in threads.zip(&self.counters) {
+            if c.window_over.load(Relaxed) {
+                continue;
+            }
             let c = of_thread(c);
             clocks.iter_mut().for_each(|k| k.sample(now, &c, rates));
         }
