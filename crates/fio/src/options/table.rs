@@ -275,6 +275,12 @@ pub static OPTIONS: &[OptDef] = &[
         d.verify_pattern_offsets = at;
         Ok(())
     }),
+    opt!("verify_pattern_interval", [], value, "fio 3.40's: start verify_pattern anew every this many bytes of a block, %o being the offset of that piece (so verify_pattern=%o with 512 stamps each 512 bytes with their own offset); 0, the default: once per block, as fio 3.33.", |d, v| {
+        let n = u32_of(value::size(need(v)?, d.kb_base)?, "verify_pattern_interval")?;
+        d.verify_pattern_interval = Some(n).filter(|&n| n > 0); Ok(())
+    }),
+    opt!("verify_write_sequence", [], flag, "fio 3.38's: 1 (default): each block a writing job reads back must be the last write it made there (hiops' write number in the header; fio's numberio); 0: the header and the checksum or pattern alone, e.g. for jobs that write the same blocks.", |d, v| { d.verify_write_sequence = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_header_seed", [], flag, "fio 3.40's: 1 (default): where the check knows the seed a block's write drew (verify_only of a job that reads and writes, as fio 3.33 checks it), the header's rand_seed must be it; 0: not checked.", |d, v| { d.verify_header_seed = Some(value::boolean(v)?); Ok(()) }),
     opt!("do_verify", [], flag, "Check written blocks (1, default); 0 only stamps them.", |d, v| { d.do_verify = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_only", [], flag, "Do not write: check the blocks the job's writes would have left (a read job: every block), as a previous run with the same options wrote them.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_interval", [], value, "A verify header every this many bytes of a block (default: the smallest block size; it must divide every block size).", |d, v| {
@@ -554,10 +560,6 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "verify_pattern_interval",
-        "fio 3.33 has no verify_pattern_interval (fio 3.40 added it); drop it",
-    ),
     (
         "zonecapacity",
         "zoned block devices (zonemode=zbd) are not supported; drop it",
