@@ -139,3 +139,31 @@ fn verify_header_seed_0_leaves_the_headers_rand_seed_unchecked() {
     let (err, code, out) = run(hiops_fio(), tmp.path(), &unchecked);
     assert_eq!((err, code), (0, Some(0)), "{out}");
 }
+
+/// Options of fio releases after 3.33 that hiops does not read (here
+/// sprandom, of fio's t/sprandom.py) are refused before any I/O with the
+/// release that added them and what to use, and skipped with
+/// --ignore-unsupported.
+#[test]
+fn a_newer_option_hiops_does_not_read_names_the_fio_release_that_added_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = "[s]\nioengine=null\nsize=1m\nsprandom=1\n";
+    std::fs::write(tmp.path().join("s.fio"), job).unwrap();
+    let o = hiops_fio()
+        .current_dir(tmp.path())
+        .arg("s.fio")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("fio 3.41 added it") && err.contains("rw=randwrite"),
+        "{err}"
+    );
+    let o = hiops_fio()
+        .current_dir(tmp.path())
+        .args(["--ignore-unsupported", "s.fio"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

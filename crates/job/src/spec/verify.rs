@@ -66,7 +66,7 @@ impl VerifyMode {
     }
 
     /// The names `parse` reads, for messages.
-    pub const NAMES: &'static str = "md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, pattern_hdr, null, 0";
+    pub const NAMES: &'static str = "md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224/-256/-384/-512, xxhash, meta, pattern, pattern_hdr, null, 0";
 }
 
 /// fio's trim_percentage, trim_backlog, trim_backlog_batch and
