@@ -98,6 +98,10 @@ pub struct ThreadResult {
     pub error: Option<String>,
     /// The errno fio's `error` field gives the failure, where one is known.
     pub errno: Option<i32>,
+    /// What the thread was doing when it failed ([`JobError::failed_in`]).
+    ///
+    /// [`JobError::failed_in`]: crate::error::JobError::failed_in
+    pub failed_in: Option<&'static str>,
     /// The errors fio's continue_on_error counted (the job went on past
     /// them, or stopped at one of a class it continues on).
     pub errors: crate::spec::ErrorCount,
@@ -169,6 +173,7 @@ impl ThreadResult {
             cpu: ProcessSample::default(),
             error: None,
             errno: None,
+            failed_in: None,
             errors: Default::default(),
             verify: None,
             engine: String::new(),

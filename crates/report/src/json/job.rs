@@ -177,6 +177,7 @@ fn hiops_obj(job: &JobResult, errors: Vec<&str>) -> Value {
         })),
         "threads": job.threads.len(),
         "errors": errors,
+        "failed_in": job.threads.iter().find_map(|t| t.failed_in),
         "verify": verify,
         "targets": job.targets.iter().map(|t| json!({
             "name": t.name, "kind": format!("{:?}", t.kind), "bytes": t.len,
