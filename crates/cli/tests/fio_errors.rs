@@ -290,7 +290,7 @@ fn check_accounts(out: &str, err: u64, func: &str, error: &str) {
         func.to_string(),
         error.to_string(),
     );
-    assert_eq!(lines, [want.clone()], "{out}");
+    assert_eq!(lines, std::slice::from_ref(&want), "{out}");
     assert_eq!(headers, [want], "{out}");
     let line = out
         .lines()
