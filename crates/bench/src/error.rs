@@ -89,6 +89,20 @@ impl JobError {
         }
     }
 
+    /// What the job was doing when it failed, in hiops' words: the
+    /// command's operation (read, write, trim, fsync, fdatasync), the I/O
+    /// path's system calls, rate_min, latency_target, or the job's own
+    /// machinery (fio's `func=` in its error line).
+    pub fn failed_in(&self) -> &'static str {
+        match self {
+            JobError::Command { op, .. } | JobError::Priority { op, .. } => op,
+            JobError::Engine { .. } => "io path",
+            JobError::RateMin(_) => "rate_min",
+            JobError::Latency(_) => "latency_target",
+            JobError::Job(_) => "job",
+        }
+    }
+
     /// The same failure, said with what was being done when it happened.
     pub(crate) fn during(self, what: &str) -> JobError {
         match self {

@@ -98,6 +98,10 @@ pub struct ThreadResult {
     pub error: Option<String>,
     /// The errno fio's `error` field gives the failure, where one is known.
     pub errno: Option<i32>,
+    /// What the thread was doing when it failed ([`JobError::failed_in`]).
+    ///
+    /// [`JobError::failed_in`]: crate::error::JobError::failed_in
+    pub failed_in: Option<&'static str>,
     /// The errors fio's continue_on_error counted (the job went on past
     /// them, or stopped at one of a class it continues on).
     pub errors: crate::spec::ErrorCount,
@@ -117,14 +121,20 @@ pub struct ThreadResult {
     pub rates: RateSamples,
 }
 
-/// How often fio samples each thread's bandwidth and IOPS: its
-/// `bwavgtime` and `iopsavgtime` default, in ms.
-pub const RATE_WINDOW_MS: u64 = 500;
+/// What a rate sample counts (fio's `bw_stat` and `iops_stat`), and its
+/// index in a job's `rate_window_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rate {
+    /// Bytes, sampled as whole KiB/s over the window (fio's bwavgtime).
+    Bw = 0,
+    /// I/Os, sampled as whole I/Os per second (fio's iopsavgtime).
+    Iops = 1,
+}
 
 /// fio's bandwidth and IOPS samples of one thread (stat.c
 /// `__add_samples`): per direction (read, write), the rate over each
-/// window of [`RATE_WINDOW_MS`] in which that direction moved data, in
-/// fio's whole units (KiB/s, I/Os per second).
+/// window (the job's bwavgtime or iopsavgtime) in which that direction
+/// moved data, in fio's whole units (KiB/s, I/Os per second).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RateSamples {
     pub bw_kib: [Vec<u64>; 2],
@@ -132,19 +142,19 @@ pub struct RateSamples {
 }
 
 impl RateSamples {
-    /// One window of `spent_ms` in which direction `dir` moved `bytes` in
-    /// `ios` I/Os (nothing is sampled for a direction that moved none), as
-    /// fio's integer rates.
-    pub fn add(&mut self, dir: usize, spent_ms: u64, ios: u64, bytes: u64) {
+    /// One window of `spent_ms` in which direction `dir` moved `amount`
+    /// (bytes or I/Os, as `rate` counts; nothing is sampled for a
+    /// direction that moved none), as fio's integer rate: 0 for a window
+    /// shorter than a millisecond, as fio's.
+    pub fn add(&mut self, rate: Rate, dir: usize, spent_ms: u64, amount: u64) {
         assert!(dir < 2, "fio samples reads and writes: direction {dir}");
-        if spent_ms == 0 {
+        if amount == 0 {
             return;
         }
-        if bytes > 0 {
-            self.bw_kib[dir].push(bytes * 1000 / spent_ms / 1024);
-        }
-        if ios > 0 {
-            self.iops[dir].push(ios * 1000 / spent_ms);
+        let per_s = (amount * 1000).checked_div(spent_ms).unwrap_or(0);
+        match rate {
+            Rate::Bw => self.bw_kib[dir].push(per_s / 1024),
+            Rate::Iops => self.iops[dir].push(per_s),
         }
     }
 }
@@ -163,6 +173,7 @@ impl ThreadResult {
             cpu: ProcessSample::default(),
             error: None,
             errno: None,
+            failed_in: None,
             errors: Default::default(),
             verify: None,
             engine: String::new(),

@@ -65,6 +65,9 @@ impl Control {
 pub(crate) struct Counters {
     pub ios: [AtomicU64; 2],
     pub bytes: [AtomicU64; 2],
+    /// The thread's measured window is over: fio samples no rates of a
+    /// thread that is no longer running.
+    pub window_over: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) struct WorkerPlan<'a> {

@@ -229,3 +229,128 @@ fn terse_lines_end_with_the_errors_gone_past_as_fios() {
         }
     }
 }
+
+/// fio's error account of a job (td_verror) in the normal output: the
+/// `fio: pid=N, err=E/file:F, func=FN, error=STR` line before the report
+/// and the header's `err=E (file:F, func=FN, error=STR)`, each as
+/// (err, file, func, error).
+type Account = (u64, String, String, String);
+
+fn accounts(stdout: &str) -> (Vec<Account>, Vec<Account>) {
+    let parse = |s: &str| -> Account {
+        let (err, rest) = s
+            .trim_start()
+            .split_once(['/', ' '])
+            .expect("err=E then the account");
+        let rest = rest.trim_start_matches('(');
+        let (file, rest) = rest.split_once(", func=").expect("func=");
+        let (func, error) = rest.split_once(", error=").expect("error=");
+        let error = error.split_once("): pid=").map_or(error, |(e, _)| e);
+        let file = file.strip_prefix("file:").expect("file:");
+        (
+            err.trim().parse().unwrap(),
+            file.into(),
+            func.into(),
+            error.into(),
+        )
+    };
+    let lines = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("fio: pid="))
+        .map(|l| parse(l.split_once(", err=").expect("err=").1))
+        .collect();
+    let headers = stdout
+        .lines()
+        .filter(|l| l.contains("(groupid=") && !l.contains("err= 0"))
+        .map(|l| parse(l.split_once("err=").unwrap().1))
+        .collect();
+    (lines, headers)
+}
+
+/// The normal output of `bin` on `job` (written as j.fio in `dir`).
+fn normal(mut bin: Command, dir: &Path, job: &str) -> (Output, String) {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .arg("j.fio")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    (o, out)
+}
+
+/// hiops names what it was doing (func) and itself as the source (fio's
+/// file:line is its own code's); err= and error= are fio's.
+fn check_accounts(out: &str, err: u64, func: &str, error: &str) {
+    let (lines, headers) = accounts(out);
+    let want = (
+        err,
+        "hiops".to_string(),
+        func.to_string(),
+        error.to_string(),
+    );
+    assert_eq!(lines, std::slice::from_ref(&want), "{out}");
+    assert_eq!(headers, [want], "{out}");
+    let line = out
+        .lines()
+        .position(|l| l.starts_with("fio: pid="))
+        .unwrap();
+    let header = out.lines().position(|l| l.contains("(groupid=")).unwrap();
+    assert!(
+        line < header,
+        "the error line comes before the report: {out}"
+    );
+}
+
+fn fio_accounts(dir: &Path, job: &str) -> Option<(Vec<Account>, Vec<Account>)> {
+    if !have_fio() {
+        eprintln!("skipping the comparison: fio is not installed");
+        return None;
+    }
+    let (_, out) = normal(Command::new(FIO), dir, job);
+    Some(accounts(&out))
+}
+
+#[test]
+fn a_verify_failure_prints_fios_error_line_with_its_err_and_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = "[w]\nfilename=vf\nsize=64k\nbs=4k\nrw=write\nverify=pattern\nverify_pattern=0xaa\ndo_verify=0\n";
+    let (_, o) = run_job_file(hiops_fio(), tmp.path(), write, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let read = "[r]\nfilename=vf\nsize=64k\nbs=4k\nrw=read\nverify=pattern\nverify_pattern=0xbb\n";
+    let (o, out) = normal(hiops_fio(), tmp.path(), read);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let eilseq = "Invalid or incomplete multibyte or wide character";
+    check_accounts(&out, 84, "verify", eilseq);
+    if let Some((lines, headers)) = fio_accounts(tmp.path(), read) {
+        // fio 3.33: err=84/file:io_u.c:2152, func=io_u_sync_complete.
+        let ours = |a: &[Account]| a.iter().map(|a| (a.0, a.3.clone())).collect::<Vec<_>>();
+        assert_eq!(ours(&lines), [(84, eilseq.to_string())], "fio: {lines:?}");
+        assert_eq!(ours(&headers), ours(&lines), "fio: {headers:?}");
+    }
+}
+
+#[test]
+fn a_failed_write_prints_fios_error_line_naming_the_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(fs) = SmallTmpfs::mount_or_skip(tmp.path()) else {
+        return;
+    };
+    let job = format!(
+        "[w]\nfilename={}\nsize=1m\nbs=4k\nrw=write\n",
+        fs.sparse_file().display()
+    );
+    let (o, out) = normal(hiops_fio(), tmp.path(), &job);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    check_accounts(&out, 28, "write", "No space left on device");
+    let job = format!(
+        "[w]\nfilename={}\nsize=1m\nbs=4k\nrw=write\n",
+        fs.sparse_file().display()
+    );
+    if let Some((lines, _)) = fio_accounts(tmp.path(), &job) {
+        // fio 3.33: err=28/file:io_u.c:1876, func=io_u error.
+        let theirs: Vec<_> = lines.iter().map(|a| (a.0, a.3.as_str())).collect();
+        assert_eq!(theirs, [(28, "No space left on device")], "fio: {lines:?}");
+    }
+}

@@ -1,5 +1,6 @@
 //! fio's bandwidth and IOPS samples: fio 3.33 samples each thread's
-//! bandwidth and IOPS every 500 ms (bwavgtime, iopsavgtime) and reports
+//! bandwidth and IOPS every 500 ms, or its job's bwavgtime and
+//! iopsavgtime, and reports
 //! bw_min ... bw_samples, bw_agg and iops_min ... iops_samples per
 //! direction, and the `bw (  KiB/s):` and `iops        :` lines of its
 //! normal output; group_reporting sums its threads' statistics (stat.c
@@ -129,5 +130,138 @@ fn group_reporting_sums_its_threads_samples_as_fio() {
         let (h, t) = (u(&r["bw_samples"]), u(&fr["bw_samples"]));
         assert!(h.abs_diff(t) <= 3, "hiops {h}, fio {t}");
         assert!(fr["bw_agg"].as_f64().unwrap() > 50.0, "fio: {fr}");
+    }
+}
+
+/// Two jobs of 2 s on the null engine: fio's default windows, and
+/// bandwidth sampled every 250 ms (bwavgtime) with IOPS every 1000 ms
+/// (iopsavgtime).
+const WINDOWS: &str = "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nruntime=2\n[default]\n[short]\nbwavgtime=250\niopsavgtime=1000\n";
+
+/// The (bw_samples, iops_samples) of each job's reads.
+fn counts_of(v: &Value) -> Vec<(u64, u64)> {
+    let jobs = v["jobs"].as_array().unwrap();
+    let r = |j: &Value| (u(&j["read"]["bw_samples"]), u(&j["read"]["iops_samples"]));
+    jobs.iter().map(r).collect()
+}
+
+/// A job with bwavgtime=250 has about twice the default's samples, and
+/// one with iopsavgtime=1000 about half: fio's windows end at 0.25, 0.5,
+/// ... 1.75 s (7) and at 1 s (1 or 2) of a 2 s job, its default's at 0.5,
+/// 1 and 1.5 s (3 or 4).
+#[test]
+fn bwavgtime_and_iopsavgtime_set_each_jobs_sample_windows_as_fios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, _) = run(hiops_fio(), tmp.path(), WINDOWS, &[]);
+    let ours = counts_of(&v);
+    let [(bw0, iops0), (bw, iops)] = ours[..] else {
+        panic!("two jobs: {ours:?}")
+    };
+    assert!(
+        (3..=4).contains(&bw0) && (3..=4).contains(&iops0),
+        "{ours:?}"
+    );
+    assert!((7..=8).contains(&bw), "bwavgtime=250: {ours:?}");
+    assert!((1..=2).contains(&iops), "iopsavgtime=1000: {ours:?}");
+    check_read(&v["jobs"][1]["read"], 1);
+    if !have_fio() {
+        eprintln!("skipping the comparison: fio is not installed");
+        return;
+    }
+    let (f, _) = run(Command::new(FIO), tmp.path(), WINDOWS, &[]);
+    let theirs = counts_of(&f);
+    for ((h_bw, h_iops), (f_bw, f_iops)) in ours.iter().zip(&theirs) {
+        assert!(h_bw.abs_diff(*f_bw) <= 1, "hiops {ours:?}, fio {theirs:?}");
+        assert!(
+            h_iops.abs_diff(*f_iops) <= 1,
+            "hiops {ours:?}, fio {theirs:?}"
+        );
+    }
+}
+
+/// Writing the bandwidth log without bwavgtime, fio samples bandwidth
+/// every log_avg_msec (init.c); a bwavgtime below log_avg_msec would
+/// shorten fio's log windows, which hiops refuses in one line.
+#[test]
+fn the_bandwidth_log_sets_the_window_as_fios_or_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nruntime=2\n[a]\nwrite_bw_log=x\nlog_avg_msec=250\n";
+    let (v, _) = run(hiops_fio(), tmp.path(), job, &[]);
+    let ours = counts_of(&v)[0];
+    assert!(
+        (7..=8).contains(&ours.0) && (3..=4).contains(&ours.1),
+        "{ours:?}"
+    );
+    if have_fio() {
+        let (f, _) = run(Command::new(FIO), tmp.path(), job, &[]);
+        let theirs = counts_of(&f)[0];
+        assert!(
+            ours.0.abs_diff(theirs.0) <= 1,
+            "hiops {ours:?}, fio {theirs:?}"
+        );
+    }
+    let shorter = format!("{job}bwavgtime=100\n");
+    std::fs::write(tmp.path().join("s.fio"), shorter).unwrap();
+    for (file, option) in [("s.fio", "bwavgtime=100"), ("z.fio", "iopsavgtime=0")] {
+        if file == "z.fio" {
+            std::fs::write(
+                tmp.path().join(file),
+                "[a]\nioengine=null\nsize=1m\niopsavgtime=0\n",
+            )
+            .unwrap();
+        }
+        let o = hiops_fio()
+            .current_dir(tmp.path())
+            .arg(file)
+            .output()
+            .unwrap();
+        // Answering as fio, a refused job exits 1, as fio's bad options do.
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(option), "{err}");
+    }
+}
+
+/// Two jobs of one group at the same rate, one of 1 s and one of 2 s.
+const UNEQUAL: &str = "[global]\nioengine=null\nsize=1g\nbs=4k\nrw=randread\ntime_based\nrate=8m\n[short]\nruntime=1\n[long]\nruntime=2\n";
+
+/// Each job's read bw_agg.
+fn aggs_of(v: &Value) -> Vec<f64> {
+    let jobs = v["jobs"].as_array().unwrap();
+    jobs.iter()
+        .map(|j| j["read"]["bw_agg"].as_f64().unwrap())
+        .collect()
+}
+
+/// fio's bw_agg (stat.c): a job's mean bandwidth as a share of its
+/// group's aggregate, which is all the group's bytes over its longest
+/// runtime (8 + 16 MiB over 2 s here, 12 MiB/s), so each job at 8 MiB/s
+/// has 66.7%; over each job's own runtime (8 + 8 MiB/s) it would be 50%.
+/// The JSON and the normal text's `per=` agree, as fio's.
+#[test]
+fn bw_agg_is_a_share_of_the_groups_bytes_over_its_longest_runtime() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, normal) = run(hiops_fio(), tmp.path(), UNEQUAL, &[]);
+    let ours = aggs_of(&v);
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    for agg in &ours {
+        assert!((64.0..=69.0).contains(agg), "bw_agg {ours:?}, fio's 66.7");
+    }
+    let per: Vec<String> = normal
+        .lines()
+        .filter_map(|l| l.split("per=").nth(1)?.split('%').next())
+        .map(str::to_string)
+        .collect();
+    let json_per: Vec<String> = ours.iter().map(|a| format!("{a:.2}")).collect();
+    assert_eq!(per, json_per, "{normal}");
+    if !have_fio() {
+        eprintln!("skipping the comparison: fio is not installed");
+        return;
+    }
+    let (f, _) = run(Command::new(FIO), tmp.path(), UNEQUAL, &[]);
+    let theirs = aggs_of(&f);
+    for (h, t) in ours.iter().zip(&theirs) {
+        assert!((h - t).abs() < 2.0, "hiops {ours:?}, fio {theirs:?}");
     }
 }

@@ -38,6 +38,7 @@ impl JobBuilder {
         check_raid0(self)?;
         check_strided(self)?;
         check_rates(self)?;
+        check_rate_windows(self)?;
         check_verify(self)
     }
 }
@@ -51,6 +52,16 @@ fn check_rates(spec: &JobBuilder) -> Checked {
         ));
     }
     Ok(())
+}
+
+/// The bandwidth and IOPS sample windows: hiops samples at the end of
+/// each, so a window has a length.
+fn check_rate_windows(spec: &JobBuilder) -> Checked {
+    let names = ["bwavgtime", "iopsavgtime"];
+    match names.iter().zip(spec.logs.rate_window_ms).find(|(_, ms)| *ms == 0) {
+        Some((&name, _)) => Err(CheckError::new(name, format!("{name}=0 samples at every wake of fio's helper thread, which hiops has not: give a window of at least 1 ms (fio's default is 500)"))),
+        None => Ok(()),
+    }
 }
 
 /// What hiops' strided zones do not combine with, refused by name.
@@ -175,6 +186,8 @@ mod tests {
                 Box::new(|s| s.workload.rate_iops = [None, Some(f64::NAN)]),
             ),
             ("raid0", Box::new(|s| s.target.raid0_chunk = Some(6000))),
+            ("bwavgtime", Box::new(|s| s.logs.rate_window_ms[0] = 0)),
+            ("iopsavgtime", Box::new(|s| s.logs.rate_window_ms[1] = 0)),
             (
                 "zonerange",
                 Box::new(|s| {

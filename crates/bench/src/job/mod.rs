@@ -571,6 +571,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             .or(iolog_error.map(JobError::from));
         if let Some(e) = b.error.or(log_error) {
             r.errno = e.errno();
+            r.failed_in = Some(e.failed_in());
             let e = e.to_string();
             r.error = Some(if e.starts_with("job ") {
                 e

@@ -128,6 +128,9 @@ impl<D: Driver> JobThread<'_, D> {
     }
 
     fn signal_finished(&mut self) {
+        self.counters
+            .window_over
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(tx) = self.finished.take() {
             let _ = tx.send(());
         }

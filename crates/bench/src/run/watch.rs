@@ -1,5 +1,6 @@
 //! The main thread while the jobs run: the ramp, the per-second series,
-//! each thread's bandwidth and IOPS samples (fio's, every 500 ms),
+//! each thread's bandwidth and IOPS samples (fio's, every bwavgtime and
+//! iopsavgtime ms of its job),
 //! progress, fio's steady state, and the system counters around the
 //! measured window.
 
@@ -7,7 +8,7 @@ use super::phase::Phase;
 use super::{Progress, RunOptions};
 use crate::coord::Coordinator;
 use crate::platform::{PlatformWatch, PlatformWindow};
-use crate::result::{DeviceWindow, RateSamples, SeriesPoint, RATE_WINDOW_MS};
+use crate::result::{DeviceWindow, Rate, RateSamples, SeriesPoint};
 use crate::spec::JobSpec;
 use crate::thread_plan::Counters;
 use hiops_stats::cpu::{MachineSample, ProcessSample};
@@ -53,8 +54,65 @@ struct Ticks {
     second: (f64, [u64; 4]),
     progress: (Instant, [u64; 4]),
     steady: Option<crate::steady::SsTracker>,
-    /// Each thread's counters at its last rate sample, and when.
-    rates: (Instant, Vec<[u64; 4]>),
+    /// Each thread's bandwidth and IOPS windows (empty before the
+    /// measured window opens).
+    rates: Vec<[RateClock; 2]>,
+}
+
+/// fio's slack on a rate window (stat.c LOG_MSEC_SLACK): a window this
+/// close to its end is sampled now rather than a tick later.
+const SLACK_MS: u64 = 10;
+
+/// One thread's window of one rate (fio's `bw_sample_time` or
+/// `iops_sample_time`): its length, when it began and the thread's counts
+/// (read, write) then.
+#[derive(Clone, Copy, Debug)]
+struct RateClock {
+    rate: Rate,
+    window_ms: u64,
+    since: Instant,
+    at: [u64; 2],
+}
+
+impl RateClock {
+    fn start(rate: Rate, window_ms: u64, now: Instant, c: &[u64; 4]) -> RateClock {
+        assert!(
+            window_ms > 0,
+            "a job's rate windows are checked as it is built"
+        );
+        RateClock {
+            rate,
+            window_ms,
+            since: now,
+            at: counts(rate, c),
+        }
+    }
+
+    fn due(&self) -> Instant {
+        self.since + Duration::from_millis(self.window_ms)
+    }
+
+    /// fio's `__add_samples`: once the window is over (within the slack),
+    /// the rate per direction over it, and a new window from `now`.
+    fn sample(&mut self, now: Instant, c: &[u64; 4], into: &mut RateSamples) {
+        let spent_ms = now.saturating_duration_since(self.since).as_millis() as u64;
+        if spent_ms < self.window_ms && self.window_ms - spent_ms > SLACK_MS {
+            return;
+        }
+        let counts = counts(self.rate, c);
+        for (dir, (&n, &before)) in counts.iter().zip(&self.at).enumerate() {
+            into.add(self.rate, dir, spent_ms, n.saturating_sub(before));
+        }
+        (self.since, self.at) = (now, counts);
+    }
+}
+
+/// What `rate` counts (read, write) of a thread's counters.
+fn counts(rate: Rate, c: &[u64; 4]) -> [u64; 2] {
+    match rate {
+        Rate::Bw => [c[2], c[3]],
+        Rate::Iops => [c[0], c[1]],
+    }
 }
 
 impl Ticks {
@@ -66,7 +124,7 @@ impl Ticks {
                 .iter()
                 .find_map(|s| s.timing.steady_state)
                 .map(crate::steady::SsTracker::new),
-            rates: (start, Vec::new()),
+            rates: Vec::new(),
         }
     }
 }
@@ -95,10 +153,7 @@ impl Phase<'_> {
             // Open since before the start barrier; from here on it is timed.
             self.ctrl.start_measuring();
             w.window.begin(&self.devices, &self.irq_prefix);
-            ticks.rates = (
-                Instant::now(),
-                self.counters.iter().map(of_thread).collect(),
-            );
+            ticks.rates = self.start_rates();
         }
         let mut finished = 0;
         loop {
@@ -191,10 +246,29 @@ impl Phase<'_> {
         self.ctrl.start_measuring();
         w.window.begin(&self.devices, &self.irq_prefix);
         ticks.second = (elapsed.as_secs_f64(), sum(&self.counters));
-        ticks.rates = (
-            Instant::now(),
-            self.counters.iter().map(of_thread).collect(),
-        );
+        ticks.rates = self.start_rates();
+    }
+
+    /// Each thread's bandwidth and IOPS windows from now, of its job's
+    /// lengths (threads in the order they started: job by job).
+    fn start_rates(&self) -> Vec<[RateClock; 2]> {
+        let now = Instant::now();
+        let windows = self
+            .specs
+            .iter()
+            .flat_map(|s| std::iter::repeat_n(s.logs.rate_window_ms, s.numjobs as usize));
+        let clocks: Vec<[RateClock; 2]> = windows
+            .zip(&self.counters)
+            .map(|([bw, iops], c)| {
+                let c = of_thread(c);
+                [
+                    RateClock::start(Rate::Bw, bw, now, &c),
+                    RateClock::start(Rate::Iops, iops, now, &c),
+                ]
+            })
+            .collect();
+        assert_eq!(clocks.len(), self.counters.len(), "a window per thread");
+        clocks
     }
 
     /// How long to wait for a thread's end: 50 ms, or less where the next
@@ -204,28 +278,25 @@ impl Phase<'_> {
         if !started {
             return poll;
         }
-        let due = ticks.rates.0 + Duration::from_millis(RATE_WINDOW_MS);
-        poll.min(due.saturating_duration_since(Instant::now()))
+        let now = Instant::now();
+        let due = ticks.rates.iter().flatten().map(RateClock::due).min();
+        due.map_or(poll, |d| poll.min(d.saturating_duration_since(now)))
     }
 
-    /// fio's bandwidth and IOPS samples (stat.c `__add_samples`): once a
-    /// window is over (within fio's 10 ms slack), each thread's rate per
-    /// direction over it, in whole KiB/s and I/Os per second.
+    /// fio's bandwidth and IOPS samples (stat.c `__add_samples`): each
+    /// running thread's windows that are over, sampled (fio's
+    /// calc_log_samples passes over a thread that has finished).
     fn sample_rates(&self, w: &mut Watched, ticks: &mut Ticks) {
-        const SLACK_MS: u64 = 10;
-        let spent_ms = ticks.rates.0.elapsed().as_millis() as u64;
-        if spent_ms + SLACK_MS < RATE_WINDOW_MS {
-            return;
-        }
-        let now: Vec<[u64; 4]> = self.counters.iter().map(of_thread).collect();
-        assert_eq!(now.len(), w.rates.len(), "a rate sample per thread");
-        for ((rates, before), after) in w.rates.iter_mut().zip(&ticks.rates.1).zip(&now) {
-            for dir in 0..2 {
-                let d = |i: usize| after[i].saturating_sub(before[i]);
-                rates.add(dir, spent_ms, d(dir), d(2 + dir));
+        let now = Instant::now();
+        assert_eq!(ticks.rates.len(), w.rates.len(), "a rate sample per thread");
+        let threads = ticks.rates.iter_mut().zip(&mut w.rates);
+        for ((clocks, rates), c) in threads.zip(&self.counters) {
+            if c.window_over.load(Relaxed) {
+                continue;
             }
+            let c = of_thread(c);
+            clocks.iter_mut().for_each(|k| k.sample(now, &c, rates));
         }
-        ticks.rates = (Instant::now(), now);
     }
 
     /// A point per second of the window; true when steady state is reached.

@@ -130,9 +130,8 @@ impl Stamper {
             .pattern
             .as_ref()
             .expect("a pattern check has a pattern");
-        let p = pattern.at(c.io_offset);
         let base = c.part * self.interval();
-        let (got, want) = (chunk[at], p[(base + at) % p.len()]);
+        let (got, want) = (chunk[at], pattern.byte_at(base + at, c.io_offset));
         let after_header = at - hdr_size(self.mode()).min(at);
         format!(
             "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {}\nfio: bad pattern block offset {after_header}\n{}",

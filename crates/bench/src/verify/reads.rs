@@ -47,7 +47,7 @@ impl VerifyState {
             let part = c.part as usize;
             let (seq, seed) = match self.knows {
                 _ if c.trimmed => (None, None),
-                Knows::Run => (Some(c.seq), None),
+                Knows::Run { check_seq } => (check_seq.then_some(c.seq), None),
                 Knows::Replay { check_seed: true } => {
                     (None, self.write_seeds.get(c.seq as usize - 1).copied())
                 }

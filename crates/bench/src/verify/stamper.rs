@@ -12,12 +12,43 @@ use crate::spec::VerifyMode;
 pub struct Pattern {
     pub bytes: Vec<u8>,
     pub offsets: Vec<usize>,
+    /// fio 3.40's verify_pattern_interval: the pattern starts anew every
+    /// this many bytes of a block, `%o` being the piece's own offset (0:
+    /// once per block).
+    pub every: usize,
 }
 
 impl Pattern {
     pub fn new(bytes: Vec<u8>, offsets: Vec<usize>) -> Pattern {
         assert!(!bytes.is_empty(), "a pattern has bytes");
-        Pattern { bytes, offsets }
+        Pattern {
+            bytes,
+            offsets,
+            every: 0,
+        }
+    }
+
+    /// The pattern started anew every `every` bytes of a block (verify.c
+    /// fill_verify_pattern and verify_io_u_pattern with
+    /// verify_pattern_interval).
+    pub fn every(mut self, every: Option<u32>) -> Pattern {
+        self.every = every.unwrap_or(0) as usize;
+        self
+    }
+
+    /// Where the piece holding byte `pos` of a block starts.
+    fn piece_of(&self, pos: usize) -> usize {
+        match self.every {
+            0 => 0,
+            n => pos - pos % n,
+        }
+    }
+
+    /// The byte the pattern puts at `pos` of a block written at `io_offset`.
+    pub(super) fn byte_at(&self, pos: usize, io_offset: u64) -> u8 {
+        let start = self.piece_of(pos);
+        let p = self.at(io_offset + start as u64);
+        p[(pos - start) % p.len()]
     }
 
     /// The pattern for a block at `io_offset` (lib/pattern.c,
@@ -35,19 +66,40 @@ impl Pattern {
         std::borrow::Cow::Owned(p)
     }
 
-    /// Fills `buf` with the pattern repeated from its first byte.
+    /// Fills the block `buf` with the pattern repeated from its first
+    /// byte, and from the first byte of each piece.
     fn fill(&self, buf: &mut [u8], io_offset: u64) {
-        let p = self.at(io_offset);
-        for chunk in buf.chunks_mut(p.len()) {
-            chunk.copy_from_slice(&p[..chunk.len()]);
+        let step = if self.every == 0 {
+            buf.len().max(1)
+        } else {
+            self.every
+        };
+        for (k, piece) in buf.chunks_mut(step).enumerate() {
+            let p = self.at(io_offset + (k * step) as u64);
+            for chunk in piece.chunks_mut(p.len()) {
+                chunk.copy_from_slice(&p[..chunk.len()]);
+            }
         }
     }
 
     /// The first byte at or after `from` of a chunk lying `base` bytes into
     /// its block where the chunk differs from the pattern.
     fn mismatch(&self, chunk: &[u8], from: usize, base: usize, io_offset: u64) -> Option<usize> {
-        let p = self.at(io_offset);
-        (from..chunk.len()).find(|&i| chunk[i] != p[(base + i) % p.len()])
+        let mut i = from;
+        while i < chunk.len() {
+            let start = self.piece_of(base + i);
+            let end = match self.every {
+                0 => chunk.len(),
+                n => (start + n - base).min(chunk.len()),
+            };
+            let p = self.at(io_offset + start as u64);
+            let differs = |&j: &usize| chunk[j] != p[(base + j - start) % p.len()];
+            if let Some(at) = (i..end).find(differs) {
+                return Some(at);
+            }
+            i = end;
+        }
+        None
     }
 }
 

@@ -17,7 +17,8 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
     let verify = &spec.verify;
     let interval = interval_of(spec);
     let pattern = verify.pattern.clone();
-    let pattern = pattern.map(|b| Pattern::new(b, verify.pattern_offsets.clone()));
+    let pattern = pattern
+        .map(|b| Pattern::new(b, verify.pattern_offsets.clone()).every(verify.pattern_interval));
     let thread = thread_number(plan);
     let mut stamper = Stamper::new(verify.mode, pattern, interval as usize)
         .with_pass(pass_of(spec.workload.randseed))
@@ -34,12 +35,14 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
         // No maps: each read is checked whole (Knows::Every).
     } else if !verify.only {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
-        v.knows = Knows::Run;
+        v.knows = Knows::Run {
+            check_seq: verify.write_sequence,
+        };
     } else {
         v.maps = BlockMap::for_regions(&plan.regions, interval);
         let mixed = spec.workload.rw.reads();
         v.knows = Knows::Replay {
-            check_seed: mixed && v.stamper.seeded(),
+            check_seed: mixed && v.stamper.seeded() && verify.header_seed,
         };
     }
     // fio stops a job at its first bad block (EILSEQ) unless

@@ -185,7 +185,7 @@ fn trim_books(zero: bool) -> (VerifyState, Vec<u8>, Vec<u64>) {
         len: TBLOCKS * TBS as u64,
     };
     v.maps = BlockMap::for_regions(&[region], TBS);
-    v.knows = Knows::Run;
+    v.knows = Knows::Run { check_seq: true };
     let t = crate::spec::VerifyTrim {
         percentage: 50,
         every: 1,
@@ -287,4 +287,39 @@ fn a_read_jobs_check_passes_any_pass_but_not_a_bad_payload() {
     for s in [&read_job, &verify_only] {
         assert_eq!(judge(s, &buf), Err(BadBlock::Checksum { kind: "crc32c" }));
     }
+}
+
+#[test]
+fn a_pattern_interval_starts_the_pattern_anew_with_each_pieces_offset() {
+    // fio 3.40's verify_pattern_interval=512 with verify_pattern=%o: a
+    // 4 KiB block at 1 MiB holds 1 MiB in its first 512 bytes, 1 MiB +
+    // 512 in the next, and so on.
+    let p = Pattern::new(vec![0; 8], vec![0]).every(Some(512));
+    for mode in [VerifyMode::PatternNoHeader, VerifyMode::Pattern] {
+        let s = Stamper::new(mode, Some(p.clone()), 4096);
+        let mut buf = vec![0u8; 4096];
+        s.stamp(&mut buf, 1 << 20, &stamp_of(1));
+        let piece = |k: usize| ((1u64 << 20) + 512 * k as u64).to_le_bytes();
+        assert_eq!(&buf[4088..], &piece(7), "{mode:?}: the last piece");
+        assert_eq!(&buf[1024..1032], &piece(2), "{mode:?}");
+        assert!(s.check(&buf, 1 << 20, 0, 1 << 20).is_ok(), "{mode:?}");
+        // A piece holding its neighbour's offset is caught at the first
+        // byte that differs (0x0600 against 0x0800: the second).
+        let mut bad = buf.clone();
+        bad[2048..2056].copy_from_slice(&piece(3));
+        let found = s.check(&bad, 1 << 20, 0, 1 << 20);
+        assert!(
+            matches!(found, Err(BadBlock::Pattern { at: 2049 })),
+            "{found:?}"
+        );
+    }
+    // Without the interval the block's offset runs through it all.
+    let whole = Stamper::new(
+        VerifyMode::PatternNoHeader,
+        Some(Pattern::new(vec![0; 8], vec![0])),
+        4096,
+    );
+    let mut buf = vec![0u8; 4096];
+    whole.stamp(&mut buf, 1 << 20, &stamp_of(1));
+    assert_eq!(&buf[4088..], &(1u64 << 20).to_le_bytes());
 }

@@ -58,8 +58,9 @@ impl BlockMap {
 /// How a thread's reads are judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Knows {
-    /// It wrote the chunks itself: each must be its last acknowledged write.
-    Run,
+    /// It wrote the chunks itself: each must be its last acknowledged
+    /// write (unless `check_seq` is off: fio's verify_write_sequence=0).
+    Run { check_seq: bool },
     /// verify_only of a writing job: the maps come from a replay of its
     /// writes; a hiops chunk must be of this pass, and in a job that reads
     /// and writes the header's rand_seed must be the replayed write's

@@ -137,6 +137,11 @@ pub struct Draft {
     pub verify_pattern: Option<Vec<u8>>,
     /// Where `%o` stands in verify_pattern.
     pub verify_pattern_offsets: Vec<usize>,
+    /// fio 3.40's verify_pattern_interval (0: off).
+    pub verify_pattern_interval: Option<u32>,
+    /// fio 3.38's verify_write_sequence and 3.40's verify_header_seed.
+    pub verify_write_sequence: Option<bool>,
+    pub verify_header_seed: Option<bool>,
     pub do_verify: Option<bool>,
     pub verify_only: Option<bool>,
     pub verify_interval: Option<u32>,
@@ -197,6 +202,8 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
+    /// fio's bwavgtime and iopsavgtime as given (ms).
+    pub rate_window_ms: [Option<u64>; 2],
     /// fio's write_iolog and read_iolog with its replay_* options.
     pub write_iolog: Option<PathBuf>,
     pub read_iolog: Option<PathBuf>,

@@ -264,7 +264,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("wait_for", [], value, "Start this job once the named earlier job is done, as in fio. hiops runs jobs in phases: this job starts when the phase holding the named job ends, so jobs running beside that one are waited for too.", |d, v| { d.wait_for = Some(need(v)?.to_string()); Ok(()) }),
     opt!("new_group", [], flag, "Start a new reporting group (without waiting).", |d, v| { d.new_group = value::boolean(v)?; Ok(()) }),
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
-    opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
+    opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), pattern_hdr (fio 3.40's: a header and verify_pattern, as verify_pattern without verify), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
         let name = v.unwrap_or("crc32c");
         d.verify = Some(VerifyMode::parse(name).ok_or_else(|| ValueError(format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES)))?);
         Ok(())
@@ -275,6 +275,12 @@ pub static OPTIONS: &[OptDef] = &[
         d.verify_pattern_offsets = at;
         Ok(())
     }),
+    opt!("verify_pattern_interval", [], value, "fio 3.40's: start verify_pattern anew every this many bytes of a block, %o being the offset of that piece (so verify_pattern=%o with 512 stamps each 512 bytes with their own offset); 0, the default: once per block, as fio 3.33.", |d, v| {
+        let n = u32_of(value::size(need(v)?, d.kb_base)?, "verify_pattern_interval")?;
+        d.verify_pattern_interval = Some(n).filter(|&n| n > 0); Ok(())
+    }),
+    opt!("verify_write_sequence", [], flag, "fio 3.38's: 1 (default): each block a writing job reads back must be the last write it made there (hiops' write number in the header; fio's numberio); 0: the header and the checksum or pattern alone, e.g. for jobs that write the same blocks.", |d, v| { d.verify_write_sequence = Some(value::boolean(v)?); Ok(()) }),
+    opt!("verify_header_seed", [], flag, "fio 3.40's: 1 (default): where the check knows the seed a block's write drew (verify_only of a job that reads and writes, as fio 3.33 checks it), the header's rand_seed must be it; 0: not checked.", |d, v| { d.verify_header_seed = Some(value::boolean(v)?); Ok(()) }),
     opt!("do_verify", [], flag, "Check written blocks (1, default); 0 only stamps them.", |d, v| { d.do_verify = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_only", [], flag, "Do not write: check the blocks the job's writes would have left (a read job: every block), as a previous run with the same options wrote them.", |d, v| { d.verify_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_interval", [], value, "A verify header every this many bytes of a block (default: the smallest block size; it must divide every block size).", |d, v| {
@@ -490,6 +496,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_hist_log", [], flag, "Write fio's completion-latency histogram log, PREFIX_clat_hist.N.log (empty without log_hist_msec, as in fio).", |d, v| { d.logs.hist = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("bwavgtime", [], value, "Sample each thread's bandwidth over windows of this many ms for the report's bw min/max/mean/dev and samples (default 500; with write_bw_log and no bwavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[0] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("iopsavgtime", [], value, "Sample each thread's IOPS over windows of this many ms for the report's iops min/max/mean/dev and samples (default 500; with write_iops_log and no iopsavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[1] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
     opt!("log_hist_coarseness", [], value, "0 to 6: the histogram log adds 2^N of fio's 1856 bins together per column.", |d, v| {
         let c = value::int(need(v)?, d.kb_base)?;
@@ -497,6 +505,15 @@ pub static OPTIONS: &[OptDef] = &[
         d.logs.hist_coarseness = c as u32; Ok(())
     }),
     opt!("log_max_value", [], flag, "With log_avg_msec, latency logs hold each window's largest value instead of its mean.", |d, v| { d.logs.max_value = value::boolean(v)?; Ok(()) }),
+    opt!("log_window_value", [], value, "fio 3.37's name for log_max_value: avg (or 0, the default) logs each window's mean, max (or 1) its largest value; both (fio's two columns) is refused.", |d, v| {
+        d.logs.max_value = match need(v)?.trim() {
+            "avg" | "0" => false,
+            "max" | "1" => true,
+            "both" => return Err("both (a mean and a max column, fio 3.37's) is not written by hiops: use avg or max, or two jobs".into()),
+            s => return Err(format!("{}: use avg, max, 0 or 1", quoted(s)).into()),
+        };
+        Ok(())
+    }),
     opt!("per_job_logs", [], flag, "1 (default): a log file per thread (NAME_bw.N.log); 0: the job's threads append to NAME_bw.log.", |d, v| { d.logs.per_job = value::boolean(v)?; Ok(()) }),
     opt!("log_offset", [], flag, "Log lines carry the I/O's offset (a column before the priority).", |d, v| { d.logs.offset = value::boolean(v)?; Ok(()) }),
     opt!("log_prio", [], flag, "The logs' last column is the I/O priority value (0x0000: hiops uses the default priority) instead of 0/1.", |d, v| { d.logs.prio = value::boolean(v)?; Ok(()) }),
@@ -553,13 +570,38 @@ pub static OPTIONS: &[OptDef] = &[
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
-        "verify_pattern_interval",
-        "fio 3.33 has no verify_pattern_interval (fio 3.40 added it); drop it",
-    ),
-    (
         "zonecapacity",
         "zoned block devices (zonemode=zbd) are not supported; drop it",
     ),
+    // Options of fio releases after 3.33, named by the release that added
+    // each (fio's options.c history), and what to use in hiops instead.
+    ("comm", "fio 3.42 added it; hiops' threads keep its name: drop it"),
+    ("end_syncfs", "fio 3.42 added it; use end_fsync=1, which syncs each written file"),
+    ("filetype", "fio 3.41 added it; hiops looks at each file once as it plans: drop it"),
+    ("job_start_clock_id", "fio 3.36 added it; hiops' job_start is CLOCK_REALTIME's, fio's default: drop it"),
+    ("log_issue_time", "fio 3.38 added it; hiops' latency logs have fio 3.33's columns: drop it"),
+    ("num_range", "fio 3.37 added it for io_uring_cmd trims, which hiops has not: drop it"),
+    ("priohint", "fio 3.36 added it; I/O priority hints are not supported: drop it"),
+    ("ramp_size", "fio 3.42 added it; use ramp_time"),
+    ("random_sequence_stride", "fio's master added it with random_distribution=sequence, which hiops has not: drop both"),
+    ("recover_zbd_write_error", "fio 3.40 added it; zoned block devices are not supported: drop it"),
+    ("sprandom", "fio 3.41 added it; precondition with a rw=randwrite job over the whole device first"),
+    ("spr_num_regions", "fio 3.41 added it with sprandom, which hiops has not: drop it"),
+    ("spr_op", "fio 3.41 added it with sprandom, which hiops has not: drop it"),
+    ("spr_cs", "fio 3.42 added it with sprandom, which hiops has not: drop it"),
+    ("steadystate_check_interval", "fio 3.35 added it; hiops judges ss on a point per second, fio 3.33's: drop it"),
+    ("ss_interval", "fio 3.35 added it; hiops judges ss on a point per second, fio 3.33's: drop it"),
+    ("thinkcycles", "fio 3.37 added it; use thinktime (microseconds)"),
+    ("verify_policy", "fio's master added it; hiops' verify_state_load checks every completed write (its default, completed): drop it"),
+    ("write_zone_remainder", "fio 3.42 added it; zoned block devices are not supported: drop it"),
+    ("fdp", "fio 3.34 added it for NVMe flexible data placement, which hiops does not drive: drop it"),
+    ("dataplacement", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("dp_scheme", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("data_placement", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("plids", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("fdp_pli", "fio 3.34 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("plid_select", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
+    ("fdp_pli_select", "fio 3.34 added it for NVMe data placement, which hiops does not drive: drop it"),
     (
         "read_beyond_wp",
         "zoned block devices are not supported; drop it",
@@ -611,14 +653,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "max_latency",
         "hiops does not fail a job on latency; read clat max and percentiles from its output",
-    ),
-    (
-        "bwavgtime",
-        "hiops samples each thread's bandwidth and IOPS every 500 ms, fio's default; drop it",
-    ),
-    (
-        "iopsavgtime",
-        "hiops samples each thread's bandwidth and IOPS every 500 ms, fio's default; drop it",
     ),
     (
         "dedupe_global",
@@ -743,7 +777,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
     ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
-    ("max_latency", &["0"]), ("bwavgtime", &["500"]), ("iopsavgtime", &["500"]),
+    ("max_latency", &["0"]), 
     
     ("dedupe_global", &["0"]),
     

@@ -211,7 +211,7 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
     }
     // Numbers as numbers, booleans as booleans, words exactly.
     assert!(is_fio_default("nice", Some("0x0")));
-    assert!(is_fio_default("bwavgtime", Some(" 500 ")));
+    assert!(is_fio_default("max_latency", Some(" 0 ")));
     assert!(is_fio_default("dedupe_global", Some("off")));
     assert!(!is_fio_default("create_only", None), "a bare flag is 1");
     assert!(!is_fio_default("zero_buffers", None));
@@ -275,4 +275,51 @@ fn rates_and_limits_must_be_finite() {
     }
     assert!(parse_option(&mut d, "hybrid_iops", Some("2500.5")).is_ok());
     assert_eq!(d.hybrid_iops, Some(2500.5));
+}
+
+#[test]
+fn log_window_value_is_fio_3_37s_log_max_value() {
+    let mut d = Draft::default();
+    for (value, max) in [("max", true), ("avg", false), ("1", true), ("0", false)] {
+        parse_option(&mut d, "log_window_value", Some(value)).unwrap();
+        assert_eq!(d.logs.max_value, max, "{value}");
+    }
+    let e = parse_option(&mut d, "log_window_value", Some("both")).unwrap_err();
+    assert!(e.to_string().contains("use avg or max"), "{e}");
+}
+
+#[test]
+fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
+    let mut d = Draft::default();
+    parse_option(&mut d, "verify_pattern_interval", Some("512")).unwrap();
+    parse_option(&mut d, "verify_write_sequence", Some("0")).unwrap();
+    parse_option(&mut d, "verify_header_seed", Some("0")).unwrap();
+    parse_option(&mut d, "bwavgtime", Some("250")).unwrap();
+    assert_eq!(d.verify_pattern_interval, Some(512));
+    assert_eq!(
+        (d.verify_write_sequence, d.verify_header_seed),
+        (Some(false), Some(false))
+    );
+    assert_eq!(d.rate_window_ms, [Some(250), None]);
+    // Those of current fio's own tests hiops does not read.
+    for key in [
+        "log_issue_time",
+        "sprandom",
+        "spr_op",
+        "fdp",
+        "plids",
+        "random_sequence_stride",
+        "steadystate_check_interval",
+        "verify_policy",
+        "thinkcycles",
+    ] {
+        let Lookup::NotImplemented(why) = lookup(key) else {
+            panic!("{key} is not refused by name")
+        };
+        assert!(
+            why.starts_with("fio 3.") || why.starts_with("fio's master"),
+            "{key}: {why}"
+        );
+        assert!(why.contains("added it"), "{key}: {why}");
+    }
 }

@@ -19,6 +19,9 @@ impl Draft {
         };
         spec.verify.pattern = self.verify_pattern.clone();
         spec.verify.pattern_offsets = self.verify_pattern_offsets.clone();
+        spec.verify.pattern_interval = self.verify_pattern_interval;
+        spec.verify.write_sequence = self.verify_write_sequence.unwrap_or(true);
+        spec.verify.header_seed = self.verify_header_seed.unwrap_or(true);
         spec.verify.do_verify = self.do_verify.unwrap_or(true);
         spec.verify.only = self.verify_only.unwrap_or(false);
         spec.verify.interval = self.verify_interval;

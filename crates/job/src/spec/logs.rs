@@ -39,7 +39,14 @@ pub struct LogSpec {
     /// streams one after another (one per thread), which `--inflate-log`
     /// turns back into text.
     pub store_compressed: bool,
+    /// fio's bwavgtime and iopsavgtime: the window, in ms, over which each
+    /// thread's bandwidth (`[0]`) and IOPS (`[1]`) are sampled for the
+    /// report's bw_* and iops_* statistics (fio's default 500).
+    pub rate_window_ms: [u64; 2],
 }
+
+/// fio's bwavgtime and iopsavgtime default, in ms.
+pub const RATE_WINDOW_MS: u64 = 500;
 
 impl Default for LogSpec {
     fn default() -> Self {
@@ -58,6 +65,7 @@ impl Default for LogSpec {
             epoch_clock: None,
             first_thread: 1,
             store_compressed: false,
+            rate_window_ms: [RATE_WINDOW_MS; 2],
         }
     }
 }

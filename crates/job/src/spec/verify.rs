@@ -57,13 +57,16 @@ impl VerifyMode {
             "xxhash" => VerifyMode::Xxhash,
             "sha1" => VerifyMode::Sha1,
             "pattern" => VerifyMode::PatternNoHeader,
+            // fio 3.40's name for the pattern with a header, which fio
+            // 3.33 gives a verify_pattern without verify.
+            "pattern_hdr" => VerifyMode::Pattern,
             "null" => VerifyMode::Null,
             _ => return None,
         })
     }
 
     /// The names `parse` reads, for messages.
-    pub const NAMES: &'static str = "md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, null, 0";
+    pub const NAMES: &'static str = "md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224/-256/-384/-512, xxhash, meta, pattern, pattern_hdr, null, 0";
 }
 
 /// fio's trim_percentage, trim_backlog, trim_backlog_batch and
@@ -93,6 +96,18 @@ pub struct VerifySpec {
     /// Where fio's `%o` stands in `verify_pattern`: the block's offset
     /// (8 bytes, little-endian) is written there in each block.
     pub pattern_offsets: Vec<usize>,
+    /// fio 3.40's verify_pattern_interval: the pattern starts anew every
+    /// this many bytes of a block, `%o` being that piece's offset (None:
+    /// once per block, fio 3.33's).
+    pub pattern_interval: Option<u32>,
+    /// fio 3.38's verify_write_sequence: each chunk a writing job reads
+    /// back must be its last acknowledged write there (true, the
+    /// default); false checks the header and payload alone.
+    pub write_sequence: bool,
+    /// fio 3.40's verify_header_seed: where a check knows the seed a
+    /// chunk's write drew (verify_only of a job that reads and writes),
+    /// the header's rand_seed must be it (true, the default).
+    pub header_seed: bool,
     /// Check what was written (fio's `do_verify`); false only stamps.
     pub do_verify: bool,
     /// A header every this many bytes of a block (fio's verify_interval;
@@ -139,6 +154,9 @@ impl Default for VerifySpec {
             mode: VerifyMode::Off,
             pattern: None,
             pattern_offsets: Vec::new(),
+            pattern_interval: None,
+            write_sequence: true,
+            header_seed: true,
             do_verify: true,
             interval: None,
             offset: 0,

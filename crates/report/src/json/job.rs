@@ -130,15 +130,15 @@ fn add_optional_keys(obj: &mut Value, job: &JobResult) {
 }
 
 /// A job entry's read and write samples: its threads' fio samples
-/// (bandwidth and IOPS every 500 ms) summed as fio sums a group's, with
-/// its reporting group's bandwidth.
+/// (bandwidth and IOPS every bwavgtime and iopsavgtime ms) summed as fio
+/// sums a group's, with its reporting group's bandwidth.
 struct JobSamples {
     read: Samples,
     write: Samples,
 }
 
 fn job_samples(job: &JobResult, r: &RunResult) -> JobSamples {
-    let (group_read, group_write) = group_bw(job.spec.meta.group, r);
+    let [group_read, group_write] = super::rates::group_agg(job.spec.meta.group, r);
     let [(rb, ri), (wb, wi)] = super::rates::job_rates(job);
     JobSamples {
         read: Samples {
@@ -152,17 +152,6 @@ fn job_samples(job: &JobResult, r: &RunResult) -> JobSamples {
             group_bw_bytes: group_write,
         },
     }
-}
-
-/// The read and write bandwidth (bytes/s) of every job of reporting group
-/// `group`, each over its own runtime: fio's group aggregate.
-fn group_bw(group: u32, r: &RunResult) -> (f64, f64) {
-    let per_s = |bytes: u64, ns: u64| bytes as f64 / (ns.max(1) as f64 / 1e9);
-    (r.jobs.iter().filter(|j| j.spec.meta.group == group)).fold((0.0, 0.0), |(a, b), j| {
-        let (rd, wr) = j.merged();
-        let rt = j.runtime_ns();
-        (a + per_s(rd.bytes, rt), b + per_s(wr.bytes, rt))
-    })
 }
 
 /// hiops' own figures of a job, beside fio's: engine, depth, errors,
@@ -188,6 +177,7 @@ fn hiops_obj(job: &JobResult, errors: Vec<&str>) -> Value {
         })),
         "threads": job.threads.len(),
         "errors": errors,
+        "failed_in": job.threads.iter().find_map(|t| t.failed_in),
         "verify": verify,
         "targets": job.targets.iter().map(|t| json!({
             "name": t.name, "kind": format!("{:?}", t.kind), "bytes": t.len,

@@ -6,6 +6,7 @@
 //! are. hiops' own analysis stays with `hiops run`.
 
 mod date;
+mod failure;
 mod figure;
 mod group;
 mod latency;
@@ -30,13 +31,16 @@ pub struct Context<'a> {
     pub now_unix_s: u64,
 }
 
-/// fio's normal output for a fio JSON document: a blank line, every
-/// reported job's block, each group's run status, the disk stats.
+/// fio's normal output for a fio JSON document: the error line of each
+/// job that ended on an error, a blank line, every reported job's block,
+/// each group's run status, the disk stats.
 pub fn report(doc: &Value, cx: &Context<'_>) -> String {
     let jobs: &[Value] = doc["jobs"].as_array().map_or(&[], Vec::as_slice);
     assert_eq!(jobs.len(), cx.members.len(), "a member count per job");
     let groups = group::groups(jobs);
-    let mut out = String::from("\n");
+    let mut out = String::new();
+    failure::pid_lines(&mut out, jobs, cx.pid);
+    out.push('\n');
     for (job, &members) in jobs.iter().zip(cx.members) {
         let g = &groups[int(&job["groupid"]) as usize];
         job_block(&mut out, job, g, members, cx);
@@ -113,7 +117,7 @@ fn header(out: &mut String, job: &Value, members: usize, cx: &Context<'_>) {
     let err = int(&job["error"]);
     let why = match err {
         0 => String::new(),
-        e => format!(" ({})", strerror(e)),
+        _ => format!(" ({})", failure::verror(job)),
     };
     let _ = write!(
         out,
@@ -125,16 +129,6 @@ fn header(out: &mut String, job: &Value, members: usize, cx: &Context<'_>) {
     );
     if let Some(d) = job["job_description"].as_str().filter(|d| !d.is_empty()) {
         let _ = writeln!(out, "  Description  : [{d}]");
-    }
-}
-
-/// The system's text for an errno, as fio's strerror gives it.
-fn strerror(errno: u64) -> String {
-    let e = std::io::Error::from_raw_os_error(i32::try_from(errno).unwrap_or(i32::MAX));
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_string(),
-        None => text,
     }
 }
 
@@ -319,7 +313,7 @@ fn issued_lines(out: &mut String, job: &Value) {
             out,
             "     errors    : total={}, first_error={first}/<{}>",
             int(&job["total_err"]),
-            strerror(first)
+            failure::strerror(first)
         );
     }
     if int(&job["latency_depth"]) > 0 {
