@@ -7,35 +7,83 @@
 use crate::origin::Origin;
 use hiops_job::units::{quoted, shown};
 use std::fmt;
+use std::sync::Arc;
 
 /// What was wrong with a value, in words for the user, before the option
-/// it was given to is named: what the parser expected.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ValueError(pub String);
+/// it was given to is named: what the parser expected, or the error of
+/// another crate's parser that refused it, kept as the source.
+#[derive(Clone, Debug)]
+pub enum ValueError {
+    /// What the parser expected, in words.
+    Said(String),
+    /// Another crate's parser refused the value (a CPU list, a grant, a
+    /// distribution): its own error.
+    Refused(Arc<dyn std::error::Error + Send + Sync>),
+}
 
-impl From<String> for ValueError {
-    fn from(why: String) -> ValueError {
-        ValueError(why)
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueError::Said(why) => f.write_str(why),
+            ValueError::Refused(e) => e.fmt(f),
+        }
     }
 }
 
-impl From<hiops_job::spec::BlockSizeError> for ValueError {
-    fn from(why: hiops_job::spec::BlockSizeError) -> ValueError {
-        ValueError(why.to_string())
+impl std::error::Error for ValueError {
+    /// The other parser's error itself (not the `Arc` around it), so that
+    /// a caller can downcast it.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ValueError::Said(_) => None,
+            ValueError::Refused(e) => Some(&**e),
+        }
+    }
+}
+
+impl ValueError {
+    /// Another crate's error as the reason a value was refused.
+    pub fn refused(e: impl std::error::Error + Send + Sync + 'static) -> ValueError {
+        ValueError::Refused(Arc::new(e))
+    }
+}
+
+/// Two refusals are the same when they say the same.
+impl PartialEq for ValueError {
+    fn eq(&self, other: &ValueError) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for ValueError {}
+
+impl From<String> for ValueError {
+    fn from(why: String) -> ValueError {
+        ValueError::Said(why)
     }
 }
 
 impl From<&str> for ValueError {
     fn from(why: &str) -> ValueError {
-        ValueError(why.to_string())
+        ValueError::Said(why.to_string())
     }
 }
 
-/// For parsers of other crates that take a closure giving a `String`.
-impl From<ValueError> for String {
-    fn from(e: ValueError) -> String {
-        e.0
+impl From<hiops_job::spec::BlockSizeError> for ValueError {
+    fn from(why: hiops_job::spec::BlockSizeError) -> ValueError {
+        ValueError::refused(why)
+    }
+}
+
+impl From<hiops_stats::CpuListError> for ValueError {
+    fn from(why: hiops_stats::CpuListError) -> ValueError {
+        ValueError::refused(why)
+    }
+}
+
+impl From<hiops_safety::GrantError> for ValueError {
+    fn from(why: hiops_safety::GrantError) -> ValueError {
+        ValueError::refused(why)
     }
 }
 
@@ -43,12 +91,13 @@ impl From<ValueError> for String {
 /// `KEY: EXPECTED` when `expected` quotes the value already (see
 /// [`option_error`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", option_error(key, value.as_deref(), &expected.0))]
+#[error("{}", option_error(key, value.as_deref(), &expected.to_string()))]
 pub struct OptionError {
     /// The option as it was named (`bs`, `--bs`).
     pub key: String,
     /// The value given, if any.
     pub value: Option<String>,
+    #[source]
     pub expected: ValueError,
 }
 
@@ -129,7 +178,7 @@ pub const MAX_REFUSALS: usize = 1024;
 const SHOWN_REFUSALS: usize = 32;
 
 /// Why hiops-fio could not read or plan the jobs.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum FioError {
     /// A value an option refused.
     #[error(transparent)]
@@ -166,11 +215,30 @@ pub enum FioError {
         origin: Option<Origin>,
         error: Box<FioError>,
     },
+    /// A trace to replay that cannot be read, its reader's error kept.
+    #[error("{0}")]
+    Trace(#[source] Arc<hiops_job::iolog::TraceError>),
     /// Anything else the input got wrong, in words for the user: options
-    /// that do not go together, a job file that cannot be read, a trace.
+    /// that do not go together, a job file that cannot be read.
     #[error("{0}")]
     Invalid(String),
 }
+
+impl From<hiops_job::iolog::TraceError> for FioError {
+    fn from(e: hiops_job::iolog::TraceError) -> FioError {
+        FioError::Trace(Arc::new(e))
+    }
+}
+
+/// Two errors are the same when they say the same (a trace's reader
+/// error has no equality of its own).
+impl PartialEq for FioError {
+    fn eq(&self, other: &FioError) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for FioError {}
 
 impl FioError {
     /// This error as found at `at`.
@@ -196,7 +264,7 @@ impl From<&str> for FioError {
 
 impl From<ValueError> for FioError {
     fn from(e: ValueError) -> FioError {
-        FioError::Invalid(e.0)
+        FioError::Invalid(e.to_string())
     }
 }
 
@@ -263,6 +331,24 @@ pub fn option_error(key: &str, value: Option<&str>, err: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_another_crates_parser_refused_keeps_its_error() {
+        use std::error::Error as _;
+        let refused = hiops_stats::cpu::parse_cpu_list("0-x").unwrap_err();
+        let said = refused.to_string();
+        let e = OptionError {
+            key: "cpus_allowed".into(),
+            value: Some("0-x".into()),
+            expected: refused.into(),
+        };
+        let source = e
+            .source()
+            .and_then(|v| v.source())
+            .expect("the parser's error is kept");
+        assert!(source.downcast_ref::<hiops_stats::CpuListError>().is_some());
+        assert!(e.to_string().contains(&said), "{e}");
+    }
     use crate::{plan_args, plan_text, Defaults};
 
     #[test]
@@ -276,7 +362,10 @@ mod tests {
             panic!("not an option's value: {error:?}")
         };
         assert_eq!((o.key.as_str(), o.value.as_deref()), ("bs", Some("4q")));
-        assert!(o.expected.0.contains("unknown size suffix"), "{o}");
+        assert!(
+            o.expected.to_string().contains("unknown size suffix"),
+            "{o}"
+        );
         assert!(e.to_string().starts_with("<text>:3: bs: '4q' has"), "{e}");
     }
 

@@ -19,7 +19,7 @@ pub(crate) fn replay_into(
     files: &[PathBuf],
 ) -> Result<(), FioError> {
     refuse_workload_options(d)?;
-    let format = format_of(trace).map_err(|e| e.to_string())?;
+    let format = format_of(trace)?;
     let mut r = ReplaySpec {
         trace: trace.to_path_buf(),
         format,
@@ -37,7 +37,7 @@ pub(crate) fn replay_into(
     // The RAM device of the mem and null engines is one target.
     let ram = spec.target.targets == TargetSpec::Ram;
     let one_target = ram || d.replay_redirect.is_some() || format == TraceFormat::Blktrace;
-    let sum = scan(&r, one_target).map_err(|e| e.to_string())?;
+    let sum = scan(&r, one_target)?;
     r.trims = sum.trims > 0;
     if sum.reads + sum.writes + sum.trims + sum.syncs == 0 {
         return Err(format!(

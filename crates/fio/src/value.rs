@@ -40,7 +40,7 @@ impl Bad {
 
 impl From<String> for Bad {
     fn from(why: String) -> Bad {
-        Bad::Other(ValueError(why))
+        Bad::Other(ValueError::Said(why))
     }
 }
 
@@ -100,7 +100,7 @@ fn bytes(text: &str, kb: KbBase) -> Result<u64, Bad> {
 
 /// A size or count past u64, said with the largest there is.
 fn too_large(text: &str) -> ValueError {
-    ValueError(format!(
+    ValueError::Said(format!(
         "{} is past the largest value, {} (16 EiB less a byte): give a smaller one",
         quoted(text),
         u64::MAX
@@ -115,7 +115,7 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_job::spec::Amount
             let p: f64 = p
                 .trim()
                 .parse()
-                .map_err(|_| ValueError(format!("{} is not a percentage", quoted(text))))?;
+                .map_err(|_| ValueError::Said(format!("{} is not a percentage", quoted(text))))?;
             if !(0.0..=100.0).contains(&p) {
                 return Err(format!("{}: a percentage is 0 to 100", quoted(text)).into());
             }
@@ -202,7 +202,7 @@ pub fn boolean(value: Option<&str>) -> Result<bool, ValueError> {
 pub fn int(text: &str, kb: KbBase) -> Result<u64, ValueError> {
     bytes(text, kb).map_err(|e| match e {
         Bad::TooLarge(e) => e,
-        Bad::Other(_) => ValueError(format!("{} is not a whole number", quoted(text))),
+        Bad::Other(_) => ValueError::Said(format!("{} is not a whole number", quoted(text))),
     })
 }
 
@@ -232,7 +232,7 @@ pub fn pattern_with_offsets(text: &str) -> Result<(Vec<u8>, Vec<usize>), ValueEr
 
 fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), ValueError> {
     let text = text.trim();
-    let bad = |why: &str| ValueError(format!("verify_pattern {}: {why}", quoted(text)));
+    let bad = |why: &str| ValueError::Said(format!("verify_pattern {}: {why}", quoted(text)));
     let mut out = Vec::new();
     let mut at = Vec::new();
     let mut rest = text;
@@ -256,7 +256,7 @@ fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), Val
         } else if lower.starts_with("0x") {
             2 + hex_run(&rest[2..], &mut out).map_err(bad)?
         } else {
-            decimal(rest, &lower, &mut out).map_err(|why| bad(&why.0))?
+            decimal(rest, &lower, &mut out).map_err(|why| bad(&why.to_string()))?
         };
         rest = &rest[used..];
     }

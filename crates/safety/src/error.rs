@@ -38,10 +38,3 @@ pub struct ProbeError {
     pub path: PathBuf,
     pub step: ProbeStep,
 }
-
-// The callers still carrying a String error take a grant's with `?`.
-impl From<GrantError> for String {
-    fn from(e: GrantError) -> String {
-        e.to_string()
-    }
-}

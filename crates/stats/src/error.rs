@@ -31,16 +31,3 @@ pub enum HistogramError {
     #[error("histogram buckets hold {total} samples but its count says {count}")]
     CountMismatch { total: u64, count: u64 },
 }
-
-// The callers still carrying a String error take these with `?`.
-impl From<CpuListError> for String {
-    fn from(e: CpuListError) -> String {
-        e.to_string()
-    }
-}
-
-impl From<PinError> for String {
-    fn from(e: PinError) -> String {
-        e.to_string()
-    }
-}

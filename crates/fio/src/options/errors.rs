@@ -70,7 +70,7 @@ fn errno_list(list: &str) -> Result<Vec<i32>, ValueError> {
 /// An errno by fio's name or by number (a negative number is its errno).
 fn errno(entry: &str) -> Result<i32, ValueError> {
     let unknown = || {
-        ValueError(format!(
+        ValueError::Said(format!(
             "{} is not an error fio knows: give an errno number (28) or one of EPERM..ERANGE",
             quoted(entry)
         ))

@@ -77,7 +77,7 @@ mod tests {
         for ok in ["malloc", "shm", "mmap", "mmapshared", "shm:/x"] {
             assert!(check(ok).is_ok(), "{ok}");
         }
-        let err = |t: &str| check(t).unwrap_err().0;
+        let err = |t: &str| check(t).unwrap_err().to_string();
         assert!(err("mmap:/tmp/buf").contains("use mmap without :/tmp/buf"));
         assert!(err("mmapshared:/b").contains("anonymous"));
         assert!(err("cudamalloc").contains("GPU"));

@@ -58,7 +58,7 @@ pub static OPTIONS: &[OptDef] = &[
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
         d.io_size = (!a.is_zero()).then_some(a); Ok(())
     }),
-    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_job::file_service::FileService::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
+    opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_job::file_service::FileService::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
     opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files, or 0 (fio's default): no effect.", |d, v| { d.openfiles = Some(value::int(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
@@ -92,7 +92,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
-        let mode = RwMode::parse(mode.trim()).ok_or_else(|| ValueError(format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode))))?;
+        let mode = RwMode::parse(mode.trim()).ok_or_else(|| ValueError::Said(format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode))))?;
         d.rw = Some(mode);
         d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
@@ -106,7 +106,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE,TRIM ranges as in fio).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
-            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| ValueError(format!("{}: write MIN-MAX, as in 4k-64k", quoted(text))))?;
+            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| ValueError::Said(format!("{}: write MIN-MAX, as in 4k-64k", quoted(text))))?;
             let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
             if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text)).into()); }
             if b / a > MAX_BSRANGE_SIZES { return Err(format!("{}: MIN to MAX in steps of MIN is {} block sizes, more than the {MAX_BSRANGE_SIZES} hiops draws from: raise MIN or lower MAX", quoted(text), b / a).into()); }
@@ -161,7 +161,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
-    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(|e| e.to_string())?); Ok(()) }),
+    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
     opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time); 0: no limit, as not given.", |d, v| {
         let kb = d.kb_base;
@@ -266,7 +266,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("group_reporting", [], flag, "Report each group merged instead of per job.", |d, v| { d.group_reporting = value::boolean(v)?; Ok(()) }),
     opt!("verify", [], flag, "Stamp each written block in fio's layout and check it on read-back: md5, crc64, crc32, crc32c (crc32c-intel), crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta (the header only), pattern (verify_pattern alone, no header), pattern_hdr (fio 3.40's: a header and verify_pattern, as verify_pattern without verify), null (read back, not checked); 0 or none: off. Blocks either tool writes check in the other (docs/output.md, Verify).", |d, v| {
         let name = v.unwrap_or("crc32c");
-        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| ValueError(format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES)))?);
+        d.verify = Some(VerifyMode::parse(name).ok_or_else(|| ValueError::Said(format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES)))?);
         Ok(())
     }),
     opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
@@ -329,7 +329,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("allow_mounted_write", [], flag, "Allow writes to the job's block devices while mounted or in use, if --allow-write-device names them too.", |d, v| { d.allow_mounted_write = value::boolean(v)?; Ok(()) }),
     opt!("allow-write-device", ["allow_write_device"], value, "Write this block device even though libblkid finds a filesystem, partition table or RAID label on it; also lets --output, logs and I/O logs go to this block device, character device or FIFO, which are refused otherwise (hiops; repeatable; must name an existing device or FIFO).", |d, v| {
         let dev = PathBuf::from(need(v)?);
-        hiops_safety::check_grant(&dev).map_err(String::from)?;
+        hiops_safety::check_grant(&dev)?;
         d.allow_write_devices.push(dev);
         Ok(())
     }),
@@ -337,7 +337,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
         let mut list = Vec::new();
         for p in need(v)?.split(':').filter(|p| !p.is_empty()) {
-            let x: f64 = p.parse().map_err(|_| ValueError(format!("{} is not a percentile", quoted(p))))?;
+            let x: f64 = p.parse().map_err(|_| ValueError::Said(format!("{} is not a percentile", quoted(p))))?;
             if !(0.0..=100.0).contains(&x) { return Err(format!("percentile {x} is outside 0..100").into()); }
             list.push(x);
         }
@@ -352,7 +352,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.tasks_from_numjobs = s == "tasks";
         d.coop_shared = s == "coop-shared";
         let s = if d.tasks_from_numjobs || d.coop_shared { "coop" } else { s };
-        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| ValueError(format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, coop-shared, poll, hybrid, tasks", quoted(s))))?); Ok(())
+        d.strategy = Some(hiops_path::Strategy::parse(s).ok_or_else(|| ValueError::Said(format!("unknown strategy {}: use one of pread, completion-thread, per-thread-ring, coop, coop-shared, poll, hybrid, tasks", quoted(s))))?); Ok(())
     }),
     opt!("tasks", [], value, "hiops coop: N application tasks (the task path) instead of threads, shared out over one thread per allowed CPU, each thread with its own ring of iodepth tags.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "tasks")?;
@@ -364,12 +364,12 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("coop_peeks", [], flag, "hiops poll: application threads peek and reap too (1) or not (0).", |d, v| { d.coop_peeks = Some(value::boolean(v)?); Ok(()) }),
     opt!("coop_parts", [], value, "hiops coop: the parts of the strategy that are on, the paper's Fig 8 ablation: issue (non-blocking issue only; one completion thread reaps, wakes and issues), lazy (+ the waiting thread reaps on the doorbell), all (+ every thread reaps for the others; default).", |d, v| {
         let v = need(v)?;
-        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| ValueError(format!("unknown coop_parts {}: use issue, lazy or all", quoted(v))))?);
+        d.coop_parts = Some(hiops_path::CoopParts::parse(v).ok_or_else(|| ValueError::Said(format!("unknown coop_parts {}: use issue, lazy or all", quoted(v))))?);
         Ok(())
     }),
     opt!("coop_wait", [], value, "hiops coop on io_uring: how waiting threads sleep: own (each until its own completion is posted, which wakes it once; default) or doorbell (one thread sleeps on the completion eventfd and wakes the owners).", |d, v| {
         let v = need(v)?;
-        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| ValueError(format!("unknown coop_wait {}: use own or doorbell", quoted(v))))?);
+        d.coop_wait = Some(hiops_path::CoopWait::parse(v).ok_or_else(|| ValueError::Said(format!("unknown coop_wait {}: use own or doorbell", quoted(v))))?);
         Ok(())
     }),
     opt!("rings", [], value, "hiops: shared queues of the path; each thread keeps one, given round robin; iodepth tags are split among them.", |d, v| {
@@ -521,7 +521,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("log_alternate_epoch", [], flag, "Log times count from the epoch of log_alternate_epoch_clock_id's clock.", |d, v| { d.log_alternate_epoch = value::boolean(v)?; Ok(()) }),
     opt!("log_alternate_epoch_clock_id", [], value, "The clock (clock_gettime id, default 0: CLOCK_REALTIME) of log_unix_epoch and log_alternate_epoch.", |d, v| {
         let id = value::int(need(v)?, d.kb_base)?;
-        d.log_clock_id = i32::try_from(id).map_err(|_| ValueError(format!("clock id {id} is past the largest, {}", i32::MAX)))?; Ok(())
+        d.log_clock_id = i32::try_from(id).map_err(|_| ValueError::Said(format!("clock id {id} is past the largest, {}", i32::MAX)))?; Ok(())
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files. Read within bounds: lines of at most 4096 bytes (as fio reads them), at most 4096 file names, 2^32 lines or events.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),

@@ -25,7 +25,7 @@ pub(super) fn hybrid_depth(v: &str) -> Result<f64, ValueError> {
 
 pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
     u32::try_from(v).map_err(|_| {
-        ValueError(format!(
+        ValueError::Said(format!(
             "{what} {v} is past the largest, {}: give a smaller one",
             u32::MAX
         ))
@@ -60,7 +60,7 @@ pub(super) fn cpu_list(text: &str) -> Result<Vec<usize>, ValueError> {
             .into());
         }
     }
-    Ok(hiops_stats::cpu::parse_cpu_list(text).map_err(String::from)?)
+    Ok(hiops_stats::cpu::parse_cpu_list(text)?)
 }
 
 pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, ValueError> {
@@ -70,7 +70,7 @@ pub(super) fn cpu_mask(text: &str) -> Result<Vec<usize>, ValueError> {
         None => t.parse::<u64>(),
     }
     .map_err(|_| {
-        ValueError(format!(
+        ValueError::Said(format!(
             "{} is not a CPU mask: write e.g. 0x3 or 3",
             quoted(text)
         ))
@@ -169,7 +169,7 @@ pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, ValueE
         None => (false, text),
     };
     let n = i64::try_from(value::size(magnitude, kb)?).map_err(|_| {
-        ValueError(format!(
+        ValueError::Said(format!(
             "{} is past the largest gap, {}: give a smaller one",
             quoted(text),
             i64::MAX
@@ -228,7 +228,7 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, ValueError> {
     let limit: f64 = num
         .trim()
         .parse()
-        .map_err(|_| ValueError(format!("ss limit {} is not a number", quoted(limit))))?;
+        .map_err(|_| ValueError::Said(format!("ss limit {} is not a number", quoted(limit))))?;
     if !(limit >= 0.0 && limit.is_finite()) {
         return Err("ss limit must be a number, 0 or more".into());
     }
