@@ -97,6 +97,22 @@ def start_redis(durable, port, tmp, tls=None):
     return p
 
 
+def free_bytes(path):
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def wait_space(path, free, slack=64 << 20, most=30.0):
+    """Waits (at most `most` s) until `path`'s file system has `free`
+    bytes free again: a stopped server's io_uring lets go of its store's
+    file a little after it exits, and on a nearly full disk the next
+    server's 2 GiB store would be refused until then."""
+    os.sync()
+    end = time.time() + most
+    while free_bytes(path) + slack < free and time.time() < end:
+        time.sleep(0.2)
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, from /proc (USER_HZ ticks)."""
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -187,6 +203,7 @@ def rounds_with_before(a, durable, tmp, tls):
         res = {}
         k = i % len(servers)
         for j, (who, start, on_tls) in enumerate(servers[k:] + servers[:k]):
+            free = free_bytes(tmp)
             d = tempfile.mkdtemp(dir=tmp)
             port = 7410 + j
             proc = start(durable, port, d)
@@ -196,6 +213,7 @@ def rounds_with_before(a, durable, tmp, tls):
                 proc.terminate()
                 proc.wait()
                 shutil.rmtree(d, ignore_errors=True)
+                wait_space(tmp, free)
         for t in ("SET", "GET"):
             for n, base in (("before", "redis"), ("hiops", "redis"), ("after/before", "before")):
                 top = "hiops" if n == "after/before" else n
@@ -224,6 +242,7 @@ def pairs(a, durable, tmp, tls):
     for i in range(a.pairs):
         res = {}
         for k, (who, start, on_tls) in enumerate(both if i % 2 == 0 else both[::-1]):
+            free = free_bytes(tmp)
             d = tempfile.mkdtemp(dir=tmp)
             port = 7410 + k
             proc = start(durable, port, d)
@@ -233,6 +252,7 @@ def pairs(a, durable, tmp, tls):
                 proc.terminate()
                 proc.wait()
                 shutil.rmtree(d, ignore_errors=True)
+                wait_space(tmp, free)
         h, r = res[na], res[nb]
         for t in ratios:
             ratios[t].append(h[t][0] / r[t][0])
