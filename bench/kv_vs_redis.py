@@ -24,6 +24,12 @@ server's resident memory and thread count from /proc.
   python3 bench/kv_vs_redis.py --tls             # both servers over TLS (a self-signed certificate)
   python3 bench/kv_vs_redis.py --tls-cost        # hiops plain against hiops over TLS
   python3 bench/kv_vs_redis.py --tls-cost redis  # the same for redis-server
+  python3 bench/kv_vs_redis.py --before /var/tmp/hiops-old  # an earlier build of hiops in the same rounds
+
+With --before, every round runs three servers in turn (the earlier build,
+this build, redis-server; the order rotates from round to round), and
+prints each build's ratio to redis-server and this build's to the earlier
+one.
 
 Needs openssl for --tls and --tls-cost.
 
@@ -66,9 +72,9 @@ def make_certificate(tmp):
     return cert, key
 
 
-def start_hiops(a, durable, port, tmp, tls=None):
+def start_hiops(a, durable, port, tmp, tls=None, exe=EXE):
     path = os.path.join(tmp, "kv.dat")
-    cmd = [EXE, "kv", "serve", "--path", path, "--size", "2g", "--port", str(port),
+    cmd = [exe, "kv", "serve", "--path", path, "--size", "2g", "--port", str(port),
            "--durability", "sync" if durable else "buffered", "--model", a.model,
            "--max-clients", "100000"] + (["--workers", str(a.workers)] if a.workers else [])
     if tls:
@@ -89,6 +95,22 @@ def start_redis(durable, port, tmp, tls=None):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, p)
     return p
+
+
+def free_bytes(path):
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def wait_space(path, free, slack=64 << 20, most=30.0):
+    """Waits (at most `most` s) until `path`'s file system has `free`
+    bytes free again: a stopped server's io_uring lets go of its store's
+    file a little after it exits, and on a nearly full disk the next
+    server's 2 GiB store would be refused until then."""
+    os.sync()
+    end = time.time() + most
+    while free_bytes(path) + slack < free and time.time() < end:
+        time.sleep(0.2)
 
 
 def cpu_seconds(pid):
@@ -158,10 +180,57 @@ def sides(a, tls):
         start = hiops if a.tls_cost == "hiops" else redis_on
         return [(a.tls_cost, start(None), False), (f"{a.tls_cost}-tls", start(tls), True)]
     redis = redis_on(tls)
-    return [("hiops", hiops(tls), bool(tls)), ("redis", redis, bool(tls))]
+    both = [("hiops", hiops(tls), bool(tls)), ("redis", redis, bool(tls))]
+    if a.before:
+        before = lambda d, p, dir: start_hiops(a, d, p, dir, tls, a.before)
+        both.insert(0, ("before", before, bool(tls)))
+    return both
+
+
+def rounds_with_before(a, durable, tmp, tls):
+    """The earlier build, this build and redis-server in each round, in
+    rotating order: per-round ratios to redis, and this build's to the
+    earlier one."""
+    label = ("durable" if durable else "memory") + (" over TLS" if a.tls else "")
+    servers = sides(a, tls)
+    names = [s[0] for s in servers]
+    print(f"\n{label}: redis-benchmark -t set (then get) -n {a.requests} -c {a.clients} -d 100 -r {a.keys}")
+    print("| round | " + " | ".join(f"{n} SET/s | {n} GET/s | {n} GET server us/req" for n in names) + " |")
+    print("| ---: |" + " ---: | ---: | ---: |" * len(names))
+    ratios = {(n, t): [] for n in ("before", "hiops", "after/before") for t in ("SET", "GET")}
+    cpu = {(n, t): [] for n in ("before", "hiops", "after/before") for t in ("SET", "GET")}
+    for i in range(a.pairs):
+        res = {}
+        k = i % len(servers)
+        for j, (who, start, on_tls) in enumerate(servers[k:] + servers[:k]):
+            free = free_bytes(tmp)
+            d = tempfile.mkdtemp(dir=tmp)
+            port = 7410 + j
+            proc = start(durable, port, d)
+            try:
+                res[who] = bench(port, a, on_tls, proc.pid)
+            finally:
+                proc.terminate()
+                proc.wait()
+                shutil.rmtree(d, ignore_errors=True)
+                wait_space(tmp, free)
+        for t in ("SET", "GET"):
+            for n, base in (("before", "redis"), ("hiops", "redis"), ("after/before", "before")):
+                top = "hiops" if n == "after/before" else n
+                ratios[(n, t)].append(res[top][t][0] / res[base][t][0])
+                cpu[(n, t)].append(res[top][t][3] / res[base][t][3])
+        print(f"| {i + 1} | " + " | ".join(
+            f"{res[n]['SET'][0]:,.0f} | {res[n]['GET'][0]:,.0f} | {res[n]['GET'][3]:.1f}" for n in names) + " |")
+    med = statistics.median
+    for n, what in (("before", "the earlier build / redis"), ("hiops", "this build / redis"),
+                    ("after/before", "this build / the earlier build")):
+        print(f"median per-round {what} ({label}): SET {med(ratios[(n, 'SET')]):.2f}, GET {med(ratios[(n, 'GET')]):.2f}; "
+              f"server CPU per request: SET {med(cpu[(n, 'SET')]):.2f}, GET {med(cpu[(n, 'GET')]):.2f}")
 
 
 def pairs(a, durable, tmp, tls):
+    if a.before:
+        return rounds_with_before(a, durable, tmp, tls)
     label = ("durable" if durable else "memory") + (" over TLS" if a.tls else "")
     (na, _, _), (nb, _, _) = both = sides(a, tls)
     ratios = {"SET": [], "GET": []}
@@ -173,6 +242,7 @@ def pairs(a, durable, tmp, tls):
     for i in range(a.pairs):
         res = {}
         for k, (who, start, on_tls) in enumerate(both if i % 2 == 0 else both[::-1]):
+            free = free_bytes(tmp)
             d = tempfile.mkdtemp(dir=tmp)
             port = 7410 + k
             proc = start(durable, port, d)
@@ -182,6 +252,7 @@ def pairs(a, durable, tmp, tls):
                 proc.terminate()
                 proc.wait()
                 shutil.rmtree(d, ignore_errors=True)
+                wait_space(tmp, free)
         h, r = res[na], res[nb]
         for t in ratios:
             ratios[t].append(h[t][0] / r[t][0])
@@ -206,9 +277,15 @@ def main():
     ap.add_argument("--idle", type=int, default=0, help="only the idle-clients check, with N clients")
     ap.add_argument("--only", choices=["memory", "durable"], help="one configuration only")
     ap.add_argument("--tls", action="store_true", help="both servers over TLS")
+    ap.add_argument("--before", metavar="HIOPS",
+                    help="an earlier build of hiops, run in the same rounds (three servers a round)")
     ap.add_argument("--tls-cost", nargs="?", const="hiops", choices=["hiops", "redis"],
                     help="one server plain against itself over TLS (hiops unless named)")
     a = ap.parse_args()
+    if a.before and a.tls_cost:
+        sys.exit("--before compares builds against redis-server: leave out --tls-cost")
+    if a.before and not os.access(a.before, os.X_OK):
+        sys.exit(f"--before {a.before}: not an executable hiops")
     if (a.tls or a.tls_cost) and not shutil.which("openssl"):
         sys.exit("openssl not found (for the test certificate): apt-get install openssl")
     for tool in ("redis-server", "redis-benchmark"):

@@ -474,7 +474,17 @@ fn ycsb_clients_as_tasks_run_every_operation_on_the_task_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kv.dat");
     let p = path.to_str().unwrap();
-    let store = ["--path", p, "--size", "64m", "--block-size", "256k"];
+    // The load's records are not cached: the reads go to the device.
+    let store = [
+        "--path",
+        p,
+        "--size",
+        "64m",
+        "--block-size",
+        "256k",
+        "--cache-writes",
+        "no",
+    ];
     let doc = ycsb_json(
         &[
             &store[..],

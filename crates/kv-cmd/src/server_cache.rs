@@ -25,6 +25,8 @@ pub fn server_cache(addr: &str) -> Option<CacheStats> {
         evictions: field("evictions")?,
         fills: field("fills")?,
         fills_refused: field("fills_refused")?,
+        // Servers before writes were cached do not say.
+        written: field("written").unwrap_or(0),
         invalidations: field("invalidations")?,
     })
 }

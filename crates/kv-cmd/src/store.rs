@@ -74,11 +74,16 @@ pub struct StoreOptions {
     /// damaged store is refused and left as it is).
     #[arg(long)]
     pub repair: bool,
-    /// Bytes of the RAM cache of recently read records (keys, values and
+    /// Bytes of the RAM cache of records recently read or written (keys, values and
     /// 64 bytes per entry); 0 disables it. Default: 1/16 of the memory
     /// available, at most 1g.
     #[arg(long)]
     pub cache_size: Option<String>,
+    /// Whether SETs put their records in the RAM cache (as Aerospike's
+    /// post-write queue keeps what was just written), so a GET after a
+    /// SET reads memory, not the device; no: only GETs fill it.
+    #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
+    pub cache_writes: String,
 }
 
 impl StoreOptions {
@@ -118,6 +123,7 @@ impl StoreOptions {
             sparse: self.sparse,
             repair: self.repair,
             cache_size: self.cache_bytes()?,
+            cache_writes: self.cache_writes != "no",
             tasks: None,
         })
     }

@@ -171,6 +171,10 @@ fn store_argv(s: &StoreOptions) -> Vec<OsString> {
     if let Some(c) = &s.cache_size {
         flag("cache-size", c.as_ref());
     }
+    // Empty only in options not made by the parser (`Default`).
+    if !s.cache_writes.is_empty() {
+        flag("cache-writes", s.cache_writes.as_ref());
+    }
     // Bare, the grant names every --path: an empty value.
     match &s.allow_write_device {
         Some(d) if d.as_os_str().is_empty() => argv.push("--allow-write-device".into()),
@@ -215,6 +219,7 @@ mod tests {
             allow_write_device: Some(PathBuf::new()),
             repair: true,
             cache_size: Some("0".into()),
+            cache_writes: "no".into(),
         };
         (o.workload, o.field_count, o.field_length) = ("ETC".into(), 3, 77);
         (o.min_field_length, o.field_length_distribution) = (5, "zipfian".into());

@@ -1,4 +1,5 @@
-//! The RAM cache tier: record values recently read, served from memory.
+//! The RAM cache tier: record values recently read or written, served
+//! from memory.
 //!
 //! Bounded in bytes (`StoreConfig::cache_size`, the CLI's `--cache-size`):
 //! each entry weighs its key and value plus [`ENTRY_OVERHEAD`] for its
@@ -7,9 +8,15 @@
 //! enters a small cold queue and leaves it unless read again, so a one-pass
 //! scan churns the cold queue and leaves the hot set alone.
 //!
-//! Only GETs fill the cache; every change of a key's index entry (SET,
-//! DEL, a defragmentation move, FLUSHALL) updates or drops its entry while
-//! the writer lock is held, before the write is acknowledged.
+//! GETs fill the cache with what they read. A SET's record enters it too
+//! (unless `StoreConfig::cache_writes` is off), as Aerospike's post-write
+//! queue keeps the blocks just written in memory for the reads that follow
+//! a write: the value is at hand, and without it the first GET of every
+//! record written reads the device. Every change of a key's index entry
+//! (SET, DEL, a defragmentation move, FLUSHALL) updates or drops its entry
+//! while the writer lock is held, before the write is acknowledged; under
+//! sync durability a SET's entry enters only once its record is durable,
+//! with the index (module `store::commit`).
 //!
 //! ## Never stale
 //!
@@ -78,9 +85,13 @@ pub struct CacheStats {
     pub evictions: u64,
     /// Entries added by GETs.
     pub fills: u64,
+    /// Entries added (or replaced) by writes: SET and MSET records.
+    #[serde(default)]
+    pub written: u64,
     /// Fills dropped because a write to the key raced the GET's read.
     pub fills_refused: u64,
-    /// Entries dropped because their key was written or deleted.
+    /// Entries dropped because their key was written or deleted (a
+    /// write's own entry replacing one counts here and in `written`).
     pub invalidations: u64,
 }
 
@@ -100,6 +111,21 @@ struct Cached {
     loc: Location,
     key_len: usize,
     bytes: Arc<[u8]>,
+}
+
+/// A written record's key and value, copied for the cache before the
+/// record lands in the index (`RecordCache::written`).
+pub(crate) struct Written {
+    key_len: usize,
+    bytes: Arc<[u8]>,
+}
+
+/// A key and value in one shared buffer.
+fn key_and_value(key: &[u8], value: &[u8]) -> Arc<[u8]> {
+    let mut bytes = Vec::with_capacity(key.len() + value.len());
+    bytes.extend_from_slice(key);
+    bytes.extend_from_slice(value);
+    bytes.into()
 }
 
 #[derive(Clone)]
@@ -157,6 +183,7 @@ struct Counters {
     misses: AtomicU64,
     fills: AtomicU64,
     fills_refused: AtomicU64,
+    written: AtomicU64,
     invalidations: AtomicU64,
 }
 
@@ -168,6 +195,8 @@ pub(crate) struct RecordCache {
     capacity: u64,
     /// Larger entries are not cached (they would crowd a shard out).
     max_entry: u64,
+    /// Writes put their records in (`StoreConfig::cache_writes`).
+    cache_writes: bool,
     counters: Counters,
 }
 
@@ -176,7 +205,7 @@ fn stripe_of(d: Digest) -> usize {
 }
 
 impl RecordCache {
-    pub(crate) fn new(capacity: u64) -> RecordCache {
+    pub(crate) fn new(capacity: u64, cache_writes: bool) -> RecordCache {
         let evictions = Evictions::default();
         let table = (capacity > 0).then(|| {
             let opts = OptionsBuilder::new()
@@ -194,6 +223,7 @@ impl RecordCache {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
             capacity,
             max_entry: capacity / shards / 2,
+            cache_writes,
             counters: Counters::default(),
         }
     }
@@ -235,13 +265,10 @@ impl RecordCache {
         if entry_weight(key.len(), value.len()) > self.max_entry {
             return;
         }
-        let mut bytes = Vec::with_capacity(key.len() + value.len());
-        bytes.extend_from_slice(key);
-        bytes.extend_from_slice(value);
         let entry = Cached {
             loc,
             key_len: key.len(),
-            bytes: bytes.into(),
+            bytes: key_and_value(key, value),
         };
         let stripe = &self.stripes[t.stripe];
         let _fence = lock(&stripe.lock);
@@ -258,20 +285,45 @@ impl RecordCache {
         self.counters.fills.fetch_add(1, Relaxed);
     }
 
+    /// A written record's entry, copied before it lands (None: writes are
+    /// not cached, or it would be too large an entry).
+    pub(crate) fn written(&self, key: &[u8], value: &[u8]) -> Option<Written> {
+        let cached = self.table.is_some() && self.cache_writes;
+        (cached && entry_weight(key.len(), value.len()) <= self.max_entry).then(|| Written {
+            key_len: key.len(),
+            bytes: key_and_value(key, value),
+        })
+    }
+
     /// `d`'s index entry changed from `old` to `new` (None: removed). A
-    /// defragmentation move (`moved`) keeps the value: the entry follows
-    /// it; any other change drops the entry.
+    /// write that brings its record (`written`, the record at `new`)
+    /// replaces the entry with it; a defragmentation move (`moved`) keeps
+    /// the value: the entry follows it; any other change drops the entry.
     pub(crate) fn changed(
         &self,
         d: Digest,
         old: Option<Location>,
         new: Option<Location>,
         moved: bool,
+        written: Option<Written>,
     ) {
         let Some(table) = &self.table else { return };
         let stripe = &self.stripes[stripe_of(d)];
         let _fence = lock(&stripe.lock);
         stripe.generation.fetch_add(1, Release);
+        if let (Some(loc), Some(w)) = (new, written) {
+            assert!(!moved && !loc.tombstone, "a write's own record");
+            let entry = Cached {
+                loc,
+                key_len: w.key_len,
+                bytes: w.bytes,
+            };
+            // Only a key whose index entry named a record may have an
+            // entry to replace (every change of the index updates or
+            // drops the key's entry).
+            let cached = old.is_some_and(|l| !l.tombstone);
+            return self.store_written(table, d, entry, cached);
+        }
         match (table.peek(&d), new) {
             (Some(c), Some(loc)) if moved && Some(c.loc) == old => {
                 let mut call = Call { replacing: Some(d) };
@@ -287,6 +339,32 @@ impl RecordCache {
             }
             (None, _) => {}
         }
+    }
+
+    /// Puts a write's record in, in place of the key's entry if it may
+    /// have one (`cached`). A replace keeps the entry's standing in the
+    /// eviction policy (only reads make an entry hot); a new entry enters
+    /// as a fill does.
+    fn store_written(&self, table: &Table, d: Digest, entry: Cached, cached: bool) {
+        let entry = if cached {
+            let mut call = Call { replacing: Some(d) };
+            match table.replace_with_lifecycle(d, entry, true, &mut call) {
+                Ok(()) => {
+                    debug_assert!(call.replacing.is_none(), "the old entry was displaced");
+                    self.counters.invalidations.fetch_add(1, Relaxed);
+                    self.counters.written.fetch_add(1, Relaxed);
+                    return;
+                }
+                // Not cached, or evicted since.
+                Err((_, entry)) => entry,
+            }
+        } else {
+            debug_assert!(table.peek(&d).is_none(), "an entry without a record");
+            entry
+        };
+        // A new entry, whose insert may evict others (each counted).
+        table.insert_with_lifecycle(d, entry, &mut Call::default());
+        self.counters.written.fetch_add(1, Relaxed);
     }
 
     /// Drops every entry (FLUSHALL) and fences every fill in flight.
@@ -310,6 +388,7 @@ impl RecordCache {
             evictions: self.evictions.0.load(Relaxed),
             fills: c.fills.load(Relaxed),
             fills_refused: c.fills_refused.load(Relaxed),
+            written: c.written.load(Relaxed),
             invalidations: c.invalidations.load(Relaxed),
         }
     }

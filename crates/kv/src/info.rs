@@ -192,6 +192,7 @@ fn cache_fields(c: &CacheStats) -> Vec<(String, String)> {
         ("hiops_cache_evictions", c.evictions.to_string()),
         ("hiops_cache_fills", c.fills.to_string()),
         ("hiops_cache_fills_refused", c.fills_refused.to_string()),
+        ("hiops_cache_written", c.written.to_string()),
         ("hiops_cache_invalidations", c.invalidations.to_string()),
     ])
 }

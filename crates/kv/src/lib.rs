@@ -24,7 +24,7 @@
 //!
 //! Modules: [`format`](mod@format) (bytes on the device), [`index`] (the digest index),
 //! [`store`] (writes, reads, flush, defragmentation, recovery), [`cache`]
-//! (the RAM cache tier of recently read records), [`resp`]
+//! (the RAM cache tier of records recently read or written), [`resp`]
 //! (the Redis protocol), [`server`] (the Redis-protocol server), [`ycsb`] (the YCSB core
 //! workloads).
 

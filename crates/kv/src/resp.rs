@@ -9,7 +9,6 @@
 //! read resuming where the last stopped, so the work is linear in the
 //! command's size (a 57 MB `MSET` is scanned once, not once per read).
 
-use std::io::Write;
 use std::ops::Range;
 
 /// Room for arguments a parser keeps between commands (a server counts a
@@ -338,10 +337,26 @@ impl<'a> Reply<'a> {
         self.resp3
     }
 
+    /// `kind`, then `n` in decimal and CRLF: the line before every bulk
+    /// string and aggregate (by hand: `write!` cost 0.5% of a GET's CPU).
     fn header(&mut self, kind: u8, n: i64) {
         self.out.push(kind);
-        // Writing into a Vec cannot fail.
-        let _ = write!(self.out, "{n}\r\n");
+        if n < 0 {
+            self.out.push(b'-');
+        }
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut v = n.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.out.extend_from_slice(&digits[at..]);
+        self.out.extend_from_slice(b"\r\n");
     }
 
     pub fn simple(&mut self, s: &str) {
@@ -730,6 +745,24 @@ mod tests {
                 );
                 assert_eq!(t, Value::Bulk(Some(b"# Server\r\n".to_vec())));
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_header_writes_its_number_as_format_does(n: i64, kind in prop::sample::select(vec![b'$', b'*', b'%', b':'])) {
+            let mut out = Vec::new();
+            Reply::resp2(&mut out).header(kind, n);
+            prop_assert_eq!(out, format!("{}{n}\r\n", kind as char).into_bytes());
+        }
+    }
+
+    #[test]
+    fn headers_at_the_edges_of_the_range() {
+        for n in [0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            Reply::resp2(&mut out).header(b'$', n);
+            assert_eq!(out, format!("${n}\r\n").into_bytes());
         }
     }
 

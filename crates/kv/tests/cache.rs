@@ -1,7 +1,7 @@
 //! The RAM cache tier: its counts under fixed access patterns, scan
 //! resistance, writes that update or drop entries (SET, DEL, FLUSHALL,
-//! defragmentation moves), and no stale value under concurrent SETs and
-//! GETs.
+//! defragmentation moves), SETs that put their records in, and no stale
+//! value under concurrent SETs and GETs.
 
 use hiops_kv::cache::entry_weight;
 use hiops_kv::{CacheStats, Durability, Store, StoreConfig};
@@ -10,12 +10,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 const BLOCK: u32 = 64 * 1024;
 const VALUE: usize = 1000;
 
+/// A store whose cache only GETs fill (the read path's counts are exact).
 fn config(blocks: u64, cache_size: u64) -> StoreConfig {
     StoreConfig {
         block_size: BLOCK,
         create_size: blocks * BLOCK as u64,
         durability: Durability::Buffered,
         cache_size,
+        cache_writes: false,
         ..StoreConfig::default()
     }
 }
@@ -51,7 +53,11 @@ fn weight() -> u64 {
 
 /// Each entry the cache took is resident, evicted, or dropped by a write.
 fn assert_accounted(c: &CacheStats) {
-    assert_eq!(c.entries, c.fills - c.evictions - c.invalidations, "{c:?}");
+    assert_eq!(
+        c.entries,
+        c.fills + c.written - c.evictions - c.invalidations,
+        "{c:?}"
+    );
     assert_eq!(c.bytes, c.entries * weight(), "{c:?}");
     assert!(c.bytes <= c.capacity, "{c:?}");
 }
@@ -134,6 +140,90 @@ fn a_one_pass_scan_leaves_the_hot_set_cached() {
         after_scan.evictions
     );
     assert_eq!(hot_hits, hot as u64, "the scan evicted hot records: {c:?}");
+    assert_accounted(&c);
+}
+
+/// A store whose SETs put their records in the cache (the default).
+fn writing(blocks: u64, cache_size: u64, durability: Durability) -> StoreConfig {
+    StoreConfig {
+        cache_writes: true,
+        durability,
+        ..config(blocks, cache_size)
+    }
+}
+
+#[test]
+fn a_get_after_a_set_is_served_from_the_cache_under_either_durability() {
+    for durability in [Durability::Buffered, Durability::Sync] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = writing(128, 1 << 20, durability);
+        let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+        // On the device once synced: without the SETs' entries, each GET
+        // would read it.
+        load(&store, 0..100);
+        let before = store.stats();
+        read_all(&store, 0..100);
+        let s = store.stats();
+        assert_eq!(s.device_reads, before.device_reads, "{durability:?}");
+        assert_eq!(s.memory_reads, before.memory_reads, "{durability:?}");
+        let c = s.cache;
+        assert_eq!(
+            (c.hits, c.misses, c.fills, c.written),
+            (100, 0, 0, 100),
+            "{durability:?}"
+        );
+        assert_accounted(&c);
+    }
+}
+
+#[test]
+fn an_overwrite_replaces_its_entry_and_a_del_drops_it() {
+    for durability in [Durability::Buffered, Durability::Sync] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = writing(128, 1 << 20, durability);
+        let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+        load(&store, 0..10);
+        store.set(&key(0), &value(0, 1)).unwrap();
+        assert!(store.del(&key(1)).unwrap());
+        let c = store.stats().cache;
+        assert_eq!((c.entries, c.written, c.invalidations), (9, 11, 2), "{c:?}");
+        // The new value, from the cache; the deleted key, from nowhere.
+        assert_eq!(store.get(&key(0)).unwrap(), Some(value(0, 1)));
+        assert_eq!(store.get(&key(1)).unwrap(), None);
+        let c = store.stats().cache;
+        assert_eq!((c.hits, c.misses), (1, 0), "{durability:?}: {c:?}");
+        assert_accounted(&c);
+        // And so after a reopen, from the device.
+        drop(store);
+        let cfg = writing(128, 1 << 20, durability);
+        let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+        assert_eq!(store.get(&key(0)).unwrap(), Some(value(0, 1)));
+        assert_eq!(store.get(&key(1)).unwrap(), None);
+    }
+}
+
+#[test]
+fn a_bulk_load_leaves_the_hot_set_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = 512 << 10;
+    let cfg = writing(256, cache, Durability::Buffered);
+    let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
+    let (hot, bulk) = (100u32, 4000u32);
+    load(&store, 0..hot);
+    read_all(&store, 0..hot);
+    read_all(&store, 0..hot);
+    // Eight times more records written than the cache holds.
+    load(&store, hot..hot + bulk);
+    let after_load = store.stats().cache;
+    let room = cache / weight();
+    assert!(
+        after_load.evictions >= bulk as u64 - room,
+        "the load cycled the cache: {after_load:?}"
+    );
+    read_all(&store, 0..hot);
+    let c = store.stats().cache;
+    let hot_hits = c.hits - after_load.hits;
+    assert_eq!(hot_hits, hot as u64, "the load evicted hot records: {c:?}");
     assert_accounted(&c);
 }
 
@@ -307,6 +397,17 @@ fn reader(store: &Store, keys: &Keys, r: u32, done: &AtomicBool) -> u64 {
 
 #[test]
 fn no_get_returns_a_stale_value_under_concurrent_sets_and_moves() {
+    no_stale_value(false);
+}
+
+#[test]
+fn no_get_returns_a_stale_value_when_sets_fill_the_cache() {
+    no_stale_value(true);
+}
+
+/// Writers, readers and the defragmenter on the same keys; with
+/// `cache_writes`, every SET also replaces its key's entry.
+fn no_stale_value(cache_writes: bool) {
     // In memory where there is a tmpfs: its syncs cost nothing, so the
     // defragmenter's passes keep pace with the writers.
     let shm = std::path::Path::new("/dev/shm");
@@ -325,6 +426,7 @@ fn no_get_returns_a_stale_value_under_concurrent_sets_and_moves() {
         create_size: 640 * (16 << 10),
         defrag_threshold: 0.9,
         durability: Durability::Sync,
+        cache_writes,
         ..config(0, KEYS as u64 / 6 * entry_weight(12, 600))
     };
     let store = Store::open(&dir.path().join("kv.dat"), cfg).unwrap();
@@ -382,9 +484,19 @@ fn no_get_returns_a_stale_value_under_concurrent_sets_and_moves() {
         "the cache served: {:?}",
         s.cache
     );
+    assert_eq!(
+        s.cache.written > 0,
+        cache_writes,
+        "SETs filled the cache: {:?}",
+        s.cache
+    );
     assert!(s.defrag_moved > 0, "records moved under the readers");
     let c = &s.cache;
-    assert_eq!(c.entries, c.fills - c.evictions - c.invalidations, "{c:?}");
+    assert_eq!(
+        c.entries,
+        c.fills + c.written - c.evictions - c.invalidations,
+        "{c:?}"
+    );
     // And after the dust settles, every key holds its last SET.
     for k in 0..KEYS {
         let v = store.get(&key(k)).unwrap().unwrap();

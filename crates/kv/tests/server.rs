@@ -33,14 +33,24 @@ fn start_with(cfg: ServerConfig) -> Running {
 /// free port; for the tasks model, the store's flusher and defragmenter
 /// are on a task ring too (as `hiops kv serve` opens it).
 fn start_on(cfg: ServerConfig, block_size: u32) -> Running {
+    start_store(
+        cfg,
+        StoreConfig {
+            create_size: 64 << 20,
+            block_size,
+            ..StoreConfig::default()
+        },
+    )
+}
+
+/// A server on a fresh store of `store`'s configuration.
+fn start_store(cfg: ServerConfig, store: StoreConfig) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(
         &dir.path().join("kv.dat"),
         StoreConfig {
-            create_size: 64 << 20,
-            block_size,
             tasks: (cfg.model == Model::Tasks).then(|| cfg.task.clone()),
-            ..StoreConfig::default()
+            ..store
         },
     )
     .unwrap();
@@ -743,10 +753,20 @@ fn gets_at_once_count_each_ring_io_once(s: &Running, model: Model, value: &[u8])
 #[test]
 fn the_tasks_model_reads_the_device_through_its_task_rings() {
     for model in [Model::Tasks, Model::Threads] {
-        let s = start_with(ServerConfig {
-            model,
-            ..ServerConfig::default()
-        });
+        // Only GETs fill the cache: the first GET of each key reads the
+        // device.
+        let s = start_store(
+            ServerConfig {
+                model,
+                ..ServerConfig::default()
+            },
+            StoreConfig {
+                create_size: 64 << 20,
+                block_size: 64 << 10,
+                cache_writes: false,
+                ..StoreConfig::default()
+            },
+        );
         let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
         let value = vec![b'v'; 1000];
         for i in 0..500 {
@@ -783,6 +803,33 @@ fn the_tasks_model_reads_the_device_through_its_task_rings() {
         assert_eq!(info_field(&mut c, "hiops_cache_bytes"), weight);
         assert!(info_field(&mut c, "hiops_cache_capacity") > 0);
         gets_at_once_count_each_ring_io_once(&s, model, &value);
+    }
+}
+
+#[test]
+fn a_get_after_a_set_reads_the_cache_not_the_device() {
+    for model in [Model::Tasks, Model::Threads] {
+        let s = start_with(ServerConfig {
+            model,
+            ..ServerConfig::default()
+        });
+        let mut c = RespConn::connect(&s.addr.to_string()).unwrap();
+        let value = |i: usize| vec![b'a' + (i % 26) as u8; 1000];
+        for i in 0..500 {
+            let r = c.call(&[b"SET", format!("k{i}").as_bytes(), &value(i)]);
+            assert_eq!(r.unwrap(), Value::Simple("OK".into()));
+        }
+        // The first keys' blocks are flushed, their records cached by
+        // the SETs: no GET reads the device.
+        s.store.sync().unwrap();
+        for i in 0..500 {
+            let r = c.call(&[b"GET", format!("k{i}").as_bytes()]).unwrap();
+            assert_eq!(r, Value::Bulk(Some(value(i))), "{model:?}: k{i}");
+        }
+        assert_eq!(info_field(&mut c, "hiops_device_reads"), 0, "{model:?}");
+        assert_eq!(info_field(&mut c, "hiops_cache_hits"), 500, "{model:?}");
+        assert_eq!(info_field(&mut c, "hiops_cache_written"), 500, "{model:?}");
+        assert_eq!(info_field(&mut c, "hiops_cache_fills"), 0, "{model:?}");
     }
 }
 

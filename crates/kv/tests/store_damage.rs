@@ -18,6 +18,8 @@ fn config(repair: bool) -> StoreConfig {
         create_size: 65 * BLOCK as u64,
         defrag_threshold: 0.0, // blocks stay where the test finds them
         repair,
+        // GETs read the device, as before the SETs' records were cached.
+        cache_writes: false,
         ..StoreConfig::default()
     }
 }

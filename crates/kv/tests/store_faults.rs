@@ -27,6 +27,8 @@ fn config() -> StoreConfig {
     StoreConfig {
         block_size: BLOCK,
         create_size: 17 * BLOCK as u64,
+        // GETs read the device, as before the SETs' records were cached.
+        cache_writes: false,
         ..StoreConfig::default()
     }
 }

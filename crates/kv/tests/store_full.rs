@@ -12,6 +12,8 @@ fn config(blocks: u64) -> StoreConfig {
     StoreConfig {
         block_size: BLOCK,
         create_size: (blocks + 1) * BLOCK as u64,
+        // GETs read the device, as before the SETs' records were cached.
+        cache_writes: false,
         ..StoreConfig::default()
     }
 }

@@ -307,8 +307,11 @@ impl Backend for TaskStore<'_> {
         // (a difference around this GET's await would count the others'
         // again, once for every GET they overlap).
         let issued = ring.counters().issued;
-        self.ring_ios
-            .fetch_add(issued - published.replace(issued), Relaxed);
+        let new = issued - published.replace(issued);
+        // A GET from memory issued none: the shared count is left alone.
+        if new > 0 {
+            self.ring_ios.fetch_add(new, Relaxed);
+        }
         got
     }
 

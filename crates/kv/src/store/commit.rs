@@ -36,6 +36,7 @@
 
 use super::inner::Inner;
 use super::writer::{Checkpoint, OpenBlock, Writer, FREE, OPEN};
+use crate::cache::Written;
 use crate::index::{Digest, Location};
 use hiops_path::AlignedBuf;
 use std::sync::atomic::Ordering::*;
@@ -50,10 +51,17 @@ struct Held {
 
 impl Inner {
     /// Points the index at a record, books its live bytes and updates the
-    /// cache (before the write is acknowledged: see `crate::cache`). A
-    /// move (`moved_from`) lands only if the key's record is still the one
-    /// it copied: else the copy is dead.
-    pub(super) fn point(&self, d: Digest, loc: Location, moved_from: Option<Location>) {
+    /// cache (before the write is acknowledged: see `crate::cache`), with
+    /// the record itself if the write brought it (`written`). A move
+    /// (`moved_from`) lands only if the key's record is still the one it
+    /// copied: else the copy is dead.
+    pub(super) fn point(
+        &self,
+        d: Digest,
+        loc: Location,
+        moved_from: Option<Location>,
+        written: Option<Written>,
+    ) {
         if moved_from.is_some() && self.index.get(d) != moved_from {
             return;
         }
@@ -66,7 +74,8 @@ impl Inner {
                 .live
                 .fetch_sub(old.len as u64, Relaxed);
         }
-        self.cache.changed(d, old, Some(loc), moved_from.is_some());
+        self.cache
+            .changed(d, old, Some(loc), moved_from.is_some(), written);
     }
 
     /// A flush made every record up to `lsn` durable: the index points at
@@ -79,7 +88,7 @@ impl Inner {
             if w.newest.get(&p.digest) == Some(&p.loc) {
                 w.newest.remove(&p.digest);
             }
-            self.point(p.digest, p.loc, p.moved_from);
+            self.point(p.digest, p.loc, p.moved_from, p.written);
         }
     }
 

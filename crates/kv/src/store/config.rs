@@ -60,9 +60,13 @@ pub struct StoreConfig {
     /// the damage may have made stale, and report them (`Recovery`).
     /// Without it, a damaged store is refused.
     pub repair: bool,
-    /// Bytes of the RAM cache of recently read records (`crate::cache`);
-    /// 0: no cache.
+    /// Bytes of the RAM cache of records recently read or written
+    /// (`crate::cache`); 0: no cache.
     pub cache_size: u64,
+    /// Writes put their records in the RAM cache, as Aerospike's
+    /// post-write queue keeps what was just written for the reads that
+    /// follow (on by default); off, only GETs fill it.
+    pub cache_writes: bool,
     /// Run each device's flusher and defragmenter as tasks on one I/O
     /// thread, their device I/O on a task ring of this config (the
     /// tasks-model server); None: a blocking thread each, on `path`.
@@ -85,6 +89,7 @@ impl Default for StoreConfig {
             sparse: false,
             repair: false,
             cache_size: crate::cache::default_size(),
+            cache_writes: true,
             tasks: None,
         }
     }

@@ -176,7 +176,7 @@ impl Inner {
             }
             if loc.tombstone && self.older_blocks_gone(idx, r.version) {
                 if self.index.remove_if(d, loc) {
-                    self.cache.changed(d, Some(loc), None, false);
+                    self.cache.changed(d, Some(loc), None, false, None);
                     info.live.fetch_sub(loc.len as u64, Relaxed);
                     self.counters.tombstones_dropped.fetch_add(1, Relaxed);
                 }

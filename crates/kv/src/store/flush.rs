@@ -273,8 +273,16 @@ impl Inner {
             .copied()
             .collect();
         w.refree.retain(|i| !freed.contains(i));
-        w.free.extend(freed);
-        w.free.sort_unstable_by(|a, b| b.cmp(a));
+        // Most flushes free none: the list (of every free block) stays
+        // as sorted as it was, unsorted again only when one joins.
+        if !freed.is_empty() {
+            w.free.extend(freed);
+            w.free.sort_unstable_by(|a, b| b.cmp(a));
+        }
+        debug_assert!(
+            w.free.is_sorted_by(|a, b| a >= b),
+            "free blocks highest first"
+        );
     }
 
     /// A flush failed with `e`: under sync durability every write not yet

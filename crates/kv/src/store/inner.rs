@@ -105,7 +105,7 @@ impl Inner {
             defrag_threshold: cfg.defrag_threshold,
             counters: Counters::default(),
             recovery: Mutex::new(Recovery::default()),
-            cache: RecordCache::new(cfg.cache_size),
+            cache: RecordCache::new(cfg.cache_size, cfg.cache_writes),
             name: String::new(),
             fault: AtomicU8::new(0),
         }

@@ -412,25 +412,37 @@ impl Inner {
         };
         w.appended_lsn += len as u64;
         let lsn = w.appended_lsn;
+        // A SET's record for the cache (a move's entry follows its record).
+        let written = (expect.is_none() && !loc.tombstone)
+            .then(|| self.cache.written(key, value))
+            .flatten();
         let sync = self.durability == super::config::Durability::Sync;
-        if sync {
-            assert!(
-                w.pending.back().is_none_or(|p| p.lsn < lsn),
-                "LSN {lsn} appended behind a pending write's",
-            );
-            w.pending.push_back(Pending {
-                lsn,
-                digest: d,
-                loc,
-                moved_from: expect,
-            });
-            w.newest.insert(d, loc);
-        } else {
-            // Acknowledged at the append: readers see it now.
-            self.point(d, loc, expect);
-        }
+        let appended = Pending {
+            lsn,
+            digest: d,
+            loc,
+            moved_from: expect,
+            written,
+        };
+        self.appended(w, appended, sync);
         w.appended(sync || tier == Tier::Defrag);
         Ok(Some((loc, lsn)))
+    }
+
+    /// A record just appended: under sync durability it waits for its
+    /// flush (module `commit`); under buffered durability it is
+    /// acknowledged at the append, so readers see it now.
+    fn appended(&self, w: &mut Writer, p: Pending, sync: bool) {
+        if !sync {
+            return self.point(p.digest, p.loc, p.moved_from, p.written);
+        }
+        assert!(
+            w.pending.back().is_none_or(|b| b.lsn < p.lsn),
+            "LSN {} appended behind a pending write's",
+            p.lsn
+        );
+        w.newest.insert(p.digest, p.loc);
+        w.pending.push_back(p);
     }
 
     /// Ends the open block with its seal record and queues it for the

@@ -5,6 +5,7 @@
 
 use super::error::StoreError;
 use super::wait::WakeList;
+use crate::cache::Written;
 use crate::format::Superblock;
 use crate::index::{Digest, DigestHasher, Location};
 use hiops_path::AlignedBuf;
@@ -80,6 +81,8 @@ pub(super) struct Pending {
     /// A defragmentation move: the location it copies (the index must
     /// still point there when it lands).
     pub(super) moved_from: Option<Location>,
+    /// The record for the cache, which takes it when it lands.
+    pub(super) written: Option<Written>,
 }
 
 /// When a write was appended: flushes started and rollbacks done by then.
