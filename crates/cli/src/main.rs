@@ -9,6 +9,8 @@
 //! Exit codes are in [`exit`]; on Ctrl-C or SIGTERM a run prints its
 //! partial result (a second signal ends the process at once).
 
+#![forbid(unsafe_code)]
+
 mod args;
 mod exit;
 mod fio_link;

@@ -150,9 +150,6 @@ fn run_plan(
     };
     let outcome = hiops_bench::run_phases_with(&plan.jobs, &plan.phases, opts, coord);
     bar.clear();
-    if let Some(dir) = &plan.temp_dir {
-        let _ = std::fs::remove_dir(dir);
-    }
     if let (Err(_), Some(o)) = (&outcome, &out) {
         if o.made {
             // No result will go there: the empty file hiops made goes.

@@ -27,7 +27,6 @@ use hiops_job::spec::{JobMeta, LatPercentiles};
 use hiops_job::{JobBuilder, JobSpec};
 use refusals::{apply, Refusals};
 use std::fs::File;
-use std::path::PathBuf;
 use targets::make_temp_targets;
 
 /// Which defaults a job starts from.
@@ -52,10 +51,6 @@ pub struct FioPlan {
     pub global_options: Vec<(String, String)>,
     /// Options skipped under --ignore-unsupported, one line each.
     pub ignored: Vec<String>,
-    /// No longer made (always `None`): the embedded job's file is unlinked
-    /// as soon as it is created (see `temp_files`). Kept for callers that
-    /// still remove it.
-    pub temp_dir: Option<PathBuf>,
     /// The embedded job's files, created and unlinked at once: jobs reach
     /// them through `/proc/self/fd/N`, which stays valid while the plan
     /// lives, and nothing is left behind whatever ends the process.
@@ -122,6 +117,10 @@ pub fn plan(
     }
     make_temp_targets(&mut out.jobs, &mut out.temp_files, &temp_jobs)?;
     assert_eq!(out.jobs.len(), out.phases.len(), "a phase for every job");
+    assert!(
+        out.jobs.iter().all(|j| j.numjobs >= 1),
+        "every job the checks let through runs at least one thread"
+    );
     Ok(out)
 }
 
