@@ -42,11 +42,28 @@ pub struct FioJob {
     pub majf: u64,
     #[serde(deserialize_with = "count")]
     pub minf: u64,
+    /// fio's flushes: how many, and their latency.
+    pub sync: Option<Flushes>,
     /// Share of commands (%) by the depth they were issued at.
     pub iodepth_level: BTreeMap<String, f64>,
-    /// Share of I/Os (%) by latency bucket, µs and ms.
+    /// Share of submissions and reaps (%) by how many commands each took.
+    pub iodepth_submit: BTreeMap<String, f64>,
+    pub iodepth_complete: BTreeMap<String, f64>,
+    /// Share of I/Os (%) by latency bucket, ns, µs and ms.
+    pub latency_ns: BTreeMap<String, f64>,
     pub latency_us: BTreeMap<String, f64>,
     pub latency_ms: BTreeMap<String, f64>,
+    /// fio's latency target (`latency_target`, its window, percentile and
+    /// the depth it settled at).
+    #[serde(deserialize_with = "count")]
+    pub latency_depth: u64,
+    #[serde(deserialize_with = "count")]
+    pub latency_target: u64,
+    #[serde(deserialize_with = "count")]
+    pub latency_window: u64,
+    pub latency_percentile: f64,
+    /// The steady state a job watched for (`ss`), where it did.
+    pub steadystate: Option<SteadyState>,
     /// The errors gone past, where the job continues on errors.
     #[serde(deserialize_with = "some_count")]
     pub total_err: Option<u64>,
@@ -64,6 +81,54 @@ pub struct HiopsJob {
     pub engine: Option<String>,
     #[serde(deserialize_with = "some_count")]
     pub effective_iodepth: Option<u64>,
+    /// What the job was doing when it failed (fio's `func`).
+    pub failed_in: Option<String>,
+    /// The job's errors, in words.
+    #[serde(deserialize_with = "texts")]
+    pub errors: Vec<String>,
+    /// What verification found.
+    pub verify: Option<Verified>,
+}
+
+/// What a job's verification found.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Verified {
+    #[serde(deserialize_with = "count")]
+    pub bad_blocks: u64,
+}
+
+/// fio's `sync` of a job: flushes counted and their latency.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Flushes {
+    #[serde(deserialize_with = "count")]
+    pub total_ios: u64,
+    pub lat_ns: Latency,
+}
+
+/// fio's `steadystate` of a job that watched for one.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SteadyState {
+    /// The criterion's name (`iops`, `bw_slope`, ...).
+    pub ss: Option<String>,
+    #[serde(deserialize_with = "count")]
+    pub attained: u64,
+    /// The criterion's limit as fio writes it (`"20.000000%"`).
+    #[serde(deserialize_with = "text")]
+    pub criterion: String,
+    pub data: SteadyData,
+}
+
+/// The means of a steady state's window.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SteadyData {
+    #[serde(deserialize_with = "count")]
+    pub bw_mean: u64,
+    #[serde(deserialize_with = "count")]
+    pub iops_mean: u64,
 }
 
 /// One direction's figures.
@@ -74,6 +139,10 @@ pub struct Direction {
     pub io_bytes: u64,
     #[serde(deserialize_with = "count")]
     pub total_ios: u64,
+    #[serde(deserialize_with = "count")]
+    pub short_ios: u64,
+    #[serde(deserialize_with = "count")]
+    pub drop_ios: u64,
     /// ms.
     #[serde(deserialize_with = "count")]
     pub runtime: u64,
@@ -97,6 +166,21 @@ pub struct Direction {
     pub iops_stddev: f64,
     #[serde(deserialize_with = "count")]
     pub iops_samples: u64,
+    /// Latency by I/O priority, where two or more priorities saw I/O.
+    pub prios: Vec<Prio>,
+}
+
+/// One I/O priority's latency: lat's where lat percentiles are shown,
+/// else clat's.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Prio {
+    #[serde(deserialize_with = "count")]
+    pub prioclass: u64,
+    #[serde(deserialize_with = "count")]
+    pub prio: u64,
+    pub clat_ns: Option<Latency>,
+    pub lat_ns: Option<Latency>,
 }
 
 /// A latency's statistics (ns).
@@ -187,6 +271,11 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 /// A string, null read as empty.
 fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Strings, null read as none.
+fn texts<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    Ok(Option::<Vec<String>>::deserialize(d)?.unwrap_or_default())
 }
 
 fn some_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

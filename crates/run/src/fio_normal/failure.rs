@@ -8,26 +8,27 @@
 //! latency_target, job), and fio's errno and text, which are what
 //! scripts read (`err=` and `error=`).
 
-use super::figure::int;
-use serde_json::Value;
+use hiops_report::fio_doc::FioJob;
 use std::fmt::Write;
 
 /// fio's `verror` of a job whose `error` is not 0: `file:hiops,
 /// func=FN, error=STR`.
-pub(super) fn verror(job: &Value) -> String {
-    let err = int(&job["error"]);
+pub(super) fn verror(job: &FioJob) -> String {
+    let err = job.error;
     assert!(err != 0, "a job without an error has no verror");
     format!("file:hiops, func={}, error={}", func(job), strerror(err))
 }
 
 /// What the job was doing when it failed: hiops' own account, else
 /// verify's bad blocks, else the job as a whole.
-fn func(job: &Value) -> &str {
-    let h = &job["hiops"];
-    if let Some(f) = h["failed_in"].as_str() {
+fn func(job: &FioJob) -> &str {
+    let Some(h) = &job.hiops else {
+        return "job";
+    };
+    if let Some(f) = h.failed_in.as_deref() {
         return f;
     }
-    match int(&h["verify"]["bad_blocks"]) {
+    match h.verify.as_ref().map_or(0, |v| v.bad_blocks) {
         0 => "job",
         _ => "verify",
     }
@@ -36,19 +37,17 @@ fn func(job: &Value) -> &str {
 /// Whether the job ended on its error (fio's `td->error` at the thread's
 /// end), not went past errors under continue_on_error: fio's header names
 /// the first of those all the same, but prints no `fio: pid=` line.
-fn ended_on_error(job: &Value) -> bool {
-    let went_past = int(&job["total_err"]) > 0
-        && job["hiops"]["errors"]
-            .as_array()
-            .is_none_or(|e| e.is_empty());
-    int(&job["error"]) != 0 && !went_past
+fn ended_on_error(job: &FioJob) -> bool {
+    let went_past =
+        job.total_err.unwrap_or(0) > 0 && job.hiops.as_ref().is_none_or(|h| h.errors.is_empty());
+    job.error != 0 && !went_past
 }
 
 /// fio's `fio: pid=N, err=E/VERROR` line for each job that ended on an
 /// error, as fio prints it when the thread ends (before the report).
-pub(super) fn pid_lines(out: &mut String, jobs: &[Value], pid: u32) {
+pub(super) fn pid_lines(out: &mut String, jobs: &[FioJob], pid: u32) {
     for job in jobs.iter().filter(|j| ended_on_error(j)) {
-        let err = int(&job["error"]);
+        let err = job.error;
         let _ = writeln!(out, "fio: pid={pid}, err={err}/{}", verror(job));
     }
 }
@@ -66,12 +65,17 @@ pub(super) fn strerror(errno: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    fn typed(v: Value) -> FioJob {
+        serde_json::from_value(v).unwrap()
+    }
 
     #[test]
     fn a_failed_command_names_its_operation_and_fios_errno_text() {
-        let job =
-            json!({"error": 5, "hiops": {"failed_in": "write", "errors": ["job w: write failed"]}});
+        let job = typed(
+            json!({"error": 5, "hiops": {"failed_in": "write", "errors": ["job w: write failed"]}}),
+        );
         assert_eq!(
             verror(&job),
             "file:hiops, func=write, error=Input/output error"
@@ -86,10 +90,12 @@ mod tests {
 
     #[test]
     fn bad_blocks_are_verify_and_errors_gone_past_print_no_pid_line() {
-        let bad = json!({"error": 84, "hiops": {"errors": [], "verify": {"bad_blocks": 2}}});
+        let bad = typed(json!({"error": 84, "hiops": {"errors": [], "verify": {"bad_blocks": 2}}}));
         assert!(verror(&bad).contains("func=verify, error=Invalid or incomplete multibyte"));
-        let past = json!({"error": 84, "total_err": 3, "hiops": {"errors": [], "verify": {"bad_blocks": 3}}});
-        let fine = json!({"error": 0, "hiops": {"errors": []}});
+        let past = typed(
+            json!({"error": 84, "total_err": 3, "hiops": {"errors": [], "verify": {"bad_blocks": 3}}}),
+        );
+        let fine = typed(json!({"error": 0, "hiops": {"errors": []}}));
         let mut out = String::new();
         pid_lines(&mut out, &[past, fine], 7);
         assert_eq!(out, "");

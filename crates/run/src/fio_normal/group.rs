@@ -3,9 +3,8 @@
 //! `show_mixed_group_stats`, `print_disk_util`), from the jobs of hiops'
 //! fio JSON.
 
-use super::figure::{int, num};
 use super::num2str::{num2str, Unit};
-use serde_json::Value;
+use hiops_report::fio_doc::{DiskUtil, FioJob};
 use std::fmt::Write;
 
 /// One reporting group's figures per direction (read, write, trim), as
@@ -42,29 +41,28 @@ impl Group {
     }
 
     /// One job's directions added, as fio adds each thread_stat.
-    fn add(&mut self, job: &Value) {
-        let mixed_only = job.get("read").is_none() && job.get("mixed").is_some();
+    fn add(&mut self, job: &FioJob) {
+        let mixed_only = job.read.is_none() && job.mixed.is_some();
         self.mixed_only |= mixed_only;
-        self.both |= job.get("read").is_some() && job.get("mixed").is_some();
-        let keys = if mixed_only {
-            ["mixed", "", ""]
-        } else {
-            ["read", "write", "trim"]
+        self.both |= job.read.is_some() && job.mixed.is_some();
+        let dirs = match mixed_only {
+            true => [job.mixed.as_ref(), None, None],
+            false => [job.read.as_ref(), job.write.as_ref(), job.trim.as_ref()],
         };
-        for (i, k) in keys.iter().enumerate() {
-            let d = &job[*k];
-            let run = int(&d["runtime"]);
+        for (i, d) in dirs.into_iter().enumerate() {
+            let Some(d) = d else { continue };
+            let run = d.runtime;
             // A direction the job never did has no runtime in fio.
-            let did = int(&d["io_bytes"]) + int(&d["total_ios"]) > 0;
-            if k.is_empty() || run == 0 || !did {
+            let did = d.io_bytes + d.total_ios > 0;
+            if run == 0 || !did {
                 continue;
             }
             self.min_run[i] = self.min_run[i].min(run);
             self.max_run[i] = self.max_run[i].max(run);
-            let bw = int(&d["io_bytes"]).saturating_mul(1000) / run;
+            let bw = d.io_bytes.saturating_mul(1000) / run;
             self.min_bw[i] = self.min_bw[i].min(bw);
             self.max_bw[i] = self.max_bw[i].max(bw);
-            self.io_bytes[i] += int(&d["io_bytes"]);
+            self.io_bytes[i] += d.io_bytes;
         }
     }
 
@@ -111,11 +109,11 @@ impl Group {
 
 /// Every group from 0 to the highest a job names (fio prints a heading
 /// for each, a group without a reported job included).
-pub fn groups(jobs: &[Value]) -> Vec<Group> {
-    let top = jobs.iter().map(|j| int(&j["groupid"])).max().unwrap_or(0);
+pub fn groups(jobs: &[FioJob]) -> Vec<Group> {
+    let top = jobs.iter().map(|j| j.groupid).max().unwrap_or(0);
     let mut all: Vec<Group> = (0..=top).map(Group::new).collect();
     for j in jobs {
-        all[int(&j["groupid"]) as usize].add(j);
+        all[j.groupid as usize].add(j);
     }
     all.iter_mut().for_each(Group::settle);
     all
@@ -181,24 +179,24 @@ fn mixed_line(out: &mut String, g: &Group) {
 
 /// fio's `Disk stats (read/write):` and a line per disk; nothing when the
 /// run watched no disk.
-pub fn disk_lines(out: &mut String, disks: &Value) {
-    let Some(disks) = disks.as_array().filter(|d| !d.is_empty()) else {
+pub fn disk_lines(out: &mut String, disks: &[DiskUtil]) {
+    if disks.is_empty() {
         return;
-    };
+    }
     out.push_str("\nDisk stats (read/write):\n");
     for d in disks {
         let _ = writeln!(
             out,
             "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
-            d["name"].as_str().unwrap_or_default(),
-            int(&d["read_ios"]),
-            int(&d["write_ios"]),
-            int(&d["read_merges"]),
-            int(&d["write_merges"]),
-            int(&d["read_ticks"]),
-            int(&d["write_ticks"]),
-            int(&d["in_queue"]),
-            num(&d["util"]).min(100.0)
+            d.name,
+            d.read_ios,
+            d.write_ios,
+            d.read_merges,
+            d.write_merges,
+            d.read_ticks,
+            d.write_ticks,
+            d.in_queue,
+            d.util.min(100.0)
         );
     }
 }
@@ -208,9 +206,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn job(group: u64, read: (u64, u64)) -> Value {
-        json!({"groupid": group, "read": {"io_bytes": read.0, "runtime": read.1},
-               "write": {"io_bytes": 0, "runtime": 0}, "trim": {"io_bytes": 0, "runtime": 0}})
+    fn job(group: u64, read: (u64, u64)) -> FioJob {
+        serde_json::from_value(
+            json!({"groupid": group, "read": {"io_bytes": read.0, "runtime": read.1},
+               "write": {"io_bytes": 0, "runtime": 0}, "trim": {"io_bytes": 0, "runtime": 0}}),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -244,10 +245,13 @@ mod tests {
     #[test]
     fn disks_as_fio_lists_them() {
         let mut out = String::new();
-        disk_lines(&mut out, &json!([]));
+        disk_lines(&mut out, &[]);
         assert!(out.is_empty());
-        let d = json!([{"name": "vda", "read_ios": 5, "write_ios": 6, "read_merges": 0,
-            "write_merges": 1, "read_ticks": 2, "write_ticks": 3, "in_queue": 5, "util": 12.3456}]);
+        let d: Vec<DiskUtil> = serde_json::from_value(
+            json!([{"name": "vda", "read_ios": 5, "write_ios": 6, "read_merges": 0,
+            "write_merges": 1, "read_ticks": 2, "write_ticks": 3, "in_queue": 5, "util": 12.3456}]),
+        )
+        .unwrap();
         disk_lines(&mut out, &d);
         let want = "\nDisk stats (read/write):\n  vda: ios=5/6, merge=0/1, ticks=2/3, in_queue=5, util=12.35%\n";
         assert_eq!(out, want);

@@ -2,41 +2,24 @@
 //! `display_lat`, `show_clat_percentiles`, `show_latencies`), from the
 //! figures of hiops' fio JSON.
 
-use super::figure::{int, num};
 use super::num2str::{latency_unit, num2str, percentile_unit, Unit};
-use serde_json::Value;
+use hiops_report::fio_doc::{FioJob, Latency};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// fio's summary line of one latency (`    clat (usec): min=..., max=...,
 /// avg=..., stdev=...`); nothing when it has no samples.
-pub fn summary(out: &mut String, name: &str, lat: &Value) {
-    if int(&lat["N"]) == 0 {
+pub fn summary(out: &mut String, name: &str, lat: &Latency) {
+    if lat.n == 0 {
         return;
     }
-    let (unit, min, max, mean, dev) = latency_unit(
-        int(&lat["min"]),
-        int(&lat["max"]),
-        num(&lat["mean"]),
-        num(&lat["stddev"]),
-    );
+    let (unit, min, max, mean, dev) = latency_unit(lat.min, lat.max, lat.mean, lat.stddev);
     let _ = writeln!(
         out,
         "    {name} ({unit}): min={}, max={}, avg={mean:5.02}, stdev={dev:5.02}",
         num2str(min, 6, false, Unit::None),
         num2str(max, 6, false, Unit::None),
     );
-}
-
-/// A latency's percentiles as (point, ns), in order of the point.
-fn points(lat: &Value) -> Vec<(f64, u64)> {
-    let mut p: Vec<(f64, u64)> = lat["percentile"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, int(v))))
-        .collect();
-    p.sort_by(|a, b| a.0.total_cmp(&b.0));
-    p
 }
 
 /// Decimals of the percentile points as fio shows them: as many as the
@@ -56,8 +39,8 @@ fn precision(points: &[(f64, u64)]) -> usize {
 /// fio's percentile block: `    clat percentiles (usec):` and rows of
 /// ` 99.00th=[  123]`, as many per row as fit 73 columns, values rounded
 /// up to the unit chosen from the smallest and largest of them.
-pub fn percentiles(out: &mut String, name: &str, lat: &Value) {
-    let points = points(lat);
+pub fn percentiles(out: &mut String, name: &str, lat: &Latency) {
+    let points = lat.percentiles();
     if points.is_empty() {
         return;
     }
@@ -100,16 +83,16 @@ const BUCKETS_MS: [&str; 12] = [
 
 /// fio's `lat (nsec)   : 2=..%, ...` lines: the buckets that saw I/O, five
 /// to a line, in nsec, usec and msec.
-pub fn distribution(out: &mut String, job: &Value) {
-    bucket_lines(out, "nsec", &job["latency_ns"], &BUCKETS);
-    bucket_lines(out, "usec", &job["latency_us"], &BUCKETS);
-    bucket_lines(out, "msec", &job["latency_ms"], &BUCKETS_MS);
+pub fn distribution(out: &mut String, job: &FioJob) {
+    bucket_lines(out, "nsec", &job.latency_ns, &BUCKETS);
+    bucket_lines(out, "usec", &job.latency_us, &BUCKETS);
+    bucket_lines(out, "msec", &job.latency_ms, &BUCKETS_MS);
 }
 
-fn bucket_lines(out: &mut String, unit: &str, shares: &Value, keys: &[&str]) {
+fn bucket_lines(out: &mut String, unit: &str, shares: &BTreeMap<String, f64>, keys: &[&str]) {
     let seen: Vec<String> = keys
         .iter()
-        .map(|k| (k, num(&shares[*k])))
+        .map(|k| (k, *shares.get(*k).unwrap_or(&0.0)))
         .filter(|&(_, v)| v > 0.0)
         .map(|(k, v)| format!("{k}={v:3.2}%"))
         .collect();
@@ -121,9 +104,13 @@ fn bucket_lines(out: &mut String, unit: &str, shares: &Value, keys: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    fn default_list(ns: impl Fn(f64) -> u64) -> Value {
+    fn typed(v: Value) -> Latency {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn default_list(ns: impl Fn(f64) -> u64) -> Latency {
         let list = [
             1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
             99.95, 99.99,
@@ -132,7 +119,7 @@ mod tests {
             .iter()
             .map(|&q| (format!("{q:.6}"), json!(ns(q))))
             .collect();
-        json!({ "percentile": p })
+        typed(json!({ "percentile": p }))
     }
 
     #[test]
@@ -178,25 +165,29 @@ mod tests {
     #[test]
     fn latency_lines_in_fios_units_and_buckets() {
         let mut out = String::new();
-        let lat = json!({"min": 9, "max": 10419, "mean": 23.92, "stddev": 81.38, "N": 16384});
+        let lat =
+            typed(json!({"min": 9, "max": 10419, "mean": 23.92, "stddev": 81.38, "N": 16384}));
         summary(&mut out, "clat", &lat);
         assert_eq!(
             out,
             "    clat (nsec): min=9, max=10419, avg=23.92, stdev=81.38\n"
         );
         out.clear();
-        let lat = json!({"min": 3_000, "max": 1_234_567, "mean": 5000.0, "stddev": 1500.0, "N": 2});
+        let lat = typed(
+            json!({"min": 3_000, "max": 1_234_567, "mean": 5000.0, "stddev": 1500.0, "N": 2}),
+        );
         summary(&mut out, " lat", &lat);
         assert_eq!(
             out,
             "     lat (usec): min=3, max=1234, avg= 5.00, stdev= 1.50\n"
         );
         out.clear();
-        let job = json!({
+        let job: FioJob = serde_json::from_value(json!({
             "latency_ns": {"10": 0.01, "20": 0.29, "50": 99.49, "100": 0.21, "250": 0.01, "500": 0.01},
             "latency_us": {"20": 0.01},
             "latency_ms": {">=2000": 0.5},
-        });
+        }))
+        .unwrap();
         distribution(&mut out, &job);
         let want = "  lat (nsec)   : 10=0.01%, 20=0.29%, 50=99.49%, 100=0.21%, 250=0.01%
   lat (nsec)   : 500=0.01%

@@ -7,7 +7,6 @@
 
 mod date;
 mod failure;
-mod figure;
 mod group;
 mod latency;
 mod num2str;
@@ -16,8 +15,8 @@ mod preamble;
 pub use num2str::{num2str, num2str_base, Unit};
 pub use preamble::{layout_lines, preamble};
 
-use figure::{int, num};
 use group::Group;
+use hiops_report::fio_doc::{Direction, FioDoc, FioJob, Latency, Prio, SteadyState};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -35,69 +34,80 @@ pub struct Context<'a> {
 /// job that ended on an error, a blank line, every reported job's block,
 /// each group's run status, the disk stats.
 pub fn report(doc: &Value, cx: &Context<'_>) -> String {
-    let jobs: &[Value] = doc["jobs"].as_array().map_or(&[], Vec::as_slice);
+    let doc: FioDoc = serde_json::from_value(doc.clone())
+        .expect("fio's JSON as hiops writes it reads back as a fio document");
+    let jobs = &doc.jobs;
     assert_eq!(jobs.len(), cx.members.len(), "a member count per job");
     let groups = group::groups(jobs);
     let mut out = String::new();
     failure::pid_lines(&mut out, jobs, cx.pid);
     out.push('\n');
     for (job, &members) in jobs.iter().zip(cx.members) {
-        let g = &groups[int(&job["groupid"]) as usize];
+        let g = &groups[job.groupid as usize];
         job_block(&mut out, job, g, members, cx);
     }
     for g in &groups {
         group::group_lines(&mut out, g);
     }
-    group::disk_lines(&mut out, &doc["disk_util"]);
+    group::disk_lines(&mut out, &doc.disk_util);
     out
 }
 
 /// The directions a job shows, with the group bandwidth index each is a
 /// share of: read, write and trim, or "mixed" in read's place.
-const DIRS: [(&str, usize); 4] = [("read", 0), ("write", 1), ("trim", 2), ("mixed", 0)];
+fn directions(job: &FioJob) -> [(&'static str, Option<&Direction>, usize); 4] {
+    [
+        ("read", job.read.as_ref(), 0),
+        ("write", job.write.as_ref(), 1),
+        ("trim", job.trim.as_ref(), 2),
+        ("mixed", job.mixed.as_ref(), 0),
+    ]
+}
 
-fn job_block(out: &mut String, job: &Value, g: &Group, members: usize, cx: &Context<'_>) {
-    let dirs = || DIRS.iter().map(|&(k, i)| (k, &job[k], i));
-    let io: u64 = dirs()
-        .map(|(_, d, _)| int(&d["io_bytes"]) + int(&d["total_ios"]))
-        .sum();
+fn job_block(out: &mut String, job: &FioJob, g: &Group, members: usize, cx: &Context<'_>) {
+    let dirs = || {
+        directions(job)
+            .into_iter()
+            .filter_map(|(k, d, i)| Some((k, d?, i)))
+    };
+    let io: u64 = dirs().map(|(_, d, _)| d.io_bytes + d.total_ios).sum();
     if io == 0 {
         return;
     }
     header(out, job, members, cx);
-    let slat = crate::submission::fio_times_submission(job);
+    let slat = crate::submission::fio_times_submission_of(job);
     for (name, d, i) in dirs() {
-        if int(&d["io_bytes"]) > 0 && int(&d["runtime"]) > 0 {
+        if d.io_bytes > 0 && d.runtime > 0 {
             dir_block(out, name, d, (g.agg[i], slat));
         }
     }
     latency::distribution(out, job);
-    sync_block(out, &job["sync"]);
+    if let Some(sync) = &job.sync {
+        sync_block(out, &sync.lat_ns);
+    }
     depth_lines(out, job);
-    steady_line(out, &job["steadystate"]);
+    if let Some(ss) = &job.steadystate {
+        steady_line(out, ss);
+    }
 }
 
 /// fio's `steadystate  : attained=yes, bw=... (...), iops=..., iops mean
 /// dev=...%` for a job with `ss` (stat.c `show_ss_normal`).
-fn steady_line(out: &mut String, ss: &Value) {
-    let Some(name) = ss["ss"].as_str() else {
+fn steady_line(out: &mut String, ss: &SteadyState) {
+    let Some(name) = ss.ss.as_deref() else {
         return;
     };
-    let kib = int(&ss["data"]["bw_mean"]) / 1024;
-    let criterion = ss["criterion"].as_str().unwrap_or_default();
+    let kib = ss.data.bw_mean / 1024;
+    let criterion = ss.criterion.as_str();
     let percent = criterion.ends_with('%');
     let value: f64 = criterion.trim_end_matches('%').parse().unwrap_or(0.0);
     let _ = writeln!(
         out,
         "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={value:.3}{}",
-        if int(&ss["attained"]) > 0 {
-            "yes"
-        } else {
-            "no"
-        },
+        if ss.attained > 0 { "yes" } else { "no" },
         num2str_base(kib, 4, 1024, true, Unit::BytePerSec),
         num2str_base(kib, 4, 1024, false, Unit::BytePerSec),
-        num2str(int(&ss["data"]["iops_mean"]), 4, false, Unit::None),
+        num2str(ss.data.iops_mean, 4, false, Unit::None),
         if name.starts_with("iops") {
             "iops"
         } else {
@@ -113,8 +123,8 @@ fn steady_line(out: &mut String, ss: &Value) {
 }
 
 /// `NAME: (groupid=G, jobs=N): err= 0: pid=P: DATE` and the description.
-fn header(out: &mut String, job: &Value, members: usize, cx: &Context<'_>) {
-    let err = int(&job["error"]);
+fn header(out: &mut String, job: &FioJob, members: usize, cx: &Context<'_>) {
+    let err = job.error;
     let why = match err {
         0 => String::new(),
         _ => format!(" ({})", failure::verror(job)),
@@ -122,13 +132,13 @@ fn header(out: &mut String, job: &Value, members: usize, cx: &Context<'_>) {
     let _ = write!(
         out,
         "{}: (groupid={}, jobs={members}): err={err:2}{why}: pid={}: {}",
-        job["jobname"].as_str().unwrap_or_default(),
-        int(&job["groupid"]),
+        job.jobname,
+        job.groupid,
         cx.pid,
         date::ctime(cx.now_unix_s)
     );
-    if let Some(d) = job["job_description"].as_str().filter(|d| !d.is_empty()) {
-        let _ = writeln!(out, "  Description  : [{d}]");
+    if !job.job_description.is_empty() {
+        let _ = writeln!(out, "  Description  : [{}]", job.job_description);
     }
 }
 
@@ -136,11 +146,11 @@ fn header(out: &mut String, job: &Value, members: usize, cx: &Context<'_>) {
 /// percentiles, the bandwidth and IOPS samples. `agg`: the group's
 /// bandwidth in this direction (bytes/s); `slat`: fio times the job's
 /// submissions (not where the engine completes an I/O as it issues it).
-fn dir_block(out: &mut String, name: &str, d: &Value, (agg, slat): (u64, bool)) {
-    let run = int(&d["runtime"]);
-    let bytes = int(&d["io_bytes"]);
+fn dir_block(out: &mut String, name: &str, d: &Direction, (agg, slat): (u64, bool)) {
+    let run = d.runtime;
+    let bytes = d.io_bytes;
     let bw = bytes.saturating_mul(1000) / run;
-    let iops = int(&d["total_ios"]).saturating_mul(1000) / run;
+    let iops = d.total_ios.saturating_mul(1000) / run;
     // fio counts a write direction's zone resets (none off zoned devices).
     let after = if name == "write" {
         "; 0 zone resets"
@@ -155,68 +165,71 @@ fn dir_block(out: &mut String, name: &str, d: &Value, (agg, slat): (u64, bool)) 
         num2str(bw, 4, false, Unit::BytePerSec),
         num2str(bytes, 4, true, Unit::Byte),
     );
-    for (label, key) in [("slat", "slat_ns"), ("clat", "clat_ns"), (" lat", "lat_ns")] {
-        if slat || key != "slat_ns" {
-            latency::summary(out, label, &d[key]);
-        }
+    let lats = [
+        ("slat", &d.slat_ns),
+        ("clat", &d.clat_ns),
+        ("lat", &d.lat_ns),
+    ];
+    let shown = || {
+        lats.into_iter()
+            .filter(|&(label, _)| slat || label != "slat")
+    };
+    for (label, lat) in shown() {
+        let label = if label == "lat" { " lat" } else { label };
+        latency::summary(out, label, lat);
     }
-    let prios = d["prios"].as_array().map_or(&[][..], Vec::as_slice);
-    let kind = prio_kind(prios);
-    for p in prios {
-        latency::summary(out, &prio_name(kind, p), &p[format!("{kind}_ns")]);
+    let kind = prio_kind(&d.prios);
+    let none = Latency::default();
+    let of = |p: &'_ Prio| -> Latency {
+        let lat = if kind == "lat" { &p.lat_ns } else { &p.clat_ns };
+        lat.clone().unwrap_or_else(|| none.clone())
+    };
+    for p in &d.prios {
+        latency::summary(out, &prio_name(kind, p), &of(p));
     }
-    for (label, key) in [("slat", "slat_ns"), ("clat", "clat_ns"), ("lat", "lat_ns")] {
-        if slat || key != "slat_ns" {
-            latency::percentiles(out, label, &d[key]);
-        }
+    for (label, lat) in shown() {
+        latency::percentiles(out, label, lat);
     }
-    let total: u64 = prios
-        .iter()
-        .map(|p| int(&p[format!("{kind}_ns")]["N"]))
-        .sum();
-    for p in prios {
-        let lat = &p[format!("{kind}_ns")];
-        let share = int(&lat["N"]) as f64 * 100.0 / total.max(1) as f64;
+    let total: u64 = d.prios.iter().map(|p| of(p).n).sum();
+    for p in &d.prios {
+        let lat = of(p);
+        let share = lat.n as f64 * 100.0 / total.max(1) as f64;
         let name = format!("{} ({share:.2}% of IOs)", prio_name(kind, p));
-        latency::percentiles(out, &name, lat);
+        latency::percentiles(out, &name, &lat);
     }
     bw_line(out, d, agg);
-    if int(&d["iops_samples"]) > 0 {
+    if d.iops_samples > 0 {
         let _ = writeln!(
             out,
             "   iops        : min={:5}, max={:5}, avg={:5.02}, stdev={:5.02}, samples={}",
-            int(&d["iops_min"]),
-            int(&d["iops_max"]),
-            num(&d["iops_mean"]),
-            num(&d["iops_stddev"]),
-            int(&d["iops_samples"])
+            d.iops_min, d.iops_max, d.iops_mean, d.iops_stddev, d.iops_samples
         );
     }
 }
 
 /// Whether a direction's priorities carry lat's or clat's figures.
-fn prio_kind(prios: &[Value]) -> &'static str {
-    match prios.first().is_some_and(|p| p.get("lat_ns").is_some()) {
+fn prio_kind(prios: &[Prio]) -> &'static str {
+    match prios.first().is_some_and(|p| p.lat_ns.is_some()) {
         true => "lat",
         false => "clat",
     }
 }
 
 /// `clat prio CLASS/LEVEL`.
-fn prio_name(kind: &str, p: &Value) -> String {
-    format!("{kind} prio {}/{}", int(&p["prioclass"]), int(&p["prio"]))
+fn prio_name(kind: &str, p: &Prio) -> String {
+    format!("{kind} prio {}/{}", p.prioclass, p.prio)
 }
 
 /// `   bw (  KiB/s): min=..., max=..., per=..%, avg=..., stdev=...,
 /// samples=N` where the direction has bandwidth samples; MiB/s above
 /// 1 GiB/s on average. `per`: the mean's share of the group's bandwidth.
-fn bw_line(out: &mut String, d: &Value, agg: u64) {
-    let samples = int(&d["bw_samples"]);
+fn bw_line(out: &mut String, d: &Direction, agg: u64) {
+    let samples = d.bw_samples;
     if samples == 0 {
         return;
     }
-    let (mut min, mut max) = (int(&d["bw_min"]), int(&d["bw_max"]));
-    let (mut mean, mut dev) = (num(&d["bw_mean"]), num(&d["bw_dev"]));
+    let (mut min, mut max) = (d.bw_min, d.bw_max);
+    let (mut mean, mut dev) = (d.bw_mean, d.bw_dev);
     let per = match agg > 1024 {
         true => (mean.trunc() * 100.0 / (agg as f64 / 1024.0)).min(100.0),
         false => 100.0,
@@ -233,31 +246,27 @@ fn bw_line(out: &mut String, d: &Value, agg: u64) {
 }
 
 /// fio's fsync/fdatasync/sync_file_range latency, where the job timed any.
-fn sync_block(out: &mut String, sync: &Value) {
-    if int(&sync["lat_ns"]["N"]) == 0 {
+fn sync_block(out: &mut String, lat: &Latency) {
+    if lat.n == 0 {
         return;
     }
     out.push_str("  fsync/fdatasync/sync_file_range:\n");
-    latency::summary(out, "sync", &sync["lat_ns"]);
-    latency::percentiles(out, "sync", &sync["lat_ns"]);
+    latency::summary(out, "sync", lat);
+    latency::percentiles(out, "sync", lat);
 }
 
 /// CPU, the depth distributions, the issued counts and the latency target.
-fn depth_lines(out: &mut String, job: &Value) {
+fn depth_lines(out: &mut String, job: &FioJob) {
     let _ = writeln!(
         out,
         "  cpu          : usr={:3.2}%, sys={:3.2}%, ctx={}, majf={}, minf={}",
-        num(&job["usr_cpu"]),
-        num(&job["sys_cpu"]),
-        int(&job["ctx"]),
-        int(&job["majf"]),
-        int(&job["minf"])
+        job.usr_cpu, job.sys_cpu, job.ctx, job.majf, job.minf
     );
     let levels = ["1", "2", "4", "8", "16", "32", ">=64"];
     let batches = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let dist = |v: &Value, keys: &[&str]| {
+    let dist = |v: &std::collections::BTreeMap<String, f64>, keys: &[&str]| {
         let share = |k: &&str| {
-            let s = num(&v[*k]);
+            let s = *v.get(*k).unwrap_or(&0.0);
             // fio shows a level that saw any command as at least 0.1%.
             let s = if s > 0.0 && s < 0.1 { 0.1 } else { s };
             format!("{k}={s:3.1}%")
@@ -267,39 +276,38 @@ fn depth_lines(out: &mut String, job: &Value) {
     let _ = writeln!(
         out,
         "  IO depths    : {}",
-        dist(&job["iodepth_level"], &levels)
+        dist(&job.iodepth_level, &levels)
     );
     let _ = writeln!(
         out,
         "     submit    : {}",
-        dist(&job["iodepth_submit"], &batches)
+        dist(&job.iodepth_submit, &batches)
     );
     let _ = writeln!(
         out,
         "     complete  : {}",
-        dist(&job["iodepth_complete"], &batches)
+        dist(&job.iodepth_complete, &batches)
     );
     issued_lines(out, job);
 }
 
 /// `issued rwts`, the error count (continue_on_error) and the latency target.
-fn issued_lines(out: &mut String, job: &Value) {
-    let of = |key: &str| ["read", "write", "trim"].map(|d| int(&job[d][key]));
-    let mixed = job.get("read").is_none();
-    let (t, s, dr) = match mixed {
-        true => {
-            let m = |key: &str| [int(&job["mixed"][key]), 0, 0];
-            (m("total_ios"), m("short_ios"), m("drop_ios"))
-        }
-        false => (of("total_ios"), of("short_ios"), of("drop_ios")),
+fn issued_lines(out: &mut String, job: &FioJob) {
+    let none = Direction::default();
+    let dir = |d: &Option<Direction>| d.as_ref().unwrap_or(&none).clone();
+    let dirs = match job.read.is_none() {
+        true => [dir(&job.mixed), none.clone(), none.clone()],
+        false => [dir(&job.read), dir(&job.write), dir(&job.trim)],
     };
+    let of = |f: fn(&Direction) -> u64| [f(&dirs[0]), f(&dirs[1]), f(&dirs[2])];
+    let (t, s, dr) = (of(|d| d.total_ios), of(|d| d.short_ios), of(|d| d.drop_ios));
     let _ = writeln!(
         out,
         "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
         t[0],
         t[1],
         t[2],
-        int(&job["sync"]["total_ios"]),
+        job.sync.as_ref().map_or(0, |s| s.total_ios),
         s[0],
         s[1],
         s[2],
@@ -307,23 +315,19 @@ fn issued_lines(out: &mut String, job: &Value) {
         dr[1],
         dr[2]
     );
-    if job.get("total_err").is_some() {
-        let first = int(&job["first_error"]);
+    if let Some(total) = job.total_err {
+        let first = job.first_error;
         let _ = writeln!(
             out,
-            "     errors    : total={}, first_error={first}/<{}>",
-            int(&job["total_err"]),
+            "     errors    : total={total}, first_error={first}/<{}>",
             failure::strerror(first)
         );
     }
-    if int(&job["latency_depth"]) > 0 {
+    if job.latency_depth > 0 {
         let _ = writeln!(
             out,
             "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
-            int(&job["latency_target"]),
-            int(&job["latency_window"]),
-            num(&job["latency_percentile"]),
-            int(&job["latency_depth"])
+            job.latency_target, job.latency_window, job.latency_percentile, job.latency_depth
         );
     }
 }
