@@ -6,6 +6,7 @@
 //! zeros and its JSON `slat_ns` no samples, which hiops answering as fio
 //! follows; `hiops run` shows the slat it measured.
 
+use hiops_report::fio_doc::FioJob;
 use serde_json::{json, Value};
 
 /// The directions of a job of fio's JSON.
@@ -14,18 +15,9 @@ const DIRECTIONS: [&str; 4] = ["read", "write", "trim", "mixed"];
 /// The engines fio runs synchronously whatever the depth.
 const SYNC_ENGINES: [&str; 5] = ["psync", "pvsync2", "mmap", "net", "filecreate"];
 
-/// Whether fio would time submissions for a job of hiops' fio JSON (its
-/// `hiops.engine` starts with the engine's name).
-pub fn fio_times_submission(job: &Value) -> bool {
-    let hiops = &job["hiops"];
-    times_submission(
-        hiops["engine"].as_str(),
-        hiops["effective_iodepth"].as_u64(),
-    )
-}
-
-/// [`fio_times_submission`] for a job read back typed.
-pub fn fio_times_submission_of(job: &hiops_report::fio_doc::FioJob) -> bool {
+/// Whether fio would time submissions for a job of hiops' fio JSON, read
+/// back typed (its `hiops.engine` starts with the engine's name).
+pub fn fio_times_submission(job: &FioJob) -> bool {
     let hiops = job.hiops.clone().unwrap_or_default();
     times_submission(hiops.engine.as_deref(), hiops.effective_iodepth)
 }
@@ -53,11 +45,15 @@ pub fn as_fio_slat(doc: &mut Value) {
     for list in ["jobs", "client_stats"] {
         // get_mut: indexing would add the list where it is absent.
         if let Some(jobs) = doc.get_mut(list).and_then(Value::as_array_mut) {
-            jobs.iter_mut()
-                .filter(|j| !fio_times_submission(j))
-                .for_each(untimed);
+            jobs.iter_mut().filter(|j| !timed(j)).for_each(untimed);
         }
     }
+}
+
+/// Whether fio would time a JSON job's submissions (a job that does not
+/// read as one is taken as fio's).
+fn timed(job: &Value) -> bool {
+    serde_json::from_value::<FioJob>(job.clone()).map_or(true, |j| fio_times_submission(&j))
 }
 
 /// A job's `slat_ns` as fio's with none timed, hiops' own kept aside.
@@ -86,8 +82,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn job(engine: &str, depth: u64) -> Value {
-        json!({"hiops": {"engine": engine, "effective_iodepth": depth}})
+    fn job(engine: &str, depth: u64) -> FioJob {
+        serde_json::from_value(json!({"hiops": {"engine": engine, "effective_iodepth": depth}}))
+            .unwrap()
     }
 
     #[test]
@@ -107,7 +104,10 @@ mod tests {
             1
         )));
         assert!(fio_times_submission(&job("io_uring, COOP_TASKRUN", 1)));
-        assert!(fio_times_submission(&json!({})), "unknown: as measured");
+        assert!(
+            fio_times_submission(&FioJob::default()),
+            "unknown: as measured"
+        );
     }
 
     #[test]

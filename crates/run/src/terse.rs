@@ -53,7 +53,7 @@ fn job_line(job: &FioJob, disks: &[DiskUtil], version: u32) -> String {
         .map(percentiles)
         .find(|p| !p.is_empty())
         .unwrap_or_else(|| DEFAULT_PERCENTILES.map(|p| (p, 0)).to_vec());
-    let slat = crate::submission::fio_times_submission_of(job);
+    let slat = crate::submission::fio_times_submission(job);
     let none = Direction::default();
     for d in directions(job, version) {
         direction(&mut f, d.unwrap_or(&none), (version, slat), &list);

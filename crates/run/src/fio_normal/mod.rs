@@ -75,7 +75,7 @@ fn job_block(out: &mut String, job: &FioJob, g: &Group, members: usize, cx: &Con
         return;
     }
     header(out, job, members, cx);
-    let slat = crate::submission::fio_times_submission_of(job);
+    let slat = crate::submission::fio_times_submission(job);
     for (name, d, i) in dirs() {
         if d.io_bytes > 0 && d.runtime > 0 {
             dir_block(out, name, d, (g.agg[i], slat));
