@@ -346,8 +346,14 @@ impl Inner {
     pub(super) fn sync_now(&self) -> Result<(), StoreError> {
         let mut w = lock(&self.writer);
         let (lsn, since) = (w.appended_lsn, w.since());
-        // The next flush to start carries everything unwritten now.
-        let carrier = w.unwritten().then_some(w.attempts + 1);
+        // The next flush to start carries everything unwritten now; with
+        // nothing unwritten, a flush under way at the call (the retry of a
+        // failed one, which took it all) must still end before the sync
+        // returns: its failure would take back later writes.
+        let carrier = match w.unwritten() {
+            true => Some(w.attempts + 1),
+            false => (w.finished < w.attempts).then_some(w.attempts),
+        };
         w.flush_wanted = true;
         drop(w);
         self.wake_flusher();
