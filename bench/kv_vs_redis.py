@@ -187,6 +187,21 @@ def sides(a, tls):
     return both
 
 
+def serve_and_bench(start, on_tls, port, a, durable, tmp):
+    """One server started in a fresh directory, measured, stopped; its
+    store's space is back before the next one starts."""
+    free = free_bytes(tmp)
+    d = tempfile.mkdtemp(dir=tmp)
+    proc = start(durable, port, d)
+    try:
+        return bench(port, a, on_tls, proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
+        wait_space(tmp, free)
+
+
 def rounds_with_before(a, durable, tmp, tls):
     """The earlier build, this build and redis-server in each round, in
     rotating order: per-round ratios to redis, and this build's to the
@@ -203,17 +218,7 @@ def rounds_with_before(a, durable, tmp, tls):
         res = {}
         k = i % len(servers)
         for j, (who, start, on_tls) in enumerate(servers[k:] + servers[:k]):
-            free = free_bytes(tmp)
-            d = tempfile.mkdtemp(dir=tmp)
-            port = 7410 + j
-            proc = start(durable, port, d)
-            try:
-                res[who] = bench(port, a, on_tls, proc.pid)
-            finally:
-                proc.terminate()
-                proc.wait()
-                shutil.rmtree(d, ignore_errors=True)
-                wait_space(tmp, free)
+            res[who] = serve_and_bench(start, on_tls, 7410 + j, a, durable, tmp)
         for t in ("SET", "GET"):
             for n, base in (("before", "redis"), ("hiops", "redis"), ("after/before", "before")):
                 top = "hiops" if n == "after/before" else n
@@ -242,17 +247,7 @@ def pairs(a, durable, tmp, tls):
     for i in range(a.pairs):
         res = {}
         for k, (who, start, on_tls) in enumerate(both if i % 2 == 0 else both[::-1]):
-            free = free_bytes(tmp)
-            d = tempfile.mkdtemp(dir=tmp)
-            port = 7410 + k
-            proc = start(durable, port, d)
-            try:
-                res[who] = bench(port, a, on_tls, proc.pid)
-            finally:
-                proc.terminate()
-                proc.wait()
-                shutil.rmtree(d, ignore_errors=True)
-                wait_space(tmp, free)
+            res[who] = serve_and_bench(start, on_tls, 7410 + k, a, durable, tmp)
         h, r = res[na], res[nb]
         for t in ratios:
             ratios[t].append(h[t][0] / r[t][0])

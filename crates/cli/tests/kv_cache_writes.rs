@@ -25,12 +25,7 @@ fn info_field(c: &mut RespConn, name: &str) -> u64 {
     let Value::Bulk(Some(info)) = c.call(&[b"INFO"]).unwrap() else {
         panic!("INFO answered no text");
     };
-    let info = String::from_utf8(info).unwrap();
-    let line = info
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")));
-    line.unwrap_or_else(|| panic!("no {name} in INFO"))
-        .trim()
+    common::info_field(&String::from_utf8(info).unwrap(), name)
         .parse()
         .unwrap()
 }

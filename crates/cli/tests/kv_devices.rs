@@ -11,17 +11,9 @@ use common::{hiops, kv_serve as serve};
 
 const KEYS: u32 = 300;
 
-fn info_field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in INFO: {info}"))
-        .trim()
-        .to_string()
-}
-
 /// The `keys=` of INFO's line for device `i`.
 fn device_keys(info: &str, i: usize) -> u64 {
-    let line = info_field(info, &format!("hiops_device{i}"));
+    let line = common::info_field(info, &format!("hiops_device{i}"));
     line.split(',')
         .find_map(|f| f.strip_prefix("keys="))
         .and_then(|v| v.parse().ok())
@@ -59,7 +51,7 @@ fn the_server_spreads_keys_over_two_files_and_finds_them_after_a_restart() {
         assert!(matches!(r.unwrap(), Value::Simple(_)), "SET key:{k}");
     }
     let text = info(&mut c);
-    assert_eq!(info_field(&text, "hiops_devices"), "2");
+    assert_eq!(common::info_field(&text, "hiops_devices"), "2");
     let (k0, k1) = (device_keys(&text, 0), device_keys(&text, 1));
     assert_eq!(k0 + k1, KEYS as u64, "{text}");
     assert!(

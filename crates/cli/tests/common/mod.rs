@@ -209,6 +209,15 @@ pub fn kv_serve(path: &Path, extra: &[&str]) -> (Child, String, String) {
     (child, addr, err)
 }
 
+/// The value of `name:` in the text of a key-value server's INFO.
+pub fn info_field(info: &str, name: &str) -> String {
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in INFO: {info}"))
+        .trim()
+        .to_string()
+}
+
 /// Lifts the soft limit on open files to the hard one (children inherit
 /// it); returns the limit now in force.
 pub fn raise_fd_limit() -> u64 {
