@@ -303,13 +303,22 @@ impl Inner {
             // A flush that was to write over a failed one's bytes failed
             // too (or the store is closing): no more tries in a loop.
             let last_try = w.unsettled() || job.closing;
+            // Writes not yet answered are taken back, and their writers
+            // wait for the flush that writes over what this one left. A
+            // flush that took none back (it carried only what earlier
+            // failures left) has no one waiting: that goes out with the
+            // next flush, not with a retry that would fail again on a
+            // failing device, or fail once it is back and take back the
+            // writes made since.
+            let took_back = w.appended_lsn > w.durable_lsn;
             self.roll_back(w, reached, rollback_error(&e, last_try));
             if last_try {
                 self.settle_anyway(w, &e);
-            } else if w.unwritten() {
+            } else if took_back && w.unwritten() {
                 w.flush_wanted = true; // the flush that writes over it, now
             } else {
-                w.settled = w.rollbacks.len(); // nothing of it on the device
+                // Nothing of it on the device, or no one waiting on it.
+                w.settled = w.rollbacks.len();
             }
             if !w.unsettled() {
                 w.durable_wakers.take_upto(u64::MAX, wakers);
