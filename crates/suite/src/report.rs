@@ -201,9 +201,12 @@ mod tests {
             platform_section(&p, SuiteKind::Characterize).claims,
             vec![c]
         );
-        // A third of the paper's cost: the same sign, another size.
-        p.syscall_clocks = vec![300.0, 310.0, 320.0];
+        // Two thirds of the paper's cost: the same sign, another size.
+        p.syscall_clocks = vec![600.0, 610.0, 620.0];
         assert_eq!(syscall_claim(&p).unwrap().verdict, Verdict::Partly);
+        // A third of it: not the paper's cost.
+        p.syscall_clocks = vec![300.0, 310.0, 320.0];
+        assert_eq!(syscall_claim(&p).unwrap().verdict, Verdict::NotReproduced);
         // A result of a hiops that did not time it says nothing.
         p.syscall_clocks.clear();
         assert!(syscall_claim(&p).is_none());

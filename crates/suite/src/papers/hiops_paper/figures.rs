@@ -441,7 +441,7 @@ mod tests {
         // One round that held: no fall shown.
         let mixed = row([(100.0, 88.0), (100.0, 101.0), (100.0, 95.0)]);
         assert_eq!(mixed.verdict, Verdict::NotShown);
-        let rose = row([(100.0, 104.0), (100.0, 103.0), (100.0, 110.0)]);
+        let rose = row([(100.0, 108.0), (100.0, 109.0), (100.0, 110.0)]);
         assert_eq!(rose.verdict, Verdict::NotReproduced);
     }
 }
