@@ -39,6 +39,12 @@ pub fn reading(claims: &[ClaimRow], machine: &Inventory) -> Vec<ReadingRow> {
         let mut answered = false;
         for c in claims.iter().filter(|c| c.item == item.id) {
             answered = true;
+            assert!(
+                !c.rule.is_empty() || matches!(c.verdict, Verdict::CannotHere | Verdict::NotShown),
+                "{}: a {} row without the rule that gave it",
+                c.item,
+                c.verdict
+            );
             out.push(ReadingRow {
                 item,
                 here: c.measured.clone(),
@@ -214,6 +220,14 @@ mod tests {
             why: "a reason".into(),
             rule: "a rule: its reason".into(),
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "without the rule that gave it")]
+    fn a_verdict_without_its_rule_is_refused() {
+        let mut bare = row("hiops-fig7-512b-gain", Verdict::Reproduced);
+        bare.rule.clear();
+        reading(&[bare], &lab());
     }
 
     /// A machine with every kind of hardware the papers used, Windows

@@ -60,6 +60,14 @@ impl Claim<'_> {
             "{} is a seed item",
             self.item
         );
+        // A row without a rule says only why nothing is judged: a verdict
+        // on a figure comes from a rule (`ClaimRow::judged`).
+        assert!(
+            matches!(self.verdict, Verdict::CannotHere | Verdict::NotShown),
+            "{}: a {} row needs the rule that gave it",
+            self.item,
+            self.verdict
+        );
         ClaimRow {
             item: self.item,
             source: self.source.to_string(),
@@ -84,7 +92,7 @@ pub struct ClaimRow {
     pub verdict: Verdict,
     pub why: String,
     /// The rule that gave the verdict and which part of it decided; empty
-    /// for a reading no rule gives yet.
+    /// only where nothing is judged (not shown, cannot be reproduced here).
     pub rule: String,
 }
 
@@ -137,13 +145,14 @@ mod tests {
 
     #[test]
     fn a_line_names_the_source_the_verdict_and_why_only_when_it_differs() {
-        let c = |verdict| Claim {
+        let c = |verdict| ClaimRow {
             item: "hiops-fig7-4k-gain",
-            source: "HIOPS Fig 7",
-            claim: "+32% IOPS at 4 KiB",
+            source: "HIOPS Fig 7".into(),
+            claim: "+32% IOPS at 4 KiB".into(),
             measured: "+10%".into(),
             verdict,
-            why: "The baseline differs",
+            why: "The baseline differs".into(),
+            rule: "gain over pread: the paper's sign".into(),
         };
         assert_eq!(
             c(Verdict::Reproduced).line(),

@@ -140,6 +140,18 @@ impl Rule {
         }
     }
 
+    /// The paper shows a rise and states no size: a ratio above 1 in
+    /// every round, of any size, is its claim.
+    pub const fn rise(name: &'static str) -> Rule {
+        Rule {
+            name,
+            null: 1.0,
+            // Any rise reaches at least none of a doubling.
+            paper: 2.0,
+            size: Size::AtLeast { tolerance: 1.0 },
+        }
+    }
+
     /// The rule's answer where its premise fails (unlike devices, say):
     /// "not shown", for `reason`, with no rounds read.
     pub fn unjudged(&self, reason: String) -> Judgement {

@@ -6,7 +6,7 @@ use super::point::{at, rounds};
 use crate::page::chart_of::fmt_num;
 use crate::page::{Section, Table};
 use crate::sweep::SweepDir;
-use crate::verdicts::claims::{self, Claim, ClaimRow, Verdict};
+use crate::verdicts::claims::{self, ClaimRow};
 use crate::verdicts::rules::{self, Rule};
 use hiops_report::figures::{Figure, PointFigures};
 
@@ -35,7 +35,7 @@ pub(super) fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Sec
             ]);
         }
     }
-    let paper = pread_claims(&medians, many);
+    let paper = pread_claims(s, many);
     findings.extend(coop_findings(&medians, many));
     findings.extend(ratios_to_pread(&medians, "1", strategies, "At 1 thread"));
     Section {
@@ -53,21 +53,44 @@ pub(super) fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Sec
 }
 
 /// The paper's design claim on the thread sweep at `many` threads:
-/// completion in the waiting thread against a completion thread.
-fn pread_claims(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<ClaimRow> {
+/// completion in the waiting thread (`coop`) against a completion thread,
+/// judged per round on IOPS (a rise) and on clocks per I/O (a fall), a
+/// row each.
+fn pread_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
     let many_s = many.to_string();
-    let mut paper = Vec::new();
-    if let (Some(c), Some(t)) = (
-        at(medians, &[&many_s, "coop"]),
-        at(medians, &[&many_s, "completion-thread"]),
-    ) {
-        if let (Some(ci), Some(ti), Some(cc), Some(tc)) =
-            (c.iops, t.iops, c.clocks_per_io, t.clocks_per_io)
-        {
-            paper.push(waiter_claim((ci, cc), (ti, tc)));
+    let arm = |st: &str, f: fn(&PointFigures) -> Option<f64>| rounds(s, &[&many_s, st], f);
+    let figures: [(&str, fn(&PointFigures) -> Option<f64>, Rule); 2] = [
+        (
+            "IOPS",
+            |m| m.iops,
+            Rule::rise("coop's IOPS over the completion thread's, per round: a rise of any size (the paper gives none)"),
+        ),
+        (
+            "clocks per I/O",
+            |m| m.clocks_per_io,
+            Rule::fall("coop's clocks per I/O over the completion thread's, per round: a fall of any size (the paper gives none)"),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (what, figure, rule) in figures {
+        let (coop, thread) = (arm("coop", figure), arm("completion-thread", figure));
+        if coop.is_empty() || thread.is_empty() {
+            continue;
         }
+        let j = rule.judge(&rules::paired_ratios(&coop, &thread));
+        out.push(ClaimRow::judged(
+            "hiops-design-lazy",
+            "HIOPS, design",
+            "completion in the waiting thread beats a completion thread",
+            format!(
+                "coop at {:.2}x the completion thread's {what}, {many} threads",
+                j.effect
+            ),
+            &j,
+            "A completion thread costs a wake-up per I/O that the waiting thread does not",
+        ));
     }
-    paper
+    out
 }
 
 /// HIOPS Fig 7's gains, each judged by its rule over rounds: the paper's
@@ -207,31 +230,6 @@ fn coop_findings(medians: &[(Vec<String>, PointFigures)], many: u32) -> Vec<Stri
         out.push(format!("coop, 1 thread: {:.2}x pread's IOPS.", c / p));
     }
     out
-}
-
-/// The paper's design: completions handled in the thread that waits beat a
-/// completion thread, on IOPS and on clocks per I/O. (IOPS, clocks) each.
-fn waiter_claim(coop: (f64, f64), thread: (f64, f64)) -> ClaimRow {
-    let (more, cheaper) = (coop.0 > thread.0, coop.1 < thread.1);
-    Claim {
-        item: "hiops-design-lazy",
-        source: "HIOPS, design",
-        claim: "completion in the waiting thread beats a completion thread",
-        measured: format!(
-            "coop {} IOPS at {} clocks per I/O, completion-thread {} at {}",
-            fmt_num(coop.0),
-            fmt_num(coop.1),
-            fmt_num(thread.0),
-            fmt_num(thread.1)
-        ),
-        verdict: match (more, cheaper) {
-            (true, true) => Verdict::Reproduced,
-            (false, false) => Verdict::NotReproduced,
-            _ => Verdict::Partly,
-        },
-        why: "Only one of IOPS and cost favours it here",
-    }
-    .row()
 }
 
 /// Every strategy, and the task path, against pread at `many` threads on a
