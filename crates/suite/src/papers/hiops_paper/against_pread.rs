@@ -57,9 +57,10 @@ pub(super) fn against_pread_section(s: &SweepDir, label: &str, many: u32) -> Sec
 /// judged per round on IOPS (a rise) and on clocks per I/O (a fall), a
 /// row each.
 fn pread_claims(s: &SweepDir, many: u32) -> Vec<ClaimRow> {
+    type Read = fn(&PointFigures) -> Option<f64>;
     let many_s = many.to_string();
-    let arm = |st: &str, f: fn(&PointFigures) -> Option<f64>| rounds(s, &[&many_s, st], f);
-    let figures: [(&str, fn(&PointFigures) -> Option<f64>, Rule); 2] = [
+    let arm = |st: &str, f: Read| rounds(s, &[&many_s, st], f);
+    let figures: [(&str, Read, Rule); 2] = [
         (
             "IOPS",
             |m| m.iops,
