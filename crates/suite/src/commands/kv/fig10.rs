@@ -215,7 +215,7 @@ fn save_info(a: &Fig10Options, paths: &[PathBuf], command: &str) -> Result<(), S
         about: vec![
             crate::report::machine_about(),
             format!(
-                "Store: {path} ({} write blocks, {} I/O rings, RAM cache {}); {} records of 10 fields x 100 bytes; {} per point. Clients are {} in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
+                "Store: {path} ({} write blocks, the blocking strategies on one {} ring shared by the server's threads, RAM cache {}); {} records of 10 fields x 100 bytes; {} per point. Clients are {} in a child process (`hiops kv ycsb --server`), over TCP to a server in this one: a blocking strategy's line is the thread-per-connection server on it, `tasks` the event-driven server (one runtime thread per CPU, reads on the task path).{devices}",
                 a.store.block_size,
                 a.store.ioengine,
                 cache_about(a),
