@@ -85,6 +85,12 @@ pub enum RamDeviceError {
     },
     #[error("losetup: {said}")]
     Losetup { said: String },
+    #[error("{}: cannot fill it with data: {source}", path.display())]
+    Fill {
+        path: std::path::PathBuf,
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// A clock source (fio's clocksource) that cannot be used here.

@@ -83,6 +83,45 @@ impl RamDevice {
     }
 }
 
+/// The unit of a fill: large enough that a write's cost is the device's.
+const FILL_CHUNK: usize = 1 << 20;
+
+impl RamDevice {
+    /// Writes the whole device with pseudo-random bytes (from `seed`), as
+    /// `dd if=/dev/urandom` would: an unwritten zram slot or hole of a
+    /// tmpfs file reads as zeroes without touching the device's store, so
+    /// reads of a fresh device would measure a path no real device has.
+    /// The pages the writes left in the device's cache are dropped. The
+    /// device is one this process made: it holds no one's data.
+    pub fn fill_random(&self, seed: u64) -> Result<(), RamDeviceError> {
+        use std::io::{Seek, SeekFrom, Write};
+        let failed = |source| RamDeviceError::Fill {
+            path: self.path.clone(),
+            source,
+        };
+        let mut dev = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .map_err(failed)?;
+        let size = dev.seek(SeekFrom::End(0)).map_err(failed)?;
+        dev.seek(SeekFrom::Start(0)).map_err(failed)?;
+        let mut rng = hiops_rng::FastRng::new(seed);
+        let mut chunk = vec![0u8; FILL_CHUNK];
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(FILL_CHUNK as u64) as usize;
+            rng.fill(&mut chunk[..n]);
+            dev.write_all(&chunk[..n]).map_err(failed)?;
+            left -= n as u64;
+        }
+        dev.sync_all().map_err(failed)?;
+        use std::os::fd::AsRawFd;
+        hiops_os::fadvise(dev.as_raw_fd(), 0, size, hiops_os::Advice::DontNeed).map_err(failed)?;
+        assert_eq!(left, 0, "the whole device written");
+        Ok(())
+    }
+}
+
 impl Drop for RamDevice {
     fn drop(&mut self) {
         match &self.kind {
@@ -116,6 +155,42 @@ fn remove_zram(n: &str) {
             }
             Err(e) => return eprintln!("zram{n} was not removed: {e}"),
             Ok(()) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// Both kinds of device read back what the fill wrote: no zeroes, the
+    /// last bytes too, and two seeds give two contents.
+    #[test]
+    fn a_filled_device_reads_random_bytes_to_its_end() {
+        let shm = Path::new("/dev/shm");
+        for made in [RamDevice::zram("8M"), RamDevice::loop_on(shm, 8 << 20)] {
+            let dev = match made {
+                Ok(d) => d,
+                Err(e) => return eprintln!("skipped: {e}"),
+            };
+            dev.fill_random(7).unwrap();
+            let mut bytes = Vec::new();
+            std::fs::File::open(&dev.path)
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
+            assert_eq!(bytes.len(), 8 << 20, "{}", dev.path.display());
+            let zero_pages = bytes.chunks(4096).filter(|p| p.iter().all(|&b| b == 0));
+            assert_eq!(zero_pages.count(), 0, "{}", dev.path.display());
+            let first = bytes[..4096].to_vec();
+            dev.fill_random(8).unwrap();
+            let mut again = vec![0u8; 4096];
+            std::fs::File::open(&dev.path)
+                .unwrap()
+                .read_exact(&mut again)
+                .unwrap();
+            assert_ne!(first, again, "another seed, other bytes");
         }
     }
 }

@@ -127,8 +127,9 @@ fn targets_of(a: &HiopsOptions) -> Vec<Target> {
     targets
 }
 
-/// The zram and loop devices asked for, each added to `targets`; one that
-/// cannot be made is skipped with a line saying why.
+/// The zram and loop devices asked for, each written whole with random
+/// bytes and added to `targets`; one that cannot be made is skipped with a
+/// line saying why.
 fn ram_devices(
     a: &HiopsOptions,
     size_bytes: u64,
@@ -136,7 +137,9 @@ fn ram_devices(
     who: &str,
 ) -> Vec<RamDevice> {
     let mut devices = Vec::new();
-    let mut add = |label: &str, made: Result<RamDevice, RamDeviceError>| match made {
+    let mut add = |label: &str, made: Result<RamDevice, RamDeviceError>| match made
+        .and_then(|d| d.fill_random(0).map(|()| d))
+    {
         Ok(d) => {
             let min_bs = logical_block_size(&d.path);
             targets.push(Target {

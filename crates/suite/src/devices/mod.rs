@@ -35,8 +35,9 @@ pub struct AlikeDevices {
 }
 
 impl AlikeDevices {
-    /// Makes `n` devices of `kind`, each of `size_bytes`; loop devices'
-    /// files go in directories made under `tmpfs`. The first that cannot
+    /// Makes `n` devices of `kind`, each of `size_bytes` and written whole
+    /// with random bytes (a fresh device reads zeroes without its store);
+    /// loop devices' files go in directories made under `tmpfs`. The first that cannot
     /// be made ends it: those made so far are removed.
     pub fn make(
         kind: AlikeKind,
@@ -61,6 +62,7 @@ impl AlikeDevices {
                     RamDevice::loop_on(&dir, size_bytes)?
                 }
             };
+            dev.fill_random(i as u64)?;
             set.devices.push(dev);
         }
         assert_eq!(set.devices.len(), n, "every device made");
