@@ -83,6 +83,10 @@ impl DirStats {
 #[derive(Clone, Debug)]
 pub struct ThreadResult {
     pub clone: u32,
+    /// The kernel's id of the thread that made this result (fio's `pid=`
+    /// of a job's process or thread); 0 where it is not known (a rank that
+    /// did not send it).
+    pub tid: u32,
     pub read: DirStats,
     pub write: DirStats,
     /// fio's third direction (rw=trim and friends).
@@ -160,10 +164,12 @@ impl RateSamples {
 }
 
 impl ThreadResult {
-    /// Nothing measured yet: what a worker fills in.
+    /// Nothing measured yet: what a worker fills in, on its own thread.
     pub fn starting(clone: u32) -> ThreadResult {
         ThreadResult {
             clone,
+            // SAFETY: gettid has no preconditions and cannot fail.
+            tid: unsafe { libc::gettid() } as u32,
             read: DirStats::default(),
             write: DirStats::default(),
             trim: DirStats::default(),

@@ -73,6 +73,10 @@ struct ThreadWire {
     error: Option<String>,
     #[serde(default)]
     errno: Option<i32>,
+    /// The thread's id on its host (fio's `pid=`; absent from older
+    /// ranks: 0).
+    #[serde(default)]
+    tid: u32,
     /// The errors continue_on_error went past: fio's total_err and
     /// first_error (absent from older ranks: none).
     #[serde(default)]
@@ -225,6 +229,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         cpu: t.cpu,
         error: t.error.clone(),
         errno: t.errno,
+        tid: t.tid,
         errors: (t.errors.total, t.errors.first),
         verify: t.verify.clone(),
         engine: t.engine.clone(),
@@ -317,6 +322,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.cpu = t.cpu;
     r.error = t.error;
     r.errno = t.errno;
+    r.tid = t.tid;
     r.errors = crate::spec::ErrorCount {
         total: t.errors.0,
         first: t.errors.1,
