@@ -83,6 +83,10 @@ impl DirStats {
 #[derive(Clone, Debug)]
 pub struct ThreadResult {
     pub clone: u32,
+    /// The kernel's id of the thread that made this result (fio's `pid=`
+    /// of a job's process or thread); 0 where it is not known (a rank that
+    /// did not send it).
+    pub tid: u32,
     pub read: DirStats,
     pub write: DirStats,
     /// fio's third direction (rw=trim and friends).
@@ -159,11 +163,39 @@ impl RateSamples {
     }
 }
 
+/// What a job can fail in: [`JobError::failed_in`]'s words, so that a
+/// rank's account, read back from its text, names one of them.
+///
+/// [`JobError::failed_in`]: crate::error::JobError::failed_in
+pub const FAILED_IN: [&str; 9] = [
+    "read",
+    "write",
+    "trim",
+    "fsync",
+    "fdatasync",
+    "io path",
+    "rate_min",
+    "latency_target",
+    "job",
+];
+
+/// `name` as one of [`FAILED_IN`]; a word this build does not know (from
+/// a rank of another version) is the job's as a whole.
+pub fn failed_in_named(name: &str) -> &'static str {
+    FAILED_IN
+        .iter()
+        .find(|&&w| w == name)
+        .copied()
+        .unwrap_or("job")
+}
+
 impl ThreadResult {
-    /// Nothing measured yet: what a worker fills in.
+    /// Nothing measured yet: what a worker fills in, on its own thread.
     pub fn starting(clone: u32) -> ThreadResult {
         ThreadResult {
             clone,
+            // SAFETY: gettid has no preconditions and cannot fail.
+            tid: unsafe { libc::gettid() } as u32,
             read: DirStats::default(),
             write: DirStats::default(),
             trim: DirStats::default(),
@@ -489,5 +521,18 @@ impl RunResult {
     pub fn context_switches_per_io(&self) -> Option<f64> {
         let n = self.total_ios();
         (n > 0).then(|| self.process_cpu.context_switches() as f64 / n as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_in_word_reads_back_as_itself_and_an_unknown_one_as_the_job() {
+        for w in FAILED_IN {
+            assert_eq!(failed_in_named(w), w);
+        }
+        assert_eq!(failed_in_named("a later build's word"), "job");
     }
 }

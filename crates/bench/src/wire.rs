@@ -73,6 +73,14 @@ struct ThreadWire {
     error: Option<String>,
     #[serde(default)]
     errno: Option<i32>,
+    /// What the thread failed in ([`ThreadResult::failed_in`]; absent
+    /// from older ranks).
+    #[serde(default)]
+    failed_in: Option<String>,
+    /// The thread's id on its host (fio's `pid=`; absent from older
+    /// ranks: 0).
+    #[serde(default)]
+    tid: u32,
     /// The errors continue_on_error went past: fio's total_err and
     /// first_error (absent from older ranks: none).
     #[serde(default)]
@@ -225,6 +233,8 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         cpu: t.cpu,
         error: t.error.clone(),
         errno: t.errno,
+        failed_in: t.failed_in.map(str::to_string),
+        tid: t.tid,
         errors: (t.errors.total, t.errors.first),
         verify: t.verify.clone(),
         engine: t.engine.clone(),
@@ -317,6 +327,8 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.cpu = t.cpu;
     r.error = t.error;
     r.errno = t.errno;
+    r.failed_in = t.failed_in.as_deref().map(crate::result::failed_in_named);
+    r.tid = t.tid;
     r.errors = crate::spec::ErrorCount {
         total: t.errors.0,
         first: t.errors.1,

@@ -6,59 +6,10 @@
 
 mod common;
 
-use common::{have_fio, hiops_fio, run_job_file, text, FIO};
+use common::{have_fio, hiops_fio, run_job_file, text, SmallTmpfs, FIO};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A 256 KiB tmpfs mounted on a directory of its own, unmounted on drop.
-struct SmallTmpfs(PathBuf);
-
-impl SmallTmpfs {
-    /// Mounts one in `dir`, or says why the test is skipped.
-    fn mount_or_skip(dir: &Path) -> Option<SmallTmpfs> {
-        if !is_root() {
-            eprintln!("skipped: needs root to mount a small tmpfs");
-            return None;
-        }
-        let fs = SmallTmpfs::mount(&dir.join("mnt"));
-        if fs.is_none() {
-            eprintln!("skipped: mounting a tmpfs failed here");
-        }
-        fs
-    }
-
-    fn mount(at: &Path) -> Option<SmallTmpfs> {
-        std::fs::create_dir(at).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then(|| SmallTmpfs(at.to_path_buf()))
-    }
-
-    /// A sparse 1 MiB file there: writes past the first 256 KiB find no
-    /// room (ENOSPC), and neither hiops nor fio lays the file out.
-    fn sparse_file(&self) -> PathBuf {
-        let f = self.0.join("f");
-        let _ = std::fs::remove_file(&f);
-        let file = std::fs::File::create(&f).unwrap();
-        file.set_len(1 << 20).unwrap();
-        f
-    }
-}
-
-impl Drop for SmallTmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
 
 /// What the tests compare: the exit, fio's error, total_err and
 /// first_error (null when absent), the bytes written and the writes issued.
@@ -352,5 +303,147 @@ fn a_failed_write_prints_fios_error_line_naming_the_write() {
         // fio 3.33: err=28/file:io_u.c:1876, func=io_u error.
         let theirs: Vec<_> = lines.iter().map(|a| (a.0, a.3.as_str())).collect();
         assert_eq!(theirs, [(28, "No space left on device")], "fio: {lines:?}");
+    }
+}
+
+/// A file of 64 KiB written with one verify pattern, and a job reading it
+/// back checking another: each of its threads fails on its first block
+/// (EILSEQ). `extra` adds options to the reading job.
+fn mismatched_pattern(dir: &Path, extra: &str) -> String {
+    let write = "[w]\nfilename=vf\nsize=64k\nbs=4k\nrw=write\nverify=pattern\nverify_pattern=0xaa\ndo_verify=0\n";
+    let (_, o) = run_job_file(hiops_fio(), dir, write, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    format!(
+        "[r]\nfilename=vf\nsize=64k\nbs=4k\nrw=read\nverify=pattern\nverify_pattern=0xbb\n{extra}"
+    )
+}
+
+/// `bin` on `job` (j.fio in `dir`) with `args`: stdout, stderr and, with
+/// `--output=out`, the file.
+fn outputs(mut bin: Command, dir: &Path, job: &str, args: &[&str]) -> [String; 3] {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let _ = std::fs::remove_file(dir.join("out"));
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(args)
+        .arg("j.fio")
+        .output()
+        .unwrap();
+    // fio 3.33 exits with the number of threads that failed.
+    assert!(!o.status.success(), "{}", text(&o));
+    let file = std::fs::read_to_string(dir.join("out")).unwrap_or_default();
+    let [stdout, stderr] = [o.stdout, o.stderr].map(|b| String::from_utf8_lossy(&b).into_owned());
+    [stdout, stderr, file]
+}
+
+/// Where the error line and the JSON document are: for stdout, stderr
+/// and the file, the line numbers of `fio: pid=` lines and of the
+/// document's `{`.
+fn places(texts: &[String; 3]) -> [(Vec<usize>, Option<usize>); 3] {
+    texts.each_ref().map(|t| {
+        let pid = t
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("fio: pid="));
+        let doc = t.lines().position(|l| l == "{");
+        (pid.map(|(i, _)| i).collect(), doc)
+    })
+}
+
+#[test]
+fn with_json_output_the_error_line_comes_before_the_document_where_fios_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let process = mismatched_pattern(dir, "");
+    let thread = mismatched_pattern(dir, "thread=1\n");
+    let json = ["--output-format=json"].as_slice();
+    let to_file = ["--output-format=json", "--output=out"].as_slice();
+    // (job, arguments, where the line and the document are: stdout,
+    // stderr, the file), as fio 3.33 puts them: on stdout before the
+    // document; with --output, lost for a forked process and in the file
+    // for a thread.
+    let none = (vec![], None);
+    let cases = [
+        (
+            &process,
+            json,
+            [(vec![0], Some(1)), none.clone(), none.clone()],
+        ),
+        (
+            &process,
+            to_file,
+            [none.clone(), none.clone(), (vec![], Some(0))],
+        ),
+        (
+            &thread,
+            to_file,
+            [none.clone(), none.clone(), (vec![0], Some(1))],
+        ),
+    ];
+    let fio_here = have_fio();
+    for (job, args, want) in cases {
+        let ours = outputs(hiops_fio(), dir, job, args);
+        assert_eq!(places(&ours), want, "{args:?} {job}: {ours:?}");
+        let line = ours
+            .iter()
+            .flat_map(|t| t.lines())
+            .find(|l| l.starts_with("fio: pid="));
+        if let Some(line) = line {
+            assert!(line.contains(", err=84/file:hiops, func=verify, error=Invalid or incomplete multibyte or wide character"), "{line}");
+        }
+        if fio_here {
+            let theirs = outputs(Command::new(FIO), dir, job, args);
+            // fio's verify messages (log_err) go where its output goes
+            // with thread=1: to the file, before its error line.
+            let mut got = places(&theirs);
+            if let (lines, Some(doc)) = &mut got[2] {
+                let skip = lines.first().copied().unwrap_or(*doc);
+                lines.iter_mut().for_each(|l| *l -= skip);
+                *doc -= skip;
+            }
+            assert_eq!(got, want, "fio 3.33, {args:?} {job}: {theirs:?}");
+        }
+    }
+}
+
+/// The pids of a normal output's `fio: pid=` lines and of its headers.
+fn pids(out: &str) -> (Vec<String>, Vec<String>) {
+    let lines = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("fio: pid="))
+        .map(|l| l.split_once(',').unwrap().0.to_string());
+    let headers = out.lines().filter(|l| l.contains("(groupid=")).map(|l| {
+        l.split_once("): pid=")
+            .unwrap()
+            .1
+            .split_once(':')
+            .unwrap()
+            .0
+            .to_string()
+    });
+    (lines.collect(), headers.collect())
+}
+
+#[test]
+fn under_group_reporting_each_failed_thread_prints_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = mismatched_pattern(tmp.path(), "numjobs=2\ngroup_reporting\n");
+    let mut all = vec![("hiops", outputs(hiops_fio(), tmp.path(), &job, &[]))];
+    if have_fio() {
+        all.push((
+            "fio 3.33",
+            outputs(Command::new(FIO), tmp.path(), &job, &[]),
+        ));
+    }
+    for (who, [stdout, ..]) in all {
+        let (lines, headers) = pids(&stdout);
+        assert_eq!(lines.len(), 2, "{who}: a line per failed thread: {stdout}");
+        assert_ne!(lines[0], lines[1], "{who}: each with its own pid: {stdout}");
+        assert_eq!(headers.len(), 1, "{who}: one entry for the group: {stdout}");
+        assert!(
+            lines.contains(&headers[0]),
+            "{who}: the entry's pid is a thread's: {stdout}"
+        );
     }
 }

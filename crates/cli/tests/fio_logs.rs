@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{corpus, ios_in, job, log_lines, run_json};
+use common::{corpus, have_fio, hiops_fio, ios_in, job, log_lines, run_job_file, run_json, FIO};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,6 +73,53 @@ fn a_line_per_io_with_fios_columns() {
         );
     }
     assert!(!dir.join("clones_iops.1.log").exists());
+}
+
+/// 16 blocks written, then read back by a verify pass, every I/O logged.
+const VERIFIED_WRITE: &str = "[v]\nfilename=data\nsize=64k\nbs=4k\nrw=write\n\
+    ioengine=psync\nverify=md5\nwrite_bw_log=x\nwrite_iops_log=x\n\
+    write_lat_log=x\nlog_offset=1\n";
+
+/// The bandwidth, IOPS and clat logs `bin` writes running
+/// [`VERIFIED_WRITE`] in a directory of its own.
+fn verified_write_logs(bin: Command) -> [Vec<Vec<u64>>; 3] {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, o) = run_job_file(bin, tmp.path(), VERIFIED_WRITE, &[]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    ["bw", "iops", "clat"].map(|k| log_lines(&tmp.path().join(format!("x_{k}.1.log"))))
+}
+
+/// A line per I/O as fio 3.33 writes it (stat.c, add_bw_sample and
+/// add_iops_sample): `bytes * 10^6 / clat_ns` and 1, the I/O's direction,
+/// bytes and offset, priority 0; the verify pass's reads after
+/// the writes.
+fn assert_per_io_lines(who: &str, [bw, iops, clat]: &[Vec<Vec<u64>>; 3]) {
+    assert_eq!(bw.len(), 32, "{who}: 16 writes and 16 verify reads: {bw:?}");
+    for (i, line) in bw.iter().enumerate() {
+        assert_eq!(line.len(), 6, "{who}: time, value, dir, bs, offset, prio");
+        let (io, c) = (&iops[i], &clat[i]);
+        assert_eq!(line[2..], io[2..], "{who}: the same I/O in both logs");
+        assert_eq!(line[2..], c[2..], "{who}: the same I/O in bw and clat");
+        assert_eq!(line[1], line[3] * 1_000_000 / c[1], "{who}: bw of {c:?}");
+        assert_eq!(io[1], 1, "{who}: {io:?}");
+        let (dir, offset) = (u64::from(i < 16), (i as u64 % 16) * 4096);
+        assert_eq!(line[2..], [dir, 4096, offset, 0], "{who}: line {i}");
+    }
+    assert!(
+        bw.windows(2).all(|w| w[0][0] <= w[1][0]),
+        "{who}: time goes on"
+    );
+}
+
+#[test]
+fn a_verify_pass_is_logged_per_io_as_fio_logs_it() {
+    let hiops = verified_write_logs(hiops_fio());
+    assert_per_io_lines("hiops", &hiops);
+    if !have_fio() {
+        return;
+    }
+    let fio = verified_write_logs(Command::new(FIO));
+    assert_per_io_lines("fio", &fio);
 }
 
 /// A window's length: `avg` but for the last one, which ends at its time.

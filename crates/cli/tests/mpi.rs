@@ -369,6 +369,34 @@ fn the_errors_ranks_went_past_reach_rank_0_and_sum_in_all_clients() {
 }
 
 #[test]
+fn a_ranks_failed_write_keeps_its_errno_and_what_failed_in_the_merged_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 1's directory is a 256 KiB tmpfs holding a sparse 1 MiB file:
+    // its writes past 256 KiB fail (ENOSPC); rank 0's file has room.
+    let Some(fs) = common::SmallTmpfs::mount_or_skip(dir.path()) else {
+        return;
+    };
+    fs.sparse_file();
+    std::fs::create_dir(dir.path().join("r0")).unwrap();
+    std::os::unix::fs::symlink(fs.dir(), dir.path().join("r1")).unwrap();
+    let file = format!("--filename={}/r{{rank}}/f", dir.path().display());
+    let job = ["--name=w", &file, "--size=1m", "--rw=write", "--bs=4k"];
+    let mut run = args(&job);
+    run.push("--output-format=json".into());
+    let Some(out) = mpirun(2, &run) else { return };
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v = json(&out.stdout);
+    let stats = v["client_stats"].as_array().unwrap();
+    let failure = |s: &Value| (s["error"].clone(), s["hiops"]["failed_in"].clone());
+    assert_eq!(failure(&stats[0]), (0.into(), Value::Null), "rank 0");
+    // fio's err=28 and what hiops names in func=: the write.
+    let enospc = (28.into(), "write".into());
+    assert_eq!(failure(&stats[1]), enospc, "rank 1");
+    assert_eq!(stats[2]["jobname"], "All clients");
+    assert_eq!(failure(&stats[2]), enospc, "All clients");
+}
+
+#[test]
 fn without_mpirun_a_run_is_rank_0_of_1_and_prints_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let file = format!(

@@ -163,7 +163,7 @@ fn run_plan(
     if let Some(name) = &req.bandwidth_log {
         agg_log::write(name, &results, &grants)?;
     }
-    let text = fio_log + &output::result_text(req, plan, &results);
+    let text = fio_log + &output::result_text(req, plan, &results, out.is_some());
     let written = output::write_result(out.as_mut(), &text);
     let status = status::status(&results, "", req.as_fio);
     match written {

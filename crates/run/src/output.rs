@@ -53,9 +53,16 @@ pub(super) fn before_run(req: &RunRequest, plan: &FioPlan, rank: usize) -> Strin
     }
 }
 
-/// One process's result in the formats asked for, in fio's order: terse
+/// One process's result in the formats asked for, in fio's order: the
+/// error lines of the threads that failed (answering as fio), then terse
 /// lines, the JSON, the normal text (stat.c writes its buffers so).
-pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult]) -> String {
+/// `to_file`: the text goes to --output's file.
+pub(super) fn result_text(
+    req: &RunRequest,
+    plan: &FioPlan,
+    results: &[RunResult],
+    to_file: bool,
+) -> String {
     let reported = reported_jobs(results);
     let results = reported.as_deref().unwrap_or(results);
     let mut text = String::new();
@@ -64,6 +71,10 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
     if fio_text {
         // fio lays out its files after the lines printed before the run.
         text += &super::fio_normal::layout_lines(results);
+    }
+    if req.fio_text() {
+        // fio prints a thread's error line as it ends, before any report.
+        text += &super::fio_normal::pid_lines(results, to_file);
     }
     if json || req.terse || fio_text {
         let set = hiops_report::json::RunSet {
@@ -94,17 +105,25 @@ pub(super) fn result_text(req: &RunRequest, plan: &FioPlan, results: &[RunResult
 
 /// fio's normal output of the document `doc` made from `results`.
 fn fio_normal_text(doc: &serde_json::Value, results: &[RunResult]) -> String {
-    let members: Vec<usize> = results
+    let units: Vec<_> = results
         .iter()
         .flat_map(hiops_report::json::fio_units)
-        .map(|u| u.threads.len())
+        .collect();
+    let members: Vec<usize> = units.iter().map(|u| u.threads.len()).collect();
+    // fio's pid= of a job (or a group's entry): its first thread's.
+    let pids: Vec<u32> = units
+        .iter()
+        .map(|u| match u.threads.first().map_or(0, |t| t.tid) {
+            0 => std::process::id(),
+            tid => tid,
+        })
         .collect();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let cx = super::fio_normal::Context {
         members: &members,
-        pid: std::process::id(),
+        pids: &pids,
         now_unix_s: now,
     };
     super::fio_normal::report(doc, &cx)

@@ -24,7 +24,8 @@ pub(super) fn finish(
     let writes_own = own_output(req, coord).is_some();
     let outcome = outcome.and_then(|runs| {
         if writes_own {
-            write_result(out.as_mut(), &result_text(req, plan, &runs))?;
+            let text = result_text(req, plan, &runs, out.is_some());
+            write_result(out.as_mut(), &text)?;
         }
         Ok(runs)
     });

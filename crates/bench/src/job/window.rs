@@ -110,9 +110,6 @@ impl<D: Driver> JobThread<'_, D> {
         };
         let end = now_ns();
         self.books.booking = false;
-        if let Some(logs) = self.books.logs.as_mut() {
-            logs.close_window(end);
-        }
         // rate_min judges the workload only, not end_fsync or a verify pass.
         self.rate_check = None;
         let r = &mut self.result;

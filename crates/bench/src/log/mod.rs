@@ -12,8 +12,11 @@
 //!
 //! Without `log_avg_msec` every I/O of the measured window is a line: its
 //! latencies in ns, the bandwidth log `bytes * 10^6 / clat_ns` (fio's
-//! per-I/O "KiB/s"), the IOPS log 1. With it, windows (see `window`). A
-//! verify pass after the workload is not logged.
+//! per-I/O "KiB/s"), the IOPS log 1. With it, windows (see `window`). As
+//! in fio (io_u.c, should_account: a thread running or verifying), the
+//! reads of a verify pass after the workload are logged too, their times
+//! going on from the same start: the logs run from the measured window's
+//! start to the thread's end.
 
 mod error;
 mod file;
@@ -128,7 +131,7 @@ impl JobLogs {
     /// again (latency_target's final run), the windows so far are logged
     /// first and time starts over, as fio's epoch does.
     pub(crate) fn start(&mut self, now_ns: u64) {
-        self.close_window(now_ns);
+        self.flush_windows(now_ns);
         if let Some(w) = self.windows.as_mut() {
             w.reset();
         }
@@ -171,8 +174,10 @@ impl JobLogs {
         }
     }
 
-    /// The measured window closed at `end_ns`: the last windows' lines.
-    pub(crate) fn close_window(&mut self, end_ns: u64) {
+    /// The windows still open at `end_ns` (the thread's end, or a new
+    /// start): their lines, each stamped `end_ns` and covering only the
+    /// time up to it, as fio's finalize_logs.
+    fn flush_windows(&mut self, end_ns: u64) {
         if !std::mem::take(&mut self.active) {
             return;
         }
@@ -190,8 +195,11 @@ impl JobLogs {
         }
     }
 
-    /// Writes every file out; the first failure, if any.
-    pub(crate) fn finish(self) -> Result<(), LogError> {
+    /// The thread ended at `end_ns` (after its workload and any verify
+    /// pass): the last windows' lines, then every file written out; the
+    /// first failure, if any.
+    pub(crate) fn finish(mut self, end_ns: u64) -> Result<(), LogError> {
+        self.flush_windows(end_ns);
         let mut first = Ok(());
         let hist = self.hist.map(|(f, _)| f);
         for f in self.files.into_iter().flatten().chain(hist) {

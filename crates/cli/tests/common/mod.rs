@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 pub fn hiops() -> Command {
@@ -271,4 +271,58 @@ pub fn run_job_file(mut bin: Command, dir: &Path, job: &str, extra: &[&str]) -> 
         .unwrap_or_else(|| panic!("no JSON: {}", text(&o)));
     let v: Value = serde_json::from_str(&out[start..]).expect("JSON");
     (v["jobs"][0].clone(), o)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A 256 KiB tmpfs mounted on a directory of its own, unmounted on drop.
+pub struct SmallTmpfs(PathBuf);
+
+impl SmallTmpfs {
+    /// Mounts one in `dir`, or says why the test is skipped.
+    pub fn mount_or_skip(dir: &Path) -> Option<SmallTmpfs> {
+        if !is_root() {
+            eprintln!("skipped: needs root to mount a small tmpfs");
+            return None;
+        }
+        let fs = SmallTmpfs::mount(&dir.join("mnt"));
+        if fs.is_none() {
+            eprintln!("skipped: mounting a tmpfs failed here");
+        }
+        fs
+    }
+
+    fn mount(at: &Path) -> Option<SmallTmpfs> {
+        std::fs::create_dir(at).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| SmallTmpfs(at.to_path_buf()))
+    }
+
+    /// Where it is mounted.
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
+
+    /// A sparse 1 MiB file there: writes past the first 256 KiB find no
+    /// room (ENOSPC), and neither hiops nor fio lays the file out.
+    pub fn sparse_file(&self) -> PathBuf {
+        let f = self.0.join("f");
+        let _ = std::fs::remove_file(&f);
+        let file = std::fs::File::create(&f).unwrap();
+        file.set_len(1 << 20).unwrap();
+        f
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
 }

@@ -12,6 +12,7 @@ mod latency;
 mod num2str;
 mod preamble;
 
+pub use failure::pid_lines;
 pub use num2str::{num2str, num2str_base, Unit};
 pub use preamble::{layout_lines, preamble};
 
@@ -24,27 +25,27 @@ use std::fmt::Write;
 pub struct Context<'a> {
     /// Threads merged in each of the document's jobs (fio's `jobs=`).
     pub members: &'a [usize],
-    /// The process id fio shows as the job's `pid=`.
-    pub pid: u32,
+    /// The id fio shows as each of the document's jobs' `pid=`: its
+    /// first thread's.
+    pub pids: &'a [u32],
     /// When the report is written (seconds since the epoch, UTC).
     pub now_unix_s: u64,
 }
 
-/// fio's normal output for a fio JSON document: the error line of each
-/// job that ended on an error, a blank line, every reported job's block,
-/// each group's run status, the disk stats.
+/// fio's normal output for a fio JSON document: a blank line, every
+/// reported job's block, each group's run status, the disk stats (the
+/// error lines of the threads that failed come before, [`pid_lines`]).
 pub fn report(doc: &Value, cx: &Context<'_>) -> String {
     let doc: FioDoc = serde_json::from_value(doc.clone())
         .expect("fio's JSON as hiops writes it reads back as a fio document");
     let jobs = &doc.jobs;
     assert_eq!(jobs.len(), cx.members.len(), "a member count per job");
+    assert_eq!(jobs.len(), cx.pids.len(), "a pid per job");
     let groups = group::groups(jobs);
-    let mut out = String::new();
-    failure::pid_lines(&mut out, jobs, cx.pid);
-    out.push('\n');
-    for (job, &members) in jobs.iter().zip(cx.members) {
+    let mut out = String::from("\n");
+    for (i, job) in jobs.iter().enumerate() {
         let g = &groups[job.groupid as usize];
-        job_block(&mut out, job, g, members, cx);
+        job_block(&mut out, job, g, i, cx);
     }
     for g in &groups {
         group::group_lines(&mut out, g);
@@ -64,7 +65,8 @@ fn directions(job: &FioJob) -> [(&'static str, Option<&Direction>, usize); 4] {
     ]
 }
 
-fn job_block(out: &mut String, job: &FioJob, g: &Group, members: usize, cx: &Context<'_>) {
+/// The block of the document's job number `at`.
+fn job_block(out: &mut String, job: &FioJob, g: &Group, at: usize, cx: &Context<'_>) {
     let dirs = || {
         directions(job)
             .into_iter()
@@ -74,7 +76,7 @@ fn job_block(out: &mut String, job: &FioJob, g: &Group, members: usize, cx: &Con
     if io == 0 {
         return;
     }
-    header(out, job, members, cx);
+    header(out, job, at, cx);
     let slat = crate::submission::fio_times_submission(job);
     for (name, d, i) in dirs() {
         if d.io_bytes > 0 && d.runtime > 0 {
@@ -123,7 +125,8 @@ fn steady_line(out: &mut String, ss: &SteadyState) {
 }
 
 /// `NAME: (groupid=G, jobs=N): err= 0: pid=P: DATE` and the description.
-fn header(out: &mut String, job: &FioJob, members: usize, cx: &Context<'_>) {
+fn header(out: &mut String, job: &FioJob, at: usize, cx: &Context<'_>) {
+    let (members, pid) = (cx.members[at], cx.pids[at]);
     let err = job.error;
     let why = match err {
         0 => String::new(),
@@ -134,7 +137,7 @@ fn header(out: &mut String, job: &FioJob, members: usize, cx: &Context<'_>) {
         "{}: (groupid={}, jobs={members}): err={err:2}{why}: pid={}: {}",
         job.jobname,
         job.groupid,
-        cx.pid,
+        pid,
         date::ctime(cx.now_unix_s)
     );
     if !job.job_description.is_empty() {

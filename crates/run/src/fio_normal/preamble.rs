@@ -48,19 +48,23 @@ fn job_line(job: &JobSpec) -> String {
     )
 }
 
+/// Whether fio runs the job's clones as threads (`thread` set), not as
+/// the processes it forks by default.
+pub(super) fn runs_as_thread(job: &JobSpec) -> bool {
+    job.meta
+        .options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "thread")
+        .is_some_and(|(_, v)| v != "0")
+}
+
 /// `Starting 2 threads and 1 process`: jobs with `thread` set run as
 /// threads in fio, the others as processes (hiops runs threads either way).
 fn starting(plan: &FioPlan) -> String {
     let (mut threads, mut processes) = (0u32, 0u32);
     for job in &plan.jobs {
-        let thread = job
-            .meta
-            .options
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "thread")
-            .is_some_and(|(_, v)| v != "0");
-        match thread {
+        match runs_as_thread(job) {
             true => threads += job.numjobs,
             false => processes += job.numjobs,
         }
