@@ -30,8 +30,7 @@ pub(super) fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan) -> Optio
         findings.extend(finding);
     }
     for (t, s) in per_target(sweeps, plan, "miss") {
-        let direct = sweeps.get(&format!("{}-copy", t.label));
-        let (chart, claim) = miss_figures(s, direct, &t.label, &plan.copy_sizes);
+        let (chart, claim) = miss_figures(s, &t.label, &plan.copy_sizes);
         charts.push(chart);
         claims.extend(claim);
     }
@@ -106,37 +105,41 @@ fn copy_figures(s: &SweepDir, label: &str, sizes: &[String]) -> (Chart, Option<S
 }
 
 /// The buffered miss path over block sizes: process clocks per I/O against
-/// the size, and the device reads per I/O that show every read missed.
+/// the size, beside direct reads of the same kind (random over the whole
+/// region), and the device reads per I/O that show every read missed.
 /// ADMS'10's copy cost is judged on the slope of (miss - direct) process
-/// clocks per I/O over the size, one slope per round, the direct arm from
-/// the cached sweep (`direct`): what a miss adds per byte beyond the
-/// device path both share.
+/// clocks per I/O over the size, one slope per round: what a miss adds per
+/// byte beyond the device path both share.
 pub(super) fn miss_figures(
     s: &SweepDir,
-    direct: Option<&SweepDir>,
     label: &str,
     sizes: &[String],
 ) -> (Chart, Option<ClaimRow>) {
     let m = s.medians();
     let (axis, xs) = param_axis("bs", sizes);
-    let at = |b: &String, k: fn(&PointFigures) -> Option<f64>| k(get(&m, &[b])?);
-    let pts: Vec<(f64, f64)> = (sizes.iter().zip(&xs))
-        .filter_map(|(b, x)| Some((*x, at(b, |m| m.process_clocks_per_io)?)))
-        .collect();
+    let at =
+        |b: &String, direct: &str, k: fn(&PointFigures) -> Option<f64>| k(get(&m, &[b, direct])?);
+    let series = |direct: &str| -> Vec<(f64, f64)> {
+        (sizes.iter().zip(&xs))
+            .filter_map(|(b, x)| Some((*x, at(b, direct, |m| m.process_clocks_per_io)?)))
+            .collect()
+    };
+    let pts = series(BUFFERED);
     let chart = Chart::new(
         format!("{label}: buffered misses, clocks per I/O vs block size"),
         axis,
         Axis::linear("CPU clocks per I/O"),
     )
-    .with_series("buffered, every read a miss", pts.clone());
+    .with_series("buffered, every read a miss", pts.clone())
+    .with_series("direct", series(DIRECT));
     if pts.len() < 2 {
         return (chart, None);
     }
     let reads: Vec<f64> = sizes
         .iter()
-        .filter_map(|b| at(b, |m| m.device_ios_per_io))
+        .filter_map(|b| at(b, BUFFERED, |m| m.device_ios_per_io))
         .collect();
-    let slopes = direct.map_or_else(Vec::new, |d| copy_slopes(s, d, sizes, &xs));
+    let slopes = copy_slopes(s, sizes, &xs);
     let j = Rule::cost(
         "slope of (buffered miss - direct) clocks per I/O over the block size, per round, within 25% of the paper's",
         2.1,
@@ -173,11 +176,16 @@ fn misses(reads: &[f64]) -> String {
     }
 }
 
+/// The miss sweep's arms, by its `direct` parameter.
+const BUFFERED: &str = "0";
+const DIRECT: &str = "1";
+
 /// One slope per round of (miss - direct) process clocks per I/O over the
-/// block size (`xs`, bytes), for the rounds both sweeps measured.
-fn copy_slopes(miss: &SweepDir, direct: &SweepDir, sizes: &[String], xs: &[f64]) -> Vec<f64> {
-    let clocks = |s: &SweepDir, round: u32, values: &[&str]| {
-        s.points
+/// block size (`xs`, bytes), for the rounds that measured both arms at
+/// every size.
+fn copy_slopes(miss: &SweepDir, sizes: &[String], xs: &[f64]) -> Vec<f64> {
+    let clocks = |round: u32, values: &[&str]| {
+        miss.points
             .iter()
             .find(|p| {
                 p.round == round
@@ -194,7 +202,7 @@ fn copy_slopes(miss: &SweepDir, direct: &SweepDir, sizes: &[String], xs: &[f64])
         .filter_map(|r| {
             let pts: Vec<(f64, f64)> = (sizes.iter().zip(xs))
                 .filter_map(|(b, x)| {
-                    Some((*x, clocks(miss, r, &[b])? - clocks(direct, r, &[b, "1"])?))
+                    Some((*x, clocks(r, &[b, BUFFERED])? - clocks(r, &[b, DIRECT])?))
                 })
                 .collect();
             (pts.len() == sizes.len()).then(|| slope(&pts)).flatten()

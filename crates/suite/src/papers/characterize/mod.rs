@@ -134,23 +134,21 @@ mod tests {
             ]
         };
         let miss = |r: u32, per_byte: f64, reads: f64| {
-            [
-                clocks_point(r, &["4k"], 10_000.0, 1.0),
-                clocks_point(r, &["64k"], 10_000.0 + per_byte * 61_440.0, reads),
-            ]
-        };
-        let d = SweepDir {
-            path: "/x".into(),
-            def: def("disk-copy"),
-            points: (0..3).flat_map(direct).collect(),
+            let mut both = direct(r).to_vec();
+            both.extend([
+                clocks_point(r, &["4k", "0"], 10_000.0, 1.0),
+                clocks_point(r, &["64k", "0"], 10_000.0 + per_byte * 61_440.0, reads),
+            ]);
+            both
         };
         let mut s = SweepDir {
             path: "/x".into(),
             def: def("disk-miss"),
             points: [miss(0, 2.5, 1.0), miss(1, 2.6, 1.01), miss(2, 2.4, 1.0)].concat(),
         };
-        let (chart, claim) = miss_figures(&s, Some(&d), "disk", &p.copy_sizes);
+        let (chart, claim) = miss_figures(&s, "disk", &p.copy_sizes);
         assert_eq!(chart.series[0].points.len(), 2);
+        assert_eq!(chart.series[1].name, "direct");
         let c = claim.unwrap();
         assert_eq!(
             c.verdict,
@@ -169,11 +167,19 @@ mod tests {
         );
         // The miss path's own slope (2.5) would have passed the old factor
         // of two; without the direct arm nothing is shown.
-        let alone = miss_figures(&s, None, "disk", &p.copy_sizes).1.unwrap();
+        let alone = SweepDir {
+            path: "/x".into(),
+            def: def("disk-miss"),
+            points: (s.points.iter())
+                .filter(|p| p.values[1] == "0")
+                .cloned()
+                .collect(),
+        };
+        let alone = miss_figures(&alone, "disk", &p.copy_sizes).1.unwrap();
         assert_eq!(alone.verdict, crate::verdicts::claims::Verdict::NotShown);
         // A difference of 1.2 clocks per byte is a cost of another size.
         s.points = [miss(0, 1.7, 0.2), miss(1, 1.7, 0.2), miss(2, 1.6, 0.2)].concat();
-        let c = miss_figures(&s, Some(&d), "disk", &p.copy_sizes).1.unwrap();
+        let c = miss_figures(&s, "disk", &p.copy_sizes).1.unwrap();
         assert_eq!(c.verdict, crate::verdicts::claims::Verdict::Partly);
         assert!(
             c.line().contains("some reads hit the cache"),

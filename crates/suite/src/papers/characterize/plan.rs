@@ -411,7 +411,8 @@ impl Plan {
     }
 
     /// The copy's cost over block sizes: direct against buffered on a
-    /// cached region, and the buffered miss path.
+    /// cached region, and the buffered miss path beside direct reads made
+    /// the same way.
     fn copy_sweeps(&self, t: &CharTarget) -> Vec<(String, SweepDef)> {
         let label = &t.label;
         let copy_region = self.copy_region();
@@ -438,23 +439,24 @@ impl Plan {
                 format!("{label}-miss"),
                 self.def(
                     t,
-                    format!("{label}: buffered reads that miss the page cache, by block size"),
+                    format!("{label}: buffered reads that miss the page cache and direct reads, by block size"),
                     // Random reads over the whole region, each block once
                     // a pass (fio's random map: hiops' own flags leave it
                     // off) and the cache dropped as each pass starts
                     // (invalidate): every read a miss. Without the map a
                     // random job never ends a pass, so nothing is dropped
                     // and the reads after the first pass's worth hit.
+                    // The direct arm reads the same way: the copy's cost
+                    // is the difference.
                     &[
                         "--ioengine=psync",
                         "--iodepth=1",
                         "--numjobs=1",
                         "--rw=randread",
-                        "--direct=0",
                         "--invalidate=1",
                         "--norandommap=0",
                     ],
-                    vec![param("bs", self.copy_sizes.clone())],
+                    vec![param("bs", self.copy_sizes.clone()), direct_and_buffered()],
                 ),
             ),
         ]
@@ -649,10 +651,12 @@ mod tests {
         assert_eq!(sweeps[4].1.params[0].name, "iodepth_batch_complete_min");
         assert_eq!(sweeps[3].0, "disk-miss");
         assert!(
-            sweeps[3].1.base.contains(&"--direct=0".to_string())
-                && sweeps[3].1.base.contains(&"--invalidate=1".to_string())
+            sweeps[3].1.base.contains(&"--invalidate=1".to_string())
                 && sweeps[3].1.base.contains(&"--norandommap=0".to_string())
         );
+        // The miss path beside direct reads made the same way.
+        assert_eq!(sweeps[3].1.params[1].name, "direct");
+        assert_eq!(sweeps[3].1.params[1].values, ["1", "0"]);
         for (name, d) in &sweeps {
             assert!(d.base.contains(&"--rw=randread".to_string()), "read only");
             for k in d.points() {
