@@ -148,8 +148,9 @@ fn steps(a: &ReproduceArgs) -> Vec<Step> {
                 argv.extend(words(def.quick));
             }
             if def.dir == "hiops" && hiops_suite::irq::affinity::is_root() {
-                // Beside the disk, the RAM devices root can make.
-                argv.extend(words("--zram --loop"));
+                // Beside the disk, the RAM devices root can make, and
+                // Fig 1 over alike devices.
+                argv.extend(words("--zram --loop --alike 3"));
             }
             if def.dir == "characterize" && hiops_suite::irq::affinity::is_root() {
                 // ADMS'10 Fig 9-11 and the slides' one core per 2 SSDs:

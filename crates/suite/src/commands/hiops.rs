@@ -5,7 +5,7 @@
 use super::targets::logical_block_size;
 use super::values::{rounds, runtime};
 use super::{check_dir, check_points, create_dir, run_suite, usage, Console, Ended, SuiteRun};
-use crate::devices::RamDevice;
+use crate::devices::{AlikeDevices, AlikeKind, RamDevice};
 use crate::papers::hiops_paper::{Plan, Target};
 use crate::suite_info::SuiteInfo;
 use crate::SuiteError;
@@ -28,6 +28,11 @@ pub struct HiopsOptions {
     /// Add a loop device over a tmpfs file (root).
     #[arg(long = "loop")]
     pub loop_dev: bool,
+    /// Fig 1 over this many alike loop devices over tmpfs files, each of
+    /// --size and written whole (root; they take the paper's 512 B
+    /// reads). 0: Fig 1 over the targets.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub alike: usize,
     /// Size of each target's region (a created file has this size).
     #[arg(long, default_value = "1g")]
     pub size: String,
@@ -69,7 +74,9 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Sui
     create_dir(&a.dir)?;
     // Devices live until the end of the experiment (dropped last).
     let devices = ram_devices(&a, size_bytes, &mut targets, console.who);
+    let alike = alike_devices(a.alike, size_bytes, console.who);
     let mut plan = plan_of(targets);
+    plan.alike = alike.as_ref().map_or_else(Vec::new, alike_targets);
     plan.trace_interrupts();
     plan.find_poll_queues();
     save_info(&a, &plan, &console.command)?;
@@ -83,7 +90,7 @@ pub fn experiment_hiops(a: HiopsOptions, console: &Console) -> Result<Ended, Sui
     if matches!(ended, Ok(Ended::Done)) {
         crate::papers::hiops_paper::probe::run(&a.dir, &plan, a.restart, console.who);
     }
-    drop(devices);
+    drop((devices, alike));
     let ended = ended?;
     if matches!(ended, Ended::Done) && a.targets.is_empty() {
         // The data file is only needed to resume.
@@ -161,6 +168,30 @@ fn ram_devices(
         );
     }
     devices
+}
+
+/// Fig 1's `n` alike loop devices (none for 0); ones that cannot be made
+/// leave Fig 1 on the targets, with a line saying why.
+fn alike_devices(n: usize, size_bytes: u64, who: &str) -> Option<AlikeDevices> {
+    if n == 0 {
+        return None;
+    }
+    let made = AlikeDevices::make(AlikeKind::Loop, n, size_bytes, Path::new("/dev/shm"));
+    made.inspect_err(|e| {
+        eprintln!("{who}: Fig 1 over the targets, not {n} alike loop devices: {e}")
+    })
+    .ok()
+}
+
+/// The alike devices as Fig 1's targets: loop1, loop2, ...
+fn alike_targets(set: &AlikeDevices) -> Vec<Target> {
+    (set.paths().iter().enumerate())
+        .map(|(i, p)| Target {
+            label: format!("loop{}", i + 1),
+            path: p.display().to_string(),
+            min_bs: logical_block_size(p),
+        })
+        .collect()
 }
 
 /// suite.json: the plan, the machine and the targets.

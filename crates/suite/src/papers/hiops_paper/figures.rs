@@ -243,8 +243,10 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
             "CPU clocks per I/O (machine) vs filename",
         ],
     );
-    let labels: Vec<&str> = plan.targets.iter().map(|t| t.label.as_str()).collect();
-    sec.claims.extend(fig1_claims(s, labels.len()));
+    let devices = plan.fig1_devices();
+    let labels: Vec<&str> = devices.iter().map(|t| t.label.as_str()).collect();
+    sec.claims
+        .extend(fig1_claims(s, &fig1_what(plan), devices.len()));
     sec.claims.push(
         Claim {
             item: "hiops-fig1-scsi-three-devices",
@@ -264,14 +266,26 @@ fn devices_section(s: &SweepDir, plan: &Plan) -> Section {
     sec
 }
 
+/// What Fig 1's devices are: the alike loop devices made for it, or the
+/// targets.
+fn fig1_what(plan: &Plan) -> String {
+    match plan.alike.is_empty() {
+        true => "targets".into(),
+        false => "alike loop devices over tmpfs files".into(),
+    }
+}
+
 /// HIOPS Fig 1's gain with every device: the optimized path's 671k IOPS
 /// against Linux's 354k, read as the paper's design (threads sharing one
 /// queue) and a ring per thread, each against pread over all `n` targets,
 /// per round.
-fn fig1_claims(s: &SweepDir, n: usize) -> Vec<ClaimRow> {
+fn fig1_claims(s: &SweepDir, devices: &str, n: usize) -> Vec<ClaimRow> {
     let Some(all) = s.def.params.first().and_then(|p| p.values.last()) else {
         return Vec::new();
     };
+    let bs = (s.def.base.iter())
+        .find_map(|a| a.strip_prefix("--bs="))
+        .unwrap_or("?");
     let base = rounds(s, &[all, "pread"], |m| m.iops);
     let mut out = Vec::new();
     for (arm, what) in [
@@ -288,7 +302,7 @@ fn fig1_claims(s: &SweepDir, n: usize) -> Vec<ClaimRow> {
             "hiops-fig1-optimized-five-devices",
             "HIOPS Fig 1",
             "with every device the optimized path reads 671k IOPS against Linux's 354k (1.90x)",
-            format!("{arm} ({what}) {:.2}x pread's IOPS over {n} devices", j.effect),
+            format!("{arm} ({what}) {:.2}x pread's IOPS over {n} {devices} at {bs} B", j.effect),
             &j,
             "pread here runs on today's multi-queue block layer, not the 2014 SCSI path, and these devices are not the paper's alike SATA SSDs",
         ));

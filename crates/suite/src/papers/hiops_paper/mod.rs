@@ -53,6 +53,41 @@ mod tests {
     }
 
     #[test]
+    fn fig1_runs_over_the_alike_devices_at_512_bytes_where_they_were_made() {
+        let mut p = Plan::new(targets(), false, "3", "1", "1g", 1);
+        let devices = |p: &Plan| {
+            let (_, d) = p
+                .sweeps()
+                .into_iter()
+                .find(|(n, _)| n == "devices")
+                .unwrap();
+            (d.params[0].values.clone(), d.base.clone())
+        };
+        // Over the disk and zram: unlike, and zram takes no 512 B read.
+        let (sets, base) = devices(&p);
+        assert_eq!(sets, ["/var/tmp/f", "/var/tmp/f:/dev/zram0"]);
+        assert!(base.contains(&"--bs=4096".to_string()), "{base:?}");
+        p.alike = (1..=3)
+            .map(|i| Target {
+                label: format!("loop{i}"),
+                path: format!("/dev/loop{i}"),
+                min_bs: 512,
+            })
+            .collect();
+        let (sets, base) = devices(&p);
+        assert_eq!(
+            sets,
+            [
+                "/dev/loop1",
+                "/dev/loop1:/dev/loop2",
+                "/dev/loop1:/dev/loop2:/dev/loop3"
+            ]
+        );
+        assert!(base.contains(&"--bs=512".to_string()), "{base:?}");
+        assert_eq!(p.fig1_devices().len(), 3);
+    }
+
+    #[test]
     fn the_paper_grid_covers_every_figure() {
         let p = Plan::new(targets(), false, "3", "1", "1g", 1);
         let names: Vec<String> = p.sweeps().into_iter().map(|(n, _)| n).collect();

@@ -68,6 +68,11 @@ pub struct Plan {
     /// kernel's IOPOLL (interrupts off) against its interrupts, by label.
     #[serde(default)]
     pub iopoll: Vec<String>,
+    /// Fig 1's devices where the command made alike ones (loop devices
+    /// over tmpfs files, each of one size, taking 512 B reads); empty:
+    /// the targets.
+    #[serde(default)]
+    pub alike: Vec<Target>,
 }
 
 impl Plan {
@@ -104,6 +109,7 @@ impl Plan {
                 irq_traced: Vec::new(),
                 irq_untraced: Vec::new(),
                 iopoll: Vec::new(),
+                alike: Vec::new(),
             };
         }
         Plan {
@@ -121,6 +127,15 @@ impl Plan {
             irq_traced: Vec::new(),
             irq_untraced: Vec::new(),
             iopoll: Vec::new(),
+            alike: Vec::new(),
+        }
+    }
+
+    /// Fig 1's devices: the alike ones made for it, or the targets.
+    pub fn fig1_devices(&self) -> &[Target] {
+        match self.alike.is_empty() {
+            true => &self.targets,
+            false => &self.alike,
         }
     }
 
@@ -391,21 +406,23 @@ impl Plan {
         (format!("{}-poll", t.label), def)
     }
 
-    /// Fig 1: IOPS as devices are added, over every set of the targets, at
-    /// the paper's 512 B where every target takes it, Linux's path against
-    /// the paper's design and its extensions; none with one target.
+    /// Fig 1: IOPS as devices are added, over every set of its devices
+    /// (alike ones where the command made them, else the targets), at the
+    /// paper's 512 B where every device takes it, Linux's path against the
+    /// paper's design and its extensions; none with one device.
     fn devices_sweep(&self, many: &str) -> Option<(String, SweepDef)> {
-        if self.targets.len() < 2 {
+        let devices = self.fig1_devices();
+        if devices.len() < 2 {
             return None;
         }
-        let paths: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
+        let paths: Vec<&str> = devices.iter().map(|t| t.path.as_str()).collect();
         let sets = crate::devices::device_sets(&paths);
         let mut def = self.def(
             format!("devices at {} threads", self.many_threads),
             "",
             &[
                 many.to_string(),
-                format!("--bs={}", paper_block_size(&self.targets)),
+                format!("--bs={}", paper_block_size(devices)),
             ],
             vec![
                 Param {
