@@ -332,9 +332,9 @@ fn open_path(
     let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
     let path = hiops_path::IoPath::open(config, hal).map_err(|e| match e {
         hiops_path::PathError::Config { .. } => {
-            BenchError::Usage(format!("job {}: {e}", spec.name))
+            BenchError::usage_by(format!("job {}", spec.name), e)
         }
-        _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
+        _ => BenchError::failed_by(format!("job {}", spec.name), e),
     })?;
     Ok(Some(path))
 }
