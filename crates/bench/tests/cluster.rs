@@ -19,7 +19,7 @@ fn job(name: &str, seed: u64) -> JobBuilder {
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRw;
     s.numjobs = 2;
-    s.io.iodepth = 4;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;

@@ -75,7 +75,7 @@ fn job(mib: u64) -> JobBuilder {
     s.target.size = Some(mib << 20);
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRead;
-    s.io.iodepth = 4;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;

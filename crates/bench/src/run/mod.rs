@@ -343,7 +343,7 @@ fn task_path_report(job: &mut JobResult) {
 fn notes(specs: &[JobSpec]) -> Vec<String> {
     specs
         .iter()
-        .filter(|s| s.io.path.is_none() && !s.io.offload && s.io.engine.is_synchronous() && s.io.iodepth > 1)
+        .filter(|s| s.io.path.is_none() && !s.io.offload && s.io.engine.is_synchronous() && s.io.iodepth > hiops_job::QueueDepth::ONE)
         .map(|s| format!(
             "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
             s.name, s.io.engine, s.io.iodepth

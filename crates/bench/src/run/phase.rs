@@ -319,7 +319,7 @@ fn open_path(
         engine: spec.io.engine,
         engine_opts: spec.engine_options(),
         // iodepth is the path's tags in all: each ring gets its share.
-        depth: spec.io.iodepth.div_ceil(p.rings.max(1)).max(1),
+        depth: spec.io.iodepth.get().div_ceil(p.rings.max(1)).max(1),
         max_io: spec.bs_max() as usize,
         rings: p.rings,
         spin_ns: p.spin_ns,
