@@ -136,11 +136,10 @@ impl Cluster {
 /// A rank's error, prefixed with its rank and host unless it names one
 /// already (an error the ranks agreed on names the rank it came from).
 pub fn rank_error(rank: usize, host: &str, e: &BenchError) -> BenchError {
-    let text = e.to_string();
-    if text.starts_with("rank ") {
+    if e.to_string().starts_with("rank ") {
         return e.clone();
     }
-    crate::coord::with_message(e, format!("rank {rank} ({host}): {text}"))
+    BenchError::by(e.class(), format!("rank {rank} ({host})"), e.clone())
 }
 
 /// One phase of every rank (with its host) as one run. The machine-wide

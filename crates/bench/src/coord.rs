@@ -120,16 +120,6 @@ pub fn host_name() -> String {
     }
 }
 
-/// The same kind of error with another message (an error from another rank
-/// keeps its exit code).
-pub fn with_message(e: &BenchError, message: String) -> BenchError {
-    match e {
-        BenchError::Usage(_) => BenchError::Usage(message),
-        BenchError::Refused(_) => BenchError::Refused(message),
-        BenchError::Failed(_) => BenchError::Failed(message),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +130,7 @@ mod tests {
         assert_eq!((c.info().rank, c.info().ranks), (0, 1));
         assert!(!c.info().host.is_empty());
         assert!(c.agree(None).is_ok());
-        let e = BenchError::Refused("no".into());
+        let e = BenchError::refused("no");
         assert_eq!(c.agree(Some(&e)), Err(e));
         c.barrier();
         c.work_done();

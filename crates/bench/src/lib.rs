@@ -72,7 +72,7 @@ pub use log::{inflate_log, InflateError, LogError};
 pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 // The job model lives in hiops-job; its modules keep their paths here.
-pub use hiops_job::{input, spec, units, CheckError};
+pub use hiops_job::{input, range, spec, units, CheckError, Percent, QueueDepth, RangeError};
 pub use hiops_job::{
     BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
     VerifyMode,

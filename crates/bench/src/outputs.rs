@@ -33,7 +33,7 @@ pub(crate) fn logs_of(spec: &JobSpec) -> Vec<PathBuf> {
 pub fn check(jobs: &[JobSpec]) -> Result<(), BenchError> {
     for spec in jobs {
         let refused =
-            |r: hiops_safety::Refusal| BenchError::Refused(format!("job {}: {r}", spec.name));
+            |r: hiops_safety::Refusal| BenchError::refused_by(format!("job {}", spec.name), r);
         let grants = grants(spec);
         for path in logs_of(spec) {
             hiops_safety::check_output(&path, &grants).map_err(refused)?;

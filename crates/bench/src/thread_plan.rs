@@ -102,7 +102,7 @@ impl WorkerPlan<'_> {
             Some(chunk) => IoGen::striped(
                 seed,
                 spec.workload.rw,
-                spec.workload.rwmixread,
+                spec.workload.rwmixread.get(),
                 sizes,
                 self.align,
                 crate::generator::Stripe {
@@ -114,7 +114,7 @@ impl WorkerPlan<'_> {
             None => IoGen::new(
                 seed,
                 spec.workload.rw,
-                spec.workload.rwmixread,
+                spec.workload.rwmixread.get(),
                 sizes,
                 self.align,
                 self.regions.clone(),
@@ -123,7 +123,7 @@ impl WorkerPlan<'_> {
         };
         let gen = gen.with_fio_options(
             spec.workload.rw_gap,
-            spec.workload.percentage_random,
+            spec.workload.percentage_random.get(),
             self.random_map(),
         );
         let gen = match spec.target.strided {

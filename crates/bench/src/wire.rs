@@ -5,8 +5,7 @@
 //! queue-level counters and fio's steady-state verdict stay with the rank
 //! that measured them.
 
-use crate::coord::with_message;
-use crate::error::BenchError;
+use crate::error::{BenchError, ErrorClass};
 use crate::result::ThreadResult;
 use crate::result::{DeviceWindow, DirStats, JobResult, RunResult, SeriesPoint, TargetInfo};
 use crate::target::TargetKind;
@@ -135,9 +134,9 @@ pub fn encode(rank: usize, host: &str, outcome: &Result<Vec<RunResult>, BenchErr
 /// same jobs and phases, for their specs).
 pub fn decode(bytes: &[u8], mine: &[RunResult]) -> Result<RankRun, BenchError> {
     let wire: RankWire = serde_json::from_slice(bytes).map_err(|e| {
-        BenchError::Failed(format!(
-            "a rank's results could not be read ({e}): run the same hiops build on every host"
-        ))
+        BenchError::failed_by("a rank's results could not be read", e)
+            .cause_in_parens()
+            .then(": run the same hiops build on every host")
     })?;
     let outcome = match wire.outcome {
         Ok(phases) => Ok(phases_from(phases, mine, wire.rank)?),
@@ -151,10 +150,10 @@ pub fn decode(bytes: &[u8], mine: &[RunResult]) -> Result<RankRun, BenchError> {
 }
 
 fn error_wire(e: &BenchError) -> ErrorWire {
-    let kind = match e {
-        BenchError::Usage(_) => "usage",
-        BenchError::Refused(_) => "refused",
-        BenchError::Failed(_) => "failed",
+    let kind = match e.class() {
+        ErrorClass::Usage => "usage",
+        ErrorClass::Refused => "refused",
+        ErrorClass::Failed => "failed",
     };
     ErrorWire {
         kind: kind.to_string(),
@@ -163,12 +162,12 @@ fn error_wire(e: &BenchError) -> ErrorWire {
 }
 
 fn error_from(e: ErrorWire) -> BenchError {
-    let like = match e.kind.as_str() {
-        "usage" => BenchError::Usage(String::new()),
-        "refused" => BenchError::Refused(String::new()),
-        _ => BenchError::Failed(String::new()),
+    let class = match e.kind.as_str() {
+        "usage" => ErrorClass::Usage,
+        "refused" => ErrorClass::Refused,
+        _ => ErrorClass::Failed,
     };
-    with_message(&like, e.message)
+    BenchError::new(class, e.message)
 }
 
 fn phase_wire(r: &RunResult) -> PhaseWire {
@@ -254,7 +253,7 @@ fn phases_from(
     rank: usize,
 ) -> Result<Vec<RunResult>, BenchError> {
     let differs = || {
-        BenchError::Failed(format!(
+        BenchError::failed(format!(
             "rank {rank} ran other jobs than rank 0: give every rank the same job files and options"
         ))
     };

@@ -130,7 +130,7 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
     let config = hiops_path::TaskConfig {
         engine: spec.io.engine,
         engine_opts: engine_options(plan)?,
-        depth: spec.io.iodepth,
+        depth: spec.io.iodepth.get(),
         // Busy-peeking costs more than it gains on the devices measured
         // (the measurement log, `git show aaff0b5:docs/history/benchmarks-2026-11.md`, "Busy-peeking"): only when --hybrid_depth asks.
         poll_min_depth: spec
@@ -166,7 +166,7 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
         engine: spec.io.engine,
         opts: &engine_options(plan)?,
         targets: &plan.targets,
-        workers: spec.io.iodepth,
+        workers: spec.io.iodepth.get(),
         buf_len: spec.bs_max() as usize,
     })
     .map_err(|source| SetupError::Offload {

@@ -19,7 +19,7 @@ fn job(name: &str, seed: u64) -> JobBuilder {
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRw;
     s.numjobs = 2;
-    s.io.iodepth = 4;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;
@@ -116,7 +116,7 @@ fn cpu_per_io_is_kept_per_host_and_in_all() {
 #[test]
 fn a_failed_rank_fails_the_merge_naming_it_and_its_exit_kind_travels() {
     let own = rank_runs(1);
-    let bad = Err(BenchError::Refused("/dev/sdz holds a file system".into()));
+    let bad = Err(BenchError::refused("/dev/sdz holds a file system"));
     let ranks = vec![
         decode(&encode(0, "h1", &Ok(own.clone())), &own).unwrap(),
         decode(&encode(1, "h2", &bad), &own).unwrap(),
@@ -124,7 +124,7 @@ fn a_failed_rank_fails_the_merge_naming_it_and_its_exit_kind_travels() {
     let e = Cluster::merge(ranks).unwrap_err();
     assert_eq!(
         e,
-        BenchError::Refused("rank 1 (h2): /dev/sdz holds a file system".into())
+        BenchError::refused("rank 1 (h2): /dev/sdz holds a file system")
     );
 }
 

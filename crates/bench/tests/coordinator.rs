@@ -3,8 +3,8 @@
 //! ranks' stonewall), and a peer's failure fails this rank the same way.
 
 use hiops_bench::{
-    run_phases_with, BenchError, Coordinator, JobBuilder, JobSpec, RankInfo, RunOptions, RwMode,
-    TargetSpec,
+    run_phases_with, BenchError, Coordinator, ErrorClass, JobBuilder, JobSpec, RankInfo,
+    RunOptions, RwMode, TargetSpec,
 };
 use hiops_hal::EngineKind;
 use std::sync::atomic::AtomicBool;
@@ -75,7 +75,7 @@ fn job(mib: u64) -> JobBuilder {
     s.target.size = Some(mib << 20);
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRead;
-    s.io.iodepth = 4;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;
@@ -126,7 +126,7 @@ fn a_peer_finishing_first_stops_this_rank_early() {
 #[test]
 fn a_peer_that_cannot_start_fails_this_rank_with_its_error() {
     let mut c = Script::new();
-    let theirs = BenchError::Refused("rank 0 (there): /dev/sdz is mounted".into());
+    let theirs = BenchError::refused("rank 0 (there): /dev/sdz is mounted");
     c.peer_failure = Some(theirs.clone());
     assert_eq!(run(&[job(1)], &[0], &mut c).unwrap_err(), theirs);
     assert_eq!(c.calls, ["agree"]);
@@ -140,7 +140,7 @@ fn a_bad_job_here_is_told_to_the_peers() {
     bad.target.size = Some(1024);
     let e = run(&[bad], &[0], &mut c).unwrap_err();
     assert!(
-        matches!(e, BenchError::Usage(ref m) if m.contains("less than one block")),
+        e.class() == ErrorClass::Usage && e.message().contains("less than one block"),
         "{e:?}"
     );
     // The outputs agreed, then the phase's refusal told.

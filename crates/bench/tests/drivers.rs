@@ -16,7 +16,7 @@ fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
     s.target.size = Some(4 << 20);
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRw;
-    s.io.iodepth = 8;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;

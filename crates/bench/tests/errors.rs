@@ -14,7 +14,7 @@ fn reads(dir: &std::path::Path) -> JobBuilder {
     s.target.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
     s.io.engine = EngineKind::IoUring;
     s.target.size = Some(SIZE);
-    s.io.iodepth = 8;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
     s.timing.runtime_ns = None;
     s.timing.ramp_ns = 0;

@@ -14,7 +14,7 @@ fn mem_job(numjobs: u32, runtime_ms: u64) -> JobBuilder {
     s.io.engine = EngineKind::Mem;
     s.target.size = Some(64 << 20);
     s.workload.rw = RwMode::RandRead;
-    s.io.iodepth = 1;
+    s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 1).unwrap();
     s.numjobs = numjobs;
     s.timing.time_based = true;
     s.timing.runtime_ns = Some(runtime_ms * 1_000_000);

@@ -146,7 +146,7 @@ fn bssplit_entry(entry: &str, implicit: u16, kb: KbBase) -> Result<(u32, u32, u1
         )
     })?;
     let percent = match fields.get(1).filter(|p| !p.is_empty()) {
-        Some(p) => value::percent(p)?,
+        Some(p) => value::percent("cmdprio_bssplit", p)?.get(),
         None => 0,
     };
     let ioprio = match fields[1..] {

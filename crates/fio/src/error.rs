@@ -19,6 +19,9 @@ pub enum ValueError {
     /// Another crate's parser refused the value (a CPU list, a grant, a
     /// distribution): its own error.
     Refused(Arc<dyn std::error::Error + Send + Sync>),
+    /// The job model refused a value out of its option's range: what the
+    /// option takes is said (the option and value are the caller's).
+    Range(hiops_job::RangeError),
 }
 
 impl fmt::Display for ValueError {
@@ -26,6 +29,7 @@ impl fmt::Display for ValueError {
         match self {
             ValueError::Said(why) => f.write_str(why),
             ValueError::Refused(e) => e.fmt(f),
+            ValueError::Range(e) => f.write_str(e.expected),
         }
     }
 }
@@ -37,6 +41,7 @@ impl std::error::Error for ValueError {
         match self {
             ValueError::Said(_) => None,
             ValueError::Refused(e) => Some(&**e),
+            ValueError::Range(e) => Some(e),
         }
     }
 }
@@ -66,6 +71,12 @@ impl From<String> for ValueError {
 impl From<&str> for ValueError {
     fn from(why: &str) -> ValueError {
         ValueError::Said(why.to_string())
+    }
+}
+
+impl From<hiops_job::RangeError> for ValueError {
+    fn from(e: hiops_job::RangeError) -> ValueError {
+        ValueError::Range(e)
     }
 }
 

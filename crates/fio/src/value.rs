@@ -18,6 +18,7 @@ use crate::error::ValueError;
 use hiops_job::units::number_and_suffix as split_number;
 pub use hiops_job::units::{quoted, shown};
 use hiops_job::units::{scale, Scale, MAX_SECONDS};
+use hiops_job::Percent;
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
@@ -206,10 +207,11 @@ pub fn int(text: &str, kb: KbBase) -> Result<u64, ValueError> {
     })
 }
 
-/// A percentage 0..=100.
-pub fn percent(text: &str) -> Result<u32, ValueError> {
-    match text.trim().trim_end_matches('%').parse::<u32>() {
-        Ok(p) if p <= 100 => Ok(p),
+/// `option`'s percentage, 0..=100 (a `%` after it allowed); the range
+/// is [`Percent`]'s.
+pub fn percent(option: &'static str, text: &str) -> Result<Percent, ValueError> {
+    match text.trim().trim_end_matches('%').parse::<u64>() {
+        Ok(p) => Ok(Percent::new(option, p)?),
         _ => Err(format!("{} is not a percentage from 0 to 100", quoted(text)).into()),
     }
 }
@@ -447,8 +449,13 @@ mod tests {
         assert_eq!(boolean(None), Ok(true));
         assert_eq!(boolean(Some("0")), Ok(false));
         assert!(boolean(Some("maybe")).is_err());
-        assert_eq!(percent("70"), Ok(70));
-        assert!(percent("170").is_err());
+        assert_eq!(percent("rwmixread", "70%").map(Percent::get), Ok(70));
+        let over = percent("rwmixread", "170").unwrap_err();
+        assert_eq!(over.to_string(), "give a percentage from 0 to 100");
+        let range = std::error::Error::source(&over)
+            .and_then(|s| s.downcast_ref::<hiops_job::RangeError>());
+        assert_eq!(range.map(|r| r.option), Some("rwmixread"));
+        assert!(percent("rwmixread", "most").is_err());
         assert_eq!(
             size_or_percent("25%", KbBase::default()),
             Ok(hiops_job::spec::Amount::Percent(25.0))

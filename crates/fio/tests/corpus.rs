@@ -63,7 +63,7 @@ fn basic_globals_reach_the_job() {
     assert!(j.target.direct && j.timing.time_based);
     assert_eq!(j.workload.rw, RwMode::RandRead);
     assert_eq!(j.workload.bs.max(), 4096);
-    assert_eq!((j.io.iodepth, j.numjobs), (32, 2));
+    assert_eq!((j.io.iodepth.get(), j.numjobs), (32, 2));
     assert_eq!(
         (j.io.iodepth_batch_submit, j.io.iodepth_batch_complete_min),
         (8, 4)
@@ -108,14 +108,17 @@ fn kb_base_switches_the_meaning_of_k_and_kib() {
 fn mixes_and_distributions() {
     let p = plan("mixes.fio");
     let m = job(&p, "mix70");
-    assert_eq!((m.workload.rw, m.workload.rwmixread), (RwMode::RandRw, 70));
+    assert_eq!(
+        (m.workload.rw, m.workload.rwmixread.get()),
+        (RwMode::RandRw, 70)
+    );
     assert_eq!(m.workload.bs.split, vec![(4096, 80), (65536, 20)]);
     assert_eq!(m.workload.block_align, Some(4096));
-    assert_eq!(m.workload.percentage_random, 90);
+    assert_eq!(m.workload.percentage_random.get(), 90);
     assert_eq!(m.workload.distribution, Distribution::Zipf(1.2));
     assert!(!m.workload.random_map, "norandommap");
     let r = job(&p, "range");
-    assert_eq!(r.workload.rwmixread, 50);
+    assert_eq!(r.workload.rwmixread.get(), 50);
     assert_eq!(
         r.workload.bs.split.iter().map(|s| s.0).collect::<Vec<_>>(),
         vec![4096, 8192, 12288, 16384]
@@ -229,7 +232,7 @@ fn engine_knobs() {
     assert_eq!(u.io.engine, EngineKind::IoUring);
     assert!(o.iopoll && o.fixedbufs && o.registerfiles && o.sqpoll);
     assert_eq!(o.sqpoll_cpu, Some(0));
-    assert_eq!(u.io.iodepth, 64);
+    assert_eq!(u.io.iodepth.get(), 64);
     let v = job(&p, "pv2");
     assert_eq!(v.io.engine, EngineKind::Pvsync2);
     assert!(v.io.engine_opts.hipri && v.io.engine_opts.nowait);
@@ -280,7 +283,7 @@ fn environment_and_include() {
     assert_eq!(paths(j), vec!["/tmp/hiops-corpus-env"]);
     assert_eq!(j.target.size, Some(24 << 20));
     assert_eq!(
-        (j.workload.bs.max(), j.io.iodepth),
+        (j.workload.bs.max(), j.io.iodepth.get()),
         (8192, 16),
         "from common.inc"
     );

@@ -29,9 +29,6 @@ type Checked = Result<(), CheckError>;
 impl JobBuilder {
     /// Checks the job's options against each other (see the module's doc).
     pub fn check(&self) -> Checked {
-        if self.io.iodepth == 0 {
-            return Err(CheckError::new("iodepth", "--iodepth must be at least 1"));
-        }
         if self.numjobs == 0 {
             return Err(CheckError::new("numjobs", "--numjobs must be at least 1"));
         }
@@ -175,7 +172,6 @@ mod tests {
     #[test]
     fn each_refusal_names_the_option_to_change() {
         let cases: Vec<(&str, Breaker)> = vec![
-            ("iodepth", Box::new(|s| s.io.iodepth = 0)),
             ("numjobs", Box::new(|s| s.numjobs = 0)),
             (
                 "rate",
@@ -237,10 +233,11 @@ mod tests {
     #[test]
     fn a_built_job_changes_only_by_being_built_again() {
         let spec = job().build().unwrap();
-        let deeper = spec.with(|j| j.io.iodepth = 64).unwrap();
-        assert_eq!((spec.io.iodepth, deeper.io.iodepth), (32, 64));
-        let e = spec.with(|j| j.io.iodepth = 0).unwrap_err();
-        assert_eq!(e.option, "iodepth");
+        let depth = |n| crate::QueueDepth::new("iodepth", n).unwrap();
+        let deeper = spec.with(|j| j.io.iodepth = depth(64)).unwrap();
+        assert_eq!((spec.io.iodepth, deeper.io.iodepth), (depth(32), depth(64)));
+        let e = spec.with(|j| j.numjobs = 0).unwrap_err();
+        assert_eq!(e.option, "numjobs");
         let mut back = deeper.into_builder();
         back.numjobs = 0;
         assert_eq!(back.build().unwrap_err().option, "numjobs");

@@ -14,11 +14,13 @@ pub mod distribution;
 pub mod file_service;
 pub mod input;
 pub mod iolog;
+pub mod range;
 pub mod spec;
 pub mod strided;
 pub mod units;
 
 pub use check::CheckError;
+pub use range::{Percent, QueueDepth, RangeError};
 pub use spec::{
     BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
     VerifyMode,

@@ -1,7 +1,7 @@
 //! `hiops kv check`: every record of a store checked (a scrub), reading
 //! only; a line of counts per device and a line per damage, or JSON.
 
-use crate::errors::{bad, fail, store_error};
+use crate::errors::{bad, store_error};
 use crate::say::shown;
 use clap::Args;
 use hiops_bench::BenchError;
@@ -37,7 +37,8 @@ pub fn check(paths: &[PathBuf], output_format: &str) -> Result<Option<String>, B
     assert_eq!(checks.len(), paths.len(), "a check for each device");
     let mut text = String::new();
     if json {
-        text = serde_json::to_string_pretty(&checks).map_err(|e| fail(e.to_string()))? + "\n";
+        text =
+            serde_json::to_string_pretty(&checks).map_err(|e| BenchError::failed_by("", e))? + "\n";
     } else {
         for c in &checks {
             let path = c.path.display();

@@ -6,20 +6,20 @@ use hiops_kv::StoreError;
 
 /// A bad option (exit 2 in `hiops`).
 pub fn bad(msg: impl Into<String>) -> BenchError {
-    BenchError::Usage(msg.into())
+    BenchError::usage(msg)
 }
 
 /// A failure (exit 1 in `hiops`).
 pub fn fail(msg: impl Into<String>) -> BenchError {
-    BenchError::Failed(msg.into())
+    BenchError::failed(msg)
 }
 
 /// The store's error as the library's: a refusal to protect data, options
 /// the target cannot take (nothing was created), or a failure.
 pub fn store_error(e: StoreError) -> BenchError {
     match e {
-        StoreError::Refused(_) => BenchError::Refused(e.to_string()),
-        StoreError::Config { .. } => BenchError::Usage(e.to_string()),
-        _ => BenchError::Failed(e.to_string()),
+        StoreError::Refused(_) => BenchError::refused_by("", e),
+        StoreError::Config { .. } => BenchError::usage_by("", e),
+        _ => BenchError::failed_by("", e),
     }
 }

@@ -19,7 +19,7 @@ pub fn parse_time(t: &Option<String>) -> Result<Option<Duration>, BenchError> {
         .map(|t| {
             hiops_bench::units::parse_duration_ns(t)
                 .map(Duration::from_nanos)
-                .map_err(|e| bad(format!("--time: {e}")))
+                .map_err(|e| BenchError::usage_by("--time", e))
         })
         .transpose()
 }

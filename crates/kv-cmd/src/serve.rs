@@ -2,7 +2,7 @@
 //! files) checked and turned into its configuration before the store is
 //! opened, then the store served until Ctrl-C.
 
-use crate::errors::{bad, fail, store_error};
+use crate::errors::{bad, store_error};
 use crate::flags::count;
 use crate::say::{say_opened, shown};
 use crate::store::StoreOptions;
@@ -136,7 +136,7 @@ impl ServeOptions {
             }
             (Some(f), None) => {
                 let text = hiops_bench::input::read_text(f, &PASSWORD_FILE)
-                    .map_err(|e| bad(format!("--requirepass-file: {e}")))?;
+                    .map_err(|e| BenchError::usage_by("--requirepass-file", e))?;
                 text.lines().next().unwrap_or("").to_string()
             }
             (None, Some(p)) => {
@@ -216,7 +216,7 @@ pub fn serve(
     // own (checked again once it is open).
     opts.bulk_limit(store.config()?.block_size)?;
     let tasks = (cfg.model == Model::Tasks).then(|| cfg.task.clone());
-    let io = |e: std::io::Error| fail(e.to_string());
+    let io = |e: std::io::Error| BenchError::failed_by("", e);
     let listening = Listening::open(cfg).map_err(io)?;
     let existed: Vec<bool> = store
         .path
@@ -246,7 +246,7 @@ fn listen(
     listening: Listening,
     store: Arc<Store>,
 ) -> Result<Server, BenchError> {
-    let io = |e: std::io::Error| fail(e.to_string());
+    let io = |e: std::io::Error| BenchError::failed_by("", e);
     let max_bulk = opts.bulk_limit(store.stats().block_size)?;
     say_opened(&store);
     // A descriptor per client, plus the store's and a few spare.
@@ -289,10 +289,6 @@ fn remove_created(paths: &[PathBuf], existed: &[bool], e: BenchError) -> BenchEr
         let _ = std::fs::remove_file(p);
     }
     let names: Vec<PathBuf> = created.into_iter().cloned().collect();
-    let text = format!("{e}; the store it created was removed ({})", shown(&names));
-    match e {
-        BenchError::Usage(_) => BenchError::Usage(text),
-        BenchError::Refused(_) => BenchError::Refused(text),
-        _ => BenchError::Failed(text),
-    }
+    let removed = format!("; the store it created was removed ({})", shown(&names));
+    BenchError::by(e.class(), "", e).then(removed)
 }

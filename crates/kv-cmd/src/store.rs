@@ -89,7 +89,7 @@ pub struct StoreOptions {
 impl StoreOptions {
     pub fn config(&self) -> Result<StoreConfig, BenchError> {
         let size = hiops_bench::units::parse_size(self.size.as_deref().unwrap_or("1g"))
-            .map_err(|e| bad(format!("--size: {e}")))?;
+            .map_err(|e| BenchError::usage_by("--size", e))?;
         let block = self.block_bytes()?;
         let least = hiops_kv::store::min_store_bytes(block);
         if size < least {
@@ -131,11 +131,12 @@ impl StoreOptions {
     /// `--block-size` in bytes, one a store takes.
     fn block_bytes(&self) -> Result<u32, BenchError> {
         let block = hiops_bench::units::parse_size(&self.block_size)
-            .map_err(|e| bad(format!("--block-size: {e}")))?;
+            .map_err(|e| BenchError::usage_by("--block-size", e))?;
         let block = u32::try_from(block)
             .map_err(|_| bad(format!("--block-size={}: at most 8m", self.block_size)))?;
-        hiops_kv::store::check_block_size(block)
-            .map_err(|why| bad(format!("--block-size={}: {why}", self.block_size)))?;
+        hiops_kv::store::check_block_size(block).map_err(|why| {
+            BenchError::usage_by(format!("--block-size={}", self.block_size), why)
+        })?;
         Ok(block)
     }
 
@@ -166,9 +167,8 @@ impl StoreOptions {
         match self.cache_size.as_deref() {
             None => Ok(hiops_kv::cache::default_size()),
             Some(v) => hiops_bench::units::parse_size(v).map_err(|e| {
-                bad(format!(
-                    "--cache-size: {e}; give a size such as 256m, or 0 for no cache"
-                ))
+                BenchError::usage_by("--cache-size", e)
+                    .then("; give a size such as 256m, or 0 for no cache")
             }),
         }
     }
@@ -182,8 +182,9 @@ impl StoreOptions {
         if dev.as_os_str().is_empty() {
             return Ok(true);
         }
-        hiops_bench::safety::check_grant(dev)
-            .map_err(|e| bad(format!("--allow-write-device={}: {e}", dev.display())))?;
+        hiops_bench::safety::check_grant(dev).map_err(|e| {
+            BenchError::usage_by(format!("--allow-write-device={}", dev.display()), e)
+        })?;
         let same = self
             .path
             .iter()

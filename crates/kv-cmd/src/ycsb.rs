@@ -82,7 +82,7 @@ fn phases(
     stop: &'static AtomicBool,
 ) -> Result<YcsbReport, BenchError> {
     let mut phases: Vec<PhaseResult> = Vec::new();
-    let io = |e: std::io::Error| fail(e.to_string());
+    let io = |e: std::io::Error| BenchError::failed_by("", e);
     if !a.no_load {
         let p = progress_printer(a.records, "load");
         let r = ycsb::load(target, &workload, a.records, a.clients, stop, &p).map_err(io)?;
@@ -208,6 +208,6 @@ fn workload_of(a: &YcsbOptions) -> Result<Workload, BenchError> {
         a.min_field_length,
         a.field_length,
     )
-    .map_err(|e| bad(e.to_string()))?;
+    .map_err(|e| BenchError::usage_by("", e))?;
     Ok(w)
 }

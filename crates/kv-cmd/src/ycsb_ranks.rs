@@ -64,8 +64,8 @@ pub(crate) fn ycsb(
     let info = coord.info().clone();
     let cfg = a.cfg;
     let addr = a.server.ok_or_else(|| {
-        BenchError::Usage(
-            "across MPI ranks every rank is a client of one server: give --server HOST:PORT (hiops kv serve)".into(),
+        BenchError::usage(
+            "across MPI ranks every rank is a client of one server: give --server HOST:PORT (hiops kv serve)",
         )
     });
     let addr = agreed(coord, addr)?;
@@ -80,7 +80,7 @@ pub(crate) fn ycsb(
             stop,
             &quiet,
         );
-        Some(r.map_err(|e| BenchError::Failed(format!("load: {e}")))).transpose()
+        Some(r.map_err(|e| BenchError::failed_by("load", e))).transpose()
     } else {
         Ok(None)
     };
@@ -91,7 +91,7 @@ pub(crate) fn ycsb(
     } else {
         ycsb::run(&target, &cfg, stop, &quiet)
     };
-    let run = run.map_err(|e| BenchError::Failed(format!("run: {e}")));
+    let run = run.map_err(|e| BenchError::failed_by("run", e));
     let run = agreed(coord, run)?;
     let mine = RankShare {
         host: info.host,
@@ -127,9 +127,9 @@ fn decode(all: &[Vec<u8>]) -> Result<Vec<(String, PhaseResult)>, BenchError> {
     all.iter()
         .map(|bytes| {
             let share: RankShare =
-                serde_json::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
-            let phase =
-                ycsb::phase_from_bytes(share.phase.as_bytes()).map_err(|e| fail(e.to_string()))?;
+                serde_json::from_slice(bytes).map_err(|e| BenchError::failed_by("", e))?;
+            let phase = ycsb::phase_from_bytes(share.phase.as_bytes())
+                .map_err(|e| BenchError::failed_by("", e))?;
             Ok((share.host, phase))
         })
         .collect()

@@ -36,7 +36,7 @@ pub fn coordinator(stonewall: bool) -> Result<Box<dyn Coordinator>, BenchError> 
     {
         let _ = stonewall;
         if launch.size.is_some_and(|n| n > 1) {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::usage(format!(
                 "hiops was started by {} as one of {} ranks, but this build has no MPI: build it with `cargo build --release --features mpi` (needs libopenmpi-dev), or run it without mpirun",
                 launch.via,
                 launch.size.unwrap_or(0)

@@ -13,8 +13,8 @@
 //! ranks' I/O threads. So every collective here is the non-blocking one,
 //! tested with short sleeps in between ([`wait_idle`]).
 
-use hiops_bench::coord::{host_name, with_message};
-use hiops_bench::{BenchError, Coordinator, RankInfo};
+use hiops_bench::coord::host_name;
+use hiops_bench::{BenchError, Coordinator, ErrorClass, RankInfo};
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
@@ -45,12 +45,12 @@ impl MpiCoordinator {
     pub fn init(stonewall: bool) -> Result<MpiCoordinator, BenchError> {
         let (universe, level) =
             mpi::initialize_with_threading(Threading::Funneled).ok_or_else(|| {
-                BenchError::Failed(
-                    "MPI was already initialised in this process: this is a bug in hiops".into(),
+                BenchError::failed(
+                    "MPI was already initialised in this process: this is a bug in hiops",
                 )
             })?;
         if level < Threading::Funneled {
-            return Err(BenchError::Failed(format!(
+            return Err(BenchError::failed(format!(
                 "the MPI library gives only {level:?} thread support and hiops needs Funneled (I/O threads beside the one calling MPI): use an MPI built with threads (Open MPI and MPICH are)"
             )));
         }
@@ -129,10 +129,10 @@ fn wait_idle<'a, D: ?Sized, S: Scope<'a>>(mut req: Request<'a, D, S>) {
 
 /// An error as bytes: its kind, then its message naming this rank.
 fn encode_error(e: &BenchError, me: &RankInfo) -> Vec<u8> {
-    let kind = match e {
-        BenchError::Usage(_) => b'u',
-        BenchError::Refused(_) => b'r',
-        BenchError::Failed(_) => b'f',
+    let kind = match e.class() {
+        ErrorClass::Usage => b'u',
+        ErrorClass::Refused => b'r',
+        ErrorClass::Failed => b'f',
     };
     let text = if me.ranks > 1 {
         format!("rank {} ({}): {e}", me.rank, me.host)
@@ -146,12 +146,12 @@ fn encode_error(e: &BenchError, me: &RankInfo) -> Vec<u8> {
 
 fn decode_error(bytes: &[u8]) -> BenchError {
     let text = String::from_utf8_lossy(bytes.get(1..).unwrap_or_default()).into_owned();
-    let like = match bytes.first() {
-        Some(b'u') => BenchError::Usage(String::new()),
-        Some(b'r') => BenchError::Refused(String::new()),
-        _ => BenchError::Failed(String::new()),
+    let class = match bytes.first() {
+        Some(b'u') => ErrorClass::Usage,
+        Some(b'r') => ErrorClass::Refused,
+        _ => ErrorClass::Failed,
     };
-    with_message(&like, text)
+    BenchError::new(class, text)
 }
 
 impl Coordinator for MpiCoordinator {

@@ -22,7 +22,7 @@ fn paths(name: &str) -> [String; 3] {
 pub fn check(name: &str, grants: &Grants) -> Result<(), BenchError> {
     for path in paths(name) {
         check_output(Path::new(&path), grants)
-            .map_err(|r| BenchError::Refused(format!("--bandwidth-log: {r}")))?;
+            .map_err(|r| BenchError::refused_by("--bandwidth-log", r))?;
     }
     Ok(())
 }
@@ -37,13 +37,13 @@ pub fn write(name: &str, results: &[RunResult], grants: &Grants) -> Result<(), B
     for (dir, path) in paths(name).into_iter().enumerate() {
         let file = create_output(Path::new(&path), grants, OutputMode::Truncate);
         let file = file.map_err(|e| match e {
-            OutputError::Refused(r) => BenchError::Refused(format!("--bandwidth-log: {r}")),
-            e => BenchError::Failed(format!("--bandwidth-log: {e}")),
+            OutputError::Refused(r) => BenchError::refused_by("--bandwidth-log", r),
+            e => BenchError::failed_by("--bandwidth-log", e),
         })?;
         std::io::Write::write_all(&mut &file, lines(&phases, dir).as_bytes()).map_err(|e| {
-            BenchError::Failed(format!(
-                "--bandwidth-log: cannot write {path} ({e}): run from a directory you may write"
-            ))
+            BenchError::failed_by(format!("--bandwidth-log: cannot write {path}"), e)
+                .cause_in_parens()
+                .then(": run from a directory you may write")
         })?;
     }
     Ok(())

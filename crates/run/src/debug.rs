@@ -107,7 +107,7 @@ impl Debug {
         for word in list.split(',').map(str::trim) {
             if let Some(n) = word.strip_prefix("job:") {
                 asked.only_job = Some(n.parse().map_err(|_| {
-                    BenchError::Usage(format!("--debug={word}: job:N takes a job number"))
+                    BenchError::usage(format!("--debug={word}: job:N takes a job number"))
                 })?);
             } else if let Some((_, c, _)) = TRACED.iter().find(|(n, _, _)| *n == word) {
                 asked.traced.push(*c);
@@ -118,7 +118,7 @@ impl Debug {
             } else if UNTRACED.contains(&word) {
                 asked.untraced.push(word.to_string());
             } else {
-                return Err(BenchError::Usage(format!(
+                return Err(BenchError::usage(format!(
                     "--debug={list}: no category '{word}'; --debug=help lists them"
                 )));
             }

@@ -48,7 +48,7 @@ fn is_name(arg: &str) -> bool {
 /// Makes `dir`/fio a link to this program (replacing what is there only
 /// with `force`). Returns what to tell the user.
 pub fn install(dir: &Path, force: bool) -> Result<String, BenchError> {
-    let failed = |what: &str, e: std::io::Error| BenchError::Failed(format!("{what}: {e}"));
+    let failed = |what: &str, e: std::io::Error| BenchError::failed_by(what, e);
     let exe = std::env::current_exe()
         .and_then(|e| e.canonicalize())
         .map_err(|e| failed("cannot find this program", e))?;
@@ -68,7 +68,7 @@ pub fn install(dir: &Path, force: bool) -> Result<String, BenchError> {
             } else {
                 "a file"
             };
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::usage(format!(
                 "{shown} exists ({what}) and is left as it is: give --force to replace it, or another directory"
             )));
         }

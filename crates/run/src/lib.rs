@@ -98,10 +98,10 @@ fn warn(req: &RunRequest, plan: &FioPlan) {
 /// fio's `--showcmd`: each job file as a command line; nothing runs.
 fn showcmd(command_line: &CommandLine, rank: &Placeholders) -> Result<(), BenchError> {
     let (sources, _) = hiops_fio::command_line_sources(command_line, Some(rank))
-        .map_err(|e| BenchError::Usage(e.to_string()))?;
+        .map_err(|e| BenchError::usage_by("", e))?;
     if command_line.files.is_empty() {
-        return Err(BenchError::Usage(
-            "--showcmd turns job files into command lines: give a job file".into(),
+        return Err(BenchError::usage(
+            "--showcmd turns job files into command lines: give a job file",
         ));
     }
     if rank.rank == 0 {

@@ -33,9 +33,9 @@ pub(super) fn grants_of(plan: &FioPlan) -> Grants {
 pub(super) fn prepare_output(path: &Path, grants: &Grants) -> Result<OutputFile, BenchError> {
     let existed = std::fs::symlink_metadata(path).is_ok();
     let file = create_output(path, grants, OutputMode::Keep).map_err(|e| match e {
-        OutputError::Refused(r) => BenchError::Refused(format!("--output: {r}")),
-        OutputError::Open { .. } => BenchError::Usage(format!("--output: {e}")),
-        other => BenchError::Failed(format!("--output: {other}")),
+        OutputError::Refused(r) => BenchError::refused_by("--output", r),
+        OutputError::Open { .. } => BenchError::usage_by("--output", e),
+        other => BenchError::failed_by("--output", other),
     })?;
     Ok(OutputFile {
         path: path.to_path_buf(),
@@ -157,10 +157,10 @@ pub(super) fn write_result(output: Option<&mut OutputFile>, text: &str) -> Resul
         return Ok(());
     };
     print_result(text)?;
-    Err(BenchError::Failed(format!(
-        "cannot write the result to --output {} ({e}), so it was printed on stdout: free space or choose another --output",
-        out.path.display()
-    )))
+    let context = format!("cannot write the result to --output {}", out.path.display());
+    Err(BenchError::failed_by(context, e)
+        .cause_in_parens()
+        .then(", so it was printed on stdout: free space or choose another --output"))
 }
 
 /// The file's contents replaced by `text` (a FIFO or device just takes it).

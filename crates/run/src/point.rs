@@ -99,7 +99,7 @@ impl Point {
 }
 
 fn usage(msg: impl Into<String>) -> BenchError {
-    BenchError::Usage(msg.into())
+    BenchError::usage(msg)
 }
 
 /// The first flag given that only shapes what `hiops run` prints.
@@ -145,10 +145,11 @@ mod tests {
             ("--ioengine=null --size=1m --minimal", "--output-format"),
             ("--ioengine=null --size=1m --parse-only", "--parse-only"),
         ] {
-            let Err(BenchError::Usage(why)) = Point::plan(&argv(args)) else {
+            let Err(e) = Point::plan(&argv(args)) else {
                 panic!("{args} was planned as a point");
             };
-            assert!(why.contains(flag), "{args}: {why}");
+            assert_eq!(e.class(), hiops_bench::ErrorClass::Usage, "{args}: {e}");
+            assert!(e.message().contains(flag), "{args}: {e}");
         }
     }
 
@@ -157,10 +158,11 @@ mod tests {
         let args = argv(
             "--name=a --ioengine=null --size=1m --name=b --stonewall --ioengine=null --size=1m",
         );
-        let Err(BenchError::Usage(why)) = Point::plan(&args) else {
+        let Err(e) = Point::plan(&args) else {
             panic!("two phases were planned as a point");
         };
-        assert!(why.contains("one phase"), "{why}");
+        assert_eq!(e.class(), hiops_bench::ErrorClass::Usage, "{e}");
+        assert!(e.message().contains("one phase"), "{e}");
     }
 
     #[test]

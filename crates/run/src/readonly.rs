@@ -9,7 +9,7 @@ use hiops_bench::{BenchError, JobSpec, TargetSpec};
 pub fn check(jobs: &[JobSpec]) -> Result<(), BenchError> {
     for spec in jobs {
         if let Some(why) = writes(spec) {
-            return Err(BenchError::Refused(format!(
+            return Err(BenchError::refused(format!(
                 "--readonly: job '{}' would write: {why}; drop --readonly, or make the job read only",
                 spec.name
             )));

@@ -103,14 +103,13 @@ impl RunRequest {
     /// `{host}` expanded; a single process is rank 0 of 1), checked against
     /// `--readonly`, `--max-jobs` and `--warnings-fatal`.
     pub fn plan(&self, rank: &hiops_fio::Placeholders) -> Result<FioPlan, BenchError> {
-        let usage = |e: &dyn std::fmt::Display| BenchError::Usage(e.to_string());
         let (sources, defaults) = hiops_fio::command_line_sources(&self.command_line, Some(rank))
-            .map_err(|e| usage(&e))?;
+            .map_err(|e| BenchError::usage_by("", e))?;
         if rank.rank == 0 {
             self.debug.trace_sources(&sources);
         }
         let mut plan = hiops_fio::plan_sources(&sources, defaults, self.ignore_unsupported)
-            .map_err(|e| usage(&e))?;
+            .map_err(|e| BenchError::usage_by("", e))?;
         self.debug.apply(&mut plan);
         self.check(&plan)?;
         if let Some(dir) = &self.aux_path {
@@ -128,7 +127,7 @@ impl RunRequest {
     /// `--warnings-fatal`, `--max-jobs` and `--readonly` against the plan.
     fn check(&self, plan: &FioPlan) -> Result<(), BenchError> {
         if self.warnings_fatal && !plan.ignored.is_empty() {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::usage(format!(
                 "--warnings-fatal: options were ignored:\n{}\ndrop them, or drop --warnings-fatal",
                 plan.ignored.join("\n")
             )));
@@ -136,7 +135,7 @@ impl RunRequest {
         if let Some(max) = self.max_jobs {
             let threads: u32 = plan.jobs.iter().map(|j| j.numjobs).sum();
             if threads > max {
-                return Err(BenchError::Usage(format!(
+                return Err(BenchError::usage(format!(
                     "--max-jobs={max}: the jobs need {threads} threads together; lower numjobs or raise --max-jobs"
                 )));
             }

@@ -19,7 +19,7 @@ pub struct StdoutError(#[source] pub std::io::Error);
 
 impl From<StdoutError> for BenchError {
     fn from(e: StdoutError) -> BenchError {
-        BenchError::Failed(e.to_string())
+        BenchError::failed_by("", e)
     }
 }
 

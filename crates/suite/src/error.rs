@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn each_error_keeps_its_class_and_the_engines_its_source() {
-        let refused = SuiteError::from(BenchError::Refused("in use".into()));
+        let refused = SuiteError::from(BenchError::refused("in use"));
         assert_eq!(refused.class(), ErrorClass::Refused);
         let source = refused.source().expect("the engine's error is kept");
         assert_eq!(source.to_string(), "in use");

@@ -37,9 +37,8 @@ impl BufferFill {
             content.compress_chunk > 0,
             "buffer_compress_chunk is never 0"
         );
-        assert!(content.compress_percentage <= 100 && content.dedupe_percentage <= 100);
         let chunk = content.compress_chunk as usize;
-        let random_len = chunk * (100 - content.compress_percentage as usize) / 100;
+        let random_len = chunk * (100 - content.compress_percentage.get() as usize) / 100;
         let mut rng = FastRng::new(seed ^ 0x00B0_FF11_5EED);
         let last_seed = rng.next_u64();
         let pages = rng.next_u64();
@@ -57,8 +56,8 @@ impl BufferFill {
     /// of the previous unique write, or under dedupe_mode=working_set of
     /// one of the set's, else new content.
     pub(super) fn fill(&mut self, buf: &mut [u8], pattern: Option<&[u8]>) {
-        let repeat = self.content.dedupe_percentage > 0
-            && self.rng.below(100) < u64::from(self.content.dedupe_percentage);
+        let dedupe = self.content.dedupe_percentage.get();
+        let repeat = dedupe > 0 && self.rng.below(100) < u64::from(dedupe);
         let seed = match (repeat, self.content.dedupe_working_set) {
             (false, 0) => {
                 self.last_seed = self.rng.next_u64();
@@ -103,10 +102,11 @@ fn fill_compressible(buf: &mut [u8], pattern: Option<&[u8]>) {
 mod tests {
     use super::*;
 
-    fn content(compress: u8, dedupe: u8) -> BufferContent {
+    fn content(compress: u64, dedupe: u64) -> BufferContent {
+        let percent = |option, n| hiops_job::Percent::new(option, n).unwrap();
         BufferContent {
-            compress_percentage: compress,
-            dedupe_percentage: dedupe,
+            compress_percentage: percent("buffer_compress_percentage", compress),
+            dedupe_percentage: percent("dedupe_percentage", dedupe),
             ..BufferContent::default()
         }
     }

@@ -21,7 +21,7 @@ fn job(engine: EngineKind, rw: RwMode, iodepth: u32, batch: (u32, u32)) -> JobBu
     s.target.size = Some(SIZE);
     s.target.unlink = false;
     s.workload.rw = rw;
-    s.io.iodepth = iodepth;
+    s.io.iodepth = hiops_job::QueueDepth::new("iodepth", iodepth.into()).unwrap();
     (s.io.iodepth_batch_submit, s.io.iodepth_batch_complete_max) = batch;
     s.timing.time_based = false;
     s.timing.runtime_ns = None;

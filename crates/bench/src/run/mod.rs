@@ -105,7 +105,7 @@ fn run_with(
         let targets = open_job(spec, opts).and_then(|t| {
             if opts.interrupt.load(Relaxed) {
                 remove_created(&t);
-                return Err(BenchError::Failed("interrupted before any I/O".into()));
+                return Err(BenchError::failed("interrupted before any I/O"));
             }
             Ok(t)
         });
@@ -174,10 +174,8 @@ fn choose_clock(jobs: &[JobSpec]) -> Result<(), BenchError> {
         return Ok(());
     };
     hiops_hal::clock::choose(want).map(|_| ()).map_err(|why| {
-        BenchError::Usage(format!(
-            "clocksource={}: {why}: use clocksource=clock_gettime",
-            want.fio_name()
-        ))
+        BenchError::usage_by(format!("clocksource={}", want.fio_name()), why)
+            .then(": use clocksource=clock_gettime")
     })
 }
 
@@ -284,7 +282,7 @@ fn measure(
         let mut jobs = phase.job_results(&watched.path_c0);
         for (i, (j, h)) in handles.into_iter().enumerate() {
             let mut r = h.join().map_err(|_| {
-                BenchError::Failed(format!(
+                BenchError::failed(format!(
                     "a worker of job {} panicked: this is a bug in hiops",
                     specs[j].name
                 ))
@@ -345,7 +343,7 @@ fn task_path_report(job: &mut JobResult) {
 fn notes(specs: &[JobSpec]) -> Vec<String> {
     specs
         .iter()
-        .filter(|s| s.io.path.is_none() && !s.io.offload && s.io.engine.is_synchronous() && s.io.iodepth > 1)
+        .filter(|s| s.io.path.is_none() && !s.io.offload && s.io.engine.is_synchronous() && s.io.iodepth > hiops_job::QueueDepth::ONE)
         .map(|s| format!(
             "job {}: {} is synchronous, so each thread keeps one I/O in flight (iodepth={} has no effect); raise --numjobs for concurrency",
             s.name, s.io.engine, s.io.iodepth

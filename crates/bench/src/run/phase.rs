@@ -319,7 +319,7 @@ fn open_path(
         engine: spec.io.engine,
         engine_opts: spec.engine_options(),
         // iodepth is the path's tags in all: each ring gets its share.
-        depth: spec.io.iodepth.div_ceil(p.rings.max(1)).max(1),
+        depth: spec.io.iodepth.get().div_ceil(p.rings.max(1)).max(1),
         max_io: spec.bs_max() as usize,
         rings: p.rings,
         spin_ns: p.spin_ns,
@@ -332,9 +332,9 @@ fn open_path(
     let hal: Vec<_> = targets.iter().map(|t| t.hal_target()).collect();
     let path = hiops_path::IoPath::open(config, hal).map_err(|e| match e {
         hiops_path::PathError::Config { .. } => {
-            BenchError::Usage(format!("job {}: {e}", spec.name))
+            BenchError::usage_by(format!("job {}", spec.name), e)
         }
-        _ => BenchError::Failed(format!("job {}: {e}", spec.name)),
+        _ => BenchError::failed_by(format!("job {}", spec.name), e),
     })?;
     Ok(Some(path))
 }

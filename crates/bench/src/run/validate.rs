@@ -63,7 +63,7 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
             // zoned_abs zones past the region (a device's or an existing
             // file's size is known only now).
             if let Err(e) = crate::distribution::zones::fits(&spec.workload.distribution, r.len) {
-                return usage(format!("job {}: {e}", spec.name));
+                return Err(BenchError::usage_by(format!("job {}", spec.name), e));
             }
         }
     }

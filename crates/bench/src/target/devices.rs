@@ -31,7 +31,7 @@ pub(super) fn open_char_device(
     let readable = major == 1 && matches!(minor, 5 | 7 | 8 | 9);
     let writable = major == 1 && matches!(minor, 3 | 5);
     if (writes && !writable) || (spec.workload.rw.reads() && !readable) {
-        return Err(BenchError::Refused(format!(
+        return Err(BenchError::refused(format!(
             "{name} is a character device hiops does not {}: it writes to /dev/null or /dev/zero and reads from /dev/zero, /dev/full, /dev/random or /dev/urandom",
             if writes && !writable { "write" } else { "read" }
         )));
@@ -55,7 +55,7 @@ pub(super) fn open_char_device(
         .read(true)
         .write(writes)
         .open(path)
-        .map_err(|e| BenchError::Failed(format!("cannot open {name}: {e}")))?;
+        .map_err(|e| BenchError::failed_by(format!("cannot open {name}"), e))?;
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: TargetKind::CharDevice,
@@ -129,7 +129,7 @@ pub(super) fn check_block_write(
     writes: bool,
 ) -> Result<(), BenchError> {
     if device.is_none() {
-        return Err(BenchError::Failed(format!(
+        return Err(BenchError::failed(format!(
             "{}: no sysfs entry for this block device",
             path.display()
         )));
@@ -137,7 +137,7 @@ pub(super) fn check_block_write(
     if writes {
         let grants = safety::Grants::from_list(&spec.target.allow_write_devices);
         safety::check_write(path, &grants)
-            .map_err(|refusal| BenchError::Refused(refusal.to_string()))?;
+            .map_err(|refusal| BenchError::refused_by("", refusal))?;
     }
     Ok(())
 }
@@ -146,7 +146,7 @@ pub(super) fn check_block_write(
 /// loop device is judged as that device (mounted: refused).
 pub(super) fn check_file_write(spec: &JobSpec, path: &Path) -> Result<(), BenchError> {
     let grants = safety::Grants::from_list(&spec.target.allow_write_devices);
-    safety::check_write(path, &grants).map_err(|refusal| BenchError::Refused(refusal.to_string()))
+    safety::check_write(path, &grants).map_err(|refusal| BenchError::refused_by("", refusal))
 }
 
 pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<File, BenchError> {
@@ -160,15 +160,15 @@ pub(super) fn open_file(spec: &JobSpec, path: &Path, writes: bool) -> Result<Fil
     let sync = spec.target.sync_writes.map_or(0, |s| s.open_flag());
     oo.custom_flags(direct | sync);
     oo.open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EINVAL) if spec.target.direct => BenchError::Usage(format!(
+        Some(libc::EINVAL) if spec.target.direct => BenchError::usage(format!(
             "{}: its filesystem does not support O_DIRECT; use --direct=0 or a file on another filesystem",
             path.display()
         )),
-        Some(libc::EACCES) | Some(libc::EPERM) => BenchError::Failed(format!(
+        Some(libc::EACCES) | Some(libc::EPERM) => BenchError::failed(format!(
             "cannot open {}: permission denied; run as a user who may {}",
             path.display(),
             if writes { "write it" } else { "read it" }
         )),
-        _ => BenchError::Failed(format!("cannot open {}: {e}", path.display())),
+        _ => BenchError::failed_by(format!("cannot open {}", path.display()), e),
     })
 }

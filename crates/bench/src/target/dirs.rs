@@ -39,10 +39,11 @@ fn make_parents(file: &Path) -> Result<(), BenchError> {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
-                return Err(BenchError::Failed(format!(
-                    "failed to create dir ({}): {e}; give filename or directory a path whose parents are directories",
-                    dir.display()
-                )))
+                return Err(BenchError::failed_by(
+                    format!("failed to create dir ({})", dir.display()),
+                    e,
+                )
+                .then("; give filename or directory a path whose parents are directories"))
             }
         }
     }

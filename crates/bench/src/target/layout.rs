@@ -28,7 +28,7 @@ pub(super) fn grow_file(
     let existing = existing.unwrap_or(0);
     if old_len.is_none() && !spec.target.allow_file_create {
         // fio fails the job with the same words (filesetup.c).
-        return Err(BenchError::Failed(format!(
+        return Err(BenchError::failed(format!(
             "{}: file creation disallowed by allow_file_create=0: create the file first, or drop allow_file_create=0",
             path.display()
         )));
@@ -74,10 +74,8 @@ fn extend_sparse(path: &Path, len: u64) -> Result<(), BenchError> {
         .open(path)
         .and_then(|f| f.set_len(len))
         .map_err(|e| {
-            BenchError::Failed(format!(
-                "cannot create {} ({len} bytes): {e}; choose a writable --filename or --directory",
-                path.display()
-            ))
+            BenchError::failed_by(format!("cannot create {} ({len} bytes)", path.display()), e)
+                .then("; choose a writable --filename or --directory")
         })
 }
 
@@ -106,10 +104,8 @@ fn lay_out(
         .truncate(false)
         .open(path)
         .map_err(|e| {
-            BenchError::Failed(format!(
-                "cannot create {}: {e}; choose a writable --filename or --directory",
-                path.display()
-            ))
+            BenchError::failed_by(format!("cannot create {}", path.display()), e)
+                .then("; choose a writable --filename or --directory")
         })?;
     let from = old_len.unwrap_or(0);
     let Err(stopped) = fill(&mut f, path, (from, to), how, layout) else {
@@ -119,15 +115,20 @@ fn lay_out(
     };
     let undone = undo_layout(&f, path, old_len);
     let name = path.display();
-    Err(BenchError::Failed(match stopped {
-        None => format!("interrupted while laying out {name}; {undone}"),
-        Some(e) if e.raw_os_error() == Some(libc::ENOSPC) => format!(
-            "laying out {name} failed: {e}; {undone}: free space on its file system or lower --size or --offset"
-        ),
-        Some(e) => format!(
-            "laying out {name} failed: {e}; {undone}: choose another --filename or --directory"
-        ),
-    }))
+    let Some(e) = stopped else {
+        return Err(BenchError::failed(format!(
+            "interrupted while laying out {name}; {undone}"
+        )));
+    };
+    let todo = if e.raw_os_error() == Some(libc::ENOSPC) {
+        "free space on its file system or lower --size or --offset"
+    } else {
+        "choose another --filename or --directory"
+    };
+    Err(
+        BenchError::failed_by(format!("laying out {name} failed"), e)
+            .then(format!("; {undone}: {todo}")),
+    )
 }
 
 /// Writes `from..to` of `f`, synced where `how` says. Err(None):

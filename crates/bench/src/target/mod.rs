@@ -38,7 +38,7 @@ pub fn open_targets(
                 }
                 _ => MemDevice::new(size),
             };
-            let mem = mem.map_err(|e| BenchError::Failed(e.to_string()))?;
+            let mem = mem.map_err(|e| BenchError::failed_by("", e))?;
             Ok(vec![OpenTarget {
                 path: None,
                 kind: TargetKind::Ram,

@@ -187,7 +187,7 @@ fn trim_books(zero: bool) -> (VerifyState, Vec<u8>, Vec<u64>) {
     v.maps = BlockMap::for_regions(&[region], TBS);
     v.knows = Knows::Run { check_seq: true };
     let t = crate::spec::VerifyTrim {
-        percentage: 50,
+        percentage: crate::Percent::HALF,
         every: 1,
         batch: 0,
         zero,

@@ -40,7 +40,7 @@ pub(crate) struct TrimBacklog {
 impl TrimBacklog {
     pub(crate) fn new(t: &VerifyTrim, randseed: u64, thread: u32) -> TrimBacklog {
         TrimBacklog {
-            threshold: (u32::MAX / 100) * t.percentage.min(100),
+            threshold: (u32::MAX / 100) * t.percentage.get(),
             every: t.every.max(1),
             batch: if t.batch == 0 { t.every } else { t.batch },
             zero: t.zero,
@@ -85,9 +85,9 @@ impl TrimBacklog {
 mod tests {
     use super::*;
 
-    fn backlog(percentage: u32, every: u64, batch: u64) -> TrimBacklog {
+    fn backlog(percentage: u64, every: u64, batch: u64) -> TrimBacklog {
         let t = VerifyTrim {
-            percentage,
+            percentage: crate::Percent::new("trim_percentage", percentage).unwrap(),
             every,
             batch,
             zero: true,

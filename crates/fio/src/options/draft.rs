@@ -4,7 +4,7 @@ use crate::value::KbBase;
 use hiops_hal::clock::ClockSource;
 use hiops_hal::{EngineKind, Feature};
 use hiops_job::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
-use hiops_job::{BlockSizes, Distribution, RwMode, VerifyMode};
+use hiops_job::{BlockSizes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
 
 /// The options of one job as given, parsed but not yet combined.
@@ -34,7 +34,7 @@ pub struct Draft {
     /// fio's dedupe_mode=working_set (false: repeat).
     pub dedupe_working_set: bool,
     /// fio's dedupe_working_set_percentage (None: its default, 5).
-    pub dedupe_working_set_percentage: Option<u8>,
+    pub dedupe_working_set_percentage: Option<Percent>,
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     /// fio's offset_align (None: 0, the job's block alignment).
@@ -46,8 +46,8 @@ pub struct Draft {
     pub filename_format: Option<String>,
     pub rw: Option<RwMode>,
     pub rw_gap: i64,
-    pub rwmixread: Option<u32>,
-    pub rwmixwrite: Option<u32>,
+    pub rwmixread: Option<Percent>,
+    pub rwmixwrite: Option<Percent>,
     /// Per direction (read, write), from fio's `r,w` forms.
     /// Read, write and trim block sizes.
     pub bs: [Option<BlockSizes>; 3],
@@ -57,7 +57,7 @@ pub struct Draft {
     /// synchronous engine) and each I/O creates a file (crates/bench's
     /// filecreate module).
     pub filecreate: bool,
-    pub iodepth: Option<u32>,
+    pub iodepth: Option<QueueDepth>,
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<u32>,
     pub iodepth_batch_complete_max: Option<u32>,
@@ -77,7 +77,7 @@ pub struct Draft {
     /// random_generator=lfsr: each block once per pass, norandommap or not.
     pub lfsr: bool,
     pub distribution: Option<Distribution>,
-    pub percentage_random: Option<u32>,
+    pub percentage_random: Option<Percent>,
     pub rate_iops: [Option<u64>; 2],
     pub rate: [Option<u64>; 2],
     pub rate_min: [Option<u64>; 2],
@@ -150,7 +150,7 @@ pub struct Draft {
     pub verify_dump: Option<bool>,
     pub verify_backlog: Option<u64>,
     pub verify_backlog_batch: Option<u64>,
-    pub trim_percentage: Option<u32>,
+    pub trim_percentage: Option<Percent>,
     pub verify_async: Option<u32>,
     pub trim_verify_zero: Option<bool>,
     pub trim_backlog: Option<u64>,

@@ -10,7 +10,7 @@ use crate::value::{self, quoted, KbBase};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
 use hiops_job::spec::{ExitWhat, UnifiedRw};
-use hiops_job::{BlockSizes, Distribution, RwMode, VerifyMode};
+use hiops_job::{BlockSizes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
 
 pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
@@ -97,8 +97,8 @@ pub static OPTIONS: &[OptDef] = &[
         d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
         Ok(())
     }),
-    opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent(need(v)?)?); Ok(()) }),
-    opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent(need(v)?)?); Ok(()) }),
+    opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent("rwmixread", need(v)?)?); Ok(()) }),
+    opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent("rwmixwrite", need(v)?)?); Ok(()) }),
     opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE,TRIM form sets each direction (bs=4k,64k; bs=4k,4k,8k gives trims 8k).", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?; Ok(())
@@ -130,10 +130,7 @@ pub static OPTIONS: &[OptDef] = &[
         Ok(())
     }),
     opt!("iodepth", [], value, "Commands in flight per thread (async engines), or the shared queue's depth with strategy.", |d, v| {
-        let q = u32_of(value::int(need(v)?, d.kb_base)?, "iodepth")?;
-        if q == 0 { return Err("must be at least 1".into()); }
-        if q > 65536 { return Err("above 65536 is more than any device queue: lower it".into()); }
-        d.iodepth = Some(q); Ok(())
+        d.iodepth = Some(QueueDepth::new("iodepth", value::int(need(v)?, d.kb_base)?)?); Ok(())
     }),
     opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
@@ -162,7 +159,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
     opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
-    opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent(first_of_pair(need(v)?))?); Ok(()) }),
+    opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent("percentage_random", first_of_pair(need(v)?))?); Ok(()) }),
     opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time); 0: no limit, as not given.", |d, v| {
         let kb = d.kb_base;
         d.rate_iops = off_at_zero(per_direction(need(v)?, d.rate_iops, |t| value::int(t, kb))?); Ok(())
@@ -238,20 +235,20 @@ pub static OPTIONS: &[OptDef] = &[
         Ok(())
     }),
     opt!("buffer_compress_percentage", [], value, "Make written data compress to about (100-N)%: each buffer_compress_chunk of a write is (100-N)% random bytes, then zeros (or buffer_pattern), as fio. 100 writes zeros. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| {
-        d.buffers.compress_percentage = percent_u8(need(v)?)?; Ok(())
+        d.buffers.compress_percentage = value::percent("buffer_compress_percentage", need(v)?)?; Ok(())
     }),
     opt!("buffer_compress_chunk", [], value, "Bytes per chunk for buffer_compress_percentage (default 512): each chunk is random bytes, then the part that compresses away.", |d, v| {
         let c = value::int(need(v)?, d.kb_base)?;
         d.buffers.compress_chunk = u32::try_from(c).ok().filter(|&c| c > 0).ok_or_else(|| format!("{c}: give 1 byte to 4g (e.g. 512, 4k)"))?; Ok(())
     }),
     opt!("dedupe_percentage", [], value, "Share (0-100) of writes that repeat, byte for byte, the content of the previous unique write (fio's dedupe_mode=repeat), so a deduplicating device keeps about (100-N)% of the blocks. Ignored under verify, as in fio.", |d, v| {
-        d.buffers.dedupe_percentage = percent_u8(need(v)?)?; Ok(())
+        d.buffers.dedupe_percentage = value::percent("dedupe_percentage", need(v)?)?; Ok(())
     }),
     opt!("refill_buffers", [], flag, "1: fresh random data for every write (as fio). 0 (default): each buffer is filled with random data once at start and stamped with 8 varying bytes per 512 on every write (scramble_buffers). Ignored under verify, as in fio.", |d, v| { d.buffers.refill = value::boolean(v)?; Ok(()) }),
     opt!("dedupe_mode", [], value, "What a dedupe_percentage write repeats: repeat (default) the previous unique write, or working_set one of the first unique writes of a set of dedupe_working_set_percentage of size, drawn at random, as fio.", |d, v| {
         d.dedupe_working_set = match need(v)? { "repeat" => false, "working_set" => true, s => return Err(format!("{}: use repeat or working_set", quoted(s)).into()) }; Ok(())
     }),
-    opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(percent_u8(need(v)?)?); Ok(()) }),
+    opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(value::percent("dedupe_working_set_percentage", need(v)?)?); Ok(()) }),
     opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
@@ -298,9 +295,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("verify_backlog", [], value, "During the writes, after every this many writes read back and check the oldest done writes not checked yet (verify_backlog_batch of them); the check after the writes reads only the rest.", |d, v| { d.verify_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("verify_backlog_batch", [], value, "How many writes each verify_backlog check reads back (default: verify_backlog).", |d, v| { d.verify_backlog_batch = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("trim_percentage", [], value, "Verify jobs: each written block is picked for a trim with this chance (0-100, %); trim_backlog says when picked blocks are trimmed, and the check expects zeroes there (trim_verify_zero). Without trim_backlog no trim is issued, as in fio 3.33 (which then warns of 'trim entries leaked'); without verify it has no effect, as in fio.", |d, v| {
-        let n = u32_of(value::int(need(v)?.trim_end_matches('%'), d.kb_base)?, "trim_percentage")?;
-        if n > 100 { return Err("must be 0 to 100".into()); }
-        d.trim_percentage = Some(n); Ok(())
+        d.trim_percentage = Some(Percent::new("trim_percentage", value::int(need(v)?.trim_end_matches('%'), d.kb_base)?)?); Ok(())
     }),
     opt!("trim_verify_zero", [], flag, "Check that trimmed blocks read back as zeroes (1, default); 0 leaves them out of the check.", |d, v| { d.trim_verify_zero = Some(value::boolean(v)?); Ok(()) }),
     opt!("trim_backlog", [], value, "Trim picked blocks (trim_percentage) when the written blocks reach a multiple of this and the last I/O was not a read (fio: trim after this many blocks are written).", |d, v| { d.trim_backlog = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
@@ -442,7 +437,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("serialize_overlap", [], flag, "An I/O that overlaps one of the job thread's I/Os in flight on the same file waits for it to complete (fio's meaning, for jobs that write, trim or replay a trace with more than one I/O in flight; with io_submit_mode=offload fio also compares the I/Os of other offload jobs, hiops those of the same thread only).", |d, v| { d.serialize_overlap = Some(value::boolean(v)?); Ok(()) }),
     opt!("cmdprio_percentage", [], value, "io_uring, libaio: this percentage of the I/Os (READ,WRITE) is issued at the priority of cmdprio_class and cmdprio, the rest at the thread's; the latencies are reported per priority as well, as fio does.", |d, v| {
-        d.cmdprio.percentage = per_direction(need(v)?, d.cmdprio.percentage, value::percent)?; Ok(())
+        d.cmdprio.percentage = per_direction(need(v)?, d.cmdprio.percentage, |p| Ok(value::percent("cmdprio_percentage", p)?.get()))?; Ok(())
     }),
     opt!("cmdprio_class", [], value, "io_uring, libaio: the I/O priority class of cmdprio_percentage's and cmdprio_bssplit's I/Os: 1 realtime (the default, as fio; the kernel gives it to CAP_SYS_ADMIN or CAP_SYS_NICE only), 2 best effort, 3 idle (READ,WRITE).", |d, v| {
         d.cmdprio.class = per_direction(need(v)?, d.cmdprio.class, crate::cmdprio::class)?; Ok(())
@@ -811,9 +806,3 @@ pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
     ("arguments", "exec"), ("grace_time", "exec"), ("std_redirect", "exec"), ("xnvme_async", "xnvme"),
     ("xnvme_sync", "xnvme"), ("xnvme_admin", "xnvme"), ("xnvme_dev_nsid", "xnvme"), ("xnvme_iovec", "xnvme"),
 ];
-
-/// A percentage 0..=100 as a byte.
-fn percent_u8(text: &str) -> Result<u8, ValueError> {
-    let p = value::percent(text)?;
-    Ok(u8::try_from(p).expect("percent() is at most 100"))
-}

@@ -3,7 +3,7 @@
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
-use hiops_job::{JobBuilder, PathSpec, TargetSpec};
+use hiops_job::{JobBuilder, PathSpec, QueueDepth, TargetSpec};
 use hiops_safety::Grants;
 
 impl Draft {
@@ -116,7 +116,7 @@ impl Draft {
         }
         if let Some(strategy) = self.strategy {
             if self.iodepth.is_none() && tasks.is_none() {
-                spec.io.iodepth = spec.numjobs.clamp(1, 4096);
+                spec.io.iodepth = QueueDepth::clamped(spec.numjobs.clamp(1, 4096).into());
             }
             spec.io.path = Some(self.path_spec(strategy, spec.numjobs, tasks));
         }
@@ -195,7 +195,8 @@ impl Draft {
             spec.cpus_split = true;
         }
         if self.iodepth.is_none() {
-            spec.io.iodepth = tasks.div_ceil(spec.numjobs).clamp(1, 4096);
+            spec.io.iodepth =
+                QueueDepth::clamped(tasks.div_ceil(spec.numjobs).clamp(1, 4096).into());
         }
         Ok(())
     }

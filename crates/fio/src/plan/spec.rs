@@ -7,7 +7,7 @@ use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
-use hiops_job::{JobBuilder, RwMode, TargetSpec};
+use hiops_job::{JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
 use std::path::PathBuf;
 
 impl Draft {
@@ -52,7 +52,7 @@ impl Draft {
     /// dedupe_mode=working_set: the set's blocks, fio's share of the job's
     /// size in blocks of the smallest write (0: dedupe_mode=repeat).
     pub(super) fn dedupe_working_set_pages(&self, spec: &JobBuilder) -> Result<u64, FioError> {
-        if !self.dedupe_working_set || self.buffers.dedupe_percentage == 0 {
+        if !self.dedupe_working_set || self.buffers.dedupe_percentage == Percent::NONE {
             return Ok(0);
         }
         let files = spec.target.files_per_clone.map_or(1, u64::from);
@@ -67,7 +67,7 @@ impl Draft {
                 .unwrap_or(&spec.workload.bs)
                 .min(),
         );
-        let pct = u64::from(self.dedupe_working_set_percentage.unwrap_or(5));
+        let pct = u64::from(self.dedupe_working_set_percentage.map_or(5, Percent::get));
         let pages = size * pct / 100 / bs;
         if pages == 0 {
             return Err(format!("dedupe_working_set_percentage={pct} of {size} bytes is not one {bs}-byte block: raise it or size").into());
@@ -89,7 +89,7 @@ impl Draft {
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
             spec.workload.rw = RwMode::Read;
-            spec.io.iodepth = 1;
+            spec.io.iodepth = QueueDepth::ONE;
             spec.target.direct = false;
             spec.timing.time_based = false;
             spec.timing.runtime_ns = None;
@@ -110,11 +110,11 @@ impl Draft {
         }
         spec.workload.rw_gap = self.rw_gap;
         match (self.rwmixread, self.rwmixwrite) {
-            (Some(r), Some(w)) if r + w != 100 => {
+            (Some(r), Some(w)) if r != w.rest() => {
                 return Err("rwmixread and rwmixwrite must add up to 100".into())
             }
             (Some(r), _) => spec.workload.rwmixread = r,
-            (None, Some(w)) => spec.workload.rwmixread = 100 - w,
+            (None, Some(w)) => spec.workload.rwmixread = w.rest(),
             (None, None) => {}
         }
         let [r, w, t] = self.bs.clone();
@@ -228,7 +228,7 @@ impl Draft {
         }
         // fio's lfsr visits every block once per cycle, map or not.
         spec.workload.random_map |= self.lfsr;
-        spec.workload.percentage_random = self.percentage_random.unwrap_or(100);
+        spec.workload.percentage_random = self.percentage_random.unwrap_or(Percent::ALL);
         spec.target.raid0_chunk = self.raid0;
     }
 

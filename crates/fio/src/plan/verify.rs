@@ -1,7 +1,7 @@
 //! The verify options of a job.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_job::{JobBuilder, VerifyMode};
+use hiops_job::{JobBuilder, Percent, VerifyMode};
 
 impl Draft {
     /// The verify options. Needs the seed (`set_randomness`) first.
@@ -50,7 +50,9 @@ impl Draft {
     /// picks only in a verify job (trim_percentage's parent is verify).
     pub(super) fn verify_trim(&self, verify: VerifyMode) -> Option<hiops_job::spec::VerifyTrim> {
         match (self.trim_percentage, self.trim_backlog) {
-            (Some(p), Some(every)) if p > 0 && every > 0 && verify != VerifyMode::Off => {
+            (Some(p), Some(every))
+                if p > Percent::NONE && every > 0 && verify != VerifyMode::Off =>
+            {
                 Some(hiops_job::spec::VerifyTrim {
                     percentage: p,
                     every,

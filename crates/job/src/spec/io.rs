@@ -1,6 +1,7 @@
 //! How a job issues its I/O: the engine, the queue depth and its batches,
 //! the HIOPS path, offload and command priorities.
 
+use crate::range::QueueDepth;
 use hiops_hal::{EngineKind, EngineOptions};
 
 /// fio's cmdprio, per direction (read, write): the rules that give a share
@@ -63,7 +64,7 @@ pub struct IoSpec {
     /// I/O at a time through a shared HIOPS path (`--strategy`); `iodepth`
     /// is then the path queue's depth. `None`: the asynchronous engine mode.
     pub path: Option<PathSpec>,
-    pub iodepth: u32,
+    pub iodepth: QueueDepth,
     /// Stage this many commands before issuing (0: a quarter of the depth,
     /// or all that fit where commands complete inside the call).
     pub iodepth_batch_submit: u32,
@@ -104,7 +105,7 @@ impl Default for IoSpec {
     fn default() -> Self {
         IoSpec {
             path: None,
-            iodepth: 32,
+            iodepth: QueueDepth::DEFAULT,
             iodepth_batch_submit: 0,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 0,

@@ -183,11 +183,11 @@ impl JobBuilder {
         if let Some(t) = self.tasks_of(0) {
             t
         } else if self.io.path.is_some() || self.io.offload {
-            self.io.iodepth
+            self.io.iodepth.get()
         } else if self.io.engine.is_synchronous() {
             1
         } else {
-            self.io.iodepth
+            self.io.iodepth.get()
         }
     }
 
@@ -223,7 +223,7 @@ mod tests {
         assert_eq!(spec.workload.rw, RwMode::RandRead);
         assert_eq!(spec.workload.bs, BlockSizes::fixed(4096));
         assert_eq!(spec.io.engine, hiops_hal::EngineKind::IoUring);
-        assert_eq!((spec.io.iodepth, spec.effective_depth()), (32, 32));
+        assert_eq!((spec.io.iodepth.get(), spec.effective_depth()), (32, 32));
         assert_eq!(spec.io.iodepth_batch_complete_min, 1);
         let t = &spec.timing;
         assert_eq!(

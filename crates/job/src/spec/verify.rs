@@ -78,7 +78,7 @@ impl VerifyMode {
 /// (`zero`), or leaves them out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VerifyTrim {
-    pub percentage: u32,
+    pub percentage: crate::range::Percent,
     /// trim_backlog, above 0 (without it fio issues no trim).
     pub every: u64,
     /// trim_backlog_batch; 0: `every`.

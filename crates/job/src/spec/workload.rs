@@ -4,6 +4,7 @@
 use super::block_sizes::BlockSizes;
 use super::rw::RwMode;
 use crate::distribution::Distribution;
+use crate::range::Percent;
 
 /// A minimum rate (fio's rate_min in bytes/s, rate_iops_min in I/Os per second).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,12 +28,12 @@ pub struct FlowSpec {
 pub struct BufferContent {
     /// fio's buffer_compress_percentage: the share (0..=100) of each chunk
     /// that compresses away (zeros, or buffer_pattern); the rest is random.
-    pub compress_percentage: u8,
+    pub compress_percentage: Percent,
     /// fio's buffer_compress_chunk: bytes per chunk (never 0).
     pub compress_chunk: u32,
     /// fio's dedupe_percentage (dedupe_mode=repeat): the share (0..=100)
     /// of writes that repeat the previous unique write's content.
-    pub dedupe_percentage: u8,
+    pub dedupe_percentage: Percent,
     /// fio's dedupe_mode=working_set: a repeat copies one of the first
     /// this many unique writes' contents, drawn at random, instead of the
     /// previous one's (0: dedupe_mode=repeat).
@@ -48,9 +49,9 @@ impl Default for BufferContent {
     /// fio's defaults: incompressible, no repeats, scrambled.
     fn default() -> Self {
         BufferContent {
-            compress_percentage: 0,
+            compress_percentage: Percent::NONE,
             compress_chunk: 512,
-            dedupe_percentage: 0,
+            dedupe_percentage: Percent::NONE,
             dedupe_working_set: 0,
             refill: false,
             scramble: true,
@@ -62,7 +63,9 @@ impl BufferContent {
     /// Every write is generated afresh (from a seed of its own or, for a
     /// repeat, the previous one's).
     pub fn generated(&self) -> bool {
-        self.refill || self.compress_percentage > 0 || self.dedupe_percentage > 0
+        self.refill
+            || self.compress_percentage > Percent::NONE
+            || self.dedupe_percentage > Percent::NONE
     }
 }
 
@@ -70,7 +73,7 @@ impl BufferContent {
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub rw: RwMode,
-    pub rwmixread: u32,
+    pub rwmixread: Percent,
     /// Block sizes of reads, and of writes unless `bs_write` is given
     /// (fio's `bs=READ,WRITE`).
     pub bs: BlockSizes,
@@ -110,7 +113,7 @@ pub struct Workload {
     /// (fio's random map; `norandommap` turns it off).
     pub random_map: bool,
     /// Share of random offsets in a random job, the rest sequential.
-    pub percentage_random: u32,
+    pub percentage_random: Percent,
     /// Issue an fsync / fdatasync after this many writes (0: never).
     pub fsync_every: u32,
     pub fdatasync_every: u32,
@@ -129,7 +132,7 @@ impl Default for Workload {
     fn default() -> Self {
         Workload {
             rw: RwMode::RandRead,
-            rwmixread: 50,
+            rwmixread: Percent::HALF,
             bs: BlockSizes::fixed(4096),
             bs_write: None,
             bs_trim: None,
@@ -144,7 +147,7 @@ impl Default for Workload {
             buffers: BufferContent::default(),
             block_align: None,
             random_map: false,
-            percentage_random: 100,
+            percentage_random: Percent::ALL,
             fsync_every: 0,
             fdatasync_every: 0,
             end_fsync: false,

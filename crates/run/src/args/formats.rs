@@ -39,7 +39,7 @@ impl Formats {
                 "json" => self.json = true,
                 "json+" => self.json_plus = true,
                 other => {
-                    return Err(BenchError::Usage(format!(
+                    return Err(BenchError::usage(format!(
                         "--output-format={list}: '{other}' is not a format; use normal, terse, json or json+, or several joined by commas"
                     )))
                 }

@@ -151,7 +151,7 @@ pub fn cmdhelp(name: &str) -> Result<String, BenchError> {
             let near = hiops_fio::options::suggest(name)
                 .map(|n| format!("did you mean {n}? "))
                 .unwrap_or_default();
-            Err(BenchError::Usage(format!(
+            Err(BenchError::usage(format!(
                 "--cmdhelp={name}: no such option; {near}--cmdhelp=all lists them"
             )))
         }

@@ -26,7 +26,7 @@ pub enum Parsed {
 }
 
 fn usage<T>(msg: impl Into<String>) -> Result<T, BenchError> {
-    Err(BenchError::Usage(msg.into()))
+    Err(BenchError::usage(msg))
 }
 
 /// `-name=x` as `--name=x`: fio reads single-dash long options too
@@ -66,7 +66,7 @@ pub fn parse(args: &[String], as_fio: bool) -> Result<Parsed, BenchError> {
                 i += 1;
                 let v = args
                     .get(i)
-                    .ok_or_else(|| BenchError::Usage("-o needs a file: -o FILE".into()))?;
+                    .ok_or_else(|| BenchError::usage("-o needs a file: -o FILE"))?;
                 inv.output = Some(PathBuf::from(v));
             }
             "--no-progress" => inv.eta = Eta::Never,
@@ -266,10 +266,8 @@ fn inflate_log(v: &str) -> Result<String, BenchError> {
     // A file past the limits is a bad argument; one that cannot be read
     // or is no compressed log fails, as in fio.
     hiops_bench::inflate_log(path).map_err(|e| match &e {
-        hiops_bench::LogError::Inflate { why, .. } if why.is_limit() => {
-            BenchError::Usage(e.to_string())
-        }
-        _ => BenchError::Failed(e.to_string()),
+        hiops_bench::LogError::Inflate { why, .. } if why.is_limit() => BenchError::usage_by("", e),
+        _ => BenchError::failed_by("", e),
     })
 }
 
@@ -295,5 +293,5 @@ fn profile_rate(v: Option<&str>) -> Result<hiops_profile::Config, BenchError> {
             "--profile={v}: fio's built-in job profiles are not in hiops; write the job as a job file. hiops' --profile[=EVENT:HZ] samples the CPUs over the run"
         ));
     }
-    hiops_profile::Config::parse(v).or_else(|e| usage(e.to_string()))
+    hiops_profile::Config::parse(v).map_err(|e| BenchError::usage_by("", e))
 }

@@ -723,7 +723,7 @@ mod tests {
             assert!(nvme::grid().contains(&value.unwrap()));
             let plan = hiops_fio::plan_args(&args, false).unwrap();
             let job = &plan.jobs[0];
-            assert_eq!((job.io.iodepth, job.numjobs), (32, 1));
+            assert_eq!((job.io.iodepth.get(), job.numjobs), (32, 1));
             assert!(job.target.allow_write_devices.is_empty() && !job.modifies());
         }
         // Plans of older hiops read as before: no coalescing sweep.
