@@ -35,11 +35,13 @@ const CPU_PER_SECOND: Rule = Rule::cost(
     0.43,
 );
 
-/// HIOPS §3.3: successive completions 0 to 20 µs apart under load.
+/// HIOPS §3.3: successive completions 0 to 20 µs apart under load: the
+/// range's top read as the intervals' 99th percentile (a median inside
+/// it says nothing of the range).
 const INTERVAL: Rule = Rule {
-    name: "median interval between successive completions per round, under the paper's 20 µs",
+    name: "99th percentile of the interval between successive completions per round, under the paper's 20 µs (the top of its 0-20 µs)",
     null: 0.0,
-    paper: 10.0,
+    paper: 20.0,
     size: Size::Under { bound: 20.0 },
 };
 
@@ -137,7 +139,7 @@ fn interrupt_claims(s: &SweepDir, label: &str) -> Vec<ClaimRow> {
     let (lo, hi) = range(s);
     let mean = linux(s, |m| m.irq_handler_mean_us);
     let cpu = linux(s, |m| Some(m.irq_handler_us_per_io? * m.iops? / 1e6));
-    let interval = linux(s, |m| m.completion_interval_p50_us);
+    let interval = linux(s, |m| m.completion_interval_p99_us);
     let virtual_disk = "a virtual disk's interrupt is the host's notification: its handler completes what the host posted, not a 2003 disk controller's work";
     [
         judged(&PER_INTERRUPT, &mean, ("slides-interrupt-5-35us", "slides"),
@@ -150,7 +152,7 @@ fn interrupt_claims(s: &SweepDir, label: &str) -> Vec<ClaimRow> {
             "the handler time per I/O shrinks where one interrupt completes several requests, as virtio's does, and with it the CPU"),
         judged(&INTERVAL, &interval, ("hiops-completion-interval", "HIOPS §3.3"),
             "completions of parallel I/Os come 0 to 20 µs apart",
-            |e| format!("{label}: the median interval between successive completions {e:.2} µs (p99 {} µs), pread under parallel load", g(p.completion_interval_p99_us)),
+            |e| format!("{label}: the interval between successive completions {e:.2} µs at its 99th percentile (median {} µs), pread under parallel load", g(p.completion_interval_p50_us)),
             "the interval follows the device's IOPS: a device slower than the paper's six SSDs spaces its completions further"),
     ]
     .into_iter()
@@ -360,8 +362,9 @@ mod tests {
         };
         let verdict =
             |sec: &Section, item: &str| sec.claims.iter().find(|c| c.item == item).unwrap().verdict;
-        // 10 µs per interrupt, 10 µs per I/O at 43k IOPS, 5 µs apart.
-        let sec = rounds(10.0, 10.0, 5.0, 43_000.0);
+        // 10 µs per interrupt, 10 µs per I/O at 43k IOPS, 3 µs apart (p99
+        // 15 µs).
+        let sec = rounds(10.0, 10.0, 3.0, 43_000.0);
         assert_eq!(
             verdict(&sec, "slides-interrupt-5-35us"),
             Verdict::Reproduced
@@ -396,6 +399,13 @@ mod tests {
             verdict(&sec, "slides-interrupt-cpu-per-second"),
             Verdict::NotReproduced
         );
+        // 33 µs apart, p99 165 µs: far outside the paper's 0-20 µs.
+        assert_eq!(
+            verdict(&sec, "hiops-completion-interval"),
+            Verdict::NotReproduced
+        );
+        // A median inside the range with its p99 at 25 µs: partly.
+        let sec = rounds(10.0, 10.0, 5.0, 43_000.0);
         assert_eq!(verdict(&sec, "hiops-completion-interval"), Verdict::Partly);
     }
 }
