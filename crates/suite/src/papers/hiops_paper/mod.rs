@@ -347,6 +347,32 @@ mod tests {
         assert_eq!(verdict(poll, "at 512,"), Verdict::NotReproduced);
         assert_eq!(verdict(poll, "at 4k,"), Verdict::Reproduced);
         assert_eq!(rows.len(), 4);
+        // A gain at a size above 8 KiB other than the largest: every size
+        // must hold, not only the largest.
+        let mut gained = SweepDir {
+            path: "/x".into(),
+            def: bs_sweep_def(),
+            points: s.points.clone(),
+        };
+        for r in 0..3 {
+            gained.points.push(at(r, "32k", "pread", 100.0));
+            gained.points.push(at(r, "32k", "coop-shared", 125.0));
+        }
+        let rows = against_pread::fig7_equal_claims(&gained, "disk", 128, None);
+        let shared = rows.iter().find(|c| c.item == above).unwrap();
+        assert_eq!(
+            shared.verdict,
+            Verdict::NotReproduced,
+            "{}",
+            shared.measured
+        );
+        assert!(
+            shared.measured.contains(
+                "1.25x pread's IOPS at the size farthest from it per round (of 32k, 64k)"
+            ),
+            "{}",
+            shared.measured
+        );
         // A device without poll queues: the poll rows say why, not a
         // verdict on hiops' poll thread beside the interrupts.
         let refused =
