@@ -101,7 +101,7 @@ impl Grid<'_> {
 
 /// Why the first `n` devices cannot be read against linear (they are not
 /// all of one known kind), or None where they are alike.
-fn unlike(kinds: &[String], n: usize) -> Option<String> {
+pub(super) fn unlike(kinds: &[String], n: usize) -> Option<String> {
     match kinds.get(..n) {
         Some(k) if k.iter().all(|x| *x == k[0] && x != "unknown") => None,
         Some(k) => Some(format!("the devices are unlike ({}): scaling against linear needs alike devices (N zram devices, or N loop devices over tmpfs files)", k.join(", "))),

@@ -132,11 +132,15 @@ fn overrun(p: &GridPoint, busy: Option<f64>) -> Option<String> {
 }
 
 /// Each cell's linear ideal and distance from it, against the 1 device,
-/// 1 CPU point of its own engine and block size.
-fn linear_of(cells: &[Cell]) -> Vec<Option<(f64, f64)>> {
+/// 1 CPU point of its own engine and block size; none for a cell over
+/// unlike devices (`kinds`) or over its CPUs, which no rule reads either.
+fn linear_of(cells: &[Cell], kinds: &[String]) -> Vec<Option<(f64, f64)>> {
     cells
         .iter()
         .map(|c| {
+            if c.over.is_some() || claims::unlike(kinds, c.point.devices).is_some() {
+                return None;
+            }
             let one = cells.iter().find(|o| o.is(&c.engine, &c.bs, 1, 1))?;
             let pts = [one.point.clone(), c.point.clone()];
             from_linear(&pts).map(|l| l[1])
@@ -150,7 +154,7 @@ pub fn section(sweeps: &BTreeMap<String, SweepDir>, plan: &Plan, online: usize) 
     if cells.is_empty() {
         return None;
     }
-    let linear = linear_of(&cells);
+    let linear = linear_of(&cells, &plan.kinds);
     let rows = cells
         .iter()
         .zip(&linear)
@@ -335,5 +339,35 @@ mod tests {
         // No 1x1 point, no ideal.
         assert_eq!(from_linear(&grid[1..]), None);
         assert_eq!(linear_iops(50.0, 4, 2), 100.0);
+    }
+
+    #[test]
+    fn no_distance_from_linear_is_printed_over_unlike_devices_or_over_cpus() {
+        let cell = |d: usize, c: usize, iops: f64, busy: f64| {
+            let point = p(d, c, iops);
+            Cell {
+                over: overrun(&point, Some(busy)),
+                engine: "io_uring".into(),
+                bs: "4k".into(),
+                point,
+                set: format!("0-{}", c - 1),
+                m: PointFigures::default(),
+                rounds: Vec::new(),
+                busy_rounds: Vec::new(),
+            }
+        };
+        let cells = [
+            cell(1, 1, 100.0, 1.0),
+            cell(2, 2, 180.0, 2.0),
+            cell(2, 1, 150.0, 1.5),
+        ];
+        let alike = ["zram".to_string(), "zram".to_string()];
+        let l = linear_of(&cells, &alike);
+        assert!(l[1].is_some_and(|(ideal, pct)| ideal == 200.0 && (pct + 10.0).abs() < 1e-9));
+        assert_eq!(l[2], None, "1.5 CPUs busy on 1: over its CPUs");
+        let unlike = ["file".to_string(), "zram".to_string()];
+        let l = linear_of(&cells, &unlike);
+        assert!(l[0].is_some(), "one device is alike with itself");
+        assert_eq!(l[1], None, "a file and zram: unlike");
     }
 }
