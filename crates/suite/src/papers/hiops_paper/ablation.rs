@@ -1,7 +1,7 @@
 //! HIOPS Fig 8's ablation: the completion context's occupancy per pass as
 //! coop's parts are turned on one by one.
 
-use super::interrupts::{nonblocking_claim, Baseline};
+use super::interrupts::{linux_claims, Baseline};
 use super::point::{at, rounds};
 use crate::page::chart_of::fmt_num;
 use crate::page::{Section, Table};
@@ -31,10 +31,7 @@ pub(super) fn ablation_section(
 ) -> Section {
     let medians = s.medians();
     let linux = linux_medians(base);
-    let mut claims: Vec<ClaimRow> = base
-        .and_then(|b| nonblocking_claim(s, b, label))
-        .into_iter()
-        .collect();
+    let mut claims: Vec<ClaimRow> = base.map(|b| linux_claims(s, b, label)).unwrap_or_default();
     claims.extend(ablation_claims(s, &medians));
     Section {
         claims,
