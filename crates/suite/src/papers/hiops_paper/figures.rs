@@ -146,8 +146,9 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
             "median latency (µs) vs poll_interval",
         ],
     );
-    sec.claims.extend(fig9_claim(s, label));
-    sec.claims.extend(fig9_lone_claim(s, label));
+    for line in &FIG9_LINES {
+        sec.claims.extend(fig9_claim(s, label, line));
+    }
     // Name the coop_peeks values in the findings too.
     for f in &mut sec.findings {
         for (v, name) in [("0", "lone poll thread"), ("1", "poll + cooperative peeks")] {
@@ -168,61 +169,60 @@ fn poll_section(s: &SweepDir, label: &str) -> Section {
     sec
 }
 
-/// HIOPS Fig 9's cooperative line: polling with cooperative peeks keeps
-/// its IOPS as the poll interval grows; judged per round on its IOPS at
-/// the longest interval over the shortest, no fall beyond 10% (the lone
-/// poll thread's fall is [`fig9_lone_claim`]'s).
-fn fig9_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
-    let intervals = &s.def.params.first()?.values;
-    let (first, last) = (intervals.first()?, intervals.last()?);
-    let coop = |i: &str| rounds(s, &[i, "1"], |m| m.iops);
-    let (a, b) = (coop(last), coop(first));
-    if a.is_empty() || b.is_empty() || first == last {
-        return None;
-    }
-    let j = Rule::no_saving(
-        "IOPS of polling with cooperative peeks at the longest interval over the shortest, per round: no fall beyond 10%",
-        0.10,
-    )
-    .judge(&rules::paired_ratios(&a, &b));
-    Some(ClaimRow::judged(
-        "hiops-fig9-coop-poll-600k",
-        "HIOPS Fig 9",
-        "with cooperative polling IOPS hold even at 128 µs",
-        format!(
-            "{label}: from {} to {} µs polling with cooperative peeks keeps {:.2}x its IOPS",
-            first.trim_end_matches("us"),
-            last.trim_end_matches("us"),
-            j.effect
-        ),
-        &j,
-        "A device slower than the poll interval leaves little for a poll to find early, so the interval matters less",
-    ))
+/// One line of HIOPS Fig 9, judged per round on its IOPS at the longest
+/// poll interval over the shortest.
+struct Fig9Line {
+    /// The sweep's `coop_peeks` value.
+    peeks: &'static str,
+    what: &'static str,
+    rule: Rule,
+    item: &'static str,
+    claim: &'static str,
 }
 
-/// HIOPS Fig 9's other line: the lone poll thread ("Async poll") falls as
-/// the interval grows; judged per round on its IOPS at the longest
-/// interval over the shortest, a fall of any size (the paper gives none).
-fn fig9_lone_claim(s: &SweepDir, label: &str) -> Option<ClaimRow> {
+/// Fig 9's two lines: the lone poll thread ("Async poll") falls as the
+/// interval grows, a fall of any size (the paper gives none); polling
+/// with cooperative peeks holds, no fall beyond 10%.
+const FIG9_LINES: [Fig9Line; 2] = [
+    Fig9Line {
+        peeks: "1",
+        what: "polling with cooperative peeks",
+        rule: Rule::no_saving(
+            "IOPS of polling with cooperative peeks at the longest interval over the shortest, per round: no fall beyond 10%",
+            0.10,
+        ),
+        item: "hiops-fig9-coop-poll-600k",
+        claim: "with cooperative polling IOPS hold even at 128 µs",
+    },
+    Fig9Line {
+        peeks: "0",
+        what: "the lone poll thread",
+        rule: Rule::fall(
+            "IOPS of the lone poll thread at the longest interval over the shortest, per round",
+        ),
+        item: "hiops-fig9-async-poll",
+        claim: "a lone poll thread loses IOPS as its poll interval grows",
+    },
+];
+
+fn fig9_claim(s: &SweepDir, label: &str, line: &Fig9Line) -> Option<ClaimRow> {
     let intervals = &s.def.params.first()?.values;
     let (first, last) = (intervals.first()?, intervals.last()?);
-    let lone = |i: &str| rounds(s, &[i, "0"], |m| m.iops);
-    let (a, b) = (lone(last), lone(first));
+    let iops = |i: &str| rounds(s, &[i, line.peeks], |m| m.iops);
+    let (a, b) = (iops(last), iops(first));
     if a.is_empty() || b.is_empty() || first == last {
         return None;
     }
-    let j = Rule::fall(
-        "IOPS of the lone poll thread at the longest interval over the shortest, per round",
-    )
-    .judge(&rules::paired_ratios(&a, &b));
+    let j = line.rule.judge(&rules::paired_ratios(&a, &b));
     Some(ClaimRow::judged(
-        "hiops-fig9-async-poll",
+        line.item,
         "HIOPS Fig 9",
-        "a lone poll thread loses IOPS as its poll interval grows",
+        line.claim,
         format!(
-            "{label}: from {} to {} µs the lone poll thread keeps {:.2}x its IOPS",
+            "{label}: from {} to {} µs {} keeps {:.2}x its IOPS",
             first.trim_end_matches("us"),
             last.trim_end_matches("us"),
+            line.what,
             j.effect
         ),
         &j,
@@ -442,7 +442,7 @@ mod tests {
 
     #[test]
     fn the_lone_poll_thread_must_fall_in_every_round() {
-        let row = |lone| fig9_lone_claim(&poll_sweep(lone), "disk").unwrap();
+        let row = |lone| fig9_claim(&poll_sweep(lone), "disk", &FIG9_LINES[1]).unwrap();
         let fell = row([(100.0, 88.0), (100.0, 90.0), (100.0, 95.0)]);
         assert_eq!(fell.item, "hiops-fig9-async-poll");
         assert_eq!(fell.verdict, Verdict::Reproduced, "{}", fell.rule);
@@ -462,7 +462,7 @@ mod tests {
     #[test]
     fn cooperative_polling_must_hold_its_iops_in_every_round() {
         let mut s = poll_sweep([(100.0, 80.0); 3]);
-        let row = |s: &SweepDir| fig9_claim(s, "disk").unwrap();
+        let row = |s: &SweepDir| fig9_claim(s, "disk", &FIG9_LINES[0]).unwrap();
         let held = row(&s);
         assert_eq!(held.item, "hiops-fig9-coop-poll-600k");
         assert_eq!(held.verdict, Verdict::Reproduced, "{}", held.rule);
