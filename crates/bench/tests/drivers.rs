@@ -18,8 +18,8 @@ fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
     s.workload.rw = RwMode::RandRw;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
-    s.timing.runtime_ns = None;
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = None;
+    s.timing.ramp = std::time::Duration::ZERO;
     s.verify.mode = VerifyMode::Crc32c;
     s.io.path = path.map(|strategy| PathSpec {
         strategy,
