@@ -23,8 +23,8 @@ fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
     s.verify.mode = VerifyMode::Crc32c;
     s.io.path = path.map(|strategy| PathSpec {
         strategy,
-        spin_ns: 0,
-        poll_interval_ns: 10_000,
+        spin: std::time::Duration::ZERO,
+        poll_interval: std::time::Duration::from_micros(10),
         coop_peeks: true,
         coop_parts: Default::default(),
         coop_wait: Default::default(),

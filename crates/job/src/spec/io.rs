@@ -40,8 +40,10 @@ pub struct LatencyTarget {
 #[derive(Clone, Debug)]
 pub struct PathSpec {
     pub strategy: hiops_path::Strategy,
-    pub spin_ns: u64,
-    pub poll_interval_ns: u64,
+    /// coop/poll/hybrid: spin this long before sleeping (hiops' spin).
+    pub spin: Duration,
+    /// poll/hybrid: the time between two polls (hiops' poll_interval).
+    pub poll_interval: Duration,
     pub coop_peeks: bool,
     /// coop: which of its parts are on (the Fig 8 ablation).
     pub coop_parts: hiops_path::CoopParts,
