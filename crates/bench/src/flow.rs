@@ -6,8 +6,10 @@
 //! (`flow_sleep` µs, or just retries) and the others go on. A thread's
 //! weight and count join the flow as its workload starts and leave with it.
 
+use crate::spec::clock_ns;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// One flow id's counters, shared by its threads in a phase.
 #[derive(Debug)]
@@ -34,13 +36,13 @@ pub(crate) struct FlowGate {
 }
 
 impl FlowGate {
-    pub(crate) fn join(flow: Arc<FlowCounter>, weight: u32, sleep_ns: u64) -> FlowGate {
+    pub(crate) fn join(flow: Arc<FlowCounter>, weight: u32, sleep: Duration) -> FlowGate {
         flow.weights.fetch_add(weight as u64, Relaxed);
         FlowGate {
             flow,
             weight: weight as u64,
             mine: 0,
-            sleep_ns,
+            sleep_ns: clock_ns(sleep),
         }
     }
 
@@ -71,8 +73,8 @@ mod tests {
     #[test]
     fn threads_keep_to_their_weights_and_leave_the_flow() {
         let flow = Arc::new(FlowCounter::default());
-        let mut a = FlowGate::join(flow.clone(), 3, 0);
-        let mut b = FlowGate::join(flow.clone(), 1, 0);
+        let mut a = FlowGate::join(flow.clone(), 3, Duration::ZERO);
+        let mut b = FlowGate::join(flow.clone(), 1, Duration::ZERO);
         // Both ask as fast as they can: 3 of a's to 1 of b's.
         for _ in 0..4000 {
             a.admit();

@@ -16,7 +16,7 @@
 //! instead). Three successes in a row just under the high raise the high by
 //! one, so a depth once failed by chance can be tried again.
 
-use crate::spec::LatencyTarget;
+use crate::spec::{clock_ns, LatencyTarget};
 
 /// What the job loop does after a check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl LatencySearch {
     /// One completion of the measured window, of `lat_ns`.
     pub(crate) fn completed(&mut self, lat_ns: u64) {
         self.ios += 1;
-        if lat_ns > self.t.target_ns {
+        if lat_ns > clock_ns(self.t.target) {
             self.failed += 1;
             if self.t.percentile >= 100.0 && self.missed.is_none() {
                 self.missed = Some(lat_ns);
@@ -105,7 +105,7 @@ impl LatencySearch {
                 _ => self.failure(),
             };
         }
-        if now.saturating_sub(self.window_start_ns) < self.t.window_ns {
+        if now.saturating_sub(self.window_start_ns) < clock_ns(self.t.window) {
             return Step::Keep;
         }
         if self.ios == 0 {
@@ -168,8 +168,8 @@ mod tests {
 
     fn target(percentile: f64) -> LatencyTarget {
         LatencyTarget {
-            target_ns: 1000,
-            window_ns: 10,
+            target: std::time::Duration::from_micros(1),
+            window: std::time::Duration::from_nanos(10),
             percentile,
             run: false,
         }

@@ -18,8 +18,8 @@
 //! spec.target.targets = TargetSpec::Ram;
 //! spec.io.engine = hiops_hal::EngineKind::Mem;
 //! spec.target.size = Some(8 << 20);
-//! spec.timing.runtime_ns = Some(200_000_000);
-//! spec.timing.ramp_ns = 0;
+//! spec.timing.runtime = Some(std::time::Duration::from_millis(200));
+//! spec.timing.ramp = std::time::Duration::ZERO;
 //! let stop = AtomicBool::new(false); // a signal handler would set it
 //! let options = RunOptions { interrupt: &stop, progress: None, profile: None, timeline: false };
 //! let spec = spec.build().expect("the options agree");

@@ -72,7 +72,7 @@ pub struct SsTracker {
 
 impl SsTracker {
     pub fn new(spec: SteadyState) -> SsTracker {
-        let window = (spec.window_ns / 1_000_000_000).max(2) as usize;
+        let window = spec.window.as_secs().max(2) as usize;
         SsTracker {
             spec,
             samples: Vec::new(),
@@ -83,7 +83,7 @@ impl SsTracker {
 
     /// Adds one second (`t_s` into the measured window); true when steady.
     pub fn push(&mut self, t_s: f64, iops: f64, bytes_per_s: f64) -> bool {
-        if t_s * 1e9 < self.spec.ramp_ns as f64 {
+        if t_s < self.spec.ramp.as_secs_f64() {
             return false;
         }
         self.samples.push(match self.spec.metric {
@@ -167,8 +167,8 @@ mod tests {
             slope,
             limit,
             percent,
-            window_ns: 3_000_000_000,
-            ramp_ns: 0,
+            window: std::time::Duration::from_secs(3),
+            ramp: std::time::Duration::ZERO,
         }
     }
 
@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn tracker_waits_for_ramp_and_a_full_window() {
         let mut spec = ss(false, 5.0, true);
-        spec.ramp_ns = 2_000_000_000;
+        spec.ramp = std::time::Duration::from_secs(2);
         let mut t = SsTracker::new(spec);
         assert!(!t.push(1.0, 10.0, 0.0)); // in the ramp
         assert!(!t.push(2.0, 100.0, 0.0));

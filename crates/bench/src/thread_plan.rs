@@ -151,7 +151,7 @@ impl WorkerPlan<'_> {
     /// Waits out fio's startdelay (stays responsive to stop); false if the
     /// run stopped meanwhile.
     pub(crate) fn start_delay(&self, ctrl: &Control) -> bool {
-        let until = Instant::now() + Duration::from_nanos(self.spec.timing.startdelay_ns);
+        let until = Instant::now() + self.spec.timing.startdelay;
         while Instant::now() < until {
             if ctrl.stopped(self.job) {
                 return false;

@@ -21,8 +21,8 @@ fn job(name: &str, seed: u64) -> JobBuilder {
     s.numjobs = 2;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
     s.timing.time_based = false;
-    s.timing.runtime_ns = None;
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = None;
+    s.timing.ramp = std::time::Duration::ZERO;
     s.workload.randseed = seed;
     s
 }

@@ -18,13 +18,13 @@ fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
     s.workload.rw = RwMode::RandRw;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
-    s.timing.runtime_ns = None;
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = None;
+    s.timing.ramp = std::time::Duration::ZERO;
     s.verify.mode = VerifyMode::Crc32c;
     s.io.path = path.map(|strategy| PathSpec {
         strategy,
-        spin_ns: 0,
-        poll_interval_ns: 10_000,
+        spin: std::time::Duration::ZERO,
+        poll_interval: std::time::Duration::from_micros(10),
         coop_peeks: true,
         coop_parts: Default::default(),
         coop_wait: Default::default(),

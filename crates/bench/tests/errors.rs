@@ -16,8 +16,8 @@ fn reads(dir: &std::path::Path) -> JobBuilder {
     s.target.size = Some(SIZE);
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
-    s.timing.runtime_ns = None;
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = None;
+    s.timing.ramp = std::time::Duration::ZERO;
     s
 }
 
@@ -69,7 +69,7 @@ fn a_failed_submission_stops_the_job_with_its_errno() {
 fn refusals_with_nothing_in_flight_end_with_the_runtime() {
     let tmp = tempfile::tempdir().unwrap();
     let mut spec = reads(tmp.path());
-    spec.timing.runtime_ns = Some(300_000_000);
+    spec.timing.runtime = Some(std::time::Duration::from_millis(300));
     let refusals = hiops_hal::SubmitFaults::new();
     refusals.refuse_next(u32::MAX);
     spec.io.engine_opts.faults = Some(refusals.clone());

@@ -17,8 +17,8 @@ fn mem_job(numjobs: u32, runtime_ms: u64) -> JobBuilder {
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 1).unwrap();
     s.numjobs = numjobs;
     s.timing.time_based = true;
-    s.timing.runtime_ns = Some(runtime_ms * 1_000_000);
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = Some(std::time::Duration::from_millis(runtime_ms));
+    s.timing.ramp = std::time::Duration::ZERO;
     s
 }
 

@@ -1,8 +1,9 @@
 //! A job value out of its option's range (a queue depth of 0 or past
-//! 65536, a percentage past 100) is refused before anything is opened,
-//! naming the option: with exit code 2 on `hiops run`'s command line and
-//! in a job file `hiops run` reads; `hiops fio` exits 1 there, as fio does
-//! for any failure. The edges of each range plan.
+//! 65536, a reap batch past 65536, a percentage past 100) is refused
+//! before anything is opened, naming the option: with exit code 2 on
+//! `hiops run`'s command line and in a job file `hiops run` reads; `hiops
+//! fio` exits 1 there, as fio does for any failure. The edges of each
+//! range plan.
 
 mod common;
 
@@ -14,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 const OUT_OF_RANGE: &[(&str, &str)] = &[
     ("iodepth", "0"),
     ("iodepth", "65537"),
+    ("iodepth_batch_complete_min", "65537"),
     ("rwmixread", "101"),
     ("rwmixwrite", "101"),
     ("percentage_random", "101"),
@@ -27,6 +29,9 @@ const OUT_OF_RANGE: &[(&str, &str)] = &[
 const EDGES: &[(&str, &str)] = &[
     ("iodepth", "1"),
     ("iodepth", "65536"),
+    // fio's 0 (a reap that polls) is taken as 1.
+    ("iodepth_batch_complete_min", "0"),
+    ("iodepth_batch_complete_min", "65536"),
     ("rwmixread", "0"),
     ("rwmixread", "100"),
     ("rwmixwrite", "0"),

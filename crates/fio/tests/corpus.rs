@@ -6,6 +6,7 @@ use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
 use hiops_job::{Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 fn corpus(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -65,11 +66,14 @@ fn basic_globals_reach_the_job() {
     assert_eq!(j.workload.bs.max(), 4096);
     assert_eq!((j.io.iodepth.get(), j.numjobs), (32, 2));
     assert_eq!(
-        (j.io.iodepth_batch_submit, j.io.iodepth_batch_complete_min),
+        (
+            j.io.iodepth_batch_submit,
+            j.io.iodepth_batch_complete_min.get()
+        ),
         (8, 4)
     );
-    assert_eq!(j.timing.runtime_ns, Some(10_000_000_000));
-    assert_eq!(j.timing.ramp_ns, 2_000_000_000);
+    assert_eq!(j.timing.runtime, Some(Duration::from_secs(10)));
+    assert_eq!(j.timing.ramp, Duration::from_secs(2));
     assert_eq!(
         j.meta.description.as_deref(),
         Some("4k random reads at QD32")
@@ -180,19 +184,20 @@ fn offsets_sizes_and_files() {
 fn time_units_loops_and_rates() {
     let p = plan("timing.fio");
     let m = job(&p, "minutes");
-    assert_eq!(m.timing.runtime_ns, Some(120_000_000_000));
+    assert_eq!(m.timing.runtime, Some(Duration::from_secs(120)));
     assert_eq!(
-        (m.timing.ramp_ns, m.timing.startdelay_ns),
-        (500_000_000, 3_000_000_000)
+        (m.timing.ramp, m.timing.startdelay),
+        (Duration::from_millis(500), Duration::from_secs(3))
     );
     assert!(m.timing.time_based);
     let l = job(&p, "looped");
     assert_eq!(l.timing.loops, 3);
     assert_eq!(
-        l.workload.thinktime_ns, 250_000,
+        l.workload.thinktime,
+        Duration::from_micros(250),
         "thinktime is in microseconds"
     );
-    assert!(!l.timing.time_based && l.timing.runtime_ns.is_none());
+    assert!(!l.timing.time_based && l.timing.runtime.is_none());
     assert_eq!(job(&p, "paced_iops").workload.rate_iops, [Some(500.0); 2]);
     // rate=1m at bs=8k: 128 I/Os per second, each direction.
     assert_eq!(job(&p, "paced_bw").workload.rate_iops, [Some(128.0); 2]);
@@ -320,7 +325,10 @@ fn steady_state_options() {
     assert_eq!(ss.metric, hiops_job::spec::SsMetric::Iops);
     assert!(!ss.slope && ss.percent);
     assert_eq!(ss.limit, 5.0);
-    assert_eq!((ss.window_ns, ss.ramp_ns), (30_000_000_000, 10_000_000_000));
+    assert_eq!(
+        (ss.window, ss.ramp),
+        (Duration::from_secs(30), Duration::from_secs(10))
+    );
 }
 
 #[test]

@@ -280,8 +280,8 @@ mod tests {
         s.target.size = Some(1 << 20);
         s.workload.rw = RwMode::RandRead;
         s.timing.time_based = false;
-        s.timing.runtime_ns = None;
-        s.timing.ramp_ns = 0;
+        s.timing.runtime = None;
+        s.timing.ramp = std::time::Duration::ZERO;
         s.meta.group_reporting = true;
         let stop = std::sync::atomic::AtomicBool::new(false);
         let opts = RunOptions {

@@ -1,6 +1,7 @@
 //! What a plan would do, as text: fio's `--parse-only` and the `--debug`
 //! traces. Read only: files are looked at (stat), never opened.
 
+use hiops_bench::spec::clock_ns;
 use hiops_bench::{JobSpec, TargetSpec};
 use hiops_fio::FioPlan;
 
@@ -69,9 +70,9 @@ pub fn describe(spec: &JobSpec) -> String {
         format!("direct={}", u8::from(spec.target.direct)),
         format!("size={}", opt(spec.target.size)),
         format!("offset={}", amount(spec.target.offset)),
-        format!("runtime_ns={}", opt(spec.timing.runtime_ns)),
+        format!("runtime_ns={}", opt(spec.timing.runtime.map(clock_ns))),
         format!("time_based={}", u8::from(spec.timing.time_based)),
-        format!("ramp_ns={}", spec.timing.ramp_ns),
+        format!("ramp_ns={}", clock_ns(spec.timing.ramp)),
         format!(
             "verify={}",
             format!("{:?}", spec.verify.mode).to_lowercase()

@@ -20,7 +20,7 @@ use crate::log::JobLogs;
 use crate::overlap::InFlight;
 use crate::result::ThreadResult;
 use crate::source::{Flushes, Next, Source, Workload};
-use crate::spec::JobSpec;
+use crate::spec::{clock_ns, JobSpec};
 use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
 use hiops_hal::{now_ns, Command, HalError, Op};
 use hiops_stats::Histogram;
@@ -137,7 +137,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         if plan.start_delay(self.ctrl) {
             // Only a delayed job's window waits for it: a thread the
             // scheduler started late still measures from the run's opening.
-            if self.spec.timing.startdelay_ns > 0 {
+            if !self.spec.timing.startdelay.is_zero() {
                 self.started_ns = now_ns();
             }
             if self.spec.verify.only {
@@ -190,7 +190,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             );
         }
         if let Some(f) = spec.workload.flow {
-            let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep_ns);
+            let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep);
             work = work.in_flow(gate);
         }
         if spec.verify.state_load && !spec.workload.rw.writes() {
@@ -254,6 +254,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 .spec
                 .io
                 .iodepth_batch_complete_min
+                .get()
                 .clamp(1, self.driver.busy());
             self.reap(min, self.reap_max(min));
             if full {
@@ -262,7 +263,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if src.stoppable() {
                 self.latency_step();
             }
-            if self.spec.workload.thinktime_ns > 0 {
+            if !self.spec.workload.thinktime.is_zero() {
                 self.think(src.stoppable());
             }
         }
@@ -299,7 +300,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// fio's thinktime, slept in short steps so that a stop (an interrupt
     /// always, the job's end when the source stops) is seen at once.
     fn think(&self, stoppable: bool) {
-        let until = now_ns().saturating_add(self.spec.workload.thinktime_ns);
+        let until = now_ns().saturating_add(clock_ns(self.spec.workload.thinktime));
         loop {
             let now = now_ns();
             let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));

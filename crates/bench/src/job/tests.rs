@@ -24,8 +24,8 @@ fn job(engine: EngineKind, rw: RwMode, iodepth: u32, batch: (u32, u32)) -> JobBu
     s.io.iodepth = hiops_job::QueueDepth::new("iodepth", iodepth.into()).unwrap();
     (s.io.iodepth_batch_submit, s.io.iodepth_batch_complete_max) = batch;
     s.timing.time_based = false;
-    s.timing.runtime_ns = None;
-    s.timing.ramp_ns = 0;
+    s.timing.runtime = None;
+    s.timing.ramp = std::time::Duration::ZERO;
     s
 }
 

@@ -6,7 +6,7 @@ use super::JobThread;
 use crate::driver::Driver;
 use crate::error::JobError;
 use crate::latency::Step;
-use crate::spec::RateMin;
+use crate::spec::{clock_ns, RateMin};
 use hiops_hal::{now_ns, DepthStats};
 use hiops_stats::cpu::ProcessSample;
 use std::sync::atomic::Ordering::Relaxed;
@@ -38,7 +38,11 @@ impl<D: Driver> JobThread<'_, D> {
                 return;
             }
             Step::Fatal(lat) => {
-                let want = self.spec.io.latency_target.map_or(0, |t| t.target_ns);
+                let want = self
+                    .spec
+                    .io
+                    .latency_target
+                    .map_or(0, |t| clock_ns(t.target));
                 self.books.error.get_or_insert(JobError::Latency(format!(
                     "an I/O took {lat} ns, over latency_target ({want} ns), even at depth 1: raise latency_target or lower latency_percentile"
                 )));
@@ -90,7 +94,11 @@ impl<D: Driver> JobThread<'_, D> {
             depth: self.driver.depth_stats(),
         });
         // A runtime of centuries saturates: no clock reading reaches it.
-        self.deadline_ns = self.spec.timing.runtime_ns.map(|r| now.saturating_add(r));
+        self.deadline_ns = self
+            .spec
+            .timing
+            .runtime
+            .map(|r| now.saturating_add(clock_ns(r)));
         if let Some(s) = self.books.search.as_mut() {
             s.restart(now);
         }
@@ -139,10 +147,10 @@ impl<D: Driver> JobThread<'_, D> {
         };
         let dt = now.saturating_sub(rc.at_ns);
         assert!(
-            self.spec.workload.rate_cycle_ns > 0,
+            !self.spec.workload.rate_cycle.is_zero(),
             "rate_cycle is at least 1 ms"
         );
-        if dt < self.spec.workload.rate_cycle_ns {
+        if dt < clock_ns(self.spec.workload.rate_cycle) {
             return;
         }
         let secs = dt as f64 / 1e9;

@@ -18,7 +18,7 @@ pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), Ben
     validate_sizes(spec, targets)?;
     validate_verify(spec)?;
     if !spec.timing.time_based
-        && spec.timing.runtime_ns.is_none()
+        && spec.timing.runtime.is_none()
         && spec.target.size.is_none()
         && targets.iter().all(|t| t.len == 0)
     {

@@ -33,19 +33,23 @@ pub(super) struct Watched {
 /// The jobs' longest ramp, their longest run from the start (startdelay,
 /// ramp and runtime; None if some job has no runtime), and whether every
 /// job is time based.
-fn time_limits(specs: &[JobSpec]) -> (u64, Option<u64>, bool) {
-    let ramp_ns = specs.iter().map(|s| s.timing.ramp_ns).max().unwrap_or(0);
-    let total_ns = specs
+fn time_limits(specs: &[JobSpec]) -> (Duration, Option<Duration>, bool) {
+    let ramp = specs
+        .iter()
+        .map(|s| s.timing.ramp)
+        .max()
+        .unwrap_or_default();
+    let total = specs
         .iter()
         .map(|s| {
-            s.timing.runtime_ns.map(|r| {
-                r.saturating_add(s.timing.startdelay_ns)
-                    .saturating_add(s.timing.ramp_ns)
+            s.timing.runtime.map(|r| {
+                r.saturating_add(s.timing.startdelay)
+                    .saturating_add(s.timing.ramp)
             })
         })
         .collect::<Option<Vec<_>>>()
         .and_then(|v| v.into_iter().max());
-    (ramp_ns, total_ns, specs.iter().all(|s| s.timing.time_based))
+    (ramp, total, specs.iter().all(|s| s.timing.time_based))
 }
 
 /// The main thread's clocks while the jobs run.
@@ -141,15 +145,15 @@ impl Phase<'_> {
         opts: &mut RunOptions<'_>,
         coord: &mut dyn Coordinator,
     ) -> Watched {
-        let (ramp_ns, total_ns, time_based) = time_limits(self.specs);
-        let mut w = self.start_threads(ramp_ns, opts, coord);
+        let (ramp, total, time_based) = time_limits(self.specs);
+        let mut w = self.start_threads(ramp, opts, coord);
         if self.ctrl.failed.lock().unwrap().is_some() {
             coord.work_done();
             return w;
         }
         let t_start = Instant::now();
         let mut ticks = Ticks::new(self.specs, t_start);
-        if ramp_ns == 0 {
+        if ramp.is_zero() {
             // Open since before the start barrier; from here on it is timed.
             self.ctrl.start_measuring();
             w.window.begin(&self.devices, &self.irq_prefix);
@@ -163,7 +167,6 @@ impl Phase<'_> {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
             let elapsed = t_start.elapsed();
-            let el_ns = elapsed.as_nanos() as u64;
             if finished >= self.counters.len() {
                 break;
             }
@@ -175,10 +178,10 @@ impl Phase<'_> {
                 w.stonewalled = true;
                 break;
             }
-            if !w.window.started && el_ns >= ramp_ns {
+            if !w.window.started && elapsed >= ramp {
                 self.end_ramp(&mut w, &mut ticks, elapsed);
             }
-            if total_ns.is_some_and(|t| el_ns >= t.saturating_add(1_000_000_000)) {
+            if total.is_some_and(|t| elapsed >= t.saturating_add(Duration::from_secs(1))) {
                 break;
             }
             if w.window.started {
@@ -187,7 +190,7 @@ impl Phase<'_> {
             if w.window.started && self.second(&mut w, &mut ticks, elapsed) {
                 break; // fio's ss: steady, stop here
             }
-            let total_s = total_ns.filter(|_| time_based).map(|t| t as f64 / 1e9);
+            let total_s = total.filter(|_| time_based).map(|t| t.as_secs_f64());
             self.progress(&mut ticks, elapsed, total_s, !w.window.started, opts);
         }
         if !w.window.started {
@@ -208,13 +211,13 @@ impl Phase<'_> {
     /// before the first I/O.
     fn start_threads(
         &self,
-        ramp_ns: u64,
+        ramp: Duration,
         opts: &RunOptions<'_>,
         coord: &mut dyn Coordinator,
     ) -> Watched {
         let mut watch =
             PlatformWatch::new(opts.profile, opts.timeline.then_some(&self.devices[..]));
-        if ramp_ns == 0 {
+        if ramp.is_zero() {
             // The tracer follows every I/O the jobs count: on before they are.
             watch.start_tracing();
             self.ctrl.measuring.store(true, Relaxed);

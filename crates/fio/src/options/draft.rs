@@ -59,7 +59,7 @@ pub struct Draft {
     pub filecreate: bool,
     pub iodepth: Option<QueueDepth>,
     pub iodepth_batch_submit: Option<u32>,
-    pub iodepth_batch_complete_min: Option<u32>,
+    pub iodepth_batch_complete_min: Option<QueueDepth>,
     pub iodepth_batch_complete_max: Option<u32>,
     /// fio's iodepth_low (None or 0: the depth).
     pub iodepth_low: Option<u32>,

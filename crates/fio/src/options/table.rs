@@ -133,7 +133,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.iodepth = Some(QueueDepth::new("iodepth", value::int(need(v)?, d.kb_base)?)?); Ok(())
     }),
     opt!("iodepth_batch_submit", ["iodepth_batch"], value, "Stage this many commands before issuing (0: all that fit).", |d, v| { d.iodepth_batch_submit = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
-    opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
+    opt!("iodepth_batch_complete_min", ["iodepth_batch_complete"], value, "Wait for at least this many completions per reap.", |d, v| { d.iodepth_batch_complete_min = Some(QueueDepth::new("iodepth_batch_complete_min", value::int(need(v)?, d.kb_base)?.max(1))?); Ok(()) }),
     opt!("iodepth_batch_complete_max", [], value, "Take at most this many completions per reap (raised to iodepth_batch_complete_min where below it). hiops' default takes a quarter of iodepth and leaves the rest in the ring for the next turn; fio's takes iodepth_batch_complete_min.", |d, v| { d.iodepth_batch_complete_max = Some(u32_of(value::int(need(v)?, d.kb_base)?, "batch")?); Ok(()) }),
     opt!("iodepth_low", [], value, "Once the queue has filled to iodepth, wait until at most this many are in flight before issuing again (0, or iodepth or more: refill as completions come, fio's default).", |d, v| { d.iodepth_low = Some(u32_of(value::int(need(v)?, d.kb_base)?, "iodepth_low")?); Ok(()) }),
     opt!("numjobs", [], value, "Threads (clones) of this job.", |d, v| {

@@ -237,8 +237,8 @@ pub(super) fn steady_state(v: Option<&str>) -> Result<SteadyState, ValueError> {
         slope,
         limit,
         percent,
-        window_ns: 0,
-        ramp_ns: 0,
+        window: std::time::Duration::ZERO,
+        ramp: std::time::Duration::ZERO,
     })
 }
 

@@ -5,6 +5,7 @@ use crate::options::Draft;
 use hiops_hal::EngineKind;
 use hiops_job::{JobBuilder, PathSpec, QueueDepth, TargetSpec};
 use hiops_safety::Grants;
+use std::time::Duration;
 
 impl Draft {
     /// The engine's own options; each refused with an engine that has
@@ -132,8 +133,8 @@ impl Draft {
         let defaults = hiops_path::HybridConfig::default();
         PathSpec {
             strategy,
-            spin_ns: self.spin.unwrap_or(0),
-            poll_interval_ns: self.poll_interval.unwrap_or(16_000),
+            spin: Duration::from_nanos(self.spin.unwrap_or(0)),
+            poll_interval: Duration::from_nanos(self.poll_interval.unwrap_or(16_000)),
             coop_peeks: self.coop_peeks.unwrap_or(true),
             coop_parts: self.coop_parts.unwrap_or_default(),
             coop_wait: self.coop_wait.unwrap_or_default(),

@@ -3,6 +3,7 @@
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_job::JobBuilder;
+use std::time::Duration;
 
 impl Draft {
     /// fio's logs: a prefix left empty is the job's name (fio's default).
@@ -51,14 +52,14 @@ impl Draft {
         spec.logs.rate_window_ms = self.rate_windows()?;
         spec.io.offload = self.offload.unwrap_or(false);
         spec.io.serialize_overlap = self.serialize_overlap.unwrap_or(false);
-        spec.io.latency_target =
-            self.latency_target
-                .map(|target_ns| hiops_job::spec::LatencyTarget {
-                    target_ns,
-                    window_ns: self.latency_window.unwrap_or(0),
-                    percentile: self.latency_percentile.unwrap_or(100.0),
-                    run: self.latency_run.unwrap_or(false),
-                });
+        spec.io.latency_target = self
+            .latency_target
+            .map(|target| hiops_job::spec::LatencyTarget {
+                target: Duration::from_nanos(target),
+                window: Duration::from_nanos(self.latency_window.unwrap_or(0)),
+                percentile: self.latency_percentile.unwrap_or(100.0),
+                run: self.latency_run.unwrap_or(false),
+            });
         if spec.io.latency_target.is_none()
             && (self.latency_window.is_some()
                 || self.latency_percentile.is_some()
@@ -72,7 +73,7 @@ impl Draft {
             .map(|weight| hiops_job::spec::FlowSpec {
                 id: self.flow_id.unwrap_or(0),
                 weight,
-                sleep_ns: self.flow_sleep.unwrap_or(0),
+                sleep: Duration::from_nanos(self.flow_sleep.unwrap_or(0)),
             });
         if self.gtod_reduce == Some(true) {
             if spec.logs.lat.is_some() || spec.logs.hist.is_some() {
@@ -91,16 +92,16 @@ impl Draft {
     /// ss: stop once steady, within runtime.
     pub(super) fn set_steady_state(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(mut ss) = self.ss {
-            ss.window_ns = self.ss_dur.unwrap_or(0);
-            ss.ramp_ns = self.ss_ramp.unwrap_or(0);
-            if ss.window_ns == 0 && is_fio_default_ss(&ss) && self.ss_ramp.is_none() {
+            ss.window = Duration::from_nanos(self.ss_dur.unwrap_or(0));
+            ss.ramp = Duration::from_nanos(self.ss_ramp.unwrap_or(0));
+            if ss.window.is_zero() && is_fio_default_ss(&ss) && self.ss_ramp.is_none() {
                 // fio's default ss, which fio judges only with an ss_dur.
                 return Ok(());
             }
-            if ss.window_ns == 0 {
+            if ss.window.is_zero() {
                 return Err("ss needs ss_dur (the window to judge, e.g. ss_dur=30s)".into());
             }
-            if spec.timing.runtime_ns.is_none() {
+            if spec.timing.runtime.is_none() {
                 return Err("ss needs runtime (the longest to wait for steady state)".into());
             }
             spec.timing.steady_state = Some(ss);

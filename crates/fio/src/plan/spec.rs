@@ -9,6 +9,7 @@ use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
 use hiops_job::{JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
 use std::path::PathBuf;
+use std::time::Duration;
 
 impl Draft {
     /// Combines the options into a job to build (the plan builds it, which
@@ -41,7 +42,7 @@ impl Draft {
         if !spec.timing.time_based
             && spec.target.size.is_none()
             && spec.target.size_pct.is_none()
-            && spec.timing.runtime_ns.is_none()
+            && spec.timing.runtime.is_none()
             && spec.target.targets == TargetSpec::Ram
         {
             return Err("give size or runtime".into());
@@ -92,8 +93,8 @@ impl Draft {
             spec.io.iodepth = QueueDepth::ONE;
             spec.target.direct = false;
             spec.timing.time_based = false;
-            spec.timing.runtime_ns = None;
-            spec.timing.ramp_ns = 0;
+            spec.timing.runtime = None;
+            spec.timing.ramp = Duration::ZERO;
             spec.target.size = None;
             spec.workload.random_map = true;
         }
@@ -144,20 +145,17 @@ impl Draft {
             spec.io.iodepth = q;
         }
         spec.io.iodepth_batch_submit = self.iodepth_batch_submit.unwrap_or(0);
-        spec.io.iodepth_batch_complete_min = self.iodepth_batch_complete_min.unwrap_or(1).max(1);
+        spec.io.iodepth_batch_complete_min =
+            self.iodepth_batch_complete_min.unwrap_or(QueueDepth::ONE);
         spec.io.iodepth_low = self.iodepth_low.unwrap_or(0);
         // fio (init.c): a max below the min is raised to it.
         spec.io.iodepth_batch_complete_max = self
             .iodepth_batch_complete_max
-            .map_or(0, |m| m.max(spec.io.iodepth_batch_complete_min));
+            .map_or(0, |m| m.max(spec.io.iodepth_batch_complete_min.get()));
         let io = &spec.io;
         assert!(
-            io.iodepth_batch_complete_min >= 1,
-            "a reap waits for one at least"
-        );
-        assert!(
             io.iodepth_batch_complete_max == 0
-                || io.iodepth_batch_complete_max >= io.iodepth_batch_complete_min,
+                || io.iodepth_batch_complete_max >= io.iodepth_batch_complete_min.get(),
             "a reap batch's max is never below its min (fio raises it)"
         );
         spec.cpus_allowed = self.cpus_allowed.clone();
@@ -188,21 +186,21 @@ impl Draft {
             (None, None) => {}
         }
         if let Some(r) = self.runtime {
-            spec.timing.runtime_ns = Some(r);
+            spec.timing.runtime = Some(Duration::from_nanos(r));
         }
         if let Some(t) = self.time_based {
             spec.timing.time_based = t;
         }
-        if spec.timing.time_based && spec.timing.runtime_ns.is_none() {
+        if spec.timing.time_based && spec.timing.runtime.is_none() {
             return Err("time_based needs runtime (how long to run)".into());
         }
         if let Some(r) = self.ramp_time {
-            spec.timing.ramp_ns = r;
+            spec.timing.ramp = Duration::from_nanos(r);
         }
-        spec.timing.startdelay_ns = self.startdelay.unwrap_or(0);
+        spec.timing.startdelay = Duration::from_nanos(self.startdelay.unwrap_or(0));
         spec.timing.loops = self.loops.unwrap_or(1);
         assert!(
-            !spec.timing.time_based || spec.timing.runtime_ns.is_some(),
+            !spec.timing.time_based || spec.timing.runtime.is_some(),
             "a time-based job has a runtime to end it"
         );
         Ok(())
@@ -261,9 +259,9 @@ impl Draft {
                 .all(|r| r.is_finite()),
             "a byte rate becomes I/Os of a mean block size above zero"
         );
-        spec.workload.rate_cycle_ns = self.rate_cycle.unwrap_or(1000).saturating_mul(1_000_000);
+        spec.workload.rate_cycle = Duration::from_millis(self.rate_cycle.unwrap_or(1000));
         spec.workload.rate_poisson = self.rate_poisson.unwrap_or(false);
-        spec.workload.thinktime_ns = self.thinktime.unwrap_or(0);
+        spec.workload.thinktime = Duration::from_nanos(self.thinktime.unwrap_or(0));
         spec.timing.clocksource = self.clocksource;
         spec.timing.gtod_reduce = self.gtod_reduce.unwrap_or(false);
         Ok(())

@@ -83,8 +83,8 @@ impl Draft {
                 spec.verify.mode = VerifyMode::Crc32c;
             }
             spec.timing.time_based = false;
-            spec.timing.ramp_ns = 0;
-            spec.timing.runtime_ns = None;
+            spec.timing.ramp = std::time::Duration::ZERO;
+            spec.timing.runtime = None;
             if own_file {
                 return Err("verify_only checks a target written before: give its filename".into());
             }

@@ -3,6 +3,7 @@
 
 use crate::range::QueueDepth;
 use hiops_hal::{EngineKind, EngineOptions};
+use std::time::Duration;
 
 /// fio's cmdprio, per direction (read, write): the rules that give a share
 /// of the I/Os a priority of their own (see `hiops_hal::ioprio_value`).
@@ -24,9 +25,9 @@ pub struct PrioRule {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LatencyTarget {
     /// An I/O's lat (creation to completion) meets the target at or below this.
-    pub target_ns: u64,
+    pub target: Duration,
     /// Each depth is judged over windows this long.
-    pub window_ns: u64,
+    pub window: Duration,
     /// The share of a window's I/Os that must meet the target, in percent.
     pub percentile: f64,
     /// Keep adjusting the depth for the whole run instead of ending the job
@@ -39,8 +40,10 @@ pub struct LatencyTarget {
 #[derive(Clone, Debug)]
 pub struct PathSpec {
     pub strategy: hiops_path::Strategy,
-    pub spin_ns: u64,
-    pub poll_interval_ns: u64,
+    /// coop/poll/hybrid: spin this long before sleeping (hiops' spin).
+    pub spin: Duration,
+    /// poll/hybrid: the time between two polls (hiops' poll_interval).
+    pub poll_interval: Duration,
     pub coop_peeks: bool,
     /// coop: which of its parts are on (the Fig 8 ablation).
     pub coop_parts: hiops_path::CoopParts,
@@ -66,19 +69,23 @@ pub struct IoSpec {
     pub path: Option<PathSpec>,
     pub iodepth: QueueDepth,
     /// Stage this many commands before issuing (0: a quarter of the depth,
-    /// or all that fit where commands complete inside the call).
+    /// or all that fit where commands complete inside the call). A plain
+    /// count, not a [`QueueDepth`]: 0 has that meaning of its own.
     pub iodepth_batch_submit: u32,
-    /// Wait for at least this many completions per reap.
-    pub iodepth_batch_complete_min: u32,
+    /// Wait for at least this many completions per reap (fio's 0, a poll
+    /// that waits for none, is taken as 1: a reap waits for one at least).
+    pub iodepth_batch_complete_min: QueueDepth,
     /// Take at most this many completions per reap (0: a quarter of the
     /// depth, the rest left in the ring for the next turn; every one there
     /// is where commands complete inside the call). fio's default is
     /// `iodepth_batch_complete_min` (one), which leaves completions in the
-    /// ring, counted in flight, while the next command is issued.
+    /// ring, counted in flight, while the next command is issued. A plain
+    /// count: 0 has the meaning above.
     pub iodepth_batch_complete_max: u32,
     /// fio's iodepth_low: once the queue has filled to the depth, reap
     /// until at most this many are in flight before issuing again (0, or
-    /// the depth or more: refill as completions come, fio's default).
+    /// the depth or more: refill as completions come, fio's default). A
+    /// plain count: 0 has that meaning.
     pub iodepth_low: u32,
     pub engine: EngineKind,
     pub engine_opts: EngineOptions,
@@ -107,7 +114,7 @@ impl Default for IoSpec {
             path: None,
             iodepth: QueueDepth::DEFAULT,
             iodepth_batch_submit: 0,
-            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_min: QueueDepth::ONE,
             iodepth_batch_complete_max: 0,
             iodepth_low: 0,
             engine: EngineKind::IoUring,

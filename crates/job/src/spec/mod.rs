@@ -26,7 +26,7 @@ pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, 
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
 pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
-pub use timing::{ExitWhat, SsMetric, SteadyState, Timing};
+pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
 pub use workload::{BufferContent, FlowSpec, RateMin, Workload};
 
@@ -213,6 +213,7 @@ impl JobBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn the_default_job_is_4k_random_reads_at_depth_32_for_10_seconds() {
@@ -224,11 +225,11 @@ mod tests {
         assert_eq!(spec.workload.bs, BlockSizes::fixed(4096));
         assert_eq!(spec.io.engine, hiops_hal::EngineKind::IoUring);
         assert_eq!((spec.io.iodepth.get(), spec.effective_depth()), (32, 32));
-        assert_eq!(spec.io.iodepth_batch_complete_min, 1);
+        assert_eq!(spec.io.iodepth_batch_complete_min, crate::QueueDepth::ONE);
         let t = &spec.timing;
         assert_eq!(
-            (t.runtime_ns, t.ramp_ns, t.time_based),
-            (Some(9_000_000_000), 1_000_000_000, true)
+            (t.runtime, t.ramp, t.time_based),
+            (Some(Duration::from_secs(9)), Duration::from_secs(1), true)
         );
         assert_eq!(
             (spec.verify.mode, spec.verify.seed),

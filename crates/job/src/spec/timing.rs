@@ -1,5 +1,7 @@
 //! When a job starts, how long it runs and how it ends.
 
+use std::time::Duration;
+
 /// Which jobs fio's exitall stops (its `exit_what`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitWhat {
@@ -21,8 +23,10 @@ pub struct SteadyState {
     /// The limit: a percentage of the mean, or an absolute figure.
     pub limit: f64,
     pub percent: bool,
-    pub window_ns: u64,
-    pub ramp_ns: u64,
+    /// The window judged (fio's ss_dur).
+    pub window: Duration,
+    /// Time after the ramp before the samples start (fio's ss_ramp).
+    pub ramp: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,9 +38,11 @@ pub enum SsMetric {
 /// How long a job runs and how it is timed.
 #[derive(Clone, Debug)]
 pub struct Timing {
-    pub runtime_ns: Option<u64>,
+    /// The measured run (fio's runtime; `None`: until size is done).
+    pub runtime: Option<Duration>,
     pub time_based: bool,
-    pub ramp_ns: u64,
+    /// Run this long before measuring (fio's ramp_time).
+    pub ramp: Duration,
     /// Size-based jobs repeat their pass this many times.
     pub loops: u32,
     /// How I/O is timed (fio's clocksource; `None`: the time-stamp counter
@@ -57,7 +63,7 @@ pub struct Timing {
     /// goes on past.
     pub continue_on_error: super::errors::ContinueOnError,
     /// Delay before the job starts, in the measured run (fio's startdelay).
-    pub startdelay_ns: u64,
+    pub startdelay: Duration,
     pub steady_state: Option<SteadyState>,
 }
 
@@ -65,9 +71,9 @@ impl Default for Timing {
     /// The default job's timing: 9 s measured after a 1 s ramp.
     fn default() -> Self {
         Timing {
-            runtime_ns: Some(9_000_000_000),
+            runtime: Some(Duration::from_secs(9)),
             time_based: true,
-            ramp_ns: 1_000_000_000,
+            ramp: Duration::from_secs(1),
             loops: 1,
             clocksource: None,
             gtod_reduce: false,
@@ -75,8 +81,28 @@ impl Default for Timing {
             exitall_on_error: false,
             exit_what: ExitWhat::Group,
             continue_on_error: Default::default(),
-            startdelay_ns: 0,
+            startdelay: Duration::ZERO,
             steady_state: None,
         }
+    }
+}
+
+/// `d` on the I/O clock's scale (ns since an origin, a `u64`): a span too
+/// long for it saturates, so a deadline of centuries is never reached.
+pub fn clock_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_on_the_clock_is_its_nanoseconds_and_saturates() {
+        assert_eq!(clock_ns(Duration::from_millis(1500)), 1_500_000_000);
+        assert_eq!(clock_ns(Duration::ZERO), 0);
+        assert_eq!(clock_ns(Duration::MAX), u64::MAX);
+        let timing = Timing::default();
+        assert_eq!(timing.runtime.map(clock_ns), Some(9_000_000_000));
     }
 }

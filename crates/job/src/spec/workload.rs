@@ -5,6 +5,7 @@ use super::block_sizes::BlockSizes;
 use super::rw::RwMode;
 use crate::distribution::Distribution;
 use crate::range::Percent;
+use std::time::Duration;
 
 /// A minimum rate (fio's rate_min in bytes/s, rate_iops_min in I/Os per second).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,7 +21,7 @@ pub struct FlowSpec {
     pub id: u32,
     pub weight: u32,
     /// How long a thread held back waits before it asks again.
-    pub sleep_ns: u64,
+    pub sleep: Duration,
 }
 
 /// How written buffers are filled, as fio's options of buffer contents.
@@ -93,8 +94,8 @@ pub struct Workload {
     /// The least each direction must keep up over each second (fio's
     /// rate_min, rate_iops_min): below it the job fails.
     pub rate_min: [Option<RateMin>; 2],
-    /// The window rate_min is judged over (fio's rate_cycle), ns; never 0.
-    pub rate_cycle_ns: u64,
+    /// The window rate_min is judged over (fio's rate_cycle); never 0.
+    pub rate_cycle: Duration,
     /// Sequential jobs add this many bytes after each I/O (fio's
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
@@ -120,10 +121,10 @@ pub struct Workload {
     /// fsync each file when the job's I/O is done.
     pub end_fsync: bool,
     /// Pause after each I/O completes (fio's thinktime).
-    pub thinktime_ns: u64,
+    pub thinktime: Duration,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
-    /// fio's flow control: (flow id, weight, flow_sleep in ns).
+    /// fio's flow control: (flow id, weight, flow_sleep).
     pub flow: Option<FlowSpec>,
 }
 
@@ -141,7 +142,7 @@ impl Default for Workload {
             rate_iops: [None; 2],
             rate_poisson: false,
             rate_min: [None; 2],
-            rate_cycle_ns: 1_000_000_000,
+            rate_cycle: Duration::from_secs(1),
             rw_gap: 0,
             buffer_pattern: None,
             buffers: BufferContent::default(),
@@ -151,7 +152,7 @@ impl Default for Workload {
             fsync_every: 0,
             fdatasync_every: 0,
             end_fsync: false,
-            thinktime_ns: 0,
+            thinktime: Duration::ZERO,
             number_ios: None,
             flow: None,
         }

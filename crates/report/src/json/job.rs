@@ -5,9 +5,11 @@ use super::direction::{
 };
 use super::options::job_options;
 use super::steady::steadystate_obj;
+use hiops_bench::spec::clock_ns;
 use hiops_bench::{JobResult, RunResult};
 use hiops_stats::DEFAULT_PERCENTILES;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 /// fio's `job_runtime` (ms): the sum of the runtimes of the threads an
 /// entry covers, so under group_reporting the group's jobs add up (fio's
@@ -77,7 +79,7 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
             first => first,
         },
         "eta": 0,
-        "elapsed": (rt + job.spec.timing.ramp_ns) / 1_000_000_000,
+        "elapsed": (Duration::from_nanos(rt) + job.spec.timing.ramp).as_secs(),
         "job options": job_options(job),
         "read": dir_obj(&rd, rt, rs, shown),
         "write": dir_obj(&wr, rt, ws, shown),
@@ -196,9 +198,9 @@ fn add_latency_target(obj: &mut Value, job: &JobResult) {
     // fio's units: the target in ns, the window in µs.
     let depth = job.threads.iter().find_map(|t| t.latency_depth);
     obj["latency_depth"] = json!(depth.unwrap_or(0));
-    obj["latency_target"] = json!(t.target_ns);
+    obj["latency_target"] = json!(clock_ns(t.target));
     obj["latency_percentile"] = json!(t.percentile);
-    obj["latency_window"] = json!(t.window_ns / 1000);
+    obj["latency_window"] = json!(t.window.as_micros() as u64);
 }
 
 /// fio's `error` of a job that went on past errors (continue_on_error)

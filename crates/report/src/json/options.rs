@@ -41,14 +41,14 @@ pub(super) fn job_options(job: &JobResult) -> Value {
     put("iodepth", s.io.iodepth.to_string());
     put("numjobs", s.numjobs.to_string());
     put("direct", u8::from(s.target.direct).to_string());
-    if let Some(r) = s.timing.runtime_ns {
-        put("runtime", format!("{}ms", r / 1_000_000));
+    if let Some(r) = s.timing.runtime {
+        put("runtime", format!("{}ms", r.as_millis()));
     }
     if s.timing.time_based {
         put("time_based", "1".into());
     }
-    if s.timing.ramp_ns > 0 {
-        put("ramp_time", format!("{}ms", s.timing.ramp_ns / 1_000_000));
+    if !s.timing.ramp.is_zero() {
+        put("ramp_time", format!("{}ms", s.timing.ramp.as_millis()));
     }
     if let Some(size) = s.target.size {
         put("size", size.to_string());

@@ -21,7 +21,7 @@ pub(super) fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult)
     let judged: Vec<_> = r
         .series
         .iter()
-        .filter(|p| p.t_s * 1e9 >= ss.ramp_ns as f64)
+        .filter(|p| p.t_s >= ss.ramp.as_secs_f64())
         .collect();
     let window = &judged[judged.len().saturating_sub(o.samples.len())..];
     let mut iops: Vec<u64> = window
@@ -40,7 +40,7 @@ pub(super) fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult)
     }
     // fio's arrays always hold `duration` seconds: those not yet run are
     // zeros (fio's t/steadystate_tests.py averages them).
-    let seconds = (ss.window_ns / 1_000_000_000) as usize;
+    let seconds = ss.window.as_secs() as usize;
     for v in [&mut iops, &mut bw] {
         if v.len() < seconds {
             v.resize(seconds, 0);
@@ -49,7 +49,7 @@ pub(super) fn steadystate_obj(o: &hiops_bench::steady::SsOutcome, r: &RunResult)
     let mean = |v: &[u64]| v.iter().sum::<u64>() / (v.len().max(1) as u64);
     json!({
         "ss": name,
-        "duration": ss.window_ns / 1_000_000_000,
+        "duration": ss.window.as_secs(),
         "limit": ss.limit,
         "percent": ss.percent,
         "attained": u8::from(o.attained),

@@ -371,7 +371,7 @@ fn device_and_series_lines(out: &mut String, r: &RunResult) {
         let _ = writeln!(
             out,
             "Steady state (ss, {} s window): {}; criterion {:.2}{} against a limit of {}{}",
-            o.spec.window_ns / 1_000_000_000,
+            o.spec.window.as_secs(),
             match o.attained_at_s {
                 Some(t) => format!("attained at {t:.0} s"),
                 None => "not attained".into(),
