@@ -123,7 +123,10 @@ impl JobLogs {
             files,
             lined,
             hist,
-            windows: (l.avg_msec > 0).then(|| Windows::new(l.avg_msec, l.max_value)),
+            windows: (l.avg_msec > 0).then(|| {
+                let per_io_rates = l.store_compressed || l.compression;
+                Windows::new(l.avg_msec, l.max_value, per_io_rates)
+            }),
             cols: Columns {
                 offset: l.offset,
                 prio: l.prio,

@@ -48,6 +48,11 @@ pub struct LogSpec {
     /// issues it (psync, pvsync2, mmap, ...), and hiops answering as fio
     /// writes its logs so.
     pub slat_untimed: bool,
+    /// fio's log_compression was given (a chunk size above 0): fio then
+    /// logs bandwidth and IOPS per I/O, so with `avg_msec` their windows
+    /// hold the mean per-I/O rate (hiops' logs stay text: their memory
+    /// is bounded already).
+    pub compression: bool,
 }
 
 /// fio's bwavgtime and iopsavgtime default, in ms.
@@ -72,6 +77,7 @@ impl Default for LogSpec {
             store_compressed: false,
             rate_window_ms: [RATE_WINDOW_MS; 2],
             slat_untimed: false,
+            compression: false,
         }
     }
 }
