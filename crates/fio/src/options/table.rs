@@ -141,7 +141,7 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.numjobs = Some(n); Ok(())
     }),
-    opt!("thread", [], flag, "Run the clones as threads (fio forks processes by default; hiops runs threads either way).", |d, v| { d.thread = value::boolean(v)?; Ok(()) }),
+    opt!("thread", [], flag, "Accepted: hiops runs jobs as threads either way; the fio-format report then says the job starts threads, not processes, as fio's does.", |d, v| { d.thread = value::boolean(v)?; Ok(()) }),
     opt!("direct", [], flag, "O_DIRECT (bypass the page cache).", |d, v| { d.direct = Some(value::boolean(v)?); Ok(()) }),
     opt!("buffered", [], flag, "The opposite of direct.", |d, v| { d.buffered = Some(value::boolean(v)?); Ok(()) }),
     opt!("runtime", ["timeout"], value, "Stop after this long (seconds unless a unit is given).", |d, v| {
