@@ -447,3 +447,62 @@ fn under_group_reporting_each_failed_thread_prints_its_line() {
         );
     }
 }
+
+/// The first line of `out` that starts `Starting `.
+fn starting(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("Starting "))
+        .unwrap_or_else(|| panic!("no Starting line: {out}"))
+}
+
+#[test]
+fn thread_on_the_command_line_or_in_global_makes_the_job_a_thread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let job = mismatched_pattern(dir, "");
+    let in_global = format!("[global]\nthread\n{job}");
+    let to_file = ["--output-format=json", "--output=out"];
+    // (job, what the command line adds): fio 3.33 applies a job option
+    // given outside any --name to the first job file's jobs, as if in its
+    // [global]. A thread's error line goes to the --output file, before
+    // the document; a forked process's is lost there.
+    // The third: "global options" in the JSON; fio lists a flag only
+    // where it was given a value.
+    let cases = [
+        (&job, vec!["--thread"], None),
+        (&job, vec!["--thread=1"], Some("1")),
+        (&in_global, vec![], None),
+    ];
+    let mut bins: Vec<(&str, fn() -> Command)> = vec![("hiops", hiops_fio)];
+    if have_fio() {
+        bins.push(("fio 3.33", || Command::new(FIO)));
+    } else {
+        eprintln!("skipping the comparison with fio: {FIO} is not installed");
+    }
+    for (who, bin) in bins {
+        for (job, args, listed) in &cases {
+            let [stdout, ..] = outputs(bin(), dir, job, args);
+            assert_eq!(starting(&stdout), "Starting 1 thread", "{who} {args:?}");
+            let with_file = [args.as_slice(), &to_file].concat();
+            let [stdout, _, file] = outputs(bin(), dir, job, &with_file);
+            assert_eq!(
+                places(&[stdout, String::new(), String::new()])[0].0.len(),
+                0
+            );
+            let (pid, doc) = &places(&[file.clone(), String::new(), String::new()])[0];
+            assert_eq!(
+                pid.len(),
+                1,
+                "{who} {args:?}: the line is in the file: {file}"
+            );
+            assert!(doc.is_some_and(|d| d > pid[0]), "{who} {args:?}: {file}");
+            let document: Vec<&str> = file.lines().skip(doc.unwrap()).collect();
+            let document: Value = serde_json::from_str(&document.join("\n")).unwrap();
+            let thread = document["global options"].get("thread");
+            assert_eq!(thread.and_then(Value::as_str), *listed, "{who} {args:?}");
+        }
+    }
+    // Without thread, a process: its line is lost with --output.
+    let [stdout, ..] = outputs(hiops_fio(), dir, &job, &[]);
+    assert_eq!(starting(&stdout), "Starting 1 process");
+}

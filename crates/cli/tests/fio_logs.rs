@@ -367,3 +367,61 @@ fn fio_plot_graphs_hiops_logs() {
         );
     }
 }
+
+/// The bw and iops logs' values of `bin` (hiops or fio) on a 512 KiB read
+/// at 512 KiB/s with `log_avg_msec=200` and `extra`, as text (a stored
+/// `.fz` log inflated by the same binary's `--inflate-log`).
+fn rate_log_values(bin: fn() -> Command, dir: &Path, extra: &str) -> [Vec<u64>; 2] {
+    std::fs::write(dir.join("f"), vec![7u8; 512 << 10]).unwrap();
+    for old in std::fs::read_dir(dir).unwrap().flatten() {
+        if old.file_name().to_string_lossy().starts_with("R_") {
+            std::fs::remove_file(old.path()).unwrap();
+        }
+    }
+    let job = format!(
+        "[r]\nfilename=f\nsize=512k\nrw=read\nioengine=psync\nrate=512k\nwrite_bw_log=R\nwrite_iops_log=R\nlog_avg_msec=200\n{extra}"
+    );
+    let (_, o) = run_job_file(bin(), dir, &job, &[]);
+    assert!(o.status.success(), "{extra}: {o:?}");
+    ["bw", "iops"].map(|kind| {
+        let text = match extra.contains("log_store_compressed") {
+            false => std::fs::read_to_string(dir.join(format!("R_{kind}.1.log"))).unwrap(),
+            true => {
+                let fz = format!("--inflate-log=R_{kind}.1.log.fz");
+                let o = bin().current_dir(dir).arg(fz).output().unwrap();
+                assert!(o.status.success(), "{o:?}");
+                String::from_utf8(o.stdout).unwrap()
+            }
+        };
+        let lines = text
+            .lines()
+            .map(|l| l.split(", ").nth(1).unwrap().parse().unwrap());
+        lines.collect()
+    })
+}
+
+#[test]
+fn compressed_logs_window_per_io_rates_as_fio() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut bins: Vec<(&str, fn() -> Command)> = vec![("hiops", hiops_fio)];
+    if have_fio() {
+        bins.push(("fio 3.33", || Command::new(FIO)));
+    } else {
+        eprintln!("skipping the comparison with fio: {FIO} is not installed");
+    }
+    for (who, bin) in bins {
+        // Text logs: a window's I/Os over its time (about 128 a second).
+        let [_, iops] = rate_log_values(bin, dir, "");
+        assert!(iops.iter().all(|&v| v > 1), "{who}: {iops:?}");
+        // Compressed (in memory, or stored): each I/O's rate, averaged
+        // over the window: the IOPS log holds 1s, the bandwidth log each
+        // I/O's 4 KiB over its completion latency.
+        for extra in ["log_compression=1M\n", "log_store_compressed=1\n"] {
+            let [bw, iops] = rate_log_values(bin, dir, extra);
+            assert!(!iops.is_empty(), "{who} {extra}");
+            assert!(iops.iter().all(|&v| v == 1), "{who} {extra}: {iops:?}");
+            assert_eq!(bw.len(), iops.len(), "{who} {extra}: {bw:?}");
+        }
+    }
+}

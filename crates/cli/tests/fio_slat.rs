@@ -67,3 +67,54 @@ fn an_engine_that_queues_keeps_its_slat_as_fio() {
         assert_eq!(f["read"]["slat_ns"]["N"], j["read"]["slat_ns"]["N"]);
     }
 }
+
+/// The lines of `dir`'s `L_slat.1.log` and `L_clat.1.log` after `bin`
+/// ran `job` with `write_lat_log=L`.
+fn lat_log_lines(mut bin: Command, dir: &Path, job: &str) -> (usize, usize) {
+    std::fs::write(dir.join("j.fio"), format!("{job}write_lat_log=L\n")).unwrap();
+    let o = bin
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .args(["--output=out", "j.fio"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let lines = |kind: &str| {
+        let path = dir.join(format!("L_{kind}.1.log"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        text.lines().count()
+    };
+    (lines("slat"), lines("clat"))
+}
+
+#[test]
+fn the_slat_log_is_empty_where_fio_times_no_submission() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let pvsync2 = PSYNC.replace("psync", "pvsync2");
+    let mmap = PSYNC.replace("psync", "mmap");
+    // (job, fio 3.33's slat and clat lines): 256 I/Os of 4 KiB each.
+    let cases = [
+        (PSYNC, (0, 256)),
+        (&pvsync2, (0, 256)),
+        (&mmap, (0, 256)),
+        (NULL_QD4, (256, 256)),
+    ];
+    let fio_here = have_fio();
+    if !fio_here {
+        eprintln!("skipping the comparison with fio: {FIO} is not installed");
+    }
+    for (job, want) in cases {
+        assert_eq!(lat_log_lines(hiops_as("fio"), dir, job), want, "{job}");
+        if fio_here {
+            assert_eq!(
+                lat_log_lines(Command::new(FIO), dir, job),
+                want,
+                "fio: {job}"
+            );
+        }
+    }
+    // hiops run logs the slat it measured, as its JSON shows it.
+    assert_eq!(lat_log_lines(hiops_as("run"), dir, PSYNC), (256, 256));
+}

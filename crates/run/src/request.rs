@@ -118,6 +118,15 @@ impl RunRequest {
                     .expect("verify's state directory changes no option the job's checks read");
             }
         }
+        if self.as_fio {
+            // fio's slat log stays empty where fio times no submission.
+            for job in &mut plan.jobs {
+                let untimed = !crate::submission::job_times_submission(job);
+                *job = (job.with(|j| j.logs.slat_untimed = untimed)).expect(
+                    "which lines the slat log gets changes no option the job's checks read",
+                );
+            }
+        }
         if rank.rank == 0 {
             self.debug.trace_plan(&plan);
         }

@@ -22,6 +22,13 @@ pub fn fio_times_submission(job: &FioJob) -> bool {
     times_submission(hiops.engine.as_deref(), hiops.effective_iodepth)
 }
 
+/// Whether fio would time submissions for a job hiops plans (its engine
+/// and the commands a thread keeps in flight).
+pub fn job_times_submission(job: &hiops_bench::JobBuilder) -> bool {
+    let depth = u64::from(job.effective_depth());
+    times_submission(Some(job.engine_name()), Some(depth))
+}
+
 /// Whether fio times submissions for `engine` (as hiops names it: the
 /// engine's name first) at this depth; a job hiops did not run (no
 /// engine named) is taken as fio's.

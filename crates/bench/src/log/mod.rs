@@ -30,7 +30,7 @@ use crate::spec::{JobSpec, LogSpec};
 use file::{Columns, LogFile};
 use hist::HistWindows;
 pub(crate) use kind::LoggedIo;
-use kind::KINDS;
+use kind::{Kind, KINDS};
 use std::path::PathBuf;
 use window::Windows;
 
@@ -44,6 +44,9 @@ fn log_path(prefix: &str, kind: &str, thread: u32, per_job: bool) -> PathBuf {
 
 pub(crate) struct JobLogs {
     files: [Option<LogFile>; KINDS.len()],
+    /// Which of `files` take lines (the slat log may be made and kept
+    /// empty).
+    lined: [bool; KINDS.len()],
     hist: Option<(LogFile, Option<HistWindows>)>,
     windows: Option<Windows>,
     cols: Columns,
@@ -105,6 +108,10 @@ impl JobLogs {
                 files[kind as usize] = Some(open(prefix, kind.suffix())?);
             }
         }
+        // Made, written to by no I/O: fio's slat log of an engine whose
+        // submissions it does not time.
+        let mut lined = files.each_ref().map(Option::is_some);
+        lined[Kind::Slat as usize] &= !l.slat_untimed;
         let hist = match l.hist.as_deref() {
             Some(prefix) => Some((
                 open(prefix, "clat_hist")?,
@@ -114,8 +121,12 @@ impl JobLogs {
         };
         Ok(Some(JobLogs {
             files,
+            lined,
             hist,
-            windows: (l.avg_msec > 0).then(|| Windows::new(l.avg_msec, l.max_value)),
+            windows: (l.avg_msec > 0).then(|| {
+                let per_io_rates = l.store_compressed || l.compression;
+                Windows::new(l.avg_msec, l.max_value, per_io_rates)
+            }),
             cols: Columns {
                 offset: l.offset,
                 prio: l.prio,
@@ -154,16 +165,23 @@ impl JobLogs {
             return;
         }
         let t = self.ms(io.done_ns);
-        let (base, cols, files) = (self.base_ms, self.cols, &mut self.files);
+        let (base, cols, lined) = (self.base_ms, self.cols, self.lined);
+        let files = &mut self.files;
         match self.windows.as_mut() {
             Some(w) => w.add(t, io, &mut |kind, t, dir, v| {
-                if let Some(f) = files[kind as usize].as_mut() {
+                if let Some(f) = files[kind as usize]
+                    .as_mut()
+                    .filter(|_| lined[kind as usize])
+                {
                     f.line(t + base, v, dir, 0, 0, cols);
                 }
             }),
             None => {
                 for kind in KINDS {
-                    if let Some(f) = files[kind as usize].as_mut() {
+                    if let Some(f) = files[kind as usize]
+                        .as_mut()
+                        .filter(|_| lined[kind as usize])
+                    {
                         f.line(t + base, kind.per_io(io), io.dir, io.bytes, io.offset, cols);
                     }
                 }
@@ -182,10 +200,14 @@ impl JobLogs {
             return;
         }
         let t = self.ms(end_ns);
-        let (base, cols, files) = (self.base_ms, self.cols, &mut self.files);
+        let (base, cols, lined) = (self.base_ms, self.cols, self.lined);
+        let files = &mut self.files;
         if let Some(w) = self.windows.as_mut() {
             w.finish(t, &mut |kind, t, dir, v| {
-                if let Some(f) = files[kind as usize].as_mut() {
+                if let Some(f) = files[kind as usize]
+                    .as_mut()
+                    .filter(|_| lined[kind as usize])
+                {
                     f.line(t + base, v, dir, 0, 0, cols);
                 }
             });

@@ -9,6 +9,12 @@
 //! stamped with the job's end and covers only that part (a window is at
 //! least 1 ms). The windows thus tile the job's time: a bandwidth log's
 //! values weighted by their windows add up to the bytes moved.
+//!
+//! With `log_compression` or `log_store_compressed` fio 3.33 logs bandwidth
+//! and IOPS per I/O (stat.h `per_unit_log`) and windows them as latencies:
+//! the bandwidth log then holds the mean of the window's per-I/O rates
+//! (`bytes * 10^6 / clat_ns`, or their largest with `log_max_value`), the
+//! IOPS log 1. `per_io_rates` windows them so.
 
 use super::kind::{Kind, LoggedIo, KINDS};
 
@@ -22,6 +28,9 @@ struct Acc {
 pub(super) struct Windows {
     msec: u64,
     max_value: bool,
+    /// Bandwidth and IOPS windowed per I/O, as latencies (fio's
+    /// per_unit_log).
+    per_io_rates: bool,
     /// The current window ends here (ms from the log's start).
     end_ms: u64,
     acc: [[Acc; 3]; KINDS.len()],
@@ -31,10 +40,11 @@ pub(super) struct Windows {
 pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, u64);
 
 impl Windows {
-    pub(super) fn new(msec: u64, max_value: bool) -> Windows {
+    pub(super) fn new(msec: u64, max_value: bool, per_io_rates: bool) -> Windows {
         Windows {
             msec,
             max_value,
+            per_io_rates,
             end_ms: msec,
             acc: Default::default(),
         }
@@ -59,7 +69,10 @@ impl Windows {
             self.end_ms
         );
         for kind in KINDS {
-            let v = kind.window_sample(io);
+            let v = match self.per_io_rates {
+                true => kind.per_io(io),
+                false => kind.window_sample(io),
+            };
             let a = &mut self.acc[kind as usize][io.dir];
             a.sum += v as u128;
             a.n += 1;
@@ -91,10 +104,11 @@ impl Windows {
 
     fn value(&self, kind: Kind, a: Acc, dur_ms: u64) -> u64 {
         let per_s = |x: u128| x as f64 * 1000.0 / dur_ms as f64;
+        let rate = !self.per_io_rates;
         match kind {
             // A rate is one figure per window: its mean and its max agree.
-            Kind::Bw => (per_s(a.sum) / 1024.0).round() as u64,
-            Kind::Iops => per_s(a.n as u128).round() as u64,
+            Kind::Bw if rate => (per_s(a.sum) / 1024.0).round() as u64,
+            Kind::Iops if rate => per_s(a.n as u128).round() as u64,
             _ if self.max_value => a.max,
             _ => {
                 let mean = (a.sum as f64 / a.n as f64).round() as u64;
@@ -137,7 +151,7 @@ mod tests {
 
     #[test]
     fn windows_average_per_direction_and_skip_empty_ones() {
-        let mut w = Windows::new(100, false);
+        let mut w = Windows::new(100, false, false);
         let ios = [
             (5, io(0, 100)),
             (50, io(0, 300)),
@@ -160,14 +174,27 @@ mod tests {
     }
 
     #[test]
+    fn per_io_rates_average_each_ios_rate_as_compressed_fio_logs() {
+        let mut w = Windows::new(100, false, true);
+        // clat 1023 and 4095 ns: 4096 * 10^6 / clat = 4004 for the first
+        // and 1000244 for the second.
+        let ios = [(5, io(0, 1024)), (50, io(0, 4096))];
+        let out = lines(&mut w, &ios, 420);
+        let (a, b) = (4_096_000_000_u64 / 1023, 4_096_000_000_u64 / 4095);
+        let mean = ((a + b) as f64 / 2.0).round() as u64;
+        assert!(out.contains(&(Kind::Bw, 100, 0, mean)), "{out:?}");
+        assert!(out.contains(&(Kind::Iops, 100, 0, 1)), "{out:?}");
+    }
+
+    #[test]
     fn the_last_window_covers_only_the_time_left_and_max_keeps_the_largest() {
-        let mut w = Windows::new(100, true);
+        let mut w = Windows::new(100, true, false);
         let out = lines(&mut w, &[(120, io(0, 5)), (130, io(0, 9))], 150);
         assert!(out.contains(&(Kind::Lat, 150, 0, 9)));
         // Two I/Os over the 50 ms the window lasted: 40 IOPS.
         assert!(out.contains(&(Kind::Iops, 150, 0, 40)));
         // Ended on a window's edge: that window, whole.
-        let mut w = Windows::new(100, false);
+        let mut w = Windows::new(100, false, false);
         let out = lines(&mut w, &[(20, io(1, 5))], 100);
         assert!(out.contains(&(Kind::Iops, 100, 1, 10)));
     }

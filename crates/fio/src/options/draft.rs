@@ -124,6 +124,8 @@ pub struct Draft {
     /// fio's wait_for: the name of an earlier job this one starts after.
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// fio's `thread`: the job's clones are threads, not forked processes.
+    pub thread: bool,
     /// fio's stats (None: its default, on).
     pub stats: Option<bool>,
     /// fio's unified_rw_reporting (a report option: kept for JobMeta).

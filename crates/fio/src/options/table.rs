@@ -141,7 +141,7 @@ pub static OPTIONS: &[OptDef] = &[
         if n == 0 { return Err("must be at least 1".into()); }
         d.numjobs = Some(n); Ok(())
     }),
-    opt!("thread", [], flag, "Accepted: hiops always runs jobs as threads.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("thread", [], flag, "Accepted: hiops runs jobs as threads either way; the fio-format report then says the job starts threads, not processes, as fio's does.", |d, v| { d.thread = value::boolean(v)?; Ok(()) }),
     opt!("direct", [], flag, "O_DIRECT (bypass the page cache).", |d, v| { d.direct = Some(value::boolean(v)?); Ok(()) }),
     opt!("buffered", [], flag, "The opposite of direct.", |d, v| { d.buffered = Some(value::boolean(v)?); Ok(()) }),
     opt!("runtime", ["timeout"], value, "Stop after this long (seconds unless a unit is given).", |d, v| {
@@ -551,7 +551,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.replay_skip = Some(skip); Ok(())
     }),
     opt!("log_entries", [], value, "Accepted, no effect: hiops' logs go through a fixed 64 KiB buffer per file to the file as it fills, so nothing is allocated while the job runs.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
-    opt!("log_compression", [], value, "Accepted, no effect: it bounds the memory of fio's logs; hiops' are bounded already (a 64 KiB buffer per file).", |d, v| { value::size(need(v)?, d.kb_base).map(|_| ()) }),
+    opt!("log_compression", [], value, "Above 0: with log_avg_msec, the bw and iops logs hold the window's mean per-I/O rate, as fio's; the memory bound it sets is not needed (hiops' logs keep a 64 KiB buffer per file).", |d, v| { d.logs.compression = value::size(need(v)?, d.kb_base)? > 0; Ok(()) }),
     opt!("log_compression_cpus", [], value, "Accepted, no effect: hiops compresses a log (log_store_compressed) on the thread that ends it.", |_, v| { need(v).map(|_| ()) }),
     opt!("log_store_compressed", [], flag, "Store each log compressed as NAME.log.fz (zlib streams, one per thread, as fio); --inflate-log=FILE prints its text (a file of at most 256 MiB, inflating at most 1000:1 to at most 1 GiB of text).", |d, v| { d.logs.store_compressed = value::boolean(v)?; Ok(()) }),
     opt!("verifysort", [], flag, "Accepted, no effect: fio 3.33 ignores it too (deprecated).", |_, _| Ok(())),

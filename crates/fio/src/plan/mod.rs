@@ -125,11 +125,13 @@ pub fn plan(
 }
 
 /// A section's options as written, under fio's names, for fio's JSON.
+/// fio 3.33 lists only options given a value: a bare flag (`thread`,
+/// `group_reporting`) is in force but left out of its lists.
 fn options_as_written(section: &Section) -> impl Iterator<Item = (String, String)> + '_ {
     section
         .options
         .iter()
-        .map(|o| (fio_name(&o.key), o.value.clone().unwrap_or_default()))
+        .filter_map(|o| Some((fio_name(&o.key), o.value.clone()?)))
 }
 
 /// The name fio 3.33's JSON gives an option: its own name for any of its
@@ -333,6 +335,7 @@ fn spec_of(
     let description = draft.description.take();
     let percentiles = draft.percentile_list.take();
     let group_reporting = draft.group_reporting;
+    let thread = draft.thread;
     let reported = draft.stats.unwrap_or(true);
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
@@ -351,6 +354,7 @@ fn spec_of(
         // hiops' own job reports its clones merged; fio's jobs do
         // only with group_reporting.
         group_reporting: group_reporting || defaults == Defaults::Embedded,
+        thread,
         reported,
         percentiles,
         ignored,

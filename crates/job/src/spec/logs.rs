@@ -43,6 +43,16 @@ pub struct LogSpec {
     /// thread's bandwidth (`[0]`) and IOPS (`[1]`) are sampled for the
     /// report's bw_* and iops_* statistics (fio's default 500).
     pub rate_window_ms: [u64; 2],
+    /// The slat log is made but gets no lines: fio 3.33 times no
+    /// submission where the engine completes an I/O in the call that
+    /// issues it (psync, pvsync2, mmap, ...), and hiops answering as fio
+    /// writes its logs so.
+    pub slat_untimed: bool,
+    /// fio's log_compression was given (a chunk size above 0): fio then
+    /// logs bandwidth and IOPS per I/O, so with `avg_msec` their windows
+    /// hold the mean per-I/O rate (hiops' logs stay text: their memory
+    /// is bounded already).
+    pub compression: bool,
 }
 
 /// fio's bwavgtime and iopsavgtime default, in ms.
@@ -66,6 +76,8 @@ impl Default for LogSpec {
             first_thread: 1,
             store_compressed: false,
             rate_window_ms: [RATE_WINDOW_MS; 2],
+            slat_untimed: false,
+            compression: false,
         }
     }
 }

@@ -10,6 +10,10 @@ pub struct JobMeta {
     pub group: u32,
     /// Report the job's threads merged (fio's group_reporting).
     pub group_reporting: bool,
+    /// fio's `thread`: fio runs the job's clones as threads, not as the
+    /// processes it forks by default (hiops runs threads either way; the
+    /// fio-format report says which fio would have started).
+    pub thread: bool,
     /// fio's stats=0 clears it: the job runs, the report leaves it out.
     pub reported: bool,
     /// Completion-latency percentiles to report (fio's percentile_list).
@@ -30,6 +34,7 @@ impl Default for JobMeta {
             options: Vec::new(),
             group: 0,
             group_reporting: false,
+            thread: false,
             reported: true,
             percentiles: None,
             ignored: Vec::new(),

@@ -115,9 +115,7 @@ mod tests {
         let mut b = hiops_bench::JobBuilder::default_for("unused".into());
         b.name = name.into();
         b.numjobs = threads;
-        if thread_option {
-            b.meta.options.push(("thread".into(), "1".into()));
-        }
+        b.meta.thread = thread_option;
         let spec = b.build().unwrap();
         RunResult::not_run(vec![spec])
     }

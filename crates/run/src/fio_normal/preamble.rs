@@ -48,15 +48,11 @@ fn job_line(job: &JobSpec) -> String {
     )
 }
 
-/// Whether fio runs the job's clones as threads (`thread` set), not as
-/// the processes it forks by default.
+/// Whether fio runs the job's clones as threads (`thread` set in the job,
+/// its `[global]` or on the command line), not as the processes it forks
+/// by default.
 pub(super) fn runs_as_thread(job: &JobSpec) -> bool {
-    job.meta
-        .options
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "thread")
-        .is_some_and(|(_, v)| v != "0")
+    job.meta.thread
 }
 
 /// `Starting 2 threads and 1 process`: jobs with `thread` set run as
