@@ -473,7 +473,8 @@ fn thread_on_the_command_line_or_in_global_makes_the_job_a_thread() {
         (&job, vec!["--thread=1"], Some("1")),
         (&in_global, vec![], None),
     ];
-    let mut bins: Vec<(&str, fn() -> Command)> = vec![("hiops", hiops_fio)];
+    type Tool = (&'static str, fn() -> Command);
+    let mut bins: Vec<Tool> = vec![("hiops", hiops_fio)];
     if have_fio() {
         bins.push(("fio 3.33", || Command::new(FIO)));
     } else {

@@ -404,7 +404,8 @@ fn rate_log_values(bin: fn() -> Command, dir: &Path, extra: &str) -> [Vec<u64>; 
 fn compressed_logs_window_per_io_rates_as_fio() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let mut bins: Vec<(&str, fn() -> Command)> = vec![("hiops", hiops_fio)];
+    type Tool = (&'static str, fn() -> Command);
+    let mut bins: Vec<Tool> = vec![("hiops", hiops_fio)];
     if have_fio() {
         bins.push(("fio 3.33", || Command::new(FIO)));
     } else {
