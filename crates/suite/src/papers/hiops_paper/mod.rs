@@ -401,8 +401,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn targets_are_judged_from_the_thread_sweep() {
+    /// A threads sweep over the disk: pread, the completion thread and coop
+    /// at 1 and 128 threads, the design's two arms in three rounds at 128.
+    fn thread_sweep() -> SweepDir {
         let mut p = Plan::new(targets(), false, "3", "1", "1g", 1);
         p.strategies = vec!["pread".into(), "completion-thread".into(), "coop".into()];
         p.threads = vec!["1".into(), "128".into()];
@@ -424,7 +425,6 @@ mod tests {
                 point("128", "coop", 1100.0, 500.0),
             ],
         };
-        // Three rounds of the design's two arms at 128 threads.
         let in_round = |r: u32, st: &str, iops: f64, clocks: f64| crate::sweep::Point {
             round: r,
             ..point("128", st, iops, clocks)
@@ -435,18 +435,26 @@ mod tests {
             s.points
                 .push(in_round(r, "coop", 1097.0 + 2.0 * f64::from(r), 500.0));
         }
-        let sec = against_pread_section(&s, "disk", 128);
-        let design: Vec<_> = sec
-            .claims
-            .iter()
+        s
+    }
+
+    fn design_verdicts(sec: &crate::page::Section) -> Vec<crate::verdicts::claims::Verdict> {
+        (sec.claims.iter())
+            .filter(|c| c.item == "hiops-design-lazy")
+            .map(|c| c.verdict)
+            .collect()
+    }
+
+    #[test]
+    fn the_design_is_judged_per_round_on_iops_and_clocks() {
+        let sec = against_pread_section(&thread_sweep(), "disk", 128);
+        let design: Vec<_> = (sec.claims.iter())
             .filter(|c| c.item == "hiops-design-lazy")
             .collect();
         assert_eq!(design.len(), 2, "IOPS and clocks, a row each");
-        assert!(
-            design
-                .iter()
-                .all(|c| c.verdict == crate::verdicts::claims::Verdict::Reproduced),
-            "{design:?}"
+        assert_eq!(
+            design_verdicts(&sec),
+            [crate::verdicts::claims::Verdict::Reproduced; 2]
         );
         assert!(
             design[0]
@@ -460,6 +468,30 @@ mod tests {
             "{}",
             design[1].rule
         );
+    }
+
+    #[test]
+    fn a_design_dearer_in_every_round_holds_on_iops_only() {
+        let mut s = thread_sweep();
+        s.points[2] = point("1", "coop", 97.0, 900.0);
+        for p in s.points.iter_mut().filter(|p| p.values == ["128", "coop"]) {
+            p.metrics.iops = Some(1000.0);
+            p.metrics.clocks_per_io = Some(2100.0 + f64::from(p.round));
+        }
+        let sec = against_pread_section(&s, "disk", 128);
+        assert_eq!(
+            design_verdicts(&sec),
+            [
+                crate::verdicts::claims::Verdict::Reproduced,
+                crate::verdicts::claims::Verdict::NotReproduced
+            ]
+        );
+        assert_eq!(sec.lines()[3], "coop, 1 thread: 0.97x pread's IOPS.");
+    }
+
+    #[test]
+    fn the_threads_section_reads_each_strategy_against_pread() {
+        let sec = against_pread_section(&thread_sweep(), "disk", 128);
         assert!(
             !sec.lines().iter().any(|l| l.starts_with("HIOPS Fig 7")),
             "Fig 7 is judged on the block-size sweep, per arm"
@@ -477,34 +509,24 @@ mod tests {
             sec.tables[0].rows[2],
             vec!["coop", "1100", "500.0", "1.10", "0.50"]
         );
-        let h = handoff_section(&s, "disk", 128);
+    }
+
+    #[test]
+    fn a_hand_off_without_samples_reads_none() {
+        let h = handoff_section(&thread_sweep(), "disk", 128);
         assert_eq!(h.charts.len(), 1, "only p99 is present");
         // No p50 or max samples: "none", never a 0 that reads as shortest.
         assert_eq!(h.tables[0].rows[0][1], "none", "{:?}", h.tables[0].rows);
         assert_eq!(h.tables[0].rows[0][3], "none", "{:?}", h.tables[0].rows);
         assert_eq!(h.charts[0].series.len(), 3);
-        // coop dearer than the completion thread in every round: the
-        // design's claim holds on IOPS only.
-        s.points[2] = point("1", "coop", 97.0, 900.0);
+    }
+
+    #[test]
+    fn a_device_that_completes_in_the_submitter_reads_each_strategy_against_pread() {
+        let mut s = thread_sweep();
         for p in s.points.iter_mut().filter(|p| p.values == ["128", "coop"]) {
             p.metrics.iops = Some(1000.0);
-            p.metrics.clocks_per_io = Some(2100.0 + f64::from(p.round));
         }
-        let sec = against_pread_section(&s, "disk", 128);
-        let verdicts: Vec<_> = (sec.claims.iter())
-            .filter(|c| c.item == "hiops-design-lazy")
-            .map(|c| c.verdict)
-            .collect();
-        assert_eq!(
-            verdicts,
-            [
-                crate::verdicts::claims::Verdict::Reproduced,
-                crate::verdicts::claims::Verdict::NotReproduced
-            ]
-        );
-        assert_eq!(sec.lines()[3], "coop, 1 thread: 0.97x pread's IOPS.");
-        // On a device that completes in the submitter: each strategy's
-        // IOPS against pread's.
         let z = inline_device_section(&s, "zram", 128);
         assert_eq!(
             z.findings[0],
