@@ -16,6 +16,23 @@ use std::collections::BTreeMap;
 pub struct FioDoc {
     pub jobs: Vec<FioJob>,
     pub disk_util: Vec<DiskUtil>,
+    /// hiops' own figures of the run (absent in fio's documents).
+    pub hiops: Option<HiopsRun>,
+}
+
+/// What hiops adds to a whole run.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HiopsRun {
+    pub machine: Option<Machine>,
+}
+
+/// The machine's cost over the run.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Machine {
+    /// Machine clocks (every CPU's busy time x the TSC rate) per I/O.
+    pub clocks_per_io: Option<f64>,
 }
 
 /// One job (or reporting group).
@@ -146,6 +163,10 @@ pub struct Direction {
     /// ms.
     #[serde(deserialize_with = "count")]
     pub runtime: u64,
+    pub iops: f64,
+    /// KiB/s.
+    #[serde(deserialize_with = "count")]
+    pub bw: u64,
     pub slat_ns: Latency,
     pub clat_ns: Latency,
     pub lat_ns: Latency,
@@ -201,6 +222,13 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// The latency (ns) at percentile `p`, where it is shown.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        (self.percentiles().into_iter())
+            .find(|(q, _)| (q - p).abs() < 1e-9)
+            .map(|(_, ns)| ns)
+    }
+
     /// The percentiles as numbers, in ascending order (none if not shown).
     pub fn percentiles(&self) -> Vec<(f64, u64)> {
         let mut points: Vec<(f64, u64)> = (self.percentile.iter().flatten())

@@ -9,7 +9,7 @@ use crate::page::Table;
 use crate::sweep::SweepDir;
 use crate::SuiteError;
 use hiops_report::figures::{Figure, PointFigures};
-use serde_json::Value;
+use hiops_report::fio_doc::{Direction, FioDoc};
 use std::path::Path;
 
 type Entries = Vec<(String, PointFigures)>;
@@ -62,69 +62,60 @@ pub fn entries(path: &Path) -> Result<Entries, SuiteError> {
         Ok(out)
     } else {
         let text = hiops_bench::input::read_text(path, &crate::sweep::MAX_REPORT_FILE)?;
-        let doc: Value = serde_json::from_str(&text).map_err(|source| SuiteError::NotJson {
+        let doc: FioDoc = serde_json::from_str(&text).map_err(|source| SuiteError::NotJson {
             path: path.to_path_buf(),
             source,
         })?;
-        fio_json_entries(&doc).ok_or_else(|| SuiteError::NoJobs {
-            path: path.to_path_buf(),
-        })
+        if doc.jobs.is_empty() {
+            return Err(SuiteError::NoJobs {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(fio_json_entries(&doc))
     }
 }
 
 /// Per job of a fio-schema document: IOPS, bandwidth, completion latency
-/// and (hiops only) clocks per I/O.
-fn fio_json_entries(doc: &Value) -> Option<Entries> {
-    let jobs = doc.get("jobs")?.as_array()?;
-    let clocks = doc
-        .pointer("/hiops/machine/clocks_per_io")
-        .and_then(Value::as_f64);
+/// and (hiops only, one job) machine clocks per I/O. A job's directions
+/// add up; its percentiles are the slower direction's.
+fn fio_json_entries(doc: &FioDoc) -> Entries {
+    let clocks = (doc.hiops.as_ref())
+        .and_then(|h| h.machine.as_ref())
+        .and_then(|m| m.clocks_per_io)
+        .filter(|_| doc.jobs.len() == 1);
     let mut out = Vec::new();
-    for j in jobs {
-        let name = j
-            .get("jobname")
-            .and_then(Value::as_str)
-            .unwrap_or("job")
-            .to_string();
-        let mut m = PointFigures::default();
-        let (mut iops, mut kib, mut n, mut lat_sum, mut p50, mut p99) =
-            (0.0, 0.0, 0.0, 0.0, 0f64, 0f64);
-        for dir in ["read", "write"] {
-            let Some(d) = j.get(dir) else { continue };
-            let ios = d.get("total_ios").and_then(Value::as_f64).unwrap_or(0.0);
-            if ios == 0.0 {
-                continue;
-            }
-            iops += d.get("iops").and_then(Value::as_f64).unwrap_or(0.0);
-            kib += d.get("bw").and_then(Value::as_f64).unwrap_or(0.0);
-            let clat = d.get("clat_ns");
-            lat_sum += clat
-                .and_then(|c| c.get("mean"))
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0)
-                * ios;
-            n += ios;
-            let pct = |k: &str| {
-                clat.and_then(|c| c.pointer(&format!("/percentile/{k}")))
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0)
-            };
-            p50 = p50.max(pct("50.000000"));
-            p99 = p99.max(pct("99.000000"));
-        }
-        m.iops = Some(iops);
-        m.bw_mbps = Some(kib * 1024.0 / 1e6);
-        if n > 0.0 {
-            m.lat_mean_us = Some(lat_sum / n / 1e3);
-            if p50 > 0.0 {
-                m.lat_p50_us = Some(p50 / 1e3);
-                m.lat_p99_us = Some(p99 / 1e3);
+    for j in &doc.jobs {
+        let name = if j.jobname.is_empty() {
+            "job"
+        } else {
+            &j.jobname
+        };
+        let dirs: Vec<&Direction> = [&j.read, &j.write]
+            .into_iter()
+            .flatten()
+            .filter(|d| d.total_ios > 0)
+            .collect();
+        let n: u64 = dirs.iter().map(|d| d.total_ios).sum();
+        let mut m = PointFigures {
+            iops: Some(dirs.iter().map(|d| d.iops).sum()),
+            bw_mbps: Some(dirs.iter().map(|d| d.bw as f64).sum::<f64>() * 1024.0 / 1e6),
+            clocks_per_io: clocks,
+            ..PointFigures::default()
+        };
+        if n > 0 {
+            let weighted: f64 = (dirs.iter())
+                .map(|d| d.clat_ns.mean * d.total_ios as f64)
+                .sum();
+            m.lat_mean_us = Some(weighted / n as f64 / 1e3);
+            let slowest = |p: f64| dirs.iter().filter_map(|d| d.clat_ns.at(p)).max();
+            if let (Some(p50), Some(p99)) = (slowest(50.0), slowest(99.0)) {
+                m.lat_p50_us = Some(p50 as f64 / 1e3);
+                m.lat_p99_us = Some(p99 as f64 / 1e3);
             }
         }
-        m.clocks_per_io = clocks.filter(|_| jobs.len() == 1);
-        out.push((name, m));
+        out.push((name.to_string(), m));
     }
-    Some(out)
+    out
 }
 
 /// Rows matched by key: a row per key and figure both sides have, with B/A.
@@ -216,6 +207,11 @@ pub fn text(t: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    fn typed(v: &Value) -> FioDoc {
+        serde_json::from_value(v.clone()).unwrap()
+    }
 
     fn fio_doc(iops: f64, clat_mean: f64) -> Value {
         serde_json::json!({"jobs": [{"jobname": "j", "read": {"total_ios": 100, "iops": iops, "bw": iops * 4.0,
@@ -225,11 +221,11 @@ mod tests {
 
     #[test]
     fn two_json_results_compare_job_by_job_with_ratios() {
-        let a = fio_json_entries(&fio_doc(1000.0, 2000.0)).unwrap();
+        let a = fio_json_entries(&typed(&fio_doc(1000.0, 2000.0)));
         let mut b_doc = fio_doc(1500.0, 1000.0);
         b_doc["jobs"][0]["jobname"] = "other".into();
         b_doc["hiops"] = serde_json::json!({"machine": {"clocks_per_io": 9000.0}});
-        let b = fio_json_entries(&b_doc).unwrap();
+        let b = fio_json_entries(&typed(&b_doc));
         let t = compare(&a, &b).unwrap();
         let iops = t.rows.iter().find(|r| r[1] == "IOPS").unwrap();
         assert_eq!(iops[2..], ["1000", "1500", "1.50"]);
@@ -242,6 +238,38 @@ mod tests {
             "only B has clocks"
         );
         assert!(text(&t).lines().count() == t.rows.len() + 1);
+    }
+
+    #[test]
+    fn a_jobs_directions_add_up_and_its_percentiles_are_the_slower_directions() {
+        let mut doc = fio_doc(1000.0, 2000.0);
+        doc["jobs"][0]["write"] = serde_json::json!({"total_ios": 300, "iops": 3000.0, "bw": 12000,
+            "clat_ns": {"mean": 4000.0, "percentile": {"50.000000": 800, "99.000000": 9000}}});
+        let (_, m) = &fio_json_entries(&typed(&doc))[0];
+        assert_eq!(m.iops, Some(4000.0));
+        assert_eq!(m.bw_mbps, Some(16000.0 * 1024.0 / 1e6));
+        // (100 x 2 µs + 300 x 4 µs) / 400.
+        assert_eq!(m.lat_mean_us, Some(3.5));
+        assert_eq!((m.lat_p50_us, m.lat_p99_us), (Some(1.0), Some(9.0)));
+        doc["jobs"][0]["read"]["clat_ns"]["percentile"] = Value::Null;
+        doc["jobs"][0]["write"]["clat_ns"]["percentile"] = Value::Null;
+        let (_, m) = &fio_json_entries(&typed(&doc))[0];
+        assert_eq!(
+            (m.lat_p50_us, m.lat_p99_us),
+            (None, None),
+            "not shown: none"
+        );
+    }
+
+    #[test]
+    fn a_document_without_jobs_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.json");
+        std::fs::write(&path, r#"{"fio version": "fio-3.33", "jobs": []}"#).unwrap();
+        let e = entries(&path).unwrap_err().to_string();
+        assert!(e.contains("empty.json"), "{e}");
+        std::fs::write(&path, "not json").unwrap();
+        assert!(matches!(entries(&path), Err(SuiteError::NotJson { .. })));
     }
 
     #[test]
