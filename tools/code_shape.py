@@ -197,13 +197,38 @@ BRIDGE_RE = re.compile(r"impl\s+From<[^>]+>\s+for\s+String\b")
 STRINGIFY_RE = re.compile(r"map_err\(\s*\|\w+\|\s*\w+\.to_string\(\)\s*\)|map_err\(\s*\|\w+\|\s*format!")
 
 
+ASSIGN_RE = re.compile(r"(?<![=!<>+\-*/])=(?!=)")
+
+
 def json_key_lookups(text):
-    """Lookups of a JSON value by a literal key (`v["iops"]`,
-    `.get("iops")`, `.pointer("/a")`) in files that use serde_json's Value:
-    a figure read by name, with no type to say it is there."""
+    """Reads of a JSON value by a literal key (`v["iops"]`, `.get("iops")`,
+    `.pointer("/a")`) in files that use serde_json's Value: a figure read
+    by name, with no type to say it is there. A key on the left of an
+    assignment (`obj["bw_min"] = json!(..)`) writes fio's document in its
+    own key order and is counted apart, by `json_key_writes`."""
     if "serde_json::Value" not in text and "Value::" not in text:
         return 0
-    return len(JSON_KEY_RE.findall(text))
+    return sum(len(JSON_KEY_RE.findall(read)) for read, _ in assignment_sides(text))
+
+
+def json_key_writes(text):
+    """Keys written into a JSON value by name (the left of an assignment)."""
+    if "serde_json::Value" not in text and "Value::" not in text:
+        return 0
+    return sum(len(JSON_KEY_RE.findall(left)) for _, left in assignment_sides(text))
+
+
+def assignment_sides(text):
+    """Each line as (what it reads, what it assigns to): a line with a
+    plain `=` assigns to its left side and reads its right."""
+    out = []
+    for line in text.splitlines():
+        m = ASSIGN_RE.search(line)
+        if m and "let " not in line[: m.start()] and JSON_KEY_RE.search(line[: m.start()]):
+            out.append((line[m.end():], line[: m.start()]))
+        else:
+            out.append((line, ""))
+    return out
 
 
 def public_job_fields():
@@ -247,6 +272,7 @@ def main():
     unsafe_crates = set()
     forbidding = set()
     json_keys = defaultdict(int)
+    json_writes = defaultdict(int)
     asserts = defaultdict(int)
     bridges = defaultdict(int)
     for crate, rel, full in source_files():
@@ -256,6 +282,7 @@ def main():
         string_results[crate] += len(re.findall(r"Result<[^;{]*?,\s*String>", text))
         string_maps += len(re.findall(r"BTreeMap<String,\s*f64>", text))
         json_keys[crate] += json_key_lookups(text)
+        json_writes[crate] += json_key_writes(text)
         asserts[crate] += len(ASSERT_RE.findall(text))
         bridges[crate] += len(BRIDGE_RE.findall(text)) + len(STRINGIFY_RE.findall(text))
         long_fns += [(f"{crate}/{rel}", n, k) for n, k in long_functions(lines)]
@@ -286,7 +313,8 @@ def main():
             found += 1
             print(f"  {crate}: {{{', '.join(comp)}}}")
     print(f"  {found} in all")
-    print_per_crate("JSON lookups by literal key", json_keys)
+    print_per_crate("JSON reads by literal key", json_keys)
+    print_per_crate("JSON keys written by name (fio's document built in its key order)", json_writes)
     print_per_crate("String bridges (From<_> for String, map_err to a string)", bridges)
     print("public fields of the job model's builder (job/src/spec):", public_job_fields())
     print("ways to change a built JobSpec in place:", job_settable_after_build())
