@@ -64,6 +64,9 @@ fn bytes(text: &str, kb: KbBase) -> Result<u64, Bad> {
         )
         .into());
     }
+    // The option table takes kb_base=1000 or 1024 only; any other base
+    // would make the swap below and the overflow bound wrong.
+    assert!(matches!(kb.0, 1000 | 1024), "kb_base {}", kb.0);
     let s = suffix.to_ascii_lowercase();
     let other = if kb.0 == 1000 { 1024 } else { 1000 };
     let (pow, base) = match s.as_str() {
@@ -155,6 +158,9 @@ pub fn scaled_size_or_percent(
 /// A time. `unit_ns` is the option's unit for a bare number (seconds for
 /// runtime, microseconds for thinktime).
 pub fn time_ns(text: &str, unit_ns: u64) -> Result<u64, ValueError> {
+    // Each option's unit is a whole unit of time: 0 would read every bare
+    // number as no time at all.
+    assert!(unit_ns >= 1, "a time option's unit is at least 1 ns");
     let (num, suffix) = split_number(text);
     let per: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" => unit_ns,
