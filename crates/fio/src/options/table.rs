@@ -10,7 +10,7 @@ use crate::value::{self, quoted, KbBase};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
 use hiops_job::spec::{ExitWhat, UnifiedRw};
-use hiops_job::{BlockSizes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
+use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
 
 pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
@@ -78,10 +78,10 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zonerange", [], value, "zonemode=strided: the size of a zone (0, the default: zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone (default 0).", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
-    opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
+    opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(Bytes::nonzero("filesize", value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Some(value::size(need(v)?, d.kb_base)?).filter(|&a| a > 0); Ok(()) }),
+    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Bytes::given(value::size(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("file_append", [], flag, "Work on each regular file from its end, as its size is when the run is planned (a new file from 0), whatever offset says: writes extend it. Block devices keep offset, as in fio.", |d, v| { d.file_append = value::boolean(v)?; Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
@@ -373,8 +373,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.rings = Some(n); Ok(())
     }),
     opt!("raid0", [], value, "hiops: stripe the job's files (filename=a:b:...) as one RAID0 volume with chunks of this size (0: off, files take turns per I/O).", |d, v| {
-        let n = value::size(need(v)?, d.kb_base)?;
-        d.raid0 = (n > 0).then_some(n); Ok(())
+        d.raid0 = Bytes::given(value::size(need(v)?, d.kb_base)?); Ok(())
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight (off: never poll).", |d, v| { d.hybrid_depth = Some(hybrid_depth(need(v)?)?); Ok(()) }),
     opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| {
