@@ -55,7 +55,7 @@ fn check_rates(spec: &JobBuilder) -> Checked {
 /// each, so a window has a length.
 fn check_rate_windows(spec: &JobBuilder) -> Checked {
     let names = ["bwavgtime", "iopsavgtime"];
-    match names.iter().zip(spec.logs.rate_window_ms).find(|(_, ms)| *ms == 0) {
+    match names.iter().zip(spec.logs.rate_windows).find(|(_, w)| w.is_zero()) {
         Some((&name, _)) => Err(CheckError::new(name, format!("{name}=0 samples at every wake of fio's helper thread, which hiops has not: give a window of at least 1 ms (fio's default is 500)"))),
         None => Ok(()),
     }
@@ -159,6 +159,7 @@ mod tests {
     use super::*;
     use crate::strided::StridedZones;
     use crate::{Bytes, RwMode};
+    use std::time::Duration;
 
     /// Makes a default job invalid in one way.
     type Breaker = Box<dyn Fn(&mut JobBuilder)>;
@@ -188,8 +189,14 @@ mod tests {
                 "raid0",
                 Box::new(|s| s.target.raid0_chunk = Some(Bytes::new(6000))),
             ),
-            ("bwavgtime", Box::new(|s| s.logs.rate_window_ms[0] = 0)),
-            ("iopsavgtime", Box::new(|s| s.logs.rate_window_ms[1] = 0)),
+            (
+                "bwavgtime",
+                Box::new(|s| s.logs.rate_windows[0] = Duration::ZERO),
+            ),
+            (
+                "iopsavgtime",
+                Box::new(|s| s.logs.rate_windows[1] = Duration::ZERO),
+            ),
             (
                 "zonerange",
                 Box::new(|s| {

@@ -32,7 +32,15 @@ use hist::HistWindows;
 pub(crate) use kind::LoggedIo;
 use kind::{Kind, KINDS};
 use std::path::PathBuf;
+use std::time::Duration;
 use window::Windows;
+
+/// A log window in the unit of the log's times, whole ms (fio's
+/// log_avg_msec and log_hist_msec are whole ms; a window set shorter is
+/// one ms).
+fn whole_ms(window: Duration) -> u64 {
+    u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 /// A log file's name (fio's gen_log_name).
 fn log_path(prefix: &str, kind: &str, thread: u32, per_job: bool) -> PathBuf {
@@ -115,7 +123,8 @@ impl JobLogs {
         let hist = match l.hist.as_deref() {
             Some(prefix) => Some((
                 open(prefix, "clat_hist")?,
-                (l.hist_msec > 0).then(|| HistWindows::new(l.hist_msec, l.hist_coarseness)),
+                (!l.hist_window.is_zero())
+                    .then(|| HistWindows::new(l.hist_window, l.hist_coarseness)),
             )),
             None => None,
         };
@@ -123,9 +132,9 @@ impl JobLogs {
             files,
             lined,
             hist,
-            windows: (l.avg_msec > 0).then(|| {
+            windows: (!l.avg_window.is_zero()).then(|| {
                 let per_io_rates = l.store_compressed || l.compression;
-                Windows::new(l.avg_msec, l.max_value, per_io_rates)
+                Windows::new(l.avg_window, l.max_value, per_io_rates)
             }),
             cols: Columns {
                 offset: l.offset,

@@ -6,6 +6,7 @@ use hiops_hal::{EngineKind, Feature};
 use hiops_job::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
 use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The options of one job as given, parsed but not yet combined.
 #[derive(Clone, Debug, Default)]
@@ -204,8 +205,8 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
-    /// fio's bwavgtime and iopsavgtime as given (ms).
-    pub rate_window_ms: [Option<u64>; 2],
+    /// fio's bwavgtime and iopsavgtime as given.
+    pub rate_windows: [Option<Duration>; 2],
     /// fio's write_iolog and read_iolog with its replay_* options.
     pub write_iolog: Option<PathBuf>,
     pub read_iolog: Option<PathBuf>,

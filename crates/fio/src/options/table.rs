@@ -12,6 +12,7 @@ use hiops_hal::EngineKind;
 use hiops_job::spec::{ExitWhat, UnifiedRw};
 use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
 
@@ -489,10 +490,10 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("write_lat_log", [], flag, "Write fio's latency logs, PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (ns).", |d, v| { d.logs.lat = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_hist_log", [], flag, "Write fio's completion-latency histogram log, PREFIX_clat_hist.N.log (empty without log_hist_msec, as in fio).", |d, v| { d.logs.hist = Some(v.unwrap_or("").to_string()); Ok(()) }),
-    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
-    opt!("bwavgtime", [], value, "Sample each thread's bandwidth over windows of this many ms for the report's bw min/max/mean/dev and samples (default 500; with write_bw_log and no bwavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[0] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("iopsavgtime", [], value, "Sample each thread's IOPS over windows of this many ms for the report's iops min/max/mean/dev and samples (default 500; with write_iops_log and no iopsavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[1] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_window = Duration::from_millis(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("bwavgtime", [], value, "Sample each thread's bandwidth over windows of this many ms for the report's bw min/max/mean/dev and samples (default 500; with write_bw_log and no bwavgtime, log_avg_msec when set).", |d, v| { d.rate_windows[0] = Some(Duration::from_millis(value::int(need(v)?, d.kb_base)?)); Ok(()) }),
+    opt!("iopsavgtime", [], value, "Sample each thread's IOPS over windows of this many ms for the report's iops min/max/mean/dev and samples (default 500; with write_iops_log and no iopsavgtime, log_avg_msec when set).", |d, v| { d.rate_windows[1] = Some(Duration::from_millis(value::int(need(v)?, d.kb_base)?)); Ok(()) }),
+    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_window = Duration::from_millis(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("log_hist_coarseness", [], value, "0 to 6: the histogram log adds 2^N of fio's 1856 bins together per column.", |d, v| {
         let c = value::int(need(v)?, d.kb_base)?;
         if c > 6 { return Err("give 0 to 6".into()); }
