@@ -29,7 +29,7 @@ impl HistWindows {
     pub(super) fn new(window: Duration, coarseness: u32) -> HistWindows {
         let zeros = || vec![0u64; FIO_PLAT_NR].into_boxed_slice();
         HistWindows {
-            msec: super::whole_ms(window),
+            msec: super::window::whole_ms(window),
             stride: 1 << coarseness,
             bins: [zeros(), zeros(), zeros()],
             n: [0; 3],

@@ -32,15 +32,7 @@ use hist::HistWindows;
 pub(crate) use kind::LoggedIo;
 use kind::{Kind, KINDS};
 use std::path::PathBuf;
-use std::time::Duration;
 use window::Windows;
-
-/// A log window in the unit of the log's times, whole ms (fio's
-/// log_avg_msec and log_hist_msec are whole ms; a window set shorter is
-/// one ms).
-fn whole_ms(window: Duration) -> u64 {
-    u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1)
-}
 
 /// A log file's name (fio's gen_log_name).
 fn log_path(prefix: &str, kind: &str, thread: u32, per_job: bool) -> PathBuf {

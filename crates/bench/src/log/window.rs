@@ -19,6 +19,13 @@
 use super::kind::{Kind, LoggedIo, KINDS};
 use std::time::Duration;
 
+/// A log window in the unit of the log's times, whole ms (fio's
+/// log_avg_msec and log_hist_msec are whole ms; a window set shorter is
+/// one ms).
+pub(super) fn whole_ms(window: Duration) -> u64 {
+    u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
 #[derive(Clone, Copy, Default)]
 struct Acc {
     sum: u128,
@@ -42,7 +49,7 @@ pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, u64);
 
 impl Windows {
     pub(super) fn new(window: Duration, max_value: bool, per_io_rates: bool) -> Windows {
-        let msec = super::whole_ms(window);
+        let msec = whole_ms(window);
         Windows {
             msec,
             max_value,
@@ -128,6 +135,14 @@ impl Windows {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_counts_in_the_whole_ms_of_a_logs_times() {
+        assert_eq!(whole_ms(Duration::from_millis(250)), 250);
+        assert_eq!(whole_ms(Duration::from_micros(1500)), 1);
+        assert_eq!(whole_ms(Duration::from_micros(1)), 1, "at least 1 ms");
+        assert_eq!(whole_ms(Duration::from_millis(u64::MAX)), u64::MAX);
+    }
 
     fn io(dir: usize, lat: u64) -> LoggedIo {
         LoggedIo {
