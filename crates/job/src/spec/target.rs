@@ -166,3 +166,28 @@ impl SyncWrites {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_offset_is_known_before_the_target_and_a_share_after() {
+        let bytes = Amount::Bytes(Bytes::new(4096));
+        let share = Amount::Percent(10.0);
+        assert_eq!(bytes.fixed(), Bytes::new(4096));
+        assert_eq!(share.fixed(), Bytes::ZERO);
+        assert_eq!(bytes.of(1000), Bytes::new(4096));
+        assert_eq!(share.of(1000), Bytes::new(100));
+        assert!(Amount::Bytes(Bytes::ZERO).is_zero() && !share.is_zero());
+    }
+
+    #[test]
+    fn each_clone_starts_one_increment_further() {
+        let mut t = TargetOptions::on("f".into());
+        t.offset = Amount::Bytes(Bytes::new(4096));
+        t.offset_increment = Amount::Percent(10.0);
+        assert_eq!(t.clone_start(0, 1000), 4096);
+        assert_eq!(t.clone_start(3, 1000), 4096 + 300);
+    }
+}
