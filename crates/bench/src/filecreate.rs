@@ -99,7 +99,7 @@ impl FileCreateDriver {
             paths,
             fds: vec![-1; n],
             left: vec![0; n],
-            per_file: (spec.target.size.unwrap_or(bs) / bs).max(1),
+            per_file: spec.target.size.map_or(1, |s| s.blocks(bs)).max(1),
             stat_dir: if spec.workload.rw.reads() { 0 } else { 1 },
             slot: OneSlot::new(),
         })

@@ -17,7 +17,7 @@
 //! let mut spec = JobBuilder::default_for("unused".into());
 //! spec.target.targets = TargetSpec::Ram;
 //! spec.io.engine = hiops_hal::EngineKind::Mem;
-//! spec.target.size = Some(8 << 20);
+//! spec.target.size = Some(hiops_bench::Bytes::new(8 << 20));
 //! spec.timing.runtime = Some(std::time::Duration::from_millis(200));
 //! spec.timing.ramp = std::time::Duration::ZERO;
 //! let stop = AtomicBool::new(false); // a signal handler would set it
@@ -72,7 +72,9 @@ pub use log::{inflate_log, InflateError, LogError};
 pub use result::{DirStats, JobResult, PathReport, PrioStats, RunResult, ThreadResult};
 pub use run::{run, run_phases, run_phases_with, Progress, RunOptions, MAX_THREADS};
 // The job model lives in hiops-job; its modules keep their paths here.
-pub use hiops_job::{input, range, spec, units, CheckError, Percent, QueueDepth, RangeError};
+pub use hiops_job::{
+    input, range, spec, units, Bytes, CheckError, Percent, QueueDepth, RangeError,
+};
 pub use hiops_job::{
     BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
     VerifyMode,

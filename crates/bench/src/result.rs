@@ -126,7 +126,7 @@ pub struct ThreadResult {
 }
 
 /// What a rate sample counts (fio's `bw_stat` and `iops_stat`), and its
-/// index in a job's `rate_window_ms`.
+/// index in a job's `rate_windows`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rate {
     /// Bytes, sampled as whole KiB/s over the window (fio's bwavgtime).

@@ -106,7 +106,7 @@ impl WorkerPlan<'_> {
                 sizes,
                 self.align,
                 crate::generator::Stripe {
-                    chunk,
+                    chunk: chunk.get(),
                     members: self.regions.clone(),
                 },
                 &spec.workload.distribution,

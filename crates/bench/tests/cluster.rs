@@ -15,7 +15,7 @@ fn job(name: &str, seed: u64) -> JobBuilder {
     s.name = name.into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
-    s.target.size = Some(2 << 20);
+    s.target.size = Some(hiops_bench::Bytes::new(2 << 20));
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRw;
     s.numjobs = 2;

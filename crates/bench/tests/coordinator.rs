@@ -72,7 +72,7 @@ fn job(mib: u64) -> JobBuilder {
     s.name = "coord".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
-    s.target.size = Some(mib << 20);
+    s.target.size = Some(hiops_bench::Bytes::new(mib << 20));
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRead;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 4).unwrap();
@@ -137,7 +137,7 @@ fn a_bad_job_here_is_told_to_the_peers() {
     let mut c = Script::new();
     let mut bad = job(1);
     // A RAM device smaller than one block: refused before any I/O.
-    bad.target.size = Some(1024);
+    bad.target.size = Some(hiops_bench::Bytes::new(1024));
     let e = run(&[bad], &[0], &mut c).unwrap_err();
     assert!(
         e.class() == ErrorClass::Usage && e.message().contains("less than one block"),

@@ -13,7 +13,7 @@ fn job(path: Option<hiops_path::Strategy>) -> JobBuilder {
     s.name = "same".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
-    s.target.size = Some(4 << 20);
+    s.target.size = Some(hiops_bench::Bytes::new(4 << 20));
     s.target.unlink = false;
     s.workload.rw = RwMode::RandRw;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();

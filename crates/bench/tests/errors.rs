@@ -13,7 +13,7 @@ fn reads(dir: &std::path::Path) -> JobBuilder {
     s.name = "faults".into();
     s.target.targets = TargetSpec::Paths(vec![dir.join("f.dat")]);
     s.io.engine = EngineKind::IoUring;
-    s.target.size = Some(SIZE);
+    s.target.size = Some(hiops_bench::Bytes::new(SIZE));
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 8).unwrap();
     s.timing.time_based = false;
     s.timing.runtime = None;

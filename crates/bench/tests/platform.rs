@@ -12,7 +12,7 @@ fn mem_job(numjobs: u32, runtime_ms: u64) -> JobBuilder {
     s.name = "cpu-bound".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = EngineKind::Mem;
-    s.target.size = Some(64 << 20);
+    s.target.size = Some(hiops_bench::Bytes::new(64 << 20));
     s.workload.rw = RwMode::RandRead;
     s.io.iodepth = hiops_bench::QueueDepth::new("iodepth", 1).unwrap();
     s.numjobs = numjobs;

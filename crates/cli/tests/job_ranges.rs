@@ -1,5 +1,6 @@
 //! A job value out of its option's range (a queue depth of 0 or past
-//! 65536, a reap batch past 65536, a percentage past 100) is refused
+//! 65536, a reap batch past 65536, a percentage past 100, a filesize of 0
+//! bytes, which fio 3.33 refuses too) is refused
 //! before anything is opened, naming the option: with exit code 2 on
 //! `hiops run`'s command line and in a job file `hiops run` reads; `hiops
 //! fio` exits 1 there, as fio does for any failure. The edges of each
@@ -23,6 +24,7 @@ const OUT_OF_RANGE: &[(&str, &str)] = &[
     ("dedupe_percentage", "101"),
     ("dedupe_working_set_percentage", "101"),
     ("trim_percentage", "101"),
+    ("filesize", "0"),
 ];
 
 /// Each option at both ends of its range.
@@ -42,6 +44,8 @@ const EDGES: &[(&str, &str)] = &[
     ("dedupe_working_set_percentage", "0"),
     ("trim_percentage", "0"),
     ("trim_percentage", "100"),
+    ("filesize", "1"),
+    ("filesize", "18446744073709551615"),
 ];
 
 /// `bin` (`hiops run` or `hiops fio`) planning `job`, written as `j.fio`

@@ -1,6 +1,6 @@
-//! The job model holds its times as spans (`Duration`) and its reap batch
-//! as a queue depth; what a job prints of them is what it printed when
-//! they were plain numbers of ns. `data/units/*.json` is the JSON `hiops
+//! The job model holds its times as spans (`Duration`), its reap batch as
+//! a queue depth and its byte counts as `Bytes`; what a job prints of them
+//! is what it printed when they were plain numbers (of ns, of bytes). `data/units/*.json` is the JSON `hiops
 //! fio` wrote for the job files beside them before: each job's options
 //! block, its latency target and steady-state settings, and for the
 //! size-based jobs the bytes and I/Os moved, all of which follow from the

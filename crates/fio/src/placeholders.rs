@@ -86,7 +86,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(spec.target.offset, hiops_job::spec::Amount::Bytes(2 << 20));
+        assert_eq!(
+            spec.target.offset,
+            hiops_job::spec::Amount::Bytes(hiops_job::Bytes::new(2 << 20))
+        );
         // Without a rank, nothing is expanded (and `*` needs a number).
         assert!(crate::plan_args(&args, false).is_err());
     }

@@ -95,7 +95,8 @@ fn shape(spec: &mut JobBuilder, sum: &TraceSummary) {
     spec.workload.block_align = Some(sum.align.max(1) as u32);
     spec.target.files_per_clone = None;
     // Files are laid out (when missing or short) to hold the furthest I/O.
-    spec.target.size = Some(sum.max_end.max(spec.workload.bs.max() as u64));
+    let end = sum.max_end.max(spec.workload.bs.max() as u64);
+    spec.target.size = Some(hiops_job::Bytes::new(end));
     spec.target.size_pct = None;
 }
 
@@ -175,7 +176,7 @@ mod tests {
         assert_eq!(r.files, ["/x/b", "/x/a"]);
         assert_eq!(
             (s.workload.rw, s.workload.bs.max(), s.target.size),
-            (RwMode::RandRw, 16384, Some(1052672))
+            (RwMode::RandRw, 16384, Some(hiops_job::Bytes::new(1052672)))
         );
         assert_eq!(s.workload.block_align, Some(4096));
         // The job's filenames, in another order: the trace's names follow.
@@ -188,7 +189,10 @@ mod tests {
             TargetSpec::Paths(vec![PathBuf::from("/x/c")])
         );
         assert!(s.io_logs.replay.as_ref().unwrap().files.is_empty());
-        assert_eq!((s.workload.rw, s.target.size), (RwMode::Read, Some(24576)));
+        assert_eq!(
+            (s.workload.rw, s.target.size),
+            (RwMode::Read, Some(hiops_job::Bytes::new(24576)))
+        );
         let e = job("rate_iops=10\n").unwrap_err().to_string();
         assert!(e.contains("rate shapes a workload"), "{e}");
         let e = job("filename=/x/a\n").unwrap_err().to_string();

@@ -18,7 +18,7 @@ use crate::error::ValueError;
 use hiops_job::units::number_and_suffix as split_number;
 pub use hiops_job::units::{quoted, shown};
 use hiops_job::units::{scale, Scale, MAX_SECONDS};
-use hiops_job::Percent;
+use hiops_job::{Bytes, Percent};
 
 /// A byte count: `4096`, `4k`, `1.5g`, `4KiB`, `0x1000`.
 pub fn size(text: &str, kb: KbBase) -> Result<u64, ValueError> {
@@ -125,7 +125,7 @@ pub fn size_or_percent(text: &str, kb: KbBase) -> Result<hiops_job::spec::Amount
             }
             Ok(Amount::Percent(p))
         }
-        None => size(text, kb).map(Amount::Bytes),
+        None => size(text, kb).map(|b| Amount::Bytes(Bytes::new(b))),
     }
 }
 
@@ -147,8 +147,9 @@ pub fn scaled_size_or_percent(
     })?;
     match size_or_percent(unit, kb)? {
         Amount::Bytes(b) => b
+            .get()
             .checked_mul(n)
-            .map(Amount::Bytes)
+            .map(|b| Amount::Bytes(Bytes::new(b)))
             .ok_or_else(|| too_large(text)),
         Amount::Percent(p) if p * n as f64 <= 100.0 => Ok(Amount::Percent(p * n as f64)),
         Amount::Percent(_) => Err(format!("{} is past 100%: lower the share", quoted(text)).into()),
@@ -474,14 +475,20 @@ mod tests {
         let kb = KbBase::default();
         assert_eq!(
             scaled_size_or_percent("3*64m", kb),
-            Ok(Amount::Bytes(3 << 26))
+            Ok(Amount::Bytes(Bytes::new(3 << 26)))
         );
-        assert_eq!(scaled_size_or_percent("0*1g", kb), Ok(Amount::Bytes(0)));
+        assert_eq!(
+            scaled_size_or_percent("0*1g", kb),
+            Ok(Amount::Bytes(Bytes::ZERO))
+        );
         assert_eq!(
             scaled_size_or_percent("2*25%", kb),
             Ok(Amount::Percent(50.0))
         );
-        assert_eq!(scaled_size_or_percent("4k", kb), Ok(Amount::Bytes(4096)));
+        assert_eq!(
+            scaled_size_or_percent("4k", kb),
+            Ok(Amount::Bytes(Bytes::new(4096)))
+        );
         assert!(scaled_size_or_percent("5*25%", kb).is_err());
         assert!(scaled_size_or_percent("x*4k", kb).is_err());
     }

@@ -4,7 +4,7 @@
 use hiops_fio::{plan_files, FioPlan};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
-use hiops_job::{Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
+use hiops_job::{Bytes, Distribution, JobSpec, RwMode, TargetSpec, VerifyMode};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -82,7 +82,7 @@ fn basic_globals_reach_the_job() {
     // Without filename each clone has its own file, named as fio names them.
     assert_eq!(paths(j), vec!["randread.0.0", "randread.1.0"]);
     assert_eq!(j.target.files_per_clone, Some(1));
-    assert_eq!(j.target.size, Some(64 << 20));
+    assert_eq!(j.target.size, Some(Bytes::new(64 << 20)));
     assert!(j.workload.random_map, "fio's random map is on by default");
     // The JSON's "job options" are the job's own, as written.
     assert!(j.meta.options.contains(&("numjobs".into(), "2".into())));
@@ -99,13 +99,13 @@ fn kb_base_switches_the_meaning_of_k_and_kib() {
     assert_eq!(compat.workload.bs.max(), 4096);
     assert_eq!(
         compat.target.size,
-        Some(1_000_000),
+        Some(Bytes::new(1_000_000)),
         "MiB is 1000-based in compatibility mode"
     );
     let si = job(&p, "si");
     assert_eq!(si.workload.bs.max(), 4096);
-    assert_eq!(si.target.size, Some(1 << 20));
-    assert_eq!(si.target.offset, Amount::Bytes(4000));
+    assert_eq!(si.target.size, Some(Bytes::new(1 << 20)));
+    assert_eq!(si.target.offset, Amount::Bytes(Bytes::new(4000)));
 }
 
 #[test]
@@ -159,9 +159,12 @@ fn offsets_sizes_and_files() {
     let p = plan("offsets.fio");
     let s = job(&p, "slices");
     // fio's size is the job's total, divided among its files.
-    assert_eq!(s.target.size, Some(64 << 20));
-    assert_eq!(s.target.offset, Amount::Bytes(1 << 20));
-    assert_eq!(s.target.offset_increment, Amount::Bytes(32 << 20));
+    assert_eq!(s.target.size, Some(Bytes::new(64 << 20)));
+    assert_eq!(s.target.offset, Amount::Bytes(Bytes::new(1 << 20)));
+    assert_eq!(
+        s.target.offset_increment,
+        Amount::Bytes(Bytes::new(32 << 20))
+    );
     assert_eq!(paths(s), vec!["/tmp/hiops-corpus-a", "/tmp/hiops-corpus-b"]);
     assert_eq!(s.target.files_per_clone, None, "clones share named files");
     let sh = job(&p, "share");
@@ -169,11 +172,11 @@ fn offsets_sizes_and_files() {
     assert_eq!(sh.target.offset, Amount::Percent(10.0));
     let pc = job(&p, "perclone");
     assert_eq!(pc.target.files_per_clone, Some(4));
-    assert_eq!(pc.target.size, Some(16 << 20));
+    assert_eq!(pc.target.size, Some(Bytes::new(16 << 20)));
     assert_eq!(paths(pc).len(), 8);
     assert_eq!(paths(pc)[5], "/tmp/perclone.1.1");
     let ff = job(&p, "fixedfiles");
-    assert_eq!(ff.target.size, Some(8 << 20));
+    assert_eq!(ff.target.size, Some(Bytes::new(8 << 20)));
     assert_eq!(
         paths(ff),
         vec!["/tmp/fixedfiles.0.0", "/tmp/fixedfiles.0.1"]
@@ -286,7 +289,7 @@ fn environment_and_include() {
     let p = plan("env_include.fio");
     let j = job(&p, "envjob");
     assert_eq!(paths(j), vec!["/tmp/hiops-corpus-env"]);
-    assert_eq!(j.target.size, Some(24 << 20));
+    assert_eq!(j.target.size, Some(Bytes::new(24 << 20)));
     assert_eq!(
         (j.workload.bs.max(), j.io.iodepth.get()),
         (8192, 16),
@@ -308,7 +311,7 @@ fn engine_names_percentiles_and_filling() {
     );
     let f = job(&p, "filler");
     let size = f.target.size.unwrap();
-    assert!(size > 0 && size.is_multiple_of(4096));
+    assert!(size > Bytes::ZERO && size.is_multiple_of(4096));
     // allow_mounted_write names the job's files to the safety gate.
     assert!(f
         .target

@@ -55,7 +55,7 @@ fn check_rates(spec: &JobBuilder) -> Checked {
 /// each, so a window has a length.
 fn check_rate_windows(spec: &JobBuilder) -> Checked {
     let names = ["bwavgtime", "iopsavgtime"];
-    match names.iter().zip(spec.logs.rate_window_ms).find(|(_, ms)| *ms == 0) {
+    match names.iter().zip(spec.logs.rate_windows).find(|(_, w)| w.is_zero()) {
         Some((&name, _)) => Err(CheckError::new(name, format!("{name}=0 samples at every wake of fio's helper thread, which hiops has not: give a window of at least 1 ms (fio's default is 500)"))),
         None => Ok(()),
     }
@@ -103,7 +103,10 @@ fn check_raid0(spec: &JobBuilder) -> Checked {
         return Err(CheckError::new("file_service_type", "file_service_type with raid0 cannot apply: raid0 stripes every I/O over the files; drop one of them"));
     }
     // One file is a one-member RAID0: the file itself.
-    if let Some(bs) = spec.block_sizes().find(|&bs| chunk % bs as u64 != 0) {
+    if let Some(bs) = spec
+        .block_sizes()
+        .find(|&bs| !chunk.is_multiple_of(bs.into()))
+    {
         return Err(CheckError::new(
             "raid0",
             format!("--raid0={chunk}: every block size must divide the chunk, and {bs} does not"),
@@ -116,7 +119,7 @@ fn check_raid0(spec: &JobBuilder) -> Checked {
         ));
     }
     let align = spec.workload.block_align.unwrap_or(spec.bs_min()) as u64;
-    if chunk % align != 0 {
+    if !chunk.is_multiple_of(align) {
         return Err(CheckError::new(
             "raid0",
             format!("--raid0={chunk}: the chunk must be a multiple of blockalign ({align})"),
@@ -155,7 +158,8 @@ fn check_verify(spec: &JobBuilder) -> Checked {
 mod tests {
     use super::*;
     use crate::strided::StridedZones;
-    use crate::RwMode;
+    use crate::{Bytes, RwMode};
+    use std::time::Duration;
 
     /// Makes a default job invalid in one way.
     type Breaker = Box<dyn Fn(&mut JobBuilder)>;
@@ -181,9 +185,18 @@ mod tests {
                 "rate",
                 Box::new(|s| s.workload.rate_iops = [None, Some(f64::NAN)]),
             ),
-            ("raid0", Box::new(|s| s.target.raid0_chunk = Some(6000))),
-            ("bwavgtime", Box::new(|s| s.logs.rate_window_ms[0] = 0)),
-            ("iopsavgtime", Box::new(|s| s.logs.rate_window_ms[1] = 0)),
+            (
+                "raid0",
+                Box::new(|s| s.target.raid0_chunk = Some(Bytes::new(6000))),
+            ),
+            (
+                "bwavgtime",
+                Box::new(|s| s.logs.rate_windows[0] = Duration::ZERO),
+            ),
+            (
+                "iopsavgtime",
+                Box::new(|s| s.logs.rate_windows[1] = Duration::ZERO),
+            ),
             (
                 "zonerange",
                 Box::new(|s| {
@@ -224,7 +237,7 @@ mod tests {
     #[test]
     fn a_raid0_chunk_every_block_divides_passes() {
         let mut s = job();
-        s.target.raid0_chunk = Some(64 << 10);
+        s.target.raid0_chunk = Some(Bytes::new(64 << 10));
         assert_eq!(s.check(), Ok(()));
         s.workload.rw_gap = 4096;
         assert_eq!(s.check().unwrap_err().option, "rw");

@@ -20,7 +20,7 @@ pub mod strided;
 pub mod units;
 
 pub use check::CheckError;
-pub use range::{Percent, QueueDepth, RangeError};
+pub use range::{Bytes, Percent, QueueDepth, RangeError};
 pub use spec::{
     BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,
     VerifyMode,

@@ -1,8 +1,9 @@
 //! Job values whose options take a range: a queue depth (at least one
-//! command, at most what any device queue holds) and a percentage (0 to
-//! 100). Each is built only through its constructor, which refuses a value
-//! out of range naming the option, so the check lives here alone and a
-//! job holding one needs no check of its own.
+//! command, at most what any device queue holds), a percentage (0 to 100)
+//! and a byte count (above 0 where fio refuses 0). Each is built only
+//! through its constructor, which refuses a value out of range naming the
+//! option, so the check lives here alone and a job holding one needs no
+//! check of its own.
 
 use std::fmt;
 use std::num::NonZeroU32;
@@ -111,6 +112,61 @@ impl fmt::Display for Percent {
     }
 }
 
+/// A count of bytes: a size, an offset, a stride, an alignment or a chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(u64);
+
+impl Bytes {
+    pub const ZERO: Bytes = Bytes(0);
+
+    /// `count` bytes, where any count is meaningful (an offset, where 0 is
+    /// the start).
+    pub const fn new(count: u64) -> Bytes {
+        Bytes(count)
+    }
+
+    /// `count` as `option`'s byte count where fio refuses 0 (filesize:
+    /// a file of nothing to work on).
+    pub fn nonzero(option: &'static str, count: u64) -> Result<Bytes, RangeError> {
+        if count == 0 {
+            return Err(RangeError {
+                option,
+                value: 0,
+                expected: "must be at least 1 byte: give a size such as 4k",
+            });
+        }
+        Ok(Bytes(count))
+    }
+
+    /// `count` where fio reads 0 as "not given" (size, io_size,
+    /// offset_align, raid0): `None` for 0.
+    pub fn given(count: u64) -> Option<Bytes> {
+        (count > 0).then_some(Bytes(count))
+    }
+
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+
+    /// How many whole blocks of `bs` bytes this holds.
+    pub fn blocks(self, bs: u64) -> u64 {
+        assert!(bs > 0, "a block holds at least one byte");
+        self.0 / bs
+    }
+
+    /// Whether blocks of `bs` bytes tile it exactly.
+    pub fn is_multiple_of(self, bs: u64) -> bool {
+        assert!(bs > 0, "a block holds at least one byte");
+        self.0.is_multiple_of(bs)
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +202,33 @@ mod tests {
             "trim_percentage"
         );
         assert_eq!(Percent::new("rwmixwrite", 30).unwrap().rest().get(), 70);
+    }
+
+    #[test]
+    fn a_byte_count_refuses_0_where_fio_does_naming_the_option() {
+        assert_eq!(Bytes::nonzero("filesize", 1).unwrap().get(), 1);
+        assert_eq!(
+            Bytes::nonzero("filesize", u64::MAX).unwrap().get(),
+            u64::MAX
+        );
+        let zero = Bytes::nonzero("filesize", 0).unwrap_err();
+        assert_eq!(zero.option, "filesize");
+        assert_eq!(
+            zero.to_string(),
+            "filesize=0: must be at least 1 byte: give a size such as 4k"
+        );
+        assert_eq!(Bytes::new(0), Bytes::ZERO);
+        assert_eq!(Bytes::given(0), None);
+        assert_eq!(Bytes::given(4096), Some(Bytes::new(4096)));
+        assert_eq!(Bytes::new(4096).to_string(), "4096");
+    }
+
+    #[test]
+    fn a_byte_count_says_how_many_blocks_it_holds() {
+        let size = Bytes::new(10 << 10);
+        assert_eq!((size.blocks(4096), size.blocks(1024)), (2, 10));
+        assert!(size.is_multiple_of(2048) && !size.is_multiple_of(4096));
+        assert_eq!(Bytes::ZERO.blocks(512), 0);
     }
 
     #[test]

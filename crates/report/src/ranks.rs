@@ -277,7 +277,7 @@ mod tests {
         s.name = "j".into();
         s.target.targets = TargetSpec::Ram;
         s.io.engine = hiops_hal::EngineKind::Mem;
-        s.target.size = Some(1 << 20);
+        s.target.size = Some(hiops_bench::Bytes::new(1 << 20));
         s.workload.rw = RwMode::RandRead;
         s.timing.time_based = false;
         s.timing.runtime = None;

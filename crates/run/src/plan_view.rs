@@ -68,7 +68,10 @@ pub fn describe(spec: &JobSpec) -> String {
         format!("ioengine={}", spec.engine_name()),
         format!("numjobs={}", spec.numjobs),
         format!("direct={}", u8::from(spec.target.direct)),
-        format!("size={}", opt(spec.target.size)),
+        format!(
+            "size={}",
+            opt(spec.target.size.map(hiops_bench::Bytes::get))
+        ),
         format!("offset={}", amount(spec.target.offset)),
         format!("runtime_ns={}", opt(spec.timing.runtime.map(clock_ns))),
         format!("time_based={}", u8::from(spec.timing.time_based)),

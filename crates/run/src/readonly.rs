@@ -32,11 +32,9 @@ fn writes(spec: &JobSpec) -> Option<String> {
     let TargetSpec::Paths(paths) = &spec.target.targets else {
         return None;
     };
-    let offset = match spec.target.offset {
-        hiops_bench::spec::Amount::Bytes(b) => b,
-        hiops_bench::spec::Amount::Percent(_) => 0,
-    };
-    let need = spec.target.size.map(|s| s.saturating_add(offset));
+    // A share is known only once the target is open: 0 here.
+    let offset = spec.target.offset.fixed().get();
+    let need = spec.target.size.map(|s| s.get().saturating_add(offset));
     for p in paths {
         match std::fs::metadata(p) {
             Err(_) => {

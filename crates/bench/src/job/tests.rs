@@ -18,7 +18,7 @@ fn job(engine: EngineKind, rw: RwMode, iodepth: u32, batch: (u32, u32)) -> JobBu
     s.name = "count".into();
     s.target.targets = TargetSpec::Ram;
     s.io.engine = engine;
-    s.target.size = Some(SIZE);
+    s.target.size = Some(crate::Bytes::new(SIZE));
     s.target.unlink = false;
     s.workload.rw = rw;
     s.io.iodepth = hiops_job::QueueDepth::new("iodepth", iodepth.into()).unwrap();

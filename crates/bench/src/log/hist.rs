@@ -11,6 +11,7 @@
 use super::file::LogFile;
 use super::kind::LoggedIo;
 use hiops_stats::{value_to_index, FIO_PLAT_NR};
+use std::time::Duration;
 
 pub(super) struct HistWindows {
     msec: u64,
@@ -25,10 +26,10 @@ pub(super) struct HistWindows {
 }
 
 impl HistWindows {
-    pub(super) fn new(msec: u64, coarseness: u32) -> HistWindows {
+    pub(super) fn new(window: Duration, coarseness: u32) -> HistWindows {
         let zeros = || vec![0u64; FIO_PLAT_NR].into_boxed_slice();
         HistWindows {
-            msec,
+            msec: super::window::whole_ms(window),
             stride: 1 << coarseness,
             bins: [zeros(), zeros(), zeros()],
             n: [0; 3],

@@ -115,7 +115,8 @@ impl JobLogs {
         let hist = match l.hist.as_deref() {
             Some(prefix) => Some((
                 open(prefix, "clat_hist")?,
-                (l.hist_msec > 0).then(|| HistWindows::new(l.hist_msec, l.hist_coarseness)),
+                (!l.hist_window.is_zero())
+                    .then(|| HistWindows::new(l.hist_window, l.hist_coarseness)),
             )),
             None => None,
         };
@@ -123,9 +124,9 @@ impl JobLogs {
             files,
             lined,
             hist,
-            windows: (l.avg_msec > 0).then(|| {
+            windows: (!l.avg_window.is_zero()).then(|| {
                 let per_io_rates = l.store_compressed || l.compression;
-                Windows::new(l.avg_msec, l.max_value, per_io_rates)
+                Windows::new(l.avg_window, l.max_value, per_io_rates)
             }),
             cols: Columns {
                 offset: l.offset,

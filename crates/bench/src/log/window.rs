@@ -4,7 +4,7 @@
 //! largest value with `log_max_value`); the bandwidth log the bytes moved
 //! over the window's time in KiB/s, the IOPS log the I/Os over that time.
 //!
-//! Windows are `avg_msec` long from the log's start, and a line is stamped
+//! Windows are `avg_window` long from the log's start, and a line is stamped
 //! with its window's end; the last window ends with the job, so its line is
 //! stamped with the job's end and covers only that part (a window is at
 //! least 1 ms). The windows thus tile the job's time: a bandwidth log's
@@ -17,6 +17,14 @@
 //! IOPS log 1. `per_io_rates` windows them so.
 
 use super::kind::{Kind, LoggedIo, KINDS};
+use std::time::Duration;
+
+/// A log window in the unit of the log's times, whole ms (fio's
+/// log_avg_msec and log_hist_msec are whole ms; a window set shorter is
+/// one ms).
+pub(super) fn whole_ms(window: Duration) -> u64 {
+    u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 #[derive(Clone, Copy, Default)]
 struct Acc {
@@ -40,7 +48,8 @@ pub(super) struct Windows {
 pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, u64);
 
 impl Windows {
-    pub(super) fn new(msec: u64, max_value: bool, per_io_rates: bool) -> Windows {
+    pub(super) fn new(window: Duration, max_value: bool, per_io_rates: bool) -> Windows {
+        let msec = whole_ms(window);
         Windows {
             msec,
             max_value,
@@ -127,6 +136,14 @@ impl Windows {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_window_counts_in_the_whole_ms_of_a_logs_times() {
+        assert_eq!(whole_ms(Duration::from_millis(250)), 250);
+        assert_eq!(whole_ms(Duration::from_micros(1500)), 1);
+        assert_eq!(whole_ms(Duration::from_micros(1)), 1, "at least 1 ms");
+        assert_eq!(whole_ms(Duration::from_millis(u64::MAX)), u64::MAX);
+    }
+
     fn io(dir: usize, lat: u64) -> LoggedIo {
         LoggedIo {
             done_ns: 0,
@@ -151,7 +168,7 @@ mod tests {
 
     #[test]
     fn windows_average_per_direction_and_skip_empty_ones() {
-        let mut w = Windows::new(100, false, false);
+        let mut w = Windows::new(Duration::from_millis(100), false, false);
         let ios = [
             (5, io(0, 100)),
             (50, io(0, 300)),
@@ -175,7 +192,7 @@ mod tests {
 
     #[test]
     fn per_io_rates_average_each_ios_rate_as_compressed_fio_logs() {
-        let mut w = Windows::new(100, false, true);
+        let mut w = Windows::new(Duration::from_millis(100), false, true);
         // clat 1023 and 4095 ns: 4096 * 10^6 / clat = 4004 for the first
         // and 1000244 for the second.
         let ios = [(5, io(0, 1024)), (50, io(0, 4096))];
@@ -188,13 +205,13 @@ mod tests {
 
     #[test]
     fn the_last_window_covers_only_the_time_left_and_max_keeps_the_largest() {
-        let mut w = Windows::new(100, true, false);
+        let mut w = Windows::new(Duration::from_millis(100), true, false);
         let out = lines(&mut w, &[(120, io(0, 5)), (130, io(0, 9))], 150);
         assert!(out.contains(&(Kind::Lat, 150, 0, 9)));
         // Two I/Os over the 50 ms the window lasted: 40 IOPS.
         assert!(out.contains(&(Kind::Iops, 150, 0, 40)));
         // Ended on a window's edge: that window, whole.
-        let mut w = Windows::new(100, false, false);
+        let mut w = Windows::new(Duration::from_millis(100), false, false);
         let out = lines(&mut w, &[(20, io(1, 5))], 100);
         assert!(out.contains(&(Kind::Iops, 100, 1, 10)));
     }

@@ -119,7 +119,7 @@ impl<'a> Phase<'a> {
                 // fio's loops each end at io_size when it is less (its
                 // do_io: io_issue_bytes_exceeded).
                 let pass = match spec.target.io_size.filter(|_| !spec.timing.time_based) {
-                    Some(io) => io.min(whole),
+                    Some(io) => io.get().min(whole),
                     None => whole,
                 };
                 plans.push((
@@ -208,7 +208,7 @@ pub(super) fn regions_for(
     let regions = targets
         .iter()
         .map(|t| {
-            let start = spec.target.offset.of(t.len) + clone as u64 * spec.target.offset_increment.of(t.len);
+            let start = spec.target.clone_start(clone, t.len);
             let step = start_align(spec, align);
             let start = start.div_ceil(step) * step;
             if start >= t.len {
@@ -221,11 +221,11 @@ pub(super) fn regions_for(
             }
             let len = t.len - start;
             let len = match (spec.target.size, spec.target.size_pct) {
-                (Some(s), _) => s.min(len),
+                (Some(s), _) => s.get().min(len),
                 (None, Some(p)) => ((t.len as f64 * p / 100.0) as u64).min(len),
                 (None, None) => len,
             };
-            let overlapping = spec.target.offset_increment.of(t.len) < len;
+            let overlapping = spec.target.offset_increment.of(t.len).get() < len;
             if spec.verify.mode != VerifyMode::Off && spec.numjobs > 1 && shared && overlapping {
                 let slice = (len / spec.numjobs as u64) / align * align;
                 Ok(Region {
@@ -259,8 +259,11 @@ fn start_align(spec: &JobSpec, align: u64) -> u64 {
     let placed_by_percent = percent(&spec.target.offset) || percent(&spec.target.offset_increment);
     match spec.target.offset_align {
         Some(a) if placed_by_percent => {
-            debug_assert!(a % align == 0, "offset_align {a} is a multiple of {align}");
-            a
+            debug_assert!(
+                a.is_multiple_of(align),
+                "offset_align {a} is a multiple of {align}"
+            );
+            a.get()
         }
         _ => align,
     }
@@ -302,7 +305,7 @@ fn budget(spec: &JobSpec, pass: u64) -> u64 {
         return u64::MAX;
     }
     let loops = pass * spec.timing.loops.max(1) as u64;
-    spec.target.io_size.map_or(loops, |io| loops.max(io))
+    spec.target.io_size.map_or(loops, |io| loops.max(io.get()))
 }
 
 /// Synchronous-thread jobs share one HIOPS path per job.

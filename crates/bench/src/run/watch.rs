@@ -65,7 +65,7 @@ struct Ticks {
 
 /// fio's slack on a rate window (stat.c LOG_MSEC_SLACK): a window this
 /// close to its end is sampled now rather than a tick later.
-const SLACK_MS: u64 = 10;
+const SLACK: Duration = Duration::from_millis(10);
 
 /// One thread's window of one rate (fio's `bw_sample_time` or
 /// `iops_sample_time`): its length, when it began and the thread's counts
@@ -73,36 +73,37 @@ const SLACK_MS: u64 = 10;
 #[derive(Clone, Copy, Debug)]
 struct RateClock {
     rate: Rate,
-    window_ms: u64,
+    window: Duration,
     since: Instant,
     at: [u64; 2],
 }
 
 impl RateClock {
-    fn start(rate: Rate, window_ms: u64, now: Instant, c: &[u64; 4]) -> RateClock {
+    fn start(rate: Rate, window: Duration, now: Instant, c: &[u64; 4]) -> RateClock {
         assert!(
-            window_ms > 0,
+            !window.is_zero(),
             "a job's rate windows are checked as it is built"
         );
         RateClock {
             rate,
-            window_ms,
+            window,
             since: now,
             at: counts(rate, c),
         }
     }
 
     fn due(&self) -> Instant {
-        self.since + Duration::from_millis(self.window_ms)
+        self.since + self.window
     }
 
     /// fio's `__add_samples`: once the window is over (within the slack),
     /// the rate per direction over it, and a new window from `now`.
     fn sample(&mut self, now: Instant, c: &[u64; 4], into: &mut RateSamples) {
-        let spent_ms = now.saturating_duration_since(self.since).as_millis() as u64;
-        if spent_ms < self.window_ms && self.window_ms - spent_ms > SLACK_MS {
+        let spent = now.saturating_duration_since(self.since);
+        if spent < self.window && self.window - spent > SLACK {
             return;
         }
+        let spent_ms = spent.as_millis() as u64;
         let counts = counts(self.rate, c);
         for (dir, (&n, &before)) in counts.iter().zip(&self.at).enumerate() {
             into.add(self.rate, dir, spent_ms, n.saturating_sub(before));
@@ -259,7 +260,7 @@ impl Phase<'_> {
         let windows = self
             .specs
             .iter()
-            .flat_map(|s| std::iter::repeat_n(s.logs.rate_window_ms, s.numjobs as usize));
+            .flat_map(|s| std::iter::repeat_n(s.logs.rate_windows, s.numjobs as usize));
         let clocks: Vec<[RateClock; 2]> = windows
             .zip(&self.counters)
             .map(|([bw, iops], c)| {

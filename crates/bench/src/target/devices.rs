@@ -59,7 +59,7 @@ pub(super) fn open_char_device(
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: TargetKind::CharDevice,
-        len: size + fixed_offsets(spec),
+        len: size.get() + fixed_offsets(spec),
         device: None,
         logical_block: 1,
         created: false,

@@ -34,7 +34,7 @@ pub(super) fn grow_file(
         )));
     }
     let want = match spec.target.size {
-        Some(s) => s + fixed_offsets(spec),
+        Some(s) => s.get() + fixed_offsets(spec),
         None if existing > 0 => existing,
         None => {
             return usage(format!(

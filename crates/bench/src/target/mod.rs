@@ -3,6 +3,7 @@
 
 use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, TargetSpec};
+use crate::Bytes;
 use hiops_hal::backends::mem::MemDevice;
 use hiops_hal::device::BlockDev;
 use std::os::unix::fs::FileTypeExt;
@@ -28,7 +29,7 @@ pub fn open_targets(
 ) -> Result<Vec<OpenTarget>, BenchError> {
     match &spec.target.targets {
         TargetSpec::Ram => {
-            let Some(size) = spec.target.size else {
+            let Some(size) = spec.target.size.map(Bytes::get) else {
                 return usage("the RAM device needs a size: add --size, e.g. --size=1g");
             };
             // The null and net engines never touch the device (net's data is the socket's).
@@ -173,7 +174,7 @@ fn open_special(
 /// per clone when regions are cut; here only check that the target holds
 /// them.
 fn check_holds(spec: &JobSpec, path: &Path, full_len: u64) -> Result<(), BenchError> {
-    let need = spec.target.size.map(|s| s + fixed_offsets(spec));
+    let need = spec.target.size.map(|s| s.get() + fixed_offsets(spec));
     if let Some(need) = need.filter(|&n| n > full_len) {
         return usage(format!(
             "{} has {full_len} bytes, fewer than the {need} this job addresses (size plus offsets): lower --size or --offset",
@@ -208,7 +209,10 @@ fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
     Ok(OpenTarget {
         path: Some(path.to_path_buf()),
         kind: TargetKind::File,
-        len: spec.target.size.unwrap_or(spec.workload.bs.max() as u64),
+        len: spec
+            .target
+            .size
+            .map_or(spec.workload.bs.max() as u64, Bytes::get),
         device: BlockDev::of_path(dir),
         logical_block: 1,
         // Removed (unlink=1, or a run that fails) only if this job makes it.

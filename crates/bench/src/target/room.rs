@@ -14,7 +14,7 @@ pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
         else {
             continue;
         };
-        let want = size.saturating_add(fixed_offsets(spec));
+        let want = size.get().saturating_add(fixed_offsets(spec));
         for p in paths {
             match wants.iter_mut().find(|(q, _)| q == p) {
                 Some((_, w)) => *w = (*w).max(want),
@@ -93,15 +93,8 @@ fn room_at(path: &Path) -> Option<(u64, u64)> {
 /// Bytes before the last clone's range when offsets are absolute (percent
 /// offsets are shares of what exists).
 pub(super) fn fixed_offsets(spec: &JobSpec) -> u64 {
-    use crate::spec::Amount;
-    let base = match spec.target.offset {
-        Amount::Bytes(b) => b,
-        Amount::Percent(_) => 0,
-    };
-    let step = match spec.target.offset_increment {
-        Amount::Bytes(b) => b,
-        _ => 0,
-    };
+    let base = spec.target.offset.fixed().get();
+    let step = spec.target.offset_increment.fixed().get();
     base + step * spec.numjobs.saturating_sub(1) as u64
 }
 
@@ -116,7 +109,7 @@ mod tests {
         let (_, free) = room_at(tmp.path()).unwrap();
         let job = |size: u64| {
             let mut job = JobBuilder::default_for(tmp.path().join("f"));
-            job.target.size = Some(size);
+            job.target.size = Some(crate::Bytes::new(size));
             job.build().unwrap()
         };
         // Two jobs on one file need the larger of them, not the sum.

@@ -44,7 +44,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 pub fn interval_of(spec: &JobSpec) -> u32 {
     let sizes: Vec<u64> = spec.block_sizes().map(u64::from).collect();
     let all = sizes.iter().fold(0, |g, &s| gcd(g, s));
-    match spec.verify.interval.map(u64::from) {
+    match spec.verify.interval.map(crate::Bytes::get) {
         Some(i) if i > 0 && sizes.iter().all(|s| s % i == 0) => i as u32,
         _ => all as u32,
     }

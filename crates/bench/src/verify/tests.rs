@@ -157,9 +157,9 @@ fn intervals_follow_fios_rules() {
     let mut spec = JobBuilder::default_for("x".into());
     spec.workload.bs = crate::spec::BlockSizes::fixed(16384);
     assert_eq!(interval_of(&spec.clone().build().unwrap()), 16384);
-    spec.verify.interval = Some(4096);
+    spec.verify.interval = Some(crate::Bytes::new(4096));
     assert_eq!(interval_of(&spec.clone().build().unwrap()), 4096);
-    spec.verify.interval = Some(3000);
+    spec.verify.interval = Some(crate::Bytes::new(3000));
     assert_eq!(
         interval_of(&spec.clone().build().unwrap()),
         16384,

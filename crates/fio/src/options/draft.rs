@@ -4,8 +4,9 @@ use crate::value::KbBase;
 use hiops_hal::clock::ClockSource;
 use hiops_hal::{EngineKind, Feature};
 use hiops_job::spec::{Amount, ExitWhat, LogSpec, SteadyState, UnifiedRw};
-use hiops_job::{BlockSizes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
+use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The options of one job as given, parsed but not yet combined.
 #[derive(Clone, Debug, Default)]
@@ -24,7 +25,7 @@ pub struct Draft {
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
-    pub filesize: Option<u64>,
+    pub filesize: Option<Bytes>,
     pub file_service: Option<hiops_job::file_service::FileService>,
     pub openfiles: Option<u64>,
     pub buffer_pattern: Option<Vec<u8>>,
@@ -38,7 +39,7 @@ pub struct Draft {
     pub offset: Option<Amount>,
     pub offset_increment: Option<Amount>,
     /// fio's offset_align (None: 0, the job's block alignment).
-    pub offset_align: Option<u64>,
+    pub offset_align: Option<Bytes>,
     /// fio's file_append: each regular file is worked on from its end.
     pub file_append: bool,
     pub nrfiles: Option<u32>,
@@ -190,7 +191,7 @@ pub struct Draft {
     /// `strategy=coop-shared`: coop with every thread on one shared ring
     /// (the HIOPS paper's single queue) unless `rings` says otherwise.
     pub coop_shared: bool,
-    pub raid0: Option<u64>,
+    pub raid0: Option<Bytes>,
     pub hybrid_depth: Option<f64>,
     pub clocksource: Option<ClockSource>,
     pub gtod_reduce: Option<bool>,
@@ -204,8 +205,8 @@ pub struct Draft {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_clock_id: i32,
-    /// fio's bwavgtime and iopsavgtime as given (ms).
-    pub rate_window_ms: [Option<u64>; 2],
+    /// fio's bwavgtime and iopsavgtime as given.
+    pub rate_windows: [Option<Duration>; 2],
     /// fio's write_iolog and read_iolog with its replay_* options.
     pub write_iolog: Option<PathBuf>,
     pub read_iolog: Option<PathBuf>,

@@ -10,8 +10,9 @@ use crate::value::{self, quoted, KbBase};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
 use hiops_job::spec::{ExitWhat, UnifiedRw};
-use hiops_job::{BlockSizes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
+use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub type Apply = fn(&mut Draft, Option<&str>) -> Result<(), ValueError>;
 
@@ -78,10 +79,10 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zonerange", [], value, "zonemode=strided: the size of a zone (0, the default: zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone (default 0).", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
-    opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&s| s > 0); Ok(()) }),
+    opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(Bytes::nonzero("filesize", value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
     opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Some(value::size(need(v)?, d.kb_base)?).filter(|&a| a > 0); Ok(()) }),
+    opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Bytes::given(value::size(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("file_append", [], flag, "Work on each regular file from its end, as its size is when the run is planned (a new file from 0), whatever offset says: writes extend it. Block devices keep offset, as in fio.", |d, v| { d.file_append = value::boolean(v)?; Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {
         let n = u32_of(value::int(need(v)?, d.kb_base)?, "nrfiles")?;
@@ -373,8 +374,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.rings = Some(n); Ok(())
     }),
     opt!("raid0", [], value, "hiops: stripe the job's files (filename=a:b:...) as one RAID0 volume with chunks of this size (0: off, files take turns per I/O).", |d, v| {
-        let n = value::size(need(v)?, d.kb_base)?;
-        d.raid0 = (n > 0).then_some(n); Ok(())
+        d.raid0 = Bytes::given(value::size(need(v)?, d.kb_base)?); Ok(())
     }),
     opt!("hybrid_depth", [], value, "hiops hybrid: poll while at least this many commands are in flight (off: never poll).", |d, v| { d.hybrid_depth = Some(hybrid_depth(need(v)?)?); Ok(()) }),
     opt!("hybrid_iops", [], value, "hiops hybrid: ...and completions arrive at least this fast (IOPS).", |d, v| {
@@ -490,10 +490,10 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("write_lat_log", [], flag, "Write fio's latency logs, PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (ns).", |d, v| { d.logs.lat = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_hist_log", [], flag, "Write fio's completion-latency histogram log, PREFIX_clat_hist.N.log (empty without log_hist_msec, as in fio).", |d, v| { d.logs.hist = Some(v.unwrap_or("").to_string()); Ok(()) }),
-    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
-    opt!("bwavgtime", [], value, "Sample each thread's bandwidth over windows of this many ms for the report's bw min/max/mean/dev and samples (default 500; with write_bw_log and no bwavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[0] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("iopsavgtime", [], value, "Sample each thread's IOPS over windows of this many ms for the report's iops min/max/mean/dev and samples (default 500; with write_iops_log and no iopsavgtime, log_avg_msec when set).", |d, v| { d.rate_window_ms[1] = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_msec = value::int(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("log_avg_msec", [], value, "Logs hold one line per window of this many ms and direction (mean, or max with log_max_value; KiB/s and IOPS over the window) instead of one per I/O (0, the default).", |d, v| { d.logs.avg_window = Duration::from_millis(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("bwavgtime", [], value, "Sample each thread's bandwidth over windows of this many ms for the report's bw min/max/mean/dev and samples (default 500; with write_bw_log and no bwavgtime, log_avg_msec when set).", |d, v| { d.rate_windows[0] = Some(Duration::from_millis(value::int(need(v)?, d.kb_base)?)); Ok(()) }),
+    opt!("iopsavgtime", [], value, "Sample each thread's IOPS over windows of this many ms for the report's iops min/max/mean/dev and samples (default 500; with write_iops_log and no iopsavgtime, log_avg_msec when set).", |d, v| { d.rate_windows[1] = Some(Duration::from_millis(value::int(need(v)?, d.kb_base)?)); Ok(()) }),
+    opt!("log_hist_msec", [], value, "The histogram log's window in ms (0, the default: no histogram lines).", |d, v| { d.logs.hist_window = Duration::from_millis(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("log_hist_coarseness", [], value, "0 to 6: the histogram log adds 2^N of fio's 1856 bins together per column.", |d, v| {
         let c = value::int(need(v)?, d.kb_base)?;
         if c > 6 { return Err("give 0 to 6".into()); }

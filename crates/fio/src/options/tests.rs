@@ -300,7 +300,10 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
         (d.verify_write_sequence, d.verify_header_seed),
         (Some(false), Some(false))
     );
-    assert_eq!(d.rate_window_ms, [Some(250), None]);
+    assert_eq!(
+        d.rate_windows,
+        [Some(std::time::Duration::from_millis(250)), None]
+    );
     // Those of current fio's own tests hiops does not read.
     for key in [
         "log_issue_time",

@@ -27,18 +27,18 @@ impl Draft {
     /// log_avg_msec when it is set, others every 500 ms. A window below
     /// log_avg_msec would shorten the log's windows in fio, which hiops
     /// keeps at log_avg_msec for every log: refused.
-    fn rate_windows(&self) -> Result<[u64; 2], FioError> {
+    fn rate_windows(&self) -> Result<[Duration; 2], FioError> {
         let logs = [("bw", &self.logs.bw), ("iops", &self.logs.iops)];
         let names = ["bwavgtime", "iopsavgtime"];
-        let avg = self.logs.avg_msec;
-        let mut out = [hiops_job::spec::RATE_WINDOW_MS; 2];
-        for (i, ((log, written), given)) in logs.iter().zip(self.rate_window_ms).enumerate() {
-            out[i] = match (given, written.is_some() && avg > 0) {
-                (Some(ms), true) if ms < avg => {
-                    let n = names[i];
+        let avg = self.logs.avg_window;
+        let mut out = [hiops_job::spec::RATE_WINDOW; 2];
+        for (i, ((log, written), given)) in logs.iter().zip(self.rate_windows).enumerate() {
+            out[i] = match (given, written.is_some() && !avg.is_zero()) {
+                (Some(w), true) if w < avg => {
+                    let (n, ms, avg) = (names[i], w.as_millis(), avg.as_millis());
                     return Err(format!("write_{log}_log with {n}={ms} below log_avg_msec={avg}: fio would log every {ms} ms, hiops logs every log_avg_msec; give log_avg_msec={ms} or drop {n}").into());
                 }
-                (Some(ms), _) => ms,
+                (Some(w), _) => w,
                 (None, true) => avg,
                 (None, false) => out[i],
             };
@@ -49,7 +49,7 @@ impl Draft {
     /// Logs, offload and serialize_overlap, the latency target and the flow share.
     pub(super) fn set_logs_latency_and_flow(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         spec.logs = self.logs_of(&spec.name);
-        spec.logs.rate_window_ms = self.rate_windows()?;
+        spec.logs.rate_windows = self.rate_windows()?;
         spec.io.offload = self.offload.unwrap_or(false);
         spec.io.serialize_overlap = self.serialize_overlap.unwrap_or(false);
         spec.io.latency_target = self

@@ -6,7 +6,7 @@
 use crate::error::FioError;
 use crate::options::Draft;
 use hiops_job::spec::Amount;
-use hiops_job::{JobBuilder, TargetSpec};
+use hiops_job::{Bytes, JobBuilder, TargetSpec};
 use std::path::Path;
 
 impl Draft {
@@ -14,7 +14,7 @@ impl Draft {
     pub(super) fn set_start_offsets(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         if let Some(a) = self.offset_align {
             let align = u64::from(spec.workload.block_align.unwrap_or(spec.bs_min()));
-            if a % align != 0 {
+            if !a.is_multiple_of(align) {
                 return Err(format!(
                     "offset_align={a} is not a multiple of the job's block alignment ({align} bytes), which every offset keeps: give a multiple of {align}"
                 )
@@ -44,8 +44,8 @@ impl Draft {
         match ends[..] {
             [] => {}
             [end] => {
-                spec.target.offset = Amount::Bytes(end);
-                spec.target.offset_increment = Amount::Bytes(0);
+                spec.target.offset = Amount::Bytes(Bytes::new(end));
+                spec.target.offset_increment = Amount::Bytes(Bytes::ZERO);
             }
             _ => return Err(format!(
                 "file_append: the job's files end at {ends:?} bytes, and hiops starts every file of a job at the same offset: append to files of one size, or give each its own job"

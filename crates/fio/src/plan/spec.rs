@@ -7,7 +7,7 @@ use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
-use hiops_job::{JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
+use hiops_job::{Bytes, JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,7 +57,9 @@ impl Draft {
             return Ok(0);
         }
         let files = spec.target.files_per_clone.map_or(1, u64::from);
-        let size = self.size_bytes().or(spec.target.size.map(|s| s * files));
+        let size = self
+            .size_bytes()
+            .or(spec.target.size.map(|s| Bytes::new(s.get() * files)));
         let size = size.ok_or(
             "dedupe_mode=working_set takes its set as a share of size: give size in bytes",
         )?;
@@ -69,7 +71,7 @@ impl Draft {
                 .min(),
         );
         let pct = u64::from(self.dedupe_working_set_percentage.map_or(5, Percent::get));
-        let pages = size * pct / 100 / bs;
+        let pages = size.get() * pct / 100 / bs;
         if pages == 0 {
             return Err(format!("dedupe_working_set_percentage={pct} of {size} bytes is not one {bs}-byte block: raise it or size").into());
         }

@@ -6,7 +6,7 @@ use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
-use hiops_job::{JobBuilder, JobSpec, TargetSpec};
+use hiops_job::{Bytes, JobBuilder, JobSpec, TargetSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -14,10 +14,13 @@ use std::path::{Path, PathBuf};
 /// on in each file, `size` (when known here: a device's or an existing
 /// file's size is known only when the run opens it). fio stops such a job
 /// at run time ("zoned_abs sizes exceed file size", io_u.c).
-pub(super) fn zones_fit(dist: &hiops_job::Distribution, size: Option<u64>) -> Result<(), FioError> {
+pub(super) fn zones_fit(
+    dist: &hiops_job::Distribution,
+    size: Option<Bytes>,
+) -> Result<(), FioError> {
     use hiops_job::units::format_bytes;
     use hiops_job::Distribution::{PerDirection, ZonedAbs};
-    let Some(size) = size else {
+    let Some(size) = size.map(Bytes::get) else {
         return Ok(());
     };
     let dists: Vec<&hiops_job::Distribution> = match dist {
@@ -63,7 +66,7 @@ impl Draft {
     }
 
     /// size= in bytes, when it is not a percentage.
-    pub(super) fn size_bytes(&self) -> Option<u64> {
+    pub(super) fn size_bytes(&self) -> Option<Bytes> {
         match self.size {
             Some(Amount::Bytes(b)) => Some(b),
             _ => None,
@@ -102,20 +105,24 @@ impl Draft {
                 return Err(format!("ioengine={engine} uses its own RAM device: drop filename, or pick a kernel engine to use the file").into());
             }
             spec.target.targets = TargetSpec::Ram;
-            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(OWN_FILE_SIZE));
         } else if !self.filename.is_empty() {
             let files = self.named_files();
             // fio's size is the job's total, divided among its files.
-            spec.target.size = self.filesize.or(size_bytes.map(|s| s / files.len() as u64));
+            spec.target.size = self
+                .filesize
+                .or(size_bytes.map(|s| per_file(s, files.len() as u64)));
             spec.target.targets = TargetSpec::Paths(files);
         } else if fio {
             spec.target.targets = TargetSpec::Paths(self.fio_files(spec, nrfiles)?);
-            spec.target.size = self.filesize.or(size_bytes.map(|s| s / nrfiles as u64));
+            spec.target.size = self
+                .filesize
+                .or(size_bytes.map(|s| per_file(s, nrfiles.into())));
             spec.target.files_per_clone = Some(nrfiles);
         } else {
             let (target, own_file) = self.one_target()?;
             spec.target.targets = TargetSpec::Paths(vec![target]);
-            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(512 << 20));
+            spec.target.size = Some(size_bytes.or(self.filesize).unwrap_or(OWN_FILE_SIZE));
             return Ok(own_file);
         }
         Ok(false)
@@ -268,13 +275,13 @@ impl Draft {
     }
 
     /// io_size in bytes; a percentage is a share of size= in bytes.
-    pub(super) fn io_size(&self) -> Result<Option<u64>, FioError> {
+    pub(super) fn io_size(&self) -> Result<Option<Bytes>, FioError> {
         Ok(match self.io_size {
             None => None,
             Some(Amount::Bytes(b)) => Some(b),
             Some(Amount::Percent(p)) => {
                 match self.size_bytes() {
-                    Some(s) => Some(((s as f64 * p / 100.0) as u64).max(1)),
+                    Some(s) => Some(Amount::Percent(p).of(s.get()).max(Bytes::new(1))),
                     None => return Err(
                         "io_size=N% is a share of size: give size in bytes, or io_size in bytes"
                             .into(),
@@ -311,6 +318,16 @@ impl Draft {
         }
         Ok(())
     }
+}
+
+/// The size of hiops' own file, and of its RAM device, without size or
+/// filesize.
+const OWN_FILE_SIZE: Bytes = Bytes::new(512 << 20);
+
+/// fio's size is the job's total: each of `files` files gets its share.
+fn per_file(size: Bytes, files: u64) -> Bytes {
+    assert!(files > 0, "a job has at least one file");
+    Bytes::new(size.get() / files)
 }
 
 /// Creates `path`, or `{path}.N` for the first N not taken (a file an older
@@ -375,7 +392,7 @@ pub(super) fn make_temp_targets(
 /// fill_device: the free space of the filesystem holding the (first) file,
 /// less 1% so metadata fits; a block device is used whole (None: its own
 /// size; the filesystem of its node in /dev says nothing of it).
-fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, FioError> {
+fn fill_size(files: &[PathBuf]) -> Result<Option<Bytes>, FioError> {
     use std::os::unix::fs::FileTypeExt;
     let first = &files[0];
     if std::fs::metadata(first).is_ok_and(|m| m.file_type().is_block_device()) {
@@ -403,5 +420,5 @@ fn fill_size(files: &[PathBuf]) -> Result<Option<u64>, FioError> {
     }
     let free = st.f_bavail as u64 * st.f_frsize as u64;
     let per_file = free / 100 * 99 / files.len() as u64;
-    Ok(Some(per_file / 4096 * 4096))
+    Ok(Some(Bytes::new(per_file / 4096 * 4096)))
 }

@@ -1,7 +1,7 @@
 //! The verify options of a job.
 use crate::error::FioError;
 use crate::options::Draft;
-use hiops_job::{JobBuilder, Percent, VerifyMode};
+use hiops_job::{Bytes, JobBuilder, Percent, VerifyMode};
 
 impl Draft {
     /// The verify options. Needs the seed (`set_randomness`) first.
@@ -24,7 +24,7 @@ impl Draft {
         spec.verify.header_seed = self.verify_header_seed.unwrap_or(true);
         spec.verify.do_verify = self.do_verify.unwrap_or(true);
         spec.verify.only = self.verify_only.unwrap_or(false);
-        spec.verify.interval = self.verify_interval;
+        spec.verify.interval = self.verify_interval.map(|n| Bytes::new(n.into()));
         spec.verify.offset = self.verify_offset.unwrap_or(0);
         // fio's per-block seeds start from its randseed (0x89 by default;
         // randrepeat=0 without a randseed: this run's own seed).

@@ -1,6 +1,7 @@
 //! fio's logs, and the I/O traces a job writes or replays.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// fio's logs (HOWTO, `write_bw_log` to `log_alternate_epoch_clock_id`):
 /// which are written, and how. The files are fio's: `PREFIX_bw.N.log`,
@@ -14,10 +15,12 @@ pub struct LogSpec {
     pub lat: Option<String>,
     pub iops: Option<String>,
     pub hist: Option<String>,
-    /// Average each log over windows of this many ms (0: a line per I/O).
-    pub avg_msec: u64,
-    /// The histogram log's window (0: its file stays empty, as in fio).
-    pub hist_msec: u64,
+    /// Average each log over windows this long (fio's log_avg_msec, whole
+    /// ms; zero: a line per I/O).
+    pub avg_window: Duration,
+    /// The histogram log's window (fio's log_hist_msec, whole ms; zero:
+    /// its file stays empty, as in fio).
+    pub hist_window: Duration,
     /// Histogram bins merged 2^coarseness at a time (0 to 6).
     pub hist_coarseness: u32,
     /// Windows log their largest value instead of the mean.
@@ -39,24 +42,24 @@ pub struct LogSpec {
     /// streams one after another (one per thread), which `--inflate-log`
     /// turns back into text.
     pub store_compressed: bool,
-    /// fio's bwavgtime and iopsavgtime: the window, in ms, over which each
+    /// fio's bwavgtime and iopsavgtime: the window over which each
     /// thread's bandwidth (`[0]`) and IOPS (`[1]`) are sampled for the
-    /// report's bw_* and iops_* statistics (fio's default 500).
-    pub rate_window_ms: [u64; 2],
+    /// report's bw_* and iops_* statistics (fio's default 500 ms).
+    pub rate_windows: [Duration; 2],
     /// The slat log is made but gets no lines: fio 3.33 times no
     /// submission where the engine completes an I/O in the call that
     /// issues it (psync, pvsync2, mmap, ...), and hiops answering as fio
     /// writes its logs so.
     pub slat_untimed: bool,
     /// fio's log_compression was given (a chunk size above 0): fio then
-    /// logs bandwidth and IOPS per I/O, so with `avg_msec` their windows
+    /// logs bandwidth and IOPS per I/O, so with `avg_window` their windows
     /// hold the mean per-I/O rate (hiops' logs stay text: their memory
     /// is bounded already).
     pub compression: bool,
 }
 
-/// fio's bwavgtime and iopsavgtime default, in ms.
-pub const RATE_WINDOW_MS: u64 = 500;
+/// fio's bwavgtime and iopsavgtime default.
+pub const RATE_WINDOW: Duration = Duration::from_millis(500);
 
 impl Default for LogSpec {
     fn default() -> Self {
@@ -65,8 +68,8 @@ impl Default for LogSpec {
             lat: None,
             iops: None,
             hist: None,
-            avg_msec: 0,
-            hist_msec: 0,
+            avg_window: Duration::ZERO,
+            hist_window: Duration::ZERO,
             hist_coarseness: 0,
             max_value: false,
             per_job: true,
@@ -75,7 +78,7 @@ impl Default for LogSpec {
             epoch_clock: None,
             first_thread: 1,
             store_compressed: false,
-            rate_window_ms: [RATE_WINDOW_MS; 2],
+            rate_windows: [RATE_WINDOW; 2],
             slat_untimed: false,
             compression: false,
         }

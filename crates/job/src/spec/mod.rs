@@ -22,7 +22,7 @@ pub use crate::distribution::Distribution;
 pub use block_sizes::{BlockSizeError, BlockSizes};
 pub use errors::{ContinueOnError, ErrorClass, ErrorCount, Judged, DEFAULT_NON_FATAL};
 pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
-pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW_MS};
+pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
 pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
@@ -219,7 +219,7 @@ mod tests {
     fn the_default_job_is_4k_random_reads_at_depth_32_for_10_seconds() {
         let spec = JobSpec::default_for("f".into());
         assert_eq!(spec.target.targets, TargetSpec::Paths(vec!["f".into()]));
-        assert_eq!(spec.target.size, Some(512 << 20));
+        assert_eq!(spec.target.size, Some(crate::Bytes::new(512 << 20)));
         assert!(spec.target.direct && spec.target.unlink && spec.target.invalidate);
         assert_eq!(spec.workload.rw, RwMode::RandRead);
         assert_eq!(spec.workload.bs, BlockSizes::fixed(4096));

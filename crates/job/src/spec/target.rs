@@ -1,6 +1,7 @@
 //! Where a job's I/O goes: its targets, the range of each it uses, and
 //! how the files are opened, laid out and cleaned up.
 
+use crate::range::Bytes;
 use std::path::PathBuf;
 
 /// Where a job's I/O goes.
@@ -24,22 +25,31 @@ pub enum Fadvise {
 /// A byte count, or a share of the target (fio's `offset=10%`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Amount {
-    Bytes(u64),
+    Bytes(Bytes),
     Percent(f64),
 }
 
 impl Amount {
     /// The bytes this amounts to on a target of `len` bytes.
-    pub fn of(self, len: u64) -> u64 {
+    pub fn of(self, len: u64) -> Bytes {
         match self {
             Amount::Bytes(b) => b,
-            Amount::Percent(p) => (len as f64 * p / 100.0) as u64,
+            Amount::Percent(p) => Bytes::new((len as f64 * p / 100.0) as u64),
+        }
+    }
+
+    /// The bytes this amounts to whatever the target's size: a byte
+    /// count's own, none for a share (known only once a target is open).
+    pub fn fixed(self) -> Bytes {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Percent(_) => Bytes::ZERO,
         }
     }
 
     pub fn is_zero(self) -> bool {
         match self {
-            Amount::Bytes(b) => b == 0,
+            Amount::Bytes(b) => b == Bytes::ZERO,
             Amount::Percent(p) => p == 0.0,
         }
     }
@@ -51,11 +61,11 @@ pub struct TargetOptions {
     pub targets: TargetSpec,
     /// Bytes of each target to use (from offset 0); `None`: the whole
     /// existing file or device.
-    pub size: Option<u64>,
+    pub size: Option<Bytes>,
     /// fio's io_size (io_limit): bytes each thread moves, apart from the
     /// region `size` sets (fewer: it stops early; more: it goes round
     /// again). `None`: size (times loops).
-    pub io_size: Option<u64>,
+    pub io_size: Option<Bytes>,
     /// fio's zonemode=strided with zonesize, zonerange, zoneskip.
     pub strided: Option<crate::strided::StridedZones>,
     /// Remove files hiops created when the job ends.
@@ -74,7 +84,7 @@ pub struct TargetOptions {
     pub offset_increment: Amount,
     /// fio's offset_align: a start computed from a percentage is rounded up
     /// to a multiple of this (None: the job's block alignment).
-    pub offset_align: Option<u64>,
+    pub offset_align: Option<Bytes>,
     /// fio's default layout without `filename`: each clone has its own
     /// `files_per_clone` files; `targets` lists clone 0's, then clone 1's...
     pub files_per_clone: Option<u32>,
@@ -88,7 +98,7 @@ pub struct TargetOptions {
     pub fill_device: bool,
     /// hiops: the job's files striped as one RAID0 volume with chunks of
     /// this many bytes (None: files take turns per I/O, JBOD).
-    pub raid0_chunk: Option<u64>,
+    pub raid0_chunk: Option<Bytes>,
     /// Drop the page cache of files before the job.
     pub invalidate: bool,
     /// The access-pattern hint given to the kernel for each file as a job
@@ -103,13 +113,19 @@ pub struct TargetOptions {
 }
 
 impl TargetOptions {
+    /// Where clone `clone` starts on a target of `len` bytes, before any
+    /// rounding: offset, plus offset_increment for each clone before it.
+    pub fn clone_start(&self, clone: u32, len: u64) -> u64 {
+        self.offset.of(len).get() + u64::from(clone) * self.offset_increment.of(len).get()
+    }
+
     /// The default job's target: 512 MiB of `target` from its start, opened
     /// with O_DIRECT, its page cache dropped first, removed at the end if
     /// hiops created it.
     pub fn on(target: PathBuf) -> TargetOptions {
         TargetOptions {
             targets: TargetSpec::Paths(vec![target]),
-            size: Some(512 << 20),
+            size: Some(Bytes::new(512 << 20)),
             io_size: None,
             strided: None,
             unlink: true,
@@ -117,8 +133,8 @@ impl TargetOptions {
             sync_writes: None,
             allow_write_devices: Vec::new(),
             size_pct: None,
-            offset: Amount::Bytes(0),
-            offset_increment: Amount::Bytes(0),
+            offset: Amount::Bytes(Bytes::ZERO),
+            offset_increment: Amount::Bytes(Bytes::ZERO),
             offset_align: None,
             files_per_clone: None,
             file_service: None,
@@ -148,5 +164,30 @@ impl SyncWrites {
             SyncWrites::Sync => libc::O_SYNC,
             SyncWrites::Dsync => libc::O_DSYNC,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_offset_is_known_before_the_target_and_a_share_after() {
+        let bytes = Amount::Bytes(Bytes::new(4096));
+        let share = Amount::Percent(10.0);
+        assert_eq!(bytes.fixed(), Bytes::new(4096));
+        assert_eq!(share.fixed(), Bytes::ZERO);
+        assert_eq!(bytes.of(1000), Bytes::new(4096));
+        assert_eq!(share.of(1000), Bytes::new(100));
+        assert!(Amount::Bytes(Bytes::ZERO).is_zero() && !share.is_zero());
+    }
+
+    #[test]
+    fn each_clone_starts_one_increment_further() {
+        let mut t = TargetOptions::on("f".into());
+        t.offset = Amount::Bytes(Bytes::new(4096));
+        t.offset_increment = Amount::Percent(10.0);
+        assert_eq!(t.clone_start(0, 1000), 4096);
+        assert_eq!(t.clone_start(3, 1000), 4096 + 300);
     }
 }

@@ -112,7 +112,7 @@ pub struct VerifySpec {
     pub do_verify: bool,
     /// A header every this many bytes of a block (fio's verify_interval;
     /// `None`: fio's default, the smallest block).
-    pub interval: Option<u32>,
+    pub interval: Option<crate::range::Bytes>,
     /// fio's verify_offset: the header is swapped with the bytes this far
     /// into each chunk before the write, and back before the check (0: the
     /// header stays at the chunk's start).
