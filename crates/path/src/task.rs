@@ -336,16 +336,26 @@ impl TaskRing {
     }
 
     /// `turn`, except that a turn about to sleep in the ring leaves its
-    /// submission to `wait_in_ring` (one system call submits and waits).
+    /// submission to `wait_in_ring` (one system call submits and waits),
+    /// and that a turn with commands to send enters the kernel once: the
+    /// submission also posts the completions it has pending (DEFER_TASKRUN),
+    /// which a peek then takes, instead of a system call to reap and
+    /// another to submit.
     pub fn turn_before_sleep(&self) -> Wait {
         let mut c = self.core.borrow_mut();
-        let reaped = c.reap();
+        let mut reaped = c.peek();
+        if c.queue.staged() == 0 {
+            reaped += c.reap();
+        }
         let in_flight = c.queue.busy();
         if in_flight == 0 && c.fifo.is_empty() {
             return Wait::Idle;
         }
         if reaped > 0 || in_flight >= self.poll_min_depth || self.bell.is_none() {
-            c.submit();
+            if c.queue.staged() > 0 {
+                c.submit();
+                c.peek();
+            }
             return Wait::Busy;
         }
         Wait::Bell
@@ -498,8 +508,9 @@ impl Future for IoFuture<'_> {
                     this.step = Step::Finished;
                     return Poll::Ready((Err(io::Error::other("the task ring failed")), buf));
                 }
-                // Lazy completion: whoever enters the path reaps for all.
-                c.reap();
+                // Lazy completion: whoever enters the path reaps for all
+                // (what is posted: the driver's turn enters the kernel).
+                c.peek();
                 if c.is_inline(cmd.target) {
                     let mut buf = buf;
                     let result = c.run_inline(*cmd, &mut buf);
