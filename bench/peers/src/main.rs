@@ -408,7 +408,10 @@ fn main() {
         a[4].parse::<u64>().unwrap(),
     );
     let file = open(&path);
-    let blocks = file.metadata().unwrap().len() / BS;
+    // A block device's metadata says 0 bytes: its end is its size.
+    let blocks =
+        std::io::Seek::seek(&mut &file, std::io::SeekFrom::End(0)).expect("FILE's size") / BS;
+    assert!(blocks > 0, "FILE holds no whole 4 KiB block");
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
     let run = Arc::new(Run {
         blocks,
