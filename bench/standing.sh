@@ -53,6 +53,8 @@ declare -A STEP=(
   [twocpus]="$PY bench/alternate.py --file '' --rounds 5 --runtime 3 --ramp 1 \"one=$HIOPS run --ioengine=null --iodepth=1 --size=1g\" \"two=$HIOPS run --ioengine=null --iodepth=1 --size=1g --numjobs=2 --group_reporting\" && bash bench/with_devices.sh '$PY bench/alternate.py --file \$ZRAM --rounds 5 --runtime 3 --ramp 1 \"psync1=$HIOPS run --ioengine=psync --direct=1\" \"psync2=$HIOPS run --ioengine=psync --direct=1 --numjobs=2 --group_reporting\" \"uring1=$HIOPS run --ioengine=io_uring --iodepth=32 --direct=1\" \"uring2=$HIOPS run --ioengine=io_uring --iodepth=32 --direct=1 --numjobs=2 --group_reporting\"'"
   [monoio]="$PY bench/alternate.py --file /var/tmp/hb/path.dat --rounds 5 --runtime 4 --ramp 1 \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" \"monoio=$PEERS monoio 128\" \"compio=$PEERS compio 128\" \"tokio-uring=$PEERS tokio-uring 128\" \"glommio=$PEERS glommio 128\""
   [peers]="$PY bench/peers.py --readers 128 --rounds 5 --seconds 5 --file /var/tmp/hb/path.dat"
+  [monoiouser]="$PY bench/peers/user_clocks.py --file /var/tmp/hb/path.dat --rounds 5 --runtime 5 \"tasks=$HIOPS run --strategy=coop --tasks=128\" \"monoio=$PEERS monoio 128\" \"tasks1=$HIOPS run --strategy=coop --tasks=1\" \"monoio1=$PEERS monoio 1\""
+  [monoiozram]="SIZE=512M bash bench/with_devices.sh '$PY bench/peers/user_clocks.py --file \$ZRAM --rounds 5 --runtime 4 \"tasks=$HIOPS run --strategy=coop --tasks=128\" \"monoio=$PEERS monoio 128\"'"
   [redistls]="$PY bench/kv_vs_redis.py --pairs 5 --workers 1 --clients 50 --requests 100000 --tls"
   [index]="cargo run -q --release -p hiops-kv --example index_bytes_per_key"
   [iozone]="bash bench/with_devices.sh '$HIOPS iozone disk=/var/tmp/hb/iozdisk zram=\$ZRAM --allow-write --dir /var/tmp/hb/ioz'"

@@ -1,7 +1,9 @@
 //! One run of one reader model: R readers, each doing one 4 KiB random
 //! O_DIRECT read at a time from FILE for S seconds after a 1 s warm-up.
-//! Prints one JSON line: IOPS, p50/p99 latency, context switches per I/O and
+//! Prints one JSON line: IOPS, p50/p99 latency, context switches per I/O,
 //! machine clocks per I/O ((elapsed x CPUs - idle - iowait - steal) x TSC /
+//! I/Os) and the process's own user and kernel clocks per I/O (getrusage over
+//! the same window, as `hiops run` takes its process figures: x TSC /
 //! I/Os). bench/peers.py alternates the models and takes ratios.
 //!
 //! ```sh
@@ -362,11 +364,35 @@ fn busy_s() -> f64 {
     (f[..8].iter().sum::<u64>() - f[3] - f[4] - f[7]) as f64 / hz
 }
 
-fn ctx_switches() -> u64 {
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills `u`.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    (u.ru_nvcsw + u.ru_nivcsw) as u64
+/// The process's own use so far (getrusage, as `hiops run` takes its
+/// process figures): context switches, user and kernel seconds.
+#[derive(Clone, Copy)]
+struct Own {
+    ctx: u64,
+    user_s: f64,
+    sys_s: f64,
+}
+
+impl Own {
+    fn now() -> Own {
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage fills `u`.
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        Own {
+            ctx: (u.ru_nvcsw + u.ru_nivcsw) as u64,
+            user_s: s(u.ru_utime),
+            sys_s: s(u.ru_stime),
+        }
+    }
+
+    fn since(self, earlier: Own) -> Own {
+        Own {
+            ctx: self.ctx - earlier.ctx,
+            user_s: self.user_s - earlier.user_s,
+            sys_s: self.sys_s - earlier.sys_s,
+        }
+    }
 }
 
 fn main() {
@@ -382,7 +408,10 @@ fn main() {
         a[4].parse::<u64>().unwrap(),
     );
     let file = open(&path);
-    let blocks = file.metadata().unwrap().len() / BS;
+    // A block device's metadata says 0 bytes: its end is its size.
+    let blocks =
+        std::io::Seek::seek(&mut &file, std::io::SeekFrom::End(0)).expect("FILE's size") / BS;
+    assert!(blocks > 0, "FILE holds no whole 4 KiB block");
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
     let run = Arc::new(Run {
         blocks,
@@ -395,13 +424,13 @@ fn main() {
         let run = run.clone();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_secs(1));
-            let (b0, c0, t0) = (busy_s(), ctx_switches(), Instant::now());
+            let (b0, c0, t0) = (busy_s(), Own::now(), Instant::now());
             run.measuring.store(true, Ordering::Relaxed);
             std::thread::sleep(Duration::from_secs(secs));
             run.measuring.store(false, Ordering::Relaxed);
             let out = (
                 busy_s() - b0,
-                ctx_switches() - c0,
+                Own::now().since(c0),
                 t0.elapsed().as_secs_f64(),
             );
             run.stop.store(true, Ordering::Relaxed);
@@ -427,16 +456,18 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let (busy, ctx, window) = timer.join().unwrap();
+    let (busy, own, window) = timer.join().unwrap();
     let h = run.lat.lock().unwrap();
     let ios = h.count();
     let tsc = hiops_stats::tsc::tsc_hz();
     println!(
-        "{{\"model\": \"{model}\", \"readers\": {readers}, \"iops\": {:.0}, \"p50_us\": {:.1}, \"p99_us\": {:.1}, \"ctx_per_io\": {:.3}, \"machine_clocks_per_io\": {:.0}}}",
+        "{{\"model\": \"{model}\", \"readers\": {readers}, \"iops\": {:.0}, \"p50_us\": {:.1}, \"p99_us\": {:.1}, \"ctx_per_io\": {:.3}, \"machine_clocks_per_io\": {:.0}, \"ios\": {ios}, \"window_s\": {window:.3}, \"user_clocks_per_io\": {:.0}, \"kernel_clocks_per_io\": {:.0}}}",
         ios as f64 / window,
         h.percentile(50.0) as f64 / 1e3,
         h.percentile(99.0) as f64 / 1e3,
-        ctx as f64 / ios.max(1) as f64,
-        busy * tsc / ios.max(1) as f64
+        own.ctx as f64 / ios.max(1) as f64,
+        busy * tsc / ios.max(1) as f64,
+        own.user_s * tsc / ios.max(1) as f64,
+        own.sys_s * tsc / ios.max(1) as f64,
     );
 }

@@ -91,6 +91,15 @@ pub trait Engine: Send {
     /// move up to `out.len()` of them into `out`. Returns how many.
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError>;
 
+    /// `reap(0, ..)` without entering the kernel: only completions already
+    /// posted where this thread can read them. An engine whose completions
+    /// are posted only inside a system call (io_uring with DEFER_TASKRUN
+    /// or IOPOLL) finds none of those here; the next `reap` or `issue` gets
+    /// them.
+    fn peek(&mut self, out: &mut [Completion]) -> Result<usize, HalError> {
+        self.reap(0, out)
+    }
+
     /// `issue` then `reap`; engines that can do both in one system call do.
     /// Returns (commands sent, completions fetched).
     fn issue_and_reap(

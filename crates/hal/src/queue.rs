@@ -405,6 +405,15 @@ impl Queue {
         Ok(n)
     }
 
+    /// `reap(0, ..)` without a system call: the completions already posted
+    /// (see [`crate::Engine::peek`]).
+    pub fn peek(&mut self, out: &mut [Completion]) -> Result<usize, HalError> {
+        self.ops.check_events += 1;
+        let n = self.engine.peek(out)?;
+        self.account_reaped(&mut out[..n]);
+        Ok(n)
+    }
+
     /// Issue staged commands and reap, in one system call where the engine
     /// can. The commands are stamped as issued when the call begins.
     pub fn issue_and_reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {

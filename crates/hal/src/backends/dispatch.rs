@@ -113,6 +113,11 @@ impl Engine for Backend {
     }
 
     #[inline]
+    fn peek(&mut self, out: &mut [Completion]) -> Result<usize, HalError> {
+        each!(self, e => e.peek(out))
+    }
+
+    #[inline]
     fn issue_and_reap(
         &mut self,
         min: u32,

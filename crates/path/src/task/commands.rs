@@ -148,11 +148,28 @@ impl Core {
         n > 0
     }
 
-    /// Reaps what is there and completes it; returns how many.
+    /// Reaps what is there and completes it; returns how many. With
+    /// DEFER_TASKRUN this may enter the kernel to post what is pending.
     pub(super) fn reap(&mut self) -> usize {
+        self.complete_posted(false)
+    }
+
+    /// Completes what the kernel has already posted, without a system
+    /// call: the peek of a task that starts an I/O. With DEFER_TASKRUN the
+    /// kernel posts completions only when the thread enters it, which the
+    /// driver's turn does once a pass (its submission posts them too).
+    pub(super) fn peek(&mut self) -> usize {
+        self.complete_posted(true)
+    }
+
+    fn complete_posted(&mut self, peek_only: bool) -> usize {
         self.counters.peeks += 1;
         let mut out = std::mem::take(&mut self.out);
-        let n = match self.queue.reap(0, &mut out) {
+        let got = match peek_only {
+            true => self.queue.peek(&mut out),
+            false => self.queue.reap(0, &mut out),
+        };
+        let n = match got {
             Ok(n) => n,
             Err(e) => {
                 self.out = out;

@@ -348,6 +348,11 @@ impl Engine for UringEngine {
         Ok(n)
     }
 
+    fn peek(&mut self, out: &mut [Completion]) -> Result<usize, HalError> {
+        let trimmed = self.trims.drain_into(out);
+        Ok(self.drain(out, trimmed))
+    }
+
     fn issue_and_reap(
         &mut self,
         min: u32,
