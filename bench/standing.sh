@@ -54,6 +54,7 @@ declare -A STEP=(
   [monoio]="$PY bench/alternate.py --file /var/tmp/hb/path.dat --rounds 5 --runtime 4 --ramp 1 \"tasks=$HIOPS run --strategy=coop --tasks=128 --direct=1\" \"monoio=$PEERS monoio 128\" \"compio=$PEERS compio 128\" \"tokio-uring=$PEERS tokio-uring 128\" \"glommio=$PEERS glommio 128\""
   [peers]="$PY bench/peers.py --readers 128 --rounds 5 --seconds 5 --file /var/tmp/hb/path.dat"
   [monoiouser]="$PY bench/peers/user_clocks.py --file /var/tmp/hb/path.dat --rounds 5 --runtime 5 \"tasks=$HIOPS run --strategy=coop --tasks=128\" \"monoio=$PEERS monoio 128\" \"tasks1=$HIOPS run --strategy=coop --tasks=1\" \"monoio1=$PEERS monoio 1\""
+  [monoiosamples]="$PY bench/peers/user_samples.py --file /var/tmp/hb/path.dat --rounds 5 \"tasks=$HIOPS run --strategy=coop --tasks=128\" \"monoio=$PEERS monoio 128\""
   [monoiozram]="SIZE=512M bash bench/with_devices.sh '$PY bench/peers/user_clocks.py --file \$ZRAM --rounds 5 --runtime 4 \"tasks=$HIOPS run --strategy=coop --tasks=128\" \"monoio=$PEERS monoio 128\"'"
   [redistls]="$PY bench/kv_vs_redis.py --pairs 5 --workers 1 --clients 50 --requests 100000 --tls"
   [index]="cargo run -q --release -p hiops-kv --example index_bytes_per_key"

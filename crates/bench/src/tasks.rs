@@ -14,35 +14,55 @@ use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
-/// A command handed to a task, with its buffer.
-struct Work {
-    cmd: Command,
-    user: u64,
-    buf: AlignedBuf,
+/// Where a task's seat is in the hand-over of its command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    /// The task waits for a command; its buffer is in the seat.
+    Idle,
+    /// The loop handed it a command, not yet taken.
+    Given,
+    /// The task is doing the command (its buffer is with the ring).
+    Running,
+    /// Done: the outcome is in the seat for the loop to book.
+    Done,
 }
 
-/// A task's finished command.
-struct Done {
-    task: usize,
+/// One task's side of the mail: what the loop and the task hand each
+/// other, in one place, so that one I/O touches one task's memory once
+/// (the kernel's work between turns leaves it out of the cache).
+struct Seat {
+    turn: Turn,
     cmd: Command,
     user: u64,
+    /// The task's buffer: here unless the task is doing its command.
+    buf: Option<AlignedBuf>,
     issued_ns: u64,
     /// When the task's await returned.
     seen_ns: u64,
     result: i64,
-    buf: AlignedBuf,
+    /// The task's waker, kept while it stays the same (`will_wake`): a
+    /// wait for work clones none, a hand-out wakes by reference.
+    waker: Option<Waker>,
 }
 
 /// What the job loop and the tasks share (one thread: no locks).
 struct Mail {
-    inbox: Vec<Option<Work>>,
-    /// Idle tasks' buffers, for the loop to fill a write's payload.
-    bufs: Vec<Option<AlignedBuf>>,
+    seats: Vec<Seat>,
     idle: Vec<usize>,
-    task_wakers: Vec<Option<Waker>>,
-    done: VecDeque<Done>,
+    /// Tasks whose seat holds a finished command, in the order finished.
+    done: VecDeque<usize>,
+    /// The job loop's waker, kept likewise; `reaper_waits` says whether
+    /// it waits now (only the first finished I/O of a batch wakes it).
     reaper: Option<Waker>,
+    reaper_waits: bool,
     closed: bool,
+}
+
+/// Stores `waker` in `slot` unless the one there wakes the same task.
+fn keep_waker(slot: &mut Option<Waker>, waker: &Waker) {
+    if !slot.as_ref().is_some_and(|w| w.will_wake(waker)) {
+        *slot = Some(waker.clone());
+    }
 }
 
 pub(crate) struct TaskDriver {
@@ -66,13 +86,27 @@ impl TaskDriver {
     ) -> Result<TaskDriver, HalError> {
         let ring = Rc::new(TaskRing::open(config, targets)?);
         let n = tasks as usize;
+        let seat = || Seat {
+            turn: Turn::Idle,
+            cmd: Command {
+                op: hiops_hal::Op::Read,
+                target: 0,
+                offset: 0,
+                len: 0,
+            },
+            user: 0,
+            buf: Some(AlignedBuf::new(buf_len)),
+            issued_ns: 0,
+            seen_ns: 0,
+            result: 0,
+            waker: None,
+        };
         let mail = Rc::new(RefCell::new(Mail {
-            inbox: (0..n).map(|_| None).collect(),
-            bufs: (0..n).map(|_| Some(AlignedBuf::new(buf_len))).collect(),
+            seats: (0..n).map(|_| seat()).collect(),
             idle: (0..n).rev().collect(),
-            task_wakers: vec![None; n],
             done: VecDeque::with_capacity(n),
             reaper: None,
+            reaper_waits: false,
             closed: false,
         }));
         let exec = Executor::new(ring.clone());
@@ -95,8 +129,12 @@ impl TaskDriver {
 
     /// Every task's buffer, to fill with incompressible data once.
     pub(crate) fn fill_buffers(&mut self, mut fill: impl FnMut(&mut [u8])) {
-        for b in self.mail.borrow_mut().bufs.iter_mut().flatten() {
-            fill(b);
+        for s in self.mail.borrow_mut().seats.iter_mut() {
+            fill(
+                s.buf
+                    .as_mut()
+                    .expect("an idle task's buffer is in its seat"),
+            );
         }
     }
 
@@ -120,38 +158,41 @@ async fn task_loop(task: usize, ring: Rc<TaskRing>, mail: Rc<RefCell<Mail>>) {
     loop {
         let next = poll_fn(|cx| {
             let mut m = mail.borrow_mut();
-            if let Some(w) = m.inbox[task].take() {
-                return Poll::Ready(Some(w));
+            let closed = m.closed;
+            let seat = &mut m.seats[task];
+            if seat.turn == Turn::Given {
+                seat.turn = Turn::Running;
+                let buf = seat.buf.take().expect("a given command's buffer");
+                return Poll::Ready(Some((seat.cmd, buf)));
             }
-            if m.closed {
+            if closed {
                 return Poll::Ready(None);
             }
-            m.task_wakers[task] = Some(cx.waker().clone());
+            keep_waker(&mut seat.waker, cx.waker());
             Poll::Pending
         })
         .await;
-        let Some(Work { cmd, user, buf }) = next else {
+        let Some((cmd, buf)) = next else {
             return;
         };
         let issued_ns = now_ns();
         let (r, buf) = ring.io(cmd.op, cmd.target, cmd.offset, cmd.len, buf).await;
         let seen_ns = now_ns();
-        let result = match r {
+        let mut m = mail.borrow_mut();
+        let seat = &mut m.seats[task];
+        debug_assert_eq!(seat.turn, Turn::Running);
+        seat.result = match r {
             Ok(n) => n as i64,
             Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
         };
-        let mut m = mail.borrow_mut();
-        m.done.push_back(Done {
-            task,
-            cmd,
-            user,
-            issued_ns,
-            seen_ns,
-            result,
-            buf,
-        });
-        if let Some(w) = m.reaper.take() {
-            w.wake();
+        (seat.issued_ns, seat.seen_ns, seat.buf) = (issued_ns, seen_ns, Some(buf));
+        seat.turn = Turn::Done;
+        m.done.push_back(task);
+        if std::mem::take(&mut m.reaper_waits) {
+            m.reaper
+                .as_ref()
+                .expect("a waiting reaper left its waker")
+                .wake_by_ref();
         }
     }
 }
@@ -180,13 +221,19 @@ impl Driver for TaskDriver {
             .idle
             .pop()
             .expect("the job loop stages only while a task is idle");
-        let mut buf = m.bufs[task].take().expect("an idle task's buffer is here");
+        let seat = &mut m.seats[task];
+        debug_assert_eq!(seat.turn, Turn::Idle);
         if cmd.op.is_write() {
+            let buf = seat
+                .buf
+                .as_mut()
+                .expect("an idle task's buffer is in its seat");
             fill(&mut buf[..cmd.len as usize]);
         }
-        m.inbox[task] = Some(Work { cmd, user, buf });
-        if let Some(w) = m.task_wakers[task].take() {
-            w.wake();
+        (seat.cmd, seat.user, seat.turn) = (cmd, user, Turn::Given);
+        // A task not yet waiting finds its command at its first poll.
+        if let Some(w) = &seat.waker {
+            w.wake_by_ref();
         }
         drop(m);
         self.staged += 1;
@@ -215,37 +262,41 @@ impl Driver for TaskDriver {
         max: u32,
         mut each: impl FnMut(Finished<'_>),
     ) -> Result<usize, HalError> {
-        let mail = self.mail.clone();
+        let mail = &self.mail;
         self.exec.block_on(poll_fn(|cx| {
             let mut m = mail.borrow_mut();
             if m.done.len() >= min as usize {
                 return Poll::Ready(());
             }
-            m.reaper = Some(cx.waker().clone());
+            keep_waker(&mut m.reaper, cx.waker());
+            m.reaper_waits = true;
             Poll::Pending
         }));
         self.advance_area(now_ns(), self.busy());
         let mut m = self.mail.borrow_mut();
         let n = crate::driver::reap_limit(max, m.done.len());
         for _ in 0..n {
-            let d = m.done.pop_front().expect("counted");
-            let len = if d.cmd.op.is_sync() {
+            let task = m.done.pop_front().expect("counted");
+            let seat = &mut m.seats[task];
+            debug_assert_eq!(seat.turn, Turn::Done);
+            let len = if seat.cmd.op.is_sync() {
                 0
             } else {
-                d.cmd.len as usize
+                seat.cmd.len as usize
             };
+            let buf = seat.buf.as_ref().expect("a finished command's buffer");
             each(Finished {
-                cmd: d.cmd,
-                user: d.user,
-                issued_ns: d.issued_ns,
-                result: d.result,
-                data: &d.buf[..len],
+                cmd: seat.cmd,
+                user: seat.user,
+                issued_ns: seat.issued_ns,
+                result: seat.result,
+                data: &buf[..len],
                 latency: crate::driver::Latency::Own,
-                seen_ns: Some(d.seen_ns),
+                seen_ns: Some(seat.seen_ns),
                 ioprio: 0,
             });
-            m.bufs[d.task] = Some(d.buf);
-            m.idle.push(d.task);
+            seat.turn = Turn::Idle;
+            m.idle.push(task);
         }
         Ok(n)
     }
@@ -285,9 +336,9 @@ impl Drop for TaskDriver {
         let wakers: Vec<_> = self
             .mail
             .borrow_mut()
-            .task_wakers
+            .seats
             .iter_mut()
-            .filter_map(Option::take)
+            .filter_map(|s| s.waker.take())
             .collect();
         wakers.into_iter().for_each(Waker::wake);
         self.ring.close();
@@ -343,5 +394,65 @@ mod tests {
             let at = at.expect("the task stamps its completion");
             assert!(issued <= at && at <= booked, "{issued} {at} {booked}");
         }
+    }
+
+    /// Runs `ops` commands of `op` over blocks 0.. through `d`, at most
+    /// `depth` at once, filling a write's buffer with its block's byte;
+    /// returns each block's completions and the bytes moved, and checks a
+    /// read brought its block's byte.
+    fn through(d: &mut TaskDriver, op: Op, ops: u64, depth: u32) -> (Vec<u32>, u64) {
+        let (mut seen, mut bytes, mut next) = (vec![0u32; ops as usize], 0u64, 0u64);
+        while seen.iter().sum::<u32>() < ops as u32 {
+            while d.busy() < depth && next < ops {
+                let cmd = Command {
+                    op,
+                    target: 0,
+                    offset: next * 4096,
+                    len: 4096,
+                };
+                d.stage(cmd, next, |b| b.fill(next as u8 + 1)).unwrap();
+                next += 1;
+            }
+            d.submit().unwrap();
+            d.reap(1, 0, |f| {
+                assert_eq!(f.result, 4096);
+                assert_eq!(
+                    f.cmd.offset,
+                    f.user * 4096,
+                    "a completion carries its own command"
+                );
+                if op == Op::Read {
+                    assert!(
+                        f.data.iter().all(|&b| b == f.user as u8 + 1),
+                        "block {}",
+                        f.user
+                    );
+                }
+                seen[f.user as usize] += 1;
+                bytes += f.result as u64;
+            })
+            .unwrap();
+        }
+        (seen, bytes)
+    }
+
+    /// Every command staged comes back once, with its own command and
+    /// value, and a read brings what the write before it put there: each
+    /// task's seat hands its own buffer back and forth.
+    #[test]
+    fn every_command_comes_back_once_with_its_own_data() {
+        let config = TaskConfig {
+            engine: EngineKind::Mem,
+            ..TaskConfig::default()
+        };
+        let targets = [Target::Mem(MemDevice::new(1 << 20).unwrap())];
+        let mut d = TaskDriver::open(&config, &targets, 8, 4096).unwrap();
+        for op in [Op::Write, Op::Read] {
+            let (seen, bytes) = through(&mut d, op, 200, 8);
+            assert!(seen.iter().all(|&n| n == 1), "{op:?}: {seen:?}");
+            assert_eq!(bytes, 200 * 4096);
+            assert_eq!(d.busy(), 0);
+        }
+        assert_eq!(d.depth_stats().issued, 400);
     }
 }

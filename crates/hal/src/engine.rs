@@ -147,6 +147,14 @@ pub trait Engine: Send {
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         None
     }
+
+    /// Completions reach the queue only inside this engine's own calls
+    /// (io_uring with DEFER_TASKRUN posts them in `io_uring_enter`): after
+    /// a reap or peek has taken what was there, another peek finds nothing
+    /// until the next call. So do engines that complete inside `issue`.
+    fn posts_only_in_calls(&self) -> bool {
+        self.completes_in_issue()
+    }
 }
 
 /// The backends, selectable by name.

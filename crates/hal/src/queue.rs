@@ -227,6 +227,13 @@ impl Queue {
         self.engine.completes_in_issue()
     }
 
+    /// Whether completions are posted only inside the queue's own calls
+    /// (`issue`, `reap`; io_uring with DEFER_TASKRUN): a peek right after
+    /// a reap or peek that took everything finds nothing.
+    pub fn posts_only_in_calls(&self) -> bool {
+        self.engine.posts_only_in_calls()
+    }
+
     /// `get_free_tags`: a free tag, or `None` when the device is busy.
     pub fn get_free_tag(&mut self) -> Option<Tag> {
         self.ops.get_free_tags += 1;

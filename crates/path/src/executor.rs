@@ -19,8 +19,9 @@
 //! too (`tokio_driver`). Wakers may be used from any thread; one used while
 //! the thread sleeps in the ring takes effect at the ring's next completion.
 
+use crate::prefetch::prefetch;
 use crate::task::{TaskRing, Wait};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -43,12 +44,66 @@ struct Ready {
     thread: Thread,
 }
 
+thread_local! {
+    /// The ready queue of the executor whose `block_on` runs on this thread
+    /// now (null: none), and the ids its wakers pushed from this thread.
+    static RUNNING: Cell<*const Ready> = const { Cell::new(std::ptr::null()) };
+    static LOCAL: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes an executor's queue the running one for a `block_on`, with its
+/// local wakes in `LOCAL`; when dropped, hands the wakes not yet run to
+/// its shared queue (the next `block_on` runs them) and puts back the
+/// executor that ran before (a `block_on` inside another's task).
+struct Running<'e> {
+    ready: &'e Arc<Ready>,
+    spare: &'e RefCell<Vec<usize>>,
+    outer: *const Ready,
+    outer_local: Vec<usize>,
+}
+
+impl<'e> Running<'e> {
+    fn enter(ready: &'e Arc<Ready>, spare: &'e RefCell<Vec<usize>>) -> Running<'e> {
+        let outer = RUNNING.with(|r| r.replace(Arc::as_ptr(ready)));
+        let mine = std::mem::take(&mut *spare.borrow_mut());
+        let outer_local = LOCAL.with(|l| l.replace(mine));
+        Running {
+            ready,
+            spare,
+            outer,
+            outer_local,
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.set(self.outer));
+        let mut mine = LOCAL.with(|l| l.replace(std::mem::take(&mut self.outer_local)));
+        if !mine.is_empty() {
+            let mut q = self
+                .ready
+                .queue
+                .lock()
+                .expect("no panic while holding the ready queue");
+            q.extend(mine.drain(..));
+        }
+        *self.spare.borrow_mut() = mine;
+    }
+}
+
 /// A task's waker: pushes its id once until the task is polled again.
 struct TaskWaker {
     id: usize,
     queued: AtomicBool,
     ready: Arc<Ready>,
+    /// Where the task's future lives: a wake asks for its first lines,
+    /// which its poll touches next (only an address, never read here).
+    future_at: usize,
 }
+
+/// The bytes of a task's future a wake asks the cache for.
+const FUTURE_LINES: usize = 3;
 
 impl Wake for TaskWaker {
     fn wake(self: Arc<Self>) {
@@ -56,6 +111,21 @@ impl Wake for TaskWaker {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
+        if RUNNING.with(|r| r.get() == Arc::as_ptr(&self.ready)) {
+            // On the executor's own thread while it runs (the ring's
+            // completions, a job loop's hand-out): no lock, no unpark, no
+            // locked instruction. A wake from another thread at the same
+            // moment may queue the task twice: it is then polled twice,
+            // which a future allows.
+            if !self.queued.load(Ordering::Relaxed) {
+                self.queued.store(true, Ordering::Relaxed);
+                LOCAL.with(|l| l.borrow_mut().push(self.id));
+                for line in 0..FUTURE_LINES {
+                    prefetch((self.future_at + line * 64) as *const u8);
+                }
+            }
+            return;
+        }
         if !self.queued.swap(true, Ordering::AcqRel) {
             self.ready
                 .queue
@@ -84,7 +154,9 @@ pub struct Executor {
     ready: Arc<Ready>,
     main: Arc<TaskWaker>,
     /// Ids taken from `ready` and not yet polled (reused between passes).
-    batch: RefCell<VecDeque<usize>>,
+    batch: RefCell<Vec<usize>>,
+    /// The local wake queue's memory between `block_on`s.
+    spare: RefCell<Vec<usize>>,
 }
 
 impl Executor {
@@ -98,6 +170,7 @@ impl Executor {
             id: MAIN,
             queued: AtomicBool::new(true),
             ready: ready.clone(),
+            future_at: 0,
         });
         Executor {
             ring,
@@ -105,13 +178,15 @@ impl Executor {
             free: RefCell::new(Vec::new()),
             ready,
             main,
-            batch: RefCell::new(VecDeque::new()),
+            batch: RefCell::new(Vec::new()),
+            spare: RefCell::new(Vec::new()),
         }
     }
 
     /// Starts `fut`; it first runs at the next pass of [`Executor::block_on`].
     pub fn spawn(&self, fut: impl Future<Output = ()> + 'static) {
         let task: Task = Box::pin(fut);
+        let future_at = &*task as *const dyn Future<Output = ()> as *const u8 as usize;
         let reused = self.free.borrow_mut().pop();
         let mut slots = self.slots.borrow_mut();
         let id = reused.unwrap_or(slots.len());
@@ -119,6 +194,7 @@ impl Executor {
             id,
             queued: AtomicBool::new(false),
             ready: self.ready.clone(),
+            future_at,
         });
         let slot = Slot {
             running: Some((task, Waker::from(waker.clone()))),
@@ -142,6 +218,7 @@ impl Executor {
         let mut fut = std::pin::pin!(fut);
         let main_waker = Waker::from(self.main.clone());
         let mut cx = Context::from_waker(&main_waker);
+        let _running = Running::enter(&self.ready, &self.spare);
         loop {
             if self.main.queued.swap(false, Ordering::AcqRel) {
                 if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
@@ -158,14 +235,17 @@ impl Executor {
     /// Polls every task woken so far.
     fn run_ready(&self) {
         let mut batch = self.batch.take();
-        std::mem::swap(
-            &mut batch,
-            &mut *self
+        // This thread's wakes first, then other threads' (each in the
+        // order woken).
+        LOCAL.with(|l| std::mem::swap(&mut batch, &mut *l.borrow_mut()));
+        {
+            let mut q = self
                 .ready
                 .queue
                 .lock()
-                .expect("no panic while holding the ready queue"),
-        );
+                .expect("no panic while holding the ready queue");
+            batch.extend(q.drain(..));
+        }
         for id in batch.drain(..) {
             if id == MAIN {
                 continue;
@@ -216,6 +296,7 @@ impl Executor {
 
     fn nothing_ready(&self) -> bool {
         !self.main.queued.load(Ordering::Acquire)
+            && LOCAL.with(|l| l.borrow().is_empty())
             && self
                 .ready
                 .queue
@@ -272,6 +353,46 @@ mod tests {
         }));
         assert_eq!(v, 42);
         assert_eq!(ex.tasks(), 0, "every task finished and its slot is free");
+    }
+
+    /// A task woken on the executor's thread after the `block_on` future
+    /// was ready still runs: at the next `block_on`.
+    #[test]
+    fn a_wake_left_when_block_on_returns_runs_at_the_next() {
+        let ex = Executor::new(mem_ring());
+        let (runs, waker) = (
+            Rc::new(Cell::new(0u32)),
+            Rc::new(RefCell::new(None::<Waker>)),
+        );
+        let (r, w) = (runs.clone(), waker.clone());
+        ex.spawn(std::future::poll_fn(move |cx| {
+            r.set(r.get() + 1);
+            *w.borrow_mut() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        }));
+        // Runs the task once, then wakes it and returns before its poll.
+        let first = ex.block_on(std::future::poll_fn(|cx| {
+            if runs.get() == 0 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            waker.borrow().as_ref().expect("the task ran").wake_by_ref();
+            Poll::Ready(runs.get())
+        }));
+        assert_eq!(first, 1);
+        let mut polls = 0;
+        let second = ex.block_on(std::future::poll_fn(|cx| {
+            polls += 1;
+            if runs.get() == 1 && polls < 100 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(runs.get())
+        }));
+        assert_eq!(
+            second, 2,
+            "the wake made before the first block_on returned ran"
+        );
     }
 
     #[test]

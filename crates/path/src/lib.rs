@@ -49,6 +49,7 @@ mod futex;
 mod inline;
 mod local;
 mod opening;
+mod prefetch;
 mod request;
 mod route;
 mod shared;

@@ -150,4 +150,9 @@ impl Engine for Backend {
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         each!(self, e => e.posted_counter())
     }
+
+    #[inline]
+    fn posts_only_in_calls(&self) -> bool {
+        each!(self, e => e.posts_only_in_calls())
+    }
 }

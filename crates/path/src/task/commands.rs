@@ -3,6 +3,7 @@
 //! them, and failing them all when the ring breaks.
 
 use super::*;
+use crate::prefetch::prefetch;
 
 impl Core {
     /// How many completions a sleep in the ring waits for: one in
@@ -119,6 +120,8 @@ impl Core {
         if self.queue.staged() == 0 {
             return;
         }
+        // The call may post completions (and trims complete in it).
+        self.fresh = true;
         match self.queue.issue() {
             Ok(n) => self.counters.issued += n as u64,
             // Still staged: the driver's next turn sends them again.
@@ -177,14 +180,31 @@ impl Core {
                 return 0;
             }
         };
-        for c in &out[..n] {
-            self.finish(c.user as u32, c.result);
-        }
+        self.finish_all(&out[..n]);
+        // A full batch may have left more behind.
+        self.fresh = n == out.len();
         self.out = out;
         self.counters.empty_peeks += u64::from(n == 0);
         self.counters.reaped += n as u64;
         self.issue_fifo();
         n
+    }
+
+    /// Finishes a batch of completions, first asking the cache for each
+    /// one's slot and then for its owner's waker (the kernel's work since
+    /// they were last touched left them out of it).
+    pub(super) fn finish_all(&mut self, done: &[Completion]) {
+        for c in done {
+            prefetch(&self.slots[c.user as usize] as *const Slot as *const u8);
+        }
+        for c in done {
+            if let Some(w) = &self.slots[c.user as usize].waker {
+                prefetch(w.data() as *const u8);
+            }
+        }
+        for c in done {
+            self.finish(c.user as u32, c.result);
+        }
     }
 
     /// Records a command's outcome and wakes its owner (or frees an orphan).

@@ -423,4 +423,10 @@ impl Engine for UringEngine {
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         self.posted.clone()
     }
+
+    fn posts_only_in_calls(&self) -> bool {
+        // The kernel runs the completion work only when this thread enters
+        // it (the ring is SINGLE_ISSUER), so nothing is posted meanwhile.
+        self.defer_taskrun && !self.sqpoll
+    }
 }
