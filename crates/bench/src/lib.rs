@@ -52,6 +52,7 @@ pub mod outputs;
 mod overlap;
 pub mod platform;
 pub mod platform_facts;
+pub mod rate_stat;
 pub mod result;
 mod run;
 pub use hiops_safety as safety;

@@ -566,6 +566,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
+        r.rates.per_io = b.logs.as_ref().map(JobLogs::rates).unwrap_or_default();
         let log_error = b.logs.and_then(|l| l.finish(now_ns()).err());
         let log_error = log_error
             .map(JobError::from)
