@@ -372,3 +372,55 @@ fn several_files_run_in_order_with_their_own_globals() {
         "basic.fio's bs stays in basic.fio"
     );
 }
+
+/// A job file of `text` in a temporary directory, planned.
+fn plan_text(text: &str) -> FioPlan {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.fio");
+    std::fs::write(&file, text).unwrap();
+    plan_files(&[&file], false).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn fios_file_and_size_engines_and_priorities_plan() {
+    use hiops_hal::backends::sync::PsyncCall;
+    use hiops_job::spec::{FileOp, StatCall};
+    let p = plan_text(
+        "[global]\nfilename=f\nsize=1m\n[a]\nioengine=falloc\n[t]\nioengine=ftruncate\n\
+         [s]\nioengine=filestat\nstat_type=lstat\n[d]\nioengine=filedelete\n\
+         [p]\nprioclass=3\nprio=2\n[q]\nprio=5\n[v]\nioengine=vsync\n",
+    );
+    let call = |n: &str| job(&p, n).io.engine_opts.psync_call;
+    assert_eq!(call("a"), PsyncCall::Fallocate);
+    assert_eq!(call("t"), PsyncCall::Ftruncate);
+    assert_eq!(call("s"), PsyncCall::Data);
+    assert_eq!(job(&p, "a").io.engine, EngineKind::Psync);
+    assert_eq!(job(&p, "s").io.file_op, Some(FileOp::Stat(StatCall::Lstat)));
+    assert_eq!(job(&p, "d").io.file_op, Some(FileOp::Delete));
+    assert_eq!(job(&p, "a").io.file_op, None);
+    // fio's ioprio_value: class << 13 | level, class 0 read as best effort.
+    assert_eq!(job(&p, "p").io.ioprio, Some((3 << 13) | 2));
+    assert_eq!(job(&p, "q").io.ioprio, Some((2 << 13) | 5));
+    assert_eq!(job(&p, "a").io.ioprio, None);
+    assert_eq!(job(&p, "v").io.engine, EngineKind::Pvsync2);
+}
+
+#[test]
+fn direct_and_buffered_are_one_setting_the_last_given_wins() {
+    let p = plan_text(
+        "[global]\nfilename=f\nsize=1m\ndirect=0\nbuffered=0\n[a]\n[b]\nbuffered=1\n[c]\ndirect=1\nbuffered=1\ndirect=1\n",
+    );
+    assert!(job(&p, "a").target.direct, "buffered=0 after direct=0");
+    assert!(!job(&p, "b").target.direct);
+    assert!(job(&p, "c").target.direct);
+}
+
+#[test]
+fn with_filesize_size_is_what_the_job_moves_up_to_its_files() {
+    let p = plan_text(
+        "[global]\nfilesize=256k\n[below]\nfilename=f\nsize=128k\n[above]\nfilename=g\nsize=512k\n[two]\nnrfiles=2\nsize=384k\n",
+    );
+    assert_eq!(job(&p, "below").target.io_size, Some(Bytes::new(128 << 10)));
+    assert_eq!(job(&p, "above").target.io_size, None, "no second round");
+    assert_eq!(job(&p, "two").target.io_size, Some(Bytes::new(384 << 10)));
+}

@@ -113,7 +113,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 timed: !spec.timing.gtod_reduce,
                 overlap: serializes(spec, depth).then(|| InFlight::new(depth)),
                 prio: spec.io.cmdprio.as_ref().map(|c| {
-                    PrioPicker::new(c, spec.workload.randseed.wrapping_add(plan.clone as u64))
+                    let seed = spec.workload.randseed.wrapping_add(plan.clone as u64);
+                    PrioPicker::new(c, seed, spec.io.ioprio.unwrap_or(0))
                 }),
             },
             window: None,

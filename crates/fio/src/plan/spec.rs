@@ -89,6 +89,10 @@ impl Draft {
         let mut spec = JobBuilder::default_for(PathBuf::new());
         spec.io.engine = engine;
         spec.io.filecreate = self.filecreate;
+        spec.io.file_op = self.file_op.map(|op| match (op, self.stat_type) {
+            (hiops_job::spec::FileOp::Stat(_), Some(call)) => hiops_job::spec::FileOp::Stat(call),
+            (op, _) => op,
+        });
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
             spec.workload.rw = RwMode::Read;
@@ -179,10 +183,8 @@ impl Draft {
 
     /// Direct or buffered I/O, and how long the job runs.
     pub(super) fn set_direct_and_timing(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
+        // Each of the two clears the other as it is read: one is set.
         match (self.direct, self.buffered) {
-            (Some(d), Some(b)) if d == b => {
-                return Err("direct and buffered contradict each other: give one".into())
-            }
             (Some(d), _) => spec.target.direct = d,
             (None, Some(b)) => spec.target.direct = !b,
             (None, None) => {}

@@ -95,6 +95,15 @@ pub struct IoSpec {
     /// module). `engine` is then psync's, whose one-at-a-time
     /// shape fio gives it (FIO_SYNCIO).
     pub filecreate: bool,
+    /// fio's `ioengine=filestat` and `filedelete` (fio 3.33
+    /// engines/fileoperations.c): as filecreate, but on files laid out
+    /// before the job, each pass's first I/O of a file stats or deletes it
+    /// (timed) instead of creating it.
+    pub file_op: Option<FileOp>,
+    /// fio's prio and prioclass: the I/O priority each thread of the job
+    /// sets for itself (ioprio_set) before its engine opens (None: the
+    /// process's own).
+    pub ioprio: Option<u16>,
     /// fio's search for the deepest queue that meets a latency target.
     pub latency_target: Option<LatencyTarget>,
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
@@ -105,6 +114,33 @@ pub struct IoSpec {
     pub serialize_overlap: bool,
     /// fio's cmdprio: I/Os at a priority of their own (io_uring, libaio).
     pub cmdprio: Option<CmdPrio>,
+}
+
+/// What fio's filestat and filedelete engines do to a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// filestat, with its stat_type.
+    Stat(StatCall),
+    /// filedelete: unlink.
+    Delete,
+}
+
+/// filestat's `stat_type`: the call that looks the file up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatCall {
+    Stat,
+    Lstat,
+    Statx,
+}
+
+impl FileOp {
+    /// fio's engine name.
+    pub fn engine(self) -> &'static str {
+        match self {
+            FileOp::Stat(_) => "filestat",
+            FileOp::Delete => "filedelete",
+        }
+    }
 }
 
 impl Default for IoSpec {
@@ -120,6 +156,8 @@ impl Default for IoSpec {
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
             filecreate: false,
+            file_op: None,
+            ioprio: None,
             latency_target: None,
             offload: false,
             serialize_overlap: false,
