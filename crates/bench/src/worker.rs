@@ -113,6 +113,19 @@ pub(crate) fn run_thread(
             FastRng::new(spec.workload.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
+        None if spec.io.exec.is_some() => {
+            let exec = spec.io.exec.clone().expect("matched on it");
+            start(
+                &plan,
+                ctrl,
+                counters,
+                crate::exec::ExecDriver::new(exec, &spec.name),
+            )
+        }
+        None if spec.io.cpuio.is_some() => {
+            let burn = spec.io.cpuio.expect("matched on it");
+            start(&plan, ctrl, counters, crate::cpuio::CpuioDriver::new(burn))
+        }
         None if spec.io.filecreate || spec.io.file_op.is_some() => {
             let base = plan.target_base as usize;
             match FileCreateDriver::new(spec, base, plan.targets.len()) {

@@ -424,3 +424,42 @@ fn with_filesize_size_is_what_the_job_moves_up_to_its_files() {
     assert_eq!(job(&p, "above").target.io_size, None, "no second round");
     assert_eq!(job(&p, "two").target.io_size, Some(Bytes::new(384 << 10)));
 }
+
+#[test]
+fn fios_cpuio_and_exec_plan_their_burn_and_program() {
+    let p = plan_text(
+        "[global]\nruntime=3\n[c]\nioengine=cpuio\ncpuload=25\ncpuchunks=1000\n\
+         [q]\nioengine=cpuio\ncpuload=200\ncpumode=qsort\n\
+         [e]\nioengine=exec\nprogram=/bin/sleep\narguments=%r  %n\ngrace_time=0\nstd_redirect=0\n",
+    );
+    let c = job(&p, "c");
+    let burn = c.io.cpuio.expect("a burn");
+    assert_eq!(
+        (burn.load_pct, burn.cycle, burn.qsort),
+        (25, Duration::from_millis(1), false)
+    );
+    // fio's think: cycle x (100 - load) / load.
+    assert_eq!(c.workload.thinktime, Duration::from_millis(3));
+    assert!(c.timing.time_based && c.io.engine == EngineKind::Null);
+    let q = job(&p, "q").io.cpuio.expect("a burn");
+    assert_eq!(
+        (q.load_pct, q.cycle, q.qsort),
+        (100, Duration::from_millis(50), true)
+    );
+    let e = job(&p, "e");
+    let x = e.io.exec.as_ref().expect("a program");
+    assert_eq!(x.argv, ["/bin/sleep", "3", "e"]);
+    assert_eq!((x.grace, x.redirect), (Duration::ZERO, false));
+    assert_eq!(e.workload.thinktime, Duration::from_millis(50));
+    let refused = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("j.fio");
+        std::fs::write(&file, text).unwrap();
+        match plan_files(&[&file], false) {
+            Ok(_) => panic!("{text}: planned"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert!(refused("[c]\nioengine=cpuio\nruntime=1\n").contains("cpuload"));
+    assert!(refused("[e]\nioengine=exec\nruntime=1\n").contains("program"));
+}

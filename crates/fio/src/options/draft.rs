@@ -65,6 +65,19 @@ pub struct Draft {
     /// filecreate's), and filestat's stat_type (None: stat).
     pub file_op: Option<hiops_job::spec::FileOp>,
     pub stat_type: Option<hiops_job::spec::StatCall>,
+    /// `ioengine=cpuio` (`ioengine` is then null) and its cpuload,
+    /// cpuchunks (µs) and cpumode=qsort.
+    pub cpuio: bool,
+    pub cpuload: Option<u32>,
+    pub cpuchunks: Option<u64>,
+    pub cpumode_qsort: bool,
+    /// `ioengine=exec` (`ioengine` is then null) and its program,
+    /// arguments, grace_time (s) and std_redirect.
+    pub exec: bool,
+    pub program: Option<String>,
+    pub arguments: Option<String>,
+    pub grace_time: Option<u64>,
+    pub std_redirect: Option<bool>,
     /// fio's prio and prioclass (the thread's own I/O priority).
     pub prio: Option<u16>,
     pub prioclass: Option<u16>,

@@ -124,7 +124,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, null (and hiops' mem), filecreate, falloc, ftruncate.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, null (and hiops' mem), filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec.", |d, v| {
         use hiops_hal::backends::sync::PsyncCall;
         use hiops_job::spec::{FileOp, StatCall};
         let v = need(v)?;
@@ -140,9 +140,42 @@ pub static OPTIONS: &[OptDef] = &[
             _ => None,
         };
         let psync = d.filecreate || d.file_op.is_some() || d.psync_call != PsyncCall::Data;
-        d.ioengine = Some(if psync { EngineKind::Psync } else { engine(v)? });
+        d.cpuio = v == "cpuio";
+        d.exec = v == "exec";
+        d.ioengine = Some(match () {
+            _ if psync => EngineKind::Psync,
+            _ if d.cpuio || d.exec => EngineKind::Null,
+            _ => engine(v)?,
+        });
         Ok(())
     }),
+    opt!("cpuload", [], value, "ioengine=cpuio: the share (1-100) of a CPU each thread keeps busy.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        d.cpuload = Some(n.min(100) as u32); Ok(())
+    }),
+    opt!("cpuchunks", [], value, "ioengine=cpuio: how long each burn lasts, in µs (default 50000).", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n == 0 { return Err("must be above 0".into()); }
+        d.cpuchunks = Some(n); Ok(())
+    }),
+    opt!("cpumode", [], value, "ioengine=cpuio: noop (spin, default) or qsort (sort 256 Ki integers four times per burn).", |d, v| {
+        d.cpumode_qsort = match need(v)? {
+            "noop" => false,
+            "qsort" => true,
+            other => return Err(format!("{}: use noop or qsort", quoted(other)).into()),
+        };
+        Ok(())
+    }),
+    opt!("exit_on_io_done", [], flag, "ioengine=cpuio: 0 (default) burns until the runtime; 1, ending when the other jobs' I/O is done, is not implemented.", |_, v| {
+        match value::boolean(v)? {
+            false => Ok(()),
+            true => Err("hiops' cpuio threads burn until their runtime: drop exit_on_io_done, or give the cpuio job the I/O jobs' runtime".into()),
+        }
+    }),
+    opt!("program", [], value, "ioengine=exec: the program the job runs for its runtime.", |d, v| { d.program = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("arguments", [], value, "ioengine=exec: the program's arguments, split at spaces; %r is the runtime in seconds, %n the job's name.", |d, v| { d.arguments = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("grace_time", [], value, "ioengine=exec: seconds the program has to end after SIGTERM before SIGKILL (default 1).", |d, v| { d.grace_time = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("std_redirect", [], flag, "ioengine=exec: the program's stdout and stderr go to NAME.stdout and NAME.stderr (1, the default), or to hiops' own (0).", |d, v| { d.std_redirect = Some(value::boolean(v)?); Ok(()) }),
     opt!("prio", [], value, "The I/O priority level (0-7, 0 highest) each thread of the job sets for itself with ioprio_set, in prioclass (best effort when not given), as fio's thread does before its engine opens.", |d, v| {
         let n = value::int(need(v)?, d.kb_base)?;
         if n > 7 { return Err("must be 0 to 7".into()); }
@@ -822,7 +855,6 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
 /// with the engines they belong to.
 #[rustfmt::skip]
 pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
-    ("cpuload", "cpuio"), ("cpuchunks", "cpuio"), ("cpumode", "cpuio"), ("exit_on_io_done", "cpuio"),
     ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
     ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
     ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
@@ -834,7 +866,7 @@ pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
     ("http_s3_key", "http"), ("http_s3_keyid", "http"), ("http_s3_sse_customer_key", "http"),
     ("http_s3_sse_customer_algorithm", "http"), ("http_s3_storage_class", "http"),
     ("http_swift_auth_token", "http"), ("http_verbose", "http"), ("uri", "nbd"),
-    ("gpu_dev_ids", "libcufile"), ("cuda_io", "libcufile"), ("nfs_url", "nfs"), ("program", "exec"),
-    ("arguments", "exec"), ("grace_time", "exec"), ("std_redirect", "exec"), ("xnvme_async", "xnvme"),
+    ("gpu_dev_ids", "libcufile"), ("cuda_io", "libcufile"), ("nfs_url", "nfs"),
+    ("xnvme_async", "xnvme"),
     ("xnvme_sync", "xnvme"), ("xnvme_admin", "xnvme"), ("xnvme_dev_nsid", "xnvme"), ("xnvme_iovec", "xnvme"),
 ];
