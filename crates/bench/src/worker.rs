@@ -113,26 +113,7 @@ pub(crate) fn run_thread(
             FastRng::new(spec.workload.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
-        None if spec.io.exec.is_some() => {
-            let exec = spec.io.exec.clone().expect("matched on it");
-            start(
-                &plan,
-                ctrl,
-                counters,
-                crate::exec::ExecDriver::new(exec, &spec.name),
-            )
-        }
-        None if spec.io.cpuio.is_some() => {
-            let burn = spec.io.cpuio.expect("matched on it");
-            start(&plan, ctrl, counters, crate::cpuio::CpuioDriver::new(burn))
-        }
-        None if spec.io.filecreate || spec.io.file_op.is_some() => {
-            let base = plan.target_base as usize;
-            match FileCreateDriver::new(spec, base, plan.targets.len()) {
-                Ok(driver) => start(&plan, ctrl, counters, driver),
-                Err(e) => return failed_setup(&plan, ctrl, e.into()),
-            }
-        }
+        None if moves_no_data(spec) => run_no_data(&plan, ctrl, counters),
         None if spec.io.offload => match open_offload(&plan) {
             Ok(mut driver) => {
                 let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
@@ -152,6 +133,32 @@ pub(crate) fn run_thread(
     };
     result.cpu_pinned = pinned;
     result
+}
+
+/// fio's engines that move no data through a queue (exec, cpuio,
+/// filecreate, filestat, filedelete): each has a one-at-a-time driver.
+fn moves_no_data(spec: &JobSpec) -> bool {
+    spec.io.exec.is_some()
+        || spec.io.cpuio.is_some()
+        || spec.io.filecreate
+        || spec.io.file_op.is_some()
+}
+
+/// A thread of one of [`moves_no_data`]'s engines (or its failed setup).
+fn run_no_data(plan: &WorkerPlan<'_>, ctrl: &Control, counters: &Counters) -> ThreadResult {
+    let spec = plan.spec;
+    if let Some(exec) = &spec.io.exec {
+        let driver = crate::exec::ExecDriver::new(exec.clone(), &spec.name);
+        return start(plan, ctrl, counters, driver);
+    }
+    if let Some(burn) = spec.io.cpuio {
+        return start(plan, ctrl, counters, crate::cpuio::CpuioDriver::new(burn));
+    }
+    let base = plan.target_base as usize;
+    match FileCreateDriver::new(spec, base, plan.targets.len()) {
+        Ok(driver) => start(plan, ctrl, counters, driver),
+        Err(e) => failed_setup(plan, ctrl, e.into()),
+    }
 }
 
 /// The engine options this thread opens with: the job's, with fio's net
