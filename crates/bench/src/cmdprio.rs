@@ -15,33 +15,36 @@ use hiops_rng::FastRng;
 pub(crate) struct PrioPicker {
     plan: CmdPrio,
     rng: FastRng,
+    /// The thread's own priority (fio's prio and prioclass; 0: none).
+    own: u16,
 }
 
 impl PrioPicker {
-    pub(crate) fn new(plan: &CmdPrio, seed: u64) -> PrioPicker {
+    pub(crate) fn new(plan: &CmdPrio, seed: u64, own: u16) -> PrioPicker {
         PrioPicker {
             plan: plan.clone(),
             rng: FastRng::new(seed ^ 0x70_72_69_6f),
+            own,
         }
     }
 
     /// The priority of the next I/O of `op` and `len` bytes: one of the
     /// direction's rules' by its percentage (fio: a draw in 0..100 below
-    /// the rule's total picks the entry whose running sum exceeds it), or 0
-    /// (the thread's). Trims and flushes keep the thread's.
+    /// the rule's total picks the entry whose running sum exceeds it), or
+    /// the thread's own. Trims and flushes keep the thread's.
     #[inline]
     pub(crate) fn pick(&mut self, op: Op, len: u32) -> u16 {
         let rules = match op {
             Op::Read => &self.plan.rules[0],
             Op::Write => &self.plan.rules[1],
-            _ => return 0,
+            _ => return self.own,
         };
         let Some(rule) = rules.iter().find(|r| r.bs.is_none_or(|bs| bs == len)) else {
-            return 0;
+            return self.own;
         };
         let total: u32 = rule.choices.iter().map(|c| c.0).sum();
         if total == 0 {
-            return 0;
+            return self.own;
         }
         let draw = self.rng.below(100) as u32;
         let mut sum = 0;
@@ -51,7 +54,7 @@ impl PrioPicker {
                 return ioprio;
             }
         }
-        0
+        self.own
     }
 }
 
@@ -59,11 +62,11 @@ impl PrioPicker {
 /// priority first, then each one the rules give, once, in their order (as
 /// fio's clat_prio array). Empty for a direction without rules: fio keeps
 /// no split there.
-pub(crate) fn prio_stats(plan: &CmdPrio, dir: usize) -> Vec<PrioStats> {
+pub(crate) fn prio_stats(plan: &CmdPrio, dir: usize, own: u16) -> Vec<PrioStats> {
     let Some(rules) = plan.rules.get(dir).filter(|r| !r.is_empty()) else {
         return Vec::new();
     };
-    let mut out = vec![PrioStats::new(0)];
+    let mut out = vec![PrioStats::new(own)];
     for &(_, ioprio) in rules.iter().flat_map(|r| r.choices.iter()) {
         if !out.iter().any(|p| p.ioprio == ioprio) {
             out.push(PrioStats::new(ioprio));
@@ -93,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_percentage_gets_the_priority_and_the_rest_the_threads() {
-        let mut p = PrioPicker::new(&half_high(), 7);
+        let mut p = PrioPicker::new(&half_high(), 7, 0);
         let high = (0..10_000).filter(|_| p.pick(Op::Read, 4096) != 0).count();
         assert!((4_500..5_500).contains(&high), "{high} of 10000");
         assert!(
@@ -122,16 +125,32 @@ mod tests {
                 vec![],
             ],
         };
-        let mut p = PrioPicker::new(&plan, 1);
+        let mut p = PrioPicker::new(&plan, 1, 0);
         let picks: Vec<u16> = (0..8000).map(|_| p.pick(Op::Read, 65536)).collect();
         let n_a = picks.iter().filter(|&&x| x == a).count();
         assert!(picks.iter().all(|&x| x == a || x == b));
         assert!((1_600..2_400).contains(&n_a), "{n_a} of 8000 at 25%");
         assert!((0..100).all(|_| p.pick(Op::Read, 1 << 20) == 0));
         assert!((0..100).all(|_| p.pick(Op::Read, 4096) == 0), "no rule");
-        let stats = prio_stats(&plan, 0);
+        let stats = prio_stats(&plan, 0, 0);
         let listed: Vec<u16> = stats.iter().map(|s| s.ioprio).collect();
         assert_eq!(listed, vec![0, a, b], "the thread's first, each once");
-        assert!(prio_stats(&plan, 1).is_empty());
+        assert!(prio_stats(&plan, 1, 0).is_empty());
+    }
+
+    #[test]
+    fn the_threads_own_priority_stands_for_the_rest() {
+        // fio's prioclass=3 with cmdprio_percentage: the rest at class 3.
+        let own = ioprio_value(3, 0);
+        let mut p = PrioPicker::new(&half_high(), 7, own);
+        let picks: Vec<u16> = (0..1000).map(|_| p.pick(Op::Read, 4096)).collect();
+        assert!(picks.iter().all(|&x| x == own || x == ioprio_value(1, 0)));
+        assert!(picks.contains(&own));
+        assert_eq!(p.pick(Op::Write, 4096), own, "no write rule");
+        let listed: Vec<u16> = prio_stats(&half_high(), 0, own)
+            .iter()
+            .map(|s| s.ioprio)
+            .collect();
+        assert_eq!(listed, vec![own, ioprio_value(1, 0)]);
     }
 }

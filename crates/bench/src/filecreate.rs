@@ -12,11 +12,16 @@
 //! complete at once untimed, and the file is closed after its last one (the
 //! next loop creates it again). What fio does differently is refused by
 //! [`check`].
+//!
+//! fio's filestat and filedelete (the same file) are this engine on files
+//! laid out before the job (FIO_DISKLESSIO is filecreate's alone): a
+//! file's first I/O in a pass stats it (stat, lstat or statx, its
+//! `stat_type`) or unlinks it, timed, instead of creating it.
 
 use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
 use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
-use crate::spec::{JobSpec, TargetSpec, VerifyMode};
+use crate::spec::{FileOp, JobSpec, StatCall, TargetSpec, VerifyMode};
 use hiops_hal::{Command, DepthStats, HalError};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -24,18 +29,21 @@ use std::os::unix::ffi::OsStrExt;
 /// What fio's filecreate does not do as hiops does it, one line each.
 pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     let bs = spec.workload.bs.max() as u64;
-    let refuse = |what: &str| usage(format!("ioengine=filecreate: {what}"));
+    let engine = spec.io.file_op.map_or("filecreate", FileOp::engine);
+    let refuse = |what: &str| usage(format!("ioengine={engine}: {what}"));
     if spec.io.path.is_some() || spec.io.offload || spec.tasks_of(0).is_some() {
         return refuse("files are created by the job's own thread, one at a time: drop --strategy, --tasks and io_submit_mode=offload");
     }
     if spec.workload.rw.trims() {
-        return refuse("it creates files and moves no data, so there is nothing to trim: use rw=write, read or a mix of them");
+        return refuse(
+            "it moves no data, so there is nothing to trim: use rw=write, read or a mix of them",
+        );
     }
     if spec.verify.mode != VerifyMode::Off || spec.verify.only {
         return refuse("no data is written or read, so there is nothing to verify: drop verify");
     }
     if spec.io_logs.replay.is_some() {
-        return refuse("it creates the job's files in order, not a trace's: drop read_iolog");
+        return refuse("it goes through the job's files in order, not a trace's: drop read_iolog");
     }
     if !spec.workload.bs.is_fixed()
         || spec.workload.bs_write.is_some()
@@ -51,12 +59,26 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// One job thread creating its files one at a time.
+/// Where a file is in the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    /// Its first I/O of the pass is still to come.
+    Ahead,
+    /// Created, with this descriptor until its last I/O.
+    Open(libc::c_int),
+    /// Stat'ed or deleted.
+    Done,
+}
+
+/// One job thread creating (or stat'ing, or deleting) its files one at a
+/// time.
 pub(crate) struct FileCreateDriver {
+    /// None: filecreate.
+    op: Option<FileOp>,
     /// This thread's files, by the job loop's target index.
     paths: Vec<CString>,
-    /// Each file's descriptor while its pass lasts (-1: not created yet).
-    fds: Vec<libc::c_int>,
+    /// Each file's state in this pass.
+    pass: Vec<Pass>,
     /// Each file's I/Os left in this pass.
     left: Vec<u64>,
     /// I/Os of a file in a pass: filesize / bs.
@@ -71,7 +93,9 @@ pub(crate) struct FileCreateDriver {
 /// Why a thread of `ioengine=filecreate` cannot start.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FileCreateError {
-    #[error("ioengine=filecreate creates files: give a directory or filename")]
+    #[error(
+        "ioengine=filecreate (filestat, filedelete) works on files: give a directory or filename"
+    )]
     NoFiles,
     #[error("{0}: a file name with a NUL byte")]
     NulByte(String),
@@ -96,8 +120,9 @@ impl FileCreateDriver {
             .collect::<Result<_, _>>()?;
         let bs = spec.workload.bs.max() as u64;
         Ok(FileCreateDriver {
+            op: spec.io.file_op,
             paths,
-            fds: vec![-1; n],
+            pass: vec![Pass::Ahead; n],
             left: vec![0; n],
             per_file: spec.target.size.map_or(1, |s| s.blocks(bs)).max(1),
             stat_dir: if spec.workload.rw.reads() { 0 } else { 1 },
@@ -124,18 +149,46 @@ impl FileCreateDriver {
         Ok(fd)
     }
 
-    fn close(&mut self, t: usize) {
-        if self.fds[t] >= 0 {
-            // SAFETY: the descriptor was opened by `create` and is closed once.
-            unsafe { libc::close(self.fds[t]) };
-            self.fds[t] = -1;
+    /// The pass's first I/O of file `target`: fio's open_file of the
+    /// engine (create, stat or delete); 0 or the descriptor made, or a
+    /// negated errno.
+    fn first(&self, target: usize) -> Result<Pass, i64> {
+        let path = &self.paths[target];
+        // SAFETY: `path` is a NUL-terminated string that outlives each
+        // call; `st` and `stx` are buffers of the types the calls fill.
+        let rc = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            let mut stx: libc::statx = std::mem::zeroed();
+            match self.op {
+                None => return self.create(target).map(Pass::Open),
+                Some(FileOp::Delete) => libc::unlink(path.as_ptr()),
+                Some(FileOp::Stat(StatCall::Stat)) => libc::stat(path.as_ptr(), &mut st),
+                Some(FileOp::Stat(StatCall::Lstat)) => libc::lstat(path.as_ptr(), &mut st),
+                Some(FileOp::Stat(StatCall::Statx)) => {
+                    libc::statx(libc::AT_FDCWD, path.as_ptr(), 0, libc::STATX_ALL, &mut stx)
+                }
+            }
+        };
+        if rc < 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error();
+            return Err(-(errno.unwrap_or(libc::EIO) as i64));
         }
+        Ok(Pass::Done)
+    }
+
+    /// File `t`'s pass is over: a created file is closed.
+    fn close(&mut self, t: usize) {
+        if let Pass::Open(fd) = self.pass[t] {
+            // SAFETY: the descriptor was opened by `create` and is closed once.
+            unsafe { libc::close(fd) };
+        }
+        self.pass[t] = Pass::Ahead;
     }
 }
 
 impl Drop for FileCreateDriver {
     fn drop(&mut self) {
-        for t in 0..self.fds.len() {
+        for t in 0..self.pass.len() {
             self.close(t);
         }
     }
@@ -148,17 +201,18 @@ impl OneAtATime for FileCreateDriver {
         &mut self.slot
     }
 
-    /// Does one I/O: the file's create if its pass starts, else nothing.
-    /// (result, where its time goes, the file to close after it).
+    /// Does one I/O: the file's create (stat, delete) if its pass starts,
+    /// else nothing. (result, where its time goes, the file to close after
+    /// it).
     fn perform(&mut self, cmd: &Command) -> (i64, Latency, Option<usize>) {
         if cmd.op.is_sync() {
             return (0, Latency::None, None); // fio completes it without work
         }
         let t = cmd.target as usize;
         let mut latency = Latency::None;
-        if self.fds[t] < 0 {
-            match self.create(t) {
-                Ok(fd) => (self.fds[t], self.left[t]) = (fd, self.per_file),
+        if self.pass[t] == Pass::Ahead {
+            match self.first(t) {
+                Ok(p) => (self.pass[t], self.left[t]) = (p, self.per_file),
                 Err(e) => return (e, Latency::In(self.stat_dir), None),
             }
             latency = Latency::In(self.stat_dir);
@@ -230,7 +284,11 @@ impl Driver for FileCreateDriver {
     }
 
     fn description(&self) -> String {
-        "filecreate (open O_CREAT|O_RDWR, timed; close)".into()
+        match self.op {
+            None => "filecreate (open O_CREAT|O_RDWR, timed; close)".into(),
+            Some(FileOp::Stat(call)) => format!("filestat ({call:?}, timed)").to_lowercase(),
+            Some(FileOp::Delete) => "filedelete (unlink, timed)".into(),
+        }
     }
 
     fn completes_in_submit(&self) -> bool {

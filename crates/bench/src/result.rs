@@ -1,5 +1,6 @@
 //! What a run measured.
 
+use crate::rate_stat::RateStat;
 use crate::spec::JobSpec;
 use crate::verify::VerifyReport;
 use hiops_stats::cpu::{CpuSeconds, MachineSample, ProcessSample};
@@ -139,10 +140,15 @@ pub enum Rate {
 /// `__add_samples`): per direction (read, write), the rate over each
 /// window (the job's bwavgtime or iopsavgtime) in which that direction
 /// moved data, in fio's whole units (KiB/s, I/Os per second).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RateSamples {
     pub bw_kib: [Vec<u64>; 2],
     pub iops: [Vec<u64>; 2],
+    /// A sample per I/O instead (`LogSpec::rates_per_io`): bandwidth
+    /// (fio's `bytes * 10^6 / clat_ns`) and IOPS (1 per I/O) per
+    /// direction, folded as they come (absent from older ranks: none).
+    #[serde(default)]
+    pub per_io: [[RateStat; 2]; 2],
 }
 
 impl RateSamples {
@@ -159,6 +165,20 @@ impl RateSamples {
         match rate {
             Rate::Bw => self.bw_kib[dir].push(per_s / 1024),
             Rate::Iops => self.iops[dir].push(per_s),
+        }
+    }
+
+    /// fio's statistics of `rate` in direction `dir`: the per-I/O samples
+    /// where the thread took them (it then took no window samples), else
+    /// its windows'.
+    pub fn stat(&self, rate: Rate, dir: usize) -> RateStat {
+        let per_io = self.per_io[rate as usize][dir];
+        if per_io.samples > 0 {
+            return per_io;
+        }
+        match rate {
+            Rate::Bw => RateStat::of(&self.bw_kib[dir]),
+            Rate::Iops => RateStat::of(&self.iops[dir]),
         }
     }
 }

@@ -20,6 +20,9 @@ pub(crate) enum SetupError {
     /// The thread could not be pinned to the job's CPUs.
     #[error("{0}")]
     Pin(String),
+    /// The kernel refused the job's I/O priority (fio's prio, prioclass).
+    #[error("job {job}: ioprio_set: {source}")]
+    Ioprio { job: String, source: std::io::Error },
     /// The engine's queue (or the task path's ring) could not be opened.
     #[error("job {job}: {source}")]
     Engine { job: String, source: HalError },
@@ -48,6 +51,32 @@ pub(crate) fn pin_thread(spec: &JobSpec, clone: u32) -> Result<Option<Vec<usize>
     Ok(Some(mine))
 }
 
+/// fio's prio and prioclass: the calling thread's I/O priority, set before
+/// its engine opens, as fio's thread_main does (backend.c).
+fn set_ioprio(spec: &JobSpec) -> Result<(), SetupError> {
+    let Some(value) = spec.io.ioprio else {
+        return Ok(());
+    };
+    const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+    // SAFETY: ioprio_set takes three integers and no pointer; who 0 is the
+    // calling thread.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0,
+            libc::c_int::from(value),
+        )
+    };
+    if rc < 0 {
+        return Err(SetupError::Ioprio {
+            job: spec.name.clone(),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
+}
+
 pub use hiops_stats::cpu::allowed_cpus;
 use hiops_stats::cpu::pin_current_thread as pin;
 
@@ -64,6 +93,9 @@ pub(crate) fn run_thread(
         Ok(p) => p,
         Err(e) => return failed_setup(&plan, ctrl, e),
     };
+    if let Err(e) = set_ioprio(spec) {
+        return failed_setup(&plan, ctrl, e);
+    }
     let tasks = spec.tasks_of(plan.clone);
     let mut result = match path {
         None if tasks.is_some() => match open_tasks(&plan, tasks.unwrap_or(1)) {
@@ -81,13 +113,7 @@ pub(crate) fn run_thread(
             FastRng::new(spec.workload.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
         }
-        None if spec.io.filecreate => {
-            let base = plan.target_base as usize;
-            match FileCreateDriver::new(spec, base, plan.targets.len()) {
-                Ok(driver) => start(&plan, ctrl, counters, driver),
-                Err(e) => return failed_setup(&plan, ctrl, e.into()),
-            }
-        }
+        None if moves_no_data(spec) => run_no_data(&plan, ctrl, counters),
         None if spec.io.offload => match open_offload(&plan) {
             Ok(mut driver) => {
                 let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
@@ -107,6 +133,32 @@ pub(crate) fn run_thread(
     };
     result.cpu_pinned = pinned;
     result
+}
+
+/// fio's engines that move no data through a queue (exec, cpuio,
+/// filecreate, filestat, filedelete): each has a one-at-a-time driver.
+fn moves_no_data(spec: &JobSpec) -> bool {
+    spec.io.exec.is_some()
+        || spec.io.cpuio.is_some()
+        || spec.io.filecreate
+        || spec.io.file_op.is_some()
+}
+
+/// A thread of one of [`moves_no_data`]'s engines (or its failed setup).
+fn run_no_data(plan: &WorkerPlan<'_>, ctrl: &Control, counters: &Counters) -> ThreadResult {
+    let spec = plan.spec;
+    if let Some(exec) = &spec.io.exec {
+        let driver = crate::exec::ExecDriver::new(exec.clone(), &spec.name);
+        return start(plan, ctrl, counters, driver);
+    }
+    if let Some(burn) = spec.io.cpuio {
+        return start(plan, ctrl, counters, crate::cpuio::CpuioDriver::new(burn));
+    }
+    let base = plan.target_base as usize;
+    match FileCreateDriver::new(spec, base, plan.targets.len()) {
+        Ok(driver) => start(plan, ctrl, counters, driver),
+        Err(e) => failed_setup(plan, ctrl, e.into()),
+    }
 }
 
 /// The engine options this thread opens with: the job's, with fio's net

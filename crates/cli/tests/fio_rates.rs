@@ -265,3 +265,61 @@ fn bw_agg_is_a_share_of_the_groups_bytes_over_its_longest_runtime() {
         assert!((h - t).abs() < 2.0, "hiops {ours:?}, fio {theirs:?}");
     }
 }
+
+/// A job writing its bandwidth and IOPS logs per I/O (no log_avg_msec).
+const PER_IO: &str = "[global]\nioengine=psync\nsize=2m\nbs=4k\nrw=randrw\nfilename=f\n[a]\nwrite_bw_log=b\nwrite_iops_log=i\n";
+
+/// Per direction: (bw_samples, iops_samples, total_ios, iops_min, iops_max).
+fn per_io_counts(v: &Value) -> Vec<(u64, u64, u64, u64, u64)> {
+    let j = &v["jobs"][0];
+    ["read", "write"]
+        .iter()
+        .map(|d| {
+            let r = &j[*d];
+            let n = |k: &str| u(&r[k]);
+            (
+                n("bw_samples"),
+                n("iops_samples"),
+                n("total_ios"),
+                n("iops_min"),
+                n("iops_max"),
+            )
+        })
+        .collect()
+}
+
+/// With a log kept per I/O, fio 3.33 samples that rate per I/O for the
+/// report (io_u.c account_io_completion: bytes * 10^6 / clat_ns, and 1
+/// per I/O for IOPS) and takes no window samples (stat.c
+/// calc_log_samples); with gtod_reduce it samples neither.
+#[test]
+fn a_log_kept_per_io_makes_a_sample_per_io_as_fios() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v, normal) = run(hiops_fio(), tmp.path(), PER_IO, &[]);
+    let ours = per_io_counts(&v);
+    for &(bw, iops, ios, lo, hi) in &ours {
+        assert!(ios > 100, "{ours:?}");
+        assert_eq!((bw, iops, lo, hi), (ios, ios, 1, 1), "{ours:?}");
+    }
+    let r = &v["jobs"][0]["read"];
+    assert!(
+        u(&r["bw_min"]) <= u(&r["bw_max"]) && u(&r["bw_max"]) > 0,
+        "{r}"
+    );
+    assert!(
+        normal.contains(&format!("samples={}", ours[0].0)),
+        "{normal}"
+    );
+    let reduced = PER_IO.replace("[a]\n", "[a]\ngtod_reduce=1\n");
+    let (g, _) = run(hiops_fio(), tmp.path(), &reduced, &[]);
+    let none: Vec<(u64, u64)> = per_io_counts(&g).iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(none, [(0, 0), (0, 0)], "gtod_reduce samples nothing");
+    if have_fio() {
+        let (f, _) = run(Command::new(FIO), tmp.path(), PER_IO, &[]);
+        let theirs = per_io_counts(&f);
+        // The same I/Os (the same randrw draw may differ): a sample each.
+        for &(bw, iops, ios, lo, hi) in &theirs {
+            assert_eq!((bw, iops, lo, hi), (ios, ios, 1, 1), "fio {theirs:?}");
+        }
+    }
+}

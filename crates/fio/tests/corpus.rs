@@ -372,3 +372,94 @@ fn several_files_run_in_order_with_their_own_globals() {
         "basic.fio's bs stays in basic.fio"
     );
 }
+
+/// A job file of `text` in a temporary directory, planned.
+fn plan_text(text: &str) -> FioPlan {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.fio");
+    std::fs::write(&file, text).unwrap();
+    plan_files(&[&file], false).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn fios_file_and_size_engines_and_priorities_plan() {
+    use hiops_hal::backends::sync::PsyncCall;
+    use hiops_job::spec::{FileOp, StatCall};
+    let p = plan_text(
+        "[global]\nfilename=f\nsize=1m\n[a]\nioengine=falloc\n[t]\nioengine=ftruncate\n\
+         [s]\nioengine=filestat\nstat_type=lstat\n[d]\nioengine=filedelete\n\
+         [p]\nprioclass=3\nprio=2\n[q]\nprio=5\n[v]\nioengine=vsync\n",
+    );
+    let call = |n: &str| job(&p, n).io.engine_opts.psync_call;
+    assert_eq!(call("a"), PsyncCall::Fallocate);
+    assert_eq!(call("t"), PsyncCall::Ftruncate);
+    assert_eq!(call("s"), PsyncCall::Data);
+    assert_eq!(job(&p, "a").io.engine, EngineKind::Psync);
+    assert_eq!(job(&p, "s").io.file_op, Some(FileOp::Stat(StatCall::Lstat)));
+    assert_eq!(job(&p, "d").io.file_op, Some(FileOp::Delete));
+    assert_eq!(job(&p, "a").io.file_op, None);
+    // fio's ioprio_value: class << 13 | level, class 0 read as best effort.
+    assert_eq!(job(&p, "p").io.ioprio, Some((3 << 13) | 2));
+    assert_eq!(job(&p, "q").io.ioprio, Some((2 << 13) | 5));
+    assert_eq!(job(&p, "a").io.ioprio, None);
+    assert_eq!(job(&p, "v").io.engine, EngineKind::Pvsync2);
+}
+
+#[test]
+fn direct_and_buffered_are_one_setting_the_last_given_wins() {
+    let p = plan_text(
+        "[global]\nfilename=f\nsize=1m\ndirect=0\nbuffered=0\n[a]\n[b]\nbuffered=1\n[c]\ndirect=1\nbuffered=1\ndirect=1\n",
+    );
+    assert!(job(&p, "a").target.direct, "buffered=0 after direct=0");
+    assert!(!job(&p, "b").target.direct);
+    assert!(job(&p, "c").target.direct);
+}
+
+#[test]
+fn with_filesize_size_is_what_the_job_moves_up_to_its_files() {
+    let p = plan_text(
+        "[global]\nfilesize=256k\n[below]\nfilename=f\nsize=128k\n[above]\nfilename=g\nsize=512k\n[two]\nnrfiles=2\nsize=384k\n",
+    );
+    assert_eq!(job(&p, "below").target.io_size, Some(Bytes::new(128 << 10)));
+    assert_eq!(job(&p, "above").target.io_size, None, "no second round");
+    assert_eq!(job(&p, "two").target.io_size, Some(Bytes::new(384 << 10)));
+}
+
+#[test]
+fn fios_cpuio_and_exec_plan_their_burn_and_program() {
+    let p = plan_text(
+        "[global]\nruntime=3\n[c]\nioengine=cpuio\ncpuload=25\ncpuchunks=1000\n\
+         [q]\nioengine=cpuio\ncpuload=200\ncpumode=qsort\n\
+         [e]\nioengine=exec\nprogram=/bin/sleep\narguments=%r  %n\ngrace_time=0\nstd_redirect=0\n",
+    );
+    let c = job(&p, "c");
+    let burn = c.io.cpuio.expect("a burn");
+    assert_eq!(
+        (burn.load_pct, burn.cycle, burn.qsort),
+        (25, Duration::from_millis(1), false)
+    );
+    // fio's think: cycle x (100 - load) / load.
+    assert_eq!(c.workload.thinktime, Duration::from_millis(3));
+    assert!(c.timing.time_based && c.io.engine == EngineKind::Null);
+    let q = job(&p, "q").io.cpuio.expect("a burn");
+    assert_eq!(
+        (q.load_pct, q.cycle, q.qsort),
+        (100, Duration::from_millis(50), true)
+    );
+    let e = job(&p, "e");
+    let x = e.io.exec.as_ref().expect("a program");
+    assert_eq!(x.argv, ["/bin/sleep", "3", "e"]);
+    assert_eq!((x.grace, x.redirect), (Duration::ZERO, false));
+    assert_eq!(e.workload.thinktime, Duration::from_millis(50));
+    let refused = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("j.fio");
+        std::fs::write(&file, text).unwrap();
+        match plan_files(&[&file], false) {
+            Ok(_) => panic!("{text}: planned"),
+            Err(e) => e.to_string(),
+        }
+    };
+    assert!(refused("[c]\nioengine=cpuio\nruntime=1\n").contains("cpuload"));
+    assert!(refused("[e]\nioengine=exec\nruntime=1\n").contains("program"));
+}

@@ -263,6 +263,9 @@ pub struct EngineOptions {
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (fail with EAGAIN instead of blocking).
     pub nowait: bool,
+    /// psync: the call each command makes (fio's falloc and ftruncate
+    /// engines are psync's shape with another call).
+    pub psync_call: crate::backends::sync::PsyncCall,
     /// mmap: hints and write-back (fio's fadvise_hint, sync, direct).
     pub mmap: crate::backends::mmap::MmapOptions,
     /// net: the socket, its side and options (fio's net engine).

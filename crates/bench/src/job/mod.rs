@@ -113,7 +113,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 timed: !spec.timing.gtod_reduce,
                 overlap: serializes(spec, depth).then(|| InFlight::new(depth)),
                 prio: spec.io.cmdprio.as_ref().map(|c| {
-                    PrioPicker::new(c, spec.workload.randseed.wrapping_add(plan.clone as u64))
+                    let seed = spec.workload.randseed.wrapping_add(plan.clone as u64);
+                    PrioPicker::new(c, seed, spec.io.ioprio.unwrap_or(0))
                 }),
             },
             window: None,
@@ -566,6 +567,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
+        r.rates.per_io = b.logs.as_ref().map(JobLogs::rates).unwrap_or_default();
         let log_error = b.logs.and_then(|l| l.finish(now_ns()).err());
         let log_error = log_error
             .map(JobError::from)

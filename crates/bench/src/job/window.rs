@@ -80,7 +80,7 @@ impl<D: Driver> JobThread<'_, D> {
         self.books.stats = Default::default();
         if let Some(plan) = &self.spec.io.cmdprio {
             for (d, s) in self.books.stats.iter_mut().take(2).enumerate() {
-                s.prios = crate::cmdprio::prio_stats(plan, d);
+                s.prios = crate::cmdprio::prio_stats(plan, d, self.spec.io.ioprio.unwrap_or(0));
             }
         }
         // As fio's zeroed stats after the ramp: flushes count from here.

@@ -26,6 +26,8 @@ mod hist;
 mod kind;
 mod window;
 
+use crate::rate_stat::RateStat;
+use crate::result::Rate;
 use crate::spec::{JobSpec, LogSpec};
 use file::{Columns, LogFile};
 use hist::HistWindows;
@@ -55,6 +57,10 @@ pub(crate) struct JobLogs {
     /// Added to every time: a clock's reading at the epoch, or 0.
     base_ms: u64,
     active: bool,
+    /// The report's bandwidth and IOPS sampled per I/O (a log kept per
+    /// I/O, clocks read per I/O), and those samples per direction.
+    per_io: [bool; 2],
+    rates: [[RateStat; 2]; 2],
 }
 
 /// Whether a log of `kind` is stored compressed: fio stores its histogram
@@ -136,6 +142,8 @@ impl JobLogs {
             epoch_ns: 0,
             base_ms: 0,
             active: false,
+            per_io: l.rates_per_io().map(|p| p && !spec.timing.gtod_reduce),
+            rates: Default::default(),
         }))
     }
 
@@ -150,6 +158,7 @@ impl JobLogs {
         if let Some((_, Some(h))) = self.hist.as_mut() {
             h.reset();
         }
+        self.rates = Default::default();
         self.epoch_ns = now_ns;
         self.base_ms = self.epoch_clock.map_or(0, clock_ms);
         self.active = true;
@@ -191,6 +200,27 @@ impl JobLogs {
         if let Some((f, Some(h))) = self.hist.as_mut() {
             h.add(t + base, io, f);
         }
+        self.sample_rates(io);
+    }
+
+    /// fio's add_bw_sample and add_iops_sample for a log kept per I/O
+    /// (trims are sampled apart in fio; hiops reports no trim rates).
+    #[inline]
+    fn sample_rates(&mut self, io: &LoggedIo) {
+        if io.dir >= 2 {
+            return;
+        }
+        if self.per_io[Rate::Bw as usize] {
+            self.rates[Rate::Bw as usize][io.dir].push(Kind::Bw.per_io(io));
+        }
+        if self.per_io[Rate::Iops as usize] {
+            self.rates[Rate::Iops as usize][io.dir].push(1);
+        }
+    }
+
+    /// The report's per-I/O rate samples so far (`RateSamples::per_io`).
+    pub(crate) fn rates(&self) -> [[RateStat; 2]; 2] {
+        self.rates
     }
 
     /// The windows still open at `end_ns` (the thread's end, or a new

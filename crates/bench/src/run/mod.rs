@@ -288,7 +288,10 @@ fn measure(
                 ))
             })?;
             // The watch samples the threads in the order they started.
+            // (Its per-I/O samples are the thread's own.)
+            let per_io = r.rates.per_io;
             r.rates = std::mem::take(&mut watched.rates[i]);
+            r.rates.per_io = per_io;
             jobs[j].threads.push(r);
         }
         jobs.iter_mut().for_each(task_path_report);

@@ -12,7 +12,13 @@ use crate::target::{OpenTarget, TargetKind};
 /// Checks a job against its opened targets: everything that would fail later
 /// fails here, before any I/O, with the option to change.
 pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
-    if spec.io.filecreate {
+    if spec.io.exec.is_some() {
+        crate::exec::check(spec)?;
+    }
+    if spec.io.cpuio.is_some() {
+        crate::cpuio::check(spec)?;
+    }
+    if spec.io.filecreate || spec.io.file_op.is_some() {
         crate::filecreate::check(spec)?;
     }
     validate_sizes(spec, targets)?;

@@ -59,8 +59,9 @@ struct Ticks {
     progress: (Instant, [u64; 4]),
     steady: Option<crate::steady::SsTracker>,
     /// Each thread's bandwidth and IOPS windows (empty before the
-    /// measured window opens).
-    rates: Vec<[RateClock; 2]>,
+    /// measured window opens; None where the thread samples that rate per
+    /// I/O).
+    rates: Vec<[Option<RateClock>; 2]>,
 }
 
 /// fio's slack on a rate window (stat.c LOG_MSEC_SLACK): a window this
@@ -255,19 +256,19 @@ impl Phase<'_> {
 
     /// Each thread's bandwidth and IOPS windows from now, of its job's
     /// lengths (threads in the order they started: job by job).
-    fn start_rates(&self) -> Vec<[RateClock; 2]> {
+    fn start_rates(&self) -> Vec<[Option<RateClock>; 2]> {
         let now = Instant::now();
-        let windows = self
-            .specs
-            .iter()
-            .flat_map(|s| std::iter::repeat_n(s.logs.rate_windows, s.numjobs as usize));
-        let clocks: Vec<[RateClock; 2]> = windows
+        let windows = self.specs.iter().flat_map(|s| {
+            let per_io = s.logs.rates_per_io();
+            std::iter::repeat_n((s.logs.rate_windows, per_io), s.numjobs as usize)
+        });
+        let clocks: Vec<[Option<RateClock>; 2]> = windows
             .zip(&self.counters)
-            .map(|([bw, iops], c)| {
+            .map(|(([bw, iops], per_io), c)| {
                 let c = of_thread(c);
                 [
-                    RateClock::start(Rate::Bw, bw, now, &c),
-                    RateClock::start(Rate::Iops, iops, now, &c),
+                    (!per_io[0]).then(|| RateClock::start(Rate::Bw, bw, now, &c)),
+                    (!per_io[1]).then(|| RateClock::start(Rate::Iops, iops, now, &c)),
                 ]
             })
             .collect();
@@ -283,7 +284,13 @@ impl Phase<'_> {
             return poll;
         }
         let now = Instant::now();
-        let due = ticks.rates.iter().flatten().map(RateClock::due).min();
+        let due = ticks
+            .rates
+            .iter()
+            .flatten()
+            .flatten()
+            .map(RateClock::due)
+            .min();
         due.map_or(poll, |d| poll.min(d.saturating_duration_since(now)))
     }
 
@@ -299,7 +306,10 @@ impl Phase<'_> {
                 continue;
             }
             let c = of_thread(c);
-            clocks.iter_mut().for_each(|k| k.sample(now, &c, rates));
+            clocks
+                .iter_mut()
+                .flatten()
+                .for_each(|k| k.sample(now, &c, rates));
         }
     }
 

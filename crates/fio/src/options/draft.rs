@@ -58,6 +58,29 @@ pub struct Draft {
     /// synchronous engine) and each I/O creates a file (crates/bench's
     /// filecreate module).
     pub filecreate: bool,
+    /// `ioengine=falloc` or `ftruncate`: psync whose commands call
+    /// fallocate or ftruncate instead of moving data.
+    pub psync_call: hiops_hal::backends::sync::PsyncCall,
+    /// `ioengine=filestat` or `filedelete` (`ioengine` psync, as
+    /// filecreate's), and filestat's stat_type (None: stat).
+    pub file_op: Option<hiops_job::spec::FileOp>,
+    pub stat_type: Option<hiops_job::spec::StatCall>,
+    /// `ioengine=cpuio` (`ioengine` is then null) and its cpuload,
+    /// cpuchunks (µs) and cpumode=qsort.
+    pub cpuio: bool,
+    pub cpuload: Option<u32>,
+    pub cpuchunks: Option<u64>,
+    pub cpumode_qsort: bool,
+    /// `ioengine=exec` (`ioengine` is then null) and its program,
+    /// arguments, grace_time (s) and std_redirect.
+    pub exec: bool,
+    pub program: Option<String>,
+    pub arguments: Option<String>,
+    pub grace_time: Option<u64>,
+    pub std_redirect: Option<bool>,
+    /// fio's prio and prioclass (the thread's own I/O priority).
+    pub prio: Option<u16>,
+    pub prioclass: Option<u16>,
     pub iodepth: Option<QueueDepth>,
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<QueueDepth>,

@@ -124,10 +124,76 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, null (and hiops' mem), filecreate.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, null (and hiops' mem), filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec.", |d, v| {
+        use hiops_hal::backends::sync::PsyncCall;
+        use hiops_job::spec::{FileOp, StatCall};
         let v = need(v)?;
         d.filecreate = v == "filecreate";
-        d.ioengine = Some(if d.filecreate { EngineKind::Psync } else { engine(v)? });
+        d.psync_call = match v {
+            "falloc" => PsyncCall::Fallocate,
+            "ftruncate" => PsyncCall::Ftruncate,
+            _ => PsyncCall::Data,
+        };
+        d.file_op = match v {
+            "filestat" => Some(FileOp::Stat(StatCall::Stat)),
+            "filedelete" => Some(FileOp::Delete),
+            _ => None,
+        };
+        let psync = d.filecreate || d.file_op.is_some() || d.psync_call != PsyncCall::Data;
+        d.cpuio = v == "cpuio";
+        d.exec = v == "exec";
+        d.ioengine = Some(match () {
+            _ if psync => EngineKind::Psync,
+            _ if d.cpuio || d.exec => EngineKind::Null,
+            _ => engine(v)?,
+        });
+        Ok(())
+    }),
+    opt!("cpuload", [], value, "ioengine=cpuio: the share (1-100) of a CPU each thread keeps busy.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        d.cpuload = Some(n.min(100) as u32); Ok(())
+    }),
+    opt!("cpuchunks", [], value, "ioengine=cpuio: how long each burn lasts, in µs (default 50000).", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n == 0 { return Err("must be above 0".into()); }
+        d.cpuchunks = Some(n); Ok(())
+    }),
+    opt!("cpumode", [], value, "ioengine=cpuio: noop (spin, default) or qsort (sort 256 Ki integers four times per burn).", |d, v| {
+        d.cpumode_qsort = match need(v)? {
+            "noop" => false,
+            "qsort" => true,
+            other => return Err(format!("{}: use noop or qsort", quoted(other)).into()),
+        };
+        Ok(())
+    }),
+    opt!("exit_on_io_done", [], flag, "ioengine=cpuio: 0 (default) burns until the runtime; 1, ending when the other jobs' I/O is done, is not implemented.", |_, v| {
+        match value::boolean(v)? {
+            false => Ok(()),
+            true => Err("hiops' cpuio threads burn until their runtime: drop exit_on_io_done, or give the cpuio job the I/O jobs' runtime".into()),
+        }
+    }),
+    opt!("program", [], value, "ioengine=exec: the program the job runs for its runtime.", |d, v| { d.program = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("arguments", [], value, "ioengine=exec: the program's arguments, split at spaces; %r is the runtime in seconds, %n the job's name.", |d, v| { d.arguments = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("grace_time", [], value, "ioengine=exec: seconds the program has to end after SIGTERM before SIGKILL (default 1).", |d, v| { d.grace_time = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("std_redirect", [], flag, "ioengine=exec: the program's stdout and stderr go to NAME.stdout and NAME.stderr (1, the default), or to hiops' own (0).", |d, v| { d.std_redirect = Some(value::boolean(v)?); Ok(()) }),
+    opt!("prio", [], value, "The I/O priority level (0-7, 0 highest) each thread of the job sets for itself with ioprio_set, in prioclass (best effort when not given), as fio's thread does before its engine opens.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n > 7 { return Err("must be 0 to 7".into()); }
+        d.prio = Some(n as u16); Ok(())
+    }),
+    opt!("prioclass", [], value, "The I/O priority class each thread of the job sets for itself: 1 realtime (root or CAP_SYS_ADMIN), 2 best effort, 3 idle; 0 is best effort, as fio takes it.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n > 3 { return Err("must be 0 to 3".into()); }
+        d.prioclass = Some(n as u16); Ok(())
+    }),
+    opt!("stat_type", [], value, "ioengine=filestat: the call that looks each file up: stat (default), lstat or statx.", |d, v| {
+        use hiops_job::spec::StatCall;
+        d.stat_type = Some(match need(v)? {
+            "stat" => StatCall::Stat,
+            "lstat" => StatCall::Lstat,
+            "statx" => StatCall::Statx,
+            other => return Err(format!("{}: use stat, lstat or statx", quoted(other)).into()),
+        });
         Ok(())
     }),
     opt!("iodepth", [], value, "Commands in flight per thread (async engines), or the shared queue's depth with strategy.", |d, v| {
@@ -143,8 +209,9 @@ pub static OPTIONS: &[OptDef] = &[
         d.numjobs = Some(n); Ok(())
     }),
     opt!("thread", [], flag, "Accepted: hiops runs jobs as threads either way; the fio-format report then says the job starts threads, not processes, as fio's does.", |d, v| { d.thread = value::boolean(v)?; Ok(()) }),
-    opt!("direct", [], flag, "O_DIRECT (bypass the page cache).", |d, v| { d.direct = Some(value::boolean(v)?); Ok(()) }),
-    opt!("buffered", [], flag, "The opposite of direct.", |d, v| { d.buffered = Some(value::boolean(v)?); Ok(()) }),
+    // One setting in fio (buffered is direct negated): the last given wins.
+    opt!("direct", [], flag, "O_DIRECT (bypass the page cache).", |d, v| { d.direct = Some(value::boolean(v)?); d.buffered = None; Ok(()) }),
+    opt!("buffered", [], flag, "The opposite of direct (the later of the two given wins, as in fio).", |d, v| { d.buffered = Some(value::boolean(v)?); d.direct = None; Ok(()) }),
     opt!("runtime", ["timeout"], value, "Stop after this long (seconds unless a unit is given).", |d, v| {
         let t = value::time_ns(need(v)?, SEC)?;
         d.runtime = (t > 0).then_some(t); Ok(())
@@ -696,8 +763,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops runs as the invoking user; start it as the user you want",
     ),
     ("nice", "use nice(1) on hiops"),
-    ("prio", "use ionice(1) on hiops"),
-    ("prioclass", "use ionice(1) on hiops"),
     (
         "cgroup",
         "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
@@ -779,7 +844,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("lockfile", &["none"]),
     ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
-    ("prio", &["0"]), ("prioclass", &["0"]), ("write_barrier", &["0"]),
+    ("write_barrier", &["0"]),
     ("write_hint", &["none"]), ("create_only", &["0"]),
     ("unlink_each_loop", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
     ("hipri_percentage", &["100"]), ("uncached", &["0"]), ("force_async", &["0"]),
@@ -790,19 +855,18 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
 /// with the engines they belong to.
 #[rustfmt::skip]
 pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
-    ("cpuload", "cpuio"), ("cpuchunks", "cpuio"), ("cpumode", "cpuio"), ("exit_on_io_done", "cpuio"),
     ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
     ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
     ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
     ("busy_poll", "rbd or rados"), ("touch_objects", "rados"), ("pool", "rbd, rados or dfs"), ("cont", "dfs"),
     ("chunk_size", "dfs"), ("object_class", "dfs"), ("skip_bad", "mtd"), ("verb", "rdma"),
-    ("bindname", "rdma"), ("stat_type", "filestat"), ("readfua", "sg"), ("writefua", "sg"),
+    ("bindname", "rdma"), ("readfua", "sg"), ("writefua", "sg"),
     ("sg_write_mode", "sg"), ("stream_id", "sg"), ("http_host", "http"), ("http_user", "http"),
     ("http_pass", "http"), ("https", "http"), ("http_mode", "http"), ("http_s3_region", "http"),
     ("http_s3_key", "http"), ("http_s3_keyid", "http"), ("http_s3_sse_customer_key", "http"),
     ("http_s3_sse_customer_algorithm", "http"), ("http_s3_storage_class", "http"),
     ("http_swift_auth_token", "http"), ("http_verbose", "http"), ("uri", "nbd"),
-    ("gpu_dev_ids", "libcufile"), ("cuda_io", "libcufile"), ("nfs_url", "nfs"), ("program", "exec"),
-    ("arguments", "exec"), ("grace_time", "exec"), ("std_redirect", "exec"), ("xnvme_async", "xnvme"),
+    ("gpu_dev_ids", "libcufile"), ("cuda_io", "libcufile"), ("nfs_url", "nfs"),
+    ("xnvme_async", "xnvme"),
     ("xnvme_sync", "xnvme"), ("xnvme_admin", "xnvme"), ("xnvme_dev_nsid", "xnvme"), ("xnvme_iovec", "xnvme"),
 ];

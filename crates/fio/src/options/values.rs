@@ -246,8 +246,9 @@ pub(super) fn engine(name: &str) -> Result<EngineKind, ValueError> {
     Ok(match name {
         // fio's sync is read/write after lseek; psync is the same work in one call.
         "sync" | "psync" => EngineKind::Psync,
-        // pvsync is preadv; pvsync2 without flags is the same call.
-        "pvsync" | "pvsync2" => EngineKind::Pvsync2,
+        // pvsync is preadv (vsync readv after lseek); pvsync2 without flags
+        // is the same call.
+        "vsync" | "pvsync" | "pvsync2" => EngineKind::Pvsync2,
         other => EngineKind::parse(other).ok_or_else(|| {
             format!(
                 "ioengine {} is not implemented in hiops: use one of {ENGINES}",

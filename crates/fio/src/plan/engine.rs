@@ -23,6 +23,7 @@ impl Draft {
             _ => {}
         }
         self.check_engine_flags(engine)?;
+        o.psync_call = self.psync_call;
         o.nowait = self.nowait.unwrap_or(false);
         o.fixedbufs = self.fixedbufs.unwrap_or(false);
         o.registerfiles = self.registerfiles.unwrap_or(false);
@@ -204,6 +205,11 @@ impl Draft {
 
     /// fio's cmdprio: the rules, on an engine that issues them itself.
     pub(super) fn set_cmdprio(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
+        // fio's ioprio_value (os/os-linux.h): class 0 is best effort.
+        if self.prio.is_some() || self.prioclass.is_some() {
+            let class = self.prioclass.filter(|&c| c != 0).unwrap_or(2);
+            spec.io.ioprio = Some(hiops_hal::ioprio_value(class, self.prio.unwrap_or(0)));
+        }
         let dirs = (spec.workload.rw.reads(), spec.workload.rw.writes());
         spec.io.cmdprio = self.cmdprio.plan(spec.io.engine, dirs, self.kb_base)?;
         if spec.io.cmdprio.is_some() && (spec.io.offload || spec.io.path.is_some()) {

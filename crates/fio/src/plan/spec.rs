@@ -38,6 +38,8 @@ impl Draft {
         self.set_tasks_and_path(&mut spec)?;
         self.set_logs_latency_and_flow(&mut spec)?;
         self.set_cmdprio(&mut spec)?;
+        self.set_cpuio(&mut spec)?;
+        self.set_exec(&mut spec)?;
         self.set_steady_state(&mut spec)?;
         if !spec.timing.time_based
             && spec.target.size.is_none()
@@ -89,6 +91,10 @@ impl Draft {
         let mut spec = JobBuilder::default_for(PathBuf::new());
         spec.io.engine = engine;
         spec.io.filecreate = self.filecreate;
+        spec.io.file_op = self.file_op.map(|op| match (op, self.stat_type) {
+            (hiops_job::spec::FileOp::Stat(_), Some(call)) => hiops_job::spec::FileOp::Stat(call),
+            (op, _) => op,
+        });
         spec.name = self.name.clone().unwrap_or_else(|| "hiops-default".into());
         if fio {
             spec.workload.rw = RwMode::Read;
@@ -177,12 +183,69 @@ impl Draft {
         Ok(())
     }
 
+    /// fio's cpuio (engines/cpu.c init): a burn per I/O and the think
+    /// time that keeps the thread at cpuload; it runs until its runtime.
+    fn set_cpuio(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
+        if !self.cpuio {
+            return Ok(());
+        }
+        let load_pct = match self.cpuload {
+            Some(n) if n > 0 => n,
+            _ => {
+                return Err(
+                    "ioengine=cpuio needs cpuload= (the share of a CPU to keep busy), as fio"
+                        .into(),
+                )
+            }
+        };
+        let burn = hiops_job::spec::CpuBurn {
+            load_pct,
+            cycle: Duration::from_micros(self.cpuchunks.unwrap_or(50_000)),
+            qsort: self.cpumode_qsort,
+        };
+        // qsort waits inside its I/O (see hiops-bench's cpuio module).
+        if !burn.qsort {
+            spec.workload.thinktime = burn.think_after(burn.cycle);
+        }
+        spec.io.cpuio = Some(burn);
+        spec.timing.time_based = spec.timing.runtime.is_some();
+        Ok(())
+    }
+
+    /// fio's exec (engines/exec.c init): the program, its arguments with
+    /// `%r` and `%n` put in, a 50 ms think after each I/O; it runs until
+    /// its runtime.
+    fn set_exec(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
+        if !self.exec {
+            return Ok(());
+        }
+        let Some(program) = self.program.as_deref().filter(|p| !p.trim().is_empty()) else {
+            return Err("ioengine=exec needs program= (the program to run), as fio".into());
+        };
+        let runtime_s = spec.timing.runtime.map_or(0, |r| r.as_secs());
+        let args = self.arguments.as_deref().unwrap_or("");
+        let args = args
+            .replace("%r", &runtime_s.to_string())
+            .replace("%n", &spec.name);
+        let argv = std::iter::once(program)
+            .chain(args.split(' '))
+            .filter(|a| !a.is_empty())
+            .map(str::to_string)
+            .collect();
+        spec.io.exec = Some(hiops_job::spec::ExecSpec {
+            argv,
+            grace: Duration::from_secs(self.grace_time.unwrap_or(1)),
+            redirect: self.std_redirect.unwrap_or(true),
+        });
+        spec.workload.thinktime = Duration::from_millis(50);
+        spec.timing.time_based = spec.timing.runtime.is_some();
+        Ok(())
+    }
+
     /// Direct or buffered I/O, and how long the job runs.
     pub(super) fn set_direct_and_timing(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
+        // Each of the two clears the other as it is read: one is set.
         match (self.direct, self.buffered) {
-            (Some(d), Some(b)) if d == b => {
-                return Err("direct and buffered contradict each other: give one".into())
-            }
             (Some(d), _) => spec.target.direct = d,
             (None, Some(b)) => spec.target.direct = !b,
             (None, None) => {}

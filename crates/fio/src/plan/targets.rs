@@ -236,7 +236,7 @@ impl Draft {
         own_file: bool,
     ) -> Result<(), FioError> {
         spec.io_logs.write_iolog = self.write_iolog.clone();
-        spec.target.io_size = self.io_size()?;
+        spec.target.io_size = self.io_size()?.or(self.size_within_files(spec));
         spec.target.strided = self.strided_zones()?;
         spec.target.file_service = self.file_service.clone();
         // zero_buffers writes zeros, unless verify writes its own blocks.
@@ -274,6 +274,15 @@ impl Draft {
         self.set_start_offsets(spec)
     }
 
+    /// With filesize, size is what the job moves (fio's io limit, filesetup.c):
+    /// a size below the files' total stops the job there; a larger one
+    /// does not go round again.
+    fn size_within_files(&self, spec: &JobBuilder) -> Option<Bytes> {
+        let (size, filesize) = (self.size_bytes()?, self.filesize?);
+        let total = filesize.get().saturating_mul(files_of(spec));
+        (size.get() < total).then_some(size)
+    }
+
     /// io_size in bytes; a percentage is a share of size= in bytes.
     pub(super) fn io_size(&self) -> Result<Option<Bytes>, FioError> {
         Ok(match self.io_size {
@@ -296,11 +305,7 @@ impl Draft {
     /// (fio's get_next_file_rr). The random file services are refused.
     pub(super) fn set_openfiles(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         use hiops_job::file_service::FileServiceKind;
-        let files = match (&spec.target.targets, spec.target.files_per_clone) {
-            (_, Some(n)) => n as u64,
-            (TargetSpec::Paths(p), None) => p.len() as u64,
-            _ => 1,
-        };
+        let files = files_of(spec);
         // filecreate opens and closes a file per I/O: one is open at a
         // time whatever openfiles says.
         let limit = self.openfiles.filter(|_| !self.filecreate);
@@ -317,6 +322,15 @@ impl Draft {
             Some(_) => return Err(format!("openfiles={open} below the job's {files} files is implemented with file_service_type=roundrobin (the default) or sequential: use one of them, or drop openfiles").into()),
         }
         Ok(())
+    }
+}
+
+/// The files each thread of the job goes through.
+fn files_of(spec: &JobBuilder) -> u64 {
+    match (&spec.target.targets, spec.target.files_per_clone) {
+        (_, Some(n)) => n as u64,
+        (TargetSpec::Paths(p), None) => p.len() as u64,
+        _ => 1,
     }
 }
 

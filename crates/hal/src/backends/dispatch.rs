@@ -53,7 +53,11 @@ impl Backend {
             EngineKind::Psync => Backend::Sync(sync::SyncEngine::open(
                 targets,
                 depth,
-                sync::SyncMode::Psync,
+                match opts.psync_call {
+                    sync::PsyncCall::Data => sync::SyncMode::Psync,
+                    sync::PsyncCall::Fallocate => sync::SyncMode::Fallocate,
+                    sync::PsyncCall::Ftruncate => sync::SyncMode::Ftruncate,
+                },
             )?),
             EngineKind::Pvsync2 => Backend::Sync(sync::SyncEngine::open(
                 targets,

@@ -1,4 +1,6 @@
-//! psync and pvsync2: synchronous positioned I/O, one command at a time.
+//! psync and pvsync2: synchronous positioned I/O, one command at a time;
+//! and fio's falloc and ftruncate engines, psync's shape with another call
+//! (fio 3.33 engines/falloc.c, engines/ftruncate.c).
 
 use super::os::neg_errno;
 use super::ready::{Inline, Staged};
@@ -14,7 +16,29 @@ const RWF_NOWAIT: libc::c_int = 0x8;
 #[derive(Clone, Copy, Debug)]
 pub enum SyncMode {
     Psync,
-    Pvsync2 { hipri: bool, nowait: bool },
+    Pvsync2 {
+        hipri: bool,
+        nowait: bool,
+    },
+    /// fio's falloc: a read allocates its range keeping the size
+    /// (FALLOC_FL_KEEP_SIZE), a write allocates it (mode 0, extending the
+    /// file), a trim punches a hole; no data moves.
+    Fallocate,
+    /// fio's ftruncate: a write sets the file's length to its offset; a
+    /// read or trim fails with EINVAL, as in fio; no data moves.
+    Ftruncate,
+}
+
+/// What psync's commands call (fio's engine name for each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PsyncCall {
+    /// pread/pwrite: psync itself.
+    #[default]
+    Data,
+    /// fallocate: fio's falloc.
+    Fallocate,
+    /// ftruncate: fio's ftruncate.
+    Ftruncate,
 }
 
 pub struct SyncEngine {
@@ -29,6 +53,8 @@ impl SyncEngine {
         let name = match mode {
             SyncMode::Psync => "psync",
             SyncMode::Pvsync2 { .. } => "pvsync2",
+            SyncMode::Fallocate => "falloc",
+            SyncMode::Ftruncate => "ftruncate",
         };
         let fds: Vec<RawFd> = targets
             .iter()
@@ -47,6 +73,9 @@ impl SyncEngine {
         let Command {
             op, offset, len, ..
         } = s.cmd;
+        if let Some(rc) = self.size_call(fd, op, offset, len) {
+            return rc;
+        }
         if op.is_trim() {
             return self.trimmer.trim(s.cmd.target as usize, fd, offset, len);
         }
@@ -64,6 +93,9 @@ impl SyncEngine {
                     libc::pwrite(fd, s.buf.cast(), len as usize, offset as i64)
                 }
                 (Op::Trim, _) => unreachable!("trims return above"),
+                (_, SyncMode::Fallocate | SyncMode::Ftruncate) => {
+                    unreachable!("size calls return above")
+                }
                 (op, SyncMode::Pvsync2 { hipri, nowait }) => {
                     let iov = libc::iovec {
                         iov_base: s.buf.cast(),
@@ -92,6 +124,34 @@ impl SyncEngine {
         } else {
             rc as i64
         }
+    }
+}
+
+impl SyncEngine {
+    /// fio's falloc and ftruncate: `len` (fio counts the command whole),
+    /// or a negated errno; None for psync's own calls and for flushes,
+    /// which stay fsync and fdatasync.
+    fn size_call(&self, fd: RawFd, op: Op, offset: u64, len: u32) -> Option<i64> {
+        if op.is_sync() {
+            return None;
+        }
+        let (off, n) = (offset as libc::off_t, len as libc::off_t);
+        // SAFETY: fallocate and ftruncate take no pointer; a bad descriptor
+        // or range is an errno.
+        let rc = match (self.mode, op) {
+            (SyncMode::Fallocate, Op::Read) => unsafe {
+                libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, n)
+            },
+            (SyncMode::Fallocate, Op::Write) => unsafe { libc::fallocate(fd, 0, off, n) },
+            (SyncMode::Fallocate, _) => unsafe {
+                let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+                libc::fallocate(fd, punch, off, n)
+            },
+            (SyncMode::Ftruncate, Op::Write) => unsafe { libc::ftruncate(fd, off) },
+            (SyncMode::Ftruncate, _) => return Some(-(libc::EINVAL as i64)),
+            _ => return None,
+        };
+        Some(if rc < 0 { neg_errno() } else { len as i64 })
     }
 }
 
@@ -130,6 +190,10 @@ impl Engine for SyncEngine {
     fn description(&self) -> String {
         match self.mode {
             SyncMode::Psync => "psync (pread/pwrite)".into(),
+            SyncMode::Fallocate => {
+                "falloc (fallocate: reads keep the size, trims punch holes)".into()
+            }
+            SyncMode::Ftruncate => "ftruncate (a write truncates to its offset)".into(),
             SyncMode::Pvsync2 { hipri, nowait } => {
                 format!(
                     "pvsync2 (preadv2/pwritev2{}{})",

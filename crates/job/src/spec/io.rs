@@ -95,6 +95,21 @@ pub struct IoSpec {
     /// module). `engine` is then psync's, whose one-at-a-time
     /// shape fio gives it (FIO_SYNCIO).
     pub filecreate: bool,
+    /// fio's `ioengine=filestat` and `filedelete` (fio 3.33
+    /// engines/fileoperations.c): as filecreate, but on files laid out
+    /// before the job, each pass's first I/O of a file stats or deletes it
+    /// (timed) instead of creating it.
+    pub file_op: Option<FileOp>,
+    /// fio's prio and prioclass: the I/O priority each thread of the job
+    /// sets for itself (ioprio_set) before its engine opens (None: the
+    /// process's own).
+    pub ioprio: Option<u16>,
+    /// fio's `ioengine=cpuio` (engines/cpu.c): each I/O burns the CPU
+    /// instead of moving data; `engine` is then null's.
+    pub cpuio: Option<CpuBurn>,
+    /// fio's `ioengine=exec` (engines/exec.c): the job runs a program for
+    /// its runtime instead of moving data; `engine` is then null's.
+    pub exec: Option<ExecSpec>,
     /// fio's search for the deepest queue that meets a latency target.
     pub latency_target: Option<LatencyTarget>,
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
@@ -105,6 +120,69 @@ pub struct IoSpec {
     pub serialize_overlap: bool,
     /// fio's cmdprio: I/Os at a priority of their own (io_uring, libaio).
     pub cmdprio: Option<CmdPrio>,
+}
+
+/// fio's cpuio engine: each I/O keeps a CPU busy for `cycle` (cpuchunks),
+/// then the job thinks for cycle x (100 - load) / load, so the thread
+/// keeps `load_pct` of a CPU busy (cpuload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuBurn {
+    /// cpuload: 1 to 100.
+    pub load_pct: u32,
+    /// cpuchunks: how long each I/O burns.
+    pub cycle: std::time::Duration,
+    /// cpumode=qsort: sort data (fio's four qsorts of 256 Ki integers)
+    /// instead of spinning; the burn is then as long as the sorts take.
+    pub qsort: bool,
+}
+
+impl CpuBurn {
+    /// fio's thinktime after a burn of `burn` (engines/cpu.c).
+    pub fn think_after(&self, burn: std::time::Duration) -> std::time::Duration {
+        assert!((1..=100).contains(&self.load_pct), "cpuload is 1 to 100");
+        burn * (100 - self.load_pct) / self.load_pct
+    }
+}
+
+/// fio's exec engine: the program a job runs beside the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecSpec {
+    /// The program and its arguments, split at spaces, with fio's `%r`
+    /// (the runtime in whole seconds) and `%n` (the job's name) put in.
+    pub argv: Vec<String>,
+    /// grace_time: how long the program has to end after SIGTERM before
+    /// SIGKILL.
+    pub grace: std::time::Duration,
+    /// std_redirect: its stdout and stderr go to `NAME.stdout` and
+    /// `NAME.stderr` (else to hiops' own).
+    pub redirect: bool,
+}
+
+/// What fio's filestat and filedelete engines do to a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// filestat, with its stat_type.
+    Stat(StatCall),
+    /// filedelete: unlink.
+    Delete,
+}
+
+/// filestat's `stat_type`: the call that looks the file up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatCall {
+    Stat,
+    Lstat,
+    Statx,
+}
+
+impl FileOp {
+    /// fio's engine name.
+    pub fn engine(self) -> &'static str {
+        match self {
+            FileOp::Stat(_) => "filestat",
+            FileOp::Delete => "filedelete",
+        }
+    }
 }
 
 impl Default for IoSpec {
@@ -120,6 +198,10 @@ impl Default for IoSpec {
             engine: EngineKind::IoUring,
             engine_opts: EngineOptions::default(),
             filecreate: false,
+            file_op: None,
+            ioprio: None,
+            cpuio: None,
+            exec: None,
             latency_target: None,
             offload: false,
             serialize_overlap: false,

@@ -90,6 +90,18 @@ impl LogSpec {
     pub fn any(&self) -> bool {
         self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
     }
+
+    /// Whether the report's bandwidth (`[0]`) and IOPS (`[1]`) statistics
+    /// take a sample per I/O instead of one per bwavgtime or iopsavgtime
+    /// window: fio 3.33 does so for a log of that rate kept per I/O
+    /// (iolog.h `per_unit_log`: no log_avg_msec, or a compressed log) and
+    /// then takes no window samples (stat.c `calc_log_samples`, io_u.c
+    /// `account_io_completion`; under gtod_reduce, which reads no clock
+    /// per I/O, fio then samples that rate not at all).
+    pub fn rates_per_io(&self) -> [bool; 2] {
+        let per_unit = self.avg_window.is_zero() || self.compression || self.store_compressed;
+        [self.bw.is_some(), self.iops.is_some()].map(|log| log && per_unit)
+    }
 }
 
 /// The trace formats fio's read_iolog takes.
@@ -153,4 +165,23 @@ pub struct IoLogs {
     pub write_iolog: Option<PathBuf>,
     /// fio's read_iolog: the job replays this trace instead of its workload.
     pub replay: Option<ReplaySpec>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_sampled_per_io_only_for_a_log_kept_per_io() {
+        let mut l = LogSpec::default();
+        assert_eq!(l.rates_per_io(), [false, false], "no log: windows");
+        l.bw = Some("b".into());
+        assert_eq!(l.rates_per_io(), [true, false]);
+        l.iops = Some("i".into());
+        assert_eq!(l.rates_per_io(), [true, true]);
+        l.avg_window = Duration::from_millis(100);
+        assert_eq!(l.rates_per_io(), [false, false], "log_avg_msec windows");
+        l.compression = true;
+        assert_eq!(l.rates_per_io(), [true, true], "compressed: per I/O");
+    }
 }

@@ -21,7 +21,9 @@ mod workload;
 pub use crate::distribution::Distribution;
 pub use block_sizes::{BlockSizeError, BlockSizes};
 pub use errors::{ContinueOnError, ErrorClass, ErrorCount, Judged, DEFAULT_NON_FATAL};
-pub use io::{CmdPrio, IoSpec, LatencyTarget, PathSpec, PrioRule};
+pub use io::{
+    CmdPrio, CpuBurn, ExecSpec, FileOp, IoSpec, LatencyTarget, PathSpec, PrioRule, StatCall,
+};
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;

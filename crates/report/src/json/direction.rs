@@ -108,7 +108,9 @@ pub(super) fn dir_obj(d: &DirStats, runtime_ns: u64, samples: Samples, shown: Sh
         "io_kbytes": d.bytes / 1024,
         "bw_bytes": bw_bytes.round() as u64,
         "bw": (bw_bytes / 1024.0).round() as u64,
-        "iops": iops(d.ios, runtime_ns),
+        // fio's runtime of a direction that moved no bytes is 0, and its
+        // IOPS with it (stat.c: cpuio's I/Os, a job whose I/Os all failed).
+        "iops": if d.bytes == 0 { 0.0 } else { iops(d.ios, runtime_ns) },
         "runtime": runtime_ms(d, runtime_ns),
         "total_ios": d.ios,
         "short_ios": d.short_ios,

@@ -27,7 +27,8 @@ pub const DISK_COUNTERS: [&str; 7] = [
 ];
 
 /// The jobs as fio lists them: each clone on its own, or (group_reporting)
-/// all jobs of a reporting group merged into the first one's entry.
+/// all jobs of a reporting group merged into the first one's entry, which
+/// shows the last one's options, as fio's.
 pub fn fio_units(r: &RunResult) -> Vec<JobResult> {
     let mut units: Vec<JobResult> = Vec::new();
     let mut merged_group: Option<(u32, usize)> = None;
@@ -39,6 +40,12 @@ pub fn fio_units(r: &RunResult) -> Vec<JobResult> {
                     let u = &mut units[at];
                     u.threads.extend(job.threads.iter().cloned());
                     u.targets.extend(job.targets.iter().cloned());
+                    // fio lists a group with its last job's options (stat.c:
+                    // each job of the group overwrites opt_lists[j]).
+                    let last = &job.spec.meta.options;
+                    if let Ok(s) = u.spec.with(|b| b.meta.options.clone_from(last)) {
+                        u.spec = s;
+                    }
                 }
                 _ => {
                     merged_group = Some((meta.group, units.len()));

@@ -5,63 +5,10 @@
 //! mixed direction): min, max, mean, deviations and count each added, so
 //! the group's mean is the sum of its threads' mean rates.
 
-use hiops_bench::result::RateSamples;
+use hiops_bench::result::{Rate, RateSamples};
 use hiops_bench::{JobResult, RunResult};
 
-/// fio's `io_stat` of a series of rates.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct RateStat {
-    pub min: u64,
-    pub max: u64,
-    pub mean: f64,
-    /// The sum of squared deviations from the mean (fio's `S`).
-    pub s: f64,
-    pub samples: u64,
-}
-
-impl RateStat {
-    /// One thread's samples, added one by one as fio's
-    /// `add_stat_sample` does (Welford's running mean).
-    pub fn of(values: &[u64]) -> RateStat {
-        let mut st = RateStat::default();
-        for &v in values {
-            st.samples += 1;
-            let x = v as f64;
-            let delta = x - st.mean;
-            st.mean += delta / st.samples as f64;
-            st.s += delta * (x - st.mean);
-            st.min = if st.samples == 1 { v } else { st.min.min(v) };
-            st.max = st.max.max(v);
-        }
-        assert!(st.min <= st.max, "a series' min is at most its max");
-        st
-    }
-
-    /// fio's `sum_stat` with `pure_sum`: another thread's (or direction's)
-    /// statistics added to these; an empty one adds nothing.
-    pub fn add(&mut self, other: RateStat) {
-        if other.samples == 0 {
-            return;
-        }
-        if self.samples == 0 {
-            *self = other;
-            return;
-        }
-        self.min += other.min;
-        self.max += other.max;
-        self.mean += other.mean;
-        self.s += other.s;
-        self.samples += other.samples;
-    }
-
-    /// fio's `calc_lat` deviation: sqrt(S / (n - 1)), 0 for one sample.
-    pub fn dev(&self) -> f64 {
-        match self.samples {
-            0 | 1 => 0.0,
-            n => (self.s / (n - 1) as f64).sqrt(),
-        }
-    }
-}
+pub(crate) use hiops_bench::rate_stat::RateStat;
 
 /// A job entry's bandwidth (KiB/s) and IOPS statistics per direction
 /// (read, write): its threads' summed.
@@ -114,30 +61,5 @@ pub(crate) fn group_agg(group: u32, r: &RunResult) -> [f64; 2] {
 }
 
 fn thread_stat(r: &RateSamples, dir: usize) -> (RateStat, RateStat) {
-    (RateStat::of(&r.bw_kib[dir]), RateStat::of(&r.iops[dir]))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_series_has_fios_mean_and_sample_deviation() {
-        let st = RateStat::of(&[4, 8, 6]);
-        assert_eq!((st.min, st.max, st.samples), (4, 8, 3));
-        assert!((st.mean - 6.0).abs() < 1e-12);
-        assert!((st.dev() - 2.0).abs() < 1e-12, "{}", st.dev());
-        assert_eq!(RateStat::of(&[]).dev(), 0.0);
-    }
-
-    #[test]
-    fn threads_sum_as_fios_group_reporting() {
-        let mut g = RateStat::of(&[4, 8, 6]);
-        g.add(RateStat::of(&[10, 12]));
-        g.add(RateStat::of(&[]));
-        assert_eq!((g.min, g.max, g.samples), (14, 20, 5));
-        assert!((g.mean - 17.0).abs() < 1e-12);
-        // S adds: 8 + 2 over 4.
-        assert!((g.dev() - (10.0f64 / 4.0).sqrt()).abs() < 1e-12);
-    }
+    (r.stat(Rate::Bw, dir), r.stat(Rate::Iops, dir))
 }
