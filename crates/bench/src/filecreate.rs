@@ -56,7 +56,28 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
             "each file is counted in {bs}-byte I/Os: make filesize (or size/nrfiles) a multiple of bs"
         ));
     }
+    if spec.io.file_op == Some(FileOp::Delete) {
+        if let Some(node) = device_node(&spec.target.targets) {
+            return refuse(&format!(
+                "{node} is a device node: filedelete unlinks files, and hiops never removes a device's node (give a directory or a file name)"
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The first target that is a device node, FIFO or socket (not followed
+/// through a symlink, which unlink would remove instead).
+fn device_node(targets: &TargetSpec) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let TargetSpec::Paths(paths) = targets else {
+        return None;
+    };
+    paths.iter().find_map(|p| {
+        let t = std::fs::symlink_metadata(p).ok()?.file_type();
+        let node = t.is_block_device() || t.is_char_device() || t.is_fifo() || t.is_socket();
+        node.then(|| p.display().to_string())
+    })
 }
 
 /// Where a file is in the pass.

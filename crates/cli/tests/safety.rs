@@ -5,7 +5,8 @@
 //! program's exclusive open) is refused even when named, and written only
 //! with allow_mounted_write=1 too; the jobs of one run share the gate's
 //! hold; a killed default run leaves nothing in TMPDIR;
-//! a bad option exits 2 in every subcommand. Device tests need root and the
+//! filedelete never unlinks a device node; a bad option exits 2 in every
+//! subcommand. Device tests need root and the
 //! mkfs tools (.ci/run installs them) and skip with a reason without them.
 //! Only loop devices over files these tests create are ever touched.
 
@@ -783,4 +784,54 @@ fn a_gated_device_is_written_by_several_jobs_of_one_run() {
     ]);
     assert!(o.status.success(), "two jobs on one device: {}", stderr(&o));
     assert_ne!(checksum(&dev.dev), before, "the jobs wrote the device");
+}
+
+/// fio's filedelete unlinks its files: a device node is refused before
+/// anything runs, and is still there after. As root: a blank loop device
+/// over a file of ours (one the gate would let a job write) and a node of
+/// our own with /dev/null's numbers (never the real /dev/null: were the
+/// check missing, the test would remove it).
+#[test]
+fn filedelete_never_removes_a_device_node() {
+    if !is_root() {
+        return eprintln!("skipped: needs root for loop devices and mknod");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let img = blank_image(tmp.path(), "disk.img", 16);
+    let Some(dev) = Loop::new(&img, false) else {
+        return eprintln!("skipped: losetup is missing or no loop device is free");
+    };
+    let null_copy = tmp.path().join("null-copy");
+    assert!(ok(Command::new("mknod")
+        .arg(&null_copy)
+        .args(["c", "1", "3"])));
+    for node in [Path::new(&dev.dev), null_copy.as_path()] {
+        let name = node.to_str().unwrap();
+        let o = run(&[
+            "fio",
+            "--name=del",
+            "--ioengine=filedelete",
+            "--filename",
+            name,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(name), "{}", stderr(&o));
+        assert!(
+            std::fs::symlink_metadata(node).is_ok(),
+            "{name} is still there"
+        );
+    }
+    // A regular file is still deleted, as fio deletes it.
+    let file = tmp.path().join("file");
+    std::fs::write(&file, [0u8; 4096]).unwrap();
+    let name = file.to_str().unwrap();
+    let o = run(&[
+        "fio",
+        "--name=del",
+        "--ioengine=filedelete",
+        "--filename",
+        name,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!file.exists(), "filedelete unlinked the file");
 }
