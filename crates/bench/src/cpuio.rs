@@ -11,11 +11,9 @@
 //! inside the I/O instead, so a qsort I/O's latency is its sort and its
 //! wait.
 
-use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
-use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
+use crate::no_io::NoIoWork;
 use crate::spec::{CpuBurn, JobSpec, VerifyMode};
-use hiops_hal::{Command, DepthStats, HalError};
 use std::time::{Duration, Instant};
 
 /// fio's qsort_size: 256 Ki 32-bit integers.
@@ -42,26 +40,21 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
 }
 
 /// One job thread burning a CPU an I/O at a time.
-pub(crate) struct CpuioDriver {
+pub(crate) struct Cpuio {
     burn: CpuBurn,
     /// qsort's data, made once (fio's qsort_init): 1 MiB per thread.
     data: Vec<i32>,
-    slot: OneSlot<()>,
 }
 
-impl CpuioDriver {
-    pub(crate) fn new(burn: CpuBurn) -> CpuioDriver {
+impl Cpuio {
+    pub(crate) fn new(burn: CpuBurn) -> Cpuio {
         let mut data = Vec::new();
         if burn.qsort {
             // Random integers, made once (fio's are from its own generator).
             data = vec![0i32; SORT_LEN];
             hiops_rng::FastRng::new(0x6370_7573).fill(int_bytes(&mut data));
         }
-        CpuioDriver {
-            burn,
-            data,
-            slot: OneSlot::new(),
-        }
+        Cpuio { burn, data }
     }
 
     /// fio's usec_spin: the CPU kept busy for `d`.
@@ -95,95 +88,21 @@ fn int_bytes(v: &mut [i32]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
 }
 
-impl OneAtATime for CpuioDriver {
-    type Outcome = ();
-
-    fn slot(&mut self) -> &mut OneSlot<()> {
-        &mut self.slot
-    }
-
-    fn perform(&mut self, cmd: &Command) {
-        if cmd.op.is_sync() {
-            return;
-        }
+impl NoIoWork for Cpuio {
+    fn work(&mut self) {
         match self.burn.qsort {
             false => Self::spin(self.burn.cycle),
             true => self.sort(),
         }
     }
-}
 
-impl Driver for CpuioDriver {
-    fn depth(&self) -> u32 {
-        1
-    }
-
-    fn busy(&self) -> u32 {
-        self.slot.busy()
-    }
-
-    fn staged(&self) -> u32 {
-        self.slot.staged()
-    }
-
-    fn stage(
-        &mut self,
-        cmd: Command,
-        user: u64,
-        _: impl FnOnce(&mut [u8]),
-    ) -> Result<(), HalError> {
-        assert_eq!(self.busy(), 0, "cpuio burns one I/O at a time");
-        self.slot.stage(cmd, user);
-        Ok(())
-    }
-
-    fn submit(&mut self) -> Result<u32, HalError> {
-        Ok(submit_one(self))
-    }
-
-    fn reap(
-        &mut self,
-        _min: u32,
-        _max: u32,
-        mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, HalError> {
-        let Some(done) = self.slot.take_done() else {
-            return Ok(0);
-        };
-        // A read of 0 bytes, whole (fio's FIO_NOIO I/O).
-        let cmd = Command {
-            op: hiops_hal::Op::Read,
-            len: 0,
-            ..done.cmd
-        };
-        each(Finished {
-            cmd,
-            user: done.user,
-            issued_ns: done.issued_ns,
-            result: 0,
-            data: &[],
-            latency: Latency::Own,
-            seen_ns: None,
-            ioprio: 0,
-        });
-        Ok(1)
-    }
-
-    fn depth_stats(&mut self) -> DepthStats {
-        self.slot.depth_stats()
-    }
-
-    fn description(&self) -> String {
+    fn describe(&self) -> String {
         let mode = if self.burn.qsort { "qsort" } else { "noop" };
         format!(
             "cpuio ({mode}, {}% load, {} us chunks)",
             self.burn.load_pct,
             self.burn.cycle.as_micros()
         )
-    }
-
-    fn completes_in_submit(&self) -> bool {
-        true
     }
 }
 
@@ -203,9 +122,9 @@ mod tests {
             Duration::from_millis(6)
         );
         let t = Instant::now();
-        CpuioDriver::spin(burn.cycle);
+        Cpuio::spin(burn.cycle);
         assert!(t.elapsed() >= burn.cycle);
-        let mut d = CpuioDriver::new(CpuBurn {
+        let mut d = Cpuio::new(CpuBurn {
             qsort: true,
             load_pct: 100,
             ..burn

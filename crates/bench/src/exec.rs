@@ -10,11 +10,10 @@
 //! A program that cannot be started is said on stderr and the job goes
 //! on, as fio's forked child fails alone.
 
-use crate::driver::{Driver, Finished, Latency};
 use crate::error::{usage, BenchError};
-use crate::one_at_a_time::{submit_one, OneAtATime, OneSlot};
+use crate::no_io::NoIoWork;
 use crate::spec::{ExecSpec, JobSpec, VerifyMode};
-use hiops_hal::{Command, DepthStats, HalError};
+use hiops_safety::{create_output, Grants, OutputMode};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,28 +35,42 @@ pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The files std_redirect sends the program's output to: `NAME.stdout`
+/// and `NAME.stderr`, where it writes them (asked of the output gate with
+/// the job's other outputs).
+pub(crate) fn output_paths(spec: &JobSpec) -> Vec<std::path::PathBuf> {
+    match &spec.io.exec {
+        Some(exec) if exec.redirect => ["stdout", "stderr"]
+            .iter()
+            .map(|s| format!("{}.{s}", spec.name).into())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// One job thread running its program.
-pub(crate) struct ExecDriver {
+pub(crate) struct Exec {
     spec: ExecSpec,
     /// The job's name (the output files').
     name: String,
+    /// What the job's --allow-write-device lets the output files be.
+    grants: Grants,
     child: Option<Child>,
     started: bool,
-    slot: OneSlot<()>,
 }
 
-impl ExecDriver {
-    pub(crate) fn new(spec: ExecSpec, name: &str) -> ExecDriver {
+impl Exec {
+    pub(crate) fn new(spec: ExecSpec, name: &str, grants: Grants) -> Exec {
         assert!(
             !spec.argv.is_empty(),
             "exec's program is checked in the plan"
         );
-        ExecDriver {
+        Exec {
             spec,
             name: name.to_string(),
+            grants,
             child: None,
             started: false,
-            slot: OneSlot::new(),
         }
     }
 
@@ -66,15 +79,38 @@ impl ExecDriver {
         let mut cmd = std::process::Command::new(&self.spec.argv[0]);
         cmd.args(&self.spec.argv[1..]).stdin(Stdio::null());
         if self.spec.redirect {
-            let out = std::fs::File::create(format!("{}.stdout", self.name))?;
-            let err = std::fs::File::create(format!("{}.stderr", self.name))?;
-            cmd.stdout(out).stderr(err);
+            // Past the output gate, as every file hiops writes: a name
+            // that leads to a device or FIFO is refused, not written.
+            let create = |ext: &str| {
+                let path = format!("{}.{ext}", self.name);
+                create_output(path.as_ref(), &self.grants, OutputMode::Truncate)
+                    .map_err(std::io::Error::other)
+            };
+            cmd.stdout(create("stdout")?).stderr(create("stderr")?);
         }
         cmd.spawn()
     }
 }
 
-impl Drop for ExecDriver {
+impl NoIoWork for Exec {
+    fn work(&mut self) {
+        if self.started {
+            std::thread::sleep(POLL);
+            return;
+        }
+        self.started = true;
+        match self.start() {
+            Ok(child) => self.child = Some(child),
+            Err(e) => eprintln!("hiops: job {}: exec {}: {e}", self.name, self.spec.argv[0]),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("exec ({})", self.spec.argv.join(" "))
+    }
+}
+
+impl Drop for Exec {
     /// SIGTERM, grace_time to end, then SIGKILL; the child is reaped.
     fn drop(&mut self) {
         let Some(mut child) = self.child.take() else {
@@ -94,98 +130,6 @@ impl Drop for ExecDriver {
     }
 }
 
-impl OneAtATime for ExecDriver {
-    type Outcome = ();
-
-    fn slot(&mut self) -> &mut OneSlot<()> {
-        &mut self.slot
-    }
-
-    fn perform(&mut self, cmd: &Command) {
-        if cmd.op.is_sync() {
-            return;
-        }
-        if self.started {
-            std::thread::sleep(POLL);
-            return;
-        }
-        self.started = true;
-        match self.start() {
-            Ok(child) => self.child = Some(child),
-            Err(e) => eprintln!("hiops: job {}: exec {}: {e}", self.name, self.spec.argv[0]),
-        }
-    }
-}
-
-impl Driver for ExecDriver {
-    fn depth(&self) -> u32 {
-        1
-    }
-
-    fn busy(&self) -> u32 {
-        self.slot.busy()
-    }
-
-    fn staged(&self) -> u32 {
-        self.slot.staged()
-    }
-
-    fn stage(
-        &mut self,
-        cmd: Command,
-        user: u64,
-        _: impl FnOnce(&mut [u8]),
-    ) -> Result<(), HalError> {
-        assert_eq!(self.busy(), 0, "exec does one I/O at a time");
-        self.slot.stage(cmd, user);
-        Ok(())
-    }
-
-    fn submit(&mut self) -> Result<u32, HalError> {
-        Ok(submit_one(self))
-    }
-
-    fn reap(
-        &mut self,
-        _min: u32,
-        _max: u32,
-        mut each: impl FnMut(Finished<'_>),
-    ) -> Result<usize, HalError> {
-        let Some(done) = self.slot.take_done() else {
-            return Ok(0);
-        };
-        // A read of 0 bytes, whole (fio's FIO_NOIO I/O).
-        let cmd = Command {
-            op: hiops_hal::Op::Read,
-            len: 0,
-            ..done.cmd
-        };
-        each(Finished {
-            cmd,
-            user: done.user,
-            issued_ns: done.issued_ns,
-            result: 0,
-            data: &[],
-            latency: Latency::Own,
-            seen_ns: None,
-            ioprio: 0,
-        });
-        Ok(1)
-    }
-
-    fn depth_stats(&mut self) -> DepthStats {
-        self.slot.depth_stats()
-    }
-
-    fn description(&self) -> String {
-        format!("exec ({})", self.spec.argv.join(" "))
-    }
-
-    fn completes_in_submit(&self) -> bool {
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,17 +141,11 @@ mod tests {
             grace: Duration::from_millis(200),
             redirect: false,
         };
-        let mut d = ExecDriver::new(spec, "e");
-        let cmd = Command {
-            op: hiops_hal::Op::Read,
-            target: 0,
-            offset: 0,
-            len: 4096,
-        };
-        d.perform(&cmd);
+        let mut d = Exec::new(spec, "e", Grants::default());
+        d.work();
         let pid = d.child.as_ref().expect("started").id();
         let t = Instant::now();
-        d.perform(&cmd);
+        d.work();
         assert!(t.elapsed() >= POLL, "a later I/O waits");
         drop(d);
         // SAFETY: kill with signal 0 only asks whether the pid exists.

@@ -48,6 +48,7 @@ pub mod iolog;
 mod job;
 mod latency;
 mod log;
+mod no_io;
 mod offload;
 mod one_at_a_time;
 pub mod outputs;

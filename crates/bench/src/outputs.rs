@@ -1,6 +1,6 @@
 //! The files a job writes besides its targets (fio's bandwidth, latency,
 //! IOPS and histogram logs, its write_iolog, verify_state_save's state
-//! files), asked of the output gate (crates/safety, `check_output`)
+//! files, the exec engine's program output), asked of the output gate (crates/safety, `check_output`)
 //! before a phase opens anything: a device, a FIFO or a mounted loop
 //! device's backing file among them refuses the run before any I/O, and
 //! each is opened past the same gate when its thread starts.
@@ -15,8 +15,8 @@ pub(crate) fn grants(spec: &JobSpec) -> Grants {
     Grants::from_list(&spec.target.allow_write_devices)
 }
 
-/// The logs and I/O logs the job's threads write: files, or a device or
-/// FIFO its --allow-write-device names.
+/// The logs, I/O logs and exec output files the job's threads write:
+/// files, or a device or FIFO its --allow-write-device names.
 pub(crate) fn logs_of(spec: &JobSpec) -> Vec<PathBuf> {
     let mut all = crate::log::paths(spec);
     if let Some(given) = spec.io_logs.write_iolog.as_deref() {
@@ -24,6 +24,7 @@ pub(crate) fn logs_of(spec: &JobSpec) -> Vec<PathBuf> {
             (0..spec.numjobs.max(1)).map(|c| crate::iolog::thread_log_path(given, spec.numjobs, c)),
         );
     }
+    all.extend(crate::exec::output_paths(spec));
     all
 }
 

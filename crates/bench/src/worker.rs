@@ -6,6 +6,7 @@ use crate::filecreate::{FileCreateDriver, FileCreateError};
 use crate::iolog::TraceError;
 use crate::job::JobThread;
 use crate::log::LogError;
+use crate::no_io::NoIoDriver;
 use crate::offload::{OffloadDriver, OffloadError};
 use crate::result::ThreadResult;
 use crate::spec::JobSpec;
@@ -148,11 +149,17 @@ fn moves_no_data(spec: &JobSpec) -> bool {
 fn run_no_data(plan: &WorkerPlan<'_>, ctrl: &Control, counters: &Counters) -> ThreadResult {
     let spec = plan.spec;
     if let Some(exec) = &spec.io.exec {
-        let driver = crate::exec::ExecDriver::new(exec.clone(), &spec.name);
-        return start(plan, ctrl, counters, driver);
+        let program =
+            crate::exec::Exec::new(exec.clone(), &spec.name, crate::outputs::grants(spec));
+        return start(plan, ctrl, counters, NoIoDriver::new(program));
     }
     if let Some(burn) = spec.io.cpuio {
-        return start(plan, ctrl, counters, crate::cpuio::CpuioDriver::new(burn));
+        return start(
+            plan,
+            ctrl,
+            counters,
+            NoIoDriver::new(crate::cpuio::Cpuio::new(burn)),
+        );
     }
     let base = plan.target_base as usize;
     match FileCreateDriver::new(spec, base, plan.targets.len()) {

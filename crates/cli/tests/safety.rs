@@ -5,7 +5,8 @@
 //! program's exclusive open) is refused even when named, and written only
 //! with allow_mounted_write=1 too; the jobs of one run share the gate's
 //! hold; a killed default run leaves nothing in TMPDIR;
-//! filedelete never unlinks a device node; a bad option exits 2 in every
+//! filedelete never unlinks a device node; exec's output files pass the
+//! output gate; a bad option exits 2 in every
 //! subcommand. Device tests need root and the
 //! mkfs tools (.ci/run installs them) and skip with a reason without them.
 //! Only loop devices over files these tests create are ever touched.
@@ -834,4 +835,35 @@ fn filedelete_never_removes_a_device_node() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!file.exists(), "filedelete unlinked the file");
+}
+
+/// The exec engine's program output (`NAME.stdout`, `NAME.stderr`) goes
+/// past the output gate as every file hiops writes: where `NAME.stdout`
+/// is a FIFO, the job is refused before the program starts and the FIFO
+/// is left as it was.
+#[test]
+fn exec_output_files_pass_the_output_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("mon.stdout");
+    assert!(ok(Command::new("mkfifo").arg(&fifo)), "mkfifo works");
+    let marker = dir.path().join("ran");
+    let touch = format!("--arguments={}", marker.display());
+    let o = hiops()
+        .current_dir(dir.path())
+        .args([
+            "fio",
+            "--name=mon",
+            "--ioengine=exec",
+            "--program=touch",
+            &touch,
+        ])
+        .args(["--runtime=1", "--time_based"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mon.stdout"), "{}", stderr(&o));
+    assert!(!marker.exists(), "the program never started");
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(t.is_fifo(), "the FIFO is left as it was");
 }
