@@ -116,6 +116,7 @@ mod tests {
             load_pct: 25,
             cycle: Duration::from_millis(2),
             qsort: false,
+            exit_on_io_done: false,
         };
         assert_eq!(
             burn.think_after(Duration::from_millis(2)),

@@ -66,6 +66,7 @@ pub mod strided;
 pub mod target;
 mod tasks;
 mod thread_plan;
+mod thread_setup;
 pub mod verify;
 pub mod wire;
 pub(crate) mod worker;

@@ -1,6 +1,7 @@
 //! The files a job writes besides its targets (fio's bandwidth, latency,
 //! IOPS and histogram logs, its write_iolog, verify_state_save's state
-//! files, the exec engine's program output), asked of the output gate (crates/safety, `check_output`)
+//! files, the exec engine's program output, exec_prerun's and
+//! exec_postrun's), asked of the output gate (crates/safety, `check_output`)
 //! before a phase opens anything: a device, a FIFO or a mounted loop
 //! device's backing file among them refuses the run before any I/O, and
 //! each is opened past the same gate when its thread starts.
@@ -25,6 +26,7 @@ pub(crate) fn logs_of(spec: &JobSpec) -> Vec<PathBuf> {
         );
     }
     all.extend(crate::exec::output_paths(spec));
+    all.extend(crate::thread_setup::output_paths(spec));
     all
 }
 

@@ -35,9 +35,36 @@ pub(crate) struct Control {
     pub measuring_since_ns: AtomicU64,
     /// Set by a worker that could not start; the run is abandoned.
     pub failed: Mutex<Option<String>>,
+    /// The phase's threads that move data (not cpuio's or exec's) still
+    /// running, and the jobs that end when none is (cpuio's
+    /// exit_on_io_done).
+    pub io_threads_left: std::sync::atomic::AtomicUsize,
+    pub exit_with_io: Vec<usize>,
 }
 
 impl Control {
+    /// A thread of `spec` is over: the last that moved data stops the jobs
+    /// that end with them (fio's cpuio polls for that at each I/O).
+    pub(crate) fn thread_over(&self, spec: &JobSpec) {
+        if !moves_data(spec) {
+            return;
+        }
+        let before = self
+            .io_threads_left
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        assert!(before > 0, "each thread that moves data is counted once");
+        if before == 1 {
+            self.stop_exit_with_io();
+        }
+    }
+
+    /// Stops the jobs whose exit_on_io_done has come.
+    pub(crate) fn stop_exit_with_io(&self) {
+        for &j in &self.exit_with_io {
+            self.job_stop[j].store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+
     /// Opens the measured window for every thread, from now.
     pub(crate) fn start_measuring(&self) {
         self.measuring_since_ns
@@ -56,6 +83,11 @@ impl Control {
             since => since.min(now),
         }
     }
+}
+
+/// Whether a job's threads move data (fio: not a FIO_NOIO engine).
+pub(crate) fn moves_data(spec: &JobSpec) -> bool {
+    spec.io.cpuio.is_none() && spec.io.exec.is_none()
 }
 
 /// Live counters a worker publishes for the progress line and time series.

@@ -12,6 +12,7 @@ use crate::result::ThreadResult;
 use crate::spec::JobSpec;
 use crate::tasks::TaskDriver;
 use crate::thread_plan::{target_names, Control, Counters, WorkerPlan};
+use crate::thread_setup::Before;
 use hiops_hal::{HalError, Queue};
 use hiops_rng::FastRng;
 
@@ -35,6 +36,9 @@ pub(crate) enum SetupError {
     Logs(#[from] LogError),
     #[error("job {job}: {source}")]
     Iolog { job: String, source: TraceError },
+    /// fio's per-thread setup (setuid, nice, ioscheduler ...) failed.
+    #[error(transparent)]
+    Step(#[from] crate::thread_setup::SetupStepError),
 }
 
 /// Pins the calling thread as the job says (all its CPUs, or one of them per
@@ -94,6 +98,11 @@ pub(crate) fn run_thread(
         Ok(p) => p,
         Err(e) => return failed_setup(&plan, ctrl, e),
     };
+    let prepared = match crate::thread_setup::before_io(spec, &plan.targets) {
+        Ok(Before::Run(p)) => p,
+        Ok(Before::Skip) => return skipped(&plan, ctrl),
+        Err(e) => return failed_setup(&plan, ctrl, e.into()),
+    };
     if let Err(e) = set_ioprio(spec) {
         return failed_setup(&plan, ctrl, e);
     }
@@ -123,7 +132,7 @@ pub(crate) fn run_thread(
             }
             Err(e) => return failed_setup(&plan, ctrl, e),
         },
-        None => match open_queue(&plan) {
+        None => match open_queue(&plan, prepared.buffers()) {
             Ok(mut driver) => {
                 let mut rng = FastRng::new(spec.workload.randseed ^ plan.clone as u64);
                 driver.fill_buffers(|b| rng.fill(b));
@@ -132,6 +141,8 @@ pub(crate) fn run_thread(
             Err(e) => return failed_setup(&plan, ctrl, e),
         },
     };
+    drop(prepared);
+    crate::thread_setup::after_io(&spec.thread, spec);
     result.cpu_pinned = pinned;
     result
 }
@@ -234,11 +245,18 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
     })
 }
 
-fn open_queue(plan: &WorkerPlan<'_>) -> Result<QueueDriver, SetupError> {
+/// The thread's own queue; its buffers mapped from mem=mmap:FILE's file
+/// where the job gives one.
+fn open_queue(
+    plan: &WorkerPlan<'_>,
+    buffers: Option<hiops_hal::MappedBuffers>,
+) -> Result<QueueDriver, SetupError> {
     let spec = plan.spec;
+    let mut opts = engine_options(plan)?;
+    opts.buffers = buffers;
     let queue = Queue::open(
         spec.io.engine,
-        &engine_options(plan)?,
+        &opts,
         &plan.targets,
         spec.effective_depth(),
         spec.bs_max() as usize,
@@ -294,6 +312,15 @@ fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>
             job: spec.name.clone(),
             source,
         })
+}
+
+/// A thread that does no I/O (its exec_prerun failed) meets the others at
+/// the start barrier and ends there, without failing the run, as fio's
+/// thread leaves its job alone.
+fn skipped(plan: &WorkerPlan<'_>, ctrl: &Control) -> ThreadResult {
+    ctrl.start.wait();
+    let _ = plan.finished.send(());
+    ThreadResult::starting(plan.clone)
 }
 
 fn failed_setup(plan: &WorkerPlan<'_>, ctrl: &Control, e: SetupError) -> ThreadResult {

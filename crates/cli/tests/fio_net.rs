@@ -314,3 +314,56 @@ fn tcp_numjobs_2_from_fio_to_hiops_and_back() {
     two_clones(false, true);
     two_clones(true, false);
 }
+
+/// Members of IPv4 group `group` on any interface (/proc/net/igmp lists
+/// each group as the address's bytes read as a host-order word).
+fn group_members(group: std::net::Ipv4Addr) -> u64 {
+    let hex = format!("{:08X}", u32::from_le_bytes(group.octets()));
+    let t = std::fs::read_to_string("/proc/net/igmp").unwrap_or_default();
+    t.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next()? == hex).then(|| f.next()?.parse::<u64>().ok())?
+        })
+        .sum()
+}
+
+#[test]
+fn udp_multicast_reaches_every_receiver_of_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let group: std::net::Ipv4Addr = "239.0.0.77".parse().unwrap();
+    let host = format!("--hostname={group}");
+    let extra = ["--protocol=udp", host.as_str(), "--ttl=1"];
+    let (bs, size) = (1024, 64 << 10);
+    let rx: Vec<Child> = (0..2)
+        .map(|_| spawn(false, dir.path(), &side("rx", port, (bs, size), &extra)))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while group_members(group) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the receivers did not join {group}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let tx = spawn(false, dir.path(), &side("tx", port, (bs, size), &extra));
+    let o = tx.wait_with_output().unwrap();
+    if text(&o).contains("Network is unreachable") {
+        rx.into_iter().for_each(|mut c| {
+            let _ = c.kill();
+            let _ = c.wait();
+        });
+        eprintln!("skipped: no route for multicast here: {}", text(&o));
+        return;
+    }
+    assert!(o.status.success(), "sender: {}", text(&o));
+    for (i, r) in rx.into_iter().enumerate() {
+        let got = finish(r, "receiver");
+        assert_eq!(
+            got,
+            [size, 0, size / bs, 0],
+            "receiver {i} got the group's datagrams"
+        );
+    }
+}

@@ -209,10 +209,10 @@ fn every_fio_default_or_off_value_is_taken() {
 #[test]
 fn fio_defaults_of_unimplemented_options_refuse_other_values_still() {
     for arg in [
-        "--nice=5",
-        "--thinktime_spin=4",
-        "--thinktime_blocks=8",
-        "--lockmem=1m",
+        "--block_error_percentiles=1",
+        "--read_beyond_wp=1",
+        "--ignore_zone_limits=1",
+        "--job_max_open_zones=2",
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let o = run_in(tmp.path(), &[&NULL_JOB[..], &[arg]].concat());
@@ -224,7 +224,10 @@ fn fio_defaults_of_unimplemented_options_refuse_other_values_still() {
         );
     }
     // --cmdhelp says which value is taken.
-    let o = hiops().args(["run", "--cmdhelp=nice"]).output().unwrap();
+    let o = hiops()
+        .args(["run", "--cmdhelp=read_beyond_wp"])
+        .output()
+        .unwrap();
     assert!(
         text(&o).contains("accepted at 0, fio's default"),
         "{}",

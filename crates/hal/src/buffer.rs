@@ -15,6 +15,17 @@ pub struct BufferArena {
     layout: Layout,
     slots: u32,
     slot_len: usize,
+    /// Mapped from a file (fio's mem=mmap:FILE): unmapped, not freed.
+    mapped: bool,
+}
+
+/// fio's mem=mmap:FILE and mmapshared:FILE: the buffers mapped from an open
+/// file. Private, the file only gives the pages (writes into the buffers
+/// stay in memory); shared, the buffers are the file's bytes.
+#[derive(Clone, Debug)]
+pub struct MappedBuffers {
+    pub file: std::sync::Arc<std::fs::File>,
+    pub shared: bool,
 }
 
 // SAFETY: the arena is plain memory owned by this value; sharing the pointer
@@ -37,7 +48,53 @@ impl BufferArena {
             layout,
             slots,
             slot_len,
+            mapped: false,
         }
+    }
+
+    /// The arena mapped from `m`'s file, which is made as long as the arena
+    /// if it is shorter (never shortened: fio truncates a private map's file
+    /// to the arena and leaves a shared one short, whose pages past its end
+    /// would fault).
+    pub fn mapped(slots: u32, slot_len: usize, m: &MappedBuffers) -> std::io::Result<BufferArena> {
+        use std::os::fd::AsRawFd;
+        assert!(slots > 0 && slot_len > 0);
+        let slot_len = slot_len.next_multiple_of(BUFFER_ALIGN);
+        let size = slot_len
+            .checked_mul(slots as usize)
+            .ok_or_else(|| std::io::Error::other("buffer arena size overflows"))?;
+        if m.file.metadata()?.len() < size as u64 {
+            m.file.set_len(size as u64)?;
+        }
+        let flags = if m.shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a new mapping at an address the kernel picks, of a file
+        // at least `size` long; nothing else refers to it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                prot,
+                flags,
+                m.file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let layout = Layout::from_size_align(size, BUFFER_ALIGN).map_err(std::io::Error::other)?;
+        Ok(BufferArena {
+            base: NonNull::new(ptr.cast()).expect("mmap never maps page 0 here"),
+            layout,
+            slots,
+            slot_len,
+            mapped: true,
+        })
     }
 
     pub fn slots(&self) -> u32 {
@@ -90,6 +147,12 @@ impl BufferArena {
 
 impl Drop for BufferArena {
     fn drop(&mut self) {
+        if self.mapped {
+            // SAFETY: base is the mapping of layout.size() bytes made in
+            // `mapped`, unmapped once, here.
+            unsafe { libc::munmap(self.base.as_ptr().cast(), self.layout.size()) };
+            return;
+        }
         // SAFETY: base was allocated with exactly this layout.
         unsafe { dealloc(self.base.as_ptr(), self.layout) }
     }

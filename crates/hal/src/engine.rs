@@ -263,6 +263,19 @@ pub struct EngineOptions {
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (fail with EAGAIN instead of blocking).
     pub nowait: bool,
+    /// pvsync2 with `hipri`: the share of commands, in percent, that poll
+    /// (fio's hipri_percentage; the others complete by interrupt). `None`:
+    /// every one.
+    pub hipri_percentage: Option<u8>,
+    /// pvsync2, io_uring: RWF_DONTCACHE on buffered reads and writes, the
+    /// pages dropped once the I/O is done (fio's uncached; Linux 6.14).
+    pub dontcache: bool,
+    /// libaio: completions read from the context's ring in user space
+    /// before the kernel is asked (fio's userspace_reap).
+    pub aio_userspace_reap: bool,
+    /// io_uring: every Nth command goes with IOSQE_ASYNC, straight to an
+    /// io-wq worker (fio's force_async). 0: none.
+    pub force_async: u32,
     /// psync: the call each command makes (fio's falloc and ftruncate
     /// engines are psync's shape with another call).
     pub psync_call: crate::backends::sync::PsyncCall,
@@ -287,6 +300,9 @@ pub struct EngineOptions {
     /// io_uring: IORING_SETUP_SINGLE_ISSUER + DEFER_TASKRUN (completion work
     /// runs in the thread that waits: the HIOPS lazy completion).
     pub defer_taskrun: Feature,
+    /// fio's mem=mmap:FILE, mmapshared:FILE: the queue's buffers mapped
+    /// from this file (`None`: anonymous memory).
+    pub buffers: Option<crate::MappedBuffers>,
     /// io_uring, libaio: ring a [`Doorbell`] on every completion, so a
     /// thread can sleep until one is ready without owning the queue.
     pub doorbell: bool,

@@ -60,7 +60,7 @@ pub mod backends;
 pub mod device;
 pub mod ramdev;
 
-pub use buffer::BufferArena;
+pub use buffer::{BufferArena, MappedBuffers};
 pub use clock::now_ns;
 pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;

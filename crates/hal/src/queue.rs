@@ -157,7 +157,16 @@ impl Queue {
     ) -> Result<Queue, HalError> {
         assert!(depth > 0, "queue depth must be at least 1");
         assert!(!targets.is_empty(), "a queue needs a target");
-        let arena = BufferArena::new(depth, buf_len);
+        let arena = match &opts.buffers {
+            None => BufferArena::new(depth, buf_len),
+            Some(m) => {
+                BufferArena::mapped(depth, buf_len, m).map_err(|source| HalError::Setup {
+                    engine: kind.name(),
+                    what: "mapping the I/O buffers from the mem= file",
+                    source,
+                })?
+            }
+        };
         let engine = Backend::open(kind, opts, targets, depth, &arena)?;
         Ok(Queue {
             engine,

@@ -24,12 +24,17 @@ pub(super) struct BufferFill {
     unique: u64,
     /// The base of `page_seed`.
     pages: u64,
+    /// dedupe_global: this thread's number in the run (from 0) and the
+    /// run's thread count; the set's seeds are then the run's, not its own.
+    global: Option<(u64, u64)>,
 }
 
 impl BufferFill {
     /// None when writes are not generated (fio's defaults, or verify's
     /// stamps are the payload).
-    pub(super) fn new(content: BufferContent, seed: u64) -> Option<BufferFill> {
+    /// `thread` is the thread's number in the run, from 0 (fio's
+    /// thread_number - 1), which dedupe_global's rotation reads.
+    pub(super) fn new(content: BufferContent, seed: u64, thread: u32) -> Option<BufferFill> {
         if !content.generated() {
             return None;
         }
@@ -42,6 +47,10 @@ impl BufferFill {
         let mut rng = FastRng::new(seed ^ 0x00B0_FF11_5EED);
         let last_seed = rng.next_u64();
         let pages = rng.next_u64();
+        let global = content.dedupe_global.map(|n| {
+            assert!(thread < n, "thread {thread} of a run of {n}");
+            (u64::from(thread), u64::from(n))
+        });
         Some(BufferFill {
             content,
             random_len,
@@ -49,6 +58,7 @@ impl BufferFill {
             last_seed,
             unique: 0,
             pages,
+            global,
         })
     }
 
@@ -66,11 +76,11 @@ impl BufferFill {
             (true, 0) => self.last_seed,
             (false, _) => {
                 self.unique += 1;
-                self.page_seed(self.unique - 1)
+                self.own_seed(self.unique - 1)
             }
             (true, set) => {
                 let page = self.rng.below(set);
-                self.page_seed(page)
+                self.set_seed(page, set)
             }
         };
         let mut data = FastRng::new(seed);
@@ -87,6 +97,33 @@ impl BufferFill {
     fn page_seed(&self, k: u64) -> u64 {
         FastRng::new(self.pages ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
     }
+
+    /// This thread's `k`-th unique write's seed: its own, or with
+    /// dedupe_global the run's seed for it, which every thread can make.
+    fn own_seed(&self, k: u64) -> u64 {
+        match self.global {
+            None => self.page_seed(k),
+            Some((t, _)) => global_seed(t, k),
+        }
+    }
+
+    /// The seed of page `p` of a working set of `set` pages. With
+    /// dedupe_global the set is spread evenly over the run's threads, as
+    /// fio's init_dedupe_working_set_seeds rotates it: its s-th share of
+    /// `set / threads` pages is thread (t + s)'s first unique writes.
+    fn set_seed(&self, p: u64, set: u64) -> u64 {
+        let Some((t, threads)) = self.global else {
+            return self.page_seed(p);
+        };
+        let share = (set / threads).max(1);
+        global_seed((t + p / share) % threads, p % share)
+    }
+}
+
+/// dedupe_global: the `k`-th unique write of thread `t` of the run.
+fn global_seed(t: u64, k: u64) -> u64 {
+    let mix = (t + 1).wrapping_mul(0xD1B5_4A32_D192_ED03) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    FastRng::new(0x6465_6475_7065_676c ^ mix).next_u64()
 }
 
 /// The part of a chunk that compresses away: zeros, or buffer_pattern
@@ -113,12 +150,12 @@ mod tests {
 
     #[test]
     fn defaults_generate_nothing() {
-        assert!(BufferFill::new(BufferContent::default(), 1).is_none());
+        assert!(BufferFill::new(BufferContent::default(), 1, 0).is_none());
     }
 
     #[test]
     fn each_chunk_is_random_then_zeros() {
-        let mut f = BufferFill::new(content(75, 0), 7).unwrap();
+        let mut f = BufferFill::new(content(75, 0), 7, 0).unwrap();
         let mut buf = vec![0xEEu8; 1024];
         f.fill(&mut buf, None);
         for chunk in buf.chunks(512) {
@@ -129,7 +166,7 @@ mod tests {
 
     #[test]
     fn compressible_part_carries_the_pattern() {
-        let mut f = BufferFill::new(content(50, 0), 7).unwrap();
+        let mut f = BufferFill::new(content(50, 0), 7, 0).unwrap();
         let mut buf = vec![0u8; 512];
         f.fill(&mut buf, Some(b"ab"));
         assert!(buf[256..].chunks(2).all(|c| c == b"ab"));
@@ -137,7 +174,7 @@ mod tests {
 
     #[test]
     fn repeats_copy_the_previous_unique_write() {
-        let mut f = BufferFill::new(content(0, 50), 3).unwrap();
+        let mut f = BufferFill::new(content(0, 50), 3, 0).unwrap();
         let blocks: Vec<Vec<u8>> = (0..1000)
             .map(|_| {
                 let mut b = vec![0u8; 64];
@@ -159,7 +196,7 @@ mod tests {
             dedupe_working_set: 20,
             ..content(0, 50)
         };
-        let mut f = BufferFill::new(set, 3).unwrap();
+        let mut f = BufferFill::new(set, 3, 0).unwrap();
         let mut seen = std::collections::HashMap::<Vec<u8>, u32>::new();
         for _ in 0..1000 {
             let mut b = vec![0u8; 64];
@@ -173,13 +210,41 @@ mod tests {
         assert!((10..=20).contains(&repeated), "{repeated}");
     }
 
+    /// dedupe_global: two threads' repeats draw on one set spread over
+    /// both, so each writes blocks of the other's first unique writes; with
+    /// sets of their own they share none.
+    #[test]
+    fn a_global_working_set_is_shared_by_the_runs_threads() {
+        let blocks = |global: Option<u32>, thread: u32| {
+            let set = BufferContent {
+                dedupe_working_set: 64,
+                dedupe_global: global,
+                ..content(0, 50)
+            };
+            let mut f = BufferFill::new(set, 3 + u64::from(thread), thread).unwrap();
+            (0..2000)
+                .map(|_| {
+                    let mut b = vec![0u8; 64];
+                    f.fill(&mut b, None);
+                    b
+                })
+                .collect::<std::collections::HashSet<_>>()
+        };
+        let shared = |g| blocks(g, 0).intersection(&blocks(g, 1)).count();
+        // Each thread's set: 32 of its own first unique writes, 32 of the
+        // other's; nearly all 64 are drawn in ~1000 repeats.
+        let global = shared(Some(2));
+        assert!((56..=64).contains(&global), "{global} blocks in both");
+        assert_eq!(shared(None), 0, "sets of their own share nothing");
+    }
+
     #[test]
     fn refill_makes_every_write_new() {
         let refill = BufferContent {
             refill: true,
             ..BufferContent::default()
         };
-        let mut f = BufferFill::new(refill, 3).unwrap();
+        let mut f = BufferFill::new(refill, 3, 0).unwrap();
         let (mut a, mut b) = (vec![0u8; 4096], vec![0u8; 4096]);
         f.fill(&mut a, None);
         f.fill(&mut b, None);

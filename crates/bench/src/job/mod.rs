@@ -124,9 +124,12 @@ impl<'a, D: Driver> JobThread<'a, D> {
             finished: Some(plan.finished.clone()),
             latency_done: false,
             iolog,
+            // Seeded by the thread's number in the run, as fio seeds each
+            // thread's buffers: two jobs write different data.
             payload: BufferFill::new(
                 spec.workload.buffers,
-                spec.workload.randseed ^ plan.clone as u64,
+                spec.workload.randseed ^ u64::from(spec.logs.first_thread - 1 + plan.clone),
+                spec.logs.first_thread - 1 + plan.clone,
             ),
             result,
         }

@@ -273,7 +273,12 @@ fn measure(
         for (j, plan) in phase.plans(done_tx) {
             let (ctrl, counters) = (&phase.ctrl, &phase.counters[handles.len()]);
             let path = phase.paths[j].as_ref();
-            let h = scope.spawn(move || run_thread(plan, path, ctrl, counters));
+            let spec = &specs[j];
+            let h = scope.spawn(move || {
+                let r = run_thread(plan, path, ctrl, counters);
+                ctrl.thread_over(spec);
+                r
+            });
             handles.push((j, h));
         }
         let mut watched = phase.watch(&done_rx, opts, coord);

@@ -33,6 +33,42 @@ fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCoun
     ids.into_iter().map(|id| (id, Default::default())).collect()
 }
 
+/// The phase's shared control, its cpuio jobs already stopped where no
+/// thread beside them moves data (fio's cpuio then ends at once; the plan
+/// kept exit_on_io_done only where an earlier phase moved data).
+fn control_of(specs: &[JobSpec], threads: usize) -> Control {
+    let ctrl = Control {
+        start: Barrier::new(threads + 1),
+        stop: AtomicBool::new(false),
+        interrupted: AtomicBool::new(false),
+        job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
+        job_group: specs.iter().map(|s| s.meta.group).collect(),
+        run_over: AtomicBool::new(false),
+        flows: flows_of(specs),
+        measuring: AtomicBool::new(false),
+        measuring_since_ns: AtomicU64::new(0),
+        failed: Mutex::new(None),
+        io_threads_left: io_threads(specs).into(),
+        exit_with_io: exit_with_io(specs),
+    };
+    if ctrl.io_threads_left.load(Relaxed) == 0 {
+        ctrl.stop_exit_with_io();
+    }
+    ctrl
+}
+
+/// The threads of the phase that move data.
+fn io_threads(specs: &[JobSpec]) -> usize {
+    let moving = specs.iter().filter(|s| crate::thread_plan::moves_data(s));
+    moving.map(|s| s.numjobs as usize).sum()
+}
+
+/// The jobs that end with the phase's data-moving threads.
+fn exit_with_io(specs: &[JobSpec]) -> Vec<usize> {
+    let ends = |s: &JobSpec| s.io.cpuio.is_some_and(|c| c.exit_on_io_done);
+    (0..specs.len()).filter(|&j| ends(&specs[j])).collect()
+}
+
 impl<'a> Phase<'a> {
     pub(super) fn new(
         specs: &'a [JobSpec],
@@ -60,26 +96,16 @@ impl<'a> Phase<'a> {
             .zip(opened)
             .map(|(spec, targets)| open_path(spec, targets))
             .collect::<Result<_, _>>()?;
-        Ok(Phase {
+        let phase = Phase {
             specs,
             opened,
-            ctrl: Control {
-                start: Barrier::new(threads + 1),
-                stop: AtomicBool::new(false),
-                interrupted: AtomicBool::new(false),
-                job_stop: specs.iter().map(|_| AtomicBool::new(false)).collect(),
-                job_group: specs.iter().map(|s| s.meta.group).collect(),
-                run_over: AtomicBool::new(false),
-                flows: flows_of(specs),
-                measuring: AtomicBool::new(false),
-                measuring_since_ns: AtomicU64::new(0),
-                failed: Mutex::new(None),
-            },
+            ctrl: control_of(specs, threads),
             counters: (0..threads).map(|_| Counters::default()).collect(),
             devices,
             irq_prefix,
             paths,
-        })
+        };
+        Ok(phase)
     }
 
     /// Waits for the threads to end their work after the window (drain,

@@ -71,6 +71,8 @@ pub struct Draft {
     pub cpuload: Option<u32>,
     pub cpuchunks: Option<u64>,
     pub cpumode_qsort: bool,
+    /// cpuio's exit_on_io_done.
+    pub exit_on_io_done: bool,
     /// `ioengine=exec` (`ioengine` is then null) and its program,
     /// arguments, grace_time (s) and std_redirect.
     pub exec: bool,
@@ -81,6 +83,17 @@ pub struct Draft {
     /// fio's prio and prioclass (the thread's own I/O priority).
     pub prio: Option<u16>,
     pub prioclass: Option<u16>,
+    /// fio's mem=mmap:FILE or mmapshared:FILE.
+    pub buffer_file: Option<hiops_job::spec::BufferFile>,
+    /// fio's nice, uid, gid, lockmem, ioscheduler, exec_prerun and
+    /// exec_postrun, as the spec keeps them (numa_mem_policy is resolved
+    /// by the plan, from `numa_mem_policy`).
+    pub thread_setup: hiops_job::spec::ThreadSetup,
+    /// fio's numa_cpu_nodes (`Some(None)`: every node) and numa_mem_policy.
+    pub numa_cpu_nodes: Option<Option<Vec<u32>>>,
+    pub numa_mem_policy: Option<super::thread::MemPolicyGiven>,
+    /// fio's gtod_cpu (0 is off, as fio reads it).
+    pub gtod_cpu: Option<usize>,
     pub iodepth: Option<QueueDepth>,
     pub iodepth_batch_submit: Option<u32>,
     pub iodepth_batch_complete_min: Option<QueueDepth>,
@@ -184,6 +197,13 @@ pub struct Draft {
     pub verify_state_save: Option<bool>,
     pub verify_state_load: Option<bool>,
     pub hipri: Option<bool>,
+    /// fio's engine tunings: libaio's userspace_reap, io_uring's
+    /// force_async, pvsync2's hipri_percentage, and uncached (pvsync2 and
+    /// io_uring).
+    pub userspace_reap: Option<bool>,
+    pub force_async: Option<u32>,
+    pub hipri_percentage: Option<u8>,
+    pub uncached: Option<bool>,
     /// fio's net engine options, when any was given.
     pub net: Option<hiops_hal::backends::net::NetOptions>,
     pub nowait: Option<bool>,

@@ -2,11 +2,12 @@
 //! page-aligned anonymous memory allocated once per job thread, which is
 //! what fio's malloc (with iomem_align), shm (shmget, threads share it
 //! anyway), mmap and mmapshared (anonymous) give the I/O: page-aligned
-//! memory that stays put. Huge pages and buffers mapped from a file are
-//! refused, saying why.
+//! memory that stays put. `mmap:FILE` and `mmapshared:FILE` map the
+//! buffers from a file, as fio's; huge pages are refused, saying why.
 
 use crate::error::ValueError;
 use crate::value::quoted;
+use hiops_job::spec::BufferFile;
 
 /// The types fio 3.33 takes (options.c's mem entries).
 const TYPES: [&str; 7] = [
@@ -19,9 +20,10 @@ const TYPES: [&str; 7] = [
     "cudamalloc",
 ];
 
-/// Checks `iomem=TYPE[:FILE]`: Ok where hiops' buffers are what fio's
-/// would be, else the reason and what to write instead.
-pub(super) fn check(text: &str) -> Result<(), ValueError> {
+/// Reads `iomem=TYPE[:FILE]`: the file the buffers are mapped from
+/// (mmap's and mmapshared's), None where hiops' anonymous buffers are
+/// what fio's would be, else the reason and what to write instead.
+pub(super) fn check(text: &str) -> Result<Option<BufferFile>, ValueError> {
     let (kind, file) = match text.split_once(':') {
         Some((k, f)) => (k.trim(), Some(f)),
         None => (text.trim(), None),
@@ -36,13 +38,16 @@ pub(super) fn check(text: &str) -> Result<(), ValueError> {
         return Err("GPU (CUDA) buffers are not supported: use malloc".into());
     }
     match (kind, file) {
-        (_, None) => Ok(()),
+        (_, None) => Ok(None),
         // fio takes a file after mmap's types only; shm's is ignored there.
-        ("malloc" | "shm", Some(_)) => Ok(()),
-        (_, Some(f)) => Err(format!(
-            "{kind}:{f} maps the buffers from a file, and hiops' buffers are anonymous memory: use {kind} without :{f}"
-        )
-        .into()),
+        ("malloc" | "shm", Some(_)) => Ok(None),
+        (_, Some(f)) if f.trim().is_empty() => {
+            Err(format!("{kind}: give the file after the colon, as {kind}:/tmp/buffers").into())
+        }
+        (_, Some(f)) => Ok(Some(BufferFile {
+            path: f.trim().into(),
+            shared: kind == "mmapshared",
+        })),
     }
 }
 
@@ -75,11 +80,13 @@ mod tests {
     #[test]
     fn fio_s_types_are_read_and_files_and_huge_pages_refused() {
         for ok in ["malloc", "shm", "mmap", "mmapshared", "shm:/x"] {
-            assert!(check(ok).is_ok(), "{ok}");
+            assert_eq!(check(ok).ok(), Some(None), "{ok}");
         }
+        let file = |t: &str| check(t).ok().flatten().map(|f| (f.path, f.shared));
+        assert_eq!(file("mmap:/tmp/buf"), Some(("/tmp/buf".into(), false)));
+        assert_eq!(file("mmapshared:/b"), Some(("/b".into(), true)));
         let err = |t: &str| check(t).unwrap_err().to_string();
-        assert!(err("mmap:/tmp/buf").contains("use mmap without :/tmp/buf"));
-        assert!(err("mmapshared:/b").contains("anonymous"));
+        assert!(err("mmap:").contains("give the file"));
         assert!(err("cudamalloc").contains("GPU"));
         assert!(err("heap").contains("use one of malloc"));
         let huge = err("shmhuge");

@@ -12,12 +12,14 @@ mod errors;
 mod iomem;
 mod lookup;
 mod table;
+mod thread;
 mod values;
 
 pub use crate::error::ENGINES;
 pub use draft::{Draft, FadviseHint};
 pub use lookup::{all_names, is_fio_default, lookup, parse_option, suggest, takes_value, Lookup};
 pub use table::{Apply, OptDef, FIO_DEFAULTS, NOT_IMPLEMENTED, OPTIONS, OTHER_ENGINE_OPTIONS};
+pub use thread::MemPolicyGiven;
 
 #[cfg(test)]
 mod tests;

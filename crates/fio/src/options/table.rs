@@ -166,12 +166,7 @@ pub static OPTIONS: &[OptDef] = &[
         };
         Ok(())
     }),
-    opt!("exit_on_io_done", [], flag, "ioengine=cpuio: 0 (default) burns until the runtime; 1, ending when the other jobs' I/O is done, is not implemented.", |_, v| {
-        match value::boolean(v)? {
-            false => Ok(()),
-            true => Err("hiops' cpuio threads burn until their runtime: drop exit_on_io_done, or give the cpuio job the I/O jobs' runtime".into()),
-        }
-    }),
+    opt!("exit_on_io_done", [], flag, "ioengine=cpuio: end the job once the jobs beside it that move data have ended (0, the default: burn until the runtime). As in fio, it burns on while a later phase has such jobs.", |d, v| { d.exit_on_io_done = value::boolean(v)?; Ok(()) }),
     opt!("program", [], value, "ioengine=exec: the program the job runs for its runtime.", |d, v| { d.program = Some(need(v)?.to_string()); Ok(()) }),
     opt!("arguments", [], value, "ioengine=exec: the program's arguments, split at spaces; %r is the runtime in seconds, %n the job's name.", |d, v| { d.arguments = Some(need(v)?.to_string()); Ok(()) }),
     opt!("grace_time", [], value, "ioengine=exec: seconds the program has to end after SIGTERM before SIGKILL (default 1).", |d, v| { d.grace_time = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
@@ -185,6 +180,18 @@ pub static OPTIONS: &[OptDef] = &[
         let n = value::int(need(v)?, d.kb_base)?;
         if n > 3 { return Err("must be 0 to 3".into()); }
         d.prioclass = Some(n as u16); Ok(())
+    }),
+    opt!("nice", [], value, "Added to each thread's nice value (-20 to 19; below 0 needs root), as fio's thread does with nice(2).", |d, v| { d.thread_setup.nice = super::thread::nice(need(v)?)?; Ok(()) }),
+    opt!("uid", [], value, "The user id each thread switches to before it opens its files (root only), as fio's setuid.", |d, v| { d.thread_setup.uid = Some(super::thread::id(need(v)?)?); Ok(()) }),
+    opt!("gid", [], value, "The group id each thread switches to before its user (root only), as fio's setgid.", |d, v| { d.thread_setup.gid = Some(super::thread::id(need(v)?)?); Ok(()) }),
+    opt!("lockmem", [], value, "Memory each thread locks (mlock) for its run: that much less for the page cache and the rest. Capped at RAM less 128 MiB, as fio caps it.", |d, v| { d.thread_setup.lockmem = value::size(need(v)?, d.kb_base)?; Ok(()) }),
+    opt!("ioscheduler", [], value, "The I/O scheduler each thread writes to /sys/block/DEV/queue/scheduler for the device of the job's first file, then reads back (fio's switch; it stays after the run, as with fio).", |d, v| { d.thread_setup.ioscheduler = Some(need(v)?.trim().to_string()); Ok(()) }),
+    opt!("exec_prerun", [], value, "A shell command each thread runs before its I/O, its output in NAME.prerun.txt; if it fails the thread does no I/O, as in fio.", |d, v| { d.thread_setup.exec_prerun = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("exec_postrun", [], value, "A shell command each thread runs after its I/O, its output in NAME.postrun.txt.", |d, v| { d.thread_setup.exec_postrun = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("numa_cpu_nodes", [], value, "The NUMA nodes whose CPUs the job's threads run on (all, 0, 0-1, 0,2): in place of cpus_allowed, as fio's numa_run_on_node_mask.", |d, v| { d.numa_cpu_nodes = Some(super::thread::nodes(need(v)?)?); Ok(()) }),
+    opt!("numa_mem_policy", [], value, "Where each thread's memory comes from: default, local, prefer:N, bind:NODES or interleave[:NODES] (set_mempolicy, per thread).", |d, v| { d.numa_mem_policy = Some(super::thread::mem_policy(need(v)?)?); Ok(()) }),
+    opt!("gtod_cpu", [], value, "fio's CPU for its time-keeping thread, which the job's cpus_allowed then leaves out. hiops reads the clock itself (no time thread): the CPU is only left out (0 is off, as in fio).", |d, v| {
+        d.gtod_cpu = Some(usize::try_from(value::int(need(v)?, d.kb_base)?).map_err(|_| "past this machine's CPUs")?); Ok(())
     }),
     opt!("stat_type", [], value, "ioengine=filestat: the call that looks each file up: stat (default), lstat or statx.", |d, v| {
         use hiops_job::spec::StatCall;
@@ -316,9 +323,11 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("dedupe_mode", [], value, "What a dedupe_percentage write repeats: repeat (default) the previous unique write, or working_set one of the first unique writes of a set of dedupe_working_set_percentage of size, drawn at random, as fio.", |d, v| {
         d.dedupe_working_set = match need(v)? { "repeat" => false, "working_set" => true, s => return Err(format!("{}: use repeat or working_set", quoted(s)).into()) }; Ok(())
     }),
+    opt!("dedupe_global", [], flag, "dedupe_mode=working_set: the jobs with dedupe_global share one working set, each thread's spread over every thread's first unique writes (fio's rotation), so their files hold each other's blocks.", |d, v| { d.buffers.dedupe_global = value::boolean(v)?.then_some(0); Ok(()) }),
     opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(value::percent("dedupe_working_set_percentage", need(v)?)?); Ok(()) }),
     opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
+    opt!("write_barrier", [], value, "Accepted, with no effect: fio 3.33 marks every Nth write as a barrier and none of its engines acts on the mark (io_u.c), so its writes are what they are without it.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
         match need(v)? { "none" | "native" | "posix" | "keep" | "truncate" | "0" | "1" => Ok(()), s => Err(format!("{}: use none, native, posix, keep or truncate", quoted(s)).into()) }
@@ -378,8 +387,21 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("pingpong", [], flag, "net: each message is echoed back: the sender waits for its bytes, the receiver returns them.", |d, v| { net(d).pingpong = value::boolean(v)?; Ok(()) }),
     opt!("nodelay", [], flag, "net: TCP_NODELAY.", |d, v| { net(d).nodelay = value::boolean(v)?; Ok(()) }),
     opt!("window_size", [], value, "net: the socket's send and receive buffers (SO_SNDBUF, SO_RCVBUF).", |d, v| { let w = u32_of(value::size(need(v)?, d.kb_base)?, "window_size")?; net(d).window_size = Some(w); Ok(()) }),
+    opt!("ttl", [], value, "net, udp to an IPv4 multicast group: the sender's time-to-live for the group's datagrams (IP_MULTICAST_TTL; default 1, the local network).", |d, v| { let t = u32_of(value::int(need(v)?, d.kb_base)?, "ttl")?; net(d).ttl = Some(t); Ok(()) }),
+    opt!("interface", [], value, "net, udp multicast: the IP address of the local interface the group is sent through (IP_MULTICAST_IF) and joined on.", |d, v| {
+        let a = need(v)?.trim();
+        net(d).interface = Some(a.parse().map_err(|_| format!("{}: give the interface's IPv4 address, as 10.0.0.2", quoted(a)))?); Ok(())
+    }),
     opt!("mss", [], value, "net: TCP's maximum segment size (TCP_MAXSEG).", |d, v| { let m = u32_of(value::size(need(v)?, d.kb_base)?, "mss")?; net(d).mss = Some(m); Ok(()) }),
     opt!("hipri", [], flag, "Polled completions: IOPOLL (io_uring) or RWF_HIPRI (pvsync2).", |d, v| { d.hipri = Some(value::boolean(v)?); Ok(()) }),
+    opt!("userspace_reap", [], flag, "libaio: completions read from the AIO ring in user space before io_getevents is called (fio's userspace_reap; fio reads the ring only where it waits for none).", |d, v| { d.userspace_reap = Some(value::boolean(v)?); Ok(()) }),
+    opt!("force_async", [], value, "io_uring: every Nth command goes with IOSQE_ASYNC, to an io-wq worker at once (0: none).", |d, v| { d.force_async = Some(u32_of(value::int(need(v)?, d.kb_base)?, "force_async")?); Ok(()) }),
+    opt!("hipri_percentage", [], value, "pvsync2 with hipri: the share of I/Os, 0-100%, that poll (default 100); spread evenly.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if n > 100 { return Err("must be 0 to 100".into()); }
+        d.hipri_percentage = Some(n as u8); Ok(())
+    }),
+    opt!("uncached", [], value, "pvsync2, io_uring: buffered reads and writes with RWF_DONTCACHE, their pages dropped once done (1; Linux 6.14's flag for what fio 3.33 called RWF_UNCACHED, whose number is RWF_ATOMIC in today's kernels). No effect with direct=1, as in fio.", |d, v| { d.uncached = Some(value::int(need(v)?, d.kb_base)? != 0); Ok(()) }),
     opt!("nowait", [], flag, "pvsync2: RWF_NOWAIT.", |d, v| { d.nowait = Some(value::boolean(v)?); Ok(()) }),
     opt!("fixedbufs", [], flag, "io_uring: registered buffers.", |d, v| { d.fixedbufs = Some(value::boolean(v)?); Ok(()) }),
     opt!("registerfiles", [], flag, "io_uring: registered files.", |d, v| { d.registerfiles = Some(value::boolean(v)?); Ok(()) }),
@@ -535,7 +557,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("stats", [], flag, "0: the job runs but is left out of the report and of its group's totals, as fio leaves it out (fio 3.33's JSON keeps a nameless placeholder entry; hiops' JSON leaves the job out). Its errors still set the exit status.", |d, v| { d.stats = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_save", [], flag, "Keep fio's verify state file, local-JOB-N-verify.state in the current directory or --aux-path (N: the thread's number from 0), up to date while a writing job with verify runs (every 250 ms, and as it ends), so a stopped or killed run can be checked with verify_state_load. 1 is fio's default in job files; on hiops' own command line only when given.", |d, v| { d.verify_state_save = Some(value::boolean(v)?); Ok(()) }),
     opt!("verify_state_load", [], flag, "With verify_only, or in a read job with verify: read local-JOB-N-verify.state (in the current directory or --aux-path; at most 16 MiB) and check only the writes it names as done (what a stopped or killed run completed); a read job ends at the first read whose write was not done.", |d, v| { d.verify_state_load = Some(value::boolean(v)?); Ok(()) }),
-    opt!("mem", ["iomem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared are accepted, no effect (hiops' buffers are page-aligned anonymous memory, allocated once per thread, as each of them gives the I/O); shmhuge and mmaphuge (huge pages) and TYPE:FILE (buffers mapped from a file) are refused, saying why.", |_, v| { super::iomem::check(need(v)?) }),
+    opt!("mem", ["iomem"], value, "How I/O buffers are allocated: malloc (default), shm, mmap and mmapshared give what hiops' page-aligned anonymous buffers are (allocated once per thread); mmap:FILE and mmapshared:FILE map each thread's buffers from FILE (private, or shared: the buffers are the file's bytes), created if missing and then removed at the end, as fio; shmhuge and mmaphuge (huge pages) are refused, saying why.", |d, v| { d.buffer_file = super::iomem::check(need(v)?)?; Ok(()) }),
     opt!("iomem_align", ["mem_align"], value, "Accepted when 0 or a power of two up to 4096, no effect: hiops' buffers are page-aligned. Larger alignments are refused.", |d, v| {
         let a = value::int(need(v)?, d.kb_base)?;
         if a == 0 || (a.is_power_of_two() && a <= 4096) { Ok(()) } else { Err(format!("{a} is an alignment hiops does not implement: its buffers are page-aligned (4096); drop it").into()) }
@@ -716,16 +738,8 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "max_latency",
         "hiops does not fail a job on latency; read clat max and percentiles from its output",
     ),
-    (
-        "dedupe_global",
-        "each hiops thread repeats its own writes only (dedupe_global=0); drop it",
-    ),
     ("opendir", "list the files with filename=a:b:c"),
     ("lockfile", "hiops does not lock files; drop it"),
-    (
-        "lockmem",
-        "limit memory from outside, e.g. systemd-run -p MemoryMax=...",
-    ),
     (
         "bs_unaligned",
         "block sizes are multiples of the smallest one; drop it",
@@ -755,15 +769,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops replays one trace per job; merge traces with blkparse -d first",
     ),
     (
-        "uid",
-        "hiops runs as the invoking user; start it as the user you want",
-    ),
-    (
-        "gid",
-        "hiops runs as the invoking user; start it as the user you want",
-    ),
-    ("nice", "use nice(1) on hiops"),
-    (
         "cgroup",
         "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
     ),
@@ -771,24 +776,8 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "cgroup_weight",
         "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
     ),
-    (
-        "numa_cpu_nodes",
-        "run hiops under numactl, or pin it with cpus_allowed",
-    ),
-    ("numa_mem_policy", "run hiops under numactl"),
-    (
-        "gtod_cpu",
-        "hiops reads the clock through the vDSO, with no time thread; drop it",
-    ),
     ("profile", "write the workload as a job file"),
-    ("exec_prerun", "run the command before hiops"),
-    ("exec_postrun", "run the command after hiops"),
-    (
-        "ioscheduler",
-        "set /sys/block/DEV/queue/scheduler before the run",
-    ),
     ("sync_file_range", "use fdatasync=N"),
-    ("write_barrier", "use fsync=N"),
     (
         "write_hint",
         "write lifetime hints are not supported; drop it",
@@ -808,16 +797,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("atomic", "atomic writes are not supported; drop it"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
-    ("hipri_percentage", "use hipri=1 to poll every I/O"),
-    (
-        "uncached",
-        "RWF_UNCACHED is not supported; use direct=1 to keep the page cache out",
-    ),
-    ("force_async", "hiops never sets IOSQE_ASYNC; drop it"),
-    (
-        "userspace_reap",
-        "hiops' libaio reaps with io_getevents; drop it",
-    ),
     (
         "cmd_type",
         "io_uring_cmd (NVMe passthrough) is not supported",
@@ -837,25 +816,20 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
     ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
-    ("max_latency", &["0"]), 
-    
-    ("dedupe_global", &["0"]),
-    
+    ("max_latency", &["0"]),
     ("lockfile", &["none"]),
-    ("lockmem", &["0"]), ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
-    ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), ("nice", &["0"]),
-    ("write_barrier", &["0"]),
+    ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
+    ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), 
     ("write_hint", &["none"]), ("create_only", &["0"]),
     ("unlink_each_loop", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
-    ("hipri_percentage", &["100"]), ("uncached", &["0"]), ("force_async", &["0"]),
-    ("userspace_reap", &["0"]), ("cmd_type", &["nvme"]),
+    ("cmd_type", &["nvme"]),
 ];
 
 /// Options of fio's engines that hiops does not have (fio 3.33's HOWTO),
 /// with the engines they belong to.
 #[rustfmt::skip]
 pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
-    ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("interface", "net or netsplice"), ("ttl", "net or netsplice"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
+    ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
     ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
     ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
     ("busy_poll", "rbd or rados"), ("touch_objects", "rados"), ("pool", "rbd, rados or dfs"), ("cont", "dfs"),

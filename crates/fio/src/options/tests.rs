@@ -210,12 +210,12 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
         }
     }
     // Numbers as numbers, booleans as booleans, words exactly.
-    assert!(is_fio_default("nice", Some("0x0")));
+    assert!(is_fio_default("read_beyond_wp", Some("0x0")));
     assert!(is_fio_default("max_latency", Some(" 0 ")));
-    assert!(is_fio_default("dedupe_global", Some("off")));
+    assert!(is_fio_default("ignore_zone_limits", Some("off")));
     assert!(!is_fio_default("create_only", None), "a bare flag is 1");
     assert!(!is_fio_default("zero_buffers", None));
-    assert!(!is_fio_default("nice", Some("5")));
+    assert!(!is_fio_default("read_beyond_wp", Some("5")));
     assert!(!is_fio_default("lockfile", Some("exclusive")));
     assert!(!is_fio_default("thinktime_blocks", Some("1k")));
     assert!(!is_fio_default("opendir", Some("0")), "no default listed");

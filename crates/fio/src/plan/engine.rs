@@ -23,6 +23,7 @@ impl Draft {
             _ => {}
         }
         self.check_engine_flags(engine)?;
+        self.set_engine_tuning(engine, spec.target.direct, o)?;
         o.psync_call = self.psync_call;
         o.nowait = self.nowait.unwrap_or(false);
         o.fixedbufs = self.fixedbufs.unwrap_or(false);
@@ -66,6 +67,42 @@ impl Draft {
         if o.net.proto != NetProto::Tcp {
             o.net.listen = datagram_receives(o.net.listen, rw)?;
         }
+        Ok(())
+    }
+
+    /// fio's engine tunings, each refused (set to anything but its
+    /// default) with an engine that has no such option.
+    fn set_engine_tuning(
+        &self,
+        engine: EngineKind,
+        direct: bool,
+        o: &mut hiops_hal::EngineOptions,
+    ) -> Result<(), FioError> {
+        use EngineKind::{IoUring, Libaio, Pvsync2};
+        let refuse = |name: &str, engines: &str| -> Result<(), FioError> {
+            Err(format!(
+                "{name} is {engines}'s: add ioengine={} or drop it",
+                engines.split(' ').next().unwrap_or(engines)
+            )
+            .into())
+        };
+        if self.userspace_reap == Some(true) && engine != Libaio {
+            return refuse("userspace_reap", "libaio");
+        }
+        if self.force_async.is_some_and(|n| n > 0) && engine != IoUring {
+            return refuse("force_async", "io_uring");
+        }
+        if self.hipri_percentage.is_some_and(|p| p < 100) && engine != Pvsync2 {
+            return refuse("hipri_percentage", "pvsync2");
+        }
+        if self.uncached == Some(true) && !matches!(engine, Pvsync2 | IoUring) {
+            return refuse("uncached", "pvsync2 or io_uring");
+        }
+        o.aio_userspace_reap = self.userspace_reap.unwrap_or(false);
+        o.force_async = self.force_async.unwrap_or(0);
+        o.hipri_percentage = self.hipri_percentage;
+        // fio sets the flag on buffered I/O only (engines/sync.c, io_uring.c).
+        o.dontcache = self.uncached.unwrap_or(false) && !direct;
         Ok(())
     }
 

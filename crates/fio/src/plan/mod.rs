@@ -16,6 +16,7 @@ mod offsets;
 mod refusals;
 mod spec;
 mod targets;
+mod thread;
 mod verify;
 mod zbd;
 
@@ -117,11 +118,51 @@ pub fn plan(
     }
     make_temp_targets(&mut out.jobs, &mut out.temp_files, &temp_jobs)?;
     assert_eq!(out.jobs.len(), out.phases.len(), "a phase for every job");
+    settle_exit_on_io_done(&mut out)?;
+    settle_dedupe_global(&mut out, threads)?;
     assert!(
         out.jobs.iter().all(|j| j.numjobs >= 1),
         "every job the checks let through runs at least one thread"
     );
     Ok(out)
+}
+
+/// cpuio's exit_on_io_done as fio's ends (libfio.c,
+/// fio_running_or_pending_io_threads): not while a job that moves data
+/// waits in a later phase, nor in a run with no such job at all.
+fn settle_exit_on_io_done(out: &mut FioPlan) -> Result<(), FioError> {
+    let moves_data = |j: &JobSpec| j.io.cpuio.is_none() && j.io.exec.is_none();
+    let any_io = out.jobs.iter().any(moves_data);
+    for i in 0..out.jobs.len() {
+        if !out.jobs[i].io.cpuio.is_some_and(|c| c.exit_on_io_done) {
+            continue;
+        }
+        let later_io =
+            (0..out.jobs.len()).any(|k| out.phases[k] > out.phases[i] && moves_data(&out.jobs[k]));
+        if any_io && !later_io {
+            continue;
+        }
+        let settled = out.jobs[i].with(|b| {
+            if let Some(c) = b.io.cpuio.as_mut() {
+                c.exit_on_io_done = false;
+            }
+        });
+        out.jobs[i] = settled.map_err(|e| FioError::from(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// dedupe_global's rotation runs over every thread of the run (fio's
+/// thread_number), known once every job is planned.
+fn settle_dedupe_global(out: &mut FioPlan, threads: u32) -> Result<(), FioError> {
+    for job in out.jobs.iter_mut() {
+        if job.workload.buffers.dedupe_global.is_none() {
+            continue;
+        }
+        let settled = job.with(|b| b.workload.buffers.dedupe_global = Some(threads));
+        *job = settled.map_err(|e| FioError::from(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// A section's options as written, under fio's names, for fio's JSON.

@@ -27,6 +27,7 @@ impl Draft {
         let own_file = own_target && !replayed;
         self.set_file_options(&mut spec, own_file)?;
         self.set_queue_and_cpus(&mut spec)?;
+        self.set_thread_setup(&mut spec)?;
         self.set_direct_and_timing(&mut spec)?;
         self.set_randomness(&mut spec);
         zones_fit(&spec.workload.distribution, spec.target.size)?;
@@ -36,6 +37,7 @@ impl Draft {
         self.set_engine_options(&mut spec)?;
         self.set_write_grants(&mut spec);
         self.set_tasks_and_path(&mut spec)?;
+        self.set_buffer_file(&mut spec)?;
         self.set_logs_latency_and_flow(&mut spec)?;
         self.set_cmdprio(&mut spec)?;
         self.set_cpuio(&mut spec)?;
@@ -202,6 +204,7 @@ impl Draft {
             load_pct,
             cycle: Duration::from_micros(self.cpuchunks.unwrap_or(50_000)),
             qsort: self.cpumode_qsort,
+            exit_on_io_done: self.exit_on_io_done,
         };
         // qsort waits inside its I/O (see hiops-bench's cpuio module).
         if !burn.qsort {

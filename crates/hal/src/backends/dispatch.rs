@@ -62,14 +62,21 @@ impl Backend {
             EngineKind::Pvsync2 => Backend::Sync(sync::SyncEngine::open(
                 targets,
                 depth,
-                sync::SyncMode::Pvsync2 {
-                    hipri: opts.hipri,
+                sync::SyncMode::Pvsync2(sync::Pvsync2Flags {
+                    hipri_percent: match opts.hipri {
+                        true => opts.hipri_percentage.unwrap_or(100),
+                        false => 0,
+                    },
                     nowait: opts.nowait,
-                },
+                    dontcache: opts.dontcache,
+                }),
             )?),
-            EngineKind::Libaio => {
-                Backend::Libaio(libaio::AioEngine::open(targets, depth, opts.doorbell)?)
-            }
+            EngineKind::Libaio => Backend::Libaio(libaio::AioEngine::open(
+                targets,
+                depth,
+                opts.doorbell,
+                opts.aio_userspace_reap,
+            )?),
             EngineKind::IoUring => {
                 Backend::IoUring(uring::UringEngine::open(opts, targets, depth, arena)?)
             }

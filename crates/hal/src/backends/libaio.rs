@@ -48,6 +48,25 @@ struct IoEvent {
 const _: () = assert!(std::mem::size_of::<Iocb>() == 64);
 const _: () = assert!(std::mem::size_of::<IoEvent>() == 32);
 
+/// The header of `struct aio_ring` (fs/aio.c), which the kernel maps at the
+/// address io_setup returns as the context: it moves `tail` as events are
+/// posted, the reader moves `head`; the events follow the header.
+#[repr(C)]
+struct AioRing {
+    id: u32,
+    nr: u32,
+    head: u32,
+    tail: u32,
+    magic: u32,
+    compat_features: u32,
+    incompat_features: u32,
+    header_length: u32,
+}
+
+/// `AIO_RING_MAGIC` (fs/aio.c): the ring has the layout above.
+const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
+const _: () = assert!(std::mem::size_of::<AioRing>() == 32);
+
 pub struct AioEngine {
     ctx: libc::c_ulong,
     fds: Vec<RawFd>,
@@ -62,6 +81,8 @@ pub struct AioEngine {
     doorbell: Option<Arc<Doorbell>>,
     /// Trims: the kernel's AIO has no discard, so they are done here.
     trims: super::trim::SyncTrims,
+    /// fio's userspace_reap: read posted events from the ring first.
+    userspace_reap: bool,
 }
 
 // SAFETY: the raw pointers in `pending` point into `iocbs`, a boxed slice this
@@ -70,7 +91,12 @@ pub struct AioEngine {
 unsafe impl Send for AioEngine {}
 
 impl AioEngine {
-    pub fn open(targets: &[Target], depth: u32, doorbell: bool) -> Result<AioEngine, HalError> {
+    pub fn open(
+        targets: &[Target],
+        depth: u32,
+        doorbell: bool,
+        userspace_reap: bool,
+    ) -> Result<AioEngine, HalError> {
         let fds: Vec<RawFd> = targets
             .iter()
             .map(|t| t.fd("libaio"))
@@ -118,7 +144,42 @@ impl AioEngine {
             } else {
                 None
             },
+            userspace_reap,
         })
+    }
+
+    /// Events the kernel has posted in the context's ring, taken without a
+    /// system call (fio's user_io_getevents): none where the ring is not
+    /// the layout this reads.
+    fn reap_from_ring(&mut self, out: &mut [Completion]) -> usize {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let ring = self.ctx as *mut AioRing;
+        // SAFETY: the context id is the address of its ring, mapped by
+        // io_setup until io_destroy (in Drop); the header is read before
+        // its magic and length are trusted. `head` and `tail` are u32
+        // words the kernel also touches, so they are read and written as
+        // atomics; events below `tail` are complete once `tail` is seen.
+        unsafe {
+            if (*ring).magic != AIO_RING_MAGIC || (*ring).header_length != 32 {
+                return 0;
+            }
+            let nr = (*ring).nr;
+            let head_word = AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).head));
+            let tail =
+                AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).tail)).load(Ordering::Acquire);
+            let events = ring.add(1).cast::<IoEvent>();
+            let mut head = head_word.load(Ordering::Relaxed);
+            let mut n = 0;
+            while head != tail && n < out.len() {
+                assert!(head < nr, "the ring's head stays inside it");
+                let e = events.add(head as usize).read();
+                out[n] = Completion::new(e.data as Tag, e.res);
+                head = (head + 1) % nr;
+                n += 1;
+            }
+            head_word.store(head, Ordering::Release);
+            n
+        }
     }
 
     fn submit_pending(&mut self) -> Result<u32, HalError> {
@@ -219,8 +280,18 @@ impl Engine for AioEngine {
         if done > 0 && (done as u32 >= min || done == out.len()) {
             return Ok(done);
         }
-        let min = min - done as u32;
-        let out = &mut out[done..];
+        let mut min = min.saturating_sub(done as u32);
+        let mut out = &mut out[done..];
+        let mut done = done;
+        if self.userspace_reap {
+            let n = self.reap_from_ring(out);
+            done += n;
+            if n as u32 >= min || n == out.len() {
+                return Ok(done);
+            }
+            min -= n as u32;
+            out = &mut std::mem::take(&mut out)[n..];
+        }
         let max = out.len().min(self.events.len());
         loop {
             // SAFETY: events has room for `max` entries; a null timeout waits.
@@ -253,6 +324,14 @@ impl Engine for AioEngine {
         }
     }
 
+    fn peek(&mut self, out: &mut [Completion]) -> Result<usize, HalError> {
+        if !self.userspace_reap {
+            return self.reap(0, out);
+        }
+        let done = self.trims.drain_into(out);
+        Ok(done + self.reap_from_ring(&mut out[done..]))
+    }
+
     fn unsent(&self) -> Option<u32> {
         // io_submit's partial successes moved submitted_head; the trims
         // run after the submissions, so none of them ran.
@@ -269,7 +348,10 @@ impl Engine for AioEngine {
     }
 
     fn description(&self) -> String {
-        "libaio (io_submit/io_getevents)".into()
+        match self.userspace_reap {
+            true => "libaio (io_submit; completions read from the ring in user space, then io_getevents)".into(),
+            false => "libaio (io_submit/io_getevents)".into(),
+        }
     }
 
     fn doorbell(&self) -> Option<Arc<Doorbell>> {
@@ -281,5 +363,75 @@ impl Drop for AioEngine {
     fn drop(&mut self) {
         // SAFETY: ctx is a live context; io_destroy waits for in-flight I/O.
         unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Buffered AIO completes inside io_submit, so every event is in the
+    /// ring when the reap starts: read in user space, each command comes
+    /// back once with its result, and the kernel then has none left (the
+    /// ring's head was moved past them).
+    #[test]
+    fn userspace_reap_takes_each_event_once_from_the_ring() {
+        const N: u32 = 16;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![3u8; 4096 * N as usize]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut engine = AioEngine::open(&[Target::from_file(&file)], N, false, true).unwrap();
+        let mut bufs = vec![0u8; 4096 * N as usize];
+        let mut seen = Vec::new();
+        let mut out = [Completion::EMPTY; 5];
+        // The kernel's ring holds at least a page of events (127): ten
+        // rounds of 16 wrap it.
+        for round in 0..10 {
+            for tag in 0..N {
+                let cmd = Command {
+                    op: Op::Read,
+                    target: 0,
+                    offset: u64::from(tag) * 4096,
+                    len: 4096,
+                };
+                let buf = bufs[tag as usize * 4096..].as_mut_ptr();
+                // SAFETY: `bufs` outlives the engine; each tag has its slice.
+                unsafe { engine.prepare(tag, &cmd, buf) }.unwrap();
+            }
+            assert_eq!(engine.issue().unwrap(), N);
+            let mut this_round = Vec::new();
+            while this_round.len() < N as usize {
+                let n = engine.peek(&mut out).unwrap();
+                this_round.extend(out[..n].iter().map(|c| (c.tag, c.result)));
+                if n == 0 {
+                    let n = engine.reap(1, &mut out).unwrap();
+                    this_round.extend(out[..n].iter().map(|c| (c.tag, c.result)));
+                }
+            }
+            this_round.sort();
+            let want: Vec<_> = (0..N).map(|t| (t, 4096)).collect();
+            assert_eq!(this_round, want, "round {round}: each tag once");
+            seen.extend(this_round);
+        }
+        assert_eq!(seen.len(), 10 * N as usize, "past the ring's end too");
+        let mut events = [IoEvent::default(); 4];
+        // SAFETY: events has room for 4; a zero timeout does not wait.
+        let left = unsafe {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            libc::syscall(
+                libc::SYS_io_getevents,
+                engine.ctx,
+                0,
+                4,
+                events.as_mut_ptr(),
+                &zero,
+            )
+        };
+        assert_eq!(left, 0, "the kernel holds no event the ring gave");
+        assert!(bufs.iter().all(|&b| b == 3), "the reads landed");
     }
 }

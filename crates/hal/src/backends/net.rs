@@ -41,6 +41,13 @@ pub struct NetOptions {
     pub window_size: Option<u32>,
     /// TCP_MAXSEG, bytes (TCP only).
     pub mss: Option<u32>,
+    /// UDP to an IPv4 multicast group: the sender's IP_MULTICAST_TTL
+    /// (`None`: fio's default, 1).
+    pub ttl: Option<u32>,
+    /// UDP multicast: the local interface's address the group is sent
+    /// through (IP_MULTICAST_IF) and joined on (`None`: the system's
+    /// choice).
+    pub interface: Option<std::net::Ipv4Addr>,
 }
 
 impl NetOptions {
@@ -248,14 +255,25 @@ fn socket(opts: &NetOptions, addr: &SockAddr) -> Result<Socket, HalError> {
 
 /// TCP_MAXSEG, which socket2 sets only with its `all` feature.
 fn set_mss(sock: &Socket, mss: u32) -> std::io::Result<()> {
+    let mss = libc::c_int::try_from(mss).map_err(std::io::Error::other)?;
+    set_int_option(sock, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss)
+}
+
+/// An integer socket option socket2 sets only with its `all` feature
+/// (TCP_MAXSEG, SO_REUSEPORT).
+fn set_int_option(
+    sock: &Socket,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let v = mss as libc::c_int;
     // SAFETY: a c_int option value of its own size, on an open socket.
     let rc = unsafe {
         libc::setsockopt(
             sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_MAXSEG,
+            level,
+            name,
             (&v as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
@@ -283,10 +301,33 @@ fn address(opts: &NetOptions) -> Result<SockAddr, HalError> {
     Ok(addr.into())
 }
 
+/// The IPv4 multicast group `addr` names, if it names one (fio's
+/// fio_netio_is_multicast); an IPv6 group is refused, as in fio.
+fn multicast_group(addr: &SockAddr) -> Result<Option<std::net::Ipv4Addr>, HalError> {
+    match addr.as_socket() {
+        Some(SocketAddr::V4(a)) if a.ip().is_multicast() => Ok(Some(*a.ip())),
+        Some(SocketAddr::V6(a)) if a.ip().is_multicast() => {
+            Err(setup("joining a multicast group")(std::io::Error::new(
+                ErrorKind::Unsupported,
+                "multicast is IPv4 only, as in fio",
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
 fn connect(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
     let addr = address(opts)?;
     let sock = socket(opts, &addr)?;
     if opts.proto == NetProto::Udp {
+        if multicast_group(&addr)?.is_some() {
+            if let Some(iface) = &opts.interface {
+                sock.set_multicast_if_v4(iface)
+                    .map_err(setup("setting interface (IP_MULTICAST_IF)"))?;
+            }
+            sock.set_multicast_ttl_v4(opts.ttl.unwrap_or(1))
+                .map_err(setup("setting ttl (IP_MULTICAST_TTL)"))?;
+        }
         return Ok((sock, Some(addr)));
     }
     sock.connect(&addr)
@@ -301,7 +342,21 @@ fn listen(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
         sock.set_reuse_address(true)
             .map_err(setup("setting SO_REUSEADDR"))?;
     }
+    let group = match opts.proto {
+        NetProto::Udp => multicast_group(&addr)?,
+        _ => None,
+    };
+    if group.is_some() {
+        // Several receivers of one group share its port (fio sets it too).
+        set_int_option(&sock, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)
+            .map_err(setup("setting SO_REUSEPORT"))?;
+    }
     sock.bind(&addr).map_err(setup("binding the listen port"))?;
+    if let Some(group) = group {
+        let iface = opts.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+        sock.join_multicast_v4(&group, &iface)
+            .map_err(setup("joining the multicast group (IP_ADD_MEMBERSHIP)"))?;
+    }
     if opts.proto == NetProto::Udp {
         return Ok((sock, None));
     }
@@ -358,7 +413,14 @@ impl Engine for NetEngine {
         };
         let proto = format!("{:?}", self.opts.proto).to_lowercase();
         let pp = if self.opts.pingpong { ", pingpong" } else { "" };
-        format!("net ({proto}, {side} side, port {}{pp})", self.opts.port)
+        let group = match self.opts.host.parse::<std::net::Ipv4Addr>() {
+            Ok(a) if a.is_multicast() => format!(", multicast group {a}"),
+            _ => String::new(),
+        };
+        format!(
+            "net ({proto}, {side} side, port {}{pp}{group})",
+            self.opts.port
+        )
     }
 }
 

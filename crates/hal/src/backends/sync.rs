@@ -12,14 +12,24 @@ use std::os::fd::RawFd;
 /// every target.
 const RWF_HIPRI: libc::c_int = 0x1;
 const RWF_NOWAIT: libc::c_int = 0x8;
+/// Linux 6.14's uncached buffered I/O (include/uapi/linux/fs.h).
+pub(crate) const RWF_DONTCACHE: libc::c_int = 0x80;
+
+/// pvsync2's flags (fio's psyncv2 options).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pvsync2Flags {
+    /// Percent of commands with RWF_HIPRI (fio's hipri with
+    /// hipri_percentage): 0 none, 100 every one.
+    pub hipri_percent: u8,
+    pub nowait: bool,
+    /// RWF_DONTCACHE (fio's uncached, on buffered I/O).
+    pub dontcache: bool,
+}
 
 #[derive(Clone, Copy, Debug)]
 pub enum SyncMode {
     Psync,
-    Pvsync2 {
-        hipri: bool,
-        nowait: bool,
-    },
+    Pvsync2(Pvsync2Flags),
     /// fio's falloc: a read allocates its range keeping the size
     /// (FALLOC_FL_KEEP_SIZE), a write allocates it (mode 0, extending the
     /// file), a trim punches a hole; no data moves.
@@ -46,6 +56,9 @@ pub struct SyncEngine {
     mode: SyncMode,
     trimmer: Trimmer,
     inline: Inline,
+    /// pvsync2's share of polled commands, spread evenly: each command
+    /// adds its percent, and one polls whenever 100 is reached.
+    hipri_credit: std::cell::Cell<u32>,
 }
 
 impl SyncEngine {
@@ -65,6 +78,7 @@ impl SyncEngine {
             fds,
             mode,
             inline: Inline::with_capacity(depth),
+            hipri_credit: std::cell::Cell::new(0),
         })
     }
 
@@ -96,18 +110,15 @@ impl SyncEngine {
                 (_, SyncMode::Fallocate | SyncMode::Ftruncate) => {
                     unreachable!("size calls return above")
                 }
-                (op, SyncMode::Pvsync2 { hipri, nowait }) => {
+                (op, SyncMode::Pvsync2(f)) => {
                     let iov = libc::iovec {
                         iov_base: s.buf.cast(),
                         iov_len: len as usize,
                     };
-                    let mut flags = if hipri { RWF_HIPRI } else { 0 };
-                    if nowait {
-                        flags |= RWF_NOWAIT;
-                    }
+                    let flags = self.pvsync2_flags(f);
                     let mut rc = vectored(fd, op, &iov, offset, flags);
                     if rc < 0
-                        && nowait
+                        && f.nowait
                         && std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN)
                     {
                         // Would block: redo it blocking, so the I/O is still measured.
@@ -128,6 +139,27 @@ impl SyncEngine {
 }
 
 impl SyncEngine {
+    /// One command's preadv2/pwritev2 flags.
+    fn pvsync2_flags(&self, f: Pvsync2Flags) -> libc::c_int {
+        let mut flags = 0;
+        if f.hipri_percent > 0 {
+            let credit = self.hipri_credit.get() + u32::from(f.hipri_percent);
+            let polls = credit >= 100;
+            self.hipri_credit
+                .set(if polls { credit - 100 } else { credit });
+            if polls {
+                flags |= RWF_HIPRI;
+            }
+        }
+        if f.nowait {
+            flags |= RWF_NOWAIT;
+        }
+        if f.dontcache {
+            flags |= RWF_DONTCACHE;
+        }
+        flags
+    }
+
     /// fio's falloc and ftruncate: `len` (fio counts the command whole),
     /// or a negated errno; None for psync's own calls and for flushes,
     /// which stay fsync and fdatasync.
@@ -194,12 +226,48 @@ impl Engine for SyncEngine {
                 "falloc (fallocate: reads keep the size, trims punch holes)".into()
             }
             SyncMode::Ftruncate => "ftruncate (a write truncates to its offset)".into(),
-            SyncMode::Pvsync2 { hipri, nowait } => {
+            SyncMode::Pvsync2(f) => {
+                let hipri = match f.hipri_percent {
+                    0 => String::new(),
+                    100 => ", RWF_HIPRI".into(),
+                    p => format!(", RWF_HIPRI on {p}%"),
+                };
                 format!(
-                    "pvsync2 (preadv2/pwritev2{}{})",
-                    if hipri { ", RWF_HIPRI" } else { "" },
-                    if nowait { ", RWF_NOWAIT" } else { "" }
+                    "pvsync2 (preadv2/pwritev2{hipri}{}{})",
+                    if f.nowait { ", RWF_NOWAIT" } else { "" },
+                    if f.dontcache { ", RWF_DONTCACHE" } else { "" }
                 )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod hipri_share {
+    use super::*;
+
+    /// fio draws each command's poll at random; here the share is exact
+    /// and spread: N% of any 100 commands in a row poll, and with 50% every
+    /// other one.
+    #[test]
+    fn hipri_percentage_polls_that_share_of_the_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("f")).unwrap();
+        for pct in [0u8, 1, 30, 50, 99, 100] {
+            let f = Pvsync2Flags {
+                hipri_percent: pct,
+                ..Pvsync2Flags::default()
+            };
+            let e = SyncEngine::open(&[Target::from_file(&file)], 1, SyncMode::Pvsync2(f)).unwrap();
+            let polled: Vec<bool> = (0..300)
+                .map(|_| e.pvsync2_flags(f) & RWF_HIPRI != 0)
+                .collect();
+            for window in polled.chunks(100) {
+                let n = window.iter().filter(|&&p| p).count();
+                assert_eq!(n, usize::from(pct), "{pct}%");
+            }
+            if pct == 50 {
+                assert!(polled.windows(2).all(|w| w[0] != w[1]), "alternating");
             }
         }
     }

@@ -120,6 +120,17 @@ pub struct IoSpec {
     pub serialize_overlap: bool,
     /// fio's cmdprio: I/Os at a priority of their own (io_uring, libaio).
     pub cmdprio: Option<CmdPrio>,
+    /// fio's mem=mmap:FILE or mmapshared:FILE: each thread's queue buffers
+    /// mapped from this file.
+    pub buffer_file: Option<BufferFile>,
+}
+
+/// fio's mem=mmap:FILE (private: the file only gives the pages) and
+/// mmapshared:FILE (shared: the buffers are the file's bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferFile {
+    pub path: std::path::PathBuf,
+    pub shared: bool,
 }
 
 /// fio's cpuio engine: each I/O keeps a CPU busy for `cycle` (cpuchunks),
@@ -134,6 +145,10 @@ pub struct CpuBurn {
     /// cpumode=qsort: sort data (fio's four qsorts of 256 Ki integers)
     /// instead of spinning; the burn is then as long as the sorts take.
     pub qsort: bool,
+    /// exit_on_io_done: the job ends once the threads beside it that move
+    /// data have ended (the plan clears it where fio's would not end so:
+    /// I/O jobs in a later phase, or none in the run).
+    pub exit_on_io_done: bool,
 }
 
 impl CpuBurn {
@@ -206,6 +221,7 @@ impl Default for IoSpec {
             offload: false,
             serialize_overlap: false,
             cmdprio: None,
+            buffer_file: None,
         }
     }
 }

@@ -14,6 +14,7 @@ mod logs;
 mod meta;
 mod rw;
 mod target;
+mod thread;
 mod timing;
 mod verify;
 mod workload;
@@ -22,12 +23,14 @@ pub use crate::distribution::Distribution;
 pub use block_sizes::{BlockSizeError, BlockSizes};
 pub use errors::{ContinueOnError, ErrorClass, ErrorCount, Judged, DEFAULT_NON_FATAL};
 pub use io::{
-    CmdPrio, CpuBurn, ExecSpec, FileOp, IoSpec, LatencyTarget, PathSpec, PrioRule, StatCall,
+    BufferFile, CmdPrio, CpuBurn, ExecSpec, FileOp, IoSpec, LatencyTarget, PathSpec, PrioRule,
+    StatCall,
 };
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
 pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
+pub use thread::{MemPolicy, ThreadSetup};
 pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
 pub use workload::{BufferContent, FlowSpec, RateMin, Workload};
@@ -55,6 +58,9 @@ pub struct JobBuilder {
     /// fio's logs.
     pub logs: LogSpec,
     pub io_logs: IoLogs,
+    /// What each thread does to itself around its I/O (fio's nice, uid,
+    /// lockmem, exec_prerun ...).
+    pub thread: ThreadSetup,
     pub meta: JobMeta,
 }
 
@@ -109,6 +115,7 @@ impl JobBuilder {
             verify: VerifySpec::default(),
             logs: LogSpec::default(),
             io_logs: IoLogs::default(),
+            thread: ThreadSetup::default(),
             meta: JobMeta::default(),
         }
     }

@@ -39,6 +39,10 @@ pub struct BufferContent {
     /// this many unique writes' contents, drawn at random, instead of the
     /// previous one's (0: dedupe_mode=repeat).
     pub dedupe_working_set: u64,
+    /// fio's dedupe_global: the working set is shared by the run's threads,
+    /// each thread's set spread over every thread's first unique writes.
+    /// `Some(threads)`: on, with the run's thread count (the plan sets it).
+    pub dedupe_global: Option<u32>,
     /// fio's refill_buffers: fresh random data for every write.
     pub refill: bool,
     /// fio's scramble_buffers: vary the filled-once buffer on each write
@@ -54,6 +58,7 @@ impl Default for BufferContent {
             compress_chunk: 512,
             dedupe_percentage: Percent::NONE,
             dedupe_working_set: 0,
+            dedupe_global: None,
             refill: false,
             scramble: true,
         }

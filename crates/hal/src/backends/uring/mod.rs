@@ -56,6 +56,12 @@ pub struct UringEngine {
     /// Trims, done synchronously as fio's engine does (the ring has no
     /// discard of a block device here).
     trims: super::trim::SyncTrims,
+    /// Reads' and writes' RWF flags (RWF_DONTCACHE for fio's uncached).
+    rw_flags: i32,
+    /// fio's force_async: every Nth command goes with IOSQE_ASYNC (0:
+    /// none); `prepped` counts commands since the last.
+    force_async: u32,
+    prepped: u32,
 }
 
 impl UringEngine {
@@ -110,6 +116,13 @@ impl UringEngine {
             #[cfg(feature = "fault-injection")]
             faults: opts.faults.clone(),
             described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
+            rw_flags: if opts.dontcache {
+                super::sync::RWF_DONTCACHE
+            } else {
+                0
+            },
+            force_async: opts.force_async,
+            prepped: 0,
         })
     }
 
@@ -139,6 +152,7 @@ impl UringEngine {
                 with_fd!(|fd| opcode::ReadFixed::new(fd, buf, cmd.len, i as u16)
                     .offset(cmd.offset)
                     .ioprio(ioprio)
+                    .rw_flags(self.rw_flags)
                     .build())
             }
             (Op::Write, Some((base, slot_len))) => {
@@ -146,15 +160,18 @@ impl UringEngine {
                 with_fd!(|fd| opcode::WriteFixed::new(fd, buf, cmd.len, i as u16)
                     .offset(cmd.offset)
                     .ioprio(ioprio)
+                    .rw_flags(self.rw_flags)
                     .build())
             }
             (Op::Read, None) => with_fd!(|fd| opcode::Read::new(fd, buf, cmd.len)
                 .offset(cmd.offset)
                 .ioprio(ioprio)
+                .rw_flags(self.rw_flags)
                 .build()),
             (Op::Write, None) => with_fd!(|fd| opcode::Write::new(fd, buf, cmd.len)
                 .offset(cmd.offset)
                 .ioprio(ioprio)
+                .rw_flags(self.rw_flags)
                 .build()),
             (Op::Trim, _) => unreachable!("trims are staged apart"),
         };
@@ -322,7 +339,14 @@ impl Engine for UringEngine {
         // same contract) and the descriptor is kept open by the caller;
         // both outlive the command, which completes before the tag (and so
         // the slot) is reused or the queue is dropped.
-        let entry = self.entry(tag, cmd, buf, ioprio);
+        let mut entry = self.entry(tag, cmd, buf, ioprio);
+        if self.force_async != 0 {
+            self.prepped += 1;
+            if self.prepped == self.force_async {
+                self.prepped = 0;
+                entry = entry.flags(squeue::Flags::ASYNC);
+            }
+        }
         self.pending.push(entry);
         self.staged += 1;
         Ok(())

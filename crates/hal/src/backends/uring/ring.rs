@@ -244,6 +244,12 @@ pub(super) fn describe(
     if registered_files {
         parts.push("registered files".into());
     }
+    if opts.dontcache {
+        parts.push("RWF_DONTCACHE".into());
+    }
+    if opts.force_async > 0 {
+        parts.push(format!("IOSQE_ASYNC every {}", opts.force_async));
+    }
     if !opts.sqpoll && !opts.iopoll {
         parts.push("interrupt-driven".into());
     }
