@@ -367,3 +367,43 @@ fn udp_multicast_reaches_every_receiver_of_the_group() {
         );
     }
 }
+
+/// fio's examples/netio_multicast.fio in one run, shortened: two readers
+/// of a group (one echoing) and a pingpong writer that starts a second
+/// later; the writer's last echo, which the ended readers never send, is
+/// cut at its runtime, as fio's end of runtime interrupts it.
+#[test]
+fn the_multicast_example_runs_in_one_process_and_ends_at_its_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let job = format!(
+        "[global]\nruntime=2\nioengine=net\nprotocol=udp\nbs=64\nsize=1m\nport={port}\n\
+         hostname=239.0.0.78\nttl=1\n\n[pingpong_reader]\npingpong=1\nrw=read\n\n\
+         [normal_reader]\nrw=read\n\n[pingpong_writer]\nstartdelay=1\npingpong=1\nrw=write\n"
+    );
+    std::fs::write(dir.path().join("m.fio"), job).unwrap();
+    let c = spawn(false, dir.path(), &["--output-format=json".into(), "m.fio".into()]);
+    let jobs = finish_all(c, "the multicast run");
+    let [ping, normal, writer] = [jobs[0], jobs[1], jobs[2]];
+    assert!(writer[1] > 0, "the writer sent: {writer:?}");
+    assert_eq!(ping[0], writer[1], "the echoing reader got every datagram");
+    assert_eq!(normal[0], writer[1], "so did the other");
+}
+
+#[test]
+fn one_signal_ends_a_receiver_whose_peer_never_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let c = spawn(false, dir.path(), &side("rx", port, (1024, 64 << 10), &["--protocol=udp"]));
+    wait_bound(port, true);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill takes no pointer; the pid is our child's, not reaped.
+    unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGTERM) };
+    let t = Instant::now();
+    let mut c = c;
+    while c.try_wait().unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(10), "still waiting for its peer");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.wait().unwrap().code(), Some(130), "interrupted, as any run");
+}

@@ -54,6 +54,7 @@ mod posted;
 mod queue;
 mod ring_words;
 mod tags;
+mod wait_deadline;
 mod wake_ring;
 
 pub mod backends;
@@ -72,4 +73,5 @@ pub use ops::HalOps;
 pub use posted::PostedCounter;
 pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;
+pub use wait_deadline::set_wait_deadline;
 pub use wake_ring::WakeRing;

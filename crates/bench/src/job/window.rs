@@ -99,6 +99,8 @@ impl<D: Driver> JobThread<'_, D> {
             .timing
             .runtime
             .map(|r| now.saturating_add(clock_ns(r)));
+        // A wait on a net peer gives up there too.
+        hiops_hal::set_wait_deadline(self.deadline_ns);
         if let Some(s) = self.books.search.as_mut() {
             s.restart(now);
         }

@@ -3,7 +3,13 @@
 //! receiving side (`listen`) binds the port and takes the first peer. With
 //! `pingpong` each message is echoed: the sender waits for its bytes back,
 //! the receiver returns what it got. UDP sides open and close the link with
-//! fio's 8-byte messages, so hiops and fio talk to each other.
+//! fio's 8-byte messages, so hiops and fio talk to each other; the link
+//! opens at the first I/O (after startdelay), so receivers that joined a
+//! multicast group in setup hear a sender that starts later.
+//!
+//! A receive that waits for a peer wakes every [`WAIT_SLICE`] to see
+//! whether the run was interrupted (Ctrl-C, SIGTERM), so one signal ends
+//! a run whose peer never comes.
 
 use super::ready::{Inline, Staged};
 use crate::{Command, Completion, Engine, HalError, Op, Tag};
@@ -16,6 +22,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 const LINK_MAGIC: u32 = 0x6c69_6e6b;
 const LINK_OPEN: u32 = 0x98;
 const LINK_CLOSE: u32 = 0x89;
+
+/// How long a blocking receive or accept waits before it looks at the
+/// run's interrupt flag (SO_RCVTIMEO).
+const WAIT_SLICE: std::time::Duration = std::time::Duration::from_millis(100);
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NetProto {
@@ -82,6 +92,8 @@ pub struct NetEngine {
     peer: Option<SockAddr>,
     /// UDP: fio's link-close came; every later receive is empty at once.
     closed: bool,
+    /// UDP: fio's link-open was sent (sender) or received (receiver).
+    linked: bool,
     inline: Inline,
 }
 
@@ -100,51 +112,48 @@ impl NetEngine {
         } else {
             connect(opts)?
         };
-        let mut e = NetEngine {
+        sock.set_read_timeout(Some(WAIT_SLICE))
+            .map_err(setup("setting the receive timeout (SO_RCVTIMEO)"))?;
+        Ok(NetEngine {
             sock,
             opts: opts.clone(),
             peer,
             closed: false,
+            linked: opts.proto != NetProto::Udp,
             inline: Inline::with_capacity(depth),
-        };
-        if opts.proto == NetProto::Udp {
-            e.udp_link_open()?;
-        }
-        Ok(e)
+        })
     }
 
-    /// fio's UDP handshake: the sender says "open", the receiver waits
-    /// for it (and learns where to echo to).
-    fn udp_link_open(&mut self) -> Result<(), HalError> {
+    /// fio's UDP handshake, at the first I/O: the sender says "open", the
+    /// receiver waits for it (and learns where to echo to).
+    fn udp_link_open(&mut self) -> std::io::Result<()> {
+        self.linked = true;
         if !self.opts.listen {
-            let msg = link_msg(LINK_OPEN);
             let to = self.peer.as_ref().expect("a UDP sender knows its peer");
-            self.sock
-                .send_to(&msg, to)
-                .map_err(setup("sending UDP link open"))?;
+            self.sock.send_to(&link_msg(LINK_OPEN), to)?;
             return Ok(());
         }
         let mut buf = [MaybeUninit::<u8>::uninit(); 8];
-        let (n, from) = self
-            .sock
-            .recv_from(&mut buf)
-            .map_err(setup("waiting for the UDP link open"))?;
+        let (n, from) = interruptible(|| self.sock.recv_from(&mut buf))?;
         // SAFETY: recv_from initialised the first n bytes.
         let got: Vec<u8> = buf[..n]
             .iter()
             .map(|b| unsafe { b.assume_init() })
             .collect();
         if got[..] != link_msg(LINK_OPEN)[..] {
-            return Err(setup("waiting for the UDP link open")(std::io::Error::new(
+            return Err(std::io::Error::new(
                 ErrorKind::InvalidData,
-                "the first datagram is not fio's link-open message",
-            )));
+                "the first datagram is not fio's UDP link-open message",
+            ));
         }
         self.peer = Some(from);
         Ok(())
     }
 
     fn send(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.linked {
+            self.udp_link_open()?;
+        }
         match (&self.peer, self.opts.proto) {
             (Some(to), NetProto::Udp) => self.sock.send_to(buf, to),
             _ => {
@@ -160,14 +169,17 @@ impl NetEngine {
         if self.opts.proto != NetProto::Udp {
             let mut got = 0;
             while got < buf.len() {
-                match (&self.sock).read(&mut buf[got..]) {
+                match interruptible(|| (&self.sock).read(&mut buf[got..])) {
                     Ok(0) => break,
                     Ok(n) => got += n,
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == ErrorKind::Interrupted && !interrupted() => {}
                     Err(e) => return Err(e),
                 }
             }
             return Ok(got);
+        }
+        if !self.linked {
+            self.udp_link_open()?;
         }
         if self.closed {
             return Ok(0);
@@ -175,7 +187,7 @@ impl NetEngine {
         // SAFETY: u8 and MaybeUninit<u8> have one layout; recv_from only
         // writes initialised bytes into it.
         let uninit = unsafe { &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>]) };
-        let (n, from) = self.sock.recv_from(uninit)?;
+        let (n, from) = interruptible(|| self.sock.recv_from(uninit))?;
         if n == 8 && buf[..8] == link_msg(LINK_CLOSE) {
             self.closed = true;
             return Ok(0);
@@ -209,7 +221,39 @@ impl NetEngine {
         };
         match moved {
             Ok(n) => n as i64,
+            // The job's end came while it waited for its peer: the I/O
+            // ends short, as fio's ends when its runtime interrupts it.
+            Err(e)
+                if e.kind() == ErrorKind::TimedOut
+                    && crate::wait_deadline::wait_deadline_passed() =>
+            {
+                0
+            }
             Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+        }
+    }
+}
+
+/// Whether the run was interrupted (hiops' Ctrl-C and SIGTERM handler).
+fn interrupted() -> bool {
+    hiops_os::signals::flag().load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A blocking socket call on a socket with SO_RCVTIMEO: tried again after
+/// each timeout until it completes, the run is interrupted (EINTR) or the
+/// thread's job is past its end ([`crate::set_wait_deadline`]; ETIMEDOUT).
+fn interruptible<T>(mut call: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    loop {
+        match call() {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if interrupted() {
+                    return Err(ErrorKind::Interrupted.into());
+                }
+                if crate::wait_deadline::wait_deadline_passed() {
+                    return Err(ErrorKind::TimedOut.into());
+                }
+            }
+            r => return r,
         }
     }
 }
@@ -361,7 +405,9 @@ fn listen(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
         return Ok((sock, None));
     }
     sock.listen(1).map_err(setup("listening"))?;
-    let (peer, _) = sock.accept().map_err(setup("accepting the peer"))?;
+    sock.set_read_timeout(Some(WAIT_SLICE))
+        .map_err(setup("setting the accept timeout (SO_RCVTIMEO)"))?;
+    let (peer, _) = interruptible(|| sock.accept()).map_err(setup("accepting the peer"))?;
     if opts.proto == NetProto::Tcp && opts.nodelay {
         peer.set_tcp_nodelay(true)
             .map_err(setup("setting nodelay (TCP_NODELAY)"))?;
@@ -371,8 +417,8 @@ fn listen(opts: &NetOptions) -> Result<(Socket, Option<SockAddr>), HalError> {
 
 impl Drop for NetEngine {
     fn drop(&mut self) {
-        // fio's UDP sender ends the link with a close message.
-        if self.opts.proto == NetProto::Udp && !self.opts.listen {
+        // fio's UDP sender ends the link it opened with a close message.
+        if self.opts.proto == NetProto::Udp && !self.opts.listen && self.linked {
             if let Some(to) = &self.peer {
                 let _ = self.sock.send_to(&link_msg(LINK_CLOSE), to);
             }
