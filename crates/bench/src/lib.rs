@@ -30,6 +30,7 @@
 
 mod blockmap;
 mod cache;
+mod cgroup;
 pub mod cluster;
 mod cmdprio;
 pub mod coord;

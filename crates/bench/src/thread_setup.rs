@@ -1,6 +1,6 @@
 //! What each job thread does to itself around its I/O, in the order of
 //! fio 3.33's thread_main (backend.c): its group, then its user; its
-//! memory policy; memory it locks; its nice value; the I/O scheduler of
+//! memory policy; memory it locks; its cgroup; its nice value; the I/O scheduler of
 //! its first file's device; the command before its I/O, and after it the
 //! command after. Each runs in the thread itself: on Linux a thread's
 //! credentials, nice value and memory policy are its own.
@@ -24,6 +24,8 @@ pub(crate) struct SetupStepError {
 pub(crate) struct Prepared {
     /// lockmem's locked region (unlocked and unmapped when dropped).
     _locked: Option<Locked>,
+    /// The job's cgroup (left when dropped).
+    _cgroup: Option<crate::cgroup::Member>,
     /// mem=mmap:FILE's file (removed when dropped, if the thread made it).
     buffers: Option<BufferFileGuard>,
 }
@@ -72,6 +74,7 @@ pub(crate) fn before_io(spec: &JobSpec, targets: &[Target]) -> Result<Before, Se
     if !t.is_set() {
         return Ok(Before::Run(Prepared {
             _locked: None,
+            _cgroup: None,
             buffers,
         }));
     }
@@ -89,6 +92,10 @@ pub(crate) fn before_io(spec: &JobSpec, targets: &[Target]) -> Result<Before, Se
         0 => None,
         n => Some(Locked::new(n).map_err(|e| fail("lockmem", e.to_string()))?),
     };
+    let cgroup = match &t.cgroup {
+        Some(c) => Some(crate::cgroup::join(c).map_err(|e| fail("cgroup", e.to_string()))?),
+        None => None,
+    };
     if t.nice != 0 {
         nice(t.nice).map_err(|e| fail("nice", e.to_string()))?;
     }
@@ -102,6 +109,7 @@ pub(crate) fn before_io(spec: &JobSpec, targets: &[Target]) -> Result<Before, Se
     }
     Ok(Before::Run(Prepared {
         _locked: locked,
+        _cgroup: cgroup,
         buffers,
     }))
 }

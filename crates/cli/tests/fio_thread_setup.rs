@@ -257,3 +257,28 @@ fn ioscheduler_is_set_on_the_first_files_device() {
         text(&o)
     );
 }
+
+#[test]
+fn cgroup_puts_the_thread_in_a_blkio_cgroup_removed_at_the_end() {
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    if !is_root() || !blkio.join("tasks").exists() {
+        eprintln!(
+            "skipped: needs root and a cgroup v1 blkio hierarchy at {}",
+            blkio.display()
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let name = format!("hiops-test-{}", std::process::id());
+    let group = format!("--cgroup={name}");
+    let said = prerun_output(tmp.path(), "grep blkio /proc/self/cgroup", &[&group]);
+    assert!(said.trim().ends_with(&format!(":blkio:/{name}")), "{said}");
+    assert!(
+        !blkio.join(&name).exists(),
+        "the cgroup the run made is gone"
+    );
+    let said = prerun_output(tmp.path(), "true", &[&group, "--cgroup_nodelete=1"]);
+    assert_eq!(said, "");
+    assert!(blkio.join(&name).exists(), "cgroup_nodelete keeps it");
+    std::fs::remove_dir(blkio.join(&name)).unwrap();
+}

@@ -92,6 +92,11 @@ pub struct Draft {
     /// fio's numa_cpu_nodes (`Some(None)`: every node) and numa_mem_policy.
     pub numa_cpu_nodes: Option<Option<Vec<u32>>>,
     pub numa_mem_policy: Option<super::thread::MemPolicyGiven>,
+    /// fio's cgroup, cgroup_weight and cgroup_nodelete as given (the
+    /// weight applies only with a cgroup, as in fio).
+    pub cgroup: Option<String>,
+    pub cgroup_weight: Option<u32>,
+    pub cgroup_nodelete: bool,
     /// fio's gtod_cpu (0 is off, as fio reads it).
     pub gtod_cpu: Option<usize>,
     pub iodepth: Option<QueueDepth>,

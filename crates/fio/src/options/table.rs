@@ -574,7 +574,13 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("ignore_error", [], value, "READ,WRITE,VERIFY lists of errors to go on past, each ':'-separated names (ENOSPC, EPERM..ERANGE) or numbers (28), e.g. ignore_error=,ENOSPC:EIO; a class with a list is continued on (as continue_on_error) and the list replaces EIO and EILSEQ.", |d, v| { super::errors::ignore(&mut d.continue_on_error, need(v)?) }),
     opt!("error_dump", [], flag, "Accepted, no effect: hiops puts a job's error in the JSON (hiops.errors) and on stderr.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("hugepage-size", [], value, "Accepted, no effect: it only applies to mem=mmaphuge, which hiops does not implement.", |_, v| { need(v).map(|_| ()) }),
-    opt!("cgroup_nodelete", [], flag, "Accepted, no effect: it only applies with cgroup, which hiops does not implement.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("cgroup", [], value, "Each thread of the job joins the blkio cgroup of this name (cgroup v1: the thread alone, through its tasks file), made if missing and removed when the run ends, as fio's (on cgroup v2, which moves whole processes, refused: run hiops in the cgroup).", |d, v| { d.cgroup = Some(need(v)?.trim().to_string()); Ok(()) }),
+    opt!("cgroup_weight", [], value, "With cgroup: written to the cgroup's blkio.weight (100-1000), as fio; a kernel whose blkio has no weight fails the job, as fio's.", |d, v| {
+        let n = value::int(need(v)?, d.kb_base)?;
+        if !(100..=1000).contains(&n) { return Err("must be 100 to 1000".into()); }
+        d.cgroup_weight = Some(n as u32); Ok(())
+    }),
+    opt!("cgroup_nodelete", [], flag, "With cgroup: leave the cgroup the run made when it ends (fio removes it).", |d, v| { d.cgroup_nodelete = value::boolean(v)?; Ok(()) }),
     opt!("write_bw_log", [], flag, "Write fio's bandwidth log, PREFIX_bw.N.log (PREFIX: the value, or the job's name; N: the thread's number).", |d, v| { d.logs.bw = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_lat_log", [], flag, "Write fio's latency logs, PREFIX_slat.N.log, PREFIX_clat.N.log and PREFIX_lat.N.log (ns).", |d, v| { d.logs.lat = Some(v.unwrap_or("").to_string()); Ok(()) }),
     opt!("write_iops_log", [], flag, "Write fio's IOPS log, PREFIX_iops.N.log.", |d, v| { d.logs.iops = Some(v.unwrap_or("").to_string()); Ok(()) }),
@@ -767,14 +773,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "merge_blktrace_iters",
         "hiops replays one trace per job; merge traces with blkparse -d first",
-    ),
-    (
-        "cgroup",
-        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
-    ),
-    (
-        "cgroup_weight",
-        "run hiops in a cgroup instead, e.g. systemd-run --scope -p IOWeight=...",
     ),
     ("profile", "write the workload as a job file"),
     ("sync_file_range", "use fdatasync=N"),

@@ -18,6 +18,11 @@ impl Draft {
     /// gtod_cpu is left out of a cpus_allowed.
     pub(super) fn set_thread_setup(&self, spec: &mut JobBuilder) -> Result<(), FioError> {
         spec.thread = self.thread_setup.clone();
+        spec.thread.cgroup = self.cgroup.clone().map(|name| hiops_job::spec::CgroupSpec {
+            name,
+            weight: self.cgroup_weight,
+            nodelete: self.cgroup_nodelete,
+        });
         if let Some(given) = &self.numa_mem_policy {
             spec.thread.mem_policy = Some(mem_policy(given)?);
         }

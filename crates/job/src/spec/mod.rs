@@ -30,7 +30,7 @@ pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, 
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
 pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
-pub use thread::{MemPolicy, ThreadSetup};
+pub use thread::{CgroupSpec, MemPolicy, ThreadSetup};
 pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
 pub use workload::{BufferContent, FlowSpec, RateMin, Workload};

@@ -18,6 +18,8 @@ pub struct ThreadSetup {
     /// fio's lockmem: bytes the thread keeps locked in RAM (mlock) for its
     /// run, leaving that much less to the page cache and other threads.
     pub lockmem: u64,
+    /// fio's cgroup, cgroup_weight and cgroup_nodelete.
+    pub cgroup: Option<CgroupSpec>,
     /// fio's ioscheduler: written to the I/O scheduler of the device that
     /// holds the job's first file, then read back.
     pub ioscheduler: Option<String>,
@@ -50,4 +52,14 @@ pub enum MemPolicy {
     Bind(Vec<u32>),
     /// Pages spread round-robin over these nodes.
     Interleave(Vec<u32>),
+}
+
+/// fio's cgroup options: the thread joins the blkio cgroup of this name
+/// (made if missing, removed at the end unless `nodelete`), with
+/// blkio.weight set to `weight` where given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupSpec {
+    pub name: String,
+    pub weight: Option<u32>,
+    pub nodelete: bool,
 }
