@@ -149,6 +149,47 @@ fn refuse_workload_options(d: &Draft) -> Result<(), FioError> {
     }
 }
 
+/// fio's merge_blktrace_file: the blktraces read_iolog names (A:B) merged
+/// into `out`, past the output gate, before the job replays `out`.
+pub(crate) fn merge_into(
+    d: &Draft,
+    traces: &Path,
+    out: &Path,
+    allowed: &[PathBuf],
+) -> Result<(), FioError> {
+    use hiops_job::iolog::{merge_blktraces, MergeInput};
+    let names: Vec<&str> = traces.to_str().unwrap_or_default().split(':').collect();
+    let per_trace = |given: &[f64], what: &str, default: u64| -> Result<Vec<u64>, FioError> {
+        match given.len() {
+            0 => Ok(vec![default; names.len()]),
+            n if n == names.len() => Ok(given.iter().map(|&f| f as u64).collect()),
+            n => Err(format!(
+                "{what} gives {n} values for {} traces (read_iolog): give one per trace",
+                names.len()
+            )
+            .into()),
+        }
+    };
+    let scalars = per_trace(&d.merge_blktrace_scalars, "merge_blktrace_scalars", 100)?;
+    let iters = per_trace(&d.merge_blktrace_iters, "merge_blktrace_iters", 1)?;
+    let inputs: Vec<MergeInput> = names
+        .iter()
+        .zip(scalars.iter().zip(&iters))
+        .map(|(p, (&scalar_pct, &n))| MergeInput {
+            path: PathBuf::from(p),
+            scalar_pct,
+            iters: n.max(1),
+        })
+        .collect();
+    let grants = hiops_safety::Grants::from_list(allowed);
+    let file = hiops_safety::create_output(out, &grants, hiops_safety::OutputMode::Truncate)
+        .map_err(|e| FioError::from(format!("merge_blktrace_file={}: {e}", out.display())))?;
+    let mut w = std::io::BufWriter::new(file);
+    merge_blktraces(&inputs, &mut w).map_err(|e| FioError::from(e.to_string()))?;
+    std::io::Write::flush(&mut w)
+        .map_err(|e| FioError::from(format!("merge_blktrace_file={}: {e}", out.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{plan_text, Defaults};

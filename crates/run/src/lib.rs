@@ -82,6 +82,10 @@ pub fn run(mut req: RunRequest, coord: &mut dyn Coordinator) -> Result<RunStatus
         }
         return Ok(RunStatus::Done);
     }
+    // The plan merged the traces; nothing runs.
+    if req.merge_blktrace_only {
+        return Ok(RunStatus::Done);
+    }
     run_plan(&req, &plan, fio_log, coord)
 }
 

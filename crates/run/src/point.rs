@@ -108,6 +108,7 @@ fn printing_flag(r: &RunRequest) -> Option<&'static str> {
         (r.output.is_some(), "--output"),
         (r.format != Format::Normal || r.terse, "--output-format"),
         (r.parse_only, "--parse-only"),
+        (r.merge_blktrace_only, "--merge-blktrace-only"),
         (r.showcmd, "--showcmd"),
         (r.bandwidth_log.is_some(), "--bandwidth-log"),
         (r.stonewall_ranks, "--stonewall-ranks"),

@@ -65,6 +65,9 @@ pub struct RunRequest {
     pub readonly: bool,
     /// fio's `--parse-only`: print the plan, run nothing.
     pub parse_only: bool,
+    /// fio's `--merge-blktrace-only`: plan the jobs (which writes each
+    /// merge_blktrace_file), run nothing.
+    pub merge_blktrace_only: bool,
     /// fio's `--showcmd`: print the job files as command lines.
     pub showcmd: bool,
     /// fio's `--debug`: the lines it asks for.

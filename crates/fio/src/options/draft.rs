@@ -258,6 +258,10 @@ pub struct Draft {
     /// fio's write_iolog and read_iolog with its replay_* options.
     pub write_iolog: Option<PathBuf>,
     pub read_iolog: Option<PathBuf>,
+    /// fio's merge_blktrace_file and its per-trace scalars (%) and passes.
+    pub merge_blktrace_file: Option<PathBuf>,
+    pub merge_blktrace_scalars: Vec<f64>,
+    pub merge_blktrace_iters: Vec<f64>,
     pub replay_no_stall: Option<bool>,
     pub replay_time_scale: Option<u32>,
     pub replay_redirect: Option<PathBuf>,

@@ -615,6 +615,9 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("write_iolog", [], value, "Each thread records every I/O it issues to this file in fio's iolog v3 text format (with numjobs>1, FILE.N for thread N from 0), for read_iolog to replay in hiops or fio. With read_iolog it records the replay (fio drops write_iolog there).", |d, v| { d.write_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
     opt!("read_iolog", [], value, "Replay this trace instead of the job's workload: fio's iolog v2 or v3 text, or a blktrace binary file (with replay_redirect). Its files map to the job's filenames by name, or become the job's files. Read within bounds: lines of at most 4096 bytes (as fio reads them), at most 4096 file names, 2^32 lines or events.", |d, v| { d.read_iolog = Some(PathBuf::from(need(v)?)); Ok(()) }),
+    opt!("merge_blktrace_file", [], value, "With read_iolog=A:B (blktraces): merge them, in time order, into this file, then replay it (fio's HOWTO, Merging traces).", |d, v| { d.merge_blktrace_file = Some(need(v)?.trim().into()); Ok(()) }),
+    opt!("merge_blktrace_scalars", [], value, "With merge_blktrace_file: each trace's times in percent, A:B (50 runs it in half the time; default 100).", |d, v| { d.merge_blktrace_scalars = super::values::float_list(need(v)?)?; Ok(()) }),
+    opt!("merge_blktrace_iters", [], value, "With merge_blktrace_file: how many passes of each trace, A:B (default 1), one after another.", |d, v| { d.merge_blktrace_iters = super::values::float_list(need(v)?)?; Ok(()) }),
     opt!("read_iolog_chunked", [], flag, "hiops always reads a trace gradually as it replays it, through a bounded buffer (fio's read_iolog_chunked=1), whatever the value.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("replay_no_stall", [], flag, "Replay a v3 trace as fast as the queue takes it, ignoring its times.", |d, v| { d.replay_no_stall = Some(value::boolean(v)?); Ok(()) }),
     opt!("replay_time_scale", [], value, "Replay a v3 trace's times at this percentage of speed (default 100; 200 is twice as fast).", |d, v| {
@@ -761,18 +764,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "rw_sequencer",
         "hiops draws a new offset for every random I/O; drop it",
-    ),
-    (
-        "merge_blktrace_file",
-        "hiops replays one trace per job; merge traces with blkparse -d first",
-    ),
-    (
-        "merge_blktrace_scalars",
-        "hiops replays one trace per job; merge traces with blkparse -d first",
-    ),
-    (
-        "merge_blktrace_iters",
-        "hiops replays one trace per job; merge traces with blkparse -d first",
     ),
     ("profile", "write the workload as a job file"),
     ("sync_file_range", "use fdatasync=N"),

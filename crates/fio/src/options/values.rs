@@ -297,3 +297,18 @@ pub(super) fn net_proto(v: &str) -> Result<hiops_hal::backends::net::NetProto, V
         _ => return Err(format!("protocol {}: use tcp, udp or unix", quoted(v)).into()),
     })
 }
+
+/// fio's float_list: numbers separated by colons (merge_blktrace_scalars),
+/// each above 0 (fio ends its list at the first 0).
+pub(super) fn float_list(text: &str) -> Result<Vec<f64>, ValueError> {
+    text.split(':')
+        .map(|p| match p.trim().parse::<f64>() {
+            Ok(f) if f > 0.0 && f.is_finite() => Ok(f),
+            _ => Err(format!(
+                "{}: give numbers above 0 separated by colons, as 50:100",
+                crate::value::quoted(p)
+            )
+            .into()),
+        })
+        .collect()
+}

@@ -138,6 +138,13 @@ impl Draft {
             TargetSpec::Paths(p) if !self.filename.is_empty() => p.clone(),
             _ => Vec::new(),
         };
+        let trace = match &self.merge_blktrace_file {
+            Some(out) => {
+                crate::replay::merge_into(self, trace, out, &spec.target.allow_write_devices)?;
+                out
+            }
+            None => trace,
+        };
         crate::replay::replay_into(self, spec, trace, &files)?;
         Ok(true)
     }

@@ -192,6 +192,67 @@ impl BlkReader {
     }
 }
 
+impl BlkReader {
+    /// The next queue event of a read, write or discard (fio's
+    /// read_trace), as its 48 bytes in this machine's byte order with no
+    /// payload, and its time; None at the end.
+    pub(crate) fn next_queue_event(
+        &mut self,
+    ) -> Result<Option<(u64, [u8; EVENT_BYTES])>, TraceError> {
+        let mut b = [0u8; EVENT_BYTES];
+        loop {
+            if self.events >= MAX_TRACE_ENTRIES {
+                let max = MAX_TRACE_ENTRIES;
+                return Err(self.flaw(Flaw::LongTrace { max }));
+            }
+            match read_event(&mut self.r, &mut b) {
+                Ok(false) => return Ok(None),
+                Ok(true) => {}
+                Err(e) => return Err(self.flaw(e)),
+            }
+            self.events += 1;
+            let ev = Event::decode(&b, self.swap);
+            if ev.magic & 0xffff_ff00 != MAGIC || ev.magic & 0xff != VERSION {
+                return Err(self.flaw(Flaw::BlkMagic(ev.magic)));
+            }
+            self.r
+                .seek_relative(i64::from(ev.pdu_len))
+                .map_err(|e| self.flaw(Flaw::Read(e)))?;
+            let ddir = TC_READ_BIT | TC_WRITE | TC_DISCARD;
+            if ev.action & 0xffff == TA_QUEUE && ev.action & ddir != 0 {
+                return Ok(Some((ev.time_ns, native(b, self.swap))));
+            }
+        }
+    }
+}
+
+/// blktrace's read category (BLK_TC_READ in the action's upper half).
+const TC_READ_BIT: u32 = 1 << 16;
+
+/// An event's bytes in this machine's byte order, its payload length 0.
+fn native(mut b: [u8; EVENT_BYTES], swap: bool) -> [u8; EVENT_BYTES] {
+    if swap {
+        // u32 magic, sequence; u64 time, sector; u32 bytes, action, pid,
+        // device, cpu; u16 error, pdu_len (blktrace_api.h).
+        for (at, len) in [
+            (0, 4),
+            (4, 4),
+            (8, 8),
+            (16, 8),
+            (24, 4),
+            (28, 4),
+            (32, 4),
+            (36, 4),
+            (40, 4),
+            (44, 2),
+        ] {
+            b[at..at + len].reverse();
+        }
+    }
+    b[46..48].fill(0);
+    b
+}
+
 /// One event's bytes; false at a clean end. A partial event is an error.
 fn read_event(r: &mut impl Read, b: &mut [u8; EVENT_BYTES]) -> Result<bool, Flaw> {
     let mut got = 0;

@@ -11,12 +11,14 @@
 pub mod blktrace;
 mod entry;
 mod error;
+mod merge;
 mod text;
 
 use crate::spec::{ReplaySpec, TraceFormat};
 pub use entry::Entry;
 pub use entry::MAX_TRACE_ENTRIES;
 pub use error::{Flaw, TraceError};
+pub use merge::{merge_blktraces, MergeInput};
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;

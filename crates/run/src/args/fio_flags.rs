@@ -92,7 +92,7 @@ pub static FIO_FLAGS: &[FioFlag] = &[
     flag("trigger", Required, NoEffect("hiops runs no trigger commands")),
     flag("trigger-remote", Required, NoEffect("hiops runs no trigger commands")),
     flag("aux-path", Required, does("--aux-path=DIR", "where verify state files (and verify_dump's files) go; DIR must exist")),
-    flag("merge-blktrace-only", NoValue, Refused("hiops does not merge blktrace files; run fio --merge-blktrace-only")),
+    flag("merge-blktrace-only", NoValue, does("--merge-blktrace-only", "write each job's merge_blktrace_file (its read_iolog traces merged); run nothing")),
 ];
 
 pub fn find(name: &str) -> Option<&'static FioFlag> {

@@ -209,6 +209,7 @@ fn fio_flag(
             None => return Ok(Some(crate::debug::help())),
         },
         "parse-only" => inv.parse_only = true,
+        "merge-blktrace-only" => inv.merge_blktrace_only = true,
         "section" => inv.command_line.only_sections.push(v),
         "warnings-fatal" => inv.warnings_fatal = true,
         "max-jobs" => inv.max_jobs = Some(max_jobs(&v)?),
