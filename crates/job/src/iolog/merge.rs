@@ -10,7 +10,8 @@
 //! before scaling.
 
 use super::blktrace::{BlkReader, EVENT_BYTES};
-use super::{Flaw, TraceError, MAX_TRACE_ENTRIES};
+use super::entry::MAX_TRACE_ENTRIES;
+use super::error::{Flaw, TraceError};
 use std::io::Write;
 use std::path::PathBuf;
 
