@@ -28,6 +28,7 @@
 //! println!("{} I/Os in {:.2} s", result.total_ios(), result.window_s());
 //! ```
 
+pub mod block_life;
 mod blockmap;
 mod cache;
 mod cgroup;

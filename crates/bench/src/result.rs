@@ -124,6 +124,9 @@ pub struct ThreadResult {
     pub latency_depth: Option<u32>,
     /// fio's bandwidth and IOPS samples of this thread over its window.
     pub rates: RateSamples,
+    /// fio's block_error_percentiles: each block's word (its state above
+    /// bit 29, its trims below), where the job keeps them.
+    pub block_life: Option<Vec<u32>>,
 }
 
 /// What a rate sample counts (fio's `bw_stat` and `iops_stat`), and its
@@ -235,6 +238,7 @@ impl ThreadResult {
             ring: None,
             latency_depth: None,
             rates: RateSamples::default(),
+            block_life: None,
         }
     }
 }

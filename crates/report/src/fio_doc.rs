@@ -86,8 +86,20 @@ pub struct FioJob {
     pub total_err: Option<u64>,
     #[serde(deserialize_with = "count")]
     pub first_error: u64,
+    /// fio's block_error_percentiles: trims per block at each percentile
+    /// and the blocks in each state.
+    pub block: Option<BlockInfo>,
     /// hiops' own figures of the job (absent in fio's documents).
     pub hiops: Option<HiopsJob>,
+}
+
+/// fio's `block` object (keys as fio writes them: percentiles as
+/// "1.000000", states by name).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct BlockInfo {
+    pub percentiles: BTreeMap<String, u64>,
+    pub states: BTreeMap<String, u64>,
 }
 
 /// What hiops adds to a job that decides how fio would have shown it.

@@ -50,6 +50,8 @@ pub(super) struct Books {
     pub(super) overlap: Option<InFlight>,
     /// fio's cmdprio: each I/O's priority, drawn as it is staged.
     pub(super) prio: Option<PrioPicker>,
+    /// fio's block_error_percentiles: trims per block of the job's file.
+    pub(super) block_life: Option<crate::block_life::BlockLife>,
 }
 
 impl Books {
@@ -63,6 +65,15 @@ impl Books {
         }
         if let Some(o) = self.overlap.as_mut().filter(|_| !op.is_sync()) {
             o.remove(f.cmd.target, f.cmd.offset, f.cmd.len);
+        }
+        if let Some(b) = self.block_life.as_mut() {
+            match (op, f.result < 0) {
+                (hiops_hal::Op::Trim, false) => b.trimmed(f.cmd.offset),
+                (hiops_hal::Op::Trim | hiops_hal::Op::Write, true) => {
+                    b.failed(f.cmd.offset, op == hiops_hal::Op::Trim)
+                }
+                _ => {}
+            }
         }
         if f.result < 0 {
             self.failed(&f);

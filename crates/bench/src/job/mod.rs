@@ -116,6 +116,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     let seed = spec.workload.randseed.wrapping_add(plan.clone as u64);
                     PrioPicker::new(c, seed, spec.io.ioprio.unwrap_or(0))
                 }),
+                block_life: block_life(plan),
             },
             window: None,
             started_ns: 0,
@@ -569,6 +570,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
         r.sync_lat = b.sync_lat;
         r.verify = b.verify.filter(|v| v.check).map(|v| v.report);
         r.latency_depth = b.search.as_ref().map(LatencySearch::depth);
+        r.block_life = b.block_life.map(crate::block_life::BlockLife::into_blocks);
         let iolog_error = self.iolog.map(|l| l.finish(now_ns())).and_then(Result::err);
         r.rates.per_io = b.logs.as_ref().map(JobLogs::rates).unwrap_or_default();
         let log_error = b.logs.and_then(|l| l.finish(now_ns()).err());
@@ -591,6 +593,25 @@ impl<'a, D: Driver> JobThread<'a, D> {
 
 /// Whether fio would check for overlaps (init.c): a job that changes data
 /// or replays a trace, with more than one command in flight at a time.
+/// fio's block_error_percentiles: the blocks of the thread's first region
+/// (its one file), in trim-sized units. A size fio would refuse is said
+/// and the blocks are not kept.
+fn block_life(plan: &WorkerPlan<'_>) -> Option<crate::block_life::BlockLife> {
+    let spec = plan.spec;
+    if !spec.meta.block_error_percentiles {
+        return None;
+    }
+    let region = plan.regions.first()?;
+    let trim_bs = u64::from(spec.bs_for(Op::Trim).min());
+    match crate::block_life::BlockLife::new(region.start, region.len, trim_bs) {
+        Ok(b) => Some(b),
+        Err(why) => {
+            eprintln!("hiops: job {}: {why}", spec.name);
+            None
+        }
+    }
+}
+
 fn serializes(spec: &JobSpec, depth: u32) -> bool {
     spec.io.serialize_overlap && depth > 1 && (spec.modifies() || spec.io_logs.replay.is_some())
 }

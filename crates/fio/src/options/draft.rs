@@ -226,6 +226,8 @@ pub struct Draft {
     pub create_fsync: Option<bool>,
     pub allow_file_create: Option<bool>,
     pub percentile_list: Option<Vec<f64>>,
+    /// fio's block_error_percentiles.
+    pub block_error_percentiles: bool,
     pub strategy: Option<hiops_path::Strategy>,
     pub spin: Option<u64>,
     pub poll_interval: Option<u64>,

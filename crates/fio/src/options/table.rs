@@ -419,6 +419,7 @@ pub static OPTIONS: &[OptDef] = &[
         Ok(())
     }),
     opt!("fill_device", ["fill_fs"], flag, "Size the job to the free space of the file's filesystem (or the whole device).", |d, v| { d.fill_device = value::boolean(v)?; Ok(()) }),
+    opt!("block_error_percentiles", [], flag, "Count the trims of each trim-sized block of the job's one file and report percentiles of trims per block with each block's state (JSON `block`), as fio documents it (fio 3.33's own report fails an assertion on them).", |d, v| { d.block_error_percentiles = value::boolean(v)?; Ok(()) }),
     opt!("percentile_list", [], value, "Completion-latency percentiles to report: 50:99:99.9", |d, v| {
         let mut list = Vec::new();
         for p in need(v)?.split(':').filter(|p| !p.is_empty()) {
@@ -500,6 +501,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("allrandrepeat", [], flag, "randrepeat by another name (as in fio since 3.36): hiops seeds every random stream of a job from one seed.", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("softrandommap", [], flag, "Accepted, no effect: it only changes what fio does when it cannot allocate its random map.", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("profile", [], value, "Accepted, with no effect, as in fio 3.33: a job file's profile= is stored and never read there; fio's built-in profiles (tiobench, act) run only from its command line.", |_, v| { need(v).map(|_| ()) }),
     opt!("threads", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
     opt!("block", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
     opt!("numruns", [], value, "Accepted, no effect, as in fio: an option of fio's tiobench profile (profile=tiobench), which fio reads in any job file and uses only under that profile.", |_, v| { need(v).map(|_| ()) }),
@@ -720,10 +722,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "zoned block devices are not supported; drop it",
     ),
     (
-        "block_error_percentiles",
-        "hiops does not keep trim wear per block; drop it",
-    ),
-    (
         "rate_ignore_thinktime",
         "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
     ),
@@ -765,7 +763,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "rw_sequencer",
         "hiops draws a new offset for every random I/O; drop it",
     ),
-    ("profile", "write the workload as a job file"),
     ("sync_file_range", "use fdatasync=N"),
     (
         "write_hint",
@@ -802,7 +799,7 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
 pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
-    ("block_error_percentiles", &["0"]), ("rate_ignore_thinktime", &["0"]),
+    ("rate_ignore_thinktime", &["0"]),
     ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
     ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
     ("max_latency", &["0"]),

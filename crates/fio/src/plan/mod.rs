@@ -380,6 +380,7 @@ fn spec_of(
     let reported = draft.stats.unwrap_or(true);
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
+    let block_error_percentiles = draft.block_error_percentiles;
     let (mut spec, own_temp) = draft
         .into_spec(defaults)
         .map_err(|e| in_job(e, section, defaults))?;
@@ -401,7 +402,17 @@ fn spec_of(
         ignored,
         unified_rw,
         shown_percentiles,
+        block_error_percentiles,
     };
+    let files = match (&spec.target.targets, spec.target.files_per_clone) {
+        (_, Some(n)) => n as usize,
+        (hiops_job::TargetSpec::Paths(p), None) => p.len(),
+        _ => 1,
+    };
+    if block_error_percentiles && files != 1 {
+        let e = format!("block_error_percentiles keeps the blocks of one file per job, as fio (which refuses {files} files): give nrfiles=1");
+        return Err(in_job(e.into(), section, defaults));
+    }
     Ok((spec, own_temp))
 }
 

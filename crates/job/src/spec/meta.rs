@@ -24,6 +24,9 @@ pub struct JobMeta {
     pub unified_rw: UnifiedRw,
     /// Which latencies the report gives percentiles for.
     pub shown_percentiles: LatPercentiles,
+    /// fio's block_error_percentiles: each trim-sized block's trims and
+    /// state, reported as percentiles of trims per block.
+    pub block_error_percentiles: bool,
 }
 
 impl Default for JobMeta {
@@ -40,6 +43,7 @@ impl Default for JobMeta {
             ignored: Vec::new(),
             unified_rw: UnifiedRw::default(),
             shown_percentiles: LatPercentiles::default(),
+            block_error_percentiles: false,
         }
     }
 }

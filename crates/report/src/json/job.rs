@@ -129,6 +129,36 @@ fn add_optional_keys(obj: &mut Value, job: &JobResult) {
         obj["total_err"] = json!(c.total);
         obj["first_error"] = json!(c.first);
     }
+    if let Some(block) = block_obj(job) {
+        obj["block"] = block;
+    }
+}
+
+/// fio's `block` object (block_error_percentiles): the trims per block at
+/// each percentile of the job's list, and the blocks in each state; from
+/// the job's last thread, as fio's group sums copy it. None where no
+/// block was trimmed or failed.
+fn block_obj(job: &JobResult) -> Option<Value> {
+    use hiops_bench::block_life::{percentiles, STATES};
+    let blocks = job.threads.last()?.block_life.as_ref()?;
+    let list = job
+        .spec
+        .meta
+        .percentiles
+        .as_deref()
+        .unwrap_or(&DEFAULT_PERCENTILES);
+    let (trims, states) = percentiles(blocks, list)?;
+    let p: serde_json::Map<String, Value> = list
+        .iter()
+        .zip(&trims)
+        .map(|(&p, t)| (super::direction::percentile_key(p), json!(t)))
+        .collect();
+    let s: serde_json::Map<String, Value> = STATES
+        .iter()
+        .zip(states)
+        .map(|(n, c)| (n.to_string(), json!(c)))
+        .collect();
+    Some(json!({ "percentiles": p, "states": s }))
 }
 
 /// A job entry's read and write samples: its threads' fio samples

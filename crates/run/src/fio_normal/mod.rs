@@ -88,9 +88,38 @@ fn job_block(out: &mut String, job: &FioJob, g: &Group, at: usize, cx: &Context<
         sync_block(out, &sync.lat_ns);
     }
     depth_lines(out, job);
+    if let Some(b) = &job.block {
+        block_lines(out, b);
+    }
     if let Some(ss) = &job.steadystate {
         steady_line(out, ss);
     }
+}
+
+/// fio's block lifetime lines (stat.c show_block_infos): the percentiles
+/// wrapped at 75 columns, then the states in fio's order.
+fn block_lines(out: &mut String, b: &hiops_report::fio_doc::BlockInfo) {
+    let mut list: Vec<(f64, u64)> = b
+        .percentiles
+        .iter()
+        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+        .collect();
+    list.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out.push_str("  block lifetime percentiles :\n   |");
+    let mut pos = 0;
+    for (i, (p, trims)) in list.iter().enumerate() {
+        let end = if i + 1 == list.len() { '\n' } else { ',' };
+        let item = format!(" {p:3.2}th={trims}{end}");
+        if pos + item.len() > 75 {
+            pos = 0;
+            out.push_str("\n   |");
+        }
+        out.push_str(&item);
+        pos += item.len();
+    }
+    let states = hiops_bench::block_life::STATES
+        .map(|s| format!("{s}={}", b.states.get(s).copied().unwrap_or(0)));
+    let _ = writeln!(out, "        states               : {}", states.join(", "));
 }
 
 /// fio's `steadystate  : attained=yes, bw=... (...), iops=..., iops mean
