@@ -17,7 +17,13 @@ fn each_block_counts_its_trims() {
         hiops_fio()
             .current_dir(tmp.path())
             .stdin(Stdio::null())
-            .args(["--name=t", "--rw=randtrim", "--bs=4k", "--size=64k", "--filename=f"])
+            .args([
+                "--name=t",
+                "--rw=randtrim",
+                "--bs=4k",
+                "--size=64k",
+                "--filename=f",
+            ])
             .args(["--block_error_percentiles=1", "--loops=3"])
             .args(extra)
             .output()
@@ -35,8 +41,14 @@ fn each_block_counts_its_trims() {
     assert!(p.values().all(|t| t == 3), "{block}");
     let o = run(&[]);
     let out = text(&o);
-    assert!(out.contains("  block lifetime percentiles :\n   | 1.00th=3,"), "{out}");
-    assert!(out.contains("states               : unwritten=0, trimmed=16, written=0"), "{out}");
+    assert!(
+        out.contains("  block lifetime percentiles :\n   | 1.00th=3,"),
+        "{out}"
+    );
+    assert!(
+        out.contains("states               : unwritten=0, trimmed=16, written=0"),
+        "{out}"
+    );
     let o = hiops_fio()
         .current_dir(tmp.path())
         .stdin(Stdio::null())
@@ -45,5 +57,8 @@ fn each_block_counts_its_trims() {
         .output()
         .unwrap();
     let err = text(&o);
-    assert!(!o.status.success() && err.contains("one file per job"), "{err}");
+    assert!(
+        !o.status.success() && err.contains("one file per job"),
+        "{err}"
+    );
 }

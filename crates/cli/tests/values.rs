@@ -375,3 +375,15 @@ fn allow_file_create_0_fails_a_job_whose_file_is_missing_as_fio_does() {
     let v = run_json(tmp.path(), &g);
     assert_eq!(ios_in(job(&v, "y"), "read"), 256);
 }
+
+/// fio 3.33's atomic=1 is O_DIRECT (its O_ATOMIC bit is no Linux flag),
+/// set after direct and buffered are read, so it wins over both.
+#[test]
+fn atomic_means_direct_whatever_comes_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = ["--name=a", "--filename=f", "--size=64k"];
+    let direct = |extra: &[&str]| resolved(tmp.path(), &[&base[..], extra].concat(), "direct");
+    assert_eq!(direct(&["--atomic=1", "--buffered=1"]), "1");
+    assert_eq!(direct(&["--direct=0", "--atomic=1"]), "1");
+    assert_eq!(direct(&["--atomic=0", "--buffered=1"]), "0");
+}

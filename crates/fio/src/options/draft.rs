@@ -107,6 +107,9 @@ pub struct Draft {
     pub iodepth_low: Option<u32>,
     pub numjobs: Option<u32>,
     pub direct: Option<bool>,
+    /// fio's atomic: direct I/O whatever direct and buffered say (fio
+    /// 3.33's fixup_options sets odirect after them).
+    pub atomic: bool,
     pub buffered: Option<bool>,
     pub runtime: Option<u64>,
     pub time_based: Option<bool>,

@@ -327,6 +327,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("dedupe_working_set_percentage", [], value, "dedupe_mode=working_set: the set is this share of size (default 5), in blocks of the smallest write size.", |d, v| { d.dedupe_working_set_percentage = Some(value::percent("dedupe_working_set_percentage", need(v)?)?); Ok(()) }),
     opt!("scramble_buffers", [], flag, "1 (default): each write stamps 8 varying bytes per 512 into its buffer (filled with random data once at start), so no two written blocks are alike. 0: writes carry the buffer as filled once (or as the last read into it left it), as fio. No effect with refill_buffers, buffer_compress_percentage, dedupe_percentage, buffer_pattern or verify.", |d, v| { d.buffers.scramble = value::boolean(v)?; Ok(()) }),
     opt!("zero_buffers", [], flag, "Write zeros (a buffer_pattern of one zero byte): what compresses and deduplicates best. Ignored under verify, whose blocks carry their own pattern, as in fio.", |d, v| { d.zero_buffers = Some(value::boolean(v)?); Ok(()) }),
+    opt!("atomic", [], flag, "1: direct I/O, as in fio 3.33, which sets O_DIRECT and its own O_ATOMIC bit (040000000), a flag Linux does not have and ignores; Linux's atomic writes (RWF_ATOMIC, 6.11) are another thing, fio 3.33 does not ask for them.", |d, v| { d.atomic = value::boolean(v)?; Ok(()) }),
     opt!("write_barrier", [], value, "Accepted, with no effect: fio 3.33 marks every Nth write as a barrier and none of its engines acts on the mark (io_u.c), so its writes are what they are without it.", |d, v| { value::int(need(v)?, d.kb_base).map(|_| ()) }),
     opt!("create_on_open", [], flag, "Accepted: hiops creates files when it opens them.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fallocate", [], value, "Accepted (none, native, posix, keep, truncate, 0, 1): hiops lays files out with written data, which makes preallocation moot.", |_, v| {
@@ -780,7 +781,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "pre_read",
         "hiops starts from a cold cache (invalidate); drop it",
     ),
-    ("atomic", "atomic writes are not supported; drop it"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
     (
@@ -807,7 +807,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
     ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), 
     ("write_hint", &["none"]), ("create_only", &["0"]),
-    ("unlink_each_loop", &["0"]), ("pre_read", &["0"]), ("atomic", &["0"]),
+    ("unlink_each_loop", &["0"]), ("pre_read", &["0"]),
     ("cmd_type", &["nvme"]),
 ];
 

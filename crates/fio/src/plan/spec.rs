@@ -253,6 +253,9 @@ impl Draft {
             (None, Some(b)) => spec.target.direct = !b,
             (None, None) => {}
         }
+        if self.atomic {
+            spec.target.direct = true;
+        }
         if let Some(r) = self.runtime {
             spec.timing.runtime = Some(Duration::from_nanos(r));
         }
