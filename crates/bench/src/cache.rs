@@ -27,6 +27,55 @@ pub(crate) fn drop_cached(targets: &[Target], regions: &[Region]) {
     }
 }
 
+/// fio's pre_read (filesetup.c, pre_read_file): each file's region read
+/// once from its start, in blocks of `bs` (the largest read), so the job
+/// starts from a warm cache. Character devices are left alone, as fio
+/// leaves them; a read that fails or comes back short fails the job, as in
+/// fio; `stop` ends it early (fio's terminate).
+pub(crate) fn pre_read(
+    targets: &[Target],
+    regions: &[Region],
+    bs: u32,
+    stop: impl Fn() -> bool,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; bs.max(1) as usize];
+    for (t, r) in targets.iter().zip(regions) {
+        let Target::Fd(fd) = t else { continue };
+        if is_char_device(*fd) {
+            continue;
+        }
+        let end = r.start + r.len;
+        let mut at = r.start;
+        while at < end && !stop() {
+            let want = (end - at).min(buf.len() as u64) as usize;
+            // SAFETY: `buf` holds `want` bytes and outlives the call; `fd`
+            // is the job's target, open for reading while the job runs.
+            let n = unsafe { libc::pread(*fd, buf.as_mut_ptr().cast(), want, at as libc::off_t) };
+            if n < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if n as usize != want {
+                let short = format!("read {n} of {want} bytes at offset {at}");
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    short,
+                ));
+            }
+            at += want as u64;
+        }
+    }
+    Ok(())
+}
+
+fn is_char_device(fd: std::os::fd::RawFd) -> bool {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a whole `stat` into the buffer on success,
+    // which is the only case it is read in.
+    let ok = unsafe { libc::fstat(fd, st.as_mut_ptr()) } == 0;
+    // SAFETY: initialised by the successful fstat above.
+    ok && unsafe { st.assume_init() }.st_mode & libc::S_IFMT == libc::S_IFCHR
+}
+
 /// Gives the kernel the job's access-pattern hint for each file, over the
 /// thread's region (fio's fadvise_hint, at file open). Random and sequential
 /// set the open file's readahead, whatever the range; a failure only leaves

@@ -202,6 +202,10 @@ pub enum JobError {
     /// from lat_fatal).
     #[error("{0}")]
     Latency(String),
+    /// A completion's latency exceeded `max_latency` (fio: ETIMEDOUT,
+    /// from lat_fatal).
+    #[error("{0}")]
+    MaxLatency(String),
     /// The job's own machinery failed: its logs, verify state, a replayed
     /// trace, a drain.
     #[error("{0}")]
@@ -216,7 +220,7 @@ impl JobError {
             JobError::Command { errno, .. } | JobError::Priority { errno, .. } => Some(*errno),
             JobError::Engine { errno, .. } => *errno,
             JobError::RateMin(_) => Some(libc::EIO),
-            JobError::Latency(_) => Some(libc::ETIMEDOUT),
+            JobError::Latency(_) | JobError::MaxLatency(_) => Some(libc::ETIMEDOUT),
             JobError::Job(_) => None,
         }
     }
@@ -231,6 +235,7 @@ impl JobError {
             JobError::Engine { .. } => "io path",
             JobError::RateMin(_) => "rate_min",
             JobError::Latency(_) => "latency_target",
+            JobError::MaxLatency(_) => "max_latency",
             JobError::Job(_) => "job",
         }
     }

@@ -46,6 +46,7 @@ pub mod file_service;
 mod filecreate;
 mod flow;
 pub mod generator;
+mod io_lock;
 pub mod iolog;
 mod job;
 mod latency;
@@ -72,6 +73,7 @@ mod thread_setup;
 pub mod verify;
 pub mod wire;
 pub(crate) mod worker;
+mod write_hint;
 
 pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::{BenchError, ErrorClass};

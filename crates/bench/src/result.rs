@@ -190,7 +190,7 @@ impl RateSamples {
 /// rank's account, read back from its text, names one of them.
 ///
 /// [`JobError::failed_in`]: crate::error::JobError::failed_in
-pub const FAILED_IN: [&str; 9] = [
+pub const FAILED_IN: [&str; 10] = [
     "read",
     "write",
     "trim",
@@ -199,6 +199,7 @@ pub const FAILED_IN: [&str; 9] = [
     "io path",
     "rate_min",
     "latency_target",
+    "max_latency",
     "job",
 ];
 

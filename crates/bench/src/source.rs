@@ -26,6 +26,10 @@ pub(crate) trait Source {
     /// A command that was offered could not be staged (its block is busy):
     /// offer it again next.
     fn put_back(&mut self, io: NextIo, start_ns: u64);
+    /// No data I/O is left to offer (a flush may be).
+    fn exhausted(&self) -> bool {
+        false
+    }
 }
 
 /// Paces one direction: the next I/O is due `interval` after the last one
@@ -279,6 +283,13 @@ impl Source for Workload {
     fn put_back(&mut self, io: NextIo, start_ns: u64) {
         assert!(self.held.is_none(), "one command held at a time");
         self.held = Some((io, start_ns));
+    }
+
+    fn exhausted(&self) -> bool {
+        self.held.is_none()
+            && (self.offered_bytes >= self.budget.min(self.pause_at)
+                || self.ios_left == 0
+                || self.state_ended())
     }
 }
 

@@ -162,6 +162,7 @@ impl WorkerPlan<'_> {
             Some(z) => gen.with_strided_zones(z),
             None => gen,
         };
+        let gen = gen.with_sequencing(spec.workload.rw_sequencer, spec.workload.bs_is_seq_rand);
         let several = self.regions.len() > 1 && spec.target.raid0_chunk.is_none();
         let open_limit = spec
             .target

@@ -78,16 +78,21 @@ fn a_negative_rw_offset_reads_backwards_as_fio() {
 }
 
 #[test]
-fn random_jobs_refuse_fios_ios_per_offset() {
+fn random_jobs_take_a_whole_number_of_ios_per_offset() {
     let tmp = tempfile::tempdir().unwrap();
     let o = run_in(
         tmp.path(),
-        &["--name=r", "--ioengine=mem", "--size=1m", "--rw=randread:8"],
+        &[
+            "--name=r",
+            "--ioengine=mem",
+            "--size=1m",
+            "--rw=randread:8x",
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("rw=randread:8") && err.contains("drop ':8'"),
+        err.contains("rw=randread:8x") && err.contains("':8x'") && err.contains("whole number"),
         "{err}"
     );
 }

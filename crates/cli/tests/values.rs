@@ -312,7 +312,7 @@ fn hiops_switches_take_fio_s_boolean_values() {
     let skip = |v: &str| {
         run_in(
             tmp.path(),
-            &[&[v, "--thinktime_spin=4"], &NULL_JOB[..]].concat(),
+            &[&[v, "--max_open_zones=4"], &NULL_JOB[..]].concat(),
         )
     };
     assert!(skip("--ignore-unsupported=1").status.success());

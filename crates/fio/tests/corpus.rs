@@ -339,7 +339,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let path = corpus("unsupported.fio");
     let e = plan_files(&[&path], false).unwrap_err().to_string();
     let lines: Vec<&str> = e.lines().collect();
-    assert!(lines[0].ends_with("unsupported.fio:6: option thinktime_spin is an fio option hiops does not implement: hiops sleeps for the whole thinktime; drop it"), "{e}");
+    assert!(lines[0].ends_with("unsupported.fio:6: option max_open_zones is an fio option hiops does not implement: zoned block devices are not supported; drop it"), "{e}");
     assert!(
         lines[1].contains("unsupported.fio:7: option merge_blktrace_file"),
         "{e}"
@@ -356,7 +356,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["thinktime_spin", "merge_blktrace_file", "frobnicate"]
+        vec!["max_open_zones", "merge_blktrace_file", "frobnicate"]
     );
 }
 

@@ -8,8 +8,10 @@ use hiops_hal::Op;
 use hiops_rng::FastRng;
 
 mod picker;
+mod sequencer;
 
 use picker::{picker, Picker, Scatter};
+use sequencer::Sequencer;
 
 /// The next command a worker issues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +106,11 @@ pub struct IoGen {
     files: Option<FileChooser>,
     /// fio's openfiles below the job's files.
     open_files: Option<OpenFiles>,
+    /// fio's `rw=randread:N`: a new random offset every N I/Os only.
+    sequencer: Option<Sequencer>,
+    /// fio's bs_is_seq_rand: sizes by the kind of offset (the read sizes
+    /// for sequential I/O, the write sizes for random), not the direction.
+    bs_by_kind: bool,
 }
 
 /// How a trim mode turns the generated write-side I/O into trims.
@@ -207,7 +214,27 @@ impl IoGen {
             zone_cursors: Vec::new(),
             files: None,
             open_files: None,
+            sequencer: None,
+            bs_by_kind: false,
         }
+    }
+
+    /// fio's `rw=randread:N` with rw_sequencer (None: a random offset for
+    /// every I/O of a random job), and bs_is_seq_rand.
+    pub fn with_sequencing(
+        mut self,
+        s: Option<crate::spec::RwSequencer>,
+        bs_is_seq_rand: bool,
+    ) -> IoGen {
+        assert!(
+            s.is_none() || self.strided.is_none(),
+            "refused with strided zones"
+        );
+        self.sequencer = s
+            .filter(|_| self.random)
+            .map(|s| Sequencer::new(s, self.regions.len()));
+        self.bs_by_kind = bs_is_seq_rand;
+        self
     }
 
     /// fio's file_service_type: which region the next I/O goes to.
@@ -325,6 +352,16 @@ impl IoGen {
         self
     }
 
+    /// Whether the next I/O goes to a random offset: a random job's
+    /// percentage_random, and under `rw=MODE:N` only every Nth I/O.
+    fn draw_random(&mut self) -> bool {
+        let hit = self.sequencer.as_mut().is_none_or(Sequencer::hit);
+        self.random
+            && hit
+            && (self.percentage_random == 100
+                || (self.rng.below(100) as u32) < self.percentage_random)
+    }
+
     pub fn rng(&mut self) -> &mut FastRng {
         &mut self.rng
     }
@@ -396,14 +433,14 @@ impl IoGen {
     /// the largest size of the split that does (fio draws again until one
     /// fits: io_u.c, get_next_buflen), so a pass covers the region to its
     /// end (fio's t0024 with bsrange and bssplit).
-    fn fitting_len(&self, target: usize, op: Op, len: u32) -> u32 {
+    fn fitting_len(&self, target: usize, op: Op, sizes: usize, len: u32) -> u32 {
         let region = self.regions[target];
         let at = self.cursor[target][usize::from(op == Op::Write)];
         let left = (region.start + region.len) as i64 - at;
         if self.gap != 0 || at < region.start as i64 || left >= len as i64 {
             return len;
         }
-        let cum = &self.bs_cum[self.sizes_of(op)];
+        let cum = &self.bs_cum[sizes];
         let fits = cum.iter().map(|c| c.1).filter(|&bs| bs as i64 <= left);
         fits.max().unwrap_or(len)
     }
@@ -467,12 +504,20 @@ impl IoGen {
         } else {
             Op::Write
         };
-        let cum = &self.bs_cum[self.sizes_of(op)];
+        // bs_is_seq_rand: the kind of offset is known before the size.
+        let early = self.bs_by_kind.then(|| self.draw_random());
+        let sizes = match early {
+            Some(random) => usize::from(random),
+            None => self.sizes_of(op),
+        };
+        let cum = &self.bs_cum[sizes];
         let mut len = if cum.len() == 1 {
             cum[0].1
         } else {
             let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
-            cum.iter().find(|c| p < c.0).unwrap().1
+            // The first size whose cumulative weight passes p (a bsrange
+            // drawn unaligned lists thousands).
+            cum[cum.partition_point(|c| c.0 <= p)].1
         };
         let target = match (self.files.as_mut(), self.open_files.as_mut()) {
             (Some(files), _) => {
@@ -487,9 +532,15 @@ impl IoGen {
             }
         };
         let region = self.regions[target];
-        let random = self.random
-            && (self.percentage_random == 100
-                || (self.rng.below(100) as u32) < self.percentage_random);
+        let random = match early {
+            Some(random) => random,
+            None => self.draw_random(),
+        };
+        let dir = usize::from(op == Op::Write);
+        let identical = match (&self.sequencer, random) {
+            (Some(s), false) => s.identical_at(target, dir),
+            _ => None,
+        };
         let offset = if self.strided.is_some() {
             self.in_zone(target, len, random)
         } else if random && !self.fitting.is_empty() {
@@ -498,10 +549,20 @@ impl IoGen {
             region.start + at
         } else if random {
             region.start + self.pick_block(target, op) * self.align
+        } else if let Some(last) = identical {
+            last.unwrap_or(region.start)
+                .min(region.start + region.len - len as u64)
         } else {
-            len = self.fitting_len(target, op, len);
+            len = self.fitting_len(target, op, sizes, len);
             self.sequential(target, op, len)
         };
+        if let Some(s) = self.sequencer.as_mut() {
+            s.went(target, dir, offset);
+            // fio's last_pos: the sequential I/Os go on after a random one.
+            if random {
+                self.cursor[target][dir] = (offset + len as u64) as i64;
+            }
+        }
         debug_assert!(offset + len as u64 <= region.start + region.len);
         if let Some(st) = &self.stripe {
             // The block stays inside one chunk: sizes and offsets are

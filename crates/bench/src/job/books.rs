@@ -52,6 +52,8 @@ pub(super) struct Books {
     pub(super) prio: Option<PrioPicker>,
     /// fio's block_error_percentiles: trims per block of the job's file.
     pub(super) block_life: Option<crate::block_life::BlockLife>,
+    /// fio's max_latency of reads and writes in ns (0: none).
+    pub(super) max_latency_ns: [u64; 2],
 }
 
 impl Books {
@@ -95,8 +97,25 @@ impl Books {
         let d = op.dir();
         self.totals[d].0 += 1;
         self.totals[d].1 += f.result as u64;
+        if d < 2 && self.max_latency_ns[d] > 0 && self.timed {
+            self.check_max_latency(&f, d, done_ns);
+        }
         if self.booking {
             self.book_window(&f, d, moved, done_ns);
+        }
+    }
+
+    /// fio's max_latency (io_u.c's lat_fatal): a read or write whose
+    /// latency, creation to completion, exceeds it fails the job.
+    fn check_max_latency(&mut self, f: &Finished<'_>, d: usize, done_ns: u64) {
+        let (lat, max) = (done_ns.saturating_sub(f.user), self.max_latency_ns[d]);
+        if lat > max {
+            self.error.get_or_insert(JobError::MaxLatency(format!(
+                "{} of {} bytes at offset {}: latency of {lat} nsec exceeds max_latency ({max} nsec)",
+                op_name(f.cmd.op),
+                f.cmd.len,
+                f.cmd.offset
+            )));
         }
     }
 

@@ -14,6 +14,7 @@ use crate::debug_trace::Trace;
 use crate::driver::Driver;
 use crate::error::JobError;
 use crate::generator::NextIo;
+use crate::io_lock::IoLock;
 use crate::iolog::IoLogWriter;
 use crate::latency::LatencySearch;
 use crate::log::JobLogs;
@@ -26,6 +27,7 @@ use hiops_hal::{now_ns, Command, HalError, Op};
 use hiops_stats::Histogram;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::Sender;
+use std::sync::Arc;
 use std::time::Duration;
 
 mod books;
@@ -33,10 +35,12 @@ mod buffer_fill;
 mod passes;
 #[cfg(test)]
 mod tests;
+mod think;
 mod window;
 
 use books::Books;
 use buffer_fill::BufferFill;
+use think::Thinker;
 use window::{RateCheck, Window};
 
 pub(crate) struct JobThread<'a, D: Driver> {
@@ -63,6 +67,12 @@ pub(crate) struct JobThread<'a, D: Driver> {
     /// dedupe_percentage, refill_buffers); None: the filled-once buffers,
     /// scrambled or not.
     payload: Option<BufferFill>,
+    /// fio's thinktime: when the thread thinks (None: it never does).
+    thinker: Option<Thinker>,
+    /// A think is due: the count it was decided at, and when.
+    think_due: Option<(u64, u64)>,
+    /// fio's lockfile: each target's lock (None: the job does not lock).
+    io_locks: Option<Vec<Arc<IoLock>>>,
     result: ThreadResult,
 }
 
@@ -117,6 +127,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     PrioPicker::new(c, seed, spec.io.ioprio.unwrap_or(0))
                 }),
                 block_life: block_life(plan),
+                max_latency_ns: spec.io.max_latency.map(|m| m.map_or(0, clock_ns)),
             },
             window: None,
             started_ns: 0,
@@ -132,6 +143,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 spec.workload.randseed ^ u64::from(spec.logs.first_thread - 1 + plan.clone),
                 spec.logs.first_thread - 1 + plan.clone,
             ),
+            thinker: Thinker::new(&spec.workload),
+            think_due: None,
+            io_locks: io_locks(plan),
             result,
         }
     }
@@ -139,12 +153,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// The whole life of the thread after setup: the job (or verify_only
     /// pass), the drain, end_fsync and the verify pass.
     pub(crate) fn run(mut self, plan: &WorkerPlan<'_>) -> ThreadResult {
-        if plan.start_delay(self.ctrl) {
-            // Only a delayed job's window waits for it: a thread the
-            // scheduler started late still measures from the run's opening.
-            if !self.spec.timing.startdelay.is_zero() {
-                self.started_ns = now_ns();
-            }
+        if plan.start_delay(self.ctrl) && self.set_up(plan) {
             if self.spec.verify.only {
                 self.verify_only(plan);
             } else {
@@ -165,6 +174,48 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
         self.end_window();
         self.finish()
+    }
+
+    /// What comes between the job's start and its I/O: fio's pre_read and
+    /// the start of the think clock. False where the job does no I/O:
+    /// fio's create_only (the files are laid out), or a failed pre-read.
+    fn set_up(&mut self, plan: &WorkerPlan<'_>) -> bool {
+        // Only a delayed job's window waits for it: a thread the
+        // scheduler started late still measures from the run's opening.
+        if !self.spec.timing.startdelay.is_zero() {
+            self.started_ns = now_ns();
+        }
+        if self.spec.target.create_only {
+            return false;
+        }
+        if let Some(hint) = self.spec.target.write_hint {
+            let direct = self.spec.target.direct;
+            if let Err(e) = crate::write_hint::set(&plan.targets, hint, direct) {
+                let (message, errno) = (format!("fcntl write hint: {e}"), e.raw_os_error());
+                self.books
+                    .error
+                    .get_or_insert(JobError::Engine { message, errno });
+                return false;
+            }
+        }
+        if self.spec.target.pre_read {
+            let bs = self.spec.bs_for(Op::Read).max();
+            let stop = || self.ctrl.interrupted() || self.ctrl.stopped(self.job);
+            if let Err(e) = crate::cache::pre_read(&plan.targets, &plan.regions, bs, stop) {
+                let message = format!("pre_read: {e}");
+                let errno = Some(libc::EIO);
+                self.books
+                    .error
+                    .get_or_insert(JobError::Engine { message, errno });
+                return false;
+            }
+            // Measured from its I/O on, as fio's epoch follows the pre-read.
+            self.started_ns = now_ns();
+        }
+        if let Some(t) = self.thinker.as_mut() {
+            t.start(now_ns());
+        }
+        true
     }
 
     /// fio's exitall_on_error, when this thread has failed: an error, or a
@@ -246,6 +297,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if !self.submit() {
                 return;
             }
+            if self.think_due.is_some() {
+                self.quiesce_and_think(src.stoppable());
+                continue;
+            }
             if self.driver.busy() == 0 {
                 match stopped_by {
                     Some(Next::Done) | None => return,
@@ -268,10 +323,52 @@ impl<'a, D: Driver> JobThread<'a, D> {
             if src.stoppable() {
                 self.latency_step();
             }
-            if !self.spec.workload.thinktime.is_zero() {
-                self.think(src.stoppable());
+            if self.thinker.is_some() && self.thinks_after_reap(src) {
+                self.quiesce_and_think(src.stoppable());
             }
         }
+    }
+
+    /// fio asks whether to think after each I/O it issues, with what it
+    /// reaped there: the last I/Os of an asynchronous engine's job are
+    /// reaped after its loop, with no think; a synchronous engine's last
+    /// I/O completed in its issue, and is thought after.
+    fn thinks_after_reap(&mut self, src: &impl Source) -> bool {
+        if src.exhausted() && !self.driver.completes_in_submit() {
+            return false;
+        }
+        self.think_is_due(now_ns())
+    }
+
+    /// Whether the thread thinks now (fio's check after each issue and
+    /// the completions it reaped); if so, the think is noted as due.
+    fn think_is_due(&mut self, now: u64) -> bool {
+        let Some(t) = self.thinker.as_ref() else {
+            return false;
+        };
+        let completed = self.books.totals.iter().map(|&(ios, _)| ios).sum();
+        if let Some(count) = t.due(completed, now) {
+            self.think_due = Some((count, now));
+        }
+        self.think_due.is_some()
+    }
+
+    /// The think that is due: every command in flight completes first
+    /// (fio's io_u_quiesce, so no latency holds the think), then the
+    /// thread spins and sleeps for the thinktime.
+    fn quiesce_and_think(&mut self, stoppable: bool) {
+        let Some((count, decided)) = self.think_due.take() else {
+            return;
+        };
+        if let Some(t) = self.thinker.as_mut() {
+            t.thought(count, decided);
+        }
+        while self.books.error.is_none() && self.driver.busy() > 0 {
+            if !self.submit() || !self.reap(1, 0) {
+                return;
+            }
+        }
+        self.think(stoppable);
     }
 
     /// fio's iodepth_low: the queue filled up, so completions are reaped
@@ -302,15 +399,23 @@ impl<'a, D: Driver> JobThread<'a, D> {
         }
     }
 
-    /// fio's thinktime, slept in short steps so that a stop (an interrupt
-    /// always, the job's end when the source stops) is seen at once.
+    /// fio's thinktime: its thinktime_spin part busy on the CPU (as
+    /// fio's usec_spin), the rest slept in short steps, so that a stop (an
+    /// interrupt always, the job's end when the source stops) is seen at
+    /// once.
     fn think(&self, stoppable: bool) {
-        let until = now_ns().saturating_add(clock_ns(self.spec.workload.thinktime));
+        let start = now_ns();
+        let until = start.saturating_add(clock_ns(self.spec.workload.thinktime));
+        let spin_until = start.saturating_add(clock_ns(self.spec.workload.think.spin));
         loop {
             let now = now_ns();
             let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));
             if stop || now >= until {
                 return;
+            }
+            if now < spin_until {
+                std::hint::spin_loop();
+                continue;
             }
             std::thread::sleep(Duration::from_nanos((until - now).min(20_000_000)));
         }
@@ -349,7 +454,11 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     return Some(Next::Done);
                 }
             }
-            if self.driver.staged() >= batch {
+            let think = self.count_issue(io.op, now);
+            let locked = self.io_lock_for(io.target);
+            if locked.is_some() || self.driver.staged() >= batch {
+                // fio's lockfile: the submission holds its file's lock.
+                let _held = locked.as_ref().map(|l| l.hold(io.op));
                 if !self.submit() {
                     return Some(Next::Done);
                 }
@@ -360,8 +469,28 @@ impl<'a, D: Driver> JobThread<'a, D> {
                     now = self.loop_now();
                 }
             }
+            if think {
+                return None;
+            }
         }
         None
+    }
+
+    /// Counts a staged data I/O towards the next think: true when one is
+    /// due (fio asks after each I/O it issues).
+    fn count_issue(&mut self, op: Op, now: u64) -> bool {
+        match self.thinker.as_mut() {
+            Some(t) if !op.is_sync() => {
+                t.issued();
+                self.think_is_due(now)
+            }
+            _ => false,
+        }
+    }
+
+    /// fio's lockfile: the lock of target `target`, where the job locks.
+    fn io_lock_for(&self, target: u32) -> Option<Arc<IoLock>> {
+        self.io_locks.as_ref()?.get(target as usize).cloned()
     }
 
     /// Commands per submission: fio's `iodepth_batch_submit` where the job
@@ -614,6 +743,16 @@ fn block_life(plan: &WorkerPlan<'_>) -> Option<crate::block_life::BlockLife> {
 
 fn serializes(spec: &JobSpec, depth: u32) -> bool {
     spec.io.serialize_overlap && depth > 1 && (spec.modifies() || spec.io_logs.replay.is_some())
+}
+
+/// fio's lockfile: the lock of each of the thread's targets, by name.
+fn io_locks(plan: &WorkerPlan<'_>) -> Option<Vec<Arc<IoLock>>> {
+    let mode = plan.spec.target.lock_mode;
+    if mode == crate::spec::FileLockMode::None {
+        return None;
+    }
+    let names = target_names(plan);
+    Some(names.iter().filter_map(|n| IoLock::of(n, mode)).collect())
 }
 
 /// A quarter of `depth`, at least one command.

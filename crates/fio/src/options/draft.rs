@@ -47,11 +47,20 @@ pub struct Draft {
     pub filename_format: Option<String>,
     pub rw: Option<RwMode>,
     pub rw_gap: i64,
+    /// A random job's `rw=MODE:N` (fio's ddir_seq_nr; None: 1).
+    pub rw_seq_nr: Option<u32>,
+    /// rw_sequencer=identical (Some(false): sequential).
+    pub rw_seq_identical: Option<bool>,
+    pub bs_is_seq_rand: Option<bool>,
     pub rwmixread: Option<Percent>,
     pub rwmixwrite: Option<Percent>,
     /// Per direction (read, write), from fio's `r,w` forms.
     /// Read, write and trim block sizes.
     pub bs: [Option<BlockSizes>; 3],
+    /// Each direction's bsrange MIN and MAX, while no later bs or bssplit
+    /// replaced it (what bs_unaligned draws from).
+    pub bsrange: [Option<(u32, u32)>; 3],
+    pub bs_unaligned: Option<bool>,
     pub blockalign: Option<u32>,
     pub ioengine: Option<EngineKind>,
     /// `ioengine=filecreate`: `ioengine` is then psync (fio runs it as a
@@ -131,6 +140,18 @@ pub struct Draft {
     pub rate_cycle: Option<u64>,
     pub rate_poisson: Option<bool>,
     pub thinktime: Option<u64>,
+    pub pre_read: Option<bool>,
+    /// fio's write_hint (RWH_WRITE_LIFE_*), where given.
+    pub write_hint: Option<u64>,
+    pub lockfile: Option<hiops_job::spec::FileLockMode>,
+    pub create_only: Option<bool>,
+    /// fio's thinktime_spin, ns.
+    pub thinktime_spin: Option<u64>,
+    pub thinktime_blocks: Option<u64>,
+    /// thinktime_blocks_type=issue (Some(false): complete).
+    pub thinktime_on_issue: Option<bool>,
+    /// fio's thinktime_iotime, ns.
+    pub thinktime_iotime: Option<u64>,
     pub number_ios: Option<u64>,
     pub exitall: bool,
     /// fio's exitall_on_error.
@@ -145,6 +166,8 @@ pub struct Draft {
     pub flow_id: Option<u32>,
     pub flow_sleep: Option<u64>,
     pub latency_target: Option<u64>,
+    /// fio's max_latency per direction (read, write, trim), ns.
+    pub max_latency: [Option<u64>; 3],
     pub latency_window: Option<u64>,
     pub latency_percentile: Option<f64>,
     pub latency_run: Option<bool>,

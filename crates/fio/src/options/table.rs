@@ -9,7 +9,7 @@ use crate::error::ValueError;
 use crate::value::{self, quoted, KbBase};
 use hiops_hal::clock::ClockSource;
 use hiops_hal::EngineKind;
-use hiops_job::spec::{ExitWhat, UnifiedRw};
+use hiops_job::spec::{ExitWhat, FileLockMode, UnifiedRw};
 use hiops_job::{BlockSizes, Bytes, Distribution, Percent, QueueDepth, RwMode, VerifyMode};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,6 +49,17 @@ pub static OPTIONS: &[OptDef] = &[
         let names = split_filenames(need(v)?);
         if names.len() > 1 << 20 { return Err(format!("{} files are more than a process may open: name fewer", names.len()).into()); }
         d.filename = names.into_iter().map(PathBuf::from).collect(); Ok(())
+    }),
+    opt!("lockfile", [], value, "Serialise each I/O's submission to a file across the run's threads that lock it: none (the default), exclusive (one at a time) or readwrite (reads together, each write alone); on psync and other engines that do the I/O in the call, the I/O itself.", |d, v| {
+        d.lockfile = Some(match need(v)? { "none" => FileLockMode::None, "exclusive" => FileLockMode::Exclusive, "readwrite" => FileLockMode::ReadWrite, s => return Err(format!("{}: use none, exclusive or readwrite", quoted(s)).into()) }); Ok(())
+    }),
+    opt!("write_hint", [], value, "The write lifetime hint each file the job opens gets with fcntl: none, short, medium, long or extreme (F_SET_RW_HINT on the inode; with direct=1 F_SET_FILE_RW_HINT, which Linux 5.17 and later refuse, failing the job as in fio).", |d, v| {
+        d.write_hint = Some(match need(v)? { "none" => 1, "short" => 2, "medium" => 3, "long" => 4, "extreme" => 5, s => return Err(format!("{}: use none, short, medium, long or extreme", quoted(s)).into()) }); Ok(())
+    }),
+    opt!("opendir", [], value, "Every regular file below this directory, its subdirectories too, as the job's files (added to filename's; symbolic links left out, as fio).", |d, v| {
+        let found = opendir_files(need(v)?)?;
+        if d.filename.len() + found.len() > 1 << 20 { return Err(format!("{} files are more than a process may open: name fewer", d.filename.len() + found.len()).into()); }
+        d.filename.extend(found); Ok(())
     }),
     opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
     opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target; 0, as not given, is each existing target's size (fio's).", |d, v| {
@@ -90,34 +101,41 @@ pub static OPTIONS: &[OptDef] = &[
         d.nrfiles = Some(n); Ok(())
     }),
     opt!("filename_format", [], value, "How the job's files are named without filename: $jobname, $jobnum (the clone), $filenum and $clientuid (empty: hiops has no client/server mode) are replaced, in any case (default $jobname.$jobnum.$filenum). A name that leaves clones sharing their first clone's files is refused: fio 3.33 runs such clones without a file.", |d, v| { d.filename_format = Some(need(v)?.to_string()); Ok(()) }),
-    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k).", |d, v| {
+    opt!("rw", ["readwrite"], value, "read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite, randtrimwrite (a trim then a write of the same block); trims discard (BLKDISCARD on a device, a punched hole in a file), sized and paced as writes; ':N' adds N bytes after each sequential I/O: holes, or backwards with a negative N (read:-8k); a random job's ':N' takes a new random offset every N I/Os (see rw_sequencer).", |d, v| {
         let text = need(v)?;
         let (mode, gap) = text.split_once(':').unwrap_or((text, ""));
         let mode = RwMode::parse(mode.trim()).ok_or_else(|| ValueError::Said(format!("unknown rw {}: use read, write, randread, randwrite, readwrite (rw), randrw, trim, randtrim, trimwrite or randtrimwrite", quoted(mode))))?;
         d.rw = Some(mode);
-        d.rw_gap = rw_gap(gap.trim(), mode, d.kb_base)?;
+        (d.rw_gap, d.rw_seq_nr) = rw_postfix(gap.trim(), mode, d.kb_base)?;
         Ok(())
     }),
+    opt!("rw_sequencer", [], value, "With a random job's rw=MODE:N, the I/Os between random offsets: sequential (after the last, the default) or identical (the same offset again).", |d, v| {
+        d.rw_seq_identical = Some(match need(v)? { "sequential" => false, "identical" => true, s => return Err(format!("{}: use sequential or identical", quoted(s)).into()) }); Ok(())
+    }),
+    opt!("bs_is_seq_rand", [], flag, "Read bs=A,B (and bsrange, bssplit) as sequential,random instead of read,write: each I/O takes the sizes of its kind, whatever its direction.", |d, v| { d.bs_is_seq_rand = Some(value::boolean(v)?); Ok(()) }),
     opt!("rwmixread", [], value, "Percentage of reads in a mixed workload.", |d, v| { d.rwmixread = Some(value::percent("rwmixread", need(v)?)?); Ok(()) }),
     opt!("rwmixwrite", [], value, "Percentage of writes in a mixed workload.", |d, v| { d.rwmixwrite = Some(value::percent("rwmixwrite", need(v)?)?); Ok(()) }),
     opt!("bs", ["blocksize"], value, "Block size; fio's READ,WRITE,TRIM form sets each direction (bs=4k,64k; bs=4k,4k,8k gives trims 8k).", |d, v| {
         let kb = d.kb_base;
-        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?; Ok(())
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?;
+        forget_ranges(d, need(v)?)
     }),
     opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE,TRIM ranges as in fio).", |d, v| {
         let kb = d.kb_base;
+        let ranges = per_direction(need(v)?, d.bsrange, |text| bs_range(text, kb))?;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
-            let (a, b) = text.split_once('-').or_else(|| text.split_once(':')).ok_or_else(|| ValueError::Said(format!("{}: write MIN-MAX, as in 4k-64k", quoted(text))))?;
-            let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
-            if b < a { return Err(format!("{}: MIN must be at most MAX", quoted(text)).into()); }
+            let (a, b) = bs_range(text, kb)?;
             if b / a > MAX_BSRANGE_SIZES { return Err(format!("{}: MIN to MAX in steps of MIN is {} block sizes, more than the {MAX_BSRANGE_SIZES} hiops draws from: raise MIN or lower MAX", quoted(text), b / a).into()); }
             let sizes: Vec<u32> = (1..=b / a).map(|i| i * a).collect();
             Ok(BlockSizes::equal(&sizes))
-        })?; Ok(())
+        })?;
+        d.bsrange = ranges; Ok(())
     }),
+    opt!("bs_unaligned", ["blocksize_unaligned"], flag, "A bsrange's I/Os take any size from MIN to MAX, not only multiples of MIN, drawn as fio draws them (MIN + a uniform share of MAX, cut to MAX); not with direct=1 on most devices.", |d, v| { d.bs_unaligned = Some(value::boolean(v)?); Ok(()) }),
     opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio).", |d, v| {
         let kb = d.kb_base;
-        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb))?))?; Ok(())
+        d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb))?))?;
+        forget_ranges(d, need(v)?)
     }),
     opt!("blockalign", ["ba"], value, "Random offsets are multiples of this (default: the smallest block size).", |d, v| {
         let a = u32_of(value::size(first_of_pair(need(v)?), d.kb_base)?, "blockalign")?;
@@ -276,6 +294,11 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("flow_id", [], value, "The flow a job's weight counts in (default 0).", |d, v| { d.flow_id = Some(u32_of(value::int(need(v)?, d.kb_base)?, "flow_id")?); Ok(()) }),
     opt!("flow_sleep", [], value, "How long a job held back by its flow waits before it asks again (microseconds unless a unit is given; default 0: at once).", |d, v| { d.flow_sleep = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("max_latency", [], value, "A job fails (ETIMEDOUT) when an I/O's latency exceeds this (microseconds unless a unit is given; READ,WRITE,TRIM as in fio, which checks no trim); 0: no check, as not given.", |d, v| {
+        // fio keeps whole microseconds (init.c scales them to ns).
+        let micros = |t: &str| value::time_ns(t, USEC).map(|ns| ns / USEC * USEC);
+        d.max_latency = off_at_zero(per_direction(need(v)?, d.max_latency, micros)?); Ok(())
+    }),
     opt!("latency_target", [], value, "Find the deepest queue (up to iodepth) whose I/Os meet this latency (microseconds unless a unit is given); the job reports that depth (latency_depth) and its figures at it.", |d, v| {
         let t = value::time_ns(need(v)?, USEC)?;
         d.latency_target = (t > 0).then_some(t); Ok(())
@@ -288,7 +311,15 @@ pub static OPTIONS: &[OptDef] = &[
         d.latency_percentile = (p < 100.0).then_some(p); Ok(())
     }),
     opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = value::boolean(v)?.then_some(true); Ok(()) }),
-    opt!("thinktime", [], value, "Pause after each round of completions (microseconds unless a unit is given).", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("pre_read", [], flag, "Read each thread's range of its files into the page cache before its I/O (not measured); the cache is then not dropped (no invalidate). Not with direct=1.", |d, v| { d.pre_read = Some(value::boolean(v)?); Ok(()) }),
+    opt!("create_only", [], flag, "Lay the job's files out (create or extend them as for the job) and do no I/O.", |d, v| { d.create_only = Some(value::boolean(v)?); Ok(()) }),
+    opt!("thinktime", [], value, "Pause after an I/O completes, the queue drained, before the next is issued (microseconds unless a unit is given); the thinktime_* options say when and how.", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("thinktime_spin", [], value, "With thinktime: spend this much of each think busy on the CPU, sleep the rest (microseconds unless a unit is given; at most thinktime).", |d, v| { d.thinktime_spin = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("thinktime_blocks", [], value, "With thinktime: think after this many I/Os (default 1: after every I/O, which caps the queue depth at 1).", |d, v| { d.thinktime_blocks = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("thinktime_blocks_type", [], value, "With thinktime: count thinktime_blocks as complete (completed I/Os, the default) or issue (issued ones).", |d, v| {
+        d.thinktime_on_issue = Some(match need(v)? { "complete" => false, "issue" => true, s => return Err(format!("{}: use complete or issue", quoted(s)).into()) }); Ok(())
+    }),
+    opt!("thinktime_iotime", [], value, "With thinktime: think after this much I/O time (seconds unless a unit is given), or after thinktime_blocks I/Os where given too, whichever comes first.", |d, v| { d.thinktime_iotime = Some(value::time_ns(need(v)?, SEC)?); Ok(()) }),
     opt!("cpus_allowed", [], value, "CPUs the job's threads may use: 0-3,6.", |d, v| { d.cpus_allowed = Some(cpu_list(need(v)?)?); Ok(()) }),
     opt!("cpumask", [], value, "CPUs as a bit mask: 0x3 is CPUs 0 and 1.", |d, v| { d.cpus_allowed = Some(cpu_mask(need(v)?)?); Ok(()) }),
     opt!("cpus_allowed_policy", [], value, "shared (all threads all CPUs) or split (one CPU each).", |d, v| {
@@ -726,60 +757,10 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "rate_ignore_thinktime",
         "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
     ),
-    (
-        "thinktime_blocks",
-        "hiops thinks after every round of completions; drop it",
-    ),
-    (
-        "thinktime_blocks_type",
-        "hiops thinks after every round of completions; drop it",
-    ),
-    (
-        "thinktime_iotime",
-        "hiops thinks after every round of completions; drop it",
-    ),
-    (
-        "thinktime_spin",
-        "hiops sleeps for the whole thinktime; drop it",
-    ),
-    (
-        "max_latency",
-        "hiops does not fail a job on latency; read clat max and percentiles from its output",
-    ),
-    ("opendir", "list the files with filename=a:b:c"),
-    ("lockfile", "hiops does not lock files; drop it"),
-    (
-        "bs_unaligned",
-        "block sizes are multiples of the smallest one; drop it",
-    ),
-    (
-        "blocksize_unaligned",
-        "block sizes are multiples of the smallest one; drop it",
-    ),
-    (
-        "bs_is_seq_rand",
-        "hiops reads bs=A,B as READ,WRITE; give sequential and random I/O jobs of their own",
-    ),
-    (
-        "rw_sequencer",
-        "hiops draws a new offset for every random I/O; drop it",
-    ),
     ("sync_file_range", "use fdatasync=N"),
-    (
-        "write_hint",
-        "write lifetime hints are not supported; drop it",
-    ),
-    (
-        "create_only",
-        "run a write job over the same filename and size to lay the files out",
-    ),
     (
         "unlink_each_loop",
         "use unlink=1, which removes the files when the job ends",
-    ),
-    (
-        "pre_read",
-        "hiops starts from a cold cache (invalidate); drop it",
     ),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
@@ -800,14 +781,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
     ("rate_ignore_thinktime", &["0"]),
-    ("thinktime_blocks", &["1"]), ("thinktime_blocks_type", &["complete"]),
-    ("thinktime_iotime", &["0"]), ("thinktime_spin", &["0"]),
-    ("max_latency", &["0"]),
-    ("lockfile", &["none"]),
-    ("bs_unaligned", &["0"]), ("blocksize_unaligned", &["0"]),
-    ("bs_is_seq_rand", &["0"]), ("rw_sequencer", &["sequential"]), 
-    ("write_hint", &["none"]), ("create_only", &["0"]),
-    ("unlink_each_loop", &["0"]), ("pre_read", &["0"]),
+    ("unlink_each_loop", &["0"]),
     ("cmd_type", &["nvme"]),
 ];
 

@@ -211,17 +211,23 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
     }
     // Numbers as numbers, booleans as booleans, words exactly.
     assert!(is_fio_default("read_beyond_wp", Some("0x0")));
-    assert!(is_fio_default("max_latency", Some(" 0 ")));
+    assert!(is_fio_default("max_open_zones", Some(" 0 ")));
     assert!(is_fio_default("ignore_zone_limits", Some("off")));
-    assert!(!is_fio_default("create_only", None), "a bare flag is 1");
+    assert!(
+        !is_fio_default("unlink_each_loop", None),
+        "a bare flag is 1"
+    );
     assert!(!is_fio_default("zero_buffers", None));
     assert!(!is_fio_default("read_beyond_wp", Some("5")));
-    assert!(!is_fio_default("lockfile", Some("exclusive")));
-    assert!(!is_fio_default("thinktime_blocks", Some("1k")));
-    assert!(!is_fio_default("opendir", Some("0")), "no default listed");
+    assert!(!is_fio_default("bs_unaligned", Some("1")));
+    assert!(!is_fio_default("max_open_zones", Some("1k")));
+    assert!(
+        !is_fio_default("gpu_dev_id", Some("0")),
+        "no default listed"
+    );
     let mut d = Draft::default();
-    assert!(parse_option(&mut d, "thinktime_spin", Some("0")).is_ok());
-    assert!(parse_option(&mut d, "thinktime_spin", Some("2")).is_err());
+    assert!(parse_option(&mut d, "max_open_zones", Some("0")).is_ok());
+    assert!(parse_option(&mut d, "max_open_zones", Some("2")).is_err());
 }
 
 #[test]
@@ -325,4 +331,40 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
         );
         assert!(why.contains("added it"), "{key}: {why}");
     }
+}
+
+#[test]
+fn job_and_flow_options_read_as_fio_3_33_reads_them() {
+    let mut d = Draft::default();
+    let mut set = |k: &str, v: &str| parse_option(&mut d, k, Some(v));
+    // rw's ':N': a count of I/Os per random offset, a gap otherwise.
+    set("rw", "randread:8").unwrap();
+    set("rw_sequencer", "identical").unwrap();
+    assert!(set("rw_sequencer", "sometimes").is_err());
+    assert!(set("rw", "randread:8k").is_err(), "a count, not a size");
+    assert_eq!(
+        (d.rw_gap, d.rw_seq_nr, d.rw_seq_identical),
+        (0, Some(8), Some(true))
+    );
+    parse_option(&mut d, "rw", Some("read:4k")).unwrap();
+    assert_eq!(
+        (d.rw_gap, d.rw_seq_nr),
+        (4096, None),
+        "rw again forgets the count"
+    );
+    // max_latency: READ,WRITE,TRIM in whole microseconds.
+    parse_option(&mut d, "max_latency", Some("1500ns,2ms")).unwrap();
+    let ms2 = Some(2_000_000);
+    assert_eq!(d.max_latency, [Some(1000), ms2, ms2]);
+    // A bs given later replaces the ranges bs_unaligned draws from.
+    parse_option(&mut d, "bsrange", Some("1k-4k,8k-16k")).unwrap();
+    let (small, big) = (Some((1024, 4096)), Some((8192, 16384)));
+    assert_eq!(d.bsrange, [small, big, big]);
+    parse_option(&mut d, "bs", Some(",4k")).unwrap();
+    assert_eq!(d.bsrange, [small, None, None]);
+    // thinktime_iotime is in seconds unless a unit is given.
+    parse_option(&mut d, "thinktime_iotime", Some("2")).unwrap();
+    assert_eq!(d.thinktime_iotime, Some(2_000_000_000));
+    assert!(parse_option(&mut d, "thinktime_blocks_type", Some("eventually")).is_err());
+    assert!(parse_option(&mut d, "write_hint", Some("forever")).is_err());
 }

@@ -1,6 +1,7 @@
 //! The parsers the option table's entries share: fio's split READ,WRITE
 //! values, CPU lists and masks, block sizes, engines and file lists.
 
+use super::draft::Draft;
 use crate::error::{ValueError, ENGINES};
 use crate::value::{self, quoted, shown, KbBase};
 use hiops_hal::{EngineKind, Feature};
@@ -147,23 +148,40 @@ pub(super) fn off_at_zero<const N: usize>(limits: [Option<u64>; N]) -> [Option<u
     limits.map(|l| l.filter(|&n| n > 0))
 }
 
-/// fio's `rw=MODE:N`: a sequential job adds N (which may be negative) to
-/// each offset; a random job would take N I/Os per random offset
-/// (rw_sequencer), which hiops does not do.
-pub(super) fn rw_gap(text: &str, mode: RwMode, kb: KbBase) -> Result<i64, ValueError> {
+/// fio's `rw=MODE:N` (options.c, str_rw_cb): a sequential job adds N
+/// bytes (which may be negative) to each offset, the gap returned; a
+/// random job takes a new random offset every N I/Os (rw_sequencer), the
+/// count returned.
+pub(super) fn rw_postfix(
+    text: &str,
+    mode: RwMode,
+    kb: KbBase,
+) -> Result<(i64, Option<u32>), ValueError> {
     if text.is_empty() {
-        return Ok(0);
+        return Ok((0, None));
     }
-    if mode.is_random() {
-        // The line shows the value already: name the part to drop when short.
-        let part = match shown(text) == text && text.len() <= 16 {
-            true => format!("':{text}'"),
-            false => "the ':N'".to_string(),
-        };
-        return Err(format!(
-            "a random job's ':N' (a new random offset every N I/Os, fio's rw_sequencer) is not implemented in hiops: drop {part}"
-        ).into());
+    if !mode.is_random() {
+        return Ok((rw_gap(text, kb)?, None));
     }
+    // fio reads the count with atoi; a count that is no number is refused.
+    match text.parse::<u32>() {
+        Ok(n) => Ok((0, Some(n))),
+        Err(_) => {
+            // The line shows the value already: name it when short.
+            let part = match shown(text) == text && text.len() <= 16 {
+                true => format!("':{text}'"),
+                false => "the ':N'".to_string(),
+            };
+            Err(format!(
+                "{part}: a random job's ':N' is how many I/Os go to each random offset (rw_sequencer): give a whole number"
+            )
+            .into())
+        }
+    }
+}
+
+/// A sequential job's gap after each I/O (`rw=read:4k`, `read:-8k`).
+fn rw_gap(text: &str, kb: KbBase) -> Result<i64, ValueError> {
     let (negative, magnitude) = match text.strip_prefix('-') {
         Some(m) => (true, m),
         None => (false, text),
@@ -311,4 +329,59 @@ pub(super) fn float_list(text: &str) -> Result<Vec<f64>, ValueError> {
             .into()),
         })
         .collect()
+}
+
+/// fio's opendir (filesetup.c, recurse_dir): every regular file below
+/// `dir`, in the order its directories list them, subdirectories walked
+/// as they come; anything else, a symbolic link too, is left out (fio
+/// lstats each entry).
+pub(super) fn opendir_files(dir: &str) -> Result<Vec<std::path::PathBuf>, ValueError> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let kind = match entry.file_type() {
+                Ok(k) => k,
+                // Gone since it was listed, which fio skips too.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if kind.is_file() {
+                out.push(entry.path());
+            } else if kind.is_dir() {
+                walk(&entry.path(), out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(std::path::Path::new(dir), &mut out)
+        .map_err(|e| ValueError::Said(format!("opendir({}): {e}", quoted(dir))))?;
+    Ok(out)
+}
+
+/// A bsrange's `MIN-MAX` (or `MIN:MAX`).
+pub(super) fn bs_range(text: &str, kb: KbBase) -> Result<(u32, u32), ValueError> {
+    let (a, b) = text
+        .split_once('-')
+        .or_else(|| text.split_once(':'))
+        .ok_or_else(|| {
+            ValueError::Said(format!("{}: write MIN-MAX, as in 4k-64k", quoted(text)))
+        })?;
+    let (a, b) = (block_size(a, kb)?, block_size(b, kb)?);
+    if b < a {
+        return Err(format!("{}: MIN must be at most MAX", quoted(text)).into());
+    }
+    Ok((a, b))
+}
+
+/// A bs or bssplit value replaces the bsrange of each direction it sets,
+/// which bs_unaligned then no longer draws from.
+pub(super) fn forget_ranges(d: &mut Draft, text: &str) -> Result<(), ValueError> {
+    let set = per_direction(text, [None; 3], |_| Ok(()))?;
+    for (range, set) in d.bsrange.iter_mut().zip(set) {
+        if set.is_some() {
+            *range = None;
+        }
+    }
+    Ok(())
 }

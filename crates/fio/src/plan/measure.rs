@@ -60,6 +60,7 @@ impl Draft {
                 percentile: self.latency_percentile.unwrap_or(100.0),
                 run: self.latency_run.unwrap_or(false),
             });
+        spec.io.max_latency = [0, 1].map(|d| self.max_latency[d].map(Duration::from_nanos));
         if spec.io.latency_target.is_none()
             && (self.latency_window.is_some()
                 || self.latency_percentile.is_some()
@@ -81,6 +82,9 @@ impl Draft {
             }
             if spec.io.latency_target.is_some() {
                 return Err("latency_target needs each I/O's latency, which gtod_reduce=1 does not measure: drop one of them".into());
+            }
+            if spec.io.max_latency.iter().any(Option::is_some) {
+                return Err("max_latency needs each I/O's latency, which gtod_reduce=1 does not measure (fio then checks none): drop one of them".into());
             }
         }
         if spec.io.offload && spec.io.path.is_some() {

@@ -7,7 +7,7 @@ use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
-use hiops_job::{Bytes, JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
+use hiops_job::{BlockSizes, Bytes, JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -120,6 +120,15 @@ impl Draft {
             spec.workload.rw = rw;
         }
         spec.workload.rw_gap = self.rw_gap;
+        // fio's default count, 1, is a new random offset every I/O.
+        spec.workload.rw_sequencer =
+            self.rw_seq_nr
+                .filter(|&n| n != 1)
+                .map(|every| hiops_job::spec::RwSequencer {
+                    every,
+                    identical: self.rw_seq_identical.unwrap_or(false),
+                });
+        spec.workload.bs_is_seq_rand = self.bs_is_seq_rand.unwrap_or(false);
         match (self.rwmixread, self.rwmixwrite) {
             (Some(r), Some(w)) if r != w.rest() => {
                 return Err("rwmixread and rwmixwrite must add up to 100".into())
@@ -128,7 +137,7 @@ impl Draft {
             (None, Some(w)) => spec.workload.rwmixread = w.rest(),
             (None, None) => {}
         }
-        let [r, w, t] = self.bs.clone();
+        let [r, w, t] = self.block_sizes()?;
         match (r, w) {
             (Some(r), Some(w)) => {
                 spec.workload.bs_write = (w != r).then_some(w);
@@ -147,6 +156,30 @@ impl Draft {
         assert!(spec.workload.bs_write.as_ref() != Some(&spec.workload.bs));
         assert!(spec.workload.bs_trim.as_ref() != Some(&write));
         Ok(())
+    }
+
+    /// The block sizes given; with bs_unaligned, each bsrange drawn as fio
+    /// draws it then (io_u.c, get_next_buflen): MIN plus a uniform share
+    /// of MAX, cut to MAX, so each size below MAX has weight 1 and MAX
+    /// itself MIN.
+    fn block_sizes(&self) -> Result<[Option<BlockSizes>; 3], FioError> {
+        const MOST: u32 = 65536;
+        let mut bs = self.bs.clone();
+        if self.bs_unaligned != Some(true) {
+            return Ok(bs);
+        }
+        for (slot, range) in bs.iter_mut().zip(self.bsrange) {
+            let Some((min, max)) = range.filter(|(a, b)| a < b) else {
+                continue;
+            };
+            if max - min >= MOST {
+                return Err(format!("bs_unaligned with bsrange {min}-{max} is {} block sizes, more than the {MOST} hiops draws from: narrow the range", max - min + 1).into());
+            }
+            let mut split: Vec<(u32, u32)> = (min..max).map(|s| (s, 1)).collect();
+            split.push((max, min));
+            *slot = Some(BlockSizes { split });
+        }
+        Ok(bs)
     }
 
     /// The queue depth, its batches, and the CPUs the job may run on.
@@ -332,10 +365,24 @@ impl Draft {
         );
         spec.workload.rate_cycle = Duration::from_millis(self.rate_cycle.unwrap_or(1000));
         spec.workload.rate_poisson = self.rate_poisson.unwrap_or(false);
-        spec.workload.thinktime = Duration::from_nanos(self.thinktime.unwrap_or(0));
+        self.set_think(spec);
         spec.timing.clocksource = self.clocksource;
         spec.timing.gtod_reduce = self.gtod_reduce.unwrap_or(false);
         Ok(())
+    }
+
+    /// fio's thinktime and the options that say when and how a job thinks
+    /// (backend.c's handle_thinktime); init.c clamps the spin to the
+    /// thinktime.
+    fn set_think(&self, spec: &mut JobBuilder) {
+        let think_ns = self.thinktime.unwrap_or(0);
+        spec.workload.thinktime = Duration::from_nanos(think_ns);
+        spec.workload.think = hiops_job::spec::ThinkRules {
+            spin: Duration::from_nanos(self.thinktime_spin.unwrap_or(0).min(think_ns)),
+            blocks: self.thinktime_blocks,
+            on_issue: self.thinktime_on_issue.unwrap_or(false),
+            iotime: Duration::from_nanos(self.thinktime_iotime.unwrap_or(0)),
+        };
     }
 
     /// When the job stops, what it syncs, and the page cache hints.
@@ -351,7 +398,12 @@ impl Draft {
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
         spec.workload.end_fsync = self.end_fsync.or(self.fsync_on_close).unwrap_or(false);
         spec.target.sync_writes = self.sync_writes.flatten();
-        spec.target.invalidate = self.invalidate.unwrap_or(true);
+        spec.target.pre_read = self.pre_read.unwrap_or(false);
+        // fio's init.c: pages read in ahead are not dropped again.
+        spec.target.invalidate = self.invalidate.unwrap_or(true) && !spec.target.pre_read;
+        spec.target.create_only = self.create_only.unwrap_or(false);
+        spec.target.lock_mode = self.lockfile.unwrap_or_default();
+        spec.target.write_hint = self.write_hint;
         spec.target.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {
             None => None,
             Some(FadviseHint::Fixed(f)) => Some(f),

@@ -112,6 +112,10 @@ pub struct IoSpec {
     pub exec: Option<ExecSpec>,
     /// fio's search for the deepest queue that meets a latency target.
     pub latency_target: Option<LatencyTarget>,
+    /// fio's max_latency of reads and of writes: a completion whose
+    /// latency (creation to completion) exceeds it fails the job with
+    /// ETIMEDOUT (io_u.c, account_io_completion; fio 3.33 checks no trim).
+    pub max_latency: [Option<Duration>; 2],
     /// fio's io_submit_mode=offload: `iodepth` worker threads, each doing
     /// one I/O at a time, fed by the job thread.
     pub offload: bool,
@@ -218,6 +222,7 @@ impl Default for IoSpec {
             cpuio: None,
             exec: None,
             latency_target: None,
+            max_latency: [None; 2],
             offload: false,
             serialize_overlap: false,
             cmdprio: None,

@@ -29,11 +29,11 @@ pub use io::{
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
-pub use target::{Amount, Fadvise, SyncWrites, TargetOptions, TargetSpec};
+pub use target::{Amount, Fadvise, FileLockMode, SyncWrites, TargetOptions, TargetSpec};
 pub use thread::{CgroupSpec, MemPolicy, ThreadSetup};
 pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
-pub use workload::{BufferContent, FlowSpec, RateMin, Workload};
+pub use workload::{BufferContent, FlowSpec, RateMin, RwSequencer, ThinkRules, Workload};
 
 use crate::CheckError;
 use hiops_hal::Op;

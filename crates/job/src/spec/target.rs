@@ -55,6 +55,16 @@ impl Amount {
     }
 }
 
+/// fio's lockfile: none, exclusive (one I/O's submission to a file at a
+/// time), readwrite (reads together, each write alone).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileLockMode {
+    #[default]
+    None,
+    Exclusive,
+    ReadWrite,
+}
+
 /// The targets of a job and how it uses them.
 #[derive(Clone, Debug)]
 pub struct TargetOptions {
@@ -101,6 +111,18 @@ pub struct TargetOptions {
     pub raid0_chunk: Option<Bytes>,
     /// Drop the page cache of files before the job.
     pub invalidate: bool,
+    /// Read each thread's range of its files into the page cache before
+    /// its I/O (fio's pre_read; it implies no invalidate).
+    pub pre_read: bool,
+    /// Lay the files out and do no I/O (fio's create_only).
+    pub create_only: bool,
+    /// fio's lockfile: how each I/O's submission to a file is serialised
+    /// across the run's threads.
+    pub lock_mode: FileLockMode,
+    /// fio's write_hint as given: the write lifetime hint (linux/fcntl.h's
+    /// RWH_WRITE_LIFE_*, 1 none to 5 extreme) set on each file the job
+    /// opens (None: not given, no fcntl).
+    pub write_hint: Option<u64>,
     /// The access-pattern hint given to the kernel for each file as a job
     /// thread starts (fio's fadvise_hint; `None`: no hint).
     pub fadvise: Option<Fadvise>,
@@ -142,6 +164,10 @@ impl TargetOptions {
             fill_device: false,
             raid0_chunk: None,
             invalidate: true,
+            pre_read: false,
+            create_only: false,
+            lock_mode: FileLockMode::None,
+            write_hint: None,
             fadvise: None,
             create_fsync: true,
             allow_file_create: true,

@@ -24,6 +24,46 @@ pub struct FlowSpec {
     pub sleep: Duration,
 }
 
+/// When a job thinks and how (fio's thinktime_* options, HOWTO "I/O rate"
+/// and backend.c's handle_thinktime); read only where thinktime is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThinkRules {
+    /// Of each think, this long is a busy wait, the rest a sleep (fio's
+    /// thinktime_spin; at most the thinktime, as init.c clamps it).
+    pub spin: Duration,
+    /// Think after this many I/Os since the last think (fio's
+    /// thinktime_blocks; None: not given, fio's default 1, which
+    /// thinktime_iotime then leaves out).
+    pub blocks: Option<u64>,
+    /// Count issued I/Os, not completed ones (thinktime_blocks_type=issue).
+    pub on_issue: bool,
+    /// Think once this much time has passed since the last think began,
+    /// the think included (fio's thinktime_iotime; zero: not given).
+    pub iotime: Duration,
+}
+
+impl Default for ThinkRules {
+    /// fio's defaults: no spin, a think after every completed I/O.
+    fn default() -> Self {
+        ThinkRules {
+            spin: Duration::ZERO,
+            blocks: None,
+            on_issue: false,
+            iotime: Duration::ZERO,
+        }
+    }
+}
+
+/// fio's `rw=randread:N`: a random job draws a new random offset for
+/// every Nth I/O only; the ones between go on sequentially after the last
+/// I/O (fio's rw_sequencer=sequential) or repeat its offset (identical).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RwSequencer {
+    /// N (0, fio's reading of `:0`: never a new random offset).
+    pub every: u32,
+    pub identical: bool,
+}
+
 /// How written buffers are filled, as fio's options of buffer contents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BufferContent {
@@ -105,6 +145,11 @@ pub struct Workload {
     /// `rw=read:4k`): holes, or with a negative gap a backwards walk
     /// (`rw=read:-8k`).
     pub rw_gap: i64,
+    /// A random job's `:N` (None: every I/O at a new random offset).
+    pub rw_sequencer: Option<RwSequencer>,
+    /// fio's bs_is_seq_rand: `bs=A,B` gives sequential I/Os A and random
+    /// ones B, whatever their direction.
+    pub bs_is_seq_rand: bool,
     /// fio's buffer_pattern: the payload of every write that verify does
     /// not stamp (None: hiops' incompressible data).
     pub buffer_pattern: Option<Vec<u8>>,
@@ -125,8 +170,10 @@ pub struct Workload {
     pub fdatasync_every: u32,
     /// fsync each file when the job's I/O is done.
     pub end_fsync: bool,
-    /// Pause after each I/O completes (fio's thinktime).
+    /// Pause after each I/O completes (fio's thinktime), or as `think` says.
     pub thinktime: Duration,
+    /// When the job thinks and how much of a think is spent spinning.
+    pub think: ThinkRules,
     /// Each thread stops after this many I/Os (fio's number_ios).
     pub number_ios: Option<u64>,
     /// fio's flow control: (flow id, weight, flow_sleep).
@@ -149,6 +196,8 @@ impl Default for Workload {
             rate_min: [None; 2],
             rate_cycle: Duration::from_secs(1),
             rw_gap: 0,
+            rw_sequencer: None,
+            bs_is_seq_rand: false,
             buffer_pattern: None,
             buffers: BufferContent::default(),
             block_align: None,
@@ -158,6 +207,7 @@ impl Default for Workload {
             fdatasync_every: 0,
             end_fsync: false,
             thinktime: Duration::ZERO,
+            think: ThinkRules::default(),
             number_ios: None,
             flow: None,
         }

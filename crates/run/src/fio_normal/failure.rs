@@ -5,7 +5,7 @@
 //! raised the error (io_u.c:1876), which hiops cannot name truthfully: it
 //! gives `file:hiops`, `func=` what the job was doing in hiops' words
 //! (read, write, trim, fsync, fdatasync, verify, io path, rate_min,
-//! latency_target, job), and fio's errno and text, which are what
+//! latency_target, max_latency, job), and fio's errno and text, which are what
 //! scripts read (`err=` and `error=`).
 
 use hiops_bench::spec::JobSpec;
