@@ -351,3 +351,35 @@ fn bs_unaligned_draws_sizes_that_are_no_multiple_of_the_smallest() {
         );
     }
 }
+
+#[test]
+fn without_bs_unaligned_sizes_round_down_to_multiples_of_the_smallest() {
+    // A bssplit's 6k is read as 4k, as fio 3.33 rounds it; bs_unaligned
+    // keeps it.
+    let split = |unaligned: u32| {
+        format!(
+            "[x]\nioengine=null\nsize=1m\nbssplit=4k/50:6k/50\nrw=read\nbs_unaligned={unaligned}\n"
+        )
+    };
+    for (who, j, o, _dir) in each_run(&split(0)) {
+        assert!(o.status.success(), "{who}: {}", text(&o));
+        assert_eq!(mean_bs(&j, "read"), 4096, "{who}");
+    }
+    for (who, j, _o, _dir) in each_run(&split(1)) {
+        let mean = mean_bs(&j, "read");
+        assert!(mean > 4096 && mean < 6144, "{who}: {mean}");
+    }
+    // A bsrange whose MAX is no multiple of MIN: the multiples, and MAX.
+    let range =
+        "[x]\nioengine=null\nsize=4m\nbsrange=4k-10k\nrw=read\nwrite_iops_log=x\nlog_offset=1\n";
+    for (who, _j, o, dir) in each_run(range) {
+        assert!(o.status.success(), "{who}: {}", text(&o));
+        let sizes: std::collections::BTreeSet<u64> =
+            common::log_lines(&dir.path().join("x_iops.1.log"))
+                .iter()
+                .map(|c| c[3])
+                .collect();
+        let want: std::collections::BTreeSet<u64> = [4096, 8192, 10240].into();
+        assert_eq!(sizes, want, "{who}");
+    }
+}

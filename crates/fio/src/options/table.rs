@@ -120,7 +120,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::fixed(block_size(t, kb)?)))?;
         forget_ranges(d, need(v)?)
     }),
-    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely (READ,WRITE,TRIM ranges as in fio).", |d, v| {
+    opt!("bsrange", ["blocksize_range"], value, "Block sizes from MIN-MAX: every multiple of MIN, equally likely, and a MAX that is no multiple of MIN as often as MAX mod MIN allows (fio's draw; READ,WRITE,TRIM ranges as in fio).", |d, v| {
         let kb = d.kb_base;
         let ranges = per_direction(need(v)?, d.bsrange, |text| bs_range(text, kb))?;
         d.bs = per_direction(need(v)?, d.bs.clone(), |text| {
@@ -132,7 +132,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.bsrange = ranges; Ok(())
     }),
     opt!("bs_unaligned", ["blocksize_unaligned"], flag, "A bsrange's I/Os take any size from MIN to MAX, not only multiples of MIN, drawn as fio draws them (MIN + a uniform share of MAX, cut to MAX); not with direct=1 on most devices.", |d, v| { d.bs_unaligned = Some(value::boolean(v)?); Ok(()) }),
-    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio).", |d, v| {
+    opt!("bssplit", [], value, "Block size mix: SIZE/PERCENT:SIZE/PERCENT... (READ,WRITE,TRIM mixes as in fio); a size that is no multiple of the smallest is rounded down to one, as fio does unless bs_unaligned.", |d, v| {
         let kb = d.kb_base;
         d.bs = per_direction(need(v)?, d.bs.clone(), |t| Ok(BlockSizes::parse_with(t, &|s| value::size(s, kb))?))?;
         forget_ranges(d, need(v)?)

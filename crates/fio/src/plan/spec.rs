@@ -158,26 +158,20 @@ impl Draft {
         Ok(())
     }
 
-    /// The block sizes given; with bs_unaligned, each bsrange drawn as fio
-    /// draws it then (io_u.c, get_next_buflen): MIN plus a uniform share
-    /// of MAX, cut to MAX, so each size below MAX has weight 1 and MAX
-    /// itself MIN.
+    /// The block sizes given, drawn as fio 3.33 draws them (io_u.c,
+    /// get_next_buflen): a size from a bsrange or bssplit is rounded down
+    /// to a multiple of the smallest and cut to the largest, unless
+    /// bs_unaligned; a bsrange is MIN plus a uniform share of MAX.
     fn block_sizes(&self) -> Result<[Option<BlockSizes>; 3], FioError> {
-        const MOST: u32 = 65536;
         let mut bs = self.bs.clone();
-        if self.bs_unaligned != Some(true) {
-            return Ok(bs);
-        }
+        let unaligned = self.bs_unaligned == Some(true);
         for (slot, range) in bs.iter_mut().zip(self.bsrange) {
-            let Some((min, max)) = range.filter(|(a, b)| a < b) else {
-                continue;
-            };
-            if max - min >= MOST {
-                return Err(format!("bs_unaligned with bsrange {min}-{max} is {} block sizes, more than the {MOST} hiops draws from: narrow the range", max - min + 1).into());
+            match (range.filter(|(a, b)| a < b), slot.as_mut()) {
+                (Some((min, max)), _) if unaligned => *slot = Some(unaligned_range(min, max)?),
+                (Some((min, max)), _) => *slot = Some(aligned_range(min, max)),
+                (None, Some(sizes)) if !unaligned => *sizes = rounded_down(sizes),
+                _ => {}
             }
-            let mut split: Vec<(u32, u32)> = (min..max).map(|s| (s, 1)).collect();
-            split.push((max, min));
-            *slot = Some(BlockSizes { split });
         }
         Ok(bs)
     }
@@ -411,4 +405,53 @@ impl Draft {
             Some(FadviseHint::ByWorkload) => Some(Fadvise::Sequential),
         };
     }
+}
+
+/// fio's bsrange under bs_unaligned: MIN plus a uniform share of MAX, cut
+/// to MAX, so each size below MAX has weight 1 and MAX itself MIN.
+fn unaligned_range(min: u32, max: u32) -> Result<BlockSizes, FioError> {
+    const MOST: u32 = 65536;
+    if max - min >= MOST {
+        return Err(format!("bs_unaligned with bsrange {min}-{max} is {} block sizes, more than the {MOST} hiops draws from: narrow the range", max - min + 1).into());
+    }
+    let mut split: Vec<(u32, u32)> = (min..max).map(|s| (s, 1)).collect();
+    split.push((max, min));
+    Ok(BlockSizes { split })
+}
+
+/// fio's bsrange: MIN plus a uniform share of MAX, rounded down to a
+/// multiple of MIN and cut to MAX: each multiple up to MAX has weight MIN,
+/// and a MAX that is no multiple takes the rest (MAX mod MIN).
+fn aligned_range(min: u32, max: u32) -> BlockSizes {
+    // In lowest terms: each multiple 1 when MAX is one of them.
+    let rest = max % min;
+    let unit = gcd(min, rest);
+    let mut split: Vec<(u32, u32)> = (1..=max / min).map(|m| (m * min, min / unit)).collect();
+    if rest != 0 {
+        split.push((max, rest / unit));
+    }
+    BlockSizes { split }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
+}
+
+/// A bssplit's sizes rounded down to multiples of its smallest, as fio
+/// draws them without bs_unaligned (sizes that meet add their shares).
+fn rounded_down(sizes: &BlockSizes) -> BlockSizes {
+    let min = sizes.min();
+    assert!(min > 0, "a block moves at least one byte");
+    let mut split: Vec<(u32, u32)> = Vec::new();
+    for &(s, w) in &sizes.split {
+        let s = s / min * min;
+        match split.iter_mut().find(|e| e.0 == s) {
+            Some(e) => e.1 += w,
+            None => split.push((s, w)),
+        }
+    }
+    BlockSizes { split }
 }
