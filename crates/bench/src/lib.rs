@@ -51,6 +51,7 @@ pub mod iolog;
 mod job;
 mod latency;
 mod log;
+mod loop_files;
 mod no_io;
 mod offload;
 mod one_at_a_time;

@@ -235,6 +235,17 @@ impl Control {
 
 /// The names of this thread's targets, as the job gives them (the job's
 /// name for the RAM device).
+/// The paths of the thread's targets (none for a RAM device).
+pub(crate) fn target_paths<'p>(plan: &WorkerPlan<'p>) -> Vec<&'p std::path::Path> {
+    match &plan.spec.target.targets {
+        crate::spec::TargetSpec::Paths(p) => p[plan.target_base as usize..][..plan.targets.len()]
+            .iter()
+            .map(|p| p.as_path())
+            .collect(),
+        crate::spec::TargetSpec::Ram => Vec::new(),
+    }
+}
+
 pub(crate) fn target_names(plan: &WorkerPlan<'_>) -> Vec<String> {
     let spec = plan.spec;
     match &spec.target.targets {

@@ -383,3 +383,56 @@ fn without_bs_unaligned_sizes_round_down_to_multiples_of_the_smallest() {
         assert_eq!(sizes, want, "{who}");
     }
 }
+
+#[test]
+fn unlink_each_loop_renews_the_files_between_loops() {
+    use std::os::unix::fs::MetadataExt;
+    // A 2 MiB file, a job over its first MiB twice: written anew, the
+    // second loop leaves a new 1 MiB file (mode 0600); read, the second
+    // loop finds no file and the job fails with ENOENT, as fio's.
+    let job = |rw: &str| {
+        format!("[x]\nioengine=psync\nrw={rw}\nsize=1m\nbs=4k\nloops=2\nunlink_each_loop=1\n")
+    };
+    let mut codes = Vec::new();
+    for (who, _) in bins() {
+        for rw in ["write", "read"] {
+            let dir = scratch();
+            let file = dir.path().join("x.0.0");
+            std::fs::write(&file, vec![7u8; 2 << 20]).unwrap();
+            let inode = std::fs::metadata(&file).unwrap().ino();
+            let (j, o) = run_job_file(bin_named(who), dir.path(), &job(rw), &[]);
+            if rw == "write" {
+                assert!(o.status.success(), "{who}: {}", text(&o));
+                assert_eq!(j["write"]["total_ios"], 512, "{who}");
+                let m = std::fs::metadata(&file).unwrap();
+                assert_ne!(m.ino(), inode, "{who}: a new file");
+                assert_eq!((m.len(), m.mode() & 0o777), (1 << 20, 0o600), "{who}");
+            } else {
+                assert_eq!(j["error"], 2, "{who}: ENOENT: {}", text(&o));
+                assert_eq!(j["read"]["total_ios"], 256, "{who}: the first loop");
+                assert!(!file.exists(), "{who}");
+                codes.push(o.status.code());
+            }
+        }
+    }
+    assert!(
+        codes.windows(2).all(|w| w[0] == w[1]),
+        "exit codes {codes:?}"
+    );
+    // Clones on one file share its descriptor in hiops: refused.
+    let o = hiops_fio()
+        .args(["--name=x", "--filename=f", "--size=1m", "--numjobs=2"])
+        .args(["--loops=2", "--unlink_each_loop=1", "--parse-only"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(text(&o).contains("unlink_each_loop"), "{}", text(&o));
+}
+
+/// A fresh command of the tool `who` names.
+fn bin_named(who: &str) -> Command {
+    match who {
+        "hiops" => hiops_fio(),
+        _ => Command::new(FIO),
+    }
+}

@@ -37,6 +37,7 @@ impl JobBuilder {
         check_rates(self)?;
         check_rate_windows(self)?;
         check_pre_read(self)?;
+        check_unlink_each_loop(self)?;
         check_verify(self)
     }
 }
@@ -51,6 +52,27 @@ fn check_pre_read(spec: &JobBuilder) -> Checked {
         )),
         false => Ok(()),
     }
+}
+
+/// fio's unlink_each_loop: hiops' thread renews its files under the same
+/// descriptors, which must be its own and name the file on each I/O.
+fn check_unlink_each_loop(spec: &JobBuilder) -> Checked {
+    if !spec.target.unlink_each_loop {
+        return Ok(());
+    }
+    let why = if spec.numjobs > 1 && spec.target.files_per_clone.is_none() {
+        "the clones share each file's descriptor in hiops: give each clone files of its own (drop filename) or numjobs=1"
+    } else if spec.io.engine == EngineKind::Mmap {
+        "the mapping would keep the unlinked file: use psync"
+    } else if spec.io.engine_opts.registerfiles {
+        "the registered files would keep the unlinked file: drop registerfiles"
+    } else {
+        return Ok(());
+    };
+    Err(CheckError::new(
+        "unlink_each_loop",
+        format!("unlink_each_loop is not implemented here: {why}"),
+    ))
 }
 
 fn check_rates(spec: &JobBuilder) -> Checked {

@@ -258,7 +258,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }
             }
         }
-        if invalidate && spec.timing.loops > 1 && !spec.timing.time_based {
+        let unlinks = spec.target.unlink_each_loop;
+        if (invalidate || unlinks) && spec.timing.loops > 1 && !spec.timing.time_based {
             work = work.pausing_every(plan.pass);
         }
         // A random job without fio's random map never finishes a pass.
@@ -278,6 +279,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
             let stopped = self.books.error.is_some() || self.should_stop(now_ns());
             if stopped || !work.next_pass() {
                 return;
+            }
+            if unlinks {
+                // fio's unlink_each_loop: each loop after the first anew.
+                let paths = crate::thread_plan::target_paths(plan);
+                if let Err(e) = crate::loop_files::renew(spec, &paths, &plan.targets) {
+                    self.books.error.get_or_insert(e);
+                    return;
+                }
             }
             crate::cache::drop_cached(&plan.targets, &plan.regions);
         }

@@ -145,6 +145,7 @@ pub struct Draft {
     pub write_hint: Option<u64>,
     pub lockfile: Option<hiops_job::spec::FileLockMode>,
     pub create_only: Option<bool>,
+    pub unlink_each_loop: Option<bool>,
     /// fio's thinktime_spin, ns.
     pub thinktime_spin: Option<u64>,
     pub thinktime_blocks: Option<u64>,

@@ -312,6 +312,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("latency_run", [], flag, "With latency_target: keep adjusting the depth for the whole run (1) instead of ending the job once it is found (0, the default).", |d, v| { d.latency_run = value::boolean(v)?.then_some(true); Ok(()) }),
     opt!("pre_read", [], flag, "Read each thread's range of its files into the page cache before its I/O (not measured); the cache is then not dropped (no invalidate). Not with direct=1.", |d, v| { d.pre_read = Some(value::boolean(v)?); Ok(()) }),
+    opt!("unlink_each_loop", [], flag, "Before each loop after the first, unlink the job's files; a job that writes creates them anew, empty, any other fails to open them (ENOENT), as fio. Not with clones sharing files, mmap, or registerfiles.", |d, v| { d.unlink_each_loop = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_only", [], flag, "Lay the job's files out (create or extend them as for the job) and do no I/O.", |d, v| { d.create_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after an I/O completes, the queue drained, before the next is issued (microseconds unless a unit is given); the thinktime_* options say when and how.", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("thinktime_spin", [], value, "With thinktime: spend this much of each think busy on the CPU, sleep the rest (microseconds unless a unit is given; at most thinktime).", |d, v| { d.thinktime_spin = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
@@ -758,10 +759,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
     ),
     ("sync_file_range", "use fdatasync=N"),
-    (
-        "unlink_each_loop",
-        "use unlink=1, which removes the files when the job ends",
-    ),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
     (
@@ -781,7 +778,6 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
     ("rate_ignore_thinktime", &["0"]),
-    ("unlink_each_loop", &["0"]),
     ("cmd_type", &["nvme"]),
 ];
 

@@ -396,6 +396,7 @@ impl Draft {
         // fio's init.c: pages read in ahead are not dropped again.
         spec.target.invalidate = self.invalidate.unwrap_or(true) && !spec.target.pre_read;
         spec.target.create_only = self.create_only.unwrap_or(false);
+        spec.target.unlink_each_loop = self.unlink_each_loop.unwrap_or(false);
         spec.target.lock_mode = self.lockfile.unwrap_or_default();
         spec.target.write_hint = self.write_hint;
         spec.target.fadvise = match self.fadvise_hint.unwrap_or(Some(FadviseHint::ByWorkload)) {

@@ -116,6 +116,9 @@ pub struct TargetOptions {
     pub pre_read: bool,
     /// Lay the files out and do no I/O (fio's create_only).
     pub create_only: bool,
+    /// Unlink the files before each loop after the first, and open them
+    /// anew (fio's unlink_each_loop).
+    pub unlink_each_loop: bool,
     /// fio's lockfile: how each I/O's submission to a file is serialised
     /// across the run's threads.
     pub lock_mode: FileLockMode,
@@ -166,6 +169,7 @@ impl TargetOptions {
             invalidate: true,
             pre_read: false,
             create_only: false,
+            unlink_each_loop: false,
             lock_mode: FileLockMode::None,
             write_hint: None,
             fadvise: None,
