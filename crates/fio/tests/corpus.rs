@@ -341,7 +341,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines[0].ends_with("unsupported.fio:6: option max_open_zones is an fio option hiops does not implement: zoned block devices are not supported; drop it"), "{e}");
     assert!(
-        lines[1].contains("unsupported.fio:7: option merge_blktrace_file"),
+        lines[1].contains("unsupported.fio:7: option gpu_dev_id"),
         "{e}"
     );
     assert!(
@@ -356,7 +356,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["max_open_zones", "merge_blktrace_file", "frobnicate"]
+        vec!["max_open_zones", "gpu_dev_id", "frobnicate"]
     );
 }
 

@@ -213,10 +213,13 @@ fn fio_defaults_name_options_hiops_refuses_and_match_as_values() {
     assert!(is_fio_default("read_beyond_wp", Some("0x0")));
     assert!(is_fio_default("max_open_zones", Some(" 0 ")));
     assert!(is_fio_default("ignore_zone_limits", Some("off")));
-    assert!(!is_fio_default("atomic", None), "a bare flag is 1");
+    assert!(
+        !is_fio_default("ignore_zone_limits", None),
+        "a bare flag is 1"
+    );
     assert!(!is_fio_default("zero_buffers", None));
     assert!(!is_fio_default("read_beyond_wp", Some("5")));
-    assert!(!is_fio_default("bs_unaligned", Some("1")));
+    assert!(!is_fio_default("rate_ignore_thinktime", Some("1")));
     assert!(!is_fio_default("max_open_zones", Some("1k")));
     assert!(
         !is_fio_default("gpu_dev_id", Some("0")),
