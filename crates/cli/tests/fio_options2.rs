@@ -252,7 +252,7 @@ fn offset_align_off_the_block_alignment_is_refused() {
 }
 
 #[test]
-fn iomem_takes_fio_s_types_and_refuses_huge_pages_and_files() {
+fn iomem_takes_fio_s_types_and_refuses_huge_pages() {
     let dir = scratch();
     for mem in [
         "--iomem=malloc",
@@ -263,10 +263,8 @@ fn iomem_takes_fio_s_types_and_refuses_huge_pages_and_files() {
         let args = ["--name=j", "--ioengine=null", "--size=1m", mem].map(String::from);
         json_of(&hiops_json_in(dir.path(), &args));
     }
-    for (mem, says) in [
-        ("--iomem=mmaphuge", "huge pages"),
-        ("--mem=mmap:buf", "from a file"),
-    ] {
+    // mem=mmap:FILE maps from a file: crates/cli/tests/fio_mem_file.rs.
+    for (mem, says) in [("--iomem=mmaphuge", "huge pages")] {
         let args = ["--name=j", "--ioengine=null", "--size=1m", mem].map(String::from);
         let o = hiops_json_in(dir.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{mem}: {}", text(&o));

@@ -209,7 +209,7 @@ fn every_fio_default_or_off_value_is_taken() {
 #[test]
 fn fio_defaults_of_unimplemented_options_refuse_other_values_still() {
     for arg in [
-        "--block_error_percentiles=1",
+        "--zonecapacity=1m",
         "--read_beyond_wp=1",
         "--ignore_zone_limits=1",
         "--job_max_open_zones=2",
