@@ -382,7 +382,11 @@ fn the_multicast_example_runs_in_one_process_and_ends_at_its_runtime() {
          [normal_reader]\nrw=read\n\n[pingpong_writer]\nstartdelay=1\npingpong=1\nrw=write\n"
     );
     std::fs::write(dir.path().join("m.fio"), job).unwrap();
-    let c = spawn(false, dir.path(), &["--output-format=json".into(), "m.fio".into()]);
+    let c = spawn(
+        false,
+        dir.path(),
+        &["--output-format=json".into(), "m.fio".into()],
+    );
     let jobs = finish_all(c, "the multicast run");
     let [ping, normal, writer] = [jobs[0], jobs[1], jobs[2]];
     assert!(writer[1] > 0, "the writer sent: {writer:?}");
@@ -394,7 +398,11 @@ fn the_multicast_example_runs_in_one_process_and_ends_at_its_runtime() {
 fn one_signal_ends_a_receiver_whose_peer_never_comes() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let c = spawn(false, dir.path(), &side("rx", port, (1024, 64 << 10), &["--protocol=udp"]));
+    let c = spawn(
+        false,
+        dir.path(),
+        &side("rx", port, (1024, 64 << 10), &["--protocol=udp"]),
+    );
     wait_bound(port, true);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: kill takes no pointer; the pid is our child's, not reaped.
@@ -402,8 +410,15 @@ fn one_signal_ends_a_receiver_whose_peer_never_comes() {
     let t = Instant::now();
     let mut c = c;
     while c.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(10), "still waiting for its peer");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "still waiting for its peer"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(c.wait().unwrap().code(), Some(130), "interrupted, as any run");
+    assert_eq!(
+        c.wait().unwrap().code(),
+        Some(130),
+        "interrupted, as any run"
+    );
 }
