@@ -102,6 +102,9 @@ fn splice_counts_as_fio_counts() {
         } else {
             assert_eq!(both(&h), both(&f), "{rw}: hiops, fio");
         }
+        // fio times no submission of a synchronous engine (FIO_SYNCIO).
+        let slat = |j: &Value| j["write"]["slat_ns"]["N"].as_u64();
+        assert_eq!((slat(&h), slat(&f)), (Some(0), Some(0)), "{rw}");
     }
 }
 
@@ -390,6 +393,18 @@ fn e4defrag_off_ext4_fails_the_first_write_saying_why_as_fio() {
 }
 
 #[test]
+fn e4defrag_reads_fail_with_einval_as_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, o, before, after) = defrag(hiops_fio(), dir.path(), &["--rw=read"]);
+    assert!(!o.status.success() && before == after, "{}", text(&o));
+    assert_eq!(figures(&h, "read"), (libc::EINVAL as u64, 0, 1));
+    if have_fio() {
+        let (f, _, _, _) = defrag(Command::new(FIO), dir.path(), &["--rw=read"]);
+        assert_eq!(figures(&f, "read"), figures(&h, "read"), "fio, hiops");
+    }
+}
+
+#[test]
 fn e4defrag_needs_a_donor_file_and_its_options_need_it() {
     let dir = tempfile::tempdir().unwrap();
     let o = hiops_fio()
@@ -444,5 +459,80 @@ fn e4defrag_needs_a_donor_file_and_its_options_need_it() {
         !o.status.success() && text(&o).contains("not a regular file"),
         "{}",
         text(&o)
+    );
+}
+
+/// A loop device over a file of ours, detached on drop.
+struct LoopDev(String);
+
+impl LoopDev {
+    fn attach(img: &Path) -> Option<LoopDev> {
+        let o = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(img)
+            .output()
+            .ok()?;
+        o.status
+            .success()
+            .then(|| LoopDev(String::from_utf8_lossy(&o.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn e4defrag_on_a_device_holding_a_file_system_is_refused_as_a_write() {
+    if !is_root() {
+        eprintln!("skipped: needs root for a loop device");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let img = dir.path().join("img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let made = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .output();
+    if !made.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: mkfs.ext4 failed or is absent");
+        return;
+    }
+    let Some(dev) = LoopDev::attach(&img) else {
+        eprintln!("skipped: losetup is missing or no loop device is free");
+        return;
+    };
+    let before = std::fs::read(&img).unwrap();
+    let o = hiops_fio()
+        .current_dir(dir.path())
+        .args([
+            "--name=e",
+            "--ioengine=e4defrag",
+            "--donorname=d",
+            "--size=1m",
+        ])
+        .args(["--rw=write", "--bs=64k"])
+        .arg(format!("--filename={}", dev.0))
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("ext4") && text(&o).contains("--allow-write-device="),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "the device was written"
+    );
+    assert!(
+        !dir.path().join("d").exists(),
+        "no donor made for a refused job"
     );
 }
