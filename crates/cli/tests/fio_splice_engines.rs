@@ -114,13 +114,18 @@ fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// Waits until something listens on tcp `port` (/proc/net/tcp); a probe
-/// connection would be taken as the peer.
-fn wait_listening(port: u16) {
+/// Waits until something is bound to `port` (/proc/net/tcp or udp); a
+/// probe connection would be taken as the peer.
+fn wait_bound(port: u16, udp: bool) {
+    let table = if udp {
+        "/proc/net/udp"
+    } else {
+        "/proc/net/tcp"
+    };
     let needle = format!(":{port:04X}");
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        let t = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let t = std::fs::read_to_string(table).unwrap_or_default();
         if t.lines().any(|l| {
             l.split_whitespace()
                 .nth(1)
@@ -130,11 +135,19 @@ fn wait_listening(port: u16) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("nothing listened on port {port} within 30 s");
+    panic!("nothing bound port {port} within 30 s");
 }
 
-/// One side of a netsplice pair: `size` bytes in blocks of `bs`.
-fn side(fio: bool, rx: bool, port: u16, bs: &str, size: &str, dir: &Path) -> Child {
+/// One side of a netsplice pair: `size` bytes in blocks of `bs`, with
+/// `extra` options (udp: the reader binds, as fio 3.33 takes it).
+fn side(
+    fio: bool,
+    rx: bool,
+    port: u16,
+    (bs, size): (u64, u64),
+    dir: &Path,
+    extra: &[&str],
+) -> Child {
     let mut c = if fio { Command::new(FIO) } else { hiops_fio() };
     let mut a = args(&["--ioengine=netsplice", "--output-format=json"]);
     a.extend([
@@ -143,9 +156,13 @@ fn side(fio: bool, rx: bool, port: u16, bs: &str, size: &str, dir: &Path) -> Chi
         format!("--size={size}"),
     ]);
     match rx {
-        true => a.extend(args(&["--name=rx", "--rw=read", "--listen"])),
+        true => a.extend(args(&["--name=rx", "--rw=read"])),
         false => a.extend(args(&["--name=tx", "--rw=write", "--hostname=127.0.0.1"])),
     }
+    if rx && !extra.contains(&"--protocol=udp") {
+        a.push("--listen".into());
+    }
+    a.extend(args(extra));
     c.current_dir(dir)
         .args(a)
         .stdin(Stdio::null())
@@ -182,27 +199,31 @@ fn ended(mut c: Child, who: &str) -> [u64; 4] {
     ]
 }
 
-/// A receiver and a sender over tcp on 127.0.0.1: each moves `size`
-/// bytes in size/bs I/Os.
-fn pair(rx_fio: bool, tx_fio: bool, bs: u64, size: u64) {
+/// A receiver and a sender on 127.0.0.1 (tcp unless `extra` says): each
+/// moves `size` bytes in size/bs I/Os.
+fn pair(rx_fio: bool, tx_fio: bool, bs: u64, size: u64, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let (b, s) = (bs.to_string(), size.to_string());
-    let rx = side(rx_fio, true, port, &b, &s, dir.path());
-    wait_listening(port);
-    let tx = side(tx_fio, false, port, &b, &s, dir.path());
+    let rx = side(rx_fio, true, port, (bs, size), dir.path(), extra);
+    wait_bound(port, extra.contains(&"--protocol=udp"));
+    let tx = side(tx_fio, false, port, (bs, size), dir.path(), extra);
     let (t, r) = (ended(tx, "sender"), ended(rx, "receiver"));
     let ios = size / bs;
-    assert_eq!(t, [0, size, 0, ios], "sender (fio: {tx_fio})");
-    assert_eq!(r, [size, 0, ios, 0], "receiver (fio: {rx_fio})");
+    assert_eq!(t, [0, size, 0, ios], "sender (fio: {tx_fio}) {extra:?}");
+    assert_eq!(r, [size, 0, ios, 0], "receiver (fio: {rx_fio}) {extra:?}");
 }
 
 #[test]
 fn netsplice_moves_the_jobs_bytes_in_blocks_larger_than_the_pipe() {
     // fio 3.33 itself stalls here (it fills the pipe with the whole block
     // before draining it): hiops to hiops only.
-    pair(false, false, 128 << 10, 8 << 20);
-    pair(false, false, 4096, 1 << 20);
+    pair(false, false, 128 << 10, 8 << 20, &[]);
+    pair(false, false, 4096, 1 << 20, &[]);
+    // Each message echoed back through the pipe both ways.
+    pair(false, false, 128 << 10, 2 << 20, &["--pingpong"]);
+    // udp sends and receives as net, as fio's netsplice: 64 datagrams of
+    // 1 KiB, which a loopback socket's default buffer holds whole.
+    pair(false, false, 1024, 64 << 10, &["--protocol=udp"]);
 }
 
 #[test]
@@ -210,8 +231,9 @@ fn netsplice_talks_to_fio_both_ways() {
     if !have_fio() {
         return;
     }
-    pair(false, true, 32 << 10, 4 << 20);
-    pair(true, false, 32 << 10, 4 << 20);
+    pair(false, true, 32 << 10, 4 << 20, &[]);
+    pair(true, false, 32 << 10, 4 << 20, &[]);
+    pair(false, true, 1024, 64 << 10, &["--protocol=udp"]);
 }
 
 /// EXT4_SUPER_MAGIC (include/uapi/linux/magic.h).
