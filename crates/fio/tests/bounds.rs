@@ -76,7 +76,9 @@ fn a_long_bad_value_is_shown_once_and_cut() {
         ("verify", long.clone()),
     ] {
         let e = refused(&format!("{JOB}{key}={value}\n"));
-        assert!(e.len() < 300, "{key}: {} bytes: {e}", e.len());
+        // ioengine's refusal lists hiops' engines after the cut value.
+        let most = if key == "ioengine" { 360 } else { 300 };
+        assert!(e.len() < most, "{key}: {} bytes: {e}", e.len());
         assert!(e.contains("bytes)"), "{key}: says how long it was: {e}");
         // The shown part is 64 characters: twice would be 42 runs of 999.
         assert!(e.matches("999").count() <= 21, "{key}: shown twice: {e}");

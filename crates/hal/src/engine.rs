@@ -178,10 +178,14 @@ pub enum EngineKind {
     Net,
     /// Completes every command at once without touching data.
     Null,
+    /// pread/pwrite's shape through a pipe: splice and vmsplice (fio's splice).
+    Splice,
+    /// Writes move a donor file's extents in (EXT4_IOC_MOVE_EXT, fio's e4defrag).
+    E4defrag,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 9] = [
+    pub const ALL: [EngineKind; 11] = [
         EngineKind::Psync,
         EngineKind::Pvsync2,
         EngineKind::Libaio,
@@ -191,6 +195,8 @@ impl EngineKind {
         EngineKind::Mmap,
         EngineKind::Net,
         EngineKind::Null,
+        EngineKind::Splice,
+        EngineKind::E4defrag,
     ];
 
     pub fn name(self) -> &'static str {
@@ -204,6 +210,8 @@ impl EngineKind {
             EngineKind::Mmap => "mmap",
             EngineKind::Net => "net",
             EngineKind::Null => "null",
+            EngineKind::Splice => "splice",
+            EngineKind::E4defrag => "e4defrag",
         }
     }
 
@@ -220,6 +228,8 @@ impl EngineKind {
             "mmap" => EngineKind::Mmap,
             "net" => EngineKind::Net,
             "null" => EngineKind::Null,
+            "splice" => EngineKind::Splice,
+            "e4defrag" => EngineKind::E4defrag,
             _ => return None,
         })
     }
@@ -229,7 +239,12 @@ impl EngineKind {
     pub fn is_synchronous(self) -> bool {
         matches!(
             self,
-            EngineKind::Psync | EngineKind::Pvsync2 | EngineKind::Mmap | EngineKind::Net
+            EngineKind::Psync
+                | EngineKind::Pvsync2
+                | EngineKind::Mmap
+                | EngineKind::Net
+                | EngineKind::Splice
+                | EngineKind::E4defrag
         )
     }
 
@@ -283,6 +298,8 @@ pub struct EngineOptions {
     pub mmap: crate::backends::mmap::MmapOptions,
     /// net: the socket, its side and options (fio's net engine).
     pub net: crate::backends::net::NetOptions,
+    /// e4defrag: the donor file and its allocation.
+    pub e4defrag: crate::backends::e4defrag::E4defragOptions,
     /// io_uring: a kernel thread polls the submission queue.
     pub sqpoll: bool,
     /// io_uring: how long the SQ thread spins before sleeping (ms).

@@ -1,10 +1,11 @@
 //! Which jobs fio 3.33 times a submission for (its `slat`): fio books slat
 //! when the engine queues an I/O to complete later (io_u.c, io_u_queued on
 //! FIO_Q_QUEUED), never where the engine completes it in the call that
-//! issues it (FIO_SYNCIO: sync, psync, pvsync2, mmap, net, filecreate, and
-//! null at depth 1). There fio's text has no slat line, its terse line
-//! zeros and its JSON `slat_ns` no samples, which hiops answering as fio
-//! follows; `hiops run` shows the slat it measured.
+//! issues it (FIO_SYNCIO: sync, psync, pvsync2, mmap, net, netsplice,
+//! splice, e4defrag, filecreate, and null at depth 1). There fio's text
+//! has no slat line, its terse line zeros and its JSON `slat_ns` no
+//! samples, which hiops answering as fio follows; `hiops run` shows the
+//! slat it measured.
 
 use hiops_report::fio_doc::FioJob;
 use serde_json::{json, Value};
@@ -13,7 +14,16 @@ use serde_json::{json, Value};
 const DIRECTIONS: [&str; 4] = ["read", "write", "trim", "mixed"];
 
 /// The engines fio runs synchronously whatever the depth.
-const SYNC_ENGINES: [&str; 5] = ["psync", "pvsync2", "mmap", "net", "filecreate"];
+const SYNC_ENGINES: [&str; 8] = [
+    "psync",
+    "pvsync2",
+    "mmap",
+    "net",
+    "netsplice",
+    "splice",
+    "e4defrag",
+    "filecreate",
+];
 
 /// Whether fio would time submissions for a job of hiops' fio JSON, read
 /// back typed (its `hiops.engine` starts with the engine's name).

@@ -238,6 +238,11 @@ pub struct Draft {
     pub uncached: Option<bool>,
     /// fio's net engine options, when any was given.
     pub net: Option<hiops_hal::backends::net::NetOptions>,
+    /// `ioengine=netsplice` (`ioengine` is then net).
+    pub netsplice: bool,
+    /// e4defrag's donorname and inplace.
+    pub donorname: Option<String>,
+    pub inplace: Option<bool>,
     pub nowait: Option<bool>,
     pub fixedbufs: Option<bool>,
     pub registerfiles: Option<bool>,

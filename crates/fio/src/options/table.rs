@@ -142,7 +142,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, null (and hiops' mem), filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, netsplice, splice, e4defrag, null (and hiops' mem), filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec.", |d, v| {
         use hiops_hal::backends::sync::PsyncCall;
         use hiops_job::spec::{FileOp, StatCall};
         let v = need(v)?;
@@ -160,8 +160,10 @@ pub static OPTIONS: &[OptDef] = &[
         let psync = d.filecreate || d.file_op.is_some() || d.psync_call != PsyncCall::Data;
         d.cpuio = v == "cpuio";
         d.exec = v == "exec";
+        d.netsplice = v == "netsplice";
         d.ioengine = Some(match () {
             _ if psync => EngineKind::Psync,
+            _ if d.netsplice => EngineKind::Net,
             _ if d.cpuio || d.exec => EngineKind::Null,
             _ => engine(v)?,
         });
@@ -210,6 +212,15 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("numa_mem_policy", [], value, "Where each thread's memory comes from: default, local, prefer:N, bind:NODES or interleave[:NODES] (set_mempolicy, per thread).", |d, v| { d.numa_mem_policy = Some(super::thread::mem_policy(need(v)?)?); Ok(()) }),
     opt!("gtod_cpu", [], value, "fio's CPU for its time-keeping thread, which the job's cpus_allowed then leaves out. hiops reads the clock itself (no time thread): the CPU is only left out (0 is off, as in fio).", |d, v| {
         d.gtod_cpu = Some(usize::try_from(value::int(need(v)?, d.kb_base)?).map_err(|_| "past this machine's CPUs")?); Ok(())
+    }),
+    opt!("donorname", [], value, "ioengine=e4defrag: the donor file whose blocks each write moves into the job's file (in directory when given; created if absent).", |d, v| { d.donorname = Some(need(v)?.to_string()); Ok(()) }),
+    opt!("inplace", [], value, "ioengine=e4defrag: 1 allocates the donor's blocks in each write and frees them after; 0 (default) preallocates the donor once.", |d, v| {
+        d.inplace = Some(match value::int(need(v)?, d.kb_base)? {
+            0 => false,
+            1 => true,
+            _ => return Err("must be 0 or 1".into()),
+        });
+        Ok(())
     }),
     opt!("stat_type", [], value, "ioengine=filestat: the call that looks each file up: stat (default), lstat or statx.", |d, v| {
         use hiops_job::spec::StatCall;
@@ -786,7 +797,7 @@ pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
 #[rustfmt::skip]
 pub static OTHER_ENGINE_OPTIONS: &[(&str, &str)] = &[
     ("namenode", "libhdfs"), ("hdfsdirectory", "libhdfs"), ("serverip", "librpma"), ("direct_write_to_pmem", "librpma"),
-    ("busy_wait_polling", "librpma"), ("donorname", "e4defrag"), ("inplace", "e4defrag"),
+    ("busy_wait_polling", "librpma"),
     ("clustername", "rbd or rados"), ("rbdname", "rbd"), ("clientname", "rbd or rados"), ("conf", "rados"),
     ("busy_poll", "rbd or rados"), ("touch_objects", "rados"), ("pool", "rbd, rados or dfs"), ("cont", "dfs"),
     ("chunk_size", "dfs"), ("object_class", "dfs"), ("skip_bad", "mtd"), ("verb", "rdma"),

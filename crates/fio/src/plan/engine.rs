@@ -34,6 +34,8 @@ impl Draft {
         o.defer_taskrun = self.defer_taskrun.unwrap_or_default();
         o.coop_taskrun = self.coop_taskrun.unwrap_or_default();
         self.set_net(spec.io.engine, spec.workload.rw, o)?;
+        o.net.splice = self.netsplice;
+        self.set_e4defrag(engine, o)?;
         if o.iopoll && !spec.target.direct {
             return Err("hipri (IOPOLL) needs direct=1".into());
         }
@@ -67,6 +69,41 @@ impl Draft {
         if o.net.proto != NetProto::Tcp {
             o.net.listen = datagram_receives(o.net.listen, rw)?;
         }
+        Ok(())
+    }
+
+    /// fio's e4defrag options: the donor (fio: `directory/donorname`,
+    /// required) and its preallocation over offset..filesize; refused
+    /// with other engines.
+    fn set_e4defrag(
+        &self,
+        engine: EngineKind,
+        o: &mut hiops_hal::EngineOptions,
+    ) -> Result<(), FioError> {
+        let given = self.donorname.is_some() || self.inplace.is_some();
+        if engine != EngineKind::E4defrag {
+            if given {
+                return Err(format!("donorname and inplace are the e4defrag engine's, not {engine}'s: add ioengine=e4defrag or drop them").into());
+            }
+            return Ok(());
+        }
+        let name = match self.donorname.as_deref() {
+            Some(n) if !n.is_empty() => n,
+            _ => return Err("ioengine=e4defrag needs donorname=FILE, the donor file whose blocks each write moves in (fio: 'donorname' options required)".into()),
+        };
+        let donor = match &self.directory {
+            Some(dir) => std::path::PathBuf::from(format!("{}/{name}", dir.display())),
+            None => std::path::PathBuf::from(name),
+        };
+        if std::fs::metadata(&donor).is_ok_and(|m| !m.is_file()) {
+            return Err(format!("donorname {}: not a regular file; e4defrag writes its donor, so it must be a file (or not exist yet)", donor.display()).into());
+        }
+        o.e4defrag = hiops_hal::backends::e4defrag::E4defragOptions {
+            donor,
+            inplace: self.inplace.unwrap_or(false),
+            start: self.offset.map_or(0, |a| a.fixed().get()),
+            end: self.filesize.map(|b| b.get()),
+        };
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! (prepare, issue, reap) is a match the compiler sees through and can
 //! inline into the queue, not a call through a vtable.
 
-use super::{libaio, mem, mmap, net, null, posixaio, sync, uring};
+use super::{e4defrag, libaio, mem, mmap, net, null, posixaio, splice, sync, uring};
 use crate::{
     BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError,
     PostedCounter, Tag, Target,
@@ -22,6 +22,8 @@ pub(crate) enum Backend {
     Mmap(mmap::MmapEngine),
     Net(net::NetEngine),
     Null(null::NullEngine),
+    Splice(splice::SpliceEngine),
+    E4defrag(e4defrag::E4defragEngine),
 }
 
 /// `$body` with `$e` bound to the backend inside, whichever it is.
@@ -36,6 +38,8 @@ macro_rules! each {
             Backend::Mmap($e) => $body,
             Backend::Net($e) => $body,
             Backend::Null($e) => $body,
+            Backend::Splice($e) => $body,
+            Backend::E4defrag($e) => $body,
         }
     };
 }
@@ -89,6 +93,12 @@ impl Backend {
             EngineKind::Mmap => Backend::Mmap(mmap::MmapEngine::open(targets, depth, &opts.mmap)?),
             EngineKind::Net => Backend::Net(net::NetEngine::open(&opts.net, depth)?),
             EngineKind::Null => Backend::Null(null::NullEngine::new(depth)),
+            EngineKind::Splice => Backend::Splice(splice::SpliceEngine::open(targets, depth)?),
+            EngineKind::E4defrag => Backend::E4defrag(e4defrag::E4defragEngine::open(
+                targets,
+                depth,
+                &opts.e4defrag,
+            )?),
         })
     }
 }

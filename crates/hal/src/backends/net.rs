@@ -7,16 +7,24 @@
 //! opens at the first I/O (after startdelay), so receivers that joined a
 //! multicast group in setup hear a sender that starts later.
 //!
+//! netsplice (`splice`) is the same engine whose TCP transfers go through
+//! a pipe, as fio's engines/net.c does for it: a send vmsplices the buffer
+//! into the pipe and splices the pipe to the socket, a receive splices the
+//! socket into the pipe and vmsplices it out into the buffer. UDP and Unix
+//! sockets send and receive as net, as in fio.
+//!
 //! A receive that waits for a peer wakes every [`WAIT_SLICE`] to see
 //! whether the run was interrupted (Ctrl-C, SIGTERM), so one signal ends
 //! a run whose peer never comes.
 
+use super::pipe::{Pipe, SPLICE_CHUNK};
 use super::ready::{Inline, Staged};
 use crate::{Command, Completion, Engine, HalError, Op, Tag};
 use socket2::{Protocol, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
 use std::mem::MaybeUninit;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::AsRawFd;
 
 /// fio's link messages (engines/net.c): magic, then open or close.
 const LINK_MAGIC: u32 = 0x6c69_6e6b;
@@ -58,6 +66,9 @@ pub struct NetOptions {
     /// through (IP_MULTICAST_IF) and joined on (`None`: the system's
     /// choice).
     pub interface: Option<std::net::Ipv4Addr>,
+    /// fio's netsplice: TCP transfers through a pipe with splice and
+    /// vmsplice.
+    pub splice: bool,
 }
 
 impl NetOptions {
@@ -94,6 +105,8 @@ pub struct NetEngine {
     closed: bool,
     /// UDP: fio's link-open was sent (sender) or received (receiver).
     linked: bool,
+    /// netsplice over TCP: the pipe every transfer goes through.
+    pipe: Option<Pipe>,
     inline: Inline,
 }
 
@@ -114,7 +127,12 @@ impl NetEngine {
         };
         sock.set_read_timeout(Some(WAIT_SLICE))
             .map_err(setup("setting the receive timeout (SO_RCVTIMEO)"))?;
+        let pipe = match opts.splice && opts.proto == NetProto::Tcp {
+            true => Some(Pipe::new().map_err(setup("creating the splice pipe"))?),
+            false => None,
+        };
         Ok(NetEngine {
+            pipe,
             sock,
             opts: opts.clone(),
             peer,
@@ -156,16 +174,45 @@ impl NetEngine {
         }
         match (&self.peer, self.opts.proto) {
             (Some(to), NetProto::Udp) => self.sock.send_to(buf, to),
-            _ => {
-                (&self.sock).write_all(buf)?;
-                Ok(buf.len())
-            }
+            _ => match &self.pipe {
+                Some(pipe) => pipe.write_all_to(self.sock.as_raw_fd(), None, buf, false),
+                None => {
+                    (&self.sock).write_all(buf)?;
+                    Ok(buf.len())
+                }
+            },
         }
+    }
+
+    /// netsplice's TCP receive: socket to pipe, pipe to buffer, until
+    /// `buf` is full or the stream ends.
+    fn splice_recv(&self, pipe: &Pipe, buf: &mut [u8]) -> std::io::Result<usize> {
+        let fd = self.sock.as_raw_fd();
+        let mut got = 0;
+        while got < buf.len() {
+            // No more than the pipe holds: it is emptied only after.
+            let want = (buf.len() - got).min(SPLICE_CHUNK);
+            let n = match interruptible(|| pipe.fill_from(fd, None, want, 0)) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted && !interrupted() => continue,
+                Err(e) => return Err(e),
+            };
+            let mut out = 0;
+            while out < n {
+                out += pipe.copy_out(&mut buf[got + out..got + n])?;
+            }
+            got += n;
+        }
+        Ok(got)
     }
 
     /// A whole message: `len` bytes of a stream, or one datagram. 0 at the
     /// end of the stream or on fio's link-close datagram.
     fn recv(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(pipe) = &self.pipe {
+            return self.splice_recv(pipe, buf);
+        }
         if self.opts.proto != NetProto::Udp {
             let mut got = 0;
             while got < buf.len() {
@@ -219,6 +266,13 @@ impl NetEngine {
             Op::Fsync | Op::Fdatasync => Ok(0),
             Op::Trim => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
         };
+        if moved.is_err() {
+            if let Some(pipe) = &mut self.pipe {
+                // What a failed transfer left in the pipe must not reach
+                // the next one (where no new pipe can be had, the old stays).
+                let _ = pipe.renew();
+            }
+        }
         match moved {
             Ok(n) => n as i64,
             // The job's end came while it waited for its peer: the I/O
@@ -311,7 +365,6 @@ fn set_int_option(
     name: libc::c_int,
     v: libc::c_int,
 ) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
     // SAFETY: a c_int option value of its own size, on an open socket.
     let rc = unsafe {
         libc::setsockopt(
@@ -463,8 +516,16 @@ impl Engine for NetEngine {
             Ok(a) if a.is_multicast() => format!(", multicast group {a}"),
             _ => String::new(),
         };
+        let (name, via) = match (self.opts.splice, &self.pipe) {
+            (false, _) => ("net", ""),
+            (true, Some(_)) => ("netsplice", ", splice and vmsplice through a pipe"),
+            (true, None) => (
+                "netsplice",
+                ", send and receive (no splice but on tcp, as fio)",
+            ),
+        };
         format!(
-            "net ({proto}, {side} side, port {}{pp}{group})",
+            "{name} ({proto}, {side} side, port {}{pp}{group}{via})",
             self.opts.port
         )
     }

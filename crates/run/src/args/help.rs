@@ -164,18 +164,20 @@ pub fn enghelp(arg: &str) -> String {
     let engine = arg.split(',').next().unwrap_or_default();
     if engine.is_empty() {
         return format!(
-            "Available IO engines:\n{}\tfilecreate\n",
+            "Available IO engines:\n{}\tfilecreate\n\tnetsplice\n",
             hiops_hal::EngineKind::ALL
                 .iter()
                 .map(|e| format!("\t{e}\n"))
                 .collect::<String>()
         );
     }
-    // fio's spellings hiops reads as one of its engines, and filecreate,
-    // which is the job loop's rather than the HAL's (hiops-fio's option table).
+    // fio's spellings hiops reads as one of its engines, filecreate, which
+    // is the job loop's rather than the HAL's, and netsplice, net's option
+    // (hiops-fio's option table).
     let known = hiops_hal::EngineKind::parse(engine).is_some()
         || engine == "pvsync"
-        || engine == "filecreate";
+        || engine == "filecreate"
+        || engine == "netsplice";
     if known {
         format!(
             "ioengine {engine}: in hiops (ioengine={engine}); its options are in `hiops run --help` with the others\n"
