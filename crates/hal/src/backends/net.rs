@@ -521,7 +521,7 @@ impl Engine for NetEngine {
             (true, Some(_)) => ("netsplice", ", splice and vmsplice through a pipe"),
             (true, None) => (
                 "netsplice",
-                ", send and receive (no splice but on tcp, as fio)",
+                ", sent and received as net: fio splices tcp alone",
             ),
         };
         format!(
