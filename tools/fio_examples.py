@@ -64,6 +64,16 @@ def shorten(text):
     return "\n".join(head + [shorten_line(l) for l in text.splitlines()]) + "\n"
 
 
+def kill_in(wd):
+    """SIGKILL to every process whose working directory is `wd`."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == os.path.realpath(wd):
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run(program, job, wd):
     """(exit status or 'timeout', jobs in the JSON or None, first line)."""
     p = subprocess.Popen([program, "--output-format=json", "--output=out.json", job],
@@ -74,7 +84,13 @@ def run(program, job, wd):
         rc = p.returncode
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
+        # fio's forked jobs may sit in sessions of their own, holding the
+        # output pipe: any process still working in the run's directory.
+        kill_in(wd)
+        try:
+            out, _ = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out = b""
         rc = "timeout"
     jobs = None
     try:

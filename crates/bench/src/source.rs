@@ -30,6 +30,9 @@ pub(crate) trait Source {
     fn exhausted(&self) -> bool {
         false
     }
+    /// The thread thought for `_ns` and its rate is not to catch up on it
+    /// (fio's rate_ignore_thinktime): the schedule moves on by that much.
+    fn thought(&mut self, _ns: u64) {}
 }
 
 /// Paces one direction: the next I/O is due `interval` after the last one
@@ -274,6 +277,12 @@ impl Source for Workload {
             self.last_write_target = io.target;
         }
         Next::Io { io, start_ns }
+    }
+
+    fn thought(&mut self, ns: u64) {
+        for p in self.pacers.iter_mut().flatten() {
+            p.next_due_ns += ns as f64;
+        }
     }
 
     fn stoppable(&self) -> bool {

@@ -391,7 +391,12 @@ fn the_multicast_example_runs_in_one_process_and_ends_at_its_runtime() {
     let [ping, normal, writer] = [jobs[0], jobs[1], jobs[2]];
     assert!(writer[1] > 0, "the writer sent: {writer:?}");
     assert_eq!(ping[0], writer[1], "the echoing reader got every datagram");
-    assert_eq!(normal[0], writer[1], "so did the other");
+    // The other one paces nothing: on a busy machine its socket may drop
+    // a few datagrams (UDP), never gain any.
+    assert!(
+        normal[0] <= writer[1] && normal[0] * 10 >= writer[1] * 9,
+        "the other: {normal:?} of {writer:?}"
+    );
 }
 
 #[test]

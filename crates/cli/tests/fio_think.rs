@@ -160,3 +160,40 @@ fn thinktime_iotime_repeats_io_then_think() {
         assert!((2..=4).contains(&gaps), "{who}: {gaps} gaps of a think");
     });
 }
+
+/// rate_ignore_thinktime: 100 IOPS with a 500 ms think after every 50
+/// I/Os, for 2 s. Catching up after each think (the default), the job
+/// keeps its rate: about 200 I/Os. Ignoring the thinks, the rate goes on
+/// from where it was: about half as many.
+#[test]
+fn rate_ignore_thinktime_does_not_catch_up_the_time_thought() {
+    let job = |ignore: u8| {
+        format!(
+            "[x]\nioengine=null\nsize=1g\nbs=4k\nrw=read\ntime_based=1\nruntime=2\n\
+             rate_iops=100\nthinktime=500ms\nthinktime_blocks=50\nrate_ignore_thinktime={ignore}\n"
+        )
+    };
+    let ios = |who: &str, ignore: u8| {
+        let bin = if who == "fio" {
+            Command::new(FIO)
+        } else {
+            hiops_fio()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (j, o) = run_job_file(bin, dir.path(), &job(ignore), &[]);
+        assert!(o.status.success(), "{who}: {}", text(&o));
+        reads(&j)
+    };
+    let mut who = vec!["hiops"];
+    if have_fio() {
+        who.push("fio");
+    }
+    for w in who {
+        let (caught_up, ignored) = (ios(w, 0), ios(w, 1));
+        assert!(caught_up >= 150, "{w}: {caught_up} I/Os keeping the rate");
+        assert!(
+            ignored * 4 < caught_up * 3,
+            "{w}: {ignored} ignoring the thinks, {caught_up} catching up"
+        );
+    }
+}

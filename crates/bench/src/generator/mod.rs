@@ -510,27 +510,8 @@ impl IoGen {
             Some(random) => usize::from(random),
             None => self.sizes_of(op),
         };
-        let cum = &self.bs_cum[sizes];
-        let mut len = if cum.len() == 1 {
-            cum[0].1
-        } else {
-            let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
-            // The first size whose cumulative weight passes p (a bsrange
-            // drawn unaligned lists thousands).
-            cum[cum.partition_point(|c| c.0 <= p)].1
-        };
-        let target = match (self.files.as_mut(), self.open_files.as_mut()) {
-            (Some(files), _) => {
-                let regions = &self.regions;
-                files.next(&mut self.rng, len, |i| regions[i as usize].len) as usize
-            }
-            (None, Some(open)) => open.next(len) as usize,
-            (None, None) => {
-                let t = self.next_target as usize;
-                self.next_target = (self.next_target + 1) % self.regions.len() as u32;
-                t
-            }
-        };
+        let mut len = self.draw_len(sizes);
+        let target = self.pick_target(len);
         let region = self.regions[target];
         let random = match early {
             Some(random) => random,
@@ -564,22 +545,60 @@ impl IoGen {
             }
         }
         debug_assert!(offset + len as u64 <= region.start + region.len);
-        if let Some(st) = &self.stripe {
-            // The block stays inside one chunk: sizes and offsets are
-            // multiples of sizes that divide the chunk.
-            debug_assert!(offset % st.chunk + len as u64 <= st.chunk);
-            let (member, at) = st.map(offset);
+        self.placed(op, target, offset, len)
+    }
+
+    /// A size of the `sizes` list, drawn by its weights.
+    #[inline]
+    fn draw_len(&mut self, sizes: usize) -> u32 {
+        let cum = &self.bs_cum[sizes];
+        if cum.len() == 1 {
+            return cum[0].1;
+        }
+        let p = self.rng.below(cum.last().unwrap().0 as u64) as u32;
+        // The first size whose cumulative weight passes p (a bsrange drawn
+        // unaligned lists thousands).
+        cum[cum.partition_point(|c| c.0 <= p)].1
+    }
+
+    /// The target of the next I/O of `len` bytes: fio's file_service, the
+    /// open files' round, or each target in turn.
+    #[inline]
+    fn pick_target(&mut self, len: u32) -> usize {
+        match (self.files.as_mut(), self.open_files.as_mut()) {
+            (Some(files), _) => {
+                let regions = &self.regions;
+                files.next(&mut self.rng, len, |i| regions[i as usize].len) as usize
+            }
+            (None, Some(open)) => open.next(len) as usize,
+            (None, None) => {
+                let t = self.next_target as usize;
+                self.next_target = (self.next_target + 1) % self.regions.len() as u32;
+                t
+            }
+        }
+    }
+
+    /// The I/O at `offset` of `target`, on its RAID0 member where the job
+    /// stripes.
+    #[inline]
+    fn placed(&self, op: Op, target: usize, offset: u64, len: u32) -> NextIo {
+        let Some(st) = &self.stripe else {
             return NextIo {
                 op,
-                target: member,
-                offset: at,
+                target: target as u32,
+                offset,
                 len,
             };
-        }
+        };
+        // The block stays inside one chunk: sizes and offsets are
+        // multiples of sizes that divide the chunk.
+        debug_assert!(offset % st.chunk + len as u64 <= st.chunk);
+        let (member, at) = st.map(offset);
         NextIo {
             op,
-            target: target as u32,
-            offset,
+            target: member,
+            offset: at,
             len,
         }
     }

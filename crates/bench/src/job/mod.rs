@@ -307,7 +307,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 return;
             }
             if self.think_due.is_some() {
-                self.quiesce_and_think(src.stoppable());
+                self.quiesce_and_think(src);
                 continue;
             }
             if self.driver.busy() == 0 {
@@ -333,7 +333,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 self.latency_step();
             }
             if self.thinker.is_some() && self.thinks_after_reap(src) {
-                self.quiesce_and_think(src.stoppable());
+                self.quiesce_and_think(src);
             }
         }
     }
@@ -365,7 +365,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// The think that is due: every command in flight completes first
     /// (fio's io_u_quiesce, so no latency holds the think), then the
     /// thread spins and sleeps for the thinktime.
-    fn quiesce_and_think(&mut self, stoppable: bool) {
+    fn quiesce_and_think(&mut self, src: &mut impl Source) {
         let Some((count, decided)) = self.think_due.take() else {
             return;
         };
@@ -377,7 +377,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 return;
             }
         }
-        self.think(stoppable);
+        let thought = self.think(src.stoppable());
+        if self.spec.workload.think.rate_ignore {
+            src.thought(thought);
+        }
     }
 
     /// fio's iodepth_low: the queue filled up, so completions are reaped
@@ -412,7 +415,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// fio's usec_spin), the rest slept in short steps, so that a stop (an
     /// interrupt always, the job's end when the source stops) is seen at
     /// once.
-    fn think(&self, stoppable: bool) {
+    /// Returns how long it thought.
+    fn think(&self, stoppable: bool) -> u64 {
         let start = now_ns();
         let until = start.saturating_add(clock_ns(self.spec.workload.thinktime));
         let spin_until = start.saturating_add(clock_ns(self.spec.workload.think.spin));
@@ -420,7 +424,7 @@ impl<'a, D: Driver> JobThread<'a, D> {
             let now = now_ns();
             let stop = self.ctrl.interrupted() || (stoppable && self.should_stop(now));
             if stop || now >= until {
-                return;
+                return now - start;
             }
             if now < spin_until {
                 std::hint::spin_loop();

@@ -148,6 +148,8 @@ pub struct Draft {
     pub unlink_each_loop: Option<bool>,
     /// fio's thinktime_spin, ns.
     pub thinktime_spin: Option<u64>,
+    /// fio's rate_ignore_thinktime.
+    pub rate_ignore_thinktime: bool,
     pub thinktime_blocks: Option<u64>,
     /// thinktime_blocks_type=issue (Some(false): complete).
     pub thinktime_on_issue: Option<bool>,

@@ -326,6 +326,7 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("unlink_each_loop", [], flag, "Before each loop after the first, unlink the job's files; a job that writes creates them anew, empty, any other fails to open them (ENOENT), as fio. Not with clones sharing files, mmap, or registerfiles.", |d, v| { d.unlink_each_loop = Some(value::boolean(v)?); Ok(()) }),
     opt!("create_only", [], flag, "Lay the job's files out (create or extend them as for the job) and do no I/O.", |d, v| { d.create_only = Some(value::boolean(v)?); Ok(()) }),
     opt!("thinktime", [], value, "Pause after an I/O completes, the queue drained, before the next is issued (microseconds unless a unit is given); the thinktime_* options say when and how.", |d, v| { d.thinktime = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
+    opt!("rate_ignore_thinktime", [], flag, "With a rate limit and thinktime: after each think the rate goes on from where it was, not catching up the time thought (fio moves its next I/O's due time by the think).", |d, v| { d.rate_ignore_thinktime = value::boolean(v)?; Ok(()) }),
     opt!("thinktime_spin", [], value, "With thinktime: spend this much of each think busy on the CPU, sleep the rest (microseconds unless a unit is given; at most thinktime).", |d, v| { d.thinktime_spin = Some(value::time_ns(need(v)?, USEC)?); Ok(()) }),
     opt!("thinktime_blocks", [], value, "With thinktime: think after this many I/Os (default 1: after every I/O, which caps the queue depth at 1).", |d, v| { d.thinktime_blocks = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("thinktime_blocks_type", [], value, "With thinktime: count thinktime_blocks as complete (completed I/Os, the default) or issue (issued ones).", |d, v| {
@@ -765,10 +766,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "zone_reset_frequency",
         "zoned block devices are not supported; drop it",
     ),
-    (
-        "rate_ignore_thinktime",
-        "hiops paces every I/O to rate or rate_iops; drop thinktime or the rate",
-    ),
     ("sync_file_range", "use fdatasync=N"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
@@ -788,7 +785,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
 pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
     ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
     ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
-    ("rate_ignore_thinktime", &["0"]),
     ("cmd_type", &["nvme"]),
 ];
 

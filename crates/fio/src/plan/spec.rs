@@ -376,6 +376,7 @@ impl Draft {
             blocks: self.thinktime_blocks,
             on_issue: self.thinktime_on_issue.unwrap_or(false),
             iotime: Duration::from_nanos(self.thinktime_iotime.unwrap_or(0)),
+            rate_ignore: self.rate_ignore_thinktime,
         };
     }
 

@@ -40,6 +40,9 @@ pub struct ThinkRules {
     /// Think once this much time has passed since the last think began,
     /// the think included (fio's thinktime_iotime; zero: not given).
     pub iotime: Duration,
+    /// fio's rate_ignore_thinktime: after a think, a rate limit goes on
+    /// from where it was, not catching up the time thought.
+    pub rate_ignore: bool,
 }
 
 impl Default for ThinkRules {
@@ -50,6 +53,7 @@ impl Default for ThinkRules {
             blocks: None,
             on_issue: false,
             iotime: Duration::ZERO,
+            rate_ignore: false,
         }
     }
 }
