@@ -160,25 +160,7 @@ impl BlkReader {
     }
 
     pub fn next_entry(&mut self) -> Result<Option<Entry>, TraceError> {
-        let mut b = [0u8; EVENT_BYTES];
-        loop {
-            if self.events >= MAX_TRACE_ENTRIES {
-                let max = MAX_TRACE_ENTRIES;
-                return Err(self.flaw(Flaw::LongTrace { max }));
-            }
-            match read_event(&mut self.r, &mut b) {
-                Ok(false) => return Ok(None),
-                Ok(true) => {}
-                Err(e) => return Err(self.flaw(e)),
-            }
-            self.events += 1;
-            let ev = Event::decode(&b, self.swap);
-            if ev.magic & 0xffff_ff00 != MAGIC || ev.magic & 0xff != VERSION {
-                return Err(self.flaw(Flaw::BlkMagic(ev.magic)));
-            }
-            self.r
-                .seek_relative(i64::from(ev.pdu_len))
-                .map_err(|e| self.flaw(Flaw::Read(e)))?;
+        while let Some((ev, _)) = self.next_event()? {
             if let Some((op, offset, len)) = ev.io() {
                 return Ok(Some(Entry::Io {
                     time_ns: Some(ev.time_ns),
@@ -189,40 +171,46 @@ impl BlkReader {
                 }));
             }
         }
+        Ok(None)
     }
-}
 
-impl BlkReader {
     /// The next queue event of a read, write or discard (fio's
     /// read_trace), as its 48 bytes in this machine's byte order with no
     /// payload, and its time; None at the end.
     pub(crate) fn next_queue_event(
         &mut self,
     ) -> Result<Option<(u64, [u8; EVENT_BYTES])>, TraceError> {
-        let mut b = [0u8; EVENT_BYTES];
-        loop {
-            if self.events >= MAX_TRACE_ENTRIES {
-                let max = MAX_TRACE_ENTRIES;
-                return Err(self.flaw(Flaw::LongTrace { max }));
-            }
-            match read_event(&mut self.r, &mut b) {
-                Ok(false) => return Ok(None),
-                Ok(true) => {}
-                Err(e) => return Err(self.flaw(e)),
-            }
-            self.events += 1;
-            let ev = Event::decode(&b, self.swap);
-            if ev.magic & 0xffff_ff00 != MAGIC || ev.magic & 0xff != VERSION {
-                return Err(self.flaw(Flaw::BlkMagic(ev.magic)));
-            }
-            self.r
-                .seek_relative(i64::from(ev.pdu_len))
-                .map_err(|e| self.flaw(Flaw::Read(e)))?;
-            let ddir = TC_READ_BIT | TC_WRITE | TC_DISCARD;
+        let ddir = TC_READ_BIT | TC_WRITE | TC_DISCARD;
+        while let Some((ev, b)) = self.next_event()? {
             if ev.action & 0xffff == TA_QUEUE && ev.action & ddir != 0 {
                 return Ok(Some((ev.time_ns, native(b, self.swap))));
             }
         }
+        Ok(None)
+    }
+
+    /// The next event, its magic checked and its payload skipped: its
+    /// fields and its bytes as read; None at the end.
+    fn next_event(&mut self) -> Result<Option<(Event, [u8; EVENT_BYTES])>, TraceError> {
+        if self.events >= MAX_TRACE_ENTRIES {
+            let max = MAX_TRACE_ENTRIES;
+            return Err(self.flaw(Flaw::LongTrace { max }));
+        }
+        let mut b = [0u8; EVENT_BYTES];
+        match read_event(&mut self.r, &mut b) {
+            Ok(false) => return Ok(None),
+            Ok(true) => {}
+            Err(e) => return Err(self.flaw(e)),
+        }
+        self.events += 1;
+        let ev = Event::decode(&b, self.swap);
+        if ev.magic & 0xffff_ff00 != MAGIC || ev.magic & 0xff != VERSION {
+            return Err(self.flaw(Flaw::BlkMagic(ev.magic)));
+        }
+        self.r
+            .seek_relative(i64::from(ev.pdu_len))
+            .map_err(|e| self.flaw(Flaw::Read(e)))?;
+        Ok(Some((ev, b)))
     }
 }
 
