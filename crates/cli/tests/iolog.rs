@@ -835,4 +835,25 @@ fn blktraces_merge_by_scaled_time_and_passes_then_replay() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stdout.is_empty(), "nothing ran, nothing reported");
     assert_eq!(std::fs::read(&only).unwrap().len(), 8 * 48);
+    // A trace that is missing: refused before the output is emptied.
+    std::fs::write(&only, b"keep me").unwrap();
+    let o = run_json_in(
+        dir,
+        &[
+            "--name=m",
+            &format!(
+                "--read_iolog={}:{}",
+                a.display(),
+                dir.join("missing").display()
+            ),
+            &format!("--merge_blktrace_file={}", only.display()),
+            &format!("--replay_redirect={}", data.display()),
+        ],
+    );
+    assert!(!o.status.success());
+    assert_eq!(
+        std::fs::read(&only).unwrap(),
+        b"keep me",
+        "the output is left as it was"
+    );
 }

@@ -181,6 +181,24 @@ pub(crate) fn merge_into(
             iters: n.max(1),
         })
         .collect();
+    // Every input a blktrace, none the output, before the output is
+    // emptied: a mistyped job must not cost a file.
+    for i in &inputs {
+        if format_of(&i.path)? != TraceFormat::Blktrace {
+            return Err(format!(
+                "merge_blktrace_file merges blktraces: {} is a fio text trace",
+                i.path.display()
+            )
+            .into());
+        }
+        if i.path == out {
+            return Err(format!(
+                "merge_blktrace_file={} is one of the traces it merges: give another file",
+                out.display()
+            )
+            .into());
+        }
+    }
     let grants = hiops_safety::Grants::from_list(allowed);
     let file = hiops_safety::create_output(out, &grants, hiops_safety::OutputMode::Truncate)
         .map_err(|e| FioError::from(format!("merge_blktrace_file={}: {e}", out.display())))?;
