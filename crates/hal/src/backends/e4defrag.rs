@@ -12,7 +12,7 @@
 
 use super::os::neg_errno;
 use super::ready::{Inline, Staged};
-use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
+use crate::{Engine, HalError, Op, Target};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 
@@ -197,27 +197,7 @@ fn fallocate(fd: RawFd, offset: u64, len: u64) -> std::io::Result<()> {
 }
 
 impl Engine for E4defragEngine {
-    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        self.inline.stage(tag, cmd, buf);
-        Ok(())
-    }
-
-    fn issue(&mut self) -> Result<u32, HalError> {
-        // Taken out for the loop (no allocation), so `execute` may use self.
-        let mut inline = std::mem::take(&mut self.inline);
-        let n = inline.run(|s| self.execute(s));
-        self.inline = inline;
-        Ok(n)
-    }
-
-    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        debug_assert!(min as usize <= self.inline.held());
-        Ok(self.inline.reap(out))
-    }
-
-    fn completes_in_issue(&self) -> bool {
-        true
-    }
+    super::ready::runs_inline!();
 
     fn description(&self) -> String {
         format!(

@@ -8,7 +8,7 @@ use super::os::neg_errno;
 use super::ready::{Inline, Staged};
 use super::trim::Trimmer;
 use crate::device::BlockDev;
-use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
+use crate::{Command, Engine, HalError, Op, Target};
 use std::os::fd::RawFd;
 
 /// What fio maps at most, over all of a thread's files (fio's
@@ -268,26 +268,7 @@ impl Drop for MmapEngine {
 }
 
 impl Engine for MmapEngine {
-    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        self.inline.stage(tag, cmd, buf);
-        Ok(())
-    }
-
-    fn issue(&mut self) -> Result<u32, HalError> {
-        // Taken out for the loop (no allocation), so `execute` may use self.
-        let mut inline = std::mem::take(&mut self.inline);
-        let n = inline.run(|s| self.execute(s));
-        self.inline = inline;
-        Ok(n)
-    }
-
-    fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        Ok(self.inline.reap(out))
-    }
-
-    fn completes_in_issue(&self) -> bool {
-        true
-    }
+    super::ready::runs_inline!();
 
     fn description(&self) -> String {
         let window = match self.window {

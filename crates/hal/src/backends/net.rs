@@ -19,7 +19,7 @@
 
 use super::pipe::{Pipe, SPLICE_CHUNK};
 use super::ready::{Inline, Staged};
-use crate::{Command, Completion, Engine, HalError, Op, Tag};
+use crate::{Engine, HalError, Op};
 use socket2::{Protocol, SockAddr, Socket, Type};
 use std::io::{ErrorKind, Read, Write};
 use std::mem::MaybeUninit;
@@ -483,26 +483,7 @@ impl Drop for NetEngine {
 }
 
 impl Engine for NetEngine {
-    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        self.inline.stage(tag, cmd, buf);
-        Ok(())
-    }
-
-    fn issue(&mut self) -> Result<u32, HalError> {
-        // Taken out for the loop (no allocation), so `execute` may use self.
-        let mut inline = std::mem::take(&mut self.inline);
-        let n = inline.run(|s| self.execute(s));
-        self.inline = inline;
-        Ok(n)
-    }
-
-    fn reap(&mut self, _min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        Ok(self.inline.reap(out))
-    }
-
-    fn completes_in_issue(&self) -> bool {
-        true
-    }
+    super::ready::runs_inline!();
 
     fn description(&self) -> String {
         let side = if self.opts.listen {

@@ -114,6 +114,47 @@ impl Inline {
     }
 }
 
+/// The `Engine` methods of an engine that does each command inside
+/// `issue` (psync's shape), from its `inline: Inline` field and its
+/// `execute(s: Staged) -> i64`: staging, the run and the reap are the
+/// same for every such engine.
+macro_rules! runs_inline {
+    () => {
+        unsafe fn prepare(
+            &mut self,
+            tag: $crate::Tag,
+            cmd: &$crate::Command,
+            buf: *mut u8,
+        ) -> Result<(), $crate::HalError> {
+            self.inline.stage(tag, cmd, buf);
+            Ok(())
+        }
+
+        fn issue(&mut self) -> Result<u32, $crate::HalError> {
+            // Taken out for the loop (no allocation), so `execute` may use self.
+            let mut inline = std::mem::take(&mut self.inline);
+            let n = inline.run(|s| self.execute(s));
+            self.inline = inline;
+            Ok(n)
+        }
+
+        fn reap(
+            &mut self,
+            min: u32,
+            out: &mut [$crate::Completion],
+        ) -> Result<usize, $crate::HalError> {
+            // Everything issued has completed already: min is always met.
+            debug_assert!(min as usize <= self.inline.held());
+            Ok(self.inline.reap(out))
+        }
+
+        fn completes_in_issue(&self) -> bool {
+            true
+        }
+    };
+}
+pub(crate) use runs_inline;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use super::os::neg_errno;
 use super::pipe::{Pipe, SPLICE_CHUNK};
 use super::ready::{Inline, Staged};
 use super::trim::Trimmer;
-use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
+use crate::{Command, Engine, HalError, Op, Target};
 use std::io::Error;
 use std::os::fd::RawFd;
 
@@ -142,27 +142,7 @@ impl SpliceEngine {
 }
 
 impl Engine for SpliceEngine {
-    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        self.inline.stage(tag, cmd, buf);
-        Ok(())
-    }
-
-    fn issue(&mut self) -> Result<u32, HalError> {
-        // Taken out for the loop (no allocation), so `execute` may use self.
-        let mut inline = std::mem::take(&mut self.inline);
-        let n = inline.run(|s| self.execute(s));
-        self.inline = inline;
-        Ok(n)
-    }
-
-    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        debug_assert!(min as usize <= self.inline.held());
-        Ok(self.inline.reap(out))
-    }
-
-    fn completes_in_issue(&self) -> bool {
-        true
-    }
+    super::ready::runs_inline!();
 
     fn description(&self) -> String {
         "splice (file and pipe: splice, pipe and buffer: vmsplice)".into()
@@ -172,6 +152,7 @@ impl Engine for SpliceEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Completion;
 
     /// One command through the engine: its completion's result.
     fn one(e: &mut SpliceEngine, op: Op, offset: u64, buf: &mut [u8]) -> i64 {

@@ -5,7 +5,7 @@
 use super::os::neg_errno;
 use super::ready::{Inline, Staged};
 use super::trim::Trimmer;
-use crate::{Command, Completion, Engine, HalError, Op, Tag, Target};
+use crate::{Command, Engine, HalError, Op, Target};
 use std::os::fd::RawFd;
 
 /// preadv2/pwritev2 flags (linux/fs.h); libc does not export all of them on
@@ -196,28 +196,7 @@ unsafe fn vectored(fd: RawFd, op: Op, iov: &libc::iovec, offset: u64, flags: lib
 }
 
 impl Engine for SyncEngine {
-    unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        self.inline.stage(tag, cmd, buf);
-        Ok(())
-    }
-
-    fn issue(&mut self) -> Result<u32, HalError> {
-        // Taken out for the loop (no allocation), so `execute` may use self.
-        let mut inline = std::mem::take(&mut self.inline);
-        let n = inline.run(|s| self.execute(s));
-        self.inline = inline;
-        Ok(n)
-    }
-
-    fn reap(&mut self, min: u32, out: &mut [Completion]) -> Result<usize, HalError> {
-        // Everything issued has completed already: min is always met.
-        debug_assert!(min as usize <= self.inline.held());
-        Ok(self.inline.reap(out))
-    }
-
-    fn completes_in_issue(&self) -> bool {
-        true
-    }
+    super::ready::runs_inline!();
 
     fn description(&self) -> String {
         match self.mode {
