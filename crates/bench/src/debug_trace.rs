@@ -25,6 +25,7 @@ fn ddir(op: Op) -> u8 {
         Op::Trim => 2,
         Op::Fsync => 3,
         Op::Fdatasync => 4,
+        Op::SyncRange(_) => 5,
     }
 }
 

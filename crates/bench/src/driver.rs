@@ -279,6 +279,7 @@ impl OneAtATime for PathDriver<'_> {
             Op::Trim => self.path.trim_at_with_stats(t, len, off, stats),
             Op::Fsync => self.path.sync(t).map(|_| 0),
             Op::Fdatasync => self.path.datasync(t).map(|_| 0),
+            Op::SyncRange(flags) => self.path.sync_range(t, off, len as u32, flags).map(|_| 0),
         };
         match r {
             Ok(n) => n as i64,

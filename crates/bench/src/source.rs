@@ -75,9 +75,14 @@ pub(crate) struct Workload {
     /// fio's number_ios: I/Os left to offer (u64::MAX: no limit).
     ios_left: u64,
     pacers: [Option<Pacer>; 2],
-    /// fio's fsync=N / fdatasync=N: (flush, after this many writes).
-    flush: Option<(Op, u64)>,
-    writes_since_flush: u64,
+    /// fio's fsync=N, fdatasync=N and sync_file_range=FLAGS:N, in the
+    /// order fio looks at them (io_u.c, get_rw_ddir): (flush, every N
+    /// writes).
+    flushes: Vec<(Op, u64)>,
+    /// Writes offered (fio's io_issues of writes).
+    writes: u64,
+    /// The last command offered was a write: a flush may follow it.
+    after_write: bool,
     last_write_target: u32,
     /// A command offered and put back (its block was busy).
     held: Option<(NextIo, u64)>,
@@ -108,13 +113,16 @@ impl Workload {
                 poisson: None,
             })
         });
-        let flush = if spec.workload.fsync_every > 0 {
-            Some((Op::Fsync, spec.workload.fsync_every as u64))
-        } else if spec.workload.fdatasync_every > 0 {
-            Some((Op::Fdatasync, spec.workload.fdatasync_every as u64))
-        } else {
-            None
-        };
+        let w = &spec.workload;
+        let flushes = [
+            (Op::Fsync, w.fsync_every),
+            (Op::Fdatasync, w.fdatasync_every),
+            (Op::SyncRange(w.sync_range.flags), w.sync_range.every),
+        ];
+        let flushes = (flushes.into_iter())
+            .filter(|&(_, every)| every > 0)
+            .map(|(op, every)| (op, u64::from(every)))
+            .collect();
         Workload {
             gen,
             budget,
@@ -125,8 +133,9 @@ impl Workload {
             flow: None,
             ios_left: spec.workload.number_ios.unwrap_or(u64::MAX),
             pacers,
-            flush,
-            writes_since_flush: 0,
+            flushes,
+            writes: 0,
+            after_write: false,
             last_write_target: 0,
             held: None,
             early: None,
@@ -204,13 +213,16 @@ impl Workload {
         true
     }
 
-    /// The flush that is due, if one is.
+    /// The flush that is due right after a write, if one is: the first
+    /// whose N divides the writes so far, as fio picks one.
     fn due_flush(&mut self, now: u64) -> Option<Next> {
-        let (op, every) = self.flush?;
-        if self.writes_since_flush < every {
+        if !std::mem::take(&mut self.after_write) {
             return None;
         }
-        self.writes_since_flush = 0;
+        let writes = self.writes;
+        let &(op, _) = (self.flushes.iter()).find(|&&(_, every)| writes.is_multiple_of(every))?;
+        // A ranged flush's range is the job's to fill as it stages it:
+        // it spans the writes completed since the last one.
         let io = NextIo {
             op,
             target: self.last_write_target,
@@ -226,14 +238,16 @@ impl Source for Workload {
         if let Some((io, start_ns)) = self.held.take() {
             return Next::Io { io, start_ns };
         }
-        if let Some(flush) = self.due_flush(now) {
-            return flush;
-        }
         if self.offered_bytes >= self.budget.min(self.pause_at)
             || self.ios_left == 0
             || self.state_ended()
         {
             return Next::Done;
+        }
+        // A flush is made before the next I/O, so none after the last
+        // write (fio's get_rw_ddir is asked only for another I/O).
+        if let Some(flush) = self.due_flush(now) {
+            return flush;
         }
         if let Some(f) = self.flow.as_mut().filter(|_| self.early.is_none()) {
             if !f.admit() {
@@ -272,8 +286,9 @@ impl Source for Workload {
         if let Some(d) = self.wrap_drops.as_mut() {
             d.offered(self.offered_bytes);
         }
-        if io.op == Op::Write && self.flush.is_some() {
-            self.writes_since_flush += 1;
+        if io.op == Op::Write && !self.flushes.is_empty() {
+            self.writes += 1;
+            self.after_write = true;
             self.last_write_target = io.target;
         }
         Next::Io { io, start_ns }

@@ -131,6 +131,7 @@ fn refuse_workload_options(d: &Draft) -> Result<(), FioError> {
         ("number_ios", d.number_ios.is_some()),
         ("fsync", d.fsync.is_some_and(|n| n > 0)),
         ("fdatasync", d.fdatasync.is_some_and(|n| n > 0)),
+        ("sync_file_range", d.sync_range.is_some_and(|s| s.every > 0)),
         ("flow", d.flow.is_some()),
         ("loops", d.loops.is_some_and(|n| n > 1)),
         ("raid0", d.raid0.is_some()),

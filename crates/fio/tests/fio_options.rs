@@ -96,8 +96,7 @@ fn the_installed_fio_lists_nothing_hiops_does_not_know() {
 /// fio 3.33's options hiops refuses, each for a reason of its own: the
 /// zone family (hiops does not emulate zones on a device or file without
 /// them, as fio 3.33 does; this kernel has no zoned device, emulated or
-/// real, to drive), sync_file_range (hiops' queues have no ranged sync
-/// command yet), GPU buffers (no CUDA here) and NVMe passthrough commands
+/// real, to drive), GPU buffers (no CUDA here) and NVMe passthrough commands
 /// (no NVMe character device). Every other option of fio 3.33 is read
 /// with fio's meaning; this list may shrink, never grow.
 const STILL_REFUSED: &[&str] = &[
@@ -108,7 +107,6 @@ const STILL_REFUSED: &[&str] = &[
     "ignore_zone_limits",
     "zone_reset_threshold",
     "zone_reset_frequency",
-    "sync_file_range",
     "gpu_dev_id",
     "cmd_type",
 ];

@@ -13,15 +13,20 @@ pub enum Op {
     Fsync,
     /// Flush the target's data but not metadata a read does not need (fdatasync).
     Fdatasync,
+    /// Start or wait for writeback of the command's byte range
+    /// (sync_file_range(2)) with these `SYNC_FILE_RANGE_*` flags; `len` 0
+    /// runs to the end of the file, flags 0 do nothing. No buffer.
+    SyncRange(u32),
     /// Discard `len` bytes at `offset` (fio's trim): BLKDISCARD on a block
     /// device, a punched hole in a file. No buffer.
     Trim,
 }
 
 impl Op {
-    /// A flush rather than a transfer: no buffer, no length.
+    /// A flush rather than a transfer: no buffer (and no length, but for
+    /// a ranged flush's range).
     pub fn is_sync(self) -> bool {
-        matches!(self, Op::Fsync | Op::Fdatasync)
+        matches!(self, Op::Fsync | Op::Fdatasync | Op::SyncRange(_))
     }
 
     pub fn is_write(self) -> bool {
@@ -40,7 +45,7 @@ impl Op {
             Op::Read => 0,
             Op::Write => 1,
             Op::Trim => 2,
-            Op::Fsync | Op::Fdatasync => 1,
+            Op::Fsync | Op::Fdatasync | Op::SyncRange(_) => 1,
         }
     }
 }
@@ -53,7 +58,7 @@ pub struct Command {
     pub target: u32,
     pub offset: u64,
     /// Bytes to transfer (or to discard); must fit the tag's buffer. Ignored
-    /// for flushes.
+    /// for flushes but a ranged one, whose range it ends.
     pub len: u32,
 }
 

@@ -87,19 +87,34 @@ fn round_trip(kind: EngineKind, opts: &EngineOptions, direct: bool, depth: u32) 
         Err(e) => panic!("{kind} failed to open: {e}"),
     };
     pass(&mut queue, Op::Write, false).unwrap();
-    // Flushes go through the queue like any command and succeed.
-    for op in [Op::Fsync, Op::Fdatasync] {
+    // Flushes go through the queue like any command and succeed; a ranged
+    // one reaches the kernel, which refuses a flag it does not know.
+    let written = (BLOCKS * BS as u64) as u32;
+    let wait_write_wait = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // fio's mmap engine msyncs the map for every kind of flush.
+    let refused_flag = match kind {
+        EngineKind::Mmap => 0,
+        _ => -(libc::EINVAL as i64),
+    };
+    for (op, len, want) in [
+        (Op::Fsync, 0, 0),
+        (Op::Fdatasync, 0, 0),
+        (Op::SyncRange(wait_write_wait), written, 0),
+        (Op::SyncRange(0x100), written, refused_flag),
+    ] {
         let tag = queue.get_free_tag().unwrap();
         let cmd = Command {
             op,
             target: 0,
             offset: 0,
-            len: 0,
+            len,
         };
         queue.bind(tag, cmd, 0).unwrap();
         let mut out = [Completion::EMPTY; 1];
         let n = queue.issue_and_reap(1, &mut out).unwrap();
-        assert_eq!((n, out[0].result), (1, 0), "{kind}: {op:?}");
+        assert_eq!((n, out[0].result), (1, want), "{kind}: {op:?}");
     }
     // Read back through the same engine, and independently through std.
     pass(&mut queue, Op::Read, true).unwrap();

@@ -369,6 +369,15 @@ impl IoPath {
         self.flush(Op::Fdatasync, target)
     }
 
+    /// Starts or waits for writeback of `len` bytes at `offset` (0: to the
+    /// end of the file) as sync_file_range(2) with `flags` does.
+    pub fn sync_range(&self, target: u32, offset: u64, len: u32, flags: u32) -> io::Result<()> {
+        let no_data = std::ptr::null_mut();
+        let (op, len) = (Op::SyncRange(flags), len as usize);
+        // SAFETY: a ranged flush moves no data, so no buffer is handed over.
+        unsafe { self.io(op, target, no_data, len, offset, Caller::default()) }.map(|_| ())
+    }
+
     fn flush(&self, op: Op, target: u32) -> io::Result<()> {
         let no_data = std::ptr::null_mut();
         // SAFETY: a flush moves no data, so no buffer is handed over.

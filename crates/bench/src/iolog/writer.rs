@@ -45,6 +45,7 @@ fn op_word(op: Op) -> &'static str {
         Op::Write => "write",
         Op::Fsync => "sync",
         Op::Fdatasync => "datasync",
+        Op::SyncRange(_) => "sync_file_range",
         Op::Trim => "trim",
     }
 }

@@ -54,6 +54,8 @@ pub(super) struct Books {
     pub(super) block_life: Option<crate::block_life::BlockLife>,
     /// fio's max_latency of reads and writes in ns (0: none).
     pub(super) max_latency_ns: [u64; 2],
+    /// fio's sync_file_range: what each target's writes covered since.
+    pub(super) written: Option<super::written_range::WrittenRanges>,
 }
 
 impl Books {
@@ -80,6 +82,9 @@ impl Books {
         if f.result < 0 {
             self.failed(&f);
             return;
+        }
+        if let Some(w) = self.written.as_mut() {
+            w.completed(&f.cmd, f.result as u64);
         }
         let moved = f.result as u64 == f.cmd.len as u64;
         if let Some(v) = self.verify.as_mut() {

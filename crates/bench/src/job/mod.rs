@@ -37,6 +37,7 @@ mod passes;
 mod tests;
 mod think;
 mod window;
+mod written_range;
 
 use books::Books;
 use buffer_fill::BufferFill;
@@ -128,6 +129,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 }),
                 block_life: block_life(plan),
                 max_latency_ns: spec.io.max_latency.map(|m| m.map_or(0, clock_ns)),
+                written: (spec.workload.sync_range.every > 0)
+                    .then(|| written_range::WrittenRanges::new(plan.targets.len())),
             },
             window: None,
             started_ns: 0,
@@ -582,6 +585,10 @@ impl<'a, D: Driver> JobThread<'a, D> {
     /// Stages one command; false when it must wait for one in flight: its
     /// block being verified, or (serialize_overlap) a range it overlaps.
     fn stage(&mut self, io: NextIo, start_ns: u64) -> Result<bool, HalError> {
+        let io = match (io.op, self.books.written.as_ref()) {
+            (Op::SyncRange(flags), Some(w)) => w.command(io, flags),
+            _ => io,
+        };
         let waits = |o: &InFlight| o.overlaps(io.target, io.offset, io.len);
         if !io.op.is_sync() && self.books.overlap.as_ref().is_some_and(waits) {
             return Ok(false);
@@ -786,6 +793,7 @@ fn op_name(op: Op) -> &'static str {
         Op::Trim => "trim",
         Op::Fsync => "fsync",
         Op::Fdatasync => "fdatasync",
+        Op::SyncRange(_) => "sync_file_range",
     }
 }
 

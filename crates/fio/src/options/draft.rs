@@ -179,6 +179,7 @@ pub struct Draft {
     pub cpus_split: Option<bool>,
     pub fsync: Option<u32>,
     pub fdatasync: Option<u32>,
+    pub sync_range: Option<hiops_job::spec::SyncRange>,
     pub end_fsync: Option<bool>,
     /// fio's fsync_on_close (hiops closes a job's files when it ends).
     pub fsync_on_close: Option<bool>,

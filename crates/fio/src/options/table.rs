@@ -340,6 +340,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("fsync", [], value, "fsync after this many writes.", |d, v| { d.fsync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fsync")?); Ok(()) }),
     opt!("fdatasync", [], value, "fdatasync after this many writes.", |d, v| { d.fdatasync = Some(u32_of(value::int(need(v)?, d.kb_base)?, "fdatasync")?); Ok(()) }),
+    opt!("sync_file_range", [], value, "sync_file_range(2) after this many writes (FLAGS:N; 1 where :N is left out) over the range the file's writes covered since the last one; FLAGS: wait_before, write, wait_after, joined by commas.", |d, v| { d.sync_range = Some(sync_range(need(v)?)?); Ok(()) }),
     opt!("end_fsync", [], flag, "fsync each file when the job's I/O is done.", |d, v| { d.end_fsync = Some(value::boolean(v)?); Ok(()) }),
     opt!("overwrite", [], flag, "0 or 1, the same here: a write job's new or short file is laid out whole before the job writes to it, as fio 3.33 lays it out with either value; a file already large enough is written as it is.", |_, v| { value::boolean(v).map(|_| ()) }),
     opt!("fsync_on_close", [], flag, "fsync each file as it is closed: hiops keeps a job's files open until its I/O is done, so this is end_fsync's sync.", |d, v| { d.fsync_on_close = Some(value::boolean(v)?); Ok(()) }),
@@ -766,7 +767,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
         "zone_reset_frequency",
         "zoned block devices are not supported; drop it",
     ),
-    ("sync_file_range", "use fdatasync=N"),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
     (

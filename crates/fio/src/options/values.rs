@@ -24,6 +24,35 @@ pub(super) fn hybrid_depth(v: &str) -> Result<f64, ValueError> {
     }
 }
 
+/// fio's `sync_file_range=FLAGS[:N]`: FLAGS a comma list of wait_before,
+/// write and wait_after (sync_file_range(2)'s flags, or-ed), N the writes
+/// between calls (1 where not given; 0 never).
+pub(super) fn sync_range(v: &str) -> Result<hiops_job::spec::SyncRange, ValueError> {
+    let (names, every) = match v.split_once(':') {
+        Some((names, n)) => match n.trim().parse::<u32>() {
+            Ok(n) => (names, n),
+            Err(_) => return Err(format!("{} is not a count of writes", quoted(n)).into()),
+        },
+        None => (v, 1),
+    };
+    let mut flags = 0;
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        flags |= match name {
+            "wait_before" => libc::SYNC_FILE_RANGE_WAIT_BEFORE,
+            "write" => libc::SYNC_FILE_RANGE_WRITE,
+            "wait_after" => libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            _ => {
+                return Err(format!(
+                    "{}: use wait_before, write or wait_after, or several of them joined by commas",
+                    quoted(name)
+                )
+                .into())
+            }
+        };
+    }
+    Ok(hiops_job::spec::SyncRange { flags, every })
+}
+
 pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
     u32::try_from(v).map_err(|_| {
         ValueError::Said(format!(

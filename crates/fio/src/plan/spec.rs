@@ -391,6 +391,7 @@ impl Draft {
         spec.timing.exit_what = self.exit_what.unwrap_or(hiops_job::spec::ExitWhat::Group);
         spec.workload.fsync_every = self.fsync.unwrap_or(0);
         spec.workload.fdatasync_every = self.fdatasync.unwrap_or(0);
+        spec.workload.sync_range = self.sync_range.unwrap_or_default();
         spec.workload.end_fsync = self.end_fsync.or(self.fsync_on_close).unwrap_or(false);
         spec.target.sync_writes = self.sync_writes.flatten();
         spec.target.pre_read = self.pre_read.unwrap_or(false);

@@ -163,6 +163,7 @@ impl E4defragEngine {
             Op::Fsync => errno_or_zero(unsafe { libc::fsync(fd) }),
             // SAFETY: fdatasync takes no pointer.
             Op::Fdatasync => errno_or_zero(unsafe { libc::fdatasync(fd) }),
+            Op::SyncRange(flags) => super::trim::sync_range(fd, s.cmd.offset, s.cmd.len, flags),
             // fio: defragmentation changes no data, so only writes do it.
             Op::Read | Op::Trim => -(libc::EINVAL as i64),
         }

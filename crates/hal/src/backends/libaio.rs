@@ -231,7 +231,7 @@ impl Engine for AioEngine {
         buf: *mut u8,
         ioprio: u16,
     ) -> Result<(), HalError> {
-        if cmd.op.is_trim() {
+        if super::trim::done_in_place(cmd.op) {
             self.trims.stage(tag, cmd);
             return Ok(());
         }
@@ -243,7 +243,7 @@ impl Engine for AioEngine {
                 Op::Write => IOCB_CMD_PWRITE,
                 Op::Fsync => IOCB_CMD_FSYNC,
                 Op::Fdatasync => IOCB_CMD_FDSYNC,
-                Op::Trim => unreachable!("trims are staged apart"),
+                Op::Trim | Op::SyncRange(_) => unreachable!("done in place, staged apart"),
             },
             aio_fildes: self.fds[cmd.target as usize] as u32,
             ..Iocb::default()

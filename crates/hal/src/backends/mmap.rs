@@ -99,7 +99,8 @@ impl MmapEngine {
         } = s.cmd;
         match op {
             Op::Trim => self.trimmer.trim(i, self.maps[i].fd, offset, len),
-            Op::Fsync | Op::Fdatasync => self.maps[i].sync_all(),
+            // fio's mmap engine: every kind of sync is an msync of the map.
+            Op::Fsync | Op::Fdatasync | Op::SyncRange(_) => self.maps[i].sync_all(),
             Op::Write if self.maps[i].prot & libc::PROT_WRITE == 0 => -(libc::EBADF as i64),
             Op::Read | Op::Write => {
                 if let Err(e) = self.cover(i, offset, len as u64) {

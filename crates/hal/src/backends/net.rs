@@ -263,7 +263,7 @@ impl NetEngine {
                     false => Ok(n),
                 }),
             // fio: a sync on a socket does nothing.
-            Op::Fsync | Op::Fdatasync => Ok(0),
+            Op::Fsync | Op::Fdatasync | Op::SyncRange(_) => Ok(0),
             Op::Trim => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
         };
         if moved.is_err() {

@@ -100,7 +100,7 @@ impl PosixAioEngine {
                 Op::Write => libc::aio_write(cb),
                 Op::Fsync => libc::aio_fsync(libc::O_SYNC, cb),
                 Op::Fdatasync => libc::aio_fsync(libc::O_DSYNC, cb),
-                Op::Trim => unreachable!("trims are staged apart"),
+                Op::Trim | Op::SyncRange(_) => unreachable!("done in place, staged apart"),
             }
         };
         if rc < 0 {
@@ -181,7 +181,7 @@ impl PosixAioEngine {
 
 impl Engine for PosixAioEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
-        if cmd.op.is_trim() {
+        if super::trim::done_in_place(cmd.op) {
             self.trims.stage(tag, cmd);
             return Ok(());
         }

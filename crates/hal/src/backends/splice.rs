@@ -128,6 +128,7 @@ impl SpliceEngine {
                 };
                 return if rc < 0 { neg_errno() } else { 0 };
             }
+            Op::SyncRange(flags) => return super::trim::sync_range(fd, offset, len as u32, flags),
         };
         match moved {
             Ok(n) => n as i64,

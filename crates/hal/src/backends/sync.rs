@@ -100,6 +100,9 @@ impl SyncEngine {
             match (op, self.mode) {
                 (Op::Fsync, _) => libc::fsync(fd) as isize,
                 (Op::Fdatasync, _) => libc::fdatasync(fd) as isize,
+                (Op::SyncRange(flags), _) => {
+                    return super::trim::sync_range(fd, offset, len, flags);
+                }
                 (Op::Read, SyncMode::Psync) => {
                     libc::pread(fd, s.buf.cast(), len as usize, offset as i64)
                 }

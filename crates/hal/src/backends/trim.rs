@@ -51,13 +51,33 @@ impl Trimmer {
     }
 }
 
+/// sync_file_range(2) of `len` bytes at `offset` (0: to the end of the
+/// file) with `flags`: 0 on success, or a negated errno.
+pub(crate) fn sync_range(fd: RawFd, offset: u64, len: u32, flags: u32) -> i64 {
+    // SAFETY: sync_file_range takes no pointer; a bad descriptor, range or
+    // flag is an errno.
+    let rc = unsafe { libc::sync_file_range(fd, offset as i64, len as i64, flags) };
+    if rc < 0 {
+        neg_errno()
+    } else {
+        0
+    }
+}
+
+/// What an asynchronous engine without the kernel's own command does in
+/// place (libaio and POSIX AIO have no discard and no ranged sync).
+pub(crate) fn done_in_place(op: crate::Op) -> bool {
+    matches!(op, crate::Op::Trim | crate::Op::SyncRange(_))
+}
+
 fn is_block_device(fd: RawFd) -> bool {
     // SAFETY: fstat writes into a zeroed stat struct we own.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     (unsafe { libc::fstat(fd, &mut st) } == 0) && (st.st_mode & libc::S_IFMT) == libc::S_IFBLK
 }
 
-/// The trims of an asynchronous engine (libaio, io_uring): staged with the
+/// The trims of an asynchronous engine (libaio, io_uring), and the ranged
+/// syncs of one without the kernel's command: staged with the
 /// other commands, done synchronously when the engine issues (after the
 /// batch's other commands went to the kernel, as fio's engines wait for
 /// what is queued before a trim), completed through a ready list the
@@ -96,7 +116,10 @@ impl SyncTrims {
         let n = self.staged.len();
         for &(tag, cmd) in &self.staged {
             let i = cmd.target as usize;
-            let result = self.trimmer.trim(i, fds[i], cmd.offset, cmd.len);
+            let result = match cmd.op {
+                crate::Op::SyncRange(flags) => sync_range(fds[i], cmd.offset, cmd.len, flags),
+                _ => self.trimmer.trim(i, fds[i], cmd.offset, cmd.len),
+            };
             self.ready.push(tag, result);
         }
         self.staged.clear();

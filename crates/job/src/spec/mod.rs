@@ -33,7 +33,9 @@ pub use target::{Amount, Fadvise, FileLockMode, SyncWrites, TargetOptions, Targe
 pub use thread::{CgroupSpec, MemPolicy, ThreadSetup};
 pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};
-pub use workload::{BufferContent, FlowSpec, RateMin, RwSequencer, ThinkRules, Workload};
+pub use workload::{
+    BufferContent, FlowSpec, RateMin, RwSequencer, SyncRange, ThinkRules, Workload,
+};
 
 use crate::CheckError;
 use hiops_hal::Op;

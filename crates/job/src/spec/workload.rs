@@ -24,6 +24,16 @@ pub struct FlowSpec {
     pub sleep: Duration,
 }
 
+/// fio's sync_file_range=FLAGS:N: after every N writes, writeback of the
+/// range the file's writes covered since the last one, with
+/// sync_file_range(2)'s flags (wait_before 1, write 2, wait_after 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncRange {
+    pub flags: u32,
+    /// 0: never.
+    pub every: u32,
+}
+
 /// When a job thinks and how (fio's thinktime_* options, HOWTO "I/O rate"
 /// and backend.c's handle_thinktime); read only where thinktime is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +182,7 @@ pub struct Workload {
     /// Issue an fsync / fdatasync after this many writes (0: never).
     pub fsync_every: u32,
     pub fdatasync_every: u32,
+    pub sync_range: SyncRange,
     /// fsync each file when the job's I/O is done.
     pub end_fsync: bool,
     /// Pause after each I/O completes (fio's thinktime), or as `think` says.
@@ -209,6 +220,7 @@ impl Default for Workload {
             percentage_random: Percent::ALL,
             fsync_every: 0,
             fdatasync_every: 0,
+            sync_range: SyncRange::default(),
             end_fsync: false,
             thinktime: Duration::ZERO,
             think: ThinkRules::default(),

@@ -144,6 +144,10 @@ impl UringEngine {
         });
         let entry = match (cmd.op, fixed.map(|(base, slot_len, _)| (base, slot_len))) {
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
+            (Op::SyncRange(flags), _) => with_fd!(|fd| opcode::SyncFileRange::new(fd, cmd.len)
+                .offset(cmd.offset)
+                .flags(flags)
+                .build()),
             (Op::Fdatasync, _) => with_fd!(|fd| opcode::Fsync::new(fd)
                 .flags(types::FsyncFlags::DATASYNC)
                 .build()),
