@@ -75,6 +75,7 @@ pub mod verify;
 pub mod wire;
 pub(crate) mod worker;
 mod write_hint;
+mod zbd;
 
 pub use coord::{Coordinator, RankInfo, SingleHost};
 pub use error::{BenchError, ErrorClass};

@@ -93,6 +93,8 @@ pub struct ThreadResult {
     /// fio's third direction (rw=trim and friends).
     pub trim: DirStats,
     pub fsyncs: u64,
+    /// Zones this thread reset under zonemode=zbd (fio's nr_zone_resets).
+    pub zone_resets: u64,
     /// fio's sync latency: each fsync or fdatasync from its submission to
     /// its completion (fio's `sync` clat; none under gtod_reduce).
     pub sync_lat: Histogram,
@@ -224,6 +226,7 @@ impl ThreadResult {
             write: DirStats::default(),
             trim: DirStats::default(),
             fsyncs: 0,
+            zone_resets: 0,
             sync_lat: Histogram::default(),
             runtime_ns: 0,
             cpu: ProcessSample::default(),
@@ -326,6 +329,11 @@ impl JobResult {
             h.merge(&t.sync_lat);
         }
         (self.threads.iter().map(|t| t.fsyncs).sum(), h)
+    }
+
+    /// Zones the job's threads reset (fio's nr_zone_resets).
+    pub fn zone_resets(&self) -> u64 {
+        self.threads.iter().map(|t| t.zone_resets).sum()
     }
 
     /// The threads' path statistics merged (synchronous-thread mode).

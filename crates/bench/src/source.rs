@@ -84,6 +84,10 @@ pub(crate) struct Workload {
     /// The last command offered was a write: a flush may follow it.
     after_write: bool,
     last_write_target: u32,
+    /// fio's zonemode=zbd: where the zones let each I/O go.
+    zbd: Option<crate::zbd::Zbd>,
+    /// The job is sequential: its stream goes on where the zones moved it.
+    sequential: bool,
     /// A command offered and put back (its block was busy).
     held: Option<(NextIo, u64)>,
     /// A command generated before its direction's due time.
@@ -137,11 +141,19 @@ impl Workload {
             writes: 0,
             after_write: false,
             last_write_target: 0,
+            zbd: None,
+            sequential: !spec.workload.rw.is_random(),
             held: None,
             early: None,
             trims_uncounted: spec.workload.rw.trims() && spec.workload.rw.writes_data(),
             state: None,
         }
+    }
+
+    /// Under fio's zonemode=zbd.
+    pub(crate) fn in_zones(mut self, zbd: crate::zbd::Zbd) -> Workload {
+        self.zbd = Some(zbd);
+        self
     }
 
     /// fio's rate_process=poisson: exponential gaps between due times, each
@@ -213,6 +225,24 @@ impl Workload {
         true
     }
 
+    /// fio's zonemode=zbd on the job's I/O (None: no zone can take it,
+    /// and the job's I/O ends, as fio's io_u_eof).
+    fn zoned(&mut self, io: NextIo) -> Option<NextIo> {
+        let Some(z) = self.zbd.as_mut() else {
+            return Some(io);
+        };
+        let io = z.adjust(io)?;
+        if self.sequential {
+            self.gen.went_to(&io);
+        }
+        Some(io)
+    }
+
+    /// The zone resets the job made (fio's nr_zone_resets).
+    pub(crate) fn zone_resets(&self) -> u64 {
+        self.zbd.as_ref().map_or(0, crate::zbd::Zbd::resets)
+    }
+
     /// The flush that is due right after a write, if one is: the first
     /// whose N divides the writes so far, as fio picks one.
     fn due_flush(&mut self, now: u64) -> Option<Next> {
@@ -263,7 +293,10 @@ impl Source for Workload {
                 if !self.written_before(&io) {
                     return Next::Done;
                 }
-                io
+                match self.zoned(io) {
+                    Some(io) => io,
+                    None => return Next::Done,
+                }
             }
         };
         let mut start_ns = now;

@@ -111,6 +111,8 @@ pub(crate) struct WorkerPlan<'a> {
     /// Index of `targets[0]` among the job's targets (a shared path sees all).
     pub target_base: u32,
     pub regions: Vec<Region>,
+    /// fio's zonemode=zbd: each target's zones (empty without it).
+    pub zones: Vec<crate::zbd::ZonedTarget>,
     pub align: u32,
     /// Bytes this thread transfers before it is done (size-based runs).
     pub budget: u64,

@@ -66,6 +66,8 @@ struct ThreadWire {
     trim: DirStats,
     fsyncs: u64,
     #[serde(default)]
+    zone_resets: u64,
+    #[serde(default)]
     sync_lat: hiops_stats::Histogram,
     runtime_ns: u64,
     cpu: ProcessSample,
@@ -227,6 +229,7 @@ fn thread_wire(t: &ThreadResult) -> ThreadWire {
         write: t.write.clone(),
         trim: t.trim.clone(),
         fsyncs: t.fsyncs,
+        zone_resets: t.zone_resets,
         sync_lat: t.sync_lat.clone(),
         runtime_ns: t.runtime_ns,
         cpu: t.cpu,
@@ -321,6 +324,7 @@ fn thread_from(t: ThreadWire) -> ThreadResult {
     r.write = t.write;
     r.trim = t.trim;
     r.fsyncs = t.fsyncs;
+    r.zone_resets = t.zone_resets;
     r.sync_lat = t.sync_lat;
     r.runtime_ns = t.runtime_ns;
     r.cpu = t.cpu;

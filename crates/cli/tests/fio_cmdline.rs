@@ -638,7 +638,7 @@ fn warnings_fatal_stops_on_an_ignored_option() {
         "--name=t",
         "--size=64k",
         "--filename=f",
-        "--max_open_zones=4",
+        "--thinkcycles=100",
     ];
     let ok = hiops_in(dir.path(), &args);
     assert_eq!(ok.code, 0, "{}", ok.stderr);
@@ -646,7 +646,7 @@ fn warnings_fatal_stops_on_an_ignored_option() {
     let fatal = hiops_in(dir.path(), &[&["--warnings-fatal"][..], &args].concat());
     assert_eq!(fatal.code, 2);
     assert!(
-        fatal.stderr.contains("--warnings-fatal") && fatal.stderr.contains("max_open_zones"),
+        fatal.stderr.contains("--warnings-fatal") && fatal.stderr.contains("thinkcycles"),
         "{}",
         fatal.stderr
     );

@@ -136,7 +136,7 @@ fn an_unimplemented_global_option_is_refused_and_warned_once() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     let line =
-        "global_unsupported.fio:6: option zonecapacity is an fio option hiops does not implement: ";
+        "global_unsupported.fio:6: option priohint is an fio option hiops does not implement: ";
     assert_eq!(err.matches(line).count(), 1, "{err}");
     assert!(err.contains("drop it"), "says what to do: {err}");
     assert!(err.contains("--ignore-unsupported"), "{err}");
@@ -159,7 +159,7 @@ fn an_unimplemented_global_option_is_refused_and_warned_once() {
     assert_eq!(jobs.len(), 8);
     assert!(jobs
         .iter()
-        .all(|j| j["hiops"]["ignored_options"] == serde_json::json!(["zonecapacity"])));
+        .all(|j| j["hiops"]["ignored_options"] == serde_json::json!(["priohint"])));
 }
 
 #[test]

@@ -1,17 +1,19 @@
-//! zonemode=zbd is refused before any I/O with what the target is, read
-//! from sysfs: a loop device this test sets up (root only; its queue/zoned
-//! is none) and a regular file.
+//! zonemode=zbd through `hiops fio`, beside fio 3.33 where it is
+//! installed: zones emulated on a file (and on a loop device this test
+//! sets up, root only), as fio emulates them on targets without zones of
+//! their own. Each run's write_iolog is replayed against a model of the
+//! zones: every write at its zone's write pointer (or the start of a zone
+//! reset), never more zones partly written than max_open_zones, reads
+//! below what was written.
 
 mod common;
 
-use common::{hiops, text};
+use common::{have_fio, hiops, is_root, text, FIO};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+const ZONE: u64 = 1 << 20;
 
 /// A loop device over a file of the test's, detached on drop.
 struct Loop(String);
@@ -34,32 +36,166 @@ impl Drop for Loop {
     }
 }
 
-fn zbd_job(dir: &Path, target: &str) -> Output {
-    hiops()
-        .current_dir(dir)
+/// An 8 MiB file of zeros in `dir`, as both tools need it to exist.
+fn eight_mib(dir: &Path) -> String {
+    let f = dir.join("data");
+    std::fs::write(&f, vec![0u8; 8 << 20]).unwrap();
+    f.display().to_string()
+}
+
+fn run(tool: &str, dir: &Path, args: &[String]) -> Output {
+    let mut c = match tool {
+        "fio" => Command::new(FIO),
+        _ => {
+            let mut c = hiops();
+            c.arg("fio");
+            c
+        }
+    };
+    c.current_dir(dir)
         .stdin(Stdio::null())
-        .args([
-            "fio",
-            "--name=z",
-            "--rw=read",
-            "--size=1m",
-            "--zonemode=zbd",
-        ])
-        .arg(format!("--filename={target}"))
+        .args(args)
         .output()
         .unwrap()
 }
 
-/// The run failed before any I/O with one line holding `says`.
-fn refused_saying(o: &Output, says: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{}", text(o));
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains(says), "{err}");
+/// (op, offset, len) of each I/O an iolog holds.
+fn logged(path: &Path) -> Vec<(String, u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let io = |l: &str| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f[..] {
+            [_, _, op @ ("read" | "write" | "trim"), off, len] => {
+                Some((op.to_string(), off.parse().unwrap(), len.parse().unwrap()))
+            }
+            _ => None,
+        }
+    };
+    text.lines().filter_map(io).collect()
+}
+
+/// Replays writes against write pointers: each at its zone's pointer (or
+/// at the start of a zone it resets), at most `max_open` zones partly
+/// written at once. Returns the zones written.
+fn check_writes(ios: &[(String, u64, u64)], zones: usize, max_open: usize) -> BTreeSet<u64> {
+    let mut wp: Vec<u64> = (0..zones as u64).map(|z| z * ZONE).collect();
+    let mut written = BTreeSet::new();
+    for (op, off, len) in ios.iter().filter(|io| io.0 == "write") {
+        let z = off / ZONE;
+        let at = wp[z as usize];
+        assert!(
+            *off == at || *off == z * ZONE,
+            "{op} at {off} in zone {z} whose pointer is {at}"
+        );
+        assert!(off + len <= (z + 1) * ZONE, "{off}+{len} leaves zone {z}");
+        wp[z as usize] = off + len;
+        written.insert(z);
+        let partly = (0..zones).filter(|&i| wp[i] % ZONE != 0).count();
+        assert!(partly <= max_open, "{partly} zones partly written");
+    }
+    written
 }
 
 #[test]
-fn a_device_without_zones_is_named_with_its_queue() {
+fn random_writes_keep_to_write_pointers_and_the_open_zone_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools: &[&str] = if have_fio() {
+        &["hiops", "fio"]
+    } else {
+        &["hiops"]
+    };
+    for tool in tools {
+        let f = eight_mib(tmp.path());
+        let args: Vec<String> = [
+            "--name=z",
+            &format!("--filename={f}"),
+            "--zonemode=zbd",
+            "--zonesize=1m",
+            "--max_open_zones=2",
+            "--rw=randwrite",
+            "--bs=64k",
+            "--size=8m",
+            "--write_iolog=w.log",
+        ]
+        .map(String::from)
+        .to_vec();
+        let o = run(tool, tmp.path(), &args);
+        assert!(o.status.success(), "{tool}: {}", text(&o));
+        let ios = logged(&tmp.path().join("w.log"));
+        let bytes: u64 = ios.iter().map(|io| io.2).sum();
+        assert_eq!(bytes, 8 << 20, "{tool}: 8 MiB written");
+        let zones = check_writes(&ios, 8, 2);
+        assert!(zones.len() > 2, "{tool}: zones turn over: {zones:?}");
+        std::fs::remove_file(tmp.path().join("w.log")).unwrap();
+    }
+}
+
+#[test]
+fn reads_after_a_write_job_stay_below_what_it_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = eight_mib(tmp.path());
+    let job = format!(
+        "[global]\nfilename={f}\nzonemode=zbd\nzonesize=1m\nbs=64k\n\n[w]\nrw=write\nsize=2m\nwrite_iolog=w.log\n\n[r]\nstonewall\nrw=randread\nsize=8m\nwrite_iolog=r.log\n"
+    );
+    std::fs::write(tmp.path().join("j.fio"), job).unwrap();
+    let mut read_bytes = Vec::new();
+    let tools: &[&str] = if have_fio() {
+        &["hiops", "fio"]
+    } else {
+        &["hiops"]
+    };
+    for tool in tools {
+        let o = run(tool, tmp.path(), &["j.fio".to_string()]);
+        assert!(o.status.success(), "{tool}: {}", text(&o));
+        check_writes(&logged(&tmp.path().join("w.log")), 8, 8);
+        let reads = logged(&tmp.path().join("r.log"));
+        assert!(!reads.is_empty(), "{tool}: the reads found data");
+        for (_, off, len) in &reads {
+            assert!(off + len <= 2 * ZONE, "{tool}: a read at {off}+{len}");
+        }
+        read_bytes.push(reads.iter().map(|r| r.2).sum::<u64>());
+        for log in ["w.log", "r.log"] {
+            std::fs::remove_file(tmp.path().join(log)).unwrap();
+        }
+    }
+    // fio reads the job's size (8 MiB) from the 2 MiB that hold data.
+    assert!(read_bytes.iter().all(|&b| b == read_bytes[0]), "{read_bytes:?}");
+}
+
+#[test]
+fn zone_resets_are_counted_in_the_json_and_the_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = eight_mib(tmp.path());
+    let args: Vec<String> = [
+        "--name=z",
+        &format!("--filename={f}"),
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--rw=randwrite",
+        "--bs=64k",
+        "--size=8m",
+        "--loops=3",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut json_args = args.clone();
+    json_args.push("--output-format=json".into());
+    let o = run("hiops", tmp.path(), &json_args);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 24 MiB into 8 MiB of zones: zones fill, and a full zone is reset
+    // before it is written again.
+    let resets = v["jobs"][0]["zone_resets"].as_u64().unwrap();
+    assert!(resets >= 8, "{resets} resets");
+    let o = run("hiops", tmp.path(), &args);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().find(|l| l.contains("  write: IOPS=")).unwrap();
+    let n: u64 = line.split("; ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(n >= 8 && line.ends_with(" zone resets"), "{line}");
+}
+
+#[test]
+fn zones_are_emulated_on_a_loop_device_without_zones_of_its_own() {
     if !is_root() {
         eprintln!("skipped: needs root to set up a loop device");
         return;
@@ -74,18 +210,49 @@ fn a_device_without_zones_is_named_with_its_queue() {
         eprintln!("skipped: losetup found no free loop device");
         return;
     };
-    let o = zbd_job(tmp.path(), &dev.0);
-    let says = format!(
-        "{} is not a zoned block device (queue/zoned is none)",
-        dev.0
-    );
-    refused_saying(&o, &says);
+    let args: Vec<String> = [
+        "--name=z",
+        &format!("--filename={}", dev.0),
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--rw=write",
+        "--bs=64k",
+        "--direct=1",
+        "--write_iolog=w.log",
+    ]
+    .map(String::from)
+    .to_vec();
+    let o = run("hiops", tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let ios = logged(&tmp.path().join("w.log"));
+    assert_eq!(ios.iter().map(|io| io.2).sum::<u64>(), 4 << 20);
+    assert_eq!(check_writes(&ios, 4, 4).len(), 4);
 }
 
 #[test]
-fn a_file_is_no_zoned_device() {
+fn what_fio_refuses_is_refused_before_any_io() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("f"), vec![0u8; 1 << 20]).unwrap();
-    let o = zbd_job(tmp.path(), "f");
-    refused_saying(&o, "f is not a block device");
+    let f = eight_mib(tmp.path());
+    let small = tmp.path().join("small");
+    std::fs::write(&small, vec![0u8; 4096]).unwrap();
+    let file = format!("--filename={f}");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--filename=missing"], "file/device size 0 is smaller than zone size 1048576"),
+        (&["--filename=small"], "file/device size 4096 is smaller than zone size"),
+        (&[&file, "--zonesize=0"], "zonemode=zbd needs zonesize"),
+        (&[&file, "--zoneskip=1m"], "zonemode=zbd with zoneskip is not implemented"),
+        (&[&file, "--job_max_open_zones=1"], "cannot be used without a global open zones limit"),
+        (&[&file, "--bs=2m"], "is larger than a zone's capacity"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["--name=z".to_string(), "--zonemode=zbd".into()];
+        args.extend(["--zonesize=1m", "--rw=write"].map(String::from));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        // A later zonesize=0 takes the zones away.
+        let o = run("hiops", tmp.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", text(&o));
+        assert!(text(&o).contains(says), "{extra:?}: {}", text(&o));
+        assert!(!tmp.path().join("missing").exists());
+        assert_eq!(std::fs::metadata(&small).unwrap().len(), 4096);
+    }
 }

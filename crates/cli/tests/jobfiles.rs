@@ -283,7 +283,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("unsupported.fio:6: option max_open_zones"),
+        err.contains("unsupported.fio:6: option thinkcycles"),
         "{err}"
     );
     assert!(
@@ -307,7 +307,7 @@ fn unsupported_options_stop_the_run_unless_ignored() {
     let v = json_of(&o);
     assert_eq!(
         v["jobs"][0]["hiops"]["ignored_options"],
-        serde_json::json!(["max_open_zones", "gpu_dev_id", "frobnicate"])
+        serde_json::json!(["thinkcycles", "gpu_dev_id", "frobnicate"])
     );
     assert_eq!(v["hiops"]["ignored_options"].as_array().unwrap().len(), 3);
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning: ignored"));

@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn refused_options_say_why_or_what_was_meant() {
-        let args = ["--iodpeth=4", "--max_open_zones=2"].map(String::from);
+        let args = ["--iodpeth=4", "--thinkcycles=2"].map(String::from);
         let Err(FioError::Refused { refused, .. }) = plan_args(&args, false) else {
             panic!("planned")
         };
@@ -391,7 +391,7 @@ mod tests {
             Refusal::Unknown { near: Some("iodepth"), key, .. } if key == "iodpeth"
         ));
         assert!(
-            matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "max_open_zones")
+            matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "thinkcycles")
         );
         assert_eq!(
             refused[0].to_string(),

@@ -339,7 +339,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     let path = corpus("unsupported.fio");
     let e = plan_files(&[&path], false).unwrap_err().to_string();
     let lines: Vec<&str> = e.lines().collect();
-    assert!(lines[0].ends_with("unsupported.fio:6: option max_open_zones is an fio option hiops does not implement: zoned block devices are not supported; drop it"), "{e}");
+    assert!(lines[0].ends_with("unsupported.fio:6: option thinkcycles is an fio option hiops does not implement: fio 3.37 added it; use thinktime (microseconds)"), "{e}");
     assert!(
         lines[1].contains("unsupported.fio:7: option gpu_dev_id"),
         "{e}"
@@ -356,7 +356,7 @@ fn unsupported_options_are_listed_with_their_lines() {
     assert_eq!(p.ignored.len(), 3);
     assert_eq!(
         p.jobs[0].meta.ignored,
-        vec!["max_open_zones", "gpu_dev_id", "frobnicate"]
+        vec!["thinkcycles", "gpu_dev_id", "frobnicate"]
     );
 }
 

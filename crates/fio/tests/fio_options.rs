@@ -93,23 +93,11 @@ fn the_installed_fio_lists_nothing_hiops_does_not_know() {
     );
 }
 
-/// fio 3.33's options hiops refuses, each for a reason of its own: the
-/// zone family (hiops does not emulate zones on a device or file without
-/// them, as fio 3.33 does; this kernel has no zoned device, emulated or
-/// real, to drive), GPU buffers (no CUDA here) and NVMe passthrough commands
-/// (no NVMe character device). Every other option of fio 3.33 is read
+/// fio 3.33's options hiops refuses, each for a reason of its own: GPU
+/// buffers (no CUDA here) and NVMe passthrough commands (no NVMe
+/// character device). Every other option of fio 3.33 is read
 /// with fio's meaning; this list may shrink, never grow.
-const STILL_REFUSED: &[&str] = &[
-    "zonecapacity",
-    "read_beyond_wp",
-    "max_open_zones",
-    "job_max_open_zones",
-    "ignore_zone_limits",
-    "zone_reset_threshold",
-    "zone_reset_frequency",
-    "gpu_dev_id",
-    "cmd_type",
-];
+const STILL_REFUSED: &[&str] = &["gpu_dev_id", "cmd_type"];
 
 /// Engines whose options hiops lists but does not have: each needs a
 /// library, a server or hardware this machine lacks.

@@ -34,6 +34,7 @@ impl JobBuilder {
         }
         check_raid0(self)?;
         check_strided(self)?;
+        check_zbd(self)?;
         check_rates(self)?;
         check_rate_windows(self)?;
         check_pre_read(self)?;
@@ -132,6 +133,38 @@ fn check_strided(spec: &JobBuilder) -> Checked {
     }
     if spec.workload.rw.is_random() && spec.workload.distribution != Distribution::Uniform {
         return refuse("random_distribution", "zonemode=strided draws random offsets uniformly in hiops: keep random_distribution=random");
+    }
+    Ok(())
+}
+
+/// zonemode=zbd's sizes against the blocks (fio's zbd_verify_bs, and
+/// what fio finds only as it writes: a block larger than a zone, a zone's
+/// capacity no multiple of the smallest write).
+fn check_zbd(spec: &JobBuilder) -> Checked {
+    use hiops_hal::Op;
+    let Some(z) = spec.target.zbd else {
+        return Ok(());
+    };
+    let refuse = |option, text: String| Err(CheckError::new(option, text));
+    let rw = spec.workload.rw;
+    let (zone, cap) = (z.zone_size, z.capacity);
+    let write = spec.bs_for(Op::Write);
+    if rw.writes_data() && write.max() as u64 > cap {
+        let bs = write.max();
+        return refuse("bs", format!("zonemode=zbd: a write block of {bs} bytes is larger than a zone's capacity ({cap}): lower bs or raise zonesize"));
+    }
+    if rw.writes_data() && !cap.is_multiple_of(write.min() as u64) {
+        let bs = write.min();
+        return refuse("zonecapacity", format!("zonemode=zbd: the zone capacity {cap} is no multiple of the smallest write block ({bs}), so a zone's last block would not fit: make it one"));
+    }
+    let trim = spec.bs_for(Op::Trim);
+    if rw.trims() && (trim.min() != trim.max() || trim.max() as u64 != zone) {
+        return refuse("bs", format!("zonemode=zbd: a trim resets a zone, so its block size must be the zone size ({zone}): set the trim bs to it"));
+    }
+    for bs in [Op::Read, Op::Write, Op::Trim].map(|op| spec.bs_for(op).max() as u64) {
+        if spec.verify.mode != VerifyMode::Off && !zone.is_multiple_of(bs) {
+            return refuse("bs", format!("zonemode=zbd: block size {bs} is not a divisor of the zone size {zone}, which verify needs: change one of them"));
+        }
     }
     Ok(())
 }

@@ -61,6 +61,9 @@ pub struct FioJob {
     pub minf: u64,
     /// fio's flushes: how many, and their latency.
     pub sync: Option<Flushes>,
+    /// Zones reset under zonemode=zbd (absent without it).
+    #[serde(default)]
+    pub zone_resets: u64,
     /// Share of commands (%) by the depth they were issued at.
     pub iodepth_level: BTreeMap<String, f64>,
     /// Share of submissions and reaps (%) by how many commands each took.

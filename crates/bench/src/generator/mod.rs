@@ -445,6 +445,16 @@ impl IoGen {
         fits.max().unwrap_or(len)
     }
 
+    /// The sequential stream of `io`'s direction goes on after it, where
+    /// something moved it (fio's last_pos is set after zonemode=zbd's
+    /// adjustment).
+    pub(crate) fn went_to(&mut self, io: &NextIo) {
+        let dir = usize::from(io.op == Op::Write);
+        if let Some(c) = self.cursor.get_mut(io.target as usize) {
+            c[dir] = (io.offset + io.len as u64) as i64 + self.gap;
+        }
+    }
+
     fn sequential(&mut self, target: usize, op: Op, len: u32) -> u64 {
         let region = self.regions[target];
         let (start, end) = (region.start as i64, (region.start + region.len) as i64);

@@ -248,6 +248,14 @@ impl<'a, D: Driver> JobThread<'a, D> {
                 spec.workload.randseed ^ (plan.clone as u64 + 1).wrapping_mul(0x9E37_79B9),
             );
         }
+        if let Some(z) = spec.target.zbd {
+            let rw = spec.workload.rw;
+            let min_bs = [Op::Read, Op::Write, Op::Trim].map(|op| spec.bs_for(op).min() as u64);
+            let verify = spec.verify.mode != crate::spec::VerifyMode::Off;
+            let shape = (rw.is_random(), rw.reads() && rw.writes());
+            let zones = crate::zbd::Zbd::new(plan.zones.clone(), z, min_bs, shape, verify);
+            work = work.in_zones(zones);
+        }
         if let Some(f) = spec.workload.flow {
             let gate = crate::flow::FlowGate::join(self.ctrl.flow(f.id), f.weight, f.sleep);
             work = work.in_flow(gate);
@@ -281,18 +289,19 @@ impl<'a, D: Driver> JobThread<'a, D> {
             self.pump(&mut work);
             let stopped = self.books.error.is_some() || self.should_stop(now_ns());
             if stopped || !work.next_pass() {
-                return;
+                break;
             }
             if unlinks {
                 // fio's unlink_each_loop: each loop after the first anew.
                 let paths = crate::thread_plan::target_paths(plan);
                 if let Err(e) = crate::loop_files::renew(spec, &paths, &plan.targets) {
                     self.books.error.get_or_insert(e);
-                    return;
+                    break;
                 }
             }
             crate::cache::drop_cached(&plan.targets, &plan.regions);
         }
+        self.result.zone_resets = work.zone_resets();
     }
 
     /// The loop over one source. Returns when the source is done, the job

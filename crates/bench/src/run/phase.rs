@@ -141,6 +141,7 @@ impl<'a> Phase<'a> {
                 let (first, mine) = targets_of(spec, &self.opened[j], clone);
                 let regions = regions_for(spec, mine, clone, align)
                     .expect("validate checked every clone's regions");
+                let zones = zoned_targets(spec, mine, &regions);
                 let whole = pass_bytes(spec, &regions);
                 // fio's loops each end at io_size when it is less (its
                 // do_io: io_issue_bytes_exceeded).
@@ -157,6 +158,7 @@ impl<'a> Phase<'a> {
                         targets: mine.iter().map(|t| t.hal_target()).collect(),
                         target_base: first as u32,
                         regions,
+                        zones,
                         align: align as u32,
                         budget: budget(spec, pass),
                         pass,
@@ -225,6 +227,68 @@ pub(super) fn targets_of<'t>(
 /// of it (so the last acknowledged write of a block is known); otherwise
 /// every clone uses its whole range, as fio's clones do.
 pub(super) fn regions_for(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+    clone: u32,
+    align: u64,
+) -> Result<Vec<Region>, BenchError> {
+    Ok(noted_regions(spec, targets, clone, align)?.0)
+}
+
+/// fio's zbd_info under zonemode=zbd: each target's zone table (shared by
+/// every job on the file) and the thread's range of it; empty without.
+fn zoned_targets(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+    regions: &[Region],
+) -> Vec<crate::zbd::ZonedTarget> {
+    let Some(z) = spec.target.zbd else {
+        return Vec::new();
+    };
+    let zoned = |(t, r): (&OpenTarget, &Region)| {
+        let path = t
+            .path
+            .as_deref()
+            .expect("the plan gave zonemode=zbd a path");
+        let table = crate::zbd::table_of(path, (z.zone_size, z.capacity), || {
+            // The file's own size (a device's from sysfs), not the job's.
+            let file = std::fs::metadata(path).map_or(0, |m| m.len());
+            let device = t.device.as_ref().and_then(|d| d.size_bytes()).unwrap_or(0);
+            let len = file.max(device).max(t.len);
+            crate::zbd::ZoneTable::new(len, z.zone_size, z.capacity, z.max_open_zones)
+        });
+        crate::zbd::ZonedTarget::new(table, *r)
+    };
+    targets.iter().zip(regions).map(zoned).collect()
+}
+
+/// [`regions_for`], with the lines fio prints where zonemode=zbd moved a
+/// writing job's range to whole zones (fio's zbd_zone_align_file_sizes).
+pub(super) fn noted_regions(
+    spec: &JobSpec,
+    targets: &[OpenTarget],
+    clone: u32,
+    align: u64,
+) -> Result<(Vec<Region>, Vec<String>), BenchError> {
+    let regions = plain_regions(spec, targets, clone, align)?;
+    let Some(z) = spec.target.zbd.filter(|_| {
+        spec.workload.rw != crate::spec::RwMode::Read
+            && spec.workload.rw != crate::spec::RwMode::RandRead
+    }) else {
+        return Ok((regions, Vec::new()));
+    };
+    let mut notes = Vec::new();
+    let mut aligned = Vec::with_capacity(regions.len());
+    for (r, t) in regions.into_iter().zip(targets) {
+        let (r, said) = crate::zbd::align_region(r, z.zone_size, &t.describe())
+            .or_else(|e| usage(format!("job {}: zonemode=zbd: {e}", spec.name)))?;
+        aligned.push(r);
+        notes.extend(said);
+    }
+    Ok((aligned, notes))
+}
+
+fn plain_regions(
     spec: &JobSpec,
     targets: &[OpenTarget],
     clone: u32,

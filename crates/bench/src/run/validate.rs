@@ -4,7 +4,7 @@
 //! ([`hiops_job::JobBuilder::build`]); these need the targets or verify's
 //! headers.
 
-use super::phase::{job_align, regions_for, targets_of};
+use super::phase::{job_align, noted_regions, targets_of};
 use crate::error::{usage, BenchError};
 use crate::spec::{JobSpec, VerifyMode};
 use crate::target::{OpenTarget, TargetKind};
@@ -59,7 +59,11 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
     let align = job_align(spec);
     for clone in 0..spec.numjobs {
         let (_, mine) = targets_of(spec, targets, clone);
-        for r in regions_for(spec, mine, clone, align)? {
+        let (regions, notes) = noted_regions(spec, mine, clone, align)?;
+        if clone == 0 {
+            notes.iter().for_each(|n| eprintln!("hiops: {n}"));
+        }
+        for r in regions {
             if r.len < bs_max as u64 {
                 return usage(format!(
                     "job {} clone {clone} has {} bytes to work on, less than one block of {bs_max}: lower --bs, --offset or --offset_increment, or raise --size",

@@ -20,11 +20,18 @@ pub struct Draft {
     pub io_size: Option<Amount>,
     /// zonemode: Some(true) strided, Some(false) none.
     pub zonemode_strided: Option<bool>,
-    /// zonemode=zbd: refused with what the target is (plan's zbd).
+    /// zonemode=zbd: zones emulated (plan's zbd), a zoned device refused.
     pub zonemode_zbd: bool,
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
+    /// zonemode=zbd's options.
+    pub zone_capacity: Option<u64>,
+    pub read_beyond_wp: Option<bool>,
+    pub max_open_zones: Option<u32>,
+    pub job_max_open_zones: Option<u32>,
+    pub zone_reset_threshold: Option<f64>,
+    pub zone_reset_frequency: Option<f64>,
     pub filesize: Option<Bytes>,
     pub file_service: Option<hiops_job::file_service::FileService>,
     pub openfiles: Option<u64>,

@@ -77,7 +77,7 @@ pub static OPTIONS: &[OptDef] = &[
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
         d.buffer_pattern = Some(p); Ok(())
     }),
-    opt!("zonemode", [], value, "none, or strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end). zbd is refused before any I/O with what the target is (from sysfs' queue/zoned): hiops drives no zone state machines.", |d, v| {
+    opt!("zonemode", [], value, "none; strided: I/O stays in a zone of zonerange bytes until zonesize bytes were moved there, then skips zoneskip bytes further (wrapping at the end); zbd: zones of zonesize emulated on a file or a device without zones, as fio 3.33 does (writes at each zone's write pointer, reads below it); a zoned device itself (host-managed or host-aware) is refused before any I/O.", |d, v| {
         let v = need(v)?;
         d.zonemode_zbd = v == "zbd";
         d.zonemode_strided = Some(match v {
@@ -87,7 +87,14 @@ pub static OPTIONS: &[OptDef] = &[
         });
         Ok(())
     }),
-    opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
+    opt!("zonecapacity", [], value, "zonemode=zbd: bytes of each zone that can be written, from its start (0, the default: the zone size).", |d, v| { d.zone_capacity = Some(value::size(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("read_beyond_wp", [], flag, "zonemode=zbd: reads may go past a zone's write pointer (default 0: they stay below it).", |d, v| { d.read_beyond_wp = Some(value::boolean(v)?); Ok(()) }),
+    opt!("max_open_zones", [], value, "zonemode=zbd: zones written at once per file, over its jobs (0, the default: no limit; at most 4096).", |d, v| { d.max_open_zones = Some(u32_of(value::int(need(v)?, d.kb_base)?, "max_open_zones")?); Ok(()) }),
+    opt!("job_max_open_zones", [], value, "zonemode=zbd: zones written at once per thread (0: no limit; needs max_open_zones).", |d, v| { d.job_max_open_zones = Some(u32_of(value::int(need(v)?, d.kb_base)?, "job_max_open_zones")?); Ok(()) }),
+    opt!("ignore_zone_limits", [], flag, "zonemode=zbd: accepted, no effect on emulated zones (fio: ignore a zoned device's own open-zone limit).", |_, v| { value::boolean(v).map(|_| ()) }),
+    opt!("zone_reset_threshold", [], value, "zonemode=zbd: past this share (0 to 1) of the range holding data, zones are reset as zone_reset_frequency says.", |d, v| { d.zone_reset_threshold = Some(unit_share(need(v)?)?); Ok(()) }),
+    opt!("zone_reset_frequency", [], value, "zonemode=zbd: past zone_reset_threshold, a zone is reset every 1/this writes (0 to 1; 0: never).", |d, v| { d.zone_reset_frequency = Some(unit_share(need(v)?)?); Ok(()) }),
+    opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one; zonemode=zbd: the size of a zone (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zonerange", [], value, "zonemode=strided: the size of a zone (0, the default: zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone (default 0).", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(Bytes::nonzero("filesize", value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
@@ -710,10 +717,6 @@ pub static OPTIONS: &[OptDef] = &[
 /// fio options hiops knows but does not implement: why, and what to do
 /// instead. Aliases have rows of their own.
 pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "zonecapacity",
-        "zoned block devices (zonemode=zbd) are not supported; drop it",
-    ),
     // Options of fio releases after 3.33, named by the release that added
     // each (fio's options.c history), and what to use in hiops instead.
     ("comm", "fio 3.42 added it; hiops' threads keep its name: drop it"),
@@ -725,7 +728,7 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("priohint", "fio 3.36 added it; I/O priority hints are not supported: drop it"),
     ("ramp_size", "fio 3.42 added it; use ramp_time"),
     ("random_sequence_stride", "fio's master added it with random_distribution=sequence, which hiops has not: drop both"),
-    ("recover_zbd_write_error", "fio 3.40 added it; zoned block devices are not supported: drop it"),
+    ("recover_zbd_write_error", "fio 3.40 added it for zoned devices' write errors; hiops emulates zones only, where writes do not fail so: drop it"),
     ("sprandom", "fio 3.41 added it; precondition with a rw=randwrite job over the whole device first"),
     ("spr_num_regions", "fio 3.41 added it with sprandom, which hiops has not: drop it"),
     ("spr_op", "fio 3.41 added it with sprandom, which hiops has not: drop it"),
@@ -734,7 +737,7 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("ss_interval", "fio 3.35 added it; hiops judges ss on a point per second, fio 3.33's: drop it"),
     ("thinkcycles", "fio 3.37 added it; use thinktime (microseconds)"),
     ("verify_policy", "fio's master added it; hiops' verify_state_load checks every completed write (its default, completed): drop it"),
-    ("write_zone_remainder", "fio 3.42 added it; zoned block devices are not supported: drop it"),
+    ("write_zone_remainder", "fio 3.42 added it; hiops' emulated zones take only whole blocks: drop it"),
     ("fdp", "fio 3.34 added it for NVMe flexible data placement, which hiops does not drive: drop it"),
     ("dataplacement", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
     ("dp_scheme", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
@@ -743,30 +746,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("fdp_pli", "fio 3.34 added it for NVMe data placement, which hiops does not drive: drop it"),
     ("plid_select", "fio 3.38 added it for NVMe data placement, which hiops does not drive: drop it"),
     ("fdp_pli_select", "fio 3.34 added it for NVMe data placement, which hiops does not drive: drop it"),
-    (
-        "read_beyond_wp",
-        "zoned block devices are not supported; drop it",
-    ),
-    (
-        "max_open_zones",
-        "zoned block devices are not supported; drop it",
-    ),
-    (
-        "job_max_open_zones",
-        "zoned block devices are not supported; drop it",
-    ),
-    (
-        "ignore_zone_limits",
-        "zoned block devices are not supported; drop it",
-    ),
-    (
-        "zone_reset_threshold",
-        "zoned block devices are not supported; drop it",
-    ),
-    (
-        "zone_reset_frequency",
-        "zoned block devices are not supported; drop it",
-    ),
     ("gpu_dev_id", "GPU (CUDA) buffers are not supported"),
     // Options of engines hiops has.
     (
@@ -783,8 +762,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
 /// prioclass=0). Any other value is refused as `NOT_IMPLEMENTED` says.
 #[rustfmt::skip]
 pub static FIO_DEFAULTS: &[(&str, &[&str])] = &[
-    ("zonecapacity", &["0"]), ("read_beyond_wp", &["0"]), ("max_open_zones", &["0"]),
-    ("job_max_open_zones", &["0"]), ("ignore_zone_limits", &["0"]),
     ("cmd_type", &["nvme"]),
 ];
 

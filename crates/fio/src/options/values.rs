@@ -53,6 +53,14 @@ pub(super) fn sync_range(v: &str) -> Result<hiops_job::spec::SyncRange, ValueErr
     Ok(hiops_job::spec::SyncRange { flags, every })
 }
 
+/// A share from 0 to 1, as fio's zone_reset_threshold and frequency.
+pub(super) fn unit_share(v: &str) -> Result<f64, ValueError> {
+    match v.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{} is not a share from 0 to 1", quoted(v)).into()),
+    }
+}
+
 pub(super) fn u32_of(v: u64, what: &str) -> Result<u32, ValueError> {
     u32::try_from(v).map_err(|_| {
         ValueError::Said(format!(

@@ -49,6 +49,9 @@ impl Draft {
         &self,
     ) -> Result<Option<hiops_job::strided::StridedZones>, FioError> {
         let given = self.zonesize.or(self.zonerange).or(self.zoneskip).is_some();
+        if self.zonemode_zbd {
+            return Ok(None);
+        }
         if self.zonemode_strided != Some(true) {
             return match given {
                 true => {
@@ -79,14 +82,54 @@ impl Draft {
         self.directory_is_one()?;
         let own = self.set_target_paths(spec, fio)?;
         if self.zonemode_zbd {
-            let first = match &spec.target.targets {
-                TargetSpec::Paths(p) => p.first().cloned(),
-                TargetSpec::Ram => None,
-            };
-            let first = first.ok_or("zonemode=zbd needs a zoned block device: give filename")?;
-            return Err(super::zbd::refusal(&first, Path::new("/sys")).into());
+            spec.target.zbd = Some(self.zbd_spec(spec)?);
         }
         Ok(own)
+    }
+
+    /// zonemode=zbd's zones, checked as fio's init_zone_info and
+    /// zbd_setup_files check them, on targets that may have them.
+    fn zbd_spec(&self, spec: &JobBuilder) -> Result<hiops_job::spec::ZbdSpec, FioError> {
+        let TargetSpec::Paths(paths) = &spec.target.targets else {
+            return Err("zonemode=zbd needs a file or a block device: give filename".into());
+        };
+        let zone_size = self.zonesize.ok_or(
+            "zonemode=zbd needs zonesize, the size of a zone (on a file or a device without zones, as fio says: \"Specifying the zone size is mandatory\")",
+        )?;
+        if zone_size < 512 {
+            return Err("zonemode=zbd: zone size must be at least 512 bytes".into());
+        }
+        let capacity = self.zone_capacity.filter(|&c| c > 0).unwrap_or(zone_size);
+        if capacity > zone_size {
+            return Err(format!("zonemode=zbd: zonecapacity {capacity} is larger than zone size {zone_size}: lower it").into());
+        }
+        if self.zoneskip.is_some() {
+            return Err("zonemode=zbd with zoneskip is not implemented: drop zoneskip".into());
+        }
+        let max_open = self.max_open_zones.unwrap_or(0);
+        if max_open > hiops_job::spec::ZBD_MAX_OPEN_ZONES {
+            return Err(format!(
+                "zonemode=zbd: max_open_zones is larger than {}: lower it",
+                hiops_job::spec::ZBD_MAX_OPEN_ZONES
+            )
+            .into());
+        }
+        let job_max = self.job_max_open_zones.unwrap_or(0);
+        if job_max > 0 && max_open == 0 {
+            return Err("job_max_open_zones cannot be used without a global open zones limit: give max_open_zones too".into());
+        }
+        for p in paths {
+            super::zbd::check_target(p, zone_size, Path::new("/sys"))?;
+        }
+        Ok(hiops_job::spec::ZbdSpec {
+            zone_size,
+            capacity,
+            read_beyond_wp: self.read_beyond_wp.unwrap_or(false),
+            max_open_zones: max_open,
+            job_max_open_zones: job_max,
+            reset_threshold: self.zone_reset_threshold.unwrap_or(0.0),
+            reset_frequency: self.zone_reset_frequency.unwrap_or(0.0),
+        })
     }
 
     /// The job's files or devices; true when hiops makes a temporary file.

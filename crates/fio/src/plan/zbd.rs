@@ -1,8 +1,9 @@
-//! zonemode=zbd: refused before any I/O with what the target is, read
-//! from sysfs (the whole disk's `queue/zoned`, as fio 3.33's
-//! blkzoned_get_zoned_model reads it). On a zoned device hiops does not
-//! drive the zones' state machines; on anything else fio 3.33 would
-//! emulate zones of zonesize, which hiops does not either.
+//! zonemode=zbd: what each target is, read from sysfs (the whole disk's
+//! `queue/zoned`, as fio 3.33's blkzoned_get_zoned_model reads it). A
+//! zoned device (host-managed, host-aware) is refused: hiops does not
+//! drive a device's zones. A file or a device without zones gets zones
+//! emulated, as fio 3.33 emulates them (its zone model "none"), once it
+//! is at least a zone long (fio's init_zone_info: the file must exist).
 
 use hiops_hal::device::BlockDev;
 use std::os::unix::fs::FileTypeExt;
@@ -15,33 +16,39 @@ pub(super) fn zoned_model(disk: &str, sysfs: &Path) -> std::io::Result<String> {
     Ok(text.trim().to_string())
 }
 
-/// The one line that refuses zonemode=zbd on `target`.
-pub(super) fn refusal(target: &Path, sysfs: &Path) -> String {
+/// Whether zones can be emulated on `target` with zones of `zone_size`
+/// bytes: Err with the line that refuses it (a zoned device, a file or
+/// device shorter than a zone).
+pub(super) fn check_target(target: &Path, zone_size: u64, sysfs: &Path) -> Result<(), String> {
     let name = target.display();
-    let is_block = std::fs::metadata(target).is_ok_and(|m| m.file_type().is_block_device());
-    let disk = BlockDev::of_path(target)
-        .filter(|_| is_block)
-        .map(|d| d.disk);
-    let Some(disk) = disk else {
-        return format!(
-            "zonemode=zbd: {name} is not a block device, and hiops does not emulate zones on a file as fio 3.33 does: use zonemode=strided with zonesize, or drop zonemode"
-        );
+    let meta = std::fs::metadata(target);
+    let is_block = meta.as_ref().is_ok_and(|m| m.file_type().is_block_device());
+    let len = match BlockDev::of_path(target).filter(|_| is_block) {
+        Some(dev) => {
+            model_refusal(&name.to_string(), &dev.disk, zoned_model(&dev.disk, sysfs))?;
+            dev.size_bytes().unwrap_or(0)
+        }
+        None => meta.map_or(0, |m| m.len()),
     };
-    model_refusal(&name.to_string(), &disk, zoned_model(&disk, sysfs))
+    if len < zone_size {
+        return Err(format!(
+            "zonemode=zbd: {name}: file/device size {len} is smaller than zone size {zone_size} (the zones are those of the file as it is: lay it out first, at least a zone long)"
+        ));
+    }
+    Ok(())
 }
 
-/// The refusal for a block device whose disk's `queue/zoned` read `model`.
-fn model_refusal(name: &str, disk: &str, model: std::io::Result<String>) -> String {
+/// The refusal of a block device whose disk's `queue/zoned` read `model`,
+/// if it has zones of its own (or they cannot be told).
+fn model_refusal(name: &str, disk: &str, model: std::io::Result<String>) -> Result<(), String> {
     match model.as_deref() {
-        Ok(m @ ("host-managed" | "host-aware")) => format!(
-            "zonemode=zbd: {name} is a {m} zoned block device, but hiops does not drive zone state machines (write pointers, zone resets, open-zone limits) yet: run this job with fio"
-        ),
-        Ok(m) => format!(
-            "zonemode=zbd: {name} is not a zoned block device (queue/zoned is {m}); zonemode=zbd needs a host-managed or host-aware zoned device (hiops does not emulate zones as fio 3.33 does): use zonemode=strided with zonesize, or drop zonemode"
-        ),
-        Err(e) => format!(
-            "zonemode=zbd: cannot read /sys/block/{disk}/queue/zoned for {name} ({e}); hiops does not run zonemode=zbd: drop zonemode"
-        ),
+        Ok(m @ ("host-managed" | "host-aware")) => Err(format!(
+            "zonemode=zbd: {name} is a {m} zoned block device, but hiops does not drive a device's zones (zone reports, resets, its open-zone limits): run this job with fio"
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!(
+            "zonemode=zbd: cannot read /sys/block/{disk}/queue/zoned for {name} ({e}), so whether it has zones of its own is unknown: drop zonemode"
+        )),
     }
 }
 
@@ -65,35 +72,49 @@ mod tests {
     }
 
     #[test]
-    fn each_model_gets_its_own_line() {
-        for (zoned, says) in [
-            ("none\n", "is not a zoned block device (queue/zoned is none)"),
-            ("host-aware\n", "is a host-aware zoned block device, but hiops does not drive zone state machines"),
-            ("host-managed\n", "is a host-managed zoned block device, but hiops does not drive zone state machines"),
+    fn only_a_device_without_zones_of_its_own_gets_emulated_ones() {
+        for (zoned, refused) in [
+            ("none\n", None),
+            ("host-aware\n", Some("is a host-aware zoned block device")),
+            (
+                "host-managed\n",
+                Some("is a host-managed zoned block device"),
+            ),
         ] {
             let root = fake_sysfs("sdz", zoned);
-            let line = model_refusal("/dev/sdz1", "sdz", zoned_model("sdz", root.path()));
-            assert!(line.starts_with("zonemode=zbd: /dev/sdz1 "), "{line}");
-            assert!(line.contains(says), "{zoned}: {line}");
-            assert!(!line.contains('\n'));
+            let r = model_refusal("/dev/sdz1", "sdz", zoned_model("sdz", root.path()));
+            match refused {
+                None => assert!(r.is_ok(), "{zoned}: {r:?}"),
+                Some(says) => {
+                    let line = r.unwrap_err();
+                    assert!(line.starts_with("zonemode=zbd: /dev/sdz1 "), "{line}");
+                    assert!(line.contains(says), "{zoned}: {line}");
+                }
+            }
         }
         let missing = model_refusal(
             "/dev/sdy",
             "sdy",
             zoned_model("sdy", Path::new("/nonexistent")),
         );
-        assert!(
-            missing.contains("cannot read /sys/block/sdy/queue/zoned"),
-            "{missing}"
-        );
+        assert!(missing
+            .unwrap_err()
+            .contains("cannot read /sys/block/sdy/queue/zoned"),);
     }
 
     #[test]
-    fn a_file_is_no_zoned_device() {
+    fn a_file_needs_a_zone_of_bytes_already() {
         let tmp = tempfile::tempdir().unwrap();
         let f = tmp.path().join("f");
-        std::fs::write(&f, b"").unwrap();
-        let line = refusal(&f, Path::new("/sys"));
-        assert!(line.contains("is not a block device"), "{line}");
+        let e = check_target(&f, 1 << 20, Path::new("/sys")).unwrap_err();
+        assert!(
+            e.contains("file/device size 0 is smaller than zone size 1048576"),
+            "{e}"
+        );
+        std::fs::write(&f, vec![0u8; 1 << 19]).unwrap();
+        let e = check_target(&f, 1 << 20, Path::new("/sys")).unwrap_err();
+        assert!(e.contains("size 524288 is smaller"), "{e}");
+        std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+        assert_eq!(check_target(&f, 1 << 20, Path::new("/sys")), Ok(()));
     }
 }

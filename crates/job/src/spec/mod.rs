@@ -29,7 +29,10 @@ pub use io::{
 pub use logs::{IoLogs, LogSpec, ReplaySkip, ReplaySpec, TraceFormat, TraceSpec, RATE_WINDOW};
 pub use meta::{JobMeta, LatPercentiles, UnifiedRw};
 pub use rw::RwMode;
-pub use target::{Amount, Fadvise, FileLockMode, SyncWrites, TargetOptions, TargetSpec};
+pub use target::{
+    Amount, Fadvise, FileLockMode, SyncWrites, TargetOptions, TargetSpec, ZbdSpec,
+    ZBD_MAX_OPEN_ZONES,
+};
 pub use thread::{CgroupSpec, MemPolicy, ThreadSetup};
 pub use timing::{clock_ns, ExitWhat, SsMetric, SteadyState, Timing};
 pub use verify::{VerifyMode, VerifySpec, VerifyTrim};

@@ -65,6 +65,30 @@ pub enum FileLockMode {
     ReadWrite,
 }
 
+/// fio's ZBD_MAX_OPEN_ZONES: the most zones max_open_zones may name.
+pub const ZBD_MAX_OPEN_ZONES: u32 = 4096;
+
+/// fio's zonemode=zbd options (HOWTO "zonemode" and after): every target is
+/// cut into zones of `zone_size` bytes, each written only at its write
+/// pointer, from its start up to `capacity` bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZbdSpec {
+    pub zone_size: u64,
+    /// fio's zonecapacity (at most the zone size; the zone size if not given).
+    pub capacity: u64,
+    /// Reads may go past a zone's write pointer (fio's read_beyond_wp).
+    pub read_beyond_wp: bool,
+    /// Zones written at once per file, over every job on it (0: no limit).
+    pub max_open_zones: u32,
+    /// The same limit per thread (0: none; needs `max_open_zones`).
+    pub job_max_open_zones: u32,
+    /// fio's zone_reset_threshold and zone_reset_frequency: past this
+    /// share of the range holding data, a zone is reset every
+    /// 1/frequency writes (0: never).
+    pub reset_threshold: f64,
+    pub reset_frequency: f64,
+}
+
 /// The targets of a job and how it uses them.
 #[derive(Clone, Debug)]
 pub struct TargetOptions {
@@ -78,6 +102,9 @@ pub struct TargetOptions {
     pub io_size: Option<Bytes>,
     /// fio's zonemode=strided with zonesize, zonerange, zoneskip.
     pub strided: Option<crate::strided::StridedZones>,
+    /// fio's zonemode=zbd on files and devices without zones of their own:
+    /// zones emulated as fio 3.33 does (its zone model "none").
+    pub zbd: Option<ZbdSpec>,
     /// Remove files hiops created when the job ends.
     pub unlink: bool,
     pub direct: bool,
@@ -153,6 +180,7 @@ impl TargetOptions {
             size: Some(Bytes::new(512 << 20)),
             io_size: None,
             strided: None,
+            zbd: None,
             unlink: true,
             direct: true,
             sync_writes: None,

@@ -105,6 +105,10 @@ pub(crate) fn job_obj(job: &JobResult, r: &RunResult, bins: bool) -> Value {
         obj["steadystate"] = ss;
     }
     add_latency_target(&mut obj, job);
+    // Newer fio's key (3.34 on), where zonemode=zbd counts zone resets.
+    if job.spec.target.zbd.is_some() {
+        obj["zone_resets"] = json!(job.zone_resets());
+    }
     add_optional_keys(&mut obj, job);
     for (key, buckets) in latency_buckets(&rd, &wr) {
         obj[key] = buckets;

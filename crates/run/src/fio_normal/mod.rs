@@ -80,7 +80,7 @@ fn job_block(out: &mut String, job: &FioJob, g: &Group, at: usize, cx: &Context<
     let slat = crate::submission::fio_times_submission(job);
     for (name, d, i) in dirs() {
         if d.io_bytes > 0 && d.runtime > 0 {
-            dir_block(out, name, d, (g.agg[i], slat));
+            dir_block(out, (name, job.zone_resets), d, (g.agg[i], slat));
         }
     }
     latency::distribution(out, job);
@@ -178,16 +178,21 @@ fn header(out: &mut String, job: &FioJob, at: usize, cx: &Context<'_>) {
 /// percentiles, the bandwidth and IOPS samples. `agg`: the group's
 /// bandwidth in this direction (bytes/s); `slat`: fio times the job's
 /// submissions (not where the engine completes an I/O as it issues it).
-fn dir_block(out: &mut String, name: &str, d: &Direction, (agg, slat): (u64, bool)) {
+fn dir_block(
+    out: &mut String,
+    (name, resets): (&str, u64),
+    d: &Direction,
+    (agg, slat): (u64, bool),
+) {
     let run = d.runtime;
     let bytes = d.io_bytes;
     let bw = bytes.saturating_mul(1000) / run;
     let iops = d.total_ios.saturating_mul(1000) / run;
-    // fio counts a write direction's zone resets (none off zoned devices).
-    let after = if name == "write" {
-        "; 0 zone resets"
-    } else {
-        ""
+    // fio counts a write direction's zone resets (zonemode=zbd's; none
+    // without it).
+    let after = match name {
+        "write" => format!("; {resets} zone resets"),
+        _ => String::new(),
     };
     let _ = writeln!(
         out,
