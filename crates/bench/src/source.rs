@@ -88,6 +88,7 @@ pub(crate) struct Workload {
     zbd: Option<crate::zbd::Zbd>,
     /// The job is sequential: its stream goes on where the zones moved it.
     sequential: bool,
+    zones_ended: bool,
     /// A command offered and put back (its block was busy).
     held: Option<(NextIo, u64)>,
     /// A command generated before its direction's due time.
@@ -143,6 +144,7 @@ impl Workload {
             last_write_target: 0,
             zbd: None,
             sequential: !spec.workload.rw.is_random(),
+            zones_ended: false,
             held: None,
             early: None,
             trims_uncounted: spec.workload.rw.trims() && spec.workload.rw.writes_data(),
@@ -211,17 +213,22 @@ impl Workload {
         !s.ended
     }
 
-    fn state_ended(&self) -> bool {
-        self.state.as_ref().is_some_and(|s| s.ended)
+    /// The job's I/O ended before its bytes: the verify state's writes
+    /// are read, or no zone can take the next I/O (fio's io_u_eof).
+    fn ended(&self) -> bool {
+        self.zones_ended || self.state.as_ref().is_some_and(|s| s.ended)
     }
 
     /// After a pause: whether there is more to do, and if so the next pass
     /// may start.
     pub(crate) fn next_pass(&mut self) -> bool {
-        if self.offered_bytes >= self.budget || self.ios_left == 0 || self.state_ended() {
+        if self.offered_bytes >= self.budget || self.ios_left == 0 || self.ended() {
             return false;
         }
         self.pause_at = self.pause_at.saturating_add(self.pass_bytes);
+        if let Some(z) = self.zbd.as_mut() {
+            z.new_pass();
+        }
         true
     }
 
@@ -231,7 +238,10 @@ impl Workload {
         let Some(z) = self.zbd.as_mut() else {
             return Some(io);
         };
-        let io = z.adjust(io)?;
+        let Some(io) = z.adjust(io) else {
+            self.zones_ended = true;
+            return None;
+        };
         if self.sequential {
             self.gen.went_to(&io);
         }
@@ -270,7 +280,7 @@ impl Source for Workload {
         }
         if self.offered_bytes >= self.budget.min(self.pause_at)
             || self.ios_left == 0
-            || self.state_ended()
+            || self.ended()
         {
             return Next::Done;
         }
@@ -346,7 +356,7 @@ impl Source for Workload {
         self.held.is_none()
             && (self.offered_bytes >= self.budget.min(self.pause_at)
                 || self.ios_left == 0
-                || self.state_ended())
+                || self.ended())
     }
 }
 

@@ -90,7 +90,7 @@ fn check_writes(ios: &[(String, u64, u64)], zones: usize, max_open: usize) -> BT
         assert!(off + len <= (z + 1) * ZONE, "{off}+{len} leaves zone {z}");
         wp[z as usize] = off + len;
         written.insert(z);
-        let partly = (0..zones).filter(|&i| wp[i] % ZONE != 0).count();
+        let partly = (0..zones).filter(|&i| !wp[i].is_multiple_of(ZONE)).count();
         assert!(partly <= max_open, "{partly} zones partly written");
     }
     written
@@ -159,7 +159,10 @@ fn reads_after_a_write_job_stay_below_what_it_wrote() {
         }
     }
     // fio reads the job's size (8 MiB) from the 2 MiB that hold data.
-    assert!(read_bytes.iter().all(|&b| b == read_bytes[0]), "{read_bytes:?}");
+    assert!(
+        read_bytes.iter().all(|&b| b == read_bytes[0]),
+        "{read_bytes:?}"
+    );
 }
 
 #[test]
@@ -190,7 +193,15 @@ fn zone_resets_are_counted_in_the_json_and_the_text() {
     let o = run("hiops", tmp.path(), &args);
     let out = String::from_utf8_lossy(&o.stdout);
     let line = out.lines().find(|l| l.contains("  write: IOPS=")).unwrap();
-    let n: u64 = line.split("; ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let n: u64 = line
+        .split("; ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(n >= 8 && line.ends_with(" zone resets"), "{line}");
 }
 
@@ -237,11 +248,23 @@ fn what_fio_refuses_is_refused_before_any_io() {
     std::fs::write(&small, vec![0u8; 4096]).unwrap();
     let file = format!("--filename={f}");
     let cases: [(&[&str], &str); 6] = [
-        (&["--filename=missing"], "file/device size 0 is smaller than zone size 1048576"),
-        (&["--filename=small"], "file/device size 4096 is smaller than zone size"),
+        (
+            &["--filename=missing"],
+            "file/device size 0 is smaller than zone size 1048576",
+        ),
+        (
+            &["--filename=small"],
+            "file/device size 4096 is smaller than zone size",
+        ),
         (&[&file, "--zonesize=0"], "zonemode=zbd needs zonesize"),
-        (&[&file, "--zoneskip=1m"], "zonemode=zbd with zoneskip is not implemented"),
-        (&[&file, "--job_max_open_zones=1"], "cannot be used without a global open zones limit"),
+        (
+            &[&file, "--zoneskip=1m"],
+            "zonemode=zbd with zoneskip is not implemented",
+        ),
+        (
+            &[&file, "--job_max_open_zones=1"],
+            "cannot be used without a global open zones limit",
+        ),
         (&[&file, "--bs=2m"], "is larger than a zone's capacity"),
     ];
     for (extra, says) in cases {

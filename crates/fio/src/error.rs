@@ -390,9 +390,7 @@ mod tests {
             &refused[0],
             Refusal::Unknown { near: Some("iodepth"), key, .. } if key == "iodpeth"
         ));
-        assert!(
-            matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "thinkcycles")
-        );
+        assert!(matches!(&refused[1], Refusal::NotImplemented { key, .. } if key == "thinkcycles"));
         assert_eq!(
             refused[0].to_string(),
             "unknown option --iodpeth: did you mean --iodepth?"

@@ -138,8 +138,7 @@ fn check_strided(spec: &JobBuilder) -> Checked {
 }
 
 /// zonemode=zbd's sizes against the blocks (fio's zbd_verify_bs, and
-/// what fio finds only as it writes: a block larger than a zone, a zone's
-/// capacity no multiple of the smallest write).
+/// what fio finds only as it writes: a block larger than a zone).
 fn check_zbd(spec: &JobBuilder) -> Checked {
     use hiops_hal::Op;
     let Some(z) = spec.target.zbd else {
@@ -151,11 +150,10 @@ fn check_zbd(spec: &JobBuilder) -> Checked {
     let write = spec.bs_for(Op::Write);
     if rw.writes_data() && write.max() as u64 > cap {
         let bs = write.max();
-        return refuse("bs", format!("zonemode=zbd: a write block of {bs} bytes is larger than a zone's capacity ({cap}): lower bs or raise zonesize"));
+        return refuse("bs", format!("zonemode=zbd: I/O buflen exceeds zone size: a write block of {bs} bytes is larger than a zone's capacity ({cap}): lower bs or raise zonesize"));
     }
-    if rw.writes_data() && !cap.is_multiple_of(write.min() as u64) {
-        let bs = write.min();
-        return refuse("zonecapacity", format!("zonemode=zbd: the zone capacity {cap} is no multiple of the smallest write block ({bs}), so a zone's last block would not fit: make it one"));
+    if spec.verify.mode != VerifyMode::Off && z.reset_frequency > 0.0 {
+        return refuse("zone_reset_frequency", "zonemode=zbd: zone resets would lose blocks verify reads back: drop zone_reset_frequency or verify".into());
     }
     let trim = spec.bs_for(Op::Trim);
     if rw.trims() && (trim.min() != trim.max() || trim.max() as u64 != zone) {

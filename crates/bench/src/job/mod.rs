@@ -253,7 +253,9 @@ impl<'a, D: Driver> JobThread<'a, D> {
             let min_bs = [Op::Read, Op::Write, Op::Trim].map(|op| spec.bs_for(op).min() as u64);
             let verify = spec.verify.mode != crate::spec::VerifyMode::Off;
             let shape = (rw.is_random(), rw.reads() && rw.writes());
-            let zones = crate::zbd::Zbd::new(plan.zones.clone(), z, min_bs, shape, verify);
+            let one_pass = spec.timing.loops == 1 && !spec.timing.time_based;
+            let zones =
+                crate::zbd::Zbd::new(plan.zones.clone(), z, min_bs, shape, verify, one_pass);
             work = work.in_zones(zones);
         }
         if let Some(f) = spec.workload.flow {
@@ -270,7 +272,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
         }
         let unlinks = spec.target.unlink_each_loop;
-        if (invalidate || unlinks) && spec.timing.loops > 1 && !spec.timing.time_based {
+        let zoned = spec.target.zbd.is_some();
+        if (invalidate || unlinks || zoned) && spec.timing.loops > 1 && !spec.timing.time_based {
             work = work.pausing_every(plan.pass);
         }
         // A random job without fio's random map never finishes a pass.

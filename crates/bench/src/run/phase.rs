@@ -270,7 +270,13 @@ pub(super) fn noted_regions(
     clone: u32,
     align: u64,
 ) -> Result<(Vec<Region>, Vec<String>), BenchError> {
-    let regions = plain_regions(spec, targets, clone, align)?;
+    // Under zonemode=zbd the range ends at a zone's end, as fio's, not at
+    // a whole block: fio does not round io_size to the block size.
+    let ends_at = match spec.target.zbd {
+        Some(_) => 1,
+        None => align,
+    };
+    let regions = plain_regions(spec, targets, clone, (align, ends_at))?;
     let Some(z) = spec.target.zbd.filter(|_| {
         spec.workload.rw != crate::spec::RwMode::Read
             && spec.workload.rw != crate::spec::RwMode::RandRead
@@ -292,7 +298,7 @@ fn plain_regions(
     spec: &JobSpec,
     targets: &[OpenTarget],
     clone: u32,
-    align: u64,
+    (align, ends_at): (u64, u64),
 ) -> Result<Vec<Region>, BenchError> {
     let shared = spec.target.files_per_clone.is_none();
     let regions = targets
@@ -325,7 +331,7 @@ fn plain_regions(
             } else {
                 Ok(Region {
                     start,
-                    len: len / align * align,
+                    len: len / ends_at * ends_at,
                 })
             }
         })

@@ -63,6 +63,10 @@ pub(crate) struct Zbd {
     job_open: u32,
     /// Zones this thread reset (fio's nr_zone_resets).
     resets: u64,
+    /// A sequential job of one pass ends at its range's end, however few
+    /// bytes the zones let it move (fio's get_next_seq_offset): where
+    /// each direction's stream ended last, per target.
+    seq_ends: Option<Vec<[u64; 2]>>,
 }
 
 fn lock(t: &Mutex<ZoneTable>) -> MutexGuard<'_, ZoneTable> {
@@ -76,7 +80,9 @@ impl Zbd {
         min_bs: [u64; 3],
         (random, mixed): (bool, bool),
         verify: bool,
+        one_pass: bool,
     ) -> Zbd {
+        let seq_ends = (!random && one_pass).then(|| vec![[0; 2]; targets.len()]);
         let zbd = Zbd {
             targets,
             spec,
@@ -86,6 +92,7 @@ impl Zbd {
             verify,
             job_open: 0,
             resets: 0,
+            seq_ends,
         };
         zbd.start();
         zbd
@@ -104,6 +111,15 @@ impl Zbd {
         }
     }
 
+    /// A loop of the job begins: fio's zbd_file_reset again, and the
+    /// sequential streams start over.
+    pub(crate) fn new_pass(&mut self) {
+        self.start();
+        if let Some(ends) = self.seq_ends.as_mut() {
+            ends.iter_mut().for_each(|e| *e = [0; 2]);
+        }
+    }
+
     pub(crate) fn resets(&self) -> u64 {
         self.resets
     }
@@ -115,13 +131,25 @@ impl Zbd {
             true => self.first_op(io),
             false => io,
         };
-        match io.op {
+        let dir = usize::from(io.op == Op::Write);
+        if let Some(ends) = self.seq_ends.as_ref() {
+            // The stream goes on from where the last I/O was moved to:
+            // an offset before that is the generator wrapping round.
+            if io.offset < ends[io.target as usize][dir] {
+                return None;
+            }
+        }
+        let moved = match io.op {
             Op::Read if self.spec.read_beyond_wp => Some(io),
             Op::Read => self.read(io),
             Op::Write => self.write(io),
             Op::Trim => self.trim(io),
             _ => Some(io),
+        }?;
+        if let Some(ends) = self.seq_ends.as_mut() {
+            ends[moved.target as usize][dir] = moved.offset + moved.len as u64;
         }
+        Some(moved)
     }
 
     /// fio's zbd_adjust_ddir: in a job that reads and writes, a read while
@@ -195,7 +223,8 @@ impl Zbd {
         }
         let offset = z.wp[zone as usize];
         let len = (io.len as u64).min(z.capacity_end(zone) - offset) / min_bs * min_bs;
-        // The plan keeps capacities a multiple of the smallest block.
+        // A zone with less than a block left was reset above, and no block
+        // is larger than a zone's capacity (the plan's check).
         assert!(
             len >= min_bs,
             "zone {zone}: {len} bytes left, blocks of {min_bs}"

@@ -29,7 +29,7 @@ fn thread(zones: u64, spec: ZbdSpec, random: bool) -> (Zbd, Arc<Mutex<ZoneTable>
     let target = ZonedTarget::new(table.clone(), region);
     let bs = BS as u64;
     (
-        Zbd::new(vec![target], spec, [bs; 3], (random, false), false),
+        Zbd::new(vec![target], spec, [bs; 3], (random, false), false, false),
         table,
     )
 }

@@ -25,6 +25,8 @@ pub struct Draft {
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
+    /// Sizes given in zones (`Nz`), made bytes once zonesize is known.
+    pub in_zones: ZoneCounts,
     /// zonemode=zbd's options.
     pub zone_capacity: Option<u64>,
     pub read_beyond_wp: Option<bool>,
@@ -320,4 +322,50 @@ pub enum FadviseHint {
     /// 1: random for a random workload, sequential otherwise.
     ByWorkload,
     Fixed(hiops_job::spec::Fadvise),
+}
+
+/// Options given as a count of zones (fio's `Nz`), each made bytes with
+/// the job's zonesize (fio's zbd_recalc_options_with_zone_granularity).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ZoneCounts {
+    pub size: Option<u64>,
+    pub io_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub offset_increment: Option<u64>,
+    pub zoneskip: Option<u64>,
+}
+
+impl Draft {
+    /// Makes the zone counts bytes: Err where no zonesize says how many.
+    pub fn resolve_zone_counts(&mut self) -> Result<(), String> {
+        let z = self.in_zones;
+        let given = [z.size, z.io_size, z.offset, z.offset_increment, z.zoneskip];
+        if given.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let zone = self
+            .zonesize
+            .ok_or("a size in zones (Nz) needs zonesize: give it")?;
+        let bytes = |n: u64| n.checked_mul(zone).ok_or("Nz: more bytes than fio counts");
+        let amount = |n: u64| -> Result<Option<Amount>, String> {
+            let b = bytes(n)?;
+            Ok(Bytes::given(b).map(Amount::Bytes))
+        };
+        if let Some(n) = z.size {
+            self.size = amount(n)?;
+        }
+        if let Some(n) = z.io_size {
+            self.io_size = amount(n)?;
+        }
+        if let Some(n) = z.offset {
+            self.offset = Some(amount(n)?.unwrap_or(Amount::Bytes(Bytes::ZERO)));
+        }
+        if let Some(n) = z.offset_increment {
+            self.offset_increment = Some(amount(n)?.unwrap_or(Amount::Bytes(Bytes::ZERO)));
+        }
+        if let Some(n) = z.zoneskip {
+            self.zoneskip = Some(bytes(n)?).filter(|&b| b > 0);
+        }
+        Ok(())
+    }
 }

@@ -62,11 +62,13 @@ pub static OPTIONS: &[OptDef] = &[
         d.filename.extend(found); Ok(())
     }),
     opt!("directory", [], value, "Where job files go when filename is not given.", |d, v| { d.directory = Some(PathBuf::from(need(v)?.split(':').next().unwrap())); Ok(()) }),
-    opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target; 0, as not given, is each existing target's size (fio's).", |d, v| {
+    opt!("size", [], value, "Bytes of I/O per job (a pass over this range), or a % of each existing target, or Nz: N zones (of zonesize); 0, as not given, is each existing target's size (fio's).", |d, v| {
+        if let Some(n) = zones(need(v)?)? { d.in_zones.size = Some(n); return Ok(()); }
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
         d.size = (!a.is_zero()).then_some(a); Ok(())
     }),
-    opt!("io_size", ["io_limit"], value, "Bytes of I/O each thread does within the size region, as fio: fewer than size stops early, more goes round the region again; with loops, each loop does up to io_size and the job at least io_size. A % is a share of size; 0, as not given, is size (fio's).", |d, v| {
+    opt!("io_size", ["io_limit"], value, "Bytes of I/O each thread does within the size region, as fio: fewer than size stops early, more goes round the region again; with loops, each loop does up to io_size and the job at least io_size. A % is a share of size, Nz N zones (of zonesize); 0, as not given, is size (fio's).", |d, v| {
+        if let Some(n) = zones(need(v)?)? { d.in_zones.io_size = Some(n); return Ok(()); }
         let a = value::size_or_percent(need(v)?, d.kb_base)?;
         d.io_size = (!a.is_zero()).then_some(a); Ok(())
     }),
@@ -96,10 +98,19 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("zone_reset_frequency", [], value, "zonemode=zbd: past zone_reset_threshold, a zone is reset every 1/this writes (0 to 1; 0: never).", |d, v| { d.zone_reset_frequency = Some(unit_share(need(v)?)?); Ok(()) }),
     opt!("zonesize", [], value, "zonemode=strided: bytes moved in a zone before the next one; zonemode=zbd: the size of a zone (0, fio's default: no zones).", |d, v| { d.zonesize = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
     opt!("zonerange", [], value, "zonemode=strided: the size of a zone (0, the default: zonesize); below zonesize a zone is gone over again.", |d, v| { d.zonerange = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
-    opt!("zoneskip", [], value, "zonemode=strided: bytes skipped after each zone (default 0).", |d, v| { d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
+    opt!("zoneskip", [], value, "zonemode=strided: bytes (or Nz: zones) skipped after each zone (default 0).", |d, v| {
+        if let Some(n) = zones(need(v)?)? { d.in_zones.zoneskip = Some(n); return Ok(()); }
+        d.zoneskip = Some(value::size(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(())
+    }),
     opt!("filesize", [], value, "Size of each file (default: size divided among the files).", |d, v| { d.filesize = Some(Bytes::nonzero("filesize", value::size(need(v)?, d.kb_base)?)?); Ok(()) }),
-    opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g).", |d, v| { d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
-    opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %).", |d, v| { d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(()) }),
+    opt!("offset", ["fileoffset"], value, "Start of the job's range in each target (bytes or %, or N*SIZE as in {rank}*64g, or Nz: N zones of zonesize).", |d, v| {
+        if let Some(n) = zones(need(v)?)? { d.in_zones.offset = Some(n); return Ok(()); }
+        d.offset = Some(value::scaled_size_or_percent(need(v)?, d.kb_base)?); Ok(())
+    }),
+    opt!("offset_increment", [], value, "Each clone starts this much further (bytes or %, or Nz: zones).", |d, v| {
+        if let Some(n) = zones(need(v)?)? { d.in_zones.offset_increment = Some(n); return Ok(()); }
+        d.offset_increment = Some(value::size_or_percent(need(v)?, d.kb_base)?); Ok(())
+    }),
     opt!("offset_align", [], value, "A start given as a % (offset or offset_increment) is rounded up to a multiple of this (0, the default: the job's block alignment); a multiple of the block alignment.", |d, v| { d.offset_align = Bytes::given(value::size(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("file_append", [], flag, "Work on each regular file from its end, as its size is when the run is planned (a new file from 0), whatever offset says: writes extend it. Block devices keep offset, as in fio.", |d, v| { d.file_append = value::boolean(v)?; Ok(()) }),
     opt!("nrfiles", ["nr_files"], value, "Files per clone when filename is not given.", |d, v| {

@@ -53,11 +53,33 @@ pub(super) fn sync_range(v: &str) -> Result<hiops_job::spec::SyncRange, ValueErr
     Ok(hiops_job::spec::SyncRange { flags, every })
 }
 
-/// A share from 0 to 1, as fio's zone_reset_threshold and frequency.
+/// fio's zone count `Nz` (options.c's FIO_OPT_STR_VAL_ZONE), or None
+/// where the value is not one.
+pub(super) fn zones(v: &str) -> Result<Option<u64>, ValueError> {
+    let Some(n) = v.trim().strip_suffix('z') else {
+        return Ok(None);
+    };
+    match n.trim().parse::<u64>() {
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Err(format!("{}: Nz is N zones, N a whole number", quoted(v)).into()),
+    }
+}
+
+/// A share from 0 to 1, as fio's zone_reset_threshold and frequency (a
+/// float list of one value; the errors carry fio's words, which its
+/// scripts look for).
 pub(super) fn unit_share(v: &str) -> Result<f64, ValueError> {
+    if v.contains(':') {
+        return Err(format!(
+            "{}: the list exceeding max length 1: give one share from 0 to 1",
+            quoted(v)
+        )
+        .into());
+    }
     match v.trim().parse::<f64>() {
         Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        _ => Err(format!("{} is not a share from 0 to 1", quoted(v)).into()),
+        Ok(x) => Err(format!("value out of range: {x} (give a share from 0 to 1)").into()),
+        Err(_) => Err(format!("{} is not a share from 0 to 1", quoted(v)).into()),
     }
 }
 

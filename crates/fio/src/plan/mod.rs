@@ -381,6 +381,9 @@ fn spec_of(
     let unified_rw = draft.unified_rw.unwrap_or_default();
     let shown_percentiles = shown_percentiles(&draft);
     let block_error_percentiles = draft.block_error_percentiles;
+    draft
+        .resolve_zone_counts()
+        .map_err(|e| in_job(FioError::from(e.as_str()), section, defaults))?;
     let (mut spec, own_temp) = draft
         .into_spec(defaults)
         .map_err(|e| in_job(e, section, defaults))?;

@@ -54,9 +54,7 @@ impl Draft {
         }
         if self.zonemode_strided != Some(true) {
             return match given {
-                true => {
-                    Err("zonesize, zonerange and zoneskip need zonemode=strided: add it".into())
-                }
+                true => Err("zonesize, zonerange and zoneskip need zonemode=strided or zbd (fio: --zonemode=none and --zonesize are not compatible): add one".into()),
                 false => Ok(None),
             };
         }
@@ -94,17 +92,21 @@ impl Draft {
             return Err("zonemode=zbd needs a file or a block device: give filename".into());
         };
         let zone_size = self.zonesize.ok_or(
-            "zonemode=zbd needs zonesize, the size of a zone (on a file or a device without zones, as fio says: \"Specifying the zone size is mandatory\")",
+            "zonemode=zbd needs zonesize, the size of a zone (fio: \"Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd\"): give it",
         )?;
         if zone_size < 512 {
-            return Err("zonemode=zbd: zone size must be at least 512 bytes".into());
+            return Err("zonemode=zbd: zone size must be at least 512 bytes for --zonemode=zbd: raise zonesize".into());
         }
         let capacity = self.zone_capacity.filter(|&c| c > 0).unwrap_or(zone_size);
         if capacity > zone_size {
             return Err(format!("zonemode=zbd: zonecapacity {capacity} is larger than zone size {zone_size}: lower it").into());
         }
-        if self.zoneskip.is_some() {
-            return Err("zonemode=zbd with zoneskip is not implemented: drop zoneskip".into());
+        if let Some(skip) = self.zoneskip {
+            return Err(match skip % zone_size {
+                0 => "zonemode=zbd with zoneskip is not implemented: drop zoneskip".to_string(),
+                _ => format!("zonemode=zbd: zoneskip {skip} is not a multiple of the device zone size {zone_size}: make it one"),
+            }
+            .into());
         }
         let max_open = self.max_open_zones.unwrap_or(0);
         if max_open > hiops_job::spec::ZBD_MAX_OPEN_ZONES {
