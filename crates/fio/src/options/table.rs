@@ -164,6 +164,12 @@ pub static OPTIONS: &[OptDef] = &[
         use hiops_hal::backends::sync::PsyncCall;
         use hiops_job::spec::{FileOp, StatCall};
         let v = need(v)?;
+        // An engine's own options go with it, as fio's engine option
+        // data does: a job of another engine under a [global] of
+        // e4defrag's does not take its donor (fio's e4defrag2.fio).
+        if v != "e4defrag" {
+            (d.donorname, d.inplace) = (None, None);
+        }
         d.filecreate = v == "filecreate";
         d.psync_call = match v {
             "falloc" => PsyncCall::Fallocate,

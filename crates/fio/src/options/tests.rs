@@ -361,3 +361,19 @@ fn job_and_flow_options_read_as_fio_3_33_reads_them() {
     assert!(parse_option(&mut d, "thinktime_blocks_type", Some("eventually")).is_err());
     assert!(parse_option(&mut d, "write_hint", Some("forever")).is_err());
 }
+
+#[test]
+fn an_engines_own_options_go_with_it() {
+    let mut global = Draft::default();
+    parse_option(&mut global, "ioengine", Some("e4defrag")).unwrap();
+    parse_option(&mut global, "donorname", Some("d")).unwrap();
+    parse_option(&mut global, "inplace", Some("1")).unwrap();
+    // A job of another engine under that [global] does not take them.
+    let mut job = global.clone();
+    parse_option(&mut job, "ioengine", Some("libaio")).unwrap();
+    assert_eq!((job.donorname, job.inplace), (None, None));
+    // An e4defrag job does.
+    let mut job = global.clone();
+    parse_option(&mut job, "ioengine", Some("e4defrag")).unwrap();
+    assert_eq!(job.donorname.as_deref(), Some("d"));
+}
