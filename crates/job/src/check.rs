@@ -39,6 +39,7 @@ impl JobBuilder {
         check_rate_windows(self)?;
         check_pre_read(self)?;
         check_unlink_each_loop(self)?;
+        check_log_columns(self)?;
         check_verify(self)
     }
 }
@@ -163,6 +164,19 @@ fn check_zbd(spec: &JobBuilder) -> Checked {
         if spec.verify.mode != VerifyMode::Off && !zone.is_multiple_of(bs) {
             return refuse("bs", format!("zonemode=zbd: block size {bs} is not a divisor of the zone size {zone}, which verify needs: change one of them"));
         }
+    }
+    Ok(())
+}
+
+/// Newer fio's log columns are written as text only: fio 3.33's binary
+/// sample, which a log stored compressed holds, has no place for them.
+fn check_log_columns(spec: &JobBuilder) -> Checked {
+    let l = &spec.logs;
+    if l.store_compressed && (l.both_values || l.issue_time) {
+        return Err(CheckError::new(
+            "log_store_compressed",
+            "log_window_value=both and log_issue_time are written as text only: drop log_store_compressed or them",
+        ));
     }
     Ok(())
 }

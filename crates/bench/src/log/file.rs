@@ -23,6 +23,19 @@ pub(super) struct Columns {
     /// fio's log_prio: the priority value in hex instead of 0/1 for
     /// "high priority" (hiops issues every I/O at the default priority).
     pub prio: bool,
+    /// fio 3.37's log_window_value=both: a second value, the largest.
+    pub both: bool,
+    /// fio 3.38's log_issue_time: a last column, the issue time.
+    pub issue: bool,
+}
+
+/// What a line tells of its I/O besides time and value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LineIo {
+    pub dir: usize,
+    pub bs: u64,
+    pub off: u64,
+    pub issue_ns: u64,
 }
 
 pub(super) struct LogFile {
@@ -91,32 +104,43 @@ impl LogFile {
         })
     }
 
-    /// One line of a bandwidth, latency or IOPS log.
-    pub(super) fn line(
-        &mut self,
-        t_ms: u64,
-        value: u64,
-        dir: usize,
-        bs: u64,
-        off: u64,
-        c: Columns,
-    ) {
+    /// One line of a bandwidth, latency or IOPS log: `values` the value
+    /// and the largest (written with [`Columns::both`]), `issue_ns` the
+    /// last column with [`Columns::issue`].
+    pub(super) fn line(&mut self, t_ms: u64, values: (u64, u64), io: LineIo, c: Columns) {
         if self.error.is_some() {
             return;
         }
+        let (
+            value,
+            LineIo {
+                dir,
+                bs,
+                off,
+                issue_ns,
+            },
+        ) = (values.0, io);
         let o = &mut self.out;
         if self.compressed {
             let r = o.write_all(&sample(t_ms, value, dir, bs, off, c)[..sample_len(c.offset)]);
             return self.note(r);
         }
-        let mut r = write!(o, "{t_ms}, {value}, {dir}, {bs}");
+        let mut r = write!(o, "{t_ms}, {value}");
+        if c.both {
+            r = r.and_then(|()| write!(o, ", {}", values.1));
+        }
+        r = r.and_then(|()| write!(o, ", {dir}, {bs}"));
         if c.offset {
             r = r.and_then(|()| write!(o, ", {off}"));
         }
         r = r.and_then(|()| match c.prio {
-            true => o.write_all(b", 0x0000\n"),
-            false => o.write_all(b", 0\n"),
+            true => o.write_all(b", 0x0000"),
+            false => o.write_all(b", 0"),
         });
+        if c.issue {
+            r = r.and_then(|()| write!(o, ", {issue_ns}"));
+        }
+        r = r.and_then(|()| o.write_all(b"\n"));
         self.note(r);
     }
 

@@ -29,7 +29,7 @@ mod window;
 use crate::rate_stat::RateStat;
 use crate::result::Rate;
 use crate::spec::{JobSpec, LogSpec};
-use file::{Columns, LogFile};
+use file::{Columns, LineIo, LogFile};
 use hist::HistWindows;
 pub(crate) use kind::LoggedIo;
 use kind::{Kind, KINDS};
@@ -137,6 +137,8 @@ impl JobLogs {
             cols: Columns {
                 offset: l.offset,
                 prio: l.prio,
+                both: l.both_values,
+                issue: l.issue_time,
             },
             epoch_clock: l.epoch_clock,
             epoch_ns: 0,
@@ -176,6 +178,12 @@ impl JobLogs {
         }
         let t = self.ms(io.done_ns);
         let (base, cols, lined) = (self.base_ms, self.cols, self.lined);
+        // fio's issue time: when the I/O was sent (its completion less its
+        // clat), from the log's start.
+        let issued = io
+            .done_ns
+            .saturating_sub(io.clat_ns)
+            .saturating_sub(self.epoch_ns);
         let files = &mut self.files;
         match self.windows.as_mut() {
             Some(w) => w.add(t, io, &mut |kind, t, dir, v| {
@@ -183,7 +191,11 @@ impl JobLogs {
                     .as_mut()
                     .filter(|_| lined[kind as usize])
                 {
-                    f.line(t + base, v, dir, 0, 0, cols);
+                    let at = LineIo {
+                        dir,
+                        ..LineIo::default()
+                    };
+                    f.line(t + base, v, at, cols);
                 }
             }),
             None => {
@@ -192,7 +204,18 @@ impl JobLogs {
                         .as_mut()
                         .filter(|_| lined[kind as usize])
                     {
-                        f.line(t + base, kind.per_io(io), io.dir, io.bytes, io.offset, cols);
+                        let v = kind.per_io(io);
+                        let issue_ns = match kind {
+                            Kind::Clat | Kind::Slat => issued,
+                            _ => 0,
+                        };
+                        let at = LineIo {
+                            dir: io.dir,
+                            bs: io.bytes,
+                            off: io.offset,
+                            issue_ns,
+                        };
+                        f.line(t + base, (v, v), at, cols);
                     }
                 }
             }
@@ -239,7 +262,11 @@ impl JobLogs {
                     .as_mut()
                     .filter(|_| lined[kind as usize])
                 {
-                    f.line(t + base, v, dir, 0, 0, cols);
+                    let at = LineIo {
+                        dir,
+                        ..LineIo::default()
+                    };
+                    f.line(t + base, v, at, cols);
                 }
             });
         }

@@ -44,8 +44,9 @@ pub(super) struct Windows {
     acc: [[Acc; 3]; KINDS.len()],
 }
 
-/// Where a closed window's lines go: (log, time, direction, value).
-pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, u64);
+/// Where a closed window's lines go: (log, time, direction, (value, the
+/// window's largest)).
+pub(super) type Emit<'a> = &'a mut dyn FnMut(Kind, u64, usize, (u64, u64));
 
 impl Windows {
     pub(super) fn new(window: Duration, max_value: bool, per_io_rates: bool) -> Windows {
@@ -111,14 +112,17 @@ impl Windows {
         }
     }
 
-    fn value(&self, kind: Kind, a: Acc, dur_ms: u64) -> u64 {
+    /// The window's value (mean, or largest with `max_value`) and its
+    /// largest (fio's second column under log_window_value=both).
+    fn value(&self, kind: Kind, a: Acc, dur_ms: u64) -> (u64, u64) {
         let per_s = |x: u128| x as f64 * 1000.0 / dur_ms as f64;
         let rate = !self.per_io_rates;
+        let one = |v: u64| (v, v);
         match kind {
             // A rate is one figure per window: its mean and its max agree.
-            Kind::Bw if rate => (per_s(a.sum) / 1024.0).round() as u64,
-            Kind::Iops if rate => per_s(a.n as u128).round() as u64,
-            _ if self.max_value => a.max,
+            Kind::Bw if rate => one((per_s(a.sum) / 1024.0).round() as u64),
+            Kind::Iops if rate => one(per_s(a.n as u128).round() as u64),
+            _ if self.max_value => one(a.max),
             _ => {
                 let mean = (a.sum as f64 / a.n as f64).round() as u64;
                 assert!(
@@ -126,7 +130,7 @@ impl Windows {
                     "a window's mean {mean} above its largest {}",
                     a.max
                 );
-                mean
+                (mean, a.max)
             }
         }
     }
@@ -158,7 +162,7 @@ mod tests {
 
     fn lines(w: &mut Windows, ios: &[(u64, LoggedIo)], end: u64) -> Vec<(Kind, u64, usize, u64)> {
         let mut out = Vec::new();
-        let mut emit = |k, t, d, v| out.push((k, t, d, v));
+        let mut emit = |k, t, d, v: (u64, u64)| out.push((k, t, d, v.0));
         for (t, io) in ios {
             w.add(*t, io, &mut emit);
         }
@@ -188,6 +192,19 @@ mod tests {
         // Two reads of 4 KiB over 100 ms: 80 KiB/s; 20 I/Os per second.
         assert!(out.contains(&(Kind::Bw, 100, 0, 80)));
         assert!(out.contains(&(Kind::Iops, 100, 0, 20)));
+    }
+
+    #[test]
+    fn a_window_gives_its_mean_and_its_largest_for_both_columns() {
+        let mut w = Windows::new(Duration::from_millis(100), false, false);
+        let mut out = Vec::new();
+        let mut emit = |k, t, d, v| out.push((k, t, d, v));
+        w.add(5, &io(0, 100), &mut emit);
+        w.add(50, &io(0, 300), &mut emit);
+        w.finish(100, &mut emit);
+        assert!(out.contains(&(Kind::Lat, 100, 0, (200, 300))), "{out:?}");
+        // A rate's one figure stands for both.
+        assert!(out.contains(&(Kind::Iops, 100, 0, (20, 20))), "{out:?}");
     }
 
     #[test]

@@ -666,16 +666,17 @@ pub static OPTIONS: &[OptDef] = &[
         if c > 6 { return Err("give 0 to 6".into()); }
         d.logs.hist_coarseness = c as u32; Ok(())
     }),
-    opt!("log_max_value", [], flag, "With log_avg_msec, latency logs hold each window's largest value instead of its mean.", |d, v| { d.logs.max_value = value::boolean(v)?; Ok(()) }),
-    opt!("log_window_value", [], value, "fio 3.37's name for log_max_value: avg (or 0, the default) logs each window's mean, max (or 1) its largest value; both (fio's two columns) is refused.", |d, v| {
-        d.logs.max_value = match need(v)?.trim() {
-            "avg" | "0" => false,
-            "max" | "1" => true,
-            "both" => return Err("both (a mean and a max column, fio 3.37's) is not written by hiops: use avg or max, or two jobs".into()),
-            s => return Err(format!("{}: use avg, max, 0 or 1", quoted(s)).into()),
+    opt!("log_max_value", [], flag, "With log_avg_msec, latency logs hold each window's largest value instead of its mean.", |d, v| { (d.logs.max_value, d.logs.both_values) = (value::boolean(v)?, false); Ok(()) }),
+    opt!("log_window_value", [], value, "fio 3.37's name for log_max_value: avg (or 0, the default) logs each window's mean, max (or 1) its largest value, both the two, a column each (the mean first).", |d, v| {
+        (d.logs.max_value, d.logs.both_values) = match need(v)?.trim() {
+            "avg" | "0" => (false, false),
+            "max" | "1" => (true, false),
+            "both" => (false, true),
+            s => return Err(format!("{}: use avg, max, both, 0 or 1", quoted(s)).into()),
         };
         Ok(())
     }),
+    opt!("log_issue_time", [], flag, "fio 3.38's: the logs get a last column, each I/O's issue time in ns from the log's start in the clat and slat logs' lines per I/O, 0 elsewhere (with write_lat_log and log_offset, as fio asks).", |d, v| { d.logs.issue_time = value::boolean(v)?; Ok(()) }),
     opt!("per_job_logs", [], flag, "1 (default): a log file per thread (NAME_bw.N.log); 0: the job's threads append to NAME_bw.log.", |d, v| { d.logs.per_job = value::boolean(v)?; Ok(()) }),
     opt!("log_offset", [], flag, "Log lines carry the I/O's offset (a column before the priority).", |d, v| { d.logs.offset = value::boolean(v)?; Ok(()) }),
     opt!("log_prio", [], flag, "The logs' last column is the I/O priority value (0x0000: hiops uses the default priority) instead of 0/1.", |d, v| { d.logs.prio = value::boolean(v)?; Ok(()) }),
@@ -740,7 +741,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("end_syncfs", "fio 3.42 added it; use end_fsync=1, which syncs each written file"),
     ("filetype", "fio 3.41 added it; hiops looks at each file once as it plans: drop it"),
     ("job_start_clock_id", "fio 3.36 added it; hiops' job_start is CLOCK_REALTIME's, fio's default: drop it"),
-    ("log_issue_time", "fio 3.38 added it; hiops' latency logs have fio 3.33's columns: drop it"),
     ("num_range", "fio 3.37 added it for io_uring_cmd trims, which hiops has not: drop it"),
     ("priohint", "fio 3.36 added it; I/O priority hints are not supported: drop it"),
     ("ramp_size", "fio 3.42 added it; use ramp_time"),

@@ -283,8 +283,10 @@ fn log_window_value_is_fio_3_37s_log_max_value() {
         parse_option(&mut d, "log_window_value", Some(value)).unwrap();
         assert_eq!(d.logs.max_value, max, "{value}");
     }
-    let e = parse_option(&mut d, "log_window_value", Some("both")).unwrap_err();
-    assert!(e.to_string().contains("use avg or max"), "{e}");
+    parse_option(&mut d, "log_window_value", Some("both")).unwrap();
+    assert!(d.logs.both_values && !d.logs.max_value);
+    let e = parse_option(&mut d, "log_window_value", Some("mean")).unwrap_err();
+    assert!(e.to_string().contains("use avg, max, both"), "{e}");
 }
 
 #[test]
@@ -294,6 +296,8 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
     parse_option(&mut d, "verify_write_sequence", Some("0")).unwrap();
     parse_option(&mut d, "verify_header_seed", Some("0")).unwrap();
     parse_option(&mut d, "bwavgtime", Some("250")).unwrap();
+    parse_option(&mut d, "log_issue_time", Some("1")).unwrap();
+    assert!(d.logs.issue_time);
     assert_eq!(d.verify_pattern_interval, Some(512));
     assert_eq!(
         (d.verify_write_sequence, d.verify_header_seed),
@@ -305,7 +309,6 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
     );
     // Those of current fio's own tests hiops does not read.
     for key in [
-        "log_issue_time",
         "sprandom",
         "spr_op",
         "fdp",

@@ -25,6 +25,13 @@ pub struct LogSpec {
     pub hist_coarseness: u32,
     /// Windows log their largest value instead of the mean.
     pub max_value: bool,
+    /// Lines carry two values, the window's mean and its largest (fio
+    /// 3.37's log_window_value=both; a line per I/O repeats its value).
+    pub both_values: bool,
+    /// A last column with the I/O's issue time, ns from the log's start,
+    /// in the clat and slat logs' lines per I/O; 0 in the others (fio
+    /// 3.38's log_issue_time).
+    pub issue_time: bool,
     /// Files per thread (`.N` in the name); false: the job's threads append
     /// to one file.
     pub per_job: bool,
@@ -72,6 +79,8 @@ impl Default for LogSpec {
             hist_window: Duration::ZERO,
             hist_coarseness: 0,
             max_value: false,
+            both_values: false,
+            issue_time: false,
             per_job: true,
             offset: false,
             prio: false,
