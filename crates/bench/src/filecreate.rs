@@ -29,7 +29,13 @@ use std::os::unix::ffi::OsStrExt;
 /// What fio's filecreate does not do as hiops does it, one line each.
 pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     let bs = spec.workload.bs.max() as u64;
-    let engine = spec.io.file_op.map_or("filecreate", FileOp::engine);
+    let engine = match (spec.io.file_op, spec.io.dirs) {
+        (None, false) => "filecreate",
+        (None, true) => "dircreate",
+        (Some(FileOp::Stat(_)), true) => "dirstat",
+        (Some(FileOp::Delete), true) => "dirdelete",
+        (Some(op), false) => op.engine(),
+    };
     let refuse = |what: &str| usage(format!("ioengine={engine}: {what}"));
     if spec.io.path.is_some() || spec.io.offload || spec.tasks_of(0).is_some() {
         return refuse("files are created by the job's own thread, one at a time: drop --strategy, --tasks and io_submit_mode=offload");
@@ -96,6 +102,8 @@ enum Pass {
 pub(crate) struct FileCreateDriver {
     /// None: filecreate.
     op: Option<FileOp>,
+    /// The targets are directories (fio's dircreate, dirstat, dirdelete).
+    dirs: bool,
     /// This thread's files, by the job loop's target index.
     paths: Vec<CString>,
     /// Each file's state in this pass.
@@ -142,6 +150,7 @@ impl FileCreateDriver {
         let bs = spec.workload.bs.max() as u64;
         Ok(FileCreateDriver {
             op: spec.io.file_op,
+            dirs: spec.io.dirs,
             paths,
             pass: vec![Pass::Ahead; n],
             left: vec![0; n],
@@ -181,7 +190,9 @@ impl FileCreateDriver {
             let mut st: libc::stat = std::mem::zeroed();
             let mut stx: libc::statx = std::mem::zeroed();
             match self.op {
+                None if self.dirs => libc::mkdir(path.as_ptr(), 0o700),
                 None => return self.create(target).map(Pass::Open),
+                Some(FileOp::Delete) if self.dirs => libc::rmdir(path.as_ptr()),
                 Some(FileOp::Delete) => libc::unlink(path.as_ptr()),
                 Some(FileOp::Stat(StatCall::Stat)) => libc::stat(path.as_ptr(), &mut st),
                 Some(FileOp::Stat(StatCall::Lstat)) => libc::lstat(path.as_ptr(), &mut st),
@@ -305,10 +316,15 @@ impl Driver for FileCreateDriver {
     }
 
     fn description(&self) -> String {
-        match self.op {
-            None => "filecreate (open O_CREAT|O_RDWR, timed; close)".into(),
-            Some(FileOp::Stat(call)) => format!("filestat ({call:?}, timed)").to_lowercase(),
-            Some(FileOp::Delete) => "filedelete (unlink, timed)".into(),
+        match (self.op, self.dirs) {
+            (None, false) => "filecreate (open O_CREAT|O_RDWR, timed; close)".into(),
+            (None, true) => "dircreate (mkdir 0700, timed)".into(),
+            (Some(FileOp::Stat(call)), d) => {
+                let e = if d { "dirstat" } else { "filestat" };
+                format!("{e} ({call:?}, timed)").to_lowercase()
+            }
+            (Some(FileOp::Delete), false) => "filedelete (unlink, timed)".into(),
+            (Some(FileOp::Delete), true) => "dirdelete (rmdir, timed)".into(),
         }
     }
 

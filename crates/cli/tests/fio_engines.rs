@@ -347,3 +347,45 @@ fn posixaio_on_a_shared_queue_is_refused_and_a_per_thread_ring_runs() {
         assert_eq!(ios(j), (0, 64), "256k of 4k writes per clone");
     }
 }
+
+/// fio 3.37's directory engines, as fio's run-fio-tests.py t0035 runs
+/// them (with filecreate, filestat and filedelete beside): dircreate
+/// makes its directory, dirstat stats one it makes first, dirdelete
+/// removes one it makes first; each job's one operation is timed.
+#[test]
+fn the_directory_engines_make_stat_and_remove_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = "[global]\nsize=4k\nwrite_lat_log=log\n\n[job1]\nioengine=filecreate\nfilename=t0035file1\n\n[job2]\nioengine=filestat\nfilename=t0035file2\n\n[job3]\nioengine=filedelete\nfilename=t0035file3\n\n[job4]\nioengine=dircreate\nfilename=t0035dir1\n\n[job5]\nioengine=dirstat\nfilename=t0035dir2\n\n[job6]\nioengine=dirdelete\nfilename=t0035dir3\n";
+    std::fs::write(tmp.path().join("t0035.fio"), file).unwrap();
+    let v = json_of(&run_json_in(tmp.path(), &["t0035.fio"]));
+    let p = |n: &str| tmp.path().join(n);
+    assert!(p("t0035dir1").is_dir(), "dircreate made its directory");
+    assert!(
+        p("t0035dir2").is_dir(),
+        "dirstat made and kept its directory"
+    );
+    assert!(!p("t0035dir3").exists(), "dirdelete removed its directory");
+    assert!(p("t0035file1").is_file() && !p("t0035file3").exists());
+    for name in ["job4", "job5", "job6"] {
+        let j = job(&v, name);
+        assert_eq!(j["error"], 0, "{name}");
+        // The one operation, timed in the job's direction (reads).
+        assert_eq!(j["read"]["clat_ns"]["N"], 1, "{name}: {j}");
+    }
+    // A directory that is there already: dircreate fails as mkdir does.
+    let o = run_json_in(
+        tmp.path(),
+        &[
+            "--name=again",
+            "--ioengine=dircreate",
+            "--filename=t0035dir1",
+            "--size=4k",
+        ],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("File exists") || text(&o).contains("EEXIST"),
+        "{}",
+        text(&o)
+    );
+}

@@ -180,7 +180,7 @@ impl fmt::Display for Refusal {
 
 /// hiops' engines, for messages.
 pub const ENGINES: &str =
-    "sync, psync, pvsync2, libaio, posixaio, io_uring, mmap, net, netsplice, splice, e4defrag, null, filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec, hiops' mem";
+    "sync, psync, pvsync2, libaio, posixaio, io_uring, mmap, net, netsplice, splice, e4defrag, null, filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, falloc, ftruncate, cpuio, exec, hiops' mem";
 
 /// More refusals than this stop a plan at once, whatever
 /// `--ignore-unsupported` says: no fio job file has that many.

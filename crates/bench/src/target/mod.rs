@@ -52,8 +52,11 @@ pub fn open_targets(
                 mem: Some(mem),
             }])
         }
-        TargetSpec::Paths(paths) if spec.io.filecreate => {
+        TargetSpec::Paths(paths) if spec.io.filecreate || spec.io.dirs => {
             dirs::make_work_dirs(spec, paths)?;
+            if spec.io.dirs && spec.io.file_op.is_some() {
+                make_dirs(paths)?;
+            }
             paths.iter().map(|p| to_create(spec, p)).collect()
         }
         TargetSpec::Paths(paths) => {
@@ -184,13 +187,29 @@ fn check_holds(spec: &JobSpec, path: &Path, full_len: u64) -> Result<(), BenchEr
     Ok(())
 }
 
+/// fio's setup_dirs for dirstat and dirdelete: each directory made (0700)
+/// unless it is there already.
+fn make_dirs(paths: &[std::path::PathBuf]) -> Result<(), BenchError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for p in paths {
+        let made = std::fs::DirBuilder::new().mode(0o700).create(p);
+        if let Err(e) = made.or_else(|e| match p.is_dir() {
+            true => Ok(()),
+            false => Err(e),
+        }) {
+            return usage(format!("create directory {} failed: {e}", p.display()));
+        }
+    }
+    Ok(())
+}
+
 /// A file `ioengine=filecreate` creates during the job: nothing is opened
 /// or laid out now; its region is the job's file size, one block without
 /// one (fio's filecreate `get_file_size`). Only regular files are
 /// created, as in fio.
 fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
     let meta = std::fs::metadata(path);
-    if meta.as_ref().is_ok_and(|m| !m.is_file()) {
+    if !spec.io.dirs && meta.as_ref().is_ok_and(|m| !m.is_file()) {
         return usage(format!(
             "ioengine=filecreate creates regular files, and {} is not one: point directory or filename at files",
             path.display()
@@ -215,8 +234,9 @@ fn to_create(spec: &JobSpec, path: &Path) -> Result<OpenTarget, BenchError> {
             .map_or(spec.workload.bs.max() as u64, Bytes::get),
         device: BlockDev::of_path(dir),
         logical_block: 1,
-        // Removed (unlink=1, or a run that fails) only if this job makes it.
-        created: meta.is_err(),
+        // Removed (unlink=1, or a run that fails) only if this job makes it
+        // (a directory never: remove_created removes files).
+        created: meta.is_err() && !spec.io.dirs,
         layout_s: 0.0,
         file: None,
         mem: None,

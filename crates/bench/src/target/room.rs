@@ -9,7 +9,7 @@ use std::path::Path;
 /// Each file counts once, at the largest size a job lays it out to.
 pub fn check_room(specs: &[JobSpec]) -> Result<(), BenchError> {
     let mut wants: Vec<(&Path, u64)> = Vec::new();
-    for spec in specs.iter().filter(|s| !s.io.filecreate) {
+    for spec in specs.iter().filter(|s| !s.io.filecreate && !s.io.dirs) {
         let (TargetSpec::Paths(paths), Some(size)) = (&spec.target.targets, spec.target.size)
         else {
             continue;

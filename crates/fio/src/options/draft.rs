@@ -82,6 +82,9 @@ pub struct Draft {
     /// `ioengine=filestat` or `filedelete` (`ioengine` psync, as
     /// filecreate's), and filestat's stat_type (None: stat).
     pub file_op: Option<hiops_job::spec::FileOp>,
+    /// fio 3.37's dircreate, dirstat, dirdelete: the file engines on
+    /// directories.
+    pub dirs: bool,
     pub stat_type: Option<hiops_job::spec::StatCall>,
     /// `ioengine=cpuio` (`ioengine` is then null) and its cpuload,
     /// cpuchunks (µs) and cpumode=qsort.

@@ -160,7 +160,7 @@ pub static OPTIONS: &[OptDef] = &[
         if a == 0 { return Err("must be above 0".into()); }
         d.blockalign = Some(a); Ok(())
     }),
-    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, netsplice, splice, e4defrag, null (and hiops' mem), filecreate, filestat, filedelete, falloc, ftruncate, cpuio, exec.", |d, v| {
+    opt!("ioengine", [], value, "sync, psync, vsync, pvsync, pvsync2, libaio, posixaio, io_uring, mmap, net, netsplice, splice, e4defrag, null (and hiops' mem), filecreate, filestat, filedelete, dircreate, dirstat, dirdelete, falloc, ftruncate, cpuio, exec.", |d, v| {
         use hiops_hal::backends::sync::PsyncCall;
         use hiops_job::spec::{FileOp, StatCall};
         let v = need(v)?;
@@ -170,15 +170,16 @@ pub static OPTIONS: &[OptDef] = &[
         if v != "e4defrag" {
             (d.donorname, d.inplace) = (None, None);
         }
-        d.filecreate = v == "filecreate";
+        d.filecreate = matches!(v, "filecreate" | "dircreate");
+        d.dirs = matches!(v, "dircreate" | "dirstat" | "dirdelete");
         d.psync_call = match v {
             "falloc" => PsyncCall::Fallocate,
             "ftruncate" => PsyncCall::Ftruncate,
             _ => PsyncCall::Data,
         };
         d.file_op = match v {
-            "filestat" => Some(FileOp::Stat(StatCall::Stat)),
-            "filedelete" => Some(FileOp::Delete),
+            "filestat" | "dirstat" => Some(FileOp::Stat(StatCall::Stat)),
+            "filedelete" | "dirdelete" => Some(FileOp::Delete),
             _ => None,
         };
         let psync = d.filecreate || d.file_op.is_some() || d.psync_call != PsyncCall::Data;

@@ -93,6 +93,7 @@ impl Draft {
         let mut spec = JobBuilder::default_for(PathBuf::new());
         spec.io.engine = engine;
         spec.io.filecreate = self.filecreate;
+        spec.io.dirs = self.dirs;
         spec.io.file_op = self.file_op.map(|op| match (op, self.stat_type) {
             (hiops_job::spec::FileOp::Stat(_), Some(call)) => hiops_job::spec::FileOp::Stat(call),
             (op, _) => op,

@@ -270,8 +270,8 @@ impl Draft {
             Some(d) => Ok((d.join(file), false)),
             // A temporary file is open before the job starts: there
             // would be nothing for filecreate to create.
-            None if self.filecreate => {
-                Err("ioengine=filecreate creates the job's files: give directory= (with nrfiles=) or filename=".into())
+            None if self.filecreate || self.dirs => {
+                Err("ioengine=filecreate (and the dir engines) make or use the job's own files or directories: give directory= (with nrfiles=) or filename=".into())
             }
             None => {
                 let temp = std::env::temp_dir().join(format!("hiops-{}.{file}", std::process::id()));

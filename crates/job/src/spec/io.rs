@@ -100,6 +100,10 @@ pub struct IoSpec {
     /// before the job, each pass's first I/O of a file stats or deletes it
     /// (timed) instead of creating it.
     pub file_op: Option<FileOp>,
+    /// fio 3.37's dircreate, dirstat and dirdelete (filecreate, filestat
+    /// and filedelete on directories): mkdir (0700), stat or rmdir, timed;
+    /// dirstat and dirdelete make the directories first (fio's setup_dirs).
+    pub dirs: bool,
     /// fio's prio and prioclass: the I/O priority each thread of the job
     /// sets for itself (ioprio_set) before its engine opens (None: the
     /// process's own).
@@ -218,6 +222,7 @@ impl Default for IoSpec {
             engine_opts: EngineOptions::default(),
             filecreate: false,
             file_op: None,
+            dirs: false,
             ioprio: None,
             cpuio: None,
             exec: None,
