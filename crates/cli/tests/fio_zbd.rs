@@ -59,6 +59,26 @@ fn run(tool: &str, dir: &Path, args: &[String]) -> Output {
         .unwrap()
 }
 
+/// A job of zones of 1 MiB on `file`, with `extra` options.
+fn zbd_args(file: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "--name=z".to_string(),
+        format!("--filename={file}"),
+        "--zonemode=zbd".into(),
+        "--zonesize=1m".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+/// hiops, and fio beside it where it is installed.
+fn tools() -> &'static [&'static str] {
+    match have_fio() {
+        true => &["hiops", "fio"],
+        false => &["hiops"],
+    }
+}
+
 /// (op, offset, len) of each I/O an iolog holds.
 fn logged(path: &Path) -> Vec<(String, u64, u64)> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -99,26 +119,15 @@ fn check_writes(ios: &[(String, u64, u64)], zones: usize, max_open: usize) -> BT
 #[test]
 fn random_writes_keep_to_write_pointers_and_the_open_zone_limit() {
     let tmp = tempfile::tempdir().unwrap();
-    let tools: &[&str] = if have_fio() {
-        &["hiops", "fio"]
-    } else {
-        &["hiops"]
-    };
-    for tool in tools {
+    for tool in tools() {
         let f = eight_mib(tmp.path());
-        let args: Vec<String> = [
-            "--name=z",
-            &format!("--filename={f}"),
-            "--zonemode=zbd",
-            "--zonesize=1m",
+        let job = [
             "--max_open_zones=2",
             "--rw=randwrite",
             "--bs=64k",
             "--size=8m",
-            "--write_iolog=w.log",
-        ]
-        .map(String::from)
-        .to_vec();
+        ];
+        let args = zbd_args(&f, &[&job[..], &["--write_iolog=w.log"]].concat());
         let o = run(tool, tmp.path(), &args);
         assert!(o.status.success(), "{tool}: {}", text(&o));
         let ios = logged(&tmp.path().join("w.log"));
@@ -139,12 +148,7 @@ fn reads_after_a_write_job_stay_below_what_it_wrote() {
     );
     std::fs::write(tmp.path().join("j.fio"), job).unwrap();
     let mut read_bytes = Vec::new();
-    let tools: &[&str] = if have_fio() {
-        &["hiops", "fio"]
-    } else {
-        &["hiops"]
-    };
-    for tool in tools {
+    for tool in tools() {
         let o = run(tool, tmp.path(), &["j.fio".to_string()]);
         assert!(o.status.success(), "{tool}: {}", text(&o));
         check_writes(&logged(&tmp.path().join("w.log")), 8, 8);
@@ -169,18 +173,10 @@ fn reads_after_a_write_job_stay_below_what_it_wrote() {
 fn zone_resets_are_counted_in_the_json_and_the_text() {
     let tmp = tempfile::tempdir().unwrap();
     let f = eight_mib(tmp.path());
-    let args: Vec<String> = [
-        "--name=z",
-        &format!("--filename={f}"),
-        "--zonemode=zbd",
-        "--zonesize=1m",
-        "--rw=randwrite",
-        "--bs=64k",
-        "--size=8m",
-        "--loops=3",
-    ]
-    .map(String::from)
-    .to_vec();
+    let args = zbd_args(
+        &f,
+        &["--rw=randwrite", "--bs=64k", "--size=8m", "--loops=3"],
+    );
     let mut json_args = args.clone();
     json_args.push("--output-format=json".into());
     let o = run("hiops", tmp.path(), &json_args);
@@ -221,18 +217,13 @@ fn zones_are_emulated_on_a_loop_device_without_zones_of_its_own() {
         eprintln!("skipped: losetup found no free loop device");
         return;
     };
-    let args: Vec<String> = [
-        "--name=z",
-        &format!("--filename={}", dev.0),
-        "--zonemode=zbd",
-        "--zonesize=1m",
+    let job = [
         "--rw=write",
         "--bs=64k",
         "--direct=1",
         "--write_iolog=w.log",
-    ]
-    .map(String::from)
-    .to_vec();
+    ];
+    let args = zbd_args(&dev.0, &job);
     let o = run("hiops", tmp.path(), &args);
     assert!(o.status.success(), "{}", text(&o));
     let ios = logged(&tmp.path().join("w.log"));
