@@ -40,6 +40,14 @@ fn first_line(dir: &Path, log: &str) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
+/// Each log's first line matches its pattern, as run-fio-tests.py checks.
+fn first_lines_match(dir: &Path, patterns: &[(&str, &str)]) {
+    for (log, pattern) in patterns {
+        let line = first_line(dir, log);
+        assert!(matches(&line, pattern), "{log}: {line}");
+    }
+}
+
 const GLOBAL: &str = "[global]\nrw=read\nfilename=data\nsize=8k\ntime_based\nruntime=1s\nioengine=libaio\niodepth=1\n\n";
 
 #[test]
@@ -50,15 +58,13 @@ fn both_values_give_the_window_mean_and_largest_as_fio_3_37() {
     );
     run_job(tmp.path(), "t0033.fio", &job);
     // run-fio-tests.py's t0033 patterns.
-    for (log, pattern) in [
+    let t0033 = [
         ("log_bw.1.log", "ddddx"),
         ("log_clat.2.log", "dddd0d"),
         ("log_iops.3.log", "dddddx"),
         ("log_iops.4.log", "dddd00d"),
-    ] {
-        let line = first_line(tmp.path(), log);
-        assert!(matches(&line, pattern), "{log}: {line}");
-    }
+    ];
+    first_lines_match(tmp.path(), &t0033);
     // The largest of a window is at least its mean.
     for line in std::fs::read_to_string(tmp.path().join("log_clat.2.log"))
         .unwrap()
@@ -77,17 +83,15 @@ fn issue_times_close_the_lines_as_fio_3_38() {
     );
     run_job(tmp.path(), "t0034.fio", &job);
     // run-fio-tests.py's t0034 patterns.
-    for (log, pattern) in [
+    let t0034 = [
         ("log_clat.1.log", "ddddddd"),
         ("log_slat.1.log", "ddddddd"),
         ("log_lat.1.log", "dddddd0"),
         ("log_clat.2.log", "dddd00d0"),
         ("log_bw.3.log", "dddddd0"),
         ("log_iops.3.log", "dddddd0"),
-    ] {
-        let line = first_line(tmp.path(), log);
-        assert!(matches(&line, pattern), "{log}: {line}");
-    }
+    ];
+    first_lines_match(tmp.path(), &t0034);
     // The issue time (ns) falls within the line's ms, before it.
     let line = first_line(tmp.path(), "log_clat.1.log");
     let f: Vec<u64> = line.split(", ").map(|x| x.parse().unwrap()).collect();
