@@ -65,21 +65,25 @@ pub(crate) fn wait2(
 
 /// Sleeps while `*word == val`, until a wake on it, a signal or `timeout`
 /// (futex(2)'s FUTEX_WAIT: one word, no vector to copy in, relative
-/// timeout). Spurious returns are possible; the caller re-checks.
-pub(crate) fn wait1(word: *const AtomicU32, val: u32, timeout: std::time::Duration) {
-    let limit = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
+/// timeout; none arms no timer). Spurious returns are possible; the caller
+/// re-checks.
+pub(crate) fn wait1(word: *const AtomicU32, val: u32, timeout: Option<std::time::Duration>) {
+    let limit = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let limit_ptr = limit
+        .as_ref()
+        .map_or(std::ptr::null(), |l| l as *const libc::timespec);
     // SAFETY: FUTEX_WAIT_PRIVATE reads the word the caller keeps mapped;
-    // `limit` is a live timespec for the call.
+    // `limit_ptr` is null or a live timespec for the call.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word,
             libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
             val,
-            &limit as *const libc::timespec,
+            limit_ptr,
         )
     };
 }

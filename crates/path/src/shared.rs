@@ -148,16 +148,6 @@ pub(crate) struct SharedQueue {
 /// How often a waiter on a stalled ring retries the refused submission.
 const STALL_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// The longest an own-completion waiter sleeps before it looks again. The
-/// kernel wakes it through the task work of the thread whose
-/// io_uring_enter sent its command; when that was another thread, which
-/// then sleeps off the ring (a key-value store's flusher on its condition
-/// variable), the CQ tail moves and nobody reaps or wakes the owner. A
-/// key-value store's compaction thread slept forever so in a fdatasync,
-/// once in hundreds of runs. The bound makes such a miss cost at most this
-/// long, and an idle waiter 100 wake-ups a second.
-const MISSED_WAKE_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
-
 /// Switch-points kept per queue; beyond this they are counted, not stored.
 const MAX_SWITCHES: usize = 4096;
 

@@ -60,6 +60,22 @@ fn file_target(bytes: u64) -> TestTarget {
     }
 }
 
+/// [`file_target`] with its blocks written (and synced), so direct reads
+/// go to the device and complete asynchronously, where the holes of a new
+/// file complete inside the submission.
+fn written_file_target(bytes: u64) -> TestTarget {
+    use std::io::Write;
+    let t = file_target(0);
+    let p = t._dir.as_ref().unwrap().path().join("data");
+    let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    let chunk = vec![0x5au8; 1 << 20];
+    for _ in 0..bytes.div_ceil(1 << 20) {
+        f.write_all(&chunk).unwrap();
+    }
+    f.sync_all().unwrap();
+    t
+}
+
 fn mem_target(bytes: u64) -> TestTarget {
     TestTarget {
         target: Target::Mem(MemDevice::new(bytes).unwrap()),
@@ -412,6 +428,55 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
     });
 }
 
+/// Threads that stop together, as at a timed job's end, and then wait off
+/// the path (at a barrier, for all the others) never strand another's
+/// completion: the commands a thread sent for others are posted only
+/// through its own task work, so it must see them reaped before it
+/// leaves. Owners sleep with no timer, so a stranded one would sleep
+/// until the test's limit.
+#[test]
+fn threads_that_stop_together_on_a_shared_ring_strand_nobody() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    within(120, || {
+        let threads = 64usize;
+        let t = written_file_target(16 << 20);
+        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 32);
+        cfg.spin_ns = 0;
+        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let all_done = std::sync::Barrier::new(threads);
+        let reads = AtomicU64::new(0);
+        for round in 0..10u64 {
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                for i in 0..threads as u64 {
+                    let (path, all_done, stop, reads) = (&path, &all_done, &stop, &reads);
+                    s.spawn(move || {
+                        let mut buf = AlignedBuf::new(4096);
+                        let mut x = i + round * 1000 + 1;
+                        while !stop.load(Ordering::Relaxed) {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            let block = (x >> 40) % 4096 * 4096;
+                            assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                            // The stop comes in the middle of a busy ring.
+                            if reads.fetch_add(1, Ordering::Relaxed) % 2000 == 1999 {
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                        all_done.wait();
+                    });
+                }
+            });
+        }
+        let c = path.counters();
+        let reads = reads.load(Ordering::Relaxed);
+        assert_eq!(
+            (c.issued - c.resent, c.reaped - c.resent),
+            (reads, reads),
+            "{c:?}"
+        );
+    });
+}
+
 /// io_uring cancels a command that waits for an io-wq worker when the
 /// thread that submitted it exits; on a shared ring that thread may have
 /// sent it for another (btrfs punts direct writes to io-wq). Such a command
@@ -644,8 +709,9 @@ fn a_lone_writer_between_bursts_of_readers_is_never_stranded() {
 /// member (its flusher) reads now and then and sleeps off the ring: every
 /// flush must end. (Its hang, once in hundreds of fig10 runs, was a flush
 /// whose completion went to the other thread's task work while that thread
-/// slept elsewhere; this pattern is the guard, the waiter's bounded sleep
-/// the fix, as timing rarely reproduces it.)
+/// slept elsewhere; this pattern is the guard, and the fix that a thread
+/// drains what it sent before it leaves the path, as timing rarely
+/// reproduces it.)
 #[test]
 fn a_flush_of_a_thread_alone_on_a_shared_ring_ends() {
     within(120, || {

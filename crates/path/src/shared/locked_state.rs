@@ -106,8 +106,8 @@ impl Core {
 
     /// Hands one completion to its owner (copying a bounced read first).
     pub(super) fn post(&mut self, c: &Completion, now: u64, me: ThreadId, wake: &mut WakeList) {
-        if let Some(by) = self.sent_by.as_mut() {
-            by.reaped(c.tag);
+        if let Some(sender) = self.sent_by.as_mut().and_then(|by| by.reaped(c.tag)) {
+            wake.push(Wake::Word(sender));
         }
         let slot = &mut self.owners[c.tag as usize];
         let ptr = std::mem::replace(slot, std::ptr::null());

@@ -5,6 +5,12 @@
 //! with nothing it sent still in flight sleeps on its own request's word
 //! alone (one futex(2) wait, where watching both words takes futex_waitv:
 //! a vector copied in, allocated and hashed twice per sleep).
+//!
+//! So a thread never leaves the path with commands it sent in flight: once
+//! its own request is done it drains them (reaps until each is reaped, by
+//! it or by another thread, which wakes it at the last), and the other
+//! owners can sleep on their words with no timer: whoever sent their
+//! command is still there to see its completion posted.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -15,6 +21,10 @@ thread_local! {
     static SENT: Arc<AtomicU32> = Arc::new(AtomicU32::new(0));
 }
 
+/// Set in a thread's count while it drains its commands (see [`Draining`]):
+/// whoever reaps the last of them wakes the thread on the count's word.
+const DRAINING: u32 = 1 << 31;
+
 /// The calling thread's count of commands it sent still in flight, to be
 /// kept by each of them (see [`SentBy`]).
 pub(super) fn mine() -> Arc<AtomicU32> {
@@ -23,7 +33,35 @@ pub(super) fn mine() -> Arc<AtomicU32> {
 
 /// Whether the calling thread sent commands that are still in flight.
 pub(super) fn sent_in_flight() -> bool {
-    SENT.with(|s| s.load(Ordering::Acquire) > 0)
+    SENT.with(|s| s.load(Ordering::Acquire) & !DRAINING > 0)
+}
+
+/// The calling thread waits for the commands it sent before it leaves the
+/// path; dropped, it is not waiting any more.
+pub(super) struct Draining {
+    count: Arc<AtomicU32>,
+}
+
+impl Draining {
+    pub(super) fn start() -> Draining {
+        let count = mine();
+        let was = count.fetch_or(DRAINING, Ordering::SeqCst);
+        assert_eq!(was & DRAINING, 0, "a thread drains once at a time");
+        Draining { count }
+    }
+
+    /// The word to sleep on and its value now, or None when every command
+    /// the thread sent has been reaped.
+    pub(super) fn left(&self) -> Option<(*const AtomicU32, u32)> {
+        let now = self.count.load(Ordering::SeqCst);
+        (now & !DRAINING > 0).then_some((Arc::as_ptr(&self.count), now))
+    }
+}
+
+impl Drop for Draining {
+    fn drop(&mut self) {
+        self.count.fetch_and(!DRAINING, Ordering::SeqCst);
+    }
 }
 
 /// Who sent each tag's command, for the tags in flight (indexed by tag).
@@ -66,14 +104,16 @@ impl SentBy {
     }
 
     /// `tag`'s completion was reaped: its sender has one fewer in flight.
-    pub(super) fn reaped(&mut self, tag: u32) {
-        if let Some(by) = self.by_tag[tag as usize].take() {
-            let was = by.fetch_sub(1, Ordering::Release);
-            assert!(
-                was > 0,
-                "a sender's count of commands in flight underflowed"
-            );
-        }
+    /// Returns the sender's word to wake when that was the last one it
+    /// waits for (see [`Draining`]).
+    pub(super) fn reaped(&mut self, tag: u32) -> Option<*const AtomicU32> {
+        let by = self.by_tag[tag as usize].take()?;
+        let was = by.fetch_sub(1, Ordering::SeqCst);
+        assert!(
+            was & !DRAINING > 0,
+            "a sender's count of commands in flight underflowed"
+        );
+        (was == DRAINING | 1).then_some(Arc::as_ptr(&by))
     }
 }
 
@@ -108,5 +148,25 @@ mod tests {
         s.reaped(3);
         s.withdrawn();
         assert!(s.unsent.is_empty());
+    }
+
+    #[test]
+    fn the_last_reap_of_a_draining_sender_names_its_word_to_wake() {
+        let mut s = SentBy::new(4);
+        s.staged(1);
+        s.staged(2);
+        s.sent(2);
+        // Not draining: nobody to wake.
+        assert_eq!(s.reaped(1), None);
+        s.staged(3);
+        s.sent(1);
+        let drain = Draining::start();
+        let (word, n) = drain.left().expect("two in flight");
+        assert_eq!(n & !DRAINING, 2);
+        assert_eq!(s.reaped(2), None, "one is still in flight");
+        assert_eq!(s.reaped(3), Some(word), "the last one wakes the drainer");
+        assert!(drain.left().is_none() && !sent_in_flight());
+        drop(drain);
+        assert_eq!(mine().load(Ordering::SeqCst), 0, "the mark is cleared");
     }
 }

@@ -146,7 +146,9 @@ impl SharedQueue {
     /// `combining` module) is woken once by their completions, through the
     /// kernel's task work; it then reaps everything posted and wakes the
     /// owners that sleep (the paper's cooperative completion). The others
-    /// sleep on their request's word alone (see the `submitter` module).
+    /// sleep on their request's word alone (see the `submitter` module),
+    /// with no timer: a thread that sent commands drains them before it
+    /// leaves ([`Self::drain_sent`]).
     pub(super) fn wait_own(
         &self,
         req: &Request,
@@ -157,19 +159,16 @@ impl SharedQueue {
         let mut counts = WaitCounts::default();
         loop {
             if req.is_done() {
+                self.drain_sent(me, posted, wake, &mut counts);
                 return counts;
             }
-            let stalled = self.stalled.load(Ordering::SeqCst);
-            if stalled {
-                self.send_staged(&mut self.lock(), me, wake);
-                wake_all(wake);
-            }
+            let stalled = self.retry_if_stalled(me, wake);
             let reaped_all = self.combine(me, wake);
             // PARKED before reading the tail: a completer that finds us
             // PARKED wakes the state word; a completion posted after this
             // read moves the tail, which ends (or refuses) the sleep.
             if !req.mark_parked() {
-                return counts;
+                continue;
             }
             let tail = posted.posted();
             // Completions left by a busy lock are the holder's to reap (it
@@ -178,14 +177,12 @@ impl SharedQueue {
             if reaped_all && tail != posted.consumed() {
                 continue;
             }
-            let limit = if stalled {
-                STALL_RETRY
-            } else {
-                MISSED_WAKE_RETRY
-            };
+            // Only a stalled ring needs a timer: the completion that would
+            // wake us cannot come before the refused submission is sent.
+            let limit = stalled.then_some(STALL_RETRY);
             if submitter::sent_in_flight() {
                 let (word, parked) = (req.state_word(), Request::PARKED_STATE);
-                futex::wait2(posted.posted_addr(), tail, word, parked, Some(limit));
+                futex::wait2(posted.posted_addr(), tail, word, parked, limit);
             } else {
                 // Nothing of ours in flight: no task work will interrupt
                 // this sleep, and whoever reaps our completion wakes us.
@@ -195,6 +192,50 @@ impl SharedQueue {
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
             req.unpark();
+        }
+    }
+
+    /// Sends the staged commands again if a submission was refused;
+    /// whether the ring was stalled.
+    fn retry_if_stalled(&self, me: ThreadId, wake: &mut WakeList) -> bool {
+        let stalled = self.stalled.load(Ordering::SeqCst);
+        if stalled {
+            self.send_staged(&mut self.lock(), me, wake);
+            wake_all(wake);
+        }
+        stalled
+    }
+
+    /// Before the thread leaves the path: reaps until every command it sent
+    /// has been reaped. Their completions are posted only through this
+    /// thread's task work, which interrupts its sleep here; one reaped by
+    /// another thread meanwhile is seen when that thread wakes us for the
+    /// last (see [`submitter::Draining`]).
+    fn drain_sent(
+        &self,
+        me: ThreadId,
+        posted: &PostedCounter,
+        wake: &mut WakeList,
+        counts: &mut WaitCounts,
+    ) {
+        if !submitter::sent_in_flight() {
+            return;
+        }
+        let drain = submitter::Draining::start();
+        loop {
+            let stalled = self.retry_if_stalled(me, wake);
+            let reaped_all = self.combine(me, wake);
+            let Some((word, left)) = drain.left() else {
+                return;
+            };
+            let tail = posted.posted();
+            if reaped_all && tail != posted.consumed() {
+                continue;
+            }
+            let limit = stalled.then_some(STALL_RETRY);
+            futex::wait2(posted.posted_addr(), tail, word, left, limit);
+            // A sleep in the path like any other of the wait's.
+            counts.parks += 1;
         }
     }
 }
