@@ -214,9 +214,10 @@ impl Workload {
     }
 
     /// The job's I/O ended before its bytes: the verify state's writes
-    /// are read, or no zone can take the next I/O (fio's io_u_eof).
+    /// are read, no zone can take the next I/O (fio's io_u_eof), or a
+    /// striding block sequence passed the end.
     fn ended(&self) -> bool {
-        self.zones_ended || self.state.as_ref().is_some_and(|s| s.ended)
+        self.zones_ended || self.state.as_ref().is_some_and(|s| s.ended) || self.gen.exhausted()
     }
 
     /// After a pause: whether there is more to do, and if so the next pass
@@ -300,7 +301,7 @@ impl Source for Workload {
             Some(io) => io,
             None => {
                 let io = self.gen.next_io();
-                if !self.written_before(&io) {
+                if self.ended() || !self.written_before(&io) {
                     return Next::Done;
                 }
                 match self.zoned(io) {

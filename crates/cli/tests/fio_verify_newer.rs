@@ -167,3 +167,25 @@ fn a_newer_option_hiops_does_not_read_names_the_fio_release_that_added_it() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+/// fio's t0027: a 16 KiB pattern read from a file (`'NAME'`), written by
+/// one job and verified by the next; fio 3.33 took at most 512 bytes of a
+/// file, fio 3.34 and later take it whole, as hiops.
+#[test]
+fn a_pattern_file_is_written_whole_and_verified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pattern: Vec<u8> = (0..16u32 << 10)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(tmp.path().join("t.pattern"), &pattern).unwrap();
+    let job = "[global]\nfilename=data\nsize=16k\nbs=16k\n[write_job]\nrw=write\nbuffer_pattern='t.pattern'\n[read_job]\nstonewall=1\nrw=read\nverify=pattern\nverify_pattern='t.pattern'\n";
+    let (err, code, out) = run(hiops_fio(), tmp.path(), job);
+    assert_eq!((err, code), (0, Some(0)), "{out}");
+    assert_eq!(std::fs::read(tmp.path().join("data")).unwrap(), pattern);
+    // A different pattern file reads the same data as bad.
+    let mut other = pattern.clone();
+    other[9000] ^= 1;
+    std::fs::write(tmp.path().join("t.pattern"), &other).unwrap();
+    let verify = "[r]\nfilename=data\nsize=16k\nbs=16k\nrw=read\nverify=pattern\nverify_pattern='t.pattern'\n";
+    assert_eq!(run(hiops_fio(), tmp.path(), verify).0, 84, "EILSEQ");
+}

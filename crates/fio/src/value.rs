@@ -227,7 +227,8 @@ pub fn percent(option: &'static str, text: &str) -> Result<Percent, ValueError> 
 /// (fio's lib/pattern.c): a concatenation of hex runs (`0xdead`, bytes in
 /// the order written, an odd digit count padded at the front), decimal
 /// numbers in the i32 range (little-endian, as few bytes as the value needs,
-/// 0 as one byte) and double-quoted strings. `0xff0x14` is two runs.
+/// 0 as one byte), double-quoted strings and a file's bytes ('name').
+/// `0xff0x14` is two runs.
 pub fn pattern(text: &str) -> Result<Vec<u8>, ValueError> {
     pattern_parts(text, false).map(|(bytes, _)| bytes)
 }
@@ -260,8 +261,14 @@ fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), Val
             at.push(out.len());
             out.extend_from_slice(&[0; 8]);
             2
-        } else if rest.starts_with('%') || rest.starts_with('\'') {
-            return Err(bad("%o offsets and 'file' contents are not implemented: give bytes as 0x.., numbers or \"strings\""));
+        } else if let Some(quoted) = rest.strip_prefix('\'') {
+            let Some(end) = quoted.find('\'') else {
+                return Err(bad("a file name has no closing quote"));
+            };
+            file_contents(&quoted[..end], &mut out).map_err(|why| bad(&why))?;
+            end + 2
+        } else if rest.starts_with('%') {
+            return Err(bad("%o offsets are verify_pattern's only: give bytes as 0x.., numbers, \"strings\" or a 'file'"));
         } else if lower.starts_with("0x") {
             2 + hex_run(&rest[2..], &mut out).map_err(bad)?
         } else {
@@ -273,6 +280,30 @@ fn pattern_parts(text: &str, offsets: bool) -> Result<(Vec<u8>, Vec<usize>), Val
         return Err(bad("the pattern is empty"));
     }
     Ok((out, at))
+}
+
+/// The most bytes a pattern takes from a file (fio's MAX_PATTERN_SIZE
+/// since 3.34; 3.33 took 512).
+const MAX_PATTERN_FILE: u64 = 128 << 20;
+
+/// A pattern's `'file'`: the file's bytes added to `out` (fio's
+/// lib/pattern.c, parse_file: the name as given, from the working
+/// directory).
+fn file_contents(name: &str, out: &mut Vec<u8>) -> Result<(), String> {
+    use std::io::Read;
+    let f = std::fs::File::open(name).map_err(|e| {
+        format!("cannot read the pattern file '{name}': {e}: give a file that exists")
+    })?;
+    let before = out.len();
+    f.take(MAX_PATTERN_FILE)
+        .read_to_end(out)
+        .map_err(|e| format!("cannot read the pattern file '{name}': {e}"))?;
+    if out.len() == before {
+        return Err(format!(
+            "the pattern file '{name}' is empty: give a file with the bytes to write"
+        ));
+    }
+    Ok(())
 }
 
 /// A pattern's hex run after its `0x`: its bytes added to `out`; returns
@@ -355,7 +386,7 @@ mod tests {
         assert!(pattern("%o")
             .unwrap_err()
             .to_string()
-            .contains("not implemented"));
+            .contains("verify_pattern's only"));
         // lib/pattern.c's example #7, and %o alone.
         assert_eq!(
             pattern_with_offsets("-100xab\"1\"%o\"2\""),
@@ -377,6 +408,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unexpected 'z'"));
+    }
+
+    #[test]
+    fn a_quoted_name_is_the_files_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("p.bin");
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&file, &bytes).unwrap();
+        let name = file.to_str().unwrap();
+        assert_eq!(pattern(&format!("'{name}'")), Ok(bytes.clone()));
+        // Beside other parts, in order.
+        let mixed = pattern(&format!("0xab'{name}'\"z\"")).unwrap();
+        assert_eq!(
+            (mixed[0], mixed.len(), mixed[mixed.len() - 1]),
+            (0xab, bytes.len() + 2, b'z')
+        );
+        let missing = pattern("'/nonexistent/p'").unwrap_err().to_string();
+        assert!(
+            missing.contains("cannot read the pattern file"),
+            "{missing}"
+        );
+        std::fs::write(&file, b"").unwrap();
+        assert!(pattern(&format!("'{name}'"))
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
+        assert!(pattern("'p.bin")
+            .unwrap_err()
+            .to_string()
+            .contains("closing quote"));
     }
 
     #[test]

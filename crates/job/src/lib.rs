@@ -20,6 +20,7 @@ pub mod strided;
 pub mod units;
 
 pub use check::CheckError;
+pub use distribution::BlockSequence;
 pub use range::{Bytes, Percent, QueueDepth, RangeError};
 pub use spec::{
     BlockSizes, Distribution, JobBuilder, JobSpec, LogSpec, PathSpec, RwMode, TargetSpec,

@@ -111,6 +111,11 @@ pub struct IoGen {
     /// fio's bs_is_seq_rand: sizes by the kind of offset (the read sizes
     /// for sequential I/O, the write sizes for random), not the direction.
     bs_by_kind: bool,
+    /// I/Os generated so far, [read, write] (fio's io_issues, which a
+    /// sequence distribution counts by).
+    issued: [u64; 2],
+    /// A striding sequence passed its target's end: the job is done.
+    exhausted: bool,
 }
 
 /// How a trim mode turns the generated write-side I/O into trims.
@@ -216,6 +221,8 @@ impl IoGen {
             open_files: None,
             sequencer: None,
             bs_by_kind: false,
+            issued: [0; 2],
+            exhausted: false,
         }
     }
 
@@ -362,6 +369,12 @@ impl IoGen {
                 || (self.rng.below(100) as u32) < self.percentage_random)
     }
 
+    /// Whether a striding block sequence has passed its target's end: the
+    /// I/O last generated is not to be made, and none after it.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+
     pub fn rng(&mut self) -> &mut FastRng {
         &mut self.rng
     }
@@ -389,6 +402,15 @@ impl IoGen {
             Picker::Pareto { pow } => {
                 let rank = ((n - 1) as f64 * self.rng.unit().powf(*pow)) as u64;
                 self.scatter[target].apply(rank.min(n - 1))
+            }
+            Picker::Sequence(seq) => {
+                let issued = self.issued[usize::from(op == Op::Write)];
+                seq.block(issued, n).unwrap_or_else(|| {
+                    // fio ends the file there (its fill_io_u fails); the
+                    // caller drops this I/O.
+                    self.exhausted = true;
+                    0
+                })
             }
             Picker::Zoned(zones) => {
                 let u = self.rng.unit();
@@ -555,6 +577,7 @@ impl IoGen {
             }
         }
         debug_assert!(offset + len as u64 <= region.start + region.len);
+        self.issued[dir] += 1;
         self.placed(op, target, offset, len)
     }
 

@@ -20,6 +20,8 @@ pub(super) enum Picker {
     Normal {
         dev: f64,
     },
+    /// fio's fixed pattern of blocks, by the direction's I/O count.
+    Sequence(hiops_job::BlockSequence),
 }
 
 /// A bijection of `0..n` that spreads hot ranks over the whole range (fio
@@ -94,6 +96,7 @@ pub(super) fn picker(dist: &Distribution, blocks: u64, len: u64) -> Picker {
                 .map(|&(a, bytes)| (a, bytes as f64 / len as f64)),
         ),
         Distribution::Zoned(zones) => zoned(zones.iter().map(|&(a, r)| (a, r / 100.0))),
+        Distribution::Sequence(s) => Picker::Sequence(s.clone()),
         Distribution::PerDirection(_) => unreachable!("split by direction before"),
     }
 }

@@ -396,3 +396,38 @@ fn strided_random_map_takes_each_block_of_a_zone_once_per_pass() {
     }
     assert_ne!(passes[0], passes[1], "the second pass is shuffled anew");
 }
+
+#[test]
+fn a_block_sequence_counts_each_direction_on_its_own() {
+    // fio indexes the pattern by the direction's own issue count: reads and
+    // writes of a randrw job each walk it from its start.
+    let seq = hiops_job::BlockSequence::parse("3,1,2").unwrap();
+    let mut g = gen(RwMode::RandRw, Distribution::Sequence(seq), 8 * 4096);
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for _ in 0..60 {
+        let io = g.next_io();
+        match io.op {
+            Op::Read => reads.push(io.offset / 4096),
+            _ => writes.push(io.offset / 4096),
+        }
+    }
+    assert!(!reads.is_empty() && !writes.is_empty());
+    let pattern = |n: usize| [3, 1, 2].into_iter().cycle().take(n).collect::<Vec<u64>>();
+    assert_eq!(reads, pattern(reads.len()));
+    assert_eq!(writes, pattern(writes.len()));
+    assert!(!g.exhausted(), "a pattern without stride never ends");
+}
+
+#[test]
+fn a_striding_block_sequence_is_exhausted_past_the_region() {
+    let seq = hiops_job::BlockSequence::parse("1,0")
+        .unwrap()
+        .with_stride(true);
+    let mut g = gen(RwMode::RandRead, Distribution::Sequence(seq), 5 * 4096);
+    let offs: Vec<u64> = (0..4).map(|_| g.next_io().offset / 4096).collect();
+    assert_eq!(offs, [1, 0, 3, 2]);
+    assert!(!g.exhausted());
+    // Round three: block 5 is past the five blocks.
+    g.next_io();
+    assert!(g.exhausted());
+}

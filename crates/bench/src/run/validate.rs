@@ -75,6 +75,13 @@ fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchErr
             if let Err(e) = crate::distribution::zones::fits(&spec.workload.distribution, r.len) {
                 return Err(BenchError::usage_by(format!("job {}", spec.name), e));
             }
+            // A sequence's blocks, of the alignment, past the region.
+            if let crate::spec::Distribution::Sequence(s) = &spec.workload.distribution {
+                let blocks = (r.len - bs_max as u64) / align + 1;
+                if let Err(e) = s.fits(blocks) {
+                    return Err(BenchError::usage_by(format!("job {}", spec.name), e));
+                }
+            }
         }
     }
     if spec.target.direct

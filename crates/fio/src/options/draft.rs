@@ -143,6 +143,8 @@ pub struct Draft {
     /// random_generator=lfsr: each block once per pass, norandommap or not.
     pub lfsr: bool,
     pub distribution: Option<Distribution>,
+    /// fio 3.42's random_sequence_stride, for a sequence distribution.
+    pub random_sequence_stride: Option<bool>,
     pub percentage_random: Option<Percent>,
     pub rate_iops: [Option<u64>; 2],
     pub rate: [Option<u64>; 2],

@@ -74,7 +74,7 @@ pub static OPTIONS: &[OptDef] = &[
     }),
     opt!("file_service_type", [], value, "Which file the next I/O goes to: roundrobin (default), random, sequential (each file's range, then the next), zipf:THETA, pareto:H, normal:DEV (gauss:DEV); ':N' keeps a file for N I/Os (random:4).", |d, v| { d.file_service = Some(hiops_job::file_service::FileService::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
     opt!("openfiles", [], value, "How many of the job's files are in service at a time. Below the job's files, as fio: the files are served in turn, at most this many at a time, each until its range is done, then the next joins (hiops keeps every file open all the same); with file_service_type roundrobin (the default) or sequential. At or above the job's files, or 0 (fio's default): no effect.", |d, v| { d.openfiles = Some(value::int(need(v)?, d.kb_base)?).filter(|&n| n > 0); Ok(()) }),
-    opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
+    opt!("buffer_pattern", [], value, "Payload of written blocks: 0xHEX, a decimal number, \"text\", 'FILE' (the file's bytes, up to 128 MiB, as fio 3.34), or a mix (as verify_pattern), repeated over each block. Not with verify, whose stamps are the payload (use verify_pattern).", |d, v| {
         let p = value::pattern(need(v)?)?;
         if p.is_empty() { return Err("gives no bytes: write a pattern such as 0xdeadbeef".into()); }
         d.buffer_pattern = Some(p); Ok(())
@@ -287,7 +287,8 @@ pub static OPTIONS: &[OptDef] = &[
     opt!("randrepeat", [], flag, "Same random sequence every run (default 1).", |d, v| { d.randrepeat = Some(value::boolean(v)?); Ok(()) }),
     opt!("randseed", [], value, "Seed of the random offsets and data; given, it overrides randrepeat.", |d, v| { d.randseed = Some(value::int(need(v)?, d.kb_base)?); Ok(()) }),
     opt!("norandommap", [], flag, "Random offsets drawn with replacement (default: each block once per pass).", |d, v| { d.norandommap = Some(value::boolean(v)?); Ok(()) }),
-    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:...", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
+    opt!("random_distribution", [], value, "random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... (a zone A/ without a range takes the rest; READS,WRITES lists), zoned_abs:A/SIZE:..., sequence:B,B,... (fio 3.42's: a direction's Nth I/O goes to block B[N mod len], blocks of blockalign)", |d, v| { d.distribution = Some(Distribution::parse(need(v)?).map_err(ValueError::refused)?); Ok(()) }),
+    opt!("random_sequence_stride", [], flag, "fio 3.42's, with random_distribution=sequence: the pattern moves on by its length each round (block (N div len) * len + B[N mod len]), and the file is done when it passes its end.", |d, v| { d.random_sequence_stride = Some(value::boolean(v)?); Ok(()) }),
     opt!("percentage_random", [], value, "Share of random offsets in a random job, the rest sequential.", |d, v| { d.percentage_random = Some(value::percent("percentage_random", first_of_pair(need(v)?))?); Ok(()) }),
     opt!("rate_iops", [], value, "Per-thread IOPS limit, READ,WRITE as in fio (latency counted from the intended time); 0: no limit, as not given.", |d, v| {
         let kb = d.kb_base;
@@ -414,7 +415,7 @@ pub static OPTIONS: &[OptDef] = &[
         d.verify = Some(VerifyMode::parse(name).ok_or_else(|| ValueError::Said(format!("{} is not one of fio's verify modes: use {}", quoted(name), VerifyMode::NAMES)))?);
         Ok(())
     }),
-    opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
+    opt!("verify_pattern", [], value, "Payload of verified blocks: 0xHEX, a decimal number, \"text\", 'FILE' (its bytes), %o (the block's offset, 8 bytes), or a mix; alone it means a header and the pattern (fio's rule).", |d, v| {
         let (bytes, at) = value::pattern_with_offsets(need(v)?)?;
         d.verify_pattern = Some(bytes);
         d.verify_pattern_offsets = at;
@@ -745,7 +746,6 @@ pub static NOT_IMPLEMENTED: &[(&str, &str)] = &[
     ("num_range", "fio 3.37 added it for io_uring_cmd trims, which hiops has not: drop it"),
     ("priohint", "fio 3.36 added it; I/O priority hints are not supported: drop it"),
     ("ramp_size", "fio 3.42 added it; use ramp_time"),
-    ("random_sequence_stride", "fio's master added it with random_distribution=sequence, which hiops has not: drop both"),
     ("recover_zbd_write_error", "fio 3.40 added it for zoned devices' write errors; hiops emulates zones only, where writes do not fail so: drop it"),
     ("sprandom", "fio 3.41 added it; precondition with a rw=randwrite job over the whole device first"),
     ("spr_num_regions", "fio 3.41 added it with sprandom, which hiops has not: drop it"),

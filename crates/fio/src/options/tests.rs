@@ -297,7 +297,14 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
     parse_option(&mut d, "verify_header_seed", Some("0")).unwrap();
     parse_option(&mut d, "bwavgtime", Some("250")).unwrap();
     parse_option(&mut d, "log_issue_time", Some("1")).unwrap();
+    parse_option(&mut d, "random_sequence_stride", Some("1")).unwrap();
+    parse_option(&mut d, "random_distribution", Some("sequence:2,0,1")).unwrap();
     assert!(d.logs.issue_time);
+    assert_eq!(d.random_sequence_stride, Some(true));
+    assert!(matches!(
+        d.distribution,
+        Some(hiops_job::Distribution::Sequence(_))
+    ));
     assert_eq!(d.verify_pattern_interval, Some(512));
     assert_eq!(
         (d.verify_write_sequence, d.verify_header_seed),
@@ -313,7 +320,6 @@ fn options_newer_than_fio_3_33_are_read_or_refused_with_their_release() {
         "spr_op",
         "fdp",
         "plids",
-        "random_sequence_stride",
         "steadystate_check_interval",
         "verify_policy",
         "thinkcycles",

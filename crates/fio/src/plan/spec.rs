@@ -7,7 +7,9 @@ use crate::error::FioError;
 use crate::options::{Draft, FadviseHint};
 use hiops_hal::EngineKind;
 use hiops_job::spec::Fadvise;
-use hiops_job::{BlockSizes, Bytes, JobBuilder, Percent, QueueDepth, RwMode, TargetSpec};
+use hiops_job::{
+    BlockSizes, Bytes, Distribution, JobBuilder, Percent, QueueDepth, RwMode, TargetSpec,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -308,7 +310,12 @@ impl Draft {
     /// Where random I/Os fall, and their seed.
     pub(super) fn set_randomness(&self, spec: &mut JobBuilder) {
         if let Some(d) = self.distribution.clone() {
-            spec.workload.distribution = d;
+            spec.workload.distribution = match d {
+                Distribution::Sequence(s) => {
+                    Distribution::Sequence(s.with_stride(self.random_sequence_stride == Some(true)))
+                }
+                d => d,
+            };
         }
         if let Some(s) = self.randseed {
             spec.workload.randseed = s;

@@ -16,6 +16,8 @@ pub enum Distribution {
     /// Normal around the middle of the range, standard deviation as a
     /// percentage of the range (fio's `normal:DEV`).
     Normal(f64),
+    /// A fixed pattern of blocks (fio 3.42's `sequence:2,0,1`).
+    Sequence(super::sequence::BlockSequence),
     /// Reads and writes each their own (fio's `zoned:READS,WRITES`).
     PerDirection(Box<[Distribution; 2]>),
 }

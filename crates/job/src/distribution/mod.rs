@@ -2,9 +2,11 @@
 //! (the samplers that draw from it are the engine's).
 
 mod kinds;
+pub mod sequence;
 pub mod zones;
 
 pub use kinds::Distribution;
+pub use sequence::BlockSequence;
 
 /// A `random_distribution` fio would not take.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -17,10 +19,12 @@ pub enum DistributionError {
     ParetoH(f64),
     #[error("normal deviation is a percentage of the range, 0 to 100 (got {0})")]
     NormalDev(f64),
-    #[error("unknown random_distribution '{0}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:... or zoned_abs:A/SIZE:...")]
+    #[error("unknown random_distribution '{0}': use random, zipf:THETA, pareto:H, normal:DEV, zoned:A/R:..., zoned_abs:A/SIZE:... or sequence:B,B,...")]
     Unknown(String),
     #[error(transparent)]
     Zones(#[from] zones::ZoneError),
+    #[error(transparent)]
+    Sequence(#[from] sequence::SequenceError),
 }
 
 impl Distribution {
@@ -61,6 +65,7 @@ impl Distribution {
             }
             "zoned_abs" => zones::parse(arg, true, &crate::units::parse_size)?,
             "zoned" => zones::parse(arg, false, &crate::units::parse_size)?,
+            "sequence" => Distribution::Sequence(BlockSequence::parse(arg)?),
             _ => return Err(DistributionError::Unknown(kind.into())),
         })
     }
