@@ -29,13 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 /// What fio's filecreate does not do as hiops does it, one line each.
 pub(crate) fn check(spec: &JobSpec) -> Result<(), BenchError> {
     let bs = spec.workload.bs.max() as u64;
-    let engine = match (spec.io.file_op, spec.io.dirs) {
-        (None, false) => "filecreate",
-        (None, true) => "dircreate",
-        (Some(FileOp::Stat(_)), true) => "dirstat",
-        (Some(FileOp::Delete), true) => "dirdelete",
-        (Some(op), false) => op.engine(),
-    };
+    let engine = spec.engine_name();
     let refuse = |what: &str| usage(format!("ioengine={engine}: {what}"));
     if spec.io.path.is_some() || spec.io.offload || spec.tasks_of(0).is_some() {
         return refuse("files are created by the job's own thread, one at a time: drop --strategy, --tasks and io_submit_mode=offload");

@@ -366,6 +366,19 @@ fn the_directory_engines_make_stat_and_remove_directories() {
     );
     assert!(!p("t0035dir3").exists(), "dirdelete removed its directory");
     assert!(p("t0035file1").is_file() && !p("t0035file3").exists());
+    // Each job's engine named as its job file names it.
+    let engines = [
+        "filecreate",
+        "filestat",
+        "filedelete",
+        "dircreate",
+        "dirstat",
+        "dirdelete",
+    ];
+    for (k, engine) in engines.iter().enumerate() {
+        let name = format!("job{}", k + 1);
+        assert_eq!(job(&v, &name)["job options"]["ioengine"], *engine, "{name}");
+    }
     for name in ["job4", "job5", "job6"] {
         let j = job(&v, name);
         assert_eq!(j["error"], 0, "{name}");

@@ -182,12 +182,24 @@ impl JobBuilder {
         Some(total / self.numjobs + u32::from(clone < total % self.numjobs))
     }
 
-    /// The engine's name as fio spells it in a job file.
+    /// The engine's name as fio spells it in a job file: the file and
+    /// directory engines and netsplice run on another engine's shape.
     pub fn engine_name(&self) -> &'static str {
-        if self.io.filecreate {
-            "filecreate"
-        } else {
-            self.io.engine.name()
+        if !self.io.filecreate && self.io.file_op.is_none() {
+            let splice =
+                self.io.engine == hiops_hal::EngineKind::Net && self.io.engine_opts.net.splice;
+            return if splice {
+                "netsplice"
+            } else {
+                self.io.engine.name()
+            };
+        }
+        match (self.io.file_op, self.io.dirs) {
+            (None, false) => "filecreate",
+            (None, true) => "dircreate",
+            (Some(FileOp::Stat(_)), true) => "dirstat",
+            (Some(FileOp::Delete), true) => "dirdelete",
+            (Some(op), false) => op.engine(),
         }
     }
 
@@ -251,6 +263,27 @@ mod tests {
         );
         assert!(spec.verify.do_verify && !spec.modifies() && !spec.rate_limited());
         assert_eq!((spec.numjobs, spec.logs.first_thread), (1, 1));
+    }
+
+    #[test]
+    fn engines_on_another_engines_shape_keep_their_own_names() {
+        let mut b = JobBuilder::default_for("f".into());
+        assert_eq!(b.engine_name(), "io_uring");
+        b.io.engine = hiops_hal::EngineKind::Net;
+        assert_eq!(b.engine_name(), "net");
+        b.io.engine_opts.net.splice = true;
+        assert_eq!(b.engine_name(), "netsplice");
+        b.io.engine = hiops_hal::EngineKind::Psync;
+        b.io.filecreate = true;
+        assert_eq!(b.engine_name(), "filecreate");
+        b.io.dirs = true;
+        assert_eq!(b.engine_name(), "dircreate");
+        b.io.filecreate = false;
+        b.io.file_op = Some(FileOp::Delete);
+        assert_eq!(b.engine_name(), "dirdelete");
+        b.io.dirs = false;
+        b.io.file_op = Some(FileOp::Stat(StatCall::Lstat));
+        assert_eq!(b.engine_name(), "filestat");
     }
 
     #[test]
