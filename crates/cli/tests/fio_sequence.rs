@@ -21,18 +21,15 @@ fn offsets(extra: &str) -> (Vec<u64>, serde_json::Value) {
 }
 
 #[test]
-fn each_io_goes_to_the_patterns_block_in_turn() {
-    let (got, _) = offsets("random_distribution=sequence:2,0,1\nio_size=24k\n");
-    let want: Vec<u64> = [2, 0, 1, 2, 0, 1].map(|b| b * 4096).to_vec();
-    assert_eq!(got, want);
-}
-
-#[test]
-fn a_striding_pattern_moves_on_by_its_length() {
-    let (got, _) =
-        offsets("random_distribution=sequence:2,0,1\nrandom_sequence_stride=1\nio_size=24k\n");
-    let want: Vec<u64> = [2, 0, 1, 5, 3, 4].map(|b| b * 4096).to_vec();
-    assert_eq!(got, want);
+fn each_io_goes_to_the_patterns_block_in_turn_or_strided() {
+    // sequence.py's two tests: 24 KiB of a 48 KiB file.
+    for (stride, blocks) in [(0, [2, 0, 1, 2, 0, 1]), (1, [2, 0, 1, 5, 3, 4])] {
+        let (got, _) = offsets(&format!(
+            "random_distribution=sequence:2,0,1\nrandom_sequence_stride={stride}\nio_size=24k\n"
+        ));
+        let want: Vec<u64> = blocks.map(|b| b * 4096).to_vec();
+        assert_eq!(got, want, "stride {stride}");
+    }
 }
 
 #[test]
@@ -49,33 +46,27 @@ fn a_striding_pattern_ends_the_job_at_the_files_end() {
     assert_eq!(j["read"]["io_bytes"].as_u64(), Some(48 << 10));
 }
 
+/// `job` through `hiops fio` in `dir`: its exit code and output.
+fn refused(dir: &std::path::Path, job: &str) -> (Option<i32>, String) {
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let o = hiops_fio().current_dir(dir).arg("j.fio").output().unwrap();
+    (o.status.code(), text(&o))
+}
+
 #[test]
 fn a_block_past_the_file_is_refused_before_any_io() {
     let tmp = tempfile::tempdir().unwrap();
     let job =
         "[s]\nrw=randread\nioengine=null\nbs=4k\nsize=48k\nrandom_distribution=sequence:2,12\n";
-    std::fs::write(tmp.path().join("j.fio"), job).unwrap();
-    let o = hiops_fio()
-        .current_dir(tmp.path())
-        .arg("j.fio")
-        .output()
-        .unwrap();
-    let out = text(&o);
-    assert_ne!(o.status.code(), Some(0), "{out}");
+    let (code, out) = refused(tmp.path(), job);
+    assert_ne!(code, Some(0), "{out}");
     assert!(
         out.contains("block 12 is past the 12 blocks") && out.contains("raise size"),
         "{out}"
     );
     for bad in ["sequence", "sequence:1,-2", "sequence:1,,2"] {
-        let job = job.replace("sequence:2,12", bad);
-        std::fs::write(tmp.path().join("j.fio"), job).unwrap();
-        let o = hiops_fio()
-            .current_dir(tmp.path())
-            .arg("j.fio")
-            .output()
-            .unwrap();
-        let out = text(&o);
-        assert_ne!(o.status.code(), Some(0), "{bad}: {out}");
+        let (code, out) = refused(tmp.path(), &job.replace("sequence:2,12", bad));
+        assert_ne!(code, Some(0), "{bad}: {out}");
         assert!(out.contains("random_distribution"), "{bad}: {out}");
     }
 }
