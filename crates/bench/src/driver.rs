@@ -187,13 +187,12 @@ impl Driver for QueueDriver {
         let n = self.queue.reap(min, &mut self.out[..room])?;
         let seen_ns = Some(self.queue.reaped_ns());
         for c in &self.out[..n] {
-            let len = if c.cmd.op.is_sync() { 0 } else { c.cmd.len };
             each(Finished {
                 cmd: c.cmd,
                 user: c.user,
                 issued_ns: c.issued_ns,
                 result: c.result,
-                data: &self.queue.buffer(c.tag)[..len as usize],
+                data: &self.queue.buffer(c.tag)[..c.cmd.data_len()],
                 latency: Latency::Own,
                 seen_ns,
                 ioprio: c.ioprio,
@@ -329,13 +328,12 @@ impl Driver for PathDriver<'_> {
             return Ok(0);
         };
         let cmd = done.cmd;
-        let len = if cmd.op.is_sync() { 0 } else { cmd.len };
         each(Finished {
             cmd,
             user: done.user,
             issued_ns: done.issued_ns,
             result: done.outcome,
-            data: &self.buf[..len as usize],
+            data: &self.buf[..cmd.data_len()],
             latency: Latency::Own,
             seen_ns: None,
             ioprio: 0,

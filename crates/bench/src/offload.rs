@@ -255,13 +255,12 @@ impl Driver for OffloadDriver {
         self.in_flight -= n as u32;
         let (reaped, free) = (&mut self.reaped, &mut self.free);
         for d in reaped.drain(..) {
-            let len = if d.cmd.op.is_sync() { 0 } else { d.cmd.len };
             each(Finished {
                 cmd: d.cmd,
                 user: d.user,
                 issued_ns: d.issued_ns,
                 result: d.result,
-                data: &d.buf[..len as usize],
+                data: &d.buf[..d.cmd.data_len()],
                 latency: crate::driver::Latency::Own,
                 seen_ns: None,
                 ioprio: 0,

@@ -279,18 +279,13 @@ impl Driver for TaskDriver {
             let task = m.done.pop_front().expect("counted");
             let seat = &mut m.seats[task];
             debug_assert_eq!(seat.turn, Turn::Done);
-            let len = if seat.cmd.op.is_sync() {
-                0
-            } else {
-                seat.cmd.len as usize
-            };
             let buf = seat.buf.as_ref().expect("a finished command's buffer");
             each(Finished {
                 cmd: seat.cmd,
                 user: seat.user,
                 issued_ns: seat.issued_ns,
                 result: seat.result,
-                data: &buf[..len],
+                data: &buf[..seat.cmd.data_len()],
                 latency: crate::driver::Latency::Own,
                 seen_ns: Some(seat.seen_ns),
                 ioprio: 0,

@@ -118,7 +118,7 @@ pub(crate) fn run_thread(
         },
         Some(path) => {
             let keep_reads = spec.verify.mode != crate::spec::VerifyMode::Off;
-            let len = spec.bs_max() as usize;
+            let len = spec.data_bs_max() as usize;
             let mut driver = PathDriver::new(path, plan.target_base, len, keep_reads);
             FastRng::new(spec.workload.randseed ^ plan.clone as u64).fill(driver.buffer_mut());
             start(&plan, ctrl, counters, driver)
@@ -222,7 +222,7 @@ fn open_tasks(plan: &WorkerPlan<'_>, tasks: u32) -> Result<TaskDriver, SetupErro
             _ => 0,
         },
     };
-    TaskDriver::open(&config, &plan.targets, tasks, spec.bs_max() as usize).map_err(|source| {
+    TaskDriver::open(&config, &plan.targets, tasks, spec.data_bs_max() as usize).map_err(|source| {
         SetupError::Engine {
             job: spec.name.clone(),
             source,
@@ -237,7 +237,7 @@ fn open_offload(plan: &WorkerPlan<'_>) -> Result<OffloadDriver, SetupError> {
         opts: &engine_options(plan)?,
         targets: &plan.targets,
         workers: spec.io.iodepth.get(),
-        buf_len: spec.bs_max() as usize,
+        buf_len: spec.data_bs_max() as usize,
     })
     .map_err(|source| SetupError::Offload {
         job: spec.name.clone(),
@@ -259,7 +259,7 @@ fn open_queue(
         &opts,
         &plan.targets,
         spec.effective_depth(),
-        spec.bs_max() as usize,
+        spec.data_bs_max() as usize,
     )
     .map_err(|source| SetupError::Engine {
         job: spec.name.clone(),

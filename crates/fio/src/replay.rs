@@ -89,9 +89,16 @@ fn shape(spec: &mut JobBuilder, sum: &TraceSummary) {
         (false, true) => RwMode::Write,
         (true, true) => RwMode::RandRw,
     };
-    spec.workload.bs = BlockSizes::fixed(if sum.max_len > 0 { sum.max_len } else { 4096 });
+    // Buffers hold the largest read or write; a trim longer than that
+    // (fio's t0038: 2 GiB) is a trim size of its own, and takes no memory.
+    let data = if sum.max_data_len > 0 {
+        sum.max_data_len
+    } else {
+        4096
+    };
+    spec.workload.bs = BlockSizes::fixed(data);
     spec.workload.bs_write = None;
-    spec.workload.bs_trim = None;
+    spec.workload.bs_trim = (sum.max_len > data).then(|| BlockSizes::fixed(sum.max_len));
     spec.workload.block_align = Some(sum.align.max(1) as u32);
     spec.target.files_per_clone = None;
     // Files are laid out (when missing or short) to hold the furthest I/O.

@@ -57,9 +57,20 @@ pub struct Command {
     /// Index into the queue's target list.
     pub target: u32,
     pub offset: u64,
-    /// Bytes to transfer (or to discard); must fit the tag's buffer. Ignored
-    /// for flushes but a ranged one, whose range it ends.
+    /// Bytes to transfer (or to discard); a transfer must fit the tag's
+    /// buffer. Ignored for flushes but a ranged one, whose range it ends.
     pub len: u32,
+}
+
+impl Command {
+    /// Bytes of data the command moves through its buffer: its length for
+    /// a read or a write, none for a flush or a trim.
+    pub fn data_len(&self) -> usize {
+        match self.op.is_sync() || self.op.is_trim() {
+            true => 0,
+            false => self.len as usize,
+        }
+    }
 }
 
 /// A completion event: which tag finished and how. Engines fill `tag` and

@@ -53,7 +53,7 @@ impl<D: Driver> JobThread<'_, D> {
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         self.start_window(now_ns());
         if replayed {
-            let max = spec.bs_max();
+            let max = spec.data_bs_max();
             self.pump(&mut ReadBack::written(
                 &plan.regions,
                 chunks,
@@ -103,7 +103,7 @@ impl<D: Driver> JobThread<'_, D> {
         crate::cache::drop_cached(&plan.targets, &plan.regions);
         let t0 = now_ns();
         self.books.booking = true;
-        let max = self.spec.bs_max();
+        let max = self.spec.data_bs_max();
         self.pump(&mut ReadBack::written(
             &plan.regions,
             chunks,

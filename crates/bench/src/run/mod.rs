@@ -67,7 +67,7 @@ fn check_limits(specs: &[JobSpec]) -> Result<(), BenchError> {
     }
     let buffers: u64 = specs
         .iter()
-        .map(|s| s.numjobs as u64 * s.effective_depth() as u64 * s.bs_max() as u64)
+        .map(|s| s.numjobs as u64 * s.effective_depth() as u64 * s.data_bs_max() as u64)
         .sum();
     let available = hiops_stats::cpu::mem_available_bytes().unwrap_or(u64::MAX);
     if buffers > available / 2 {

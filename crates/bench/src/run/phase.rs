@@ -419,7 +419,7 @@ fn open_path(
         engine_opts: spec.engine_options(),
         // iodepth is the path's tags in all: each ring gets its share.
         depth: spec.io.iodepth.get().div_ceil(p.rings.max(1)).max(1),
-        max_io: spec.bs_max() as usize,
+        max_io: spec.data_bs_max() as usize,
         rings: p.rings,
         spin_ns: crate::spec::clock_ns(p.spin),
         poll_interval: p.poll_interval,

@@ -61,7 +61,11 @@ pub(crate) fn for_thread(plan: &WorkerPlan<'_>) -> VerifyState {
         ));
     }
     if verify.async_threads > 0 && check {
-        match super::pool::Pool::new(verify.async_threads, &v.stamper, spec.bs_max() as usize) {
+        match super::pool::Pool::new(
+            verify.async_threads,
+            &v.stamper,
+            spec.data_bs_max() as usize,
+        ) {
             Ok(p) => v.pool = Some(p),
             Err(e) => eprintln!("hiops: {e}; the job's thread checks its reads"),
         }

@@ -46,6 +46,9 @@ pub struct TraceSummary {
     /// replay_scale and replay_align).
     pub max_len: u32,
     pub max_end: u64,
+    /// The largest read or write: what a buffer must hold (a trim moves
+    /// no data).
+    pub max_data_len: u32,
     /// The largest power of two (up to 4096) dividing every offset and length.
     pub align: u64,
 }
@@ -244,6 +247,9 @@ pub fn scan(spec: &ReplaySpec, redirect: bool) -> Result<TraceSummary, TraceErro
         }
         let (offset, len) = (placed(spec, offset), placed_len(spec, len));
         s.max_len = s.max_len.max(len);
+        if op != TraceOp::Trim {
+            s.max_data_len = s.max_data_len.max(len);
+        }
         let Some(end) = offset.checked_add(len as u64) else {
             return Err(TraceError::PastEnd {
                 trace: spec.trace.display().to_string(),

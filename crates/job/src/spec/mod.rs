@@ -149,9 +149,24 @@ impl JobBuilder {
         w.bs.split.iter().chain(write).chain(trim).map(|s| s.0)
     }
 
-    /// The largest transfer: what each buffer must hold.
+    /// The largest block of any direction, trims included: what must fit
+    /// in the range the job works on.
     pub fn bs_max(&self) -> u32 {
         self.block_sizes().max().unwrap_or(0)
+    }
+
+    /// The largest transfer that moves data (a read or a write): what each
+    /// I/O buffer must hold. A trim carries a length and no data, so its
+    /// size takes no memory (fio's t0038: a trace's 2 GiB trims).
+    pub fn data_bs_max(&self) -> u32 {
+        let w = &self.workload;
+        let write = w.bs_write.iter().flat_map(|b| b.split.iter());
+        w.bs.split
+            .iter()
+            .chain(write)
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn bs_min(&self) -> u32 {
