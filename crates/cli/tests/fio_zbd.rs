@@ -238,7 +238,28 @@ fn what_fio_refuses_is_refused_before_any_io() {
     let small = tmp.path().join("small");
     std::fs::write(&small, vec![0u8; 4096]).unwrap();
     let file = format!("--filename={f}");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
+        // fio 3.34's two refusals (its t/zbd tests 60 and 61).
+        (
+            &[
+                &file,
+                "--do_verify=1",
+                "--verify=md5",
+                "--experimental_verify=1",
+            ],
+            "zonemode=zbd does not support experimental verify",
+        ),
+        (
+            &[
+                &file,
+                "--size=1m",
+                "--numjobs=2",
+                "--offset_increment=1m",
+                "--zone_reset_threshold=0.1",
+                "--zone_reset_frequency=1",
+            ],
+            "multi-jobs with different write ranges are not supported with zone_reset_threshold",
+        ),
         (
             &["--filename=missing"],
             "file/device size 0 is smaller than zone size 1048576",
@@ -268,5 +289,89 @@ fn what_fio_refuses_is_refused_before_any_io() {
         assert!(text(&o).contains(says), "{extra:?}: {}", text(&o));
         assert!(!tmp.path().join("missing").exists());
         assert_eq!(std::fs::metadata(&small).unwrap().len(), 4096);
+    }
+}
+
+/// fio 3.36's open-zone accounting of a trim (its t/zbd test 65): four
+/// zones opened up to max_open_zones=4, one of them trimmed, and a write
+/// job then opens another zone and writes it whole (fio 3.33 still counted
+/// the trimmed zone open, and the write job found no zone to write).
+#[test]
+fn a_trimmed_zone_is_no_longer_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = eight_mib(tmp.path());
+    let args: Vec<String> = [format!("--filename={f}")]
+        .into_iter()
+        .chain(
+            [
+                "--zonemode=zbd",
+                "--zonesize=1m",
+                "--max_open_zones=4",
+                "--group_reporting=1",
+                "--ioengine=psync",
+                "--output-format=json",
+                "--name=prep",
+                "--rw=randwrite",
+                "--offset=0",
+                "--size=4m",
+                "--bs=4k",
+                "--io_size=1m",
+                "--name=trim",
+                "--wait_for=prep",
+                "--rw=trim",
+                "--bs=1m",
+                "--offset=0",
+                "--size=1m",
+                "--name=write",
+                "--wait_for=trim",
+                "--rw=write",
+                "--bs=4k",
+                "--offset=4m",
+                "--size=1m",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let o = run("hiops", tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The write job writes its whole zone.
+    let jobs = v["jobs"].as_array().unwrap();
+    let write = jobs.iter().find(|j| j["jobname"] == "write").unwrap();
+    assert_eq!(write["write"]["io_bytes"].as_u64(), Some(1 << 20), "{write}");
+}
+
+/// Zone resets under verify (fio's t/zbd test 59): zones here are
+/// emulated, so a reset moves a write pointer and loses no data, and the
+/// verify pass reads every block's last write back without an error.
+#[test]
+fn zone_resets_beside_verify_lose_nothing_verify_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = eight_mib(tmp.path());
+    for rw in ["write", "randwrite", "rw", "randrw"] {
+        let extra = [
+            &format!("--rw={rw}")[..],
+            "--bs=256k",
+            "--size=2m",
+            "--loops=2",
+            "--do_verify=1",
+            "--verify=md5",
+            "--zone_reset_frequency=.9",
+            "--zone_reset_threshold=.1",
+            "--output-format=json",
+        ];
+        let o = run("hiops", tmp.path(), &zbd_args(&f, &extra));
+        assert!(o.status.success(), "{rw}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let j = &v["jobs"][0];
+        assert_eq!(j["error"], 0, "{rw}: {j}");
+        assert!(
+            j["zone_resets"].as_u64().unwrap() > 0,
+            "{rw}: no reset happened: {j}"
+        );
+        assert!(
+            j["read"]["io_bytes"].as_u64().unwrap() > 0,
+            "{rw}: nothing was verified"
+        );
     }
 }

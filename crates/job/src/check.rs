@@ -153,9 +153,6 @@ fn check_zbd(spec: &JobBuilder) -> Checked {
         let bs = write.max();
         return refuse("bs", format!("zonemode=zbd: I/O buflen exceeds zone size: a write block of {bs} bytes is larger than a zone's capacity ({cap}): lower bs or raise zonesize"));
     }
-    if spec.verify.mode != VerifyMode::Off && z.reset_frequency > 0.0 {
-        return refuse("zone_reset_frequency", "zonemode=zbd: zone resets would lose blocks verify reads back: drop zone_reset_frequency or verify".into());
-    }
     let trim = spec.bs_for(Op::Trim);
     if rw.trims() && (trim.min() != trim.max() || trim.max() as u64 != zone) {
         return refuse("bs", format!("zonemode=zbd: a trim resets a zone, so its block size must be the zone size ({zone}): set the trim bs to it"));

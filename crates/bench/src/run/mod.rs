@@ -16,7 +16,7 @@ mod validate;
 mod watch;
 
 use phase::Phase;
-use validate::validate;
+use validate::{validate, validate_zone_ranges};
 
 /// What the progress callback is told, about every 200 ms.
 #[derive(Clone, Debug)]
@@ -117,6 +117,10 @@ fn run_with(
                 return Err(coord.agree(Some(&e)).err().unwrap_or(e));
             }
         }
+    }
+    if let Err(e) = validate_zone_ranges(specs, &opened) {
+        opened.iter().for_each(|t| remove_created(t));
+        return Err(coord.agree(Some(&e)).err().unwrap_or(e));
     }
     let result = measure(specs, &opened, opts, coord);
     for (spec, targets) in specs.iter().zip(&opened) {

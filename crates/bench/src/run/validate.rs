@@ -33,6 +33,46 @@ pub(super) fn validate(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), Ben
     Ok(())
 }
 
+/// fio 3.34 and later: the jobs that write one file under
+/// zone_reset_threshold share its count of valid bytes, so they must write
+/// the same range of zones (fio: "multi-jobs with different write ranges
+/// are not supported with zone_reset_threshold").
+pub(super) fn validate_zone_ranges(
+    specs: &[JobSpec],
+    opened: &[Vec<OpenTarget>],
+) -> Result<(), BenchError> {
+    let mut ranges: std::collections::HashMap<&std::path::Path, (u64, u64)> = Default::default();
+    for (spec, targets) in specs.iter().zip(opened) {
+        let Some(z) = spec.target.zbd.filter(|z| z.reset_threshold > 0.0) else {
+            continue;
+        };
+        if !spec.workload.rw.writes() {
+            continue;
+        }
+        for clone in 0..spec.numjobs {
+            let (_, mine) = targets_of(spec, targets, clone);
+            let (regions, _) = noted_regions(spec, mine, clone, job_align(spec))?;
+            for (r, t) in regions.iter().zip(mine) {
+                let Some(path) = t.path.as_deref() else {
+                    continue;
+                };
+                let zones = (
+                    r.start / z.zone_size,
+                    (r.start + r.len).div_ceil(z.zone_size),
+                );
+                if *ranges.entry(path).or_insert(zones) != zones {
+                    return usage(format!(
+                        "job {}: zonemode=zbd: multi-jobs with different write ranges are not supported with zone_reset_threshold (the jobs writing {} share its count of valid bytes, as in fio 3.34 and later): give them the same offset and size, or drop zone_reset_threshold",
+                        spec.name,
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Blocks against the targets and each clone's regions.
 fn validate_sizes(spec: &JobSpec, targets: &[OpenTarget]) -> Result<(), BenchError> {
     let bs_max = spec.bs_max();

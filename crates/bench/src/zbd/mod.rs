@@ -83,7 +83,7 @@ impl Zbd {
         one_pass: bool,
     ) -> Zbd {
         let seq_ends = (!random && one_pass).then(|| vec![[0; 2]; targets.len()]);
-        let zbd = Zbd {
+        let mut zbd = Zbd {
             targets,
             spec,
             min_bs,
@@ -101,12 +101,12 @@ impl Zbd {
     /// fio's zbd_file_reset: the reset countdown starts anew, and with
     /// verify the thread's zones are emptied first (a reset while writing
     /// would lose blocks the verify pass reads).
-    fn start(&self) {
+    fn start(&mut self) {
         for t in &self.targets {
             let mut z = lock(&t.table);
             z.writes_to_reset = writes_between_resets(self.spec.reset_frequency);
             if self.verify {
-                (t.first..t.end).for_each(|zone| z.reset(zone));
+                (t.first..t.end).for_each(|zone| z.empty(zone, &mut self.job_open));
             }
         }
     }
@@ -237,7 +237,9 @@ impl Zbd {
         })
     }
 
-    /// A trim resets its zone; a random one goes to a zone with data.
+    /// A trim empties its zone, which is then no longer open (fio 3.36 and
+    /// later; 3.33 kept counting it); a random one goes to a zone with
+    /// data.
     fn trim(&mut self, io: NextIo) -> Option<NextIo> {
         let t = &self.targets[io.target as usize];
         let mut z = lock(&t.table);
@@ -248,7 +250,7 @@ impl Zbd {
         if z.used(zone) > 0 {
             self.resets += 1;
         }
-        z.reset(zone);
+        z.empty(zone, &mut self.job_open);
         Some(NextIo {
             offset: z.start(zone),
             ..io

@@ -90,6 +90,14 @@ impl ZoneTable {
         self.reset_due[zone as usize] = false;
     }
 
+    /// Empties the zone and closes it (fio's zbd_reset_zone, which takes
+    /// the zone out of the write zones: a trim's reset, the resets before
+    /// a verifying loop), where a reset before a write keeps it open.
+    pub(super) fn empty(&mut self, zone: u32, job_open: &mut u32) {
+        self.reset(zone);
+        self.close(zone, job_open);
+    }
+
     pub(super) fn close(&mut self, zone: u32, job_open: &mut u32) {
         if let Some(i) = self.open.iter().position(|&z| z == zone) {
             self.open.remove(i);

@@ -143,6 +143,8 @@ pub struct Draft {
     /// random_generator=lfsr: each block once per pass, norandommap or not.
     pub lfsr: bool,
     pub distribution: Option<Distribution>,
+    /// experimental_verify (no effect but its refusal with zonemode=zbd).
+    pub experimental_verify: bool,
     /// fio 3.42's random_sequence_stride, for a sequence distribution.
     pub random_sequence_stride: Option<bool>,
     pub percentage_random: Option<Percent>,

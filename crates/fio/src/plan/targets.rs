@@ -116,6 +116,9 @@ impl Draft {
             )
             .into());
         }
+        if self.experimental_verify {
+            return Err("zonemode=zbd does not support experimental verify (fio 3.34 and later refuse it: its replay of the writes cannot follow zone resets): drop experimental_verify; hiops' verify checks the blocks written last without it".into());
+        }
         let job_max = self.job_max_open_zones.unwrap_or(0);
         if job_max > 0 && max_open == 0 {
             return Err("job_max_open_zones cannot be used without a global open zones limit: give max_open_zones too".into());
