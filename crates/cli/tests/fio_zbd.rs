@@ -338,7 +338,11 @@ fn a_trimmed_zone_is_no_longer_open() {
     // The write job writes its whole zone.
     let jobs = v["jobs"].as_array().unwrap();
     let write = jobs.iter().find(|j| j["jobname"] == "write").unwrap();
-    assert_eq!(write["write"]["io_bytes"].as_u64(), Some(1 << 20), "{write}");
+    assert_eq!(
+        write["write"]["io_bytes"].as_u64(),
+        Some(1 << 20),
+        "{write}"
+    );
 }
 
 /// Zone resets under verify (fio's t/zbd test 59): zones here are

@@ -100,6 +100,21 @@ fn trimwrite_writes_every_block_it_trims_and_counts_size_once() {
         );
         // As fio: size is done once by the writes, each after its trim.
         assert_eq!(counts(&v), [(0, 0), (16, 1 << 20), (16, 1 << 20)], "{rw}");
+        // Trims larger than the writes (fio's t0023, bs=4k,4k,8k): each
+        // write takes its trim's 8 KiB, so the buffers hold 8 KiB.
+        let v = ok_json(
+            tmp.path(),
+            &[
+                &format!("--filename={}", file.display()),
+                "--name=tw",
+                "--size=64k",
+                "--bs=4k,4k,8k",
+                &format!("--rw={rw}"),
+            ],
+        );
+        let [_, (writes, written), (trims, trimmed)] = counts(&v);
+        assert_eq!((writes, written, trimmed), (trims, 64 << 10, 64 << 10), "{rw}");
+        assert!(writes < 16, "{rw}: {writes} writes: not of the trims' 8 KiB");
         let back = std::fs::read(&file).unwrap();
         assert!(
             back.chunks(4096).all(|c| c.iter().any(|&b| b != 0)),

@@ -157,16 +157,16 @@ impl JobBuilder {
 
     /// The largest transfer that moves data (a read or a write): what each
     /// I/O buffer must hold. A trim carries a length and no data, so its
-    /// size takes no memory (fio's t0038: a trace's 2 GiB trims).
+    /// size takes no memory (fio's t0038: a trace's 2 GiB trims), but for
+    /// trimwrite's writes, which take their trim's size.
     pub fn data_bs_max(&self) -> u32 {
         let w = &self.workload;
         let write = w.bs_write.iter().flat_map(|b| b.split.iter());
-        w.bs.split
-            .iter()
-            .chain(write)
-            .map(|s| s.0)
-            .max()
-            .unwrap_or(0)
+        let trims_sized_writes = matches!(w.rw, RwMode::TrimWrite | RwMode::RandTrimWrite);
+        let trim = w.bs_trim.iter().filter(|_| trims_sized_writes);
+        let trim = trim.flat_map(|b| b.split.iter());
+        let sizes = w.bs.split.iter().chain(write).chain(trim);
+        sizes.map(|s| s.0).max().unwrap_or(0)
     }
 
     pub fn bs_min(&self) -> u32 {
@@ -278,6 +278,18 @@ mod tests {
         );
         assert!(spec.verify.do_verify && !spec.modifies() && !spec.rate_limited());
         assert_eq!((spec.numjobs, spec.logs.first_thread), (1, 1));
+    }
+
+    #[test]
+    fn buffers_hold_reads_and_writes_and_trimwrites_writes_not_trims() {
+        let mut b = JobBuilder::default_for("f".into());
+        b.workload.rw = RwMode::RandTrim;
+        b.workload.bs_trim = Some(BlockSizes::fixed(1 << 30));
+        assert_eq!((b.bs_max(), b.data_bs_max()), (1 << 30, 4096));
+        // trimwrite writes each trimmed block, at the trim's size.
+        b.workload.rw = RwMode::TrimWrite;
+        b.workload.bs_trim = Some(BlockSizes::fixed(8192));
+        assert_eq!(b.data_bs_max(), 8192);
     }
 
     #[test]
