@@ -113,8 +113,15 @@ fn trimwrite_writes_every_block_it_trims_and_counts_size_once() {
             ],
         );
         let [_, (writes, written), (trims, trimmed)] = counts(&v);
-        assert_eq!((writes, written, trimmed), (trims, 64 << 10, 64 << 10), "{rw}");
-        assert!(writes < 16, "{rw}: {writes} writes: not of the trims' 8 KiB");
+        assert_eq!(
+            (writes, written, trimmed),
+            (trims, 64 << 10, 64 << 10),
+            "{rw}"
+        );
+        assert!(
+            writes < 16,
+            "{rw}: {writes} writes: not of the trims' 8 KiB"
+        );
         let back = std::fs::read(&file).unwrap();
         assert!(
             back.chunks(4096).all(|c| c.iter().any(|&b| b != 0)),
