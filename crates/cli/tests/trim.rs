@@ -88,30 +88,24 @@ fn trimwrite_writes_every_block_it_trims_and_counts_size_once() {
     for rw in ["trimwrite", "randtrimwrite"] {
         let file = tmp.path().join(format!("{rw}.dat"));
         filled_file(&file, 1 << 20);
-        let v = ok_json(
-            tmp.path(),
-            &[
-                &format!("--filename={}", file.display()),
-                "--name=tw",
-                "--size=1m",
-                "--bs=64k",
-                &format!("--rw={rw}"),
-            ],
-        );
+        let run = |size: &str, bs: &str| {
+            let (file, rw) = (
+                format!("--filename={}", file.display()),
+                format!("--rw={rw}"),
+            );
+            ok_json(tmp.path(), &[&file, "--name=tw", size, bs, &rw])
+        };
+        let v = run("--size=1m", "--bs=64k");
         // As fio: size is done once by the writes, each after its trim.
         assert_eq!(counts(&v), [(0, 0), (16, 1 << 20), (16, 1 << 20)], "{rw}");
+        let back = std::fs::read(&file).unwrap();
+        assert!(
+            back.chunks(4096).all(|c| c.iter().any(|&b| b != 0)),
+            "{rw}: every trimmed block was written again"
+        );
         // Trims larger than the writes (fio's t0023, bs=4k,4k,8k): each
         // write takes its trim's 8 KiB, so the buffers hold 8 KiB.
-        let v = ok_json(
-            tmp.path(),
-            &[
-                &format!("--filename={}", file.display()),
-                "--name=tw",
-                "--size=64k",
-                "--bs=4k,4k,8k",
-                &format!("--rw={rw}"),
-            ],
-        );
+        let v = run("--size=64k", "--bs=4k,4k,8k");
         let [_, (writes, written), (trims, trimmed)] = counts(&v);
         assert_eq!(
             (writes, written, trimmed),
@@ -121,11 +115,6 @@ fn trimwrite_writes_every_block_it_trims_and_counts_size_once() {
         assert!(
             writes < 16,
             "{rw}: {writes} writes: not of the trims' 8 KiB"
-        );
-        let back = std::fs::read(&file).unwrap();
-        assert!(
-            back.chunks(4096).all(|c| c.iter().any(|&b| b != 0)),
-            "{rw}: every trimmed block was written again"
         );
     }
 }
