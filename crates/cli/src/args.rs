@@ -10,7 +10,7 @@ use std::path::PathBuf;
     name = "hiops",
     version = crate::version::line(),
     about = "Measure what flash devices and the platform really deliver.",
-    long_about = "Measure what flash devices and the platform really deliver.\n\nWith no command, runs the default job: 4 KiB random reads at queue depth 32 with io_uring on a temporary 512 MiB file, for about 10 seconds."
+    long_about = "Measure what flash devices and the platform really deliver.\n\nWith no command, runs the default job: 4 KiB random reads at queue depth 32 with io_uring on a temporary 512 MiB file (smaller where $TMPDIR is short of room), for about 10 seconds."
 )]
 pub struct Cli {
     #[command(subcommand)]

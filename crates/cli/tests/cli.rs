@@ -53,6 +53,72 @@ fn no_argument_run_measures_random_reads_and_cleans_up() {
     );
 }
 
+/// A tmpfs of `mib` MiB mounted on a directory of its own, unmounted on
+/// drop; None (with the reason printed) where it cannot be mounted.
+struct SmallFs(tempfile::TempDir);
+
+impl SmallFs {
+    fn mount(mib: u32) -> Option<SmallFs> {
+        if !is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let done = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir.path())
+            .status();
+        if !done.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return None;
+        }
+        Some(SmallFs(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn the_default_file_shrinks_to_fit_a_short_tmpdir_and_says_so() {
+    let Some(fs) = SmallFs::mount(300) else {
+        return;
+    };
+    let o = hiops()
+        .env("TMPDIR", fs.0.path())
+        .args(["run", "--runtime=1", "--ramp_time=0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the default job's file is 128.0MiB instead of 512.0MiB"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("(File, 128.0MiB,"), "{out}");
+    assert!(out.contains("read: IOPS="), "{out}");
+}
+
+#[test]
+fn a_given_size_is_kept_and_refused_where_it_cannot_fit() {
+    let Some(fs) = SmallFs::mount(100) else {
+        return;
+    };
+    let o = hiops()
+        .env("TMPDIR", fs.0.path())
+        .args(["run", "--runtime=1", "--ramp_time=0", "--size=256m"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("would write 256.0MiB"), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+}
+
 #[test]
 fn json_output_is_pure_fio_schema_json() {
     let tmp = tempfile::tempdir().unwrap();

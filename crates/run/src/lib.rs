@@ -94,6 +94,9 @@ fn warn(req: &RunRequest, plan: &FioPlan) {
     for line in &plan.ignored {
         eprintln!("hiops: warning: ignored: {line}");
     }
+    for line in &plan.notes {
+        eprintln!("hiops: note: {line}");
+    }
     for line in &req.no_effect {
         eprintln!("hiops: no effect here: {line}");
     }

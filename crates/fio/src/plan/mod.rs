@@ -28,7 +28,7 @@ use hiops_job::spec::{JobMeta, LatPercentiles};
 use hiops_job::{JobBuilder, JobSpec};
 use refusals::{apply, Refusals};
 use std::fs::File;
-use targets::make_temp_targets;
+use targets::{make_temp_targets, TempJob};
 
 /// Which defaults a job starts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +56,9 @@ pub struct FioPlan {
     /// them through `/proc/self/fd/N`, which stays valid while the plan
     /// lives, and nothing is left behind whatever ends the process.
     pub temp_files: Vec<File>,
+    /// What hiops chose for the user, one line each (a default file made
+    /// smaller to fit its file system).
+    pub notes: Vec<String>,
 }
 
 /// One unit of input: a job file's sections, or the command line's.
@@ -93,9 +96,13 @@ pub fn plan(
             budget.take(global_bytes + text_bytes(&section.options))?;
             let (draft, ignored) = draft_of(section, &globals, &mut refusals, &mut cache)?;
             let (job_phase, group) = order.place(&draft, &section.name)?;
+            let sized = draft.size.is_some() || draft.filesize.is_some();
             let (mut job, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
             if own_temp {
-                temp_jobs.push(out.jobs.len());
+                temp_jobs.push(TempJob {
+                    job: out.jobs.len(),
+                    sized,
+                });
             }
             // fio numbers threads from 1 across the run; logs are named so.
             job.logs.first_thread = threads.saturating_add(1);
@@ -116,7 +123,7 @@ pub fn plan(
     if out.jobs.is_empty() {
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
-    make_temp_targets(&mut out.jobs, &mut out.temp_files, &temp_jobs)?;
+    make_temp_targets(&mut out, &temp_jobs)?;
     assert_eq!(out.jobs.len(), out.phases.len(), "a phase for every job");
     settle_exit_on_io_done(&mut out)?;
     settle_dedupe_global(&mut out, threads)?;

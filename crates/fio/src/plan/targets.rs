@@ -6,7 +6,7 @@ use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
-use hiops_job::{Bytes, JobBuilder, JobSpec, TargetSpec};
+use hiops_job::{Bytes, JobBuilder, TargetSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -393,6 +393,10 @@ fn files_of(spec: &JobBuilder) -> u64 {
 /// filesize.
 const OWN_FILE_SIZE: Bytes = Bytes::new(512 << 20);
 
+/// The smallest the default file is made to fit its file system: smaller,
+/// random reads would stay in the few megabytes a device's own cache holds.
+const OWN_FILE_LEAST: Bytes = Bytes::new(64 << 20);
+
 /// fio's size is the job's total: each of `files` files gets its share.
 fn per_file(size: Bytes, files: u64) -> Bytes {
     assert!(files > 0, "a job has at least one file");
@@ -430,18 +434,32 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), FioError> {
     }
 }
 
+/// A job of the embedded defaults that gets a temporary file.
+pub(super) struct TempJob {
+    /// Its index in the plan.
+    pub job: usize,
+    /// Whether size or filesize was given (else the file is the default's).
+    pub sized: bool,
+}
+
 /// Creates the embedded jobs' files (every option has checked by now) and
 /// unlinks each at once; the job opens it again through `/proc/self/fd/N`
 /// (O_DIRECT included), so nothing is left in $TMPDIR even after SIGKILL.
+/// A default-sized file is made smaller where its file system is short of
+/// room (see `fitted_own_size`), with a note saying so.
 pub(super) fn make_temp_targets(
-    specs: &mut [JobSpec],
-    temp_files: &mut Vec<File>,
-    jobs: &[usize],
+    plan: &mut super::FioPlan,
+    jobs: &[TempJob],
 ) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
-    for &j in jobs {
-        let TargetSpec::Paths(given) = &specs[j].target.targets else {
+    for temp in jobs {
+        let spec = &plan.jobs[temp.job];
+        let TargetSpec::Paths(given) = &spec.target.targets else {
             continue;
+        };
+        let size = match temp.sized {
+            true => spec.target.size,
+            false => fit_own_file(given, &mut plan.notes),
         };
         let mut opened = Vec::with_capacity(given.len());
         for path in given {
@@ -450,12 +468,50 @@ pub(super) fn make_temp_targets(
                 FioError::Invalid(format!("cannot unlink {} once open: {e}", name.display()))
             })?;
             opened.push(PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())));
-            temp_files.push(file);
+            plan.temp_files.push(file);
         }
         assert_eq!(opened.len(), given.len(), "each file of the job made");
-        specs[j] = specs[j].with(|job| job.target.targets = TargetSpec::Paths(opened))?;
+        plan.jobs[temp.job] = plan.jobs[temp.job].with(|job| {
+            job.target.targets = TargetSpec::Paths(opened);
+            job.target.size = size;
+        })?;
     }
     Ok(())
+}
+
+/// The default file's size on the file system of `files` (their
+/// directory), noted in `notes` when it is not the default's.
+fn fit_own_file(files: &[PathBuf], notes: &mut Vec<String>) -> Option<Bytes> {
+    let dir = files[0].parent().unwrap_or(Path::new("."));
+    let Ok(space) = hiops_os::fs_space(dir) else {
+        return Some(OWN_FILE_SIZE);
+    };
+    let size = fitted_own_size(space.available);
+    if size != OWN_FILE_SIZE {
+        use hiops_job::units::format_bytes;
+        notes.push(format!(
+            "{} has {} free: the default job's file is {} instead of {} (give --size, or set TMPDIR to a file system with room)",
+            dir.display(),
+            format_bytes(space.available as f64),
+            format_bytes(size.get() as f64),
+            format_bytes(OWN_FILE_SIZE.get() as f64),
+        ));
+    }
+    Some(size)
+}
+
+/// The default file's size where `free` bytes are free: the default while
+/// it takes at most half of them, else the largest power of two that does,
+/// down to `OWN_FILE_LEAST`. Below that, the default: the room check then
+/// refuses the layout and says what to do.
+fn fitted_own_size(free: u64) -> Bytes {
+    let half = free / 2;
+    if half >= OWN_FILE_SIZE.get() || half < OWN_FILE_LEAST.get() {
+        return OWN_FILE_SIZE;
+    }
+    let fitted = 1u64 << (63 - half.leading_zeros());
+    assert!(fitted <= half && fitted >= OWN_FILE_LEAST.get());
+    Bytes::new(fitted)
 }
 
 /// fill_device: the free space of the filesystem holding the (first) file,
@@ -490,4 +546,30 @@ fn fill_size(files: &[PathBuf]) -> Result<Option<Bytes>, FioError> {
     let free = st.f_bavail as u64 * st.f_frsize as u64;
     let per_file = free / 100 * 99 / files.len() as u64;
     Ok(Some(Bytes::new(per_file / 4096 * 4096)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn the_default_file_keeps_its_size_where_it_takes_half_the_room_or_less() {
+        assert_eq!(fitted_own_size(1024 * MIB), OWN_FILE_SIZE);
+        assert_eq!(fitted_own_size(u64::MAX), OWN_FILE_SIZE);
+    }
+
+    #[test]
+    fn a_short_file_system_gets_the_largest_power_of_two_within_half_its_room() {
+        assert_eq!(fitted_own_size(1023 * MIB), Bytes::new(256 * MIB));
+        assert_eq!(fitted_own_size(369 * MIB), Bytes::new(128 * MIB));
+        assert_eq!(fitted_own_size(128 * MIB), Bytes::new(64 * MIB));
+    }
+
+    #[test]
+    fn below_the_least_the_default_is_kept_for_the_room_check_to_refuse() {
+        assert_eq!(fitted_own_size(127 * MIB), OWN_FILE_SIZE);
+        assert_eq!(fitted_own_size(0), OWN_FILE_SIZE);
+    }
 }
