@@ -219,6 +219,10 @@ impl Executor {
         let main_waker = Waker::from(self.main.clone());
         let mut cx = Context::from_waker(&main_waker);
         let _running = Running::enter(&self.ready, &self.spare);
+        // A new future is polled first, whatever the last `block_on` left
+        // (one that a task's panic unwound left the flag clear, and the
+        // thread would park with nothing to wake it).
+        self.main.queued.store(true, Ordering::Release);
         loop {
             if self.main.queued.swap(false, Ordering::AcqRel) {
                 if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
@@ -393,6 +397,28 @@ mod tests {
             second, 2,
             "the wake made before the first block_on returned ran"
         );
+    }
+
+    /// A task's panic unwinds out of `block_on`; the executor stays
+    /// usable: the next `block_on` (a driver's teardown) polls its future
+    /// and returns rather than parking for good.
+    #[test]
+    fn block_on_after_a_task_panicked_still_returns() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ex = Executor::new(mem_ring());
+            ex.spawn(async { panic!("a task's bug") });
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                ex.block_on(std::future::pending::<()>())
+            }));
+            assert!(
+                unwound.is_err(),
+                "the task's panic reaches block_on's caller"
+            );
+            let _ = tx.send(ex.block_on(async { 7 }));
+        });
+        let after = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(after, Ok(7), "the second block_on returned its value");
     }
 
     #[test]

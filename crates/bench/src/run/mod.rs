@@ -258,6 +258,35 @@ fn later_phases<'j>(
     })
 }
 
+/// Runs a worker's work; a panic in it (a bug) stops every other thread
+/// of the run at once, as an interrupt does, and counts the worker as
+/// finished, so the run ends with the failure instead of waiting for a
+/// thread that will never report. Returns the panic's message.
+fn contain_panic<T>(
+    work: impl FnOnce() -> T,
+    stop_all: &AtomicBool,
+    finished: &mpsc::Sender<()>,
+) -> Result<T, String> {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    r.map_err(|p| {
+        stop_all.store(true, Relaxed);
+        let _ = finished.send(());
+        panic_text(p.as_ref())
+    })
+}
+
+/// What a panic said (its message where it carried one).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(s)) => s.clone(),
+        (None, None) => "no message".to_string(),
+    }
+}
+
 fn measure(
     specs: &[JobSpec],
     opened: &[Vec<OpenTarget>],
@@ -278,8 +307,10 @@ fn measure(
             let (ctrl, counters) = (&phase.ctrl, &phase.counters[handles.len()]);
             let path = phase.paths[j].as_ref();
             let spec = &specs[j];
+            let finished = plan.finished.clone();
             let h = scope.spawn(move || {
-                let r = run_thread(plan, path, ctrl, counters);
+                let run = || run_thread(plan, path, ctrl, counters);
+                let r = contain_panic(run, &ctrl.interrupted, &finished);
                 ctrl.thread_over(spec);
                 r
             });
@@ -290,9 +321,10 @@ fn measure(
         watched.interrupted = phase.await_threads(&handles, opts.interrupt, watched.interrupted);
         let mut jobs = phase.job_results(&watched.path_c0);
         for (i, (j, h)) in handles.into_iter().enumerate() {
-            let mut r = h.join().map_err(|_| {
+            let joined = h.join().map_err(|p| panic_text(p.as_ref())).and_then(|r| r);
+            let mut r = joined.map_err(|why| {
                 BenchError::failed(format!(
-                    "a worker of job {} panicked: this is a bug in hiops",
+                    "a worker of job {} panicked ({why}): this is a bug in hiops; please report it with the job",
                     specs[j].name
                 ))
             })?;
@@ -361,4 +393,30 @@ fn notes(specs: &[JobSpec]) -> Vec<String> {
             s.name, s.io.engine, s.io.iodepth
         ))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_worker_stops_the_others_and_counts_as_finished() {
+        let (stop_all, (tx, rx)) = (AtomicBool::new(false), mpsc::channel());
+        let r: Result<u32, String> = contain_panic(|| panic!("bad block {}", 7), &stop_all, &tx);
+        assert_eq!(r, Err("bad block 7".to_string()));
+        assert!(stop_all.load(Relaxed), "the other threads are told to stop");
+        assert_eq!(
+            rx.try_recv(),
+            Ok(()),
+            "the watch counts the worker as finished"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_returns_changes_nothing() {
+        let (stop_all, (tx, rx)) = (AtomicBool::new(false), mpsc::channel());
+        assert_eq!(contain_panic(|| 5, &stop_all, &tx), Ok(5));
+        assert!(!stop_all.load(Relaxed));
+        assert!(rx.try_recv().is_err(), "the worker sends its own finish");
+    }
 }
