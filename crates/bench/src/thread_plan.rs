@@ -197,7 +197,32 @@ impl WorkerPlan<'_> {
     }
 }
 
+thread_local! {
+    /// Whether this worker thread has met the others at the start line.
+    static MET_START: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl Control {
+    /// A worker meets the others and the run's main thread at the start
+    /// line (no thread does I/O before every one is set up).
+    pub(crate) fn meet_start(&self) {
+        self.start.wait();
+        MET_START.with(|m| m.set(true));
+    }
+
+    /// After a worker's panic: one that had not met the others yet marks
+    /// the run failed and meets them now, so that no thread waits for it
+    /// at the start line forever.
+    pub(crate) fn release_start_after_panic(&self, why: &str) {
+        if MET_START.with(|m| m.get()) {
+            return;
+        }
+        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        failed.get_or_insert_with(|| format!("a worker panicked while setting up: {why}"));
+        drop(failed);
+        self.meet_start();
+    }
+
     /// fio's exitall from a thread of job `job`: stops what its exit_what says.
     pub(crate) fn exit_all(&self, job: usize, what: crate::spec::ExitWhat) {
         use crate::spec::ExitWhat;

@@ -290,7 +290,7 @@ fn start<D: Driver>(
         Err(e) => return failed_setup(plan, ctrl, e),
     };
     let job = JobThread::new(plan, ctrl, counters, driver, logs, iolog);
-    ctrl.start.wait();
+    ctrl.meet_start();
     if ctrl.failed.lock().unwrap().is_some() {
         let _ = plan.finished.send(());
         return ThreadResult::starting(plan.clone);
@@ -318,7 +318,7 @@ fn open_iolog(plan: &WorkerPlan<'_>) -> Result<Option<crate::iolog::IoLogWriter>
 /// the start barrier and ends there, without failing the run, as fio's
 /// thread leaves its job alone.
 fn skipped(plan: &WorkerPlan<'_>, ctrl: &Control) -> ThreadResult {
-    ctrl.start.wait();
+    ctrl.meet_start();
     let _ = plan.finished.send(());
     ThreadResult::starting(plan.clone)
 }
@@ -326,7 +326,7 @@ fn skipped(plan: &WorkerPlan<'_>, ctrl: &Control) -> ThreadResult {
 fn failed_setup(plan: &WorkerPlan<'_>, ctrl: &Control, e: SetupError) -> ThreadResult {
     let e = e.to_string();
     ctrl.failed.lock().unwrap().get_or_insert(e.clone());
-    ctrl.start.wait();
+    ctrl.meet_start();
     let _ = plan.finished.send(());
     let mut result = ThreadResult::starting(plan.clone);
     result.error = Some(e);

@@ -275,6 +275,19 @@ fn contain_panic<T>(
     })
 }
 
+/// A worker's result, or the failure its panic makes of the run.
+fn joined(
+    worker: std::thread::ScopedJoinHandle<'_, Result<crate::result::ThreadResult, String>>,
+    job: &str,
+) -> Result<crate::result::ThreadResult, BenchError> {
+    let r = worker.join().map_err(|p| panic_text(p.as_ref()));
+    r.and_then(|r| r).map_err(|why| {
+        BenchError::failed(format!(
+            "a worker of job {job} panicked ({why}): this is a bug in hiops; please report it with the job"
+        ))
+    })
+}
+
 /// What a panic said (its message where it carried one).
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     match (
@@ -311,6 +324,9 @@ fn measure(
             let h = scope.spawn(move || {
                 let run = || run_thread(plan, path, ctrl, counters);
                 let r = contain_panic(run, &ctrl.interrupted, &finished);
+                if let Err(why) = &r {
+                    ctrl.release_start_after_panic(why);
+                }
                 ctrl.thread_over(spec);
                 r
             });
@@ -321,13 +337,7 @@ fn measure(
         watched.interrupted = phase.await_threads(&handles, opts.interrupt, watched.interrupted);
         let mut jobs = phase.job_results(&watched.path_c0);
         for (i, (j, h)) in handles.into_iter().enumerate() {
-            let joined = h.join().map_err(|p| panic_text(p.as_ref())).and_then(|r| r);
-            let mut r = joined.map_err(|why| {
-                BenchError::failed(format!(
-                    "a worker of job {} panicked ({why}): this is a bug in hiops; please report it with the job",
-                    specs[j].name
-                ))
-            })?;
+            let mut r = joined(h, &specs[j].name)?;
             // The watch samples the threads in the order they started.
             // (Its per-I/O samples are the thread's own.)
             let per_io = r.rates.per_io;
@@ -409,6 +419,43 @@ mod tests {
             rx.try_recv(),
             Ok(()),
             "the watch counts the worker as finished"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_panicked_while_setting_up_still_meets_the_others() {
+        let ctrl = std::sync::Arc::new(phase::control_of(&[], 1));
+        let (tx, rx) = mpsc::channel();
+        let main_side = ctrl.clone();
+        // The run's main thread waits at the start line for the worker.
+        std::thread::spawn(move || {
+            main_side.start.wait();
+            let _ = tx.send(());
+        });
+        let c = ctrl.clone();
+        std::thread::spawn(move || c.release_start_after_panic("no buffer"))
+            .join()
+            .unwrap();
+        let met = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(met, Ok(()), "the main thread passed the start line");
+        let failed = ctrl.failed.lock().unwrap().clone().unwrap_or_default();
+        assert!(failed.contains("no buffer"), "{failed}");
+    }
+
+    #[test]
+    fn a_worker_that_panicked_after_the_start_leaves_the_run_unfailed() {
+        let ctrl = std::sync::Arc::new(phase::control_of(&[], 0));
+        let c = ctrl.clone();
+        std::thread::spawn(move || {
+            c.meet_start();
+            c.release_start_after_panic("a bad block");
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            *ctrl.failed.lock().unwrap(),
+            None,
+            "its failure is the panic's own"
         );
     }
 

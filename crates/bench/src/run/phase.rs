@@ -36,7 +36,7 @@ fn flows_of(specs: &[JobSpec]) -> Vec<(u32, std::sync::Arc<crate::flow::FlowCoun
 /// The phase's shared control, its cpuio jobs already stopped where no
 /// thread beside them moves data (fio's cpuio then ends at once; the plan
 /// kept exit_on_io_done only where an earlier phase moved data).
-fn control_of(specs: &[JobSpec], threads: usize) -> Control {
+pub(super) fn control_of(specs: &[JobSpec], threads: usize) -> Control {
     let ctrl = Control {
         start: Barrier::new(threads + 1),
         stop: AtomicBool::new(false),

@@ -99,10 +99,7 @@ pub fn plan(
             let sized = draft.size.is_some() || draft.filesize.is_some();
             let (mut job, own_temp) = spec_of(draft, section, defaults, group, ignored)?;
             if own_temp {
-                temp_jobs.push(TempJob {
-                    job: out.jobs.len(),
-                    sized,
-                });
+                temp_jobs.push(TempJob::at(out.jobs.len(), sized));
             }
             // fio numbers threads from 1 across the run; logs are named so.
             job.logs.first_thread = threads.saturating_add(1);
@@ -123,7 +120,12 @@ pub fn plan(
     if out.jobs.is_empty() {
         return Err("no job to run: the job file has only [global] (add a [job] section)".into());
     }
-    make_temp_targets(&mut out, &temp_jobs)?;
+    make_temp_targets(
+        &mut out.jobs,
+        &mut out.temp_files,
+        &mut out.notes,
+        &temp_jobs,
+    )?;
     assert_eq!(out.jobs.len(), out.phases.len(), "a phase for every job");
     settle_exit_on_io_done(&mut out)?;
     settle_dedupe_global(&mut out, threads)?;

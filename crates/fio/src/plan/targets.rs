@@ -6,7 +6,7 @@ use crate::error::FioError;
 use crate::options::Draft;
 use hiops_hal::EngineKind;
 use hiops_job::spec::Amount;
-use hiops_job::{Bytes, JobBuilder, TargetSpec};
+use hiops_job::{Bytes, JobBuilder, JobSpec, TargetSpec};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -437,9 +437,16 @@ fn create_unique(path: &Path) -> Result<(File, PathBuf), FioError> {
 /// A job of the embedded defaults that gets a temporary file.
 pub(super) struct TempJob {
     /// Its index in the plan.
-    pub job: usize,
+    job: usize,
     /// Whether size or filesize was given (else the file is the default's).
-    pub sized: bool,
+    sized: bool,
+}
+
+impl TempJob {
+    /// Job `job` of the plan, `sized` where size or filesize was given.
+    pub(super) fn at(job: usize, sized: bool) -> TempJob {
+        TempJob { job, sized }
+    }
 }
 
 /// Creates the embedded jobs' files (every option has checked by now) and
@@ -448,18 +455,20 @@ pub(super) struct TempJob {
 /// A default-sized file is made smaller where its file system is short of
 /// room (see `fitted_own_size`), with a note saying so.
 pub(super) fn make_temp_targets(
-    plan: &mut super::FioPlan,
+    specs: &mut [JobSpec],
+    temp_files: &mut Vec<File>,
+    notes: &mut Vec<String>,
     jobs: &[TempJob],
 ) -> Result<(), FioError> {
     use std::os::fd::AsRawFd;
     for temp in jobs {
-        let spec = &plan.jobs[temp.job];
+        let spec = &specs[temp.job];
         let TargetSpec::Paths(given) = &spec.target.targets else {
             continue;
         };
         let size = match temp.sized {
             true => spec.target.size,
-            false => fit_own_file(given, &mut plan.notes),
+            false => fit_own_file(given, notes),
         };
         let mut opened = Vec::with_capacity(given.len());
         for path in given {
@@ -468,10 +477,10 @@ pub(super) fn make_temp_targets(
                 FioError::Invalid(format!("cannot unlink {} once open: {e}", name.display()))
             })?;
             opened.push(PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())));
-            plan.temp_files.push(file);
+            temp_files.push(file);
         }
         assert_eq!(opened.len(), given.len(), "each file of the job made");
-        plan.jobs[temp.job] = plan.jobs[temp.job].with(|job| {
+        specs[temp.job] = specs[temp.job].with(|job| {
             job.target.targets = TargetSpec::Paths(opened);
             job.target.size = size;
         })?;
