@@ -8,9 +8,11 @@
 //!
 //! So a thread never leaves the path with commands it sent in flight: once
 //! its own request is done it drains them (reaps until each is reaped, by
-//! it or by another thread, which wakes it at the last), and the other
-//! owners can sleep on their words with no timer: whoever sent their
-//! command is still there to see its completion posted.
+//! it or by another thread, which wakes it at the last): whoever sent an
+//! owner's command is still there to see its completion posted. The
+//! owners' sleeps stay bounded all the same (the waiting module's
+//! `MISSED_WAKE_RETRY`): a completion posted without task work reaches
+//! no sleeper.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

@@ -146,9 +146,10 @@ impl SharedQueue {
     /// `combining` module) is woken once by their completions, through the
     /// kernel's task work; it then reaps everything posted and wakes the
     /// owners that sleep (the paper's cooperative completion). The others
-    /// sleep on their request's word alone (see the `submitter` module),
-    /// with no timer: a thread that sent commands drains them before it
-    /// leaves ([`Self::drain_sent`]).
+    /// sleep on their request's word alone (see the `submitter` module); a
+    /// thread that sent commands drains them before it leaves
+    /// ([`Self::drain_sent`]). Every sleep is bounded (see
+    /// [`sleep_limit`]): a completion posted with no task work wakes nobody.
     pub(super) fn wait_own(
         &self,
         req: &Request,
@@ -177,9 +178,7 @@ impl SharedQueue {
             if reaped_all && tail != posted.consumed() {
                 continue;
             }
-            // Only a stalled ring needs a timer: the completion that would
-            // wake us cannot come before the refused submission is sent.
-            let limit = stalled.then_some(STALL_RETRY);
+            let limit = sleep_limit(stalled);
             if submitter::sent_in_flight() {
                 let (word, parked) = (req.state_word(), Request::PARKED_STATE);
                 futex::wait2(posted.posted_addr(), tail, word, parked, limit);
@@ -232,10 +231,21 @@ impl SharedQueue {
             if reaped_all && tail != posted.consumed() {
                 continue;
             }
-            let limit = stalled.then_some(STALL_RETRY);
+            let limit = sleep_limit(stalled);
             futex::wait2(posted.posted_addr(), tail, word, left, limit);
             // A sleep in the path like any other of the wait's.
             counts.parks += 1;
         }
     }
+}
+
+/// How long a waiter on an own-completion ring sleeps at most: on a
+/// stalled ring until the refused submission is tried again (the
+/// completion that would wake it cannot come before), else until it looks
+/// for completions nobody reaped ([`MISSED_WAKE_RETRY`]).
+fn sleep_limit(stalled: bool) -> Option<std::time::Duration> {
+    Some(match stalled {
+        true => STALL_RETRY,
+        false => MISSED_WAKE_RETRY,
+    })
 }
