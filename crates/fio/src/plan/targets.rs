@@ -468,7 +468,7 @@ pub(super) fn make_temp_targets(
         };
         let size = match temp.sized {
             true => spec.target.size,
-            false => fit_own_file(given, notes),
+            false => Some(fit_own_file(given, notes)),
         };
         let mut opened = Vec::with_capacity(given.len());
         for path in given {
@@ -490,10 +490,10 @@ pub(super) fn make_temp_targets(
 
 /// The default file's size on the file system of `files` (their
 /// directory), noted in `notes` when it is not the default's.
-fn fit_own_file(files: &[PathBuf], notes: &mut Vec<String>) -> Option<Bytes> {
+fn fit_own_file(files: &[PathBuf], notes: &mut Vec<String>) -> Bytes {
     let dir = files[0].parent().unwrap_or(Path::new("."));
     let Ok(space) = hiops_os::fs_space(dir) else {
-        return Some(OWN_FILE_SIZE);
+        return OWN_FILE_SIZE;
     };
     let size = fitted_own_size(space.available);
     if size != OWN_FILE_SIZE {
@@ -506,7 +506,7 @@ fn fit_own_file(files: &[PathBuf], notes: &mut Vec<String>) -> Option<Bytes> {
             format_bytes(OWN_FILE_SIZE.get() as f64),
         ));
     }
-    Some(size)
+    size
 }
 
 /// The default file's size where `free` bytes are free: the default while
