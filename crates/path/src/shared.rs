@@ -154,8 +154,8 @@ const STALL_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 /// wakes the owners); one posted otherwise moves the CQ tail and wakes
 /// nobody. That happened with every sender drained: 128 coop-shared
 /// threads asleep on their words, each with nothing it sent in flight,
-/// beside 128 posted completions nobody reaped (once in about fifteen
-/// 4-second runs). The bound makes such a miss cost at most this long;
+/// beside 128 posted completions nobody reaped (rarely: one run of 128
+/// threads in more than thirty-five). The bound makes such a miss cost at most this long;
 /// the next look reaps them.
 const MISSED_WAKE_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
 
