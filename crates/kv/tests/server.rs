@@ -50,6 +50,9 @@ fn start_store(cfg: ServerConfig, store: StoreConfig) -> Running {
         &dir.path().join("kv.dat"),
         StoreConfig {
             tasks: (cfg.model == Model::Tasks).then(|| cfg.task.clone()),
+            // A sparse file: the tests run side by side, and each laying
+            // out its whole store would need their sum free in $TMPDIR.
+            sparse: true,
             ..store
         },
     )
