@@ -354,10 +354,14 @@ impl Inner {
             true => Some(w.attempts + 1),
             false => (w.finished < w.attempts).then_some(w.attempts),
         };
+        // Every write through `lsn` may be answered already (durable, or
+        // failed and taken back): that is the outcome, whatever the flush
+        // the sync starts does; its failure takes back no write before it.
+        let answered = w.durable_outcome(lsn, since);
         w.flush_wanted = true;
         drop(w);
         self.wake_flusher();
-        let outcome = self.wait_durable(lsn, since);
+        let outcome = answered.unwrap_or_else(|| self.wait_durable(lsn, since));
         if let Some(carrier) = carrier {
             let mut w = lock(&self.writer);
             // Or a flush open at the call wrote it all, and none follows.
