@@ -148,17 +148,6 @@ pub(crate) struct SharedQueue {
 /// How often a waiter on a stalled ring retries the refused submission.
 const STALL_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// The longest an own-completion waiter sleeps before it looks again. A
-/// completion reaches the sleepers only through the task work of the
-/// thread whose io_uring_enter sent its command (which then reaps and
-/// wakes the owners); one posted otherwise moves the CQ tail and wakes
-/// nobody. That happened with every sender drained: 128 coop-shared
-/// threads asleep on their words, each with nothing it sent in flight,
-/// beside 128 posted completions nobody reaped (rarely: one run of 128
-/// threads in more than thirty-five). The bound makes such a miss cost at most this long;
-/// the next look reaps them.
-const MISSED_WAKE_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
-
 /// Switch-points kept per queue; beyond this they are counted, not stored.
 const MAX_SWITCHES: usize = 4096;
 

@@ -477,6 +477,57 @@ fn threads_that_stop_together_on_a_shared_ring_strand_nobody() {
     });
 }
 
+/// A thread outside the path that reads its counters (the run's watcher
+/// at the end of the ramp) takes the ring's lock and then does what a
+/// holder must: look again for what others published while it held it.
+/// Commands it sends so are posted only through its own task work, so it
+/// must see them reaped before it goes back to its own business: else
+/// their owners, asleep with nothing they sent in flight, wait for a wake
+/// nobody sends (here the reader then waits for them to stop).
+#[test]
+fn a_counter_reader_strands_no_owner_of_a_shared_ring() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    within(120, || {
+        let threads = 3u64;
+        let t = written_file_target(16 << 20);
+        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 32);
+        cfg.spin_ns = 0;
+        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let reads = AtomicU64::new(0);
+        for round in 0..400u64 {
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                for i in 0..threads {
+                    let (path, stop, reads) = (&path, &stop, &reads);
+                    s.spawn(move || {
+                        let mut buf = AlignedBuf::new(4096);
+                        let mut x = i + round * 1000 + 1;
+                        while !stop.load(Ordering::Relaxed) {
+                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            let block = (x >> 40) % 4096 * 4096;
+                            assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                            reads.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(2));
+                for _ in 0..20 {
+                    let _ = path.counters();
+                }
+                std::thread::sleep(Duration::from_millis(3));
+                stop.store(true, Ordering::Relaxed);
+            });
+        }
+        let c = path.counters();
+        let all = reads.load(Ordering::Relaxed);
+        assert_eq!(
+            (c.issued - c.resent, c.reaped - c.resent),
+            (all, all),
+            "{c:?}"
+        );
+    });
+}
+
 /// io_uring cancels a command that waits for an io-wq worker when the
 /// thread that submitted it exits; on a shared ring that thread may have
 /// sent it for another (btrfs punts direct writes to io-wq). Such a command

@@ -39,9 +39,13 @@ impl SharedQueue {
     /// (see the `combining` module), this one too.
     fn read_core<R>(&self, f: impl FnOnce(&Core) -> R) -> R {
         let r = f(&self.lock());
-        if self.how.own_wake {
-            let mut wake = WakeList::new();
-            self.combine(std::thread::current().id(), &mut wake);
+        if let (true, Some(posted)) = (self.how.own_wake, &self.posted) {
+            // A holder looks again after unlocking (the combining module);
+            // what it sends is posted through this thread's task work, so
+            // it stays until each is reaped, as a member does.
+            let (me, mut wake) = (std::thread::current().id(), WakeList::new());
+            self.combine(me, &mut wake);
+            self.drain_sent(me, posted, &mut wake, &mut super::WaitCounts::default());
         }
         r
     }

@@ -9,10 +9,11 @@
 //! So a thread never leaves the path with commands it sent in flight: once
 //! its own request is done it drains them (reaps until each is reaped, by
 //! it or by another thread, which wakes it at the last): whoever sent an
-//! owner's command is still there to see its completion posted. The
-//! owners' sleeps stay bounded all the same (the waiting module's
-//! `MISSED_WAKE_RETRY`): a completion posted without task work reaches
-//! no sleeper.
+//! owner's command is still there to see its completion posted. That holds
+//! for a thread outside the path too (one reading the counters takes the
+//! lock, and so sends what was published meanwhile). The owners then sleep
+//! with no timer: a completion posted with its sender gone would reach no
+//! sleeper, and none is.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

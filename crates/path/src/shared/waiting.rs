@@ -148,8 +148,8 @@ impl SharedQueue {
     /// owners that sleep (the paper's cooperative completion). The others
     /// sleep on their request's word alone (see the `submitter` module); a
     /// thread that sent commands drains them before it leaves
-    /// ([`Self::drain_sent`]). Every sleep is bounded (see
-    /// [`sleep_limit`]): a completion posted with no task work wakes nobody.
+    /// ([`Self::drain_sent`]); so sleeps need no timer but on a stalled
+    /// ring (see [`sleep_limit`]).
     pub(super) fn wait_own(
         &self,
         req: &Request,
@@ -210,7 +210,7 @@ impl SharedQueue {
     /// thread's task work, which interrupts its sleep here; one reaped by
     /// another thread meanwhile is seen when that thread wakes us for the
     /// last (see [`submitter::Draining`]).
-    fn drain_sent(
+    pub(super) fn drain_sent(
         &self,
         me: ThreadId,
         posted: &PostedCounter,
@@ -241,11 +241,8 @@ impl SharedQueue {
 
 /// How long a waiter on an own-completion ring sleeps at most: on a
 /// stalled ring until the refused submission is tried again (the
-/// completion that would wake it cannot come before), else until it looks
-/// for completions nobody reaped ([`MISSED_WAKE_RETRY`]).
+/// completion that would wake it cannot come before); else until it is
+/// woken.
 fn sleep_limit(stalled: bool) -> Option<std::time::Duration> {
-    Some(match stalled {
-        true => STALL_RETRY,
-        false => MISSED_WAKE_RETRY,
-    })
+    stalled.then_some(STALL_RETRY)
 }
