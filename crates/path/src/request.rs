@@ -75,9 +75,16 @@ impl Request {
 
     /// The owner is awake again: PARKED back to PENDING (DONE stays).
     pub fn unpark(&self) {
-        let _ = self
-            .state
-            .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed);
+        let _ = self.rouse();
+    }
+
+    /// Another thread wants the owner awake (to work for the queue):
+    /// PARKED back to PENDING, so that a sleep about to begin does not.
+    /// Returns whether it was parked: then wake it on its state word.
+    pub fn rouse(&self) -> bool {
+        self.state
+            .compare_exchange(PARKED, PENDING, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// The state word's value while the owner sleeps on it.

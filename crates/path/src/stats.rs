@@ -63,7 +63,8 @@ pub struct PathCounters {
     /// Commands sent again after io_uring reported them canceled: the
     /// thread that had sent them for their owners exited first.
     pub resent: u64,
-    /// Threads woken to take over sleeping on the doorbell.
+    /// Threads woken to take over sleeping on the doorbell, or (coop-shared)
+    /// the combining of a thread whose own I/O was done.
     pub promotions: u64,
     /// Returns from a doorbell sleep (the user-space "interrupt").
     pub doorbell_wakes: u64,

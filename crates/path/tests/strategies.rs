@@ -428,6 +428,44 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
     });
 }
 
+/// On a busy ring a thread whose own request is done hands the combining
+/// to an owner asleep on the ring (woken to look in its place) instead of
+/// combining for as long as others publish. The owner woken so looks even
+/// if its own request is done by the time it runs: else what was published
+/// meanwhile is never sent, and every thread sleeps for good.
+#[test]
+fn a_thread_handing_off_the_combining_strands_no_request() {
+    within(120, || {
+        let (threads, reads) = (128u64, 1000u64);
+        let t = written_file_target(64 << 20);
+        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 128);
+        cfg.spin_ns = 0;
+        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        std::thread::scope(|s| {
+            for i in 0..threads {
+                let path = &path;
+                s.spawn(move || {
+                    let mut buf = AlignedBuf::new(4096);
+                    let mut x = i + 1;
+                    for _ in 0..reads {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let block = (x >> 40) % 16384 * 4096;
+                        assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                    }
+                });
+            }
+        });
+        let c = path.counters();
+        let all = threads * reads;
+        assert_eq!(
+            (c.issued - c.resent, c.reaped - c.resent),
+            (all, all),
+            "{c:?}"
+        );
+        assert!(c.promotions > 0, "no thread handed the combining on: {c:?}");
+    });
+}
+
 /// Threads that stop together, as at a timed job's end, and then wait off
 /// the path (at a barrier, for all the others) never strand another's
 /// completion: the commands a thread sent for others are posted only

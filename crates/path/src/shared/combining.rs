@@ -23,20 +23,39 @@
 use super::incoming::Run;
 use super::*;
 
+/// How long a thread that combines goes on once it could leave. Every
+/// command it sends is posted through its own task work, so it stays in
+/// the path until each is reaped; and a busy ring always has more to send.
+/// So a thread whose own request is done hands what is left to an owner
+/// asleep on the ring (woken to look in its place, the look a holder
+/// owes) rather than keep combining for as long as others publish (up to
+/// a second at 128 threads on a disk, its own I/O done and its caller
+/// waiting). Only where no owner sleeps does it go on itself.
+#[derive(Clone, Copy)]
+pub(super) enum Stay<'a> {
+    /// Until this request (the caller's own) is done, and then for the
+    /// pass under way.
+    Until(&'a Request),
+    /// Not at all: a thread draining what it sent, or reading counters.
+    Leaving,
+}
+
 impl SharedQueue {
     /// Own-completion submit: publish `req`, then send what is published
     /// if the lock is free (else its holder will).
     pub(super) fn submit_combined(&self, req: &Request, wake: &mut WakeList) {
         self.incoming.push(req);
-        self.combine(req.owner.id(), wake);
+        self.combine(req.owner.id(), wake, Stay::Until(req));
     }
 
     /// Sends what was published and reaps what was posted, pass after pass,
     /// for as long as either waits and the lock is free. Returns false if
-    /// it left work to a holder of the lock, which looks again after
-    /// unlocking: every holder on an own-completion ring ends with this.
-    pub(super) fn combine(&self, me: ThreadId, wake: &mut WakeList) -> bool {
+    /// it left work to a holder of the lock (which looks again after
+    /// unlocking: every holder on an own-completion ring ends with this)
+    /// or to an owner it woke to look in its place (see [`Stay`]).
+    pub(super) fn combine(&self, me: ThreadId, wake: &mut WakeList, stay: Stay) -> bool {
         let posted = self.posted.as_ref().expect("combining needs CQ counters");
+        let mut passes = 0;
         loop {
             // Pairs with the fence of a thread that failed try_lock: either
             // it sees our unlock, or we see what it published or saw posted.
@@ -48,25 +67,55 @@ impl SharedQueue {
                 return false;
             };
             let t0 = Self::pass_start();
-            let run = self.incoming.take().map_or(0, |run| core.append(run));
-            let reaped = self.pass(&mut core, me, wake);
-            // The run's requests still in the FIFO (its newest) found no tag.
-            core.counters.fifo_queued += core.fifo_len.min(run);
+            let leaving = match stay {
+                Stay::Until(req) => passes > 0 && req.is_done(),
+                Stay::Leaving => true,
+            };
+            if leaving {
+                // What is posted is reaped now (no system call); an owner
+                // woken sends what waits, and looks again after us.
+                let reaped = self.reap_posted(&mut core, me, wake);
+                if core.rouse_one(me, wake) {
+                    drop(core);
+                    wake_all(wake);
+                    self.book_pass(t0, reaped);
+                    return false;
+                }
+            }
+            passes += 1;
+            let (reaped, taken) = self.pass(&mut core, me, wake);
+            // The taken requests still in the FIFO (the newest) found no tag.
+            core.counters.fifo_queued += core.fifo_len.min(taken);
             drop(core);
             wake_all(wake);
             self.book_pass(t0, reaped);
         }
     }
 
-    /// Reaps, wakes the owners of what it reaped, issues from the FIFO,
-    /// and again while that did anything: a trim is done inside the issue
-    /// and its completion is reaped by the next peek (it never reaches the
-    /// CQ, so nothing else would come for it). A peek is a read of the CQ's
-    /// counters, no system call. The owners are woken before the issue:
-    /// the doorbell is a VM exit, and a thread often loses its CPU on the
-    /// way back from a system call, which would keep them waiting.
-    fn pass(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) -> usize {
-        let mut reaped = 0;
+    /// Reaps what is posted and wakes its owners; sends nothing.
+    fn reap_posted(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) -> usize {
+        let n = if core.queue.in_flight() > 0 {
+            self.reap(core, me, wake, false)
+        } else {
+            0
+        };
+        core.wake_now(wake);
+        n
+    }
+
+    /// Reaps, wakes the owners of what it reaped, takes what was published
+    /// into the FIFO, issues from it, and again while that did anything: a
+    /// trim is done inside the issue and its completion is reaped by the
+    /// next peek (it never reaches the CQ, so nothing else would come for
+    /// it). A peek is a read of the CQ's counters, no system call. The
+    /// owners are woken before the issue: the doorbell is a VM exit, and a
+    /// thread often loses its CPU on the way back from a system call,
+    /// which would keep them waiting. What was published is taken just
+    /// before each issue: owners woken by this pass publish their next
+    /// request while it wakes the others, and it goes out in this pass's
+    /// io_uring_enter, not a pass later. Returns what it reaped and took.
+    fn pass(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) -> (usize, u64) {
+        let (mut reaped, mut taken) = (0, 0);
         loop {
             let issued = core.counters.issued;
             let n = if core.queue.in_flight() > 0 {
@@ -75,16 +124,47 @@ impl SharedQueue {
                 0
             };
             core.wake_now(wake);
+            taken += self.incoming.take().map_or(0, |run| core.append(run));
             self.issue_fifo(core, me, wake);
             reaped += n;
             if n == 0 && core.counters.issued == issued {
-                return reaped;
+                return (reaped, taken);
             }
         }
     }
 }
 
 impl Core {
+    /// Wakes one owner asleep on its request's word (not `me`), in turn,
+    /// to take over combining; whether there was one.
+    fn rouse_one(&mut self, me: ThreadId, wake: &mut WakeList) -> bool {
+        let depth = self.owners.len();
+        for k in 0..depth {
+            let i = (self.promote_cursor + k) % depth;
+            // SAFETY: an owner slot holds a pending, live request (lock held).
+            let Some(req) = (unsafe { self.owners[i].as_ref() }) else {
+                continue;
+            };
+            if req.owner.id() == me {
+                continue;
+            }
+            // Seen by the owner once awake, even if its own request is
+            // done by then: it looks all the same (`SharedQueue::wait_own`).
+            let was = req.promoted.swap(true, Ordering::SeqCst);
+            if req.rouse() {
+                wake.push(Wake::Word(req.state_word()));
+                self.counters.promotions += 1;
+                self.promote_cursor = i + 1;
+                return true;
+            }
+            if !was {
+                // Not asleep: the owner looks before it sleeps again.
+                req.promoted.store(false, Ordering::SeqCst);
+            }
+        }
+        false
+    }
+
     /// Wakes the owners in `list` now, under the lock: those asleep on
     /// their state word through the wake ring, in one system call for the
     /// pass, where the kernel has one; else one futex wake each.

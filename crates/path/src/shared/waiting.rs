@@ -2,6 +2,7 @@
 //! own request, spinning, or one at a time on the completion doorbell and
 //! then reaping for everybody (the paper's lazy, cooperative completion).
 
+use super::combining::Stay;
 use super::*;
 
 impl SharedQueue {
@@ -159,12 +160,18 @@ impl SharedQueue {
         let me = req.owner.id();
         let mut counts = WaitCounts::default();
         loop {
+            // Woken to combine in another's place (see `Stay`): the look
+            // is owed even where our own request is done by then.
+            let roused = req.promoted.swap(false, Ordering::SeqCst);
             if req.is_done() {
+                if roused {
+                    self.combine(me, wake, Stay::Until(req));
+                }
                 self.drain_sent(me, posted, wake, &mut counts);
                 return counts;
             }
             let stalled = self.retry_if_stalled(me, wake);
-            let reaped_all = self.combine(me, wake);
+            let reaped_all = self.combine(me, wake, Stay::Until(req));
             // PARKED before reading the tail: a completer that finds us
             // PARKED wakes the state word; a completion posted after this
             // read moves the tail, which ends (or refuses) the sleep.
@@ -223,7 +230,7 @@ impl SharedQueue {
         let drain = submitter::Draining::start();
         loop {
             let stalled = self.retry_if_stalled(me, wake);
-            let reaped_all = self.combine(me, wake);
+            let reaped_all = self.combine(me, wake, Stay::Leaving);
             let Some((word, left)) = drain.left() else {
                 return;
             };
