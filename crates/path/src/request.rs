@@ -61,6 +61,12 @@ impl Request {
         self.state.load(Ordering::Acquire) == DONE
     }
 
+    /// Whether the owner is asleep on [`Request::state_word`] (or about to
+    /// be): a hint, read without changing anything.
+    pub fn is_parked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == PARKED
+    }
+
     /// Marks the owner as about to sleep on [`Request::state_word`].
     /// Returns false if the request is already done (do not sleep).
     pub fn mark_parked(&self) -> bool {

@@ -26,19 +26,25 @@ use super::*;
 /// How long a thread that combines goes on once it could leave. Every
 /// command it sends is posted through its own task work, so it stays in
 /// the path until each is reaped; and a busy ring always has more to send.
-/// So a thread whose own request is done hands what is left to an owner
-/// asleep on the ring (woken to look in its place, the look a holder
-/// owes) rather than keep combining for as long as others publish (up to
-/// a second at 128 threads on a disk, its own I/O done and its caller
-/// waiting). Only where no owner sleeps does it go on itself.
+/// Left alone, a thread whose own request is done could combine for as
+/// long as others publish (up to a tenth of a second at 128 threads on a
+/// disk, its caller waiting). So after [`STINT`] it hands what is left to
+/// an owner asleep on the ring, woken to look in its place (the look a
+/// holder owes); only where none sleeps does it go on itself. The stint is
+/// long against a pass (0.2 ms) so that hand-offs, each a wake-up, stay
+/// rare.
 #[derive(Clone, Copy)]
 pub(super) enum Stay<'a> {
-    /// Until this request (the caller's own) is done, and then for the
-    /// pass under way.
+    /// Until this request (the caller's own) is done and the stint is up.
     Until(&'a Request),
-    /// Not at all: a thread draining what it sent, or reading counters.
-    Leaving,
+    /// Until the stint is up counted from `since` (a TSC reading): a
+    /// thread draining what it sent (since the drain began), or one
+    /// reading the counters (0: at once).
+    Leaving { since: u64 },
 }
+
+/// The longest a thread combines for others once its own I/O is done.
+const STINT: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl SharedQueue {
     /// Own-completion submit: publish `req`, then send what is published
@@ -55,7 +61,7 @@ impl SharedQueue {
     /// or to an owner it woke to look in its place (see [`Stay`]).
     pub(super) fn combine(&self, me: ThreadId, wake: &mut WakeList, stay: Stay) -> bool {
         let posted = self.posted.as_ref().expect("combining needs CQ counters");
-        let mut passes = 0;
+        let (mut passes, started) = (0, tsc::rdtsc());
         loop {
             // Pairs with the fence of a thread that failed try_lock: either
             // it sees our unlock, or we see what it published or saw posted.
@@ -68,8 +74,8 @@ impl SharedQueue {
             };
             let t0 = Self::pass_start();
             let leaving = match stay {
-                Stay::Until(req) => passes > 0 && req.is_done(),
-                Stay::Leaving => true,
+                Stay::Until(req) => passes > 0 && req.is_done() && self.stint_up(started),
+                Stay::Leaving { since } => self.stint_up(since),
             };
             if leaving {
                 // What is posted is reaped now (no system call); an owner
@@ -90,6 +96,12 @@ impl SharedQueue {
             wake_all(wake);
             self.book_pass(t0, reaped);
         }
+    }
+
+    /// Whether a stint begun at TSC `since` is up.
+    fn stint_up(&self, since: u64) -> bool {
+        let ticks = (STINT.as_secs_f64() * self.how.tsc_hz) as u64;
+        tsc::rdtsc().saturating_sub(since) > ticks
     }
 
     /// Reaps what is posted and wakes its owners; sends nothing.
@@ -136,16 +148,19 @@ impl SharedQueue {
 
 impl Core {
     /// Wakes one owner asleep on its request's word (not `me`), in turn,
-    /// to take over combining; whether there was one.
+    /// to take over combining; whether there was one. It looks at a few
+    /// tags only: each is another thread's request (a cache miss), and on
+    /// a ring where few sleep, going on oneself is cheaper than the search.
     fn rouse_one(&mut self, me: ThreadId, wake: &mut WakeList) -> bool {
+        const LOOK_AT: usize = 8;
         let depth = self.owners.len();
-        for k in 0..depth {
+        for k in 0..depth.min(LOOK_AT) {
             let i = (self.promote_cursor + k) % depth;
             // SAFETY: an owner slot holds a pending, live request (lock held).
             let Some(req) = (unsafe { self.owners[i].as_ref() }) else {
                 continue;
             };
-            if req.owner.id() == me {
+            if req.owner.id() == me || !req.is_parked() {
                 continue;
             }
             // Seen by the owner once awake, even if its own request is
@@ -162,6 +177,7 @@ impl Core {
                 req.promoted.store(false, Ordering::SeqCst);
             }
         }
+        self.promote_cursor = (self.promote_cursor + LOOK_AT) % depth.max(1);
         false
     }
 

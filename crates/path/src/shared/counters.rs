@@ -44,7 +44,7 @@ impl SharedQueue {
             // what it sends is posted through this thread's task work, so
             // it stays until each is reaped, as a member does.
             let (me, mut wake) = (std::thread::current().id(), WakeList::new());
-            self.combine(me, &mut wake, super::combining::Stay::Leaving);
+            self.combine(me, &mut wake, super::combining::Stay::Leaving { since: 0 });
             self.drain_sent(me, posted, &mut wake, &mut super::WaitCounts::default());
         }
         r

@@ -228,9 +228,10 @@ impl SharedQueue {
             return;
         }
         let drain = submitter::Draining::start();
+        let since = tsc::rdtsc();
         loop {
             let stalled = self.retry_if_stalled(me, wake);
-            let reaped_all = self.combine(me, wake, Stay::Leaving);
+            let reaped_all = self.combine(me, wake, Stay::Leaving { since });
             let Some((word, left)) = drain.left() else {
                 return;
             };

@@ -116,7 +116,7 @@ fn path_lines(out: &mut String, job: &JobResult) {
         let _ = writeln!(out, "  path: {}", f.description);
         let _ = writeln!(
             out,
-            "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%, through a registered buffer (copied or read in place)={:.0}%",
+            "  path per I/O: wakeups={:.2}, parks={:.2}, doorbell sleeps={:.2}, peeks={:.2} ({:.0}% empty), polls={:.2} ({:.0}% empty), ctx={:.2}, reaped by another thread={:.0}%, waited for a tag={:.0}%, through a registered buffer (copied or read in place)={:.0}%, woken to take over reaping={:.3}",
             f.wakeups_per_io,
             f.parks_per_io,
             f.doorbell_sleeps_per_io,
@@ -127,7 +127,8 @@ fn path_lines(out: &mut String, job: &JobResult) {
             f.context_switches_per_io,
             f.reaped_for_others_share * 100.0,
             f.fifo_queued_share * 100.0,
-            f.bounced_share * 100.0
+            f.bounced_share * 100.0,
+            f.promotions_per_io
         );
         if f.inline_share > 0.0 {
             let _ = writeln!(
