@@ -76,6 +76,14 @@ fn written_file_target(bytes: u64) -> TestTarget {
     t
 }
 
+/// One 4 KiB read of a block chosen from `x` (a generator state it moves
+/// on) among the first `blocks` of target 0.
+fn read_a_random_block(path: &IoPath, buf: &mut AlignedBuf, x: &mut u64, blocks: u64) {
+    *x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+    let block = (*x >> 40) % blocks * 4096;
+    assert_eq!(path.read_at(0, buf, block).unwrap(), 4096);
+}
+
 fn mem_target(bytes: u64) -> TestTarget {
     TestTarget {
         target: Target::Mem(MemDevice::new(bytes).unwrap()),
@@ -448,9 +456,7 @@ fn a_thread_handing_off_the_combining_strands_no_request() {
                     let mut buf = AlignedBuf::new(4096);
                     let mut x = i + 1;
                     for _ in 0..reads {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                        let block = (x >> 40) % 16384 * 4096;
-                        assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                        read_a_random_block(path, &mut buf, &mut x, 16384);
                     }
                 });
             }
@@ -497,9 +503,7 @@ fn threads_that_stop_together_on_a_shared_ring_strand_nobody() {
                         let mut buf = AlignedBuf::new(4096);
                         let mut x = i + round * 1000 + 1;
                         while !stop.load(Ordering::Relaxed) {
-                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                            let block = (x >> 40) % 4096 * 4096;
-                            assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                            read_a_random_block(path, &mut buf, &mut x, 4096);
                             // The stop comes in the middle of a busy ring.
                             if reads.fetch_add(1, Ordering::Relaxed) % 2000 == 1999 {
                                 stop.store(true, Ordering::Relaxed);
@@ -546,9 +550,7 @@ fn a_counter_reader_strands_no_owner_of_a_shared_ring() {
                         let mut buf = AlignedBuf::new(4096);
                         let mut x = i + round * 1000 + 1;
                         while !stop.load(Ordering::Relaxed) {
-                            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                            let block = (x >> 40) % 4096 * 4096;
-                            assert_eq!(path.read_at(0, &mut buf, block).unwrap(), 4096);
+                            read_a_random_block(path, &mut buf, &mut x, 4096);
                             reads.fetch_add(1, Ordering::Relaxed);
                         }
                     });
