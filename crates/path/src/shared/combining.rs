@@ -130,12 +130,7 @@ impl SharedQueue {
         let (mut reaped, mut taken) = (0, 0);
         loop {
             let issued = core.counters.issued;
-            let n = if core.queue.in_flight() > 0 {
-                self.reap(core, me, wake, false)
-            } else {
-                0
-            };
-            core.wake_now(wake);
+            let n = self.reap_posted(core, me, wake);
             taken += self.incoming.take().map_or(0, |run| core.append(run));
             self.issue_fifo(core, me, wake);
             reaped += n;
