@@ -84,6 +84,27 @@ fn read_a_random_block(path: &IoPath, buf: &mut AlignedBuf, x: &mut u64, blocks:
     assert_eq!(path.read_at(0, buf, block).unwrap(), 4096);
 }
 
+/// A coop ring shared by every thread (coop-shared, no spinning) over a
+/// written file of `bytes`; the target lives as long as the path needs it.
+fn shared_ring_on_a_file(depth: u32, bytes: u64) -> (TestTarget, IoPath) {
+    let t = written_file_target(bytes);
+    let mut cfg = config(Strategy::Coop, EngineKind::IoUring, depth);
+    cfg.spin_ns = 0;
+    let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+    (t, path)
+}
+
+/// Every one of `reads` was issued and reaped exactly once (commands io_uring
+/// canceled and the path sent again aside).
+fn assert_each_read_once(path: &IoPath, reads: u64) {
+    let c = path.counters();
+    assert_eq!(
+        (c.issued - c.resent, c.reaped - c.resent),
+        (reads, reads),
+        "{c:?}"
+    );
+}
+
 fn mem_target(bytes: u64) -> TestTarget {
     TestTarget {
         target: Target::Mem(MemDevice::new(bytes).unwrap()),
@@ -445,10 +466,7 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
 fn a_thread_handing_off_the_combining_strands_no_request() {
     within(120, || {
         let (threads, reads) = (128u64, 1000u64);
-        let t = written_file_target(64 << 20);
-        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 128);
-        cfg.spin_ns = 0;
-        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let (_t, path) = shared_ring_on_a_file(128, 64 << 20);
         std::thread::scope(|s| {
             for i in 0..threads {
                 let path = &path;
@@ -461,13 +479,8 @@ fn a_thread_handing_off_the_combining_strands_no_request() {
                 });
             }
         });
+        assert_each_read_once(&path, threads * reads);
         let c = path.counters();
-        let all = threads * reads;
-        assert_eq!(
-            (c.issued - c.resent, c.reaped - c.resent),
-            (all, all),
-            "{c:?}"
-        );
         // Hand-offs happen where a thread combines for longer than its
         // stint (a slow device, many threads); elsewhere this test is the
         // count above alone.
@@ -488,10 +501,7 @@ fn threads_that_stop_together_on_a_shared_ring_strand_nobody() {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     within(120, || {
         let threads = 64usize;
-        let t = written_file_target(16 << 20);
-        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 32);
-        cfg.spin_ns = 0;
-        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let (_t, path) = shared_ring_on_a_file(32, 16 << 20);
         let all_done = std::sync::Barrier::new(threads);
         let reads = AtomicU64::new(0);
         for round in 0..10u64 {
@@ -514,13 +524,7 @@ fn threads_that_stop_together_on_a_shared_ring_strand_nobody() {
                 }
             });
         }
-        let c = path.counters();
-        let reads = reads.load(Ordering::Relaxed);
-        assert_eq!(
-            (c.issued - c.resent, c.reaped - c.resent),
-            (reads, reads),
-            "{c:?}"
-        );
+        assert_each_read_once(&path, reads.load(Ordering::Relaxed));
     });
 }
 
@@ -536,10 +540,7 @@ fn a_counter_reader_strands_no_owner_of_a_shared_ring() {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     within(120, || {
         let threads = 3u64;
-        let t = written_file_target(16 << 20);
-        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 32);
-        cfg.spin_ns = 0;
-        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let (_t, path) = shared_ring_on_a_file(32, 16 << 20);
         let reads = AtomicU64::new(0);
         for round in 0..400u64 {
             let stop = AtomicBool::new(false);
@@ -563,13 +564,7 @@ fn a_counter_reader_strands_no_owner_of_a_shared_ring() {
                 stop.store(true, Ordering::Relaxed);
             });
         }
-        let c = path.counters();
-        let all = reads.load(Ordering::Relaxed);
-        assert_eq!(
-            (c.issued - c.resent, c.reaped - c.resent),
-            (all, all),
-            "{c:?}"
-        );
+        assert_each_read_once(&path, reads.load(Ordering::Relaxed));
     });
 }
 
