@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
 use crate::backends::mem::MemDevice;
-use crate::{Command, Completion, Doorbell, HalError, PostedCounter, Tag};
+use crate::{Command, Completion, Doorbell, HalError, Op, PostedCounter, Tag};
 
 /// Where commands go: an open file or block device, or a RAM device.
 #[derive(Clone, Debug)]
@@ -141,11 +141,23 @@ pub trait Engine: Send {
         None
     }
 
-    /// The completion queue's posted/consumed counters, where completions
-    /// are posted in the submitting thread (interrupt-driven io_uring without
-    /// DEFER_TASKRUN): see [`PostedCounter`].
+    /// The completion queue's posted/consumed counters, readable without
+    /// a system call: interrupt-driven io_uring without DEFER_TASKRUN (its
+    /// completions posted in the submitting thread) and libaio (posted by
+    /// the interrupt); see [`PostedCounter`].
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         None
+    }
+
+    /// Has the kernel signal the eventfd `fd` when the next command staged
+    /// on `tag`, an `op`, completes, from the context that completes it
+    /// (libaio's `IOCB_FLAG_RESFD`: the interrupt), instead of the
+    /// doorbell; -1 goes back to the doorbell. Called before that
+    /// command's `prepare`. Returns whether the kernel will signal it:
+    /// false where the engine has no such signal, or does `op` itself.
+    fn signal_on_completion(&mut self, tag: Tag, op: Op, fd: RawFd) -> bool {
+        let _ = (tag, op, fd);
+        false
     }
 
     /// Completions reach the queue only inside this engine's own calls

@@ -13,13 +13,27 @@
 //! The counters are read through a second, read-only mapping of the ring's
 //! memory (`IORING_OFF_CQ_RING`, io_uring_setup(2)), so they stay valid for as
 //! long as this value lives, whatever happens to the ring's owner.
+//!
+//! libaio's ring has the same two counters (fs/aio.c's `struct aio_ring`),
+//! moved from the interrupt that completes a command: there the counter
+//! holds the AIO context itself, destroyed when the engine and this value
+//! have both let it go.
 
+use crate::backends::libaio::AioContext;
 use crate::ring_words::{RingWords, IORING_OFF_CQ_RING};
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 pub struct PostedCounter {
-    words: RingWords,
+    source: Source,
+}
+
+enum Source {
+    /// io_uring's CQ, mapped again for this value.
+    Cq(RingWords),
+    /// libaio's ring (whose magic the engine checked before making this).
+    Aio(Arc<AioContext>),
 }
 
 impl PostedCounter {
@@ -27,22 +41,43 @@ impl PostedCounter {
     /// `head` and `tail` (`io_cqring_offsets`), read-only.
     pub(crate) fn map(ring_fd: i32, head: u32, tail: u32) -> io::Result<PostedCounter> {
         let words = RingWords::map(ring_fd, IORING_OFF_CQ_RING, head, tail, false)?;
-        Ok(PostedCounter { words })
+        Ok(PostedCounter {
+            source: Source::Cq(words),
+        })
+    }
+
+    /// The counters of an AIO context's ring, which must have the layout
+    /// [`AioContext::head_tail`] reads.
+    pub(crate) fn aio(ctx: Arc<AioContext>) -> PostedCounter {
+        assert!(
+            ctx.head_tail().is_some(),
+            "an AIO ring of a layout read here"
+        );
+        PostedCounter {
+            source: Source::Aio(ctx),
+        }
+    }
+
+    fn head_tail(&self) -> (&AtomicU32, &AtomicU32) {
+        match &self.source {
+            Source::Cq(words) => (words.head(), words.tail()),
+            Source::Aio(ctx) => ctx.head_tail().expect("checked in PostedCounter::aio"),
+        }
     }
 
     /// Completions posted so far (wrapping).
     pub fn posted(&self) -> u32 {
-        self.words.tail().load(Ordering::Acquire)
+        self.head_tail().1.load(Ordering::Acquire)
     }
 
     /// Completions consumed so far (wrapping).
     pub fn consumed(&self) -> u32 {
-        self.words.head().load(Ordering::Acquire)
+        self.head_tail().0.load(Ordering::Acquire)
     }
 
     /// The posted count's address, for `futex_waitv` (a private futex: it is
     /// keyed by address, not by the page, so the ring's memory will do).
     pub fn posted_addr(&self) -> *const AtomicU32 {
-        self.words.tail()
+        self.head_tail().1
     }
 }

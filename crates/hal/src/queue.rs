@@ -379,6 +379,23 @@ impl Queue {
         self.engine.posted_counter()
     }
 
+    /// Has the kernel signal the eventfd `fd` when the next command bound
+    /// to `tag`, an `op`, completes (see
+    /// [`crate::Engine::signal_on_completion`]); whether it will. Call
+    /// before that bind.
+    pub fn signal_on_completion(
+        &mut self,
+        tag: Tag,
+        op: crate::Op,
+        fd: std::os::fd::RawFd,
+    ) -> bool {
+        assert!(
+            self.bound[tag as usize].is_none(),
+            "tag {tag} already carries a command"
+        );
+        self.engine.signal_on_completion(tag, op, fd)
+    }
+
     /// Gives a tag back without issuing anything (nothing was bound to it).
     pub fn put_back_tag(&mut self, tag: Tag) {
         assert!(

@@ -78,6 +78,7 @@ impl IoPath {
             let immediate = queue.doorbell().is_none() && !own;
             let mut how = behaviour(&self.config, strategy, tsc_hz, immediate);
             how.own_wake = own;
+            how.signalled = own && self.config.engine == EngineKind::Libaio;
             let ring = Arc::new(SharedQueue::new(queue, how));
             if !immediate {
                 if let Some(handle) = start_background(&ring, strategy, self.config.poll_interval)?
@@ -116,15 +117,17 @@ fn shared_ring_options(config: &PathConfig) -> Result<(EngineOptions, bool), Pat
     opts.defer_taskrun = Feature::Off;
     opts.coop_taskrun = Feature::Off;
     // Full coop on an interrupt-driven io_uring: each waiter is woken by
-    // its own completion (see SharedQueue::wait_own), so no doorbell.
+    // its own completion (see SharedQueue::wait_own), so no doorbell. On
+    // libaio the interrupt signals each waiter itself (see the `signal`
+    // module of `shared`), and the ring is read in user space.
+    let uring_own =
+        engine == EngineKind::IoUring && !opts.sqpoll && !opts.iopoll && futex::have_waitv();
     let own_wake = strategy == Strategy::Coop
         && config.coop_parts == CoopParts::All
-        && engine == EngineKind::IoUring
-        && !opts.sqpoll
-        && !opts.iopoll
         && config.coop_wait == CoopWait::Own
-        && futex::have_waitv();
+        && (uring_own || engine == EngineKind::Libaio);
     opts.doorbell = !own_wake;
+    opts.aio_userspace_reap |= own_wake && engine == EngineKind::Libaio;
     Ok((opts, own_wake))
 }
 
@@ -146,6 +149,7 @@ fn behaviour(config: &PathConfig, strategy: Strategy, tsc_hz: f64, immediate: bo
         window_ticks: ticks(config.hybrid.window_ns),
         immediate,
         own_wake: false,
+        signalled: false,
     }
 }
 

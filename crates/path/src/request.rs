@@ -39,6 +39,14 @@ pub(crate) struct Request {
     /// Times the command was sent again after io_uring reported it
     /// canceled (touched under the queue lock only).
     pub resends: Cell<u8>,
+    /// The owner's eventfd, for a ring whose kernel signals each owner from
+    /// the interrupt (see `shared::signal`), else -1: set by the owner
+    /// before it publishes the request, read by whoever binds it.
+    pub signal_fd: Cell<std::os::fd::RawFd>,
+    /// The kernel signals `signal_fd` when this command completes: set
+    /// when it is bound, cleared where it is taken back unsent (under the
+    /// queue lock, before DONE); read by the owner after DONE.
+    signal_armed: AtomicBool,
 }
 
 impl Request {
@@ -54,6 +62,8 @@ impl Request {
             reaped_tsc: AtomicU64::new(0),
             next: Cell::new(std::ptr::null()),
             resends: Cell::new(0),
+            signal_fd: Cell::new(-1),
+            signal_armed: AtomicBool::new(false),
         }
     }
 
@@ -104,6 +114,18 @@ impl Request {
     pub fn result(&self) -> i64 {
         debug_assert!(self.is_done());
         self.result.load(Ordering::Relaxed)
+    }
+
+    /// Whether the kernel will signal `signal_fd` for this command (set
+    /// before DONE, under the queue lock).
+    pub fn arm_signal(&self, armed: bool) {
+        self.signal_armed.store(armed, Ordering::Relaxed);
+    }
+
+    /// Whether the kernel signals the owner's eventfd for this completion.
+    pub fn was_signalled(&self) -> bool {
+        debug_assert!(self.is_done());
+        self.signal_armed.load(Ordering::Relaxed)
     }
 
     pub fn reaped_tsc(&self) -> u64 {

@@ -13,6 +13,7 @@ mod combining;
 mod counters;
 mod incoming;
 mod locked_state;
+mod signal;
 mod submitter;
 mod waiting;
 
@@ -74,6 +75,9 @@ pub(crate) struct Behaviour {
     /// Each waiter sleeps until its own completion is posted (see
     /// [`SharedQueue::wait_own`]); nobody sleeps on the doorbell.
     pub own_wake: bool,
+    /// ... posted from the interrupt, which signals its owner (libaio:
+    /// see the `signal` module), not through its sender's task work.
+    pub signalled: bool,
 }
 
 struct HybridWindow {
@@ -102,6 +106,8 @@ pub(crate) struct Core {
     promote_cursor: usize,
     /// Owners sleep on their request's state word, not with `park`.
     own_wake: bool,
+    /// Each command names its owner's eventfd (see `Behaviour::signalled`).
+    signalled: bool,
     /// Where the kernel has io_uring futex wakes (Linux 6.7), the owners a
     /// pass completed are woken by one system call (see [`Core::wake_now`]).
     wake_ring: Option<WakeRing>,
@@ -185,11 +191,12 @@ impl SharedQueue {
                 switches: Vec::new(),
                 promote_cursor: 0,
                 own_wake: how.own_wake,
+                signalled: how.signalled,
                 wake_ring: how
                     .own_wake
                     .then(|| WakeRing::new(depth as u32).ok())
                     .flatten(),
-                sent_by: how.own_wake.then(|| submitter::SentBy::new(depth)),
+                sent_by: (how.own_wake && !how.signalled).then(|| submitter::SentBy::new(depth)),
             }),
             doorbell,
             posted,
@@ -446,6 +453,8 @@ impl SharedQueue {
         }
         let now = tsc::rdtsc();
         for c in &out[..n] {
+            // Never sent: the kernel signals nobody for it.
+            core.disarm_signal(c.tag);
             core.post(c, now, me, wake);
         }
         core.out = out;

@@ -319,24 +319,23 @@ fn coop_waits_for_its_own_completion_or_on_the_doorbell() {
     });
 }
 
-/// A trim completes inside the issue, outside io_uring's CQ, so no
-/// completion work wakes its owner: every shared strategy must still return
-/// from it (under coop's own wait the issuer reaps it at once).
+/// A trim completes inside the issue, outside io_uring's CQ (and with no
+/// iocb on libaio, so nothing signals its owner), so no completion work
+/// wakes its owner: every shared strategy must still return from it (under
+/// coop's own wait the issuer reaps it at once).
 #[test]
 fn trims_return_on_every_shared_strategy() {
     within(60, || {
-        for strategy in [
+        let strategies = [
             Strategy::Coop,
             Strategy::CompletionThread,
             Strategy::Poll,
             Strategy::Hybrid,
-        ] {
+        ];
+        let engines = [EngineKind::IoUring, EngineKind::Libaio];
+        for (strategy, engine) in strategies.into_iter().flat_map(|s| engines.map(|e| (s, e))) {
             let t = file_target(8 * 65536);
-            let path = IoPath::open(
-                config(strategy, EngineKind::IoUring, 4),
-                vec![t.target.clone()],
-            )
-            .unwrap();
+            let path = IoPath::open(config(strategy, engine, 4), vec![t.target.clone()]).unwrap();
             std::thread::scope(|s| {
                 for th in 0..2u64 {
                     let path = &path;
@@ -454,6 +453,31 @@ fn coop_shared_hands_every_completion_to_its_owner_under_128_threads() {
                 "wake-ups not sent by the ring: {c:?}"
             );
         }
+    });
+}
+
+/// On libaio each command names its owner's eventfd, which the interrupt
+/// that completes it signals: the owner is woken by its own completion,
+/// with no doorbell and nobody asleep on the ring for everybody. Every
+/// read still reaches its owner once, with its bytes, under 128 threads.
+#[test]
+fn coop_shared_on_libaio_wakes_each_owner_by_its_own_signal() {
+    within(120, || {
+        let (threads, blocks) = (128u64, 4u64);
+        let t = written_file_target(threads * blocks * 4096);
+        let mut cfg = config(Strategy::Coop, EngineKind::Libaio, 16);
+        cfg.spin_ns = 0;
+        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let d = path.description();
+        assert!(d.ends_with("woken by its own completion's signal"), "{d}");
+        let s = exercise(&path, threads, blocks, 4096, 2);
+        assert_eq!(s.ios, threads * blocks * 2 * 2);
+        let c = path.counters();
+        assert_eq!((c.issued, c.reaped), (s.ios, s.ios), "once each: {c:?}");
+        assert_eq!(c.doorbell_wakes, 0, "a doorbell rang: {c:?}");
+        assert!(s.parks > 0, "nobody slept for a completion: {s:?}");
+        assert_eq!(s.doorbell_sleeps, 0, "{s:?}");
+        assert!(c.fifo_max > 1, "the FIFO never held two commands: {c:?}");
     });
 }
 

@@ -4,9 +4,10 @@
 
 use super::{e4defrag, libaio, mem, mmap, net, null, posixaio, splice, sync, uring};
 use crate::{
-    BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError,
+    BufferArena, Command, Completion, Doorbell, Engine, EngineKind, EngineOptions, HalError, Op,
     PostedCounter, Tag, Target,
 };
+use std::os::fd::RawFd;
 use std::sync::Arc;
 
 /// One of the backends, chosen when the queue is opened. One lives in each
@@ -170,6 +171,10 @@ impl Engine for Backend {
 
     fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
         each!(self, e => e.posted_counter())
+    }
+
+    fn signal_on_completion(&mut self, tag: Tag, op: Op, fd: RawFd) -> bool {
+        each!(self, e => e.signal_on_completion(tag, op, fd))
     }
 
     #[inline]

@@ -3,8 +3,9 @@
 //! The structures are the kernel ABI of `include/uapi/linux/aio_abi.h`
 //! (little-endian layout, x86_64 and aarch64).
 
-use crate::{Command, Completion, Doorbell, Engine, HalError, Op, Tag, Target};
+use crate::{Command, Completion, Doorbell, Engine, HalError, Op, PostedCounter, Tag, Target};
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 const IOCB_CMD_PREAD: u16 = 0;
@@ -67,8 +68,49 @@ struct AioRing {
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 const _: () = assert!(std::mem::size_of::<AioRing>() == 32);
 
+/// An AIO context (io_setup's id, which is also the address of its ring),
+/// destroyed when its last holder drops it: the engine, and the posted
+/// counter that reads the ring's head and tail (see [`PostedCounter`]).
+pub(crate) struct AioContext {
+    id: libc::c_ulong,
+}
+
+impl AioContext {
+    /// The ring's header, where the kernel maps the layout this reads.
+    fn ring(&self) -> Option<*mut AioRing> {
+        let ring = self.id as *mut AioRing;
+        // SAFETY: the id is the address of the ring io_setup mapped, which
+        // stays mapped until io_destroy (in Drop); the header is read
+        // before its magic and length are trusted.
+        let ours = unsafe { (*ring).magic == AIO_RING_MAGIC && (*ring).header_length == 32 };
+        ours.then_some(ring)
+    }
+
+    /// The ring's `head` (moved by its reader) and `tail` (by the kernel),
+    /// as atomics: both sides touch them. None where the ring is not the
+    /// layout this reads.
+    pub(crate) fn head_tail(&self) -> Option<(&AtomicU32, &AtomicU32)> {
+        let ring = self.ring()?;
+        // SAFETY: u32 words of the mapped header (see `ring`), valid for as
+        // long as `self`, and only ever touched atomically here.
+        unsafe {
+            Some((
+                AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).head)),
+                AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).tail)),
+            ))
+        }
+    }
+}
+
+impl Drop for AioContext {
+    fn drop(&mut self) {
+        // SAFETY: a live context; io_destroy waits for in-flight I/O.
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.id) };
+    }
+}
+
 pub struct AioEngine {
-    ctx: libc::c_ulong,
+    ctx: Arc<AioContext>,
     fds: Vec<RawFd>,
     /// One control block per tag, never moved: the kernel keeps pointers to
     /// them while commands are in flight.
@@ -83,6 +125,11 @@ pub struct AioEngine {
     trims: super::trim::SyncTrims,
     /// fio's userspace_reap: read posted events from the ring first.
     userspace_reap: bool,
+    /// Per tag, the eventfd its next command signals on completion (-1:
+    /// the doorbell, if any); see [`Engine::signal_on_completion`].
+    signal_fds: Box<[RawFd]>,
+    /// The ring's counters, where the kernel maps the layout they are read in.
+    posted: Option<Arc<PostedCounter>>,
 }
 
 // SAFETY: the raw pointers in `pending` point into `iocbs`, a boxed slice this
@@ -127,8 +174,14 @@ impl AioEngine {
                 source: err,
             });
         }
+        let ctx = Arc::new(AioContext { id: ctx });
+        let posted = ctx
+            .head_tail()
+            .map(|_| Arc::new(PostedCounter::aio(ctx.clone())));
         Ok(AioEngine {
             ctx,
+            signal_fds: vec![-1; depth as usize].into_boxed_slice(),
+            posted,
             trims: super::trim::SyncTrims::new(&fds, depth),
             fds,
             iocbs: vec![Iocb::default(); depth as usize].into_boxed_slice(),
@@ -152,21 +205,17 @@ impl AioEngine {
     /// system call (fio's user_io_getevents): none where the ring is not
     /// the layout this reads.
     fn reap_from_ring(&mut self, out: &mut [Completion]) -> usize {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        let ring = self.ctx as *mut AioRing;
-        // SAFETY: the context id is the address of its ring, mapped by
-        // io_setup until io_destroy (in Drop); the header is read before
-        // its magic and length are trusted. `head` and `tail` are u32
-        // words the kernel also touches, so they are read and written as
-        // atomics; events below `tail` are complete once `tail` is seen.
+        use std::sync::atomic::Ordering;
+        let (Some(ring), Some((head_word, tail_word))) = (self.ctx.ring(), self.ctx.head_tail())
+        else {
+            return 0;
+        };
+        // SAFETY: a header of the layout checked by `ring`, mapped for as
+        // long as the context lives; events below `tail` are complete once
+        // `tail` is seen (Acquire), and follow the header.
         unsafe {
-            if (*ring).magic != AIO_RING_MAGIC || (*ring).header_length != 32 {
-                return 0;
-            }
             let nr = (*ring).nr;
-            let head_word = AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).head));
-            let tail =
-                AtomicU32::from_ptr(std::ptr::addr_of_mut!((*ring).tail)).load(Ordering::Acquire);
+            let tail = tail_word.load(Ordering::Acquire);
             let events = ring.add(1).cast::<IoEvent>();
             let mut head = head_word.load(Ordering::Relaxed);
             let mut n = 0;
@@ -191,7 +240,7 @@ impl AioEngine {
             let rc = unsafe {
                 libc::syscall(
                     libc::SYS_io_submit,
-                    self.ctx,
+                    self.ctx.id,
                     rest.len() as libc::c_long,
                     rest.as_mut_ptr(),
                 )
@@ -254,9 +303,13 @@ impl Engine for AioEngine {
             iocb.aio_nbytes = cmd.len as u64;
             iocb.aio_offset = cmd.offset as i64;
         }
-        if let Some(bell) = &self.doorbell {
+        let signal = match self.signal_fds[tag as usize] {
+            -1 => self.doorbell.as_ref().map(|bell| bell.as_raw_fd()),
+            fd => Some(fd),
+        };
+        if let Some(fd) = signal {
             iocb.aio_flags = IOCB_FLAG_RESFD;
-            iocb.aio_resfd = bell.as_raw_fd() as u32;
+            iocb.aio_resfd = fd as u32;
         }
         if ioprio != 0 {
             iocb.aio_flags |= IOCB_FLAG_IOPRIO;
@@ -298,7 +351,7 @@ impl Engine for AioEngine {
             let rc = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
-                    self.ctx,
+                    self.ctx.id,
                     min.min(max as u32) as libc::c_long,
                     max as libc::c_long,
                     self.events.as_mut_ptr(),
@@ -357,12 +410,15 @@ impl Engine for AioEngine {
     fn doorbell(&self) -> Option<Arc<Doorbell>> {
         self.doorbell.clone()
     }
-}
 
-impl Drop for AioEngine {
-    fn drop(&mut self) {
-        // SAFETY: ctx is a live context; io_destroy waits for in-flight I/O.
-        unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+    fn posted_counter(&self) -> Option<Arc<PostedCounter>> {
+        self.posted.clone()
+    }
+
+    fn signal_on_completion(&mut self, tag: Tag, op: Op, fd: RawFd) -> bool {
+        self.signal_fds[tag as usize] = fd;
+        // A trim is done here, with no iocb: nothing signals it.
+        !super::trim::done_in_place(op)
     }
 }
 
@@ -424,7 +480,7 @@ mod tests {
             };
             libc::syscall(
                 libc::SYS_io_getevents,
-                engine.ctx,
+                engine.ctx.id,
                 0,
                 4,
                 events.as_mut_ptr(),
@@ -433,5 +489,52 @@ mod tests {
         };
         assert_eq!(left, 0, "the kernel holds no event the ring gave");
         assert!(bufs.iter().all(|&b| b == 3), "the reads landed");
+    }
+
+    /// A tag given an eventfd of its own signals that eventfd when its
+    /// command completes, and not the doorbell; the other tags still ring
+    /// the doorbell. The ring's counters show each completion posted, then
+    /// consumed by the reap in user space.
+    #[test]
+    fn a_command_signals_the_eventfd_its_tag_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 4096 * 4]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut engine = AioEngine::open(&[Target::from_file(&file)], 4, true, true).unwrap();
+        let own = Doorbell::new().unwrap();
+        own.set_nonblocking().unwrap();
+        let bell = engine.doorbell().unwrap();
+        bell.set_nonblocking().unwrap();
+        let posted = engine.posted_counter().expect("the ring's counters");
+        let mut bufs = vec![0u8; 4096 * 4];
+        for round in 0..3u64 {
+            // Tags 0 and 2 signal `own`; 1 and 3 the doorbell.
+            for tag in 0..4u32 {
+                let fd = if tag % 2 == 0 { own.as_raw_fd() } else { -1 };
+                assert!(engine.signal_on_completion(tag, Op::Read, fd));
+                let cmd = Command {
+                    op: Op::Read,
+                    target: 0,
+                    offset: u64::from(tag) * 4096,
+                    len: 4096,
+                };
+                let buf = bufs[tag as usize * 4096..].as_mut_ptr();
+                // SAFETY: `bufs` outlives the engine; each tag has its slice.
+                unsafe { engine.prepare(tag, &cmd, buf) }.unwrap();
+            }
+            let before = posted.consumed();
+            assert_eq!(engine.issue().unwrap(), 4);
+            let mut out = [Completion::EMPTY; 4];
+            let mut got = 0;
+            while got < 4 {
+                got += engine.reap(1, &mut out[got..]).unwrap();
+            }
+            assert_eq!(posted.consumed().wrapping_sub(before), 4, "round {round}");
+            assert_eq!(posted.posted(), posted.consumed(), "round {round}");
+            assert_eq!(own.take(), 2, "round {round}: the tags that named it");
+            assert_eq!(bell.take(), 2, "round {round}: the other tags");
+        }
+        assert!(bufs.iter().all(|&b| b == 7), "the reads landed");
     }
 }

@@ -50,6 +50,9 @@ impl SharedQueue {
     /// Own-completion submit: publish `req`, then send what is published
     /// if the lock is free (else its holder will).
     pub(super) fn submit_combined(&self, req: &Request, wake: &mut WakeList) {
+        if self.how.signalled {
+            req.signal_fd.set(super::signal::fd());
+        }
         self.incoming.push(req);
         self.combine(req.owner.id(), wake, Stay::Until(req));
     }

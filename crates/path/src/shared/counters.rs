@@ -97,7 +97,11 @@ impl SharedQueue {
     }
 
     pub fn description(&self) -> String {
-        self.read_core(|core| core.queue.description())
+        let engine = self.read_core(|core| core.queue.description());
+        match self.how.signalled {
+            true => engine + "; each thread woken by its own completion's signal",
+            false => engine,
+        }
     }
 
     /// One line of the queue's state, for diagnosing a stuck path.

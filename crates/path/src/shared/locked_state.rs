@@ -67,6 +67,12 @@ impl Core {
     ) {
         // SAFETY: from the contract.
         let req = unsafe { &*ptr };
+        let armed = self.signalled && {
+            let fd = req.signal_fd.get();
+            assert!(fd >= 0, "a request on a signalled ring names its eventfd");
+            self.queue.signal_on_completion(tag, req.cmd.op, fd)
+        };
+        req.arm_signal(armed);
         let bound = if req.zero_copy {
             // SAFETY: the caller's buffer stays valid and untouched until
             // the owner sees DONE, which is after this tag is reaped.
@@ -91,6 +97,7 @@ impl Core {
                 }
             }
             Err(e) => {
+                req.arm_signal(false);
                 self.queue.put_back_tag(tag);
                 let errno = match e {
                     hiops_hal::HalError::Io { source, .. } => {
@@ -101,6 +108,15 @@ impl Core {
                 // SAFETY: pending and live, see above; not touched after.
                 unsafe { self.finish(ptr, -(errno as i64), tsc::rdtsc(), me, wake) };
             }
+        }
+    }
+
+    /// The command on `tag` was taken back before the kernel had it: no
+    /// signal will come for it.
+    pub(super) fn disarm_signal(&mut self, tag: u32) {
+        // SAFETY: an owner slot holds a pending, live request (lock held).
+        if let Some(req) = unsafe { self.owners[tag as usize].as_ref() } {
+            req.arm_signal(false);
         }
     }
 

@@ -12,6 +12,9 @@ impl SharedQueue {
             return self.wait_parked(req);
         }
         if let Some(posted) = &self.posted {
+            if self.how.signalled {
+                return self.wait_signalled(req, posted, wake);
+            }
             return self.wait_own(req, posted, wake);
         }
         if !self.how.lazy_only && self.how.spin_ticks > 0 {
@@ -197,6 +200,58 @@ impl SharedQueue {
             }
             counts.parks += 1;
             // Awake: a reaper need not wake us any more.
+            req.unpark();
+        }
+    }
+
+    /// Waits for `req` on a ring whose kernel signals each owner from the
+    /// interrupt (see the `signal` module): sleep on the thread's eventfd
+    /// until its completion is signalled; then it is in the ring, reaped
+    /// by us next or by the holder of the lock we found (who looks again
+    /// after unlocking, and wakes us on our request's word).
+    pub(super) fn wait_signalled(
+        &self,
+        req: &Request,
+        posted: &PostedCounter,
+        wake: &mut WakeList,
+    ) -> WaitCounts {
+        let me = req.owner.id();
+        let mut counts = WaitCounts::default();
+        loop {
+            let roused = req.promoted.swap(false, Ordering::SeqCst);
+            if req.is_done() {
+                if roused {
+                    self.combine(me, wake, Stay::Until(req));
+                }
+                if req.was_signalled() {
+                    signal::settle();
+                }
+                return counts;
+            }
+            let stalled = self.retry_if_stalled(me, wake);
+            let reaped_all = self.combine(me, wake, Stay::Until(req));
+            if req.is_done() {
+                continue;
+            }
+            if !signal::banked() {
+                signal::sleep(sleep_limit(stalled));
+                counts.parks += 1;
+                continue;
+            }
+            // Signalled and not done: whoever reaps it sees PARKED and
+            // wakes the word.
+            if !req.mark_parked() {
+                continue;
+            }
+            if reaped_all && posted.posted() != posted.consumed() {
+                continue;
+            }
+            futex::wait1(
+                req.state_word(),
+                Request::PARKED_STATE,
+                sleep_limit(stalled),
+            );
+            counts.parks += 1;
             req.unpark();
         }
     }
