@@ -43,9 +43,11 @@ pub(crate) struct Request {
     /// the interrupt (see `shared::signal`), else -1: set by the owner
     /// before it publishes the request, read by whoever binds it.
     pub signal_fd: Cell<std::os::fd::RawFd>,
-    /// The kernel signals `signal_fd` when this command completes: set
-    /// when it is bound, cleared where it is taken back unsent (under the
-    /// queue lock, before DONE); read by the owner after DONE.
+    /// `signal_fd` is signalled once for this command: by the kernel when
+    /// it completes (set when it is bound, cleared where it is taken back
+    /// unsent), or by the thread that completes it for another owner where
+    /// the kernel does not (under the queue lock, before DONE); read by the
+    /// owner after DONE.
     signal_armed: AtomicBool,
 }
 
@@ -122,10 +124,16 @@ impl Request {
         self.signal_armed.store(armed, Ordering::Relaxed);
     }
 
-    /// Whether the kernel signals the owner's eventfd for this completion.
+    /// Whether the owner's eventfd is signalled for this command (before
+    /// DONE, under the queue lock).
+    pub fn signal_armed(&self) -> bool {
+        self.signal_armed.load(Ordering::Relaxed)
+    }
+
+    /// Whether the owner's eventfd is signalled for this completion.
     pub fn was_signalled(&self) -> bool {
         debug_assert!(self.is_done());
-        self.signal_armed.load(Ordering::Relaxed)
+        self.signal_armed()
     }
 
     pub fn reaped_tsc(&self) -> u64 {

@@ -334,6 +334,8 @@ fn trims_return_on_every_shared_strategy() {
         ];
         let engines = [EngineKind::IoUring, EngineKind::Libaio];
         for (strategy, engine) in strategies.into_iter().flat_map(|s| engines.map(|e| (s, e))) {
+            // Named here: a hang shows only as the timeout.
+            eprintln!("{strategy} on {engine:?}");
             let t = file_target(8 * 65536);
             let path = IoPath::open(config(strategy, engine, 4), vec![t.target.clone()]).unwrap();
             std::thread::scope(|s| {

@@ -426,6 +426,20 @@ impl Engine for AioEngine {
 mod tests {
     use super::*;
 
+    /// Stages a read of block `tag` (4 KiB) into `tag`'s slice of `bufs`.
+    fn prepare_block_read(engine: &mut AioEngine, tag: Tag, bufs: &mut [u8]) {
+        let cmd = Command {
+            op: Op::Read,
+            target: 0,
+            offset: u64::from(tag) * 4096,
+            len: 4096,
+        };
+        let buf = bufs[tag as usize * 4096..][..4096].as_mut_ptr();
+        // SAFETY: the callers' `bufs` outlive their engine, and each tag
+        // has its own 4 KiB of it.
+        unsafe { engine.prepare(tag, &cmd, buf) }.unwrap();
+    }
+
     /// Buffered AIO completes inside io_submit, so every event is in the
     /// ring when the reap starts: read in user space, each command comes
     /// back once with its result, and the kernel then has none left (the
@@ -445,15 +459,7 @@ mod tests {
         // rounds of 16 wrap it.
         for round in 0..10 {
             for tag in 0..N {
-                let cmd = Command {
-                    op: Op::Read,
-                    target: 0,
-                    offset: u64::from(tag) * 4096,
-                    len: 4096,
-                };
-                let buf = bufs[tag as usize * 4096..].as_mut_ptr();
-                // SAFETY: `bufs` outlives the engine; each tag has its slice.
-                unsafe { engine.prepare(tag, &cmd, buf) }.unwrap();
+                prepare_block_read(&mut engine, tag, &mut bufs);
             }
             assert_eq!(engine.issue().unwrap(), N);
             let mut this_round = Vec::new();
@@ -513,15 +519,7 @@ mod tests {
             for tag in 0..4u32 {
                 let fd = if tag % 2 == 0 { own.as_raw_fd() } else { -1 };
                 assert!(engine.signal_on_completion(tag, Op::Read, fd));
-                let cmd = Command {
-                    op: Op::Read,
-                    target: 0,
-                    offset: u64::from(tag) * 4096,
-                    len: 4096,
-                };
-                let buf = bufs[tag as usize * 4096..].as_mut_ptr();
-                // SAFETY: `bufs` outlives the engine; each tag has its slice.
-                unsafe { engine.prepare(tag, &cmd, buf) }.unwrap();
+                prepare_block_read(&mut engine, tag, &mut bufs);
             }
             let before = posted.consumed();
             assert_eq!(engine.issue().unwrap(), 4);

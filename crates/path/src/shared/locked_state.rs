@@ -178,6 +178,14 @@ impl Core {
         let word = req.state_word();
         let other = req.owner.id() != me;
         let thread = (other && !self.own_wake).then(|| req.owner.clone());
+        if self.signalled && other && !req.signal_armed() {
+            // No signal comes from the kernel (a trim, a command never
+            // sent) and its owner may sleep on its eventfd: signal it
+            // here, before DONE, while the owner's thread (and so its
+            // eventfd) is sure to live.
+            req.arm_signal(true);
+            signal::ring(req.signal_fd.get());
+        }
         // SAFETY: forwarded from this function's contract.
         let parked = unsafe { Request::complete(ptr, result, now) };
         if parked && other {

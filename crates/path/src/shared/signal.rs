@@ -7,6 +7,10 @@
 //! (see the `combining` module), and completions are still reaped by
 //! whoever is in the path: the woken owner, or the holder it found.
 //!
+//! A completion the kernel does not signal (a trim, done inside the issue;
+//! a command failed before it was sent) is signalled by the thread that
+//! completes it, where that is not its owner.
+//!
 //! An eventfd is a counter. The kernel adds one per completion of the
 //! thread's commands, and a thread has one command in flight at a time, so
 //! it keeps count: a signal read and not yet matched to a done request is
@@ -68,6 +72,16 @@ pub(super) fn settle() {
         assert!(n > 0, "a signalled completion's signal came");
         own.banked.set(n - 1);
     });
+}
+
+/// Signals the eventfd `fd` from here, in place of the kernel, for a
+/// completion the kernel does not signal. The caller makes sure the thread
+/// that owns `fd` is alive (it waits for a request not yet DONE).
+pub(super) fn ring(fd: RawFd) {
+    let one = 1u64;
+    // SAFETY: writes 8 bytes from `one` to a live eventfd; a write only
+    // fails where the counter would overflow, which leaves it signalled.
+    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
 }
 
 fn readable_within(fd: RawFd, limit: Duration) -> bool {

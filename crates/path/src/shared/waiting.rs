@@ -163,13 +163,7 @@ impl SharedQueue {
         let me = req.owner.id();
         let mut counts = WaitCounts::default();
         loop {
-            // Woken to combine in another's place (see `Stay`): the look
-            // is owed even where our own request is done by then.
-            let roused = req.promoted.swap(false, Ordering::SeqCst);
-            if req.is_done() {
-                if roused {
-                    self.combine(me, wake, Stay::Until(req));
-                }
+            if self.done_after_owed_look(req, me, wake) {
                 self.drain_sent(me, posted, wake, &mut counts);
                 return counts;
             }
@@ -218,11 +212,7 @@ impl SharedQueue {
         let me = req.owner.id();
         let mut counts = WaitCounts::default();
         loop {
-            let roused = req.promoted.swap(false, Ordering::SeqCst);
-            if req.is_done() {
-                if roused {
-                    self.combine(me, wake, Stay::Until(req));
-                }
+            if self.done_after_owed_look(req, me, wake) {
                 if req.was_signalled() {
                     signal::settle();
                 }
@@ -254,6 +244,20 @@ impl SharedQueue {
             counts.parks += 1;
             req.unpark();
         }
+    }
+
+    /// Whether `req` is done; if so, after the look owed by a thread woken
+    /// to combine in another's place (see `Stay`), even where its own
+    /// request is done by then.
+    fn done_after_owed_look(&self, req: &Request, me: ThreadId, wake: &mut WakeList) -> bool {
+        let roused = req.promoted.swap(false, Ordering::SeqCst);
+        if !req.is_done() {
+            return false;
+        }
+        if roused {
+            self.combine(me, wake, Stay::Until(req));
+        }
+        true
     }
 
     /// Sends the staged commands again if a submission was refused;
