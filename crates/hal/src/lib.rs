@@ -58,6 +58,7 @@ mod wait_deadline;
 mod wake_ring;
 
 pub mod backends;
+pub use backends::libaio::DetachedBatch;
 pub mod device;
 pub mod ramdev;
 

@@ -425,6 +425,47 @@ impl Queue {
         Ok(sent)
     }
 
+    /// Takes the staged commands out for the caller to send with
+    /// [`DetachedBatch::send`] once it has let go of whatever guards this
+    /// queue; they count as issued (and in flight) now. Returns how many:
+    /// 0 where the engine cannot hand them out (only libaio can, and not
+    /// with trims staged), and then `issue` sends them as ever. Commands
+    /// the kernel then refuses go back through [`Queue::fail_detached`].
+    pub fn detach_staged(&mut self, into: &mut crate::DetachedBatch) -> u32 {
+        if self.staged == 0 {
+            return 0;
+        }
+        let Backend::Libaio(engine) = &mut self.engine else {
+            return 0;
+        };
+        let n = engine.detach_pending(into);
+        if n == 0 {
+            return 0;
+        }
+        assert_eq!(n, self.staged, "every staged command detached");
+        let now = self.stamp();
+        self.account_issued(n, now, now);
+        n
+    }
+
+    /// Completes detached commands the kernel did not take (`tags`) with
+    /// `-errno`, into `out`; how many. No kernel saw them, so their tags
+    /// are free again at once.
+    pub fn fail_detached(
+        &mut self,
+        tags: impl Iterator<Item = Tag>,
+        errno: i32,
+        out: &mut [Completion],
+    ) -> usize {
+        let mut n = 0;
+        for tag in tags {
+            out[n] = Completion::new(tag, -(errno as i64));
+            n += 1;
+        }
+        self.account_reaped(&mut out[..n]);
+        n
+    }
+
     /// `check_event` + `fetch_event` + `detach_tag_cmd` + `release_tags`: wait
     /// for at least `min` completions (0 peeks), fetch up to `out.len()`. The
     /// completed tags are free again when this returns.

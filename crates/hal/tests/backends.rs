@@ -652,3 +652,58 @@ fn an_untimed_queue_stamps_nothing_and_keeps_its_counts() {
     );
     assert!(w.mean_in_flight.is_nan(), "not measured");
 }
+
+/// Commands taken out of a libaio queue count as in flight at once; sent
+/// by their taker, they complete as any other; refused by the kernel (a
+/// read of a descriptor open for writing only), they come back through
+/// `fail_detached` with its error and their tags free, and the queue holds
+/// nothing in flight.
+#[test]
+fn detached_libaio_commands_complete_or_fail_back_to_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    std::fs::write(&path, vec![9u8; BS * 4]).unwrap();
+    let readable = std::fs::File::open(&path).unwrap();
+    let write_only = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let targets = [Target::from_file(&readable), Target::from_file(&write_only)];
+    let opts = EngineOptions {
+        aio_userspace_reap: true,
+        ..EngineOptions::default()
+    };
+    let mut q = Queue::open(EngineKind::Libaio, &opts, &targets, 4, BS).unwrap();
+    let mut batch = hiops_hal::DetachedBatch::default();
+    let bind_two = |q: &mut Queue, target: u32| {
+        for b in 0..2u64 {
+            let tag = q.get_free_tag().unwrap();
+            let cmd = Command {
+                op: Op::Read,
+                target,
+                offset: b * BS as u64,
+                len: BS as u32,
+            };
+            q.bind(tag, cmd, b).unwrap();
+        }
+    };
+    bind_two(&mut q, 0);
+    assert_eq!(q.detach_staged(&mut batch), 2);
+    assert_eq!((q.staged(), q.in_flight()), (0, 2));
+    assert_eq!(q.issue().unwrap(), 0, "nothing left for issue to send");
+    batch.send().unwrap();
+    let mut out = [Completion::EMPTY; 4];
+    let mut got = 0;
+    while got < 2 {
+        got += q.reap(1, &mut out[got..]).unwrap();
+    }
+    assert!(out[..2].iter().all(|c| c.result == BS as i64), "{out:?}");
+    assert!(q.buffer(out[0].tag).iter().all(|&b| b == 9));
+    batch.clear();
+    bind_two(&mut q, 1);
+    assert_eq!(q.detach_staged(&mut batch), 2);
+    let e = batch.send().unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EBADF), "{e}");
+    let n = q.fail_detached(batch.unsent(), libc::EBADF, &mut out);
+    assert_eq!(n, 2);
+    assert!(out[..2].iter().all(|c| c.result == -libc::EBADF as i64));
+    assert_eq!(q.in_flight(), 0);
+    assert!((0..4).all(|_| q.get_free_tag().is_some()), "every tag free");
+}

@@ -108,6 +108,11 @@ pub(crate) struct Core {
     own_wake: bool,
     /// Each command names its owner's eventfd (see `Behaviour::signalled`).
     signalled: bool,
+    /// Set during a combining pass on a signalled ring: commands are taken
+    /// out (here) to be sent once the lock is let go (see the `combining`
+    /// module), not sent under it.
+    may_detach: bool,
+    detached: hiops_hal::DetachedBatch,
     /// Where the kernel has io_uring futex wakes (Linux 6.7), the owners a
     /// pass completed are woken by one system call (see [`Core::wake_now`]).
     wake_ring: Option<WakeRing>,
@@ -192,6 +197,8 @@ impl SharedQueue {
                 promote_cursor: 0,
                 own_wake: how.own_wake,
                 signalled: how.signalled,
+                may_detach: false,
+                detached: hiops_hal::DetachedBatch::default(),
                 wake_ring: how
                     .own_wake
                     .then(|| WakeRing::new(depth as u32).ok())
@@ -420,6 +427,16 @@ impl SharedQueue {
     fn send_staged(&self, core: &mut Core, me: ThreadId, wake: &mut WakeList) {
         if core.queue.staged() == 0 {
             return;
+        }
+        if core.may_detach {
+            let Core {
+                queue, detached, ..
+            } = core;
+            let n = queue.detach_staged(detached);
+            core.counters.issued += n as u64;
+            if n > 0 {
+                return;
+            }
         }
         match core.queue.issue() {
             Ok(sent) => {

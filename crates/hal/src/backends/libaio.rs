@@ -267,6 +267,93 @@ impl AioEngine {
     }
 }
 
+/// Staged commands taken out of the engine, to be sent by the thread that
+/// took them once it has let go of whatever guards the queue (see
+/// [`crate::Queue::detach_staged`]): io_submit may take a while (the
+/// doorbell's VM exit), and other threads need the queue meanwhile.
+#[derive(Default)]
+pub struct DetachedBatch {
+    ctx: Option<Arc<AioContext>>,
+    /// Control blocks in the engine's own array, each of a tag bound and
+    /// counted in flight, so nobody prepares it again before its
+    /// completion is reaped (which cannot come before it is sent).
+    iocbs: Vec<*mut Iocb>,
+    /// How many of `iocbs` the kernel has taken.
+    sent: usize,
+}
+
+impl DetachedBatch {
+    pub fn is_empty(&self) -> bool {
+        self.iocbs.len() == self.sent
+    }
+
+    /// Hands the commands to the kernel: all of them, or the error that
+    /// stopped it (the rest are [`DetachedBatch::unsent`]).
+    pub fn send(&mut self) -> Result<(), HalError> {
+        let Some(ctx) = self.ctx.as_ref() else {
+            return Ok(());
+        };
+        while self.sent < self.iocbs.len() {
+            let rest = &mut self.iocbs[self.sent..];
+            // SAFETY: each pointer is a control block of the engine that
+            // `ctx` belongs to, prepared for a tag that stays bound until
+            // its completion (see the field); the context lives in `ctx`.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    ctx.id,
+                    rest.len() as libc::c_long,
+                    rest.as_mut_ptr(),
+                )
+            };
+            if rc < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(HalError::Io {
+                    engine: "libaio",
+                    what: "io_submit",
+                    source: err,
+                });
+            }
+            self.sent += rc as usize;
+        }
+        Ok(())
+    }
+
+    /// The tags of the commands the kernel did not take.
+    pub fn unsent(&self) -> impl Iterator<Item = Tag> + '_ {
+        // SAFETY: as in `send`: control blocks of bound tags.
+        (self.iocbs[self.sent..].iter()).map(|&p| unsafe { (*p).aio_data } as Tag)
+    }
+
+    /// Empties it for the next batch (keeping its room).
+    pub fn clear(&mut self) {
+        self.iocbs.clear();
+        self.sent = 0;
+    }
+}
+
+impl AioEngine {
+    /// Moves every staged command into `into` (after what it holds);
+    /// how many. None are moved where trims are staged (they are done by
+    /// `issue` itself) or an earlier issue left some unsent.
+    pub(crate) fn detach_pending(&mut self, into: &mut DetachedBatch) -> u32 {
+        if self.trims.staged() > 0 || self.submitted_head > 0 {
+            return 0;
+        }
+        if !into.ctx.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.ctx)) {
+            assert!(into.is_empty(), "a batch holds one context's commands");
+            into.clear();
+            into.ctx = Some(self.ctx.clone());
+        }
+        let n = self.pending.len() as u32;
+        into.iocbs.append(&mut self.pending);
+        n
+    }
+}
+
 impl Engine for AioEngine {
     unsafe fn prepare(&mut self, tag: Tag, cmd: &Command, buf: *mut u8) -> Result<(), HalError> {
         // SAFETY: forwarded from this function's contract.

@@ -22,6 +22,7 @@
 
 use super::incoming::Run;
 use super::*;
+use hiops_hal::DetachedBatch;
 
 /// How long a thread that combines goes on once it could leave. Every
 /// command it sends is posted through its own task work, so it stays in
@@ -92,11 +93,17 @@ impl SharedQueue {
                 }
             }
             passes += 1;
+            core.may_detach = self.how.signalled;
             let (reaped, taken) = self.pass(&mut core, me, wake);
+            core.may_detach = false;
             // The taken requests still in the FIFO (the newest) found no tag.
             core.counters.fifo_queued += core.fifo_len.min(taken);
+            let batch = take_detached(&mut core);
             drop(core);
             wake_all(wake);
+            if let Some(batch) = batch {
+                self.send_detached(batch, me, wake);
+            }
             self.book_pass(t0, reaped);
         }
     }
@@ -141,6 +148,55 @@ impl SharedQueue {
                 return (reaped, taken);
             }
         }
+    }
+}
+
+thread_local! {
+    /// The batch a thread swaps for the one it takes out of the lock (so
+    /// neither is allocated per pass).
+    static SPARE: std::cell::RefCell<DetachedBatch> = std::cell::RefCell::default();
+}
+
+/// The commands a pass took out to send, if any (see `Core::may_detach`).
+fn take_detached(core: &mut Core) -> Option<DetachedBatch> {
+    if core.detached.is_empty() {
+        return None;
+    }
+    let mut batch = SPARE.take();
+    std::mem::swap(&mut batch, &mut core.detached);
+    Some(batch)
+}
+
+impl SharedQueue {
+    /// Sends what a pass took out, out of the lock: other threads reap and
+    /// bind meanwhile, instead of waiting out the system call (the
+    /// doorbell's VM exit inside). A refusal the kernel may lift is tried
+    /// again (the commands count as in flight: nobody else sends them);
+    /// any other failure fails the commands it did not take.
+    fn send_detached(&self, mut batch: DetachedBatch, me: ThreadId, wake: &mut WakeList) {
+        while let Err(e) = batch.send() {
+            if e.is_transient() {
+                std::thread::sleep(STALL_RETRY);
+                continue;
+            }
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            let mut core = self.lock();
+            core.counters.ring_errors += 1;
+            let mut out = std::mem::take(&mut core.out);
+            let n = core.queue.fail_detached(batch.unsent(), errno, &mut out);
+            let now = tsc::rdtsc();
+            for c in &out[..n] {
+                // Never sent: the kernel signals nobody for it.
+                core.disarm_signal(c.tag);
+                core.post(c, now, me, wake);
+            }
+            core.out = out;
+            drop(core);
+            wake_all(wake);
+            break;
+        }
+        batch.clear();
+        SPARE.set(batch);
     }
 }
 
