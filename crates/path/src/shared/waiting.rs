@@ -168,18 +168,18 @@ impl SharedQueue {
                 return counts;
             }
             let stalled = self.retry_if_stalled(me, wake);
-            let reaped_all = self.combine(me, wake, Stay::Until(req));
-            // PARKED before reading the tail: a completer that finds us
-            // PARKED wakes the state word; a completion posted after this
+            // The tail before the look (see `tail_then_combine`).
+            let (tail, reaped_all) = self.tail_then_combine(me, posted, wake, Stay::Until(req));
+            // PARKED after reading the tail: a completer that finds us
+            // PARKED wakes the state word; a completion posted after the
             // read moves the tail, which ends (or refuses) the sleep.
             if !req.mark_parked() {
                 continue;
             }
-            let tail = posted.posted();
             // Completions left by a busy lock are the holder's to reap (it
             // looks again after unlocking) and it wakes us if one is ours;
             // spinning here would only take the CPU from it.
-            if reaped_all && tail != posted.consumed() {
+            if reaped_all && posted.posted() != posted.consumed() {
                 continue;
             }
             let limit = sleep_limit(stalled);
@@ -246,6 +246,25 @@ impl SharedQueue {
         }
     }
 
+    /// Reads the CQ's tail, then combines; the tail read and whether the
+    /// combining reaped all. A thread that sent commands sleeps on the
+    /// tail as read *before* its look: their completions are posted by
+    /// its own task work, which can run in any system call of its look
+    /// (the wakes it sends), after the last holder's look again; read
+    /// after, the tail would already hold them, and the sleep would wait
+    /// for a move that never comes while nobody reaps them. Read before,
+    /// such a completion makes the sleep return at once.
+    fn tail_then_combine(
+        &self,
+        me: ThreadId,
+        posted: &PostedCounter,
+        wake: &mut WakeList,
+        stay: Stay,
+    ) -> (u32, bool) {
+        let tail = posted.posted();
+        (tail, self.combine(me, wake, stay))
+    }
+
     /// Whether `req` is done; if so, after the look owed by a thread woken
     /// to combine in another's place (see `Stay`), even where its own
     /// request is done by then.
@@ -290,12 +309,12 @@ impl SharedQueue {
         let since = tsc::rdtsc();
         loop {
             let stalled = self.retry_if_stalled(me, wake);
-            let reaped_all = self.combine(me, wake, Stay::Leaving { since });
+            let (tail, reaped_all) =
+                self.tail_then_combine(me, posted, wake, Stay::Leaving { since });
             let Some((word, left)) = drain.left() else {
                 return;
             };
-            let tail = posted.posted();
-            if reaped_all && tail != posted.consumed() {
+            if reaped_all && posted.posted() != posted.consumed() {
                 continue;
             }
             let limit = sleep_limit(stalled);
