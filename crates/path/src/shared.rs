@@ -433,8 +433,9 @@ impl SharedQueue {
                 queue, detached, ..
             } = core;
             let n = queue.detach_staged(detached);
-            core.counters.issued += n as u64;
             if n > 0 {
+                core.counters.issued += n as u64;
+                self.stalled.store(false, Ordering::SeqCst);
                 return;
             }
         }

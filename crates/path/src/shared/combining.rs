@@ -184,6 +184,8 @@ impl SharedQueue {
             core.counters.ring_errors += 1;
             let mut out = std::mem::take(&mut core.out);
             let n = core.queue.fail_detached(batch.unsent(), errno, &mut out);
+            // Counted as issued when taken out; the kernel never had them.
+            core.counters.issued -= n as u64;
             let now = tsc::rdtsc();
             for c in &out[..n] {
                 // Never sent: the kernel signals nobody for it.
