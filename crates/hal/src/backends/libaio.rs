@@ -236,34 +236,58 @@ impl AioEngine {
         while self.submitted_head < self.pending.len() {
             let rest = &mut self.pending[self.submitted_head..];
             // SAFETY: every pointer in `rest` points into self.iocbs, which
-            // outlives the context; ctx is a live AIO context.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    self.ctx.id,
-                    rest.len() as libc::c_long,
-                    rest.as_mut_ptr(),
-                )
-            };
-            if rc < 0 {
-                let err = std::io::Error::last_os_error();
-                if err.raw_os_error() == Some(libc::EAGAIN) && sent > 0 {
-                    break; // the kernel queue is full: the rest goes next time
+            // outlives the context, prepared and not yet submitted.
+            match unsafe { io_submit(&self.ctx, rest) } {
+                Ok(n) => {
+                    self.submitted_head += n;
+                    sent += n as u32;
                 }
-                return Err(HalError::Io {
-                    engine: "libaio",
-                    what: "io_submit",
-                    source: err,
-                });
+                // The kernel queue is full: the rest goes next time.
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && sent > 0 => break,
+                Err(e) => return Err(submit_error(e)),
             }
-            self.submitted_head += rc as usize;
-            sent += rc as u32;
         }
         if self.submitted_head == self.pending.len() {
             self.pending.clear();
             self.submitted_head = 0;
         }
         Ok(sent)
+    }
+}
+
+/// io_submit(2) of `iocbs` on `ctx` (again where a signal interrupted it):
+/// how many the kernel took.
+///
+/// # Safety
+/// Each pointer is a control block prepared for a command and not yet
+/// submitted, which stays valid and untouched until its completion is
+/// reaped (the kernel keeps it).
+unsafe fn io_submit(ctx: &AioContext, iocbs: &mut [*mut Iocb]) -> std::io::Result<usize> {
+    loop {
+        // SAFETY: from the contract; `ctx` is a live context.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_io_submit,
+                ctx.id,
+                iocbs.len() as libc::c_long,
+                iocbs.as_mut_ptr(),
+            )
+        };
+        if rc >= 0 {
+            return Ok(rc as usize);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+}
+
+fn submit_error(source: std::io::Error) -> HalError {
+    HalError::Io {
+        engine: "libaio",
+        what: "io_submit",
+        source,
     }
 }
 
@@ -297,27 +321,8 @@ impl DetachedBatch {
             let rest = &mut self.iocbs[self.sent..];
             // SAFETY: each pointer is a control block of the engine that
             // `ctx` belongs to, prepared for a tag that stays bound until
-            // its completion (see the field); the context lives in `ctx`.
-            let rc = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    ctx.id,
-                    rest.len() as libc::c_long,
-                    rest.as_mut_ptr(),
-                )
-            };
-            if rc < 0 {
-                let err = std::io::Error::last_os_error();
-                if err.raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                return Err(HalError::Io {
-                    engine: "libaio",
-                    what: "io_submit",
-                    source: err,
-                });
-            }
-            self.sent += rc as usize;
+            // its completion (see the field), and not sent yet.
+            self.sent += unsafe { io_submit(ctx, rest) }.map_err(submit_error)?;
         }
         Ok(())
     }
