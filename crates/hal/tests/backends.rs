@@ -688,7 +688,8 @@ fn detached_libaio_commands_complete_or_fail_back_to_the_queue() {
     assert_eq!(q.detach_staged(&mut batch), 2);
     assert_eq!((q.staged(), q.in_flight()), (0, 2));
     assert_eq!(q.issue().unwrap(), 0, "nothing left for issue to send");
-    batch.send().unwrap();
+    // SAFETY: the queue lives on; nothing was failed back.
+    unsafe { batch.send() }.unwrap();
     let mut out = [Completion::EMPTY; 4];
     let mut got = 0;
     while got < 2 {
@@ -699,7 +700,8 @@ fn detached_libaio_commands_complete_or_fail_back_to_the_queue() {
     batch.clear();
     bind_two(&mut q, 1);
     assert_eq!(q.detach_staged(&mut batch), 2);
-    let e = batch.send().unwrap_err();
+    // SAFETY: as above.
+    let e = unsafe { batch.send() }.unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EBADF), "{e}");
     let n = q.fail_detached(batch.unsent(), libc::EBADF, &mut out);
     assert_eq!(n, 2);

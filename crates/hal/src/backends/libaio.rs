@@ -302,6 +302,8 @@ pub struct DetachedBatch {
     /// counted in flight, so nobody prepares it again before its
     /// completion is reaped (which cannot come before it is sent).
     iocbs: Vec<*mut Iocb>,
+    /// The tag of each of `iocbs`.
+    tags: Vec<Tag>,
     /// How many of `iocbs` the kernel has taken.
     sent: usize,
 }
@@ -313,15 +315,21 @@ impl DetachedBatch {
 
     /// Hands the commands to the kernel: all of them, or the error that
     /// stopped it (the rest are [`DetachedBatch::unsent`]).
-    pub fn send(&mut self) -> Result<(), HalError> {
+    ///
+    /// # Safety
+    /// The queue the commands were taken from is alive (its engine holds
+    /// the control blocks and buffers the kernel is given), and none of
+    /// them has been failed back to it with `fail_detached`.
+    pub unsafe fn send(&mut self) -> Result<(), HalError> {
         let Some(ctx) = self.ctx.as_ref() else {
             return Ok(());
         };
         while self.sent < self.iocbs.len() {
             let rest = &mut self.iocbs[self.sent..];
             // SAFETY: each pointer is a control block of the engine that
-            // `ctx` belongs to, prepared for a tag that stays bound until
-            // its completion (see the field), and not sent yet.
+            // `ctx` belongs to (alive: this function's contract), prepared
+            // for a tag that stays bound until its completion (see the
+            // field), and not sent yet.
             self.sent += unsafe { io_submit(ctx, rest) }.map_err(submit_error)?;
         }
         Ok(())
@@ -329,13 +337,13 @@ impl DetachedBatch {
 
     /// The tags of the commands the kernel did not take.
     pub fn unsent(&self) -> impl Iterator<Item = Tag> + '_ {
-        // SAFETY: as in `send`: control blocks of bound tags.
-        (self.iocbs[self.sent..].iter()).map(|&p| unsafe { (*p).aio_data } as Tag)
+        self.tags[self.sent..].iter().copied()
     }
 
     /// Empties it for the next batch (keeping its room).
     pub fn clear(&mut self) {
         self.iocbs.clear();
+        self.tags.clear();
         self.sent = 0;
     }
 }
@@ -354,6 +362,12 @@ impl AioEngine {
             into.ctx = Some(self.ctx.clone());
         }
         let n = self.pending.len() as u32;
+        // SAFETY: `pending` points into this engine's own control blocks.
+        let tags = self
+            .pending
+            .iter()
+            .map(|&p| unsafe { (*p).aio_data } as Tag);
+        into.tags.extend(tags);
         into.iocbs.append(&mut self.pending);
         n
     }

@@ -174,7 +174,10 @@ impl SharedQueue {
     /// again (the commands count as in flight: nobody else sends them);
     /// any other failure fails the commands it did not take.
     fn send_detached(&self, mut batch: DetachedBatch, me: ThreadId, wake: &mut WakeList) {
-        while let Err(e) = batch.send() {
+        // SAFETY: the batch was taken from this ring's queue, which lives
+        // as long as `self`; its commands are failed back only below, and
+        // then no longer sent.
+        while let Err(e) = unsafe { batch.send() } {
             if e.is_transient() {
                 std::thread::sleep(STALL_RETRY);
                 continue;
