@@ -67,12 +67,11 @@ impl Core {
     ) {
         // SAFETY: from the contract.
         let req = unsafe { &*ptr };
-        let armed = self.signalled && {
+        if self.signalled {
             let fd = req.signal_fd.get();
             assert!(fd >= 0, "a request on a signalled ring names its eventfd");
-            self.queue.signal_on_completion(tag, req.cmd.op, fd)
-        };
-        req.arm_signal(armed);
+            req.arm_signal(self.queue.signal_on_completion(tag, req.cmd.op, fd));
+        }
         let bound = if req.zero_copy {
             // SAFETY: the caller's buffer stays valid and untouched until
             // the owner sees DONE, which is after this tag is reaped.
