@@ -67,7 +67,7 @@ impl IoPath {
             (strategy, _) => strategy,
         };
         for _ in 0..self.config.rings {
-            let queue = Queue::open(
+            let queue = open_files_registered(
                 self.config.engine,
                 opts,
                 &self.targets,
@@ -90,6 +90,30 @@ impl IoPath {
         }
         Ok(())
     }
+}
+
+/// A queue of `engine` whose target files are registered with the ring
+/// where it is an io_uring (fio's registerfiles): every thread's command
+/// then names the file by its index, and the kernel takes and drops no
+/// reference to the shared `struct file` per I/O (an atomic on one cache
+/// line all CPUs write). Opened as asked where the kernel refuses.
+pub(crate) fn open_files_registered(
+    engine: EngineKind,
+    opts: &EngineOptions,
+    targets: &[Target],
+    depth: u32,
+    max_io: usize,
+) -> Result<Queue, hiops_hal::HalError> {
+    if engine == EngineKind::IoUring && !opts.registerfiles {
+        let registered = EngineOptions {
+            registerfiles: true,
+            ..opts.clone()
+        };
+        if let Ok(queue) = Queue::open(engine, &registered, targets, depth, max_io) {
+            return Ok(queue);
+        }
+    }
+    Queue::open(engine, opts, targets, depth, max_io)
 }
 
 /// The engine options of a shared ring under `config`, and whether each

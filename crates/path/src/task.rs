@@ -470,8 +470,7 @@ fn inline_queue(
 
 /// The ring's queue of `engine`, with its doorbell made non-blocking.
 /// Buffers are the tasks' own: the arena's slots stay unused. The files
-/// are registered (no shared reference taken and dropped per I/O) unless
-/// the kernel refuses.
+/// are registered (see `open_files_registered`).
 fn ring_queue(
     config: &TaskConfig,
     engine: EngineKind,
@@ -479,14 +478,7 @@ fn ring_queue(
 ) -> Result<Queue, HalError> {
     let mut opts = config.engine_opts.clone();
     opts.doorbell = true;
-    let registered = EngineOptions {
-        registerfiles: engine == EngineKind::IoUring,
-        ..opts.clone()
-    };
-    let queue = match Queue::open(engine, &registered, targets, config.depth, 512) {
-        Ok(q) => q,
-        Err(_) => Queue::open(engine, &opts, targets, config.depth, 512)?,
-    };
+    let queue = crate::opening::open_files_registered(engine, &opts, targets, config.depth, 512)?;
     // The tasks time their own I/O and the driver keeps the depth account:
     // the queue's stamps (two clock reads per batch, one more per inline
     // I/O) would go unread.
