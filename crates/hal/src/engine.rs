@@ -324,6 +324,10 @@ pub struct EngineOptions {
     pub fixedbufs: bool,
     /// io_uring: register the target descriptors.
     pub registerfiles: bool,
+    /// Buffers the queue's arena holds beyond its tags' (registered with
+    /// them where the ring registers its buffers), lent to callers to read
+    /// into in place: see [`crate::Queue::lend_region`].
+    pub lend_slots: u32,
     /// io_uring: IORING_SETUP_COOP_TASKRUN.
     pub coop_taskrun: Feature,
     /// io_uring: IORING_SETUP_SINGLE_ISSUER + DEFER_TASKRUN (completion work

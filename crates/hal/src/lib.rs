@@ -72,7 +72,7 @@ pub use error::{ClockError, HalError, RamDeviceError};
 pub use fault::SubmitFaults;
 pub use ops::HalOps;
 pub use posted::PostedCounter;
-pub use queue::{DepthStats, DepthWindow, Queue};
+pub use queue::{DepthStats, DepthWindow, LendRegion, Queue};
 pub use tags::TagPool;
 pub use wait_deadline::set_wait_deadline;
 pub use wake_ring::WakeRing;

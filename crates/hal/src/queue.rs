@@ -146,6 +146,25 @@ pub struct Queue {
 /// The stamp of an untimed queue: never 0, which means "not issued".
 const UNTIMED_NS: u64 = 1;
 
+/// The buffers a queue lends (see [`Queue::lend_region`]): `slots`
+/// buffers of `slot_len` bytes from `base`, page-aligned, in memory the
+/// queue owns and never moves until it is dropped.
+#[derive(Clone, Copy, Debug)]
+pub struct LendRegion {
+    pub base: *mut u8,
+    pub slot_len: usize,
+    pub slots: u32,
+}
+
+impl LendRegion {
+    /// The start of lent buffer `i`.
+    pub fn slot_ptr(&self, i: u32) -> *mut u8 {
+        assert!(i < self.slots, "lent buffer {i} of {}", self.slots);
+        // SAFETY: i < slots: the offset stays inside the region.
+        unsafe { self.base.add(i as usize * self.slot_len) }
+    }
+}
+
 impl Queue {
     /// Opens a queue of `depth` tags, each with a buffer of `buf_len` bytes.
     pub fn open(
@@ -157,10 +176,13 @@ impl Queue {
     ) -> Result<Queue, HalError> {
         assert!(depth > 0, "queue depth must be at least 1");
         assert!(!targets.is_empty(), "a queue needs a target");
+        let slots = depth
+            .checked_add(opts.lend_slots)
+            .expect("tags and lent buffers fit a u32");
         let arena = match &opts.buffers {
-            None => BufferArena::new(depth, buf_len),
+            None => BufferArena::new(slots, buf_len),
             Some(m) => {
-                BufferArena::mapped(depth, buf_len, m).map_err(|source| HalError::Setup {
+                BufferArena::mapped(slots, buf_len, m).map_err(|source| HalError::Setup {
                     engine: kind.name(),
                     what: "mapping the I/O buffers from the mem= file",
                     source,
@@ -278,6 +300,20 @@ impl Queue {
 
     pub fn buffer_len(&self) -> usize {
         self.arena.slot_len()
+    }
+
+    /// The arena's buffers past the tags' (`EngineOptions::lend_slots`),
+    /// which no command of the queue's own ever uses: a caller hands one
+    /// to [`Queue::bind_external`] to read into, and on a ring that
+    /// registered its buffers the kernel then reads into it as a fixed
+    /// buffer (no pages pinned per read). `None` where there are none.
+    pub fn lend_region(&self) -> Option<LendRegion> {
+        let depth = self.bound.len() as u32;
+        (self.arena.slots() > depth).then(|| LendRegion {
+            base: self.arena.slot_ptr(depth),
+            slot_len: self.arena.slot_len(),
+            slots: self.arena.slots() - depth,
+        })
     }
 
     /// `bind_tag_cmd`: attach `cmd` to a tag taken from `get_free_tag` and

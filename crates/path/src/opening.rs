@@ -67,12 +67,12 @@ impl IoPath {
             (strategy, _) => strategy,
         };
         for _ in 0..self.config.rings {
-            let queue = open_files_registered(
+            let queue = open_registered(
                 self.config.engine,
                 opts,
                 &self.targets,
-                self.config.depth,
-                self.config.max_io,
+                (self.config.depth, self.config.max_io),
+                true,
             )?;
             let own = own_wake && queue.posted_counter().is_some();
             let immediate = queue.doorbell().is_none() && !own;
@@ -92,25 +92,36 @@ impl IoPath {
     }
 }
 
-/// A queue of `engine` whose target files are registered with the ring
-/// where it is an io_uring (fio's registerfiles): every thread's command
-/// then names the file by its index, and the kernel takes and drops no
-/// reference to the shared `struct file` per I/O (an atomic on one cache
-/// line all CPUs write). Opened as asked where the kernel refuses.
-pub(crate) fn open_files_registered(
+/// A queue of `engine` that, where it is an io_uring, registers its target
+/// files (fio's registerfiles): every thread's command names a file by its
+/// index, and the kernel takes and drops no reference to the shared
+/// `struct file` per I/O (an atomic on one cache line all CPUs write).
+/// With `lend`, it also registers its buffers (fio's fixedbufs) and holds
+/// `depth` more to lend to readers (see the `lending` module of `shared`).
+/// What the kernel refuses (registered buffers, under RLIMIT_MEMLOCK) is
+/// dropped, and the queue opened without it.
+pub(crate) fn open_registered(
     engine: EngineKind,
     opts: &EngineOptions,
     targets: &[Target],
-    depth: u32,
-    max_io: usize,
+    (depth, max_io): (u32, usize),
+    lend: bool,
 ) -> Result<Queue, hiops_hal::HalError> {
-    if engine == EngineKind::IoUring && !opts.registerfiles {
-        let registered = EngineOptions {
+    if engine == EngineKind::IoUring {
+        let files = EngineOptions {
             registerfiles: true,
             ..opts.clone()
         };
-        if let Ok(queue) = Queue::open(engine, &registered, targets, depth, max_io) {
-            return Ok(queue);
+        let lending = EngineOptions {
+            fixedbufs: true,
+            lend_slots: depth,
+            ..files.clone()
+        };
+        let tries = [lend.then_some(lending), Some(files)];
+        for o in tries.into_iter().flatten() {
+            if let Ok(queue) = Queue::open(engine, &o, targets, depth, max_io) {
+                return Ok(queue);
+            }
         }
     }
     Queue::open(engine, opts, targets, depth, max_io)

@@ -138,10 +138,37 @@ impl IoPath {
             let done = done.inspect_err(|_| ring.count_solo_failure())?;
             ring.count_solo(done.refused);
             Ok(done.result)
+        } else if let Some((lend, lent)) = lend
+            .filter(|_| cmd.op == Op::Read)
+            .and_then(|lend| Some((lend, ring.lend(cmd.len as usize)?)))
+        {
+            self.shared_read_lent(ring, cmd, lent, stats, lend)
         } else {
             // SAFETY: `ptr` as this function's own contract gives it.
             unsafe { self.shared_io(ring, cmd, ptr, zero_copy, stats) }
         }
+    }
+
+    /// A read on a shared ring into a buffer it lends (registered with the
+    /// kernel: no pages pinned), whose bytes `lend` reads in place.
+    fn shared_read_lent(
+        &self,
+        ring: &SharedQueue,
+        cmd: Command,
+        lent: shared::Lent<'_>,
+        stats: Option<&mut ThreadStats>,
+        lend: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<i64> {
+        // SAFETY: the lent buffer is this thread's until `lent` drops, below,
+        // and lies in the ring's arena, which lives as long as the ring;
+        // it holds cmd.len bytes (`SharedQueue::lend`).
+        let res = unsafe { self.shared_io(ring, cmd, lent.ptr(), true, stats) }?;
+        self.bounced.fetch_add(1, Ordering::Relaxed);
+        if res > 0 {
+            // SAFETY: the read returned: nothing is in flight into the buffer.
+            lend(unsafe { lent.bytes((res as usize).min(cmd.len as usize)) });
+        }
+        Ok(res)
     }
 
     /// One I/O through this thread's own queue of `engine`.

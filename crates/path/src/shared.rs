@@ -12,6 +12,8 @@
 mod combining;
 mod counters;
 mod incoming;
+mod lending;
+pub(crate) use lending::Lent;
 mod locked_state;
 mod signal;
 mod submitter;
@@ -154,6 +156,8 @@ pub(crate) struct SharedQueue {
     /// Each completion pass's occupancy, ns (the paper's Fig 8): only
     /// completion contexts take this lock, once per pass.
     passes: Mutex<Histogram>,
+    /// Registered buffers lent to readers (see the `lending` module).
+    lending: Option<lending::Lending>,
 }
 
 /// How often a waiter on a stalled ring retries the refused submission.
@@ -167,6 +171,7 @@ impl SharedQueue {
         let depth = queue.depth() as usize;
         let doorbell = queue.doorbell();
         let posted = queue.posted_counter().filter(|_| how.own_wake);
+        let lending = queue.lend_region().map(lending::Lending::new);
         assert!(
             !how.own_wake || posted.is_some(),
             "own-completion wait without CQ counters"
@@ -218,7 +223,14 @@ impl SharedQueue {
             how,
             opened_tsc: tsc::rdtsc(),
             passes: Mutex::new(Histogram::new()),
+            lending,
         }
+    }
+
+    /// A registered buffer of at least `len` bytes to read into in place,
+    /// where the ring lends one (see the `lending` module).
+    pub(crate) fn lend(&self, len: usize) -> Option<lending::Lent<'_>> {
+        self.lending.as_ref()?.take(len)
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {

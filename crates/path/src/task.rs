@@ -470,7 +470,7 @@ fn inline_queue(
 
 /// The ring's queue of `engine`, with its doorbell made non-blocking.
 /// Buffers are the tasks' own: the arena's slots stay unused. The files
-/// are registered (see `open_files_registered`).
+/// are registered (see `open_registered`).
 fn ring_queue(
     config: &TaskConfig,
     engine: EngineKind,
@@ -478,7 +478,8 @@ fn ring_queue(
 ) -> Result<Queue, HalError> {
     let mut opts = config.engine_opts.clone();
     opts.doorbell = true;
-    let queue = crate::opening::open_files_registered(engine, &opts, targets, config.depth, 512)?;
+    let queue =
+        crate::opening::open_registered(engine, &opts, targets, (config.depth, 512), false)?;
     // The tasks time their own I/O and the driver keeps the depth account:
     // the queue's stamps (two clock reads per batch, one more per inline
     // I/O) would go unread.

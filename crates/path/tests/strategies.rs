@@ -1124,20 +1124,24 @@ fn a_threads_own_ring_copies_small_io_through_its_registered_buffer() {
 }
 
 /// `read_lent` on a thread's own ring hands the reader the bytes in the
-/// ring's registered buffer and leaves the caller's buffer as it was; on
-/// every other path (pread, a shared ring, an I/O above 64 KiB) the read
-/// fills the caller's buffer and the reader reads that. The bytes are
-/// right either way, and an I/O from inside the reader fails, not panics.
+/// ring's registered buffer and leaves the caller's buffer as it was, and
+/// so does a shared io_uring (a buffer it lends); on pread and for an I/O
+/// above a thread's own ring's 64 KiB the read fills the caller's buffer
+/// and the reader reads that. The bytes are right either way; an I/O from
+/// inside the reader fails on a thread's own ring (the reader holds its
+/// buffer), not panics, and is served elsewhere.
 #[test]
 fn read_lent_reads_in_place_on_a_threads_own_ring_and_in_the_callers_buffer_elsewhere() {
     within(60, || {
         const UNTOUCHED: u8 = 0xEE;
-        for (strategy, bs, in_place) in [
-            (Strategy::Coop, 4096, true),
-            (Strategy::PerThreadRing, 4096, true),
-            (Strategy::Coop, 256 << 10, false),
-            (Strategy::Pread, 4096, false),
-            (Strategy::CompletionThread, 4096, false),
+        // Through a registered buffer: a thread's own ring copies its 8
+        // writes and 8 reads there, a shared ring lends one to its 8 reads.
+        for (strategy, bs, in_place, inner_fails, registered) in [
+            (Strategy::Coop, 4096, true, true, 16),
+            (Strategy::PerThreadRing, 4096, true, true, 16),
+            (Strategy::Coop, 256 << 10, false, false, 0),
+            (Strategy::Pread, 4096, false, false, 0),
+            (Strategy::CompletionThread, 4096, true, false, 8),
         ] {
             let t = file_target(8 * bs as u64);
             if let Some(why) = hiops_path::inline_reason(std::slice::from_ref(&t.target)) {
@@ -1162,14 +1166,10 @@ fn read_lent_reads_in_place_on_a_threads_own_ring_and_in_the_callers_buffer_else
                 assert_eq!(untouched, in_place, "{strategy} {bs}: block {block}");
             }
             let c = p.counters();
-            assert_eq!(
-                c.bounced,
-                if in_place { 16 } else { 0 },
-                "{strategy} {bs}: {c:?}"
-            );
+            assert_eq!(c.bounced, registered, "{strategy} {bs}: {c:?}");
             let mut other = AlignedBuf::new(bs);
             let inner = p.read_lent(0, &mut buf, 0, |_| p.read_at(0, &mut other, 0));
-            match (in_place, inner.unwrap()) {
+            match (inner_fails, inner.unwrap()) {
                 (true, Err(e)) => assert!(e.to_string().contains("read_lent"), "{e}"),
                 (false, Ok(n)) => assert_eq!(n, bs, "{strategy} {bs}"),
                 (_, r) => panic!("{strategy} {bs}: an I/O inside the reader gave {r:?}"),
@@ -1180,6 +1180,66 @@ fn read_lent_reads_in_place_on_a_threads_own_ring_and_in_the_callers_buffer_else
                 "{strategy}: serves on"
             );
         }
+    });
+}
+
+/// coop-shared's readers read in place from buffers the shared ring lends
+/// them (registered with the kernel), one per read: under 128 threads and
+/// a ring of 16 tags (16 buffers to lend), each read hands its reader the
+/// bytes of its own block, in place or, where no buffer was free near the
+/// thread's place, in its own buffer; the path counts the first kind.
+#[test]
+fn read_lent_on_a_shared_ring_hands_each_reader_its_own_bytes() {
+    within(120, || {
+        let (threads, blocks, bs) = (128u64, 4u64, 4096usize);
+        let t = file_target(threads * blocks * bs as u64);
+        let mut cfg = config(Strategy::Coop, EngineKind::IoUring, 16);
+        cfg.spin_ns = 0;
+        let path = IoPath::open(cfg, vec![t.target.clone()]).unwrap();
+        let d = path.description();
+        if !d.contains("fixed buffers") {
+            return eprintln!("skipped: the ring registered no buffers here ({d})");
+        }
+        let in_place: u64 = std::thread::scope(|s| {
+            let path = &path;
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    s.spawn(move || {
+                        let (mut buf, mut want) = (AlignedBuf::new(bs), AlignedBuf::new(bs));
+                        for b in 0..blocks {
+                            fill(&mut buf, t, b, 0);
+                            path.write_at(0, &buf, (t * blocks + b) * bs as u64)
+                                .unwrap();
+                        }
+                        let mut lent = 0;
+                        for round in 0..4 {
+                            for b in 0..blocks {
+                                fill(&mut want, t, b, 0);
+                                let mine = buf.as_ptr() as usize;
+                                let off = (t * blocks + b) * bs as u64;
+                                let (right, here) = path
+                                    .read_lent(0, &mut buf, off, |data| {
+                                        (data == &want[..], data.as_ptr() as usize != mine)
+                                    })
+                                    .unwrap();
+                                assert!(right, "thread {t} block {b} round {round}: other bytes");
+                                lent += here as u64;
+                            }
+                        }
+                        lent
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let c = path.counters();
+        // The I/Os of a thread alone on the ring (before the others came)
+        // went through its own ring's registered buffer, counted too.
+        assert!(
+            (in_place..=in_place + c.solo).contains(&c.bounced),
+            "{in_place} read in place: {c:?}"
+        );
+        assert!(in_place > 0, "no read was lent a buffer: {c:?}");
     });
 }
 
