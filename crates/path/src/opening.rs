@@ -67,12 +67,13 @@ impl IoPath {
             (strategy, _) => strategy,
         };
         for _ in 0..self.config.rings {
+            let (depth, max_io) = (self.config.depth, self.config.max_io);
             let queue = open_registered(
                 self.config.engine,
                 opts,
                 &self.targets,
-                (self.config.depth, self.config.max_io),
-                true,
+                (depth, max_io),
+                lends(depth, max_io),
             )?;
             let own = own_wake && queue.posted_counter().is_some();
             let immediate = queue.doorbell().is_none() && !own;
@@ -125,6 +126,16 @@ pub(crate) fn open_registered(
         }
     }
     Queue::open(engine, opts, targets, depth, max_io)
+}
+
+/// Whether a shared ring of `depth` tags and buffers of `max_io` bytes
+/// registers its buffers and lends as many more to readers: the kernel
+/// pins every registered page for the ring's life, so only where that is
+/// little memory. Beyond [`crate::local::BOUNCE_MAX`] an I/O's page pinning is a
+/// small part of its cost.
+fn lends(depth: u32, max_io: usize) -> bool {
+    const PINNED_AT_MOST: usize = 64 << 20;
+    max_io <= crate::local::BOUNCE_MAX && 2 * depth as usize * max_io <= PINNED_AT_MOST
 }
 
 /// The engine options of a shared ring under `config`, and whether each
@@ -233,4 +244,19 @@ fn direct_alignment(targets: &[Target]) -> usize {
         }
     }
     align
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lends;
+
+    /// A shared ring lends buffers only where pinning them all costs
+    /// little memory: small I/O, and not too many tags of it.
+    #[test]
+    fn a_ring_lends_only_while_its_pinned_buffers_stay_small() {
+        assert!(lends(128, 4096));
+        assert!(lends(512, 64 << 10));
+        assert!(!lends(128, 128 << 10), "I/O above 64 KiB");
+        assert!(!lends(1024, 64 << 10), "128 MiB pinned");
+    }
 }
