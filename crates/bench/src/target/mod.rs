@@ -112,7 +112,7 @@ fn open_path(
         }
     }
 
-    let file = open_file(spec, path, writes)?;
+    let file = open_file(spec, path, writes, is_block)?;
     crate::file_lock::lock_and_warn(&file, path, writes);
     let block = device.as_ref().filter(|_| is_block);
     let full_len = match block {
