@@ -145,6 +145,25 @@ impl BufferArena {
     }
 }
 
+/// The buffers a queue lends (see [`crate::Queue::lend_region`]): `slots`
+/// buffers of `slot_len` bytes from `base`, page-aligned, in memory the
+/// queue owns and never moves until it is dropped.
+#[derive(Clone, Copy, Debug)]
+pub struct LendRegion {
+    pub base: *mut u8,
+    pub slot_len: usize,
+    pub slots: u32,
+}
+
+impl LendRegion {
+    /// The start of lent buffer `i`.
+    pub fn slot_ptr(&self, i: u32) -> *mut u8 {
+        assert!(i < self.slots, "lent buffer {i} of {}", self.slots);
+        // SAFETY: i < slots: the offset stays inside the region.
+        unsafe { self.base.add(i as usize * self.slot_len) }
+    }
+}
+
 impl Drop for BufferArena {
     fn drop(&mut self) {
         if self.mapped {

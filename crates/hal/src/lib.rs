@@ -62,7 +62,7 @@ pub use backends::libaio::DetachedBatch;
 pub mod device;
 pub mod ramdev;
 
-pub use buffer::{BufferArena, MappedBuffers};
+pub use buffer::{BufferArena, LendRegion, MappedBuffers};
 pub use clock::now_ns;
 pub use command::{ioprio_class, ioprio_level, ioprio_value, Command, Completion, Op, Tag};
 pub use doorbell::Doorbell;
@@ -72,7 +72,7 @@ pub use error::{ClockError, HalError, RamDeviceError};
 pub use fault::SubmitFaults;
 pub use ops::HalOps;
 pub use posted::PostedCounter;
-pub use queue::{DepthStats, DepthWindow, LendRegion, Queue};
+pub use queue::{DepthStats, DepthWindow, Queue};
 pub use tags::TagPool;
 pub use wait_deadline::set_wait_deadline;
 pub use wake_ring::WakeRing;

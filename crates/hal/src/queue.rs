@@ -3,7 +3,7 @@
 use crate::backends::Backend;
 use crate::{
     now_ns, BufferArena, Command, Completion, Engine, EngineKind, EngineOptions, HalError, HalOps,
-    Tag, TagPool, Target,
+    LendRegion, Tag, TagPool, Target,
 };
 
 /// A command bound to a tag: stored once, here, until its completion is reaped.
@@ -145,25 +145,6 @@ pub struct Queue {
 
 /// The stamp of an untimed queue: never 0, which means "not issued".
 const UNTIMED_NS: u64 = 1;
-
-/// The buffers a queue lends (see [`Queue::lend_region`]): `slots`
-/// buffers of `slot_len` bytes from `base`, page-aligned, in memory the
-/// queue owns and never moves until it is dropped.
-#[derive(Clone, Copy, Debug)]
-pub struct LendRegion {
-    pub base: *mut u8,
-    pub slot_len: usize,
-    pub slots: u32,
-}
-
-impl LendRegion {
-    /// The start of lent buffer `i`.
-    pub fn slot_ptr(&self, i: u32) -> *mut u8 {
-        assert!(i < self.slots, "lent buffer {i} of {}", self.slots);
-        // SAFETY: i < slots: the offset stays inside the region.
-        unsafe { self.base.add(i as usize * self.slot_len) }
-    }
-}
 
 impl Queue {
     /// Opens a queue of `depth` tags, each with a buffer of `buf_len` bytes.
