@@ -27,6 +27,22 @@ pub fn page_size() -> usize {
     page
 }
 
+/// Opens `path` with `oo` and `flags` plus O_NOATIME, so that its reads
+/// stamp no access time (the kernel's `touch_atime` on each read); where
+/// the kernel refuses that (EPERM: the caller owns neither the file nor
+/// CAP_FOWNER), with `flags` alone, as fio opens a device.
+pub fn open_noatime(
+    oo: &mut std::fs::OpenOptions,
+    flags: i32,
+    path: &Path,
+) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match oo.custom_flags(flags | libc::O_NOATIME).open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => oo.custom_flags(flags).open(path),
+        r => r,
+    }
+}
+
 /// The machine's physical memory in bytes (0 where sysconf cannot say).
 pub fn physical_memory() -> u64 {
     // SAFETY: sysconf has no preconditions.

@@ -171,10 +171,7 @@ pub(super) fn open_file(
     let sync = spec.target.sync_writes.map_or(0, |s| s.open_flag());
     let plain = direct | sync;
     let opened = if device {
-        match oo.custom_flags(plain | libc::O_NOATIME).open(path) {
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => oo.custom_flags(plain).open(path),
-            r => r,
-        }
+        hiops_os::open_noatime(&mut oo, plain, path)
     } else {
         oo.custom_flags(plain).open(path)
     };

@@ -7,7 +7,7 @@ use crate::format::{self, Superblock, PAGE};
 use hiops_path::{AlignedBuf, IoPath};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 /// The CPUs this process may use that take the I/O interrupts of the
@@ -86,17 +86,12 @@ pub(crate) fn open_target(path: &Path, cfg: &StoreConfig) -> Result<Opened, Stor
             format!("{e}; give a file or a block device for the store"),
         )
     };
-    // O_NOATIME: no access-time stamp per read of the store (the kernel's
-    // touch_atime on every read otherwise); refused (EPERM) to a caller
-    // that owns neither the file nor CAP_FOWNER, who opens without.
+    // No access-time stamp per read of the store.
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true).write(true).create(!is_device);
         let direct = if direct { libc::O_DIRECT } else { 0 };
-        match o.custom_flags(direct | libc::O_NOATIME).open(path) {
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => o.custom_flags(direct).open(path),
-            r => r,
-        }
+        hiops_os::open_noatime(&mut o, direct, path)
     };
     let file = match open(cfg.direct) {
         Ok(f) => f,
