@@ -169,6 +169,55 @@ fn io_uring_modes_round_trip() {
     }
 }
 
+/// A SINGLE_ISSUER ring is entered by its index in its thread's table of
+/// registered rings: reads and writes go through it as through the
+/// descriptor, a thread with its table full enters by the descriptor, and
+/// a dropped ring gives its slot back.
+#[test]
+fn a_single_issuer_ring_is_entered_by_its_registered_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let file = (std::fs::OpenOptions::new().read(true).write(true))
+        .create(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .unwrap();
+    file.set_len(BLOCKS * BS as u64).unwrap();
+    let targets = [Target::from_file(&file)];
+    let opts = EngineOptions {
+        defer_taskrun: hiops_hal::Feature::On,
+        ..EngineOptions::default()
+    };
+    let registered = |q: &Queue| q.description().contains("registered ring");
+    let open_many = || -> Option<Vec<Queue>> {
+        (0..20)
+            .map(|_| Queue::open(EngineKind::IoUring, &opts, &targets, 4, BS).ok())
+            .collect()
+    };
+    let Some(mut rings) = open_many() else {
+        eprintln!("skipped: this kernel refuses SINGLE_ISSUER + DEFER_TASKRUN");
+        return;
+    };
+    let first = rings.iter().filter(|q| registered(q)).count();
+    if first == 0 {
+        eprintln!("skipped: this kernel has no registered ring descriptors (Linux 5.18)");
+        return;
+    }
+    assert!(
+        first < rings.len(),
+        "a thread's table holds 16 rings, not 20"
+    );
+    // Each ring, by index or by descriptor, writes and reads its blocks.
+    for q in rings.iter_mut() {
+        pass(q, Op::Write, false).unwrap();
+        pass(q, Op::Read, true).unwrap();
+    }
+    drop(rings);
+    let again = open_many().unwrap();
+    let second = again.iter().filter(|q| registered(q)).count();
+    assert_eq!(second, first, "dropped rings left their slots taken");
+}
+
 #[test]
 fn mem_device_round_trips_and_null_completes() {
     let dev = MemDevice::new(BLOCKS * BS as u64).unwrap();

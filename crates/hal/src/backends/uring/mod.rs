@@ -19,6 +19,7 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 
 mod ring;
+mod ring_fd;
 
 use ring::{
     describe, posted_counter_of, register_buffers, register_doorbell, register_files,
@@ -31,6 +32,9 @@ const IORING_ENTER_GETEVENTS: u32 = 1;
 
 pub struct UringEngine {
     ring: IoUring,
+    /// The ring as its owning thread's registered ring (SINGLE_ISSUER
+    /// rings only): entered by index, without a file lookup per call.
+    registered_ring: Option<ring_fd::RegisteredRing>,
     fds: Vec<RawFd>,
     registered_files: bool,
     /// Arena base, slot length and slot count when buffers are registered: a
@@ -99,8 +103,21 @@ impl UringEngine {
             None
         };
         let posted = posted_counter_of(&ring, opts, &flags)?;
+        let registered_ring = if flags.defer && !opts.sqpoll {
+            ring_fd::RegisteredRing::register(&ring)
+        } else {
+            None
+        };
+        let described = describe(
+            opts,
+            &flags,
+            fixed_bufs.is_some(),
+            registered_files,
+            registered_ring.is_some(),
+        );
         Ok(UringEngine {
             ring,
+            registered_ring,
             trims: super::trim::SyncTrims::new(&fds, depth),
             fds,
             registered_files,
@@ -115,7 +132,7 @@ impl UringEngine {
             sq_words: None,
             #[cfg(feature = "fault-injection")]
             faults: opts.faults.clone(),
-            described: describe(opts, &flags, fixed_bufs.is_some(), registered_files),
+            described,
             rw_flags: if opts.dontcache {
                 super::sync::RWF_DONTCACHE
             } else {
@@ -259,6 +276,13 @@ impl UringEngine {
         })
     }
 
+    /// The ring's index in the calling thread's table, where this thread
+    /// registered it.
+    #[inline]
+    fn registered_index(&self) -> Option<u32> {
+        self.registered_ring.as_ref()?.index_here()
+    }
+
     /// Moves the prepared entries into the ring under one handle: one
     /// store of the tail for the batch.
     fn publish(&mut self) {
@@ -282,6 +306,12 @@ impl UringEngine {
     /// waits for this thread runs in the same call, so a reap after it
     /// finds the completions without a system call of its own.
     fn submit_and_wait(&mut self, want: u32) -> std::io::Result<usize> {
+        if let Some(index) = self.registered_index() {
+            let len = self.ring.submission().len() as u32;
+            // SAFETY: our own ring, registered by this thread; every entry
+            // in it keeps its buffer and descriptor (see `publish`).
+            return unsafe { ring_fd::enter(index, len, want, IORING_ENTER_GETEVENTS) };
+        }
         if want > 0 || !self.defer_taskrun {
             return self.ring.submit_and_wait(want as usize);
         }
@@ -297,11 +327,18 @@ impl UringEngine {
     /// Peek without waiting; with DEFER_TASKRUN or IOPOLL nothing is posted
     /// unless we enter the kernel, so enter with GETEVENTS and min 0.
     fn poke(&mut self) -> Result<(), HalError> {
-        // SAFETY: plain io_uring_enter on our own ring with no argument.
+        // SAFETY: plain io_uring_enter on our own ring with no argument
+        // (by its index where this thread registered it).
         let rc = unsafe {
-            self.ring
-                .submitter()
-                .enter::<libc::sigset_t>(0, 0, IORING_ENTER_GETEVENTS, None)
+            match self.registered_index() {
+                Some(index) => ring_fd::enter(index, 0, 0, IORING_ENTER_GETEVENTS),
+                None => (self.ring.submitter()).enter::<libc::sigset_t>(
+                    0,
+                    0,
+                    IORING_ENTER_GETEVENTS,
+                    None,
+                ),
+            }
         };
         match rc {
             Ok(_) => Ok(()),
@@ -318,6 +355,14 @@ impl UringEngine {
                 what: "io_uring_enter",
                 source: e,
             }),
+        }
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        if let Some(registered) = self.registered_ring.take() {
+            registered.unregister(&self.ring);
         }
     }
 }

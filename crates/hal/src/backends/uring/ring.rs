@@ -224,6 +224,7 @@ pub(super) fn describe(
     flags: &RingFlags,
     fixed_bufs: bool,
     registered_files: bool,
+    registered_ring: bool,
 ) -> String {
     let mut parts = vec!["io_uring".to_string()];
     if opts.sqpoll {
@@ -243,6 +244,9 @@ pub(super) fn describe(
     }
     if registered_files {
         parts.push("registered files".into());
+    }
+    if registered_ring {
+        parts.push("registered ring".into());
     }
     if opts.dontcache {
         parts.push("RWF_DONTCACHE".into());
