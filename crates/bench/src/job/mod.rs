@@ -318,7 +318,8 @@ impl<'a, D: Driver> JobThread<'a, D> {
             }
             self.tick(now);
             let stopped_by = self.fill(src, now);
-            if !self.submit() {
+            // What fill left staged (a batch it did not complete) goes now.
+            if self.driver.staged() > 0 && !self.submit() {
                 return;
             }
             if self.think_due.is_some() {
