@@ -58,7 +58,7 @@ impl RegisteredRing {
         };
         // SAFETY: `update` is one valid `io_uring_rsrc_update` the kernel
         // reads and writes during the call only.
-        let rc = unsafe { register(ring, IORING_REGISTER_RING_FDS, &mut update) };
+        let rc = unsafe { update_ring_fds(ring, IORING_REGISTER_RING_FDS, &mut update) };
         (rc == 1).then(|| RegisteredRing {
             index: update.offset,
             thread: this_thread(),
@@ -85,7 +85,7 @@ impl RegisteredRing {
         };
         // SAFETY: as in `register`. A failure leaves the entry to the
         // thread's exit; there is nobody to tell.
-        unsafe { register(ring, IORING_UNREGISTER_RING_FDS, &mut update) };
+        unsafe { update_ring_fds(ring, IORING_UNREGISTER_RING_FDS, &mut update) };
     }
 }
 
@@ -93,7 +93,11 @@ impl RegisteredRing {
 ///
 /// # Safety
 /// `update` must stay valid for the call (the kernel writes the slot back).
-unsafe fn register(ring: &IoUring, op: libc::c_uint, update: &mut RsrcUpdate) -> libc::c_long {
+unsafe fn update_ring_fds(
+    ring: &IoUring,
+    op: libc::c_uint,
+    update: &mut RsrcUpdate,
+) -> libc::c_long {
     // SAFETY: the caller's contract; the descriptor is the ring's own.
     unsafe {
         libc::syscall(
