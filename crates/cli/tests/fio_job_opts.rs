@@ -205,7 +205,13 @@ fn pre_read_warms_the_whole_range_before_the_job() {
         let (_, bin) = bins().into_iter().find(|(w, _)| *w == who).unwrap();
         let (j, o) = run_job_file(bin, tmp.path(), &job(1), &[]);
         assert!(o.status.success(), "{who}: {}", text(&o));
-        assert_eq!(resident_pages(&file), 2048, "{who}: every page read in");
+        // Every page read in; a host that reclaims cold pages on its own
+        // (DAMON_RECLAIM) may take a few back before we look.
+        let warm = resident_pages(&file);
+        assert!(
+            (2028..=2048).contains(&warm),
+            "{who}: every page read in, {warm} of 2048 resident"
+        );
         assert_eq!(
             j["read"]["total_ios"], 8,
             "{who}: the pre-read is not the job's"

@@ -392,9 +392,12 @@ fn the_multicast_example_runs_in_one_process_and_ends_at_its_runtime() {
     assert!(writer[1] > 0, "the writer sent: {writer:?}");
     assert_eq!(ping[0], writer[1], "the echoing reader got every datagram");
     // The other one paces nothing: on a busy machine its socket may drop
-    // a few datagrams (UDP), never gain any.
+    // a few datagrams (UDP), never gain any. The writer's I/O cut at its
+    // runtime sent its datagram (the other reader may get it) but moved
+    // no bytes of the writer's: bounded by the datagrams sent.
+    let sent = writer[3] * 64;
     assert!(
-        normal[0] <= writer[1] && normal[0] * 10 >= writer[1] * 9,
+        normal[0] <= sent && normal[0] * 10 >= writer[1] * 9,
         "the other: {normal:?} of {writer:?}"
     );
 }
